@@ -1,0 +1,33 @@
+package tokens
+
+import "testing"
+
+func TestCount(t *testing.T) {
+	// Counts as o200k_base splits them: {" type ":" object "}.
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"hello world", 2},
+		{`{"type":"object"}`, 5},
+	}
+	for _, tt := range tests {
+		got, err := Count(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("Count(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkCount(b *testing.B) {
+	text := `{"name":"create_issue","description":"Create a new issue in a GitHub repository","inputSchema":{"type":"object"}}`
+	MustCount(text)
+	b.ReportAllocs()
+	for b.Loop() {
+		MustCount(text)
+	}
+}

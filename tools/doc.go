@@ -1,0 +1,25 @@
+// Package tools holds what toolgate knows about tools before any model sees
+// them: the Tool itself (its handler and full JSON Schema), its capability
+// Card (the 30–50 tokens discovery searches), the Principal that asks, and
+// the Registry that keeps the catalog current while tools come and go.
+//
+// Authorization happens here, first and deterministically: a Snapshot of the
+// registry is turned into a View for one principal (deny by default, every
+// scope of a tool required, tenant isolation), and everything downstream —
+// discovery, schemas, grammars, prompts — works only on that View. A tool the
+// principal may not use never exists for that turn.
+//
+//	reg := tools.NewRegistry()
+//	err := reg.Add(tools.Tool{ID: "bank/get_balance", Card: tools.Card{
+//		Summary: "Show the balance of an account", Scopes: []string{"accounts:read"},
+//	}, InputSchema: schema, Handler: getBalance})
+//	view := reg.Snapshot().Authorize(tools.Principal{ID: "u1", Tenant: "acme",
+//		Scopes: []string{"accounts:read"}})
+//	for _, t := range view.Tools() { ... }
+//
+// Handlers report their outcome with plain errors plus two markers the
+// gateway records differently: a *DomainError (the tool ran and refused for a
+// business reason, e.g. insufficient funds; stored and replayed) and an error
+// wrapped by NoEffect (the tool failed before any side effect; safe to run
+// again). Any other error means the outcome is unknown.
+package tools

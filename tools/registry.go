@@ -1,0 +1,291 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrDuplicate is returned when a tool's ID is already registered.
+var ErrDuplicate = errors.New("tools: duplicate tool ID")
+
+// Registry is the live catalog. It is safe for concurrent use: tools may be
+// added, replaced and removed at run time (an MCP server's list changes)
+// while readers work on immutable Snapshots.
+type Registry struct {
+	mu      sync.Mutex // serializes writers
+	tools   map[string]*Tool
+	version uint64
+	snap    atomic.Pointer[Snapshot]
+	subs    []chan<- struct{}
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	r := &Registry{tools: make(map[string]*Tool)}
+	r.snap.Store(newSnapshot(nil, 0))
+	return r
+}
+
+// Add registers tools. It validates each and fails without registering any
+// if one is invalid or its ID is already taken (ErrDuplicate).
+func (r *Registry) Add(ts ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := make(map[string]bool, len(ts))
+	for i := range ts {
+		if err := ts[i].Validate(); err != nil {
+			return err
+		}
+		if _, ok := r.tools[ts[i].ID]; ok || seen[ts[i].ID] {
+			return fmt.Errorf("%w: %s", ErrDuplicate, ts[i].ID)
+		}
+		seen[ts[i].ID] = true
+	}
+	for i := range ts {
+		t := ts[i]
+		r.tools[t.ID] = &t
+	}
+	r.publish()
+	return nil
+}
+
+// ReplaceNamespace atomically replaces every tool in namespace ns by ts
+// (whose IDs must all be in ns). It is how an upstream's changed tool list
+// is applied: readers see either the old set or the new one.
+func (r *Registry) ReplaceNamespace(ns string, ts []Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := make(map[string]bool, len(ts))
+	for i := range ts {
+		if err := ts[i].Validate(); err != nil {
+			return err
+		}
+		if ts[i].Namespace() != ns {
+			return fmt.Errorf("%w %q: not in namespace %q", ErrInvalidTool, ts[i].ID, ns)
+		}
+		if seen[ts[i].ID] {
+			return fmt.Errorf("%w: %s", ErrDuplicate, ts[i].ID)
+		}
+		seen[ts[i].ID] = true
+	}
+	for id, t := range r.tools {
+		if t.Namespace() == ns {
+			delete(r.tools, id)
+		}
+	}
+	for i := range ts {
+		t := ts[i]
+		r.tools[t.ID] = &t
+	}
+	r.publish()
+	return nil
+}
+
+// Remove unregisters the tool with the given ID and reports whether it was present.
+func (r *Registry) Remove(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[id]; !ok {
+		return false
+	}
+	delete(r.tools, id)
+	r.publish()
+	return true
+}
+
+// Snapshot returns the current immutable catalog. It never blocks on writers.
+func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
+
+// Subscribe arranges for a non-blocking send on ch after every change. A
+// full channel drops the notice; a reader that wakes re-reads the Snapshot.
+func (r *Registry) Subscribe(ch chan<- struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs = append(r.subs, ch)
+}
+
+// publish builds a new snapshot; the caller holds r.mu.
+func (r *Registry) publish() {
+	r.version++
+	list := make([]*Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		list = append(list, t)
+	}
+	r.snap.Store(newSnapshot(list, r.version))
+	for _, ch := range r.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Snapshot is an immutable catalog, sorted by tool ID, with everything
+// authorization needs precomputed: each tool's required scopes as a bit set
+// over the snapshot's interned scopes. Safe for concurrent use. Its tools
+// must not be modified.
+type Snapshot struct {
+	version  uint64
+	tools    []*Tool
+	byID     map[string]int
+	scopes   map[string]int // scope -> bit index
+	words    int            // uint64 words per scope set
+	need     []uint64       // len(tools)*words: required scopes of tool i
+	tenanted []int          // indices of tools restricted to tenants
+}
+
+func newSnapshot(list []*Tool, version uint64) *Snapshot {
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	s := &Snapshot{version: version, tools: list, byID: make(map[string]int, len(list)), scopes: map[string]int{}}
+	for i, t := range list {
+		s.byID[t.ID] = i
+		for _, sc := range t.Card.Scopes {
+			if _, ok := s.scopes[sc]; !ok {
+				s.scopes[sc] = len(s.scopes)
+			}
+		}
+		if len(t.Tenants) > 0 {
+			s.tenanted = append(s.tenanted, i)
+		}
+	}
+	s.words = (len(s.scopes) + 63) / 64
+	s.need = make([]uint64, len(list)*s.words)
+	for i, t := range list {
+		for _, sc := range t.Card.Scopes {
+			b := s.scopes[sc]
+			s.need[i*s.words+b/64] |= 1 << (b % 64)
+		}
+	}
+	return s
+}
+
+// Version increases with every change to the registry.
+func (s *Snapshot) Version() uint64 { return s.version }
+
+// Len returns the number of tools.
+func (s *Snapshot) Len() int { return len(s.tools) }
+
+// Tool returns the i-th tool in ID order.
+func (s *Snapshot) Tool(i int) *Tool { return s.tools[i] }
+
+// Tools returns all tools in ID order. The slice must not be modified.
+func (s *Snapshot) Tools() []*Tool { return s.tools }
+
+// Lookup returns the index of the tool with the given ID.
+func (s *Snapshot) Lookup(id string) (int, bool) {
+	i, ok := s.byID[id]
+	return i, ok
+}
+
+// Authorize computes the View of the snapshot that p may use. It is a
+// deterministic function of the snapshot and p, and agrees with the
+// package-level Authorize on every tool; it costs one pass of bit-set tests.
+func (s *Snapshot) Authorize(p Principal) *View {
+	v := &View{snap: s, allowed: make([]uint64, (len(s.tools)+63)/64), principal: p}
+	if p.ID == "" || p.Tenant == "" {
+		return v
+	}
+	held := make([]uint64, s.words)
+	for _, sc := range p.Scopes {
+		if b, ok := s.scopes[sc]; ok {
+			held[b/64] |= 1 << (b % 64)
+		}
+	}
+	for i := range s.tools {
+		need := s.need[i*s.words : (i+1)*s.words]
+		ok := true
+		for w, n := range need {
+			if n&^held[w] != 0 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			v.allowed[i/64] |= 1 << (i % 64)
+		}
+	}
+	for _, i := range s.tenanted {
+		if !slices.Contains(s.tools[i].Tenants, p.Tenant) {
+			v.allowed[i/64] &^= 1 << (i % 64)
+		}
+	}
+	for _, w := range v.allowed {
+		v.n += bits.OnesCount64(w)
+	}
+	return v
+}
+
+// View is the part of a Snapshot one principal may use. Everything that is
+// shown to a model is computed from a View. Safe for concurrent use.
+type View struct {
+	snap      *Snapshot
+	allowed   []uint64
+	n         int
+	principal Principal
+}
+
+// Snapshot returns the snapshot the view was computed from.
+func (v *View) Snapshot() *Snapshot { return v.snap }
+
+// Principal returns the principal the view was computed for.
+func (v *View) Principal() Principal { return v.principal }
+
+// Len returns the number of authorized tools.
+func (v *View) Len() int { return v.n }
+
+// Allowed reports whether the snapshot's i-th tool is authorized.
+func (v *View) Allowed(i int) bool {
+	return i >= 0 && i < len(v.snap.tools) && v.allowed[i/64]&(1<<(i%64)) != 0
+}
+
+// Get returns the authorized tool with the given ID; an unauthorized or
+// unknown ID gives false, with no way to tell the two apart.
+func (v *View) Get(id string) (*Tool, bool) {
+	i, ok := v.snap.byID[id]
+	if !ok || !v.Allowed(i) {
+		return nil, false
+	}
+	return v.snap.tools[i], true
+}
+
+// Bits returns the authorized set as a bit set over snapshot indices (bit i
+// of word i/64). It lets an index filter postings without a lookup. The
+// slice must not be modified.
+func (v *View) Bits() []uint64 { return v.allowed }
+
+// Tools returns the authorized tools in ID order.
+func (v *View) Tools() []*Tool {
+	out := make([]*Tool, 0, v.n)
+	for i, t := range v.snap.tools {
+		if v.Allowed(i) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Groups returns the sorted, distinct groups (or namespaces, for tools
+// without a group) of the authorized tools: a cheap overview of what exists.
+func (v *View) Groups() []string {
+	set := map[string]bool{}
+	for i, t := range v.snap.tools {
+		if v.Allowed(i) {
+			g := t.Card.Group
+			if g == "" {
+				g = t.Namespace()
+			}
+			set[g] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for g := range set {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}

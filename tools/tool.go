@@ -1,0 +1,155 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Card is a tool's capability card: the short, user-worded text that
+// discovery indexes. The full JSON Schema is deliberately not part of it;
+// it is fetched only for the shortlist.
+type Card struct {
+	// Name is the tool's bare name (the part of its ID after the namespace).
+	Name string `json:"name"`
+	// Summary is one sentence, in the user's words, saying what the tool does.
+	Summary string `json:"summary,omitempty"`
+	// Scopes are all required to use the tool. Empty means no scope is needed.
+	Scopes []string `json:"scopes,omitempty"`
+	// Aliases are phrases users say for this capability ("track package").
+	Aliases []string `json:"aliases,omitempty"`
+	// NotFor says when not to use the tool, naming the sibling to use instead.
+	// Discovery never treats it as positive evidence.
+	NotFor string `json:"not_for,omitempty"`
+	// Tags are free-form keywords.
+	Tags []string `json:"tags,omitempty"`
+	// Group is the workflow group the tool belongs to ("payments").
+	Group string `json:"group,omitempty"`
+	// ReadOnly reports that the tool has no side effects.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Irreversible reports that the tool's effect cannot be undone; every
+	// call needs a human approval.
+	Irreversible bool `json:"irreversible,omitempty"`
+	// Idempotent reports that repeating a call with the same arguments has
+	// no further effect.
+	Idempotent bool `json:"idempotent,omitempty"`
+	// OpenWorld reports that the tool's output comes from outside the
+	// system (mail, web pages, tickets) and may carry injected instructions.
+	OpenWorld bool `json:"open_world,omitempty"`
+}
+
+// Handler executes a tool call. args is the validated JSON object of
+// arguments. The returned JSON is the tool's result.
+//
+// A Handler may be called concurrently. It should return a *DomainError for
+// a business refusal, an error wrapped with NoEffect when it failed before
+// any side effect, and any other error when the outcome is unknown. The
+// context carries the call's deadline and, through the gateway, its
+// idempotency key, which a handler should pass downstream.
+type Handler func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+// Tool is one executable capability in the registry.
+type Tool struct {
+	// ID is "<namespace>/<name>"; it is unique in a registry.
+	ID string `json:"id"`
+	// Card is what discovery searches. Card.Name must equal the name part of ID.
+	Card Card `json:"card"`
+	// Description is the tool's full description as its author wrote it (an
+	// MCP server's description, say). Card.Summary is derived from it when empty.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments object. Nil means an
+	// object with no declared properties.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Tenants restricts the tool to these tenants. Empty means every tenant.
+	Tenants []string `json:"tenants,omitempty"`
+	// Timeout bounds one execution. Zero means the gateway's default.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Handler runs the tool. Nil for catalog-only tools (discovery, eval, lint).
+	Handler Handler `json:"-"`
+}
+
+// Namespace returns the part of the ID before the first slash.
+func (t *Tool) Namespace() string {
+	ns, _, _ := strings.Cut(t.ID, "/")
+	return ns
+}
+
+// Name returns the tool's bare name, the part of the ID after the first slash.
+func (t *Tool) Name() string {
+	if _, name, ok := strings.Cut(t.ID, "/"); ok {
+		return name
+	}
+	return t.ID
+}
+
+var namespacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ErrInvalidTool is wrapped by every error Validate returns.
+var ErrInvalidTool = errors.New("tools: invalid tool")
+
+// Validate checks the tool's identity and card: the ID is "<namespace>/<name>"
+// with a non-empty name and a namespace of letters, digits, '_', '.' and '-';
+// Card.Name matches the ID; the input schema, when present, is a JSON object.
+func (t *Tool) Validate() error {
+	ns, name, ok := strings.Cut(t.ID, "/")
+	switch {
+	case !ok:
+		return fmt.Errorf("%w %q: ID must be <namespace>/<name>", ErrInvalidTool, t.ID)
+	case !namespacePattern.MatchString(ns):
+		return fmt.Errorf("%w %q: namespace %q must match %s", ErrInvalidTool, t.ID, ns, namespacePattern)
+	case strings.TrimSpace(name) == "" || strings.ContainsAny(name, "\x00\n\r\t"):
+		return fmt.Errorf("%w %q: name is empty or contains control characters", ErrInvalidTool, t.ID)
+	case t.Card.Name != name:
+		return fmt.Errorf("%w %q: card name %q differs from the ID's name %q", ErrInvalidTool, t.ID, t.Card.Name, name)
+	}
+	for _, s := range t.Card.Scopes {
+		if s == "" {
+			return fmt.Errorf("%w %q: empty scope", ErrInvalidTool, t.ID)
+		}
+	}
+	if len(t.InputSchema) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.InputSchema, &obj); err != nil {
+			return fmt.Errorf("%w %q: input schema is not a JSON object: %v", ErrInvalidTool, t.ID, err)
+		}
+	}
+	return nil
+}
+
+// DomainError is a business refusal from a tool that ran: the request was
+// understood and rejected on its merits (insufficient funds, account closed).
+// The gateway records it like a success and replays it on retry.
+type DomainError struct {
+	// Code is a stable, machine-readable reason ("INSUFFICIENT_FUNDS").
+	Code string `json:"code"`
+	// Message explains the refusal to the model and the user.
+	Message string `json:"message"`
+	// Details carries structured data about the refusal; it may be nil.
+	Details any `json:"details,omitempty"`
+}
+
+func (e *DomainError) Error() string { return "tools: " + e.Code + ": " + e.Message }
+
+type noEffectError struct{ err error }
+
+func (e *noEffectError) Error() string { return e.err.Error() }
+func (e *noEffectError) Unwrap() error { return e.err }
+
+// NoEffect marks err as a failure that happened before any side effect, so
+// the call may safely be executed again. NoEffect(nil) is nil.
+func NoEffect(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &noEffectError{err: err}
+}
+
+// IsNoEffect reports whether err, or an error it wraps, was marked by NoEffect.
+func IsNoEffect(err error) bool {
+	var ne *noEffectError
+	return errors.As(err, &ne)
+}
