@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Card is a tool's capability card: the short, user-worded text that
@@ -58,6 +59,8 @@ type Tool struct {
 	ID string `json:"id"`
 	// Card is what discovery searches. Card.Name must equal the name part of ID.
 	Card Card `json:"card"`
+	// Title is an optional human-readable display name (MCP "title").
+	Title string `json:"title,omitempty"`
 	// Description is the tool's full description as its author wrote it (an
 	// MCP server's description, say). Card.Summary is derived from it when empty.
 	Description string `json:"description,omitempty"`
@@ -101,7 +104,7 @@ func (t *Tool) Validate() error {
 		return fmt.Errorf("%w %q: ID must be <namespace>/<name>", ErrInvalidTool, t.ID)
 	case !namespacePattern.MatchString(ns):
 		return fmt.Errorf("%w %q: namespace %q must match %s", ErrInvalidTool, t.ID, ns, namespacePattern)
-	case strings.TrimSpace(name) == "" || strings.ContainsAny(name, "\x00\n\r\t"):
+	case strings.TrimSpace(name) == "" || strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w %q: name is empty or contains control characters", ErrInvalidTool, t.ID)
 	case t.Card.Name != name:
 		return fmt.Errorf("%w %q: card name %q differs from the ID's name %q", ErrInvalidTool, t.ID, t.Card.Name, name)
