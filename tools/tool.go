@@ -2,13 +2,17 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Card is a tool's capability card: the short, user-worded text that
@@ -155,4 +159,74 @@ func NoEffect(err error) error {
 func IsNoEffect(err error) bool {
 	var ne *noEffectError
 	return errors.As(err, &ne)
+}
+
+// modelNamePattern is the rule names shown to a model must follow (OpenAI's
+// function-name rule, which other backends accept too).
+var modelNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// maxModelName is the longest name modelNamePattern accepts.
+const maxModelName = 64
+
+// ModelName returns the name under which the tool with ID id is shown to a
+// model: it always matches ^[a-zA-Z0-9_-]{1,64}$ and is never one for which
+// taken reports true. Candidates, in order:
+//
+//  1. the bare name, with every character outside [a-zA-Z0-9_-] replaced by
+//     '_' ("math.factorial" → "math_factorial");
+//  2. the sanitized namespace and name joined by "__" ("github__create_issue");
+//  3. that, cut to fit 64 bytes with room for "_" and the first 8 hex digits
+//     of the SHA-256 of id, then, should even that be taken, a counter.
+//
+// taken must report the names already handed out (and any other reserved
+// names); the caller records each returned name, and maps it back to id
+// itself. Calling ModelName over the tools in a fixed order (a Snapshot's ID
+// order) therefore gives the same names every time. Nil taken means no name
+// is taken.
+func ModelName(id string, taken func(string) bool) string {
+	if taken == nil {
+		taken = func(string) bool { return false }
+	}
+	ns, name, ok := strings.Cut(id, "/")
+	if !ok {
+		ns, name = "", id
+	}
+	bare := sanitizeModelName(name)
+	if len(bare) <= maxModelName && !taken(bare) {
+		return bare
+	}
+	full := bare
+	if ns != "" {
+		full = sanitizeModelName(ns) + "__" + bare
+	}
+	if len(full) <= maxModelName && !taken(full) {
+		return full
+	}
+	sum := sha256.Sum256([]byte(id))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	base := full[:min(len(full), maxModelName-len(suffix))]
+	cand := base + suffix
+	for n := 2; taken(cand); n++ {
+		counter := suffix + strconv.Itoa(n)
+		cand = full[:min(len(full), maxModelName-len(counter))] + counter
+	}
+	return cand
+}
+
+// sanitizeModelName replaces every byte outside [a-zA-Z0-9_-] by '_' (a
+// multi-byte character becomes one '_'); an empty result is "_".
+func sanitizeModelName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "_"
+	}
+	return b.String()
 }
