@@ -1,0 +1,149 @@
+// Package sqliteutil opens SQLite databases (modernc.org/sqlite, pure Go)
+// the way toolgate's embedded stores need them: WAL journal, synchronous=FULL
+// so that a committed transaction survives kill -9 and power loss, a busy
+// timeout, foreign keys, one writer connection and a pool of readers, schema
+// migrations tracked in PRAGMA user_version, and a group-commit Writer that
+// batches concurrent write transactions into one fsync.
+package sqliteutil
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options configures Open. A nil *Options means defaults.
+type Options struct {
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// process before failing with SQLITE_BUSY. Zero means 5s.
+	BusyTimeout time.Duration
+	// Readers is the size of the read pool. Zero means 4.
+	Readers int
+}
+
+// DB is a SQLite database opened as one writer connection and a pool of
+// readers. WAL lets readers proceed while the writer commits. Both pools are
+// safe for concurrent use; writes should go through one Writer (or at least
+// only through W, whose single connection serializes them).
+type DB struct {
+	// W has exactly one connection; its transactions begin IMMEDIATE, so a
+	// write transaction takes the write lock up front instead of failing
+	// halfway with SQLITE_BUSY.
+	W *sql.DB
+	// R is the read pool.
+	R *sql.DB
+	// Path is the database file.
+	Path string
+}
+
+// Open opens (creating when missing) the database file at path.
+func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout < 0 {
+		return nil, errors.New("sqliteutil: Options.BusyTimeout is negative")
+	}
+	if o.Readers < 0 {
+		return nil, errors.New("sqliteutil: Options.Readers is negative")
+	}
+	if o.BusyTimeout == 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.Readers == 0 {
+		o.Readers = 4
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqliteutil: %w", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + abs + "?" + q.Encode()
+
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqliteutil: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	// The first connection switches the file to WAL; do it before readers open.
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqliteutil: open %s: %w", path, err)
+	}
+	if mode != "wal" {
+		w.Close()
+		return nil, fmt.Errorf("sqliteutil: open %s: journal mode is %q, want wal", path, mode)
+	}
+	r, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqliteutil: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(o.Readers)
+	r.SetMaxIdleConns(o.Readers)
+	return &DB{W: w, R: r, Path: abs}, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.R.Close(), db.W.Close())
+}
+
+// Migrate brings the schema up to date: migrations[i] is the SQL that takes
+// user_version i to i+1. Each pending step runs in its own transaction with
+// the version bump, so a crash leaves the schema at a whole step. A database
+// whose user_version is beyond len(migrations) was written by a newer
+// program and is refused.
+func Migrate(ctx context.Context, db *sql.DB, migrations []string) error {
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("sqliteutil: read schema version: %w", err)
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("sqliteutil: schema version %d is newer than this program's %d", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("sqliteutil: migration %d: %w", i+1, err)
+		}
+		// Another process may have migrated meanwhile; re-read under the lock.
+		var cur int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqliteutil: migration %d: %w", i+1, err)
+		}
+		if cur > i {
+			tx.Rollback()
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqliteutil: migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqliteutil: migration %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqliteutil: migration %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
