@@ -1,0 +1,223 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Lang is a language code understood by the analyzers.
+type Lang string
+
+// The languages the analyzers support.
+const (
+	English Lang = "en"
+	Spanish Lang = "es"
+	Polish  Lang = "pl"
+)
+
+// Languages lists the supported languages in their canonical order.
+var Languages = []Lang{English, Spanish, Polish}
+
+// ErrUnsupportedLanguage is returned by [ParseLang] (and reported by
+// [NewChecked]) for a language code the package does not support.
+var ErrUnsupportedLanguage = errors.New("analysis: unsupported language")
+
+// ParseLang returns the Lang for a code such as "en", "es" or "pl"
+// (case-insensitive, region suffixes like "es-MX" accepted). The empty code
+// returns "" (meaning: detect).
+func ParseLang(code string) (Lang, error) {
+	if code == "" {
+		return "", nil
+	}
+	c := Fold(code)
+	if len(c) > 2 && (c[2] == '-' || c[2] == '_') {
+		c = c[:2]
+	}
+	switch Lang(c) {
+	case English, Spanish, Polish:
+		return Lang(c), nil
+	}
+	return "", fmt.Errorf("%w: %q", ErrUnsupportedLanguage, code)
+}
+
+// Options configures an Analyzer. The zero value (and a nil *Options) means:
+// all three languages, stop words removed, stemming on.
+type Options struct {
+	// Languages restricts the languages Detect may choose for Terms when the
+	// caller passes lang "". Empty means all supported languages. English is
+	// the fallback whether or not it is listed.
+	Languages []Lang
+	// KeepStopWords keeps stop words in Terms' output.
+	KeepStopWords bool
+	// NoStemming turns stemming off: Terms returns folded words.
+	NoStemming bool
+}
+
+// Analyzer turns text into terms. It is immutable after New and safe for
+// concurrent use by multiple goroutines.
+type Analyzer struct {
+	langs    [3]bool // indexed by langIndex
+	keepStop bool
+	noStem   bool
+}
+
+// New returns an Analyzer configured by opts (nil means defaults). Unknown
+// languages in opts.Languages are ignored; use NewChecked to reject them.
+func New(opts *Options) *Analyzer {
+	a, _ := build(opts)
+	return a
+}
+
+// NewChecked is New that reports an unsupported language in opts.Languages
+// as an error wrapping ErrUnsupportedLanguage.
+func NewChecked(opts *Options) (*Analyzer, error) {
+	return build(opts)
+}
+
+func build(opts *Options) (*Analyzer, error) {
+	a := &Analyzer{}
+	if opts == nil {
+		opts = &Options{}
+	}
+	var err error
+	if len(opts.Languages) == 0 {
+		a.langs = [3]bool{true, true, true}
+	}
+	for _, l := range opts.Languages {
+		i := langIndex(l)
+		if i < 0 {
+			if err == nil {
+				err = fmt.Errorf("analysis: Options.Languages: %w: %q", ErrUnsupportedLanguage, l)
+			}
+			continue
+		}
+		a.langs[i] = true
+	}
+	a.langs[0] = true // English is always the fallback.
+	a.keepStop = opts.KeepStopWords
+	a.noStem = opts.NoStemming
+	return a, err
+}
+
+func langIndex(l Lang) int {
+	switch l {
+	case English:
+		return 0
+	case Spanish:
+		return 1
+	case Polish:
+		return 2
+	}
+	return -1
+}
+
+// scratch is the per-call working memory that Terms and Tokens borrow from
+// a pool so that steady-state calls do not allocate it.
+type scratch struct {
+	buf   []byte // folded text, tokens separated by ' '
+	ends  []int  // end offset in buf of each token
+	stem  []byte // stemmer work area
+	toks  []string
+	flags []uint8 // per token: tokenHasPolish, tokenHasSpanish marks
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{buf: make([]byte, 0, 256), ends: make([]int, 0, 32), stem: make([]byte, 0, 64), toks: make([]string, 0, 32)}
+}}
+
+// Tokens appends the folded tokens of text to dst and returns the extended
+// slice: text split on non-alphanumerics and identifier boundaries, then
+// folded. No stop words are removed and nothing is stemmed, so the result
+// suits character n-grams and identifier matching. Tokens allocates at most
+// one string per call (the folded text), none when text is already folded
+// lower-case ASCII separated by single spaces.
+func (a *Analyzer) Tokens(dst []string, text string) []string {
+	sc := scratchPool.Get().(*scratch)
+	dst, _ = sc.tokenize(dst, text)
+	scratchPool.Put(sc)
+	return dst
+}
+
+// Terms appends the analyzed terms of text to dst and returns the extended
+// slice: Tokens, then stop words of the language removed and each remaining
+// token stemmed. lang "" means: guess with Detect (restricted to the
+// Analyzer's languages). A lang the package does not support is treated as
+// English. Tokens that are pure digit runs are kept as they are.
+func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
+	sc := scratchPool.Get().(*scratch)
+	start := len(dst)
+	var cues langCues
+	dst, cues = sc.tokenize(dst, text)
+	toks := dst[start:]
+	if lang == "" {
+		lang = a.detect(toks, cues)
+	} else if langIndex(lang) < 0 {
+		lang = English
+	}
+	out := dst[:start]
+	for _, t := range toks {
+		if !a.keepStop && isStop(lang, t) {
+			continue
+		}
+		if !a.noStem {
+			t = sc.stemWord(lang, t)
+		}
+		if t == "" {
+			continue
+		}
+		out = append(out, t)
+	}
+	// Clear the tail so dropped strings are not kept alive by dst's array.
+	clear(dst[len(out):])
+	scratchPool.Put(sc)
+	return out
+}
+
+// Stem returns the stem of one folded word in lang (English for an
+// unsupported or empty lang). The word should come from Tokens: stemmers
+// expect folded lower-case letters. Stem is safe for concurrent use.
+func Stem(lang Lang, word string) string {
+	sc := scratchPool.Get().(*scratch)
+	s := sc.stemWord(lang, word)
+	scratchPool.Put(sc)
+	return s
+}
+
+func (sc *scratch) stemWord(lang Lang, w string) string {
+	if !isAlphaWord(w) {
+		return w
+	}
+	switch lang {
+	case Spanish:
+		return sc.stemSpanish(w)
+	case Polish:
+		return sc.stemPolish(w)
+	default:
+		return sc.stemEnglish(w)
+	}
+}
+
+// isAlphaWord reports whether w is made of ASCII letters only; stemmers
+// leave anything else (digits, non-Latin scripts) alone.
+func isAlphaWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// result returns the stemmer's output b for input w without allocating when
+// b is a prefix of w.
+func result(w string, b []byte) string {
+	if len(b) <= len(w) && w[:len(b)] == string(b) {
+		return w[:len(b)]
+	}
+	return string(b)
+}
