@@ -643,7 +643,7 @@ const maxSummaryWords = 30
 // FirstSentence returns the first sentence of a description, as a card
 // summary: text up to the first '.', '!' or '?' followed by white space (or
 // the end), or up to the first line break, whichever is first. A sentence
-// that is a question or has fewer than four words ("Planning something
+// that is a question or has fewer than three words ("Planning something
 // outdoors?") is a lead-in, so the next sentence is kept too. Runs of white
 // space collapse to one space; a result over 30 words is cut at 30 words
 // and ends with "…". Periods in common abbreviations ("e.g.", "i.e.",
@@ -665,7 +665,7 @@ func FirstSentence(desc string) string {
 		if c == '.' && isAbbreviation(desc[:i]) {
 			continue
 		}
-		if c == '?' || len(strings.Fields(desc[:i])) < 4 {
+		if c == '?' || len(strings.Fields(desc[:i])) < 3 {
 			continue // a lead-in: keep the next sentence too
 		}
 		end = i + 1
