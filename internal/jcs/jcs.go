@@ -1,0 +1,552 @@
+// Package jcs implements the JSON Canonicalization Scheme of RFC 8785: one
+// byte sequence per JSON value, so that equal arguments hash equally.
+//
+// Objects have their members sorted by the UTF-16 code units of their
+// names; numbers are serialized as ECMAScript's Number.prototype.toString
+// serializes an IEEE 754 double (shortest round-trip digits, exponent from
+// 1e21 up and below 1e-6); strings escape only what RFC 8785 escapes; there
+// is no whitespace. Input is parsed strictly, as I-JSON (RFC 7493) asks:
+// duplicate member names, invalid UTF-8, lone surrogate escapes and numbers
+// outside the double range are errors, never silently rewritten.
+package jcs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrSyntax is wrapped by every parse error.
+var ErrSyntax = errors.New("jcs: invalid JSON")
+
+// ErrUnsupported is wrapped when a value cannot be canonicalized (NaN,
+// infinities, numbers out of range, Go types outside the JSON data model).
+var ErrUnsupported = errors.New("jcs: value not canonicalizable")
+
+// MaxDepth bounds the nesting of arrays and objects Parse accepts.
+const MaxDepth = 512
+
+// Canonicalize parses data strictly and returns its RFC 8785 form.
+func Canonicalize(data []byte) ([]byte, error) {
+	v, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return Append(make([]byte, 0, len(data)), v)
+}
+
+// Parse decodes one JSON value strictly into the tree Append serializes:
+// map[string]any, []any, string, json.Number, bool and nil. Numbers keep
+// their text as json.Number so a validator can still check them exactly.
+func Parse(data []byte) (any, error) {
+	p := parser{data: data}
+	p.skipSpace()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.data) {
+		return nil, p.errorf("trailing data")
+	}
+	return v, nil
+}
+
+type parser struct {
+	data []byte
+	pos  int
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: offset %d: %s", ErrSyntax, p.pos, fmt.Sprintf(format, args...))
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (any, error) {
+	if p.pos >= len(p.data) {
+		return nil, p.errorf("unexpected end of input")
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		return p.string()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case p.literal("true"):
+		return true, nil
+	case p.literal("false"):
+		return false, nil
+	case p.literal("null"):
+		return nil, nil
+	default:
+		return nil, p.errorf("unexpected character %q", c)
+	}
+}
+
+func (p *parser) literal(word string) bool {
+	if len(p.data)-p.pos >= len(word) && string(p.data[p.pos:p.pos+len(word)]) == word {
+		p.pos += len(word)
+		return true
+	}
+	return false
+}
+
+func (p *parser) object(depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, p.errorf("nesting deeper than %d", MaxDepth)
+	}
+	p.pos++ // '{'
+	obj := map[string]any{}
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		return obj, nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return nil, p.errorf("expected a member name")
+		}
+		name, err := p.string()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := obj[name]; dup {
+			return nil, p.errorf("duplicate member name %q", name)
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return nil, p.errorf("expected ':'")
+		}
+		p.pos++
+		p.skipSpace()
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		obj[name] = v
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, p.errorf("unterminated object")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			return obj, nil
+		default:
+			return nil, p.errorf("expected ',' or '}'")
+		}
+	}
+}
+
+func (p *parser) array(depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, p.errorf("nesting deeper than %d", MaxDepth)
+	}
+	p.pos++ // '['
+	arr := []any{}
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		return arr, nil
+	}
+	for {
+		p.skipSpace()
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, p.errorf("unterminated array")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			return arr, nil
+		default:
+			return nil, p.errorf("expected ',' or ']'")
+		}
+	}
+}
+
+func (p *parser) number() (any, error) {
+	start := p.pos
+	d := p.data
+	if p.pos < len(d) && d[p.pos] == '-' {
+		p.pos++
+	}
+	switch {
+	case p.pos < len(d) && d[p.pos] == '0':
+		p.pos++
+	case p.pos < len(d) && d[p.pos] >= '1' && d[p.pos] <= '9':
+		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
+			p.pos++
+		}
+	default:
+		return nil, p.errorf("invalid number")
+	}
+	if p.pos < len(d) && d[p.pos] == '.' {
+		p.pos++
+		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
+			return nil, p.errorf("invalid number: digit expected after '.'")
+		}
+		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
+			p.pos++
+		}
+	}
+	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
+			p.pos++
+		}
+		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
+			return nil, p.errorf("invalid number: digit expected in exponent")
+		}
+		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
+			p.pos++
+		}
+	}
+	return json.Number(d[start:p.pos]), nil
+}
+
+func (p *parser) string() (string, error) {
+	p.pos++ // opening quote
+	d := p.data
+	start := p.pos
+	// Fast path: no escapes.
+	for p.pos < len(d) {
+		c := d[p.pos]
+		if c == '"' {
+			s := d[start:p.pos]
+			if !utf8.Valid(s) {
+				return "", p.errorf("invalid UTF-8 in string")
+			}
+			p.pos++
+			return string(s), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		p.pos++
+	}
+	buf := append([]byte(nil), d[start:p.pos]...)
+	for p.pos < len(d) {
+		c := d[p.pos]
+		switch {
+		case c == '"':
+			if !utf8.Valid(buf) {
+				return "", p.errorf("invalid UTF-8 in string")
+			}
+			p.pos++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.errorf("control character in string")
+		case c != '\\':
+			buf = append(buf, c)
+			p.pos++
+			continue
+		}
+		p.pos++
+		if p.pos >= len(d) {
+			break
+		}
+		e := d[p.pos]
+		p.pos++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, err := p.hex4()
+			if err != nil {
+				return "", err
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 || len(d)-p.pos < 6 || d[p.pos] != '\\' || d[p.pos+1] != 'u' {
+					return "", p.errorf("lone surrogate \\u%04x", r)
+				}
+				p.pos += 2
+				r2, err := p.hex4()
+				if err != nil {
+					return "", err
+				}
+				if r2 < 0xDC00 || r2 > 0xDFFF {
+					return "", p.errorf("lone surrogate \\u%04x", r)
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", p.errorf("invalid escape \\%c", e)
+		}
+	}
+	return "", p.errorf("unterminated string")
+}
+
+func (p *parser) hex4() (rune, error) {
+	if len(p.data)-p.pos < 4 {
+		return 0, p.errorf("short \\u escape")
+	}
+	var r rune
+	for _, c := range p.data[p.pos : p.pos+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, p.errorf("invalid \\u escape")
+		}
+	}
+	p.pos += 4
+	return r, nil
+}
+
+// Append appends the canonical form of v to dst. v is a tree as Parse
+// returns it; float64, float32, the integer types and json.RawMessage
+// (canonicalized in turn) are accepted too.
+func Append(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		if v {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case string:
+		return AppendString(dst, v), nil
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return dst, fmt.Errorf("%w: number %s: %v", ErrUnsupported, v, err)
+		}
+		return AppendNumber(dst, f)
+	case float64:
+		return AppendNumber(dst, v)
+	case float32:
+		return AppendNumber(dst, float64(v))
+	case int:
+		return AppendNumber(dst, float64(v))
+	case int64:
+		return AppendNumber(dst, float64(v))
+	case json.RawMessage:
+		t, err := Parse(v)
+		if err != nil {
+			return dst, err
+		}
+		return Append(dst, t)
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = Append(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		names := make([]string, 0, len(v))
+		for k := range v {
+			names = append(names, k)
+		}
+		slices.SortFunc(names, CompareUTF16)
+		dst = append(dst, '{')
+		for i, k := range names {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = Append(dst, v[k]); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	default:
+		return dst, fmt.Errorf("%w: Go type %T", ErrUnsupported, v)
+	}
+}
+
+// CompareUTF16 orders strings by their UTF-16 code units, as RFC 8785
+// sorts member names. It differs from Go's byte order only when a
+// supplementary-plane rune (UTF-16 surrogates 0xD800–0xDFFF) meets a BMP
+// rune at or above U+E000.
+func CompareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			return cmpUnits(ra, rb)
+		}
+		a, b = a[na:], b[nb:]
+	}
+	switch {
+	case a == "" && b == "":
+		return 0
+	case a == "":
+		return -1
+	default:
+		return 1
+	}
+}
+
+// cmpUnits compares two different runes by their first UTF-16 code unit,
+// then by the second.
+func cmpUnits(a, b rune) int {
+	ua, ub := firstUnit(a), firstUnit(b)
+	if ua != ub {
+		if ua < ub {
+			return -1
+		}
+		return 1
+	}
+	// Same high surrogate: compare the low surrogates, i.e. the runes.
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		hi, _ := utf16.EncodeRune(r)
+		return hi
+	}
+	return r
+}
+
+// AppendString appends s as an RFC 8785 string literal: '"' and '\\'
+// escaped, \b \t \n \f \r in their short forms, the other control
+// characters as \u00xx (lowercase hex), everything else as UTF-8.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendNumber appends f as ECMAScript's Number::toString does (ECMA-262
+// §6.1.6.1.20): the shortest digits that round-trip, plain notation for
+// 1e-6 <= |f| < 1e21, exponent notation ("1e+21", "1.5e-7") outside it, and
+// "0" for both zeros. NaN and infinities are errors.
+func AppendNumber(dst []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, fmt.Errorf("%w: %v", ErrUnsupported, f)
+	}
+	if f == 0 {
+		return append(dst, '0'), nil
+	}
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d[.ddd]e±xx
+	var digits [24]byte
+	k := 0
+	i := 0
+	for ; e[i] != 'e'; i++ {
+		if e[i] != '.' {
+			digits[k] = e[i]
+			k++
+		}
+	}
+	exp, _ := strconv.Atoi(string(e[i+1:]))
+	n := exp + 1 // the value is 0.digits × 10^n
+	ds := digits[:k]
+	switch {
+	case k <= n && n <= 21:
+		dst = append(dst, ds...)
+		for range n - k {
+			dst = append(dst, '0')
+		}
+	case 0 < n && n <= 21:
+		dst = append(dst, ds[:n]...)
+		dst = append(dst, '.')
+		dst = append(dst, ds[n:]...)
+	case -6 < n && n <= 0:
+		dst = append(dst, '0', '.')
+		for range -n {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, ds...)
+	default:
+		dst = append(dst, ds[0])
+		if k > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, ds[1:]...)
+		}
+		dst = append(dst, 'e')
+		if n-1 >= 0 {
+			dst = append(dst, '+')
+		}
+		dst = strconv.AppendInt(dst, int64(n-1), 10)
+	}
+	return dst, nil
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Approve grants the approval with the given ID on behalf of approver, who
+// must be authenticated, hold ApprovalScope, belong to the requester's
+// tenant and not be the requester (a caller cannot approve its own call).
+// Granting an approval the same approver already granted returns it again.
+// The approval lets exactly the call it was created for run: the same
+// idempotency key and argument fingerprint. It returns *Error values:
+// UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND (also for another tenant's
+// approval), VALIDATION_ERROR (expired), INTERNAL_ERROR. Every decision is
+// audited. Safe for concurrent use.
+func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*Approval, error) {
+	now := g.clock.Now()
+	a, gerr := g.approve(ctx, approver, id)
+	e := AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
+		ApprovalID: truncate(id, 128), Decision: "allow", Outcome: OutcomeOK}
+	if a != nil {
+		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
+		e.Reason = "approval granted for " + a.Requester
+	}
+	if gerr != nil {
+		e.Decision, e.Reason, e.Outcome = "deny", gerr.Message, outcomeOf(nil, gerr, false)
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval refused", slog.String("approver", approver.ID),
+			slog.String("approval_id", e.ApprovalID), slog.String("reason", gerr.Message))
+	}
+	e.Latency = g.clock.Now().Sub(now)
+	if err := g.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+		g.metrics.auditFailure()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
+	}
+	if gerr != nil {
+		return nil, gerr
+	}
+	return a, nil
+}
+
+func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id string) (*Approval, *Error) {
+	if approver.ID == "" || approver.Tenant == "" {
+		return nil, &Error{Type: Unauthenticated, Message: "the approval has no authenticated approver"}
+	}
+	if !approver.HasScope(ApprovalScope) {
+		g.metrics.denied("", "missing_scope")
+		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope}
+	}
+	a, err := g.store.GetApproval(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
+		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
+	}
+	if err != nil {
+		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not read the approval"}
+	}
+	if a.Requester == approver.ID {
+		g.metrics.denied(a.Slot.Tool, "self_approval")
+		return nil, &Error{Type: PermissionDenied, Message: "a principal cannot approve its own call"}
+	}
+	if a.Granted {
+		if a.Approver == approver.ID {
+			return &a, nil
+		}
+		return nil, &Error{Type: ValidationError, Message: "the approval was already granted by another principal"}
+	}
+	granted, err := g.store.GrantApproval(context.WithoutCancel(ctx), id, approver.ID, g.clock.Now())
+	switch {
+	case err == nil:
+		return &granted, nil
+	case errors.Is(err, ErrApprovalState):
+		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
+	case errors.Is(err, ErrNotFound):
+		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
+	default:
+		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not grant the approval"}
+	}
+}

@@ -1,0 +1,98 @@
+// Package gateway executes tool calls exactly once, whatever a model, a
+// prompt injection or a raw client sends: it re-checks authorization on
+// every call, validates the arguments, derives the idempotency key itself,
+// lets one step have one effect, asks a human for irreversible calls, runs
+// the handler with a deadline, and records and audits the outcome.
+//
+//	g, err := gateway.New(reg, memstore.New(), nil)
+//	res, err := g.Execute(ctx, gateway.Call{Principal: p, SessionID: "s1", Step: 3,
+//		Tool: "bank/transfer_funds", Arguments: args})
+//	var gerr *gateway.Error
+//	if errors.As(err, &gerr) { /* gerr.Type, gerr.Retryable, gerr.RetryAfter, gerr.Details */ }
+//
+// # The order of one call
+//
+// Execute authenticates (a principal with an ID and a tenant), authorizes
+// with tools.Authorize on the registry's current snapshot (deny by default;
+// the decision and its reason are logged and audited), takes a rate-limit
+// token (principal × tool), validates (the tool's JSON Schema, with
+// ECMA-262 `pattern` semantics, then the tool's Validator for typed
+// decoding and domain rules), derives the idempotency key (DeriveKey:
+// sha256 over the length-prefixed tenant, principal, session id, step, tool
+// and RFC 8785 canonical arguments — never a model-generated id), claims
+// the slot (tenant, session, step, tool) in the Store, checks the approval
+// when the tool is irreversible or Options.NeedsApproval says so, runs the
+// handler with its timeout and the key in its context (IdempotencyKey),
+// records the outcome, and audits.
+//
+// # What the gateway records
+//
+//	outcome                                stored?                 a retry with the same key gets
+//	-------------------------------------  ----------------------  -------------------------------------------
+//	unauthenticated, permission denied,    no (nothing ran)        the same checks again
+//	unknown tool, validation error, rate
+//	limited, confirmation required
+//
+//	handler succeeded, or returned a       yes, for the retention  the stored result, Cached (a domain error
+//	*tools.DomainError (insufficient       (Options.Retention,     comes back as DOMAIN_ERROR, Cached)
+//	funds)                                 default 24 h)
+//
+//	handler failed before any side effect  claim released          a fresh execution
+//	(tools.NoEffect)
+//
+//	outcome unknown: timeout, panic,       yes, state uncertain    UncertainRerun (default): the handler runs
+//	unmarked error, or the owner vanished  (for the retention)     again with the SAME key, which the downstream
+//	(its lease expired)                                            must deduplicate; UncertainReconcile:
+//	                                                               OUTCOME_UNCERTAIN until reconciled.
+//	                                                               Never a silent new key.
+//
+// A call whose slot is bound to other arguments (or another principal) is
+// IDEMPOTENCY_MISMATCH and never runs; a duplicate of a call in flight is
+// IN_PROGRESS with a retry-after hint.
+//
+// # Leases and fencing
+//
+// A claim holds the slot for the tool's timeout plus Options.LeaseGrace.
+// After that a retry of the same call takes the slot over with a larger
+// fencing token and re-runs the handler with the same key; the old owner's
+// late completion is rejected (ErrFenced) and its caller told to retry. The
+// handler runs detached from the caller's cancellation, so a client that
+// gives up does not turn a known outcome into an unknown one.
+//
+// # Approvals
+//
+// An approval is bound to the call's idempotency key and its arguments'
+// fingerprint, so it cannot be replayed for other arguments. The model
+// cannot produce one: a different principal of the same tenant holding
+// ApprovalScope grants it (Approve, or POST /v1/approvals/{id}); the
+// requester cannot approve its own call. The approval ID is derived from
+// the key, so the retried call finds its approval.
+//
+// # Plugging in a tool's own idempotency
+//
+// A handler reads the key with IdempotencyKey(ctx) and hands it downstream
+// (a ledger stores it in the same transaction as the effect; an HTTP API
+// gets an Idempotency-Key header). That is what makes a re-run after an
+// uncertain outcome safe.
+//
+// # Stores
+//
+// Store is the durable state: claims, outcomes, approvals, the audit log
+// and rate-limit buckets. memstore is the in-memory reference; sqlitestore
+// is the embedded durable default. Every store passes storetest.Run.
+//
+// # HTTP
+//
+// NewHTTPHandler serves DESIGN.md's contract: POST /v1/tools/call, POST
+// /v1/approvals/{approval_id}, POST /v1/discover, GET /metrics, GET
+// /healthz, with bearer tokens mapped to principals (TokenFile) and a size
+// limit on bodies.
+//
+// # Dependencies
+//
+// JSON Schema validation uses github.com/santhosh-tekuri/jsonschema/v6 (a
+// complete implementation of drafts 4 to 2020-12 that passes the official
+// test suite) with github.com/dlclark/regexp2 in ECMAScript mode, because
+// JSON Schema's `pattern` is ECMA-262 and Go's regexp (RE2) rejects
+// lookarounds and backreferences. Metrics use the Prometheus client.
+package gateway

@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// ErrorType is the machine-readable kind of a gateway refusal. It is the
+// `error_type` of the HTTP contract's error body.
+type ErrorType string
+
+// The error types of DESIGN.md's HTTP contract, plus the few the contract
+// leaves to the gateway (a replayed domain error, an uncertain outcome under
+// UncertainReconcile, an oversized body, an unknown approval, an internal
+// failure). HTTPStatus maps each to its status code.
+const (
+	// Unauthenticated: no principal (HTTP 401).
+	Unauthenticated ErrorType = "UNAUTHENTICATED"
+	// PermissionDenied: the principal may not use the tool, or may not act
+	// on this slot or approval (HTTP 403).
+	PermissionDenied ErrorType = "PERMISSION_DENIED"
+	// UnknownTool: no tool with that ID exists in the current registry
+	// snapshot (HTTP 404).
+	UnknownTool ErrorType = "UNKNOWN_TOOL"
+	// ValidationError: the arguments (or the request) are malformed or break
+	// the tool's schema or domain rules; Details lists the violations (HTTP 422).
+	ValidationError ErrorType = "VALIDATION_ERROR"
+	// InProgress: the same call is executing now; retry after RetryAfter (HTTP 409, retryable).
+	InProgress ErrorType = "IN_PROGRESS"
+	// IdempotencyMismatch: the slot (tenant, session, step, tool) is bound
+	// to a different call; never executed (HTTP 422, not retryable).
+	IdempotencyMismatch ErrorType = "IDEMPOTENCY_MISMATCH"
+	// ConfirmationRequired: the call needs a human approval; ApprovalID
+	// names it (HTTP 428).
+	ConfirmationRequired ErrorType = "CONFIRMATION_REQUIRED"
+	// RateLimited: the principal's token bucket for the tool is empty;
+	// retry after RetryAfter (HTTP 429, retryable).
+	RateLimited ErrorType = "RATE_LIMITED"
+	// DownstreamFailure: the handler failed. When it said so (NoEffect) the
+	// claim was released; otherwise the outcome is uncertain and a retry
+	// re-runs the handler with the same idempotency key (HTTP 503, retryable).
+	DownstreamFailure ErrorType = "DOWNSTREAM_FAILURE"
+	// DomainErrorType: the tool ran and refused on the merits (a
+	// *tools.DomainError, e.g. insufficient funds); Code carries its code.
+	// It is recorded and replayed like a success (HTTP 422, not retryable).
+	DomainErrorType ErrorType = "DOMAIN_ERROR"
+	// UncertainOutcome: under UncertainReconcile, the slot's earlier
+	// execution has an unknown outcome and must be reconciled by an operator
+	// or the downstream; the gateway will not re-run it (HTTP 409, not retryable).
+	UncertainOutcome ErrorType = "OUTCOME_UNCERTAIN"
+	// RequestTooLarge: the HTTP body exceeds the handler's limit (HTTP 413).
+	RequestTooLarge ErrorType = "REQUEST_TOO_LARGE"
+	// NotFound: no approval with that ID (HTTP 404).
+	NotFound ErrorType = "NOT_FOUND"
+	// Internal: the gateway or its store failed; nothing was acknowledged
+	// (HTTP 500, retryable).
+	Internal ErrorType = "INTERNAL_ERROR"
+)
+
+// HTTPStatus returns the HTTP status code of the contract for t, and 500
+// for a type it does not know.
+func (t ErrorType) HTTPStatus() int {
+	switch t {
+	case Unauthenticated:
+		return http.StatusUnauthorized
+	case PermissionDenied:
+		return http.StatusForbidden
+	case UnknownTool, NotFound:
+		return http.StatusNotFound
+	case ValidationError, IdempotencyMismatch, DomainErrorType:
+		return http.StatusUnprocessableEntity
+	case InProgress, UncertainOutcome:
+		return http.StatusConflict
+	case ConfirmationRequired:
+		return http.StatusPreconditionRequired
+	case RateLimited:
+		return http.StatusTooManyRequests
+	case DownstreamFailure:
+		return http.StatusServiceUnavailable
+	case RequestTooLarge:
+		return http.StatusRequestEntityTooLarge
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// Error is a structured refusal of a call: everything a model (or a client)
+// needs to fix its call or to retry it. Execute returns every refusal as an
+// *Error; match it with errors.As. Protocol failures (bad arguments, denied,
+// in progress) and tool outcomes (DOMAIN_ERROR) share this type so they can
+// go back to the model as a tool result rather than crash a turn.
+type Error struct {
+	// Type is the machine-readable kind; it decides the HTTP status.
+	Type ErrorType `json:"error_type"`
+	// Message explains the refusal to a model or a person.
+	Message string `json:"message"`
+	// Retryable reports that the same call may succeed if sent again.
+	Retryable bool `json:"retryable"`
+	// RetryAfter, when positive, is how long to wait before retrying.
+	RetryAfter time.Duration `json:"-"`
+	// Details carries structured data: []Violation for VALIDATION_ERROR,
+	// the domain error's details for DOMAIN_ERROR. It may be nil.
+	Details any `json:"details,omitempty"`
+	// ApprovalID names the approval to grant (CONFIRMATION_REQUIRED only).
+	ApprovalID string `json:"approval_id,omitempty"`
+	// Code is the domain error's code (DOMAIN_ERROR only).
+	Code string `json:"code,omitempty"`
+	// IdempotencyKey is the call's key when it was derived (from the claim
+	// step on), so a client can correlate and reconcile.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Cached reports that this refusal is a replay of a recorded outcome
+	// (DOMAIN_ERROR only).
+	Cached bool `json:"cached,omitempty"`
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	return fmt.Sprintf("gateway: %s: %s", e.Type, e.Message)
+}
+
+// Is reports whether target is an *Error of the same Type, so that
+// errors.Is(err, &gateway.Error{Type: gateway.InProgress}) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Type == e.Type
+}
+
+// HTTPStatus returns the HTTP status code for the error's type.
+func (e *Error) HTTPStatus() int { return e.Type.HTTPStatus() }
+
+// Violation is one reason arguments were rejected: where (a JSON pointer
+// into the arguments, "" for the whole object) and why.
+type Violation struct {
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+// Invalid returns a VALIDATION_ERROR with the given violations. A tool's
+// Validator returns it to report domain-rule violations with pointers.
+func Invalid(violations ...Violation) *Error {
+	msg := "the arguments are invalid"
+	if len(violations) > 0 {
+		msg = "invalid arguments: " + violations[0].Pointer + ": " + violations[0].Message
+		if violations[0].Pointer == "" {
+			msg = "invalid arguments: " + violations[0].Message
+		}
+	}
+	return &Error{Type: ValidationError, Message: msg, Details: violations}
+}
+
+// Store errors. A Store returns them (possibly wrapped) so that the gateway
+// and the conformance kit can branch on them with errors.Is.
+var (
+	// ErrFenced: a completion, release or uncertain mark came from an owner
+	// whose claim is no longer current (another owner took over, the lease
+	// expired, or the record is not in progress).
+	ErrFenced = errors.New("gateway: fenced: claim is no longer held")
+	// ErrNotFound: no record or approval with that key or ID.
+	ErrNotFound = errors.New("gateway: not found")
+	// ErrApprovalState: the approval cannot be granted (already granted,
+	// expired).
+	ErrApprovalState = errors.New("gateway: approval cannot be granted in its state")
+)
+
+// Option validation errors wrap ErrInvalidOptions.
+var ErrInvalidOptions = errors.New("gateway: invalid options")

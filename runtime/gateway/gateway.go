@@ -1,0 +1,246 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Call is one tool call as a model or a raw client sent it, with the
+// principal the transport authenticated.
+type Call struct {
+	// Principal is who calls; an empty ID or Tenant is UNAUTHENTICATED.
+	Principal tools.Principal
+	// SessionID names the conversation; it must not be empty. Sessions are
+	// namespaced by tenant: two tenants' equal session IDs never meet.
+	SessionID string
+	// Step numbers the model's step within the session (0 or more). One
+	// step calls a tool at most once with effect (DESIGN.md invariant 4).
+	Step int
+	// Tool is the tool's ID ("namespace/name").
+	Tool string
+	// Arguments is the JSON object of arguments; empty means {}.
+	Arguments json.RawMessage
+}
+
+// Result is the outcome of a call that executed (now or earlier).
+type Result struct {
+	// Value is the handler's JSON result. The caller owns it.
+	Value json.RawMessage
+	// Cached reports that Value is a replay of a recorded outcome; the
+	// handler did not run for this call.
+	Cached bool
+	// IdempotencyKey is the key the handler ran (or had run) with.
+	IdempotencyKey string
+	// Attempts is how many executions the slot has had (above 1 after an
+	// uncertain outcome was re-run with the same key).
+	Attempts int
+}
+
+// Validator checks a tool's arguments beyond its JSON Schema: decoding
+// into the tool's Go struct and the tool's domain rules. args is the RFC
+// 8785 canonical form of arguments that passed the schema. It returns nil,
+// an *Error of type VALIDATION_ERROR (see Invalid), or another error, which
+// becomes a VALIDATION_ERROR with its text. It must be a pure function of
+// its inputs and safe for concurrent use; it runs before the slot is
+// claimed, so it must have no side effects.
+type Validator func(ctx context.Context, call Call, args json.RawMessage) error
+
+// Typed returns a Validator that decodes the arguments into T (unknown
+// fields are an error) and then applies check, which may be nil.
+func Typed[T any](check func(ctx context.Context, call Call, v T) error) Validator {
+	return func(ctx context.Context, call Call, args json.RawMessage) error {
+		var v T
+		if err := decodeStrict(args, &v); err != nil {
+			return Invalid(Violation{Pointer: "", Message: "cannot decode arguments: " + err.Error()})
+		}
+		if check == nil {
+			return nil
+		}
+		return check(ctx, call, v)
+	}
+}
+
+// UncertainPolicy says what a retry of a call with an uncertain outcome gets.
+type UncertainPolicy int
+
+const (
+	// UncertainRerun re-runs the handler with the same idempotency key; the
+	// downstream must deduplicate by it (gateway.IdempotencyKey). Default.
+	UncertainRerun UncertainPolicy = iota
+	// UncertainReconcile refuses with OUTCOME_UNCERTAIN until the record
+	// expires or an operator reconciles it: for tools whose downstream
+	// cannot deduplicate.
+	UncertainReconcile
+)
+
+// ApprovalScope is the scope a principal needs to grant approvals.
+const ApprovalScope = "approvals:grant"
+
+// Options configures a Gateway. A nil *Options means all defaults; each
+// field's zero value is documented.
+type Options struct {
+	// Clock tells time. Nil means SystemClock.
+	Clock Clock
+	// Logger receives the authorization decisions and failures. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the gateway's metrics. Nil registers none.
+	Registerer prometheus.Registerer
+	// DefaultTimeout bounds a handler whose tool has no Timeout. Zero means 30s.
+	DefaultTimeout time.Duration
+	// LeaseGrace is added to the handler's timeout to form the claim's
+	// lease. Zero means 5s.
+	LeaseGrace time.Duration
+	// Retention keeps recorded outcomes (done and uncertain). Zero means 24h.
+	Retention time.Duration
+	// ApprovalTTL bounds how long an approval may be granted and used.
+	// Zero means 1h.
+	ApprovalTTL time.Duration
+	// InProgressRetryAfter caps the retry-after hint of IN_PROGRESS (the
+	// hint is the lease's remaining time, at most this). Zero means 1s.
+	InProgressRetryAfter time.Duration
+	// RateLimit is the per principal×tool token bucket for every tool.
+	// The zero value means no limit.
+	RateLimit RateLimit
+	// RateLimits overrides RateLimit per tool ID.
+	RateLimits map[string]RateLimit
+	// Validators adds typed decoding and domain checks per tool ID.
+	Validators map[string]Validator
+	// NeedsApproval decides, per call, whether a tool that is not
+	// Card.Irreversible needs an approval (a transfer above a threshold).
+	// args is the canonical validated arguments. Nil means only
+	// irreversible tools need approvals.
+	NeedsApproval func(call Call, args json.RawMessage) bool
+	// Uncertain is the policy for retries of uncertain outcomes. The zero
+	// value is UncertainRerun.
+	Uncertain UncertainPolicy
+	// AllowUndeclared keeps a schema's object open when it declares
+	// properties but says nothing about others. False (the default) closes
+	// such objects (additionalProperties: false), as the grammar does.
+	AllowUndeclared bool
+	// MaxArgumentBytes bounds the arguments' size. Zero means 256 KiB.
+	MaxArgumentBytes int
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Clock == nil {
+		v.Clock = SystemClock
+	}
+	if v.Logger == nil {
+		v.Logger = slog.Default()
+	}
+	for name, d := range map[string]time.Duration{
+		"DefaultTimeout": v.DefaultTimeout, "LeaseGrace": v.LeaseGrace, "Retention": v.Retention,
+		"ApprovalTTL": v.ApprovalTTL, "InProgressRetryAfter": v.InProgressRetryAfter,
+	} {
+		if d < 0 {
+			return v, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
+		}
+	}
+	if v.DefaultTimeout == 0 {
+		v.DefaultTimeout = 30 * time.Second
+	}
+	if v.LeaseGrace == 0 {
+		v.LeaseGrace = 5 * time.Second
+	}
+	if v.Retention == 0 {
+		v.Retention = 24 * time.Hour
+	}
+	if v.ApprovalTTL == 0 {
+		v.ApprovalTTL = time.Hour
+	}
+	if v.InProgressRetryAfter == 0 {
+		v.InProgressRetryAfter = time.Second
+	}
+	if err := checkLimit("RateLimit", v.RateLimit); err != nil {
+		return v, err
+	}
+	for id, l := range v.RateLimits {
+		if err := checkLimit("RateLimits["+id+"]", l); err != nil {
+			return v, err
+		}
+	}
+	for id, f := range v.Validators {
+		if f == nil {
+			return v, fmt.Errorf("%w: Validators[%s] is nil", ErrInvalidOptions, id)
+		}
+	}
+	if v.Uncertain != UncertainRerun && v.Uncertain != UncertainReconcile {
+		return v, fmt.Errorf("%w: Uncertain policy %d is unknown", ErrInvalidOptions, v.Uncertain)
+	}
+	if v.MaxArgumentBytes < 0 {
+		return v, fmt.Errorf("%w: MaxArgumentBytes is negative", ErrInvalidOptions)
+	}
+	if v.MaxArgumentBytes == 0 {
+		v.MaxArgumentBytes = 256 << 10
+	}
+	return v, nil
+}
+
+func checkLimit(name string, l RateLimit) error {
+	if l.Rate < 0 || l.Burst < 0 {
+		return fmt.Errorf("%w: %s has a negative rate or burst", ErrInvalidOptions, name)
+	}
+	return nil
+}
+
+// Gateway executes tool calls exactly once: it authorizes every call
+// against the registry's current snapshot, validates the arguments,
+// derives the idempotency key, claims the call's slot in the Store, asks
+// for approval when needed, runs the handler with a deadline and records
+// the outcome (see the package documentation for the recording table).
+//
+// A Gateway is safe for concurrent use. Several gateways may share a Store.
+type Gateway struct {
+	reg     *tools.Registry
+	store   Store
+	opts    Options
+	clock   Clock
+	log     *slog.Logger
+	schemas schemaCache
+	metrics *metrics
+}
+
+// New returns a Gateway over the registry and the store. It fails, naming
+// the field, when opts are invalid, or when it cannot register its metrics.
+func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
+	if reg == nil {
+		return nil, fmt.Errorf("%w: nil registry", ErrInvalidOptions)
+	}
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m}, nil
+}
+
+// Store returns the gateway's store (for audit queries and purges).
+func (g *Gateway) Store() Store { return g.store }
+
+// Purge removes the records, approvals and buckets whose retention has
+// passed, and audit entries older than auditRetention (zero keeps them).
+func (g *Gateway) Purge(ctx context.Context, auditRetention time.Duration) (PurgeStats, error) {
+	now := g.clock.Now()
+	r := PurgeRequest{Now: now}
+	if auditRetention > 0 {
+		r.AuditBefore = now.Add(-auditRetention)
+	}
+	return g.store.Purge(ctx, r)
+}

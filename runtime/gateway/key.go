@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+)
+
+// keyDomain separates the key's hash from every other sha256 toolgate takes.
+const keyDomain = "toolgate/idempotency-key/v1"
+
+// DeriveKey returns the idempotency key of DESIGN.md invariant 3: the
+// lowercase hex sha256 over the length-prefixed (8-byte big-endian length,
+// then bytes) fields tenant, principal, session id, step (decimal), tool
+// name and canonical, in that order, after a domain-separation prefix.
+// canonical must be the RFC 8785 form of the validated arguments. tool is
+// the tool's ID (namespace/name), so two namespaces' same-named tools never
+// share keys. It is a pure function; Execute uses it, and so may a
+// downstream that wants to recompute a key.
+func DeriveKey(tenant, principal, sessionID string, step int, tool string, canonical []byte) string {
+	h := sha256.New()
+	var n [8]byte
+	field := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	h.Write([]byte(keyDomain))
+	field([]byte(tenant))
+	field([]byte(principal))
+	field([]byte(sessionID))
+	field(strconv.AppendInt(nil, int64(step), 10))
+	field([]byte(tool))
+	field(canonical)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Fingerprint returns the lowercase hex sha256 of canonical arguments: the
+// argument binding of a slot and of an approval.
+func Fingerprint(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
+type keyCtx struct{}
+
+// WithIdempotencyKey returns a copy of ctx carrying key. The gateway calls
+// it before running a handler; tests of a handler may call it directly.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyCtx{}, key)
+}
+
+// IdempotencyKey returns the idempotency key of the call ctx belongs to.
+// A handler passes it downstream (a ledger row, an HTTP Idempotency-Key
+// header) so that a re-run after an uncertain outcome is deduplicated there.
+// The key is the same on every re-run of the same call.
+func IdempotencyKey(ctx context.Context) (string, bool) {
+	k, ok := ctx.Value(keyCtx{}).(string)
+	return k, ok && k != ""
+}

@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the gateway's Prometheus collectors. Labels are bounded: a
+// tool label is a registered tool's ID or "unknown", never user input.
+type metrics struct {
+	calls     *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	replays   *prometheus.CounterVec
+	denials   *prometheus.CounterVec
+	auditFail prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		return nil, nil
+	}
+	m := &metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_gateway_calls_total",
+			Help: "Tool calls through the gateway, by tool and outcome.",
+		}, []string{"tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolgate_gateway_call_duration_seconds",
+			Help:    "Time from a call's arrival to its answer, by tool.",
+			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 12),
+		}, []string{"tool"}),
+		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_gateway_replays_total",
+			Help: "Calls answered from a recorded outcome (cached: true), by tool.",
+		}, []string{"tool"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_gateway_denials_total",
+			Help: "Calls refused by authorization, by tool and reason.",
+		}, []string{"tool", "reason"}),
+		auditFail: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_gateway_audit_failures_total",
+			Help: "Audit entries the store failed to append.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.denials, m.auditFail} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return nil, errors.Join(ErrInvalidOptions, err)
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) call(tool, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.calls.WithLabelValues(tool, outcome).Inc()
+	m.duration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+func (m *metrics) replay(tool string) {
+	if m != nil {
+		m.replays.WithLabelValues(tool).Inc()
+	}
+}
+
+func (m *metrics) denied(tool, reason string) {
+	if m == nil {
+		return
+	}
+	if tool == "" {
+		tool = "unknown"
+	}
+	m.denials.WithLabelValues(tool, reason).Inc()
+}
+
+func (m *metrics) auditFailure() {
+	if m != nil {
+		m.auditFail.Inc()
+	}
+}

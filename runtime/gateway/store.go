@@ -1,0 +1,294 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Slot is the unit of "one step, one effect" (DESIGN.md invariant 4): the
+// first call claiming a slot binds it to its idempotency key and argument
+// fingerprint until the record is released or purged.
+type Slot struct {
+	Tenant    string `json:"tenant"`
+	SessionID string `json:"session_id"`
+	Step      int    `json:"step"`
+	Tool      string `json:"tool"` // tool ID
+}
+
+// State is the state of an idempotency record.
+type State string
+
+// Record states. A released claim leaves no record at all.
+const (
+	// StateInProgress: an owner holds the claim until LeaseExpires.
+	StateInProgress State = "in_progress"
+	// StateDone: the handler returned a value or a domain error; it is replayed.
+	StateDone State = "done"
+	// StateUncertain: the handler failed after its effect may have begun
+	// (timeout, panic, unmarked error) or its owner vanished.
+	StateUncertain State = "uncertain"
+)
+
+// Record is the stored state of one slot. Stores return copies; callers
+// may keep and modify them.
+type Record struct {
+	Slot        Slot   `json:"slot"`
+	Principal   string `json:"principal"`   // the principal ID that claimed the slot
+	Key         string `json:"key"`         // idempotency key, lowercase hex
+	Fingerprint string `json:"fingerprint"` // sha256 of the canonical arguments, lowercase hex
+	State       State  `json:"state"`
+	// Token is the fencing token of the current (or last) owner. It grows
+	// strictly with every successful claim of the slot.
+	Token uint64 `json:"token"`
+	// LeaseExpires bounds an in-progress claim; after it the slot may be
+	// taken over by a new claim with the same key.
+	LeaseExpires time.Time `json:"lease_expires"`
+	// Value is the handler's result (StateDone without DomainError).
+	Value json.RawMessage `json:"value,omitempty"`
+	// DomainError is the handler's business refusal (StateDone).
+	DomainError *tools.DomainError `json:"domain_error,omitempty"`
+	// Reason says why the record is uncertain.
+	Reason string `json:"reason,omitempty"`
+	// Attempts counts the claims that acquired the slot (1 for the first).
+	Attempts  int       `json:"attempts"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// ExpiresAt is when the record may be purged; a record past it is
+	// treated as absent by Claim.
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ClaimRequest asks a Store to claim a slot for one execution.
+type ClaimRequest struct {
+	Slot        Slot
+	Principal   string
+	Key         string
+	Fingerprint string
+	// Now is the gateway clock's time of the claim.
+	Now time.Time
+	// LeaseExpires is the end of the lease a successful claim gets.
+	LeaseExpires time.Time
+	// ExpiresAt is the new record's retention deadline.
+	ExpiresAt time.Time
+	// TakeOver allows the claim to take over an uncertain record or an
+	// expired lease (the gateway's UncertainRerun policy). When false such
+	// a slot yields ClaimUncertain.
+	TakeOver bool
+}
+
+// ClaimStatus is what a claim found.
+type ClaimStatus int
+
+// Claim statuses.
+const (
+	// ClaimAcquired: the caller now owns the slot with Claim.Token and
+	// must finish with Complete, MarkUncertain or Release. Record.Attempts
+	// is above 1 when it took over an uncertain record or an expired lease.
+	ClaimAcquired ClaimStatus = iota + 1
+	// ClaimInProgress: another owner holds a live lease (Record shows it).
+	ClaimInProgress
+	// ClaimDone: the call completed; Record holds the outcome to replay.
+	ClaimDone
+	// ClaimUncertain: the record is uncertain (or its in-progress lease
+	// expired) and the request did not ask to take it over
+	// (ClaimRequest.TakeOver false); nothing changed.
+	ClaimUncertain
+	// ClaimMismatch: the slot is bound to another key (other arguments or
+	// another principal); Record shows the binding.
+	ClaimMismatch
+)
+
+// Claim is the result of Store.Claim.
+type Claim struct {
+	Status ClaimStatus
+	// Token is the fencing token of the new ownership (ClaimAcquired only).
+	Token uint64
+	// Record is the slot's record after the claim (a copy).
+	Record Record
+	// Previous is the state the slot had before an acquiring claim took it
+	// over (StateUncertain or StateInProgress with an expired lease); empty
+	// for a fresh slot.
+	Previous State
+}
+
+// Completion records a handler's outcome on a claimed slot.
+type Completion struct {
+	Slot  Slot
+	Token uint64
+	// Value is the result; DomainError, when set, is recorded instead.
+	Value       json.RawMessage
+	DomainError *tools.DomainError
+	Now         time.Time
+	// ExpiresAt is the record's retention deadline.
+	ExpiresAt time.Time
+}
+
+// Approval is a human confirmation bound to one call: its idempotency key
+// and argument fingerprint (DESIGN.md invariant 6).
+type Approval struct {
+	ID          string          `json:"approval_id"`
+	Slot        Slot            `json:"slot"`
+	Key         string          `json:"key"`
+	Fingerprint string          `json:"fingerprint"`
+	Requester   string          `json:"requester"` // principal ID of the caller
+	Arguments   json.RawMessage `json:"arguments"` // canonical JSON, shown to the approver
+	Granted     bool            `json:"granted"`
+	Approver    string          `json:"approver,omitempty"` // principal ID of the granter
+	CreatedAt   time.Time       `json:"created_at"`
+	GrantedAt   time.Time       `json:"granted_at,omitzero"`
+	ExpiresAt   time.Time       `json:"expires_at"`
+}
+
+// AuditEntry is one line of the audit log: who, what, the decision, the
+// key, the outcome and the latency.
+type AuditEntry struct {
+	Time       time.Time     `json:"time"`
+	Tenant     string        `json:"tenant"`
+	Principal  string        `json:"principal"`
+	SessionID  string        `json:"session_id"`
+	Step       int           `json:"step"`
+	Tool       string        `json:"tool"`
+	Key        string        `json:"key,omitempty"`
+	Decision   string        `json:"decision"` // "allow" or "deny"
+	Reason     string        `json:"reason,omitempty"`
+	Outcome    string        `json:"outcome"` // see the Outcome* constants
+	ApprovalID string        `json:"approval_id,omitempty"`
+	Latency    time.Duration `json:"latency"`
+}
+
+// AuditQuery selects audit entries. Zero fields do not filter.
+type AuditQuery struct {
+	Tenant    string
+	Principal string
+	Tool      string
+	Key       string
+	Since     time.Time // inclusive
+	Until     time.Time // exclusive
+	// Limit caps the entries returned; 0 means 1000.
+	Limit int
+}
+
+// RateLimit is a token bucket: Rate tokens per second refill a bucket of
+// Burst tokens. A zero Rate or Burst means no limit.
+type RateLimit struct {
+	Rate  float64
+	Burst int
+}
+
+// PurgeRequest says what Purge removes.
+type PurgeRequest struct {
+	// Now removes idempotency records and approvals whose ExpiresAt <= Now,
+	// and rate-limit buckets that would be full again by Now.
+	Now time.Time
+	// AuditBefore removes audit entries with Time < AuditBefore; zero keeps all.
+	AuditBefore time.Time
+}
+
+// PurgeStats counts what Purge removed.
+type PurgeStats struct {
+	Records, Approvals, Audit int
+}
+
+// Store keeps the gateway's durable state: idempotency records (claims,
+// leases, fencing tokens, outcomes), approvals, the audit log and the
+// rate-limit buckets. Several gateways may share one Store (and thereby
+// their claims and rate limits) when the implementation is shared.
+//
+// Every method is safe for concurrent use, and each is atomic: no caller
+// observes a half-applied method. Times come from the caller (the gateway's
+// injected clock); a Store never reads a clock of its own. ctx bounds the
+// call; the gateway passes a context.WithoutCancel context for recording so
+// that a caller's cancellation never loses an outcome. Returned values are
+// copies the caller owns. Errors other than the sentinels below mean the
+// store failed and the method may or may not have taken effect only where
+// stated (Complete on a durable store: not acknowledged = not recorded).
+//
+// storetest.Run is the conformance kit every implementation must pass.
+type Store interface {
+	// Claim atomically claims req.Slot. Against the slot's record (a record
+	// whose ExpiresAt <= req.Now counts as absent):
+	//   - absent: a new in-progress record binding Key, Fingerprint and
+	//     Principal, Attempts 1, with a fresh Token → ClaimAcquired;
+	//   - Key differs (other arguments or another principal) → ClaimMismatch,
+	//     whatever the state;
+	//   - done → ClaimDone;
+	//   - in progress with LeaseExpires > req.Now → ClaimInProgress;
+	//   - in progress with an expired lease, or uncertain: with req.TakeOver
+	//     it is taken over: in progress again with a new, larger Token, the
+	//     new lease, ExpiresAt and Attempts+1 → ClaimAcquired with Previous
+	//     set; without it → ClaimUncertain, nothing changed.
+	// Of many concurrent claims of one free slot exactly one acquires it.
+	Claim(ctx context.Context, req ClaimRequest) (Claim, error)
+
+	// Complete records the outcome of the claim holding c.Token: the record
+	// becomes done with c.Value or c.DomainError. It returns ErrFenced, and
+	// changes nothing, unless the record is in progress with Token ==
+	// c.Token and LeaseExpires > c.Now (a late completion from an expired or
+	// superseded owner is rejected). A nil error means the outcome is
+	// stored (durably, for a durable store).
+	Complete(ctx context.Context, c Completion) error
+
+	// MarkUncertain marks the claim holding token as uncertain with reason,
+	// keeping its binding until expiresAt. Fencing as in Complete.
+	MarkUncertain(ctx context.Context, slot Slot, token uint64, reason string, now, expiresAt time.Time) error
+
+	// Release deletes the record of the claim holding token (the handler
+	// failed before any effect, or the call awaits approval), so the slot
+	// is free. Fencing as in Complete.
+	Release(ctx context.Context, slot Slot, token uint64, now time.Time) error
+
+	// Get returns the record with idempotency key key, or ErrNotFound.
+	// Expired records may still be returned until purged.
+	Get(ctx context.Context, key string) (Record, error)
+
+	// CreateApproval stores a pending approval a unless one with a.ID exists
+	// whose ExpiresAt > a.CreatedAt, in which case it returns that one
+	// unchanged. It returns the stored approval.
+	CreateApproval(ctx context.Context, a Approval) (Approval, error)
+
+	// GetApproval returns the approval with that ID, or ErrNotFound.
+	GetApproval(ctx context.Context, id string) (Approval, error)
+
+	// GrantApproval atomically marks the pending approval id as granted by
+	// approver at now. It returns ErrNotFound when absent, and
+	// ErrApprovalState (changing nothing) when it is already granted or
+	// expired (ExpiresAt <= now). The policy checks (who may grant) are the
+	// gateway's.
+	GrantApproval(ctx context.Context, id, approver string, now time.Time) (Approval, error)
+
+	// AppendAudit appends e to the audit log.
+	AppendAudit(ctx context.Context, e AuditEntry) error
+
+	// QueryAudit returns the entries matching q, oldest first (by Time,
+	// then by insertion order), at most q.Limit (1000 when zero).
+	QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
+
+	// TakeToken takes one token from the bucket named bucket with limit l at
+	// now. A bucket first seen is full (Burst tokens); it refills
+	// continuously at Rate tokens per second up to Burst. With a token
+	// available it returns ok; otherwise !ok and the wait until one token is
+	// available: (1 - tokens) / Rate seconds. A zero Rate or Burst never
+	// limits. Time going backwards refills nothing.
+	TakeToken(ctx context.Context, bucket string, l RateLimit, now time.Time) (ok bool, retryAfter time.Duration, err error)
+
+	// Purge removes what r says has expired and reports the counts. In-
+	// progress records are removed only when their ExpiresAt has passed too.
+	Purge(ctx context.Context, r PurgeRequest) (PurgeStats, error)
+}
+
+// Clock tells the gateway the time. It is injected so that the decision
+// core is deterministic and tests can move time by hand. Implementations
+// must be safe for concurrent use.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the wall clock.
+var SystemClock Clock = systemClock{}
