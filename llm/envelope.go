@@ -1,0 +1,228 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Envelope is a parsed turn envelope, the JSON object a constrained model
+// emits:
+//
+//	{"action":"call","tool":"<one of the shortlist>","arguments":{...}}
+//	{"action":"answer","text":"..."}
+//	{"action":"find_tools","query":"..."}
+type Envelope struct {
+	Action    Action
+	Tool      string          // ActionCall
+	Arguments json.RawMessage // ActionCall: a JSON object, as the model wrote it
+	Text      string          // ActionAnswer
+	Query     string          // ActionFindTools
+}
+
+// ErrBadEnvelope marks text that is not exactly one of the envelope's shapes.
+var ErrBadEnvelope = errors.New("llm: not a turn envelope")
+
+// envelopeKeys are the keys each action's object has, besides "action".
+var envelopeKeys = map[Action][]string{
+	ActionCall:      {"tool", "arguments"},
+	ActionAnswer:    {"text"},
+	ActionFindTools: {"query"},
+}
+
+// ParseEnvelope parses data as exactly one turn envelope, strictly: one
+// JSON object in valid UTF-8 (surrounding whitespace allowed), a known
+// action, exactly that action's keys (case-sensitive, none missing, none
+// extra, none repeated at any depth), strings where strings belong and an
+// object for "arguments". Whether the tool is in the shortlist is the
+// caller's check (ParseReply does it). Errors wrap ErrBadEnvelope.
+func ParseEnvelope(data []byte) (Envelope, error) {
+	if !utf8.Valid(data) {
+		return Envelope{}, fmt.Errorf("%w: invalid UTF-8", ErrBadEnvelope)
+	}
+	if err := checkJSON(data); err != nil {
+		return Envelope{}, fmt.Errorf("%w: %v", ErrBadEnvelope, err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return Envelope{}, fmt.Errorf("%w: not a JSON object", ErrBadEnvelope)
+	}
+	var env Envelope
+	if err := unmarshalString(obj, "action", (*string)(&env.Action)); err != nil {
+		return Envelope{}, err
+	}
+	want, ok := envelopeKeys[env.Action]
+	if !ok {
+		return Envelope{}, fmt.Errorf("%w: unknown action %q (want call, answer or find_tools)", ErrBadEnvelope, env.Action)
+	}
+	if len(obj) != len(want)+1 {
+		return Envelope{}, fmt.Errorf("%w: action %q takes exactly the keys action, %s; got %s",
+			ErrBadEnvelope, env.Action, strings.Join(want, ", "), keyList(obj))
+	}
+	var err error
+	switch env.Action {
+	case ActionCall:
+		err = unmarshalString(obj, "tool", &env.Tool)
+		if err == nil {
+			env.Arguments = obj["arguments"]
+			if !bytes.HasPrefix(env.Arguments, []byte("{")) {
+				err = fmt.Errorf("%w: \"arguments\" must be a JSON object", ErrBadEnvelope)
+			}
+		}
+	case ActionAnswer:
+		err = unmarshalString(obj, "text", &env.Text)
+	case ActionFindTools:
+		err = unmarshalString(obj, "query", &env.Query)
+	}
+	if err != nil {
+		return Envelope{}, err
+	}
+	return env, nil
+}
+
+func unmarshalString(obj map[string]json.RawMessage, key string, dst *string) error {
+	raw, ok := obj[key]
+	if !ok {
+		return fmt.Errorf("%w: missing %q", ErrBadEnvelope, key)
+	}
+	if err := json.Unmarshal(raw, dst); err != nil || !bytes.HasPrefix(raw, []byte(`"`)) {
+		return fmt.Errorf("%w: %q must be a string", ErrBadEnvelope, key)
+	}
+	return nil
+}
+
+func keyList(obj map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ", ")
+}
+
+// checkJSON reports whether data is one JSON value with no trailing data
+// and no object that repeats a key: encoding/json keeps the last of
+// repeated keys silently, and a value two readers could read differently
+// must not reach a tool.
+func checkJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := walkValue(dec, 0); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+const maxDepth = 128
+
+func walkValue(dec *json.Decoder, depth int) error {
+	if depth > maxDepth {
+		return errors.New("nested too deeply")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return jsonSyntax(err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			keyTok, err := dec.Token()
+			if err != nil {
+				return jsonSyntax(err)
+			}
+			key, _ := keyTok.(string)
+			if seen[key] {
+				return fmt.Errorf("key %q repeated in an object", key)
+			}
+			seen[key] = true
+			if err := walkValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	case json.Delim('['):
+		for dec.More() {
+			if err := walkValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	}
+	return jsonSyntax(err)
+}
+
+func jsonSyntax(err error) error {
+	if err == nil {
+		return nil
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errors.New("unexpected end of JSON")
+	}
+	return err
+}
+
+// ToolPrompt returns the system-prompt section that shows the model the
+// shortlist and the envelope it must reply with. It names no tool outside
+// tools. One line per tool: {"name","description","parameters"} with the
+// parameters schema compacted but otherwise as given.
+func ToolPrompt(tools []ToolSpec) string {
+	var b strings.Builder
+	b.WriteString("Reply with exactly one JSON object and nothing else, one of:\n")
+	if len(tools) > 0 {
+		b.WriteString(`{"action":"call","tool":"<tool name>","arguments":{<the tool's parameters>}} to call one of the tools below;` + "\n")
+	}
+	b.WriteString(`{"action":"answer","text":"<your answer>"} to answer the user;` + "\n")
+	b.WriteString(`{"action":"find_tools","query":"<what you need>"} to look for a tool that is not listed.` + "\n")
+	if len(tools) == 0 {
+		b.WriteString("No tools are available for this step.")
+		return b.String()
+	}
+	b.WriteString("Tools:")
+	for _, t := range tools {
+		b.WriteByte('\n')
+		b.Write(toolLine(t))
+	}
+	return b.String()
+}
+
+func toolLine(t ToolSpec) []byte {
+	var params bytes.Buffer
+	if err := json.Compact(&params, t.Parameters); err != nil {
+		params.Reset()
+		params.WriteString("{}")
+	}
+	line, _ := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, params.Bytes()})
+	return line
+}
+
+// WithToolPrompt returns req's messages with ToolPrompt(req.Tools) added
+// to the system message: appended to a leading system message, or as a new
+// one in front. It does not modify req.
+func WithToolPrompt(req *Request) []Message {
+	prompt := ToolPrompt(req.Tools)
+	msgs := make([]Message, 0, len(req.Messages)+1)
+	if len(req.Messages) > 0 && req.Messages[0].Role == RoleSystem {
+		first := req.Messages[0]
+		if first.Content != "" {
+			first.Content += "\n\n"
+		}
+		first.Content += prompt
+		msgs = append(msgs, first)
+		return append(msgs, req.Messages[1:]...)
+	}
+	msgs = append(msgs, Message{Role: RoleSystem, Content: prompt})
+	return append(msgs, req.Messages...)
+}

@@ -1,0 +1,328 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// Backend is a chat model behind some API. Chat sends one request and
+// returns the model's reply, parsed according to the request's constraint.
+//
+// Implementations are safe for concurrent use by multiple goroutines. Chat
+// does not retain req or anything it points to after it returns; the
+// returned Response belongs to the caller.
+//
+// Errors: a reply the model produced but that cannot be acted on (it does
+// not parse, names a tool outside req.Tools, is truncated) is an
+// *OutputError, returned together with a non-nil Response whose Calls are
+// empty; a server that refuses the constraint is a *ConstraintError; an
+// HTTP failure is a *StatusError. Chat returns ctx.Err() (possibly wrapped)
+// when ctx ends. Wrap a Backend with Checked to get repair, retries,
+// downgrade and metrics.
+type Backend interface {
+	Chat(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Embedder turns texts into vectors, one per text, in order. It matches
+// discovery's Embedder interface; the Ollama and OpenAI adapters implement it.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Role is the author of a message.
+type Role string
+
+// The message roles every backend understands.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of a conversation.
+type Message struct {
+	Role    Role
+	Content string
+	// ToolCalls are the native tool calls of an assistant message.
+	ToolCalls []ToolCall
+	// ToolCallID links a RoleTool message to the call it answers.
+	ToolCallID string
+	// Name is the tool name of a RoleTool message (Ollama's tool_name).
+	Name string
+}
+
+// ToolCall is one call of a tool by the model.
+type ToolCall struct {
+	// ID is the backend's call id (OpenAI), or one the adapter made up
+	// when the backend gives none. It is never an idempotency key.
+	ID string
+	// Name is the model-facing tool name, one of Request.Tools.
+	Name string
+	// Arguments is a JSON object.
+	Arguments json.RawMessage
+}
+
+// ToolSpec is one tool of the turn's shortlist as shown to the model.
+type ToolSpec struct {
+	// Name is the model-facing name; it must match ^[a-zA-Z0-9_-]{1,64}$.
+	Name        string
+	Description string
+	// Parameters is the tool's full JSON Schema (an object schema).
+	Parameters json.RawMessage
+	// StrictParameters is the OpenAI strict form of Parameters (every
+	// property required, additionalProperties false). Needed by the OpenAI
+	// adapter in ModeNative; ignored elsewhere.
+	StrictParameters json.RawMessage
+}
+
+// Mode says how a request constrains the model's output.
+type Mode int
+
+const (
+	// ModeEnvelope (the zero value) asks for the turn envelope, enforced
+	// by the backend's structured-output feature with
+	// Constraint.EnvelopeSchema: Ollama `format`, OpenAI `response_format`
+	// json_schema strict. The shortlist's schemas go in the system prompt.
+	ModeEnvelope Mode = iota
+	// ModeGrammar asks for the turn envelope, enforced by
+	// Constraint.GBNF in the request's `grammar` field (llama.cpp server
+	// behind the OpenAI adapter). The shortlist's schemas go in the
+	// system prompt.
+	ModeGrammar
+	// ModeNative sends the shortlist as the backend's native tools and
+	// reads its native tool calls (OpenAI with strict: true; Ollama's
+	// tools, which Ollama does not enforce, so the Validate hook of
+	// Checked is the check there).
+	ModeNative
+)
+
+// String returns the mode's name as used in logs and errors.
+func (m Mode) String() string {
+	switch m {
+	case ModeEnvelope:
+		return "envelope"
+	case ModeGrammar:
+		return "grammar"
+	case ModeNative:
+		return "native"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Constraint is the turn's compiled output constraint, produced by the
+// grammar package as plain data.
+type Constraint struct {
+	Mode Mode
+	// GBNF is the llama.cpp grammar of the turn envelope (ModeGrammar).
+	GBNF string
+	// EnvelopeSchema is the JSON Schema of the turn envelope (ModeEnvelope).
+	EnvelopeSchema json.RawMessage
+	// BestEffort, in ModeNative, sends the tools without server-side
+	// enforcement (no OpenAI strict flag). Only Checked sets it, on a
+	// downgrade the caller opted into; the reply is then validated by
+	// the Validate hook.
+	BestEffort bool
+}
+
+// Request is one chat request: the conversation, the turn's shortlist and
+// its constraint.
+type Request struct {
+	Messages []Message
+	// Tools is the turn's shortlist, and the only tools the backend sends
+	// to the model. A reply naming any other tool is an *OutputError.
+	Tools      []ToolSpec
+	Constraint Constraint
+	// MaxTokens caps the reply's length; 0 means the backend's default.
+	MaxTokens int
+	// Temperature is the sampling temperature; nil means the backend's default.
+	Temperature *float64
+	// CatalogTokens is the caller's count of the tokens the whole
+	// authorized catalog's definitions would take; 0 means unknown. It is
+	// reported in Usage and the metrics, next to what the request sent.
+	CatalogTokens int
+	// OnDelta, when set, makes streaming backends stream and receive each
+	// piece of the reply's text as it arrives, on the calling goroutine.
+	// In envelope modes the pieces are fragments of JSON. Through Checked
+	// it sees every attempt, including ones later rejected.
+	OnDelta func(delta string)
+}
+
+// Action is what a reply asks for.
+type Action string
+
+// The actions of the turn envelope.
+const (
+	ActionCall      Action = "call"
+	ActionAnswer    Action = "answer"
+	ActionFindTools Action = "find_tools"
+)
+
+// FinishReason is why the model stopped, normalized across backends.
+type FinishReason string
+
+// Normalized finish reasons. Backends' other values pass through verbatim.
+const (
+	FinishStop      FinishReason = "stop"
+	FinishLength    FinishReason = "length"
+	FinishToolCalls FinishReason = "tool_calls"
+)
+
+// Usage is the token accounting of one request.
+type Usage struct {
+	// PromptTokens and CompletionTokens are as the backend reports them
+	// (0 when it reports none).
+	PromptTokens     int
+	CompletionTokens int
+	// ToolDefinitionTokens is the o200k_base count of the tool
+	// definitions the request carried: the tools array, the format or
+	// response_format schema, the grammar and the system-prompt section
+	// listing the shortlist.
+	ToolDefinitionTokens int
+	// CatalogTokens echoes Request.CatalogTokens.
+	CatalogTokens int
+}
+
+// Response is a backend's reply to one request.
+type Response struct {
+	// Message is the assistant message to append to the conversation.
+	Message Message
+	// Action says which of Calls, Answer or FindTools holds the reply.
+	Action Action
+	// Calls holds exactly one call when Action is ActionCall; its Name is
+	// one of Request.Tools.
+	Calls []ToolCall
+	// Answer is the text of an ActionAnswer reply.
+	Answer string
+	// FindTools is the query of an ActionFindTools reply.
+	FindTools    string
+	Usage        Usage
+	Raw          string // the raw model output, for the audit
+	FinishReason FinishReason
+	// Downgraded reports that Checked fell back to validated native tools
+	// because the backend rejected the constraint; DowngradeReason says why.
+	Downgraded      bool
+	DowngradeReason string
+}
+
+// ErrInvalidRequest marks a Request that cannot be sent as it is.
+var ErrInvalidRequest = errors.New("llm: invalid request")
+
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name fits the model-facing rule
+// ^[a-zA-Z0-9_-]{1,64}$.
+func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
+
+// Validate checks what every backend needs: tool names valid and unique,
+// parameters that are JSON objects, and the constraint's data for its
+// mode. The error wraps ErrInvalidRequest.
+func (r *Request) Validate() error {
+	if r == nil {
+		return fmt.Errorf("%w: nil request", ErrInvalidRequest)
+	}
+	if len(r.Messages) == 0 {
+		return fmt.Errorf("%w: no messages", ErrInvalidRequest)
+	}
+	seen := make(map[string]bool, len(r.Tools))
+	for i, t := range r.Tools {
+		if !ValidToolName(t.Name) {
+			return fmt.Errorf("%w: Tools[%d].Name %q does not match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidRequest, i, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%w: Tools[%d].Name %q is listed twice", ErrInvalidRequest, i, t.Name)
+		}
+		seen[t.Name] = true
+		if !isJSONObject(t.Parameters) {
+			return fmt.Errorf("%w: Tools[%d] (%s).Parameters is not a JSON object", ErrInvalidRequest, i, t.Name)
+		}
+		if len(t.StrictParameters) > 0 && !isJSONObject(t.StrictParameters) {
+			return fmt.Errorf("%w: Tools[%d] (%s).StrictParameters is not a JSON object", ErrInvalidRequest, i, t.Name)
+		}
+	}
+	switch r.Constraint.Mode {
+	case ModeEnvelope:
+		if !isJSONObject(r.Constraint.EnvelopeSchema) {
+			return fmt.Errorf("%w: Constraint.EnvelopeSchema is not a JSON object (ModeEnvelope needs it)", ErrInvalidRequest)
+		}
+	case ModeGrammar:
+		if r.Constraint.GBNF == "" {
+			return fmt.Errorf("%w: Constraint.GBNF is empty (ModeGrammar needs it)", ErrInvalidRequest)
+		}
+	case ModeNative:
+	default:
+		return fmt.Errorf("%w: unknown Constraint.Mode %d", ErrInvalidRequest, int(r.Constraint.Mode))
+	}
+	if r.MaxTokens < 0 {
+		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidRequest, r.MaxTokens)
+	}
+	return nil
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// ToolNames returns the names of the request's tools, in order.
+func (r *Request) ToolNames() []string {
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Tool returns the shortlisted tool with the given name.
+func (r *Request) Tool(name string) (ToolSpec, bool) {
+	for _, t := range r.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return ToolSpec{}, false
+}
+
+// Clone returns a deep copy of r, except OnDelta, which is shared.
+func (r *Request) Clone() *Request {
+	c := *r
+	c.Messages = make([]Message, len(r.Messages))
+	for i, m := range r.Messages {
+		m.ToolCalls = cloneCalls(m.ToolCalls)
+		c.Messages[i] = m
+	}
+	c.Tools = make([]ToolSpec, len(r.Tools))
+	for i, t := range r.Tools {
+		t.Parameters = cloneRaw(t.Parameters)
+		t.StrictParameters = cloneRaw(t.StrictParameters)
+		c.Tools[i] = t
+	}
+	c.Constraint.EnvelopeSchema = cloneRaw(r.Constraint.EnvelopeSchema)
+	if r.Temperature != nil {
+		temp := *r.Temperature
+		c.Temperature = &temp
+	}
+	return &c
+}
+
+func cloneCalls(calls []ToolCall) []ToolCall {
+	if calls == nil {
+		return nil
+	}
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments = cloneRaw(c.Arguments)
+		out[i] = c
+	}
+	return out
+}
+
+func cloneRaw(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
+}

@@ -1,0 +1,133 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the collectors of Checked backends. Several Checked backends
+// may share one Registerer: the second finds the first's collectors.
+type metrics struct {
+	requests       *prometheus.CounterVec   // backend, outcome
+	repairs        *prometheus.CounterVec   // backend, problem
+	retries        *prometheus.CounterVec   // backend
+	toolDefTokens  *prometheus.HistogramVec // backend
+	catalogTokens  *prometheus.CounterVec   // backend
+	toolDefTotal   *prometheus.CounterVec   // backend
+	promptTokens   *prometheus.CounterVec   // backend
+	completionToks *prometheus.CounterVec   // backend
+}
+
+// Outcomes of a Checked Chat call (the outcome label).
+const (
+	outcomeOK         = "ok"
+	outcomeRepaired   = "repaired"
+	outcomeExhausted  = "repair_exhausted"
+	outcomeDowngraded = "downgraded"
+	outcomeConstraint = "constraint_rejected"
+	outcomeCanceled   = "canceled"
+	outcomeError      = "error"
+	outcomeBadRequest = "invalid_request"
+)
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		return nil, nil
+	}
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_requests_total",
+			Help: "Chat calls through llm.Checked, by backend and outcome (ok, repaired, repair_exhausted, downgraded, constraint_rejected, canceled, error, invalid_request).",
+		}, []string{"backend", "outcome"}),
+		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_repairs_total",
+			Help: "Replies rejected and sent back to the model for repair, by problem.",
+		}, []string{"backend", "problem"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_retries_total",
+			Help: "HTTP retries after 429 or 5xx.",
+		}, []string{"backend"}),
+		toolDefTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolgate_llm_tool_definition_tokens",
+			Help:    "o200k_base tokens of tool definitions (tools, format/response_format schema, grammar, system-prompt tool list) per backend request.",
+			Buckets: []float64{0, 100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000},
+		}, []string{"backend"}),
+		toolDefTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_tool_definition_tokens_total",
+			Help: "o200k_base tokens of tool definitions sent, summed over backend requests.",
+		}, []string{"backend"}),
+		catalogTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_catalog_tokens_total",
+			Help: "Tokens the whole authorized catalog's definitions would have taken (caller-supplied), summed over backend requests: compare with toolgate_llm_tool_definition_tokens_total.",
+		}, []string{"backend"}),
+		promptTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_prompt_tokens_total",
+			Help: "Prompt tokens as reported by the backend.",
+		}, []string{"backend"}),
+		completionToks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_llm_completion_tokens_total",
+			Help: "Completion tokens as reported by the backend.",
+		}, []string{"backend"}),
+	}
+	var err error
+	m.requests = register(reg, m.requests, &err)
+	m.repairs = register(reg, m.repairs, &err)
+	m.retries = register(reg, m.retries, &err)
+	m.toolDefTokens = register(reg, m.toolDefTokens, &err)
+	m.toolDefTotal = register(reg, m.toolDefTotal, &err)
+	m.catalogTokens = register(reg, m.catalogTokens, &err)
+	m.promptTokens = register(reg, m.promptTokens, &err)
+	m.completionToks = register(reg, m.completionToks, &err)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// register registers c, or returns the collector already registered under
+// its name.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		if *errp == nil {
+			*errp = fmt.Errorf("llm: register metrics: %w", err)
+		}
+	}
+	return c
+}
+
+func (m *metrics) outcome(backend, outcome string) {
+	if m != nil {
+		m.requests.WithLabelValues(backend, outcome).Inc()
+	}
+}
+
+func (m *metrics) repair(backend string, p OutputProblem) {
+	if m != nil {
+		m.repairs.WithLabelValues(backend, string(p)).Inc()
+	}
+}
+
+func (m *metrics) retry(backend string) {
+	if m != nil {
+		m.retries.WithLabelValues(backend).Inc()
+	}
+}
+
+func (m *metrics) usage(backend string, u Usage) {
+	if m == nil {
+		return
+	}
+	m.toolDefTokens.WithLabelValues(backend).Observe(float64(u.ToolDefinitionTokens))
+	m.toolDefTotal.WithLabelValues(backend).Add(float64(u.ToolDefinitionTokens))
+	m.catalogTokens.WithLabelValues(backend).Add(float64(u.CatalogTokens))
+	m.promptTokens.WithLabelValues(backend).Add(float64(u.PromptTokens))
+	m.completionToks.WithLabelValues(backend).Add(float64(u.CompletionTokens))
+}

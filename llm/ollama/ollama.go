@@ -1,0 +1,346 @@
+// Package ollama is the llm.Backend for Ollama's /api/chat and /api/embed,
+// built on Ollama's own client, github.com/ollama/ollama/api.
+//
+// In llm.ModeEnvelope (the default) the request carries the envelope JSON
+// Schema in `format`, which Ollama enforces while sampling, and the
+// shortlist's schemas in the system prompt. In llm.ModeNative it carries
+// the shortlist as `tools` and reads `message.tool_calls`; Ollama does not
+// enforce tool schemas (and its tool type keeps only type, description,
+// enum, items, properties, required and anyOf of each parameter), so use
+// llm.Checked with a Validate hook there. Ollama's API takes no GBNF:
+// llm.ModeGrammar is a *llm.ConstraintError.
+//
+// The server is OLLAMA_HOST, read exactly as api.ClientFromEnvironment
+// reads it, unless Options.BaseURL is set.
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/envconfig"
+
+	"github.com/toolgate/toolgate/internal/tokens"
+	"github.com/toolgate/toolgate/llm"
+)
+
+// Options configures a Backend. A nil *Options means all defaults.
+type Options struct {
+	// BaseURL is the server, e.g. "http://localhost:11434". "" means
+	// OLLAMA_HOST (default http://127.0.0.1:11434).
+	BaseURL string
+	// HTTPClient sends the requests. nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// EmbedModel is the model Embed uses. "" makes Embed fail.
+	EmbedModel string
+	// NumCtx is the context window to request (num_ctx). 0 means the
+	// model's default.
+	NumCtx int
+	// KeepAlive is how long the server keeps the model loaded after a
+	// request. 0 means the server's default.
+	KeepAlive time.Duration
+}
+
+// Backend talks to one Ollama server and model. It is safe for concurrent use.
+type Backend struct {
+	client *api.Client
+	model  string
+	opts   Options
+}
+
+var (
+	_ llm.Backend  = (*Backend)(nil)
+	_ llm.Embedder = (*Backend)(nil)
+)
+
+// New returns a Backend for model (e.g. "qwen3:8b") on the server that
+// Options.BaseURL or OLLAMA_HOST names.
+func New(model string, opts *Options) (*Backend, error) {
+	if model == "" {
+		return nil, errors.New("ollama: model is empty")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.NumCtx < 0 || o.KeepAlive < 0 {
+		return nil, errors.New("ollama: Options.NumCtx and Options.KeepAlive must not be negative")
+	}
+	base := envconfig.Host() // what api.ClientFromEnvironment uses
+	if o.BaseURL != "" {
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("ollama: Options.BaseURL %q is not an absolute URL", o.BaseURL)
+		}
+		base = u
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	// A copy whose transport notes Retry-After: api.StatusError drops headers.
+	wrapped := *hc
+	wrapped.Transport = retryAfterTransport{base: hc.Transport}
+	return &Backend{client: api.NewClient(base, &wrapped), model: model, opts: o}, nil
+}
+
+// Name returns "ollama".
+func (b *Backend) Name() string { return "ollama" }
+
+// Chat sends req to /api/chat, streaming when req.OnDelta is set.
+func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	creq, defTokens, err := b.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	slot := &retryAfterSlot{}
+	ctx = context.WithValue(ctx, retryAfterKey{}, slot)
+
+	var (
+		content   strings.Builder
+		calls     []llm.ToolCall
+		final     api.ChatResponse
+		sawFinal  bool
+		argsError error
+	)
+	err = b.client.Chat(ctx, creq, func(r api.ChatResponse) error {
+		if r.Message.Content != "" {
+			content.WriteString(r.Message.Content)
+			if req.OnDelta != nil {
+				req.OnDelta(r.Message.Content)
+			}
+		}
+		for _, tc := range r.Message.ToolCalls {
+			args, err := json.Marshal(tc.Function.Arguments)
+			if err != nil && argsError == nil {
+				argsError = err
+			}
+			id := tc.ID
+			if id == "" {
+				id = "call_" + strconv.Itoa(len(calls))
+			}
+			calls = append(calls, llm.ToolCall{ID: id, Name: tc.Function.Name, Arguments: args})
+		}
+		if r.Done {
+			final, sawFinal = r, true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, b.chatError(ctx, req, err, slot)
+	}
+	if argsError != nil {
+		return nil, fmt.Errorf("ollama: chat: tool call arguments: %w", argsError)
+	}
+	if !sawFinal {
+		return nil, errors.New("ollama: chat: the response ended before its final (done) message")
+	}
+	resp := &llm.Response{
+		Message: llm.Message{Role: llm.RoleAssistant, Content: content.String(), ToolCalls: calls},
+		Usage: llm.Usage{
+			PromptTokens:         final.PromptEvalCount,
+			CompletionTokens:     final.EvalCount,
+			ToolDefinitionTokens: defTokens,
+			CatalogTokens:        req.CatalogTokens,
+		},
+		FinishReason: finishReason(final.DoneReason, len(calls) > 0),
+	}
+	if req.Constraint.Mode != llm.ModeNative {
+		resp.Raw = resp.Message.Content
+	}
+	return resp, llm.ParseReply(req, resp)
+}
+
+func finishReason(done string, called bool) llm.FinishReason {
+	switch {
+	case done == "length":
+		return llm.FinishLength
+	case called:
+		return llm.FinishToolCalls
+	case done == "" || done == "stop":
+		return llm.FinishStop
+	}
+	return llm.FinishReason(done)
+}
+
+// buildRequest translates req and counts the tokens of its tool definitions.
+func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) {
+	if err := req.Validate(); err != nil {
+		return nil, 0, err
+	}
+	stream := req.OnDelta != nil
+	creq := &api.ChatRequest{Model: b.model, Stream: &stream, Options: map[string]any{}}
+	if req.MaxTokens > 0 {
+		creq.Options["num_predict"] = req.MaxTokens
+	}
+	if req.Temperature != nil {
+		creq.Options["temperature"] = *req.Temperature
+	}
+	if b.opts.NumCtx > 0 {
+		creq.Options["num_ctx"] = b.opts.NumCtx
+	}
+	if b.opts.KeepAlive > 0 {
+		creq.KeepAlive = &api.Duration{Duration: b.opts.KeepAlive}
+	}
+	var (
+		msgs      []llm.Message
+		defTokens int
+	)
+	switch req.Constraint.Mode {
+	case llm.ModeGrammar:
+		return nil, 0, &llm.ConstraintError{Backend: "ollama", Mode: llm.ModeGrammar,
+			Message: "the Ollama API takes no GBNF grammar; use ModeEnvelope (format) or ModeNative"}
+	case llm.ModeEnvelope:
+		msgs = llm.WithToolPrompt(req)
+		creq.Format = req.Constraint.EnvelopeSchema
+		defTokens = countTokens(string(creq.Format)) + countTokens(llm.ToolPrompt(req.Tools))
+	case llm.ModeNative:
+		msgs = req.Messages
+		for _, t := range req.Tools {
+			tool := api.Tool{Type: "function", Function: api.ToolFunction{Name: t.Name, Description: t.Description}}
+			if err := json.Unmarshal(t.Parameters, &tool.Function.Parameters); err != nil {
+				return nil, 0, fmt.Errorf("%w: Tools %s: Ollama cannot read the parameters schema: %v", llm.ErrInvalidRequest, t.Name, err)
+			}
+			creq.Tools = append(creq.Tools, tool)
+		}
+		if len(creq.Tools) > 0 {
+			data, _ := json.Marshal(creq.Tools)
+			defTokens = countTokens(string(data))
+		}
+	}
+	for _, m := range msgs {
+		am, err := apiMessage(m)
+		if err != nil {
+			return nil, 0, err
+		}
+		creq.Messages = append(creq.Messages, am)
+	}
+	return creq, defTokens, nil
+}
+
+func apiMessage(m llm.Message) (api.Message, error) {
+	am := api.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+	if m.Role == llm.RoleTool {
+		am.ToolName = m.Name
+	}
+	for _, c := range m.ToolCalls {
+		tc := api.ToolCall{ID: c.ID, Function: api.ToolCallFunction{Name: c.Name}}
+		if err := json.Unmarshal(c.Arguments, &tc.Function.Arguments); err != nil {
+			return api.Message{}, fmt.Errorf("%w: a message's call to %s has arguments that are not a JSON object", llm.ErrInvalidRequest, c.Name)
+		}
+		am.ToolCalls = append(am.ToolCalls, tc)
+	}
+	return am, nil
+}
+
+func countTokens(s string) int {
+	n, err := tokens.Count(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// chatError maps the client's errors to llm's.
+func (b *Backend) chatError(ctx context.Context, req *llm.Request, err error, slot *retryAfterSlot) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("ollama: chat: %w", ctx.Err())
+	}
+	var se api.StatusError
+	if errors.As(err, &se) {
+		if se.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint.Mode, se.ErrorMessage) {
+			return &llm.ConstraintError{Backend: "ollama", Mode: req.Constraint.Mode, Message: se.ErrorMessage, Err: err}
+		}
+		return &llm.StatusError{Backend: "ollama", StatusCode: se.StatusCode, Message: se.ErrorMessage,
+			RetryAfter: slot.get(), Err: err}
+	}
+	var ae api.AuthorizationError
+	if errors.As(err, &ae) {
+		return &llm.StatusError{Backend: "ollama", StatusCode: ae.StatusCode, Message: ae.Error(), Err: err}
+	}
+	return fmt.Errorf("ollama: chat: %w", err)
+}
+
+// rejectsConstraint recognizes a 400 about the constraint: a server too
+// old for a schema in `format` fails to decode it, and a model without
+// tool support says "does not support tools".
+func rejectsConstraint(mode llm.Mode, msg string) bool {
+	msg = strings.ToLower(msg)
+	switch mode {
+	case llm.ModeEnvelope:
+		return strings.Contains(msg, "format")
+	case llm.ModeNative:
+		return strings.Contains(msg, "does not support tools")
+	}
+	return false
+}
+
+// Embed returns one vector per text from /api/embed with Options.EmbedModel.
+func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if b.opts.EmbedModel == "" {
+		return nil, errors.New("ollama: Embed: Options.EmbedModel is empty")
+	}
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	slot := &retryAfterSlot{}
+	ctx = context.WithValue(ctx, retryAfterKey{}, slot)
+	resp, err := b.client.Embed(ctx, &api.EmbedRequest{Model: b.opts.EmbedModel, Input: texts})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ollama: embed: %w", ctx.Err())
+		}
+		var se api.StatusError
+		if errors.As(err, &se) {
+			return nil, &llm.StatusError{Backend: "ollama", StatusCode: se.StatusCode, Message: se.ErrorMessage,
+				RetryAfter: slot.get(), Err: err}
+		}
+		return nil, fmt.Errorf("ollama: embed: %w", err)
+	}
+	if len(resp.Embeddings) != len(texts) {
+		return nil, fmt.Errorf("ollama: embed: %d vectors for %d texts", len(resp.Embeddings), len(texts))
+	}
+	return resp.Embeddings, nil
+}
+
+// retryAfterTransport records the Retry-After header of the response into
+// the slot its request's context carries.
+type retryAfterTransport struct{ base http.RoundTripper }
+
+type retryAfterKey struct{}
+
+type retryAfterSlot struct {
+	mu sync.Mutex
+	d  time.Duration
+}
+
+func (s *retryAfterSlot) get() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.d
+}
+
+func (t retryAfterTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
+	if err == nil {
+		if slot, ok := r.Context().Value(retryAfterKey{}).(*retryAfterSlot); ok {
+			slot.mu.Lock()
+			slot.d = llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			slot.mu.Unlock()
+		}
+	}
+	return resp, err
+}

@@ -1,0 +1,379 @@
+// Package openai is the llm.Backend for OpenAI's Chat Completions API
+// (/v1/chat/completions, /v1/embeddings) and the servers that implement it
+// (llama.cpp server, vLLM, Ollama's /v1), built on the official client,
+// github.com/openai/openai-go/v3.
+//
+// How each mode is constrained:
+//
+//   - llm.ModeNative: `tools` with `strict: true` from
+//     ToolSpec.StrictParameters and `parallel_tool_calls: false`; OpenAI
+//     enforces the schemas while sampling.
+//   - llm.ModeEnvelope: `response_format` {type: json_schema, strict: true}
+//     with the envelope schema; the shortlist's schemas in the system prompt.
+//   - llm.ModeGrammar: the GBNF in the request body's `grammar` field,
+//     which llama.cpp's server enforces; the shortlist's schemas in the
+//     system prompt.
+//
+// OPENAI_API_KEY and OPENAI_BASE_URL are read by openai-go itself, as in
+// every OpenAI client; Options.APIKey and Options.BaseURL override them.
+// openai-go's own retries are turned off: llm.Checked retries, with an
+// injected clock.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/toolgate/toolgate/internal/tokens"
+	"github.com/toolgate/toolgate/llm"
+)
+
+// Options configures a Backend. A nil *Options means all defaults.
+type Options struct {
+	// BaseURL is the API root, e.g. "http://localhost:8080/v1" for a
+	// llama.cpp server. "" means OPENAI_BASE_URL, else https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is the bearer token. "" means OPENAI_API_KEY.
+	APIKey string
+	// HTTPClient sends the requests. nil means openai-go's default.
+	HTTPClient *http.Client
+	// EmbeddingModel is the model Embed uses (e.g. "text-embedding-3-small").
+	// "" makes Embed fail.
+	EmbeddingModel string
+	// LegacyMaxTokens sends Request.MaxTokens as `max_tokens` instead of
+	// `max_completion_tokens`, for servers that know only the old name.
+	LegacyMaxTokens bool
+}
+
+// Backend talks to one Chat Completions endpoint and model. It is safe for
+// concurrent use.
+type Backend struct {
+	client openai.Client
+	model  string
+	opts   Options
+}
+
+var (
+	_ llm.Backend  = (*Backend)(nil)
+	_ llm.Embedder = (*Backend)(nil)
+)
+
+// envelopeSchemaName is the response_format json_schema name.
+const envelopeSchemaName = "turn_envelope"
+
+// New returns a Backend for model (e.g. "gpt-4.1-mini").
+func New(model string, opts *Options) (*Backend, error) {
+	if model == "" {
+		return nil, errors.New("openai: model is empty")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	ropts := []option.RequestOption{option.WithMaxRetries(0)}
+	if o.BaseURL != "" {
+		if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
+			return nil, fmt.Errorf("openai: Options.BaseURL %q is not an http(s) URL", o.BaseURL)
+		}
+		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
+	}
+	if o.APIKey != "" {
+		ropts = append(ropts, option.WithAPIKey(o.APIKey))
+	}
+	if o.HTTPClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(o.HTTPClient))
+	}
+	return &Backend{client: openai.NewClient(ropts...), model: model, opts: o}, nil
+}
+
+// Name returns "openai".
+func (b *Backend) Name() string { return "openai" }
+
+// Chat sends req to /chat/completions, streaming (SSE) when req.OnDelta is set.
+func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	params, ropts, defTokens, err := b.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	ropts = append(ropts, option.WithResponseInto(&httpResp))
+
+	var cc *openai.ChatCompletion
+	if req.OnDelta == nil {
+		cc, err = b.client.Chat.Completions.New(ctx, params, ropts...)
+	} else {
+		cc, err = b.stream(ctx, params, req.OnDelta, ropts)
+	}
+	if err != nil {
+		return nil, chatError(ctx, req, err, httpResp)
+	}
+	if len(cc.Choices) == 0 {
+		return nil, errors.New("openai: chat: the response has no choices")
+	}
+	choice := cc.Choices[0]
+	msg := llm.Message{Role: llm.RoleAssistant, Content: choice.Message.Content}
+	for i, tc := range choice.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = "call_" + strconv.Itoa(i)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments)})
+	}
+	resp := &llm.Response{
+		Message: msg,
+		Usage: llm.Usage{
+			PromptTokens:         int(cc.Usage.PromptTokens),
+			CompletionTokens:     int(cc.Usage.CompletionTokens),
+			ToolDefinitionTokens: defTokens,
+			CatalogTokens:        req.CatalogTokens,
+		},
+		FinishReason: finishReason(choice.FinishReason),
+	}
+	if req.Constraint.Mode != llm.ModeNative {
+		resp.Raw = msg.Content
+	}
+	if choice.Message.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
+		resp.Message.Content = choice.Message.Refusal
+		resp.Raw = choice.Message.Refusal
+	}
+	return resp, llm.ParseReply(req, resp)
+}
+
+func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewParams, onDelta func(string), ropts []option.RequestOption) (*openai.ChatCompletion, error) {
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+	s := b.client.Chat.Completions.NewStreaming(ctx, params, ropts...)
+	defer s.Close()
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		chunk := s.Current()
+		if !acc.AddChunk(chunk) {
+			return nil, errors.New("openai: chat: the stream sent an inconsistent chunk")
+		}
+		for _, c := range chunk.Choices {
+			if c.Index == 0 && c.Delta.Content != "" {
+				onDelta(c.Delta.Content)
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	cc := acc.ChatCompletion
+	return &cc, nil
+}
+
+func finishReason(r string) llm.FinishReason {
+	switch r {
+	case "length":
+		return llm.FinishLength
+	case "tool_calls", "function_call":
+		return llm.FinishToolCalls
+	case "", "stop":
+		return llm.FinishStop
+	}
+	return llm.FinishReason(r)
+}
+
+// buildRequest translates req and counts the tokens of its tool definitions.
+func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams, []option.RequestOption, int, error) {
+	var p openai.ChatCompletionNewParams
+	if err := req.Validate(); err != nil {
+		return p, nil, 0, err
+	}
+	p.Model = shared.ChatModel(b.model)
+	if req.MaxTokens > 0 {
+		if b.opts.LegacyMaxTokens {
+			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	var (
+		ropts     []option.RequestOption
+		defTokens int
+		msgs      = req.Messages
+	)
+	switch req.Constraint.Mode {
+	case llm.ModeEnvelope:
+		msgs = llm.WithToolPrompt(req)
+		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+				Name:   envelopeSchemaName,
+				Strict: param.NewOpt(true),
+				Schema: req.Constraint.EnvelopeSchema,
+			}},
+		}
+		rf, _ := json.Marshal(p.ResponseFormat)
+		defTokens = countTokens(string(rf)) + countTokens(llm.ToolPrompt(req.Tools))
+	case llm.ModeGrammar:
+		msgs = llm.WithToolPrompt(req)
+		ropts = append(ropts, option.WithJSONSet("grammar", req.Constraint.GBNF))
+		defTokens = countTokens(req.Constraint.GBNF) + countTokens(llm.ToolPrompt(req.Tools))
+	case llm.ModeNative:
+		strict := !req.Constraint.BestEffort
+		for i, t := range req.Tools {
+			schema := t.StrictParameters
+			if !strict {
+				schema = t.Parameters
+			} else if len(schema) == 0 {
+				return p, nil, 0, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
+			}
+			fn := shared.FunctionDefinitionParam{Name: t.Name, Strict: param.NewOpt(strict)}
+			if t.Description != "" {
+				fn.Description = param.NewOpt(t.Description)
+			}
+			p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+			// The schema goes in verbatim, keys in their order: strict
+			// decoding emits properties in schema order.
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, schema); err != nil {
+				return p, nil, 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
+			}
+			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", json.RawMessage(compact.Bytes())))
+			defTokens += countTokens(compact.String())
+		}
+		if len(p.Tools) > 0 {
+			p.ParallelToolCalls = param.NewOpt(false)
+			tools, _ := json.Marshal(p.Tools)
+			defTokens += countTokens(string(tools))
+		}
+	}
+	for _, m := range msgs {
+		p.Messages = append(p.Messages, message(m))
+	}
+	return p, ropts, defTokens, nil
+}
+
+func message(m llm.Message) openai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case llm.RoleSystem:
+		return openai.SystemMessage(m.Content)
+	case llm.RoleTool:
+		return openai.ToolMessage(m.Content, m.ToolCallID)
+	case llm.RoleAssistant:
+		am := openai.ChatCompletionAssistantMessageParam{}
+		if m.Content != "" {
+			am.Content.OfString = param.NewOpt(m.Content)
+		}
+		for _, c := range m.ToolCalls {
+			am.ToolCalls = append(am.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Arguments)},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &am}
+	}
+	return openai.UserMessage(m.Content)
+}
+
+func countTokens(s string) int {
+	n, err := tokens.Count(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// chatError maps openai-go's errors to llm's.
+func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("openai: chat: %w", ctx.Err())
+	}
+	var ae *openai.Error
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("openai: chat: %w", err)
+	}
+	msg := ae.Message
+	if msg == "" {
+		msg = strings.TrimSpace(ae.RawJSON())
+	}
+	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint, msg) {
+		return &llm.ConstraintError{Backend: "openai", Mode: req.Constraint.Mode, Message: msg, Err: err}
+	}
+	res := ae.Response
+	if res == nil {
+		res = httpResp
+	}
+	var retryAfter time.Duration
+	if res != nil {
+		retryAfter = llm.ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+		if ms, perr := strconv.ParseFloat(res.Header.Get("Retry-After-Ms"), 64); perr == nil && ms > 0 && retryAfter == 0 {
+			retryAfter = time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	return &llm.StatusError{Backend: "openai", StatusCode: ae.StatusCode, RetryAfter: retryAfter, Message: msg, Err: err}
+}
+
+// rejectsConstraint recognizes a 400 about the constraint: a server
+// without json_schema response formats, strict tools or grammars.
+func rejectsConstraint(c llm.Constraint, msg string) bool {
+	msg = strings.ToLower(msg)
+	switch c.Mode {
+	case llm.ModeEnvelope:
+		return strings.Contains(msg, "response_format") || strings.Contains(msg, "json_schema")
+	case llm.ModeGrammar:
+		return strings.Contains(msg, "grammar")
+	case llm.ModeNative:
+		return !c.BestEffort && strings.Contains(msg, "strict")
+	}
+	return false
+}
+
+// Embed returns one vector per text from /embeddings with
+// Options.EmbeddingModel.
+func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if b.opts.EmbeddingModel == "" {
+		return nil, errors.New("openai: Embed: Options.EmbeddingModel is empty")
+	}
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	var httpResp *http.Response
+	res, err := b.client.Embeddings.New(ctx, openai.EmbeddingNewParams{
+		Model:          openai.EmbeddingModel(b.opts.EmbeddingModel),
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	}, option.WithResponseInto(&httpResp))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("openai: embed: %w", ctx.Err())
+		}
+		var ae *openai.Error
+		if errors.As(err, &ae) {
+			return nil, chatError(ctx, &llm.Request{Constraint: llm.Constraint{Mode: llm.ModeNative, BestEffort: true}}, err, httpResp)
+		}
+		return nil, fmt.Errorf("openai: embed: %w", err)
+	}
+	if len(res.Data) != len(texts) {
+		return nil, fmt.Errorf("openai: embed: %d vectors for %d texts", len(res.Data), len(texts))
+	}
+	out := make([][]float32, len(texts))
+	for _, d := range res.Data {
+		if d.Index < 0 || int(d.Index) >= len(texts) || out[d.Index] != nil {
+			return nil, fmt.Errorf("openai: embed: bad or repeated index %d", d.Index)
+		}
+		v := make([]float32, len(d.Embedding))
+		for i, x := range d.Embedding {
+			v[i] = float32(x)
+		}
+		out[d.Index] = v
+	}
+	return out, nil
+}
