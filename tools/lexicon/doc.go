@@ -1,0 +1,19 @@
+// Package lexicon is toolgate's embedded word knowledge for discovery: groups
+// of English words that mean the same action or object in tool requests
+// ("delete", "remove", "erase"; "issue", "ticket", "bug"), synonym sets
+// derived from WordNet for common English words, and Spanish → English and
+// Polish → English word lists for request and tool vocabulary.
+//
+// The data ships inside the binary (go:embed of the files under data/), so
+// the lexicon needs no download and no network. [Default] parses it once.
+// The ngram embedder maps words to concepts with [Lexicon.Concepts], so that
+// "borrar archivo" and "delete file" share features; the offline
+// reformulator widens a weak query with [Lexicon.Expand].
+//
+// Words are looked up folded (see analysis.Fold) and, when the word itself
+// is not listed, by its stem in the word's language, so inflections
+// ("archivos", "plików", "deleting") find their entries.
+//
+// Sources and licenses are described in data/README.md; the WordNet license
+// is in data/LICENSE-WordNet.txt.
+package lexicon

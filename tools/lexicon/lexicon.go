@@ -1,0 +1,423 @@
+package lexicon
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+
+	"github.com/toolgate/toolgate/tools/analysis"
+)
+
+//go:embed data/*.txt
+var dataFS embed.FS
+
+// The embedded data files.
+const (
+	fileTools   = "data/tools_en.txt"   // hand-written tool-vocabulary groups
+	fileWordNet = "data/wordnet_en.txt" // generated from WordNet 3.0
+	fileIrreg   = "data/irregular_en.txt"
+	fileSpanish = "data/es_en.txt"
+	filePolish  = "data/pl_en.txt"
+)
+
+func fold(s string) string { return analysis.Fold(s) }
+
+// Weights of the two kinds of English concept: a hand-written tool-vocabulary
+// group is strong evidence that two words mean the same in a tool request; a
+// WordNet synset of a common sense is weaker (the sense may not be the one
+// meant).
+const (
+	WeightTool    = 1.0
+	WeightWordNet = 0.5
+)
+
+// Concept is one meaning a word can have: a hand-written group or a WordNet
+// synset. ID is a stable 64-bit hash of the concept's name, the same in
+// every build, so embedders can hash it into a vector.
+type Concept struct {
+	ID     uint64
+	Weight float32
+}
+
+type concept struct {
+	name   string // "tool:delete", "wn:00123456-v"
+	id     uint64
+	weight float32
+	words  []string // English words and phrases, folded
+}
+
+// translation is what a Spanish or Polish word maps to.
+type translation struct {
+	english  []string
+	concepts []int32 // union of the English words' concepts, deduplicated
+}
+
+// Lexicon is a parsed lexicon. It is immutable after construction and safe
+// for concurrent use; slices it returns are shared and must not be modified.
+type Lexicon struct {
+	concepts []concept
+	english  map[string][]int32 // folded word or phrase → concepts
+	enStem   map[string][]int32 // English stem of a single word → concepts
+	irreg    map[string]string  // irregular inflection → lemma ("sent" → "send")
+	trans    [2]map[string]*translation
+	transStm [2]map[string]*translation
+}
+
+var (
+	defaultOnce sync.Once
+	defaultLex  *Lexicon
+	defaultErr  error
+)
+
+// Default returns the lexicon built from the embedded data, parsed on first
+// use. Its data is verified by this package's tests; should it ever fail to
+// parse, Default returns an empty lexicon and DefaultErr reports why.
+func Default() *Lexicon {
+	defaultOnce.Do(func() {
+		defaultLex, defaultErr = load()
+		if defaultErr != nil {
+			defaultLex = empty()
+		}
+	})
+	return defaultLex
+}
+
+// DefaultErr reports the error, if any, that made Default return an empty
+// lexicon.
+func DefaultErr() error {
+	Default()
+	return defaultErr
+}
+
+func empty() *Lexicon {
+	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}}
+	for i := range l.trans {
+		l.trans[i] = map[string]*translation{}
+		l.transStm[i] = map[string]*translation{}
+	}
+	return l
+}
+
+// Source holds the parsed data a Lexicon is built from.
+type Source struct {
+	// Tools are hand-written groups: key = concept name, values = words.
+	Tools []Entry
+	// WordNet are synsets: key = synset id, values = lemmas.
+	WordNet []Entry
+	// Irregular maps an inflected form (key) to its lemma (one value).
+	Irregular []Entry
+	// Spanish and Polish map a word (key) to English words (values).
+	Spanish, Polish []Entry
+}
+
+func load() (*Lexicon, error) {
+	var src Source
+	for _, f := range []struct {
+		name string
+		dst  *[]Entry
+	}{
+		{fileTools, &src.Tools}, {fileWordNet, &src.WordNet}, {fileIrreg, &src.Irregular},
+		{fileSpanish, &src.Spanish}, {filePolish, &src.Polish},
+	} {
+		data, err := dataFS.ReadFile(f.name)
+		if err != nil {
+			return nil, fmt.Errorf("lexicon: %w", err)
+		}
+		if *f.dst, err = Parse(f.name, data); err != nil {
+			return nil, err
+		}
+	}
+	return Build(&src)
+}
+
+// ErrInvalid is wrapped by Build's errors for data that parses but is not
+// a valid lexicon.
+var ErrInvalid = errors.New("lexicon: invalid data")
+
+// Build makes a Lexicon from parsed data. It reports an irregular form with
+// more than one lemma as an error wrapping ErrInvalid.
+func Build(src *Source) (*Lexicon, error) {
+	l := empty()
+	addConcept := func(name string, weight float32, words []string) {
+		idx := int32(len(l.concepts))
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		c := concept{name: name, id: h.Sum64(), weight: weight, words: dedup(words)}
+		l.concepts = append(l.concepts, c)
+		for _, w := range c.words {
+			l.english[w] = appendUnique(l.english[w], idx)
+			if !strings.Contains(w, " ") {
+				if s := analysis.Stem(analysis.English, w); s != w {
+					l.enStem[s] = appendUnique(l.enStem[s], idx)
+				}
+			}
+		}
+	}
+	// Tool groups may span several lines with the same key: merge them.
+	groups := map[string][]string{}
+	var order []string
+	for _, e := range src.Tools {
+		if _, ok := groups[e.Key]; !ok {
+			order = append(order, e.Key)
+			groups[e.Key] = []string{e.Key}
+		}
+		groups[e.Key] = append(groups[e.Key], e.Values...)
+	}
+	for _, k := range order {
+		addConcept("tool:"+k, WeightTool, groups[k])
+	}
+	for _, e := range src.WordNet {
+		addConcept("wn:"+e.Key, WeightWordNet, e.Values)
+	}
+	for _, e := range src.Irregular {
+		if len(e.Values) != 1 {
+			return nil, fmt.Errorf("%w: irregular form %q (line %d) has %d lemmas, want 1", ErrInvalid, e.Key, e.Line, len(e.Values))
+		}
+		l.irreg[e.Key] = e.Values[0]
+	}
+	for i, entries := range [2][]Entry{src.Spanish, src.Polish} {
+		lang := [2]analysis.Lang{analysis.Spanish, analysis.Polish}[i]
+		for _, e := range entries {
+			t := l.trans[i][e.Key]
+			if t == nil {
+				t = &translation{}
+				l.trans[i][e.Key] = t
+			}
+			t.english = dedup(append(t.english, e.Values...))
+		}
+		for key, t := range l.trans[i] {
+			for _, en := range t.english {
+				for _, c := range l.englishConcepts(en) {
+					t.concepts = appendUnique(t.concepts, c)
+				}
+			}
+			if !strings.Contains(key, " ") {
+				if s := analysis.Stem(lang, key); s != key {
+					if prev, ok := l.transStm[i][s]; ok && prev != t {
+						l.transStm[i][s] = merge(prev, t)
+					} else {
+						l.transStm[i][s] = t
+					}
+				}
+			}
+		}
+	}
+	return l, nil
+}
+
+func merge(a, b *translation) *translation {
+	t := &translation{english: dedup(append(append([]string(nil), a.english...), b.english...))}
+	t.concepts = append([]int32(nil), a.concepts...)
+	for _, c := range b.concepts {
+		t.concepts = appendUnique(t.concepts, c)
+	}
+	return t
+}
+
+func appendUnique[T comparable](s []T, v T) []T {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+func dedup(words []string) []string {
+	out := words[:0:0]
+	for _, w := range words {
+		out = appendUnique(out, w)
+	}
+	return out
+}
+
+// englishConcepts returns the concepts of a folded English word or phrase:
+// by the word itself, else its lemma if it is an irregular form, else its
+// stem.
+func (l *Lexicon) englishConcepts(w string) []int32 {
+	if c, ok := l.english[w]; ok {
+		return c
+	}
+	if lemma, ok := l.irreg[w]; ok {
+		if c, ok := l.english[lemma]; ok {
+			return c
+		}
+	}
+	return l.enStem[analysis.Stem(analysis.English, w)]
+}
+
+func transIndex(lang analysis.Lang) int {
+	switch lang {
+	case analysis.Spanish:
+		return 0
+	case analysis.Polish:
+		return 1
+	}
+	return -1
+}
+
+func (l *Lexicon) translation(i int, w string) *translation {
+	if t, ok := l.trans[i][w]; ok {
+		return t
+	}
+	return l.transStm[i][analysis.Stem([2]analysis.Lang{analysis.Spanish, analysis.Polish}[i], w)]
+}
+
+// Synonyms returns the English words and phrases that share a concept with
+// the folded English term (a word or its inflection), strongest first
+// (hand-written groups before WordNet synsets), without the term itself.
+// It returns nil for an unknown term. The caller owns the returned slice.
+func (l *Lexicon) Synonyms(term string) []string {
+	term = fold(term)
+	var out []string
+	for _, c := range l.englishConcepts(term) {
+		for _, w := range l.concepts[c].words {
+			if w != term {
+				out = appendUnique(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// Translate returns the English words and phrases for a folded Spanish or
+// Polish word (or an inflection of one), or nil when the lexicon has no
+// entry or lang is neither "es" nor "pl". The returned slice is shared and
+// must not be modified.
+func (l *Lexicon) Translate(lang analysis.Lang, term string) []string {
+	i := transIndex(lang)
+	if i < 0 {
+		return nil
+	}
+	if t := l.translation(i, fold(term)); t != nil {
+		return t.english
+	}
+	return nil
+}
+
+// Concepts appends to dst the concepts of one folded token and returns the
+// extended slice. For lang "en" the token is read as English; for "es" or
+// "pl" it is translated first and the concepts of its English words are
+// returned; for lang "" all three readings are tried, because a short
+// request's language is often unknowable. Concepts does not allocate when
+// dst has room.
+func (l *Lexicon) Concepts(dst []Concept, lang analysis.Lang, token string) []Concept {
+	add := func(idx []int32) {
+		for _, i := range idx {
+			c := Concept{ID: l.concepts[i].id, Weight: l.concepts[i].weight}
+			dup := false
+			for _, d := range dst {
+				if d.ID == c.ID {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				dst = append(dst, c)
+			}
+		}
+	}
+	if lang == "" || lang == analysis.English {
+		add(l.englishConcepts(token))
+	}
+	for i, tl := range [2]analysis.Lang{analysis.Spanish, analysis.Polish} {
+		if lang == "" || lang == tl {
+			if t := l.translation(i, token); t != nil {
+				add(t.concepts)
+			}
+		}
+	}
+	return dst
+}
+
+// Limits on Expand's synonyms per English term.
+const (
+	maxToolSynonyms    = 6
+	maxWordNetSynonyms = 2
+)
+
+// Expand appends to dst English words and phrases that widen a query made
+// of the folded tokens terms: translations of Spanish and Polish words
+// (lang "es"/"pl", or all when lang is ""), and for English words their
+// first six hand-written synonyms (the data lists the closest first) plus at
+// most two WordNet synonyms. Words already in
+// terms or dst are not repeated. It is the offline reformulator's
+// expansion; the caller analyzes the result as English.
+func (l *Lexicon) Expand(dst []string, terms []string, lang analysis.Lang) []string {
+	seen := func(w string) bool {
+		for _, t := range terms {
+			if t == w {
+				return true
+			}
+		}
+		for _, d := range dst {
+			if d == w {
+				return true
+			}
+		}
+		return false
+	}
+	for _, term := range terms {
+		term = fold(term)
+		if lang == "" || lang == analysis.English {
+			tool, wn := 0, 0
+			for _, c := range l.englishConcepts(term) {
+				con := &l.concepts[c]
+				strong := con.weight >= WeightTool
+				for _, w := range con.words {
+					if (strong && tool >= maxToolSynonyms) || (!strong && wn >= maxWordNetSynonyms) {
+						break
+					}
+					if w != term && !seen(w) {
+						dst = append(dst, w)
+						if strong {
+							tool++
+						} else {
+							wn++
+						}
+					}
+				}
+			}
+		}
+		for i, tl := range [2]analysis.Lang{analysis.Spanish, analysis.Polish} {
+			if lang == "" || lang == tl {
+				if t := l.translation(i, term); t != nil {
+					for _, w := range t.english {
+						if !seen(w) {
+							dst = append(dst, w)
+						}
+					}
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// Lemma returns the English lemma of an irregular inflected form ("sent" →
+// "send", "children" → "child") and whether the lexicon knows it.
+func (l *Lexicon) Lemma(word string) (string, bool) {
+	s, ok := l.irreg[fold(word)]
+	return s, ok
+}
+
+// Stats describes a lexicon's size.
+type Stats struct {
+	ToolGroups, Synsets, EnglishWords, Irregular, Spanish, Polish int
+}
+
+// Stats returns the lexicon's size.
+func (l *Lexicon) Stats() Stats {
+	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Spanish: len(l.trans[0]), Polish: len(l.trans[1])}
+	for _, c := range l.concepts {
+		if c.weight >= WeightTool {
+			s.ToolGroups++
+		} else {
+			s.Synsets++
+		}
+	}
+	return s
+}
