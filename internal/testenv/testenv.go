@@ -108,3 +108,24 @@ func missing(tb testing.TB, what string) {
 	}
 	tb.Skipf("testenv: %s", what)
 }
+
+// NodeModule returns the directory of an npm package installed for the
+// tests by .ci/run ($TOOLGATE_NODE_MODULES, else .ci/npm/node_modules in the
+// repository; `npm ci --prefix .ci/npm` installs them), e.g.
+// NodeModule(t, "@modelcontextprotocol/server-memory"). It also checks that
+// node is on $PATH.
+func NodeModule(tb testing.TB, pkg string) string {
+	tb.Helper()
+	base := os.Getenv("TOOLGATE_NODE_MODULES")
+	if base == "" {
+		base = filepath.Join(RepoRoot(tb), ".ci", "npm", "node_modules")
+	}
+	dir := filepath.Join(base, filepath.FromSlash(pkg))
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+		missing(tb, "npm package "+pkg+" is not installed (npm ci --prefix .ci/npm)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		missing(tb, "node is not on $PATH")
+	}
+	return dir
+}

@@ -1,0 +1,204 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Server describes one upstream MCP server.
+type Server struct {
+	// Name is the namespace of the server's tools: tool IDs are "<Name>/<tool>".
+	Name string `json:"-"`
+	// Command starts a stdio server: the program and its arguments.
+	Command []string `json:"command,omitempty"`
+	// Env adds variables to the command's environment.
+	Env map[string]string `json:"env,omitempty"`
+	// URL is a Streamable HTTP endpoint. Exactly one of Command and URL is set.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every HTTP request (an Authorization header, say).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Scopes are required, in addition to a tool's own, for every tool of the server.
+	Scopes []string `json:"scopes,omitempty"`
+	// Tools overrides the cards of single tools by bare name.
+	Tools map[string]ToolOverride `json:"tools,omitempty"`
+}
+
+// ToolOverride adjusts a card the server's own metadata cannot express.
+type ToolOverride struct {
+	// Scopes are added to the tool's required scopes.
+	Scopes []string `json:"scopes,omitempty"`
+	// Irreversible, when set, replaces what the annotations said.
+	Irreversible *bool `json:"irreversible,omitempty"`
+	// ReadOnly, when set, replaces what the annotations said.
+	ReadOnly *bool    `json:"read_only,omitempty"`
+	Aliases  []string `json:"aliases,omitempty"`
+	NotFor   string   `json:"not_for,omitempty"`
+	Group    string   `json:"group,omitempty"`
+	Tags     []string `json:"tags,omitempty"`
+}
+
+func (o ToolOverride) apply(c *tools.Card) {
+	c.Scopes = appendUnique(c.Scopes, o.Scopes...)
+	if o.Irreversible != nil {
+		c.Irreversible = *o.Irreversible
+	}
+	if o.ReadOnly != nil {
+		c.ReadOnly = *o.ReadOnly
+	}
+	c.Aliases = appendUnique(c.Aliases, o.Aliases...)
+	if o.NotFor != "" {
+		c.NotFor = o.NotFor
+	}
+	if o.Group != "" {
+		c.Group = o.Group
+	}
+	c.Tags = appendUnique(c.Tags, o.Tags...)
+}
+
+var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("mcp: invalid server configuration")
+
+func (s Server) validate() error {
+	switch {
+	case !serverName.MatchString(s.Name):
+		return fmt.Errorf("%w: server name %q must match %s", ErrConfig, s.Name, serverName)
+	case len(s.Command) == 0 && s.URL == "":
+		return fmt.Errorf("%w: server %q has neither command nor url", ErrConfig, s.Name)
+	case len(s.Command) > 0 && s.URL != "":
+		return fmt.Errorf("%w: server %q has both command and url", ErrConfig, s.Name)
+	case len(s.Command) > 0 && s.Command[0] == "":
+		return fmt.Errorf("%w: server %q has an empty command", ErrConfig, s.Name)
+	case s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://"):
+		return fmt.Errorf("%w: server %q url %q is not http(s)", ErrConfig, s.Name, s.URL)
+	}
+	return nil
+}
+
+// Config is a file of upstream servers:
+//
+//	{"servers": {"memory": {"command": ["npx", "-y", "@modelcontextprotocol/server-memory"],
+//	                        "scopes": ["memory:write"]},
+//	             "docs":   {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}}}}
+type Config struct {
+	Servers map[string]Server `json:"servers"`
+}
+
+// LoadConfig reads and validates a Config file.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	var c Config
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+	}
+	for name, s := range c.Servers {
+		s.Name = name
+		if err := s.validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		c.Servers[name] = s
+	}
+	return &c, nil
+}
+
+// List returns the configured servers sorted by name.
+func (c *Config) List() []Server {
+	out := make([]Server, 0, len(c.Servers))
+	for _, s := range c.Servers {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ParseCommandSpec turns a CLI "--mcp" value into a stdio Server:
+// "NAME=CMD ARGS" names the namespace; a bare "CMD ARGS" takes it from the
+// last word that does not start with '-' (a package or script name), cut
+// to its base name ("@modelcontextprotocol/server-memory" → "server-memory").
+// Arguments are split on spaces; quote nothing.
+func ParseCommandSpec(spec string) (Server, error) {
+	name, cmdline, hasName := strings.Cut(spec, "=")
+	if !hasName || strings.ContainsAny(name, " \t") {
+		name, cmdline = "", spec
+	}
+	args := strings.Fields(cmdline)
+	if len(args) == 0 {
+		return Server{}, fmt.Errorf("%w: empty command in %q", ErrConfig, spec)
+	}
+	if name == "" {
+		name = deriveName(args)
+	}
+	s := Server{Name: name, Command: args}
+	return s, s.validate()
+}
+
+// ParseURLSpec turns a CLI "--mcp-url" value ("NAME=URL" or "URL") into a
+// Streamable HTTP Server; a bare URL is named after its host.
+func ParseURLSpec(spec string) (Server, error) {
+	name, url := "", spec
+	if n, u, ok := strings.Cut(spec, "="); ok && !strings.Contains(n, "/") && !strings.Contains(n, ":") {
+		name, url = n, u
+	}
+	if name == "" {
+		host := url
+		if _, rest, ok := strings.Cut(host, "://"); ok {
+			host = rest
+		}
+		host, _, _ = strings.Cut(host, "/")
+		name = sanitize(host)
+	}
+	s := Server{Name: name, URL: url}
+	return s, s.validate()
+}
+
+func deriveName(args []string) string {
+	for i := len(args) - 1; i >= 0; i-- {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		a = strings.TrimSuffix(a, "/")
+		if j := strings.LastIndex(a, "/"); j >= 0 {
+			a = a[j+1:]
+		}
+		for _, ext := range []string{".js", ".mjs", ".py", ".ts"} {
+			a = strings.TrimSuffix(a, ext)
+		}
+		if a, _, _ = strings.Cut(a, "@"); a != "" {
+			if n := sanitize(a); n != "" {
+				return n
+			}
+		}
+	}
+	return "mcp"
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	return out
+}

@@ -1,0 +1,28 @@
+// Package mcp imports tools from Model Context Protocol servers into a
+// tools.Registry, on the official Go SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// Connect starts a stdio server (a command line) or opens a Streamable HTTP
+// endpoint, lists its tools (following pagination), and registers each as
+// "<server>/<tool>" with a card derived by the same rules as catalog files
+// (summary from the description; readOnlyHint → read-only, destructiveHint →
+// irreversible, idempotentHint, openWorldHint), plus the scopes and
+// overrides of the server's configuration. The tools stay current: a
+// notifications/tools/list_changed re-lists them; a server that dies or
+// hangs (keep-alive pings fail) has its tools taken out of the catalog and is
+// reconnected with exponential backoff.
+//
+//	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "memory",
+//		Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"},
+//		Scopes:  []string{"memory:write"}}, nil)
+//	defer up.Close()
+//
+// Each imported tool's handler calls the upstream. Its errors follow the
+// gateway's recording table: a tool error (isError) is a *tools.DomainError;
+// a JSON-RPC error answer or a disconnected server is wrapped by
+// tools.NoEffect (nothing ran); a transport failure or timeout mid-call is an
+// unknown outcome. The call's idempotency key travels in the request's
+// _meta under MetaIdempotencyKey, for servers that deduplicate.
+//
+// The package needs nothing above package tools: execution through the
+// gateway is composed by the caller.
+package mcp

@@ -1,0 +1,452 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Errors a tool handler returns when the upstream cannot take the call.
+var (
+	// ErrDisconnected means the upstream server is not connected; the call
+	// was not sent (it is wrapped by tools.NoEffect).
+	ErrDisconnected = errors.New("mcp: upstream server not connected")
+	// ErrClosed is returned by methods of a closed Upstream.
+	ErrClosed = errors.New("mcp: upstream closed")
+)
+
+// MetaIdempotencyKey is the _meta field through which a call's idempotency
+// key is passed to the upstream server, for servers that deduplicate.
+const MetaIdempotencyKey = "io.toolgate/idempotency-key"
+
+// Options configures Connect. The zero value of every field is documented;
+// a nil *Options means all defaults.
+type Options struct {
+	// Logger receives connection events. Nil means slog.Default().
+	Logger *slog.Logger
+	// MinBackoff and MaxBackoff bound the exponential reconnection delay
+	// (with jitter). Zero means 200ms and 30s.
+	MinBackoff, MaxBackoff time.Duration
+	// KeepAlive is the ping interval that detects a hung server (the SDK
+	// closes the session when pings fail). Zero means 30s; negative disables.
+	KeepAlive time.Duration
+	// HTTPClient is used for Streamable HTTP servers. Nil means a client
+	// with no overall timeout (streams are long-lived).
+	HTTPClient *http.Client
+	// OnChange, if set, is called after the upstream's tools were
+	// (re)registered or removed, with the number now registered.
+	OnChange func(server string, tools int)
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.MinBackoff <= 0 {
+		out.MinBackoff = 200 * time.Millisecond
+	}
+	if out.MaxBackoff <= 0 {
+		out.MaxBackoff = 30 * time.Second
+	}
+	if out.MaxBackoff < out.MinBackoff {
+		out.MaxBackoff = out.MinBackoff
+	}
+	if out.KeepAlive == 0 {
+		out.KeepAlive = 30 * time.Second
+	}
+	return out
+}
+
+// Status is a point-in-time report on an upstream connection.
+type Status struct {
+	Server     string
+	Connected  bool
+	Tools      int
+	Reconnects int
+	LastError  error
+}
+
+// Upstream is one connected MCP server whose tools live in a Registry under
+// the namespace Server.Name. It keeps them current on
+// notifications/tools/list_changed, removes them when the server dies or
+// hangs, and reconnects with backoff until Close. Safe for concurrent use.
+type Upstream struct {
+	cfg    Server
+	reg    *tools.Registry
+	opts   Options
+	client *sdk.Client
+
+	mu         sync.Mutex
+	session    *sdk.ClientSession
+	ntools     int
+	reconnects int
+	lastErr    error
+	closed     bool
+
+	done   chan struct{} // closed when the supervisor exits
+	cancel context.CancelFunc
+}
+
+// Connect starts the server (or opens its URL), lists its tools (following
+// pagination), registers them in reg under the namespace cfg.Name, and keeps
+// them current until Close. The first connection must succeed: a server
+// that cannot be reached now is an error, so a misconfiguration is not
+// silently an empty catalog. Later failures are reported through the log
+// and Status, and retried with backoff.
+func Connect(ctx context.Context, reg *tools.Registry, cfg Server, opts *Options) (*Upstream, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	u := &Upstream{cfg: cfg, reg: reg, opts: opts.withDefaults(), done: make(chan struct{})}
+	u.client = sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "0.1.0"}, &sdk.ClientOptions{
+		Logger:    u.opts.Logger,
+		KeepAlive: max(u.opts.KeepAlive, 0),
+		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
+			// The handler runs on the session's reader; listing from it
+			// would wait on the reader it blocks, so refresh asynchronously.
+			go func() {
+				if err := u.Refresh(context.WithoutCancel(ctx)); err != nil {
+					u.opts.Logger.Warn("mcp: refresh after list_changed failed", "server", u.cfg.Name, "err", err)
+				}
+			}()
+		},
+	})
+	cs, err := u.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
+	}
+	if err := u.register(ctx, cs); err != nil {
+		cs.Close()
+		return nil, fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	u.cancel = cancel
+	go u.supervise(sctx, cs)
+	return u, nil
+}
+
+func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
+	var t sdk.Transport
+	if u.cfg.URL != "" {
+		hc := u.opts.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		if len(u.cfg.Headers) > 0 {
+			hc = &http.Client{Transport: headerTransport{base: hc.Transport, headers: u.cfg.Headers}, Timeout: hc.Timeout}
+		}
+		t = &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
+	} else {
+		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
+		cmd.Env = os.Environ()
+		for k, v := range u.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	cs, err := u.client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		cs.Close()
+		return nil, ErrClosed
+	}
+	u.session = cs
+	return cs, nil
+}
+
+// register lists every tool of cs and replaces the namespace's tools.
+func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
+	var listed []*sdk.Tool
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page > 1000 {
+			return errors.New("more than 1000 pages of tools")
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return err
+		}
+		listed = append(listed, res.Tools...)
+		if res.NextCursor == "" {
+			break
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	ts, err := u.convert(listed)
+	if err != nil {
+		// A tool the catalog rules reject is reported and left out; the
+		// others are still registered.
+		u.opts.Logger.Warn("mcp: rejected tools", "server", u.cfg.Name, "err", err)
+	}
+	if err := u.reg.ReplaceNamespace(u.cfg.Name, ts); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.ntools = len(ts)
+	u.mu.Unlock()
+	if u.opts.OnChange != nil {
+		u.opts.OnChange(u.cfg.Name, len(ts))
+	}
+	return nil
+}
+
+// convert turns the server's tools into registry tools through the catalog
+// rules of package tools (cards from descriptions, risk from annotations,
+// schema checks), then applies the configured scopes and overrides.
+func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, error) {
+	var buf bytes.Buffer
+	for _, t := range listed {
+		line, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool %q: %w", t.Name, err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	ts, err := tools.ParseCatalog(&buf, "mcp:"+u.cfg.Name, u.cfg.Name)
+	for i := range ts {
+		t := &ts[i]
+		name := t.Name()
+		t.Card.Scopes = appendUnique(t.Card.Scopes, u.cfg.Scopes...)
+		if o, ok := u.cfg.Tools[name]; ok {
+			o.apply(&t.Card)
+		}
+		t.Handler = u.handler(name)
+	}
+	return ts, err
+}
+
+func (u *Upstream) handler(name string) tools.Handler {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		u.mu.Lock()
+		cs := u.session
+		u.mu.Unlock()
+		if cs == nil {
+			return nil, tools.NoEffect(fmt.Errorf("%w: %s", ErrDisconnected, u.cfg.Name))
+		}
+		params := &sdk.CallToolParams{Name: name, Arguments: args}
+		if key, ok := tools.IdempotencyKey(ctx); ok {
+			params.Meta = sdk.Meta{MetaIdempotencyKey: key}
+		}
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			var werr *jsonrpc.Error
+			if errors.As(err, &werr) {
+				// The server answered with a protocol error: it refused the
+				// request (unknown tool, invalid params) without running it.
+				return nil, tools.NoEffect(&ProtocolError{Server: u.cfg.Name, Tool: name, Code: int(werr.Code), Message: werr.Message})
+			}
+			// Transport failure or deadline: the call may have run.
+			return nil, fmt.Errorf("mcp: call %s/%s: %w", u.cfg.Name, name, err)
+		}
+		return toolResult(res)
+	}
+}
+
+// ProtocolError is a JSON-RPC error the upstream answered a call with. It is
+// distinct from a tool error (CallToolResult.isError), which the tool ran
+// and reported, and which becomes a *tools.DomainError.
+type ProtocolError struct {
+	Server, Tool string
+	Code         int
+	Message      string
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("mcp: %s/%s: protocol error %d: %s", e.Server, e.Tool, e.Code, e.Message)
+}
+
+// toolResult converts a CallToolResult into the handler's JSON result: the
+// structured content when the tool gave one, else {"content":[...]}; a tool
+// that reported isError becomes a *tools.DomainError carrying its text.
+func toolResult(res *sdk.CallToolResult) (json.RawMessage, error) {
+	if res.IsError {
+		var msg []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				msg = append(msg, tc.Text)
+			}
+		}
+		return nil, &tools.DomainError{Code: "TOOL_ERROR", Message: strings.Join(msg, "\n"), Details: res.Content}
+	}
+	if res.StructuredContent != nil {
+		return json.Marshal(res.StructuredContent)
+	}
+	return json.Marshal(struct {
+		Content []sdk.Content `json:"content"`
+	}{res.Content})
+}
+
+// Refresh lists the server's tools again and applies the new list.
+func (u *Upstream) Refresh(ctx context.Context) error {
+	u.mu.Lock()
+	cs, closed := u.session, u.closed
+	u.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if cs == nil {
+		return ErrDisconnected
+	}
+	return u.register(ctx, cs)
+}
+
+// supervise waits for the session to end, removes the server's tools, and
+// reconnects with backoff until ctx is cancelled.
+func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
+	defer close(u.done)
+	backoff := u.opts.MinBackoff
+	for {
+		err := cs.Wait()
+		u.mu.Lock()
+		u.session = nil
+		closed := u.closed
+		u.mu.Unlock()
+		if closed {
+			return
+		}
+		if err == nil {
+			err = errors.New("server closed the connection")
+		}
+		u.fail(err)
+		for {
+			delay := backoff/2 + rand.N(backoff/2+1)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+			backoff = min(backoff*2, u.opts.MaxBackoff)
+			next, err := u.dial(ctx)
+			if err == nil {
+				if err = u.register(ctx, next); err == nil {
+					u.mu.Lock()
+					u.reconnects++
+					u.mu.Unlock()
+					u.opts.Logger.Info("mcp: reconnected", "server", u.cfg.Name)
+					cs, backoff = next, u.opts.MinBackoff
+					break
+				}
+				next.Close()
+			}
+			u.mu.Lock()
+			u.lastErr = err
+			u.mu.Unlock()
+			u.opts.Logger.Warn("mcp: reconnect failed", "server", u.cfg.Name, "err", err)
+		}
+	}
+}
+
+// fail records a lost connection and takes the server's tools out of the
+// catalog, so discovery stops offering tools that cannot run.
+func (u *Upstream) fail(err error) {
+	u.opts.Logger.Warn("mcp: upstream lost; its tools leave the catalog", "server", u.cfg.Name, "err", err)
+	if rerr := u.reg.ReplaceNamespace(u.cfg.Name, nil); rerr != nil {
+		u.opts.Logger.Error("mcp: remove tools", "server", u.cfg.Name, "err", rerr)
+	}
+	u.mu.Lock()
+	u.lastErr = err
+	u.ntools = 0
+	u.mu.Unlock()
+	if u.opts.OnChange != nil {
+		u.opts.OnChange(u.cfg.Name, 0)
+	}
+}
+
+// Status reports the connection's current state.
+func (u *Upstream) Status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return Status{Server: u.cfg.Name, Connected: u.session != nil, Tools: u.ntools, Reconnects: u.reconnects, LastError: u.lastErr}
+}
+
+// Close disconnects, stops reconnecting and removes the server's tools from
+// the registry. It is idempotent.
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil
+	}
+	u.closed = true
+	cs := u.session
+	u.mu.Unlock()
+	u.cancel()
+	var err error
+	if cs != nil {
+		err = cs.Close()
+	}
+	<-u.done
+	if rerr := u.reg.ReplaceNamespace(u.cfg.Name, nil); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	base := h.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+// logWriter forwards an upstream's stderr to the logger, one record a write.
+type logWriter struct {
+	log    *slog.Logger
+	server string
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.log.Debug("mcp: upstream stderr", "server", w.server, "text", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func appendUnique(dst []string, add ...string) []string {
+	for _, s := range add {
+		found := false
+		for _, d := range dst {
+			if d == s {
+				found = true
+				break
+			}
+		}
+		if !found {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}

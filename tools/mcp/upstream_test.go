@@ -1,0 +1,306 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/mcp"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func nodeServer(t *testing.T, pkg string, args ...string) []string {
+	dir := testenv.NodeModule(t, pkg)
+	return append([]string{"node", filepath.Join(dir, "dist", "index.js")}, args...)
+}
+
+func call(t *testing.T, ctx context.Context, reg *tools.Registry, id string, args any) (json.RawMessage, error) {
+	t.Helper()
+	i, ok := reg.Snapshot().Lookup(id)
+	if !ok {
+		t.Fatalf("tool %s is not registered", id)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Snapshot().Tool(i).Handler(ctx, raw)
+}
+
+func TestImportMemoryServer(t *testing.T) {
+	ctx := testContext(t)
+	reg := tools.NewRegistry()
+	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
+	up, err := mcp.Connect(ctx, reg, mcp.Server{
+		Name:    "memory",
+		Command: nodeServer(t, "@modelcontextprotocol/server-memory"),
+		Env:     map[string]string{"MEMORY_FILE_PATH": memFile},
+		Scopes:  []string{"memory:write"},
+	}, &mcp.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+
+	snap := reg.Snapshot()
+	if snap.Len() < 5 {
+		t.Fatalf("registered %d tools from server-memory, want at least 5", snap.Len())
+	}
+	for _, tl := range snap.Tools() {
+		if tl.Namespace() != "memory" {
+			t.Errorf("tool %s not in namespace memory", tl.ID)
+		}
+		if !containsString(tl.Card.Scopes, "memory:write") {
+			t.Errorf("tool %s scopes = %v, want the server's memory:write", tl.ID, tl.Card.Scopes)
+		}
+		if tl.Card.Summary == "" || tl.InputSchema == nil || tl.Handler == nil {
+			t.Errorf("tool %s: summary %q, schema %s, handler set %v", tl.ID, tl.Card.Summary, tl.InputSchema, tl.Handler != nil)
+		}
+	}
+	if i, ok := snap.Lookup("memory/read_graph"); !ok || !snap.Tool(i).Card.ReadOnly {
+		t.Errorf("memory/read_graph: found %v; want it marked read-only from readOnlyHint", ok)
+	}
+
+	_, err = call(t, ctx, reg, "memory/create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": "Ada", "entityType": "person", "observations": []string{"wrote the first program"}},
+	}})
+	if err != nil {
+		t.Fatalf("create_entities: %v", err)
+	}
+	got, err := call(t, ctx, reg, "memory/read_graph", map[string]any{})
+	if err != nil {
+		t.Fatalf("read_graph: %v", err)
+	}
+	if !strings.Contains(string(got), "wrote the first program") {
+		t.Errorf("read_graph = %s, want the entity just created", got)
+	}
+	if st := up.Status(); !st.Connected || st.Tools != snap.Len() {
+		t.Errorf("Status = %+v, want connected with %d tools", st, snap.Len())
+	}
+
+	if err := up.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if n := reg.Snapshot().Len(); n != 0 {
+		t.Errorf("after Close the registry holds %d tools, want 0", n)
+	}
+}
+
+func TestImportFilesystemServer(t *testing.T) {
+	ctx := testContext(t)
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "note.txt"), []byte("the ledger balances"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	up, err := mcp.Connect(ctx, reg, mcp.Server{
+		Name:    "fs",
+		Command: nodeServer(t, "@modelcontextprotocol/server-filesystem", root),
+	}, &mcp.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+
+	got, err := call(t, ctx, reg, "fs/read_text_file", map[string]any{"path": filepath.Join(root, "note.txt")})
+	if err != nil {
+		t.Fatalf("read_text_file: %v", err)
+	}
+	if !strings.Contains(string(got), "the ledger balances") {
+		t.Errorf("read_text_file = %s, want the file's text", got)
+	}
+
+	// Outside the allowed root the tool runs and reports an error: a tool
+	// error, which the gateway records as a domain error.
+	_, err = call(t, ctx, reg, "fs/read_text_file", map[string]any{"path": "/etc/passwd"})
+	var de *tools.DomainError
+	if !errors.As(err, &de) || de.Code != "TOOL_ERROR" {
+		t.Errorf("read outside the root: err = %v, want a *tools.DomainError TOOL_ERROR", err)
+	}
+
+	// A call the server rejects at the protocol level ran nothing.
+	_, err = call(t, ctx, reg, "fs/read_text_file", map[string]any{"path": 42})
+	if err == nil {
+		t.Fatal("read_text_file with a numeric path succeeded")
+	}
+	if !errors.As(err, &de) && !tools.IsNoEffect(err) {
+		t.Errorf("invalid params: err = %v (%T), want a tool error or a no-effect protocol error", err, err)
+	}
+}
+
+func TestKilledServerLeavesCatalogAndReconnects(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	server := nodeServer(t, "@modelcontextprotocol/server-memory")
+	// The shell records the server's pid, then becomes the server.
+	script := fmt.Sprintf("echo $$ > %s; exec %s", pidFile, strings.Join(server, " "))
+
+	reg := tools.NewRegistry()
+	changed := make(chan struct{}, 16)
+	reg.Subscribe(changed)
+	up, err := mcp.Connect(ctx, reg, mcp.Server{
+		Name:    "memory",
+		Command: []string{"sh", "-c", script},
+		Env:     map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")},
+	}, &mcp.Options{Logger: quiet, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	want := reg.Snapshot().Len()
+	if want == 0 {
+		t.Fatal("no tools registered")
+	}
+
+	pidText, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+
+	sawEmpty := false
+	for !sawEmpty || reg.Snapshot().Len() != want {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("waiting for removal and reconnection: saw empty catalog %v, now %d tools, status %+v", sawEmpty, reg.Snapshot().Len(), up.Status())
+		}
+		if reg.Snapshot().Len() == 0 {
+			sawEmpty = true
+		}
+	}
+	if st := up.Status(); !st.Connected || st.Reconnects < 1 || st.LastError == nil {
+		t.Errorf("Status after reconnection = %+v, want connected, ≥1 reconnect, the loss recorded", st)
+	}
+	if _, err := call(t, ctx, reg, "memory/read_graph", map[string]any{}); err != nil {
+		t.Errorf("read_graph after reconnection: %v", err)
+	}
+}
+
+// sdkServer serves a Go SDK MCP server over Streamable HTTP, for the
+// protocol features the npm servers do not exercise on demand: pagination
+// and tools/list_changed.
+func sdkServer(t *testing.T, pageSize int, names ...string) (*sdk.Server, string) {
+	t.Helper()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ServerOptions{PageSize: pageSize})
+	for _, n := range names {
+		addEcho(srv, n)
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return srv, ts.URL
+}
+
+func addEcho(srv *sdk.Server, name string) {
+	srv.AddTool(&sdk.Tool{
+		Name:        name,
+		Description: "Echo the text back. Used by tests.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+	}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args struct{ Text string }
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+		key, _ := req.Params.Meta[mcp.MetaIdempotencyKey].(string)
+		return &sdk.CallToolResult{StructuredContent: map[string]string{"tool": name, "text": args.Text, "key": key}}, nil
+	})
+}
+
+func TestStreamableHTTPPaginationAndListChanged(t *testing.T) {
+	ctx := testContext(t)
+	srv, url := sdkServer(t, 2, "echo_a", "echo_b", "echo_c", "echo_d", "echo_e")
+	reg := tools.NewRegistry()
+	changed := make(chan struct{}, 16)
+	reg.Subscribe(changed)
+	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "web", URL: url}, &mcp.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	if n := reg.Snapshot().Len(); n != 5 {
+		t.Fatalf("registered %d tools over 3 pages of 2, want 5", n)
+	}
+
+	got, err := call(t, ctx, reg, "web/echo_c", map[string]any{"text": "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `{"key":"","text":"hi","tool":"echo_c"}` {
+		t.Errorf("echo_c = %s", got)
+	}
+	keyed := tools.WithIdempotencyKey(ctx, "k-123")
+	i, _ := reg.Snapshot().Lookup("web/echo_a")
+	got, err = reg.Snapshot().Tool(i).Handler(keyed, json.RawMessage(`{"text":"x"}`))
+	if err != nil || !strings.Contains(string(got), `"key":"k-123"`) {
+		t.Errorf("echo_a with a key = %s, %v; want the key passed in _meta", got, err)
+	}
+
+	addEcho(srv, "echo_new")
+	srv.RemoveTools("echo_a")
+	for {
+		snap := reg.Snapshot()
+		_, hasNew := snap.Lookup("web/echo_new")
+		_, hasOld := snap.Lookup("web/echo_a")
+		if hasNew && !hasOld {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("list_changed not applied: new %v, removed %v", hasNew, !hasOld)
+		}
+	}
+}
+
+func TestConnectFailsForBrokenServer(t *testing.T) {
+	ctx := testContext(t)
+	reg := tools.NewRegistry()
+	_, err := mcp.Connect(ctx, reg, mcp.Server{Name: "nope", Command: []string{"sh", "-c", "exit 3"}}, &mcp.Options{Logger: quiet})
+	if err == nil {
+		t.Fatal("Connect to a server that exits succeeded")
+	}
+	if reg.Snapshot().Len() != 0 {
+		t.Errorf("a failed connection registered %d tools", reg.Snapshot().Len())
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
