@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"github.com/toolgate/toolgate/tools"
+
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -44,12 +46,14 @@ func Fingerprint(canonical []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-type keyCtx struct{}
-
 // WithIdempotencyKey returns a copy of ctx carrying key. The gateway calls
 // it before running a handler; tests of a handler may call it directly.
+//
+// The key is stored with tools.WithIdempotencyKey, so handlers below the
+// gateway (package tools, an MCP upstream) read the same value with
+// tools.IdempotencyKey without importing the gateway.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, keyCtx{}, key)
+	return tools.WithIdempotencyKey(ctx, key)
 }
 
 // IdempotencyKey returns the idempotency key of the call ctx belongs to.
@@ -57,6 +61,5 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 // header) so that a re-run after an uncertain outcome is deduplicated there.
 // The key is the same on every re-run of the same call.
 func IdempotencyKey(ctx context.Context) (string, bool) {
-	k, ok := ctx.Value(keyCtx{}).(string)
-	return k, ok && k != ""
+	return tools.IdempotencyKey(ctx)
 }
