@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"github.com/toolgate/toolgate/tools"
-
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+
+	"github.com/toolgate/toolgate/tools"
 )
 
 // keyDomain separates the key's hash from every other sha256 toolgate takes.
