@@ -1,0 +1,1094 @@
+package grammar
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// ---------------------------------------------------------------------------
+// Compilation: the parsed rules are expanded into flat element arrays exactly
+// as llama_grammar_parser does (one array per symbol id, alternatives
+// separated by gbnfAlt and closed by gbnfEnd, each group and each repetition
+// step a generated rule), so that llama.cpp's own checks can run on the same
+// shape and the matcher walks the same structure as llama_grammar_accept.
+
+type gbnfOp uint8
+
+const (
+	gbnfEnd      gbnfOp = iota // end of the last alternative of a rule
+	gbnfAlt                    // end of an alternative, another follows
+	gbnfRef                    // arg: rule id
+	gbnfTerm                   // arg: class index; matches one code point
+	gbnfTokenRef               // a <[id]> token; never matches text
+)
+
+type gbnfInst struct {
+	op  gbnfOp
+	arg int32
+}
+
+func (in gbnfInst) endOfSeq() bool { return in.op == gbnfEnd || in.op == gbnfAlt }
+
+// gbnfClass is a terminal: a sorted list of disjoint code point ranges (a
+// negated class is stored as its complement) and the bytes that can start a
+// matching code point.
+type gbnfClass struct {
+	ranges []CharRange
+	ascii  [2]uint64 // code points < 128 in the class
+	first  ByteSet   // bytes that can begin the UTF-8 encoding of a member
+}
+
+func (c *gbnfClass) has(r rune) bool {
+	if r < 128 {
+		return c.ascii[r>>6]&(1<<(uint(r)&63)) != 0
+	}
+	i := sort.Search(len(c.ranges), func(i int) bool { return c.ranges[i].Hi >= r })
+	return i < len(c.ranges) && c.ranges[i].Lo <= r
+}
+
+// overlaps reports whether some code point in [lo, hi] is in the class.
+func (c *gbnfClass) overlaps(lo, hi rune) bool {
+	i := sort.Search(len(c.ranges), func(i int) bool { return c.ranges[i].Hi >= lo })
+	return i < len(c.ranges) && c.ranges[i].Lo <= hi
+}
+
+type gbnfProgram struct {
+	code      []gbnfInst
+	ruleStart []int32   // symbol id -> offset of its first element in code
+	alts      [][]int32 // symbol id -> offsets of its alternatives in code
+	classes   []gbnfClass
+	root      int32
+}
+
+// gbnfLowerer assigns symbol ids and expands repetitions in the order
+// llama_grammar_parser does.
+type gbnfLowerer struct {
+	p        *gbnfParser
+	ids      map[string]int32
+	names    []string
+	owner    []int // symbol id -> index into p.defs of the rule that produced it
+	rules    [][]gbnfInst
+	nAdded   int   // llama.cpp's rules.size(): highest id given a rule, plus one
+	firstRef []int // symbol id -> byte offset of its first reference, -1 if none
+	refCount int
+	classIdx map[string]int32
+	classes  []gbnfClass
+	size     int
+}
+
+func (l *gbnfLowerer) symbol(name string, def int) int32 {
+	if id, ok := l.ids[name]; ok {
+		return id
+	}
+	id := int32(len(l.names))
+	l.ids[name] = id
+	l.names = append(l.names, name)
+	l.owner = append(l.owner, def)
+	l.firstRef = append(l.firstRef, -1)
+	return id
+}
+
+// generate mirrors generate_symbol_id: a fresh id named base_<id>, which no
+// rule written by hand can collide with ("_" is not a name character).
+func (l *gbnfLowerer) generate(def int) int32 {
+	id := int32(len(l.names))
+	name := l.p.defs[def].Name + "_" + strconv.Itoa(int(id))
+	l.ids[name] = id
+	l.names = append(l.names, name)
+	l.owner = append(l.owner, def)
+	l.firstRef = append(l.firstRef, -1)
+	return id
+}
+
+func (l *gbnfLowerer) add(id int32, rule []gbnfInst) {
+	for int(id) >= len(l.rules) {
+		l.rules = append(l.rules, nil)
+	}
+	l.rules[id] = rule
+	if int(id)+1 > l.nAdded {
+		l.nAdded = int(id) + 1
+	}
+}
+
+func (l *gbnfLowerer) grow(n int) error {
+	l.size += n
+	if l.size > MaxGrammarElements {
+		return errGrammarTooLarge
+	}
+	return nil
+}
+
+var errGrammarTooLarge = errors.New("too large")
+
+func (l *gbnfLowerer) alternates(alts []Seq, def int) ([]gbnfInst, error) {
+	var rule []gbnfInst
+	for i, seq := range alts {
+		if i > 0 {
+			rule = append(rule, gbnfInst{op: gbnfAlt})
+		}
+		for _, e := range seq {
+			var err error
+			if rule, err = l.expr(rule, e, def); err != nil {
+				return nil, err
+			}
+		}
+	}
+	rule = append(rule, gbnfInst{op: gbnfEnd})
+	return rule, l.grow(len(alts))
+}
+
+func (l *gbnfLowerer) expr(rule []gbnfInst, e Expr, def int) ([]gbnfInst, error) {
+	switch e := e.(type) {
+	case Literal:
+		for _, r := range e.Chars {
+			rule = append(rule, gbnfInst{op: gbnfTerm, arg: l.class(false, []CharRange{{r, r}})})
+		}
+		return rule, l.grow(len(e.Chars))
+	case Class:
+		if len(e.Ranges) == 0 {
+			return rule, nil
+		}
+		return append(rule, gbnfInst{op: gbnfTerm, arg: l.class(e.Negated, e.Ranges)}), l.grow(1)
+	case Any:
+		return append(rule, gbnfInst{op: gbnfTerm, arg: l.class(true, nil)}), l.grow(1)
+	case Token:
+		return append(rule, gbnfInst{op: gbnfTokenRef}), l.grow(1)
+	case Ref:
+		id := l.symbol(e.Name, def)
+		if l.firstRef[id] < 0 && l.refCount < len(l.p.refPos) {
+			l.firstRef[id] = l.p.refPos[l.refCount]
+		}
+		l.refCount++
+		return append(rule, gbnfInst{op: gbnfRef, arg: id}), l.grow(1)
+	case Group:
+		id := l.generate(def)
+		sub, err := l.alternates(e.Alts, def)
+		if err != nil {
+			return nil, err
+		}
+		l.add(id, sub)
+		return append(rule, gbnfInst{op: gbnfRef, arg: id}), l.grow(1)
+	case Repeat:
+		start := len(rule)
+		rule, err := l.expr(rule, e.Expr, def)
+		if err != nil {
+			return nil, err
+		}
+		prev := append([]gbnfInst(nil), rule[start:]...)
+		if e.Min == 0 {
+			rule = rule[:start]
+		} else {
+			if err := l.grow(len(prev) * (e.Min - 1)); err != nil {
+				return nil, err
+			}
+			for i := 1; i < e.Min; i++ {
+				rule = append(rule, prev...)
+			}
+		}
+		nOpt := 1
+		if e.Max != Unbounded {
+			nOpt = e.Max - e.Min
+		}
+		if err := l.grow(nOpt * (len(prev) + 3)); err != nil {
+			return nil, err
+		}
+		var last int32
+		for i := 0; i < nOpt; i++ {
+			id := l.generate(def)
+			rec := append(make([]gbnfInst, 0, len(prev)+3), prev...)
+			if e.Max == Unbounded {
+				rec = append(rec, gbnfInst{op: gbnfRef, arg: id})
+			} else if i > 0 {
+				rec = append(rec, gbnfInst{op: gbnfRef, arg: last})
+			}
+			rec = append(rec, gbnfInst{op: gbnfAlt}, gbnfInst{op: gbnfEnd})
+			l.add(id, rec)
+			last = id
+		}
+		if nOpt > 0 {
+			rule = append(rule, gbnfInst{op: gbnfRef, arg: last})
+		}
+		return rule, nil
+	}
+	return nil, fmt.Errorf("unknown expression %T", e)
+}
+
+// class interns a terminal; negated classes and "." (negated, no ranges)
+// are stored as the complement over all Unicode code points.
+func (l *gbnfLowerer) class(negated bool, ranges []CharRange) int32 {
+	key := make([]byte, 0, 1+8*len(ranges))
+	key = append(key, byte(boolInt(negated)))
+	for _, r := range ranges {
+		key = append(key, byte(r.Lo), byte(r.Lo>>8), byte(r.Lo>>16), byte(r.Lo>>24),
+			byte(r.Hi), byte(r.Hi>>8), byte(r.Hi>>16), byte(r.Hi>>24))
+	}
+	if i, ok := l.classIdx[string(key)]; ok {
+		return i
+	}
+	i := int32(len(l.classes))
+	l.classIdx[string(key)] = i
+	l.classes = append(l.classes, newGBNFClass(negated, ranges))
+	return i
+}
+
+func newGBNFClass(negated bool, ranges []CharRange) gbnfClass {
+	var rs []CharRange
+	for _, r := range ranges {
+		if r.Lo <= r.Hi {
+			rs = append(rs, r)
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Lo < rs[j].Lo })
+	var merged []CharRange
+	for _, r := range rs {
+		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi+1 {
+			if r.Hi > merged[n-1].Hi {
+				merged[n-1].Hi = r.Hi
+			}
+			continue
+		}
+		merged = append(merged, r)
+	}
+	if negated {
+		var comp []CharRange
+		next := rune(0)
+		for _, r := range merged {
+			if r.Lo > next {
+				comp = append(comp, CharRange{next, r.Lo - 1})
+			}
+			next = r.Hi + 1
+		}
+		if next <= utf8.MaxRune {
+			comp = append(comp, CharRange{next, utf8.MaxRune})
+		}
+		merged = comp
+	}
+	c := gbnfClass{ranges: merged}
+	for b := 0; b < 256; b++ {
+		lo, hi, ok := utf8LeadRange(byte(b))
+		if ok && c.overlaps(lo, hi) {
+			c.first.Add(byte(b))
+			if b < 128 {
+				c.ascii[b>>6] |= 1 << (uint(b) & 63)
+			}
+		}
+	}
+	return c
+}
+
+// gbnfCompile lowers the parsed definitions and runs llama.cpp's checks
+// (undefined rules, empty grammar, root, left recursion) and this package's
+// own (recursion without consuming input, size).
+func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
+	if len(defs) == 0 {
+		return nil, &ParseError{Offset: len(p.src), Msg: "grammar is empty (no rules)", Err: ErrEmptyGrammar, Line: lineOf(p.src, len(p.src)), Col: colOf(p.src, len(p.src))}
+	}
+	l := &gbnfLowerer{p: p, ids: map[string]int32{}, classIdx: map[string]int32{}}
+	for i, r := range defs {
+		id := l.symbol(r.Name, i)
+		rule, err := l.alternates(r.Alts, i)
+		if err != nil {
+			return nil, p.errAt(p.defPos[i], ErrTooLarge, fmt.Sprintf("rule %s expands to more than %d elements", r.Name, MaxGrammarElements))
+		}
+		l.add(id, rule)
+	}
+	// llama_grammar_parser::parse: every rule up to the highest defined id
+	// must exist, and every reference must point at a defined rule.
+	for id := 0; id < len(l.names); id++ {
+		if id < len(l.rules) && l.rules[id] != nil {
+			continue
+		}
+		referenced := l.firstRef[id] >= 0
+		if id < l.nAdded || referenced && l.referencedFromRules(int32(id)) {
+			off := l.firstRef[id]
+			if off < 0 {
+				off = 0
+			}
+			return nil, p.errAt(off, ErrUndefinedRule, "undefined rule '"+l.names[id]+"'")
+		}
+	}
+	rootID, ok := l.ids["root"]
+	if !ok || int(rootID) >= len(l.rules) || l.rules[rootID] == nil {
+		return nil, p.errAt(0, ErrNoRoot, "grammar does not contain a 'root' rule")
+	}
+	n := l.nAdded
+	if id, bad := llamaLeftRecursion(l.rules[:n]); bad {
+		def := l.owner[id]
+		return nil, p.errAt(p.defPos[def], ErrLeftRecursion, "unsupported grammar, left recursion detected for rule '"+defs[def].Name+"'")
+	}
+	if id, bad := nullableCycle(l.rules[:n]); bad {
+		def := l.owner[id]
+		return nil, p.errAt(p.defPos[def], ErrEmptyLoop, "rule '"+defs[def].Name+"' can recurse without consuming input, e.g. a repetition of something that can match empty; llama.cpp crashes on this grammar")
+	}
+	prog := &gbnfProgram{classes: l.classes, root: rootID, ruleStart: make([]int32, n), alts: make([][]int32, n)}
+	for id, rule := range l.rules[:n] {
+		start := int32(len(prog.code))
+		prog.ruleStart[id] = start
+		prog.alts[id] = append(prog.alts[id], start)
+		for j, in := range rule {
+			if in.op == gbnfAlt {
+				prog.alts[id] = append(prog.alts[id], start+int32(j)+1)
+			}
+		}
+		prog.code = append(prog.code, rule...)
+	}
+	// Rule references inside code still name symbol ids; alts is indexed
+	// by id, so no relocation is needed.
+	return prog, nil
+}
+
+func (l *gbnfLowerer) referencedFromRules(id int32) bool {
+	for _, rule := range l.rules {
+		for _, in := range rule {
+			if in.op == gbnfRef && in.arg == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func lineOf(src string, off int) int {
+	line := 1
+	for i := 0; i < off && i < len(src); i++ {
+		if src[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
+
+func colOf(src string, off int) int {
+	col := 1
+	for i := 0; i < off && i < len(src); i++ {
+		if src[i] == '\n' {
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return col
+}
+
+// llamaLeftRecursion is llama_grammar_detect_left_recursion run over every
+// rule as llama_grammar_init_impl does. A rule "may be empty" only when it
+// has a syntactically empty alternative, exactly as in llama.cpp; deeper
+// nullable cycles are left to nullableCycle.
+func llamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
+	n := len(rules)
+	visited := make([]bool, n)
+	inProgress := make([]bool, n)
+	mayBeEmpty := make([]bool, n)
+	var detect func(i int) bool
+	detect = func(i int) bool {
+		if inProgress[i] {
+			return true
+		}
+		inProgress[i] = true
+		rule := rules[i]
+		atStart := true
+		for _, in := range rule {
+			if in.endOfSeq() {
+				if atStart {
+					mayBeEmpty[i] = true
+					break
+				}
+				atStart = true
+			} else {
+				atStart = false
+			}
+		}
+		recurse := true
+		for _, in := range rule {
+			switch {
+			case in.op == gbnfRef && recurse:
+				if detect(int(in.arg)) {
+					return true
+				}
+				if !mayBeEmpty[in.arg] {
+					recurse = false
+				}
+			case in.endOfSeq():
+				recurse = true
+			default:
+				recurse = false
+			}
+		}
+		inProgress[i] = false
+		visited[i] = true
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if !visited[i] && detect(i) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// nullableCycle finds a rule that can reach itself through left corners
+// that match the empty string (with nullability computed properly, to a
+// fixed point). llama_grammar_advance_stack recurses forever on such a rule.
+func nullableCycle(rules [][]gbnfInst) (int, bool) {
+	n := len(rules)
+	nullable := make([]bool, n)
+	for changed := true; changed; {
+		changed = false
+		for i, rule := range rules {
+			if nullable[i] {
+				continue
+			}
+			ok := true
+			for _, in := range rule {
+				if in.endOfSeq() {
+					if ok {
+						nullable[i] = true
+						changed = true
+						break
+					}
+					ok = true
+				} else if in.op != gbnfRef || !nullable[in.arg] {
+					ok = false
+				}
+			}
+		}
+	}
+	// Edges: rule -> rule referenced at a position preceded only by
+	// nullable references in its alternative.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]uint8, n)
+	type frame struct{ rule, pos int }
+	for start := 0; start < n; start++ {
+		if color[start] != white {
+			continue
+		}
+		stack := []frame{{start, 0}}
+		color[start] = grey
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			rule := rules[top.rule]
+			pushed := false
+			for top.pos < len(rule) && !pushed {
+				in := rule[top.pos]
+				top.pos++
+				if in.op != gbnfRef {
+					continue
+				}
+				// is this reference a left corner?
+				left := true
+				for k := top.pos - 2; k >= 0 && !rule[k].endOfSeq(); k-- {
+					if rule[k].op != gbnfRef || !nullable[rule[k].arg] {
+						left = false
+						break
+					}
+				}
+				if !left {
+					continue
+				}
+				switch color[in.arg] {
+				case grey:
+					return int(in.arg), true
+				case white:
+					color[in.arg] = grey
+					stack = append(stack, frame{int(in.arg), 0})
+					pushed = true
+				}
+			}
+			if !pushed {
+				color[stack[len(stack)-1].rule] = black
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return 0, false
+}
+
+// ---------------------------------------------------------------------------
+// UTF-8 helpers (strict: no overlong forms, no surrogates, nothing above
+// U+10FFFF).
+
+// utf8LeadRange returns the code points whose encoding starts with b.
+func utf8LeadRange(b byte) (lo, hi rune, ok bool) {
+	switch {
+	case b < 0x80:
+		return rune(b), rune(b), true
+	case b < 0xC2:
+		return 0, 0, false
+	case b < 0xE0:
+		lo = rune(b&0x1F) << 6
+		return lo, lo | 0x3F, true
+	case b == 0xE0:
+		return 0x800, 0xFFF, true
+	case b == 0xED:
+		return 0xD000, 0xD7FF, true
+	case b < 0xF0:
+		lo = rune(b&0x0F) << 12
+		return lo, lo | 0xFFF, true
+	case b == 0xF0:
+		return 0x10000, 0x3FFFF, true
+	case b < 0xF4:
+		lo = rune(b&0x07) << 18
+		return lo, lo | 0x3FFFF, true
+	case b == 0xF4:
+		return 0x100000, 0x10FFFF, true
+	}
+	return 0, 0, false
+}
+
+// utf8Cont returns the range of code points after continuation byte b
+// extends a partial sequence whose possible code points are [lo, hi] with
+// remain bytes still to come (including b). ok is false when b cannot come
+// next.
+func utf8Cont(lo, hi rune, remain int, b byte) (rune, rune, bool) {
+	if b&0xC0 != 0x80 {
+		return 0, 0, false
+	}
+	shift := uint(6 * (remain - 1))
+	nlo := lo&^(0x3F<<shift) | rune(b&0x3F)<<shift
+	nhi := nlo | (1<<shift - 1)
+	if nlo < lo || nhi > hi {
+		return 0, 0, false
+	}
+	return nlo, nhi, true
+}
+
+func utf8Len(b byte) int {
+	switch {
+	case b < 0x80:
+		return 1
+	case b < 0xE0:
+		return 2
+	case b < 0xF0:
+		return 3
+	}
+	return 4
+}
+
+// ---------------------------------------------------------------------------
+// Matching.
+
+// ByteSet is a set of bytes, one bit each.
+type ByteSet [4]uint64
+
+// Has reports whether b is in the set.
+func (s *ByteSet) Has(b byte) bool { return s[b>>6]&(1<<(b&63)) != 0 }
+
+// Add puts b in the set.
+func (s *ByteSet) Add(b byte) { s[b>>6] |= 1 << (b & 63) }
+
+// Len returns the number of bytes in the set.
+func (s *ByteSet) Len() int {
+	return bits.OnesCount64(s[0]) + bits.OnesCount64(s[1]) + bits.OnesCount64(s[2]) + bits.OnesCount64(s[3])
+}
+
+// Bytes returns the members in increasing order.
+func (s *ByteSet) Bytes() []byte {
+	var out []byte
+	for b := 0; b < 256; b++ {
+		if s.Has(byte(b)) {
+			out = append(out, byte(b))
+		}
+	}
+	return out
+}
+
+func (s *ByteSet) union(t *ByteSet) {
+	s[0] |= t[0]
+	s[1] |= t[1]
+	s[2] |= t[2]
+	s[3] |= t[3]
+}
+
+// MaxStacks bounds the number of live parse stacks a Matcher keeps. A byte
+// that would need more (a grammar ambiguous enough that the set explodes)
+// is refused with ErrTooManyStacks instead of exhausting memory; llama.cpp
+// has no bound.
+const MaxStacks = 1 << 16
+
+// Errors a *RejectError wraps.
+var (
+	// ErrInvalidUTF8: the byte cannot continue valid UTF-8.
+	ErrInvalidUTF8 = errors.New("grammar: invalid UTF-8")
+	// ErrTooManyStacks: the byte would leave more than MaxStacks
+	// alternatives alive.
+	ErrTooManyStacks = errors.New("grammar: too many parse stacks")
+)
+
+// RejectError is the error Matcher.Write returns when a byte cannot
+// continue the input.
+type RejectError struct {
+	// Offset is the byte offset (since the matcher started or was reset)
+	// of the first byte of the code point that cannot continue the input;
+	// llama.cpp and gbnf-check report this offset.
+	Offset int
+	// Byte is the offset of the byte that was refused; it differs from
+	// Offset when the refused byte continues a multi-byte code point.
+	Byte int
+	// Err is nil when the grammar does not allow the code point, else
+	// ErrInvalidUTF8 or ErrTooManyStacks.
+	Err error
+}
+
+func (e *RejectError) Error() string {
+	why := "not allowed by the grammar"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	return fmt.Sprintf("grammar: input rejected at byte %d: %s", e.Offset, why)
+}
+
+// Unwrap returns Err.
+func (e *RejectError) Unwrap() error { return e.Err }
+
+// gbnfNode is one frame of a parse stack: the element to match next (pos)
+// and the rest of the stack below it. Stacks share their tails.
+type gbnfNode struct {
+	pos  int32
+	next int32 // index of the node below; -1 at the bottom
+	hash uint64
+}
+
+const gbnfEmptyHash = 0x9E3779B97F4A7C15
+
+// Matcher checks input against a grammar byte by byte, starting at rule
+// root: the set of parse stacks of llama.cpp's llama_grammar_accept, with
+// equal stacks merged. A byte that cannot continue the input is refused and
+// leaves the Matcher unchanged, so a caller can try bytes one at a time.
+//
+// A Matcher is not safe for concurrent use; Clone gives an independent copy
+// that shares only the immutable compiled grammar.
+type Matcher struct {
+	prog *gbnfProgram
+
+	nodes  []gbnfNode
+	stacks []int32 // current stacks (node index, -1 = the empty stack: input complete)
+	next   []int32
+	spare  []gbnfNode // second arena for compaction
+	remap  []int32
+	chain  []int32
+	limit  int // compact when len(nodes) passes this
+
+	table []gbnfSlot // dedup hash table for the stack set being built
+	gen   uint32
+
+	// partial UTF-8 code point: bytes seen, bytes it needs, possible range
+	pn, pneed int
+	plo, phi  rune
+	pstart    int
+
+	off     int // bytes accepted since start or Reset
+	initial []int32
+	initN   []gbnfNode
+	err     error // why the last Advance refused a byte
+}
+
+type gbnfSlot struct {
+	gen   uint32
+	stack int32
+	hash  uint64
+}
+
+// NewMatcher returns a Matcher at the start of g's root rule. A Grammar
+// from Parse is already checked; one built by hand is printed and parsed
+// first, so NewMatcher returns the *ParseError Parse would (positions then
+// refer to g.String()).
+func NewMatcher(g *Grammar) (*Matcher, error) {
+	prog := g.prog
+	if prog == nil {
+		parsed, err := Parse(g.String())
+		if err != nil {
+			return nil, err
+		}
+		prog = parsed.prog
+	}
+	m := &Matcher{prog: prog, limit: 1024}
+	m.start()
+	m.initN = append([]gbnfNode(nil), m.nodes...)
+	m.initial = append([]int32(nil), m.stacks...)
+	return m, nil
+}
+
+// start builds the initial stacks from root's alternatives, as
+// llama_grammar_init_impl does.
+func (m *Matcher) start() {
+	m.beginSet()
+	for _, a := range m.prog.alts[m.prog.root] {
+		s := int32(-1)
+		if !m.prog.code[a].endOfSeq() {
+			s = m.push(a, -1)
+		}
+		m.advance(s)
+	}
+	m.stacks, m.next = m.next, m.stacks[:0]
+}
+
+func (m *Matcher) push(pos, next int32) int32 {
+	h := uint64(gbnfEmptyHash)
+	if next >= 0 {
+		h = m.nodes[next].hash
+	}
+	h ^= uint64(pos) + 0x632BE59BD9B4E019
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 31
+	m.nodes = append(m.nodes, gbnfNode{pos: pos, next: next, hash: h})
+	return int32(len(m.nodes) - 1)
+}
+
+// advance is llama_grammar_advance_stack: it expands rule references at the
+// top of stack s until every resulting stack has a terminal on top (or is
+// empty), and adds those to the set being built.
+func (m *Matcher) advance(s int32) {
+	if s < 0 {
+		m.add(s)
+		return
+	}
+	n := m.nodes[s]
+	in := m.prog.code[n.pos]
+	if in.op != gbnfRef {
+		m.add(s)
+		return
+	}
+	parent := n.next
+	if !m.prog.code[n.pos+1].endOfSeq() {
+		parent = m.push(n.pos+1, parent)
+	}
+	for _, a := range m.prog.alts[in.arg] {
+		ns := parent
+		if !m.prog.code[a].endOfSeq() {
+			ns = m.push(a, parent)
+		}
+		m.advance(ns)
+	}
+}
+
+func (m *Matcher) beginSet() {
+	m.next = m.next[:0]
+	m.gen++
+	if m.gen == 0 { // wrapped: clear stale stamps
+		for i := range m.table {
+			m.table[i] = gbnfSlot{}
+		}
+		m.gen = 1
+	}
+}
+
+// add puts s into the set being built unless an equal stack is there.
+func (m *Matcher) add(s int32) {
+	h := uint64(gbnfEmptyHash)
+	if s >= 0 {
+		h = m.nodes[s].hash
+	}
+	if 2*(len(m.next)+1) > len(m.table) {
+		m.rehash()
+	}
+	mask := uint64(len(m.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		slot := &m.table[i]
+		if slot.gen != m.gen {
+			*slot = gbnfSlot{gen: m.gen, stack: s, hash: h}
+			m.next = append(m.next, s)
+			return
+		}
+		if slot.hash == h && m.equal(slot.stack, s) {
+			return
+		}
+	}
+}
+
+func (m *Matcher) rehash() {
+	size := 64
+	for size < 4*(len(m.next)+1) {
+		size *= 2
+	}
+	m.table = make([]gbnfSlot, size)
+	m.gen = 1
+	mask := uint64(size - 1)
+	for _, s := range m.next {
+		h := uint64(gbnfEmptyHash)
+		if s >= 0 {
+			h = m.nodes[s].hash
+		}
+		i := h & mask
+		for m.table[i].gen == m.gen {
+			i = (i + 1) & mask
+		}
+		m.table[i] = gbnfSlot{gen: m.gen, stack: s, hash: h}
+	}
+}
+
+func (m *Matcher) equal(a, b int32) bool {
+	for a != b {
+		if a < 0 || b < 0 {
+			return false
+		}
+		na, nb := m.nodes[a], m.nodes[b]
+		if na.pos != nb.pos || na.hash != nb.hash {
+			return false
+		}
+		a, b = na.next, nb.next
+	}
+	return true
+}
+
+// step feeds one whole code point to every stack (llama_grammar_accept).
+// On failure the matcher is left as it was.
+func (m *Matcher) step(c rune) bool {
+	mark := len(m.nodes)
+	m.beginSet()
+	for _, s := range m.stacks {
+		if s < 0 {
+			continue
+		}
+		n := m.nodes[s]
+		in := m.prog.code[n.pos]
+		if in.op != gbnfTerm || !m.prog.classes[in.arg].has(c) {
+			continue
+		}
+		base := n.next
+		if !m.prog.code[n.pos+1].endOfSeq() {
+			base = m.push(n.pos+1, base)
+		}
+		m.advance(base)
+		if len(m.next) > MaxStacks {
+			m.nodes = m.nodes[:mark]
+			m.err = ErrTooManyStacks
+			return false
+		}
+	}
+	if len(m.next) == 0 {
+		m.nodes = m.nodes[:mark]
+		return false
+	}
+	m.stacks, m.next = m.next, m.stacks
+	if len(m.nodes) > m.limit {
+		m.compact()
+	}
+	return true
+}
+
+// compact copies the nodes the current stacks use into the spare arena,
+// keeping shared tails shared.
+func (m *Matcher) compact() {
+	if cap(m.remap) < len(m.nodes) {
+		m.remap = make([]int32, len(m.nodes), cap(m.nodes))
+	}
+	remap := m.remap[:len(m.nodes)]
+	for i := range remap {
+		remap[i] = -1
+	}
+	dst := m.spare[:0]
+	for i, s := range m.stacks {
+		// collect the part of the chain not copied yet, then copy it
+		// bottom-up so that each node's next is already in dst
+		chain := m.chain[:0]
+		for t := s; t >= 0 && remap[t] < 0; t = m.nodes[t].next {
+			chain = append(chain, t)
+		}
+		below := int32(-1)
+		if len(chain) > 0 {
+			if t := m.nodes[chain[len(chain)-1]].next; t >= 0 {
+				below = remap[t]
+			}
+		} else if s >= 0 {
+			below = remap[s]
+		}
+		for j := len(chain) - 1; j >= 0; j-- {
+			n := m.nodes[chain[j]]
+			n.next = below
+			dst = append(dst, n)
+			below = int32(len(dst) - 1)
+			remap[chain[j]] = below
+		}
+		m.chain = chain[:0]
+		m.stacks[i] = below
+	}
+	m.spare = m.nodes[:0]
+	m.nodes = dst
+	m.limit = 2*len(m.nodes) + 1024
+}
+
+// Advance feeds one byte. It returns false, and leaves the matcher
+// unchanged, when no continuation of the input with this byte can be a
+// sentence of the grammar (or the byte breaks UTF-8).
+func (m *Matcher) Advance(b byte) bool {
+	m.err = nil
+	if m.pn == 0 {
+		if b < 0x80 {
+			if !m.step(rune(b)) {
+				return false
+			}
+			m.off++
+			return true
+		}
+		lo, hi, ok := utf8LeadRange(b)
+		if !ok {
+			m.err = ErrInvalidUTF8
+			return false
+		}
+		if !m.anyTop(lo, hi) {
+			return false
+		}
+		m.pn, m.pneed, m.plo, m.phi, m.pstart = 1, utf8Len(b), lo, hi, m.off
+		m.off++
+		return true
+	}
+	lo, hi, ok := utf8Cont(m.plo, m.phi, m.pneed-m.pn, b)
+	if !ok {
+		m.err = ErrInvalidUTF8
+		return false
+	}
+	if m.pn+1 == m.pneed {
+		if !m.step(lo) {
+			return false
+		}
+		m.pn = 0
+		m.off++
+		return true
+	}
+	if !m.anyTop(lo, hi) {
+		return false
+	}
+	m.pn++
+	m.plo, m.phi = lo, hi
+	m.off++
+	return true
+}
+
+// anyTop reports whether some stack's terminal accepts a code point in [lo, hi].
+func (m *Matcher) anyTop(lo, hi rune) bool {
+	for _, s := range m.stacks {
+		if s < 0 {
+			continue
+		}
+		in := m.prog.code[m.nodes[s].pos]
+		if in.op == gbnfTerm && m.prog.classes[in.arg].overlaps(lo, hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// Write feeds p byte by byte. It returns how many bytes were accepted and,
+// when a byte is refused, a *RejectError; the matcher then stands after the
+// accepted bytes. It never returns an error of another type.
+func (m *Matcher) Write(p []byte) (int, error) {
+	for i, b := range p {
+		if !m.Advance(b) {
+			start := m.off
+			if m.pn > 0 {
+				start = m.pstart
+			}
+			return i, &RejectError{Offset: start, Byte: m.off, Err: m.err}
+		}
+	}
+	return len(p), nil
+}
+
+// WriteString is Write for a string.
+func (m *Matcher) WriteString(s string) (int, error) {
+	for i := 0; i < len(s); i++ {
+		if !m.Advance(s[i]) {
+			start := m.off
+			if m.pn > 0 {
+				start = m.pstart
+			}
+			return i, &RejectError{Offset: start, Byte: m.off, Err: m.err}
+		}
+	}
+	return len(s), nil
+}
+
+// Accepts reports whether the bytes so far form a complete sentence of the
+// grammar (the end of input may come now). More bytes may still be allowed.
+func (m *Matcher) Accepts() bool {
+	if m.pn > 0 {
+		return false
+	}
+	for _, s := range m.stacks {
+		if s < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Offset returns the number of bytes accepted since the matcher started or
+// was last reset.
+func (m *Matcher) Offset() int { return m.off }
+
+// Allowed returns the bytes Advance would accept next. It does not say
+// whether the input may end here; Accepts does.
+func (m *Matcher) Allowed() ByteSet {
+	var set ByteSet
+	if m.pn == 0 {
+		for _, s := range m.stacks {
+			if s < 0 {
+				continue
+			}
+			in := m.prog.code[m.nodes[s].pos]
+			if in.op == gbnfTerm {
+				set.union(&m.prog.classes[in.arg].first)
+			}
+		}
+		return set
+	}
+	remain := m.pneed - m.pn
+	for b := 0x80; b < 0xC0; b++ {
+		lo, hi, ok := utf8Cont(m.plo, m.phi, remain, byte(b))
+		if ok && m.anyTop(lo, hi) {
+			set.Add(byte(b))
+		}
+	}
+	return set
+}
+
+// Clone returns an independent copy of m in its current state.
+func (m *Matcher) Clone() *Matcher {
+	c := &Matcher{prog: m.prog, limit: m.limit, initial: m.initial, initN: m.initN,
+		pn: m.pn, pneed: m.pneed, plo: m.plo, phi: m.phi, pstart: m.pstart, off: m.off}
+	c.nodes = append(make([]gbnfNode, 0, len(m.nodes)), m.nodes...)
+	c.stacks = append([]int32(nil), m.stacks...)
+	if len(c.nodes) > 2*len(c.stacks)+64 {
+		c.compact()
+	}
+	return c
+}
+
+// Reset returns m to the start of the grammar, keeping its buffers.
+func (m *Matcher) Reset() {
+	m.nodes = append(m.nodes[:0], m.initN...)
+	m.stacks = append(m.stacks[:0], m.initial...)
+	m.pn, m.off, m.err = 0, 0, nil
+}
+
+// Match reports whether the whole input is a sentence of g. When it is
+// not, offset is the byte offset where the input goes wrong, as llama.cpp
+// reports it: the start of the first code point that cannot continue the
+// input, or len(input) when the input is a proper prefix of a sentence (or
+// the start of its last, unfinished code point). When it is, offset is
+// len(input). For a Grammar built by hand that does not compile, Match
+// returns false, -1.
+func (g *Grammar) Match(input []byte) (ok bool, offset int) {
+	m, err := NewMatcher(g)
+	if err != nil {
+		return false, -1
+	}
+	if _, err := m.Write(input); err != nil {
+		return false, err.(*RejectError).Offset
+	}
+	if !m.Accepts() {
+		if m.pn > 0 {
+			return false, m.pstart
+		}
+		return false, len(input)
+	}
+	return true, len(input)
+}
