@@ -24,7 +24,7 @@ through during to from i me my myself we our ours ourselves you your yours yours
 his himself she her hers herself it its itself they them their theirs themselves what which who whom
 whose this that these those am is are was were be been being have has had having do does did doing
 would should could can will shall may might must ought im ive id youre theyre thats lets please
-here there where when why how such own same too very just also`
+here there where when why how whats wheres hows whos such own same too very just also`
 
 	stopSpanish = `de la que el en y a los del se las por un para con una su al lo como mas pero sus le ya o
 u e este esta esto estos estas ese esa eso esos esas aquel aquella porque entre cuando muy sobre tambien

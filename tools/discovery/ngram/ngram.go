@@ -1,0 +1,392 @@
+// Package ngram is toolgate's embedded default dense embedder: it needs no
+// model, no network and no download.
+//
+// A text's vector is the feature-hashed sum of three kinds of evidence,
+// each hashed with a sign into Dim buckets:
+//
+//   - character n-grams (3 to 5 bytes, with word-boundary padding) of the
+//     folded tokens, so that inflections, typos and compounds overlap
+//     ("upload", "uploads", "uploader");
+//   - stemmed terms (analysis.Terms), so whole-word matches weigh more than
+//     shared fragments;
+//   - lexicon concepts (lexicon.Concepts): a word's hand-written tool
+//     vocabulary group or common WordNet synsets, and for Spanish and Polish
+//     words those of their English translations, so that "delete file",
+//     "remove document" and "borrar archivo" share features.
+//
+// Stop words are skipped, repeated features are weighted sublinearly
+// (1 + ln tf) and the vector is L2-normalized, so the dot product of two
+// vectors is their cosine similarity. Embedding is deterministic: the same
+// text gives the same vector in every process and build.
+package ngram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/lexicon"
+)
+
+// Defaults.
+const (
+	DefaultDim  = 512
+	DefaultMinN = 3
+	DefaultMaxN = 5
+)
+
+// ErrOptions is wrapped by NewChecked's errors for invalid options.
+var ErrOptions = errors.New("ngram: invalid options")
+
+// Options configures an Embedder. A nil *Options means all defaults.
+type Options struct {
+	// Dim is the vector length, a power of two in [64, 65536]. Zero means
+	// DefaultDim (512).
+	Dim int
+	// MinN and MaxN bound the character n-gram sizes, 1 ≤ MinN ≤ MaxN ≤ 8.
+	// Zero means DefaultMinN (3) and DefaultMaxN (5).
+	MinN, MaxN int
+	// Analyzer tokenizes, detects the language, removes stop words and
+	// stems. Nil means analysis.New(nil).
+	Analyzer *analysis.Analyzer
+	// Lexicon maps words to concepts. Nil means lexicon.Default().
+	Lexicon *lexicon.Lexicon
+	// NoLexicon turns concept features off (n-grams and terms only).
+	NoLexicon bool
+	// NGramWeight, TermWeight and ConceptWeight scale the three kinds of
+	// evidence. Zero means 1, 1.5 and 1.5; a negative value turns that kind
+	// off.
+	NGramWeight, TermWeight, ConceptWeight float64
+}
+
+// Embedder embeds texts into Dim-dimensional unit vectors. It is immutable
+// after New and safe for concurrent use.
+type Embedder struct {
+	dim        int
+	minN, maxN int
+	an         *analysis.Analyzer
+	lex        *lexicon.Lexicon
+	wNgram     float32
+	wTerm      float32
+	wConcept   float32
+	scratchers sync.Pool
+}
+
+// New returns an Embedder configured by opts (nil means defaults). Invalid
+// fields are replaced by their defaults; NewChecked reports them instead.
+func New(opts *Options) *Embedder {
+	e, err := NewChecked(opts)
+	if err == nil {
+		return e
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if validDim(o.Dim) != nil {
+		o.Dim = 0
+	}
+	if validN(o.MinN, o.MaxN) != nil {
+		o.MinN, o.MaxN = 0, 0
+	}
+	e, _ = NewChecked(&o)
+	return e
+}
+
+func validDim(d int) error {
+	if d == 0 {
+		return nil
+	}
+	if d < 64 || d > 65536 || d&(d-1) != 0 {
+		return fmt.Errorf("%w: Dim %d is not a power of two in [64, 65536]", ErrOptions, d)
+	}
+	return nil
+}
+
+func validN(minN, maxN int) error {
+	if minN == 0 && maxN == 0 {
+		return nil
+	}
+	if minN == 0 {
+		minN = DefaultMinN
+	}
+	if maxN == 0 {
+		maxN = DefaultMaxN
+	}
+	if minN < 1 || maxN > 8 || minN > maxN {
+		return fmt.Errorf("%w: MinN %d and MaxN %d must satisfy 1 ≤ MinN ≤ MaxN ≤ 8", ErrOptions, minN, maxN)
+	}
+	return nil
+}
+
+// NewChecked is New that rejects invalid options with an error wrapping
+// ErrOptions that names the field.
+func NewChecked(opts *Options) (*Embedder, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := validDim(o.Dim); err != nil {
+		return nil, err
+	}
+	if err := validN(o.MinN, o.MaxN); err != nil {
+		return nil, err
+	}
+	e := &Embedder{dim: o.Dim, minN: o.MinN, maxN: o.MaxN, an: o.Analyzer, lex: o.Lexicon}
+	if e.dim == 0 {
+		e.dim = DefaultDim
+	}
+	if e.minN == 0 {
+		e.minN = DefaultMinN
+	}
+	if e.maxN == 0 {
+		e.maxN = DefaultMaxN
+	}
+	if e.an == nil {
+		e.an = analysis.New(nil)
+	}
+	if e.lex == nil && !o.NoLexicon {
+		e.lex = lexicon.Default()
+	}
+	if o.NoLexicon {
+		e.lex = nil
+	}
+	weight := func(w, def float64) float32 {
+		switch {
+		case w == 0:
+			return float32(def)
+		case w < 0:
+			return 0
+		}
+		return float32(w)
+	}
+	e.wNgram = weight(o.NGramWeight, 1)
+	e.wTerm = weight(o.TermWeight, 1.5)
+	e.wConcept = weight(o.ConceptWeight, 1.5)
+	e.scratchers.New = func() any { return &scratch{} }
+	return e, nil
+}
+
+// Dim returns the length of the vectors Embed returns.
+func (e *Embedder) Dim() int { return e.dim }
+
+// Embed returns one unit vector of length Dim per text, in order. The
+// vectors belong to the caller. A text with no usable word (empty, only
+// stop words or digits) gets the zero vector. Embed checks ctx between
+// texts and returns ctx.Err() if it is done; it returns no other error.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	flat := make([]float32, len(texts)*e.dim)
+	for i, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out[i] = e.EmbedTo(flat[i*e.dim:(i+1)*e.dim:(i+1)*e.dim], t)
+	}
+	return out, nil
+}
+
+// EmbedTo writes the unit vector of text into dst and returns it. dst is
+// reused when its capacity is at least Dim, otherwise a new slice is
+// allocated. With a reused dst, EmbedTo does not allocate in the steady
+// state (beyond the analyzer's one string per text).
+func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
+	if cap(dst) < e.dim {
+		dst = make([]float32, e.dim)
+	}
+	dst = dst[:e.dim]
+	clear(dst)
+	sc := e.scratchers.Get().(*scratch)
+	sc.feats = e.features(sc, sc.feats[:0], text)
+	mask := uint64(e.dim - 1)
+	for _, f := range sc.feats {
+		v := f.W
+		if f.H>>63 != 0 {
+			v = -v
+		}
+		dst[f.H&mask] += v
+	}
+	e.scratchers.Put(sc)
+	var norm float64
+	for _, v := range dst {
+		norm += float64(v) * float64(v)
+	}
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for i := range dst {
+			dst[i] *= inv
+		}
+	}
+	return dst
+}
+
+// Feature is one hashed feature of a text: H is a 64-bit hash (its low
+// bits pick the bucket, its top bit the sign) and W its weight after
+// sublinear tf scaling.
+type Feature struct {
+	H uint64
+	W float32
+}
+
+// Features appends the hashed features of text to dst, sorted by H with
+// each hash once, and returns the extended slice. It is what EmbedTo sums;
+// it lets an index keep a sparse representation instead of a dense vector.
+func (e *Embedder) Features(dst []Feature, text string) []Feature {
+	sc := e.scratchers.Get().(*scratch)
+	dst = e.features(sc, dst, text)
+	e.scratchers.Put(sc)
+	return dst
+}
+
+type scratch struct {
+	toks     []string
+	terms    []string
+	concepts []lexicon.Concept
+	feats    []Feature
+	raw      []Feature
+}
+
+// Seeds that keep the three feature kinds apart in hash space.
+const (
+	seedNgram   = 0x9e3779b97f4a7c15
+	seedTerm    = 0xc2b2ae3d27d4eb4f
+	seedConcept = 0x165667b19e3779f9
+)
+
+func (e *Embedder) features(sc *scratch, dst []Feature, text string) []Feature {
+	raw := sc.raw[:0]
+	sc.toks = e.an.Tokens(sc.toks[:0], text)
+	lang := e.an.DetectLang(text)
+	for _, tok := range sc.toks {
+		if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
+			continue
+		}
+		// Character n-grams of " tok ", weighted so that each token's
+		// n-grams carry about the same total mass whatever its length.
+		if e.wNgram > 0 {
+			n0 := len(raw)
+			raw = e.ngrams(raw, tok)
+			if k := len(raw) - n0; k > 0 {
+				w := e.wNgram / float32(math.Sqrt(float64(k)))
+				for i := n0; i < len(raw); i++ {
+					raw[i].W = w
+				}
+			}
+		}
+		if e.wTerm > 0 {
+			raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, tok)), W: e.wTerm})
+		}
+		if e.lex != nil && e.wConcept > 0 {
+			sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
+			for _, c := range sc.concepts {
+				raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight})
+			}
+		}
+	}
+	clear(sc.toks)
+	sc.raw = raw
+	return sublinear(dst, raw)
+}
+
+// conceptsOf returns the concepts of a token: read in the detected
+// language first; when that gives nothing, in the other languages, since
+// a short request's language is often unknowable and tool names mix
+// English into Spanish and Polish requests.
+func (e *Embedder) conceptsOf(dst []lexicon.Concept, lang analysis.Lang, tok string) []lexicon.Concept {
+	dst = e.lex.Concepts(dst, lang, tok)
+	if len(dst) > 0 {
+		return dst
+	}
+	for _, l := range analysis.Languages {
+		if l != lang {
+			dst = e.lex.Concepts(dst, l, tok)
+		}
+	}
+	return dst
+}
+
+// ngrams appends the character n-grams of " tok " (byte-wise; folded text
+// is mostly ASCII) to raw.
+func (e *Embedder) ngrams(raw []Feature, tok string) []Feature {
+	// Hash the padded token without building it: position -1 and len(tok)
+	// are the padding spaces.
+	n := len(tok) + 2
+	at := func(i int) byte {
+		if i == 0 || i == n-1 {
+			return ' '
+		}
+		return tok[i-1]
+	}
+	for size := e.minN; size <= e.maxN; size++ {
+		if size > n {
+			break
+		}
+		for i := 0; i+size <= n; i++ {
+			h := uint64(seedNgram) ^ uint64(size)
+			for j := i; j < i+size; j++ {
+				h ^= uint64(at(j))
+				h *= 0x100000001b3
+			}
+			raw = append(raw, Feature{H: mix(h)})
+		}
+	}
+	return raw
+}
+
+// sublinear merges equal hashes of raw into dst with weight w·(1 + ln tf),
+// where w is the largest single weight of that hash.
+func sublinear(dst, raw []Feature) []Feature {
+	slices.SortFunc(raw, func(a, b Feature) int {
+		switch {
+		case a.H < b.H:
+			return -1
+		case a.H > b.H:
+			return 1
+		}
+		return 0
+	})
+	for i := 0; i < len(raw); {
+		j, w := i, float32(0)
+		for ; j < len(raw) && raw[j].H == raw[i].H; j++ {
+			w = max(w, raw[j].W)
+		}
+		if tf := j - i; tf > 1 {
+			w *= 1 + float32(math.Log(float64(tf)))
+		}
+		dst = append(dst, Feature{H: raw[i].H, W: w})
+		i = j
+	}
+	return dst
+}
+
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return true
+		}
+	}
+	return false
+}
+
+func hashString(seed uint64, s string) uint64 {
+	h := seed
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 0x100000001b3
+	}
+	return mix(h)
+}
+
+// mix is the splitmix64 finalizer: it spreads FNV's weak low bits.
+func mix(h uint64) uint64 {
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
