@@ -1,0 +1,317 @@
+// Package memstore is the in-memory reference implementation of
+// gateway.Store: every method under one mutex, nothing durable. It is what
+// tests and single-process demos use, and the behaviour other stores are
+// measured against (storetest.Run).
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+)
+
+// Store is an in-memory gateway.Store. The zero value is not usable; call
+// New. Safe for concurrent use; every method is atomic.
+type Store struct {
+	mu        sync.Mutex
+	records   map[gateway.Slot]*gateway.Record
+	byKey     map[string]gateway.Slot
+	approvals map[string]*gateway.Approval
+	audit     []gateway.AuditEntry
+	buckets   map[string]*bucket
+	nextToken uint64
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+	limit  gateway.RateLimit
+}
+
+var _ gateway.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		records:   map[gateway.Slot]*gateway.Record{},
+		byKey:     map[string]gateway.Slot{},
+		approvals: map[string]*gateway.Approval{},
+		buckets:   map[string]*bucket{},
+	}
+}
+
+func copyRecord(r *gateway.Record) gateway.Record {
+	c := *r
+	c.Value = slices.Clone(r.Value)
+	if r.DomainError != nil {
+		d := *r.DomainError
+		c.DomainError = &d
+	}
+	return c
+}
+
+// Claim implements gateway.Store.
+func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+	if err := ctx.Err(); err != nil {
+		return gateway.Claim{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.records[req.Slot]
+	if ok && !r.ExpiresAt.After(req.Now) {
+		s.deleteLocked(req.Slot)
+		ok = false
+	}
+	if !ok {
+		s.nextToken++
+		r = &gateway.Record{
+			Slot: req.Slot, Principal: req.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
+			State: gateway.StateInProgress, Token: s.nextToken, LeaseExpires: req.LeaseExpires,
+			Attempts: 1, CreatedAt: req.Now, UpdatedAt: req.Now, ExpiresAt: req.ExpiresAt,
+		}
+		s.records[req.Slot] = r
+		s.byKey[req.Key] = req.Slot
+		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: copyRecord(r)}, nil
+	}
+	if r.Key != req.Key {
+		return gateway.Claim{Status: gateway.ClaimMismatch, Record: copyRecord(r)}, nil
+	}
+	switch {
+	case r.State == gateway.StateDone:
+		return gateway.Claim{Status: gateway.ClaimDone, Record: copyRecord(r)}, nil
+	case r.State == gateway.StateInProgress && r.LeaseExpires.After(req.Now):
+		return gateway.Claim{Status: gateway.ClaimInProgress, Record: copyRecord(r)}, nil
+	case !req.TakeOver:
+		return gateway.Claim{Status: gateway.ClaimUncertain, Record: copyRecord(r)}, nil
+	}
+	prev := r.State
+	s.nextToken++
+	r.State = gateway.StateInProgress
+	r.Token = s.nextToken
+	r.LeaseExpires = req.LeaseExpires
+	r.ExpiresAt = req.ExpiresAt
+	r.Attempts++
+	r.UpdatedAt = req.Now
+	return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: copyRecord(r), Previous: prev}, nil
+}
+
+// owned returns the record held by token, or ErrFenced. s.mu is held.
+func (s *Store) owned(slot gateway.Slot, token uint64, now time.Time) (*gateway.Record, error) {
+	r, ok := s.records[slot]
+	if !ok || r.Token != token || r.State != gateway.StateInProgress || !r.LeaseExpires.After(now) {
+		return nil, gateway.ErrFenced
+	}
+	return r, nil
+}
+
+// Complete implements gateway.Store.
+func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.owned(c.Slot, c.Token, c.Now)
+	if err != nil {
+		return err
+	}
+	r.State = gateway.StateDone
+	if c.DomainError != nil {
+		d := *c.DomainError
+		r.DomainError, r.Value = &d, nil
+	} else {
+		r.Value, r.DomainError = slices.Clone(c.Value), nil
+	}
+	r.UpdatedAt = c.Now
+	r.ExpiresAt = c.ExpiresAt
+	return nil
+}
+
+// MarkUncertain implements gateway.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.owned(slot, token, now)
+	if err != nil {
+		return err
+	}
+	r.State = gateway.StateUncertain
+	r.Reason = reason
+	r.UpdatedAt = now
+	r.ExpiresAt = expiresAt
+	return nil
+}
+
+// Release implements gateway.Store.
+func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.owned(slot, token, now); err != nil {
+		return err
+	}
+	s.deleteLocked(slot)
+	return nil
+}
+
+func (s *Store) deleteLocked(slot gateway.Slot) {
+	if r, ok := s.records[slot]; ok {
+		if s.byKey[r.Key] == slot {
+			delete(s.byKey, r.Key)
+		}
+		delete(s.records, slot)
+	}
+}
+
+// Get implements gateway.Store.
+func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slot, ok := s.byKey[key]
+	if !ok {
+		return gateway.Record{}, gateway.ErrNotFound
+	}
+	return copyRecord(s.records[slot]), nil
+}
+
+func copyApproval(a *gateway.Approval) gateway.Approval {
+	c := *a
+	c.Arguments = slices.Clone(a.Arguments)
+	return c
+}
+
+// CreateApproval implements gateway.Store.
+func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.approvals[a.ID]; ok && old.ExpiresAt.After(a.CreatedAt) {
+		return copyApproval(old), nil
+	}
+	n := copyApproval(&a)
+	n.Granted, n.Approver, n.GrantedAt = false, "", time.Time{}
+	s.approvals[a.ID] = &n
+	return copyApproval(&n), nil
+}
+
+// GetApproval implements gateway.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.approvals[id]
+	if !ok {
+		return gateway.Approval{}, gateway.ErrNotFound
+	}
+	return copyApproval(a), nil
+}
+
+// GrantApproval implements gateway.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.approvals[id]
+	if !ok {
+		return gateway.Approval{}, gateway.ErrNotFound
+	}
+	if a.Granted || !a.ExpiresAt.After(now) {
+		return gateway.Approval{}, gateway.ErrApprovalState
+	}
+	a.Granted, a.Approver, a.GrantedAt = true, approver, now
+	return copyApproval(a), nil
+}
+
+// AppendAudit implements gateway.Store.
+func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.audit = append(s.audit, e)
+	return nil
+}
+
+// QueryAudit implements gateway.Store.
+func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []gateway.AuditEntry
+	for _, e := range s.audit {
+		if (q.Tenant != "" && e.Tenant != q.Tenant) || (q.Principal != "" && e.Principal != q.Principal) ||
+			(q.Tool != "" && e.Tool != q.Tool) || (q.Key != "" && e.Key != q.Key) ||
+			(!q.Since.IsZero() && e.Time.Before(q.Since)) || (!q.Until.IsZero() && !e.Time.Before(q.Until)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	// Stable: equal times keep insertion order.
+	slices.SortStableFunc(out, func(a, b gateway.AuditEntry) int { return a.Time.Compare(b.Time) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// TakeToken implements gateway.Store.
+func (s *Store) TakeToken(ctx context.Context, name string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+	if l.Rate <= 0 || l.Burst <= 0 {
+		return true, 0, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.buckets[name]
+	if !ok {
+		b = &bucket{tokens: float64(l.Burst), last: now}
+		s.buckets[name] = b
+	}
+	b.limit = l
+	if el := now.Sub(b.last); el > 0 {
+		b.tokens = min(float64(l.Burst), b.tokens+el.Seconds()*l.Rate)
+		b.last = now
+	}
+	if b.tokens > float64(l.Burst) {
+		b.tokens = float64(l.Burst)
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0, nil
+	}
+	wait := time.Duration((1 - b.tokens) / l.Rate * float64(time.Second))
+	return false, wait, nil
+}
+
+// Purge implements gateway.Store.
+func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st gateway.PurgeStats
+	for slot, rec := range s.records {
+		if !rec.ExpiresAt.After(r.Now) {
+			s.deleteLocked(slot)
+			st.Records++
+		}
+	}
+	for id, a := range s.approvals {
+		if !a.ExpiresAt.After(r.Now) {
+			delete(s.approvals, id)
+			st.Approvals++
+		}
+	}
+	if !r.AuditBefore.IsZero() {
+		kept := s.audit[:0]
+		for _, e := range s.audit {
+			if e.Time.Before(r.AuditBefore) {
+				st.Audit++
+				continue
+			}
+			kept = append(kept, e)
+		}
+		clear(s.audit[len(kept):])
+		s.audit = kept
+	}
+	for name, b := range s.buckets {
+		if b.tokens+r.Now.Sub(b.last).Seconds()*b.limit.Rate >= float64(b.limit.Burst) {
+			delete(s.buckets, name)
+		}
+	}
+	return st, nil
+}

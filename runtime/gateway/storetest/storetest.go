@@ -1,0 +1,741 @@
+// Package storetest is the conformance kit for gateway.Store
+// implementations, in the manner of testing/slogtest: every store runs
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) gateway.Store { return mystore.Open(t.TempDir()) })
+//	}
+//
+// It checks claims, concurrent claims (exactly one winner), lease expiry
+// and takeover, fencing (late completions rejected), mismatch, replay of
+// results and domain errors, uncertain records, release, approvals, the
+// audit log, token buckets and retention purges. Times are explicit
+// arguments, so no test waits on a clock.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// t0 is the kit's reference time; stores must keep time at least to the
+// millisecond (every time the kit uses is a whole millisecond).
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+const (
+	lease     = 10 * time.Second
+	retention = 24 * time.Hour
+)
+
+// Run runs the conformance kit against stores made by newStore, one fresh
+// store per subtest. newStore registers any cleanup with t.Cleanup.
+func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s gateway.Store)
+	}{
+		{"ClaimFresh", testClaimFresh},
+		{"ClaimInProgress", testClaimInProgress},
+		{"CompleteAndReplay", testCompleteAndReplay},
+		{"DomainErrorReplay", testDomainErrorReplay},
+		{"Mismatch", testMismatch},
+		{"Release", testRelease},
+		{"Uncertain", testUncertain},
+		{"UncertainNoTakeOver", testUncertainNoTakeOver},
+		{"LeaseExpiryTakeOver", testLeaseExpiry},
+		{"Fencing", testFencing},
+		{"LateCompletionAfterLease", testLateCompletionAfterLease},
+		{"ConcurrentClaims", testConcurrentClaims},
+		{"ConcurrentDistinctSlots", testConcurrentDistinctSlots},
+		{"SlotIsolation", testSlotIsolation},
+		{"Get", testGet},
+		{"Approvals", testApprovals},
+		{"ApprovalExpiry", testApprovalExpiry},
+		{"ConcurrentGrant", testConcurrentGrant},
+		{"Audit", testAudit},
+		{"TokenBucket", testTokenBucket},
+		{"TokenBucketConcurrent", testTokenBucketConcurrent},
+		{"Purge", testPurge},
+		{"ExpiredRecordIsAbsent", testExpiredRecordIsAbsent},
+		{"ValuesAreCopies", testValuesAreCopies},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+var ctx = context.Background()
+
+func slot(i int) gateway.Slot {
+	return gateway.Slot{Tenant: "acme", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
+}
+
+func request(s gateway.Slot, key string, now time.Time) gateway.ClaimRequest {
+	return gateway.ClaimRequest{
+		Slot: s, Principal: "alice", Key: key, Fingerprint: "fp-" + key, Now: now,
+		LeaseExpires: now.Add(lease), ExpiresAt: now.Add(lease + retention), TakeOver: true,
+	}
+}
+
+func claim(t *testing.T, s gateway.Store, req gateway.ClaimRequest, want gateway.ClaimStatus) gateway.Claim {
+	t.Helper()
+	c, err := s.Claim(ctx, req)
+	if err != nil {
+		t.Fatalf("Claim(%v, key %s) error: %v", req.Slot, req.Key, err)
+	}
+	if c.Status != want {
+		t.Fatalf("Claim(%v, key %s) status = %v, want %v (record %+v)", req.Slot, req.Key, statusName(c.Status), statusName(want), c.Record)
+	}
+	return c
+}
+
+func statusName(s gateway.ClaimStatus) string {
+	switch s {
+	case gateway.ClaimAcquired:
+		return "acquired"
+	case gateway.ClaimInProgress:
+		return "in_progress"
+	case gateway.ClaimDone:
+		return "done"
+	case gateway.ClaimUncertain:
+		return "uncertain"
+	case gateway.ClaimMismatch:
+		return "mismatch"
+	}
+	return fmt.Sprintf("ClaimStatus(%d)", int(s))
+}
+
+func complete(s gateway.Store, sl gateway.Slot, token uint64, value string, now time.Time) error {
+	return s.Complete(ctx, gateway.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: now, ExpiresAt: now.Add(retention)})
+}
+
+func testClaimFresh(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	r := c.Record
+	if c.Token == 0 || r.Token != c.Token {
+		t.Errorf("Claim token = %d, record token %d; want equal and nonzero", c.Token, r.Token)
+	}
+	if r.State != gateway.StateInProgress || r.Key != "k1" || r.Fingerprint != "fp-k1" || r.Principal != "alice" || r.Attempts != 1 {
+		t.Errorf("Claim record = %+v, want in_progress k1/fp-k1/alice, 1 attempt", r)
+	}
+	if !r.LeaseExpires.Equal(t0.Add(lease)) {
+		t.Errorf("record lease = %v, want %v", r.LeaseExpires, t0.Add(lease))
+	}
+	if c.Previous != "" {
+		t.Errorf("fresh claim Previous = %q, want empty", c.Previous)
+	}
+}
+
+func testClaimInProgress(t *testing.T, s gateway.Store) {
+	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease-time.Millisecond)), gateway.ClaimInProgress)
+	if !c2.Record.LeaseExpires.Equal(t0.Add(lease)) || c2.Record.Token != c1.Token {
+		t.Errorf("in-progress claim record = %+v, want the first owner's lease %v and token %d", c2.Record, t0.Add(lease), c1.Token)
+	}
+	if c2.Token != 0 {
+		t.Errorf("in-progress claim Token = %d, want 0 (not acquired)", c2.Token)
+	}
+}
+
+func testCompleteAndReplay(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := complete(s, slot(1), c.Token, `{"transaction_id":"tx-1"}`, t0.Add(time.Second)); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	for i := range 3 {
+		r := claim(t, s, request(slot(1), "k1", t0.Add(time.Duration(i+2)*time.Second)), gateway.ClaimDone)
+		if string(r.Record.Value) != `{"transaction_id":"tx-1"}` || r.Record.DomainError != nil || r.Record.State != gateway.StateDone {
+			t.Fatalf("replay %d record = %+v, want the stored value", i, r.Record)
+		}
+		if !r.Record.ExpiresAt.Equal(t0.Add(time.Second + retention)) {
+			t.Errorf("replay record ExpiresAt = %v, want %v (completion time + retention)", r.Record.ExpiresAt, t0.Add(time.Second+retention))
+		}
+	}
+	if err := complete(s, slot(1), c.Token, `{"again":true}`, t0.Add(2*time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("second Complete of a done record = %v, want ErrFenced", err)
+	}
+}
+
+func testDomainErrorReplay(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	de := &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance 10.00 < 50.00", Details: map[string]any{"balance": "10.00"}}
+	if err := s.Complete(ctx, gateway.Completion{Slot: slot(1), Token: c.Token, DomainError: de, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
+		t.Fatalf("Complete(domain error): %v", err)
+	}
+	r := claim(t, s, request(slot(1), "k1", t0.Add(time.Second)), gateway.ClaimDone)
+	got := r.Record.DomainError
+	if got == nil || got.Code != de.Code || got.Message != de.Message {
+		t.Fatalf("replayed domain error = %+v, want %+v", got, de)
+	}
+	// Details survive a round trip through the store's encoding.
+	want, _ := json.Marshal(de.Details)
+	have, _ := json.Marshal(got.Details)
+	if string(have) != string(want) {
+		t.Errorf("replayed domain error details = %s, want %s", have, want)
+	}
+}
+
+func testMismatch(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	m := claim(t, s, request(slot(1), "k2", t0), gateway.ClaimMismatch)
+	if m.Record.Key != "k1" || m.Record.Fingerprint != "fp-k1" {
+		t.Errorf("mismatch record binds %s/%s, want k1/fp-k1", m.Record.Key, m.Record.Fingerprint)
+	}
+	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil {
+		t.Fatal(err)
+	}
+	claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), gateway.ClaimMismatch)
+	// Another principal with another key on the same slot: mismatch too.
+	req := request(slot(1), "k3", t0.Add(time.Second))
+	req.Principal = "mallory"
+	claim(t, s, req, gateway.ClaimMismatch)
+	// The binding is unchanged.
+	claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimDone)
+}
+
+func testRelease(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := s.Release(ctx, slot(1), c.Token+1, t0); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Release with a wrong token = %v, want ErrFenced", err)
+	}
+	if err := s.Release(ctx, slot(1), c.Token, t0); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if _, err := s.Get(ctx, "k1"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("Get after Release = %v, want ErrNotFound", err)
+	}
+	// The slot is free, even for other arguments.
+	c2 := claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), gateway.ClaimAcquired)
+	if c2.Token <= c.Token {
+		t.Errorf("token after release = %d, want > %d (tokens grow)", c2.Token, c.Token)
+	}
+	if err := s.Release(ctx, slot(1), c.Token, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("stale Release = %v, want ErrFenced", err)
+	}
+}
+
+func testUncertain(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := s.MarkUncertain(ctx, slot(1), c.Token, "timeout", t0.Add(time.Second), t0.Add(retention)); err != nil {
+		t.Fatalf("MarkUncertain: %v", err)
+	}
+	r, err := s.Get(ctx, "k1")
+	if err != nil || r.State != gateway.StateUncertain || r.Reason != "timeout" {
+		t.Fatalf("Get after MarkUncertain = %+v, %v; want uncertain with reason timeout", r, err)
+	}
+	// The same key takes it over (the gateway re-runs with the same key).
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimAcquired)
+	if c2.Previous != gateway.StateUncertain || c2.Record.Attempts != 2 || c2.Token <= c.Token {
+		t.Errorf("takeover = %+v (previous %q, token %d); want previous uncertain, 2 attempts, token > %d", c2.Record, c2.Previous, c2.Token, c.Token)
+	}
+	// Other arguments still mismatch.
+	claim(t, s, request(slot(1), "k2", t0.Add(2*time.Second)), gateway.ClaimMismatch)
+	if err := complete(s, slot(1), c.Token, `"stale"`, t0.Add(3*time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Complete by the first owner after takeover = %v, want ErrFenced", err)
+	}
+	if err := complete(s, slot(1), c2.Token, `"ok"`, t0.Add(3*time.Second)); err != nil {
+		t.Fatalf("Complete by the new owner: %v", err)
+	}
+	d := claim(t, s, request(slot(1), "k1", t0.Add(4*time.Second)), gateway.ClaimDone)
+	if string(d.Record.Value) != `"ok"` {
+		t.Errorf("replay after rerun = %s, want \"ok\"", d.Record.Value)
+	}
+}
+
+func testUncertainNoTakeOver(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := s.MarkUncertain(ctx, slot(1), c.Token, "panic", t0, t0.Add(retention)); err != nil {
+		t.Fatal(err)
+	}
+	req := request(slot(1), "k1", t0.Add(time.Second))
+	req.TakeOver = false
+	u := claim(t, s, req, gateway.ClaimUncertain)
+	if u.Record.State != gateway.StateUncertain || u.Record.Token != c.Token || u.Record.Attempts != 1 {
+		t.Errorf("uncertain claim without takeover changed the record: %+v", u.Record)
+	}
+	// An expired lease counts as uncertain too.
+	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	req = request(slot(2), "k2", t0.Add(lease))
+	req.TakeOver = false
+	u = claim(t, s, req, gateway.ClaimUncertain)
+	if u.Record.Token != c2.Token || u.Record.State != gateway.StateInProgress {
+		t.Errorf("expired lease without takeover changed the record: %+v", u.Record)
+	}
+}
+
+func testLeaseExpiry(t *testing.T, s gateway.Store) {
+	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	// Exactly at LeaseExpires the lease is over.
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease)), gateway.ClaimAcquired)
+	if c2.Previous != gateway.StateInProgress || c2.Token <= c1.Token || c2.Record.Attempts != 2 {
+		t.Fatalf("takeover of an expired lease = %+v (previous %q, token %d); want previous in_progress, token > %d, 2 attempts",
+			c2.Record, c2.Previous, c2.Token, c1.Token)
+	}
+	if !c2.Record.LeaseExpires.Equal(t0.Add(2 * lease)) {
+		t.Errorf("new lease = %v, want %v", c2.Record.LeaseExpires, t0.Add(2*lease))
+	}
+	claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimInProgress)
+}
+
+func testFencing(t *testing.T, s gateway.Store) {
+	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimAcquired)
+	now := t0.Add(lease + 2*time.Second)
+	if err := complete(s, slot(1), c1.Token, `"late"`, now); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("late Complete by the expired owner = %v, want ErrFenced", err)
+	}
+	if err := s.MarkUncertain(ctx, slot(1), c1.Token, "late", now, now.Add(retention)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("late MarkUncertain by the expired owner = %v, want ErrFenced", err)
+	}
+	if err := s.Release(ctx, slot(1), c1.Token, now); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("late Release by the expired owner = %v, want ErrFenced", err)
+	}
+	if err := complete(s, slot(1), c2.Token, `"current"`, now); err != nil {
+		t.Fatalf("Complete by the current owner: %v", err)
+	}
+	d := claim(t, s, request(slot(1), "k1", now), gateway.ClaimDone)
+	if string(d.Record.Value) != `"current"` {
+		t.Errorf("recorded value = %s, want the current owner's \"current\"", d.Record.Value)
+	}
+	if err := complete(s, slot(1), 0, `"zero"`, now); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Complete with token 0 = %v, want ErrFenced", err)
+	}
+	if err := complete(s, slot(99), c2.Token, `"absent"`, now); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Complete of an absent slot = %v, want ErrFenced", err)
+	}
+}
+
+func testLateCompletionAfterLease(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	// Nobody took over, but the lease is over: the completion is late.
+	if err := complete(s, slot(1), c.Token, `"late"`, t0.Add(lease)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Complete at the lease's end = %v, want ErrFenced", err)
+	}
+	r, err := s.Get(ctx, "k1")
+	if err != nil || r.State != gateway.StateInProgress || r.Value != nil {
+		t.Errorf("record after a rejected completion = %+v, %v; want unchanged in progress", r, err)
+	}
+	if err := complete(s, slot(1), c.Token, `"ok"`, t0.Add(lease-time.Millisecond)); err != nil {
+		t.Errorf("Complete just inside the lease = %v, want nil", err)
+	}
+}
+
+func testConcurrentClaims(t *testing.T, s gateway.Store) {
+	const n = 64
+	var wg sync.WaitGroup
+	results := make([]gateway.Claim, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = s.Claim(ctx, request(slot(1), "k1", t0))
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	var token uint64
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("claim %d: %v", i, errs[i])
+		}
+		switch results[i].Status {
+		case gateway.ClaimAcquired:
+			won++
+			token = results[i].Token
+		case gateway.ClaimInProgress:
+		default:
+			t.Errorf("claim %d status = %s, want acquired or in_progress", i, statusName(results[i].Status))
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d concurrent claims acquired the slot, want exactly 1", won, n)
+	}
+	// Concurrent completions with the winner's token: exactly one succeeds.
+	var ok, fenced int
+	var mu sync.Mutex
+	for range 8 {
+		wg.Go(func() {
+			err := complete(s, slot(1), token, `"v"`, t0.Add(time.Second))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, gateway.ErrFenced):
+				fenced++
+			default:
+				t.Errorf("Complete: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok != 1 || fenced != 7 {
+		t.Errorf("8 concurrent completions: %d succeeded, %d fenced; want 1 and 7", ok, fenced)
+	}
+}
+
+func testConcurrentDistinctSlots(t *testing.T, s gateway.Store) {
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			sl := slot(i)
+			key := fmt.Sprintf("key-%d", i)
+			c, err := s.Claim(ctx, request(sl, key, t0))
+			if err != nil || c.Status != gateway.ClaimAcquired {
+				errs <- fmt.Errorf("claim %d = %v, %v; want acquired", i, statusName(c.Status), err)
+				return
+			}
+			if err := complete(s, sl, c.Token, fmt.Sprint(i), t0.Add(time.Second)); err != nil {
+				errs <- fmt.Errorf("complete %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range n {
+		r, err := s.Get(ctx, fmt.Sprintf("key-%d", i))
+		if err != nil || string(r.Value) != fmt.Sprint(i) {
+			t.Fatalf("Get(key-%d) = %s, %v; want %d", i, r.Value, err, i)
+		}
+	}
+}
+
+func testSlotIsolation(t *testing.T, s gateway.Store) {
+	base := slot(1)
+	claim(t, s, request(base, "k1", t0), gateway.ClaimAcquired)
+	variants := []gateway.Slot{
+		{Tenant: "other", SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, SessionID: "sess-2", Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, SessionID: base.SessionID, Step: 2, Tool: base.Tool},
+		{Tenant: base.Tenant, SessionID: base.SessionID, Step: base.Step, Tool: "bank/get_balance"},
+	}
+	for i, v := range variants {
+		claim(t, s, request(v, fmt.Sprintf("iso-%d", i), t0), gateway.ClaimAcquired)
+	}
+}
+
+func testGet(t *testing.T, s gateway.Store) {
+	if _, err := s.Get(ctx, "missing"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
+	}
+	c := claim(t, s, request(slot(7), "k7", t0), gateway.ClaimAcquired)
+	r, err := s.Get(ctx, "k7")
+	if err != nil || r.Slot != slot(7) || r.Token != c.Token || r.State != gateway.StateInProgress {
+		t.Errorf("Get(k7) = %+v, %v; want the in-progress record of %v", r, err, slot(7))
+	}
+}
+
+func approval(id, key string, now time.Time) gateway.Approval {
+	return gateway.Approval{
+		ID: id, Slot: slot(1), Key: key, Fingerprint: "fp-" + key, Requester: "alice",
+		Arguments: json.RawMessage(`{"amount":5000}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+	}
+}
+
+func testApprovals(t *testing.T, s gateway.Store) {
+	if _, err := s.GetApproval(ctx, "apr_missing"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("GetApproval(missing) = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GrantApproval(ctx, "apr_missing", "bob", t0); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("GrantApproval(missing) = %v, want ErrNotFound", err)
+	}
+	a, err := s.CreateApproval(ctx, approval("apr_1", "k1", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` {
+		t.Errorf("CreateApproval = %+v, want pending, bound to k1/fp-k1, requested by alice", a)
+	}
+	// Creating again while pending returns the same, unchanged approval.
+	again := approval("apr_1", "k1", t0.Add(time.Minute))
+	again.Requester = "someone-else"
+	b, err := s.CreateApproval(ctx, again)
+	if err != nil || b.Requester != "alice" || !b.CreatedAt.Equal(t0) {
+		t.Errorf("CreateApproval(existing) = %+v, %v; want the original approval", b, err)
+	}
+	g, err := s.GrantApproval(ctx, "apr_1", "bob", t0.Add(2*time.Minute))
+	if err != nil || !g.Granted || g.Approver != "bob" || !g.GrantedAt.Equal(t0.Add(2*time.Minute)) {
+		t.Fatalf("GrantApproval = %+v, %v; want granted by bob at +2m", g, err)
+	}
+	if _, err := s.GrantApproval(ctx, "apr_1", "carol", t0.Add(3*time.Minute)); !errors.Is(err, gateway.ErrApprovalState) {
+		t.Errorf("second GrantApproval = %v, want ErrApprovalState", err)
+	}
+	got, err := s.GetApproval(ctx, "apr_1")
+	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" {
+		t.Errorf("GetApproval after grant = %+v, %v; want granted by bob, bound to k1/fp-k1", got, err)
+	}
+	// Create on a granted, unexpired approval does not reset it.
+	c, err := s.CreateApproval(ctx, approval("apr_1", "k1", t0.Add(4*time.Minute)))
+	if err != nil || !c.Granted {
+		t.Errorf("CreateApproval on a granted approval = %+v, %v; want it still granted", c, err)
+	}
+}
+
+func testApprovalExpiry(t *testing.T, s gateway.Store) {
+	if _, err := s.CreateApproval(ctx, approval("apr_2", "k2", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GrantApproval(ctx, "apr_2", "bob", t0.Add(time.Hour)); !errors.Is(err, gateway.ErrApprovalState) {
+		t.Errorf("GrantApproval at expiry = %v, want ErrApprovalState", err)
+	}
+	// An expired approval is replaced by a fresh pending one.
+	n, err := s.CreateApproval(ctx, approval("apr_2", "k2", t0.Add(2*time.Hour)))
+	if err != nil || n.Granted || !n.CreatedAt.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("CreateApproval after expiry = %+v, %v; want a fresh pending approval", n, err)
+	}
+}
+
+func testConcurrentGrant(t *testing.T, s gateway.Store) {
+	if _, err := s.CreateApproval(ctx, approval("apr_3", "k3", t0)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	granted := 0
+	for i := range 16 {
+		wg.Go(func() {
+			_, err := s.GrantApproval(ctx, "apr_3", fmt.Sprintf("approver-%d", i), t0.Add(time.Second))
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				granted++
+			} else if !errors.Is(err, gateway.ErrApprovalState) {
+				t.Errorf("GrantApproval: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if granted != 1 {
+		t.Errorf("%d of 16 concurrent grants succeeded, want 1", granted)
+	}
+}
+
+func testAudit(t *testing.T, s gateway.Store) {
+	entries := []gateway.AuditEntry{
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: "allow", Outcome: "ok", Latency: 1500 * time.Microsecond},
+		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: "deny", Reason: "missing scope", Outcome: "denied"},
+		{Time: t0.Add(time.Second), Tenant: "globex", Principal: "carol", Tool: "bank/transfer_funds", Key: "k2", Decision: "allow", Outcome: "replayed", ApprovalID: "apr_1"},
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Tool: "bank/get_balance", Key: "k3", Decision: "allow", Outcome: "ok"},
+	}
+	for _, e := range entries {
+		if err := s.AppendAudit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.QueryAudit(ctx, gateway.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Oldest first; equal times in insertion order.
+	wantOrder := []string{"bob", "carol", "alice/k1", "alice/k3"}
+	if len(all) != len(wantOrder) {
+		t.Fatalf("QueryAudit(all) returned %d entries, want %d", len(all), len(wantOrder))
+	}
+	for i, e := range all {
+		got := e.Principal
+		if e.Principal == "alice" {
+			got += "/" + e.Key
+		}
+		if got != wantOrder[i] {
+			t.Errorf("QueryAudit(all)[%d] = %s, want %s", i, got, wantOrder[i])
+		}
+	}
+	first := all[2]
+	if first.Latency != 1500*time.Microsecond || first.Decision != "allow" || first.Outcome != "ok" || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("audit entry round trip = %+v, want %+v", first, entries[0])
+	}
+	if all[1].ApprovalID != "apr_1" || all[0].Reason != "missing scope" {
+		t.Errorf("audit approval id / reason lost: %+v, %+v", all[1], all[0])
+	}
+	cases := []struct {
+		q    gateway.AuditQuery
+		want int
+	}{
+		{gateway.AuditQuery{Tenant: "acme"}, 3},
+		{gateway.AuditQuery{Principal: "alice"}, 2},
+		{gateway.AuditQuery{Tool: "bank/transfer_funds"}, 2},
+		{gateway.AuditQuery{Key: "k2"}, 1},
+		{gateway.AuditQuery{Since: t0.Add(time.Second)}, 3},
+		{gateway.AuditQuery{Until: t0.Add(time.Second)}, 1},
+		{gateway.AuditQuery{Tenant: "acme", Principal: "alice", Tool: "bank/get_balance"}, 1},
+		{gateway.AuditQuery{Limit: 2}, 2},
+		{gateway.AuditQuery{Tenant: "nobody"}, 0},
+	}
+	for _, c := range cases {
+		got, err := s.QueryAudit(ctx, c.q)
+		if err != nil || len(got) != c.want {
+			t.Errorf("QueryAudit(%+v) = %d entries, %v; want %d", c.q, len(got), err, c.want)
+		}
+	}
+}
+
+func testTokenBucket(t *testing.T, s gateway.Store) {
+	l := gateway.RateLimit{Rate: 2, Burst: 3} // 2 tokens/s, bucket of 3
+	take := func(name string, at time.Time) (bool, time.Duration) {
+		t.Helper()
+		ok, wait, err := s.TakeToken(ctx, name, l, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok, wait
+	}
+	for i := range 3 {
+		if ok, _ := take("alice|transfer", t0); !ok {
+			t.Fatalf("take %d of a full bucket of 3 = refused, want ok", i+1)
+		}
+	}
+	ok, wait := take("alice|transfer", t0)
+	if ok || wait != 500*time.Millisecond {
+		t.Errorf("take from an empty bucket = %v, wait %v; want refused, wait 500ms (1 token at 2/s)", ok, wait)
+	}
+	// Other buckets are independent.
+	if ok, _ := take("bob|transfer", t0); !ok {
+		t.Error("take from another principal's bucket = refused, want ok")
+	}
+	// 250ms refills half a token: still refused, wait 250ms.
+	ok, wait = take("alice|transfer", t0.Add(250*time.Millisecond))
+	if ok || wait != 250*time.Millisecond {
+		t.Errorf("take after 250ms = %v, wait %v; want refused, wait 250ms", ok, wait)
+	}
+	if ok, _ := take("alice|transfer", t0.Add(500*time.Millisecond)); !ok {
+		t.Error("take after 500ms = refused, want ok (one token refilled)")
+	}
+	// A long pause refills to Burst, not beyond.
+	later := t0.Add(time.Hour)
+	for i := range 3 {
+		if ok, _ := take("alice|transfer", later); !ok {
+			t.Fatalf("take %d after an hour = refused, want ok", i+1)
+		}
+	}
+	if ok, _ := take("alice|transfer", later); ok {
+		t.Error("4th take after an hour = ok, want refused (burst is 3)")
+	}
+	// Time going backwards refills nothing.
+	if ok, _ := take("alice|transfer", t0); ok {
+		t.Error("take at an earlier time = ok, want refused")
+	}
+	// No limit.
+	for range 10 {
+		ok, _, err := s.TakeToken(ctx, "free", gateway.RateLimit{}, t0)
+		if err != nil || !ok {
+			t.Fatalf("TakeToken(zero limit) = %v, %v; want ok", ok, err)
+		}
+	}
+}
+
+func testTokenBucketConcurrent(t *testing.T, s gateway.Store) {
+	l := gateway.RateLimit{Rate: 1, Burst: 10}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	granted := 0
+	for range 50 {
+		wg.Go(func() {
+			ok, _, err := s.TakeToken(ctx, "shared", l, t0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				granted++
+			}
+		})
+	}
+	wg.Wait()
+	if granted != 10 {
+		t.Errorf("50 concurrent takes from a bucket of 10 granted %d, want 10", granted)
+	}
+}
+
+func testPurge(t *testing.T, s gateway.Store) {
+	// done at t0+1s, expires t0+1s+retention
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := complete(s, slot(1), c.Token, `1`, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// uncertain, expires t0+2h
+	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	if err := s.MarkUncertain(ctx, slot(2), c2.Token, "timeout", t0, t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// in progress, expires t0+lease+retention
+	claim(t, s, request(slot(3), "k3", t0), gateway.ClaimAcquired)
+	if _, err := s.CreateApproval(ctx, approval("apr_p", "kp", t0)); err != nil { // expires t0+1h
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), AuditBefore: t0.Add(90 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (gateway.PurgeStats{Records: 1, Approvals: 1, Audit: 2}) {
+		t.Errorf("Purge at +3h = %+v, want 1 record (uncertain), 1 approval, 2 audit entries", st)
+	}
+	if _, err := s.Get(ctx, "k2"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("Get(k2) after purge = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetApproval(ctx, "apr_p"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("GetApproval after purge = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Get(ctx, "k1"); err != nil {
+		t.Errorf("Get(k1) after purge = %v, want the record (retained)", err)
+	}
+	left, _ := s.QueryAudit(ctx, gateway.AuditQuery{})
+	if len(left) != 1 || !left[0].Time.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("audit after purge = %+v, want the +2h entry only", left)
+	}
+	st, err = s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(lease + retention + time.Second)})
+	if err != nil || st.Records != 2 || st.Audit != 0 {
+		t.Errorf("Purge after the retention = %+v, %v; want 2 records (done, in progress), audit kept", st, err)
+	}
+	claim(t, s, request(slot(1), "other", t0.Add(lease+retention+time.Second)), gateway.ClaimAcquired)
+}
+
+func testExpiredRecordIsAbsent(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil { // expires t0+retention
+		t.Fatal(err)
+	}
+	claim(t, s, request(slot(1), "k1", t0.Add(retention-time.Millisecond)), gateway.ClaimDone)
+	// Past the retention, the slot is free: no purge needed.
+	n := claim(t, s, request(slot(1), "k2", t0.Add(retention)), gateway.ClaimAcquired)
+	if n.Record.Key != "k2" || n.Record.Attempts != 1 || n.Previous != "" {
+		t.Errorf("claim of an expired slot = %+v (previous %q), want a fresh record for k2", n.Record, n.Previous)
+	}
+}
+
+func testValuesAreCopies(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	v := json.RawMessage(`{"a":1}`)
+	if err := s.Complete(ctx, gateway.Completion{Slot: slot(1), Token: c.Token, Value: v, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
+		t.Fatal(err)
+	}
+	v[2] = 'X'
+	r, _ := s.Get(ctx, "k1")
+	r.Value[2] = 'Y'
+	r2, _ := s.Get(ctx, "k1")
+	if string(r2.Value) != `{"a":1}` {
+		t.Errorf("stored value = %s after callers modified their copies, want {\"a\":1}", r2.Value)
+	}
+}
