@@ -1,0 +1,111 @@
+package grammar
+
+// Grammars for the string formats of JSON Schema's format vocabulary.
+// date, time and date-time follow RFC 3339 (leap years exact; a leap
+// second only as 23:59:60 in UTC), ipv4 and ipv6 RFC 2673/4291 text forms,
+// uuid RFC 4122, hostname RFC 1123 labels, email a dot-atom local part and
+// a hostname or bracketed address, uri the RFC 3986 character set with a
+// scheme. Where a grammar admits more than the format it says so in a
+// relaxation.
+
+// formatContent returns the string content for a format, with the bounds
+// of its length in code points. Unknown formats are relaxed.
+func (c *compiler) formatContent(name, ptr string) (*gnode, int, int) {
+	switch name {
+	case "date":
+		return ref(dateRule), 10, 10
+	case "time":
+		return ref(timeRule), 9, -1
+	case "date-time":
+		return ref(dateTimeRule), 20, -1
+	case "uuid":
+		return ref(uuidRule), 36, 36
+	case "ipv4":
+		return ref(ipv4Rule), 7, 15
+	case "ipv6":
+		return ref(ipv6Rule), 2, 45
+	case "hostname":
+		c.relaxf(ptr, "format", "hostname: each label is checked, the 253-character total is not")
+		return ref(hostnameRule), 1, -1
+	case "email":
+		c.relaxf(ptr, "format", "email: quoted local parts are not admitted; the domain's total length is not checked")
+		return ref(emailRule), 3, -1
+	case "uri":
+		c.relaxf(ptr, "format", "uri: a scheme and RFC 3986 characters are checked, not the full URI syntax")
+		return ref(uriRule), 2, -1
+	}
+	c.relaxf(ptr, "format", "format %q is not enforced by the grammar", name)
+	return nil, 0, -1
+}
+
+func digits(n int) *gnode { return rep(class(crange{'0', '9'}), n, n) }
+func rr(lo, hi rune) *gnode { return class(crange{lo, hi}) }
+
+var (
+	// Four-digit years divisible by 4 (and by 400 for centuries).
+	leapYear = alt(
+		seq(digits(2), alt(seq(lit("0"), class(crange{'4', '4'}, crange{'8', '8'})),
+			seq(class(crange{'2', '2'}, crange{'4', '4'}, crange{'6', '6'}, crange{'8', '8'}), class(crange{'0', '0'}, crange{'4', '4'}, crange{'8', '8'})),
+			seq(class(crange{'1', '1'}, crange{'3', '3'}, crange{'5', '5'}, crange{'7', '7'}, crange{'9', '9'}), class(crange{'2', '2'}, crange{'6', '6'})))),
+		seq(alt(seq(lit("0"), class(crange{'0', '0'}, crange{'4', '4'}, crange{'8', '8'})),
+			seq(class(crange{'2', '2'}, crange{'4', '4'}, crange{'6', '6'}, crange{'8', '8'}), class(crange{'0', '0'}, crange{'4', '4'}, crange{'8', '8'})),
+			seq(class(crange{'1', '1'}, crange{'3', '3'}, crange{'5', '5'}, crange{'7', '7'}, crange{'9', '9'}), class(crange{'2', '2'}, crange{'6', '6'}))), lit("00")),
+	)
+	day28    = alt(seq(lit("0"), rr('1', '9')), seq(lit("1"), rr('0', '9')), seq(lit("2"), rr('0', '8')))
+	dateRule = &grule{hint: "date", body: alt(
+		seq(digits(4), lit("-"), alt(
+			seq(alt(lit("01"), lit("03"), lit("05"), lit("07"), lit("08"), lit("10"), lit("12")), lit("-"), alt(day28, lit("29"), lit("30"), lit("31"))),
+			seq(alt(lit("04"), lit("06"), lit("09"), lit("11")), lit("-"), alt(day28, lit("29"), lit("30"))),
+			seq(lit("02-"), day28))),
+		seq(leapYear, lit("-02-29")),
+	)}
+	hour     = alt(seq(rr('0', '1'), rr('0', '9')), seq(lit("2"), rr('0', '3')))
+	minute   = seq(rr('0', '5'), rr('0', '9'))
+	secFrac  = opt(seq(lit("."), plus(rr('0', '9'))))
+	utc      = alt(class(crange{'Z', 'Z'}, crange{'z', 'z'}), lit("+00:00"), lit("-00:00"))
+	offset   = alt(class(crange{'Z', 'Z'}, crange{'z', 'z'}), seq(class(crange{'+', '+'}, crange{'-', '-'}), hour, lit(":"), minute))
+	timeRule = &grule{hint: "time", body: alt(
+		seq(hour, lit(":"), minute, lit(":"), minute, secFrac, offset),
+		seq(lit("23:59:60"), secFrac, utc),
+	)}
+	dateTimeRule = &grule{hint: "date-time", body: seq(ref(dateRule), class(crange{'T', 'T'}, crange{'t', 't'}), ref(timeRule))}
+
+	hex4     = func(n int) *gnode { return rep(class(hexRanges...), n, n) }
+	uuidRule = &grule{hint: "uuid", body: seq(hex4(8), lit("-"), hex4(4), lit("-"), hex4(4), lit("-"), hex4(4), lit("-"), hex4(12))}
+
+	decOctet = alt(rr('0', '9'), seq(rr('1', '9'), rr('0', '9')), seq(lit("1"), digits(2)),
+		seq(lit("2"), rr('0', '4'), rr('0', '9')), seq(lit("25"), rr('0', '5')))
+	ipv4Rule = &grule{hint: "ipv4", body: seq(decOctet, lit("."), decOctet, lit("."), decOctet, lit("."), decOctet)}
+
+	h16      = rep(class(hexRanges...), 1, 4)
+	h16c     = seq(h16, lit(":"))
+	ls32     = alt(seq(h16, lit(":"), h16), ref(ipv4Rule))
+	ipv6Rule = &grule{hint: "ipv6", body: alt(
+		seq(rep(h16c, 6, 6), ls32),
+		seq(lit("::"), rep(h16c, 5, 5), ls32),
+		seq(opt(h16), lit("::"), rep(h16c, 4, 4), ls32),
+		seq(opt(seq(rep(h16c, 0, 1), h16)), lit("::"), rep(h16c, 3, 3), ls32),
+		seq(opt(seq(rep(h16c, 0, 2), h16)), lit("::"), rep(h16c, 2, 2), ls32),
+		seq(opt(seq(rep(h16c, 0, 3), h16)), lit("::"), h16c, ls32),
+		seq(opt(seq(rep(h16c, 0, 4), h16)), lit("::"), ls32),
+		seq(opt(seq(rep(h16c, 0, 5), h16)), lit("::"), h16),
+		seq(opt(seq(rep(h16c, 0, 6), h16)), lit("::")),
+	)}
+
+	alnum        = class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'})
+	label        = seq(alnum, opt(seq(rep(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'-', '-'}), 0, 61), alnum)))
+	hostnameRule = &grule{hint: "hostname", body: seq(label, star(seq(lit("."), label)))}
+
+	atext     = class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'!', '!'}, crange{'#', '\''}, crange{'*', '+'}, crange{'-', '-'}, crange{'=', '='}, crange{'?', '?'}, crange{'^', '`'}, crange{'{', '~'})
+	dotAtom   = seq(plus(atext), star(seq(lit("."), plus(atext))))
+	emailRule = &grule{hint: "email", body: seq(dotAtom, lit("@"), alt(ref(hostnameRule), seq(lit("["), ref(ipv4Rule), lit("]")), seq(lit("[IPv6:"), ref(ipv6Rule), lit("]"))))}
+
+	uriChar = alt(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'-', '-'}, crange{'.', '.'}, crange{'_', '_'}, crange{'~', '~'},
+		crange{':', ':'}, crange{'/', '/'}, crange{'?', '?'}, crange{'#', '#'}, crange{'[', '['}, crange{']', ']'}, crange{'@', '@'},
+		crange{'!', '!'}, crange{'$', '$'}, crange{'&', '&'}, crange{'\'', '\''}, crange{'(', '('}, crange{')', ')'}, crange{'*', '*'},
+		crange{'+', '+'}, crange{',', ','}, crange{';', ';'}, crange{'=', '='}),
+		seq(lit("%"), class(hexRanges...), class(hexRanges...)), lit(`\/`))
+	uriRule = &grule{hint: "uri", body: seq(class(crange{'A', 'Z'}, crange{'a', 'z'}),
+		star(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'+', '+'}, crange{'-', '-'}, crange{'.', '.'})),
+		lit(":"), star(uriChar))}
+)

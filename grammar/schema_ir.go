@@ -1,0 +1,540 @@
+package grammar
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The schema compiler builds grammars as trees of gnode values and prints
+// them as llama.cpp GBNF only at the end, so that tool grammars can be
+// merged into one turn grammar (shared rules by identity, names assigned
+// once) and so that simplifications (an empty alternative, an alternative
+// that can never match) happen on structure rather than text.
+
+type gop uint8
+
+const (
+	gEmpty gop = iota // matches the empty string
+	gNone             // matches nothing
+	gLit              // a literal string
+	gClass            // one code point from a set
+	gSeq
+	gAlt
+	gRep // subs[0] repeated min..max times (max < 0: unbounded)
+	gRef // a rule
+)
+
+// maxRepeat is llama.cpp's limit on a repetition count.
+const maxRepeat = 2000
+
+type gnode struct {
+	op       gop
+	lit      string
+	ranges   []crange // sorted, non-overlapping, non-adjacent
+	subs     []*gnode
+	min, max int
+	rule     *grule
+}
+
+// grule is a named rule. Rules are identified by pointer: the printer
+// assigns unique GBNF names from the hints.
+type grule struct {
+	hint string
+	body *gnode
+}
+
+// crange is an inclusive range of code points.
+type crange struct{ lo, hi rune }
+
+var (
+	nEmpty = &gnode{op: gEmpty}
+	nNone  = &gnode{op: gNone}
+)
+
+func lit(s string) *gnode {
+	if s == "" {
+		return nEmpty
+	}
+	return &gnode{op: gLit, lit: s}
+}
+
+func ref(r *grule) *gnode { return &gnode{op: gRef, rule: r} }
+
+// class returns a node matching one code point in the union of the ranges.
+func class(rs ...crange) *gnode {
+	rs = normRanges(rs)
+	if len(rs) == 0 {
+		return nNone
+	}
+	if len(rs) == 1 && rs[0].lo == rs[0].hi {
+		return lit(string(rs[0].lo))
+	}
+	return &gnode{op: gClass, ranges: rs}
+}
+
+func normRanges(rs []crange) []crange {
+	out := make([]crange, 0, len(rs))
+	for _, r := range rs {
+		if r.lo <= r.hi {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].lo < out[j].lo })
+	merged := out[:0]
+	for _, r := range out {
+		if n := len(merged); n > 0 && r.lo <= merged[n-1].hi+1 {
+			if r.hi > merged[n-1].hi {
+				merged[n-1].hi = r.hi
+			}
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged
+}
+
+// negRanges returns the complement of rs within [0, 0x10FFFF].
+func negRanges(rs []crange) []crange {
+	rs = normRanges(rs)
+	var out []crange
+	next := rune(0)
+	for _, r := range rs {
+		if r.lo > next {
+			out = append(out, crange{next, r.lo - 1})
+		}
+		next = r.hi + 1
+	}
+	if next <= utf8.MaxRune {
+		out = append(out, crange{next, utf8.MaxRune})
+	}
+	return out
+}
+
+func seq(ns ...*gnode) *gnode {
+	var out []*gnode
+	for _, n := range ns {
+		switch n.op {
+		case gNone:
+			return nNone
+		case gEmpty:
+			continue
+		case gSeq:
+			out = append(out, n.subs...)
+		case gLit:
+			if k := len(out); k > 0 && out[k-1].op == gLit {
+				out[k-1] = lit(out[k-1].lit + n.lit)
+				continue
+			}
+			out = append(out, n)
+		default:
+			out = append(out, n)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nEmpty
+	case 1:
+		return out[0]
+	}
+	return &gnode{op: gSeq, subs: out}
+}
+
+func alt(ns ...*gnode) *gnode {
+	var out []*gnode
+	hasEmpty := false
+	for _, n := range ns {
+		switch n.op {
+		case gNone:
+			continue
+		case gAlt:
+			out = append(out, n.subs...)
+		case gEmpty:
+			hasEmpty = true
+		default:
+			out = append(out, n)
+		}
+	}
+	// Drop structurally identical alternatives: duplicates only grow
+	// llama.cpp's stack set.
+	seen := make(map[string]bool, len(out))
+	uniq := out[:0]
+	for _, n := range out {
+		k := n.key()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		uniq = append(uniq, n)
+	}
+	out = uniq
+	if hasEmpty {
+		if len(out) == 0 {
+			return nEmpty
+		}
+		if len(out) == 1 && !out[0].nullable() {
+			return opt(out[0])
+		}
+		out = append(out, nEmpty)
+	}
+	switch len(out) {
+	case 0:
+		return nNone
+	case 1:
+		return out[0]
+	}
+	return &gnode{op: gAlt, subs: out}
+}
+
+func opt(n *gnode) *gnode { return rep(n, 0, 1) }
+func star(n *gnode) *gnode { return rep(n, 0, -1) }
+func plus(n *gnode) *gnode { return rep(n, 1, -1) }
+
+// rep repeats n between min and max times (max < 0: unbounded). Callers
+// keep min and max within maxRepeat. An unbounded repetition of something
+// that can match empty is rewritten to repeat its non-empty part, because
+// llama.cpp recurses without end on such grammars.
+func rep(n *gnode, min, max int) *gnode {
+	if max >= 0 && max < min {
+		return nNone
+	}
+	if max == 0 {
+		return nEmpty
+	}
+	switch n.op {
+	case gNone:
+		if min == 0 {
+			return nEmpty
+		}
+		return nNone
+	case gEmpty:
+		return nEmpty
+	}
+	if min == 1 && max == 1 {
+		return n
+	}
+	if n.nullable() {
+		ne := nonEmpty(n)
+		if ne.op == gNone {
+			return nEmpty
+		}
+		if max < 0 {
+			return &gnode{op: gRep, subs: []*gnode{ne}, min: 0, max: -1}
+		}
+		// n{min,max} with n nullable is n'{0,max} for n' = n without ε.
+		n, min = ne, 0
+	}
+	return &gnode{op: gRep, subs: []*gnode{n}, min: min, max: max}
+}
+
+// nullable reports whether n matches the empty string.
+func (n *gnode) nullable() bool {
+	return n.nullableVisit(nil)
+}
+
+func (n *gnode) nullableVisit(seen map[*grule]bool) bool {
+	switch n.op {
+	case gEmpty:
+		return true
+	case gNone, gLit, gClass:
+		return false
+	case gSeq:
+		for _, s := range n.subs {
+			if !s.nullableVisit(seen) {
+				return false
+			}
+		}
+		return true
+	case gAlt:
+		for _, s := range n.subs {
+			if s.nullableVisit(seen) {
+				return true
+			}
+		}
+		return false
+	case gRep:
+		return n.min == 0 || n.subs[0].nullableVisit(seen)
+	case gRef:
+		if seen == nil {
+			seen = map[*grule]bool{}
+		}
+		if seen[n.rule] || n.rule.body == nil {
+			return false
+		}
+		seen[n.rule] = true
+		return n.rule.body.nullableVisit(seen)
+	}
+	return false
+}
+
+// nonEmpty returns a node for the language of n without the empty string.
+func nonEmpty(n *gnode) *gnode {
+	if !n.nullable() {
+		return n
+	}
+	switch n.op {
+	case gEmpty, gNone:
+		return nNone
+	case gAlt:
+		subs := make([]*gnode, len(n.subs))
+		for i, s := range n.subs {
+			subs[i] = nonEmpty(s)
+		}
+		return alt(subs...)
+	case gSeq:
+		// L(ab)\ε = (L(a)\ε)L(b) ∪ (L(b)\ε) when a is nullable (it is: n is nullable).
+		head, tail := n.subs[0], seq(n.subs[1:]...)
+		return alt(seq(nonEmpty(head), tail), nonEmpty(tail))
+	case gRep:
+		ne := nonEmpty(n.subs[0])
+		if n.max < 0 {
+			return rep(ne, 1, -1)
+		}
+		return rep(ne, 1, n.max)
+	case gRef:
+		return nonEmpty(n.rule.body)
+	}
+	return n
+}
+
+// key is a structural identity of n used to drop duplicate alternatives
+// and to share identical rules.
+func (n *gnode) key() string {
+	var b strings.Builder
+	n.writeKey(&b)
+	return b.String()
+}
+
+func (n *gnode) writeKey(b *strings.Builder) {
+	switch n.op {
+	case gEmpty:
+		b.WriteString("E")
+	case gNone:
+		b.WriteString("N")
+	case gLit:
+		b.WriteString("L")
+		b.WriteString(strconv.Quote(n.lit))
+	case gClass:
+		b.WriteString("C")
+		for _, r := range n.ranges {
+			fmt.Fprintf(b, "%x-%x,", r.lo, r.hi)
+		}
+	case gSeq, gAlt:
+		if n.op == gSeq {
+			b.WriteString("S(")
+		} else {
+			b.WriteString("A(")
+		}
+		for _, s := range n.subs {
+			s.writeKey(b)
+			b.WriteByte(' ')
+		}
+		b.WriteByte(')')
+	case gRep:
+		fmt.Fprintf(b, "R%d,%d(", n.min, n.max)
+		n.subs[0].writeKey(b)
+		b.WriteByte(')')
+	case gRef:
+		fmt.Fprintf(b, "@%p", n.rule)
+	}
+}
+
+// printGBNF prints the grammar reachable from root as llama.cpp GBNF with
+// root named "root". Names are assigned in the order rules are first
+// reached, so the output is deterministic.
+func printGBNF(root *grule) string {
+	p := &gprinter{names: map[*grule]string{}, used: map[string]bool{}}
+	p.name(root, "root")
+	var b strings.Builder
+	for i := 0; i < len(p.order); i++ {
+		r := p.order[i]
+		b.WriteString(p.names[r])
+		b.WriteString(" ::= ")
+		p.writeNode(&b, r.body, 0)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+type gprinter struct {
+	names map[*grule]string
+	used  map[string]bool
+	order []*grule
+}
+
+func (p *gprinter) name(r *grule, want string) string {
+	if n, ok := p.names[r]; ok {
+		return n
+	}
+	base := sanitizeRuleName(want)
+	n := base
+	for i := 2; p.used[n]; i++ {
+		n = base + "-" + strconv.Itoa(i)
+	}
+	p.used[n] = true
+	p.names[r] = n
+	p.order = append(p.order, r)
+	return n
+}
+
+// sanitizeRuleName maps a hint to llama.cpp's rule-name alphabet
+// [a-zA-Z0-9-].
+func sanitizeRuleName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		if ok {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	out := strings.TrimRight(b.String(), "-")
+	if out == "" {
+		return "r"
+	}
+	return out
+}
+
+// precedence: 0 alternation context, 1 sequence element, 2 repetition operand.
+func (p *gprinter) writeNode(b *strings.Builder, n *gnode, prec int) {
+	switch n.op {
+	case gEmpty:
+		b.WriteString(`""`)
+	case gNone:
+		// A class that contains no code point: it never matches.
+		b.WriteString(`[^\x00-\U0010FFFF]`)
+	case gLit:
+		writeGBNFLiteral(b, n.lit)
+	case gClass:
+		writeGBNFClass(b, n.ranges)
+	case gRef:
+		hint := n.rule.hint
+		b.WriteString(p.name(n.rule, hint))
+	case gSeq:
+		if prec > 1 {
+			b.WriteString("( ")
+		}
+		for i, s := range n.subs {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			p.writeNode(b, s, 2)
+		}
+		if prec > 1 {
+			b.WriteString(" )")
+		}
+	case gAlt:
+		if prec > 0 {
+			b.WriteString("( ")
+		}
+		for i, s := range n.subs {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			p.writeNode(b, s, 1)
+		}
+		if prec > 0 {
+			b.WriteString(" )")
+		}
+	case gRep:
+		sub := n.subs[0]
+		if sub.op == gRep || sub.op == gEmpty {
+			b.WriteString("( ")
+			p.writeNode(b, sub, 0)
+			b.WriteString(" )")
+		} else {
+			p.writeNode(b, sub, 2)
+		}
+		switch {
+		case n.min == 0 && n.max == 1:
+			b.WriteByte('?')
+		case n.min == 0 && n.max < 0:
+			b.WriteByte('*')
+		case n.min == 1 && n.max < 0:
+			b.WriteByte('+')
+		case n.max < 0:
+			fmt.Fprintf(b, "{%d,}", n.min)
+		case n.min == n.max:
+			fmt.Fprintf(b, "{%d}", n.min)
+		default:
+			fmt.Fprintf(b, "{%d,%d}", n.min, n.max)
+		}
+	}
+}
+
+func writeGBNFLiteral(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(b, `\x%02X`, r)
+		case r >= 0xD800 && r <= 0xDFFF, r == utf8.RuneError:
+			writeGBNFCodePoint(b, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+}
+
+func writeGBNFClass(b *strings.Builder, rs []crange) {
+	// A class that covers more than half of the code space prints shorter
+	// negated, and reads as the intent ([^"\\\x00-\x1F]).
+	var total int64
+	for _, r := range rs {
+		total += int64(r.hi - r.lo + 1)
+	}
+	neg := false
+	if total > utf8.MaxRune/2 {
+		rs, neg = negRanges(rs), true
+	}
+	b.WriteByte('[')
+	if neg {
+		b.WriteByte('^')
+	}
+	for _, r := range rs {
+		writeGBNFCodePoint(b, r.lo)
+		if r.hi != r.lo {
+			if r.hi > r.lo+1 {
+				b.WriteByte('-')
+			}
+			writeGBNFCodePoint(b, r.hi)
+		}
+	}
+	b.WriteByte(']')
+}
+
+// writeGBNFCodePoint writes one class endpoint with only the escapes
+// llama.cpp knows: letters and digits raw, every other code point as
+// \xHH, \uHHHH or \UHHHHHHHH.
+func writeGBNFCodePoint(b *strings.Builder, r rune) {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		b.WriteRune(r)
+	case r < 0x100:
+		fmt.Fprintf(b, `\x%02X`, r)
+	case r < 0x10000:
+		fmt.Fprintf(b, `\u%04X`, r)
+	default:
+		fmt.Fprintf(b, `\U%08X`, r)
+	}
+}

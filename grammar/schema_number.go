@@ -1,0 +1,295 @@
+package grammar
+
+import (
+	"math/big"
+	"strings"
+)
+
+// Numbers with bounds compile to exact digit grammars: the integer part is
+// a decimal range without leading zeros, split by sign, and the fraction
+// decides the values at the edges (x <= 5 admits 5 and 5.0 but not 5.1).
+// Bounded numbers are written without exponent (the canonical form of
+// canonicalNumber); unbounded ones take the full JSON number syntax.
+
+// maxBoundDigits is the largest bound, in decimal digits, compiled exactly.
+const maxBoundDigits = 400
+
+// numberNode compiles numeric keywords. integer restricts to integral
+// values written as integers (1, not 1.0: see the package documentation).
+func (c *compiler) numberNode(s *jsonValue, ptr string, integer bool) *gnode {
+	var lo, hi *big.Rat
+	loEx, hiEx := false, false
+	tighten := func(k string, lower, excl bool) {
+		v := s.get(k)
+		if v == nil {
+			return
+		}
+		if v.kind == jsonBool { // draft-04: exclusiveMinimum: true makes minimum exclusive
+			return
+		}
+		r, ok := numberRat(v.s)
+		if v.kind != jsonNumber || !ok {
+			c.relaxf(ptr, k, "not a number; ignored")
+			return
+		}
+		if lower {
+			if lo == nil || r.Cmp(lo) > 0 || (r.Cmp(lo) == 0 && excl) {
+				lo, loEx = r, excl
+			}
+		} else {
+			if hi == nil || r.Cmp(hi) < 0 || (r.Cmp(hi) == 0 && excl) {
+				hi, hiEx = r, excl
+			}
+		}
+	}
+	d4 := func(k string) bool { v := s.get(k); return v != nil && v.kind == jsonBool && v.b }
+	tighten("minimum", true, d4("exclusiveMinimum"))
+	tighten("maximum", false, d4("exclusiveMaximum"))
+	tighten("exclusiveMinimum", true, true)
+	tighten("exclusiveMaximum", false, true)
+
+	fracDigits := -1 // unlimited
+	if integer {
+		fracDigits = 0
+	}
+	if mv := s.get("multipleOf"); mv != nil && mv.kind == jsonNumber {
+		m, ok := numberRat(mv.s)
+		switch {
+		case !ok || m.Sign() <= 0:
+			c.relaxf(ptr, "multipleOf", "not a positive number; ignored")
+		case integer && new(big.Rat).Inv(m).IsInt():
+			// every integer is a multiple of 1/k
+		case !integer && isPowerOfTenInverse(m) >= 0:
+			fracDigits = isPowerOfTenInverse(m)
+		default:
+			c.relaxf(ptr, "multipleOf", "multipleOf %s is not expressible in the grammar; the gateway checks it", mv.s)
+		}
+	}
+	if lo == nil && hi == nil && fracDigits < 0 {
+		return ref(c.p.number)
+	}
+	if lo == nil && hi == nil && fracDigits == 0 && integer {
+		return ref(c.p.integer)
+	}
+	// Integer ranges need integral bounds: round inward (exact for
+	// integers); non-integral bounds on numbers round outward and are
+	// reported.
+	var loI, hiI *big.Int
+	if lo != nil {
+		f := floorRat(lo)
+		switch {
+		case new(big.Rat).SetInt(f).Cmp(lo) == 0:
+			loI = f
+			if loEx && fracDigits == 0 {
+				loI, loEx = new(big.Int).Add(f, big.NewInt(1)), false
+			}
+		case fracDigits == 0:
+			loI, loEx = new(big.Int).Add(f, big.NewInt(1)), false
+		default:
+			c.relaxf(ptr, boundKeyword(s, true), "a non-integral bound on a number is enforced as %s", f.String())
+			loI, loEx = f, false
+		}
+	}
+	if hi != nil {
+		f := floorRat(hi)
+		switch {
+		case new(big.Rat).SetInt(f).Cmp(hi) == 0:
+			hiI = f
+			if hiEx && fracDigits == 0 {
+				hiI, hiEx = new(big.Int).Sub(f, big.NewInt(1)), false
+			}
+		case fracDigits == 0:
+			hiI, hiEx = f, false
+		default:
+			up := new(big.Int).Add(f, big.NewInt(1))
+			c.relaxf(ptr, boundKeyword(s, false), "a non-integral bound on a number is enforced as %s", up.String())
+			hiI, hiEx = up, false
+		}
+	}
+	if (loI != nil && len(loI.String()) > maxBoundDigits) || (hiI != nil && len(hiI.String()) > maxBoundDigits) {
+		c.relaxf(ptr, "minimum", "a bound longer than %d digits is not enforced", maxBoundDigits)
+		if integer {
+			return ref(c.p.integer)
+		}
+		return ref(c.p.number)
+	}
+	return numRange(loI, loEx, hiI, hiEx, fracDigits)
+}
+
+func boundKeyword(s *jsonValue, lower bool) string {
+	if lower {
+		if s.has("exclusiveMinimum") {
+			return "exclusiveMinimum"
+		}
+		return "minimum"
+	}
+	if s.has("exclusiveMaximum") {
+		return "exclusiveMaximum"
+	}
+	return "maximum"
+}
+
+// isPowerOfTenInverse returns k when m is 10^-k (k >= 0), else -1.
+func isPowerOfTenInverse(m *big.Rat) int {
+	if !m.Num().IsInt64() || m.Num().Int64() != 1 {
+		return -1
+	}
+	d := new(big.Int).Set(m.Denom())
+	k := 0
+	ten := big.NewInt(10)
+	for d.Cmp(big.NewInt(1)) > 0 {
+		q, r := new(big.Int).QuoRem(d, ten, new(big.Int))
+		if r.Sign() != 0 {
+			return -1
+		}
+		d = q
+		k++
+	}
+	return k
+}
+
+func floorRat(r *big.Rat) *big.Int {
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	_ = m
+	return q // DivMod is Euclidean: floor for a positive denominator
+}
+
+// numRange: numbers x with lo <= x (< if loEx) and x <= hi (< if hiEx),
+// lo and hi integral (nil: unbounded), at most fracDigits fraction digits
+// (< 0: any; 0: integers).
+func numRange(lo *big.Int, loEx bool, hi *big.Int, hiEx bool, fracDigits int) *gnode {
+	zero := big.NewInt(0)
+	var alts []*gnode
+	// Non-negative part: magnitude in [max(lo,0), hi].
+	if hi == nil || hi.Sign() > 0 || (hi.Sign() == 0 && !hiEx) {
+		a, aEx := zero, false
+		if lo != nil && lo.Sign() >= 0 {
+			a, aEx = lo, loEx
+		}
+		alts = append(alts, magnitude(a, aEx, hi, hiEx, fracDigits))
+	}
+	// Negative part: -x in (0, -lo] and -x >= -hi when hi < 0.
+	if lo == nil || lo.Sign() < 0 {
+		var b *big.Int
+		bEx := false
+		if lo != nil {
+			b, bEx = new(big.Int).Neg(lo), loEx
+		}
+		a, aEx := zero, true
+		if hi != nil && hi.Sign() < 0 {
+			a, aEx = new(big.Int).Neg(hi), hiEx
+		}
+		alts = append(alts, seq(lit("-"), magnitude(a, aEx, b, bEx, fracDigits)))
+	}
+	return alt(alts...)
+}
+
+// magnitude: non-negative decimals m with a <= m (< if aEx), m <= b (< if
+// bEx; b nil: unbounded), at most fracDigits fraction digits.
+func magnitude(a *big.Int, aEx bool, b *big.Int, bEx bool, fd int) *gnode {
+	digit := class(crange{'0', '9'})
+	var fracAny, fracZero, fracNonZero *gnode
+	switch {
+	case fd < 0:
+		fracAny = opt(seq(lit("."), plus(digit)))
+		fracZero = opt(seq(lit("."), plus(lit("0"))))
+		fracNonZero = seq(lit("."), star(lit("0")), class(crange{'1', '9'}), star(digit))
+	case fd == 0:
+		fracAny, fracZero, fracNonZero = nEmpty, nEmpty, nNone
+	default:
+		fracAny = opt(seq(lit("."), rep(digit, 1, fd)))
+		fracZero = opt(seq(lit("."), rep(lit("0"), 1, fd)))
+		var nz []*gnode
+		for z := 0; z < fd; z++ {
+			nz = append(nz, seq(rep(lit("0"), z, z), class(crange{'1', '9'}), rep(digit, 0, fd-1-z)))
+		}
+		fracNonZero = seq(lit("."), alt(nz...))
+	}
+	if b != nil {
+		switch a.Cmp(b) {
+		case 1:
+			return nNone
+		case 0:
+			if aEx || bEx {
+				return nNone
+			}
+			return seq(lit(a.String()), fracZero)
+		}
+	}
+	var alts []*gnode
+	if aEx {
+		alts = append(alts, seq(lit(a.String()), fracNonZero))
+	} else {
+		alts = append(alts, seq(lit(a.String()), fracAny))
+	}
+	midLo := new(big.Int).Add(a, big.NewInt(1))
+	var midHi *big.Int
+	if b != nil {
+		midHi = new(big.Int).Sub(b, big.NewInt(1))
+	}
+	if midHi == nil || midLo.Cmp(midHi) <= 0 {
+		alts = append(alts, seq(intRange(midLo, midHi), fracAny))
+	}
+	if b != nil && !bEx {
+		alts = append(alts, seq(lit(b.String()), fracZero))
+	}
+	return alt(alts...)
+}
+
+// intRange: the decimal integers in [lo, hi] (lo >= 0; hi nil: unbounded)
+// without leading zeros.
+func intRange(lo, hi *big.Int) *gnode {
+	los := lo.String()
+	digit := class(crange{'0', '9'})
+	var alts []*gnode
+	if hi == nil {
+		alts = append(alts, sameLen(los, strings.Repeat("9", len(los))))
+		alts = append(alts, seq(class(crange{'1', '9'}), rep(digit, len(los), -1)))
+		return alt(alts...)
+	}
+	his := hi.String()
+	for l := len(los); l <= len(his); l++ {
+		a, b := los, his
+		if l > len(los) {
+			a = "1" + strings.Repeat("0", l-1)
+		}
+		if l < len(his) {
+			b = strings.Repeat("9", l)
+		}
+		alts = append(alts, sameLen(a, b))
+	}
+	return alt(alts...)
+}
+
+// sameLen: the digit strings of one length between lo and hi.
+func sameLen(lo, hi string) *gnode {
+	if lo == hi {
+		return lit(lo)
+	}
+	n := len(lo)
+	digit := class(crange{'0', '9'})
+	if n == 1 {
+		return class(crange{rune(lo[0]), rune(hi[0])})
+	}
+	if lo[0] == hi[0] {
+		return seq(lit(lo[:1]), sameLen(lo[1:], hi[1:]))
+	}
+	var alts []*gnode
+	start, end := lo[0], hi[0]
+	if strings.Trim(lo[1:], "0") != "" {
+		alts = append(alts, seq(lit(lo[:1]), sameLen(lo[1:], strings.Repeat("9", n-1))))
+		start++
+	}
+	var tail *gnode
+	if strings.Trim(hi[1:], "9") != "" {
+		tail = seq(lit(hi[:1]), sameLen(strings.Repeat("0", n-1), hi[1:]))
+		end--
+	}
+	if start <= end {
+		alts = append(alts, seq(class(crange{rune(start), rune(end)}), rep(digit, n-1, n-1)))
+	}
+	if tail != nil {
+		alts = append(alts, tail)
+	}
+	return alt(alts...)
+}
