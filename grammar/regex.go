@@ -20,14 +20,14 @@ import (
 type rxKind uint8
 
 const (
-	rxSet    rxKind = iota // one code point from ranges
-	rxCat                  // concatenation
-	rxAlt                  // alternation
-	rxRep                  // repetition
-	rxStart                // ^
-	rxEnd                  // $
-	rxEmpty                // matches empty (also: relaxed assertions)
-	rxBackref              // \N or \k<name>
+	rxSet     rxKind = iota // one code point from ranges
+	rxCat                   // concatenation
+	rxAlt                   // alternation
+	rxRep                   // repetition
+	rxStart                 // ^
+	rxEnd                   // $
+	rxEmpty                 // matches empty (also: relaxed assertions)
+	rxBackref               // \N or \k<name>
 )
 
 type rxNode struct {
@@ -109,8 +109,8 @@ func (p *rxParser) prescanGroups() {
 	}
 }
 
-func (p *rxParser) more() bool  { return p.pos < len(p.src) }
-func (p *rxParser) peek() rune  { return p.src[p.pos] }
+func (p *rxParser) more() bool { return p.pos < len(p.src) }
+func (p *rxParser) peek() rune { return p.src[p.pos] }
 func (p *rxParser) eat(r rune) bool {
 	if p.more() && p.peek() == r {
 		p.pos++

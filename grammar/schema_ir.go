@@ -188,7 +188,7 @@ func alt(ns ...*gnode) *gnode {
 	return &gnode{op: gAlt, subs: out}
 }
 
-func opt(n *gnode) *gnode { return rep(n, 0, 1) }
+func opt(n *gnode) *gnode  { return rep(n, 0, 1) }
 func star(n *gnode) *gnode { return rep(n, 0, -1) }
 func plus(n *gnode) *gnode { return rep(n, 1, -1) }
 

@@ -82,9 +82,9 @@ func (v *jsonValue) clone() *jsonValue {
 	return &c
 }
 
-func newObject() *jsonValue { return &jsonValue{kind: jsonObject} }
+func newObject() *jsonValue         { return &jsonValue{kind: jsonObject} }
 func newString(s string) *jsonValue { return &jsonValue{kind: jsonString, s: s} }
-func newBool(b bool) *jsonValue   { return &jsonValue{kind: jsonBool, b: b} }
+func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 
 // decodeJSON decodes exactly one JSON value, keeping key order.
 func decodeJSON(data []byte) (*jsonValue, error) {
