@@ -176,7 +176,7 @@ func (p *gbnfParser) alternates(pos int, nested bool) ([]Seq, int, error) {
 // no grammar elements ("", [], x{0}), or there is none, so a repetition
 // operator has nothing to apply to.
 func (p *gbnfParser) sequence(pos int, nested bool) (Seq, int, error) {
-	var seq Seq
+	seq := Seq{}
 	lastEmpty := true
 	for pos < len(p.src) {
 		c := p.src[pos]

@@ -56,9 +56,12 @@ func writeExpr(b *strings.Builder, e Expr) {
 			b.WriteByte('^')
 		}
 		for i, r := range e.Ranges {
-			if i == 0 && !e.Negated && r.Lo == '^' {
+			switch {
+			case i == 0 && !e.Negated && r.Lo == '^':
 				b.WriteString(`\x5E`) // a leading ^ would negate the class
-			} else {
+			case r.Lo == '-' && r.Hi == '-' && (i == 0 || i == len(e.Ranges)-1):
+				b.WriteByte('-') // literal at either end of a class
+			default:
 				writeChar(b, r.Lo, true)
 			}
 			if r.Hi != r.Lo {
