@@ -64,6 +64,9 @@ func (e *OutputError) Unwrap() []error {
 // Answer and FindTools are cleared: nothing in resp can be executed.
 func ParseReply(req *Request, resp *Response) error {
 	resp.Action, resp.Calls, resp.Answer, resp.FindTools = "", nil, "", ""
+	if req.Constraint.Mode == ModeNative && resp.Raw == "" {
+		resp.Raw = nativeRaw(resp.Message)
+	}
 	err := parseReply(req, resp)
 	if err != nil {
 		resp.Action, resp.Calls, resp.Answer, resp.FindTools = "", nil, "", ""
@@ -108,9 +111,6 @@ func parseReply(req *Request, resp *Response) error {
 
 func parseNative(req *Request, resp *Response) error {
 	calls := resp.Message.ToolCalls
-	if resp.Raw == "" {
-		resp.Raw = nativeRaw(resp.Message)
-	}
 	switch {
 	case len(calls) == 0 && strings.TrimSpace(resp.Message.Content) == "":
 		return &OutputError{Problem: ProblemEmpty, Raw: resp.Raw, Reason: "the reply was empty; call one tool or answer"}

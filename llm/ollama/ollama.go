@@ -142,6 +142,11 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		return nil, fmt.Errorf("ollama: chat: tool call arguments: %w", argsError)
 	}
 	if !sawFinal {
+		// The client ends a stream quietly when the body breaks off
+		// (cancellation included), so the missing done message is the sign.
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ollama: chat: %w", ctx.Err())
+		}
 		return nil, errors.New("ollama: chat: the response ended before its final (done) message")
 	}
 	resp := &llm.Response{

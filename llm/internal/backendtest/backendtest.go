@@ -1,0 +1,212 @@
+// Package backendtest is the conformance kit every llm.Backend adapter
+// runs: shared fixtures (a shortlist, its envelope schema and a tool that
+// must never be sent) and Run, which plays the same well-formed and
+// hostile model replies through an adapter's wire-level fake and checks
+// that each is parsed, or rejected, the same way.
+package backendtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/llm"
+)
+
+// Unauthorized is the name of a tool the principal may not use: it must
+// appear nowhere in any request an adapter sends.
+const Unauthorized = "issue_full_refund"
+
+// Shortlist returns the turn's shortlist used by the tests: two tools
+// with full and strict schemas that set additionalProperties: false.
+func Shortlist() []llm.ToolSpec {
+	balance := `{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$","description":"Account id"}},"required":["account"],"additionalProperties":false}`
+	transfer := `{"type":"object","properties":{"source_account":{"type":"string"},"target_account":{"type":"string"},"amount":{"type":"string","description":"USD, at most 2 decimals"}},"required":["source_account","target_account","amount"],"additionalProperties":false}`
+	return []llm.ToolSpec{
+		{Name: "get_balance", Description: "Get the balance of an account", Parameters: json.RawMessage(balance), StrictParameters: json.RawMessage(balance)},
+		{Name: "transfer_funds", Description: "Move money between two accounts", Parameters: json.RawMessage(transfer), StrictParameters: json.RawMessage(transfer)},
+	}
+}
+
+// EnvelopeSchema is the turn envelope's JSON Schema for Shortlist, in the
+// strict form (every property required, additionalProperties false).
+const EnvelopeSchema = `{"anyOf":[` +
+	`{"type":"object","properties":{"action":{"const":"call"},"tool":{"const":"get_balance"},"arguments":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}},"required":["action","tool","arguments"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"action":{"const":"call"},"tool":{"const":"transfer_funds"},"arguments":{"type":"object","properties":{"source_account":{"type":"string"},"target_account":{"type":"string"},"amount":{"type":"string"}},"required":["source_account","target_account","amount"],"additionalProperties":false}},"required":["action","tool","arguments"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"action":{"const":"answer"},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"action":{"const":"find_tools"},"query":{"type":"string"}},"required":["action","query"],"additionalProperties":false}]}`
+
+// GBNF is a stand-in envelope grammar: adapters send it verbatim.
+const GBNF = `root ::= "{" ws "\"action\"" ws ":" ws "\"answer\"" ws "," ws "\"text\"" ws ":" ws string ws "}"
+string ::= "\"" [^"]* "\""
+ws ::= [ \t\n]*`
+
+// Request returns a request for mode over Shortlist, with a system and a
+// user message.
+func Request(mode llm.Mode) *llm.Request {
+	temp := 0.0
+	return &llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: "You are a careful banking assistant."},
+			{Role: llm.RoleUser, Content: "What is the balance of ACC-00001?"},
+		},
+		Tools:         Shortlist(),
+		Constraint:    llm.Constraint{Mode: mode, EnvelopeSchema: json.RawMessage(EnvelopeSchema), GBNF: GBNF},
+		MaxTokens:     256,
+		Temperature:   &temp,
+		CatalogTokens: 20500,
+	}
+}
+
+// Reply is what the fake server makes the model say.
+type Reply struct {
+	Content string
+	Calls   []llm.ToolCall
+	// Finish is the wire finish reason: "stop", "length" or "tool_calls".
+	Finish string
+}
+
+// Harness builds an adapter whose server replies with r.
+type Harness struct {
+	Modes []llm.Mode
+	// New returns a Backend whose next chat reply is r.
+	New func(t *testing.T, r Reply) llm.Backend
+	// RawArguments says whether the wire format can carry arguments that
+	// are not a JSON object (OpenAI's are a string; Ollama's an object).
+	RawArguments bool
+}
+
+type tcase struct {
+	name    string
+	modes   string // "envelope" (envelope and grammar) or "native"
+	reply   Reply
+	action  llm.Action
+	tool    string
+	answer  string
+	query   string
+	problem llm.OutputProblem
+	rawArgs bool
+}
+
+func cases() []tcase {
+	call := func(name, args string) []llm.ToolCall {
+		return []llm.ToolCall{{ID: "call_1", Name: name, Arguments: json.RawMessage(args)}}
+	}
+	return []tcase{
+		{name: "call", modes: "envelope", reply: Reply{Content: `{"action":"call","tool":"get_balance","arguments":{"account":"ACC-00001"}}`, Finish: "stop"}, action: llm.ActionCall, tool: "get_balance"},
+		{name: "answer", modes: "envelope", reply: Reply{Content: `{"action":"answer","text":"It is 1000.00 USD."}`, Finish: "stop"}, action: llm.ActionAnswer, answer: "It is 1000.00 USD."},
+		{name: "find_tools", modes: "envelope", reply: Reply{Content: `{"action":"find_tools","query":"refund a payment"}`, Finish: "stop"}, action: llm.ActionFindTools, query: "refund a payment"},
+		{name: "malformed JSON", modes: "envelope", reply: Reply{Content: `{"action":"call","tool":"get_balance","arguments":{"account":`, Finish: "stop"}, problem: llm.ProblemMalformed},
+		{name: "prose", modes: "envelope", reply: Reply{Content: `Sure! I will check the balance.`, Finish: "stop"}, problem: llm.ProblemMalformed},
+		{name: "unknown tool", modes: "envelope", reply: Reply{Content: `{"action":"call","tool":"` + Unauthorized + `","arguments":{"transaction_id":"T1"}}`, Finish: "stop"}, problem: llm.ProblemUnknownTool},
+		{name: "extra key", modes: "envelope", reply: Reply{Content: `{"action":"answer","text":"hi","tool":"get_balance"}`, Finish: "stop"}, problem: llm.ProblemMalformed},
+		{name: "unknown action", modes: "envelope", reply: Reply{Content: `{"action":"execute","tool":"get_balance"}`, Finish: "stop"}, problem: llm.ProblemMalformed},
+		{name: "truncated", modes: "envelope", reply: Reply{Content: `{"action":"answer","text":"The bal`, Finish: "length"}, problem: llm.ProblemTruncated},
+		{name: "truncated but parseable", modes: "envelope", reply: Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "length"}, problem: llm.ProblemTruncated},
+
+		{name: "native call", modes: "native", reply: Reply{Calls: call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":"5.00"}`), Finish: "tool_calls"}, action: llm.ActionCall, tool: "transfer_funds"},
+		{name: "native answer", modes: "native", reply: Reply{Content: "It is 1000.00 USD.", Finish: "stop"}, action: llm.ActionAnswer, answer: "It is 1000.00 USD."},
+		{name: "native unknown tool", modes: "native", reply: Reply{Calls: call(Unauthorized, `{"transaction_id":"T1"}`), Finish: "tool_calls"}, problem: llm.ProblemUnknownTool},
+		{name: "native two calls", modes: "native", reply: Reply{Calls: append(call("get_balance", `{"account":"ACC-00001"}`), llm.ToolCall{ID: "call_2", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00002"}`)}), Finish: "tool_calls"}, problem: llm.ProblemTooManyCalls},
+		{name: "native empty", modes: "native", reply: Reply{Finish: "stop"}, problem: llm.ProblemEmpty},
+		{name: "native truncated", modes: "native", reply: Reply{Content: "The balance of ACC-00001 is", Finish: "length"}, problem: llm.ProblemTruncated},
+		{name: "native malformed arguments", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-0`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
+		{name: "native repeated key", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-00001","account":"ACC-00002"}`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
+	}
+}
+
+// Run plays every case through h in each of its modes, without and with
+// streaming.
+func Run(t *testing.T, h Harness) {
+	for _, mode := range h.Modes {
+		for _, tc := range cases() {
+			if (tc.modes == "native") != (mode == llm.ModeNative) || (tc.rawArgs && !h.RawArguments) {
+				continue
+			}
+			for _, stream := range []bool{false, true} {
+				name := mode.String() + "/" + tc.name
+				if stream {
+					name += "/stream"
+				}
+				t.Run(name, func(t *testing.T) {
+					runCase(t, h, mode, tc, stream)
+				})
+			}
+		}
+	}
+}
+
+func runCase(t *testing.T, h Harness, mode llm.Mode, tc tcase, stream bool) {
+	b := h.New(t, tc.reply)
+	req := Request(mode)
+	var deltas strings.Builder
+	if stream {
+		req.OnDelta = func(d string) { deltas.WriteString(d) }
+	}
+	resp, err := b.Chat(context.Background(), req)
+	if stream && deltas.String() != tc.reply.Content {
+		t.Errorf("streamed deltas = %q, want %q", deltas.String(), tc.reply.Content)
+	}
+	if tc.problem != "" {
+		var oe *llm.OutputError
+		if !errors.As(err, &oe) {
+			t.Fatalf("Chat(%s) error = %v, want *llm.OutputError %s", tc.name, err, tc.problem)
+		}
+		if oe.Problem != tc.problem {
+			t.Errorf("Chat(%s) problem = %s, want %s (%v)", tc.name, oe.Problem, tc.problem, err)
+		}
+		if !errors.Is(err, llm.ErrInvalidOutput) {
+			t.Errorf("errors.Is(%v, ErrInvalidOutput) = false", err)
+		}
+		if strings.Contains(oe.Reason, Unauthorized) {
+			t.Errorf("the reason %q names the unknown tool", oe.Reason)
+		}
+		if resp == nil {
+			t.Fatal("Chat returned a nil Response with an OutputError; want the raw output")
+		}
+		if len(resp.Calls) != 0 || resp.Action != "" {
+			t.Errorf("rejected reply still carries Action %q, Calls %v", resp.Action, resp.Calls)
+		}
+		if tc.reply.Content != "" && !strings.Contains(resp.Raw, tc.reply.Content) {
+			t.Errorf("Raw = %q, want it to hold the model output %q", resp.Raw, tc.reply.Content)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Chat(%s) error = %v", tc.name, err)
+	}
+	if resp.Action != tc.action {
+		t.Fatalf("Chat(%s).Action = %q, want %q", tc.name, resp.Action, tc.action)
+	}
+	switch tc.action {
+	case llm.ActionCall:
+		if len(resp.Calls) != 1 || resp.Calls[0].Name != tc.tool {
+			t.Fatalf("Calls = %+v, want one call of %s", resp.Calls, tc.tool)
+		}
+		if !json.Valid(resp.Calls[0].Arguments) {
+			t.Errorf("Arguments %s are not JSON", resp.Calls[0].Arguments)
+		}
+	case llm.ActionAnswer:
+		if resp.Answer != tc.answer {
+			t.Errorf("Answer = %q, want %q", resp.Answer, tc.answer)
+		}
+	case llm.ActionFindTools:
+		if resp.FindTools != tc.query {
+			t.Errorf("FindTools = %q, want %q", resp.FindTools, tc.query)
+		}
+	}
+	if resp.Raw == "" {
+		t.Error("Raw is empty; want the model output for the audit")
+	}
+	if resp.Message.Role != llm.RoleAssistant {
+		t.Errorf("Message.Role = %q, want assistant", resp.Message.Role)
+	}
+	if resp.Usage.ToolDefinitionTokens <= 0 {
+		t.Errorf("Usage.ToolDefinitionTokens = %d, want > 0 for a 2-tool shortlist", resp.Usage.ToolDefinitionTokens)
+	}
+	if resp.Usage.CatalogTokens != req.CatalogTokens {
+		t.Errorf("Usage.CatalogTokens = %d, want %d", resp.Usage.CatalogTokens, req.CatalogTokens)
+	}
+}

@@ -1,0 +1,606 @@
+package openai_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/backendtest"
+	"github.com/toolgate/toolgate/llm/openai"
+)
+
+// fakeOpenAI is an httptest server speaking Chat Completions
+// (/v1/chat/completions, JSON or SSE) and /v1/embeddings exactly as the
+// OpenAI API does. It records every request.
+type fakeOpenAI struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	bodies  [][]byte
+	headers []http.Header
+	handle  func(i int, w http.ResponseWriter, body map[string]any) bool
+	reply   backendtest.Reply
+}
+
+func newFake(t *testing.T, reply backendtest.Reply) *fakeOpenAI {
+	f := &fakeOpenAI{reply: reply}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend {
+	var o openai.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.BaseURL = f.srv.URL + "/v1"
+	o.APIKey = "sk-test"
+	b, err := openai.New("gpt-4.1-mini", &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (f *fakeOpenAI) requests() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.bodies...)
+}
+
+func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	data, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	i := len(f.bodies)
+	f.bodies = append(f.bodies, data)
+	f.headers = append(f.headers, r.Header.Clone())
+	f.mu.Unlock()
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
+		return
+	}
+	switch r.URL.Path {
+	case "/v1/embeddings":
+		embeddings(w, body)
+		return
+	case "/v1/chat/completions":
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if f.handle != nil && f.handle(i, w, body) {
+		return
+	}
+	if stream, _ := body["stream"].(bool); stream {
+		writeSSE(w, f.reply)
+		return
+	}
+	writeCompletion(w, f.reply)
+}
+
+func apiError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": msg, "type": "invalid_request_error", "param": nil, "code": nil}})
+}
+
+func wireCalls(calls []llm.ToolCall) []map[string]any {
+	var out []map[string]any
+	for _, c := range calls {
+		out = append(out, map[string]any{"id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": string(c.Arguments)}})
+	}
+	return out
+}
+
+func writeCompletion(w http.ResponseWriter, reply backendtest.Reply) {
+	msg := map[string]any{"role": "assistant", "content": reply.Content, "refusal": nil, "annotations": []any{}}
+	if reply.Content == "" {
+		msg["content"] = nil
+	}
+	if len(reply.Calls) > 0 {
+		msg["tool_calls"] = wireCalls(reply.Calls)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", "object": "chat.completion", "created": 1741570283,
+		"model": "gpt-4.1-mini-2025-04-14",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": reply.Finish}},
+		"usage": map[string]any{"prompt_tokens": 412, "completion_tokens": 23, "total_tokens": 435,
+			"prompt_tokens_details":     map[string]any{"cached_tokens": 0, "audio_tokens": 0},
+			"completion_tokens_details": map[string]any{"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
+		"service_tier": "default", "system_fingerprint": "fp_fc9f1d7035",
+	})
+}
+
+func writeSSE(w http.ResponseWriter, reply backendtest.Reply) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	chunk := func(choices []any, usage any) {
+		data, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1741570283,
+			"model": "gpt-4.1-mini-2025-04-14", "system_fingerprint": "fp_fc9f1d7035",
+			"choices": choices, "usage": usage,
+		})
+		fmt.Fprintf(w, "data: %s\n\n", data)
+		w.(http.Flusher).Flush()
+	}
+	delta := func(d map[string]any, finish any) []any {
+		return []any{map[string]any{"index": 0, "delta": d, "logprobs": nil, "finish_reason": finish}}
+	}
+	chunk(delta(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil), nil)
+	for _, piece := range split(reply.Content, 3) {
+		chunk(delta(map[string]any{"content": piece}, nil), nil)
+	}
+	for i, c := range reply.Calls {
+		chunk(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil), nil)
+		for _, piece := range split(string(c.Arguments), 2) {
+			chunk(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+				"function": map[string]any{"arguments": piece}}}}, nil), nil)
+		}
+	}
+	chunk(delta(map[string]any{}, reply.Finish), nil)
+	chunk([]any{}, map[string]any{"prompt_tokens": 412, "completion_tokens": 23, "total_tokens": 435})
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+func split(s string, n int) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	size := max(1, len(s)/n)
+	for len(s) > 0 {
+		k := min(size, len(s))
+		for k < len(s) && s[k]&0xC0 == 0x80 {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+func embeddings(w http.ResponseWriter, body map[string]any) {
+	inputs, _ := body["input"].([]any)
+	var data []any
+	// Reverse order: clients must place vectors by index.
+	for i := len(inputs) - 1; i >= 0; i-- {
+		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": []float64{float64(i), 0.25, -1}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": body["model"],
+		"usage": map[string]any{"prompt_tokens": 8, "total_tokens": 8}})
+}
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, backendtest.Harness{
+		Modes:        []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative},
+		RawArguments: true,
+		New: func(t *testing.T, r backendtest.Reply) llm.Backend {
+			return newFake(t, r).backend(t, nil)
+		},
+	})
+}
+
+func decode(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, data)
+	}
+	return m
+}
+
+func jsonEqual(t *testing.T, got any, want string) bool {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := json.Marshal(got)
+	var gv any
+	json.Unmarshal(g, &gv)
+	return reflect.DeepEqual(gv, w)
+}
+
+func compact(s string) string {
+	var b bytes.Buffer
+	json.Compact(&b, []byte(s))
+	return b.String()
+}
+
+func TestRequestBodies(t *testing.T) {
+	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", mode, stream), func(t *testing.T) {
+				f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+				req := backendtest.Request(mode)
+				if stream {
+					req.OnDelta = func(string) {}
+				}
+				if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
+					t.Fatal(err)
+				}
+				raw := f.requests()[0]
+				body := decode(t, raw)
+				checkCommon(t, body, stream)
+				switch mode {
+				case llm.ModeNative:
+					checkNative(t, raw, body)
+				case llm.ModeEnvelope:
+					checkEnvelope(t, body)
+				case llm.ModeGrammar:
+					if body["grammar"] != backendtest.GBNF {
+						t.Errorf("grammar = %v, want the GBNF verbatim", body["grammar"])
+					}
+					for _, k := range []string{"response_format", "tools", "parallel_tool_calls"} {
+						if _, ok := body[k]; ok {
+							t.Errorf("grammar request has %s", k)
+						}
+					}
+					checkToolPrompt(t, body)
+				}
+				if bytes.Contains(raw, []byte(backendtest.Unauthorized)) {
+					t.Errorf("request names the unauthorized tool:\n%s", raw)
+				}
+				if h := f.headers[0].Get("Authorization"); h != "Bearer sk-test" {
+					t.Errorf("Authorization = %q", h)
+				}
+			})
+		}
+	}
+}
+
+func checkCommon(t *testing.T, body map[string]any, stream bool) {
+	t.Helper()
+	if body["model"] != "gpt-4.1-mini" {
+		t.Errorf("model = %v", body["model"])
+	}
+	if body["max_completion_tokens"] != 256.0 {
+		t.Errorf("max_completion_tokens = %v, want 256", body["max_completion_tokens"])
+	}
+	if body["temperature"] != 0.0 {
+		t.Errorf("temperature = %v, want 0", body["temperature"])
+	}
+	if stream {
+		if body["stream"] != true || !jsonEqual(t, body["stream_options"], `{"include_usage":true}`) {
+			t.Errorf("stream, stream_options = %v, %v", body["stream"], body["stream_options"])
+		}
+	} else if _, ok := body["stream"]; ok {
+		t.Errorf("non-streaming request has stream = %v", body["stream"])
+	}
+}
+
+func checkNative(t *testing.T, raw []byte, body map[string]any) {
+	t.Helper()
+	if body["parallel_tool_calls"] != false {
+		t.Errorf("parallel_tool_calls = %v, want false", body["parallel_tool_calls"])
+	}
+	for _, k := range []string{"response_format", "grammar"} {
+		if _, ok := body[k]; ok {
+			t.Errorf("native request has %s", k)
+		}
+	}
+	tools, _ := body["tools"].([]any)
+	shortlist := backendtest.Shortlist()
+	if len(tools) != len(shortlist) {
+		t.Fatalf("%d tools, want the %d shortlisted", len(tools), len(shortlist))
+	}
+	for i, tl := range tools {
+		fn := tl.(map[string]any)["function"].(map[string]any)
+		if tl.(map[string]any)["type"] != "function" || fn["name"] != shortlist[i].Name || fn["strict"] != true {
+			t.Errorf("tools[%d] = %v, want function %s with strict: true", i, tl, shortlist[i].Name)
+		}
+		if !jsonEqual(t, fn["parameters"], string(shortlist[i].StrictParameters)) {
+			t.Errorf("tools[%d].parameters = %v, want StrictParameters", i, fn["parameters"])
+		}
+		if fn["parameters"].(map[string]any)["additionalProperties"] != false {
+			t.Errorf("tools[%d] lost additionalProperties: false", i)
+		}
+		// Key order kept: strict decoding emits properties in schema order.
+		if !bytes.Contains(raw, []byte(compact(string(shortlist[i].StrictParameters)))) {
+			t.Errorf("tools[%d].parameters not sent verbatim", i)
+		}
+	}
+	if sys := body["messages"].([]any)[0].(map[string]any)["content"]; sys != "You are a careful banking assistant." {
+		t.Errorf("native mode changed the system prompt: %v", sys)
+	}
+}
+
+func checkEnvelope(t *testing.T, body map[string]any) {
+	t.Helper()
+	rf, _ := body["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	if rf["type"] != "json_schema" || js["strict"] != true || js["name"] != "turn_envelope" {
+		t.Errorf("response_format = %v, want json_schema, strict, turn_envelope", rf)
+	}
+	if !jsonEqual(t, js["schema"], backendtest.EnvelopeSchema) {
+		t.Errorf("response_format schema = %v, want the envelope schema", js["schema"])
+	}
+	for _, k := range []string{"tools", "grammar", "parallel_tool_calls"} {
+		if _, ok := body[k]; ok {
+			t.Errorf("envelope request has %s", k)
+		}
+	}
+	checkToolPrompt(t, body)
+}
+
+func checkToolPrompt(t *testing.T, body map[string]any) {
+	t.Helper()
+	msgs := body["messages"].([]any)
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages, want 2", len(msgs))
+	}
+	sys := msgs[0].(map[string]any)
+	content, _ := sys["content"].(string)
+	if sys["role"] != "system" || !strings.HasPrefix(content, "You are a careful banking assistant.") {
+		t.Errorf("system message = %v", sys)
+	}
+	for _, want := range []string{`"name":"get_balance"`, `"name":"transfer_funds"`, `"additionalProperties":false`} {
+		if !strings.Contains(content, want) {
+			t.Errorf("system prompt lacks %s", want)
+		}
+	}
+}
+
+func TestConversationMessages(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: "done", Finish: "stop"})
+	req := backendtest.Request(llm.ModeNative)
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_9", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "call_9", Name: "get_balance", Content: `{"balance":"1000.00"}`})
+	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := decode(t, f.requests()[0])["messages"].([]any)
+	want := `[{"role":"system","content":"You are a careful banking assistant."},
+		{"role":"user","content":"What is the balance of ACC-00001?"},
+		{"role":"assistant","tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}]},
+		{"role":"tool","tool_call_id":"call_9","content":"{\"balance\":\"1000.00\"}"}]`
+	if !jsonEqual(t, msgs, want) {
+		got, _ := json.Marshal(msgs)
+		t.Errorf("messages = %s\nwant %s", got, want)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+		req := backendtest.Request(llm.ModeEnvelope)
+		if stream {
+			req.OnDelta = func(string) {}
+		}
+		resp, err := f.backend(t, nil).Chat(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := resp.Usage; u.PromptTokens != 412 || u.CompletionTokens != 23 || u.ToolDefinitionTokens < 100 {
+			t.Errorf("stream=%v: Usage = %+v, want prompt 412, completion 23, tool definitions > 100", stream, u)
+		}
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+	t.Setenv("OPENAI_BASE_URL", f.srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-from-env")
+	b, err := openai.New("gpt-4.1-mini", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope)); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.headers) != 1 || f.headers[0].Get("Authorization") != "Bearer sk-from-env" {
+		t.Errorf("requests %d, Authorization %q; want 1 with the key from OPENAI_API_KEY", len(f.headers), f.headers)
+	}
+}
+
+func TestConstraintRejected(t *testing.T) {
+	tests := []struct {
+		mode llm.Mode
+		msg  string
+	}{
+		{llm.ModeEnvelope, "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."},
+		{llm.ModeGrammar, "Unrecognized request argument supplied: grammar"},
+		{llm.ModeNative, "Invalid schema for function 'get_balance': strict mode is not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+				apiError(w, http.StatusBadRequest, tt.msg)
+				return true
+			}
+			cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = cb.Chat(context.Background(), backendtest.Request(tt.mode))
+			var ce *llm.ConstraintError
+			if !errors.As(err, &ce) || ce.Message != tt.msg || ce.Mode != tt.mode {
+				t.Fatalf("Chat error = %v, want *llm.ConstraintError with the server's message", err)
+			}
+			if n := len(f.requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+func TestDowngrade(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		if _, ok := body["response_format"]; ok {
+			apiError(w, http.StatusBadRequest, "response_format json_schema is not supported")
+			return true
+		}
+		return false
+	}
+	var logs bytes.Buffer
+	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+		AllowDowngrade: true,
+		Validate:       func(string, json.RawMessage) error { return nil },
+		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Downgraded || resp.Action != llm.ActionCall {
+		t.Errorf("Downgraded, Action = %v, %q", resp.Downgraded, resp.Action)
+	}
+	if !strings.Contains(logs.String(), "downgrading") {
+		t.Errorf("downgrade not logged: %s", logs.String())
+	}
+	second := decode(t, f.requests()[1])
+	tools := second["tools"].([]any)
+	fn := tools[0].(map[string]any)["function"].(map[string]any)
+	if fn["strict"] != false || !jsonEqual(t, fn["parameters"], string(backendtest.Shortlist()[0].Parameters)) {
+		t.Errorf("downgraded tool = %v, want strict false with the full Parameters", fn)
+	}
+}
+
+func TestStrictParametersRequired(t *testing.T) {
+	f := newFake(t, backendtest.Reply{})
+	req := backendtest.Request(llm.ModeNative)
+	req.Tools[1].StrictParameters = nil
+	_, err := f.backend(t, nil).Chat(context.Background(), req)
+	if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), "transfer_funds") {
+		t.Fatalf("Chat error = %v, want ErrInvalidRequest naming transfer_funds", err)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d requests sent, want none: never send a non-strict tool silently", n)
+	}
+}
+
+func TestRetries(t *testing.T) {
+	t.Run("429 Retry-After then success", func(t *testing.T) {
+		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			if i < 2 {
+				w.Header().Set("Retry-After", "2")
+				apiError(w, http.StatusTooManyRequests, "Rate limit reached for gpt-4.1-mini")
+				return true
+			}
+			return false
+		}
+		var slept []time.Duration
+		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
+			Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{2 * time.Second, 2 * time.Second}) {
+			t.Errorf("Answer %q, slept %v; want ok after [2s 2s]", resp.Answer, slept)
+		}
+	})
+	t.Run("Retry-After beyond MaxDelay", func(t *testing.T) {
+		f := newFake(t, backendtest.Reply{})
+		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			w.Header().Set("Retry-After", "3600")
+			apiError(w, http.StatusTooManyRequests, "quota")
+			return true
+		}
+		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
+			Sleep: func(context.Context, time.Duration) error { t.Error("slept"); return nil },
+		})
+		_, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+		var se *llm.StatusError
+		if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter != time.Hour {
+			t.Fatalf("Chat error = %v, want *llm.StatusError 429 with RetryAfter 1h", err)
+		}
+	})
+	t.Run("500s exhausted", func(t *testing.T) {
+		f := newFake(t, backendtest.Reply{})
+		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			apiError(w, http.StatusBadGateway, "upstream")
+			return true
+		}
+		var slept []time.Duration
+		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
+			BaseDelay: 100 * time.Millisecond,
+			Jitter:    func() float64 { return 0.5 },
+			Sleep:     func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		})
+		_, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeNative))
+		var se *llm.StatusError
+		if !errors.As(err, &se) || se.StatusCode != 502 {
+			t.Fatalf("Chat error = %v, want *llm.StatusError 502", err)
+		}
+		if n := len(f.requests()); n != 4 {
+			t.Errorf("%d requests, want 4 (1 + default MaxRetries 3)", n)
+		}
+		want := []time.Duration{75 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond}
+		if !reflect.DeepEqual(slept, want) {
+			t.Errorf("slept %v, want %v", slept, want)
+		}
+	})
+	t.Run("cancel while waiting", func(t *testing.T) {
+		f := newFake(t, backendtest.Reply{})
+		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			apiError(w, http.StatusServiceUnavailable, "overloaded")
+			return true
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
+			Sleep: func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() },
+		})
+		_, err := cb.Chat(ctx, backendtest.Request(llm.ModeEnvelope))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Chat error = %v, want context.Canceled", err)
+		}
+		if n := len(f.requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+}
+
+func TestEmbed(t *testing.T) {
+	f := newFake(t, backendtest.Reply{})
+	b := f.backend(t, &openai.Options{EmbeddingModel: "text-embedding-3-small"})
+	vecs, err := b.Embed(context.Background(), []string{"check balance", "send money", "refund"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float32{{0, 0.25, -1}, {1, 0.25, -1}, {2, 0.25, -1}}
+	if !reflect.DeepEqual(vecs, want) {
+		t.Errorf("Embed = %v, want %v", vecs, want)
+	}
+	body := decode(t, f.requests()[0])
+	if body["model"] != "text-embedding-3-small" || body["encoding_format"] != "float" ||
+		!jsonEqual(t, body["input"], `["check balance","send money","refund"]`) {
+		t.Errorf("embeddings request = %v", body)
+	}
+}
+
+func TestNewOptions(t *testing.T) {
+	if _, err := openai.New("", nil); err == nil {
+		t.Error(`New("") succeeded`)
+	}
+	if _, err := openai.New("m", &openai.Options{BaseURL: "localhost:8080"}); err == nil {
+		t.Error("New with a BaseURL without scheme succeeded")
+	}
+}
