@@ -118,7 +118,7 @@ func writeCompletion(w http.ResponseWriter, reply backendtest.Reply) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{
 		"id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", "object": "chat.completion", "created": 1741570283,
-		"model": "gpt-4.1-mini-2025-04-14",
+		"model":   "gpt-4.1-mini-2025-04-14",
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": reply.Finish}},
 		"usage": map[string]any{"prompt_tokens": 412, "completion_tokens": 23, "total_tokens": 435,
 			"prompt_tokens_details":     map[string]any{"cached_tokens": 0, "audio_tokens": 0},
