@@ -41,8 +41,8 @@ func splitFields(s string) []string {
 // í ú ¿ ¡ for Spanish), Polish consonant clusters (sz, cz, rz, prz), and
 // function words of each language, and returns the best-scoring language.
 // English wins ties and is returned for text with no cue at all, so a
-// Spanish or Polish request typed without accents and without any function
-// word ("borrar archivo") is reported as English: callers that must not
+// Spanish or Polish request typed without accents, function words or
+// common request verbs ("factura pendiente") is reported as English: callers that must not
 // miss such requests should look words up in every language (as the ngram
 // embedder and the lexicon do). Detect allocates nothing for texts under a
 // few hundred bytes after warm-up.

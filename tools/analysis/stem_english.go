@@ -35,16 +35,20 @@ func (w *enWord) hasSuffix(s string) bool {
 	return len(w.b) >= len(s) && string(w.b[len(w.b)-len(s):]) == s
 }
 
-// longest returns the longest of the suffixes that w ends with, or "".
-func (w *enWord) longest(suffixes []string) string {
-	best := ""
-	for _, s := range suffixes {
-		if len(s) > len(best) && w.hasSuffix(s) {
-			best = s
-		}
-	}
-	return best
-}
+// longest returns the longest suffix of w in set, or "".
+func (w *enWord) longest(set *suffixSet) string { return set.longest(w.b) }
+
+var (
+	enStep0  = []string{"'s'", "'s", "'"}
+	enStep1a = newSuffixSet("sses", "ied", "ies", "us", "ss", "s")
+	enStep1b = newSuffixSet("eed", "eedly", "ed", "edly", "ing", "ingly")
+	enStep2  = newSuffixSet("tional", "enci", "anci", "abli", "entli", "izer", "ization", "ational", "ation", "ator",
+		"alism", "aliti", "alli", "fulness", "ousli", "ousness", "iveness", "iviti", "biliti", "bli", "ogi",
+		"fulli", "lessli", "li")
+	enStep3 = newSuffixSet("tional", "ational", "alize", "icate", "iciti", "ical", "ful", "ness", "ative")
+	enStep4 = newSuffixSet("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism",
+		"ate", "iti", "ous", "ive", "ize", "ion")
+)
 
 func (w *enWord) replace(suf, with string) {
 	w.b = append(w.b[:len(w.b)-len(suf)], with...)
@@ -100,7 +104,12 @@ func (sc *scratch) stemEnglish(word string) string {
 		return s
 	}
 	w := enWord{b: append(sc.stem[:0], word...)}
-	defer func() { sc.stem = w.b[:0] }()
+	s := sc.stemEnglishWord(word, &w)
+	sc.stem = w.b[:0]
+	return s
+}
+
+func (sc *scratch) stemEnglishWord(word string, w *enWord) string {
 	// Mark consonant y as Y.
 	if w.b[0] == 'y' {
 		w.b[0] = 'Y'
@@ -127,12 +136,15 @@ func (sc *scratch) stemEnglish(word string) string {
 	// end after a deletion simply means "empty".
 
 	// Step 0: apostrophe suffixes (only reachable for unfolded callers).
-	if s := w.longest([]string{"'s'", "'s", "'"}); s != "" {
-		w.replace(s, "")
+	for _, s := range enStep0 {
+		if w.hasSuffix(s) {
+			w.replace(s, "")
+			break
+		}
 	}
 
 	// Step 1a.
-	switch s := w.longest([]string{"sses", "ied", "ies", "us", "ss", "s"}); s {
+	switch s := w.longest(enStep1a); s {
 	case "sses":
 		w.replace(s, "ss")
 	case "ied", "ies":
@@ -153,7 +165,7 @@ func (sc *scratch) stemEnglish(word string) string {
 	}
 
 	// Step 1b.
-	switch s := w.longest([]string{"eed", "eedly", "ed", "edly", "ing", "ingly"}); s {
+	switch s := w.longest(enStep1b); s {
 	case "eed", "eedly":
 		if w.inR1(s) {
 			w.replace(s, "ee")
@@ -178,10 +190,7 @@ func (sc *scratch) stemEnglish(word string) string {
 	}
 
 	// Step 2.
-	step2 := []string{"tional", "enci", "anci", "abli", "entli", "izer", "ization", "ational", "ation", "ator",
-		"alism", "aliti", "alli", "fulness", "ousli", "ousness", "iveness", "iviti", "biliti", "bli", "ogi",
-		"fulli", "lessli", "li"}
-	if s := w.longest(step2); s != "" && w.inR1(s) {
+	if s := w.longest(enStep2); s != "" && w.inR1(s) {
 		switch s {
 		case "tional":
 			w.replace(s, "tion")
@@ -223,8 +232,7 @@ func (sc *scratch) stemEnglish(word string) string {
 	}
 
 	// Step 3.
-	step3 := []string{"tional", "ational", "alize", "icate", "iciti", "ical", "ful", "ness", "ative"}
-	if s := w.longest(step3); s != "" && w.inR1(s) {
+	if s := w.longest(enStep3); s != "" && w.inR1(s) {
 		switch s {
 		case "tional":
 			w.replace(s, "tion")
@@ -244,9 +252,7 @@ func (sc *scratch) stemEnglish(word string) string {
 	}
 
 	// Step 4.
-	step4 := []string{"al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism",
-		"ate", "iti", "ous", "ive", "ize", "ion"}
-	if s := w.longest(step4); s != "" && w.inR2(s) {
+	if s := w.longest(enStep4); s != "" && w.inR2(s) {
 		if s == "ion" {
 			if n := len(w.b) - 3; n > 0 && (w.b[n-1] == 's' || w.b[n-1] == 't') {
 				w.replace(s, "")

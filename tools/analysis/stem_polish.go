@@ -25,6 +25,8 @@ var plSuffixes = func() [][]string {
 		"aniami", "aniach", "aniem", "anie", "ania", "aniu",
 		"eniami", "eniach", "eniem", "enie", "enia", "eniu",
 		"eciami", "eciach", "eciem", "ecie", "ecia", "eciu",
+		"ieciami", "ieciach", "ieciem", "iecie", "iecia", "ieciu",
+		"ieniami", "ieniach", "ieniem", "ienie", "ienia", "ieniu",
 		"osciami", "osciach", "oscia", "osci", "osc",
 		"acjami", "acjach", "acja", "acji", "acje", "acje",
 		// adjectives
@@ -34,7 +36,7 @@ var plSuffixes = func() [][]string {
 		"owac", "owal", "owala", "owalo", "owali", "owaly",
 		"ujecie", "ujemy", "ujesz", "ujac", "uje", "uja",
 		"ac", "ec", "ic", "yc", "al", "ala", "alo", "ali", "aly", "il", "ila", "ilo", "ili", "ily",
-		"esz", "isz", "ysz", "emy", "imy", "ymy", "amy", "ij", "aj",
+		"esz", "isz", "ysz", "emy", "imy", "ymy", "amy", "ij", "aj", "ujcie", "uj",
 		// nouns
 		"ami", "ach", "om", "ow", "iem", "em", "ie",
 		"a", "e", "i", "y", "u", "o",
@@ -49,7 +51,7 @@ var plSuffixes = func() [][]string {
 
 func (sc *scratch) stemPolish(word string) string {
 	for l := len(plSuffixes) - 1; l >= 1; l-- {
-		if len(word)-l < 3 || (l == 1 && len(word) < 5) {
+		if len(word)-l < 3 {
 			continue
 		}
 		tail := word[len(word)-l:]

@@ -28,15 +28,7 @@ func (w *esWord) hasSuffix(s string) bool {
 	return len(w.b) >= len(s) && string(w.b[len(w.b)-len(s):]) == s
 }
 
-func (w *esWord) longest(suffixes []string) string {
-	best := ""
-	for _, s := range suffixes {
-		if len(s) > len(best) && w.hasSuffix(s) {
-			best = s
-		}
-	}
-	return best
-}
+func (w *esWord) longest(set *suffixSet) string { return set.longest(w.b) }
 
 func (w *esWord) at(suf string) int     { return len(w.b) - len(suf) }
 func (w *esWord) cut(suf string)        { w.b = w.b[:len(w.b)-len(suf)] }
@@ -55,17 +47,17 @@ func regionAfterVCEs(b []byte, start int) int {
 }
 
 var (
-	esPronouns     = []string{"me", "se", "sela", "selo", "selas", "selos", "la", "le", "lo", "las", "les", "los", "nos"}
-	esPronounHosts = []string{"iendo", "ando", "ar", "er", "ir", "yendo"}
-	esStep1        = []string{
+	esPronouns     = newSuffixSet("me", "se", "sela", "selo", "selas", "selos", "la", "le", "lo", "las", "les", "los", "nos")
+	esPronounHosts = newSuffixSet("iendo", "ando", "ar", "er", "ir", "yendo")
+	esStep1        = newSuffixSet(
 		"anza", "anzas", "ico", "ica", "icos", "icas", "ismo", "ismos", "able", "ables", "ible", "ibles",
 		"ista", "istas", "oso", "osa", "osos", "osas", "amiento", "amientos", "imiento", "imientos",
 		"adora", "ador", "acion", "adoras", "adores", "aciones", "ante", "antes", "ancia", "ancias",
 		"logia", "logias", "ucion", "uciones", "encia", "encias", "amente", "mente",
 		"idad", "idades", "iva", "ivo", "ivas", "ivos",
-	}
-	esStep2a = []string{"ya", "ye", "yan", "yen", "yeron", "yendo", "yo", "yas", "yes", "yais", "yamos"}
-	esStep2b = []string{
+	)
+	esStep2a = newSuffixSet("ya", "ye", "yan", "yen", "yeron", "yendo", "yo", "yas", "yes", "yais", "yamos")
+	esStep2b = newSuffixSet(
 		"en", "es", "eis", "emos",
 		"arian", "arias", "aran", "aras", "ariais", "aria", "areis", "ariamos", "aremos", "ara", "are",
 		"erian", "erias", "eran", "eras", "eriais", "eria", "ereis", "eriamos", "eremos", "era", "ere",
@@ -75,8 +67,10 @@ var (
 		"ar", "er", "ir", "as", "abas", "adas", "idas", "ias", "aras", "ieras", "ases", "ieses",
 		"ais", "abais", "iais", "arais", "ierais", "aseis", "ieseis", "asteis", "isteis", "ados", "idos",
 		"amos", "abamos", "iamos", "imos", "aramos", "ieramos", "iesemos", "asemos",
-	}
-	esStep3 = []string{"os", "a", "o", "e"}
+	)
+	esStep3 = newSuffixSet("os", "a", "o", "e")
+	esMente = newSuffixSet("ante", "able", "ible")
+	esIdad  = newSuffixSet("abil", "ic", "iv")
 )
 
 func (sc *scratch) stemSpanish(word string) string {
@@ -84,7 +78,13 @@ func (sc *scratch) stemSpanish(word string) string {
 		return word
 	}
 	w := esWord{b: append(sc.stem[:0], word...)}
-	defer func() { sc.stem = w.b[:0] }()
+	s := stemSpanishWord(word, &w)
+	sc.stem = w.b[:0]
+	return s
+}
+
+func stemSpanishWord(word string, wp *esWord) string {
+	w := wp
 	n := len(w.b)
 	w.rv = n
 	switch {
@@ -172,7 +172,7 @@ func (sc *scratch) stemSpanish(word string) string {
 			if w.inR2(s) {
 				w.cut(s)
 				done = true
-				if t := w.longest([]string{"ante", "able", "ible"}); t != "" && w.inR2(t) {
+				if t := w.longest(esMente); t != "" && w.inR2(t) {
 					w.cut(t)
 				}
 			}
@@ -180,7 +180,7 @@ func (sc *scratch) stemSpanish(word string) string {
 			if w.inR2(s) {
 				w.cut(s)
 				done = true
-				if t := w.longest([]string{"abil", "ic", "iv"}); t != "" && w.inR2(t) {
+				if t := w.longest(esIdad); t != "" && w.inR2(t) {
 					w.cut(t)
 				}
 			}
