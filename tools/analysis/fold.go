@@ -49,8 +49,14 @@ func buildFoldTable() {
 				continue
 			}
 			b.Reset()
+			wordRune := unicode.IsLetter(r) || unicode.IsDigit(r)
 			for _, d := range norm.NFKD.String(string(r)) {
 				if unicode.Is(unicode.Mn, d) {
+					continue
+				}
+				if wordRune && !unicode.IsLetter(d) && !unicode.IsDigit(d) {
+					// A letter must not fold to a separator (U+037A
+					// decomposes to a space and a combining mark).
 					continue
 				}
 				if s, ok := special[d]; ok {
