@@ -74,7 +74,8 @@ var parseErrorCases = []parseErrorCase{
 	{name: "max below min", src: `root ::= "a"{5,2}`, err: ErrRepetition, offset: 12, msg: "below its minimum", llama: true, slow: true},
 	{name: "NUL byte", src: "root ::= \"a\"\n\x00", err: ErrSyntax, offset: 13, msg: "NUL"},
 	{name: "code point too large", src: `root ::= "\U00110000"`, err: ErrSyntax, offset: 10, msg: "above U+10FFFF"},
-	{name: "invalid UTF-8 in literal", src: "root ::= \"\xff\"", err: ErrSyntax, offset: 10, msg: "invalid UTF-8"},
+	{name: "invalid UTF-8 in literal", src: "root ::= \"\xff\"", err: ErrSyntax, offset: 10, msg: "invalid UTF-8", llama: true},
+	{name: "stray continuation byte in literal", src: "root ::= \"\x80\"", err: ErrSyntax, offset: 10, msg: "invalid UTF-8"},
 	{name: "token id too large", src: `root ::= <[4294967296]>`, err: ErrSyntax, offset: 11, msg: "out of range"},
 	{name: "too large", src: `root ::= "aaaaaaaaaaaaaaaaaaaa"{2000}{2000}{2000}`, err: ErrTooLarge, offset: 0},
 }
