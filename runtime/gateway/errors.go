@@ -22,7 +22,8 @@ const (
 	// on this slot or approval (HTTP 403).
 	PermissionDenied ErrorType = "PERMISSION_DENIED"
 	// UnknownTool: no tool with that ID exists in the current registry
-	// snapshot (HTTP 404).
+	// snapshot, or it is restricted to other tenants, or it has no handler
+	// (HTTP 404).
 	UnknownTool ErrorType = "UNKNOWN_TOOL"
 	// ValidationError: the arguments (or the request) are malformed or break
 	// the tool's schema or domain rules; Details lists the violations (HTTP 422).
@@ -52,11 +53,16 @@ const (
 	UncertainOutcome ErrorType = "OUTCOME_UNCERTAIN"
 	// RequestTooLarge: the HTTP body exceeds the handler's limit (HTTP 413).
 	RequestTooLarge ErrorType = "REQUEST_TOO_LARGE"
-	// NotFound: no approval with that ID (HTTP 404).
+	// NotFound: no approval with that ID, or no such HTTP path (HTTP 404).
 	NotFound ErrorType = "NOT_FOUND"
 	// Internal: the gateway or its store failed; nothing was acknowledged
 	// (HTTP 500, retryable).
 	Internal ErrorType = "INTERNAL_ERROR"
+	// MethodNotAllowed: the HTTP method is wrong for the path (HTTP 405).
+	MethodNotAllowed ErrorType = "METHOD_NOT_ALLOWED"
+	// NotImplemented: the endpoint has no backing hook, e.g. /v1/discover
+	// without HTTPOptions.Discover (HTTP 501).
+	NotImplemented ErrorType = "NOT_IMPLEMENTED"
 )
 
 // HTTPStatus returns the HTTP status code of the contract for t, and 500
@@ -81,6 +87,10 @@ func (t ErrorType) HTTPStatus() int {
 		return http.StatusServiceUnavailable
 	case RequestTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case MethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case NotImplemented:
+		return http.StatusNotImplemented
 	default:
 		return http.StatusInternalServerError
 	}

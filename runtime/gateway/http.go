@@ -1,0 +1,411 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Authenticator maps a bearer token to the principal it stands for. It
+// returns an error (any) for an unknown token. It must be safe for
+// concurrent use. TokenFile is the default implementation.
+type Authenticator interface {
+	Authenticate(ctx context.Context, bearer string) (tools.Principal, error)
+}
+
+// AuthenticatorFunc adapts a function to Authenticator.
+type AuthenticatorFunc func(ctx context.Context, bearer string) (tools.Principal, error)
+
+// Authenticate implements Authenticator.
+func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (tools.Principal, error) {
+	return f(ctx, bearer)
+}
+
+// DiscoverFunc returns the shortlist of tools for a principal's query; its
+// result is sent as the JSON body of POST /v1/discover.
+type DiscoverFunc func(ctx context.Context, p tools.Principal, query string, k int) (any, error)
+
+// HTTPOptions configures NewHTTPHandler. A nil *HTTPOptions means defaults.
+type HTTPOptions struct {
+	// MaxBodyBytes bounds a request body; a larger body is 413
+	// REQUEST_TOO_LARGE. Zero means 1 MiB.
+	MaxBodyBytes int64
+	// Discover serves POST /v1/discover. Nil answers 501 NOT_IMPLEMENTED.
+	Discover DiscoverFunc
+	// Gatherer serves GET /metrics. Nil means no /metrics endpoint (404).
+	Gatherer prometheus.Gatherer
+	// Logger receives request failures. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultMaxBodyBytes is the request body limit when HTTPOptions leaves it zero.
+const DefaultMaxBodyBytes = 1 << 20
+
+// NewHTTPServer returns an http.Server for handler with the timeouts the
+// gateway's HTTP contract expects: 5s to read the headers, 30s to read the
+// whole request, writeTimeout to answer (it must exceed the longest tool
+// timeout plus its lease grace, or a slow call is cut off after it ran; zero
+// means 2 minutes), 2 minutes idle, 64 KiB of headers.
+func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration) *http.Server {
+	if writeTimeout <= 0 {
+		writeTimeout = 2 * time.Minute
+	}
+	return &http.Server{
+		Addr:              addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// NewHTTPHandler serves the gateway over HTTP as DESIGN.md's contract says:
+//
+//	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
+//	                                200 {"success":true,"result","cached","idempotency_key"}
+//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant) →
+//	                                200 {"success":true,"approval":{...}}
+//	POST /v1/discover               {"query","k"} → the Discover hook's result
+//	GET  /metrics                   Prometheus exposition of HTTPOptions.Gatherer
+//	GET  /healthz                   200 {"status":"ok"}
+//
+// Every error has the body {"success":false,"error_type","message",
+// "retryable","retry_after"?,"details"?} (plus "approval_id" for 428,
+// "idempotency_key" once derived, "code" and "cached" for DOMAIN_ERROR),
+// with its status from ErrorType.HTTPStatus and a Retry-After header (whole
+// seconds, rounded up; retry_after carries the same number) when there is a
+// hint. A request body that is not JSON, has duplicate or unknown members,
+// or has members of the wrong type is 422 VALIDATION_ERROR, like bad
+// arguments; a body over MaxBodyBytes is 413 REQUEST_TOO_LARGE; a missing
+// or unknown bearer token is 401 UNAUTHENTICATED. "step" is required (an
+// integer ≥ 0), "arguments" defaults to {}. Serve it with NewHTTPServer's
+// timeouts. The handler is safe for concurrent use.
+func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Handler {
+	h := &httpHandler{g: g, auth: auth, maxBody: DefaultMaxBodyBytes, log: slog.Default()}
+	if opts != nil {
+		if opts.MaxBodyBytes > 0 {
+			h.maxBody = opts.MaxBodyBytes
+		}
+		h.discover = opts.Discover
+		if opts.Logger != nil {
+			h.log = opts.Logger
+		}
+		if opts.Gatherer != nil {
+			h.metrics = promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{})
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/tools/call", h.method(http.MethodPost, h.call))
+	mux.HandleFunc("/v1/approvals/{approval_id}", h.method(http.MethodPost, h.approve))
+	mux.HandleFunc("/v1/discover", h.method(http.MethodPost, h.discoverTools))
+	mux.HandleFunc("/healthz", h.method(http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	if h.metrics != nil {
+		mux.Handle("/metrics", h.method(http.MethodGet, h.metrics.ServeHTTP))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &Error{Type: NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
+	})
+	return mux
+}
+
+type httpHandler struct {
+	g        *Gateway
+	auth     Authenticator
+	maxBody  int64
+	discover DiscoverFunc
+	metrics  http.Handler
+	log      *slog.Logger
+}
+
+func (h *httpHandler) method(m string, f http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != m {
+			w.Header().Set("Allow", m)
+			writeError(w, &Error{Type: MethodNotAllowed, Message: r.URL.Path + " accepts " + m + " only"})
+			return
+		}
+		f(w, r)
+	}
+}
+
+// principal authenticates the bearer token.
+func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.Principal, bool) {
+	authz := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(authz, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+		writeError(w, &Error{Type: Unauthenticated, Message: "missing bearer token (Authorization: Bearer <token>)"})
+		return tools.Principal{}, false
+	}
+	p, err := h.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	if err != nil || p.ID == "" || p.Tenant == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
+		writeError(w, &Error{Type: Unauthenticated, Message: "unknown bearer token"})
+		return tools.Principal{}, false
+	}
+	return p, true
+}
+
+// body reads and strictly parses a JSON object body; nil means it has
+// answered with an error. An empty body is {} when emptyOK.
+func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool) map[string]any {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, &Error{Type: RequestTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.maxBody)})
+			return nil
+		}
+		writeError(w, &Error{Type: ValidationError, Message: "cannot read the request body", Retryable: true})
+		return nil
+	}
+	if emptyOK && len(strings.TrimSpace(string(data))) == 0 {
+		return map[string]any{}
+	}
+	v, err := jcs.Parse(data)
+	if err != nil {
+		writeError(w, Invalid(Violation{Pointer: "", Message: "request body is not valid JSON: " + err.Error()}))
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		writeError(w, Invalid(Violation{Pointer: "", Message: "request body must be a JSON object"}))
+		return nil
+	}
+	return obj
+}
+
+// fields checks that obj has only the allowed members.
+func fields(obj map[string]any, allowed ...string) *Error {
+	for k := range obj {
+		known := false
+		for _, a := range allowed {
+			known = known || k == a
+		}
+		if !known {
+			return Invalid(Violation{Pointer: "/" + truncate(k, 64), Message: "unknown member; allowed: " + strings.Join(allowed, ", ")})
+		}
+	}
+	return nil
+}
+
+func stringField(obj map[string]any, name string, required bool) (string, *Error) {
+	v, ok := obj[name]
+	if !ok {
+		if required {
+			return "", Invalid(Violation{Pointer: "/" + name, Message: "is required"})
+		}
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", Invalid(Violation{Pointer: "/" + name, Message: "must be a string"})
+	}
+	return s, nil
+}
+
+func intField(obj map[string]any, name string, required bool, def int) (int, *Error) {
+	v, ok := obj[name]
+	if !ok {
+		if required {
+			return 0, Invalid(Violation{Pointer: "/" + name, Message: "is required"})
+		}
+		return def, nil
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, Invalid(Violation{Pointer: "/" + name, Message: "must be an integer"})
+	}
+	i, err := strconv.Atoi(string(n))
+	if err != nil {
+		f, ferr := strconv.ParseFloat(string(n), 64)
+		if ferr != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+			return 0, Invalid(Violation{Pointer: "/" + name, Message: "must be an integer"})
+		}
+		i = int(f)
+	}
+	return i, nil
+}
+
+func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(w, r)
+	if !ok {
+		return
+	}
+	obj := h.body(w, r, false)
+	if obj == nil {
+		return
+	}
+	call, e := callFromBody(p, obj)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	h.execute(w, r, call)
+}
+
+// callFromBody checks the members of a /v1/tools/call body.
+func callFromBody(p tools.Principal, obj map[string]any) (Call, *Error) {
+	call := Call{Principal: p}
+	var e *Error
+	if e = fields(obj, "session_id", "step", "tool", "arguments"); e != nil {
+		return call, e
+	}
+	if call.SessionID, e = stringField(obj, "session_id", true); e != nil {
+		return call, e
+	}
+	if call.Tool, e = stringField(obj, "tool", true); e != nil {
+		return call, e
+	}
+	if call.Step, e = intField(obj, "step", true, 0); e != nil {
+		return call, e
+	}
+	if a, has := obj["arguments"]; has {
+		args, err := jcs.Append(nil, a)
+		if err != nil {
+			return call, Invalid(Violation{Pointer: "/arguments", Message: err.Error()})
+		}
+		call.Arguments = args
+	}
+	return call, nil
+}
+
+func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call) {
+	res, err := h.g.Execute(r.Context(), call)
+	if err != nil {
+		writeError(w, asError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success        bool            `json:"success"`
+		Result         json.RawMessage `json:"result"`
+		Cached         bool            `json:"cached"`
+		IdempotencyKey string          `json:"idempotency_key"`
+	}{true, res.Value, res.Cached, res.IdempotencyKey})
+}
+
+func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(w, r)
+	if !ok {
+		return
+	}
+	if h.body(w, r, true) == nil {
+		return
+	}
+	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
+	if err != nil {
+		writeError(w, asError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success  bool      `json:"success"`
+		Approval *Approval `json:"approval"`
+	}{true, a})
+}
+
+func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(w, r)
+	if !ok {
+		return
+	}
+	obj := h.body(w, r, false)
+	if obj == nil {
+		return
+	}
+	if h.discover == nil {
+		writeError(w, &Error{Type: NotImplemented, Message: "discovery is not configured on this server"})
+		return
+	}
+	if e := fields(obj, "query", "k"); e != nil {
+		writeError(w, e)
+		return
+	}
+	query, e := stringField(obj, "query", true)
+	if e == nil && strings.TrimSpace(query) == "" {
+		e = Invalid(Violation{Pointer: "/query", Message: "must not be empty"})
+	}
+	k := 0
+	if e == nil {
+		k, e = intField(obj, "k", false, 5)
+		if e == nil && (k < 1 || k > 50) {
+			e = Invalid(Violation{Pointer: "/k", Message: "must be between 1 and 50"})
+		}
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	out, err := h.discover(r.Context(), p, query, k)
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) {
+			writeError(w, ge)
+			return
+		}
+		h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: discovery failed", slog.String("error", err.Error()))
+		writeError(w, &Error{Type: Internal, Retryable: true, Message: "discovery failed"})
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func asError(err error) *Error {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge
+	}
+	return &Error{Type: Internal, Retryable: true, Message: "internal error"}
+}
+
+type errorBody struct {
+	Success        bool      `json:"success"`
+	Type           ErrorType `json:"error_type"`
+	Message        string    `json:"message"`
+	Retryable      bool      `json:"retryable"`
+	RetryAfter     int64     `json:"retry_after,omitempty"`
+	Details        any       `json:"details,omitempty"`
+	ApprovalID     string    `json:"approval_id,omitempty"`
+	Code           string    `json:"code,omitempty"`
+	IdempotencyKey string    `json:"idempotency_key,omitempty"`
+	Cached         bool      `json:"cached,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, e *Error) {
+	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
+		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached}
+	if e.RetryAfter > 0 {
+		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
+		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))
+	}
+	writeJSON(w, e.HTTPStatus(), body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"success":false,"error_type":"INTERNAL_ERROR","message":"cannot encode the response","retryable":false}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}

@@ -1,0 +1,344 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+const tokenFileJSON = `{"tokens":{
+  "tok-alice":   {"principal":"alice","tenant":"acme","scopes":["payments:write","accounts:read"]},
+  "tok-bob":     {"principal":"bob","tenant":"acme","scopes":["approvals:grant"]},
+  "tok-mallory": {"principal":"mallory","tenant":"acme","scopes":["accounts:read"]}
+}}`
+
+type httpEnv struct {
+	*env
+	srv *httptest.Server
+}
+
+func newHTTPEnv(t *testing.T, opt func(*gateway.Options), hopts *gateway.HTTPOptions) *httpEnv {
+	t.Helper()
+	e := newEnv(t, opt)
+	auth, err := gateway.ParseTokenFile([]byte(tokenFileJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hopts == nil {
+		hopts = &gateway.HTTPOptions{}
+	}
+	hopts.Gatherer = e.prom
+	hopts.Logger = quietLogger()
+	srv := httptest.NewServer(gateway.NewHTTPHandler(e.gw, auth, hopts))
+	t.Cleanup(srv.Close)
+	return &httpEnv{env: e, srv: srv}
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (h *httpEnv) do(t *testing.T, method, path, token, body string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, header: resp.Header, raw: string(data)}
+	_ = json.Unmarshal(data, &r.body)
+	return r
+}
+
+func callBody(session string, step int, tool, args string) string {
+	b, _ := json.Marshal(map[string]any{"session_id": session, "step": step, "tool": tool, "arguments": json.RawMessage(args)})
+	return string(b)
+}
+
+// wantError checks the contract's shared error body.
+func wantError(t *testing.T, what string, r reply, status int, typ gateway.ErrorType, retryable bool) {
+	t.Helper()
+	if r.status != status || r.body["success"] != false || r.body["error_type"] != string(typ) || r.body["retryable"] != retryable {
+		t.Errorf("%s = %d %s; want %d with success false, error_type %s, retryable %v", what, r.status, r.raw, status, typ, retryable)
+	}
+	if msg, _ := r.body["message"].(string); msg == "" {
+		t.Errorf("%s: error body has no message: %s", what, r.raw)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type = %q, want application/json", what, ct)
+	}
+}
+
+func TestHTTPCallAndReplay(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	body := callBody("s1", 1, "bank/transfer_funds", okArgs)
+	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
+	if r.status != 200 || r.body["success"] != true || r.body["cached"] != false {
+		t.Fatalf("call = %d %s, want 200 success, not cached", r.status, r.raw)
+	}
+	key, _ := r.body["idempotency_key"].(string)
+	if len(key) != 64 {
+		t.Errorf("idempotency_key = %q, want 64 hex digits", key)
+	}
+	result, _ := r.body["result"].(map[string]any)
+	if result["transaction_id"] == nil {
+		t.Errorf("result = %v, want the handler's object", r.body["result"])
+	}
+	again := h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
+	if again.status != 200 || again.body["cached"] != true || again.body["idempotency_key"] != key {
+		t.Errorf("replay = %d %s, want 200, cached, key %s", again.status, again.raw, key)
+	}
+	if h.runs.total() != 1 {
+		t.Errorf("handler ran %d times, want 1", h.runs.total())
+	}
+}
+
+// TestHTTPStatuses drives every status of the contract through a real
+// HTTP round trip.
+func TestHTTPStatuses(t *testing.T) {
+	h := newHTTPEnv(t, func(o *gateway.Options) {
+		o.RateLimits = map[string]gateway.RateLimit{"bank/get_balance": {Rate: 0.25, Burst: 1}}
+	}, &gateway.HTTPOptions{MaxBodyBytes: 4096})
+	balance := callBody("s9", 1, "bank/get_balance", `{"account":"ACC-00001"}`)
+	tests := []struct {
+		name      string
+		method    string
+		path      string
+		token     string
+		body      string
+		status    int
+		typ       gateway.ErrorType
+		retryable bool
+	}{
+		{"no token", "POST", "/v1/tools/call", "", callBody("s", 1, "bank/transfer_funds", okArgs), 401, gateway.Unauthenticated, false},
+		{"unknown token", "POST", "/v1/tools/call", "tok-nobody", callBody("s", 1, "bank/transfer_funds", okArgs), 401, gateway.Unauthenticated, false},
+		{"unauthorized tool", "POST", "/v1/tools/call", "tok-mallory", callBody("s", 1, "bank/transfer_funds", okArgs), 403, gateway.PermissionDenied, false},
+		{"unknown tool", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/nope", `{}`), 404, gateway.UnknownTool, false},
+		{"wrong type", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":"x"}`), 422, gateway.ValidationError, false},
+		{"undeclared property", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1,"x":1}`), 422, gateway.ValidationError, false},
+		{"malformed JSON", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,`, 422, gateway.ValidationError, false},
+		{"duplicate member", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,"tool":"bank/get_balance","tool":"admin/delete_all","arguments":{}}`, 422, gateway.ValidationError, false},
+		{"unknown member", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,"tool":"bank/get_balance","idempotency_key":"mine"}`, 422, gateway.ValidationError, false},
+		{"missing step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, false},
+		{"fractional step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1.5,"tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, false},
+		{"body not an object", "POST", "/v1/tools/call", "tok-alice", `[]`, 422, gateway.ValidationError, false},
+		{"oversized body", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/get_balance", `{"account":"`+strings.Repeat("A", 5000)+`"}`), 413, gateway.RequestTooLarge, false},
+		{"approval required", "POST", "/v1/tools/call", "tok-alice", callBody("s", 2, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`), 428, gateway.ConfirmationRequired, false},
+		{"first balance", "POST", "/v1/tools/call", "tok-alice", balance, 200, "", false},
+		{"rate limited", "POST", "/v1/tools/call", "tok-alice", callBody("s9", 2, "bank/get_balance", `{"account":"ACC-00001"}`), 429, gateway.RateLimited, true},
+		{"wrong method", "GET", "/v1/tools/call", "tok-alice", "", 405, gateway.MethodNotAllowed, false},
+		{"unknown path", "GET", "/v2/everything", "tok-alice", "", 404, gateway.NotFound, false},
+		{"unknown approval", "POST", "/v1/approvals/apr_nope", "tok-bob", "", 404, gateway.NotFound, false},
+		{"discovery not configured", "POST", "/v1/discover", "tok-alice", `{"query":"send money","k":3}`, 501, gateway.NotImplemented, false},
+	}
+	for _, tc := range tests {
+		r := h.do(t, tc.method, tc.path, tc.token, tc.body)
+		if tc.typ == "" {
+			if r.status != tc.status {
+				t.Errorf("%s = %d %s, want %d", tc.name, r.status, r.raw, tc.status)
+			}
+			continue
+		}
+		wantError(t, tc.name, r, tc.status, tc.typ, tc.retryable)
+		switch tc.typ {
+		case gateway.RateLimited:
+			if r.header.Get("Retry-After") != "4" || r.body["retry_after"] != float64(4) {
+				t.Errorf("rate limited: Retry-After %q, retry_after %v; want 4 and 4", r.header.Get("Retry-After"), r.body["retry_after"])
+			}
+		case gateway.ConfirmationRequired:
+			if id, _ := r.body["approval_id"].(string); !strings.HasPrefix(id, "apr_") {
+				t.Errorf("confirmation body = %s, want an approval_id", r.raw)
+			}
+		case gateway.Unauthenticated:
+			if r.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: no WWW-Authenticate header", tc.name)
+			}
+		case gateway.ValidationError:
+			if tc.name == "wrong type" {
+				ds, _ := r.body["details"].([]any)
+				d0, _ := firstOf(ds).(map[string]any)
+				if d0["pointer"] != "/amount" || d0["message"] == "" {
+					t.Errorf("wrong type details = %v, want a violation at /amount", r.body["details"])
+				}
+			}
+		}
+	}
+	if n := h.runs.total(); n != 1 {
+		t.Errorf("handler ran %d times, want 1 (the first balance)", n)
+	}
+}
+
+func firstOf(xs []any) any {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs[0]
+}
+
+func TestHTTPMismatchAndDomainError(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	if r := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", okArgs)); r.status != 200 {
+		t.Fatalf("first call = %d %s", r.status, r.raw)
+	}
+	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00009","amount":1}`))
+	wantError(t, "mismatch", r, 422, gateway.IdempotencyMismatch, false)
+
+	h.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return nil, &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance 1000.00 is less than 2000.00"}
+	})
+	body := callBody("s", 2, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":999}`)
+	for _, cached := range []bool{false, true} {
+		r = h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
+		wantError(t, "domain error", r, 422, gateway.DomainErrorType, false)
+		if r.body["code"] != "INSUFFICIENT_FUNDS" || (r.body["cached"] == true) != cached {
+			t.Errorf("domain error body = %s, want code INSUFFICIENT_FUNDS, cached %v", r.raw, cached)
+		}
+	}
+}
+
+func TestHTTPInProgressAndDownstreamFailure(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	h.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		close(entered)
+		<-release
+		return nil, errors.New("downstream 502 after the transfer was sent")
+	})
+	body := callBody("s", 1, "bank/transfer_funds", okArgs)
+	first := make(chan reply, 1)
+	go func() { first <- h.do(t, "POST", "/v1/tools/call", "tok-alice", body) }()
+	<-entered
+	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
+	wantError(t, "duplicate in flight", r, 409, gateway.InProgress, true)
+	if r.header.Get("Retry-After") != "1" || r.body["retry_after"] != float64(1) {
+		t.Errorf("in progress: Retry-After %q, retry_after %v; want 1", r.header.Get("Retry-After"), r.body["retry_after"])
+	}
+	close(release)
+	wantError(t, "uncertain failure", <-first, 503, gateway.DownstreamFailure, true)
+}
+
+func TestHTTPApprovalFlow(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	body := callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`)
+	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
+	wantError(t, "big transfer", r, 428, gateway.ConfirmationRequired, false)
+	id := r.body["approval_id"].(string)
+	wantError(t, "approval without a token", h.do(t, "POST", "/v1/approvals/"+id, "", ""), 401, gateway.Unauthenticated, false)
+	wantError(t, "approval by the requester", h.do(t, "POST", "/v1/approvals/"+id, "tok-alice", ""), 403, gateway.PermissionDenied, false)
+	wantError(t, "approval by mallory", h.do(t, "POST", "/v1/approvals/"+id, "tok-mallory", "{}"), 403, gateway.PermissionDenied, false)
+	wantError(t, "approval GET", h.do(t, "GET", "/v1/approvals/"+id, "tok-bob", ""), 405, gateway.MethodNotAllowed, false)
+	a := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", "")
+	appr, _ := a.body["approval"].(map[string]any)
+	if a.status != 200 || appr["granted"] != true || appr["approver"] != "bob" || appr["approval_id"] != id {
+		t.Fatalf("approval by bob = %d %s, want 200 granted by bob", a.status, a.raw)
+	}
+	if h.runs.total() != 0 {
+		t.Fatal("handler ran before the approved call was re-sent")
+	}
+	if r := h.do(t, "POST", "/v1/tools/call", "tok-alice", body); r.status != 200 || r.body["cached"] != false {
+		t.Errorf("approved call = %d %s, want 200 fresh", r.status, r.raw)
+	}
+}
+
+func TestHTTPDiscoverMetricsHealth(t *testing.T) {
+	var gotP tools.Principal
+	var gotQ string
+	var gotK int
+	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, q string, k int) (any, error) {
+		gotP, gotQ, gotK = p, q, k
+		return map[string]any{"query": q, "candidates": []map[string]any{{"name": "bank/transfer_funds", "score": 0.9}}}, nil
+	}})
+	r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"send money to a friend","k":3}`)
+	if r.status != 200 || r.body["query"] != "send money to a friend" || gotP.ID != "alice" || gotQ != "send money to a friend" || gotK != 3 {
+		t.Errorf("discover = %d %s (hook saw %v %q %d), want 200 from the hook for alice, k 3", r.status, r.raw, gotP, gotQ, gotK)
+	}
+	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x"}`); r.status != 200 || gotK != 5 {
+		t.Errorf("discover without k = %d (k %d), want 200 with k 5", r.status, gotK)
+	}
+	wantError(t, "discover k out of range", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x","k":500}`), 422, gateway.ValidationError, false)
+	wantError(t, "discover empty query", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":" "}`), 422, gateway.ValidationError, false)
+	wantError(t, "discover anonymous", h.do(t, "POST", "/v1/discover", "", `{"query":"x"}`), 401, gateway.Unauthenticated, false)
+
+	h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", okArgs))
+	m := h.do(t, "GET", "/metrics", "", "")
+	if m.status != 200 || !strings.Contains(m.raw, `toolgate_gateway_calls_total{outcome="ok",tool="bank/transfer_funds"} 1`) {
+		t.Errorf("GET /metrics = %d, want 200 with the call counted; body:\n%.2000s", m.status, m.raw)
+	}
+	if hz := h.do(t, "GET", "/healthz", "", ""); hz.status != 200 || hz.body["status"] != "ok" {
+		t.Errorf("GET /healthz = %d %s, want 200 ok", hz.status, hz.raw)
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	if err := os.WriteFile(path, []byte(tokenFileJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gateway.LoadTokenFile(path)
+	if err != nil || f.Len() != 3 {
+		t.Fatalf("LoadTokenFile = %v, %v; want 3 tokens", f, err)
+	}
+	p, err := f.Authenticate(ctx, "tok-alice")
+	if err != nil || p.ID != "alice" || p.Tenant != "acme" || !p.HasScope("payments:write") {
+		t.Errorf("Authenticate(tok-alice) = %+v, %v", p, err)
+	}
+	p.Scopes[0] = "tampered"
+	if again, _ := f.Authenticate(ctx, "tok-alice"); again.Scopes[0] != "payments:write" {
+		t.Error("Authenticate returned scopes shared with the file")
+	}
+	if _, err := f.Authenticate(ctx, "tok-alice "); !errors.Is(err, gateway.ErrUnknownToken) {
+		t.Errorf("Authenticate(unknown) = %v, want ErrUnknownToken", err)
+	}
+	bad := map[string]string{
+		"not JSON":          `{`,
+		"no tokens":         `{}`,
+		"unknown member":    `{"tokens":{"t":{"principal":"a","tenant":"b","role":"admin"}}}`,
+		"missing tenant":    `{"tokens":{"t":{"principal":"a"}}}`,
+		"missing principal": `{"tokens":{"t":{"tenant":"b"}}}`,
+		"empty token":       `{"tokens":{"":{"principal":"a","tenant":"b"}}}`,
+		"empty scope":       `{"tokens":{"t":{"principal":"a","tenant":"b","scopes":[""]}}}`,
+	}
+	for name, data := range bad {
+		_, err := gateway.ParseTokenFile([]byte(data))
+		if !errors.Is(err, gateway.ErrTokenFile) {
+			t.Errorf("ParseTokenFile(%s) error = %v, want ErrTokenFile", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), `"t"`) {
+			t.Errorf("ParseTokenFile(%s) error %q reveals the token", name, err)
+		}
+	}
+	if _, err := gateway.LoadTokenFile(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, gateway.ErrTokenFile) {
+		t.Errorf("LoadTokenFile(missing) = %v, want ErrTokenFile", err)
+	}
+}
+
+func TestNewHTTPServerTimeouts(t *testing.T) {
+	s := gateway.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), 0)
+	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout != 2*time.Minute || s.IdleTimeout <= 0 {
+		t.Errorf("NewHTTPServer timeouts = %v %v %v %v, want all set, write 2m", s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
+	}
+}
+
