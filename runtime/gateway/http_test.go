@@ -341,4 +341,3 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 		t.Errorf("NewHTTPServer timeouts = %v %v %v %v, want all set, write 2m", s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
 	}
 }
-
