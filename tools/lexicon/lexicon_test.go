@@ -1,0 +1,310 @@
+package lexicon
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools/analysis"
+)
+
+func TestParse(t *testing.T) {
+	data := "# comment\n\ndelete: remove, erase\n  Búsqueda :  search , look up \nzażółć: yellow\n"
+	got, err := Parse("x.txt", []byte(data))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := []Entry{
+		{Key: "delete", Values: []string{"remove", "erase"}, Line: 3},
+		{Key: "busqueda", Values: []string{"search", "look up"}, Line: 4},
+		{Key: "zazolc", Values: []string{"yellow"}, Line: 5},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Parse = %d entries %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i].Key != want[i].Key || !slices.Equal(got[i].Values, want[i].Values) || got[i].Line != want[i].Line {
+			t.Errorf("Parse entry %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		data string
+		want string
+	}{
+		{"delete remove", `f.txt:1: missing ":" between key and values`},
+		{"ok: fine\n: remove", "f.txt:2: key: empty"},
+		{"delete:", "f.txt:1: empty value"},
+		{"delete: remove,, erase", "f.txt:1: empty value"},
+		{"delete: remove, erase,", "f.txt:1: empty value"},
+		{"del/ete: remove", `f.txt:1: key: "del/ete" contains '/'`},
+		{"delete: a b c d e", `f.txt:1: value: "a b c d e" has more than four words`},
+		{"delete: \xff", "f.txt:1: invalid UTF-8"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("f.txt", []byte(tt.data))
+		var se *SyntaxError
+		if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) {
+			t.Errorf("Parse(%q) error = %v, want a *SyntaxError wrapping ErrSyntax", tt.data, err)
+			continue
+		}
+		if err.Error() != tt.want {
+			t.Errorf("Parse(%q) error = %q, want %q", tt.data, err.Error(), tt.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "# c\na: b, c\n", "búsqueda: search, look up", "a:b:c", "x: ,", "a: \xff", ":", "a: b c d e"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := Parse("fuzz.txt", data)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Line < 1 {
+				t.Fatalf("Parse error %v is not a *SyntaxError with a line", err)
+			}
+			return
+		}
+		// Valid data round-trips through its canonical form.
+		var b strings.Builder
+		for _, e := range entries {
+			if e.Key == "" || len(e.Values) == 0 || analysis.Fold(e.Key) != e.Key {
+				t.Fatalf("Parse gave malformed entry %+v", e)
+			}
+			b.WriteString(e.Key + ": " + strings.Join(e.Values, ", ") + "\n")
+		}
+		again, err := Parse("canonical.txt", []byte(b.String()))
+		if err != nil {
+			t.Fatalf("reparsing canonical form %q: %v", b.String(), err)
+		}
+		if len(again) != len(entries) {
+			t.Fatalf("canonical form has %d entries, want %d", len(again), len(entries))
+		}
+		for i := range again {
+			if again[i].Key != entries[i].Key || !slices.Equal(again[i].Values, entries[i].Values) {
+				t.Fatalf("canonical entry %d = %+v, want %+v", i, again[i], entries[i])
+			}
+		}
+		if _, err := Build(&Source{Tools: entries, Spanish: entries, Polish: entries, WordNet: entries}); err != nil {
+			t.Fatalf("Build of parsed entries: %v", err)
+		}
+	})
+}
+
+func TestDefaultLoads(t *testing.T) {
+	l := Default()
+	if err := DefaultErr(); err != nil {
+		t.Fatalf("embedded data: %v", err)
+	}
+	s := l.Stats()
+	// Floors just under the shipped data's size, so losing a file fails.
+	if s.ToolGroups < 100 || s.Synsets < 3000 || s.Irregular < 1000 || s.Spanish < 300 || s.Polish < 300 {
+		t.Errorf("Default().Stats() = %+v, want at least 100 tool groups, 3000 synsets, 1000 irregular forms, 300 es, 300 pl", s)
+	}
+}
+
+func TestSynonyms(t *testing.T) {
+	l := Default()
+	tests := []struct {
+		term string
+		want []string
+	}{
+		{"delete", []string{"remove", "erase"}},
+		{"Deleting", []string{"remove"}},
+		{"issue", []string{"ticket", "bug"}},
+		{"repo", []string{"repository"}},
+		{"email", []string{"mail", "message"}},
+		{"forecast", []string{"weather"}},
+		{"sent", []string{"send", "post"}}, // irregular form → lemma
+	}
+	for _, tt := range tests {
+		got := l.Synonyms(tt.term)
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("Synonyms(%q) = %q, want it to contain %q", tt.term, got, w)
+			}
+		}
+		if slices.Contains(got, analysis.Fold(tt.term)) {
+			t.Errorf("Synonyms(%q) contains the term itself", tt.term)
+		}
+	}
+	if got := l.Synonyms("qwxzv"); got != nil {
+		t.Errorf("Synonyms(unknown) = %q, want nil", got)
+	}
+}
+
+// TestToolGroupsSymmetric checks, for every hand-written group, that each
+// single-word member lists every other member as a synonym.
+func TestToolGroupsSymmetric(t *testing.T) {
+	l := Default()
+	for _, c := range l.concepts {
+		if c.weight < WeightTool {
+			continue
+		}
+		for _, a := range c.words {
+			syn := l.Synonyms(a)
+			for _, b := range c.words {
+				if a != b && !slices.Contains(syn, b) {
+					t.Errorf("%s: Synonyms(%q) lacks %q", c.name, a, b)
+				}
+			}
+		}
+	}
+}
+
+func TestTranslate(t *testing.T) {
+	l := Default()
+	tests := []struct {
+		lang analysis.Lang
+		term string
+		want string
+	}{
+		{analysis.Spanish, "borrar", "delete"},
+		{analysis.Spanish, "Borra", "delete"},
+		{analysis.Spanish, "archivos", "files"},
+		{analysis.Spanish, "facturas", "invoices"},
+		{analysis.Spanish, "envíe", "send"},
+		{analysis.Spanish, "eliminando", "delete"}, // through the Spanish stem
+		{analysis.Polish, "usuń", "delete"},
+		{analysis.Polish, "usunąć", "delete"},
+		{analysis.Polish, "plików", "files"},
+		{analysis.Polish, "wiadomość", "message"},
+		{analysis.Polish, "fakturami", "invoice"}, // through the Polish stem
+	}
+	for _, tt := range tests {
+		if got := l.Translate(tt.lang, tt.term); !slices.Contains(got, tt.want) {
+			t.Errorf("Translate(%s, %q) = %q, want it to contain %q", tt.lang, tt.term, got, tt.want)
+		}
+	}
+	if got := l.Translate("de", "löschen"); got != nil {
+		t.Errorf("Translate(de, ...) = %q, want nil", got)
+	}
+	if got := l.Translate(analysis.Spanish, "qwxzv"); got != nil {
+		t.Errorf("Translate(es, unknown) = %q, want nil", got)
+	}
+}
+
+// TestTranslationsReachConcepts measures how many translation targets the
+// English side knows (has a concept for). Unknown targets still help the
+// lexical side, but carry no concept into the embedder.
+func TestTranslationsReachConcepts(t *testing.T) {
+	l := Default()
+	for i, name := range []string{"es", "pl"} {
+		known, total := 0, 0
+		for _, tr := range l.trans[i] {
+			total++
+			if len(tr.concepts) > 0 {
+				known++
+			}
+		}
+		if frac := float64(known) / float64(total); frac < 0.85 {
+			t.Errorf("%s: %d of %d entries (%.2f) reach an English concept, want at least 0.85", name, known, total, frac)
+		}
+	}
+}
+
+func TestConceptsCrossLanguage(t *testing.T) {
+	l := Default()
+	pairs := []struct {
+		lang        analysis.Lang
+		word, enWrd string
+	}{
+		{analysis.Spanish, "borrar", "delete"},
+		{analysis.Spanish, "archivo", "file"},
+		{analysis.Spanish, "enviar", "send"},
+		{analysis.Spanish, "factura", "invoice"},
+		{analysis.Polish, "usuń", "remove"},
+		{analysis.Polish, "plik", "document"},
+		{analysis.Polish, "wyślij", "send"},
+		{analysis.Polish, "pogoda", "forecast"},
+	}
+	for _, p := range pairs {
+		w := analysis.Fold(p.word)
+		foreign := l.Concepts(nil, "", w)
+		english := l.Concepts(nil, analysis.English, p.enWrd)
+		shared := false
+		for _, c := range foreign {
+			if slices.Contains(english, c) {
+				shared = true
+			}
+		}
+		if !shared {
+			t.Errorf("Concepts(%q) = %v and Concepts(en, %q) = %v share nothing", w, foreign, p.enWrd, english)
+		}
+		if got := l.Concepts(nil, analysis.English, w); len(got) != 0 && p.lang == analysis.Polish {
+			t.Errorf("Concepts(en, %q) = %v, want none for a Polish word", w, got)
+		}
+	}
+}
+
+func TestConceptsNoAlloc(t *testing.T) {
+	l := Default()
+	dst := make([]Concept, 0, 64)
+	if n := testing.AllocsPerRun(100, func() { dst = l.Concepts(dst[:0], "", "archivos") }); n != 0 {
+		t.Errorf("Concepts allocates %v times per call, want 0", n)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	l := Default()
+	got := l.Expand(nil, []string{"borrar", "archivo"}, "")
+	for _, w := range []string{"delete", "file"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("Expand([borrar archivo]) = %q, want it to contain %q", got, w)
+		}
+	}
+	en := l.Expand(nil, []string{"delete", "file"}, analysis.English)
+	if !slices.Contains(en, "remove") || slices.Contains(en, "delete") {
+		t.Errorf("Expand([delete file], en) = %q, want remove and not delete", en)
+	}
+	seen := map[string]bool{}
+	for _, w := range en {
+		if seen[w] {
+			t.Errorf("Expand repeats %q: %q", w, en)
+		}
+		seen[w] = true
+	}
+	// Only Spanish readings for lang es: an English word gives nothing.
+	if got := l.Expand(nil, []string{"delete"}, analysis.Spanish); len(got) != 0 {
+		t.Errorf("Expand([delete], es) = %q, want nothing", got)
+	}
+}
+
+func TestBuildRejectsAmbiguousIrregular(t *testing.T) {
+	_, err := Build(&Source{Irregular: []Entry{{Key: "left", Values: []string{"leave", "left"}, Line: 7}}})
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("Build(ambiguous irregular) error = %v, want ErrInvalid", err)
+	}
+}
+
+func TestLemma(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct{ in, want string }{{"sent", "send"}, {"paid", "pay"}, {"found", "find"}, {"children", "child"}} {
+		if got, ok := l.Lemma(tt.in); !ok || got != tt.want {
+			t.Errorf("Lemma(%q) = %q, %v, want %q, true", tt.in, got, ok, tt.want)
+		}
+	}
+}
+
+func BenchmarkDefault(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkConcepts(b *testing.B) {
+	l := Default()
+	dst := make([]Concept, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = l.Concepts(dst[:0], "", "archivos")
+	}
+}
