@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/mcp"
+)
+
+// catalogSources are the catalog flags every catalog command takes:
+// --tools [NS=]FILE, --mcp "[NAME=]CMD ARGS", --mcp-url [NAME=]URL and
+// --mcp-config FILE, each repeatable except the config.
+type catalogSources struct {
+	files, commands, urls multiFlag
+	config                string
+}
+
+func (c *catalogSources) register(fs *flag.FlagSet) {
+	fs.Var(&c.files, "tools", "catalog `file` (JSON Lines, JSON array or MCP tools/list), as FILE or NS=FILE; repeatable")
+	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
+	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
+	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
+}
+
+func (c *catalogSources) empty() bool {
+	return len(c.files) == 0 && len(c.commands) == 0 && len(c.urls) == 0 && c.config == ""
+}
+
+// load builds a registry from every source. The returned close function
+// disconnects the upstream servers. Errors read as one line: FILE:LINE for
+// catalog files, the server's name for upstreams.
+func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Registry, func(), error) {
+	reg := tools.NewRegistry()
+	ts, err := tools.LoadCatalogs(c.files...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := reg.Add(ts...); err != nil {
+		return nil, nil, err
+	}
+	var servers []mcp.Server
+	for _, spec := range c.commands {
+		s, err := mcp.ParseCommandSpec(spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = append(servers, s)
+	}
+	for _, spec := range c.urls {
+		s, err := mcp.ParseURLSpec(spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = append(servers, s)
+	}
+	if c.config != "" {
+		cfg, err := mcp.LoadConfig(c.config)
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = append(servers, cfg.List()...)
+	}
+	var ups []*mcp.Upstream
+	closeAll := func() {
+		for _, u := range ups {
+			u.Close()
+		}
+	}
+	for _, s := range servers {
+		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log})
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ups = append(ups, u)
+	}
+	return reg, closeAll, nil
+}
+
+// quietLogger discards library logs: the CLI reports failures itself.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// errUsage marks a usage error (exit 2) raised before any work.
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// TestMCPServeStdio runs "toolgate mcp serve" over pipes in front of the
+// real MCP catalogs and a real upstream server (server-memory over stdio),
+// and drives it with the Go SDK client.
+func TestMCPServeStdio(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"mcp", "serve", "--tools", github, "--mcp", "memory=node " + memory,
+			"--principal", "u1", "--tenant", "acme", "--data", t.TempDir()}, serverR, serverW, &stderr)
+		serverW.Close()
+	}()
+
+	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientR, Writer: clientW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr %q)", err, stderr.String())
+	}
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 2 {
+		t.Errorf("the client sees %d tools, want find_tools and call_tool only", len(list.Tools))
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "remember a new entity in the knowledge graph"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, "memory/create_entities") {
+		t.Errorf("find_tools = %s, want memory/create_entities among the tools", text)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+		"name": "memory/create_entities", "arguments": map[string]any{"entities": []any{
+			map[string]any{"name": "Ada", "entityType": "person", "observations": []string{"first programmer"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; res.IsError || !strings.Contains(text, `"success":true`) {
+		t.Errorf("call_tool create_entities through the gateway = %s", text)
+	}
+	cs.Close()
+	clientW.Close()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("mcp serve exited %d: %s", code, stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("mcp serve did not exit after the client closed")
+	}
+}
+
+func TestMCPServeUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"mcp"},
+		{"mcp", "serve"},
+		{"mcp", "serve", "--tools", "x.json"},
+		{"mcp", "serve", "--tools", "x.json", "--http", ":0"},
+	} {
+		var stderr strings.Builder
+		if code := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || stderr.Len() == 0 {
+			t.Errorf("toolgate %v = exit %d, stderr %q; want exit 2 with a reason", args, code, stderr.String())
+		}
+	}
+}
