@@ -28,7 +28,9 @@ type Writer struct {
 	ops      chan *writeOp
 	stop     chan struct{}
 	done     chan struct{}
-	once     sync.Once
+
+	mu     sync.RWMutex // held for reading while sending on ops
+	closed bool
 }
 
 type writeOp struct {
@@ -56,19 +58,29 @@ func NewWriter(db *sql.DB, maxBatch int) *Writer {
 // error always means "committed" and a non-nil one from fn means "rolled back".
 func (w *Writer) Do(ctx context.Context, fn WriteFunc) error {
 	op := &writeOp{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
 	select {
 	case w.ops <- op:
 	case <-ctx.Done():
+		w.mu.RUnlock()
 		return ctx.Err()
-	case <-w.stop:
-		return ErrClosed
 	}
+	w.mu.RUnlock()
 	return <-op.err
 }
 
 // Close stops the writer after the writes already queued. It does not close db.
 func (w *Writer) Close() error {
-	w.once.Do(func() { close(w.stop) })
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.stop)
+	}
+	w.mu.Unlock()
 	<-w.done
 	return nil
 }

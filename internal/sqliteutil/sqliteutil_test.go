@@ -1,0 +1,122 @@
+package sqliteutil_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/sqliteutil"
+)
+
+func openDB(t *testing.T) *sqliteutil.DB {
+	t.Helper()
+	db, err := sqliteutil.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenPragmas(t *testing.T) {
+	db := openDB(t)
+	for _, c := range []struct {
+		pool *sql.DB
+		name string
+		want int
+	}{
+		{db.W, "synchronous", 2}, // FULL
+		{db.R, "synchronous", 2},
+		{db.W, "busy_timeout", 5000},
+		{db.W, "foreign_keys", 1},
+	} {
+		var got int
+		if err := c.pool.QueryRow("PRAGMA " + c.name).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("PRAGMA %s = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	steps := []string{"CREATE TABLE a(x INTEGER)", "CREATE TABLE b(y INTEGER)"}
+	if err := sqliteutil.Migrate(ctx, db.W, steps[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqliteutil.Migrate(ctx, db.W, steps); err != nil {
+		t.Fatalf("second Migrate (one step pending) = %v", err)
+	}
+	if err := sqliteutil.Migrate(ctx, db.W, steps); err != nil {
+		t.Fatalf("Migrate with nothing pending = %v", err)
+	}
+	var v int
+	db.W.QueryRow("PRAGMA user_version").Scan(&v)
+	if v != 2 {
+		t.Errorf("user_version = %d, want 2", v)
+	}
+	if err := sqliteutil.Migrate(ctx, db.W, steps[:1]); err == nil {
+		t.Error("Migrate with fewer steps than applied = nil, want an error (newer schema)")
+	}
+}
+
+// A failing write in a batch rolls back alone; the others commit.
+func TestWriterIsolatesFailures(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	w := sqliteutil.NewWriter(db.W, 0)
+	defer w.Close()
+	boom := errors.New("boom")
+	const n = 100
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO t(k) VALUES (?)", i); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					return boom // inserted, then rolled back to the savepoint
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	var want int
+	for i, err := range errs {
+		if i%3 == 0 {
+			if !errors.Is(err, boom) {
+				t.Errorf("Do(%d) = %v, want boom", i, err)
+			}
+			continue
+		}
+		want++
+		if err != nil {
+			t.Errorf("Do(%d) = %v, want nil", i, err)
+		}
+	}
+	var got int
+	db.R.QueryRow("SELECT count(*) FROM t WHERE k % 3 != 0").Scan(&got)
+	var bad int
+	db.R.QueryRow("SELECT count(*) FROM t WHERE k % 3 = 0").Scan(&bad)
+	if got != want || bad != 0 {
+		t.Errorf("committed rows = %d (and %d failed ones), want %d and 0", got, bad, want)
+	}
+	w.Close()
+	if err := w.Do(ctx, func(context.Context, *sql.Tx) error { return nil }); !errors.Is(err, sqliteutil.ErrClosed) {
+		t.Errorf("Do after Close = %v, want ErrClosed", err)
+	}
+}
