@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"sort"
 	"strconv"
@@ -633,13 +634,16 @@ type RejectError struct {
 	// Offset when the refused byte continues a multi-byte code point.
 	Byte int
 	// Err is nil when the grammar does not allow the code point, else
-	// ErrInvalidUTF8 or ErrTooManyStacks.
+	// ErrInvalidUTF8, ErrTooManyStacks, or io.ErrUnexpectedEOF (from End:
+	// the input stops before a sentence is complete).
 	Err error
 }
 
 func (e *RejectError) Error() string {
 	why := "not allowed by the grammar"
-	if e.Err != nil {
+	if e.Err == io.ErrUnexpectedEOF {
+		why = "unexpected end of input"
+	} else if e.Err != nil {
 		why = e.Err.Error()
 	}
 	return fmt.Sprintf("grammar: input rejected at byte %d: %s", e.Offset, why)
@@ -1020,6 +1024,21 @@ func (m *Matcher) Accepts() bool {
 	return false
 }
 
+// End reports whether the input may end here: nil when the bytes so far
+// form a complete sentence, else a *RejectError wrapping
+// io.ErrUnexpectedEOF whose Offset is where llama.cpp reports the failure
+// (the end of the input, or the start of an unfinished code point).
+func (m *Matcher) End() error {
+	if m.Accepts() {
+		return nil
+	}
+	start := m.off
+	if m.pn > 0 {
+		start = m.pstart
+	}
+	return &RejectError{Offset: start, Byte: m.off, Err: io.ErrUnexpectedEOF}
+}
+
 // Offset returns the number of bytes accepted since the matcher started or
 // was last reset.
 func (m *Matcher) Offset() int { return m.off }
@@ -1084,11 +1103,8 @@ func (g *Grammar) Match(input []byte) (ok bool, offset int) {
 	if _, err := m.Write(input); err != nil {
 		return false, err.(*RejectError).Offset
 	}
-	if !m.Accepts() {
-		if m.pn > 0 {
-			return false, m.pstart
-		}
-		return false, len(input)
+	if err := m.End(); err != nil {
+		return false, err.(*RejectError).Offset
 	}
 	return true, len(input)
 }
