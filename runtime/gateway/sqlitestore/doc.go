@@ -1,0 +1,34 @@
+// Package sqlitestore is the embedded default gateway.Store: one SQLite file
+// (modernc.org/sqlite, pure Go, no cgo) holding the idempotency records,
+// approvals, the audit log and the rate-limit buckets.
+//
+//	st, err := sqlitestore.Open(ctx, filepath.Join(dir, "gateway.db"), nil)
+//	if err != nil { ... }
+//	defer st.Close()
+//	gw, err := gateway.New(reg, st, &gateway.Options{...})
+//
+// Durability: the database runs in WAL mode with synchronous=FULL, so every
+// method that returns nil has had its transaction fsynced to the WAL: an
+// acknowledged claim or recorded outcome survives kill -9 and power loss.
+//
+// Atomicity and concurrency: all writes go through one writer connection
+// whose transactions begin IMMEDIATE, so each method's read-check-write
+// (a claim, a fenced completion, a grant, a token take) runs serially and
+// atomically, also against other processes opening the same file (they wait
+// up to Options.BusyTimeout for the write lock). Reads (Get, GetApproval,
+// QueryAudit) use a pool of reader connections and see committed data only.
+//
+// Group commit: writes that arrive while a transaction is being committed
+// are batched into the next transaction, each inside its own savepoint (a
+// failing write rolls back alone), so N concurrent callers share one fsync.
+// A method returns only after the batch holding its write has committed.
+//
+// Fencing tokens come from one counter in the database, so they grow
+// strictly across all claims, including a slot released and claimed again.
+// Times are stored as Unix nanoseconds and returned in UTC; the store never
+// reads a clock (the gateway's injected clock decides).
+//
+// The schema is created and migrated on Open from migrations embedded in
+// the package (PRAGMA user_version counts the applied steps); a file
+// written by a newer schema is refused.
+package sqlitestore

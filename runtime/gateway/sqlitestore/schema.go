@@ -1,0 +1,84 @@
+package sqlitestore
+
+// migrations[i] takes the schema from user_version i to i+1. Append only:
+// a released step is never edited, so every existing database can be
+// brought forward on open.
+//
+// Times are Unix nanoseconds (INTEGER); the zero time.Time is stored as
+// zeroTime so that it sorts before every real instant.
+var migrations = []string{`
+CREATE TABLE records (
+	tenant        TEXT    NOT NULL,
+	session_id    TEXT    NOT NULL,
+	step          INTEGER NOT NULL,
+	tool          TEXT    NOT NULL,
+	principal     TEXT    NOT NULL,
+	key           TEXT    NOT NULL,
+	fingerprint   TEXT    NOT NULL,
+	state         TEXT    NOT NULL CHECK (state IN ('in_progress', 'done', 'uncertain')),
+	token         INTEGER NOT NULL,
+	lease_expires INTEGER NOT NULL,
+	value         BLOB,
+	domain_error  BLOB,
+	reason        TEXT    NOT NULL DEFAULT '',
+	attempts      INTEGER NOT NULL,
+	created       INTEGER NOT NULL,
+	updated       INTEGER NOT NULL,
+	expires       INTEGER NOT NULL,
+	PRIMARY KEY (tenant, session_id, step, tool)
+) STRICT;
+CREATE INDEX records_by_key ON records(key);
+CREATE INDEX records_by_expiry ON records(expires);
+
+-- The fencing counter: every acquiring claim takes the next value, so a
+-- token is never reused, even for a slot that was released and claimed again.
+CREATE TABLE counters (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+) STRICT;
+INSERT INTO counters(name, value) VALUES ('fencing', 0);
+
+CREATE TABLE approvals (
+	id          TEXT PRIMARY KEY,
+	tenant      TEXT    NOT NULL,
+	session_id  TEXT    NOT NULL,
+	step        INTEGER NOT NULL,
+	tool        TEXT    NOT NULL,
+	key         TEXT    NOT NULL,
+	fingerprint TEXT    NOT NULL,
+	requester   TEXT    NOT NULL,
+	arguments   BLOB,
+	granted     INTEGER NOT NULL,
+	approver    TEXT    NOT NULL DEFAULT '',
+	created     INTEGER NOT NULL,
+	granted_at  INTEGER NOT NULL,
+	expires     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX approvals_by_expiry ON approvals(expires);
+
+CREATE TABLE audit (
+	seq         INTEGER PRIMARY KEY,
+	at          INTEGER NOT NULL,
+	tenant      TEXT    NOT NULL,
+	principal   TEXT    NOT NULL,
+	session_id  TEXT    NOT NULL,
+	step        INTEGER NOT NULL,
+	tool        TEXT    NOT NULL,
+	key         TEXT    NOT NULL,
+	decision    TEXT    NOT NULL,
+	reason      TEXT    NOT NULL,
+	outcome     TEXT    NOT NULL,
+	approval_id TEXT    NOT NULL,
+	latency     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX audit_by_time ON audit(at, seq);
+CREATE INDEX audit_by_key ON audit(key);
+
+CREATE TABLE buckets (
+	name    TEXT PRIMARY KEY,
+	tokens  REAL    NOT NULL,
+	updated INTEGER NOT NULL,
+	rate    REAL    NOT NULL,
+	burst   INTEGER NOT NULL
+) STRICT;
+`}
