@@ -22,9 +22,9 @@ import (
 // grammar shares it.
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// agreementGrammars are grammars from gbnf-check's README and self-test
+// gbnfAgreementGrammars are grammars from gbnf-check's README and self-test
 // (../shared/tools/gbnfcheck) that are not already under testdata/gbnf.
-var agreementGrammars = map[string]string{
+var gbnfAgreementGrammars = map[string]string{
 	"readme-repeat": `root ::= "a"{2,5}`,
 	"readme-mixed":  `root ::= "x"{3} "-" [0-9]{2,} ( "xy" ){0,2} "z"{ 1 , 2 }`,
 	"readme-object": `root ::= "{" ws "\"name\"" ws ":" ws str ( "," ws "\"tags\"" ws ":" ws "[" ws ( str ( "," ws str )* )? "]" ws )? "}"
@@ -44,10 +44,10 @@ ws      ::= [ \t\n\r]*`,
 x ::= "a" | "a" "a" | "aa" | [a-b]`,
 }
 
-// agreementCorpus returns every grammar the agreement tests use, by name.
-func agreementCorpus(t *testing.T) map[string]string {
+// gbnfAgreementCorpus returns every grammar the agreement tests use, by name.
+func gbnfAgreementCorpus(t *testing.T) map[string]string {
 	corpus := map[string]string{}
-	for k, v := range agreementGrammars {
+	for k, v := range gbnfAgreementGrammars {
 		corpus[k] = v
 	}
 	files, _ := filepath.Glob("testdata/gbnf/*.gbnf")
@@ -58,10 +58,10 @@ func agreementCorpus(t *testing.T) map[string]string {
 		}
 		corpus[filepath.Base(f)] = string(src)
 	}
-	for _, tc := range parseOKCases {
+	for _, tc := range gbnfParseOKCases {
 		corpus["ok: "+tc.name] = tc.src
 	}
-	for _, tc := range matchCases {
+	for _, tc := range gbnfMatchCases {
 		if !strings.HasPrefix(tc.grammar, "@") {
 			corpus["match: "+tc.name] = tc.grammar
 		}
@@ -74,8 +74,8 @@ func agreementCorpus(t *testing.T) map[string]string {
 // llama.cpp refuses.
 func TestParseAgreesWithLlama(t *testing.T) {
 	gc := testenv.GBNFCheck(t)
-	corpus := agreementCorpus(t)
-	for _, name := range sortedKeys(corpus) {
+	corpus := gbnfAgreementCorpus(t)
+	for _, name := range gbnfSortedKeys(corpus) {
 		src := corpus[name]
 		g, err := Parse(src)
 		if err != nil {
@@ -88,7 +88,7 @@ func TestParseAgreesWithLlama(t *testing.T) {
 			}
 		}
 	}
-	for _, tc := range parseErrorCases {
+	for _, tc := range gbnfParseErrorCases {
 		if !tc.llama || tc.slow {
 			continue
 		}
@@ -98,7 +98,7 @@ func TestParseAgreesWithLlama(t *testing.T) {
 	}
 	// The grammars Parse deliberately refuses although llama.cpp parses
 	// them: pin that llama.cpp does parse them, so the table stays honest.
-	for _, tc := range parseErrorCases {
+	for _, tc := range gbnfParseErrorCases {
 		if tc.llama || tc.err == ErrTooLarge {
 			continue
 		}
@@ -116,9 +116,9 @@ func TestParseAgreesWithLlama(t *testing.T) {
 // above U+10FFFF): those are counted and must be refused by the Matcher.
 func TestMatcherAgreesWithLlama(t *testing.T) {
 	gc := testenv.GBNFCheck(t)
-	corpus := agreementCorpus(t)
+	corpus := gbnfAgreementCorpus(t)
 	extra := map[string][][]byte{}
-	for _, tc := range matchCases {
+	for _, tc := range gbnfMatchCases {
 		name := "match: " + tc.name
 		if n, ok := strings.CutPrefix(tc.grammar, "@"); ok {
 			name = n
@@ -128,11 +128,11 @@ func TestMatcherAgreesWithLlama(t *testing.T) {
 		}
 	}
 	total, lenient := 0, 0
-	for _, name := range sortedKeys(corpus) {
-		g := mustParse(t, corpus[name])
-		inputs := append(generateInputs(g, seedOf(name), 10, 3), extra[name]...)
+	for _, name := range gbnfSortedKeys(corpus) {
+		g := mustParseGBNF(t, corpus[name])
+		inputs := append(gbnfGenerateInputs(g, gbnfSeed(name), 10, 3), extra[name]...)
 		total += len(inputs)
-		lenient += compareWithLlama(t, gc, name, g, inputs)
+		lenient += gbnfCompareWithLlama(t, gc, name, g, inputs)
 	}
 	t.Logf("%d inputs compared with gbnf-check; %d only differ by llama.cpp's lenient UTF-8 decoding", total, lenient)
 }
@@ -181,9 +181,9 @@ func TestMatcherAgreesWithLlamaOnConverterOutput(t *testing.T) {
 			if i%4 != 0 { // a sample keeps the number of gbnf-check runs bounded
 				continue
 			}
-			inputs := generateInputs(g, seedOf(name), 4, 2)
+			inputs := gbnfGenerateInputs(g, gbnfSeed(name), 4, 2)
 			compared += len(inputs)
-			compareWithLlama(t, gc, name, g, inputs)
+			gbnfCompareWithLlama(t, gc, name, g, inputs)
 		}
 	}
 	if converted < 50 {
@@ -192,9 +192,9 @@ func TestMatcherAgreesWithLlamaOnConverterOutput(t *testing.T) {
 	t.Logf("%d converter grammars parsed, %d inputs compared with gbnf-check", converted, compared)
 }
 
-// compareWithLlama checks the Matcher against gbnf-check on inputs and
+// gbnfCompareWithLlama checks the Matcher against gbnf-check on inputs and
 // returns how many inputs were left out for llama.cpp's lenient UTF-8.
-func compareWithLlama(t *testing.T, gc, name string, g *Grammar, inputs [][]byte) int {
+func gbnfCompareWithLlama(t *testing.T, gc, name string, g *Grammar, inputs [][]byte) int {
 	t.Helper()
 	verdicts := gbnfcheck.Check(t, gc, g.String(), inputs)
 	lenient := 0
@@ -205,7 +205,7 @@ func compareWithLlama(t *testing.T, gc, name string, g *Grammar, inputs [][]byte
 			t.Errorf("%s: gbnf-check refused the grammar: %s", name, v.GrammarError)
 			return lenient
 		}
-		if strictUTF8Error(in) != llamaUTF8Error(in) {
+		if gbnfStrictUTF8Error(in) != gbnfLlamaUTF8Error(in) {
 			lenient++
 			if ok {
 				t.Errorf("%s: Match(%q) accepted invalid UTF-8", name, in)
@@ -223,9 +223,9 @@ func compareWithLlama(t *testing.T, gc, name string, g *Grammar, inputs [][]byte
 	return lenient
 }
 
-// strictUTF8Error returns the offset of the first invalid UTF-8 sequence
+// gbnfStrictUTF8Error returns the offset of the first invalid UTF-8 sequence
 // (Go's rules), or -1.
-func strictUTF8Error(b []byte) int {
+func gbnfStrictUTF8Error(b []byte) int {
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && size <= 1 {
@@ -236,9 +236,9 @@ func strictUTF8Error(b []byte) int {
 	return -1
 }
 
-// llamaUTF8Error is unicode_cpt_from_utf8's view: lead-byte bit patterns and
+// gbnfLlamaUTF8Error is unicode_cpt_from_utf8's view: lead-byte bit patterns and
 // continuation bytes only.
-func llamaUTF8Error(b []byte) int {
+func gbnfLlamaUTF8Error(b []byte) int {
 	for i := 0; i < len(b); {
 		c := b[i]
 		n := 0
@@ -269,7 +269,7 @@ func llamaUTF8Error(b []byte) int {
 	return -1
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+func gbnfSortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -278,17 +278,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func seedOf(name string) uint64 {
+func gbnfSeed(name string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	return h.Sum64()
 }
 
-// generateInputs returns up to n sentences of g chosen at random (seeded),
+// gbnfGenerateInputs returns up to n sentences of g chosen at random (seeded),
 // each followed by mutations: a prefix, a byte deleted, inserted or
 // replaced, junk appended.
-func generateInputs(g *Grammar, seed uint64, n, mutations int) [][]byte {
-	gen := newSentenceGen(g, seed)
+func gbnfGenerateInputs(g *Grammar, seed uint64, n, mutations int) [][]byte {
+	gen := newGBNFSentenceGen(g, seed)
 	var out [][]byte
 	seen := map[string]bool{}
 	addInput := func(b []byte) {
@@ -310,7 +310,7 @@ func generateInputs(g *Grammar, seed uint64, n, mutations int) [][]byte {
 	return out
 }
 
-type sentenceGen struct {
+type gbnfSentenceGen struct {
 	rules map[string]*Rule
 	cost  map[string]int
 	rnd   *rand.Rand
@@ -319,13 +319,13 @@ type sentenceGen struct {
 	buf   []byte
 }
 
-const unreachable = 1 << 30
+const gbnfUnreachable = 1 << 30
 
-func newSentenceGen(g *Grammar, seed uint64) *sentenceGen {
-	s := &sentenceGen{rules: map[string]*Rule{}, cost: map[string]int{}, rnd: rand.New(rand.NewPCG(seed, 0x5EED))}
+func newGBNFSentenceGen(g *Grammar, seed uint64) *gbnfSentenceGen {
+	s := &gbnfSentenceGen{rules: map[string]*Rule{}, cost: map[string]int{}, rnd: rand.New(rand.NewPCG(seed, 0x5EED))}
 	for _, r := range g.Rules {
 		s.rules[r.Name] = r
-		s.cost[r.Name] = unreachable
+		s.cost[r.Name] = gbnfUnreachable
 	}
 	// the cheapest sentence of each rule, to a fixed point, so that
 	// generation can always finish once it is deep enough
@@ -341,42 +341,42 @@ func newSentenceGen(g *Grammar, seed uint64) *sentenceGen {
 	return s
 }
 
-func (s *sentenceGen) altsCost(alts []Seq) int {
-	best := unreachable
+func (s *gbnfSentenceGen) altsCost(alts []Seq) int {
+	best := gbnfUnreachable
 	for _, seq := range alts {
 		best = min(best, s.seqCost(seq))
 	}
 	return best
 }
 
-func (s *sentenceGen) seqCost(seq Seq) int {
+func (s *gbnfSentenceGen) seqCost(seq Seq) int {
 	total := 0
 	for _, e := range seq {
-		total = min(unreachable, total+s.exprCost(e))
+		total = min(gbnfUnreachable, total+s.exprCost(e))
 	}
 	return total
 }
 
-func (s *sentenceGen) exprCost(e Expr) int {
+func (s *gbnfSentenceGen) exprCost(e Expr) int {
 	switch e := e.(type) {
 	case Literal:
 		return len(e.Chars)
 	case Class, Any:
 		return 1
 	case Ref:
-		return min(unreachable, s.cost[e.Name]+1)
+		return min(gbnfUnreachable, s.cost[e.Name]+1)
 	case Group:
-		return min(unreachable, s.altsCost(e.Alts)+1)
+		return min(gbnfUnreachable, s.altsCost(e.Alts)+1)
 	case Repeat:
 		if e.Min == 0 {
 			return 0
 		}
-		return min(unreachable, e.Min*s.exprCost(e.Expr))
+		return min(gbnfUnreachable, e.Min*s.exprCost(e.Expr))
 	}
-	return unreachable // Token: text never matches it
+	return gbnfUnreachable // Token: text never matches it
 }
 
-func (s *sentenceGen) sentence() ([]byte, bool) {
+func (s *gbnfSentenceGen) sentence() ([]byte, bool) {
 	s.buf, s.fail, s.depth = s.buf[:0], false, 0
 	s.alts(s.rules["root"].Alts)
 	if s.fail || len(s.buf) > 1<<16 {
@@ -385,10 +385,10 @@ func (s *sentenceGen) sentence() ([]byte, bool) {
 	return append([]byte(nil), s.buf...), true
 }
 
-func (s *sentenceGen) alts(alts []Seq) {
+func (s *gbnfSentenceGen) alts(alts []Seq) {
 	var seq Seq
 	if s.depth > 12 {
-		best := unreachable
+		best := gbnfUnreachable
 		for _, a := range alts {
 			if c := s.seqCost(a); c < best {
 				best, seq = c, a
@@ -404,9 +404,9 @@ func (s *sentenceGen) alts(alts []Seq) {
 	s.depth--
 }
 
-var samplePool = []rune("aZ09 _-\"\\/é😀中\n\t{}[],:.!?#~αωàÿ\u0041\x00\x1f\x7f")
+var gbnfSamplePool = []rune("aZ09 _-\"\\/é😀中\n\t{}[],:.!?#~αωàÿ\u0041\x00\x1f\x7f")
 
-func (s *sentenceGen) expr(e Expr) {
+func (s *gbnfSentenceGen) expr(e Expr) {
 	if s.fail || len(s.buf) > 1<<16 {
 		s.fail = true
 		return
@@ -424,7 +424,7 @@ func (s *sentenceGen) expr(e Expr) {
 		}
 		if e.Negated {
 			for range 20 {
-				if r := samplePool[s.rnd.IntN(len(samplePool))]; cl.has(r) {
+				if r := gbnfSamplePool[s.rnd.IntN(len(gbnfSamplePool))]; cl.has(r) {
 					s.rune(r)
 					return
 				}
@@ -434,7 +434,7 @@ func (s *sentenceGen) expr(e Expr) {
 		hi := min(rg.Hi, rg.Lo+300)
 		s.rune(rg.Lo + rune(s.rnd.IntN(int(hi-rg.Lo)+1)))
 	case Any:
-		s.rune(samplePool[s.rnd.IntN(len(samplePool))])
+		s.rune(gbnfSamplePool[s.rnd.IntN(len(gbnfSamplePool))])
 	case Ref:
 		s.alts(s.rules[e.Name].Alts)
 	case Group:
@@ -456,7 +456,7 @@ func (s *sentenceGen) expr(e Expr) {
 	}
 }
 
-func (s *sentenceGen) rune(r rune) {
+func (s *gbnfSentenceGen) rune(r rune) {
 	if !utf8.ValidRune(r) {
 		s.fail = true
 		return
@@ -464,15 +464,15 @@ func (s *sentenceGen) rune(r rune) {
 	s.buf = utf8.AppendRune(s.buf, r)
 }
 
-var mutationBytes = []byte{'a', '"', '}', ']', ',', ' ', '\n', 0x00, 0xFF, 0xC3, 0xA9, 0xF0, 0x9F, 0x80, 0xED}
+var gbnfMutationBytes = []byte{'a', '"', '}', ']', ',', ' ', '\n', 0x00, 0xFF, 0xC3, 0xA9, 0xF0, 0x9F, 0x80, 0xED}
 
-func (s *sentenceGen) mutate(in []byte) []byte {
+func (s *gbnfSentenceGen) mutate(in []byte) []byte {
 	out := append([]byte(nil), in...)
 	pos := 0
 	if len(out) > 0 {
 		pos = s.rnd.IntN(len(out))
 	}
-	b := mutationBytes[s.rnd.IntN(len(mutationBytes))]
+	b := gbnfMutationBytes[s.rnd.IntN(len(gbnfMutationBytes))]
 	switch s.rnd.IntN(5) {
 	case 0: // prefix
 		return out[:pos]

@@ -118,12 +118,12 @@ func (l *gbnfLowerer) add(id int32, rule []gbnfInst) {
 func (l *gbnfLowerer) grow(n int) error {
 	l.size += n
 	if l.size > MaxGrammarElements {
-		return errGrammarTooLarge
+		return errGBNFTooLarge
 	}
 	return nil
 }
 
-var errGrammarTooLarge = errors.New("too large")
+var errGBNFTooLarge = errors.New("too large")
 
 func (l *gbnfLowerer) alternates(alts []Seq, def int) ([]gbnfInst, error) {
 	var rule []gbnfInst
@@ -222,7 +222,7 @@ func (l *gbnfLowerer) expr(rule []gbnfInst, e Expr, def int) ([]gbnfInst, error)
 // are stored as the complement over all Unicode code points.
 func (l *gbnfLowerer) class(negated bool, ranges []CharRange) int32 {
 	key := make([]byte, 0, 1+8*len(ranges))
-	key = append(key, byte(boolInt(negated)))
+	key = append(key, byte(gbnfBoolInt(negated)))
 	for _, r := range ranges {
 		key = append(key, byte(r.Lo), byte(r.Lo>>8), byte(r.Lo>>16), byte(r.Lo>>24),
 			byte(r.Hi), byte(r.Hi>>8), byte(r.Hi>>16), byte(r.Hi>>24))
@@ -270,7 +270,7 @@ func newGBNFClass(negated bool, ranges []CharRange) gbnfClass {
 	}
 	c := gbnfClass{ranges: merged}
 	for b := 0; b < 256; b++ {
-		lo, hi, ok := utf8LeadRange(byte(b))
+		lo, hi, ok := gbnfUTF8Lead(byte(b))
 		if ok && c.overlaps(lo, hi) {
 			c.first.Add(byte(b))
 			if b < 128 {
@@ -286,7 +286,7 @@ func newGBNFClass(negated bool, ranges []CharRange) gbnfClass {
 // own (recursion without consuming input, size).
 func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
 	if len(defs) == 0 {
-		return nil, &ParseError{Offset: len(p.src), Msg: "grammar is empty (no rules)", Err: ErrEmptyGrammar, Line: lineOf(p.src, len(p.src)), Col: colOf(p.src, len(p.src))}
+		return nil, &ParseError{Offset: len(p.src), Msg: "grammar is empty (no rules)", Err: ErrEmptyGrammar, Line: gbnfLineOf(p.src, len(p.src)), Col: gbnfColOf(p.src, len(p.src))}
 	}
 	l := &gbnfLowerer{p: p, ids: map[string]int32{}, classIdx: map[string]int32{}}
 	for i, r := range defs {
@@ -317,11 +317,11 @@ func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
 		return nil, p.errAt(0, ErrNoRoot, "grammar does not contain a 'root' rule")
 	}
 	n := l.nAdded
-	if id, bad := llamaLeftRecursion(l.rules[:n]); bad {
+	if id, bad := gbnfLlamaLeftRecursion(l.rules[:n]); bad {
 		def := l.owner[id]
 		return nil, p.errAt(p.defPos[def], ErrLeftRecursion, "unsupported grammar, left recursion detected for rule '"+defs[def].Name+"'")
 	}
-	if id, bad := nullableCycle(l.rules[:n]); bad {
+	if id, bad := gbnfNullableCycle(l.rules[:n]); bad {
 		def := l.owner[id]
 		return nil, p.errAt(p.defPos[def], ErrEmptyLoop, "rule '"+defs[def].Name+"' can recurse without consuming input, e.g. a repetition of something that can match empty; llama.cpp crashes on this grammar")
 	}
@@ -353,7 +353,7 @@ func (l *gbnfLowerer) referencedFromRules(id int32) bool {
 	return false
 }
 
-func lineOf(src string, off int) int {
+func gbnfLineOf(src string, off int) int {
 	line := 1
 	for i := 0; i < off && i < len(src); i++ {
 		if src[i] == '\n' {
@@ -363,7 +363,7 @@ func lineOf(src string, off int) int {
 	return line
 }
 
-func colOf(src string, off int) int {
+func gbnfColOf(src string, off int) int {
 	col := 1
 	for i := 0; i < off && i < len(src); i++ {
 		if src[i] == '\n' {
@@ -375,11 +375,11 @@ func colOf(src string, off int) int {
 	return col
 }
 
-// llamaLeftRecursion is llama_grammar_detect_left_recursion run over every
+// gbnfLlamaLeftRecursion is llama_grammar_detect_left_recursion run over every
 // rule as llama_grammar_init_impl does. A rule "may be empty" only when it
 // has a syntactically empty alternative, exactly as in llama.cpp; deeper
-// nullable cycles are left to nullableCycle.
-func llamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
+// nullable cycles are left to gbnfNullableCycle.
+func gbnfLlamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
 	n := len(rules)
 	visited := make([]bool, n)
 	inProgress := make([]bool, n)
@@ -431,10 +431,10 @@ func llamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
 	return 0, false
 }
 
-// nullableCycle finds a rule that can reach itself through left corners
+// gbnfNullableCycle finds a rule that can reach itself through left corners
 // that match the empty string (with nullability computed properly, to a
 // fixed point). llama_grammar_advance_stack recurses forever on such a rule.
-func nullableCycle(rules [][]gbnfInst) (int, bool) {
+func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 	n := len(rules)
 	nullable := make([]bool, n)
 	for changed := true; changed; {
@@ -516,8 +516,8 @@ func nullableCycle(rules [][]gbnfInst) (int, bool) {
 // UTF-8 helpers (strict: no overlong forms, no surrogates, nothing above
 // U+10FFFF).
 
-// utf8LeadRange returns the code points whose encoding starts with b.
-func utf8LeadRange(b byte) (lo, hi rune, ok bool) {
+// gbnfUTF8Lead returns the code points whose encoding starts with b.
+func gbnfUTF8Lead(b byte) (lo, hi rune, ok bool) {
 	switch {
 	case b < 0x80:
 		return rune(b), rune(b), true
@@ -544,11 +544,11 @@ func utf8LeadRange(b byte) (lo, hi rune, ok bool) {
 	return 0, 0, false
 }
 
-// utf8Cont returns the range of code points after continuation byte b
+// gbnfUTF8Cont returns the range of code points after continuation byte b
 // extends a partial sequence whose possible code points are [lo, hi] with
 // remain bytes still to come (including b). ok is false when b cannot come
 // next.
-func utf8Cont(lo, hi rune, remain int, b byte) (rune, rune, bool) {
+func gbnfUTF8Cont(lo, hi rune, remain int, b byte) (rune, rune, bool) {
 	if b&0xC0 != 0x80 {
 		return 0, 0, false
 	}
@@ -561,7 +561,7 @@ func utf8Cont(lo, hi rune, remain int, b byte) (rune, rune, bool) {
 	return nlo, nhi, true
 }
 
-func utf8Len(b byte) int {
+func gbnfUTF8Len(b byte) int {
 	switch {
 	case b < 0x80:
 		return 1
@@ -932,7 +932,7 @@ func (m *Matcher) Advance(b byte) bool {
 			m.off++
 			return true
 		}
-		lo, hi, ok := utf8LeadRange(b)
+		lo, hi, ok := gbnfUTF8Lead(b)
 		if !ok {
 			m.err = ErrInvalidUTF8
 			return false
@@ -940,11 +940,11 @@ func (m *Matcher) Advance(b byte) bool {
 		if !m.anyTop(lo, hi) {
 			return false
 		}
-		m.pn, m.pneed, m.plo, m.phi, m.pstart = 1, utf8Len(b), lo, hi, m.off
+		m.pn, m.pneed, m.plo, m.phi, m.pstart = 1, gbnfUTF8Len(b), lo, hi, m.off
 		m.off++
 		return true
 	}
-	lo, hi, ok := utf8Cont(m.plo, m.phi, m.pneed-m.pn, b)
+	lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, m.pneed-m.pn, b)
 	if !ok {
 		m.err = ErrInvalidUTF8
 		return false
@@ -1061,7 +1061,7 @@ func (m *Matcher) Allowed() ByteSet {
 	}
 	remain := m.pneed - m.pn
 	for b := 0x80; b < 0xC0; b++ {
-		lo, hi, ok := utf8Cont(m.plo, m.phi, remain, byte(b))
+		lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, remain, byte(b))
 		if ok && m.anyTop(lo, hi) {
 			set.Add(byte(b))
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func mustParse(tb testing.TB, src string) *Grammar {
+func mustParseGBNF(tb testing.TB, src string) *Grammar {
 	tb.Helper()
 	g, err := Parse(src)
 	if err != nil {
@@ -18,60 +18,60 @@ func mustParse(tb testing.TB, src string) *Grammar {
 	return g
 }
 
-func mustParseFile(tb testing.TB, name string) *Grammar {
+func mustParseGBNFFile(tb testing.TB, name string) *Grammar {
 	tb.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", "gbnf", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return mustParse(tb, string(src))
+	return mustParseGBNF(tb, string(src))
 }
 
-// matchCase: Match(input) must return ok and offset (the start of the code
+// gbnfMatchCase: Match(input) must return ok and offset (the start of the code
 // point llama.cpp rejects, or len(input) for a proper prefix).
-type matchCase struct {
+type gbnfMatchCase struct {
 	input  string
 	ok     bool
 	offset int
 }
 
-var matchCases = []struct {
+var gbnfMatchCases = []struct {
 	name    string
 	grammar string // source, or @file under testdata/gbnf
-	cases   []matchCase
+	cases   []gbnfMatchCase
 }{
-	{"counted repetition", `root ::= "a"{2,5}`, []matchCase{
+	{"counted repetition", `root ::= "a"{2,5}`, []gbnfMatchCase{
 		{"", false, 0}, {"a", false, 1}, {"aa", true, 2}, {"aaaaa", true, 5}, {"aaaaaa", false, 5}, {"ab", false, 1},
 	}},
-	{"exact and open counts", `root ::= "x"{3} "y"{2,} "z"{0,1}`, []matchCase{
+	{"exact and open counts", `root ::= "x"{3} "y"{2,} "z"{0,1}`, []gbnfMatchCase{
 		{"xxxyy", true, 5}, {"xxxyyyyyz", true, 9}, {"xxyy", false, 2}, {"xxxy", false, 4}, {"xxxyyzz", false, 6},
 	}},
-	{"repeated literal", `root ::= "ab"+ "!"`, []matchCase{
+	{"repeated literal", `root ::= "ab"+ "!"`, []gbnfMatchCase{
 		{"ab!", true, 3}, {"ababab!", true, 7}, {"aba!", false, 3}, {"!", false, 0},
 	}},
-	{"alternatives and groups", `root ::= ("get" | "set") "_" ("a" | "ab" | "abc")`, []matchCase{
+	{"alternatives and groups", `root ::= ("get" | "set") "_" ("a" | "ab" | "abc")`, []gbnfMatchCase{
 		{"get_a", true, 5}, {"set_abc", true, 7}, {"get_abcd", false, 7}, {"put_a", false, 0}, {"get_", false, 4},
 	}},
-	{"empty", `root ::= ""`, []matchCase{{"", true, 0}, {"a", false, 0}}},
-	{"NUL is a code point", `root ::= [\x00] "a"`, []matchCase{{"\x00a", true, 2}, {"a", false, 0}}},
-	{"tokens never match text", `root ::= <[1]> | "a" <[2]>? | "b" !<[3]>`, []matchCase{
+	{"empty", `root ::= ""`, []gbnfMatchCase{{"", true, 0}, {"a", false, 0}}},
+	{"NUL is a code point", `root ::= [\x00] "a"`, []gbnfMatchCase{{"\x00a", true, 2}, {"a", false, 0}}},
+	{"tokens never match text", `root ::= <[1]> | "a" <[2]>? | "b" !<[3]>`, []gbnfMatchCase{
 		{"a", true, 1}, {"", false, 0}, {"b", false, 1}, {"ab", false, 1},
 	}},
-	{"negated classes", `root ::= [^a-z0-9 ]+ [^\x00-\x7F] [^"\\\x00-\x1F]`, []matchCase{
+	{"negated classes", `root ::= [^a-z0-9 ]+ [^\x00-\x7F] [^"\\\x00-\x1F]`, []gbnfMatchCase{
 		{"ABé\"", false, 5}, {"ABéx", true, 5}, {"Aéé", true, 5}, {"abc", false, 0}, {"A\x01", false, 2},
 	}},
-	{"any code point", `root ::= "#" . "#"`, []matchCase{
+	{"any code point", `root ::= "#" . "#"`, []gbnfMatchCase{
 		{"#a#", true, 3}, {"#😀#", true, 6}, {"#é#", true, 4}, {"##", false, 2}, {"#😀😀#", false, 5}, {"#\xf0\x9f\x98#", false, 1},
 	}},
-	{"code point ranges", `root ::= [α-ω]+ [\U0001F600-\U0001F64F]`, []matchCase{
+	{"code point ranges", `root ::= [α-ω]+ [\U0001F600-\U0001F64F]`, []gbnfMatchCase{
 		{"αβω😀", true, 10}, {"αβω🙏", true, 10}, {"αβω🚀", false, 6}, {"αAω😀", false, 2}, {"α", false, 2},
 	}},
-	{"invalid UTF-8", `root ::= .*`, []matchCase{
+	{"invalid UTF-8", `root ::= .*`, []gbnfMatchCase{
 		{"ok é 😀", true, 10}, {"a\xffb", false, 1}, {"a\xc3", false, 1}, {"\xc3(", false, 0}, {"\x80", false, 0},
 		{"\xc0\x80", false, 0}, {"\xed\xa0\x80", false, 0}, {"\xf4\x90\x80\x80", false, 0}, {"\xf5\x80\x80\x80", false, 0},
 		{"\xe0\x9f\xbf", false, 0}, {"\xf0\x8f\xbf\xbf", false, 0},
 	}},
-	{"JSON", "@json.gbnf", []matchCase{
+	{"JSON", "@json.gbnf", []gbnfMatchCase{
 		{`{}`, true, 2},
 		{`{"a": [1, -2.5e+3, "x\u00e9\n", true, null], "b": {}}`, true, 53},
 		{"  [\n  1 ,\t2 ]  ", true, 15},
@@ -88,7 +88,7 @@ var matchCases = []struct {
 		{`-`, false, 1},
 		{`1.`, false, 2},
 	}},
-	{"JSON whitespace is bounded", "@json.gbnf", []matchCase{
+	{"JSON whitespace is bounded", "@json.gbnf", []gbnfMatchCase{
 		{strings.Repeat(" ", 20) + "1", true, 21},
 		{strings.Repeat(" ", 21) + "1", false, 20},
 		{"\n" + strings.Repeat("\t", 20) + "1", true, 22},
@@ -96,7 +96,7 @@ var matchCases = []struct {
 		{"[1," + strings.Repeat(" ", 20) + "2]", true, 25},
 		{"[1," + strings.Repeat(" ", 41) + "2]", false, 23},
 	}},
-	{"tool call envelope", "@toolcall.gbnf", []matchCase{
+	{"tool call envelope", "@toolcall.gbnf", []gbnfMatchCase{
 		{`{"action": "call", "tool": "get_weather", "arguments": {"city": "Paris", "units": "metric"}}`, true, 92},
 		{`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12.5}}`, true, 127},
 		{`{"action":"answer","text":"Bonjour 👋"}`, true, 41},
@@ -105,25 +105,25 @@ var matchCases = []struct {
 		{`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-0001"`, false, 80},
 		{`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1.234}}`, false, 125},
 	}},
-	{"unicode literals", "@unicode.gbnf", []matchCase{
+	{"unicode literals", "@unicode.gbnf", []gbnfMatchCase{
 		{"héllo 😀🚀", true, 15}, {"你好 🌀été", true, 16}, {"👋 😀", true, 9}, {"héllo 😁", false, 7}, {"hello 😀", false, 1},
 	}},
-	{"arithmetic", "@arithmetic.gbnf", []matchCase{
+	{"arithmetic", "@arithmetic.gbnf", []gbnfMatchCase{
 		{"a+b*(c-1)=x2\n", true, 13}, {"1+=2\n", false, 2}, {"(a=1\n", false, 2},
 	}},
 }
 
-func grammarFor(tb testing.TB, src string) *Grammar {
+func gbnfGrammarFor(tb testing.TB, src string) *Grammar {
 	if name, ok := strings.CutPrefix(src, "@"); ok {
-		return mustParseFile(tb, name)
+		return mustParseGBNFFile(tb, name)
 	}
-	return mustParse(tb, src)
+	return mustParseGBNF(tb, src)
 }
 
 func TestMatch(t *testing.T) {
-	for _, tc := range matchCases {
+	for _, tc := range gbnfMatchCases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := grammarFor(t, tc.grammar)
+			g := gbnfGrammarFor(t, tc.grammar)
 			for _, c := range tc.cases {
 				ok, off := g.Match([]byte(c.input))
 				if ok != c.ok || off != c.offset {
@@ -151,7 +151,7 @@ func TestRejectError(t *testing.T) {
 		{`root ::= .*`, "\xed\xa0\x80", 1, 0, 1, ErrInvalidUTF8},
 	}
 	for _, tc := range tests {
-		m, err := NewMatcher(mustParse(t, tc.grammar))
+		m, err := NewMatcher(mustParseGBNF(t, tc.grammar))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestAllowed(t *testing.T) {
 		{"token", `root ::= <[5]> | "x"`, "", []byte("x"), false},
 	}
 	for _, tc := range tests {
-		m, err := NewMatcher(grammarFor(t, tc.grammar))
+		m, err := NewMatcher(gbnfGrammarFor(t, tc.grammar))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,8 +207,8 @@ func TestAllowed(t *testing.T) {
 			t.Fatalf("%s: Write(%q) = %v", tc.name, tc.prefix, err)
 		}
 		set := m.Allowed()
-		if got := set.Bytes(); !bytes.Equal(got, sortedBytes(tc.want)) {
-			t.Errorf("%s: Allowed() after %q = %q, want %q", tc.name, tc.prefix, got, sortedBytes(tc.want))
+		if got := set.Bytes(); !bytes.Equal(got, gbnfSortedBytes(tc.want)) {
+			t.Errorf("%s: Allowed() after %q = %q, want %q", tc.name, tc.prefix, got, gbnfSortedBytes(tc.want))
 		}
 		if set.Len() != len(tc.want) {
 			t.Errorf("%s: Allowed().Len() = %d, want %d", tc.name, set.Len(), len(tc.want))
@@ -216,11 +216,11 @@ func TestAllowed(t *testing.T) {
 		if m.Accepts() != tc.accepts {
 			t.Errorf("%s: Accepts() after %q = %v, want %v", tc.name, tc.prefix, m.Accepts(), tc.accepts)
 		}
-		checkAllowedAgrees(t, m)
+		gbnfCheckAllowed(t, m)
 	}
 }
 
-func sortedBytes(b []byte) []byte {
+func gbnfSortedBytes(b []byte) []byte {
 	var set ByteSet
 	for _, c := range b {
 		set.Add(c)
@@ -228,9 +228,9 @@ func sortedBytes(b []byte) []byte {
 	return set.Bytes()
 }
 
-// checkAllowedAgrees checks that Advance accepts exactly the bytes Allowed
+// gbnfCheckAllowed checks that Advance accepts exactly the bytes Allowed
 // reports, on clones, leaving m as it was.
-func checkAllowedAgrees(t *testing.T, m *Matcher) {
+func gbnfCheckAllowed(t *testing.T, m *Matcher) {
 	t.Helper()
 	set := m.Allowed()
 	for b := 0; b < 256; b++ {
@@ -245,7 +245,7 @@ func checkAllowedAgrees(t *testing.T, m *Matcher) {
 // the middle: after the refusal the matcher must behave exactly as one that
 // only saw the accepted bytes.
 func TestAdvanceRefusalLeavesMatcherUnchanged(t *testing.T) {
-	g := mustParseFile(t, "json.gbnf")
+	g := mustParseGBNFFile(t, "json.gbnf")
 	for _, in := range []string{`{"a": [1, 2`, `{"é😀`, `[tru`, "[\"\xf0\x9f"} {
 		m, _ := NewMatcher(g)
 		if _, err := m.Write([]byte(in)); err != nil {
@@ -278,7 +278,7 @@ func TestAdvanceRefusalLeavesMatcherUnchanged(t *testing.T) {
 }
 
 func TestCloneAndReset(t *testing.T) {
-	g := mustParseFile(t, "toolcall.gbnf")
+	g := mustParseGBNFFile(t, "toolcall.gbnf")
 	m, _ := NewMatcher(g)
 	prefix := `{"action":"call","tool":"`
 	if _, err := m.WriteString(prefix); err != nil {
@@ -307,7 +307,7 @@ func TestCloneAndReset(t *testing.T) {
 }
 
 func TestLongAndDeepInput(t *testing.T) {
-	g := mustParseFile(t, "json.gbnf")
+	g := mustParseGBNFFile(t, "json.gbnf")
 	deep := strings.Repeat("[", 5000) + "1" + strings.Repeat("]", 5000)
 	if ok, off := g.Match([]byte(deep)); !ok {
 		t.Errorf("5000-deep array: Match = false at %d", off)
@@ -333,7 +333,7 @@ func TestLongAndDeepInput(t *testing.T) {
 
 func TestTooManyStacks(t *testing.T) {
 	// Each "a" can leave a "c" or a "d" to match later: 2^n distinct stacks.
-	g := mustParse(t, "root ::= x\nx ::= \"a\" x \"c\" | \"a\" x \"d\" | \"\"\n")
+	g := mustParseGBNF(t, "root ::= x\nx ::= \"a\" x \"c\" | \"a\" x \"d\" | \"\"\n")
 	m, _ := NewMatcher(g)
 	n, err := m.Write([]byte(strings.Repeat("a", 30)))
 	if !errors.Is(err, ErrTooManyStacks) {
@@ -374,9 +374,9 @@ func FuzzMatcher(f *testing.F) {
 	files, _ := filepath.Glob("testdata/gbnf/*.gbnf")
 	var grammars []*Grammar
 	for _, file := range files {
-		grammars = append(grammars, mustParseFile(f, filepath.Base(file)))
+		grammars = append(grammars, mustParseGBNFFile(f, filepath.Base(file)))
 	}
-	for i, tc := range matchCases {
+	for i, tc := range gbnfMatchCases {
 		for _, c := range tc.cases {
 			f.Add(uint8(i), []byte(c.input), uint16(len(c.input)/2))
 		}
@@ -410,7 +410,7 @@ func FuzzMatcher(f *testing.F) {
 		// Allowed agrees with Advance along the accepted prefix.
 		m, _ := NewMatcher(g)
 		for i := 0; i <= n && i < 24; i++ {
-			checkAllowedAgrees(t, m)
+			gbnfCheckAllowed(t, m)
 			if i < n {
 				m.Advance(input[i])
 			}

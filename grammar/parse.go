@@ -358,7 +358,7 @@ func (p *gbnfParser) token(pos int) (Token, int, error) {
 	}
 	pos++
 	if p.at(pos) != '[' {
-		return t, 0, p.syntax(start+boolInt(t.Negated), "no vocab to parse token")
+		return t, 0, p.syntax(start+gbnfBoolInt(t.Negated), "no vocab to parse token")
 	}
 	pos++
 	if !gbnfIsDigit(p.at(pos)) {
@@ -384,7 +384,7 @@ func (p *gbnfParser) token(pos int) (Token, int, error) {
 	return t, pos + 1, nil
 }
 
-func boolInt(b bool) int {
+func gbnfBoolInt(b bool) int {
 	if b {
 		return 1
 	}

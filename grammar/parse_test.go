@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// parseErrorCase is a grammar Parse refuses. llama says whether llama.cpp
+// gbnfParseErrorCase is a grammar Parse refuses. llama says whether llama.cpp
 // refuses it too (gbnf-check --parse-only exits 2): false marks the cases
 // where this package is deliberately stricter (see gbnf.go), and slow marks
 // one llama.cpp needs seconds of memory exhaustion to refuse.
-type parseErrorCase struct {
+type gbnfParseErrorCase struct {
 	name   string
 	src    string
 	err    error
@@ -24,7 +24,7 @@ type parseErrorCase struct {
 	slow   bool
 }
 
-var parseErrorCases = []parseErrorCase{
+var gbnfParseErrorCases = []gbnfParseErrorCase{
 	{name: "no ::=", src: `root = "a"`, err: ErrSyntax, offset: 5, msg: "expecting ::=", llama: true},
 	{name: "underscore in name", src: `root-rule_x ::= "a"`, err: ErrSyntax, offset: 9, msg: "expecting ::=", llama: true},
 	{name: "newline ends rule", src: "root ::= \"a\"\n  | \"b\"\n", err: ErrSyntax, offset: 15, msg: "expecting name", llama: true},
@@ -81,7 +81,7 @@ var parseErrorCases = []parseErrorCase{
 }
 
 func TestParseErrors(t *testing.T) {
-	for _, tc := range parseErrorCases {
+	for _, tc := range gbnfParseErrorCases {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := Parse(tc.src)
 			var pe *ParseError
@@ -94,7 +94,7 @@ func TestParseErrors(t *testing.T) {
 			if pe.Offset != tc.offset {
 				t.Errorf("Parse(%q) offset = %d, want %d (%v)", tc.src, pe.Offset, tc.offset, err)
 			}
-			if wantLine, wantCol := lineOf(tc.src, tc.offset), colOf(tc.src, tc.offset); pe.Line != wantLine || pe.Col != wantCol {
+			if wantLine, wantCol := gbnfLineOf(tc.src, tc.offset), gbnfColOf(tc.src, tc.offset); pe.Line != wantLine || pe.Col != wantCol {
 				t.Errorf("Parse(%q) line:col = %d:%d, want %d:%d", tc.src, pe.Line, pe.Col, wantLine, wantCol)
 			}
 			if !strings.Contains(pe.Msg, tc.msg) {
@@ -118,9 +118,9 @@ func TestParseErrorPosition(t *testing.T) {
 	}
 }
 
-// parseOKCases are grammars llama.cpp accepts, with the rules Parse must
+// gbnfParseOKCases are grammars llama.cpp accepts, with the rules Parse must
 // build; they pin the odd corners of the syntax.
-var parseOKCases = []struct {
+var gbnfParseOKCases = []struct {
 	name string
 	src  string
 	want []*Rule
@@ -174,7 +174,7 @@ var parseOKCases = []struct {
 }
 
 func TestParse(t *testing.T) {
-	for _, tc := range parseOKCases {
+	for _, tc := range gbnfParseOKCases {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := Parse(tc.src)
 			if err != nil {
@@ -183,14 +183,14 @@ func TestParse(t *testing.T) {
 			if !reflect.DeepEqual(g.Rules, tc.want) {
 				t.Errorf("Parse(%q) =\n%s\nwant\n%s", tc.src, (&Grammar{Rules: g.Rules}).String(), (&Grammar{Rules: tc.want}).String())
 			}
-			roundTrip(t, g)
+			gbnfRoundTrip(t, g)
 		})
 	}
 }
 
-// roundTrip checks that g prints to text that parses back to the same rules
+// gbnfRoundTrip checks that g prints to text that parses back to the same rules
 // and prints the same again.
-func roundTrip(t *testing.T, g *Grammar) {
+func gbnfRoundTrip(t *testing.T, g *Grammar) {
 	t.Helper()
 	text := g.String()
 	g2, err := Parse(text)
@@ -236,18 +236,18 @@ func TestGolden(t *testing.T) {
 			if got != string(want) {
 				t.Errorf("String() of %s =\n%s\nwant (%s)\n%s", f, got, golden, want)
 			}
-			roundTrip(t, g)
+			gbnfRoundTrip(t, g)
 		})
 	}
 }
 
 func FuzzParse(f *testing.F) {
-	for _, tc := range parseErrorCases {
+	for _, tc := range gbnfParseErrorCases {
 		if !tc.slow {
 			f.Add(tc.src)
 		}
 	}
-	for _, tc := range parseOKCases {
+	for _, tc := range gbnfParseOKCases {
 		f.Add(tc.src)
 	}
 	files, _ := filepath.Glob("testdata/gbnf/*.gbnf")
@@ -268,7 +268,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		roundTrip(t, g)
+		gbnfRoundTrip(t, g)
 		// The matcher must start on every grammar Parse accepts.
 		if _, err := NewMatcher(g); err != nil {
 			t.Fatalf("NewMatcher(Parse(%q)) = %v", src, err)

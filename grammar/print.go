@@ -18,13 +18,13 @@ func (g *Grammar) String() string {
 	for _, r := range g.Rules {
 		b.WriteString(r.Name)
 		b.WriteString(" ::= ")
-		writeAlts(&b, r.Alts)
+		gbnfWriteAlts(&b, r.Alts)
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-func writeAlts(b *strings.Builder, alts []Seq) {
+func gbnfWriteAlts(b *strings.Builder, alts []Seq) {
 	for i, seq := range alts {
 		if i > 0 {
 			b.WriteString(" | ")
@@ -37,17 +37,17 @@ func writeAlts(b *strings.Builder, alts []Seq) {
 			if j > 0 {
 				b.WriteByte(' ')
 			}
-			writeExpr(b, e)
+			gbnfWriteExpr(b, e)
 		}
 	}
 }
 
-func writeExpr(b *strings.Builder, e Expr) {
+func gbnfWriteExpr(b *strings.Builder, e Expr) {
 	switch e := e.(type) {
 	case Literal:
 		b.WriteByte('"')
 		for _, r := range e.Chars {
-			writeChar(b, r, false)
+			gbnfWriteChar(b, r, false)
 		}
 		b.WriteByte('"')
 	case Class:
@@ -62,11 +62,11 @@ func writeExpr(b *strings.Builder, e Expr) {
 			case r.Lo == '-' && r.Hi == '-' && (i == 0 || i == len(e.Ranges)-1):
 				b.WriteByte('-') // literal at either end of a class
 			default:
-				writeChar(b, r.Lo, true)
+				gbnfWriteChar(b, r.Lo, true)
 			}
 			if r.Hi != r.Lo {
 				b.WriteByte('-')
-				writeChar(b, r.Hi, true)
+				gbnfWriteChar(b, r.Hi, true)
 			}
 		}
 		b.WriteByte(']')
@@ -76,10 +76,10 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString(e.Name)
 	case Group:
 		b.WriteByte('(')
-		writeAlts(b, e.Alts)
+		gbnfWriteAlts(b, e.Alts)
 		b.WriteByte(')')
 	case Repeat:
-		writeExpr(b, e.Expr)
+		gbnfWriteExpr(b, e.Expr)
 		switch {
 		case e.Min == 0 && e.Max == Unbounded:
 			b.WriteByte('*')
@@ -102,9 +102,9 @@ func writeExpr(b *strings.Builder, e Expr) {
 	}
 }
 
-// writeChar writes one code point of a literal or class so that llama.cpp's
+// gbnfWriteChar writes one code point of a literal or class so that llama.cpp's
 // parse_char reads it back unchanged.
-func writeChar(b *strings.Builder, r rune, inClass bool) {
+func gbnfWriteChar(b *strings.Builder, r rune, inClass bool) {
 	switch {
 	case r == '\\':
 		b.WriteString(`\\`)
@@ -123,21 +123,21 @@ func writeChar(b *strings.Builder, r rune, inClass bool) {
 		b.WriteString(`\t`)
 	case r < 0x20 || r == 0x7F:
 		b.WriteString(`\x`)
-		writeHex(b, uint32(r), 2)
+		gbnfWriteHex(b, uint32(r), 2)
 	case r < 0x80:
 		b.WriteByte(byte(r))
 	case r <= 0xFFFF && (!utf8.ValidRune(r) || !unicode.IsPrint(r)):
 		b.WriteString(`\u`)
-		writeHex(b, uint32(r), 4)
+		gbnfWriteHex(b, uint32(r), 4)
 	case !unicode.IsPrint(r):
 		b.WriteString(`\U`)
-		writeHex(b, uint32(r), 8)
+		gbnfWriteHex(b, uint32(r), 8)
 	default:
 		b.WriteRune(r)
 	}
 }
 
-func writeHex(b *strings.Builder, v uint32, digits int) {
+func gbnfWriteHex(b *strings.Builder, v uint32, digits int) {
 	const hexDigits = "0123456789ABCDEF"
 	for i := digits - 1; i >= 0; i-- {
 		b.WriteByte(hexDigits[(v>>(4*uint(i)))&0xF])
