@@ -139,6 +139,17 @@ func (a *Analyzer) Tokens(dst []string, text string) []string {
 	return dst
 }
 
+// TokensLang is Tokens that also returns the language Detect (restricted to
+// the Analyzer's languages) guesses for text, in one pass over it.
+func (a *Analyzer) TokensLang(dst []string, text string) ([]string, Lang) {
+	sc := scratchPool.Get().(*scratch)
+	start := len(dst)
+	dst, cues := sc.tokenize(dst, text)
+	lang := a.detect(dst[start:], cues)
+	scratchPool.Put(sc)
+	return dst, lang
+}
+
 // Terms appends the analyzed terms of text to dst and returns the extended
 // slice: Tokens, then stop words of the language removed and each remaining
 // token stemmed. lang "" means: guess with Detect (restricted to the

@@ -18,48 +18,32 @@ package analysis
 // Polish → English word list for cross-language matching, not on this
 // stemmer.
 
-var plSuffixes = func() [][]string {
-	all := []string{
-		// verbal nouns and derivations
-		"owaniami", "owaniach", "owaniem", "owanie", "owania", "owaniu",
-		"aniami", "aniach", "aniem", "anie", "ania", "aniu",
-		"eniami", "eniach", "eniem", "enie", "enia", "eniu",
-		"eciami", "eciach", "eciem", "ecie", "ecia", "eciu",
-		"ieciami", "ieciach", "ieciem", "iecie", "iecia", "ieciu",
-		"ieniami", "ieniach", "ieniem", "ienie", "ienia", "ieniu",
-		"osciami", "osciach", "oscia", "osci", "osc",
-		"acjami", "acjach", "acja", "acji", "acje", "acje",
-		// adjectives
-		"owego", "owemu", "owych", "owymi", "owym", "owej", "owy", "owa", "owe",
-		"iego", "iemu", "iej", "ego", "emu", "ych", "ymi", "ym", "ich", "imi", "im", "ej",
-		// verbs
-		"owac", "owal", "owala", "owalo", "owali", "owaly",
-		"ujecie", "ujemy", "ujesz", "ujac", "uje", "uja",
-		"ac", "ec", "ic", "yc", "al", "ala", "alo", "ali", "aly", "il", "ila", "ilo", "ili", "ily",
-		"esz", "isz", "ysz", "emy", "imy", "ymy", "amy", "ij", "aj", "ujcie", "uj",
-		// nouns
-		"ami", "ach", "om", "ow", "iem", "em", "ie",
-		"a", "e", "i", "y", "u", "o",
-	}
-	// Bucket by length, longest first, so the first hit is the longest.
-	byLen := make([][]string, 9)
-	for _, s := range all {
-		byLen[len(s)] = append(byLen[len(s)], s)
-	}
-	return byLen
-}()
+var plSuffixes = newSuffixSet(
+	// verbal nouns and derivations
+	"owaniami", "owaniach", "owaniem", "owanie", "owania", "owaniu",
+	"aniami", "aniach", "aniem", "anie", "ania", "aniu",
+	"eniami", "eniach", "eniem", "enie", "enia", "eniu",
+	"eciami", "eciach", "eciem", "ecie", "ecia", "eciu",
+	"ieciami", "ieciach", "ieciem", "iecie", "iecia", "ieciu",
+	"ieniami", "ieniach", "ieniem", "ienie", "ienia", "ieniu",
+	"osciami", "osciach", "oscia", "osci", "osc",
+	"acjami", "acjach", "acja", "acji", "acje", "acje",
+	// adjectives
+	"owego", "owemu", "owych", "owymi", "owym", "owej", "owy", "owa", "owe",
+	"iego", "iemu", "iej", "ego", "emu", "ych", "ymi", "ym", "ich", "imi", "im", "ej",
+	// verbs
+	"owac", "owal", "owala", "owalo", "owali", "owaly",
+	"ujecie", "ujemy", "ujesz", "ujac", "uje", "uja",
+	"ac", "ec", "ic", "yc", "al", "ala", "alo", "ali", "aly", "il", "ila", "ilo", "ili", "ily",
+	"esz", "isz", "ysz", "emy", "imy", "ymy", "amy", "ij", "aj", "ujcie", "uj",
+	// nouns
+	"ami", "ach", "om", "ow", "iem", "em", "ie",
+	"a", "e", "i", "y", "u", "o",
+)
 
 func (sc *scratch) stemPolish(word string) string {
-	for l := len(plSuffixes) - 1; l >= 1; l-- {
-		if len(word)-l < 3 {
-			continue
-		}
-		tail := word[len(word)-l:]
-		for _, s := range plSuffixes[l] {
-			if tail == s {
-				return word[:len(word)-l]
-			}
-		}
+	if s := plSuffixes.longestUpTo(word, len(word)-3); s != "" {
+		return word[:len(word)-len(s)]
 	}
 	return word
 }

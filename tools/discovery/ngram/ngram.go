@@ -21,6 +21,7 @@
 package ngram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -201,15 +202,15 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 	dst = dst[:e.dim]
 	clear(dst)
 	sc := e.scratchers.Get().(*scratch)
-	sc.feats = e.features(sc, sc.feats[:0], text)
+	raw := e.rawFeatures(sc, text)
 	mask := uint64(e.dim - 1)
-	for _, f := range sc.feats {
+	sc.table.merge(raw, func(f Feature) {
 		v := f.W
 		if f.H>>63 != 0 {
 			v = -v
 		}
 		dst[f.H&mask] += v
-	}
+	})
 	e.scratchers.Put(sc)
 	var norm float64
 	for _, v := range dst {
@@ -237,17 +238,74 @@ type Feature struct {
 // it lets an index keep a sparse representation instead of a dense vector.
 func (e *Embedder) Features(dst []Feature, text string) []Feature {
 	sc := e.scratchers.Get().(*scratch)
-	dst = e.features(sc, dst, text)
+	start := len(dst)
+	sc.table.merge(e.rawFeatures(sc, text), func(f Feature) { dst = append(dst, f) })
 	e.scratchers.Put(sc)
+	slices.SortFunc(dst[start:], func(a, b Feature) int { return cmp.Compare(a.H, b.H) })
 	return dst
 }
 
 type scratch struct {
 	toks     []string
-	terms    []string
 	concepts []lexicon.Concept
-	feats    []Feature
 	raw      []Feature
+	table    featureTable
+}
+
+// featureTable merges repeated features without sorting: an
+// open-addressing hash set, reused across calls.
+type featureTable struct {
+	slots []tableSlot
+}
+
+type tableSlot struct {
+	h     uint64
+	w     float32
+	count int32
+}
+
+// merge calls emit once per distinct hash of raw, with weight
+// w·(1 + ln tf) where w is the hash's largest single weight, in an
+// unspecified order.
+func (t *featureTable) merge(raw []Feature, emit func(Feature)) {
+	size := 16
+	for size < 2*len(raw) {
+		size <<= 1
+	}
+	if cap(t.slots) < size {
+		t.slots = make([]tableSlot, size)
+	}
+	slots := t.slots[:size]
+	clear(slots)
+	mask := uint64(size - 1)
+	for _, f := range raw {
+		h := f.H
+		if h == 0 {
+			h = 1 // 0 marks an empty slot
+		}
+		for i := h & mask; ; i = (i + 1) & mask {
+			s := &slots[i]
+			if s.count == 0 {
+				*s = tableSlot{h: h, w: f.W, count: 1}
+				break
+			}
+			if s.h == h {
+				s.w = max(s.w, f.W)
+				s.count++
+				break
+			}
+		}
+	}
+	for _, s := range slots {
+		if s.count == 0 {
+			continue
+		}
+		w := s.w
+		if s.count > 1 {
+			w *= 1 + float32(math.Log(float64(s.count)))
+		}
+		emit(Feature{H: s.h, W: w})
+	}
 }
 
 // Seeds that keep the three feature kinds apart in hash space.
@@ -257,10 +315,11 @@ const (
 	seedConcept = 0x165667b19e3779f9
 )
 
-func (e *Embedder) features(sc *scratch, dst []Feature, text string) []Feature {
+// rawFeatures returns the features of text with repeats, in sc.raw.
+func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 	raw := sc.raw[:0]
-	sc.toks = e.an.Tokens(sc.toks[:0], text)
-	lang := e.an.DetectLang(text)
+	var lang analysis.Lang
+	sc.toks, lang = e.an.TokensLang(sc.toks[:0], text)
 	for _, tok := range sc.toks {
 		if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
 			continue
@@ -289,7 +348,7 @@ func (e *Embedder) features(sc *scratch, dst []Feature, text string) []Feature {
 	}
 	clear(sc.toks)
 	sc.raw = raw
-	return sublinear(dst, raw)
+	return raw
 }
 
 // conceptsOf returns the concepts of a token: read in the detected
@@ -335,32 +394,6 @@ func (e *Embedder) ngrams(raw []Feature, tok string) []Feature {
 		}
 	}
 	return raw
-}
-
-// sublinear merges equal hashes of raw into dst with weight w·(1 + ln tf),
-// where w is the largest single weight of that hash.
-func sublinear(dst, raw []Feature) []Feature {
-	slices.SortFunc(raw, func(a, b Feature) int {
-		switch {
-		case a.H < b.H:
-			return -1
-		case a.H > b.H:
-			return 1
-		}
-		return 0
-	})
-	for i := 0; i < len(raw); {
-		j, w := i, float32(0)
-		for ; j < len(raw) && raw[j].H == raw[i].H; j++ {
-			w = max(w, raw[j].W)
-		}
-		if tf := j - i; tf > 1 {
-			w *= 1 + float32(math.Log(float64(tf)))
-		}
-		dst = append(dst, Feature{H: raw[i].H, W: w})
-		i = j
-	}
-	return dst
 }
 
 func hasLetter(s string) bool {

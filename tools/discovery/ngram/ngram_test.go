@@ -1,0 +1,276 @@
+package ngram
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/lexicon"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden")
+
+func cosine(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func embed1(t testing.TB, e *Embedder, text string) []float32 {
+	t.Helper()
+	v, err := e.Embed(context.Background(), []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v[0]
+}
+
+func TestEmbedShapeAndNorm(t *testing.T) {
+	e := New(nil)
+	texts := []string{"delete a file", "Crème brûlée recipe", "usuń plik", "", "the a an", "12345 678"}
+	vs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != len(texts) {
+		t.Fatalf("Embed returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	for i, v := range vs {
+		if len(v) != e.Dim() || e.Dim() != DefaultDim {
+			t.Fatalf("vector %d has length %d, Dim() = %d, want %d", i, len(v), e.Dim(), DefaultDim)
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		wantZero := texts[i] == "" || texts[i] == "the a an" || texts[i] == "12345 678"
+		switch {
+		case wantZero && n != 0:
+			t.Errorf("Embed(%q) has norm² %v, want the zero vector", texts[i], n)
+		case !wantZero && math.Abs(n-1) > 1e-5:
+			t.Errorf("Embed(%q) has norm² %v, want 1", texts[i], n)
+		}
+	}
+	// The vectors are independent slices the caller owns.
+	vs[0][0] = 42
+	if vs[1][0] == 42 {
+		t.Error("Embed's vectors share memory")
+	}
+}
+
+func TestEmbedDeterministic(t *testing.T) {
+	a, b := New(nil), New(nil)
+	for _, text := range []string{"send a slack message", "¿Cómo borrar el archivo?", "wyślij wiadomość"} {
+		va, vb := embed1(t, a, text), embed1(t, b, text)
+		for i := range va {
+			if va[i] != vb[i] {
+				t.Fatalf("Embed(%q)[%d] = %v and %v from two embedders", text, i, va[i], vb[i])
+			}
+		}
+	}
+}
+
+// TestGoldenFeatures records the hashed features of a few texts, so that a
+// change in hashing (which would silently invalidate stored vectors) shows
+// up as a diff.
+func TestGoldenFeatures(t *testing.T) {
+	e := New(nil)
+	var b bytes.Buffer
+	for _, text := range []string{"delete a file", "borrar archivo", "getHTTPResponse"} {
+		fs := e.Features(nil, text)
+		fmt.Fprintf(&b, "%s\t%d features\n", text, len(fs))
+		for _, f := range fs[:min(5, len(fs))] {
+			fmt.Fprintf(&b, "\t%016x %.4f\n", f.H, f.W)
+		}
+		v := embed1(t, e, text)
+		var idx []int
+		for i, x := range v {
+			if x != 0 {
+				idx = append(idx, i)
+			}
+		}
+		fmt.Fprintf(&b, "\tnonzero %d, first %v\n", len(idx), idx[:min(8, len(idx))])
+	}
+	path := filepath.Join("testdata", "golden", "features.txt")
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("features changed:\n%s\nwant:\n%s\n(run go test -update if intended)", b.String(), want)
+	}
+}
+
+func TestFeaturesSortedUnique(t *testing.T) {
+	fs := New(nil).Features(nil, "create create create a new new issue issues")
+	for i := 1; i < len(fs); i++ {
+		if fs[i-1].H >= fs[i].H {
+			t.Fatalf("Features not sorted and unique at %d: %x, %x", i, fs[i-1].H, fs[i].H)
+		}
+	}
+}
+
+func TestEmbedContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := New(nil).Embed(ctx, []string{"a text"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Embed(cancelled ctx) error = %v, want context.Canceled", err)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"defaults", Options{}, true},
+		{"dim 1024", Options{Dim: 1024}, true},
+		{"dim not power of two", Options{Dim: 1000}, false},
+		{"dim too small", Options{Dim: 32}, false},
+		{"n range", Options{MinN: 2, MaxN: 4}, true},
+		{"min above max", Options{MinN: 5, MaxN: 3}, false},
+		{"max above 8", Options{MaxN: 9}, false},
+	}
+	for _, tt := range tests {
+		e, err := NewChecked(&tt.opts)
+		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrOptions)) {
+			t.Errorf("%s: NewChecked error = %v, want ok %v (ErrOptions otherwise)", tt.name, err, tt.ok)
+		}
+		if tt.ok && tt.opts.Dim != 0 && e.Dim() != tt.opts.Dim {
+			t.Errorf("%s: Dim() = %d, want %d", tt.name, e.Dim(), tt.opts.Dim)
+		}
+		if f := New(&tt.opts); f == nil || (!tt.ok && f.Dim() != DefaultDim && tt.opts.Dim != 0) {
+			t.Errorf("%s: New did not fall back to defaults", tt.name)
+		}
+	}
+}
+
+// TestQualityTriples: for each (anchor, near, far), the anchor is closer to
+// near than to far. The triples are the issue's examples and everyday
+// requests, not benchmark queries.
+func TestQualityTriples(t *testing.T) {
+	e := New(nil)
+	triples := [][3]string{
+		{"delete a file", "remove file from disk", "send a slack message"},
+		{"delete a file", "borrar archivo", "send a slack message"},
+		{"delete a file", "usuń plik", "send a slack message"},
+		{"send a message to the team", "enviar un mensaje al equipo", "delete a file"},
+		{"send a message to the team", "wyślij wiadomość do zespołu", "delete a file"},
+		{"create a new issue", "open a ticket", "what is the weather"},
+		{"create a new issue", "crear una incidencia nueva", "what is the weather"},
+		{"create a new issue", "utwórz nowe zgłoszenie", "what is the weather"},
+		{"what is the weather tomorrow", "¿qué tiempo hará mañana?", "list my invoices"},
+		{"what is the weather tomorrow", "jaka będzie pogoda jutro", "list my invoices"},
+		{"refund the last payment", "reembolsar el último pago", "schedule a meeting"},
+		{"refund the last payment", "zwrot ostatniej płatności", "schedule a meeting"},
+		{"schedule a meeting with Anna", "book an appointment with Anna", "transfer money to Anna"},
+		{"show my account balance", "muestra el saldo de mi cuenta", "upload a photo"},
+		{"show my account balance", "pokaż saldo mojego konta", "upload a photo"},
+		{"search repositories", "find repos", "pay an invoice"},
+		{"get_file_contents", "read a file", "create a calendar event"},
+	}
+	for _, tr := range triples {
+		a, n, f := embed1(t, e, tr[0]), embed1(t, e, tr[1]), embed1(t, e, tr[2])
+		if cn, cf := cosine(a, n), cosine(a, f); cn <= cf {
+			t.Errorf("cos(%q, %q) = %.3f, not above cos(%q, %q) = %.3f", tr[0], tr[1], cn, tr[0], tr[2], cf)
+		}
+	}
+}
+
+// TestLexiconGroupsCohere checks, over the lexicon's own definitions, that
+// two words of one hand-written group are closer than a word of the group
+// and a word of another group, for most pairs; and that a Spanish or Polish
+// entry is closer to its English translation than to another entry's.
+// Pairs are enumerated deterministically from the data.
+func TestLexiconGroupsCohere(t *testing.T) {
+	e := New(nil)
+	lex := lexicon.Default()
+	words := []string{"delete", "create", "find", "get", "update", "send", "schedule", "pay", "refund", "issue",
+		"repository", "file", "account", "balance", "message", "calendar", "weather"}
+	good, total := 0, 0
+	for i, w := range words {
+		syn := lex.Synonyms(w)
+		other := words[(i+1)%len(words)]
+		vw, vo := embed1(t, e, w), embed1(t, e, other)
+		for _, s := range syn[:min(6, len(syn))] {
+			vs := embed1(t, e, s)
+			total++
+			if cosine(vw, vs) > cosine(vw, vo) {
+				good++
+			}
+		}
+	}
+	if frac := float64(good) / float64(total); frac < 0.95 {
+		t.Errorf("synonym closer than another group's word for %d of %d pairs (%.2f), want at least 0.95", good, total, frac)
+	}
+
+	for _, lang := range []analysis.Lang{analysis.Spanish, analysis.Polish} {
+		var src []string
+		switch lang {
+		case analysis.Spanish:
+			src = []string{"borrar", "crear", "buscar", "enviar", "pagar", "factura", "archivo", "calendario", "reunión", "saldo", "mensaje", "actualizar"}
+		case analysis.Polish:
+			src = []string{"usuń", "utwórz", "szukaj", "wyślij", "zapłać", "faktura", "plik", "kalendarz", "spotkanie", "saldo", "wiadomość", "zaktualizuj"}
+		}
+		good, total := 0, 0
+		for i, w := range src {
+			tr := lex.Translate(lang, analysis.Fold(w))
+			if len(tr) == 0 {
+				t.Fatalf("Translate(%s, %q) is empty", lang, w)
+			}
+			otherTr := lex.Translate(lang, analysis.Fold(src[(i+1)%len(src)]))
+			vw, vt, vo := embed1(t, e, w), embed1(t, e, tr[0]), embed1(t, e, otherTr[0])
+			total++
+			if cosine(vw, vt) > cosine(vw, vo) {
+				good++
+			} else {
+				t.Logf("%s %q: cos with %q %.3f, with %q %.3f", lang, w, tr[0], cosine(vw, vt), otherTr[0], cosine(vw, vo))
+			}
+		}
+		if good != total {
+			t.Errorf("%s: %d of %d words closer to their translation than to another word's", lang, good, total)
+		}
+	}
+}
+
+func TestEmbedToReuses(t *testing.T) {
+	e := New(nil)
+	dst := make([]float32, e.Dim())
+	got := e.EmbedTo(dst, "delete a file")
+	if &got[0] != &dst[0] {
+		t.Error("EmbedTo did not reuse dst")
+	}
+	if n := testing.AllocsPerRun(50, func() { e.EmbedTo(dst, "delete a file") }); n > 0 {
+		t.Errorf("EmbedTo allocates %v times per call with a reused dst, want 0", n)
+	}
+}
+
+func TestNeighboursSorted(t *testing.T) {
+	// A readable failure aid: the nearest of a few candidates to a query.
+	e := New(nil)
+	q := embed1(t, e, "borrar un archivo")
+	cands := []string{"delete a file", "create a file", "send an email", "list files", "pay an invoice"}
+	sort.SliceStable(cands, func(i, j int) bool {
+		return cosine(q, embed1(t, e, cands[i])) > cosine(q, embed1(t, e, cands[j]))
+	})
+	if cands[0] != "delete a file" {
+		t.Errorf("nearest to %q = %q (order %q), want %q", "borrar un archivo", cands[0], cands, "delete a file")
+	}
+}
