@@ -9,14 +9,17 @@
 // uncertain call with the same key never moves money twice. A call without
 // a key is refused before any effect.
 //
-// Rules JSON Schema cannot state exactly live in Validate (the gateway's
-// domain check, run before anything is claimed or executed) and are checked
+// Rules JSON Schema cannot state exactly live in Validators (the gateway's
+// domain checks, run before anything is claimed or executed) and are checked
 // again by the handlers: the two accounts differ, and the amount is a whole
 // number of cents, decided on the decimal text of the JSON number rather
 // than on a float64 (multipleOf: 0.01 is float-fragile).
 //
 // NeedsApproval is the example's approval policy: every issue_full_refund,
-// and transfer_funds above ApprovalThreshold.
+// and transfer_funds above ApprovalThreshold. Wire both into the gateway:
+//
+//	gw, err := gateway.New(reg, store, &gateway.Options{
+//		Validators: finance.Validators(), NeedsApproval: finance.NeedsApproval})
 package finance
 
 import (
@@ -29,11 +32,12 @@ import (
 	"regexp"
 
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 )
 
-// Namespace is the namespace of the finance tools' IDs ("finance/transfer_funds").
-const Namespace = "finance"
+// Namespace is the namespace of the finance tools' IDs ("bank/transfer_funds").
+const Namespace = "bank"
 
 // Tool IDs.
 const (
@@ -172,44 +176,45 @@ func Tools(l *ledger.Ledger) []tools.Tool {
 	}
 }
 
-// Violation is one domain-rule violation: a JSON pointer into the
-// arguments and a message.
-type Violation struct {
-	Pointer string
-	Message string
+// Validators returns the gateway Validators of the finance tools: the
+// domain rules JSON Schema cannot state exactly. For transfer_funds the
+// accounts differ and the amount is a positive whole number of cents, read
+// from the decimal text the caller sent (call.Arguments), not from the
+// canonical form: RFC 8785 writes numbers as shortest doubles, which could
+// round 1.0000000000000000001 to 1 and hide the extra decimals. Violations
+// come back as a VALIDATION_ERROR with JSON pointers.
+func Validators() map[string]gateway.Validator {
+	return map[string]gateway.Validator{TransferFunds: validateTransfer}
 }
 
-// Validate applies the domain rules JSON Schema cannot express to the
-// schema-valid arguments of the tool with ID id: for transfer_funds, the
-// accounts differ and the amount is a positive whole number of cents. It
-// returns nil when the call is acceptable (and for the other tools).
-func Validate(id string, args json.RawMessage) []Violation {
-	if id != TransferFunds {
-		return nil
-	}
+func validateTransfer(_ context.Context, call gateway.Call, _ json.RawMessage) error {
 	var in struct {
 		Source string      `json:"source_account"`
 		Target string      `json:"target_account"`
 		Amount json.Number `json:"amount"`
 	}
-	if err := decode(args, &in); err != nil {
-		return []Violation{{Pointer: "", Message: err.Error()}}
+	if err := decode(call.Arguments, &in); err != nil {
+		return gateway.Invalid(gateway.Violation{Pointer: "", Message: err.Error()})
 	}
-	var vs []Violation
+	var vs []gateway.Violation
 	if in.Source == in.Target {
-		vs = append(vs, Violation{Pointer: "/target_account", Message: "must differ from source_account"})
+		vs = append(vs, gateway.Violation{Pointer: "/target_account", Message: "must differ from source_account"})
 	}
 	if _, err := ledger.ParseAmount(in.Amount.String()); err != nil {
-		vs = append(vs, Violation{Pointer: "/amount", Message: fmt.Sprintf("must be a positive USD amount with at most 2 decimals, got %s", in.Amount)})
+		vs = append(vs, gateway.Violation{Pointer: "/amount",
+			Message: fmt.Sprintf("must be a positive USD amount with at most 2 decimals, got %s", in.Amount)})
 	}
-	return vs
+	if len(vs) > 0 {
+		return gateway.Invalid(vs...)
+	}
+	return nil
 }
 
-// NeedsApproval is the approval policy of the example: issue_full_refund
-// always, transfer_funds when the amount is above ApprovalThreshold. Amounts
-// that do not parse are left to Validate and need no approval here.
-func NeedsApproval(id string, args json.RawMessage) bool {
-	switch id {
+// NeedsApproval is the example's approval policy for gateway.Options:
+// transfer_funds above ApprovalThreshold. (issue_full_refund is marked
+// Irreversible, so the gateway asks for an approval of every call anyway.)
+func NeedsApproval(call gateway.Call, args json.RawMessage) bool {
+	switch call.Tool {
 	case IssueFullRefund:
 		return true
 	case TransferFunds:

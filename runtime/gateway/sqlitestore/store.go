@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -116,8 +117,12 @@ func scanRecord(row rowScanner) (gateway.Record, error) {
 		r.Value = json.RawMessage(value)
 	}
 	if domainErr != nil {
+		// Numbers stay json.Number so a replayed refusal's details are the
+		// recorded bytes ("974.50"), not a float's rendering ("974.5").
 		r.DomainError = new(tools.DomainError)
-		if err := json.Unmarshal(domainErr, r.DomainError); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(domainErr))
+		dec.UseNumber()
+		if err := dec.Decode(r.DomainError); err != nil {
 			return r, fmt.Errorf("decode domain error: %w", err)
 		}
 	}

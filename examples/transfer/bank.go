@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/examples/transfer/finance"
+	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// bank is the example's back end in one data folder: the ledger
+// (ledger.db), the gateway's store (gateway.db), the finance tools in a
+// registry, and the gateway with the example's approval policy.
+type bank struct {
+	ledger *ledger.Ledger
+	store  *sqlitestore.Store
+	reg    *tools.Registry
+	gw     *gateway.Gateway
+}
+
+func openBank(ctx context.Context, dir string, log *slog.Logger, metrics prometheus.Registerer) (*bank, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	l, err := ledger.Open(ctx, filepath.Join(dir, "ledger.db"), nil)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlitestore.Open(ctx, filepath.Join(dir, "gateway.db"), nil)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	b := &bank{ledger: l, store: st, reg: tools.NewRegistry()}
+	if err := b.reg.Add(finance.Tools(l)...); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("register finance tools: %w", err)
+	}
+	b.gw, err = gateway.New(b.reg, st, &gateway.Options{
+		Logger:        log,
+		Registerer:    metrics,
+		Validators:    finance.Validators(),
+		NeedsApproval: finance.NeedsApproval,
+	})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close closes the store and the ledger after their pending writes.
+func (b *bank) Close() error {
+	return errors.Join(b.store.Close(), b.ledger.Close())
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+)
+
+func init() { commands["serve"] = runServe }
+
+// purgeEvery is how often serve removes expired records, approvals and
+// buckets; auditRetention is how long it keeps audit entries.
+const (
+	purgeEvery     = 10 * time.Minute
+	auditRetention = 30 * 24 * time.Hour
+)
+
+// runServe serves the HTTP gateway until SIGINT or SIGTERM, then drains
+// in-flight requests (up to 30s) and closes the databases. It prints
+// "listening on http://ADDR" on stdout once it accepts connections (ADDR is
+// the bound address, useful with port 0).
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	data := fs.String("data", "", "data folder for ledger.db and gateway.db (created when missing)")
+	tokens := fs.String("tokens", "", `token file {"tokens":{"<bearer>":{"principal","tenant","scopes":[...]}}}`)
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "transfer serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	case *data == "":
+		fmt.Fprintln(stderr, "transfer serve: --data DIR is required")
+		return exitUsage
+	case *tokens == "":
+		fmt.Fprintln(stderr, "transfer serve: --tokens FILE is required")
+		return exitUsage
+	}
+	auth, err := gateway.LoadTokenFile(*tokens)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitUsage
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	b, err := openBank(ctx, *data, log, metrics)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitFailure
+	}
+	defer b.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitFailure
+	}
+	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log}), 0)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	go purgeLoop(ctx, b.gw, log)
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	log.Info("transfer serve: ready", "addr", ln.Addr().String(), "data", *data, "principals", auth.Len())
+
+	select {
+	case err := <-served:
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitFailure
+	case <-ctx.Done():
+	}
+	log.Info("transfer serve: shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "transfer serve: shutdown: %v\n", err)
+		return exitFailure
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func purgeLoop(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {
+	tick := time.NewTicker(purgeEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			st, err := gw.Purge(ctx, auditRetention)
+			if err != nil {
+				log.Error("transfer serve: purge failed", "error", err)
+				continue
+			}
+			log.Info("transfer serve: purged", "records", st.Records, "approvals", st.Approvals, "audit", st.Audit)
+		}
+	}
+}
