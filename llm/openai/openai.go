@@ -9,7 +9,12 @@
 //     ToolSpec.StrictParameters and `parallel_tool_calls: false`; OpenAI
 //     enforces the schemas while sampling.
 //   - llm.ModeEnvelope: `response_format` {type: json_schema, strict: true}
-//     with the envelope schema; the shortlist's schemas in the system prompt.
+//     with the envelope schema; the shortlist's schemas in the system
+//     prompt. OpenAI wants an object at a strict schema's root, so an
+//     envelope schema whose root is a union (anyOf) is sent as the
+//     property "envelope" of a root object, and the reply's
+//     {"envelope":{...}} is unwrapped: Response.Raw holds the envelope,
+//     Response.Message.Content the reply as the model wrote it.
 //   - llm.ModeGrammar: the GBNF in the request body's `grammar` field,
 //     which llama.cpp's server enforces; the shortlist's schemas in the
 //     system prompt.
@@ -143,6 +148,9 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	}
 	if req.Constraint.Mode != llm.ModeNative {
 		resp.Raw = msg.Content
+		if req.Constraint.Mode == llm.ModeEnvelope && needsWrapper(req.Constraint.EnvelopeSchema) {
+			resp.Raw = unwrap(msg.Content)
+		}
 	}
 	if choice.Message.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
 		resp.Message.Content = choice.Message.Refusal
@@ -211,11 +219,15 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 	switch req.Constraint.Mode {
 	case llm.ModeEnvelope:
 		msgs = llm.WithToolPrompt(req)
+		schema := req.Constraint.EnvelopeSchema
+		if needsWrapper(schema) {
+			schema = wrapSchema(schema)
+		}
 		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
 				Name:   envelopeSchemaName,
 				Strict: param.NewOpt(true),
-				Schema: req.Constraint.EnvelopeSchema,
+				Schema: schema,
 			}},
 		}
 		rf, _ := json.Marshal(p.ResponseFormat)
@@ -376,4 +388,45 @@ func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error
 		out[d.Index] = v
 	}
 	return out, nil
+}
+
+// OpenAI's strict structured outputs need an object at the schema's root,
+// not a union (anyOf), which is what an envelope schema is. Such a schema
+// is sent wrapped as the one property "envelope" of a root object, and
+// the reply {"envelope":{...}} is unwrapped before it is parsed.
+const wrapperKey = "envelope"
+
+// needsWrapper reports whether schema's root is not a plain object schema.
+func needsWrapper(schema json.RawMessage) bool {
+	var root struct {
+		Type  any             `json:"type"`
+		AnyOf json.RawMessage `json:"anyOf"`
+		OneOf json.RawMessage `json:"oneOf"`
+	}
+	if json.Unmarshal(schema, &root) != nil {
+		return false
+	}
+	return root.Type != "object" || root.AnyOf != nil || root.OneOf != nil
+}
+
+func wrapSchema(schema json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"object","properties":{"` + wrapperKey + `":`)
+	b.Write(schema)
+	b.WriteString(`},"required":["` + wrapperKey + `"],"additionalProperties":false}`)
+	return b.Bytes()
+}
+
+// unwrap returns the envelope inside {"envelope": ...}; content that is
+// not exactly that is returned as it is, for the parser to reject.
+func unwrap(content string) string {
+	var outer map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(content), &outer); err != nil || len(outer) != 1 {
+		return content
+	}
+	inner, ok := outer[wrapperKey]
+	if !ok {
+		return content
+	}
+	return string(inner)
 }

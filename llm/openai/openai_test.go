@@ -84,11 +84,15 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	if f.handle != nil && f.handle(i, w, body) {
 		return
 	}
+	reply := f.reply
+	if _, ok := body["response_format"]; ok {
+		reply.Content = backendtest.WireContent(reply.Content)
+	}
 	if stream, _ := body["stream"].(bool); stream {
-		writeSSE(w, f.reply)
+		writeSSE(w, reply)
 		return
 	}
-	writeCompletion(w, f.reply)
+	writeCompletion(w, reply)
 }
 
 func apiError(w http.ResponseWriter, status int, msg string) {
@@ -192,6 +196,7 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Harness{
 		Modes:        []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative},
 		RawArguments: true,
+		WrapEnvelope: true,
 		New: func(t *testing.T, r backendtest.Reply) llm.Backend {
 			return newFake(t, r).backend(t, nil)
 		},
@@ -330,8 +335,10 @@ func checkEnvelope(t *testing.T, body map[string]any) {
 	if rf["type"] != "json_schema" || js["strict"] != true || js["name"] != "turn_envelope" {
 		t.Errorf("response_format = %v, want json_schema, strict, turn_envelope", rf)
 	}
-	if !jsonEqual(t, js["schema"], backendtest.EnvelopeSchema) {
-		t.Errorf("response_format schema = %v, want the envelope schema", js["schema"])
+	// The envelope schema's root is a union; OpenAI strict wants an object.
+	wrapped := `{"type":"object","properties":{"envelope":` + backendtest.EnvelopeSchema + `},"required":["envelope"],"additionalProperties":false}`
+	if !jsonEqual(t, js["schema"], wrapped) {
+		t.Errorf("response_format schema = %v, want the envelope schema wrapped in a root object", js["schema"])
 	}
 	for _, k := range []string{"tools", "grammar", "parallel_tool_calls"} {
 		if _, ok := body[k]; ok {
@@ -602,5 +609,41 @@ func TestNewOptions(t *testing.T) {
 	}
 	if _, err := openai.New("m", &openai.Options{BaseURL: "localhost:8080"}); err == nil {
 		t.Error("New with a BaseURL without scheme succeeded")
+	}
+}
+
+func TestEnvelopeWrapping(t *testing.T) {
+	t.Run("object root is sent as is", func(t *testing.T) {
+		objectRoot := `{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}`
+		f := newFake(t, backendtest.Reply{Finish: "stop"})
+		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			writeCompletion(w, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+			return true
+		}
+		req := backendtest.Request(llm.ModeEnvelope)
+		req.Constraint.EnvelopeSchema = json.RawMessage(objectRoot)
+		resp, err := f.backend(t, nil).Chat(context.Background(), req)
+		if err != nil || resp.Answer != "ok" {
+			t.Fatalf("Chat = %+v, %v", resp, err)
+		}
+		schema := decode(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"]
+		if !jsonEqual(t, schema, objectRoot) {
+			t.Errorf("schema = %v, want the object-rooted schema unwrapped", schema)
+		}
+	})
+	for _, content := range []string{
+		`{"envelope":{"action":"answer","text":"ok"},"extra":1}`,
+		`{"wrapper":{"action":"answer","text":"ok"}}`,
+	} {
+		f := newFake(t, backendtest.Reply{})
+		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			writeCompletion(w, backendtest.Reply{Content: content, Finish: "stop"})
+			return true
+		}
+		_, err := f.backend(t, nil).Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+		var oe *llm.OutputError
+		if !errors.As(err, &oe) || oe.Problem != llm.ProblemMalformed {
+			t.Errorf("Chat(%s) error = %v, want a malformed-output error", content, err)
+		}
 	}
 }

@@ -73,6 +73,10 @@ type Harness struct {
 	Modes []llm.Mode
 	// New returns a Backend whose next chat reply is r.
 	New func(t *testing.T, r Reply) llm.Backend
+	// WrapEnvelope says that the adapter asks for the envelope wrapped as
+	// {"envelope":...} (OpenAI strict needs an object at the root); the
+	// fake server must then wrap JSON content with WireContent.
+	WrapEnvelope bool
 	// RawArguments says whether the wire format can carry arguments that
 	// are not a JSON object (OpenAI's are a string; Ollama's an object).
 	RawArguments bool
@@ -146,8 +150,12 @@ func runCase(t *testing.T, h Harness, mode llm.Mode, tc tcase, stream bool) {
 		req.OnDelta = func(d string) { deltas.WriteString(d) }
 	}
 	resp, err := b.Chat(context.Background(), req)
-	if stream && deltas.String() != tc.reply.Content {
-		t.Errorf("streamed deltas = %q, want %q", deltas.String(), tc.reply.Content)
+	wire := tc.reply.Content
+	if h.WrapEnvelope && mode == llm.ModeEnvelope {
+		wire = WireContent(wire)
+	}
+	if stream && deltas.String() != wire {
+		t.Errorf("streamed deltas = %q, want %q", deltas.String(), wire)
 	}
 	if tc.problem != "" {
 		var oe *llm.OutputError
@@ -209,4 +217,14 @@ func runCase(t *testing.T, h Harness, mode llm.Mode, tc tcase, stream bool) {
 	if resp.Usage.CatalogTokens != req.CatalogTokens {
 		t.Errorf("Usage.CatalogTokens = %d, want %d", resp.Usage.CatalogTokens, req.CatalogTokens)
 	}
+}
+
+// WireContent is content as a server enforcing the wrapped envelope
+// schema sends it: {"envelope":content} when content is JSON, else as it
+// is (a hostile or broken server).
+func WireContent(content string) string {
+	if !json.Valid([]byte(content)) {
+		return content
+	}
+	return `{"envelope":` + content + `}`
 }
