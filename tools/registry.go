@@ -32,7 +32,9 @@ func NewRegistry() *Registry {
 }
 
 // Add registers tools. It validates each and fails without registering any
-// if one is invalid or its ID is already taken (ErrDuplicate).
+// if one is invalid (ErrInvalidTool) or its ID is already taken
+// (ErrDuplicate). The registry keeps its own copy of each tool's slices, so
+// the caller may reuse ts afterwards without affecting any Snapshot.
 func (r *Registry) Add(ts ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -47,16 +49,28 @@ func (r *Registry) Add(ts ...Tool) error {
 		seen[ts[i].ID] = true
 	}
 	for i := range ts {
-		t := ts[i]
-		r.tools[t.ID] = &t
+		r.tools[ts[i].ID] = ownCopy(ts[i])
 	}
 	r.publish()
 	return nil
 }
 
+// ownCopy returns a copy of t that shares no slice with it: a snapshot's
+// precomputed scope bits must never disagree with its tools' scopes.
+func ownCopy(t Tool) *Tool {
+	t.Card.Scopes = slices.Clone(t.Card.Scopes)
+	t.Card.Aliases = slices.Clone(t.Card.Aliases)
+	t.Card.Tags = slices.Clone(t.Card.Tags)
+	t.Tenants = slices.Clone(t.Tenants)
+	t.InputSchema = slices.Clone(t.InputSchema)
+	return &t
+}
+
 // ReplaceNamespace atomically replaces every tool in namespace ns by ts
 // (whose IDs must all be in ns). It is how an upstream's changed tool list
-// is applied: readers see either the old set or the new one.
+// is applied: readers see either the old set or the new one. It fails
+// without changing anything if a tool is invalid or a duplicate; like Add,
+// it copies the tools' slices.
 func (r *Registry) ReplaceNamespace(ns string, ts []Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -79,8 +93,7 @@ func (r *Registry) ReplaceNamespace(ns string, ts []Tool) error {
 		}
 	}
 	for i := range ts {
-		t := ts[i]
-		r.tools[t.ID] = &t
+		r.tools[ts[i].ID] = ownCopy(ts[i])
 	}
 	r.publish()
 	return nil

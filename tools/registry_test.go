@@ -1,0 +1,229 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func tool(id string, scopes ...string) Tool {
+	t := Tool{ID: id, Card: Card{Scopes: scopes}}
+	t.Card.Name = t.Name()
+	return t
+}
+
+func snapshotIDs(s *Snapshot) []string {
+	var ids []string
+	for _, t := range s.Tools() {
+		ids = append(ids, t.ID)
+	}
+	return ids
+}
+
+func TestRegistryAdd(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Add(tool("b/x"), tool("a/y", "s1")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := snapshotIDs(r.Snapshot()), []string{"a/y", "b/x"}; !slices.Equal(got, want) {
+		t.Errorf("Snapshot IDs = %v, want %v (sorted)", got, want)
+	}
+	tests := []struct {
+		name string
+		add  []Tool
+		want error
+	}{
+		{"already registered", []Tool{tool("c/new"), tool("b/x")}, ErrDuplicate},
+		{"duplicate in batch", []Tool{tool("c/new"), tool("c/new")}, ErrDuplicate},
+		{"invalid ID", []Tool{tool("c/new"), tool("no-namespace")}, ErrInvalidTool},
+		{"card name differs", []Tool{{ID: "c/new", Card: Card{Name: "other"}}}, ErrInvalidTool},
+		{"empty scope", []Tool{tool("c/new", "")}, ErrInvalidTool},
+		{"schema not an object", []Tool{{ID: "c/new", Card: Card{Name: "new"}, InputSchema: []byte(`[1]`)}}, ErrInvalidTool},
+	}
+	for _, tt := range tests {
+		before := r.Snapshot()
+		err := r.Add(tt.add...)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: Add = %v, want %v", tt.name, err, tt.want)
+		}
+		if r.Snapshot() != before {
+			t.Errorf("%s: a failed Add published a new snapshot", tt.name)
+		}
+		if _, ok := r.Snapshot().Lookup("c/new"); ok {
+			t.Errorf("%s: a failed Add registered c/new", tt.name)
+		}
+	}
+}
+
+func TestRegistryReplaceNamespace(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Add(tool("gh/a"), tool("gh/b"), tool("gl/a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReplaceNamespace("gh", []Tool{tool("gh/b", "repo"), tool("gh/c")}); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Snapshot()
+	if got, want := snapshotIDs(s), []string{"gh/b", "gh/c", "gl/a"}; !slices.Equal(got, want) {
+		t.Errorf("after ReplaceNamespace IDs = %v, want %v", got, want)
+	}
+	if i, _ := s.Lookup("gh/b"); !slices.Equal(s.Tool(i).Card.Scopes, []string{"repo"}) {
+		t.Errorf("gh/b was not replaced: scopes %v", s.Tool(i).Card.Scopes)
+	}
+	for _, bad := range [][]Tool{{tool("gl/z")}, {tool("gh/d"), tool("gh/d")}, {tool("gh/")}} {
+		if err := r.ReplaceNamespace("gh", bad); err == nil {
+			t.Errorf("ReplaceNamespace(gh, %v) = nil, want an error", bad)
+		}
+		if r.Snapshot() != s {
+			t.Errorf("a failed ReplaceNamespace(gh, %v) changed the registry", bad)
+		}
+	}
+	if err := r.ReplaceNamespace("gh", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := snapshotIDs(r.Snapshot()), []string{"gl/a"}; !slices.Equal(got, want) {
+		t.Errorf("after ReplaceNamespace(gh, nil) IDs = %v, want %v", got, want)
+	}
+}
+
+func TestRegistryRemove(t *testing.T) {
+	r := NewRegistry()
+	r.Add(tool("a/x"), tool("a/y"))
+	v := r.Snapshot().Version()
+	if !r.Remove("a/x") {
+		t.Error("Remove(a/x) = false, want true")
+	}
+	if r.Remove("a/x") {
+		t.Error("second Remove(a/x) = true, want false")
+	}
+	if r.Snapshot().Version() != v+1 {
+		t.Errorf("version after one removal and one no-op = %d, want %d", r.Snapshot().Version(), v+1)
+	}
+	if got := snapshotIDs(r.Snapshot()); !slices.Equal(got, []string{"a/y"}) {
+		t.Errorf("after Remove IDs = %v, want [a/y]", got)
+	}
+}
+
+func TestSnapshotImmutable(t *testing.T) {
+	r := NewRegistry()
+	scopes := []string{"read"}
+	in := tool("a/x", scopes...)
+	in.Card.Scopes = scopes
+	r.Add(in)
+	old := r.Snapshot()
+	p := Principal{ID: "u", Tenant: "t", Scopes: []string{"read"}}
+
+	scopes[0] = "admin" // the caller reuses its slice
+	r.Add(tool("a/y"))
+	r.Remove("a/x")
+
+	if got := snapshotIDs(old); !slices.Equal(got, []string{"a/x"}) {
+		t.Errorf("old snapshot IDs = %v after changes, want [a/x]", got)
+	}
+	x := old.Tool(0)
+	if !slices.Equal(x.Card.Scopes, []string{"read"}) {
+		t.Errorf("old snapshot's a/x scopes = %v after the caller changed its slice, want [read]", x.Card.Scopes)
+	}
+	if !old.Authorize(p).Allowed(0) || Authorize(p, x) != nil {
+		t.Error("old snapshot no longer authorizes a/x for a reader")
+	}
+	if got := snapshotIDs(r.Snapshot()); !slices.Equal(got, []string{"a/y"}) {
+		t.Errorf("new snapshot IDs = %v, want [a/y]", got)
+	}
+	if old.Version() >= r.Snapshot().Version() {
+		t.Errorf("versions did not increase: %d then %d", old.Version(), r.Snapshot().Version())
+	}
+}
+
+func TestRegistrySubscribe(t *testing.T) {
+	r := NewRegistry()
+	ch := make(chan struct{}, 1)
+	r.Subscribe(ch)
+	r.Add(tool("a/x"))
+	r.Add(tool("a/y")) // the channel is full: the notice is dropped, Add does not block
+	r.Remove("a/missing")
+	if len(ch) != 1 {
+		t.Fatalf("pending notices = %d, want 1", len(ch))
+	}
+	<-ch
+	r.Remove("a/x")
+	if len(ch) != 1 {
+		t.Errorf("pending notices after Remove = %d, want 1", len(ch))
+	}
+}
+
+// TestRegistryConcurrent runs writers and readers together (meaningful
+// under -race): every snapshot a reader sees is internally consistent and
+// its authorization agrees with Authorize.
+func TestRegistryConcurrent(t *testing.T) {
+	r := NewRegistry()
+	changed := make(chan struct{}, 1)
+	r.Subscribe(changed)
+	const writers, rounds = 3, 200
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ns := fmt.Sprintf("ns%d", w)
+			for i := range rounds {
+				id := fmt.Sprintf("%s/t%d", ns, i%7)
+				switch i % 3 {
+				case 0:
+					r.Add(tool(id, fmt.Sprintf("s%d", i%5)))
+				case 1:
+					r.Remove(id)
+				case 2:
+					r.ReplaceNamespace(ns, []Tool{tool(ns+"/a", "s1"), tool(ns+"/b")})
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			p := Principal{ID: "u", Tenant: "t", Scopes: []string{"s1", "s2"}}
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				s := r.Snapshot()
+				v := s.Authorize(p)
+				ids := snapshotIDs(s)
+				if !slices.IsSorted(ids) || len(ids) != s.Len() {
+					t.Errorf("snapshot %d: IDs not sorted or Len wrong: %v", s.Version(), ids)
+					return
+				}
+				for i, tl := range s.Tools() {
+					if j, ok := s.Lookup(tl.ID); !ok || j != i {
+						t.Errorf("snapshot %d: Lookup(%s) = %d, %v; want %d", s.Version(), tl.ID, j, ok, i)
+					}
+					if v.Allowed(i) != (Authorize(p, tl) == nil) {
+						t.Errorf("snapshot %d: View and Authorize disagree on %s", s.Version(), tl.ID)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	// Failed writes (a duplicate Add, a Remove of a missing ID) publish
+	// nothing, so the version counts at most one per write.
+	if got, want := r.Snapshot().Version(), uint64(writers*rounds); got == 0 || got > want {
+		t.Errorf("final version %d, want in (0, %d]", got, want)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("no change notice after concurrent writes")
+	}
+}
+
