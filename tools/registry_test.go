@@ -176,7 +176,7 @@ func TestRegistryConcurrent(t *testing.T) {
 				case 1:
 					r.Remove(id)
 				case 2:
-					r.ReplaceNamespace(ns, []Tool{tool(ns+"/a", "s1"), tool(ns+"/b")})
+					r.ReplaceNamespace(ns, []Tool{tool(ns+"/a", "s1"), tool(ns + "/b")})
 				}
 			}
 		}()
@@ -226,4 +226,3 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Error("no change notice after concurrent writes")
 	}
 }
-
