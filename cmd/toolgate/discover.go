@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+func init() { commands["discover"] = runDiscover }
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// loadSnapshot loads the catalogs into a registry and returns its snapshot.
+func loadSnapshot(specs []string) (*tools.Snapshot, error) {
+	ts, err := tools.LoadCatalogs(specs...)
+	if err != nil {
+		return nil, err
+	}
+	reg := tools.NewRegistry()
+	if err := reg.Add(ts...); err != nil {
+		return nil, err
+	}
+	return reg.Snapshot(), nil
+}
+
+// allScopes lists every scope the snapshot's tools need.
+func allScopes(snap *tools.Snapshot) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range snap.Tools() {
+		for _, s := range t.Card.Scopes {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// firstLine keeps a multi-error's first line: the CLI reports one line.
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+type discoverOutput struct {
+	Query           string                `json:"query"`
+	Candidates      []discoveredCandidate `json:"candidates"`
+	Authorized      int                   `json:"authorized"`
+	ShortlistTokens int                   `json:"shortlist_tokens"`
+	CatalogTokens   int                   `json:"catalog_tokens"`
+	Reformulated    bool                  `json:"reformulated"`
+}
+
+type discoveredCandidate struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+// runDiscover: toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 3] [--format json] "request".
+// Exit 0 with candidates, 1 when nothing matched, 2 for usage or input errors.
+func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var catalogs multiFlag
+	fs.Var(&catalogs, "tools", "catalog file, NS=FILE (repeatable)")
+	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
+	k := fs.Int("k", 5, "shortlist size")
+	format := fs.String("format", "text", "output format: text or json")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
+		return exitUsage
+	}
+	switch {
+	case len(catalogs) == 0:
+		fmt.Fprintln(stderr, "toolgate discover: --tools is required")
+		return exitUsage
+	case fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "":
+		fmt.Fprintln(stderr, `toolgate discover: want exactly one request argument, e.g. "close issue #42"`)
+		return exitUsage
+	case *k < 1:
+		fmt.Fprintf(stderr, "toolgate discover: --k %d must be at least 1\n", *k)
+		return exitUsage
+	case *format != "text" && *format != "json":
+		fmt.Fprintf(stderr, "toolgate discover: unknown --format %q (want text or json)\n", *format)
+		return exitUsage
+	}
+	snap, err := loadSnapshot(catalogs)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate discover: %s\n", firstLine(err))
+		return exitUsage
+	}
+	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: allScopes(snap)}
+	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
+		p.Scopes = splitList(*scopes)
+	}
+	d, err := discovery.New(nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
+		return exitUsage
+	}
+	sl, err := d.Shortlist(ctx, snap.Authorize(p), discovery.Request{Query: fs.Arg(0), K: *k})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "toolgate discover: interrupted")
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
+		return exitUsage
+	}
+	out := discoverOutput{Query: sl.Query, Candidates: []discoveredCandidate{}, Authorized: sl.Authorized,
+		ShortlistTokens: sl.ShortlistTokens, CatalogTokens: sl.CatalogTokens, Reformulated: sl.Reformulated}
+	for _, c := range sl.Candidates {
+		out.Candidates = append(out.Candidates, discoveredCandidate{Name: c.Tool.ID, Score: round(c.Score, 4)})
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "RANK\tTOOL\tSCORE\tSUMMARY\n")
+		for i, c := range sl.Candidates {
+			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", i+1, c.Tool.ID, c.Score, truncate(c.Tool.Card.Summary, 70))
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "\n%d of %d authorized tools; shortlist %d tokens vs %d for the whole catalog; confidence %.2f",
+			len(sl.Candidates), sl.Authorized, sl.ShortlistTokens, sl.CatalogTokens, sl.Confidence)
+		if sl.Reformulated {
+			fmt.Fprintf(stdout, "; reformulated as %q", sl.ReformulatedQuery)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if len(sl.Candidates) == 0 {
+		return exitNegative
+	}
+	return exitOK
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+func splitList(s string) []string {
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func round(f float64, places int) float64 {
+	p := 1.0
+	for range places {
+		p *= 10
+	}
+	return float64(int64(f*p+0.5)) / p
+}

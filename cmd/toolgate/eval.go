@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+func init() { commands["eval"] = runEval }
+
+// runEval: toolgate eval --tools F --queries Q [--k 5] --format json.
+// Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
+// input errors.
+func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var catalogs multiFlag
+	fs.Var(&catalogs, "tools", "catalog file, NS=FILE (repeatable)")
+	queriesPath := fs.String("queries", "", "JSON Lines queries file")
+	k := fs.Int("k", 5, "shortlist size")
+	format := fs.String("format", "text", "output format: text or json")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	switch {
+	case len(catalogs) == 0:
+		fmt.Fprintln(stderr, "toolgate eval: --tools is required")
+		return exitUsage
+	case *queriesPath == "":
+		fmt.Fprintln(stderr, "toolgate eval: --queries is required")
+		return exitUsage
+	case fs.NArg() != 0:
+		fmt.Fprintf(stderr, "toolgate eval: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	case *k < 1:
+		fmt.Fprintf(stderr, "toolgate eval: --k %d must be at least 1\n", *k)
+		return exitUsage
+	case *format != "text" && *format != "json":
+		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text or json)\n", *format)
+		return exitUsage
+	}
+	snap, err := loadSnapshot(catalogs)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %s\n", firstLine(err))
+		return exitUsage
+	}
+	f, err := os.Open(*queriesPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %s: cannot read queries: %v\n", *queriesPath, err)
+		return exitUsage
+	}
+	qs, err := discovery.ReadQueries(f, *queriesPath)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	d, err := discovery.New(nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	rep, err := discovery.Evaluate(ctx, d, snap, qs, &discovery.EvalOptions{K: *k})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		fmt.Fprintf(stdout, "%d queries (k=%d): recall@1 %.3f  recall@3 %.3f  recall@5 %.3f  MRR %.3f\n",
+			rep.Queries, rep.K, rep.RecallAt1, rep.RecallAt3, rep.RecallAt5, rep.MRR)
+		fmt.Fprintf(stdout, "denied leaks %d; latency p50 %.0f µs, p99 %.0f µs; %d denied and %d unanswerable queries not scored\n",
+			rep.DeniedLeaks, rep.P50us, rep.P99us, rep.Denied, rep.Unanswerable)
+		for _, g := range []struct {
+			title string
+			m     map[string]discovery.Group
+		}{{"KIND", rep.ByKind}, {"LANG", rep.ByLang}} {
+			if len(g.m) == 0 {
+				continue
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "\n%s\tQUERIES\tRECALL@5\tMRR\n", g.title)
+			keys := make([]string, 0, len(g.m))
+			for key := range g.m {
+				keys = append(keys, key)
+			}
+			sort.Strings(keys)
+			for _, key := range keys {
+				fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\n", key, g.m[key].Queries, g.m[key].RecallAt5, g.m[key].MRR)
+			}
+			tw.Flush()
+		}
+	}
+	if rep.DeniedLeaks > 0 {
+		return exitNegative
+	}
+	return exitOK
+}

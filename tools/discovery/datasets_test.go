@@ -1,0 +1,203 @@
+package discovery_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+var report = flag.Bool("discovery.report", false, "print the ablation and calibration tables over the full datasets")
+
+// dataset is a labeled retrieval set: a snapshot and its queries.
+type dataset struct {
+	name    string
+	snap    *tools.Snapshot
+	queries []discovery.Query
+}
+
+func loadSnapshot(tb testing.TB, specs ...string) *tools.Snapshot {
+	tb.Helper()
+	ts, err := tools.LoadCatalogs(specs...)
+	if err != nil {
+		tb.Fatalf("load catalogs: %v", err)
+	}
+	reg := tools.NewRegistry()
+	if err := reg.Add(ts...); err != nil {
+		tb.Fatal(err)
+	}
+	return reg.Snapshot()
+}
+
+func readQueries(tb testing.TB, path string) []discovery.Query {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	qs, err := discovery.ReadQueries(f, path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return qs
+}
+
+// publicDataset loads ../shared/datasets/<name>. sample > 0 keeps a fixed,
+// evenly spread sample of that many queries (every n-th), so that a test
+// sees every subset of a big set.
+func publicDataset(tb testing.TB, name string, sample int) dataset {
+	tb.Helper()
+	dir := testenv.Shared(tb, filepath.Join("datasets", name))
+	ds := dataset{name: name, snap: loadSnapshot(tb, name+"="+filepath.Join(dir, "tools.jsonl"))}
+	qs := readQueries(tb, filepath.Join(dir, "queries.jsonl"))
+	if sample > 0 && len(qs) > sample {
+		step := float64(len(qs)) / float64(sample)
+		var s []discovery.Query
+		for i := range sample {
+			s = append(s, qs[int(float64(i)*step)])
+		}
+		qs = s
+	}
+	ds.queries = qs
+	return ds
+}
+
+// realMCP loads the real MCP catalogs committed in examples/transfer and
+// our labeled queries for them.
+func realMCP(tb testing.TB) dataset {
+	tb.Helper()
+	root := testenv.RepoRoot(tb)
+	files, _ := filepath.Glob(filepath.Join(root, "examples/transfer/catalog/*.json"))
+	if len(files) == 0 {
+		tb.Fatal("no catalogs in examples/transfer/catalog")
+	}
+	return dataset{name: "real-mcp", snap: loadSnapshot(tb, files...), queries: readQueries(tb, filepath.Join(root, "testdata/queries/real-mcp.jsonl"))}
+}
+
+func evaluate(tb testing.TB, ds dataset, opts *discovery.Options) *discovery.Report {
+	tb.Helper()
+	d, err := discovery.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rep, err := discovery.Evaluate(context.Background(), d, ds.snap, ds.queries, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rep
+}
+
+// TestReport prints, with -discovery.report, the numbers recorded in
+// docs/benchmarks.md: every method and fusion on every dataset, and the
+// confidence calibration of the default.
+func TestReport(t *testing.T) {
+	if !*report {
+		t.Skip("run with -discovery.report")
+	}
+	sets := []dataset{publicDataset(t, "metatool", 0), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
+	if only := os.Getenv("DISCOVERY_REPORT_SETS"); only != "" {
+		var keep []dataset
+		for _, ds := range sets {
+			if strings.Contains(only, ds.name) {
+				keep = append(keep, ds)
+			}
+		}
+		sets = keep
+	}
+	methods := []struct {
+		name string
+		opts discovery.Options
+	}{
+		{"bm25 name+description (baseline)", discovery.Options{Method: discovery.MethodBM25}},
+		{"bm25f lexical", discovery.Options{Method: discovery.MethodLexical}},
+		{"dense", discovery.Options{Method: discovery.MethodDense}},
+		{"hybrid rrf", discovery.Options{Fusion: discovery.FusionRRF}},
+		{"hybrid score (default)", discovery.Options{}},
+	}
+	for _, ds := range sets {
+		fmt.Printf("\n%s (%d tools, %d queries)\n", ds.name, ds.snap.Len(), len(ds.queries))
+		fmt.Printf("| method | R@1 | R@3 | R@5 | MRR |\n|---|---|---|---|---|\n")
+		for _, m := range methods {
+			o := m.opts
+			rep := evaluate(t, ds, &o)
+			fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", m.name, rep.RecallAt1, rep.RecallAt3, rep.RecallAt5, rep.MRR)
+			if m.name == "hybrid score (default)" {
+				printCalibration(rep)
+				printGroups(rep)
+				printMisses(rep, os.Getenv("DISCOVERY_MISSES"))
+			}
+		}
+	}
+}
+
+func printCalibration(rep *discovery.Report) {
+	var n, right [10]int
+	for _, d := range rep.Details {
+		b := min(int(d.Confidence*10), 9)
+		n[b]++
+		if d.Recall[0] > 0 {
+			right[b]++
+		}
+	}
+	fmt.Printf("calibration: confidence bucket → queries, top-1 right\n")
+	for b := range n {
+		if n[b] > 0 {
+			fmt.Printf("  [%.1f,%.1f) %6d  %.3f\n", float64(b)/10, float64(b+1)/10, n[b], float64(right[b])/float64(n[b]))
+		}
+	}
+}
+
+func printGroups(rep *discovery.Report) {
+	for _, g := range []map[string]discovery.Group{rep.ByKind, rep.ByLang} {
+		keys := make([]string, 0, len(g))
+		for k := range g {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Printf("  %-24s %5d  R@5 %.3f  MRR %.3f\n", k, g[k].Queries, g[k].RecallAt5, g[k].MRR)
+		}
+	}
+}
+
+func printMisses(rep *discovery.Report, n string) {
+	var every int
+	fmt.Sscan(n, &every)
+	if every <= 0 {
+		return
+	}
+	for i, d := range rep.Details {
+		if d.Recall[2] < 1 && i%every == 0 {
+			q := d.Query.Query
+			if len(q) > 160 {
+				q = q[:160]
+			}
+			fmt.Printf("MISS %q want %v got %v\n", q, d.Query.Relevant, d.Returned)
+		}
+	}
+}
+
+// TestSweep prints recall for a few fusion weights (with -discovery.report).
+func TestSweep(t *testing.T) {
+	if !*report || os.Getenv("DISCOVERY_SWEEP") == "" {
+		t.Skip("run with -discovery.report and DISCOVERY_SWEEP=1")
+	}
+	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
+	for _, w := range []float64{0.5, 0.7, 0.8, 0.9, 1} {
+		fmt.Printf("w=%.1f", w)
+		for _, ds := range sets {
+			rep := evaluate(t, ds, &discovery.Options{LexicalWeight: w, ReformulateBelow: -1})
+			fmt.Printf("  %s R@5 %.3f MRR %.3f", ds.name, rep.RecallAt5, rep.MRR)
+		}
+		fmt.Println()
+	}
+}

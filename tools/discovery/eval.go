@@ -1,0 +1,307 @@
+package discovery
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Query is one labeled request of an evaluation set (a line of a queries
+// file: {"query","relevant","scopes"?,"kind"?,"lang"?}).
+type Query struct {
+	ID    string `json:"id,omitempty"`
+	Query string `json:"query"`
+	// Relevant lists tool IDs or bare names; a bare name matches every tool
+	// with that name.
+	Relevant []string `json:"relevant"`
+	// Scopes the caller holds; nil means every scope of the catalog.
+	Scopes []string `json:"scopes,omitempty"`
+	// Context is earlier conversation, as in Request.Context.
+	Context []string `json:"context,omitempty"`
+	Kind    string   `json:"kind,omitempty"`
+	Lang    string   `json:"lang,omitempty"`
+	// Subset is the dataset's own grouping; it stands in for Kind when
+	// Kind is empty.
+	Subset string `json:"subset,omitempty"`
+}
+
+// QueryError is a malformed line of a queries file.
+type QueryError struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+func (e *QueryError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
+
+// ReadQueries parses a JSON Lines queries file; file names it in errors.
+// Blank lines are skipped. Every other line must be an object with a
+// non-empty "query"; the first bad line is returned as a *QueryError.
+func ReadQueries(r io.Reader, file string) ([]Query, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	var out []Query
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var q Query
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&q); err != nil {
+			return nil, &QueryError{file, line, "invalid JSON: " + err.Error()}
+		}
+		if dec.More() {
+			return nil, &QueryError{file, line, "more than one JSON value on the line"}
+		}
+		if q.Query == "" {
+			return nil, &QueryError{file, line, `missing or empty "query"`}
+		}
+		out = append(out, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &QueryError{file, line + 1, err.Error()}
+	}
+	return out, nil
+}
+
+// EvalOptions configures Evaluate. A nil *EvalOptions means defaults.
+type EvalOptions struct {
+	// K is the shortlist size. Zero means 5 (recall@5 needs K ≥ 5; recall
+	// at 1 and 3 come from the same shortlist).
+	K int
+	// Clock times each Shortlist for the latency percentiles. Nil means time.Now.
+	Clock func() time.Time
+}
+
+// Report is the result of Evaluate; its JSON is the `toolgate eval`
+// contract.
+type Report struct {
+	// Queries counts the scored queries: those with relevant tools that
+	// exist in the catalog and that the caller may use at least one of.
+	Queries     int     `json:"queries"`
+	K           int     `json:"k"`
+	RecallAt1   float64 `json:"recall_at_1"`
+	RecallAt3   float64 `json:"recall_at_3"`
+	RecallAt5   float64 `json:"recall_at_5"`
+	MRR         float64 `json:"mrr"`
+	DeniedLeaks int     `json:"denied_leaks"`
+	P50us       float64 `json:"p50_us"`
+	P99us       float64 `json:"p99_us"`
+	// ByKind and ByLang break recall@5 and MRR down by the queries' kind
+	// (or subset) and language; queries without one are not grouped.
+	ByKind map[string]Group `json:"by_kind"`
+	ByLang map[string]Group `json:"by_lang"`
+	// The fields below are not part of the JSON contract.
+
+	// Denied counts queries whose relevant tools the caller may not use;
+	// Unanswerable those with no relevant tool (BFCL's irrelevance sets).
+	Denied, Unanswerable int `json:"-"`
+	// Details holds each scored query's outcome, in input order.
+	Details []QueryResult `json:"-"`
+}
+
+// Group is recall@5 and MRR over a subset of queries.
+type Group struct {
+	Queries   int     `json:"queries"`
+	RecallAt5 float64 `json:"recall_at_5"`
+	MRR       float64 `json:"mrr"`
+}
+
+// QueryResult is one scored query's outcome.
+type QueryResult struct {
+	Query      *Query
+	Returned   []string // tool IDs, best first
+	Recall     [3]float64
+	RR         float64 // reciprocal rank of the first relevant tool
+	Confidence float64
+	Tokens     int // shortlist tokens
+	Authorized int
+	Catalog    int // catalog tokens
+}
+
+// Evaluate runs every query through d over snap and scores the
+// shortlists. The caller of a query is a principal holding q.Scopes (every
+// scope in snap when nil). A query is "denied" when all its relevant tools
+// exist but none is authorized for that principal; it is excluded from
+// recall, but what it returns still counts toward DeniedLeaks, as does any
+// returned tool the principal may not use. Queries whose relevant list is
+// empty are counted in Unanswerable and otherwise skipped.
+func Evaluate(ctx context.Context, d *Discoverer, snap *tools.Snapshot, queries []Query, opts *EvalOptions) (*Report, error) {
+	var o EvalOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.K == 0 {
+		o.K = 5
+	}
+	if o.K < 0 {
+		return nil, fmt.Errorf("%w: EvalOptions.K %d is negative", ErrOptions, o.K)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if _, err := d.Index(ctx, snap); err != nil {
+		return nil, err
+	}
+	byName := map[string][]string{}
+	var allScopes []string
+	seenScope := map[string]bool{}
+	for _, t := range snap.Tools() {
+		byName[t.Name()] = append(byName[t.Name()], t.ID)
+		for _, s := range t.Card.Scopes {
+			if !seenScope[s] {
+				seenScope[s] = true
+				allScopes = append(allScopes, s)
+			}
+		}
+	}
+	sort.Strings(allScopes)
+	rep := &Report{K: o.K, ByKind: map[string]Group{}, ByLang: map[string]Group{}}
+	var lat []float64
+	views := map[string]*tools.View{}
+	for qi := range queries {
+		q := &queries[qi]
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(q.Relevant) == 0 {
+			rep.Unanswerable++
+			continue
+		}
+		scopes := q.Scopes
+		if scopes == nil {
+			scopes = allScopes
+		}
+		key := fmt.Sprint(scopes)
+		view := views[key]
+		if view == nil {
+			view = snap.Authorize(tools.Principal{ID: "eval", Tenant: "eval", Scopes: scopes})
+			views[key] = view
+		}
+		// Each relevant entry is the set of tools it matches; it is found
+		// when any of them is returned. Entries matching no tool the caller
+		// may use cannot be found and are left out of recall's denominator.
+		var entries []map[string]bool
+		usable := 0
+		for _, r := range q.Relevant {
+			ids := byName[r]
+			if _, ok := snap.Lookup(r); ok {
+				ids = []string{r}
+			}
+			e := map[string]bool{}
+			ok := len(ids) == 0 // an unknown tool still counts: a miss
+			for _, id := range ids {
+				e[id] = true
+				if _, auth := view.Get(id); auth {
+					ok = true
+				}
+			}
+			if ok {
+				usable++
+				entries = append(entries, e)
+			}
+		}
+		start := o.Clock()
+		sl, err := d.Shortlist(ctx, view, Request{Query: q.Query, Context: q.Context, K: o.K})
+		if err != nil {
+			return nil, fmt.Errorf("discovery: eval %q: %w", q.Query, err)
+		}
+		lat = append(lat, float64(o.Clock().Sub(start).Nanoseconds())/1e3)
+		returned := make([]string, len(sl.Candidates))
+		for i, c := range sl.Candidates {
+			returned[i] = c.Tool.ID
+			if _, ok := view.Get(c.Tool.ID); !ok {
+				rep.DeniedLeaks++
+			}
+		}
+		if usable == 0 {
+			rep.Denied++
+			continue
+		}
+		qr := QueryResult{Query: q, Returned: returned, Confidence: sl.Confidence, Tokens: sl.ShortlistTokens, Authorized: sl.Authorized, Catalog: sl.CatalogTokens}
+		for j, at := range [3]int{1, 3, 5} {
+			top := returned[:min(at, len(returned))]
+			hits := 0
+			for _, e := range entries {
+				for _, id := range top {
+					if e[id] {
+						hits++
+						break
+					}
+				}
+			}
+			qr.Recall[j] = float64(hits) / float64(usable)
+		}
+		for i, id := range returned {
+			for _, e := range entries {
+				if e[id] && qr.RR == 0 {
+					qr.RR = 1 / float64(i+1)
+				}
+			}
+		}
+		rep.Details = append(rep.Details, qr)
+	}
+	var sum [3]float64
+	var mrr float64
+	kinds := map[string][]QueryResult{}
+	langs := map[string][]QueryResult{}
+	for _, qr := range rep.Details {
+		for j := range sum {
+			sum[j] += qr.Recall[j]
+		}
+		mrr += qr.RR
+		kind := qr.Query.Kind
+		if kind == "" {
+			kind = qr.Query.Subset
+		}
+		if kind != "" {
+			kinds[kind] = append(kinds[kind], qr)
+		}
+		if qr.Query.Lang != "" {
+			langs[qr.Query.Lang] = append(langs[qr.Query.Lang], qr)
+		}
+	}
+	rep.Queries = len(rep.Details)
+	if n := float64(rep.Queries); n > 0 {
+		rep.RecallAt1, rep.RecallAt3, rep.RecallAt5 = sum[0]/n, sum[1]/n, sum[2]/n
+		rep.MRR = mrr / n
+	}
+	group := func(rs []QueryResult) Group {
+		g := Group{Queries: len(rs)}
+		for _, r := range rs {
+			g.RecallAt5 += r.Recall[2]
+			g.MRR += r.RR
+		}
+		g.RecallAt5 /= float64(len(rs))
+		g.MRR /= float64(len(rs))
+		return g
+	}
+	for k, rs := range kinds {
+		rep.ByKind[k] = group(rs)
+	}
+	for l, rs := range langs {
+		rep.ByLang[l] = group(rs)
+	}
+	sort.Float64s(lat)
+	rep.P50us, rep.P99us = percentile(lat, 0.50), percentile(lat, 0.99)
+	return rep, nil
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}

@@ -1,0 +1,291 @@
+package discovery
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2"
+)
+
+// idKind is a kind of exact identifier a request can carry.
+type idKind uint8
+
+const (
+	idURL    idKind = iota // https://example.com/x
+	idEmail                // ana@example.com
+	idPath                 // /var/log/app.log, ./x, C:\x, report.md
+	idRepo                 // owner/repo
+	idKey                  // ACC-12345, PROJ-123, INV-1024
+	idNumber               // #94218, "issue 1234"
+	numKinds
+)
+
+var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number"}
+
+func (k idKind) String() string { return kindNames[k] }
+
+// identifier is one exact id found in a request.
+type identifier struct {
+	kind  idKind
+	value string
+}
+
+var (
+	reURL    = regexp.MustCompile(`\bhttps?://[^\s<>"']+`)
+	reEmail  = regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b`)
+	rePath   = regexp.MustCompile(`(?:^|[\s"'(])((?:~|\.{1,2})?/[\w.\-/]+|[A-Za-z]:\\[^\s"']+)`)
+	reFile   = regexp.MustCompile(`\b[\w-]+\.(?:txt|md|json|ya?ml|toml|csv|tsv|log|go|py|js|ts|java|rs|c|h|cpp|html|css|xml|pdf|png|jpe?g|gif|svg|mp3|mp4|wav|zip|gz|tar|sql|sh|ini|conf|cfg|env)\b`)
+	reRepo   = regexp.MustCompile(`(?:^|[\s"'(])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:$|[\s"'),.;:?!])`)
+	reKey    = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
+	reHash   = regexp.MustCompile(`#(\d+)\b`)
+	reNumRef = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
+)
+
+// identifiers extracts the exact ids in text, at most one per value.
+func identifiers(text string) []identifier {
+	if len(text) > 4096 {
+		text = text[:4096]
+	}
+	var out []identifier
+	seen := map[string]bool{}
+	add := func(k idKind, v string) {
+		if v == "" || seen[v] {
+			return
+		}
+		seen[v] = true
+		out = append(out, identifier{k, v})
+	}
+	urls := reURL.FindAllString(text, 8)
+	for _, u := range urls {
+		add(idURL, strings.TrimRight(u, ".,;:)?!"))
+	}
+	rest := reURL.ReplaceAllString(text, " ")
+	for _, m := range reEmail.FindAllString(rest, 8) {
+		add(idEmail, m)
+	}
+	rest = reEmail.ReplaceAllString(rest, " ")
+	for _, m := range rePath.FindAllStringSubmatch(rest, 8) {
+		add(idPath, m[1])
+	}
+	for _, m := range reFile.FindAllString(rest, 8) {
+		add(idPath, m)
+	}
+	for _, m := range reRepo.FindAllStringSubmatch(rest, 8) {
+		if !seen[m[1]] && !strings.HasPrefix(m[1], "/") && !seen["/"+m[1]] {
+			add(idRepo, m[1])
+		}
+	}
+	for _, m := range reKey.FindAllString(rest, 8) {
+		add(idKey, m)
+	}
+	for _, m := range reHash.FindAllStringSubmatch(rest, 8) {
+		add(idNumber, m[1])
+	}
+	for _, m := range reNumRef.FindAllStringSubmatch(rest, 8) {
+		add(idNumber, m[1])
+	}
+	return out
+}
+
+// acceptor says that a tool has a parameter able to take an identifier of
+// some kind: by its JSON Schema pattern (strongest), its format, or its name.
+type acceptor struct {
+	kind    idKind // by format or name; numKinds when only a pattern is known
+	strong  bool   // format said so (vs. a name hint)
+	pattern string // JSON Schema pattern, "" when none
+}
+
+// acceptorRef is an acceptor placed in the index.
+type acceptorRef struct {
+	doc    uint32
+	strong bool
+}
+
+type compiledPattern struct {
+	re   *regexp2.Regexp
+	docs []uint32
+}
+
+// param is one property of an input schema, flattened.
+type param struct {
+	name string
+	text string // description, title and enum values
+}
+
+// schemaParams flattens an input schema's properties (two levels deep, into
+// objects and array items) and finds what identifiers each can take.
+func schemaParams(raw json.RawMessage) ([]param, []acceptor, error) {
+	if len(raw) == 0 {
+		return nil, nil, nil
+	}
+	var root map[string]any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return nil, nil, err
+	}
+	var params []param
+	var accepts []acceptor
+	var walk func(s map[string]any, depth int)
+	walk = func(s map[string]any, depth int) {
+		if depth > 2 {
+			return
+		}
+		props, _ := s["properties"].(map[string]any)
+		names := make([]string, 0, len(props))
+		for n := range props {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			ps, _ := props[n].(map[string]any)
+			p := param{name: n}
+			var text []string
+			if v, ok := ps["description"].(string); ok {
+				text = append(text, v)
+			}
+			if v, ok := ps["title"].(string); ok {
+				text = append(text, v)
+			}
+			if en, ok := ps["enum"].([]any); ok {
+				for _, e := range en {
+					if s, ok := e.(string); ok && len(en) <= 32 {
+						text = append(text, s)
+					}
+				}
+			}
+			p.text = strings.Join(text, " ")
+			params = append(params, p)
+			accepts = append(accepts, paramAcceptors(n, ps)...)
+			if items, ok := ps["items"].(map[string]any); ok {
+				accepts = append(accepts, paramAcceptors(n, items)...)
+				walk(items, depth+1)
+			}
+			walk(ps, depth+1)
+		}
+	}
+	walk(root, 0)
+	return params, accepts, nil
+}
+
+var nameKinds = []struct {
+	kind  idKind
+	words []string
+}{
+	{idURL, []string{"url", "uri", "link", "href", "website", "endpoint"}},
+	{idEmail, []string{"email", "mail", "recipient", "sender"}},
+	{idPath, []string{"path", "paths", "file", "filename", "filepath", "dir", "directory", "folder", "source", "destination"}},
+	{idRepo, []string{"repo", "repository", "owner", "project"}},
+	{idKey, []string{"account", "invoice", "ticket", "key", "order", "sku", "reference", "ref", "code"}},
+	{idNumber, []string{"number", "issue", "pull", "index", "id", "num", "no"}},
+}
+
+func paramAcceptors(name string, s map[string]any) []acceptor {
+	var out []acceptor
+	if p, ok := s["pattern"].(string); ok && p != "" {
+		out = append(out, acceptor{kind: numKinds, pattern: p})
+	}
+	switch f, _ := s["format"].(string); f {
+	case "uri", "url", "iri", "uri-reference", "iri-reference":
+		out = append(out, acceptor{kind: idURL, strong: true})
+	case "email", "idn-email":
+		out = append(out, acceptor{kind: idEmail, strong: true})
+	}
+	words := splitName(name)
+	for _, nk := range nameKinds {
+		for _, w := range words {
+			if contains(nk.words, w) {
+				out = append(out, acceptor{kind: nk.kind})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// splitName splits a parameter name into lower-case words.
+func splitName(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			flush()
+			prevLower = false
+		case r >= 'A' && r <= 'Z':
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, r)
+			prevLower = false
+		default:
+			cur = append(cur, r)
+			prevLower = true
+		}
+	}
+	flush()
+	return words
+}
+
+func contains(list []string, w string) bool {
+	for _, l := range list {
+		if l == w {
+			return true
+		}
+	}
+	return false
+}
+
+// buildAcceptors lays the tools' acceptors out by kind, and compiles each
+// distinct pattern once (ECMAScript semantics, as JSON Schema specifies).
+// A pattern that does not compile is ignored here; catalog validation
+// reports it.
+func (x *Index) buildAcceptors() {
+	byPattern := map[string]*compiledPattern{}
+	var order []string
+	for i, dc := range x.docs {
+		seen := [numKinds]int8{}
+		for _, a := range dc.accepts {
+			if a.pattern != "" {
+				cp := byPattern[a.pattern]
+				if cp == nil {
+					re, err := regexp2.Compile(a.pattern, regexp2.ECMAScript)
+					if err != nil {
+						continue
+					}
+					re.MatchTimeout = 10 * time.Millisecond
+					cp = &compiledPattern{re: re}
+					byPattern[a.pattern] = cp
+					order = append(order, a.pattern)
+				}
+				if n := len(cp.docs); n == 0 || cp.docs[n-1] != uint32(i) {
+					cp.docs = append(cp.docs, uint32(i))
+				}
+				continue
+			}
+			lvl := int8(1)
+			if a.strong {
+				lvl = 2
+			}
+			if lvl > seen[a.kind] {
+				seen[a.kind] = lvl
+			}
+		}
+		for k, lvl := range seen {
+			if lvl > 0 {
+				x.kinds[k] = append(x.kinds[k], acceptorRef{doc: uint32(i), strong: lvl == 2})
+			}
+		}
+	}
+	for _, p := range order {
+		x.patterns = append(x.patterns, byPattern[p])
+	}
+}

@@ -1,0 +1,417 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/toolgate/toolgate/internal/tokens"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/analysis"
+)
+
+// field is one indexed part of a card. BM25F weighs and length-normalises
+// each separately before the term frequencies are combined.
+type field uint8
+
+const (
+	fieldName field = iota
+	fieldNamespace
+	fieldSummary
+	fieldDescription
+	fieldAliases
+	fieldTags
+	fieldParams
+	numFields
+)
+
+// fieldParams holds BM25F's per-field weight and length normalisation (b).
+// The name and aliases are short and say what the tool is for, so they
+// weigh most and are barely length-normalised; a long description is
+// normalised fully so that verbose cards do not win by repetition.
+var fieldWeights = [numFields]struct{ w, b float64 }{
+	fieldName:        {3.0, 0.3},
+	fieldNamespace:   {1.0, 0.0},
+	fieldSummary:     {1.5, 0.5},
+	fieldDescription: {1.0, 0.75},
+	fieldAliases:     {2.0, 0.5},
+	fieldTags:        {1.5, 0.3},
+	fieldParams:      {0.6, 0.75},
+}
+
+const (
+	bm25K1 = 1.2
+	// notForPenalty scales the negative evidence of a query matching a
+	// tool's not_for sentence (see Index).
+	notForPenalty = 0.5
+)
+
+// posting is one document in a term's list with its precomputed BM25F
+// impact, so that scoring a query is a sum of impacts.
+type posting struct {
+	doc    uint32
+	impact float32
+}
+
+// doc is what the index keeps per tool. It is derived from the *tools.Tool
+// alone, so it is reused across snapshots for tools that did not change.
+type doc struct {
+	fields  [numFields][]string // analyzed terms per field
+	notFor  []string
+	baseTxt []string // name + description terms, for the plain BM25 baseline
+	vec     []float32
+	tokens  int // o200k tokens of the schema as a model sees it
+	accepts []acceptor
+	bytes   int
+}
+
+// Index is an immutable search index over one snapshot's cards. It is
+// built by Discoverer (or NewIndex) and is safe for concurrent use.
+type Index struct {
+	snap     *tools.Snapshot
+	docs     []*doc
+	terms    map[string]uint32
+	postings [][]posting
+	negative map[string][]posting // not_for postings (never positive)
+	base     map[string][]posting // plain BM25 over name+description
+	dim      int
+	vecs     []float32 // len(docs)*dim, L2-normalised rows
+	kinds    [numKinds][]acceptorRef
+	patterns []*compiledPattern
+	stats    BuildStats
+}
+
+// BuildStats reports what building an index cost.
+type BuildStats struct {
+	// Tools is the number of cards indexed.
+	Tools int
+	// Reused is how many cards came from the previous index unchanged.
+	Reused int
+	// Terms is the number of distinct terms.
+	Terms int
+	// Postings is the number of (term, tool) entries.
+	Postings int
+	// Duration is how long the build took (by the Discoverer's clock).
+	Duration time.Duration
+	// Bytes estimates the index's memory, vectors included.
+	Bytes int
+}
+
+// Snapshot returns the snapshot the index was built from.
+func (x *Index) Snapshot() *tools.Snapshot { return x.snap }
+
+// Stats returns the build statistics.
+func (x *Index) Stats() BuildStats { return x.stats }
+
+// ToolTokens returns the o200k token count of the i-th tool's schema as a
+// model sees it (name, description and input schema).
+func (x *Index) ToolTokens(i int) int { return x.docs[i].tokens }
+
+// schemaText is the tool as a model is shown it: the function definition
+// of the OpenAI tools API, which is also what MCP clients forward.
+func schemaText(t *tools.Tool) string {
+	params := t.InputSchema
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	b, err := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name(), t.Description, compactJSON(params)})
+	if err != nil {
+		return t.Name() + " " + t.Description + " " + string(params)
+	}
+	return string(b)
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var sb strings.Builder
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return raw
+	}
+	return json.RawMessage(strings.TrimSpace(sb.String()))
+}
+
+// embedText is the text the dense side embeds for a card: what the tool is
+// called and what it is for, without the long tail of the description.
+func embedText(t *tools.Tool, params []string) string {
+	var sb strings.Builder
+	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
+	sb.WriteString(". ")
+	sb.WriteString(t.Card.Summary)
+	if d := t.Description; d != "" && d != t.Card.Summary {
+		if len(d) > 400 {
+			d = d[:400]
+		}
+		sb.WriteString(" ")
+		sb.WriteString(d)
+	}
+	for _, a := range t.Card.Aliases {
+		sb.WriteString(". ")
+		sb.WriteString(a)
+	}
+	if len(t.Card.Tags) > 0 {
+		sb.WriteString(". ")
+		sb.WriteString(strings.Join(t.Card.Tags, " "))
+	}
+	if len(params) > 0 {
+		sb.WriteString(". ")
+		sb.WriteString(strings.Join(params, " "))
+	}
+	return sb.String()
+}
+
+// buildDoc analyses one tool.
+func (d *Discoverer) buildDoc(t *tools.Tool) (*doc, string, error) {
+	a := d.analyzer
+	dc := &doc{}
+	name := t.Name()
+	dc.fields[fieldName] = a.Terms(nil, name, analysis.English)
+	dc.fields[fieldNamespace] = a.Terms(nil, t.Namespace(), analysis.English)
+	dc.fields[fieldSummary] = a.Terms(nil, t.Card.Summary, "")
+	if t.Description != t.Card.Summary {
+		dc.fields[fieldDescription] = a.Terms(nil, t.Description, "")
+	}
+	for _, s := range t.Card.Aliases {
+		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
+	}
+	for _, s := range t.Card.Tags {
+		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], s, "")
+	}
+	if t.Card.Group != "" {
+		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], t.Card.Group, analysis.English)
+	}
+	params, accepts, err := schemaParams(t.InputSchema)
+	if err != nil {
+		return nil, "", err
+	}
+	var paramNames []string
+	for _, p := range params {
+		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], p.name, analysis.English)
+		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], p.text, "")
+		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(p.name), " "))
+	}
+	dc.accepts = accepts
+	dc.notFor = a.Terms(nil, t.Card.NotFor, "")
+	dc.baseTxt = a.Terms(nil, name+" "+t.Description, "")
+	if t.Description == "" {
+		dc.baseTxt = a.Terms(dc.baseTxt, t.Card.Summary, "")
+	}
+	n, err := tokens.Count(schemaText(t))
+	if err != nil {
+		return nil, "", err
+	}
+	dc.tokens = n
+	for _, f := range dc.fields {
+		dc.bytes += 16 * len(f)
+	}
+	return dc, embedText(t, paramNames), nil
+}
+
+// build makes the index for snap, reusing the per-tool work of prev for
+// tools whose *tools.Tool is unchanged.
+func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
+	start := d.now()
+	n := snap.Len()
+	x := &Index{snap: snap, docs: make([]*doc, n), terms: map[string]uint32{}, negative: map[string][]posting{}, base: map[string][]posting{}}
+	old := map[*tools.Tool]*doc{}
+	if prev != nil {
+		for i, t := range prev.snap.Tools() {
+			old[t] = prev.docs[i]
+		}
+	}
+	var embedIdx []int
+	var embedTexts []string
+	for i, t := range snap.Tools() {
+		if dc, ok := old[t]; ok {
+			x.docs[i] = dc
+			x.stats.Reused++
+			continue
+		}
+		dc, text, err := d.buildDoc(t)
+		if err != nil {
+			return nil, fmt.Errorf("discovery: index %s: %w", t.ID, err)
+		}
+		x.docs[i] = dc
+		if d.embedder != nil {
+			embedIdx = append(embedIdx, i)
+			embedTexts = append(embedTexts, text)
+		}
+	}
+	if d.embedder != nil {
+		const batch = 512
+		for lo := 0; lo < len(embedTexts); lo += batch {
+			hi := min(lo+batch, len(embedTexts))
+			vecs, err := d.embedder.Embed(ctx, embedTexts[lo:hi])
+			if err != nil {
+				return nil, fmt.Errorf("discovery: embed cards: %w", err)
+			}
+			if len(vecs) != hi-lo {
+				return nil, fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
+			}
+			for j, v := range vecs {
+				x.docs[embedIdx[lo+j]].vec = normalize(v)
+			}
+		}
+		for _, dc := range x.docs {
+			if x.dim == 0 {
+				x.dim = len(dc.vec)
+			}
+			if len(dc.vec) != x.dim {
+				return nil, fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, len(dc.vec))
+			}
+		}
+		x.vecs = make([]float32, n*x.dim)
+		for i, dc := range x.docs {
+			copy(x.vecs[i*x.dim:], dc.vec)
+		}
+	}
+	x.buildPostings()
+	x.buildAcceptors()
+	x.stats.Tools = n
+	x.stats.Terms = len(x.terms)
+	for _, p := range x.postings {
+		x.stats.Postings += len(p)
+	}
+	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.vecs)*4 + len(x.terms)*48
+	for _, dc := range x.docs {
+		x.stats.Bytes += dc.bytes + int(unsafe.Sizeof(*dc))
+	}
+	x.stats.Duration = d.now().Sub(start)
+	return x, nil
+}
+
+func normalize(v []float32) []float32 {
+	out := make([]float32, len(v))
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	if s == 0 {
+		return out
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i, f := range v {
+		out[i] = f * inv
+	}
+	return out
+}
+
+// buildPostings computes BM25F impacts: per term and tool,
+// tf' = Σ_f w_f·tf_f / (1 − b_f + b_f·len_f/avglen_f) and
+// impact = idf · tf'·(k1+1) / (k1 + tf').
+func (x *Index) buildPostings() {
+	n := len(x.docs)
+	var avg [numFields]float64
+	for _, dc := range x.docs {
+		for f := range numFields {
+			avg[f] += float64(len(dc.fields[f]))
+		}
+	}
+	for f := range numFields {
+		avg[f] = max(avg[f]/float64(max(n, 1)), 1)
+	}
+	type acc struct{ tf float64 }
+	var tfs []map[string]float64 = make([]map[string]float64, n)
+	df := map[string]int{}
+	for i, dc := range x.docs {
+		m := map[string]float64{}
+		for f := range numFields {
+			fw := fieldWeights[f]
+			norm := 1 - fw.b + fw.b*float64(len(dc.fields[f]))/avg[f]
+			for _, t := range dc.fields[f] {
+				m[t] += fw.w / norm
+			}
+		}
+		for t := range m {
+			df[t]++
+		}
+		tfs[i] = m
+	}
+	keys := make([]string, 0, len(df))
+	for t := range df {
+		keys = append(keys, t)
+	}
+	sort.Strings(keys)
+	x.postings = make([][]posting, len(keys))
+	for id, t := range keys {
+		x.terms[t] = uint32(id)
+		x.postings[id] = make([]posting, 0, df[t])
+	}
+	for i, m := range tfs {
+		for t, tf := range m {
+			id := x.terms[t]
+			impact := idf(n, df[t]) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+			x.postings[id] = append(x.postings[id], posting{doc: uint32(i), impact: float32(impact)})
+		}
+	}
+	for _, p := range x.postings {
+		sort.Slice(p, func(a, b int) bool { return p[a].doc < p[b].doc })
+	}
+	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
+	negDF := map[string]int{}
+	for _, dc := range x.docs {
+		for _, t := range uniq(dc.notFor) {
+			negDF[t]++
+		}
+	}
+	for i, dc := range x.docs {
+		cnt := counts(dc.notFor)
+		for t, c := range cnt {
+			tf := float64(c)
+			imp := idf(n, max(negDF[t], df[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+			x.negative[t] = append(x.negative[t], posting{doc: uint32(i), impact: float32(imp)})
+		}
+	}
+	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
+	baseDF := map[string]int{}
+	var baseAvg float64
+	for _, dc := range x.docs {
+		baseAvg += float64(len(dc.baseTxt))
+		for _, t := range uniq(dc.baseTxt) {
+			baseDF[t]++
+		}
+	}
+	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
+	for i, dc := range x.docs {
+		norm := 1 - 0.75 + 0.75*float64(len(dc.baseTxt))/baseAvg
+		for t, c := range counts(dc.baseTxt) {
+			tf := float64(c) / norm
+			imp := idf(n, baseDF[t]) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+			x.base[t] = append(x.base[t], posting{doc: uint32(i), impact: float32(imp)})
+		}
+	}
+}
+
+func idf(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+func counts(ts []string) map[string]int {
+	m := make(map[string]int, len(ts))
+	for _, t := range ts {
+		m[t]++
+	}
+	return m
+}
+
+func uniq(ts []string) []string {
+	m := counts(ts)
+	out := make([]string, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the discovery metrics. Labels are bounded; no request text
+// ever becomes a label.
+type metrics struct {
+	queries, reformulations, lowConfidence, logErrors prometheus.Counter
+	latency                                           prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		queries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_discovery_queries_total", Help: "Discovery queries answered.",
+		}),
+		reformulations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_discovery_reformulations_total", Help: "Queries answered from a reformulated request.",
+		}),
+		lowConfidence: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_discovery_low_confidence_total", Help: "Queries whose final confidence stayed under the reformulation threshold.",
+		}),
+		logErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_discovery_log_errors_total", Help: "Discovery log records that failed.",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "toolgate_discovery_shortlist_seconds", Help: "Time to answer a discovery query.",
+			Buckets: []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3},
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.queries, m.reformulations, m.lowConfidence, m.logErrors, m.latency} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return nil, fmt.Errorf("%w: Registerer: discovery metrics already registered", ErrOptions)
+			}
+			return nil, fmt.Errorf("%w: Registerer: %v", ErrOptions, err)
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observe(sl *Shortlist, took time.Duration, threshold float64) {
+	m.queries.Inc()
+	if sl.Reformulated {
+		m.reformulations.Inc()
+	}
+	if sl.Confidence < threshold {
+		m.lowConfidence.Inc()
+	}
+	m.latency.Observe(took.Seconds())
+}
