@@ -150,9 +150,10 @@ func Build(src *Source) (*Lexicon, error) {
 		for _, w := range c.words {
 			l.english[w] = appendUnique(l.english[w], idx)
 			if !strings.Contains(w, " ") {
-				if s := analysis.Stem(analysis.English, w); s != w {
-					l.enStem[s] = appendUnique(l.enStem[s], idx)
-				}
+				// Indexed by stem even when the stem is the word itself, so
+				// that an inflection ("payments") finds its lemma ("payment").
+				s := analysis.Stem(analysis.English, w)
+				l.enStem[s] = appendUnique(l.enStem[s], idx)
 			}
 		}
 	}
@@ -195,12 +196,11 @@ func Build(src *Source) (*Lexicon, error) {
 				}
 			}
 			if !strings.Contains(key, " ") {
-				if s := analysis.Stem(lang, key); s != key {
-					if prev, ok := l.transStm[i][s]; ok && prev != t {
-						l.transStm[i][s] = merge(prev, t)
-					} else {
-						l.transStm[i][s] = t
-					}
+				s := analysis.Stem(lang, key)
+				if prev, ok := l.transStm[i][s]; ok && prev != t {
+					l.transStm[i][s] = merge(prev, t)
+				} else {
+					l.transStm[i][s] = t
 				}
 			}
 		}

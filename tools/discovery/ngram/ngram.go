@@ -12,7 +12,8 @@
 //   - lexicon concepts (lexicon.Concepts): a word's hand-written tool
 //     vocabulary group or common WordNet synsets, and for Spanish and Polish
 //     words those of their English translations, so that "delete file",
-//     "remove document" and "borrar archivo" share features.
+//     "remove document" and "borrar archivo" share features. A word with
+//     several concepts spreads its weight over them (1/√n each).
 //
 // Stop words are skipped, repeated features are weighted sublinearly
 // (1 + ln tf) and the vector is L2-normalized, so the dot product of two
@@ -341,8 +342,14 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 		}
 		if e.lex != nil && e.wConcept > 0 {
 			sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
+			// An ambiguous word spreads its weight over its concepts, so
+			// that a word with many senses does not outweigh a precise one.
+			spread := float32(1)
+			if len(sc.concepts) > 1 {
+				spread = 1 / float32(math.Sqrt(float64(len(sc.concepts))))
+			}
 			for _, c := range sc.concepts {
-				raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight})
+				raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
 			}
 		}
 	}
