@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
@@ -27,7 +24,9 @@ type bank struct {
 	gw     *gateway.Gateway
 }
 
-func openBank(ctx context.Context, dir string, log *slog.Logger, metrics prometheus.Registerer) (*bank, error) {
+// openBank opens the bank in dir. opts are the gateway's options; the
+// finance validators and approval policy are added to them.
+func openBank(ctx context.Context, dir string, opts *gateway.Options) (*bank, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -45,12 +44,12 @@ func openBank(ctx context.Context, dir string, log *slog.Logger, metrics prometh
 		b.Close()
 		return nil, fmt.Errorf("register finance tools: %w", err)
 	}
-	b.gw, err = gateway.New(b.reg, st, &gateway.Options{
-		Logger:        log,
-		Registerer:    metrics,
-		Validators:    finance.Validators(),
-		NeedsApproval: finance.NeedsApproval,
-	})
+	o := gateway.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Validators, o.NeedsApproval = finance.Validators(), finance.NeedsApproval
+	b.gw, err = gateway.New(b.reg, st, &o)
 	if err != nil {
 		b.Close()
 		return nil, err

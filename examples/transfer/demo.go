@@ -51,7 +51,7 @@ func demo(ctx context.Context, w io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	b, err := openBank(ctx, dir, quiet, nil)
+	b, err := openBank(ctx, dir, &gateway.Options{Logger: quiet})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	data := fs.String("data", "", "data folder for ledger.db and gateway.db (created when missing)")
 	tokens := fs.String("tokens", "", `token file {"tokens":{"<bearer>":{"principal","tenant","scopes":[...]}}}`)
+	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
+	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease; a crashed call's slot frees after both")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitUsage
@@ -53,6 +55,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case *tokens == "":
 		fmt.Fprintln(stderr, "transfer serve: --tokens FILE is required")
 		return exitUsage
+	case *toolTimeout <= 0 || *leaseGrace <= 0:
+		fmt.Fprintln(stderr, "transfer serve: --tool-timeout and --lease-grace must be positive")
+		return exitUsage
 	}
 	auth, err := gateway.LoadTokenFile(*tokens)
 	if err != nil {
@@ -66,7 +71,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	b, err := openBank(ctx, *data, log, metrics)
+	b, err := openBank(ctx, *data, &gateway.Options{Logger: log, Registerer: metrics,
+		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitFailure
@@ -78,7 +84,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitFailure
 	}
-	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log}), 0)
+	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log}),
+		*toolTimeout+*leaseGrace+30*time.Second)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	go purgeLoop(ctx, b.gw, log)

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// transferBin is the example built once for the tests that run it as a
+// subprocess (TestMain builds it).
+var transferBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "transfer-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	transferBin = filepath.Join(dir, "transfer")
+	gobin, err := exec.LookPath("go")
+	if err == nil {
+		out, berr := exec.Command(gobin, "build", "-o", transferBin, ".").CombinedOutput()
+		if berr != nil {
+			fmt.Fprintf(os.Stderr, "go build: %v\n%s", berr, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	} else {
+		transferBin = "" // tests that need the binary fail with a message
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const testTokens = `{"tokens":{
+ "alice-token":{"principal":"alice","tenant":"acme","scopes":["accounts:read","payments:write"]},
+ "bob-token":{"principal":"bob","tenant":"acme","scopes":["accounts:read"]},
+ "carol-token":{"principal":"carol","tenant":"acme","scopes":["accounts:read","billing:admin","approvals:grant"]},
+ "dave-token":{"principal":"dave","tenant":"acme","scopes":["approvals:grant"]}}}`
+
+// server is one `transfer serve` subprocess.
+type server struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *syncBuffer
+	exited chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe starts serve on a free loopback port over dataDir and waits,
+// within a deadline, until it says where it listens and /healthz answers.
+func startServe(t *testing.T, dataDir, tokensFile string, extra ...string) *server {
+	t.Helper()
+	if transferBin == "" {
+		t.Fatal("no go command on PATH to build examples/transfer")
+	}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--tokens", tokensFile}, extra...)
+	cmd := exec.Command(transferBin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-s.exited
+		if t.Failed() {
+			t.Logf("serve stderr (last 4 KiB):\n%s", tail(s.stderr.String(), 4096))
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				addr <- a
+			}
+		}
+		s.exited <- cmd.Wait()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	select {
+	case s.base = <-addr:
+	case err := <-s.exited:
+		s.exited <- err
+		t.Fatalf("serve exited before listening: %v\n%s", err, s.stderr.String())
+	case <-ctx.Done():
+		t.Fatalf("serve did not report its address: %v", ctx.Err())
+	}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/healthz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("serve at %s never became healthy: %v", s.base, err)
+		}
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-s.exited; err != nil {
+		t.Fatalf("serve after SIGINT: %v\n%s", err, s.stderr.String())
+	}
+	s.exited <- nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// reply is the union of the success and error bodies of the HTTP contract.
+type reply struct {
+	status         int
+	retryAfter     string
+	Success        bool            `json:"success"`
+	Result         json.RawMessage `json:"result"`
+	Cached         bool            `json:"cached"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	ErrorType      string          `json:"error_type"`
+	Message        string          `json:"message"`
+	Retryable      bool            `json:"retryable"`
+	RetryAfterSec  float64         `json:"retry_after"`
+	ApprovalID     string          `json:"approval_id"`
+	Code           string          `json:"code"`
+	Details        json.RawMessage `json:"details"`
+}
+
+func post(ctx context.Context, client *http.Client, url, token, body string) (*reply, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	r := &reply{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("status %d, body %q: %w", resp.StatusCode, data, err)
+	}
+	return r, nil
+}
+
+func callBody(session string, step int, tool, args string) string {
+	return fmt.Sprintf(`{"session_id":%q,"step":%d,"tool":%q,"arguments":%s}`, session, step, tool, args)
+}
+
+func writeTokens(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	if err := os.WriteFile(path, []byte(testTokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
