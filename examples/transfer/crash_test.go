@@ -235,4 +235,3 @@ func parallel(workers, n int, f func(i int)) {
 	close(next)
 	wg.Wait()
 }
-
