@@ -284,7 +284,18 @@ func TestBuildRejectsAmbiguousIrregular(t *testing.T) {
 
 func TestLemma(t *testing.T) {
 	l := Default()
-	for _, tt := range []struct{ in, want string }{{"sent", "send"}, {"paid", "pay"}, {"found", "find"}, {"children", "child"}} {
+	for _, tt := range []struct{ in, want string }{{"sent", "send"}, {"paid", "pay"}, {"bought", "buy"}, {"children", "child"}} {
+		if got, ok := l.Lemma(tt.in); !ok || got != tt.want {
+			t.Errorf("Lemma(%q) = %q, %v, want %q, true", tt.in, got, ok, tt.want)
+		}
+	}
+	// A form that is a common noun or verb itself has no lemma: its mapping would be a guess.
+	for _, w := range []string{"data", "left", "found"} {
+		if got, ok := l.Lemma(w); ok {
+			t.Errorf("Lemma(%q) = %q, true, want none", w, got)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{} {
 		if got, ok := l.Lemma(tt.in); !ok || got != tt.want {
 			t.Errorf("Lemma(%q) = %q, %v, want %q, true", tt.in, got, ok, tt.want)
 		}

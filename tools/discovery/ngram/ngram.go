@@ -338,7 +338,13 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 			}
 		}
 		if e.wTerm > 0 {
-			raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, tok)), W: e.wTerm})
+			term := tok
+			if lang == analysis.English && e.lex != nil {
+				if lemma, ok := e.lex.Lemma(tok); ok { // "sent" → "send"
+					term = lemma
+				}
+			}
+			raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, term)), W: e.wTerm})
 		}
 		if e.lex != nil && e.wConcept > 0 {
 			sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)

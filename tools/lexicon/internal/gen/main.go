@@ -17,7 +17,9 @@
 //     only among its attested senses. Synsets with fewer than two such
 //     lemmas are dropped.
 //   - irregular_en.txt: irregular noun and verb forms ("sent: send") from
-//     noun.exc and verb.exc whose lemma is common.
+//     noun.exc and verb.exc whose lemma is common, leaving out forms with
+//     more than one lemma and forms that are common words themselves
+//     ("data", "left", "found"), whose mapping would be a guess.
 package main
 
 import (
@@ -50,9 +52,15 @@ func main() {
 	flag.Parse()
 	members := map[sense][]string{} // synset → common lemmas for which it is a top sense
 	common := map[string]bool{}
+	commonNounVerb := map[string]bool{}
 	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
 		if err := readIndex(filepath.Join(*wordnetDir, "index."+pos), members, common); err != nil {
 			log.Fatal(err)
+		}
+		if pos == "verb" {
+			for w := range common {
+				commonNounVerb[w] = true // after noun and verb, common holds exactly those
+			}
 		}
 	}
 	var keys []sense
@@ -96,6 +104,9 @@ func main() {
 				continue
 			}
 			if len(fields) > 2 { // ambiguous (more than one lemma): skip
+				continue
+			}
+			if commonNounVerb[fields[0]] { // the form is a common noun or verb itself ("data", "left", "found"): ambiguous
 				continue
 			}
 			seen[fields[0]] = true
