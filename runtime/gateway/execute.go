@@ -113,8 +113,10 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 	}
 	x.tool = t
 	x.decision, x.reason = "allow", "principal holds every scope of the tool"
-	g.log.LogAttrs(ctx, slog.LevelDebug, "gateway: call allowed",
-		slog.String("tenant", p.Tenant), slog.String("principal", p.ID), slog.String("tool", t.ID))
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.LogAttrs(ctx, slog.LevelDebug, "gateway: call allowed",
+			slog.String("tenant", p.Tenant), slog.String("principal", p.ID), slog.String("tool", t.ID))
+	}
 	if t.Handler == nil {
 		return nil, &Error{Type: UnknownTool, Message: fmt.Sprintf("tool %q cannot be executed (no handler)", t.ID)}
 	}
@@ -218,7 +220,7 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if _, ok := tree.(map[string]any); !ok {
 		return Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})
 	}
-	sch, err := g.schemas.get(x.tool.InputSchema, !g.opts.AllowUndeclared)
+	sch, err := g.schemaFor(x.tool)
 	if err != nil {
 		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile: %v", x.tool.ID, err)}
 	}
@@ -276,30 +278,28 @@ type handlerOutcome struct {
 	panic any
 }
 
+// callHandler runs the handler in the caller's goroutine, turning a panic
+// into an outcome. A handler that ignores its context's deadline delays
+// its caller, and its completion is rejected once the lease has expired.
+func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out handlerOutcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = handlerOutcome{panic: r}
+			g.log.LogAttrs(ctx, slog.LevelError, "gateway: handler panicked",
+				slog.String("tool", t.ID), slog.String("key", x.key), slog.Any("panic", r),
+				slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	v, err := t.Handler(ctx, x.canon)
+	return handlerOutcome{value: v, err: err}
+}
+
 // run executes the handler and records its outcome.
 func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
 	t := x.tool
 	hctx, cancel := context.WithTimeout(WithIdempotencyKey(context.WithoutCancel(ctx), x.key), timeout)
-	defer cancel()
-	done := make(chan handlerOutcome, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- handlerOutcome{panic: r}
-				g.log.LogAttrs(ctx, slog.LevelError, "gateway: handler panicked",
-					slog.String("tool", t.ID), slog.String("key", x.key), slog.Any("panic", r),
-					slog.String("stack", string(debug.Stack())))
-			}
-		}()
-		v, err := t.Handler(hctx, x.canon)
-		done <- handlerOutcome{value: v, err: err}
-	}()
-	var out handlerOutcome
-	select {
-	case out = <-done:
-	case <-hctx.Done():
-		out = handlerOutcome{err: fmt.Errorf("handler did not return within %v: %w", timeout, hctx.Err())}
-	}
+	out := g.callHandler(hctx, t, x)
+	cancel()
 
 	rctx := context.WithoutCancel(ctx)
 	now := g.clock.Now()

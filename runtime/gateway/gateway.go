@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -208,6 +210,8 @@ type Gateway struct {
 	clock   Clock
 	log     *slog.Logger
 	schemas schemaCache
+	byTool  sync.Map // *tools.Tool -> *compiledSchema
+	byToolN atomic.Int64
 	metrics *metrics
 }
 

@@ -82,7 +82,7 @@ func (c *counter) add(ctx context.Context, args json.RawMessage) string {
 func (c *counter) total() int64 { return c.all.Load() }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	reg   *tools.Registry
 	store *memstore.Store
 	clock *fakeClock
@@ -97,12 +97,12 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // newEnv builds a gateway over memstore and a fake clock with the test
 // tools; mutate opts before the gateway is built with the opt function.
-func newEnv(t *testing.T, opt func(*gateway.Options)) *env {
+func newEnv(t testing.TB, opt func(*gateway.Options)) *env {
 	t.Helper()
 	e := &env{t: t, reg: tools.NewRegistry(), store: memstore.New(), clock: newFakeClock(), runs: &counter{}, prom: prometheus.NewRegistry()}
 	ok := tools.Handler(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		key := e.runs.add(ctx, args)
-		return json.Marshal(map[string]any{"transaction_id": "tx-" + key[:8], "args": json.RawMessage(args)})
+		return json.RawMessage(`{"transaction_id":"tx-` + key[:8] + `","args":` + string(args) + `}`), nil
 	})
 	e.transfer.Store(&ok)
 	transfer := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/tools"
 )
 
 // patternTimeout bounds one ECMA-262 pattern match (regexp2 backtracks), so
@@ -22,6 +23,28 @@ import (
 const patternTimeout = 100 * time.Millisecond
 
 var printer = message.NewPrinter(language.English)
+
+// maxToolCache bounds the tool-pointer cache; replaced tools leave stale
+// entries behind, so it is cleared when it grows past this.
+const maxToolCache = 4096
+
+// schemaFor returns the compiled schema of t: by tool pointer (tools are
+// immutable in a snapshot) without hashing, else by the schema's hash.
+func (g *Gateway) schemaFor(t *tools.Tool) (*compiledSchema, error) {
+	if v, ok := g.byTool.Load(t); ok {
+		return v.(*compiledSchema), nil
+	}
+	s, err := g.schemas.get(t.InputSchema, !g.opts.AllowUndeclared)
+	if err != nil {
+		return nil, err
+	}
+	if g.byToolN.Add(1) > maxToolCache {
+		g.byTool.Clear()
+		g.byToolN.Store(0)
+	}
+	g.byTool.Store(t, s)
+	return s, nil
+}
 
 // compiledSchema is a tool's input schema, compiled once.
 type compiledSchema struct {

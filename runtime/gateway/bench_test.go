@@ -1,0 +1,164 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/tools"
+)
+
+func noopGateway(b *testing.B) *gateway.Gateway {
+	b.Helper()
+	reg := tools.NewRegistry()
+	noop := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	}
+	if err := reg.Add(
+		tools.Tool{ID: "bench/noop", Card: tools.Card{Name: "noop", Scopes: []string{"bench:run"}},
+			InputSchema: json.RawMessage(transferSchema), Handler: noop},
+		tools.Tool{ID: "bench/bare", Card: tools.Card{Name: "bare", Scopes: []string{"bench:run"}}, Handler: noop},
+	); err != nil {
+		b.Fatal(err)
+	}
+	g, err := gateway.New(reg, memstore.New(), &gateway.Options{Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+var benchPrincipal = tools.Principal{ID: "bench", Tenant: "acme", Scopes: []string{"bench:run"}}
+
+// reportPercentiles adds p50 and p99 of the per-op samples (ns).
+func reportPercentiles(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// BenchmarkExecute is the full path of a fresh call (authorize, validate
+// against a 4-property schema with patterns, canonicalize, derive the key,
+// claim, run a no-op handler, record, audit) on memstore.
+func BenchmarkExecute(b *testing.B) {
+	g := noopGateway(b)
+	ctx := context.Background()
+	args := json.RawMessage(okArgs)
+	samples := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := g.Execute(ctx, gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: i, Tool: "bench/noop", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, samples)
+}
+
+// BenchmarkExecuteNoSchema is BenchmarkExecute for a tool without an
+// input schema and with {} arguments: the gateway's own overhead, without
+// JSON Schema validation.
+func BenchmarkExecuteNoSchema(b *testing.B) {
+	g := noopGateway(b)
+	ctx := context.Background()
+	args := json.RawMessage(`{}`)
+	samples := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := g.Execute(ctx, gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: i, Tool: "bench/bare", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, samples)
+}
+
+// BenchmarkExecuteReplay is a retried call answered from the record.
+func BenchmarkExecuteReplay(b *testing.B) {
+	g := noopGateway(b)
+	ctx := context.Background()
+	call := gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: 1, Tool: "bench/noop", Arguments: json.RawMessage(okArgs)}
+	if _, err := g.Execute(ctx, call); err != nil {
+		b.Fatal(err)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res, err := g.Execute(ctx, call)
+		if err != nil || !res.Cached {
+			b.Fatal(res, err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, samples)
+}
+
+// BenchmarkExecuteParallel runs fresh calls from GOMAXPROCS goroutines.
+func BenchmarkExecuteParallel(b *testing.B) {
+	g := noopGateway(b)
+	ctx := context.Background()
+	args := json.RawMessage(okArgs)
+	var worker atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		session := fmt.Sprintf("bench-%d", worker.Add(1))
+		for i := 0; pb.Next(); i++ {
+			if _, err := g.Execute(ctx, gateway.Call{Principal: benchPrincipal, SessionID: session, Step: i, Tool: "bench/noop", Arguments: args}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkHTTPRoundTrip is one fresh call through NewHTTPHandler over
+// loopback with a keep-alive client.
+func BenchmarkHTTPRoundTrip(b *testing.B) {
+	g := noopGateway(b)
+	auth := gateway.AuthenticatorFunc(func(context.Context, string) (tools.Principal, error) { return benchPrincipal, nil })
+	srv := httptest.NewServer(gateway.NewHTTPHandler(g, auth, &gateway.HTTPOptions{Logger: quietLogger()}))
+	defer srv.Close()
+	client := srv.Client()
+	samples := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		body := fmt.Sprintf(`{"session_id":"bench","step":%d,"tool":"bench/noop","arguments":%s}`, i, okArgs)
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/tools/call", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer t")
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out struct{ Success bool }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || !out.Success {
+			b.Fatal(resp.StatusCode, err)
+		}
+		resp.Body.Close()
+		samples = append(samples, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, samples)
+}
