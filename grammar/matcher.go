@@ -389,6 +389,12 @@ func gbnfLlamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
 		if inProgress[i] {
 			return true
 		}
+		if visited[i] {
+			// llama.cpp explores it again; nothing reachable from a
+			// finished rule can close a cycle, so the answer is the same
+			// and the time is not exponential
+			return false
+		}
 		inProgress[i] = true
 		rule := rules[i]
 		atStart := true
@@ -459,14 +465,31 @@ func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 		}
 	}
 	// Edges: rule -> rule referenced at a position preceded only by
-	// nullable references in its alternative.
+	// nullable references in its alternative (a left corner).
+	edges := make([][]int32, n)
+	for i, rule := range rules {
+		prefixNullable := true
+		for _, in := range rule {
+			switch {
+			case in.endOfSeq():
+				prefixNullable = true
+			case in.op == gbnfRef:
+				if prefixNullable {
+					edges[i] = append(edges[i], in.arg)
+				}
+				prefixNullable = prefixNullable && nullable[in.arg]
+			default:
+				prefixNullable = false
+			}
+		}
+	}
 	const (
 		white = iota
 		grey
 		black
 	)
 	color := make([]uint8, n)
-	type frame struct{ rule, pos int }
+	type frame struct{ rule, edge int }
 	for start := 0; start < n; start++ {
 		if color[start] != white {
 			continue
@@ -475,37 +498,19 @@ func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 		color[start] = grey
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
-			rule := rules[top.rule]
-			pushed := false
-			for top.pos < len(rule) && !pushed {
-				in := rule[top.pos]
-				top.pos++
-				if in.op != gbnfRef {
-					continue
-				}
-				// is this reference a left corner?
-				left := true
-				for k := top.pos - 2; k >= 0 && !rule[k].endOfSeq(); k-- {
-					if rule[k].op != gbnfRef || !nullable[rule[k].arg] {
-						left = false
-						break
-					}
-				}
-				if !left {
-					continue
-				}
-				switch color[in.arg] {
-				case grey:
-					return int(in.arg), true
-				case white:
-					color[in.arg] = grey
-					stack = append(stack, frame{int(in.arg), 0})
-					pushed = true
-				}
-			}
-			if !pushed {
-				color[stack[len(stack)-1].rule] = black
+			if top.edge == len(edges[top.rule]) {
+				color[top.rule] = black
 				stack = stack[:len(stack)-1]
+				continue
+			}
+			next := edges[top.rule][top.edge]
+			top.edge++
+			switch color[next] {
+			case grey:
+				return int(next), true
+			case white:
+				color[next] = grey
+				stack = append(stack, frame{int(next), 0})
 			}
 		}
 	}
@@ -680,8 +685,10 @@ type Matcher struct {
 	chain  []int32
 	limit  int // compact when len(nodes) passes this
 
-	table []gbnfSlot // dedup hash table for the stack set being built
-	gen   uint32
+	table    []gbnfSlot // dedup hash table for the stack set being built
+	inSet    []int32    // every stack in table this step (for rehashing)
+	gen      uint32
+	overflow bool // this step met more than 8*MaxStacks distinct stacks
 
 	// partial UTF-8 code point: bytes seen, bytes it needs, possible range
 	pn, pneed int
@@ -751,13 +758,19 @@ func (m *Matcher) push(pos, next int32) int32 {
 // empty), and adds those to the set being built.
 func (m *Matcher) advance(s int32) {
 	if s < 0 {
-		m.add(s)
+		m.add(s, true)
 		return
 	}
 	n := m.nodes[s]
 	in := m.prog.code[n.pos]
 	if in.op != gbnfRef {
-		m.add(s)
+		m.add(s, true)
+		return
+	}
+	// An equal stack expands to the same stacks: expanding each distinct
+	// one once per step keeps the work linear where llama.cpp's is
+	// exponential (a ::= b | b, b ::= c | c, ...).
+	if !m.add(s, false) || m.overflow {
 		return
 	}
 	parent := n.next
@@ -775,6 +788,8 @@ func (m *Matcher) advance(s int32) {
 
 func (m *Matcher) beginSet() {
 	m.next = m.next[:0]
+	m.inSet = m.inSet[:0]
+	m.overflow = false
 	m.gen++
 	if m.gen == 0 { // wrapped: clear stale stamps
 		for i := range m.table {
@@ -784,13 +799,16 @@ func (m *Matcher) beginSet() {
 	}
 }
 
-// add puts s into the set being built unless an equal stack is there.
-func (m *Matcher) add(s int32) {
+// add puts s into the set of stacks seen in this step unless an equal stack
+// is there, and reports whether it was new. Stacks with a terminal on top
+// (or the empty stack) go to m.next when keep is set; stacks with a rule
+// reference on top are only remembered, so that each is expanded once.
+func (m *Matcher) add(s int32, keep bool) bool {
 	h := uint64(gbnfEmptyHash)
 	if s >= 0 {
 		h = m.nodes[s].hash
 	}
-	if 2*(len(m.next)+1) > len(m.table) {
+	if 2*(len(m.inSet)+1) > len(m.table) {
 		m.rehash()
 	}
 	mask := uint64(len(m.table) - 1)
@@ -798,24 +816,30 @@ func (m *Matcher) add(s int32) {
 		slot := &m.table[i]
 		if slot.gen != m.gen {
 			*slot = gbnfSlot{gen: m.gen, stack: s, hash: h}
-			m.next = append(m.next, s)
-			return
+			m.inSet = append(m.inSet, s)
+			if len(m.inSet) > 8*MaxStacks {
+				m.overflow = true
+			}
+			if keep {
+				m.next = append(m.next, s)
+			}
+			return true
 		}
 		if slot.hash == h && m.equal(slot.stack, s) {
-			return
+			return false
 		}
 	}
 }
 
 func (m *Matcher) rehash() {
 	size := 64
-	for size < 4*(len(m.next)+1) {
+	for size < 4*(len(m.inSet)+1) {
 		size *= 2
 	}
 	m.table = make([]gbnfSlot, size)
 	m.gen = 1
 	mask := uint64(size - 1)
-	for _, s := range m.next {
+	for _, s := range m.inSet {
 		h := uint64(gbnfEmptyHash)
 		if s >= 0 {
 			h = m.nodes[s].hash
@@ -861,7 +885,7 @@ func (m *Matcher) step(c rune) bool {
 			base = m.push(n.pos+1, base)
 		}
 		m.advance(base)
-		if len(m.next) > MaxStacks {
+		if len(m.next) > MaxStacks || m.overflow {
 			m.nodes = m.nodes[:mark]
 			m.err = ErrTooManyStacks
 			return false

@@ -293,3 +293,22 @@ tool ::= "get_weather" | "transfer_funds"`)
 	// false 11
 	// grammar: GBNF line 1 col 14 (byte 13): expecting an int
 }
+
+// TestParseAndMatchAreNotExponential: llama.cpp's left-recursion check and
+// its stack expansion revisit shared rules once per path, which is 2^60
+// here; Parse and the Matcher must not.
+func TestParseAndMatchAreNotExponential(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("root ::= r0 \"!\"\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "r%d ::= r%d | r%d \"\" | \"\" r%d\n", i, i+1, i+1, i+1)
+	}
+	b.WriteString("r60 ::= \"x\"\n")
+	g, err := Parse(b.String())
+	if err != nil {
+		t.Fatalf("Parse = %v", err)
+	}
+	if ok, off := g.Match([]byte("x!")); !ok {
+		t.Errorf("Match(x!) = false at %d", off)
+	}
+}
