@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // Envelope is a parsed turn envelope, the JSON object a constrained model
@@ -170,23 +172,54 @@ func jsonSyntax(err error) error {
 	return err
 }
 
+// toolPromptHeader is ToolPrompt's text before the tool lines.
+func toolPromptHeader(withTools bool) string {
+	var b strings.Builder
+	b.WriteString("Reply with exactly one JSON object and nothing else, one of:\n")
+	if withTools {
+		b.WriteString(`{"action":"call","tool":"<tool name>","arguments":{<the tool's parameters>}} to call one of the tools below;` + "\n")
+	}
+	b.WriteString(`{"action":"answer","text":"<your answer>"} to answer the user;` + "\n")
+	b.WriteString(`{"action":"find_tools","query":"<what you need>"} to look for a tool that is not listed.` + "\n")
+	if withTools {
+		b.WriteString("Tools:")
+	} else {
+		b.WriteString("No tools are available for this step.")
+	}
+	return b.String()
+}
+
+// ToolPromptTokens returns the o200k_base token count of
+// ToolPrompt(tools), counted line by line (the ends of lines are pre-token
+// boundaries of o200k_base, so the sum is the whole's count) with each distinct line
+// counted once per process: a tool's line costs nothing the second time
+// it is shortlisted. Callers can count a whole catalog the same way for
+// Request.CatalogTokens.
+func ToolPromptTokens(tools []ToolSpec) int {
+	header := toolPromptHeader(len(tools) > 0)
+	if len(tools) == 0 {
+		return tokcount.Count(header)
+	}
+	// o200k_base joins a newline to the punctuation before it ("}\n"), so
+	// the pieces end after each newline.
+	n := tokcount.Count(header + "\n")
+	for i, t := range tools {
+		line := string(toolLine(t))
+		if i < len(tools)-1 {
+			line += "\n"
+		}
+		n += tokcount.Count(line)
+	}
+	return n
+}
+
 // ToolPrompt returns the system-prompt section that shows the model the
 // shortlist and the envelope it must reply with. It names no tool outside
 // tools. One line per tool: {"name","description","parameters"} with the
 // parameters schema compacted but otherwise as given.
 func ToolPrompt(tools []ToolSpec) string {
 	var b strings.Builder
-	b.WriteString("Reply with exactly one JSON object and nothing else, one of:\n")
-	if len(tools) > 0 {
-		b.WriteString(`{"action":"call","tool":"<tool name>","arguments":{<the tool's parameters>}} to call one of the tools below;` + "\n")
-	}
-	b.WriteString(`{"action":"answer","text":"<your answer>"} to answer the user;` + "\n")
-	b.WriteString(`{"action":"find_tools","query":"<what you need>"} to look for a tool that is not listed.` + "\n")
-	if len(tools) == 0 {
-		b.WriteString("No tools are available for this step.")
-		return b.String()
-	}
-	b.WriteString("Tools:")
+	b.WriteString(toolPromptHeader(len(tools) > 0))
 	for _, t := range tools {
 		b.WriteByte('\n')
 		b.Write(toolLine(t))

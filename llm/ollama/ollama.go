@@ -29,8 +29,8 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 
-	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // Options configures a Backend. A nil *Options means all defaults.
@@ -207,7 +207,7 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 	case llm.ModeEnvelope:
 		msgs = llm.WithToolPrompt(req)
 		creq.Format = req.Constraint.EnvelopeSchema
-		defTokens = countTokens(string(creq.Format)) + countTokens(llm.ToolPrompt(req.Tools))
+		defTokens = tokcount.Count(string(creq.Format)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		msgs = req.Messages
 		for _, t := range req.Tools {
@@ -216,10 +216,8 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 				return nil, 0, fmt.Errorf("%w: Tools %s: Ollama cannot read the parameters schema: %v", llm.ErrInvalidRequest, t.Name, err)
 			}
 			creq.Tools = append(creq.Tools, tool)
-		}
-		if len(creq.Tools) > 0 {
-			data, _ := json.Marshal(creq.Tools)
-			defTokens = countTokens(string(data))
+			data, _ := json.Marshal(tool)
+			defTokens += tokcount.Count(string(data))
 		}
 	}
 	for _, m := range msgs {
@@ -245,14 +243,6 @@ func apiMessage(m llm.Message) (api.Message, error) {
 		am.ToolCalls = append(am.ToolCalls, tc)
 	}
 	return am, nil
-}
-
-func countTokens(s string) int {
-	n, err := tokens.Count(s)
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // chatError maps the client's errors to llm's.

@@ -41,8 +41,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // Options configures a Backend. A nil *Options means all defaults.
@@ -231,11 +231,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			}},
 		}
 		rf, _ := json.Marshal(p.ResponseFormat)
-		defTokens = countTokens(string(rf)) + countTokens(llm.ToolPrompt(req.Tools))
+		defTokens = tokcount.Count(string(rf)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeGrammar:
 		msgs = llm.WithToolPrompt(req)
 		ropts = append(ropts, option.WithJSONSet("grammar", req.Constraint.GBNF))
-		defTokens = countTokens(req.Constraint.GBNF) + countTokens(llm.ToolPrompt(req.Tools))
+		defTokens = tokcount.Count(req.Constraint.GBNF) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		strict := !req.Constraint.BestEffort
 		for i, t := range req.Tools {
@@ -249,7 +249,10 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			if t.Description != "" {
 				fn.Description = param.NewOpt(t.Description)
 			}
-			p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+			tool := openai.ChatCompletionFunctionTool(fn)
+			p.Tools = append(p.Tools, tool)
+			data, _ := json.Marshal(tool)
+			defTokens += tokcount.Count(string(data))
 			// The schema goes in verbatim, keys in their order: strict
 			// decoding emits properties in schema order.
 			var compact bytes.Buffer
@@ -257,12 +260,10 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 				return p, nil, 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
 			}
 			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", json.RawMessage(compact.Bytes())))
-			defTokens += countTokens(compact.String())
+			defTokens += tokcount.Count(compact.String())
 		}
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
-			tools, _ := json.Marshal(p.Tools)
-			defTokens += countTokens(string(tools))
 		}
 	}
 	for _, m := range msgs {
@@ -293,14 +294,6 @@ func message(m llm.Message) openai.ChatCompletionMessageParamUnion {
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &am}
 	}
 	return openai.UserMessage(m.Content)
-}
-
-func countTokens(s string) int {
-	n, err := tokens.Count(s)
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // chatError maps openai-go's errors to llm's.

@@ -20,8 +20,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // ErrScriptExhausted is returned by Chat when every reply has been played.
@@ -194,7 +194,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		Usage: llm.Usage{
 			ToolDefinitionTokens: toolDefinitionTokens(req),
 			CatalogTokens:        req.CatalogTokens,
-			CompletionTokens:     countTokens(content),
+			CompletionTokens:     tokcount.Count(content),
 		},
 	}
 	if req.Constraint.Mode != llm.ModeNative {
@@ -208,22 +208,18 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 // ModeNative: the tools' names, descriptions and schemas as JSON).
 func toolDefinitionTokens(req *llm.Request) int {
 	if req.Constraint.Mode == llm.ModeNative {
-		data, _ := json.Marshal(req.Tools)
-		return countTokens(string(data))
+		n := 0
+		for _, t := range req.Tools {
+			data, _ := json.Marshal(t)
+			n += tokcount.Count(string(data))
+		}
+		return n
 	}
-	n := countTokens(llm.ToolPrompt(req.Tools))
+	n := llm.ToolPromptTokens(req.Tools)
 	if req.Constraint.Mode == llm.ModeGrammar {
-		return n + countTokens(req.Constraint.GBNF)
+		return n + tokcount.Count(req.Constraint.GBNF)
 	}
-	return n + countTokens(string(req.Constraint.EnvelopeSchema))
-}
-
-func countTokens(s string) int {
-	n, err := tokens.Count(s)
-	if err != nil {
-		return 0
-	}
-	return n
+	return n + tokcount.Count(string(req.Constraint.EnvelopeSchema))
 }
 
 // Requests returns copies of every request received, in order.

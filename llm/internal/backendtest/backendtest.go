@@ -9,6 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -227,4 +230,93 @@ func WireContent(content string) string {
 		return content
 	}
 	return `{"envelope":` + content + `}`
+}
+
+// CatalogTools reads the real MCP catalogs committed with the transfer
+// example (examples/transfer/catalog/*.json, MCP tools/list results) with
+// plain encoding/json, as ToolSpecs named <file stem>_<tool name> so that
+// the GitHub and GitLab servers' tools stay distinct. StrictParameters is
+// a copy of Parameters: the strict transform belongs to the grammar
+// package, and its output is of the same size.
+func CatalogTools(tb testing.TB, repoRoot string) []llm.ToolSpec {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "transfer", "catalog", "*.json"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no catalogs under %s/examples/transfer/catalog: %v", repoRoot, err)
+	}
+	var out []llm.ToolSpec
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var list struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		stem := strings.TrimSuffix(filepath.Base(f), ".json")
+		for _, t := range list.Tools {
+			name := stem + "_" + t.Name
+			if len(name) > 64 {
+				name = name[:64]
+			}
+			out = append(out, llm.ToolSpec{Name: name, Description: t.Description, Parameters: t.InputSchema, StrictParameters: t.InputSchema})
+		}
+	}
+	return out
+}
+
+// EnvelopeSchemaFor builds a turn-envelope schema for tools the way the
+// grammar package does in shape: a union of one call object per tool
+// (with the tool's parameters as "arguments"), the answer and find_tools.
+func EnvelopeSchemaFor(tools []llm.ToolSpec) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"anyOf":[`)
+	for _, t := range tools {
+		name, _ := json.Marshal(t.Name)
+		fmt.Fprintf(&b, `{"type":"object","properties":{"action":{"const":"call"},"tool":{"const":%s},"arguments":%s},"required":["action","tool","arguments"],"additionalProperties":false},`, name, t.Parameters)
+	}
+	b.WriteString(`{"type":"object","properties":{"action":{"const":"answer"},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false},`)
+	b.WriteString(`{"type":"object","properties":{"action":{"const":"find_tools"},"query":{"type":"string"}},"required":["action","query"],"additionalProperties":false}]}`)
+	return json.RawMessage(b.String())
+}
+
+// ShortlistNames are five tools of the real catalogs a request about a
+// GitHub bug report would shortlist.
+var ShortlistNames = []string{"github_create_issue", "github_search_issues", "github_get_issue", "github_update_issue", "github_add_issue_comment"}
+
+// CatalogRequests returns two requests in mode over the real catalogs:
+// one with the 5-tool shortlist, one with every tool.
+func CatalogRequests(tb testing.TB, repoRoot string, mode llm.Mode) (shortlist, all *llm.Request) {
+	tb.Helper()
+	tools := CatalogTools(tb, repoRoot)
+	var short []llm.ToolSpec
+	for _, want := range ShortlistNames {
+		for _, t := range tools {
+			if t.Name == want {
+				short = append(short, t)
+			}
+		}
+	}
+	if len(short) != len(ShortlistNames) {
+		tb.Fatalf("found %d of the shortlist %v in the catalogs", len(short), ShortlistNames)
+	}
+	mk := func(ts []llm.ToolSpec) *llm.Request {
+		return &llm.Request{
+			Messages: []llm.Message{
+				{Role: llm.RoleSystem, Content: "You are a helpful engineering assistant."},
+				{Role: llm.RoleUser, Content: "Open a bug report about the login page timing out."},
+			},
+			Tools:      ts,
+			Constraint: llm.Constraint{Mode: mode, EnvelopeSchema: EnvelopeSchemaFor(ts), GBNF: GBNF},
+			MaxTokens:  512,
+		}
+	}
+	return mk(short), mk(tools)
 }
