@@ -83,7 +83,7 @@ func TestWriterIsolatesFailures(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = w.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			errs[i] = w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 				if _, err := tx.ExecContext(ctx, "INSERT INTO t(k) VALUES (?)", i); err != nil {
 					return err
 				}
@@ -116,7 +116,7 @@ func TestWriterIsolatesFailures(t *testing.T) {
 		t.Errorf("committed rows = %d (and %d failed ones), want %d and 0", got, bad, want)
 	}
 	w.Close()
-	if err := w.Do(ctx, func(context.Context, *sql.Tx) error { return nil }); !errors.Is(err, sqliteutil.ErrClosed) {
+	if err := w.Do(ctx, func(context.Context, *sqliteutil.Tx) error { return nil }); !errors.Is(err, sqliteutil.ErrClosed) {
 		t.Errorf("Do after Close = %v, want ErrClosed", err)
 	}
 }

@@ -12,16 +12,48 @@ import (
 var ErrClosed = errors.New("sqliteutil: writer closed")
 
 // WriteFunc is one logical write. It runs inside a transaction shared with
-// other WriteFuncs of the same batch, isolated from them by a savepoint: when
+// other writes of the same batch, isolated from them by a savepoint: when
 // it returns an error its own changes are rolled back and the others commit.
-// It must not commit or roll back tx, and must not retain it.
-type WriteFunc func(ctx context.Context, tx *sql.Tx) error
+// It must not retain tx.
+type WriteFunc func(ctx context.Context, tx *Tx) error
 
-// Writer is a group-commit front end to a single writer connection. Do
-// calls that arrive while a transaction is being committed are collected
-// and run together in the next transaction, so N concurrent writes cost one
-// fsync instead of N. With synchronous=FULL that is what lets a durable
-// store keep up with many concurrent callers. Safe for concurrent use.
+// Tx is the transaction a WriteFunc runs in. Its statements are prepared
+// once per Writer and reused, so SQLite does not parse the same SQL again
+// for every write.
+type Tx struct {
+	tx *sql.Tx
+	w  *Writer
+}
+
+// ExecContext executes one statement.
+func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.w.stmt(query); st != nil {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs a query; the caller closes the rows.
+func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.w.stmt(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a query expected to return at most one row.
+func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.w.stmt(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// Writer is a group-commit front end to a single writer connection. Writes
+// that arrive while a transaction is being committed are collected and run
+// together in the next transaction, so N concurrent writes cost one fsync
+// instead of N. With synchronous=FULL that is what lets a durable store keep
+// up with many concurrent callers. Safe for concurrent use.
 type Writer struct {
 	db       *sql.DB
 	maxBatch int
@@ -31,22 +63,31 @@ type Writer struct {
 
 	mu     sync.RWMutex // held for reading while sending on ops
 	closed bool
+
+	stmtMu  sync.Mutex
+	stmts   map[string]*sql.Stmt
+	pending map[string]bool // seen in a transaction, prepared after its commit
 }
 
 type writeOp struct {
 	ctx context.Context
 	fn  WriteFunc
-	err chan error
+	// query, when fn is nil, is a single statement run without a savepoint
+	// (a failing statement changes nothing by itself); n gets its row count.
+	query string
+	args  []any
+	n     int64
+	err   chan error
 }
 
-// NewWriter starts a Writer over db, which should be a DB's W pool. maxBatch
-// bounds the writes per transaction; zero means 256.
+// NewWriter starts a Writer over db, which must be a DB's W pool (one
+// connection). maxBatch bounds the writes per transaction; zero means 256.
 func NewWriter(db *sql.DB, maxBatch int) *Writer {
 	if maxBatch <= 0 {
 		maxBatch = 256
 	}
 	w := &Writer{db: db, maxBatch: maxBatch, ops: make(chan *writeOp, maxBatch),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, pending: map[string]bool{}}
 	go w.loop()
 	return w
 }
@@ -54,10 +95,24 @@ func NewWriter(db *sql.DB, maxBatch int) *Writer {
 // Do runs fn in a write transaction and returns once that transaction is
 // durably committed (nil) or fn's error, or the commit's error. When ctx is
 // done before fn starts, fn does not run and ctx's error is returned; once
-// it started, Do waits for the commit (bounded by one batch), so that a nil
-// error always means "committed" and a non-nil one from fn means "rolled back".
+// it started, fn runs to the end with a context that is not cancelled and
+// Do waits for the commit (bounded by one batch), so that a nil error always
+// means "committed" and an error from fn means "rolled back".
 func (w *Writer) Do(ctx context.Context, fn WriteFunc) error {
-	op := &writeOp{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	return w.submit(ctx, &writeOp{ctx: ctx, fn: fn, err: make(chan error, 1)})
+}
+
+// Exec runs one statement in the next batch, like Do, and returns the
+// number of rows it changed once committed.
+func (w *Writer) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	op := &writeOp{ctx: ctx, query: query, args: args, err: make(chan error, 1)}
+	if err := w.submit(ctx, op); err != nil {
+		return 0, err
+	}
+	return op.n, nil
+}
+
+func (w *Writer) submit(ctx context.Context, op *writeOp) error {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -73,7 +128,8 @@ func (w *Writer) Do(ctx context.Context, fn WriteFunc) error {
 	return <-op.err
 }
 
-// Close stops the writer after the writes already queued. It does not close db.
+// Close stops the writer after the writes already queued and closes its
+// prepared statements. It does not close db.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if !w.closed {
@@ -82,7 +138,41 @@ func (w *Writer) Close() error {
 	}
 	w.mu.Unlock()
 	<-w.done
-	return nil
+	w.stmtMu.Lock()
+	defer w.stmtMu.Unlock()
+	var errs []error
+	for q, st := range w.stmts {
+		errs = append(errs, st.Close())
+		delete(w.stmts, q)
+	}
+	return errors.Join(errs...)
+}
+
+// stmt returns the prepared statement for query, or nil the first time a
+// query is seen: the writer's only connection is then busy with the
+// transaction, so the statement is prepared after the commit
+// (prepareNew) and the query runs unprepared this once.
+func (w *Writer) stmt(query string) *sql.Stmt {
+	w.stmtMu.Lock()
+	defer w.stmtMu.Unlock()
+	st, ok := w.stmts[query]
+	if !ok {
+		w.pending[query] = true
+	}
+	return st
+}
+
+// prepareNew prepares the queries first seen in the last transaction. A
+// failure leaves the query unprepared; it keeps running unprepared.
+func (w *Writer) prepareNew(ctx context.Context) {
+	w.stmtMu.Lock()
+	defer w.stmtMu.Unlock()
+	for q := range w.pending {
+		delete(w.pending, q)
+		if st, err := w.db.PrepareContext(ctx, q); err == nil {
+			w.stmts[q] = st
+		}
+	}
 }
 
 func (w *Writer) loop() {
@@ -93,7 +183,7 @@ func (w *Writer) loop() {
 		select {
 		case first = <-w.ops:
 		case <-w.stop:
-			// Drain what was queued before Close.
+			// Run what was queued before Close.
 			for {
 				select {
 				case op := <-w.ops:
@@ -122,33 +212,49 @@ func (w *Writer) run(batch []*writeOp) {
 	// The batch's writes must finish even if the caller that happened to be
 	// first gave up: the others are waiting for the same commit.
 	ctx := context.Background()
-	tx, err := w.db.BeginTx(ctx, nil)
+	sqlTx, err := w.db.BeginTx(ctx, nil)
 	if err != nil {
 		for _, op := range batch {
 			op.err <- fmt.Errorf("sqliteutil: begin: %w", err)
 		}
 		return
 	}
+	tx := &Tx{tx: sqlTx, w: w}
 	errs := make([]error, len(batch))
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
+		if op.fn == nil {
+			errs[i] = runStatement(ctx, tx, op)
+			continue
+		}
 		errs[i] = runIsolated(ctx, tx, op)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		for _, op := range batch {
 			op.err <- fmt.Errorf("sqliteutil: commit: %w", err)
 		}
+		w.prepareNew(ctx)
 		return
 	}
 	for i, op := range batch {
 		op.err <- errs[i]
 	}
+	w.prepareNew(ctx)
 }
 
-func runIsolated(ctx context.Context, tx *sql.Tx, op *writeOp) (err error) {
+func runStatement(ctx context.Context, tx *Tx, op *writeOp) error {
+	res, err := tx.ExecContext(ctx, op.query, op.args...)
+	if err != nil {
+		return err
+	}
+	op.n, err = res.RowsAffected()
+	return err
+}
+
+func runIsolated(ctx context.Context, tx *Tx, op *writeOp) (err error) {
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
 		return fmt.Errorf("sqliteutil: savepoint: %w", err)
 	}

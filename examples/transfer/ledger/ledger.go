@@ -143,7 +143,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	l := &Ledger{db: db, w: sqliteutil.NewWriter(db.W, 0), now: o.Now}
-	err = l.w.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM accounts").Scan(&n); err != nil {
 			return err
@@ -238,7 +238,7 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cent
 	req := fmt.Sprintf("transfer %s %s %d", src, dst, amount)
 	var out Transaction
 	var refusal error
-	err := l.w.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		var done bool
 		var err error
 		out, refusal, done, err = l.replay(ctx, tx, key, req, func(t Transaction) bool {
@@ -278,7 +278,7 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (Transaction, err
 	req := "refund " + txID
 	var out Transaction
 	var refusal error
-	err := l.w.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		var done bool
 		var err error
 		out, refusal, done, err = l.replay(ctx, tx, key, req, func(t Transaction) bool {
@@ -341,7 +341,7 @@ func (l *Ledger) TransactionByKey(ctx context.Context, key string) (Transaction,
 
 // replay answers a key seen before: the transaction it committed, or the
 // refusal it recorded. same checks the stored transaction against this request.
-func (l *Ledger) replay(ctx context.Context, tx *sql.Tx, key, req string, same func(Transaction) bool) (Transaction, error, bool, error) {
+func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key, req string, same func(Transaction) bool) (Transaction, error, bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE idempotency_key = ?`, key)
 	if err != nil {
 		return Transaction{}, nil, false, err
@@ -372,7 +372,7 @@ func (l *Ledger) replay(ctx context.Context, tx *sql.Tx, key, req string, same f
 
 // move applies t (a new key) or returns a refusal for a missing account or
 // insufficient funds.
-func (l *Ledger) move(ctx context.Context, tx *sql.Tx, t Transaction) (Transaction, error, error) {
+func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Transaction, error, error) {
 	var srcBal int64
 	err := tx.QueryRowContext(ctx, "SELECT balance_cents FROM accounts WHERE id = ?", t.Source).Scan(&srcBal)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -413,7 +413,7 @@ func (l *Ledger) move(ctx context.Context, tx *sql.Tx, t Transaction) (Transacti
 	return t, nil, nil
 }
 
-func (l *Ledger) decline(ctx context.Context, tx *sql.Tx, key, req string, de *tools.DomainError) error {
+func (l *Ledger) decline(ctx context.Context, tx *sqliteutil.Tx, key, req string, de *tools.DomainError) error {
 	_, err := tx.ExecContext(ctx, "INSERT INTO declines(idempotency_key, request, code, message, created_ms) VALUES (?, ?, ?, ?, ?)",
 		key, req, de.Code, de.Message, l.now().UnixMilli())
 	return err
@@ -439,7 +439,7 @@ func txID(key string) string {
 
 const txColumns = `id, idempotency_key, kind, source, target, amount_cents, coalesce(refund_of, ''), created_ms`
 
-func txByID(ctx context.Context, tx *sql.Tx, id string) (Transaction, bool, error) {
+func txByID(ctx context.Context, tx *sqliteutil.Tx, id string) (Transaction, bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = ?`, id)
 	if err != nil {
 		return Transaction{}, false, err

@@ -86,7 +86,11 @@ func fromNS(v int64) time.Time {
 }
 
 func (s *Store) write(ctx context.Context, fn sqliteutil.WriteFunc) error {
-	err := s.w.Do(ctx, fn)
+	return s.wrap(s.w.Do(ctx, fn))
+}
+
+// wrap prefixes store failures, leaving the sentinels and context errors bare.
+func (s *Store) wrap(err error) error {
 	if err != nil && !errors.Is(err, gateway.ErrFenced) && !errors.Is(err, gateway.ErrNotFound) &&
 		!errors.Is(err, gateway.ErrApprovalState) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("sqlitestore: %w", err)
@@ -154,7 +158,7 @@ func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step
 // Claim implements gateway.Store.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
 	var out gateway.Claim
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		out = gateway.Claim{}
 		now := ns(req.Now)
 		cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
@@ -223,22 +227,18 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	return out, nil
 }
 
-func nextToken(ctx context.Context, tx *sql.Tx) (uint64, error) {
+func nextToken(ctx context.Context, tx *sqliteutil.Tx) (uint64, error) {
 	var v int64
 	err := tx.QueryRowContext(ctx, `UPDATE counters SET value = value + 1 WHERE name = 'fencing' RETURNING value`).Scan(&v)
 	return uint64(v), err
 }
 
-// fenced runs a fenced update: it must change exactly one in-progress
-// record holding token with a live lease, else ErrFenced.
-func fenced(ctx context.Context, tx *sql.Tx, query string, args []any) error {
-	res, err := tx.ExecContext(ctx, query, args...)
+// execFenced runs one fenced statement (no savepoint needed: a single
+// statement is atomic) and maps "no row changed" to ErrFenced.
+func (s *Store) execFenced(ctx context.Context, query string, args []any) error {
+	n, err := s.w.Exec(ctx, query, args...)
 	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	if n != 1 {
 		return gateway.ErrFenced
@@ -261,28 +261,22 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 	now := ns(c.Now)
 	args := append([]any{value, de, now, ns(c.ExpiresAt)}, slotArgs(c.Slot)...)
 	args = append(args, int64(c.Token), now)
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return fenced(ctx, tx, `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
-			updated = ?, expires = ? WHERE `+fenceWhere, args)
-	})
+	return s.execFenced(ctx, `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
+		updated = ?, expires = ? WHERE `+fenceWhere, args)
 }
 
 // MarkUncertain implements gateway.Store.
 func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	args := append([]any{reason, ns(now), ns(expiresAt)}, slotArgs(slot)...)
 	args = append(args, int64(token), ns(now))
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return fenced(ctx, tx, `UPDATE records SET state = 'uncertain', reason = ?, updated = ?, expires = ?
-			WHERE `+fenceWhere, args)
-	})
+	return s.execFenced(ctx, `UPDATE records SET state = 'uncertain', reason = ?, updated = ?, expires = ?
+		WHERE `+fenceWhere, args)
 }
 
 // Release implements gateway.Store.
 func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
 	args := append(slotArgs(slot), int64(token), ns(now))
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return fenced(ctx, tx, `DELETE FROM records WHERE `+fenceWhere, args)
-	})
+	return s.execFenced(ctx, `DELETE FROM records WHERE `+fenceWhere, args)
 }
 
 // Get implements gateway.Store.
@@ -322,7 +316,7 @@ func scanApproval(row rowScanner) (gateway.Approval, error) {
 // CreateApproval implements gateway.Store.
 func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
 	var out gateway.Approval
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		cur, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, a.ID))
 		if err == nil && ns(cur.ExpiresAt) > ns(a.CreatedAt) {
 			out = cur
@@ -370,7 +364,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, e
 // GrantApproval implements gateway.Store.
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
 	var out gateway.Approval
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		a, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return gateway.ErrNotFound
@@ -397,13 +391,11 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 
 // AppendAudit implements gateway.Store.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO audit(at, tenant, principal, session_id, step, tool, key,
-			decision, reason, outcome, approval_id, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ns(e.Time), e.Tenant, e.Principal, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
-			e.Outcome, e.ApprovalID, int64(e.Latency))
-		return err
-	})
+	_, err := s.w.Exec(ctx, `INSERT INTO audit(at, tenant, principal, session_id, step, tool, key,
+		decision, reason, outcome, approval_id, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ns(e.Time), e.Tenant, e.Principal, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
+		e.Outcome, e.ApprovalID, int64(e.Latency))
+	return s.wrap(err)
 }
 
 // QueryAudit implements gateway.Store.
@@ -463,7 +455,7 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 	}
 	var ok bool
 	var wait time.Duration
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		tokens, last := float64(l.Burst), ns(now)
 		err := tx.QueryRowContext(ctx, `SELECT tokens, updated FROM buckets WHERE name = ?`, bucket).Scan(&tokens, &last)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -498,7 +490,7 @@ func take(tokens float64, last int64, l gateway.RateLimit, now int64) (float64, 
 func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
 	var st gateway.PurgeStats
 	now := ns(r.Now)
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		st = gateway.PurgeStats{}
 		n, err := exec(ctx, tx, `DELETE FROM records WHERE expires <= ?`, now)
 		if err != nil {
@@ -522,7 +514,7 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	return st, nil
 }
 
-func exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+func exec(ctx context.Context, tx *sqliteutil.Tx, query string, args ...any) (int, error) {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
