@@ -183,15 +183,34 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 
 	if t.Card.Irreversible || (g.opts.NeedsApproval != nil && g.opts.NeedsApproval(x.call, x.canon)) {
 		if gerr := g.checkApproval(ctx, x, slot, now); gerr != nil {
-			if err := g.store.Release(context.WithoutCancel(ctx), slot, x.token, now); err != nil && !errors.Is(err, ErrFenced) {
-				g.log.LogAttrs(ctx, slog.LevelError, "gateway: releasing a claim awaiting approval failed",
-					slog.String("tool", t.ID), slog.String("key", x.key), slog.String("error", err.Error()))
-			}
+			g.unclaim(ctx, x, slot, cl, now)
 			return nil, gerr
 		}
 	}
 
 	return g.run(ctx, x, slot, timeout, cl.Record.Attempts)
+}
+
+// unclaim gives up a claim that will not run now (it awaits approval). A
+// fresh claim is released: nothing ran. A claim that took over an earlier,
+// possibly effective execution goes back to uncertain, so the slot stays
+// bound to its key and no other arguments can run in it.
+func (g *Gateway) unclaim(ctx context.Context, x *exec, slot Slot, cl Claim, now time.Time) {
+	rctx := context.WithoutCancel(ctx)
+	var err error
+	if cl.Previous == "" {
+		err = g.store.Release(rctx, slot, x.token, now)
+	} else {
+		reason := cl.Record.Reason
+		if reason == "" {
+			reason = "the previous owner's lease expired"
+		}
+		err = g.store.MarkUncertain(rctx, slot, x.token, reason, now, now.Add(g.opts.Retention))
+	}
+	if err != nil && !errors.Is(err, ErrFenced) {
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: giving up a claim awaiting approval failed",
+			slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("error", err.Error()))
+	}
 }
 
 // validate checks the session, the arguments' JSON, the schema and the

@@ -779,3 +779,51 @@ func TestNewRejectsBadOptions(t *testing.T) {
 }
 
 type prometheusCollector struct{ v float64 }
+
+// TestUncertainAwaitingApprovalKeepsBinding: an approved call whose outcome
+// became uncertain, retried after its approval expired, asks for approval
+// again without freeing the slot: other arguments still cannot run there.
+func TestUncertainAwaitingApprovalKeepsBinding(t *testing.T) {
+	e := newEnv(t, func(o *gateway.Options) { o.ApprovalTTL = 10 * time.Minute })
+	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.runs.add(ctx, args)
+		return nil, errors.New("timeout talking to the ledger")
+	})
+	big := transferCall(alice, "s1", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`)
+	id := wantType(t, "big transfer", second(e.gw.Execute(ctx, big)), gateway.ConfirmationRequired).ApprovalID
+	if _, err := e.gw.Approve(ctx, bob, id); err != nil {
+		t.Fatal(err)
+	}
+	ge := wantType(t, "approved call, handler fails", second(e.gw.Execute(ctx, big)), gateway.DownstreamFailure)
+	e.clock.Advance(time.Hour)
+	wantType(t, "retry after the approval expired", second(e.gw.Execute(ctx, big)), gateway.ConfirmationRequired)
+	rec, err := e.store.Get(ctx, ge.IdempotencyKey)
+	if err != nil || rec.State != gateway.StateUncertain || !strings.Contains(rec.Reason, "timeout talking to the ledger") {
+		t.Fatalf("record while awaiting re-approval = %+v, %v; want still uncertain with its reason", rec, err)
+	}
+	small := transferCall(alice, "s1", 1, okArgs)
+	wantType(t, "other arguments in the uncertain slot", second(e.gw.Execute(ctx, small)), gateway.IdempotencyMismatch)
+	if n := e.runs.total(); n != 1 {
+		t.Errorf("handler ran %d times, want 1", n)
+	}
+}
+
+func TestErrorTypes(t *testing.T) {
+	statuses := map[gateway.ErrorType]int{
+		gateway.Unauthenticated: 401, gateway.PermissionDenied: 403, gateway.UnknownTool: 404,
+		gateway.ValidationError: 422, gateway.InProgress: 409, gateway.IdempotencyMismatch: 422,
+		gateway.ConfirmationRequired: 428, gateway.RateLimited: 429, gateway.DownstreamFailure: 503,
+		gateway.DomainErrorType: 422, gateway.UncertainOutcome: 409, gateway.RequestTooLarge: 413,
+		gateway.NotFound: 404, gateway.Internal: 500, gateway.MethodNotAllowed: 405, gateway.NotImplemented: 501,
+		"SOMETHING_NEW": 500,
+	}
+	for typ, want := range statuses {
+		if got := typ.HTTPStatus(); got != want {
+			t.Errorf("%s.HTTPStatus() = %d, want %d", typ, got, want)
+		}
+	}
+	err := fmt.Errorf("wrapped: %w", &gateway.Error{Type: gateway.InProgress, Message: "busy"})
+	if !errors.Is(err, &gateway.Error{Type: gateway.InProgress}) || errors.Is(err, &gateway.Error{Type: gateway.RateLimited}) {
+		t.Errorf("errors.Is on *gateway.Error matches by Type: got the wrong answer for %v", err)
+	}
+}
