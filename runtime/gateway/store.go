@@ -202,9 +202,11 @@ type PurgeStats struct {
 // injected clock); a Store never reads a clock of its own. ctx bounds the
 // call; the gateway passes a context.WithoutCancel context for recording so
 // that a caller's cancellation never loses an outcome. Returned values are
-// copies the caller owns. Errors other than the sentinels below mean the
-// store failed and the method may or may not have taken effect only where
-// stated (Complete on a durable store: not acknowledged = not recorded).
+// copies the caller owns. ErrFenced, ErrNotFound and ErrApprovalState are
+// answers, not failures: the method changed nothing. Any other error is a
+// store failure; the gateway then acknowledges nothing to its caller. A
+// durable store returns from Complete, MarkUncertain and Release only once
+// the change is durable.
 //
 // storetest.Run is the conformance kit every implementation must pass.
 type Store interface {
