@@ -312,6 +312,12 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint, msg) {
 		return &llm.ConstraintError{Backend: "openai", Mode: req.Constraint.Mode, Message: msg, Err: err}
 	}
+	return statusError(ae, msg, httpResp)
+}
+
+// statusError turns an API error into an *llm.StatusError with the
+// server's Retry-After (or OpenAI's Retry-After-Ms).
+func statusError(ae *openai.Error, msg string, httpResp *http.Response) *llm.StatusError {
 	res := ae.Response
 	if res == nil {
 		res = httpResp
@@ -323,7 +329,7 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 			retryAfter = time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	return &llm.StatusError{Backend: "openai", StatusCode: ae.StatusCode, RetryAfter: retryAfter, Message: msg, Err: err}
+	return &llm.StatusError{Backend: "openai", StatusCode: ae.StatusCode, RetryAfter: retryAfter, Message: msg, Err: ae}
 }
 
 // rejectsConstraint recognizes a 400 about the constraint: a server
@@ -362,7 +368,7 @@ func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error
 		}
 		var ae *openai.Error
 		if errors.As(err, &ae) {
-			return nil, chatError(ctx, &llm.Request{Constraint: llm.Constraint{Mode: llm.ModeNative, BestEffort: true}}, err, httpResp)
+			return nil, statusError(ae, ae.Message, httpResp)
 		}
 		return nil, fmt.Errorf("openai: embed: %w", err)
 	}
