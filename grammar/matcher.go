@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/bits"
 	"sort"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -47,13 +46,21 @@ func (c *gbnfClass) has(r rune) bool {
 	if r < 128 {
 		return c.ascii[r>>6]&(1<<(uint(r)&63)) != 0
 	}
-	i := sort.Search(len(c.ranges), func(i int) bool { return c.ranges[i].Hi >= r })
-	return i < len(c.ranges) && c.ranges[i].Lo <= r
+	return c.overlaps(r, r)
 }
 
 // overlaps reports whether some code point in [lo, hi] is in the class.
 func (c *gbnfClass) overlaps(lo, hi rune) bool {
-	i := sort.Search(len(c.ranges), func(i int) bool { return c.ranges[i].Hi >= lo })
+	// the first range ending at or after lo, by binary search
+	i, j := 0, len(c.ranges)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if c.ranges[h].Hi < lo {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
 	return i < len(c.ranges) && c.ranges[i].Lo <= hi
 }
 
@@ -77,6 +84,8 @@ type gbnfLowerer struct {
 	firstRef []int // symbol id -> byte offset of its first reference, -1 if none
 	refCount int
 	classIdx map[string]int32
+	keyBuf   []byte
+	block    []gbnfInst
 	classes  []gbnfClass
 	size     int
 }
@@ -97,12 +106,27 @@ func (l *gbnfLowerer) symbol(name string, def int) int32 {
 // rule written by hand can collide with ("_" is not a name character).
 func (l *gbnfLowerer) generate(def int) int32 {
 	id := int32(len(l.names))
-	name := l.p.defs[def].Name + "_" + strconv.Itoa(int(id))
-	l.ids[name] = id
-	l.names = append(l.names, name)
+	// llama.cpp names it base_<id>; no rule written by hand can refer to
+	// it, so only messages need the name, and they use the base rule.
+	l.names = append(l.names, "")
 	l.owner = append(l.owner, def)
 	l.firstRef = append(l.firstRef, -1)
 	return id
+}
+
+// alloc returns an empty slice with capacity n, carved from a shared block
+// so that the thousands of small rules of {m,n} expansions cost few
+// allocations.
+func (l *gbnfLowerer) alloc(n int) []gbnfInst {
+	if n > 256 {
+		return make([]gbnfInst, 0, n)
+	}
+	if cap(l.block)-len(l.block) < n {
+		l.block = make([]gbnfInst, 0, 4096)
+	}
+	start := len(l.block)
+	l.block = l.block[:start+n]
+	return l.block[start : start : start+n]
 }
 
 func (l *gbnfLowerer) add(id int32, rule []gbnfInst) {
@@ -200,7 +224,7 @@ func (l *gbnfLowerer) expr(rule []gbnfInst, e Expr, def int) ([]gbnfInst, error)
 		var last int32
 		for i := 0; i < nOpt; i++ {
 			id := l.generate(def)
-			rec := append(make([]gbnfInst, 0, len(prev)+3), prev...)
+			rec := append(l.alloc(len(prev)+3), prev...)
 			if e.Max == Unbounded {
 				rec = append(rec, gbnfInst{op: gbnfRef, arg: id})
 			} else if i > 0 {
@@ -221,12 +245,12 @@ func (l *gbnfLowerer) expr(rule []gbnfInst, e Expr, def int) ([]gbnfInst, error)
 // class interns a terminal; negated classes and "." (negated, no ranges)
 // are stored as the complement over all Unicode code points.
 func (l *gbnfLowerer) class(negated bool, ranges []CharRange) int32 {
-	key := make([]byte, 0, 1+8*len(ranges))
-	key = append(key, byte(gbnfBoolInt(negated)))
+	key := append(l.keyBuf[:0], byte(gbnfBoolInt(negated)))
 	for _, r := range ranges {
 		key = append(key, byte(r.Lo), byte(r.Lo>>8), byte(r.Lo>>16), byte(r.Lo>>24),
 			byte(r.Hi), byte(r.Hi>>8), byte(r.Hi>>16), byte(r.Hi>>24))
 	}
+	l.keyBuf = key
 	if i, ok := l.classIdx[string(key)]; ok {
 		return i
 	}
@@ -269,12 +293,16 @@ func newGBNFClass(negated bool, ranges []CharRange) gbnfClass {
 		merged = comp
 	}
 	c := gbnfClass{ranges: merged}
-	for b := 0; b < 256; b++ {
-		lo, hi, ok := gbnfUTF8Lead(byte(b))
-		if ok && c.overlaps(lo, hi) {
-			c.first.Add(byte(b))
-			if b < 128 {
-				c.ascii[b>>6] |= 1 << (uint(b) & 63)
+	for _, r := range merged {
+		for b := r.Lo; b <= r.Hi && b < 128; b++ {
+			c.ascii[b>>6] |= 1 << (uint(b) & 63)
+		}
+	}
+	c.first[0], c.first[1] = c.ascii[0], c.ascii[1]
+	if len(merged) > 0 && merged[len(merged)-1].Hi >= 128 {
+		for b := 0xC2; b <= 0xF4; b++ {
+			if lo, hi, _ := gbnfUTF8Lead(byte(b)); c.overlaps(lo, hi) {
+				c.first.Add(byte(b))
 			}
 		}
 	}
@@ -326,15 +354,28 @@ func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
 		return nil, p.errAt(p.defPos[def], ErrEmptyLoop, "rule '"+defs[def].Name+"' can recurse without consuming input, e.g. a repetition of something that can match empty; llama.cpp crashes on this grammar")
 	}
 	prog := &gbnfProgram{classes: l.classes, root: rootID, ruleStart: make([]int32, n), alts: make([][]int32, n)}
+	size, nAlts := 0, 0
+	for _, rule := range l.rules[:n] {
+		size += len(rule)
+		for _, in := range rule {
+			if in.endOfSeq() {
+				nAlts++
+			}
+		}
+	}
+	prog.code = make([]gbnfInst, 0, size)
+	altStarts := make([]int32, 0, nAlts)
 	for id, rule := range l.rules[:n] {
 		start := int32(len(prog.code))
 		prog.ruleStart[id] = start
-		prog.alts[id] = append(prog.alts[id], start)
-		for j, in := range rule {
+		first := len(altStarts)
+		altStarts = append(altStarts, start)
+		for j, in := range rule[:len(rule)-1] {
 			if in.op == gbnfAlt {
-				prog.alts[id] = append(prog.alts[id], start+int32(j)+1)
+				altStarts = append(altStarts, start+int32(j)+1)
 			}
 		}
+		prog.alts[id] = altStarts[first:len(altStarts):len(altStarts)]
 		prog.code = append(prog.code, rule...)
 	}
 	// Rule references inside code still name symbol ids; alts is indexed
@@ -466,8 +507,10 @@ func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 	}
 	// Edges: rule -> rule referenced at a position preceded only by
 	// nullable references in its alternative (a left corner).
-	edges := make([][]int32, n)
+	edgeStart := make([]int, n+1)
+	var targets []int32
 	for i, rule := range rules {
+		edgeStart[i] = len(targets)
 		prefixNullable := true
 		for _, in := range rule {
 			switch {
@@ -475,7 +518,7 @@ func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 				prefixNullable = true
 			case in.op == gbnfRef:
 				if prefixNullable {
-					edges[i] = append(edges[i], in.arg)
+					targets = append(targets, in.arg)
 				}
 				prefixNullable = prefixNullable && nullable[in.arg]
 			default:
@@ -483,6 +526,8 @@ func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 			}
 		}
 	}
+	edgeStart[n] = len(targets)
+	edges := func(i int) []int32 { return targets[edgeStart[i]:edgeStart[i+1]] }
 	const (
 		white = iota
 		grey
@@ -498,12 +543,12 @@ func gbnfNullableCycle(rules [][]gbnfInst) (int, bool) {
 		color[start] = grey
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
-			if top.edge == len(edges[top.rule]) {
+			if top.edge == len(edges(top.rule)) {
 				color[top.rule] = black
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			next := edges[top.rule][top.edge]
+			next := edges(top.rule)[top.edge]
 			top.edge++
 			switch color[next] {
 			case grey:
@@ -689,6 +734,7 @@ type Matcher struct {
 	inSet    []int32    // every stack in table this step (for rehashing)
 	gen      uint32
 	overflow bool // this step met more than 8*MaxStacks distinct stacks
+	expanded int  // rule references expanded in this step
 
 	// partial UTF-8 code point: bytes seen, bytes it needs, possible range
 	pn, pneed int
@@ -769,8 +815,10 @@ func (m *Matcher) advance(s int32) {
 	}
 	// An equal stack expands to the same stacks: expanding each distinct
 	// one once per step keeps the work linear where llama.cpp's is
-	// exponential (a ::= b | b, b ::= c | c, ...).
-	if !m.add(s, false) || m.overflow {
+	// exponential (a ::= b | b, b ::= c | c, ...). Small steps skip the
+	// check, which costs a hash probe per expansion.
+	m.expanded++
+	if m.expanded > 16 && (!m.add(s, false) || m.overflow) {
 		return
 	}
 	parent := n.next
@@ -790,6 +838,7 @@ func (m *Matcher) beginSet() {
 	m.next = m.next[:0]
 	m.inSet = m.inSet[:0]
 	m.overflow = false
+	m.expanded = 0
 	m.gen++
 	if m.gen == 0 { // wrapped: clear stale stamps
 		for i := range m.table {
