@@ -17,10 +17,15 @@ func ExampleParseEnvelope() {
 			fmt.Println("rejected:", err)
 			continue
 		}
-		fmt.Println(env.Action, env.Tool, string(env.Arguments), env.Query)
+		switch env.Action {
+		case llm.ActionCall:
+			fmt.Println("call", env.Tool, string(env.Arguments))
+		case llm.ActionFindTools:
+			fmt.Println("find_tools", env.Query)
+		}
 	}
 	// Output:
 	// call get_balance {"account":"ACC-00001"}
-	// find_tools   refund a payment
+	// find_tools refund a payment
 	// rejected: llm: not a turn envelope: action "call" takes exactly the keys action, tool, arguments; got action, admin, arguments, tool
 }
