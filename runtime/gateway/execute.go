@@ -254,10 +254,14 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if v := g.opts.Validators[x.tool.ID]; v != nil {
 		if err := v(ctx, call, canon); err != nil {
 			var ge *Error
-			if errors.As(err, &ge) && ge.Type == ValidationError {
+			switch {
+			case errors.As(err, &ge) && ge == nil:
+				// A nil *Error in a non-nil error interface: no violation.
+			case ge != nil && ge.Type == ValidationError:
 				return ge
+			default:
+				return Invalid(Violation{Pointer: "", Message: err.Error()})
 			}
-			return Invalid(Violation{Pointer: "", Message: err.Error()})
 		}
 	}
 	return nil
