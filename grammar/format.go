@@ -28,7 +28,7 @@ func (c *compiler) formatContent(name, ptr string) (*gnode, int, int) {
 		c.relaxf(ptr, "format", "hostname: each label is checked, the 253-character total is not")
 		return ref(hostnameRule), 1, -1
 	case "email":
-		c.relaxf(ptr, "format", "email: quoted local parts are not admitted; the domain's total length is not checked")
+		c.relaxf(ptr, "format", "email: the domain's total length is not checked")
 		return ref(emailRule), 3, -1
 	case "uri":
 		c.relaxf(ptr, "format", "uri: a scheme and RFC 3986 characters are checked, not the full URI syntax")
@@ -98,7 +98,9 @@ var (
 
 	atext     = class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'!', '!'}, crange{'#', '\''}, crange{'*', '+'}, crange{'-', '-'}, crange{'=', '='}, crange{'?', '?'}, crange{'^', '`'}, crange{'{', '~'})
 	dotAtom   = seq(plus(atext), star(seq(lit("."), plus(atext))))
-	emailRule = &grule{hint: "email", body: seq(dotAtom, lit("@"), alt(ref(hostnameRule), seq(lit("["), ref(ipv4Rule), lit("]")), seq(lit("[IPv6:"), ref(ipv6Rule), lit("]"))))}
+	qtext     = class(crange{' ', '!'}, crange{'#', '['}, crange{']', '~'})
+	quoted    = seq(lit(`\"`), star(alt(qtext, seq(lit(`\\`), alt(qtext, lit(`\"`), lit(`\\`))))), lit(`\"`))
+	emailRule = &grule{hint: "email", body: seq(alt(dotAtom, quoted), lit("@"), alt(ref(hostnameRule), seq(lit("["), ref(ipv4Rule), lit("]")), seq(lit("[IPv6:"), ref(ipv6Rule), lit("]"))))}
 
 	uriChar = alt(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'-', '-'}, crange{'.', '.'}, crange{'_', '_'}, crange{'~', '~'},
 		crange{':', ':'}, crange{'/', '/'}, crange{'?', '?'}, crange{'#', '#'}, crange{'[', '['}, crange{']', ']'}, crange{'@', '@'},

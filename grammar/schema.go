@@ -22,6 +22,12 @@ type Options struct {
 	// or a schema always admits undeclared properties, after the declared
 	// ones.
 	OpenObjects bool
+	// NoAnswer removes the answer branch from Envelope and EnvelopeSchema.
+	// Zero: the model may answer in text.
+	NoAnswer bool
+	// NoFindTools removes the find_tools branch from Envelope and
+	// EnvelopeSchema. Zero: the model may ask for other tools.
+	NoFindTools bool
 }
 
 func (o *Options) orZero() Options {
@@ -50,8 +56,10 @@ type compiled struct {
 // cacheLimit bounds the compile cache; when it is full it starts over.
 const cacheLimit = 4096
 
+type lockedMap = sync.Mutex
+
 var cache = struct {
-	sync.Mutex
+	lockedMap
 	m map[[32]byte]*compiled
 }{m: map[[32]byte]*compiled{}}
 

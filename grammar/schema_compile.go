@@ -117,6 +117,7 @@ type compiler struct {
 	refRules map[*jsonValue]*grule
 	inline   []*jsonValue // $ref targets being merged (cycle guard)
 	chars    map[string]*gnode
+	shared   map[uint64][]*grule
 	depth    int
 	fatal    error
 }
@@ -124,12 +125,31 @@ type compiler struct {
 func newCompiler(doc *jsonValue, opts Options) *compiler {
 	c := &compiler{opts: opts, p: spaced, doc: doc, seen: map[Relaxation]bool{},
 		ptrs: map[*jsonValue]string{}, bases: map[*jsonValue]string{}, ids: map[string]*jsonValue{},
-		anchors: map[string]*jsonValue{}, refRules: map[*jsonValue]*grule{}, chars: map[string]*gnode{}}
+		anchors: map[string]*jsonValue{}, refRules: map[*jsonValue]*grule{}, chars: map[string]*gnode{},
+		shared: map[uint64][]*grule{}}
 	if opts.Compact {
 		c.p = compact
 	}
 	c.index(doc, "", "", 0)
 	return c
+}
+
+// share returns a reference to a rule for a composite node, so that a node
+// used in several places is printed once; equal nodes share one rule.
+func (c *compiler) share(n *gnode, hint string) *gnode {
+	switch n.op {
+	case gSeq, gAlt, gRep:
+	default:
+		return n
+	}
+	for _, r := range c.shared[n.h] {
+		if equalNodes(r.body, n) {
+			return ref(r)
+		}
+	}
+	r := &grule{hint: hint, body: n}
+	c.shared[n.h] = append(c.shared[n.h], r)
+	return ref(r)
 }
 
 // relaxf records a constraint the grammar does not enforce.
@@ -532,12 +552,23 @@ func (c *compiler) flatten(s *jsonValue, ptr string) []*jsonValue {
 		base.set("type", typeValue(schemaTypes(base)))
 		base.del("nullable")
 	}
+	if s.has("anyOf") && (base.has("unevaluatedProperties") || base.has("unevaluatedItems")) {
+		// Several anyOf branches can match and all of them evaluate.
+		c.relaxf(ptr, "unevaluatedProperties", "beside anyOf, unevaluatedProperties/unevaluatedItems are not enforced")
+		base.del("unevaluatedProperties")
+		base.del("unevaluatedItems")
+	}
 	parts := [][]*jsonValue{{base}}
 	if r := s.get("$ref"); r != nil {
 		if r.kind != jsonString {
 			c.relaxf(ptr, "$ref", "$ref is not a string; ignored")
 		} else if target, ok := c.resolve(s, r.s); !ok {
 			c.relaxf(ptr, "$ref", "cannot resolve %q (only references inside the schema document are followed); not enforced", r.s)
+			if base.has("unevaluatedProperties") || base.has("unevaluatedItems") {
+				c.relaxf(ptr, "unevaluatedProperties", "what the unresolved $ref evaluates is unknown; unevaluated* not enforced")
+				base.del("unevaluatedProperties")
+				base.del("unevaluatedItems")
+			}
 		} else if c.inlining(target) || len(c.inline) > 16 {
 			// A recursive reference merged with sibling keywords: keep the
 			// reference as a rule and enforce the siblings' type at most.
@@ -721,7 +752,9 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 			if !jsonEqual(av, bv) {
 				return nil, false
 			}
-		case "items", "additionalItems", "unevaluatedProperties", "unevaluatedItems", "propertyNames", "contains", "not":
+		case "unevaluatedProperties", "unevaluatedItems":
+			// below
+		case "items", "additionalItems", "propertyNames", "contains", "not":
 			if av.kind == jsonArray || bv.kind == jsonArray {
 				if canonicalJSON(av) != canonicalJSON(bv) {
 					c.relaxf(ptr, k, "allOf: two array forms of %s could not be merged; the first is enforced", k)
@@ -766,14 +799,41 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 	if mergedProps != nil {
 		m.set("properties", mergedProps)
 	}
-	apA, apB := a.get("additionalProperties"), b.get("additionalProperties")
+	apA, apB := a.get("additionalProperties"), closingOf(b)
 	switch {
 	case apA != nil && apB != nil:
 		m.set("additionalProperties", allOfOf(apA, apB))
 	case apB != nil:
 		m.set("additionalProperties", apB)
 	}
+	// a is the accumulated schema whose unevaluatedProperties sees what every
+	// merged subschema evaluates: a subschema that closes itself (its own
+	// additionalProperties or unevaluatedProperties) evaluates every name.
+	if closingOf(b) != nil {
+		m.del("unevaluatedProperties")
+	} else if m.has("unevaluatedProperties") && b.has("patternProperties") {
+		c.relaxf(ptr, "unevaluatedProperties", "names evaluated by patternProperties of a subschema are not tracked; unevaluatedProperties is not enforced")
+		m.del("unevaluatedProperties")
+	}
+	if ua, ub := a.get("unevaluatedItems"), b.get("unevaluatedItems"); ub != nil || (ua != nil && (b.has("items") || b.has("prefixItems") || b.has("contains"))) {
+		if ua != nil || a.has("items") || a.has("prefixItems") {
+			c.relaxf(ptr, "unevaluatedItems", "unevaluatedItems across subschemas is not enforced")
+			m.del("unevaluatedItems")
+		} else {
+			m.set("unevaluatedItems", ub)
+		}
+	}
 	return m, true
+}
+
+// closingOf returns the schema a flat subschema applies to names it does
+// not declare: additionalProperties, else unevaluatedProperties (the same
+// thing for a subschema without applicators of its own).
+func closingOf(s *jsonValue) *jsonValue {
+	if ap := s.get("additionalProperties"); ap != nil {
+		return ap
+	}
+	return s.get("unevaluatedProperties")
 }
 
 // mergeProps unions the properties of a and b; a property both declare
@@ -781,7 +841,7 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 // that side's additionalProperties.
 func mergeProps(a, b *jsonValue) *jsonValue {
 	pa, pb := a.get("properties"), b.get("properties")
-	apA, apB := a.get("additionalProperties"), b.get("additionalProperties")
+	apA := a.get("additionalProperties")
 	if pa == nil && pb == nil {
 		return nil
 	}
@@ -808,7 +868,7 @@ func mergeProps(a, b *jsonValue) *jsonValue {
 			out.set(k, v)
 		}
 	}
-	add(pa, b, pb, apB)
+	add(pa, b, pb, closingOf(b))
 	add(pb, a, pa, apA)
 	return out
 }
@@ -1113,16 +1173,20 @@ func (c *compiler) arrayNode(s *jsonValue, ptr string) *gnode {
 	if pv != nil && pv.kind == jsonArray {
 		prefixSchemas = pv.arr
 	}
-	if itemsV == nil {
-		itemsV = s.get("unevaluatedItems")
-		restPtr = pointerJoin(ptr, "unevaluatedItems")
+	if ui := s.get("unevaluatedItems"); itemsV == nil && ui != nil {
+		if k := dynamicEvaluation(s); k != "" {
+			c.relaxf(ptr, "unevaluatedItems", "items evaluated through %s are not tracked; unevaluatedItems is not enforced", k)
+		} else {
+			itemsV = ui
+			restPtr = pointerJoin(ptr, "unevaluatedItems")
+		}
 	}
 	minI, maxI := intKeyword(s, "minItems"), intKeyword(s, "maxItems")
 	if minI < 0 {
 		minI = 0
 	}
 	if itemsV != nil {
-		rest = c.value(itemsV, restPtr)
+		rest = c.share(c.value(itemsV, restPtr), "item")
 	} else {
 		rest = ref(c.p.value)
 	}
@@ -1194,6 +1258,17 @@ func (c *compiler) arrayNode(s *jsonValue, ptr string) *gnode {
 	return nonEmpty
 }
 
+// dynamicEvaluation names a keyword of s through which properties or items
+// may be evaluated in a way the compiler does not track ("" if none).
+func dynamicEvaluation(s *jsonValue) string {
+	for _, k := range []string{"if", "then", "else", "dependentSchemas", "$dynamicRef", "contains", "not", "\x00ref"} {
+		if s.has(k) {
+			return k
+		}
+	}
+	return ""
+}
+
 type oprop struct {
 	name     string
 	schema   *jsonValue
@@ -1220,7 +1295,12 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	apKw := "additionalProperties"
 	if ap == nil {
 		if up := s.get("unevaluatedProperties"); up != nil {
-			ap, apKw = up, "unevaluatedProperties"
+			if k := dynamicEvaluation(s); k != "" {
+				c.relaxf(ptr, "unevaluatedProperties", "names evaluated through %s are not tracked; undeclared properties are admitted", k)
+				ap = newBool(true)
+			} else {
+				ap, apKw = up, "unevaluatedProperties"
+			}
 		}
 	}
 	extras := c.opts.OpenObjects
@@ -1300,6 +1380,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 			}
 			continue
 		}
+		v = c.share(v, p.name)
 		var kb strings.Builder
 		writeJSONString(&kb, p.name)
 		kvs = append(kvs, seq(lit(kb.String()), ws, lit(":"), ws, v))
@@ -1476,7 +1557,7 @@ func (c *compiler) keyNotIn(names []string) *gnode {
 		other := intersectRanges(rawChars, negRanges(kidRanges))
 		alts = append(alts, seq(class(other...), rest))
 		if !special {
-			alts = append(alts, seq(lit(`\`), ctrlEscapeBody(), rest))
+			alts = append(alts, seq(ref(keyEscapeRule), rest))
 		} else {
 			for _, cp := range append([]rune{'"', '\\'}, ctrlRunes()...) {
 				if _, isKid := t.kids[cp]; isKid {
@@ -1500,6 +1581,8 @@ func ctrlRunes() []rune {
 	}
 	return rs
 }
+
+var keyEscapeRule = &grule{hint: "key-escape", body: seq(lit(`\`), ctrlEscapeBody())}
 
 var keyRestRule = &grule{hint: "key-rest", body: seq(star(ref(keyCharRule)), lit(`"`))}
 

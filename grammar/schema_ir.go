@@ -1,7 +1,10 @@
 package grammar
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,11 +35,78 @@ const maxRepeat = 2000
 
 type gnode struct {
 	op       gop
+	null     bool   // matches the empty string
+	h        uint64 // structural hash, set by mk
 	lit      string
 	ranges   []crange // sorted, non-overlapping, non-adjacent
 	subs     []*gnode
 	min, max int
 	rule     *grule
+}
+
+// mk completes a node: its structural hash and whether it is nullable.
+// Nodes are immutable once made.
+func mk(n *gnode) *gnode {
+	h := fnv.New64a()
+	var buf [8]byte
+	put := func(x uint64) {
+		binary.LittleEndian.PutUint64(buf[:], x)
+		h.Write(buf[:])
+	}
+	put(uint64(n.op))
+	switch n.op {
+	case gEmpty:
+		n.null = true
+	case gLit:
+		h.Write([]byte(n.lit))
+	case gClass:
+		for _, r := range n.ranges {
+			put(uint64(r.lo)<<32 | uint64(r.hi))
+		}
+	case gSeq:
+		n.null = true
+		for _, s := range n.subs {
+			put(s.h)
+			n.null = n.null && s.null
+		}
+	case gAlt:
+		for _, s := range n.subs {
+			put(s.h)
+			n.null = n.null || s.null
+		}
+	case gRep:
+		put(uint64(int64(n.min)))
+		put(uint64(int64(n.max)))
+		put(n.subs[0].h)
+		n.null = n.min == 0 || n.subs[0].null
+	case gRef:
+		put(uint64(reflect.ValueOf(n.rule).Pointer()))
+		n.null = n.rule.body != nil && n.rule.body.null
+	}
+	n.h = h.Sum64()
+	return n
+}
+
+// equalNodes is structural equality (rules by identity).
+func equalNodes(a, b *gnode) bool {
+	if a == b {
+		return true
+	}
+	if a.h != b.h || a.op != b.op || a.lit != b.lit || a.min != b.min || a.max != b.max || a.rule != b.rule ||
+		len(a.ranges) != len(b.ranges) || len(a.subs) != len(b.subs) {
+		return false
+	}
+	for i := range a.ranges {
+		if a.ranges[i] != b.ranges[i] {
+			return false
+		}
+	}
+	for i := range a.subs {
+		if !equalNodes(a.subs[i], b.subs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // grule is a named rule. Rules are identified by pointer: the printer
@@ -50,18 +120,18 @@ type grule struct {
 type crange struct{ lo, hi rune }
 
 var (
-	nEmpty = &gnode{op: gEmpty}
-	nNone  = &gnode{op: gNone}
+	nEmpty = mk(&gnode{op: gEmpty})
+	nNone  = mk(&gnode{op: gNone})
 )
 
 func lit(s string) *gnode {
 	if s == "" {
 		return nEmpty
 	}
-	return &gnode{op: gLit, lit: s}
+	return mk(&gnode{op: gLit, lit: s})
 }
 
-func ref(r *grule) *gnode { return &gnode{op: gRef, rule: r} }
+func ref(r *grule) *gnode { return mk(&gnode{op: gRef, rule: r}) }
 
 // class returns a node matching one code point in the union of the ranges.
 func class(rs ...crange) *gnode {
@@ -72,7 +142,7 @@ func class(rs ...crange) *gnode {
 	if len(rs) == 1 && rs[0].lo == rs[0].hi {
 		return lit(string(rs[0].lo))
 	}
-	return &gnode{op: gClass, ranges: rs}
+	return mk(&gnode{op: gClass, ranges: rs})
 }
 
 func normRanges(rs []crange) []crange {
@@ -139,7 +209,7 @@ func seq(ns ...*gnode) *gnode {
 	case 1:
 		return out[0]
 	}
-	return &gnode{op: gSeq, subs: out}
+	return mk(&gnode{op: gSeq, subs: out})
 }
 
 func alt(ns ...*gnode) *gnode {
@@ -159,15 +229,21 @@ func alt(ns ...*gnode) *gnode {
 	}
 	// Drop structurally identical alternatives: duplicates only grow
 	// llama.cpp's stack set.
-	seen := make(map[string]bool, len(out))
 	uniq := out[:0]
-	for _, n := range out {
-		k := n.key()
-		if seen[k] {
-			continue
+	if len(out) > 1 {
+		seen := make(map[uint64][]*gnode, len(out))
+	next:
+		for _, n := range out {
+			for _, m := range seen[n.h] {
+				if equalNodes(m, n) {
+					continue next
+				}
+			}
+			seen[n.h] = append(seen[n.h], n)
+			uniq = append(uniq, n)
 		}
-		seen[k] = true
-		uniq = append(uniq, n)
+	} else {
+		uniq = out
 	}
 	out = uniq
 	if hasEmpty {
@@ -185,7 +261,7 @@ func alt(ns ...*gnode) *gnode {
 	case 1:
 		return out[0]
 	}
-	return &gnode{op: gAlt, subs: out}
+	return mk(&gnode{op: gAlt, subs: out})
 }
 
 func opt(n *gnode) *gnode  { return rep(n, 0, 1) }
@@ -221,53 +297,16 @@ func rep(n *gnode, min, max int) *gnode {
 			return nEmpty
 		}
 		if max < 0 {
-			return &gnode{op: gRep, subs: []*gnode{ne}, min: 0, max: -1}
+			return mk(&gnode{op: gRep, subs: []*gnode{ne}, min: 0, max: -1})
 		}
 		// n{min,max} with n nullable is n'{0,max} for n' = n without ε.
 		n, min = ne, 0
 	}
-	return &gnode{op: gRep, subs: []*gnode{n}, min: min, max: max}
+	return mk(&gnode{op: gRep, subs: []*gnode{n}, min: min, max: max})
 }
 
 // nullable reports whether n matches the empty string.
-func (n *gnode) nullable() bool {
-	return n.nullableVisit(nil)
-}
-
-func (n *gnode) nullableVisit(seen map[*grule]bool) bool {
-	switch n.op {
-	case gEmpty:
-		return true
-	case gNone, gLit, gClass:
-		return false
-	case gSeq:
-		for _, s := range n.subs {
-			if !s.nullableVisit(seen) {
-				return false
-			}
-		}
-		return true
-	case gAlt:
-		for _, s := range n.subs {
-			if s.nullableVisit(seen) {
-				return true
-			}
-		}
-		return false
-	case gRep:
-		return n.min == 0 || n.subs[0].nullableVisit(seen)
-	case gRef:
-		if seen == nil {
-			seen = map[*grule]bool{}
-		}
-		if seen[n.rule] || n.rule.body == nil {
-			return false
-		}
-		seen[n.rule] = true
-		return n.rule.body.nullableVisit(seen)
-	}
-	return false
-}
+func (n *gnode) nullable() bool { return n.null }
 
 // nonEmpty returns a node for the language of n without the empty string.
 func nonEmpty(n *gnode) *gnode {
@@ -297,48 +336,6 @@ func nonEmpty(n *gnode) *gnode {
 		return nonEmpty(n.rule.body)
 	}
 	return n
-}
-
-// key is a structural identity of n used to drop duplicate alternatives
-// and to share identical rules.
-func (n *gnode) key() string {
-	var b strings.Builder
-	n.writeKey(&b)
-	return b.String()
-}
-
-func (n *gnode) writeKey(b *strings.Builder) {
-	switch n.op {
-	case gEmpty:
-		b.WriteString("E")
-	case gNone:
-		b.WriteString("N")
-	case gLit:
-		b.WriteString("L")
-		b.WriteString(strconv.Quote(n.lit))
-	case gClass:
-		b.WriteString("C")
-		for _, r := range n.ranges {
-			fmt.Fprintf(b, "%x-%x,", r.lo, r.hi)
-		}
-	case gSeq, gAlt:
-		if n.op == gSeq {
-			b.WriteString("S(")
-		} else {
-			b.WriteString("A(")
-		}
-		for _, s := range n.subs {
-			s.writeKey(b)
-			b.WriteByte(' ')
-		}
-		b.WriteByte(')')
-	case gRep:
-		fmt.Fprintf(b, "R%d,%d(", n.min, n.max)
-		n.subs[0].writeKey(b)
-		b.WriteByte(')')
-	case gRef:
-		fmt.Fprintf(b, "@%p", n.rule)
-	}
 }
 
 // printGBNF prints the grammar reachable from root as llama.cpp GBNF with

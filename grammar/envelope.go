@@ -1,0 +1,152 @@
+package grammar
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// EnvelopeTool is one shortlisted tool: the name the model writes and the
+// JSON Schema of its arguments.
+type EnvelopeTool struct {
+	// Name must match ^[a-zA-Z0-9_-]{1,64}$ (the name shown to the model).
+	Name string
+	// Schema is the tool's input schema (nil or empty means {} with closed
+	// objects: an empty argument object).
+	Schema json.RawMessage
+}
+
+// ExcludedTool is a tool left out of a turn because its schema does not
+// compile.
+type ExcludedTool struct {
+	Name string
+	Err  error
+}
+
+// EnvelopeResult is the grammar of one turn. It is immutable.
+type EnvelopeResult struct {
+	// GBNF is the llama.cpp grammar of the envelope, root rule "root".
+	GBNF string
+	// Tools lists the tools the call branch admits, in input order.
+	Tools []string
+	// Relaxations lists, per tool name, what the tool's grammar does not
+	// enforce (absent: nothing).
+	Relaxations map[string][]Relaxation
+	// Excluded lists tools whose schema failed to compile, with the error;
+	// they are not in the grammar.
+	Excluded []ExcludedTool
+}
+
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Envelope compiles the turn envelope for a shortlist (DESIGN.md):
+//
+//	{"action":"call","tool":"<one of the shortlist>","arguments":{...}}
+//	{"action":"answer","text":"..."}
+//	{"action":"find_tools","query":"..."}
+//
+// The arguments of a call are constrained by the named tool's schema. Each
+// tool compiles on its own: a tool whose schema fails (or, with
+// Options.Strict, needs relaxations) is listed in Excluded and left out;
+// when no tool compiles the call branch is absent, never unconstrained.
+// Options.NoAnswer and Options.NoFindTools remove those branches; with no
+// branch left the error wraps ErrNoTools. A name that does not fit the
+// model-name rule, or a repeated name, is an error (ErrInvalidSchema).
+// Envelope is safe for concurrent use; tool grammars come from the
+// FromSchema cache.
+func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
+	o := opts.orZero()
+	if err := checkToolNames(tools); err != nil {
+		return nil, err
+	}
+	key := envelopeKey(tools, o)
+	envCache.Lock()
+	if r, ok := envCache.m[key]; ok {
+		envCache.Unlock()
+		return r, nil
+	}
+	envCache.Unlock()
+
+	p := spaced
+	if o.Compact {
+		p = compact
+	}
+	res := &EnvelopeResult{Relaxations: map[string][]Relaxation{}}
+	var calls []*gnode
+	toolOpts := o
+	toolOpts.NoAnswer, toolOpts.NoFindTools = false, false
+	for _, t := range tools {
+		schema := t.Schema
+		if len(strings.TrimSpace(string(schema))) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		r, err := FromSchema(schema, &toolOpts)
+		if err != nil {
+			res.Excluded = append(res.Excluded, ExcludedTool{Name: t.Name, Err: err})
+			continue
+		}
+		if len(r.Relaxations) > 0 {
+			res.Relaxations[t.Name] = r.Relaxations
+		}
+		res.Tools = append(res.Tools, t.Name)
+		args := &grule{hint: t.Name + "-args", body: r.root.body}
+		calls = append(calls, seq(lit(`"`+t.Name+`"`), p.ws, lit(","), p.ws, lit(`"arguments"`), p.ws, lit(":"), p.ws, ref(args)))
+	}
+	var branches []*gnode
+	if len(calls) > 0 {
+		call := &grule{hint: "call", body: seq(lit(`"call"`), p.ws, lit(","), p.ws, lit(`"tool"`), p.ws, lit(":"), p.ws, alt(calls...))}
+		branches = append(branches, ref(call))
+	}
+	if !o.NoAnswer {
+		branches = append(branches, ref(&grule{hint: "answer", body: seq(lit(`"answer"`), p.ws, lit(","), p.ws, lit(`"text"`), p.ws, lit(":"), p.ws, ref(p.str))}))
+	}
+	if !o.NoFindTools {
+		branches = append(branches, ref(&grule{hint: "find-tools", body: seq(lit(`"find_tools"`), p.ws, lit(","), p.ws, lit(`"query"`), p.ws, lit(":"), p.ws, ref(p.str))}))
+	}
+	if len(branches) == 0 {
+		return nil, fmt.Errorf("%w: no tool compiled and the answer and find_tools branches are disabled", ErrNoTools)
+	}
+	root := &grule{hint: "root", body: seq(lit("{"), p.ws, lit(`"action"`), p.ws, lit(":"), p.ws, alt(branches...), p.ws, lit("}"))}
+	res.GBNF = printGBNF(root)
+	envCache.Lock()
+	if len(envCache.m) >= cacheLimit {
+		envCache.m = map[[32]byte]*EnvelopeResult{}
+	}
+	envCache.m[key] = res
+	envCache.Unlock()
+	return res, nil
+}
+
+func checkToolNames(tools []EnvelopeTool) error {
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if !toolNameRE.MatchString(t.Name) {
+			return &SchemaError{Msg: fmt.Sprintf("tool name %q does not match ^[a-zA-Z0-9_-]{1,64}$", t.Name), Err: ErrInvalidSchema}
+		}
+		if seen[t.Name] {
+			return &SchemaError{Msg: fmt.Sprintf("tool name %q appears twice", t.Name), Err: ErrInvalidSchema}
+		}
+		seen[t.Name] = true
+	}
+	return nil
+}
+
+var envCache = struct {
+	lockedMap
+	m map[[32]byte]*EnvelopeResult
+}{m: map[[32]byte]*EnvelopeResult{}}
+
+// envelopeKey hashes the options and each tool's name and schema bytes.
+func envelopeKey(tools []EnvelopeTool, o Options) [32]byte {
+	h := sha256.New()
+	h.Write([]byte{'e', b2b(o.Strict), b2b(o.Compact), b2b(o.OpenObjects), b2b(o.NoAnswer), b2b(o.NoFindTools)})
+	for _, t := range tools {
+		fmt.Fprintf(h, "%d:%s%d:", len(t.Name), t.Name, len(t.Schema))
+		h.Write(t.Schema)
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
