@@ -16,14 +16,14 @@ import (
 // every valid instance of a compiled schema must be accepted; invalid
 // instances rejected by the grammar alone are counted.
 type suiteStats struct {
-	schemas, compiled                int
-	valid, validRejected             int
-	invalid, invalidRejected         int
-	exact                            int // compiled, all valid accepted, all invalid rejected
-	withInstances                    int // compiled schemas that have instances
-	relaxedSchemas                   int
-	failures                         []string
-	compileErrors                    map[string]int
+	schemas, compiled        int
+	valid, validRejected     int
+	invalid, invalidRejected int
+	exact                    int // compiled, all valid accepted, all invalid rejected
+	withInstances            int // compiled schemas that have instances
+	relaxedSchemas           int
+	failures                 []string
+	compileErrors            map[string]int
 }
 
 func (s *suiteStats) add(cg *checkedGroup) {
