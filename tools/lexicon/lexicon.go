@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -64,6 +65,29 @@ type Lexicon struct {
 	irreg    map[string]string  // irregular inflection → lemma ("sent" → "send")
 	trans    [2]map[string]*translation
 	transStm [2]map[string]*translation
+	// Phrases of two or three words, keyed by their words and by their
+	// words' stems: English phrases → concepts; Spanish and Polish phrases
+	// → translations.
+	enPhrase    map[phraseKey][]int32
+	transPhrase [2]map[phraseKey]*translation
+}
+
+// phraseKey holds the words of a two- or three-word phrase; the third is
+// "" for two words.
+type phraseKey [3]string
+
+// phraseKeys returns the key of a phrase by its words and by their stems in
+// lang; ok is false unless the phrase has two or three words.
+func phraseKeys(lang analysis.Lang, phrase string) (words, stems phraseKey, ok bool) {
+	f := strings.Fields(phrase)
+	if len(f) < 2 || len(f) > 3 {
+		return words, stems, false
+	}
+	for i, w := range f {
+		words[i] = w
+		stems[i] = analysis.Stem(lang, w)
+	}
+	return words, stems, true
 }
 
 var (
@@ -94,9 +118,11 @@ func DefaultErr() error {
 
 func empty() *Lexicon {
 	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}}
+	l.enPhrase = map[phraseKey][]int32{}
 	for i := range l.trans {
 		l.trans[i] = map[string]*translation{}
 		l.transStm[i] = map[string]*translation{}
+		l.transPhrase[i] = map[phraseKey]*translation{}
 	}
 	return l
 }
@@ -149,6 +175,10 @@ func Build(src *Source) (*Lexicon, error) {
 		l.concepts = append(l.concepts, c)
 		for _, w := range c.words {
 			l.english[w] = appendUnique(l.english[w], idx)
+			if words, stems, ok := phraseKeys(analysis.English, w); ok {
+				l.enPhrase[words] = appendUnique(l.enPhrase[words], idx)
+				l.enPhrase[stems] = appendUnique(l.enPhrase[stems], idx)
+			}
 			if !strings.Contains(w, " ") {
 				// Indexed by stem even when the stem is the word itself, so
 				// that an inflection ("payments") finds its lemma ("payment").
@@ -193,6 +223,12 @@ func Build(src *Source) (*Lexicon, error) {
 			for _, en := range t.english {
 				for _, c := range l.englishConcepts(en) {
 					t.concepts = appendUnique(t.concepts, c)
+				}
+			}
+			if words, stems, ok := phraseKeys(lang, key); ok {
+				l.transPhrase[i][words] = t
+				if _, taken := l.transPhrase[i][stems]; !taken {
+					l.transPhrase[i][stems] = t
 				}
 			}
 			if !strings.Contains(key, " ") {
@@ -338,6 +374,52 @@ const (
 	maxToolSynonyms    = 6
 	maxWordNetSynonyms = 2
 )
+
+// PhraseConcepts appends to dst the concepts of the phrase made of two or
+// three consecutive folded tokens (w3 "" for two), such as "pull request",
+// "look up", "turn off", "correo electronico" or "kurs walut", and returns
+// the extended slice. The phrase is matched by its words and, failing that,
+// by their stems; lang selects the reading as in Concepts ("" tries all).
+// It does not allocate when dst has room.
+func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 string) []Concept {
+	add := func(idx []int32) {
+		for _, i := range idx {
+			c := Concept{ID: l.concepts[i].id, Weight: l.concepts[i].weight}
+			if !slices.Contains(dst, c) {
+				dst = append(dst, c)
+			}
+		}
+	}
+	words := phraseKey{w1, w2, w3}
+	if lang == "" || lang == analysis.English {
+		idx, ok := l.enPhrase[words]
+		if !ok {
+			idx = l.enPhrase[stemKey(analysis.English, words)]
+		}
+		add(idx)
+	}
+	for i, tl := range [2]analysis.Lang{analysis.Spanish, analysis.Polish} {
+		if lang == "" || lang == tl {
+			t, ok := l.transPhrase[i][words]
+			if !ok {
+				t = l.transPhrase[i][stemKey(tl, words)]
+			}
+			if t != nil {
+				add(t.concepts)
+			}
+		}
+	}
+	return dst
+}
+
+func stemKey(lang analysis.Lang, k phraseKey) phraseKey {
+	for i, w := range k {
+		if w != "" {
+			k[i] = analysis.Stem(lang, w)
+		}
+	}
+	return k
+}
 
 // Expand appends to dst English words and phrases that widen a query made
 // of the folded tokens terms: translations of Spanish and Polish words

@@ -314,3 +314,42 @@ func BenchmarkConcepts(b *testing.B) {
 		dst = l.Concepts(dst[:0], "", "archivos")
 	}
 }
+
+func TestPhraseConcepts(t *testing.T) {
+	l := Default()
+	tests := []struct {
+		lang       analysis.Lang
+		w1, w2, w3 string
+		sameAs     string // an English word sharing a concept with the phrase
+	}{
+		{analysis.English, "pull", "request", "", "pr"},
+		{analysis.English, "pull", "requests", "", "pr"}, // by stems
+		{analysis.English, "turn", "off", "", "disable"},
+		{analysis.English, "look", "up", "", "search"},
+		{analysis.English, "get", "rid", "of", "delete"},
+		{"", "base", "de", "datos", "database"},
+		{"", "correo", "electronico", "", "email"},
+		{"", "kurs", "walut", "", "exchange"},
+		{"", "stan", "konta", "", "balance"},
+	}
+	for _, tt := range tests {
+		got := l.PhraseConcepts(nil, tt.lang, tt.w1, tt.w2, tt.w3)
+		want := l.Concepts(nil, analysis.English, tt.sameAs)
+		shared := false
+		for _, c := range got {
+			if slices.Contains(want, c) {
+				shared = true
+			}
+		}
+		if !shared {
+			t.Errorf("PhraseConcepts(%q %q %q) = %v shares no concept with %q (%v)", tt.w1, tt.w2, tt.w3, got, tt.sameAs, want)
+		}
+	}
+	if got := l.PhraseConcepts(nil, "", "delete", "file", ""); len(got) != 0 {
+		t.Errorf("PhraseConcepts(delete file) = %v, want none (not a listed phrase)", got)
+	}
+	dst := make([]Concept, 0, 16)
+	if n := testing.AllocsPerRun(100, func() { dst = l.PhraseConcepts(dst[:0], "", "pull", "requests", "") }); n != 0 {
+		t.Errorf("PhraseConcepts allocates %v times per call, want 0", n)
+	}
+}

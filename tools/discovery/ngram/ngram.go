@@ -13,7 +13,9 @@
 //     vocabulary group or common WordNet synsets, and for Spanish and Polish
 //     words those of their English translations, so that "delete file",
 //     "remove document" and "borrar archivo" share features. A word with
-//     several concepts spreads its weight over them (1/√n each).
+//     several concepts spreads its weight over them (1/√n each). Two- and
+//     three-word phrases the lexicon lists ("pull request", "turn off",
+//     "base de datos") add their concepts too.
 //
 // Stop words are skipped, repeated features are weighted sublinearly
 // (1 + ln tf) and the vector is L2-normalized, so the dot product of two
@@ -359,8 +361,33 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 			}
 		}
 	}
+	if e.lex != nil && e.wConcept > 0 {
+		raw = e.phraseFeatures(sc, raw, lang)
+	}
 	clear(sc.toks)
 	sc.raw = raw
+	return raw
+}
+
+// phraseFeatures appends the concepts of the two- and three-word phrases
+// the lexicon knows ("pull request", "turn off", "base de datos"), matched
+// on the tokens before stop-word removal.
+func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang) []Feature {
+	toks := sc.toks
+	for i := 0; i+1 < len(toks); i++ {
+		sc.concepts = sc.concepts[:0]
+		if i+2 < len(toks) {
+			sc.concepts = e.lex.PhraseConcepts(sc.concepts, "", toks[i], toks[i+1], toks[i+2])
+		}
+		sc.concepts = e.lex.PhraseConcepts(sc.concepts, "", toks[i], toks[i+1], "")
+		spread := float32(1)
+		if len(sc.concepts) > 1 {
+			spread = 1 / float32(math.Sqrt(float64(len(sc.concepts))))
+		}
+		for _, c := range sc.concepts {
+			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
+		}
+	}
 	return raw
 }
 

@@ -185,6 +185,9 @@ func TestQualityTriples(t *testing.T) {
 		{"show my account balance", "pokaż saldo mojego konta", "upload a photo"},
 		{"search repositories", "find repos", "pay an invoice"},
 		{"get_file_contents", "read a file", "create a calendar event"},
+		{"open a pull request", "create a merge request", "read a file"},
+		{"turn off the lights", "disable the lights", "turn the page"},
+		{"¿cuál es el tipo de cambio?", "what is the exchange rate", "change my password"},
 	}
 	for _, tr := range triples {
 		a, n, f := embed1(t, e, tr[0]), embed1(t, e, tr[1]), embed1(t, e, tr[2])
