@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -42,7 +41,9 @@ var envelopeKeys = map[Action][]string{
 // action, exactly that action's keys (case-sensitive, none missing, none
 // extra, none repeated at any depth), strings where strings belong and an
 // object for "arguments". Whether the tool is in the shortlist is the
-// caller's check (ParseReply does it). Errors wrap ErrBadEnvelope.
+// caller's check (ParseReply does it). Errors wrap ErrBadEnvelope; their
+// text quotes no string of the input (it goes back to the model, and the
+// model may have named a tool it must not see again).
 func ParseEnvelope(data []byte) (Envelope, error) {
 	if !utf8.Valid(data) {
 		return Envelope{}, fmt.Errorf("%w: invalid UTF-8", ErrBadEnvelope)
@@ -60,11 +61,11 @@ func ParseEnvelope(data []byte) (Envelope, error) {
 	}
 	want, ok := envelopeKeys[env.Action]
 	if !ok {
-		return Envelope{}, fmt.Errorf("%w: unknown action %q (want call, answer or find_tools)", ErrBadEnvelope, env.Action)
+		return Envelope{}, fmt.Errorf("%w: unknown action (want call, answer or find_tools)", ErrBadEnvelope)
 	}
 	if len(obj) != len(want)+1 {
-		return Envelope{}, fmt.Errorf("%w: action %q takes exactly the keys action, %s; got %s",
-			ErrBadEnvelope, env.Action, strings.Join(want, ", "), keyList(obj))
+		return Envelope{}, fmt.Errorf("%w: action %q takes exactly the keys action, %s; got %d keys",
+			ErrBadEnvelope, env.Action, strings.Join(want, ", "), len(obj))
 	}
 	var err error
 	switch env.Action {
@@ -96,15 +97,6 @@ func unmarshalString(obj map[string]json.RawMessage, key string, dst *string) er
 		return fmt.Errorf("%w: %q must be a string", ErrBadEnvelope, key)
 	}
 	return nil
-}
-
-func keyList(obj map[string]json.RawMessage) string {
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return strings.Join(keys, ", ")
 }
 
 // checkJSON reports whether data is one JSON value with no trailing data
@@ -143,7 +135,7 @@ func walkValue(dec *json.Decoder, depth int) error {
 			}
 			key, _ := keyTok.(string)
 			if seen[key] {
-				return fmt.Errorf("key %q repeated in an object", key)
+				return errors.New("a key is repeated in an object")
 			}
 			seen[key] = true
 			if err := walkValue(dec, depth+1); err != nil {

@@ -27,5 +27,5 @@ func ExampleParseEnvelope() {
 	// Output:
 	// call get_balance {"account":"ACC-00001"}
 	// find_tools refund a payment
-	// rejected: llm: not a turn envelope: action "call" takes exactly the keys action, tool, arguments; got action, admin, arguments, tool
+	// rejected: llm: not a turn envelope: action "call" takes exactly the keys action, tool, arguments; got 4 keys
 }

@@ -59,7 +59,9 @@ type Message struct {
 // ToolCall is one call of a tool by the model.
 type ToolCall struct {
 	// ID is the backend's call id (OpenAI), or one the adapter made up
-	// when the backend gives none. It is never an idempotency key.
+	// when the backend gives none; empty for an envelope call, whose result
+	// goes back as a RoleUser message (there is no native call to answer).
+	// It is never an idempotency key.
 	ID string
 	// Name is the model-facing tool name, one of Request.Tools.
 	Name string
