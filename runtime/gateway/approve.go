@@ -79,3 +79,24 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not grant the approval"}
 	}
 }
+
+// Approval returns the approval with the given ID to a principal of its
+// tenant who may see it: the requester, or a holder of ApprovalScope (an
+// approver reads what the call will do before granting it). Another
+// tenant's approval is NOT_FOUND. Safe for concurrent use.
+func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*Approval, error) {
+	if p.ID == "" || p.Tenant == "" {
+		return nil, &Error{Type: Unauthenticated, Message: "no authenticated principal"}
+	}
+	a, err := g.store.GetApproval(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
+		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
+	}
+	if err != nil {
+		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not read the approval"}
+	}
+	if a.Requester != p.ID && !p.HasScope(ApprovalScope) {
+		return nil, &Error{Type: PermissionDenied, Message: "reading another principal's approval needs scope " + ApprovalScope}
+	}
+	return &a, nil
+}

@@ -52,7 +52,9 @@
 //
 // # Leases and fencing
 //
-// A claim holds the slot for the tool's timeout plus Options.LeaseGrace.
+// A claim holds the slot for the tool's timeout plus Options.LeaseGrace
+// (leases, retention and approval expiry follow the injected Clock; the
+// handler's own deadline is a real-time context deadline).
 // After that a retry of the same call takes the slot over with a larger
 // fencing token and re-runs the handler with the same key; the old owner's
 // late completion is rejected (ErrFenced) and its caller told to retry. The

@@ -81,6 +81,7 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //	                                200 {"success":true,"result","cached","idempotency_key"}
 //	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant) →
 //	                                200 {"success":true,"approval":{...}}
+//	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
 //	POST /v1/discover               {"query","k"} → the Discover hook's result
 //	GET  /metrics                   Prometheus exposition of HTTPOptions.Gatherer
 //	GET  /healthz                   200 {"status":"ok"}
@@ -112,7 +113,13 @@ func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Hand
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/tools/call", h.method(http.MethodPost, h.call))
-	mux.HandleFunc("/v1/approvals/{approval_id}", h.method(http.MethodPost, h.approve))
+	mux.HandleFunc("/v1/approvals/{approval_id}", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.showApproval(w, r)
+			return
+		}
+		h.method(http.MethodPost, h.approve)(w, r)
+	})
 	mux.HandleFunc("/v1/discover", h.method(http.MethodPost, h.discoverTools))
 	mux.HandleFunc("/healthz", h.method(http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -311,6 +318,22 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
+	if err != nil {
+		writeError(w, asError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Success  bool      `json:"success"`
+		Approval *Approval `json:"approval"`
+	}{true, a})
+}
+
+func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
+	p, ok := h.principal(w, r)
+	if !ok {
+		return
+	}
+	a, err := h.g.Approval(r.Context(), p, r.PathValue("approval_id"))
 	if err != nil {
 		writeError(w, asError(err))
 		return

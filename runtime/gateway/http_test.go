@@ -249,7 +249,17 @@ func TestHTTPApprovalFlow(t *testing.T) {
 	wantError(t, "approval without a token", h.do(t, "POST", "/v1/approvals/"+id, "", ""), 401, gateway.Unauthenticated, false)
 	wantError(t, "approval by the requester", h.do(t, "POST", "/v1/approvals/"+id, "tok-alice", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval by mallory", h.do(t, "POST", "/v1/approvals/"+id, "tok-mallory", "{}"), 403, gateway.PermissionDenied, false)
-	wantError(t, "approval GET", h.do(t, "GET", "/v1/approvals/"+id, "tok-bob", ""), 405, gateway.MethodNotAllowed, false)
+	wantError(t, "approval PUT", h.do(t, "PUT", "/v1/approvals/"+id, "tok-bob", ""), 405, gateway.MethodNotAllowed, false)
+	wantError(t, "approval read by mallory", h.do(t, "GET", "/v1/approvals/"+id, "tok-mallory", ""), 403, gateway.PermissionDenied, false)
+	wantError(t, "approval read, unknown ID", h.do(t, "GET", "/v1/approvals/apr_x", "tok-bob", ""), 404, gateway.NotFound, false)
+	for _, tok := range []string{"tok-bob", "tok-alice"} {
+		show := h.do(t, "GET", "/v1/approvals/"+id, tok, "")
+		shown, _ := show.body["approval"].(map[string]any)
+		args, _ := shown["arguments"].(map[string]any)
+		if show.status != 200 || shown["granted"] != false || shown["requester"] != "alice" || args["amount"] != float64(5000) {
+			t.Errorf("GET approval as %s = %d %s, want 200, pending, requested by alice, amount 5000", tok, show.status, show.raw)
+		}
+	}
 	a := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", "")
 	appr, _ := a.body["approval"].(map[string]any)
 	if a.status != 200 || appr["granted"] != true || appr["approver"] != "bob" || appr["approval_id"] != id {
