@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -312,4 +313,34 @@ func FuzzSplitIdentifier(f *testing.F) {
 			t.Fatalf("SplitIdentifier(%q) = %q, but splitting their join gives %q", s, parts, again)
 		}
 	})
+}
+
+// TestConcurrentUse runs one Analyzer from several goroutines (run with
+// -race) and checks every result against the serial one.
+func TestConcurrentUse(t *testing.T) {
+	a := New(nil)
+	texts := []string{"getHTTPResponse_v2 user's files", "¿Cómo borrar el archivo?", "usuń wszystkie pliki", "Straße Crème", "running generously"}
+	want := make([][]string, len(texts))
+	for i, s := range texts {
+		want[i] = a.Terms(nil, s, "")
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			var err error
+			var dst []string
+			for r := 0; r < 200 && err == nil; r++ {
+				i := (g + r) % len(texts)
+				if dst = a.Terms(dst[:0], texts[i], ""); !slices.Equal(dst, want[i]) {
+					err = fmt.Errorf("concurrent Terms(%q) = %q, want %q", texts[i], dst, want[i])
+				}
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -260,6 +260,9 @@ func TestEmbedToReuses(t *testing.T) {
 	if &got[0] != &dst[0] {
 		t.Error("EmbedTo did not reuse dst")
 	}
+	if raceEnabled {
+		return
+	}
 	if n := testing.AllocsPerRun(50, func() { e.EmbedTo(dst, "delete a file") }); n > 0 {
 		t.Errorf("EmbedTo allocates %v times per call with a reused dst, want 0", n)
 	}
@@ -275,5 +278,39 @@ func TestNeighboursSorted(t *testing.T) {
 	})
 	if cands[0] != "delete a file" {
 		t.Errorf("nearest to %q = %q (order %q), want %q", "borrar un archivo", cands[0], cands, "delete a file")
+	}
+}
+
+// TestConcurrentUse embeds from several goroutines (run with -race) and
+// checks every vector against the serial one.
+func TestConcurrentUse(t *testing.T) {
+	e := New(nil)
+	texts := []string{"delete a file", "borrar archivo", "wyślij wiadomość", "open a pull request", "Crème brûlée"}
+	want := make([][]float32, len(texts))
+	for i, s := range texts {
+		want[i] = embed1(t, e, s)
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			var err error
+			dst := make([]float32, e.Dim())
+			for r := 0; r < 100 && err == nil; r++ {
+				i := (g + r) % len(texts)
+				e.EmbedTo(dst, texts[i])
+				for j := range dst {
+					if dst[j] != want[i][j] {
+						err = fmt.Errorf("concurrent EmbedTo(%q)[%d] = %v, want %v", texts[i], j, dst[j], want[i][j])
+						break
+					}
+				}
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ngram
+
+const raceEnabled = false
