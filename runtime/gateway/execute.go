@@ -470,8 +470,12 @@ func (g *Gateway) finish(ctx context.Context, x *exec, outcome string, gerr *Err
 		SessionID: truncate(x.call.SessionID, maxSessionIDBytes), Step: x.call.Step, Tool: truncate(x.call.Tool, 256),
 		Key: x.key, Decision: decision, Reason: x.reason, Outcome: outcome, ApprovalID: x.appr, Latency: latency,
 	}
-	if gerr != nil && gerr.Type != DomainErrorType && e.Reason == "" {
-		e.Reason = truncate(gerr.Message, 512)
+	switch {
+	case gerr == nil || decision == "deny":
+	case gerr.Type == DomainErrorType:
+		e.Reason += "; domain error " + gerr.Code
+	default:
+		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
 	if err := g.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
 		g.metrics.auditFailure()

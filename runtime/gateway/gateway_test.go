@@ -579,6 +579,9 @@ func TestHostileCalls(t *testing.T) {
 		if en.Outcome == gateway.OutcomeOK || en.Key != "" {
 			t.Errorf("audit entry %+v for a refused call, want a refusal without a key", en)
 		}
+		if en.Outcome == gateway.OutcomeInvalid && (en.Decision != "allow" || !strings.Contains(en.Reason, "VALIDATION_ERROR")) {
+			t.Errorf("audit entry %+v for invalid arguments, want allow with the validation error in the reason", en)
+		}
 	}
 }
 
