@@ -534,3 +534,50 @@ func TestNewOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamingStatusErrors(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
+	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		if i == 0 {
+			w.Header().Set("Retry-After", "4")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":"server busy, please try again.  maximum pending requests exceeded"}`)
+			return true
+		}
+		return false
+	}
+	var slept []time.Duration
+	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
+		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	req := backendtest.Request(llm.ModeEnvelope)
+	req.OnDelta = func(string) {}
+	resp, err := cb.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{4 * time.Second}) {
+		t.Errorf("Answer %q, slept %v; want ok after [4s]", resp.Answer, slept)
+	}
+}
+
+func TestMidStreamError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.WriteString(w, `{"model":"m","created_at":"2025-07-07T20:22:19Z","message":{"role":"assistant","content":"{\"act"},"done":false}`+"\n")
+		io.WriteString(w, `{"error":"an error was encountered while running the model: unexpected EOF"}`+"\n")
+	}))
+	defer srv.Close()
+	b, _ := ollama.New("m", &ollama.Options{BaseURL: srv.URL})
+	req := backendtest.Request(llm.ModeEnvelope)
+	req.OnDelta = func(string) {}
+	_, err := b.Chat(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Fatalf("Chat error = %v, want the server's mid-stream error", err)
+	}
+	var oe *llm.OutputError
+	if errors.As(err, &oe) {
+		t.Errorf("a broken stream is an OutputError: %v", err)
+	}
+}

@@ -647,3 +647,33 @@ func TestEnvelopeWrapping(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamingStatusErrors(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		if i == 0 {
+			w.Header().Set("Retry-After", "3")
+			apiError(w, http.StatusTooManyRequests, "Rate limit reached")
+			return true
+		}
+		return false
+	}
+	var slept []time.Duration
+	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
+		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	req := backendtest.Request(llm.ModeEnvelope)
+	var deltas strings.Builder
+	req.OnDelta = func(d string) { deltas.WriteString(d) }
+	resp, err := cb.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{3 * time.Second}) {
+		t.Errorf("Answer %q, slept %v; want ok after [3s]", resp.Answer, slept)
+	}
+	if deltas.String() != backendtest.WireContent(`{"action":"answer","text":"ok"}`) {
+		t.Errorf("deltas = %q", deltas.String())
+	}
+}
