@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jcs"
@@ -239,6 +241,9 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if _, ok := tree.(map[string]any); !ok {
 		return Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})
 	}
+	if vs := unsafeIntegers(tree, nil, nil); len(vs) > 0 {
+		return Invalid(vs...)
+	}
 	sch, err := g.schemaFor(x.tool)
 	if err != nil {
 		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile: %v", x.tool.ID, err)}
@@ -265,6 +270,34 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 		}
 	}
 	return nil
+}
+
+// maxSafeInteger is 2^53: integers beyond it are not exact as doubles.
+const maxSafeInteger = 1 << 53
+
+// unsafeIntegers reports integer literals beyond ±2^53. Canonical JSON
+// (RFC 8785) represents numbers as IEEE doubles, so such an integer would
+// reach the handler rounded (an account number off by a few units); it must
+// be sent as a string instead.
+func unsafeIntegers(v any, path []string, out []Violation) []Violation {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			out = unsafeIntegers(e, append(path, k), out)
+		}
+	case []any:
+		for i, e := range v {
+			out = unsafeIntegers(e, append(path, strconv.Itoa(i)), out)
+		}
+	case json.Number:
+		if len(strings.TrimPrefix(string(v), "-")) >= 16 && !strings.ContainsAny(string(v), ".eE") {
+			if n, err := strconv.ParseInt(string(v), 10, 64); err != nil || n > maxSafeInteger || n < -maxSafeInteger {
+				out = append(out, Violation{Pointer: jsonPointer(path),
+					Message: "integer beyond ±2^53 cannot be represented exactly; send it as a string"})
+			}
+		}
+	}
+	return out
 }
 
 // approvalID derives the approval's ID from the key: a retried call finds

@@ -543,6 +543,8 @@ func TestHostileCalls(t *testing.T) {
 		{"duplicate member", transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1,"amount":100000}`), gateway.ValidationError, ""},
 		{"array arguments", transferCall(alice, "s", 1, `[1,2]`), gateway.ValidationError, ""},
 		{"string arguments", transferCall(alice, "s", 1, `"transfer everything"`), gateway.ValidationError, ""},
+		{"integer 2^53+1", transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":9007199254740993}`), gateway.ValidationError, "/amount"},
+		{"integer beyond 2^53", transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12345678901234567890}`), gateway.ValidationError, "/amount"},
 		{"number out of range", transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1e999}`), gateway.ValidationError, ""},
 		{"empty session", transferCall(alice, "", 1, okArgs), gateway.ValidationError, ""},
 		{"oversized session", transferCall(alice, long, 1, okArgs), gateway.ValidationError, ""},
