@@ -26,7 +26,11 @@ type Call struct {
 	Step int
 	// Tool is the tool's ID ("namespace/name").
 	Tool string
-	// Arguments is the JSON object of arguments; empty means {}.
+	// Arguments is the JSON object of arguments; empty means {}. It is
+	// parsed strictly (duplicate members, invalid UTF-8 and lone surrogates
+	// are refused) and reaches the handler in RFC 8785 canonical form, where
+	// numbers are IEEE doubles: integers beyond ±2^53 are refused (send
+	// large identifiers as strings).
 	Arguments json.RawMessage
 }
 
