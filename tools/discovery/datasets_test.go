@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -200,4 +201,73 @@ func TestSweep(t *testing.T) {
 		}
 		fmt.Println()
 	}
+}
+
+// TestTune sweeps one ranking constant at a time over the datasets (with
+// -discovery.report and DISCOVERY_TUNE=name=v1,v2,...;name2=...). The
+// objective is the mean recall@5 over the sets, never a single query.
+func TestTune(t *testing.T) {
+	spec := os.Getenv("DISCOVERY_TUNE")
+	if !*report || spec == "" {
+		t.Skip("run with -discovery.report and DISCOVERY_TUNE")
+	}
+	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
+	run := func(label string) {
+		var sum float64
+		fmt.Printf("%-22s", label)
+		for _, ds := range sets {
+			reform := -1.0
+			fmt.Sscan(os.Getenv("DISCOVERY_REFORM"), &reform)
+			rep := evaluate(t, ds, &discovery.Options{ReformulateBelow: reform})
+			sum += rep.RecallAt5
+			fmt.Printf("  %s %.3f/%.3f", ds.name, rep.RecallAt5, rep.MRR)
+		}
+		fmt.Printf("  mean R@5 %.4f\n", sum/float64(len(sets)))
+	}
+	run("current")
+	for _, part := range strings.Split(spec, ";") {
+		name, vals, _ := strings.Cut(part, "=")
+		for _, v := range strings.Split(vals, ",") {
+			var f float64
+			fmt.Sscan(v, &f)
+			restore := discovery.SetTuning(name, f)
+			run(name + "=" + v)
+			restore()
+		}
+	}
+}
+
+// TestCalibrate fits a Platt scaling (y ≈ σ(a·logit(conf)+c)) of the
+// confidence to whether the top-1 candidate is right, pooled over the
+// datasets (with -discovery.report and DISCOVERY_CALIBRATE=1).
+func TestCalibrate(t *testing.T) {
+	if !*report || os.Getenv("DISCOVERY_CALIBRATE") == "" {
+		t.Skip("run with -discovery.report and DISCOVERY_CALIBRATE=1")
+	}
+	var zs, ys []float64
+	for _, ds := range []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0)} {
+		rep := evaluate(t, ds, &discovery.Options{ReformulateBelow: -1})
+		for _, d := range rep.Details {
+			c := math.Min(math.Max(d.Confidence, 1e-6), 1-1e-6)
+			zs = append(zs, math.Log(c/(1-c)))
+			y := 0.0
+			if d.Recall[0] > 0 {
+				y = 1
+			}
+			ys = append(ys, y)
+		}
+	}
+	a, c := 1.0, 0.0
+	for range 2000 {
+		var ga, gc float64
+		for i, z := range zs {
+			p := 1 / (1 + math.Exp(-(a*z + c)))
+			ga += (p - ys[i]) * z
+			gc += p - ys[i]
+		}
+		n := float64(len(zs))
+		a -= 0.5 * ga / n
+		c -= 0.5 * gc / n
+	}
+	fmt.Printf("platt a=%.4f c=%.4f over %d queries\n", a, c, len(zs))
 }

@@ -81,7 +81,9 @@ type Options struct {
 	// expansion (synonyms and Spanish/Polish → English).
 	Reformulator Reformulator
 	// ReformulateBelow is the confidence under which the Reformulator is
-	// used. Zero means 0.35; a negative value never reformulates.
+	// used. Zero means 0.1 (offline lexicon expansion lowered recall when
+	// used more often; an LLM rewrite may warrant more); a negative value
+	// never reformulates.
 	ReformulateBelow float64
 	// K is the default shortlist size when a Request leaves K zero. Zero means 5.
 	K int
@@ -223,7 +225,7 @@ func New(opts *Options) (*Discoverer, error) {
 		d.reformulator = NewLexiconReformulator(d.analyzer)
 	}
 	if d.threshold == 0 {
-		d.threshold = 0.35
+		d.threshold = 0.1
 	}
 	if d.k == 0 {
 		d.k = 5

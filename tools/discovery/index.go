@@ -35,17 +35,19 @@ const (
 // weigh most and are barely length-normalised; a long description is
 // normalised fully so that verbose cards do not win by repetition.
 var fieldWeights = [numFields]struct{ w, b float64 }{
-	fieldName:        {3.0, 0.3},
+	fieldName:        {3.5, 0.3},
 	fieldNamespace:   {1.0, 0.0},
 	fieldSummary:     {1.5, 0.5},
-	fieldDescription: {1.0, 0.75},
+	fieldDescription: {0.7, 0.75},
 	fieldAliases:     {2.0, 0.5},
 	fieldTags:        {1.5, 0.3},
-	fieldParams:      {0.6, 0.75},
+	fieldParams:      {0.5, 0.75},
 }
 
+// bm25K1 is BM25's term-frequency saturation.
+var bm25K1 = 1.2
+
 const (
-	bm25K1 = 1.2
 	// notForPenalty scales the negative evidence of a query matching a
 	// tool's not_for sentence (see Index).
 	notForPenalty = 0.5
@@ -323,7 +325,6 @@ func (x *Index) buildPostings() {
 	for f := range numFields {
 		avg[f] = max(avg[f]/float64(max(n, 1)), 1)
 	}
-	type acc struct{ tf float64 }
 	var tfs []map[string]float64 = make([]map[string]float64, n)
 	df := map[string]int{}
 	for i, dc := range x.docs {
@@ -356,9 +357,6 @@ func (x *Index) buildPostings() {
 			impact := idf(n, df[t]) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 			x.postings[id] = append(x.postings[id], posting{doc: uint32(i), impact: float32(impact)})
 		}
-	}
-	for _, p := range x.postings {
-		sort.Slice(p, func(a, b int) bool { return p[a].doc < p[b].doc })
 	}
 	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
 	negDF := map[string]int{}

@@ -12,6 +12,9 @@ import (
 	"github.com/toolgate/toolgate/tools/analysis"
 )
 
+// bonusScale scales the identifier bonuses below.
+var bonusScale = 1.0
+
 // Identifier bonuses, in BM25 units, added to the lexical score of a tool
 // with a parameter that can take an id found in the request.
 const (
@@ -297,7 +300,7 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 	}
 	sort.Slice(docs, func(i, j int) bool { return docs[i] < docs[j] })
 	for _, doc := range docs {
-		touch(doc, float32(best[doc]))
+		touch(doc, float32(bonusScale*best[doc]))
 		s.ident[doc] = true
 	}
 }
@@ -482,8 +485,8 @@ func confidence(fused []fusedScore, lex, dense []scored, p queryPlan) float64 {
 
 // Confidence model coefficients (see confidence).
 var (
-	confBias  = -1.0
-	confGap   = 6.0
-	confAgree = 1.5
-	confNoLex = -1.5
+	confBias  = -1.59
+	confGap   = 4.13
+	confAgree = 1.03
+	confNoLex = -1.03
 )

@@ -1,0 +1,26 @@
+package discovery
+
+// SetTuning changes a ranking constant for the weight sweep in
+// datasets_test.go and returns a function restoring it. Names: w.<field>,
+// b.<field> (name, namespace, summary, description, aliases, tags, params),
+// k1, bonus, notfor.
+func SetTuning(name string, v float64) (restore func()) {
+	fields := map[string]field{"name": fieldName, "namespace": fieldNamespace, "summary": fieldSummary,
+		"description": fieldDescription, "aliases": fieldAliases, "tags": fieldTags, "params": fieldParams}
+	var p *float64
+	switch {
+	case name == "k1":
+		p = &bm25K1
+	case name == "bonus":
+		p = &bonusScale
+	case len(name) > 2 && name[:2] == "w.":
+		p = &fieldWeights[fields[name[2:]]].w
+	case len(name) > 2 && name[:2] == "b.":
+		p = &fieldWeights[fields[name[2:]]].b
+	default:
+		panic("unknown tuning " + name)
+	}
+	old := *p
+	*p = v
+	return func() { *p = old }
+}
