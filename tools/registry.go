@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -139,40 +140,131 @@ func (r *Registry) publish() {
 }
 
 // Snapshot is an immutable catalog, sorted by tool ID, with everything
-// authorization needs precomputed: each tool's required scopes as a bit set
-// over the snapshot's interned scopes. Safe for concurrent use. Its tools
-// must not be modified.
+// authorization needs precomputed. Safe for concurrent use. Its tools must
+// not be modified.
+//
+// Authorization cost depends on what the principal holds, not on the size
+// of the catalog: the tools' required scope sets are interned, each set is
+// filed under its first scope and lists its tools, the tools that need
+// nothing form a precomputed bit set, and tenant-restricted tools are
+// filed under each of their tenants, grouped by scope set. Authorize therefore looks only at the
+// sets filed under a scope the principal holds, the tools those sets allow,
+// and the principal's tenant's own tools.
 type Snapshot struct {
-	version  uint64
-	tools    []*Tool
-	byID     map[string]int
-	scopes   map[string]int // scope -> bit index
-	words    int            // uint64 words per scope set
-	need     []uint64       // len(tools)*words: required scopes of tool i
-	tenanted []int          // indices of tools restricted to tenants
+	version uint64
+	tools   []*Tool
+	byID    map[string]int
+	scopes  map[string]int // scope -> index
+
+	// Distinct non-empty scope sets, as sorted scope indices: set k is
+	// setScopes[setStart[k]:setStart[k+1]]; its untenanted tools are
+	// setTools[toolStart[k]:toolStart[k+1]].
+	setScopes []int32
+	setStart  []int32
+	setTools  []int32
+	toolStart []int32
+	// The sets whose smallest scope is b are byFirst[firstStart[b]:firstStart[b+1]].
+	byFirst    []int32
+	firstStart []int32
+	// open holds the untenanted tools that need no scope (bit i of word
+	// i/64); openCount is how many there are.
+	open      []uint64
+	openCount int
+	// byTenant lists, per tenant, the tools restricted to tenants that
+	// include it, grouped by scope set (-1 when they need no scope).
+	byTenant map[string][]tenantGroup
+}
+
+type tenantGroup struct {
+	set   int32
+	tools []int32
 }
 
 func newSnapshot(list []*Tool, version uint64) *Snapshot {
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	s := &Snapshot{version: version, tools: list, byID: make(map[string]int, len(list)), scopes: map[string]int{}}
+	s := &Snapshot{
+		version: version, tools: list,
+		byID:     make(map[string]int, len(list)),
+		scopes:   map[string]int{},
+		open:     make([]uint64, (len(list)+63)/64),
+		byTenant: map[string][]tenantGroup{},
+	}
+	setIndex := map[string]int32{} // canonical key of a scope set -> set
+	type tenantSet struct {
+		tenant string
+		set    int32
+	}
+	tenantGroupOf := map[tenantSet]int{} // -> index in byTenant[tenant]
+	var members [][]int32
+	var key []byte
 	for i, t := range list {
 		s.byID[t.ID] = i
-		for _, sc := range t.Card.Scopes {
-			if _, ok := s.scopes[sc]; !ok {
-				s.scopes[sc] = len(s.scopes)
+		set := int32(-1)
+		if len(t.Card.Scopes) > 0 {
+			idx := make([]int32, 0, len(t.Card.Scopes))
+			for _, sc := range t.Card.Scopes {
+				b, ok := s.scopes[sc]
+				if !ok {
+					b = len(s.scopes)
+					s.scopes[sc] = b
+				}
+				idx = append(idx, int32(b))
 			}
+			slices.Sort(idx)
+			idx = slices.Compact(idx)
+			key = key[:0]
+			for _, b := range idx {
+				key = binary.AppendUvarint(key, uint64(b))
+			}
+			k, ok := setIndex[string(key)]
+			if !ok {
+				k = int32(len(s.setStart))
+				setIndex[string(key)] = k
+				s.setStart = append(s.setStart, int32(len(s.setScopes)))
+				s.setScopes = append(s.setScopes, idx...)
+				members = append(members, nil)
+			}
+			set = k
 		}
-		if len(t.Tenants) > 0 {
-			s.tenanted = append(s.tenanted, i)
+		switch {
+		case len(t.Tenants) > 0:
+			for _, tenant := range slices.Compact(slices.Sorted(slices.Values(t.Tenants))) {
+				g, ok := tenantGroupOf[tenantSet{tenant, set}]
+				if !ok {
+					g = len(s.byTenant[tenant])
+					tenantGroupOf[tenantSet{tenant, set}] = g
+					s.byTenant[tenant] = append(s.byTenant[tenant], tenantGroup{set: set})
+				}
+				s.byTenant[tenant][g].tools = append(s.byTenant[tenant][g].tools, int32(i))
+			}
+		case set < 0:
+			s.open[i/64] |= 1 << (i % 64)
+			s.openCount++
+		default:
+			members[set] = append(members[set], int32(i))
 		}
 	}
-	s.words = (len(s.scopes) + 63) / 64
-	s.need = make([]uint64, len(list)*s.words)
-	for i, t := range list {
-		for _, sc := range t.Card.Scopes {
-			b := s.scopes[sc]
-			s.need[i*s.words+b/64] |= 1 << (b % 64)
-		}
+	s.setStart = append(s.setStart, int32(len(s.setScopes)))
+	s.toolStart = make([]int32, 0, len(members)+1)
+	for _, m := range members {
+		s.toolStart = append(s.toolStart, int32(len(s.setTools)))
+		s.setTools = append(s.setTools, m...)
+	}
+	s.toolStart = append(s.toolStart, int32(len(s.setTools)))
+	// File each set under its smallest scope (a counting sort).
+	s.firstStart = make([]int32, len(s.scopes)+1)
+	for k := range members {
+		s.firstStart[s.setScopes[s.setStart[k]]+1]++
+	}
+	for b := range len(s.scopes) {
+		s.firstStart[b+1] += s.firstStart[b]
+	}
+	s.byFirst = make([]int32, len(members))
+	next := slices.Clone(s.firstStart[:len(s.scopes)])
+	for k := range members {
+		b := s.setScopes[s.setStart[k]]
+		s.byFirst[next[b]] = int32(k)
+		next[b]++
 	}
 	return s
 }
@@ -197,40 +289,57 @@ func (s *Snapshot) Lookup(id string) (int, bool) {
 
 // Authorize computes the View of the snapshot that p may use. It is a
 // deterministic function of the snapshot and p, and agrees with the
-// package-level Authorize on every tool; it costs one pass of bit-set tests.
+// package-level Authorize on every tool. It copies the bit set of tools
+// that need nothing, then checks only the scope sets filed under a scope p
+// holds and the tools of p's tenant: its cost grows with what p may use,
+// not with the size of the catalog.
 func (s *Snapshot) Authorize(p Principal) *View {
-	v := &View{snap: s, allowed: make([]uint64, (len(s.tools)+63)/64), principal: p}
+	v := &View{snap: s, allowed: make([]uint64, len(s.open)), principal: p}
 	if p.ID == "" || p.Tenant == "" {
 		return v
 	}
-	held := make([]uint64, s.words)
+	copy(v.allowed, s.open)
+	v.n = s.openCount
+	held := make([]uint64, (len(s.scopes)+63)/64)
 	for _, sc := range p.Scopes {
 		if b, ok := s.scopes[sc]; ok {
 			held[b/64] |= 1 << (b % 64)
 		}
 	}
-	for i := range s.tools {
-		need := s.need[i*s.words : (i+1)*s.words]
-		ok := true
-		for w, n := range need {
-			if n&^held[w] != 0 {
-				ok = false
-				break
+	for w, word := range held {
+		for ; word != 0; word &= word - 1 {
+			b := w*64 + bits.TrailingZeros64(word)
+			for _, k := range s.byFirst[s.firstStart[b]:s.firstStart[b+1]] {
+				if !s.holdsSet(held, k) {
+					continue
+				}
+				for _, i := range s.setTools[s.toolStart[k]:s.toolStart[k+1]] {
+					v.allowed[i/64] |= 1 << (i % 64)
+				}
+				v.n += int(s.toolStart[k+1] - s.toolStart[k])
 			}
 		}
-		if ok {
+	}
+	for _, g := range s.byTenant[p.Tenant] {
+		if g.set >= 0 && !s.holdsSet(held, g.set) {
+			continue
+		}
+		for _, i := range g.tools {
 			v.allowed[i/64] |= 1 << (i % 64)
 		}
-	}
-	for _, i := range s.tenanted {
-		if !slices.Contains(s.tools[i].Tenants, p.Tenant) {
-			v.allowed[i/64] &^= 1 << (i % 64)
-		}
-	}
-	for _, w := range v.allowed {
-		v.n += bits.OnesCount64(w)
+		v.n += len(g.tools)
 	}
 	return v
+}
+
+// holdsSet reports whether every scope of set k is in held.
+func (s *Snapshot) holdsSet(held []uint64, k int32) bool {
+	for _, b := range s.setScopes[s.setStart[k]:s.setStart[k+1]] {
+		if held[b/64]&(1<<(b%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // View is the part of a Snapshot one principal may use. Everything that is
