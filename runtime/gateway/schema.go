@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -17,10 +15,6 @@ import (
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 )
-
-// patternTimeout bounds one ECMA-262 pattern match (regexp2 backtracks), so
-// a hostile argument cannot pin a CPU.
-const patternTimeout = 100 * time.Millisecond
 
 var printer = message.NewPrinter(language.English)
 
@@ -80,24 +74,6 @@ type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("gateway: schema reference %q: external references are not loaded", url)
-}
-
-type ecmaRegexp regexp2.Regexp
-
-func (re *ecmaRegexp) MatchString(s string) bool {
-	ok, err := (*regexp2.Regexp)(re).MatchString(s)
-	return err == nil && ok
-}
-
-func (re *ecmaRegexp) String() string { return (*regexp2.Regexp)(re).String() }
-
-func compileECMA(s string) (jsonschema.Regexp, error) {
-	re, err := regexp2.Compile(s, regexp2.ECMAScript)
-	if err != nil {
-		return nil, err
-	}
-	re.MatchTimeout = patternTimeout
-	return (*ecmaRegexp)(re), nil
 }
 
 // compileSchema compiles a tool's input schema (nil: an object with no
