@@ -94,7 +94,9 @@
 //
 // JSON Schema validation uses github.com/santhosh-tekuri/jsonschema/v6 (a
 // complete implementation of drafts 4 to 2020-12 that passes the official
-// test suite) with github.com/dlclark/regexp2 in ECMAScript mode, because
-// JSON Schema's `pattern` is ECMA-262 and Go's regexp (RE2) rejects
-// lookarounds and backreferences. Metrics use the Prometheus client.
+// test suite). JSON Schema's `pattern` is ECMA-262: a pattern in the subset
+// where ECMA-262 and RE2 provably agree runs on Go's linear-time regexp,
+// any other (lookarounds, backreferences, '.', \s, negated classes) on
+// github.com/dlclark/regexp2 in ECMAScript mode with a match timeout. Metrics
+// use the Prometheus client.
 package gateway

@@ -251,7 +251,7 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if vs := sch.check(tree); len(vs) > 0 {
 		return Invalid(vs...)
 	}
-	canon, err := jcs.Append(nil, tree)
+	canon, err := jcs.Append(make([]byte, 0, len(args)), tree)
 	if err != nil {
 		return Invalid(Violation{Pointer: "", Message: "arguments cannot be canonicalized: " + err.Error()})
 	}
