@@ -100,9 +100,6 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 	t := snap.Tool(i)
 	if err := tools.Authorize(p, t); err != nil {
 		x.decision, x.reason = "deny", err.Error()
-		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call denied",
-			slog.String("tenant", p.Tenant), slog.String("principal", p.ID),
-			slog.String("tool", t.ID), slog.String("reason", err.Error()))
 		if errors.Is(err, tools.ErrWrongTenant) {
 			// A tool restricted to other tenants does not exist for this one.
 			g.metrics.denied(t.ID, "wrong_tenant")
@@ -497,6 +494,11 @@ func (g *Gateway) finish(ctx context.Context, x *exec, outcome string, gerr *Err
 	decision := x.decision
 	if decision == "" {
 		decision = "deny"
+	}
+	if decision == "deny" {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call denied",
+			slog.String("tenant", x.call.Principal.Tenant), slog.String("principal", x.call.Principal.ID),
+			slog.String("tool", truncate(x.call.Tool, 128)), slog.String("reason", x.reason))
 	}
 	e := AuditEntry{
 		Time: x.start, Tenant: x.call.Principal.Tenant, Principal: x.call.Principal.ID,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -831,4 +832,52 @@ func TestErrorTypes(t *testing.T) {
 	if !errors.Is(err, &gateway.Error{Type: gateway.InProgress}) || errors.Is(err, &gateway.Error{Type: gateway.RateLimited}) {
 		t.Errorf("errors.Is on *gateway.Error matches by Type: got the wrong answer for %v", err)
 	}
+}
+
+// TestDecisionsLogged: denials are logged with their reason; allowed calls
+// at debug level.
+func TestDecisionsLogged(t *testing.T) {
+	var buf lockedBuffer
+	e := newEnv(t, func(o *gateway.Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	_, _ = e.gw.Execute(ctx, transferCall(mallory, "s", 1, okArgs))
+	_, _ = e.gw.Execute(ctx, transferCall(alice, "s", 1, okArgs))
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	var denied, allowed bool
+	for _, m := range lines {
+		switch m["msg"] {
+		case "gateway: call denied":
+			denied = m["principal"] == "mallory" && m["tool"] == "bank/transfer_funds" && strings.Contains(fmt.Sprint(m["reason"]), "payments:write") && m["level"] == "WARN"
+		case "gateway: call allowed":
+			allowed = m["principal"] == "alice" && m["level"] == "DEBUG"
+		}
+	}
+	if !denied || !allowed {
+		t.Errorf("logs = %v; want a WARN denial of mallory naming payments:write and a DEBUG allow of alice", lines)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
