@@ -96,7 +96,8 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 // arguments; a body over MaxBodyBytes is 413 REQUEST_TOO_LARGE; a missing
 // or unknown bearer token is 401 UNAUTHENTICATED. "step" is required (an
 // integer ≥ 0), "arguments" defaults to {}. Serve it with NewHTTPServer's
-// timeouts. The handler is safe for concurrent use.
+// timeouts. A nil auth authenticates nobody (every call is 401). The
+// handler is safe for concurrent use.
 func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Handler {
 	h := &httpHandler{g: g, auth: auth, maxBody: DefaultMaxBodyBytes, log: slog.Default()}
 	if opts != nil {
@@ -162,7 +163,11 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 		writeError(w, &Error{Type: Unauthenticated, Message: "missing bearer token (Authorization: Bearer <token>)"})
 		return tools.Principal{}, false
 	}
-	p, err := h.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	var p tools.Principal
+	err := ErrUnknownToken // no Authenticator: nobody is authenticated
+	if h.auth != nil {
+		p, err = h.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	}
 	if err != nil || p.ID == "" || p.Tenant == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
 		writeError(w, &Error{Type: Unauthenticated, Message: "unknown bearer token"})
