@@ -73,7 +73,7 @@ func TestWriterIsolatesFailures(t *testing.T) {
 	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	w := sqliteutil.NewWriter(db.W, 0)
+	w := sqliteutil.NewWriter(db.W, 0, nil)
 	defer w.Close()
 	boom := errors.New("boom")
 	const n = 100

@@ -64,14 +64,17 @@ type Writer struct {
 	mu     sync.RWMutex // held for reading while sending on ops
 	closed bool
 
+	hooks BatchHooks
+
 	stmtMu  sync.Mutex
 	stmts   map[string]*sql.Stmt
 	pending map[string]bool // seen in a transaction, prepared after its commit
 }
 
 type writeOp struct {
-	ctx context.Context
-	fn  WriteFunc
+	ctx  context.Context
+	fn   WriteFunc
+	bare bool // fn runs without a savepoint
 	// query, when fn is nil, is a single statement run without a savepoint
 	// (a failing statement changes nothing by itself); n gets its row count.
 	query string
@@ -80,14 +83,30 @@ type writeOp struct {
 	err   chan error
 }
 
+// BatchHooks let a Writer's user keep per-batch state: Begin runs right
+// after each batch's transaction began (the write lock is held, so it may
+// read state that other processes change), End right before its commit
+// (to write that state back once per batch). An error from Begin or End
+// fails the whole batch. Both run on the writer's goroutine, which is the
+// only one running write functions, so state they share with write
+// functions needs no lock.
+type BatchHooks struct {
+	Begin func(ctx context.Context, tx *Tx) error
+	End   func(ctx context.Context, tx *Tx) error
+}
+
 // NewWriter starts a Writer over db, which must be a DB's W pool (one
 // connection). maxBatch bounds the writes per transaction; zero means 256.
-func NewWriter(db *sql.DB, maxBatch int) *Writer {
+// hooks may be nil.
+func NewWriter(db *sql.DB, maxBatch int, hooks *BatchHooks) *Writer {
 	if maxBatch <= 0 {
 		maxBatch = 256
 	}
 	w := &Writer{db: db, maxBatch: maxBatch, ops: make(chan *writeOp, maxBatch),
 		stop: make(chan struct{}), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, pending: map[string]bool{}}
+	if hooks != nil {
+		w.hooks = *hooks
+	}
 	go w.loop()
 	return w
 }
@@ -100,6 +119,15 @@ func NewWriter(db *sql.DB, maxBatch int) *Writer {
 // means "committed" and an error from fn means "rolled back".
 func (w *Writer) Do(ctx context.Context, fn WriteFunc) error {
 	return w.submit(ctx, &writeOp{ctx: ctx, fn: fn, err: make(chan error, 1)})
+}
+
+// DoBare is Do without the savepoint: when fn fails, the changes it made
+// before failing stay in the batch and are committed. Use it only when every
+// prefix of fn's writes is harmless on its own (a claim that deleted an
+// expired record and then failed to insert); it saves two statements per
+// write.
+func (w *Writer) DoBare(ctx context.Context, fn WriteFunc) error {
+	return w.submit(ctx, &writeOp{ctx: ctx, fn: fn, bare: true, err: make(chan error, 1)})
 }
 
 // Exec runs one statement in the next batch, like Do, and returns the
@@ -220,23 +248,43 @@ func (w *Writer) run(batch []*writeOp) {
 		return
 	}
 	tx := &Tx{tx: sqlTx, w: w}
+	fail := func(what string, err error) {
+		sqlTx.Rollback()
+		for _, op := range batch {
+			op.err <- fmt.Errorf("sqliteutil: %s: %w", what, err)
+		}
+		w.prepareNew(ctx)
+	}
+	if w.hooks.Begin != nil {
+		if err := w.hooks.Begin(ctx, tx); err != nil {
+			fail("batch begin hook", err)
+			return
+		}
+	}
 	errs := make([]error, len(batch))
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		if op.fn == nil {
+		switch {
+		case op.fn == nil:
 			errs[i] = runStatement(ctx, tx, op)
+			continue
+		case op.bare:
+			errs[i] = runBare(ctx, tx, op)
 			continue
 		}
 		errs[i] = runIsolated(ctx, tx, op)
 	}
-	if err := sqlTx.Commit(); err != nil {
-		for _, op := range batch {
-			op.err <- fmt.Errorf("sqliteutil: commit: %w", err)
+	if w.hooks.End != nil {
+		if err := w.hooks.End(ctx, tx); err != nil {
+			fail("batch end hook", err)
+			return
 		}
-		w.prepareNew(ctx)
+	}
+	if err := sqlTx.Commit(); err != nil {
+		fail("commit", err)
 		return
 	}
 	for i, op := range batch {
@@ -252,6 +300,15 @@ func runStatement(ctx context.Context, tx *Tx, op *writeOp) error {
 	}
 	op.n, err = res.RowsAffected()
 	return err
+}
+
+func runBare(ctx context.Context, tx *Tx, op *writeOp) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sqliteutil: write panicked: %v", p)
+		}
+	}()
+	return op.fn(context.WithoutCancel(op.ctx), tx)
 }
 
 func runIsolated(ctx context.Context, tx *Tx, op *writeOp) (err error) {

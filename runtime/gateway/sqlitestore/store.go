@@ -36,6 +36,11 @@ type Options struct {
 type Store struct {
 	db *sqliteutil.DB
 	w  *sqliteutil.Writer
+
+	// The fencing counter of the current batch, read when the batch begins
+	// (under the write lock) and written back once before it commits. Only
+	// the writer's goroutine touches it.
+	token, tokenStored uint64
 }
 
 // Open opens (creating when missing) the store in the SQLite file at path
@@ -59,7 +64,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
-	return &Store{db: db, w: sqliteutil.NewWriter(db.W, o.MaxBatch)}, nil
+	s := &Store{db: db}
+	s.w = sqliteutil.NewWriter(db.W, o.MaxBatch, &sqliteutil.BatchHooks{Begin: s.loadToken, End: s.storeToken})
+	return s, nil
 }
 
 // Close finishes queued writes and closes the database. The Store must not
@@ -87,6 +94,10 @@ func fromNS(v int64) time.Time {
 
 func (s *Store) write(ctx context.Context, fn sqliteutil.WriteFunc) error {
 	return s.wrap(s.w.Do(ctx, fn))
+}
+
+func (s *Store) writeBare(ctx context.Context, fn sqliteutil.WriteFunc) error {
+	return s.wrap(s.w.DoBare(ctx, fn))
 }
 
 // wrap prefixes store failures, leaving the sentinels and context errors bare.
@@ -158,7 +169,9 @@ func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step
 // Claim implements gateway.Store.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
 	var out gateway.Claim
-	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
+	// Without a savepoint: a claim that fails part-way has at most deleted
+	// an expired record (which counts as absent anyway) or used a token.
+	err := s.writeBare(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		out = gateway.Claim{}
 		now := ns(req.Now)
 		cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
@@ -174,10 +187,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		}
 		switch {
 		case absent:
-			token, err := nextToken(ctx, tx)
-			if err != nil {
-				return err
-			}
+			token := s.nextToken()
 			_, err = tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
 				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?)`,
 				req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, req.Principal, req.Key,
@@ -203,10 +213,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			out.Status, out.Record = gateway.ClaimUncertain, cur
 			return nil
 		}
-		token, err := nextToken(ctx, tx)
-		if err != nil {
-			return err
-		}
+		token := s.nextToken()
 		_, err = tx.ExecContext(ctx, `UPDATE records SET state = 'in_progress', token = ?, lease_expires = ?,
 			expires = ?, attempts = attempts + 1, updated = ?, value = NULL, domain_error = NULL, reason = ''
 			WHERE `+slotWhere, append([]any{int64(token), ns(req.LeaseExpires), ns(req.ExpiresAt), now}, slotArgs(req.Slot)...)...)
@@ -227,10 +234,28 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	return out, nil
 }
 
-func nextToken(ctx context.Context, tx *sqliteutil.Tx) (uint64, error) {
+func (s *Store) loadToken(ctx context.Context, tx *sqliteutil.Tx) error {
 	var v int64
-	err := tx.QueryRowContext(ctx, `UPDATE counters SET value = value + 1 WHERE name = 'fencing' RETURNING value`).Scan(&v)
-	return uint64(v), err
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'fencing'`).Scan(&v); err != nil {
+		return err
+	}
+	s.token, s.tokenStored = uint64(v), uint64(v)
+	return nil
+}
+
+func (s *Store) storeToken(ctx context.Context, tx *sqliteutil.Tx) error {
+	if s.token == s.tokenStored {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE counters SET value = ? WHERE name = 'fencing'`, int64(s.token))
+	return err
+}
+
+// nextToken hands out the next fencing token of the batch. A claim that
+// fails after taking one leaves a gap, never a repeat.
+func (s *Store) nextToken() uint64 {
+	s.token++
+	return s.token
 }
 
 // execFenced runs one fenced statement (no savepoint needed: a single
