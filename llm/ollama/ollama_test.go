@@ -581,3 +581,36 @@ func TestMidStreamError(t *testing.T) {
 		t.Errorf("a broken stream is an OutputError: %v", err)
 	}
 }
+
+// TestRepairNeverSendsTheUnknownTool: after a call of a tool outside the
+// shortlist, the repair request names it nowhere.
+func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
+	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeNative} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+				stream, _ := body["stream"].(bool)
+				switch {
+				case i == 0 && mode == llm.ModeNative:
+					writeChat(w, backendtest.Reply{Calls: []llm.ToolCall{{Name: backendtest.Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}}, stream)
+				case i == 0:
+					writeChat(w, backendtest.Reply{Content: `{"action":"call","tool":"` + backendtest.Unauthorized + `","arguments":{}}`}, stream)
+				case mode == llm.ModeNative:
+					writeChat(w, backendtest.Reply{Content: "I cannot refund."}, stream)
+				default:
+					writeChat(w, backendtest.Reply{Content: `{"action":"answer","text":"I cannot refund."}`}, stream)
+				}
+				return true
+			}
+			cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
+			resp, err := cb.Chat(context.Background(), backendtest.Request(mode))
+			if err != nil || resp.Action != llm.ActionAnswer {
+				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
+			}
+			reqs := f.requests()
+			if len(reqs) != 2 || bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
+				t.Errorf("%d requests; the repair request must not name the unknown tool:\n%s", len(reqs), reqs[len(reqs)-1])
+			}
+		})
+	}
+}

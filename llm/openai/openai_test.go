@@ -677,3 +677,71 @@ func TestStreamingStatusErrors(t *testing.T) {
 		t.Errorf("deltas = %q", deltas.String())
 	}
 }
+
+// TestRepairNeverSendsTheUnknownTool: a model that calls a tool outside
+// the shortlist gets a repair message, and nothing sent afterwards names
+// that tool (security invariant 1 on the wire).
+func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
+	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+				var r backendtest.Reply
+				switch {
+				case i == 0 && mode == llm.ModeNative:
+					r = backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: backendtest.Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}, Finish: "tool_calls"}
+				case i == 0:
+					r = backendtest.Reply{Content: `{"action":"call","tool":"` + backendtest.Unauthorized + `","arguments":{"transaction_id":"T-1"}}`, Finish: "stop"}
+				default:
+					r = backendtest.Reply{Content: `{"action":"answer","text":"I cannot refund."}`, Finish: "stop"}
+					if mode == llm.ModeNative {
+						r.Content = "I cannot refund."
+					}
+				}
+				if _, ok := body["response_format"]; ok {
+					r.Content = backendtest.WireContent(r.Content)
+				}
+				writeCompletion(w, r)
+				return true
+			}
+			cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
+			resp, err := cb.Chat(context.Background(), backendtest.Request(mode))
+			if err != nil || resp.Action != llm.ActionAnswer {
+				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
+			}
+			reqs := f.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			if bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
+				t.Errorf("the repair request names the unknown tool:\n%s", reqs[1])
+			}
+			if !bytes.Contains(reqs[1], []byte(`unknown_tool`)) {
+				t.Errorf("the repair request does not tell the model what was wrong:\n%s", reqs[1])
+			}
+		})
+	}
+}
+
+func TestConcurrentChats(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+			if err == nil && resp.Answer != "ok" {
+				err = fmt.Errorf("Answer = %q", resp.Answer)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := len(f.requests()); n != 8 {
+		t.Errorf("%d requests, want 8", n)
+	}
+}
