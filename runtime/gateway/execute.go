@@ -180,7 +180,7 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 		return nil, g.internal(ctx, x, "claim", fmt.Errorf("unknown claim status %d", cl.Status))
 	}
 
-	if t.Card.Irreversible || (g.opts.NeedsApproval != nil && g.opts.NeedsApproval(x.call, x.canon)) {
+	if t.Card.Irreversible || g.needsApproval(ctx, x) {
 		if gerr := g.checkApproval(ctx, x, slot, now); gerr != nil {
 			g.unclaim(ctx, x, slot, cl, now)
 			return nil, gerr
@@ -254,7 +254,7 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	}
 	x.canon = canon
 	if v := g.opts.Validators[x.tool.ID]; v != nil {
-		if err := v(ctx, call, canon); err != nil {
+		if err := g.runValidator(ctx, v, x); err != nil {
 			var ge *Error
 			switch {
 			case errors.As(err, &ge) && ge == nil:
@@ -295,6 +295,34 @@ func unsafeIntegers(v any, path []string, out []Violation) []Violation {
 		}
 	}
 	return out
+}
+
+// needsApproval asks Options.NeedsApproval; a panicking policy fails
+// closed (the call needs an approval).
+func (g *Gateway) needsApproval(ctx context.Context, x *exec) (need bool) {
+	if g.opts.NeedsApproval == nil {
+		return false
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			need = true
+			g.log.LogAttrs(ctx, slog.LevelError, "gateway: NeedsApproval panicked; requiring approval",
+				slog.String("tool", x.tool.ID), slog.Any("panic", r))
+		}
+	}()
+	return g.opts.NeedsApproval(x.call, x.canon)
+}
+
+// runValidator runs a tool's Validator; a panic is a refusal, not a crash.
+func (g *Gateway) runValidator(ctx context.Context, v Validator, x *exec) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.log.LogAttrs(ctx, slog.LevelError, "gateway: validator panicked",
+				slog.String("tool", x.tool.ID), slog.Any("panic", r))
+			err = errors.New("the tool's validator failed on these arguments")
+		}
+	}()
+	return v(ctx, x.call, x.canon)
 }
 
 // approvalID derives the approval's ID from the key: a retried call finds

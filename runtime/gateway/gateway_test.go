@@ -881,3 +881,18 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestPanickingHooks: a panicking validator refuses the call; a panicking
+// approval policy fails closed. Nothing crashes, nothing runs.
+func TestPanickingHooks(t *testing.T) {
+	e := newEnv(t, func(o *gateway.Options) {
+		o.Validators = map[string]gateway.Validator{"bank/get_balance": func(context.Context, gateway.Call, json.RawMessage) error { panic("bug") }}
+		o.NeedsApproval = func(gateway.Call, json.RawMessage) bool { panic("bug") }
+	})
+	wantType(t, "panicking validator", second(e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1,
+		Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})), gateway.ValidationError)
+	wantType(t, "panicking approval policy", second(e.gw.Execute(ctx, transferCall(alice, "s", 2, okArgs))), gateway.ConfirmationRequired)
+	if n := e.runs.total(); n != 0 {
+		t.Errorf("handler ran %d times, want 0", n)
+	}
+}
