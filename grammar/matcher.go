@@ -703,19 +703,47 @@ func (e *RejectError) Error() string {
 func (e *RejectError) Unwrap() error { return e.Err }
 
 // gbnfNode is one frame of a parse stack: the element to match next (pos)
-// and the rest of the stack below it. Stacks share their tails.
+// and the rest of the stack below it (next, -1 at the bottom). Nodes are
+// interned, so equal stacks are the same node id.
 type gbnfNode struct {
-	pos  int32
-	next int32 // index of the node below; -1 at the bottom
-	hash uint64
+	pos, next int32
 }
 
-const gbnfEmptyHash = 0x9E3779B97F4A7C15
+// gbnfSet is an interned set of stacks (sorted node ids; -1 is the empty
+// stack: the input may end) with what has been learnt about it: the
+// transitions on ASCII bytes and the bytes allowed next. Caching them turns
+// the stack machine into a lazily built automaton: inside a JSON string, for
+// example, every further character is one table lookup.
+type gbnfSet struct {
+	start, n int32 // stacks: pool[start : start+n]
+	// Transitions on ASCII bytes: 0 unknown, -1 refused, else next set
+	// id + 1. The first few are kept inline (most sets see one or two
+	// bytes); trans holds all of them once there are more.
+	few       [4]int32
+	fewBytes  [4]byte
+	nFew      uint8
+	trans     *[128]int32
+	allowed   ByteSet // valid when allowedOK
+	allowedOK bool
+	accepts   bool
+}
+
+// Limits of a Matcher's caches; past them it starts afresh from its current
+// stacks (the results do not change, only the time).
+const (
+	gbnfMaxNodes = 1 << 18
+	gbnfMaxSets  = 1 << 13
+	gbnfMaxPool  = 1 << 20
+)
 
 // Matcher checks input against a grammar byte by byte, starting at rule
 // root: the set of parse stacks of llama.cpp's llama_grammar_accept, with
 // equal stacks merged. A byte that cannot continue the input is refused and
 // leaves the Matcher unchanged, so a caller can try bytes one at a time.
+//
+// A Matcher caches the stack sets it has met and their transitions, and
+// keeps them across Reset, so one Matcher reused for many outputs of the
+// same grammar gets faster; the caches are bounded.
 //
 // A Matcher is not safe for concurrent use; Clone gives an independent copy
 // that shares only the immutable compiled grammar.
@@ -723,34 +751,30 @@ type Matcher struct {
 	prog *gbnfProgram
 
 	nodes  []gbnfNode
-	stacks []int32 // current stacks (node index, -1 = the empty stack: input complete)
-	next   []int32
-	spare  []gbnfNode // second arena for compaction
-	remap  []int32
-	chain  []int32
-	limit  int // compact when len(nodes) passes this
+	ntable []int32  // open addressing over nodes by (pos, next); -1 free
+	stamp  []uint32 // per node: the build that last saw it
 
-	table    []gbnfSlot // dedup hash table for the stack set being built
-	inSet    []int32    // every stack in table this step (for rehashing)
-	gen      uint32
-	overflow bool // this step met more than 8*MaxStacks distinct stacks
-	expanded int  // rule references expanded in this step
+	sets   []gbnfSet
+	pool   []int32
+	stable []int32 // open addressing over sets by contents; -1 free
+
+	cur, initial int32            // set ids
+	cpTrans      map[uint64]int32 // set id << 32 | code point -> next set (or -1) for non-ASCII
+
+	// the set being built by a step
+	gen       uint32
+	next      []int32
+	emptySeen bool
+	expanded  int
+	overflow  bool
 
 	// partial UTF-8 code point: bytes seen, bytes it needs, possible range
 	pn, pneed int
 	plo, phi  rune
 	pstart    int
 
-	off     int // bytes accepted since start or Reset
-	initial []int32
-	initN   []gbnfNode
-	err     error // why the last Advance refused a byte
-}
-
-type gbnfSlot struct {
-	gen   uint32
-	stack int32
-	hash  uint64
+	off int   // bytes accepted since start or Reset
+	err error // why the last Advance refused a byte
 }
 
 // NewMatcher returns a Matcher at the start of g's root rule. A Grammar
@@ -766,16 +790,45 @@ func NewMatcher(g *Grammar) (*Matcher, error) {
 		}
 		prog = parsed.prog
 	}
-	m := &Matcher{prog: prog, limit: 1024}
-	m.start()
-	m.initN = append([]gbnfNode(nil), m.nodes...)
-	m.initial = append([]int32(nil), m.stacks...)
+	m := &Matcher{prog: prog}
+	m.clearCaches()
 	return m, nil
 }
 
-// start builds the initial stacks from root's alternatives, as
+// clearCaches empties the node and set tables and builds the initial set.
+func (m *Matcher) clearCaches() {
+	if m.nodes == nil { // first use: room for a typical tool call
+		m.nodes = make([]gbnfNode, 0, 1024)
+		m.stamp = make([]uint32, 0, 1024)
+		m.sets = make([]gbnfSet, 0, 256)
+		m.pool = make([]int32, 0, 1024)
+		m.next = make([]int32, 0, 64)
+	}
+	m.nodes = m.nodes[:0]
+	m.stamp = m.stamp[:0]
+	m.ntable = resetTable(m.ntable, 2048)
+	m.sets = m.sets[:0]
+	m.pool = m.pool[:0]
+	m.stable = resetTable(m.stable, 512)
+	clear(m.cpTrans)
+	m.initial = m.start()
+	m.cur = m.initial
+}
+
+func resetTable(t []int32, size int) []int32 {
+	if cap(t) < size {
+		t = make([]int32, size)
+	}
+	t = t[:size]
+	for i := range t {
+		t[i] = -1
+	}
+	return t
+}
+
+// start builds the initial set from root's alternatives, as
 // llama_grammar_init_impl does.
-func (m *Matcher) start() {
+func (m *Matcher) start() int32 {
 	m.beginSet()
 	for _, a := range m.prog.alts[m.prog.root] {
 		s := int32(-1)
@@ -784,41 +837,84 @@ func (m *Matcher) start() {
 		}
 		m.advance(s)
 	}
-	m.stacks, m.next = m.next, m.stacks[:0]
+	return m.internSet()
 }
 
-func (m *Matcher) push(pos, next int32) int32 {
-	h := uint64(gbnfEmptyHash)
-	if next >= 0 {
-		h = m.nodes[next].hash
-	}
-	h ^= uint64(pos) + 0x632BE59BD9B4E019
-	h *= 0xBF58476D1CE4E5B9
+func gbnfMix(a, b uint64) uint64 {
+	h := (a + 0x9E3779B97F4A7C15) ^ (b * 0xBF58476D1CE4E5B9)
 	h ^= h >> 31
-	m.nodes = append(m.nodes, gbnfNode{pos: pos, next: next, hash: h})
-	return int32(len(m.nodes) - 1)
+	h *= 0x94D049BB133111EB
+	return h ^ h>>29
+}
+
+// push returns the node for stack next with pos on top.
+func (m *Matcher) push(pos, next int32) int32 {
+	mask := uint64(len(m.ntable) - 1)
+	for i := gbnfMix(uint64(pos), uint64(uint32(next))) & mask; ; i = (i + 1) & mask {
+		id := m.ntable[i]
+		if id < 0 {
+			id = int32(len(m.nodes))
+			m.nodes = append(m.nodes, gbnfNode{pos: pos, next: next})
+			m.stamp = append(m.stamp, 0)
+			m.ntable[i] = id
+			if 2*len(m.nodes) > len(m.ntable) {
+				m.growNodeTable()
+			}
+			return id
+		}
+		if n := m.nodes[id]; n.pos == pos && n.next == next {
+			return id
+		}
+	}
+}
+
+func (m *Matcher) growNodeTable() {
+	m.ntable = resetTable(nil, 2*len(m.ntable))
+	mask := uint64(len(m.ntable) - 1)
+	for id, n := range m.nodes {
+		i := gbnfMix(uint64(n.pos), uint64(uint32(n.next))) & mask
+		for m.ntable[i] >= 0 {
+			i = (i + 1) & mask
+		}
+		m.ntable[i] = int32(id)
+	}
+}
+
+func (m *Matcher) beginSet() {
+	m.next = m.next[:0]
+	m.emptySeen, m.overflow, m.expanded = false, false, 0
+	m.gen++
+	if m.gen == 0 { // wrapped: forget old stamps
+		clear(m.stamp)
+		m.gen = 1
+	}
 }
 
 // advance is llama_grammar_advance_stack: it expands rule references at the
 // top of stack s until every resulting stack has a terminal on top (or is
-// empty), and adds those to the set being built.
+// empty), and adds those to the set being built. Each distinct stack is
+// expanded once per step, which keeps the work linear where llama.cpp's is
+// exponential (a ::= b | b, b ::= c | c, ...).
 func (m *Matcher) advance(s int32) {
 	if s < 0 {
-		m.add(s, true)
+		if !m.emptySeen {
+			m.emptySeen = true
+			m.next = append(m.next, -1)
+		}
 		return
 	}
+	if m.stamp[s] == m.gen {
+		return
+	}
+	m.stamp[s] = m.gen
 	n := m.nodes[s]
 	in := m.prog.code[n.pos]
 	if in.op != gbnfRef {
-		m.add(s, true)
+		m.next = append(m.next, s)
 		return
 	}
-	// An equal stack expands to the same stacks: expanding each distinct
-	// one once per step keeps the work linear where llama.cpp's is
-	// exponential (a ::= b | b, b ::= c | c, ...). Small steps skip the
-	// check, which costs a hash probe per expansion.
-	m.expanded++
-	if m.expanded > 16 && (!m.add(s, false) || m.overflow) {
+	if m.expanded++; m.expanded > 8*MaxStacks {
+		m.overflow = true
 		return
 	}
 	parent := n.next
@@ -834,93 +930,109 @@ func (m *Matcher) advance(s int32) {
 	}
 }
 
-func (m *Matcher) beginSet() {
-	m.next = m.next[:0]
-	m.inSet = m.inSet[:0]
-	m.overflow = false
-	m.expanded = 0
-	m.gen++
-	if m.gen == 0 { // wrapped: clear stale stamps
-		for i := range m.table {
-			m.table[i] = gbnfSlot{}
+// internSet returns the id of the set of stacks in m.next.
+func (m *Matcher) internSet() int32 {
+	stacks := m.next
+	sortInt32(stacks)
+	h := uint64(len(stacks))
+	for _, s := range stacks {
+		h = gbnfMix(h, uint64(uint32(s)))
+	}
+	mask := uint64(len(m.stable) - 1)
+	i := h & mask
+	for ; m.stable[i] >= 0; i = (i + 1) & mask {
+		set := &m.sets[m.stable[i]]
+		if int(set.n) == len(stacks) && equalInt32(m.pool[set.start:set.start+set.n], stacks) {
+			return m.stable[i]
 		}
-		m.gen = 1
 	}
-}
-
-// add puts s into the set of stacks seen in this step unless an equal stack
-// is there, and reports whether it was new. Stacks with a terminal on top
-// (or the empty stack) go to m.next when keep is set; stacks with a rule
-// reference on top are only remembered, so that each is expanded once.
-func (m *Matcher) add(s int32, keep bool) bool {
-	h := uint64(gbnfEmptyHash)
-	if s >= 0 {
-		h = m.nodes[s].hash
-	}
-	if 2*(len(m.inSet)+1) > len(m.table) {
-		m.rehash()
-	}
-	mask := uint64(len(m.table) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		slot := &m.table[i]
-		if slot.gen != m.gen {
-			*slot = gbnfSlot{gen: m.gen, stack: s, hash: h}
-			m.inSet = append(m.inSet, s)
-			if len(m.inSet) > 8*MaxStacks {
-				m.overflow = true
+	id := int32(len(m.sets))
+	start := int32(len(m.pool))
+	m.pool = append(m.pool, stacks...)
+	m.sets = append(m.sets, gbnfSet{start: start, n: int32(len(stacks)), accepts: len(stacks) > 0 && stacks[0] < 0})
+	m.stable[i] = id
+	if 2*len(m.sets) > len(m.stable) {
+		m.stable = resetTable(m.stable[:0:0], 2*len(m.stable))
+		mask = uint64(len(m.stable) - 1)
+		for id := range m.sets {
+			set := &m.sets[id]
+			h := uint64(set.n)
+			for _, s := range m.pool[set.start : set.start+set.n] {
+				h = gbnfMix(h, uint64(uint32(s)))
 			}
-			if keep {
-				m.next = append(m.next, s)
+			j := h & mask
+			for m.stable[j] >= 0 {
+				j = (j + 1) & mask
 			}
-			return true
+			m.stable[j] = int32(id)
 		}
-		if slot.hash == h && m.equal(slot.stack, s) {
-			return false
+	}
+	return id
+}
+
+// lookup returns the cached transition on ASCII byte b: 0 unknown, -1
+// refused, else next set id + 1.
+func (s *gbnfSet) lookup(b byte) int32 {
+	if s.trans != nil {
+		return s.trans[b]
+	}
+	for i := uint8(0); i < s.nFew; i++ {
+		if s.fewBytes[i] == b {
+			return s.few[i]
+		}
+	}
+	return 0
+}
+
+// remember caches a transition given as lookup returns it (0, from a
+// refusal's -1 + 1, is stored as -1).
+func (s *gbnfSet) remember(b byte, next int32) {
+	if next == 0 {
+		next = -1
+	}
+	switch {
+	case s.trans != nil:
+		s.trans[b] = next
+	case int(s.nFew) < len(s.few):
+		s.fewBytes[s.nFew], s.few[s.nFew] = b, next
+		s.nFew++
+	default:
+		s.trans = new([128]int32)
+		for i := range s.few {
+			s.trans[s.fewBytes[i]] = s.few[i]
+		}
+		s.trans[b] = next
+	}
+}
+
+func sortInt32(a []int32) {
+	for i := 1; i < len(a); i++ { // sets are small; insertion sort
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
 		}
 	}
 }
 
-func (m *Matcher) rehash() {
-	size := 64
-	for size < 4*(len(m.inSet)+1) {
-		size *= 2
-	}
-	m.table = make([]gbnfSlot, size)
-	m.gen = 1
-	mask := uint64(size - 1)
-	for _, s := range m.inSet {
-		h := uint64(gbnfEmptyHash)
-		if s >= 0 {
-			h = m.nodes[s].hash
-		}
-		i := h & mask
-		for m.table[i].gen == m.gen {
-			i = (i + 1) & mask
-		}
-		m.table[i] = gbnfSlot{gen: m.gen, stack: s, hash: h}
-	}
-}
-
-func (m *Matcher) equal(a, b int32) bool {
-	for a != b {
-		if a < 0 || b < 0 {
+func equalInt32(a, b []int32) bool {
+	for i := range a {
+		if a[i] != b[i] {
 			return false
 		}
-		na, nb := m.nodes[a], m.nodes[b]
-		if na.pos != nb.pos || na.hash != nb.hash {
-			return false
-		}
-		a, b = na.next, nb.next
 	}
 	return true
 }
 
-// step feeds one whole code point to every stack (llama_grammar_accept).
-// On failure the matcher is left as it was.
-func (m *Matcher) step(c rune) bool {
-	mark := len(m.nodes)
+func (m *Matcher) stacksOf(set int32) []int32 {
+	s := &m.sets[set]
+	return m.pool[s.start : s.start+s.n]
+}
+
+// step feeds one whole code point to every stack of set
+// (llama_grammar_accept) and returns the resulting set, -1 when no stack
+// accepts c, or -2 when the result would be too large.
+func (m *Matcher) step(set int32, c rune) int32 {
 	m.beginSet()
-	for _, s := range m.stacks {
+	for _, s := range m.stacksOf(set) {
 		if s < 0 {
 			continue
 		}
@@ -934,62 +1046,50 @@ func (m *Matcher) step(c rune) bool {
 			base = m.push(n.pos+1, base)
 		}
 		m.advance(base)
-		if len(m.next) > MaxStacks || m.overflow {
-			m.nodes = m.nodes[:mark]
-			m.err = ErrTooManyStacks
-			return false
+		if m.overflow || len(m.next) > MaxStacks {
+			return -2
 		}
 	}
 	if len(m.next) == 0 {
-		m.nodes = m.nodes[:mark]
-		return false
+		return -1
 	}
-	m.stacks, m.next = m.next, m.stacks
-	if len(m.nodes) > m.limit {
-		m.compact()
-	}
-	return true
+	return m.internSet()
 }
 
-// compact copies the nodes the current stacks use into the spare arena,
-// keeping shared tails shared.
-func (m *Matcher) compact() {
-	if cap(m.remap) < len(m.nodes) {
-		m.remap = make([]int32, len(m.nodes), cap(m.nodes))
+// move makes set the current one, first starting the caches afresh when
+// they are full.
+func (m *Matcher) move(set int32) {
+	if len(m.nodes) > gbnfMaxNodes || len(m.sets) > gbnfMaxSets || len(m.pool) > gbnfMaxPool || len(m.cpTrans) > gbnfMaxSets {
+		set = m.rebuild(set)
 	}
-	remap := m.remap[:len(m.nodes)]
-	for i := range remap {
-		remap[i] = -1
+	m.cur = set
+}
+
+// rebuild clears the caches and returns the id set has in the new ones.
+func (m *Matcher) rebuild(set int32) int32 {
+	oldNodes := m.nodes
+	stacks := append([]int32(nil), m.stacksOf(set)...)
+	m.nodes = nil // keep oldNodes intact while copying
+	m.stamp = nil
+	m.clearCaches()
+	memo := map[int32]int32{}
+	var copyStack func(s int32) int32
+	copyStack = func(s int32) int32 {
+		if s < 0 {
+			return -1
+		}
+		if t, ok := memo[s]; ok {
+			return t
+		}
+		t := m.push(oldNodes[s].pos, copyStack(oldNodes[s].next))
+		memo[s] = t
+		return t
 	}
-	dst := m.spare[:0]
-	for i, s := range m.stacks {
-		// collect the part of the chain not copied yet, then copy it
-		// bottom-up so that each node's next is already in dst
-		chain := m.chain[:0]
-		for t := s; t >= 0 && remap[t] < 0; t = m.nodes[t].next {
-			chain = append(chain, t)
-		}
-		below := int32(-1)
-		if len(chain) > 0 {
-			if t := m.nodes[chain[len(chain)-1]].next; t >= 0 {
-				below = remap[t]
-			}
-		} else if s >= 0 {
-			below = remap[s]
-		}
-		for j := len(chain) - 1; j >= 0; j-- {
-			n := m.nodes[chain[j]]
-			n.next = below
-			dst = append(dst, n)
-			below = int32(len(dst) - 1)
-			remap[chain[j]] = below
-		}
-		m.chain = chain[:0]
-		m.stacks[i] = below
+	m.beginSet()
+	for _, s := range stacks {
+		m.next = append(m.next, copyStack(s))
 	}
-	m.spare = m.nodes[:0]
-	m.nodes = dst
-	m.limit = 2*len(m.nodes) + 1024
+	return m.internSet()
 }
 
 // Advance feeds one byte. It returns false, and leaves the matcher
@@ -999,9 +1099,23 @@ func (m *Matcher) Advance(b byte) bool {
 	m.err = nil
 	if m.pn == 0 {
 		if b < 0x80 {
-			if !m.step(rune(b)) {
+			if known := m.sets[m.cur].lookup(b); known > 0 {
+				m.move(known - 1)
+				m.off++
+				return true
+			} else if known < 0 {
 				return false
 			}
+			next := m.step(m.cur, rune(b))
+			if next == -2 {
+				m.err = ErrTooManyStacks
+				return false
+			}
+			m.sets[m.cur].remember(b, next+1)
+			if next < 0 {
+				return false
+			}
+			m.move(next)
 			m.off++
 			return true
 		}
@@ -1023,9 +1137,24 @@ func (m *Matcher) Advance(b byte) bool {
 		return false
 	}
 	if m.pn+1 == m.pneed {
-		if !m.step(lo) {
+		key := uint64(m.cur)<<32 | uint64(lo)
+		next, ok := m.cpTrans[key]
+		if !ok {
+			next = m.step(m.cur, lo)
+			if next != -2 {
+				if m.cpTrans == nil {
+					m.cpTrans = map[uint64]int32{}
+				}
+				m.cpTrans[key] = next
+			}
+		}
+		if next < 0 {
+			if next == -2 {
+				m.err = ErrTooManyStacks
+			}
 			return false
 		}
+		m.move(next)
 		m.pn = 0
 		m.off++
 		return true
@@ -1041,7 +1170,7 @@ func (m *Matcher) Advance(b byte) bool {
 
 // anyTop reports whether some stack's terminal accepts a code point in [lo, hi].
 func (m *Matcher) anyTop(lo, hi rune) bool {
-	for _, s := range m.stacks {
+	for _, s := range m.stacksOf(m.cur) {
 		if s < 0 {
 			continue
 		}
@@ -1059,11 +1188,7 @@ func (m *Matcher) anyTop(lo, hi rune) bool {
 func (m *Matcher) Write(p []byte) (int, error) {
 	for i, b := range p {
 		if !m.Advance(b) {
-			start := m.off
-			if m.pn > 0 {
-				start = m.pstart
-			}
-			return i, &RejectError{Offset: start, Byte: m.off, Err: m.err}
+			return i, m.reject()
 		}
 	}
 	return len(p), nil
@@ -1073,28 +1198,24 @@ func (m *Matcher) Write(p []byte) (int, error) {
 func (m *Matcher) WriteString(s string) (int, error) {
 	for i := 0; i < len(s); i++ {
 		if !m.Advance(s[i]) {
-			start := m.off
-			if m.pn > 0 {
-				start = m.pstart
-			}
-			return i, &RejectError{Offset: start, Byte: m.off, Err: m.err}
+			return i, m.reject()
 		}
 	}
 	return len(s), nil
 }
 
+func (m *Matcher) reject() *RejectError {
+	start := m.off
+	if m.pn > 0 {
+		start = m.pstart
+	}
+	return &RejectError{Offset: start, Byte: m.off, Err: m.err}
+}
+
 // Accepts reports whether the bytes so far form a complete sentence of the
 // grammar (the end of input may come now). More bytes may still be allowed.
 func (m *Matcher) Accepts() bool {
-	if m.pn > 0 {
-		return false
-	}
-	for _, s := range m.stacks {
-		if s < 0 {
-			return true
-		}
-	}
-	return false
+	return m.pn == 0 && m.sets[m.cur].accepts
 }
 
 // End reports whether the input may end here: nil when the bytes so far
@@ -1119,45 +1240,62 @@ func (m *Matcher) Offset() int { return m.off }
 // Allowed returns the bytes Advance would accept next. It does not say
 // whether the input may end here; Accepts does.
 func (m *Matcher) Allowed() ByteSet {
-	var set ByteSet
 	if m.pn == 0 {
-		for _, s := range m.stacks {
-			if s < 0 {
-				continue
+		set := &m.sets[m.cur]
+		if !set.allowedOK {
+			var all ByteSet
+			for _, s := range m.stacksOf(m.cur) {
+				if s < 0 {
+					continue
+				}
+				if in := m.prog.code[m.nodes[s].pos]; in.op == gbnfTerm {
+					all.union(&m.prog.classes[in.arg].first)
+				}
 			}
-			in := m.prog.code[m.nodes[s].pos]
-			if in.op == gbnfTerm {
-				set.union(&m.prog.classes[in.arg].first)
-			}
+			set.allowed, set.allowedOK = all, true
 		}
-		return set
+		return set.allowed
 	}
+	var out ByteSet
 	remain := m.pneed - m.pn
 	for b := 0x80; b < 0xC0; b++ {
 		lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, remain, byte(b))
 		if ok && m.anyTop(lo, hi) {
-			set.Add(byte(b))
+			out.Add(byte(b))
 		}
 	}
-	return set
+	return out
 }
 
-// Clone returns an independent copy of m in its current state.
+// Clone returns an independent copy of m in its current state. The copy
+// starts with empty caches (only the current stacks are copied).
 func (m *Matcher) Clone() *Matcher {
-	c := &Matcher{prog: m.prog, limit: m.limit, initial: m.initial, initN: m.initN,
-		pn: m.pn, pneed: m.pneed, plo: m.plo, phi: m.phi, pstart: m.pstart, off: m.off}
-	c.nodes = append(make([]gbnfNode, 0, len(m.nodes)), m.nodes...)
-	c.stacks = append([]int32(nil), m.stacks...)
-	if len(c.nodes) > 2*len(c.stacks)+64 {
-		c.compact()
+	c := &Matcher{prog: m.prog, pn: m.pn, pneed: m.pneed, plo: m.plo, phi: m.phi, pstart: m.pstart, off: m.off}
+	c.clearCaches()
+	memo := map[int32]int32{}
+	var copyStack func(s int32) int32
+	copyStack = func(s int32) int32 {
+		if s < 0 {
+			return -1
+		}
+		if t, ok := memo[s]; ok {
+			return t
+		}
+		t := c.push(m.nodes[s].pos, copyStack(m.nodes[s].next))
+		memo[s] = t
+		return t
 	}
+	c.beginSet()
+	for _, s := range m.stacksOf(m.cur) {
+		c.next = append(c.next, copyStack(s))
+	}
+	c.cur = c.internSet()
 	return c
 }
 
-// Reset returns m to the start of the grammar, keeping its buffers.
+// Reset returns m to the start of the grammar, keeping its caches.
 func (m *Matcher) Reset() {
-	m.nodes = append(m.nodes[:0], m.initN...)
-	m.stacks = append(m.stacks[:0], m.initial...)
+	m.cur = m.initial
 	m.pn, m.off, m.err = 0, 0, nil
 }
 

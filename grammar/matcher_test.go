@@ -429,10 +429,6 @@ var benchOutputs = []string{
 	`{"action": "answer", "text": "The transfer of 250.00 USD from ACC-00001 to ACC-00002 is done (transaction 7f3c9a). Your new balance is 750.00 USD."}`,
 }
 
-func benchInput() []byte {
-	return []byte(strings.Join(benchOutputs, "\n"))
-}
-
 // BenchmarkMatcher measures Write throughput (MB/s) and allocations per
 // byte of a reused Matcher (Reset between outputs) on realistic outputs.
 func BenchmarkMatcher(b *testing.B) {
@@ -479,6 +475,30 @@ func BenchmarkMatcher(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMatcherCold is BenchmarkMatcher with a new Matcher per output:
+// no cached transitions, the cost of a first encounter.
+func BenchmarkMatcherCold(b *testing.B) {
+	g := mustParseGBNFFile(b, "json.gbnf")
+	total := 0
+	for _, o := range benchOutputs {
+		total += len(o)
+	}
+	run := func() {
+		for _, o := range benchOutputs {
+			m, _ := NewMatcher(g)
+			if _, err := m.WriteString(o); err != nil || !m.Accepts() {
+				b.Fatalf("%q: %v", o, err)
+			}
+		}
+	}
+	b.SetBytes(int64(total))
+	b.ReportAllocs()
+	for range b.N {
+		run()
+	}
+	b.ReportMetric(testing.AllocsPerRun(1, run)/float64(total), "allocs/byte")
 }
 
 // BenchmarkMatcherLarge feeds one 1.5 MB JSON document, the size gbnf-check's
