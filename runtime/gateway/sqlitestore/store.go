@@ -304,7 +304,8 @@ func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, no
 	return s.execFenced(ctx, `DELETE FROM records WHERE `+fenceWhere, args)
 }
 
-// Get implements gateway.Store.
+// Get implements gateway.Store. It scans the records table: there is no
+// index by key (see the schema), as Get serves operators, not calls.
 func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 	r, err := scanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
 		ORDER BY updated DESC LIMIT 1`, key))
