@@ -41,14 +41,17 @@ const maxSessionIDBytes = 256
 
 // exec carries one call through Execute.
 type exec struct {
-	call  Call
-	start time.Time
-	tool  *tools.Tool // nil until looked up
-	key   string
-	fp    string
-	canon []byte
-	token uint64
-	appr  string
+	call Call
+	// detached is the caller's context without its cancellation: for the
+	// handler and for recording, which must not stop when the caller leaves.
+	detached context.Context
+	start    time.Time
+	tool     *tools.Tool // nil until looked up
+	key      string
+	fp       string
+	canon    []byte
+	token    uint64
+	appr     string
 	// decision and reason for the audit log
 	decision, reason string
 	noEffect         bool // the handler failed before any effect
@@ -72,7 +75,7 @@ type exec struct {
 // own deadline and the outcome is recorded, so that a client that gives up
 // cannot leave a half-known effect behind.
 func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
-	x := &exec{call: call, start: g.clock.Now()}
+	x := &exec{call: call, start: g.clock.Now(), detached: context.WithoutCancel(ctx)}
 	res, gerr := g.execute(ctx, x)
 	outcome := outcomeOf(res, gerr, x.noEffect)
 	g.finish(ctx, x, outcome, gerr)
@@ -195,7 +198,7 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 // possibly effective execution goes back to uncertain, so the slot stays
 // bound to its key and no other arguments can run in it.
 func (g *Gateway) unclaim(ctx context.Context, x *exec, slot Slot, cl Claim, now time.Time) {
-	rctx := context.WithoutCancel(ctx)
+	rctx := x.detached
 	var err error
 	if cl.Previous == "" {
 		err = g.store.Release(rctx, slot, x.token, now)
@@ -238,7 +241,7 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if _, ok := tree.(map[string]any); !ok {
 		return Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})
 	}
-	if vs := unsafeIntegers(tree, nil, nil); len(vs) > 0 {
+	if vs := unsafeIntegers(tree); len(vs) > 0 {
 		return Invalid(vs...)
 	}
 	sch, err := g.schemaFor(x.tool)
@@ -276,25 +279,59 @@ const maxSafeInteger = 1 << 53
 // (RFC 8785) represents numbers as IEEE doubles, so such an integer would
 // reach the handler rounded (an account number off by a few units); it must
 // be sent as a string instead.
-func unsafeIntegers(v any, path []string, out []Violation) []Violation {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			out = unsafeIntegers(e, append(path, k), out)
-		}
-	case []any:
-		for i, e := range v {
-			out = unsafeIntegers(e, append(path, strconv.Itoa(i)), out)
-		}
-	case json.Number:
-		if len(strings.TrimPrefix(string(v), "-")) >= 16 && !strings.ContainsAny(string(v), ".eE") {
-			if n, err := strconv.ParseInt(string(v), 10, 64); err != nil || n > maxSafeInteger || n < -maxSafeInteger {
+func unsafeIntegers(v any) []Violation {
+	if !hasUnsafeInteger(v) {
+		return nil
+	}
+	var out []Violation
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(e, append(path[:len(path):len(path)], k))
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, append(path[:len(path):len(path)], strconv.Itoa(i)))
+			}
+		case json.Number:
+			if unsafeInteger(v) {
 				out = append(out, Violation{Pointer: jsonPointer(path),
 					Message: "integer beyond ±2^53 cannot be represented exactly; send it as a string"})
 			}
 		}
 	}
+	walk(v, nil)
 	return out
+}
+
+func hasUnsafeInteger(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			if hasUnsafeInteger(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if hasUnsafeInteger(e) {
+				return true
+			}
+		}
+	case json.Number:
+		return unsafeInteger(v)
+	}
+	return false
+}
+
+func unsafeInteger(n json.Number) bool {
+	if len(strings.TrimPrefix(string(n), "-")) < 16 || strings.ContainsAny(string(n), ".eE") {
+		return false
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	return err != nil || i > maxSafeInteger || i < -maxSafeInteger
 }
 
 // needsApproval asks Options.NeedsApproval; a panicking policy fails
@@ -342,7 +379,7 @@ func (g *Gateway) checkApproval(ctx context.Context, x *exec, slot Slot, now tim
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return g.internal(ctx, x, "approval lookup", err)
 	}
-	a, err = g.store.CreateApproval(context.WithoutCancel(ctx), Approval{
+	a, err = g.store.CreateApproval(x.detached, Approval{
 		ID: id, Slot: slot, Key: x.key, Fingerprint: x.fp, Requester: x.call.Principal.ID,
 		Arguments: x.canon, CreatedAt: now, ExpiresAt: now.Add(g.opts.ApprovalTTL),
 	})
@@ -378,11 +415,11 @@ func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out 
 // run executes the handler and records its outcome.
 func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
 	t := x.tool
-	hctx, cancel := context.WithTimeout(WithIdempotencyKey(context.WithoutCancel(ctx), x.key), timeout)
+	hctx, cancel := context.WithTimeout(WithIdempotencyKey(x.detached, x.key), timeout)
 	out := g.callHandler(hctx, t, x)
 	cancel()
 
-	rctx := context.WithoutCancel(ctx)
+	rctx := x.detached
 	now := g.clock.Now()
 	expires := now.Add(g.opts.Retention)
 	var dom *tools.DomainError
@@ -540,7 +577,7 @@ func (g *Gateway) finish(ctx context.Context, x *exec, outcome string, gerr *Err
 	default:
 		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
-	if err := g.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+	if err := g.store.AppendAudit(x.detached, e); err != nil {
 		g.metrics.auditFailure()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
 	}

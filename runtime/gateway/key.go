@@ -36,14 +36,15 @@ func DeriveKey(tenant, principal, sessionID string, step int, tool string, canon
 	field(strconv.AppendInt(nil, int64(step), 10))
 	field([]byte(tool))
 	field(canonical)
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	return hexString(h.Sum(sum[:0]))
 }
 
 // Fingerprint returns the lowercase hex sha256 of canonical arguments: the
 // argument binding of a slot and of an approval.
 func Fingerprint(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:])
+	return hexString(sum[:])
 }
 
 // WithIdempotencyKey returns a copy of ctx carrying key. The gateway calls
@@ -62,4 +63,10 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 // The key is the same on every re-run of the same call.
 func IdempotencyKey(ctx context.Context) (string, bool) {
 	return tools.IdempotencyKey(ctx)
+}
+
+// hexString is hex.EncodeToString with one allocation instead of two.
+func hexString(b []byte) string {
+	var buf [2 * sha256.Size]byte
+	return string(hex.AppendEncode(buf[:0], b))
 }
