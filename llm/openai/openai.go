@@ -391,8 +391,9 @@ func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error
 
 // OpenAI's strict structured outputs need an object at the schema's root,
 // not a union (anyOf), which is what an envelope schema is. Such a schema
-// is sent wrapped as the one property "envelope" of a root object, and
-// the reply {"envelope":{...}} is unwrapped before it is parsed.
+// is sent wrapped as the one property "envelope" of a root object (its
+// $defs moved to the root, where its $refs point), and the reply
+// {"envelope":{...}} is unwrapped before it is parsed.
 const wrapperKey = "envelope"
 
 // needsWrapper reports whether schema's root is not a plain object schema.
@@ -409,10 +410,34 @@ func needsWrapper(schema json.RawMessage) bool {
 }
 
 func wrapSchema(schema json.RawMessage) json.RawMessage {
+	// "$ref":"#/$defs/x" points at the document's root: the definitions
+	// move up to the wrapper's root so that the references still resolve.
+	var inner map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &inner); err != nil {
+		return schema
+	}
+	defs := map[string]json.RawMessage{}
+	for _, k := range []string{"$defs", "definitions"} {
+		if d, ok := inner[k]; ok {
+			defs[k] = d
+			delete(inner, k)
+		}
+	}
+	innerJSON, err := json.Marshal(inner)
+	if err != nil {
+		return schema
+	}
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{"` + wrapperKey + `":`)
-	b.Write(schema)
-	b.WriteString(`},"required":["` + wrapperKey + `"],"additionalProperties":false}`)
+	b.Write(innerJSON)
+	b.WriteString(`},"required":["` + wrapperKey + `"],"additionalProperties":false`)
+	for _, k := range []string{"$defs", "definitions"} {
+		if d, ok := defs[k]; ok {
+			b.WriteString(`,"` + k + `":`)
+			b.Write(d)
+		}
+	}
+	b.WriteString(`}`)
 	return b.Bytes()
 }
 

@@ -613,6 +613,27 @@ func TestNewOptions(t *testing.T) {
 }
 
 func TestEnvelopeWrapping(t *testing.T) {
+	t.Run("$defs move to the root", func(t *testing.T) {
+		withDefs := `{"anyOf":[{"type":"object","properties":{"action":{"const":"call"},"tool":{"const":"get_balance"},"arguments":{"$ref":"#/$defs/get_balance"}},"required":["action","tool","arguments"],"additionalProperties":false},{"type":"object","properties":{"action":{"const":"answer"},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}],"$defs":{"get_balance":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}}}`
+		f := newFake(t, backendtest.Reply{Content: `{"action":"call","tool":"get_balance","arguments":{"account":"ACC-00001"}}`, Finish: "stop"})
+		req := backendtest.Request(llm.ModeEnvelope)
+		req.Constraint.EnvelopeSchema = json.RawMessage(withDefs)
+		resp, err := f.backend(t, nil).Chat(context.Background(), req)
+		if err != nil || resp.Action != llm.ActionCall {
+			t.Fatalf("Chat = %+v, %v", resp, err)
+		}
+		schema := decode(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"].(map[string]any)
+		inner := schema["properties"].(map[string]any)["envelope"].(map[string]any)
+		if _, ok := inner["$defs"]; ok {
+			t.Error("$defs left inside the wrapped schema, where #/$defs/... does not point")
+		}
+		if !jsonEqual(t, schema["$defs"], `{"get_balance":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}}`) {
+			t.Errorf("root $defs = %v", schema["$defs"])
+		}
+		if inner["anyOf"] == nil {
+			t.Errorf("wrapped schema lost its anyOf: %v", inner)
+		}
+	})
 	t.Run("object root is sent as is", func(t *testing.T) {
 		objectRoot := `{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}`
 		f := newFake(t, backendtest.Reply{Finish: "stop"})
