@@ -33,6 +33,7 @@ func (e *StatusError) Error() string {
 	return msg
 }
 
+// Unwrap returns the client library's error.
 func (e *StatusError) Unwrap() error { return e.Err }
 
 // Temporary reports whether the failure is worth retrying: 429 and 5xx.
