@@ -70,7 +70,13 @@ type Lexicon struct {
 	// → translations.
 	enPhrase    map[phraseKey][]int32
 	transPhrase [2]map[phraseKey]*translation
+	// phraseStart holds, per language (en, es, pl), the first three bytes
+	// of every phrase's first word and of its stem: a token whose prefix is
+	// not there starts no phrase, and PhraseConcepts skips the stemming.
+	phraseStart [3]map[string]struct{}
 }
+
+func prefix3(w string) string { return w[:min(3, len(w))] }
 
 // phraseKey holds the words of a two- or three-word phrase; the third is
 // "" for two words.
@@ -119,6 +125,9 @@ func DefaultErr() error {
 func empty() *Lexicon {
 	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}}
 	l.enPhrase = map[phraseKey][]int32{}
+	for i := range l.phraseStart {
+		l.phraseStart[i] = map[string]struct{}{}
+	}
 	for i := range l.trans {
 		l.trans[i] = map[string]*translation{}
 		l.transStm[i] = map[string]*translation{}
@@ -178,6 +187,8 @@ func Build(src *Source) (*Lexicon, error) {
 			if words, stems, ok := phraseKeys(analysis.English, w); ok {
 				l.enPhrase[words] = appendUnique(l.enPhrase[words], idx)
 				l.enPhrase[stems] = appendUnique(l.enPhrase[stems], idx)
+				l.phraseStart[0][prefix3(words[0])] = struct{}{}
+				l.phraseStart[0][prefix3(stems[0])] = struct{}{}
 			}
 			if !strings.Contains(w, " ") {
 				// Indexed by stem even when the stem is the word itself, so
@@ -226,6 +237,8 @@ func Build(src *Source) (*Lexicon, error) {
 				}
 			}
 			if words, stems, ok := phraseKeys(lang, key); ok {
+				l.phraseStart[i+1][prefix3(words[0])] = struct{}{}
+				l.phraseStart[i+1][prefix3(stems[0])] = struct{}{}
 				l.transPhrase[i][words] = t
 				if _, taken := l.transPhrase[i][stems]; !taken {
 					l.transPhrase[i][stems] = t
@@ -391,7 +404,8 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		}
 	}
 	words := phraseKey{w1, w2, w3}
-	if lang == "" || lang == analysis.English {
+	start := prefix3(w1)
+	if _, ok := l.phraseStart[0][start]; ok && (lang == "" || lang == analysis.English) {
 		idx, ok := l.enPhrase[words]
 		if !ok {
 			idx = l.enPhrase[stemKey(analysis.English, words)]
@@ -399,7 +413,7 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		add(idx)
 	}
 	for i, tl := range [2]analysis.Lang{analysis.Spanish, analysis.Polish} {
-		if lang == "" || lang == tl {
+		if _, ok := l.phraseStart[i+1][start]; ok && (lang == "" || lang == tl) {
 			t, ok := l.transPhrase[i][words]
 			if !ok {
 				t = l.transPhrase[i][stemKey(tl, words)]
