@@ -1,0 +1,72 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func replyRequest(mode Mode) *Request {
+	return &Request{
+		Messages:   []Message{{Role: RoleUser, Content: "hi"}},
+		Tools:      []ToolSpec{{Name: "get_balance", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Constraint: Constraint{Mode: mode, EnvelopeSchema: json.RawMessage(`{}`)},
+	}
+}
+
+// FuzzParseReply checks ParseReply's guarantees on any model output, in
+// envelope and native modes: a reply either fails with an *OutputError
+// and carries nothing to act on, or is exactly one action, and a call
+// names a shortlisted tool with a JSON object as arguments.
+func FuzzParseReply(f *testing.F) {
+	f.Add(`{"action":"call","tool":"get_balance","arguments":{"account":"A"}}`, "get_balance", `{"account":"A"}`, false)
+	f.Add(`{"action":"call","tool":"other","arguments":{}}`, "other", `{}`, true)
+	f.Add(`hello`, "", ``, false)
+	f.Add(``, "get_balance", `{"a":1,"a":2}`, true)
+	f.Add(`{"action":"answer","text":"x"}`, "get_balance", `[1]`, false)
+	f.Fuzz(func(t *testing.T, content, callName, callArgs string, truncated bool) {
+		for _, mode := range []Mode{ModeEnvelope, ModeNative} {
+			req := replyRequest(mode)
+			resp := &Response{Message: Message{Role: RoleAssistant, Content: content}, FinishReason: FinishStop}
+			if mode == ModeEnvelope {
+				resp.Raw = content
+			}
+			if callName != "" && mode == ModeNative {
+				resp.Message.ToolCalls = []ToolCall{{Name: callName, Arguments: json.RawMessage(callArgs)}}
+			}
+			if truncated {
+				resp.FinishReason = FinishLength
+			}
+			err := ParseReply(req, resp)
+			if err != nil {
+				var oe *OutputError
+				if !errors.As(err, &oe) || !errors.Is(err, ErrInvalidOutput) {
+					t.Fatalf("%s: error %v is not an *OutputError", mode, err)
+				}
+				if resp.Action != "" || resp.Calls != nil || resp.Answer != "" || resp.FindTools != "" {
+					t.Fatalf("%s: rejected reply still carries %+v", mode, resp)
+				}
+				continue
+			}
+			if truncated {
+				t.Fatalf("%s: a truncated reply was accepted", mode)
+			}
+			switch resp.Action {
+			case ActionCall:
+				if len(resp.Calls) != 1 || resp.Calls[0].Name != "get_balance" {
+					t.Fatalf("%s: accepted call %+v", mode, resp.Calls)
+				}
+				var obj map[string]any
+				if json.Unmarshal(resp.Calls[0].Arguments, &obj) != nil || obj == nil {
+					t.Fatalf("%s: accepted arguments %s", mode, resp.Calls[0].Arguments)
+				}
+			case ActionAnswer, ActionFindTools:
+				if len(resp.Calls) != 0 {
+					t.Fatalf("%s: %s with calls", mode, resp.Action)
+				}
+			default:
+				t.Fatalf("%s: accepted reply with action %q", mode, resp.Action)
+			}
+		}
+	})
+}
