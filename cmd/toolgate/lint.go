@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/lint"
+)
+
+func init() { commands["lint"] = runLint }
+
+type lintOutput struct {
+	Tools    int               `json:"tools"`
+	Checked  []lint.Kind       `json:"checked"`
+	Counts   map[lint.Kind]int `json:"counts"`
+	Findings []lint.Finding    `json:"findings"`
+}
+
+// runLint: toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5]
+// [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json].
+// Exit 0 when the cards are clean, 1 with findings (one "ID: kind: message"
+// line each), 2 for usage or input errors (every catalog problem as
+// FILE:LINE: reason on stderr).
+func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var catalogs multiFlag
+	fs.Var(&catalogs, "tools", "catalog file, NS=FILE (repeatable)")
+	skip := fs.String("skip", "", "comma-separated kinds not to check: "+kindList())
+	k := fs.Int("k", 5, "shortlist size a tool must come back in to be findable")
+	maxTokens := fs.Int("max-tokens", 50, "card budget in o200k tokens")
+	threshold := fs.Float64("duplicate-threshold", 0.8, "similarity in (0,1] from which two cards are near duplicates")
+	format := fs.String("format", "text", "output format: text or json")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+		return exitUsage
+	}
+	opts := &lint.Options{K: *k, MaxCardTokens: *maxTokens, DuplicateThreshold: *threshold}
+	for _, s := range splitList(*skip) {
+		opts.Skip = append(opts.Skip, lint.Kind(s))
+	}
+	switch {
+	case len(catalogs) == 0:
+		fmt.Fprintln(stderr, "toolgate lint: --tools is required")
+		return exitUsage
+	case fs.NArg() != 0:
+		fmt.Fprintf(stderr, "toolgate lint: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	case *k < 1 || *maxTokens < 1 || *threshold <= 0 || *threshold > 1:
+		fmt.Fprintln(stderr, "toolgate lint: --k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]")
+		return exitUsage
+	case *format != "text" && *format != "json":
+		fmt.Fprintf(stderr, "toolgate lint: unknown --format %q (want text or json)\n", *format)
+		return exitUsage
+	}
+	ts, err := tools.LoadCatalogs(catalogs...)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "toolgate lint: %s\n", line)
+		}
+		return exitUsage
+	}
+	reg := tools.NewRegistry()
+	if err := reg.Add(ts...); err != nil {
+		fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+		return exitUsage
+	}
+	snap := reg.Snapshot()
+	findings, err := lint.Check(ctx, snap, opts)
+	if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintln(stderr, "toolgate lint: interrupted")
+		case errors.Is(err, lint.ErrOptions):
+			fmt.Fprintf(stderr, "toolgate lint: %v (kinds: %s)\n", err, kindList())
+		default:
+			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+		}
+		return exitUsage
+	}
+	if *format == "json" {
+		out := lintOutput{Tools: snap.Len(), Counts: map[lint.Kind]int{}, Findings: findings}
+		if out.Findings == nil {
+			out.Findings = []lint.Finding{}
+		}
+		for _, kind := range lint.Kinds {
+			if !slices.Contains(opts.Skip, kind) {
+				out.Checked = append(out.Checked, kind)
+				out.Counts[kind] = 0
+			}
+		}
+		for _, f := range findings {
+			out.Counts[f.Kind]++
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		for _, f := range findings {
+			fmt.Fprintln(stdout, f)
+		}
+	}
+	if len(findings) > 0 {
+		return exitNegative
+	}
+	return exitOK
+}
+
+func kindList() string {
+	names := make([]string, len(lint.Kinds))
+	for i, k := range lint.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}

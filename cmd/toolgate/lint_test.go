@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func runLintCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"lint"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|unfindable): \S.*$`)
+
+func TestLintCommand(t *testing.T) {
+	clean := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
+	messy := filepath.Join("..", "..", "tools", "lint", "testdata", "messy.jsonl")
+
+	if code, out, errOut := runLintCmd("--tools", clean); code != exitOK || out != "" || errOut != "" {
+		t.Errorf("lint clean = %d, %q, %q; want 0 and no output", code, out, errOut)
+	}
+
+	code, out, _ := runLintCmd("--tools", messy)
+	if code != exitNegative {
+		t.Errorf("lint messy exit = %d, want %d", code, exitNegative)
+	}
+	golden, err := os.ReadFile(filepath.Join("..", "..", "tools", "lint", "testdata", "messy.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(golden) {
+		t.Errorf("lint messy output =\n%s\nwant (tools/lint/testdata/messy.golden)\n%s", out, golden)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !findingLine.MatchString(line) {
+			t.Errorf("finding line %q is not \"ID: kind: message\"", line)
+		}
+	}
+
+	code, out, _ = runLintCmd("--tools", messy, "--format", "json", "--skip", "unfindable,missing-aliases")
+	var got struct {
+		Tools    int            `json:"tools"`
+		Checked  []string       `json:"checked"`
+		Counts   map[string]int `json:"counts"`
+		Findings []struct {
+			Tool, Kind, Message string
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitNegative {
+		t.Fatalf("lint --format json = %d, %v:\n%s", code, err, out)
+	}
+	if got.Tools != 5 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card" ||
+		got.Counts["near-duplicate"] != 2 || got.Counts["missing-not-for"] != 3 || got.Counts["long-card"] != 1 || len(got.Findings) != 6 {
+		t.Errorf("lint --format json = %+v", got)
+	}
+
+	if code, out, _ := runLintCmd("--tools", messy, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,unfindable"); code != exitOK || out != "" {
+		t.Errorf("lint with every check skipped = %d, %q; want 0 and no output", code, out)
+	}
+}
+
+func TestLintCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"name\":\"a\"}\n{\"name\":1}\n{\"name\":\"a\"}\n"), 0o600)
+	tests := []struct {
+		args       []string
+		wantStderr string
+	}{
+		{nil, "toolgate lint: --tools is required\n"},
+		{[]string{"--tools", bad}, "toolgate lint: " + bad + ":2: \"name\" is not a string\ntoolgate lint: " + bad + ":3: duplicate tool \"bad/a\" (first defined at line 1)\n"},
+		{[]string{"--tools", filepath.Join(dir, "none.jsonl")}, "toolgate lint: " + filepath.Join(dir, "none.jsonl") + ": cannot read catalog: no such file or directory\n"},
+		{[]string{"--tools", bad, "extra"}, "toolgate lint: unexpected argument \"extra\"\n"},
+		{[]string{"--tools", bad, "--format", "xml"}, "toolgate lint: unknown --format \"xml\" (want text or json)\n"},
+		{[]string{"--tools", bad, "--k", "0"}, "toolgate lint: --k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]\n"},
+		{[]string{"--bogus"}, "toolgate lint: flag provided but not defined: -bogus\n"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runLintCmd(tt.args...)
+		if code != exitUsage || out != "" || errOut != tt.wantStderr {
+			t.Errorf("lint %v = %d, %q, %q; want 2 and stderr %q", tt.args, code, out, errOut, tt.wantStderr)
+		}
+	}
+	good := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
+	code, _, errOut := runLintCmd("--tools", good, "--skip", "typo")
+	if code != exitUsage || !strings.Contains(errOut, `unknown kind "typo"`) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("lint --skip typo = %d, %q; want 2 and one line naming the kind", code, errOut)
+	}
+}

@@ -1,0 +1,189 @@
+package lint_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/internal/tokens"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/lint"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func snapshot(t *testing.T, specs ...string) *tools.Snapshot {
+	t.Helper()
+	ts, err := tools.LoadCatalogs(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tools.NewRegistry()
+	if err := r.Add(ts...); err != nil {
+		t.Fatal(err)
+	}
+	return r.Snapshot()
+}
+
+func TestCardText(t *testing.T) {
+	tests := []struct {
+		card tools.Card
+		want string
+	}{
+		{tools.Card{Name: "x"}, "x"},
+		{tools.Card{Name: "get_weather", Summary: "Show the weather", Aliases: []string{"rain", "sun"}, NotFor: "Use y.", Tags: []string{"a", "b"},
+			Scopes: []string{"s"}, Group: "g", ReadOnly: true}, "get_weather\nShow the weather\nrain, sun\nUse y.\na, b"},
+		{tools.Card{Name: "x", NotFor: "  ", Tags: []string{"t"}}, "x\nt"},
+	}
+	for _, tt := range tests {
+		if got := lint.CardText(tt.card); got != tt.want {
+			t.Errorf("CardText(%+v) = %q, want %q", tt.card, got, tt.want)
+		}
+	}
+}
+
+func TestCheckClean(t *testing.T) {
+	fs, err := lint.Check(context.Background(), snapshot(t, "testdata/clean.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 0 {
+		t.Errorf("Check(clean catalog) = %v, want no findings", fs)
+	}
+}
+
+// TestCheckGolden pins the findings on a catalog with one problem of each
+// kind (go test ./tools/lint -update rewrites the golden file).
+func TestCheckGolden(t *testing.T) {
+	fs, err := lint.Check(context.Background(), snapshot(t, "testdata/messy.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(f.String() + "\n")
+	}
+	golden := "testdata/messy.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("Check(messy catalog) =\n%s\nwant\n%s", b.String(), want)
+	}
+	kinds := map[lint.Kind]int{}
+	for _, f := range fs {
+		kinds[f.Kind]++
+	}
+	for _, k := range lint.Kinds {
+		if kinds[k] == 0 {
+			t.Errorf("messy catalog has no %s finding", k)
+		}
+	}
+}
+
+func TestCheckLongCardMatchesTokenCount(t *testing.T) {
+	snap := snapshot(t, "testdata/messy.jsonl")
+	fs, err := lint.Check(context.Background(), snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}, MaxCardTokens: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range snap.Tools() {
+		n := tokens.MustCount(lint.CardText(tl.Card))
+		i := slices.IndexFunc(fs, func(f lint.Finding) bool { return f.Tool == tl.ID && f.Kind == lint.LongCard })
+		if (n > 20) != (i >= 0) {
+			t.Errorf("%s: card of %d tokens, long-card finding %v, budget 20", tl.ID, n, i >= 0)
+		}
+		if i >= 0 && fs[i].Tokens != n {
+			t.Errorf("%s: long-card reports %d tokens, want %d", tl.ID, fs[i].Tokens, n)
+		}
+	}
+}
+
+// TestCheckUnfindable: of two tools with the same words, only one can be
+// first; with K = 1 the other is unfindable.
+func TestCheckUnfindable(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "twins.jsonl")
+	os.WriteFile(f, []byte(`{"name":"convert_currency","summary":"Convert an amount between two currencies"}
+{"name":"currency_converter","summary":"Convert an amount between two currencies"}
+{"name":"get_weather","summary":"Show the weather forecast for a city"}
+`), 0o600)
+	fs, err := lint.Check(context.Background(), snapshot(t, f), &lint.Options{K: 1, Skip: []lint.Kind{lint.MissingAliases, lint.MissingNotFor}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, dups []string
+	for _, f := range fs {
+		switch f.Kind {
+		case lint.Unfindable:
+			lost = append(lost, f.Tool)
+		case lint.NearDuplicate:
+			dups = append(dups, f.Tool+"~"+f.Other)
+		}
+	}
+	if len(lost) != 1 || !strings.HasPrefix(lost[0], "twins/") || lost[0] == "twins/get_weather" {
+		t.Errorf("unfindable = %v, want exactly one of the two twins", lost)
+	}
+	if want := []string{"twins/convert_currency~twins/currency_converter", "twins/currency_converter~twins/convert_currency"}; !slices.Equal(dups, want) {
+		t.Errorf("near duplicates = %v, want %v", dups, want)
+	}
+}
+
+func TestCheckOptions(t *testing.T) {
+	snap := snapshot(t, "testdata/clean.jsonl")
+	for _, o := range []*lint.Options{{DuplicateThreshold: 1.5}, {MaxCardTokens: -1}, {K: -2}, {Skip: []lint.Kind{"typo"}}} {
+		if _, err := lint.Check(context.Background(), snap, o); !errors.Is(err, lint.ErrOptions) {
+			t.Errorf("Check(options %+v) = %v, want ErrOptions", *o, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := lint.Check(ctx, snap, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Check(cancelled) = %v, want context.Canceled", err)
+	}
+}
+
+// TestRealMCPCatalogs lints the eight real MCP servers: every tool is
+// findable by its own summary (a regression floor for cards and
+// discovery), bare MCP tools lack aliases, and the known true duplicate
+// (filesystem's deprecated read_file and read_text_file) is reported.
+func TestRealMCPCatalogs(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	snap := snapshot(t, files...)
+	fs, err := lint.Check(context.Background(), snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[lint.Kind]int{}
+	var dups []string
+	for _, f := range fs {
+		count[f.Kind]++
+		if f.Kind == lint.Unfindable {
+			t.Errorf("real MCP tool %s", f)
+		}
+		if f.Kind == lint.NearDuplicate {
+			dups = append(dups, f.Tool+"~"+f.Other)
+		}
+	}
+	if count[lint.MissingAliases] != snap.Len() {
+		t.Errorf("missing-aliases findings = %d, want %d (no real MCP tool has aliases)", count[lint.MissingAliases], snap.Len())
+	}
+	if !slices.Contains(dups, "filesystem/read_file~filesystem/read_text_file") {
+		t.Errorf("near duplicates %v miss filesystem/read_file~filesystem/read_text_file", dups)
+	}
+	if len(dups) > 20 {
+		t.Errorf("%d near-duplicate findings on 105 real tools, want at most 20: %v", len(dups), dups)
+	}
+}
