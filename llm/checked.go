@@ -191,7 +191,7 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 		left := c.opts.MaxRepairs + 1 - len(attempts)
 		if left <= 0 {
 			c.metrics.outcome(c.name, outcomeExhausted)
-			return nil, &RepairError{Attempts: attempts}
+			return nil, &RepairError{Attempts: attempts, Usage: total}
 		}
 		c.opts.Logger.InfoContext(ctx, "llm: reply rejected; asking the model to repair it",
 			"backend", c.name, "problem", string(oe.Problem), "attempts_left", left)

@@ -157,6 +157,13 @@ func TestRepairBudgetExhausted(t *testing.T) {
 	if b.Remaining() != 1 {
 		t.Errorf("Remaining = %d, want 1: the budget stops the loop", b.Remaining())
 	}
+	var oe *llm.OutputError
+	if !errors.As(err, &oe) || oe.Problem != llm.ProblemMalformed || oe.Raw != "no" {
+		t.Errorf("errors.As(RepairError, *OutputError) = %+v, want the first attempt", oe)
+	}
+	if re.Usage.ToolDefinitionTokens <= 0 || re.Usage.CatalogTokens != 20500 {
+		t.Errorf("RepairError.Usage = %+v, want the attempts' usage", re.Usage)
+	}
 }
 
 func TestNoRepairs(t *testing.T) {

@@ -73,9 +73,11 @@ type Attempt struct {
 
 // RepairError says that the model kept replying with output that could
 // not be acted on until the repair budget ran out. It matches
-// ErrInvalidOutput.
+// ErrInvalidOutput, and errors.As finds the first attempt's *OutputError.
 type RepairError struct {
 	Attempts []Attempt // every attempt, in order
+	// Usage sums the attempts' token usage (the tokens were spent).
+	Usage Usage
 }
 
 func (e *RepairError) Error() string {
@@ -87,8 +89,16 @@ func (e *RepairError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns ErrInvalidOutput.
-func (e *RepairError) Unwrap() error { return ErrInvalidOutput }
+// Unwrap returns ErrInvalidOutput and each attempt's error, in order.
+func (e *RepairError) Unwrap() []error {
+	errs := []error{ErrInvalidOutput}
+	for _, a := range e.Attempts {
+		if a.Err != nil {
+			errs = append(errs, a.Err)
+		}
+	}
+	return errs
+}
 
 // ParseRetryAfter reads an HTTP Retry-After value, delay-seconds or an
 // HTTP-date (relative to now), as a duration; 0 when absent, malformed or
