@@ -134,7 +134,7 @@ func TestMatcherAgreesWithLlama(t *testing.T) {
 		total += len(inputs)
 		lenient += gbnfCompareWithLlama(t, gc, name, g, inputs)
 	}
-	t.Logf("%d inputs compared with gbnf-check; %d only differ by llama.cpp's lenient UTF-8 decoding", total, lenient)
+	t.Logf("%d grammars, %d inputs compared with gbnf-check; %d only differ by llama.cpp's lenient UTF-8 decoding", len(corpus), total, lenient)
 }
 
 // TestMatcherAgreesWithLlamaOnConverterOutput takes the grammars llama.cpp's
