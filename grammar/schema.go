@@ -125,6 +125,9 @@ func compileDoc(doc *jsonValue, o Options) (*Result, error) {
 func compileUncached(doc *jsonValue, o Options) (res *Result, err error) {
 	c := newCompiler(doc, o)
 	root := c.compileRoot()
+	if c.fatal != nil {
+		return nil, c.fatal
+	}
 	if root.body.op == gNone {
 		return nil, &SchemaError{Msg: "no JSON value satisfies the schema", Err: ErrUnsatisfiable}
 	}

@@ -99,6 +99,7 @@ var keywords = map[string]kwInfo{
 const (
 	maxSchemaDepth = 128
 	maxBranches    = 256
+	maxSteps       = 20000 // schema nodes compiled plus merges
 )
 
 // compiler turns one schema document into grammar rules. It is used by one
@@ -110,28 +111,46 @@ type compiler struct {
 	relax []Relaxation
 	seen  map[Relaxation]bool
 
-	ptrs     map[*jsonValue]string // JSON pointer of every schema node
-	bases    map[*jsonValue]string // base URI in effect at every schema node
-	ids      map[string]*jsonValue // absolute URI (no fragment) → resource
-	anchors  map[string]*jsonValue // absolute URI#anchor → node
-	refRules map[*jsonValue]*grule
-	inline   []*jsonValue // $ref targets being merged (cycle guard)
-	chars    map[string]*gnode
-	shared   map[uint64][]*grule
-	depth    int
-	fatal    error
+	ptrs       map[*jsonValue]string // JSON pointer of every schema node
+	bases      map[*jsonValue]string // base URI in effect at every schema node
+	ids        map[string]*jsonValue // absolute URI (no fragment) → resource
+	anchors    map[string]*jsonValue // absolute URI#anchor → node
+	refRules   map[*jsonValue]*grule
+	inline     []*jsonValue // $ref targets being merged (cycle guard)
+	chars      map[string]*gnode
+	shared     map[uint64][]*grule
+	pairs      map[[2]*jsonValue]*jsonValue
+	synthetic  map[*jsonValue]bool // made by allOfOf
+	synthRules map[*jsonValue]*grule
+	depth      int
+	steps      int // work done, against maxSteps
+	fatal      error
 }
 
 func newCompiler(doc *jsonValue, opts Options) *compiler {
 	c := &compiler{opts: opts, p: spaced, doc: doc, seen: map[Relaxation]bool{},
 		ptrs: map[*jsonValue]string{}, bases: map[*jsonValue]string{}, ids: map[string]*jsonValue{},
 		anchors: map[string]*jsonValue{}, refRules: map[*jsonValue]*grule{}, chars: map[string]*gnode{},
-		shared: map[uint64][]*grule{}}
+		shared: map[uint64][]*grule{}, pairs: map[[2]*jsonValue]*jsonValue{}, synthetic: map[*jsonValue]bool{},
+		synthRules: map[*jsonValue]*grule{}}
 	if opts.Compact {
 		c.p = compact
 	}
 	c.index(doc, "", "", 0)
 	return c
+}
+
+// step counts work and reports whether the budget is spent; the first
+// time it is, the compilation fails with ErrUnsupported.
+func (c *compiler) step(ptr string) bool {
+	c.steps++
+	if c.steps > maxSteps {
+		if c.fatal == nil {
+			c.fatal = &SchemaError{Pointer: ptr, Msg: fmt.Sprintf("the schema expands to more than %d subschemas (recursive allOf/$ref merges); not compiled", maxSteps), Err: ErrUnsupported}
+		}
+		return true
+	}
+	return false
 }
 
 // share returns a reference to a rule for a composite node, so that a node
@@ -336,6 +355,9 @@ func contains(list []string, s string) bool {
 
 // value compiles a schema into a node matching the JSON values it admits.
 func (c *compiler) value(s *jsonValue, ptr string) *gnode {
+	if c.step(ptr) {
+		return nNone
+	}
 	c.depth++
 	defer func() { c.depth-- }()
 	if c.depth > maxSchemaDepth {
@@ -353,6 +375,23 @@ func (c *compiler) value(s *jsonValue, ptr string) *gnode {
 		c.relaxf(ptr, "", "a schema must be an object or a boolean; any value admitted")
 		return ref(c.p.value)
 	}
+	if c.synthetic[s] {
+		if r, ok := c.synthRules[s]; ok {
+			return ref(r)
+		}
+		r := &grule{hint: "all"}
+		c.synthRules[s] = r
+		r.body = c.valueOf(s, ptr)
+		if r.body.op == gNone {
+			return nNone
+		}
+		return ref(r)
+	}
+	return c.valueOf(s, ptr)
+}
+
+// valueOf compiles an object schema (the part of value after the checks).
+func (c *compiler) valueOf(s *jsonValue, ptr string) *gnode {
 	// A bare $ref becomes a rule reference: this is what makes recursive
 	// schemas finite.
 	if r := s.get("$ref"); r != nil && isAnnotationOnly(s, "$ref") {
@@ -630,7 +669,51 @@ func (c *compiler) inlining(t *jsonValue) bool {
 	return false
 }
 
-func allOfOf(a, b *jsonValue) *jsonValue {
+// allOfOf returns a schema for "a and b". The same pair always gives the
+// same node, and value compiles such nodes once into a rule, so merges that
+// recur through recursive references end in a rule reference instead of
+// unrolling.
+func (c *compiler) allOfOf(a, b *jsonValue) *jsonValue {
+	key := [2]*jsonValue{a, b}
+	if n, ok := c.pairs[key]; ok {
+		return n
+	}
+	if c.allOfContains(a, b, 0) {
+		return a
+	}
+	if c.allOfContains(b, a, 0) {
+		return b
+	}
+	n := allOfPair(a, b)
+	if n != a && n != b {
+		c.synthetic[n] = true
+	}
+	c.pairs[key] = n
+	return n
+}
+
+// allOfContains reports whether s is x or a conjunction made by allOfOf
+// that includes x: "x and x" is x.
+func (c *compiler) allOfContains(s, x *jsonValue, depth int) bool {
+	if s == x {
+		return true
+	}
+	if depth > 32 || !c.synthetic[s] {
+		return false
+	}
+	al := s.get("allOf")
+	if al == nil {
+		return false
+	}
+	for _, e := range al.arr {
+		if c.allOfContains(e, x, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+func allOfPair(a, b *jsonValue) *jsonValue {
 	if a.kind == jsonBool && a.b {
 		return b
 	}
@@ -654,6 +737,9 @@ func allOfOf(a, b *jsonValue) *jsonValue {
 // merge intersects two flat schemas. ok is false when no value can satisfy
 // both.
 func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
+	if c.step(ptr) {
+		return nil, false
+	}
 	if a.has("\x00ref") {
 		if len(b.keys) > 0 {
 			c.relaxf(ptr, "$ref", "keywords beside a recursive $ref are not enforced")
@@ -669,7 +755,10 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 	m := a.clone()
 	// additionalProperties of one side constrain the properties only the
 	// other side declares.
-	mergedProps := mergeProps(a, b)
+	mergedProps := c.mergeProps(a, b)
+	if mergedProps != nil {
+		c.steps += len(mergedProps.keys) / 8
+	}
 	for i, k := range b.keys {
 		bv := b.vals[i]
 		av := m.get(k)
@@ -691,7 +780,7 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 			pp := av.clone()
 			for j, pk := range bv.keys {
 				if x := pp.get(pk); x != nil {
-					pp.set(pk, allOfOf(x, bv.vals[j]))
+					pp.set(pk, c.allOfOf(x, bv.vals[j]))
 				} else {
 					pp.set(pk, bv.vals[j])
 				}
@@ -767,7 +856,7 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 				}
 				continue
 			}
-			m.set(k, allOfOf(av, bv))
+			m.set(k, c.allOfOf(av, bv))
 		case "prefixItems":
 			if av.kind != jsonArray || bv.kind != jsonArray {
 				continue
@@ -776,7 +865,7 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 			for j := 0; j < len(av.arr) || j < len(bv.arr); j++ {
 				switch {
 				case j < len(av.arr) && j < len(bv.arr):
-					pi.arr = append(pi.arr, allOfOf(av.arr[j], bv.arr[j]))
+					pi.arr = append(pi.arr, c.allOfOf(av.arr[j], bv.arr[j]))
 				case j < len(av.arr):
 					pi.arr = append(pi.arr, av.arr[j])
 				default:
@@ -802,7 +891,7 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 	apA, apB := a.get("additionalProperties"), closingOf(b)
 	switch {
 	case apA != nil && apB != nil:
-		m.set("additionalProperties", allOfOf(apA, apB))
+		m.set("additionalProperties", c.allOfOf(apA, apB))
 	case apB != nil:
 		m.set("additionalProperties", apB)
 	}
@@ -839,33 +928,41 @@ func closingOf(s *jsonValue) *jsonValue {
 // mergeProps unions the properties of a and b; a property both declare
 // must satisfy both, and a property one side does not declare must satisfy
 // that side's additionalProperties.
-func mergeProps(a, b *jsonValue) *jsonValue {
+func (c *compiler) mergeProps(a, b *jsonValue) *jsonValue {
 	pa, pb := a.get("properties"), b.get("properties")
 	apA := a.get("additionalProperties")
 	if pa == nil && pb == nil {
 		return nil
 	}
 	out := newObject()
+	placed := map[string]bool{}
+	index := func(props *jsonValue) map[string]*jsonValue {
+		m := map[string]*jsonValue{}
+		if props != nil && props.kind == jsonObject {
+			for i, k := range props.keys {
+				m[k] = props.vals[i]
+			}
+		}
+		return m
+	}
 	add := func(props *jsonValue, other *jsonValue, otherProps, otherAP *jsonValue) {
 		if props == nil || props.kind != jsonObject {
 			return
 		}
+		op := index(otherProps)
 		for i, k := range props.keys {
-			v := props.vals[i]
-			if x := out.get(k); x != nil {
+			if placed[k] {
 				continue
 			}
-			if otherProps != nil && otherProps.kind == jsonObject {
-				if ov := otherProps.get(k); ov != nil {
-					v = allOfOf(v, ov)
-					out.set(k, v)
-					continue
-				}
+			placed[k] = true
+			v := props.vals[i]
+			if ov, ok := op[k]; ok {
+				v = c.allOfOf(v, ov)
+			} else if otherAP != nil && !matchesAnyPattern(other, k) {
+				v = c.allOfOf(v, otherAP)
 			}
-			if otherAP != nil && !matchesAnyPattern(other, k) {
-				v = allOfOf(v, otherAP)
-			}
-			out.set(k, v)
+			out.keys = append(out.keys, k)
+			out.vals = append(out.vals, v)
 		}
 	}
 	add(pa, b, pb, closingOf(b))
@@ -1333,7 +1430,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 				if sch == nil {
 					sch = pp.vals[i]
 				} else {
-					sch = allOfOf(sch, pp.vals[i])
+					sch = c.allOfOf(sch, pp.vals[i])
 				}
 			}
 		}
@@ -1352,7 +1449,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	for i := range props {
 		for j, pat := range pp.keysOrNil() {
 			if ok, _ := regexMatch(pat, props[i].name); ok {
-				props[i].schema = allOfOf(props[i].schema, pp.vals[j])
+				props[i].schema = c.allOfOf(props[i].schema, pp.vals[j])
 			}
 		}
 	}

@@ -25,8 +25,11 @@ func instanceText(c *compiler, schema, inst *jsonValue) string {
 
 type instanceWriter struct{ c *compiler }
 
-// expand lists the schemas that apply at one place, in merge order.
-func (w *instanceWriter) expand(schemas []*jsonValue) []*jsonValue {
+// expand lists the schemas that apply to v at one place, in merge order.
+// Of an anyOf or oneOf it takes the first branch that admits v (the
+// branch whose grammar a model follows to write v), or all of them when
+// the small validator admits none.
+func (w *instanceWriter) expand(schemas []*jsonValue, v *jsonValue) []*jsonValue {
 	var out []*jsonValue
 	seen := map[*jsonValue]bool{}
 	var visit func(s *jsonValue, depth int)
@@ -41,8 +44,25 @@ func (w *instanceWriter) expand(schemas []*jsonValue) []*jsonValue {
 				visit(t, depth+1)
 			}
 		}
-		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-			if br := s.get(k); br != nil && br.kind == jsonArray {
+		if br := s.get("allOf"); br != nil && br.kind == jsonArray {
+			for _, b := range br.arr {
+				visit(b, depth+1)
+			}
+		}
+		for _, k := range []string{"anyOf", "oneOf"} {
+			br := s.get(k)
+			if br == nil || br.kind != jsonArray {
+				continue
+			}
+			picked := false
+			for _, b := range br.arr {
+				if w.c.admits(b, v, 0) {
+					visit(b, depth+1)
+					picked = true
+					break
+				}
+			}
+			if !picked {
 				for _, b := range br.arr {
 					visit(b, depth+1)
 				}
@@ -56,7 +76,7 @@ func (w *instanceWriter) expand(schemas []*jsonValue) []*jsonValue {
 }
 
 func (w *instanceWriter) write(b *strings.Builder, schemas []*jsonValue, v *jsonValue) {
-	all := w.expand(schemas)
+	all := w.expand(schemas, v)
 	for _, s := range all {
 		for _, k := range []string{"const", "enum"} {
 			cv := s.get(k)

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/tools"
+)
+
+func init() { commands["grammar"] = runGrammar }
+
+// runGrammar compiles a JSON Schema, or the turn envelope of selected
+// catalog tools, into a constraint artifact:
+//
+//	toolgate grammar --schema S.json [--format gbnf|openai-strict|ollama] [--strict] [--compact] [--open-objects]
+//	toolgate grammar --tools F [--tools F2] --select a,b,c [--format gbnf|ollama] [--strict] [--compact]
+//
+// The artifact goes to stdout; each relaxation (a constraint the artifact
+// does not enforce; the gateway still validates it) goes to stderr as one
+// line "POINTER<TAB>KEYWORD<TAB>REASON" (prefixed by "TOOL: " for the
+// envelope), as does each tool left out of the envelope. Exit 0 on
+// success, 2 with one line on stderr for bad usage, an unreadable or
+// invalid schema, or (with --strict) a schema that needs relaxations.
+func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("grammar", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var files multiFlag
+	schemaPath := fs.String("schema", "", "JSON Schema `file` to compile (- for stdin is not supported; give a path)")
+	format := fs.String("format", "gbnf", "artifact: gbnf, openai-strict (schema only) or ollama")
+	sel := fs.String("select", "", "comma-separated tool names or IDs for the envelope")
+	strict := fs.Bool("strict", false, "fail instead of reporting relaxations")
+	compact := fs.Bool("compact", false, "no whitespace between JSON tokens in the grammar")
+	open := fs.Bool("open-objects", false, "objects without additionalProperties admit undeclared properties (JSON Schema's default)")
+	noAnswer := fs.Bool("no-answer", false, "envelope without the answer branch")
+	noFind := fs.Bool("no-find-tools", false, "envelope without the find_tools branch")
+	fs.Var(&files, "tools", "catalog `file` for the envelope, as FILE or NS=FILE; repeatable")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "toolgate grammar: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	opts := &grammar.Options{Strict: *strict, Compact: *compact, OpenObjects: *open, NoAnswer: *noAnswer, NoFindTools: *noFind}
+	switch *format {
+	case "gbnf", "openai-strict", "ollama":
+	default:
+		fmt.Fprintf(stderr, "toolgate grammar: --format %q: want gbnf, openai-strict or ollama\n", *format)
+		return exitUsage
+	}
+	switch {
+	case *schemaPath != "" && len(files) == 0 && *sel == "":
+		return grammarSchema(*schemaPath, *format, opts, stdout, stderr)
+	case *schemaPath == "" && len(files) > 0 && *sel != "":
+		if *format == "openai-strict" {
+			fmt.Fprintln(stderr, "toolgate grammar: --format openai-strict takes --schema; for the envelope use gbnf or ollama")
+			return exitUsage
+		}
+		return grammarEnvelope(files, *sel, *format, opts, stdout, stderr)
+	default:
+		fmt.Fprintln(stderr, "toolgate grammar: give --schema FILE, or --tools FILE with --select a,b,c")
+		return exitUsage
+	}
+}
+
+func grammarSchema(path, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
+		return exitUsage
+	}
+	switch format {
+	case "gbnf":
+		res, err := grammar.FromSchema(data, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate grammar: %s: %s\n", path, oneLineErr(err))
+			return exitUsage
+		}
+		io.WriteString(stdout, res.GBNF)
+		printRelaxations(stderr, "", res.Relaxations)
+	case "openai-strict":
+		spec, relax, err := grammar.OpenAIStrict(data)
+		if err == nil && opts.Strict && len(relax) > 0 {
+			err = &grammar.RelaxationError{Relaxations: relax}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate grammar: %s: %s\n", path, oneLineErr(err))
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "%s\n", spec)
+		printRelaxations(stderr, "", relax)
+	case "ollama":
+		// Ollama's format takes a JSON Schema as it is; check that it compiles
+		// and report what a grammar cannot enforce.
+		res, err := grammar.FromSchema(data, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate grammar: %s: %s\n", path, oneLineErr(err))
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "%s\n", strings.TrimSpace(string(data)))
+		printRelaxations(stderr, "", res.Relaxations)
+	}
+	return exitOK
+}
+
+func grammarEnvelope(files []string, sel, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
+	all, err := tools.LoadCatalogs(files...)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
+		return exitUsage
+	}
+	picked, err := selectTools(all, sel)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
+		return exitUsage
+	}
+	taken := map[string]bool{}
+	env := make([]grammar.EnvelopeTool, 0, len(picked))
+	for _, t := range picked {
+		name := tools.ModelName(t.ID, func(s string) bool { return taken[s] })
+		taken[name] = true
+		env = append(env, grammar.EnvelopeTool{Name: name, Schema: t.InputSchema})
+	}
+	if format == "ollama" {
+		spec, relax, err := grammar.EnvelopeSchema(env, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "%s\n", spec)
+		printRelaxations(stderr, "", relax)
+		return exitOK
+	}
+	res, err := grammar.Envelope(env, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
+		return exitUsage
+	}
+	io.WriteString(stdout, res.GBNF)
+	for _, name := range res.Tools {
+		printRelaxations(stderr, name+": ", res.Relaxations[name])
+	}
+	for _, x := range res.Excluded {
+		fmt.Fprintf(stderr, "%s: excluded: %s\n", x.Name, oneLineErr(x.Err))
+	}
+	return exitOK
+}
+
+// selectTools picks tools by ID or bare name, in the order given; a bare
+// name two namespaces share must be written as an ID.
+func selectTools(all []tools.Tool, sel string) ([]tools.Tool, error) {
+	var out []tools.Tool
+	seen := map[string]bool{}
+	for _, want := range strings.Split(sel, ",") {
+		want = strings.TrimSpace(want)
+		if want == "" {
+			continue
+		}
+		var match []tools.Tool
+		for _, t := range all {
+			if t.ID == want {
+				match = []tools.Tool{t}
+				break
+			}
+			if t.Name() == want {
+				match = append(match, t)
+			}
+		}
+		switch len(match) {
+		case 0:
+			return nil, fmt.Errorf("--select: no tool %q in the catalogs", want)
+		case 1:
+		default:
+			ids := make([]string, len(match))
+			for i, t := range match {
+				ids[i] = t.ID
+			}
+			return nil, fmt.Errorf("--select: %q is ambiguous (%s); give the ID", want, strings.Join(ids, ", "))
+		}
+		if !seen[match[0].ID] {
+			seen[match[0].ID] = true
+			out = append(out, match[0])
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--select names no tool")
+	}
+	return out, nil
+}
+
+func printRelaxations(w io.Writer, prefix string, rs []grammar.Relaxation) {
+	for _, r := range rs {
+		fmt.Fprintf(w, "%s%s\n", prefix, r)
+	}
+}
+
+// oneLineErr flattens an error to one line.
+func oneLineErr(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
