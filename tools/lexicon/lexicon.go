@@ -73,7 +73,10 @@ type Lexicon struct {
 	// phraseStart holds, per language (en, es, pl), the first three bytes
 	// of every phrase's first word and of its stem: a token whose prefix is
 	// not there starts no phrase, and PhraseConcepts skips the stemming.
+	// (A stem is a prefix of its word, but for a changed final letter.)
 	phraseStart [3]map[string]struct{}
+	// phraseSecond is the same for the second word.
+	phraseSecond [3]map[string]struct{}
 }
 
 func prefix3(w string) string { return w[:min(3, len(w))] }
@@ -127,6 +130,7 @@ func empty() *Lexicon {
 	l.enPhrase = map[phraseKey][]int32{}
 	for i := range l.phraseStart {
 		l.phraseStart[i] = map[string]struct{}{}
+		l.phraseSecond[i] = map[string]struct{}{}
 	}
 	for i := range l.trans {
 		l.trans[i] = map[string]*translation{}
@@ -189,6 +193,8 @@ func Build(src *Source) (*Lexicon, error) {
 				l.enPhrase[stems] = appendUnique(l.enPhrase[stems], idx)
 				l.phraseStart[0][prefix3(words[0])] = struct{}{}
 				l.phraseStart[0][prefix3(stems[0])] = struct{}{}
+				l.phraseSecond[0][prefix3(words[1])] = struct{}{}
+				l.phraseSecond[0][prefix3(stems[1])] = struct{}{}
 			}
 			if !strings.Contains(w, " ") {
 				// Indexed by stem even when the stem is the word itself, so
@@ -239,6 +245,8 @@ func Build(src *Source) (*Lexicon, error) {
 			if words, stems, ok := phraseKeys(lang, key); ok {
 				l.phraseStart[i+1][prefix3(words[0])] = struct{}{}
 				l.phraseStart[i+1][prefix3(stems[0])] = struct{}{}
+				l.phraseSecond[i+1][prefix3(words[1])] = struct{}{}
+				l.phraseSecond[i+1][prefix3(stems[1])] = struct{}{}
 				l.transPhrase[i][words] = t
 				if _, taken := l.transPhrase[i][stems]; !taken {
 					l.transPhrase[i][stems] = t
@@ -404,8 +412,13 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		}
 	}
 	words := phraseKey{w1, w2, w3}
-	start := prefix3(w1)
-	if _, ok := l.phraseStart[0][start]; ok && (lang == "" || lang == analysis.English) {
+	start, second := prefix3(w1), prefix3(w2)
+	may := func(i int) bool {
+		_, ok1 := l.phraseStart[i][start]
+		_, ok2 := l.phraseSecond[i][second]
+		return ok1 && ok2
+	}
+	if may(0) && (lang == "" || lang == analysis.English) {
 		idx, ok := l.enPhrase[words]
 		if !ok {
 			idx = l.enPhrase[stemKey(analysis.English, words)]
@@ -413,7 +426,7 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		add(idx)
 	}
 	for i, tl := range [2]analysis.Lang{analysis.Spanish, analysis.Polish} {
-		if _, ok := l.phraseStart[i+1][start]; ok && (lang == "" || lang == tl) {
+		if may(i+1) && (lang == "" || lang == tl) {
 			t, ok := l.transPhrase[i][words]
 			if !ok {
 				t = l.transPhrase[i][stemKey(tl, words)]

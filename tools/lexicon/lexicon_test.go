@@ -353,3 +353,13 @@ func TestPhraseConcepts(t *testing.T) {
 		t.Errorf("PhraseConcepts allocates %v times per call, want 0", n)
 	}
 }
+
+func BenchmarkPhraseConcepts(b *testing.B) {
+	l := Default()
+	dst := make([]Concept, 0, 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = l.PhraseConcepts(dst[:0], "", "payments", "repository", "")
+		dst = l.PhraseConcepts(dst[:0], "", "create", "a", "new")
+	}
+}
