@@ -284,6 +284,9 @@ func testLeaseExpiry(t *testing.T, s gateway.Store) {
 	if !c2.Record.LeaseExpires.Equal(t0.Add(2 * lease)) {
 		t.Errorf("new lease = %v, want %v", c2.Record.LeaseExpires, t0.Add(2*lease))
 	}
+	if want := t0.Add(2*lease + retention); !c2.Record.ExpiresAt.Equal(want) {
+		t.Errorf("takeover ExpiresAt = %v, want the request's %v", c2.Record.ExpiresAt, want)
+	}
 	claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimInProgress)
 }
 
