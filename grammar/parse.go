@@ -49,6 +49,30 @@ type gbnfParser struct {
 	defPos  []int // byte offset of each definition's name
 	refPos  []int // byte offset of each Ref, in source order
 	curRule int   // index into defs of the rule being parsed
+	depth   int   // nesting of groups
+}
+
+// gbnfMaxNesting bounds the nesting of groups and of repetition operators
+// applied to one another, so that the recursive parser, compiler and
+// matcher stay within a sane stack depth (llama.cpp recurses without a
+// bound and overflows its stack).
+const gbnfMaxNesting = 1000
+
+// wrap applies a repetition to the last element of seq.
+func (p *gbnfParser) wrap(seq Seq, pos, min, max int) error {
+	depth := 0
+	for e := seq[len(seq)-1]; ; depth++ {
+		r, ok := e.(Repeat)
+		if !ok {
+			break
+		}
+		e = r.Expr
+	}
+	if depth >= gbnfMaxNesting {
+		return p.syntax(pos, "repetitions applied more than "+strconv.Itoa(gbnfMaxNesting)+" times in a row")
+	}
+	seq[len(seq)-1] = Repeat{Expr: seq[len(seq)-1], Min: min, Max: max}
+	return nil
 }
 
 func (p *gbnfParser) errAt(off int, class error, msg string) *ParseError {
@@ -252,7 +276,11 @@ func (p *gbnfParser) sequence(pos int, nested bool) (Seq, int, error) {
 			lastEmpty = false
 			pos = p.space(end, nested)
 		case c == '(':
+			if p.depth++; p.depth > gbnfMaxNesting {
+				return nil, 0, p.syntax(pos, "groups nested more than "+strconv.Itoa(gbnfMaxNesting)+" deep")
+			}
 			alts, next, err := p.alternates(p.space(pos+1, true), true)
+			p.depth--
 			if err != nil {
 				return nil, 0, err
 			}
@@ -278,7 +306,9 @@ func (p *gbnfParser) sequence(pos int, nested bool) (Seq, int, error) {
 			if lastEmpty {
 				return nil, 0, p.syntax(pos, "expecting preceding item to */+/?/{")
 			}
-			seq[len(seq)-1] = Repeat{Expr: seq[len(seq)-1], Min: min, Max: max}
+			if err := p.wrap(seq, pos, min, max); err != nil {
+				return nil, 0, err
+			}
 		case c == '{':
 			brace := pos
 			min, max, next, err := p.counts(pos, nested)
@@ -295,7 +325,9 @@ func (p *gbnfParser) sequence(pos int, nested bool) (Seq, int, error) {
 			if max != Unbounded && max < min {
 				return nil, 0, p.errAt(brace, ErrRepetition, "repetition {"+strconv.Itoa(min)+","+strconv.Itoa(max)+"} has a maximum below its minimum (llama.cpp would expand it until memory runs out)")
 			}
-			seq[len(seq)-1] = Repeat{Expr: seq[len(seq)-1], Min: min, Max: max}
+			if err := p.wrap(seq, pos, min, max); err != nil {
+				return nil, 0, err
+			}
 			if max == 0 {
 				lastEmpty = true // llama.cpp removes x{0} from the rule
 			}

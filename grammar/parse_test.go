@@ -77,6 +77,8 @@ var gbnfParseErrorCases = []gbnfParseErrorCase{
 	{name: "invalid UTF-8 in literal", src: "root ::= \"\xff\"", err: ErrSyntax, offset: 10, msg: "invalid UTF-8", llama: true},
 	{name: "stray continuation byte in literal", src: "root ::= \"\x80\"", err: ErrSyntax, offset: 10, msg: "invalid UTF-8"},
 	{name: "token id too large", src: `root ::= <[4294967296]>`, err: ErrSyntax, offset: 11, msg: "out of range"},
+	{name: "groups too deep", src: "root ::= " + strings.Repeat("(", 1001) + `"a"` + strings.Repeat(")", 1001), err: ErrSyntax, offset: 1009, msg: "nested more than 1000"},
+	{name: "repetitions too deep", src: `root ::= "a"` + strings.Repeat("?", 1001), err: ErrSyntax, offset: 1013, msg: "more than 1000 times"},
 	{name: "too large", src: `root ::= "aaaaaaaaaaaaaaaaaaaa"{2000}{2000}{2000}`, err: ErrTooLarge, offset: 0},
 }
 
