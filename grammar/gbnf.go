@@ -29,15 +29,19 @@
 // empty string (llama.cpp recurses until the stack overflows), {m,n} with
 // n < m (llama.cpp expands it until memory runs out), code points above
 // U+10FFFF, token ids above 2^32-1, invalid UTF-8 inside literals and
-// classes, and NUL bytes (llama.cpp stops reading at the first NUL) are
-// errors here.
+// classes, NUL bytes (llama.cpp stops reading at the first NUL), and groups
+// or stacked repetitions nested more than 1000 deep are errors here.
 //
 // A Matcher recognises exactly the sentences llama.cpp's stack machine
 // accepts (llama_grammar_accept, code point by code point, whole input from
 // root), but byte by byte: a multi-byte UTF-8 code point is checked as its
 // bytes arrive, so a byte is refused as soon as no continuation of it can
 // match. Input must be valid UTF-8 (no overlong forms, surrogates or code
-// points above U+10FFFF); llama.cpp's decoder is laxer there.
+// points above U+10FFFF); llama.cpp's decoder is laxer there. Where
+// llama.cpp's work grows exponentially (shared rules reached along many
+// paths) the Matcher expands each distinct stack once per byte, and where
+// the number of live stacks itself explodes it refuses the byte
+// (ErrTooManyStacks) instead of exhausting memory.
 
 package grammar
 
