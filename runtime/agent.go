@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// Strategy chooses which authorized tools a step shows the model.
+type Strategy int
+
+const (
+	// StrategyAuto (the zero value) picks by the number of authorized tools
+	// and their definitions' size: InjectAll up to AllLimit tools, ByGroup
+	// up to GroupLimit, Progressive above, or whenever the definitions would
+	// exceed MaxToolShare of ContextTokens.
+	StrategyAuto Strategy = iota
+	// StrategyInjectAll shows every authorized tool.
+	StrategyInjectAll
+	// StrategyByGroup shows the workflow groups of the best candidates.
+	StrategyByGroup
+	// StrategyProgressive shows the top-K shortlist plus find_tools.
+	StrategyProgressive
+)
+
+func (s Strategy) String() string {
+	switch s {
+	case StrategyAuto:
+		return "auto"
+	case StrategyInjectAll:
+		return "inject-all"
+	case StrategyByGroup:
+		return "by-group"
+	case StrategyProgressive:
+		return "progressive"
+	}
+	return fmt.Sprintf("Strategy(%d)", int(s))
+}
+
+// FindToolsName is the model-facing name of the native find_tools tool and
+// the envelope's find_tools action.
+const FindToolsName = "find_tools"
+
+// Options configures an Agent. A nil *Options means all defaults; each
+// field's zero value is documented.
+type Options struct {
+	// Mode is how the backend is constrained. The zero value is
+	// llm.ModeEnvelope (structured output with the envelope schema).
+	Mode llm.Mode
+	// Strategy chooses the tools shown per step. Zero means StrategyAuto.
+	Strategy Strategy
+	// K is the shortlist size of the progressive strategy. Zero means 5.
+	K int
+	// AllLimit and GroupLimit are StrategyAuto's thresholds. Zero means 10 and 30.
+	AllLimit, GroupLimit int
+	// ContextTokens is the model's context size, and MaxToolShare the
+	// share of it tool definitions may take before StrategyAuto goes
+	// progressive. Zero means 32,768 and 0.25.
+	ContextTokens int
+	MaxToolShare  float64
+	// MaxSteps bounds the model calls of one Run. Zero means 8.
+	MaxSteps int
+	// MaxLoaded bounds the tools found through find_tools that stay in the
+	// shortlist. Zero means 8.
+	MaxLoaded int
+	// Repairs is the number of repair attempts for a reply that cannot be
+	// acted on (see llm.Checked). Zero means 2; negative means none.
+	Repairs int
+	// CallRetries bounds the re-sends of one step's call to the gateway on
+	// a retryable refusal (IN_PROGRESS, a downstream failure). Zero means 3.
+	CallRetries int
+	// Instructions are prepended to the system prompt.
+	Instructions string
+	// Approver confirms calls the gateway holds for approval. Nil means no
+	// call needing approval is ever confirmed.
+	Approver Approver
+	// Observer, if set, receives an Event at each stage of a step (for
+	// demos, tracing and tests). It runs on the session's goroutine.
+	Observer func(Event)
+	// Logger receives misses and decisions. Nil means slog.Default().
+	Logger *slog.Logger
+	// Registerer receives the runtime metrics. Nil registers none.
+	Registerer prometheus.Registerer
+	// Sleep waits between call retries; nil means a timer honouring ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// LLM configures the llm.Checked wrapper around the backend (its
+	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
+	LLM *llm.Options
+}
+
+// ErrOptions is wrapped by New for an invalid argument or option.
+var ErrOptions = errors.New("runtime: invalid options")
+
+// Agent is the configured loop: a registry, a discoverer, a gateway and a
+// backend. It is safe for concurrent use; each conversation is a Session.
+type Agent struct {
+	reg     *tools.Registry
+	disc    *discovery.Discoverer
+	gw      *gateway.Gateway
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	names   *nameCache
+	raw     llm.Backend // the backend as given; sessions wrap it with llm.Checked
+	llmOpts llm.Options
+}
+
+// New returns an Agent. The registry is the catalog; disc ranks it; gw
+// executes calls (it must have been built over the same registry); backend
+// is the model, which New wraps with llm.Checked for repair, retries and
+// validation against the gateway's rules.
+func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, backend llm.Backend, opts *Options) (*Agent, error) {
+	if reg == nil || disc == nil || gw == nil || backend == nil {
+		return nil, fmt.Errorf("%w: registry, discoverer, gateway and backend are all required", ErrOptions)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.K < 0, o.AllLimit < 0, o.GroupLimit < 0, o.MaxSteps < 0, o.MaxLoaded < 0, o.CallRetries < 0, o.ContextTokens < 0:
+		return nil, fmt.Errorf("%w: K, AllLimit, GroupLimit, MaxSteps, MaxLoaded, CallRetries and ContextTokens must not be negative", ErrOptions)
+	case o.MaxToolShare < 0 || o.MaxToolShare > 1:
+		return nil, fmt.Errorf("%w: MaxToolShare %v is outside [0,1]", ErrOptions, o.MaxToolShare)
+	case o.Strategy < StrategyAuto || o.Strategy > StrategyProgressive:
+		return nil, fmt.Errorf("%w: unknown Strategy %d", ErrOptions, o.Strategy)
+	case o.Mode < llm.ModeEnvelope || o.Mode > llm.ModeNative:
+		return nil, fmt.Errorf("%w: unknown Mode %d", ErrOptions, o.Mode)
+	}
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&o.K, 5)
+	def(&o.AllLimit, 10)
+	def(&o.GroupLimit, 30)
+	def(&o.ContextTokens, 32768)
+	def(&o.MaxSteps, 8)
+	def(&o.MaxLoaded, 8)
+	def(&o.Repairs, 2)
+	if o.Repairs < 0 {
+		o.Repairs = 0
+	}
+	def(&o.CallRetries, 3)
+	if o.MaxToolShare == 0 {
+		o.MaxToolShare = 0.25
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}}
+	if o.LLM != nil {
+		a.llmOpts = *o.LLM
+	}
+	a.llmOpts.MaxRepairs = o.Repairs
+	if o.Repairs == 0 {
+		a.llmOpts.MaxRepairs = -1
+	}
+	if a.llmOpts.Logger == nil {
+		a.llmOpts.Logger = o.Logger
+	}
+	// Check the options once; each session wraps the backend with its own
+	// Validate hook (it needs the session's principal).
+	probe := a.llmOpts
+	probe.Validate = func(string, json.RawMessage) error { return nil }
+	if _, err := llm.Checked(backend, &probe); err != nil {
+		return nil, fmt.Errorf("%w: LLM: %v", ErrOptions, err)
+	}
+	return a, nil
+}
+
+// NewSession starts a conversation for principal p. id names the session
+// in the gateway's idempotency slots; a session re-created with the same id
+// and its step counter (SessionOptions.Step) replays rather than
+// re-executes the calls it had made.
+func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *Session {
+	s := &Session{agent: a, principal: p, id: id}
+	co := a.llmOpts
+	co.Validate = s.validate
+	s.backend, _ = llm.Checked(a.raw, &co) // the options were checked by New
+	if opts != nil {
+		s.step = opts.Step
+		s.messages = append(s.messages, opts.History...)
+	}
+	return s
+}
+
+// SessionOptions restores a session's state. Nil means a new conversation.
+type SessionOptions struct {
+	// Step is the number of the last step taken; the next step is Step+1.
+	Step int
+	// History is the conversation so far, without the system prompt.
+	History []llm.Message
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,122 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// compiled is a step's shortlist as the model sees it and its constraint.
+type compiled struct {
+	specs       []llm.ToolSpec
+	constraint  llm.Constraint
+	excluded    []string // tool IDs whose schema did not compile
+	relaxations []string
+	findTools   bool
+}
+
+// compile turns the step's tools into model-facing specs and one output
+// constraint for the agent's mode. A tool whose schema cannot be compiled
+// is left out of the step (and reported), never shown unconstrained.
+func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled, error) {
+	c := &compiled{findTools: findTools, constraint: llm.Constraint{Mode: a.opts.Mode}}
+	env := make([]grammar.EnvelopeTool, 0, len(ts))
+	byName := make(map[string]*tools.Tool, len(ts))
+	for _, t := range ts {
+		name := nm.name(t.ID)
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		spec := llm.ToolSpec{Name: name, Description: description(t), Parameters: schema}
+		if a.opts.Mode == llm.ModeNative {
+			strict, relax, err := grammar.OpenAIStrict(schema)
+			if err != nil {
+				c.excluded = append(c.excluded, t.ID)
+				continue
+			}
+			spec.StrictParameters = strict
+			c.relaxations = append(c.relaxations, relaxStrings(t.ID, relax)...)
+		}
+		byName[name] = t
+		c.specs = append(c.specs, spec)
+		env = append(env, grammar.EnvelopeTool{Name: name, Schema: schema})
+	}
+	if findTools && a.opts.Mode == llm.ModeNative {
+		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findToolsDescription,
+			Parameters: json.RawMessage(findToolsSchema), StrictParameters: json.RawMessage(findToolsSchema)})
+	}
+	opts := &grammar.Options{NoFindTools: !findTools}
+	switch a.opts.Mode {
+	case llm.ModeEnvelope:
+		schema, relax, err := grammar.EnvelopeSchema(env, opts)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: envelope schema: %w", err)
+		}
+		c.constraint.EnvelopeSchema = schema
+		for _, r := range relax {
+			if r.Keyword == "tool" {
+				// EnvelopeSchema leaves out a tool whose schema is not JSON.
+				if id, ok := nm.id(strings.TrimPrefix(r.Pointer, "/$defs/")); ok {
+					c.excluded = append(c.excluded, id)
+				}
+			}
+			c.relaxations = append(c.relaxations, r.String())
+		}
+	case llm.ModeGrammar:
+		res, err := grammar.Envelope(env, opts)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: envelope grammar: %w", err)
+		}
+		c.constraint.GBNF = res.GBNF
+		for _, x := range res.Excluded {
+			if id, ok := nm.id(x.Name); ok {
+				c.excluded = append(c.excluded, id)
+			}
+		}
+		for name, rs := range res.Relaxations {
+			id, _ := nm.id(name)
+			c.relaxations = append(c.relaxations, relaxStrings(id, rs)...)
+		}
+		sort.Strings(c.relaxations)
+	}
+	if len(c.excluded) > 0 {
+		kept := c.specs[:0]
+		for _, s := range c.specs {
+			if t, ok := byName[s.Name]; !ok || !contains(c.excluded, t.ID) {
+				kept = append(kept, s)
+			}
+		}
+		c.specs = kept
+	}
+	return c, nil
+}
+
+func relaxStrings(id string, rs []grammar.Relaxation) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = id + " " + r.String()
+	}
+	return out
+}
+
+func description(t *tools.Tool) string {
+	if t.Description != "" {
+		return t.Description
+	}
+	return t.Card.Summary
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"encoding/json"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// EventKind names a stage of a step.
+type EventKind string
+
+// The stages an Observer sees, in the order a step goes through them.
+const (
+	// EventShortlist: the tools chosen for the step (Shortlist, Strategy,
+	// Tools, Authorized, tokens).
+	EventShortlist EventKind = "shortlist"
+	// EventConstraint: the compiled constraint sent with the request.
+	EventConstraint EventKind = "constraint"
+	// EventReply: the model's parsed reply (Response).
+	EventReply EventKind = "reply"
+	// EventFindTools: a find_tools search and what it loaded (Found).
+	EventFindTools EventKind = "find_tools"
+	// EventApproval: a call held for approval and the human's decision.
+	EventApproval EventKind = "approval"
+	// EventCall: a call went through the gateway (Call, Result or Err).
+	EventCall EventKind = "call"
+	// EventAnswer: the model answered; the turn ends.
+	EventAnswer EventKind = "answer"
+)
+
+// Event reports one stage of a step to Options.Observer. Only the fields
+// of its Kind are set. Values are shared with the session: observers must
+// not modify them.
+type Event struct {
+	Kind EventKind
+	Step int
+
+	// EventShortlist
+	Strategy        Strategy
+	Shortlist       *discovery.Shortlist // nil for StrategyInjectAll
+	Tools           []string             // tool IDs shown, in order
+	Authorized      int
+	ShortlistTokens int // tokens of the shown tools' definitions
+	CatalogTokens   int // tokens of every authorized tool's definitions
+
+	// EventConstraint
+	Constraint  llm.Constraint
+	Excluded    []string // tools left out because their schema did not compile
+	Relaxations []string // constraints the grammar could not express (the gateway checks them)
+
+	// EventReply
+	Response *llm.Response
+
+	// EventFindTools
+	Query string
+	Found []string
+
+	// EventApproval
+	Approval *ApprovalRequest
+	Approved bool
+
+	// EventCall
+	Tool      string
+	Arguments json.RawMessage
+	Result    json.RawMessage
+	Cached    bool
+	Err       error
+
+	// EventAnswer
+	Answer string
+}

@@ -1,0 +1,31 @@
+package runtime
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDropStrictNulls(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"account":{"type":"string"},
+		"limit":{"type":"integer"},
+		"note":{"type":["string","null"]},
+		"filter":{"type":"object","properties":{"since":{"type":"string"}}},
+		"tags":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"},"v":{"type":"string"}},"required":["k"]}}
+	},"required":["account","limit"]}`)
+	tests := []struct{ in, want string }{
+		{`{"account":"A","limit":3}`, `{"account":"A","limit":3}`},
+		{`{"account":"A","limit":null}`, `{"account":"A","limit":null}`}, // required: kept, so validation reports it
+		{`{"account":"A","limit":3,"note":null}`, `{"account":"A","limit":3,"note":null}`},
+		{`{"account":"A","limit":3,"filter":{"since":null}}`, `{"account":"A","filter":{},"limit":3}`},
+		{`{"account":"A","limit":3,"filter":null}`, `{"account":"A","limit":3}`},
+		{`{"account":"A","limit":3,"tags":[{"k":"a","v":null},{"k":null}]}`, `{"account":"A","limit":3,"tags":[{"k":"a"},{"k":null}]}`},
+		{`not json`, `not json`},
+	}
+	for _, tt := range tests {
+		got := string(dropStrictNulls(schema, json.RawMessage(tt.in)))
+		if got != tt.want {
+			t.Errorf("dropStrictNulls(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/ollama"
+	"github.com/toolgate/toolgate/llm/openai"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// wireServer replays model outputs in a backend's exact wire format and
+// records the request bodies.
+type wireServer struct {
+	mu      sync.Mutex
+	bodies  []map[string]any
+	raw     []string
+	outputs []string
+}
+
+func (w *wireServer) next(r *http.Request) (map[string]any, string) {
+	data, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	json.Unmarshal(data, &body)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.bodies = append(w.bodies, body)
+	w.raw = append(w.raw, string(data))
+	out := `{"action":"answer","text":"script exhausted"}`
+	if len(w.outputs) > 0 {
+		out, w.outputs = w.outputs[0], w.outputs[1:]
+	}
+	return body, out
+}
+
+func (w *wireServer) ollama(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/chat" {
+		http.NotFound(rw, r)
+		return
+	}
+	_, out := w.next(r)
+	rw.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(rw).Encode(map[string]any{
+		"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.19314Z",
+		"message": map[string]any{"role": "assistant", "content": out},
+		"done":    true, "done_reason": "stop", "prompt_eval_count": 300, "eval_count": 30,
+	})
+}
+
+func (w *wireServer) openai(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(rw, r)
+		return
+	}
+	_, out := w.next(r)
+	rw.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(rw).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1-mini",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": out, "refusal": nil}}},
+		"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
+	})
+}
+
+// TestEndToEndOverWire runs a transfer through the agent against httptest
+// servers speaking Ollama's and OpenAI's wire formats, and checks what
+// went over the wire: the envelope constraint (Ollama format, OpenAI
+// response_format json_schema strict), only shortlisted tools, and no
+// unauthorized tool name anywhere in any request body.
+func TestEndToEndOverWire(t *testing.T) {
+	outputs := []string{
+		`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12.5}}`,
+		`{"action":"answer","text":"Sent 12.50."}`,
+	}
+	for _, backend := range []string{"ollama", "openai"} {
+		t.Run(backend, func(t *testing.T) {
+			w := &wireServer{outputs: append([]string(nil), outputs...)}
+			var model llm.Backend
+			var err error
+			if backend == "ollama" {
+				srv := httptest.NewServer(http.HandlerFunc(w.ollama))
+				defer srv.Close()
+				model, err = ollama.New("qwen3:8b", &ollama.Options{BaseURL: srv.URL})
+			} else {
+				srv := httptest.NewServer(http.HandlerFunc(w.openai))
+				defer srv.Close()
+				model, err = openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, nil, true, nil)
+			gw, err := gateway.New(e.reg, memstore.New(), &gateway.Options{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			disc, err := discovery.New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent, err := runtime.New(e.reg, disc, gw, model, &runtime.Options{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn, err := agent.NewSession(teller, "wire", nil).Run(t.Context(), "send 12.50 dollars from ACC-00001 to ACC-00002")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if turn.Answer != "Sent 12.50." || e.bank.count("transfer_funds") != 1 {
+				t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
+			}
+			if len(w.bodies) != 2 {
+				t.Fatalf("%d requests, want 2", len(w.bodies))
+			}
+			first := w.bodies[0]
+			var constraint any
+			if backend == "ollama" {
+				constraint = first["format"]
+			} else {
+				rf, _ := first["response_format"].(map[string]any)
+				js, _ := rf["json_schema"].(map[string]any)
+				if rf["type"] != "json_schema" || js["strict"] != true {
+					t.Errorf("response_format = %v, want json_schema strict", rf)
+				}
+				constraint = js["schema"]
+			}
+			cs, _ := json.Marshal(constraint)
+			if !strings.Contains(string(cs), `"transfer_funds"`) {
+				t.Errorf("the constraint does not bind transfer_funds: %.300s", cs)
+			}
+			for i, raw := range w.raw {
+				for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
+					if strings.Contains(raw, hidden) {
+						t.Errorf("request %d to %s contains %q", i, backend, hidden)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNativeOpenAIOverWire runs a transfer in native mode against an
+// httptest server speaking OpenAI's Chat Completions with tool_calls: the
+// shortlist goes out as strict function tools with the find_tools tool,
+// parallel tool calls off, and the call lands once.
+func TestNativeOpenAIOverWire(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []map[string]any
+	step := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		json.Unmarshal(data, &body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		step++
+		n := step
+		mu.Unlock()
+		msg := map[string]any{"role": "assistant", "content": "Sent.", "refusal": nil}
+		finish := "stop"
+		if n == 1 {
+			msg = map[string]any{"role": "assistant", "content": nil, "refusal": nil, "tool_calls": []any{map[string]any{
+				"id": "call_abc", "type": "function", "function": map[string]any{"name": "transfer_funds",
+					"arguments": `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":7}`}}}}
+			finish = "tool_calls"
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(rw).Encode(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952,
+			"model": "gpt-4.1-mini", "choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330}})
+	}))
+	defer srv.Close()
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil, true, nil)
+	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := agent.NewSession(teller, "native", nil).Run(t.Context(), "send 7 dollars from ACC-00001 to ACC-00003")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != "Sent." || e.bank.count("transfer_funds") != 1 {
+		t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
+	}
+	first := bodies[0]
+	if first["parallel_tool_calls"] != false {
+		t.Errorf("parallel_tool_calls = %v, want false", first["parallel_tool_calls"])
+	}
+	var names []string
+	for _, tl := range first["tools"].([]any) {
+		fn := tl.(map[string]any)["function"].(map[string]any)
+		names = append(names, fn["name"].(string))
+		if fn["strict"] != true {
+			t.Errorf("tool %v is not strict", fn["name"])
+		}
+	}
+	if !slices.Contains(names, "transfer_funds") || !slices.Contains(names, "find_tools") || len(names) > 7 {
+		t.Errorf("tools sent = %v, want the shortlist with transfer_funds plus find_tools", names)
+	}
+	// The tool result answers the call by its id.
+	msgs := bodies[1]["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	if last["role"] != "tool" || last["tool_call_id"] != "call_abc" {
+		t.Errorf("last message of the second request = %v, want the tool result for call_abc", last)
+	}
+}
