@@ -88,33 +88,20 @@ func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
 func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 	call := x.call
 	p := call.Principal
-	if p.ID == "" || p.Tenant == "" {
-		x.decision, x.reason = "deny", "no authenticated principal"
-		g.metrics.denied("", "unauthenticated")
-		return nil, &Error{Type: Unauthenticated, Message: "the call has no authenticated principal"}
-	}
-
-	snap := g.reg.Snapshot()
-	i, ok := snap.Lookup(call.Tool)
-	if !ok {
-		x.decision, x.reason = "deny", "unknown tool"
-		return nil, &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", truncate(call.Tool, 128))}
-	}
-	t := snap.Tool(i)
-	if err := tools.Authorize(p, t); err != nil {
-		x.decision, x.reason = "deny", err.Error()
-		if errors.Is(err, tools.ErrWrongTenant) {
-			// A tool restricted to other tenants does not exist for this one.
-			g.metrics.denied(t.ID, "wrong_tenant")
-			x.tool = t
-			return nil, &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", call.Tool)}
+	t, reason, denial, gerr := admit(g.reg.Snapshot(), call)
+	x.tool, x.reason = t, reason
+	if gerr != nil {
+		x.decision = "deny"
+		if denial != "" {
+			id := ""
+			if t != nil {
+				id = t.ID
+			}
+			g.metrics.denied(id, denial)
 		}
-		g.metrics.denied(t.ID, "missing_scope")
-		x.tool = t
-		return nil, &Error{Type: PermissionDenied, Message: err.Error()}
+		return nil, gerr
 	}
-	x.tool = t
-	x.decision, x.reason = "allow", "principal holds every scope of the tool"
+	x.decision = "allow"
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.LogAttrs(ctx, slog.LevelDebug, "gateway: call allowed",
 			slog.String("tenant", p.Tenant), slog.String("principal", p.ID), slog.String("tool", t.ID))
@@ -191,6 +178,32 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 	}
 
 	return g.run(ctx, x, slot, timeout, cl.Record.Attempts)
+}
+
+// admit authenticates and authorizes call on snap, the checks that come
+// before everything else: a principal with an ID and a tenant, a tool that
+// exists for the principal's tenant, every scope it needs. It returns the
+// tool (when found), the decision's reason, and, when the call is refused,
+// the *Error and the denial metric's reason ("" for an unknown tool).
+func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial string, gerr *Error) {
+	p := call.Principal
+	if p.ID == "" || p.Tenant == "" {
+		return nil, "no authenticated principal", "unauthenticated",
+			&Error{Type: Unauthenticated, Message: "the call has no authenticated principal"}
+	}
+	i, ok := snap.Lookup(call.Tool)
+	if !ok {
+		return nil, "unknown tool", "", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", truncate(call.Tool, 128))}
+	}
+	t = snap.Tool(i)
+	if err := tools.Authorize(p, t); err != nil {
+		if errors.Is(err, tools.ErrWrongTenant) {
+			// A tool restricted to other tenants does not exist for this one.
+			return t, err.Error(), "wrong_tenant", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", call.Tool)}
+		}
+		return t, err.Error(), "missing_scope", &Error{Type: PermissionDenied, Message: err.Error()}
+	}
+	return t, "principal holds every scope of the tool", "", nil
 }
 
 // unclaim gives up a claim that will not run now (it awaits approval). A
