@@ -181,6 +181,7 @@ type catalogParser struct {
 	lines     []int // lines[i] is where tools[i] starts
 	errs      []error
 	firstLine map[string]int // tool ID -> line of its first definition
+	schemas   schemaChecker
 }
 
 func (p *catalogParser) fail(line int, format string, args ...any) {
@@ -431,7 +432,7 @@ func (p *catalogParser) buildTool(obj catalogTool) (Tool, string) {
 	if t.Card.Summary == "" {
 		t.Card.Summary = FirstSentence(t.Description)
 	}
-	schema, reason := inputSchema(obj)
+	schema, reason := p.inputSchema(obj)
 	if reason != "" {
 		return t, fmt.Sprintf("%s: %s", name, reason)
 	}
@@ -525,7 +526,7 @@ func (o catalogTool) boolean(key string, dst *bool) string {
 
 // inputSchema returns the tool's compact input schema (nil for none) or
 // why it is not acceptable.
-func inputSchema(obj catalogTool) (json.RawMessage, string) {
+func (p *catalogParser) inputSchema(obj catalogTool) (json.RawMessage, string) {
 	key := "inputSchema"
 	raw, ok := obj[key]
 	if alt, hasAlt := obj["parameters"]; hasAlt {
@@ -539,7 +540,7 @@ func inputSchema(obj catalogTool) (json.RawMessage, string) {
 	if !ok || isNull(raw) {
 		return nil, ""
 	}
-	if err := CheckInputSchema(raw); err != nil {
+	if err := p.schemas.check(raw); err != nil {
 		return nil, fmt.Sprintf("invalid %q: %s", key, strings.TrimPrefix(err.Error(), ErrInvalidSchema.Error()+": "))
 	}
 	var buf bytes.Buffer
@@ -560,6 +561,32 @@ var ErrInvalidSchema = errors.New("tools: invalid input schema")
 // other documents are never fetched, so a schema that needs one is invalid.
 // The error wraps ErrInvalidSchema and reads as one line.
 func CheckInputSchema(schema json.RawMessage) error {
+	return (*schemaChecker)(nil).check(schema)
+}
+
+// schemaChecker checks many input schemas with one compiler, so that the
+// meta-schemas are compiled once rather than once per tool (a hundredfold
+// difference). A schema that declares an identifier ("$id", "id",
+// "$anchor", "$dynamicAnchor") could see another tool's schema through the
+// shared compiler, and a failure might be an artifact of sharing; both are
+// checked alone. A nil *schemaChecker checks every schema alone. Not safe
+// for concurrent use.
+type schemaChecker struct {
+	c *jsonschema.Compiler
+	n int
+}
+
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	c.UseRegexpEngine(ecmaRegexp)
+	return c
+}
+
+var identifierKeywords = [][]byte{[]byte(`"$id"`), []byte(`"id"`), []byte(`"$anchor"`), []byte(`"$dynamicAnchor"`)}
+
+func (sc *schemaChecker) check(schema json.RawMessage) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidSchema, err)
@@ -571,10 +598,27 @@ func CheckInputSchema(schema json.RawMessage) error {
 	if typ, ok := obj["type"]; ok && typ != "object" {
 		return fmt.Errorf("%w: type is %s, want \"object\"", ErrInvalidSchema, compactJSON(typ))
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	c.UseRegexpEngine(ecmaRegexp)
+	shared := sc != nil
+	for _, kw := range identifierKeywords {
+		shared = shared && !bytes.Contains(schema, kw)
+	}
+	if shared {
+		if sc.c == nil {
+			sc.c = newCompiler()
+		}
+		sc.n++
+		url := fmt.Sprintf("%s:%d", schemaURL, sc.n)
+		if sc.c.AddResource(url, doc) == nil {
+			if _, err := sc.c.Compile(url); err == nil {
+				return nil
+			}
+		}
+		// Report the failure as the schema alone gives it. The shared
+		// compiler may hold a half-compiled resource now; start afresh.
+		sc.c = nil
+		doc, _ = jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	}
+	c := newCompiler()
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(err.Error()))
 	}
