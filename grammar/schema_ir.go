@@ -185,6 +185,13 @@ func negRanges(rs []crange) []crange {
 
 func seq(ns ...*gnode) *gnode {
 	var out []*gnode
+	add := func(n *gnode) {
+		if k := len(out); k > 0 && n.op == gLit && out[k-1].op == gLit {
+			out[k-1] = lit(out[k-1].lit + n.lit)
+			return
+		}
+		out = append(out, n)
+	}
 	for _, n := range ns {
 		switch n.op {
 		case gNone:
@@ -192,15 +199,11 @@ func seq(ns ...*gnode) *gnode {
 		case gEmpty:
 			continue
 		case gSeq:
-			out = append(out, n.subs...)
-		case gLit:
-			if k := len(out); k > 0 && out[k-1].op == gLit {
-				out[k-1] = lit(out[k-1].lit + n.lit)
-				continue
+			for _, s := range n.subs {
+				add(s)
 			}
-			out = append(out, n)
 		default:
-			out = append(out, n)
+			add(n)
 		}
 	}
 	switch len(out) {
