@@ -116,7 +116,7 @@ func writeChat(w http.ResponseWriter, reply backendtest.Reply, stream bool) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
-	for _, piece := range split(reply.Content, 3) {
+	for _, piece := range backendtest.Split(reply.Content, 3) {
 		enc.Encode(map[string]any{"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.184789Z",
 			"message": map[string]any{"role": "assistant", "content": piece}, "done": false})
 		w.(http.Flusher).Flush()
@@ -128,26 +128,6 @@ func writeChat(w http.ResponseWriter, reply backendtest.Reply, stream bool) {
 	final["message"] = map[string]any{"role": "assistant", "content": ""}
 	enc.Encode(final)
 }
-
-// split cuts s into up to n pieces, on byte boundaries that keep UTF-8 whole.
-func split(s string, n int) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	size := max(1, len(s)/n)
-	for len(s) > 0 {
-		k := min(size, len(s))
-		for k < len(s) && !utf8Start(s[k]) {
-			k++
-		}
-		out = append(out, s[:k])
-		s = s[k:]
-	}
-	return out
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func (f *fakeOllama) embed(w http.ResponseWriter, body map[string]any) {
 	inputs, _ := body["input"].([]any)
@@ -168,27 +148,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func decode(t *testing.T, data []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatalf("request body is not JSON: %v\n%s", err, data)
-	}
-	return m
-}
-
-func jsonEqual(t *testing.T, got any, want string) bool {
-	t.Helper()
-	var w any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	g, _ := json.Marshal(got)
-	var gv any
-	json.Unmarshal(g, &gv)
-	return reflect.DeepEqual(gv, w)
-}
-
 func TestEnvelopeRequestBody(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
@@ -201,8 +160,8 @@ func TestEnvelopeRequestBody(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw := f.requests()[0]
-			body := decode(t, raw)
-			if !jsonEqual(t, body["format"], backendtest.EnvelopeSchema) {
+			body := backendtest.DecodeBody(t, raw)
+			if !backendtest.JSONEqual(t, body["format"], backendtest.EnvelopeSchema) {
 				t.Errorf("format = %v, want the envelope schema", body["format"])
 			}
 			if _, ok := body["tools"]; ok {
@@ -249,7 +208,7 @@ func TestNativeRequestBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := f.requests()[0]
-	body := decode(t, raw)
+	body := backendtest.DecodeBody(t, raw)
 	if _, ok := body["format"]; ok {
 		t.Errorf("native request has format %v", body["format"])
 	}
@@ -276,7 +235,7 @@ func TestNativeRequestBody(t *testing.T) {
 		t.Errorf("native mode changed the system prompt: %q", sys)
 	}
 	tc := msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
-	if tc["name"] != "get_balance" || !jsonEqual(t, tc["arguments"], `{"account":"ACC-00001"}`) {
+	if tc["name"] != "get_balance" || !backendtest.JSONEqual(t, tc["arguments"], `{"account":"ACC-00001"}`) {
 		t.Errorf("assistant tool call = %v", tc)
 	}
 	if tm := msgs[3].(map[string]any); tm["role"] != "tool" || tm["tool_name"] != "get_balance" {
@@ -396,7 +355,7 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
-	second := decode(t, reqs[1])
+	second := backendtest.DecodeBody(t, reqs[1])
 	if _, ok := second["format"]; ok {
 		t.Error("the downgraded request still has format")
 	}
@@ -509,8 +468,8 @@ func TestEmbed(t *testing.T) {
 	if !reflect.DeepEqual(vecs, want) {
 		t.Errorf("Embed = %v, want %v", vecs, want)
 	}
-	body := decode(t, f.requests()[0])
-	if body["model"] != "nomic-embed-text" || !jsonEqual(t, body["input"], `["check balance","send money"]`) {
+	body := backendtest.DecodeBody(t, f.requests()[0])
+	if body["model"] != "nomic-embed-text" || !backendtest.JSONEqual(t, body["input"], `["check balance","send money"]`) {
 		t.Errorf("embed request = %v", body)
 	}
 	var nomodel *ollama.Backend = f.backend(t, nil)

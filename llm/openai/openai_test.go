@@ -147,13 +147,13 @@ func writeSSE(w http.ResponseWriter, reply backendtest.Reply) {
 		return []any{map[string]any{"index": 0, "delta": d, "logprobs": nil, "finish_reason": finish}}
 	}
 	chunk(delta(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil), nil)
-	for _, piece := range split(reply.Content, 3) {
+	for _, piece := range backendtest.Split(reply.Content, 3) {
 		chunk(delta(map[string]any{"content": piece}, nil), nil)
 	}
 	for i, c := range reply.Calls {
 		chunk(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil), nil)
-		for _, piece := range split(string(c.Arguments), 2) {
+		for _, piece := range backendtest.Split(string(c.Arguments), 2) {
 			chunk(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i,
 				"function": map[string]any{"arguments": piece}}}}, nil), nil)
 		}
@@ -161,23 +161,6 @@ func writeSSE(w http.ResponseWriter, reply backendtest.Reply) {
 	chunk(delta(map[string]any{}, reply.Finish), nil)
 	chunk([]any{}, map[string]any{"prompt_tokens": 412, "completion_tokens": 23, "total_tokens": 435})
 	io.WriteString(w, "data: [DONE]\n\n")
-}
-
-func split(s string, n int) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	size := max(1, len(s)/n)
-	for len(s) > 0 {
-		k := min(size, len(s))
-		for k < len(s) && s[k]&0xC0 == 0x80 {
-			k++
-		}
-		out = append(out, s[:k])
-		s = s[k:]
-	}
-	return out
 }
 
 func embeddings(w http.ResponseWriter, body map[string]any) {
@@ -203,27 +186,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func decode(t *testing.T, data []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatalf("request body is not JSON: %v\n%s", err, data)
-	}
-	return m
-}
-
-func jsonEqual(t *testing.T, got any, want string) bool {
-	t.Helper()
-	var w any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	g, _ := json.Marshal(got)
-	var gv any
-	json.Unmarshal(g, &gv)
-	return reflect.DeepEqual(gv, w)
-}
-
 func compact(s string) string {
 	var b bytes.Buffer
 	json.Compact(&b, []byte(s))
@@ -243,7 +205,7 @@ func TestRequestBodies(t *testing.T) {
 					t.Fatal(err)
 				}
 				raw := f.requests()[0]
-				body := decode(t, raw)
+				body := backendtest.DecodeBody(t, raw)
 				checkCommon(t, body, stream)
 				switch mode {
 				case llm.ModeNative:
@@ -284,7 +246,7 @@ func checkCommon(t *testing.T, body map[string]any, stream bool) {
 		t.Errorf("temperature = %v, want 0", body["temperature"])
 	}
 	if stream {
-		if body["stream"] != true || !jsonEqual(t, body["stream_options"], `{"include_usage":true}`) {
+		if body["stream"] != true || !backendtest.JSONEqual(t, body["stream_options"], `{"include_usage":true}`) {
 			t.Errorf("stream, stream_options = %v, %v", body["stream"], body["stream_options"])
 		}
 	} else if _, ok := body["stream"]; ok {
@@ -312,7 +274,7 @@ func checkNative(t *testing.T, raw []byte, body map[string]any) {
 		if tl.(map[string]any)["type"] != "function" || fn["name"] != shortlist[i].Name || fn["strict"] != true {
 			t.Errorf("tools[%d] = %v, want function %s with strict: true", i, tl, shortlist[i].Name)
 		}
-		if !jsonEqual(t, fn["parameters"], string(shortlist[i].StrictParameters)) {
+		if !backendtest.JSONEqual(t, fn["parameters"], string(shortlist[i].StrictParameters)) {
 			t.Errorf("tools[%d].parameters = %v, want StrictParameters", i, fn["parameters"])
 		}
 		if fn["parameters"].(map[string]any)["additionalProperties"] != false {
@@ -337,7 +299,7 @@ func checkEnvelope(t *testing.T, body map[string]any) {
 	}
 	// The envelope schema's root is a union; OpenAI strict wants an object.
 	wrapped := `{"type":"object","properties":{"envelope":` + backendtest.EnvelopeSchema + `},"required":["envelope"],"additionalProperties":false}`
-	if !jsonEqual(t, js["schema"], wrapped) {
+	if !backendtest.JSONEqual(t, js["schema"], wrapped) {
 		t.Errorf("response_format schema = %v, want the envelope schema wrapped in a root object", js["schema"])
 	}
 	for _, k := range []string{"tools", "grammar", "parallel_tool_calls"} {
@@ -375,12 +337,12 @@ func TestConversationMessages(t *testing.T) {
 	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	msgs := decode(t, f.requests()[0])["messages"].([]any)
+	msgs := backendtest.DecodeBody(t, f.requests()[0])["messages"].([]any)
 	want := `[{"role":"system","content":"You are a careful banking assistant."},
 		{"role":"user","content":"What is the balance of ACC-00001?"},
 		{"role":"assistant","tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}]},
 		{"role":"tool","tool_call_id":"call_9","content":"{\"balance\":\"1000.00\"}"}]`
-	if !jsonEqual(t, msgs, want) {
+	if !backendtest.JSONEqual(t, msgs, want) {
 		got, _ := json.Marshal(msgs)
 		t.Errorf("messages = %s\nwant %s", got, want)
 	}
@@ -479,10 +441,10 @@ func TestDowngrade(t *testing.T) {
 	if !strings.Contains(logs.String(), "downgrading") {
 		t.Errorf("downgrade not logged: %s", logs.String())
 	}
-	second := decode(t, f.requests()[1])
+	second := backendtest.DecodeBody(t, f.requests()[1])
 	tools := second["tools"].([]any)
 	fn := tools[0].(map[string]any)["function"].(map[string]any)
-	if fn["strict"] != false || !jsonEqual(t, fn["parameters"], string(backendtest.Shortlist()[0].Parameters)) {
+	if fn["strict"] != false || !backendtest.JSONEqual(t, fn["parameters"], string(backendtest.Shortlist()[0].Parameters)) {
 		t.Errorf("downgraded tool = %v, want strict false with the full Parameters", fn)
 	}
 }
@@ -596,9 +558,9 @@ func TestEmbed(t *testing.T) {
 	if !reflect.DeepEqual(vecs, want) {
 		t.Errorf("Embed = %v, want %v", vecs, want)
 	}
-	body := decode(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.requests()[0])
 	if body["model"] != "text-embedding-3-small" || body["encoding_format"] != "float" ||
-		!jsonEqual(t, body["input"], `["check balance","send money","refund"]`) {
+		!backendtest.JSONEqual(t, body["input"], `["check balance","send money","refund"]`) {
 		t.Errorf("embeddings request = %v", body)
 	}
 }
@@ -622,12 +584,12 @@ func TestEnvelopeWrapping(t *testing.T) {
 		if err != nil || resp.Action != llm.ActionCall {
 			t.Fatalf("Chat = %+v, %v", resp, err)
 		}
-		schema := decode(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"].(map[string]any)
+		schema := backendtest.DecodeBody(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"].(map[string]any)
 		inner := schema["properties"].(map[string]any)["envelope"].(map[string]any)
 		if _, ok := inner["$defs"]; ok {
 			t.Error("$defs left inside the wrapped schema, where #/$defs/... does not point")
 		}
-		if !jsonEqual(t, schema["$defs"], `{"get_balance":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}}`) {
+		if !backendtest.JSONEqual(t, schema["$defs"], `{"get_balance":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}}`) {
 			t.Errorf("root $defs = %v", schema["$defs"])
 		}
 		if inner["anyOf"] == nil {
@@ -647,8 +609,8 @@ func TestEnvelopeWrapping(t *testing.T) {
 		if err != nil || resp.Answer != "ok" {
 			t.Fatalf("Chat = %+v, %v", resp, err)
 		}
-		schema := decode(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"]
-		if !jsonEqual(t, schema, objectRoot) {
+		schema := backendtest.DecodeBody(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"]
+		if !backendtest.JSONEqual(t, schema, objectRoot) {
 			t.Errorf("schema = %v, want the object-rooted schema unwrapped", schema)
 		}
 	})

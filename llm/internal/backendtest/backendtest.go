@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -319,4 +320,48 @@ func CatalogRequests(tb testing.TB, repoRoot string, mode llm.Mode) (shortlist, 
 		}
 	}
 	return mk(short), mk(tools)
+}
+
+// Split cuts s into up to n pieces on UTF-8 boundaries, as a server
+// streams a reply.
+func Split(s string, n int) []string {
+	var out []string
+	size := max(1, len(s)/max(1, n))
+	for len(s) > 0 {
+		k := min(size, len(s))
+		for k < len(s) && s[k]&0xC0 == 0x80 {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+// DecodeBody decodes a recorded request body.
+func DecodeBody(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, data)
+	}
+	return m
+}
+
+// JSONEqual reports whether got, marshaled, is the same JSON value as want.
+func JSONEqual(t *testing.T, got any, want string) bool {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	g, err := json.Marshal(got)
+	if err != nil {
+		return false
+	}
+	var gv any
+	if err := json.Unmarshal(g, &gv); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(gv, w)
 }
