@@ -281,7 +281,7 @@ func ExampleFromSchema() {
 	// Output:
 	// root ::= "{\"city\":" city after-days "}"
 	// city ::= "\"" json-char{0,40} "\""
-	// after-days ::= ( "," "\"days\":" days )?
+	// after-days ::= ( ",\"days\":" days )?
 	// json-char ::= [^\x00-\x1F\x22\x5C] | "\\" json-escape
 	// days ::= "1" | [2-9] | "1" [0-3] | "14"
 	// json-escape ::= [\x22\x2F\x5Cbfnrt] | "u" ( [0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f] ) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]
