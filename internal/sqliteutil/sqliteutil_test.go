@@ -120,3 +120,48 @@ func TestWriterIsolatesFailures(t *testing.T) {
 		t.Errorf("Do after Close = %v, want ErrClosed", err)
 	}
 }
+
+// Exec reports rows changed; DoBare keeps a failing write's earlier
+// changes; the batch hooks run around every transaction.
+func TestWriterExecBareAndHooks(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY); CREATE TABLE batches(n INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	var begun, ended int
+	w := sqliteutil.NewWriter(db.W, 0, &sqliteutil.BatchHooks{
+		Begin: func(context.Context, *sqliteutil.Tx) error { begun++; return nil },
+		End: func(ctx context.Context, tx *sqliteutil.Tx) error {
+			ended++
+			_, err := tx.ExecContext(ctx, "INSERT INTO batches(n) VALUES (1)")
+			return err
+		},
+	})
+	defer w.Close()
+	if n, err := w.Exec(ctx, "INSERT INTO t(k) VALUES (1), (2)"); err != nil || n != 2 {
+		t.Errorf("Exec(insert 2 rows) = %d, %v, want 2, nil", n, err)
+	}
+	if n, err := w.Exec(ctx, "UPDATE t SET k = k WHERE k = 99"); err != nil || n != 0 {
+		t.Errorf("Exec(update nothing) = %d, %v, want 0, nil", n, err)
+	}
+	boom := errors.New("boom")
+	err := w.DoBare(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO t(k) VALUES (3)"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("DoBare = %v, want boom", err)
+	}
+	var rows, batches int
+	db.R.QueryRow("SELECT count(*) FROM t").Scan(&rows)
+	db.R.QueryRow("SELECT count(*) FROM batches").Scan(&batches)
+	if rows != 3 {
+		t.Errorf("rows = %d, want 3 (DoBare keeps the insert made before its error)", rows)
+	}
+	if begun != 3 || ended != 3 || batches != 3 {
+		t.Errorf("hooks ran begin=%d end=%d (rows %d), want 3 each (three sequential writes)", begun, ended, batches)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,5 +80,61 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 	_, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), &sqlitestore.Options{MaxBatch: -1})
 	if !errors.Is(err, gateway.ErrInvalidOptions) {
 		t.Errorf("Open(MaxBatch: -1) = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// Two stores on one file stand for two processes: the write lock and the
+// per-batch fencing counter keep tokens unique and growing across them.
+func TestTwoStoresShareOneFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	a, b := open(t, path), open(t, path)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	const perStore = 50
+	tokens := make(chan uint64, 2*perStore)
+	var wg sync.WaitGroup
+	for si, st := range []*sqlitestore.Store{a, b} {
+		for i := range perStore {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slot := gateway.Slot{Tenant: "acme", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
+				c, err := st.Claim(ctx, gateway.ClaimRequest{Slot: slot, Principal: "p", Key: fmt.Sprintf("k%d-%d", si, i),
+					Fingerprint: "f", Now: t0, LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+				if err != nil || c.Status != gateway.ClaimAcquired {
+					t.Errorf("Claim = %+v, %v", c, err)
+					return
+				}
+				tokens <- c.Token
+			}()
+		}
+	}
+	wg.Wait()
+	close(tokens)
+	seen := map[uint64]bool{}
+	for tok := range tokens {
+		if seen[tok] {
+			t.Errorf("token %d handed out twice", tok)
+		}
+		seen[tok] = true
+	}
+	// A slot released through one store and claimed through the other gets a larger token.
+	slot := gateway.Slot{Tenant: "acme", SessionID: "shared", Step: 1, Tool: "bank/pay"}
+	req := gateway.ClaimRequest{Slot: slot, Principal: "p", Key: "k", Fingerprint: "f", Now: t0,
+		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
+	c1, err := a.Claim(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(ctx, slot, c1.Token, t0); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := b.Claim(ctx, req)
+	if err != nil || c2.Status != gateway.ClaimAcquired || c2.Token <= c1.Token {
+		t.Errorf("claim through the other store = %+v, %v; want acquired with a token above %d", c2, err, c1.Token)
+	}
+	if err := a.Complete(ctx, gateway.Completion{Slot: slot, Token: c1.Token, Value: json.RawMessage(`1`), Now: t0,
+		ExpiresAt: t0.Add(time.Hour)}); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("late completion with the released token = %v, want ErrFenced", err)
 	}
 }
