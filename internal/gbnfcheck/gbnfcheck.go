@@ -4,13 +4,20 @@
 //
 // Find the program with testenv.GBNFCheck(t), which skips the test locally
 // (and fails it in CI) when gbnf-check is not built. gbnf-check reads one
-// grammar and one input per run, so Check runs one process per input, a few
-// at a time; a check of N inputs costs about N × 5–10 ms.
+// grammar and one input per run (about 3 ms of CPU each). When g++ and the
+// objects build.sh leaves beside gbnf-check (../obj/libgbnfcheck.a) are
+// there, Check instead compiles gbnf-batch once (batch/gbnf_batch.cpp: the
+// same llama.cpp calls as gbnf-check, in a loop over many inputs) and runs
+// one process per few hundred inputs; set TOOLGATE_GBNF_BATCH=0 to always
+// use gbnf-check itself.
 package gbnfcheck
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -57,6 +64,17 @@ func Check(tb testing.TB, gbnfPath, grammar string, inputs [][]byte) []Verdict {
 		tb.Fatal(err)
 	}
 	out := make([]Verdict, len(inputs))
+	done := make([]bool, len(inputs))
+	if batch := batchProgram(gbnfPath); batch != "" {
+		checkBatch(batch, gpath, inputs, out, done)
+	}
+	checkEach(tb, gbnfPath, dir, gpath, inputs, out, done)
+	return out
+}
+
+// checkEach runs gbnf-check once per input not done yet.
+func checkEach(tb testing.TB, gbnfPath, dir, gpath string, inputs [][]byte, out []Verdict, done []bool) {
+	tb.Helper()
 	errs := make([]error, len(inputs))
 	workers := min(runtime.NumCPU(), 4)
 	var wg sync.WaitGroup
@@ -72,12 +90,15 @@ func Check(tb testing.TB, gbnfPath, grammar string, inputs [][]byte) []Verdict {
 					continue
 				}
 				out[i], errs[i] = run(gbnfPath, gpath, ipath)
+				done[i] = errs[i] == nil
 				os.Remove(ipath)
 			}
 		}()
 	}
 	for i := range inputs {
-		next <- i
+		if !done[i] {
+			next <- i
+		}
 	}
 	close(next)
 	wg.Wait()
@@ -86,7 +107,137 @@ func Check(tb testing.TB, gbnfPath, grammar string, inputs [][]byte) []Verdict {
 			tb.Fatalf("gbnfcheck: input %d (%q): %v", i, clip(inputs[i]), err)
 		}
 	}
-	return out
+}
+
+// batchChunk is how many inputs one gbnf-batch process checks: a crash
+// (llama.cpp segfaults on some grammars) loses at most that many verdicts to
+// the slow path.
+const batchChunk = 256
+
+// checkBatch fills the verdicts gbnf-batch gives; the inputs it could not
+// answer (a crash, a grammar llama.cpp refuses) stay not done.
+func checkBatch(batch, gpath string, inputs [][]byte, out []Verdict, done []bool) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, min(runtime.NumCPU(), 4))
+	for lo := 0; lo < len(inputs); lo += batchChunk {
+		hi := min(lo+batchChunk, len(inputs))
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			runBatch(batch, gpath, inputs[lo:hi], out[lo:hi], done[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
+func runBatch(batch, gpath string, inputs [][]byte, out []Verdict, done []bool) {
+	var frames bytes.Buffer
+	for _, in := range inputs {
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], uint32(len(in)))
+		frames.Write(n[:])
+		frames.Write(in)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout*batchChunk/8)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, batch, gpath)
+	cmd.Stdin = &frames
+	stdout, _ := cmd.Output() // a crash still leaves the verdicts printed before it
+	lines := strings.Split(string(stdout), "\n")
+	for i := range inputs {
+		if i >= len(lines) {
+			return
+		}
+		switch line := lines[i]; {
+		case line == "A":
+			out[i] = Verdict{Accepted: true, Offset: -1, Output: "ACCEPT (gbnf-batch)"}
+		case strings.HasPrefix(line, "R "):
+			off, err := strconv.Atoi(line[2:])
+			if err != nil {
+				return
+			}
+			out[i] = Verdict{Offset: off, Output: "REJECT at byte " + line[2:] + " (gbnf-batch)"}
+		default: // "E" or garbage: let gbnf-check say why
+			return
+		}
+		done[i] = true
+	}
+}
+
+//go:embed batch/gbnf_batch.cpp
+var batchSource []byte
+
+var (
+	batchMu    sync.Mutex
+	batchBuilt = map[string]string{} // gbnf-check path -> gbnf-batch path ("" when unavailable)
+)
+
+// batchProgram returns the path of gbnf-batch built against the objects of
+// the gbnf-check at gbnfPath, building it on first use; "" when it cannot.
+func batchProgram(gbnfPath string) string {
+	if os.Getenv("TOOLGATE_GBNF_BATCH") == "0" {
+		return ""
+	}
+	batchMu.Lock()
+	defer batchMu.Unlock()
+	if p, ok := batchBuilt[gbnfPath]; ok {
+		return p
+	}
+	p, _ := buildBatch(gbnfPath)
+	batchBuilt[gbnfPath] = p
+	return p
+}
+
+func buildBatch(gbnfPath string) (string, error) {
+	lib := filepath.Join(filepath.Dir(filepath.Dir(gbnfPath)), "obj", "libgbnfcheck.a")
+	st, err := os.Stat(lib)
+	if err != nil {
+		return "", err
+	}
+	src := os.Getenv("OLLAMA_SRC")
+	if src == "" {
+		cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		if err != nil {
+			return "", err
+		}
+		src = filepath.Join(strings.TrimSpace(string(cache)), "github.com", "ollama", "ollama@v0.17.4")
+	}
+	l, g := filepath.Join(src, "llama", "llama.cpp"), filepath.Join(src, "ml", "backend", "ggml", "ggml")
+	h := sha256.New()
+	h.Write(batchSource)
+	fmt.Fprintf(h, "%s %d %d %s", lib, st.Size(), st.ModTime().UnixNano(), src)
+	exe := filepath.Join(os.TempDir(), fmt.Sprintf("toolgate-gbnf-batch-%x", h.Sum(nil)[:8]))
+	if _, err := os.Stat(exe); err == nil {
+		return exe, nil
+	}
+	dir, err := os.MkdirTemp("", "gbnf-batch-build")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	cpp := filepath.Join(dir, "gbnf_batch.cpp")
+	if err := os.WriteFile(cpp, batchSource, 0o644); err != nil {
+		return "", err
+	}
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	tmp := filepath.Join(dir, "gbnf-batch")
+	cmd := exec.Command(cxx, "-std=c++17", "-O2",
+		"-I"+filepath.Join(l, "include"), "-I"+filepath.Join(l, "src"), "-I"+filepath.Join(l, "common"),
+		"-I"+filepath.Join(g, "include"), "-I"+filepath.Join(g, "src"),
+		"-o", tmp, cpp, lib, "-Wl,--gc-sections", "-pthread", "-lm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building gbnf-batch: %v: %s", err, out)
+	}
+	// rename is atomic: parallel test processes never see half a file
+	if err := os.Rename(tmp, exe); err != nil {
+		return "", err
+	}
+	return exe, nil
 }
 
 // ParseOnly runs gbnf-check --parse-only on grammar. It returns "" when
