@@ -232,7 +232,7 @@ func TestMetrics(t *testing.T) {
 	}{
 		{"toolgate_llm_requests_total", "outcome", "ok", 1},
 		{"toolgate_llm_requests_total", "outcome", "repaired", 1},
-		{"toolgate_llm_repairs_total", "problem", "malformed", 1},
+		{"toolgate_llm_rejected_replies_total", "problem", "malformed", 1},
 		{"toolgate_llm_tool_definition_tokens", "backend", "scripted", 3}, // histogram sample count
 	} {
 		if got := metricValue(t, reg, tt.name, tt.label, tt.value); got != tt.want {

@@ -42,8 +42,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Chat calls through llm.Checked, by backend and outcome (ok, repaired, repair_exhausted, downgraded, constraint_rejected, canceled, error, invalid_request).",
 		}, []string{"backend", "outcome"}),
 		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_repairs_total",
-			Help: "Replies rejected and sent back to the model for repair, by problem.",
+			Name: "toolgate_llm_rejected_replies_total",
+			Help: "Model replies rejected (then sent back for repair, or given up on at the end of the repair budget), by problem.",
 		}, []string{"backend", "problem"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolgate_llm_retries_total",
