@@ -153,6 +153,20 @@ func TestServeContract(t *testing.T) {
 		}
 	}
 
+	// The history, newest first: the refund, then the approved transfer.
+	r = call("bob-token", "s-bob-read", 10, "bank/list_transactions", `{"account":"ACC-00001","limit":2}`)
+	var hist struct {
+		Transactions []struct {
+			ID       string `json:"transaction_id"`
+			Kind     string `json:"kind"`
+			RefundOf string `json:"refund_of"`
+		} `json:"transactions"`
+	}
+	if err := json.Unmarshal(r.Result, &hist); err != nil || r.status != 200 || len(hist.Transactions) != 2 ||
+		hist.Transactions[0].Kind != "refund" || hist.Transactions[0].RefundOf != bigTx.ID || hist.Transactions[1].ID != bigTx.ID {
+		t.Errorf("list_transactions(ACC-00001, 2) = %d %s, want [refund of %s, %s]", r.status, r.Result, bigTx.ID, bigTx.ID)
+	}
+
 	// Oversized and malformed bodies, /metrics.
 	resp, err := client.Post(srv.base+"/v1/tools/call", "application/json", bytes.NewReader(bytes.Repeat([]byte(" "), 2<<20)))
 	if err != nil {
