@@ -23,8 +23,14 @@
 // failing write rolls back alone), so N concurrent callers share one fsync.
 // A method returns only after the batch holding its write has committed.
 //
-// Fencing tokens come from one counter in the database, so they grow
-// strictly across all claims, including a slot released and claimed again.
+// Fencing tokens come from one counter in the database (read when a batch
+// begins under the write lock, written back before it commits), so they
+// grow strictly across all claims, including a slot released and claimed
+// again, and stay unique between processes sharing the file.
+//
+// Indexes are few on purpose: every commit writes each page it dirtied to
+// the WAL, so records have no index by idempotency key (Get, an operator's
+// lookup, scans) and the audit log is indexed by time only.
 // Times are stored as Unix nanoseconds and returned in UTC; the store never
 // reads a clock (the gateway's injected clock decides).
 //
