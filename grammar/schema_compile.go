@@ -163,12 +163,33 @@ func (c *compiler) share(n *gnode, hint string) *gnode {
 	}
 	for _, r := range c.shared[n.h] {
 		if equalNodes(r.body, n) {
+			if r.hint != hint {
+				r.hint = shapeName(n) // shared by several places: name it by shape
+			}
 			return ref(r)
 		}
 	}
 	r := &grule{hint: hint, body: n}
 	c.shared[n.h] = append(c.shared[n.h], r)
 	return ref(r)
+}
+
+// shapeName names a rule by the JSON it matches.
+func shapeName(n *gnode) string {
+	for n.op == gSeq || n.op == gAlt {
+		n = n.subs[0]
+	}
+	if n.op == gLit && n.lit != "" {
+		switch n.lit[0] {
+		case '{':
+			return "object"
+		case '[':
+			return "array"
+		case '"':
+			return "string"
+		}
+	}
+	return "value"
 }
 
 // relaxf records a constraint the grammar does not enforce.
@@ -1150,6 +1171,9 @@ func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
 		content, lo, hi = c.formatContent(fv.s, ptr)
 	}
 	if content == nil {
+		if minL == 0 && maxL < 0 {
+			return ref(c.p.str)
+		}
 		return seq(lit(`"`), c.bounded(ref(c.p.jsonChar), minL, maxL, ptr, "minLength", "maxLength"), lit(`"`))
 	}
 	if minL > 0 || maxL >= 0 {

@@ -1,0 +1,139 @@
+package grammar
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// The -update flag is declared in gbnf_test.go (the package's golden
+// files share it).
+
+// golden compares got with the file, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the compiled output (run go test -update after checking the change):\n%s", path, got)
+	}
+}
+
+// TestGoldenGBNF pins the grammars of representative tool schemas (real
+// MCP tools and the finance example's tools): testdata/schema/X.json
+// compiles to X.gbnf with the relaxations in X.relax.
+func TestGoldenGBNF(t *testing.T) {
+	files, _ := filepath.Glob("testdata/schema/*.json")
+	if len(files) == 0 {
+		t.Fatal("no golden schemas")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := FromSchema(data, nil)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		base := strings.TrimSuffix(f, ".json")
+		golden(t, base+".gbnf", res.GBNF)
+		var rel strings.Builder
+		for _, r := range res.Relaxations {
+			rel.WriteString(r.String() + "\n")
+		}
+		golden(t, base+".relax", rel.String())
+	}
+}
+
+func TestTransferFundsGrammar(t *testing.T) {
+	data, _ := os.ReadFile("testdata/schema/finance_transfer_funds.json")
+	res, err := FromSchema(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":100.5}`, true},
+		{`{"source_account": "ACC-00001", "target_account": "ACC-00002", "amount": 0.01}`, true},
+		{`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":0}`, false},
+		{`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1.005}`, false},
+		{`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":-5}`, false},
+		{`{"source_account":"ACC-1","target_account":"ACC-00002","amount":5}`, false},
+		{`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5,"memo":"x"}`, false},
+		{`{"source_account":"ACC-00001","amount":5}`, false},
+	} {
+		if got := accepts(t, res.GBNF, tc.in); got != tc.want {
+			t.Errorf("transfer_funds grammar accepts %s = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if len(res.Relaxations) != 0 {
+		t.Errorf("transfer_funds relaxations = %v, want none (the account pattern and the amount are exact)", res.Relaxations)
+	}
+}
+
+// catalogSchemas returns the input schemas of the real MCP catalogs.
+func catalogSchemas(t *testing.T) map[string]json.RawMessage {
+	dir := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) == 0 {
+		t.Skip("no MCP catalogs under examples/transfer/catalog")
+	}
+	out := map[string]json.RawMessage{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, tl := range list.Tools {
+			out[strings.TrimSuffix(filepath.Base(f), ".json")+"/"+tl.Name] = tl.InputSchema
+		}
+	}
+	return out
+}
+
+// TestMCPCatalogs compiles every tool of the real MCP catalogs: all must
+// compile, and the relaxations are reported.
+func TestMCPCatalogs(t *testing.T) {
+	schemas := catalogSchemas(t)
+	relaxed, nRelax := 0, 0
+	for id, s := range schemas {
+		res, err := FromSchema(s, nil)
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		if _, err := Parse(res.GBNF); err != nil {
+			t.Errorf("%s: emitted grammar does not parse: %v", id, err)
+		}
+		if len(res.Relaxations) > 0 {
+			relaxed++
+			nRelax += len(res.Relaxations)
+		}
+	}
+	t.Logf("real MCP catalogs: %d tools compiled, %d with relaxations (%d relaxations)", len(schemas), relaxed, nRelax)
+}
