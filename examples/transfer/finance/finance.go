@@ -188,11 +188,7 @@ func Validators() map[string]gateway.Validator {
 }
 
 func validateTransfer(_ context.Context, call gateway.Call, _ json.RawMessage) error {
-	var in struct {
-		Source string      `json:"source_account"`
-		Target string      `json:"target_account"`
-		Amount json.Number `json:"amount"`
-	}
+	var in transferArgs
 	if err := decode(call.Arguments, &in); err != nil {
 		return gateway.Invalid(gateway.Violation{Pointer: "", Message: err.Error()})
 	}
@@ -224,6 +220,14 @@ func NeedsApproval(call gateway.Call, args json.RawMessage) bool {
 	return false
 }
 
+// transferArgs is transfer_funds' arguments as sent: the amount keeps its
+// decimal text.
+type transferArgs struct {
+	Source string      `json:"source_account"`
+	Target string      `json:"target_account"`
+	Amount json.Number `json:"amount"`
+}
+
 type transfer struct {
 	source, target string
 	amount         ledger.Cents
@@ -232,11 +236,7 @@ type transfer struct {
 // decodeTransfer decodes and checks transfer_funds arguments; a failure is
 // a NoEffect error wrapping tools.ErrInvalidArguments.
 func decodeTransfer(args json.RawMessage) (transfer, error) {
-	var in struct {
-		Source string      `json:"source_account"`
-		Target string      `json:"target_account"`
-		Amount json.Number `json:"amount"`
-	}
+	var in transferArgs
 	if err := decode(args, &in); err != nil {
 		return transfer{}, err
 	}
