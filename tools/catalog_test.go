@@ -99,6 +99,10 @@ func TestParseCatalogErrors(t *testing.T) {
 			"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"https://example.com/s.json\"}}\n",
 			nil,
 			`cat.jsonl:1: a: invalid "inputSchema": failing loading "https://example.com/s.json": reference to https://example.com/s.json is not fetched`},
+		{"no schema sees another tool's schema",
+			"{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}\n",
+			[]string{"ns/a"},
+			`cat.jsonl:2: b: invalid "inputSchema": failing loading "schema:1": reference to schema:1 is not fetched`},
 		{"both inputSchema and parameters",
 			"{\"name\":\"a\",\"inputSchema\":{},\"parameters\":{}}\n",
 			nil,
@@ -371,6 +375,8 @@ func FuzzParseCatalog(f *testing.F) {
 		"\xef\xbb\xbf{\"name\":\"b\",\"parameters\":{\"properties\":{\"q\":{\"pattern\":\"(?!x)\"}}}}\r\n",
 		"[\n{\"name\":\"a\"},\n",
 		"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"#/$defs/x\",\"$defs\":{\"x\":{\"type\":\"object\"}}}}",
+		"{\"name\":\"a\",\"inputSchema\":{}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}",
+		"{\"name\":\"a\",\"inputSchema\":{\"$id\":\"urn:x\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:x\"}}",
 	}
 	for _, s := range seeds {
 		f.Add(s)
