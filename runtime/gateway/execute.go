@@ -170,7 +170,7 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 		return nil, g.internal(ctx, x, "claim", fmt.Errorf("unknown claim status %d", cl.Status))
 	}
 
-	if t.Card.Irreversible || g.needsApproval(ctx, x) {
+	if t.Card.Irreversible || (x.call.Taint != "" && !t.Card.ReadOnly) || g.needsApproval(ctx, x) {
 		if gerr := g.checkApproval(ctx, x, slot, now); gerr != nil {
 			g.unclaim(ctx, x, slot, cl, now)
 			return nil, gerr
@@ -394,13 +394,16 @@ func (g *Gateway) checkApproval(ctx context.Context, x *exec, slot Slot, now tim
 	}
 	a, err = g.store.CreateApproval(x.detached, Approval{
 		ID: id, Slot: slot, Key: x.key, Fingerprint: x.fp, Requester: x.call.Principal.ID,
-		Arguments: x.canon, CreatedAt: now, ExpiresAt: now.Add(g.opts.ApprovalTTL),
+		Arguments: x.canon, Taint: x.call.Taint, CreatedAt: now, ExpiresAt: now.Add(g.opts.ApprovalTTL),
 	})
 	if err != nil {
 		return g.internal(ctx, x, "approval create", err)
 	}
-	return &Error{Type: ConfirmationRequired, ApprovalID: a.ID, IdempotencyKey: x.key,
-		Message: fmt.Sprintf("%s needs a human approval: a principal holding %q must grant approval %s; then send the same call again", x.tool.ID, ApprovalScope, a.ID)}
+	msg := fmt.Sprintf("%s needs a human approval: a principal holding %q must grant approval %s; then send the same call again", x.tool.ID, ApprovalScope, a.ID)
+	if x.call.Taint != "" {
+		msg += " (the conversation read untrusted output: " + truncate(x.call.Taint, 200) + ")"
+	}
+	return &Error{Type: ConfirmationRequired, ApprovalID: a.ID, IdempotencyKey: x.key, Message: msg}
 }
 
 type handlerOutcome struct {
@@ -580,6 +583,7 @@ func (g *Gateway) finish(ctx context.Context, x *exec, outcome string, gerr *Err
 	}
 	e := AuditEntry{
 		Time: x.start, Tenant: x.call.Principal.Tenant, Principal: x.call.Principal.ID,
+		Actor: truncate(x.call.Actor, 256), Taint: truncate(x.call.Taint, 512),
 		SessionID: truncate(x.call.SessionID, maxSessionIDBytes), Step: x.call.Step, Tool: truncate(x.call.Tool, 256),
 		Key: x.key, Decision: decision, Reason: x.reason, Outcome: outcome, ApprovalID: x.appr, Latency: latency,
 	}

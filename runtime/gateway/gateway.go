@@ -26,6 +26,16 @@ type Call struct {
 	Step int
 	// Tool is the tool's ID ("namespace/name").
 	Tool string
+	// Actor names the agent acting for Principal (a worker of a
+	// router–worker setup); empty means the principal itself. It is
+	// audited beside the principal; authorization is always the
+	// principal's (a worker narrows it before calling).
+	Actor string
+	// Taint, when not empty, says the conversation has read untrusted tool
+	// output (which tool, which step). A tool that is not Card.ReadOnly then
+	// needs a human approval whatever NeedsApproval says, and the taint is
+	// shown in the approval and the audit.
+	Taint string
 	// Arguments is the JSON object of arguments; empty means {}. It is
 	// parsed strictly (duplicate members, invalid UTF-8 and lone surrogates
 	// are refused) and reaches the handler in RFC 8785 canonical form, where

@@ -133,8 +133,9 @@ type Approval struct {
 	Slot        Slot            `json:"slot"`
 	Key         string          `json:"key"`
 	Fingerprint string          `json:"fingerprint"`
-	Requester   string          `json:"requester"` // principal ID of the caller
-	Arguments   json.RawMessage `json:"arguments"` // canonical JSON, shown to the approver
+	Requester   string          `json:"requester"`       // principal ID of the caller
+	Arguments   json.RawMessage `json:"arguments"`       // canonical JSON, shown to the approver
+	Taint       string          `json:"taint,omitempty"` // the untrusted output that made it needed, if any
 	Granted     bool            `json:"granted"`
 	Approver    string          `json:"approver,omitempty"` // principal ID of the granter
 	CreatedAt   time.Time       `json:"created_at"`
@@ -148,6 +149,8 @@ type AuditEntry struct {
 	Time       time.Time     `json:"time"`
 	Tenant     string        `json:"tenant"`
 	Principal  string        `json:"principal"`
+	Actor      string        `json:"actor,omitempty"` // the worker acting for the principal, if any
+	Taint      string        `json:"taint,omitempty"` // untrusted output read before the call, if any
 	SessionID  string        `json:"session_id"`
 	Step       int           `json:"step"`
 	Tool       string        `json:"tool"`

@@ -85,4 +85,10 @@ CREATE TABLE buckets (
 	rate    REAL    NOT NULL,
 	burst   INTEGER NOT NULL
 ) STRICT;
+`, `
+-- 2: the worker acting for a principal, and the untrusted output a
+-- conversation had read, shown in approvals and the audit.
+ALTER TABLE approvals ADD COLUMN taint TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN actor TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN taint TEXT NOT NULL DEFAULT '';
 `}

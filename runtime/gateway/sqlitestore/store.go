@@ -319,7 +319,7 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 }
 
 const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments,
-	granted, approver, created, granted_at, expires`
+	granted, approver, created, granted_at, expires, taint`
 
 func scanApproval(row rowScanner) (gateway.Approval, error) {
 	var a gateway.Approval
@@ -327,7 +327,7 @@ func scanApproval(row rowScanner) (gateway.Approval, error) {
 	var granted int
 	var created, grantedAt, expires int64
 	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &granted, &a.Approver, &created, &grantedAt, &expires)
+		&a.Requester, &args, &granted, &a.Approver, &created, &grantedAt, &expires, &a.Taint)
 	if err != nil {
 		return a, err
 	}
@@ -356,9 +356,9 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 			granted = 1
 		}
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO approvals(`+approvalColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester,
-			nullBytes(a.Arguments), granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt))
+			nullBytes(a.Arguments), granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Taint)
 		if err != nil {
 			return err
 		}
@@ -418,9 +418,9 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 // AppendAudit implements gateway.Store.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 	_, err := s.w.Exec(ctx, `INSERT INTO audit(at, tenant, principal, session_id, step, tool, key,
-		decision, reason, outcome, approval_id, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		decision, reason, outcome, approval_id, latency, actor, taint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ns(e.Time), e.Tenant, e.Principal, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
-		e.Outcome, e.ApprovalID, int64(e.Latency))
+		e.Outcome, e.ApprovalID, int64(e.Latency), e.Actor, e.Taint)
 	return s.wrap(err)
 }
 
@@ -446,7 +446,7 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 	if limit <= 0 {
 		limit = 1000
 	}
-	query := `SELECT at, tenant, principal, session_id, step, tool, key, decision, reason, outcome, approval_id, latency FROM audit`
+	query := `SELECT at, tenant, principal, session_id, step, tool, key, decision, reason, outcome, approval_id, latency, actor, taint FROM audit`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -462,7 +462,7 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 		var e gateway.AuditEntry
 		var at, latency int64
 		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.SessionID, &e.Step, &e.Tool, &e.Key, &e.Decision,
-			&e.Reason, &e.Outcome, &e.ApprovalID, &latency); err != nil {
+			&e.Reason, &e.Outcome, &e.ApprovalID, &latency, &e.Actor, &e.Taint); err != nil {
 			return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
 		}
 		e.Time, e.Latency = fromNS(at), time.Duration(latency)

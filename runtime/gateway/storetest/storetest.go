@@ -448,7 +448,7 @@ func testGet(t *testing.T, s gateway.Store) {
 func approval(id, key string, now time.Time) gateway.Approval {
 	return gateway.Approval{
 		ID: id, Slot: slot(1), Key: key, Fingerprint: "fp-" + key, Requester: "alice",
-		Arguments: json.RawMessage(`{"amount":5000}`), CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+		Arguments: json.RawMessage(`{"amount":5000}`), Taint: "mail/read_inbox at step 2", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
 	}
 }
 
@@ -463,7 +463,7 @@ func testApprovals(t *testing.T, s gateway.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` {
+	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` || a.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("CreateApproval = %+v, want pending, bound to k1/fp-k1, requested by alice", a)
 	}
 	// Creating again while pending returns the same, unchanged approval.
@@ -481,7 +481,7 @@ func testApprovals(t *testing.T, s gateway.Store) {
 		t.Errorf("second GrantApproval = %v, want ErrApprovalState", err)
 	}
 	got, err := s.GetApproval(ctx, "apr_1")
-	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" {
+	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("GetApproval after grant = %+v, %v; want granted by bob, bound to k1/fp-k1", got, err)
 	}
 	// Create on a granted, unexpired approval does not reset it.
@@ -532,7 +532,7 @@ func testConcurrentGrant(t *testing.T, s gateway.Store) {
 
 func testAudit(t *testing.T, s gateway.Store) {
 	entries := []gateway.AuditEntry{
-		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: "allow", Outcome: "ok", Latency: 1500 * time.Microsecond},
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Actor: "worker:accounts", Taint: "mail/read_inbox at step 2", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: "allow", Outcome: "ok", Latency: 1500 * time.Microsecond},
 		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: "deny", Reason: "missing scope", Outcome: "denied"},
 		{Time: t0.Add(time.Second), Tenant: "globex", Principal: "carol", Tool: "bank/transfer_funds", Key: "k2", Decision: "allow", Outcome: "replayed", ApprovalID: "apr_1"},
 		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Tool: "bank/get_balance", Key: "k3", Decision: "allow", Outcome: "ok"},
@@ -561,7 +561,8 @@ func testAudit(t *testing.T, s gateway.Store) {
 		}
 	}
 	first := all[2]
-	if first.Latency != 1500*time.Microsecond || first.Decision != "allow" || first.Outcome != "ok" || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) {
+	if first.Latency != 1500*time.Microsecond || first.Decision != "allow" || first.Outcome != "ok" || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) ||
+		first.Actor != "worker:accounts" || first.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("audit entry round trip = %+v, want %+v", first, entries[0])
 	}
 	if all[1].ApprovalID != "apr_1" || all[0].Reason != "missing scope" {
