@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -566,4 +567,25 @@ func BenchmarkParse(b *testing.B) {
 			}
 		})
 	}
+}
+
+func ExampleMatcher() {
+	g, err := Parse(`root ::= "{\"city\":" " "? ("\"Paris\"" | "\"Oslo\"") "}"`)
+	if err != nil {
+		panic(err)
+	}
+	m, _ := NewMatcher(g)
+	m.WriteString(`{"city": "`)
+	next := m.Allowed()
+	fmt.Printf("allowed next: %q\n", next.Bytes())
+	fmt.Println(m.Advance('L'), m.Advance('O')) // L is refused, the matcher is unchanged
+	_, err = m.WriteString(`slo"`)
+	fmt.Println(err, m.Accepts())
+	m.WriteString(`}`)
+	fmt.Println(m.Accepts())
+	// Output:
+	// allowed next: "OP"
+	// false true
+	// <nil> false
+	// true
 }
