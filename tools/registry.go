@@ -411,3 +411,17 @@ func (v *View) Groups() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Filter returns the sub-view of v whose tools keep accepts: a narrower
+// authorization (a worker's tool group) that discovery and the runtime use
+// like any View. It never widens v.
+func (v *View) Filter(keep func(*Tool) bool) *View {
+	out := &View{snap: v.snap, allowed: make([]uint64, len(v.allowed)), principal: v.principal}
+	for i, t := range v.snap.tools {
+		if v.Allowed(i) && keep(t) {
+			out.allowed[i/64] |= 1 << (i % 64)
+			out.n++
+		}
+	}
+	return out
+}

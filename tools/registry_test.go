@@ -226,3 +226,25 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Error("no change notice after concurrent writes")
 	}
 }
+
+func TestViewFilterNeverWidens(t *testing.T) {
+	reg := NewRegistry()
+	for i, sc := range [][]string{nil, {"a"}, {"b"}, {"a", "b"}} {
+		if err := reg.Add(Tool{ID: fmt.Sprintf("ns/t%d", i), Card: Card{Name: fmt.Sprintf("t%d", i), Scopes: sc, Group: map[bool]string{true: "g1", false: "g2"}[i%2 == 0]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := reg.Snapshot().Authorize(Principal{ID: "p", Tenant: "t", Scopes: []string{"a"}})
+	f := v.Filter(func(tl *Tool) bool { return tl.Card.Group == "g1" || tl.ID == "ns/t3" })
+	var got []string
+	for _, tl := range f.Tools() {
+		got = append(got, tl.ID)
+	}
+	// t0 (no scope, g1) stays; t1 (scope a, g2) is filtered out; t2 needs b; t3 needs b.
+	if len(got) != 1 || got[0] != "ns/t0" || f.Len() != 1 {
+		t.Errorf("Filter = %v (Len %d), want [ns/t0]", got, f.Len())
+	}
+	if _, ok := f.Get("ns/t1"); ok {
+		t.Error("Filter kept a tool its predicate rejects")
+	}
+}
