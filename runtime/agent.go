@@ -93,6 +93,15 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Sleep waits between call retries; nil means a timer honouring ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Filter narrows what the agent may show and call to the authorized
+	// tools it accepts (a worker's tool group). Nil keeps every authorized tool.
+	Filter func(*tools.Tool) bool
+	// NoTaint turns the untrusted-output policy off. By default, once a
+	// tool whose card says OpenWorld has returned output in a session, the
+	// session is tainted: every later call of a tool that is not read-only
+	// needs a human approval, and the taint (which tool, which step) is
+	// shown in the approval and the audit.
+	NoTaint bool
 	// LLM configures the llm.Checked wrapper around the backend (its
 	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
 	LLM *llm.Options
@@ -113,6 +122,9 @@ type Agent struct {
 	names   *nameCache
 	raw     llm.Backend // the backend as given; sessions wrap it with llm.Checked
 	llmOpts llm.Options
+	// delegating marks a supervisor, whose calls are delegations to
+	// workers: its taint travels to the worker instead of holding the call.
+	delegating bool
 }
 
 // New returns an Agent. The registry is the catalog; disc ranks it; gw
@@ -197,6 +209,7 @@ func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *
 	co.Validate = s.validate
 	s.backend, _ = llm.Checked(a.raw, &co) // the options were checked by New
 	if opts != nil {
+		s.actor, s.taint = opts.Actor, opts.Taint
 		s.step = opts.Step
 		s.messages = append(s.messages, opts.History...)
 	}
@@ -205,10 +218,25 @@ func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *
 
 // SessionOptions restores a session's state. Nil means a new conversation.
 type SessionOptions struct {
+	// Actor names the agent acting for the principal (a worker); it is
+	// audited by the gateway beside the principal.
+	Actor string
+	// Taint starts the session tainted (a worker delegated to by a tainted
+	// supervisor). Empty means clean.
+	Taint string
 	// Step is the number of the last step taken; the next step is Step+1.
 	Step int
 	// History is the conversation so far, without the system prompt.
 	History []llm.Message
+}
+
+// view is the principal's authorized view, narrowed by Options.Filter.
+func (a *Agent) view(p tools.Principal) *tools.View {
+	v := a.reg.Snapshot().Authorize(p)
+	if a.opts.Filter != nil {
+		v = v.Filter(a.opts.Filter)
+	}
+	return v
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

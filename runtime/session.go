@@ -26,11 +26,21 @@ type Session struct {
 	principal tools.Principal
 	id        string
 	backend   *llm.CheckedBackend
+	actor     string
 
 	mu       sync.Mutex
 	step     int
 	messages []llm.Message
 	loaded   []string // tool IDs found through find_tools, oldest first
+	taint    string   // which untrusted output the session has read, if any
+}
+
+// Taint reports what untrusted tool output the session has read ("" when
+// none): while tainted, write tools need a human approval.
+func (s *Session) Taint() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taint
 }
 
 // ID returns the session's ID.
@@ -96,7 +106,7 @@ func (s *Session) Run(ctx context.Context, input string) (*Turn, error) {
 
 func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, error) {
 	a := s.agent
-	view := a.reg.Snapshot().Authorize(s.principal)
+	view := a.view(s.principal)
 	nm := a.names.get(view.Snapshot())
 
 	sel, err := s.choose(ctx, view)
@@ -176,8 +186,11 @@ func (s *Session) validate(name string, args json.RawMessage) error {
 	if !ok {
 		return fmt.Errorf("no tool %q", name)
 	}
-	view := a.reg.Snapshot().Authorize(s.principal)
+	view := a.view(s.principal)
 	args = a.normalize(view, id, args)
+	if _, ok := view.Get(id); !ok {
+		return fmt.Errorf("no tool %q", name)
+	}
 	err := a.gw.Check(context.Background(), gateway.Call{Principal: s.principal, SessionID: s.id, Step: s.step, Tool: id, Arguments: args})
 	var ge *gateway.Error
 	if errors.As(err, &ge) && ge.Type == gateway.ValidationError {
@@ -236,12 +249,21 @@ func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string) {
 func (s *Session) call(ctx context.Context, step int, id string, args json.RawMessage) CallRecord {
 	a := s.agent
 	rec := CallRecord{Step: step, Tool: id, Arguments: args}
-	gc := gateway.Call{Principal: s.principal, SessionID: s.id, Step: step, Tool: id, Arguments: args}
+	gc := gateway.Call{Principal: s.principal, SessionID: s.id, Step: step, Tool: id, Arguments: args, Actor: s.actor}
+	if !a.opts.NoTaint && !a.delegating {
+		gc.Taint = s.taint
+	}
+	if a.delegating && s.taint != "" {
+		// A supervisor hands its taint to the worker it delegates to, whose
+		// own calls then carry it; the delegation itself is not held.
+		ctx = withTaint(ctx, s.taint)
+	}
 	approvalAsked := false
 	for attempt := 0; ; attempt++ {
 		res, err := a.gw.Execute(ctx, gc)
 		if err == nil {
 			rec.Result, rec.Cached = res.Value, res.Cached
+			s.noteOutput(id, step)
 			a.observe(Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Result: res.Value, Cached: res.Cached})
 			return rec
 		}
@@ -287,7 +309,7 @@ func (s *Session) approve(ctx context.Context, step int, id string, args json.Ra
 		return false, nil
 	}
 	var card tools.Card
-	if t, ok := a.reg.Snapshot().Authorize(s.principal).Get(id); ok {
+	if t, ok := a.view(s.principal).Get(id); ok {
 		card = t.Card
 	}
 	req := ApprovalRequest{ApprovalID: ge.ApprovalID, Principal: s.principal, SessionID: s.id, Step: step,
@@ -352,4 +374,30 @@ func (a *Agent) observe(e Event) {
 	if a.opts.Observer != nil {
 		a.opts.Observer(e)
 	}
+}
+
+// noteOutput taints the session when the tool that produced output reads
+// from outside (its card says OpenWorld). The first taint is kept: it names
+// where untrusted text entered.
+func (s *Session) noteOutput(id string, step int) {
+	a := s.agent
+	if a.opts.NoTaint || s.taint != "" {
+		return
+	}
+	if t, ok := a.reg.Snapshot().Lookup(id); ok && a.reg.Snapshot().Tool(t).Card.OpenWorld {
+		s.taint = fmt.Sprintf("%s output at step %d", id, step)
+		a.log.Info("runtime: session tainted by untrusted tool output", "session", s.id, "tool", id, "step", step)
+	}
+}
+
+type taintCtx struct{}
+
+func withTaint(ctx context.Context, taint string) context.Context {
+	return context.WithValue(ctx, taintCtx{}, taint)
+}
+
+// taintFrom returns the taint a supervisor handed down, if any.
+func taintFrom(ctx context.Context) string {
+	t, _ := ctx.Value(taintCtx{}).(string)
+	return t
 }
