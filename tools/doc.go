@@ -17,6 +17,13 @@
 //		Scopes: []string{"accounts:read"}})
 //	for _, t := range view.Tools() { ... }
 //
+// Tools come from catalog files (LoadCatalog, LoadCatalogs, ParseCatalog:
+// JSON Lines, a JSON array or an MCP tools/list result, every problem
+// reported as a *CatalogError "FILE:LINE: reason") and from typed Go
+// functions (NewFunc, whose input schema is derived from the argument
+// struct with github.com/google/jsonschema-go, as the official MCP Go SDK
+// does).
+//
 // Handlers report their outcome with plain errors plus two markers the
 // gateway records differently: a *DomainError (the tool ran and refused for a
 // business reason, e.g. insufficient funds; stored and replayed) and an error

@@ -88,6 +88,23 @@ func TestLintCommandErrors(t *testing.T) {
 			t.Errorf("lint %v = %d, %q, %q; want 2 and stderr %q", tt.args, code, out, errOut, tt.wantStderr)
 		}
 	}
+	// Every malformed catalog exits 2 with FILE:LINE: reason lines only.
+	malformed := map[string]string{
+		"truncated.json": "[\n{\"name\":\"a\"},\n{\"name\":",
+		"nolist.json":    "{\"tools\":{}}",
+		"schema.jsonl":   "{\"name\":\"a\",\"inputSchema\":{\"type\":\"strin\"}}",
+		"badline.jsonl":  "\xef\xbb\xbf{\"name\":\"a\"}\r\n\r\n{oops}\r\n",
+		"noname.jsonl":   "{\"description\":\"x\"}",
+	}
+	for name, content := range malformed {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o600)
+		code, out, errOut := runLintCmd("--tools", path)
+		lineRE := regexp.MustCompile(`^toolgate lint: ` + regexp.QuoteMeta(path) + `:[1-9][0-9]*: \S`)
+		if code != exitUsage || out != "" || !lineRE.MatchString(errOut) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("lint --tools %s = %d, %q, %q; want 2 and one FILE:LINE: reason line", name, code, out, errOut)
+		}
+	}
 	good := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
 	code, _, errOut := runLintCmd("--tools", good, "--skip", "typo")
 	if code != exitUsage || !strings.Contains(errOut, `unknown kind "typo"`) || strings.Count(errOut, "\n") != 1 {
