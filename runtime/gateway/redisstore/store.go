@@ -1,0 +1,525 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+var _ gateway.Store = (*Store)(nil)
+
+// Options configures Open and New. A nil *Options means defaults.
+type Options struct {
+	// Prefix starts every key the store writes, so several stores (or
+	// other applications) can share one Redis database. Zero means
+	// "toolgate:".
+	Prefix string
+}
+
+// Store is the Redis implementation of gateway.Store. It is safe for
+// concurrent use, by many goroutines and many processes sharing one Redis
+// server and prefix.
+type Store struct {
+	rdb    redis.UniversalClient
+	owned  bool // Close closes rdb
+	prefix string
+}
+
+// Open connects to the Redis server at url (redis://[user:pass@]host:port/db
+// or rediss:// for TLS), checks it answers and returns the store. Close
+// closes the connection pool.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: redisstore: %v", gateway.ErrInvalidOptions, err)
+	}
+	rdb := redis.NewClient(o)
+	s, err := New(rdb, opts)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	s.owned = true
+	if err := s.Ping(ctx); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a store over an existing client, which the caller keeps
+// owning (Close does not close it). Scripts need a single Redis server or a
+// primary; Redis Cluster is not supported (scripts touch keys of several
+// hash slots).
+func New(rdb redis.UniversalClient, opts *Options) (*Store, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: redisstore: nil client", gateway.ErrInvalidOptions)
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = "toolgate:"
+	}
+	return &Store{rdb: rdb, prefix: o.Prefix}, nil
+}
+
+// Ping checks that the server answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redisstore: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection pool when Open made it.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.rdb.Close()
+	}
+	return nil
+}
+
+// Key layout under the prefix P:
+//
+//	P rec:<tenant>\x1f<session>\x1f<step>\x1f<tool>  hash, one idempotency record
+//	P key:<idempotency key>                       string, the record's name
+//	P recs                                        sorted set, records by expiry (ms)
+//	P fence                                       counter, the last fencing token
+//	P apr:<id>                                    hash, one approval
+//	P aprs                                        sorted set, approvals by expiry (ms)
+//	P audit, P audit:seq                          sorted set (lexical), counter
+//	P bucket:<name>                               hash, one token bucket
+func (s *Store) recKey(sl gateway.Slot) string {
+	return s.prefix + "rec:" + sl.Tenant + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
+}
+
+// t20 encodes t as 20-digit, zero-padded Unix nanoseconds; times before
+// 1970 (and the zero time) become all zeros, before every real instant.
+func t20(t time.Time) string {
+	n := t.UnixNano()
+	if t.IsZero() || n < 0 {
+		n = 0
+	}
+	return fmt.Sprintf("%020d", n)
+}
+
+func from20(s string) (time.Time, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("bad time %q", s)
+	}
+	if n == 0 {
+		return time.Time{}, nil
+	}
+	return time.Unix(0, n).UTC(), nil
+}
+
+// score is an expiry-index score: whole milliseconds, rounded down, so that
+// every time <= now has a score <= now's.
+func score(t time.Time) string {
+	if t.IsZero() || t.UnixNano() < 0 {
+		return "0"
+	}
+	return strconv.FormatInt(t.UnixMilli(), 10)
+}
+
+// ttl is how long Redis keeps a key expiring at end, seen from now (both
+// the caller's times, so the server's clock never decides). A key at or
+// past its end lingers one second: it already counts as absent.
+func ttl(now, end time.Time) string {
+	ms := end.Sub(now).Milliseconds()
+	return strconv.FormatInt(max(ms, 1000), 10)
+}
+
+// wrap prefixes store failures, leaving context errors bare.
+func wrap(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("redisstore: %s: %w", op, err)
+}
+
+var claimStatus = map[int64]gateway.ClaimStatus{
+	1: gateway.ClaimAcquired, 2: gateway.ClaimInProgress, 3: gateway.ClaimDone, 4: gateway.ClaimUncertain, 5: gateway.ClaimMismatch,
+}
+
+// Claim implements gateway.Store.
+func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+	takeover := "0"
+	if req.TakeOver {
+		takeover = "1"
+	}
+	rec := s.recKey(req.Slot)
+	v, err := claimScript.Run(ctx, s.rdb, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key},
+		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Principal, req.Key, req.Fingerprint, takeover,
+		req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, ttl(req.Now, req.ExpiresAt), score(req.ExpiresAt),
+		s.prefix+"key:").Slice()
+	if err != nil {
+		return gateway.Claim{}, wrap("claim", err)
+	}
+	if len(v) != 3 {
+		return gateway.Claim{}, fmt.Errorf("redisstore: claim: unexpected reply %v", v)
+	}
+	code, _ := v[0].(int64)
+	st, ok := claimStatus[code]
+	if !ok {
+		return gateway.Claim{}, fmt.Errorf("redisstore: claim: unexpected status %v", v[0])
+	}
+	r, err := decodeRecord(v[2])
+	if err != nil {
+		return gateway.Claim{}, fmt.Errorf("redisstore: claim: %w", err)
+	}
+	out := gateway.Claim{Status: st, Record: r}
+	if st == gateway.ClaimAcquired {
+		out.Token = r.Token
+		prev, _ := v[1].(string)
+		out.Previous = gateway.State(prev)
+	}
+	return out, nil
+}
+
+// pairs turns a flat HGETALL reply into a map.
+func pairs(v any) (map[string]string, error) {
+	list, ok := v.([]any)
+	if !ok || len(list)%2 != 0 {
+		return nil, fmt.Errorf("unexpected hash reply %T", v)
+	}
+	m := make(map[string]string, len(list)/2)
+	for i := 0; i < len(list); i += 2 {
+		k, _ := list[i].(string)
+		val, _ := list[i+1].(string)
+		m[k] = val
+	}
+	return m, nil
+}
+
+func decodeRecord(v any) (gateway.Record, error) {
+	m, err := pairs(v)
+	if err != nil {
+		return gateway.Record{}, err
+	}
+	return recordFrom(m)
+}
+
+func recordFrom(m map[string]string) (gateway.Record, error) {
+	var r gateway.Record
+	var errs []error
+	num := func(f string) int64 {
+		n, err := strconv.ParseInt(m[f], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("bad %s %q", f, m[f]))
+		}
+		return n
+	}
+	tm := func(f string) time.Time {
+		t, err := from20(m[f])
+		errs = append(errs, err)
+		return t
+	}
+	r.Slot = gateway.Slot{Tenant: m["tenant"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
+	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason = m["principal"], m["key"], m["fp"], gateway.State(m["state"]), m["reason"]
+	r.Token = uint64(num("token"))
+	r.Attempts = int(num("attempts"))
+	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = tm("lease"), tm("created"), tm("updated"), tm("expires")
+	if v, ok := m["value"]; ok {
+		r.Value = json.RawMessage(v)
+	}
+	if d, ok := m["derr"]; ok {
+		// Numbers stay json.Number so a replayed refusal's details are the
+		// recorded bytes ("974.50"), not a float's rendering.
+		r.DomainError = new(tools.DomainError)
+		dec := json.NewDecoder(strings.NewReader(d))
+		dec.UseNumber()
+		if err := dec.Decode(r.DomainError); err != nil {
+			errs = append(errs, fmt.Errorf("decode domain error: %w", err))
+		}
+	}
+	return r, errors.Join(errs...)
+}
+
+func fenced(op string, n int64, err error) error {
+	if err != nil {
+		return wrap(op, err)
+	}
+	if n != 1 {
+		return gateway.ErrFenced
+	}
+	return nil
+}
+
+// Complete implements gateway.Store.
+func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+	kind, payload := "none", ""
+	switch {
+	case c.DomainError != nil:
+		b, err := json.Marshal(c.DomainError)
+		if err != nil {
+			return fmt.Errorf("redisstore: encode domain error: %w", err)
+		}
+		kind, payload = "derr", string(b)
+	case c.Value != nil:
+		kind, payload = "value", string(c.Value)
+	}
+	n, err := completeScript.Run(ctx, s.rdb, []string{s.recKey(c.Slot), s.prefix + "recs"},
+		strconv.FormatUint(c.Token, 10), t20(c.Now), t20(c.ExpiresAt), ttl(c.Now, c.ExpiresAt), score(c.ExpiresAt),
+		kind, payload, s.prefix+"key:").Int64()
+	return fenced("complete", n, err)
+}
+
+// MarkUncertain implements gateway.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+	n, err := uncertainScript.Run(ctx, s.rdb, []string{s.recKey(slot), s.prefix + "recs"},
+		strconv.FormatUint(token, 10), t20(now), t20(expiresAt), ttl(now, expiresAt), score(expiresAt), reason, s.prefix+"key:").Int64()
+	return fenced("mark uncertain", n, err)
+}
+
+// Release implements gateway.Store.
+func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+	n, err := releaseScript.Run(ctx, s.rdb, []string{s.recKey(slot), s.prefix + "recs"},
+		strconv.FormatUint(token, 10), t20(now), s.prefix+"key:").Int64()
+	return fenced("release", n, err)
+}
+
+// Get implements gateway.Store.
+func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+	rec, err := s.rdb.Get(ctx, s.prefix+"key:"+key).Result()
+	if errors.Is(err, redis.Nil) {
+		return gateway.Record{}, gateway.ErrNotFound
+	}
+	if err != nil {
+		return gateway.Record{}, wrap("get", err)
+	}
+	m, err := s.rdb.HGetAll(ctx, rec).Result()
+	if err != nil {
+		return gateway.Record{}, wrap("get", err)
+	}
+	// The key index and the record are written together; a record gone
+	// (released or purged between the two reads) or now bound to another
+	// key is not this key's.
+	if len(m) == 0 || m["key"] != key {
+		return gateway.Record{}, gateway.ErrNotFound
+	}
+	r, err := recordFrom(m)
+	if err != nil {
+		return gateway.Record{}, fmt.Errorf("redisstore: get: %w", err)
+	}
+	return r, nil
+}
+
+// approvalBody is the immutable part of an approval, stored as JSON.
+type approvalBody struct {
+	Slot        gateway.Slot    `json:"slot"`
+	Key         string          `json:"key"`
+	Fingerprint string          `json:"fingerprint"`
+	Requester   string          `json:"requester"`
+	Arguments   json.RawMessage `json:"arguments,omitempty"`
+	Taint       string          `json:"taint,omitempty"`
+}
+
+func decodeApproval(id string, v any) (gateway.Approval, error) {
+	m, err := pairs(v)
+	if err != nil {
+		return gateway.Approval{}, err
+	}
+	var b approvalBody
+	if err := json.Unmarshal([]byte(m["body"]), &b); err != nil {
+		return gateway.Approval{}, fmt.Errorf("decode approval: %w", err)
+	}
+	a := gateway.Approval{ID: id, Slot: b.Slot, Key: b.Key, Fingerprint: b.Fingerprint, Requester: b.Requester,
+		Arguments: b.Arguments, Taint: b.Taint, Granted: m["granted"] == "1", Approver: m["approver"]}
+	var e1, e2, e3 error
+	a.CreatedAt, e1 = from20(m["created"])
+	a.GrantedAt, e2 = from20(m["granted_at"])
+	a.ExpiresAt, e3 = from20(m["expires"])
+	return a, errors.Join(e1, e2, e3)
+}
+
+// CreateApproval implements gateway.Store.
+func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
+	body, err := json.Marshal(approvalBody{Slot: a.Slot, Key: a.Key, Fingerprint: a.Fingerprint, Requester: a.Requester, Arguments: a.Arguments, Taint: a.Taint})
+	if err != nil {
+		return gateway.Approval{}, fmt.Errorf("redisstore: encode approval: %w", err)
+	}
+	granted := "0"
+	if a.Granted {
+		granted = "1"
+	}
+	v, err := createApprovalScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + a.ID, s.prefix + "aprs"},
+		t20(a.CreatedAt), t20(a.ExpiresAt), body, granted, a.Approver, t20(a.GrantedAt), ttl(a.CreatedAt, a.ExpiresAt),
+		score(a.ExpiresAt)).Slice()
+	if err != nil {
+		return gateway.Approval{}, wrap("create approval", err)
+	}
+	if len(v) != 2 {
+		return gateway.Approval{}, fmt.Errorf("redisstore: create approval: unexpected reply %v", v)
+	}
+	out, err := decodeApproval(a.ID, v[1])
+	if err != nil {
+		return gateway.Approval{}, fmt.Errorf("redisstore: create approval: %w", err)
+	}
+	return out, nil
+}
+
+// GetApproval implements gateway.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+	m, err := s.rdb.HGetAll(ctx, s.prefix+"apr:"+id).Result()
+	if err != nil {
+		return gateway.Approval{}, wrap("get approval", err)
+	}
+	if len(m) == 0 {
+		return gateway.Approval{}, gateway.ErrNotFound
+	}
+	flat := make([]any, 0, 2*len(m))
+	for k, v := range m {
+		flat = append(flat, k, v)
+	}
+	a, err := decodeApproval(id, flat)
+	if err != nil {
+		return gateway.Approval{}, fmt.Errorf("redisstore: get approval: %w", err)
+	}
+	return a, nil
+}
+
+// GrantApproval implements gateway.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
+	v, err := grantScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + id}, approver, t20(now)).Slice()
+	if err != nil {
+		return gateway.Approval{}, wrap("grant approval", err)
+	}
+	if len(v) != 2 {
+		return gateway.Approval{}, fmt.Errorf("redisstore: grant approval: unexpected reply %v", v)
+	}
+	switch code, _ := v[0].(int64); code {
+	case 0:
+		return gateway.Approval{}, gateway.ErrNotFound
+	case 2:
+		return gateway.Approval{}, gateway.ErrApprovalState
+	}
+	a, err := decodeApproval(id, v[1])
+	if err != nil {
+		return gateway.Approval{}, fmt.Errorf("redisstore: grant approval: %w", err)
+	}
+	return a, nil
+}
+
+// AppendAudit implements gateway.Store.
+func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("redisstore: encode audit entry: %w", err)
+	}
+	if err := auditScript.Run(ctx, s.rdb, []string{s.prefix + "audit", s.prefix + "audit:seq"}, t20(e.Time), b).Err(); err != nil {
+		return wrap("append audit", err)
+	}
+	return nil
+}
+
+// auditPage is how many entries QueryAudit reads per round trip.
+const auditPage = 1000
+
+// QueryAudit implements gateway.Store. The time bounds select a range of
+// the log; the other filters are applied while reading it, so a narrow
+// filter over a long range reads the whole range (audit queries are an
+// operator's, rare, and should be bounded by time).
+func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	lo, hi := "-", "+"
+	if !q.Since.IsZero() {
+		lo = "[" + t20(q.Since)
+	}
+	if !q.Until.IsZero() {
+		hi = "(" + t20(q.Until)
+	}
+	var out []gateway.AuditEntry
+	for offset := int64(0); len(out) < limit; offset += auditPage {
+		page, err := s.rdb.ZRangeByLex(ctx, s.prefix+"audit", &redis.ZRangeBy{Min: lo, Max: hi, Offset: offset, Count: auditPage}).Result()
+		if err != nil {
+			return nil, wrap("query audit", err)
+		}
+		for _, m := range page {
+			// time:seq:json; the first two parts have fixed widths.
+			if len(m) < 42 {
+				return nil, fmt.Errorf("redisstore: query audit: malformed entry %q", m)
+			}
+			var e gateway.AuditEntry
+			if err := json.Unmarshal([]byte(m[42:]), &e); err != nil {
+				return nil, fmt.Errorf("redisstore: query audit: %w", err)
+			}
+			if (q.Tenant == "" || e.Tenant == q.Tenant) && (q.Principal == "" || e.Principal == q.Principal) &&
+				(q.Tool == "" || e.Tool == q.Tool) && (q.Key == "" || e.Key == q.Key) {
+				out = append(out, e)
+				if len(out) == limit {
+					break
+				}
+			}
+		}
+		if len(page) < auditPage {
+			break
+		}
+	}
+	return out, nil
+}
+
+// TakeToken implements gateway.Store. The bucket lives in Redis, so every
+// process sharing the store shares it.
+func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+	if l.Rate <= 0 || l.Burst <= 0 {
+		return true, 0, nil
+	}
+	n := now.UnixNano()
+	sec, nsec := n/1e9, n%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	v, err := takeScript.Run(ctx, s.rdb, []string{s.prefix + "bucket:" + bucket},
+		strconv.FormatFloat(l.Rate, 'g', -1, 64), l.Burst, sec, nsec).Slice()
+	if err != nil {
+		return false, 0, wrap("take token", err)
+	}
+	if len(v) != 2 {
+		return false, 0, fmt.Errorf("redisstore: take token: unexpected reply %v", v)
+	}
+	if ok, _ := v[0].(int64); ok == 1 {
+		return true, 0, nil
+	}
+	ts, _ := v[1].(string)
+	tokens, err := strconv.ParseFloat(ts, 64)
+	if err != nil {
+		return false, 0, fmt.Errorf("redisstore: take token: bad tokens %q", ts)
+	}
+	return false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9)), nil
+}
+
+// Purge implements gateway.Store. Buckets need no purge: each expires in
+// Redis a minute after it would be full again (a full bucket and no bucket
+// are the same).
+func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
+	before := ""
+	if !r.AuditBefore.IsZero() {
+		before = t20(r.AuditBefore)
+	}
+	v, err := purgeScript.Run(ctx, s.rdb, []string{s.prefix + "recs", s.prefix + "aprs", s.prefix + "audit"},
+		t20(r.Now), score(r.Now), before, s.prefix+"key:").Int64Slice()
+	if err != nil {
+		return gateway.PurgeStats{}, wrap("purge", err)
+	}
+	if len(v) != 3 {
+		return gateway.PurgeStats{}, fmt.Errorf("redisstore: purge: unexpected reply %v", v)
+	}
+	return gateway.PurgeStats{Records: int(v[0]), Approvals: int(v[1]), Audit: int(v[2])}, nil
+}
