@@ -1229,7 +1229,7 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 		alts = append(alts, seq(lit(`\`), alt(class(crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
 			seq(lit("u00"), alt(
 				seq(lit("0"), class(crange{'0', '7'}, crange{'b', 'b'}, crange{'e', 'f'}, crange{'B', 'B'}, crange{'E', 'F'})),
-				seq(lit("1"), hex()))))))
+				seq(lit("1"), hexDigit()))))))
 	} else {
 		for _, r := range ctrl {
 			for cp := r.lo; cp <= r.hi; cp++ {

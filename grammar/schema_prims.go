@@ -31,14 +31,14 @@ var (
 	compact      = buildPrims(true)
 )
 
-func hex() *gnode { return class(hexRanges...) }
+func hexDigit() *gnode { return class(hexRanges...) }
 
 // buildJSONChar: a raw code point, or any JSON escape, with \uXXXX for a
 // non-surrogate and a surrogate pair \uD8xx\uDCxx for the supplementary
 // planes (one code point, as JSON Schema counts string length). Lone
 // surrogates are not valid Unicode and are rejected.
 func buildJSONChar() *grule {
-	h := hex()
+	h := hexDigit()
 	nonSurrogate := alt(
 		seq(class(crange{'0', '9'}, crange{'a', 'c'}, crange{'A', 'C'}, crange{'e', 'f'}, crange{'E', 'F'}), h, h, h),
 		seq(class(crange{'d', 'd'}, crange{'D', 'D'}), class(crange{'0', '7'}), h, h),
@@ -66,7 +66,7 @@ func ctrlEscapeBody() *gnode {
 		class(crange{'"', '"'}, crange{'\\', '\\'}, crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
 		seq(lit("u00"), alt(
 			seq(lit("0"), class(crange{'0', '7'}, crange{'b', 'b'}, crange{'e', 'f'}, crange{'B', 'B'}, crange{'E', 'F'})),
-			seq(lit("1"), hex()))),
+			seq(lit("1"), hexDigit()))),
 	)
 }
 
