@@ -758,6 +758,7 @@ type Matcher struct {
 	pool   []int32
 	stable []int32 // open addressing over sets by contents; -1 free
 
+	epoch        uint32           // incremented when the caches are rebuilt
 	cur, initial int32            // set ids
 	cpTrans      map[uint64]int32 // set id << 32 | code point -> next set (or -1) for non-ASCII
 
@@ -1069,6 +1070,7 @@ func (m *Matcher) move(set int32) {
 func (m *Matcher) rebuild(set int32) int32 {
 	oldNodes := m.nodes
 	stacks := append([]int32(nil), m.stacksOf(set)...)
+	m.epoch++
 	m.nodes = nil // keep oldNodes intact while copying
 	m.stamp = nil
 	m.clearCaches()
@@ -1291,6 +1293,37 @@ func (m *Matcher) Clone() *Matcher {
 	}
 	c.cur = c.internSet()
 	return c
+}
+
+// A Mark is a position of a Matcher that Rewind can return to: cheap to
+// take and to restore (a token mask tries each candidate token's bytes
+// from the same position).
+type Mark struct {
+	m         *Matcher
+	epoch     uint32
+	cur       int32
+	pn, pneed int
+	plo, phi  rune
+	pstart    int
+	off       int
+}
+
+// Mark returns the current position.
+func (m *Matcher) Mark() Mark {
+	return Mark{m: m, epoch: m.epoch, cur: m.cur, pn: m.pn, pneed: m.pneed, plo: m.plo, phi: m.phi, pstart: m.pstart, off: m.off}
+}
+
+// Rewind returns m to mk, a Mark taken from m. It returns false, and leaves
+// m unchanged, when mk is from another Matcher or when m has rebuilt its
+// caches since (they are bounded; this happens after thousands of distinct
+// states); Clone before the bytes is the fallback then.
+func (m *Matcher) Rewind(mk Mark) bool {
+	if mk.m != m || mk.epoch != m.epoch {
+		return false
+	}
+	m.cur, m.pn, m.pneed, m.plo, m.phi, m.pstart, m.off = mk.cur, mk.pn, mk.pneed, mk.plo, mk.phi, mk.pstart, mk.off
+	m.err = nil
+	return true
 }
 
 // Reset returns m to the start of the grammar, keeping its caches.

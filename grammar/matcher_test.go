@@ -408,6 +408,24 @@ func FuzzMatcher(f *testing.F) {
 		if ok, off := g.Match(input); ok != (err == nil && whole.Accepts()) || (err != nil && off != err.(*RejectError).Offset) {
 			t.Fatalf("Match(%q) = %v, %d, but Write gave %v (Accepts %v)", input, ok, off, err, whole.Accepts())
 		}
+		// Mark and Rewind: after writing the rest, rewinding to the split
+		// gives the state of parts before its second Write.
+		if err1 == nil {
+			again, _ := NewMatcher(g)
+			again.Write(input[:k])
+			mk := again.Mark()
+			want := again.Allowed()
+			again.Write(input[k:])
+			if !again.Rewind(mk) || again.Allowed() != want || again.Offset() != k {
+				t.Fatalf("Rewind to %d after writing %q did not restore the state", k, input)
+			}
+			if n2b, _ := again.Write(input[k:]); n2b != n2 || again.Accepts() != parts.Accepts() {
+				t.Fatalf("after Rewind, writing %q again: %d bytes, want %d", input[k:], n2b, n2)
+			}
+			if other, _ := NewMatcher(g); other.Rewind(mk) {
+				t.Fatalf("Rewind accepted a Mark from another Matcher")
+			}
+		}
 		// Allowed agrees with Advance along the accepted prefix.
 		m, _ := NewMatcher(g)
 		for i := 0; i <= n && i < 24; i++ {
@@ -588,4 +606,30 @@ func ExampleMatcher() {
 	// false true
 	// <nil> false
 	// true
+}
+
+// TestRewindAcrossRebuild: 20,000 distinct stack sets overflow the caches,
+// which are rebuilt; a Mark from before is refused, and the Matcher goes on
+// correctly.
+func TestRewindAcrossRebuild(t *testing.T) {
+	m, _ := NewMatcher(mustParseGBNFFile(t, "json.gbnf"))
+	before := m.Mark()
+	open := strings.Repeat("[", 20000)
+	if _, err := m.WriteString(open); err != nil {
+		t.Fatal(err)
+	}
+	if m.Rewind(before) {
+		t.Fatalf("Rewind to a Mark from before a cache rebuild = true, want false")
+	}
+	if m.Offset() != len(open) {
+		t.Fatalf("a refused Rewind moved the Matcher to %d", m.Offset())
+	}
+	mk := m.Mark()
+	m.WriteString("1]")
+	if !m.Rewind(mk) || m.Offset() != len(open) {
+		t.Fatalf("Rewind to a fresh Mark failed")
+	}
+	if _, err := m.WriteString("1" + strings.Repeat("]", 20000)); err != nil || !m.Accepts() {
+		t.Fatalf("closing 20,000 arrays: %v, Accepts %v", err, m.Accepts())
+	}
 }
