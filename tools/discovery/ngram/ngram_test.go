@@ -81,8 +81,8 @@ func TestEmbedDeterministic(t *testing.T) {
 }
 
 // TestGoldenFeatures records the hashed features of a few texts, so that a
-// change in hashing (which would silently invalidate stored vectors) shows
-// up as a diff.
+// change in hashing, analysis or lexicon data (each silently invalidates
+// vectors stored by an earlier build) shows up as a diff.
 func TestGoldenFeatures(t *testing.T) {
 	e := New(nil)
 	var b bytes.Buffer
