@@ -1,0 +1,78 @@
+package grammar
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzFromSchema: no input makes FromSchema panic, every grammar it
+// returns parses, and an error is one of the package's sentinels.
+func FuzzFromSchema(f *testing.F) {
+	for _, tc := range failureModes {
+		f.Add(tc.schema)
+	}
+	for _, s := range []string{`{}`, `true`, `false`, `{"$ref":"#"}`, `{"allOf":[{"$ref":"#"}]}`,
+		`{"anyOf":[{"type":"object","properties":{"a":{"$ref":"#"}}},{"type":"null"}]}`,
+		`{"type":"string","pattern":"(a|b)*c{2,3}[^x-z]\\d"}`, `{"enum":[1,"a",null,[1],{"a":2}]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		res, err := FromSchema([]byte(schema), nil)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidSchema) && !errors.Is(err, ErrUnsatisfiable) && !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("FromSchema(%q) error %v wraps no sentinel", schema, err)
+			}
+			return
+		}
+		if _, err := Parse(res.GBNF); err != nil {
+			t.Fatalf("FromSchema(%q) emitted a grammar that does not parse: %v\n%s", schema, err, res.GBNF)
+		}
+	})
+}
+
+// FuzzRegex: the translation of a pattern agrees with an ECMAScript regex
+// engine (regexp2) on whether a string matches, whenever the translation
+// reports no relaxation.
+func FuzzRegex(f *testing.F) {
+	for _, p := range [][2]string{{`^\d{3}$`, "123"}, {`^[\w-]+$`, "a-b"}, {`abc`, "xabcx"}, {`^(?:ab)+$`, "abab"},
+		{`^a{3,}$`, "aaaa"}, {`^[^a-c]?x|y$`, "dx"}, {`^\s*$`, " \t"}, {`^\/\.$`, "/."}, {`^[\u00e0-\u00ff]+$`, "é"},
+		{`^(a|b|)c$`, "c"}, {`^.$`, "\n"}, {`^\S+@\S+$`, "a@b"}, {`^[^"]*$`, `a"b`}, {`^\\$`, `\`}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, s string) {
+		if !utf8.ValidString(pattern) || !utf8.ValidString(s) || len(pattern) > 64 || len(s) > 64 {
+			return
+		}
+		want, err := regexMatch(pattern, s)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		writeJSONString(&b, pattern)
+		res, err := FromSchema([]byte(`{"type":"string","pattern":`+b.String()+`}`), nil)
+		if errors.Is(err, ErrUnsatisfiable) { // a pattern like [] matches nothing
+			if want {
+				t.Fatalf("pattern %q: %v, but regexp2 matches %q", pattern, err, s)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("pattern %q: %v", pattern, err)
+		}
+		g, err := Parse(res.GBNF)
+		if err != nil {
+			t.Fatalf("pattern %q: grammar does not parse: %v\n%s", pattern, err, res.GBNF)
+		}
+		if len(res.Relaxations) > 0 {
+			return
+		}
+		b.Reset()
+		writeJSONString(&b, s)
+		got, _ := g.Match([]byte(b.String()))
+		if got != want {
+			t.Fatalf("pattern %q on %q: grammar %v, regexp2 %v\n%s", pattern, s, got, want, res.GBNF)
+		}
+	})
+}
