@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -170,6 +171,7 @@ func parseCatalog(r io.Reader, file, namespace string) ([]Tool, []int, error) {
 	}
 	p := &catalogParser{file: file, ns: namespace, data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), firstLine: map[string]int{}}
 	p.parse()
+	slices.SortStableFunc(p.errs, func(a, b error) int { return a.(*CatalogError).Line - b.(*CatalogError).Line })
 	return p.tools, p.lines, errors.Join(p.errs...)
 }
 
@@ -178,8 +180,8 @@ type catalogParser struct {
 	ns        string
 	data      []byte
 	tools     []Tool
-	lines     []int // lines[i] is where tools[i] starts
-	errs      []error
+	lines     []int          // lines[i] is where tools[i] starts
+	errs      []error        // every one a *CatalogError
 	firstLine map[string]int // tool ID -> line of its first definition
 	schemas   schemaChecker
 }
@@ -223,7 +225,10 @@ func (p *catalogParser) parse() {
 	case '[':
 		dec := json.NewDecoder(bytes.NewReader(p.data))
 		dec.Token() // '['
-		p.parseArray(dec, "JSON array")
+		if p.parseArray(dec, "JSON array") {
+			dec.Token() // ']'
+			p.rejectTrailing(dec.InputOffset(), "JSON array")
+		}
 		return
 	case '{':
 		if path := p.toolsListPath(start); path != nil {
@@ -246,18 +251,28 @@ func (p *catalogParser) toolsListPath(start int64) []string {
 	if _, isTool := first["name"]; isTool {
 		return nil
 	}
+	var path []string
 	if _, ok := first["tools"]; ok {
-		return []string{"tools"}
-	}
-	if res, ok := first["result"]; ok {
+		path = []string{"tools"}
+	} else if res, ok := first["result"]; ok {
 		var inner map[string]json.RawMessage
 		if json.Unmarshal(res, &inner) == nil {
 			if _, ok := inner["tools"]; ok {
-				return []string{"result", "tools"}
+				path = []string{"result", "tools"}
 			}
 		}
 	}
-	return nil
+	if path != nil {
+		p.rejectTrailing(start+dec.InputOffset(), "tools/list result")
+	}
+	return path
+}
+
+// rejectTrailing reports anything but white space from offset off on.
+func (p *catalogParser) rejectTrailing(off int64, what string) {
+	if at := p.skipSpace(off, false); at < int64(len(p.data)) {
+		p.fail(p.lineAt(at), "unexpected data after the %s", what)
+	}
 }
 
 // parseToolsList walks the object along path and parses the array there.
@@ -300,21 +315,22 @@ func (p *catalogParser) parseToolsList(path []string) {
 	p.parseArray(dec, "tools/list result")
 }
 
-// parseArray decodes the elements of an array whose '[' dec has consumed.
-func (p *catalogParser) parseArray(dec *json.Decoder, what string) {
+// parseArray decodes the elements of an array whose '[' dec has consumed,
+// and reports whether it reached the closing ']' (left unconsumed).
+func (p *catalogParser) parseArray(dec *json.Decoder, what string) bool {
 	for {
 		at := p.skipSpace(dec.InputOffset(), true)
 		if at >= int64(len(p.data)) {
 			p.fail(p.lineAt(at), "truncated %s: missing ']'", what)
-			return
+			return false
 		}
 		if p.data[at] == ']' {
-			return
+			return true
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			p.fail(p.lineAt(at), "invalid JSON in %s: %s", what, jsonErrorReason(err))
-			return
+			return false
 		}
 		p.addTool(p.lineAt(at), raw)
 	}
