@@ -799,18 +799,18 @@ func NewMatcher(g *Grammar) (*Matcher, error) {
 // clearCaches empties the node and set tables and builds the initial set.
 func (m *Matcher) clearCaches() {
 	if m.nodes == nil { // first use: room for a typical tool call
-		m.nodes = make([]gbnfNode, 0, 1024)
-		m.stamp = make([]uint32, 0, 1024)
-		m.sets = make([]gbnfSet, 0, 256)
-		m.pool = make([]int32, 0, 1024)
-		m.next = make([]int32, 0, 64)
+		m.nodes = make([]gbnfNode, 0, 512)
+		m.stamp = make([]uint32, 0, 512)
+		m.sets = make([]gbnfSet, 0, 128)
+		m.pool = make([]int32, 0, 512)
+		m.next = make([]int32, 0, 32)
 	}
 	m.nodes = m.nodes[:0]
 	m.stamp = m.stamp[:0]
-	m.ntable = resetTable(m.ntable, 2048)
+	m.ntable = resetTable(m.ntable, 1024)
 	m.sets = m.sets[:0]
 	m.pool = m.pool[:0]
-	m.stable = resetTable(m.stable, 512)
+	m.stable = resetTable(m.stable, 256)
 	clear(m.cpTrans)
 	m.initial = m.start()
 	m.cur = m.initial
