@@ -442,7 +442,7 @@ func (p *catalogParser) buildTool(obj catalogTool) (Tool, string) {
 			return t, fmt.Sprintf(`%s: "scopes" holds an empty scope`, name)
 		}
 	}
-	if reason := p.risk(obj, &t.Card); reason != "" {
+	if reason := risk(obj, &t.Card); reason != "" {
 		return t, fmt.Sprintf("%s: %s", name, reason)
 	}
 	if t.Card.Summary == "" {
@@ -462,7 +462,7 @@ func (p *catalogParser) buildTool(obj catalogTool) (Tool, string) {
 // risk fills the card's risk flags from the explicit fields and the MCP
 // annotations. destructiveHint means irreversible only for a tool that is
 // not read-only (MCP: the hint is meaningful only when readOnlyHint is false).
-func (p *catalogParser) risk(obj catalogTool, c *Card) string {
+func risk(obj catalogTool, c *Card) string {
 	flags := []struct {
 		key string
 		dst *bool
