@@ -253,10 +253,16 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 	if !a.opts.NoTaint && !a.delegating {
 		gc.Taint = s.taint
 	}
-	if a.delegating && s.taint != "" {
+	var box *taintBox
+	if a.delegating {
 		// A supervisor hands its taint to the worker it delegates to, whose
-		// own calls then carry it; the delegation itself is not held.
-		ctx = withTaint(ctx, s.taint)
+		// own calls then carry it (the delegation itself is not held), and
+		// takes back the taint of what the worker read.
+		if s.taint != "" {
+			ctx = withTaint(ctx, s.taint)
+		}
+		box = &taintBox{}
+		ctx = context.WithValue(ctx, taintBoxCtx{}, box)
 	}
 	approvalAsked := false
 	for attempt := 0; ; attempt++ {
@@ -264,6 +270,9 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		if err == nil {
 			rec.Result, rec.Cached = res.Value, res.Cached
 			s.noteOutput(id, step)
+			if t := box.get(); t != "" && s.taint == "" && !a.opts.NoTaint {
+				s.taint = t
+			}
 			a.observe(Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Result: res.Value, Cached: res.Cached})
 			return rec
 		}
@@ -400,4 +409,36 @@ func withTaint(ctx context.Context, taint string) context.Context {
 func taintFrom(ctx context.Context) string {
 	t, _ := ctx.Value(taintCtx{}).(string)
 	return t
+}
+
+// taintBox carries a worker's taint back to the supervisor that delegated.
+type taintBox struct {
+	mu sync.Mutex
+	v  string
+}
+
+type taintBoxCtx struct{}
+
+func (b *taintBox) get() string {
+	if b == nil {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.v
+}
+
+func (b *taintBox) set(v string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.v == "" {
+		b.v = v
+	}
+}
+
+// reportTaint passes a worker session's taint to the supervisor, if one waits for it.
+func reportTaint(ctx context.Context, taint string) {
+	if b, ok := ctx.Value(taintBoxCtx{}).(*taintBox); ok && taint != "" {
+		b.set(taint)
+	}
 }
