@@ -123,6 +123,17 @@ func (r *Registry) Subscribe(ch chan<- struct{}) {
 	r.subs = append(r.subs, ch)
 }
 
+// Unsubscribe stops the notices to ch (every subscription of it) and
+// reports whether ch was subscribed. A long-lived program that subscribes
+// per session unsubscribes when the session ends.
+func (r *Registry) Unsubscribe(ch chan<- struct{}) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.subs)
+	r.subs = slices.DeleteFunc(r.subs, func(c chan<- struct{}) bool { return c == ch })
+	return len(r.subs) != n
+}
+
 // publish builds a new snapshot; the caller holds r.mu.
 func (r *Registry) publish() {
 	r.version++

@@ -152,6 +152,16 @@ func TestRegistrySubscribe(t *testing.T) {
 	if len(ch) != 1 {
 		t.Errorf("pending notices after Remove = %d, want 1", len(ch))
 	}
+	<-ch
+	other := make(chan struct{}, 1)
+	r.Subscribe(other)
+	if !r.Unsubscribe(ch) || r.Unsubscribe(ch) {
+		t.Error("Unsubscribe(ch) = false, or true a second time")
+	}
+	r.Add(tool("a/z"))
+	if len(ch) != 0 || len(other) != 1 {
+		t.Errorf("after Unsubscribe(ch): ch got %d notices, other %d; want 0 and 1", len(ch), len(other))
+	}
 }
 
 // TestRegistryConcurrent runs writers and readers together (meaningful
