@@ -138,8 +138,10 @@ type Server struct {
 	cred *syscall.Credential
 	cmd  *exec.Cmd
 	port int
-	log  bytes.Buffer
-	exit chan struct{}
+	// ready, when set, says the server accepts work (beyond its port).
+	ready func() bool
+	log   bytes.Buffer
+	exit  chan struct{}
 }
 
 // Start starts the (stopped) server again on the same port and data and
@@ -162,7 +164,9 @@ func (s *Server) Start() error {
 		c, err := net.DialTimeout("tcp", s.addr(), time.Second)
 		if err == nil {
 			c.Close()
-			return nil
+			if s.ready == nil || s.ready() {
+				return nil
+			}
 		}
 		select {
 		case <-s.exit:
@@ -292,6 +296,11 @@ func startPostgres() (*Server, error) {
 		URL: fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", dbUser, port), dir: dir, port: port, cred: cred,
 		argv: []string{postgres, "-D", data, "-k", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1",
 			"-c", "max_connections=300"},
+	}
+	if isready, err := pgBin("pg_isready"); err == nil {
+		s.ready = func() bool {
+			return exec.Command(isready, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", dbUser, "-d", "postgres").Run() == nil
+		}
 	}
 	if err := s.Start(); err != nil {
 		os.RemoveAll(dir)

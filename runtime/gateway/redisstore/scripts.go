@@ -139,7 +139,7 @@ return {ok, t}
 `)
 
 // purgeScript: KEYS record expiry index, approval expiry index, audit set.
-// ARGV now, now score (ms), audit bound ('' keeps all), key-index prefix.
+// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix.
 // Returns {records, approvals, audit}.
 var purgeScript = redis.NewScript(`
 local n = {0, 0, 0}

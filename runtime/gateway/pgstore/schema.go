@@ -1,0 +1,84 @@
+package pgstore
+
+// migrations[i] takes the schema from version i to i+1. Append only: a
+// released step is never edited, so every existing database can be brought
+// forward on open. Open applies them under a transaction-scoped advisory
+// lock, so several processes can start at once.
+//
+// Times are Unix nanoseconds (bigint), exact; the zero time.Time is stored
+// as zeroTime so that it sorts before every real instant.
+var migrations = []string{`
+CREATE TABLE records (
+	tenant        text    NOT NULL,
+	session_id    text    NOT NULL,
+	step          integer NOT NULL,
+	tool          text    NOT NULL,
+	principal     text    NOT NULL,
+	key           text    NOT NULL,
+	fingerprint   text    NOT NULL,
+	state         text    NOT NULL CHECK (state IN ('in_progress', 'done', 'uncertain')),
+	token         bigint  NOT NULL,
+	lease_expires bigint  NOT NULL,
+	value         bytea,
+	domain_error  bytea,
+	reason        text    NOT NULL DEFAULT '',
+	attempts      integer NOT NULL,
+	created       bigint  NOT NULL,
+	updated       bigint  NOT NULL,
+	expires       bigint  NOT NULL,
+	PRIMARY KEY (tenant, session_id, step, tool)
+);
+CREATE INDEX records_by_key ON records(key);
+CREATE INDEX records_by_expiry ON records(expires);
+
+-- The fencing counter: every acquiring claim takes the next value, so a
+-- token is never reused, even for a slot released and claimed again.
+CREATE SEQUENCE fencing;
+
+CREATE TABLE approvals (
+	id          text PRIMARY KEY,
+	tenant      text    NOT NULL,
+	session_id  text    NOT NULL,
+	step        integer NOT NULL,
+	tool        text    NOT NULL,
+	key         text    NOT NULL,
+	fingerprint text    NOT NULL,
+	requester   text    NOT NULL,
+	arguments   bytea,
+	taint       text    NOT NULL,
+	granted     boolean NOT NULL,
+	approver    text    NOT NULL,
+	created     bigint  NOT NULL,
+	granted_at  bigint  NOT NULL,
+	expires     bigint  NOT NULL
+);
+CREATE INDEX approvals_by_expiry ON approvals(expires);
+
+CREATE TABLE audit (
+	seq         bigserial PRIMARY KEY,
+	at          bigint  NOT NULL,
+	tenant      text    NOT NULL,
+	principal   text    NOT NULL,
+	actor       text    NOT NULL,
+	taint       text    NOT NULL,
+	session_id  text    NOT NULL,
+	step        integer NOT NULL,
+	tool        text    NOT NULL,
+	key         text    NOT NULL,
+	decision    text    NOT NULL,
+	reason      text    NOT NULL,
+	outcome     text    NOT NULL,
+	approval_id text    NOT NULL,
+	latency     bigint  NOT NULL
+);
+CREATE INDEX audit_by_time ON audit(at, seq);
+
+CREATE TABLE buckets (
+	name    text PRIMARY KEY,
+	tokens  double precision NOT NULL,
+	updated bigint           NOT NULL,
+	rate    double precision NOT NULL,
+	burst   integer          NOT NULL,
+	took    boolean          NOT NULL
+);
+`}

@@ -1,0 +1,506 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+var _ gateway.Store = (*Store)(nil)
+
+// Options configures Open. A nil *Options means defaults.
+type Options struct {
+	// Schema is the PostgreSQL schema holding the store's tables, created
+	// when missing, so several stores can share one database. Zero means
+	// "toolgate".
+	Schema string
+}
+
+// Store is the PostgreSQL implementation of gateway.Store. It is safe for
+// concurrent use, by many goroutines and many processes sharing one
+// database and schema.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// migrationLock is the advisory-lock key that serializes migrations across
+// processes ("toolgate" in ASCII).
+const migrationLock = 0x746f6f6c67617465
+
+// Open connects to the database at url (postgres://user:pass@host:port/db?...,
+// with pgxpool's pool_max_conns and the like), applies the embedded schema
+// migrations and returns the store. Close closes the pool.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Schema == "" {
+		o.Schema = "toolgate"
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pgstore: %v", gateway.ErrInvalidOptions, err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if err := migrate(ctx, pool, o.Schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("pgstore: ping: %w", err)
+	}
+	return nil
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`); err != nil {
+			return err
+		}
+		var v int
+		err := tx.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			_, err = tx.Exec(ctx, `INSERT INTO schema_version VALUES (0)`)
+		}
+		if err != nil {
+			return err
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
+		}
+		for ; v < len(migrations); v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("step %d: %w", v+1, err)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE schema_version SET version = $1`, v)
+		return err
+	})
+}
+
+// zeroTime encodes the zero time.Time (whose UnixNano is undefined).
+const zeroTime = math.MinInt64
+
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return zeroTime
+	}
+	return t.UnixNano()
+}
+
+func fromNS(v int64) time.Time {
+	if v == zeroTime {
+		return time.Time{}
+	}
+	return time.Unix(0, v).UTC()
+}
+
+// wrap prefixes store failures, leaving the sentinels and context errors bare.
+func wrap(op string, err error) error {
+	if err == nil || errors.Is(err, gateway.ErrFenced) || errors.Is(err, gateway.ErrNotFound) ||
+		errors.Is(err, gateway.ErrApprovalState) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("pgstore: %s: %w", op, err)
+}
+
+const recordColumns = `tenant, session_id, step, tool, principal, key, fingerprint, state, token,
+	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
+
+func scanRecord(row pgx.Row) (gateway.Record, error) {
+	var r gateway.Record
+	var state string
+	var token int64
+	var lease, created, updated, expires int64
+	var value, domainErr []byte
+	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Principal, &r.Key,
+		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
+	if err != nil {
+		return r, err
+	}
+	r.State = gateway.State(state)
+	r.Token = uint64(token)
+	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
+	if value != nil {
+		r.Value = json.RawMessage(value)
+	}
+	if domainErr != nil {
+		// Numbers stay json.Number so a replayed refusal's details are the
+		// recorded bytes ("974.50"), not a float's rendering ("974.5").
+		r.DomainError = new(tools.DomainError)
+		dec := json.NewDecoder(bytes.NewReader(domainErr))
+		dec.UseNumber()
+		if err := dec.Decode(r.DomainError); err != nil {
+			return r, fmt.Errorf("decode domain error: %w", err)
+		}
+	}
+	return r, nil
+}
+
+const slotWhere = `tenant = $1 AND session_id = $2 AND step = $3 AND tool = $4`
+
+func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step, s.Tool} }
+
+// claimRetries bounds how often Claim retries when the conflicting record
+// vanished (released or purged) between its insert and its lock.
+const claimRetries = 16
+
+// Claim implements gateway.Store. A free slot takes one statement (an
+// insert that does nothing on conflict); a taken one a transaction that
+// locks its row (SELECT … FOR UPDATE) and decides.
+func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+	now := ns(req.Now)
+	insertArgs := append(slotArgs(req.Slot), req.Principal, req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
+	fresh := func(r gateway.Record) gateway.Claim {
+		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: r}
+	}
+	for range claimRetries {
+		r, err := scanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'in_progress', nextval('fencing'), $8, NULL, NULL, '', 1, $9, $9, $10)
+			ON CONFLICT DO NOTHING RETURNING `+recordColumns, insertArgs...))
+		if err == nil {
+			return fresh(r), nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return gateway.Claim{}, wrap("claim", err)
+		}
+		var out gateway.Claim
+		gone := false
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			cur, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere+` FOR UPDATE`, slotArgs(req.Slot)...))
+			if errors.Is(err, pgx.ErrNoRows) {
+				gone = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if ns(cur.ExpiresAt) <= now {
+				// Past its retention the record counts as absent: replace it.
+				r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET principal = $5, key = $6, fingerprint = $7,
+					state = 'in_progress', token = nextval('fencing'), lease_expires = $8, value = NULL, domain_error = NULL,
+					reason = '', attempts = 1, created = $9, updated = $9, expires = $10
+					WHERE `+slotWhere+` RETURNING `+recordColumns, insertArgs...))
+				out = fresh(r)
+				return err
+			}
+			switch {
+			case cur.Key != req.Key:
+				out = gateway.Claim{Status: gateway.ClaimMismatch, Record: cur}
+				return nil
+			case cur.State == gateway.StateDone:
+				out = gateway.Claim{Status: gateway.ClaimDone, Record: cur}
+				return nil
+			case cur.State == gateway.StateInProgress && ns(cur.LeaseExpires) > now:
+				out = gateway.Claim{Status: gateway.ClaimInProgress, Record: cur}
+				return nil
+			case !req.TakeOver:
+				out = gateway.Claim{Status: gateway.ClaimUncertain, Record: cur}
+				return nil
+			}
+			r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
+				lease_expires = $5, expires = $6, attempts = attempts + 1, updated = $7, value = NULL, domain_error = NULL, reason = ''
+				WHERE `+slotWhere+` RETURNING `+recordColumns, append(slotArgs(req.Slot), ns(req.LeaseExpires), ns(req.ExpiresAt), now)...))
+			out = fresh(r)
+			out.Previous = cur.State
+			return err
+		})
+		if err != nil {
+			return gateway.Claim{}, wrap("claim", err)
+		}
+		if !gone {
+			return out, nil
+		}
+	}
+	return gateway.Claim{}, fmt.Errorf("pgstore: claim: the slot's record kept vanishing (%d tries)", claimRetries)
+}
+
+const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = $5 AND lease_expires > $6`
+
+// execFenced runs one fenced statement (atomic on its own) and maps "no
+// row changed" to ErrFenced.
+func (s *Store) execFenced(ctx context.Context, op, query string, args ...any) error {
+	tag, err := s.pool.Exec(ctx, query, args...)
+	if err != nil {
+		return wrap(op, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return gateway.ErrFenced
+	}
+	return nil
+}
+
+// Complete implements gateway.Store.
+func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+	var value, de []byte
+	if c.DomainError != nil {
+		b, err := json.Marshal(c.DomainError)
+		if err != nil {
+			return fmt.Errorf("pgstore: encode domain error: %w", err)
+		}
+		de = b
+	} else if c.Value != nil {
+		value = c.Value
+	}
+	now := ns(c.Now)
+	return s.execFenced(ctx, "complete", `UPDATE records SET state = 'done', value = $7, domain_error = $8, reason = '',
+		updated = $6, expires = $9 WHERE `+fenceWhere,
+		append(slotArgs(c.Slot), int64(c.Token), now, value, de, ns(c.ExpiresAt))...)
+}
+
+// MarkUncertain implements gateway.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $7, updated = $6, expires = $8
+		WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now), reason, ns(expiresAt))...)
+}
+
+// Release implements gateway.Store.
+func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+	return s.execFenced(ctx, "release", `DELETE FROM records WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now))...)
+}
+
+// Get implements gateway.Store.
+func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
+		ORDER BY updated DESC LIMIT 1`, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return gateway.Record{}, gateway.ErrNotFound
+	}
+	if err != nil {
+		return gateway.Record{}, wrap("get", err)
+	}
+	return r, nil
+}
+
+const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments, taint,
+	granted, approver, created, granted_at, expires`
+
+func scanApproval(row pgx.Row) (gateway.Approval, error) {
+	var a gateway.Approval
+	var args []byte
+	var created, grantedAt, expires int64
+	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
+		&a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires)
+	if err != nil {
+		return a, err
+	}
+	if args != nil {
+		a.Arguments = json.RawMessage(args)
+	}
+	a.CreatedAt, a.GrantedAt, a.ExpiresAt = fromNS(created), fromNS(grantedAt), fromNS(expires)
+	return a, nil
+}
+
+// CreateApproval implements gateway.Store: one upsert that replaces only an
+// approval expired by a.CreatedAt; otherwise the stored one is returned.
+func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
+	var args []byte
+	if a.Arguments != nil {
+		args = a.Arguments
+	}
+	for range claimRetries {
+		out, err := scanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, session_id = excluded.session_id, step = excluded.step,
+				tool = excluded.tool, key = excluded.key, fingerprint = excluded.fingerprint, requester = excluded.requester,
+				arguments = excluded.arguments, taint = excluded.taint, granted = excluded.granted, approver = excluded.approver,
+				created = excluded.created, granted_at = excluded.granted_at, expires = excluded.expires
+			WHERE a.expires <= excluded.created
+			RETURNING `+approvalColumns,
+			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester, args, a.Taint,
+			a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt)))
+		if err == nil {
+			return out, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return gateway.Approval{}, wrap("create approval", err)
+		}
+		// A live approval with that ID exists: return it, unless it was
+		// purged in between (then try again).
+		out, err = s.GetApproval(ctx, a.ID)
+		if !errors.Is(err, gateway.ErrNotFound) {
+			return out, err
+		}
+	}
+	return gateway.Approval{}, fmt.Errorf("pgstore: create approval: the approval kept vanishing (%d tries)", claimRetries)
+}
+
+// GetApproval implements gateway.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return gateway.Approval{}, gateway.ErrNotFound
+	}
+	if err != nil {
+		return gateway.Approval{}, wrap("get approval", err)
+	}
+	return a, nil
+}
+
+// GrantApproval implements gateway.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
+	a, err := scanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
+		WHERE id = $1 AND NOT granted AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now)))
+	if err == nil {
+		return a, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return gateway.Approval{}, wrap("grant approval", err)
+	}
+	if _, err := s.GetApproval(ctx, id); err != nil {
+		return gateway.Approval{}, err
+	}
+	return gateway.Approval{}, gateway.ErrApprovalState
+}
+
+// AppendAudit implements gateway.Store.
+func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO audit(at, tenant, principal, actor, taint, session_id, step, tool, key,
+		decision, reason, outcome, approval_id, latency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		ns(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
+		e.Outcome, e.ApprovalID, int64(e.Latency))
+	return wrap("append audit", err)
+}
+
+// QueryAudit implements gateway.Store.
+func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	for _, f := range []struct{ col, v string }{{"tenant", q.Tenant}, {"principal", q.Principal}, {"tool", q.Tool}, {"key", q.Key}} {
+		if f.v != "" {
+			add(f.col+" = $%d", f.v)
+		}
+	}
+	if !q.Since.IsZero() {
+		add("at >= $%d", ns(q.Since))
+	}
+	if !q.Until.IsZero() {
+		add("at < $%d", ns(q.Until))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	query := `SELECT at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason, outcome, approval_id, latency FROM audit`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, limit)
+	query += fmt.Sprintf(" ORDER BY at, seq LIMIT $%d", len(args))
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrap("query audit", err)
+	}
+	defer rows.Close()
+	var out []gateway.AuditEntry
+	for rows.Next() {
+		var e gateway.AuditEntry
+		var at, latency int64
+		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
+			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency); err != nil {
+			return nil, wrap("query audit", err)
+		}
+		e.Time, e.Latency = fromNS(at), time.Duration(latency)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("query audit", err)
+	}
+	return out, nil
+}
+
+// refill is the bucket's tokens at $3 (now): refilled since updated at
+// rate, up to burst, and never for time going backwards.
+const refill = `CASE WHEN $3 > b.updated THEN least($5::float8, b.tokens + ($3 - b.updated)::float8 / 1e9 * $4) ELSE b.tokens END`
+
+// TakeToken implements gateway.Store: one upsert, which locks the bucket's
+// row, refills it, takes a token when there is one and reports whether it
+// did (took), so the bucket is shared by every process.
+func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+	if l.Rate <= 0 || l.Burst <= 0 {
+		return true, 0, nil
+	}
+	var took bool
+	var tokens float64
+	err := s.pool.QueryRow(ctx, `INSERT INTO buckets AS b (name, tokens, updated, rate, burst, took)
+		VALUES ($1, $2, $3, $4, $5, true)
+		ON CONFLICT (name) DO UPDATE SET
+			took = `+refill+` >= 1,
+			tokens = CASE WHEN `+refill+` >= 1 THEN `+refill+` - 1 ELSE `+refill+` END,
+			updated = greatest(b.updated, $3), rate = $4, burst = $5
+		RETURNING took, tokens`, bucket, float64(l.Burst)-1, ns(now), l.Rate, l.Burst).Scan(&took, &tokens)
+	if err != nil {
+		return false, 0, wrap("take token", err)
+	}
+	if took {
+		return true, 0, nil
+	}
+	return false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9)), nil
+}
+
+// Purge implements gateway.Store, in one transaction.
+func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
+	var st gateway.PurgeStats
+	now := ns(r.Now)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		st = gateway.PurgeStats{}
+		tag, err := tx.Exec(ctx, `DELETE FROM records WHERE expires <= $1`, now)
+		if err != nil {
+			return err
+		}
+		st.Records = int(tag.RowsAffected())
+		if tag, err = tx.Exec(ctx, `DELETE FROM approvals WHERE expires <= $1`, now); err != nil {
+			return err
+		}
+		st.Approvals = int(tag.RowsAffected())
+		if !r.AuditBefore.IsZero() {
+			if tag, err = tx.Exec(ctx, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore)); err != nil {
+				return err
+			}
+			st.Audit = int(tag.RowsAffected())
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		return err
+	})
+	if err != nil {
+		return gateway.PurgeStats{}, wrap("purge", err)
+	}
+	return st, nil
+}

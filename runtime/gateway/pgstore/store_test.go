@@ -1,0 +1,50 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/testservices"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
+	"github.com/toolgate/toolgate/runtime/gateway/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
+
+var schemas atomic.Int64
+
+// open returns a store in a schema no other test uses, on the shared test
+// server; the schema is dropped when the test ends.
+func open(t *testing.T) *pgstore.Store {
+	t.Helper()
+	url := testservices.PostgresURL(t)
+	schema := fmt.Sprintf("toolgate_test_%d_%d", os.Getpid(), schemas.Add(1))
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, url, &pgstore.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) gateway.Store { return open(t) })
+}
