@@ -94,11 +94,33 @@ func b2b(b bool) byte {
 // Results are cached by a hash of the schema and options, so compiling the
 // same schema again costs a hash; FromSchema is safe for concurrent use.
 func FromSchema(schema []byte, opts *Options) (*Result, error) {
+	o := opts.orZero()
+	// Fast path: the same bytes again cost one hash.
+	rawKey := rawCacheKey(schema, o)
+	cache.Lock()
+	e, ok := cache.m[rawKey]
+	cache.Unlock()
+	if ok {
+		return e.res, e.err
+	}
 	doc, err := decodeJSON(schema)
 	if err != nil {
 		return nil, &SchemaError{Msg: err.Error(), Err: ErrInvalidSchema}
 	}
-	return compileDoc(doc, opts.orZero())
+	res, err := compileDoc(doc, o)
+	cache.Lock()
+	cache.m[rawKey] = &compiled{res, err}
+	cache.Unlock()
+	return res, err
+}
+
+func rawCacheKey(schema []byte, o Options) [32]byte {
+	h := sha256.New()
+	h.Write([]byte{'r', b2b(o.Strict), b2b(o.Compact), b2b(o.OpenObjects)})
+	h.Write(schema)
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
 }
 
 func compileDoc(doc *jsonValue, o Options) (*Result, error) {
