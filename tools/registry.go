@@ -394,27 +394,31 @@ func (v *View) Bits() []uint64 { return v.allowed }
 // Tools returns the authorized tools in ID order.
 func (v *View) Tools() []*Tool {
 	out := make([]*Tool, 0, v.n)
-	for i, t := range v.snap.tools {
-		if v.Allowed(i) {
-			out = append(out, t)
+	v.each(func(t *Tool) { out = append(out, t) })
+	return out
+}
+
+// each calls f for every authorized tool in ID order, visiting only set
+// bits: its cost follows the authorized tools, not the snapshot.
+func (v *View) each(f func(*Tool)) {
+	for w, word := range v.allowed {
+		for ; word != 0; word &= word - 1 {
+			f(v.snap.tools[w*64+bits.TrailingZeros64(word)])
 		}
 	}
-	return out
 }
 
 // Groups returns the sorted, distinct groups (or namespaces, for tools
 // without a group) of the authorized tools: a cheap overview of what exists.
 func (v *View) Groups() []string {
 	set := map[string]bool{}
-	for i, t := range v.snap.tools {
-		if v.Allowed(i) {
-			g := t.Card.Group
-			if g == "" {
-				g = t.Namespace()
-			}
-			set[g] = true
+	v.each(func(t *Tool) {
+		g := t.Card.Group
+		if g == "" {
+			g = t.Namespace()
 		}
-	}
+		set[g] = true
+	})
 	out := make([]string, 0, len(set))
 	for g := range set {
 		out = append(out, g)
