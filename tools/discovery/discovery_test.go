@@ -150,7 +150,9 @@ func TestShortlistRanksAndCountsTokens(t *testing.T) {
 }
 
 func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
-	schema := func(props string) json.RawMessage { return json.RawMessage(`{"type":"object","properties":{` + props + `}}`) }
+	schema := func(props string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+	}
 	a := tool("crm/get_account", "Look up a customer record")
 	a.InputSchema = schema(`"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}`)
 	b := tool("crm/get_invoice", "Look up a customer record")
@@ -357,7 +359,7 @@ func TestEvaluateSemantics(t *testing.T) {
 	qs := []discovery.Query{
 		{Query: "create an issue", Relevant: []string{"create_issue"}, Kind: "plain", Lang: "en"},          // bare name: either matches
 		{Query: "transfer money", Relevant: []string{"bank/transfer"}, Scopes: []string{}, Kind: "denied"}, // denied
-		{Query: "nothing", Relevant: nil},                                                                   // unanswerable
+		{Query: "nothing", Relevant: nil}, // unanswerable
 		{Query: "show balance and transfer money", Relevant: []string{"bank/balance", "bank/transfer"}, Kind: "multi"},
 	}
 	rep, err := discovery.Evaluate(context.Background(), d, snap, qs, &discovery.EvalOptions{K: 5})

@@ -3,10 +3,13 @@ package discovery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -66,7 +69,7 @@ type doc struct {
 	fields  [numFields][]string // analyzed terms per field
 	notFor  []string
 	baseTxt []string // name + description terms, for the plain BM25 baseline
-	vec     []float32
+	vec     []float32 // transient: set by buildDoc's embedding, dropped once quantised
 	tokens  int // o200k tokens of the schema as a model sees it
 	accepts []acceptor
 	bytes   int
@@ -82,7 +85,11 @@ type Index struct {
 	negative map[string][]posting // not_for postings (never positive)
 	base     map[string][]posting // plain BM25 over name+description
 	dim      int
-	vecs     []float32 // len(docs)*dim, L2-normalised rows
+	// The card vectors, L2-normalised and quantised to int8 with one scale
+	// per card, laid out by dimension (cols[d*len(docs)+i]) so that a query
+	// with few non-zero dimensions touches only those columns.
+	cols   []int8
+	scales []float32
 	kinds    [numKinds][]acceptorRef
 	patterns []*compiledPattern
 	stats    BuildStats
@@ -228,56 +235,35 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 	start := d.now()
 	n := snap.Len()
 	x := &Index{snap: snap, docs: make([]*doc, n), terms: map[string]uint32{}, negative: map[string][]posting{}, base: map[string][]posting{}}
-	old := map[*tools.Tool]*doc{}
+	old := map[*tools.Tool]int{}
 	if prev != nil {
 		for i, t := range prev.snap.Tools() {
-			old[t] = prev.docs[i]
+			old[t] = i
 		}
 	}
 	var embedIdx []int
 	var embedTexts []string
 	for i, t := range snap.Tools() {
-		if dc, ok := old[t]; ok {
-			x.docs[i] = dc
+		if j, ok := old[t]; ok {
+			x.docs[i] = prev.docs[j]
 			x.stats.Reused++
 			continue
 		}
-		dc, text, err := d.buildDoc(t)
-		if err != nil {
-			return nil, fmt.Errorf("discovery: index %s: %w", t.ID, err)
-		}
-		x.docs[i] = dc
-		if d.embedder != nil {
-			embedIdx = append(embedIdx, i)
-			embedTexts = append(embedTexts, text)
-		}
+		embedIdx = append(embedIdx, i)
+	}
+	embedTexts = make([]string, len(embedIdx))
+	if err := d.buildDocs(snap, x.docs, embedIdx, embedTexts); err != nil {
+		return nil, err
+	}
+	if d.embedder == nil {
+		embedIdx, embedTexts = nil, nil
 	}
 	if d.embedder != nil {
-		const batch = 512
-		for lo := 0; lo < len(embedTexts); lo += batch {
-			hi := min(lo+batch, len(embedTexts))
-			vecs, err := d.embedder.Embed(ctx, embedTexts[lo:hi])
-			if err != nil {
-				return nil, fmt.Errorf("discovery: embed cards: %w", err)
-			}
-			if len(vecs) != hi-lo {
-				return nil, fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
-			}
-			for j, v := range vecs {
-				x.docs[embedIdx[lo+j]].vec = normalize(v)
-			}
+		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts); err != nil {
+			return nil, err
 		}
-		for _, dc := range x.docs {
-			if x.dim == 0 {
-				x.dim = len(dc.vec)
-			}
-			if len(dc.vec) != x.dim {
-				return nil, fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, len(dc.vec))
-			}
-		}
-		x.vecs = make([]float32, n*x.dim)
-		for i, dc := range x.docs {
-			copy(x.vecs[i*x.dim:], dc.vec)
+		if err := x.quantise(prev, old); err != nil {
+			return nil, err
 		}
 	}
 	x.buildPostings()
@@ -287,7 +273,7 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 	for _, p := range x.postings {
 		x.stats.Postings += len(p)
 	}
-	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.vecs)*4 + len(x.terms)*48
+	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
 	for _, dc := range x.docs {
 		x.stats.Bytes += dc.bytes + int(unsafe.Sizeof(*dc))
 	}
@@ -412,4 +398,115 @@ func uniq(ts []string) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// buildDocs analyses the tools at idx (in parallel: the analyzer, the token
+// counter and the schema walk are safe for concurrent use) and stores each
+// embedding text in texts.
+func (d *Discoverer) buildDocs(snap *tools.Snapshot, docs []*doc, idx []int, texts []string) error {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < len(idx); k += workers {
+				t := snap.Tool(idx[k])
+				dc, text, err := d.buildDoc(t)
+				if err != nil {
+					errs[w] = fmt.Errorf("discovery: index %s: %w", t.ID, err)
+					return
+				}
+				docs[idx[k]], texts[k] = dc, text
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// quantise lays the card vectors out by dimension as int8 with a per-card
+// scale; cards reused from prev are copied from its columns.
+func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
+	n := len(x.docs)
+	for i, dc := range x.docs {
+		if dc.vec == nil {
+			continue
+		}
+		if x.dim == 0 {
+			x.dim = len(dc.vec)
+		}
+		if len(dc.vec) != x.dim {
+			return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, len(dc.vec))
+		}
+		_ = i
+	}
+	if x.dim == 0 && prev != nil {
+		x.dim = prev.dim
+	}
+	if prev != nil && prev.dim != 0 && prev.dim != x.dim {
+		return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, prev.dim)
+	}
+	x.cols = make([]int8, n*x.dim)
+	x.scales = make([]float32, n)
+	for i, dc := range x.docs {
+		if dc.vec == nil { // reused: copy from prev's columns
+			j := old[x.snap.Tool(i)]
+			pn := len(prev.docs)
+			for dim := range x.dim {
+				x.cols[dim*n+i] = prev.cols[dim*pn+j]
+			}
+			x.scales[i] = prev.scales[j]
+			continue
+		}
+		var mx float32
+		for _, f := range dc.vec {
+			mx = max(mx, f, -f)
+		}
+		if mx == 0 {
+			dc.vec = nil
+			continue
+		}
+		scale := mx / 127
+		for dim, f := range dc.vec {
+			x.cols[dim*n+i] = int8(math.Round(float64(f / scale)))
+		}
+		x.scales[i] = scale
+		dc.vec = nil
+	}
+	return nil
+}
+
+// embedAll embeds texts in batches, in parallel, and stores each normalised
+// vector in docs[idx[k]].
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string) error {
+	const batch = 256
+	nb := (len(texts) + batch - 1) / batch
+	workers := min(runtime.GOMAXPROCS(0), nb)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for bi := w; bi < nb; bi += workers {
+				lo, hi := bi*batch, min((bi+1)*batch, len(texts))
+				vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
+				if err != nil {
+					errs[w] = fmt.Errorf("discovery: embed cards: %w", err)
+					return
+				}
+				if len(vecs) != hi-lo {
+					errs[w] = fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
+					return
+				}
+				for j, v := range vecs {
+					docs[idx[lo+j]].vec = normalize(v)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -111,6 +111,8 @@ type scratch struct {
 	ident   []bool
 	touched []uint32
 	cand    []scored
+	dense   []float32
+	nz      []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -216,18 +218,41 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 			return res, ErrEmbedder
 		}
 		qvec = normalize(vs[0])
+		nz := s.nz[:0]
+		for dim, f := range qvec {
+			if f != 0 {
+				nz = append(nz, int32(dim))
+			}
+		}
+		s.nz = nz
 		s.cand = s.cand[:0]
 		if view.Len() <= d.exactLimit {
+			if cap(s.dense) < n {
+				s.dense = make([]float32, n)
+			}
+			acc := s.dense[:n]
+			clear(acc)
+			for _, dim := range nz {
+				qd := qvec[dim]
+				col := x.cols[int(dim)*n : int(dim+1)*n]
+				for i, v := range col {
+					acc[i] += qd * float32(v)
+				}
+			}
 			for w, word := range b {
 				for word != 0 {
 					i := uint32(w*64 + bits.TrailingZeros64(word))
 					word &= word - 1
-					s.cand = append(s.cand, scored{i, dot(qvec, x.vecs[int(i)*x.dim:int(i+1)*x.dim])})
+					s.cand = append(s.cand, scored{i, float64(acc[i] * x.scales[i])})
 				}
 			}
 		} else {
 			for _, c := range topN(lexAll(s), d.rerank) {
-				s.cand = append(s.cand, scored{c.doc, dot(qvec, x.vecs[int(c.doc)*x.dim:int(c.doc+1)*x.dim])})
+				var sum float32
+				for _, dim := range nz {
+					sum += qvec[dim] * float32(x.cols[int(dim)*n+int(c.doc)])
+				}
+				s.cand = append(s.cand, scored{c.doc, float64(sum * x.scales[c.doc])})
 			}
 		}
 		dense = topN(s.cand, poolSize)
@@ -303,21 +328,6 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 		touch(doc, float32(bonusScale*best[doc]))
 		s.ident[doc] = true
 	}
-}
-
-func dot(a, b []float32) float64 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64(s0 + s1 + s2 + s3)
 }
 
 // topN returns the n best of c, best first, ties broken by tool order. It

@@ -1,0 +1,116 @@
+package discovery_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// syntheticCatalog grows the real MCP catalogs to n tools: copies of the
+// 105 real tools in numbered namespaces, each name and description extended
+// with words drawn from the real catalogs' vocabulary, so that postings and
+// vectors have realistic lengths and overlaps. Deterministic.
+func syntheticCatalog(tb testing.TB, n int) *tools.Snapshot {
+	tb.Helper()
+	real := realMCP(tb).snap.Tools()
+	var vocab []string
+	for _, t := range real {
+		for _, w := range strings.Fields(t.Description) {
+			if w = strings.Trim(strings.ToLower(w), ".,:;()'\"`"); len(w) > 3 {
+				vocab = append(vocab, w)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	ts := make([]tools.Tool, 0, n)
+	for i := 0; len(ts) < n; i++ {
+		src := real[i%len(real)]
+		t := *src
+		name := fmt.Sprintf("%s_%s", src.Name(), vocab[r.IntN(len(vocab))])
+		t.ID = fmt.Sprintf("s%d-%s/%s", i/len(real), src.Namespace(), name)
+		t.Card.Name = name
+		extra := make([]string, 4)
+		for j := range extra {
+			extra[j] = vocab[r.IntN(len(vocab))]
+		}
+		t.Description = src.Description + " " + strings.Join(extra, " ")
+		t.Card.Summary = src.Card.Summary + " " + extra[0]
+		if r.IntN(3) == 0 {
+			t.Card.Scopes = []string{fmt.Sprintf("scope%d", r.IntN(8))}
+		}
+		ts = append(ts, t)
+	}
+	return registry(tb, ts...).Snapshot()
+}
+
+var (
+	benchMu    sync.Mutex
+	benchSnaps = map[int]*tools.Snapshot{}
+	benchDisc  = map[string]*discovery.Discoverer{}
+)
+
+func benchSetup(b *testing.B, n int, method discovery.Method) (*discovery.Discoverer, *tools.View) {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	snap := benchSnaps[n]
+	if snap == nil {
+		snap = syntheticCatalog(b, n)
+		benchSnaps[n] = snap
+	}
+	key := fmt.Sprint(n, method)
+	d := benchDisc[key]
+	if d == nil {
+		d = newDiscoverer(b, &discovery.Options{Method: method})
+		start := time.Now()
+		x, err := d.Index(context.Background(), snap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("index of %d tools (%v): built in %v, %d terms, %d postings, %d bytes (%d per card)",
+			n, method, time.Since(start).Round(time.Millisecond), x.Stats().Terms, x.Stats().Postings, x.Stats().Bytes, x.Stats().Bytes/n)
+		benchDisc[key] = d
+	}
+	// A principal holding half the scopes: some tools are filtered out.
+	return d, snap.Authorize(tools.Principal{ID: "b", Tenant: "t", Scopes: []string{"scope0", "scope1", "scope2", "scope3"}})
+}
+
+// BenchmarkShortlist measures one query at a time over synthetic catalogs
+// of 1,000 and 100,000 tools, cycling through the labeled real-MCP
+// requests. Besides ns/op it reports the p50 and p99 of single queries.
+func BenchmarkShortlist(b *testing.B) {
+	qs := realMCP(b).queries
+	for _, n := range []int{1000, 100000} {
+		for _, m := range []struct {
+			name   string
+			method discovery.Method
+		}{{"hybrid", discovery.MethodHybrid}, {"lexical", discovery.MethodLexical}} {
+			b.Run(fmt.Sprintf("tools=%d/%s", n, m.name), func(b *testing.B) {
+				d, view := benchSetup(b, n, m.method)
+				ctx := context.Background()
+				lat := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					q := qs[i%len(qs)]
+					start := time.Now()
+					if _, err := d.Shortlist(ctx, view, discovery.Request{Query: q.Query}); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()), "p99-µs")
+			})
+		}
+	}
+}
