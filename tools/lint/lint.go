@@ -152,8 +152,14 @@ func Check(ctx context.Context, snap *tools.Snapshot, opts *Options) ([]Finding,
 	}
 	skip := func(k Kind) bool { return slices.Contains(o.Skip, k) }
 	var findings []Finding
-	sim := newSimilarity(snap, o.Analyzer)
-	nearest := sim.nearest(o.DuplicateThreshold)
+	nearest := make([]neighbours, snap.Len())
+	if !skip(NearDuplicate) || !skip(MissingNotFor) {
+		nearest = newSimilarity(snap, o.Analyzer).nearest(o.DuplicateThreshold)
+	} else {
+		for i := range nearest {
+			nearest[i].best.j = -1
+		}
+	}
 	for i, t := range snap.Tools() {
 		if !skip(NearDuplicate) {
 			for _, n := range nearest[i].dups {
