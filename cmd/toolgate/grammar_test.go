@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+func runGrammarCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"grammar"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestGrammarCommand(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	transfer := filepath.Join(root, "grammar", "testdata", "schema", "finance_transfer_funds.json")
+	relaxed := writeFile(t, "relaxed.json", `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"},"uniqueItems":true}}}`)
+	broken := writeFile(t, "broken.json", `{"type":`)
+	github := filepath.Join(root, "examples", "transfer", "catalog", "github.json")
+
+	code, out, errOut := runGrammarCmd("--schema", transfer)
+	if code != exitOK || !strings.HasPrefix(out, "root ::= ") || errOut != "" {
+		t.Errorf("grammar --schema transfer = %d, %q, %q; want a grammar and no relaxations", code, out, errOut)
+	}
+	if g, err := grammar.Parse(out); err != nil {
+		t.Errorf("printed grammar does not parse: %v", err)
+	} else if ok, _ := g.Match([]byte(`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5}`)); !ok {
+		t.Errorf("printed grammar rejects a valid transfer")
+	}
+
+	code, out, errOut = runGrammarCmd("--schema", relaxed)
+	if code != exitOK || errOut != "#/properties/tags\tuniqueItems\tuniqueness of items is not expressible in the grammar; the gateway checks it\n" {
+		t.Errorf("grammar --schema relaxed = %d, stderr %q; want the uniqueItems relaxation", code, errOut)
+	}
+	code, _, errOut = runGrammarCmd("--schema", relaxed, "--strict")
+	if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "uniqueItems") {
+		t.Errorf("grammar --strict = %d, %q; want exit 2 with one line", code, errOut)
+	}
+
+	code, out, errOut = runGrammarCmd("--schema", transfer, "--format", "openai-strict")
+	var spec map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &spec) != nil || spec["additionalProperties"] != false {
+		t.Errorf("grammar --format openai-strict = %d, %q, %q", code, out, errOut)
+	}
+
+	for _, args := range [][]string{
+		{"--schema", broken},
+		{"--schema", filepath.Join(t.TempDir(), "missing.json")},
+		{},
+		{"--schema", transfer, "--format", "xml"},
+		{"--tools", github},
+		{"--tools", github, "--select", "no_such_tool"},
+		{"--schema", transfer, "extra"},
+	} {
+		code, out, errOut := runGrammarCmd(args...)
+		if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("grammar %v = %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errOut)
+		}
+	}
+
+	code, out, errOut = runGrammarCmd("--tools", github, "--select", "create_issue,search_repositories")
+	if code != exitOK || !strings.Contains(out, `create-issue-args`) || !strings.Contains(out, `search-repositories-args`) {
+		t.Fatalf("grammar --tools --select = %d, %q, %q", code, out, errOut)
+	}
+	g, err := grammar.Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := g.Match([]byte(`{"action":"call","tool":"create_issue","arguments":{"owner":"o","repo":"r","title":"t"}}`)); !ok {
+		t.Errorf("envelope rejects a valid create_issue call")
+	}
+	if ok, _ := g.Match([]byte(`{"action":"call","tool":"create_issue","arguments":{"owner":"o","repo":"r","title":"t","admin":true}}`)); ok {
+		t.Errorf("envelope admits an undeclared argument")
+	}
+	code, out, _ = runGrammarCmd("--tools", github, "--select", "create_issue", "--format", "ollama")
+	if code != exitOK || !json.Valid([]byte(out)) || !strings.Contains(out, `"anyOf"`) {
+		t.Errorf("grammar --format ollama envelope = %d, %q", code, out)
+	}
+}
