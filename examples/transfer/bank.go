@@ -10,7 +10,6 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -19,14 +18,15 @@ import (
 // registry, and the gateway with the example's approval policy.
 type bank struct {
 	ledger *ledger.Ledger
-	store  *sqlitestore.Store
+	store  closingStore
 	reg    *tools.Registry
 	gw     *gateway.Gateway
 }
 
-// openBank opens the bank in dir. opts are the gateway's options; the
-// finance validators and approval policy are added to them.
-func openBank(ctx context.Context, dir string, opts *gateway.Options) (*bank, error) {
+// openBank opens the bank in dir with the gateway store storeSpec names
+// (see openStore; empty is gateway.db in dir). opts are the gateway's
+// options; the finance validators and approval policy are added to them.
+func openBank(ctx context.Context, dir, storeSpec string, opts *gateway.Options) (*bank, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func openBank(ctx context.Context, dir string, opts *gateway.Options) (*bank, er
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlitestore.Open(ctx, filepath.Join(dir, "gateway.db"), nil)
+	st, err := openStore(ctx, storeSpec, dir)
 	if err != nil {
 		l.Close()
 		return nil, err

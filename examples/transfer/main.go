@@ -2,11 +2,12 @@
 // are part of toolgate's contract (DESIGN.md):
 //
 //	go run ./examples/transfer                       the guided demo; exits 0
-//	go run ./examples/transfer serve --addr HOST:PORT --data DIR --tokens FILE
+//	go run ./examples/transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…]
 //
 // serve runs the HTTP gateway over the finance tools (get_balance,
 // list_transactions, transfer_funds, issue_full_refund) with a SQLite ledger
-// and a SQLite gateway store in DIR; FILE maps bearer tokens to principals:
+// and a SQLite gateway store in DIR (or, with --store, a Redis or PostgreSQL
+// store that several serve processes share); FILE maps bearer tokens to principals:
 //
 //	{"tokens":{"<bearer>":{"principal":"alice","tenant":"acme","scopes":["payments:write"]}}}
 //

@@ -40,6 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	data := fs.String("data", "", "data folder for ledger.db and gateway.db (created when missing)")
 	tokens := fs.String("tokens", "", `token file {"tokens":{"<bearer>":{"principal","tenant","scopes":[...]}}}`)
 	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
+	storeSpec := fs.String("store", "", "gateway store shared by several serve processes: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (default: SQLite gateway.db in --data)")
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease; a crashed call's slot frees after both")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
@@ -71,7 +72,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	b, err := openBank(ctx, *data, &gateway.Options{Logger: log, Registerer: metrics,
+	b, err := openBank(ctx, *data, *storeSpec, &gateway.Options{Logger: log, Registerer: metrics,
 		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
@@ -90,7 +91,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	go func() { served <- srv.Serve(ln) }()
 	go purgeLoop(ctx, b.gw, log)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	log.Info("transfer serve: ready", "addr", ln.Addr().String(), "data", *data, "principals", auth.Len())
+	log.Info("transfer serve: ready", "addr", ln.Addr().String(), "data", *data, "store", storeName(*storeSpec), "principals", auth.Len())
 
 	select {
 	case err := <-served:
