@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/lint"
 )
 
@@ -31,8 +30,8 @@ type lintOutput struct {
 func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var catalogs multiFlag
-	fs.Var(&catalogs, "tools", "catalog file, NS=FILE (repeatable)")
+	var src catalogSources
+	src.register(fs)
 	skip := fs.String("skip", "", "comma-separated kinds not to check: "+kindList())
 	k := fs.Int("k", 5, "shortlist size a tool must come back in to be findable")
 	maxTokens := fs.Int("max-tokens", 50, "card budget in o200k tokens")
@@ -47,8 +46,8 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		opts.Skip = append(opts.Skip, lint.Kind(s))
 	}
 	switch {
-	case len(catalogs) == 0:
-		fmt.Fprintln(stderr, "toolgate lint: --tools is required")
+	case src.empty():
+		fmt.Fprintln(stderr, "toolgate lint: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config")
 		return exitUsage
 	case fs.NArg() != 0:
 		fmt.Fprintf(stderr, "toolgate lint: unexpected argument %q\n", fs.Arg(0))
@@ -60,18 +59,14 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate lint: unknown --format %q (want text or json)\n", *format)
 		return exitUsage
 	}
-	ts, err := tools.LoadCatalogs(catalogs...)
+	reg, closeUpstreams, err := src.load(ctx, quietLogger())
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "toolgate lint: %s\n", line)
 		}
 		return exitUsage
 	}
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
-		return exitUsage
-	}
+	defer closeUpstreams()
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, opts)
 	if err != nil {

@@ -74,7 +74,7 @@ func TestLintCommandErrors(t *testing.T) {
 		args       []string
 		wantStderr string
 	}{
-		{nil, "toolgate lint: --tools is required\n"},
+		{nil, "toolgate lint: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n"},
 		{[]string{"--tools", bad}, "toolgate lint: " + bad + ":2: \"name\" is not a string\ntoolgate lint: " + bad + ":3: duplicate tool \"bad/a\" (first defined at line 1)\n"},
 		{[]string{"--tools", filepath.Join(dir, "none.jsonl")}, "toolgate lint: " + filepath.Join(dir, "none.jsonl") + ": cannot read catalog: no such file or directory\n"},
 		{[]string{"--tools", bad, "extra"}, "toolgate lint: unexpected argument \"extra\"\n"},

@@ -85,3 +85,20 @@ func TestMCPServeUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestLintMCPUpstream lints a real MCP server's tools, imported with --mcp.
+func TestLintMCPUpstream(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), []string{"lint", "--mcp", "memory=node " + memory, "--skip", "near-duplicate"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitNegative {
+		t.Fatalf("lint --mcp = exit %d (stderr %q), want 1 with findings", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "memory/create_entities: missing-aliases") {
+		t.Errorf("lint --mcp findings lack the upstream's tools:\n%s", stdout.String())
+	}
+	code = run(t.Context(), []string{"lint", "--mcp", "broken=sh -c 'exit 3'"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitUsage {
+		t.Errorf("lint with a server that exits = %d, want 2", code)
+	}
+}
