@@ -199,6 +199,7 @@ type ParseError struct {
 	Err error
 }
 
+// Error formats the problem with its position.
 func (e *ParseError) Error() string {
 	if e.Offset < 0 {
 		return "grammar: GBNF: " + e.Msg

@@ -689,6 +689,7 @@ type RejectError struct {
 	Err error
 }
 
+// Error formats the offset and the reason.
 func (e *RejectError) Error() string {
 	why := "not allowed by the grammar"
 	if e.Err == io.ErrUnexpectedEOF {
