@@ -135,6 +135,7 @@ func TestReport(t *testing.T) {
 				printCalibration(rep)
 				printGroups(rep)
 				printMisses(rep, os.Getenv("DISCOVERY_MISSES"))
+				printTokens(rep)
 			}
 		}
 	}
@@ -270,4 +271,18 @@ func TestCalibrate(t *testing.T) {
 		c -= 0.5 * gc / n
 	}
 	fmt.Printf("platt a=%.4f c=%.4f over %d queries\n", a, c, len(zs))
+}
+
+func printTokens(rep *discovery.Report) {
+	var ts []int
+	for _, d := range rep.Details {
+		ts = append(ts, d.Tokens)
+	}
+	if len(ts) == 0 {
+		return
+	}
+	sort.Ints(ts)
+	at := func(p float64) int { return ts[min(len(ts)-1, int(p*float64(len(ts))))] }
+	fmt.Printf("shortlist tokens (k=%d): min %d p50 %d p90 %d p99 %d max %d; whole authorized catalog %d\n",
+		rep.K, ts[0], at(0.5), at(0.9), at(0.99), ts[len(ts)-1], rep.Details[0].Catalog)
 }

@@ -1,0 +1,66 @@
+package discovery_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// FuzzReadQueries: any input either parses into queries with a non-empty
+// text or fails with a *QueryError naming a line of the input.
+func FuzzReadQueries(f *testing.F) {
+	for _, s := range []string{
+		"{\"query\":\"a\",\"relevant\":[\"x\"]}\n",
+		"\n\n{\"query\":\"b\",\"relevant\":[],\"scopes\":[\"s\"],\"kind\":\"k\",\"lang\":\"es\"}",
+		"{\"query\":\"\"}", "not json", "{\"query\":1}", "{} {}", "[1,2]",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		qs, err := discovery.ReadQueries(strings.NewReader(in), "f.jsonl")
+		if err != nil {
+			var qe *discovery.QueryError
+			if !errors.As(err, &qe) || qe.Line < 1 || qe.Line > strings.Count(in, "\n")+1 {
+				t.Fatalf("ReadQueries(%q) err = %v, want a *QueryError on a line of the input", in, err)
+			}
+			return
+		}
+		for _, q := range qs {
+			if q.Query == "" {
+				t.Fatalf("ReadQueries(%q) returned an empty query", in)
+			}
+		}
+	})
+}
+
+// FuzzShortlist: any request text is answered without error, within K,
+// and only with authorized tools.
+func FuzzShortlist(f *testing.F) {
+	for _, s := range []string{"close issue #4521", "ACC-12345 → INV-1024", "https://x.y/z?q=1 ana@example.com ./a/b.txt",
+		"owner/repo#12", "crea una carpeta", "zrób zrzut ekranu", "", "\x00\xff", strings.Repeat("a/", 3000)} {
+		f.Add(s)
+	}
+	a := tool("bank/get_account", "Look up an account", "accounts:read")
+	a.InputSchema = []byte(`{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}}}`)
+	snap := registry(f, a, tool("bank/refund", "Refund a payment", "billing:admin"), tool("web/open", "Open a web page")).Snapshot()
+	view := snap.Authorize(tools.Principal{ID: "u", Tenant: "t", Scopes: []string{"accounts:read"}})
+	d := newDiscoverer(f, &discovery.Options{ReformulateBelow: 0.9})
+	f.Fuzz(func(t *testing.T, q string) {
+		sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: q, K: 2, Context: []string{q}})
+		if err != nil {
+			t.Fatalf("Shortlist(%q): %v", q, err)
+		}
+		if len(sl.Candidates) > 2 {
+			t.Fatalf("Shortlist(%q) returned %d candidates, want at most 2", q, len(sl.Candidates))
+		}
+		for _, c := range sl.Candidates {
+			if c.Tool.ID == "bank/refund" {
+				t.Fatalf("Shortlist(%q) returned the unauthorized bank/refund", q)
+			}
+		}
+	})
+}
