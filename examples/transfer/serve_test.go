@@ -77,7 +77,7 @@ func (s *syncBuffer) String() string {
 
 // startServe starts serve on a free loopback port over dataDir and waits,
 // within a deadline, until it says where it listens and /healthz answers.
-func startServe(t *testing.T, dataDir, tokensFile string, extra ...string) *server {
+func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *server {
 	t.Helper()
 	if transferBin == "" {
 		t.Fatal("no go command on PATH to build examples/transfer")
@@ -136,7 +136,7 @@ func startServe(t *testing.T, dataDir, tokensFile string, extra ...string) *serv
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	t.Helper()
 	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func callBody(session string, step int, tool, args string) string {
 	return fmt.Sprintf(`{"session_id":%q,"step":%d,"tool":%q,"arguments":%s}`, session, step, tool, args)
 }
 
-func writeTokens(t *testing.T) string {
+func writeTokens(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens.json")
 	if err := os.WriteFile(path, []byte(testTokens), 0o600); err != nil {
