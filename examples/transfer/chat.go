@@ -1,0 +1,432 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/ollama"
+	"github.com/toolgate/toolgate/llm/openai"
+	"github.com/toolgate/toolgate/llm/scripted"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+func init() { commands["chat"] = runChat }
+
+// stdin is what chat reads requests and approval answers from; tests
+// replace it.
+var stdin io.Reader = os.Stdin
+
+// Default models per backend.
+const (
+	defaultOllamaModel = "qwen3:8b"
+	defaultOpenAIModel = "gpt-4.1-mini"
+)
+
+// chatConfig is chat's parsed command line.
+type chatConfig struct {
+	backend, model      string
+	principal           tools.Principal
+	approver            tools.Principal
+	data, approve, once string
+	script              string
+	verbose             bool
+}
+
+// runChat is the agent over the finance tools plus the real MCP catalogs:
+//
+//	transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T
+//	    --scopes a,b [--data DIR] [--approve never|prompt] [--approver NAME]
+//	    [--once "request"] [--script FILE] [-v]
+//
+// ollama runs in envelope mode (the turn envelope as Ollama's JSON-Schema
+// format; OLLAMA_HOST); openai in native mode with strict function tools
+// (OPENAI_API_KEY, OPENAI_BASE_URL for OpenAI-compatible servers such as
+// llama.cpp's); scripted plays --script FILE (JSON Lines, see parseScript)
+// or a built-in script. Without --once it reads one request per line from
+// stdin until EOF or "exit". Calls the gateway holds for approval are
+// declined (--approve never, the default) or put to the terminal (prompt),
+// where the approving human acts as --approver, a second principal holding
+// approvals:grant.
+func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseChat(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
+		return exitUsage
+	}
+	backend, mode, err := chatBackend(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := chat(ctx, cfg, backend, mode, stdout); err != nil {
+		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func usagef(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+func parseChat(args []string) (*chatConfig, error) {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg := &chatConfig{}
+	var tenant, scopes, approver string
+	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama or openai")
+	fs.StringVar(&cfg.model, "model", "", "model name (default qwen3:8b for ollama, gpt-4.1-mini for openai)")
+	fs.StringVar(&cfg.principal.ID, "principal", "", "who the agent acts for")
+	fs.StringVar(&tenant, "tenant", "", "the principal's tenant")
+	fs.StringVar(&scopes, "scopes", "", "the principal's scopes, comma-separated")
+	fs.StringVar(&cfg.data, "data", "", "data folder for ledger.db and gateway.db (default: a temporary folder removed at exit)")
+	fs.StringVar(&cfg.approve, "approve", "never", "calls held for approval: never (declined) or prompt (asked on the terminal)")
+	fs.StringVar(&approver, "approver", "operator", "the principal who approves at the prompt (holds approvals:grant)")
+	fs.StringVar(&cfg.once, "once", "", "run this one request and exit")
+	fs.StringVar(&cfg.script, "script", "", "JSON Lines of scripted replies (--backend scripted)")
+	fs.BoolVar(&cfg.verbose, "v", false, "print the shortlist's scores, the constraint and token usage")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	case cfg.backend == "":
+		return nil, usagef("--backend scripted|ollama|openai is required")
+	case cfg.backend != "scripted" && cfg.backend != "ollama" && cfg.backend != "openai":
+		return nil, usagef("--backend %q: want scripted, ollama or openai", cfg.backend)
+	case cfg.principal.ID == "" || tenant == "":
+		return nil, usagef("--principal and --tenant are required")
+	case cfg.approve != "never" && cfg.approve != "prompt":
+		return nil, usagef("--approve %q: want never or prompt", cfg.approve)
+	case approver == "" || approver == cfg.principal.ID:
+		return nil, usagef("--approver must name a second principal, not %q", approver)
+	case cfg.script != "" && cfg.backend != "scripted":
+		return nil, usagef("--script needs --backend scripted")
+	case cfg.once == "" && isFlagSet(fs, "once"):
+		return nil, usagef("--once needs a request")
+	}
+	cfg.principal.Tenant = tenant
+	for s := range strings.SplitSeq(scopes, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.principal.Scopes = append(cfg.principal.Scopes, s)
+		}
+	}
+	cfg.approver = tools.Principal{ID: approver, Tenant: tenant, Scopes: []string{"approvals:grant"}}
+	return cfg, nil
+}
+
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// chatBackend builds the model backend and the mode the agent runs it in.
+func chatBackend(cfg *chatConfig) (llm.Backend, llm.Mode, error) {
+	switch cfg.backend {
+	case "ollama":
+		if cfg.model == "" {
+			cfg.model = defaultOllamaModel
+		}
+		b, err := ollama.New(cfg.model, nil)
+		return b, llm.ModeEnvelope, err
+	case "openai":
+		if cfg.model == "" {
+			cfg.model = defaultOpenAIModel
+		}
+		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+			return nil, 0, usagef("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
+		}
+		b, err := openai.New(cfg.model, nil)
+		return b, llm.ModeNative, err
+	}
+	cfg.model = "built-in script"
+	replies := builtinScript()
+	if cfg.script != "" {
+		cfg.model = cfg.script
+		f, err := os.Open(cfg.script)
+		if err != nil {
+			return nil, 0, usagef("--script: %v", err)
+		}
+		defer f.Close()
+		if replies, err = parseScript(f, cfg.script); err != nil {
+			return nil, 0, usagef("%v", err)
+		}
+	}
+	return scripted.New(replies, nil), llm.ModeEnvelope, nil
+}
+
+// builtinScript is what --backend scripted plays without --script,
+// whatever the requests say: a transfer of 25.00 USD from ACC-00001 to
+// ACC-00002, then a balance check of ACC-00001.
+func builtinScript() []scripted.Reply {
+	return []scripted.Reply{
+		scripted.Call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00}`),
+		scripted.Answer("Sent 25.00 USD from ACC-00001 to ACC-00002."),
+		scripted.Call("get_balance", `{"account":"ACC-00001"}`),
+		scripted.Answer("The balance of ACC-00001 is in the tool result above."),
+	}
+}
+
+// scriptLine is one line of a --script file: exactly one of its fields.
+type scriptLine struct {
+	Call      *string         `json:"call"`
+	Arguments json.RawMessage `json:"arguments"`
+	Answer    *string         `json:"answer"`
+	FindTools *string         `json:"find_tools"`
+	Text      *string         `json:"text"`
+}
+
+// parseScript reads a --script file: JSON Lines, one model reply per line,
+// played in order, one per model request:
+//
+//	{"call":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5}}
+//	{"answer":"Sent 5.00 USD."}
+//	{"find_tools":"refund a payment"}
+//	{"text":"raw model output, verbatim (malformed or hostile replies)"}
+//
+// Blank lines and lines starting with # are skipped. Errors read
+// "FILE:LINE: reason".
+func parseScript(r io.Reader, name string) ([]scripted.Reply, error) {
+	var out []scripted.Reply
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		var l scriptLine
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+		}
+		set := 0
+		for _, p := range []*string{l.Call, l.Answer, l.FindTools, l.Text} {
+			if p != nil {
+				set++
+			}
+		}
+		if set != 1 {
+			return nil, fmt.Errorf("%s:%d: want exactly one of call, answer, find_tools, text", name, n)
+		}
+		switch {
+		case l.Call != nil:
+			args := l.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			if !json.Valid(args) || args[0] != '{' {
+				return nil, fmt.Errorf("%s:%d: arguments must be a JSON object", name, n)
+			}
+			out = append(out, scripted.Call(*l.Call, string(args)))
+		case l.Arguments != nil:
+			return nil, fmt.Errorf("%s:%d: arguments belong to a call", name, n)
+		case l.Answer != nil:
+			out = append(out, scripted.Answer(*l.Answer))
+		case l.FindTools != nil:
+			out = append(out, scripted.FindTools(*l.FindTools))
+		default:
+			out = append(out, scripted.Text(*l.Text))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: the script has no replies", name)
+	}
+	return out, nil
+}
+
+// chat opens the bank and runs the conversation.
+func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mode, w io.Writer) (err error) {
+	dir := cfg.data
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "toolgate-transfer-chat-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	catalog, err := loadEmbeddedCatalogs()
+	if err != nil {
+		return err
+	}
+	in := bufio.NewReader(stdin)
+	p := &stepPrinter{w: w, verbose: cfg.verbose}
+	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
+		Runtime: &runtime.Options{Mode: mode, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, b.Close()) }()
+
+	snap := b.Registry.Snapshot()
+	view := snap.Authorize(cfg.principal)
+	var nb [8]byte
+	if _, err := rand.Read(nb[:]); err != nil {
+		return err
+	}
+	id := "chat-" + hex.EncodeToString(nb[:])
+	fmt.Fprintf(w, "chat: %s (tenant %s, scopes %s) may use %d of %d tools; backend %s (%s, %s mode).\n",
+		cfg.principal.ID, cfg.principal.Tenant, orNone(strings.Join(cfg.principal.Scopes, ",")), view.Len(), snap.Len(),
+		cfg.backend, cfg.model, mode)
+	if cfg.verbose {
+		fmt.Fprintf(w, "chat: session %s, data %s, approvals: %s.\n", id, dir, cfg.approve)
+	}
+	sess := b.Agent.NewSession(cfg.principal, id, nil)
+
+	if cfg.once != "" {
+		return p.turn(ctx, sess, cfg.once)
+	}
+	for {
+		fmt.Fprint(w, "> ")
+		line, rerr := in.ReadString('\n')
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "exit" || line == "quit":
+			return nil
+		case line != "":
+			if err := p.turn(ctx, sess, line); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				fmt.Fprintf(w, "error: %v\n", err)
+			}
+		}
+		if rerr != nil {
+			fmt.Fprintln(w)
+			if rerr == io.EOF {
+				return nil
+			}
+			return rerr
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// chatApprover is the Approver of --approve: never declines every call;
+// prompt asks on the terminal, reading the answer from in, and approves as
+// cfg.approver.
+func chatApprover(cfg *chatConfig, in *bufio.Reader, w io.Writer) runtime.Approver {
+	return runtime.ApproverFunc(func(ctx context.Context, req runtime.ApprovalRequest) (tools.Principal, bool, error) {
+		fmt.Fprintf(w, "  approval needed: %s asks %s %s\n    %s\n", req.Principal.ID, req.Tool, req.Arguments, req.Reason)
+		if cfg.approve == "never" {
+			fmt.Fprintln(w, "    declined (--approve never)")
+			return tools.Principal{}, false, nil
+		}
+		fmt.Fprintf(w, "    approve as %s? [y/N] ", cfg.approver.ID)
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(w)
+			if err == io.EOF {
+				return tools.Principal{}, false, nil
+			}
+			return tools.Principal{}, false, err
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		return cfg.approver, answer == "y" || answer == "yes", ctx.Err()
+	})
+}
+
+// stepPrinter prints a turn as the runtime reports it: per step the tools
+// shown and their tokens against the authorized catalog's, the calls and
+// their outcomes; then the answer.
+type stepPrinter struct {
+	w       io.Writer
+	verbose bool
+}
+
+func (p *stepPrinter) turn(ctx context.Context, sess *runtime.Session, input string) error {
+	turn, err := sess.Run(ctx, input)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(p.w, turn.Answer)
+	if p.verbose {
+		fmt.Fprintf(p.w, "  (%d steps, %d calls; tokens: prompt %d, completion %d, tool definitions %d)\n",
+			turn.Steps, len(turn.Calls), turn.Usage.PromptTokens, turn.Usage.CompletionTokens, turn.Usage.ToolDefinitionTokens)
+	}
+	return nil
+}
+
+func (p *stepPrinter) observe(e runtime.Event) {
+	switch e.Kind {
+	case runtime.EventShortlist:
+		names := make([]string, len(e.Tools))
+		for i, id := range e.Tools {
+			names[i] = id[strings.IndexByte(id, '/')+1:]
+		}
+		fmt.Fprintf(p.w, "  step %d: %d of %d tools shown, %d of %d tokens: %s\n", e.Step, len(e.Tools), e.Authorized,
+			e.ShortlistTokens, e.CatalogTokens, strings.Join(names, ", "))
+		if p.verbose && e.Shortlist != nil {
+			fmt.Fprintf(p.w, "    strategy %s; scores:", e.Strategy)
+			for _, c := range e.Shortlist.Candidates {
+				fmt.Fprintf(p.w, " %s %.3f", c.Tool.ID, c.Score)
+			}
+			fmt.Fprintln(p.w)
+		}
+	case runtime.EventConstraint:
+		if p.verbose {
+			switch c := e.Constraint; c.Mode {
+			case llm.ModeEnvelope:
+				fmt.Fprintf(p.w, "    constraint: the turn envelope as JSON Schema, %d bytes\n", len(c.EnvelopeSchema))
+			case llm.ModeGrammar:
+				fmt.Fprintf(p.w, "    constraint: the turn envelope as GBNF, %d bytes\n", len(c.GBNF))
+			default:
+				fmt.Fprintln(p.w, "    constraint: native strict function tools")
+			}
+		}
+	case runtime.EventReply:
+		if p.verbose && e.Response.Action != llm.ActionAnswer {
+			raw := e.Response.Raw
+			if raw == "" {
+				data, _ := json.Marshal(e.Response.Calls)
+				raw = string(data)
+			}
+			fmt.Fprintf(p.w, "    model: %s\n", raw)
+		}
+	case runtime.EventFindTools:
+		fmt.Fprintf(p.w, "  step %d: find_tools %q found %s\n", e.Step, e.Query, strings.Join(e.Found, ", "))
+	case runtime.EventApproval:
+		fmt.Fprintf(p.w, "  step %d: approval %s: approved=%v\n", e.Step, e.Approval.ApprovalID, e.Approved)
+	case runtime.EventCall:
+		outcome := "ok " + string(e.Result)
+		if e.Cached {
+			outcome = "replayed (cached) " + string(e.Result)
+		}
+		if e.Err != nil {
+			var ge *gateway.Error
+			if errors.As(e.Err, &ge) {
+				outcome = fmt.Sprintf("refused %s: %s", ge.Type, ge.Message)
+			} else {
+				outcome = "failed: " + e.Err.Error()
+			}
+		}
+		fmt.Fprintf(p.w, "  step %d: call %s %s -> %s\n", e.Step, e.Tool, e.Arguments, outcome)
+	}
+}

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/examples/transfer/ledger"
+)
+
+var aliceArgs = []string{"--principal", "alice", "--tenant", "acme", "--scopes", "accounts:read,payments:write"}
+
+// runChatCmd runs `transfer chat args...` in-process with input as stdin.
+func runChatCmd(t *testing.T, input string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	old := stdin
+	stdin = strings.NewReader(input)
+	t.Cleanup(func() { stdin = old })
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"chat"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func chatArgs(data string, extra ...string) []string {
+	return append(append([]string{"--data", data}, aliceArgs...), extra...)
+}
+
+// balances reads the ledger chat left in dir.
+func balances(t *testing.T, dir string, accounts ...string) []string {
+	t.Helper()
+	l, err := ledger.Open(context.Background(), filepath.Join(dir, "ledger.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var out []string
+	for _, acc := range accounts {
+		b, err := l.Balance(context.Background(), acc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func transactions(t *testing.T, dir string) int {
+	t.Helper()
+	l, err := ledger.Open(context.Background(), filepath.Join(dir, "ledger.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	txs, err := l.AllTransactions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(txs)
+}
+
+func writeScript(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestChatScriptedOnce(t *testing.T) {
+	data := t.TempDir()
+	code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", "scripted", "--once", "send 25 dollars from ACC-00001 to ACC-00002")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{
+		"alice (tenant acme, scopes accounts:read,payments:write) may use 108 of 109 tools",
+		"step 1: 5 of 108 tools shown",
+		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
+		"Sent 25.00 USD from ACC-00001 to ACC-00002.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
+		t.Errorf("balances = %v, want [975.00 1025.00]", got)
+	}
+}
+
+func TestChatScriptFileAndREPL(t *testing.T) {
+	data := t.TempDir()
+	script := writeScript(t,
+		"# a transfer, then a balance question",
+		`{"call":"transfer_funds","arguments":{"source_account":"ACC-00003","target_account":"ACC-00004","amount":40.5}}`,
+		`{"answer":"Sent 40.50."}`,
+		"",
+		`{"call":"get_balance","arguments":{"account":"ACC-00003"}}`,
+		`{"answer":"ACC-00003 holds 959.50."}`)
+	code, out, errOut := runChatCmd(t, "send 40.50 from ACC-00003 to ACC-00004\n\nand what is left on ACC-00003?\nexit\nnever read\n",
+		chatArgs(data, "--backend", "scripted", "--script", script, "-v")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{"Sent 40.50.", "ACC-00003 holds 959.50.", `-> ok {"account":"ACC-00003","balance":959.50}`,
+		"strategy progressive; scores: bank/transfer_funds", "constraint: the turn envelope as JSON Schema", "step 3: call bank/get_balance"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := transactions(t, data); n != 1 {
+		t.Errorf("%d transactions, want 1", n)
+	}
+}
+
+func TestChatFailures(t *testing.T) {
+	// The script ends before an answer: the turn fails, exit 1.
+	script := writeScript(t, `{"call":"get_balance","arguments":{"account":"ACC-00001"}}`)
+	code, _, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script, "--once", "balance?")...)
+	if code != exitFailure || !strings.Contains(errOut, "no more replies") {
+		t.Errorf("exhausted script: code %d, stderr %q; want 1", code, errOut)
+	}
+}
+
+func TestChatApprovePrompt(t *testing.T) {
+	// 500 into ACC-00001 first, so it can pay 1200 (above the 1000.00
+	// approval threshold) to ACC-00003.
+	script := []string{
+		`{"call":"transfer_funds","arguments":{"source_account":"ACC-00002","target_account":"ACC-00001","amount":500}}`,
+		`{"call":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00003","amount":1200}}`,
+		`{"answer":"done"}`,
+	}
+	for _, tc := range []struct {
+		name, approve, input string
+		wantACC3             string
+		wantOut              string
+	}{
+		{"yes", "prompt", "y\n", "2200.00", "approve as operator? [y/N]"},
+		{"no", "prompt", "n\n", "1000.00", "refused CONFIRMATION_REQUIRED"},
+		{"eof", "prompt", "", "1000.00", "refused CONFIRMATION_REQUIRED"},
+		{"never", "never", "y\n", "1000.00", "declined (--approve never)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			code, out, errOut := runChatCmd(t, tc.input, chatArgs(data, "--backend", "scripted", "--approve", tc.approve,
+				"--script", writeScript(t, script...), "--once", "pay 1200 from ACC-00001 to ACC-00003")...)
+			if code != exitOK {
+				t.Fatalf("chat = %d, stderr %s", code, errOut)
+			}
+			if !strings.Contains(out, "approval needed: alice asks bank/transfer_funds") || !strings.Contains(out, tc.wantOut) {
+				t.Errorf("output lacks the approval prompt or %q:\n%s", tc.wantOut, out)
+			}
+			if got := balances(t, data, "ACC-00003"); got[0] != tc.wantACC3 {
+				t.Errorf("ACC-00003 = %s, want %s", got[0], tc.wantACC3)
+			}
+		})
+	}
+}
+
+// wire replays model outputs in a backend's exact wire format and records
+// the raw request bodies.
+type wire struct {
+	mu      sync.Mutex
+	raw     []string
+	replies []map[string]any // the assistant message of each response
+}
+
+func (w *wire) next(r *http.Request) map[string]any {
+	data, _ := io.ReadAll(r.Body)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.raw = append(w.raw, string(data))
+	msg := map[string]any{"role": "assistant", "content": `{"action":"answer","text":"script exhausted"}`}
+	if len(w.replies) > 0 {
+		msg, w.replies = w.replies[0], w.replies[1:]
+	}
+	return msg
+}
+
+func (w *wire) bodies() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.raw...)
+}
+
+// ollama speaks Ollama's /api/chat (non-streaming).
+func (w *wire) ollama(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/chat" {
+		http.NotFound(rw, r)
+		return
+	}
+	msg := w.next(r)
+	rw.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(rw).Encode(map[string]any{
+		"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.19314Z", "message": msg,
+		"done": true, "done_reason": "stop", "prompt_eval_count": 300, "eval_count": 30,
+	})
+}
+
+// openai speaks OpenAI's Chat Completions.
+func (w *wire) openai(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(rw, r)
+		return
+	}
+	msg := w.next(r)
+	finish := "stop"
+	if _, ok := msg["tool_calls"]; ok {
+		finish = "tool_calls"
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(rw).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1-mini",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+		"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
+	})
+}
+
+// TestChatOverWire runs chat --once against httptest servers speaking
+// Ollama's and OpenAI's wire formats: the transfer lands once, and no
+// request body names a tool or scope the principal does not hold.
+func TestChatOverWire(t *testing.T) {
+	for _, backend := range []string{"ollama", "openai"} {
+		t.Run(backend, func(t *testing.T) {
+			w := &wire{}
+			var srv *httptest.Server
+			if backend == "ollama" {
+				w.replies = []map[string]any{
+					{"role": "assistant", "content": `{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12.5}}`},
+					{"role": "assistant", "content": `{"action":"answer","text":"Sent 12.50."}`},
+				}
+				srv = httptest.NewServer(http.HandlerFunc(w.ollama))
+				t.Setenv("OLLAMA_HOST", srv.URL)
+			} else {
+				w.replies = []map[string]any{
+					{"role": "assistant", "content": nil, "refusal": nil, "tool_calls": []any{map[string]any{
+						"id": "call_abc", "type": "function", "function": map[string]any{"name": "transfer_funds",
+							"arguments": `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12.5}`}}}},
+					{"role": "assistant", "content": "Sent 12.50.", "refusal": nil},
+				}
+				srv = httptest.NewServer(http.HandlerFunc(w.openai))
+				t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+				t.Setenv("OPENAI_API_KEY", "test-key")
+			}
+			defer srv.Close()
+			data := t.TempDir()
+			code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", backend, "--once", "send 12.50 dollars from ACC-00001 to ACC-00002")...)
+			if code != exitOK {
+				t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+			}
+			if !strings.Contains(out, "Sent 12.50.") {
+				t.Errorf("output lacks the answer:\n%s", out)
+			}
+			if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"987.50", "1012.50"}) {
+				t.Errorf("balances = %v, want one transfer of 12.50", got)
+			}
+			if n := transactions(t, data); n != 1 {
+				t.Errorf("%d transactions, want 1", n)
+			}
+			bodies := w.bodies()
+			if len(bodies) != 2 {
+				t.Fatalf("%d requests, want 2", len(bodies))
+			}
+			for i, raw := range bodies {
+				for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
+					if strings.Contains(raw, hidden) {
+						t.Errorf("request %d contains %q", i, hidden)
+					}
+				}
+			}
+			var first map[string]any
+			if err := json.Unmarshal([]byte(bodies[0]), &first); err != nil {
+				t.Fatal(err)
+			}
+			if backend == "ollama" {
+				// Envelope mode: the turn envelope is Ollama's format.
+				format, _ := json.Marshal(first["format"])
+				if !strings.Contains(string(format), `"transfer_funds"`) {
+					t.Errorf("format does not bind transfer_funds: %.300s", format)
+				}
+				return
+			}
+			// Native mode: the shortlist as strict tools, plus find_tools.
+			var names []string
+			tls, _ := first["tools"].([]any)
+			for _, tl := range tls {
+				fn, _ := tl.(map[string]any)["function"].(map[string]any)
+				names = append(names, fn["name"].(string))
+				if fn["strict"] != true {
+					t.Errorf("tool %v is not strict", fn["name"])
+				}
+			}
+			if !slices.Contains(names, "transfer_funds") || !slices.Contains(names, "find_tools") {
+				t.Errorf("tools sent = %v, want transfer_funds and find_tools", names)
+			}
+		})
+	}
+}
+
+func TestChatUsageErrors(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	bad := writeScript(t, `{"answer":"ok"}`, `{"answer":"a","text":"b"}`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{aliceArgs, "--backend"},
+		{[]string{"--backend", "scripted"}, "--principal and --tenant"},
+		{append([]string{"--backend", "gemini"}, aliceArgs...), `--backend "gemini"`},
+		{append([]string{"--backend", "scripted", "--approve", "always"}, aliceArgs...), `--approve "always"`},
+		{append([]string{"--backend", "scripted", "--approver", "alice"}, aliceArgs...), "--approver"},
+		{append([]string{"--backend", "ollama", "--script", bad}, aliceArgs...), "--script needs --backend scripted"},
+		{append([]string{"--backend", "scripted", "--script", bad}, aliceArgs...), bad + ":2: want exactly one of"},
+		{append([]string{"--backend", "scripted", "--script", "does-not-exist.jsonl"}, aliceArgs...), "--script"},
+		{append([]string{"--backend", "openai"}, aliceArgs...), "OPENAI_API_KEY"},
+		{append([]string{"--backend", "scripted", "--once", ""}, aliceArgs...), "--once needs a request"},
+		{append([]string{"--backend", "scripted", "extra"}, aliceArgs...), `unexpected argument "extra"`},
+		{append([]string{"--backend", "scripted", "--bogus"}, aliceArgs...), "bogus"},
+	} {
+		code, _, errOut := runChatCmd(t, "", tc.args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("chat %q = %d, stderr %q; want 2 with a one-line reason naming %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestParseScript(t *testing.T) {
+	for _, tc := range []struct {
+		in, err string
+		n       int
+	}{
+		{`{"call":"get_balance","arguments":{"account":"ACC-00001"}}` + "\n" + `{"find_tools":"refund"}` + "\n" + `{"text":"oops"}` + "\n" + `{"answer":"ok"}`, "", 4},
+		{"# only a comment\n\n", "s.jsonl: the script has no replies", 0},
+		{`{"call":"x","arguments":[1]}`, "s.jsonl:1: arguments must be a JSON object", 0},
+		{`{"answer":"x","arguments":{}}`, "s.jsonl:1: arguments belong to a call", 0},
+		{`{"answer":"x"}` + "\n" + `{"reply":"x"}`, `s.jsonl:2: json: unknown field "reply"`, 0},
+		{`not json`, "s.jsonl:1:", 0},
+	} {
+		got, err := parseScript(strings.NewReader(tc.in), "s.jsonl")
+		switch {
+		case tc.err == "" && (err != nil || len(got) != tc.n):
+			t.Errorf("parseScript(%q) = %d replies, %v; want %d", tc.in, len(got), err, tc.n)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("parseScript(%q) error = %v, want %q", tc.in, err, tc.err)
+		}
+	}
+}
