@@ -65,11 +65,10 @@ func (c *gbnfClass) overlaps(lo, hi rune) bool {
 }
 
 type gbnfProgram struct {
-	code      []gbnfInst
-	ruleStart []int32   // symbol id -> offset of its first element in code
-	alts      [][]int32 // symbol id -> offsets of its alternatives in code
-	classes   []gbnfClass
-	root      int32
+	code    []gbnfInst
+	alts    [][]int32 // symbol id -> offsets of its alternatives in code
+	classes []gbnfClass
+	root    int32
 }
 
 // gbnfLowerer assigns symbol ids and expands repetitions in the order
@@ -353,7 +352,7 @@ func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
 		def := l.owner[id]
 		return nil, p.errAt(p.defPos[def], ErrEmptyLoop, "rule '"+defs[def].Name+"' can recurse without consuming input, e.g. a repetition of something that can match empty; llama.cpp crashes on this grammar")
 	}
-	prog := &gbnfProgram{classes: l.classes, root: rootID, ruleStart: make([]int32, n), alts: make([][]int32, n)}
+	prog := &gbnfProgram{classes: l.classes, root: rootID, alts: make([][]int32, n)}
 	size, nAlts := 0, 0
 	for _, rule := range l.rules[:n] {
 		size += len(rule)
@@ -367,7 +366,6 @@ func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
 	altStarts := make([]int32, 0, nAlts)
 	for id, rule := range l.rules[:n] {
 		start := int32(len(prog.code))
-		prog.ruleStart[id] = start
 		first := len(altStarts)
 		altStarts = append(altStarts, start)
 		for j, in := range rule[:len(rule)-1] {

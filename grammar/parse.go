@@ -45,11 +45,10 @@ type gbnfParser struct {
 	// defs holds every rule definition in source order, including those a
 	// later definition of the same name replaces: llama.cpp still checks
 	// the groups and repetitions inside them.
-	defs    []*Rule
-	defPos  []int // byte offset of each definition's name
-	refPos  []int // byte offset of each Ref, in source order
-	curRule int   // index into defs of the rule being parsed
-	depth   int   // nesting of groups
+	defs   []*Rule
+	defPos []int // byte offset of each definition's name
+	refPos []int // byte offset of each Ref, in source order
+	depth  int   // nesting of groups
 }
 
 // gbnfMaxNesting bounds the nesting of groups and of repetition operators
@@ -151,7 +150,6 @@ func (p *gbnfParser) rule(start int) (int, error) {
 		return 0, err
 	}
 	r := &Rule{Name: p.src[start:nameEnd]}
-	p.curRule = len(p.defs)
 	pos := p.space(nameEnd, false)
 	if !strings.HasPrefix(p.src[pos:], "::=") {
 		return 0, p.syntax(pos, "expecting ::=")
