@@ -493,6 +493,91 @@ func (c *compiler) checkOneOf(s, br *jsonValue, ptr string) {
 	}
 }
 
+// maxExclusiveVariants bounds the expansion of exclusiveRequired.
+const maxExclusiveVariants = 64
+
+// exclusiveRequired compiles the common oneOf whose branches only list
+// required properties ("radius", or "length" and "width"): exactly one
+// branch holds when the instance has all of its names and, for every other
+// branch, lacks at least one name the first does not require. Each variant
+// forbids one such name per other branch. ok is false for other oneOfs.
+func (c *compiler) exclusiveRequired(br *jsonValue) ([]*jsonValue, bool) {
+	if len(br.arr) < 2 {
+		return nil, false
+	}
+	sets := make([][]string, len(br.arr))
+	for i, b := range br.arr {
+		if b.kind != jsonObject || !b.has("required") || !isAnnotationOnly(b, "required") {
+			return nil, false
+		}
+		r := b.get("required")
+		if r.kind != jsonArray {
+			return nil, false
+		}
+		for _, x := range r.arr {
+			if x.kind != jsonString {
+				return nil, false
+			}
+			sets[i] = append(sets[i], x.s)
+		}
+	}
+	var out []*jsonValue
+	for i := range sets {
+		in := map[string]bool{}
+		for _, n := range sets[i] {
+			in[n] = true
+		}
+		// choices[j]: names of branch j that branch i does not require.
+		var choices [][]string
+		possible := true
+		total := 1
+		for j := range sets {
+			if j == i {
+				continue
+			}
+			var diff []string
+			for _, n := range sets[j] {
+				if !in[n] {
+					diff = append(diff, n)
+				}
+			}
+			if len(diff) == 0 {
+				possible = false // every instance of branch i also satisfies branch j
+				break
+			}
+			choices = append(choices, diff)
+			total *= len(diff)
+			if total > maxExclusiveVariants {
+				return nil, false
+			}
+		}
+		if !possible {
+			continue
+		}
+		var expand func(k int, forbid []string)
+		expand = func(k int, forbid []string) {
+			if k == len(choices) {
+				v := newObject()
+				v.set("required", br.arr[i].get("required"))
+				props := newObject()
+				for _, n := range forbid {
+					props.set(n, newBool(false))
+				}
+				if len(props.keys) > 0 {
+					v.set("properties", props)
+				}
+				out = append(out, v)
+				return
+			}
+			for _, n := range choices[k] {
+				expand(k+1, append(forbid[:len(forbid):len(forbid)], n))
+			}
+		}
+		expand(0, nil)
+	}
+	return out, true
+}
+
 // quickTypes is the type set a schema admits, looking through $ref.
 func (c *compiler) quickTypes(s *jsonValue) typeSet {
 	for i := 0; i < 8 && s.kind == jsonObject; i++ {
@@ -654,6 +739,10 @@ func (c *compiler) flatten(s *jsonValue, ptr string) []*jsonValue {
 			continue
 		}
 		if k == "oneOf" {
+			if excl, ok := c.exclusiveRequired(br); ok {
+				parts = append(parts, excl)
+				continue
+			}
 			c.checkOneOf(s, br, ptr)
 		}
 		var union []*jsonValue
@@ -1493,6 +1582,10 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	}
 	var kvs []*gnode
 	var kept []oprop
+	allNames := make([]string, 0, len(props)) // declared names, including those that can never appear
+	for _, p := range props {
+		allNames = append(allNames, p.name)
+	}
 	for _, p := range props {
 		v := c.value(p.schema, p.ptr)
 		if v.op == gNone {
@@ -1538,11 +1631,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 			c.relaxf(ptr, "patternProperties", "an undeclared name that matches a pattern is not forced to its schema")
 		}
 		if v.op != gNone {
-			names := make([]string, 0, len(props))
-			for _, p := range props {
-				names = append(names, p.name)
-			}
-			xs = append(xs, seq(c.keyNotIn(names), ws, lit(":"), ws, v))
+			xs = append(xs, seq(c.keyNotIn(allNames), ws, lit(":"), ws, v))
 		}
 	}
 	extra := alt(xs...)

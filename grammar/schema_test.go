@@ -286,3 +286,32 @@ func ExampleFromSchema() {
 	// days ::= "1" | [2-9] | "1" [0-3] | "14"
 	// json-escape ::= [\x22\x2F\x5Cbfnrt] | "u" ( [0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f] ) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]
 }
+
+func TestConcurrentCompiles(t *testing.T) {
+	ts := financeTools(t)
+	done := make(chan string, 8)
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			var last string
+			for i := 0; i < 20; i++ {
+				s := fmt.Sprintf(`{"type":"object","properties":{"n%d":{"type":"integer","maximum":%d}}}`, w, i)
+				if _, err := FromSchema([]byte(s), nil); err != nil {
+					t.Error(err)
+				}
+				env, err := Envelope(ts, nil)
+				if err != nil {
+					t.Error(err)
+					break
+				}
+				last = env.GBNF
+			}
+			done <- last
+		}(w)
+	}
+	first := <-done
+	for w := 1; w < 8; w++ {
+		if g := <-done; g != first {
+			t.Errorf("concurrent Envelope calls returned different grammars")
+		}
+	}
+}
