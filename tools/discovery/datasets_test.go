@@ -136,6 +136,9 @@ func TestReport(t *testing.T) {
 				printGroups(rep)
 				printMisses(rep, os.Getenv("DISCOVERY_MISSES"))
 				printTokens(rep)
+				if ds.name == "bfcl" {
+					printVariantGrouped(rep)
+				}
 			}
 		}
 	}
@@ -219,7 +222,10 @@ func TestTune(t *testing.T) {
 		for _, ds := range sets {
 			reform := -1.0
 			fmt.Sscan(os.Getenv("DISCOVERY_REFORM"), &reform)
-			rep := evaluate(t, ds, &discovery.Options{ReformulateBelow: reform})
+			var exact, rerank int
+			fmt.Sscan(os.Getenv("DISCOVERY_EXACT"), &exact)
+			fmt.Sscan(os.Getenv("DISCOVERY_RERANK"), &rerank)
+			rep := evaluate(t, ds, &discovery.Options{ReformulateBelow: reform, DenseExactLimit: exact, DenseRerank: rerank})
 			sum += rep.RecallAt5
 			fmt.Printf("  %s %.3f/%.3f", ds.name, rep.RecallAt5, rep.MRR)
 		}
@@ -285,4 +291,46 @@ func printTokens(rep *discovery.Report) {
 	at := func(p float64) int { return ts[min(len(ts)-1, int(p*float64(len(ts))))] }
 	fmt.Printf("shortlist tokens (k=%d): min %d p50 %d p90 %d p99 %d max %d; whole authorized catalog %d\n",
 		rep.K, ts[0], at(0.5), at(0.9), at(0.99), ts[len(ts)-1], rep.Details[0].Catalog)
+}
+
+// printVariantGrouped recomputes recall for BFCL counting a returned tool
+// as right when it is a variant of a relevant one: the pooled corpus
+// renames same-name functions with different descriptions to NAME__N, and
+// those variants are the same API described in other words.
+func printVariantGrouped(rep *discovery.Report) {
+	base := func(name string) string {
+		if i := strings.Index(name, "/"); i >= 0 {
+			name = name[i+1:]
+		}
+		if i := strings.LastIndex(name, "__"); i > 0 {
+			name = name[:i]
+		}
+		return name
+	}
+	var r1, r5, mrr float64
+	for _, d := range rep.Details {
+		want := map[string]bool{}
+		for _, r := range d.Query.Relevant {
+			want[base(r)] = true
+		}
+		at := func(k int) float64 {
+			hit := map[string]bool{}
+			for _, id := range d.Returned[:min(k, len(d.Returned))] {
+				if want[base(id)] {
+					hit[base(id)] = true
+				}
+			}
+			return float64(len(hit)) / float64(len(want))
+		}
+		r1 += at(1)
+		r5 += at(5)
+		for i, id := range d.Returned {
+			if want[base(id)] {
+				mrr += 1 / float64(i+1)
+				break
+			}
+		}
+	}
+	n := float64(len(rep.Details))
+	fmt.Printf("variants grouped (NAME__N = NAME): R@1 %.3f R@5 %.3f MRR %.3f\n", r1/n, r5/n, mrr/n)
 }

@@ -95,13 +95,14 @@ type Options struct {
 	// LexicalWeight is FusionScore's weight of the lexical side in (0,1].
 	// Zero means 0.8.
 	LexicalWeight float64
-	// DenseExactLimit is the number of authorized tools up to which the dense
-	// side scores every authorized tool exactly; above it, it re-scores the
-	// lexical side's best DenseRerank tools. Zero means 20,000.
-	DenseExactLimit int
-	// DenseRerank is how many lexical candidates the dense side re-scores
-	// above DenseExactLimit. Zero means 2,000.
+	// DenseRerank is how many of the lexical side's best tools the dense
+	// side re-scores. Zero means 300.
 	DenseRerank int
+	// DenseExactLimit bounds the fallback for a request the lexical side
+	// (almost) cannot match, fewer than K tools: with at most this many
+	// authorized tools, the dense side then scores every authorized tool.
+	// Zero means 5,000.
+	DenseExactLimit int
 	// Log records every query. Nil records nothing.
 	Log Log
 	// Registerer receives the discovery metrics. Nil registers none.
@@ -234,10 +235,10 @@ func New(opts *Options) (*Discoverer, error) {
 		d.lexWeight = 0.8
 	}
 	if d.exactLimit == 0 {
-		d.exactLimit = 20000
+		d.exactLimit = 5000
 	}
 	if d.rerank == 0 {
-		d.rerank = 2000
+		d.rerank = 300
 	}
 	if d.now == nil {
 		d.now = time.Now

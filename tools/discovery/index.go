@@ -86,9 +86,9 @@ type Index struct {
 	base     map[string][]posting // plain BM25 over name+description
 	dim      int
 	// The card vectors, L2-normalised and quantised to int8 with one scale
-	// per card, laid out by dimension (cols[d*len(docs)+i]) so that a query
-	// with few non-zero dimensions touches only those columns.
-	cols   []int8
+	// per card, one row per card (rows[i*dim+d]): a query multiplies only
+	// its non-zero dimensions, within the 512 bytes of each row it scores.
+	rows   []int8
 	scales []float32
 	kinds    [numKinds][]acceptorRef
 	patterns []*compiledPattern
@@ -273,7 +273,7 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 	for _, p := range x.postings {
 		x.stats.Postings += len(p)
 	}
-	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
+	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + 4*len(x.scales) + len(x.terms)*48
 	for _, dc := range x.docs {
 		x.stats.Bytes += dc.bytes + int(unsafe.Sizeof(*dc))
 	}
@@ -426,8 +426,8 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, docs []*doc, idx []int, tex
 	return errors.Join(errs...)
 }
 
-// quantise lays the card vectors out by dimension as int8 with a per-card
-// scale; cards reused from prev are copied from its columns.
+// quantise stores the card vectors as int8 rows with a per-card scale;
+// cards reused from prev are copied from its rows.
 func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
 	n := len(x.docs)
 	for i, dc := range x.docs {
@@ -448,15 +448,12 @@ func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
 	if prev != nil && prev.dim != 0 && prev.dim != x.dim {
 		return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, prev.dim)
 	}
-	x.cols = make([]int8, n*x.dim)
+	x.rows = make([]int8, n*x.dim)
 	x.scales = make([]float32, n)
 	for i, dc := range x.docs {
-		if dc.vec == nil { // reused: copy from prev's columns
+		if dc.vec == nil { // reused: copy from prev
 			j := old[x.snap.Tool(i)]
-			pn := len(prev.docs)
-			for dim := range x.dim {
-				x.cols[dim*n+i] = prev.cols[dim*pn+j]
-			}
+			copy(x.rows[i*x.dim:(i+1)*x.dim], prev.rows[j*prev.dim:(j+1)*prev.dim])
 			x.scales[i] = prev.scales[j]
 			continue
 		}
@@ -470,7 +467,7 @@ func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
 		}
 		scale := mx / 127
 		for dim, f := range dc.vec {
-			x.cols[dim*n+i] = int8(math.Round(float64(f / scale)))
+			x.rows[i*x.dim+dim] = int8(math.Round(float64(f / scale)))
 		}
 		x.scales[i] = scale
 		dc.vec = nil

@@ -111,7 +111,6 @@ type scratch struct {
 	ident   []bool
 	touched []uint32
 	cand    []scored
-	dense   []float32
 	nz      []int32
 }
 
@@ -163,7 +162,7 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	s := getScratch(n)
 	defer putScratch(s)
 
-	var lex []scored
+	var lex, best []scored
 	if d.method != MethodDense {
 		postings := x.postings
 		lookup := func(t string) []posting {
@@ -205,7 +204,8 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 				s.cand = append(s.cand, scored{i, float64(v)})
 			}
 		}
-		lex = topN(s.cand, poolSize)
+		best = topN(s.cand, max(poolSize, d.rerank))
+		lex = best[:min(poolSize, len(best))]
 	}
 	var dense []scored
 	var qvec []float32
@@ -226,33 +226,21 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		}
 		s.nz = nz
 		s.cand = s.cand[:0]
-		if view.Len() <= d.exactLimit {
-			if cap(s.dense) < n {
-				s.dense = make([]float32, n)
-			}
-			acc := s.dense[:n]
-			clear(acc)
-			for _, dim := range nz {
-				qd := qvec[dim]
-				col := x.cols[int(dim)*n : int(dim+1)*n]
-				for i, v := range col {
-					acc[i] += qd * float32(v)
-				}
-			}
+		// Re-scoring the lexical side's best tools measured as well as
+		// scoring every tool (docs/benchmarks.md) at a fraction of the cost;
+		// only a request sharing (almost) no word with any card falls back to
+		// the exact scan, in catalogs small enough for it.
+		if len(lex) < k && view.Len() <= d.exactLimit {
 			for w, word := range b {
 				for word != 0 {
 					i := uint32(w*64 + bits.TrailingZeros64(word))
 					word &= word - 1
-					s.cand = append(s.cand, scored{i, float64(acc[i] * x.scales[i])})
+					s.cand = append(s.cand, scored{i, x.cosine(qvec, nz, i)})
 				}
 			}
 		} else {
-			for _, c := range topN(lexAll(s), d.rerank) {
-				var sum float32
-				for _, dim := range nz {
-					sum += qvec[dim] * float32(x.cols[int(dim)*n+int(c.doc)])
-				}
-				s.cand = append(s.cand, scored{c.doc, float64(sum * x.scales[c.doc])})
+			for _, c := range best[:min(d.rerank, len(best))] {
+				s.cand = append(s.cand, scored{c.doc, x.cosine(qvec, nz, c.doc)})
 			}
 		}
 		dense = topN(s.cand, poolSize)
@@ -269,19 +257,6 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	return res, nil
 }
 
-// lexAll returns every tool with a positive lexical score (for re-ranking
-// above DenseExactLimit). It reuses a fresh slice: s.cand is about to be
-// overwritten.
-func lexAll(s *scratch) []scored {
-	out := make([]scored, 0, len(s.touched))
-	for _, i := range s.touched {
-		if v := s.acc[i]; v > 0 {
-			out = append(out, scored{i, float64(v)})
-		}
-	}
-	return out
-}
-
 // identifierBonus adds the bonus of tools whose parameters can take an id
 // of the request.
 func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *scratch, touch func(uint32, float32)) {
@@ -292,41 +267,38 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 	for _, id := range ids {
 		kinds[id.kind] = true
 	}
-	best := map[uint32]float64{}
-	for k, on := range kinds {
-		if !on {
-			continue
-		}
-		for _, r := range x.kinds[k] {
-			bonus := bonusName
-			if r.strong {
-				bonus = bonusFormat
-			}
-			if allowed(b, r.doc) && bonus > best[r.doc] {
-				best[r.doc] = bonus
-			}
+	// Strongest evidence first; a tool gets one bonus, its best.
+	bonus := func(doc uint32, v float64) {
+		if allowed(b, doc) && !s.ident[doc] {
+			touch(doc, float32(bonusScale*v))
+			s.ident[doc] = true
 		}
 	}
 	for _, cp := range x.patterns {
 		for _, id := range ids {
 			if ok, err := cp.re.MatchString(id.value); err == nil && ok {
 				for _, doc := range cp.docs {
-					if allowed(b, doc) {
-						best[doc] = bonusPattern
-					}
+					bonus(doc, bonusPattern)
 				}
 				break
 			}
 		}
 	}
-	docs := make([]uint32, 0, len(best))
-	for doc := range best {
-		docs = append(docs, doc)
-	}
-	sort.Slice(docs, func(i, j int) bool { return docs[i] < docs[j] })
-	for _, doc := range docs {
-		touch(doc, float32(bonusScale*best[doc]))
-		s.ident[doc] = true
+	for _, strong := range []bool{true, false} {
+		v := bonusName
+		if strong {
+			v = bonusFormat
+		}
+		for k, on := range kinds {
+			if !on {
+				continue
+			}
+			for _, r := range x.kinds[k] {
+				if r.strong == strong {
+					bonus(r.doc, v)
+				}
+			}
+		}
 	}
 }
 
@@ -500,3 +472,14 @@ var (
 	confAgree = 1.03
 	confNoLex = -1.03
 )
+
+// cosine is the dot product of the normalised query vector (non-zero at
+// dimensions nz) with card i's quantised vector.
+func (x *Index) cosine(q []float32, nz []int32, i uint32) float64 {
+	row := x.rows[int(i)*x.dim : int(i+1)*x.dim]
+	var sum float32
+	for _, d := range nz {
+		sum += q[d] * float32(row[d])
+	}
+	return float64(sum * x.scales[i])
+}
