@@ -68,9 +68,9 @@ type posting struct {
 type doc struct {
 	fields  [numFields][]string // analyzed terms per field
 	notFor  []string
-	baseTxt []string // name + description terms, for the plain BM25 baseline
+	baseTxt []string  // name + description terms, for the plain BM25 baseline
 	vec     []float32 // transient: set by buildDoc's embedding, dropped once quantised
-	tokens  int // o200k tokens of the schema as a model sees it
+	tokens  int       // o200k tokens of the schema as a model sees it
 	accepts []acceptor
 	bytes   int
 }
@@ -88,8 +88,8 @@ type Index struct {
 	// The card vectors, L2-normalised and quantised to int8 with one scale
 	// per card, one row per card (rows[i*dim+d]): a query multiplies only
 	// its non-zero dimensions, within the 512 bytes of each row it scores.
-	rows   []int8
-	scales []float32
+	rows     []int8
+	scales   []float32
 	kinds    [numKinds][]acceptorRef
 	patterns []*compiledPattern
 	stats    BuildStats
