@@ -81,6 +81,11 @@ func TestLlamaAgreement(t *testing.T) {
 		paths = append(paths, f)
 	}
 	sort.Strings(paths)
+	// The golden grammars (tool schemas and the envelope) too.
+	for _, pat := range []string{"testdata/schema/*.gbnf", "testdata/envelope/*.gbnf"} {
+		g, _ := filepath.Glob(pat)
+		paths = append(paths, g...)
+	}
 	var mu sync.Mutex
 	parallel(len(paths), 2, func(i int) {
 		code, out := gbnfCheckRun(bin, paths[i], "", true)
