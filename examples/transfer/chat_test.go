@@ -229,8 +229,13 @@ func (w *wire) openai(rw http.ResponseWriter, r *http.Request) {
 // Ollama's and OpenAI's wire formats: the transfer lands once, and no
 // request body names a tool or scope the principal does not hold.
 func TestChatOverWire(t *testing.T) {
-	for _, backend := range []string{"ollama", "openai"} {
-		t.Run(backend, func(t *testing.T) {
+	// "llama.cpp" is an OpenAI-compatible local server: a base URL, no key.
+	for _, name := range []string{"ollama", "openai", "llama.cpp"} {
+		t.Run(name, func(t *testing.T) {
+			backend := name
+			if name == "llama.cpp" {
+				backend = "openai"
+			}
 			w := &wire{}
 			var srv *httptest.Server
 			if backend == "ollama" {
@@ -250,6 +255,9 @@ func TestChatOverWire(t *testing.T) {
 				srv = httptest.NewServer(http.HandlerFunc(w.openai))
 				t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 				t.Setenv("OPENAI_API_KEY", "test-key")
+				if name == "llama.cpp" {
+					t.Setenv("OPENAI_API_KEY", "")
+				}
 			}
 			defer srv.Close()
 			data := t.TempDir()

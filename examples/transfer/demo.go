@@ -386,7 +386,8 @@ func (d *demoRun) printConstraint() {
 		}
 		fmt.Fprintf(d.w, "  %s\n", l)
 	}
-	fmt.Fprintln(d.w, "A model decoding under it can only answer, ask find_tools, or call a shortlisted tool with arguments its schema accepts.")
+	fmt.Fprintln(d.w, "The demo runs in grammar mode (llm.ModeGrammar, as for a llama.cpp server): this grammar goes with the request, and a")
+	fmt.Fprintln(d.w, "model decoding under it can only answer, ask find_tools, or call a shortlisted tool with arguments its schema accepts.")
 	reqs := d.model.Requests()
 	req := reqs[len(reqs)-1]
 	env := make([]grammar.EnvelopeTool, len(req.Tools))
