@@ -25,6 +25,10 @@ type Options struct {
 	// when missing, so several stores can share one database. Zero means
 	// "toolgate".
 	Schema string
+	// MaxConns caps the connection pool. Zero means the URL's
+	// pool_max_conns, else 32: a call waits on commits (fsync), so more
+	// connections than cores keep the database busy.
+	MaxConns int
 }
 
 // Store is the PostgreSQL implementation of gateway.Store. It is safe for
@@ -49,9 +53,18 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.Schema == "" {
 		o.Schema = "toolgate"
 	}
+	if o.MaxConns < 0 {
+		return nil, fmt.Errorf("%w: pgstore: Options.MaxConns is negative", gateway.ErrInvalidOptions)
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pgstore: %v", gateway.ErrInvalidOptions, err)
+	}
+	switch {
+	case o.MaxConns > 0:
+		cfg.MaxConns = int32(o.MaxConns)
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = 32
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

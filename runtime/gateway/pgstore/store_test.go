@@ -32,17 +32,23 @@ func open(t *testing.T) *pgstore.Store {
 	}
 	t.Cleanup(func() {
 		s.Close()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
+		dropSchema(t, url, schema)
 	})
 	return s
+}
+
+// dropSchema removes a test's schema, so a shared server stays clean.
+func dropSchema(t *testing.T, url, schema string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("drop schema %s: %v", schema, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		t.Errorf("drop schema %s: %v", schema, err)
+	}
 }
 
 func TestConformance(t *testing.T) {
