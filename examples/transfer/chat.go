@@ -270,7 +270,8 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	if err != nil {
 		return err
 	}
-	in := bufio.NewReader(stdin)
+	in := newLineReader(stdin)
+	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
 		Runtime: &runtime.Options{Mode: mode, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
@@ -299,7 +300,12 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	}
 	for {
 		fmt.Fprint(w, "> ")
-		line, rerr := in.ReadString('\n')
+		line, rerr := in.Next(ctx)
+		if ctx.Err() != nil {
+			// Interrupted at the prompt: a clean exit.
+			fmt.Fprintln(w)
+			return nil
+		}
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "exit" || line == "quit":
@@ -332,7 +338,7 @@ func orNone(s string) string {
 // chatApprover is the Approver of --approve: never declines every call;
 // prompt asks on the terminal, reading the answer from in, and approves as
 // cfg.approver.
-func chatApprover(cfg *chatConfig, in *bufio.Reader, w io.Writer) runtime.Approver {
+func chatApprover(cfg *chatConfig, in *lineReader, w io.Writer) runtime.Approver {
 	return runtime.ApproverFunc(func(ctx context.Context, req runtime.ApprovalRequest) (tools.Principal, bool, error) {
 		fmt.Fprintf(w, "  approval needed: %s asks %s %s\n    %s\n", req.Principal.ID, req.Tool, req.Arguments, req.Reason)
 		if cfg.approve == "never" {
@@ -340,7 +346,7 @@ func chatApprover(cfg *chatConfig, in *bufio.Reader, w io.Writer) runtime.Approv
 			return tools.Principal{}, false, nil
 		}
 		fmt.Fprintf(w, "    approve as %s? [y/N] ", cfg.approver.ID)
-		line, err := in.ReadString('\n')
+		line, err := in.Next(ctx)
 		if err != nil && line == "" {
 			fmt.Fprintln(w)
 			if err == io.EOF {
@@ -352,6 +358,51 @@ func chatApprover(cfg *chatConfig, in *bufio.Reader, w io.Writer) runtime.Approv
 		return cfg.approver, answer == "y" || answer == "yes", ctx.Err()
 	})
 }
+
+// lineReader reads stdin one line per Next call on its own goroutine, so
+// that a Ctrl-C (ctx ending) at a prompt is not stuck behind a blocked
+// read. It reads only when asked: what a command does not consume stays
+// unread.
+type lineReader struct {
+	req  chan struct{}
+	resp chan lineResult
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	l := &lineReader{req: make(chan struct{}), resp: make(chan lineResult, 1)}
+	go func() {
+		br := bufio.NewReader(r)
+		for range l.req {
+			line, err := br.ReadString('\n')
+			l.resp <- lineResult{line, err}
+		}
+	}()
+	return l
+}
+
+// Next returns the next line (with its newline, if any) or the read's
+// error; ctx's error when ctx ends first.
+func (l *lineReader) Next(ctx context.Context) (string, error) {
+	select {
+	case l.req <- struct{}{}:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case r := <-l.resp:
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Close ends the reading goroutine once its current read, if any, returns.
+func (l *lineReader) Close() { close(l.req) }
 
 // stepPrinter prints a turn as the runtime reports it: per step the tools
 // shown and their tokens against the authorized catalog's, the calls and

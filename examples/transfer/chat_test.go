@@ -363,3 +363,31 @@ func TestParseScript(t *testing.T) {
 		}
 	}
 }
+
+// blockingReader cancels a context on its first read, then blocks until
+// released: a user pressing Ctrl-C at the prompt.
+type blockingReader struct {
+	cancel  context.CancelFunc
+	release chan struct{}
+}
+
+func (r *blockingReader) Read([]byte) (int, error) {
+	r.cancel()
+	<-r.release
+	return 0, io.EOF
+}
+
+func TestChatInterruptAtPrompt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &blockingReader{cancel: cancel, release: make(chan struct{})}
+	defer close(r.release)
+	old := stdin
+	stdin = r
+	defer func() { stdin = old }()
+	var out, errOut bytes.Buffer
+	code := run(ctx, append([]string{"chat", "--backend", "scripted"}, aliceArgs...), &out, &errOut)
+	if code != exitOK || !strings.HasSuffix(out.String(), "> \n") {
+		t.Errorf("interrupted at the prompt: code %d, stdout %q, stderr %q; want a clean exit", code, out.String(), errOut.String())
+	}
+}
