@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // EnvelopeTool is one shortlisted tool: the name the model writes and the
@@ -134,7 +135,7 @@ func checkToolNames(tools []EnvelopeTool) error {
 }
 
 var envCache = struct {
-	lockedMap
+	sync.Mutex
 	m map[[32]byte]*EnvelopeResult
 }{m: map[[32]byte]*EnvelopeResult{}}
 

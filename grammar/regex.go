@@ -581,7 +581,6 @@ func (p *rxParser) class() (*rxNode, error) {
 	p.pos++ // [
 	neg := p.eat('^')
 	var rs []crange
-	first := true
 	for {
 		if !p.more() {
 			return nil, p.fail("missing ']'")
@@ -590,7 +589,6 @@ func (p *rxParser) class() (*rxNode, error) {
 			p.pos++
 			break
 		}
-		first = false
 		lo, loSet, err := p.classAtom()
 		if err != nil {
 			return nil, err
@@ -618,7 +616,6 @@ func (p *rxParser) class() (*rxNode, error) {
 			rs = append(rs, crange{lo, lo})
 		}
 	}
-	_ = first
 	if neg {
 		return setNode(negRanges(rs)), nil
 	}

@@ -36,7 +36,7 @@ func (c *compiler) patternContent(pattern, ptr string) (content *gnode, lo, hi i
 			items = b.subs
 		}
 		start, end := false, false
-		for len(items) > 0 && (items[0].kind == rxStart || items[0].kind == rxEmpty && false) {
+		for len(items) > 0 && items[0].kind == rxStart {
 			items, start = items[1:], true
 		}
 		for len(items) > 0 && items[len(items)-1].kind == rxEnd {

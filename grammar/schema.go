@@ -56,10 +56,8 @@ type compiled struct {
 // cacheLimit bounds the compile cache; when it is full it starts over.
 const cacheLimit = 4096
 
-type lockedMap = sync.Mutex
-
 var cache = struct {
-	lockedMap
+	sync.Mutex
 	m map[[32]byte]*compiled
 }{m: map[[32]byte]*compiled{}}
 

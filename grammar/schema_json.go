@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // jsonKind is the kind of a decoded JSON value.
@@ -189,8 +188,6 @@ func writeJSONString(b *strings.Builder, s string) {
 		default:
 			if r < 0x20 {
 				fmt.Fprintf(b, `\u%04x`, r)
-			} else if r == utf8.RuneError {
-				b.WriteRune(r)
 			} else {
 				b.WriteRune(r)
 			}

@@ -1,0 +1,148 @@
+package grammar
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Strings: lengths, patterns and formats, and JSON string characters.
+
+// bounded returns unit repeated min..max times within llama.cpp's
+// repetition limit, reporting what it relaxes.
+func (c *compiler) bounded(unit *gnode, min, max int, ptr, minKw, maxKw string) *gnode {
+	if min > maxRepeat {
+		c.relaxf(ptr, minKw, "%s %d is above the grammar's repetition limit %d; %d is enforced", minKw, min, maxRepeat, maxRepeat)
+		min = maxRepeat
+	}
+	if max > maxRepeat {
+		c.relaxf(ptr, maxKw, "%s %d is above the grammar's repetition limit %d; not enforced", maxKw, max, maxRepeat)
+		max = -1
+	}
+	return rep(unit, min, max)
+}
+
+// stringNode compiles the string keywords of a flat schema.
+func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
+	minL, maxL := intKeyword(s, "minLength"), intKeyword(s, "maxLength")
+	if minL < 0 {
+		minL = 0
+	}
+	if maxL >= 0 && maxL < minL {
+		return nNone
+	}
+	var content *gnode
+	lo, hi := 0, -1
+	var single *rxNode // the pattern is one repeated character set, anchored
+	if pv := s.get("pattern"); pv != nil && pv.kind == jsonString {
+		content, lo, hi, single = c.patternContent(pv.s, pointerJoin(ptr))
+		if fv := s.get("format"); fv != nil && content != nil {
+			c.relaxf(ptr, "format", "format beside pattern: the pattern is enforced, the format is not")
+		}
+	} else if fv := s.get("format"); fv != nil && fv.kind == jsonString {
+		content, lo, hi = c.formatContent(fv.s, ptr)
+	}
+	if content == nil {
+		if minL == 0 && maxL < 0 {
+			return ref(c.p.str)
+		}
+		return seq(lit(`"`), c.bounded(ref(c.p.jsonChar), minL, maxL, ptr, "minLength", "maxLength"), lit(`"`))
+	}
+	if minL > 0 || maxL >= 0 {
+		within := lo >= minL && (maxL < 0 || (hi >= 0 && hi <= maxL))
+		switch {
+		case within:
+		case single != nil:
+			nmin, nmax := single.min, single.max
+			if minL > nmin {
+				nmin = minL
+			}
+			if maxL >= 0 && (nmax < 0 || maxL < nmax) {
+				nmax = maxL
+			}
+			if nmax >= 0 && nmax < nmin {
+				return nNone
+			}
+			content = c.bounded(c.charsOf(single.subs[0].ranges), nmin, nmax, ptr, "minLength", "maxLength")
+		default:
+			if minL > lo {
+				c.relaxf(ptr, "minLength", "minLength beside a pattern or format is not enforced")
+			}
+			if maxL >= 0 && (hi < 0 || hi > maxL) {
+				c.relaxf(ptr, "maxLength", "maxLength beside a pattern or format is not enforced")
+			}
+		}
+	}
+	return seq(lit(`"`), content, lit(`"`))
+}
+
+// charsOf returns a node for one string character whose code point is in
+// rs, in the form the JSON encoding writes it: raw, or escaped where JSON
+// requires (", \, control characters), plus \/ for '/'.
+func (c *compiler) charsOf(rs []crange) *gnode {
+	rs = normRanges(rs)
+	key := fmt.Sprint(rs)
+	if n, ok := c.chars[key]; ok {
+		return n
+	}
+	var alts []*gnode
+	alts = append(alts, class(intersectRanges(rs, rawChars)...))
+	if inRanges(rs, '"') {
+		alts = append(alts, lit(`\"`))
+	}
+	if inRanges(rs, '\\') {
+		alts = append(alts, lit(`\\`))
+	}
+	if inRanges(rs, '/') {
+		alts = append(alts, lit(`\/`))
+	}
+	ctrl := intersectRanges(rs, []crange{{0, 0x1F}})
+	if len(ctrl) == 1 && ctrl[0].lo == 0 && ctrl[0].hi == 0x1F {
+		alts = append(alts, seq(lit(`\`), alt(class(crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
+			seq(lit("u00"), alt(
+				seq(lit("0"), class(crange{'0', '7'}, crange{'b', 'b'}, crange{'e', 'f'}, crange{'B', 'B'}, crange{'E', 'F'})),
+				seq(lit("1"), hexDigit()))))))
+	} else {
+		for _, r := range ctrl {
+			for cp := r.lo; cp <= r.hi; cp++ {
+				var b strings.Builder
+				writeJSONString(&b, string(cp))
+				e := b.String()
+				alts = append(alts, lit(e[1:len(e)-1]))
+			}
+		}
+	}
+	n := alt(alts...)
+	if n.op == gAlt {
+		n = ref(&grule{hint: "char", body: n})
+	}
+	c.chars[key] = n
+	return n
+}
+
+func inRanges(rs []crange, r rune) bool {
+	for _, x := range rs {
+		if r >= x.lo && r <= x.hi {
+			return true
+		}
+	}
+	return false
+}
+
+func intersectRanges(a, b []crange) []crange {
+	var out []crange
+	for _, x := range a {
+		for _, y := range b {
+			lo, hi := x.lo, x.hi
+			if y.lo > lo {
+				lo = y.lo
+			}
+			if y.hi < hi {
+				hi = y.hi
+			}
+			if lo <= hi {
+				out = append(out, crange{lo, hi})
+			}
+		}
+	}
+	return normRanges(out)
+}
