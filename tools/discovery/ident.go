@@ -58,31 +58,50 @@ func identifiers(text string) []identifier {
 		seen[v] = true
 		out = append(out, identifier{k, v})
 	}
-	urls := reURL.FindAllString(text, 8)
-	for _, u := range urls {
-		add(idURL, strings.TrimRight(u, ".,;:)?!"))
+	// Cheap byte tests skip the expressions that cannot match.
+	has := func(chars string) bool { return strings.ContainsAny(text, chars) }
+	rest := text
+	if strings.Contains(text, "://") {
+		for _, u := range reURL.FindAllString(text, 8) {
+			add(idURL, strings.TrimRight(u, ".,;:)?!"))
+		}
+		rest = reURL.ReplaceAllString(text, " ")
 	}
-	rest := reURL.ReplaceAllString(text, " ")
-	for _, m := range reEmail.FindAllString(rest, 8) {
-		add(idEmail, m)
+	if has("@") {
+		for _, m := range reEmail.FindAllString(rest, 8) {
+			add(idEmail, m)
+		}
+		rest = reEmail.ReplaceAllString(rest, " ")
 	}
-	rest = reEmail.ReplaceAllString(rest, " ")
-	for _, m := range rePath.FindAllStringSubmatch(rest, 8) {
-		add(idPath, m[1])
-	}
-	for _, m := range reFile.FindAllString(rest, 8) {
-		add(idPath, m)
-	}
-	for _, m := range reRepo.FindAllStringSubmatch(rest, 8) {
-		if !seen[m[1]] && !strings.HasPrefix(m[1], "/") && !seen["/"+m[1]] {
-			add(idRepo, m[1])
+	if has("/\\") {
+		for _, m := range rePath.FindAllStringSubmatch(rest, 8) {
+			add(idPath, m[1])
 		}
 	}
-	for _, m := range reKey.FindAllString(rest, 8) {
-		add(idKey, m)
+	if has(".") {
+		for _, m := range reFile.FindAllString(rest, 8) {
+			add(idPath, m)
+		}
 	}
-	for _, m := range reHash.FindAllStringSubmatch(rest, 8) {
-		add(idNumber, m[1])
+	if has("/") {
+		for _, m := range reRepo.FindAllStringSubmatch(rest, 8) {
+			if !seen[m[1]] && !strings.HasPrefix(m[1], "/") && !seen["/"+m[1]] {
+				add(idRepo, m[1])
+			}
+		}
+	}
+	if !has("0123456789") {
+		return out
+	}
+	if has("-") {
+		for _, m := range reKey.FindAllString(rest, 8) {
+			add(idKey, m)
+		}
+	}
+	if has("#") {
+		for _, m := range reHash.FindAllStringSubmatch(rest, 8) {
+			add(idNumber, m[1])
+		}
 	}
 	for _, m := range reNumRef.FindAllStringSubmatch(rest, 8) {
 		add(idNumber, m[1])

@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 	"math/bits"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -204,7 +204,11 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 				s.cand = append(s.cand, scored{i, float64(v)})
 			}
 		}
-		best = topN(s.cand, max(poolSize, d.rerank))
+		depth := poolSize
+		if d.embedder != nil && d.method == MethodHybrid {
+			depth = max(poolSize, d.rerank)
+		}
+		best = topN(s.cand, depth)
 		lex = best[:min(poolSize, len(best))]
 	}
 	var dense []scored
@@ -305,42 +309,46 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 // topN returns the n best of c, best first, ties broken by tool order. It
 // reorders c.
 func topN(c []scored, n int) []scored {
-	less := func(a, b scored) bool {
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return a.doc < b.doc
-	}
-	if len(c) > 4*n {
-		// Partial selection: keep a min-heap of the n best.
+	if len(c) > 2*n {
+		// Partial selection: a min-heap keeps the n best seen so far.
 		h := make([]scored, 0, n)
 		for _, v := range c {
 			if len(h) < n {
 				h = append(h, v)
-				up(h, len(h)-1, less)
-				continue
-			}
-			if less(v, h[0]) {
+				up(h, len(h)-1)
+			} else if better(v, h[0]) {
 				h[0] = v
-				down(h, 0, less)
+				down(h, 0)
 			}
 		}
 		c = h
 	}
-	sort.Slice(c, func(i, j int) bool { return less(c[i], c[j]) })
-	if len(c) > n {
-		c = c[:n]
-	}
-	out := make([]scored, len(c))
+	slices.SortFunc(c, func(a, b scored) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	out := make([]scored, min(n, len(c)))
 	copy(out, c)
 	return out
 }
 
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}
+
 // The heap keeps the worst of the kept items at the root.
-func up(h []scored, i int, less func(a, b scored) bool) {
+func up(h []scored, i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !less(h[p], h[i]) {
+		if !better(h[p], h[i]) {
 			break
 		}
 		h[p], h[i] = h[i], h[p]
@@ -348,17 +356,17 @@ func up(h []scored, i int, less func(a, b scored) bool) {
 	}
 }
 
-func down(h []scored, i int, less func(a, b scored) bool) {
+func down(h []scored, i int) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			return
 		}
 		m := l
-		if r := l + 1; r < len(h) && less(h[l], h[r]) {
+		if r := l + 1; r < len(h) && better(h[l], h[r]) {
 			m = r
 		}
-		if !less(h[i], h[m]) {
+		if !better(h[i], h[m]) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
@@ -433,11 +441,14 @@ func (d *Discoverer) fuse(lex, dense []scored) []fusedScore {
 		}
 		out = append(out, fusedScore{doc: doc, score: sc, lex: p.lex, dense: p.dense})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
+	slices.SortFunc(out, func(a, b fusedScore) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
 		}
-		return out[i].doc < out[j].doc
+		return int(a.doc) - int(b.doc)
 	})
 	return out
 }
