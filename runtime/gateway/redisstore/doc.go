@@ -15,7 +15,9 @@
 // progress under the caller's fencing token with a live lease.
 //
 // Fencing tokens come from one INCR counter, so they grow strictly across
-// all claims and processes. Times are the caller's (the gateway's clock),
+// all claims and processes; a missing counter (a new store, or a server
+// that lost its data) is seeded with the caller's time in microseconds, so
+// tokens keep growing across a data loss too. Times are the caller's (the gateway's clock),
 // passed to the scripts as zero-padded Unix nanoseconds and compared as
 // strings, exactly; the store never reads Redis's clock to decide anything.
 // Redis's expiry is used only to let go of keys that are past their end

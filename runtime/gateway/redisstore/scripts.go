@@ -10,8 +10,20 @@ import "github.com/redis/go-redis/v9"
 // claimScript: KEYS record, fencing counter, record expiry index, key index
 // of the request's key. ARGV now, lease, expires, principal, key,
 // fingerprint, takeover (1/0), tenant, session, step, tool, ttl ms, expiry
-// score (ms), key-index prefix. Returns {status, previous state, record}.
+// score (ms), key-index prefix, now in microseconds. Returns {status,
+// previous state, record}.
+//
+// A missing fencing counter (a new store, or a Redis that lost its data) is
+// seeded with the caller's time in microseconds, so tokens handed out after
+// a data loss still exceed every token handed out before it (unless claims
+// ran faster than one per microsecond), and a late owner from before the
+// loss stays fenced. Tokens are formatted with %d: Lua's default number
+// formatting switches to exponents above 1e14.
 var claimScript = redis.NewScript(`
+local function next_token()
+  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[15]) end
+  return string.format('%d', redis.call('INCR', KEYS[2]))
+end
 local rec = KEYS[1]
 local cur = redis.call('HMGET', rec, 'key', 'state', 'lease', 'expires')
 if cur[1] and cur[4] <= ARGV[1] then
@@ -20,7 +32,7 @@ if cur[1] and cur[4] <= ARGV[1] then
   cur[1] = false
 end
 if not cur[1] then
-  local tok = redis.call('INCR', KEYS[2])
+  local tok = next_token()
   redis.call('HSET', rec, 'tenant', ARGV[8], 'session', ARGV[9], 'step', ARGV[10], 'tool', ARGV[11],
     'principal', ARGV[4], 'key', ARGV[5], 'fp', ARGV[6], 'state', 'in_progress', 'token', tok,
     'lease', ARGV[2], 'reason', '', 'attempts', 1, 'created', ARGV[1], 'updated', ARGV[1], 'expires', ARGV[3])
@@ -33,7 +45,7 @@ if cur[1] ~= ARGV[5] then return {5, '', redis.call('HGETALL', rec)} end
 if cur[2] == 'done' then return {3, '', redis.call('HGETALL', rec)} end
 if cur[2] == 'in_progress' and cur[3] > ARGV[1] then return {2, '', redis.call('HGETALL', rec)} end
 if ARGV[7] ~= '1' then return {4, '', redis.call('HGETALL', rec)} end
-local tok = redis.call('INCR', KEYS[2])
+local tok = next_token()
 redis.call('HDEL', rec, 'value', 'derr')
 redis.call('HSET', rec, 'state', 'in_progress', 'token', tok, 'lease', ARGV[2], 'expires', ARGV[3],
   'updated', ARGV[1], 'reason', '')

@@ -165,7 +165,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	v, err := claimScript.Run(ctx, s.rdb, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key},
 		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Principal, req.Key, req.Fingerprint, takeover,
 		req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, ttl(req.Now, req.ExpiresAt), score(req.ExpiresAt),
-		s.prefix+"key:").Slice()
+		s.prefix+"key:", max(req.Now.UnixMicro(), 0)).Slice()
 	if err != nil {
 		return gateway.Claim{}, wrap("claim", err)
 	}
