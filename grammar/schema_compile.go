@@ -87,7 +87,7 @@ var keywords = map[string]kwInfo{
 	"properties": {kwHandled, tObj}, "required": {kwHandled, tObj}, "additionalProperties": {kwHandled, tObj},
 	"patternProperties": {kwHandled, tObj}, "propertyNames": {kwHandled, tObj}, "minProperties": {kwHandled, tObj},
 	"maxProperties": {kwHandled, tObj}, "unevaluatedProperties": {kwHandled, tObj},
-	"dependentRequired": {kwRelaxed, tObj}, "dependentSchemas": {kwRelaxed, tObj}, "dependencies": {kwRelaxed, tObj},
+	"dependentRequired": {kwHandled, tObj}, "dependentSchemas": {kwHandled, tObj}, "dependencies": {kwHandled, tObj},
 
 	"if": {kwRelaxed, tAll}, "then": {kwAnnotation, tAll}, "else": {kwAnnotation, tAll},
 	"$dynamicRef": {kwRelaxed, tAll}, "$recursiveRef": {kwRelaxed, tAll}, "$recursiveAnchor": {kwAnnotation, tAll},

@@ -141,6 +141,27 @@ func (w *instanceWriter) write(b *strings.Builder, schemas []*jsonValue, v *json
 				}
 			}
 		}
+		// dependentRequired compiles to "name absent, or name and its
+		// dependents required", in that order.
+		for _, s := range all {
+			for _, kw := range []string{"dependentRequired", "dependencies"} {
+				deps := s.get(kw)
+				if deps == nil || deps.kind != jsonObject {
+					continue
+				}
+				for i, name := range deps.keys {
+					if deps.vals[i].kind != jsonArray || v.get(name) == nil {
+						continue
+					}
+					for _, n := range append([]*jsonValue{newString(name)}, deps.vals[i].arr...) {
+						if n.kind == jsonString && !placed[n.s] && v.get(n.s) != nil {
+							placed[n.s] = true
+							order = append(order, n.s)
+						}
+					}
+				}
+			}
+		}
 		for _, k := range v.keys {
 			if !placed[k] {
 				placed[k] = true

@@ -38,6 +38,7 @@ func (c *compiler) flatten(s *jsonValue, ptr string) []*jsonValue {
 		base.del("unevaluatedItems")
 	}
 	parts := [][]*jsonValue{{base}}
+	parts = append(parts, c.dependencies(base, ptr)...)
 	if r := s.get("$ref"); r != nil {
 		if r.kind != jsonString {
 			c.relaxf(ptr, "$ref", "$ref is not a string; ignored")
@@ -434,6 +435,54 @@ func numLess(a, b *jsonValue) bool {
 	ra, ok1 := numberRat(a.s)
 	rb, ok2 := numberRat(b.s)
 	return ok1 && ok2 && ra.Cmp(rb) < 0
+}
+
+// dependencies expands dependentRequired, dependentSchemas and draft-07
+// dependencies into unions and removes them from base: "if a is present,
+// so are b and c" is "a absent, or a, b and c present"; "if a is present,
+// S holds" is "a absent, or a present and S". The expansion is exact.
+func (c *compiler) dependencies(base *jsonValue, ptr string) [][]*jsonValue {
+	var parts [][]*jsonValue
+	absent := func(name string) *jsonValue {
+		v, props := newObject(), newObject()
+		props.set(name, newBool(false))
+		v.set("properties", props)
+		return v
+	}
+	present := func(names ...*jsonValue) *jsonValue {
+		v := newObject()
+		v.set("required", &jsonValue{kind: jsonArray, arr: names})
+		return v
+	}
+	for _, kw := range []string{"dependentRequired", "dependentSchemas", "dependencies"} {
+		deps := base.get(kw)
+		if deps == nil || deps.kind != jsonObject {
+			continue
+		}
+		base.del(kw)
+		for i, name := range deps.keys {
+			d := deps.vals[i]
+			switch {
+			case d.kind == jsonArray:
+				names := []*jsonValue{newString(name)}
+				for _, x := range d.arr {
+					if x.kind == jsonString {
+						names = append(names, x)
+					}
+				}
+				parts = append(parts, []*jsonValue{absent(name), present(names...)})
+			case d.kind == jsonObject || d.kind == jsonBool:
+				union := []*jsonValue{absent(name)}
+				for _, x := range c.flatten(d, pointerJoin(ptr, kw, name)) {
+					if m, ok := c.merge(present(newString(name)), x, ptr); ok {
+						union = append(union, m)
+					}
+				}
+				parts = append(parts, union)
+			}
+		}
+	}
+	return parts
 }
 
 // maxExclusiveVariants bounds the expansion of exclusiveRequired.

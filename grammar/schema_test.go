@@ -119,6 +119,8 @@ var failureModes = []struct {
 		reject: []string{"{\n" + strings.Repeat(" ", wsMaxIndent+1) + "\"a\":1}", `{  "a":1}`, "{\n\n\"a\":1}", ` {"a":1}`}},
 	{name: "compact has no whitespace", schema: `{"type":"object","properties":{"a":{"type":"integer"}}}`, opts: &Options{Compact: true},
 		accept: []string{`{"a":1}`}, reject: []string{`{"a": 1}`}},
+	{name: "dependentRequired is exact", schema: `{"type":"object","properties":{"card":{"type":"string"},"billing":{"type":"string"},"name":{"type":"string"}},"dependentRequired":{"card":["billing"]}}`,
+		accept: []string{`{}`, `{"name":"x"}`, `{"billing":"b"}`, `{"card":"c","billing":"b"}`}, reject: []string{`{"card":"c"}`, `{"card":"c","name":"x"}`}},
 	{name: "uniqueItems relaxed", schema: `{"type":"array","items":{"type":"integer"},"uniqueItems":true}`, accept: []string{`[1,1]`}, relax: []string{"uniqueItems"}},
 	{name: "unknown keyword reported", schema: `{"type":"string","frobnicate":3}`, accept: []string{`"x"`}, relax: []string{"frobnicate"}},
 }
