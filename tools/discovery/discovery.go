@@ -96,7 +96,7 @@ type Options struct {
 	// Zero means 0.8.
 	LexicalWeight float64
 	// DenseRerank is how many of the lexical side's best tools the dense
-	// side re-scores. Zero means 300.
+	// side re-scores. Zero means 150.
 	DenseRerank int
 	// DenseExactLimit bounds the fallback for a request the lexical side
 	// (almost) cannot match, fewer than K tools: with at most this many
@@ -238,7 +238,7 @@ func New(opts *Options) (*Discoverer, error) {
 		d.exactLimit = 5000
 	}
 	if d.rerank == 0 {
-		d.rerank = 300
+		d.rerank = 150
 	}
 	if d.now == nil {
 		d.now = time.Now
