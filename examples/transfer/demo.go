@@ -429,7 +429,11 @@ func (d *demoRun) printCall(e runtime.Event) {
 		key = keys[len(keys)-1]
 		key = key[:16] + "… (the gateway's sha256 of tenant, principal, session, step, tool, canonical arguments)"
 	}
-	fmt.Fprintf(d.w, "Gateway: executed %s, cached: %v; idempotency key %s\n", e.Tool, e.Cached, key)
+	verb := "executed"
+	if e.Cached {
+		verb = "replayed"
+	}
+	fmt.Fprintf(d.w, "Gateway: %s %s, cached: %v; idempotency key %s\n", verb, e.Tool, e.Cached, key)
 	fmt.Fprintf(d.w, "Result: %s\n", e.Result)
 }
 

@@ -43,7 +43,7 @@ func TestDemo(t *testing.T) {
 			`^Gateway: executed bank/transfer_funds, cached: false; idempotency key [0-9a-f]{16}…`,
 			`^Result: \{"amount":250.00,"transaction_id":"TX-[0-9a-f]{16}"\}`,
 			"Ledger after: ACC-00001 750.00, ACC-00002 1250.00", "transfer_funds handler executions: 1."}},
-		{5, []string{"Gateway: executed bank/transfer_funds, cached: true",
+		{5, []string{"Gateway: replayed bank/transfer_funds, cached: true",
 			"ACC-00001 750.00, ACC-00002 1250.00, ACC-00003 1000.00, ACC-00004 1000.00 USD (unchanged)",
 			"handler executions: 1 before the retry, 1 after"}},
 		{6, []string{`"tool":"issue_full_refund"`, "Runtime: rejected (unknown_tool), nothing sent to the gateway",
