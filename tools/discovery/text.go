@@ -8,8 +8,12 @@ import (
 	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
+// detect guesses the language of a request.
 func detect(text string) analysis.Lang { return analysis.Detect(text) }
 
+var _ Embedder = (*ngram.Embedder)(nil)
+
+// defaultEmbedder is the embedded n-gram embedder: no model, no network.
 func defaultEmbedder() Embedder { return ngram.New(nil) }
 
 // contentTokens returns the folded tokens of text that are not stop words
