@@ -83,8 +83,6 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func usagef(format string, a ...any) error { return fmt.Errorf(format, a...) }
-
 func parseChat(args []string) (*chatConfig, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -106,21 +104,21 @@ func parseChat(args []string) (*chatConfig, error) {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case cfg.backend == "":
-		return nil, usagef("--backend scripted|ollama|openai is required")
+		return nil, fmt.Errorf("--backend scripted|ollama|openai is required")
 	case cfg.backend != "scripted" && cfg.backend != "ollama" && cfg.backend != "openai":
-		return nil, usagef("--backend %q: want scripted, ollama or openai", cfg.backend)
+		return nil, fmt.Errorf("--backend %q: want scripted, ollama or openai", cfg.backend)
 	case cfg.principal.ID == "" || tenant == "":
-		return nil, usagef("--principal and --tenant are required")
+		return nil, fmt.Errorf("--principal and --tenant are required")
 	case cfg.approve != "never" && cfg.approve != "prompt":
-		return nil, usagef("--approve %q: want never or prompt", cfg.approve)
+		return nil, fmt.Errorf("--approve %q: want never or prompt", cfg.approve)
 	case approver == "" || approver == cfg.principal.ID:
-		return nil, usagef("--approver must name a second principal, not %q", approver)
+		return nil, fmt.Errorf("--approver must name a second principal, not %q", approver)
 	case cfg.script != "" && cfg.backend != "scripted":
-		return nil, usagef("--script needs --backend scripted")
+		return nil, fmt.Errorf("--script needs --backend scripted")
 	case cfg.once == "" && isFlagSet(fs, "once"):
-		return nil, usagef("--once needs a request")
+		return nil, fmt.Errorf("--once needs a request")
 	}
 	cfg.principal.Tenant = tenant
 	for s := range strings.SplitSeq(scopes, ",") {
@@ -152,7 +150,7 @@ func chatBackend(cfg *chatConfig) (llm.Backend, llm.Mode, error) {
 			cfg.model = defaultOpenAIModel
 		}
 		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-			return nil, 0, usagef("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
+			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
 		}
 		b, err := openai.New(cfg.model, nil)
 		return b, llm.ModeNative, err
@@ -163,11 +161,11 @@ func chatBackend(cfg *chatConfig) (llm.Backend, llm.Mode, error) {
 		cfg.model = cfg.script
 		f, err := os.Open(cfg.script)
 		if err != nil {
-			return nil, 0, usagef("--script: %v", err)
+			return nil, 0, fmt.Errorf("--script: %v", err)
 		}
 		defer f.Close()
 		if replies, err = parseScript(f, cfg.script); err != nil {
-			return nil, 0, usagef("%v", err)
+			return nil, 0, err
 		}
 	}
 	return scripted.New(replies, nil), llm.ModeEnvelope, nil

@@ -340,7 +340,7 @@ func (d *demoRun) observe(e runtime.Event) {
 			d.printShortlist(e)
 			return
 		}
-		fmt.Fprintf(d.w, "Step %d: %d tools shown (%s), %d of %d catalog tokens.\n", e.Step, len(e.Tools), shortNames(e.Tools), e.ShortlistTokens, e.CatalogTokens)
+		fmt.Fprintf(d.w, "Step %d: %d tools shown (%s), %d of %d catalog tokens.\n", e.Step, len(e.Tools), strings.Join(e.Tools, ", "), e.ShortlistTokens, e.CatalogTokens)
 	case runtime.EventConstraint:
 		d.gbnf = e.Constraint.GBNF
 	case runtime.EventReply:
@@ -453,11 +453,6 @@ func (t *tap) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error)
 		fmt.Fprintf(t.d.w, "Runtime: rejected (%s), nothing sent to the gateway: %s\n", oe.Problem, oe.Reason)
 	}
 	return resp, err
-}
-
-// shortNames lists tool IDs compactly for one-line step reports.
-func shortNames(ids []string) string {
-	return strings.Join(ids, ", ")
 }
 
 // loadEmbeddedCatalogs parses every embedded catalog; each file's stem is
