@@ -394,3 +394,51 @@ func ExampleDiscoverer_Shortlist() {
 	// bank/get_balance
 	// authorized: 1
 }
+
+// TestConcurrentShortlistsWhileTheRegistryChanges runs queries from several
+// goroutines while tools are added and removed (run it with -race).
+func TestConcurrentShortlistsWhileTheRegistryChanges(t *testing.T) {
+	reg := registry(t, tool("a/convert_currency", "Convert an amount between currencies"), tool("a/weather", "Forecast the weather"))
+	d := newDiscoverer(t, nil)
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				view := reg.Snapshot().Authorize(everyone)
+				sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: fmt.Sprintf("convert currency %d %d", g, i)})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, c := range sl.Candidates {
+					if _, ok := view.Get(c.Tool.ID); !ok {
+						errs <- fmt.Errorf("returned %s, not in the view", c.Tool.ID)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for i := range 30 {
+		id := fmt.Sprintf("b/tool_%d", i)
+		if err := reg.Add(tool(id, "convert currency amounts, variant")); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			reg.Remove(id)
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
