@@ -38,7 +38,7 @@ func open(t *testing.T) *pgstore.Store {
 }
 
 // dropSchema removes a test's schema, so a shared server stays clean.
-func dropSchema(t *testing.T, url, schema string) {
+func dropSchema(t testing.TB, url, schema string) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
