@@ -62,8 +62,14 @@ func buildKeyChar() *grule {
 
 // ctrlEscapeBody is the part after the backslash of the canonical escapes.
 func ctrlEscapeBody() *gnode {
+	return alt(class(crange{'"', '"'}, crange{'\\', '\\'}), ctrlEscapes())
+}
+
+// ctrlEscapes is the part after the backslash of the canonical escapes of
+// the control characters: \b \f \n \r \t and \u00XX for the others.
+func ctrlEscapes() *gnode {
 	return alt(
-		class(crange{'"', '"'}, crange{'\\', '\\'}, crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
+		class(crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
 		seq(lit("u00"), alt(
 			seq(lit("0"), class(crange{'0', '7'}, crange{'b', 'b'}, crange{'e', 'f'}, crange{'B', 'B'}, crange{'E', 'F'})),
 			seq(lit("1"), hexDigit()))),

@@ -97,10 +97,7 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 	}
 	ctrl := intersectRanges(rs, []crange{{0, 0x1F}})
 	if len(ctrl) == 1 && ctrl[0].lo == 0 && ctrl[0].hi == 0x1F {
-		alts = append(alts, seq(lit(`\`), alt(class(crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
-			seq(lit("u00"), alt(
-				seq(lit("0"), class(crange{'0', '7'}, crange{'b', 'b'}, crange{'e', 'f'}, crange{'B', 'B'}, crange{'E', 'F'})),
-				seq(lit("1"), hexDigit()))))))
+		alts = append(alts, seq(lit(`\`), ctrlEscapes()))
 	} else {
 		for _, r := range ctrl {
 			for cp := r.lo; cp <= r.hi; cp++ {
