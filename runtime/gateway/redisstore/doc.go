@@ -31,6 +31,10 @@
 // tools' own idempotency (the key the gateway passes them) is not enough;
 // see the README's scale-out section.
 //
+// Purge is one script, so Redis serves nothing else while it runs: purge
+// often enough that each run removes a bounded number of keys (records and
+// approvals also leave by their TTL without a purge).
+//
 // Redis Cluster is not supported (a script touches keys in several hash
 // slots); use one server or a primary with replicas. Options.Prefix
 // namespaces the keys, so several stores can share one database.
