@@ -70,7 +70,7 @@
 //     (?:...), alternation, greedy and lazy quantifiers, counted repetition,
 //     anchors; an unanchored pattern means "contains". Formats date, time,
 //     date-time (RFC 3339; leap years exact, a leap second only as
-//     23:59:60 UTC), uuid, ipv4, ipv6, hostname, email and uri compile to
+//     23:59:60 UTC), uuid, ipv4, ipv6, hostname, email, uri and uri-template compile to
 //     grammars; other formats are relaxations. Format is asserted (the
 //     format-assertion vocabulary), not only annotated.
 //   - enum and const take any JSON value, written in canonical form

@@ -33,6 +33,8 @@ func (c *compiler) formatContent(name, ptr string) (*gnode, int, int) {
 	case "uri":
 		c.relaxf(ptr, "format", "uri: a scheme and RFC 3986 characters are checked, not the full URI syntax")
 		return ref(uriRule), 2, -1
+	case "uri-template":
+		return ref(uriTemplateRule), 0, -1
 	}
 	c.relaxf(ptr, "format", "format %q is not enforced by the grammar", name)
 	return nil, 0, -1
@@ -107,6 +109,16 @@ var (
 		crange{'!', '!'}, crange{'$', '$'}, crange{'&', '&'}, crange{'\'', '\''}, crange{'(', '('}, crange{')', ')'}, crange{'*', '*'},
 		crange{'+', '+'}, crange{',', ','}, crange{';', ';'}, crange{'=', '='}),
 		seq(lit("%"), class(hexRanges...), class(hexRanges...)), lit(`\/`))
+	// RFC 6570: literals and {expressions}; in JSON '/' may also be "\/".
+	pctEnc      = seq(lit("%"), class(hexRanges...), class(hexRanges...))
+	tmplLiteral = alt(class(crange{'!', '!'}, crange{'#', '$'}, crange{'&', ';'}, crange{'=', '='}, crange{'?', '['},
+		crange{']', ']'}, crange{'_', '_'}, crange{'a', 'z'}, crange{'~', '~'}, crange{0xA0, 0xD7FF}, crange{0xE000, 0xFFFD}, crange{0x10000, 0x10FFFF}),
+		pctEnc, lit(`\/`))
+	varchar         = alt(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'_', '_'}, crange{'a', 'z'}), pctEnc)
+	varspec         = seq(varchar, star(seq(opt(lit(".")), varchar)), opt(alt(seq(lit(":"), rr('1', '9'), rep(rr('0', '9'), 0, 3)), lit("*"))))
+	tmplExpression  = seq(lit("{"), opt(class(crange{'+', '+'}, crange{'#', '#'}, crange{'.', '.'}, crange{'/', '/'}, crange{';', ';'}, crange{'?', '?'}, crange{'&', '&'}, crange{'=', '='}, crange{',', ','}, crange{'!', '!'}, crange{'@', '@'}, crange{'|', '|'})), varspec, star(seq(lit(","), varspec)), lit("}"))
+	uriTemplateRule = &grule{hint: "uri-template", body: star(alt(tmplLiteral, tmplExpression))}
+
 	uriRule = &grule{hint: "uri", body: seq(class(crange{'A', 'Z'}, crange{'a', 'z'}),
 		star(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'+', '+'}, crange{'-', '-'}, crange{'.', '.'})),
 		lit(":"), star(uriChar))}

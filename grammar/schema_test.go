@@ -110,6 +110,8 @@ var failureModes = []struct {
 	{name: "uuid, ipv4, ipv6", schema: `{"type":"array","prefixItems":[{"format":"uuid"},{"format":"ipv4"},{"format":"ipv6"}],"items":false}`,
 		accept: []string{`["123e4567-e89b-12d3-a456-426614174000","192.168.0.1","::1"]`, `["123e4567-e89b-12d3-a456-426614174000","0.0.0.0","2001:db8::8a2e:370:7334"]`},
 		reject: []string{`["123e4567-e89b-12d3-a456-42661417400","192.168.0.1","::1"]`, `["123e4567-e89b-12d3-a456-426614174000","256.1.1.1","::1"]`, `["123e4567-e89b-12d3-a456-426614174000","1.1.1.1","1::2::3"]`}},
+	{name: "uri-template format", schema: `{"type":"string","format":"uri-template"}`,
+		accept: []string{`"http://example.com/{id}"`, `"/search{?q,lang}"`, `"file:\/\/{+path}"`, `""`}, reject: []string{`"http://example.com/resource/{"`, `"a b"`, `"{}"`, `"100%"`}},
 	{name: "prefixItems and minItems", schema: `{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":{"type":"boolean"},"minItems":1,"maxItems":3}`,
 		accept: []string{`[1]`, `[1,"a"]`, `[1,"a",true]`}, reject: []string{`[]`, `["a"]`, `[1,"a",true,false]`, `[1,2]`}},
 	{name: "draft-07 definitions and tuple items", schema: `{"definitions":{"n":{"type":"integer"}},"type":"array","items":[{"$ref":"#/definitions/n"}],"additionalItems":false}`,
