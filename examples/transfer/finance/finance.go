@@ -67,9 +67,19 @@ var accountPattern = regexp.MustCompile(`^ACC-[0-9]{5}$`)
 
 const accountSchema = `{"type":"string","pattern":"^ACC-[0-9]{5}$","description":"Account ID, e.g. ACC-00001"}`
 
+// Ledger is what the tools need of a ledger: package ledger's SQLite
+// Ledger, or the PostgreSQL one (examples/transfer/pgledger) with the same
+// keyed semantics.
+type Ledger interface {
+	Balance(ctx context.Context, account string) (ledger.Cents, error)
+	ListTransactions(ctx context.Context, account string, limit int) ([]ledger.Transaction, error)
+	Transfer(ctx context.Context, key, src, dst string, amount ledger.Cents) (ledger.Transaction, error)
+	Refund(ctx context.Context, key, txID string) (ledger.Transaction, error)
+}
+
 // Tools returns the four finance tools over l. Their handlers are safe for
 // concurrent use.
-func Tools(l *ledger.Ledger) []tools.Tool {
+func Tools(l Ledger) []tools.Tool {
 	return []tools.Tool{
 		{
 			ID: GetBalance,
