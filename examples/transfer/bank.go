@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/toolgate/toolgate/examples/transfer/finance"
-	"github.com/toolgate/toolgate/examples/transfer/ledger"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -17,7 +15,7 @@ import (
 // (ledger.db), the gateway's store (gateway.db), the finance tools in a
 // registry, and the gateway with the example's approval policy.
 type bank struct {
-	ledger *ledger.Ledger
+	ledger closingLedger
 	store  closingStore
 	reg    *tools.Registry
 	gw     *gateway.Gateway
@@ -30,7 +28,7 @@ func openBank(ctx context.Context, dir, storeSpec string, opts *gateway.Options)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	l, err := ledger.Open(ctx, filepath.Join(dir, "ledger.db"), nil)
+	l, err := openLedger(ctx, storeSpec, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -11,23 +11,25 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/examples/transfer/pgledger"
 	"github.com/toolgate/toolgate/internal/testservices"
 )
 
 // The multi-process tests run three `transfer serve` processes sharing one
 // gateway store (a private Redis or PostgreSQL server on loopback, which the
-// test may kill) and one ledger (ledger.db in a shared --data folder), and
+// test may kill) and one ledger (with Redis, ledger.db in a shared --data
+// folder; with PostgreSQL, pgledger in the store's database), and
 // check that the exactly-once guarantee holds across processes: duplicates
 // spread over the processes execute once, a process SIGKILLed mid-flight
 // leaves nothing applied twice or lost, and a store outage fails calls
 // closed (retryable, nothing executed) until the store is back.
 
 func TestMultiProcessRedis(t *testing.T) {
-	testMultiProcess(t, testservices.NewRedis(t))
+	testMultiProcess(t, testservices.NewRedis(t), false)
 }
 
 func TestMultiProcessPostgres(t *testing.T) {
-	testMultiProcess(t, testservices.NewPostgres(t))
+	testMultiProcess(t, testservices.NewPostgres(t), true)
 }
 
 // cluster is the three serve processes; a slot is replaced when its
@@ -91,8 +93,40 @@ func settle(ctx context.Context, t *testing.T, c *cluster, client *http.Client, 
 	return nil
 }
 
-func testMultiProcess(t *testing.T, store *testservices.Server) {
+// testLedger is what the checks read of either ledger.
+type testLedger interface {
+	AllTransactions(context.Context) ([]ledger.Transaction, error)
+	Balance(context.Context, string) (ledger.Cents, error)
+	Total(context.Context) (ledger.Cents, error)
+	Close() error
+}
+
+func testMultiProcess(t *testing.T, store *testservices.Server, pg bool) {
 	data := t.TempDir()
+	openLedger := func(ctx context.Context) testLedger {
+		t.Helper()
+		var l testLedger
+		var err error
+		if pg {
+			l, err = pgledger.Open(ctx, store.URL, nil)
+		} else {
+			l, err = ledger.Open(ctx, filepath.Join(data, "ledger.db"), nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	transactions := func(ctx context.Context) []ledger.Transaction {
+		t.Helper()
+		l := openLedger(ctx)
+		defer l.Close()
+		all, err := l.AllTransactions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return all
+	}
 	tokens := writeTokens(t)
 	// A short lease lets the survivors take over the killed process's calls
 	// within seconds.
@@ -177,7 +211,7 @@ func testMultiProcess(t *testing.T, store *testservices.Server) {
 	// 3. Store outage under load: calls fail closed with a retryable error,
 	// nothing executes without a claim, and service resumes once the store
 	// is back.
-	before := ledgerTransactions(ctx, t, data)
+	before := transactions(ctx)
 	load := mpTransfers("mp-outage", 60)
 	refusals.Store(0)
 	acked.Store(0)
@@ -217,13 +251,15 @@ func testMultiProcess(t *testing.T, store *testservices.Server) {
 			probeKeys[r.IdempotencyKey] = true
 		}
 	}
-	for _, tx := range ledgerTransactions(ctx, t, data) {
+	if err := store.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The probes have not been sent again yet: none may be in the ledger
+	// (read after the restart, as a PostgreSQL ledger was down too).
+	for _, tx := range transactions(ctx) {
 		if probeKeys[tx.Key] {
 			t.Errorf("transfer %s (key %s) ran while the store was down", tx.ID, tx.Key)
 		}
-	}
-	if err := store.Start(); err != nil {
-		t.Fatal(err)
 	}
 	<-done
 	for i, p := range probes {
@@ -235,32 +271,15 @@ func testMultiProcess(t *testing.T, store *testservices.Server) {
 	for i := range c.procs {
 		c.procs[i].Load().stop(t)
 	}
-	checkLedger(ctx, t, data, all)
-}
-
-func ledgerTransactions(ctx context.Context, t *testing.T, data string) []ledger.Transaction {
-	t.Helper()
-	l, err := ledger.Open(ctx, filepath.Join(data, "ledger.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLedger(ctx)
 	defer l.Close()
-	all, err := l.AllTransactions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return all
+	checkLedger(ctx, t, l, all)
 }
 
 // checkLedger checks that the ledger holds every transfer exactly once, as
 // answered, and balances exact to the cent.
-func checkLedger(ctx context.Context, t *testing.T, data string, all []*mpTransfer) {
+func checkLedger(ctx context.Context, t *testing.T, l testLedger, all []*mpTransfer) {
 	t.Helper()
-	l, err := ledger.Open(ctx, filepath.Join(data, "ledger.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	txs, err := l.AllTransactions(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolgate/toolgate/examples/transfer/finance"
+	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/examples/transfer/pgledger"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
@@ -20,13 +23,36 @@ type closingStore interface {
 	Close() error
 }
 
+// closingLedger is a ledger the bank closes with itself.
+type closingLedger interface {
+	finance.Ledger
+	Close() error
+}
+
+// isPostgres reports whether a --store spec names PostgreSQL.
+func isPostgres(spec string) bool {
+	scheme, _, _ := strings.Cut(spec, "://")
+	return scheme == "postgres" || scheme == "postgresql"
+}
+
+// openLedger opens the ledger that goes with the store spec names: with
+// PostgreSQL, in the same database (pgledger, schema transfer_ledger), so
+// every serve process on any host shares it; otherwise the SQLite file
+// ledger.db in dir (processes sharing it must share dir, i.e. one host).
+func openLedger(ctx context.Context, spec, dir string) (closingLedger, error) {
+	if isPostgres(spec) {
+		return pgledger.Open(ctx, spec, nil)
+	}
+	return ledger.Open(ctx, filepath.Join(dir, "ledger.db"), nil)
+}
+
 // openStore opens the gateway store that serve's --store names: empty for
 // the embedded SQLite file gateway.db in dir (one host), redis:// or
 // rediss:// for Redis, postgres:// or postgresql:// for PostgreSQL (several
 // processes, on several hosts, sharing claims, approvals, audit and rate
 // limits), or "memory" for the in-memory reference store (benchmarks only:
-// nothing survives the process, nothing is shared). The ledger stays in dir
-// whatever the store (see the README).
+// nothing survives the process, nothing is shared). openLedger picks the
+// ledger to match.
 func openStore(ctx context.Context, spec, dir string) (closingStore, error) {
 	scheme, _, _ := strings.Cut(spec, "://")
 	switch {
@@ -36,7 +62,7 @@ func openStore(ctx context.Context, spec, dir string) (closingStore, error) {
 		return memoryStore{memstore.New()}, nil
 	case scheme == "redis" || scheme == "rediss":
 		return redisstore.Open(ctx, spec, nil)
-	case scheme == "postgres" || scheme == "postgresql":
+	case isPostgres(spec):
 		return pgstore.Open(ctx, spec, nil)
 	}
 	return nil, fmt.Errorf("--store %q: want redis://…, rediss://…, postgres://… or postgresql://… (or nothing for SQLite in --data)", redact(spec))
