@@ -307,7 +307,7 @@ func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Reques
 	sl.Candidates = res.candidates
 	for _, c := range res.candidates {
 		i, _ := x.snap.Lookup(c.Tool.ID)
-		sl.ShortlistTokens += x.docs[i].tokens
+		sl.ShortlistTokens += int(x.tokens[i])
 	}
 	sl.CatalogTokens = x.catalogTokens(view)
 	d.observe(ctx, view, req, sl, d.now().Sub(start))
@@ -315,12 +315,15 @@ func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Reques
 }
 
 func (x *Index) catalogTokens(view *tools.View) int {
+	if view.Len() == len(x.tokens) {
+		return x.total
+	}
 	n := 0
 	for w, bits := range view.Bits() {
 		for bits != 0 {
 			b := trailingZeros(bits)
 			bits &= bits - 1
-			n += x.docs[w*64+b].tokens
+			n += int(x.tokens[w*64+b])
 		}
 	}
 	return n

@@ -92,7 +92,11 @@ type Index struct {
 	scales   []float32
 	kinds    [numKinds][]acceptorRef
 	patterns []*compiledPattern
-	stats    BuildStats
+	// tokens[i] is docs[i].tokens, flat so that summing an authorized
+	// catalog's tokens streams through memory; total is their sum.
+	tokens []int32
+	total  int
+	stats  BuildStats
 }
 
 // BuildStats reports what building an index cost.
@@ -265,6 +269,11 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 		if err := x.quantise(prev, old); err != nil {
 			return nil, err
 		}
+	}
+	x.tokens = make([]int32, n)
+	for i, dc := range x.docs {
+		x.tokens[i] = int32(dc.tokens)
+		x.total += dc.tokens
 	}
 	x.buildPostings()
 	x.buildAcceptors()
