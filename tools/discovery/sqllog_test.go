@@ -1,0 +1,59 @@
+package discovery_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+func TestSQLLogRecordsQueries(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "discovery.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	log, err := discovery.NewSQLLog(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := discovery.NewSQLLog(ctx, db); err != nil { // idempotent
+		t.Fatalf("second NewSQLLog: %v", err)
+	}
+	clock := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	d := newDiscoverer(t, &discovery.Options{Log: log, Clock: func() time.Time { return clock }})
+	snap := registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
+	for _, q := range []string{"email the invoice", "refund my payment"} {
+		if _, err := d.Shortlist(ctx, snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"}), discovery.Request{Query: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := db.QueryContext(ctx, `SELECT time, principal, tenant, query, top_tool, confidence FROM discovery_log ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got [][2]string
+	for rows.Next() {
+		var ts, principal, tenant, query, top string
+		var conf float64
+		if err := rows.Scan(&ts, &principal, &tenant, &query, &top, &conf); err != nil {
+			t.Fatal(err)
+		}
+		if ts != "2026-05-06T07:08:09Z" || principal != "bob" || tenant != "acme" || conf < 0 || conf > 1 {
+			t.Errorf("row = %s %s %s %v", ts, principal, tenant, conf)
+		}
+		got = append(got, [2]string{query, top})
+	}
+	want := [][2]string{{"email the invoice", "a/send_invoice"}, {"refund my payment", "a/refund"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("logged (query, top tool) = %v, want %v", got, want)
+	}
+}
