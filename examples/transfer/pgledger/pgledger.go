@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +41,10 @@ type Options struct {
 	Opening ledger.Cents
 	// Now is the clock for transaction timestamps. Nil means time.Now.
 	Now func() time.Time
+	// MaxConns caps the connection pool. Zero means the URL's
+	// pool_max_conns, else 32 (a write waits on its commit's fsync, so more
+	// connections than cores keep the database busy).
+	MaxConns int
 }
 
 // Ledger is a PostgreSQL-backed ledger, safe for concurrent use by many
@@ -91,6 +96,8 @@ func Open(ctx context.Context, url string, opts *Options) (*Ledger, error) {
 		return nil, fmt.Errorf("pgledger: Options.Accounts = %d, want 0..99999", o.Accounts)
 	case o.Opening < 0 || o.Opening > ledger.MaxCents:
 		return nil, fmt.Errorf("pgledger: Options.Opening = %s out of range", o.Opening)
+	case o.MaxConns < 0:
+		return nil, fmt.Errorf("pgledger: Options.MaxConns = %d, want >= 0", o.MaxConns)
 	}
 	if o.Schema == "" {
 		o.Schema = "transfer_ledger"
@@ -109,6 +116,12 @@ func Open(ctx context.Context, url string, opts *Options) (*Ledger, error) {
 		return nil, fmt.Errorf("pgledger: %w", err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
+	switch {
+	case o.MaxConns > 0:
+		cfg.MaxConns = int32(o.MaxConns)
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = 32
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgledger: %w", err)
