@@ -62,7 +62,7 @@ type Fusion int
 const (
 	// FusionScore adds the two sides' scores, each normalised by its best
 	// score for the query, with the lexical side weighted LexicalWeight.
-	// The default: it beat reciprocal rank fusion on every dataset
+	// The default: it beat reciprocal rank fusion on recall@5 on every dataset
 	// (docs/benchmarks.md).
 	FusionScore Fusion = iota
 	// FusionRRF is reciprocal rank fusion, Σ 1/(60 + rank).

@@ -455,7 +455,7 @@ func (d *Discoverer) fuse(lex, dense []scored) []fusedScore {
 
 // confidence estimates the probability that the first fused candidate is
 // right, from how far it leads and whether the two sides agree. The
-// coefficients were fitted by logistic regression on the public datasets
+// coefficients are a Platt scaling fitted on the public datasets (TestCalibrate)
 // (docs/benchmarks.md has the calibration table).
 func confidence(fused []fusedScore, lex, dense []scored, p queryPlan) float64 {
 	if len(fused) == 0 {
