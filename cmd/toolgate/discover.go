@@ -22,19 +22,6 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// loadSnapshot loads the catalogs into a registry and returns its snapshot.
-func loadSnapshot(specs []string) (*tools.Snapshot, error) {
-	ts, err := tools.LoadCatalogs(specs...)
-	if err != nil {
-		return nil, err
-	}
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		return nil, err
-	}
-	return reg.Snapshot(), nil
-}
-
 // allScopes lists every scope the snapshot's tools need.
 func allScopes(snap *tools.Snapshot) []string {
 	seen := map[string]bool{}
@@ -78,8 +65,8 @@ type discoveredCandidate struct {
 func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var catalogs multiFlag
-	fs.Var(&catalogs, "tools", "catalog file, NS=FILE (repeatable)")
+	var src catalogSources
+	src.register(fs)
 	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
@@ -88,8 +75,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		return exitUsage
 	}
 	switch {
-	case len(catalogs) == 0:
-		fmt.Fprintln(stderr, "toolgate discover: --tools is required")
+	case src.empty():
+		fmt.Fprintln(stderr, "toolgate discover: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config")
 		return exitUsage
 	case fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "":
 		fmt.Fprintln(stderr, `toolgate discover: want exactly one request argument, e.g. "close issue #42"`)
@@ -101,11 +88,13 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "toolgate discover: unknown --format %q (want text or json)\n", *format)
 		return exitUsage
 	}
-	snap, err := loadSnapshot(catalogs)
+	reg, closeUpstreams, err := src.load(ctx, quietLogger())
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate discover: %s\n", firstLine(err))
 		return exitUsage
 	}
+	defer closeUpstreams()
+	snap := reg.Snapshot()
 	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: allScopes(snap)}
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
 		p.Scopes = splitList(*scopes)

@@ -107,7 +107,7 @@ func TestDiscoverScopesAndExitCodes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"discover", "x"}, "--tools is required"},
+		{[]string{"discover", "x"}, "a catalog is required"},
 		{[]string{"discover", "--tools", cat}, "want exactly one request"},
 		{[]string{"discover", "--tools", cat, "--k", "0", "x"}, "--k 0"},
 		{[]string{"discover", "--tools", cat, "--format", "xml", "x"}, "unknown --format"},

@@ -21,8 +21,8 @@ func init() { commands["eval"] = runEval }
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var catalogs multiFlag
-	fs.Var(&catalogs, "tools", "catalog file, NS=FILE (repeatable)")
+	var src catalogSources
+	src.register(fs)
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
@@ -31,8 +31,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	switch {
-	case len(catalogs) == 0:
-		fmt.Fprintln(stderr, "toolgate eval: --tools is required")
+	case src.empty():
+		fmt.Fprintln(stderr, "toolgate eval: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config")
 		return exitUsage
 	case *queriesPath == "":
 		fmt.Fprintln(stderr, "toolgate eval: --queries is required")
@@ -47,11 +47,13 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text or json)\n", *format)
 		return exitUsage
 	}
-	snap, err := loadSnapshot(catalogs)
+	reg, closeUpstreams, err := src.load(ctx, quietLogger())
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %s\n", firstLine(err))
 		return exitUsage
 	}
+	defer closeUpstreams()
+	snap := reg.Snapshot()
 	f, err := os.Open(*queriesPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %s: cannot read queries: %v\n", *queriesPath, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,28 @@ func TestLintMCPUpstream(t *testing.T) {
 	code = run(t.Context(), []string{"lint", "--mcp", "broken=sh -c 'exit 3'"}, strings.NewReader(""), &stdout, &stderr)
 	if code != exitUsage {
 		t.Errorf("lint with a server that exits = %d, want 2", code)
+	}
+}
+
+// TestDiscoverMCPUpstream discovers over a real MCP server's tools
+// imported with --mcp beside a catalog file.
+func TestDiscoverMCPUpstream(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), []string{"discover", "--mcp", "memory=node " + memory, "--tools", github, "--k", "3", "--format", "json",
+		"add an observation about an entity to the knowledge graph"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("discover --mcp = exit %d (stderr %q)", code, stderr.String())
+	}
+	var out struct {
+		Candidates []struct{ Name string }
+		Authorized int
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Authorized < 30 || len(out.Candidates) == 0 || out.Candidates[0].Name != "memory/add_observations" {
+		t.Errorf("discover --mcp = %+v, want memory/add_observations first over the memory and github tools", out)
 	}
 }
