@@ -1,24 +1,22 @@
-// Command bench compares toolgate's Discoverer with SQLite FTS5 (BM25 over
-// name and description, porter stemming) on the same corpora and queries:
-// recall@1/5, MRR and single-query latency. It is a nested module so that
-// comparison-only dependencies stay out of the library's go.mod.
+// Command bench compares toolgate's default Discoverer with two lexical
+// baselines — SQLite FTS5 (BM25, porter stemming) and Bleve (English
+// analyzer, a disjunction of match queries) — over the same tool text (name
+// split on separators, description) and the same queries: recall@1/5, MRR
+// and single-query latency per engine, then the ratios toolgate/Bleve and
+// toolgate/FTS5. It is a nested module so that comparison-only dependencies
+// stay out of the library's go.mod.
 //
-//	cd bench && go run . -shared ../../shared
+//	cd bench && go run . -shared ../../shared -sample 2000
 package main
 
 import (
-	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
-
-	_ "modernc.org/sqlite"
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -50,6 +48,7 @@ func run(shared string, sample int) error {
 	}
 	fmt.Println("| set | engine | queries | R@1 | R@5 | MRR | p50 µs | p99 µs |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- |")
+	var ratios []string
 	for _, s := range sets {
 		ts, err := tools.LoadCatalogs(s.catalog...)
 		if err != nil {
@@ -83,47 +82,39 @@ func run(shared string, sample int) error {
 			}
 			answerable = keep
 		}
-		d, err := discovery.New(nil)
-		if err != nil {
-			return err
-		}
-		view := snap.Authorize(tools.Principal{ID: "b", Tenant: "b"})
-		if _, err := d.Index(context.Background(), snap); err != nil {
-			return err
-		}
-		tg := func(q string) ([]string, error) {
-			sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: q, K: 5})
+		byEngine := map[string]result{}
+		for _, e := range engines {
+			fn, closeFn, err := e.open(snap)
 			if err != nil {
-				return nil, err
+				return fmt.Errorf("%s: %s: %w", s.name, e.name, err)
 			}
-			out := make([]string, len(sl.Candidates))
-			for i, c := range sl.Candidates {
-				out[i] = c.Tool.ID
-			}
-			return out, nil
-		}
-		fts, closeFTS, err := newFTS(snap)
-		if err != nil {
-			return err
-		}
-		for _, e := range []struct {
-			name string
-			fn   func(string) ([]string, error)
-		}{{"toolgate", tg}, {"sqlite fts5", fts}} {
-			r, err := score(snap, answerable, e.fn)
+			r, err := score(answerable, fn)
+			closeFn()
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %s: %w", s.name, e.name, err)
 			}
+			byEngine[e.name] = r
 			fmt.Printf("| %s | %s | %d | %.3f | %.3f | %.3f | %.0f | %.0f |\n", s.name, e.name, len(answerable), r.r1, r.r5, r.mrr, r.p50, r.p99)
 		}
-		closeFTS()
+		tg := byEngine["toolgate"]
+		for _, other := range []string{"bleve", "sqlite fts5"} {
+			o := byEngine[other]
+			ratios = append(ratios, fmt.Sprintf("| %s | toolgate / %s | ×%.2f | ×%.2f | ×%.2f | ÷%.1f | ÷%.1f |",
+				s.name, other, tg.r1/o.r1, tg.r5/o.r5, tg.mrr/o.mrr, o.p50/tg.p50, o.p99/tg.p99))
+		}
+	}
+	fmt.Println()
+	fmt.Println("| set | ratio | R@1 | R@5 | MRR | p50 latency | p99 latency |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range ratios {
+		fmt.Println(r)
 	}
 	return nil
 }
 
 type result struct{ r1, r5, mrr, p50, p99 float64 }
 
-func score(snap *tools.Snapshot, qs []discovery.Query, fn func(string) ([]string, error)) (result, error) {
+func score(qs []discovery.Query, fn search) (result, error) {
 	var r result
 	var lat []float64
 	for _, q := range qs {
@@ -132,7 +123,7 @@ func score(snap *tools.Snapshot, qs []discovery.Query, fn func(string) ([]string
 		if err != nil {
 			return r, err
 		}
-		lat = append(lat, float64(time.Since(start).Microseconds()))
+		lat = append(lat, float64(time.Since(start).Nanoseconds())/1e3)
 		match := func(entry, id string) bool {
 			if entry == id {
 				return true
@@ -169,62 +160,4 @@ func score(snap *tools.Snapshot, qs []discovery.Query, fn func(string) ([]string
 	sort.Float64s(lat)
 	r.p50, r.p99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
 	return r, nil
-}
-
-var words = regexp.MustCompile(`[\pL\pN]+`)
-
-// newFTS indexes the snapshot's tools in an in-memory FTS5 table (name split
-// on separators, description; porter stemming) and returns a search
-// function ranking by FTS5's bm25() over the request's words, ORed.
-func newFTS(snap *tools.Snapshot) (func(string) ([]string, error), func(), error) {
-	db, err := sql.Open("sqlite", ":memory:")
-	if err != nil {
-		return nil, nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(id UNINDEXED, name, description, tokenize = 'porter unicode61')`); err != nil {
-		return nil, nil, err
-	}
-	tx, _ := db.Begin()
-	for _, t := range snap.Tools() {
-		name := strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name())
-		desc := t.Description
-		if desc == "" {
-			desc = t.Card.Summary
-		}
-		if _, err := tx.Exec(`INSERT INTO t(id, name, description) VALUES (?, ?, ?)`, t.ID, name, desc); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, nil, err
-	}
-	stmt, err := db.Prepare(`SELECT id FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 5`)
-	if err != nil {
-		return nil, nil, err
-	}
-	search := func(q string) ([]string, error) {
-		ws := words.FindAllString(strings.ToLower(q), -1)
-		if len(ws) == 0 {
-			return nil, nil
-		}
-		for i, w := range ws {
-			ws[i] = `"` + w + `"`
-		}
-		rows, err := stmt.Query(strings.Join(ws, " OR "))
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return nil, err
-			}
-			out = append(out, id)
-		}
-		return out, rows.Err()
-	}
-	return search, func() { stmt.Close(); db.Close() }, nil
 }
