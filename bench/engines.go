@@ -9,7 +9,9 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 	_ "modernc.org/sqlite"
 
 	"github.com/toolgate/toolgate/tools"
@@ -34,7 +36,8 @@ type engine struct {
 var engines = []engine{
 	{"toolgate", newToolgate},
 	{"sqlite fts5", newFTS},
-	{"bleve", newBleve},
+	{"bleve", func(s *tools.Snapshot) (search, func(), error) { return newBleve(s, "") }},
+	{"bleve bm25", func(s *tools.Snapshot) (search, func(), error) { return newBleve(s, index.BM25Scoring) }},
 }
 
 // card is the text every lexical baseline indexes for a tool: its name split
@@ -144,12 +147,13 @@ type bleveDoc struct {
 	Tool        string `json:"tool"`
 }
 
-// newBleve indexes the snapshot's tools in an in-memory Bleve index (English
+// newBleve indexes the snapshot's tools in an in-memory Scorch index (English
 // analyzer — possessives, lower case, stop words, Porter stemming — on the
 // split name and the description; the raw name as a keyword field) and
 // returns a search function: a disjunction of match queries (terms ORed)
-// over the three fields, Bleve's default TF-IDF scoring, top k.
-func newBleve(snap *tools.Snapshot) (search, func(), error) {
+// over the three fields, top k. scoring is the index's scoring model: "" for
+// Bleve's default (TF-IDF) or index.BM25Scoring.
+func newBleve(snap *tools.Snapshot, scoring string) (search, func(), error) {
 	text := bleve.NewTextFieldMapping()
 	text.Analyzer = en.AnalyzerName
 	text.Store = false
@@ -164,7 +168,11 @@ func newBleve(snap *tools.Snapshot) (search, func(), error) {
 	m := bleve.NewIndexMapping()
 	m.DefaultMapping = doc
 	m.DefaultAnalyzer = en.AnalyzerName
-	idx, err := bleve.NewMemOnly(m)
+	m.ScoringModel = scoring
+	// Scorch, Bleve's default index type, kept in memory (an empty path).
+	// bleve.NewMemOnly's upsidedown store has no field statistics, so
+	// BM25 would silently fall back to TF-IDF there.
+	idx, err := bleve.NewUsing("", m, scorch.Name, scorch.Name, nil)
 	if err != nil {
 		return nil, nil, err
 	}

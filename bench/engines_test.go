@@ -1,8 +1,10 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/tools"
@@ -99,5 +101,49 @@ func TestScore(t *testing.T) {
 	}
 	if r.r1 != 0.5 || r.r5 != 1 || r.mrr != 0.75 {
 		t.Errorf("score = R@1 %v R@5 %v MRR %v, want 0.5 1 0.75", r.r1, r.r5, r.mrr)
+	}
+}
+
+// BenchmarkEngines measures one search per iteration on the real MCP
+// catalogs, cycling through the labeled real-MCP requests.
+func BenchmarkEngines(b *testing.B) {
+	files, err := filepath.Glob("../examples/transfer/catalog/*.json")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("real MCP catalogs: %v (%d files)", err, len(files))
+	}
+	ts, err := tools.LoadCatalogs(files...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	if err := reg.Add(ts...); err != nil {
+		b.Fatal(err)
+	}
+	snap := reg.Snapshot()
+	f, err := os.Open("../testdata/queries/real-mcp.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs, err := discovery.ReadQueries(f, "real-mcp.jsonl")
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range engines {
+		b.Run(strings.ReplaceAll(e.name, " ", "-"), func(b *testing.B) {
+			fn, closeFn, err := e.open(snap)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer closeFn()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := fn(qs[i%len(qs)].Query); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

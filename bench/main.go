@@ -6,7 +6,7 @@
 // toolgate/FTS5. It is a nested module so that comparison-only dependencies
 // stay out of the library's go.mod.
 //
-//	cd bench && go run . -shared ../../shared -sample 2000
+//	cd bench && go run . -shared ../../shared
 package main
 
 import (
@@ -24,7 +24,7 @@ import (
 
 func main() {
 	shared := flag.String("shared", "../../shared", "the shared data folder")
-	sample := flag.Int("sample", 3000, "queries per dataset (evenly spread); 0 = all")
+	sample := flag.Int("sample", 0, "answerable queries per dataset (evenly spread); 0 = all")
 	flag.Parse()
 	if err := run(*shared, *sample); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -97,7 +97,7 @@ func run(shared string, sample int) error {
 			fmt.Printf("| %s | %s | %d | %.3f | %.3f | %.3f | %.0f | %.0f |\n", s.name, e.name, len(answerable), r.r1, r.r5, r.mrr, r.p50, r.p99)
 		}
 		tg := byEngine["toolgate"]
-		for _, other := range []string{"bleve", "sqlite fts5"} {
+		for _, other := range []string{"bleve", "bleve bm25", "sqlite fts5"} {
 			o := byEngine[other]
 			ratios = append(ratios, fmt.Sprintf("| %s | toolgate / %s | ×%.2f | ×%.2f | ×%.2f | ÷%.1f | ÷%.1f |",
 				s.name, other, tg.r1/o.r1, tg.r5/o.r5, tg.mrr/o.mrr, o.p50/tg.p50, o.p99/tg.p99))
