@@ -202,12 +202,18 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
 		// others are still registered.
 		u.opts.Logger.Warn("mcp: rejected tools", "server", u.cfg.Name, "err", err)
 	}
-	if err := u.reg.ReplaceNamespace(u.cfg.Name, ts); err != nil {
-		return err
-	}
+	// Status reflects the new list before the registry publishes it, so a
+	// reader woken by the registry never sees a stale count.
 	u.mu.Lock()
+	prev := u.ntools
 	u.ntools = len(ts)
 	u.mu.Unlock()
+	if err := u.reg.ReplaceNamespace(u.cfg.Name, ts); err != nil {
+		u.mu.Lock()
+		u.ntools = prev
+		u.mu.Unlock()
+		return err
+	}
 	if u.opts.OnChange != nil {
 		u.opts.OnChange(u.cfg.Name, len(ts))
 	}
@@ -343,14 +349,17 @@ func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
 			backoff = min(backoff*2, u.opts.MaxBackoff)
 			next, err := u.dial(ctx)
 			if err == nil {
+				u.mu.Lock()
+				u.reconnects++
+				u.mu.Unlock()
 				if err = u.register(ctx, next); err == nil {
-					u.mu.Lock()
-					u.reconnects++
-					u.mu.Unlock()
 					u.opts.Logger.Info("mcp: reconnected", "server", u.cfg.Name)
 					cs, backoff = next, u.opts.MinBackoff
 					break
 				}
+				u.mu.Lock()
+				u.reconnects--
+				u.mu.Unlock()
 				next.Close()
 			}
 			u.mu.Lock()
