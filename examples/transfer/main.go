@@ -3,6 +3,9 @@
 //
 //	go run ./examples/transfer                       the guided demo; exits 0
 //	go run ./examples/transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…]
+//	go run ./examples/transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T --scopes a,b
+//	        [--data DIR] [--approve never|prompt] [--once "request"]
+//	go run ./examples/transfer team                  router–worker agents and the untrusted-output policy; exits 0
 //
 // serve runs the HTTP gateway over the finance tools (get_balance,
 // list_transactions, transfer_funds, issue_full_refund) with a SQLite ledger
