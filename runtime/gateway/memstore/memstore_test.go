@@ -11,3 +11,9 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) gateway.Store { return memstore.New() })
 }
+
+// Through Gateway.Execute: three gateways over one in-memory store.
+func TestGatewaysShareOneStore(t *testing.T) {
+	st := memstore.New()
+	storetest.RunGateways(t, func(testing.TB, int) []gateway.Store { return []gateway.Store{st, st, st} }, 3)
+}
