@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
@@ -151,7 +152,7 @@ type bleveDoc struct {
 // analyzer — possessives, lower case, stop words, Porter stemming — on the
 // split name and the description; the raw name as a keyword field) and
 // returns a search function: a disjunction of match queries (terms ORed)
-// over the three fields, top k. scoring is the index's scoring model: "" for
+// over the three fields, top k by score then ID. scoring is the index's scoring model: "" for
 // Bleve's default (TF-IDF) or index.BM25Scoring.
 func newBleve(snap *tools.Snapshot, scoring string) (search, func(), error) {
 	text := bleve.NewTextFieldMapping()
@@ -195,14 +196,26 @@ func newBleve(snap *tools.Snapshot, scoring string) (search, func(), error) {
 			mq.SetField(f)
 			qs = append(qs, mq)
 		}
-		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), k, 0, false)
+		// Scores of near-duplicate tools differ only in their last bits,
+		// and those bits vary between runs (the batch's documents land in
+		// Scorch in map order), so ranks are cut at float32 precision and
+		// ties broken by ID, from twice k hits.
+		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), 2*k, 0, false)
 		res, err := idx.Search(req)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]string, len(res.Hits))
-		for i, h := range res.Hits {
-			out[i] = h.ID
+		hits := res.Hits
+		sort.SliceStable(hits, func(i, j int) bool {
+			si, sj := float32(hits[i].Score), float32(hits[j].Score)
+			if si != sj {
+				return si > sj
+			}
+			return hits[i].ID < hits[j].ID
+		})
+		out := make([]string, 0, k)
+		for _, h := range hits[:min(k, len(hits))] {
+			out = append(out, h.ID)
 		}
 		return out, nil
 	}
