@@ -197,9 +197,10 @@ func newBleve(snap *tools.Snapshot, scoring string) (search, func(), error) {
 			qs = append(qs, mq)
 		}
 		// Scores of near-duplicate tools differ only in their last bits,
-		// and those bits vary between runs (the batch's documents land in
-		// Scorch in map order), so ranks are cut at float32 precision and
-		// ties broken by ID, from twice k hits.
+		// and those bits vary between runs (a Bleve batch is a Go map, so
+		// documents land in Scorch in a different order each run), so
+		// scores are compared at float32 precision and ties broken by ID,
+		// over twice k hits.
 		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), 2*k, 0, false)
 		res, err := idx.Search(req)
 		if err != nil {
