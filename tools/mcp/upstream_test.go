@@ -304,3 +304,56 @@ func containsString(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestHungServerLeavesCatalogAndReconnects freezes the server (SIGSTOP): the
+// keep-alive pings fail, the session is closed, the server's tools leave
+// the catalog, and a fresh server is started and registered.
+func TestHungServerLeavesCatalogAndReconnects(t *testing.T) {
+	ctx := testContext(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	server := nodeServer(t, "@modelcontextprotocol/server-memory")
+	script := fmt.Sprintf("echo $$ >> %s; exec %s", pidFile, strings.Join(server, " "))
+	reg := tools.NewRegistry()
+	changed := make(chan struct{}, 16)
+	reg.Subscribe(changed)
+	up, err := mcp.Connect(ctx, reg, mcp.Server{
+		Name:    "memory",
+		Command: []string{"sh", "-c", script},
+		Env:     map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")},
+	}, &mcp.Options{Logger: quiet, KeepAlive: 200 * time.Millisecond, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	want := reg.Snapshot().Len()
+	pidText, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	sawEmpty := false
+	for !sawEmpty || reg.Snapshot().Len() != want {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("waiting for the hung server's removal and a reconnection: saw empty %v, now %d tools, status %+v", sawEmpty, reg.Snapshot().Len(), up.Status())
+		}
+		if reg.Snapshot().Len() == 0 {
+			sawEmpty = true
+		}
+	}
+	if st := up.Status(); !st.Connected || st.Reconnects < 1 {
+		t.Errorf("Status = %+v, want connected again after ≥1 reconnection", st)
+	}
+	if _, err := call(t, ctx, reg, "memory/read_graph", map[string]any{}); err != nil {
+		t.Errorf("read_graph after reconnection: %v", err)
+	}
+}
