@@ -57,6 +57,15 @@ type Options struct {
 	// Mode is how the backend is constrained. The zero value is
 	// llm.ModeEnvelope (structured output with the envelope schema).
 	Mode llm.Mode
+	// StrictSchemas says the backend enforces OpenAI's strict schemas (the
+	// OpenAI API and servers that follow it). In envelope mode each tool's
+	// schema then goes through grammar.OpenAIStrict before it enters the
+	// envelope schema, so response_format is in strict form throughout. In
+	// every mode, the nulls the strict form makes a model write for omitted
+	// optional properties are dropped before validation (native mode always
+	// does this, since its tools are sent in strict form). False: schemas
+	// are sent as the tools declare them.
+	StrictSchemas bool
 	// Strategy chooses the tools shown per step. Zero means StrategyAuto.
 	Strategy Strategy
 	// K is the shortlist size of the progressive strategy. Zero means 5.

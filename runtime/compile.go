@@ -43,9 +43,19 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 			spec.StrictParameters = strict
 			c.relaxations = append(c.relaxations, relaxStrings(t.ID, relax)...)
 		}
+		envSchema := schema
+		if a.opts.StrictSchemas && a.opts.Mode == llm.ModeEnvelope {
+			strict, relax, err := grammar.OpenAIStrict(schema)
+			if err != nil {
+				c.excluded = append(c.excluded, t.ID)
+				continue
+			}
+			envSchema = strict
+			c.relaxations = append(c.relaxations, relaxStrings(t.ID, relax)...)
+		}
 		byName[name] = t
 		c.specs = append(c.specs, spec)
-		env = append(env, grammar.EnvelopeTool{Name: name, Schema: schema})
+		env = append(env, grammar.EnvelopeTool{Name: name, Schema: envSchema})
 	}
 	if findTools && a.opts.Mode == llm.ModeNative {
 		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findToolsDescription,

@@ -200,11 +200,11 @@ func (s *Session) validate(name string, args json.RawMessage) error {
 	return err
 }
 
-// normalize undoes the strict form on native calls (see dropStrictNulls):
-// the OpenAI adapter sends the StrictParameters, whose optional properties
-// are nullable.
+// normalize undoes the strict form (see dropStrictNulls) on calls made
+// under strict schemas: native tools (the OpenAI adapter sends the
+// StrictParameters) or Options.StrictSchemas.
 func (a *Agent) normalize(view *tools.View, id string, args json.RawMessage) json.RawMessage {
-	if a.opts.Mode != llm.ModeNative {
+	if a.opts.Mode != llm.ModeNative && !a.opts.StrictSchemas {
 		return args
 	}
 	if t, ok := view.Get(id); ok && len(t.InputSchema) > 0 {

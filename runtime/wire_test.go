@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -216,5 +218,79 @@ func TestNativeOpenAIOverWire(t *testing.T) {
 	last := msgs[len(msgs)-1].(map[string]any)
 	if last["role"] != "tool" || last["tool_call_id"] != "call_abc" {
 		t.Errorf("last message of the second request = %v, want the tool result for call_abc", last)
+	}
+}
+
+// strictViolations lists the objects of an OpenAI strict schema that are
+// not in strict form: additionalProperties false and every property required.
+func strictViolations(v any, path string, out *[]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			if v["additionalProperties"] != false {
+				*out = append(*out, path+": additionalProperties is not false")
+			}
+			req, _ := v["required"].([]any)
+			for name := range props {
+				if !slices.Contains(req, any(name)) {
+					*out = append(*out, path+": property "+name+" is not required")
+				}
+			}
+		}
+		for k, sub := range v {
+			strictViolations(sub, path+"/"+k, out)
+		}
+	case []any:
+		for i, sub := range v {
+			strictViolations(sub, fmt.Sprintf("%s/%d", path, i), out)
+		}
+	}
+}
+
+// TestStrictEnvelopeOverWire runs envelope mode against an OpenAI wire
+// server with StrictSchemas: the response_format schema is strict in every
+// object (the tools' own schemas included), and a call that writes null for
+// an omitted optional property is accepted with the null dropped.
+func TestStrictEnvelopeOverWire(t *testing.T) {
+	w := &wireServer{outputs: []string{
+		`{"envelope":{"action":"call","tool":"list_issues","arguments":{"owner":"acme","repo":"app","state":null,"labels":null,"sort":null,"direction":null,"since":null,"page":null,"per_page":null}}}`,
+		`{"envelope":{"action":"answer","text":"Listed."}}`,
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(w.openai))
+	defer srv.Close()
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil, true, nil)
+	var calls []runtime.Event
+	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, StrictSchemas: true,
+		Observer: func(ev runtime.Event) {
+			if ev.Kind == runtime.EventCall {
+				calls = append(calls, ev)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := agent.NewSession(admin, "strict", nil).Run(t.Context(), "list the open issues of the github repository acme/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != "Listed." || len(calls) != 1 {
+		t.Fatalf("answer %q, calls %d", turn.Answer, len(calls))
+	}
+	// The catalog tool has no handler: the gateway refuses it as not
+	// executable, after validation accepted the arguments without nulls.
+	var ge *gateway.Error
+	if !errors.As(calls[0].Err, &ge) || ge.Type != gateway.UnknownTool || strings.Contains(string(calls[0].Arguments), "null") {
+		t.Errorf("call = %s, %v; want the nulls dropped and the catalog-only tool refused as not executable", calls[0].Arguments, calls[0].Err)
+	}
+	rf, _ := w.bodies[0]["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	var bad []string
+	strictViolations(js["schema"], "#", &bad)
+	if len(bad) > 0 || js["strict"] != true {
+		t.Errorf("response_format is not strict throughout (strict=%v):\n%s", js["strict"], strings.Join(bad, "\n"))
 	}
 }
