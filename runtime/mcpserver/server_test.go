@@ -98,6 +98,23 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// serveHTTP serves the fixture over Streamable HTTP with bearer tokens,
+// until the test ends.
+func (f *fixture) serveHTTP(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 var tokens = map[string]tools.Principal{
 	"teller-token": {ID: "teller", Tenant: "acme", Scopes: []string{"accounts:read"}},
 	"admin-token":  {ID: "admin", Tenant: "acme", Scopes: []string{"accounts:read", "billing:admin"}},
@@ -118,16 +135,7 @@ func bearer(r *http.Request) (tools.Principal, error) {
 func TestTypeScriptClient(t *testing.T) {
 	modules := filepath.Dir(filepath.Dir(testenv.NodeModule(t, "@modelcontextprotocol/sdk")))
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	defer ts.Close()
+	ts := f.serveHTTP(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -204,16 +212,7 @@ func TestTypeScriptClient(t *testing.T) {
 
 func TestHTTPRejectsMissingToken(t *testing.T) {
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	defer ts.Close()
+	ts := f.serveHTTP(t)
 	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -228,16 +227,7 @@ func TestHTTPRejectsMissingToken(t *testing.T) {
 // principal cannot be used with another principal's token.
 func TestSessionBelongsToItsOwner(t *testing.T) {
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	defer ts.Close()
+	ts := f.serveHTTP(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
