@@ -155,54 +155,16 @@ func TestCrashExactlyOnce(t *testing.T) {
 	}
 	srv.stop(t)
 
-	want := map[string]ledger.Cents{}
-	for i := 1; i <= 10; i++ {
-		want[fmt.Sprintf("ACC-%05d", i)] = 100000
-	}
-	for _, r := range reqs {
-		want[r.src] -= r.amount
-		want[r.dst] += r.amount
+	all := make([]*mpTransfer, n)
+	for i, r := range reqs {
+		all[i] = &mpTransfer{src: r.src, dst: r.dst, amount: r.amount, body: r.body, answer: final[i]}
 	}
 	l, err = ledger.Open(ctx, filepath.Join(data, "ledger.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	for acc, w := range want {
-		got, err := l.Balance(ctx, acc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != w {
-			t.Errorf("Balance(%s) = %s, want %s (every transfer exactly once)", acc, got, w)
-		}
-	}
-	if total, _ := l.Total(ctx); total != 1000000 {
-		t.Errorf("Total() = %s, want 10000.00", total)
-	}
-	all, err := l.AllTransactions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byKey := map[string]ledger.Transaction{}
-	for _, tx := range all {
-		if _, dup := byKey[tx.Key]; dup {
-			t.Errorf("key %s applied twice", tx.Key)
-		}
-		byKey[tx.Key] = tx
-	}
-	if len(all) != n {
-		t.Errorf("ledger holds %d transactions, want %d", len(all), n)
-	}
-	for i, f := range final {
-		if f == nil {
-			continue
-		}
-		tx, ok := byKey[f.key]
-		if !ok || tx.ID != f.txID || tx.Amount != reqs[i].amount || tx.Source != reqs[i].src || tx.Target != reqs[i].dst {
-			t.Errorf("transfer %d answered %s (key %s) but the ledger has %+v (found %v)", i, f.txID, f.key, tx, ok)
-		}
-	}
+	checkLedger(ctx, t, l, all)
 }
 
 func answerOf(t *testing.T, r *reply) *crashAnswer {
