@@ -152,62 +152,6 @@ func TestImportFilesystemServer(t *testing.T) {
 	}
 }
 
-func TestKilledServerLeavesCatalogAndReconnects(t *testing.T) {
-	ctx := testContext(t)
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	server := nodeServer(t, "@modelcontextprotocol/server-memory")
-	// The shell records the server's pid, then becomes the server.
-	script := fmt.Sprintf("echo $$ > %s; exec %s", pidFile, strings.Join(server, " "))
-
-	reg := tools.NewRegistry()
-	changed := make(chan struct{}, 16)
-	reg.Subscribe(changed)
-	up, err := mcp.Connect(ctx, reg, mcp.Server{
-		Name:    "memory",
-		Command: []string{"sh", "-c", script},
-		Env:     map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")},
-	}, &mcp.Options{Logger: quiet, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	want := reg.Snapshot().Len()
-	if want == 0 {
-		t.Fatal("no tools registered")
-	}
-
-	pidText, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-
-	sawEmpty := false
-	for !sawEmpty || reg.Snapshot().Len() != want {
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			t.Fatalf("waiting for removal and reconnection: saw empty catalog %v, now %d tools, status %+v", sawEmpty, reg.Snapshot().Len(), up.Status())
-		}
-		if reg.Snapshot().Len() == 0 {
-			sawEmpty = true
-		}
-	}
-	if st := up.Status(); !st.Connected || st.Reconnects < 1 || st.LastError == nil {
-		t.Errorf("Status after reconnection = %+v, want connected, ≥1 reconnect, the loss recorded", st)
-	}
-	if _, err := call(t, ctx, reg, "memory/read_graph", map[string]any{}); err != nil {
-		t.Errorf("read_graph after reconnection: %v", err)
-	}
-}
-
 // sdkServer serves a Go SDK MCP server over Streamable HTTP, for the
 // protocol features the npm servers do not exercise on demand: pagination
 // and tools/list_changed.
@@ -305,14 +249,15 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// TestHungServerLeavesCatalogAndReconnects freezes the server (SIGSTOP): the
-// keep-alive pings fail, the session is closed, the server's tools leave
-// the catalog, and a fresh server is started and registered.
-func TestHungServerLeavesCatalogAndReconnects(t *testing.T) {
-	ctx := testContext(t)
+// recordedServer connects to server-memory started through a shell that
+// records the server's pid, with fast keep-alive and backoff, and returns
+// the upstream, the registry, its change channel and the pid.
+func recordedServer(t *testing.T, ctx context.Context) (*mcp.Upstream, *tools.Registry, chan struct{}, int) {
+	t.Helper()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	server := nodeServer(t, "@modelcontextprotocol/server-memory")
+	// The shell records the server's pid, then becomes the server.
 	script := fmt.Sprintf("echo $$ >> %s; exec %s", pidFile, strings.Join(server, " "))
 	reg := tools.NewRegistry()
 	changed := make(chan struct{}, 16)
@@ -325,8 +270,10 @@ func TestHungServerLeavesCatalogAndReconnects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer up.Close()
-	want := reg.Snapshot().Len()
+	t.Cleanup(func() { up.Close() })
+	if reg.Snapshot().Len() == 0 {
+		t.Fatal("no tools registered")
+	}
 	pidText, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
@@ -336,24 +283,51 @@ func TestHungServerLeavesCatalogAndReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	return up, reg, changed, pid
+}
+
+// awaitDropAndReturn waits until the catalog has been emptied and then
+// holds want tools again, and checks the upstream reconnected.
+func awaitDropAndReturn(t *testing.T, ctx context.Context, up *mcp.Upstream, reg *tools.Registry, changed chan struct{}, want int) {
+	t.Helper()
 	sawEmpty := false
 	for !sawEmpty || reg.Snapshot().Len() != want {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			t.Fatalf("waiting for the hung server's removal and a reconnection: saw empty %v, now %d tools, status %+v", sawEmpty, reg.Snapshot().Len(), up.Status())
+			t.Fatalf("waiting for removal and reconnection: saw empty catalog %v, now %d tools, status %+v", sawEmpty, reg.Snapshot().Len(), up.Status())
 		}
 		if reg.Snapshot().Len() == 0 {
 			sawEmpty = true
 		}
 	}
-	if st := up.Status(); !st.Connected || st.Reconnects < 1 {
-		t.Errorf("Status = %+v, want connected again after ≥1 reconnection", st)
+	if st := up.Status(); !st.Connected || st.Reconnects < 1 || st.LastError == nil {
+		t.Errorf("Status after reconnection = %+v, want connected, ≥1 reconnect, the loss recorded", st)
 	}
 	if _, err := call(t, ctx, reg, "memory/read_graph", map[string]any{}); err != nil {
 		t.Errorf("read_graph after reconnection: %v", err)
 	}
+}
+
+func TestKilledServerLeavesCatalogAndReconnects(t *testing.T) {
+	ctx := testContext(t)
+	up, reg, changed, pid := recordedServer(t, ctx)
+	want := reg.Snapshot().Len()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	awaitDropAndReturn(t, ctx, up, reg, changed, want)
+}
+
+// TestHungServerLeavesCatalogAndReconnects freezes the server (SIGSTOP): the
+// keep-alive pings fail, the session is closed, the server's tools leave
+// the catalog, and a fresh server is started and registered.
+func TestHungServerLeavesCatalogAndReconnects(t *testing.T) {
+	ctx := testContext(t)
+	up, reg, changed, pid := recordedServer(t, ctx)
+	want := reg.Snapshot().Len()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	awaitDropAndReturn(t, ctx, up, reg, changed, want)
 }
