@@ -327,10 +327,7 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Success  bool      `json:"success"`
-		Approval *Approval `json:"approval"`
-	}{true, a})
+	writeApproval(w, a)
 }
 
 func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
@@ -343,6 +340,11 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, asError(err))
 		return
 	}
+	writeApproval(w, a)
+}
+
+// writeApproval answers the approvals endpoints: {"success":true,"approval":{...}}.
+func writeApproval(w http.ResponseWriter, a *Approval) {
 	writeJSON(w, http.StatusOK, struct {
 		Success  bool      `json:"success"`
 		Approval *Approval `json:"approval"`
