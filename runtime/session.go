@@ -393,7 +393,7 @@ func (s *Session) noteOutput(id string, step int) {
 	if a.opts.NoTaint || s.taint != "" {
 		return
 	}
-	if t, ok := a.reg.Snapshot().Lookup(id); ok && a.reg.Snapshot().Tool(t).Card.OpenWorld {
+	if t, ok := a.view(s.principal).Get(id); ok && t.Card.OpenWorld {
 		s.taint = fmt.Sprintf("%s output at step %d", id, step)
 		a.log.Info("runtime: session tainted by untrusted tool output", "session", s.id, "tool", id, "step", step)
 	}
