@@ -728,3 +728,36 @@ func TestConcurrentChats(t *testing.T) {
 		t.Errorf("%d requests, want 8", n)
 	}
 }
+
+func TestSamplingOptions(t *testing.T) {
+	f64 := func(v float64) *float64 { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name             string
+		opts             *openai.Options
+		reqTemp          *float64
+		reqSeed          *int64
+		wantTemp, wantSd any
+	}{
+		{"none", nil, nil, nil, nil, nil},
+		{"backend defaults", &openai.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
+		{"request overrides", &openai.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
+			req := backendtest.Request(llm.ModeGrammar)
+			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
+			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			body := backendtest.DecodeBody(t, f.requests()[0])
+			if body["temperature"] != tc.wantTemp || body["seed"] != tc.wantSd {
+				t.Errorf("temperature, seed = %v, %v, want %v, %v", body["temperature"], body["seed"], tc.wantTemp, tc.wantSd)
+			}
+		})
+	}
+	if _, err := openai.New("m", &openai.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
+	}
+}
