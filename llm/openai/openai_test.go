@@ -761,3 +761,25 @@ func TestSamplingOptions(t *testing.T) {
 		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
 	}
 }
+
+func TestProbeLlamaCpp(t *testing.T) {
+	mux := http.NewServeMux()
+	// The shape of llama.cpp's /props (tools/server), trimmed.
+	mux.HandleFunc("GET /llama/props", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"default_generation_settings":{"n_ctx":2048,"params":{"temperature":0.8}},"total_slots":1,"model_path":"/m/tiny.gguf","chat_template":"x","build_info":"b1-abc"}`)
+	})
+	mux.HandleFunc("GET /other/props", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"object":"list"}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	props, err := openai.ProbeLlamaCpp(context.Background(), srv.URL+"/llama/v1", nil)
+	if err != nil || props.ModelPath != "/m/tiny.gguf" || props.BuildInfo != "b1-abc" || props.ContextSize != 2048 {
+		t.Errorf("ProbeLlamaCpp(llama.cpp) = %+v, %v; want its model, build and n_ctx", props, err)
+	}
+	for _, base := range []string{srv.URL + "/other/v1", srv.URL + "/missing/v1", "http://127.0.0.1:1/v1"} {
+		if props, err := openai.ProbeLlamaCpp(context.Background(), base, nil); err == nil {
+			t.Errorf("ProbeLlamaCpp(%s) = %+v, want an error: not llama.cpp", base, props)
+		}
+	}
+}
