@@ -128,7 +128,7 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 
 	x.fp = Fingerprint(x.canon)
 	x.key = DeriveKey(p.Tenant, p.ID, call.SessionID, call.Step, t.ID, x.canon)
-	slot := Slot{Tenant: p.Tenant, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
+	slot := Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = g.opts.DefaultTimeout
@@ -162,11 +162,8 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 		return nil, &Error{Type: UncertainOutcome, IdempotencyKey: x.key,
 			Message: "an earlier execution of this call has an unknown outcome (" + cl.Record.Reason + "); it must be reconciled before it can run again"}
 	case ClaimMismatch:
-		msg := "this step already called the tool with other arguments; use a new step for a new call"
-		if cl.Record.Principal != p.ID {
-			msg = "this session step is bound to another principal's call"
-		}
-		return nil, &Error{Type: IdempotencyMismatch, Message: msg}
+		return nil, &Error{Type: IdempotencyMismatch,
+			Message: "this step already called the tool with other arguments; use a new step for a new call"}
 	default:
 		return nil, g.internal(ctx, x, "claim", fmt.Errorf("unknown claim status %d", cl.Status))
 	}
