@@ -72,7 +72,7 @@
 //
 // # Plugging in a tool's own idempotency
 //
-// A handler reads the key with IdempotencyKey(ctx) and hands it downstream
+// A handler reads the key with tools.IdempotencyKey(ctx) and hands it downstream
 // (a ledger stores it in the same transaction as the effect; an HTTP API
 // gets an Idempotency-Key header). That is what makes a re-run after an
 // uncertain outcome safe.

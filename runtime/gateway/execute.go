@@ -439,7 +439,7 @@ func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out 
 // run executes the handler and records its outcome.
 func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
 	t := x.tool
-	hctx, cancel := context.WithTimeout(WithIdempotencyKey(x.detached, x.key), timeout)
+	hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(x.detached, x.key), timeout)
 	out := g.callHandler(hctx, t, x)
 	cancel()
 
