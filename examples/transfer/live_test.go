@@ -117,7 +117,7 @@ type liveRun struct {
 }
 
 func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, rec *recorder) {
-	catalog, err := loadEmbeddedCatalogs()
+	catalog, err := demoCatalog(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
-		Mode: mode, MaxSteps: maxSteps, Observer: observe, Filter: callable,
+		Mode: mode, MaxSteps: maxSteps, Observer: observe,
 		LLM: &llm.Options{Registerer: reg},
 	}})
 	if err != nil {
