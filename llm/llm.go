@@ -87,6 +87,12 @@ type ToolSpec struct {
 	// property required, additionalProperties false). Needed by the OpenAI
 	// adapter in ModeNative; ignored elsewhere.
 	StrictParameters json.RawMessage
+	// Search marks the tool search of deferred loading (Request.Deferred):
+	// the model calls it with a query and its result names the deferred
+	// tools to load (Message.ToolReferences). OpenAI's Responses API gets
+	// it as a client-executed tool_search tool; elsewhere it is a tool like
+	// the others.
+	Search bool
 }
 
 // Mode says how a request constrains the model's output.

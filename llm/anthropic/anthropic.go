@@ -156,7 +156,10 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		FinishReason: finishReason(m.StopReason),
 	}
 	if req.Constraint.Mode == llm.ModeEnvelope {
-		resp.Raw = llm.UnwrapEnvelope(msg.Content)
+		resp.Raw = msg.Content
+		if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
+			resp.Raw = llm.UnwrapEnvelope(msg.Content)
+		}
 	}
 	return resp, llm.ParseReply(req, resp)
 }
