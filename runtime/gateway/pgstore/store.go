@@ -498,22 +498,26 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	now := ns(r.Now)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		st = gateway.PurgeStats{}
-		tag, err := tx.Exec(ctx, `DELETE FROM records WHERE expires <= $1`, now)
-		if err != nil {
-			return err
-		}
-		st.Records = int(tag.RowsAffected())
-		if tag, err = tx.Exec(ctx, `DELETE FROM approvals WHERE expires <= $1`, now); err != nil {
-			return err
-		}
-		st.Approvals = int(tag.RowsAffected())
-		if !r.AuditBefore.IsZero() {
-			if tag, err = tx.Exec(ctx, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore)); err != nil {
-				return err
+		del := func(n *int, query string, arg int64) error {
+			tag, err := tx.Exec(ctx, query, arg)
+			if err == nil && n != nil {
+				*n = int(tag.RowsAffected())
 			}
-			st.Audit = int(tag.RowsAffected())
+			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		var err error
+		if r.Concerns.Has(gateway.ConcernRecords) {
+			err = del(&st.Records, `DELETE FROM records WHERE expires <= $1`, now)
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernApprovals) {
+			err = del(&st.Approvals, `DELETE FROM approvals WHERE expires <= $1`, now)
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+			err = del(&st.Audit, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore))
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernRateLimits) {
+			err = del(nil, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		}
 		return err
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
@@ -15,7 +16,7 @@ import (
 // key prefix of the test Redis, as n processes would.
 func handles(tb testing.TB, n int) []gateway.Store {
 	url := testservices.RedisURL(tb)
-	prefix := fmt.Sprintf("toolgate-test:shared:%d:", prefixes.Add(1))
+	prefix := fmt.Sprintf("toolgate-test:shared:%d:%d:", os.Getpid(), prefixes.Add(1))
 	var out []gateway.Store
 	for range n {
 		st, err := redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})

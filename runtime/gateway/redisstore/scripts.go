@@ -162,11 +162,12 @@ return {ok, t}
 `)
 
 // purgeScript: KEYS record expiry index, approval expiry index, audit set.
-// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix.
-// Returns {records, approvals, audit}.
+// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix,
+// purge records (1/0), purge approvals (1/0). Returns {records, approvals,
+// audit}.
 var purgeScript = redis.NewScript(`
 local n = {0, 0, 0}
-for _, rec in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])) do
+for _, rec in ipairs(ARGV[5] == '1' and redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2]) or {}) do
   local cur = redis.call('HMGET', rec, 'expires', 'key')
   if not cur[1] then
     redis.call('ZREM', KEYS[1], rec)
@@ -176,7 +177,7 @@ for _, rec in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])) do
     n[1] = n[1] + 1
   end
 end
-for _, apr in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])) do
+for _, apr in ipairs(ARGV[6] == '1' and redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2]) or {}) do
   local exp = redis.call('HGET', apr, 'expires')
   if not exp then
     redis.call('ZREM', KEYS[2], apr)

@@ -521,11 +521,17 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 // are the same).
 func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
 	before := ""
-	if !r.AuditBefore.IsZero() {
+	if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
 		before = t20(r.AuditBefore)
 	}
+	flag := func(c gateway.Concerns) string {
+		if r.Concerns.Has(c) {
+			return "1"
+		}
+		return "0"
+	}
 	v, err := purgeScript.Run(ctx, s.rdb, []string{s.prefix + "recs", s.prefix + "aprs", s.prefix + "audit"},
-		t20(r.Now), score(r.Now), before, s.prefix+"key:").Int64Slice()
+		t20(r.Now), score(r.Now), before, s.prefix+"key:", flag(gateway.ConcernRecords), flag(gateway.ConcernApprovals)).Int64Slice()
 	if err != nil {
 		return gateway.PurgeStats{}, wrap("purge", err)
 	}

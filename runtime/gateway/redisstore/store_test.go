@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	ctx := context.Background()
 	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:loss:%d:", prefixes.Add(1))
+	prefix := fmt.Sprintf("toolgate-test:loss:%d:%d:", os.Getpid(), prefixes.Add(1))
 	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 	ctx := context.Background()
 	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:legacy:%d:", prefixes.Add(1))
+	prefix := fmt.Sprintf("toolgate-test:legacy:%d:%d:", os.Getpid(), prefixes.Add(1))
 	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)

@@ -519,20 +519,25 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	now := ns(r.Now)
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		st = gateway.PurgeStats{}
-		n, err := exec(ctx, tx, `DELETE FROM records WHERE expires <= ?`, now)
-		if err != nil {
-			return err
+		var err error
+		if r.Concerns.Has(gateway.ConcernRecords) {
+			if st.Records, err = exec(ctx, tx, `DELETE FROM records WHERE expires <= ?`, now); err != nil {
+				return err
+			}
 		}
-		st.Records = n
-		if st.Approvals, err = exec(ctx, tx, `DELETE FROM approvals WHERE expires <= ?`, now); err != nil {
-			return err
+		if r.Concerns.Has(gateway.ConcernApprovals) {
+			if st.Approvals, err = exec(ctx, tx, `DELETE FROM approvals WHERE expires <= ?`, now); err != nil {
+				return err
+			}
 		}
-		if !r.AuditBefore.IsZero() {
+		if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
 			if st.Audit, err = exec(ctx, tx, `DELETE FROM audit WHERE at < ?`, ns(r.AuditBefore)); err != nil {
 				return err
 			}
 		}
-		_, err = exec(ctx, tx, `DELETE FROM buckets WHERE tokens + max(? - updated, 0) / 1e9 * rate >= burst`, now)
+		if r.Concerns.Has(gateway.ConcernRateLimits) {
+			_, err = exec(ctx, tx, `DELETE FROM buckets WHERE tokens + max(? - updated, 0) / 1e9 * rate >= burst`, now)
+		}
 		return err
 	})
 	if err != nil {
