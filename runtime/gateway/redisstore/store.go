@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
 var _ gateway.Store = (*Store)(nil)
@@ -248,14 +247,9 @@ func recordFrom(m map[string]string) (gateway.Record, error) {
 		r.Value = json.RawMessage(v)
 	}
 	if d, ok := m["derr"]; ok {
-		// Numbers stay json.Number so a replayed refusal's details are the
-		// recorded bytes ("974.50"), not a float's rendering.
-		r.DomainError = new(tools.DomainError)
-		dec := json.NewDecoder(strings.NewReader(d))
-		dec.UseNumber()
-		if err := dec.Decode(r.DomainError); err != nil {
-			errs = append(errs, fmt.Errorf("decode domain error: %w", err))
-		}
+		var err error
+		r.DomainError, err = storecodec.DecodeDomainError([]byte(d))
+		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)
 }
@@ -275,9 +269,9 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 	kind, payload := "none", ""
 	switch {
 	case c.DomainError != nil:
-		b, err := json.Marshal(c.DomainError)
+		b, err := storecodec.EncodeDomainError(c.DomainError)
 		if err != nil {
-			return fmt.Errorf("redisstore: encode domain error: %w", err)
+			return fmt.Errorf("redisstore: %w", err)
 		}
 		kind, payload = "derr", string(b)
 	case c.Value != nil:

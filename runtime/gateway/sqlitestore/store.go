@@ -1,19 +1,17 @@
 package sqlitestore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
 var _ gateway.Store = (*Store)(nil)
@@ -75,22 +73,7 @@ func (s *Store) Close() error {
 	return errors.Join(s.w.Close(), s.db.Close())
 }
 
-// zeroTime encodes the zero time.Time (whose UnixNano is undefined).
-const zeroTime = math.MinInt64
-
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return zeroTime
-	}
-	return t.UnixNano()
-}
-
-func fromNS(v int64) time.Time {
-	if v == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, v).UTC()
-}
+var ns, fromNS = storecodec.NS, storecodec.Time
 
 func (s *Store) write(ctx context.Context, fn sqliteutil.WriteFunc) error {
 	return s.wrap(s.w.Do(ctx, fn))
@@ -109,41 +92,7 @@ func (s *Store) wrap(err error) error {
 	return err
 }
 
-const recordColumns = `tenant, session_id, step, tool, principal, key, fingerprint, state, token,
-	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanRecord(row rowScanner) (gateway.Record, error) {
-	var r gateway.Record
-	var state string
-	var token int64
-	var lease, created, updated, expires int64
-	var value, domainErr []byte
-	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Slot.Principal, &r.Key,
-		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
-	if err != nil {
-		return r, err
-	}
-	r.Principal = r.Slot.Principal
-	r.State = gateway.State(state)
-	r.Token = uint64(token)
-	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
-	if value != nil {
-		r.Value = json.RawMessage(value)
-	}
-	if domainErr != nil {
-		// Numbers stay json.Number so a replayed refusal's details are the
-		// recorded bytes ("974.50"), not a float's rendering ("974.5").
-		r.DomainError = new(tools.DomainError)
-		dec := json.NewDecoder(bytes.NewReader(domainErr))
-		dec.UseNumber()
-		if err := dec.Decode(r.DomainError); err != nil {
-			return r, fmt.Errorf("decode domain error: %w", err)
-		}
-	}
-	return r, nil
-}
+const recordColumns = storecodec.RecordColumns
 
 func nullBytes(b []byte) any {
 	if b == nil {
@@ -152,20 +101,9 @@ func nullBytes(b []byte) any {
 	return b
 }
 
-func encodeDomainError(de *tools.DomainError) (any, error) {
-	if de == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(de)
-	if err != nil {
-		return nil, fmt.Errorf("encode domain error: %w", err)
-	}
-	return b, nil
-}
-
 const slotWhere = `tenant = ? AND principal = ? AND session_id = ? AND step = ? AND tool = ?`
 
-func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
+var slotArgs = storecodec.SlotArgs
 
 // Claim implements gateway.Store.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
@@ -175,7 +113,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	err := s.writeBare(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		out = gateway.Claim{}
 		now := ns(req.Now)
-		cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
+		cur, err := storecodec.ScanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
 		absent := errors.Is(err, sql.ErrNoRows)
 		if err != nil && !absent {
 			return err
@@ -191,8 +129,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			token := s.nextToken()
 			_, err = tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
 				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?)`,
-				req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, req.Slot.Principal, req.Key,
-				req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))
+				append(slotArgs(req.Slot), req.Key, req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))...)
 			if err != nil {
 				return err
 			}
@@ -276,7 +213,7 @@ const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = ? AND lea
 
 // Complete implements gateway.Store.
 func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
-	de, err := encodeDomainError(c.DomainError)
+	de, err := storecodec.EncodeDomainError(c.DomainError)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
@@ -285,7 +222,7 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 		value = nullBytes(c.Value)
 	}
 	now := ns(c.Now)
-	args := append([]any{value, de, now, ns(c.ExpiresAt)}, slotArgs(c.Slot)...)
+	args := append([]any{value, nullBytes(de), now, ns(c.ExpiresAt)}, slotArgs(c.Slot)...)
 	args = append(args, int64(c.Token), now)
 	return s.execFenced(ctx, `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
 		updated = ?, expires = ? WHERE `+fenceWhere, args)
@@ -308,7 +245,7 @@ func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, no
 // Get implements gateway.Store. It scans the records table: there is no
 // index by key (see the schema), as Get serves operators, not calls.
 func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
-	r, err := scanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
+	r, err := storecodec.ScanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
 		ORDER BY updated DESC LIMIT 1`, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return gateway.Record{}, gateway.ErrNotFound
@@ -319,32 +256,13 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 	return r, nil
 }
 
-const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments,
-	granted, approver, created, granted_at, expires, taint, principal`
-
-func scanApproval(row rowScanner) (gateway.Approval, error) {
-	var a gateway.Approval
-	var args []byte
-	var granted int
-	var created, grantedAt, expires int64
-	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &granted, &a.Approver, &created, &grantedAt, &expires, &a.Taint, &a.Slot.Principal)
-	if err != nil {
-		return a, err
-	}
-	if args != nil {
-		a.Arguments = json.RawMessage(args)
-	}
-	a.Granted = granted != 0
-	a.CreatedAt, a.GrantedAt, a.ExpiresAt = fromNS(created), fromNS(grantedAt), fromNS(expires)
-	return a, nil
-}
+const approvalColumns = storecodec.ApprovalColumns
 
 // CreateApproval implements gateway.Store.
 func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
 	var out gateway.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		cur, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, a.ID))
+		cur, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, a.ID))
 		if err == nil && ns(cur.ExpiresAt) > ns(a.CreatedAt) {
 			out = cur
 			return nil
@@ -358,8 +276,8 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 		}
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO approvals(`+approvalColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester,
-			nullBytes(a.Arguments), granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Taint, a.Slot.Principal)
+			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
+			a.Requester, nullBytes(a.Arguments), a.Taint, granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt))
 		if err != nil {
 			return err
 		}
@@ -378,7 +296,7 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 
 // GetApproval implements gateway.Store.
 func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
-	a, err := scanApproval(s.db.R.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
+	a, err := storecodec.ScanApproval(s.db.R.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return gateway.Approval{}, gateway.ErrNotFound
 	}
@@ -392,7 +310,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, e
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
 	var out gateway.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		a, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
+		a, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return gateway.ErrNotFound
 		}
@@ -418,58 +336,21 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 
 // AppendAudit implements gateway.Store.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	_, err := s.w.Exec(ctx, `INSERT INTO audit(at, tenant, principal, session_id, step, tool, key,
-		decision, reason, outcome, approval_id, latency, actor, taint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ns(e.Time), e.Tenant, e.Principal, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
-		e.Outcome, e.ApprovalID, int64(e.Latency), e.Actor, e.Taint)
+	_, err := s.w.Exec(ctx, `INSERT INTO audit(`+storecodec.AuditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		storecodec.AuditArgs(e)...)
 	return s.wrap(err)
 }
 
 // QueryAudit implements gateway.Store.
 func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
-	var where []string
-	var args []any
-	for _, f := range []struct{ col, v string }{{"tenant", q.Tenant}, {"principal", q.Principal}, {"tool", q.Tool}, {"key", q.Key}} {
-		if f.v != "" {
-			where = append(where, f.col+" = ?")
-			args = append(args, f.v)
-		}
-	}
-	if !q.Since.IsZero() {
-		where = append(where, "at >= ?")
-		args = append(args, ns(q.Since))
-	}
-	if !q.Until.IsZero() {
-		where = append(where, "at < ?")
-		args = append(args, ns(q.Until))
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	query := `SELECT at, tenant, principal, session_id, step, tool, key, decision, reason, outcome, approval_id, latency, actor, taint FROM audit`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY at, seq LIMIT ?"
-	args = append(args, limit)
+	query, args := storecodec.AuditQuery(q, func(int) string { return "?" })
 	rows, err := s.db.R.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
 	}
 	defer rows.Close()
-	var out []gateway.AuditEntry
-	for rows.Next() {
-		var e gateway.AuditEntry
-		var at, latency int64
-		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.SessionID, &e.Step, &e.Tool, &e.Key, &e.Decision,
-			&e.Reason, &e.Outcome, &e.ApprovalID, &latency, &e.Actor, &e.Taint); err != nil {
-			return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
-		}
-		e.Time, e.Latency = fromNS(at), time.Duration(latency)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := storecodec.CollectAudit(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
 	}
 	return out, nil
