@@ -12,7 +12,8 @@ import "github.com/redis/go-redis/v9"
 // held its principal (see legacyRecKey). ARGV now, lease, expires, principal, key,
 // fingerprint, takeover (1/0), tenant, session, step, tool, ttl ms, expiry
 // score (ms), key-index prefix, now in microseconds. Returns {status,
-// previous state, record}.
+// previous state, record}, where a fresh record is only its token: the
+// caller knows the rest, and the reply stays small.
 //
 // A missing fencing counter (a new store, or a Redis that lost its data) is
 // seeded with the caller's time in microseconds, so tokens handed out after
@@ -50,7 +51,7 @@ if not cur[1] then
   redis.call('PEXPIRE', rec, ARGV[12])
   redis.call('SET', KEYS[4], rec, 'PX', ARGV[12])
   redis.call('ZADD', KEYS[3], ARGV[13], rec)
-  return {1, '', redis.call('HGETALL', rec)}
+  return {1, '', tok}
 end
 if cur[1] ~= ARGV[5] then return {5, '', redis.call('HGETALL', rec)} end
 if cur[2] == 'done' then return {3, '', redis.call('HGETALL', rec)} end
