@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
@@ -113,31 +114,45 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	err := s.writeBare(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		out = gateway.Claim{}
 		now := ns(req.Now)
-		cur, err := storecodec.ScanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
-		absent := errors.Is(err, sql.ErrNoRows)
-		if err != nil && !absent {
-			return err
-		}
-		if !absent && ns(cur.ExpiresAt) <= now {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE `+slotWhere, slotArgs(req.Slot)...); err != nil {
-				return err
-			}
-			absent = true
-		}
-		switch {
-		case absent:
-			token := s.nextToken()
-			_, err = tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?)`,
+		// A fresh slot, the common case, is one statement: an insert that
+		// does nothing when the slot has a record.
+		insert := func() (bool, error) {
+			token := s.token + 1
+			res, err := tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				append(slotArgs(req.Slot), req.Key, req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))...)
 			if err != nil {
-				return err
+				return false, err
 			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return false, err
+			}
+			s.token = token
 			out.Status, out.Token = gateway.ClaimAcquired, token
 			out.Record = gateway.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
 				State: gateway.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
 				CreatedAt: fromNS(now), UpdatedAt: fromNS(now), ExpiresAt: fromNS(ns(req.ExpiresAt))}
-			return nil
+			return true, nil
+		}
+		if done, err := insert(); done || err != nil {
+			return err
+		}
+		cur, err := storecodec.ScanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
+		if err != nil {
+			return err
+		}
+		if ns(cur.ExpiresAt) <= now {
+			// Past its retention the record counts as absent: replace it.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE `+slotWhere, slotArgs(req.Slot)...); err != nil {
+				return err
+			}
+			done, err := insert()
+			if err == nil && !done {
+				err = errors.New("claim: the slot's record came back after its deletion")
+			}
+			return err
+		}
+		switch {
 		case cur.Key != req.Key:
 			out.Status, out.Record = gateway.ClaimMismatch, cur
 			return nil
@@ -334,11 +349,41 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return out, nil
 }
 
-// AppendAudit implements gateway.Store.
+// AppendAudit implements gateway.Store. The entries appended concurrently
+// that share a batch are written by one multi-row INSERT per auditChunk
+// entries, and each call returns once that batch is committed.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	_, err := s.w.Exec(ctx, `INSERT INTO audit(`+storecodec.AuditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		storecodec.AuditArgs(e)...)
-	return s.wrap(err)
+	return s.wrap(s.w.DoMerged(ctx, "audit", e, insertAudit))
+}
+
+// auditChunk bounds the rows of one audit INSERT (and so the number of
+// distinct statements the writer prepares: one per row count).
+const auditChunk = 32
+
+// auditInserts[n] inserts n audit entries.
+var auditInserts = func() []string {
+	out := make([]string, auditChunk+1)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 14), ", ") + ")"
+	for n := 1; n <= auditChunk; n++ {
+		out[n] = `INSERT INTO audit(` + storecodec.AuditColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	}
+	return out
+}()
+
+func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
+	args := make([]any, 0, 14*min(len(items), auditChunk))
+	for len(items) > 0 {
+		n := min(len(items), auditChunk)
+		args = args[:0]
+		for _, it := range items[:n] {
+			args = append(args, storecodec.AuditArgs(it.(gateway.AuditEntry))...)
+		}
+		if _, err := tx.ExecContext(ctx, auditInserts[n], args...); err != nil {
+			return err
+		}
+		items = items[n:]
+	}
+	return nil
 }
 
 // QueryAudit implements gateway.Store.
