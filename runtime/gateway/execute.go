@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -258,7 +259,17 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if err != nil {
 		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile: %v", x.tool.ID, err)}
 	}
-	if vs := sch.check(tree); len(vs) > 0 {
+	vs, err := checkSchema(sch, tree, time.Now().Add(g.opts.ValidationTimeout))
+	if errors.Is(err, jsonschema.ErrDeadline) {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: validation ran past its deadline",
+			slog.String("tool", x.tool.ID), slog.Duration("timeout", g.opts.ValidationTimeout))
+		return &Error{Type: ValidationError, Details: []Violation{},
+			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
+	}
+	if err != nil {
+		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile", x.tool.ID)}
+	}
+	if len(vs) > 0 {
 		return Invalid(vs...)
 	}
 	canon, err := jcs.Append(make([]byte, 0, len(args)), tree)
@@ -428,7 +439,7 @@ func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out 
 // run executes the handler and records its outcome.
 func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
 	t := x.tool
-	hctx, cancel := context.WithTimeout(WithIdempotencyKey(x.detached, x.key), timeout)
+	hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(x.detached, x.key), timeout)
 	out := g.callHandler(hctx, t, x)
 	cancel()
 

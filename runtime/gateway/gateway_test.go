@@ -247,7 +247,7 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	runs := 0
 	var mu sync.Mutex
 	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		key, _ := gateway.IdempotencyKey(ctx)
+		key, _ := tools.IdempotencyKey(ctx)
 		mu.Lock()
 		runs++
 		first := runs == 1
