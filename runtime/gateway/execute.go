@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -255,7 +256,7 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if _, ok := tree.(map[string]any); !ok {
 		return Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})
 	}
-	if vs := unsafeIntegers(tree); len(vs) > 0 {
+	if vs := inexactNumbers(tree); len(vs) > 0 {
 		return Invalid(vs...)
 	}
 	sch, err := g.schemaFor(x.tool)
@@ -299,17 +300,24 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 // maxSafeInteger is 2^53: integers beyond it are not exact as doubles.
 const maxSafeInteger = 1 << 53
 
-// unsafeIntegers reports integer literals beyond ±2^53. Canonical JSON
-// (RFC 8785) represents numbers as IEEE doubles, so such an integer would
-// reach the handler rounded (an account number off by a few units); it must
-// be sent as a string instead.
-func unsafeIntegers(v any) []Violation {
-	if !hasUnsafeInteger(v) {
+// inexactNumbers reports the numbers whose value the handler would not
+// receive. The schema sees the text the client sent (exact decimals), but
+// the handler gets the RFC 8785 form, where a number is an IEEE double: a
+// literal with more digits than a double keeps ("amount":
+// 1.0000000000000000001 would reach a ledger as 1) or an integer beyond
+// ±2^53 in any notation (9007199254740993, 9007199254740993.0,
+// 9.007199254740993e15: neighbours of such an integer are not doubles)
+// must be refused, not rounded.
+func inexactNumbers(v any) []Violation {
+	if !hasInexactNumber(v) {
 		return nil
 	}
 	var out []Violation
 	var walk func(v any, path []string)
 	walk = func(v any, path []string) {
+		if len(out) >= maxViolations {
+			return
+		}
 		switch v := v.(type) {
 		case map[string]any:
 			for k, e := range v {
@@ -320,9 +328,8 @@ func unsafeIntegers(v any) []Violation {
 				walk(e, append(path[:len(path):len(path)], strconv.Itoa(i)))
 			}
 		case json.Number:
-			if unsafeInteger(v) {
-				out = append(out, Violation{Pointer: jsonPointer(path),
-					Message: "integer beyond ±2^53 cannot be represented exactly; send it as a string"})
+			if msg := numberProblem(v); msg != "" {
+				out = append(out, Violation{Pointer: jsonPointer(path), Message: msg})
 			}
 		}
 	}
@@ -330,32 +337,47 @@ func unsafeIntegers(v any) []Violation {
 	return out
 }
 
-func hasUnsafeInteger(v any) bool {
+// maxViolations bounds the violations of one call.
+const maxViolations = 20
+
+func hasInexactNumber(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, e := range v {
-			if hasUnsafeInteger(e) {
+			if hasInexactNumber(e) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range v {
-			if hasUnsafeInteger(e) {
+			if hasInexactNumber(e) {
 				return true
 			}
 		}
 	case json.Number:
-		return unsafeInteger(v)
+		return numberProblem(v) != ""
 	}
 	return false
 }
 
-func unsafeInteger(n json.Number) bool {
-	if len(strings.TrimPrefix(string(n), "-")) < 16 || strings.ContainsAny(string(n), ".eE") {
-		return false
+// numberProblem says why the number n cannot reach a handler unchanged,
+// or "" when it can.
+func numberProblem(n json.Number) string {
+	s := string(n)
+	if !jcs.Exact(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) >= maxSafeInteger {
+			return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
+		}
+		return "number " + truncate(s, 40) + " has more significant digits than a double keeps (at most 15 are exact); send it rounded, or as a string"
 	}
-	i, err := strconv.ParseInt(string(n), 10, 64)
-	return err != nil || i > maxSafeInteger || i < -maxSafeInteger
+	// Fast path: short literals with no exponent are below 2^53.
+	if len(s) < 16 && !strings.ContainsAny(s, "eE") {
+		return ""
+	}
+	if f, _ := strconv.ParseFloat(s, 64); f == math.Trunc(f) && math.Abs(f) > maxSafeInteger {
+		return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
+	}
+	return ""
 }
 
 // needsApproval asks Options.NeedsApproval; a panicking policy fails

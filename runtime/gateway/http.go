@@ -176,33 +176,34 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 	return p, true
 }
 
-// body reads and strictly parses a JSON object body; nil means it has
-// answered with an error. An empty body is {} when emptyOK.
-func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool) map[string]any {
+// body reads and strictly parses a JSON object body and returns it with
+// the bytes read; nil means it has answered with an error. An empty body
+// is {} when emptyOK.
+func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool) (map[string]any, []byte) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			writeError(w, &Error{Type: RequestTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.maxBody)})
-			return nil
+			return nil, nil
 		}
 		writeError(w, &Error{Type: ValidationError, Message: "cannot read the request body", Retryable: true})
-		return nil
+		return nil, nil
 	}
 	if emptyOK && len(strings.TrimSpace(string(data))) == 0 {
-		return map[string]any{}
+		return map[string]any{}, data
 	}
 	v, err := jcs.Parse(data)
 	if err != nil {
 		writeError(w, Invalid(Violation{Pointer: "", Message: "request body is not valid JSON: " + err.Error()}))
-		return nil
+		return nil, nil
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		writeError(w, Invalid(Violation{Pointer: "", Message: "request body must be a JSON object"}))
-		return nil
+		return nil, nil
 	}
-	return obj
+	return obj, data
 }
 
 // fields checks that obj has only the allowed members.
@@ -262,11 +263,11 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	obj := h.body(w, r, false)
+	obj, data := h.body(w, r, false)
 	if obj == nil {
 		return
 	}
-	call, e := callFromBody(p, obj)
+	call, e := callFromBody(p, obj, data)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -274,8 +275,10 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 	h.execute(w, r, call)
 }
 
-// callFromBody checks the members of a /v1/tools/call body.
-func callFromBody(p tools.Principal, obj map[string]any) (Call, *Error) {
+// callFromBody checks the members of a /v1/tools/call body (obj, parsed
+// from data). The arguments are passed on as the client wrote them, so
+// that they are validated on their own text (numbers above all).
+func callFromBody(p tools.Principal, obj map[string]any, data []byte) (Call, *Error) {
 	call := Call{Principal: p}
 	var e *Error
 	if e = fields(obj, "session_id", "step", "tool", "arguments"); e != nil {
@@ -290,12 +293,17 @@ func callFromBody(p tools.Principal, obj map[string]any) (Call, *Error) {
 	if call.Step, e = intField(obj, "step", true, 0); e != nil {
 		return call, e
 	}
-	if a, has := obj["arguments"]; has {
-		args, err := jcs.Append(nil, a)
-		if err != nil {
-			return call, Invalid(Violation{Pointer: "/arguments", Message: err.Error()})
+	if _, has := obj["arguments"]; has {
+		// obj holds exactly the four members (no duplicates, no others,
+		// jcs.Parse and fields checked), so the decoder's case-insensitive
+		// matching cannot pick another member.
+		var raw struct {
+			Arguments json.RawMessage `json:"arguments"`
 		}
-		call.Arguments = args
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return call, Invalid(Violation{Pointer: "/arguments", Message: "cannot read the arguments"})
+		}
+		call.Arguments = raw.Arguments
 	}
 	return call, nil
 }
@@ -319,7 +327,7 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if h.body(w, r, true) == nil {
+	if obj, _ := h.body(w, r, true); obj == nil {
 		return
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
@@ -356,7 +364,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	obj := h.body(w, r, false)
+	obj, _ := h.body(w, r, false)
 	if obj == nil {
 		return
 	}
