@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -123,6 +125,19 @@ type Error struct {
 	// Cached reports that this refusal is a replay of a recorded outcome
 	// (DOMAIN_ERROR only).
 	Cached bool `json:"cached,omitempty"`
+	// ErrorID names the log entry that holds what went wrong inside (a
+	// handler's error text, a panic value, a store failure), which the
+	// client never sees; an operator finds it in the logs by this ID. Set
+	// for INTERNAL_ERROR, DOWNSTREAM_FAILURE and OUTCOME_UNCERTAIN.
+	ErrorID string `json:"error_id,omitempty"`
+}
+
+// newErrorID returns a fresh ID that ties a client's error to the log
+// entry with the internals.
+func newErrorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "err_" + hex.EncodeToString(b[:])
 }
 
 // Error implements error.

@@ -160,8 +160,11 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 		return nil, &Error{Type: InProgress, Retryable: true, RetryAfter: wait, IdempotencyKey: x.key,
 			Message: "the same call is being executed; retry with the same arguments to get its result"}
 	case ClaimUncertain:
-		return nil, &Error{Type: UncertainOutcome, IdempotencyKey: x.key,
-			Message: "an earlier execution of this call has an unknown outcome (" + cl.Record.Reason + "); it must be reconciled before it can run again"}
+		id := newErrorID()
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call refused: an earlier execution has an unknown outcome",
+			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("key", x.key), slog.String("reason", cl.Record.Reason))
+		return nil, &Error{Type: UncertainOutcome, IdempotencyKey: x.key, ErrorID: id,
+			Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again (error " + id + ")"}
 	case ClaimMismatch:
 		msg := "this step already called the tool with other arguments; use a new step for a new call"
 		if cl.Record.Principal != p.ID {
@@ -261,7 +264,10 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	}
 	sch, err := g.schemaFor(x.tool)
 	if err != nil {
-		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile: %v", x.tool.ID, err)}
+		id := newErrorID()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: a tool's input schema does not compile",
+			slog.String("error_id", id), slog.String("tool", x.tool.ID), slog.String("error", err.Error()))
+		return &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", x.tool.ID, id)}
 	}
 	vs, err := checkSchema(sch, tree, time.Now().Add(g.opts.ValidationTimeout))
 	if errors.Is(err, jsonschema.ErrDeadline) {
@@ -271,7 +277,10 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
 	}
 	if err != nil {
-		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile", x.tool.ID)}
+		id := newErrorID()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: validation failed", slog.String("error_id", id),
+			slog.String("tool", x.tool.ID), slog.String("error", err.Error()))
+		return &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", x.tool.ID, id)}
 	}
 	if len(vs) > 0 {
 		return Invalid(vs...)
@@ -493,12 +502,15 @@ func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Dura
 		return nil, domainError(&d, x.key, false)
 	case tools.IsNoEffect(out.err):
 		x.noEffect = true
+		id := newErrorID()
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: the tool failed before any effect",
+			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("key", x.key), slog.String("error", out.err.Error()))
 		if err := g.store.Release(rctx, slot, x.token, now); err != nil && !errors.Is(err, ErrFenced) {
 			g.log.LogAttrs(ctx, slog.LevelError, "gateway: releasing a no-effect claim failed",
 				slog.String("tool", t.ID), slog.String("key", x.key), slog.String("error", err.Error()))
 		}
-		return nil, &Error{Type: DownstreamFailure, Retryable: true, IdempotencyKey: x.key,
-			Message: "the tool failed before any effect: " + out.err.Error()}
+		return nil, &Error{Type: DownstreamFailure, Retryable: true, IdempotencyKey: x.key, ErrorID: id,
+			Message: "the tool failed before any effect (error " + id + "); send the call again"}
 	default:
 		return nil, g.uncertain(rctx, x, slot, now, expires, out.err.Error())
 	}
@@ -519,28 +531,36 @@ func (g *Gateway) complete(ctx context.Context, x *exec, c Completion) *Error {
 	}
 }
 
+// uncertain records an unknown outcome. reason (a handler's error text, a
+// panic value) goes to the log and the record, never to the client, which
+// gets the error ID instead.
 func (g *Gateway) uncertain(ctx context.Context, x *exec, slot Slot, now, expires time.Time, reason string) *Error {
+	id := newErrorID()
 	g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call outcome uncertain",
-		slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("reason", reason))
+		slog.String("error_id", id), slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("reason", reason))
 	if err := g.store.MarkUncertain(ctx, slot, x.token, truncate(reason, 512), now, expires); err != nil && !errors.Is(err, ErrFenced) {
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: marking a call uncertain failed",
 			slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("error", err.Error()))
 	}
 	rerun := g.opts.Uncertain == UncertainRerun
-	msg := "the tool failed and its effect is unknown: " + reason
+	msg := "the tool failed and its effect is unknown (error " + id + ")"
 	if rerun {
 		msg += "; send the same call again: it re-runs with the same idempotency key, which the tool deduplicates"
 	} else {
 		msg += "; it must be reconciled before it can run again"
 	}
-	return &Error{Type: DownstreamFailure, Retryable: rerun, IdempotencyKey: x.key, Message: msg}
+	return &Error{Type: DownstreamFailure, Retryable: rerun, IdempotencyKey: x.key, ErrorID: id, Message: msg}
 }
 
+// internal logs a store failure with a fresh error ID and returns the
+// client's side of it: the ID, never the store's error text (which can
+// carry a DSN or a path).
 func (g *Gateway) internal(ctx context.Context, x *exec, what string, err error) *Error {
-	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure",
-		slog.String("step", what), slog.String("tool", x.call.Tool), slog.String("error", err.Error()))
-	return &Error{Type: Internal, Retryable: true, IdempotencyKey: x.key,
-		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call"}
+	id := newErrorID()
+	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure", slog.String("error_id", id),
+		slog.String("step", what), slog.String("tool", truncate(x.call.Tool, 128)), slog.String("error", err.Error()))
+	return &Error{Type: Internal, Retryable: true, IdempotencyKey: x.key, ErrorID: id,
+		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call (error " + id + ")"}
 }
 
 func replay(r Record) (*Result, *Error) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -131,7 +132,7 @@ func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Hand
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Type: NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
 	})
-	return mux
+	return h.recoverPanics(mux)
 }
 
 type httpHandler struct {
@@ -311,7 +312,7 @@ func callFromBody(p tools.Principal, obj map[string]any, data []byte) (Call, *Er
 func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call) {
 	res, err := h.g.Execute(r.Context(), call)
 	if err != nil {
-		writeError(w, asError(err))
+		writeError(w, h.asError(r, "the call", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -332,7 +333,7 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
 	if err != nil {
-		writeError(w, asError(err))
+		writeError(w, h.asError(r, "the approval", err))
 		return
 	}
 	writeApproval(w, a)
@@ -345,7 +346,7 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := h.g.Approval(r.Context(), p, r.PathValue("approval_id"))
 	if err != nil {
-		writeError(w, asError(err))
+		writeError(w, h.asError(r, "reading the approval", err))
 		return
 	}
 	writeApproval(w, a)
@@ -398,20 +399,74 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 			writeError(w, ge)
 			return
 		}
-		h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: discovery failed", slog.String("error", err.Error()))
-		writeError(w, &Error{Type: Internal, Retryable: true, Message: "discovery failed"})
+		writeError(w, h.internal(r, "discovery", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func asError(err error) *Error {
+// asError returns err as the *Error a client may see: an *Error as it is,
+// anything else logged under a fresh error ID and answered with the ID only.
+func (h *httpHandler) asError(r *http.Request, what string, err error) *Error {
 	var ge *Error
 	if errors.As(err, &ge) {
 		return ge
 	}
-	return &Error{Type: Internal, Retryable: true, Message: "internal error"}
+	return h.internal(r, what, err)
 }
+
+// internal logs what went wrong (an error or a panic value) under a fresh
+// error ID and returns the INTERNAL_ERROR a client sees: the ID, a generic
+// message, nothing of the internals.
+func (h *httpHandler) internal(r *http.Request, what string, cause any) *Error {
+	id := newErrorID()
+	h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: "+what+" failed", slog.String("error_id", id),
+		slog.String("path", truncate(r.URL.Path, 128)), slog.Any("error", cause))
+	return &Error{Type: Internal, Retryable: true, ErrorID: id, Message: what + " failed (error " + id + ")"}
+}
+
+// recoverPanics answers a panic below it (an Authenticator, a Discover
+// hook) with INTERNAL_ERROR and an error ID, logging the panic value and
+// the stack; the client learns nothing else. http.ErrAbortHandler is
+// passed on, as net/http expects.
+func (h *httpHandler) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &trackingWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			e := h.internal(r, "the request", fmt.Sprintf("panic: %v\n%s", v, debug.Stack()))
+			if !rw.wrote {
+				writeError(w, e)
+			}
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// trackingWriter records whether the response has started.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 type errorBody struct {
 	Success        bool      `json:"success"`
@@ -424,11 +479,12 @@ type errorBody struct {
 	Code           string    `json:"code,omitempty"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	Cached         bool      `json:"cached,omitempty"`
+	ErrorID        string    `json:"error_id,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
 	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
-		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached}
+		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID}
 	if e.RetryAfter > 0 {
 		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))
