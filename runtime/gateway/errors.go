@@ -142,6 +142,9 @@ type Error struct {
 	// client never sees; an operator finds it in the logs by this ID. Set
 	// for INTERNAL_ERROR, DOWNSTREAM_FAILURE and OUTCOME_UNCERTAIN.
 	ErrorID string `json:"error_id,omitempty"`
+	// Candidates are the tool IDs an ambiguous bare tool name may mean
+	// among the tools the caller may use (VALIDATION_ERROR from Resolve).
+	Candidates []string `json:"candidates,omitempty"`
 }
 
 // newErrorID returns a fresh ID that ties a client's error to the log

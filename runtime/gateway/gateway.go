@@ -24,7 +24,8 @@ type Call struct {
 	// Step numbers the model's step within the session (0 or more). One
 	// step calls a tool at most once with effect (DESIGN.md invariant 4).
 	Step int
-	// Tool is the tool's ID ("namespace/name").
+	// Tool is the tool's ID ("namespace/name"). A client's bare name is
+	// mapped to an ID by Resolve first (the HTTP handler does).
 	Tool string
 	// Actor names the agent acting for Principal (a worker of a
 	// router–worker setup); empty means the principal itself. It is

@@ -96,7 +96,12 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 // or has members of the wrong type is 422 VALIDATION_ERROR, like bad
 // arguments; a body over MaxBodyBytes is 413 REQUEST_TOO_LARGE; a missing
 // or unknown bearer token is 401 UNAUTHENTICATED. "step" is required (an
-// integer ≥ 0), "arguments" defaults to {}. Serve it with NewHTTPServer's
+// integer ≥ 0), "arguments" defaults to {} and is validated on the bytes
+// sent. "tool" is a tool's ID or its bare name when exactly one tool the
+// bearer may use has it (Resolve); an ambiguous bare name is 422
+// VALIDATION_ERROR with "candidates", the IDs the bearer may use. Internal
+// failures (a store, a hook, a panic) answer 500 INTERNAL_ERROR with an
+// "error_id" that names the log entry; their text never reaches the client. Serve it with NewHTTPServer's
 // timeouts. A nil auth authenticates nobody (every call is 401). The
 // handler is safe for concurrent use.
 func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Handler {
@@ -269,6 +274,9 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call, e := callFromBody(p, obj, data)
+	if e == nil {
+		call.Tool, e = h.g.Resolve(p, call.Tool)
+	}
 	if e != nil {
 		writeError(w, e)
 		return
@@ -480,11 +488,12 @@ type errorBody struct {
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	Cached         bool      `json:"cached,omitempty"`
 	ErrorID        string    `json:"error_id,omitempty"`
+	Candidates     []string  `json:"candidates,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
 	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
-		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID}
+		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates}
 	if e.RetryAfter > 0 {
 		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))
