@@ -63,8 +63,25 @@ type parser struct {
 	pos  int
 }
 
+// SyntaxError is a parse error at a byte offset of the input. It wraps
+// ErrSyntax.
+type SyntaxError struct {
+	Offset int    // bytes before the error
+	Msg    string // what is wrong
+	// Duplicate reports a member name given twice in one object (Msg
+	// then names the member).
+	Duplicate bool
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%v: offset %d: %s", ErrSyntax, e.Offset, e.Msg)
+}
+
+// Unwrap returns ErrSyntax.
+func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: offset %d: %s", ErrSyntax, p.pos, fmt.Sprintf(format, args...))
+	return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) skipSpace() {
@@ -131,7 +148,7 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, err
 		}
 		if _, dup := obj[name]; dup {
-			return nil, p.errorf("duplicate member name %q", name)
+			return nil, &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("duplicate member name %q", name), Duplicate: true}
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {

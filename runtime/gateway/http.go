@@ -80,7 +80,7 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //
 //	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
 //	                                200 {"success":true,"result","cached","idempotency_key"}
-//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant) →
+//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}) →
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
 //	POST /v1/discover               {"query","k"} → the Discover hook's result
@@ -220,7 +220,11 @@ func fields(obj map[string]any, allowed ...string) *Error {
 			known = known || k == a
 		}
 		if !known {
-			return Invalid(Violation{Pointer: "/" + truncate(k, 64), Message: "unknown member; allowed: " + strings.Join(allowed, ", ")})
+			msg := "unknown member; allowed: " + strings.Join(allowed, ", ")
+			if len(allowed) == 0 {
+				msg = "unknown member; the body must be empty or {}"
+			}
+			return Invalid(Violation{Pointer: "/" + truncate(k, 64), Message: msg})
 		}
 	}
 	return nil
@@ -336,7 +340,12 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if obj, _ := h.body(w, r, true); obj == nil {
+	obj, _ := h.body(w, r, true)
+	if obj == nil {
+		return
+	}
+	if e := fields(obj); e != nil {
+		writeError(w, e)
 		return
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
