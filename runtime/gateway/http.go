@@ -56,6 +56,10 @@ type HTTPOptions struct {
 // DefaultMaxBodyBytes is the request body limit when HTTPOptions leaves it zero.
 const DefaultMaxBodyBytes = 1 << 20
 
+// MaxQueryBytes bounds the query of POST /v1/discover: a request in a
+// user's words is far shorter, and the search's cost grows with it.
+const MaxQueryBytes = 4096
+
 // NewHTTPServer returns an http.Server for handler with the timeouts the
 // gateway's HTTP contract expects: 5s to read the headers, 30s to read the
 // whole request, writeTimeout to answer (it must exceed the longest tool
@@ -83,7 +87,7 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}) →
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
-//	POST /v1/discover               {"query","k"} → the Discover hook's result
+//	POST /v1/discover               {"query","k"} → the Discover hook's result (query ≤ MaxQueryBytes, 1 ≤ k ≤ 50, default 5)
 //	GET  /metrics                   Prometheus exposition of HTTPOptions.Gatherer
 //	GET  /healthz                   200 {"status":"ok"}
 //
@@ -395,8 +399,12 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	query, e := stringField(obj, "query", true)
-	if e == nil && strings.TrimSpace(query) == "" {
+	switch {
+	case e != nil:
+	case strings.TrimSpace(query) == "":
 		e = Invalid(Violation{Pointer: "/query", Message: "must not be empty"})
+	case len(query) > MaxQueryBytes:
+		e = Invalid(Violation{Pointer: "/query", Message: fmt.Sprintf("is longer than %d bytes", MaxQueryBytes)})
 	}
 	k := 0
 	if e == nil {

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
 )
 
 // TestHTTPApproveRefusesBodyMembers: the approve endpoint takes an empty
@@ -96,5 +98,23 @@ func TestHTTPServerCutsOffSlowBodies(t *testing.T) {
 	}
 	if h.runs.total() != 0 {
 		t.Error("the handler ran for a body that never arrived")
+	}
+}
+
+// TestHTTPDiscoverQueryLimit: a query beyond MaxQueryBytes is refused
+// before the hook runs.
+func TestHTTPDiscoverQueryLimit(t *testing.T) {
+	ran := false
+	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
+		ran = true
+		return map[string]any{"query": query}, nil
+	}})
+	long := strings.Repeat("send money ", gateway.MaxQueryBytes/10)
+	wantError(t, "discover with a long query", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"`+long+`"}`), 422, gateway.ValidationError, true)
+	if ran {
+		t.Error("the discover hook ran for an oversized query")
+	}
+	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"`+long[:gateway.MaxQueryBytes]+`"}`); r.status != 200 || !ran {
+		t.Errorf("discover with a query of MaxQueryBytes = %d %s, want 200", r.status, r.raw)
 	}
 }
