@@ -25,6 +25,26 @@ import (
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("jcs: invalid JSON")
 
+// SyntaxError is a parse error: where in the input it was found and what.
+// It wraps ErrSyntax.
+type SyntaxError struct {
+	// Offset is the byte offset in the input at which parsing stopped.
+	Offset int
+	// Msg says what is wrong ("duplicate member name \"a\"").
+	Msg string
+	// Duplicate reports a member name given twice in one object (Msg then
+	// names the member, which a caller may have to keep secret: a token).
+	Duplicate bool
+}
+
+// Error reads "jcs: invalid JSON: offset N: msg".
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%v: offset %d: %s", ErrSyntax, e.Offset, e.Msg)
+}
+
+// Unwrap returns ErrSyntax.
+func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
 // ErrUnsupported is wrapped when a value cannot be canonicalized (NaN,
 // infinities, numbers out of range, Go types outside the JSON data model).
 var ErrUnsupported = errors.New("jcs: value not canonicalizable")
@@ -62,23 +82,6 @@ type parser struct {
 	data []byte
 	pos  int
 }
-
-// SyntaxError is a parse error at a byte offset of the input. It wraps
-// ErrSyntax.
-type SyntaxError struct {
-	Offset int    // bytes before the error
-	Msg    string // what is wrong
-	// Duplicate reports a member name given twice in one object (Msg
-	// then names the member).
-	Duplicate bool
-}
-
-func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("%v: offset %d: %s", ErrSyntax, e.Offset, e.Msg)
-}
-
-// Unwrap returns ErrSyntax.
-func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
 func (p *parser) errorf(format string, args ...any) error {
 	return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf(format, args...)}

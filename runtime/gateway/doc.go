@@ -20,7 +20,7 @@
 // decoding and domain rules), derives the idempotency key (DeriveKey:
 // sha256 over the length-prefixed tenant, principal, session id, step, tool
 // and RFC 8785 canonical arguments — never a model-generated id), claims
-// the slot (tenant, session, step, tool) in the Store, checks the approval
+// the slot (tenant, principal, session, step, tool) in the Store, checks the approval
 // when the tool is irreversible or Options.NeedsApproval says so, runs the
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
@@ -72,7 +72,7 @@
 //
 // # Plugging in a tool's own idempotency
 //
-// A handler reads the key with IdempotencyKey(ctx) and hands it downstream
+// A handler reads the key with tools.IdempotencyKey(ctx) and hands it downstream
 // (a ledger stores it in the same transaction as the effect; an HTTP API
 // gets an Idempotency-Key header). That is what makes a re-run after an
 // uncertain outcome safe.

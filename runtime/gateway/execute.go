@@ -129,7 +129,7 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 
 	x.fp = Fingerprint(x.canon)
 	x.key = DeriveKey(p.Tenant, p.ID, call.SessionID, call.Step, t.ID, x.canon)
-	slot := Slot{Tenant: p.Tenant, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
+	slot := Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = g.opts.DefaultTimeout
@@ -166,11 +166,8 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 		return nil, &Error{Type: UncertainOutcome, IdempotencyKey: x.key, ErrorID: id,
 			Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again (error " + id + ")"}
 	case ClaimMismatch:
-		msg := "this step already called the tool with other arguments; use a new step for a new call"
-		if cl.Record.Principal != p.ID {
-			msg = "this session step is bound to another principal's call"
-		}
-		return nil, &Error{Type: IdempotencyMismatch, Message: msg}
+		return nil, &Error{Type: IdempotencyMismatch,
+			Message: "this step already called the tool with other arguments; use a new step for a new call"}
 	default:
 		return nil, g.internal(ctx, x, "claim", fmt.Errorf("unknown claim status %d", cl.Status))
 	}
@@ -473,7 +470,7 @@ func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out 
 // run executes the handler and records its outcome.
 func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
 	t := x.tool
-	hctx, cancel := context.WithTimeout(WithIdempotencyKey(x.detached, x.key), timeout)
+	hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(x.detached, x.key), timeout)
 	out := g.callHandler(hctx, t, x)
 	cancel()
 

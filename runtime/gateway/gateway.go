@@ -92,7 +92,7 @@ type UncertainPolicy int
 
 const (
 	// UncertainRerun re-runs the handler with the same idempotency key; the
-	// downstream must deduplicate by it (gateway.IdempotencyKey). Default.
+	// downstream must deduplicate by it (tools.IdempotencyKey). Default.
 	UncertainRerun UncertainPolicy = iota
 	// UncertainReconcile refuses with OUTCOME_UNCERTAIN until the record
 	// expires or an operator reconciles it: for tools whose downstream
