@@ -26,6 +26,8 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli"
 )
 
 // Exit codes, part of the CLI contract.
@@ -57,7 +59,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	switch name := args[0]; {
-	case isHelpFlag(name) || name == "help":
+	case cli.IsHelpFlag(name) || name == "help":
 		return runHelp(ctx, args[1:], stdin, stdout, stderr)
 	case name == "version" || name == "--version" || name == "-version":
 		return runVersion(args[1:], stdout, stderr)
@@ -70,16 +72,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return cmd(ctx, args[1:], stdin, stdout, stderr)
 }
 
-// isHelpFlag reports whether arg asks for help the way the flag package
-// understands it.
-func isHelpFlag(arg string) bool {
-	switch arg {
-	case "-h", "--h", "-help", "--help":
-		return true
-	}
-	return false
-}
-
 // runHelp is "toolgate help [CMD]": the overview, or CMD's usage (what
 // "toolgate CMD --help" prints), on stdout.
 func runHelp(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -90,7 +82,7 @@ func runHelp(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case len(args) > 1:
 		fmt.Fprintf(stderr, "toolgate help: want at most one command, got %q\n", strings.Join(args, " "))
 		return exitUsage
-	case args[0] == "help" || isHelpFlag(args[0]):
+	case args[0] == "help" || cli.IsHelpFlag(args[0]):
 		overview(stdout)
 		return exitOK
 	case args[0] == "version":

@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
@@ -33,7 +34,7 @@ const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]...
 // for any MCP client, over stdio (the principal from flags) or Streamable
 // HTTP (the principal from each request's bearer token).
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 1 && isHelpFlag(args[0]) {
+	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
 		args = []string{"serve", args[0]} // "toolgate mcp --help" is serve's usage
 	}
 	if len(args) == 0 || args[0] != "serve" {

@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+
+	"github.com/toolgate/toolgate/internal/cli"
 )
 
 // runVersion is "toolgate version": the module version toolgate was built
 // as ("(devel)" for a build from a checkout), with the VCS revision when
 // the build recorded one, and the Go version.
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && isHelpFlag(args[0]) {
-		fmt.Fprint(stdout, "usage: toolgate version\n\nPrint toolgate's module version, VCS revision and Go version.\n\nExample:\n  toolgate version\n")
+	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
+		cli.PrintUsage(stdout, nil, cli.Usage{Synopsis: "toolgate version",
+			Summary: "Print toolgate's module version, VCS revision and Go version.", Examples: []string{"toolgate version"}})
 		return exitOK
 	}
 	if len(args) > 0 {
