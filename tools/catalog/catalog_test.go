@@ -305,6 +305,18 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
+func TestParseTooLarge(t *testing.T) {
+	line := "{\"name\":\"a\"}\n"
+	ts, _, err := parseLimited(strings.NewReader(strings.Repeat(line, 1<<20/len(line)+1)), "big.jsonl", "ns", 1<<20)
+	if len(ts) != 0 || err == nil || err.Error() != "big.jsonl: catalog is larger than 1 MiB" {
+		t.Errorf("parse(over 1 MiB, limit 1 MiB) = %d tools, %v; want none, big.jsonl: catalog is larger than 1 MiB", len(ts), err)
+	}
+	ts, _, err = parseLimited(strings.NewReader(strings.Repeat(line, 1<<20/len(line))), "big.jsonl", "ns", 1<<20)
+	if len(ts) != 1 || err == nil || !strings.Contains(err.Error(), "duplicate tool") {
+		t.Errorf("parse(just under 1 MiB) = %d tools, %v; want the file read (1 tool, duplicates reported)", len(ts), err)
+	}
+}
+
 func TestParseBadNamespace(t *testing.T) {
 	_, err := Parse(strings.NewReader(`{"name":"a"}`), "f.jsonl", "bad/ns")
 	if err == nil || err.Error() != `f.jsonl: invalid namespace "bad/ns": must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$` {
