@@ -415,6 +415,9 @@ func FuzzParse(f *testing.F) {
 		"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"#/$defs/x\",\"$defs\":{\"x\":{\"type\":\"object\"}}}}",
 		"{\"name\":\"a\",\"inputSchema\":{}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}",
 		"{\"name\":\"a\",\"inputSchema\":{\"$id\":\"urn:x\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:x\"}}",
+		"{\"name\":\"a\",\"scopes\":[\"admin\"],\"scopes\":[]}\n{\"name\":\"b\"}",
+		"{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"properties\":{\"x\":{\"type\":\"string\",\"type\":\"integer\"}}}}],\"tools\":[]}",
+		"[{\"name\":\"a\",\"inputSchema\":{\"items\":{\"items\":{\"items\":{}}}}}]",
 	}
 	for _, s := range seeds {
 		f.Add(s)
