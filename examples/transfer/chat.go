@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
@@ -64,7 +65,10 @@ type chatConfig struct {
 // where the approving human acts as --approver, a second principal holding
 // approvals:grant.
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseChat(args)
+	cfg, err := parseChat(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK // parseChat printed the usage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
@@ -83,7 +87,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func parseChat(args []string) (*chatConfig, error) {
+// parseChat reads chat's flags; for -h or --help it prints the usage on
+// stdout and returns flag.ErrHelp.
+func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg := &chatConfig{}
@@ -100,6 +106,9 @@ func parseChat(args []string) (*chatConfig, error) {
 	fs.StringVar(&cfg.script, "script", "", "JSON Lines of scripted replies (--backend scripted)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print the shortlist's scores, the constraint and token usage")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			cli.PrintUsage(stdout, fs, helps["chat"].Usage)
+		}
 		return nil, err
 	}
 	switch {
