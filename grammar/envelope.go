@@ -110,7 +110,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		return nil, fmt.Errorf("%w: no tool compiled and the answer and find_tools branches are disabled", ErrNoTools)
 	}
 	root := &grule{hint: "root", body: seq(lit("{"), p.ws, lit(`"action"`), p.ws, lit(":"), p.ws, alt(branches...), p.ws, lit("}"))}
-	res.GBNF = printGBNF(root)
+	res.GBNF = toGBNF(root).String()
 	envCache.Lock()
 	if len(envCache.m) >= cacheLimit {
 		envCache.m = map[[32]byte]*EnvelopeResult{}

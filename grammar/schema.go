@@ -157,7 +157,7 @@ func compileUncached(doc *jsonValue, o Options) (res *Result, err error) {
 	if o.Strict && len(c.relax) > 0 {
 		return nil, &RelaxationError{Relaxations: c.relax}
 	}
-	return &Result{GBNF: printGBNF(root), Relaxations: c.relax, root: root}, nil
+	return &Result{GBNF: toGBNF(root).String(), Relaxations: c.relax, root: root}, nil
 }
 
 // leftRecursion reports a rule that can reach itself without consuming

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // FuzzFromSchema: no input makes FromSchema panic, every grammar it
@@ -26,7 +28,7 @@ func FuzzFromSchema(f *testing.F) {
 			}
 			return
 		}
-		if _, err := Parse(res.GBNF); err != nil {
+		if _, err := gbnf.Parse(res.GBNF); err != nil {
 			t.Fatalf("FromSchema(%q) emitted a grammar that does not parse: %v\n%s", schema, err, res.GBNF)
 		}
 	})
@@ -61,7 +63,7 @@ func FuzzRegex(f *testing.F) {
 		if err != nil {
 			t.Fatalf("pattern %q: %v", pattern, err)
 		}
-		g, err := Parse(res.GBNF)
+		g, err := gbnf.Parse(res.GBNF)
 		if err != nil {
 			t.Fatalf("pattern %q: grammar does not parse: %v\n%s", pattern, err, res.GBNF)
 		}

@@ -2,12 +2,9 @@ package grammar
 
 import (
 	"encoding/binary"
-	"fmt"
 	"hash/fnv"
 	"reflect"
 	"sort"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -29,9 +26,6 @@ const (
 	gRep // subs[0] repeated min..max times (max < 0: unbounded)
 	gRef // a rule
 )
-
-// maxRepeat is llama.cpp's limit on a repetition count.
-const maxRepeat = 2000
 
 type gnode struct {
 	op       gop
@@ -272,7 +266,7 @@ func star(n *gnode) *gnode { return rep(n, 0, -1) }
 func plus(n *gnode) *gnode { return rep(n, 1, -1) }
 
 // rep repeats n between min and max times (max < 0: unbounded). Callers
-// keep min and max within maxRepeat. An unbounded repetition of something
+// keep min and max within gbnf.MaxRepetition. An unbounded repetition of something
 // that can match empty is rewritten to repeat its non-empty part, because
 // llama.cpp recurses without end on such grammars.
 func rep(n *gnode, min, max int) *gnode {
@@ -339,202 +333,4 @@ func nonEmpty(n *gnode) *gnode {
 		return nonEmpty(n.rule.body)
 	}
 	return n
-}
-
-// printGBNF prints the grammar reachable from root as llama.cpp GBNF with
-// root named "root". Names are assigned in the order rules are first
-// reached, so the output is deterministic.
-func printGBNF(root *grule) string {
-	p := &gprinter{names: map[*grule]string{}, used: map[string]bool{}}
-	p.name(root, "root")
-	var b strings.Builder
-	for i := 0; i < len(p.order); i++ {
-		r := p.order[i]
-		b.WriteString(p.names[r])
-		b.WriteString(" ::= ")
-		p.writeNode(&b, r.body, 0)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-type gprinter struct {
-	names map[*grule]string
-	used  map[string]bool
-	order []*grule
-}
-
-func (p *gprinter) name(r *grule, want string) string {
-	if n, ok := p.names[r]; ok {
-		return n
-	}
-	base := sanitizeRuleName(want)
-	n := base
-	for i := 2; p.used[n]; i++ {
-		n = base + "-" + strconv.Itoa(i)
-	}
-	p.used[n] = true
-	p.names[r] = n
-	p.order = append(p.order, r)
-	return n
-}
-
-// sanitizeRuleName maps a hint to llama.cpp's rule-name alphabet
-// [a-zA-Z0-9-].
-func sanitizeRuleName(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range s {
-		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-		if ok {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	out := strings.TrimRight(b.String(), "-")
-	if out == "" {
-		return "r"
-	}
-	return out
-}
-
-// precedence: 0 alternation context, 1 sequence element, 2 repetition operand.
-func (p *gprinter) writeNode(b *strings.Builder, n *gnode, prec int) {
-	switch n.op {
-	case gEmpty:
-		b.WriteString(`""`)
-	case gNone:
-		// A class that contains no code point: it never matches.
-		b.WriteString(`[^\x00-\U0010FFFF]`)
-	case gLit:
-		writeGBNFLiteral(b, n.lit)
-	case gClass:
-		writeGBNFClass(b, n.ranges)
-	case gRef:
-		hint := n.rule.hint
-		b.WriteString(p.name(n.rule, hint))
-	case gSeq:
-		if prec > 1 {
-			b.WriteString("( ")
-		}
-		for i, s := range n.subs {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			p.writeNode(b, s, 2)
-		}
-		if prec > 1 {
-			b.WriteString(" )")
-		}
-	case gAlt:
-		if prec > 0 {
-			b.WriteString("( ")
-		}
-		for i, s := range n.subs {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			p.writeNode(b, s, 1)
-		}
-		if prec > 0 {
-			b.WriteString(" )")
-		}
-	case gRep:
-		sub := n.subs[0]
-		if sub.op == gRep || sub.op == gEmpty {
-			b.WriteString("( ")
-			p.writeNode(b, sub, 0)
-			b.WriteString(" )")
-		} else {
-			p.writeNode(b, sub, 2)
-		}
-		switch {
-		case n.min == 0 && n.max == 1:
-			b.WriteByte('?')
-		case n.min == 0 && n.max < 0:
-			b.WriteByte('*')
-		case n.min == 1 && n.max < 0:
-			b.WriteByte('+')
-		case n.max < 0:
-			fmt.Fprintf(b, "{%d,}", n.min)
-		case n.min == n.max:
-			fmt.Fprintf(b, "{%d}", n.min)
-		default:
-			fmt.Fprintf(b, "{%d,%d}", n.min, n.max)
-		}
-	}
-}
-
-func writeGBNFLiteral(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(b, `\x%02X`, r)
-		case r >= 0xD800 && r <= 0xDFFF, r == utf8.RuneError:
-			writeGBNFCodePoint(b, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-}
-
-func writeGBNFClass(b *strings.Builder, rs []crange) {
-	// A class that covers more than half of the code space prints shorter
-	// negated, and reads as the intent ([^"\\\x00-\x1F]).
-	var total int64
-	for _, r := range rs {
-		total += int64(r.hi - r.lo + 1)
-	}
-	neg := false
-	if total > utf8.MaxRune/2 {
-		rs, neg = negRanges(rs), true
-	}
-	b.WriteByte('[')
-	if neg {
-		b.WriteByte('^')
-	}
-	for _, r := range rs {
-		writeGBNFCodePoint(b, r.lo)
-		if r.hi != r.lo {
-			if r.hi > r.lo+1 {
-				b.WriteByte('-')
-			}
-			writeGBNFCodePoint(b, r.hi)
-		}
-	}
-	b.WriteByte(']')
-}
-
-// writeGBNFCodePoint writes one class endpoint with only the escapes
-// llama.cpp knows: letters and digits raw, every other code point as
-// \xHH, \uHHHH or \UHHHHHHHH.
-func writeGBNFCodePoint(b *strings.Builder, r rune) {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		b.WriteRune(r)
-	case r < 0x100:
-		fmt.Fprintf(b, `\x%02X`, r)
-	case r < 0x10000:
-		fmt.Fprintf(b, `\u%04X`, r)
-	default:
-		fmt.Fprintf(b, `\U%08X`, r)
-	}
 }

@@ -3,6 +3,8 @@ package grammar
 import (
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // Objects and arrays.
@@ -61,13 +63,13 @@ func (c *compiler) arrayNode(s *jsonValue, ptr string) *gnode {
 	if u := s.get("uniqueItems"); u != nil && u.kind == jsonBool && u.b && (maxI < 0 || maxI > 1) {
 		c.relaxf(ptr, "uniqueItems", "uniqueness of items is not expressible in the grammar; the gateway checks it")
 	}
-	if maxI > maxRepeat {
-		c.relaxf(ptr, "maxItems", "maxItems %d is above the grammar's repetition limit %d; not enforced", maxI, maxRepeat)
+	if maxI > gbnf.MaxRepetition {
+		c.relaxf(ptr, "maxItems", "maxItems %d is above the grammar's repetition limit %d; not enforced", maxI, gbnf.MaxRepetition)
 		maxI = -1
 	}
-	if minI > maxRepeat {
-		c.relaxf(ptr, "minItems", "minItems %d is above the grammar's repetition limit %d; %d is enforced", minI, maxRepeat, maxRepeat)
-		minI = maxRepeat
+	if minI > gbnf.MaxRepetition {
+		c.relaxf(ptr, "minItems", "minItems %d is above the grammar's repetition limit %d; %d is enforced", minI, gbnf.MaxRepetition, gbnf.MaxRepetition)
+		minI = gbnf.MaxRepetition
 	}
 	sep := func(n *gnode) *gnode { return seq(ws, lit(","), ws, n) }
 	// tail(k): the elements after the first k, k >= 1.
