@@ -120,6 +120,7 @@ type compiler struct {
 	pairs      map[[2]*jsonValue]*jsonValue
 	synthetic  map[*jsonValue]bool // made by allOfOf
 	synthRules map[*jsonValue]*grule
+	patterns   map[string]*nameMatcher // patternProperties keys, by pattern
 	depth      int
 	steps      int // work done, against maxSteps
 	fatal      error
@@ -130,7 +131,7 @@ func newCompiler(doc *jsonValue, opts Options) *compiler {
 		ptrs: map[*jsonValue]string{}, bases: map[*jsonValue]string{}, ids: map[string]*jsonValue{},
 		anchors: map[string]*jsonValue{}, refRules: map[*jsonValue]*grule{}, chars: map[string]*gnode{},
 		shared: map[uint64][]*grule{}, pairs: map[[2]*jsonValue]*jsonValue{}, synthetic: map[*jsonValue]bool{},
-		synthRules: map[*jsonValue]*grule{}}
+		synthRules: map[*jsonValue]*grule{}, patterns: map[string]*nameMatcher{}}
 	if opts.Compact {
 		c.p = compact
 	}
@@ -522,13 +523,13 @@ func (c *compiler) flat(s *jsonValue, ptr string) *gnode {
 	}
 	c.checkKeywords(s, types, ptr)
 	if cv := s.get("const"); cv != nil {
-		return c.literals(s, []*jsonValue{cv}, types, ptr)
+		return c.literals(s, []*jsonValue{cv}, types, false)
 	}
 	if ev := s.get("enum"); ev != nil {
 		if ev.kind != jsonArray {
 			c.relaxf(ptr, "enum", "enum is not an array; ignored")
 		} else {
-			return c.literals(s, ev.arr, types, ptr)
+			return c.literals(s, ev.arr, types, true)
 		}
 	}
 	var alts []*gnode
@@ -599,14 +600,14 @@ func (c *compiler) checkKeywords(s *jsonValue, types typeSet, ptr string) {
 }
 
 // literals compiles enum/const values, keeping those the sibling keywords
-// admit.
-func (c *compiler) literals(s *jsonValue, vals []*jsonValue, types typeSet, ptr string) *gnode {
+// admit; fromEnum says that vals are s's own enum.
+func (c *compiler) literals(s *jsonValue, vals []*jsonValue, types typeSet, fromEnum bool) *gnode {
 	alts := make([]*gnode, 0, len(vals))
 	for _, v := range vals {
 		if typeOf(v)&types == 0 {
 			continue
 		}
-		if !c.admits(s, v, 0) {
+		if !c.admitsAs(s, v, 0, fromEnum) {
 			continue
 		}
 		alts = append(alts, lit(canonicalJSON(v)))

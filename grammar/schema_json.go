@@ -85,27 +85,49 @@ func newObject() *jsonValue         { return &jsonValue{kind: jsonObject} }
 func newString(s string) *jsonValue { return &jsonValue{kind: jsonString, s: s} }
 func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 
-// decodeJSON decodes exactly one JSON value, keeping key order.
+// decodeJSON decodes exactly one JSON value, keeping key order. An object
+// with a repeated member name is refused (one meaning per document: the
+// validator and the grammar must not read different members), and so is
+// nesting deeper than maxJSONDepth; both errors name the JSON pointer.
 func decodeJSON(data []byte) (*jsonValue, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	d := &jsonDecoder{dec: json.NewDecoder(bytes.NewReader(data))}
+	d.dec.UseNumber()
+	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := d.dec.Token(); err != io.EOF {
 		return nil, errors.New("trailing data after the JSON value")
 	}
 	return v, nil
 }
 
+// maxJSONDepth bounds the nesting of a schema document (arrays and objects).
 const maxJSONDepth = 512
 
-func decodeValue(dec *json.Decoder, depth int) (*jsonValue, error) {
-	if depth > maxJSONDepth {
-		return nil, errors.New("JSON nested too deeply")
+type jsonDecoder struct {
+	dec  *json.Decoder
+	path []string // member names and array indexes down to the current value
+}
+
+// pointer is the JSON pointer of the current value, shortened in the
+// middle when it is long.
+func (d *jsonDecoder) pointer() string {
+	p := pointerJoin("", d.path...)
+	if p == "" {
+		return "/"
 	}
-	tok, err := dec.Token()
+	if len(p) > 160 {
+		p = p[:80] + "/…/" + p[len(p)-60:]
+	}
+	return p
+}
+
+func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("JSON nested more than %d levels at %s (byte %d)", maxJSONDepth, d.pointer(), d.dec.InputOffset())
+	}
+	tok, err := d.dec.Token()
 	if err != nil {
 		if err == io.EOF {
 			return nil, errors.New("unexpected end of JSON input")
@@ -125,21 +147,24 @@ func decodeValue(dec *json.Decoder, depth int) (*jsonValue, error) {
 		switch t {
 		case '[':
 			v := &jsonValue{kind: jsonArray}
-			for dec.More() {
-				e, err := decodeValue(dec, depth+1)
+			for d.dec.More() {
+				d.path = append(d.path, strconv.Itoa(len(v.arr)))
+				e, err := d.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
+				d.path = d.path[:len(d.path)-1]
 				v.arr = append(v.arr, e)
 			}
-			if _, err := dec.Token(); err != nil {
+			if _, err := d.dec.Token(); err != nil {
 				return nil, err
 			}
 			return v, nil
 		case '{':
 			v := newObject()
-			for dec.More() {
-				kt, err := dec.Token()
+			var seen map[string]bool // built once the object is large enough to need it
+			for d.dec.More() {
+				kt, err := d.dec.Token()
 				if err != nil {
 					return nil, err
 				}
@@ -147,20 +172,55 @@ func decodeValue(dec *json.Decoder, depth int) (*jsonValue, error) {
 				if !ok {
 					return nil, fmt.Errorf("object key is %v, not a string", kt)
 				}
-				e, err := decodeValue(dec, depth+1)
+				d.path = append(d.path, key)
+				if dup := d.repeated(v, key, &seen); dup {
+					return nil, fmt.Errorf("member %q appears twice in the object at %s", key, d.pointerOfParent())
+				}
+				e, err := d.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
+				d.path = d.path[:len(d.path)-1]
 				v.keys = append(v.keys, key)
 				v.vals = append(v.vals, e)
 			}
-			if _, err := dec.Token(); err != nil {
+			if _, err := d.dec.Token(); err != nil {
 				return nil, err
 			}
 			return v, nil
 		}
 	}
 	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// repeated reports whether key is already a member of v: a scan for small
+// objects, a set for large ones, so that the check stays linear.
+func (d *jsonDecoder) repeated(v *jsonValue, key string, seen *map[string]bool) bool {
+	if len(v.keys) < 16 {
+		for _, k := range v.keys {
+			if k == key {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, 2*len(v.keys))
+		for _, k := range v.keys {
+			(*seen)[k] = true
+		}
+	}
+	if (*seen)[key] {
+		return true
+	}
+	(*seen)[key] = true
+	return false
+}
+
+func (d *jsonDecoder) pointerOfParent() string {
+	d.path = d.path[:len(d.path)-1]
+	p := d.pointer()
+	return p
 }
 
 // writeJSONString appends the canonical JSON form of s: `"` and `\` and

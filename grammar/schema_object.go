@@ -182,14 +182,21 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 		}
 		declared[r] = true
 		var sch *jsonValue
+		undecided := false
 		for i, pat := range pp.keysOrNil() {
-			if ok, _ := regexMatch(pat, r); ok {
+			ok, known := c.nameMatches(pat, r, pointerJoin(ptr, "patternProperties", pat), "patternProperties")
+			undecided = undecided || !known
+			if ok {
 				if sch == nil {
 					sch = pp.vals[i]
 				} else {
 					sch = c.allOfOf(sch, pp.vals[i])
 				}
 			}
+		}
+		if sch == nil && undecided {
+			// The name may match the undecided pattern: any value (reported).
+			sch = newBool(true)
 		}
 		if sch == nil {
 			if !extras {
@@ -205,7 +212,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	// patternProperties also constrain declared properties whose names match.
 	for i := range props {
 		for j, pat := range pp.keysOrNil() {
-			if ok, _ := regexMatch(pat, props[i].name); ok {
+			if ok, _ := c.nameMatches(pat, props[i].name, pointerJoin(ptr, "patternProperties", pat), "patternProperties"); ok {
 				props[i].schema = c.allOfOf(props[i].schema, pp.vals[j])
 			}
 		}
