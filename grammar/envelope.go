@@ -1,12 +1,10 @@
 package grammar
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // EnvelopeTool is one shortlisted tool: the name the model writes and the
@@ -55,20 +53,26 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // Options.NoAnswer and Options.NoFindTools remove those branches; with no
 // branch left the error wraps ErrNoTools. A name that does not fit the
 // model-name rule, or a repeated name, is an error (ErrInvalidSchema).
-// Envelope is safe for concurrent use; tool grammars come from the
-// FromSchema cache.
+// Envelope is safe for concurrent use. With Options.Cache set, a repeated
+// shortlist (the same names, schema bytes and options) costs a hash of its
+// inputs, and each tool's grammar is cached on its own, so a shortlist
+// that changes by one tool compiles one schema.
 func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 	o := opts.orZero()
 	if err := checkToolNames(tools); err != nil {
 		return nil, err
 	}
-	key := envelopeKey(tools, o)
-	envCache.Lock()
-	if r, ok := envCache.m[key]; ok {
-		envCache.Unlock()
-		return r, nil
+	var key *cacheKey
+	if o.Cache != nil {
+		key = o.Cache.key('e', o)
+		for _, t := range tools {
+			key.add([]byte(t.Name))
+			key.add(t.Schema)
+		}
+		if v, ok := o.Cache.get(key); ok {
+			return v.(*EnvelopeResult), nil
+		}
 	}
-	envCache.Unlock()
 
 	p := spaced
 	if o.Compact {
@@ -111,12 +115,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 	}
 	root := &grule{hint: "root", body: seq(lit("{"), p.ws, lit(`"action"`), p.ws, lit(":"), p.ws, alt(branches...), p.ws, lit("}"))}
 	res.GBNF = toGBNF(root).String()
-	envCache.Lock()
-	if len(envCache.m) >= cacheLimit {
-		envCache.m = map[[32]byte]*EnvelopeResult{}
-	}
-	envCache.m[key] = res
-	envCache.Unlock()
+	o.Cache.put(key, res)
 	return res, nil
 }
 
@@ -132,22 +131,4 @@ func checkToolNames(tools []EnvelopeTool) error {
 		seen[t.Name] = true
 	}
 	return nil
-}
-
-var envCache = struct {
-	sync.Mutex
-	m map[[32]byte]*EnvelopeResult
-}{m: map[[32]byte]*EnvelopeResult{}}
-
-// envelopeKey hashes the options and each tool's name and schema bytes.
-func envelopeKey(tools []EnvelopeTool, o Options) [32]byte {
-	h := sha256.New()
-	h.Write([]byte{'e', b2b(o.Strict), b2b(o.Compact), b2b(o.OpenObjects), b2b(o.NoAnswer), b2b(o.NoFindTools)})
-	for _, t := range tools {
-		fmt.Fprintf(h, "%d:%s%d:", len(t.Name), t.Name, len(t.Schema))
-		h.Write(t.Schema)
-	}
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
 }

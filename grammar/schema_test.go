@@ -256,15 +256,16 @@ func TestRelaxationPointers(t *testing.T) {
 
 func TestCacheReturnsSameResult(t *testing.T) {
 	s := []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	a, err := FromSchema(s, nil)
+	cache := NewCache(0)
+	a, err := FromSchema(s, &Options{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := FromSchema([]byte(` {"type" : "object", "properties":{"q":{"type":"string"}}}`), nil)
+	b, _ := FromSchema([]byte(` {"type" : "object", "properties":{"q":{"type":"string"}}}`), &Options{Cache: cache})
 	if a != b {
 		t.Errorf("FromSchema of the same schema (other spacing) = a new result, want the cached one")
 	}
-	c, _ := FromSchema(s, &Options{Compact: true})
+	c, _ := FromSchema(s, &Options{Compact: true, Cache: cache})
 	if c == a || c.GBNF == a.GBNF {
 		t.Errorf("options are not part of the cache key")
 	}
