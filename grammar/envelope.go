@@ -3,7 +3,6 @@ package grammar
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -38,7 +37,19 @@ type EnvelopeResult struct {
 	Excluded []ExcludedTool
 }
 
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// validToolName reports whether name matches ^[a-zA-Z0-9_-]{1,64}$.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Envelope compiles the turn envelope for a shortlist (DESIGN.md):
 //
@@ -87,7 +98,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		if len(strings.TrimSpace(string(schema))) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		r, err := FromSchema(schema, &toolOpts)
+		r, err := compileBytes(schema, toolOpts, false)
 		if err != nil {
 			res.Excluded = append(res.Excluded, ExcludedTool{Name: t.Name, Err: err})
 			continue
@@ -122,7 +133,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 func checkToolNames(tools []EnvelopeTool) error {
 	seen := map[string]bool{}
 	for _, t := range tools {
-		if !toolNameRE.MatchString(t.Name) {
+		if !validToolName(t.Name) {
 			return &SchemaError{Msg: fmt.Sprintf("tool name %q does not match ^[a-zA-Z0-9_-]{1,64}$", t.Name), Err: ErrInvalidSchema}
 		}
 		if seen[t.Name] {

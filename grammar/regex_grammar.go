@@ -142,6 +142,9 @@ func (c *compiler) nameMatches(pattern, name, ptr, keyword string) (match, known
 	nm, ok := c.patterns[pattern]
 	if !ok {
 		nm = c.compileNameMatcher(pattern)
+		if c.patterns == nil {
+			c.patterns = map[string]*nameMatcher{}
+		}
 		c.patterns[pattern] = nm
 	}
 	if nm.exact && len(name) <= maxMatchedNameBytes {

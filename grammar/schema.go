@@ -95,11 +95,20 @@ type compiled struct {
 // compiling the same schema again costs a hash; FromSchema is safe for
 // concurrent use.
 func FromSchema(schema []byte, opts *Options) (*Result, error) {
-	o := opts.orZero()
+	return compileBytes(schema, opts.orZero(), true)
+}
+
+// compileBytes decodes and compiles a schema, through o.Cache when set.
+// text says whether Result.GBNF is wanted; Envelope needs only the rules.
+func compileBytes(schema []byte, o Options, text bool) (*Result, error) {
+	kind := byte('r')
+	if !text {
+		kind = 't'
+	}
 	// Fast path: the same bytes again cost one hash.
 	var rawKey *cacheKey
 	if o.Cache != nil {
-		rawKey = o.Cache.key('r', o)
+		rawKey = o.Cache.key(kind, o)
 		rawKey.add(schema)
 		if v, ok := o.Cache.get(rawKey); ok {
 			e := v.(*compiled)
@@ -110,14 +119,19 @@ func FromSchema(schema []byte, opts *Options) (*Result, error) {
 	if err != nil {
 		return nil, &SchemaError{Msg: err.Error(), Err: ErrInvalidSchema}
 	}
-	res, err := compileDoc(doc, o)
+	res, err := compileDoc(doc, o, text)
 	o.Cache.put(rawKey, &compiled{res, err})
 	return res, err
 }
 
-func compileDoc(doc *jsonValue, o Options) (*Result, error) {
+// compileDoc compiles a decoded schema; with text and a Cache, a schema
+// that differs from a cached one only in spacing is a hit.
+func compileDoc(doc *jsonValue, o Options, text bool) (*Result, error) {
 	if doc.kind != jsonObject && doc.kind != jsonBool {
 		return nil, &SchemaError{Msg: "a schema must be a JSON object or a boolean", Err: ErrInvalidSchema}
+	}
+	if !text {
+		return compileTree(doc, o)
 	}
 	var key *cacheKey
 	if o.Cache != nil {
@@ -133,7 +147,17 @@ func compileDoc(doc *jsonValue, o Options) (*Result, error) {
 	return res, err
 }
 
-func compileUncached(doc *jsonValue, o Options) (res *Result, err error) {
+// compileUncached compiles and prints.
+func compileUncached(doc *jsonValue, o Options) (*Result, error) {
+	res, err := compileTree(doc, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{GBNF: toGBNF(res.root).String(), Relaxations: res.Relaxations, root: res.root}, nil
+}
+
+// compileTree compiles into rules without printing them (GBNF is empty).
+func compileTree(doc *jsonValue, o Options) (*Result, error) {
 	c := newCompiler(doc, o)
 	root := c.compileRoot()
 	if c.fatal != nil {
@@ -148,7 +172,7 @@ func compileUncached(doc *jsonValue, o Options) (res *Result, err error) {
 	if o.Strict && len(c.relax) > 0 {
 		return nil, &RelaxationError{Relaxations: c.relax}
 	}
-	return &Result{GBNF: toGBNF(root).String(), Relaxations: c.relax, root: root}, nil
+	return &Result{Relaxations: c.relax, root: root}, nil
 }
 
 // leftRecursion reports a rule that can reach itself without consuming

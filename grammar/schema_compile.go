@@ -129,14 +129,19 @@ type compiler struct {
 func newCompiler(doc *jsonValue, opts Options) *compiler {
 	c := &compiler{opts: opts, p: spaced, doc: doc, seen: map[Relaxation]bool{},
 		ptrs: map[*jsonValue]string{}, bases: map[*jsonValue]string{}, ids: map[string]*jsonValue{},
-		anchors: map[string]*jsonValue{}, refRules: map[*jsonValue]*grule{}, chars: map[string]*gnode{},
-		shared: map[uint64][]*grule{}, pairs: map[[2]*jsonValue]*jsonValue{}, synthetic: map[*jsonValue]bool{},
-		synthRules: map[*jsonValue]*grule{}, patterns: map[string]*nameMatcher{}}
+		shared: map[uint64][]*grule{}} // the other maps are made on first write
 	if opts.Compact {
 		c.p = compact
 	}
 	c.index(doc, "", "", 0)
 	return c
+}
+
+func (c *compiler) anchorsSet(k string, v *jsonValue) {
+	if c.anchors == nil {
+		c.anchors = map[string]*jsonValue{}
+	}
+	c.anchors[k] = v
 }
 
 // step counts work and reports whether the budget is spent; the first
@@ -232,7 +237,7 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 		if u := resolveURI(base, id.s); u != "" {
 			base = strings.TrimSuffix(u, "#")
 			if i := strings.IndexByte(base, '#'); i >= 0 { // draft-07 "$id": "#foo" is an anchor
-				c.anchors[base] = v
+				c.anchorsSet(base, v)
 				base = base[:i]
 			} else {
 				c.ids[base] = v
@@ -246,7 +251,7 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 	}
 	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
 		if a := v.get(k); a != nil && a.kind == jsonString {
-			c.anchors[base+"#"+a.s] = v
+			c.anchorsSet(base+"#"+a.s, v)
 		}
 	}
 	for i, k := range v.keys {
@@ -400,6 +405,9 @@ func (c *compiler) value(s *jsonValue, ptr string) *gnode {
 			return ref(r)
 		}
 		r := &grule{hint: "all"}
+		if c.synthRules == nil {
+			c.synthRules = map[*jsonValue]*grule{}
+		}
 		c.synthRules[s] = r
 		r.body = c.valueOf(s, ptr)
 		if r.body.op == gNone {
@@ -460,6 +468,9 @@ func (c *compiler) refNode(s, r *jsonValue, ptr string) *gnode {
 		hint = hint[i+1:]
 	}
 	rule := &grule{hint: hint}
+	if c.refRules == nil {
+		c.refRules = map[*jsonValue]*grule{}
+	}
 	c.refRules[target] = rule
 	rule.body = c.value(target, c.ptrOf(target, ptr))
 	if rule.body.op == gNone {

@@ -14,7 +14,7 @@ import (
 // root named "root". Names come from the rules' hints, made unique in the
 // order rules are first reached, so the output is deterministic.
 func toGBNF(root *grule) *gbnf.Grammar {
-	l := &lowering{names: map[*grule]string{}, used: map[string]bool{}}
+	l := &lowering{names: map[*grule]string{}, used: map[string]bool{}, refs: map[*grule]gbnf.Expr{}}
 	l.name(root, "root")
 	g := &gbnf.Grammar{}
 	for i := 0; i < len(l.order); i++ {
@@ -25,6 +25,7 @@ func toGBNF(root *grule) *gbnf.Grammar {
 }
 
 type lowering struct {
+	refs  map[*grule]gbnf.Expr // one boxed Ref per rule
 	names map[*grule]string
 	used  map[string]bool
 	order []*grule
@@ -114,7 +115,12 @@ func (l *lowering) expr(n *gnode) gbnf.Expr {
 	case gClass:
 		return lowerClass(n.ranges)
 	case gRef:
-		return gbnf.Ref{Name: l.name(n.rule, n.rule.hint)}
+		if e, ok := l.refs[n.rule]; ok {
+			return e
+		}
+		var e gbnf.Expr = gbnf.Ref{Name: l.name(n.rule, n.rule.hint)}
+		l.refs[n.rule] = e
+		return e
 	case gSeq, gAlt:
 		return gbnf.Group{Alts: l.alts(n)}
 	case gRep:

@@ -2,9 +2,8 @@ package grammar
 
 import (
 	"encoding/binary"
-	"hash/fnv"
 	"reflect"
-	"sort"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -41,44 +40,68 @@ type gnode struct {
 // mk completes a node: its structural hash and whether it is nullable.
 // Nodes are immutable once made.
 func mk(n *gnode) *gnode {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(x uint64) {
-		binary.LittleEndian.PutUint64(buf[:], x)
-		h.Write(buf[:])
-	}
-	put(uint64(n.op))
+	h := fnvHash(fnvOffset)
+	h.word(uint64(n.op))
 	switch n.op {
 	case gEmpty:
 		n.null = true
 	case gLit:
-		h.Write([]byte(n.lit))
+		h.str(n.lit)
 	case gClass:
 		for _, r := range n.ranges {
-			put(uint64(r.lo)<<32 | uint64(r.hi))
+			h.word(uint64(r.lo)<<32 | uint64(r.hi))
 		}
 	case gSeq:
 		n.null = true
 		for _, s := range n.subs {
-			put(s.h)
+			h.word(s.h)
 			n.null = n.null && s.null
 		}
 	case gAlt:
 		for _, s := range n.subs {
-			put(s.h)
+			h.word(s.h)
 			n.null = n.null || s.null
 		}
 	case gRep:
-		put(uint64(int64(n.min)))
-		put(uint64(int64(n.max)))
-		put(n.subs[0].h)
+		h.word(uint64(int64(n.min)))
+		h.word(uint64(int64(n.max)))
+		h.word(n.subs[0].h)
 		n.null = n.min == 0 || n.subs[0].null
 	case gRef:
-		put(uint64(reflect.ValueOf(n.rule).Pointer()))
+		h.word(uint64(reflect.ValueOf(n.rule).Pointer()))
 		n.null = n.rule.body != nil && n.rule.body.null
 	}
-	n.h = h.Sum64()
+	n.h = uint64(h)
 	return n
+}
+
+// fnvHash is a structural hash in the style of FNV over 8-byte words,
+// inline so that hashing a node allocates nothing. Equal hashes are
+// confirmed with equalNodes, so collisions cost only a comparison.
+type fnvHash uint64
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// word mixes in 8 bytes at once (FNV-style xor-multiply with a final
+// avalanche per word, so that low and high bits both spread).
+func (h *fnvHash) word(x uint64) {
+	v := (uint64(*h) ^ x) * fnvPrime
+	*h = fnvHash(v ^ v>>29)
+}
+
+func (h *fnvHash) str(s string) {
+	for len(s) >= 8 {
+		h.word(binary.LittleEndian.Uint64([]byte(s[:8])))
+		s = s[8:]
+	}
+	var last uint64
+	for i := 0; i < len(s); i++ {
+		last |= uint64(s[i]) << (8 * i)
+	}
+	h.word(last ^ uint64(len(s))<<56)
 }
 
 // equalNodes is structural equality (rules by identity).
@@ -140,13 +163,16 @@ func class(rs ...crange) *gnode {
 }
 
 func normRanges(rs []crange) []crange {
+	if rangesNormal(rs) {
+		return rs
+	}
 	out := make([]crange, 0, len(rs))
 	for _, r := range rs {
 		if r.lo <= r.hi {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].lo < out[j].lo })
+	slices.SortFunc(out, func(a, b crange) int { return int(a.lo) - int(b.lo) })
 	merged := out[:0]
 	for _, r := range out {
 		if n := len(merged); n > 0 && r.lo <= merged[n-1].hi+1 {
@@ -158,6 +184,17 @@ func normRanges(rs []crange) []crange {
 		merged = append(merged, r)
 	}
 	return merged
+}
+
+// rangesNormal reports whether rs is already sorted, non-empty per range,
+// non-overlapping and non-adjacent (the form normRanges returns).
+func rangesNormal(rs []crange) bool {
+	for i, r := range rs {
+		if r.lo > r.hi || i > 0 && r.lo <= rs[i-1].hi+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // negRanges returns the complement of rs within [0, 0x10FFFF].
@@ -178,14 +215,7 @@ func negRanges(rs []crange) []crange {
 }
 
 func seq(ns ...*gnode) *gnode {
-	var out []*gnode
-	add := func(n *gnode) {
-		if k := len(out); k > 0 && n.op == gLit && out[k-1].op == gLit {
-			out[k-1] = lit(out[k-1].lit + n.lit)
-			return
-		}
-		out = append(out, n)
-	}
+	b := seqBuilder{out: make([]*gnode, 0, len(ns))}
 	for _, n := range ns {
 		switch n.op {
 		case gNone:
@@ -194,19 +224,68 @@ func seq(ns ...*gnode) *gnode {
 			continue
 		case gSeq:
 			for _, s := range n.subs {
-				add(s)
+				b.add(s)
 			}
 		default:
-			add(n)
+			b.add(n)
 		}
 	}
-	switch len(out) {
+	b.flush()
+	switch len(b.out) {
 	case 0:
 		return nEmpty
 	case 1:
-		return out[0]
+		return b.out[0]
 	}
-	return mk(&gnode{op: gSeq, subs: out})
+	return mk(&gnode{op: gSeq, subs: b.out})
+}
+
+// seqBuilder collects the elements of a sequence, joining each run of
+// adjacent literals once.
+type seqBuilder struct {
+	out      []*gnode
+	run      [8]*gnode
+	runN     int
+	overflow []*gnode // run beyond len(run)
+}
+
+func (b *seqBuilder) add(n *gnode) {
+	if n.op != gLit {
+		b.flush()
+		b.out = append(b.out, n)
+		return
+	}
+	if b.runN < len(b.run) {
+		b.run[b.runN] = n
+	} else {
+		b.overflow = append(b.overflow, n)
+	}
+	b.runN++
+}
+
+func (b *seqBuilder) flush() {
+	switch b.runN {
+	case 0:
+		return
+	case 1:
+		b.out = append(b.out, b.run[0])
+	default:
+		size := 0
+		b.each(func(l *gnode) { size += len(l.lit) })
+		buf := make([]byte, 0, size)
+		b.each(func(l *gnode) { buf = append(buf, l.lit...) })
+		b.out = append(b.out, lit(string(buf)))
+	}
+	b.runN, b.overflow = 0, b.overflow[:0]
+}
+
+func (b *seqBuilder) each(f func(*gnode)) {
+	for i := 0; i < b.runN && i < len(b.run); i++ {
+		f(b.run[i])
+	}
+	for _, l := range b.overflow {
+		f(l)
+	}
 }
 
 func alt(ns ...*gnode) *gnode {
@@ -227,7 +306,20 @@ func alt(ns ...*gnode) *gnode {
 	// Drop structurally identical alternatives: duplicates only grow
 	// llama.cpp's stack set.
 	uniq := out[:0]
-	if len(out) > 1 {
+	switch {
+	case len(out) <= 1:
+		uniq = out
+	case len(out) <= 16: // a scan is cheaper than a map
+	small:
+		for _, n := range out {
+			for _, m := range uniq {
+				if m.h == n.h && equalNodes(m, n) {
+					continue small
+				}
+			}
+			uniq = append(uniq, n)
+		}
+	default:
 		seen := make(map[uint64][]*gnode, len(out))
 	next:
 		for _, n := range out {
@@ -239,8 +331,6 @@ func alt(ns ...*gnode) *gnode {
 			seen[n.h] = append(seen[n.h], n)
 			uniq = append(uniq, n)
 		}
-	} else {
-		uniq = out
 	}
 	out = uniq
 	if hasEmpty {

@@ -131,7 +131,13 @@ func (c *compiler) allOfOf(a, b *jsonValue) *jsonValue {
 	}
 	n := allOfPair(a, b)
 	if n != a && n != b {
+		if c.synthetic == nil {
+			c.synthetic = map[*jsonValue]bool{}
+		}
 		c.synthetic[n] = true
+	}
+	if c.pairs == nil {
+		c.pairs = map[[2]*jsonValue]*jsonValue{}
 	}
 	c.pairs[key] = n
 	return n

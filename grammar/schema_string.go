@@ -114,6 +114,9 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 	if n.op == gAlt {
 		n = ref(&grule{hint: "char", body: n})
 	}
+	if c.chars == nil {
+		c.chars = map[string]*gnode{}
+	}
 	c.chars[key] = n
 	return n
 }
