@@ -273,29 +273,51 @@ func (d *Discoverer) Index(ctx context.Context, snap *tools.Snapshot) (*Index, e
 // returned. It builds the index on first use of a snapshot; the error is
 // the build's (an embedder failure) or the context's.
 func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Request) (*Shortlist, error) {
+	sl := new(Shortlist)
+	if err := d.ShortlistTo(ctx, view, req, sl); err != nil {
+		return nil, err
+	}
+	return sl, nil
+}
+
+// ShortlistTo is Shortlist writing its result into sl, reusing the
+// capacity of sl.Candidates; everything else in sl is overwritten. A
+// caller that keeps one Shortlist per worker makes a query allocate
+// nothing in the steady state (with the default embedder, no Log, and a
+// request in English without identifiers; a Spanish or Polish request
+// allocates its translation, an identifier its match).
+func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Request, sl *Shortlist) error {
 	if view == nil {
-		return nil, ErrNoView
+		return ErrNoView
 	}
 	start := d.now()
 	x, err := d.Index(ctx, view.Snapshot())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	k := req.K
 	if k <= 0 {
 		k = d.k
 	}
-	res, err := d.search(ctx, x, view, req.Query, req.Context, k)
+	bufs := topPool.Get().(*[2][]fusedScore)
+	defer topPool.Put(bufs)
+	res, err := d.search(ctx, x, view, req.Query, req.Context, k, bufs[0])
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sl := &Shortlist{Query: req.Query, Authorized: view.Len(), Lang: string(res.lang)}
+	bufs[0] = res.top
+	cands := sl.Candidates[:0]
+	if cands == nil {
+		cands = make([]Candidate, 0, k)
+	}
+	*sl = Shortlist{Query: req.Query, Authorized: view.Len(), Lang: string(res.lang), Candidates: cands}
 	if res.confidence < d.threshold && d.method == MethodHybrid && req.Query != "" {
 		if q2, err := d.reformulator.Reformulate(ctx, req.Query); err == nil && q2 != "" && q2 != req.Query {
-			res2, err := d.search(ctx, x, view, q2, req.Context, k)
+			res2, err := d.search(ctx, x, view, q2, req.Context, k, bufs[1])
 			if err != nil {
-				return nil, err
+				return err
 			}
+			bufs[1] = res2.top
 			if res2.confidence > res.confidence {
 				res = res2
 				sl.Reformulated = true
@@ -304,15 +326,18 @@ func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Reques
 		}
 	}
 	sl.Confidence = res.confidence
-	sl.Candidates = res.candidates
-	for _, c := range res.candidates {
-		i, _ := x.snap.Lookup(c.Tool.ID)
-		sl.ShortlistTokens += int(x.tokens[i])
+	for _, f := range res.top {
+		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident})
+		sl.ShortlistTokens += int(x.tokens[f.doc])
 	}
 	sl.CatalogTokens = x.catalogTokens(view)
 	d.observe(ctx, view, req, sl, d.now().Sub(start))
-	return sl, nil
+	return nil
 }
+
+// topPool holds the buffers of a query's two searches (the request and
+// its reformulation).
+var topPool = sync.Pool{New: func() any { return new([2][]fusedScore) }}
 
 func (x *Index) catalogTokens(view *tools.View) int {
 	if view.Len() == len(x.tokens) {
