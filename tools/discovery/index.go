@@ -78,8 +78,8 @@ type doc struct {
 // Index is an immutable search index over one snapshot's cards. It is
 // built by Discoverer (or NewIndex) and is safe for concurrent use.
 type Index struct {
-	snap     *tools.Snapshot
-	docs     []*doc
+	snap *tools.Snapshot
+	docs []*doc
 	// terms numbers every term of the cards' fields, not_for sentences and
 	// baseline text; the three posting lists are indexed by that number
 	// (the field terms first, in sorted order, so that postings[:Terms]
