@@ -21,6 +21,12 @@
 // (1 + ln tf) and the vector is L2-normalized, so the dot product of two
 // vectors is their cosine similarity. Embedding is deterministic: the same
 // text gives the same vector in every process and build.
+//
+// An Embedder caches the features of the tokens and three-token phrase
+// windows it has seen (at most 2^18 features, about 4 MiB; the cache starts
+// over when full), so that a request made of known words costs look-ups
+// rather than hashing, stemming and lexicon queries. The cache changes no
+// vector.
 package ngram
 
 import (
@@ -30,6 +36,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -78,6 +85,49 @@ type Embedder struct {
 	wTerm      float32
 	wConcept   float32
 	scratchers sync.Pool
+	// cache keeps the features of recent tokens and phrase windows (what
+	// rawFeatures appends for them is a function of the window and the
+	// language alone), so that a request made of known words is mostly
+	// look-ups.
+	cache featureCache
+}
+
+// featureCache maps a token or phrase window, in a language, to the
+// features it contributes. It holds at most maxCachedFeatures features
+// (about 4 MiB) and starts over when full. Keys are copied: the analyzer's
+// tokens may share a pooled buffer.
+type featureCache struct {
+	mu sync.RWMutex
+	m  map[cacheKey][]Feature
+	n  int
+}
+
+type cacheKey struct {
+	lang   analysis.Lang
+	phrase bool
+	w      [3]string
+}
+
+const maxCachedFeatures = 1 << 18
+
+func (c *featureCache) get(k cacheKey) ([]Feature, bool) {
+	c.mu.RLock()
+	f, ok := c.m[k]
+	c.mu.RUnlock()
+	return f, ok
+}
+
+func (c *featureCache) put(k cacheKey, f []Feature) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.n+len(f)+1 > maxCachedFeatures {
+		c.m, c.n = make(map[cacheKey][]Feature), 0
+	}
+	for i := range k.w {
+		k.w[i] = strings.Clone(k.w[i])
+	}
+	c.m[k] = slices.Clone(f)
+	c.n += len(f) + 1
 }
 
 // New returns an Embedder configured by opts (nil means defaults). Invalid
@@ -327,39 +377,14 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 		if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
 			continue
 		}
-		// Character n-grams of " tok ", weighted so that each token's
-		// n-grams carry about the same total mass whatever its length.
-		if e.wNgram > 0 {
-			n0 := len(raw)
-			raw = e.ngrams(raw, tok)
-			if k := len(raw) - n0; k > 0 {
-				w := e.wNgram / float32(math.Sqrt(float64(k)))
-				for i := n0; i < len(raw); i++ {
-					raw[i].W = w
-				}
-			}
+		key := cacheKey{lang: lang, w: [3]string{tok}}
+		if f, ok := e.cache.get(key); ok {
+			raw = append(raw, f...)
+			continue
 		}
-		if e.wTerm > 0 {
-			term := tok
-			if lang == analysis.English && e.lex != nil {
-				if lemma, ok := e.lex.Lemma(tok); ok { // "sent" → "send"
-					term = lemma
-				}
-			}
-			raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, term)), W: e.wTerm})
-		}
-		if e.lex != nil && e.wConcept > 0 {
-			sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
-			// An ambiguous word spreads its weight over its concepts, so
-			// that a word with many senses does not outweigh a precise one.
-			spread := float32(1)
-			if len(sc.concepts) > 1 {
-				spread = 1 / float32(math.Sqrt(float64(len(sc.concepts))))
-			}
-			for _, c := range sc.concepts {
-				raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
-			}
-		}
+		n0 := len(raw)
+		raw = e.tokenFeatures(sc, raw, lang, tok)
+		e.cache.put(key, raw[n0:])
 	}
 	if e.lex != nil && e.wConcept > 0 {
 		raw = e.phraseFeatures(sc, raw, lang)
@@ -369,12 +394,59 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 	return raw
 }
 
+// tokenFeatures appends the features of one token of a text in lang.
+func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang, tok string) []Feature {
+	// Character n-grams of " tok ", weighted so that each token's
+	// n-grams carry about the same total mass whatever its length.
+	if e.wNgram > 0 {
+		n0 := len(raw)
+		raw = e.ngrams(raw, tok)
+		if k := len(raw) - n0; k > 0 {
+			w := e.wNgram / float32(math.Sqrt(float64(k)))
+			for i := n0; i < len(raw); i++ {
+				raw[i].W = w
+			}
+		}
+	}
+	if e.wTerm > 0 {
+		term := tok
+		if lang == analysis.English && e.lex != nil {
+			if lemma, ok := e.lex.Lemma(tok); ok { // "sent" → "send"
+				term = lemma
+			}
+		}
+		raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, term)), W: e.wTerm})
+	}
+	if e.lex != nil && e.wConcept > 0 {
+		sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
+		// An ambiguous word spreads its weight over its concepts, so
+		// that a word with many senses does not outweigh a precise one.
+		spread := float32(1)
+		if len(sc.concepts) > 1 {
+			spread = 1 / float32(math.Sqrt(float64(len(sc.concepts))))
+		}
+		for _, c := range sc.concepts {
+			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
+		}
+	}
+	return raw
+}
+
 // phraseFeatures appends the concepts of the two- and three-word phrases
 // the lexicon knows ("pull request", "turn off", "base de datos"), matched
 // on the tokens before stop-word removal.
 func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang) []Feature {
 	toks := sc.toks
 	for i := 0; i+1 < len(toks); i++ {
+		key := cacheKey{phrase: true, w: [3]string{toks[i], toks[i+1]}}
+		if i+2 < len(toks) {
+			key.w[2] = toks[i+2]
+		}
+		if f, ok := e.cache.get(key); ok {
+			raw = append(raw, f...)
+			continue
+		}
+		n0 := len(raw)
 		sc.concepts = sc.concepts[:0]
 		if i+2 < len(toks) {
 			sc.concepts = e.lex.PhraseConcepts(sc.concepts, "", toks[i], toks[i+1], toks[i+2])
@@ -387,6 +459,7 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		for _, c := range sc.concepts {
 			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
 		}
+		e.cache.put(key, raw[n0:])
 	}
 	return raw
 }
