@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -199,14 +200,54 @@ func (sc *scratch) stemWord(lang Lang, w string) string {
 	if !isAlphaWord(w) {
 		return w
 	}
+	li := max(langIndex(lang), 0)
+	if st, ok := stems.get(li, w); ok {
+		return st
+	}
+	var st string
 	switch lang {
 	case Spanish:
-		return sc.stemSpanish(w)
+		st = sc.stemSpanish(w)
 	case Polish:
-		return sc.stemPolish(w)
+		st = sc.stemPolish(w)
 	default:
-		return sc.stemEnglish(w)
+		st = sc.stemEnglish(w)
 	}
+	stems.put(li, w, st)
+	return st
+}
+
+// stems caches the stems of recently seen words, per language: a request
+// is mostly words seen before, and a look-up costs a fraction of running a
+// stemmer. It holds at most maxCachedStems words per language and starts
+// over when full; keys and stems are copied, so that a cached stem never
+// keeps a caller's text alive.
+var stems stemCache
+
+const maxCachedStems = 1 << 15
+
+type stemCache struct {
+	mu sync.RWMutex
+	m  [3]map[string]string
+}
+
+func (c *stemCache) get(lang int, w string) (string, bool) {
+	c.mu.RLock()
+	st, ok := c.m[lang][w]
+	c.mu.RUnlock()
+	return st, ok
+}
+
+func (c *stemCache) put(lang int, w, st string) {
+	if len(w) > 64 {
+		return // not a word a catalog or a request repeats
+	}
+	c.mu.Lock()
+	if c.m[lang] == nil || len(c.m[lang]) >= maxCachedStems {
+		c.m[lang] = make(map[string]string, 1024)
+	}
+	c.m[lang][strings.Clone(w)] = strings.Clone(st)
+	c.mu.Unlock()
 }
 
 // isAlphaWord reports whether w is made of ASCII letters only; stemmers
