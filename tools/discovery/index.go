@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -98,9 +99,10 @@ type Index struct {
 	patterns []*compiledPattern
 	// tokens[i] is docs[i].tokens, flat so that summing an authorized
 	// catalog's tokens streams through memory; total is their sum.
-	tokens []int32
-	total  int
-	stats  BuildStats
+	tokens   []int32
+	total    int
+	lastView atomic.Pointer[viewTokens]
+	stats    BuildStats
 }
 
 // BuildStats reports what building an index cost.

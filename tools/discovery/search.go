@@ -153,9 +153,14 @@ func (s *scratch) growTerms(n int) {
 }
 
 func putScratch(s *scratch) {
-	for _, i := range s.touched {
-		s.acc[i] = 0
-		s.ident[i] = false
+	if len(s.touched) > len(s.acc)/16 {
+		clear(s.acc) // a common term touched much of a big catalog
+		clear(s.ident)
+	} else {
+		for _, i := range s.touched {
+			s.acc[i] = 0
+			s.ident[i] = false
+		}
 	}
 	s.touched = s.touched[:0]
 	for _, i := range s.fDocs {
@@ -198,12 +203,14 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		if d.method == MethodBM25 {
 			lists = x.base
 		}
-		acc, ident := s.acc, s.ident
+		acc := s.acc
 		for _, qt := range s.terms {
 			w := float32(qt.w)
 			for _, ps := range lists[qt.id] {
 				if allowed(b, ps.doc) {
-					if acc[ps.doc] == 0 && !ident[ps.doc] {
+					// No identifier bonus is given yet: a zero score is an
+					// untouched tool.
+					if acc[ps.doc] == 0 {
 						s.touched = append(s.touched, ps.doc)
 					}
 					acc[ps.doc] += w * ps.impact
@@ -393,6 +400,21 @@ func selectBest(c []scored, n int) int {
 	if n <= 0 {
 		return 0
 	}
+	if len(c) > 8*n {
+		// Far more items than wanted (a common term in a big catalog): a
+		// heap of the n best seen, whose root most items fail to beat.
+		h := c[:n]
+		for i := n/2 - 1; i >= 0; i-- {
+			down(h, i)
+		}
+		for _, v := range c[n:] {
+			if better(v, h[0]) {
+				h[0] = v
+				down(h, 0)
+			}
+		}
+		return n
+	}
 	lo, hi := 0, len(c) // the boundary n lies in c[lo:hi]
 	for budget := 2 * bits.Len(uint(len(c))); hi-lo > 16; budget-- {
 		if budget == 0 {
@@ -432,6 +454,25 @@ func selectBest(c []scored, n int) int {
 	}
 	sortScored(c[lo:hi])
 	return n
+}
+
+// down restores the heap order of h below i; the root is the worst kept.
+func down(h []scored, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && better(h[l], h[r]) {
+			m = r
+		}
+		if !better(h[i], h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // sortScored sorts c best first.
