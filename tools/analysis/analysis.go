@@ -135,7 +135,7 @@ var scratchPool = sync.Pool{New: func() any {
 // lower-case ASCII separated by single spaces.
 func (a *Analyzer) Tokens(dst []string, text string) []string {
 	sc := scratchPool.Get().(*scratch)
-	dst, _ = sc.tokenize(dst, text)
+	dst, _ = sc.tokenize(dst, text, false)
 	scratchPool.Put(sc)
 	return dst
 }
@@ -145,10 +145,23 @@ func (a *Analyzer) Tokens(dst []string, text string) []string {
 func (a *Analyzer) TokensLang(dst []string, text string) ([]string, Lang) {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
-	dst, cues := sc.tokenize(dst, text)
+	dst, cues := sc.tokenize(dst, text, false)
 	lang := a.detect(dst[start:], cues)
 	scratchPool.Put(sc)
 	return dst, lang
+}
+
+// TokensLangFunc is TokensLang for a caller that only reads the tokens:
+// it appends them to dst and calls fn with the result and the language,
+// without copying the folded text, so that the tokens are valid only until
+// fn returns (fn copies what it keeps and should clear dst's strings). It
+// allocates nothing in the steady state.
+func (a *Analyzer) TokensLangFunc(dst []string, text string, fn func(toks []string, lang Lang)) {
+	sc := scratchPool.Get().(*scratch)
+	start := len(dst)
+	dst, cues := sc.tokenize(dst, text, true)
+	fn(dst, a.detect(dst[start:], cues))
+	scratchPool.Put(sc)
 }
 
 // Terms appends the analyzed terms of text to dst and returns the extended
@@ -160,7 +173,7 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
 	var cues langCues
-	dst, cues = sc.tokenize(dst, text)
+	dst, cues = sc.tokenize(dst, text, true)
 	toks := dst[start:]
 	if lang == "" {
 		lang = a.detect(toks, cues)
@@ -180,6 +193,7 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 		}
 		out = append(out, t)
 	}
+	sc.own(out[start:])
 	// Clear the tail so dropped strings are not kept alive by dst's array.
 	clear(dst[len(out):])
 	scratchPool.Put(sc)

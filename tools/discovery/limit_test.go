@@ -130,3 +130,27 @@ func FuzzShortlistLimit(f *testing.F) {
 		}
 	})
 }
+
+// TestShortlistToAllocatesNothing: with a reused Shortlist, a request in
+// English without identifiers allocates nothing once the pools and caches
+// are warm (the race detector's pools drop items on purpose, so it is
+// skipped there).
+func TestShortlistToAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	ds := realMCP(t)
+	d := newDiscoverer(t, nil)
+	view := ds.snap.Authorize(tools.Principal{ID: "u", Tenant: "t"})
+	ctx := context.Background()
+	var sl discovery.Shortlist
+	for _, q := range []string{"Take a screenshot of the page", "list the open pull requests", "read the file and show me its contents"} {
+		req := discovery.Request{Query: q, Context: []string{"open the browser"}}
+		if err := d.ShortlistTo(ctx, view, req, &sl); err != nil || len(sl.Candidates) == 0 {
+			t.Fatalf("ShortlistTo(%q) = %d candidates, %v", q, len(sl.Candidates), err)
+		}
+		if n := testing.AllocsPerRun(50, func() { _ = d.ShortlistTo(ctx, view, req, &sl) }); n != 0 {
+			t.Errorf("ShortlistTo(%q) allocates %v times per query, want 0", q, n)
+		}
+	}
+}

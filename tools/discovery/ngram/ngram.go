@@ -369,27 +369,30 @@ const (
 )
 
 // rawFeatures returns the features of text with repeats, in sc.raw.
+// The tokens are the analyzer's transient ones: read here, copied only
+// into cache keys, cleared before the analyzer reuses their buffer.
 func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 	raw := sc.raw[:0]
-	var lang analysis.Lang
-	sc.toks, lang = e.an.TokensLang(sc.toks[:0], text)
-	for _, tok := range sc.toks {
-		if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
-			continue
+	e.an.TokensLangFunc(sc.toks[:0], text, func(toks []string, lang analysis.Lang) {
+		sc.toks = toks
+		for _, tok := range toks {
+			if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
+				continue
+			}
+			key := cacheKey{lang: lang, w: [3]string{tok}}
+			if f, ok := e.cache.get(key); ok {
+				raw = append(raw, f...)
+				continue
+			}
+			n0 := len(raw)
+			raw = e.tokenFeatures(sc, raw, lang, tok)
+			e.cache.put(key, raw[n0:])
 		}
-		key := cacheKey{lang: lang, w: [3]string{tok}}
-		if f, ok := e.cache.get(key); ok {
-			raw = append(raw, f...)
-			continue
+		if e.lex != nil && e.wConcept > 0 {
+			raw = e.phraseFeatures(sc, raw, lang)
 		}
-		n0 := len(raw)
-		raw = e.tokenFeatures(sc, raw, lang, tok)
-		e.cache.put(key, raw[n0:])
-	}
-	if e.lex != nil && e.wConcept > 0 {
-		raw = e.phraseFeatures(sc, raw, lang)
-	}
-	clear(sc.toks)
+		clear(sc.toks)
+	})
 	sc.raw = raw
 	return raw
 }
