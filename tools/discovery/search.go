@@ -657,6 +657,7 @@ var (
 func (x *Index) cosine(dims []int32, vals []float32, i uint32) float64 {
 	row := x.rows[int(i)*x.dim : int(i+1)*x.dim]
 	var sum float32
+	vals = vals[:len(dims)]
 	for j, d := range dims {
 		sum += vals[j] * float32(row[d])
 	}
