@@ -263,15 +263,14 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 				for word != 0 {
 					i := uint32(w*64 + bits.TrailingZeros64(word))
 					word &= word - 1
-					s.cand = append(s.cand, scored{i, x.cosine(s.nzDim, s.nzVal, i)})
+					s.cand = append(s.cand, scored{doc: i})
 				}
 			}
+			x.cosines(s.nzDim, s.nzVal, s.cand)
 			dense = s.cand
 		} else {
 			// rerank is s.cand's head: score it in place.
-			for j := range rerank {
-				rerank[j].score = x.cosine(s.nzDim, s.nzVal, rerank[j].doc)
-			}
+			x.cosines(s.nzDim, s.nzVal, rerank)
 			dense = rerank
 		}
 		dense = dense[:selectBest(dense, poolSize)]
@@ -652,14 +651,39 @@ var (
 	confNoLex = -1.03
 )
 
-// cosine is the dot product of the normalised query vector (its non-zero
-// dimensions dims with values vals) with card i's quantised vector.
-func (x *Index) cosine(dims []int32, vals []float32, i uint32) float64 {
-	row := x.rows[int(i)*x.dim : int(i+1)*x.dim]
-	var sum float32
+// cosines sets the score of each of c to the dot product of the
+// normalised query vector (its non-zero dimensions dims with values vals)
+// with that card's quantised vector. Four cards share one pass over dims:
+// each card's sum still adds the dimensions in order (the same float32
+// result as one card at a time), but the four chains of additions overlap
+// instead of waiting on each other.
+func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 	vals = vals[:len(dims)]
-	for j, d := range dims {
-		sum += vals[j] * float32(row[d])
+	j := 0
+	for ; j+4 <= len(c); j += 4 {
+		r0, r1, r2, r3 := x.row(c[j].doc), x.row(c[j+1].doc), x.row(c[j+2].doc), x.row(c[j+3].doc)
+		var s0, s1, s2, s3 float32
+		for k, d := range dims {
+			v := vals[k]
+			s0 += v * float32(r0[d])
+			s1 += v * float32(r1[d])
+			s2 += v * float32(r2[d])
+			s3 += v * float32(r3[d])
+		}
+		c[j].score = float64(s0 * x.scales[c[j].doc])
+		c[j+1].score = float64(s1 * x.scales[c[j+1].doc])
+		c[j+2].score = float64(s2 * x.scales[c[j+2].doc])
+		c[j+3].score = float64(s3 * x.scales[c[j+3].doc])
 	}
-	return float64(sum * x.scales[i])
+	for ; j < len(c); j++ {
+		r := x.row(c[j].doc)
+		var sum float32
+		for k, d := range dims {
+			sum += vals[k] * float32(r[d])
+		}
+		c[j].score = float64(sum * x.scales[c[j].doc])
+	}
 }
+
+// row is card i's quantised vector.
+func (x *Index) row(i uint32) []int8 { return x.rows[int(i)*x.dim : int(i+1)*x.dim] }
