@@ -97,36 +97,48 @@ type Embedder struct {
 // (about 4 MiB) and starts over when full. Keys are copied: the analyzer's
 // tokens may share a pooled buffer.
 type featureCache struct {
-	mu sync.RWMutex
-	m  map[cacheKey][]Feature
-	n  int
+	mu      sync.RWMutex
+	tokens  map[tokenKey][]Feature
+	phrases map[[3]string][]Feature // the language plays no part in a window's concepts
+	n       int
 }
 
-type cacheKey struct {
-	lang   analysis.Lang
-	phrase bool
-	w      [3]string
+type tokenKey struct {
+	lang analysis.Lang
+	tok  string
 }
 
 const maxCachedFeatures = 1 << 18
 
-func (c *featureCache) get(k cacheKey) ([]Feature, bool) {
+func (c *featureCache) token(lang analysis.Lang, tok string) ([]Feature, bool) {
 	c.mu.RLock()
-	f, ok := c.m[k]
+	f, ok := c.tokens[tokenKey{lang, tok}]
 	c.mu.RUnlock()
 	return f, ok
 }
 
-func (c *featureCache) put(k cacheKey, f []Feature) {
+func (c *featureCache) phrase(w [3]string) ([]Feature, bool) {
+	c.mu.RLock()
+	f, ok := c.phrases[w]
+	c.mu.RUnlock()
+	return f, ok
+}
+
+// put stores f for the token (lang, w[0]) or, with phrase, the window w.
+func (c *featureCache) put(phrase bool, lang analysis.Lang, w [3]string, f []Feature) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || c.n+len(f)+1 > maxCachedFeatures {
-		c.m, c.n = make(map[cacheKey][]Feature), 0
+	if c.tokens == nil || c.n+len(f)+1 > maxCachedFeatures {
+		c.tokens, c.phrases, c.n = make(map[tokenKey][]Feature), make(map[[3]string][]Feature), 0
 	}
-	for i := range k.w {
-		k.w[i] = strings.Clone(k.w[i])
+	for i := range w {
+		w[i] = strings.Clone(w[i])
 	}
-	c.m[k] = slices.Clone(f)
+	if phrase {
+		c.phrases[w] = slices.Clone(f)
+	} else {
+		c.tokens[tokenKey{lang, w[0]}] = slices.Clone(f)
+	}
 	c.n += len(f) + 1
 }
 
@@ -379,14 +391,13 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 			if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
 				continue
 			}
-			key := cacheKey{lang: lang, w: [3]string{tok}}
-			if f, ok := e.cache.get(key); ok {
+			if f, ok := e.cache.token(lang, tok); ok {
 				raw = append(raw, f...)
 				continue
 			}
 			n0 := len(raw)
 			raw = e.tokenFeatures(sc, raw, lang, tok)
-			e.cache.put(key, raw[n0:])
+			e.cache.put(false, lang, [3]string{tok}, raw[n0:])
 		}
 		if e.lex != nil && e.wConcept > 0 {
 			raw = e.phraseFeatures(sc, raw, lang)
@@ -441,11 +452,11 @@ func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang,
 func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang) []Feature {
 	toks := sc.toks
 	for i := 0; i+1 < len(toks); i++ {
-		key := cacheKey{phrase: true, w: [3]string{toks[i], toks[i+1]}}
+		w := [3]string{toks[i], toks[i+1]}
 		if i+2 < len(toks) {
-			key.w[2] = toks[i+2]
+			w[2] = toks[i+2]
 		}
-		if f, ok := e.cache.get(key); ok {
+		if f, ok := e.cache.phrase(w); ok {
 			raw = append(raw, f...)
 			continue
 		}
@@ -462,7 +473,7 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		for _, c := range sc.concepts {
 			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
 		}
-		e.cache.put(key, raw[n0:])
+		e.cache.put(true, "", w, raw[n0:])
 	}
 	return raw
 }
