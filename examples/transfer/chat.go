@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
@@ -97,7 +98,10 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // where the approving human acts as --approver, a second principal holding
 // approvals:grant.
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseChat(args)
+	cfg, err := parseChat(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK // parseChat printed the usage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
@@ -116,7 +120,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func parseChat(args []string) (*chatConfig, error) {
+// parseChat reads chat's flags; for -h or --help it prints the usage on
+// stdout and returns flag.ErrHelp.
+func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg := &chatConfig{}
@@ -140,6 +146,9 @@ func parseChat(args []string) (*chatConfig, error) {
 	fs.Var(&cfg.mcpURLs, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
 	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			cli.PrintUsage(stdout, fs, helps["chat"].Usage)
+		}
 		return nil, err
 	}
 	if temperature != "" {
