@@ -64,27 +64,21 @@ func (r *recorder) all() []string {
 // the principal does not hold.
 func TestLiveAgent(t *testing.T) {
 	temp, seed := 0.0, int64(1)
+	llamaCpp := func(t *testing.T, hc *http.Client) llm.Backend {
+		b, err := openai.New("local", &openai.Options{BaseURL: testenv.LlamaCpp(t), APIKey: "none", HTTPClient: hc,
+			LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	for _, tc := range []struct {
 		name string
 		mode llm.Mode
 		open func(t *testing.T, hc *http.Client) llm.Backend
 	}{
-		{"llama.cpp/grammar", llm.ModeGrammar, func(t *testing.T, hc *http.Client) llm.Backend {
-			b, err := openai.New("local", &openai.Options{BaseURL: testenv.LlamaCpp(t), APIKey: "none", HTTPClient: hc,
-				LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}},
-		{"llama.cpp/envelope", llm.ModeEnvelope, func(t *testing.T, hc *http.Client) llm.Backend {
-			b, err := openai.New("local", &openai.Options{BaseURL: testenv.LlamaCpp(t), APIKey: "none", HTTPClient: hc,
-				LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}},
+		{"llama.cpp/grammar", llm.ModeGrammar, llamaCpp},
+		{"llama.cpp/envelope", llm.ModeEnvelope, llamaCpp},
 		{"ollama/envelope", llm.ModeEnvelope, func(t *testing.T, hc *http.Client) llm.Backend {
 			model := testenv.Ollama(t)
 			b, err := ollama.New(model, &ollama.Options{HTTPClient: hc, Temperature: &temp, Seed: &seed})
