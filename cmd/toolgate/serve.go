@@ -42,9 +42,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long calls in flight may finish after SIGTERM")
 	verbose := fs.Bool("v", false, "log at debug level")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:
