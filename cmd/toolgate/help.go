@@ -45,14 +45,6 @@ var helps = map[string]cli.Usage{
 		Summary:  "Check input against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
 		Examples: []string{`echo '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
 	},
-	"serve": {
-		Synopsis: strings.TrimPrefix(serveUsage, "usage: "),
-		Summary:  "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalog files and upstream MCP servers, for agents not written in Go.",
-		Examples: []string{
-			`toolgate serve --mcp-config servers.json --tokens tokens.json --data ./state --addr 127.0.0.1:8080`,
-			`toolgate serve --mcp "memory=npx -y @modelcontextprotocol/server-memory" --tokens tokens.json --store redis://127.0.0.1:6379/0`,
-		},
-	},
 	"mcp serve": {
 		Synopsis: strings.TrimPrefix(mcpUsage, "usage: "),
 		Summary:  "Serve progressive discovery (find_tools) and the gateway (call_tool) to an MCP client, over stdio or Streamable HTTP.",
