@@ -25,6 +25,17 @@
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
 //
+// # Decide, then do
+//
+// After authorization, what a call does next is decided by a pure function
+// of what the gateway knows so far (the rate-limit token, the validation,
+// the claim, the approval, the handler's classified outcome, the record),
+// kept apart from doing it as etcd raft keeps Step apart from Ready:
+// Execute performs the one action decided (a store operation, the
+// validation, the policy hook, the handler), adds its result to what it
+// knows and asks again, until the answer. Every row of the table below is
+// a row of the decision's table test.
+//
 // # What the gateway records
 //
 //	outcome                                stored?                 a retry with the same key gets

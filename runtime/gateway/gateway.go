@@ -24,7 +24,8 @@ type Call struct {
 	// Step numbers the model's step within the session (0 or more). One
 	// step calls a tool at most once with effect (DESIGN.md invariant 4).
 	Step int
-	// Tool is the tool's ID ("namespace/name").
+	// Tool is the tool's ID ("namespace/name"). A client's bare name is
+	// mapped to an ID by Resolve first (the HTTP handler does).
 	Tool string
 	// Actor names the agent acting for Principal (a worker of a
 	// router–worker setup); empty means the principal itself. It is
@@ -36,11 +37,15 @@ type Call struct {
 	// needs a human approval whatever NeedsApproval says, and the taint is
 	// shown in the approval and the audit.
 	Taint string
-	// Arguments is the JSON object of arguments; empty means {}. It is
-	// parsed strictly (duplicate members, invalid UTF-8 and lone surrogates
-	// are refused) and reaches the handler in RFC 8785 canonical form, where
-	// numbers are IEEE doubles: integers beyond ±2^53 are refused (send
-	// large identifiers as strings).
+	// Arguments is the JSON object of arguments, as the client sent it;
+	// empty means {}. It is parsed strictly (duplicate members, invalid
+	// UTF-8 and lone surrogates are refused) and validated on its own text
+	// (numbers as exact decimals: "multipleOf": 0.01 refuses
+	// 1.0000000000000000001). The handler receives the RFC 8785 canonical
+	// form, where numbers are IEEE doubles, so a number that form would
+	// change is refused: more significant digits than a double keeps, or an
+	// integer beyond ±2^53 in any notation (send large identifiers as
+	// strings). Pass the bytes received, not a re-encoding of them.
 	Arguments json.RawMessage
 }
 
