@@ -124,7 +124,14 @@ func (d *jsonDecoder) pointer() string {
 		return "/"
 	}
 	if len(p) > 160 {
-		p = p[:80] + "/…/" + p[len(p)-60:]
+		head, tail := p[:80], p[len(p)-60:]
+		if i := strings.LastIndexByte(head, '/'); i > 0 {
+			head = head[:i]
+		}
+		if i := strings.IndexByte(tail, '/'); i >= 0 {
+			tail = tail[i:]
+		}
+		p = head + "/…" + tail
 	}
 	return p
 }
