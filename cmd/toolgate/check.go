@@ -28,8 +28,8 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "toolgate check: "+format+"\n", a...)
 		return exitUsage
 	}
-	if err := fs.Parse(args); err != nil {
-		return fail("%v (usage: toolgate check --grammar G.gbnf [--input FILE|-])", err)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *grammarPath == "" || fs.NArg() > 0 {
 		return fail("usage: toolgate check --grammar G.gbnf [--input FILE|-]")
