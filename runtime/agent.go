@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -48,8 +49,8 @@ func (s Strategy) String() string {
 }
 
 // FindToolsName is the model-facing name of the native find_tools tool and
-// the envelope's find_tools action.
-const FindToolsName = "find_tools"
+// the envelope's find_tools action (see package findtools).
+const FindToolsName = findtools.Name
 
 // Options configures an Agent. A nil *Options means all defaults; each
 // field's zero value is documented.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -58,8 +59,8 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		env = append(env, grammar.EnvelopeTool{Name: name, Schema: envSchema})
 	}
 	if findTools && a.opts.Mode == llm.ModeNative {
-		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findToolsDescription,
-			Parameters: json.RawMessage(findToolsSchema), StrictParameters: json.RawMessage(findToolsSchema)})
+		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findtools.Description,
+			Parameters: findtools.Schema, StrictParameters: findtools.Schema})
 	}
 	opts := &grammar.Options{NoFindTools: !findTools}
 	switch a.opts.Mode {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -148,19 +149,22 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		a.observe(Event{Kind: EventAnswer, Step: step, Answer: resp.Answer})
 		return true, nil
 	case llm.ActionFindTools:
-		s.findTools(ctx, step, view, resp.FindTools, llm.ToolCall{Name: FindToolsName}, comp.constraint.Mode)
+		c := llm.ToolCall{Name: FindToolsName}
+		if err := findtools.CheckQuery(resp.FindTools); err != nil {
+			s.toolResult(comp.constraint.Mode, c, errorResult("VALIDATION_ERROR", err.Error(), true))
+			return false, nil
+		}
+		s.findTools(ctx, step, view, resp.FindTools, c, comp.constraint.Mode)
 		return false, nil
 	case llm.ActionCall:
 		c := resp.Calls[0]
 		if c.Name == FindToolsName {
-			var q struct {
-				Query string `json:"query"`
-			}
-			if err := json.Unmarshal(c.Arguments, &q); err != nil || strings.TrimSpace(q.Query) == "" {
-				s.toolResult(comp.constraint.Mode, c, errorResult("VALIDATION_ERROR", "find_tools needs {\"query\": \"...\"}", false))
+			query, err := findtools.ParseArguments(c.Arguments)
+			if err != nil {
+				s.toolResult(comp.constraint.Mode, c, errorResult("VALIDATION_ERROR", err.Error(), true))
 				return false, nil
 			}
-			s.findTools(ctx, step, view, q.Query, c, comp.constraint.Mode)
+			s.findTools(ctx, step, view, query, c, comp.constraint.Mode)
 			return false, nil
 		}
 		id, ok := nm.id(c.Name)

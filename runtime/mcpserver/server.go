@@ -27,11 +27,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -168,9 +168,9 @@ func (s *Server) newSession(owner tools.Principal) *session {
 		Logger:       s.opts.Logger,
 	})
 	ss.srv.AddTool(&sdk.Tool{
-		Name:        "find_tools",
-		Description: "Find the tools you may use for a task. Give what you need in a few words, or select:<name> to load a tool by name. Returns tool names with one-line descriptions.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"The task, in a few words, or select:<name>."}},"required":["query"],"additionalProperties":false}`),
+		Name:        findtools.Name,
+		Description: findtools.Description,
+		InputSchema: findtools.Schema,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
 	}, ss.findTools)
 	ss.srv.AddTool(&sdk.Tool{
@@ -198,72 +198,28 @@ func (ss *session) caller(extra *sdk.RequestExtra) (tools.Principal, error) {
 	return p, nil
 }
 
-type foundTool struct {
-	Name         string `json:"name"`
-	Summary      string `json:"summary"`
-	ReadOnly     bool   `json:"read_only,omitempty"`
-	Irreversible bool   `json:"irreversible,omitempty"`
-}
-
 func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	p, err := ss.caller(req.Extra)
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	var args struct {
-		Query string `json:"query"`
+	query, err := findtools.ParseArguments(req.Params.Arguments)
+	if err != nil {
+		return toolError(err.Error()), nil
 	}
-	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || strings.TrimSpace(args.Query) == "" {
-		return toolError(`find_tools needs {"query": "..."}`), nil
-	}
-	view := ss.s.reg.Snapshot().Authorize(p)
-	var found []*tools.Tool
-	if sel, ok := strings.CutPrefix(strings.TrimSpace(args.Query), "select:"); ok {
-		for _, name := range strings.Split(sel, ",") {
-			if t, ok := lookup(view, strings.TrimSpace(name)); ok {
-				found = append(found, t)
-			}
-		}
-	} else {
-		sl, err := ss.s.disc.Shortlist(ctx, view, discovery.Request{Query: args.Query, K: ss.s.opts.K})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range sl.Candidates {
-			found = append(found, c.Tool)
-		}
-	}
-	out := make([]foundTool, 0, len(found))
-	for _, t := range found {
-		out = append(out, foundTool{Name: t.ID, Summary: t.Card.Summary, ReadOnly: t.Card.ReadOnly, Irreversible: t.Card.Irreversible})
-		if !ss.s.opts.NoFirstClass {
-			ss.addFirstClass(t)
-		}
-	}
-	body, err := json.Marshal(map[string]any{"tools": out})
+	res, err := findtools.Search(ctx, ss.s.disc, ss.s.reg.Snapshot().Authorize(p), query, &findtools.Options{K: ss.s.opts.K})
 	if err != nil {
 		return nil, err
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(body)}}}, nil
-}
-
-// lookup finds an authorized tool by ID, or by bare name when exactly one
-// authorized tool has it.
-func lookup(view *tools.View, name string) (*tools.Tool, bool) {
-	if t, ok := view.Get(name); ok {
-		return t, true
-	}
-	var match *tools.Tool
-	for _, t := range view.Tools() {
-		if t.Name() == name {
-			if match != nil {
-				return nil, false
-			}
-			match = t
+	if !ss.s.opts.NoFirstClass {
+		for _, t := range res.Tools {
+			ss.addFirstClass(t)
 		}
 	}
-	return match, match != nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: findtools.Answer(res, toolID, "")}}}, nil
 }
+
+func toolID(t *tools.Tool) string { return t.ID }
 
 // addFirstClass adds a found tool to the session's list under a name MCP
 // clients accept; the SDK notifies clients with tools/list_changed.
@@ -319,8 +275,15 @@ func (ss *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 		return toolError(err.Error()), nil
 	}
 	id := args.Name
-	if t, ok := lookup(ss.s.reg.Snapshot().Authorize(p), args.Name); ok {
+	t, err := findtools.Lookup(ss.s.reg.Snapshot().Authorize(p), args.Name)
+	var amb *findtools.AmbiguousError
+	switch {
+	case err == nil:
 		id = t.ID
+	case errors.As(err, &amb):
+		body, _ := json.Marshal(map[string]any{"success": false, "error_type": gateway.UnknownTool,
+			"message": amb.Error(), "retryable": true, "details": map[string]any{"candidates": amb.Candidates}})
+		return toolError(string(body)), nil
 	}
 	return ss.execute(ctx, req.Extra, id, args.Arguments, args.Step)
 }
