@@ -132,9 +132,6 @@ type Agent struct {
 	names   *nameCache
 	raw     llm.Backend // the backend as given; sessions wrap it with llm.Checked
 	llmOpts llm.Options
-	// delegating marks a supervisor, whose calls are delegations to
-	// workers: its taint travels to the worker instead of holding the call.
-	delegating bool
 }
 
 // New returns an Agent. The registry is the catalog; disc ranks it; gw

@@ -254,19 +254,8 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 	a := s.agent
 	rec := CallRecord{Step: step, Tool: id, Arguments: args}
 	gc := gateway.Call{Principal: s.principal, SessionID: s.id, Step: step, Tool: id, Arguments: args, Actor: s.actor}
-	if !a.opts.NoTaint && !a.delegating {
+	if !a.opts.NoTaint {
 		gc.Taint = s.taint
-	}
-	var box *taintBox
-	if a.delegating {
-		// A supervisor hands its taint to the worker it delegates to, whose
-		// own calls then carry it (the delegation itself is not held), and
-		// takes back the taint of what the worker read.
-		if s.taint != "" {
-			ctx = withTaint(ctx, s.taint)
-		}
-		box = &taintBox{}
-		ctx = context.WithValue(ctx, taintBoxCtx{}, box)
 	}
 	approvalAsked := false
 	for attempt := 0; ; attempt++ {
@@ -274,9 +263,6 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		if err == nil {
 			rec.Result, rec.Cached = res.Value, res.Cached
 			s.noteOutput(id, step)
-			if t := box.get(); t != "" && s.taint == "" && !a.opts.NoTaint {
-				s.taint = t
-			}
 			a.observe(Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Result: res.Value, Cached: res.Cached})
 			return rec
 		}
@@ -400,49 +386,5 @@ func (s *Session) noteOutput(id string, step int) {
 	if t, ok := a.view(s.principal).Get(id); ok && t.Card.OpenWorld {
 		s.taint = fmt.Sprintf("%s output at step %d", id, step)
 		a.log.Info("runtime: session tainted by untrusted tool output", "session", s.id, "tool", id, "step", step)
-	}
-}
-
-type taintCtx struct{}
-
-func withTaint(ctx context.Context, taint string) context.Context {
-	return context.WithValue(ctx, taintCtx{}, taint)
-}
-
-// taintFrom returns the taint a supervisor handed down, if any.
-func taintFrom(ctx context.Context) string {
-	t, _ := ctx.Value(taintCtx{}).(string)
-	return t
-}
-
-// taintBox carries a worker's taint back to the supervisor that delegated.
-type taintBox struct {
-	mu sync.Mutex
-	v  string
-}
-
-type taintBoxCtx struct{}
-
-func (b *taintBox) get() string {
-	if b == nil {
-		return ""
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.v
-}
-
-func (b *taintBox) set(v string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.v == "" {
-		b.v = v
-	}
-}
-
-// reportTaint passes a worker session's taint to the supervisor, if one waits for it.
-func reportTaint(ctx context.Context, taint string) {
-	if b, ok := ctx.Value(taintBoxCtx{}).(*taintBox); ok && taint != "" {
-		b.set(taint)
 	}
 }
