@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
@@ -27,18 +26,66 @@ import (
 func init() { commands["mcp"] = runMCP }
 
 const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
-       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5]`
+       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]
+       toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID
 
-// runMCP is "toolgate mcp serve": progressive discovery and the gateway
-// for any MCP client, over stdio (the principal from flags) or Streamable
-// HTTP (the principal from each request's bearer token).
+serve: progressive discovery and the gateway for any MCP client: two tools
+(find_tools, call_tool) in front of the whole catalog, over stdio as one
+principal, or over Streamable HTTP with the principal of each bearer token
+(approvals at POST /v1/approvals/{approval_id} on the same address).
+
+approve: grant, as principal P of tenant T, a call that "mcp serve" holds
+for a human (CONFIRMATION_REQUIRED, with its approval_id), in the same --data
+store; the client then sends the same call with the same step again.
+
+example:
+  toolgate mcp serve --tools catalog.jsonl --mcp "memory=npx -y @modelcontextprotocol/server-memory" \
+      --principal alice --tenant acme --scopes accounts:read --data ~/.toolgate
+  toolgate mcp approve --data ~/.toolgate --principal bob --tenant acme apr_0123...`
+
+// runMCP is "toolgate mcp serve" and "toolgate mcp approve".
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "serve" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, mcpUsage)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("mcp serve", flag.ContinueOnError)
+	switch args[0] {
+	case "serve":
+		return runMCPServe(ctx, args[1:], stdin, stdout, stderr)
+	case "approve":
+		return runMCPApprove(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, mcpUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve or approve)\n%s\n", args[0], mcpUsage)
+	return exitUsage
+}
+
+// parseMCPFlags parses args into fs; help requested prints the usage and
+// fs's flags on stdout (done true, exit 0).
+func parseMCPFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
 	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdout, mcpUsage)
+		fmt.Fprintln(stdout, "\nflags of "+fs.Name()+":")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return exitOK, true
+	case err != nil:
+		fmt.Fprintf(stderr, "toolgate %s: %v\n", fs.Name(), err)
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+// runMCPServe is "toolgate mcp serve": progressive discovery and the gateway
+// for any MCP client, over stdio (the principal from flags) or Streamable
+// HTTP (the principal from each request's bearer token).
+func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp serve", flag.ContinueOnError)
 	var src catalogSources
 	src.register(fs)
 	principal := fs.String("principal", "", "principal `ID` the stdio client acts as")
@@ -49,9 +96,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	data := fs.String("data", "", "`DIR` for the gateway's SQLite store (idempotency, approvals, audit); empty keeps it in memory")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	verbose := fs.Bool("v", false, "log to stderr")
-	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+	if code, done := parseMCPFlags(fs, args, stdout, stderr); done {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -106,7 +152,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 			return exitUsage
 		}
-		if err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := srv.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 			return exitNegative
 		}
@@ -140,8 +186,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 		return exitUsage
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "toolgate mcp serve: %d tools, Streamable HTTP on http://%s\n", reg.Snapshot().Len(), ln.Addr())
+	hs := mcpHTTPServer(h)
+	fmt.Fprintf(stderr, "toolgate mcp serve: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
+		reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -152,6 +199,69 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 		return exitNegative
 	}
+	return exitOK
+}
+
+// mcpHTTPServer is the HTTP server of "mcp serve --http": the gateway's
+// timeouts (headers 5s, the whole request 30s, so a body sent one byte at a
+// time is cut off; answers 2 minutes, beyond the gateway's default tool
+// timeout and lease grace; event streams are exempt from the write timeout).
+func mcpHTTPServer(h http.Handler) *http.Server {
+	return gateway.NewHTTPServer("", h, 0)
+}
+
+// runMCPApprove is "toolgate mcp approve": grant a held call in the --data
+// store of "mcp serve", as an operator principal (access to the store is
+// the operator's authority; the gateway still refuses the requester itself).
+func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp approve", flag.ContinueOnError)
+	data := fs.String("data", "", "the `DIR` \"mcp serve --data\" uses")
+	principal := fs.String("principal", "", "the approver's principal `ID` (not the requester)")
+	tenant := fs.String("tenant", "", "the approver's tenant (the requester's)")
+	show := fs.Bool("show", false, "print the approval without granting it")
+	if code, done := parseMCPFlags(fs, args, stdout, stderr); done {
+		return code
+	}
+	switch {
+	case fs.NArg() != 1:
+		fmt.Fprintln(stderr, "toolgate mcp approve: give one APPROVAL_ID")
+		return exitUsage
+	case *data == "":
+		fmt.Fprintln(stderr, "toolgate mcp approve: --data is required (the store of mcp serve)")
+		return exitUsage
+	case *principal == "" || *tenant == "":
+		fmt.Fprintln(stderr, "toolgate mcp approve: --principal and --tenant are required")
+		return exitUsage
+	}
+	if _, err := os.Stat(filepath.Join(*data, "gateway.db")); err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: no gateway store in %s\n", *data)
+		return exitUsage
+	}
+	store, closeStore, err := openStore(ctx, *data)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: %s\n", firstLine(err))
+		return exitUsage
+	}
+	defer closeStore()
+	// Approving needs the store only: the tool and its arguments are in the approval.
+	gw, err := gateway.New(tools.NewRegistry(), store, &gateway.Options{Logger: quietLogger()})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: %v\n", err)
+		return exitUsage
+	}
+	approver := tools.Principal{ID: *principal, Tenant: *tenant, Scopes: []string{gateway.ApprovalScope}}
+	var a *gateway.Approval
+	if *show {
+		a, err = gw.Approval(ctx, approver, fs.Arg(0))
+	} else {
+		a, err = gw.Approve(ctx, approver, fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: %s\n", firstLine(err))
+		return exitNegative
+	}
+	out, _ := json.Marshal(a)
+	fmt.Fprintln(stdout, string(out))
 	return exitOK
 }
 
@@ -169,7 +279,3 @@ func openStore(ctx context.Context, dir string) (gateway.Store, func(), error) {
 	}
 	return st, func() { st.Close() }, nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/runtime/internal/jsonobj"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -69,7 +70,7 @@ func ParseArguments(args json.RawMessage) (string, error) {
 	if dec.More() {
 		return "", fmt.Errorf("%w: trailing data after the object", ErrArguments)
 	}
-	if err := noDuplicateMembers(args); err != nil {
+	if err := jsonobj.Unique(args); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrArguments, err)
 	}
 	if v.Query == nil {
@@ -90,32 +91,6 @@ func CheckQuery(q string) error {
 		return fmt.Errorf("%w: query is empty", ErrArguments)
 	case len(q) > MaxQueryBytes:
 		return fmt.Errorf("%w: query is %d bytes, at most %d are allowed", ErrArguments, len(q), MaxQueryBytes)
-	}
-	return nil
-}
-
-// noDuplicateMembers refuses a top-level object that names a member twice
-// (encoding/json would silently keep the last one).
-func noDuplicateMembers(doc []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return fmt.Errorf("member %q appears twice", key)
-		}
-		seen[key] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return err
-		}
 	}
 	return nil
 }
