@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -36,7 +37,7 @@ func (c *catalogSources) empty() bool {
 // catalog files, the server's name for upstreams.
 func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Registry, func(), error) {
 	reg := tools.NewRegistry()
-	ts, err := tools.LoadCatalogs(c.files...)
+	ts, err := catalog.LoadAll(c.files...)
 	if err != nil {
 		return nil, nil, err
 	}

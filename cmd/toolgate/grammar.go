@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 )
 
 func init() { commands["grammar"] = runGrammar }
@@ -111,7 +112,7 @@ func grammarSchema(path, format string, opts *grammar.Options, stdout, stderr io
 }
 
 func grammarEnvelope(files []string, sel, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
-	all, err := tools.LoadCatalogs(files...)
+	all, err := catalog.LoadAll(files...)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
 		return exitUsage

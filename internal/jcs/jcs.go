@@ -24,6 +24,23 @@ import (
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("jcs: invalid JSON")
 
+// SyntaxError is a parse error: where in the input it was found and what.
+// It wraps ErrSyntax.
+type SyntaxError struct {
+	// Offset is the byte offset in the input at which parsing stopped.
+	Offset int
+	// Msg says what is wrong ("duplicate member name \"a\"").
+	Msg string
+}
+
+// Error reads "jcs: invalid JSON: offset N: msg".
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%v: offset %d: %s", ErrSyntax, e.Offset, e.Msg)
+}
+
+// Unwrap returns ErrSyntax.
+func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
 // ErrUnsupported is wrapped when a value cannot be canonicalized (NaN,
 // infinities, numbers out of range, Go types outside the JSON data model).
 var ErrUnsupported = errors.New("jcs: value not canonicalizable")
@@ -63,7 +80,7 @@ type parser struct {
 }
 
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: offset %d: %s", ErrSyntax, p.pos, fmt.Sprintf(format, args...))
+	return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) skipSpace() {

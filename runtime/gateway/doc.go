@@ -20,7 +20,7 @@
 // decoding and domain rules), derives the idempotency key (DeriveKey:
 // sha256 over the length-prefixed tenant, principal, session id, step, tool
 // and RFC 8785 canonical arguments — never a model-generated id), claims
-// the slot (tenant, session, step, tool) in the Store, checks the approval
+// the slot (tenant, principal, session, step, tool) in the Store, checks the approval
 // when the tool is irreversible or Options.NeedsApproval says so, runs the
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
@@ -72,7 +72,7 @@
 //
 // # Plugging in a tool's own idempotency
 //
-// A handler reads the key with IdempotencyKey(ctx) and hands it downstream
+// A handler reads the key with tools.IdempotencyKey(ctx) and hands it downstream
 // (a ledger stores it in the same transaction as the effect; an HTTP API
 // gets an Idempotency-Key header). That is what makes a re-run after an
 // uncertain outcome safe.
@@ -92,11 +92,15 @@
 //
 // # Dependencies
 //
-// JSON Schema validation uses github.com/santhosh-tekuri/jsonschema/v6 (a
-// complete implementation of drafts 4 to 2020-12 that passes the official
-// test suite). JSON Schema's `pattern` is ECMA-262: a pattern in the subset
-// where ECMA-262 and RE2 provably agree runs on Go's linear-time regexp,
-// any other (lookarounds, backreferences, '.', \s, negated classes) on
-// github.com/dlclark/regexp2 in ECMAScript mode with a match timeout. Metrics
-// use the Prometheus client.
+// JSON Schema validation uses internal/jsonschema, the one setup the
+// catalog loader, the gateway and the grammar share: the compiler
+// github.com/santhosh-tekuri/jsonschema/v6 (a complete implementation of
+// drafts 4 to 2020-12 that passes the official test suite), numbers
+// compared on their decimal text, ECMA-262 `pattern` semantics (a pattern
+// in the subset where ECMA-262 and RE2 provably agree runs on Go's
+// linear-time regexp, any other — lookarounds, backreferences, '.', \s,
+// negated classes — on github.com/dlclark/regexp2 in ECMAScript mode), and
+// one deadline for the whole validation of a call
+// (Options.ValidationTimeout), shared by all its backtracking matches.
+// Metrics use the Prometheus client.
 package gateway

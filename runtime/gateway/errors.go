@@ -30,8 +30,9 @@ const (
 	ValidationError ErrorType = "VALIDATION_ERROR"
 	// InProgress: the same call is executing now; retry after RetryAfter (HTTP 409, retryable).
 	InProgress ErrorType = "IN_PROGRESS"
-	// IdempotencyMismatch: the slot (tenant, session, step, tool) is bound
-	// to a different call; never executed (HTTP 422, not retryable).
+	// IdempotencyMismatch: the slot (tenant, principal, session, step, tool) is bound
+	// to the same principal's call with other arguments; never executed
+	// (HTTP 422, not retryable).
 	IdempotencyMismatch ErrorType = "IDEMPOTENCY_MISMATCH"
 	// ConfirmationRequired: the call needs a human approval; ApprovalID
 	// names it (HTTP 428).

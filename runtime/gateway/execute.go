@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -127,7 +128,7 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 
 	x.fp = Fingerprint(x.canon)
 	x.key = DeriveKey(p.Tenant, p.ID, call.SessionID, call.Step, t.ID, x.canon)
-	slot := Slot{Tenant: p.Tenant, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
+	slot := Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = g.opts.DefaultTimeout
@@ -161,11 +162,8 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 		return nil, &Error{Type: UncertainOutcome, IdempotencyKey: x.key,
 			Message: "an earlier execution of this call has an unknown outcome (" + cl.Record.Reason + "); it must be reconciled before it can run again"}
 	case ClaimMismatch:
-		msg := "this step already called the tool with other arguments; use a new step for a new call"
-		if cl.Record.Principal != p.ID {
-			msg = "this session step is bound to another principal's call"
-		}
-		return nil, &Error{Type: IdempotencyMismatch, Message: msg}
+		return nil, &Error{Type: IdempotencyMismatch,
+			Message: "this step already called the tool with other arguments; use a new step for a new call"}
 	default:
 		return nil, g.internal(ctx, x, "claim", fmt.Errorf("unknown claim status %d", cl.Status))
 	}
@@ -261,7 +259,17 @@ func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
 	if err != nil {
 		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile: %v", x.tool.ID, err)}
 	}
-	if vs := sch.check(tree); len(vs) > 0 {
+	vs, err := checkSchema(sch, tree, time.Now().Add(g.opts.ValidationTimeout))
+	if errors.Is(err, jsonschema.ErrDeadline) {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: validation ran past its deadline",
+			slog.String("tool", x.tool.ID), slog.Duration("timeout", g.opts.ValidationTimeout))
+		return &Error{Type: ValidationError, Details: []Violation{},
+			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
+	}
+	if err != nil {
+		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile", x.tool.ID)}
+	}
+	if len(vs) > 0 {
 		return Invalid(vs...)
 	}
 	canon, err := jcs.Append(make([]byte, 0, len(args)), tree)
@@ -431,7 +439,7 @@ func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out 
 // run executes the handler and records its outcome.
 func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
 	t := x.tool
-	hctx, cancel := context.WithTimeout(WithIdempotencyKey(x.detached, x.key), timeout)
+	hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(x.detached, x.key), timeout)
 	out := g.callHandler(hctx, t, x)
 	cancel()
 

@@ -87,7 +87,7 @@ type UncertainPolicy int
 
 const (
 	// UncertainRerun re-runs the handler with the same idempotency key; the
-	// downstream must deduplicate by it (gateway.IdempotencyKey). Default.
+	// downstream must deduplicate by it (tools.IdempotencyKey). Default.
 	UncertainRerun UncertainPolicy = iota
 	// UncertainReconcile refuses with OUTCOME_UNCERTAIN until the record
 	// expires or an operator reconciles it: for tools whose downstream
@@ -142,6 +142,12 @@ type Options struct {
 	AllowUndeclared bool
 	// MaxArgumentBytes bounds the arguments' size. Zero means 256 KiB.
 	MaxArgumentBytes int
+	// ValidationTimeout bounds the JSON Schema validation of one call, all
+	// its pattern matches together (wall-clock time: it bounds CPU, so it
+	// does not follow Clock). A call whose validation runs past it is
+	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
+	// means 500ms.
+	ValidationTimeout time.Duration
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -158,6 +164,7 @@ func (o *Options) withDefaults() (Options, error) {
 	for name, d := range map[string]time.Duration{
 		"DefaultTimeout": v.DefaultTimeout, "LeaseGrace": v.LeaseGrace, "Retention": v.Retention,
 		"ApprovalTTL": v.ApprovalTTL, "InProgressRetryAfter": v.InProgressRetryAfter,
+		"ValidationTimeout": v.ValidationTimeout,
 	} {
 		if d < 0 {
 			return v, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
@@ -177,6 +184,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if v.InProgressRetryAfter == 0 {
 		v.InProgressRetryAfter = time.Second
+	}
+	if v.ValidationTimeout == 0 {
+		v.ValidationTimeout = 500 * time.Millisecond
 	}
 	if err := checkLimit("RateLimit", v.RateLimit); err != nil {
 		return v, err

@@ -11,8 +11,13 @@ import (
 // Slot is the unit of "one step, one effect" (DESIGN.md invariant 4): the
 // first call claiming a slot binds it to its idempotency key and argument
 // fingerprint until the record is released or purged.
+//
+// The slot belongs to its principal: two principals of one tenant who use
+// the same session id, step and tool have two slots, so no principal can
+// occupy, block or probe another's.
 type Slot struct {
 	Tenant    string `json:"tenant"`
+	Principal string `json:"principal"` // the principal ID making the call
 	SessionID string `json:"session_id"`
 	Step      int    `json:"step"`
 	Tool      string `json:"tool"` // tool ID
@@ -36,7 +41,7 @@ const (
 // may keep and modify them.
 type Record struct {
 	Slot        Slot   `json:"slot"`
-	Principal   string `json:"principal"`   // the principal ID that claimed the slot
+	Principal   string `json:"principal"`   // the principal ID that claimed the slot: Slot.Principal
 	Key         string `json:"key"`         // idempotency key, lowercase hex
 	Fingerprint string `json:"fingerprint"` // sha256 of the canonical arguments, lowercase hex
 	State       State  `json:"state"`
@@ -63,7 +68,9 @@ type Record struct {
 
 // ClaimRequest asks a Store to claim a slot for one execution.
 type ClaimRequest struct {
-	Slot        Slot
+	Slot Slot
+	// Principal is the claiming principal's ID. It must equal
+	// Slot.Principal; stores bind the record to Slot.Principal.
 	Principal   string
 	Key         string
 	Fingerprint string
@@ -96,8 +103,8 @@ const (
 	// expired) and the request did not ask to take it over
 	// (ClaimRequest.TakeOver false); nothing changed.
 	ClaimUncertain
-	// ClaimMismatch: the slot is bound to another key (other arguments or
-	// another principal); Record shows the binding.
+	// ClaimMismatch: the slot is bound to another key (the same principal
+	// called it with other arguments); Record shows the binding.
 	ClaimMismatch
 )
 
@@ -217,8 +224,7 @@ type Store interface {
 	// whose ExpiresAt <= req.Now counts as absent):
 	//   - absent: a new in-progress record binding Key, Fingerprint and
 	//     Principal, Attempts 1, with a fresh Token → ClaimAcquired;
-	//   - Key differs (other arguments or another principal) → ClaimMismatch,
-	//     whatever the state;
+	//   - Key differs (other arguments) → ClaimMismatch, whatever the state;
 	//   - done → ClaimDone;
 	//   - in progress with LeaseExpires > req.Now → ClaimInProgress;
 	//   - in progress with an expired lease, or uncertain: with req.TakeOver

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,30 +219,65 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
 	return nil
 }
 
-// convert turns the server's tools into registry tools through the catalog
-// rules of package tools (cards from descriptions, risk from annotations,
-// schema checks), then applies the configured scopes and overrides.
+// convert turns the server's tools into registry tools through
+// tools.DefineAll, the rules every tool's card follows (summary from the
+// description, risk from the annotations, schema checks), then applies the
+// configured scopes and overrides. A tool the rules reject is left out and
+// reported in the joined error; the others are returned.
 func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, error) {
-	var buf bytes.Buffer
+	defs := make([]tools.Definition, 0, len(listed))
+	var errs []error
 	for _, t := range listed {
-		line, err := json.Marshal(t)
+		d, err := definition(t)
 		if err != nil {
-			return nil, fmt.Errorf("encode tool %q: %w", t.Name, err)
+			errs = append(errs, fmt.Errorf("mcp: %s: tool %q: %w", u.cfg.Name, t.Name, err))
+			continue
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		defs = append(defs, d)
 	}
-	ts, err := tools.ParseCatalog(&buf, "mcp:"+u.cfg.Name, u.cfg.Name)
-	for i := range ts {
-		t := &ts[i]
+	defined, derrs := tools.DefineAll(u.cfg.Name, defs)
+	ts := make([]tools.Tool, 0, len(defined))
+	for i, t := range defined {
+		if derrs[i] != nil {
+			errs = append(errs, fmt.Errorf("mcp: %s: %w", u.cfg.Name, derrs[i]))
+			continue
+		}
 		name := t.Name()
 		t.Card.Scopes = appendUnique(t.Card.Scopes, u.cfg.Scopes...)
 		if o, ok := u.cfg.Tools[name]; ok {
 			o.apply(&t.Card)
 		}
 		t.Handler = u.handler(name)
+		ts = append(ts, t)
 	}
-	return ts, err
+	return ts, errors.Join(errs...)
+}
+
+// definition states an SDK tool as a tools.Definition: its name, title,
+// description, input schema and annotations (an absent destructiveHint or
+// openWorldHint counts as false, as in a catalog file).
+func definition(t *sdk.Tool) (tools.Definition, error) {
+	d := tools.Definition{Name: t.Name, Title: t.Title, Description: t.Description}
+	switch s := t.InputSchema.(type) {
+	case nil:
+	case json.RawMessage:
+		d.InputSchema = s
+	default:
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return d, fmt.Errorf("encode input schema: %w", err)
+		}
+		d.InputSchema = raw
+	}
+	if a := t.Annotations; a != nil {
+		d.Annotations = &tools.Annotations{
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint != nil && *a.OpenWorldHint,
+		}
+	}
+	return d, nil
 }
 
 func (u *Upstream) handler(name string) tools.Handler {

@@ -71,7 +71,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	if err := migrate(ctx, pool, o.Schema); err != nil {
+	if err := migrate(ctx, pool, o.Schema, migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: migrate: %w", err)
 	}
@@ -92,7 +92,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+// migrate brings schema up to date with steps (the package's migrations;
+// tests pass a prefix to make an older database).
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, steps []string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return err
@@ -111,11 +113,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		if err != nil {
 			return err
 		}
-		if v > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
+		if v > len(steps) {
+			return fmt.Errorf("schema version %d is newer than this program's %d", v, len(steps))
 		}
-		for ; v < len(migrations); v++ {
-			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+		for ; v < len(steps); v++ {
+			if _, err := tx.Exec(ctx, steps[v]); err != nil {
 				return fmt.Errorf("step %d: %w", v+1, err)
 			}
 		}
@@ -150,7 +152,7 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("pgstore: %s: %w", op, err)
 }
 
-const recordColumns = `tenant, session_id, step, tool, principal, key, fingerprint, state, token,
+const recordColumns = `tenant, principal, session_id, step, tool, key, fingerprint, state, token,
 	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
 
 func scanRecord(row pgx.Row) (gateway.Record, error) {
@@ -159,11 +161,12 @@ func scanRecord(row pgx.Row) (gateway.Record, error) {
 	var token int64
 	var lease, created, updated, expires int64
 	var value, domainErr []byte
-	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Principal, &r.Key,
+	err := row.Scan(&r.Slot.Tenant, &r.Slot.Principal, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Key,
 		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
 	if err != nil {
 		return r, err
 	}
+	r.Principal = r.Slot.Principal
 	r.State = gateway.State(state)
 	r.Token = uint64(token)
 	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
@@ -183,9 +186,9 @@ func scanRecord(row pgx.Row) (gateway.Record, error) {
 	return r, nil
 }
 
-const slotWhere = `tenant = $1 AND session_id = $2 AND step = $3 AND tool = $4`
+const slotWhere = `tenant = $1 AND principal = $2 AND session_id = $3 AND step = $4 AND tool = $5`
 
-func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step, s.Tool} }
+func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
 
 // claimRetries bounds how often Claim retries when the conflicting record
 // vanished (released or purged) between its insert and its lock.
@@ -196,7 +199,7 @@ const claimRetries = 16
 // locks its row (SELECT … FOR UPDATE) and decides.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
 	now := ns(req.Now)
-	insertArgs := append(slotArgs(req.Slot), req.Principal, req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
+	insertArgs := append(slotArgs(req.Slot), req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
 	fresh := func(r gateway.Record) gateway.Claim {
 		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: r}
 	}
@@ -223,7 +226,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			}
 			if ns(cur.ExpiresAt) <= now {
 				// Past its retention the record counts as absent: replace it.
-				r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET principal = $5, key = $6, fingerprint = $7,
+				r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET key = $6, fingerprint = $7,
 					state = 'in_progress', token = nextval('fencing'), lease_expires = $8, value = NULL, domain_error = NULL,
 					reason = '', attempts = 1, created = $9, updated = $9, expires = $10
 					WHERE `+slotWhere+` RETURNING `+recordColumns, insertArgs...))
@@ -245,7 +248,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 				return nil
 			}
 			r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
-				lease_expires = $5, expires = $6, attempts = attempts + 1, updated = $7, value = NULL, domain_error = NULL, reason = ''
+				lease_expires = $6, expires = $7, attempts = attempts + 1, updated = $8, value = NULL, domain_error = NULL, reason = ''
 				WHERE `+slotWhere+` RETURNING `+recordColumns, append(slotArgs(req.Slot), ns(req.LeaseExpires), ns(req.ExpiresAt), now)...))
 			out = fresh(r)
 			out.Previous = cur.State
@@ -261,7 +264,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	return gateway.Claim{}, fmt.Errorf("pgstore: claim: the slot's record kept vanishing (%d tries)", claimRetries)
 }
 
-const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = $5 AND lease_expires > $6`
+const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = $6 AND lease_expires > $7`
 
 // execFenced runs one fenced statement (atomic on its own) and maps "no
 // row changed" to ErrFenced.
@@ -289,14 +292,14 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 		value = c.Value
 	}
 	now := ns(c.Now)
-	return s.execFenced(ctx, "complete", `UPDATE records SET state = 'done', value = $7, domain_error = $8, reason = '',
-		updated = $6, expires = $9 WHERE `+fenceWhere,
+	return s.execFenced(ctx, "complete", `UPDATE records SET state = 'done', value = $8, domain_error = $9, reason = '',
+		updated = $7, expires = $10 WHERE `+fenceWhere,
 		append(slotArgs(c.Slot), int64(c.Token), now, value, de, ns(c.ExpiresAt))...)
 }
 
 // MarkUncertain implements gateway.Store.
 func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
-	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $7, updated = $6, expires = $8
+	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $8, updated = $7, expires = $9
 		WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now), reason, ns(expiresAt))...)
 }
 
@@ -319,14 +322,14 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 }
 
 const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments, taint,
-	granted, approver, created, granted_at, expires`
+	granted, approver, created, granted_at, expires, principal`
 
 func scanApproval(row pgx.Row) (gateway.Approval, error) {
 	var a gateway.Approval
 	var args []byte
 	var created, grantedAt, expires int64
 	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires)
+		&a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires, &a.Slot.Principal)
 	if err != nil {
 		return a, err
 	}
@@ -346,15 +349,16 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 	}
 	for range claimRetries {
 		out, err := scanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, session_id = excluded.session_id, step = excluded.step,
 				tool = excluded.tool, key = excluded.key, fingerprint = excluded.fingerprint, requester = excluded.requester,
 				arguments = excluded.arguments, taint = excluded.taint, granted = excluded.granted, approver = excluded.approver,
-				created = excluded.created, granted_at = excluded.granted_at, expires = excluded.expires
+				created = excluded.created, granted_at = excluded.granted_at, expires = excluded.expires,
+				principal = excluded.principal
 			WHERE a.expires <= excluded.created
 			RETURNING `+approvalColumns,
 			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester, args, a.Taint,
-			a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt)))
+			a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Slot.Principal))
 		if err == nil {
 			return out, nil
 		}

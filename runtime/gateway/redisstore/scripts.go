@@ -8,7 +8,8 @@ import "github.com/redis/go-redis/v9"
 // atomically: Redis executes one script at a time.
 
 // claimScript: KEYS record, fencing counter, record expiry index, key index
-// of the request's key. ARGV now, lease, expires, principal, key,
+// of the request's key, the slot's record under the layout before the slot
+// held its principal (see legacyRecKey). ARGV now, lease, expires, principal, key,
 // fingerprint, takeover (1/0), tenant, session, step, tool, ttl ms, expiry
 // score (ms), key-index prefix, now in microseconds. Returns {status,
 // previous state, record}.
@@ -25,6 +26,16 @@ local function next_token()
   return string.format('%d', redis.call('INCR', KEYS[2]))
 end
 local rec = KEYS[1]
+-- A record written before the slot held its principal moves to its
+-- principal's slot the first time that principal claims the slot again.
+if redis.call('EXISTS', rec) == 0 and redis.call('HGET', KEYS[5], 'principal') == ARGV[4] then
+  local k = redis.call('HGET', KEYS[5], 'key')
+  local sc = redis.call('ZSCORE', KEYS[3], KEYS[5])
+  redis.call('RENAME', KEYS[5], rec)
+  redis.call('ZREM', KEYS[3], KEYS[5])
+  if sc then redis.call('ZADD', KEYS[3], sc, rec) end
+  if k and redis.call('GET', ARGV[14] .. k) == KEYS[5] then redis.call('SET', ARGV[14] .. k, rec, 'KEEPTTL') end
+end
 local cur = redis.call('HMGET', rec, 'key', 'state', 'lease', 'expires')
 if cur[1] and cur[4] <= ARGV[1] then
   redis.call('DEL', rec, ARGV[14] .. cur[1])

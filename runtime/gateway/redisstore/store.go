@@ -93,7 +93,8 @@ func (s *Store) Close() error {
 
 // Key layout under the prefix P:
 //
-//	P rec:<tenant>\x1f<session>\x1f<step>\x1f<tool>  hash, one idempotency record
+//	P slot:<tenant>\x1f<principal>\x1f<session>\x1f<step>\x1f<tool>
+//	                                              hash, one idempotency record
 //	P key:<idempotency key>                       string, the record's name
 //	P recs                                        sorted set, records by expiry (ms)
 //	P fence                                       counter, the last fencing token
@@ -101,7 +102,17 @@ func (s *Store) Close() error {
 //	P aprs                                        sorted set, approvals by expiry (ms)
 //	P audit, P audit:seq                          sorted set (lexical), counter
 //	P bucket:<name>                               hash, one token bucket
+//
+// Records written before the slot held its principal live under
+// P rec:<tenant>\x1f<session>\x1f<step>\x1f<tool> (legacyRecKey); a claim by
+// the principal that wrote one moves it to that principal's slot, so no
+// outcome recorded before an upgrade is lost or run again. Every gateway
+// sharing a prefix must be upgraded together.
 func (s *Store) recKey(sl gateway.Slot) string {
+	return s.prefix + "slot:" + sl.Tenant + "\x1f" + sl.Principal + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
+}
+
+func (s *Store) legacyRecKey(sl gateway.Slot) string {
 	return s.prefix + "rec:" + sl.Tenant + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
 }
 
@@ -162,8 +173,8 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		takeover = "1"
 	}
 	rec := s.recKey(req.Slot)
-	v, err := claimScript.Run(ctx, s.rdb, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key},
-		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Principal, req.Key, req.Fingerprint, takeover,
+	v, err := claimScript.Run(ctx, s.rdb, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key, s.legacyRecKey(req.Slot)},
+		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Slot.Principal, req.Key, req.Fingerprint, takeover,
 		req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, ttl(req.Now, req.ExpiresAt), score(req.ExpiresAt),
 		s.prefix+"key:", max(req.Now.UnixMicro(), 0)).Slice()
 	if err != nil {
@@ -228,7 +239,7 @@ func recordFrom(m map[string]string) (gateway.Record, error) {
 		errs = append(errs, err)
 		return t
 	}
-	r.Slot = gateway.Slot{Tenant: m["tenant"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
+	r.Slot = gateway.Slot{Tenant: m["tenant"], Principal: m["principal"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
 	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason = m["principal"], m["key"], m["fp"], gateway.State(m["state"]), m["reason"]
 	r.Token = uint64(num("token"))
 	r.Attempts = int(num("attempts"))

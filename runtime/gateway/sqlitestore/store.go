@@ -120,11 +120,12 @@ func scanRecord(row rowScanner) (gateway.Record, error) {
 	var token int64
 	var lease, created, updated, expires int64
 	var value, domainErr []byte
-	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Principal, &r.Key,
+	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Slot.Principal, &r.Key,
 		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
 	if err != nil {
 		return r, err
 	}
+	r.Principal = r.Slot.Principal
 	r.State = gateway.State(state)
 	r.Token = uint64(token)
 	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
@@ -162,9 +163,9 @@ func encodeDomainError(de *tools.DomainError) (any, error) {
 	return b, nil
 }
 
-const slotWhere = `tenant = ? AND session_id = ? AND step = ? AND tool = ?`
+const slotWhere = `tenant = ? AND principal = ? AND session_id = ? AND step = ? AND tool = ?`
 
-func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step, s.Tool} }
+func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
 
 // Claim implements gateway.Store.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
@@ -190,13 +191,13 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			token := s.nextToken()
 			_, err = tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
 				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?)`,
-				req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, req.Principal, req.Key,
+				req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, req.Slot.Principal, req.Key,
 				req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))
 			if err != nil {
 				return err
 			}
 			out.Status, out.Token = gateway.ClaimAcquired, token
-			out.Record = gateway.Record{Slot: req.Slot, Principal: req.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
+			out.Record = gateway.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
 				State: gateway.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
 				CreatedAt: fromNS(now), UpdatedAt: fromNS(now), ExpiresAt: fromNS(ns(req.ExpiresAt))}
 			return nil
@@ -319,7 +320,7 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 }
 
 const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments,
-	granted, approver, created, granted_at, expires, taint`
+	granted, approver, created, granted_at, expires, taint, principal`
 
 func scanApproval(row rowScanner) (gateway.Approval, error) {
 	var a gateway.Approval
@@ -327,7 +328,7 @@ func scanApproval(row rowScanner) (gateway.Approval, error) {
 	var granted int
 	var created, grantedAt, expires int64
 	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &granted, &a.Approver, &created, &grantedAt, &expires, &a.Taint)
+		&a.Requester, &args, &granted, &a.Approver, &created, &grantedAt, &expires, &a.Taint, &a.Slot.Principal)
 	if err != nil {
 		return a, err
 	}
@@ -356,9 +357,9 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 			granted = 1
 		}
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO approvals(`+approvalColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester,
-			nullBytes(a.Arguments), granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Taint)
+			nullBytes(a.Arguments), granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Taint, a.Slot.Principal)
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
 		{"ConcurrentClaims", testConcurrentClaims},
 		{"ConcurrentDistinctSlots", testConcurrentDistinctSlots},
 		{"SlotIsolation", testSlotIsolation},
+		{"PrincipalsHaveOwnSlots", testPrincipalsHaveOwnSlots},
 		{"Get", testGet},
 		{"Approvals", testApprovals},
 		{"ApprovalExpiry", testApprovalExpiry},
@@ -77,12 +78,18 @@ func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
 var ctx = context.Background()
 
 func slot(i int) gateway.Slot {
-	return gateway.Slot{Tenant: "acme", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
+	return gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
+}
+
+// as returns s for another principal of the same tenant.
+func as(principal string, s gateway.Slot) gateway.Slot {
+	s.Principal = principal
+	return s
 }
 
 func request(s gateway.Slot, key string, now time.Time) gateway.ClaimRequest {
 	return gateway.ClaimRequest{
-		Slot: s, Principal: "alice", Key: key, Fingerprint: "fp-" + key, Now: now,
+		Slot: s, Principal: s.Principal, Key: key, Fingerprint: "fp-" + key, Now: now,
 		LeaseExpires: now.Add(lease), ExpiresAt: now.Add(lease + retention), TakeOver: true,
 	}
 }
@@ -195,10 +202,6 @@ func testMismatch(t *testing.T, s gateway.Store) {
 		t.Fatal(err)
 	}
 	claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), gateway.ClaimMismatch)
-	// Another principal with another key on the same slot: mismatch too.
-	req := request(slot(1), "k3", t0.Add(time.Second))
-	req.Principal = "mallory"
-	claim(t, s, req, gateway.ClaimMismatch)
 	// The binding is unchanged.
 	claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimDone)
 }
@@ -424,14 +427,60 @@ func testSlotIsolation(t *testing.T, s gateway.Store) {
 	base := slot(1)
 	claim(t, s, request(base, "k1", t0), gateway.ClaimAcquired)
 	variants := []gateway.Slot{
-		{Tenant: "other", SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
-		{Tenant: base.Tenant, SessionID: "sess-2", Step: base.Step, Tool: base.Tool},
-		{Tenant: base.Tenant, SessionID: base.SessionID, Step: 2, Tool: base.Tool},
-		{Tenant: base.Tenant, SessionID: base.SessionID, Step: base.Step, Tool: "bank/get_balance"},
+		{Tenant: "other", Principal: base.Principal, SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: "bob", SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: base.Principal, SessionID: "sess-2", Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: base.Principal, SessionID: base.SessionID, Step: 2, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: base.Principal, SessionID: base.SessionID, Step: base.Step, Tool: "bank/get_balance"},
 	}
 	for i, v := range variants {
 		claim(t, s, request(v, fmt.Sprintf("iso-%d", i), t0), gateway.ClaimAcquired)
 	}
+}
+
+// Two principals of one tenant with the same session, step and tool have
+// two slots: neither can occupy, block, complete or read the other's, and
+// neither learns that the other called.
+func testPrincipalsHaveOwnSlots(t *testing.T, s gateway.Store) {
+	alice, mallory := slot(1), as("mallory", slot(1))
+	a := claim(t, s, request(alice, "k-alice", t0), gateway.ClaimAcquired)
+	// While alice's call is in progress, mallory's own call of the same
+	// session step runs: no IN_PROGRESS, no mismatch.
+	m := claim(t, s, request(mallory, "k-mallory", t0), gateway.ClaimAcquired)
+	if m.Token == a.Token || m.Record.Slot != mallory || m.Record.Principal != "mallory" || m.Record.Key != "k-mallory" {
+		t.Fatalf("mallory's claim = %+v (token %d); want her own record with a token other than alice's %d", m.Record, m.Token, a.Token)
+	}
+	// Tokens fence per slot: mallory's token does not complete alice's slot.
+	if err := complete(s, alice, m.Token, `"mallory"`, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Complete of alice's slot with mallory's token = %v, want ErrFenced", err)
+	}
+	if err := s.Release(ctx, alice, m.Token, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Release of alice's slot with mallory's token = %v, want ErrFenced", err)
+	}
+	if err := complete(s, mallory, m.Token, `"mallory"`, t0.Add(time.Second)); err != nil {
+		t.Fatalf("Complete of mallory's slot: %v", err)
+	}
+	// alice's claim is untouched and still hers to finish.
+	claim(t, s, request(alice, "k-alice", t0.Add(2*time.Second)), gateway.ClaimInProgress)
+	if err := complete(s, alice, a.Token, `"alice"`, t0.Add(2*time.Second)); err != nil {
+		t.Fatalf("Complete of alice's slot: %v", err)
+	}
+	for _, c := range []struct {
+		slot       gateway.Slot
+		key, value string
+	}{{alice, "k-alice", `"alice"`}, {mallory, "k-mallory", `"mallory"`}} {
+		d := claim(t, s, request(c.slot, c.key, t0.Add(3*time.Second)), gateway.ClaimDone)
+		if string(d.Record.Value) != c.value || d.Record.Slot != c.slot {
+			t.Errorf("replay of %s's slot = %s in %+v, want %s in %+v", c.slot.Principal, d.Record.Value, d.Record.Slot, c.value, c.slot)
+		}
+		r, err := s.Get(ctx, c.key)
+		if err != nil || r.Slot != c.slot || string(r.Value) != c.value {
+			t.Errorf("Get(%s) = %+v, %v; want the record of %+v with %s", c.key, r, err, c.slot, c.value)
+		}
+	}
+	// Other arguments are a mismatch within one principal's slot only.
+	claim(t, s, request(mallory, "k-mallory-2", t0.Add(4*time.Second)), gateway.ClaimMismatch)
+	claim(t, s, request(as("bob", slot(1)), "k-mallory-2", t0.Add(4*time.Second)), gateway.ClaimAcquired)
 }
 
 func testGet(t *testing.T, s gateway.Store) {
@@ -466,6 +515,9 @@ func testApprovals(t *testing.T, s gateway.Store) {
 	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` || a.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("CreateApproval = %+v, want pending, bound to k1/fp-k1, requested by alice", a)
 	}
+	if a.Slot != slot(1) {
+		t.Errorf("CreateApproval slot = %+v, want %+v", a.Slot, slot(1))
+	}
 	// Creating again while pending returns the same, unchanged approval.
 	again := approval("apr_1", "k1", t0.Add(time.Minute))
 	again.Requester = "someone-else"
@@ -481,7 +533,7 @@ func testApprovals(t *testing.T, s gateway.Store) {
 		t.Errorf("second GrantApproval = %v, want ErrApprovalState", err)
 	}
 	got, err := s.GetApproval(ctx, "apr_1")
-	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" {
+	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" || got.Slot != slot(1) {
 		t.Errorf("GetApproval after grant = %+v, %v; want granted by bob, bound to k1/fp-k1", got, err)
 	}
 	// Create on a granted, unexpired approval does not reset it.

@@ -1,4 +1,4 @@
-package gateway
+package jsonschema
 
 import (
 	"regexp"
@@ -7,7 +7,7 @@ import (
 	"github.com/dlclark/regexp2"
 )
 
-func TestRePortable(t *testing.T) {
+func TestPortable(t *testing.T) {
 	tests := []struct {
 		p    string
 		want bool
@@ -39,8 +39,8 @@ func TestRePortable(t *testing.T) {
 		{`abc\`, false},
 	}
 	for _, tc := range tests {
-		if got := rePortable(tc.p); got != tc.want {
-			t.Errorf("rePortable(%q) = %v, want %v", tc.p, got, tc.want)
+		if got := Portable(tc.p); got != tc.want {
+			t.Errorf("Portable(%q) = %v, want %v", tc.p, got, tc.want)
 		}
 	}
 }
@@ -51,12 +51,12 @@ var patternInputs = []string{
 	"ACC-0000\U0001F600", "ÀCC-00001", "a\u2028b", "foo.bar", "foo..bar", "x ACC-00002 y",
 }
 
-// TestRePortableAgrees runs every portable pattern on both engines.
-func TestRePortableAgrees(t *testing.T) {
+// TestPortableAgrees runs every portable pattern on both engines.
+func TestPortableAgrees(t *testing.T) {
 	for _, p := range []string{`^ACC-[0-9]{5}$`, `^[A-Za-z0-9_-]{1,64}$`, `^\d{4}-\d{2}-\d{2}$`, `^(?:https?|ftp)://\w+$`,
 		`^[a-z]+(\.[a-z]+)*$`, `^\$?\d+(\.\d{1,2})?$`, `ab{2,}c`, `ACC-\d+`, `^$`, `b|^a`} {
-		if !rePortable(p) {
-			t.Fatalf("rePortable(%q) = false, want true", p)
+		if !Portable(p) {
+			t.Fatalf("Portable(%q) = false, want true", p)
 		}
 		agree(t, p, patternInputs)
 	}
@@ -83,16 +83,16 @@ func agree(t *testing.T, p string, inputs []string) {
 	}
 }
 
-// FuzzRePortable checks that a pattern rePortable accepts matches the same
+// FuzzPortable checks that a pattern Portable accepts matches the same
 // strings on RE2 as on regexp2's ECMAScript mode.
-func FuzzRePortable(f *testing.F) {
+func FuzzPortable(f *testing.F) {
 	for _, p := range []string{`^ACC-[0-9]{5}$`, `^\d+(\.\d{1,2})?$`, `(?:a|b)+c{2}`, `[a-f0-9-]+`} {
 		for _, s := range patternInputs[:6] {
 			f.Add(p, s)
 		}
 	}
 	f.Fuzz(func(t *testing.T, p, s string) {
-		if rePortable(p) {
+		if Portable(p) {
 			agree(t, p, []string{s})
 		}
 	})

@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"bytes"
@@ -12,18 +12,19 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools"
 )
 
 // parseNames parses in as catalog "cat.jsonl" in namespace "ns" and returns
 // the IDs of the accepted tools and the error text.
 func parseNames(t *testing.T, in string) ([]string, string) {
 	t.Helper()
-	ts, err := ParseCatalog(strings.NewReader(in), "cat.jsonl", "ns")
+	ts, err := Parse(strings.NewReader(in), "cat.jsonl", "ns")
 	ids := make([]string, len(ts))
 	for i, tool := range ts {
 		ids[i] = tool.ID
 		if verr := tool.Validate(); verr != nil {
-			t.Errorf("ParseCatalog returned an invalid tool: %v", verr)
+			t.Errorf("Parse returned an invalid tool: %v", verr)
 		}
 	}
 	if err == nil {
@@ -32,7 +33,7 @@ func parseNames(t *testing.T, in string) ([]string, string) {
 	return ids, err.Error()
 }
 
-func TestParseCatalogErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
@@ -163,6 +164,38 @@ func TestParseCatalogErrors(t *testing.T) {
 			"{\"tools\":[\n{\"name\":\"a\"},\n{\"title\":\"x\"}\n]}\n",
 			[]string{"ns/a"},
 			`cat.jsonl:3: missing "name"`},
+		{"duplicate member: the tool is refused, not read as its last scopes",
+			"{\"name\":\"a\",\"scopes\":[\"admin\"],\"scopes\":[]}\n{\"name\":\"b\"}\n",
+			[]string{"ns/b"},
+			`cat.jsonl:1: duplicate member name "scopes"`},
+		{"duplicate member deep in the input schema",
+			"{\"name\":\"a\",\"inputSchema\":{\"properties\":{\"x\":{\"maxLength\":1,\"maxLength\":9}}}}\n",
+			nil,
+			`cat.jsonl:1: duplicate member name "maxLength"`},
+		{"duplicate member in an annotation, array element on its line",
+			"[\n{\"name\":\"a\"},\n{\"name\":\"b\",\n \"annotations\":{\"readOnlyHint\":true,\"readOnlyHint\":false}}\n]",
+			[]string{"ns/a"},
+			`cat.jsonl:3: duplicate member name "readOnlyHint"`},
+		{"duplicate tools array in a tools/list result",
+			"{\"tools\":[{\"name\":\"a\"}],\"tools\":[]}",
+			nil,
+			`cat.jsonl:1: duplicate member name "tools"`},
+		{"duplicate result in a JSON-RPC response",
+			"{\"result\":{\"tools\":[{\"name\":\"a\"}]},\n\"result\":{\"tools\":[]}}",
+			nil,
+			`cat.jsonl:1: duplicate member name "result"`},
+		{"duplicate name",
+			"{\"name\":\"a\",\"name\":\"b\"}\n",
+			nil,
+			`cat.jsonl:1: duplicate member name "name"`},
+		{"schema nested too deep",
+			"{\"name\":\"a\",\"inputSchema\":" + strings.Repeat(`{"items":`, 70) + "{}" + strings.Repeat("}", 70) + "}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": nested deeper than 64 levels`},
+		{"invalid UTF-8 is refused, not replaced",
+			"{\"name\":\"a\",\"description\":\"\xff\"}\n",
+			nil,
+			`cat.jsonl:1: invalid UTF-8 in string`},
 		{"several problems, all reported",
 			"{\"name\":1}\n{\"name\":\"a\"}\n{\n{\"name\":\"a\"}\n",
 			[]string{"ns/a"},
@@ -172,31 +205,31 @@ func TestParseCatalogErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ids, err := parseNames(t, tt.in)
 			if err != tt.wantErr {
-				t.Errorf("ParseCatalog(%q) error =\n%s\nwant\n%s", tt.in, err, tt.wantErr)
+				t.Errorf("Parse(%q) error =\n%s\nwant\n%s", tt.in, err, tt.wantErr)
 			}
 			if !slices.Equal(ids, tt.wantIDs) {
-				t.Errorf("ParseCatalog(%q) tools = %v, want %v", tt.in, ids, tt.wantIDs)
+				t.Errorf("Parse(%q) tools = %v, want %v", tt.in, ids, tt.wantIDs)
 			}
 		})
 	}
 }
 
-func TestParseCatalogErrorsAreTyped(t *testing.T) {
-	_, err := ParseCatalog(strings.NewReader("{\"name\":1}\n\n{}\n"), "f.jsonl", "ns")
-	var ce *CatalogError
+func TestParseErrorsAreTyped(t *testing.T) {
+	_, err := Parse(strings.NewReader("{\"name\":1}\n\n{}\n"), "f.jsonl", "ns")
+	var ce *Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("ParseCatalog error %v is not a *CatalogError", err)
+		t.Fatalf("Parse error %v is not a *Error", err)
 	}
 	if ce.File != "f.jsonl" || ce.Line != 1 || ce.Reason != `"name" is not a string` {
-		t.Errorf("first CatalogError = %+v, want {f.jsonl 1 \"name\" is not a string}", *ce)
+		t.Errorf("first Error = %+v, want {f.jsonl 1 \"name\" is not a string}", *ce)
 	}
 	joined, ok := err.(interface{ Unwrap() []error })
 	if !ok || len(joined.Unwrap()) != 2 {
-		t.Fatalf("ParseCatalog error %v does not join 2 errors", err)
+		t.Fatalf("Parse error %v does not join 2 errors", err)
 	}
 }
 
-func TestParseCatalogFormats(t *testing.T) {
+func TestParseFormats(t *testing.T) {
 	want := []string{"ns/a", "ns/b"}
 	tests := []struct {
 		name string
@@ -215,19 +248,19 @@ func TestParseCatalogFormats(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ids, err := parseNames(t, tt.in)
 			if err != "" || !slices.Equal(ids, want) {
-				t.Errorf("ParseCatalog(%q) = %v, %q; want %v, no error", tt.in, ids, err, want)
+				t.Errorf("Parse(%q) = %v, %q; want %v, no error", tt.in, ids, err, want)
 			}
 		})
 	}
 	for _, empty := range []string{"", "  \n\r\n", "\xef\xbb\xbf", "[]", "{\"tools\":[]}"} {
 		ids, err := parseNames(t, empty)
 		if len(ids) != 0 || err != "" {
-			t.Errorf("ParseCatalog(%q) = %v, %q; want no tools, no error", empty, ids, err)
+			t.Errorf("Parse(%q) = %v, %q; want no tools, no error", empty, ids, err)
 		}
 	}
 }
 
-func TestParseCatalogFields(t *testing.T) {
+func TestParseFields(t *testing.T) {
 	in := `{"name":"send_mail","title":"Send mail","description":"Send an e-mail now. It is delivered at once.",` +
 		`"inputSchema":{"type":"object","properties":{"to":{"type":"string"}}},"scopes":["mail:send"],` +
 		`"aliases":["email someone"],"not_for":"Use draft_mail to only prepare one.","tags":["mail"],"group":"mail",` +
@@ -235,7 +268,7 @@ func TestParseCatalogFields(t *testing.T) {
 {"name":"read_mail","summary":"Read your inbox","description":"Long text.","parameters":null,"annotations":{"readOnlyHint":true,"destructiveHint":true}}
 {"name":"wipe","irreversible":true,"read_only":false}
 `
-	ts, err := ParseCatalog(strings.NewReader(in), "mail.jsonl", "mail")
+	ts, err := Parse(strings.NewReader(in), "mail.jsonl", "mail")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +280,11 @@ func TestParseCatalogFields(t *testing.T) {
 		`{"id":"mail/read_mail","card":{"name":"read_mail","summary":"Read your inbox","read_only":true},"description":"Long text."},` +
 		`{"id":"mail/wipe","card":{"name":"wipe","irreversible":true}}]`
 	if string(got) != want {
-		t.Errorf("ParseCatalog(%s) =\n%s\nwant\n%s", in, got, want)
+		t.Errorf("Parse(%s) =\n%s\nwant\n%s", in, got, want)
 	}
 }
 
-func TestParseCatalogSpec(t *testing.T) {
+func TestParseSpec(t *testing.T) {
 	tests := []struct{ spec, path, ns string }{
 		{"gh=catalogs/github.json", "catalogs/github.json", "gh"},
 		{"catalogs/mcp-server-github.json", "catalogs/mcp-server-github.json", "mcp-server-github"},
@@ -262,59 +295,40 @@ func TestParseCatalogSpec(t *testing.T) {
 		{".hidden", ".hidden", "hidden"},
 	}
 	for _, tt := range tests {
-		path, ns := ParseCatalogSpec(tt.spec)
+		path, ns := ParseSpec(tt.spec)
 		if path != tt.path || ns != tt.ns {
-			t.Errorf("ParseCatalogSpec(%q) = %q, %q; want %q, %q", tt.spec, path, ns, tt.path, tt.ns)
+			t.Errorf("ParseSpec(%q) = %q, %q; want %q, %q", tt.spec, path, ns, tt.path, tt.ns)
 		}
-		if !namespacePattern.MatchString(ns) {
-			t.Errorf("ParseCatalogSpec(%q) namespace %q is not a valid namespace", tt.spec, ns)
+		if tools.CheckNamespace(ns) != nil {
+			t.Errorf("ParseSpec(%q) namespace %q is not a valid namespace", tt.spec, ns)
 		}
 	}
 }
 
-func TestParseCatalogBadNamespace(t *testing.T) {
-	_, err := ParseCatalog(strings.NewReader(`{"name":"a"}`), "f.jsonl", "bad/ns")
+func TestParseBadNamespace(t *testing.T) {
+	_, err := Parse(strings.NewReader(`{"name":"a"}`), "f.jsonl", "bad/ns")
 	if err == nil || err.Error() != `f.jsonl: invalid namespace "bad/ns": must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$` {
-		t.Errorf("ParseCatalog with namespace bad/ns: error %v", err)
+		t.Errorf("Parse with namespace bad/ns: error %v", err)
 	}
 }
 
-func TestLoadCatalogs(t *testing.T) {
+func TestLoadAll(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.jsonl")
 	b := filepath.Join(dir, "b.json")
 	os.WriteFile(a, []byte("{\"name\":\"x\"}\n{\"name\":\"y\"}\n"), 0o600)
 	os.WriteFile(b, []byte("[\n{\"name\":\"z\"},\n{\"name\":\"y\"}\n]"), 0o600)
-	ts, err := LoadCatalogs(a, "a="+b, filepath.Join(dir, "missing.jsonl"))
+	ts, err := LoadAll(a, "a="+b, filepath.Join(dir, "missing.jsonl"))
 	var ids []string
 	for _, t := range ts {
 		ids = append(ids, t.ID)
 	}
 	if want := []string{"a/x", "a/y", "a/z"}; !slices.Equal(ids, want) {
-		t.Errorf("LoadCatalogs tools = %v, want %v", ids, want)
+		t.Errorf("LoadAll tools = %v, want %v", ids, want)
 	}
 	want := b + `:3: duplicate tool "a/y" (first defined at ` + a + ":2)\n" + filepath.Join(dir, "missing.jsonl") + ": cannot read catalog: no such file or directory"
 	if err == nil || err.Error() != want {
-		t.Errorf("LoadCatalogs error =\n%v\nwant\n%s", err, want)
-	}
-}
-
-func TestFirstSentence(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"Get the weather.", "Get the weather."},
-		{"Get the weather. Then more.", "Get the weather."},
-		{"Read a file from disk, e.g. a log. More text.", "Read a file from disk, e.g. a log."},
-		{"Planning something outdoors? Get the 2-day forecast. Extra.", "Planning something outdoors? Get the 2-day forecast."},
-		{"Hi. Create an issue in a repo. More.", "Hi. Create an issue in a repo."},
-		{"List files\nin the directory.", "List files"},
-		{"Version 1.2 of the   parser reads files. Next.", "Version 1.2 of the parser reads files."},
-		{strings.Repeat("word ", 40), strings.TrimSpace(strings.Repeat("word ", 30)) + "…"},
-	}
-	for _, tt := range tests {
-		if got := FirstSentence(tt.in); got != tt.want {
-			t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Errorf("LoadAll error =\n%v\nwant\n%s", err, want)
 	}
 }
 
@@ -335,13 +349,13 @@ func TestRealCatalogs(t *testing.T) {
 	want := map[string]int{"real-mcp": 105, "catalog": 105, "metatool": 199, "bfcl": 2573, "apibank": 101}
 	got := map[string]int{}
 	for _, f := range files {
-		ts, err := LoadCatalog(f, "ns")
+		ts, err := Load(f, "ns")
 		if err != nil {
-			t.Errorf("LoadCatalog(%s): %v", f, err)
+			t.Errorf("Load(%s): %v", f, err)
 		}
 		lines := countNonBlankObjects(t, f)
 		if lines >= 0 && len(ts) != lines {
-			t.Errorf("LoadCatalog(%s) = %d tools, want %d (one per line)", f, len(ts), lines)
+			t.Errorf("Load(%s) = %d tools, want %d (one per line)", f, len(ts), lines)
 		}
 		got[filepath.Base(filepath.Dir(f))] += len(ts)
 		for _, tool := range ts {
@@ -378,7 +392,7 @@ func countNonBlankObjects(t *testing.T, path string) int {
 
 var lineErr = regexp.MustCompile(`^f\.jsonl:[1-9][0-9]*: \S`)
 
-func FuzzParseCatalog(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	seeds := []string{
 		"{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}\n{bad\n",
 		"[{\"name\":\"a\"},{\"name\":1}]",
@@ -394,19 +408,19 @@ func FuzzParseCatalog(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		ts, err := ParseCatalog(strings.NewReader(in), "f.jsonl", "ns")
+		ts, err := Parse(strings.NewReader(in), "f.jsonl", "ns")
 		seen := map[string]bool{}
 		for _, tool := range ts {
 			if verr := tool.Validate(); verr != nil {
-				t.Fatalf("ParseCatalog(%q) returned an invalid tool: %v", in, verr)
+				t.Fatalf("Parse(%q) returned an invalid tool: %v", in, verr)
 			}
 			if seen[tool.ID] {
-				t.Fatalf("ParseCatalog(%q) returned %s twice", in, tool.ID)
+				t.Fatalf("Parse(%q) returned %s twice", in, tool.ID)
 			}
 			seen[tool.ID] = true
 			if tool.InputSchema != nil {
-				if serr := CheckInputSchema(tool.InputSchema); serr != nil {
-					t.Fatalf("ParseCatalog(%q) returned %s with a bad schema: %v", in, tool.ID, serr)
+				if serr := tools.CheckInputSchema(tool.InputSchema); serr != nil {
+					t.Fatalf("Parse(%q) returned %s with a bad schema: %v", in, tool.ID, serr)
 				}
 			}
 		}
@@ -415,7 +429,7 @@ func FuzzParseCatalog(f *testing.F) {
 		}
 		for _, line := range strings.Split(err.Error(), "\n") {
 			if !lineErr.MatchString(line) {
-				t.Fatalf("ParseCatalog(%q) error line %q is not FILE:LINE: reason", in, line)
+				t.Fatalf("Parse(%q) error line %q is not FILE:LINE: reason", in, line)
 			}
 		}
 	})
