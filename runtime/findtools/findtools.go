@@ -17,7 +17,6 @@
 package findtools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,7 +24,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolgate/toolgate/runtime/internal/jsonobj"
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -59,27 +58,27 @@ var ErrArguments = errors.New(`find_tools needs {"query": "..."}`)
 // be exactly Schema's object: a "query" string that is not blank and at
 // most MaxQueryBytes long, no other member, no member twice.
 func ParseArguments(args json.RawMessage) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	var v struct {
-		Query *string `json:"query"`
-	}
-	if err := dec.Decode(&v); err != nil {
+	v, err := jcs.Parse(args)
+	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrArguments, err)
 	}
-	if dec.More() {
-		return "", fmt.Errorf("%w: trailing data after the object", ErrArguments)
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("%w: the arguments are not an object", ErrArguments)
 	}
-	if err := jsonobj.Unique(args); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrArguments, err)
+	for k := range obj {
+		if k != "query" {
+			return "", fmt.Errorf("%w: unknown member %q", ErrArguments, k)
+		}
 	}
-	if v.Query == nil {
-		return "", fmt.Errorf("%w: query is missing", ErrArguments)
+	q, ok := obj["query"].(string)
+	if !ok {
+		return "", fmt.Errorf("%w: query must be a string", ErrArguments)
 	}
-	if err := CheckQuery(*v.Query); err != nil {
+	if err := CheckQuery(q); err != nil {
 		return "", err
 	}
-	return *v.Query, nil
+	return q, nil
 }
 
 // CheckQuery refuses a blank query or one over MaxQueryBytes, wrapping

@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/internal/jsonobj"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -176,7 +176,7 @@ var errCallArgs = errors.New(`call_tool needs {"name": "...", "arguments": {...}
 // the gateway validates them, on the numbers as written.
 func parseCall(raw json.RawMessage) (callArgs, error) {
 	var out callArgs
-	if err := jsonobj.Unique(raw); err != nil {
+	if _, err := jcs.Parse(raw); err != nil {
 		return out, fmt.Errorf("%w: %v", errCallArgs, err)
 	}
 	var members map[string]json.RawMessage

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/runtime/internal/jsonobj"
+	"github.com/toolgate/toolgate/internal/jcs"
 )
 
 // guardFrames returns a transport over in and out that hands the SDK only
@@ -133,7 +133,7 @@ func checkFrame(frame []byte) (reply []byte, ok bool) {
 	}
 	_ = json.Unmarshal(frame, &head) // valid JSON object: only member types can differ
 	id := validID(head.ID)
-	if err := jsonobj.Unique(frame); err != nil {
+	if _, err := jcs.Parse(frame); err != nil {
 		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()), false
 	}
 	if head.Version == nil || *head.Version != "2.0" {
