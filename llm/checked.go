@@ -276,6 +276,8 @@ func addUsage(a, b Usage) Usage {
 		CompletionTokens:     a.CompletionTokens + b.CompletionTokens,
 		ToolDefinitionTokens: a.ToolDefinitionTokens + b.ToolDefinitionTokens,
 		CatalogTokens:        max(a.CatalogTokens, b.CatalogTokens),
+		CachedPromptTokens:   a.CachedPromptTokens + b.CachedPromptTokens,
+		CacheWriteTokens:     a.CacheWriteTokens + b.CacheWriteTokens,
 	}
 }
 
