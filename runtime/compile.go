@@ -59,8 +59,10 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		env = append(env, grammar.EnvelopeTool{Name: name, Schema: envSchema})
 	}
 	if findTools && a.opts.Mode == llm.ModeNative {
-		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findtools.Description,
-			Parameters: findtools.Schema, StrictParameters: findtools.Schema})
+		// First, so that the tools appended later never move it (the
+		// prompt's prefix stays cacheable).
+		c.specs = append([]llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
+			Parameters: findtools.Schema, StrictParameters: findtools.Schema}}, c.specs...)
 	}
 	opts := &grammar.Options{NoFindTools: !findTools}
 	switch a.opts.Mode {

@@ -33,7 +33,13 @@ type Session struct {
 	step     int
 	messages []llm.Message
 	loaded   []string // tool IDs found through find_tools, oldest first
+	shown    []string // tool IDs shown so far, in cache-stable order (see stable)
 	taint    string   // which untrusted output the session has read, if any
+	// lastPrompt is the previous request's rendering (see notePrompt).
+	lastPrompt []byte
+	// promptNames are the tools the system prompt lists, and announced the
+	// ones introduced in the conversation since (envelope modes, see announce).
+	promptNames, announced []string
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
@@ -123,12 +129,15 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 	}
 	a.observe(Event{Kind: EventConstraint, Step: step, Constraint: comp.constraint, Excluded: comp.excluded, Relaxations: comp.relaxations})
 
+	promptTools := s.announce(comp)
 	req := &llm.Request{
 		Messages:      s.requestMessages(view, comp),
 		Tools:         comp.specs,
+		PromptTools:   promptTools,
 		Constraint:    comp.constraint,
 		CatalogTokens: sel.catalogTokens,
 	}
+	s.notePrompt(step, req)
 	resp, err := s.backend.Chat(ctx, req)
 	if resp != nil {
 		addUsage(&turn.Usage, resp.Usage)
@@ -186,6 +195,11 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 // before it becomes a step. It runs inside Run, which holds s.mu.
 func (s *Session) validate(name string, args json.RawMessage) error {
 	a := s.agent
+	if name == FindToolsName {
+		// The native find_tools tool is the runtime's own, not the gateway's.
+		_, err := findtools.ParseArguments(args)
+		return err
+	}
 	id, ok := a.names.get(a.reg.Snapshot()).id(name)
 	if !ok {
 		return fmt.Errorf("no tool %q", name)
@@ -367,6 +381,8 @@ func addUsage(dst *llm.Usage, u llm.Usage) {
 	dst.CompletionTokens += u.CompletionTokens
 	dst.ToolDefinitionTokens += u.ToolDefinitionTokens
 	dst.CatalogTokens = max(dst.CatalogTokens, u.CatalogTokens)
+	dst.CachedPromptTokens += u.CachedPromptTokens
+	dst.CacheWriteTokens += u.CacheWriteTokens
 }
 
 func (a *Agent) observe(e Event) {
