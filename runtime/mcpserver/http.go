@@ -45,7 +45,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		if !ok {
 			return nil
 		}
-		return s.newSession(p).srv
+		return s.newSession(p, true).srv
 	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: s.opts.SessionTimeout})
 	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p, err := s.opts.Authenticate(r)

@@ -148,7 +148,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	if err := s.stdioPrincipal(); err != nil {
 		return err
 	}
-	return s.newSession(s.opts.Principal).srv.Run(ctx, t)
+	return s.newSession(s.opts.Principal, false).srv.Run(ctx, t)
 }
 
 // ServeStdio serves one session as Options.Principal over newline-delimited
@@ -161,7 +161,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if err := s.stdioPrincipal(); err != nil {
 		return err
 	}
-	return s.newSession(s.opts.Principal).srv.Run(ctx, guardFrames(in, out, s.opts.MaxFrameBytes))
+	return s.newSession(s.opts.Principal, false).srv.Run(ctx, guardFrames(in, out, s.opts.MaxFrameBytes))
 }
 
 func (s *Server) stdioPrincipal() error {

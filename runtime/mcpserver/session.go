@@ -42,6 +42,7 @@ type session struct {
 	srv   *sdk.Server
 	owner tools.Principal
 	id    string // the MCP session ID over HTTP, and the gateway session ID
+	http  bool   // served over Streamable HTTP: each request carries its principal
 
 	mu    sync.Mutex
 	step  int
@@ -52,8 +53,8 @@ type session struct {
 // across runs of the server that share a store.
 func newSessionID() string { return "mcp-" + rand.Text() }
 
-func (s *Server) newSession(owner tools.Principal) *session {
-	ss := &session{s: s, owner: owner, id: newSessionID()}
+func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
+	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP}
 	ss.srv = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
 		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
 		Logger:       s.opts.Logger,
@@ -78,7 +79,7 @@ func (s *Server) newSession(owner tools.Principal) *session {
 // be the session's owner (the SDK checks this before the request reaches
 // a tool; this is the second line).
 func (ss *session) caller(extra *sdk.RequestExtra) (tools.Principal, error) {
-	if ss.s.opts.Authenticate == nil {
+	if !ss.http {
 		return ss.owner, nil
 	}
 	var ti *auth.TokenInfo
