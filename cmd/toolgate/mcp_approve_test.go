@@ -155,3 +155,30 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// TestMCPHelp: help for mcp and its commands goes to stdout with the flags
+// and an example, exit 0; a wrong flag still exits 2 with one line.
+func TestMCPHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"mcp", "--help"}, exitOK, "example:"},
+		{[]string{"mcp", "-h"}, exitOK, "toolgate mcp approve"},
+		{[]string{"mcp", "serve", "--help"}, exitOK, "-tokens"},
+		{[]string{"mcp", "approve", "-h"}, exitOK, "-show"},
+		{[]string{"mcp", "serve", "--nope"}, exitUsage, "flag provided but not defined: -nope"},
+		{[]string{"mcp", "nope"}, exitUsage, "unknown command"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		got := stdout.String()
+		if code != exitOK {
+			got = stderr.String()
+		}
+		if code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("toolgate %v = exit %d, stdout %.80q, stderr %.80q; want exit %d with %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+		}
+	}
+}
