@@ -168,9 +168,16 @@ type Request struct {
 	PromptTools int
 	Constraint  Constraint
 	// MaxTokens caps the reply's length; 0 means the backend's default.
+	// Checked sets it, when it is 0, to TokenBudget(req) bounded by
+	// Options.MaxTokens, so every request it sends carries a budget.
 	MaxTokens int
-	// Temperature is the sampling temperature; nil means the backend's default.
+	// Temperature is the sampling temperature; nil means the backend's
+	// Options.Temperature, else the server's default.
 	Temperature *float64
+	// Seed is the sampling seed, for reproducible runs (with Temperature
+	// 0, the same server and model answer the same request the same way);
+	// nil means the backend's Options.Seed, else none (the server picks).
+	Seed *int64
 	// CatalogTokens is the caller's count of the tokens the whole
 	// authorized catalog's definitions would take; 0 means unknown. It is
 	// reported in Usage and the metrics, next to what the request sent.
@@ -377,6 +384,10 @@ func (r *Request) Clone() *Request {
 	if r.Temperature != nil {
 		temp := *r.Temperature
 		c.Temperature = &temp
+	}
+	if r.Seed != nil {
+		seed := *r.Seed
+		c.Seed = &seed
 	}
 	return &c
 }

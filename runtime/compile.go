@@ -64,7 +64,7 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		c.specs = append([]llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
 			Parameters: findtools.Schema, StrictParameters: findtools.Schema}}, c.specs...)
 	}
-	opts := &grammar.Options{NoFindTools: !findTools}
+	opts := &grammar.Options{NoFindTools: !findTools, Cache: a.grammars}
 	switch a.opts.Mode {
 	case llm.ModeEnvelope:
 		schema, relax, err := grammar.EnvelopeSchema(env, opts)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
@@ -25,26 +26,20 @@ import (
 
 func init() { commands["mcp"] = runMCP }
 
-const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
-       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]
-       toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID
+// The synopses of the mcp commands (their helps entries are in help.go).
+const (
+	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
+       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]`
+	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
+	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis
+)
 
-serve: progressive discovery and the gateway for any MCP client: two tools
-(find_tools, call_tool) in front of the whole catalog, over stdio as one
-principal, or over Streamable HTTP with the principal of each bearer token
-(approvals at POST /v1/approvals/{approval_id} on the same address).
-
-approve: grant, as principal P of tenant T, a call that "mcp serve" holds
-for a human (CONFIRMATION_REQUIRED, with its approval_id), in the same --data
-store; the client then sends the same call with the same step again.
-
-example:
-  toolgate mcp serve --tools catalog.jsonl --mcp "memory=npx -y @modelcontextprotocol/server-memory" \
-      --principal alice --tenant acme --scopes accounts:read --data ~/.toolgate
-  toolgate mcp approve --data ~/.toolgate --principal bob --tenant acme apr_0123...`
-
-// runMCP is "toolgate mcp serve" and "toolgate mcp approve".
+// runMCP is "toolgate mcp serve" and "toolgate mcp approve"; "toolgate mcp
+// --help" is serve's usage (which names approve).
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
+		args = []string{"serve", args[0]}
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, mcpUsage)
 		return exitUsage
@@ -54,31 +49,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return runMCPServe(ctx, args[1:], stdin, stdout, stderr)
 	case "approve":
 		return runMCPApprove(ctx, args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, mcpUsage)
-		return exitOK
 	}
 	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve or approve)\n%s\n", args[0], mcpUsage)
 	return exitUsage
-}
-
-// parseMCPFlags parses args into fs; help requested prints the usage and
-// fs's flags on stdout (done true, exit 0).
-func parseMCPFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintln(stdout, mcpUsage)
-		fmt.Fprintln(stdout, "\nflags of "+fs.Name()+":")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return exitOK, true
-	case err != nil:
-		fmt.Fprintf(stderr, "toolgate %s: %v\n", fs.Name(), err)
-		return exitUsage, true
-	}
-	return 0, false
 }
 
 // runMCPServe is "toolgate mcp serve": progressive discovery and the gateway
@@ -96,7 +69,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	data := fs.String("data", "", "`DIR` for the gateway's SQLite store (idempotency, approvals, audit); empty keeps it in memory")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	verbose := fs.Bool("v", false, "log to stderr")
-	if code, done := parseMCPFlags(fs, args, stdout, stderr); done {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	switch {
@@ -219,7 +192,7 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 	principal := fs.String("principal", "", "the approver's principal `ID` (not the requester)")
 	tenant := fs.String("tenant", "", "the approver's tenant (the requester's)")
 	show := fs.Bool("show", false, "print the approval without granting it")
-	if code, done := parseMCPFlags(fs, args, stdout, stderr); done {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	switch {

@@ -77,7 +77,7 @@ func TestMCPApprove(t *testing.T) {
 		{"an unknown approval", []string{"--data", dir, "--principal", "bob", "--tenant", "acme", "apr_nope"}, exitNegative, "no approval"},
 		{"show", []string{"--data", dir, "--principal", "bob", "--tenant", "acme", "--show", id}, exitOK, `"granted":false`},
 		{"grant", []string{"--data", dir, "--principal", "bob", "--tenant", "acme", id}, exitOK, `"approver":"bob"`},
-		{"help", []string{"--help"}, exitOK, "APPROVAL_ID"},
+		{"help", []string{"--help"}, exitOK, "Examples"},
 	} {
 		var stdout, stderr strings.Builder
 		code := run(t.Context(), append([]string{"mcp", "approve"}, tc.args...), strings.NewReader(""), &stdout, &stderr)
@@ -164,10 +164,11 @@ func TestMCPHelp(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"mcp", "--help"}, exitOK, "example:"},
-		{[]string{"mcp", "-h"}, exitOK, "toolgate mcp approve"},
-		{[]string{"mcp", "serve", "--help"}, exitOK, "-tokens"},
-		{[]string{"mcp", "approve", "-h"}, exitOK, "-show"},
+		{[]string{"mcp", "--help"}, exitOK, "toolgate mcp approve --help"},
+		{[]string{"mcp", "-h"}, exitOK, "usage: toolgate mcp serve"},
+		{[]string{"mcp", "serve", "--help"}, exitOK, "--tokens"},
+		{[]string{"mcp", "approve", "-h"}, exitOK, "--show"},
+		{[]string{"help", "mcp"}, exitOK, "usage: toolgate mcp serve"},
 		{[]string{"mcp", "serve", "--nope"}, exitUsage, "flag provided but not defined: -nope"},
 		{[]string{"mcp", "nope"}, exitUsage, "unknown command"},
 	} {

@@ -126,6 +126,9 @@ type Schema struct {
 	// pool holds instances with backtracking patterns: each has its own
 	// budget, used by one validation at a time.
 	pool sync.Pool
+	// fast proves common instances valid without the general validator
+	// (fast.go); nil when the schema's root is outside its shapes.
+	fast *fastNode
 }
 
 // instance is one compilation of a schema, with the budget its
@@ -160,7 +163,7 @@ func Compile(doc any, opts *Options) (*Schema, error) {
 		}
 		doc = CloseObjects(obj)
 	}
-	s := &Schema{doc: doc, opts: o}
+	s := &Schema{doc: doc, opts: o, fast: compileFast(doc)}
 	in, err := s.compile()
 	if err != nil {
 		return nil, err
@@ -225,6 +228,14 @@ type Violation struct {
 // match); when it passes, Validate returns ErrDeadline and the instance
 // must be refused. Safe for concurrent use.
 func (s *Schema) Validate(v any, deadline time.Time) ([]Violation, error) {
+	if s.fast.valid(v) {
+		return nil, nil
+	}
+	return s.validate(v, deadline)
+}
+
+// validate is Validate without the fast path: the general validator.
+func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	in := s.shared
 	if in == nil {
 		if got := s.pool.Get(); got != nil {

@@ -27,6 +27,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,6 +61,13 @@ type Options struct {
 	// LegacyMaxTokens sends Request.MaxTokens as `max_tokens` instead of
 	// `max_completion_tokens`, for servers that know only the old name.
 	LegacyMaxTokens bool
+	// Temperature is the sampling temperature of requests that set none.
+	// nil means the server's default (1 for OpenAI, 0.8 for llama.cpp).
+	Temperature *float64
+	// Seed is the sampling seed of requests that set none; with
+	// Temperature 0 it makes runs repeatable on servers that honour it
+	// (llama.cpp; OpenAI on a best-effort basis). nil means none.
+	Seed *int64
 }
 
 // Backend talks to one Chat Completions endpoint and model. It is safe for
@@ -86,6 +94,9 @@ func New(model string, opts *Options) (*Backend, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.Temperature != nil && !(*o.Temperature >= 0) {
+		return nil, fmt.Errorf("openai: Options.Temperature %v must not be negative", *o.Temperature)
 	}
 	ropts := []option.RequestOption{option.WithMaxRetries(0)}
 	if o.BaseURL != "" {
@@ -210,8 +221,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
 		}
 	}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
+	if t := cmp.Or(req.Temperature, b.opts.Temperature); t != nil {
+		p.Temperature = param.NewOpt(*t)
+	}
+	if seed := cmp.Or(req.Seed, b.opts.Seed); seed != nil {
+		p.Seed = param.NewOpt(*seed)
 	}
 	var (
 		ropts     []option.RequestOption

@@ -25,6 +25,17 @@
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
 //
+// # Decide, then do
+//
+// After authorization, what a call does next is decided by a pure function
+// of what the gateway knows so far (the rate-limit token, the validation,
+// the claim, the approval, the handler's classified outcome, the record),
+// kept apart from doing it as etcd raft keeps Step apart from Ready:
+// Execute performs the one action decided (a store operation, the
+// validation, the policy hook, the handler), adds its result to what it
+// knows and asks again, until the answer. Every row of the table below is
+// a row of the decision's table test.
+//
 // # What the gateway records
 //
 //	outcome                                stored?                 a retry with the same key gets
@@ -79,9 +90,14 @@
 //
 // # Stores
 //
-// Store is the durable state: claims, outcomes, approvals, the audit log
-// and rate-limit buckets. memstore is the in-memory reference; sqlitestore
-// is the embedded durable default. Every store passes storetest.Run.
+// The durable state is split by concern: RecordStore (claims, leases,
+// fencing tokens, outcomes), ApprovalStore, AuditLog, RateLimitStore and
+// Purger; Store is all of them in one. memstore is the in-memory reference;
+// sqlitestore is the embedded durable default; redisstore and pgstore serve
+// several hosts. Options.Stores takes some concerns from other stores (the
+// audit log elsewhere, rate limits in Redis beside a SQLite store). Every
+// store passes storetest.Run; a store of one concern passes that concern's
+// suite (storetest.RunRecords and the like).
 //
 // # HTTP
 //

@@ -24,7 +24,8 @@ type Call struct {
 	// Step numbers the model's step within the session (0 or more). One
 	// step calls a tool at most once with effect (DESIGN.md invariant 4).
 	Step int
-	// Tool is the tool's ID ("namespace/name").
+	// Tool is the tool's ID ("namespace/name"). A client's bare name is
+	// mapped to an ID by Resolve first (the HTTP handler does).
 	Tool string
 	// Actor names the agent acting for Principal (a worker of a
 	// router–worker setup); empty means the principal itself. It is
@@ -36,11 +37,15 @@ type Call struct {
 	// needs a human approval whatever NeedsApproval says, and the taint is
 	// shown in the approval and the audit.
 	Taint string
-	// Arguments is the JSON object of arguments; empty means {}. It is
-	// parsed strictly (duplicate members, invalid UTF-8 and lone surrogates
-	// are refused) and reaches the handler in RFC 8785 canonical form, where
-	// numbers are IEEE doubles: integers beyond ±2^53 are refused (send
-	// large identifiers as strings).
+	// Arguments is the JSON object of arguments, as the client sent it;
+	// empty means {}. It is parsed strictly (duplicate members, invalid
+	// UTF-8 and lone surrogates are refused) and validated on its own text
+	// (numbers as exact decimals: "multipleOf": 0.01 refuses
+	// 1.0000000000000000001). The handler receives the RFC 8785 canonical
+	// form, where numbers are IEEE doubles, so a number that form would
+	// change is refused: more significant digits than a double keeps, or an
+	// integer beyond ±2^53 in any notation (send large identifiers as
+	// strings). Pass the bytes received, not a re-encoding of them.
 	Arguments json.RawMessage
 }
 
@@ -148,6 +153,10 @@ type Options struct {
 	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
 	// means 500ms.
 	ValidationTimeout time.Duration
+	// Stores takes some concerns from other stores than the one passed to
+	// New: the audit log elsewhere, rate limits in Redis while claims live
+	// in SQLite. The zero value keeps every concern in New's store.
+	Stores Stores
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -239,17 +248,19 @@ type Gateway struct {
 	metrics *metrics
 }
 
-// New returns a Gateway over the registry and the store. It fails, naming
-// the field, when opts are invalid, or when it cannot register its metrics.
+// New returns a Gateway over the registry and the store, which keeps every
+// concern that opts.Stores does not send elsewhere (store may be nil when
+// opts.Stores names all four). It fails, naming the field, when opts are
+// invalid, or when it cannot register its metrics.
 func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("%w: nil registry", ErrInvalidOptions)
 	}
-	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
-	}
 	o, err := opts.withDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if store, err = compose(store, o.Stores); err != nil {
 		return nil, err
 	}
 	m, err := newMetrics(o.Registerer)
@@ -259,7 +270,9 @@ func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m}, nil
 }
 
-// Store returns the gateway's store (for audit queries and purges).
+// Store returns the gateway's store (for audit queries and purges): the
+// store passed to New, or, when Options.Stores sends concerns elsewhere, a
+// Store that sends each concern where the gateway keeps it.
 func (g *Gateway) Store() Store { return g.store }
 
 // Purge removes the records, approvals and buckets whose retention has

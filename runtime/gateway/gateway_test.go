@@ -559,8 +559,10 @@ func TestHostileCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.gw.Execute(ctx, tc.call)
 			ge := wantType(t, tc.name, err, tc.want)
-			if ge.Retryable {
-				t.Errorf("%s is retryable, want not", tc.name)
+			// A validation error is retryable (the model can correct its
+			// arguments), never by resending the same call; the rest are final.
+			if want := tc.want == gateway.ValidationError; ge.Retryable != want || ge.RetrySame() {
+				t.Errorf("%s: retryable = %v, RetrySame = %v; want %v, false", tc.name, ge.Retryable, ge.RetrySame(), want)
 			}
 			if tc.ptr != "" {
 				vs, _ := ge.Details.([]gateway.Violation)
