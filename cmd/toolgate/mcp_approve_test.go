@@ -164,7 +164,7 @@ func TestMCPHelp(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"mcp", "--help"}, exitOK, "toolgate mcp approve --help"},
+		{[]string{"mcp", "--help"}, exitOK, "toolgate mcp approve grants them"},
 		{[]string{"mcp", "-h"}, exitOK, "usage: toolgate mcp serve"},
 		{[]string{"mcp", "serve", "--help"}, exitOK, "--tokens"},
 		{[]string{"mcp", "approve", "-h"}, exitOK, "--show"},
