@@ -222,14 +222,11 @@ func (ss *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	id := args.Name
-	t, err := findtools.Lookup(ss.s.reg.Snapshot().Authorize(p), args.Name)
-	var amb *findtools.AmbiguousError
-	switch {
-	case err == nil:
-		id = t.ID
-	case errors.As(err, &amb):
-		return callError(gateway.UnknownTool, amb.Error(), true, map[string]any{"candidates": amb.Candidates}, args.Step), nil
+	// The gateway's own reading of a tool name (an ID, or a bare name one
+	// usable tool has), as its HTTP contract answers it.
+	id, gerr := ss.s.gw.Resolve(p, args.Name)
+	if gerr != nil {
+		return gatewayError(gerr, args.Step), nil
 	}
 	return ss.execute(ctx, req.Extra, id, args.Arguments, args.Step)
 }
@@ -266,12 +263,25 @@ func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id stri
 			ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: gateway failed", "session", ss.id, "tool", id, "err", err)
 			return callError(gateway.Internal, "the call failed inside the server", false, nil, step), nil
 		}
-		body, _ := json.Marshal(map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message,
-			"retryable": ge.Retryable, "details": ge.Details, "approval_id": ge.ApprovalID, "step": step})
-		return toolError(string(body)), nil
+		return gatewayError(ge, step), nil
 	}
 	body, _ := json.Marshal(map[string]any{"success": true, "result": res.Value, "cached": res.Cached, "step": step})
 	return textResult(string(body)), nil
+}
+
+// gatewayError is a gateway refusal in the contract's error body, with
+// the step the client resends to retry it.
+func gatewayError(ge *gateway.Error, step int) *sdk.CallToolResult {
+	m := map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message,
+		"retryable": ge.Retryable, "details": ge.Details, "approval_id": ge.ApprovalID}
+	if len(ge.Candidates) > 0 {
+		m["candidates"] = ge.Candidates
+	}
+	if step > 0 {
+		m["step"] = step
+	}
+	body, _ := json.Marshal(m)
+	return toolError(string(body))
 }
 
 // callError is a refusal in the gateway's error body.
