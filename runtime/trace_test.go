@@ -26,7 +26,9 @@ func TestSpanTree(t *testing.T) {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 		weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
-			func(_ context.Context, in weatherIn) (weatherOut, error) { return weatherOut{City: in.City, Sky: "clear"}, nil })
+			func(_ context.Context, in weatherIn) (weatherOut, error) {
+				return weatherOut{City: in.City, Sky: "clear"}, nil
+			})
 		if err != nil {
 			t.Fatal(err)
 		}
