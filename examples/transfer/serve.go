@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -19,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/toolgate/toolgate/internal/httpdiscover"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -95,7 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log,
-		Discover: discoverHook(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
+		Discover: httpdiscover.Hook(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	go purgeLoop(ctx, b.gw, log)
@@ -120,48 +118,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	return exitOK
-}
-
-// discoverAnswer is the body of POST /v1/discover: the CLI's `discover
-// --format json` shape, with each candidate's description and input schema
-// so that a client can call it.
-type discoverAnswer struct {
-	Query           string                `json:"query"`
-	Candidates      []discoveredCandidate `json:"candidates"`
-	Authorized      int                   `json:"authorized"`
-	ShortlistTokens int                   `json:"shortlist_tokens"`
-	CatalogTokens   int                   `json:"catalog_tokens"`
-	Reformulated    bool                  `json:"reformulated"`
-}
-
-type discoveredCandidate struct {
-	Name        string          `json:"name"` // the tool's ID
-	Score       float64         `json:"score"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-}
-
-// discoverHook answers POST /v1/discover with the shortlist of the tools
-// the bearer may use (the view is authorized before any search, so nothing
-// else can be returned).
-func discoverHook(d *discovery.Discoverer, reg *tools.Registry) gateway.DiscoverFunc {
-	return func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
-		sl, err := d.Shortlist(ctx, reg.Snapshot().Authorize(p), discovery.Request{Query: query, K: k})
-		if err != nil {
-			return nil, err
-		}
-		out := discoverAnswer{Query: sl.Query, Candidates: []discoveredCandidate{}, Authorized: sl.Authorized,
-			ShortlistTokens: sl.ShortlistTokens, CatalogTokens: sl.CatalogTokens, Reformulated: sl.Reformulated}
-		for _, c := range sl.Candidates {
-			desc := c.Tool.Description
-			if desc == "" {
-				desc = c.Tool.Card.Summary
-			}
-			out.Candidates = append(out.Candidates, discoveredCandidate{Name: c.Tool.ID, Score: math.Round(c.Score*1e4) / 1e4,
-				Description: desc, InputSchema: c.Tool.InputSchema})
-		}
-		return out, nil
-	}
 }
 
 func purgeLoop(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {
