@@ -140,6 +140,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitNegative
 	case <-ctx.Done():
 	}
+	log.Info("toolgate serve: shutting down; in-flight calls finish first")
 	// In-flight calls finish (their handlers run detached from the
 	// client) and are recorded before the stores close.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveDrain)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,8 +38,27 @@ func buildForServe(t *testing.T) (toolgate, calc string) {
 type serveProc struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *strings.Builder
-	done   chan error
+	stderr *lockedBuilder
+	// draining is closed when serve logs (with -v) that it shuts down.
+	draining chan struct{}
+	done     chan error
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startToolgateServe starts `toolgate serve` and returns once it said where
@@ -51,11 +71,27 @@ func startToolgateServe(t *testing.T, ctx context.Context, bin string, env []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{cmd: cmd, stderr: &strings.Builder{}, done: make(chan error, 1)}
-	cmd.Stderr = p.stderr
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, stderr: &lockedBuilder{}, draining: make(chan struct{}), done: make(chan error, 1)}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(stderr)
+		closed := false
+		for sc.Scan() {
+			p.stderr.add(sc.Text() + "\n")
+			if !closed && strings.Contains(sc.Text(), "shutting down") {
+				close(p.draining)
+				closed = true
+			}
+		}
+	}()
 	sc := bufio.NewScanner(stdout)
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "listening on http://") {
 		cmd.Process.Kill()
@@ -63,7 +99,7 @@ func startToolgateServe(t *testing.T, ctx context.Context, bin string, env []str
 		t.Fatalf("toolgate serve did not start: %q (stderr %s)", sc.Text(), p.stderr.String())
 	}
 	p.base = strings.TrimPrefix(sc.Text(), "listening on ")
-	go func() { io.Copy(io.Discard, stdout); p.done <- cmd.Wait() }()
+	go func() { io.Copy(io.Discard, stdout); <-copied; p.done <- cmd.Wait() }()
 	return p
 }
 
@@ -169,6 +205,81 @@ func TestServeRealProcess(t *testing.T) {
 	p.stop(t)
 	if n, _ := os.ReadFile(count); string(n) != "x" {
 		t.Errorf("the upstream ran %d times, want once", len(n))
+	}
+}
+
+// TestServeDrainsOnSIGTERM: a call in flight when SIGTERM arrives finishes,
+// is answered and recorded, then serve exits 0; after a restart the same
+// call replays and the tool ran once.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	toolgate, calc := buildForServe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-a":{"principal":"alice","tenant":"acme"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started, release, count := filepath.Join(dir, "started"), filepath.Join(dir, "release"), filepath.Join(dir, "count")
+	for _, f := range []string{started, release} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+	}
+	env := []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + count}
+	args := []string{"--mcp", "calc=" + calc, "--tokens", tokens, "--data", filepath.Join(dir, "data"), "-v"}
+	p := startToolgateServe(t, ctx, toolgate, env, args...)
+
+	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
+	type answer struct {
+		status int
+		body   map[string]any
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/tools/call", strings.NewReader(call))
+		req.Header.Set("Authorization", "Bearer tok-a")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answers <- answer{status: -1, body: map[string]any{"error": err.Error()}}
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		json.NewDecoder(resp.Body).Decode(&body)
+		answers <- answer{resp.StatusCode, body}
+	}()
+	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.draining:
+	case <-ctx.Done():
+		t.Fatalf("serve did not start shutting down after SIGTERM (stderr %s)", p.stderr.String())
+	}
+	// The server has stopped accepting; the call in flight goes on. Let it finish.
+	if err := os.WriteFile(release, []byte("r"), 0); err != nil {
+		t.Fatal(err)
+	}
+	a := <-answers
+	if a.status != 200 || a.body["cached"] != false {
+		t.Fatalf("the call in flight at SIGTERM = %d %v, want 200", a.status, a.body)
+	}
+	if err := <-p.done; err != nil {
+		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.stderr.String())
+	}
+
+	p = startToolgateServe(t, ctx, toolgate, env, args...)
+	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
+	if status != 200 || out["cached"] != true {
+		t.Errorf("the drained call after a restart = %d %v, want the cached replay", status, out)
+	}
+	p.stop(t)
+	if n, _ := os.ReadFile(count); string(n) != "x" {
+		t.Errorf("the tool ran %d times, want once", len(n))
 	}
 }
 
