@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	ijs "github.com/toolgate/toolgate/internal/jsonschema"
 )
 
 // ErrInvalidSchema is wrapped by every error CheckInputSchema returns.
@@ -31,10 +29,11 @@ const MaxSchemaDepth = 64
 // valid UTF-8, nesting at most MaxSchemaDepth) that compiles as a JSON
 // Schema under the draft its "$schema" names (2020-12 when absent), whose
 // "type", when present, is "object" (arguments are always an object).
-// Patterns are compiled as ECMAScript regular expressions, as JSON Schema
-// specifies; references to other documents are never fetched, so a schema
-// that needs one is invalid. The error wraps ErrInvalidSchema and reads as
-// one line.
+// The compiler is toolgate's one JSON Schema setup (internal/jsonschema,
+// shared with the gateway): patterns are ECMA-262 regular expressions, as
+// JSON Schema specifies; references to other documents are never fetched,
+// so a schema that needs one is invalid. The error wraps ErrInvalidSchema
+// and reads as one line.
 func CheckInputSchema(schema json.RawMessage) error {
 	return (*schemaChecker)(nil).check(schema)
 }
@@ -50,14 +49,6 @@ func CheckInputSchema(schema json.RawMessage) error {
 type schemaChecker struct {
 	c *jsonschema.Compiler
 	n int
-}
-
-func newCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	c.UseRegexpEngine(ecmaRegexp)
-	return c
 }
 
 // aloneMarkers are byte strings that make a schema be checked alone: the
@@ -125,7 +116,7 @@ func (sc *schemaChecker) check(schema json.RawMessage) error {
 	}
 	if shared {
 		if sc.c == nil {
-			sc.c = newCompiler()
+			sc.c = ijs.NewCompiler()
 		}
 		sc.n++
 		url := fmt.Sprintf("%s:%d", schemaURL, sc.n)
@@ -139,12 +130,12 @@ func (sc *schemaChecker) check(schema json.RawMessage) error {
 		sc.c = nil
 		obj, _ = parseSchema(schema)
 	}
-	c := newCompiler()
+	c := ijs.NewCompiler()
 	if err := c.AddResource(schemaURL, any(obj)); err != nil {
 		return fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(err.Error()))
 	}
 	if _, err := c.Compile(schemaURL); err != nil {
-		return fmt.Errorf("%w: %s", ErrInvalidSchema, schemaReason(err))
+		return fmt.Errorf("%w: %s", ErrInvalidSchema, ijs.Reason(err))
 	}
 	return nil
 }
@@ -154,49 +145,8 @@ func compactJSON(v any) string {
 	return string(b)
 }
 
-// schemaReason turns the compiler's multi-line error into one line that
-// names the failing keyword.
-func schemaReason(err error) string {
-	var sve *jsonschema.SchemaValidationError
-	if errors.As(err, &sve) {
-		if ve, ok := sve.Err.(*jsonschema.ValidationError); ok {
-			leaf := ve
-			for len(leaf.Causes) > 0 {
-				leaf = leaf.Causes[0]
-			}
-			at := "/" + strings.Join(leaf.InstanceLocation, "/")
-			return fmt.Sprintf("at %s: %s", at, oneLine(leaf.ErrorKind.LocalizedString(englishPrinter)))
-		}
-	}
-	return strings.ReplaceAll(oneLine(err.Error()), schemaURL, "schema")
-}
-
-var englishPrinter = message.NewPrinter(language.English)
-
-// schemaURL names the schema being checked inside the compiler.
+// schemaURL names the schema being checked inside the compiler; it is the
+// name internal/jsonschema.Reason replaces by "schema" in messages.
 const schemaURL = "urn:toolgate:input-schema"
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("reference to %s is not fetched", url)
-}
-
-type ecmaRegexpAdapter struct{ re *regexp2.Regexp }
-
-func (r ecmaRegexpAdapter) MatchString(s string) bool {
-	ok, err := r.re.MatchString(s)
-	return ok && err == nil
-}
-
-func (r ecmaRegexpAdapter) String() string { return r.re.String() }
-
-func ecmaRegexp(s string) (jsonschema.Regexp, error) {
-	re, err := regexp2.Compile(s, regexp2.ECMAScript)
-	if err != nil {
-		return nil, err
-	}
-	return ecmaRegexpAdapter{re}, nil
-}

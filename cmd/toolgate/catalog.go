@@ -23,8 +23,8 @@ type catalogSources struct {
 
 func (c *catalogSources) register(fs *flag.FlagSet) {
 	fs.Var(&c.files, "tools", "catalog `file` (JSON Lines, JSON array or MCP tools/list), as FILE or NS=FILE; repeatable")
-	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
-	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
+	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
+	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
 }
 

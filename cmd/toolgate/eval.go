@@ -26,9 +26,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case src.empty():

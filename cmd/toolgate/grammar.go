@@ -41,9 +41,8 @@ func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	noAnswer := fs.Bool("no-answer", false, "envelope without the answer branch")
 	noFind := fs.Bool("no-find-tools", false, "envelope without the find_tools branch")
 	fs.Var(&files, "tools", "catalog `file` for the envelope, as FILE or NS=FILE; repeatable")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "toolgate grammar: unexpected argument %q\n", fs.Arg(0))

@@ -17,8 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/toolgate/toolgate/internal/httpdiscover"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/serve"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -44,9 +45,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
 	storeSpec := fs.String("store", "", "gateway store shared by several serve processes: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (default: SQLite gateway.db in --data)")
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease; a crashed call's slot frees after both")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitUsage
+	if code, ok := cli.ParseFlags("transfer", fs, helps["serve"].Usage, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -93,7 +93,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log,
-		Discover: httpdiscover.Hook(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
+		Discover: serve.Discover(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	go purgeLoop(ctx, b.gw, log)

@@ -90,9 +90,14 @@
 //
 // # Stores
 //
-// Store is the durable state: claims, outcomes, approvals, the audit log
-// and rate-limit buckets. memstore is the in-memory reference; sqlitestore
-// is the embedded durable default. Every store passes storetest.Run.
+// The durable state is split by concern: RecordStore (claims, leases,
+// fencing tokens, outcomes), ApprovalStore, AuditLog, RateLimitStore and
+// Purger; Store is all of them in one. memstore is the in-memory reference;
+// sqlitestore is the embedded durable default; redisstore and pgstore serve
+// several hosts. Options.Stores takes some concerns from other stores (the
+// audit log elsewhere, rate limits in Redis beside a SQLite store). Every
+// store passes storetest.Run; a store of one concern passes that concern's
+// suite (storetest.RunRecords and the like).
 //
 // # HTTP
 //

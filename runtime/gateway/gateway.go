@@ -153,6 +153,10 @@ type Options struct {
 	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
 	// means 500ms.
 	ValidationTimeout time.Duration
+	// Stores takes some concerns from other stores than the one passed to
+	// New: the audit log elsewhere, rate limits in Redis while claims live
+	// in SQLite. The zero value keeps every concern in New's store.
+	Stores Stores
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -244,17 +248,19 @@ type Gateway struct {
 	metrics *metrics
 }
 
-// New returns a Gateway over the registry and the store. It fails, naming
-// the field, when opts are invalid, or when it cannot register its metrics.
+// New returns a Gateway over the registry and the store, which keeps every
+// concern that opts.Stores does not send elsewhere (store may be nil when
+// opts.Stores names all four). It fails, naming the field, when opts are
+// invalid, or when it cannot register its metrics.
 func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("%w: nil registry", ErrInvalidOptions)
 	}
-	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
-	}
 	o, err := opts.withDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if store, err = compose(store, o.Stores); err != nil {
 		return nil, err
 	}
 	m, err := newMetrics(o.Registerer)
@@ -264,7 +270,9 @@ func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m}, nil
 }
 
-// Store returns the gateway's store (for audit queries and purges).
+// Store returns the gateway's store (for audit queries and purges): the
+// store passed to New, or, when Options.Stores sends concerns elsewhere, a
+// Store that sends each concern where the gateway keeps it.
 func (g *Gateway) Store() Store { return g.store }
 
 // Purge removes the records, approvals and buckets whose retention has

@@ -174,12 +174,17 @@ func Parse(r io.Reader, file, namespace string) ([]tools.Tool, error) {
 }
 
 func parse(r io.Reader, file, namespace string) ([]tools.Tool, []int, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	return parseLimited(r, file, namespace, MaxFileBytes)
+}
+
+// parseLimited is parse with a size limit of maxBytes.
+func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.Tool, []int, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
 		return nil, nil, &Error{File: file, Reason: "cannot read catalog: " + err.Error()}
 	}
-	if len(data) > MaxFileBytes {
-		return nil, nil, &Error{File: file, Reason: fmt.Sprintf("catalog is larger than %d MiB", MaxFileBytes>>20)}
+	if int64(len(data)) > maxBytes {
+		return nil, nil, &Error{File: file, Reason: fmt.Sprintf("catalog is larger than %d MiB", maxBytes>>20)}
 	}
 	if err := tools.CheckNamespace(namespace); err != nil {
 		return nil, nil, &Error{File: file, Reason: err.Error()}

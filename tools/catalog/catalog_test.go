@@ -99,11 +99,11 @@ func TestParseErrors(t *testing.T) {
 		{"remote reference never fetched",
 			"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"https://example.com/s.json\"}}\n",
 			nil,
-			`cat.jsonl:1: a: invalid "inputSchema": failing loading "https://example.com/s.json": reference to https://example.com/s.json is not fetched`},
+			`cat.jsonl:1: a: invalid "inputSchema": failing loading "https://example.com/s.json": reference to https://example.com/s.json is not fetched: external references are not loaded`},
 		{"no schema sees another tool's schema",
 			"{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}\n",
 			[]string{"ns/a"},
-			`cat.jsonl:2: b: invalid "inputSchema": failing loading "schema:1": reference to schema:1 is not fetched`},
+			`cat.jsonl:2: b: invalid "inputSchema": failing loading "schema:1": reference to schema:1 is not fetched: external references are not loaded`},
 		{"both inputSchema and parameters",
 			"{\"name\":\"a\",\"inputSchema\":{},\"parameters\":{}}\n",
 			nil,
@@ -305,6 +305,18 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
+func TestParseTooLarge(t *testing.T) {
+	line := "{\"name\":\"a\"}\n"
+	ts, _, err := parseLimited(strings.NewReader(strings.Repeat(line, 1<<20/len(line)+1)), "big.jsonl", "ns", 1<<20)
+	if len(ts) != 0 || err == nil || err.Error() != "big.jsonl: catalog is larger than 1 MiB" {
+		t.Errorf("parse(over 1 MiB, limit 1 MiB) = %d tools, %v; want none, big.jsonl: catalog is larger than 1 MiB", len(ts), err)
+	}
+	ts, _, err = parseLimited(strings.NewReader(strings.Repeat(line, 1<<20/len(line))), "big.jsonl", "ns", 1<<20)
+	if len(ts) != 1 || err == nil || !strings.Contains(err.Error(), "duplicate tool") {
+		t.Errorf("parse(just under 1 MiB) = %d tools, %v; want the file read (1 tool, duplicates reported)", len(ts), err)
+	}
+}
+
 func TestParseBadNamespace(t *testing.T) {
 	_, err := Parse(strings.NewReader(`{"name":"a"}`), "f.jsonl", "bad/ns")
 	if err == nil || err.Error() != `f.jsonl: invalid namespace "bad/ns": must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$` {
@@ -403,6 +415,9 @@ func FuzzParse(f *testing.F) {
 		"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"#/$defs/x\",\"$defs\":{\"x\":{\"type\":\"object\"}}}}",
 		"{\"name\":\"a\",\"inputSchema\":{}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}",
 		"{\"name\":\"a\",\"inputSchema\":{\"$id\":\"urn:x\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:x\"}}",
+		"{\"name\":\"a\",\"scopes\":[\"admin\"],\"scopes\":[]}\n{\"name\":\"b\"}",
+		"{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"properties\":{\"x\":{\"type\":\"string\",\"type\":\"integer\"}}}}],\"tools\":[]}",
+		"[{\"name\":\"a\",\"inputSchema\":{\"items\":{\"items\":{\"items\":{}}}}}]",
 	}
 	for _, s := range seeds {
 		f.Add(s)

@@ -47,6 +47,10 @@ type Options struct {
 	// HTTPClient is used for Streamable HTTP servers. Nil means a client
 	// with no overall timeout (streams are long-lived).
 	HTTPClient *http.Client
+	// MaxTools bounds the tools one server may list, all pages together;
+	// a longer list is an error (Connect fails, a refresh keeps the old
+	// tools). Zero means 10,000.
+	MaxTools int
 	// OnChange, if set, is called after the upstream's tools were
 	// (re)registered or removed, with the number now registered.
 	OnChange func(server string, tools int)
@@ -71,6 +75,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.KeepAlive == 0 {
 		out.KeepAlive = 30 * time.Second
+	}
+	if out.MaxTools <= 0 {
+		out.MaxTools = 10_000
 	}
 	return out
 }
@@ -190,6 +197,9 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
 			return err
 		}
 		listed = append(listed, res.Tools...)
+		if len(listed) > u.opts.MaxTools {
+			return fmt.Errorf("the server lists more than %d tools (Options.MaxTools)", u.opts.MaxTools)
+		}
 		if res.NextCursor == "" {
 			break
 		}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO approvals(id, tenant, session_id, step, tool, key, fingerprint,
 		requester, arguments, taint, granted, approver, created, granted_at, expires)
 		VALUES ('apr_old', 'acme', 's', 2, 'bank/pay', 'k2', 'fp2', 'alice', '{}', '', false, '', $1, $2, $3)`,
-		t0.UnixNano(), int64(zeroTime), t0.Add(time.Hour).UnixNano()); err != nil {
+		t0.UnixNano(), int64(math.MinInt64), t0.Add(time.Hour).UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 

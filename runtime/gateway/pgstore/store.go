@@ -1,9 +1,7 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
 var _ gateway.Store = (*Store)(nil)
@@ -126,22 +124,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, steps []str
 	})
 }
 
-// zeroTime encodes the zero time.Time (whose UnixNano is undefined).
-const zeroTime = math.MinInt64
-
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return zeroTime
-	}
-	return t.UnixNano()
-}
-
-func fromNS(v int64) time.Time {
-	if v == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, v).UTC()
-}
+var ns, fromNS = storecodec.NS, storecodec.Time
 
 // wrap prefixes store failures, leaving the sentinels and context errors bare.
 func wrap(op string, err error) error {
@@ -152,43 +135,11 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("pgstore: %s: %w", op, err)
 }
 
-const recordColumns = `tenant, principal, session_id, step, tool, key, fingerprint, state, token,
-	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
-
-func scanRecord(row pgx.Row) (gateway.Record, error) {
-	var r gateway.Record
-	var state string
-	var token int64
-	var lease, created, updated, expires int64
-	var value, domainErr []byte
-	err := row.Scan(&r.Slot.Tenant, &r.Slot.Principal, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Key,
-		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
-	if err != nil {
-		return r, err
-	}
-	r.Principal = r.Slot.Principal
-	r.State = gateway.State(state)
-	r.Token = uint64(token)
-	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
-	if value != nil {
-		r.Value = json.RawMessage(value)
-	}
-	if domainErr != nil {
-		// Numbers stay json.Number so a replayed refusal's details are the
-		// recorded bytes ("974.50"), not a float's rendering ("974.5").
-		r.DomainError = new(tools.DomainError)
-		dec := json.NewDecoder(bytes.NewReader(domainErr))
-		dec.UseNumber()
-		if err := dec.Decode(r.DomainError); err != nil {
-			return r, fmt.Errorf("decode domain error: %w", err)
-		}
-	}
-	return r, nil
-}
+const recordColumns = storecodec.RecordColumns
 
 const slotWhere = `tenant = $1 AND principal = $2 AND session_id = $3 AND step = $4 AND tool = $5`
 
-func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
+var slotArgs = storecodec.SlotArgs
 
 // claimRetries bounds how often Claim retries when the conflicting record
 // vanished (released or purged) between its insert and its lock.
@@ -204,7 +155,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: r}
 	}
 	for range claimRetries {
-		r, err := scanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
+		r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, 'in_progress', nextval('fencing'), $8, NULL, NULL, '', 1, $9, $9, $10)
 			ON CONFLICT DO NOTHING RETURNING `+recordColumns, insertArgs...))
 		if err == nil {
@@ -216,7 +167,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		var out gateway.Claim
 		gone := false
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			cur, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere+` FOR UPDATE`, slotArgs(req.Slot)...))
+			cur, err := storecodec.ScanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere+` FOR UPDATE`, slotArgs(req.Slot)...))
 			if errors.Is(err, pgx.ErrNoRows) {
 				gone = true
 				return nil
@@ -226,7 +177,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			}
 			if ns(cur.ExpiresAt) <= now {
 				// Past its retention the record counts as absent: replace it.
-				r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET key = $6, fingerprint = $7,
+				r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET key = $6, fingerprint = $7,
 					state = 'in_progress', token = nextval('fencing'), lease_expires = $8, value = NULL, domain_error = NULL,
 					reason = '', attempts = 1, created = $9, updated = $9, expires = $10
 					WHERE `+slotWhere+` RETURNING `+recordColumns, insertArgs...))
@@ -247,7 +198,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 				out = gateway.Claim{Status: gateway.ClaimUncertain, Record: cur}
 				return nil
 			}
-			r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
+			r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
 				lease_expires = $6, expires = $7, attempts = attempts + 1, updated = $8, value = NULL, domain_error = NULL, reason = ''
 				WHERE `+slotWhere+` RETURNING `+recordColumns, append(slotArgs(req.Slot), ns(req.LeaseExpires), ns(req.ExpiresAt), now)...))
 			out = fresh(r)
@@ -281,14 +232,12 @@ func (s *Store) execFenced(ctx context.Context, op, query string, args ...any) e
 
 // Complete implements gateway.Store.
 func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
-	var value, de []byte
-	if c.DomainError != nil {
-		b, err := json.Marshal(c.DomainError)
-		if err != nil {
-			return fmt.Errorf("pgstore: encode domain error: %w", err)
-		}
-		de = b
-	} else if c.Value != nil {
+	de, err := storecodec.EncodeDomainError(c.DomainError)
+	if err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	var value []byte
+	if de == nil {
 		value = c.Value
 	}
 	now := ns(c.Now)
@@ -310,7 +259,7 @@ func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, no
 
 // Get implements gateway.Store.
 func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
-	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
+	r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
 		ORDER BY updated DESC LIMIT 1`, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Record{}, gateway.ErrNotFound
@@ -321,24 +270,7 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 	return r, nil
 }
 
-const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments, taint,
-	granted, approver, created, granted_at, expires, principal`
-
-func scanApproval(row pgx.Row) (gateway.Approval, error) {
-	var a gateway.Approval
-	var args []byte
-	var created, grantedAt, expires int64
-	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires, &a.Slot.Principal)
-	if err != nil {
-		return a, err
-	}
-	if args != nil {
-		a.Arguments = json.RawMessage(args)
-	}
-	a.CreatedAt, a.GrantedAt, a.ExpiresAt = fromNS(created), fromNS(grantedAt), fromNS(expires)
-	return a, nil
-}
+const approvalColumns = storecodec.ApprovalColumns
 
 // CreateApproval implements gateway.Store: one upsert that replaces only an
 // approval expired by a.CreatedAt; otherwise the stored one is returned.
@@ -348,7 +280,7 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 		args = a.Arguments
 	}
 	for range claimRetries {
-		out, err := scanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
+		out, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, session_id = excluded.session_id, step = excluded.step,
 				tool = excluded.tool, key = excluded.key, fingerprint = excluded.fingerprint, requester = excluded.requester,
@@ -357,8 +289,8 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 				principal = excluded.principal
 			WHERE a.expires <= excluded.created
 			RETURNING `+approvalColumns,
-			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester, args, a.Taint,
-			a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Slot.Principal))
+			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
+			a.Requester, args, a.Taint, a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt)))
 		if err == nil {
 			return out, nil
 		}
@@ -377,7 +309,7 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 
 // GetApproval implements gateway.Store.
 func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
-	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
+	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Approval{}, gateway.ErrNotFound
 	}
@@ -389,7 +321,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, e
 
 // GrantApproval implements gateway.Store.
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
-	a, err := scanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
+	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
 		WHERE id = $1 AND NOT granted AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now)))
 	if err == nil {
 		return a, nil
@@ -405,59 +337,21 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 
 // AppendAudit implements gateway.Store.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO audit(at, tenant, principal, actor, taint, session_id, step, tool, key,
-		decision, reason, outcome, approval_id, latency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		ns(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
-		e.Outcome, e.ApprovalID, int64(e.Latency))
+	_, err := s.pool.Exec(ctx, `INSERT INTO audit(`+storecodec.AuditColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, storecodec.AuditArgs(e)...)
 	return wrap("append audit", err)
 }
 
 // QueryAudit implements gateway.Store.
 func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	for _, f := range []struct{ col, v string }{{"tenant", q.Tenant}, {"principal", q.Principal}, {"tool", q.Tool}, {"key", q.Key}} {
-		if f.v != "" {
-			add(f.col+" = $%d", f.v)
-		}
-	}
-	if !q.Since.IsZero() {
-		add("at >= $%d", ns(q.Since))
-	}
-	if !q.Until.IsZero() {
-		add("at < $%d", ns(q.Until))
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	query := `SELECT at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason, outcome, approval_id, latency FROM audit`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	args = append(args, limit)
-	query += fmt.Sprintf(" ORDER BY at, seq LIMIT $%d", len(args))
+	query, args := storecodec.AuditQuery(q, func(n int) string { return fmt.Sprintf("$%d", n) })
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap("query audit", err)
 	}
 	defer rows.Close()
-	var out []gateway.AuditEntry
-	for rows.Next() {
-		var e gateway.AuditEntry
-		var at, latency int64
-		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
-			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency); err != nil {
-			return nil, wrap("query audit", err)
-		}
-		e.Time, e.Latency = fromNS(at), time.Duration(latency)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := storecodec.CollectAudit(rows)
+	if err != nil {
 		return nil, wrap("query audit", err)
 	}
 	return out, nil
@@ -498,22 +392,26 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	now := ns(r.Now)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		st = gateway.PurgeStats{}
-		tag, err := tx.Exec(ctx, `DELETE FROM records WHERE expires <= $1`, now)
-		if err != nil {
-			return err
-		}
-		st.Records = int(tag.RowsAffected())
-		if tag, err = tx.Exec(ctx, `DELETE FROM approvals WHERE expires <= $1`, now); err != nil {
-			return err
-		}
-		st.Approvals = int(tag.RowsAffected())
-		if !r.AuditBefore.IsZero() {
-			if tag, err = tx.Exec(ctx, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore)); err != nil {
-				return err
+		del := func(n *int, query string, arg int64) error {
+			tag, err := tx.Exec(ctx, query, arg)
+			if err == nil && n != nil {
+				*n = int(tag.RowsAffected())
 			}
-			st.Audit = int(tag.RowsAffected())
+			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		var err error
+		if r.Concerns.Has(gateway.ConcernRecords) {
+			err = del(&st.Records, `DELETE FROM records WHERE expires <= $1`, now)
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernApprovals) {
+			err = del(&st.Approvals, `DELETE FROM approvals WHERE expires <= $1`, now)
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+			err = del(&st.Audit, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore))
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernRateLimits) {
+			err = del(nil, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		}
 		return err
 	})
 	if err != nil {

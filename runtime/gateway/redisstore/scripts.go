@@ -12,7 +12,8 @@ import "github.com/redis/go-redis/v9"
 // held its principal (see legacyRecKey). ARGV now, lease, expires, principal, key,
 // fingerprint, takeover (1/0), tenant, session, step, tool, ttl ms, expiry
 // score (ms), key-index prefix, now in microseconds. Returns {status,
-// previous state, record}.
+// previous state, record}, where a fresh record is only its token: the
+// caller knows the rest, and the reply stays small.
 //
 // A missing fencing counter (a new store, or a Redis that lost its data) is
 // seeded with the caller's time in microseconds, so tokens handed out after
@@ -50,7 +51,7 @@ if not cur[1] then
   redis.call('PEXPIRE', rec, ARGV[12])
   redis.call('SET', KEYS[4], rec, 'PX', ARGV[12])
   redis.call('ZADD', KEYS[3], ARGV[13], rec)
-  return {1, '', redis.call('HGETALL', rec)}
+  return {1, '', tok}
 end
 if cur[1] ~= ARGV[5] then return {5, '', redis.call('HGETALL', rec)} end
 if cur[2] == 'done' then return {3, '', redis.call('HGETALL', rec)} end
@@ -162,11 +163,12 @@ return {ok, t}
 `)
 
 // purgeScript: KEYS record expiry index, approval expiry index, audit set.
-// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix.
-// Returns {records, approvals, audit}.
+// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix,
+// purge records (1/0), purge approvals (1/0). Returns {records, approvals,
+// audit}.
 var purgeScript = redis.NewScript(`
 local n = {0, 0, 0}
-for _, rec in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])) do
+for _, rec in ipairs(ARGV[5] == '1' and redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2]) or {}) do
   local cur = redis.call('HMGET', rec, 'expires', 'key')
   if not cur[1] then
     redis.call('ZREM', KEYS[1], rec)
@@ -176,7 +178,7 @@ for _, rec in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])) do
     n[1] = n[1] + 1
   end
 end
-for _, apr in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])) do
+for _, apr in ipairs(ARGV[6] == '1' and redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2]) or {}) do
   local exp = redis.call('HGET', apr, 'expires')
   if not exp then
     redis.call('ZREM', KEYS[2], apr)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestConformance(t *testing.T) {
 func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	ctx := context.Background()
 	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:loss:%d:", prefixes.Add(1))
+	prefix := fmt.Sprintf("toolgate-test:loss:%d:%d:", os.Getpid(), prefixes.Add(1))
 	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 	ctx := context.Background()
 	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:legacy:%d:", prefixes.Add(1))
+	prefix := fmt.Sprintf("toolgate-test:legacy:%d:%d:", os.Getpid(), prefixes.Add(1))
 	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
@@ -144,5 +145,59 @@ func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(2 * time.Hour)})
 	if err != nil || st.Records != 2 {
 		t.Errorf("Purge after the retention = %+v, %v; want 2 records (bob's and the moved one)", st, err)
+	}
+}
+
+// Scripts go out in shared pipelines of EVALSHA. A server that forgot the
+// scripts (restarted, or SCRIPT FLUSH) answers NOSCRIPT; each such script
+// is sent again with its body, so every concurrent caller still gets its
+// answer, and each slot is claimed once.
+func TestPipelineSurvivesScriptFlush(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	req := func(i int) gateway.ClaimRequest {
+		sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "flush", Step: i, Tool: "bank/pay"}
+		return gateway.ClaimRequest{Slot: sl, Principal: "alice", Key: fmt.Sprintf("k%d", i), Fingerprint: "fp", Now: t0,
+			LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
+	}
+	if c, err := s.Claim(ctx, req(0)); err != nil || c.Status != gateway.ClaimAcquired {
+		t.Fatalf("Claim = %+v, %v; want acquired", c, err)
+	}
+	o, _ := redis.ParseURL(testservices.RedisURL(t))
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 64
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		wg.Go(func() {
+			for range 2 { // the second claim of each slot finds it in progress
+				c, err := s.Claim(ctx, req(i))
+				if err != nil {
+					errs <- err
+				} else if c.Status != gateway.ClaimAcquired && c.Status != gateway.ClaimInProgress {
+					errs <- fmt.Errorf("claim %d status %d", i, c.Status)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := 1; i <= n; i++ {
+		r, err := s.Get(ctx, fmt.Sprintf("k%d", i))
+		if err != nil || r.Attempts != 1 || r.State != gateway.StateInProgress {
+			t.Errorf("Get(k%d) = %+v, %v; want one in-progress claim", i, r, err)
+		}
+	}
+	s.Close()
+	if _, err := s.Claim(ctx, req(n+1)); err == nil {
+		t.Error("Claim on a closed store = nil error, want one")
 	}
 }

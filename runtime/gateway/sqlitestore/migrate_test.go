@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestMigrationKeepsRecordsOfSchema2(t *testing.T) {
 	if _, err := db.W.ExecContext(ctx, `INSERT INTO approvals(id, tenant, session_id, step, tool, key, fingerprint,
 		requester, arguments, granted, approver, created, granted_at, expires, taint)
 		VALUES ('apr_old', 'acme', 's', 2, 'bank/pay', 'k2', 'fp2', 'alice', CAST('{}' AS BLOB), 0, '', ?, ?, ?, '')`,
-		t0.UnixNano(), zeroTime, t0.Add(time.Hour).UnixNano()); err != nil {
+		t0.UnixNano(), int64(math.MinInt64), t0.Add(time.Hour).UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

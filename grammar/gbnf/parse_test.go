@@ -1,4 +1,4 @@
-package grammar
+package gbnf
 
 import (
 	"errors"
@@ -115,7 +115,7 @@ func TestParseErrorPosition(t *testing.T) {
 	if pe.Line != 2 || pe.Col != 7 || pe.Offset != 19 {
 		t.Errorf("position = line %d col %d byte %d, want line 2 col 7 byte 19", pe.Line, pe.Col, pe.Offset)
 	}
-	if got, want := pe.Error(), "grammar: GBNF line 2 col 7 (byte 19): unexpected end of input (unterminated class)"; got != want {
+	if got, want := pe.Error(), "gbnf: line 2 col 7 (byte 19): unexpected end of input (unterminated class)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
@@ -293,7 +293,7 @@ tool ::= "get_weather" | "transfer_funds"`)
 	// Output:
 	// true
 	// false 11
-	// grammar: GBNF line 1 col 14 (byte 13): expecting an int
+	// gbnf: line 1 col 14 (byte 13): expecting an int
 }
 
 // TestParseAndMatchAreNotExponential: llama.cpp's left-recursion check and

@@ -1,49 +1,4 @@
-// GBNF: the grammar language of llama.cpp, as this package reads, prints and
-// matches it.
-//
-// Parse accepts exactly the syntax of llama.cpp's grammar parser
-// (src/llama-grammar.cpp, as vendored in ollama v0.17.4):
-//
-//	root  ::= object            # a rule: name ::= alternatives
-//	object ::= "{" ws ( pair ( "," ws pair )* )? "}" ws
-//	ws    ::= [ \t\n]{0,20}     # char class, counted repetition
-//	name  ::= [^"\\\x00-\x1F]+  # negated class with an escaped range
-//
-//   - Rule names use [a-zA-Z0-9-] only ("_" is not allowed); the start rule
-//     is "root" and must exist.
-//   - Terminals: "literal" strings, [classes] (ranges over Unicode code
-//     points, negated with ^), "." for any code point, and token references
-//     <[id]> / !<[id]>, which parse but never match text.
-//   - Escapes inside literals and classes: \xHH \uHHHH \UHHHHHHHH \t \r \n
-//     \\ \" \[ \]; nothing else ("\-" and "\d" are errors).
-//   - Grouping ( ... ), alternation |, repetition * + ? {m} {m,} {m,n}; a
-//     count is at most 2000 (llama.cpp's MAX_REPETITION_THRESHOLD) and {,n}
-//     is an error (write {0,n}).
-//   - A line break ends a rule unless it is inside parentheses or follows
-//     "|"; # starts a comment to the end of the line.
-//   - Every referenced rule must be defined; left recursion is an error. A
-//     rule defined twice keeps its last definition, as in llama.cpp.
-//
-// Parse is stricter than llama.cpp where llama.cpp would crash, hang or
-// silently misread the grammar: a repetition of something that can match the
-// empty string (llama.cpp recurses until the stack overflows), {m,n} with
-// n < m (llama.cpp expands it until memory runs out), code points above
-// U+10FFFF, token ids above 2^32-1, invalid UTF-8 inside literals and
-// classes, NUL bytes (llama.cpp stops reading at the first NUL), and groups
-// or stacked repetitions nested more than 1000 deep are errors here.
-//
-// A Matcher recognises exactly the sentences llama.cpp's stack machine
-// accepts (llama_grammar_accept, code point by code point, whole input from
-// root), but byte by byte: a multi-byte UTF-8 code point is checked as its
-// bytes arrive, so a byte is refused as soon as no continuation of it can
-// match. Input must be valid UTF-8 (no overlong forms, surrogates or code
-// points above U+10FFFF); llama.cpp's decoder is laxer there. Where
-// llama.cpp's work grows exponentially (shared rules reached along many
-// paths) the Matcher expands each distinct stack once per byte, and where
-// the number of live stacks itself explodes it refuses the byte
-// (ErrTooManyStacks) instead of exhausting memory.
-
-package grammar
+package gbnf
 
 import (
 	"errors"
@@ -153,26 +108,26 @@ func (Token) gbnfExpr()   {}
 // which guard against grammars llama.cpp crashes or hangs on.
 var (
 	// ErrSyntax: the text is not GBNF (llama.cpp's parser throws).
-	ErrSyntax = errors.New("grammar: GBNF syntax error")
+	ErrSyntax = errors.New("gbnf: syntax error")
 	// ErrRepetition: a repetition count above MaxRepetition, or {m,n}
 	// with n < m.
-	ErrRepetition = errors.New("grammar: bad repetition count")
+	ErrRepetition = errors.New("gbnf: bad repetition count")
 	// ErrUndefinedRule: a rule is referenced but not defined.
-	ErrUndefinedRule = errors.New("grammar: undefined rule")
+	ErrUndefinedRule = errors.New("gbnf: undefined rule")
 	// ErrEmptyGrammar: the text defines no rule.
-	ErrEmptyGrammar = errors.New("grammar: empty grammar")
+	ErrEmptyGrammar = errors.New("gbnf: empty grammar")
 	// ErrNoRoot: there is no rule named root.
-	ErrNoRoot = errors.New("grammar: no root rule")
+	ErrNoRoot = errors.New("gbnf: no root rule")
 	// ErrLeftRecursion: llama.cpp's left-recursion check fails.
-	ErrLeftRecursion = errors.New("grammar: left recursion")
+	ErrLeftRecursion = errors.New("gbnf: left recursion")
 	// ErrEmptyLoop: a rule can reach itself without consuming input
 	// through parts that match the empty string, typically a repetition
 	// of something that can match empty such as ( [x]* )*. llama.cpp
 	// does not detect this and overflows its stack when it gets there.
-	ErrEmptyLoop = errors.New("grammar: rule can recurse without consuming input")
+	ErrEmptyLoop = errors.New("gbnf: rule can recurse without consuming input")
 	// ErrTooLarge: expanding the repetitions would need more than
 	// MaxGrammarElements elements.
-	ErrTooLarge = errors.New("grammar: grammar too large")
+	ErrTooLarge = errors.New("gbnf: grammar too large")
 )
 
 // MaxGrammarElements bounds the size of a compiled grammar: llama.cpp (and
@@ -202,9 +157,9 @@ type ParseError struct {
 // Error formats the problem with its position.
 func (e *ParseError) Error() string {
 	if e.Offset < 0 {
-		return "grammar: GBNF: " + e.Msg
+		return "gbnf: " + e.Msg
 	}
-	return fmt.Sprintf("grammar: GBNF line %d col %d (byte %d): %s", e.Line, e.Col, e.Offset, e.Msg)
+	return fmt.Sprintf("gbnf: line %d col %d (byte %d): %s", e.Line, e.Col, e.Offset, e.Msg)
 }
 
 // Unwrap returns Err.
