@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,7 +18,6 @@ import (
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/serve"
-	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func init() { commands["serve"] = runServe }
@@ -82,58 +79,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer b.Close()
 
-	ln, err := net.Listen("tcp", *addr)
+	err = serve.Run(ctx, serve.Config{
+		Addr: *addr, Gateway: b.gw, Registry: b.reg, Auth: auth, Gatherer: metrics, Logger: log,
+		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: 30 * time.Second,
+		PurgeEvery: purgeEvery, AuditRetention: auditRetention,
+		Ready: func(a net.Addr) {
+			fmt.Fprintf(stdout, "listening on http://%s\n", a)
+			log.Info("transfer serve: ready", "addr", a.String(), "data", *data, "store", storeName(*storeSpec), "principals", auth.Len())
+		},
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
-	}
-	disc, err := discovery.New(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
-	}
-	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log,
-		Discover: serve.Discover(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	go purgeLoop(ctx, b.gw, log)
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	log.Info("transfer serve: ready", "addr", ln.Addr().String(), "data", *data, "store", storeName(*storeSpec), "principals", auth.Len())
-
-	select {
-	case err := <-served:
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
-	case <-ctx.Done():
-	}
-	log.Info("transfer serve: shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		fmt.Fprintf(stderr, "transfer serve: shutdown: %v\n", err)
-		return exitFailure
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
-}
-
-func purgeLoop(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {
-	tick := time.NewTicker(purgeEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			st, err := gw.Purge(ctx, auditRetention)
-			if err != nil {
-				log.Error("transfer serve: purge failed", "error", err)
-				continue
-			}
-			log.Info("transfer serve: purged", "records", st.Records, "approvals", st.Approvals, "audit", st.Audit)
-		}
-	}
 }
