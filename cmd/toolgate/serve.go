@@ -15,14 +15,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/serve"
 )
 
-func init() { commands["serve"] = runServe }
-
-const serveUsage = `usage: toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...
-       [--mcp-config FILE] [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]`
+func init() {
+	commands["serve"] = runServe
+	helps["serve"] = cli.Usage{
+		Synopsis: `toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
+			`[--mcp-config FILE] [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]`,
+		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
+		Examples: []string{
+			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
+			`toolgate serve --tokens tokens.json --tools github=github.json --store redis://127.0.0.1:6379/0 --addr 0.0.0.0:8080`,
+		},
+	}
+}
 
 // runServe is "toolgate serve": the HTTP gateway (POST /v1/tools/call,
 // POST /v1/discover, the approvals endpoints, GET /metrics, GET /healthz)
@@ -31,7 +40,6 @@ const serveUsage = `usage: toolgate serve --tokens FILE [--addr HOST:PORT] [--to
 // tools can be discovered, but a call of one is refused: nothing runs it).
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var src catalogSources
 	src.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
@@ -42,9 +50,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long calls in flight may finish after SIGTERM")
 	verbose := fs.Bool("v", false, "log at debug level")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -62,6 +62,18 @@ const maxSessionIDBytes = 256
 // What happens after admission is decided by decide (decide.go), a pure
 // function of the facts gathered so far; Execute only does what it says.
 func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
+	ctx, span := g.startSpan(ctx, call)
+	res, tool, err := g.execute(ctx, call)
+	g.endSpan(span, tool, res, err)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// execute is Execute without the span; it also returns the tool the call
+// was admitted for (nil when it was refused before that).
+func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool, *Error) {
 	f := &facts{call: call, start: g.clock.Now(), rerun: g.opts.Uncertain == UncertainRerun,
 		askPolicy: g.opts.NeedsApproval != nil, inProgressWait: g.opts.InProgressRetryAfter}
 	t, reason, denial, gerr := admit(g.reg.Snapshot(), call)
@@ -88,10 +100,10 @@ func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
 		res, gerr = g.drive(ctx, f)
 	}
 	g.finish(ctx, f, allowed, reason, res, gerr)
-	if gerr != nil {
-		return nil, gerr
+	if !allowed {
+		return nil, nil, gerr
 	}
-	return res, nil
+	return res, t, gerr
 }
 
 // drive does what decide says until it answers. Store failures end the

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -113,6 +116,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the gateway's metrics. Nil registers none.
 	Registerer prometheus.Registerer
+	// TracerProvider receives an "execute_tool" span for every call (GenAI
+	// semantic conventions: the tool's name, the outcome, cached, attempts).
+	// Nil means no spans.
+	TracerProvider trace.TracerProvider
+	// TraceContent adds the call's arguments and the result to the spans
+	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result). Off by
+	// default: they may hold personal data.
+	TraceContent bool
 	// DefaultTimeout bounds a handler whose tool has no Timeout. Zero means 30s.
 	DefaultTimeout time.Duration
 	// LeaseGrace is added to the handler's timeout to form the claim's
@@ -246,6 +257,7 @@ type Gateway struct {
 	byTool  sync.Map // *tools.Tool -> *compiledSchema
 	byToolN atomic.Int64
 	metrics *metrics
+	tracer  trace.Tracer
 }
 
 // New returns a Gateway over the registry and the store, which keeps every
@@ -267,7 +279,8 @@ func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m}, nil
+	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m,
+		tracer: tracing.Tracer(o.TracerProvider)}, nil
 }
 
 // Store returns the gateway's store (for audit queries and purges): the
