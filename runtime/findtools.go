@@ -33,8 +33,12 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 		s.load(t.ID)
 	}
 	a.observe(Event{Kind: EventFindTools, Step: step, Query: query, Found: ids(res.Tools)})
+	var refs []string
+	if a.opts.Deferred {
+		refs = s.reference(nm, res.Tools)
+	}
 	s.toolResult(mode, c, findtools.Answer(res, func(t *tools.Tool) string { return nm.name(t.ID) },
-		"found tools can be called from the next step on"))
+		"found tools can be called from the next step on"), refs...)
 }
 
 // load adds a tool to the loaded set, dropping the oldest beyond MaxLoaded.

@@ -40,6 +40,7 @@ type Session struct {
 	// promptNames are the tools the system prompt lists, and announced the
 	// ones introduced in the conversation since (envelope modes, see announce).
 	promptNames, announced []string
+	deferred               deferredState // Options.Deferred
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
@@ -138,6 +139,11 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		PromptTools:   promptTools,
 		Constraint:    comp.constraint,
 		CatalogTokens: sel.catalogTokens,
+	}
+	if a.opts.Deferred {
+		if err := s.deferTools(step, view, nm, comp, req); err != nil {
+			return false, err
+		}
 	}
 	s.notePrompt(step, req)
 	cctx, span := a.startChat(ctx, step, req)
@@ -256,10 +262,10 @@ func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Messag
 
 // toolResult appends a call's result to the conversation: a tool message
 // answering a native call, a user message carrying the data otherwise.
-func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string) {
+func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string, refs ...string) {
 	wrapped := "<tool-result tool=\"" + c.Name + "\">" + content + "</tool-result>"
 	if mode == llm.ModeNative && c.ID != "" {
-		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped})
+		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped, ToolReferences: refs})
 		return
 	}
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: wrapped})
