@@ -6,16 +6,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/anthropic"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -50,6 +54,21 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a search answered with tool_reference blocks, the model calls a
 // referenced tool through the gateway, and the tools and system prompt (the
 // cached prefix) are byte-identical from one request to the next.
+// realCatalog is the 105 tools of the 8 real MCP servers committed with
+// the transfer example.
+func realCatalog(t *testing.T) []tools.Tool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the real MCP catalogs: %v", err)
+	}
+	ts, err := catalog.LoadAll(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
 func TestDeferredLoading(t *testing.T) {
 	handler := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"account":"ACC-00001","balance":"1000.00"}`), nil
@@ -63,6 +82,10 @@ func TestDeferredLoading(t *testing.T) {
 		tools.Tool{ID: "bank/issue_full_refund", Card: tools.Card{Name: "issue_full_refund", Summary: "Refund a payment in full", Scopes: []string{"billing:admin"}, Irreversible: true}, InputSchema: schema, Handler: handler},
 	)
 	if err != nil {
+		t.Fatal(err)
+	}
+	real := realCatalog(t)
+	if err := reg.Add(real...); err != nil {
 		t.Fatal(err)
 	}
 	fake := &messagesServer{replies: []string{
@@ -114,8 +137,8 @@ func TestDeferredLoading(t *testing.T) {
 				t.Errorf("request %d: tool %s defer_loading=%v, want only find_tools loaded up front", i, tool.Name, tool.Defer)
 			}
 		}
-		if got := strings.Join(names, ","); got != "find_tools,get_balance,list_transactions,get_forecast" {
-			t.Errorf("request %d tools = %s, want find_tools and every authorized tool in the view's order", i, got)
+		if len(names) != 1+3+len(real) || names[0] != runtime.FindToolsName || !slices.Contains(names, "get_forecast") {
+			t.Errorf("request %d tools = %d (%v), want find_tools first and every authorized tool (%d)", i, len(names), names, 3+len(real))
 		}
 		for k, v := range body {
 			if strings.Contains(string(v), "issue_full_refund") {
@@ -131,6 +154,20 @@ func TestDeferredLoading(t *testing.T) {
 	first := string(fake.bodies[0]["messages"])
 	if !strings.Contains(first, `"name":"find_tools"`) || !strings.Contains(first, `{"tool_name":"get_balance","type":"tool_reference"}`) {
 		t.Errorf("the first request's messages = %s, want the shortlist as a find_tools search answered with a tool_reference to get_balance", first)
+	}
+	// In the order the API reads a prompt (tools, system, messages), the
+	// second request shares this much of its bytes with the first.
+	prompt := func(b map[string]json.RawMessage) string {
+		return string(b["tools"]) + string(b["system"]) + strings.TrimSuffix(string(b["messages"]), "]")
+	}
+	p0, p1 := prompt(fake.bodies[0]), prompt(fake.bodies[1])
+	shared := 0
+	for shared < len(p0) && shared < len(p1) && p0[shared] == p1[shared] {
+		shared++
+	}
+	t.Logf("step 2 shares %d of its %d prompt bytes (%.1f%%) with step 1", shared, len(p1), 100*float64(shared)/float64(len(p1)))
+	if shared != len(p0) {
+		t.Errorf("step 2's prompt does not start with step 1's whole prompt (%d of %d bytes shared)", shared, len(p0))
 	}
 	// The second request starts with the first one's messages.
 	second := string(fake.bodies[1]["messages"])
