@@ -53,6 +53,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate eval")
 	snap := reg.Snapshot()
 	f, err := os.Open(*queriesPath)
 	if err != nil {

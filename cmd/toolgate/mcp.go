@@ -26,7 +26,7 @@ import (
 
 func init() { commands["mcp"] = runMCP }
 
-const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
+const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5]`
 
 // runMCP is "toolgate mcp serve": progressive discovery and the gateway
@@ -81,6 +81,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate mcp serve")
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate mcp serve: %s\n", firstLine(err))
