@@ -31,8 +31,9 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 				found = append(found, t)
 			}
 		}
+		a.disc.RecordOutcome(ctx, view, discovery.Outcome{Session: s.id, Source: discovery.SourceSelect, Query: query, Tools: ids(found)})
 	} else {
-		sl, err := a.disc.Shortlist(ctx, view, discovery.Request{Query: query, K: a.opts.K})
+		sl, err := a.disc.Shortlist(ctx, view, discovery.Request{Query: query, K: a.opts.K, Session: s.id, Source: discovery.SourceFindTools})
 		if err != nil {
 			s.toolResult(mode, c, errorResult("DISCOVERY_FAILED", "the search failed; try again", true))
 			return

@@ -50,7 +50,8 @@ func (s *Session) choose(ctx context.Context, view *tools.View) (*selection, err
 		sel.tools = view.Tools()
 	} else {
 		query, recent := s.discoveryQuery()
-		sl, err := a.disc.Shortlist(ctx, view, discovery.Request{Query: query, Context: recent, K: a.opts.K})
+		sl, err := a.disc.Shortlist(ctx, view, discovery.Request{Query: query, Context: recent, K: a.opts.K,
+			Session: s.id, Source: discovery.SourceTurn})
 		if err != nil {
 			return nil, fmt.Errorf("runtime: discovery: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/lint"
 )
 
@@ -114,10 +115,9 @@ func (c *cardFlags) rawSnapshot(snap *tools.Snapshot) (*tools.Snapshot, error) {
 
 const cardsUsage = `usage: toolgate cards hash --tools F...           print {"tool","hash"} per tool, to start an overlay
        toolgate cards check --tools F... --cards O...  report stale and unknown entries (exit 1 if any)
-       toolgate cards learn --tools F... --log FILE [--min-principals 2] [--max-per-principal 3]
-       toolgate cards suggest --tools F... --backend B [--model M] --out FILE`
+       toolgate cards learn --tools F... --log FILE [--tenant T] [--min-principals 3] [--max-per-principal 3] [--out FILE]`
 
-// runCards: toolgate cards hash|check|learn|suggest.
+// runCards: toolgate cards hash|check|learn.
 func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, cardsUsage)
@@ -126,6 +126,8 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	switch args[0] {
 	case "hash", "check":
 		return runCardsHash(ctx, args[0], args[1:], stdout, stderr)
+	case "learn":
+		return runCardsLearn(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "toolgate cards: unknown subcommand %q\n%s\n", args[0], cardsUsage)
 	return exitUsage
@@ -238,4 +240,45 @@ func fixedList(fixed map[lint.Kind]int) string {
 		return "nothing"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// learnHistory is eval --history: it replays the first share of each
+// tool's queries as usage, learns an overlay from their misses with cards
+// learn's defaults, and returns the overlaid snapshot, the queries left to
+// measure and a one-line account of what was learned.
+func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snapshot, qs []discovery.Query, share float64, k int) (*tools.Snapshot, []discovery.Query, string, error) {
+	hist, measured, err := discovery.SplitHistory(qs, share)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	calls, err := cards.Replay(ctx, d, snap, hist, k)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	entries, rep, err := cards.Learn(snap, calls, nil)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ov, err := cards.New(entries)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ts := make([]tools.Tool, snap.Len())
+	for i, t := range snap.Tools() {
+		ts[i] = *t
+	}
+	ts, _ = ov.Apply(ts)
+	reg := tools.NewRegistry()
+	if err := reg.Add(ts...); err != nil {
+		return nil, nil, "", err
+	}
+	missed := 0
+	for _, c := range calls {
+		if !c.Hit {
+			missed++
+		}
+	}
+	msg := fmt.Sprintf("history: %d queries replayed, %d of their %d tools missed; learned %d examples and %d tags for %d tools (%d requests unsupported, %d capped); measuring %d queries",
+		len(hist), missed, len(calls), rep.Proposed, rep.Keywords, len(entries), rep.Unsupported, rep.Capped, len(measured))
+	return reg.Snapshot(), measured, msg, nil
 }

@@ -15,7 +15,7 @@ import (
 
 func init() { commands["eval"] = runEval }
 
-// runEval: toolgate eval --tools F --queries Q [--k 5] --format json.
+// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--history 0.5] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -26,6 +26,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
+	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
@@ -45,6 +46,9 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	case *format != "text" && *format != "json":
 		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text or json)\n", *format)
+		return exitUsage
+	case *history < 0 || *history >= 1:
+		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
 		return exitUsage
 	}
 	reg, closeUpstreams, err := src.load(ctx, quietLogger())
@@ -70,6 +74,14 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
+	}
+	if *history > 0 {
+		var learned string
+		if snap, qs, learned, err = learnHistory(ctx, d, snap, qs, *history, *k); err != nil {
+			fmt.Fprintf(stderr, "toolgate eval: --history: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "toolgate eval: %s\n", learned)
 	}
 	rep, err := discovery.Evaluate(ctx, d, snap, qs, &discovery.EvalOptions{K: *k})
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 // bounded whatever file it comes from.
 const (
 	MaxLineBytes = 64 << 10 // one entry's JSON
-	MaxList      = 32       // aliases, examples or tags of one entry
+	MaxList      = 64       // aliases, examples or tags of one entry
 	MaxText      = 300      // bytes of one alias, example, tag or not_for
 	MaxEntries   = 100_000  // entries of one Load
 )

@@ -163,7 +163,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty alias", `{"tool":"a/*","aliases":["x"," "]}`, `f:1: aliases[1]: empty`},
 		{"control", `{"tool":"a/*","tags":["a\u0007"]}`, `f:1: tags[0]: contains control characters`},
 		{"long text", `{"tool":"a/*","aliases":["` + strings.Repeat("x", cards.MaxText+1) + `"]}`, `f:1: aliases[0]: 301 bytes, at most 300`},
-		{"long list", `{"tool":"a/*","tags":[` + strings.Repeat(`"t",`, cards.MaxList) + `"t"]}`, `f:1: tags: 33 entries, at most 32`},
+		{"long list", `{"tool":"a/*","tags":[` + strings.Repeat(`"t",`, cards.MaxList) + `"t"]}`, `f:1: tags: 65 entries, at most 64`},
 		{"duplicate", ok + "\n\n" + ok, `f:3: duplicate entry for "a/b" (first at f:1)`},
 		{"duplicate namespace", `{"tool":"a/*","tags":["x"]}` + "\n" + `{"tool":"a/*","tags":["y"]}`, `f:2: duplicate entry for "a/*" (first at f:1)`},
 		{"long line", `{"tool":"a/*","tags":["` + strings.Repeat("x", cards.MaxLineBytes) + `"]}`, "f:1: line longer than 65536 bytes"},

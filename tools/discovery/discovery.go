@@ -123,6 +123,10 @@ type Request struct {
 	Context []string
 	// K is the shortlist size. Zero means the Discoverer's default.
 	K int
+	// Session and Source go to the log only (Entry.Session, Entry.Source),
+	// so that a later call can be linked to this query. They never change
+	// the ranking.
+	Session, Source string
 }
 
 // Candidate is one shortlisted tool.
@@ -337,12 +341,58 @@ func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request,
 	}
 	p := view.Principal()
 	e := Entry{
-		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Query: req.Query, Context: req.Context,
+		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: req.Session, Source: req.Source,
+		Query: req.Query, Context: req.Context,
 		Confidence: sl.Confidence, Reformulated: sl.Reformulated, ReformulatedQuery: sl.ReformulatedQuery,
 		Authorized: sl.Authorized, Lang: sl.Lang,
 	}
 	for _, c := range sl.Candidates {
 		e.Candidates = append(e.Candidates, LoggedCandidate{ID: c.Tool.ID, Score: c.Score})
+	}
+	if err := d.log.Record(context.WithoutCancel(ctx), e); err != nil {
+		d.metrics.logErrors.Inc()
+	}
+}
+
+// Outcome is what became of a shortlist, for the log: the tools the model
+// loaded by name or called.
+type Outcome struct {
+	// Session is the conversation, as in Request.Session.
+	Session string
+	// Source is SourceSelect or SourceCall.
+	Source string
+	// Query is the find_tools text, for SourceSelect.
+	Query string
+	// Tools are the tool IDs loaded (SourceSelect) or the one called
+	// (SourceCall).
+	Tools []string
+}
+
+// RecordOutcome writes o to the log, so that `toolgate log misses` can tell
+// which first shortlists lacked the tool finally called. Tools the view does
+// not authorize are left out (and an outcome left with none is not
+// written): the log, and what is learned from it, only ever names tools the
+// principal may use. Without a Log it does nothing; a log failure is
+// counted in the metrics.
+func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outcome) {
+	if d.log == nil || view == nil || (o.Source != SourceSelect && o.Source != SourceCall) {
+		return
+	}
+	p := view.Principal()
+	e := Entry{Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: o.Session, Source: o.Source,
+		Query: o.Query, Authorized: view.Len()}
+	for _, id := range o.Tools {
+		if _, ok := view.Get(id); !ok {
+			continue
+		}
+		if o.Source == SourceCall {
+			e.Called = id
+			break
+		}
+		e.Candidates = append(e.Candidates, LoggedCandidate{ID: id})
+	}
+	if e.Called == "" && len(e.Candidates) == 0 {
+		return
 	}
 	if err := d.log.Record(context.WithoutCancel(ctx), e); err != nil {
 		d.metrics.logErrors.Inc()

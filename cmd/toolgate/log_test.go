@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// logLines is a discovery log of three principals who each asked to open a
+// pull request, were shown other tools, and called create_pull_request
+// after a find_tools; plus one hit.
+func logLines(tenant string) []discovery.Entry {
+	var out []discovery.Entry
+	for i, q := range []string{"open a pull request", "open a pull request for my branch", "please open a pull request"} {
+		p, s := fmt.Sprintf("user-%d", i), fmt.Sprintf("s-%d", i)
+		out = append(out,
+			discovery.Entry{Tenant: tenant, Principal: p, Session: s, Query: q, Candidates: []discovery.LoggedCandidate{{ID: "github/list_pull_requests"}}},
+			discovery.Entry{Tenant: tenant, Principal: p, Session: s, Source: discovery.SourceFindTools, Query: "create a pull request"},
+			discovery.Entry{Tenant: tenant, Principal: p, Session: s, Source: discovery.SourceCall, Called: "github/create_pull_request"},
+		)
+	}
+	return append(out,
+		discovery.Entry{Tenant: tenant, Principal: "user-0", Session: "s-9", Query: "list pull requests", Candidates: []discovery.LoggedCandidate{{ID: "github/list_pull_requests"}}},
+		discovery.Entry{Tenant: tenant, Principal: "user-0", Session: "s-9", Source: discovery.SourceCall, Called: "github/list_pull_requests"})
+}
+
+func jsonLog(t *testing.T, entries ...[]discovery.Entry) string {
+	t.Helper()
+	var sb strings.Builder
+	l := discovery.NewJSONLog(&sb)
+	for _, es := range entries {
+		for _, e := range es {
+			if err := l.Record(context.Background(), e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return writeFile(t, "discovery.jsonl", sb.String())
+}
+
+func sqliteLog(t *testing.T, entries []discovery.Entry) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "discovery.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := discovery.NewSQLLog(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := l.Record(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func TestLogMisses(t *testing.T) {
+	for name, path := range map[string]string{"jsonl": jsonLog(t, logLines("acme")), "sqlite": sqliteLog(t, logLines("acme"))} {
+		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+		if code != exitNegative {
+			t.Fatalf("%s: log misses exit %d (%s), want 1 with misses", name, code, errOut)
+		}
+		var got struct {
+			Calls, Hits, Misses int
+			Tools               []discovery.ToolMisses
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Calls != 4 || got.Hits != 1 || got.Misses != 3 || len(got.Tools) != 1 ||
+			got.Tools[0].Tool != "github/create_pull_request" || got.Tools[0].Count != 3 || got.Tools[0].Principals != 3 {
+			t.Errorf("%s: log misses = %s", name, out)
+		}
+		code, out, _ = runCmd("log", "misses", "--log", path)
+		if code != exitNegative || !strings.Contains(out, "github/create_pull_request") || !strings.Contains(out, "3 missed") {
+			t.Errorf("%s: text output:\n%s", name, out)
+		}
+	}
+	bad := writeFile(t, "bad.jsonl", "{\"query\":\"x\"}\n{\"source\":\"call\"}\n")
+	if code, _, errOut := runCmd("log", "misses", "--log", bad); code != exitUsage || !strings.Contains(errOut, bad+`:2: a "call" entry without "called"`) {
+		t.Errorf("malformed log: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd("log", "misses", "--log", filepath.Join(t.TempDir(), "none")); code != exitUsage || !strings.Contains(errOut, "cannot read log") {
+		t.Errorf("missing log: exit %d, %q", code, errOut)
+	}
+}
+
+func TestCardsLearn(t *testing.T) {
+	path := jsonLog(t, logLines("acme"), logLines("globex"))
+	args := append([]string{"cards", "learn", "--log", path}, realCatalogArgs(t)...)
+	if code, _, errOut := runCmd(args...); code != exitUsage || !strings.Contains(errOut, "--tenant") {
+		t.Fatalf("learn over two tenants: exit %d, %q; want 2 asking for --tenant", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "learned.jsonl")
+	code, _, errOut := runCmd(append(args, "--tenant", "acme", "--out", out)...)
+	if code != exitOK {
+		t.Fatalf("cards learn exit %d: %s", code, errOut)
+	}
+	ov, err := cards.Load(out)
+	if err != nil {
+		t.Fatalf("the learned overlay does not load: %v", err)
+	}
+	if ov.Len() != 1 || ov.Entries()[0].Tool != "github/create_pull_request" || len(ov.Entries()[0].Examples) != 3 {
+		t.Fatalf("learned %+v", ov.Entries())
+	}
+	// The proposal, applied, fixes the miss.
+	code, res, errOut := runCmd(append(append([]string{"discover", "--format", "json", "--k", "1", "--cards", out}, realCatalogArgs(t)...), "open a pull request")...)
+	if ids := shortlistIDs(t, res); code != exitOK || len(ids) != 1 || ids[0] != "github/create_pull_request" || errOut != "" {
+		t.Errorf("discover with the learned overlay = %v (exit %d, %q)", ids, code, errOut)
+	}
+	// One principal is not enough.
+	code, _, _ = runCmd(append(args, "--tenant", "acme", "--min-principals", "4")...)
+	if code != exitNegative {
+		t.Errorf("--min-principals 4 with 3 principals: exit %d, want 1 (nothing proposed)", code)
+	}
+}
+
+func TestEvalHistory(t *testing.T) {
+	var lines []string
+	for i := range 8 {
+		lines = append(lines,
+			fmt.Sprintf(`{"query":"open a pull request number %d for the team","relevant":["github/create_pull_request"]}`, i),
+			fmt.Sprintf(`{"query":"what tables does the database hold, case %d","relevant":["postgres/query"]}`, i))
+	}
+	queries := writeFile(t, "q.jsonl", strings.Join(lines, "\n"))
+	args := append([]string{"eval", "--queries", queries, "--format", "json"}, realCatalogArgs(t)...)
+	_, plain, _ := runCmd(args...)
+	code, learned, errOut := runCmd(append(args, "--history", "0.5")...)
+	if code != exitOK {
+		t.Fatalf("eval --history exit %d: %s", code, errOut)
+	}
+	var before, after discovery.Report
+	json.Unmarshal([]byte(plain), &before)
+	json.Unmarshal([]byte(learned), &after)
+	if before.Queries != 16 || after.Queries != 8 {
+		t.Errorf("queries scored: %d without history, %d with --history 0.5; want 16 and 8", before.Queries, after.Queries)
+	}
+	if after.RecallAt1 <= before.RecallAt1 || after.RecallAt1 != 1 {
+		t.Errorf("recall@1 %v without history, %v after learning from it; want it to reach 1", before.RecallAt1, after.RecallAt1)
+	}
+	if !strings.Contains(errOut, "history: 8 queries replayed") {
+		t.Errorf("stderr %q does not say what was learned", errOut)
+	}
+	if code, _, _ := runCmd(append(args, "--history", "1")...); code != exitUsage {
+		t.Errorf("--history 1: exit %d, want 2", code)
+	}
+}
