@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -85,6 +86,13 @@ type Options struct {
 	// used more often; an LLM rewrite may warrant more); a negative value
 	// never reformulates.
 	ReformulateBelow float64
+	// FuseReformulation fuses a reformulated search with the first one (the
+	// union of both candidate lists, each tool at its better score) instead
+	// of keeping the more confident of the two. Meant for a model rewrite
+	// (runtime.ModelReformulator), which names the action, object and
+	// system in tool words but drops the request's identifiers; false
+	// keeps the offline default's choice.
+	FuseReformulation bool
 	// K is the default shortlist size when a Request leaves K zero. Zero means 5.
 	K int
 	// Method selects the ranking. The zero value is MethodHybrid.
@@ -175,6 +183,7 @@ type Discoverer struct {
 	embedder     Embedder
 	reformulator Reformulator
 	threshold    float64
+	fuseRewrite  bool
 	k            int
 	method       Method
 	fusion       Fusion
@@ -213,7 +222,7 @@ func New(opts *Options) (*Discoverer, error) {
 	}
 	d := &Discoverer{
 		analyzer: o.Analyzer, embedder: o.Embedder, reformulator: o.Reformulator,
-		threshold: o.ReformulateBelow, k: o.K, method: o.Method, fusion: o.Fusion,
+		threshold: o.ReformulateBelow, fuseRewrite: o.FuseReformulation, k: o.K, method: o.Method, fusion: o.Fusion,
 		lexWeight: o.LexicalWeight, exactLimit: o.DenseExactLimit, rerank: o.DenseRerank,
 		log: o.Log, now: o.Clock,
 	}
@@ -300,7 +309,12 @@ func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Reques
 			if err != nil {
 				return nil, err
 			}
-			if res2.confidence > res.confidence {
+			switch {
+			case d.fuseRewrite:
+				res = fuseSearches(res, res2, k)
+				sl.Reformulated = true
+				sl.ReformulatedQuery = q2
+			case res2.confidence > res.confidence:
 				res = res2
 				sl.Reformulated = true
 				sl.ReformulatedQuery = q2
@@ -397,4 +411,33 @@ func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outc
 	if err := d.log.Record(context.WithoutCancel(ctx), e); err != nil {
 		d.metrics.logErrors.Inc()
 	}
+}
+
+// fuseSearches merges two searches of one request: every tool either returned, at
+// the better of its two scores, best first (ties by ID), at most k; the
+// confidence is the better one.
+func fuseSearches(a, b searchResult, k int) searchResult {
+	out := searchResult{lang: a.lang, confidence: max(a.confidence, b.confidence)}
+	at := map[string]int{}
+	for _, c := range append(append([]Candidate(nil), a.candidates...), b.candidates...) {
+		if i, ok := at[c.Tool.ID]; ok {
+			if c.Score > out.candidates[i].Score {
+				out.candidates[i] = c
+			}
+			continue
+		}
+		at[c.Tool.ID] = len(out.candidates)
+		out.candidates = append(out.candidates, c)
+	}
+	sort.SliceStable(out.candidates, func(i, j int) bool {
+		ci, cj := out.candidates[i], out.candidates[j]
+		if ci.Score != cj.Score {
+			return ci.Score > cj.Score
+		}
+		return ci.Tool.ID < cj.Tool.ID
+	})
+	if len(out.candidates) > k {
+		out.candidates = out.candidates[:k]
+	}
+	return out
 }
