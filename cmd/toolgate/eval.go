@@ -9,13 +9,16 @@ import (
 	"os"
 	"sort"
 	"text/tabwriter"
+	"time"
 
+	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func init() { commands["eval"] = runEval }
 
-// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--history 0.5] --format json.
+// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--history 0.5]
+// [--backend B [--model M] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -26,6 +29,10 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
+	backend := fs.String("backend", "", "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
+	model := fs.String("model", "", "the --backend model")
+	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
+	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
@@ -70,7 +77,12 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
-	d, err := discovery.New(nil)
+	dopts, err := reformulation(*backend, *model, *below, *rtimeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	d, err := discovery.New(dopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage

@@ -156,3 +156,20 @@ func TestEvalHistory(t *testing.T) {
 		t.Errorf("--history 1: exit %d, want 2", code)
 	}
 }
+
+func TestEvalBackend(t *testing.T) {
+	args := append([]string{"eval", "--queries", filepath.Join("..", "..", "testdata", "queries", "real-mcp.jsonl"), "--format", "json"}, realCatalogArgs(t)...)
+	code, out, errOut := runCmd(append(args, "--backend", "scripted", "--reformulate-below", "1")...)
+	if code != exitOK {
+		t.Fatalf("eval --backend scripted exit %d: %s", code, errOut)
+	}
+	var rep discovery.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Queries != 160 || rep.DeniedLeaks != 0 {
+		t.Errorf("eval --backend scripted = %s (%v)", out, err)
+	}
+	for _, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}} {
+		if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
+		}
+	}
+}

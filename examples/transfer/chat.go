@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/cards"
 )
 
 func init() { commands["chat"] = runChat }
@@ -45,6 +46,7 @@ type chatConfig struct {
 	approver            tools.Principal
 	data, approve, once string
 	script              string
+	cards               []string // card overlays (tools/cards) for the catalogs
 	verbose             bool
 }
 
@@ -52,7 +54,7 @@ type chatConfig struct {
 //
 //	transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T
 //	    --scopes a,b [--data DIR] [--approve never|prompt] [--approver NAME]
-//	    [--once "request"] [--script FILE] [-v]
+//	    [--once "request"] [--script FILE] [--cards FILE]... [-v]
 //
 // ollama runs in envelope mode (the turn envelope as Ollama's JSON-Schema
 // format; OLLAMA_HOST); openai in native mode with strict function tools
@@ -99,6 +101,10 @@ func parseChat(args []string) (*chatConfig, error) {
 	fs.StringVar(&cfg.once, "once", "", "run this one request and exit")
 	fs.StringVar(&cfg.script, "script", "", "JSON Lines of scripted replies (--backend scripted)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print the shortlist's scores, the constraint and token usage")
+	fs.Func("cards", "card overlay `file` for the catalogs (JSON Lines, tools/cards); repeatable", func(f string) error {
+		cfg.cards = append(cfg.cards, f)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -267,6 +273,17 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	catalog, err := loadEmbeddedCatalogs()
 	if err != nil {
 		return err
+	}
+	if len(cfg.cards) > 0 {
+		ov, err := cards.Load(cfg.cards...)
+		if err != nil {
+			return err
+		}
+		var rep *cards.Report
+		catalog, rep = ov.Apply(catalog)
+		for _, p := range rep.Problems() {
+			fmt.Fprintf(w, "warning: %s\n", p)
+		}
 	}
 	in := newLineReader(stdin)
 	defer in.Close()
