@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -18,7 +19,7 @@ func realSnapshot(t *testing.T) *tools.Snapshot {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("real MCP catalogs: %v (%d files)", err, len(files))
 	}
-	ts, err := tools.LoadCatalogs(files...)
+	ts, err := catalog.LoadAll(files...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func BenchmarkEngines(b *testing.B) {
 	if err != nil || len(files) == 0 {
 		b.Fatalf("real MCP catalogs: %v (%d files)", err, len(files))
 	}
-	ts, err := tools.LoadCatalogs(files...)
+	ts, err := catalog.LoadAll(files...)
 	if err != nil {
 		b.Fatal(err)
 	}

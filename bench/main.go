@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -50,7 +51,7 @@ func run(shared string, sample int) error {
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- |")
 	var ratios []string
 	for _, s := range sets {
-		ts, err := tools.LoadCatalogs(s.catalog...)
+		ts, err := catalog.LoadAll(s.catalog...)
 		if err != nil {
 			return err
 		}

@@ -2,17 +2,6 @@
 // backend enforces while the model writes, so that a tool call is valid by
 // construction: no invented parameter, no wrong type, no broken JSON.
 //
-// It has two halves.
-//
-// # GBNF: parser, printer and matcher
-//
-// [Parse] reads llama.cpp's GBNF (rule names of [a-zA-Z0-9-], root rule
-// "root", repetition counts up to 2000, no left recursion) into a
-// [Grammar] that prints back canonically; a [Matcher] follows an output
-// byte by byte with the acceptance of llama.cpp's own grammar engine
-// (Advance, Accepts, Allowed: the basis of a token mask), and
-// (*Grammar).Match checks a whole output. `toolgate check` is the CLI.
-//
 // # JSON Schema to constraints
 //
 // [FromSchema] compiles a JSON Schema (draft 2020-12 as tools use it;
@@ -89,8 +78,13 @@
 //     empty, counts at most 2000. Every grammar the tests emit is checked
 //     with llama.cpp's own parser (gbnf-check).
 //
-// Compilation is a pure function of the schema and the options, cached by
-// a SHA-256 of the schema bytes and of their canonical form, so a repeated
-// compile costs a hash. All functions are safe for concurrent use; results
-// are immutable and shared.
+// Compilation is a pure function of the schema and the options (no clock,
+// no I/O). An optional, bounded [Cache] on Options keeps results, keyed by
+// the input bytes and options, so that a repeated schema or shortlist
+// costs a hash. All functions are safe for concurrent use; results are
+// immutable and shared.
+//
+// The GBNF language itself (parser, printer, matcher) is package
+// [github.com/toolgate/toolgate/grammar/gbnf]; this package builds gbnf
+// values and prints them with gbnf's printer.
 package grammar

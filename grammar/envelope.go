@@ -1,12 +1,9 @@
 package grammar
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 )
 
 // EnvelopeTool is one shortlisted tool: the name the model writes and the
@@ -40,7 +37,19 @@ type EnvelopeResult struct {
 	Excluded []ExcludedTool
 }
 
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// validToolName reports whether name matches ^[a-zA-Z0-9_-]{1,64}$.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Envelope compiles the turn envelope for a shortlist (DESIGN.md):
 //
@@ -55,20 +64,26 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // Options.NoAnswer and Options.NoFindTools remove those branches; with no
 // branch left the error wraps ErrNoTools. A name that does not fit the
 // model-name rule, or a repeated name, is an error (ErrInvalidSchema).
-// Envelope is safe for concurrent use; tool grammars come from the
-// FromSchema cache.
+// Envelope is safe for concurrent use. With Options.Cache set, a repeated
+// shortlist (the same names, schema bytes and options) costs a hash of its
+// inputs, and each tool's grammar is cached on its own, so a shortlist
+// that changes by one tool compiles one schema.
 func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 	o := opts.orZero()
 	if err := checkToolNames(tools); err != nil {
 		return nil, err
 	}
-	key := envelopeKey(tools, o)
-	envCache.Lock()
-	if r, ok := envCache.m[key]; ok {
-		envCache.Unlock()
-		return r, nil
+	var key *cacheKey
+	if o.Cache != nil {
+		key = o.Cache.key('e', o)
+		for _, t := range tools {
+			key.add([]byte(t.Name))
+			key.add(t.Schema)
+		}
+		if v, ok := o.Cache.get(key); ok {
+			return v.(*EnvelopeResult), nil
+		}
 	}
-	envCache.Unlock()
 
 	p := spaced
 	if o.Compact {
@@ -83,7 +98,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		if len(strings.TrimSpace(string(schema))) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		r, err := FromSchema(schema, &toolOpts)
+		r, err := compileBytes(schema, toolOpts, false)
 		if err != nil {
 			res.Excluded = append(res.Excluded, ExcludedTool{Name: t.Name, Err: err})
 			continue
@@ -110,20 +125,15 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		return nil, fmt.Errorf("%w: no tool compiled and the answer and find_tools branches are disabled", ErrNoTools)
 	}
 	root := &grule{hint: "root", body: seq(lit("{"), p.ws, lit(`"action"`), p.ws, lit(":"), p.ws, alt(branches...), p.ws, lit("}"))}
-	res.GBNF = printGBNF(root)
-	envCache.Lock()
-	if len(envCache.m) >= cacheLimit {
-		envCache.m = map[[32]byte]*EnvelopeResult{}
-	}
-	envCache.m[key] = res
-	envCache.Unlock()
+	res.GBNF = toGBNF(root).String()
+	o.Cache.put(key, res)
 	return res, nil
 }
 
 func checkToolNames(tools []EnvelopeTool) error {
 	seen := map[string]bool{}
 	for _, t := range tools {
-		if !toolNameRE.MatchString(t.Name) {
+		if !validToolName(t.Name) {
 			return &SchemaError{Msg: fmt.Sprintf("tool name %q does not match ^[a-zA-Z0-9_-]{1,64}$", t.Name), Err: ErrInvalidSchema}
 		}
 		if seen[t.Name] {
@@ -132,22 +142,4 @@ func checkToolNames(tools []EnvelopeTool) error {
 		seen[t.Name] = true
 	}
 	return nil
-}
-
-var envCache = struct {
-	sync.Mutex
-	m map[[32]byte]*EnvelopeResult
-}{m: map[[32]byte]*EnvelopeResult{}}
-
-// envelopeKey hashes the options and each tool's name and schema bytes.
-func envelopeKey(tools []EnvelopeTool, o Options) [32]byte {
-	h := sha256.New()
-	h.Write([]byte{'e', b2b(o.Strict), b2b(o.Compact), b2b(o.OpenObjects), b2b(o.NoAnswer), b2b(o.NoFindTools)})
-	for _, t := range tools {
-		fmt.Fprintf(h, "%d:%s%d:", len(t.Name), t.Name, len(t.Schema))
-		h.Write(t.Schema)
-	}
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
 }

@@ -187,11 +187,11 @@ func ExampleEnvelope() {
 	}
 	fmt.Print(res.GBNF)
 	// Output:
-	// root ::= "{\"action\":" ( call | answer ) "}"
+	// root ::= "{\"action\":" (call | answer) "}"
 	// call ::= "\"call\",\"tool\":\"get_weather\",\"arguments\":" get-weather-args
 	// answer ::= "\"answer\",\"text\":" string
 	// get-weather-args ::= "{\"city\":" string "}"
 	// string ::= "\"" json-char* "\""
-	// json-char ::= [^\x00-\x1F\x22\x5C] | "\\" json-escape
-	// json-escape ::= [\x22\x2F\x5Cbfnrt] | "u" ( [0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f] ) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]
+	// json-char ::= [^\x00-\x1F"\\] | "\\" json-escape
+	// json-escape ::= ["/\\bfnrt] | "u" ([0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f]) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]
 }

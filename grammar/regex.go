@@ -65,7 +65,7 @@ type rxParser struct {
 
 // parseRegex parses an ECMA-262 pattern.
 func parseRegex(pattern string) (*rxNode, *rxParser, error) {
-	p := &rxParser{src: []rune(pattern), pat: pattern, names: map[string]int{}}
+	p := &rxParser{src: []rune(pattern), pat: pattern}
 	p.prescanGroups()
 	n, err := p.alternation()
 	if err != nil {
@@ -99,6 +99,9 @@ func (p *rxParser) prescanGroups() {
 					end := i + 3
 					for end < len(p.src) && p.src[end] != '>' {
 						end++
+					}
+					if p.names == nil {
+						p.names = map[string]int{}
 					}
 					p.names[string(p.src[i+3:end])] = n
 				}

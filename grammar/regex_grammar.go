@@ -1,10 +1,10 @@
 package grammar
 
 import (
-	"sync"
-	"time"
+	"errors"
+	"strings"
 
-	"github.com/dlclark/regexp2"
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // patternContent translates a pattern into a node for the content of a
@@ -84,6 +84,7 @@ func (t *rxTranslator) node(n *rxNode) *gnode {
 	t.depth++
 	defer func() { t.depth-- }()
 	if t.depth > 100 {
+		t.c.relaxf(t.ptr, "pattern", "the pattern nests more than 100 levels; the deeper part is not enforced")
 		return nEmpty
 	}
 	switch n.kind {
@@ -115,27 +116,68 @@ func (t *rxTranslator) node(n *rxNode) *gnode {
 	return nEmpty
 }
 
-var regexCache sync.Map // pattern → *regexp2.Regexp or error
+// nameMatcher decides whether a property name matches an ECMA-262
+// pattern: the pattern compiled as a string schema by this package's own
+// translation and run by the GBNF matcher. The decision is static and
+// bounded (no backtracking engine, no clock): exact is false when the
+// translation relaxed something (lookaround, backreferences, counts above
+// the repetition limit) or the pattern admits no string, and then the
+// caller must not trust the answer.
+type nameMatcher struct {
+	m     *gbnf.Matcher // nil when !exact
+	exact bool
+}
 
-// regexMatch reports whether s contains a match of the ECMA-262 pattern,
-// as JSON Schema's pattern keyword defines.
-func regexMatch(pattern, s string) (bool, error) {
-	v, ok := regexCache.Load(pattern)
+// maxMatchedNameBytes bounds the names matched against a pattern; a longer
+// name is undecided (a property name in a schema is rarely longer than 64).
+const maxMatchedNameBytes = 1024
+
+// nameMatches reports whether name matches pattern as patternProperties
+// (and pattern on a string const or enum value) use it: the pattern is
+// unanchored. known is false when the compiler cannot decide it exactly;
+// nameMatches then records a relaxation at ptr for keyword, and the
+// caller treats the name as not matching (the gateway's validator still
+// decides).
+func (c *compiler) nameMatches(pattern, name, ptr, keyword string) (match, known bool) {
+	nm, ok := c.patterns[pattern]
 	if !ok {
-		re, err := regexp2.Compile(pattern, regexp2.ECMAScript)
-		if err != nil {
-			regexCache.Store(pattern, err)
-			return false, err
+		nm = c.compileNameMatcher(pattern)
+		if c.patterns == nil {
+			c.patterns = map[string]*nameMatcher{}
 		}
-		re.MatchTimeout = 100 * time.Millisecond
-		v = re
-		regexCache.Store(pattern, re)
+		c.patterns[pattern] = nm
 	}
-	switch x := v.(type) {
-	case error:
-		return false, x
-	case *regexp2.Regexp:
-		return x.MatchString(s)
+	if nm.exact && len(name) <= maxMatchedNameBytes {
+		var b strings.Builder
+		writeJSONString(&b, name)
+		nm.m.Reset()
+		if _, err := nm.m.WriteString(b.String()); err == nil {
+			return nm.m.Accepts(), true
+		} else if re := (*gbnf.RejectError)(nil); errors.As(err, &re) && !errors.Is(err, gbnf.ErrTooManyStacks) {
+			return false, true
+		}
 	}
-	return false, nil
+	c.relaxf(ptr, keyword, "whether %q matches the pattern %q cannot be decided exactly here; treated as not matching", name, pattern)
+	return false, false
+}
+
+func (c *compiler) compileNameMatcher(pattern string) *nameMatcher {
+	var b strings.Builder
+	b.WriteString(`{"type":"string","pattern":`)
+	writeJSONString(&b, pattern)
+	b.WriteString(`}`)
+	doc, err := decodeJSON([]byte(b.String()))
+	if err != nil {
+		return &nameMatcher{}
+	}
+	sub := newCompiler(doc, Options{Compact: true})
+	root := sub.compileRoot()
+	if sub.fatal != nil || len(sub.relax) > 0 || root.body.op == gNone {
+		return &nameMatcher{}
+	}
+	m, err := gbnf.NewMatcher(toGBNF(root))
+	if err != nil {
+		return &nameMatcher{}
+	}
+	return &nameMatcher{m: m, exact: true}
 }

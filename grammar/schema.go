@@ -1,10 +1,5 @@
 package grammar
 
-import (
-	"crypto/sha256"
-	"sync"
-)
-
 // Options configure schema compilation. A nil *Options means the zero value.
 type Options struct {
 	// Strict makes any relaxation an error (*RelaxationError, wrapping
@@ -28,7 +23,41 @@ type Options struct {
 	// NoFindTools removes the find_tools branch from Envelope and
 	// EnvelopeSchema. Zero: the model may ask for other tools.
 	NoFindTools bool
+	// Cache keeps compiled results for reuse (see Cache); it may be
+	// shared by goroutines and Options values. Zero: nothing is cached,
+	// every call compiles.
+	Cache *Cache
+
+	// MaxStringLength bounds, in code points, every string whose length
+	// the schema leaves unbounded (no maxLength and no enum, const, format
+	// or pattern that fixes it), so that a model cannot write one without
+	// end; the grammar is then stricter than the schema, and each bound is
+	// listed in Result.Bounds. A schema's own maxLength is never lowered.
+	// Zero: unbounded in FromSchema (whose grammars are checked against
+	// the JSON Schema test suites), DefaultMaxStringLength in Envelope
+	// (the turn a model writes). Negative: unbounded everywhere.
+	MaxStringLength int
+	// MaxItems bounds the items of every array the schema leaves unbounded
+	// (no maxItems, no prefixItems-only form), like MaxStringLength.
+	// Zero: unbounded in FromSchema, DefaultMaxItems in Envelope.
+	// Negative: unbounded everywhere.
+	MaxItems int
+	// MaxAnswerLength bounds the text of the envelope's answer branch, in
+	// code points (Envelope, and EnvelopeSchema as maxLength). Zero:
+	// DefaultMaxAnswerLength. Negative: unbounded.
+	MaxAnswerLength int
+	// MaxQueryLength bounds the query of the envelope's find_tools branch,
+	// in code points. Zero: DefaultMaxQueryLength. Negative: unbounded.
+	MaxQueryLength int
 }
+
+// Defaults of the bounds in Options, for the turn envelope.
+const (
+	DefaultMaxStringLength = 1000
+	DefaultMaxItems        = 50
+	DefaultMaxAnswerLength = 2000
+	DefaultMaxQueryLength  = 200
+)
 
 func (o *Options) orZero() Options {
 	if o == nil {
@@ -53,33 +82,6 @@ type compiled struct {
 	err error
 }
 
-// cacheLimit bounds the compile cache; when it is full it starts over.
-const cacheLimit = 4096
-
-var cache = struct {
-	sync.Mutex
-	m map[[32]byte]*compiled
-}{m: map[[32]byte]*compiled{}}
-
-// cacheKey is sha256 over the options and the canonical bytes of the
-// schema (compact, member order kept: order is meaningful to the grammar).
-func cacheKey(doc *jsonValue, o Options, kind byte) [32]byte {
-	h := sha256.New()
-	flags := []byte{kind, b2b(o.Strict), b2b(o.Compact), b2b(o.OpenObjects)}
-	h.Write(flags)
-	h.Write([]byte(canonicalJSON(doc)))
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
-}
-
-func b2b(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // FromSchema compiles a JSON Schema (draft 2020-12; draft-07 forms such as
 // definitions and array-form items are accepted) into a llama.cpp GBNF
 // grammar whose sentences are JSON values the schema admits, written
@@ -89,60 +91,73 @@ func b2b(b bool) byte {
 //
 // Errors wrap ErrInvalidSchema (not JSON, or not a schema),
 // ErrUnsatisfiable (no value satisfies it), ErrUnsupported or ErrRelaxed.
-// Results are cached by a hash of the schema and options, so compiling the
-// same schema again costs a hash; FromSchema is safe for concurrent use.
+// With Options.Cache set, results are cached by the schema and options, so
+// compiling the same schema again costs a hash; FromSchema is safe for
+// concurrent use.
 func FromSchema(schema []byte, opts *Options) (*Result, error) {
-	o := opts.orZero()
+	return compileBytes(schema, opts.orZero(), true)
+}
+
+// compileBytes decodes and compiles a schema, through o.Cache when set.
+// text says whether Result.GBNF is wanted; Envelope needs only the rules.
+func compileBytes(schema []byte, o Options, text bool) (*Result, error) {
+	kind := byte('r')
+	if !text {
+		kind = 't'
+	}
 	// Fast path: the same bytes again cost one hash.
-	rawKey := rawCacheKey(schema, o)
-	cache.Lock()
-	e, ok := cache.m[rawKey]
-	cache.Unlock()
-	if ok {
-		return e.res, e.err
+	var rawKey *cacheKey
+	if o.Cache != nil {
+		rawKey = o.Cache.key(kind, o)
+		rawKey.add(schema)
+		if v, ok := o.Cache.get(rawKey); ok {
+			e := v.(*compiled)
+			return e.res, e.err
+		}
 	}
 	doc, err := decodeJSON(schema)
 	if err != nil {
 		return nil, &SchemaError{Msg: err.Error(), Err: ErrInvalidSchema}
 	}
-	res, err := compileDoc(doc, o)
-	cache.Lock()
-	cache.m[rawKey] = &compiled{res, err}
-	cache.Unlock()
+	res, err := compileDoc(doc, o, text)
+	o.Cache.put(rawKey, &compiled{res, err})
 	return res, err
 }
 
-func rawCacheKey(schema []byte, o Options) [32]byte {
-	h := sha256.New()
-	h.Write([]byte{'r', b2b(o.Strict), b2b(o.Compact), b2b(o.OpenObjects)})
-	h.Write(schema)
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
-}
-
-func compileDoc(doc *jsonValue, o Options) (*Result, error) {
+// compileDoc compiles a decoded schema; with text and a Cache, a schema
+// that differs from a cached one only in spacing is a hit.
+func compileDoc(doc *jsonValue, o Options, text bool) (*Result, error) {
 	if doc.kind != jsonObject && doc.kind != jsonBool {
 		return nil, &SchemaError{Msg: "a schema must be a JSON object or a boolean", Err: ErrInvalidSchema}
 	}
-	key := cacheKey(doc, o, 's')
-	cache.Lock()
-	e, ok := cache.m[key]
-	cache.Unlock()
-	if ok {
-		return e.res, e.err
+	if !text {
+		return compileTree(doc, o)
+	}
+	var key *cacheKey
+	if o.Cache != nil {
+		key = o.Cache.key('s', o)
+		key.add([]byte(canonicalJSON(doc)))
+		if v, ok := o.Cache.get(key); ok {
+			e := v.(*compiled)
+			return e.res, e.err
+		}
 	}
 	res, err := compileUncached(doc, o)
-	cache.Lock()
-	if len(cache.m) >= cacheLimit {
-		cache.m = map[[32]byte]*compiled{}
-	}
-	cache.m[key] = &compiled{res, err}
-	cache.Unlock()
+	o.Cache.put(key, &compiled{res, err})
 	return res, err
 }
 
-func compileUncached(doc *jsonValue, o Options) (res *Result, err error) {
+// compileUncached compiles and prints.
+func compileUncached(doc *jsonValue, o Options) (*Result, error) {
+	res, err := compileTree(doc, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{GBNF: toGBNF(res.root).String(), Relaxations: res.Relaxations, root: res.root}, nil
+}
+
+// compileTree compiles into rules without printing them (GBNF is empty).
+func compileTree(doc *jsonValue, o Options) (*Result, error) {
 	c := newCompiler(doc, o)
 	root := c.compileRoot()
 	if c.fatal != nil {
@@ -157,7 +172,7 @@ func compileUncached(doc *jsonValue, o Options) (res *Result, err error) {
 	if o.Strict && len(c.relax) > 0 {
 		return nil, &RelaxationError{Relaxations: c.relax}
 	}
-	return &Result{GBNF: printGBNF(root), Relaxations: c.relax, root: root}, nil
+	return &Result{Relaxations: c.relax, root: root}, nil
 }
 
 // leftRecursion reports a rule that can reach itself without consuming

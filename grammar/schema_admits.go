@@ -10,6 +10,12 @@ import (
 // admits is a small validator used to filter enum and const values and
 // declared property names; keywords it does not know count as satisfied.
 func (c *compiler) admits(s, v *jsonValue, depth int) bool {
+	return c.admitsAs(s, v, depth, false)
+}
+
+// admitsAs is admits; ownValue says that v is one of s's own enum values,
+// so that checking s's enum again (quadratic over a large enum) is skipped.
+func (c *compiler) admitsAs(s, v *jsonValue, depth int, ownValue bool) bool {
 	if depth > 16 {
 		return true
 	}
@@ -32,7 +38,7 @@ func (c *compiler) admits(s, v *jsonValue, depth int) bool {
 	if cv := s.get("const"); cv != nil && !jsonEqual(cv, v) {
 		return false
 	}
-	if ev := s.get("enum"); ev != nil && ev.kind == jsonArray {
+	if ev := s.get("enum"); ev != nil && ev.kind == jsonArray && !ownValue {
 		found := false
 		for _, e := range ev.arr {
 			if jsonEqual(e, v) {
@@ -73,7 +79,7 @@ func (c *compiler) admits(s, v *jsonValue, depth int) bool {
 			return false
 		}
 		if p := s.get("pattern"); p != nil && p.kind == jsonString {
-			if ok, err := regexMatch(p.s, v.s); err == nil && !ok {
+			if ok, known := c.nameMatches(p.s, v.s, pointerJoin(c.ptrOf(s, ""), "pattern"), "pattern"); known && !ok {
 				return false
 			}
 		}
@@ -117,7 +123,7 @@ func (c *compiler) admits(s, v *jsonValue, depth int) bool {
 				if !c.admits(ps, v.vals[i], depth+1) {
 					return false
 				}
-			} else if ap := s.get("additionalProperties"); ap != nil && !matchesAnyPattern(s, k) && !c.admits(ap, v.vals[i], depth+1) {
+			} else if ap := s.get("additionalProperties"); ap != nil && !c.matchesAnyPattern(s, k) && !c.admits(ap, v.vals[i], depth+1) {
 				return false
 			}
 		}

@@ -120,6 +120,7 @@ type compiler struct {
 	pairs      map[[2]*jsonValue]*jsonValue
 	synthetic  map[*jsonValue]bool // made by allOfOf
 	synthRules map[*jsonValue]*grule
+	patterns   map[string]*nameMatcher // patternProperties keys, by pattern
 	depth      int
 	steps      int // work done, against maxSteps
 	fatal      error
@@ -128,14 +129,19 @@ type compiler struct {
 func newCompiler(doc *jsonValue, opts Options) *compiler {
 	c := &compiler{opts: opts, p: spaced, doc: doc, seen: map[Relaxation]bool{},
 		ptrs: map[*jsonValue]string{}, bases: map[*jsonValue]string{}, ids: map[string]*jsonValue{},
-		anchors: map[string]*jsonValue{}, refRules: map[*jsonValue]*grule{}, chars: map[string]*gnode{},
-		shared: map[uint64][]*grule{}, pairs: map[[2]*jsonValue]*jsonValue{}, synthetic: map[*jsonValue]bool{},
-		synthRules: map[*jsonValue]*grule{}}
+		shared: map[uint64][]*grule{}} // the other maps are made on first write
 	if opts.Compact {
 		c.p = compact
 	}
 	c.index(doc, "", "", 0)
 	return c
+}
+
+func (c *compiler) anchorsSet(k string, v *jsonValue) {
+	if c.anchors == nil {
+		c.anchors = map[string]*jsonValue{}
+	}
+	c.anchors[k] = v
 }
 
 // step counts work and reports whether the budget is spent; the first
@@ -231,7 +237,7 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 		if u := resolveURI(base, id.s); u != "" {
 			base = strings.TrimSuffix(u, "#")
 			if i := strings.IndexByte(base, '#'); i >= 0 { // draft-07 "$id": "#foo" is an anchor
-				c.anchors[base] = v
+				c.anchorsSet(base, v)
 				base = base[:i]
 			} else {
 				c.ids[base] = v
@@ -245,7 +251,7 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 	}
 	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
 		if a := v.get(k); a != nil && a.kind == jsonString {
-			c.anchors[base+"#"+a.s] = v
+			c.anchorsSet(base+"#"+a.s, v)
 		}
 	}
 	for i, k := range v.keys {
@@ -399,6 +405,9 @@ func (c *compiler) value(s *jsonValue, ptr string) *gnode {
 			return ref(r)
 		}
 		r := &grule{hint: "all"}
+		if c.synthRules == nil {
+			c.synthRules = map[*jsonValue]*grule{}
+		}
 		c.synthRules[s] = r
 		r.body = c.valueOf(s, ptr)
 		if r.body.op == gNone {
@@ -459,6 +468,9 @@ func (c *compiler) refNode(s, r *jsonValue, ptr string) *gnode {
 		hint = hint[i+1:]
 	}
 	rule := &grule{hint: hint}
+	if c.refRules == nil {
+		c.refRules = map[*jsonValue]*grule{}
+	}
 	c.refRules[target] = rule
 	rule.body = c.value(target, c.ptrOf(target, ptr))
 	if rule.body.op == gNone {
@@ -522,13 +534,13 @@ func (c *compiler) flat(s *jsonValue, ptr string) *gnode {
 	}
 	c.checkKeywords(s, types, ptr)
 	if cv := s.get("const"); cv != nil {
-		return c.literals(s, []*jsonValue{cv}, types, ptr)
+		return c.literals(s, []*jsonValue{cv}, types, false)
 	}
 	if ev := s.get("enum"); ev != nil {
 		if ev.kind != jsonArray {
 			c.relaxf(ptr, "enum", "enum is not an array; ignored")
 		} else {
-			return c.literals(s, ev.arr, types, ptr)
+			return c.literals(s, ev.arr, types, true)
 		}
 	}
 	var alts []*gnode
@@ -599,14 +611,14 @@ func (c *compiler) checkKeywords(s *jsonValue, types typeSet, ptr string) {
 }
 
 // literals compiles enum/const values, keeping those the sibling keywords
-// admit.
-func (c *compiler) literals(s *jsonValue, vals []*jsonValue, types typeSet, ptr string) *gnode {
+// admit; fromEnum says that vals are s's own enum.
+func (c *compiler) literals(s *jsonValue, vals []*jsonValue, types typeSet, fromEnum bool) *gnode {
 	alts := make([]*gnode, 0, len(vals))
 	for _, v := range vals {
 		if typeOf(v)&types == 0 {
 			continue
 		}
-		if !c.admits(s, v, 0) {
+		if !c.admitsAs(s, v, 0, fromEnum) {
 			continue
 		}
 		alts = append(alts, lit(canonicalJSON(v)))

@@ -3,8 +3,13 @@ package grammar
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/dlclark/regexp2"
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // FuzzFromSchema: no input makes FromSchema panic, every grammar it
@@ -26,7 +31,7 @@ func FuzzFromSchema(f *testing.F) {
 			}
 			return
 		}
-		if _, err := Parse(res.GBNF); err != nil {
+		if _, err := gbnf.Parse(res.GBNF); err != nil {
 			t.Fatalf("FromSchema(%q) emitted a grammar that does not parse: %v\n%s", schema, err, res.GBNF)
 		}
 	})
@@ -61,7 +66,7 @@ func FuzzRegex(f *testing.F) {
 		if err != nil {
 			t.Fatalf("pattern %q: %v", pattern, err)
 		}
-		g, err := Parse(res.GBNF)
+		g, err := gbnf.Parse(res.GBNF)
 		if err != nil {
 			t.Fatalf("pattern %q: grammar does not parse: %v\n%s", pattern, err, res.GBNF)
 		}
@@ -75,4 +80,32 @@ func FuzzRegex(f *testing.F) {
 			t.Fatalf("pattern %q on %q: grammar %v, regexp2 %v\n%s", pattern, s, got, want, res.GBNF)
 		}
 	})
+}
+
+// regexp2Cache holds the reference engine's compiled patterns for the tests.
+var regexp2Cache sync.Map // pattern → *regexp2.Regexp or error
+
+// regexMatch is the reference: whether s contains a match of the ECMA-262
+// pattern according to regexp2 (ECMAScript mode), as JSON Schema's pattern
+// keyword defines. Only tests use it; the compiler decides with its own
+// translation (nameMatches).
+func regexMatch(pattern, s string) (bool, error) {
+	v, ok := regexp2Cache.Load(pattern)
+	if !ok {
+		re, err := regexp2.Compile(pattern, regexp2.ECMAScript)
+		if err != nil {
+			regexp2Cache.Store(pattern, err)
+			return false, err
+		}
+		re.MatchTimeout = time.Second
+		v = re
+		regexp2Cache.Store(pattern, re)
+	}
+	switch x := v.(type) {
+	case error:
+		return false, x
+	case *regexp2.Regexp:
+		return x.MatchString(s)
+	}
+	return false, nil
 }

@@ -2,16 +2,19 @@ package grammar
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
-// The -update flag is declared in gbnf_test.go (the package's golden
-// files share it).
+// update rewrites the golden files under testdata instead of comparing with
+// them (go test ./grammar -run Golden -update).
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // golden compares got with the file, or rewrites it with -update.
 func golden(t *testing.T, path, got string) {
@@ -127,7 +130,7 @@ func TestMCPCatalogs(t *testing.T) {
 			t.Errorf("%s: %v", id, err)
 			continue
 		}
-		if _, err := Parse(res.GBNF); err != nil {
+		if _, err := gbnf.Parse(res.GBNF); err != nil {
 			t.Errorf("%s: emitted grammar does not parse: %v", id, err)
 		}
 		if len(res.Relaxations) > 0 {

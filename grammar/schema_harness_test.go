@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // instanceText writes an instance the way a model writes it under the
@@ -301,7 +303,7 @@ func compileGroup(g suiteGroup, opts *Options) *checkedGroup {
 
 // matchAll runs the in-process matcher over a group's instances.
 func (cg *checkedGroup) matchAll(t testing.TB) error {
-	g, err := Parse(cg.res.GBNF)
+	g, err := gbnf.Parse(cg.res.GBNF)
 	if err != nil {
 		return err
 	}

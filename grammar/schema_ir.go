@@ -2,12 +2,8 @@ package grammar
 
 import (
 	"encoding/binary"
-	"fmt"
-	"hash/fnv"
 	"reflect"
-	"sort"
-	"strconv"
-	"strings"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -30,9 +26,6 @@ const (
 	gRef // a rule
 )
 
-// maxRepeat is llama.cpp's limit on a repetition count.
-const maxRepeat = 2000
-
 type gnode struct {
 	op       gop
 	null     bool   // matches the empty string
@@ -47,44 +40,68 @@ type gnode struct {
 // mk completes a node: its structural hash and whether it is nullable.
 // Nodes are immutable once made.
 func mk(n *gnode) *gnode {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(x uint64) {
-		binary.LittleEndian.PutUint64(buf[:], x)
-		h.Write(buf[:])
-	}
-	put(uint64(n.op))
+	h := fnvHash(fnvOffset)
+	h.word(uint64(n.op))
 	switch n.op {
 	case gEmpty:
 		n.null = true
 	case gLit:
-		h.Write([]byte(n.lit))
+		h.str(n.lit)
 	case gClass:
 		for _, r := range n.ranges {
-			put(uint64(r.lo)<<32 | uint64(r.hi))
+			h.word(uint64(r.lo)<<32 | uint64(r.hi))
 		}
 	case gSeq:
 		n.null = true
 		for _, s := range n.subs {
-			put(s.h)
+			h.word(s.h)
 			n.null = n.null && s.null
 		}
 	case gAlt:
 		for _, s := range n.subs {
-			put(s.h)
+			h.word(s.h)
 			n.null = n.null || s.null
 		}
 	case gRep:
-		put(uint64(int64(n.min)))
-		put(uint64(int64(n.max)))
-		put(n.subs[0].h)
+		h.word(uint64(int64(n.min)))
+		h.word(uint64(int64(n.max)))
+		h.word(n.subs[0].h)
 		n.null = n.min == 0 || n.subs[0].null
 	case gRef:
-		put(uint64(reflect.ValueOf(n.rule).Pointer()))
+		h.word(uint64(reflect.ValueOf(n.rule).Pointer()))
 		n.null = n.rule.body != nil && n.rule.body.null
 	}
-	n.h = h.Sum64()
+	n.h = uint64(h)
 	return n
+}
+
+// fnvHash is a structural hash in the style of FNV over 8-byte words,
+// inline so that hashing a node allocates nothing. Equal hashes are
+// confirmed with equalNodes, so collisions cost only a comparison.
+type fnvHash uint64
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// word mixes in 8 bytes at once (FNV-style xor-multiply with a final
+// avalanche per word, so that low and high bits both spread).
+func (h *fnvHash) word(x uint64) {
+	v := (uint64(*h) ^ x) * fnvPrime
+	*h = fnvHash(v ^ v>>29)
+}
+
+func (h *fnvHash) str(s string) {
+	for len(s) >= 8 {
+		h.word(binary.LittleEndian.Uint64([]byte(s[:8])))
+		s = s[8:]
+	}
+	var last uint64
+	for i := 0; i < len(s); i++ {
+		last |= uint64(s[i]) << (8 * i)
+	}
+	h.word(last ^ uint64(len(s))<<56)
 }
 
 // equalNodes is structural equality (rules by identity).
@@ -146,13 +163,16 @@ func class(rs ...crange) *gnode {
 }
 
 func normRanges(rs []crange) []crange {
+	if rangesNormal(rs) {
+		return rs
+	}
 	out := make([]crange, 0, len(rs))
 	for _, r := range rs {
 		if r.lo <= r.hi {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].lo < out[j].lo })
+	slices.SortFunc(out, func(a, b crange) int { return int(a.lo) - int(b.lo) })
 	merged := out[:0]
 	for _, r := range out {
 		if n := len(merged); n > 0 && r.lo <= merged[n-1].hi+1 {
@@ -164,6 +184,17 @@ func normRanges(rs []crange) []crange {
 		merged = append(merged, r)
 	}
 	return merged
+}
+
+// rangesNormal reports whether rs is already sorted, non-empty per range,
+// non-overlapping and non-adjacent (the form normRanges returns).
+func rangesNormal(rs []crange) bool {
+	for i, r := range rs {
+		if r.lo > r.hi || i > 0 && r.lo <= rs[i-1].hi+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // negRanges returns the complement of rs within [0, 0x10FFFF].
@@ -184,14 +215,7 @@ func negRanges(rs []crange) []crange {
 }
 
 func seq(ns ...*gnode) *gnode {
-	var out []*gnode
-	add := func(n *gnode) {
-		if k := len(out); k > 0 && n.op == gLit && out[k-1].op == gLit {
-			out[k-1] = lit(out[k-1].lit + n.lit)
-			return
-		}
-		out = append(out, n)
-	}
+	b := seqBuilder{out: make([]*gnode, 0, len(ns))}
 	for _, n := range ns {
 		switch n.op {
 		case gNone:
@@ -200,19 +224,68 @@ func seq(ns ...*gnode) *gnode {
 			continue
 		case gSeq:
 			for _, s := range n.subs {
-				add(s)
+				b.add(s)
 			}
 		default:
-			add(n)
+			b.add(n)
 		}
 	}
-	switch len(out) {
+	b.flush()
+	switch len(b.out) {
 	case 0:
 		return nEmpty
 	case 1:
-		return out[0]
+		return b.out[0]
 	}
-	return mk(&gnode{op: gSeq, subs: out})
+	return mk(&gnode{op: gSeq, subs: b.out})
+}
+
+// seqBuilder collects the elements of a sequence, joining each run of
+// adjacent literals once.
+type seqBuilder struct {
+	out      []*gnode
+	run      [8]*gnode
+	runN     int
+	overflow []*gnode // run beyond len(run)
+}
+
+func (b *seqBuilder) add(n *gnode) {
+	if n.op != gLit {
+		b.flush()
+		b.out = append(b.out, n)
+		return
+	}
+	if b.runN < len(b.run) {
+		b.run[b.runN] = n
+	} else {
+		b.overflow = append(b.overflow, n)
+	}
+	b.runN++
+}
+
+func (b *seqBuilder) flush() {
+	switch b.runN {
+	case 0:
+		return
+	case 1:
+		b.out = append(b.out, b.run[0])
+	default:
+		size := 0
+		b.each(func(l *gnode) { size += len(l.lit) })
+		buf := make([]byte, 0, size)
+		b.each(func(l *gnode) { buf = append(buf, l.lit...) })
+		b.out = append(b.out, lit(string(buf)))
+	}
+	b.runN, b.overflow = 0, b.overflow[:0]
+}
+
+func (b *seqBuilder) each(f func(*gnode)) {
+	for i := 0; i < b.runN && i < len(b.run); i++ {
+		f(b.run[i])
+	}
+	for _, l := range b.overflow {
+		f(l)
+	}
 }
 
 func alt(ns ...*gnode) *gnode {
@@ -233,7 +306,20 @@ func alt(ns ...*gnode) *gnode {
 	// Drop structurally identical alternatives: duplicates only grow
 	// llama.cpp's stack set.
 	uniq := out[:0]
-	if len(out) > 1 {
+	switch {
+	case len(out) <= 1:
+		uniq = out
+	case len(out) <= 16: // a scan is cheaper than a map
+	small:
+		for _, n := range out {
+			for _, m := range uniq {
+				if m.h == n.h && equalNodes(m, n) {
+					continue small
+				}
+			}
+			uniq = append(uniq, n)
+		}
+	default:
 		seen := make(map[uint64][]*gnode, len(out))
 	next:
 		for _, n := range out {
@@ -245,8 +331,6 @@ func alt(ns ...*gnode) *gnode {
 			seen[n.h] = append(seen[n.h], n)
 			uniq = append(uniq, n)
 		}
-	} else {
-		uniq = out
 	}
 	out = uniq
 	if hasEmpty {
@@ -272,7 +356,7 @@ func star(n *gnode) *gnode { return rep(n, 0, -1) }
 func plus(n *gnode) *gnode { return rep(n, 1, -1) }
 
 // rep repeats n between min and max times (max < 0: unbounded). Callers
-// keep min and max within maxRepeat. An unbounded repetition of something
+// keep min and max within gbnf.MaxRepetition. An unbounded repetition of something
 // that can match empty is rewritten to repeat its non-empty part, because
 // llama.cpp recurses without end on such grammars.
 func rep(n *gnode, min, max int) *gnode {
@@ -339,202 +423,4 @@ func nonEmpty(n *gnode) *gnode {
 		return nonEmpty(n.rule.body)
 	}
 	return n
-}
-
-// printGBNF prints the grammar reachable from root as llama.cpp GBNF with
-// root named "root". Names are assigned in the order rules are first
-// reached, so the output is deterministic.
-func printGBNF(root *grule) string {
-	p := &gprinter{names: map[*grule]string{}, used: map[string]bool{}}
-	p.name(root, "root")
-	var b strings.Builder
-	for i := 0; i < len(p.order); i++ {
-		r := p.order[i]
-		b.WriteString(p.names[r])
-		b.WriteString(" ::= ")
-		p.writeNode(&b, r.body, 0)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-type gprinter struct {
-	names map[*grule]string
-	used  map[string]bool
-	order []*grule
-}
-
-func (p *gprinter) name(r *grule, want string) string {
-	if n, ok := p.names[r]; ok {
-		return n
-	}
-	base := sanitizeRuleName(want)
-	n := base
-	for i := 2; p.used[n]; i++ {
-		n = base + "-" + strconv.Itoa(i)
-	}
-	p.used[n] = true
-	p.names[r] = n
-	p.order = append(p.order, r)
-	return n
-}
-
-// sanitizeRuleName maps a hint to llama.cpp's rule-name alphabet
-// [a-zA-Z0-9-].
-func sanitizeRuleName(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range s {
-		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-		if ok {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	out := strings.TrimRight(b.String(), "-")
-	if out == "" {
-		return "r"
-	}
-	return out
-}
-
-// precedence: 0 alternation context, 1 sequence element, 2 repetition operand.
-func (p *gprinter) writeNode(b *strings.Builder, n *gnode, prec int) {
-	switch n.op {
-	case gEmpty:
-		b.WriteString(`""`)
-	case gNone:
-		// A class that contains no code point: it never matches.
-		b.WriteString(`[^\x00-\U0010FFFF]`)
-	case gLit:
-		writeGBNFLiteral(b, n.lit)
-	case gClass:
-		writeGBNFClass(b, n.ranges)
-	case gRef:
-		hint := n.rule.hint
-		b.WriteString(p.name(n.rule, hint))
-	case gSeq:
-		if prec > 1 {
-			b.WriteString("( ")
-		}
-		for i, s := range n.subs {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			p.writeNode(b, s, 2)
-		}
-		if prec > 1 {
-			b.WriteString(" )")
-		}
-	case gAlt:
-		if prec > 0 {
-			b.WriteString("( ")
-		}
-		for i, s := range n.subs {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			p.writeNode(b, s, 1)
-		}
-		if prec > 0 {
-			b.WriteString(" )")
-		}
-	case gRep:
-		sub := n.subs[0]
-		if sub.op == gRep || sub.op == gEmpty {
-			b.WriteString("( ")
-			p.writeNode(b, sub, 0)
-			b.WriteString(" )")
-		} else {
-			p.writeNode(b, sub, 2)
-		}
-		switch {
-		case n.min == 0 && n.max == 1:
-			b.WriteByte('?')
-		case n.min == 0 && n.max < 0:
-			b.WriteByte('*')
-		case n.min == 1 && n.max < 0:
-			b.WriteByte('+')
-		case n.max < 0:
-			fmt.Fprintf(b, "{%d,}", n.min)
-		case n.min == n.max:
-			fmt.Fprintf(b, "{%d}", n.min)
-		default:
-			fmt.Fprintf(b, "{%d,%d}", n.min, n.max)
-		}
-	}
-}
-
-func writeGBNFLiteral(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(b, `\x%02X`, r)
-		case r >= 0xD800 && r <= 0xDFFF, r == utf8.RuneError:
-			writeGBNFCodePoint(b, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-}
-
-func writeGBNFClass(b *strings.Builder, rs []crange) {
-	// A class that covers more than half of the code space prints shorter
-	// negated, and reads as the intent ([^"\\\x00-\x1F]).
-	var total int64
-	for _, r := range rs {
-		total += int64(r.hi - r.lo + 1)
-	}
-	neg := false
-	if total > utf8.MaxRune/2 {
-		rs, neg = negRanges(rs), true
-	}
-	b.WriteByte('[')
-	if neg {
-		b.WriteByte('^')
-	}
-	for _, r := range rs {
-		writeGBNFCodePoint(b, r.lo)
-		if r.hi != r.lo {
-			if r.hi > r.lo+1 {
-				b.WriteByte('-')
-			}
-			writeGBNFCodePoint(b, r.hi)
-		}
-	}
-	b.WriteByte(']')
-}
-
-// writeGBNFCodePoint writes one class endpoint with only the escapes
-// llama.cpp knows: letters and digits raw, every other code point as
-// \xHH, \uHHHH or \UHHHHHHHH.
-func writeGBNFCodePoint(b *strings.Builder, r rune) {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		b.WriteRune(r)
-	case r < 0x100:
-		fmt.Fprintf(b, `\x%02X`, r)
-	case r < 0x10000:
-		fmt.Fprintf(b, `\u%04X`, r)
-	default:
-		fmt.Fprintf(b, `\U%08X`, r)
-	}
 }

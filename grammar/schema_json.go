@@ -2,13 +2,13 @@ package grammar
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // jsonKind is the kind of a decoded JSON value.
@@ -85,82 +85,401 @@ func newObject() *jsonValue         { return &jsonValue{kind: jsonObject} }
 func newString(s string) *jsonValue { return &jsonValue{kind: jsonString, s: s} }
 func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 
-// decodeJSON decodes exactly one JSON value, keeping key order.
+// decodeJSON decodes exactly one JSON value (RFC 8259), keeping member
+// order and number text. Strings decode as encoding/json decodes them
+// (invalid UTF-8 and lone surrogates become U+FFFD). An object with a
+// repeated member name is refused (one meaning per document: the validator
+// and the grammar must not read different members), and so is nesting
+// deeper than maxJSONDepth; both errors name the JSON pointer. The work is
+// linear in the input.
 func decodeJSON(data []byte) (*jsonValue, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	d := &jsonDecoder{src: data}
+	d.space()
+	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	d.space()
+	if d.pos < len(d.src) {
 		return nil, errors.New("trailing data after the JSON value")
 	}
 	return v, nil
 }
 
+// maxJSONDepth bounds the nesting of a schema document (arrays and objects).
 const maxJSONDepth = 512
 
-func decodeValue(dec *json.Decoder, depth int) (*jsonValue, error) {
-	if depth > maxJSONDepth {
-		return nil, errors.New("JSON nested too deeply")
+type jsonDecoder struct {
+	src  []byte
+	pos  int
+	path []string // member names and array indexes down to the current value
+	buf  []byte   // scratch for strings with escapes
+}
+
+// pointer is the JSON pointer of the current value, shortened in the
+// middle when it is long.
+func (d *jsonDecoder) pointer() string {
+	p := pointerJoin("", d.path...)
+	if p == "" {
+		return "/"
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
+	if len(p) > 160 {
+		p = p[:80] + "/…/" + p[len(p)-60:]
+	}
+	return p
+}
+
+func (d *jsonDecoder) errorf(format string, args ...any) error {
+	return fmt.Errorf("invalid JSON at byte %d: "+format, append([]any{d.pos}, args...)...)
+}
+
+func (d *jsonDecoder) space() {
+	for d.pos < len(d.src) {
+		switch d.src[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
+	if d.pos >= len(d.src) {
+		return nil, errors.New("unexpected end of JSON input")
+	}
+	switch c := d.src[d.pos]; {
+	case c == '{' || c == '[':
+		if depth >= maxJSONDepth {
+			return nil, fmt.Errorf("JSON nested more than %d levels at %s (byte %d)", maxJSONDepth, d.pointer(), d.pos)
+		}
+		if c == '{' {
+			return d.object(depth)
+		}
+		return d.array(depth)
+	case c == '"':
+		s, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		return newString(s), nil
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	case c == 't':
+		return d.literal("true", newBool(true))
+	case c == 'f':
+		return d.literal("false", newBool(false))
+	case c == 'n':
+		return d.literal("null", &jsonValue{kind: jsonNull})
+	default:
+		return nil, d.errorf("unexpected character %q", c)
+	}
+}
+
+func (d *jsonDecoder) literal(word string, v *jsonValue) (*jsonValue, error) {
+	if !bytes.HasPrefix(d.src[d.pos:], []byte(word)) {
+		if len(d.src)-d.pos < len(word) && bytes.HasPrefix([]byte(word), d.src[d.pos:]) {
 			return nil, errors.New("unexpected end of JSON input")
 		}
-		return nil, err
+		return nil, d.errorf("invalid literal (expecting %s)", word)
 	}
-	switch t := tok.(type) {
-	case nil:
-		return &jsonValue{kind: jsonNull}, nil
-	case bool:
-		return newBool(t), nil
-	case json.Number:
-		return &jsonValue{kind: jsonNumber, s: string(t)}, nil
-	case string:
-		return newString(t), nil
-	case json.Delim:
-		switch t {
-		case '[':
-			v := &jsonValue{kind: jsonArray}
-			for dec.More() {
-				e, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				v.arr = append(v.arr, e)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
+	d.pos += len(word)
+	return v, nil
+}
+
+func (d *jsonDecoder) array(depth int) (*jsonValue, error) {
+	d.pos++ // [
+	v := &jsonValue{kind: jsonArray}
+	d.space()
+	if d.pos < len(d.src) && d.src[d.pos] == ']' {
+		d.pos++
+		return v, nil
+	}
+	for {
+		d.path = append(d.path, strconv.Itoa(len(v.arr)))
+		d.space()
+		e, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		d.path = d.path[:len(d.path)-1]
+		v.arr = append(v.arr, e)
+		d.space()
+		if d.pos >= len(d.src) {
+			return nil, errors.New("unexpected end of JSON input")
+		}
+		switch d.src[d.pos] {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
 			return v, nil
-		case '{':
-			v := newObject()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is %v, not a string", kt)
-				}
-				e, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				v.keys = append(v.keys, key)
-				v.vals = append(v.vals, e)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return v, nil
+		default:
+			return nil, d.errorf("expecting ',' or ']' after an array element")
 		}
 	}
-	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
+	d.pos++ // {
+	v := newObject()
+	var seen map[string]bool // built once the object is large enough to need it
+	d.space()
+	if d.pos < len(d.src) && d.src[d.pos] == '}' {
+		d.pos++
+		return v, nil
+	}
+	for {
+		d.space()
+		if d.pos >= len(d.src) {
+			return nil, errors.New("unexpected end of JSON input")
+		}
+		if d.src[d.pos] != '"' {
+			return nil, d.errorf("expecting a string for a member name")
+		}
+		key, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if repeated(v, key, &seen) {
+			return nil, fmt.Errorf("member %q appears twice in the object at %s", key, d.pointer())
+		}
+		d.space()
+		if d.pos >= len(d.src) {
+			return nil, errors.New("unexpected end of JSON input")
+		}
+		if d.src[d.pos] != ':' {
+			return nil, d.errorf("expecting ':' after a member name")
+		}
+		d.pos++
+		d.space()
+		d.path = append(d.path, key)
+		e, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		d.path = d.path[:len(d.path)-1]
+		v.keys = append(v.keys, key)
+		v.vals = append(v.vals, e)
+		d.space()
+		if d.pos >= len(d.src) {
+			return nil, errors.New("unexpected end of JSON input")
+		}
+		switch d.src[d.pos] {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return v, nil
+		default:
+			return nil, d.errorf("expecting ',' or '}' after an object member")
+		}
+	}
+}
+
+// repeated reports whether key is already a member of v: a scan for small
+// objects, a set for large ones, so that the check stays linear.
+func repeated(v *jsonValue, key string, seen *map[string]bool) bool {
+	if len(v.keys) < 16 {
+		for _, k := range v.keys {
+			if k == key {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, 2*len(v.keys))
+		for _, k := range v.keys {
+			(*seen)[k] = true
+		}
+	}
+	if (*seen)[key] {
+		return true
+	}
+	(*seen)[key] = true
+	return false
+}
+
+func (d *jsonDecoder) number() (*jsonValue, error) {
+	start := d.pos
+	digits := func() int {
+		n := 0
+		for d.pos < len(d.src) && d.src[d.pos] >= '0' && d.src[d.pos] <= '9' {
+			d.pos++
+			n++
+		}
+		return n
+	}
+	if d.src[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.src) && d.src[d.pos] == '0':
+		d.pos++
+	case digits() == 0:
+		return nil, d.numberError()
+	}
+	if d.pos < len(d.src) && d.src[d.pos] == '.' {
+		d.pos++
+		if digits() == 0 {
+			return nil, d.numberError()
+		}
+	}
+	if d.pos < len(d.src) && (d.src[d.pos] == 'e' || d.src[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.src) && (d.src[d.pos] == '+' || d.src[d.pos] == '-') {
+			d.pos++
+		}
+		if digits() == 0 {
+			return nil, d.numberError()
+		}
+	}
+	return &jsonValue{kind: jsonNumber, s: string(d.src[start:d.pos])}, nil
+}
+
+func (d *jsonDecoder) numberError() error {
+	if d.pos >= len(d.src) {
+		return errors.New("unexpected end of JSON input")
+	}
+	return d.errorf("invalid number")
+}
+
+// str reads a string starting at its opening quote.
+func (d *jsonDecoder) str() (string, error) {
+	d.pos++ // "
+	start := d.pos
+	// Fast path: no escape, ASCII or valid UTF-8.
+	for d.pos < len(d.src) {
+		c := d.src[d.pos]
+		if c == '"' {
+			s := d.src[start:d.pos]
+			d.pos++
+			if k, ok := internedKeys[string(s)]; ok { // no allocation for a keyword
+				return k, nil
+			}
+			return validString(s), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		d.pos++
+	}
+	b := append(d.buf[:0], d.src[start:d.pos]...)
+	for {
+		if d.pos >= len(d.src) {
+			return "", errors.New("unexpected end of JSON input")
+		}
+		c := d.src[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			d.buf = b
+			return validString(b), nil
+		case c < 0x20:
+			return "", d.errorf("control character %#x in a string", c)
+		case c != '\\':
+			b = append(b, c)
+			d.pos++
+			continue
+		}
+		// An escape.
+		if d.pos+1 >= len(d.src) {
+			return "", errors.New("unexpected end of JSON input")
+		}
+		e := d.src[d.pos+1]
+		d.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := d.hex4()
+			if !ok {
+				return "", d.errorf("invalid \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				// A pair is one code point; a lone surrogate is U+FFFD.
+				if d.pos+1 < len(d.src) && d.src[d.pos] == '\\' && d.src[d.pos+1] == 'u' {
+					save := d.pos
+					d.pos += 2
+					if r2, ok := d.hex4(); ok {
+						if c := utf16.DecodeRune(r, r2); c != utf8.RuneError {
+							b = utf8.AppendRune(b, c)
+							continue
+						}
+					}
+					d.pos = save
+				}
+				r = utf8.RuneError
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			return "", d.errorf("invalid escape \\%c", e)
+		}
+	}
+}
+
+// internedKeys are strings that occur in most schemas (the keywords, the
+// type names), decoded without an allocation.
+var internedKeys = func() map[string]string {
+	m := map[string]string{}
+	for k := range keywords {
+		m[k] = k
+	}
+	for k := range typeBits {
+		m[k] = k
+	}
+	return m
+}()
+
+// validString converts b, replacing each byte that is not part of valid
+// UTF-8 with U+FFFD, as encoding/json does.
+func validString(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return string(out)
+}
+
+func (d *jsonDecoder) hex4() (rune, bool) {
+	if d.pos+4 > len(d.src) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.src[d.pos : d.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	d.pos += 4
+	return r, true
 }
 
 // writeJSONString appends the canonical JSON form of s: `"` and `\` and

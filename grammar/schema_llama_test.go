@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -99,7 +100,7 @@ func TestLlamaAgreement(t *testing.T) {
 	t.Logf("%d distinct emitted grammars parse in llama.cpp", len(paths))
 
 	rejectAt := regexp.MustCompile(`REJECT at byte (\d+)`)
-	parsed := map[string]*Grammar{}
+	parsed := map[string]*gbnf.Grammar{}
 	agree := 0
 	parallel(len(samples), 2, func(i int) {
 		s := samples[i]
@@ -108,7 +109,7 @@ func TestLlamaAgreement(t *testing.T) {
 		mu.Unlock()
 		if g == nil {
 			var err error
-			if g, err = Parse(s.gbnf); err != nil {
+			if g, err = gbnf.Parse(s.gbnf); err != nil {
 				mu.Lock()
 				t.Errorf("%s: %v", s.name, err)
 				mu.Unlock()

@@ -131,7 +131,13 @@ func (c *compiler) allOfOf(a, b *jsonValue) *jsonValue {
 	}
 	n := allOfPair(a, b)
 	if n != a && n != b {
+		if c.synthetic == nil {
+			c.synthetic = map[*jsonValue]bool{}
+		}
 		c.synthetic[n] = true
+	}
+	if c.pairs == nil {
+		c.pairs = map[[2]*jsonValue]*jsonValue{}
 	}
 	c.pairs[key] = n
 	return n
@@ -403,7 +409,7 @@ func (c *compiler) mergeProps(a, b *jsonValue) *jsonValue {
 			v := props.vals[i]
 			if ov, ok := op[k]; ok {
 				v = c.allOfOf(v, ov)
-			} else if otherAP != nil && !matchesAnyPattern(other, k) {
+			} else if otherAP != nil && !c.matchesAnyPattern(other, k) {
 				v = c.allOfOf(v, otherAP)
 			}
 			out.keys = append(out.keys, k)
@@ -415,13 +421,17 @@ func (c *compiler) mergeProps(a, b *jsonValue) *jsonValue {
 	return out
 }
 
-func matchesAnyPattern(s *jsonValue, name string) bool {
+// matchesAnyPattern reports whether name matches one of s's
+// patternProperties. An undecided pattern counts as matching, so that the
+// caller does not apply additionalProperties to the name (the weaker
+// choice, reported as a relaxation by nameMatches).
+func (c *compiler) matchesAnyPattern(s *jsonValue, name string) bool {
 	pp := s.get("patternProperties")
 	if pp == nil || pp.kind != jsonObject {
 		return false
 	}
 	for _, pat := range pp.keys {
-		if ok, err := regexMatch(pat, name); err == nil && ok {
+		if ok, known := c.nameMatches(pat, name, pointerJoin(c.ptrOf(s, ""), "patternProperties", pat), "patternProperties"); ok || !known {
 			return true
 		}
 	}

@@ -3,6 +3,8 @@ package grammar
 import (
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // Objects and arrays.
@@ -61,13 +63,13 @@ func (c *compiler) arrayNode(s *jsonValue, ptr string) *gnode {
 	if u := s.get("uniqueItems"); u != nil && u.kind == jsonBool && u.b && (maxI < 0 || maxI > 1) {
 		c.relaxf(ptr, "uniqueItems", "uniqueness of items is not expressible in the grammar; the gateway checks it")
 	}
-	if maxI > maxRepeat {
-		c.relaxf(ptr, "maxItems", "maxItems %d is above the grammar's repetition limit %d; not enforced", maxI, maxRepeat)
+	if maxI > gbnf.MaxRepetition {
+		c.relaxf(ptr, "maxItems", "maxItems %d is above the grammar's repetition limit %d; not enforced", maxI, gbnf.MaxRepetition)
 		maxI = -1
 	}
-	if minI > maxRepeat {
-		c.relaxf(ptr, "minItems", "minItems %d is above the grammar's repetition limit %d; %d is enforced", minI, maxRepeat, maxRepeat)
-		minI = maxRepeat
+	if minI > gbnf.MaxRepetition {
+		c.relaxf(ptr, "minItems", "minItems %d is above the grammar's repetition limit %d; %d is enforced", minI, gbnf.MaxRepetition, gbnf.MaxRepetition)
+		minI = gbnf.MaxRepetition
 	}
 	sep := func(n *gnode) *gnode { return seq(ws, lit(","), ws, n) }
 	// tail(k): the elements after the first k, k >= 1.
@@ -180,14 +182,21 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 		}
 		declared[r] = true
 		var sch *jsonValue
+		undecided := false
 		for i, pat := range pp.keysOrNil() {
-			if ok, _ := regexMatch(pat, r); ok {
+			ok, known := c.nameMatches(pat, r, pointerJoin(ptr, "patternProperties", pat), "patternProperties")
+			undecided = undecided || !known
+			if ok {
 				if sch == nil {
 					sch = pp.vals[i]
 				} else {
 					sch = c.allOfOf(sch, pp.vals[i])
 				}
 			}
+		}
+		if sch == nil && undecided {
+			// The name may match the undecided pattern: any value (reported).
+			sch = newBool(true)
 		}
 		if sch == nil {
 			if !extras {
@@ -203,7 +212,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	// patternProperties also constrain declared properties whose names match.
 	for i := range props {
 		for j, pat := range pp.keysOrNil() {
-			if ok, _ := regexMatch(pat, props[i].name); ok {
+			if ok, _ := c.nameMatches(pat, props[i].name, pointerJoin(ptr, "patternProperties", pat), "patternProperties"); ok {
 				props[i].schema = c.allOfOf(props[i].schema, pp.vals[j])
 			}
 		}

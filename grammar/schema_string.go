@@ -3,6 +3,8 @@ package grammar
 import (
 	"fmt"
 	"strings"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // Strings: lengths, patterns and formats, and JSON string characters.
@@ -10,12 +12,12 @@ import (
 // bounded returns unit repeated min..max times within llama.cpp's
 // repetition limit, reporting what it relaxes.
 func (c *compiler) bounded(unit *gnode, min, max int, ptr, minKw, maxKw string) *gnode {
-	if min > maxRepeat {
-		c.relaxf(ptr, minKw, "%s %d is above the grammar's repetition limit %d; %d is enforced", minKw, min, maxRepeat, maxRepeat)
-		min = maxRepeat
+	if min > gbnf.MaxRepetition {
+		c.relaxf(ptr, minKw, "%s %d is above the grammar's repetition limit %d; %d is enforced", minKw, min, gbnf.MaxRepetition, gbnf.MaxRepetition)
+		min = gbnf.MaxRepetition
 	}
-	if max > maxRepeat {
-		c.relaxf(ptr, maxKw, "%s %d is above the grammar's repetition limit %d; not enforced", maxKw, max, maxRepeat)
+	if max > gbnf.MaxRepetition {
+		c.relaxf(ptr, maxKw, "%s %d is above the grammar's repetition limit %d; not enforced", maxKw, max, gbnf.MaxRepetition)
 		max = -1
 	}
 	return rep(unit, min, max)
@@ -111,6 +113,9 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 	n := alt(alts...)
 	if n.op == gAlt {
 		n = ref(&grule{hint: "char", body: n})
+	}
+	if c.chars == nil {
+		c.chars = map[string]*gnode{}
 	}
 	c.chars[key] = n
 	return n

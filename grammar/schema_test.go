@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -20,11 +21,11 @@ type matchCase struct {
 
 // accepts compiles nothing: it matches input against a GBNF grammar with
 // the in-process matcher.
-func accepts(t *testing.T, gbnf, input string) bool {
+func accepts(t *testing.T, src, input string) bool {
 	t.Helper()
-	g, err := Parse(gbnf)
+	g, err := gbnf.Parse(src)
 	if err != nil {
-		t.Fatalf("emitted grammar does not parse: %v\n%s", err, gbnf)
+		t.Fatalf("emitted grammar does not parse: %v\n%s", err, src)
 	}
 	ok, _ := g.Match([]byte(input))
 	return ok
@@ -187,11 +188,11 @@ func TestWhitespaceIsBoundedForAModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := Parse(res.GBNF)
+	g, err := gbnf.Parse(res.GBNF)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewMatcher(g)
+	m, err := gbnf.NewMatcher(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,15 +256,16 @@ func TestRelaxationPointers(t *testing.T) {
 
 func TestCacheReturnsSameResult(t *testing.T) {
 	s := []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	a, err := FromSchema(s, nil)
+	cache := NewCache(0)
+	a, err := FromSchema(s, &Options{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := FromSchema([]byte(` {"type" : "object", "properties":{"q":{"type":"string"}}}`), nil)
+	b, _ := FromSchema([]byte(` {"type" : "object", "properties":{"q":{"type":"string"}}}`), &Options{Cache: cache})
 	if a != b {
 		t.Errorf("FromSchema of the same schema (other spacing) = a new result, want the cached one")
 	}
-	c, _ := FromSchema(s, &Options{Compact: true})
+	c, _ := FromSchema(s, &Options{Compact: true, Cache: cache})
 	if c == a || c.GBNF == a.GBNF {
 		t.Errorf("options are not part of the cache key")
 	}
@@ -285,10 +287,10 @@ func ExampleFromSchema() {
 	// Output:
 	// root ::= "{\"city\":" city after-days "}"
 	// city ::= "\"" json-char{0,40} "\""
-	// after-days ::= ( ",\"days\":" days )?
-	// json-char ::= [^\x00-\x1F\x22\x5C] | "\\" json-escape
+	// after-days ::= (",\"days\":" days)?
+	// json-char ::= [^\x00-\x1F"\\] | "\\" json-escape
 	// days ::= "1" | [2-9] | "1" [0-3] | "14"
-	// json-escape ::= [\x22\x2F\x5Cbfnrt] | "u" ( [0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f] ) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]
+	// json-escape ::= ["/\\bfnrt] | "u" ([0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f]) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]
 }
 
 func TestConcurrentCompiles(t *testing.T) {

@@ -24,6 +24,12 @@ type Options struct {
 	// model with the reason. 0 means 2; negative means none.
 	MaxRepairs int
 
+	// MaxTokens bounds the token budget Checked gives a request whose
+	// MaxTokens is 0: TokenBudget(req), at most this. 0 means
+	// DefaultMaxTokens; negative means no budget is set (the backend's
+	// default, often the context limit).
+	MaxTokens int
+
 	// MaxRetries is how many times a request that failed with HTTP 429 or
 	// 5xx is retried. 0 means 3; negative means none.
 	MaxRetries int
@@ -74,6 +80,9 @@ var _ Backend = (*CheckedBackend)(nil)
 //     honouring Retry-After, at most MaxRetries times;
 //   - a backend that rejects the constraint is a *ConstraintError, or,
 //     with AllowDowngrade, a logged downgrade to validated native tools;
+//   - a request without MaxTokens gets TokenBudget's, sized to its
+//     constraint (Options.MaxTokens bounds it), and a reply cut off there
+//     is repaired by asking for a shorter one;
 //   - token usage and outcomes are counted in the metrics.
 //
 // The repair exchange is not part of the returned Response: the caller's
@@ -97,6 +106,9 @@ func Checked(b Backend, opts *Options) (*CheckedBackend, error) {
 		o.MaxRepairs = 2
 	} else if o.MaxRepairs < 0 {
 		o.MaxRepairs = 0
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = DefaultMaxTokens
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 3
@@ -145,6 +157,9 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 		return nil, err
 	}
 	cur := req.Clone()
+	if cur.MaxTokens == 0 && c.opts.MaxTokens > 0 {
+		cur.MaxTokens = min(TokenBudget(cur), c.opts.MaxTokens)
+	}
 	var (
 		attempts  []Attempt
 		total     Usage
@@ -276,6 +291,8 @@ func addUsage(a, b Usage) Usage {
 		CompletionTokens:     a.CompletionTokens + b.CompletionTokens,
 		ToolDefinitionTokens: a.ToolDefinitionTokens + b.ToolDefinitionTokens,
 		CatalogTokens:        max(a.CatalogTokens, b.CatalogTokens),
+		CachedPromptTokens:   a.CachedPromptTokens + b.CachedPromptTokens,
+		CacheWriteTokens:     a.CacheWriteTokens + b.CacheWriteTokens,
 	}
 }
 

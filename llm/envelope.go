@@ -167,12 +167,15 @@ func jsonSyntax(err error) error {
 // toolPromptHeader is ToolPrompt's text before the tool lines.
 func toolPromptHeader(withTools bool) string {
 	var b strings.Builder
+	// The placeholders stand outside quotes, so none of these lines is
+	// itself a valid reply: a model that copies one is repaired, never
+	// answered with "<your answer>".
 	b.WriteString("Reply with exactly one JSON object and nothing else, one of:\n")
 	if withTools {
-		b.WriteString(`{"action":"call","tool":"<tool name>","arguments":{<the tool's parameters>}} to call one of the tools below;` + "\n")
+		b.WriteString(`{"action":"call","tool":<one tool's name as a JSON string>,"arguments":<that tool's parameters as a JSON object>} to call one of the tools below;` + "\n")
 	}
-	b.WriteString(`{"action":"answer","text":"<your answer>"} to answer the user;` + "\n")
-	b.WriteString(`{"action":"find_tools","query":"<what you need>"} to look for a tool that is not listed.` + "\n")
+	b.WriteString(`{"action":"answer","text":<your answer to the user as a JSON string>} to answer the user;` + "\n")
+	b.WriteString(`{"action":"find_tools","query":<what you need as a JSON string>} to look for a tool that is not listed.` + "\n")
 	if withTools {
 		b.WriteString("Tools:")
 	} else {

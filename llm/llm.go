@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 )
 
 // Backend is a chat model behind some API. Chat sends one request and
@@ -54,6 +55,12 @@ type Message struct {
 	ToolCallID string
 	// Name is the tool name of a RoleTool message (Ollama's tool_name).
 	Name string
+	// ToolReferences, on a RoleTool message, names Request.Deferred tools
+	// that this result loads (the answer to a tool search). Backends with
+	// deferred loading send them as references the API expands (Anthropic's
+	// tool_reference blocks); the model may call a deferred tool only once
+	// a tool result has referenced it.
+	ToolReferences []string
 }
 
 // ToolCall is one call of a tool by the model.
@@ -80,6 +87,12 @@ type ToolSpec struct {
 	// property required, additionalProperties false). Needed by the OpenAI
 	// adapter in ModeNative; ignored elsewhere.
 	StrictParameters json.RawMessage
+	// Search marks the tool search of deferred loading (Request.Deferred):
+	// the model calls it with a query and its result names the deferred
+	// tools to load (Message.ToolReferences). OpenAI's Responses API gets
+	// it as a client-executed tool_search tool; elsewhere it is a tool like
+	// the others.
+	Search bool
 }
 
 // Mode says how a request constrains the model's output.
@@ -137,12 +150,27 @@ type Request struct {
 	Messages []Message
 	// Tools is the turn's shortlist, and the only tools the backend sends
 	// to the model. A reply naming any other tool is an *OutputError.
-	Tools      []ToolSpec
+	Tools []ToolSpec
+	// Deferred are further authorized tools that the backend may send for
+	// deferred loading (ModeNative only): their definitions are part of
+	// every request, in the caller's order, but stay out of the model's
+	// context until a tool result names them in Message.ToolReferences, so
+	// the prompt prefix stays the same from step to step and the API's
+	// prompt cache holds. Backends without deferred loading ignore them.
+	// The caller must put only tools the principal may use here.
+	Deferred   []ToolSpec
 	Constraint Constraint
 	// MaxTokens caps the reply's length; 0 means the backend's default.
+	// Checked sets it, when it is 0, to TokenBudget(req) bounded by
+	// Options.MaxTokens, so every request it sends carries a budget.
 	MaxTokens int
-	// Temperature is the sampling temperature; nil means the backend's default.
+	// Temperature is the sampling temperature; nil means the backend's
+	// Options.Temperature, else the server's default.
 	Temperature *float64
+	// Seed is the sampling seed, for reproducible runs (with Temperature
+	// 0, the same server and model answer the same request the same way);
+	// nil means the backend's Options.Seed, else none (the server picks).
+	Seed *int64
 	// CatalogTokens is the caller's count of the tokens the whole
 	// authorized catalog's definitions would take; 0 means unknown. It is
 	// reported in Usage and the metrics, next to what the request sent.
@@ -187,6 +215,14 @@ type Usage struct {
 	ToolDefinitionTokens int
 	// CatalogTokens echoes Request.CatalogTokens.
 	CatalogTokens int
+	// CachedPromptTokens is how many prompt tokens the backend read from
+	// its prompt cache (OpenAI's cached_tokens, Anthropic's
+	// cache_read_input_tokens); 0 when it reports none.
+	CachedPromptTokens int
+	// CacheWriteTokens is how many prompt tokens the backend wrote to its
+	// prompt cache (Anthropic's cache_creation_input_tokens); 0 when it
+	// reports none.
+	CacheWriteTokens int
 }
 
 // Response is a backend's reply to one request.
@@ -246,6 +282,21 @@ func (r *Request) Validate() error {
 			return fmt.Errorf("%w: Tools[%d] (%s).StrictParameters is not a JSON object", ErrInvalidRequest, i, t.Name)
 		}
 	}
+	for i, t := range r.Deferred {
+		if !ValidToolName(t.Name) {
+			return fmt.Errorf("%w: Deferred[%d].Name %q does not match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidRequest, i, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%w: Deferred[%d].Name %q is listed twice", ErrInvalidRequest, i, t.Name)
+		}
+		seen[t.Name] = true
+		if !isJSONObject(t.Parameters) {
+			return fmt.Errorf("%w: Deferred[%d] (%s).Parameters is not a JSON object", ErrInvalidRequest, i, t.Name)
+		}
+	}
+	if len(r.Deferred) > 0 && r.Constraint.Mode != ModeNative {
+		return fmt.Errorf("%w: Deferred tools need ModeNative, not %s", ErrInvalidRequest, r.Constraint.Mode)
+	}
 	switch r.Constraint.Mode {
 	case ModeEnvelope:
 		if !isJSONObject(r.Constraint.EnvelopeSchema) {
@@ -288,26 +339,63 @@ func (r *Request) Tool(name string) (ToolSpec, bool) {
 	return ToolSpec{}, false
 }
 
+// Callable returns the tool a reply may call by name: one of Tools, or a
+// Deferred tool that a RoleTool message of the conversation has referenced.
+func (r *Request) Callable(name string) (ToolSpec, bool) {
+	if t, ok := r.Tool(name); ok {
+		return t, true
+	}
+	for _, t := range r.Deferred {
+		if t.Name == name && r.referenced(name) {
+			return t, true
+		}
+	}
+	return ToolSpec{}, false
+}
+
+func (r *Request) referenced(name string) bool {
+	for _, m := range r.Messages {
+		if m.Role == RoleTool && slices.Contains(m.ToolReferences, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Clone returns a deep copy of r, except OnDelta, which is shared.
 func (r *Request) Clone() *Request {
 	c := *r
 	c.Messages = make([]Message, len(r.Messages))
 	for i, m := range r.Messages {
 		m.ToolCalls = cloneCalls(m.ToolCalls)
+		m.ToolReferences = slices.Clone(m.ToolReferences)
 		c.Messages[i] = m
 	}
-	c.Tools = make([]ToolSpec, len(r.Tools))
-	for i, t := range r.Tools {
-		t.Parameters = cloneRaw(t.Parameters)
-		t.StrictParameters = cloneRaw(t.StrictParameters)
-		c.Tools[i] = t
-	}
+	c.Tools = cloneSpecs(r.Tools)
+	c.Deferred = cloneSpecs(r.Deferred)
 	c.Constraint.EnvelopeSchema = cloneRaw(r.Constraint.EnvelopeSchema)
 	if r.Temperature != nil {
 		temp := *r.Temperature
 		c.Temperature = &temp
 	}
+	if r.Seed != nil {
+		seed := *r.Seed
+		c.Seed = &seed
+	}
 	return &c
+}
+
+func cloneSpecs(specs []ToolSpec) []ToolSpec {
+	if specs == nil {
+		return nil
+	}
+	out := make([]ToolSpec, len(specs))
+	for i, t := range specs {
+		t.Parameters = cloneRaw(t.Parameters)
+		t.StrictParameters = cloneRaw(t.StrictParameters)
+		out[i] = t
+	}
+	return out
 }
 
 func cloneCalls(calls []ToolCall) []ToolCall {

@@ -122,7 +122,7 @@ func parseNative(req *Request, resp *Response) error {
 			Reason: fmt.Sprintf("the reply made %d tool calls; make exactly one call per step", len(calls))}
 	}
 	call := calls[0]
-	if _, ok := req.Tool(call.Name); !ok {
+	if _, ok := req.Callable(call.Name); !ok {
 		return unknownTool(req, resp.Raw)
 	}
 	args := bytes.TrimSpace(call.Arguments)

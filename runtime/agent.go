@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
@@ -134,6 +135,8 @@ type Agent struct {
 	// delegating marks a supervisor, whose calls are delegations to
 	// workers: its taint travels to the worker instead of holding the call.
 	delegating bool
+	// grammars keeps the compiled constraints of repeated shortlists.
+	grammars *grammar.Cache
 }
 
 // New returns an Agent. The registry is the catalog; disc ranks it; gw
@@ -187,7 +190,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}}
+	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}, grammars: grammar.NewCache(0)}
 	if o.LLM != nil {
 		a.llmOpts = *o.LLM
 	}

@@ -61,7 +61,7 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findToolsDescription,
 			Parameters: json.RawMessage(findToolsSchema), StrictParameters: json.RawMessage(findToolsSchema)})
 	}
-	opts := &grammar.Options{NoFindTools: !findTools}
+	opts := &grammar.Options{NoFindTools: !findTools, Cache: a.grammars}
 	switch a.opts.Mode {
 	case llm.ModeEnvelope:
 		schema, relax, err := grammar.EnvelopeSchema(env, opts)

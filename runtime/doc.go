@@ -18,7 +18,7 @@
 // refusal back as a tool result, not an execution.
 //
 // Steps are numbered per session. A call made at step N owns the gateway
-// slot (tenant, session, N, tool); when the runtime retries that step
+// slot (tenant, principal, session, N, tool); when the runtime retries that step
 // (IN_PROGRESS, a downstream failure, an uncertain outcome), it reuses the
 // slot and the key, so a retried step is replayed, never executed twice.
 //

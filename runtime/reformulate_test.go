@@ -20,13 +20,14 @@ import (
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func realCatalog(t *testing.T) *tools.Snapshot {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-	ts, err := tools.LoadCatalogs(files...)
+	ts, err := catalog.LoadAll(files...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -150,7 +151,7 @@ func newEnv(t *testing.T, replies []scripted.Reply, withCatalogs bool, opts *run
 		if err != nil || len(files) == 0 {
 			t.Fatalf("catalogs: %v", err)
 		}
-		ts, err := tools.LoadCatalogs(files...)
+		ts, err := catalog.LoadAll(files...)
 		if err != nil {
 			t.Fatal(err)
 		}

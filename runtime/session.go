@@ -296,7 +296,7 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 			rec.Err = &gateway.Error{Type: gateway.ConfirmationRequired, Message: "a human declined to approve this call"}
 			break
 		}
-		if ge.Retryable && attempt < a.opts.CallRetries {
+		if ge.RetrySame() && attempt < a.opts.CallRetries {
 			wait := ge.RetryAfter
 			if wait <= 0 {
 				wait = time.Duration(100<<attempt) * time.Millisecond

@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -27,7 +30,7 @@ func syntheticCatalog(tb testing.TB, n int) []Tool {
 	}
 	var base []Tool
 	for _, f := range files {
-		ts, err := LoadCatalog(f, fileNamespace(f))
+		ts, err := loadServer(f)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -124,7 +127,7 @@ func BenchmarkSnapshotMemory(b *testing.B) {
 	var loaded [][]Tool
 	n := 0
 	for _, f := range files {
-		ts, err := LoadCatalog(f, fileNamespace(f))
+		ts, err := loadServer(f)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -176,24 +179,18 @@ func cpuTime() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// BenchmarkLoadCatalog loads the eight real MCP catalogs (105 tools, every
-// input schema compiled): the cost of starting up or of an upstream's
-// list_changed.
-func BenchmarkLoadCatalog(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(b), "examples/transfer/catalog/*.json"))
-	b.ReportAllocs()
-	n := 0
-	cpu0 := cpuTime()
-	for b.Loop() {
-		n = 0
-		for _, f := range files {
-			ts, err := LoadCatalog(f, fileNamespace(f))
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += len(ts)
-		}
+// loadServer defines the tools of one committed MCP tools/list file, in
+// the namespace of its file stem, through the typed path (DefineAll).
+func loadServer(path string) ([]Tool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tool")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
+	var list struct{ Tools []Definition }
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, err
+	}
+	ns, _, _ := strings.Cut(filepath.Base(path), ".")
+	ts, errs := DefineAll(ns, list.Tools)
+	return ts, errors.Join(errs...)
 }

@@ -9,20 +9,26 @@
 // discovery, schemas, grammars, prompts — works only on that View. A tool the
 // principal may not use never exists for that turn.
 //
+//	t, err := tools.Define("bank", tools.Definition{Name: "get_balance",
+//		Description: "Show the balance of an account.", InputSchema: schema,
+//		Scopes: []string{"accounts:read"}, Annotations: &tools.Annotations{ReadOnlyHint: true}})
+//	t.Handler = getBalance
 //	reg := tools.NewRegistry()
-//	err := reg.Add(tools.Tool{ID: "bank/get_balance", Card: tools.Card{
-//		Summary: "Show the balance of an account", Scopes: []string{"accounts:read"},
-//	}, InputSchema: schema, Handler: getBalance})
+//	err = reg.Add(t)
 //	view := reg.Snapshot().Authorize(tools.Principal{ID: "u1", Tenant: "acme",
 //		Scopes: []string{"accounts:read"}})
 //	for _, t := range view.Tools() { ... }
 //
-// Tools come from catalog files (LoadCatalog, LoadCatalogs, ParseCatalog:
-// JSON Lines, a JSON array or an MCP tools/list result, every problem
-// reported as a *CatalogError "FILE:LINE: reason") and from typed Go
-// functions (NewFunc, whose input schema is derived from the argument
-// struct with github.com/google/jsonschema-go, as the official MCP Go SDK
-// does).
+// There is one way to define a tool: a Definition (name, description,
+// input schema, scopes, aliases, risk flags, MCP annotations) given to
+// Define or DefineAll, which derive the card (summary from the
+// description, risk from the flags and annotations) and check the schema.
+// Catalog files (package tools/catalog: JSON Lines, a JSON array or an MCP
+// tools/list result, every problem reported "FILE:LINE: reason"), MCP
+// servers (package tools/mcp) and typed Go functions (NewFunc, whose input
+// schema is derived from the argument struct with
+// github.com/google/jsonschema-go, as the official MCP Go SDK does) all
+// come through it.
 //
 // Handlers report their outcome with plain errors plus two markers the
 // gateway records differently: a *DomainError (the tool ran and refused for a

@@ -26,8 +26,9 @@ var ErrInvalidArguments = errors.New("tools: invalid arguments")
 // string keys); a type jsonschema.For cannot describe is an error.
 //
 // The Tool's ID is id ("<namespace>/<name>"); card.Name may be left empty
-// and is then set from id. The returned Tool is validated like Registry.Add
-// would (errors wrap ErrInvalidTool).
+// and is then set from id. The card and the derived schema go through
+// Define, like every other tool's, so the same rules hold (errors wrap
+// ErrInvalidTool).
 //
 // The handler decodes the arguments object into In strictly: it is checked
 // against the derived schema, and unknown fields are rejected. Null or
@@ -58,11 +59,19 @@ func NewFunc[In, Out any](id string, card Card, fn func(ctx context.Context, in 
 	if err != nil {
 		return Tool{}, fmt.Errorf("%w %q: cannot encode input schema: %v", ErrInvalidTool, id, err)
 	}
-	t := Tool{ID: id, Card: card, InputSchema: raw}
+	t := Tool{ID: id, Card: card}
 	if t.Card.Name == "" {
 		t.Card.Name = t.Name()
 	}
 	if err := t.Validate(); err != nil {
+		return Tool{}, err
+	}
+	t, err = Define(t.Namespace(), Definition{
+		Name: t.Card.Name, Summary: card.Summary, InputSchema: raw,
+		Scopes: card.Scopes, Aliases: card.Aliases, NotFor: card.NotFor, Tags: card.Tags, Group: card.Group,
+		ReadOnly: card.ReadOnly, Irreversible: card.Irreversible, Idempotent: card.Idempotent, OpenWorld: card.OpenWorld,
+	})
+	if err != nil {
 		return Tool{}, err
 	}
 	t.Handler = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
@@ -22,7 +23,17 @@ import (
 	"github.com/toolgate/toolgate/tools/lint"
 )
 
-func init() { commands["cards"] = runCards }
+func init() {
+	commands["cards"] = runCards
+	catalogFlags := " --tools F [--tools F2]... [--mcp \"CMD ARGS\"]... [--cards O]..."
+	helps["cards hash"] = cli.Usage{Synopsis: "toolgate cards hash" + catalogFlags,
+		Summary: `Print one {"tool","hash"} line per tool: the start of an overlay.`}
+	helps["cards check"] = cli.Usage{Synopsis: "toolgate cards check" + catalogFlags,
+		Summary: "Report the overlays' stale and unknown entries; exit 1 if any."}
+	helps["cards learn"] = cli.Usage{Synopsis: "toolgate cards learn" + catalogFlags + " --log FILE [--tenant T] [--min-principals 3] [--max-per-principal 3] [--out FILE]",
+		Summary:  "Propose an overlay (examples and tags) from a discovery log's calls, for a person to review; one tenant, bounded against poisoning.",
+		Examples: []string{`toolgate cards learn --tools github=mcp-server-github.json --log discovery.jsonl --tenant acme --out proposed.cards.jsonl`}}
+}
 
 // cardFlags is --cards FILE (repeatable): card overlays applied to every
 // catalog a command loads, files and upstreams alike. It keeps the tools
@@ -143,13 +154,11 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // overlay's problems (check).
 func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) int {
 	prog := "toolgate cards " + sub
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := flag.NewFlagSet("cards "+sub, flag.ContinueOnError)
 	var src catalogSources
 	src.register(fs)
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case src.empty():

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -24,8 +25,8 @@ type catalogSources struct {
 
 func (c *catalogSources) register(fs *flag.FlagSet) {
 	fs.Var(&c.files, "tools", "catalog `file` (JSON Lines, JSON array or MCP tools/list), as FILE or NS=FILE; repeatable")
-	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
-	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
+	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
+	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
 	c.cards.register(fs)
 }
@@ -42,7 +43,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	if err := c.cards.load(); err != nil {
 		return nil, nil, err
 	}
-	ts, err := tools.LoadCatalogs(c.files...)
+	ts, err := catalog.LoadAll(c.files...)
 	if err != nil {
 		return nil, nil, err
 	}

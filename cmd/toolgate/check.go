@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 func init() { commands["check"] = runCheck }
@@ -28,8 +28,8 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "toolgate check: "+format+"\n", a...)
 		return exitUsage
 	}
-	if err := fs.Parse(args); err != nil {
-		return fail("%v (usage: toolgate check --grammar G.gbnf [--input FILE|-])", err)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *grammarPath == "" || fs.NArg() > 0 {
 		return fail("usage: toolgate check --grammar G.gbnf [--input FILE|-]")
@@ -38,9 +38,9 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fail("%v", err)
 	}
-	g, err := grammar.Parse(string(src))
+	g, err := gbnf.Parse(string(src))
 	if err != nil {
-		var pe *grammar.ParseError
+		var pe *gbnf.ParseError
 		if errors.As(err, &pe) && pe.Offset >= 0 {
 			return fail("%s:%d:%d: %s", *grammarPath, pe.Line, pe.Col, pe.Msg)
 		}
@@ -55,7 +55,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer f.Close()
 		in = f
 	}
-	m, err := grammar.NewMatcher(g)
+	m, err := gbnf.NewMatcher(g)
 	if err != nil {
 		return fail("%s: %v", *grammarPath, err)
 	}
@@ -70,7 +70,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			k, err := m.Write(buf[:n])
 			pos.feed(buf[:k])
 			if err != nil {
-				var re *grammar.RejectError
+				var re *gbnf.RejectError
 				errors.As(err, &re)
 				fmt.Fprintf(stderr, "toolgate check: rejected at byte %d (%s): %s; expected %s\n",
 					re.Offset, pos.at(re.Offset), rejectReason(re, buf[k]), describeAllowed(m))
@@ -85,7 +85,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	if err := m.End(); err != nil {
-		var re *grammar.RejectError
+		var re *gbnf.RejectError
 		errors.As(err, &re)
 		fmt.Fprintf(stderr, "toolgate check: rejected at byte %d (%s): unexpected end of input; expected %s\n",
 			re.Offset, pos.at(re.Offset), describeAllowed(m))
@@ -95,12 +95,12 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return exitOK
 }
 
-func rejectReason(re *grammar.RejectError, b byte) string {
+func rejectReason(re *gbnf.RejectError, b byte) string {
 	switch {
-	case errors.Is(re.Err, grammar.ErrInvalidUTF8):
+	case errors.Is(re.Err, gbnf.ErrInvalidUTF8):
 		return fmt.Sprintf("invalid UTF-8 (byte 0x%02X)", b)
-	case errors.Is(re.Err, grammar.ErrTooManyStacks):
-		return fmt.Sprintf("the grammar is too ambiguous here (more than %d parse stacks)", grammar.MaxStacks)
+	case errors.Is(re.Err, gbnf.ErrTooManyStacks):
+		return fmt.Sprintf("the grammar is too ambiguous here (more than %d parse stacks)", gbnf.MaxStacks)
 	case re.Byte > re.Offset:
 		return fmt.Sprintf("unexpected byte 0x%02X inside a multi-byte character", b)
 	}
@@ -115,7 +115,7 @@ func quoteByte(b byte) string {
 }
 
 // describeAllowed lists the bytes the grammar allows next, briefly.
-func describeAllowed(m *grammar.Matcher) string {
+func describeAllowed(m *gbnf.Matcher) string {
 	set := m.Allowed()
 	allowed := set.Bytes()
 	end := m.Accepts()

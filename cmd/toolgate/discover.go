@@ -70,9 +70,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case src.empty():

@@ -34,9 +34,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case src.empty():

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 )
 
 func init() { commands["grammar"] = runGrammar }
@@ -40,9 +41,8 @@ func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	noAnswer := fs.Bool("no-answer", false, "envelope without the answer branch")
 	noFind := fs.Bool("no-find-tools", false, "envelope without the find_tools branch")
 	fs.Var(&files, "tools", "catalog `file` for the envelope, as FILE or NS=FILE; repeatable")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "toolgate grammar: unexpected argument %q\n", fs.Arg(0))
@@ -111,7 +111,7 @@ func grammarSchema(path, format string, opts *grammar.Options, stdout, stderr io
 }
 
 func grammarEnvelope(files []string, sel, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
-	all, err := tools.LoadCatalogs(files...)
+	all, err := catalog.LoadAll(files...)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
 		return exitUsage

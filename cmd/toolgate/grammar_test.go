@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -29,7 +29,7 @@ func TestGrammarCommand(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "root ::= ") || errOut != "" {
 		t.Errorf("grammar --schema transfer = %d, %q, %q; want a grammar and no relaxations", code, out, errOut)
 	}
-	if g, err := grammar.Parse(out); err != nil {
+	if g, err := gbnf.Parse(out); err != nil {
 		t.Errorf("printed grammar does not parse: %v", err)
 	} else if ok, _ := g.Match([]byte(`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5}`)); !ok {
 		t.Errorf("printed grammar rejects a valid transfer")
@@ -69,7 +69,7 @@ func TestGrammarCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `create-issue-args`) || !strings.Contains(out, `search-repositories-args`) {
 		t.Fatalf("grammar --tools --select = %d, %q, %q", code, out, errOut)
 	}
-	g, err := grammar.Parse(out)
+	g, err := gbnf.Parse(out)
 	if err != nil {
 		t.Fatal(err)
 	}

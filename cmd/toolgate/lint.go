@@ -40,9 +40,8 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	maxTokens := fs.Int("max-tokens", 50, "card budget in o200k tokens")
 	threshold := fs.Float64("duplicate-threshold", 0.8, "similarity in (0,1] from which two cards are near duplicates")
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	opts := &lint.Options{K: *k, MaxCardTokens: *maxTokens, DuplicateThreshold: *threshold}
 	for _, s := range splitList(*skip) {

@@ -10,15 +10,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	_ "modernc.org/sqlite" // the SQLite discovery log
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-func init() { commands["log"] = runLog }
+func init() {
+	commands["log"] = runLog
+	helps["log misses"] = cli.Usage{Synopsis: strings.TrimPrefix(logUsage, "usage: "),
+		Summary:  "Read a discovery log (JSON Lines or SQLite): the requests whose first shortlist lacked the tool finally called, per tool; exit 1 with misses.",
+		Examples: []string{`toolgate log misses --log discovery.jsonl --tenant acme`}}
+}
 
 const logUsage = `usage: toolgate log misses --log FILE [--tenant T] [--format text|json]`
 
@@ -31,13 +38,11 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("log misses", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	logPath := fs.String("log", "", "discovery log `file`: JSON Lines (discovery.JSONLog) or SQLite (discovery.SQLLog)")
 	tenant := fs.String("tenant", "", "only this tenant's misses")
 	format := fs.String("format", "text", "output format: text or json")
-	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "toolgate log misses: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args[1:], stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case *logPath == "":
@@ -150,8 +155,7 @@ func readLog(ctx context.Context, path string) ([]discovery.Entry, error) {
 // or input errors.
 func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const prog = "toolgate cards learn"
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := flag.NewFlagSet("cards learn", flag.ContinueOnError)
 	var src catalogSources
 	src.register(fs)
 	logPath := fs.String("log", "", "discovery log `file` (JSON Lines or SQLite)")
@@ -159,9 +163,8 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 	minPrincipals := fs.Int("min-principals", 3, "distinct principals a request's wording needs before it is proposed")
 	perPrincipal := fs.Int("max-per-principal", 3, "requests one principal contributes per tool")
 	outPath := fs.String("out", "", "write the overlay to `file` instead of stdout")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case src.empty():

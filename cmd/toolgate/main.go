@@ -9,6 +9,13 @@
 //	toolgate grammar  --schema S.json [--format gbnf|openai-strict|ollama]
 //	toolgate grammar  --tools F --select a,b,c
 //	toolgate check    --grammar G.gbnf [--input FILE|-]
+//	toolgate mcp serve --tools F --principal P --tenant T [--scopes a,b]
+//	toolgate help [CMD] | toolgate CMD --help
+//	toolgate version
+//
+// Help is an answer, not an error: "toolgate help", "toolgate --help" and
+// "toolgate CMD --help" (or -h) print usage with every flag and an example
+// on stdout and exit 0.
 package main
 
 import (
@@ -19,6 +26,8 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli"
 )
 
 // Exit codes, part of the CLI contract.
@@ -30,7 +39,8 @@ const (
 
 // command runs one subcommand with its arguments (after the command name)
 // and returns the process exit code. It writes results to stdout and the
-// one-line reason for a failure to stderr.
+// one-line reason for a failure to stderr. A command parses its flags with
+// parseFlags, so that --help prints its usage (the entry in helps).
 type command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
 // commands lists the subcommands. Each lives in the file of its name.
@@ -44,27 +54,54 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "toolgate: no command (want one of %s); see \"toolgate help\"\n", strings.Join(commandNames(), ", "))
 		return exitUsage
+	}
+	switch name := args[0]; {
+	case cli.IsHelpFlag(name) || name == "help":
+		return runHelp(ctx, args[1:], stdin, stdout, stderr)
+	case name == "version" || name == "--version" || name == "-version":
+		return runVersion(args[1:], stdout, stderr)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "toolgate: unknown command %q (want one of %s)\n", args[0], strings.Join(commandNames(), ", "))
+		fmt.Fprintf(stderr, "toolgate: unknown command %q (want one of %s); see \"toolgate help\"\n", args[0], strings.Join(commandNames(), ", "))
 		return exitUsage
 	}
 	return cmd(ctx, args[1:], stdin, stdout, stderr)
 }
 
+// runHelp is "toolgate help [CMD]": the overview, or CMD's usage (what
+// "toolgate CMD --help" prints), on stdout.
+func runHelp(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		overview(stdout)
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "toolgate help: want at most one command, got %q\n", strings.Join(args, " "))
+		return exitUsage
+	case args[0] == "help" || cli.IsHelpFlag(args[0]):
+		overview(stdout)
+		return exitOK
+	case args[0] == "version":
+		return runVersion([]string{"--help"}, stdout, stderr)
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "toolgate help: unknown command %q (want one of %s)\n", args[0], strings.Join(commandNames(), ", "))
+		return exitUsage
+	}
+	return cmd(ctx, []string{"--help"}, stdin, stdout, stderr)
+}
+
 func commandNames() []string {
-	names := make([]string, 0, len(commands))
+	names := make([]string, 0, len(commands)+2)
 	for n := range commands {
 		names = append(names, n)
 	}
+	names = append(names, "help", "version")
 	sort.Strings(names)
 	return names
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: toolgate <command> [flags]\ncommands: %s\n", strings.Join(commandNames(), ", "))
 }

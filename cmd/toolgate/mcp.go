@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
@@ -33,6 +34,9 @@ const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]...
 // for any MCP client, over stdio (the principal from flags) or Streamable
 // HTTP (the principal from each request's bearer token).
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
+		args = []string{"serve", args[0]} // "toolgate mcp --help" is serve's usage
+	}
 	if len(args) == 0 || args[0] != "serve" {
 		fmt.Fprintln(stderr, mcpUsage)
 		return exitUsage
@@ -49,9 +53,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	data := fs.String("data", "", "`DIR` for the gateway's SQLite store (idempotency, approvals, audit); empty keeps it in memory")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	verbose := fs.Bool("v", false, "log to stderr")
-	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+	if code, ok := parseFlags(fs, args[1:], stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -11,12 +11,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
@@ -25,6 +32,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/mcp"
 )
 
 func init() { commands["chat"] = runChat }
@@ -48,30 +56,56 @@ type chatConfig struct {
 	script              string
 	cards               []string // card overlays (tools/cards) for the catalogs
 	verbose             bool
+	// mode is --mode; "" means the backend's default (see chatBackend).
+	mode string
+	// temperature and seed are --temperature and --seed; nil means the
+	// server's default.
+	temperature *float64
+	seed        *int64
+	// mcpCommands, mcpURLs and mcpConfig are --mcp, --mcp-url and
+	// --mcp-config: real MCP servers connected behind the demo catalog.
+	mcpCommands, mcpURLs multiFlag
+	mcpConfig            string
 }
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // runChat is the agent over the finance tools plus the real MCP catalogs:
 //
 //	transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T
-//	    --scopes a,b [--data DIR] [--approve never|prompt] [--approver NAME]
+//	    --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
+//	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
+//	    [--data DIR] [--approve never|prompt] [--approver NAME]
 //	    [--once "request"] [--script FILE] [--cards FILE]... [-v]
 //
-// ollama runs in envelope mode (the turn envelope as Ollama's JSON-Schema
-// format; OLLAMA_HOST); openai in native mode with strict function tools
-// (OPENAI_API_KEY, OPENAI_BASE_URL for OpenAI-compatible servers such as
-// llama.cpp's); scripted plays --script FILE (JSON Lines, see parseScript)
-// or a built-in script. Without --once it reads one request per line from
+// ollama runs in envelope mode by default (the turn envelope as Ollama's
+// JSON-Schema format; OLLAMA_HOST); openai (OPENAI_API_KEY, OPENAI_BASE_URL
+// for OpenAI-compatible servers) in grammar mode when the server is
+// llama.cpp's (its /props endpoint says so: a weak local model needs the
+// GBNF), else in native mode with strict function tools; --mode overrides.
+// scripted plays --script FILE (JSON Lines, see parseScript) or a built-in
+// script. The demo catalog's MCP tools have no server behind them and are
+// not offered to the model; --mcp, --mcp-url and --mcp-config connect real
+// servers (as in the toolgate CLI), whose tools replace the catalog's
+// entries of the same namespace. Without --once it reads one request per line from
 // stdin until EOF or "exit". Calls the gateway holds for approval are
 // declined (--approve never, the default) or put to the terminal (prompt),
 // where the approving human acts as --approver, a second principal holding
 // approvals:grant.
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseChat(args)
+	cfg, err := parseChat(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK // parseChat printed the usage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
 	}
-	backend, mode, err := chatBackend(cfg)
+	backend, mode, err := chatBackend(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
@@ -85,7 +119,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func parseChat(args []string) (*chatConfig, error) {
+// parseChat reads chat's flags; for -h or --help it prints the usage on
+// stdout and returns flag.ErrHelp.
+func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg := &chatConfig{}
@@ -105,8 +141,32 @@ func parseChat(args []string) (*chatConfig, error) {
 		cfg.cards = append(cfg.cards, f)
 		return nil
 	})
+	fs.StringVar(&cfg.mode, "mode", "", "grammar, envelope or native (default: grammar for a llama.cpp server, native for other openai servers, envelope for ollama)")
+	var temperature, seed string
+	fs.StringVar(&temperature, "temperature", "", "sampling temperature, e.g. 0 (default: the server's)")
+	fs.StringVar(&seed, "seed", "", "sampling seed, for repeatable runs (default: none)")
+	fs.Var(&cfg.mcpCommands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
+	fs.Var(&cfg.mcpURLs, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
+	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			cli.PrintUsage(stdout, fs, helps["chat"].Usage)
+		}
 		return nil, err
+	}
+	if temperature != "" {
+		v, err := strconv.ParseFloat(temperature, 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("--temperature %q: want a number >= 0", temperature)
+		}
+		cfg.temperature = &v
+	}
+	if seed != "" {
+		v, err := strconv.ParseInt(seed, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seed %q: want an integer", seed)
+		}
+		cfg.seed = &v
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -125,6 +185,10 @@ func parseChat(args []string) (*chatConfig, error) {
 		return nil, fmt.Errorf("--script needs --backend scripted")
 	case cfg.once == "" && isFlagSet(fs, "once"):
 		return nil, fmt.Errorf("--once needs a request")
+	case cfg.mode != "" && cfg.mode != "grammar" && cfg.mode != "envelope" && cfg.mode != "native":
+		return nil, fmt.Errorf("--mode %q: want grammar, envelope or native", cfg.mode)
+	case cfg.mode == "grammar" && cfg.backend == "ollama":
+		return nil, fmt.Errorf("--mode grammar needs a llama.cpp server (--backend openai): the Ollama API takes no GBNF grammar")
 	}
 	cfg.principal.Tenant = tenant
 	for s := range strings.SplitSeq(scopes, ",") {
@@ -143,23 +207,39 @@ func isFlagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // chatBackend builds the model backend and the mode the agent runs it in.
-func chatBackend(cfg *chatConfig) (llm.Backend, llm.Mode, error) {
+func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, error) {
 	switch cfg.backend {
 	case "ollama":
 		if cfg.model == "" {
 			cfg.model = defaultOllamaModel
 		}
-		b, err := ollama.New(cfg.model, nil)
-		return b, llm.ModeEnvelope, err
+		b, err := ollama.New(cfg.model, &ollama.Options{Temperature: cfg.temperature, Seed: cfg.seed})
+		return b, chatMode(cfg.mode, llm.ModeEnvelope), err
 	case "openai":
+		base := os.Getenv("OPENAI_BASE_URL")
+		if os.Getenv("OPENAI_API_KEY") == "" && base == "" {
+			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
+		}
+		opts := &openai.Options{Temperature: cfg.temperature, Seed: cfg.seed}
+		mode := llm.ModeNative
+		if base != "" {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			props, err := openai.ProbeLlamaCpp(pctx, base, nil)
+			cancel()
+			if err == nil {
+				// llama.cpp: the GBNF constrains a weak local model, and
+				// its server names the model it loaded.
+				mode, opts.LegacyMaxTokens = llm.ModeGrammar, true
+				if cfg.model == "" {
+					cfg.model = "llama.cpp " + path.Base(props.ModelPath)
+				}
+			}
+		}
 		if cfg.model == "" {
 			cfg.model = defaultOpenAIModel
 		}
-		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-		}
-		b, err := openai.New(cfg.model, nil)
-		return b, llm.ModeNative, err
+		b, err := openai.New(cfg.model, opts)
+		return b, chatMode(cfg.mode, mode), err
 	}
 	cfg.model = "built-in script"
 	replies := builtinScript()
@@ -174,7 +254,20 @@ func chatBackend(cfg *chatConfig) (llm.Backend, llm.Mode, error) {
 			return nil, 0, err
 		}
 	}
-	return scripted.New(replies, nil), llm.ModeEnvelope, nil
+	return scripted.New(replies, nil), chatMode(cfg.mode, llm.ModeEnvelope), nil
+}
+
+// chatMode is --mode, or def when it is not given.
+func chatMode(flag string, def llm.Mode) llm.Mode {
+	switch flag {
+	case "grammar":
+		return llm.ModeGrammar
+	case "envelope":
+		return llm.ModeEnvelope
+	case "native":
+		return llm.ModeNative
+	}
+	return def
 }
 
 // builtinScript is what --backend scripted plays without --script,
@@ -285,18 +378,39 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 			fmt.Fprintf(w, "warning: %s\n", p)
 		}
 	}
+	servers, err := chatServers(cfg)
+	if err != nil {
+		return err
+	}
+	// A connected server's tools replace the demo catalog's entries of
+	// its namespace.
+	catalog = slices.DeleteFunc(catalog, func(t tools.Tool) bool {
+		return slices.ContainsFunc(servers, func(s mcp.Server) bool { return s.Name == t.Namespace() })
+	})
 	in := newLineReader(stdin)
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
-		Runtime: &runtime.Options{Mode: mode, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
+		Runtime: &runtime.Options{Mode: mode, Observer: p.observe, Approver: chatApprover(cfg, in, w), Filter: callable}})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, b.Close()) }()
+	quiet := slog.New(slog.DiscardHandler)
+	for _, s := range servers {
+		u, err := mcp.Connect(ctx, b.Registry, s, &mcp.Options{Logger: quiet})
+		if err != nil {
+			return err
+		}
+		defer u.Close()
+	}
 
 	snap := b.Registry.Snapshot()
 	view := snap.Authorize(cfg.principal)
+	if n := view.Len() - view.Filter(callable).Len(); n > 0 {
+		fmt.Fprintf(w, "chat: %d catalog tools have no MCP server connected and are not offered (connect one with --mcp, --mcp-url or --mcp-config).\n", n)
+		view = view.Filter(callable)
+	}
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
 		return err
@@ -341,6 +455,38 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 			return rerr
 		}
 	}
+}
+
+// callable keeps the tools a call can reach: a catalog entry whose MCP
+// server is not connected has no handler, and offering it would only let
+// the model pick a tool the gateway must refuse.
+func callable(t *tools.Tool) bool { return t.Handler != nil }
+
+// chatServers are the MCP servers of --mcp, --mcp-url and --mcp-config.
+func chatServers(cfg *chatConfig) ([]mcp.Server, error) {
+	var out []mcp.Server
+	for _, spec := range cfg.mcpCommands {
+		s, err := mcp.ParseCommandSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--mcp: %v", err)
+		}
+		out = append(out, s)
+	}
+	for _, spec := range cfg.mcpURLs {
+		s, err := mcp.ParseURLSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--mcp-url: %v", err)
+		}
+		out = append(out, s)
+	}
+	if cfg.mcpConfig != "" {
+		c, err := mcp.LoadConfig(cfg.mcpConfig)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c.List()...)
+	}
+	return out, nil
 }
 
 func orNone(s string) string {

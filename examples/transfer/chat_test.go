@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 var aliceArgs = []string{"--principal", "alice", "--tenant", "acme", "--scopes", "accounts:read,payments:write"}
@@ -172,6 +173,8 @@ type wire struct {
 	mu      sync.Mutex
 	raw     []string
 	replies []map[string]any // the assistant message of each response
+	// llamaCpp makes openai answer /props as a llama.cpp server does.
+	llamaCpp bool
 }
 
 func (w *wire) next(r *http.Request) map[string]any {
@@ -208,6 +211,10 @@ func (w *wire) ollama(rw http.ResponseWriter, r *http.Request) {
 
 // openai speaks OpenAI's Chat Completions.
 func (w *wire) openai(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/props" && w.llamaCpp {
+		io.WriteString(rw, `{"default_generation_settings":{"n_ctx":2048},"total_slots":1,"model_path":"/models/tiny.gguf","build_info":"b1-test"}`)
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		http.NotFound(rw, r)
 		return
@@ -297,7 +304,10 @@ func TestChatOverWire(t *testing.T) {
 				}
 				return
 			}
-			// Native mode: the shortlist as strict tools, plus find_tools.
+			// Native mode: the shortlist as strict tools. The demo catalog's
+			// MCP tools have no server connected and are not offered, so
+			// alice's three finance tools are the whole shortlist (no
+			// find_tools: there is nothing else to find).
 			var names []string
 			tls, _ := first["tools"].([]any)
 			for _, tl := range tls {
@@ -307,8 +317,11 @@ func TestChatOverWire(t *testing.T) {
 					t.Errorf("tool %v is not strict", fn["name"])
 				}
 			}
-			if !slices.Contains(names, "transfer_funds") || !slices.Contains(names, "find_tools") {
-				t.Errorf("tools sent = %v, want transfer_funds and find_tools", names)
+			if !slices.Contains(names, "transfer_funds") || len(names) != 3 {
+				t.Errorf("tools sent = %v, want alice's three finance tools, transfer_funds among them", names)
+			}
+			if !strings.Contains(out, "have no MCP server connected and are not offered") {
+				t.Errorf("output does not say the unconnected catalog tools are not offered:\n%s", out)
 			}
 		})
 	}
@@ -389,5 +402,89 @@ func TestChatInterruptAtPrompt(t *testing.T) {
 	code := run(ctx, append([]string{"chat", "--backend", "scripted"}, aliceArgs...), &out, &errOut)
 	if code != exitOK || !strings.HasSuffix(out.String(), "> \n") {
 		t.Errorf("interrupted at the prompt: code %d, stdout %q, stderr %q; want a clean exit", code, out.String(), errOut.String())
+	}
+}
+
+// TestChatModes: chat picks grammar mode for a llama.cpp server (its
+// /props says so), sends --temperature, --seed and a token budget, and
+// --mode overrides the default.
+func TestChatModes(t *testing.T) {
+	envelope := map[string]any{"role": "assistant", "content": `{"action":"answer","text":"Hello."}`}
+	for _, tc := range []struct {
+		name     string
+		llamaCpp bool
+		extra    []string
+		wantMode string // the key that carries the constraint
+	}{
+		{"llama.cpp: grammar", true, nil, "grammar"},
+		{"llama.cpp --mode envelope", true, []string{"--mode", "envelope"}, "response_format"},
+		{"other server: native", false, nil, "tools"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &wire{llamaCpp: tc.llamaCpp, replies: []map[string]any{envelope}}
+			if tc.wantMode == "tools" {
+				w.replies = []map[string]any{{"role": "assistant", "content": "Hello."}}
+			}
+			srv := httptest.NewServer(http.HandlerFunc(w.openai))
+			defer srv.Close()
+			t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			t.Setenv("OPENAI_API_KEY", "")
+			args := append([]string{"--backend", "openai", "--temperature", "0", "--seed", "7", "--once", "hello"}, tc.extra...)
+			code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), args...)...)
+			if code != exitOK || !strings.Contains(out, "Hello.") {
+				t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+			}
+			var body map[string]any
+			if err := json.Unmarshal([]byte(w.bodies()[0]), &body); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := body[tc.wantMode]; !ok {
+				t.Errorf("request has no %s: %.300s", tc.wantMode, w.bodies()[0])
+			}
+			if body["temperature"] != 0.0 || body["seed"] != 7.0 {
+				t.Errorf("temperature, seed = %v, %v, want 0, 7", body["temperature"], body["seed"])
+			}
+			budget, _ := body["max_tokens"].(float64)
+			if budget == 0 {
+				budget, _ = body["max_completion_tokens"].(float64)
+			}
+			if budget <= 0 {
+				t.Errorf("request carries no token budget: %.300s", w.bodies()[0])
+			}
+		})
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend", "scripted", "--mode", "json"}, `--mode "json"`},
+		{[]string{"--backend", "ollama", "--mode", "grammar"}, "--mode grammar needs a llama.cpp server"},
+		{[]string{"--backend", "scripted", "--temperature", "-1"}, `--temperature "-1"`},
+		{[]string{"--backend", "scripted", "--seed", "x"}, `--seed "x"`},
+		{[]string{"--backend", "scripted", "--mcp-url", "not a url"}, "--mcp-url"},
+	} {
+		code, _, errOut := runChatCmd(t, "", append(tc.args, aliceArgs...)...)
+		if (code != exitUsage && code != exitFailure) || !strings.Contains(errOut, tc.want) {
+			t.Errorf("chat %q = %d, stderr %q; want a failure naming %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestChatMCP connects a real MCP server (the reference memory server)
+// behind the demo catalog: its tools are offered, under its namespace.
+func TestChatMCP(t *testing.T) {
+	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
+	w := &wire{replies: []map[string]any{{"role": "assistant", "content": `{"action":"answer","text":"Done."}`}}}
+	srv := httptest.NewServer(http.HandlerFunc(w.ollama))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "ollama",
+		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--once", "remember that I like tea")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(w.bodies()[0], "create_entities") {
+		t.Errorf("the connected memory server's tools were not offered: %.500s", w.bodies()[0])
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 )
 
 // catalogFS holds the real MCP servers' tools/list results copied into the
@@ -468,7 +469,7 @@ func loadEmbeddedCatalogs() ([]tools.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		ts, err := tools.ParseCatalog(f, name, strings.TrimSuffix(path.Base(name), ".json"))
+		ts, err := catalog.Parse(f, name, strings.TrimSuffix(path.Base(name), ".json"))
 		f.Close()
 		if err != nil {
 			return nil, err

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,52 @@ func TestServeContract(t *testing.T) {
 		403, "PERMISSION_DENIED")
 	expect("bob (no payments:write) transfers", call("bob-token", "s-bob", 1, "bank/transfer_funds", transfer), 403, "PERMISSION_DENIED")
 	expect("unknown tool", call("alice-token", "s", 0, "bank/delete_everything", `{}`), 404, "UNKNOWN_TOOL")
+	expect("bare name of a tool bob may not use", call("bob-token", "s-bob", 2, "transfer_funds", transfer), 404, "UNKNOWN_TOOL")
+	if r := call("bob-token", "s-bob", 3, "get_balance", `{"account":"ACC-00009"}`); r.status != 200 {
+		t.Fatalf("get_balance by its bare name = %d %s %s, want 200", r.status, r.ErrorType, r.Message)
+	}
+
+	// Discovery answers with the bearer's authorized tools only.
+	discover := func(token, query string) (int, []string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+"/v1/discover", strings.NewReader(`{"query":`+strconv.Quote(query)+`,"k":3}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Candidates []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"input_schema"`
+			} `json:"candidates"`
+			Authorized int `json:"authorized"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatalf("discover %q: %v", query, err)
+		}
+		var names []string
+		for _, c := range out.Candidates {
+			if len(c.InputSchema) == 0 {
+				t.Errorf("discover %q: candidate %s without its input schema", query, c.Name)
+			}
+			names = append(names, c.Name)
+		}
+		return resp.StatusCode, names
+	}
+	if status, names := discover("alice-token", "send 50 dollars from my account to another account"); status != 200 || len(names) == 0 || names[0] != "bank/transfer_funds" {
+		t.Errorf("discover(send money) as alice = %d %v, want bank/transfer_funds first", status, names)
+	}
+	for _, tok := range []string{"alice-token", "bob-token"} {
+		status, names := discover(tok, "issue a full refund of a transaction")
+		if status != 200 || slices.Contains(names, "bank/issue_full_refund") {
+			t.Errorf("discover(refund) as %s = %d %v; the refund tool needs billing:admin", tok, status, names)
+		}
+	}
+	if status, names := discover("carol-token", "issue a full refund of a transaction"); status != 200 || !slices.Contains(names, "bank/issue_full_refund") {
+		t.Errorf("discover(refund) as carol = %d %v, want bank/issue_full_refund", status, names)
+	}
 
 	// Validation: JSON pointers per violation; nothing executed.
 	for _, tc := range []struct {

@@ -14,6 +14,9 @@
 //
 //	{"tokens":{"<bearer>":{"principal":"alice","tenant":"acme","scopes":["payments:write"]}}}
 //
+// "transfer help [CMD]", "transfer --help" and "transfer CMD --help" print
+// usage with every flag and an example on stdout and exit 0.
+//
 // Exit codes: 0 ok, 1 a failure, 2 a usage error with a one-line reason on stderr.
 package main
 
@@ -24,6 +27,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli"
 )
 
 const (
@@ -46,11 +51,20 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := ""
-	if len(args) > 0 {
+	if len(args) > 0 && !cli.IsHelpFlag(args[0]) {
 		name, args = args[0], args[1:]
 	}
-	if name == "-h" || name == "--help" || name == "help" {
-		fmt.Fprintf(stderr, "usage: transfer [%s] [flags]\n", strings.Join(commandNames(), "|"))
+	switch {
+	case name == "help" && len(args) == 0, name == "" && len(args) == 1 && cli.IsHelpFlag(args[0]):
+		overview(stdout)
+		return exitOK
+	case name == "help" && len(args) == 1:
+		name, args = args[0], []string{"--help"}
+		if name == "demo" {
+			name = ""
+		}
+	case name == "help":
+		fmt.Fprintf(stderr, "transfer help: want at most one command, got %q\n", strings.Join(args, " "))
 		return exitUsage
 	}
 	cmd, ok := commands[name]
@@ -58,7 +72,59 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "transfer: unknown command %q (want one of %s)\n", name, strings.Join(commandNames(), ", "))
 		return exitUsage
 	}
+	if u := helps[name]; u.NoFlags && len(args) == 1 && cli.IsHelpFlag(args[0]) {
+		cli.PrintUsage(stdout, nil, u.Usage)
+		return exitOK
+	}
 	return cmd(ctx, args, stdout, stderr)
+}
+
+// commandUsage is a command's help; NoFlags marks the commands that take
+// no flags, whose --help run answers for them.
+type commandUsage struct {
+	cli.Usage
+	NoFlags bool
+}
+
+// helps holds every command's usage, by name ("" is the demo).
+var helps = map[string]commandUsage{
+	"": {NoFlags: true, Usage: cli.Usage{
+		Synopsis: "transfer",
+		Summary:  "The guided demo on embedded defaults (scripted model, SQLite in a temporary folder): discovery, the turn grammar, a transfer, a replayed duplicate, a denied admin call.",
+		Examples: []string{"go run ./examples/transfer"},
+	}},
+	"serve": {Usage: cli.Usage{
+		Synopsis: "transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]",
+		Summary:  "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics) over the finance tools and a SQLite ledger in DIR.",
+		Examples: []string{
+			"go run ./examples/transfer serve --addr 127.0.0.1:8080 --data ./bank --tokens examples/transfer/testdata/tokens.json",
+		},
+	}},
+	"chat": {Usage: cli.Usage{
+		Synopsis: `transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
+			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--v]`,
+		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
+		Examples: []string{
+			`go run ./examples/transfer chat --backend scripted --principal alice --tenant acme --scopes accounts:read,payments:write --once "move 25 USD from ACC-00001 to ACC-00002"`,
+			`OLLAMA_HOST=http://127.0.0.1:11434 go run ./examples/transfer chat --backend ollama --model qwen3:8b --principal alice --tenant acme --scopes accounts:read`,
+		},
+	}},
+	"team": {NoFlags: true, Usage: cli.Usage{
+		Synopsis: "transfer team",
+		Summary:  "Router–worker agents and the untrusted-output policy, on embedded defaults.",
+		Examples: []string{"go run ./examples/transfer team"},
+	}},
+}
+
+// overview is "transfer help": every command with its summary.
+func overview(w io.Writer) {
+	fmt.Fprint(w, "transfer is toolgate's financial-transfer example.\n\nusage: transfer [command] [flags]\n\nCommands:\n")
+	fmt.Fprintf(w, "  %-6s %s\n", "(none)", helps[""].Summary)
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-6s %s\n", n, helps[n].Summary)
+	}
+	fmt.Fprintf(w, "  %-6s %s\n", "help", "This overview, or one command's usage: transfer help CMD (or transfer CMD --help).")
+	fmt.Fprint(w, "\nExit codes: 0 ok, 1 a failure, 2 a usage error (one line on stderr).\n\nExample:\n  go run ./examples/transfer serve --help\n")
 }
 
 func commandNames() []string {

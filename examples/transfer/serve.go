@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -17,7 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func init() { commands["serve"] = runServe }
@@ -42,9 +47,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
 	storeSpec := fs.String("store", "", "gateway store shared by several serve processes: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (default: SQLite gateway.db in --data)")
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease; a crashed call's slot frees after both")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitUsage
+	if code, ok := cli.ParseFlags("transfer", fs, helps["serve"].Usage, args, stdout, stderr); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -85,8 +89,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitFailure
 	}
-	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log}),
-		*toolTimeout+*leaseGrace+30*time.Second)
+	disc, err := discovery.New(nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitFailure
+	}
+	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log,
+		Discover: discoverHook(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	go purgeLoop(ctx, b.gw, log)
@@ -111,6 +120,48 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	return exitOK
+}
+
+// discoverAnswer is the body of POST /v1/discover: the CLI's `discover
+// --format json` shape, with each candidate's description and input schema
+// so that a client can call it.
+type discoverAnswer struct {
+	Query           string                `json:"query"`
+	Candidates      []discoveredCandidate `json:"candidates"`
+	Authorized      int                   `json:"authorized"`
+	ShortlistTokens int                   `json:"shortlist_tokens"`
+	CatalogTokens   int                   `json:"catalog_tokens"`
+	Reformulated    bool                  `json:"reformulated"`
+}
+
+type discoveredCandidate struct {
+	Name        string          `json:"name"` // the tool's ID
+	Score       float64         `json:"score"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// discoverHook answers POST /v1/discover with the shortlist of the tools
+// the bearer may use (the view is authorized before any search, so nothing
+// else can be returned).
+func discoverHook(d *discovery.Discoverer, reg *tools.Registry) gateway.DiscoverFunc {
+	return func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
+		sl, err := d.Shortlist(ctx, reg.Snapshot().Authorize(p), discovery.Request{Query: query, K: k})
+		if err != nil {
+			return nil, err
+		}
+		out := discoverAnswer{Query: sl.Query, Candidates: []discoveredCandidate{}, Authorized: sl.Authorized,
+			ShortlistTokens: sl.ShortlistTokens, CatalogTokens: sl.CatalogTokens, Reformulated: sl.Reformulated}
+		for _, c := range sl.Candidates {
+			desc := c.Tool.Description
+			if desc == "" {
+				desc = c.Tool.Card.Summary
+			}
+			out.Candidates = append(out.Candidates, discoveredCandidate{Name: c.Tool.ID, Score: math.Round(c.Score*1e4) / 1e4,
+				Description: desc, InputSchema: c.Tool.InputSchema})
+		}
+		return out, nil
+	}
 }
 
 func purgeLoop(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {

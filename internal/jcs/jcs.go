@@ -17,12 +17,33 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("jcs: invalid JSON")
+
+// SyntaxError is a parse error: where in the input it was found and what.
+// It wraps ErrSyntax.
+type SyntaxError struct {
+	// Offset is the byte offset in the input at which parsing stopped.
+	Offset int
+	// Msg says what is wrong ("duplicate member name \"a\"").
+	Msg string
+	// Duplicate reports a member name given twice in one object (Msg then
+	// names the member, which a caller may have to keep secret: a token).
+	Duplicate bool
+}
+
+// Error reads "jcs: invalid JSON: offset N: msg".
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%v: offset %d: %s", ErrSyntax, e.Offset, e.Msg)
+}
+
+// Unwrap returns ErrSyntax.
+func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
 // ErrUnsupported is wrapped when a value cannot be canonicalized (NaN,
 // infinities, numbers out of range, Go types outside the JSON data model).
@@ -63,7 +84,7 @@ type parser struct {
 }
 
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: offset %d: %s", ErrSyntax, p.pos, fmt.Sprintf(format, args...))
+	return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) skipSpace() {
@@ -130,7 +151,7 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, err
 		}
 		if _, dup := obj[name]; dup {
-			return nil, p.errorf("duplicate member name %q", name)
+			return nil, &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("duplicate member name %q", name), Duplicate: true}
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -549,4 +570,85 @@ func AppendNumber(dst []byte, f float64) ([]byte, error) {
 		dst = strconv.AppendInt(dst, int64(n-1), 10)
 	}
 	return dst, nil
+}
+
+// Exact reports whether canonicalization keeps the value of the JSON
+// number literal num: the double nearest to it, written as RFC 8785
+// writes it (shortest round-trip digits), is the same decimal number. It
+// is false for more significant digits than a double holds
+// ("1.0000000000000000001", "9007199254740993.0",
+// "9.007199254740993e15"), for an underflow to zero ("1e-400") and for
+// anything that is not a finite number literal. Equal values in other
+// notations ("1.50", "15e-1", "0.0") are exact. Its cost is linear in
+// len(num).
+func Exact(num string) bool {
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return false
+	}
+	if len(num) <= 15 && strings.Trim(num, "-.0123456789") == "" {
+		// At most 15 digits in plain notation: at most 15 significant
+		// digits, at least 1e-14 unless zero.
+		return true
+	}
+	neg, digits, exp, ok := decimal(num)
+	if !ok || strings.Trim(num, "-+.eE0123456789") != "" {
+		return false
+	}
+	if f == 0 {
+		return digits == ""
+	}
+	if len(digits) <= 15 && exp > -290 && exp < 300 {
+		// At most 15 significant digits, away from the subnormals: the
+		// double keeps every such decimal (DBL_DIG is 15).
+		return true
+	}
+	var buf [32]byte
+	cneg, cdigits, cexp, _ := decimal(string(strconv.AppendFloat(buf[:0], f, 'e', -1, 64)))
+	return neg == cneg && digits == cdigits && exp == cexp
+}
+
+// decimal splits a number literal into its sign, its significant digits
+// (no leading or trailing zeros; "" for zero) and the exponent n of
+// 0.digits × 10^n. ok is false for a malformed literal or an exponent
+// beyond ±10^9 (the caller has already seen ParseFloat accept it, so such
+// an exponent means an underflow or an overflow).
+func decimal(s string) (neg bool, digits string, exp int, ok bool) {
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	mant, e, hasExp := strings.Cut(s, "e")
+	if !hasExp {
+		mant, e, hasExp = strings.Cut(s, "E")
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	all := intPart + frac
+	if strings.Trim(all, "0") == "" {
+		return neg, "", 0, all != ""
+	}
+	exp = len(intPart)
+	if hasExp {
+		sign := ""
+		if e != "" && (e[0] == '+' || e[0] == '-') {
+			sign, e = e[:1], e[1:]
+		}
+		e = strings.TrimLeft(e, "0")
+		if len(e) > 10 {
+			return false, "", 0, false
+		}
+		if e == "" {
+			e = "0"
+		}
+		n, err := strconv.Atoi(sign + e)
+		if err != nil || n > 1e9 || n < -1e9 {
+			return false, "", 0, false
+		}
+		exp += n
+	}
+	i := 0
+	for i < len(all) && all[i] == '0' {
+		i++
+	}
+	exp -= i
+	return neg, strings.TrimRight(all[i:], "0"), exp, true
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
@@ -163,5 +164,83 @@ func TestWriterExecBareAndHooks(t *testing.T) {
 	}
 	if begun != 3 || ended != 3 || batches != 3 {
 		t.Errorf("hooks ran begin=%d end=%d (rows %d), want 3 each (three sequential writes)", begun, ended, batches)
+	}
+}
+
+// DoMerged calls that share a batch run as one merge call with all their
+// items (how many share one depends on timing, so it is not asserted);
+// every item is written exactly once; a failing merge (here: the
+// group whose items include a duplicate key) writes none of its items and
+// gives each of its calls the error, while the other writes commit.
+func TestWriterMerges(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY); CREATE TABLE u(k INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	w := sqliteutil.NewWriter(db.W, 0, nil)
+	defer w.Close()
+	var mu sync.Mutex
+	var merges, largest int
+	insert := func(table string) sqliteutil.MergeFunc {
+		return func(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
+			mu.Lock()
+			merges++
+			largest = max(largest, len(items))
+			mu.Unlock()
+			for _, it := range items {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+"(k) VALUES (?)", it); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = w.DoMerged(ctx, "t", i, insert("t"))
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("DoMerged(%d) = %v, want nil", i, err)
+		}
+	}
+	var rows, distinct int
+	db.R.QueryRow("SELECT count(*), count(DISTINCT k) FROM t").Scan(&rows, &distinct)
+	if rows != n || distinct != n {
+		t.Errorf("rows = %d (%d distinct), want %d: every item written once", rows, distinct, n)
+	}
+	if merges > n || largest > n {
+		t.Errorf("%d merge calls for %d items (largest %d); want at most one call and one item per DoMerged", merges, n, largest)
+	}
+
+	// k=1 is already in u: the merge holding it fails as a whole.
+	if err := w.DoMerged(ctx, "u", 1, insert("u")); err != nil {
+		t.Fatal(err)
+	}
+	var failed, ok atomic.Int32
+	for i := range 50 {
+		wg.Go(func() {
+			err := w.DoMerged(ctx, "u", 1+i%2*(100+i), insert("u")) // even i: k=1, a duplicate
+			if err != nil {
+				failed.Add(1)
+			} else {
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	var inU int
+	db.R.QueryRow("SELECT count(*) FROM u").Scan(&inU)
+	if failed.Load() < 25 || int(ok.Load())+1 != inU {
+		t.Errorf("%d calls failed, %d succeeded, %d rows in u; want every even call to fail and exactly the succeeded calls' rows written (+1)", failed.Load(), ok.Load(), inU)
 	}
 }

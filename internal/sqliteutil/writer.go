@@ -75,6 +75,11 @@ type writeOp struct {
 	ctx  context.Context
 	fn   WriteFunc
 	bare bool // fn runs without a savepoint
+	// merge, when set, runs once for the ops of a batch that share key,
+	// with their items in order (DoMerged).
+	merge MergeFunc
+	key   string
+	item  any
 	// query, when fn is nil, is a single statement run without a savepoint
 	// (a failing statement changes nothing by itself); n gets its row count.
 	query string
@@ -128,6 +133,21 @@ func (w *Writer) Do(ctx context.Context, fn WriteFunc) error {
 // write.
 func (w *Writer) DoBare(ctx context.Context, fn WriteFunc) error {
 	return w.submit(ctx, &writeOp{ctx: ctx, fn: fn, bare: true, err: make(chan error, 1)})
+}
+
+// MergeFunc writes the items of several DoMerged calls at once. It runs
+// inside a savepoint: when it fails, none of the items is written, and every
+// one of the calls gets the error.
+type MergeFunc func(ctx context.Context, tx *Tx, items []any) error
+
+// DoMerged is Do for writes that are cheaper together (appends to one
+// table: one multi-row INSERT instead of N statements): the DoMerged calls
+// with the same key that land in one batch run as one call of merge, the
+// first call's, with all their items in arrival order, at the place of
+// the first of them. Each call returns once the batch is committed, with
+// merge's error or the commit's.
+func (w *Writer) DoMerged(ctx context.Context, key string, item any, merge MergeFunc) error {
+	return w.submit(ctx, &writeOp{ctx: ctx, merge: merge, key: key, item: item, err: make(chan error, 1)})
 }
 
 // Exec runs one statement in the next batch, like Do, and returns the
@@ -262,12 +282,19 @@ func (w *Writer) run(batch []*writeOp) {
 		}
 	}
 	errs := make([]error, len(batch))
+	merged := make([]bool, len(batch))
 	for i, op := range batch {
+		if merged[i] {
+			continue
+		}
 		if err := op.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
 		switch {
+		case op.merge != nil:
+			runMerged(ctx, tx, batch, i, merged, errs)
+			continue
 		case op.fn == nil:
 			errs[i] = runStatement(ctx, tx, op)
 			continue
@@ -291,6 +318,33 @@ func (w *Writer) run(batch []*writeOp) {
 		op.err <- errs[i]
 	}
 	w.prepareNew(ctx)
+}
+
+// runMerged runs batch[first]'s merge with the items of every op of its
+// key from first on whose context is live, and gives them all its error.
+func runMerged(ctx context.Context, tx *Tx, batch []*writeOp, first int, merged []bool, errs []error) {
+	key := batch[first].key
+	var group []int
+	var items []any
+	for i := first; i < len(batch); i++ {
+		op := batch[i]
+		if op.merge == nil || op.key != key || merged[i] {
+			continue
+		}
+		merged[i] = true
+		if err := op.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		group = append(group, i)
+		items = append(items, op.item)
+	}
+	err := runIsolated(ctx, tx, &writeOp{ctx: context.Background(), fn: func(ctx context.Context, tx *Tx) error {
+		return batch[first].merge(ctx, tx, items)
+	}})
+	for _, i := range group {
+		errs[i] = err
+	}
 }
 
 func runStatement(ctx context.Context, tx *Tx, op *writeOp) error {

@@ -73,17 +73,25 @@ func Shared(tb testing.TB, rel string) string {
 // /tmp/gbnfcheck/bin/gbnf-check, else on $PATH).
 func GBNFCheck(tb testing.TB) string {
 	tb.Helper()
-	return program(tb, "TOOLGATE_GBNF_CHECK", "/tmp/gbnfcheck/bin/gbnf-check", "gbnf-check")
+	return program(tb, "TOOLGATE_GBNF_CHECK", "/tmp/gbnfcheck/bin/gbnf-check", "gbnf-check", "bash ../shared/tools/gbnfcheck/build.sh")
 }
 
 // Schema2GBNF returns the path of llama.cpp's JSON-Schema converter built
 // beside gbnf-check ($TOOLGATE_SCHEMA2GBNF, else /tmp/gbnfcheck/bin/schema2gbnf).
 func Schema2GBNF(tb testing.TB) string {
 	tb.Helper()
-	return program(tb, "TOOLGATE_SCHEMA2GBNF", "/tmp/gbnfcheck/bin/schema2gbnf", "schema2gbnf")
+	return program(tb, "TOOLGATE_SCHEMA2GBNF", "/tmp/gbnfcheck/bin/schema2gbnf", "schema2gbnf", "bash ../shared/tools/gbnfcheck/build.sh")
 }
 
-func program(tb testing.TB, env, def, name string) string {
+// Chromium returns the path of a headless-capable Chromium for the tests
+// that render a report page ($TOOLGATE_CHROMIUM, else chromium on $PATH;
+// .ci/run installs Debian's).
+func Chromium(tb testing.TB) string {
+	tb.Helper()
+	return program(tb, "TOOLGATE_CHROMIUM", "/usr/bin/chromium", "chromium", "apt-get install chromium")
+}
+
+func program(tb testing.TB, env, def, name, install string) string {
 	tb.Helper()
 	if p := os.Getenv(env); p != "" {
 		return p
@@ -94,7 +102,7 @@ func program(tb testing.TB, env, def, name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	missing(tb, name+" is not built (bash ../shared/tools/gbnfcheck/build.sh)")
+	missing(tb, name+" is not installed ("+install+")")
 	return ""
 }
 

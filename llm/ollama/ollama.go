@@ -15,6 +15,7 @@
 package ollama
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,12 @@ type Options struct {
 	// KeepAlive is how long the server keeps the model loaded after a
 	// request. 0 means the server's default.
 	KeepAlive time.Duration
+	// Temperature is the sampling temperature of requests that set none
+	// (options.temperature). nil means the model's default (0.8 for most).
+	Temperature *float64
+	// Seed is the sampling seed of requests that set none (options.seed);
+	// with Temperature 0 it makes runs repeatable. nil means none.
+	Seed *int64
 }
 
 // Backend talks to one Ollama server and model. It is safe for concurrent use.
@@ -74,6 +81,9 @@ func New(model string, opts *Options) (*Backend, error) {
 	}
 	if o.NumCtx < 0 || o.KeepAlive < 0 {
 		return nil, errors.New("ollama: Options.NumCtx and Options.KeepAlive must not be negative")
+	}
+	if o.Temperature != nil && !(*o.Temperature >= 0) {
+		return nil, fmt.Errorf("ollama: Options.Temperature %v must not be negative", *o.Temperature)
 	}
 	base := envconfig.Host() // what api.ClientFromEnvironment uses
 	if o.BaseURL != "" {
@@ -187,8 +197,11 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 	if req.MaxTokens > 0 {
 		creq.Options["num_predict"] = req.MaxTokens
 	}
-	if req.Temperature != nil {
-		creq.Options["temperature"] = *req.Temperature
+	if t := cmp.Or(req.Temperature, b.opts.Temperature); t != nil {
+		creq.Options["temperature"] = *t
+	}
+	if seed := cmp.Or(req.Seed, b.opts.Seed); seed != nil {
+		creq.Options["seed"] = *seed
 	}
 	if b.opts.NumCtx > 0 {
 		creq.Options["num_ctx"] = b.opts.NumCtx

@@ -573,3 +573,36 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 		})
 	}
 }
+
+func TestSamplingOptions(t *testing.T) {
+	f64 := func(v float64) *float64 { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name             string
+		opts             *ollama.Options
+		reqTemp          *float64
+		reqSeed          *int64
+		wantTemp, wantSd any
+	}{
+		{"none", nil, nil, nil, nil, nil},
+		{"backend defaults", &ollama.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
+		{"request overrides", &ollama.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
+			req := backendtest.Request(llm.ModeEnvelope)
+			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
+			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			opts, _ := backendtest.DecodeBody(t, f.requests()[0])["options"].(map[string]any)
+			if opts["temperature"] != tc.wantTemp || opts["seed"] != tc.wantSd {
+				t.Errorf("options temperature, seed = %v, %v, want %v, %v", opts["temperature"], opts["seed"], tc.wantTemp, tc.wantSd)
+			}
+		})
+	}
+	if _, err := ollama.New("m", &ollama.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
+	}
+}

@@ -3,9 +3,11 @@ package openai_test
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
 	"github.com/toolgate/toolgate/llm/openai"
@@ -35,33 +37,55 @@ func TestLive(t *testing.T) {
 	}
 }
 
-// TestLiveLlamaCpp runs ModeGrammar against a llama.cpp server when
-// TOOLGATE_LLAMACPP_URL names one (e.g. http://localhost:8080/v1). It is
-// skipped, saying so, otherwise.
+// TestLiveLlamaCpp runs against a llama.cpp server when
+// TOOLGATE_LLAMACPP_URL names one (e.g. http://localhost:8080/v1), greedy
+// with a fixed seed: ModeGrammar with a GBNF that allows only an answer
+// (the grammar, not the model, decides the action), and ModeEnvelope
+// through response_format json_schema, where any model must produce a
+// usable envelope (repaired if need be). It is skipped, saying so,
+// otherwise.
 func TestLiveLlamaCpp(t *testing.T) {
-	url := os.Getenv("TOOLGATE_LLAMACPP_URL")
-	if url == "" {
-		t.Skip("TOOLGATE_LLAMACPP_URL is not set: no live llama.cpp server to test against")
-	}
-	b, err := openai.New("local", &openai.Options{BaseURL: url, APIKey: "none", LegacyMaxTokens: true})
+	url := testenv.LlamaCpp(t)
+	temp, seed := 0.0, int64(1)
+	b, err := openai.New("local", &openai.Options{BaseURL: url, APIKey: "none", LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := openai.ProbeLlamaCpp(context.Background(), url, nil); err != nil {
+		t.Errorf("ProbeLlamaCpp: %v, want the server recognized as llama.cpp", err)
 	}
 	cb, err := llm.Checked(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	// backendtest.GBNF allows only an answer envelope: the grammar, not
-	// the model, decides the action.
-	resp, err := cb.Chat(ctx, backendtest.Request(llm.ModeGrammar))
-	if err != nil {
-		t.Fatalf("Chat: %v", err)
-	}
-	if resp.Action != llm.ActionAnswer {
-		t.Errorf("Chat = %s (%s), want the answer the grammar forces", resp.Action, resp.Raw)
-	}
+	t.Run("grammar", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		resp, err := cb.Chat(ctx, backendtest.Request(llm.ModeGrammar))
+		if err != nil {
+			t.Fatalf("Chat: %v", err)
+		}
+		if resp.Action != llm.ActionAnswer {
+			t.Errorf("Chat = %s (%s), want the answer the grammar forces", resp.Action, resp.Raw)
+		}
+	})
+	t.Run("envelope", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		req := backendtest.Request(llm.ModeEnvelope)
+		req.MaxTokens = 0 // Checked's budget, sized to the constraint
+		resp, err := cb.Chat(ctx, req)
+		if err != nil {
+			t.Fatalf("Chat: %v", err)
+		}
+		t.Logf("raw: %s; usage %+v", resp.Raw, resp.Usage)
+		if resp.Action == llm.ActionCall && !slices.Contains(req.ToolNames(), resp.Calls[0].Name) {
+			t.Errorf("Chat = call of %s, want a shortlisted tool", resp.Calls[0].Name)
+		}
+		if resp.Usage.CompletionTokens == 0 {
+			t.Errorf("usage %+v: want the server's completion count", resp.Usage)
+		}
+	})
 }
 
 func liveModes(t *testing.T, b llm.Backend, modes ...llm.Mode) {

@@ -27,6 +27,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,6 +61,13 @@ type Options struct {
 	// LegacyMaxTokens sends Request.MaxTokens as `max_tokens` instead of
 	// `max_completion_tokens`, for servers that know only the old name.
 	LegacyMaxTokens bool
+	// Temperature is the sampling temperature of requests that set none.
+	// nil means the server's default (1 for OpenAI, 0.8 for llama.cpp).
+	Temperature *float64
+	// Seed is the sampling seed of requests that set none; with
+	// Temperature 0 it makes runs repeatable on servers that honour it
+	// (llama.cpp; OpenAI on a best-effort basis). nil means none.
+	Seed *int64
 }
 
 // Backend talks to one Chat Completions endpoint and model. It is safe for
@@ -86,6 +94,9 @@ func New(model string, opts *Options) (*Backend, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.Temperature != nil && !(*o.Temperature >= 0) {
+		return nil, fmt.Errorf("openai: Options.Temperature %v must not be negative", *o.Temperature)
 	}
 	ropts := []option.RequestOption{option.WithMaxRetries(0)}
 	if o.BaseURL != "" {
@@ -148,8 +159,10 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	}
 	if req.Constraint.Mode != llm.ModeNative {
 		resp.Raw = msg.Content
-		if req.Constraint.Mode == llm.ModeEnvelope && needsWrapper(req.Constraint.EnvelopeSchema) {
-			resp.Raw = unwrap(msg.Content)
+		if req.Constraint.Mode == llm.ModeEnvelope {
+			if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
+				resp.Raw = llm.UnwrapEnvelope(msg.Content)
+			}
 		}
 	}
 	if choice.Message.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -208,8 +221,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
 		}
 	}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
+	if t := cmp.Or(req.Temperature, b.opts.Temperature); t != nil {
+		p.Temperature = param.NewOpt(*t)
+	}
+	if seed := cmp.Or(req.Seed, b.opts.Seed); seed != nil {
+		p.Seed = param.NewOpt(*seed)
 	}
 	var (
 		ropts     []option.RequestOption
@@ -219,10 +235,7 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 	switch req.Constraint.Mode {
 	case llm.ModeEnvelope:
 		msgs = llm.WithToolPrompt(req)
-		schema := req.Constraint.EnvelopeSchema
-		if needsWrapper(schema) {
-			schema = wrapSchema(schema)
-		}
+		schema, _ := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema)
 		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
 				Name:   envelopeSchemaName,
@@ -387,70 +400,4 @@ func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error
 		out[d.Index] = v
 	}
 	return out, nil
-}
-
-// OpenAI's strict structured outputs need an object at the schema's root,
-// not a union (anyOf), which is what an envelope schema is. Such a schema
-// is sent wrapped as the one property "envelope" of a root object (its
-// $defs moved to the root, where its $refs point), and the reply
-// {"envelope":{...}} is unwrapped before it is parsed.
-const wrapperKey = "envelope"
-
-// needsWrapper reports whether schema's root is not a plain object schema.
-func needsWrapper(schema json.RawMessage) bool {
-	var root struct {
-		Type  any             `json:"type"`
-		AnyOf json.RawMessage `json:"anyOf"`
-		OneOf json.RawMessage `json:"oneOf"`
-	}
-	if json.Unmarshal(schema, &root) != nil {
-		return false
-	}
-	return root.Type != "object" || root.AnyOf != nil || root.OneOf != nil
-}
-
-func wrapSchema(schema json.RawMessage) json.RawMessage {
-	// "$ref":"#/$defs/x" points at the document's root: the definitions
-	// move up to the wrapper's root so that the references still resolve.
-	var inner map[string]json.RawMessage
-	if err := json.Unmarshal(schema, &inner); err != nil {
-		return schema
-	}
-	defs := map[string]json.RawMessage{}
-	for _, k := range []string{"$defs", "definitions"} {
-		if d, ok := inner[k]; ok {
-			defs[k] = d
-			delete(inner, k)
-		}
-	}
-	innerJSON, err := json.Marshal(inner)
-	if err != nil {
-		return schema
-	}
-	var b bytes.Buffer
-	b.WriteString(`{"type":"object","properties":{"` + wrapperKey + `":`)
-	b.Write(innerJSON)
-	b.WriteString(`},"required":["` + wrapperKey + `"],"additionalProperties":false`)
-	for _, k := range []string{"$defs", "definitions"} {
-		if d, ok := defs[k]; ok {
-			b.WriteString(`,"` + k + `":`)
-			b.Write(d)
-		}
-	}
-	b.WriteString(`}`)
-	return b.Bytes()
-}
-
-// unwrap returns the envelope inside {"envelope": ...}; content that is
-// not exactly that is returned as it is, for the parser to reject.
-func unwrap(content string) string {
-	var outer map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(content), &outer); err != nil || len(outer) != 1 {
-		return content
-	}
-	inner, ok := outer[wrapperKey]
-	if !ok {
-		return content
-	}
-	return string(inner)
 }

@@ -728,3 +728,58 @@ func TestConcurrentChats(t *testing.T) {
 		t.Errorf("%d requests, want 8", n)
 	}
 }
+
+func TestSamplingOptions(t *testing.T) {
+	f64 := func(v float64) *float64 { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name             string
+		opts             *openai.Options
+		reqTemp          *float64
+		reqSeed          *int64
+		wantTemp, wantSd any
+	}{
+		{"none", nil, nil, nil, nil, nil},
+		{"backend defaults", &openai.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
+		{"request overrides", &openai.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
+			req := backendtest.Request(llm.ModeGrammar)
+			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
+			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			body := backendtest.DecodeBody(t, f.requests()[0])
+			if body["temperature"] != tc.wantTemp || body["seed"] != tc.wantSd {
+				t.Errorf("temperature, seed = %v, %v, want %v, %v", body["temperature"], body["seed"], tc.wantTemp, tc.wantSd)
+			}
+		})
+	}
+	if _, err := openai.New("m", &openai.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
+	}
+}
+
+func TestProbeLlamaCpp(t *testing.T) {
+	mux := http.NewServeMux()
+	// The shape of llama.cpp's /props (tools/server), trimmed.
+	mux.HandleFunc("GET /llama/props", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"default_generation_settings":{"n_ctx":2048,"params":{"temperature":0.8}},"total_slots":1,"model_path":"/m/tiny.gguf","chat_template":"x","build_info":"b1-abc"}`)
+	})
+	mux.HandleFunc("GET /other/props", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"object":"list"}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	props, err := openai.ProbeLlamaCpp(context.Background(), srv.URL+"/llama/v1", nil)
+	if err != nil || props.ModelPath != "/m/tiny.gguf" || props.BuildInfo != "b1-abc" || props.ContextSize != 2048 {
+		t.Errorf("ProbeLlamaCpp(llama.cpp) = %+v, %v; want its model, build and n_ctx", props, err)
+	}
+	for _, base := range []string{srv.URL + "/other/v1", srv.URL + "/missing/v1", "http://127.0.0.1:1/v1"} {
+		if props, err := openai.ProbeLlamaCpp(context.Background(), base, nil); err == nil {
+			t.Errorf("ProbeLlamaCpp(%s) = %+v, want an error: not llama.cpp", base, props)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
 	}
 	if err != nil {
-		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not read the approval"}
+		return nil, g.storeFailure(ctx, "read the approval", err)
 	}
 	if a.Requester == approver.ID {
 		g.metrics.denied(a.Slot.Tool, "self_approval")
@@ -76,7 +76,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	case errors.Is(err, ErrNotFound):
 		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
 	default:
-		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not grant the approval"}
+		return nil, g.storeFailure(ctx, "grant the approval", err)
 	}
 }
 
@@ -93,10 +93,20 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
 	}
 	if err != nil {
-		return nil, &Error{Type: Internal, Retryable: true, Message: "the gateway could not read the approval"}
+		return nil, g.storeFailure(ctx, "read the approval", err)
 	}
 	if a.Requester != p.ID && !p.HasScope(ApprovalScope) {
 		return nil, &Error{Type: PermissionDenied, Message: "reading another principal's approval needs scope " + ApprovalScope}
 	}
 	return &a, nil
+}
+
+// storeFailure logs a store error under a fresh error ID and returns the
+// INTERNAL_ERROR a client sees: what could not be done and the ID.
+func (g *Gateway) storeFailure(ctx context.Context, what string, err error) *Error {
+	id := newErrorID()
+	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure", slog.String("error_id", id),
+		slog.String("step", what), slog.String("error", err.Error()))
+	return &Error{Type: Internal, Retryable: true, ErrorID: id,
+		Message: "the gateway could not " + what + "; retry (error " + id + ")"}
 }

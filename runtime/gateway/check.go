@@ -12,7 +12,7 @@ import "context"
 func (g *Gateway) Check(ctx context.Context, call Call) error {
 	t, _, _, gerr := admit(g.reg.Snapshot(), call)
 	if gerr == nil {
-		gerr = g.validate(ctx, &exec{call: call, tool: t})
+		_, gerr = g.validate(ctx, call, t)
 	}
 	if gerr != nil {
 		return gerr

@@ -20,10 +20,21 @@
 // decoding and domain rules), derives the idempotency key (DeriveKey:
 // sha256 over the length-prefixed tenant, principal, session id, step, tool
 // and RFC 8785 canonical arguments — never a model-generated id), claims
-// the slot (tenant, session, step, tool) in the Store, checks the approval
+// the slot (tenant, principal, session, step, tool) in the Store, checks the approval
 // when the tool is irreversible or Options.NeedsApproval says so, runs the
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
+//
+// # Decide, then do
+//
+// After authorization, what a call does next is decided by a pure function
+// of what the gateway knows so far (the rate-limit token, the validation,
+// the claim, the approval, the handler's classified outcome, the record),
+// kept apart from doing it as etcd raft keeps Step apart from Ready:
+// Execute performs the one action decided (a store operation, the
+// validation, the policy hook, the handler), adds its result to what it
+// knows and asks again, until the answer. Every row of the table below is
+// a row of the decision's table test.
 //
 // # What the gateway records
 //
@@ -72,16 +83,21 @@
 //
 // # Plugging in a tool's own idempotency
 //
-// A handler reads the key with IdempotencyKey(ctx) and hands it downstream
+// A handler reads the key with tools.IdempotencyKey(ctx) and hands it downstream
 // (a ledger stores it in the same transaction as the effect; an HTTP API
 // gets an Idempotency-Key header). That is what makes a re-run after an
 // uncertain outcome safe.
 //
 // # Stores
 //
-// Store is the durable state: claims, outcomes, approvals, the audit log
-// and rate-limit buckets. memstore is the in-memory reference; sqlitestore
-// is the embedded durable default. Every store passes storetest.Run.
+// The durable state is split by concern: RecordStore (claims, leases,
+// fencing tokens, outcomes), ApprovalStore, AuditLog, RateLimitStore and
+// Purger; Store is all of them in one. memstore is the in-memory reference;
+// sqlitestore is the embedded durable default; redisstore and pgstore serve
+// several hosts. Options.Stores takes some concerns from other stores (the
+// audit log elsewhere, rate limits in Redis beside a SQLite store). Every
+// store passes storetest.Run; a store of one concern passes that concern's
+// suite (storetest.RunRecords and the like).
 //
 // # HTTP
 //
@@ -92,11 +108,15 @@
 //
 // # Dependencies
 //
-// JSON Schema validation uses github.com/santhosh-tekuri/jsonschema/v6 (a
-// complete implementation of drafts 4 to 2020-12 that passes the official
-// test suite). JSON Schema's `pattern` is ECMA-262: a pattern in the subset
-// where ECMA-262 and RE2 provably agree runs on Go's linear-time regexp,
-// any other (lookarounds, backreferences, '.', \s, negated classes) on
-// github.com/dlclark/regexp2 in ECMAScript mode with a match timeout. Metrics
-// use the Prometheus client.
+// JSON Schema validation uses internal/jsonschema, the one setup the
+// catalog loader, the gateway and the grammar share: the compiler
+// github.com/santhosh-tekuri/jsonschema/v6 (a complete implementation of
+// drafts 4 to 2020-12 that passes the official test suite), numbers
+// compared on their decimal text, ECMA-262 `pattern` semantics (a pattern
+// in the subset where ECMA-262 and RE2 provably agree runs on Go's
+// linear-time regexp, any other — lookarounds, backreferences, '.', \s,
+// negated classes — on github.com/dlclark/regexp2 in ECMAScript mode), and
+// one deadline for the whole validation of a call
+// (Options.ValidationTimeout), shared by all its backtracking matches.
+// Metrics use the Prometheus client.
 package gateway

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,12 +28,14 @@ const (
 	// (HTTP 404).
 	UnknownTool ErrorType = "UNKNOWN_TOOL"
 	// ValidationError: the arguments (or the request) are malformed or break
-	// the tool's schema or domain rules; Details lists the violations (HTTP 422).
+	// the tool's schema or domain rules; Details lists the violations (HTTP
+	// 422, retryable: the model can correct its arguments and call again).
 	ValidationError ErrorType = "VALIDATION_ERROR"
 	// InProgress: the same call is executing now; retry after RetryAfter (HTTP 409, retryable).
 	InProgress ErrorType = "IN_PROGRESS"
-	// IdempotencyMismatch: the slot (tenant, session, step, tool) is bound
-	// to a different call; never executed (HTTP 422, not retryable).
+	// IdempotencyMismatch: the slot (tenant, principal, session, step, tool) is bound
+	// to the same principal's call with other arguments; never executed
+	// (HTTP 422, not retryable).
 	IdempotencyMismatch ErrorType = "IDEMPOTENCY_MISMATCH"
 	// ConfirmationRequired: the call needs a human approval; ApprovalID
 	// names it (HTTP 428).
@@ -106,7 +110,18 @@ type Error struct {
 	Type ErrorType `json:"error_type"`
 	// Message explains the refusal to a model or a person.
 	Message string `json:"message"`
-	// Retryable reports that the same call may succeed if sent again.
+	// Retryable reports that calling again may succeed; what to change
+	// depends on the type. VALIDATION_ERROR: the model corrects its
+	// arguments (or the request) and calls again — the same call would fail
+	// the same way (RetrySame is false); it is false when no correction can
+	// help (the validation ran past its deadline). IN_PROGRESS,
+	// RATE_LIMITED: the same call, after RetryAfter. DOWNSTREAM_FAILURE:
+	// the same call, which re-runs with the same idempotency key (false
+	// under UncertainReconcile). INTERNAL_ERROR: the same call; nothing was
+	// acknowledged. Every other type is final for these arguments:
+	// UNAUTHENTICATED, PERMISSION_DENIED, UNKNOWN_TOOL,
+	// IDEMPOTENCY_MISMATCH (use a new step), CONFIRMATION_REQUIRED (retry
+	// once ApprovalID is granted), DOMAIN_ERROR, OUTCOME_UNCERTAIN.
 	Retryable bool `json:"retryable"`
 	// RetryAfter, when positive, is how long to wait before retrying.
 	RetryAfter time.Duration `json:"-"`
@@ -123,7 +138,29 @@ type Error struct {
 	// Cached reports that this refusal is a replay of a recorded outcome
 	// (DOMAIN_ERROR only).
 	Cached bool `json:"cached,omitempty"`
+	// ErrorID names the log entry that holds what went wrong inside (a
+	// handler's error text, a panic value, a store failure), which the
+	// client never sees; an operator finds it in the logs by this ID. Set
+	// for INTERNAL_ERROR, DOWNSTREAM_FAILURE and OUTCOME_UNCERTAIN.
+	ErrorID string `json:"error_id,omitempty"`
+	// Candidates are the tool IDs an ambiguous bare tool name may mean
+	// among the tools the caller may use (VALIDATION_ERROR from Resolve).
+	Candidates []string `json:"candidates,omitempty"`
 }
+
+// newErrorID returns a fresh ID that ties a client's error to the log
+// entry with the internals.
+func newErrorID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "err_" + hex.EncodeToString(b[:])
+}
+
+// RetrySame reports whether sending exactly the same call again may
+// succeed: Retryable, and not a VALIDATION_ERROR (which needs other
+// arguments). An agent loop resends on RetrySame and hands the rest back to
+// the model.
+func (e *Error) RetrySame() bool { return e.Retryable && e.Type != ValidationError }
 
 // Error implements error.
 func (e *Error) Error() string {
@@ -147,8 +184,9 @@ type Violation struct {
 	Message string `json:"message"`
 }
 
-// Invalid returns a VALIDATION_ERROR with the given violations. A tool's
-// Validator returns it to report domain-rule violations with pointers.
+// Invalid returns a VALIDATION_ERROR with the given violations, retryable
+// (the model can correct its arguments). A tool's Validator returns it to
+// report domain-rule violations with pointers.
 func Invalid(violations ...Violation) *Error {
 	msg := "the arguments are invalid"
 	if len(violations) > 0 {
@@ -157,7 +195,7 @@ func Invalid(violations ...Violation) *Error {
 			msg = "invalid arguments: " + violations[0].Message
 		}
 	}
-	return &Error{Type: ValidationError, Message: msg, Details: violations}
+	return &Error{Type: ValidationError, Message: msg, Details: violations, Retryable: true}
 }
 
 // Store errors. A Store returns them (possibly wrapped) so that the gateway

@@ -21,7 +21,7 @@ func ExampleGateway_Execute() {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}},"required":["account"]}`),
 		Handler: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 			// A handler that calls a downstream passes the key on, so a re-run dedupes there.
-			_, _ = gateway.IdempotencyKey(ctx)
+			_, _ = tools.IdempotencyKey(ctx)
 			return json.RawMessage(`{"account":"ACC-00001","balance":"1000.00"}`), nil
 		},
 	})

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -39,24 +41,6 @@ const (
 // maxSessionIDBytes bounds Call.SessionID.
 const maxSessionIDBytes = 256
 
-// exec carries one call through Execute.
-type exec struct {
-	call Call
-	// detached is the caller's context without its cancellation: for the
-	// handler and for recording, which must not stop when the caller leaves.
-	detached context.Context
-	start    time.Time
-	tool     *tools.Tool // nil until looked up
-	key      string
-	fp       string
-	canon    []byte
-	token    uint64
-	appr     string
-	// decision and reason for the audit log
-	decision, reason string
-	noEffect         bool // the handler failed before any effect
-}
-
 // Execute runs one call through the gateway, in this order: authenticate
 // (a principal with ID and tenant) → authorize with tools.Authorize on the
 // registry's current snapshot (deny by default; the decision and its reason
@@ -74,24 +58,30 @@ type exec struct {
 // cancellation no longer stops it: the handler runs to completion or to its
 // own deadline and the outcome is recorded, so that a client that gives up
 // cannot leave a half-known effect behind.
+//
+// What happens after admission is decided by decide (decide.go), a pure
+// function of the facts gathered so far; Execute only does what it says.
 func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
-	x := &exec{call: call, start: g.clock.Now(), detached: context.WithoutCancel(ctx)}
-	res, gerr := g.execute(ctx, x)
-	outcome := outcomeOf(res, gerr, x.noEffect)
-	g.finish(ctx, x, outcome, gerr)
-	if gerr != nil {
-		return nil, gerr
+	ctx, span := g.startSpan(ctx, call)
+	res, tool, err := g.execute(ctx, call)
+	g.endSpan(span, tool, res, err)
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }
 
-func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
-	call := x.call
-	p := call.Principal
+// execute is Execute without the span; it also returns the tool the call
+// was admitted for (nil when it was refused before that).
+func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool, *Error) {
+	f := &facts{call: call, start: g.clock.Now(), rerun: g.opts.Uncertain == UncertainRerun,
+		askPolicy: g.opts.NeedsApproval != nil, inProgressWait: g.opts.InProgressRetryAfter}
 	t, reason, denial, gerr := admit(g.reg.Snapshot(), call)
-	x.tool, x.reason = t, reason
-	if gerr != nil {
-		x.decision = "deny"
+	f.tool = t
+	allowed := gerr == nil
+	var res *Result
+	switch {
+	case !allowed:
 		if denial != "" {
 			id := ""
 			if t != nil {
@@ -99,85 +89,150 @@ func (g *Gateway) execute(ctx context.Context, x *exec) (*Result, *Error) {
 			}
 			g.metrics.denied(id, denial)
 		}
-		return nil, gerr
-	}
-	x.decision = "allow"
-	if g.log.Enabled(ctx, slog.LevelDebug) {
-		g.log.LogAttrs(ctx, slog.LevelDebug, "gateway: call allowed",
-			slog.String("tenant", p.Tenant), slog.String("principal", p.ID), slog.String("tool", t.ID))
-	}
-	if t.Handler == nil {
-		return nil, &Error{Type: UnknownTool, Message: fmt.Sprintf("tool %q cannot be executed (no handler)", t.ID)}
-	}
-
-	if l := g.limitFor(t.ID); l.Rate > 0 && l.Burst > 0 {
-		ok, wait, err := g.store.TakeToken(ctx, bucketName(p, t.ID), l, x.start)
-		if err != nil {
-			return nil, g.internal(ctx, x, "rate limit", err)
+	case t.Handler == nil:
+		gerr = &Error{Type: UnknownTool, Message: fmt.Sprintf("tool %q cannot be executed (no handler)", t.ID)}
+	default:
+		if g.log.Enabled(ctx, slog.LevelDebug) {
+			g.log.LogAttrs(ctx, slog.LevelDebug, "gateway: call allowed", slog.String("tenant", call.Principal.Tenant),
+				slog.String("principal", call.Principal.ID), slog.String("tool", t.ID))
 		}
-		if !ok {
-			return nil, &Error{Type: RateLimited, Retryable: true, RetryAfter: wait,
-				Message: fmt.Sprintf("rate limit for %s exceeded; retry after %v", t.ID, ceilSecond(wait))}
-		}
+		f.limit = g.limitFor(t.ID)
+		res, gerr = g.drive(ctx, f)
 	}
-
-	if verr := g.validate(ctx, x); verr != nil {
-		return nil, verr
+	g.finish(ctx, f, allowed, reason, res, gerr)
+	if !allowed {
+		return nil, nil, gerr
 	}
+	return res, t, gerr
+}
 
-	x.fp = Fingerprint(x.canon)
-	x.key = DeriveKey(p.Tenant, p.ID, call.SessionID, call.Step, t.ID, x.canon)
-	slot := Slot{Tenant: p.Tenant, SessionID: call.SessionID, Step: call.Step, Tool: t.ID}
+// drive does what decide says until it answers. Store failures end the
+// call as INTERNAL_ERROR (nothing acknowledged); a failure to give a claim
+// back or to record an outcome that is not the answer's is logged.
+func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
+	// Recording must finish even when the caller leaves.
+	rctx := context.WithoutCancel(ctx)
+	t := f.tool
+	p := f.call.Principal
+	slot := func() Slot {
+		return Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: f.call.SessionID, Step: f.call.Step, Tool: t.ID}
+	}
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = g.opts.DefaultTimeout
 	}
-	now := x.start
-	lease := now.Add(timeout + g.opts.LeaseGrace)
-	cl, err := g.store.Claim(ctx, ClaimRequest{
-		Slot: slot, Principal: p.ID, Key: x.key, Fingerprint: x.fp, Now: now,
-		LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention),
-		TakeOver: g.opts.Uncertain == UncertainRerun,
-	})
-	if err != nil {
-		return nil, g.internal(ctx, x, "claim", err)
-	}
-	switch cl.Status {
-	case ClaimAcquired:
-		x.token = cl.Token
-		if cl.Previous != "" {
-			g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: re-running a call with an uncertain outcome under the same key",
-				slog.String("tool", t.ID), slog.String("key", x.key), slog.String("previous", string(cl.Previous)),
-				slog.Int("attempt", cl.Record.Attempts))
+	key := func() string {
+		if f.valid == nil {
+			return ""
 		}
-	case ClaimDone:
-		g.metrics.replay(t.ID)
-		return replay(cl.Record)
-	case ClaimInProgress:
-		wait := min(max(cl.Record.LeaseExpires.Sub(now), 0), g.opts.InProgressRetryAfter)
-		return nil, &Error{Type: InProgress, Retryable: true, RetryAfter: wait, IdempotencyKey: x.key,
-			Message: "the same call is being executed; retry with the same arguments to get its result"}
-	case ClaimUncertain:
-		return nil, &Error{Type: UncertainOutcome, IdempotencyKey: x.key,
-			Message: "an earlier execution of this call has an unknown outcome (" + cl.Record.Reason + "); it must be reconciled before it can run again"}
-	case ClaimMismatch:
-		msg := "this step already called the tool with other arguments; use a new step for a new call"
-		if cl.Record.Principal != p.ID {
-			msg = "this session step is bound to another principal's call"
-		}
-		return nil, &Error{Type: IdempotencyMismatch, Message: msg}
-	default:
-		return nil, g.internal(ctx, x, "claim", fmt.Errorf("unknown claim status %d", cl.Status))
+		return f.valid.key
 	}
+	for {
+		n := decide(f)
+		switch n.do {
+		case actAnswer:
+			if n.internal != "" {
+				id := newErrorID()
+				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: "+string(n.err.Type), slog.String("error_id", id),
+					slog.String("tool", t.ID), slog.String("key", key()), slog.String("reason", n.internal))
+				n.err.ErrorID = id
+				n.err.Message += " (error " + id + ")"
+			}
+			return n.result, n.err
+		case actTakeToken:
+			ok, wait, err := g.store.TakeToken(ctx, bucketName(p, t.ID), f.limit, f.start)
+			if err != nil {
+				return nil, g.internal(ctx, f, "rate limit", err)
+			}
+			f.token = &tokenTaken{ok: ok, wait: wait}
+		case actValidate:
+			v := validation{}
+			v.canon, v.err = g.validate(ctx, f.call, t)
+			if v.err == nil {
+				v.fp = Fingerprint(v.canon)
+				v.key = DeriveKey(p.Tenant, p.ID, f.call.SessionID, f.call.Step, t.ID, v.canon)
+			}
+			f.valid = &v
+		case actClaim:
+			lease := f.start.Add(timeout + g.opts.LeaseGrace)
+			cl, err := g.store.Claim(ctx, ClaimRequest{
+				Slot: slot(), Principal: p.ID, Key: f.valid.key, Fingerprint: f.valid.fp, Now: f.start,
+				LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention), TakeOver: f.rerun,
+			})
+			if err != nil {
+				return nil, g.internal(ctx, f, "claim", err)
+			}
+			if cl.Status == ClaimAcquired && cl.Previous != "" {
+				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: re-running a call with an uncertain outcome under the same key",
+					slog.String("tool", t.ID), slog.String("key", f.valid.key), slog.String("previous", string(cl.Previous)),
+					slog.Int("attempt", cl.Record.Attempts))
+			}
+			f.claim = &cl
+		case actAskPolicy:
+			need := g.needsApproval(ctx, f)
+			f.needsApproval = &need
+		case actGetApproval:
+			a, err := g.store.GetApproval(ctx, approvalID(f.valid.key))
+			switch {
+			case errors.Is(err, ErrNotFound):
+				a = Approval{}
+			case err != nil:
+				return nil, g.internal(ctx, f, "approval lookup", err)
+			}
+			f.approval = &a
+		case actCreateApproval:
+			a, err := g.store.CreateApproval(rctx, Approval{
+				ID: approvalID(f.valid.key), Slot: slot(), Key: f.valid.key, Fingerprint: f.valid.fp, Requester: p.ID,
+				Arguments: f.valid.canon, Taint: f.call.Taint, CreatedAt: f.start, ExpiresAt: f.start.Add(g.opts.ApprovalTTL),
+			})
+			if err != nil {
+				return nil, g.internal(ctx, f, "approval create", err)
+			}
+			f.created = &a
+		case actUnclaim:
+			g.unclaim(ctx, rctx, f, slot())
+			f.unclaimed = true
+		case actRun:
+			hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(rctx, f.valid.key), timeout)
+			value, err, panicked := g.callHandler(hctx, f)
+			cancel()
+			r := classify(value, err, panicked)
+			r.at = g.clock.Now()
+			f.ran = &r
+		case actComplete:
+			c := Completion{Slot: slot(), Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
+				Now: f.ran.at, ExpiresAt: f.ran.at.Add(g.opts.Retention)}
+			err := g.store.Complete(rctx, c)
+			fenced := errors.Is(err, ErrFenced)
+			switch {
+			case fenced:
+				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: late completion rejected (lease expired or taken over)",
+					slog.String("tool", t.ID), slog.String("key", f.valid.key))
+			case err != nil:
+				return nil, g.internal(ctx, f, "record", err)
+			}
+			f.fenced = &fenced
+		case actMarkUncertain:
+			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, truncate(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
+			g.logRecordFailure(ctx, f, "marking a call uncertain", err)
+			f.fenced = new(bool)
+		case actRelease:
+			err := g.store.Release(rctx, slot(), f.claim.Token, f.ran.at)
+			g.logRecordFailure(ctx, f, "releasing a no-effect claim", err)
+			f.fenced = new(bool)
+		default:
+			return nil, g.internal(ctx, f, "decide", fmt.Errorf("unknown action %v", n.do))
+		}
+	}
+}
 
-	if t.Card.Irreversible || (x.call.Taint != "" && !t.Card.ReadOnly) || g.needsApproval(ctx, x) {
-		if gerr := g.checkApproval(ctx, x, slot, now); gerr != nil {
-			g.unclaim(ctx, x, slot, cl, now)
-			return nil, gerr
-		}
+// logRecordFailure logs a failed MarkUncertain or Release: the answer is
+// the same either way (the slot stays bound, or a lease expiry frees it).
+func (g *Gateway) logRecordFailure(ctx context.Context, f *facts, what string, err error) {
+	if err != nil && !errors.Is(err, ErrFenced) {
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: "+what+" failed",
+			slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("error", err.Error()))
 	}
-
-	return g.run(ctx, x, slot, timeout, cl.Record.Attempts)
 }
 
 // admit authenticates and authorizes call on snap, the checks that come
@@ -210,95 +265,117 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 // fresh claim is released: nothing ran. A claim that took over an earlier,
 // possibly effective execution goes back to uncertain, so the slot stays
 // bound to its key and no other arguments can run in it.
-func (g *Gateway) unclaim(ctx context.Context, x *exec, slot Slot, cl Claim, now time.Time) {
-	rctx := x.detached
+func (g *Gateway) unclaim(ctx, rctx context.Context, f *facts, slot Slot) {
+	cl := f.claim
 	var err error
 	if cl.Previous == "" {
-		err = g.store.Release(rctx, slot, x.token, now)
+		err = g.store.Release(rctx, slot, cl.Token, f.start)
 	} else {
 		reason := cl.Record.Reason
 		if reason == "" {
 			reason = "the previous owner's lease expired"
 		}
-		err = g.store.MarkUncertain(rctx, slot, x.token, reason, now, now.Add(g.opts.Retention))
+		err = g.store.MarkUncertain(rctx, slot, cl.Token, reason, f.start, f.start.Add(g.opts.Retention))
 	}
 	if err != nil && !errors.Is(err, ErrFenced) {
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: giving up a claim awaiting approval failed",
-			slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("error", err.Error()))
+			slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("error", err.Error()))
 	}
 }
 
-// validate checks the session, the arguments' JSON, the schema and the
-// tool's Validator, and sets x.canon.
-func (g *Gateway) validate(ctx context.Context, x *exec) *Error {
-	call := x.call
+// validate checks the session, the arguments' JSON (on the bytes sent),
+// the numbers, the schema and the tool's Validator, and returns the
+// canonical arguments.
+func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byte, *Error) {
 	switch {
 	case call.SessionID == "":
-		return Invalid(Violation{Pointer: "", Message: "session_id must not be empty"})
+		return nil, Invalid(Violation{Pointer: "", Message: "session_id must not be empty"})
 	case len(call.SessionID) > maxSessionIDBytes:
-		return Invalid(Violation{Pointer: "", Message: fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes)})
+		return nil, Invalid(Violation{Pointer: "", Message: fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes)})
 	case call.Step < 0:
-		return Invalid(Violation{Pointer: "", Message: "step must not be negative"})
+		return nil, Invalid(Violation{Pointer: "", Message: "step must not be negative"})
 	}
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
 	if len(args) > g.opts.MaxArgumentBytes {
-		return Invalid(Violation{Pointer: "", Message: fmt.Sprintf("arguments exceed %d bytes", g.opts.MaxArgumentBytes)})
+		return nil, Invalid(Violation{Pointer: "", Message: fmt.Sprintf("arguments exceed %d bytes", g.opts.MaxArgumentBytes)})
 	}
 	tree, err := jcs.Parse(args)
 	if err != nil {
-		return Invalid(Violation{Pointer: "", Message: "arguments are not valid JSON: " + err.Error()})
+		return nil, Invalid(Violation{Pointer: "", Message: "arguments are not valid JSON: " + err.Error()})
 	}
 	if _, ok := tree.(map[string]any); !ok {
-		return Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})
+		return nil, Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})
 	}
-	if vs := unsafeIntegers(tree); len(vs) > 0 {
-		return Invalid(vs...)
+	if vs := inexactNumbers(tree); len(vs) > 0 {
+		return nil, Invalid(vs...)
 	}
-	sch, err := g.schemaFor(x.tool)
+	sch, err := g.schemaFor(t)
 	if err != nil {
-		return &Error{Type: Internal, Message: fmt.Sprintf("tool %s has a schema that does not compile: %v", x.tool.ID, err)}
+		id := newErrorID()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: a tool's input schema does not compile",
+			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("error", err.Error()))
+		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
 	}
-	if vs := sch.check(tree); len(vs) > 0 {
-		return Invalid(vs...)
+	vs, err := checkSchema(sch, tree, time.Now().Add(g.opts.ValidationTimeout))
+	if errors.Is(err, jsonschema.ErrDeadline) {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: validation ran past its deadline",
+			slog.String("tool", t.ID), slog.Duration("timeout", g.opts.ValidationTimeout))
+		return nil, &Error{Type: ValidationError, Details: []Violation{},
+			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
+	}
+	if err != nil {
+		id := newErrorID()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: validation failed", slog.String("error_id", id),
+			slog.String("tool", t.ID), slog.String("error", err.Error()))
+		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
+	}
+	if len(vs) > 0 {
+		return nil, Invalid(vs...)
 	}
 	canon, err := jcs.Append(make([]byte, 0, len(args)), tree)
 	if err != nil {
-		return Invalid(Violation{Pointer: "", Message: "arguments cannot be canonicalized: " + err.Error()})
+		return nil, Invalid(Violation{Pointer: "", Message: "arguments cannot be canonicalized: " + err.Error()})
 	}
-	x.canon = canon
-	if v := g.opts.Validators[x.tool.ID]; v != nil {
-		if err := g.runValidator(ctx, v, x); err != nil {
+	if v := g.opts.Validators[t.ID]; v != nil {
+		if err := g.runValidator(ctx, v, call, t, canon); err != nil {
 			var ge *Error
 			switch {
 			case errors.As(err, &ge) && ge == nil:
 				// A nil *Error in a non-nil error interface: no violation.
 			case ge != nil && ge.Type == ValidationError:
-				return ge
+				return nil, ge
 			default:
-				return Invalid(Violation{Pointer: "", Message: err.Error()})
+				return nil, Invalid(Violation{Pointer: "", Message: err.Error()})
 			}
 		}
 	}
-	return nil
+	return canon, nil
 }
 
 // maxSafeInteger is 2^53: integers beyond it are not exact as doubles.
 const maxSafeInteger = 1 << 53
 
-// unsafeIntegers reports integer literals beyond ±2^53. Canonical JSON
-// (RFC 8785) represents numbers as IEEE doubles, so such an integer would
-// reach the handler rounded (an account number off by a few units); it must
-// be sent as a string instead.
-func unsafeIntegers(v any) []Violation {
-	if !hasUnsafeInteger(v) {
+// inexactNumbers reports the numbers whose value the handler would not
+// receive. The schema sees the text the client sent (exact decimals), but
+// the handler gets the RFC 8785 form, where a number is an IEEE double: a
+// literal with more digits than a double keeps ("amount":
+// 1.0000000000000000001 would reach a ledger as 1) or an integer beyond
+// ±2^53 in any notation (9007199254740993, 9007199254740993.0,
+// 9.007199254740993e15: neighbours of such an integer are not doubles)
+// must be refused, not rounded.
+func inexactNumbers(v any) []Violation {
+	if !hasInexactNumber(v) {
 		return nil
 	}
 	var out []Violation
 	var walk func(v any, path []string)
 	walk = func(v any, path []string) {
+		if len(out) >= maxViolations {
+			return
+		}
 		switch v := v.(type) {
 		case map[string]any:
 			for k, e := range v {
@@ -309,9 +386,8 @@ func unsafeIntegers(v any) []Violation {
 				walk(e, append(path[:len(path):len(path)], strconv.Itoa(i)))
 			}
 		case json.Number:
-			if unsafeInteger(v) {
-				out = append(out, Violation{Pointer: jsonPointer(path),
-					Message: "integer beyond ±2^53 cannot be represented exactly; send it as a string"})
+			if msg := numberProblem(v); msg != "" {
+				out = append(out, Violation{Pointer: jsonPointer(path), Message: msg})
 			}
 		}
 	}
@@ -319,60 +395,72 @@ func unsafeIntegers(v any) []Violation {
 	return out
 }
 
-func hasUnsafeInteger(v any) bool {
+// maxViolations bounds the violations of one call.
+const maxViolations = 20
+
+func hasInexactNumber(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, e := range v {
-			if hasUnsafeInteger(e) {
+			if hasInexactNumber(e) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range v {
-			if hasUnsafeInteger(e) {
+			if hasInexactNumber(e) {
 				return true
 			}
 		}
 	case json.Number:
-		return unsafeInteger(v)
+		return numberProblem(v) != ""
 	}
 	return false
 }
 
-func unsafeInteger(n json.Number) bool {
-	if len(strings.TrimPrefix(string(n), "-")) < 16 || strings.ContainsAny(string(n), ".eE") {
-		return false
+// numberProblem says why the number n cannot reach a handler unchanged,
+// or "" when it can.
+func numberProblem(n json.Number) string {
+	s := string(n)
+	if !jcs.Exact(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) >= maxSafeInteger {
+			return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
+		}
+		return "number " + truncate(s, 40) + " has more significant digits than a double keeps (at most 15 are exact); send it rounded, or as a string"
 	}
-	i, err := strconv.ParseInt(string(n), 10, 64)
-	return err != nil || i > maxSafeInteger || i < -maxSafeInteger
+	// Fast path: short literals with no exponent are below 2^53.
+	if len(s) < 16 && !strings.ContainsAny(s, "eE") {
+		return ""
+	}
+	if f, _ := strconv.ParseFloat(s, 64); f == math.Trunc(f) && math.Abs(f) > maxSafeInteger {
+		return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
+	}
+	return ""
 }
 
 // needsApproval asks Options.NeedsApproval; a panicking policy fails
 // closed (the call needs an approval).
-func (g *Gateway) needsApproval(ctx context.Context, x *exec) (need bool) {
-	if g.opts.NeedsApproval == nil {
-		return false
-	}
+func (g *Gateway) needsApproval(ctx context.Context, f *facts) (need bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			need = true
 			g.log.LogAttrs(ctx, slog.LevelError, "gateway: NeedsApproval panicked; requiring approval",
-				slog.String("tool", x.tool.ID), slog.Any("panic", r))
+				slog.String("tool", f.tool.ID), slog.Any("panic", r))
 		}
 	}()
-	return g.opts.NeedsApproval(x.call, x.canon)
+	return g.opts.NeedsApproval(f.call, f.valid.canon)
 }
 
 // runValidator runs a tool's Validator; a panic is a refusal, not a crash.
-func (g *Gateway) runValidator(ctx context.Context, v Validator, x *exec) (err error) {
+func (g *Gateway) runValidator(ctx context.Context, v Validator, call Call, t *tools.Tool, canon []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			g.log.LogAttrs(ctx, slog.LevelError, "gateway: validator panicked",
-				slog.String("tool", x.tool.ID), slog.Any("panic", r))
+				slog.String("tool", t.ID), slog.Any("panic", r))
 			err = errors.New("the tool's validator failed on these arguments")
 		}
 	}()
-	return v(ctx, x.call, x.canon)
+	return v(ctx, call, canon)
 }
 
 // approvalID derives the approval's ID from the key: a retried call finds
@@ -382,144 +470,35 @@ func approvalID(key string) string {
 	return "apr_" + hex.EncodeToString(sum[:16])
 }
 
-func (g *Gateway) checkApproval(ctx context.Context, x *exec, slot Slot, now time.Time) *Error {
-	id := approvalID(x.key)
-	x.appr = id
-	a, err := g.store.GetApproval(ctx, id)
-	switch {
-	case err == nil && a.Granted && a.Key == x.key && a.Fingerprint == x.fp && a.ExpiresAt.After(now):
-		return nil
-	case err != nil && !errors.Is(err, ErrNotFound):
-		return g.internal(ctx, x, "approval lookup", err)
-	}
-	a, err = g.store.CreateApproval(x.detached, Approval{
-		ID: id, Slot: slot, Key: x.key, Fingerprint: x.fp, Requester: x.call.Principal.ID,
-		Arguments: x.canon, Taint: x.call.Taint, CreatedAt: now, ExpiresAt: now.Add(g.opts.ApprovalTTL),
-	})
-	if err != nil {
-		return g.internal(ctx, x, "approval create", err)
-	}
-	msg := fmt.Sprintf("%s needs a human approval: a principal holding %q must grant approval %s; then send the same call again", x.tool.ID, ApprovalScope, a.ID)
-	if x.call.Taint != "" {
-		msg += " (the conversation read untrusted output: " + truncate(x.call.Taint, 200) + ")"
-	}
-	return &Error{Type: ConfirmationRequired, ApprovalID: a.ID, IdempotencyKey: x.key, Message: msg}
-}
-
-type handlerOutcome struct {
-	value json.RawMessage
-	err   error
-	panic any
-}
-
 // callHandler runs the handler in the caller's goroutine, turning a panic
 // into an outcome. A handler that ignores its context's deadline delays
 // its caller, and its completion is rejected once the lease has expired.
-func (g *Gateway) callHandler(ctx context.Context, t *tools.Tool, x *exec) (out handlerOutcome) {
+func (g *Gateway) callHandler(ctx context.Context, f *facts) (value json.RawMessage, err error, panicked any) {
 	defer func() {
 		if r := recover(); r != nil {
-			out = handlerOutcome{panic: r}
+			panicked = r
 			g.log.LogAttrs(ctx, slog.LevelError, "gateway: handler panicked",
-				slog.String("tool", t.ID), slog.String("key", x.key), slog.Any("panic", r),
+				slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.Any("panic", r),
 				slog.String("stack", string(debug.Stack())))
 		}
 	}()
-	v, err := t.Handler(ctx, x.canon)
-	return handlerOutcome{value: v, err: err}
+	value, err = f.tool.Handler(ctx, f.valid.canon)
+	return value, err, nil
 }
 
-// run executes the handler and records its outcome.
-func (g *Gateway) run(ctx context.Context, x *exec, slot Slot, timeout time.Duration, attempts int) (*Result, *Error) {
-	t := x.tool
-	hctx, cancel := context.WithTimeout(WithIdempotencyKey(x.detached, x.key), timeout)
-	out := g.callHandler(hctx, t, x)
-	cancel()
-
-	rctx := x.detached
-	now := g.clock.Now()
-	expires := now.Add(g.opts.Retention)
-	var dom *tools.DomainError
-	switch {
-	case out.panic != nil:
-		return nil, g.uncertain(rctx, x, slot, now, expires, fmt.Sprintf("handler panicked: %v", out.panic))
-	case out.err == nil:
-		if len(out.value) == 0 {
-			out.value = json.RawMessage("null")
-		} else if !json.Valid(out.value) {
-			return nil, g.uncertain(rctx, x, slot, now, expires, "handler returned invalid JSON")
-		}
-		if gerr := g.complete(rctx, x, Completion{Slot: slot, Token: x.token, Value: out.value, Now: now, ExpiresAt: expires}); gerr != nil {
-			return nil, gerr
-		}
-		return &Result{Value: out.value, IdempotencyKey: x.key, Attempts: attempts}, nil
-	case errors.As(out.err, &dom):
-		d := *dom
-		if gerr := g.complete(rctx, x, Completion{Slot: slot, Token: x.token, DomainError: &d, Now: now, ExpiresAt: expires}); gerr != nil {
-			return nil, gerr
-		}
-		return nil, domainError(&d, x.key, false)
-	case tools.IsNoEffect(out.err):
-		x.noEffect = true
-		if err := g.store.Release(rctx, slot, x.token, now); err != nil && !errors.Is(err, ErrFenced) {
-			g.log.LogAttrs(ctx, slog.LevelError, "gateway: releasing a no-effect claim failed",
-				slog.String("tool", t.ID), slog.String("key", x.key), slog.String("error", err.Error()))
-		}
-		return nil, &Error{Type: DownstreamFailure, Retryable: true, IdempotencyKey: x.key,
-			Message: "the tool failed before any effect: " + out.err.Error()}
-	default:
-		return nil, g.uncertain(rctx, x, slot, now, expires, out.err.Error())
+// internal logs a store failure with a fresh error ID and returns the
+// client's side of it: the ID, never the store's error text (which can
+// carry a DSN or a path).
+func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error) *Error {
+	id := newErrorID()
+	key := ""
+	if f.valid != nil {
+		key = f.valid.key
 	}
-}
-
-func (g *Gateway) complete(ctx context.Context, x *exec, c Completion) *Error {
-	err := g.store.Complete(ctx, c)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrFenced):
-		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: late completion rejected (lease expired or taken over)",
-			slog.String("tool", x.tool.ID), slog.String("key", x.key))
-		return &Error{Type: DownstreamFailure, Retryable: g.opts.Uncertain == UncertainRerun, IdempotencyKey: x.key,
-			Message: "the call outlived its lease and its outcome was not recorded; send the same call again (the tool re-runs with the same idempotency key)"}
-	default:
-		return g.internal(ctx, x, "record", err)
-	}
-}
-
-func (g *Gateway) uncertain(ctx context.Context, x *exec, slot Slot, now, expires time.Time, reason string) *Error {
-	g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call outcome uncertain",
-		slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("reason", reason))
-	if err := g.store.MarkUncertain(ctx, slot, x.token, truncate(reason, 512), now, expires); err != nil && !errors.Is(err, ErrFenced) {
-		g.log.LogAttrs(ctx, slog.LevelError, "gateway: marking a call uncertain failed",
-			slog.String("tool", x.tool.ID), slog.String("key", x.key), slog.String("error", err.Error()))
-	}
-	rerun := g.opts.Uncertain == UncertainRerun
-	msg := "the tool failed and its effect is unknown: " + reason
-	if rerun {
-		msg += "; send the same call again: it re-runs with the same idempotency key, which the tool deduplicates"
-	} else {
-		msg += "; it must be reconciled before it can run again"
-	}
-	return &Error{Type: DownstreamFailure, Retryable: rerun, IdempotencyKey: x.key, Message: msg}
-}
-
-func (g *Gateway) internal(ctx context.Context, x *exec, what string, err error) *Error {
-	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure",
-		slog.String("step", what), slog.String("tool", x.call.Tool), slog.String("error", err.Error()))
-	return &Error{Type: Internal, Retryable: true, IdempotencyKey: x.key,
-		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call"}
-}
-
-func replay(r Record) (*Result, *Error) {
-	if r.DomainError != nil {
-		return nil, domainError(r.DomainError, r.Key, true)
-	}
-	return &Result{Value: append(json.RawMessage(nil), r.Value...), Cached: true, IdempotencyKey: r.Key, Attempts: r.Attempts}, nil
-}
-
-func domainError(d *tools.DomainError, key string, cached bool) *Error {
-	return &Error{Type: DomainErrorType, Code: d.Code, Message: d.Message, Details: d.Details,
-		IdempotencyKey: key, Cached: cached}
+	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure", slog.String("error_id", id),
+		slog.String("step", what), slog.String("tool", truncate(f.call.Tool, 128)), slog.String("error", err.Error()))
+	return &Error{Type: Internal, Retryable: true, IdempotencyKey: key, ErrorID: id,
+		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call (error " + id + ")"}
 }
 
 func outcomeOf(res *Result, gerr *Error, noEffect bool) string {
@@ -563,38 +542,47 @@ func outcomeOf(res *Result, gerr *Error, noEffect bool) string {
 	}
 }
 
-// finish audits the call and updates the metrics.
-func (g *Gateway) finish(ctx context.Context, x *exec, outcome string, gerr *Error) {
-	end := g.clock.Now()
-	latency := end.Sub(x.start)
+// finish audits the call and updates the metrics. allowed is the
+// authorization decision; reason its reason.
+func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason string, res *Result, gerr *Error) {
+	call := f.call
+	outcome := outcomeOf(res, gerr, f.noEffect())
+	latency := g.clock.Now().Sub(f.start)
 	toolLabel := "unknown"
-	if x.tool != nil {
-		toolLabel = x.tool.ID
+	if f.tool != nil {
+		toolLabel = f.tool.ID
 	}
 	g.metrics.call(toolLabel, outcome, latency)
-	decision := x.decision
-	if decision == "" {
-		decision = "deny"
+	if f.claim != nil && f.claim.Status == ClaimDone {
+		g.metrics.replay(toolLabel)
 	}
-	if decision == "deny" {
+	decision := "allow"
+	if !allowed {
+		decision = "deny"
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call denied",
-			slog.String("tenant", x.call.Principal.Tenant), slog.String("principal", x.call.Principal.ID),
-			slog.String("tool", truncate(x.call.Tool, 128)), slog.String("reason", x.reason))
+			slog.String("tenant", call.Principal.Tenant), slog.String("principal", call.Principal.ID),
+			slog.String("tool", truncate(call.Tool, 128)), slog.String("reason", reason))
 	}
 	e := AuditEntry{
-		Time: x.start, Tenant: x.call.Principal.Tenant, Principal: x.call.Principal.ID,
-		Actor: truncate(x.call.Actor, 256), Taint: truncate(x.call.Taint, 512),
-		SessionID: truncate(x.call.SessionID, maxSessionIDBytes), Step: x.call.Step, Tool: truncate(x.call.Tool, 256),
-		Key: x.key, Decision: decision, Reason: x.reason, Outcome: outcome, ApprovalID: x.appr, Latency: latency,
+		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
+		Actor: truncate(call.Actor, 256), Taint: truncate(call.Taint, 512),
+		SessionID: truncate(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: truncate(call.Tool, 256),
+		Decision: decision, Reason: reason, Outcome: outcome, Latency: latency,
+	}
+	if f.valid != nil {
+		e.Key = f.valid.key
+	}
+	if f.approval != nil {
+		e.ApprovalID = approvalID(f.valid.key)
 	}
 	switch {
-	case gerr == nil || decision == "deny":
+	case gerr == nil || !allowed:
 	case gerr.Type == DomainErrorType:
 		e.Reason += "; domain error " + gerr.Code
 	default:
 		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
-	if err := g.store.AppendAudit(x.detached, e); err != nil {
+	if err := g.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
 		g.metrics.auditFailure()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
 	}

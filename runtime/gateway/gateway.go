@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -24,7 +27,8 @@ type Call struct {
 	// Step numbers the model's step within the session (0 or more). One
 	// step calls a tool at most once with effect (DESIGN.md invariant 4).
 	Step int
-	// Tool is the tool's ID ("namespace/name").
+	// Tool is the tool's ID ("namespace/name"). A client's bare name is
+	// mapped to an ID by Resolve first (the HTTP handler does).
 	Tool string
 	// Actor names the agent acting for Principal (a worker of a
 	// router–worker setup); empty means the principal itself. It is
@@ -36,11 +40,15 @@ type Call struct {
 	// needs a human approval whatever NeedsApproval says, and the taint is
 	// shown in the approval and the audit.
 	Taint string
-	// Arguments is the JSON object of arguments; empty means {}. It is
-	// parsed strictly (duplicate members, invalid UTF-8 and lone surrogates
-	// are refused) and reaches the handler in RFC 8785 canonical form, where
-	// numbers are IEEE doubles: integers beyond ±2^53 are refused (send
-	// large identifiers as strings).
+	// Arguments is the JSON object of arguments, as the client sent it;
+	// empty means {}. It is parsed strictly (duplicate members, invalid
+	// UTF-8 and lone surrogates are refused) and validated on its own text
+	// (numbers as exact decimals: "multipleOf": 0.01 refuses
+	// 1.0000000000000000001). The handler receives the RFC 8785 canonical
+	// form, where numbers are IEEE doubles, so a number that form would
+	// change is refused: more significant digits than a double keeps, or an
+	// integer beyond ±2^53 in any notation (send large identifiers as
+	// strings). Pass the bytes received, not a re-encoding of them.
 	Arguments json.RawMessage
 }
 
@@ -87,7 +95,7 @@ type UncertainPolicy int
 
 const (
 	// UncertainRerun re-runs the handler with the same idempotency key; the
-	// downstream must deduplicate by it (gateway.IdempotencyKey). Default.
+	// downstream must deduplicate by it (tools.IdempotencyKey). Default.
 	UncertainRerun UncertainPolicy = iota
 	// UncertainReconcile refuses with OUTCOME_UNCERTAIN until the record
 	// expires or an operator reconciles it: for tools whose downstream
@@ -108,6 +116,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the gateway's metrics. Nil registers none.
 	Registerer prometheus.Registerer
+	// TracerProvider receives an "execute_tool" span for every call (GenAI
+	// semantic conventions: the tool's name, the outcome, cached, attempts).
+	// Nil means no spans.
+	TracerProvider trace.TracerProvider
+	// TraceContent adds the call's arguments and the result to the spans
+	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result). Off by
+	// default: they may hold personal data.
+	TraceContent bool
 	// DefaultTimeout bounds a handler whose tool has no Timeout. Zero means 30s.
 	DefaultTimeout time.Duration
 	// LeaseGrace is added to the handler's timeout to form the claim's
@@ -142,6 +158,16 @@ type Options struct {
 	AllowUndeclared bool
 	// MaxArgumentBytes bounds the arguments' size. Zero means 256 KiB.
 	MaxArgumentBytes int
+	// ValidationTimeout bounds the JSON Schema validation of one call, all
+	// its pattern matches together (wall-clock time: it bounds CPU, so it
+	// does not follow Clock). A call whose validation runs past it is
+	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
+	// means 500ms.
+	ValidationTimeout time.Duration
+	// Stores takes some concerns from other stores than the one passed to
+	// New: the audit log elsewhere, rate limits in Redis while claims live
+	// in SQLite. The zero value keeps every concern in New's store.
+	Stores Stores
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -158,6 +184,7 @@ func (o *Options) withDefaults() (Options, error) {
 	for name, d := range map[string]time.Duration{
 		"DefaultTimeout": v.DefaultTimeout, "LeaseGrace": v.LeaseGrace, "Retention": v.Retention,
 		"ApprovalTTL": v.ApprovalTTL, "InProgressRetryAfter": v.InProgressRetryAfter,
+		"ValidationTimeout": v.ValidationTimeout,
 	} {
 		if d < 0 {
 			return v, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
@@ -177,6 +204,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if v.InProgressRetryAfter == 0 {
 		v.InProgressRetryAfter = time.Second
+	}
+	if v.ValidationTimeout == 0 {
+		v.ValidationTimeout = 500 * time.Millisecond
 	}
 	if err := checkLimit("RateLimit", v.RateLimit); err != nil {
 		return v, err
@@ -227,29 +257,35 @@ type Gateway struct {
 	byTool  sync.Map // *tools.Tool -> *compiledSchema
 	byToolN atomic.Int64
 	metrics *metrics
+	tracer  trace.Tracer
 }
 
-// New returns a Gateway over the registry and the store. It fails, naming
-// the field, when opts are invalid, or when it cannot register its metrics.
+// New returns a Gateway over the registry and the store, which keeps every
+// concern that opts.Stores does not send elsewhere (store may be nil when
+// opts.Stores names all four). It fails, naming the field, when opts are
+// invalid, or when it cannot register its metrics.
 func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("%w: nil registry", ErrInvalidOptions)
 	}
-	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
-	}
 	o, err := opts.withDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if store, err = compose(store, o.Stores); err != nil {
 		return nil, err
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
 		return nil, err
 	}
-	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m}, nil
+	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m,
+		tracer: tracing.Tracer(o.TracerProvider)}, nil
 }
 
-// Store returns the gateway's store (for audit queries and purges).
+// Store returns the gateway's store (for audit queries and purges): the
+// store passed to New, or, when Options.Stores sends concerns elsewhere, a
+// Store that sends each concern where the gateway keeps it.
 func (g *Gateway) Store() Store { return g.store }
 
 // Purge removes the records, approvals and buckets whose retention has

@@ -247,7 +247,7 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	runs := 0
 	var mu sync.Mutex
 	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		key, _ := gateway.IdempotencyKey(ctx)
+		key, _ := tools.IdempotencyKey(ctx)
 		mu.Lock()
 		runs++
 		first := runs == 1
@@ -419,15 +419,19 @@ func TestMismatch(t *testing.T) {
 	if ge.Retryable || ge.HTTPStatus() != 422 {
 		t.Errorf("mismatch = %+v, want not retryable, 422", ge)
 	}
-	// Another principal of the tenant on the same slot, even with equal arguments.
+	// Another principal of the tenant with the same session, step and tool
+	// has a slot of its own (DESIGN.md invariant 4): it runs, and learns
+	// nothing of alice's call.
 	carol := tools.Principal{ID: "carol", Tenant: "acme", Scopes: []string{"payments:write"}}
-	wantType(t, "same slot, other principal", second(e.gw.Execute(ctx, transferCall(carol, "s1", 1, okArgs))), gateway.IdempotencyMismatch)
+	if res, err := e.gw.Execute(ctx, transferCall(carol, "s1", 1, okArgs)); err != nil || res.Cached {
+		t.Errorf("other principal, same session step = %+v, %v; want its own fresh execution", res, err)
+	}
 	// The next step is a new slot.
 	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 2, other)); err != nil {
 		t.Errorf("next step with other arguments: %v", err)
 	}
-	if n := e.runs.total(); n != 2 {
-		t.Errorf("handler ran %d times, want 2", n)
+	if n := e.runs.total(); n != 3 {
+		t.Errorf("handler ran %d times, want 3 (alice twice, carol once)", n)
 	}
 }
 
@@ -555,8 +559,10 @@ func TestHostileCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.gw.Execute(ctx, tc.call)
 			ge := wantType(t, tc.name, err, tc.want)
-			if ge.Retryable {
-				t.Errorf("%s is retryable, want not", tc.name)
+			// A validation error is retryable (the model can correct its
+			// arguments), never by resending the same call; the rest are final.
+			if want := tc.want == gateway.ValidationError; ge.Retryable != want || ge.RetrySame() {
+				t.Errorf("%s: retryable = %v, RetrySame = %v; want %v, false", tc.name, ge.Retryable, ge.RetrySame(), want)
 			}
 			if tc.ptr != "" {
 				vs, _ := ge.Details.([]gateway.Violation)

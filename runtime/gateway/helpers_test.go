@@ -67,7 +67,7 @@ type counter struct {
 }
 
 func (c *counter) add(ctx context.Context, args json.RawMessage) string {
-	key, _ := gateway.IdempotencyKey(ctx)
+	key, _ := tools.IdempotencyKey(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runs == nil {

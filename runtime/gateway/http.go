@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,10 @@ type HTTPOptions struct {
 // DefaultMaxBodyBytes is the request body limit when HTTPOptions leaves it zero.
 const DefaultMaxBodyBytes = 1 << 20
 
+// MaxQueryBytes bounds the query of POST /v1/discover: a request in a
+// user's words is far shorter, and the search's cost grows with it.
+const MaxQueryBytes = 4096
+
 // NewHTTPServer returns an http.Server for handler with the timeouts the
 // gateway's HTTP contract expects: 5s to read the headers, 30s to read the
 // whole request, writeTimeout to answer (it must exceed the longest tool
@@ -79,10 +84,10 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //
 //	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
 //	                                200 {"success":true,"result","cached","idempotency_key"}
-//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant) →
+//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}) →
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
-//	POST /v1/discover               {"query","k"} → the Discover hook's result
+//	POST /v1/discover               {"query","k"} → the Discover hook's result (query ≤ MaxQueryBytes, 1 ≤ k ≤ 50, default 5)
 //	GET  /metrics                   Prometheus exposition of HTTPOptions.Gatherer
 //	GET  /healthz                   200 {"status":"ok"}
 //
@@ -95,7 +100,12 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 // or has members of the wrong type is 422 VALIDATION_ERROR, like bad
 // arguments; a body over MaxBodyBytes is 413 REQUEST_TOO_LARGE; a missing
 // or unknown bearer token is 401 UNAUTHENTICATED. "step" is required (an
-// integer ≥ 0), "arguments" defaults to {}. Serve it with NewHTTPServer's
+// integer ≥ 0), "arguments" defaults to {} and is validated on the bytes
+// sent. "tool" is a tool's ID or its bare name when exactly one tool the
+// bearer may use has it (Resolve); an ambiguous bare name is 422
+// VALIDATION_ERROR with "candidates", the IDs the bearer may use. Internal
+// failures (a store, a hook, a panic) answer 500 INTERNAL_ERROR with an
+// "error_id" that names the log entry; their text never reaches the client. Serve it with NewHTTPServer's
 // timeouts. A nil auth authenticates nobody (every call is 401). The
 // handler is safe for concurrent use.
 func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Handler {
@@ -131,7 +141,7 @@ func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Hand
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Type: NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
 	})
-	return mux
+	return h.recoverPanics(mux)
 }
 
 type httpHandler struct {
@@ -176,33 +186,34 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 	return p, true
 }
 
-// body reads and strictly parses a JSON object body; nil means it has
-// answered with an error. An empty body is {} when emptyOK.
-func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool) map[string]any {
+// body reads and strictly parses a JSON object body and returns it with
+// the bytes read; nil means it has answered with an error. An empty body
+// is {} when emptyOK.
+func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool) (map[string]any, []byte) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			writeError(w, &Error{Type: RequestTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.maxBody)})
-			return nil
+			return nil, nil
 		}
 		writeError(w, &Error{Type: ValidationError, Message: "cannot read the request body", Retryable: true})
-		return nil
+		return nil, nil
 	}
 	if emptyOK && len(strings.TrimSpace(string(data))) == 0 {
-		return map[string]any{}
+		return map[string]any{}, data
 	}
 	v, err := jcs.Parse(data)
 	if err != nil {
 		writeError(w, Invalid(Violation{Pointer: "", Message: "request body is not valid JSON: " + err.Error()}))
-		return nil
+		return nil, nil
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		writeError(w, Invalid(Violation{Pointer: "", Message: "request body must be a JSON object"}))
-		return nil
+		return nil, nil
 	}
-	return obj
+	return obj, data
 }
 
 // fields checks that obj has only the allowed members.
@@ -213,7 +224,11 @@ func fields(obj map[string]any, allowed ...string) *Error {
 			known = known || k == a
 		}
 		if !known {
-			return Invalid(Violation{Pointer: "/" + truncate(k, 64), Message: "unknown member; allowed: " + strings.Join(allowed, ", ")})
+			msg := "unknown member; allowed: " + strings.Join(allowed, ", ")
+			if len(allowed) == 0 {
+				msg = "unknown member; the body must be empty or {}"
+			}
+			return Invalid(Violation{Pointer: "/" + truncate(k, 64), Message: msg})
 		}
 	}
 	return nil
@@ -262,11 +277,14 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	obj := h.body(w, r, false)
+	obj, data := h.body(w, r, false)
 	if obj == nil {
 		return
 	}
-	call, e := callFromBody(p, obj)
+	call, e := callFromBody(p, obj, data)
+	if e == nil {
+		call.Tool, e = h.g.Resolve(p, call.Tool)
+	}
 	if e != nil {
 		writeError(w, e)
 		return
@@ -274,8 +292,10 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 	h.execute(w, r, call)
 }
 
-// callFromBody checks the members of a /v1/tools/call body.
-func callFromBody(p tools.Principal, obj map[string]any) (Call, *Error) {
+// callFromBody checks the members of a /v1/tools/call body (obj, parsed
+// from data). The arguments are passed on as the client wrote them, so
+// that they are validated on their own text (numbers above all).
+func callFromBody(p tools.Principal, obj map[string]any, data []byte) (Call, *Error) {
 	call := Call{Principal: p}
 	var e *Error
 	if e = fields(obj, "session_id", "step", "tool", "arguments"); e != nil {
@@ -290,12 +310,17 @@ func callFromBody(p tools.Principal, obj map[string]any) (Call, *Error) {
 	if call.Step, e = intField(obj, "step", true, 0); e != nil {
 		return call, e
 	}
-	if a, has := obj["arguments"]; has {
-		args, err := jcs.Append(nil, a)
-		if err != nil {
-			return call, Invalid(Violation{Pointer: "/arguments", Message: err.Error()})
+	if _, has := obj["arguments"]; has {
+		// obj holds exactly the four members (no duplicates, no others,
+		// jcs.Parse and fields checked), so the decoder's case-insensitive
+		// matching cannot pick another member.
+		var raw struct {
+			Arguments json.RawMessage `json:"arguments"`
 		}
-		call.Arguments = args
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return call, Invalid(Violation{Pointer: "/arguments", Message: "cannot read the arguments"})
+		}
+		call.Arguments = raw.Arguments
 	}
 	return call, nil
 }
@@ -303,7 +328,7 @@ func callFromBody(p tools.Principal, obj map[string]any) (Call, *Error) {
 func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call) {
 	res, err := h.g.Execute(r.Context(), call)
 	if err != nil {
-		writeError(w, asError(err))
+		writeError(w, h.asError(r, "the call", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -319,12 +344,17 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if h.body(w, r, true) == nil {
+	obj, _ := h.body(w, r, true)
+	if obj == nil {
+		return
+	}
+	if e := fields(obj); e != nil {
+		writeError(w, e)
 		return
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
 	if err != nil {
-		writeError(w, asError(err))
+		writeError(w, h.asError(r, "the approval", err))
 		return
 	}
 	writeApproval(w, a)
@@ -337,7 +367,7 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := h.g.Approval(r.Context(), p, r.PathValue("approval_id"))
 	if err != nil {
-		writeError(w, asError(err))
+		writeError(w, h.asError(r, "reading the approval", err))
 		return
 	}
 	writeApproval(w, a)
@@ -356,7 +386,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	obj := h.body(w, r, false)
+	obj, _ := h.body(w, r, false)
 	if obj == nil {
 		return
 	}
@@ -369,8 +399,12 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	query, e := stringField(obj, "query", true)
-	if e == nil && strings.TrimSpace(query) == "" {
+	switch {
+	case e != nil:
+	case strings.TrimSpace(query) == "":
 		e = Invalid(Violation{Pointer: "/query", Message: "must not be empty"})
+	case len(query) > MaxQueryBytes:
+		e = Invalid(Violation{Pointer: "/query", Message: fmt.Sprintf("is longer than %d bytes", MaxQueryBytes)})
 	}
 	k := 0
 	if e == nil {
@@ -390,20 +424,74 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 			writeError(w, ge)
 			return
 		}
-		h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: discovery failed", slog.String("error", err.Error()))
-		writeError(w, &Error{Type: Internal, Retryable: true, Message: "discovery failed"})
+		writeError(w, h.internal(r, "discovery", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func asError(err error) *Error {
+// asError returns err as the *Error a client may see: an *Error as it is,
+// anything else logged under a fresh error ID and answered with the ID only.
+func (h *httpHandler) asError(r *http.Request, what string, err error) *Error {
 	var ge *Error
 	if errors.As(err, &ge) {
 		return ge
 	}
-	return &Error{Type: Internal, Retryable: true, Message: "internal error"}
+	return h.internal(r, what, err)
 }
+
+// internal logs what went wrong (an error or a panic value) under a fresh
+// error ID and returns the INTERNAL_ERROR a client sees: the ID, a generic
+// message, nothing of the internals.
+func (h *httpHandler) internal(r *http.Request, what string, cause any) *Error {
+	id := newErrorID()
+	h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: "+what+" failed", slog.String("error_id", id),
+		slog.String("path", truncate(r.URL.Path, 128)), slog.Any("error", cause))
+	return &Error{Type: Internal, Retryable: true, ErrorID: id, Message: what + " failed (error " + id + ")"}
+}
+
+// recoverPanics answers a panic below it (an Authenticator, a Discover
+// hook) with INTERNAL_ERROR and an error ID, logging the panic value and
+// the stack; the client learns nothing else. http.ErrAbortHandler is
+// passed on, as net/http expects.
+func (h *httpHandler) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &trackingWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			e := h.internal(r, "the request", fmt.Sprintf("panic: %v\n%s", v, debug.Stack()))
+			if !rw.wrote {
+				writeError(w, e)
+			}
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// trackingWriter records whether the response has started.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 type errorBody struct {
 	Success        bool      `json:"success"`
@@ -416,11 +504,13 @@ type errorBody struct {
 	Code           string    `json:"code,omitempty"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	Cached         bool      `json:"cached,omitempty"`
+	ErrorID        string    `json:"error_id,omitempty"`
+	Candidates     []string  `json:"candidates,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
 	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
-		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached}
+		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates}
 	if e.RetryAfter > 0 {
 		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))

@@ -136,14 +136,14 @@ func TestHTTPStatuses(t *testing.T) {
 		{"unknown token", "POST", "/v1/tools/call", "tok-nobody", callBody("s", 1, "bank/transfer_funds", okArgs), 401, gateway.Unauthenticated, false},
 		{"unauthorized tool", "POST", "/v1/tools/call", "tok-mallory", callBody("s", 1, "bank/transfer_funds", okArgs), 403, gateway.PermissionDenied, false},
 		{"unknown tool", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/nope", `{}`), 404, gateway.UnknownTool, false},
-		{"wrong type", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":"x"}`), 422, gateway.ValidationError, false},
-		{"undeclared property", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1,"x":1}`), 422, gateway.ValidationError, false},
-		{"malformed JSON", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,`, 422, gateway.ValidationError, false},
-		{"duplicate member", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,"tool":"bank/get_balance","tool":"admin/delete_all","arguments":{}}`, 422, gateway.ValidationError, false},
-		{"unknown member", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,"tool":"bank/get_balance","idempotency_key":"mine"}`, 422, gateway.ValidationError, false},
-		{"missing step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, false},
-		{"fractional step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1.5,"tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, false},
-		{"body not an object", "POST", "/v1/tools/call", "tok-alice", `[]`, 422, gateway.ValidationError, false},
+		{"wrong type", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":"x"}`), 422, gateway.ValidationError, true},
+		{"undeclared property", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1,"x":1}`), 422, gateway.ValidationError, true},
+		{"malformed JSON", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,`, 422, gateway.ValidationError, true},
+		{"duplicate member", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,"tool":"bank/get_balance","tool":"admin/delete_all","arguments":{}}`, 422, gateway.ValidationError, true},
+		{"unknown member", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1,"tool":"bank/get_balance","idempotency_key":"mine"}`, 422, gateway.ValidationError, true},
+		{"missing step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, true},
+		{"fractional step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1.5,"tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, true},
+		{"body not an object", "POST", "/v1/tools/call", "tok-alice", `[]`, 422, gateway.ValidationError, true},
 		{"oversized body", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/get_balance", `{"account":"`+strings.Repeat("A", 5000)+`"}`), 413, gateway.RequestTooLarge, false},
 		{"approval required", "POST", "/v1/tools/call", "tok-alice", callBody("s", 2, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`), 428, gateway.ConfirmationRequired, false},
 		{"first balance", "POST", "/v1/tools/call", "tok-alice", balance, 200, "", false},
@@ -288,8 +288,8 @@ func TestHTTPDiscoverMetricsHealth(t *testing.T) {
 	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x"}`); r.status != 200 || gotK != 5 {
 		t.Errorf("discover without k = %d (k %d), want 200 with k 5", r.status, gotK)
 	}
-	wantError(t, "discover k out of range", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x","k":500}`), 422, gateway.ValidationError, false)
-	wantError(t, "discover empty query", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":" "}`), 422, gateway.ValidationError, false)
+	wantError(t, "discover k out of range", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x","k":500}`), 422, gateway.ValidationError, true)
+	wantError(t, "discover empty query", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":" "}`), 422, gateway.ValidationError, true)
 	wantError(t, "discover anonymous", h.do(t, "POST", "/v1/discover", "", `{"query":"x"}`), 401, gateway.Unauthenticated, false)
 
 	h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", okArgs))

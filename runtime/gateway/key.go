@@ -1,13 +1,10 @@
 package gateway
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
-
-	"github.com/toolgate/toolgate/tools"
 )
 
 // keyDomain separates the key's hash from every other sha256 toolgate takes.
@@ -45,24 +42,6 @@ func DeriveKey(tenant, principal, sessionID string, step int, tool string, canon
 func Fingerprint(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
 	return hexString(sum[:])
-}
-
-// WithIdempotencyKey returns a copy of ctx carrying key. The gateway calls
-// it before running a handler; tests of a handler may call it directly.
-//
-// The key is stored with tools.WithIdempotencyKey, so handlers below the
-// gateway (package tools, an MCP upstream) read the same value with
-// tools.IdempotencyKey without importing the gateway.
-func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return tools.WithIdempotencyKey(ctx, key)
-}
-
-// IdempotencyKey returns the idempotency key of the call ctx belongs to.
-// A handler passes it downstream (a ledger row, an HTTP Idempotency-Key
-// header) so that a re-run after an uncertain outcome is deduplicated there.
-// The key is the same on every re-run of the same call.
-func IdempotencyKey(ctx context.Context) (string, bool) {
-	return tools.IdempotencyKey(ctx)
 }
 
 // hexString is hex.EncodeToString with one allocation instead of two.

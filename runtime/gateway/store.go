@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/toolgate/toolgate/tools"
@@ -11,8 +13,13 @@ import (
 // Slot is the unit of "one step, one effect" (DESIGN.md invariant 4): the
 // first call claiming a slot binds it to its idempotency key and argument
 // fingerprint until the record is released or purged.
+//
+// The slot belongs to its principal: two principals of one tenant who use
+// the same session id, step and tool have two slots, so no principal can
+// occupy, block or probe another's.
 type Slot struct {
 	Tenant    string `json:"tenant"`
+	Principal string `json:"principal"` // the principal ID making the call
 	SessionID string `json:"session_id"`
 	Step      int    `json:"step"`
 	Tool      string `json:"tool"` // tool ID
@@ -36,7 +43,7 @@ const (
 // may keep and modify them.
 type Record struct {
 	Slot        Slot   `json:"slot"`
-	Principal   string `json:"principal"`   // the principal ID that claimed the slot
+	Principal   string `json:"principal"`   // the principal ID that claimed the slot: Slot.Principal
 	Key         string `json:"key"`         // idempotency key, lowercase hex
 	Fingerprint string `json:"fingerprint"` // sha256 of the canonical arguments, lowercase hex
 	State       State  `json:"state"`
@@ -63,7 +70,9 @@ type Record struct {
 
 // ClaimRequest asks a Store to claim a slot for one execution.
 type ClaimRequest struct {
-	Slot        Slot
+	Slot Slot
+	// Principal is the claiming principal's ID. It must equal
+	// Slot.Principal; stores bind the record to Slot.Principal.
 	Principal   string
 	Key         string
 	Fingerprint string
@@ -96,8 +105,8 @@ const (
 	// expired) and the request did not ask to take it over
 	// (ClaimRequest.TakeOver false); nothing changed.
 	ClaimUncertain
-	// ClaimMismatch: the slot is bound to another key (other arguments or
-	// another principal); Record shows the binding.
+	// ClaimMismatch: the slot is bound to another key (the same principal
+	// called it with other arguments); Record shows the binding.
 	ClaimMismatch
 )
 
@@ -181,6 +190,33 @@ type RateLimit struct {
 	Burst int
 }
 
+// Concerns is a set of the gateway's stored concerns, as a bit set.
+type Concerns uint8
+
+// The concerns a store may hold.
+const (
+	// ConcernRecords: idempotency records (RecordStore).
+	ConcernRecords Concerns = 1 << iota
+	// ConcernApprovals: approvals (ApprovalStore).
+	ConcernApprovals
+	// ConcernAudit: the audit log (AuditLog).
+	ConcernAudit
+	// ConcernRateLimits: token buckets (RateLimitStore).
+	ConcernRateLimits
+
+	// AllConcerns is every concern.
+	AllConcerns = ConcernRecords | ConcernApprovals | ConcernAudit | ConcernRateLimits
+)
+
+// Has reports whether c holds every concern of d. A zero c means
+// AllConcerns.
+func (c Concerns) Has(d Concerns) bool {
+	if c == 0 {
+		c = AllConcerns
+	}
+	return c&d == d
+}
+
 // PurgeRequest says what Purge removes.
 type PurgeRequest struct {
 	// Now removes idempotency records and approvals whose ExpiresAt <= Now,
@@ -188,6 +224,11 @@ type PurgeRequest struct {
 	Now time.Time
 	// AuditBefore removes audit entries with Time < AuditBefore; zero keeps all.
 	AuditBefore time.Time
+	// Concerns limits the purge to these concerns; zero means all. A
+	// gateway whose concerns live in several stores purges each store only
+	// of what it keeps there, so a store that also serves another gateway
+	// (its audit log, say) keeps what is not this gateway's to remove.
+	Concerns Concerns
 }
 
 // PurgeStats counts what Purge removed.
@@ -195,30 +236,39 @@ type PurgeStats struct {
 	Records, Approvals, Audit int
 }
 
-// Store keeps the gateway's durable state: idempotency records (claims,
-// leases, fencing tokens, outcomes), approvals, the audit log and the
-// rate-limit buckets. Several gateways may share one Store (and thereby
-// their claims and rate limits) when the implementation is shared.
+// The gateway's durable state is split by concern, in the manner of
+// hashicorp/raft's LogStore, StableStore and SnapshotStore: RecordStore
+// (claims, leases, fencing tokens, outcomes), ApprovalStore, AuditLog,
+// RateLimitStore and Purger. A store may implement any of them; Store is
+// all of them in one, which every store of this module is, and
+// Options.Stores takes each concern from a different place (the audit log
+// elsewhere, rate limits in Redis while claims live in SQLite).
 //
-// Every method is safe for concurrent use, and each is atomic: no caller
-// observes a half-applied method. Times come from the caller (the gateway's
-// injected clock); a Store never reads a clock of its own. ctx bounds the
-// call; the gateway passes a context.WithoutCancel context for recording so
-// that a caller's cancellation never loses an outcome. Returned values are
-// copies the caller owns. ErrFenced, ErrNotFound and ErrApprovalState are
-// answers, not failures: the method changed nothing. Any other error is a
-// store failure; the gateway then acknowledges nothing to its caller. A
-// durable store returns from Complete, MarkUncertain and Release only once
-// the change is durable.
+// The contract common to all of them: every method is safe for concurrent
+// use, and each is atomic: no caller observes a half-applied method. Times
+// come from the caller (the gateway's injected clock); a store never reads
+// a clock of its own. ctx bounds the call; the gateway passes a
+// context.WithoutCancel context for recording so that a caller's
+// cancellation never loses an outcome. Returned values are copies the
+// caller owns. ErrFenced, ErrNotFound and ErrApprovalState are answers, not
+// failures: the method changed nothing. Any other error is a store
+// failure; the gateway then acknowledges nothing to its caller. Several
+// gateways may share one store (and thereby their claims, approvals and
+// rate limits).
 //
-// storetest.Run is the conformance kit every implementation must pass.
-type Store interface {
+// storetest.Run is the conformance kit for a Store; storetest.RunRecords,
+// RunApprovals, RunAudit and RunRateLimits check one concern each.
+
+// RecordStore keeps the idempotency records: the claims of slots, their
+// leases and fencing tokens, and the outcomes replayed to retries. A
+// durable RecordStore returns from Claim, Complete, MarkUncertain and
+// Release only once the change is durable.
+type RecordStore interface {
 	// Claim atomically claims req.Slot. Against the slot's record (a record
 	// whose ExpiresAt <= req.Now counts as absent):
 	//   - absent: a new in-progress record binding Key, Fingerprint and
-	//     Principal, Attempts 1, with a fresh Token → ClaimAcquired;
-	//   - Key differs (other arguments or another principal) → ClaimMismatch,
-	//     whatever the state;
+	//     Slot.Principal, Attempts 1, with a fresh Token → ClaimAcquired;
+	//   - Key differs (other arguments) → ClaimMismatch, whatever the state;
 	//   - done → ClaimDone;
 	//   - in progress with LeaseExpires > req.Now → ClaimInProgress;
 	//   - in progress with an expired lease, or uncertain: with req.TakeOver
@@ -248,7 +298,11 @@ type Store interface {
 	// Get returns the record with idempotency key key, or ErrNotFound.
 	// Expired records may still be returned until purged.
 	Get(ctx context.Context, key string) (Record, error)
+}
 
+// ApprovalStore keeps the approvals of calls that need a human's
+// confirmation.
+type ApprovalStore interface {
 	// CreateApproval stores a pending approval a unless one with a.ID exists
 	// whose ExpiresAt > a.CreatedAt, in which case it returns that one
 	// unchanged. It returns the stored approval.
@@ -263,14 +317,21 @@ type Store interface {
 	// expired (ExpiresAt <= now). The policy checks (who may grant) are the
 	// gateway's.
 	GrantApproval(ctx context.Context, id, approver string, now time.Time) (Approval, error)
+}
 
+// AuditLog is the append-only log of every call's decision and outcome.
+type AuditLog interface {
 	// AppendAudit appends e to the audit log.
 	AppendAudit(ctx context.Context, e AuditEntry) error
 
 	// QueryAudit returns the entries matching q, oldest first (by Time,
 	// then by insertion order), at most q.Limit (1000 when zero).
 	QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
+}
 
+// RateLimitStore keeps the per principal×tool token buckets. Buckets in a
+// shared store are shared by every gateway using it.
+type RateLimitStore interface {
 	// TakeToken takes one token from the bucket named bucket with limit l at
 	// now. A bucket first seen is full (Burst tokens); it refills
 	// continuously at Rate tokens per second up to Burst. With a token
@@ -278,10 +339,118 @@ type Store interface {
 	// available: (1 - tokens) / Rate seconds. A zero Rate or Burst never
 	// limits. Time going backwards refills nothing.
 	TakeToken(ctx context.Context, bucket string, l RateLimit, now time.Time) (ok bool, retryAfter time.Duration, err error)
+}
 
-	// Purge removes what r says has expired and reports the counts. In-
-	// progress records are removed only when their ExpiresAt has passed too.
+// Purger removes what has outlived its retention. A store holding several
+// concerns implements it once for all of them.
+type Purger interface {
+	// Purge removes what r says has expired, of the concerns r.Concerns
+	// names (all when zero), and reports the counts. In-progress records
+	// are removed only when their ExpiresAt has passed too.
 	Purge(ctx context.Context, r PurgeRequest) (PurgeStats, error)
+}
+
+// Store is every concern in one store: what New takes, and what each of
+// this module's stores (memstore, sqlitestore, redisstore, pgstore) is.
+type Store interface {
+	RecordStore
+	ApprovalStore
+	AuditLog
+	RateLimitStore
+	Purger
+}
+
+// Stores takes some of the gateway's concerns from stores other than the
+// one passed to New. A nil field means that store.
+type Stores struct {
+	Records    RecordStore
+	Approvals  ApprovalStore
+	Audit      AuditLog
+	RateLimits RateLimitStore
+}
+
+// compose returns the Store the gateway works on: base itself when parts
+// names nothing else, else a Store that sends each concern to its part.
+func compose(base Store, parts Stores) (Store, error) {
+	if base == nil && (parts.Records == nil || parts.Approvals == nil || parts.Audit == nil || parts.RateLimits == nil) {
+		return nil, fmt.Errorf("%w: nil store, and Options.Stores does not name every concern", ErrInvalidOptions)
+	}
+	c := &composite{RecordStore: parts.Records, ApprovalStore: parts.Approvals, AuditLog: parts.Audit, RateLimitStore: parts.RateLimits}
+	if c.RecordStore == nil {
+		c.RecordStore = base
+	}
+	if c.ApprovalStore == nil {
+		c.ApprovalStore = base
+	}
+	if c.AuditLog == nil {
+		c.AuditLog = base
+	}
+	if c.RateLimitStore == nil {
+		c.RateLimitStore = base
+	}
+	if base != nil && same(c.RecordStore, base) && same(c.ApprovalStore, base) && same(c.AuditLog, base) && same(c.RateLimitStore, base) {
+		return base, nil
+	}
+	return c, nil
+}
+
+// composite sends each concern to its own store.
+type composite struct {
+	RecordStore
+	ApprovalStore
+	AuditLog
+	RateLimitStore
+}
+
+// Purge purges each distinct store that is a Purger of the concerns it
+// holds for this gateway, and sums the counts. A store that is no Purger
+// keeps what it holds (its owner purges it).
+func (c *composite) Purge(ctx context.Context, r PurgeRequest) (PurgeStats, error) {
+	type part struct {
+		store    any
+		concerns Concerns
+	}
+	var parts []part
+	add := func(s any, cs Concerns) {
+		if !r.Concerns.Has(cs) {
+			return
+		}
+		for i := range parts {
+			if same(parts[i].store, s) {
+				parts[i].concerns |= cs
+				return
+			}
+		}
+		parts = append(parts, part{s, cs})
+	}
+	add(c.RecordStore, ConcernRecords)
+	add(c.ApprovalStore, ConcernApprovals)
+	add(c.AuditLog, ConcernAudit)
+	add(c.RateLimitStore, ConcernRateLimits)
+	var total PurgeStats
+	for _, p := range parts {
+		pu, ok := p.store.(Purger)
+		if !ok {
+			continue
+		}
+		req := r
+		req.Concerns = p.concerns
+		st, err := pu.Purge(ctx, req)
+		if err != nil {
+			return total, err
+		}
+		total.Records += st.Records
+		total.Approvals += st.Approvals
+		total.Audit += st.Audit
+	}
+	return total, nil
+}
+
+// same reports whether a and b are the same store value. Values of
+// incomparable types are never the same.
+func same(a, b any) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta != nil && ta.Comparable() && a == b
 }
 
 // Clock tells the gateway the time. It is injected so that the decision

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"sort"
 
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -33,7 +34,8 @@ type TokenFile struct {
 
 var _ Authenticator = (*TokenFile)(nil)
 
-// LoadTokenFile reads and parses the token file at path.
+// LoadTokenFile reads and parses the token file at path. A parse error
+// reads "PATH:LINE: reason" and wraps ErrTokenFile.
 func LoadTokenFile(path string) (*TokenFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -41,52 +43,178 @@ func LoadTokenFile(path string) (*TokenFile, error) {
 	}
 	f, err := ParseTokenFile(data)
 	if err != nil {
+		var le *tokenFileError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%w: %s:%d: %s", ErrTokenFile, path, le.line, le.reason)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
 }
 
-// ParseTokenFile parses a token file. Unknown members, empty tokens,
-// entries without principal or tenant, and empty scopes are errors; an
-// error names the principal, never the token.
+// maxTokenFileBytes bounds a token file.
+const maxTokenFileBytes = 16 << 20
+
+// tokenFileError is a token file problem on a line.
+type tokenFileError struct {
+	line   int
+	reason string
+}
+
+func (e *tokenFileError) Error() string {
+	return fmt.Sprintf("%v: line %d: %s", ErrTokenFile, e.line, e.reason)
+}
+
+func (e *tokenFileError) Unwrap() error { return ErrTokenFile }
+
+// ParseTokenFile parses a token file. Invalid JSON (invalid UTF-8 and lone
+// surrogates included), a member given twice at any level (a token listed
+// twice, or an entry with two "scopes"), unknown members, empty tokens,
+// entries without principal or tenant, and empty scopes are errors that
+// name the line ("line 3: reason", wrapping ErrTokenFile) and the
+// principal, never a token.
 func ParseTokenFile(data []byte) (*TokenFile, error) {
-	var doc struct {
-		Tokens map[string]struct {
-			Principal string   `json:"principal"`
-			Tenant    string   `json:"tenant"`
-			Scopes    []string `json:"scopes"`
-		} `json:"tokens"`
+	if len(data) > maxTokenFileBytes {
+		return nil, &tokenFileError{line: 1, reason: fmt.Sprintf("the file is larger than %d bytes", maxTokenFileBytes)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTokenFile, err)
-	}
-	if doc.Tokens == nil {
-		return nil, fmt.Errorf("%w: no \"tokens\" object", ErrTokenFile)
-	}
-	tokens := make([]string, 0, len(doc.Tokens))
-	for tok := range doc.Tokens {
-		tokens = append(tokens, tok)
-	}
-	sort.Strings(tokens)
-	f := &TokenFile{byDigest: make(map[[32]byte]tools.Principal, len(tokens))}
-	for i, tok := range tokens {
-		e := doc.Tokens[tok]
+	// Syntax, UTF-8 and escapes first; the walk below reports duplicates
+	// without naming the member (which may be a token).
+	if _, err := jcs.Parse(data); err != nil {
+		var se *jcs.SyntaxError
 		switch {
-		case tok == "":
-			return nil, fmt.Errorf("%w: entry for principal %q has an empty token", ErrTokenFile, e.Principal)
-		case e.Principal == "" || e.Tenant == "":
-			return nil, fmt.Errorf("%w: token entry %d (principal %q) needs a principal and a tenant", ErrTokenFile, i+1, e.Principal)
+		case !errors.As(err, &se):
+			return nil, &tokenFileError{line: 1, reason: "invalid JSON"}
+		case !se.Duplicate:
+			return nil, &tokenFileError{line: lineOf(data, se.Offset), reason: "invalid JSON: " + se.Msg}
 		}
-		for _, s := range e.Scopes {
-			if s == "" {
-				return nil, fmt.Errorf("%w: principal %q has an empty scope", ErrTokenFile, e.Principal)
-			}
-		}
-		f.byDigest[sha256.Sum256([]byte(tok))] = tools.Principal{ID: e.Principal, Tenant: e.Tenant, Scopes: append([]string(nil), e.Scopes...)}
+	}
+	w := tokenWalker{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
+	f := &TokenFile{byDigest: map[[32]byte]tools.Principal{}}
+	if err := w.file(f); err != nil {
+		return nil, err
 	}
 	return f, nil
+}
+
+// tokenWalker reads a token file token by token, so that every error has
+// its line and no member can be given twice.
+type tokenWalker struct {
+	dec  *json.Decoder
+	data []byte
+}
+
+func lineOf(data []byte, offset int) int {
+	offset = min(max(offset, 0), len(data))
+	return 1 + bytes.Count(data[:offset], []byte("\n"))
+}
+
+func (w *tokenWalker) errorf(format string, args ...any) error {
+	return &tokenFileError{line: lineOf(w.data, int(w.dec.InputOffset())), reason: fmt.Sprintf(format, args...)}
+}
+
+// members reads an object, calling member for each name (the decoder is
+// then at its value); a name given twice is an error that does not repeat
+// it when secret.
+func (w *tokenWalker) members(what string, secret bool, member func(name string) error) error {
+	tok, err := w.dec.Token()
+	if err != nil {
+		return w.errorf("invalid JSON")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return w.errorf("%s must be an object", what)
+	}
+	seen := map[string]int{}
+	for w.dec.More() {
+		tok, err := w.dec.Token()
+		if err != nil {
+			return w.errorf("invalid JSON")
+		}
+		name := tok.(string)
+		line := lineOf(w.data, int(w.dec.InputOffset()))
+		if first, dup := seen[name]; dup {
+			if secret {
+				return w.errorf("a token is listed twice (first on line %d)", first)
+			}
+			return w.errorf("%s has member %q twice (first on line %d)", what, name, first)
+		}
+		seen[name] = line
+		if err := member(name); err != nil {
+			return err
+		}
+	}
+	if _, err := w.dec.Token(); err != nil {
+		return w.errorf("invalid JSON")
+	}
+	return nil
+}
+
+func (w *tokenWalker) file(f *TokenFile) error {
+	hasTokens := false
+	err := w.members("the file", false, func(name string) error {
+		if name != "tokens" {
+			return w.errorf("unknown member %q (want \"tokens\")", truncate(name, 64))
+		}
+		hasTokens = true
+		return w.members("\"tokens\"", true, func(bearer string) error {
+			line := lineOf(w.data, int(w.dec.InputOffset()))
+			p, err := w.entry()
+			if err != nil {
+				return err
+			}
+			switch {
+			case bearer == "":
+				return &tokenFileError{line: line, reason: fmt.Sprintf("entry for principal %q has an empty token", p.ID)}
+			case p.ID == "" || p.Tenant == "":
+				return &tokenFileError{line: line, reason: fmt.Sprintf("token entry (principal %q) needs a principal and a tenant", p.ID)}
+			}
+			f.byDigest[sha256.Sum256([]byte(bearer))] = p
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if !hasTokens {
+		return w.errorf("no \"tokens\" object")
+	}
+	if _, err := w.dec.Token(); err != io.EOF {
+		return w.errorf("data after the object")
+	}
+	return nil
+}
+
+// entry reads {"principal","tenant","scopes"}.
+func (w *tokenWalker) entry() (tools.Principal, error) {
+	var p tools.Principal
+	err := w.members("a token entry", false, func(name string) error {
+		switch name {
+		case "principal", "tenant":
+			var s string
+			if err := w.dec.Decode(&s); err != nil {
+				return w.errorf("%q must be a string", name)
+			}
+			if name == "principal" {
+				p.ID = s
+			} else {
+				p.Tenant = s
+			}
+		case "scopes":
+			var scopes []string
+			if err := w.dec.Decode(&scopes); err != nil {
+				return w.errorf("\"scopes\" must be an array of strings")
+			}
+			for _, sc := range scopes {
+				if sc == "" {
+					return w.errorf("principal %q has an empty scope", p.ID)
+				}
+			}
+			p.Scopes = scopes
+		default:
+			return w.errorf("unknown member %q in a token entry (want principal, tenant, scopes)", truncate(name, 64))
+		}
+		return nil
+	})
+	return p, err
 }
 
 // Authenticate implements Authenticator. The returned principal's Scopes

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
@@ -121,7 +122,7 @@ func TestClientTokens(t *testing.T) {
 	if err != nil || len(catalogs) != 8 {
 		t.Fatalf("want the 8 real catalogs, got %d (%v)", len(catalogs), err)
 	}
-	ts, err := tools.LoadCatalogs(catalogs...)
+	ts, err := catalog.LoadAll(catalogs...)
 	if err != nil {
 		t.Fatal(err)
 	}

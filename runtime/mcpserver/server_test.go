@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -82,7 +83,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil || len(catalogs) == 0 {
 		t.Fatalf("no catalogs: %v", err)
 	}
-	ts, err := tools.LoadCatalogs(catalogs...)
+	ts, err := catalog.LoadAll(catalogs...)
 	if err != nil {
 		t.Fatal(err)
 	}

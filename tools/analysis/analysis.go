@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -134,7 +135,7 @@ var scratchPool = sync.Pool{New: func() any {
 // lower-case ASCII separated by single spaces.
 func (a *Analyzer) Tokens(dst []string, text string) []string {
 	sc := scratchPool.Get().(*scratch)
-	dst, _ = sc.tokenize(dst, text)
+	dst, _ = sc.tokenize(dst, text, false)
 	scratchPool.Put(sc)
 	return dst
 }
@@ -144,10 +145,23 @@ func (a *Analyzer) Tokens(dst []string, text string) []string {
 func (a *Analyzer) TokensLang(dst []string, text string) ([]string, Lang) {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
-	dst, cues := sc.tokenize(dst, text)
+	dst, cues := sc.tokenize(dst, text, false)
 	lang := a.detect(dst[start:], cues)
 	scratchPool.Put(sc)
 	return dst, lang
+}
+
+// TokensLangFunc is TokensLang for a caller that only reads the tokens:
+// it appends them to dst and calls fn with the result and the language,
+// without copying the folded text, so that the tokens are valid only until
+// fn returns (fn copies what it keeps and should clear dst's strings). It
+// allocates nothing in the steady state.
+func (a *Analyzer) TokensLangFunc(dst []string, text string, fn func(toks []string, lang Lang)) {
+	sc := scratchPool.Get().(*scratch)
+	start := len(dst)
+	dst, cues := sc.tokenize(dst, text, true)
+	fn(dst, a.detect(dst[start:], cues))
+	scratchPool.Put(sc)
 }
 
 // Terms appends the analyzed terms of text to dst and returns the extended
@@ -159,7 +173,7 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
 	var cues langCues
-	dst, cues = sc.tokenize(dst, text)
+	dst, cues = sc.tokenize(dst, text, true)
 	toks := dst[start:]
 	if lang == "" {
 		lang = a.detect(toks, cues)
@@ -179,6 +193,7 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 		}
 		out = append(out, t)
 	}
+	sc.own(out[start:])
 	// Clear the tail so dropped strings are not kept alive by dst's array.
 	clear(dst[len(out):])
 	scratchPool.Put(sc)
@@ -199,14 +214,54 @@ func (sc *scratch) stemWord(lang Lang, w string) string {
 	if !isAlphaWord(w) {
 		return w
 	}
+	li := max(langIndex(lang), 0)
+	if st, ok := stems.get(li, w); ok {
+		return st
+	}
+	var st string
 	switch lang {
 	case Spanish:
-		return sc.stemSpanish(w)
+		st = sc.stemSpanish(w)
 	case Polish:
-		return sc.stemPolish(w)
+		st = sc.stemPolish(w)
 	default:
-		return sc.stemEnglish(w)
+		st = sc.stemEnglish(w)
 	}
+	stems.put(li, w, st)
+	return st
+}
+
+// stems caches the stems of recently seen words, per language: a request
+// is mostly words seen before, and a look-up costs a fraction of running a
+// stemmer. It holds at most maxCachedStems words per language and starts
+// over when full; keys and stems are copied, so that a cached stem never
+// keeps a caller's text alive.
+var stems stemCache
+
+const maxCachedStems = 1 << 15
+
+type stemCache struct {
+	mu sync.RWMutex
+	m  [3]map[string]string
+}
+
+func (c *stemCache) get(lang int, w string) (string, bool) {
+	c.mu.RLock()
+	st, ok := c.m[lang][w]
+	c.mu.RUnlock()
+	return st, ok
+}
+
+func (c *stemCache) put(lang int, w, st string) {
+	if len(w) > 64 {
+		return // not a word a catalog or a request repeats
+	}
+	c.mu.Lock()
+	if c.m[lang] == nil || len(c.m[lang]) >= maxCachedStems {
+		c.m[lang] = make(map[string]string, 1024)
+	}
+	c.m[lang][strings.Clone(w)] = strings.Clone(st)
+	c.mu.Unlock()
 }
 
 // isAlphaWord reports whether w is made of ASCII letters only; stemmers

@@ -55,7 +55,7 @@ var defaultAnalyzer = New(nil)
 // DetectLang is Detect restricted to the Analyzer's languages.
 func (a *Analyzer) DetectLang(text string) Lang {
 	sc := scratchPool.Get().(*scratch)
-	toks, cues := sc.tokenize(sc.toks[:0], text)
+	toks, cues := sc.tokenize(sc.toks[:0], text, true) // only read here
 	l := a.detect(toks, cues)
 	clear(toks)
 	sc.toks = toks[:0]

@@ -24,5 +24,8 @@
 //
 // An [Analyzer] is immutable and safe for concurrent use. Terms and Tokens
 // append to a caller-owned slice and allocate at most one string per call
-// for the folded text plus one per stem that is not a prefix of its word.
+// for the folded text plus one per stem that is not a prefix of its word
+// the first time it is seen: stems are cached per language (at most 2^15
+// words each, the cache starting over when full), so that the words a
+// catalog and its requests repeat are stemmed once.
 package analysis

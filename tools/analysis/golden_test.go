@@ -91,3 +91,42 @@ func TestGoldenStem(t *testing.T) {
 		})
 	}
 }
+
+// TestStemCache: a stem from the cache is the stemmer's, whether the cache
+// is cold, warm or just started over, and the cache stays within its bound.
+func TestStemCache(t *testing.T) {
+	direct := func(l Lang, w string) string {
+		sc := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(sc)
+		switch l {
+		case Spanish:
+			return sc.stemSpanish(w)
+		case Polish:
+			return sc.stemPolish(w)
+		}
+		return sc.stemEnglish(w)
+	}
+	check := func(when string) {
+		for _, l := range Languages {
+			for _, line := range readLines(t, "words_"+string(l)+".txt") {
+				for _, w := range strings.Fields(line) {
+					if !isAlphaWord(w) {
+						continue
+					}
+					if got, want := Stem(l, w), direct(l, w); got != want {
+						t.Errorf("%s: Stem(%s, %q) = %q, the stemmer says %q", when, l, w, got, want)
+					}
+				}
+			}
+		}
+	}
+	check("cold")
+	check("warm")
+	for i := range 2*maxCachedStems + 10 {
+		Stem(English, fmt.Sprintf("zq%dxing", i))
+	}
+	if n := len(stems.m[0]); n > maxCachedStems {
+		t.Errorf("the English stem cache holds %d words, bound %d", n, maxCachedStems)
+	}
+	check("after starting over")
+}

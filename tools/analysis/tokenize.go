@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Rune classes for tokenization.
@@ -67,8 +68,10 @@ func (c *langCues) see(r rune) {
 
 // tokenize appends the folded tokens of text to dst. The tokens are
 // substrings of one string: text itself when folding changed nothing,
-// otherwise one new string holding the folded text.
-func (sc *scratch) tokenize(dst []string, text string) ([]string, langCues) {
+// otherwise one new string holding the folded text, or with transient
+// sc.buf itself, so that they are valid only until sc is reused (see
+// sc.own).
+func (sc *scratch) tokenize(dst []string, text string, transient bool) ([]string, langCues) {
 	var cues langCues
 	buf := sc.buf[:0]
 	ends := sc.ends[:0]
@@ -141,9 +144,12 @@ func (sc *scratch) tokenize(dst []string, text string) ([]string, langCues) {
 		buf = buf[:len(buf)-1] // the trailing separator
 	}
 	var s string
-	if string(buf) == text {
+	switch {
+	case string(buf) == text:
 		s = text
-	} else {
+	case transient:
+		s = unsafe.String(unsafe.SliceData(buf), len(buf))
+	default:
 		s = string(buf)
 	}
 	start := 0
@@ -160,7 +166,31 @@ func (sc *scratch) tokenize(dst []string, text string) ([]string, langCues) {
 // SplitIdentifier("getHTTPResponse_v2") is [get http response v 2].
 func SplitIdentifier(s string) []string {
 	sc := scratchPool.Get().(*scratch)
-	out, _ := sc.tokenize(make([]string, 0, 4+strings.Count(s, "_")), s)
+	out, _ := sc.tokenize(make([]string, 0, 4+strings.Count(s, "_")), s, false)
 	scratchPool.Put(sc)
 	return out
+}
+
+// own makes the strings of ts that point into sc.buf (transient tokens, or
+// stems that are prefixes of them) point into one copy of it instead, made
+// only when one does: a text whose terms all come from the stem cache
+// costs no allocation.
+func (sc *scratch) own(ts []string) {
+	if len(sc.buf) == 0 {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(sc.buf)))
+	hi := lo + uintptr(len(sc.buf))
+	var owned string
+	for i, t := range ts {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(t)))
+		if len(t) == 0 || p < lo || p >= hi {
+			continue
+		}
+		if owned == "" {
+			owned = string(sc.buf)
+		}
+		off := int(p - lo)
+		ts[i] = owned[off : off+len(t)]
+	}
 }

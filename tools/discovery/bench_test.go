@@ -132,3 +132,27 @@ func threadCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkShortlistRealMCP measures the default Discoverer over the 105
+// real MCP tools (a principal that sees every tool), cycling through the
+// 160 labeled requests: the workload of the bench module's "real MCP" row,
+// through ShortlistTo with one reused Shortlist.
+func BenchmarkShortlistRealMCP(b *testing.B) {
+	ds := realMCP(b)
+	d := newDiscoverer(b, nil)
+	view := ds.snap.Authorize(tools.Principal{ID: "b", Tenant: "b"})
+	ctx := context.Background()
+	if _, err := d.Index(ctx, ds.snap); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var sl discovery.Shortlist
+	i := 0
+	for b.Loop() {
+		q := ds.queries[i%len(ds.queries)]
+		i++
+		if err := d.ShortlistTo(ctx, view, discovery.Request{Query: q.Query}, &sl); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

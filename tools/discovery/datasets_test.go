@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -27,7 +28,7 @@ type dataset struct {
 
 func loadSnapshot(tb testing.TB, specs ...string) *tools.Snapshot {
 	tb.Helper()
-	ts, err := tools.LoadCatalogs(specs...)
+	ts, err := catalog.LoadAll(specs...)
 	if err != nil {
 		tb.Fatalf("load catalogs: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,7 +40,16 @@ var (
 	ErrOptions = errors.New("discovery: invalid options")
 	// ErrNoView is returned by Shortlist for a nil view.
 	ErrNoView = errors.New("discovery: no authorized view")
+	// ErrQueryTooLong is wrapped by Shortlist for a Request.Query longer
+	// than Options.MaxQueryBytes; the error names both lengths. It is the
+	// caller's input error (an HTTP 400), not a failure of discovery.
+	ErrQueryTooLong = errors.New("discovery: query too long")
 )
+
+// DefaultMaxQueryBytes is the default Options.MaxQueryBytes: above every
+// request of the public datasets (the longest, in BFCL, is 10,759 bytes),
+// small enough that a query's memory stays in the low megabytes.
+const DefaultMaxQueryBytes = 16 << 10
 
 // Method selects how Shortlist ranks. Only MethodHybrid is meant for
 // production; the others exist for measurement.
@@ -111,6 +121,13 @@ type Options struct {
 	// authorized tools, the dense side then scores every authorized tool.
 	// Zero means 5,000.
 	DenseExactLimit int
+	// MaxQueryBytes bounds the length of Request.Query: a longer query is
+	// refused with an error wrapping ErrQueryTooLong, and each of the
+	// context turns used (the last two) is cut to this length at a UTF-8
+	// boundary (Shortlist.ContextTruncated says so). The work and memory
+	// of one query are linear in its length. Zero means
+	// DefaultMaxQueryBytes (16 KiB).
+	MaxQueryBytes int
 	// Log records every query. Nil records nothing.
 	Log Log
 	// Registerer receives the discovery metrics. Nil registers none.
@@ -127,7 +144,8 @@ type Request struct {
 	// Query is the user's request in their words.
 	Query string
 	// Context holds recent turns of the conversation, newest last. They
-	// help follow-ups ("and close it") and weigh less than Query.
+	// help follow-ups ("and close it") and weigh less than Query. Only the
+	// last two are used, each cut to Options.MaxQueryBytes.
 	Context []string
 	// K is the shortlist size. Zero means the Discoverer's default.
 	K int
@@ -172,6 +190,9 @@ type Shortlist struct {
 	CatalogTokens int
 	// Lang is the language the request was analysed in.
 	Lang string
+	// ContextTruncated reports that a context turn used was longer than
+	// Options.MaxQueryBytes and only its beginning was analysed.
+	ContextTruncated bool
 }
 
 // Discoverer finds the few authorized tools a request needs. It is safe
@@ -190,6 +211,7 @@ type Discoverer struct {
 	lexWeight    float64
 	exactLimit   int
 	rerank       int
+	maxQuery     int
 	log          Log
 	metrics      *metrics
 	now          func() time.Time
@@ -213,6 +235,8 @@ func New(opts *Options) (*Discoverer, error) {
 		return nil, fmt.Errorf("%w: LexicalWeight %v is outside [0,1]", ErrOptions, o.LexicalWeight)
 	case o.ReformulateBelow > 1:
 		return nil, fmt.Errorf("%w: ReformulateBelow %v is above 1", ErrOptions, o.ReformulateBelow)
+	case o.MaxQueryBytes < 0:
+		return nil, fmt.Errorf("%w: MaxQueryBytes %d is negative", ErrOptions, o.MaxQueryBytes)
 	case o.DenseExactLimit < 0 || o.DenseRerank < 0:
 		return nil, fmt.Errorf("%w: DenseExactLimit and DenseRerank must not be negative", ErrOptions)
 	case o.Method < MethodHybrid || o.Method > MethodBM25:
@@ -224,7 +248,10 @@ func New(opts *Options) (*Discoverer, error) {
 		analyzer: o.Analyzer, embedder: o.Embedder, reformulator: o.Reformulator,
 		threshold: o.ReformulateBelow, fuseRewrite: o.FuseReformulation, k: o.K, method: o.Method, fusion: o.Fusion,
 		lexWeight: o.LexicalWeight, exactLimit: o.DenseExactLimit, rerank: o.DenseRerank,
-		log: o.Log, now: o.Clock,
+		log: o.Log, now: o.Clock, maxQuery: o.MaxQueryBytes,
+	}
+	if d.maxQuery == 0 {
+		d.maxQuery = DefaultMaxQueryBytes
 	}
 	if d.analyzer == nil {
 		d.analyzer = analysis.New(nil)
@@ -286,29 +313,55 @@ func (d *Discoverer) Index(ctx context.Context, snap *tools.Snapshot) (*Index, e
 // returned. It builds the index on first use of a snapshot; the error is
 // the build's (an embedder failure) or the context's.
 func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Request) (*Shortlist, error) {
-	if view == nil {
-		return nil, ErrNoView
+	sl := new(Shortlist)
+	if err := d.ShortlistTo(ctx, view, req, sl); err != nil {
+		return nil, err
 	}
+	return sl, nil
+}
+
+// ShortlistTo is Shortlist writing its result into sl, reusing the
+// capacity of sl.Candidates; everything else in sl is overwritten. A
+// caller that keeps one Shortlist per worker makes a query allocate
+// nothing in the steady state (with the default embedder, no Log, and a
+// request in English without identifiers; a Spanish or Polish request
+// allocates its translation, an identifier its match).
+func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Request, sl *Shortlist) error {
+	if view == nil {
+		return ErrNoView
+	}
+	if len(req.Query) > d.maxQuery {
+		return fmt.Errorf("%w: the query has %d bytes, the limit is %d", ErrQueryTooLong, len(req.Query), d.maxQuery)
+	}
+	turns, truncated := d.boundContext(req.Context)
 	start := d.now()
 	x, err := d.Index(ctx, view.Snapshot())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	k := req.K
 	if k <= 0 {
 		k = d.k
 	}
-	res, err := d.search(ctx, x, view, req.Query, req.Context, k)
+	bufs := topPool.Get().(*[2][]fusedScore)
+	defer topPool.Put(bufs)
+	res, err := d.search(ctx, x, view, req.Query, turns, k, bufs[0])
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sl := &Shortlist{Query: req.Query, Authorized: view.Len(), Lang: string(res.lang)}
+	bufs[0] = res.top
+	cands := sl.Candidates[:0]
+	if cands == nil {
+		cands = make([]Candidate, 0, k)
+	}
+	*sl = Shortlist{Query: req.Query, Authorized: view.Len(), Lang: string(res.lang), Candidates: cands}
 	if res.confidence < d.threshold && d.method == MethodHybrid && req.Query != "" {
 		if q2, err := d.reformulator.Reformulate(ctx, req.Query); err == nil && q2 != "" && q2 != req.Query {
-			res2, err := d.search(ctx, x, view, q2, req.Context, k)
+			res2, err := d.search(ctx, x, view, q2, turns, k, bufs[1])
 			if err != nil {
-				return nil, err
+				return err
 			}
+			bufs[1] = res2.top
 			switch {
 			case d.fuseRewrite:
 				res = fuseSearches(res, res2, k)
@@ -322,19 +375,54 @@ func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Reques
 		}
 	}
 	sl.Confidence = res.confidence
-	sl.Candidates = res.candidates
-	for _, c := range res.candidates {
-		i, _ := x.snap.Lookup(c.Tool.ID)
-		sl.ShortlistTokens += int(x.tokens[i])
+	sl.ContextTruncated = truncated
+	for _, f := range res.top {
+		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident})
+		sl.ShortlistTokens += int(x.tokens[f.doc])
 	}
 	sl.CatalogTokens = x.catalogTokens(view)
 	d.observe(ctx, view, req, sl, d.now().Sub(start))
-	return sl, nil
+	return nil
 }
+
+// boundContext returns the context turns a search uses (the last two),
+// each cut to d.maxQuery bytes at a UTF-8 boundary, and whether one was
+// cut. It does not allocate when none is.
+func (d *Discoverer) boundContext(turns []string) ([]string, bool) {
+	turns = turns[max(0, len(turns)-2):]
+	long := false
+	for _, t := range turns {
+		long = long || len(t) > d.maxQuery
+	}
+	if !long {
+		return turns, false
+	}
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		if len(t) > d.maxQuery {
+			n := d.maxQuery
+			for n > 0 && !utf8.RuneStart(t[n]) {
+				n--
+			}
+			t = t[:n]
+		}
+		out[i] = t
+	}
+	return out, true
+}
+
+// topPool holds the buffers of a query's two searches (the request and
+// its reformulation).
+var topPool = sync.Pool{New: func() any { return new([2][]fusedScore) }}
 
 func (x *Index) catalogTokens(view *tools.View) int {
 	if view.Len() == len(x.tokens) {
 		return x.total
+	}
+	// A view is immutable: the last one's sum is kept, since a principal's
+	// queries come with the same view.
+	if last := x.lastView.Load(); last != nil && last.view == view {
+		return last.tokens
 	}
 	n := 0
 	for w, bits := range view.Bits() {
@@ -344,7 +432,14 @@ func (x *Index) catalogTokens(view *tools.View) int {
 			n += int(x.tokens[w*64+b])
 		}
 	}
+	x.lastView.Store(&viewTokens{view, n})
 	return n
+}
+
+// viewTokens is the token count of one view's catalog.
+type viewTokens struct {
+	view   *tools.View
+	tokens int
 }
 
 // observe logs the query and updates the metrics.
@@ -413,31 +508,29 @@ func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outc
 	}
 }
 
-// fuseSearches merges two searches of one request: every tool either returned, at
-// the better of its two scores, best first (ties by ID), at most k; the
-// confidence is the better one.
+// fuseSearches merges two searches of one request: every tool either
+// returned, at the better of its two scores, best first, at most k; the
+// confidence is the better one. The result owns a new slice (both inputs'
+// slices are pooled buffers).
 func fuseSearches(a, b searchResult, k int) searchResult {
 	out := searchResult{lang: a.lang, confidence: max(a.confidence, b.confidence)}
-	at := map[string]int{}
-	for _, c := range append(append([]Candidate(nil), a.candidates...), b.candidates...) {
-		if i, ok := at[c.Tool.ID]; ok {
-			if c.Score > out.candidates[i].Score {
-				out.candidates[i] = c
+	both := append(append(make([]fusedScore, 0, len(a.top)+len(b.top)), a.top...), b.top...)
+	top := make([]fusedScore, 0, len(both))
+	at := map[uint32]int{}
+	for _, f := range both {
+		if i, ok := at[f.doc]; ok {
+			if f.score > top[i].score {
+				top[i] = f
 			}
 			continue
 		}
-		at[c.Tool.ID] = len(out.candidates)
-		out.candidates = append(out.candidates, c)
+		at[f.doc] = len(top)
+		top = append(top, f)
 	}
-	sort.SliceStable(out.candidates, func(i, j int) bool {
-		ci, cj := out.candidates[i], out.candidates[j]
-		if ci.Score != cj.Score {
-			return ci.Score > cj.Score
-		}
-		return ci.Tool.ID < cj.Tool.ID
-	})
-	if len(out.candidates) > k {
-		out.candidates = out.candidates[:k]
+	sort.SliceStable(top, func(i, j int) bool { return top[i].better(top[j]) })
+	if len(top) > k {
+		top = top[:k]
 	}
+	out.top = top
 	return out
 }

@@ -339,6 +339,9 @@ func TestReadQueries(t *testing.T) {
 		{"{\"query\":\"a\"}\nnot json\n", "q.jsonl:2: invalid JSON"},
 		{"{\"relevant\":[\"x\"]}\n", `q.jsonl:1: missing or empty "query"`},
 		{"{\"query\":\"a\"} {\"query\":\"b\"}\n", "q.jsonl:1: more than one JSON value"},
+		{"{\"query\":\"a\"}\n{\"query\":\"b\",\"scopes\":[\"admin\"],\"scopes\":[]}\n", `q.jsonl:2: duplicate member name "scopes"`},
+		{"{\"query\":\"a\",\"relevant\":[\"x\"],\"relevant\":[\"y\"]}\n", `q.jsonl:1: duplicate member name "relevant"`},
+		{"{\"query\":\"a\",\"query\":\"b\"}\n", `q.jsonl:1: duplicate member name "query"`},
 	} {
 		_, err := discovery.ReadQueries(strings.NewReader(tc.in), "q.jsonl")
 		var qe *discovery.QueryError

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -43,8 +45,9 @@ type QueryError struct {
 func (e *QueryError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
 // ReadQueries parses a JSON Lines queries file; file names it in errors.
-// Blank lines are skipped. Every other line must be an object with a
-// non-empty "query"; the first bad line is returned as a *QueryError.
+// Blank lines are skipped. Every other line must be one JSON object with a
+// non-empty "query" and no member name repeated at any depth; the first bad
+// line is returned as a *QueryError. A line may hold at most 16 MiB.
 func ReadQueries(r io.Reader, file string) ([]Query, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
@@ -63,6 +66,15 @@ func ReadQueries(r io.Reader, file string) ([]Query, error) {
 		}
 		if dec.More() {
 			return nil, &QueryError{file, line, "more than one JSON value on the line"}
+		}
+		if _, err := jcs.Parse(b); err != nil {
+			// One meaning per line: {"query":"a","scopes":["x"],"scopes":[]}
+			// is refused, not read as its last member.
+			var se *jcs.SyntaxError
+			if errors.As(err, &se) {
+				return nil, &QueryError{file, line, se.Msg}
+			}
+			return nil, &QueryError{file, line, err.Error()}
 		}
 		if q.Query == "" {
 			return nil, &QueryError{file, line, `missing or empty "query"`}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -17,6 +18,7 @@ func FuzzReadQueries(f *testing.F) {
 		"{\"query\":\"a\",\"relevant\":[\"x\"]}\n",
 		"\n\n{\"query\":\"b\",\"relevant\":[],\"scopes\":[\"s\"],\"kind\":\"k\",\"lang\":\"es\"}",
 		"{\"query\":\"\"}", "not json", "{\"query\":1}", "{} {}", "[1,2]",
+		"{\"query\":\"a\",\"scopes\":[\"admin\"],\"scopes\":[]}", "{\"query\":\"a\",\"x\":{\"y\":1,\"y\":2}}",
 	} {
 		f.Add(s)
 	}
@@ -32,6 +34,13 @@ func FuzzReadQueries(f *testing.F) {
 		for _, q := range qs {
 			if q.Query == "" {
 				t.Fatalf("ReadQueries(%q) returned an empty query", in)
+			}
+		}
+		for _, line := range strings.Split(in, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				if _, err := jcs.Parse([]byte(line)); err != nil {
+					t.Fatalf("ReadQueries(%q) accepted line %q, which has no one meaning: %v", in, line, err)
+				}
 			}
 		}
 	})

@@ -78,7 +78,7 @@ func identifiers(text string) []identifier {
 			add(idPath, m[1])
 		}
 	}
-	if has(".") {
+	if mayHaveFile(rest) {
 		for _, m := range reFile.FindAllString(rest, 8) {
 			add(idPath, m)
 		}
@@ -93,20 +93,73 @@ func identifiers(text string) []identifier {
 	if !has("0123456789") {
 		return out
 	}
-	if has("-") {
+	if mayHave(rest, '-', isKeyByte, isDigit) {
 		for _, m := range reKey.FindAllString(rest, 8) {
 			add(idKey, m)
 		}
 	}
-	if has("#") {
+	if mayHave(rest, '#', func(byte) bool { return true }, isDigit) {
 		for _, m := range reHash.FindAllStringSubmatch(rest, 8) {
 			add(idNumber, m[1])
 		}
 	}
-	for _, m := range reNumRef.FindAllStringSubmatch(rest, 8) {
-		add(idNumber, m[1])
+	if mayHaveNumRef(rest) {
+		for _, m := range reNumRef.FindAllStringSubmatch(rest, 8) {
+			add(idNumber, m[1])
+		}
 	}
 	return out
+}
+
+// The byte tests below are necessary conditions of the expressions they
+// guard, so that a request without any id runs none of them: they never
+// change what is found.
+
+func isDigit(c byte) bool   { return '0' <= c && c <= '9' }
+func isLower(c byte) bool   { return 'a' <= c && c <= 'z' }
+func isKeyByte(c byte) bool { return 'A' <= c && c <= 'Z' || isDigit(c) }
+func isWordByte(c byte) bool {
+	return isLower(c) || 'A' <= c && c <= 'Z' || isDigit(c) || c == '_' || c == '-'
+}
+
+// mayHave reports whether text has the byte sep preceded by a byte that
+// before accepts (or at the start, when before accepts 0) and followed by
+// one that after accepts.
+func mayHave(text string, sep byte, before, after func(byte) bool) bool {
+	for i := 0; i+1 < len(text); i++ {
+		if text[i] == sep && after(text[i+1]) && (i == 0 && before(0) || i > 0 && before(text[i-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHaveFile guards reFile: a word byte, a dot, a lower-case letter.
+func mayHaveFile(text string) bool { return mayHave(text, '.', isWordByte, isLower) }
+
+// mayHaveNumRef guards reNumRef: a digit that follows, past spaces and an
+// optional '#', a letter, a dot or the last byte of º or ° (each keyword
+// ends in one).
+func mayHaveNumRef(text string) bool {
+	for j := 0; j < len(text); j++ {
+		if !isDigit(text[j]) {
+			continue
+		}
+		k := j - 1
+		if k >= 0 && text[k] == '#' {
+			k--
+		}
+		for k >= 0 && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r' || text[k] == '\f') {
+			k--
+		}
+		if k >= 0 {
+			c := text[k] | 0x20
+			if isLower(c) || text[k] == '.' || text[k] == 0xBA || text[k] == 0xB0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // acceptor says that a tool has a parameter able to take an identifier of

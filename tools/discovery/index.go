@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -78,12 +79,16 @@ type doc struct {
 // Index is an immutable search index over one snapshot's cards. It is
 // built by Discoverer (or NewIndex) and is safe for concurrent use.
 type Index struct {
-	snap     *tools.Snapshot
-	docs     []*doc
+	snap *tools.Snapshot
+	docs []*doc
+	// terms numbers every term of the cards' fields, not_for sentences and
+	// baseline text; the three posting lists are indexed by that number
+	// (the field terms first, in sorted order, so that postings[:Terms]
+	// are never empty).
 	terms    map[string]uint32
 	postings [][]posting
-	negative map[string][]posting // not_for postings (never positive)
-	base     map[string][]posting // plain BM25 over name+description
+	negative [][]posting // not_for postings (never positive)
+	base     [][]posting // plain BM25 over name+description
 	dim      int
 	// The card vectors, L2-normalised and quantised to int8 with one scale
 	// per card, one row per card (rows[i*dim+d]): a query multiplies only
@@ -94,9 +99,10 @@ type Index struct {
 	patterns []*compiledPattern
 	// tokens[i] is docs[i].tokens, flat so that summing an authorized
 	// catalog's tokens streams through memory; total is their sum.
-	tokens []int32
-	total  int
-	stats  BuildStats
+	tokens   []int32
+	total    int
+	lastView atomic.Pointer[viewTokens]
+	stats    BuildStats
 }
 
 // BuildStats reports what building an index cost.
@@ -245,7 +251,7 @@ func (d *Discoverer) buildDoc(t *tools.Tool) (*doc, string, error) {
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
 	start := d.now()
 	n := snap.Len()
-	x := &Index{snap: snap, docs: make([]*doc, n), terms: map[string]uint32{}, negative: map[string][]posting{}, base: map[string][]posting{}}
+	x := &Index{snap: snap, docs: make([]*doc, n), terms: map[string]uint32{}}
 	old := map[*tools.Tool]int{}
 	if prev != nil {
 		for i, t := range prev.snap.Tools() {
@@ -285,8 +291,10 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 	x.buildPostings()
 	x.buildAcceptors()
 	x.stats.Tools = n
-	x.stats.Terms = len(x.terms)
 	for _, p := range x.postings {
+		if len(p) > 0 {
+			x.stats.Terms++
+		}
 		x.stats.Postings += len(p)
 	}
 	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + 4*len(x.scales) + len(x.terms)*48
@@ -348,9 +356,29 @@ func (x *Index) buildPostings() {
 		keys = append(keys, t)
 	}
 	sort.Strings(keys)
-	x.postings = make([][]posting, len(keys))
 	for id, t := range keys {
 		x.terms[t] = uint32(id)
+	}
+	// not_for and baseline terms that no field has get the next numbers.
+	var extra []string
+	for _, dc := range x.docs {
+		for _, ts := range [][]string{dc.notFor, dc.baseTxt} {
+			for _, t := range ts {
+				if _, ok := x.terms[t]; !ok {
+					x.terms[t] = 0
+					extra = append(extra, t)
+				}
+			}
+		}
+	}
+	sort.Strings(extra)
+	for i, t := range extra {
+		x.terms[t] = uint32(len(keys) + i)
+	}
+	x.postings = make([][]posting, len(x.terms))
+	x.negative = make([][]posting, len(x.terms))
+	x.base = make([][]posting, len(x.terms))
+	for id, t := range keys {
 		x.postings[id] = make([]posting, 0, df[t])
 	}
 	for i, m := range tfs {
@@ -372,7 +400,8 @@ func (x *Index) buildPostings() {
 		for t, c := range cnt {
 			tf := float64(c)
 			imp := idf(n, max(negDF[t], df[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
-			x.negative[t] = append(x.negative[t], posting{doc: uint32(i), impact: float32(imp)})
+			id := x.terms[t]
+			x.negative[id] = append(x.negative[id], posting{doc: uint32(i), impact: float32(imp)})
 		}
 	}
 	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
@@ -390,7 +419,8 @@ func (x *Index) buildPostings() {
 		for t, c := range counts(dc.baseTxt) {
 			tf := float64(c) / norm
 			imp := idf(n, baseDF[t]) * tf * (bm25K1 + 1) / (bm25K1 + tf)
-			x.base[t] = append(x.base[t], posting{doc: uint32(i), impact: float32(imp)})
+			id := x.terms[t]
+			x.base[id] = append(x.base[id], posting{doc: uint32(i), impact: float32(imp)})
 		}
 	}
 }

@@ -31,40 +31,47 @@ const (
 
 func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
 
-type weightedTerm struct {
-	term string
-	w    float64
+// queryTerm is one distinct term of a request that the index knows, by
+// its id in the index's dictionary, with the request's weight for it.
+type queryTerm struct {
+	id uint32
+	w  float64
 }
 
 // queryPlan is an analysed request.
 type queryPlan struct {
-	lang   analysis.Lang
-	terms  []weightedTerm
-	ids    []identifier
-	dense  string // text to embed
-	nTerms int    // distinct positive terms from the request itself
+	lang  analysis.Lang
+	ids   []identifier
+	dense string // text to embed
 }
 
 // plan analyses a request: its language, terms (with English translations
 // for Spanish and Polish and lower-weighted context terms) and identifiers.
-func (d *Discoverer) plan(query string, context []string, baseline bool) queryPlan {
+// The terms the index knows go to s.terms, in order of first appearance,
+// each once with its largest weight; the others can match nothing.
+func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, baseline bool) queryPlan {
 	a := d.analyzer
 	var p queryPlan
 	p.lang = detect(query)
-	weights := map[string]float64{}
-	var order []string
-	add := func(t string, w float64) {
-		if old, ok := weights[t]; !ok {
-			order = append(order, t)
-			weights[t] = w
-		} else if w > old {
-			weights[t] = w
+	s.growTerms(len(x.postings))
+	s.terms = s.terms[:0]
+	add := func(ts []string, w float64) {
+		for _, t := range ts {
+			id, ok := x.terms[t]
+			if !ok {
+				continue
+			}
+			if at := s.termAt[id]; at == 0 {
+				s.terms = append(s.terms, queryTerm{id, w})
+				s.termAt[id] = int32(len(s.terms))
+			} else if w > s.terms[at-1].w {
+				s.terms[at-1].w = w
+			}
 		}
 	}
 	if baseline {
-		for _, t := range a.Terms(nil, query, analysis.English) {
-			add(t, 1)
-		}
+		s.words = a.Terms(s.words[:0], query, analysis.English)
+		add(s.words, 1)
 	} else {
 		p.ids = identifiers(query)
 		text := query
@@ -73,45 +80,51 @@ func (d *Discoverer) plan(query string, context []string, baseline bool) queryPl
 				text = strings.ReplaceAll(text, id.value, " ")
 			}
 		}
-		for _, t := range a.Terms(nil, text, p.lang) {
-			add(t, 1)
-		}
+		s.words = a.Terms(s.words[:0], text, p.lang)
+		add(s.words, 1)
 		var english []string
 		if p.lang != analysis.English {
 			// Tool names and borrowed words ("pull request") stay English.
-			for _, t := range a.Terms(nil, text, analysis.English) {
-				add(t, translationWeight)
-			}
+			s.words = a.Terms(s.words[:0], text, analysis.English)
+			add(s.words, translationWeight)
 			english = translate(a, text, p.lang)
-			for _, t := range english {
-				add(t, translationWeight)
-			}
+			add(english, translationWeight)
 		}
-		p.nTerms = len(order)
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
-			for _, t := range a.Terms(nil, context[i], "") {
-				add(t, contextWeight)
-			}
+			s.words = a.Terms(s.words[:0], context[i], "")
+			add(s.words, contextWeight)
 		}
 		p.dense = text
 		if len(english) > 0 {
 			p.dense += " " + strings.Join(english, " ")
 		}
 	}
-	p.terms = make([]weightedTerm, len(order))
-	for i, t := range order {
-		p.terms[i] = weightedTerm{t, weights[t]}
+	clear(s.words)
+	for _, t := range s.terms {
+		s.termAt[t.id] = 0
 	}
 	return p
 }
 
-// scratch is per-query working memory, pooled.
+// scratch is per-query working memory, pooled. Between queries every
+// per-tool and per-term array is all zero; a query resets what it touched.
 type scratch struct {
-	acc     []float32
-	ident   []bool
-	touched []uint32
+	acc     []float32 // lexical score per tool
+	ident   []bool    // identifier bonus given, per tool
+	touched []uint32  // tools with acc or ident set
 	cand    []scored
-	nz      []int32
+	words   []string
+	terms   []queryTerm
+	termAt  []int32 // per term id: 1 + its index in terms, during plan
+	qvec    []float32
+	nzDim   []int32   // the query vector's non-zero dimensions
+	nzVal   []float32 // and their values
+	fLex    []float64 // normalised lexical score per tool in the fusion
+	fDense  []float64 // normalised dense score per tool in the fusion
+	fIn     []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
+	fDocs   []uint32  // the tools with fIn set
+	fused   []fusedScore
+	pool    []scored
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -121,19 +134,39 @@ func getScratch(n int) *scratch {
 	if cap(s.acc) < n {
 		s.acc = make([]float32, n)
 		s.ident = make([]bool, n)
+		s.fLex = make([]float64, n)
+		s.fDense = make([]float64, n)
+		s.fIn = make([]uint8, n)
 	}
 	s.acc = s.acc[:n]
 	s.ident = s.ident[:n]
+	s.fLex, s.fDense, s.fIn = s.fLex[:n], s.fDense[:n], s.fIn[:n]
 	s.touched = s.touched[:0]
 	return s
 }
 
+func (s *scratch) growTerms(n int) {
+	if cap(s.termAt) < n {
+		s.termAt = make([]int32, n)
+	}
+	s.termAt = s.termAt[:n]
+}
+
 func putScratch(s *scratch) {
-	for _, i := range s.touched {
-		s.acc[i] = 0
-		s.ident[i] = false
+	if len(s.touched) > len(s.acc)/16 {
+		clear(s.acc) // a common term touched much of a big catalog
+		clear(s.ident)
+	} else {
+		for _, i := range s.touched {
+			s.acc[i] = 0
+			s.ident[i] = false
+		}
 	}
 	s.touched = s.touched[:0]
+	for _, i := range s.fDocs {
+		s.fLex[i], s.fDense[i], s.fIn[i] = 0, 0, 0
+	}
+	s.fDocs = s.fDocs[:0]
 	scratchPool.Put(s)
 }
 
@@ -142,65 +175,61 @@ type scored struct {
 	score float64
 }
 
+// searchResult is one search's ranking. top is the caller's buffer.
 type searchResult struct {
-	candidates []Candidate
+	top        []fusedScore
 	confidence float64
 	lang       analysis.Lang
 }
 
 func allowed(b []uint64, i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
 
-// search ranks the view's tools for one query.
-func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, query string, context []string, k int) (searchResult, error) {
+// search ranks the view's tools for one query and appends the best k to
+// top (its capacity reused).
+func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, query string, context []string, k int, top []fusedScore) (searchResult, error) {
 	if view.Snapshot() != x.snap {
 		return searchResult{}, ErrNoView
 	}
 	n := len(x.docs)
 	b := view.Bits()
-	p := d.plan(query, context, d.method == MethodBM25)
-	res := searchResult{lang: p.lang}
 	s := getScratch(n)
 	defer putScratch(s)
+	p := d.plan(x, s, query, context, d.method == MethodBM25)
+	res := searchResult{lang: p.lang, top: top[:0]}
 
-	var lex, best []scored
+	var lex, rerank []scored
 	if d.method != MethodDense {
-		postings := x.postings
-		lookup := func(t string) []posting {
-			if id, ok := x.terms[t]; ok {
-				return postings[id]
-			}
-			return nil
-		}
+		lists := x.postings
 		if d.method == MethodBM25 {
-			lookup = func(t string) []posting { return x.base[t] }
+			lists = x.base
 		}
-		touch := func(i uint32, v float32) {
-			if s.acc[i] == 0 && !s.ident[i] {
-				s.touched = append(s.touched, i)
-			}
-			s.acc[i] += v
-		}
-		for _, qt := range p.terms {
+		acc := s.acc
+		for _, qt := range s.terms {
 			w := float32(qt.w)
-			for _, ps := range lookup(qt.term) {
+			for _, ps := range lists[qt.id] {
 				if allowed(b, ps.doc) {
-					touch(ps.doc, w*ps.impact)
+					// No identifier bonus is given yet: a zero score is an
+					// untouched tool.
+					if acc[ps.doc] == 0 {
+						s.touched = append(s.touched, ps.doc)
+					}
+					acc[ps.doc] += w * ps.impact
 				}
 			}
 		}
-		d.identifierBonus(x, b, p.ids, s, touch)
+		d.identifierBonus(x, b, p.ids, s)
 		if d.method != MethodBM25 {
-			for _, qt := range p.terms {
-				for _, ps := range x.negative[qt.term] {
-					if allowed(b, ps.doc) && s.acc[ps.doc] > 0 {
-						s.acc[ps.doc] -= float32(notForPenalty * qt.w * float64(ps.impact))
+			for _, qt := range s.terms {
+				for _, ps := range x.negative[qt.id] {
+					if allowed(b, ps.doc) && acc[ps.doc] > 0 {
+						acc[ps.doc] -= float32(notForPenalty * qt.w * float64(ps.impact))
 					}
 				}
 			}
 		}
 		s.cand = s.cand[:0]
 		for _, i := range s.touched {
-			if v := s.acc[i]; v > 0 {
+			if v := acc[i]; v > 0 {
 				s.cand = append(s.cand, scored{i, float64(v)})
 			}
 		}
@@ -208,62 +237,111 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		if d.embedder != nil && d.method == MethodHybrid {
 			depth = max(poolSize, d.rerank)
 		}
-		best = topN(s.cand, depth)
-		lex = best[:min(poolSize, len(best))]
+		// Only sets are needed (the best depth tools, the best poolSize and
+		// the best d.rerank of them) and each side's best: selection, not
+		// sorting.
+		sel := s.cand[:selectBest(s.cand, depth)]
+		s.pool = append(s.pool[:0], sel[:selectBest(sel, poolSize)]...)
+		lex = s.pool
+		rerank = sel[:selectBest(sel, d.rerank)]
+		if d.fusion == FusionRRF {
+			sortScored(lex)
+		}
 	}
 	var dense []scored
-	var qvec []float32
 	if d.embedder != nil && d.method != MethodLexical && d.method != MethodBM25 && x.dim > 0 && p.dense != "" {
-		vs, err := d.embedder.Embed(ctx, []string{p.dense})
-		if err != nil {
+		if err := d.embedQuery(ctx, x, s, p.dense); err != nil {
 			return res, err
 		}
-		if len(vs) != 1 || len(vs[0]) != x.dim {
-			return res, ErrEmbedder
-		}
-		qvec = normalize(vs[0])
-		nz := s.nz[:0]
-		for dim, f := range qvec {
-			if f != 0 {
-				nz = append(nz, int32(dim))
-			}
-		}
-		s.nz = nz
-		s.cand = s.cand[:0]
 		// Re-scoring the lexical side's best tools measured as well as
 		// scoring every tool (docs/benchmarks.md) at a fraction of the cost;
 		// only a request sharing (almost) no word with any card falls back to
 		// the exact scan, in catalogs small enough for it.
 		if len(lex) < k && view.Len() <= d.exactLimit {
+			s.cand = s.cand[:0]
 			for w, word := range b {
 				for word != 0 {
 					i := uint32(w*64 + bits.TrailingZeros64(word))
 					word &= word - 1
-					s.cand = append(s.cand, scored{i, x.cosine(qvec, nz, i)})
+					s.cand = append(s.cand, scored{doc: i})
 				}
 			}
+			x.cosines(s.nzDim, s.nzVal, s.cand)
+			dense = s.cand
 		} else {
-			for _, c := range best[:min(d.rerank, len(best))] {
-				s.cand = append(s.cand, scored{c.doc, x.cosine(qvec, nz, c.doc)})
-			}
+			// rerank is s.cand's head: score it in place.
+			x.cosines(s.nzDim, s.nzVal, rerank)
+			dense = rerank
 		}
-		dense = topN(s.cand, poolSize)
+		dense = dense[:selectBest(dense, poolSize)]
+		if d.fusion == FusionRRF {
+			sortScored(dense)
+		}
 	}
-	fused := d.fuse(lex, dense)
-	res.confidence = confidence(fused, lex, dense, p)
-	if len(fused) > k {
-		fused = fused[:k]
+	fused := d.fuse(s, lex, dense)
+	res.top = topFused(res.top, fused, max(k, 2))
+	res.confidence = confidence(res.top, lex, dense)
+	if len(res.top) > k {
+		res.top = res.top[:k]
 	}
-	res.candidates = make([]Candidate, len(fused))
-	for i, f := range fused {
-		res.candidates[i] = Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: s.ident[f.doc]}
+	for i := range res.top {
+		res.top[i].ident = s.ident[res.top[i].doc]
 	}
 	return res, nil
 }
 
+// embedQuery puts the normalised vector of text and its non-zero
+// dimensions in s. An Embedder with an EmbedTo method (the default n-gram
+// embedder) writes into s's buffer; any other is called through Embed.
+func (d *Discoverer) embedQuery(ctx context.Context, x *Index, s *scratch, text string) error {
+	var v []float32
+	if e, ok := d.embedder.(embedderTo); ok {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.qvec = e.EmbedTo(s.qvec, text)
+		v = s.qvec
+	} else {
+		vs, err := d.embedder.Embed(ctx, []string{text})
+		if err != nil {
+			return err
+		}
+		if len(vs) != 1 {
+			return ErrEmbedder
+		}
+		v = vs[0]
+	}
+	if len(v) != x.dim {
+		return ErrEmbedder
+	}
+	var sq float64
+	for _, f := range v {
+		sq += float64(f) * float64(f)
+	}
+	s.nzDim, s.nzVal = s.nzDim[:0], s.nzVal[:0]
+	if sq == 0 {
+		return nil
+	}
+	inv := float32(1 / math.Sqrt(sq))
+	for dim, f := range v {
+		if q := f * inv; q != 0 {
+			s.nzDim = append(s.nzDim, int32(dim))
+			s.nzVal = append(s.nzVal, q)
+		}
+	}
+	return nil
+}
+
+// embedderTo is an Embedder that can write one text's vector (the one
+// Embed returns) into a caller's buffer, reused when its capacity is the
+// dimension: ngram.Embedder is one.
+type embedderTo interface {
+	EmbedTo(dst []float32, text string) []float32
+}
+
 // identifierBonus adds the bonus of tools whose parameters can take an id
 // of the request.
-func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *scratch, touch func(uint32, float32)) {
+func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *scratch) {
 	if len(ids) == 0 {
 		return
 	}
@@ -274,7 +352,10 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 	// Strongest evidence first; a tool gets one bonus, its best.
 	bonus := func(doc uint32, v float64) {
 		if allowed(b, doc) && !s.ident[doc] {
-			touch(doc, float32(bonusScale*v))
+			if s.acc[doc] == 0 {
+				s.touched = append(s.touched, doc)
+			}
+			s.acc[doc] += float32(bonusScale * v)
 			s.ident[doc] = true
 		}
 	}
@@ -306,56 +387,75 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 	}
 }
 
-// topN returns the n best of c, best first, ties broken by tool order. It
-// reorders c.
-func topN(c []scored, n int) []scored {
-	if len(c) > 2*n {
-		// Partial selection: a min-heap keeps the n best seen so far.
-		h := make([]scored, 0, n)
-		for _, v := range c {
-			if len(h) < n {
-				h = append(h, v)
-				up(h, len(h)-1)
-			} else if better(v, h[0]) {
+// selectBest moves the n best of c (by better) to its front, in no
+// particular order, and returns min(n, len(c)). Quickselect with a
+// median-of-three pivot; a sort finishes a range that keeps splitting
+// badly, so the cost is O(len(c)) expected and O(len(c)·log len(c)) at
+// worst.
+func selectBest(c []scored, n int) int {
+	if n >= len(c) {
+		return len(c)
+	}
+	if n <= 0 {
+		return 0
+	}
+	if len(c) > 8*n {
+		// Far more items than wanted (a common term in a big catalog): a
+		// heap of the n best seen, whose root most items fail to beat.
+		h := c[:n]
+		for i := n/2 - 1; i >= 0; i-- {
+			down(h, i)
+		}
+		for _, v := range c[n:] {
+			if better(v, h[0]) {
 				h[0] = v
 				down(h, 0)
 			}
 		}
-		c = h
+		return n
 	}
-	slices.SortFunc(c, func(a, b scored) int {
-		if better(a, b) {
-			return -1
+	lo, hi := 0, len(c) // the boundary n lies in c[lo:hi]
+	for budget := 2 * bits.Len(uint(len(c))); hi-lo > 16; budget-- {
+		if budget == 0 {
+			sortScored(c[lo:hi])
+			return n
 		}
-		if better(b, a) {
-			return 1
+		// The median of three to c[lo] as the pivot.
+		i0, i1, i2 := lo, lo+(hi-lo)/2, hi-1
+		if better(c[i1], c[i0]) {
+			i0, i1 = i1, i0
 		}
-		return 0
-	})
-	out := make([]scored, min(n, len(c)))
-	copy(out, c)
-	return out
+		if better(c[i2], c[i1]) {
+			i1, i2 = i2, i1
+		}
+		if better(c[i1], c[i0]) {
+			i0, i1 = i1, i0
+		}
+		c[lo], c[i1] = c[i1], c[lo]
+		pv := c[lo]
+		i := lo + 1
+		for j := lo + 1; j < hi; j++ {
+			if better(c[j], pv) {
+				c[i], c[j] = c[j], c[i]
+				i++
+			}
+		}
+		// c[lo+1:i] are better than the pivot; put the pivot at i-1.
+		c[lo], c[i-1] = c[i-1], c[lo]
+		switch p := i - 1; {
+		case p == n || p+1 == n:
+			return n
+		case p > n:
+			hi = p
+		default:
+			lo = p + 1
+		}
+	}
+	sortScored(c[lo:hi])
+	return n
 }
 
-func better(a, b scored) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	return a.doc < b.doc
-}
-
-// The heap keeps the worst of the kept items at the root.
-func up(h []scored, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !better(h[p], h[i]) {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-}
-
+// down restores the heap order of h below i; the root is the worst kept.
 func down(h []scored, i int) {
 	for {
 		l := 2*i + 1
@@ -374,90 +474,157 @@ func down(h []scored, i int) {
 	}
 }
 
+// sortScored sorts c best first.
+func sortScored(c []scored) {
+	slices.SortFunc(c, func(a, b scored) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}
+
+// best returns the best of c, which is not empty.
+func best(c []scored) scored {
+	b := c[0]
+	for _, v := range c[1:] {
+		if better(v, b) {
+			b = v
+		}
+	}
+	return b
+}
+
 // fusedScore is one tool in the fused ranking.
 type fusedScore struct {
 	doc        uint32
 	score      float64
 	lex, dense float64
+	ident      bool
 }
 
-// fuse combines the two rankings. Both sides are normalised to [0,1]: the
-// lexical score by the query's best, the dense cosine min-max over its pool.
-func (d *Discoverer) fuse(lex, dense []scored) []fusedScore {
-	type pair struct {
-		lex, dense float64
-		lr, dr     int
+func (a fusedScore) better(b fusedScore) bool {
+	if a.score != b.score {
+		return a.score > b.score
 	}
-	m := make(map[uint32]*pair, len(lex)+len(dense))
-	get := func(doc uint32) *pair {
-		p := m[doc]
-		if p == nil {
-			p = &pair{lr: -1, dr: -1}
-			m[doc] = p
+	return a.doc < b.doc
+}
+
+// fuse combines the two pools into s.fused, in no particular order. Both
+// sides are normalised to [0,1]: the lexical score by the query's best,
+// the dense cosine min-max over its pool. RRF needs both pools sorted.
+func (d *Discoverer) fuse(s *scratch, lex, dense []scored) []fusedScore {
+	const inLex, inDense = 1, 2
+	mark := func(doc uint32, bit uint8) {
+		if s.fIn[doc] == 0 {
+			s.fDocs = append(s.fDocs, doc)
 		}
-		return p
+		s.fIn[doc] |= bit
+	}
+	rank := func(doc uint32, pool []scored) int {
+		for r, c := range pool {
+			if c.doc == doc {
+				return r
+			}
+		}
+		return -1
 	}
 	if len(lex) > 0 {
-		top := lex[0].score
-		for r, c := range lex {
-			p := get(c.doc)
-			p.lex, p.lr = c.score/top, r
+		top := best(lex).score
+		for _, c := range lex {
+			mark(c.doc, inLex)
+			s.fLex[c.doc] = c.score / top
 		}
 	}
 	if len(dense) > 0 {
-		hi, lo := dense[0].score, dense[len(dense)-1].score
+		hi, lo := best(dense).score, dense[0].score
+		for _, c := range dense {
+			lo = min(lo, c.score)
+		}
 		if len(dense) == 1 || hi <= lo {
 			lo = 0
 		}
-		for r, c := range dense {
-			p := get(c.doc)
+		for _, c := range dense {
+			mark(c.doc, inDense)
 			if hi > lo {
-				p.dense = math.Max(0, (c.score-lo)/(hi-lo))
+				s.fDense[c.doc] = math.Max(0, (c.score-lo)/(hi-lo))
 			}
-			p.dr = r
 		}
 	}
-	out := make([]fusedScore, 0, len(m))
 	w := d.lexWeight
 	if len(dense) == 0 {
 		w = 1
 	} else if len(lex) == 0 {
 		w = 0
 	}
-	for doc, p := range m {
+	out := s.fused[:0]
+	for _, doc := range s.fDocs {
 		var sc float64
 		switch d.fusion {
 		case FusionRRF:
 			const c = 60
-			if p.lr >= 0 {
-				sc += 1 / float64(c+p.lr+1)
+			if s.fIn[doc]&inLex != 0 {
+				sc += 1 / float64(c+rank(doc, lex)+1)
 			}
-			if p.dr >= 0 {
-				sc += 1 / float64(c+p.dr+1)
+			if s.fIn[doc]&inDense != 0 {
+				sc += 1 / float64(c+rank(doc, dense)+1)
 			}
 			sc /= 2.0 / (c + 1)
 		default:
-			sc = w*p.lex + (1-w)*p.dense
+			sc = w*s.fLex[doc] + (1-w)*s.fDense[doc]
 		}
-		out = append(out, fusedScore{doc: doc, score: sc, lex: p.lex, dense: p.dense})
+		out = append(out, fusedScore{doc: doc, score: sc, lex: s.fLex[doc], dense: s.fDense[doc]})
 	}
-	slices.SortFunc(out, func(a, b fusedScore) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return int(a.doc) - int(b.doc)
-	})
+	s.fused = out
 	return out
+}
+
+// topFused appends the n best of fused to dst, best first: an insertion
+// into the kept best for a shortlist's small n, a sort beyond.
+func topFused(dst, fused []fusedScore, n int) []fusedScore {
+	if n > 32 {
+		slices.SortFunc(fused, func(a, b fusedScore) int {
+			switch {
+			case a.better(b):
+				return -1
+			case b.better(a):
+				return 1
+			}
+			return 0
+		})
+		return append(dst, fused[:min(n, len(fused))]...)
+	}
+	for _, f := range fused {
+		if len(dst) == n && !f.better(dst[n-1]) {
+			continue
+		}
+		if len(dst) < n {
+			dst = append(dst, f)
+		} else {
+			dst[n-1] = f
+		}
+		for i := len(dst) - 1; i > 0 && dst[i].better(dst[i-1]); i-- {
+			dst[i], dst[i-1] = dst[i-1], dst[i]
+		}
+	}
+	return dst
 }
 
 // confidence estimates the probability that the first fused candidate is
 // right, from how far it leads and whether the two sides agree. The
 // coefficients are a Platt scaling fitted on the public datasets (TestCalibrate)
 // (docs/benchmarks.md has the calibration table).
-func confidence(fused []fusedScore, lex, dense []scored, p queryPlan) float64 {
+func confidence(fused []fusedScore, lex, dense []scored) float64 {
 	if len(fused) == 0 {
 		return 0
 	}
@@ -466,7 +633,7 @@ func confidence(fused []fusedScore, lex, dense []scored, p queryPlan) float64 {
 		gap -= fused[1].score
 	}
 	agree := 0.0
-	if len(lex) > 0 && len(dense) > 0 && lex[0].doc == dense[0].doc {
+	if len(lex) > 0 && len(dense) > 0 && best(lex).doc == best(dense).doc {
 		agree = 1
 	}
 	z := confBias + confGap*gap + confAgree*agree
@@ -484,13 +651,39 @@ var (
 	confNoLex = -1.03
 )
 
-// cosine is the dot product of the normalised query vector (non-zero at
-// dimensions nz) with card i's quantised vector.
-func (x *Index) cosine(q []float32, nz []int32, i uint32) float64 {
-	row := x.rows[int(i)*x.dim : int(i+1)*x.dim]
-	var sum float32
-	for _, d := range nz {
-		sum += q[d] * float32(row[d])
+// cosines sets the score of each of c to the dot product of the
+// normalised query vector (its non-zero dimensions dims with values vals)
+// with that card's quantised vector. Four cards share one pass over dims:
+// each card's sum still adds the dimensions in order (the same float32
+// result as one card at a time), but the four chains of additions overlap
+// instead of waiting on each other.
+func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
+	vals = vals[:len(dims)]
+	j := 0
+	for ; j+4 <= len(c); j += 4 {
+		r0, r1, r2, r3 := x.row(c[j].doc), x.row(c[j+1].doc), x.row(c[j+2].doc), x.row(c[j+3].doc)
+		var s0, s1, s2, s3 float32
+		for k, d := range dims {
+			v := vals[k]
+			s0 += v * float32(r0[d])
+			s1 += v * float32(r1[d])
+			s2 += v * float32(r2[d])
+			s3 += v * float32(r3[d])
+		}
+		c[j].score = float64(s0 * x.scales[c[j].doc])
+		c[j+1].score = float64(s1 * x.scales[c[j+1].doc])
+		c[j+2].score = float64(s2 * x.scales[c[j+2].doc])
+		c[j+3].score = float64(s3 * x.scales[c[j+3].doc])
 	}
-	return float64(sum * x.scales[i])
+	for ; j < len(c); j++ {
+		r := x.row(c[j].doc)
+		var sum float32
+		for k, d := range dims {
+			sum += vals[k] * float32(r[d])
+		}
+		c[j].score = float64(sum * x.scales[c[j].doc])
+	}
 }
+
+// row is card i's quantised vector.
+func (x *Index) row(i uint32) []int8 { return x.rows[int(i)*x.dim : int(i+1)*x.dim] }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/lint"
 )
 
@@ -20,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func snapshot(t *testing.T, specs ...string) *tools.Snapshot {
 	t.Helper()
-	ts, err := tools.LoadCatalogs(specs...)
+	ts, err := catalog.LoadAll(specs...)
 	if err != nil {
 		t.Fatal(err)
 	}

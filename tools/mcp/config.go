@@ -1,14 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -92,22 +95,89 @@ type Config struct {
 	Servers map[string]Server `json:"servers"`
 }
 
-// LoadConfig reads and validates a Config file.
+// maxConfigBytes bounds a configuration file: a few hundred servers fit
+// in a fraction of it.
+const maxConfigBytes = 1 << 20
+
+// ConfigError is a configuration file that cannot be read as one: the
+// file, the 1-based line of the problem (0 when it concerns the whole
+// file) and why. It wraps ErrConfig.
+type ConfigError struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+// Error reads "FILE:LINE: reason" ("FILE: reason" when Line is 0).
+func (e *ConfigError) Error() string {
+	if e.Line <= 0 {
+		return e.File + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
+
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+// LoadConfig reads and validates a Config file of at most 1 MiB. The file
+// must have one meaning: a member name repeated in any object ({"servers":
+// {"a":…,"a":…}}), an unknown member, a value of the wrong type or data
+// after the object is a *ConfigError naming the line; a server that does
+// not validate is an error naming it. Every error wraps ErrConfig.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, &ConfigError{File: path, Reason: fmt.Sprintf("larger than %d KiB", maxConfigBytes>>10)}
+	}
+	return parseConfig(data, path)
+}
+
+// parseConfig is LoadConfig on the file's contents.
+func parseConfig(data []byte, file string) (*Config, error) {
+	lineAt := func(off int64) int {
+		off = max(0, min(off, int64(len(data))))
+		return bytes.Count(data[:off], []byte("\n")) + 1
+	}
+	if _, err := jcs.Parse(data); err != nil {
+		var se *jcs.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &ConfigError{File: file, Line: lineAt(int64(se.Offset)), Reason: se.Msg}
+		}
+		return nil, &ConfigError{File: file, Reason: err.Error()}
+	}
 	var c Config
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			reason := "the configuration is a JSON " + te.Value + ", want an object"
+			if te.Field != "" {
+				leaf := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+				reason = fmt.Sprintf("%q is a JSON %s, want %s", leaf, te.Value, te.Type)
+			}
+			return nil, &ConfigError{File: file, Line: lineAt(te.Offset), Reason: reason}
+		}
+		return nil, &ConfigError{File: file, Line: lineAt(dec.InputOffset()), Reason: strings.TrimPrefix(err.Error(), "json: ")}
 	}
-	for name, s := range c.Servers {
+	names := make([]string, 0, len(c.Servers))
+	for name := range c.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := c.Servers[name]
 		s.Name = name
 		if err := s.validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		c.Servers[name] = s
 	}

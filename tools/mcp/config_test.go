@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -88,6 +90,71 @@ func TestLoadConfig(t *testing.T) {
 			t.Errorf("LoadConfig(%s) error = %v, want ErrConfig", name, err)
 		}
 	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"duplicate server", "{\"servers\":{\n\"a\":{\"command\":[\"x\"]},\n\"a\":{\"url\":\"http://evil/\"}}}",
+			`c.json:3: duplicate member name "a"`},
+		{"duplicate scopes", "{\"servers\":{\"a\":{\"command\":[\"x\"],\n\"scopes\":[\"admin\"],\n\"scopes\":[]}}}",
+			`c.json:3: duplicate member name "scopes"`},
+		{"duplicate deep in an override", `{"servers":{"a":{"command":["x"],"tools":{"t":{"irreversible":true,"irreversible":false}}}}}`,
+			`c.json:1: duplicate member name "irreversible"`},
+		{"unknown member", "{\"servers\":{\"a\":{\"command\":[\"x\"],\n\"scope\":[\"typo\"]}}}",
+			`c.json:2: unknown field "scope"`},
+		{"wrong type", "{\"servers\":{\"a\":{\n\"command\":\"x\"}}}",
+			`c.json:2: "command" is a JSON string, want []string`},
+		{"not an object", `[]`, `c.json:1: the configuration is a JSON array, want an object`},
+		{"trailing data", `{"servers":{}} {}`, `c.json:1: trailing data`},
+		{"truncated", "{\"servers\":\n", `c.json:2: unexpected end of input`},
+		{"no command nor url", `{"servers":{"b":{"command":["x"]},"a":{}}}`,
+			`c.json: mcp: invalid server configuration: server "a" has neither command nor url`},
+	}
+	for _, tt := range tests {
+		_, err := parseConfig([]byte(tt.in), "c.json")
+		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: parseConfig(%q) error = %v, want %s (wrapping ErrConfig)", tt.name, tt.in, err, tt.want)
+		}
+	}
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, []byte(`{"servers":{}}`+strings.Repeat(" ", maxConfigBytes)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(big); err == nil || err.Error() != big+": larger than 1024 KiB" {
+		t.Errorf("LoadConfig(over 1 MiB) error = %v, want %s: larger than 1024 KiB", err, big)
+	}
+}
+
+var configErrLine = regexp.MustCompile(`^c\.json(:[1-9][0-9]*)?: \S`)
+
+// FuzzParseConfig: any input either parses into servers that validate, or
+// is one ErrConfig error "c.json[:LINE]: reason".
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		`{"servers":{"memory":{"command":["npx","-y","pkg"],"scopes":["m:w"],"tools":{"t":{"irreversible":true}}}}}`,
+		`{"servers":{"docs":{"url":"https://example.com/mcp","headers":{"A":"b"}}}}`,
+		`{"servers":{"a":{"command":["x"]},"a":{"command":["y"]}}}`,
+		`{"servers":{"a":{"command":"x"}}}`,
+		`{"servers":`,
+		`[]`,
+		`null`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := parseConfig([]byte(in), "c.json")
+		if err != nil {
+			if !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "\n") || !configErrLine.MatchString(err.Error()) {
+				t.Fatalf("parseConfig(%q) error %q is not one ErrConfig line c.json[:LINE]: reason", in, err)
+			}
+			return
+		}
+		for _, s := range c.List() {
+			if err := s.validate(); err != nil {
+				t.Fatalf("parseConfig(%q) returned an invalid server: %v", in, err)
+			}
+		}
+	})
 }
 
 func FuzzParseCommandSpec(f *testing.F) {

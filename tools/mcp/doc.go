@@ -3,7 +3,7 @@
 //
 // Connect starts a stdio server (a command line) or opens a Streamable HTTP
 // endpoint, lists its tools (following pagination), and registers each as
-// "<server>/<tool>" with a card derived by the same rules as catalog files
+// "<server>/<tool>" through tools.DefineAll, the rules every tool follows
 // (summary from the description; readOnlyHint → read-only, destructiveHint →
 // irreversible, idempotentHint, openWorldHint), plus the scopes and
 // overrides of the server's configuration. The tools stay current: a

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +47,10 @@ type Options struct {
 	// HTTPClient is used for Streamable HTTP servers. Nil means a client
 	// with no overall timeout (streams are long-lived).
 	HTTPClient *http.Client
+	// MaxTools bounds the tools one server may list, all pages together;
+	// a longer list is an error (Connect fails, a refresh keeps the old
+	// tools). Zero means 10,000.
+	MaxTools int
 	// OnChange, if set, is called after the upstream's tools were
 	// (re)registered or removed, with the number now registered.
 	OnChange func(server string, tools int)
@@ -77,6 +80,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.KeepAlive == 0 {
 		out.KeepAlive = 30 * time.Second
+	}
+	if out.MaxTools <= 0 {
+		out.MaxTools = 10_000
 	}
 	return out
 }
@@ -196,6 +202,9 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
 			return err
 		}
 		listed = append(listed, res.Tools...)
+		if len(listed) > u.opts.MaxTools {
+			return fmt.Errorf("the server lists more than %d tools (Options.MaxTools)", u.opts.MaxTools)
+		}
 		if res.NextCursor == "" {
 			break
 		}
@@ -228,30 +237,65 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
 	return nil
 }
 
-// convert turns the server's tools into registry tools through the catalog
-// rules of package tools (cards from descriptions, risk from annotations,
-// schema checks), then applies the configured scopes and overrides.
+// convert turns the server's tools into registry tools through
+// tools.DefineAll, the rules every tool's card follows (summary from the
+// description, risk from the annotations, schema checks), then applies the
+// configured scopes and overrides. A tool the rules reject is left out and
+// reported in the joined error; the others are returned.
 func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, error) {
-	var buf bytes.Buffer
+	defs := make([]tools.Definition, 0, len(listed))
+	var errs []error
 	for _, t := range listed {
-		line, err := json.Marshal(t)
+		d, err := definition(t)
 		if err != nil {
-			return nil, fmt.Errorf("encode tool %q: %w", t.Name, err)
+			errs = append(errs, fmt.Errorf("mcp: %s: tool %q: %w", u.cfg.Name, t.Name, err))
+			continue
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		defs = append(defs, d)
 	}
-	ts, err := tools.ParseCatalog(&buf, "mcp:"+u.cfg.Name, u.cfg.Name)
-	for i := range ts {
-		t := &ts[i]
+	defined, derrs := tools.DefineAll(u.cfg.Name, defs)
+	ts := make([]tools.Tool, 0, len(defined))
+	for i, t := range defined {
+		if derrs[i] != nil {
+			errs = append(errs, fmt.Errorf("mcp: %s: %w", u.cfg.Name, derrs[i]))
+			continue
+		}
 		name := t.Name()
 		t.Card.Scopes = appendUnique(t.Card.Scopes, u.cfg.Scopes...)
 		if o, ok := u.cfg.Tools[name]; ok {
 			o.apply(&t.Card)
 		}
 		t.Handler = u.handler(name)
+		ts = append(ts, t)
 	}
-	return ts, err
+	return ts, errors.Join(errs...)
+}
+
+// definition states an SDK tool as a tools.Definition: its name, title,
+// description, input schema and annotations (an absent destructiveHint or
+// openWorldHint counts as false, as in a catalog file).
+func definition(t *sdk.Tool) (tools.Definition, error) {
+	d := tools.Definition{Name: t.Name, Title: t.Title, Description: t.Description}
+	switch s := t.InputSchema.(type) {
+	case nil:
+	case json.RawMessage:
+		d.InputSchema = s
+	default:
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return d, fmt.Errorf("encode input schema: %w", err)
+		}
+		d.InputSchema = raw
+	}
+	if a := t.Annotations; a != nil {
+		d.Annotations = &tools.Annotations{
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint != nil && *a.OpenWorldHint,
+		}
+	}
+	return d, nil
 }
 
 func (u *Upstream) handler(name string) tools.Handler {

@@ -228,6 +228,29 @@ func TestStreamableHTTPPaginationAndListChanged(t *testing.T) {
 	}
 }
 
+// TestMaxTools: a server listing more tools than Options.MaxTools (over
+// several pages) is refused, and nothing of it is registered.
+func TestMaxTools(t *testing.T) {
+	ctx := testContext(t)
+	_, url := sdkServer(t, 2, "echo_a", "echo_b", "echo_c", "echo_d", "echo_e")
+	reg := tools.NewRegistry()
+	_, err := mcp.Connect(ctx, reg, mcp.Server{Name: "web", URL: url}, &mcp.Options{Logger: quiet, MaxTools: 3})
+	if err == nil || !strings.Contains(err.Error(), "more than 3 tools") {
+		t.Errorf("Connect to a server of 5 tools with MaxTools 3: error %v, want \"more than 3 tools\"", err)
+	}
+	if n := reg.Snapshot().Len(); n != 0 {
+		t.Errorf("a refused server registered %d tools", n)
+	}
+	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "web", URL: url}, &mcp.Options{Logger: quiet, MaxTools: 5})
+	if err != nil {
+		t.Fatalf("Connect with MaxTools 5 = %v", err)
+	}
+	defer up.Close()
+	if n := reg.Snapshot().Len(); n != 5 {
+		t.Errorf("MaxTools 5: registered %d tools, want 5", n)
+	}
+}
+
 func TestConnectFailsForBrokenServer(t *testing.T) {
 	ctx := testContext(t)
 	reg := tools.NewRegistry()

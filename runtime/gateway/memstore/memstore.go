@@ -284,19 +284,23 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var st gateway.PurgeStats
-	for slot, rec := range s.records {
-		if !rec.ExpiresAt.After(r.Now) {
-			s.deleteLocked(slot)
-			st.Records++
+	if r.Concerns.Has(gateway.ConcernRecords) {
+		for slot, rec := range s.records {
+			if !rec.ExpiresAt.After(r.Now) {
+				s.deleteLocked(slot)
+				st.Records++
+			}
 		}
 	}
-	for id, a := range s.approvals {
-		if !a.ExpiresAt.After(r.Now) {
-			delete(s.approvals, id)
-			st.Approvals++
+	if r.Concerns.Has(gateway.ConcernApprovals) {
+		for id, a := range s.approvals {
+			if !a.ExpiresAt.After(r.Now) {
+				delete(s.approvals, id)
+				st.Approvals++
+			}
 		}
 	}
-	if !r.AuditBefore.IsZero() {
+	if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
 		kept := s.audit[:0]
 		for _, e := range s.audit {
 			if e.Time.Before(r.AuditBefore) {
@@ -308,9 +312,11 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 		clear(s.audit[len(kept):])
 		s.audit = kept
 	}
-	for name, b := range s.buckets {
-		if b.tokens+r.Now.Sub(b.last).Seconds()*b.limit.Rate >= float64(b.limit.Burst) {
-			delete(s.buckets, name)
+	if r.Concerns.Has(gateway.ConcernRateLimits) {
+		for name, b := range s.buckets {
+			if b.tokens+r.Now.Sub(b.last).Seconds()*b.limit.Rate >= float64(b.limit.Burst) {
+				delete(s.buckets, name)
+			}
 		}
 	}
 	return st, nil

@@ -1,11 +1,13 @@
 package memstore_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
+	"github.com/toolgate/toolgate/tools"
 )
 
 func TestConformance(t *testing.T) {
@@ -16,4 +18,32 @@ func TestConformance(t *testing.T) {
 func TestGatewaysShareOneStore(t *testing.T) {
 	st := memstore.New()
 	storetest.RunGateways(t, func(testing.TB, int) []gateway.Store { return []gateway.Store{st, st, st} }, 3)
+}
+
+// Records, audit and rate limits in three stores.
+func TestComposed(t *testing.T) {
+	storetest.RunComposed(t, func(t *testing.T) storetest.Composed {
+		return storetest.Composed{Base: memstore.New(), Other: memstore.New(),
+			Parts: gateway.Stores{Records: memstore.New(), Audit: memstore.New(), RateLimits: memstore.New()}}
+	})
+}
+
+func TestNewNeedsEveryConcern(t *testing.T) {
+	reg := tools.NewRegistry()
+	if _, err := gateway.New(reg, nil, nil); !errors.Is(err, gateway.ErrInvalidOptions) {
+		t.Errorf("New(nil store) = %v, want ErrInvalidOptions", err)
+	}
+	partial := &gateway.Options{Stores: gateway.Stores{Records: memstore.New(), Approvals: memstore.New(), Audit: memstore.New()}}
+	if _, err := gateway.New(reg, nil, partial); !errors.Is(err, gateway.ErrInvalidOptions) {
+		t.Errorf("New(nil store, no rate-limit store) = %v, want ErrInvalidOptions", err)
+	}
+	all := &gateway.Options{Stores: gateway.Stores{Records: memstore.New(), Approvals: memstore.New(), Audit: memstore.New(), RateLimits: memstore.New()}}
+	if _, err := gateway.New(reg, nil, all); err != nil {
+		t.Errorf("New(nil store, every concern in Options.Stores) = %v, want a gateway", err)
+	}
+	st := memstore.New()
+	g, err := gateway.New(reg, st, &gateway.Options{Stores: gateway.Stores{Records: st, Audit: st}})
+	if err != nil || g.Store() != gateway.Store(st) {
+		t.Errorf("New(st, Stores naming st only).Store() = %v, %v; want st itself", g.Store(), err)
+	}
 }

@@ -18,16 +18,9 @@ func handles(tb testing.TB, n int) []gateway.Store {
 	url := testservices.PostgresURL(tb)
 	schema := fmt.Sprintf("toolgate_test_%d_shared_%d", os.Getpid(), schemas.Add(1))
 	tb.Cleanup(func() { dropSchema(tb, url, schema) })
-	var out []gateway.Store
-	for range n {
-		st, err := pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { st.Close() })
-		out = append(out, st)
-	}
-	return out
+	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
+		return pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
+	})
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one PostgreSQL

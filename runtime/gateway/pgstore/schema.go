@@ -81,4 +81,15 @@ CREATE TABLE buckets (
 	burst   integer          NOT NULL,
 	took    boolean          NOT NULL
 );
+`, `
+-- 2: the slot belongs to its principal (docs/design.md invariant 4): the
+-- primary key gains the principal, so two principals of a tenant using the
+-- same session step have two slots. Every row stays usable: each was
+-- claimed by the principal it names, so it stays that principal's slot.
+-- Approvals record the slot's principal too; a pending one was requested
+-- by it.
+ALTER TABLE records DROP CONSTRAINT records_pkey,
+	ADD PRIMARY KEY (tenant, principal, session_id, step, tool);
+ALTER TABLE approvals ADD COLUMN principal text NOT NULL DEFAULT '';
+UPDATE approvals SET principal = requester;
 `}

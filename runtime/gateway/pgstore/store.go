@@ -1,9 +1,7 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
 var _ gateway.Store = (*Store)(nil)
@@ -71,7 +69,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	if err := migrate(ctx, pool, o.Schema); err != nil {
+	if err := migrate(ctx, pool, o.Schema, migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: migrate: %w", err)
 	}
@@ -92,7 +90,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+// migrate brings schema up to date with steps (the package's migrations;
+// tests pass a prefix to make an older database).
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, steps []string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return err
@@ -111,11 +111,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		if err != nil {
 			return err
 		}
-		if v > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this program's %d", v, len(migrations))
+		if v > len(steps) {
+			return fmt.Errorf("schema version %d is newer than this program's %d", v, len(steps))
 		}
-		for ; v < len(migrations); v++ {
-			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+		for ; v < len(steps); v++ {
+			if _, err := tx.Exec(ctx, steps[v]); err != nil {
 				return fmt.Errorf("step %d: %w", v+1, err)
 			}
 		}
@@ -124,22 +124,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	})
 }
 
-// zeroTime encodes the zero time.Time (whose UnixNano is undefined).
-const zeroTime = math.MinInt64
-
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return zeroTime
-	}
-	return t.UnixNano()
-}
-
-func fromNS(v int64) time.Time {
-	if v == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, v).UTC()
-}
+var ns, fromNS = storecodec.NS, storecodec.Time
 
 // wrap prefixes store failures, leaving the sentinels and context errors bare.
 func wrap(op string, err error) error {
@@ -150,42 +135,11 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("pgstore: %s: %w", op, err)
 }
 
-const recordColumns = `tenant, session_id, step, tool, principal, key, fingerprint, state, token,
-	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
+const recordColumns = storecodec.RecordColumns
 
-func scanRecord(row pgx.Row) (gateway.Record, error) {
-	var r gateway.Record
-	var state string
-	var token int64
-	var lease, created, updated, expires int64
-	var value, domainErr []byte
-	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Principal, &r.Key,
-		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
-	if err != nil {
-		return r, err
-	}
-	r.State = gateway.State(state)
-	r.Token = uint64(token)
-	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
-	if value != nil {
-		r.Value = json.RawMessage(value)
-	}
-	if domainErr != nil {
-		// Numbers stay json.Number so a replayed refusal's details are the
-		// recorded bytes ("974.50"), not a float's rendering ("974.5").
-		r.DomainError = new(tools.DomainError)
-		dec := json.NewDecoder(bytes.NewReader(domainErr))
-		dec.UseNumber()
-		if err := dec.Decode(r.DomainError); err != nil {
-			return r, fmt.Errorf("decode domain error: %w", err)
-		}
-	}
-	return r, nil
-}
+const slotWhere = `tenant = $1 AND principal = $2 AND session_id = $3 AND step = $4 AND tool = $5`
 
-const slotWhere = `tenant = $1 AND session_id = $2 AND step = $3 AND tool = $4`
-
-func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step, s.Tool} }
+var slotArgs = storecodec.SlotArgs
 
 // claimRetries bounds how often Claim retries when the conflicting record
 // vanished (released or purged) between its insert and its lock.
@@ -196,12 +150,12 @@ const claimRetries = 16
 // locks its row (SELECT … FOR UPDATE) and decides.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
 	now := ns(req.Now)
-	insertArgs := append(slotArgs(req.Slot), req.Principal, req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
+	insertArgs := append(slotArgs(req.Slot), req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
 	fresh := func(r gateway.Record) gateway.Claim {
 		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: r}
 	}
 	for range claimRetries {
-		r, err := scanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
+		r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, 'in_progress', nextval('fencing'), $8, NULL, NULL, '', 1, $9, $9, $10)
 			ON CONFLICT DO NOTHING RETURNING `+recordColumns, insertArgs...))
 		if err == nil {
@@ -213,7 +167,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		var out gateway.Claim
 		gone := false
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			cur, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere+` FOR UPDATE`, slotArgs(req.Slot)...))
+			cur, err := storecodec.ScanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere+` FOR UPDATE`, slotArgs(req.Slot)...))
 			if errors.Is(err, pgx.ErrNoRows) {
 				gone = true
 				return nil
@@ -223,7 +177,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			}
 			if ns(cur.ExpiresAt) <= now {
 				// Past its retention the record counts as absent: replace it.
-				r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET principal = $5, key = $6, fingerprint = $7,
+				r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET key = $6, fingerprint = $7,
 					state = 'in_progress', token = nextval('fencing'), lease_expires = $8, value = NULL, domain_error = NULL,
 					reason = '', attempts = 1, created = $9, updated = $9, expires = $10
 					WHERE `+slotWhere+` RETURNING `+recordColumns, insertArgs...))
@@ -244,8 +198,8 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 				out = gateway.Claim{Status: gateway.ClaimUncertain, Record: cur}
 				return nil
 			}
-			r, err := scanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
-				lease_expires = $5, expires = $6, attempts = attempts + 1, updated = $7, value = NULL, domain_error = NULL, reason = ''
+			r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
+				lease_expires = $6, expires = $7, attempts = attempts + 1, updated = $8, value = NULL, domain_error = NULL, reason = ''
 				WHERE `+slotWhere+` RETURNING `+recordColumns, append(slotArgs(req.Slot), ns(req.LeaseExpires), ns(req.ExpiresAt), now)...))
 			out = fresh(r)
 			out.Previous = cur.State
@@ -261,7 +215,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	return gateway.Claim{}, fmt.Errorf("pgstore: claim: the slot's record kept vanishing (%d tries)", claimRetries)
 }
 
-const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = $5 AND lease_expires > $6`
+const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = $6 AND lease_expires > $7`
 
 // execFenced runs one fenced statement (atomic on its own) and maps "no
 // row changed" to ErrFenced.
@@ -278,25 +232,23 @@ func (s *Store) execFenced(ctx context.Context, op, query string, args ...any) e
 
 // Complete implements gateway.Store.
 func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
-	var value, de []byte
-	if c.DomainError != nil {
-		b, err := json.Marshal(c.DomainError)
-		if err != nil {
-			return fmt.Errorf("pgstore: encode domain error: %w", err)
-		}
-		de = b
-	} else if c.Value != nil {
+	de, err := storecodec.EncodeDomainError(c.DomainError)
+	if err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	var value []byte
+	if de == nil {
 		value = c.Value
 	}
 	now := ns(c.Now)
-	return s.execFenced(ctx, "complete", `UPDATE records SET state = 'done', value = $7, domain_error = $8, reason = '',
-		updated = $6, expires = $9 WHERE `+fenceWhere,
+	return s.execFenced(ctx, "complete", `UPDATE records SET state = 'done', value = $8, domain_error = $9, reason = '',
+		updated = $7, expires = $10 WHERE `+fenceWhere,
 		append(slotArgs(c.Slot), int64(c.Token), now, value, de, ns(c.ExpiresAt))...)
 }
 
 // MarkUncertain implements gateway.Store.
 func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
-	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $7, updated = $6, expires = $8
+	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $8, updated = $7, expires = $9
 		WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now), reason, ns(expiresAt))...)
 }
 
@@ -307,7 +259,7 @@ func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, no
 
 // Get implements gateway.Store.
 func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
-	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
+	r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
 		ORDER BY updated DESC LIMIT 1`, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Record{}, gateway.ErrNotFound
@@ -318,24 +270,7 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 	return r, nil
 }
 
-const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments, taint,
-	granted, approver, created, granted_at, expires`
-
-func scanApproval(row pgx.Row) (gateway.Approval, error) {
-	var a gateway.Approval
-	var args []byte
-	var created, grantedAt, expires int64
-	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires)
-	if err != nil {
-		return a, err
-	}
-	if args != nil {
-		a.Arguments = json.RawMessage(args)
-	}
-	a.CreatedAt, a.GrantedAt, a.ExpiresAt = fromNS(created), fromNS(grantedAt), fromNS(expires)
-	return a, nil
-}
+const approvalColumns = storecodec.ApprovalColumns
 
 // CreateApproval implements gateway.Store: one upsert that replaces only an
 // approval expired by a.CreatedAt; otherwise the stored one is returned.
@@ -345,16 +280,17 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 		args = a.Arguments
 	}
 	for range claimRetries {
-		out, err := scanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		out, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, session_id = excluded.session_id, step = excluded.step,
 				tool = excluded.tool, key = excluded.key, fingerprint = excluded.fingerprint, requester = excluded.requester,
 				arguments = excluded.arguments, taint = excluded.taint, granted = excluded.granted, approver = excluded.approver,
-				created = excluded.created, granted_at = excluded.granted_at, expires = excluded.expires
+				created = excluded.created, granted_at = excluded.granted_at, expires = excluded.expires,
+				principal = excluded.principal
 			WHERE a.expires <= excluded.created
 			RETURNING `+approvalColumns,
-			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester, args, a.Taint,
-			a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt)))
+			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
+			a.Requester, args, a.Taint, a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt)))
 		if err == nil {
 			return out, nil
 		}
@@ -373,7 +309,7 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 
 // GetApproval implements gateway.Store.
 func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
-	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
+	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return gateway.Approval{}, gateway.ErrNotFound
 	}
@@ -385,7 +321,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, e
 
 // GrantApproval implements gateway.Store.
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
-	a, err := scanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
+	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
 		WHERE id = $1 AND NOT granted AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now)))
 	if err == nil {
 		return a, nil
@@ -401,59 +337,21 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 
 // AppendAudit implements gateway.Store.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO audit(at, tenant, principal, actor, taint, session_id, step, tool, key,
-		decision, reason, outcome, approval_id, latency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		ns(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
-		e.Outcome, e.ApprovalID, int64(e.Latency))
+	_, err := s.pool.Exec(ctx, `INSERT INTO audit(`+storecodec.AuditColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, storecodec.AuditArgs(e)...)
 	return wrap("append audit", err)
 }
 
 // QueryAudit implements gateway.Store.
 func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	for _, f := range []struct{ col, v string }{{"tenant", q.Tenant}, {"principal", q.Principal}, {"tool", q.Tool}, {"key", q.Key}} {
-		if f.v != "" {
-			add(f.col+" = $%d", f.v)
-		}
-	}
-	if !q.Since.IsZero() {
-		add("at >= $%d", ns(q.Since))
-	}
-	if !q.Until.IsZero() {
-		add("at < $%d", ns(q.Until))
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	query := `SELECT at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason, outcome, approval_id, latency FROM audit`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	args = append(args, limit)
-	query += fmt.Sprintf(" ORDER BY at, seq LIMIT $%d", len(args))
+	query, args := storecodec.AuditQuery(q, func(n int) string { return fmt.Sprintf("$%d", n) })
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap("query audit", err)
 	}
 	defer rows.Close()
-	var out []gateway.AuditEntry
-	for rows.Next() {
-		var e gateway.AuditEntry
-		var at, latency int64
-		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
-			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency); err != nil {
-			return nil, wrap("query audit", err)
-		}
-		e.Time, e.Latency = fromNS(at), time.Duration(latency)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := storecodec.CollectAudit(rows)
+	if err != nil {
 		return nil, wrap("query audit", err)
 	}
 	return out, nil
@@ -494,22 +392,26 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	now := ns(r.Now)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		st = gateway.PurgeStats{}
-		tag, err := tx.Exec(ctx, `DELETE FROM records WHERE expires <= $1`, now)
-		if err != nil {
-			return err
-		}
-		st.Records = int(tag.RowsAffected())
-		if tag, err = tx.Exec(ctx, `DELETE FROM approvals WHERE expires <= $1`, now); err != nil {
-			return err
-		}
-		st.Approvals = int(tag.RowsAffected())
-		if !r.AuditBefore.IsZero() {
-			if tag, err = tx.Exec(ctx, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore)); err != nil {
-				return err
+		del := func(n *int, query string, arg int64) error {
+			tag, err := tx.Exec(ctx, query, arg)
+			if err == nil && n != nil {
+				*n = int(tag.RowsAffected())
 			}
-			st.Audit = int(tag.RowsAffected())
+			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		var err error
+		if r.Concerns.Has(gateway.ConcernRecords) {
+			err = del(&st.Records, `DELETE FROM records WHERE expires <= $1`, now)
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernApprovals) {
+			err = del(&st.Approvals, `DELETE FROM approvals WHERE expires <= $1`, now)
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+			err = del(&st.Audit, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore))
+		}
+		if err == nil && r.Concerns.Has(gateway.ConcernRateLimits) {
+			err = del(nil, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
+		}
 		return err
 	})
 	if err != nil {

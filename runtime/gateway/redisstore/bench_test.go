@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
@@ -15,17 +16,10 @@ import (
 // key prefix of the test Redis, as n processes would.
 func handles(tb testing.TB, n int) []gateway.Store {
 	url := testservices.RedisURL(tb)
-	prefix := fmt.Sprintf("toolgate-test:shared:%d:", prefixes.Add(1))
-	var out []gateway.Store
-	for range n {
-		st, err := redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { st.Close() })
-		out = append(out, st)
-	}
-	return out
+	prefix := fmt.Sprintf("toolgate-test:shared:%d:%d:", os.Getpid(), prefixes.Add(1))
+	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
+		return redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})
+	})
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one Redis on

@@ -14,6 +14,13 @@
 // acquires it, and a completion is written only if the record is still in
 // progress under the caller's fencing token with a live lease.
 //
+// Round trips: the scripts of concurrent callers (claims, completions,
+// audit appends, token takes) are sent together, whatever arrived during
+// the previous round trip as one pipeline of EVALSHAs (Options.MaxPipeline
+// bounds a batch), so a busy gateway pays about one write and one read
+// system call per batch instead of per call. Redis still runs each script
+// alone, in order; a server that forgot the scripts gets them again.
+//
 // Fencing tokens come from one INCR counter, so they grow strictly across
 // all claims and processes; a missing counter (a new store, or a server
 // that lost its data) is seeded with the caller's time in microseconds, so
@@ -29,7 +36,7 @@
 // claim can be lost when the server dies, and a lost claim means a call may
 // run again. Run Redis with appendonly yes and appendfsync always when the
 // tools' own idempotency (the key the gateway passes them) is not enough;
-// see the README's scale-out section.
+// see docs/operations.md.
 //
 // Purge is one script, so Redis serves nothing else while it runs: purge
 // often enough that each run removes a bounded number of keys (records and

@@ -1,8 +1,13 @@
 package redisstore_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
@@ -11,4 +16,18 @@ import (
 // once and every caller gets its result.
 func TestGatewaysShareOneStore(t *testing.T) {
 	storetest.RunGateways(t, handles, 3)
+}
+
+// Claims, approvals and the audit log in a SQLite file, rate limits in
+// Redis: the setup of several hosts that each keep their own records but
+// share one budget per principal.
+func TestComposedWithSQLite(t *testing.T) {
+	storetest.RunComposed(t, func(t *testing.T) storetest.Composed {
+		base, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "gateway.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { base.Close() })
+		return storetest.Composed{Base: base, Other: memstore.New(), Parts: gateway.Stores{RateLimits: open(t)}}
+	})
 }

@@ -8,10 +8,12 @@ import "github.com/redis/go-redis/v9"
 // atomically: Redis executes one script at a time.
 
 // claimScript: KEYS record, fencing counter, record expiry index, key index
-// of the request's key. ARGV now, lease, expires, principal, key,
+// of the request's key, the slot's record under the layout before the slot
+// held its principal (see legacyRecKey). ARGV now, lease, expires, principal, key,
 // fingerprint, takeover (1/0), tenant, session, step, tool, ttl ms, expiry
 // score (ms), key-index prefix, now in microseconds. Returns {status,
-// previous state, record}.
+// previous state, record}, where a fresh record is only its token: the
+// caller knows the rest, and the reply stays small.
 //
 // A missing fencing counter (a new store, or a Redis that lost its data) is
 // seeded with the caller's time in microseconds, so tokens handed out after
@@ -25,6 +27,16 @@ local function next_token()
   return string.format('%d', redis.call('INCR', KEYS[2]))
 end
 local rec = KEYS[1]
+-- A record written before the slot held its principal moves to its
+-- principal's slot the first time that principal claims the slot again.
+if redis.call('EXISTS', rec) == 0 and redis.call('HGET', KEYS[5], 'principal') == ARGV[4] then
+  local k = redis.call('HGET', KEYS[5], 'key')
+  local sc = redis.call('ZSCORE', KEYS[3], KEYS[5])
+  redis.call('RENAME', KEYS[5], rec)
+  redis.call('ZREM', KEYS[3], KEYS[5])
+  if sc then redis.call('ZADD', KEYS[3], sc, rec) end
+  if k and redis.call('GET', ARGV[14] .. k) == KEYS[5] then redis.call('SET', ARGV[14] .. k, rec, 'KEEPTTL') end
+end
 local cur = redis.call('HMGET', rec, 'key', 'state', 'lease', 'expires')
 if cur[1] and cur[4] <= ARGV[1] then
   redis.call('DEL', rec, ARGV[14] .. cur[1])
@@ -39,7 +51,7 @@ if not cur[1] then
   redis.call('PEXPIRE', rec, ARGV[12])
   redis.call('SET', KEYS[4], rec, 'PX', ARGV[12])
   redis.call('ZADD', KEYS[3], ARGV[13], rec)
-  return {1, '', redis.call('HGETALL', rec)}
+  return {1, '', tok}
 end
 if cur[1] ~= ARGV[5] then return {5, '', redis.call('HGETALL', rec)} end
 if cur[2] == 'done' then return {3, '', redis.call('HGETALL', rec)} end
@@ -151,11 +163,12 @@ return {ok, t}
 `)
 
 // purgeScript: KEYS record expiry index, approval expiry index, audit set.
-// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix.
-// Returns {records, approvals, audit}.
+// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix,
+// purge records (1/0), purge approvals (1/0). Returns {records, approvals,
+// audit}.
 var purgeScript = redis.NewScript(`
 local n = {0, 0, 0}
-for _, rec in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])) do
+for _, rec in ipairs(ARGV[5] == '1' and redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2]) or {}) do
   local cur = redis.call('HMGET', rec, 'expires', 'key')
   if not cur[1] then
     redis.call('ZREM', KEYS[1], rec)
@@ -165,7 +178,7 @@ for _, rec in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])) do
     n[1] = n[1] + 1
   end
 end
-for _, apr in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])) do
+for _, apr in ipairs(ARGV[6] == '1' and redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2]) or {}) do
   local exp = redis.call('HGET', apr, 'expires')
   if not exp then
     redis.call('ZREM', KEYS[2], apr)

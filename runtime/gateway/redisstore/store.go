@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
 var _ gateway.Store = (*Store)(nil)
@@ -24,6 +24,9 @@ type Options struct {
 	// other applications) can share one Redis database. Zero means
 	// "toolgate:".
 	Prefix string
+	// MaxPipeline bounds how many concurrent scripts share one round trip
+	// (one pipeline). Zero means 128; 1 sends each script by itself.
+	MaxPipeline int
 }
 
 // Store is the Redis implementation of gateway.Store. It is safe for
@@ -33,6 +36,7 @@ type Store struct {
 	rdb    redis.UniversalClient
 	owned  bool // Close closes rdb
 	prefix string
+	pipe   *pipeliner
 }
 
 // Open connects to the Redis server at url (redis://[user:pass@]host:port/db
@@ -42,6 +46,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("%w: redisstore: %v", gateway.ErrInvalidOptions, err)
+	}
+	if !strings.Contains(url, "protocol=") {
+		// RESP2: RESP3 makes the client look for push notifications before
+		// every reply, a system call each, and the store subscribes to none.
+		o.Protocol = 2
 	}
 	rdb := redis.NewClient(o)
 	s, err := New(rdb, opts)
@@ -72,7 +81,13 @@ func New(rdb redis.UniversalClient, opts *Options) (*Store, error) {
 	if o.Prefix == "" {
 		o.Prefix = "toolgate:"
 	}
-	return &Store{rdb: rdb, prefix: o.Prefix}, nil
+	if o.MaxPipeline < 0 {
+		return nil, fmt.Errorf("%w: redisstore: Options.MaxPipeline is negative", gateway.ErrInvalidOptions)
+	}
+	if o.MaxPipeline == 0 {
+		o.MaxPipeline = 128
+	}
+	return &Store{rdb: rdb, prefix: o.Prefix, pipe: newPipeliner(rdb, o.MaxPipeline)}, nil
 }
 
 // Ping checks that the server answers.
@@ -83,8 +98,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connection pool when Open made it.
+// Close sends the scripts already queued, and closes the connection pool
+// when Open made it. The Store must not be used afterwards.
 func (s *Store) Close() error {
+	s.pipe.close()
 	if s.owned {
 		return s.rdb.Close()
 	}
@@ -93,7 +110,8 @@ func (s *Store) Close() error {
 
 // Key layout under the prefix P:
 //
-//	P rec:<tenant>\x1f<session>\x1f<step>\x1f<tool>  hash, one idempotency record
+//	P slot:<tenant>\x1f<principal>\x1f<session>\x1f<step>\x1f<tool>
+//	                                              hash, one idempotency record
 //	P key:<idempotency key>                       string, the record's name
 //	P recs                                        sorted set, records by expiry (ms)
 //	P fence                                       counter, the last fencing token
@@ -101,7 +119,17 @@ func (s *Store) Close() error {
 //	P aprs                                        sorted set, approvals by expiry (ms)
 //	P audit, P audit:seq                          sorted set (lexical), counter
 //	P bucket:<name>                               hash, one token bucket
+//
+// Records written before the slot held its principal live under
+// P rec:<tenant>\x1f<session>\x1f<step>\x1f<tool> (legacyRecKey); a claim by
+// the principal that wrote one moves it to that principal's slot, so no
+// outcome recorded before an upgrade is lost or run again. Every gateway
+// sharing a prefix must be upgraded together.
 func (s *Store) recKey(sl gateway.Slot) string {
+	return s.prefix + "slot:" + sl.Tenant + "\x1f" + sl.Principal + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
+}
+
+func (s *Store) legacyRecKey(sl gateway.Slot) string {
 	return s.prefix + "rec:" + sl.Tenant + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
 }
 
@@ -113,6 +141,12 @@ func t20(t time.Time) string {
 		n = 0
 	}
 	return fmt.Sprintf("%020d", n)
+}
+
+// round is t as the store gives it back: t20, decoded.
+func round(t time.Time) time.Time {
+	r, _ := from20(t20(t))
+	return r
 }
 
 func from20(s string) (time.Time, error) {
@@ -162,8 +196,8 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		takeover = "1"
 	}
 	rec := s.recKey(req.Slot)
-	v, err := claimScript.Run(ctx, s.rdb, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key},
-		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Principal, req.Key, req.Fingerprint, takeover,
+	v, err := s.pipe.run(ctx, claimScript, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key, s.legacyRecKey(req.Slot)},
+		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Slot.Principal, req.Key, req.Fingerprint, takeover,
 		req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, ttl(req.Now, req.ExpiresAt), score(req.ExpiresAt),
 		s.prefix+"key:", max(req.Now.UnixMicro(), 0)).Slice()
 	if err != nil {
@@ -177,8 +211,17 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	if !ok {
 		return gateway.Claim{}, fmt.Errorf("redisstore: claim: unexpected status %v", v[0])
 	}
-	r, err := decodeRecord(v[2])
-	if err != nil {
+	var r gateway.Record
+	if tok, fresh := v[2].(string); fresh && st == gateway.ClaimAcquired {
+		token, err := strconv.ParseUint(tok, 10, 64)
+		if err != nil {
+			return gateway.Claim{}, fmt.Errorf("redisstore: claim: bad token %q", tok)
+		}
+		now := round(req.Now)
+		r = gateway.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
+			State: gateway.StateInProgress, Token: token, LeaseExpires: round(req.LeaseExpires), Attempts: 1,
+			CreatedAt: now, UpdatedAt: now, ExpiresAt: round(req.ExpiresAt)}
+	} else if r, err = decodeRecord(v[2]); err != nil {
 		return gateway.Claim{}, fmt.Errorf("redisstore: claim: %w", err)
 	}
 	out := gateway.Claim{Status: st, Record: r}
@@ -228,7 +271,7 @@ func recordFrom(m map[string]string) (gateway.Record, error) {
 		errs = append(errs, err)
 		return t
 	}
-	r.Slot = gateway.Slot{Tenant: m["tenant"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
+	r.Slot = gateway.Slot{Tenant: m["tenant"], Principal: m["principal"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
 	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason = m["principal"], m["key"], m["fp"], gateway.State(m["state"]), m["reason"]
 	r.Token = uint64(num("token"))
 	r.Attempts = int(num("attempts"))
@@ -237,14 +280,9 @@ func recordFrom(m map[string]string) (gateway.Record, error) {
 		r.Value = json.RawMessage(v)
 	}
 	if d, ok := m["derr"]; ok {
-		// Numbers stay json.Number so a replayed refusal's details are the
-		// recorded bytes ("974.50"), not a float's rendering.
-		r.DomainError = new(tools.DomainError)
-		dec := json.NewDecoder(strings.NewReader(d))
-		dec.UseNumber()
-		if err := dec.Decode(r.DomainError); err != nil {
-			errs = append(errs, fmt.Errorf("decode domain error: %w", err))
-		}
+		var err error
+		r.DomainError, err = storecodec.DecodeDomainError([]byte(d))
+		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)
 }
@@ -264,15 +302,15 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 	kind, payload := "none", ""
 	switch {
 	case c.DomainError != nil:
-		b, err := json.Marshal(c.DomainError)
+		b, err := storecodec.EncodeDomainError(c.DomainError)
 		if err != nil {
-			return fmt.Errorf("redisstore: encode domain error: %w", err)
+			return fmt.Errorf("redisstore: %w", err)
 		}
 		kind, payload = "derr", string(b)
 	case c.Value != nil:
 		kind, payload = "value", string(c.Value)
 	}
-	n, err := completeScript.Run(ctx, s.rdb, []string{s.recKey(c.Slot), s.prefix + "recs"},
+	n, err := s.pipe.run(ctx, completeScript, []string{s.recKey(c.Slot), s.prefix + "recs"},
 		strconv.FormatUint(c.Token, 10), t20(c.Now), t20(c.ExpiresAt), ttl(c.Now, c.ExpiresAt), score(c.ExpiresAt),
 		kind, payload, s.prefix+"key:").Int64()
 	return fenced("complete", n, err)
@@ -280,14 +318,14 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 
 // MarkUncertain implements gateway.Store.
 func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
-	n, err := uncertainScript.Run(ctx, s.rdb, []string{s.recKey(slot), s.prefix + "recs"},
+	n, err := s.pipe.run(ctx, uncertainScript, []string{s.recKey(slot), s.prefix + "recs"},
 		strconv.FormatUint(token, 10), t20(now), t20(expiresAt), ttl(now, expiresAt), score(expiresAt), reason, s.prefix+"key:").Int64()
 	return fenced("mark uncertain", n, err)
 }
 
 // Release implements gateway.Store.
 func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
-	n, err := releaseScript.Run(ctx, s.rdb, []string{s.recKey(slot), s.prefix + "recs"},
+	n, err := s.pipe.run(ctx, releaseScript, []string{s.recKey(slot), s.prefix + "recs"},
 		strconv.FormatUint(token, 10), t20(now), s.prefix+"key:").Int64()
 	return fenced("release", n, err)
 }
@@ -420,7 +458,7 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("redisstore: encode audit entry: %w", err)
 	}
-	if err := auditScript.Run(ctx, s.rdb, []string{s.prefix + "audit", s.prefix + "audit:seq"}, t20(e.Time), b).Err(); err != nil {
+	if err := s.pipe.run(ctx, auditScript, []string{s.prefix + "audit", s.prefix + "audit:seq"}, t20(e.Time), b).Err(); err != nil {
 		return wrap("append audit", err)
 	}
 	return nil
@@ -486,7 +524,7 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 	if nsec < 0 {
 		sec, nsec = sec-1, nsec+1e9
 	}
-	v, err := takeScript.Run(ctx, s.rdb, []string{s.prefix + "bucket:" + bucket},
+	v, err := s.pipe.run(ctx, takeScript, []string{s.prefix + "bucket:" + bucket},
 		strconv.FormatFloat(l.Rate, 'g', -1, 64), l.Burst, sec, nsec).Slice()
 	if err != nil {
 		return false, 0, wrap("take token", err)
@@ -510,11 +548,17 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 // are the same).
 func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
 	before := ""
-	if !r.AuditBefore.IsZero() {
+	if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
 		before = t20(r.AuditBefore)
 	}
+	flag := func(c gateway.Concerns) string {
+		if r.Concerns.Has(c) {
+			return "1"
+		}
+		return "0"
+	}
 	v, err := purgeScript.Run(ctx, s.rdb, []string{s.prefix + "recs", s.prefix + "aprs", s.prefix + "audit"},
-		t20(r.Now), score(r.Now), before, s.prefix+"key:").Int64Slice()
+		t20(r.Now), score(r.Now), before, s.prefix+"key:", flag(gateway.ConcernRecords), flag(gateway.ConcernApprovals)).Int64Slice()
 	if err != nil {
 		return gateway.PurgeStats{}, wrap("purge", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,14 +47,14 @@ func TestConformance(t *testing.T) {
 func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	ctx := context.Background()
 	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:loss:%d:", prefixes.Add(1))
+	prefix := fmt.Sprintf("toolgate-test:loss:%d:%d:", os.Getpid(), prefixes.Add(1))
 	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	sl := gateway.Slot{Tenant: "acme", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
 	req := gateway.ClaimRequest{Slot: sl, Principal: "alice", Key: "k1", Fingerprint: "fp", Now: t0,
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour), TakeOver: true}
 	c1, err := s.Claim(ctx, req)
@@ -84,5 +85,119 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	err = s.Complete(ctx, gateway.Completion{Slot: sl, Token: c1.Token, Value: json.RawMessage(`"stale"`), Now: req.Now, ExpiresAt: t0.Add(time.Hour)})
 	if !errors.Is(err, gateway.ErrFenced) {
 		t.Errorf("Complete by the owner from before the loss = %v, want ErrFenced", err)
+	}
+}
+
+// A record written before the slot held its principal (key rec:<tenant>
+// \x1f<session>\x1f<step>\x1f<tool>) stays usable: its principal's next claim
+// of the slot replays it, Get finds it, and another principal of the
+// tenant gets a slot of its own.
+func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
+	ctx := context.Background()
+	url := testservices.RedisURL(t)
+	prefix := fmt.Sprintf("toolgate-test:legacy:%d:%d:", os.Getpid(), prefixes.Add(1))
+	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	o, _ := redis.ParseURL(url)
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	t20 := func(t time.Time) string { return fmt.Sprintf("%020d", t.UnixNano()) }
+	legacy := prefix + "rec:acme\x1fs\x1f1\x1fbank/pay"
+	if err := rdb.HSet(ctx, legacy, "tenant", "acme", "session", "s", "step", "1", "tool", "bank/pay", "principal", "alice",
+		"key", "k-old", "fp", "fp", "state", "done", "token", "41", "lease", t20(t0.Add(time.Minute)), "reason", "",
+		"attempts", "1", "created", t20(t0), "updated", t20(t0), "expires", t20(t0.Add(time.Hour)), "value", `{"ok":1}`).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"key:k-old", legacy, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, prefix+"recs", redis.Z{Score: float64(t0.Add(time.Hour).UnixMilli()), Member: legacy}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"fence", "41", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	bob := gateway.Slot{Tenant: "acme", Principal: "bob", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	c, err := s.Claim(ctx, gateway.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp",
+		Now: t0.Add(time.Second), LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+	if err != nil || c.Status != gateway.ClaimAcquired || c.Token <= 41 {
+		t.Errorf("bob's claim of the same session step = %+v, %v; want acquired with a token above 41", c, err)
+	}
+	alice := bob
+	alice.Principal = "alice"
+	c, err = s.Claim(ctx, gateway.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp",
+		Now: t0.Add(2 * time.Second), LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+	if err != nil || c.Status != gateway.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
+		t.Fatalf("alice's claim of her legacy record = %+v, %v; want done with {\"ok\":1} in %+v", c, err, alice)
+	}
+	r, err := s.Get(ctx, "k-old")
+	if err != nil || r.Slot != alice || string(r.Value) != `{"ok":1}` {
+		t.Errorf("Get(k-old) after the move = %+v, %v; want alice's record", r, err)
+	}
+	if n, err := rdb.Exists(ctx, legacy).Result(); err != nil || n != 0 {
+		t.Errorf("legacy key still exists (%d, %v) after the move", n, err)
+	}
+	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(2 * time.Hour)})
+	if err != nil || st.Records != 2 {
+		t.Errorf("Purge after the retention = %+v, %v; want 2 records (bob's and the moved one)", st, err)
+	}
+}
+
+// Scripts go out in shared pipelines of EVALSHA. A server that forgot the
+// scripts (restarted, or SCRIPT FLUSH) answers NOSCRIPT; each such script
+// is sent again with its body, so every concurrent caller still gets its
+// answer, and each slot is claimed once.
+func TestPipelineSurvivesScriptFlush(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	req := func(i int) gateway.ClaimRequest {
+		sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "flush", Step: i, Tool: "bank/pay"}
+		return gateway.ClaimRequest{Slot: sl, Principal: "alice", Key: fmt.Sprintf("k%d", i), Fingerprint: "fp", Now: t0,
+			LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
+	}
+	if c, err := s.Claim(ctx, req(0)); err != nil || c.Status != gateway.ClaimAcquired {
+		t.Fatalf("Claim = %+v, %v; want acquired", c, err)
+	}
+	o, _ := redis.ParseURL(testservices.RedisURL(t))
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 64
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		wg.Go(func() {
+			for range 2 { // the second claim of each slot finds it in progress
+				c, err := s.Claim(ctx, req(i))
+				if err != nil {
+					errs <- err
+				} else if c.Status != gateway.ClaimAcquired && c.Status != gateway.ClaimInProgress {
+					errs <- fmt.Errorf("claim %d status %d", i, c.Status)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := 1; i <= n; i++ {
+		r, err := s.Get(ctx, fmt.Sprintf("k%d", i))
+		if err != nil || r.Attempts != 1 || r.State != gateway.StateInProgress {
+			t.Errorf("Get(k%d) = %+v, %v; want one in-progress claim", i, r, err)
+		}
+	}
+	s.Close()
+	if _, err := s.Claim(ctx, req(n+1)); err == nil {
+		t.Error("Claim on a closed store = nil error, want one")
 	}
 }

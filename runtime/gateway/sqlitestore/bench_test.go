@@ -14,16 +14,9 @@ import (
 func handles(opts *sqlitestore.Options) storetest.Handles {
 	return func(tb testing.TB, n int) []gateway.Store {
 		path := filepath.Join(tb.TempDir(), "gateway.db")
-		var out []gateway.Store
-		for range n {
-			st, err := sqlitestore.Open(context.Background(), path, opts)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { st.Close() })
-			out = append(out, st)
-		}
-		return out
+		return storetest.OpenN(tb, n, func() (gateway.Store, error) {
+			return sqlitestore.Open(context.Background(), path, opts)
+		})
 	}
 }
 

@@ -22,6 +22,10 @@
 // are batched into the next transaction, each inside its own savepoint (a
 // failing write rolls back alone), so N concurrent callers share one fsync.
 // A method returns only after the batch holding its write has committed.
+// The hot path is short: a fresh claim is one INSERT … ON CONFLICT DO
+// NOTHING (a taken slot reads its record and decides), a completion one
+// fenced UPDATE, and the audit entries appended while a batch fills are
+// written by one multi-row INSERT.
 //
 // Fencing tokens come from one counter in the database (read when a batch
 // begins under the write lock, written back before it commits), so they

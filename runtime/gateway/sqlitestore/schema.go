@@ -91,4 +91,40 @@ CREATE TABLE buckets (
 ALTER TABLE approvals ADD COLUMN taint TEXT NOT NULL DEFAULT '';
 ALTER TABLE audit ADD COLUMN actor TEXT NOT NULL DEFAULT '';
 ALTER TABLE audit ADD COLUMN taint TEXT NOT NULL DEFAULT '';
+`, `
+-- 3: the slot belongs to its principal (docs/design.md invariant 4): the
+-- primary key gains the principal, so two principals of a tenant using the
+-- same session step have two slots. SQLite cannot change a primary key in
+-- place: the table is rebuilt, every row kept (each was claimed by the
+-- principal it names, so it stays that principal's slot). Approvals record
+-- the slot's principal too; a pending one was requested by it.
+CREATE TABLE records_v3 (
+	tenant        TEXT    NOT NULL,
+	principal     TEXT    NOT NULL,
+	session_id    TEXT    NOT NULL,
+	step          INTEGER NOT NULL,
+	tool          TEXT    NOT NULL,
+	key           TEXT    NOT NULL,
+	fingerprint   TEXT    NOT NULL,
+	state         TEXT    NOT NULL CHECK (state IN ('in_progress', 'done', 'uncertain')),
+	token         INTEGER NOT NULL,
+	lease_expires INTEGER NOT NULL,
+	value         BLOB,
+	domain_error  BLOB,
+	reason        TEXT    NOT NULL DEFAULT '',
+	attempts      INTEGER NOT NULL,
+	created       INTEGER NOT NULL,
+	updated       INTEGER NOT NULL,
+	expires       INTEGER NOT NULL,
+	PRIMARY KEY (tenant, principal, session_id, step, tool)
+) STRICT, WITHOUT ROWID;
+INSERT INTO records_v3(tenant, principal, session_id, step, tool, key, fingerprint, state, token,
+	lease_expires, value, domain_error, reason, attempts, created, updated, expires)
+SELECT tenant, principal, session_id, step, tool, key, fingerprint, state, token,
+	lease_expires, value, domain_error, reason, attempts, created, updated, expires FROM records;
+DROP TABLE records;
+ALTER TABLE records_v3 RENAME TO records;
+CREATE INDEX records_by_expiry ON records(expires);
+ALTER TABLE approvals ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+UPDATE approvals SET principal = requester;
 `}

@@ -1,7 +1,6 @@
 package sqlitestore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
 var _ gateway.Store = (*Store)(nil)
@@ -75,22 +74,7 @@ func (s *Store) Close() error {
 	return errors.Join(s.w.Close(), s.db.Close())
 }
 
-// zeroTime encodes the zero time.Time (whose UnixNano is undefined).
-const zeroTime = math.MinInt64
-
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return zeroTime
-	}
-	return t.UnixNano()
-}
-
-func fromNS(v int64) time.Time {
-	if v == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, v).UTC()
-}
+var ns, fromNS = storecodec.NS, storecodec.Time
 
 func (s *Store) write(ctx context.Context, fn sqliteutil.WriteFunc) error {
 	return s.wrap(s.w.Do(ctx, fn))
@@ -109,40 +93,7 @@ func (s *Store) wrap(err error) error {
 	return err
 }
 
-const recordColumns = `tenant, session_id, step, tool, principal, key, fingerprint, state, token,
-	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanRecord(row rowScanner) (gateway.Record, error) {
-	var r gateway.Record
-	var state string
-	var token int64
-	var lease, created, updated, expires int64
-	var value, domainErr []byte
-	err := row.Scan(&r.Slot.Tenant, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Principal, &r.Key,
-		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
-	if err != nil {
-		return r, err
-	}
-	r.State = gateway.State(state)
-	r.Token = uint64(token)
-	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = fromNS(lease), fromNS(created), fromNS(updated), fromNS(expires)
-	if value != nil {
-		r.Value = json.RawMessage(value)
-	}
-	if domainErr != nil {
-		// Numbers stay json.Number so a replayed refusal's details are the
-		// recorded bytes ("974.50"), not a float's rendering ("974.5").
-		r.DomainError = new(tools.DomainError)
-		dec := json.NewDecoder(bytes.NewReader(domainErr))
-		dec.UseNumber()
-		if err := dec.Decode(r.DomainError); err != nil {
-			return r, fmt.Errorf("decode domain error: %w", err)
-		}
-	}
-	return r, nil
-}
+const recordColumns = storecodec.RecordColumns
 
 func nullBytes(b []byte) any {
 	if b == nil {
@@ -151,20 +102,9 @@ func nullBytes(b []byte) any {
 	return b
 }
 
-func encodeDomainError(de *tools.DomainError) (any, error) {
-	if de == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(de)
-	if err != nil {
-		return nil, fmt.Errorf("encode domain error: %w", err)
-	}
-	return b, nil
-}
+const slotWhere = `tenant = ? AND principal = ? AND session_id = ? AND step = ? AND tool = ?`
 
-const slotWhere = `tenant = ? AND session_id = ? AND step = ? AND tool = ?`
-
-func slotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.SessionID, s.Step, s.Tool} }
+var slotArgs = storecodec.SlotArgs
 
 // Claim implements gateway.Store.
 func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
@@ -174,32 +114,45 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	err := s.writeBare(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		out = gateway.Claim{}
 		now := ns(req.Now)
-		cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
-		absent := errors.Is(err, sql.ErrNoRows)
-		if err != nil && !absent {
+		// A fresh slot, the common case, is one statement: an insert that
+		// does nothing when the slot has a record.
+		insert := func() (bool, error) {
+			token := s.token + 1
+			res, err := tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				append(slotArgs(req.Slot), req.Key, req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))...)
+			if err != nil {
+				return false, err
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return false, err
+			}
+			s.token = token
+			out.Status, out.Token = gateway.ClaimAcquired, token
+			out.Record = gateway.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
+				State: gateway.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
+				CreatedAt: fromNS(now), UpdatedAt: fromNS(now), ExpiresAt: fromNS(ns(req.ExpiresAt))}
+			return true, nil
+		}
+		if done, err := insert(); done || err != nil {
 			return err
 		}
-		if !absent && ns(cur.ExpiresAt) <= now {
+		cur, err := storecodec.ScanRecord(tx.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere, slotArgs(req.Slot)...))
+		if err != nil {
+			return err
+		}
+		if ns(cur.ExpiresAt) <= now {
+			// Past its retention the record counts as absent: replace it.
 			if _, err := tx.ExecContext(ctx, `DELETE FROM records WHERE `+slotWhere, slotArgs(req.Slot)...); err != nil {
 				return err
 			}
-			absent = true
+			done, err := insert()
+			if err == nil && !done {
+				err = errors.New("claim: the slot's record came back after its deletion")
+			}
+			return err
 		}
 		switch {
-		case absent:
-			token := s.nextToken()
-			_, err = tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?)`,
-				req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, req.Principal, req.Key,
-				req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))
-			if err != nil {
-				return err
-			}
-			out.Status, out.Token = gateway.ClaimAcquired, token
-			out.Record = gateway.Record{Slot: req.Slot, Principal: req.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
-				State: gateway.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
-				CreatedAt: fromNS(now), UpdatedAt: fromNS(now), ExpiresAt: fromNS(ns(req.ExpiresAt))}
-			return nil
 		case cur.Key != req.Key:
 			out.Status, out.Record = gateway.ClaimMismatch, cur
 			return nil
@@ -275,7 +228,7 @@ const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = ? AND lea
 
 // Complete implements gateway.Store.
 func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
-	de, err := encodeDomainError(c.DomainError)
+	de, err := storecodec.EncodeDomainError(c.DomainError)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
@@ -284,7 +237,7 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 		value = nullBytes(c.Value)
 	}
 	now := ns(c.Now)
-	args := append([]any{value, de, now, ns(c.ExpiresAt)}, slotArgs(c.Slot)...)
+	args := append([]any{value, nullBytes(de), now, ns(c.ExpiresAt)}, slotArgs(c.Slot)...)
 	args = append(args, int64(c.Token), now)
 	return s.execFenced(ctx, `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
 		updated = ?, expires = ? WHERE `+fenceWhere, args)
@@ -307,7 +260,7 @@ func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, no
 // Get implements gateway.Store. It scans the records table: there is no
 // index by key (see the schema), as Get serves operators, not calls.
 func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
-	r, err := scanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
+	r, err := storecodec.ScanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
 		ORDER BY updated DESC LIMIT 1`, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return gateway.Record{}, gateway.ErrNotFound
@@ -318,32 +271,13 @@ func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
 	return r, nil
 }
 
-const approvalColumns = `id, tenant, session_id, step, tool, key, fingerprint, requester, arguments,
-	granted, approver, created, granted_at, expires, taint`
-
-func scanApproval(row rowScanner) (gateway.Approval, error) {
-	var a gateway.Approval
-	var args []byte
-	var granted int
-	var created, grantedAt, expires int64
-	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key, &a.Fingerprint,
-		&a.Requester, &args, &granted, &a.Approver, &created, &grantedAt, &expires, &a.Taint)
-	if err != nil {
-		return a, err
-	}
-	if args != nil {
-		a.Arguments = json.RawMessage(args)
-	}
-	a.Granted = granted != 0
-	a.CreatedAt, a.GrantedAt, a.ExpiresAt = fromNS(created), fromNS(grantedAt), fromNS(expires)
-	return a, nil
-}
+const approvalColumns = storecodec.ApprovalColumns
 
 // CreateApproval implements gateway.Store.
 func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
 	var out gateway.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		cur, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, a.ID))
+		cur, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, a.ID))
 		if err == nil && ns(cur.ExpiresAt) > ns(a.CreatedAt) {
 			out = cur
 			return nil
@@ -356,9 +290,9 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 			granted = 1
 		}
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO approvals(`+approvalColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.ID, a.Slot.Tenant, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint, a.Requester,
-			nullBytes(a.Arguments), granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Taint)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
+			a.Requester, nullBytes(a.Arguments), a.Taint, granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt))
 		if err != nil {
 			return err
 		}
@@ -377,7 +311,7 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 
 // GetApproval implements gateway.Store.
 func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
-	a, err := scanApproval(s.db.R.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
+	a, err := storecodec.ScanApproval(s.db.R.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return gateway.Approval{}, gateway.ErrNotFound
 	}
@@ -391,7 +325,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, e
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
 	var out gateway.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		a, err := scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
+		a, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return gateway.ErrNotFound
 		}
@@ -415,60 +349,53 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return out, nil
 }
 
-// AppendAudit implements gateway.Store.
+// AppendAudit implements gateway.Store. The entries appended concurrently
+// that share a batch are written by one multi-row INSERT per auditChunk
+// entries, and each call returns once that batch is committed.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	_, err := s.w.Exec(ctx, `INSERT INTO audit(at, tenant, principal, session_id, step, tool, key,
-		decision, reason, outcome, approval_id, latency, actor, taint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ns(e.Time), e.Tenant, e.Principal, e.SessionID, e.Step, e.Tool, e.Key, e.Decision, e.Reason,
-		e.Outcome, e.ApprovalID, int64(e.Latency), e.Actor, e.Taint)
-	return s.wrap(err)
+	return s.wrap(s.w.DoMerged(ctx, "audit", e, insertAudit))
+}
+
+// auditChunk bounds the rows of one audit INSERT (and so the number of
+// distinct statements the writer prepares: one per row count).
+const auditChunk = 32
+
+// auditInserts[n] inserts n audit entries.
+var auditInserts = func() []string {
+	out := make([]string, auditChunk+1)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 14), ", ") + ")"
+	for n := 1; n <= auditChunk; n++ {
+		out[n] = `INSERT INTO audit(` + storecodec.AuditColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	}
+	return out
+}()
+
+func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
+	args := make([]any, 0, 14*min(len(items), auditChunk))
+	for len(items) > 0 {
+		n := min(len(items), auditChunk)
+		args = args[:0]
+		for _, it := range items[:n] {
+			args = append(args, storecodec.AuditArgs(it.(gateway.AuditEntry))...)
+		}
+		if _, err := tx.ExecContext(ctx, auditInserts[n], args...); err != nil {
+			return err
+		}
+		items = items[n:]
+	}
+	return nil
 }
 
 // QueryAudit implements gateway.Store.
 func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
-	var where []string
-	var args []any
-	for _, f := range []struct{ col, v string }{{"tenant", q.Tenant}, {"principal", q.Principal}, {"tool", q.Tool}, {"key", q.Key}} {
-		if f.v != "" {
-			where = append(where, f.col+" = ?")
-			args = append(args, f.v)
-		}
-	}
-	if !q.Since.IsZero() {
-		where = append(where, "at >= ?")
-		args = append(args, ns(q.Since))
-	}
-	if !q.Until.IsZero() {
-		where = append(where, "at < ?")
-		args = append(args, ns(q.Until))
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	query := `SELECT at, tenant, principal, session_id, step, tool, key, decision, reason, outcome, approval_id, latency, actor, taint FROM audit`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY at, seq LIMIT ?"
-	args = append(args, limit)
+	query, args := storecodec.AuditQuery(q, func(int) string { return "?" })
 	rows, err := s.db.R.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
 	}
 	defer rows.Close()
-	var out []gateway.AuditEntry
-	for rows.Next() {
-		var e gateway.AuditEntry
-		var at, latency int64
-		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.SessionID, &e.Step, &e.Tool, &e.Key, &e.Decision,
-			&e.Reason, &e.Outcome, &e.ApprovalID, &latency, &e.Actor, &e.Taint); err != nil {
-			return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
-		}
-		e.Time, e.Latency = fromNS(at), time.Duration(latency)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := storecodec.CollectAudit(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
 	}
 	return out, nil
@@ -518,20 +445,25 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	now := ns(r.Now)
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		st = gateway.PurgeStats{}
-		n, err := exec(ctx, tx, `DELETE FROM records WHERE expires <= ?`, now)
-		if err != nil {
-			return err
+		var err error
+		if r.Concerns.Has(gateway.ConcernRecords) {
+			if st.Records, err = exec(ctx, tx, `DELETE FROM records WHERE expires <= ?`, now); err != nil {
+				return err
+			}
 		}
-		st.Records = n
-		if st.Approvals, err = exec(ctx, tx, `DELETE FROM approvals WHERE expires <= ?`, now); err != nil {
-			return err
+		if r.Concerns.Has(gateway.ConcernApprovals) {
+			if st.Approvals, err = exec(ctx, tx, `DELETE FROM approvals WHERE expires <= ?`, now); err != nil {
+				return err
+			}
 		}
-		if !r.AuditBefore.IsZero() {
+		if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
 			if st.Audit, err = exec(ctx, tx, `DELETE FROM audit WHERE at < ?`, ns(r.AuditBefore)); err != nil {
 				return err
 			}
 		}
-		_, err = exec(ctx, tx, `DELETE FROM buckets WHERE tokens + max(? - updated, 0) / 1e9 * rate >= burst`, now)
+		if r.Concerns.Has(gateway.ConcernRateLimits) {
+			_, err = exec(ctx, tx, `DELETE FROM buckets WHERE tokens + max(? - updated, 0) / 1e9 * rate >= burst`, now)
+		}
 		return err
 	})
 	if err != nil {

@@ -37,7 +37,7 @@ func TestReopenKeepsState(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gateway.db")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	slot := gateway.Slot{Tenant: "acme", SessionID: "s", Step: 1, Tool: "bank/transfer_funds"}
+	slot := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds"}
 	req := gateway.ClaimRequest{Slot: slot, Principal: "alice", Key: "k1", Fingerprint: "f1", Now: t0,
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(24 * time.Hour)}
 
@@ -98,7 +98,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				slot := gateway.Slot{Tenant: "acme", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
+				slot := gateway.Slot{Tenant: "acme", Principal: "p", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
 				c, err := st.Claim(ctx, gateway.ClaimRequest{Slot: slot, Principal: "p", Key: fmt.Sprintf("k%d-%d", si, i),
 					Fingerprint: "f", Now: t0, LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
 				if err != nil || c.Status != gateway.ClaimAcquired {
@@ -119,7 +119,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 		seen[tok] = true
 	}
 	// A slot released through one store and claimed through the other gets a larger token.
-	slot := gateway.Slot{Tenant: "acme", SessionID: "shared", Step: 1, Tool: "bank/pay"}
+	slot := gateway.Slot{Tenant: "acme", Principal: "p", SessionID: "shared", Step: 1, Tool: "bank/pay"}
 	req := gateway.ClaimRequest{Slot: slot, Principal: "p", Key: "k", Fingerprint: "f", Now: t0,
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
 	c1, err := a.Claim(ctx, req)

@@ -158,3 +158,22 @@ func newGateways(tb testing.TB, reg *tools.Registry, stores []gateway.Store) []*
 	}
 	return gws
 }
+
+// OpenN opens n handles with open, failing tb on the first error, and
+// closes each (when it has a Close method) when tb ends: the body of most
+// Handles functions.
+func OpenN(tb testing.TB, n int, open func() (gateway.Store, error)) []gateway.Store {
+	tb.Helper()
+	out := make([]gateway.Store, 0, n)
+	for range n {
+		st, err := open()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if c, ok := st.(interface{ Close() error }); ok {
+			tb.Cleanup(func() { c.Close() })
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,15 +1,19 @@
-// Package storetest is the conformance kit for gateway.Store
-// implementations, in the manner of testing/slogtest: every store runs
+// Package storetest is the conformance kit for the gateway's stores, in
+// the manner of testing/slogtest: every gateway.Store runs
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) gateway.Store { return mystore.Open(t.TempDir()) })
 //	}
 //
-// It checks claims, concurrent claims (exactly one winner), lease expiry
-// and takeover, fencing (late completions rejected), mismatch, replay of
-// results and domain errors, uncertain records, release, approvals, the
-// audit log, token buckets and retention purges. Times are explicit
-// arguments, so no test waits on a clock.
+// and a store that keeps only some of the gateway's concerns runs the suite
+// of each: RunRecords (claims, concurrent claims with exactly one winner,
+// lease expiry and takeover, fencing, mismatch, replay of results and
+// domain errors, uncertain records, release, a slot per principal),
+// RunApprovals, RunAudit and RunRateLimits; each checks the purge of its
+// concern when the store is a gateway.Purger. RunComposed checks a gateway
+// whose concerns live in different stores, RunGateways several gateways
+// sharing one store. Times are explicit arguments, so no test waits on a
+// clock.
 package storetest
 
 import (
@@ -17,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,13 +40,37 @@ const (
 )
 
 // Run runs the conformance kit against stores made by newStore, one fresh
-// store per subtest. newStore registers any cleanup with t.Cleanup.
+// store per subtest: every concern's suite (RunRecords, RunApprovals,
+// RunAudit, RunRateLimits) and the purge of several concerns at once.
+// newStore registers any cleanup with t.Cleanup.
 func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
 	t.Helper()
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s gateway.Store)
-	}{
+	t.Run("Records", func(t *testing.T) {
+		RunRecords(t, func(t *testing.T) gateway.RecordStore { return newStore(t) })
+	})
+	t.Run("Approvals", func(t *testing.T) {
+		RunApprovals(t, func(t *testing.T) gateway.ApprovalStore { return newStore(t) })
+	})
+	t.Run("Audit", func(t *testing.T) {
+		RunAudit(t, func(t *testing.T) gateway.AuditLog { return newStore(t) })
+	})
+	t.Run("RateLimits", func(t *testing.T) {
+		RunRateLimits(t, func(t *testing.T) gateway.RateLimitStore { return newStore(t) })
+	})
+	run(t, newStore, []test[gateway.Store]{
+		{"Purge", testPurge},
+		{"PurgeConcerns", testPurgeConcerns},
+	})
+}
+
+// RunRecords checks a gateway.RecordStore: claims, concurrent claims
+// (exactly one winner), lease expiry and takeover, fencing (late
+// completions rejected), mismatch, replay of results and domain errors,
+// uncertain records, release, slots per principal, and, when the store is a
+// gateway.Purger too, the purge of records.
+func RunRecords(t *testing.T, newStore func(t *testing.T) gateway.RecordStore) {
+	t.Helper()
+	run(t, newStore, []test[gateway.RecordStore]{
 		{"ClaimFresh", testClaimFresh},
 		{"ClaimInProgress", testClaimInProgress},
 		{"CompleteAndReplay", testCompleteAndReplay},
@@ -56,20 +85,65 @@ func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
 		{"ConcurrentClaims", testConcurrentClaims},
 		{"ConcurrentDistinctSlots", testConcurrentDistinctSlots},
 		{"SlotIsolation", testSlotIsolation},
+		{"PrincipalsHaveOwnSlots", testPrincipalsHaveOwnSlots},
 		{"Get", testGet},
+		{"ExpiredRecordIsAbsent", testExpiredRecordIsAbsent},
+		{"ValuesAreCopies", testValuesAreCopies},
+		{"PurgeRecords", testPurgeRecords},
+	})
+}
+
+// RunApprovals checks a gateway.ApprovalStore: create, get, grant (exactly
+// once, also concurrently), expiry, and, when the store is a
+// gateway.Purger too, the purge of approvals.
+func RunApprovals(t *testing.T, newStore func(t *testing.T) gateway.ApprovalStore) {
+	t.Helper()
+	run(t, newStore, []test[gateway.ApprovalStore]{
 		{"Approvals", testApprovals},
 		{"ApprovalExpiry", testApprovalExpiry},
 		{"ConcurrentGrant", testConcurrentGrant},
+		{"PurgeApprovals", testPurgeApprovals},
+	})
+}
+
+// RunAudit checks a gateway.AuditLog: the round trip of every field, the
+// order, the filters and the limit, and, when the log is a gateway.Purger
+// too, the purge of old entries.
+func RunAudit(t *testing.T, newStore func(t *testing.T) gateway.AuditLog) {
+	t.Helper()
+	run(t, newStore, []test[gateway.AuditLog]{
 		{"Audit", testAudit},
+		{"PurgeAudit", testPurgeAudit},
+	})
+}
+
+// RunRateLimits checks a gateway.RateLimitStore: refill, burst, time going
+// backwards, no limit, and concurrent takes.
+func RunRateLimits(t *testing.T, newStore func(t *testing.T) gateway.RateLimitStore) {
+	t.Helper()
+	run(t, newStore, []test[gateway.RateLimitStore]{
 		{"TokenBucket", testTokenBucket},
 		{"TokenBucketConcurrent", testTokenBucketConcurrent},
-		{"Purge", testPurge},
-		{"ExpiredRecordIsAbsent", testExpiredRecordIsAbsent},
-		{"ValuesAreCopies", testValuesAreCopies},
-	}
+	})
+}
+
+type test[S any] struct {
+	name string
+	fn   func(t *testing.T, s S)
+}
+
+// run runs each test on a fresh store. A Purge* test runs only when the
+// store is a gateway.Purger: a store that keeps one concern need not purge
+// it itself.
+func run[S any](t *testing.T, newStore func(t *testing.T) S, tests []test[S]) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.fn(t, newStore(t))
+			s := newStore(t)
+			if _, ok := any(s).(gateway.Purger); !ok && strings.HasPrefix(tc.name, "Purge") {
+				return
+			}
+			tc.fn(t, s)
 		})
 	}
 }
@@ -77,17 +151,23 @@ func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
 var ctx = context.Background()
 
 func slot(i int) gateway.Slot {
-	return gateway.Slot{Tenant: "acme", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
+	return gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
+}
+
+// as returns s for another principal of the same tenant.
+func as(principal string, s gateway.Slot) gateway.Slot {
+	s.Principal = principal
+	return s
 }
 
 func request(s gateway.Slot, key string, now time.Time) gateway.ClaimRequest {
 	return gateway.ClaimRequest{
-		Slot: s, Principal: "alice", Key: key, Fingerprint: "fp-" + key, Now: now,
+		Slot: s, Principal: s.Principal, Key: key, Fingerprint: "fp-" + key, Now: now,
 		LeaseExpires: now.Add(lease), ExpiresAt: now.Add(lease + retention), TakeOver: true,
 	}
 }
 
-func claim(t *testing.T, s gateway.Store, req gateway.ClaimRequest, want gateway.ClaimStatus) gateway.Claim {
+func claim(t *testing.T, s gateway.RecordStore, req gateway.ClaimRequest, want gateway.ClaimStatus) gateway.Claim {
 	t.Helper()
 	c, err := s.Claim(ctx, req)
 	if err != nil {
@@ -115,11 +195,11 @@ func statusName(s gateway.ClaimStatus) string {
 	return fmt.Sprintf("ClaimStatus(%d)", int(s))
 }
 
-func complete(s gateway.Store, sl gateway.Slot, token uint64, value string, now time.Time) error {
+func complete(s gateway.RecordStore, sl gateway.Slot, token uint64, value string, now time.Time) error {
 	return s.Complete(ctx, gateway.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: now, ExpiresAt: now.Add(retention)})
 }
 
-func testClaimFresh(t *testing.T, s gateway.Store) {
+func testClaimFresh(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	r := c.Record
 	if c.Token == 0 || r.Token != c.Token {
@@ -136,7 +216,7 @@ func testClaimFresh(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testClaimInProgress(t *testing.T, s gateway.Store) {
+func testClaimInProgress(t *testing.T, s gateway.RecordStore) {
 	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease-time.Millisecond)), gateway.ClaimInProgress)
 	if !c2.Record.LeaseExpires.Equal(t0.Add(lease)) || c2.Record.Token != c1.Token {
@@ -147,7 +227,7 @@ func testClaimInProgress(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testCompleteAndReplay(t *testing.T, s gateway.Store) {
+func testCompleteAndReplay(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `{"transaction_id":"tx-1"}`, t0.Add(time.Second)); err != nil {
 		t.Fatalf("Complete: %v", err)
@@ -166,7 +246,7 @@ func testCompleteAndReplay(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testDomainErrorReplay(t *testing.T, s gateway.Store) {
+func testDomainErrorReplay(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	de := &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance 10.00 < 50.00", Details: map[string]any{"balance": "10.00"}}
 	if err := s.Complete(ctx, gateway.Completion{Slot: slot(1), Token: c.Token, DomainError: de, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
@@ -185,7 +265,7 @@ func testDomainErrorReplay(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testMismatch(t *testing.T, s gateway.Store) {
+func testMismatch(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	m := claim(t, s, request(slot(1), "k2", t0), gateway.ClaimMismatch)
 	if m.Record.Key != "k1" || m.Record.Fingerprint != "fp-k1" {
@@ -195,15 +275,11 @@ func testMismatch(t *testing.T, s gateway.Store) {
 		t.Fatal(err)
 	}
 	claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), gateway.ClaimMismatch)
-	// Another principal with another key on the same slot: mismatch too.
-	req := request(slot(1), "k3", t0.Add(time.Second))
-	req.Principal = "mallory"
-	claim(t, s, req, gateway.ClaimMismatch)
 	// The binding is unchanged.
 	claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimDone)
 }
 
-func testRelease(t *testing.T, s gateway.Store) {
+func testRelease(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	if err := s.Release(ctx, slot(1), c.Token+1, t0); !errors.Is(err, gateway.ErrFenced) {
 		t.Errorf("Release with a wrong token = %v, want ErrFenced", err)
@@ -224,7 +300,7 @@ func testRelease(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testUncertain(t *testing.T, s gateway.Store) {
+func testUncertain(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	if err := s.MarkUncertain(ctx, slot(1), c.Token, "timeout", t0.Add(time.Second), t0.Add(retention)); err != nil {
 		t.Fatalf("MarkUncertain: %v", err)
@@ -252,7 +328,7 @@ func testUncertain(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testUncertainNoTakeOver(t *testing.T, s gateway.Store) {
+func testUncertainNoTakeOver(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	if err := s.MarkUncertain(ctx, slot(1), c.Token, "panic", t0, t0.Add(retention)); err != nil {
 		t.Fatal(err)
@@ -273,7 +349,7 @@ func testUncertainNoTakeOver(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testLeaseExpiry(t *testing.T, s gateway.Store) {
+func testLeaseExpiry(t *testing.T, s gateway.RecordStore) {
 	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	// Exactly at LeaseExpires the lease is over.
 	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease)), gateway.ClaimAcquired)
@@ -290,7 +366,7 @@ func testLeaseExpiry(t *testing.T, s gateway.Store) {
 	claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimInProgress)
 }
 
-func testFencing(t *testing.T, s gateway.Store) {
+func testFencing(t *testing.T, s gateway.RecordStore) {
 	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimAcquired)
 	now := t0.Add(lease + 2*time.Second)
@@ -318,7 +394,7 @@ func testFencing(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testLateCompletionAfterLease(t *testing.T, s gateway.Store) {
+func testLateCompletionAfterLease(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	// Nobody took over, but the lease is over: the completion is late.
 	if err := complete(s, slot(1), c.Token, `"late"`, t0.Add(lease)); !errors.Is(err, gateway.ErrFenced) {
@@ -333,7 +409,7 @@ func testLateCompletionAfterLease(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testConcurrentClaims(t *testing.T, s gateway.Store) {
+func testConcurrentClaims(t *testing.T, s gateway.RecordStore) {
 	const n = 64
 	var wg sync.WaitGroup
 	results := make([]gateway.Claim, n)
@@ -389,7 +465,7 @@ func testConcurrentClaims(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testConcurrentDistinctSlots(t *testing.T, s gateway.Store) {
+func testConcurrentDistinctSlots(t *testing.T, s gateway.RecordStore) {
 	const n = 200
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -420,21 +496,67 @@ func testConcurrentDistinctSlots(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testSlotIsolation(t *testing.T, s gateway.Store) {
+func testSlotIsolation(t *testing.T, s gateway.RecordStore) {
 	base := slot(1)
 	claim(t, s, request(base, "k1", t0), gateway.ClaimAcquired)
 	variants := []gateway.Slot{
-		{Tenant: "other", SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
-		{Tenant: base.Tenant, SessionID: "sess-2", Step: base.Step, Tool: base.Tool},
-		{Tenant: base.Tenant, SessionID: base.SessionID, Step: 2, Tool: base.Tool},
-		{Tenant: base.Tenant, SessionID: base.SessionID, Step: base.Step, Tool: "bank/get_balance"},
+		{Tenant: "other", Principal: base.Principal, SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: "bob", SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: base.Principal, SessionID: "sess-2", Step: base.Step, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: base.Principal, SessionID: base.SessionID, Step: 2, Tool: base.Tool},
+		{Tenant: base.Tenant, Principal: base.Principal, SessionID: base.SessionID, Step: base.Step, Tool: "bank/get_balance"},
 	}
 	for i, v := range variants {
 		claim(t, s, request(v, fmt.Sprintf("iso-%d", i), t0), gateway.ClaimAcquired)
 	}
 }
 
-func testGet(t *testing.T, s gateway.Store) {
+// Two principals of one tenant with the same session, step and tool have
+// two slots: neither can occupy, block, complete or read the other's, and
+// neither learns that the other called.
+func testPrincipalsHaveOwnSlots(t *testing.T, s gateway.RecordStore) {
+	alice, mallory := slot(1), as("mallory", slot(1))
+	a := claim(t, s, request(alice, "k-alice", t0), gateway.ClaimAcquired)
+	// While alice's call is in progress, mallory's own call of the same
+	// session step runs: no IN_PROGRESS, no mismatch.
+	m := claim(t, s, request(mallory, "k-mallory", t0), gateway.ClaimAcquired)
+	if m.Token == a.Token || m.Record.Slot != mallory || m.Record.Principal != "mallory" || m.Record.Key != "k-mallory" {
+		t.Fatalf("mallory's claim = %+v (token %d); want her own record with a token other than alice's %d", m.Record, m.Token, a.Token)
+	}
+	// Tokens fence per slot: mallory's token does not complete alice's slot.
+	if err := complete(s, alice, m.Token, `"mallory"`, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Complete of alice's slot with mallory's token = %v, want ErrFenced", err)
+	}
+	if err := s.Release(ctx, alice, m.Token, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+		t.Errorf("Release of alice's slot with mallory's token = %v, want ErrFenced", err)
+	}
+	if err := complete(s, mallory, m.Token, `"mallory"`, t0.Add(time.Second)); err != nil {
+		t.Fatalf("Complete of mallory's slot: %v", err)
+	}
+	// alice's claim is untouched and still hers to finish.
+	claim(t, s, request(alice, "k-alice", t0.Add(2*time.Second)), gateway.ClaimInProgress)
+	if err := complete(s, alice, a.Token, `"alice"`, t0.Add(2*time.Second)); err != nil {
+		t.Fatalf("Complete of alice's slot: %v", err)
+	}
+	for _, c := range []struct {
+		slot       gateway.Slot
+		key, value string
+	}{{alice, "k-alice", `"alice"`}, {mallory, "k-mallory", `"mallory"`}} {
+		d := claim(t, s, request(c.slot, c.key, t0.Add(3*time.Second)), gateway.ClaimDone)
+		if string(d.Record.Value) != c.value || d.Record.Slot != c.slot {
+			t.Errorf("replay of %s's slot = %s in %+v, want %s in %+v", c.slot.Principal, d.Record.Value, d.Record.Slot, c.value, c.slot)
+		}
+		r, err := s.Get(ctx, c.key)
+		if err != nil || r.Slot != c.slot || string(r.Value) != c.value {
+			t.Errorf("Get(%s) = %+v, %v; want the record of %+v with %s", c.key, r, err, c.slot, c.value)
+		}
+	}
+	// Other arguments are a mismatch within one principal's slot only.
+	claim(t, s, request(mallory, "k-mallory-2", t0.Add(4*time.Second)), gateway.ClaimMismatch)
+	claim(t, s, request(as("bob", slot(1)), "k-mallory-2", t0.Add(4*time.Second)), gateway.ClaimAcquired)
+}
+
+func testGet(t *testing.T, s gateway.RecordStore) {
 	if _, err := s.Get(ctx, "missing"); !errors.Is(err, gateway.ErrNotFound) {
 		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
 	}
@@ -452,7 +574,7 @@ func approval(id, key string, now time.Time) gateway.Approval {
 	}
 }
 
-func testApprovals(t *testing.T, s gateway.Store) {
+func testApprovals(t *testing.T, s gateway.ApprovalStore) {
 	if _, err := s.GetApproval(ctx, "apr_missing"); !errors.Is(err, gateway.ErrNotFound) {
 		t.Errorf("GetApproval(missing) = %v, want ErrNotFound", err)
 	}
@@ -465,6 +587,9 @@ func testApprovals(t *testing.T, s gateway.Store) {
 	}
 	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` || a.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("CreateApproval = %+v, want pending, bound to k1/fp-k1, requested by alice", a)
+	}
+	if a.Slot != slot(1) {
+		t.Errorf("CreateApproval slot = %+v, want %+v", a.Slot, slot(1))
 	}
 	// Creating again while pending returns the same, unchanged approval.
 	again := approval("apr_1", "k1", t0.Add(time.Minute))
@@ -481,7 +606,7 @@ func testApprovals(t *testing.T, s gateway.Store) {
 		t.Errorf("second GrantApproval = %v, want ErrApprovalState", err)
 	}
 	got, err := s.GetApproval(ctx, "apr_1")
-	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" {
+	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" || got.Slot != slot(1) {
 		t.Errorf("GetApproval after grant = %+v, %v; want granted by bob, bound to k1/fp-k1", got, err)
 	}
 	// Create on a granted, unexpired approval does not reset it.
@@ -491,7 +616,7 @@ func testApprovals(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testApprovalExpiry(t *testing.T, s gateway.Store) {
+func testApprovalExpiry(t *testing.T, s gateway.ApprovalStore) {
 	if _, err := s.CreateApproval(ctx, approval("apr_2", "k2", t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +630,7 @@ func testApprovalExpiry(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testConcurrentGrant(t *testing.T, s gateway.Store) {
+func testConcurrentGrant(t *testing.T, s gateway.ApprovalStore) {
 	if _, err := s.CreateApproval(ctx, approval("apr_3", "k3", t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +655,7 @@ func testConcurrentGrant(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testAudit(t *testing.T, s gateway.Store) {
+func testAudit(t *testing.T, s gateway.AuditLog) {
 	entries := []gateway.AuditEntry{
 		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Actor: "worker:accounts", Taint: "mail/read_inbox at step 2", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: "allow", Outcome: "ok", Latency: 1500 * time.Microsecond},
 		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: "deny", Reason: "missing scope", Outcome: "denied"},
@@ -590,7 +715,7 @@ func testAudit(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testTokenBucket(t *testing.T, s gateway.Store) {
+func testTokenBucket(t *testing.T, s gateway.RateLimitStore) {
 	l := gateway.RateLimit{Rate: 2, Burst: 3} // 2 tokens/s, bucket of 3
 	take := func(name string, at time.Time) (bool, time.Duration) {
 		t.Helper()
@@ -644,7 +769,7 @@ func testTokenBucket(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testTokenBucketConcurrent(t *testing.T, s gateway.Store) {
+func testTokenBucketConcurrent(t *testing.T, s gateway.RateLimitStore) {
 	l := gateway.RateLimit{Rate: 1, Burst: 10}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -716,7 +841,7 @@ func testPurge(t *testing.T, s gateway.Store) {
 	claim(t, s, request(slot(1), "other", t0.Add(lease+retention+time.Second)), gateway.ClaimAcquired)
 }
 
-func testExpiredRecordIsAbsent(t *testing.T, s gateway.Store) {
+func testExpiredRecordIsAbsent(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil { // expires t0+retention
 		t.Fatal(err)
@@ -729,7 +854,7 @@ func testExpiredRecordIsAbsent(t *testing.T, s gateway.Store) {
 	}
 }
 
-func testValuesAreCopies(t *testing.T, s gateway.Store) {
+func testValuesAreCopies(t *testing.T, s gateway.RecordStore) {
 	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
 	v := json.RawMessage(`{"a":1}`)
 	if err := s.Complete(ctx, gateway.Completion{Slot: slot(1), Token: c.Token, Value: v, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
@@ -741,5 +866,123 @@ func testValuesAreCopies(t *testing.T, s gateway.Store) {
 	r2, _ := s.Get(ctx, "k1")
 	if string(r2.Value) != `{"a":1}` {
 		t.Errorf("stored value = %s after callers modified their copies, want {\"a\":1}", r2.Value)
+	}
+}
+
+func purger(t *testing.T, s any) gateway.Purger {
+	t.Helper()
+	p, ok := s.(gateway.Purger)
+	if !ok {
+		t.Fatalf("%T is not a gateway.Purger", s)
+	}
+	return p
+}
+
+func testPurgeRecords(t *testing.T, s gateway.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := complete(s, slot(1), c.Token, `1`, t0.Add(time.Second)); err != nil { // expires t0+1s+retention
+		t.Fatal(err)
+	}
+	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	if err := s.MarkUncertain(ctx, slot(2), c2.Token, "timeout", t0, t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	claim(t, s, request(slot(3), "k3", t0), gateway.ClaimAcquired) // expires t0+lease+retention
+	st, err := purger(t, s).Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: gateway.ConcernRecords})
+	if err != nil || st != (gateway.PurgeStats{Records: 1}) {
+		t.Errorf("Purge(records) at +3h = %+v, %v; want 1 record (the uncertain one)", st, err)
+	}
+	if _, err := s.Get(ctx, "k2"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("Get(k2) after purge = %v, want ErrNotFound", err)
+	}
+	for _, k := range []string{"k1", "k3"} {
+		if _, err := s.Get(ctx, k); err != nil {
+			t.Errorf("Get(%s) after purge = %v, want the record (retained)", k, err)
+		}
+	}
+}
+
+func testPurgeApprovals(t *testing.T, s gateway.ApprovalStore) {
+	if _, err := s.CreateApproval(ctx, approval("apr_old", "k1", t0)); err != nil { // expires t0+1h
+		t.Fatal(err)
+	}
+	if _, err := s.CreateApproval(ctx, approval("apr_new", "k2", t0.Add(90*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := purger(t, s).Purge(ctx, gateway.PurgeRequest{Now: t0.Add(2 * time.Hour), Concerns: gateway.ConcernApprovals})
+	if err != nil || st != (gateway.PurgeStats{Approvals: 1}) {
+		t.Errorf("Purge(approvals) at +2h = %+v, %v; want 1 approval", st, err)
+	}
+	if _, err := s.GetApproval(ctx, "apr_old"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("GetApproval(apr_old) after purge = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetApproval(ctx, "apr_new"); err != nil {
+		t.Errorf("GetApproval(apr_new) after purge = %v, want the approval", err)
+	}
+}
+
+func testPurgeAudit(t *testing.T, s gateway.AuditLog) {
+	for i := range 3 {
+		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := purger(t, s)
+	if st, err := p.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: gateway.ConcernAudit}); err != nil || st.Audit != 0 {
+		t.Errorf("Purge(audit) without AuditBefore = %+v, %v; want nothing removed", st, err)
+	}
+	st, err := p.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), AuditBefore: t0.Add(90 * time.Minute), Concerns: gateway.ConcernAudit})
+	if err != nil || st != (gateway.PurgeStats{Audit: 2}) {
+		t.Errorf("Purge(audit before +90m) = %+v, %v; want 2 entries", st, err)
+	}
+	left, err := s.QueryAudit(ctx, gateway.AuditQuery{})
+	if err != nil || len(left) != 1 || !left[0].Time.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("audit after purge = %+v, %v; want the +2h entry only", left, err)
+	}
+}
+
+// A purge limited to some concerns leaves the others alone: a store that
+// keeps another gateway's audit log, say, loses none of it when this
+// gateway purges its records there.
+func testPurgeConcerns(t *testing.T, s gateway.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil { // expires t0+retention
+		t.Fatal(err)
+	}
+	if _, err := s.CreateApproval(ctx, approval("apr_1", "k1", t0)); err != nil { // expires t0+1h
+		t.Fatal(err)
+	}
+	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Decision: "allow", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	l := gateway.RateLimit{Rate: 1, Burst: 1}
+	if ok, _, err := s.TakeToken(ctx, "alice|pay", l, t0); err != nil || !ok {
+		t.Fatalf("TakeToken of a new bucket = %v, %v; want ok", ok, err)
+	}
+	later := t0.Add(retention + time.Hour)
+	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: later, AuditBefore: later, Concerns: gateway.ConcernAudit})
+	if err != nil || st != (gateway.PurgeStats{Audit: 1}) {
+		t.Errorf("Purge(audit only) = %+v, %v; want the audit entry only", st, err)
+	}
+	if _, err := s.Get(ctx, "k1"); err != nil {
+		t.Errorf("Get(k1) after an audit-only purge = %v, want the record", err)
+	}
+	if _, err := s.GetApproval(ctx, "apr_1"); err != nil {
+		t.Errorf("GetApproval after an audit-only purge = %v, want the approval", err)
+	}
+	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "bob", Decision: "allow", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = s.Purge(ctx, gateway.PurgeRequest{Now: later, AuditBefore: later, Concerns: gateway.ConcernRecords | gateway.ConcernApprovals})
+	if err != nil || st != (gateway.PurgeStats{Records: 1, Approvals: 1}) {
+		t.Errorf("Purge(records, approvals) = %+v, %v; want 1 record and 1 approval, no audit", st, err)
+	}
+	if got, err := s.QueryAudit(ctx, gateway.AuditQuery{}); err != nil || len(got) != 1 || got[0].Principal != "bob" {
+		t.Errorf("audit after a records-and-approvals purge = %+v, %v; want bob's entry kept", got, err)
+	}
+	// The bucket was kept too: it is still empty at t0 (a bucket purged and
+	// seen afresh would be full).
+	if ok, _, err := s.TakeToken(ctx, "alice|pay", l, t0); err != nil || ok {
+		t.Errorf("TakeToken at t0 after purges of other concerns = %v, %v; want refused (the bucket is kept, empty)", ok, err)
 	}
 }

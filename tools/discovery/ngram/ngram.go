@@ -21,6 +21,12 @@
 // (1 + ln tf) and the vector is L2-normalized, so the dot product of two
 // vectors is their cosine similarity. Embedding is deterministic: the same
 // text gives the same vector in every process and build.
+//
+// An Embedder caches the features of the tokens and three-token phrase
+// windows it has seen (at most 2^18 features, about 4 MiB; the cache starts
+// over when full), so that a request made of known words costs look-ups
+// rather than hashing, stemming and lexicon queries. The cache changes no
+// vector.
 package ngram
 
 import (
@@ -30,6 +36,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -78,6 +85,61 @@ type Embedder struct {
 	wTerm      float32
 	wConcept   float32
 	scratchers sync.Pool
+	// cache keeps the features of recent tokens and phrase windows (what
+	// rawFeatures appends for them is a function of the window and the
+	// language alone), so that a request made of known words is mostly
+	// look-ups.
+	cache featureCache
+}
+
+// featureCache maps a token or phrase window, in a language, to the
+// features it contributes. It holds at most maxCachedFeatures features
+// (about 4 MiB) and starts over when full. Keys are copied: the analyzer's
+// tokens may share a pooled buffer.
+type featureCache struct {
+	mu      sync.RWMutex
+	tokens  map[tokenKey][]Feature
+	phrases map[[3]string][]Feature // the language plays no part in a window's concepts
+	n       int
+}
+
+type tokenKey struct {
+	lang analysis.Lang
+	tok  string
+}
+
+const maxCachedFeatures = 1 << 18
+
+func (c *featureCache) token(lang analysis.Lang, tok string) ([]Feature, bool) {
+	c.mu.RLock()
+	f, ok := c.tokens[tokenKey{lang, tok}]
+	c.mu.RUnlock()
+	return f, ok
+}
+
+func (c *featureCache) phrase(w [3]string) ([]Feature, bool) {
+	c.mu.RLock()
+	f, ok := c.phrases[w]
+	c.mu.RUnlock()
+	return f, ok
+}
+
+// put stores f for the token (lang, w[0]) or, with phrase, the window w.
+func (c *featureCache) put(phrase bool, lang analysis.Lang, w [3]string, f []Feature) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tokens == nil || c.n+len(f)+1 > maxCachedFeatures {
+		c.tokens, c.phrases, c.n = make(map[tokenKey][]Feature), make(map[[3]string][]Feature), 0
+	}
+	for i := range w {
+		w[i] = strings.Clone(w[i])
+	}
+	if phrase {
+		c.phrases[w] = slices.Clone(f)
+	} else {
+		c.tokens[tokenKey{lang, w[0]}] = slices.Clone(f)
+	}
+	c.n += len(f) + 1
 }
 
 // New returns an Embedder configured by opts (nil means defaults). Invalid
@@ -319,53 +381,68 @@ const (
 )
 
 // rawFeatures returns the features of text with repeats, in sc.raw.
+// The tokens are the analyzer's transient ones: read here, copied only
+// into cache keys, cleared before the analyzer reuses their buffer.
 func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 	raw := sc.raw[:0]
-	var lang analysis.Lang
-	sc.toks, lang = e.an.TokensLang(sc.toks[:0], text)
-	for _, tok := range sc.toks {
-		if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
-			continue
-		}
-		// Character n-grams of " tok ", weighted so that each token's
-		// n-grams carry about the same total mass whatever its length.
-		if e.wNgram > 0 {
+	e.an.TokensLangFunc(sc.toks[:0], text, func(toks []string, lang analysis.Lang) {
+		sc.toks = toks
+		for _, tok := range toks {
+			if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
+				continue
+			}
+			if f, ok := e.cache.token(lang, tok); ok {
+				raw = append(raw, f...)
+				continue
+			}
 			n0 := len(raw)
-			raw = e.ngrams(raw, tok)
-			if k := len(raw) - n0; k > 0 {
-				w := e.wNgram / float32(math.Sqrt(float64(k)))
-				for i := n0; i < len(raw); i++ {
-					raw[i].W = w
-				}
-			}
-		}
-		if e.wTerm > 0 {
-			term := tok
-			if lang == analysis.English && e.lex != nil {
-				if lemma, ok := e.lex.Lemma(tok); ok { // "sent" → "send"
-					term = lemma
-				}
-			}
-			raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, term)), W: e.wTerm})
+			raw = e.tokenFeatures(sc, raw, lang, tok)
+			e.cache.put(false, lang, [3]string{tok}, raw[n0:])
 		}
 		if e.lex != nil && e.wConcept > 0 {
-			sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
-			// An ambiguous word spreads its weight over its concepts, so
-			// that a word with many senses does not outweigh a precise one.
-			spread := float32(1)
-			if len(sc.concepts) > 1 {
-				spread = 1 / float32(math.Sqrt(float64(len(sc.concepts))))
-			}
-			for _, c := range sc.concepts {
-				raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
+			raw = e.phraseFeatures(sc, raw, lang)
+		}
+		clear(sc.toks)
+	})
+	sc.raw = raw
+	return raw
+}
+
+// tokenFeatures appends the features of one token of a text in lang.
+func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang, tok string) []Feature {
+	// Character n-grams of " tok ", weighted so that each token's
+	// n-grams carry about the same total mass whatever its length.
+	if e.wNgram > 0 {
+		n0 := len(raw)
+		raw = e.ngrams(raw, tok)
+		if k := len(raw) - n0; k > 0 {
+			w := e.wNgram / float32(math.Sqrt(float64(k)))
+			for i := n0; i < len(raw); i++ {
+				raw[i].W = w
 			}
 		}
 	}
-	if e.lex != nil && e.wConcept > 0 {
-		raw = e.phraseFeatures(sc, raw, lang)
+	if e.wTerm > 0 {
+		term := tok
+		if lang == analysis.English && e.lex != nil {
+			if lemma, ok := e.lex.Lemma(tok); ok { // "sent" → "send"
+				term = lemma
+			}
+		}
+		raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, term)), W: e.wTerm})
 	}
-	clear(sc.toks)
-	sc.raw = raw
+	if e.lex != nil && e.wConcept > 0 {
+		sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
+		// An ambiguous word spreads its weight over its concepts, so
+		// that a word with many senses does not outweigh a precise one.
+		spread := float32(1)
+		if len(sc.concepts) > 1 {
+			spread = 1 / float32(math.Sqrt(float64(len(sc.concepts))))
+		}
+		for _, c := range sc.concepts {
+			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
+		}
+	}
 	return raw
 }
 
@@ -375,6 +452,15 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang) []Feature {
 	toks := sc.toks
 	for i := 0; i+1 < len(toks); i++ {
+		w := [3]string{toks[i], toks[i+1]}
+		if i+2 < len(toks) {
+			w[2] = toks[i+2]
+		}
+		if f, ok := e.cache.phrase(w); ok {
+			raw = append(raw, f...)
+			continue
+		}
+		n0 := len(raw)
 		sc.concepts = sc.concepts[:0]
 		if i+2 < len(toks) {
 			sc.concepts = e.lex.PhraseConcepts(sc.concepts, "", toks[i], toks[i+1], toks[i+2])
@@ -387,6 +473,7 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		for _, c := range sc.concepts {
 			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
 		}
+		e.cache.put(true, "", w, raw[n0:])
 	}
 	return raw
 }

@@ -9,7 +9,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -311,6 +313,38 @@ func TestConcurrentUse(t *testing.T) {
 	for g := 0; g < 4; g++ {
 		if err := <-done; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestCacheChangesNothing: a vector is the same whether its tokens and
+// phrase windows come from the feature cache, are computed, or the cache
+// started over in between; the cache stays within its bound.
+func TestCacheChangesNothing(t *testing.T) {
+	texts := []string{"delete a file", "open a pull request", "borrar archivo de la base de datos", "wyślij wiadomość do zespołu",
+		"please create a new issue in the payments repository", "turn off the lights", "Crème brûlée"}
+	warm := New(nil)
+	for _, s := range texts {
+		embed1(t, warm, s) // fills the cache
+	}
+	for _, s := range texts {
+		want := embed1(t, New(nil), s)
+		if got := embed1(t, warm, s); !slices.Equal(got, want) {
+			t.Errorf("EmbedTo(%q) with a warm cache differs from a cold one", s)
+		}
+	}
+	// Distinct words until the cache starts over, more than once.
+	var sb strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&sb, "zq%dx ", i)
+	}
+	embed1(t, warm, sb.String())
+	if warm.cache.n > maxCachedFeatures {
+		t.Errorf("cache holds %d features, bound %d", warm.cache.n, maxCachedFeatures)
+	}
+	for _, s := range texts {
+		if got, want := embed1(t, warm, s), embed1(t, New(nil), s); !slices.Equal(got, want) {
+			t.Errorf("EmbedTo(%q) after the cache started over differs", s)
 		}
 	}
 }

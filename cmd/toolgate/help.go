@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli"
+)
+
+// helps holds the usage of every flag set, by its name (the command's, or
+// "mcp serve").
+var helps = map[string]cli.Usage{
+	"discover": {
+		Synopsis: `toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 3] [--format json] "request"`,
+		Summary:  "Shortlist the tools a request needs from catalog files or upstream MCP servers, as the model would be shown them.",
+		Examples: []string{
+			`toolgate discover --tools github=mcp-server-github.json --scopes repo:read --k 3 "close issue #42"`,
+			`toolgate discover --mcp "npx -y @modelcontextprotocol/server-memory" --format json "remember my name"`,
+		},
+	},
+	"eval": {
+		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history 0.5] [--backend B [--model M] [--reformulate-below 0.3]] [--format json]`,
+		Summary:  "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
+		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`},
+	},
+	"lint": {
+		Synopsis: `toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json]`,
+		Summary:  "Check capability cards for near duplicates, missing aliases or not_for, cards over budget and tools discovery cannot find; exit 1 with findings.",
+		Examples: []string{`toolgate lint --tools github=mcp-server-github.json --skip missing-aliases`},
+	},
+	"grammar": {
+		Synopsis: `toolgate grammar --schema S.json [--format gbnf|openai-strict|ollama]` + "\n       " +
+			`toolgate grammar --tools F --select a,b,c [--format gbnf|ollama]`,
+		Summary: "Compile a JSON Schema, or the turn envelope of selected catalog tools, into a GBNF grammar or a structured-output spec; relaxations go to stderr.",
+		Examples: []string{
+			`toolgate grammar --schema args.json --format openai-strict`,
+			`toolgate grammar --tools bank.jsonl --select get_balance,transfer_funds > turn.gbnf`,
+		},
+	},
+	"check": {
+		Synopsis: `toolgate check --grammar G.gbnf [--input FILE|-]`,
+		Summary:  "Check input against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
+		Examples: []string{`echo '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
+	},
+	"mcp serve": {
+		Synopsis: strings.TrimPrefix(mcpUsage, "usage: "),
+		Summary:  "Serve progressive discovery (find_tools) and the gateway (call_tool) to an MCP client, over stdio or Streamable HTTP.",
+		Examples: []string{
+			`toolgate mcp serve --tools bank.jsonl --principal alice --tenant acme --scopes accounts:read`,
+			`toolgate mcp serve --mcp-config servers.json --http 127.0.0.1:8080 --tokens tokens.json --data ./state`,
+		},
+	},
+}
+
+// parseFlags parses a command's flags with its entry in helps (see
+// cli.ParseFlags): ok means go on, else code is the exit code.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	return cli.ParseFlags("toolgate", fs, helps[fs.Name()], args, stdout, stderr)
+}
+
+// overview is "toolgate help": every command with its summary.
+func overview(w io.Writer) {
+	fmt.Fprint(w, "toolgate discovers, evaluates, lints and compiles tools for AI agents.\n\nusage: toolgate <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(helps))
+	for n := range helps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, helps[n].Summary)
+	}
+	fmt.Fprintf(w, "  %-10s %s\n", "help", "Show this overview, or one command's usage: toolgate help CMD (or toolgate CMD --help).")
+	fmt.Fprintf(w, "  %-10s %s\n", "version", "Print toolgate's module version.")
+	fmt.Fprint(w, "\nExit codes: 0 ok, 1 a negative result, 2 a usage or input error (one line on stderr).\n\nExample:\n  toolgate discover --tools github=mcp-server-github.json --k 3 \"close issue #42\"\n")
+}

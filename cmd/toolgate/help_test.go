@@ -1,0 +1,140 @@
+package main
+
+import (
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// subcommands are every command line that has its own usage: each
+// registered command ("mcp" is "mcp serve"), plus version.
+func subcommands() []string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return append(names, "version")
+}
+
+var flagInSynopsis = regexp.MustCompile(`--([a-z][a-z-]*)`)
+
+// TestHelpEveryCommand: "help CMD", "CMD --help" and "CMD -h" print the same
+// usage on stdout and exit 0, with a synopsis, every flag the synopsis
+// names, and an example.
+func TestHelpEveryCommand(t *testing.T) {
+	for _, name := range subcommands() {
+		code, want, errOut := runCmd("help", name)
+		if code != exitOK || errOut != "" {
+			t.Errorf("toolgate help %s = %d, stderr %q; want 0, no stderr", name, code, errOut)
+			continue
+		}
+		if !strings.HasPrefix(want, "usage: toolgate "+name) || !strings.Contains(want, "Example") {
+			t.Errorf("toolgate help %s = %q; want a usage line and an example", name, want)
+		}
+		if name != "version" {
+			synopsis, flags, _ := strings.Cut(want, "\nFlags:\n")
+			if flags == "" {
+				t.Errorf("toolgate help %s lists no flags:\n%s", name, want)
+			}
+			for _, m := range flagInSynopsis.FindAllStringSubmatch(synopsis, -1) {
+				if !strings.Contains(flags, "  --"+m[1]+"\n") && !strings.Contains(flags, "  --"+m[1]+" ") {
+					t.Errorf("toolgate help %s: synopsis names --%s, the flag list does not:\n%s", name, m[1], want)
+				}
+			}
+		}
+		for _, form := range [][]string{{name, "--help"}, {name, "-h"}, {name, "-help"}} {
+			code, out, errOut := runCmd(form...)
+			if code != exitOK || out != want || errOut != "" {
+				t.Errorf("toolgate %s = %d, %q, %q; want 0 and what help %s prints", strings.Join(form, " "), code, out, errOut, name)
+			}
+		}
+	}
+}
+
+// TestHelpOverview: every way to ask for the overview prints it on stdout,
+// naming every command, and exits 0.
+func TestHelpOverview(t *testing.T) {
+	_, want, _ := runCmd("help")
+	for _, name := range subcommands() {
+		if !strings.Contains(want, "\n  "+name+" ") {
+			t.Errorf("toolgate help does not list %s:\n%s", name, want)
+		}
+	}
+	for _, form := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}, {"help", "help"}, {"help", "--help"}} {
+		code, out, errOut := runCmd(form...)
+		if code != exitOK || out != want || errOut != "" || !strings.Contains(out, "Example:") {
+			t.Errorf("toolgate %s = %d, %q, %q; want 0 and the overview", strings.Join(form, " "), code, out, errOut)
+		}
+	}
+}
+
+// TestUsageErrors: a wrong flag, an unknown command and no command exit 2
+// with one line on stderr and nothing on stdout.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // stderr prefix
+	}{
+		{nil, "toolgate: no command (want one of "},
+		{[]string{"nope"}, `toolgate: unknown command "nope"`},
+		{[]string{"help", "nope"}, `toolgate help: unknown command "nope"`},
+		{[]string{"help", "discover", "eval"}, "toolgate help: want at most one command"},
+		{[]string{"version", "--bogus"}, `toolgate version: unexpected argument "--bogus"`},
+	}
+	for _, name := range subcommands() {
+		if name == "version" {
+			continue
+		}
+		args := []string{name, "--no-such-flag"}
+		if name == "mcp" {
+			args = []string{"mcp", "serve", "--no-such-flag"}
+		}
+		tests = append(tests, struct {
+			args []string
+			want string
+		}{args, "toolgate " + strings.Join(args[:len(args)-1], " ") + ": flag provided but not defined: -no-such-flag"})
+	}
+	for _, tt := range tests {
+		code, out, errOut := runCmd(tt.args...)
+		lines := strings.Count(strings.TrimSuffix(errOut, "\n"), "\n") + 1
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tt.want) || lines != 1 {
+			t.Errorf("toolgate %q = %d, %q, %q; want 2, one stderr line starting %q", tt.args, code, out, errOut, tt.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, errOut := runCmd("version")
+	if code != exitOK || errOut != "" || !regexp.MustCompile(`^toolgate \S+( \(rev [0-9a-f]+(, modified)?\))? go\S+\n$`).MatchString(out) {
+		t.Errorf("toolgate version = %d, %q, %q; want 0 and one line \"toolgate VERSION go...\"", code, out, errOut)
+	}
+	for _, alias := range []string{"--version", "-version"} {
+		if code, got, _ := runCmd(alias); code != exitOK || got != out {
+			t.Errorf("toolgate %s = %d, %q; want what version prints", alias, code, got)
+		}
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	tests := []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{&debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.3"}}, true, "toolgate v1.2.3 go1.26.0"},
+		{&debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, true,
+			"toolgate (devel) (rev 0123456789ab, modified) go1.26.0"},
+		{&debug.BuildInfo{GoVersion: "go1.26.0", Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}}, true,
+			"toolgate (devel) (rev abc) go1.26.0"},
+		{nil, false, "toolgate (unknown version)"},
+	}
+	for _, tt := range tests {
+		if got := versionLine(tt.info, tt.ok); got != tt.want {
+			t.Errorf("versionLine(%+v) = %q, want %q", tt.info, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/serve"
+)
+
+func init() {
+	commands["serve"] = runServe
+	helps["serve"] = cli.Usage{
+		Synopsis: `toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
+			`[--mcp-config FILE] [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]`,
+		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
+		Examples: []string{
+			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
+			`toolgate serve --tokens tokens.json --tools github=github.json --store redis://127.0.0.1:6379/0 --addr 0.0.0.0:8080`,
+		},
+	}
+}
+
+// runServe is "toolgate serve": the HTTP gateway (POST /v1/tools/call,
+// POST /v1/discover, the approvals endpoints, GET /metrics, GET /healthz)
+// over catalog files and upstream MCP servers, for agents not written in
+// Go. Tools with a handler are the upstream servers' (a catalog file's
+// tools can be discovered, but a call of one is refused: nothing runs it).
+func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var src catalogSources
+	src.register(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
+	tokenPath := fs.String("tokens", "", "bearer token `file`: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
+	data := fs.String("data", "", "`DIR` for the SQLite store gateway.db (created when missing)")
+	storeSpec := fs.String("store", "", "shared store for several replicas: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (default: SQLite in --data)")
+	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
+	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long calls in flight may finish after SIGTERM")
+	verbose := fs.Bool("v", false, "log at debug level")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "toolgate serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	case src.empty():
+		fmt.Fprintln(stderr, "toolgate serve: no catalog: give --tools, --mcp, --mcp-url or --mcp-config")
+		return exitUsage
+	case *tokenPath == "":
+		fmt.Fprintln(stderr, "toolgate serve: --tokens FILE is required")
+		return exitUsage
+	case *storeSpec == "" && *data == "":
+		fmt.Fprintln(stderr, "toolgate serve: give --data DIR (SQLite) or --store URL")
+		return exitUsage
+	case *toolTimeout <= 0 || *leaseGrace <= 0 || *shutdown <= 0:
+		fmt.Fprintln(stderr, "toolgate serve: --tool-timeout, --lease-grace and --shutdown-timeout must be positive")
+		return exitUsage
+	}
+	auth, err := gateway.LoadTokenFile(*tokenPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate serve: %s\n", firstLine(err))
+		return exitUsage
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	reg, closeUpstreams, err := src.load(ctx, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate serve: %s\n", firstLine(err))
+		return exitUsage
+	}
+	defer closeUpstreams()
+	if *data != "" {
+		if err := os.MkdirAll(*data, 0o700); err != nil {
+			fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
+			return exitUsage
+		}
+	}
+	st, err := serve.OpenStore(ctx, *storeSpec, *data)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate serve: %s\n", firstLine(err))
+		return exitUsage
+	}
+	defer st.Close()
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	gw, err := gateway.New(reg, st, &gateway.Options{Logger: log, Registerer: metrics,
+		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
+		return exitUsage
+	}
+	err = serve.Run(ctx, serve.Config{
+		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Gatherer: metrics, Logger: log,
+		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
+		Ready: func(a net.Addr) {
+			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), serve.StoreName(*storeSpec))
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
+		return exitNegative
+	}
+	return exitOK
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// serveProcess is a running `toolgate serve` process.
+type serveProcess struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan error
+}
+
+// buildToolgate builds the CLI once per test binary run.
+func buildToolgate(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "toolgate")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startServe(t *testing.T, bin string, args ...string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd, done: make(chan error, 1)}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case l, ok := <-line:
+		rest, found := strings.CutPrefix(l, "listening on ")
+		if !ok || !found {
+			t.Fatalf("serve did not start: %q\nstderr: %s", l, stderr.String())
+		}
+		p.url, _, _ = strings.Cut(rest, " ")
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve did not say it listens; stderr: %s", stderr.String())
+	}
+	return p
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (p *serveProcess) stop(t *testing.T) int {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not stop after SIGTERM")
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *serveProcess) post(t *testing.T, token, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, p.url+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("POST %s: %d %s: not JSON", path, resp.StatusCode, data)
+	}
+	return resp.StatusCode, out
+}
+
+// TestServe runs `toolgate serve` as a process over a catalog file and a
+// real upstream MCP server (server-memory over stdio), with the SQLite
+// store: discovery for the bearer, a call executed once and replayed,
+// a catalog-only tool refused, metrics and health, a graceful stop on
+// SIGTERM, and the replay surviving a restart on the same --data.
+func TestServe(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-alice":{"principal":"alice","tenant":"acme","scopes":[]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	memFile := filepath.Join(dir, "memory.jsonl")
+	args := []string{"--tokens", tokens, "--data", data, "--tools", github,
+		"--mcp", "memory=env MEMORY_FILE_PATH=" + memFile + " node " + memory}
+	bin := buildToolgate(t)
+	p := startServe(t, bin, args...)
+
+	code, body := p.post(t, "tok-alice", "/v1/discover", `{"query":"remember a new entity in the knowledge graph","k":5}`)
+	if code != 200 {
+		t.Fatalf("discover = %d %v", code, body)
+	}
+	found := false
+	for _, c := range body["candidates"].([]any) {
+		if c.(map[string]any)["name"] == "memory/create_entities" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("discover = %v, want memory/create_entities among the candidates", body["candidates"])
+	}
+
+	call := `{"session_id":"s1","step":1,"tool":"memory/create_entities","arguments":{"entities":[{"name":"Ada","entityType":"person","observations":["first programmer"]}]}}`
+	code, first := p.post(t, "tok-alice", "/v1/tools/call", call)
+	if code != 200 || first["cached"] != false {
+		t.Fatalf("call = %d %v, want 200 not cached", code, first)
+	}
+	code, again := p.post(t, "tok-alice", "/v1/tools/call", call)
+	if code != 200 || again["cached"] != true || again["idempotency_key"] != first["idempotency_key"] {
+		t.Fatalf("the same step again = %d %v, want the replay with the same key", code, again)
+	}
+	code, noHandler := p.post(t, "tok-alice", "/v1/tools/call", `{"session_id":"s1","step":2,"tool":"github/get_me","arguments":{}}`)
+	if code == 200 || noHandler["success"] != false {
+		t.Errorf("a catalog-only tool = %d %v, want a refusal", code, noHandler)
+	}
+	if code, _ := p.post(t, "nobody", "/v1/tools/call", call); code != 401 {
+		t.Errorf("an unknown bearer = %d, want 401", code)
+	}
+
+	for path, want := range map[string]string{"/healthz": "ok", "/metrics": "toolgate_gateway_calls_total"} {
+		resp, err := http.Get(p.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(text), want) {
+			t.Errorf("GET %s = %d, want 200 with %q", path, resp.StatusCode, want)
+		}
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+
+	// A new process on the same --data replays the recorded step.
+	p = startServe(t, bin, args...)
+	code, replay := p.post(t, "tok-alice", "/v1/tools/call", call)
+	if code != 200 || replay["cached"] != true || replay["idempotency_key"] != first["idempotency_key"] {
+		t.Errorf("the step after a restart = %d %v, want the replay", code, replay)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+}
+
+func TestServeUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve"},
+		{"serve", "--tools", "x.json"},
+		{"serve", "--tools", "x.json", "--tokens", "t.json"},
+		{"serve", "--tools", "x.json", "--tokens", "t.json", "--data", "d", "--store", "ftp://x"},
+		{"serve", "--bogus"},
+	} {
+		var stderr strings.Builder
+		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage {
+			t.Errorf("toolgate %v = exit %d, want %d (stderr %q)", args, code, exitUsage, stderr.String())
+		}
+		if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 || stderr.Len() == 0 {
+			t.Errorf("toolgate %v stderr = %q, want one line", args, stderr.String())
+		}
+	}
+}

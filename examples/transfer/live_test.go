@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/ollama"
+	"github.com/toolgate/toolgate/llm/openai"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// recorder is an http.RoundTripper that keeps every request body sent to
+// the engine.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		data, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		r.bodies = append(r.bodies, string(data))
+		r.mu.Unlock()
+		req.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (r *recorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.bodies...)
+}
+
+// TestLiveAgent runs the transfer agent end to end on real engines
+// (llama.cpp in grammar mode and in envelope mode through response_format,
+// Ollama in envelope mode through format), greedy with a fixed seed. It
+// asserts the plumbing, not the model's judgement: the turn ends with an
+// answer within the step budget; every reply was usable or repaired within
+// the repair budget; every call went through the gateway and has a
+// recorded outcome; no request sent to the engine names a tool or scope
+// the principal does not hold.
+func TestLiveAgent(t *testing.T) {
+	temp, seed := 0.0, int64(1)
+	for _, tc := range []struct {
+		name string
+		mode llm.Mode
+		open func(t *testing.T, hc *http.Client) llm.Backend
+	}{
+		{"llama.cpp/grammar", llm.ModeGrammar, func(t *testing.T, hc *http.Client) llm.Backend {
+			b, err := openai.New("local", &openai.Options{BaseURL: testenv.LlamaCpp(t), APIKey: "none", HTTPClient: hc,
+				LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}},
+		{"llama.cpp/envelope", llm.ModeEnvelope, func(t *testing.T, hc *http.Client) llm.Backend {
+			b, err := openai.New("local", &openai.Options{BaseURL: testenv.LlamaCpp(t), APIKey: "none", HTTPClient: hc,
+				LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}},
+		{"ollama/envelope", llm.ModeEnvelope, func(t *testing.T, hc *http.Client) llm.Backend {
+			model := testenv.Ollama(t)
+			b, err := ollama.New(model, &ollama.Options{HTTPClient: hc, Temperature: &temp, Seed: &seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			backend := tc.open(t, &http.Client{Transport: rec})
+			liveAgent(t, tc.name, backend, tc.mode, rec)
+		})
+	}
+}
+
+// liveRun is what one end-to-end run recorded; it is written to
+// $TOOLGATE_LIVE_REPORT/agent-<name>.json when that is set.
+type liveRun struct {
+	Name            string
+	Steps, Calls    int
+	Requests        int // model requests, repairs included
+	Repaired        int // steps whose reply needed a repair
+	Seconds         float64
+	SecondsPerStep  float64
+	PromptTokens    int
+	CompletionToken int
+	Answer          string
+}
+
+func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, rec *recorder) {
+	catalog, err := loadEmbeddedCatalogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	var (
+		mu     sync.Mutex
+		events []runtime.Event
+	)
+	observe := func(e runtime.Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}
+	const maxSteps = 6
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
+		Mode: mode, MaxSteps: maxSteps, Observer: observe, Filter: callable,
+		LLM: &llm.Options{Registerer: reg},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	alice := tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write"}}
+	sess := b.Agent.NewSession(alice, "live-"+strings.ReplaceAll(name, "/", "-"), nil)
+	start := time.Now()
+	turn, err := sess.Run(ctx, "What is the balance of account ACC-00001?")
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatalf("Run: %v (a weak model must still end within %d steps, repairs included)", err, maxSteps)
+	}
+	t.Logf("%s: %d steps, %d calls in %v; answer %q", name, turn.Steps, len(turn.Calls), elapsed.Round(time.Millisecond), turn.Answer)
+
+	// Every call went through the gateway and has an outcome: a result, or
+	// the gateway's typed refusal.
+	calls := 0
+	for _, e := range events {
+		if e.Kind != runtime.EventCall {
+			continue
+		}
+		calls++
+		var ge *gateway.Error
+		switch {
+		case e.Err == nil && !json.Valid(e.Result):
+			t.Errorf("call %s %s: no result and no error", e.Tool, e.Arguments)
+		case e.Err != nil && !errors.As(e.Err, &ge):
+			t.Errorf("call %s %s: %v is not a gateway outcome", e.Tool, e.Arguments, e.Err)
+		}
+		t.Logf("  call %s %s -> %s %v", e.Tool, e.Arguments, e.Result, e.Err)
+	}
+	if calls != len(turn.Calls) {
+		t.Errorf("%d call events, %d calls in the turn", calls, len(turn.Calls))
+	}
+
+	// Every reply was usable or repaired: Checked counts the outcome of
+	// each step's request.
+	outcomes := counts(t, reg, "toolgate_llm_requests_total", "outcome")
+	if outcomes["ok"]+outcomes["repaired"] != turn.Steps || len(outcomes) > 2 {
+		t.Errorf("request outcomes %v for %d steps: want every step ok or repaired", outcomes, turn.Steps)
+	}
+
+	// No request to the engine named what alice may not use.
+	bodies := rec.all()
+	if len(bodies) < turn.Steps {
+		t.Errorf("%d requests recorded for %d steps", len(bodies), turn.Steps)
+	}
+	for i, body := range bodies {
+		for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
+			if strings.Contains(body, hidden) {
+				t.Errorf("request %d names %q, which alice may not use", i, hidden)
+			}
+		}
+	}
+
+	run := liveRun{Name: name, Steps: turn.Steps, Calls: len(turn.Calls), Requests: len(bodies),
+		Repaired: outcomes["repaired"], Seconds: elapsed.Seconds(), SecondsPerStep: elapsed.Seconds() / float64(max(1, turn.Steps)),
+		PromptTokens: turn.Usage.PromptTokens, CompletionToken: turn.Usage.CompletionTokens, Answer: turn.Answer}
+	if dir := os.Getenv("TOOLGATE_LIVE_REPORT"); dir != "" {
+		data, _ := json.MarshalIndent(run, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "agent-"+strings.ReplaceAll(name, "/", "-")+".json"), data, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// counts sums a counter family by one label.
+func counts(t *testing.T, reg *prometheus.Registry, family, label string) map[string]int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, mf := range mfs {
+		if mf.GetName() != family {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label {
+					out[lp.GetValue()] += int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,354 @@
+// Package jsonschema is toolgate's one JSON Schema setup, shared by the
+// catalog loader (tools), the gateway and the grammar compiler, so that a
+// schema means the same thing wherever it is read:
+//
+//   - the compiler: github.com/santhosh-tekuri/jsonschema/v6 (drafts 4 to
+//     2020-12, passes the official test suite), draft 2020-12 when a schema
+//     names none, no external references (a $ref to a URL is an error, never
+//     a fetch), and formats asserted where asked;
+//   - documents parsed strictly (ParseDocument: duplicate members, invalid
+//     UTF-8 and lone surrogates are errors; numbers keep their text, so
+//     `multipleOf` and `maximum` compare exact decimals, never doubles);
+//   - ECMA-262 `pattern` semantics (CompileRegexp): Go's linear-time regexp
+//     where the pattern is in the subset where ECMA-262 and RE2 provably
+//     agree (Portable), github.com/dlclark/regexp2 in ECMAScript mode
+//     otherwise;
+//   - a deadline for one whole validation (Schema.Validate), not per match:
+//     a backtracking pattern gets what is left of it, and a validation that
+//     runs past it fails with ErrDeadline instead of an answer.
+//
+// Usage:
+//
+//	doc, err := jsonschema.ParseDocument(raw)
+//	s, err := jsonschema.Compile(doc, &jsonschema.Options{AssertFormat: true})
+//	vs, err := s.Validate(instance, time.Now().Add(250*time.Millisecond))
+//	// err: ErrDeadline; vs: the violations, leaves first
+package jsonschema
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sj "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/toolgate/toolgate/internal/jcs"
+)
+
+// ErrDeadline is returned when a validation (or a Regexp match) runs past
+// its deadline: the instance is neither valid nor invalid, and a caller
+// must refuse it rather than guess.
+var ErrDeadline = errors.New("jsonschema: validation exceeded its deadline")
+
+// ErrInvalidSchema wraps every error of ParseDocument and Compile.
+var ErrInvalidSchema = errors.New("jsonschema: invalid schema")
+
+// MaxViolations bounds the violations Validate returns.
+const MaxViolations = 20
+
+// resourceURL names the schema inside its compiler.
+const resourceURL = "urn:toolgate:input-schema"
+
+var printer = message.NewPrinter(language.English)
+
+// ParseDocument parses a schema (or an instance) strictly into the tree the
+// compiler and the validator take: map[string]any, []any, string,
+// json.Number, bool and nil. Duplicate members, invalid UTF-8, lone
+// surrogates, numbers out of the double range and nesting deeper than
+// jcs.MaxDepth are errors (wrapping ErrInvalidSchema) that give the offset.
+func ParseDocument(data []byte) (any, error) {
+	v, err := jcs.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+	}
+	return v, nil
+}
+
+// NewCompiler returns a compiler with toolgate's setup: draft 2020-12 by
+// default, no loader (an external reference is an error), ECMA-262
+// patterns (CompileRegexp). Formats are annotations unless the caller
+// calls AssertFormat. For checking that schemas compile (a catalog
+// loader); a schema that validates instances under a deadline comes from
+// Compile.
+func NewCompiler() *sj.Compiler {
+	c := sj.NewCompiler()
+	c.DefaultDraft(sj.Draft2020)
+	c.UseLoader(noLoader{})
+	c.UseRegexpEngine(func(p string) (sj.Regexp, error) {
+		r, err := CompileRegexp(p)
+		if err != nil {
+			return nil, err
+		}
+		return matchAdapter{r}, nil
+	})
+	return c
+}
+
+// matchAdapter answers "no match" when a match runs past its timeout.
+type matchAdapter struct{ r *Regexp }
+
+func (m matchAdapter) MatchString(s string) bool {
+	ok, err := m.r.MatchString(s)
+	return ok && err == nil
+}
+
+func (m matchAdapter) String() string { return m.r.String() }
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("reference to %s is not fetched: external references are not loaded", url)
+}
+
+// Options configures Compile. A nil *Options means the zero value.
+type Options struct {
+	// AssertFormat makes `format` an assertion ("format": "email" refuses
+	// a string that is not one). False leaves formats as annotations.
+	AssertFormat bool
+	// CloseObjects sets additionalProperties: false on every object schema
+	// that declares properties and says nothing else about other members
+	// (see CloseObjects). False compiles the schema as written.
+	CloseObjects bool
+}
+
+// Schema is a compiled schema that validates instances under a deadline.
+// Safe for concurrent use.
+type Schema struct {
+	doc  any
+	opts Options
+	// shared is the one instance when no pattern backtracks (nothing in a
+	// validation then depends on the deadline, so every goroutine can use it).
+	shared *instance
+	// pool holds instances with backtracking patterns: each has its own
+	// budget, used by one validation at a time.
+	pool sync.Pool
+	// fast proves common instances valid without the general validator
+	// (fast.go); nil when the schema's root is outside its shapes.
+	fast *fastNode
+}
+
+// instance is one compilation of a schema, with the budget its
+// backtracking patterns read.
+type instance struct {
+	s            *sj.Schema
+	b            budget
+	backtracking bool // a pattern runs on regexp2
+}
+
+// budget is the deadline of the validation now using an instance.
+type budget struct {
+	deadline time.Time
+	exceeded bool
+}
+
+// Compile compiles doc (from ParseDocument, or any tree of the same types).
+// A nil or empty doc is an object with no declared properties. Errors wrap
+// ErrInvalidSchema and say, in one line, which keyword fails.
+func Compile(doc any, opts *Options) (*Schema, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if doc == nil {
+		doc = map[string]any{"type": "object"}
+	}
+	if o.CloseObjects {
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidSchema)
+		}
+		doc = CloseObjects(obj)
+	}
+	s := &Schema{doc: doc, opts: o, fast: compileFast(doc)}
+	in, err := s.compile()
+	if err != nil {
+		return nil, err
+	}
+	if !in.backtracking {
+		s.shared = in
+	} else {
+		s.pool.Put(in)
+	}
+	return s, nil
+}
+
+// compile compiles one instance of the schema.
+func (s *Schema) compile() (*instance, error) {
+	in := &instance{}
+	compiling := true
+	c := sj.NewCompiler()
+	c.DefaultDraft(sj.Draft2020)
+	c.UseLoader(noLoader{})
+	if s.opts.AssertFormat {
+		c.AssertFormat()
+	}
+	c.UseRegexpEngine(func(p string) (sj.Regexp, error) {
+		r, err := CompileRegexp(p)
+		if err != nil {
+			return nil, err
+		}
+		if r.Linear() {
+			return r.re2, nil
+		}
+		if !compiling {
+			// format "regex" compiles instance strings while validating:
+			// only whether they compile matters then.
+			return matchAdapter{r}, nil
+		}
+		in.backtracking = true
+		return &budgetRegexp{re: r.ecma, b: &in.b}, nil
+	})
+	if err := c.AddResource(resourceURL, s.doc); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidSchema, Reason(err))
+	}
+	cs, err := c.Compile(resourceURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrInvalidSchema, Reason(err))
+	}
+	compiling = false
+	in.s = cs
+	return in, nil
+}
+
+// Violation is one reason an instance is invalid: a JSON pointer into the
+// instance ("" for the whole of it) and an English message.
+type Violation struct {
+	Pointer string
+	Message string
+}
+
+// Validate validates v (a tree of ParseDocument's types; numbers as
+// json.Number are compared exactly) and returns its violations, leaves
+// first, at most MaxViolations; none means valid. Backtracking patterns
+// share the time left until deadline (zero: DefaultMatchTimeout per
+// match); when it passes, Validate returns ErrDeadline and the instance
+// must be refused. Safe for concurrent use.
+func (s *Schema) Validate(v any, deadline time.Time) ([]Violation, error) {
+	if s.fast.valid(v) {
+		return nil, nil
+	}
+	return s.validate(v, deadline)
+}
+
+// validate is Validate without the fast path: the general validator.
+func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
+	in := s.shared
+	if in == nil {
+		if got := s.pool.Get(); got != nil {
+			in = got.(*instance)
+		} else {
+			var err error
+			if in, err = s.compile(); err != nil {
+				return nil, err
+			}
+		}
+		in.b = budget{deadline: deadline}
+		defer func() {
+			in.b = budget{}
+			s.pool.Put(in)
+		}()
+	}
+	err := in.s.Validate(v)
+	if in.b.exceeded {
+		return nil, ErrDeadline
+	}
+	if err == nil {
+		return nil, nil
+	}
+	var ve *sj.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Pointer: "", Message: err.Error()}}, nil
+	}
+	var out []Violation
+	var walk func(e *sj.ValidationError)
+	walk = func(e *sj.ValidationError) {
+		if len(out) >= MaxViolations {
+			return
+		}
+		if len(e.Causes) == 0 {
+			out = append(out, Violation{Pointer: Pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out, nil
+}
+
+// Pointer returns the JSON pointer (RFC 6901) of a path of member names
+// and array indexes.
+func Pointer(path []string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// Reason turns a compiler error into one line that names the failing
+// keyword and where it is ("at /properties/x/pattern: ..."), without the
+// compiler's internal resource URLs.
+func Reason(err error) string {
+	var sve *sj.SchemaValidationError
+	if errors.As(err, &sve) {
+		if ve, ok := sve.Err.(*sj.ValidationError); ok {
+			leaf := ve
+			for len(leaf.Causes) > 0 {
+				leaf = leaf.Causes[0]
+			}
+			return fmt.Sprintf("at %s: %s", "/"+strings.Join(leaf.InstanceLocation, "/"), oneLine(leaf.ErrorKind.LocalizedString(printer)))
+		}
+	}
+	return strings.ReplaceAll(oneLine(err.Error()), resourceURL, "schema")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// CloseObjects returns a copy of the schema s in which every object schema
+// that declares properties and says nothing else about other members gets
+// additionalProperties: false, walking properties, items, $defs and
+// definitions — the reading the grammar compiler gives such a schema, so
+// that what the grammar cannot emit the validator also refuses. Schemas
+// that combine (allOf, anyOf, oneOf, $ref, if, dependentSchemas) or
+// already speak of other members are left open: closing them would reject
+// valid instances. s is not modified.
+func CloseObjects(s map[string]any) map[string]any {
+	out := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	_, hasProps := s["properties"].(map[string]any)
+	open := false
+	for _, k := range []string{"additionalProperties", "patternProperties", "unevaluatedProperties",
+		"allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "dependentSchemas"} {
+		if _, ok := s[k]; ok {
+			open = true
+		}
+	}
+	if hasProps && !open {
+		out["additionalProperties"] = false
+	}
+	for _, k := range []string{"properties", "$defs", "definitions"} {
+		if m, ok := s[k].(map[string]any); ok {
+			mm := make(map[string]any, len(m))
+			for name, sub := range m {
+				if sm, ok := sub.(map[string]any); ok {
+					sub = CloseObjects(sm)
+				}
+				mm[name] = sub
+			}
+			out[k] = mm
+		}
+	}
+	if sm, ok := s["items"].(map[string]any); ok {
+		out["items"] = CloseObjects(sm)
+	}
+	return out
+}

@@ -1,0 +1,316 @@
+package jsonschema
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func mustCompile(t testing.TB, schema string, opts *Options) *Schema {
+	t.Helper()
+	doc, err := ParseDocument([]byte(schema))
+	if err != nil {
+		t.Fatalf("ParseDocument(%s): %v", schema, err)
+	}
+	s, err := Compile(doc, opts)
+	if err != nil {
+		t.Fatalf("Compile(%s): %v", schema, err)
+	}
+	return s
+}
+
+func mustParse(t testing.TB, instance string) any {
+	t.Helper()
+	v, err := ParseDocument([]byte(instance))
+	if err != nil {
+		t.Fatalf("ParseDocument(%s): %v", instance, err)
+	}
+	return v
+}
+
+// TestValidateExactNumbers pins that numbers are compared on their text:
+// an instance the double rounding would make valid stays invalid.
+func TestValidateExactNumbers(t *testing.T) {
+	tests := []struct {
+		schema, instance string
+		valid            bool
+	}{
+		{`{"multipleOf":0.01}`, `1.0000000000000000001`, false},
+		{`{"multipleOf":0.01}`, `1.01`, true},
+		{`{"multipleOf":0.01}`, `1.010`, true},
+		{`{"multipleOf":0.01}`, `1.001`, false},
+		{`{"maximum":1}`, `1.0000000000000000001`, false},
+		{`{"exclusiveMinimum":0}`, `0.0000000000000000000001`, true},
+		{`{"type":"integer"}`, `9007199254740993.0`, true},
+		{`{"type":"integer"}`, `1.0000000000000000001`, false},
+		{`{"const":9007199254740993}`, `9007199254740992`, false},
+		{`{"enum":[0.1]}`, `0.10000000000000000001`, false},
+	}
+	for _, tc := range tests {
+		s := mustCompile(t, tc.schema, nil)
+		vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
+		if err != nil {
+			t.Fatalf("Validate(%s, %s): %v", tc.schema, tc.instance, err)
+		}
+		if got := len(vs) == 0; got != tc.valid {
+			t.Errorf("Validate(%s, %s) valid = %v (%v), want %v", tc.schema, tc.instance, got, vs, tc.valid)
+		}
+	}
+}
+
+// catastrophic is a pattern whose backtracking is exponential in the
+// length of a near-miss input; \s keeps it off RE2 (^(a+)+$ is linear
+// there). catastrophicJSON is the same inside a JSON string.
+const (
+	catastrophic     = `^(\w+\s?)*$`
+	catastrophicJSON = `^(\\w+\\s?)*$`
+)
+
+var nearMiss = strings.Repeat("a", 40) + "!"
+
+// TestValidateDeadlineIsPerValidation sends many near-miss strings at
+// catastrophic patterns in every place a pattern is matched: one
+// validation is refused with ErrDeadline, whatever the number of matches.
+func TestValidateDeadlineIsPerValidation(t *testing.T) {
+	many := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = `"` + nearMiss + `"`
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	members := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"%s%d":1`, nearMiss, i)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	tests := []struct {
+		name, schema, instance string
+	}{
+		{"pattern on items", `{"type":"array","items":{"type":"string","pattern":"` + catastrophicJSON + `"}}`, many(50)},
+		{"patternProperties", `{"type":"object","patternProperties":{"` + catastrophicJSON + `":{"type":"integer"}}}`, members(50)},
+		{"propertyNames", `{"type":"object","propertyNames":{"pattern":"` + catastrophicJSON + `"}}`, members(50)},
+		{"pattern in anyOf", `{"anyOf":[{"type":"array","items":{"pattern":"` + catastrophicJSON + `"}},{"type":"array","items":{"pattern":"(x+x+)+y"}}]}`, many(50)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustCompile(t, tc.schema, nil)
+			inst := mustParse(t, tc.instance)
+			for _, deadline := range []time.Time{time.Now(), time.Now().Add(20 * time.Millisecond)} {
+				vs, err := s.Validate(inst, deadline)
+				if !errors.Is(err, ErrDeadline) {
+					t.Fatalf("Validate(50 near misses) = %v, %v; want ErrDeadline", vs, err)
+				}
+			}
+			// The instance is reused by the next validation with a fresh budget.
+			vs, err := s.Validate(mustParse(t, `["aaa"]`), time.Now().Add(time.Minute))
+			if tc.name == "pattern on items" && (err != nil || len(vs) != 0) {
+				t.Fatalf("Validate([\"aaa\"]) after a deadline = %v, %v; want valid", vs, err)
+			}
+		})
+	}
+}
+
+// TestLinearPatternsNeedNoDeadline: a schema whose patterns all run on RE2
+// never reports ErrDeadline, even with a deadline already past.
+func TestLinearPatternsNeedNoDeadline(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"a":{"type":"string","pattern":"^ACC-[0-9]{5}$"}}}`, nil)
+	if s.shared == nil {
+		t.Fatal("a schema with only portable patterns is not shared")
+	}
+	for _, in := range []struct {
+		instance string
+		valid    bool
+	}{{`{"a":"ACC-00001"}`, true}, {`{"a":"ACC-1"}`, false}} {
+		vs, err := s.Validate(mustParse(t, in.instance), time.Now().Add(-time.Hour))
+		if err != nil || (len(vs) == 0) != in.valid {
+			t.Errorf("Validate(%s) = %v, %v; want valid %v", in.instance, vs, err, in.valid)
+		}
+	}
+}
+
+func TestValidateViolations(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"a/b":{"type":"string"},"n":{"minimum":1}},"required":["x"]}`, &Options{CloseObjects: true})
+	vs, err := s.Validate(mustParse(t, `{"a/b":1,"n":0,"extra":true}`), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, v := range vs {
+		got[v.Pointer] = true
+		if v.Message == "" {
+			t.Errorf("violation at %q has no message", v.Pointer)
+		}
+	}
+	for _, want := range []string{"/a~1b", "/n", ""} {
+		if !got[want] {
+			t.Errorf("violations %v lack pointer %q", vs, want)
+		}
+	}
+}
+
+func TestCloseObjects(t *testing.T) {
+	tests := []struct {
+		schema, instance string
+		valid            bool
+	}{
+		{`{"type":"object","properties":{"a":{}}}`, `{"a":1,"b":2}`, false},
+		{`{"type":"object","properties":{"a":{"type":"object","properties":{"x":{}}}}}`, `{"a":{"y":1}}`, false},
+		{`{"type":"object","properties":{"a":{"type":"array","items":{"properties":{"x":{}}}}}}`, `{"a":[{"y":1}]}`, false},
+		{`{"type":"object","properties":{"a":{}},"additionalProperties":true}`, `{"a":1,"b":2}`, true},
+		{`{"type":"object","properties":{"a":{}},"allOf":[{"properties":{"b":{}}}]}`, `{"a":1,"b":2}`, true},
+		{`{"type":"object"}`, `{"b":2}`, true},
+	}
+	for _, tc := range tests {
+		s := mustCompile(t, tc.schema, &Options{CloseObjects: true})
+		vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
+		if err != nil || (len(vs) == 0) != tc.valid {
+			t.Errorf("closed %s on %s = %v, %v; want valid %v", tc.schema, tc.instance, vs, err, tc.valid)
+		}
+	}
+	orig := mustParse(t, `{"properties":{"a":{"properties":{}}}}`).(map[string]any)
+	CloseObjects(orig)
+	if _, ok := orig["additionalProperties"]; ok {
+		t.Error("CloseObjects modified its argument")
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct{ schema, want string }{
+		{`{"type":"strnig"}`, "/type"},
+		{`{"pattern":"(?<"}`, "pattern"},
+		{`{"$ref":"https://example.com/s.json"}`, "not fetched"},
+		{`{"minimum":"1"}`, "/minimum"},
+	}
+	for _, tc := range tests {
+		doc := mustParse(t, tc.schema)
+		_, err := Compile(doc, nil)
+		if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Compile(%s) = %v; want one line wrapping ErrInvalidSchema that mentions %q", tc.schema, err, tc.want)
+		}
+		if strings.Contains(fmt.Sprint(err), resourceURL) {
+			t.Errorf("Compile(%s) error names the internal URL: %v", tc.schema, err)
+		}
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}"} {
+		if _, err := ParseDocument([]byte(bad)); !errors.Is(err, ErrInvalidSchema) {
+			t.Errorf("ParseDocument(%q) = %v; want ErrInvalidSchema", bad, err)
+		}
+	}
+}
+
+func TestFormatAsserted(t *testing.T) {
+	schema := `{"type":"object","properties":{"e":{"format":"email"},"r":{"format":"regex"}}}`
+	for _, tc := range []struct {
+		assert bool
+		valid  bool
+	}{{true, false}, {false, true}} {
+		s := mustCompile(t, schema, &Options{AssertFormat: tc.assert})
+		vs, err := s.Validate(mustParse(t, `{"e":"not an address","r":"(?<"}`), time.Time{})
+		if err != nil || (len(vs) == 0) != tc.valid {
+			t.Errorf("AssertFormat %v: %v, %v; want valid %v", tc.assert, vs, err, tc.valid)
+		}
+	}
+}
+
+// TestConcurrentValidate shares one schema with backtracking patterns
+// between goroutines, some of which run out of time: each answer is its
+// own (run with -race).
+func TestConcurrentValidate(t *testing.T) {
+	s := mustCompile(t, `{"type":"array","items":{"type":"string","pattern":"`+catastrophicJSON+`"}}`, nil)
+	good, bad := mustParse(t, `["aaaa","a"]`), mustParse(t, `["`+nearMiss+`"]`)
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := range 16 {
+		wg.Go(func() {
+			for range 4 {
+				if i%2 == 0 {
+					if vs, err := s.Validate(good, time.Now().Add(time.Minute)); err != nil || len(vs) != 0 {
+						errs <- fmt.Sprintf("good instance: %v, %v", vs, err)
+					}
+				} else if _, err := s.Validate(bad, time.Now().Add(5*time.Millisecond)); !errors.Is(err, ErrDeadline) {
+					errs <- fmt.Sprintf("near miss: %v, want ErrDeadline", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestRegexpMatchString(t *testing.T) {
+	for _, tc := range []struct {
+		p, s   string
+		linear bool
+		want   bool
+	}{
+		{`^ACC-[0-9]{5}$`, "ACC-00001", true, true},
+		{`^\s+$`, "\u00a0", false, true},
+		{`^.$`, "\n", false, false},
+		{`^(?!admin)`, "admin", false, false},
+	} {
+		r, err := CompileRegexp(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.MatchString(tc.s)
+		if err != nil || got != tc.want || r.Linear() != tc.linear {
+			t.Errorf("CompileRegexp(%q).MatchString(%q) = %v, %v (linear %v); want %v (linear %v)", tc.p, tc.s, got, err, r.Linear(), tc.want, tc.linear)
+		}
+	}
+	r, _ := CompileRegexp(catastrophic)
+	if _, err := r.MatchString(nearMiss); !errors.Is(err, ErrDeadline) {
+		t.Errorf("catastrophic match = %v, want ErrDeadline", err)
+	}
+	if _, err := CompileRegexp(`(?<`); err == nil || !strings.Contains(err.Error(), "(?<") {
+		t.Errorf("CompileRegexp((?<) = %v, want an error naming the pattern", err)
+	}
+}
+
+// FuzzCompile compiles arbitrary schema bytes and validates an arbitrary
+// instance against what compiles: no panic, and every answer is an error,
+// violations with pointers, or valid.
+func FuzzCompile(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"type":"object","properties":{"a":{"pattern":"^a+$"}}}`, `{"a":"aaa"}`},
+		{`{"items":{"pattern":"(a+)+$"}}`, `["aaaaaaaaaaaaaaaaaaaaaaaa!"]`},
+		{`{"multipleOf":0.01}`, `1.0000000000000000001`},
+		{`{"$ref":"#/$defs/x","$defs":{"x":{"type":"string"}}}`, `1`},
+		{`{"patternProperties":{"^x":{"type":"integer"}}}`, `{"xy":"s"}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, schema, instance []byte) {
+		doc, err := ParseDocument(schema)
+		if err != nil {
+			return
+		}
+		obj, ok := doc.(map[string]any)
+		s, err := Compile(doc, &Options{AssertFormat: true, CloseObjects: ok && obj != nil})
+		if err != nil {
+			if !errors.Is(err, ErrInvalidSchema) {
+				t.Fatalf("Compile error %v does not wrap ErrInvalidSchema", err)
+			}
+			return
+		}
+		inst, err := ParseDocument(instance)
+		if err != nil {
+			return
+		}
+		vs, err := s.Validate(inst, time.Now().Add(50*time.Millisecond))
+		if err != nil && !errors.Is(err, ErrDeadline) {
+			t.Fatalf("Validate: %v", err)
+		}
+		if len(vs) > MaxViolations {
+			t.Fatalf("%d violations, more than %d", len(vs), MaxViolations)
+		}
+	})
+}

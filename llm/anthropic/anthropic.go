@@ -1,0 +1,407 @@
+// Package anthropic is the llm.Backend for Anthropic's Messages API
+// (/v1/messages), built on the official client,
+// github.com/anthropics/anthropic-sdk-go.
+//
+// How each mode is constrained:
+//
+//   - llm.ModeNative: `tools` from the shortlist, `strict: true` with
+//     ToolSpec.StrictParameters (the API then guarantees the input matches
+//     the schema), and `tool_choice` auto with parallel tool use disabled:
+//     one call per step. With Request.Deferred, every deferred tool is
+//     sent too, with `defer_loading: true`: the API keeps its definition out
+//     of the model's context until a tool result references it with a
+//     `tool_reference` block (Message.ToolReferences), so the tools and the
+//     system prompt — the cached prefix — stay the same from step to step.
+//     The runtime answers its own search tool (`find_tools`) with those
+//     references: the model searches with toolgate's ranking, over the
+//     authorized tools only.
+//   - llm.ModeEnvelope: `output_config.format` json_schema with the
+//     envelope schema (wrapped in a root object, see llm.WrapEnvelopeSchema);
+//     the shortlist's schemas in the system prompt.
+//   - llm.ModeGrammar: the Messages API takes no grammar; Chat returns an
+//     *llm.ConstraintError, which llm.Checked can downgrade.
+//
+// The system messages become the request's `system` blocks, with a
+// `cache_control` breakpoint (Options.NoCache turns it off), and the API's
+// cache counters are reported in llm.Usage (CachedPromptTokens,
+// CacheWriteTokens).
+//
+// ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read by the SDK itself;
+// Options.APIKey and Options.BaseURL override them. The SDK's own retries
+// are turned off: llm.Checked retries, with an injected clock.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/tokcount"
+)
+
+// Options configures a Backend. A nil *Options means all defaults.
+type Options struct {
+	// BaseURL is the API root, e.g. "https://api.anthropic.com". "" means
+	// ANTHROPIC_BASE_URL, else the API's.
+	BaseURL string
+	// APIKey is the x-api-key. "" means ANTHROPIC_API_KEY.
+	APIKey string
+	// HTTPClient sends the requests. nil means the SDK's default.
+	HTTPClient *http.Client
+	// MaxTokens is the reply budget when Request.MaxTokens is 0 (the API
+	// requires one). 0 means 1024.
+	MaxTokens int
+	// NoCache leaves out the cache_control breakpoint on the system prompt.
+	NoCache bool
+}
+
+// Backend talks to the Messages API with one model. It is safe for
+// concurrent use.
+type Backend struct {
+	client anthropic.Client
+	model  string
+	opts   Options
+}
+
+var _ llm.Backend = (*Backend)(nil)
+
+const defaultMaxTokens = 1024
+
+// New returns a Backend for model (e.g. "claude-sonnet-4-5").
+func New(model string, opts *Options) (*Backend, error) {
+	if model == "" {
+		return nil, errors.New("anthropic: model is empty")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxTokens < 0 {
+		return nil, fmt.Errorf("anthropic: Options.MaxTokens %d is negative", o.MaxTokens)
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = defaultMaxTokens
+	}
+	ropts := []option.RequestOption{option.WithMaxRetries(0)}
+	if o.BaseURL != "" {
+		if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
+			return nil, fmt.Errorf("anthropic: Options.BaseURL %q is not an http(s) URL", o.BaseURL)
+		}
+		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
+	}
+	if o.APIKey != "" {
+		ropts = append(ropts, option.WithAPIKey(o.APIKey))
+	}
+	if o.HTTPClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(o.HTTPClient))
+	}
+	return &Backend{client: anthropic.NewClient(ropts...), model: model, opts: o}, nil
+}
+
+// Name returns "anthropic".
+func (b *Backend) Name() string { return "anthropic" }
+
+// Chat sends req to /v1/messages, streaming (SSE) when req.OnDelta is set.
+func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	params, ropts, defTokens, err := b.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	ropts = append(ropts, option.WithResponseInto(&httpResp))
+
+	var m *anthropic.Message
+	if req.OnDelta == nil {
+		m, err = b.client.Messages.New(ctx, params, ropts...)
+	} else {
+		m, err = b.stream(ctx, params, req.OnDelta, ropts)
+	}
+	if err != nil {
+		return nil, chatError(ctx, req, err, httpResp)
+	}
+	msg := llm.Message{Role: llm.RoleAssistant}
+	var text strings.Builder
+	for _, block := range m.Content {
+		switch block.Type {
+		case "text":
+			text.WriteString(block.Text)
+		case "tool_use":
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: block.ID, Name: block.Name, Arguments: append(json.RawMessage(nil), block.Input...)})
+		}
+	}
+	msg.Content = text.String()
+	resp := &llm.Response{
+		Message: msg,
+		Usage: llm.Usage{
+			// input_tokens counts only what was neither read from nor
+			// written to the cache; the prompt is the sum.
+			PromptTokens:         int(m.Usage.InputTokens + m.Usage.CacheReadInputTokens + m.Usage.CacheCreationInputTokens),
+			CompletionTokens:     int(m.Usage.OutputTokens),
+			ToolDefinitionTokens: defTokens,
+			CatalogTokens:        req.CatalogTokens,
+			CachedPromptTokens:   int(m.Usage.CacheReadInputTokens),
+			CacheWriteTokens:     int(m.Usage.CacheCreationInputTokens),
+		},
+		FinishReason: finishReason(m.StopReason),
+	}
+	if req.Constraint.Mode == llm.ModeEnvelope {
+		resp.Raw = msg.Content
+		if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
+			resp.Raw = llm.UnwrapEnvelope(msg.Content)
+		}
+	}
+	return resp, llm.ParseReply(req, resp)
+}
+
+func (b *Backend) stream(ctx context.Context, params anthropic.MessageNewParams, onDelta func(string), ropts []option.RequestOption) (*anthropic.Message, error) {
+	s := b.client.Messages.NewStreaming(ctx, params, ropts...)
+	defer s.Close()
+	var acc anthropic.Message
+	for s.Next() {
+		ev := s.Current()
+		if err := acc.Accumulate(ev); err != nil {
+			return nil, fmt.Errorf("the stream sent an inconsistent event: %w", err)
+		}
+		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+			onDelta(ev.Delta.Text)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	return &acc, nil
+}
+
+func finishReason(r anthropic.StopReason) llm.FinishReason {
+	switch r {
+	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+		return llm.FinishLength
+	case anthropic.StopReasonToolUse:
+		return llm.FinishToolCalls
+	case "", anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence:
+		return llm.FinishStop
+	}
+	return llm.FinishReason(r)
+}
+
+// buildRequest translates req and counts the tokens of its tool
+// definitions (deferred tools count too: they are sent, though the model
+// sees them only once referenced).
+func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []option.RequestOption, int, error) {
+	var p anthropic.MessageNewParams
+	if err := req.Validate(); err != nil {
+		return p, nil, 0, err
+	}
+	p.Model = anthropic.Model(b.model)
+	p.MaxTokens = int64(b.opts.MaxTokens)
+	if req.MaxTokens > 0 {
+		p.MaxTokens = int64(req.MaxTokens)
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	var (
+		ropts     []option.RequestOption
+		defTokens int
+		msgs      = req.Messages
+	)
+	switch req.Constraint.Mode {
+	case llm.ModeGrammar:
+		return p, nil, 0, &llm.ConstraintError{Backend: "anthropic", Mode: llm.ModeGrammar,
+			Message: "the Messages API takes no grammar; use envelope or native mode"}
+	case llm.ModeEnvelope:
+		msgs = llm.WithToolPrompt(req)
+		schema, _ := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema)
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, schema); err != nil {
+			return p, nil, 0, fmt.Errorf("%w: Constraint.EnvelopeSchema: %v", llm.ErrInvalidRequest, err)
+		}
+		// The schema goes in verbatim (keys in their order) rather than
+		// through the SDK's map[string]any.
+		p.OutputConfig.Format.Schema = map[string]any{}
+		ropts = append(ropts, option.WithJSONSet("output_config.format.schema", json.RawMessage(compact.Bytes())))
+		defTokens = tokcount.Count(compact.String()) + llm.ToolPromptTokens(req.Tools)
+	case llm.ModeNative:
+		strict := !req.Constraint.BestEffort
+		specs := append(append([]llm.ToolSpec(nil), req.Tools...), req.Deferred...)
+		for i, t := range specs {
+			deferred := i >= len(req.Tools)
+			schema := t.Parameters
+			useStrict := strict && !deferred
+			if useStrict {
+				if len(t.StrictParameters) == 0 {
+					return p, nil, 0, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
+				}
+				schema = t.StrictParameters
+			}
+			tp := anthropic.ToolParam{Name: t.Name, InputSchema: anthropic.ToolInputSchemaParam{}}
+			if t.Description != "" {
+				tp.Description = param.NewOpt(t.Description)
+			}
+			if useStrict {
+				tp.Strict = param.NewOpt(true)
+			}
+			if deferred {
+				tp.DeferLoading = param.NewOpt(true)
+			}
+			p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, schema); err != nil {
+				return p, nil, 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
+			}
+			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".input_schema", json.RawMessage(compact.Bytes())))
+			data, _ := json.Marshal(tp)
+			defTokens += tokcount.Count(string(data)) + tokcount.Count(compact.String())
+		}
+		if len(req.Tools) > 0 {
+			p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
+		}
+	}
+	system, conv := splitSystem(msgs)
+	for i, s := range system {
+		block := anthropic.TextBlockParam{Text: s}
+		if i == len(system)-1 && !b.opts.NoCache {
+			block.CacheControl = anthropic.NewCacheControlEphemeralParam()
+		}
+		p.System = append(p.System, block)
+	}
+	p.Messages = messages(conv)
+	if len(p.Messages) == 0 {
+		return p, nil, 0, fmt.Errorf("%w: no user or assistant message (the Messages API needs one)", llm.ErrInvalidRequest)
+	}
+	return p, ropts, defTokens, nil
+}
+
+// splitSystem separates the system messages (the API's top-level
+// `system`) from the conversation.
+func splitSystem(msgs []llm.Message) (system []string, conv []llm.Message) {
+	for _, m := range msgs {
+		if m.Role == llm.RoleSystem {
+			if m.Content != "" {
+				system = append(system, m.Content)
+			}
+			continue
+		}
+		conv = append(conv, m)
+	}
+	return system, conv
+}
+
+// messages translates the conversation. Tool results are content blocks
+// of a user message; consecutive messages of one side are merged into one
+// message, as the API wants the sides to alternate.
+func messages(conv []llm.Message) []anthropic.MessageParam {
+	var out []anthropic.MessageParam
+	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, anthropic.MessageParam{Role: role, Content: blocks})
+	}
+	for _, m := range conv {
+		switch m.Role {
+		case llm.RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Content != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			}
+			for _, c := range m.ToolCalls {
+				input := c.Arguments
+				if !json.Valid(input) {
+					input = json.RawMessage(`{}`)
+				}
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, input, c.Name))
+			}
+			add(anthropic.MessageParamRoleAssistant, blocks...)
+		case llm.RoleTool:
+			add(anthropic.MessageParamRoleUser, toolResult(m))
+		default:
+			if m.Content != "" {
+				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
+			}
+		}
+	}
+	return out
+}
+
+// toolResult is a tool_result block: the result's text, then one
+// tool_reference block per deferred tool it loads.
+func toolResult(m llm.Message) anthropic.ContentBlockParamUnion {
+	tr := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+	if m.Content != "" {
+		tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: m.Content}})
+	}
+	for _, name := range m.ToolReferences {
+		tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name}})
+	}
+	return anthropic.ContentBlockParamUnion{OfToolResult: &tr}
+}
+
+// chatError maps the SDK's errors to llm's.
+func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("anthropic: chat: %w", ctx.Err())
+	}
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("anthropic: chat: %w", err)
+	}
+	msg := apiMessage(ae)
+	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req, msg) {
+		return &llm.ConstraintError{Backend: "anthropic", Mode: req.Constraint.Mode, Message: msg, Err: err}
+	}
+	res := ae.Response
+	if res == nil {
+		res = httpResp
+	}
+	var retryAfter time.Duration
+	if res != nil {
+		retryAfter = llm.ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+	}
+	return &llm.StatusError{Backend: "anthropic", StatusCode: ae.StatusCode, RetryAfter: retryAfter, Message: msg, Err: ae}
+}
+
+// apiMessage is the message of the API's error body
+// {"type":"error","error":{"type","message"}}, else the body itself.
+func apiMessage(ae *anthropic.Error) string {
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	raw := ae.RawJSON()
+	if json.Unmarshal([]byte(raw), &body) == nil && body.Error.Message != "" {
+		return body.Error.Message
+	}
+	return strings.TrimSpace(raw)
+}
+
+// rejectsConstraint recognizes a 400 about the constraint: a model
+// without structured outputs, strict tools or deferred loading.
+func rejectsConstraint(req *llm.Request, msg string) bool {
+	msg = strings.ToLower(msg)
+	switch req.Constraint.Mode {
+	case llm.ModeEnvelope:
+		return strings.Contains(msg, "output_config") || strings.Contains(msg, "output format") || strings.Contains(msg, "json_schema")
+	case llm.ModeNative:
+		return (!req.Constraint.BestEffort && strings.Contains(msg, "strict")) ||
+			(len(req.Deferred) > 0 && strings.Contains(msg, "defer_loading"))
+	}
+	return false
+}

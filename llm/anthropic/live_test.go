@@ -1,0 +1,69 @@
+package anthropic_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/anthropic"
+	"github.com/toolgate/toolgate/llm/internal/backendtest"
+)
+
+// TestLive runs against the real Messages API (or ANTHROPIC_BASE_URL) when
+// ANTHROPIC_API_KEY is set (model: TOOLGATE_ANTHROPIC_MODEL, default
+// claude-haiku-4-5). It is skipped, saying so, otherwise. It asserts the
+// plumbing: a reply that parses in each mode, and in deferred mode that
+// the tool reference loads the tool.
+func TestLive(t *testing.T) {
+	if os.Getenv("ANTHROPIC_API_KEY") == "" {
+		t.Skip("ANTHROPIC_API_KEY is not set: no live Anthropic API to test against")
+	}
+	model := os.Getenv("TOOLGATE_ANTHROPIC_MODEL")
+	if model == "" {
+		model = "claude-haiku-4-5"
+	}
+	b, err := anthropic.New(model, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := llm.Checked(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeNative} {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			resp, err := cb.Chat(ctx, backendtest.Request(mode))
+			if err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
+			if resp.Action == "" {
+				t.Error("no action parsed from the reply")
+			}
+		})
+	}
+	t.Run("deferred", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		req := deferredRequest()
+		resp, err := cb.Chat(ctx, req)
+		if err != nil {
+			t.Fatalf("Chat: %v", err)
+		}
+		t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
+		if resp.Action != llm.ActionCall || resp.Calls[0].Name != "find_tools" {
+			t.Skipf("the model did not search first (%s): nothing more to check", resp.Raw)
+		}
+		req.Messages = append(req.Messages, resp.Message, llm.Message{Role: llm.RoleTool, ToolCallID: resp.Calls[0].ID,
+			Name: "find_tools", Content: "1 tool found", ToolReferences: []string{"get_balance"}})
+		resp, err = cb.Chat(ctx, req)
+		if err != nil {
+			t.Fatalf("Chat after the tool reference: %v", err)
+		}
+		t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
+	})
+}

@@ -1,0 +1,259 @@
+package livetest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/examples/transfer/finance"
+	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/internal/jsonschema"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/ollama"
+	"github.com/toolgate/toolgate/llm/openai"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
+)
+
+// Sampling for every live test: greedy, with a fixed seed, so that a run
+// can be repeated.
+var (
+	temperature = 0.0
+	seed        = int64(1)
+)
+
+// TestLiveConformance is the grammar's promise measured on real engines:
+// for the tools of the real MCP catalogs and the transfer example, one
+// constrained generation each (TOOLGATE_LIVE_CONFORMANCE_N to choose
+// another count, spread evenly over the tools). Every complete reply must
+// parse as the envelope and, when it is a call, validate against the
+// tool's JSON Schema. A reply cut off at the token budget is counted and
+// reported, not failed: the budget is an estimate, and a weak model may
+// repeat within the schema's bounds.
+func TestLiveConformance(t *testing.T) {
+	t.Run("llama.cpp/grammar", func(t *testing.T) {
+		url := testenv.LlamaCpp(t)
+		b, err := openai.New("local", &openai.Options{BaseURL: url, APIKey: "none", LegacyMaxTokens: true,
+			Temperature: &temperature, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conformance(t, "llama.cpp", b, llm.ModeGrammar)
+	})
+	t.Run("ollama/format", func(t *testing.T) {
+		model := testenv.Ollama(t)
+		b, err := ollama.New(model, &ollama.Options{Temperature: &temperature, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conformance(t, "ollama", b, llm.ModeEnvelope)
+	})
+}
+
+// liveTool is one tool under test: its model-facing name, its schema and
+// the schema compiled for validation.
+type liveTool struct {
+	id, name, description string
+	schema                json.RawMessage
+	validator             *jsonschema.Schema
+}
+
+// liveTools returns the transfer example's tools and every tool of the
+// real MCP catalogs (../shared/catalogs/real-mcp), in a fixed order.
+func liveTools(t *testing.T) []liveTool {
+	t.Helper()
+	all := finance.Tools(nil)
+	files, err := filepath.Glob(filepath.Join(testenv.Shared(t, "catalogs/real-mcp"), "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no real MCP catalogs: %v", err)
+	}
+	for _, f := range files {
+		ts, err := catalog.Load(f, strings.TrimSuffix(filepath.Base(f), ".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, ts...)
+	}
+	out := make([]liveTool, 0, len(all))
+	for _, tl := range all {
+		out = append(out, newLiveTool(t, tl))
+	}
+	return out
+}
+
+func newLiveTool(t *testing.T, tl tools.Tool) liveTool {
+	schema := tl.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	doc, err := jsonschema.ParseDocument(schema)
+	if err != nil {
+		t.Fatalf("%s: %v", tl.ID, err)
+	}
+	v, err := jsonschema.Compile(doc, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", tl.ID, err)
+	}
+	return liveTool{id: tl.ID, name: modelName(tl.ID), description: tl.Description, schema: schema, validator: v}
+}
+
+// modelName maps a tool ID to a name that fits ^[a-zA-Z0-9_-]{1,64}$.
+func modelName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
+// conformanceResult is what one engine's run recorded; it is written to
+// $TOOLGATE_LIVE_REPORT/conformance-<engine>.json when that is set.
+type conformanceResult struct {
+	Engine, Mode string
+	Generations  int
+	Calls        int // valid calls (arguments validated against the schema)
+	Envelopes    int // valid answer or find_tools envelopes
+	Truncated    int // cut off at the token budget
+	Invalid      int // complete but unparsable or invalid: the promise broken
+	Relaxed      int // invalid only in what the grammar reported as relaxed
+	Seconds      float64
+	TokensOut    int
+	Failures     []string `json:",omitempty"`
+}
+
+func conformance(t *testing.T, engine string, b llm.Backend, mode llm.Mode) {
+	ts := liveTools(t)
+	n := len(ts)
+	if s := os.Getenv("TOOLGATE_LIVE_CONFORMANCE_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			t.Fatalf("TOOLGATE_LIVE_CONFORMANCE_N=%q: want a positive count", s)
+		}
+		n = v
+	}
+	res := conformanceResult{Engine: engine, Mode: mode.String()}
+	start := time.Now()
+	for i := range n {
+		tl := ts[i*len(ts)/n%len(ts)]
+		if n > len(ts) {
+			tl = ts[i%len(ts)]
+		}
+		generate(t, b, mode, tl, &res)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	t.Logf("%s %s: %d generations in %.0f s: %d valid calls, %d valid answer/find_tools envelopes, %d truncated, %d invalid, %d invalid only where relaxed; %d tokens generated",
+		engine, mode, res.Generations, res.Seconds, res.Calls, res.Envelopes, res.Truncated, res.Invalid, res.Relaxed, res.TokensOut)
+	if dir := os.Getenv("TOOLGATE_LIVE_REPORT"); dir != "" {
+		data, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "conformance-"+engine+".json"), data, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if res.Calls+res.Envelopes == 0 {
+		t.Errorf("no complete reply in %d generations", res.Generations)
+	}
+}
+
+// generate runs one constrained generation for tl and records its outcome.
+func generate(t *testing.T, b llm.Backend, mode llm.Mode, tl liveTool, res *conformanceResult) {
+	t.Helper()
+	env := []grammar.EnvelopeTool{{Name: tl.name, Schema: tl.schema}}
+	c := llm.Constraint{Mode: mode}
+	var relaxed bool
+	switch mode {
+	case llm.ModeGrammar:
+		r, err := grammar.Envelope(env, nil)
+		if err != nil {
+			t.Fatalf("%s: grammar.Envelope: %v", tl.id, err)
+		}
+		if len(r.Excluded) > 0 {
+			t.Logf("%s: excluded by the grammar: %v", tl.id, r.Excluded)
+			return
+		}
+		c.GBNF, relaxed = r.GBNF, len(r.Relaxations[tl.name]) > 0
+	case llm.ModeEnvelope:
+		s, relax, err := grammar.EnvelopeSchema(env, nil)
+		if err != nil {
+			t.Fatalf("%s: grammar.EnvelopeSchema: %v", tl.id, err)
+		}
+		c.EnvelopeSchema, relaxed = s, len(relax) > 0
+	}
+	desc := tl.description
+	if len(desc) > 300 {
+		desc = desc[:300]
+	}
+	req := &llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: "You are an assistant that calls tools for the user."},
+			{Role: llm.RoleUser, Content: fmt.Sprintf("Call the tool %s with plausible arguments. It does this: %s", tl.name, desc)},
+		},
+		Tools:      []llm.ToolSpec{{Name: tl.name, Description: tl.description, Parameters: tl.schema}},
+		Constraint: c,
+	}
+	req.MaxTokens = min(llm.TokenBudget(req), llm.DefaultMaxTokens)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res.Generations++
+	resp, err := b.Chat(ctx, req)
+	if resp != nil {
+		res.TokensOut += resp.Usage.CompletionTokens
+	}
+	var oe *llm.OutputError
+	switch {
+	case errors.As(err, &oe) && oe.Problem == llm.ProblemTruncated:
+		res.Truncated++
+		t.Logf("%s: truncated at %d tokens: …%s", tl.id, req.MaxTokens, tail(oe.Raw, 120))
+		return
+	case errors.As(err, &oe):
+		res.Invalid++
+		res.Failures = append(res.Failures, tl.id+": "+oe.Error())
+		t.Errorf("%s: the constrained reply does not parse: %v\n%s", tl.id, err, oe.Raw)
+		return
+	case err != nil:
+		t.Fatalf("%s: Chat: %v", tl.id, err)
+	}
+	if resp.Action != llm.ActionCall {
+		res.Envelopes++
+		return
+	}
+	inst, err := jsonschema.ParseDocument(resp.Calls[0].Arguments)
+	if err != nil {
+		res.Invalid++
+		t.Errorf("%s: arguments do not parse: %v\n%s", tl.id, err, resp.Raw)
+		return
+	}
+	vs, err := tl.validator.Validate(inst, time.Now().Add(5*time.Second))
+	switch {
+	case err != nil:
+		t.Fatalf("%s: validate: %v", tl.id, err)
+	case len(vs) == 0:
+		res.Calls++
+	case relaxed:
+		res.Relaxed++
+		t.Logf("%s: arguments break only a relaxed keyword: %v\n%s", tl.id, vs, resp.Raw)
+	default:
+		res.Invalid++
+		res.Failures = append(res.Failures, fmt.Sprintf("%s: %v", tl.id, vs))
+		t.Errorf("%s: arguments break the tool's schema: %v\n%s", tl.id, vs, resp.Raw)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}

@@ -1,0 +1,365 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/tokcount"
+)
+
+// ResponsesBackend is the llm.Backend for OpenAI's Responses API
+// (/v1/responses). It sends the whole conversation every time (store:
+// false), so the prompt cache sees one growing prefix.
+//
+// How each mode is constrained:
+//
+//   - llm.ModeNative: function tools with `strict: true` from
+//     ToolSpec.StrictParameters and `parallel_tool_calls: false`. With
+//     Request.Deferred, the shortlist's search tool (ToolSpec.Search) is
+//     sent as a client-executed `tool_search` tool and the deferred tools
+//     are not sent at all: when the model searches (a tool_search_call
+//     item, returned as a call of the search tool), the runtime answers
+//     with Message.ToolReferences and the backend sends those tools'
+//     definitions in a `tool_search_output` item, in the conversation, so
+//     the instructions and the tools before it stay the same.
+//   - llm.ModeEnvelope: `text.format` json_schema strict with the
+//     envelope schema (wrapped in a root object, see llm.WrapEnvelopeSchema).
+//   - llm.ModeGrammar: the Responses API takes no grammar; Chat returns an
+//     *llm.ConstraintError.
+//
+// It shares Options with the Chat Completions Backend (EmbeddingModel and
+// LegacyMaxTokens do not apply). It is safe for concurrent use.
+type ResponsesBackend struct {
+	client openai.Client
+	model  string
+}
+
+var _ llm.Backend = (*ResponsesBackend)(nil)
+
+// NewResponses returns a ResponsesBackend for model (e.g. "gpt-5-mini").
+func NewResponses(model string, opts *Options) (*ResponsesBackend, error) {
+	b, err := New(model, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ResponsesBackend{client: b.client, model: model}, nil
+}
+
+// Name returns "openai-responses".
+func (b *ResponsesBackend) Name() string { return "openai-responses" }
+
+// outputItem is the part of a Responses output item the backend reads;
+// arguments are a string for function calls and an object for tool
+// searches, so they are taken raw.
+type outputItem struct {
+	Type      string          `json:"type"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Content   []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+}
+
+// Chat sends req to /responses, streaming (SSE) when req.OnDelta is set.
+func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	params, ropts, search, defTokens, err := b.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	var httpResp *http.Response
+	ropts = append(ropts, option.WithResponseInto(&httpResp))
+	var r *responses.Response
+	if req.OnDelta == nil {
+		r, err = b.client.Responses.New(ctx, params, ropts...)
+	} else {
+		r, err = b.stream(ctx, params, req.OnDelta, ropts)
+	}
+	if err != nil {
+		return nil, responsesError(ctx, req, err, httpResp)
+	}
+	if r.Status == "failed" {
+		return nil, fmt.Errorf("openai: responses: the response failed: %s", r.Error.Message)
+	}
+	msg := llm.Message{Role: llm.RoleAssistant}
+	var text, refusal strings.Builder
+	for _, raw := range r.Output {
+		var it outputItem
+		if err := json.Unmarshal([]byte(raw.RawJSON()), &it); err != nil {
+			return nil, fmt.Errorf("openai: responses: output item: %w", err)
+		}
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				text.WriteString(c.Text)
+				refusal.WriteString(c.Refusal)
+			}
+		case "function_call":
+			var args string
+			if json.Unmarshal(it.Arguments, &args) != nil {
+				args = string(it.Arguments)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: json.RawMessage(args)})
+		case "tool_search_call":
+			if search == "" {
+				return nil, errors.New("openai: responses: a tool_search_call without a search tool in the request")
+			}
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: it.CallID, Name: search, Arguments: append(json.RawMessage(nil), it.Arguments...)})
+		}
+	}
+	msg.Content = text.String()
+	if msg.Content == "" && len(msg.ToolCalls) == 0 {
+		msg.Content = refusal.String()
+	}
+	resp := &llm.Response{
+		Message: msg,
+		Usage: llm.Usage{
+			PromptTokens:         int(r.Usage.InputTokens),
+			CompletionTokens:     int(r.Usage.OutputTokens),
+			ToolDefinitionTokens: defTokens,
+			CatalogTokens:        req.CatalogTokens,
+			CachedPromptTokens:   int(r.Usage.InputTokensDetails.CachedTokens),
+			CacheWriteTokens:     int(r.Usage.InputTokensDetails.CacheWriteTokens),
+		},
+		FinishReason: llm.FinishStop,
+	}
+	switch {
+	case r.Status == "incomplete" && r.IncompleteDetails.Reason == "max_output_tokens":
+		resp.FinishReason = llm.FinishLength
+	case r.Status == "incomplete":
+		resp.FinishReason = llm.FinishReason(r.IncompleteDetails.Reason)
+	case len(msg.ToolCalls) > 0:
+		resp.FinishReason = llm.FinishToolCalls
+	}
+	if req.Constraint.Mode == llm.ModeEnvelope {
+		resp.Raw = msg.Content
+		if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
+			resp.Raw = llm.UnwrapEnvelope(msg.Content)
+		}
+	}
+	return resp, llm.ParseReply(req, resp)
+}
+
+func (b *ResponsesBackend) stream(ctx context.Context, params responses.ResponseNewParams, onDelta func(string), ropts []option.RequestOption) (*responses.Response, error) {
+	s := b.client.Responses.NewStreaming(ctx, params, ropts...)
+	defer s.Close()
+	var final *responses.Response
+	for s.Next() {
+		ev := s.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			if ev.Delta != "" {
+				onDelta(ev.Delta)
+			}
+		case "response.completed", "response.incomplete", "response.failed":
+			r := ev.Response
+			final = &r
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if final == nil {
+		return nil, errors.New("openai: responses: the stream ended without the response")
+	}
+	return final, nil
+}
+
+// inputItem is one item of the request's input, written as the API's
+// JSON (easy messages, function calls and outputs, tool searches).
+type inputItem struct {
+	Type      string          `json:"type,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	CallID    string          `json:"call_id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Output    *string         `json:"output,omitempty"`
+	Execution string          `json:"execution,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	Tools     []functionTool  `json:"tools,omitempty"`
+}
+
+type functionTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+	Execution   string          `json:"execution,omitempty"`
+}
+
+// buildRequest translates req; it returns the name of the search tool
+// (deferred mode) and the tokens of the tool definitions.
+func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNewParams, []option.RequestOption, string, int, error) {
+	var p responses.ResponseNewParams
+	if err := req.Validate(); err != nil {
+		return p, nil, "", 0, err
+	}
+	p.Model = shared.ResponsesModel(b.model)
+	p.Store = param.NewOpt(false)
+	if req.MaxTokens > 0 {
+		p.MaxOutputTokens = param.NewOpt(int64(req.MaxTokens))
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	var (
+		ropts     []option.RequestOption
+		defTokens int
+		search    string
+		tools     []functionTool
+		msgs      = req.Messages
+	)
+	strict := !req.Constraint.BestEffort
+	function := func(t llm.ToolSpec) (functionTool, error) {
+		schema := t.Parameters
+		if strict {
+			if len(t.StrictParameters) == 0 {
+				return functionTool{}, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
+			}
+			schema = t.StrictParameters
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, schema); err != nil {
+			return functionTool{}, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
+		}
+		return functionTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: compact.Bytes(), Strict: &strict}, nil
+	}
+	switch req.Constraint.Mode {
+	case llm.ModeGrammar:
+		return p, nil, "", 0, &llm.ConstraintError{Backend: "openai-responses", Mode: llm.ModeGrammar,
+			Message: "the Responses API takes no grammar; use envelope or native mode"}
+	case llm.ModeEnvelope:
+		msgs = llm.WithToolPrompt(req)
+		schema, _ := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema)
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, schema); err != nil {
+			return p, nil, "", 0, fmt.Errorf("%w: Constraint.EnvelopeSchema: %v", llm.ErrInvalidRequest, err)
+		}
+		format := map[string]any{"type": "json_schema", "name": envelopeSchemaName, "strict": true, "schema": json.RawMessage(compact.Bytes())}
+		ropts = append(ropts, option.WithJSONSet("text", map[string]any{"format": format}))
+		defTokens = tokcount.Count(compact.String()) + llm.ToolPromptTokens(req.Tools)
+	case llm.ModeNative:
+		for _, t := range req.Tools {
+			if t.Search && len(req.Deferred) > 0 {
+				search = t.Name
+				var compact bytes.Buffer
+				if err := json.Compact(&compact, t.Parameters); err != nil {
+					return p, nil, "", 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
+				}
+				tools = append(tools, functionTool{Type: "tool_search", Execution: "client", Description: t.Description, Parameters: compact.Bytes()})
+				continue
+			}
+			ft, err := function(t)
+			if err != nil {
+				return p, nil, "", 0, err
+			}
+			tools = append(tools, ft)
+		}
+		if len(req.Deferred) > 0 && search == "" {
+			return p, nil, "", 0, fmt.Errorf("%w: Deferred tools need a search tool (ToolSpec.Search) among Tools", llm.ErrInvalidRequest)
+		}
+		if len(tools) > 0 {
+			p.ParallelToolCalls = param.NewOpt(false)
+			data, _ := json.Marshal(tools)
+			defTokens = tokcount.Count(string(data))
+			ropts = append(ropts, option.WithJSONSet("tools", json.RawMessage(data)))
+		}
+	}
+
+	var instructions []string
+	var input []inputItem
+	searchCalls := map[string]bool{}
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleSystem:
+			if m.Content != "" {
+				instructions = append(instructions, m.Content)
+			}
+		case llm.RoleAssistant:
+			if m.Content != "" {
+				input = append(input, inputItem{Type: "message", Role: "assistant", Content: m.Content})
+			}
+			for _, c := range m.ToolCalls {
+				if search != "" && c.Name == search {
+					searchCalls[c.ID] = true
+					args := c.Arguments
+					if !json.Valid(args) {
+						args = json.RawMessage(`{}`)
+					}
+					input = append(input, inputItem{Type: "tool_search_call", CallID: c.ID, Arguments: args, Execution: "client", Status: "completed"})
+					continue
+				}
+				args, _ := json.Marshal(string(c.Arguments))
+				input = append(input, inputItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: args})
+			}
+		case llm.RoleTool:
+			if searchCalls[m.ToolCallID] {
+				out := inputItem{Type: "tool_search_output", CallID: m.ToolCallID, Execution: "client", Status: "completed", Tools: []functionTool{}}
+				for _, name := range m.ToolReferences {
+					for _, d := range req.Deferred {
+						if d.Name == name {
+							ft, err := function(d)
+							if err != nil {
+								return p, nil, "", 0, err
+							}
+							out.Tools = append(out.Tools, ft)
+						}
+					}
+				}
+				input = append(input, out)
+				continue
+			}
+			content := m.Content
+			input = append(input, inputItem{Type: "function_call_output", CallID: m.ToolCallID, Output: &content})
+		default:
+			input = append(input, inputItem{Type: "message", Role: "user", Content: m.Content})
+		}
+	}
+	if len(instructions) > 0 {
+		p.Instructions = param.NewOpt(strings.Join(instructions, "\n\n"))
+	}
+	data, err := json.Marshal(input)
+	if err != nil {
+		return p, nil, "", 0, fmt.Errorf("%w: %v", llm.ErrInvalidRequest, err)
+	}
+	ropts = append(ropts, option.WithJSONSet("input", json.RawMessage(data)))
+	return p, ropts, search, defTokens, nil
+}
+
+// responsesError maps openai-go's errors to llm's.
+func responsesError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("openai: responses: %w", ctx.Err())
+	}
+	var ae *openai.Error
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("openai: responses: %w", err)
+	}
+	msg := ae.Message
+	if msg == "" {
+		msg = strings.TrimSpace(ae.RawJSON())
+	}
+	if ae.StatusCode == http.StatusBadRequest && (rejectsConstraint(req.Constraint, msg) ||
+		(len(req.Deferred) > 0 && strings.Contains(strings.ToLower(msg), "tool_search"))) {
+		return &llm.ConstraintError{Backend: "openai-responses", Mode: req.Constraint.Mode, Message: msg, Err: err}
+	}
+	se := statusError(ae, msg, httpResp)
+	se.Backend = "openai-responses"
+	return se
+}

@@ -1,0 +1,232 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/internal/backendtest"
+	"github.com/toolgate/toolgate/llm/openai"
+)
+
+// fakeResponses is an httptest server speaking the Responses API
+// (/v1/responses, JSON or SSE) as OpenAI's does. It records every body.
+type fakeResponses struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+	reply  backendtest.Reply
+	// search, when set, makes the model call the client tool search
+	// with these arguments instead of replying.
+	search string
+}
+
+func newFakeResponses(t *testing.T, reply backendtest.Reply) *fakeResponses {
+	f := &fakeResponses{reply: reply}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeResponses) backend(t *testing.T) *openai.ResponsesBackend {
+	b, err := openai.NewResponses("gpt-5-mini", &openai.Options{BaseURL: f.srv.URL + "/v1", APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (f *fakeResponses) requests() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.bodies...)
+}
+
+func (f *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {
+	data, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, data)
+	f.mu.Unlock()
+	if r.URL.Path != "/v1/responses" {
+		http.NotFound(w, r)
+		return
+	}
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
+		return
+	}
+	reply := f.reply
+	if _, ok := body["text"]; ok {
+		reply.Content = backendtest.WireContent(reply.Content)
+	}
+	var output []any
+	if f.search != "" {
+		output = append(output, map[string]any{"type": "tool_search_call", "id": "tsc_1", "call_id": "call_search",
+			"arguments": json.RawMessage(f.search), "execution": "client", "status": "completed"})
+	} else {
+		if reply.Content != "" {
+			output = append(output, map[string]any{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+				"content": []any{map[string]any{"type": "output_text", "text": reply.Content, "annotations": []any{}}}})
+		}
+		for _, c := range reply.Calls {
+			output = append(output, map[string]any{"type": "function_call", "id": "fc_" + c.ID, "call_id": c.ID,
+				"name": c.Name, "arguments": string(c.Arguments), "status": "completed"})
+		}
+	}
+	resp := map[string]any{"id": "resp_1", "object": "response", "created_at": 1741570283, "status": "completed",
+		"model": "gpt-5-mini", "output": output, "incomplete_details": nil, "error": nil,
+		"usage": map[string]any{"input_tokens": 412, "input_tokens_details": map[string]any{"cached_tokens": 384, "cache_write_tokens": 0},
+			"output_tokens": 23, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 435}}
+	if output == nil {
+		resp["output"] = []any{}
+	}
+	done := "response.completed"
+	if reply.Finish == "length" {
+		resp["status"], resp["incomplete_details"], done = "incomplete", map[string]any{"reason": "max_output_tokens"}, "response.incomplete"
+	}
+	if stream, _ := body["stream"].(bool); stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		send := func(data map[string]any) {
+			d, _ := json.Marshal(data)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", data["type"], d)
+		}
+		send(map[string]any{"type": "response.created", "sequence_number": 0, "response": map[string]any{"id": "resp_1", "object": "response", "status": "in_progress", "output": []any{}}})
+		for i, piece := range backendtest.Split(reply.Content, 3) {
+			send(map[string]any{"type": "response.output_text.delta", "sequence_number": i + 1, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": piece})
+		}
+		send(map[string]any{"type": done, "sequence_number": 9, "response": resp})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func TestResponsesConformance(t *testing.T) {
+	backendtest.Run(t, backendtest.Harness{
+		Modes:        []llm.Mode{llm.ModeEnvelope, llm.ModeNative},
+		RawArguments: true,
+		WrapEnvelope: true,
+		New: func(t *testing.T, r backendtest.Reply) llm.Backend {
+			return newFakeResponses(t, r).backend(t)
+		},
+	})
+}
+
+func TestResponsesRequestBody(t *testing.T) {
+	f := newFakeResponses(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+	req := backendtest.Request(llm.ModeNative)
+	resp, err := f.backend(t).Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Action != llm.ActionCall || resp.Calls[0].ID != "call_1" || resp.FinishReason != llm.FinishToolCalls {
+		t.Fatalf("Chat = %+v, want the call", resp)
+	}
+	if resp.Usage.PromptTokens != 412 || resp.Usage.CachedPromptTokens != 384 {
+		t.Errorf("Usage = %+v, want 412 prompt tokens, 384 of them cached", resp.Usage)
+	}
+	body := backendtest.DecodeBody(t, f.requests()[0])
+	for _, want := range []struct{ path, json string }{
+		{"model", `"gpt-5-mini"`},
+		{"store", `false`},
+		{"max_output_tokens", `256`},
+		{"parallel_tool_calls", `false`},
+		{"instructions", `"You are a careful banking assistant."`},
+		{"input", `[{"type":"message","role":"user","content":"What is the balance of ACC-00001?"}]`},
+	} {
+		if !backendtest.JSONEqual(t, body[want.path], want.json) {
+			t.Errorf("body.%s = %v, want %s", want.path, body[want.path], want.json)
+		}
+	}
+	tools, _ := body["tools"].([]any)
+	if len(tools) != 2 {
+		t.Fatalf("tools = %v, want the shortlist", body["tools"])
+	}
+	for i, spec := range backendtest.Shortlist() {
+		tool := tools[i].(map[string]any)
+		params, _ := json.Marshal(tool["parameters"])
+		if tool["type"] != "function" || tool["name"] != spec.Name || tool["strict"] != true || !backendtest.JSONEqual(t, json.RawMessage(params), string(spec.StrictParameters)) {
+			t.Errorf("tools[%d] = %v, want the strict function %s", i, tool, spec.Name)
+		}
+	}
+}
+
+func TestResponsesDeferredToolSearch(t *testing.T) {
+	f := newFakeResponses(t, backendtest.Reply{})
+	f.search = `{"query":"account balance"}`
+	b := f.backend(t)
+	req := backendtest.Request(llm.ModeNative)
+	searchSchema := `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`
+	req.Deferred = req.Tools
+	req.Tools = []llm.ToolSpec{{Name: "find_tools", Description: "Search the tools you may use", Search: true,
+		Parameters: json.RawMessage(searchSchema), StrictParameters: json.RawMessage(searchSchema)}}
+
+	// The model searches: the reply is a call of the search tool.
+	resp, err := b.Chat(context.Background(), req)
+	if err != nil || resp.Action != llm.ActionCall || resp.Calls[0].Name != "find_tools" || resp.Calls[0].ID != "call_search" {
+		t.Fatalf("Chat = %+v, %v; want a call of find_tools", resp, err)
+	}
+	body := backendtest.DecodeBody(t, f.requests()[0])
+	if !backendtest.JSONEqual(t, body["tools"], `[{"type":"tool_search","execution":"client","description":"Search the tools you may use","parameters":`+searchSchema+`}]`) {
+		t.Errorf("tools = %v, want only the client tool search (deferred tools are not sent)", body["tools"])
+	}
+
+	// toolgate answers with references; the backend sends their definitions.
+	req.Messages = append(req.Messages, resp.Message,
+		llm.Message{Role: llm.RoleTool, ToolCallID: "call_search", Name: "find_tools", ToolReferences: []string{"get_balance"}})
+	f.search, f.reply = "", backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_2", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"}
+	resp, err = b.Chat(context.Background(), req)
+	if err != nil || resp.Calls[0].Name != "get_balance" {
+		t.Fatalf("Chat after the search = %+v, %v; want the call of the loaded tool", resp, err)
+	}
+	body = backendtest.DecodeBody(t, f.requests()[1])
+	spec := backendtest.Shortlist()[0]
+	want := `[{"type":"message","role":"user","content":"What is the balance of ACC-00001?"},` +
+		`{"type":"tool_search_call","call_id":"call_search","arguments":{"query":"account balance"},"execution":"client","status":"completed"},` +
+		`{"type":"tool_search_output","call_id":"call_search","execution":"client","status":"completed","tools":[` +
+		`{"type":"function","name":"get_balance","description":"` + spec.Description + `","parameters":` + string(spec.StrictParameters) + `,"strict":true}]}]`
+	if !backendtest.JSONEqual(t, body["input"], want) {
+		in, _ := json.Marshal(body["input"])
+		t.Errorf("input = %s\nwant %s", in, want)
+	}
+	if strings.Contains(string(f.requests()[1]), "transfer_funds") {
+		t.Error("the second request carries transfer_funds, which no search returned")
+	}
+
+	// A deferred tool no search returned cannot be called.
+	f.reply = backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_3", Name: "transfer_funds", Arguments: json.RawMessage(`{}`)}}, Finish: "tool_calls"}
+	var oe *llm.OutputError
+	if _, err := b.Chat(context.Background(), req); !errors.As(err, &oe) || oe.Problem != llm.ProblemUnknownTool {
+		t.Errorf("call of an unreturned deferred tool: error = %v, want unknown_tool", err)
+	}
+}
+
+func TestResponsesDeferredNeedsSearchTool(t *testing.T) {
+	f := newFakeResponses(t, backendtest.Reply{Content: "x", Finish: "stop"})
+	req := backendtest.Request(llm.ModeNative)
+	req.Deferred = req.Tools[1:]
+	req.Tools = req.Tools[:1]
+	if _, err := f.backend(t).Chat(context.Background(), req); !errors.Is(err, llm.ErrInvalidRequest) {
+		t.Errorf("Chat(Deferred without a search tool) error = %v, want ErrInvalidRequest", err)
+	}
+	if len(f.requests()) != 0 {
+		t.Error("an invalid request was sent")
+	}
+}
+
+func TestResponsesGrammarMode(t *testing.T) {
+	f := newFakeResponses(t, backendtest.Reply{Content: "x", Finish: "stop"})
+	var ce *llm.ConstraintError
+	if _, err := f.backend(t).Chat(context.Background(), backendtest.Request(llm.ModeGrammar)); !errors.As(err, &ce) {
+		t.Errorf("Chat(grammar) error = %v, want *llm.ConstraintError", err)
+	}
+}

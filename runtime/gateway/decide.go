@@ -1,0 +1,265 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// The decision of one call is kept apart from doing it, as etcd raft keeps
+// Step apart from Ready: decide is a pure function of what Execute knows
+// so far (the facts) and returns what to do next. Execute's driver does
+// that one thing — a store operation, the validation, the policy hook, the
+// handler — writes its result into the facts and asks again, until the
+// answer. decide reads no clock, store or context, so every path of the
+// recording table (package documentation) is a row of a table test.
+
+// action is what the driver does next.
+type action uint8
+
+const (
+	actTakeToken      action = iota + 1 // take a rate-limit token (principal × tool)
+	actValidate                         // validate the arguments, derive the key and fingerprint
+	actClaim                            // claim the slot
+	actAskPolicy                        // ask Options.NeedsApproval
+	actGetApproval                      // look up the call's approval
+	actCreateApproval                   // file the approval request
+	actUnclaim                          // give the claim back: the call waits for its approval
+	actRun                              // run the handler
+	actComplete                         // record the value or the domain error
+	actMarkUncertain                    // record an unknown outcome
+	actRelease                          // release the claim: the handler failed before any effect
+	actAnswer                           // answer the caller with next.result or next.err
+)
+
+var actionNames = [...]string{"", "take token", "validate", "claim", "ask policy", "get approval",
+	"create approval", "unclaim", "run", "complete", "mark uncertain", "release", "answer"}
+
+func (a action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("action(%d)", a)
+}
+
+// facts is what Execute knows about one admitted call: what admission
+// fixed, then one field per action done, in the order decide asks for
+// them (nil: not done yet).
+type facts struct {
+	call  Call
+	tool  *tools.Tool
+	start time.Time // the gateway clock at admission: claims, leases and approvals use it
+	limit RateLimit
+	// rerun is the UncertainRerun policy; askPolicy says that
+	// Options.NeedsApproval is set; inProgressWait caps IN_PROGRESS's hint.
+	rerun, askPolicy bool
+	inProgressWait   time.Duration
+
+	token         *tokenTaken
+	valid         *validation
+	claim         *Claim
+	needsApproval *bool
+	approval      *Approval // the stored approval (ID of a missing one: empty)
+	created       *Approval
+	unclaimed     bool
+	ran           *ran
+	fenced        *bool // the record step was refused as fenced (only Complete reports it)
+}
+
+type tokenTaken struct {
+	ok   bool
+	wait time.Duration
+}
+
+// validation is the result of actValidate: a refusal, or the canonical
+// arguments with their key and fingerprint.
+type validation struct {
+	err   *Error
+	canon []byte
+	key   string
+	fp    string
+}
+
+// ran is the handler's outcome, classified once by classify.
+type ran struct {
+	kind   ranKind
+	value  json.RawMessage    // ranValue
+	domain *tools.DomainError // ranDomain
+	reason string             // ranUncertain, ranNoEffect: internal text, for the log and the record only
+	at     time.Time          // the gateway clock when the handler returned
+}
+
+type ranKind uint8
+
+const (
+	ranValue     ranKind = iota + 1 // a JSON value
+	ranDomain                       // a *tools.DomainError: a refusal on the merits
+	ranNoEffect                     // failed before any effect (tools.NoEffect)
+	ranUncertain                    // panic, invalid JSON, any other error: the effect is unknown
+)
+
+// classify turns a handler's return into the outcome the recording table
+// knows. It is pure.
+func classify(value json.RawMessage, err error, panicked any) ran {
+	var dom *tools.DomainError
+	switch {
+	case panicked != nil:
+		return ran{kind: ranUncertain, reason: fmt.Sprintf("handler panicked: %v", panicked)}
+	case err == nil && len(value) == 0:
+		return ran{kind: ranValue, value: json.RawMessage("null")}
+	case err == nil && !json.Valid(value):
+		return ran{kind: ranUncertain, reason: "handler returned invalid JSON"}
+	case err == nil:
+		return ran{kind: ranValue, value: value}
+	case errors.As(err, &dom):
+		d := *dom
+		return ran{kind: ranDomain, domain: &d}
+	case tools.IsNoEffect(err):
+		return ran{kind: ranNoEffect, reason: err.Error()}
+	default:
+		return ran{kind: ranUncertain, reason: err.Error()}
+	}
+}
+
+// next is decide's answer: the action, and for actAnswer the result or the
+// refusal. internal, when set, is what went wrong inside (never shown to
+// the client): the driver logs it under a fresh error ID and names the ID
+// in err.
+type next struct {
+	do       action
+	result   *Result
+	err      *Error
+	internal string
+}
+
+func answer(res *Result, err *Error) next { return next{do: actAnswer, result: res, err: err} }
+
+// needsApproval says whether the call needs an approval, as far as the
+// tool's flags and the taint decide it without the policy hook.
+func (f *facts) needsApprovalByTool() bool {
+	return f.tool.Card.Irreversible || (f.call.Taint != "" && !f.tool.Card.ReadOnly)
+}
+
+// noEffect reports that the handler failed before any effect.
+func (f *facts) noEffect() bool { return f.ran != nil && f.ran.kind == ranNoEffect }
+
+// approved reports that a is a granted approval of exactly this call,
+// still valid at admission.
+func (f *facts) approved(a *Approval) bool {
+	return a != nil && a.Granted && a.Key == f.valid.key && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start)
+}
+
+// decide returns what to do next for an admitted call, given the facts.
+// It is a pure function.
+func decide(f *facts) next {
+	t := f.tool
+	switch {
+	case f.limit.Rate > 0 && f.limit.Burst > 0 && f.token == nil:
+		return next{do: actTakeToken}
+	case f.token != nil && !f.token.ok:
+		return answer(nil, &Error{Type: RateLimited, Retryable: true, RetryAfter: f.token.wait,
+			Message: fmt.Sprintf("rate limit for %s exceeded; retry after %v", t.ID, ceilSecond(f.token.wait))})
+	case f.valid == nil:
+		return next{do: actValidate}
+	case f.valid.err != nil:
+		return answer(nil, f.valid.err)
+	case f.claim == nil:
+		return next{do: actClaim}
+	}
+	key := f.valid.key
+	switch cl := f.claim; cl.Status {
+	case ClaimAcquired:
+	case ClaimDone:
+		return replay(cl.Record)
+	case ClaimInProgress:
+		wait := min(max(cl.Record.LeaseExpires.Sub(f.start), 0), f.inProgressWait)
+		return answer(nil, &Error{Type: InProgress, Retryable: true, RetryAfter: wait, IdempotencyKey: key,
+			Message: "the same call is being executed; retry with the same arguments to get its result"})
+	case ClaimUncertain:
+		return next{do: actAnswer, internal: "an earlier execution has an unknown outcome: " + cl.Record.Reason,
+			err: &Error{Type: UncertainOutcome, IdempotencyKey: key,
+				Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again"}}
+	case ClaimMismatch:
+		return answer(nil, &Error{Type: IdempotencyMismatch,
+			Message: "this step already called the tool with other arguments; use a new step for a new call"})
+	default:
+		return next{do: actAnswer, internal: fmt.Sprintf("unknown claim status %d", cl.Status),
+			err: &Error{Type: Internal, Retryable: true, IdempotencyKey: key,
+				Message: "the gateway could not claim; nothing was acknowledged, retry the same call"}}
+	}
+
+	if f.ran == nil {
+		need := f.needsApprovalByTool()
+		if !need && f.askPolicy {
+			if f.needsApproval == nil {
+				return next{do: actAskPolicy}
+			}
+			need = *f.needsApproval
+		}
+		switch {
+		case !need:
+		case f.approval == nil:
+			return next{do: actGetApproval}
+		case f.approved(f.approval):
+		case f.created == nil:
+			return next{do: actCreateApproval}
+		case !f.unclaimed:
+			return next{do: actUnclaim}
+		default:
+			msg := fmt.Sprintf("%s needs a human approval: a principal holding %q must grant approval %s; then send the same call again", t.ID, ApprovalScope, f.created.ID)
+			if f.call.Taint != "" {
+				msg += " (the conversation read untrusted output: " + truncate(f.call.Taint, 200) + ")"
+			}
+			return answer(nil, &Error{Type: ConfirmationRequired, ApprovalID: f.created.ID, IdempotencyKey: key, Message: msg})
+		}
+		return next{do: actRun}
+	}
+
+	r := f.ran
+	if f.fenced == nil {
+		switch r.kind {
+		case ranValue, ranDomain:
+			return next{do: actComplete}
+		case ranNoEffect:
+			return next{do: actRelease}
+		default:
+			return next{do: actMarkUncertain}
+		}
+	}
+	switch {
+	case *f.fenced:
+		return answer(nil, &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key,
+			Message: "the call outlived its lease and its outcome was not recorded; send the same call again (the tool re-runs with the same idempotency key)"})
+	case r.kind == ranValue:
+		return answer(&Result{Value: r.value, IdempotencyKey: key, Attempts: f.claim.Record.Attempts}, nil)
+	case r.kind == ranDomain:
+		return answer(nil, domainError(r.domain, key, false))
+	case r.kind == ranNoEffect:
+		return next{do: actAnswer, internal: "the tool failed before any effect: " + r.reason,
+			err: &Error{Type: DownstreamFailure, Retryable: true, IdempotencyKey: key,
+				Message: "the tool failed before any effect; send the call again"}}
+	}
+	msg := "the tool failed and its effect is unknown"
+	if f.rerun {
+		msg += "; send the same call again: it re-runs with the same idempotency key, which the tool deduplicates"
+	} else {
+		msg += "; it must be reconciled before it can run again"
+	}
+	return next{do: actAnswer, internal: "call outcome uncertain: " + r.reason,
+		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Message: msg}}
+}
+
+func replay(r Record) next {
+	if r.DomainError != nil {
+		return answer(nil, domainError(r.DomainError, r.Key, true))
+	}
+	return answer(&Result{Value: append(json.RawMessage(nil), r.Value...), Cached: true, IdempotencyKey: r.Key, Attempts: r.Attempts}, nil)
+}
+
+func domainError(d *tools.DomainError, key string, cached bool) *Error {
+	return &Error{Type: DomainErrorType, Code: d.Code, Message: d.Message, Details: d.Details,
+		IdempotencyKey: key, Cached: cached}
+}

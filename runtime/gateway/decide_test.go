@@ -1,0 +1,205 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// TestDecide is the decision of one call as a table: the facts gathered so
+// far → the next action, and for an answer its type, retryability and
+// whether internals go to the log under an error ID. Each row is one path
+// of the recording table in the package documentation.
+func TestDecide(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	plain := &tools.Tool{ID: "bank/transfer_funds", Card: tools.Card{Name: "transfer_funds"}}
+	irreversible := &tools.Tool{ID: "bank/refund", Card: tools.Card{Name: "refund", Irreversible: true}}
+	readOnly := &tools.Tool{ID: "bank/get_balance", Card: tools.Card{Name: "get_balance", ReadOnly: true}}
+	valid := &validation{canon: []byte(`{}`), key: "k1", fp: "f1"}
+	acquired := &Claim{Status: ClaimAcquired, Token: 7, Record: Record{Attempts: 1}}
+	yes, no := true, false
+	granted := &Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
+	ranValueOK := &ran{kind: ranValue, value: json.RawMessage(`{"ok":true}`), at: start}
+
+	base := func(mod func(f *facts)) *facts {
+		f := &facts{call: Call{Principal: tools.Principal{ID: "alice", Tenant: "acme"}, SessionID: "s", Step: 1},
+			tool: plain, start: start, rerun: true, inProgressWait: time.Second}
+		if mod != nil {
+			mod(f)
+		}
+		return f
+	}
+	type want struct {
+		do        action
+		typ       ErrorType // for actAnswer; "" is a result
+		retryable bool
+		internal  bool
+	}
+	tests := []struct {
+		name string
+		f    *facts
+		want want
+	}{
+		{"no limit: validate first", base(nil), want{do: actValidate}},
+		{"limit: take a token first", base(func(f *facts) { f.limit = RateLimit{Rate: 1, Burst: 1} }), want{do: actTakeToken}},
+		{"no token", base(func(f *facts) {
+			f.limit = RateLimit{Rate: 1, Burst: 1}
+			f.token = &tokenTaken{ok: false, wait: 3 * time.Second}
+		}), want{do: actAnswer, typ: RateLimited, retryable: true}},
+		{"token taken: validate", base(func(f *facts) {
+			f.limit = RateLimit{Rate: 1, Burst: 1}
+			f.token = &tokenTaken{ok: true}
+		}), want{do: actValidate}},
+		{"invalid", base(func(f *facts) { f.valid = &validation{err: Invalid(Violation{Message: "x"})} }), want{do: actAnswer, typ: ValidationError, retryable: true}},
+		{"valid: claim", base(func(f *facts) { f.valid = valid }), want{do: actClaim}},
+		{"done: replay", base(func(f *facts) {
+			f.valid = valid
+			f.claim = &Claim{Status: ClaimDone, Record: Record{Key: "k1", Value: json.RawMessage(`1`)}}
+		}), want{do: actAnswer}},
+		{"done with a domain error: replayed refusal", base(func(f *facts) {
+			f.valid = valid
+			f.claim = &Claim{Status: ClaimDone, Record: Record{Key: "k1", DomainError: &tools.DomainError{Code: "NO"}}}
+		}), want{do: actAnswer, typ: DomainErrorType}},
+		{"in progress", base(func(f *facts) {
+			f.valid = valid
+			f.claim = &Claim{Status: ClaimInProgress, Record: Record{LeaseExpires: start.Add(10 * time.Second)}}
+		}), want{do: actAnswer, typ: InProgress, retryable: true}},
+		{"uncertain, reconcile", base(func(f *facts) {
+			f.valid, f.rerun = valid, false
+			f.claim = &Claim{Status: ClaimUncertain, Record: Record{Reason: "timeout"}}
+		}), want{do: actAnswer, typ: UncertainOutcome, internal: true}},
+		{"mismatch", base(func(f *facts) { f.valid = valid; f.claim = &Claim{Status: ClaimMismatch} }), want{do: actAnswer, typ: IdempotencyMismatch}},
+		{"unknown claim status", base(func(f *facts) { f.valid = valid; f.claim = &Claim{Status: 99} }), want{do: actAnswer, typ: Internal, retryable: true, internal: true}},
+		{"acquired, no approval needed: run", base(func(f *facts) { f.valid = valid; f.claim = acquired }), want{do: actRun}},
+		{"acquired, policy set: ask it", base(func(f *facts) { f.valid, f.claim, f.askPolicy = valid, acquired, true }), want{do: actAskPolicy}},
+		{"policy says no: run", base(func(f *facts) {
+			f.valid, f.claim, f.askPolicy, f.needsApproval = valid, acquired, true, &no
+		}), want{do: actRun}},
+		{"policy says yes: look up the approval", base(func(f *facts) {
+			f.valid, f.claim, f.askPolicy, f.needsApproval = valid, acquired, true, &yes
+		}), want{do: actGetApproval}},
+		{"irreversible: look up without asking the policy", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.askPolicy = irreversible, valid, acquired, true
+		}), want{do: actGetApproval}},
+		{"tainted, not read-only: look up", base(func(f *facts) {
+			f.call.Taint, f.valid, f.claim = "web/fetch step 2", valid, acquired
+		}), want{do: actGetApproval}},
+		{"tainted, read-only: run", base(func(f *facts) {
+			f.tool, f.call.Taint, f.valid, f.claim = readOnly, "web/fetch step 2", valid, acquired
+		}), want{do: actRun}},
+		{"granted approval: run", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, granted
+		}), want{do: actRun}},
+		{"approval for other arguments: create", base(func(f *facts) {
+			other := *granted
+			other.Fingerprint = "f2"
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &other
+		}), want{do: actCreateApproval}},
+		{"approval expired: create", base(func(f *facts) {
+			old := *granted
+			old.ExpiresAt = start
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &old
+		}), want{do: actCreateApproval}},
+		{"approval pending: create (idempotently)", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &Approval{ID: "apr_1", Key: "k1", Fingerprint: "f1"}
+		}), want{do: actCreateApproval}},
+		{"created: give the claim back", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.created = irreversible, valid, acquired, &Approval{}, &Approval{ID: "apr_1"}
+		}), want{do: actUnclaim}},
+		{"given back: confirmation required", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.created, f.unclaimed = irreversible, valid, acquired, &Approval{}, &Approval{ID: "apr_1"}, true
+		}), want{do: actAnswer, typ: ConfirmationRequired}},
+		{"ran a value: complete", base(func(f *facts) { f.valid, f.claim, f.ran = valid, acquired, ranValueOK }), want{do: actComplete}},
+		{"ran a domain error: complete", base(func(f *facts) {
+			f.valid, f.claim, f.ran = valid, acquired, &ran{kind: ranDomain, domain: &tools.DomainError{Code: "NO"}}
+		}), want{do: actComplete}},
+		{"no effect: release", base(func(f *facts) { f.valid, f.claim, f.ran = valid, acquired, &ran{kind: ranNoEffect} }), want{do: actRelease}},
+		{"uncertain: mark", base(func(f *facts) { f.valid, f.claim, f.ran = valid, acquired, &ran{kind: ranUncertain} }), want{do: actMarkUncertain}},
+		{"completed: the result", base(func(f *facts) { f.valid, f.claim, f.ran, f.fenced = valid, acquired, ranValueOK, &no }), want{do: actAnswer}},
+		{"completed a domain error: the refusal", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.fenced = valid, acquired, &ran{kind: ranDomain, domain: &tools.DomainError{Code: "NO"}}, &no
+		}), want{do: actAnswer, typ: DomainErrorType}},
+		{"completion fenced", base(func(f *facts) { f.valid, f.claim, f.ran, f.fenced = valid, acquired, ranValueOK, &yes }), want{do: actAnswer, typ: DownstreamFailure, retryable: true}},
+		{"completion fenced, reconcile", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.fenced, f.rerun = valid, acquired, ranValueOK, &yes, false
+		}), want{do: actAnswer, typ: DownstreamFailure}},
+		{"released: retryable failure", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.fenced = valid, acquired, &ran{kind: ranNoEffect, reason: "dial"}, &no
+		}), want{do: actAnswer, typ: DownstreamFailure, retryable: true, internal: true}},
+		{"marked uncertain, rerun", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.fenced = valid, acquired, &ran{kind: ranUncertain, reason: "timeout"}, &no
+		}), want{do: actAnswer, typ: DownstreamFailure, retryable: true, internal: true}},
+		{"marked uncertain, reconcile", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.fenced, f.rerun = valid, acquired, &ran{kind: ranUncertain, reason: "timeout"}, &no, false
+		}), want{do: actAnswer, typ: DownstreamFailure, internal: true}},
+	}
+	for _, tc := range tests {
+		got := decide(tc.f)
+		if got.do != tc.want.do {
+			t.Errorf("%s: decide = %v, want %v", tc.name, got.do, tc.want.do)
+			continue
+		}
+		if got.do != actAnswer {
+			continue
+		}
+		var typ ErrorType
+		retryable := false
+		if got.err != nil {
+			typ, retryable = got.err.Type, got.err.Retryable
+		} else if got.result == nil {
+			t.Errorf("%s: an answer with neither result nor error", tc.name)
+		}
+		if typ != tc.want.typ || retryable != tc.want.retryable || (got.internal != "") != tc.want.internal {
+			t.Errorf("%s: answer %s retryable=%v internal=%q; want %s retryable=%v internal=%v",
+				tc.name, typ, retryable, got.internal, tc.want.typ, tc.want.retryable, tc.want.internal)
+		}
+		if got.err != nil && got.internal != "" && got.err.Message == got.internal {
+			t.Errorf("%s: the client's message is the internal text", tc.name)
+		}
+	}
+}
+
+// TestDecideIsPure: the same facts give the same decision, and decide
+// changes none of them.
+func TestDecideIsPure(t *testing.T) {
+	f := &facts{call: Call{SessionID: "s"}, tool: &tools.Tool{ID: "a/b"}, rerun: true,
+		valid: &validation{key: "k"}, claim: &Claim{Status: ClaimAcquired},
+		ran: &ran{kind: ranUncertain, reason: "r"}, fenced: new(bool)}
+	before := *f
+	a, b := decide(f), decide(f)
+	if a.do != b.do || a.internal != b.internal || a.err.Message != b.err.Message || !reflect.DeepEqual(*f, before) {
+		t.Errorf("decide is not a pure function of its facts: %+v / %+v", a, b)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	dom := &tools.DomainError{Code: "INSUFFICIENT_FUNDS"}
+	tests := []struct {
+		name  string
+		value json.RawMessage
+		err   error
+		panic any
+		want  ranKind
+	}{
+		{"value", json.RawMessage(`{"a":1}`), nil, nil, ranValue},
+		{"empty value", nil, nil, nil, ranValue},
+		{"invalid JSON", json.RawMessage(`{`), nil, nil, ranUncertain},
+		{"domain error", nil, dom, nil, ranDomain},
+		{"wrapped domain error", nil, errors.Join(errors.New("ctx"), dom), nil, ranDomain},
+		{"no effect", nil, tools.NoEffect(errors.New("dial")), nil, ranNoEffect},
+		{"other error", nil, errors.New("timeout"), nil, ranUncertain},
+		{"panic", nil, nil, "boom", ranUncertain},
+	}
+	for _, tc := range tests {
+		if got := classify(tc.value, tc.err, tc.panic); got.kind != tc.want {
+			t.Errorf("classify(%s) = %d, want %d", tc.name, got.kind, tc.want)
+		}
+	}
+	if r := classify(nil, nil, nil); string(r.value) != "null" {
+		t.Errorf("classify(empty) value = %s, want null", r.value)
+	}
+}

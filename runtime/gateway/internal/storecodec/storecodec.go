@@ -1,0 +1,195 @@
+// Package storecodec is what the gateway's durable stores share about their
+// rows: one column list and one scanner per concern (records, approvals,
+// audit entries) for the SQL stores, the time encoding, the domain-error
+// encoding every store uses, and the audit query's filter. Each store
+// keeps its own dialect's SQL; what a row means is written once, here.
+package storecodec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Row is one result row: *sql.Row, *sql.Rows, pgx.Row and pgx.Rows.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a result set: *sql.Rows and pgx.Rows.
+type Rows interface {
+	Row
+	Next() bool
+	Err() error
+}
+
+// ZeroTime encodes the zero time.Time (whose UnixNano is undefined), so
+// that it sorts before every real instant.
+const ZeroTime = math.MinInt64
+
+// NS encodes t as Unix nanoseconds, the zero time as ZeroTime.
+func NS(t time.Time) int64 {
+	if t.IsZero() {
+		return ZeroTime
+	}
+	return t.UnixNano()
+}
+
+// Time decodes NS.
+func Time(v int64) time.Time {
+	if v == ZeroTime {
+		return time.Time{}
+	}
+	return time.Unix(0, v).UTC()
+}
+
+// Round is t as a store returns it after storing it: UTC, at nanosecond
+// precision since the epoch.
+func Round(t time.Time) time.Time { return Time(NS(t)) }
+
+// EncodeDomainError encodes a domain error for storage; nil stays nil.
+func EncodeDomainError(de *tools.DomainError) ([]byte, error) {
+	if de == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(de)
+	if err != nil {
+		return nil, fmt.Errorf("encode domain error: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeDomainError decodes EncodeDomainError's bytes. Numbers stay
+// json.Number so a replayed refusal's details are the recorded bytes
+// ("974.50"), not a float's rendering ("974.5").
+func DecodeDomainError(b []byte) (*tools.DomainError, error) {
+	de := new(tools.DomainError)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(de); err != nil {
+		return nil, fmt.Errorf("decode domain error: %w", err)
+	}
+	return de, nil
+}
+
+// RecordColumns are the records table's columns in ScanRecord's order; the
+// slot's columns come first, in SlotArgs' order.
+const RecordColumns = `tenant, principal, session_id, step, tool, key, fingerprint, state, token,
+	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
+
+// SlotArgs are a slot's values in the order of its columns.
+func SlotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
+
+// ScanRecord scans a row of RecordColumns.
+func ScanRecord(row Row) (gateway.Record, error) {
+	var r gateway.Record
+	var state string
+	var token, lease, created, updated, expires int64
+	var value, domainErr []byte
+	err := row.Scan(&r.Slot.Tenant, &r.Slot.Principal, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Key,
+		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
+	if err != nil {
+		return r, err
+	}
+	r.Principal = r.Slot.Principal
+	r.State = gateway.State(state)
+	r.Token = uint64(token)
+	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = Time(lease), Time(created), Time(updated), Time(expires)
+	if value != nil {
+		r.Value = json.RawMessage(value)
+	}
+	if domainErr != nil {
+		if r.DomainError, err = DecodeDomainError(domainErr); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// ApprovalColumns are the approvals table's columns in ScanApproval's
+// order.
+const ApprovalColumns = `id, tenant, principal, session_id, step, tool, key, fingerprint, requester, arguments,
+	taint, granted, approver, created, granted_at, expires`
+
+// ScanApproval scans a row of ApprovalColumns. granted may be a boolean or
+// an integer 0/1 column.
+func ScanApproval(row Row) (gateway.Approval, error) {
+	var a gateway.Approval
+	var args []byte
+	var created, grantedAt, expires int64
+	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.Principal, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key,
+		&a.Fingerprint, &a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires)
+	if err != nil {
+		return a, err
+	}
+	if args != nil {
+		a.Arguments = json.RawMessage(args)
+	}
+	a.CreatedAt, a.GrantedAt, a.ExpiresAt = Time(created), Time(grantedAt), Time(expires)
+	return a, nil
+}
+
+// AuditColumns are the audit table's columns (but its sequence) in
+// AuditArgs' and CollectAudit's order.
+const AuditColumns = `at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason, outcome,
+	approval_id, latency`
+
+// AuditArgs are e's values in AuditColumns' order.
+func AuditArgs(e gateway.AuditEntry) []any {
+	return []any{NS(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key,
+		e.Decision, e.Reason, e.Outcome, e.ApprovalID, int64(e.Latency)}
+}
+
+// CollectAudit reads every row of AuditColumns.
+func CollectAudit(rows Rows) ([]gateway.AuditEntry, error) {
+	var out []gateway.AuditEntry
+	for rows.Next() {
+		var e gateway.AuditEntry
+		var at, latency int64
+		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
+			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency); err != nil {
+			return nil, err
+		}
+		e.Time, e.Latency = Time(at), time.Duration(latency)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// AuditQuery is the SQL query for q over the audit table, oldest first,
+// with placeholder(n) writing the dialect's n-th parameter (? or $n).
+func AuditQuery(q gateway.AuditQuery, placeholder func(n int) string) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, cond+placeholder(len(args)))
+	}
+	for _, f := range []struct{ col, v string }{{"tenant", q.Tenant}, {"principal", q.Principal}, {"tool", q.Tool}, {"key", q.Key}} {
+		if f.v != "" {
+			add(f.col+" = ", f.v)
+		}
+	}
+	if !q.Since.IsZero() {
+		add("at >= ", NS(q.Since))
+	}
+	if !q.Until.IsZero() {
+		add("at < ", NS(q.Until))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	query := `SELECT ` + AuditColumns + ` FROM audit`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, limit)
+	return query + " ORDER BY at, seq LIMIT " + placeholder(len(args)), args
+}

@@ -1,0 +1,83 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/internal/testservices"
+	"github.com/toolgate/toolgate/runtime/gateway"
+)
+
+// A database written before the slot held its principal (schema 1) is
+// brought forward on open with every row usable: a done record replays for
+// the principal that claimed it, another principal of the tenant gets a
+// slot of its own, and a pending approval keeps its slot's principal.
+func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
+	ctx := context.Background()
+	url := testservices.PostgresURL(t)
+	schema := fmt.Sprintf("toolgate_migrate_%d", os.Getpid())
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+		pool.Close()
+	})
+	if err := migrate(ctx, pool, schema, migrations[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO records(tenant, session_id, step, tool, principal, key, fingerprint,
+		state, token, lease_expires, value, domain_error, reason, attempts, created, updated, expires)
+		VALUES ('acme', 's', 1, 'bank/pay', 'alice', 'k-old', 'fp', 'done', 41, $1, '{"ok":1}', NULL, '', 1, $2, $2, $3)`,
+		t0.Add(time.Minute).UnixNano(), t0.UnixNano(), t0.Add(24*time.Hour).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT setval('fencing', 41)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO approvals(id, tenant, session_id, step, tool, key, fingerprint,
+		requester, arguments, taint, granted, approver, created, granted_at, expires)
+		VALUES ('apr_old', 'acme', 's', 2, 'bank/pay', 'k2', 'fp2', 'alice', '{}', '', false, '', $1, $2, $3)`,
+		t0.UnixNano(), int64(math.MinInt64), t0.Add(time.Hour).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := Open(ctx, url, &Options{Schema: schema})
+	if err != nil {
+		t.Fatalf("Open of a schema-1 database: %v", err)
+	}
+	defer st.Close()
+	alice := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	c, err := st.Claim(ctx, gateway.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp",
+		Now: t0.Add(time.Second), LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+	if err != nil || c.Status != gateway.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
+		t.Fatalf("Claim of the migrated record = %+v, %v; want done with {\"ok\":1} in %+v", c, err, alice)
+	}
+	bob := alice
+	bob.Principal = "bob"
+	c, err = st.Claim(ctx, gateway.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp",
+		Now: t0.Add(time.Second), LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+	if err != nil || c.Status != gateway.ClaimAcquired || c.Token <= 41 {
+		t.Errorf("bob's claim of the same session step = %+v, %v; want acquired with a token above 41", c, err)
+	}
+	a, err := st.GetApproval(ctx, "apr_old")
+	if err != nil || a.Slot.Principal != "alice" || a.Requester != "alice" {
+		t.Errorf("migrated approval = %+v, %v; want its slot's principal alice", a, err)
+	}
+}

@@ -1,0 +1,73 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/sqliteutil"
+	"github.com/toolgate/toolgate/runtime/gateway"
+)
+
+// A database written before the slot held its principal (schema 2) is
+// brought forward on open with every row usable: a done record replays for
+// the principal that claimed it, another principal of the tenant gets a
+// slot of its own, and a pending approval keeps its slot's principal.
+func TestMigrationKeepsRecordsOfSchema2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	db, err := sqliteutil.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqliteutil.Migrate(ctx, db.W, migrations[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(ctx, `INSERT INTO records(tenant, session_id, step, tool, principal, key, fingerprint,
+		state, token, lease_expires, value, domain_error, reason, attempts, created, updated, expires)
+		VALUES ('acme', 's', 1, 'bank/pay', 'alice', 'k-old', 'fp', 'done', 41, ?, CAST('{"ok":1}' AS BLOB), NULL, '', 1, ?, ?, ?)`,
+		t0.Add(time.Minute).UnixNano(), t0.UnixNano(), t0.UnixNano(), t0.Add(24*time.Hour).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(ctx, `UPDATE counters SET value = 41 WHERE name = 'fencing'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(ctx, `INSERT INTO approvals(id, tenant, session_id, step, tool, key, fingerprint,
+		requester, arguments, granted, approver, created, granted_at, expires, taint)
+		VALUES ('apr_old', 'acme', 's', 2, 'bank/pay', 'k2', 'fp2', 'alice', CAST('{}' AS BLOB), 0, '', ?, ?, ?, '')`,
+		t0.UnixNano(), int64(math.MinInt64), t0.Add(time.Hour).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	st, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("Open of a schema-2 database: %v", err)
+	}
+	defer st.Close()
+	alice := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	req := gateway.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp", Now: t0.Add(time.Second),
+		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
+	c, err := st.Claim(ctx, req)
+	if err != nil || c.Status != gateway.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
+		t.Fatalf("Claim of the migrated record = %+v, %v; want done with {\"ok\":1} in %+v", c, err, alice)
+	}
+	bob := alice
+	bob.Principal = "bob"
+	c, err = st.Claim(ctx, gateway.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp", Now: t0.Add(time.Second),
+		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+	if err != nil || c.Status != gateway.ClaimAcquired || c.Token <= 41 {
+		t.Errorf("bob's claim of the same session step = %+v, %v; want acquired with a token above 41", c, err)
+	}
+	a, err := st.GetApproval(ctx, "apr_old")
+	if err != nil || a.Slot.Principal != "alice" || a.Requester != "alice" {
+		t.Errorf("migrated approval = %+v, %v; want its slot's principal alice", a, err)
+	}
+	if _, err := st.Get(ctx, "k-missing"); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
+	}
+}

@@ -1,0 +1,85 @@
+package catalog
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// BenchmarkLoadCatalog loads the eight real MCP catalogs (105 tools, every
+// input schema compiled): the cost of starting up or of an upstream's
+// list_changed.
+func BenchmarkLoadCatalog(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(b), "examples/transfer/catalog/*.json"))
+	b.ReportAllocs()
+	n := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		n = 0
+		for _, f := range files {
+			ts, err := Load(f, fileNamespace(f))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(ts)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tool")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
+}
+
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkParseSize parses pretty-printed JSON arrays of n small tools:
+// cpu-ns/tool stays flat as n grows (line numbers are counted incrementally,
+// once over the file, not from the start for every element).
+func BenchmarkParseSize(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 50_000} {
+		var sb strings.Builder
+		sb.WriteString("[\n")
+		for i := range n {
+			if i > 0 {
+				sb.WriteString(",\n")
+			}
+			fmt.Fprintf(&sb, "  {\n    \"name\": \"tool_%d\",\n    \"description\": \"Do thing %d.\"\n  }", i, i)
+		}
+		sb.WriteString("\n]\n")
+		data := sb.String()
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				ts, err := Parse(strings.NewReader(data), "big.json", "ns")
+				if err != nil || len(ts) != n {
+					b.Fatalf("Parse = %d tools, %v", len(ts), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tool")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
+		})
+	}
+}
+
+// BenchmarkParseDeepSchema parses one tool whose input schema nests as
+// deep as tools.MaxSchemaDepth allows: the most a schema's depth can cost
+// (compiling costs time quadratic in depth inside the JSON Schema library).
+func BenchmarkParseDeepSchema(b *testing.B) {
+	levels := (tools.MaxSchemaDepth - 1) / 2 // each level is {"properties":{"a":…}}, 2 deep
+	schema := strings.Repeat(`{"type":"object","properties":{"a":`, levels) + "{}" + strings.Repeat("}}", levels)
+	line := `{"name":"deep","inputSchema":` + schema + "}\n"
+	for b.Loop() {
+		if _, err := Parse(strings.NewReader(line), "deep.jsonl", "ns"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,629 @@
+// Package catalog reads tool catalog files: JSON Lines, a JSON array, or an
+// MCP tools/list result, one tool object each (docs/catalogs.md). Each
+// object becomes a tools.Definition and then, through tools.DefineAll, a
+// tools.Tool, so a catalog line and an MCP server's tool get their cards by
+// the same rules.
+//
+// Every problem is an *Error "FILE:LINE: reason" and costs only the tool it
+// is about: Parse returns every good tool plus one error per problem. A
+// document must have one meaning: a tool object with a duplicate member
+// name, at any depth ({"scopes":["admin"],"scopes":[]}), is rejected, never
+// read as its last member. Cost is linear in the file, which may hold at
+// most MaxFileBytes; input schemas nest at most tools.MaxSchemaDepth levels.
+//
+//	ts, err := catalog.LoadAll("github=servers/github.json", "bank.jsonl")
+//	if err != nil { ... } // each line "FILE:LINE: reason"
+//	err = reg.Add(ts...)
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// MaxFileBytes is the largest catalog Parse reads (256 MiB: a hundred
+// thousand tools with rich schemas).
+const MaxFileBytes = 256 << 20
+
+// Error is one problem in a catalog file: the file, the 1-based line where
+// the offending tool object (or JSON value) starts, and why it was
+// rejected. Line 0 means the problem concerns the whole file (it cannot be
+// read, is too large, or its namespace is invalid).
+type Error struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+// Error formats the problem as "FILE:LINE: reason" ("FILE: reason" when
+// Line is 0), the form editors and CI logs link to.
+func (e *Error) Error() string {
+	if e.Line <= 0 {
+		return e.File + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
+
+// ParseSpec splits a CLI catalog argument "NS=FILE" into its file path and
+// namespace. Without "NS=" the namespace is the file's stem: its base name
+// up to the first dot ("mcp/github.json" → "github"), with every character
+// a namespace may not hold replaced by '-'. A spec whose part before '=' is
+// not a valid namespace (it holds a path separator, say) is taken as a
+// plain file path.
+func ParseSpec(spec string) (path, ns string) {
+	if before, after, ok := strings.Cut(spec, "="); ok && tools.CheckNamespace(before) == nil && after != "" {
+		return after, before
+	}
+	return spec, fileNamespace(spec)
+}
+
+var namespaceReplacer = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+func fileNamespace(path string) string {
+	stem := filepath.Base(path)
+	if i := strings.IndexByte(stem, '.'); i > 0 {
+		stem = stem[:i]
+	}
+	stem = namespaceReplacer.ReplaceAllString(stem, "-")
+	stem = strings.TrimLeft(stem, "_.-")
+	if len(stem) > 64 {
+		stem = stem[:64]
+	}
+	if stem == "" {
+		stem = "catalog"
+	}
+	return stem
+}
+
+// Load reads the catalog file at path and returns its tools with IDs
+// "<namespace>/<name>". It is Parse on the file's contents, reporting
+// positions against path; an unreadable file is a single *Error with Line 0.
+func Load(path, namespace string) ([]tools.Tool, error) {
+	ts, _, err := parseFile(path, namespace)
+	return ts, err
+}
+
+// parseFile is Load that also returns each tool's line.
+func parseFile(path, namespace string) ([]tools.Tool, []int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, &Error{File: path, Reason: "cannot read catalog: " + unwrapPathError(err)}
+	}
+	defer f.Close()
+	return parse(f, path, namespace)
+}
+
+func unwrapPathError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// LoadAll loads every "NS=FILE" (or "FILE") spec, in order, and rejects a
+// tool whose ID an earlier file already defined. Like Parse it returns
+// every good tool together with an error listing every problem.
+func LoadAll(specs ...string) ([]tools.Tool, error) {
+	var (
+		all  []tools.Tool
+		errs []error
+		seen = map[string]string{} // ID -> "FILE:LINE" of its first definition
+	)
+	for _, spec := range specs {
+		path, ns := ParseSpec(spec)
+		ts, lines, err := parseFile(path, ns)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for i, t := range ts {
+			if first, dup := seen[t.ID]; dup {
+				errs = append(errs, &Error{File: path, Line: lines[i], Reason: fmt.Sprintf("duplicate tool %q (first defined at %s)", t.ID, first)})
+				continue
+			}
+			seen[t.ID] = fmt.Sprintf("%s:%d", path, lines[i])
+			all = append(all, t)
+		}
+	}
+	return all, errors.Join(errs...)
+}
+
+// Parse reads a catalog from r and returns its tools with IDs
+// "<namespace>/<name>"; file names the source in errors. Three formats are
+// accepted, told apart by the first byte that is not white space (a UTF-8
+// byte order mark is skipped):
+//
+//   - '[': a JSON array of tool objects;
+//   - '{' and the first JSON value is an object with a "tools" array and
+//     no "name": an MCP tools/list result {"tools":[...]} (a whole JSON-RPC
+//     response {"result":{"tools":[...]}} works too);
+//   - otherwise JSON Lines: one tool object per line; blank lines are
+//     skipped and a trailing "\r" is ignored.
+//
+// One tool object holds the members of tools.Definition: "name"
+// (required), "description" and/or "summary", "inputSchema" or
+// "parameters" (a JSON Schema object, or null for none), and optionally
+// "title", "scopes", "aliases", "not_for", "tags", "group", "tenants",
+// "read_only", "irreversible", "idempotent", "open_world" and MCP
+// "annotations" (readOnlyHint, destructiveHint, idempotentHint,
+// openWorldHint). Other members are ignored. tools.Define derives the card.
+//
+// Every problem is an *Error "FILE:LINE: reason", LINE being where the
+// offending object starts: invalid JSON, a duplicate member name at any
+// depth, a missing or non-string name, a name with control characters, a
+// member of the wrong type, an input schema tools.CheckInputSchema
+// refuses, a duplicate ID, a file over MaxFileBytes. Parse loses nothing
+// already accepted: it returns every good tool, in file order, plus an
+// error joining one *Error per problem (nil when there is none). A syntax
+// error inside a JSON array or tools/list ends parsing of that file, since
+// nothing after it can be located.
+func Parse(r io.Reader, file, namespace string) ([]tools.Tool, error) {
+	ts, _, err := parse(r, file, namespace)
+	return ts, err
+}
+
+func parse(r io.Reader, file, namespace string) ([]tools.Tool, []int, error) {
+	return parseLimited(r, file, namespace, MaxFileBytes)
+}
+
+// parseLimited is parse with a size limit of maxBytes.
+func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.Tool, []int, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
+	if err != nil {
+		return nil, nil, &Error{File: file, Reason: "cannot read catalog: " + err.Error()}
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, nil, &Error{File: file, Reason: fmt.Sprintf("catalog is larger than %d MiB", maxBytes>>20)}
+	}
+	if err := tools.CheckNamespace(namespace); err != nil {
+		return nil, nil, &Error{File: file, Reason: err.Error()}
+	}
+	p := &parser{file: file, data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
+	p.parse()
+	p.define(namespace)
+	slices.SortStableFunc(p.errs, func(a, b error) int { return a.(*Error).Line - b.(*Error).Line })
+	return p.tools, p.lines, errors.Join(p.errs...)
+}
+
+type parser struct {
+	file    string
+	data    []byte
+	pending []object // tool objects decoded, in file order, not yet defined
+	tools   []tools.Tool
+	lines   []int   // lines[i] is where tools[i] starts
+	errs    []error // every one an *Error
+
+	// lineOff and line cache the last lineAt answer, so that the
+	// increasing offsets of a JSON array cost linear time in all.
+	lineOff int64
+	line    int
+}
+
+// object is one decoded tool object awaiting tools.DefineAll.
+type object struct {
+	line      int
+	def       tools.Definition
+	schemaKey string // "inputSchema" or "parameters", for messages
+}
+
+func (p *parser) fail(line int, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Reason: fmt.Sprintf(format, args...)})
+}
+
+// lineAt returns the 1-based line of byte offset off in p.data.
+func (p *parser) lineAt(off int64) int {
+	off = min(off, int64(len(p.data)))
+	if off < p.lineOff || p.line == 0 {
+		p.lineOff, p.line = 0, 1
+	}
+	p.line += bytes.Count(p.data[p.lineOff:off], []byte("\n"))
+	p.lineOff = off
+	return p.line
+}
+
+// skipSpace returns the offset of the first byte at or after off that is
+// neither JSON white space nor (when commas is set) a comma.
+func (p *parser) skipSpace(off int64, commas bool) int64 {
+	for off < int64(len(p.data)) {
+		switch p.data[off] {
+		case ' ', '\t', '\r', '\n':
+		case ',':
+			if !commas {
+				return off
+			}
+		default:
+			return off
+		}
+		off++
+	}
+	return off
+}
+
+func (p *parser) parse() {
+	start := p.skipSpace(0, false)
+	if start == int64(len(p.data)) {
+		return // an empty catalog holds no tools
+	}
+	switch p.data[start] {
+	case '[':
+		dec := json.NewDecoder(bytes.NewReader(p.data))
+		dec.Token() // '['
+		if p.parseArray(dec, "JSON array") {
+			dec.Token() // ']'
+			p.rejectTrailing(dec.InputOffset(), "JSON array")
+		}
+		return
+	case '{':
+		if path := p.toolsListPath(start); path != nil {
+			p.parseToolsList(path)
+			return
+		}
+	}
+	p.parseLines()
+}
+
+// toolsListPath reports whether the first JSON value is a tools/list result
+// and returns the keys leading to its "tools" member: ["tools"] or
+// ["result","tools"]. It returns nil for a JSON Lines file.
+func (p *parser) toolsListPath(start int64) []string {
+	var first map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(p.data[start:]))
+	if err := dec.Decode(&first); err != nil {
+		return nil
+	}
+	if _, isTool := first["name"]; isTool {
+		return nil
+	}
+	var path []string
+	if _, ok := first["tools"]; ok {
+		path = []string{"tools"}
+	} else if res, ok := first["result"]; ok {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(res, &inner) == nil {
+			if _, ok := inner["tools"]; ok {
+				path = []string{"result", "tools"}
+			}
+		}
+	}
+	if path != nil {
+		p.rejectTrailing(start+dec.InputOffset(), "tools/list result")
+	}
+	return path
+}
+
+// rejectTrailing reports anything but white space from offset off on.
+func (p *parser) rejectTrailing(off int64, what string) {
+	if at := p.skipSpace(off, false); at < int64(len(p.data)) {
+		p.fail(p.lineAt(at), "unexpected data after the %s", what)
+	}
+}
+
+// parseToolsList walks the object along path and parses the array there.
+// A member on the path that appears twice ({"tools":[...],"tools":[]})
+// makes the document ambiguous: it is reported and nothing is parsed.
+func (p *parser) parseToolsList(path []string) {
+	dec := json.NewDecoder(bytes.NewReader(p.data))
+	for depth, key := range path {
+		objStart := p.lineAt(p.skipSpace(dec.InputOffset(), false))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			p.fail(objStart, "%s is not a JSON object", strings.Join(path[:depth], "."))
+			return
+		}
+		if dup := p.duplicateMember(dec.InputOffset()-1, key); dup != "" {
+			p.fail(objStart, "duplicate member name %q", dup)
+			return
+		}
+		for {
+			if !dec.More() {
+				p.fail(objStart, "tools/list result has no %q array", key)
+				return
+			}
+			tok, err := dec.Token()
+			if err != nil {
+				p.fail(p.lineAt(dec.InputOffset()), "invalid JSON: %v", err)
+				return
+			}
+			if tok == key {
+				break
+			}
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				p.fail(p.lineAt(dec.InputOffset()), "invalid JSON: %v", err)
+				return
+			}
+		}
+	}
+	at := p.skipSpace(dec.InputOffset(), false)
+	if at < int64(len(p.data)) && p.data[at] == ':' {
+		at = p.skipSpace(at+1, false)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		p.fail(p.lineAt(at), "tools/list %q is not a JSON array", strings.Join(path, "."))
+		return
+	}
+	p.parseArray(dec, "tools/list result")
+}
+
+// duplicateMember returns the name of a member that the object starting at
+// byte off holds twice among its own members when key is one of them
+// (duplicates deeper inside are each tool's own concern), or "".
+func (p *parser) duplicateMember(off int64, key string) string {
+	dec := json.NewDecoder(bytes.NewReader(p.data[off:]))
+	dec.Token() // '{'
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if seen[name] && name == key {
+			return name
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// parseArray decodes the elements of an array whose '[' dec has consumed,
+// and reports whether it reached the closing ']' (left unconsumed).
+func (p *parser) parseArray(dec *json.Decoder, what string) bool {
+	for {
+		at := p.skipSpace(dec.InputOffset(), true)
+		if at >= int64(len(p.data)) {
+			p.fail(p.lineAt(at), "truncated %s: missing ']'", what)
+			return false
+		}
+		if p.data[at] == ']' {
+			return true
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			p.fail(p.lineAt(at), "invalid JSON in %s: %s", what, jsonErrorReason(err))
+			return false
+		}
+		p.addObject(p.lineAt(at), raw)
+	}
+}
+
+func jsonErrorReason(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "unexpected end of file"
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	return err.Error()
+}
+
+func (p *parser) parseLines() {
+	data := p.data
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		p.addObject(n, line)
+	}
+}
+
+// members is one tool object as written in a catalog file. Members are raw
+// so that a wrong type is reported per member, by name.
+type members map[string]json.RawMessage
+
+// addObject decodes one tool object into a pending Definition, or reports
+// why it cannot.
+func (p *parser) addObject(line int, raw json.RawMessage) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
+			var v any
+			err := json.Unmarshal(trimmed, &v)
+			p.fail(line, "invalid JSON: %s", jsonErrorReason(err))
+			return
+		}
+		p.fail(line, "tool is not a JSON object")
+		return
+	}
+	var obj members
+	if err := json.Unmarshal(trimmed, &obj); err != nil {
+		p.fail(line, "invalid JSON: %s", jsonErrorReason(err))
+		return
+	}
+	if _, err := jcs.Parse(trimmed); err != nil {
+		var se *jcs.SyntaxError
+		if errors.As(err, &se) {
+			p.fail(line, "%s", se.Msg)
+		} else {
+			p.fail(line, "invalid JSON: %v", err)
+		}
+		return
+	}
+	o, reason := decodeDefinition(obj)
+	if reason != "" {
+		p.fail(line, "%s", reason)
+		return
+	}
+	o.line = line
+	p.pending = append(p.pending, o)
+}
+
+// define turns the pending objects into tools, in file order, and rejects
+// repeated IDs.
+func (p *parser) define(namespace string) {
+	defs := make([]tools.Definition, len(p.pending))
+	for i, o := range p.pending {
+		defs[i] = o.def
+	}
+	ts, errs := tools.DefineAll(namespace, defs)
+	firstLine := map[string]int{} // tool ID -> line of its first definition
+	for i, o := range p.pending {
+		if errs[i] != nil {
+			p.fail(o.line, "%s", definitionReason(o, errs[i]))
+			continue
+		}
+		t := ts[i]
+		if first, dup := firstLine[t.ID]; dup {
+			p.fail(o.line, "duplicate tool %q (first defined at line %d)", t.ID, first)
+			continue
+		}
+		firstLine[t.ID] = o.line
+		p.tools = append(p.tools, t)
+		p.lines = append(p.lines, o.line)
+	}
+	p.pending = nil
+}
+
+// definitionReason words a tools.Define error in the file's terms: prefixed
+// with the tool's name, the schema named by the member that held it.
+func definitionReason(o object, err error) string {
+	var de *tools.DefinitionError
+	if !errors.As(err, &de) {
+		return err.Error()
+	}
+	switch de.Field {
+	case "name", "id":
+		return de.Reason
+	case "inputSchema":
+		if de.Err != nil {
+			return fmt.Sprintf("%s: invalid %q: %s", de.Name, o.schemaKey, tools.SchemaReason(de.Err))
+		}
+	}
+	return de.Name + ": " + de.Reason
+}
+
+// decodeDefinition reads the members of one tool object into a
+// Definition, or returns why a member has the wrong type.
+func decodeDefinition(obj members) (object, string) {
+	var o object
+	d := &o.def
+	name, ok, reason := obj.str("name")
+	switch {
+	case reason != "":
+		return o, reason
+	case !ok:
+		return o, `missing "name"`
+	}
+	d.Name = name
+	texts := []struct {
+		key string
+		dst *string
+	}{{"description", &d.Description}, {"summary", &d.Summary}, {"not_for", &d.NotFor}, {"group", &d.Group}, {"title", &d.Title}}
+	for _, f := range texts {
+		s, _, reason := obj.str(f.key)
+		if reason != "" {
+			return o, fmt.Sprintf("%s: %s", name, reason)
+		}
+		*f.dst = s
+	}
+	lists := []struct {
+		key string
+		dst *[]string
+	}{{"scopes", &d.Scopes}, {"aliases", &d.Aliases}, {"tags", &d.Tags}, {"tenants", &d.Tenants}}
+	for _, f := range lists {
+		l, reason := obj.strs(f.key)
+		if reason != "" {
+			return o, fmt.Sprintf("%s: %s", name, reason)
+		}
+		*f.dst = l
+	}
+	flags := []struct {
+		key string
+		dst *bool
+	}{{"read_only", &d.ReadOnly}, {"irreversible", &d.Irreversible}, {"idempotent", &d.Idempotent}, {"open_world", &d.OpenWorld}}
+	for _, f := range flags {
+		if reason := obj.boolean(f.key, f.dst); reason != "" {
+			return o, fmt.Sprintf("%s: %s", name, reason)
+		}
+	}
+	if raw, ok := obj["annotations"]; ok && !isNull(raw) {
+		var ann members
+		if err := json.Unmarshal(raw, &ann); err != nil {
+			return o, fmt.Sprintf(`%s: "annotations" is not a JSON object`, name)
+		}
+		a := &tools.Annotations{}
+		hints := []struct {
+			key string
+			dst *bool
+		}{{"readOnlyHint", &a.ReadOnlyHint}, {"destructiveHint", &a.DestructiveHint}, {"idempotentHint", &a.IdempotentHint}, {"openWorldHint", &a.OpenWorldHint}}
+		for _, f := range hints {
+			if reason := ann.boolean(f.key, f.dst); reason != "" {
+				return o, fmt.Sprintf("%s: annotations: %s", name, reason)
+			}
+		}
+		d.Annotations = a
+	}
+	o.schemaKey = "inputSchema"
+	raw, ok := obj["inputSchema"]
+	if alt, hasAlt := obj["parameters"]; hasAlt {
+		if ok && !isNull(raw) && !isNull(alt) {
+			return o, fmt.Sprintf(`%s: both "inputSchema" and "parameters" are given`, name)
+		}
+		if !ok || isNull(raw) {
+			o.schemaKey, raw, ok = "parameters", alt, true
+		}
+	}
+	if ok && !isNull(raw) {
+		d.InputSchema = raw
+	}
+	return o, ""
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// str returns the string member key; ok is false when it is absent or null.
+func (o members) str(key string) (s string, ok bool, reason string) {
+	raw, present := o[key]
+	if !present || isNull(raw) {
+		return "", false, ""
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, fmt.Sprintf("%q is not a string", key)
+	}
+	return s, true, ""
+}
+
+func (o members) strs(key string) ([]string, string) {
+	raw, present := o[key]
+	if !present || isNull(raw) {
+		return nil, ""
+	}
+	var l []string
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Sprintf("%q is not an array of strings", key)
+	}
+	return l, ""
+}
+
+func (o members) boolean(key string, dst *bool) string {
+	raw, present := o[key]
+	if !present || isNull(raw) {
+		return ""
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Sprintf("%q is not a boolean", key)
+	}
+	return ""
+}

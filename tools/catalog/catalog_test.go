@@ -1,0 +1,451 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// parseNames parses in as catalog "cat.jsonl" in namespace "ns" and returns
+// the IDs of the accepted tools and the error text.
+func parseNames(t *testing.T, in string) ([]string, string) {
+	t.Helper()
+	ts, err := Parse(strings.NewReader(in), "cat.jsonl", "ns")
+	ids := make([]string, len(ts))
+	for i, tool := range ts {
+		ids[i] = tool.ID
+		if verr := tool.Validate(); verr != nil {
+			t.Errorf("Parse returned an invalid tool: %v", verr)
+		}
+	}
+	if err == nil {
+		return ids, ""
+	}
+	return ids, err.Error()
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantIDs []string
+		wantErr string // exact error text; lines joined by "\n"
+	}{
+		{"bad JSON line",
+			"{\"name\":\"a\"}\n{\"name\": \"b\"\n{\"name\":\"c\"}\n",
+			[]string{"ns/a", "ns/c"},
+			"cat.jsonl:2: invalid JSON: unexpected end of JSON input"},
+		{"garbage line",
+			"{\"name\":\"a\"}\nnot json\n",
+			[]string{"ns/a"},
+			"cat.jsonl:2: invalid JSON: invalid character 'o' in literal null (expecting 'u')"},
+		{"missing name",
+			"{\"description\":\"x\"}\n",
+			nil,
+			`cat.jsonl:1: missing "name"`},
+		{"name not a string",
+			"{\"name\":\"ok\"}\n\n{\"name\":42}\n",
+			[]string{"ns/ok"},
+			`cat.jsonl:3: "name" is not a string`},
+		{"empty name",
+			"{\"name\":\"  \"}\n",
+			nil,
+			`cat.jsonl:1: "name" is empty`},
+		{"name with control character",
+			"{\"name\":\"a\\u0007b\"}\n",
+			nil,
+			`cat.jsonl:1: name "a\ab" contains control characters or invalid UTF-8`},
+		{"line not an object",
+			"{\"name\":\"a\"}\n[1]\n\"b\"\n",
+			[]string{"ns/a"},
+			"cat.jsonl:2: tool is not a JSON object\ncat.jsonl:3: tool is not a JSON object"},
+		{"array element not an object",
+			"[1,\n{\"name\":\"a\"}]",
+			[]string{"ns/a"},
+			"cat.jsonl:1: tool is not a JSON object"},
+		{"schema not an object",
+			"{\"name\":\"a\",\"inputSchema\":[1]}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": not a JSON object`},
+		{"schema is a string",
+			"{\"name\":\"a\",\"parameters\":\"object\"}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "parameters": not a JSON object`},
+		{"schema root not an object type",
+			"{\"name\":\"a\",\"inputSchema\":{\"type\":\"strin\"}}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": type is "strin", want "object"`},
+		{"invalid nested type",
+			"{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"strin\"}}}}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": at /properties/x/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`},
+		{"negative minLength",
+			"{\"name\":\"a\",\"inputSchema\":{\"minLength\":-1}}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": at /minLength: minimum: got -1, want 0`},
+		{"draft-07 schema checked as draft-07",
+			"{\"name\":\"a\",\"inputSchema\":{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"type\":\"object\",\"required\":\"x\"}}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": at /required: got string, want array`},
+		{"remote reference never fetched",
+			"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"https://example.com/s.json\"}}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": failing loading "https://example.com/s.json": reference to https://example.com/s.json is not fetched: external references are not loaded`},
+		{"no schema sees another tool's schema",
+			"{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}\n",
+			[]string{"ns/a"},
+			`cat.jsonl:2: b: invalid "inputSchema": failing loading "schema:1": reference to schema:1 is not fetched: external references are not loaded`},
+		{"both inputSchema and parameters",
+			"{\"name\":\"a\",\"inputSchema\":{},\"parameters\":{}}\n",
+			nil,
+			`cat.jsonl:1: a: both "inputSchema" and "parameters" are given`},
+		{"scopes not strings",
+			"{\"name\":\"a\",\"scopes\":[\"x\",1]}\n",
+			nil,
+			`cat.jsonl:1: a: "scopes" is not an array of strings`},
+		{"empty scope",
+			"{\"name\":\"a\",\"scopes\":[\"\"]}\n",
+			nil,
+			`cat.jsonl:1: a: "scopes" holds an empty scope`},
+		{"annotation not a boolean",
+			"{\"name\":\"a\",\"annotations\":{\"readOnlyHint\":\"yes\"}}\n",
+			nil,
+			`cat.jsonl:1: a: annotations: "readOnlyHint" is not a boolean`},
+		{"read_only and irreversible",
+			"{\"name\":\"a\",\"read_only\":true,\"irreversible\":true}\n",
+			nil,
+			`cat.jsonl:1: a: "read_only" and "irreversible" contradict each other`},
+		{"duplicate",
+			"{\"name\":\"a\"}\n{\"name\":\"b\"}\n{\"name\":\"a\"}\n",
+			[]string{"ns/a", "ns/b"},
+			`cat.jsonl:3: duplicate tool "ns/a" (first defined at line 1)`},
+		{"truncated array",
+			"[\n  {\"name\":\"a\"},\n  {\"name\":\"b\",\n",
+			[]string{"ns/a"},
+			"cat.jsonl:3: invalid JSON in JSON array: unexpected end of file"},
+		{"array missing bracket",
+			"[\n  {\"name\":\"a\"}\n",
+			[]string{"ns/a"},
+			"cat.jsonl:3: truncated JSON array: missing ']'"},
+		{"array element errors carry their line",
+			"[\n  {\"name\":\"a\"},\n  {\n    \"name\": 1\n  },\n  {\"name\":\"c\"}\n]\n",
+			[]string{"ns/a", "ns/c"},
+			`cat.jsonl:3: "name" is not a string`},
+		{"data after the array",
+			"[{\"name\":\"a\"}]\n\n]",
+			[]string{"ns/a"},
+			"cat.jsonl:3: unexpected data after the JSON array"},
+		{"two tools/list results",
+			"{\"tools\":[{\"name\":\"a\"}]}\n{\"tools\":[{\"name\":\"b\"}]}\n",
+			[]string{"ns/a"},
+			"cat.jsonl:2: unexpected data after the tools/list result"},
+		{"problems reported in line order",
+			"{\"tools\":[\n{\"name\":1}\n]}\n[]\n",
+			nil,
+			"cat.jsonl:2: \"name\" is not a string\ncat.jsonl:4: unexpected data after the tools/list result"},
+		{"tools/list without tools",
+			"{\"nextCursor\":\"abc\"}\n",
+			nil,
+			`cat.jsonl:1: missing "name"`},
+		{"tools/list tools not an array",
+			"{\"tools\":{\"name\":\"a\"}}\n",
+			nil,
+			`cat.jsonl:1: tools/list "tools" is not a JSON array`},
+		{"tools/list element errors carry their line",
+			"{\"tools\":[\n{\"name\":\"a\"},\n{\"title\":\"x\"}\n]}\n",
+			[]string{"ns/a"},
+			`cat.jsonl:3: missing "name"`},
+		{"duplicate member: the tool is refused, not read as its last scopes",
+			"{\"name\":\"a\",\"scopes\":[\"admin\"],\"scopes\":[]}\n{\"name\":\"b\"}\n",
+			[]string{"ns/b"},
+			`cat.jsonl:1: duplicate member name "scopes"`},
+		{"duplicate member deep in the input schema",
+			"{\"name\":\"a\",\"inputSchema\":{\"properties\":{\"x\":{\"maxLength\":1,\"maxLength\":9}}}}\n",
+			nil,
+			`cat.jsonl:1: duplicate member name "maxLength"`},
+		{"duplicate member in an annotation, array element on its line",
+			"[\n{\"name\":\"a\"},\n{\"name\":\"b\",\n \"annotations\":{\"readOnlyHint\":true,\"readOnlyHint\":false}}\n]",
+			[]string{"ns/a"},
+			`cat.jsonl:3: duplicate member name "readOnlyHint"`},
+		{"duplicate tools array in a tools/list result",
+			"{\"tools\":[{\"name\":\"a\"}],\"tools\":[]}",
+			nil,
+			`cat.jsonl:1: duplicate member name "tools"`},
+		{"duplicate result in a JSON-RPC response",
+			"{\"result\":{\"tools\":[{\"name\":\"a\"}]},\n\"result\":{\"tools\":[]}}",
+			nil,
+			`cat.jsonl:1: duplicate member name "result"`},
+		{"duplicate name",
+			"{\"name\":\"a\",\"name\":\"b\"}\n",
+			nil,
+			`cat.jsonl:1: duplicate member name "name"`},
+		{"schema nested too deep",
+			"{\"name\":\"a\",\"inputSchema\":" + strings.Repeat(`{"items":`, 70) + "{}" + strings.Repeat("}", 70) + "}\n",
+			nil,
+			`cat.jsonl:1: a: invalid "inputSchema": nested deeper than 64 levels`},
+		{"invalid UTF-8 is refused, not replaced",
+			"{\"name\":\"a\",\"description\":\"\xff\"}\n",
+			nil,
+			`cat.jsonl:1: invalid UTF-8 in string`},
+		{"several problems, all reported",
+			"{\"name\":1}\n{\"name\":\"a\"}\n{\n{\"name\":\"a\"}\n",
+			[]string{"ns/a"},
+			"cat.jsonl:1: \"name\" is not a string\ncat.jsonl:3: invalid JSON: unexpected end of JSON input\ncat.jsonl:4: duplicate tool \"ns/a\" (first defined at line 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ids, err := parseNames(t, tt.in)
+			if err != tt.wantErr {
+				t.Errorf("Parse(%q) error =\n%s\nwant\n%s", tt.in, err, tt.wantErr)
+			}
+			if !slices.Equal(ids, tt.wantIDs) {
+				t.Errorf("Parse(%q) tools = %v, want %v", tt.in, ids, tt.wantIDs)
+			}
+		})
+	}
+}
+
+func TestParseErrorsAreTyped(t *testing.T) {
+	_, err := Parse(strings.NewReader("{\"name\":1}\n\n{}\n"), "f.jsonl", "ns")
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("Parse error %v is not a *Error", err)
+	}
+	if ce.File != "f.jsonl" || ce.Line != 1 || ce.Reason != `"name" is not a string` {
+		t.Errorf("first Error = %+v, want {f.jsonl 1 \"name\" is not a string}", *ce)
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok || len(joined.Unwrap()) != 2 {
+		t.Fatalf("Parse error %v does not join 2 errors", err)
+	}
+}
+
+func TestParseFormats(t *testing.T) {
+	want := []string{"ns/a", "ns/b"}
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"JSON Lines", "{\"name\":\"a\"}\n{\"name\":\"b\"}\n"},
+		{"JSON Lines, CRLF, blank lines, no final newline", "\r\n{\"name\":\"a\"}\r\n   \r\n\r\n{\"name\":\"b\"}"},
+		{"BOM", "\xef\xbb\xbf{\"name\":\"a\"}\n{\"name\":\"b\"}\n"},
+		{"JSON array", "[{\"name\":\"a\"},{\"name\":\"b\"}]"},
+		{"pretty JSON array with BOM", "\xef\xbb\xbf[\n  {\n    \"name\": \"a\"\n  },\n  {\n    \"name\": \"b\"\n  }\n]\n"},
+		{"tools/list", "{\"tools\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"nextCursor\":null}"},
+		{"tools/list, tools last", "{\"_meta\":{\"x\":[1,{\"tools\":1}]},\"tools\":[{\"name\":\"a\"},{\"name\":\"b\"}]}"},
+		{"JSON-RPC response", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\"},{\"name\":\"b\"}]}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ids, err := parseNames(t, tt.in)
+			if err != "" || !slices.Equal(ids, want) {
+				t.Errorf("Parse(%q) = %v, %q; want %v, no error", tt.in, ids, err, want)
+			}
+		})
+	}
+	for _, empty := range []string{"", "  \n\r\n", "\xef\xbb\xbf", "[]", "{\"tools\":[]}"} {
+		ids, err := parseNames(t, empty)
+		if len(ids) != 0 || err != "" {
+			t.Errorf("Parse(%q) = %v, %q; want no tools, no error", empty, ids, err)
+		}
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	in := `{"name":"send_mail","title":"Send mail","description":"Send an e-mail now. It is delivered at once.",` +
+		`"inputSchema":{"type":"object","properties":{"to":{"type":"string"}}},"scopes":["mail:send"],` +
+		`"aliases":["email someone"],"not_for":"Use draft_mail to only prepare one.","tags":["mail"],"group":"mail",` +
+		`"tenants":["acme"],"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":true},"outputSchema":{"type":"object"},"_meta":{}}
+{"name":"read_mail","summary":"Read your inbox","description":"Long text.","parameters":null,"annotations":{"readOnlyHint":true,"destructiveHint":true}}
+{"name":"wipe","irreversible":true,"read_only":false}
+`
+	ts, err := Parse(strings.NewReader(in), "mail.jsonl", "mail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(ts)
+	want := `[{"id":"mail/send_mail","card":{"name":"send_mail","summary":"Send an e-mail now.","scopes":["mail:send"],` +
+		`"aliases":["email someone"],"not_for":"Use draft_mail to only prepare one.","tags":["mail"],"group":"mail",` +
+		`"irreversible":true,"idempotent":true,"open_world":true},"title":"Send mail","description":"Send an e-mail now. It is delivered at once.",` +
+		`"input_schema":{"type":"object","properties":{"to":{"type":"string"}}},"tenants":["acme"]},` +
+		`{"id":"mail/read_mail","card":{"name":"read_mail","summary":"Read your inbox","read_only":true},"description":"Long text."},` +
+		`{"id":"mail/wipe","card":{"name":"wipe","irreversible":true}}]`
+	if string(got) != want {
+		t.Errorf("Parse(%s) =\n%s\nwant\n%s", in, got, want)
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	tests := []struct{ spec, path, ns string }{
+		{"gh=catalogs/github.json", "catalogs/github.json", "gh"},
+		{"catalogs/mcp-server-github.json", "catalogs/mcp-server-github.json", "mcp-server-github"},
+		{"datasets/bfcl/tools.jsonl", "datasets/bfcl/tools.jsonl", "tools"},
+		{"my tools.v2.jsonl", "my tools.v2.jsonl", "my-tools"},
+		{"./a=b/c.json", "./a=b/c.json", "c"},
+		{"x=", "x=", "x-"},
+		{".hidden", ".hidden", "hidden"},
+	}
+	for _, tt := range tests {
+		path, ns := ParseSpec(tt.spec)
+		if path != tt.path || ns != tt.ns {
+			t.Errorf("ParseSpec(%q) = %q, %q; want %q, %q", tt.spec, path, ns, tt.path, tt.ns)
+		}
+		if tools.CheckNamespace(ns) != nil {
+			t.Errorf("ParseSpec(%q) namespace %q is not a valid namespace", tt.spec, ns)
+		}
+	}
+}
+
+func TestParseTooLarge(t *testing.T) {
+	line := "{\"name\":\"a\"}\n"
+	ts, _, err := parseLimited(strings.NewReader(strings.Repeat(line, 1<<20/len(line)+1)), "big.jsonl", "ns", 1<<20)
+	if len(ts) != 0 || err == nil || err.Error() != "big.jsonl: catalog is larger than 1 MiB" {
+		t.Errorf("parse(over 1 MiB, limit 1 MiB) = %d tools, %v; want none, big.jsonl: catalog is larger than 1 MiB", len(ts), err)
+	}
+	ts, _, err = parseLimited(strings.NewReader(strings.Repeat(line, 1<<20/len(line))), "big.jsonl", "ns", 1<<20)
+	if len(ts) != 1 || err == nil || !strings.Contains(err.Error(), "duplicate tool") {
+		t.Errorf("parse(just under 1 MiB) = %d tools, %v; want the file read (1 tool, duplicates reported)", len(ts), err)
+	}
+}
+
+func TestParseBadNamespace(t *testing.T) {
+	_, err := Parse(strings.NewReader(`{"name":"a"}`), "f.jsonl", "bad/ns")
+	if err == nil || err.Error() != `f.jsonl: invalid namespace "bad/ns": must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$` {
+		t.Errorf("Parse with namespace bad/ns: error %v", err)
+	}
+}
+
+func TestLoadAll(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	b := filepath.Join(dir, "b.json")
+	os.WriteFile(a, []byte("{\"name\":\"x\"}\n{\"name\":\"y\"}\n"), 0o600)
+	os.WriteFile(b, []byte("[\n{\"name\":\"z\"},\n{\"name\":\"y\"}\n]"), 0o600)
+	ts, err := LoadAll(a, "a="+b, filepath.Join(dir, "missing.jsonl"))
+	var ids []string
+	for _, t := range ts {
+		ids = append(ids, t.ID)
+	}
+	if want := []string{"a/x", "a/y", "a/z"}; !slices.Equal(ids, want) {
+		t.Errorf("LoadAll tools = %v, want %v", ids, want)
+	}
+	want := b + `:3: duplicate tool "a/y" (first defined at ` + a + ":2)\n" + filepath.Join(dir, "missing.jsonl") + ": cannot read catalog: no such file or directory"
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadAll error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestRealCatalogs loads every real catalog toolgate is used with: the eight
+// real MCP servers (shared and the example's committed copy) and the
+// retrieval datasets' tool files. Each must load without a single error.
+func TestRealCatalogs(t *testing.T) {
+	var files []string
+	mcp, _ := filepath.Glob(filepath.Join(testenv.Shared(t, "catalogs/real-mcp"), "*.json"))
+	example, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	if len(mcp) != 8 || len(example) != 8 {
+		t.Fatalf("found %d shared and %d example MCP catalogs, want 8 each", len(mcp), len(example))
+	}
+	files = append(append(files, mcp...), example...)
+	for _, d := range []string{"metatool", "bfcl", "apibank"} {
+		files = append(files, testenv.Shared(t, "datasets/"+d+"/tools.jsonl"))
+	}
+	want := map[string]int{"real-mcp": 105, "catalog": 105, "metatool": 199, "bfcl": 2573, "apibank": 101}
+	got := map[string]int{}
+	for _, f := range files {
+		ts, err := Load(f, "ns")
+		if err != nil {
+			t.Errorf("Load(%s): %v", f, err)
+		}
+		lines := countNonBlankObjects(t, f)
+		if lines >= 0 && len(ts) != lines {
+			t.Errorf("Load(%s) = %d tools, want %d (one per line)", f, len(ts), lines)
+		}
+		got[filepath.Base(filepath.Dir(f))] += len(ts)
+		for _, tool := range ts {
+			if tool.Card.Summary == "" && tool.Description != "" {
+				t.Errorf("%s: %s has a description but no summary", f, tool.ID)
+			}
+		}
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("tools loaded from %s = %d, want %d", k, got[k], n)
+		}
+	}
+}
+
+// countNonBlankObjects returns the number of non-blank lines of a JSON
+// Lines file, or -1 for other formats.
+func countNonBlankObjects(t *testing.T, path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(path, ".jsonl") {
+		return -1
+	}
+	n := 0
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+var lineErr = regexp.MustCompile(`^f\.jsonl:[1-9][0-9]*: \S`)
+
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}\n{bad\n",
+		"[{\"name\":\"a\"},{\"name\":1}]",
+		"{\"tools\":[{\"name\":\"a\",\"annotations\":{\"readOnlyHint\":true}}]}",
+		"{\"result\":{\"tools\":[{\"name\":\"x\"}]}}",
+		"\xef\xbb\xbf{\"name\":\"b\",\"parameters\":{\"properties\":{\"q\":{\"pattern\":\"(?!x)\"}}}}\r\n",
+		"[\n{\"name\":\"a\"},\n",
+		"{\"name\":\"a\",\"inputSchema\":{\"$ref\":\"#/$defs/x\",\"$defs\":{\"x\":{\"type\":\"object\"}}}}",
+		"{\"name\":\"a\",\"inputSchema\":{}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:toolgate:input-schema:1\"}}",
+		"{\"name\":\"a\",\"inputSchema\":{\"$id\":\"urn:x\"}}\n{\"name\":\"b\",\"inputSchema\":{\"$ref\":\"urn:x\"}}",
+		"{\"name\":\"a\",\"scopes\":[\"admin\"],\"scopes\":[]}\n{\"name\":\"b\"}",
+		"{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"properties\":{\"x\":{\"type\":\"string\",\"type\":\"integer\"}}}}],\"tools\":[]}",
+		"[{\"name\":\"a\",\"inputSchema\":{\"items\":{\"items\":{\"items\":{}}}}}]",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ts, err := Parse(strings.NewReader(in), "f.jsonl", "ns")
+		seen := map[string]bool{}
+		for _, tool := range ts {
+			if verr := tool.Validate(); verr != nil {
+				t.Fatalf("Parse(%q) returned an invalid tool: %v", in, verr)
+			}
+			if seen[tool.ID] {
+				t.Fatalf("Parse(%q) returned %s twice", in, tool.ID)
+			}
+			seen[tool.ID] = true
+			if tool.InputSchema != nil {
+				if serr := tools.CheckInputSchema(tool.InputSchema); serr != nil {
+					t.Fatalf("Parse(%q) returned %s with a bad schema: %v", in, tool.ID, serr)
+				}
+			}
+		}
+		if err == nil {
+			return
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if !lineErr.MatchString(line) {
+				t.Fatalf("Parse(%q) error line %q is not FILE:LINE: reason", in, line)
+			}
+		}
+	})
+}

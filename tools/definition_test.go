@@ -1,0 +1,130 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestFirstSentence(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"Get the weather.", "Get the weather."},
+		{"Get the weather. Then more.", "Get the weather."},
+		{"Read a file from disk, e.g. a log. More text.", "Read a file from disk, e.g. a log."},
+		{"Planning something outdoors? Get the 2-day forecast. Extra.", "Planning something outdoors? Get the 2-day forecast."},
+		{"Hi. Create an issue in a repo. More.", "Hi. Create an issue in a repo."},
+		{"List files\nin the directory.", "List files"},
+		{"Version 1.2 of the   parser reads files. Next.", "Version 1.2 of the parser reads files."},
+		{strings.Repeat("word ", 40), strings.TrimSpace(strings.Repeat("word ", 30)) + "…"},
+	}
+	for _, tt := range tests {
+		if got := FirstSentence(tt.in); got != tt.want {
+			t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDefineCard(t *testing.T) {
+	tests := []struct {
+		name string
+		def  Definition
+		want Card
+	}{
+		{"summary from the description",
+			Definition{Name: "a", Description: "  Send a mail now. It goes at once.  "},
+			Card{Name: "a", Summary: "Send a mail now."}},
+		{"explicit summary wins",
+			Definition{Name: "a", Summary: " Mail someone ", Description: "Long text here."},
+			Card{Name: "a", Summary: "Mail someone"}},
+		{"destructive hint: irreversible",
+			Definition{Name: "a", Annotations: &Annotations{DestructiveHint: true, IdempotentHint: true, OpenWorldHint: true}},
+			Card{Name: "a", Irreversible: true, Idempotent: true, OpenWorld: true}},
+		{"read-only hint outweighs destructive hint",
+			Definition{Name: "a", Annotations: &Annotations{ReadOnlyHint: true, DestructiveHint: true}},
+			Card{Name: "a", ReadOnly: true}},
+		{"explicit flags join the hints",
+			Definition{Name: "a", Irreversible: true, Annotations: &Annotations{IdempotentHint: true}},
+			Card{Name: "a", Irreversible: true, Idempotent: true}},
+		{"card lists kept",
+			Definition{Name: "a", Scopes: []string{"s"}, Aliases: []string{"x y"}, Tags: []string{"t"}, NotFor: " n ", Group: " g "},
+			Card{Name: "a", Scopes: []string{"s"}, Aliases: []string{"x y"}, Tags: []string{"t"}, NotFor: "n", Group: "g"}},
+	}
+	for _, tt := range tests {
+		got, err := Define("ns", tt.def)
+		if err != nil {
+			t.Errorf("%s: Define(%+v) error = %v", tt.name, tt.def, err)
+			continue
+		}
+		if got.ID != "ns/"+tt.def.Name || !reflect.DeepEqual(got.Card, tt.want) {
+			t.Errorf("%s: Define(%+v) = %s %+v, want ns/%s %+v", tt.name, tt.def, got.ID, got.Card, tt.def.Name, tt.want)
+		}
+	}
+}
+
+func TestDefineErrors(t *testing.T) {
+	deep := strings.Repeat(`{"properties":{"a":`, 40) + "{}" + strings.Repeat("}}", 40)
+	tests := []struct {
+		name      string
+		ns        string
+		def       Definition
+		field     string // the DefinitionError's Field; "" for a namespace error
+		wantError string
+	}{
+		{"bad namespace", "a/b", Definition{Name: "x"}, "",
+			`tools: invalid tool: invalid namespace "a/b": must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`},
+		{"blank name", "ns", Definition{Name: " "}, "name", `tools: invalid tool " ": "name" is empty`},
+		{"control character", "ns", Definition{Name: "a\nb"}, "name", `tools: invalid tool "a\nb": name "a\nb" contains control characters or invalid UTF-8`},
+		{"blank scope", "ns", Definition{Name: "a", Scopes: []string{"x", " "}}, "scopes", `tools: invalid tool "a": "scopes" holds an empty scope`},
+		{"contradicting risk", "ns", Definition{Name: "a", Irreversible: true, Annotations: &Annotations{ReadOnlyHint: true}}, "read_only",
+			`tools: invalid tool "a": "read_only" and "irreversible" contradict each other`},
+		{"schema not an object", "ns", Definition{Name: "a", InputSchema: json.RawMessage(`[]`)}, "inputSchema",
+			`tools: invalid tool "a": invalid "inputSchema": not a JSON object`},
+		{"duplicate member deep in the schema", "ns", Definition{Name: "a", InputSchema: json.RawMessage(`{"properties":{"x":{"type":"string","type":"integer"}}}`)}, "inputSchema",
+			`tools: invalid tool "a": invalid "inputSchema": not valid JSON: duplicate member name "type"`},
+		{"schema too deep", "ns", Definition{Name: "a", InputSchema: json.RawMessage(deep)}, "inputSchema",
+			`tools: invalid tool "a": invalid "inputSchema": nested deeper than 64 levels`},
+	}
+	for _, tt := range tests {
+		_, err := Define(tt.ns, tt.def)
+		if err == nil || err.Error() != tt.wantError || !errors.Is(err, ErrInvalidTool) {
+			t.Errorf("%s: Define error = %v, want %s (wrapping ErrInvalidTool)", tt.name, err, tt.wantError)
+			continue
+		}
+		var de *DefinitionError
+		if got := errors.As(err, &de); got != (tt.field != "") || got && de.Field != tt.field {
+			t.Errorf("%s: Define error %v: DefinitionError field = %+v, want %q", tt.name, err, de, tt.field)
+		}
+		if tt.field == "inputSchema" && !errors.Is(err, ErrInvalidSchema) {
+			t.Errorf("%s: Define error %v does not wrap ErrInvalidSchema", tt.name, err)
+		}
+	}
+}
+
+// TestDefineAllMatchesDefine: the shared compiler of DefineAll gives every
+// definition the result Define gives it alone.
+func TestDefineAllMatchesDefine(t *testing.T) {
+	defs := []Definition{
+		{Name: "a", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","pattern":"^[a-z]+$"}}}`)},
+		{Name: "b", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)},
+		{Name: "c", InputSchema: json.RawMessage(`{"$ref":"urn:toolgate:input-schema:1"}`)},
+		{Name: "d", InputSchema: json.RawMessage(`{"$id":"urn:x","type":"object"}`)},
+		{Name: "e"},
+	}
+	ts, errs := DefineAll("ns", defs)
+	if len(ts) != len(defs) || len(errs) != len(defs) {
+		t.Fatalf("DefineAll returned %d tools, %d errors for %d definitions", len(ts), len(errs), len(defs))
+	}
+	for i, d := range defs {
+		want, wantErr := Define("ns", d)
+		if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
+			t.Errorf("DefineAll[%d] = %+v, %v; Define = %+v, %v", i, ts[i], errs[i], want, wantErr)
+		}
+	}
+	if errs[0] != nil || errs[1] == nil || errs[2] == nil || errs[3] != nil || errs[4] != nil {
+		t.Errorf("DefineAll errors = %v, want only b and c rejected", errs)
+	}
+}

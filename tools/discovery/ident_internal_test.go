@@ -1,0 +1,51 @@
+package discovery
+
+import (
+	"regexp"
+	"testing"
+)
+
+// The byte tests that guard the identifier expressions must be necessary
+// conditions: wherever an expression matches, its guard is true.
+var prefilterCases = []string{
+	"report.md", "open ./a/b.txt", "file_v2.json please", "x.Md", "a. b", ".md", "-x.go",
+	"ACC-12345", "see PROJ-1 and inv-22", "A-1", "-12", "ZZ-", "x PR-9",
+	"#94218", "issue #12", "issue 1234", "Issue   #7", "pr12", "PULL REQUEST 3", "no. 55", "nr.9", "número 4",
+	"nº 5", "n° 6", "order\t17", "ticket\n8", "numer 9", "1234", "12 issues", "ab12", "#", "no#1", "NO 2",
+}
+
+func checkPrefilters(t *testing.T, s string) {
+	t.Helper()
+	guards := []struct {
+		name  string
+		re    *regexp.Regexp
+		guard func(string) bool
+	}{
+		{"file", reFile, mayHaveFile},
+		{"key", reKey, func(s string) bool { return mayHave(s, '-', isKeyByte, isDigit) }},
+		{"hash", reHash, func(s string) bool { return mayHave(s, '#', func(byte) bool { return true }, isDigit) }},
+		{"numref", reNumRef, mayHaveNumRef},
+	}
+	for _, g := range guards {
+		if g.re.MatchString(s) && !g.guard(s) {
+			t.Errorf("%s expression matches %q but its guard says it cannot", g.name, s)
+		}
+	}
+}
+
+func TestIdentifierPrefilters(t *testing.T) {
+	for _, s := range prefilterCases {
+		checkPrefilters(t, s)
+	}
+	// And the guards do skip: a plain request runs none of them.
+	if s := "list the open pull requests in the payments repository."; mayHaveFile(s) || mayHaveNumRef(s) {
+		t.Errorf("a request without ids passes a guard: %q", s)
+	}
+}
+
+func FuzzIdentifierPrefilters(f *testing.F) {
+	for _, s := range prefilterCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkPrefilters)
+}
