@@ -132,7 +132,8 @@ func (c *cardFlags) rawSnapshot(snap *tools.Snapshot) (*tools.Snapshot, error) {
 
 const cardsUsage = `usage: toolgate cards hash --tools F...           print {"tool","hash"} per tool, to start an overlay
        toolgate cards check --tools F... --cards O...  report stale and unknown entries (exit 1 if any)
-       toolgate cards learn --tools F... --log FILE [--tenant T] [--min-principals 3] [--max-per-principal 3] [--out FILE]`
+       toolgate cards learn --tools F... --log FILE [--tenant T] [--min-principals 3] [--max-per-principal 3] [--out FILE]
+       toolgate cards suggest --tools F... --backend scripted|ollama|openai [--model M] --out FILE [--only-flagged] [--langs en,es,pl]`
 
 // runCards: toolgate cards hash|check|learn.
 func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -145,6 +146,8 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return runCardsHash(ctx, args[0], args[1:], stdout, stderr)
 	case "learn":
 		return runCardsLearn(ctx, args[1:], stdout, stderr)
+	case "suggest":
+		return runCardsSuggest(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "toolgate cards: unknown subcommand %q\n%s\n", args[0], cardsUsage)
 	return exitUsage

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,5 +172,47 @@ func TestEvalBackend(t *testing.T) {
 		if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
 		}
+	}
+}
+
+func TestCardsSuggestIsCachedAndResumable(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "suggested.jsonl")
+	args := append([]string{"cards", "suggest", "--backend", "scripted", "--out", out}, realCatalogArgs(t)...)
+	code, _, errOut := runCmd(args...)
+	if code != exitOK || !strings.Contains(errOut, "0 entries kept") {
+		t.Fatalf("first run: exit %d, %q", code, errOut)
+	}
+	ov, err := cards.Load(out)
+	if err != nil || ov.Len() < 100 {
+		t.Fatalf("suggested overlay: %d entries, %v", ov.Len(), err)
+	}
+	for _, e := range ov.Entries() {
+		if len(e.Examples) < 3 || len(e.Examples) > 5 || len(e.Aliases) == 0 || e.NotFor == "" {
+			t.Fatalf("entry %+v breaks the 3–5 examples, aliases, not_for contract", e)
+		}
+	}
+	n := ov.Len()
+	// A re-run costs nothing.
+	if code, _, errOut := runCmd(args...); code != exitOK || !strings.Contains(errOut, fmt.Sprintf("%d entries kept", n)) || !strings.Contains(errOut, " 0 suggested") {
+		t.Errorf("second run: exit %d, %q; want every entry kept, none suggested", code, errOut)
+	}
+	// After a crash that tore the last line and a tool that changed, the run
+	// resumes: the torn and the stale entries are suggested again.
+	data, _ := os.ReadFile(out)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	i := strings.Index(lines[0], `"hash":"sha256:`) + len(`"hash":"sha256:`)
+	flip := map[byte]string{'0': "1"}[lines[0][i]]
+	if flip == "" {
+		flip = "0"
+	}
+	lines[0] = lines[0][:i] + flip + lines[0][i+1:] // stale: written for another version
+	torn := strings.Join(lines[:len(lines)-1], "") + lines[len(lines)-1][:10]
+	os.WriteFile(out, []byte(torn), 0o644)
+	code, _, errOut = runCmd(args...)
+	if code != exitOK || !strings.Contains(errOut, fmt.Sprintf("%d entries kept", n-2)) || !strings.Contains(errOut, " 2 suggested") {
+		t.Errorf("resumed run: exit %d, %q; want %d kept and 2 suggested", code, errOut, n-2)
+	}
+	if ov, err := cards.Load(out); err != nil || ov.Len() != n {
+		t.Errorf("after resuming: %d entries, %v; want %d", ov.Len(), err, n)
 	}
 }
