@@ -26,6 +26,11 @@ import (
 func init() {
 	commands["cards"] = runCards
 	catalogFlags := " --tools F [--tools F2]... [--mcp \"CMD ARGS\"]... [--cards O]..."
+	helps["cards"] = cli.Usage{
+		Synopsis: "toolgate cards hash|check|learn|suggest" + catalogFlags + " (toolgate cards SUB -h lists each subcommand's flags)",
+		Summary:  "Card overlays: print each tool's hash to start one, check one for stale entries, learn one from the discovery log, or have a model suggest one.",
+		Examples: []string{`toolgate cards hash --tools github=mcp-server-github.json > team.cards.jsonl`},
+	}
 	helps["cards hash"] = cli.Usage{Synopsis: "toolgate cards hash" + catalogFlags,
 		Summary: `Print one {"tool","hash"} line per tool: the start of an overlay.`}
 	helps["cards check"] = cli.Usage{Synopsis: "toolgate cards check" + catalogFlags,
@@ -138,6 +143,17 @@ const cardsUsage = `usage: toolgate cards hash --tools F...           print {"to
 // runCards: toolgate cards hash|check|learn.
 func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		fmt.Fprintln(stderr, cardsUsage)
+		return exitUsage
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// "cards --help" or a flag before the subcommand.
+		fs := flag.NewFlagSet("cards", flag.ContinueOnError)
+		var src catalogSources
+		src.register(fs)
+		if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+			return code
+		}
 		fmt.Fprintln(stderr, cardsUsage)
 		return exitUsage
 	}
@@ -305,35 +321,12 @@ func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snap
 // one, else a runtime.ModelReformulator on that backend, fused, below the
 // threshold.
 func reformulation(backend, model string, below float64, timeout time.Duration) (*discovery.Options, error) {
-	var b llm.Backend
-	switch backend {
-	case "":
+	if backend == "" {
 		return nil, nil
-	case "scripted":
-		b = echoBackend{}
-	case "ollama":
-		if model == "" {
-			model = "llama3.2"
-		}
-		ob, err := ollama.New(model, nil)
-		if err != nil {
-			return nil, err
-		}
-		b = ob
-	case "openai":
-		if model == "" {
-			model = "gpt-4o-mini"
-		}
-		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-			return nil, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-		}
-		ob, err := openai.New(model, nil)
-		if err != nil {
-			return nil, err
-		}
-		b = ob
-	default:
-		return nil, fmt.Errorf("unknown --backend %q (want scripted, ollama or openai)", backend)
+	}
+	b, _, err := modelBackend(backend, model, echoBackend{})
+	if err != nil {
+		return nil, err
 	}
 	if below <= 0 || below > 1 {
 		return nil, fmt.Errorf("--reformulate-below %v must be in (0,1]", below)
@@ -355,4 +348,25 @@ type echoBackend struct{}
 func (echoBackend) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
 	text := req.Messages[len(req.Messages)-1].Content
 	return &llm.Response{Action: llm.ActionAnswer, Answer: text, Message: llm.Message{Role: llm.RoleAssistant, Content: text}}, nil
+}
+
+// modelBackend builds the --backend B --model M backend of eval and cards
+// suggest (the same environment as chat: OLLAMA_HOST; OPENAI_API_KEY,
+// OPENAI_BASE_URL) and the mode to constrain it in; scripted is the given
+// stand-in.
+func modelBackend(backend, model string, scripted llm.Backend) (llm.Backend, llm.Mode, error) {
+	switch backend {
+	case "scripted":
+		return scripted, llm.ModeEnvelope, nil
+	case "ollama":
+		b, err := ollama.New(orDefault(model, "llama3.2"), nil)
+		return b, llm.ModeEnvelope, err
+	case "openai":
+		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
+		}
+		b, err := openai.New(orDefault(model, "gpt-4o-mini"), nil)
+		return b, llm.ModeNative, err
+	}
+	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama or openai)", backend)
 }

@@ -22,26 +22,29 @@ import (
 
 func init() {
 	commands["log"] = runLog
-	helps["log misses"] = cli.Usage{Synopsis: strings.TrimPrefix(logUsage, "usage: "),
+	helps["log"] = cli.Usage{Synopsis: strings.TrimPrefix(logUsage, "usage: "),
 		Summary:  "Read a discovery log (JSON Lines or SQLite): the requests whose first shortlist lacked the tool finally called, per tool; exit 1 with misses.",
 		Examples: []string{`toolgate log misses --log discovery.jsonl --tenant acme`}}
 }
 
-const logUsage = `usage: toolgate log misses --log FILE [--tenant T] [--format text|json]`
+const logUsage = `usage: toolgate log [misses] --log FILE [--tenant T] [--format text|json]`
 
 // runLog: toolgate log misses --log FILE. It lists, per tool, the requests
 // whose first shortlist lacked the tool finally called. Exit 0 with none,
 // 1 with misses, 2 for usage or input errors.
 func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "misses" {
+	if len(args) == 0 || (args[0] != "misses" && !strings.HasPrefix(args[0], "-")) {
 		fmt.Fprintln(stderr, logUsage)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("log misses", flag.ContinueOnError)
+	if args[0] == "misses" {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("log", flag.ContinueOnError)
 	logPath := fs.String("log", "", "discovery log `file`: JSON Lines (discovery.JSONLog) or SQLite (discovery.SQLLog)")
 	tenant := fs.String("tenant", "", "only this tenant's misses")
 	format := fs.String("format", "text", "output format: text or json")
-	if code, ok := parseFlags(fs, args[1:], stdout, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	switch {

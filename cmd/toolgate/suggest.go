@@ -14,8 +14,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/ollama"
-	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -58,27 +56,9 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
 		return exitUsage
 	}
-	var b llm.Backend
-	mode := llm.ModeEnvelope
-	switch *backend {
-	case "scripted":
-		b = cardStandIn{}
-	case "ollama":
-		ob, err := ollama.New(orDefault(*model, "llama3.2"), nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return exitUsage
-		}
-		b = ob
-	case "openai":
-		ob, err := openai.New(orDefault(*model, "gpt-4o-mini"), nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return exitUsage
-		}
-		b, mode = ob, llm.ModeNative
-	default:
-		fmt.Fprintf(stderr, "%s: --backend must be scripted, ollama or openai\n", prog)
+	b, mode, err := modelBackend(*backend, *model, cardStandIn{})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return exitUsage
 	}
 	reg, closeUpstreams, err := src.load(ctx, quietLogger())
