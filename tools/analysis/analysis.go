@@ -53,7 +53,16 @@ type Options struct {
 	KeepStopWords bool
 	// NoStemming turns stemming off: Terms returns folded words.
 	NoStemming bool
+	// StemCache bounds how many words per language the Analyzer keeps the
+	// stems of (the words a catalog and its requests repeat are then
+	// stemmed once; the cache starts over when full and changes no stem).
+	// Zero means DefaultStemCache; a negative value keeps none.
+	StemCache int
 }
+
+// DefaultStemCache is the default Options.StemCache: 32,768 words per
+// language, a few MiB at most.
+const DefaultStemCache = 1 << 15
 
 // Analyzer turns text into terms. It is immutable after New and safe for
 // concurrent use by multiple goroutines.
@@ -61,6 +70,7 @@ type Analyzer struct {
 	langs    [3]bool // indexed by langIndex
 	keepStop bool
 	noStem   bool
+	stems    *stemCache // nil: none
 }
 
 // New returns an Analyzer configured by opts (nil means defaults). Unknown
@@ -98,6 +108,12 @@ func build(opts *Options) (*Analyzer, error) {
 	a.langs[0] = true // English is always the fallback.
 	a.keepStop = opts.KeepStopWords
 	a.noStem = opts.NoStemming
+	switch {
+	case opts.StemCache == 0:
+		a.stems = &stemCache{max: DefaultStemCache}
+	case opts.StemCache > 0:
+		a.stems = &stemCache{max: opts.StemCache}
+	}
 	return a, err
 }
 
@@ -186,7 +202,7 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 			continue
 		}
 		if !a.noStem {
-			t = sc.stemWord(lang, t)
+			t = sc.stemWord(a.stems, lang, t)
 		}
 		if t == "" {
 			continue
@@ -205,17 +221,18 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 // expect folded lower-case letters. Stem is safe for concurrent use.
 func Stem(lang Lang, word string) string {
 	sc := scratchPool.Get().(*scratch)
-	s := sc.stemWord(lang, word)
+	s := sc.stemWord(nil, lang, word)
 	scratchPool.Put(sc)
 	return s
 }
 
-func (sc *scratch) stemWord(lang Lang, w string) string {
+// stemWord stems w in lang, through cache when it is not nil.
+func (sc *scratch) stemWord(cache *stemCache, lang Lang, w string) string {
 	if !isAlphaWord(w) {
 		return w
 	}
 	li := max(langIndex(lang), 0)
-	if st, ok := stems.get(li, w); ok {
+	if st, ok := cache.get(li, w); ok {
 		return st
 	}
 	var st string
@@ -227,25 +244,25 @@ func (sc *scratch) stemWord(lang Lang, w string) string {
 	default:
 		st = sc.stemEnglish(w)
 	}
-	stems.put(li, w, st)
+	cache.put(li, w, st)
 	return st
 }
 
-// stems caches the stems of recently seen words, per language: a request
-// is mostly words seen before, and a look-up costs a fraction of running a
-// stemmer. It holds at most maxCachedStems words per language and starts
+// stemCache keeps the stems of recently seen words, per language: a
+// request is mostly words seen before, and a look-up costs a fraction of
+// running a stemmer. It holds at most max words per language and starts
 // over when full; keys and stems are copied, so that a cached stem never
-// keeps a caller's text alive.
-var stems stemCache
-
-const maxCachedStems = 1 << 15
-
+// keeps a caller's text alive. A nil *stemCache keeps nothing.
 type stemCache struct {
-	mu sync.RWMutex
-	m  [3]map[string]string
+	max int
+	mu  sync.RWMutex
+	m   [3]map[string]string
 }
 
 func (c *stemCache) get(lang int, w string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
 	c.mu.RLock()
 	st, ok := c.m[lang][w]
 	c.mu.RUnlock()
@@ -253,12 +270,12 @@ func (c *stemCache) get(lang int, w string) (string, bool) {
 }
 
 func (c *stemCache) put(lang int, w, st string) {
-	if len(w) > 64 {
-		return // not a word a catalog or a request repeats
+	if c == nil || len(w) > 64 { // a longer one is not a word texts repeat
+		return
 	}
 	c.mu.Lock()
-	if c.m[lang] == nil || len(c.m[lang]) >= maxCachedStems {
-		c.m[lang] = make(map[string]string, 1024)
+	if c.m[lang] == nil || len(c.m[lang]) >= c.max {
+		c.m[lang] = make(map[string]string, min(c.max, 1024))
 	}
 	c.m[lang][strings.Clone(w)] = strings.Clone(st)
 	c.mu.Unlock()

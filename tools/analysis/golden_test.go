@@ -106,6 +106,8 @@ func TestStemCache(t *testing.T) {
 		}
 		return sc.stemEnglish(w)
 	}
+	const bound = 100
+	a := New(&Options{StemCache: bound, KeepStopWords: true})
 	check := func(when string) {
 		for _, l := range Languages {
 			for _, line := range readLines(t, "words_"+string(l)+".txt") {
@@ -113,8 +115,8 @@ func TestStemCache(t *testing.T) {
 					if !isAlphaWord(w) {
 						continue
 					}
-					if got, want := Stem(l, w), direct(l, w); got != want {
-						t.Errorf("%s: Stem(%s, %q) = %q, the stemmer says %q", when, l, w, got, want)
+					if got, want := a.Terms(nil, w, l), direct(l, w); len(got) != 1 || got[0] != want {
+						t.Errorf("%s: Terms(%q, %s) = %q, the stemmer says %q", when, w, l, got, want)
 					}
 				}
 			}
@@ -122,11 +124,14 @@ func TestStemCache(t *testing.T) {
 	}
 	check("cold")
 	check("warm")
-	for i := range 2*maxCachedStems + 10 {
-		Stem(English, fmt.Sprintf("zq%dxing", i))
+	for i := range 3*bound + 10 {
+		a.Terms(nil, fmt.Sprintf("zq%dxing", i), English)
 	}
-	if n := len(stems.m[0]); n > maxCachedStems {
-		t.Errorf("the English stem cache holds %d words, bound %d", n, maxCachedStems)
+	if n := len(a.stems.m[0]); n > bound || n == 0 {
+		t.Errorf("the English stem cache holds %d words, bound %d", n, bound)
 	}
 	check("after starting over")
+	if New(&Options{StemCache: -1}).stems != nil {
+		t.Error("StemCache -1 keeps a cache")
+	}
 }

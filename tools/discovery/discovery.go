@@ -19,7 +19,11 @@ import (
 //
 // Embed returns one vector per text, in order, all of the same length. It
 // may be called concurrently. The returned slices belong to the caller.
-// Errors are wrapped into the discovery error that reports them.
+// Errors are wrapped into the discovery error that reports them. An
+// Embedder that also has a method EmbedTo(dst []float32, text string)
+// []float32, returning the vector Embed would (written into dst when its
+// capacity suffices), is called that way for requests, so that a query
+// does not allocate its vector; ngram.Embedder has one.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }

@@ -23,8 +23,8 @@
 // text gives the same vector in every process and build.
 //
 // An Embedder caches the features of the tokens and three-token phrase
-// windows it has seen (at most 2^18 features, about 4 MiB; the cache starts
-// over when full), so that a request made of known words costs look-ups
+// windows it has seen (Options.FeatureCache features, 2^18 or about 4 MiB
+// by default; the cache starts over when full), so that a request made of known words costs look-ups
 // rather than hashing, stemming and lexicon queries. The cache changes no
 // vector.
 package ngram
@@ -72,7 +72,16 @@ type Options struct {
 	// evidence. Zero means 1, 1.5 and 1.5; a negative value turns that kind
 	// off.
 	NGramWeight, TermWeight, ConceptWeight float64
+	// FeatureCache bounds how many features the Embedder keeps for the
+	// tokens and phrase windows it has seen (16 bytes each; the cache
+	// starts over when full and changes no vector). Zero means
+	// DefaultFeatureCache; a negative value keeps none.
+	FeatureCache int
 }
+
+// DefaultFeatureCache is the default Options.FeatureCache: 2^18 features,
+// about 4 MiB.
+const DefaultFeatureCache = 1 << 18
 
 // Embedder embeds texts into Dim-dimensional unit vectors. It is immutable
 // after New and safe for concurrent use.
@@ -93,10 +102,11 @@ type Embedder struct {
 }
 
 // featureCache maps a token or phrase window, in a language, to the
-// features it contributes. It holds at most maxCachedFeatures features
-// (about 4 MiB) and starts over when full. Keys are copied: the analyzer's
-// tokens may share a pooled buffer.
+// features it contributes. It holds at most max features and starts over
+// when full. Keys are copied: the analyzer's tokens may share a pooled
+// buffer.
 type featureCache struct {
+	max     int // 0: keep nothing
 	mu      sync.RWMutex
 	tokens  map[tokenKey][]Feature
 	phrases map[[3]string][]Feature // the language plays no part in a window's concepts
@@ -107,8 +117,6 @@ type tokenKey struct {
 	lang analysis.Lang
 	tok  string
 }
-
-const maxCachedFeatures = 1 << 18
 
 func (c *featureCache) token(lang analysis.Lang, tok string) ([]Feature, bool) {
 	c.mu.RLock()
@@ -126,9 +134,12 @@ func (c *featureCache) phrase(w [3]string) ([]Feature, bool) {
 
 // put stores f for the token (lang, w[0]) or, with phrase, the window w.
 func (c *featureCache) put(phrase bool, lang analysis.Lang, w [3]string, f []Feature) {
+	if len(f)+1 > c.max {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tokens == nil || c.n+len(f)+1 > maxCachedFeatures {
+	if c.tokens == nil || c.n+len(f)+1 > c.max {
 		c.tokens, c.phrases, c.n = make(map[tokenKey][]Feature), make(map[[3]string][]Feature), 0
 	}
 	for i := range w {
@@ -234,6 +245,12 @@ func NewChecked(opts *Options) (*Embedder, error) {
 	e.wTerm = weight(o.TermWeight, 1.5)
 	e.wConcept = weight(o.ConceptWeight, 1.5)
 	e.scratchers.New = func() any { return &scratch{} }
+	switch {
+	case o.FeatureCache == 0:
+		e.cache.max = DefaultFeatureCache
+	case o.FeatureCache > 0:
+		e.cache.max = o.FeatureCache
+	}
 	return e, nil
 }
 

@@ -339,12 +339,22 @@ func TestCacheChangesNothing(t *testing.T) {
 		fmt.Fprintf(&sb, "zq%dx ", i)
 	}
 	embed1(t, warm, sb.String())
-	if warm.cache.n > maxCachedFeatures {
-		t.Errorf("cache holds %d features, bound %d", warm.cache.n, maxCachedFeatures)
+	if warm.cache.n > DefaultFeatureCache {
+		t.Errorf("cache holds %d features, bound %d", warm.cache.n, DefaultFeatureCache)
 	}
 	for _, s := range texts {
 		if got, want := embed1(t, warm, s), embed1(t, New(nil), s); !slices.Equal(got, want) {
 			t.Errorf("EmbedTo(%q) after the cache started over differs", s)
+		}
+	}
+	small, none := New(&Options{FeatureCache: 50}), New(&Options{FeatureCache: -1})
+	for _, s := range texts {
+		want := embed1(t, New(nil), s)
+		if got := embed1(t, small, s); !slices.Equal(got, want) || small.cache.n > 50 {
+			t.Errorf("EmbedTo(%q) with a 50-feature cache differs or holds %d", s, small.cache.n)
+		}
+		if got := embed1(t, none, s); !slices.Equal(got, want) || none.cache.n != 0 {
+			t.Errorf("EmbedTo(%q) with no cache differs or holds %d", s, none.cache.n)
 		}
 	}
 }
