@@ -54,9 +54,9 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a search answered with tool_reference blocks, the model calls a
 // referenced tool through the gateway, and the tools and system prompt (the
 // cached prefix) are byte-identical from one request to the next.
-// realCatalog is the 105 tools of the 8 real MCP servers committed with
+// realMCPTools is the 105 tools of the 8 real MCP servers committed with
 // the transfer example.
-func realCatalog(t *testing.T) []tools.Tool {
+func realMCPTools(t *testing.T) []tools.Tool {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -84,7 +84,7 @@ func TestDeferredLoading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := realCatalog(t)
+	real := realMCPTools(t)
 	if err := reg.Add(real...); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 	a := s.agent
 	nm := a.names.get(view.Snapshot())
 	dctx, span := a.startDiscovery(ctx, query, view.Len())
-	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id})
+	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id, Session: s.id})
 	if err == nil {
 		span.SetAttributes(tracing.Candidates.StringSlice(ids(res.Tools)))
 	}

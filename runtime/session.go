@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // ErrStepBudget is returned by Run when the model has not answered within
@@ -192,6 +193,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 			// name maps back; reaching here is a defect, never a guess.
 			return false, fmt.Errorf("runtime: step %d: model name %q maps to no tool", step, c.Name)
 		}
+		a.disc.RecordOutcome(ctx, view, discovery.Outcome{Session: s.id, Source: discovery.SourceCall, Tools: []string{id}})
 		rec := s.call(ctx, step, id, a.normalize(view, id, c.Arguments))
 		turn.Calls = append(turn.Calls, rec)
 		s.toolResult(comp.constraint.Mode, c, resultContent(rec))

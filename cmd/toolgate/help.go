@@ -21,7 +21,7 @@ var helps = map[string]cli.Usage{
 		},
 	},
 	"eval": {
-		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--format json]`,
+		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history 0.5] [--backend B [--model M] [--reformulate-below 0.3]] [--format json]`,
 		Summary:  "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
 		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`},
 	},

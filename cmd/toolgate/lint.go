@@ -20,6 +20,9 @@ type lintOutput struct {
 	Checked  []lint.Kind       `json:"checked"`
 	Counts   map[lint.Kind]int `json:"counts"`
 	Findings []lint.Finding    `json:"findings"`
+	// Fixed counts, with --cards, the findings of the catalog without the
+	// overlays that the overlays made go away, by kind.
+	Fixed map[lint.Kind]int `json:"fixed_by_cards,omitempty"`
 }
 
 // runLint: toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5]
@@ -66,6 +69,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate lint")
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, opts)
 	if err != nil {
@@ -79,8 +83,15 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		}
 		return exitUsage
 	}
+	var fixed map[lint.Kind]int
+	if len(src.cards.files) > 0 {
+		if fixed, err = fixedByCards(ctx, &src.cards, snap, findings, opts); err != nil {
+			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+			return exitUsage
+		}
+	}
 	if *format == "json" {
-		out := lintOutput{Tools: snap.Len(), Counts: map[lint.Kind]int{}, Findings: findings}
+		out := lintOutput{Tools: snap.Len(), Counts: map[lint.Kind]int{}, Findings: findings, Fixed: fixed}
 		if out.Findings == nil {
 			out.Findings = []lint.Finding{}
 		}
@@ -103,6 +114,9 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	} else {
 		for _, f := range findings {
 			fmt.Fprintln(stdout, f)
+		}
+		if fixed != nil {
+			fmt.Fprintf(stdout, "card overlays fixed %s\n", fixedList(fixed))
 		}
 	}
 	if len(findings) > 0 {
