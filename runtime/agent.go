@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -118,9 +120,41 @@ type Options struct {
 	// needs a human approval, and the taint (which tool, which step) is
 	// shown in the approval and the audit.
 	NoTaint bool
+	// Deferred turns on hosted deferred loading (native mode only): every
+	// authorized tool is sent in every request for the backend's deferred
+	// loading (llm.Request.Deferred: Anthropic's defer_loading, OpenAI
+	// Responses' tool_search), in the view's order, with find_tools as the
+	// one tool loaded up front, marked as the search tool. The model's
+	// searches are answered by discovery with references to the tools
+	// found (llm.Message.ToolReferences), and each step's own shortlist is
+	// delivered the same way, as a search the runtime answers before the
+	// request, so the tools and the system prompt — the prompt cache's
+	// prefix — never change within a session. Unauthorized tools are never
+	// sent. Backends without deferred loading ignore Deferred; use it with
+	// llm/anthropic or openai.ResponsesBackend.
+	Deferred bool
+	// TracerProvider receives the runtime's spans: "invoke_agent" per
+	// turn, "toolgate.discover" per search and "chat" per model request,
+	// following the GenAI semantic conventions (see runtime/trace.go), with
+	// the gateway's "execute_tool" spans below them when the gateway has
+	// the same provider. Nil means no spans.
+	TracerProvider trace.TracerProvider
+	// TraceContent adds the user's request and the model's messages and
+	// replies to the spans (gen_ai.input.messages, gen_ai.output.messages,
+	// the discovery query). Off by default: they may hold personal data.
+	TraceContent bool
 	// LLM configures the llm.Checked wrapper around the backend (its
 	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
 	LLM *llm.Options
+}
+
+// backendName is the backend's Name() when it has one (every adapter in
+// llm does), for the chat spans' gen_ai.provider.name.
+func backendName(b llm.Backend) string {
+	if n, ok := b.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "llm"
 }
 
 // ErrOptions is wrapped by New for an invalid argument or option.
@@ -140,6 +174,8 @@ type Agent struct {
 	llmOpts llm.Options
 	// grammars keeps the compiled constraints of repeated shortlists.
 	grammars *grammar.Cache
+	tracer   trace.Tracer
+	provider string // the backend's name, for the chat spans
 }
 
 // New returns an Agent. The registry is the catalog; disc ranks it; gw
@@ -163,6 +199,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 		return nil, fmt.Errorf("%w: unknown Strategy %d", ErrOptions, o.Strategy)
 	case o.Mode < llm.ModeEnvelope || o.Mode > llm.ModeNative:
 		return nil, fmt.Errorf("%w: unknown Mode %d", ErrOptions, o.Mode)
+	case o.Deferred && o.Mode != llm.ModeNative:
+		return nil, fmt.Errorf("%w: Deferred needs Mode llm.ModeNative, not %s", ErrOptions, o.Mode)
 	}
 	def := func(p *int, v int) {
 		if *p == 0 {
@@ -194,7 +232,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}, grammars: grammar.NewCache(0)}
+	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}, grammars: grammar.NewCache(0),
+		tracer: tracing.Tracer(o.TracerProvider), provider: backendName(backend)}
 	if o.LLM != nil {
 		a.llmOpts = *o.LLM
 	}

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"github.com/toolgate/toolgate/internal/tracing"
+
 	"context"
 	"slices"
 
@@ -16,7 +18,12 @@ import (
 func (s *Session) findTools(ctx context.Context, step int, view *tools.View, query string, c llm.ToolCall, mode llm.Mode) {
 	a := s.agent
 	nm := a.names.get(view.Snapshot())
-	res, err := findtools.Search(ctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id})
+	dctx, span := a.startDiscovery(ctx, query, view.Len())
+	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id, Session: s.id})
+	if err == nil {
+		span.SetAttributes(tracing.Candidates.StringSlice(ids(res.Tools)))
+	}
+	tracing.End(span, err, errorType(err))
 	if err != nil {
 		s.toolResult(mode, c, errorResult("DISCOVERY_FAILED", "the search failed; try again", true))
 		return
@@ -26,8 +33,12 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 		s.load(t.ID)
 	}
 	a.observe(Event{Kind: EventFindTools, Step: step, Query: query, Found: ids(res.Tools)})
+	var refs []string
+	if a.opts.Deferred {
+		refs = s.reference(nm, res.Tools)
+	}
 	s.toolResult(mode, c, findtools.Answer(res, func(t *tools.Tool) string { return nm.name(t.ID) },
-		"found tools can be called from the next step on"))
+		"found tools can be called from the next step on"), refs...)
 }
 
 // load adds a tool to the loaded set, dropping the oldest beyond MaxLoaded.

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // ErrStepBudget is returned by Run when the model has not answered within
@@ -40,6 +41,7 @@ type Session struct {
 	// promptNames are the tools the system prompt lists, and announced the
 	// ones introduced in the conversation since (envelope modes, see announce).
 	promptNames, announced []string
+	deferred               deferredState // Options.Deferred
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
@@ -95,11 +97,13 @@ type Turn struct {
 // a reply that could not be repaired, ctx ending). Tool failures and
 // gateway refusals are not errors of Run: they go back to the model as
 // tool results and the loop continues.
-func (s *Session) Run(ctx context.Context, input string) (*Turn, error) {
+func (s *Session) Run(ctx context.Context, input string) (turn *Turn, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ctx, span := s.agent.startTurn(ctx, s)
+	turn = &Turn{}
+	defer func() { s.agent.endTurn(span, turn, err) }()
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: input})
-	turn := &Turn{}
 	for range s.agent.opts.MaxSteps {
 		s.step++
 		turn.Steps++
@@ -137,8 +141,15 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		Constraint:    comp.constraint,
 		CatalogTokens: sel.catalogTokens,
 	}
+	if a.opts.Deferred {
+		if err := s.deferTools(step, view, nm, comp, req); err != nil {
+			return false, err
+		}
+	}
 	s.notePrompt(step, req)
-	resp, err := s.backend.Chat(ctx, req)
+	cctx, span := a.startChat(ctx, step, req)
+	resp, err := s.backend.Chat(cctx, req)
+	a.endChat(span, resp, err)
 	if resp != nil {
 		addUsage(&turn.Usage, resp.Usage)
 	}
@@ -182,6 +193,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 			// name maps back; reaching here is a defect, never a guess.
 			return false, fmt.Errorf("runtime: step %d: model name %q maps to no tool", step, c.Name)
 		}
+		a.disc.RecordOutcome(ctx, view, discovery.Outcome{Session: s.id, Source: discovery.SourceCall, Tools: []string{id}})
 		rec := s.call(ctx, step, id, a.normalize(view, id, c.Arguments))
 		turn.Calls = append(turn.Calls, rec)
 		s.toolResult(comp.constraint.Mode, c, resultContent(rec))
@@ -252,10 +264,10 @@ func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Messag
 
 // toolResult appends a call's result to the conversation: a tool message
 // answering a native call, a user message carrying the data otherwise.
-func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string) {
+func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string, refs ...string) {
 	wrapped := "<tool-result tool=\"" + c.Name + "\">" + content + "</tool-result>"
 	if mode == llm.ModeNative && c.ID != "" {
-		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped})
+		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped, ToolReferences: refs})
 		return
 	}
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: wrapped})
