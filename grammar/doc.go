@@ -78,6 +78,26 @@
 //     empty, counts at most 2000. Every grammar the tests emit is checked
 //     with llama.cpp's own parser (gbnf-check).
 //
+// # Bounded generation
+//
+// A schema that leaves a string or an array unbounded lets a weak model
+// write until its context runs out. Options.MaxStringLength and
+// Options.MaxItems bound such strings and arrays (never below the schema's
+// minLength or minItems, never replacing a bound the schema sets; strings
+// constrained by an unanchored pattern or a format keep their own length),
+// and Options.MaxAnswerLength and MaxQueryLength bound the envelope's
+// answer text and find_tools query. Each bound is reported as a [Bound]
+// (Result.Bounds, EnvelopeResult.Bounds; EnvelopeSchema writes the
+// envelope's as maxLength). The defaults differ by entry point: FromSchema
+// bounds nothing unless asked (its grammars are checked against the JSON
+// Schema test suites, whose valid instances a bound could refuse), while
+// Envelope, the grammar a model writes a turn under, applies
+// DefaultMaxStringLength (1000 code points), DefaultMaxItems (50),
+// DefaultMaxAnswerLength (2000) and DefaultMaxQueryLength (200); a
+// negative value turns a bound off. Values above the repetition limit
+// (2000) are refused with ErrOptions. Nested generic values (a property
+// declared as {} or additionalProperties: true) are not bounded.
+//
 // Compilation is a pure function of the schema and the options (no clock,
 // no I/O). An optional, bounded [Cache] on Options keeps results, keyed by
 // the input bytes and options, so that a repeated schema or shortlist

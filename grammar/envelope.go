@@ -35,6 +35,11 @@ type EnvelopeResult struct {
 	// Excluded lists tools whose schema failed to compile, with the error;
 	// they are not in the grammar.
 	Excluded []ExcludedTool
+	// Bounds lists, per tool name, the limits the grammar sets on the
+	// tool's arguments where its schema sets none (Options.MaxStringLength,
+	// Options.MaxItems); the key "" holds the envelope's own: the answer
+	// text ("/text") and the find_tools query ("/query").
+	Bounds map[string][]Bound
 }
 
 // validToolName reports whether name matches ^[a-zA-Z0-9_-]{1,64}$.
@@ -70,9 +75,16 @@ func validToolName(name string) bool {
 // that changes by one tool compiles one schema.
 func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 	o := opts.orZero()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	if err := checkToolNames(tools); err != nil {
 		return nil, err
 	}
+	o.MaxStringLength = envelopeBound(o.MaxStringLength, DefaultMaxStringLength)
+	o.MaxItems = envelopeBound(o.MaxItems, DefaultMaxItems)
+	o.MaxAnswerLength = envelopeBound(o.MaxAnswerLength, DefaultMaxAnswerLength)
+	o.MaxQueryLength = envelopeBound(o.MaxQueryLength, DefaultMaxQueryLength)
 	var key *cacheKey
 	if o.Cache != nil {
 		key = o.Cache.key('e', o)
@@ -89,7 +101,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 	if o.Compact {
 		p = compact
 	}
-	res := &EnvelopeResult{Relaxations: map[string][]Relaxation{}}
+	res := &EnvelopeResult{Relaxations: map[string][]Relaxation{}, Bounds: map[string][]Bound{}}
 	var calls []*gnode
 	toolOpts := o
 	toolOpts.NoAnswer, toolOpts.NoFindTools = false, false
@@ -106,6 +118,9 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		if len(r.Relaxations) > 0 {
 			res.Relaxations[t.Name] = r.Relaxations
 		}
+		if len(r.Bounds) > 0 {
+			res.Bounds[t.Name] = r.Bounds
+		}
 		res.Tools = append(res.Tools, t.Name)
 		args := &grule{hint: t.Name + "-args", body: r.root.body}
 		calls = append(calls, seq(lit(`"`+t.Name+`"`), p.ws, lit(","), p.ws, lit(`"arguments"`), p.ws, lit(":"), p.ws, ref(args)))
@@ -115,11 +130,19 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		call := &grule{hint: "call", body: seq(lit(`"call"`), p.ws, lit(","), p.ws, lit(`"tool"`), p.ws, lit(":"), p.ws, alt(calls...))}
 		branches = append(branches, ref(call))
 	}
+	// text returns the answer's or the query's string, bounded unless n is 0.
+	text := func(n int, hint, ptr string) *gnode {
+		if n == 0 {
+			return ref(p.str)
+		}
+		res.Bounds[""] = append(res.Bounds[""], Bound{Pointer: ptr, Keyword: "maxLength", Limit: n})
+		return ref(&grule{hint: hint, body: seq(lit(`"`), rep(ref(p.jsonChar), 0, n), lit(`"`))})
+	}
 	if !o.NoAnswer {
-		branches = append(branches, ref(&grule{hint: "answer", body: seq(lit(`"answer"`), p.ws, lit(","), p.ws, lit(`"text"`), p.ws, lit(":"), p.ws, ref(p.str))}))
+		branches = append(branches, ref(&grule{hint: "answer", body: seq(lit(`"answer"`), p.ws, lit(","), p.ws, lit(`"text"`), p.ws, lit(":"), p.ws, text(o.MaxAnswerLength, "answer-text", "/text"))}))
 	}
 	if !o.NoFindTools {
-		branches = append(branches, ref(&grule{hint: "find-tools", body: seq(lit(`"find_tools"`), p.ws, lit(","), p.ws, lit(`"query"`), p.ws, lit(":"), p.ws, ref(p.str))}))
+		branches = append(branches, ref(&grule{hint: "find-tools", body: seq(lit(`"find_tools"`), p.ws, lit(","), p.ws, lit(`"query"`), p.ws, lit(":"), p.ws, text(o.MaxQueryLength, "query-text", "/query"))}))
 	}
 	if len(branches) == 0 {
 		return nil, fmt.Errorf("%w: no tool compiled and the answer and find_tools branches are disabled", ErrNoTools)

@@ -15,18 +15,20 @@ func Example() {
 	balanceSchema := json.RawMessage(schema)
 	transferSchema := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`)
 
-	res, err := grammar.FromSchema(schema, nil) // res.GBNF, res.Relaxations; Options.Cache shares compiled schemas
+	cache := grammar.NewCache(0)                                           // bounded LRU (DefaultCacheEntries); share it
+	res, err := grammar.FromSchema(schema, &grammar.Options{Cache: cache}) // res.GBNF, res.Relaxations, res.Bounds
 	if err != nil {
 		log.Fatal(err)
 	}
 	env, err := grammar.Envelope([]grammar.EnvelopeTool{ // one grammar for the turn
 		{Name: "transfer_funds", Schema: transferSchema},
 		{Name: "get_balance", Schema: balanceSchema},
-	}, &grammar.Options{NoFindTools: true})
+	}, &grammar.Options{NoFindTools: true, Cache: cache}) // a repeated shortlist costs a hash
 	if err != nil {
 		log.Fatal(err)
 	}
-	// env.GBNF; env.Excluded lists tools whose schema failed (they are left out, never unconstrained)
+	// env.GBNF; env.Excluded lists tools whose schema failed (they are left out, never unconstrained);
+	// env.Bounds the limits the envelope adds
 	spec, relax, err := grammar.OpenAIStrict(schema) // response_format / strict tools
 	if err != nil {
 		log.Fatal(err)

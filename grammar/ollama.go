@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -18,6 +19,9 @@ import (
 // branch is left, ErrInvalidSchema for a bad tool name.
 func EnvelopeSchema(tools []EnvelopeTool, opts *Options) (json.RawMessage, []Relaxation, error) {
 	o := opts.orZero()
+	if err := o.validate(); err != nil {
+		return nil, nil, err
+	}
 	if err := checkToolNames(tools); err != nil {
 		return nil, nil, err
 	}
@@ -43,9 +47,12 @@ func EnvelopeSchema(tools []EnvelopeTool, opts *Options) (json.RawMessage, []Rel
 		v.set("const", newString(s))
 		return v
 	}
-	strType := func() *jsonValue {
+	strType := func(maxLen int) *jsonValue {
 		v := newObject()
 		v.set("type", newString("string"))
+		if maxLen > 0 {
+			v.set("maxLength", &jsonValue{kind: jsonNumber, s: strconv.Itoa(maxLen)})
+		}
 		return v
 	}
 	for _, t := range tools {
@@ -64,10 +71,10 @@ func EnvelopeSchema(tools []EnvelopeTool, opts *Options) (json.RawMessage, []Rel
 		branches.arr = append(branches.arr, obj([][2]any{{"action", constStr("call")}, {"tool", constStr(t.Name)}, {"arguments", argRef}}))
 	}
 	if !o.NoAnswer {
-		branches.arr = append(branches.arr, obj([][2]any{{"action", constStr("answer")}, {"text", strType()}}))
+		branches.arr = append(branches.arr, obj([][2]any{{"action", constStr("answer")}, {"text", strType(envelopeBound(o.MaxAnswerLength, DefaultMaxAnswerLength))}}))
 	}
 	if !o.NoFindTools {
-		branches.arr = append(branches.arr, obj([][2]any{{"action", constStr("find_tools")}, {"query", strType()}}))
+		branches.arr = append(branches.arr, obj([][2]any{{"action", constStr("find_tools")}, {"query", strType(envelopeBound(o.MaxQueryLength, DefaultMaxQueryLength))}}))
 	}
 	if len(branches.arr) == 0 {
 		return nil, relax, ErrNoTools

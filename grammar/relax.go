@@ -45,7 +45,31 @@ var (
 	ErrNoTools = errors.New("grammar: envelope has no branch")
 	// ErrLimit: a structured-output spec exceeds a provider's documented limit.
 	ErrLimit = errors.New("grammar: provider limit exceeded")
+	// ErrOptions: a field of Options is out of range (the error names it).
+	ErrOptions = errors.New("grammar: invalid options")
 )
+
+// Bound is a limit the grammar sets where the schema sets none
+// (Options.MaxStringLength, MaxItems, the envelope's MaxAnswerLength and
+// MaxQueryLength), so that a model cannot write a string or an array
+// without end. The grammar is stricter than the schema there, by design;
+// a Bound is reported so that callers see it (and can size a token
+// budget), and it is not a Relaxation: Options.Strict does not refuse it.
+type Bound struct {
+	// Pointer is the JSON pointer of the bounded subschema (in the tool's
+	// schema; for the envelope's own strings "/text" and "/query").
+	Pointer string
+	// Keyword is the keyword the bound stands in for: "maxLength" or
+	// "maxItems".
+	Keyword string
+	// Limit is the bound: code points for maxLength, items for maxItems.
+	Limit int
+}
+
+// String formats the bound as "#POINTER\tKEYWORD\tLIMIT".
+func (b Bound) String() string {
+	return fmt.Sprintf("#%s\t%s\t%d (bound set by the grammar; the schema sets none)", b.Pointer, b.Keyword, b.Limit)
+}
 
 // RelaxationError is returned in strict mode: it lists the relaxations and
 // wraps ErrRelaxed.

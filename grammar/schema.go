@@ -1,5 +1,11 @@
 package grammar
 
+import (
+	"fmt"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
+)
+
 // Options configure schema compilation. A nil *Options means the zero value.
 type Options struct {
 	// Strict makes any relaxation an error (*RelaxationError, wrapping
@@ -73,7 +79,11 @@ type Result struct {
 	// Relaxations lists the constraints the grammar does not enforce, in
 	// schema order. Callers must not modify it.
 	Relaxations []Relaxation
-	root        *grule
+	// Bounds lists the limits the grammar adds where the schema sets none
+	// (Options.MaxStringLength, Options.MaxItems), in schema order.
+	// Callers must not modify it.
+	Bounds []Bound
+	root   *grule
 }
 
 // compiled is a cache entry.
@@ -95,7 +105,38 @@ type compiled struct {
 // compiling the same schema again costs a hash; FromSchema is safe for
 // concurrent use.
 func FromSchema(schema []byte, opts *Options) (*Result, error) {
-	return compileBytes(schema, opts.orZero(), true)
+	o := opts.orZero()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	// Zero means no bound here (negative too).
+	o.MaxStringLength, o.MaxItems = max(o.MaxStringLength, 0), max(o.MaxItems, 0)
+	return compileBytes(schema, o, true)
+}
+
+// validate checks the options once, naming the field at fault.
+func (o Options) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxStringLength", o.MaxStringLength}, {"MaxItems", o.MaxItems}, {"MaxAnswerLength", o.MaxAnswerLength}, {"MaxQueryLength", o.MaxQueryLength}} {
+		if f.v > gbnf.MaxRepetition {
+			return fmt.Errorf("%w: Options.%s %d is above the grammar's repetition limit %d", ErrOptions, f.name, f.v, gbnf.MaxRepetition)
+		}
+	}
+	return nil
+}
+
+// envelopeBound resolves an envelope bound: zero is the default, negative
+// is none (0 inside the compiler).
+func envelopeBound(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // compileBytes decodes and compiles a schema, through o.Cache when set.
@@ -153,7 +194,7 @@ func compileUncached(doc *jsonValue, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{GBNF: toGBNF(res.root).String(), Relaxations: res.Relaxations, root: res.root}, nil
+	return &Result{GBNF: toGBNF(res.root).String(), Relaxations: res.Relaxations, Bounds: res.Bounds, root: res.root}, nil
 }
 
 // compileTree compiles into rules without printing them (GBNF is empty).
@@ -172,7 +213,7 @@ func compileTree(doc *jsonValue, o Options) (*Result, error) {
 	if o.Strict && len(c.relax) > 0 {
 		return nil, &RelaxationError{Relaxations: c.relax}
 	}
-	return &Result{Relaxations: c.relax, root: root}, nil
+	return &Result{Relaxations: c.relax, Bounds: c.bounds, root: root}, nil
 }
 
 // leftRecursion reports a rule that can reach itself without consuming

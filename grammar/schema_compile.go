@@ -103,11 +103,12 @@ const (
 // compiler turns one schema document into grammar rules. It is used by one
 // goroutine for one compilation.
 type compiler struct {
-	opts  Options
-	p     *prims
-	doc   *jsonValue
-	relax []Relaxation
-	seen  map[Relaxation]bool
+	opts   Options
+	p      *prims
+	doc    *jsonValue
+	relax  []Relaxation
+	seen   map[Relaxation]bool
+	bounds []Bound
 
 	ptrs       map[*jsonValue]string // JSON pointer of every schema node
 	bases      map[*jsonValue]string // base URI in effect at every schema node
@@ -142,6 +143,11 @@ func (c *compiler) anchorsSet(k string, v *jsonValue) {
 		c.anchors = map[string]*jsonValue{}
 	}
 	c.anchors[k] = v
+}
+
+// bound records a limit the grammar sets where the schema sets none.
+func (c *compiler) bound(ptr, keyword string, limit int) {
+	c.bounds = append(c.bounds, Bound{Pointer: ptr, Keyword: keyword, Limit: limit})
 }
 
 // step counts work and reports whether the budget is spent; the first

@@ -5,11 +5,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/dlclark/regexp2"
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/internal/jsonschema"
 )
 
 // FuzzFromSchema: no input makes FromSchema panic, every grammar it
@@ -38,7 +37,7 @@ func FuzzFromSchema(f *testing.F) {
 }
 
 // FuzzRegex: the translation of a pattern agrees with an ECMAScript regex
-// engine (regexp2) on whether a string matches, whenever the translation
+// engine (internal/jsonschema's ECMA-262 setup) on whether a string matches, whenever the translation
 // reports no relaxation.
 func FuzzRegex(f *testing.F) {
 	for _, p := range [][2]string{{`^\d{3}$`, "123"}, {`^[\w-]+$`, "a-b"}, {`abc`, "xabcx"}, {`^(?:ab)+$`, "abab"},
@@ -59,7 +58,7 @@ func FuzzRegex(f *testing.F) {
 		res, err := FromSchema([]byte(`{"type":"string","pattern":`+b.String()+`}`), nil)
 		if errors.Is(err, ErrUnsatisfiable) { // a pattern like [] matches nothing
 			if want {
-				t.Fatalf("pattern %q: %v, but regexp2 matches %q", pattern, err, s)
+				t.Fatalf("pattern %q: %v, but the reference engine matches %q", pattern, err, s)
 			}
 			return
 		}
@@ -77,34 +76,35 @@ func FuzzRegex(f *testing.F) {
 		writeJSONString(&b, s)
 		got, _ := g.Match([]byte(b.String()))
 		if got != want {
-			t.Fatalf("pattern %q on %q: grammar %v, regexp2 %v\n%s", pattern, s, got, want, res.GBNF)
+			t.Fatalf("pattern %q on %q: grammar %v, reference engine %v\n%s", pattern, s, got, want, res.GBNF)
 		}
 	})
 }
 
-// regexp2Cache holds the reference engine's compiled patterns for the tests.
-var regexp2Cache sync.Map // pattern → *regexp2.Regexp or error
+// referenceRegexps holds the reference engine's compiled patterns.
+var referenceRegexps sync.Map // pattern → *jsonschema.Regexp or error
 
 // regexMatch is the reference: whether s contains a match of the ECMA-262
-// pattern according to regexp2 (ECMAScript mode), as JSON Schema's pattern
-// keyword defines. Only tests use it; the compiler decides with its own
-// translation (nameMatches).
+// pattern according to the module's one ECMA regex setup
+// (internal/jsonschema: RE2 where it provably agrees, else regexp2 in
+// ECMAScript mode), as JSON Schema's pattern keyword defines. Only tests
+// use it; the compiler decides with its own translation (nameMatches),
+// which has no clock.
 func regexMatch(pattern, s string) (bool, error) {
-	v, ok := regexp2Cache.Load(pattern)
+	v, ok := referenceRegexps.Load(pattern)
 	if !ok {
-		re, err := regexp2.Compile(pattern, regexp2.ECMAScript)
+		re, err := jsonschema.CompileRegexp(pattern)
 		if err != nil {
-			regexp2Cache.Store(pattern, err)
+			referenceRegexps.Store(pattern, err)
 			return false, err
 		}
-		re.MatchTimeout = time.Second
 		v = re
-		regexp2Cache.Store(pattern, re)
+		referenceRegexps.Store(pattern, re)
 	}
 	switch x := v.(type) {
 	case error:
 		return false, x
-	case *regexp2.Regexp:
+	case *jsonschema.Regexp:
 		return x.MatchString(s)
 	}
 	return false, nil

@@ -124,7 +124,14 @@ func (d *jsonDecoder) pointer() string {
 		return "/"
 	}
 	if len(p) > 160 {
-		p = p[:80] + "/…/" + p[len(p)-60:]
+		head, tail := p[:80], p[len(p)-60:]
+		if i := strings.LastIndexByte(head, '/'); i > 0 {
+			head = head[:i]
+		}
+		if i := strings.IndexByte(tail, '/'); i >= 0 {
+			tail = tail[i:]
+		}
+		p = head + "/…" + tail
 	}
 	return p
 }
@@ -196,28 +203,41 @@ func (d *jsonDecoder) array(depth int) (*jsonValue, error) {
 		return v, nil
 	}
 	for {
-		d.path = append(d.path, strconv.Itoa(len(v.arr)))
 		d.space()
-		e, err := d.value(depth + 1)
+		e, err := d.element(strconv.Itoa(len(v.arr)), depth)
 		if err != nil {
 			return nil, err
 		}
-		d.path = d.path[:len(d.path)-1]
 		v.arr = append(v.arr, e)
-		d.space()
-		if d.pos >= len(d.src) {
-			return nil, errors.New("unexpected end of JSON input")
-		}
-		switch d.src[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			return v, nil
-		default:
-			return nil, d.errorf("expecting ',' or ']' after an array element")
+		if done, err := d.after(']', "an array element"); done || err != nil {
+			return v, err
 		}
 	}
+}
+
+// element decodes the value at the member or index name.
+func (d *jsonDecoder) element(name string, depth int) (*jsonValue, error) {
+	d.path = append(d.path, name)
+	e, err := d.value(depth + 1)
+	d.path = d.path[:len(d.path)-1]
+	return e, err
+}
+
+// after reads what follows an element: ',' (more to come) or the closer.
+func (d *jsonDecoder) after(closer byte, what string) (done bool, err error) {
+	d.space()
+	if d.pos >= len(d.src) {
+		return false, errors.New("unexpected end of JSON input")
+	}
+	switch d.src[d.pos] {
+	case ',':
+		d.pos++
+		return false, nil
+	case closer:
+		d.pos++
+		return true, nil
+	}
+	return false, d.errorf("expecting ',' or '%c' after %s", closer, what)
 }
 
 func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
@@ -253,26 +273,14 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		}
 		d.pos++
 		d.space()
-		d.path = append(d.path, key)
-		e, err := d.value(depth + 1)
+		e, err := d.element(key, depth)
 		if err != nil {
 			return nil, err
 		}
-		d.path = d.path[:len(d.path)-1]
 		v.keys = append(v.keys, key)
 		v.vals = append(v.vals, e)
-		d.space()
-		if d.pos >= len(d.src) {
-			return nil, errors.New("unexpected end of JSON input")
-		}
-		switch d.src[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return v, nil
-		default:
-			return nil, d.errorf("expecting ',' or '}' after an object member")
+		if done, err := d.after('}', "an object member"); done || err != nil {
+			return v, err
 		}
 	}
 }

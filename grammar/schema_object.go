@@ -60,6 +60,10 @@ func (c *compiler) arrayNode(s *jsonValue, ptr string) *gnode {
 	if maxI >= 0 && minI > maxI {
 		return nNone
 	}
+	if maxI < 0 && rest.op != gNone && c.opts.MaxItems > 0 {
+		maxI = max(c.opts.MaxItems, minI, len(prefix))
+		c.bound(ptr, "maxItems", maxI)
+	}
 	if u := s.get("uniqueItems"); u != nil && u.kind == jsonBool && u.b && (maxI < 0 || maxI > 1) {
 		c.relaxf(ptr, "uniqueItems", "uniqueness of items is not expressible in the grammar; the gateway checks it")
 	}

@@ -44,10 +44,20 @@ func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
 		content, lo, hi = c.formatContent(fv.s, ptr)
 	}
 	if content == nil {
+		if maxL < 0 && c.opts.MaxStringLength > 0 {
+			maxL = max(c.opts.MaxStringLength, minL)
+			c.bound(ptr, "maxLength", maxL)
+			return c.share(seq(lit(`"`), c.bounded(ref(c.p.jsonChar), minL, maxL, ptr, "minLength", "maxLength"), lit(`"`)), "string")
+		}
 		if minL == 0 && maxL < 0 {
 			return ref(c.p.str)
 		}
 		return seq(lit(`"`), c.bounded(ref(c.p.jsonChar), minL, maxL, ptr, "minLength", "maxLength"), lit(`"`))
+	}
+	if single != nil && single.max < 0 && maxL < 0 && c.opts.MaxStringLength > 0 {
+		// ^[set]+$ and the like: the one repetition takes the bound.
+		maxL = max(c.opts.MaxStringLength, minL, single.min)
+		c.bound(ptr, "maxLength", maxL)
 	}
 	if minL > 0 || maxL >= 0 {
 		within := lo >= minL && (maxL < 0 || (hi >= 0 && hi <= maxL))

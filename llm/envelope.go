@@ -222,6 +222,11 @@ func ToolPrompt(tools []ToolSpec) string {
 	return b.String()
 }
 
+// ToolLine is one tool as ToolPrompt lists it: {"name","description",
+// "parameters"} on one line. A caller that shows a tool later in the
+// conversation (Request.PromptTools) shows it in this form.
+func ToolLine(t ToolSpec) string { return string(toolLine(t)) }
+
 func toolLine(t ToolSpec) []byte {
 	var params bytes.Buffer
 	if err := json.Compact(&params, t.Parameters); err != nil {
@@ -236,11 +241,15 @@ func toolLine(t ToolSpec) []byte {
 	return line
 }
 
-// WithToolPrompt returns req's messages with ToolPrompt(req.Tools) added
-// to the system message: appended to a leading system message, or as a new
+// WithToolPrompt returns req's messages with ToolPrompt(req.Tools) (the
+// first req.PromptTools of them, when set) added to the system message: appended to a leading system message, or as a new
 // one in front. It does not modify req.
 func WithToolPrompt(req *Request) []Message {
-	prompt := ToolPrompt(req.Tools)
+	listed := req.Tools
+	if req.PromptTools > 0 && req.PromptTools < len(listed) {
+		listed = listed[:req.PromptTools]
+	}
+	prompt := ToolPrompt(listed)
 	msgs := make([]Message, 0, len(req.Messages)+1)
 	if len(req.Messages) > 0 && req.Messages[0].Role == RoleSystem {
 		first := req.Messages[0]

@@ -158,8 +158,15 @@ type Request struct {
 	// the prompt prefix stays the same from step to step and the API's
 	// prompt cache holds. Backends without deferred loading ignore them.
 	// The caller must put only tools the principal may use here.
-	Deferred   []ToolSpec
-	Constraint Constraint
+	Deferred []ToolSpec
+	// PromptTools, when above 0, is how many of Tools (the first ones) the
+	// system prompt's tool section lists in the envelope modes
+	// (WithToolPrompt); the caller has shown the others in the
+	// conversation itself, where they were found, so the system prompt
+	// stays the same from step to step and the prompt cache holds. 0 lists
+	// all of Tools.
+	PromptTools int
+	Constraint  Constraint
 	// MaxTokens caps the reply's length; 0 means the backend's default.
 	// Checked sets it, when it is 0, to TokenBudget(req) bounded by
 	// Options.MaxTokens, so every request it sends carries a budget.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -49,8 +50,8 @@ func (s Strategy) String() string {
 }
 
 // FindToolsName is the model-facing name of the native find_tools tool and
-// the envelope's find_tools action.
-const FindToolsName = "find_tools"
+// the envelope's find_tools action (see package findtools).
+const FindToolsName = findtools.Name
 
 // Options configures an Agent. A nil *Options means all defaults; each
 // field's zero value is documented.
@@ -83,6 +84,11 @@ type Options struct {
 	// MaxLoaded bounds the tools found through find_tools that stay in the
 	// shortlist. Zero means 8.
 	MaxLoaded int
+	// MaxShown bounds the tools a session shows at once. Tools shown once
+	// stay shown, in the order first shown, and new ones are appended, so
+	// the prompt's prefix stays cacheable; past MaxShown the list starts
+	// again from the step's own tools. Zero means K + MaxLoaded + 3.
+	MaxShown int
 	// Repairs is the number of repair attempts for a reply that cannot be
 	// acted on (see llm.Checked). Zero means 2; negative means none.
 	Repairs int
@@ -132,9 +138,6 @@ type Agent struct {
 	names   *nameCache
 	raw     llm.Backend // the backend as given; sessions wrap it with llm.Checked
 	llmOpts llm.Options
-	// delegating marks a supervisor, whose calls are delegations to
-	// workers: its taint travels to the worker instead of holding the call.
-	delegating bool
 	// grammars keeps the compiled constraints of repeated shortlists.
 	grammars *grammar.Cache
 }
@@ -152,8 +155,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 		o = *opts
 	}
 	switch {
-	case o.K < 0, o.AllLimit < 0, o.GroupLimit < 0, o.MaxSteps < 0, o.MaxLoaded < 0, o.CallRetries < 0, o.ContextTokens < 0:
-		return nil, fmt.Errorf("%w: K, AllLimit, GroupLimit, MaxSteps, MaxLoaded, CallRetries and ContextTokens must not be negative", ErrOptions)
+	case o.K < 0, o.AllLimit < 0, o.GroupLimit < 0, o.MaxSteps < 0, o.MaxLoaded < 0, o.MaxShown < 0, o.CallRetries < 0, o.ContextTokens < 0:
+		return nil, fmt.Errorf("%w: K, AllLimit, GroupLimit, MaxSteps, MaxLoaded, MaxShown, CallRetries and ContextTokens must not be negative", ErrOptions)
 	case o.MaxToolShare < 0 || o.MaxToolShare > 1:
 		return nil, fmt.Errorf("%w: MaxToolShare %v is outside [0,1]", ErrOptions, o.MaxToolShare)
 	case o.Strategy < StrategyAuto || o.Strategy > StrategyProgressive:
@@ -172,6 +175,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	def(&o.ContextTokens, 32768)
 	def(&o.MaxSteps, 8)
 	def(&o.MaxLoaded, 8)
+	def(&o.MaxShown, o.K+o.MaxLoaded+3)
 	def(&o.Repairs, 2)
 	if o.Repairs < 0 {
 		o.Repairs = 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -58,8 +59,10 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		env = append(env, grammar.EnvelopeTool{Name: name, Schema: envSchema})
 	}
 	if findTools && a.opts.Mode == llm.ModeNative {
-		c.specs = append(c.specs, llm.ToolSpec{Name: FindToolsName, Description: findToolsDescription,
-			Parameters: json.RawMessage(findToolsSchema), StrictParameters: json.RawMessage(findToolsSchema)})
+		// First, so that the tools appended later never move it (the
+		// prompt's prefix stays cacheable).
+		c.specs = append([]llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
+			Parameters: findtools.Schema, StrictParameters: findtools.Schema}}, c.specs...)
 	}
 	opts := &grammar.Options{NoFindTools: !findTools, Cache: a.grammars}
 	switch a.opts.Mode {

@@ -28,5 +28,17 @@
 // definitions would take more than a share of the context, the loop is
 // progressive: the top-K shortlist plus find_tools, through which the model
 // searches the authorized catalog itself ("select:<name>" loads a tool by
-// name). Tools found this way join the shortlist for later steps.
+// name; package findtools, shared with the MCP facade). Tools found this
+// way join the shortlist for later steps.
+//
+// Prompts are cache-stable: the system prompt and every tool definition a
+// session has shown stay byte-identical from step to step, tools found
+// later are appended after them (in the envelope modes introduced by a
+// message where they were found), and each request reports how many of its
+// leading bytes equal the previous request's (EventRequest), so the prompt
+// caches of hosted APIs and local servers hold.
+//
+// A Team is a supervisor over workers; each TeamSession owns the user and
+// the taint its delegations carry, and TeamOptions.Store keeps the
+// delegations in the caller's store.
 package runtime

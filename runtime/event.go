@@ -17,6 +17,9 @@ const (
 	EventShortlist EventKind = "shortlist"
 	// EventConstraint: the compiled constraint sent with the request.
 	EventConstraint EventKind = "constraint"
+	// EventRequest: the request is about to go to the model (PromptBytes,
+	// PrefixBytes).
+	EventRequest EventKind = "request"
 	// EventReply: the model's parsed reply (Response).
 	EventReply EventKind = "reply"
 	// EventFindTools: a find_tools search and what it loaded (Found).
@@ -48,6 +51,13 @@ type Event struct {
 	Constraint  llm.Constraint
 	Excluded    []string // tools left out because their schema did not compile
 	Relaxations []string // constraints the grammar could not express (the gateway checks them)
+
+	// EventRequest: the prompt's size and how many of its leading bytes
+	// equal the previous request's of the session (0 for the first), over
+	// the rendering of tool definitions and messages described in the
+	// package doc; PrefixBytes/PromptBytes is what a prompt cache can reuse.
+	PromptBytes int
+	PrefixBytes int
 
 	// EventReply
 	Response *llm.Response

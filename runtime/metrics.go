@@ -7,7 +7,9 @@ import (
 )
 
 type metrics struct {
-	misses *prometheus.CounterVec
+	misses      *prometheus.CounterVec
+	promptBytes prometheus.Counter
+	prefixBytes prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -17,14 +19,41 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Steps where the shortlist did not hold what the model needed, by kind (find_tools, unknown_tool).",
 		}, []string{"kind"}),
 	}
+	m.promptBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "toolgate_runtime_prompt_bytes_total",
+		Help: "Bytes of the prompts sent to the model (tool definitions and messages, as rendered for the prefix comparison).",
+	})
+	m.prefixBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "toolgate_runtime_prompt_shared_prefix_bytes_total",
+		Help: "Leading prompt bytes equal to the previous request of the same session (what a prompt cache can reuse).",
+	})
 	if reg != nil {
-		if err := reg.Register(m.misses); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, err
-			}
-			m.misses = are.ExistingCollector.(*prometheus.CounterVec)
+		if err := register(reg, &m.misses); err != nil {
+			return nil, err
+		}
+		if err := register(reg, &m.promptBytes); err != nil {
+			return nil, err
+		}
+		if err := register(reg, &m.prefixBytes); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// register registers *c, or replaces it with the collector already
+// registered under its name (several agents share one registry).
+func register[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
+	if err := reg.Register(*c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return err
+		}
+		existing, ok := are.ExistingCollector.(C)
+		if !ok {
+			return err
+		}
+		*c = existing
+	}
+	return nil
 }

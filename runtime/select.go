@@ -56,9 +56,9 @@ func (s *Session) choose(ctx context.Context, view *tools.View) (*selection, err
 		}
 		sel.shortlist = sl
 		if sel.strategy == StrategyByGroup {
-			sel.tools = groupsOf(view, sl, a.opts.GroupLimit)
+			sel.tools = s.stable(view, groupsOf(view, sl, a.opts.GroupLimit))
 		} else {
-			sel.tools = s.withLoaded(view, sl)
+			sel.tools = s.stable(view, s.withLoaded(view, sl))
 		}
 	}
 	for _, t := range sel.tools {
@@ -78,7 +78,7 @@ func (s *Session) discoveryQuery() (string, []string) {
 	for i := len(s.messages) - 1; i >= 0 && len(recent) < 3; i-- {
 		m := s.messages[i]
 		switch {
-		case m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "<tool-result"):
+		case m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "<tool-result") && !strings.HasPrefix(m.Content, toolsAddedPrefix):
 			if query == "" {
 				query = m.Content
 			} else {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -32,7 +33,13 @@ type Session struct {
 	step     int
 	messages []llm.Message
 	loaded   []string // tool IDs found through find_tools, oldest first
+	shown    []string // tool IDs shown so far, in cache-stable order (see stable)
 	taint    string   // which untrusted output the session has read, if any
+	// lastPrompt is the previous request's rendering (see notePrompt).
+	lastPrompt []byte
+	// promptNames are the tools the system prompt lists, and announced the
+	// ones introduced in the conversation since (envelope modes, see announce).
+	promptNames, announced []string
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
@@ -122,12 +129,15 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 	}
 	a.observe(Event{Kind: EventConstraint, Step: step, Constraint: comp.constraint, Excluded: comp.excluded, Relaxations: comp.relaxations})
 
+	promptTools := s.announce(comp)
 	req := &llm.Request{
 		Messages:      s.requestMessages(view, comp),
 		Tools:         comp.specs,
+		PromptTools:   promptTools,
 		Constraint:    comp.constraint,
 		CatalogTokens: sel.catalogTokens,
 	}
+	s.notePrompt(step, req)
 	resp, err := s.backend.Chat(ctx, req)
 	if resp != nil {
 		addUsage(&turn.Usage, resp.Usage)
@@ -148,19 +158,22 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		a.observe(Event{Kind: EventAnswer, Step: step, Answer: resp.Answer})
 		return true, nil
 	case llm.ActionFindTools:
-		s.findTools(ctx, step, view, resp.FindTools, llm.ToolCall{Name: FindToolsName}, comp.constraint.Mode)
+		c := llm.ToolCall{Name: FindToolsName}
+		if err := findtools.CheckQuery(resp.FindTools); err != nil {
+			s.toolResult(comp.constraint.Mode, c, errorResult("VALIDATION_ERROR", err.Error(), true))
+			return false, nil
+		}
+		s.findTools(ctx, step, view, resp.FindTools, c, comp.constraint.Mode)
 		return false, nil
 	case llm.ActionCall:
 		c := resp.Calls[0]
 		if c.Name == FindToolsName {
-			var q struct {
-				Query string `json:"query"`
-			}
-			if err := json.Unmarshal(c.Arguments, &q); err != nil || strings.TrimSpace(q.Query) == "" {
-				s.toolResult(comp.constraint.Mode, c, errorResult("VALIDATION_ERROR", "find_tools needs {\"query\": \"...\"}", false))
+			query, err := findtools.ParseArguments(c.Arguments)
+			if err != nil {
+				s.toolResult(comp.constraint.Mode, c, errorResult("VALIDATION_ERROR", err.Error(), true))
 				return false, nil
 			}
-			s.findTools(ctx, step, view, q.Query, c, comp.constraint.Mode)
+			s.findTools(ctx, step, view, query, c, comp.constraint.Mode)
 			return false, nil
 		}
 		id, ok := nm.id(c.Name)
@@ -182,6 +195,11 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 // before it becomes a step. It runs inside Run, which holds s.mu.
 func (s *Session) validate(name string, args json.RawMessage) error {
 	a := s.agent
+	if name == FindToolsName {
+		// The native find_tools tool is the runtime's own, not the gateway's.
+		_, err := findtools.ParseArguments(args)
+		return err
+	}
 	id, ok := a.names.get(a.reg.Snapshot()).id(name)
 	if !ok {
 		return fmt.Errorf("no tool %q", name)
@@ -250,19 +268,8 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 	a := s.agent
 	rec := CallRecord{Step: step, Tool: id, Arguments: args}
 	gc := gateway.Call{Principal: s.principal, SessionID: s.id, Step: step, Tool: id, Arguments: args, Actor: s.actor}
-	if !a.opts.NoTaint && !a.delegating {
+	if !a.opts.NoTaint {
 		gc.Taint = s.taint
-	}
-	var box *taintBox
-	if a.delegating {
-		// A supervisor hands its taint to the worker it delegates to, whose
-		// own calls then carry it (the delegation itself is not held), and
-		// takes back the taint of what the worker read.
-		if s.taint != "" {
-			ctx = withTaint(ctx, s.taint)
-		}
-		box = &taintBox{}
-		ctx = context.WithValue(ctx, taintBoxCtx{}, box)
 	}
 	approvalAsked := false
 	for attempt := 0; ; attempt++ {
@@ -270,9 +277,6 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		if err == nil {
 			rec.Result, rec.Cached = res.Value, res.Cached
 			s.noteOutput(id, step)
-			if t := box.get(); t != "" && s.taint == "" && !a.opts.NoTaint {
-				s.taint = t
-			}
 			a.observe(Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Result: res.Value, Cached: res.Cached})
 			return rec
 		}
@@ -377,6 +381,8 @@ func addUsage(dst *llm.Usage, u llm.Usage) {
 	dst.CompletionTokens += u.CompletionTokens
 	dst.ToolDefinitionTokens += u.ToolDefinitionTokens
 	dst.CatalogTokens = max(dst.CatalogTokens, u.CatalogTokens)
+	dst.CachedPromptTokens += u.CachedPromptTokens
+	dst.CacheWriteTokens += u.CacheWriteTokens
 }
 
 func (a *Agent) observe(e Event) {
@@ -396,49 +402,5 @@ func (s *Session) noteOutput(id string, step int) {
 	if t, ok := a.view(s.principal).Get(id); ok && t.Card.OpenWorld {
 		s.taint = fmt.Sprintf("%s output at step %d", id, step)
 		a.log.Info("runtime: session tainted by untrusted tool output", "session", s.id, "tool", id, "step", step)
-	}
-}
-
-type taintCtx struct{}
-
-func withTaint(ctx context.Context, taint string) context.Context {
-	return context.WithValue(ctx, taintCtx{}, taint)
-}
-
-// taintFrom returns the taint a supervisor handed down, if any.
-func taintFrom(ctx context.Context) string {
-	t, _ := ctx.Value(taintCtx{}).(string)
-	return t
-}
-
-// taintBox carries a worker's taint back to the supervisor that delegated.
-type taintBox struct {
-	mu sync.Mutex
-	v  string
-}
-
-type taintBoxCtx struct{}
-
-func (b *taintBox) get() string {
-	if b == nil {
-		return ""
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.v
-}
-
-func (b *taintBox) set(v string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.v == "" {
-		b.v = v
-	}
-}
-
-// reportTaint passes a worker session's taint to the supervisor, if one waits for it.
-func reportTaint(ctx context.Context, taint string) {
-	if b, ok := ctx.Value(taintBoxCtx{}).(*taintBox); ok && taint != "" {
-		b.set(taint)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -67,9 +68,19 @@ func EffectiveScopes(user tools.Principal, w Worker) tools.Principal {
 // back as the tool result. Each worker is an Agent over the shared registry,
 // narrowed to its group, discovering inside it, acting with
 // EffectiveScopes. Safe for concurrent use; conversations are TeamSessions.
+//
+// A delegation is a gateway call of the supervisor's session, so a re-sent
+// delegation (same session, same step, same task) is replayed from
+// TeamOptions.Store, durable or not, instead of running the worker again;
+// the worker's own calls go through the shared gateway.
 type Team struct {
-	supervisor *Agent
-	workers    map[string]*teamWorker
+	disc    *discovery.Discoverer
+	backend llm.Backend
+	store   gateway.Store
+	gwOpts  gateway.Options
+	supOpts Options
+	workers []*teamWorker // in the order given
+	probe   *Agent        // a supervisor whose delegations refuse (see NewSession)
 }
 
 type teamWorker struct {
@@ -86,10 +97,21 @@ type TeamOptions struct {
 	// worker's K and Instructions override it, and its Filter is the
 	// worker's tool group.
 	Worker *Options
+	// Store keeps the supervisor's delegations (their slots, recorded
+	// answers and audit), usually the caller's own gateway store, so that a
+	// delegation re-sent after a restart replays. Nil means a memory store
+	// of the team's own.
+	Store gateway.Store
+	// Gateway configures the supervisor's gateway (Logger, Registerer,
+	// DefaultTimeout, Retention...). Nil means gateway defaults.
+	Gateway *gateway.Options
 }
 
 // ErrTeam is wrapped by NewTeam's errors.
 var ErrTeam = errors.New("runtime: invalid team")
+
+// delegationSchema is the input schema of a worker as the supervisor's tool.
+var delegationSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"What the worker should do, in full: it sees nothing else of the conversation."}},"required":["task"],"additionalProperties":false}`)
 
 // NewTeam builds a supervisor over workers. reg, disc and gw are the
 // shared catalog, discoverer and gateway the workers act through; backend
@@ -102,15 +124,22 @@ func NewTeam(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gatewa
 	if opts != nil {
 		o = *opts
 	}
-	team := &Team{workers: make(map[string]*teamWorker, len(workers))}
-	supReg := tools.NewRegistry()
+	team := &Team{disc: disc, backend: backend, store: o.Store}
+	if team.store == nil {
+		team.store = memstore.New()
+	}
+	if o.Gateway != nil {
+		team.gwOpts = *o.Gateway
+	}
+	seen := map[string]bool{}
 	for _, w := range workers {
 		if !workerName.MatchString(w.Name) {
 			return nil, fmt.Errorf("%w: worker name %q must match %s", ErrTeam, w.Name, workerName)
 		}
-		if _, dup := team.workers[w.Name]; dup {
+		if seen[w.Name] {
 			return nil, fmt.Errorf("%w: worker %q is listed twice", ErrTeam, w.Name)
 		}
+		seen[w.Name] = true
 		var wo Options
 		if o.Worker != nil {
 			wo = *o.Worker
@@ -130,95 +159,156 @@ func NewTeam(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gatewa
 		if err != nil {
 			return nil, fmt.Errorf("%w: worker %s: %v", ErrTeam, w.Name, err)
 		}
-		tw := &teamWorker{Worker: w, agent: a}
-		team.workers[w.Name] = tw
-		err = supReg.Add(tools.Tool{
-			ID: "workers/" + w.Name,
-			Card: tools.Card{Name: w.Name, Summary: w.Summary, NotFor: w.NotFor, Group: "workers",
-				Aliases: w.Groups},
-			Description: w.Summary,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"What the worker should do, in full: it sees nothing else of the conversation."}},"required":["task"],"additionalProperties":false}`),
-			Handler:     tw.handle,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%w: worker %s: %v", ErrTeam, w.Name, err)
-		}
+		team.workers = append(team.workers, &teamWorker{Worker: w, agent: a})
 	}
-	// The supervisor's delegations go through a gateway of their own, so a
-	// re-sent delegation (same step, same task) is replayed, and the
-	// worker's own calls are still checked by the shared gateway.
-	supGW, err := gateway.New(supReg, memstore.New(), nil)
+	if o.Supervisor != nil {
+		team.supOpts = *o.Supervisor
+	}
+	team.supOpts.Filter = nil
+	if team.supOpts.Instructions == "" {
+		team.supOpts.Instructions = "You are a supervisor. Delegate each piece of work to the worker whose description fits, with a complete task description, and answer the user from the workers' results."
+	}
+	// Build one supervisor now so that a bad option fails here, not in
+	// NewSession.
+	probe, err := team.supervisor(nil)
 	if err != nil {
 		return nil, err
 	}
-	var so Options
-	if o.Supervisor != nil {
-		so = *o.Supervisor
-	}
-	so.Filter = nil
-	if so.Instructions == "" {
-		so.Instructions = "You are a supervisor. Delegate each piece of work to the worker whose description fits, with a complete task description, and answer the user from the workers' results."
-	}
-	sup, err := New(supReg, disc, supGW, backend, &so)
-	if err != nil {
-		return nil, fmt.Errorf("%w: supervisor: %v", ErrTeam, err)
-	}
-	sup.delegating = true
-	team.supervisor = sup
+	team.probe = probe
 	return team, nil
 }
 
-// TeamSession is one conversation with a team.
-type TeamSession struct {
-	*Session
+// supervisor builds the supervisor's agent for one team session: a
+// registry of the workers whose handlers delegate for ts (nil: handlers
+// that refuse), and a gateway over it on the team's store.
+func (t *Team) supervisor(ts *TeamSession) (*Agent, error) {
+	reg := tools.NewRegistry()
+	for _, tw := range t.workers {
+		tw := tw
+		err := reg.Add(tools.Tool{
+			ID: "workers/" + tw.Name,
+			Card: tools.Card{Name: tw.Name, Summary: tw.Summary, NotFor: tw.NotFor, Group: "workers",
+				Aliases: tw.Groups},
+			Description: tw.Summary,
+			InputSchema: delegationSchema,
+			Handler: func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+				if ts == nil {
+					return nil, tools.NoEffect(errors.New("runtime: delegation without a team session"))
+				}
+				return ts.delegate(ctx, tw, raw)
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: worker %s: %v", ErrTeam, tw.Name, err)
+		}
+	}
+	gw, err := gateway.New(reg, t.store, &t.gwOpts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: supervisor gateway: %v", ErrTeam, err)
+	}
+	so := t.supOpts
+	a, err := New(reg, t.disc, gw, t.backend, &so)
+	if err != nil {
+		return nil, fmt.Errorf("%w: supervisor: %v", ErrTeam, err)
+	}
+	return a, nil
 }
 
-// NewSession starts a conversation of user with the team.
-func (t *Team) NewSession(user tools.Principal, id string, opts *SessionOptions) *TeamSession {
-	return &TeamSession{Session: t.supervisor.NewSession(user, id, opts)}
+// TeamSession is one conversation of a user with a team: the supervisor's
+// Session, whose calls are delegations. It owns what the delegations share:
+// the user, and the taint, which travels from the session to each worker it
+// delegates to (the worker's own calls then carry it; the delegation itself
+// is not held) and back from each worker that read untrusted output.
+type TeamSession struct {
+	*Session
+	err error // building the session's supervisor failed
+
+	mu    sync.Mutex
+	taint string
 }
 
 // Run is Session.Run: the supervisor's loop, whose calls are delegations.
-func (s *TeamSession) Run(ctx context.Context, input string) (*Turn, error) {
-	return s.Session.Run(withUser(ctx, s.principal, s.id), input)
+func (ts *TeamSession) Run(ctx context.Context, input string) (*Turn, error) {
+	if ts.err != nil {
+		return nil, ts.err
+	}
+	return ts.Session.Run(ctx, input)
 }
 
-type userCtx struct{}
-
-type userInfo struct {
-	p  tools.Principal
-	id string
+// NewSession starts a conversation of user with the team. opts.Taint
+// starts it tainted; the other fields restore the supervisor's session.
+func (t *Team) NewSession(user tools.Principal, id string, opts *SessionOptions) *TeamSession {
+	ts := &TeamSession{}
+	sup, err := t.supervisor(ts)
+	if err != nil {
+		// Unreachable: NewTeam built a supervisor from the same options.
+		// Should it happen, Run reports it and nothing is delegated.
+		sup, ts.err = t.probe, err
+	}
+	var so SessionOptions
+	if opts != nil {
+		so = *opts
+	}
+	ts.taint, so.Taint = so.Taint, ""
+	ts.Session = sup.NewSession(user, id, &so)
+	return ts
 }
 
-func withUser(ctx context.Context, p tools.Principal, id string) context.Context {
-	return context.WithValue(ctx, userCtx{}, userInfo{p, id})
+// Taint reports what untrusted tool output the team session has read,
+// through any of its workers ("" when none).
+func (ts *TeamSession) Taint() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.taint
 }
 
-// handle runs one delegation: a worker session acting with the
-// intersection of the user's and the worker's scopes, in a session whose
-// ID is namespaced by the worker and the delegation's idempotency key, so
-// a re-delegated task replays its calls instead of re-executing them.
-func (tw *teamWorker) handle(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+// delegation is what a team session hands a worker: the user it acts
+// for, the session and delegation it belongs to, the taint so far, the task.
+type delegation struct {
+	user      tools.Principal
+	sessionID string
+	key       string // the delegation's idempotency key
+	taint     string
+	task      string
+}
+
+// delegate runs one delegation of ts to tw and takes back the worker's taint.
+func (ts *TeamSession) delegate(ctx context.Context, tw *teamWorker, raw json.RawMessage) (json.RawMessage, error) {
 	var args struct {
 		Task string `json:"task"`
 	}
 	if err := json.Unmarshal(raw, &args); err != nil || args.Task == "" {
 		return nil, tools.NoEffect(errors.New("a delegation needs a task"))
 	}
-	u, ok := ctx.Value(userCtx{}).(userInfo)
-	if !ok {
-		return nil, tools.NoEffect(errors.New("runtime: delegation without a team session"))
-	}
 	key, _ := tools.IdempotencyKey(ctx)
+	d := delegation{user: ts.principal, sessionID: ts.id, key: key, taint: ts.Taint(), task: args.Task}
+	out, taint, err := tw.run(ctx, d)
+	if taint != "" && !ts.agent.opts.NoTaint {
+		ts.mu.Lock()
+		if ts.taint == "" {
+			ts.taint = taint
+		}
+		ts.mu.Unlock()
+	}
+	return out, err
+}
+
+// run is one delegation: a worker session acting with the intersection of
+// the user's and the worker's scopes, in a session whose ID is namespaced
+// by the worker and the delegation's idempotency key, so a re-delegated
+// task replays its calls instead of re-executing them. It returns the
+// worker's answer and the worker session's taint.
+func (tw *teamWorker) run(ctx context.Context, d delegation) (json.RawMessage, string, error) {
+	key := d.key
 	if len(key) > 16 {
 		key = key[:16]
 	}
-	sess := tw.agent.NewSession(EffectiveScopes(u.p, tw.Worker), u.id+"/"+tw.Name+"/"+key,
-		&SessionOptions{Actor: "worker:" + tw.Name, Taint: taintFrom(ctx)})
-	turn, err := sess.Run(ctx, args.Task)
-	reportTaint(ctx, sess.Taint())
+	sess := tw.agent.NewSession(EffectiveScopes(d.user, tw.Worker), d.sessionID+"/"+tw.Name+"/"+key,
+		&SessionOptions{Actor: "worker:" + tw.Name, Taint: d.taint})
+	turn, err := sess.Run(ctx, d.task)
 	if err != nil {
-		return nil, &tools.DomainError{Code: "WORKER_FAILED", Message: fmt.Sprintf("worker %s could not finish: %v", tw.Name, err)}
+		return nil, sess.Taint(), &tools.DomainError{Code: "WORKER_FAILED", Message: fmt.Sprintf("worker %s could not finish: %v", tw.Name, err)}
 	}
-	return json.Marshal(map[string]any{"worker": tw.Name, "answer": turn.Answer, "calls": len(turn.Calls)})
+	out, err := json.Marshal(map[string]any{"worker": tw.Name, "answer": turn.Answer, "calls": len(turn.Calls)})
+	return out, sess.Taint(), err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -24,16 +26,23 @@ type teamEnv struct {
 	bank      *bank
 	model     *scripted.Backend
 	team      *runtime.Team
-	store     *memstore.Store
+	store     gateway.Store
 	approvals []runtime.ApprovalRequest
 }
 
 // newTeam builds a supervisor with an accounts worker (balances and
 // transfers) and a support worker (an inbox whose messages come from
-// outside), over the bank tools.
+// outside), over the bank tools, on a memory store.
 func newTeam(t *testing.T, replies []scripted.Reply, approve bool) *teamEnv {
 	t.Helper()
-	e := &teamEnv{bank: newBank(), model: scripted.New(replies, nil), store: memstore.New()}
+	return newTeamOn(t, replies, approve, memstore.New(), false)
+}
+
+// newTeamOn is newTeam with the gateway on store, which the supervisor's
+// delegations use too when shared is set.
+func newTeamOn(t *testing.T, replies []scripted.Reply, approve bool, store gateway.Store, shared bool) *teamEnv {
+	t.Helper()
+	e := &teamEnv{bank: newBank(), model: scripted.New(replies, nil), store: store}
 	reg := tools.NewRegistry()
 	if err := reg.Add(e.bank.tools(t)...); err != nil {
 		t.Fatal(err)
@@ -74,7 +83,11 @@ func newTeam(t *testing.T, replies []scripted.Reply, approve bool) *teamEnv {
 	o := &runtime.Options{Logger: quiet, Sleep: func(context.Context, time.Duration) error { return nil }}
 	wo := *o
 	wo.Approver = approver
-	e.team, err = runtime.NewTeam(reg, disc, gw, e.model, workers, &runtime.TeamOptions{Supervisor: o, Worker: &wo})
+	to := &runtime.TeamOptions{Supervisor: o, Worker: &wo}
+	if shared {
+		to.Store = store
+	}
+	e.team, err = runtime.NewTeam(reg, disc, gw, e.model, workers, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,5 +269,91 @@ func TestNewTeamValidates(t *testing.T) {
 		if _, err := runtime.NewTeam(reg, disc, gw, model, ws, nil); err == nil {
 			t.Errorf("NewTeam(%v) succeeded", ws)
 		}
+	}
+}
+
+// TestDelegationReplaysFromTheCallersStore runs a team on the caller's
+// durable store (a SQLite file), then "restarts": a new team over the same
+// file, and the session restored with its id and step re-sends the same
+// delegation. It is replayed from the store: the worker does not run again.
+func TestDelegationReplaysFromTheCallersStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	const task = `{"task":"What is the balance of ACC-00002?"}`
+	open := func() gateway.Store {
+		st, err := sqlitestore.Open(t.Context(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+
+	first := newTeamOn(t, []scripted.Reply{
+		scripted.Call("accounts", task),
+		scripted.Call("get_balance", `{"account":"ACC-00002"}`),
+		scripted.Answer("ACC-00002 holds 1000.00."),
+		scripted.Answer("1000.00"),
+	}, true, open(), true)
+	turn, err := first.team.NewSession(customer, "team-durable", nil).Run(t.Context(), "Balance of ACC-00002?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turn.Calls) != 1 || turn.Calls[0].Cached || first.bank.count("get_balance") != 1 {
+		t.Fatalf("first run: calls %+v, get_balance ran %d times; want one fresh delegation", turn.Calls, first.bank.count("get_balance"))
+	}
+	audit, err := first.store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "workers/accounts"})
+	if err != nil || len(audit) != 1 || audit[0].Principal != customer.ID {
+		t.Errorf("the caller's store audits the delegation: %+v, %v; want one entry for %s", audit, err, customer.ID)
+	}
+
+	second := newTeamOn(t, []scripted.Reply{
+		scripted.Call("accounts", task),
+		scripted.Answer("1000.00"),
+	}, true, open(), true)
+	turn, err = second.team.NewSession(customer, "team-durable", nil).Run(t.Context(), "Balance of ACC-00002?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Answer string }
+	if len(turn.Calls) != 1 || !turn.Calls[0].Cached || json.Unmarshal(turn.Calls[0].Result, &res) != nil || res.Answer != "ACC-00002 holds 1000.00." {
+		t.Fatalf("after the restart: calls %+v; want the delegation replayed with the worker's first answer", turn.Calls)
+	}
+	if n := second.bank.count("get_balance"); n != 0 {
+		t.Errorf("after the restart the worker ran get_balance %d times, want 0", n)
+	}
+	if n := len(second.model.Requests()); n != 2 {
+		t.Errorf("after the restart the model was asked %d times, want 2 (the supervisor only)", n)
+	}
+}
+
+// TestTeamSessionsKeepTheirOwnTaint: one session of a team reads untrusted
+// output; a later session of the same team starts clean, and its transfer
+// is not held.
+func TestTeamSessionsKeepTheirOwnTaint(t *testing.T) {
+	e := newTeam(t, []scripted.Reply{
+		scripted.Call("support", `{"task":"Read the latest support message."}`),
+		scripted.Call("read_inbox", `{}`),
+		scripted.Answer("The message asks for a transfer."),
+		scripted.Answer("A customer asks for a transfer."),
+		// The second session.
+		scripted.Call("accounts", `{"task":"Transfer 5 from ACC-00001 to ACC-00002."}`),
+		scripted.Call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5}`),
+		scripted.Answer("done"),
+		scripted.Answer("done"),
+	}, false)
+	tainted := e.team.NewSession(customer, "team-a", nil)
+	if _, err := tainted.Run(t.Context(), "Read the inbox."); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tainted.Taint(), "support/read_inbox") {
+		t.Fatalf("taint of the first session = %q, want support/read_inbox", tainted.Taint())
+	}
+	clean := e.team.NewSession(customer, "team-b", nil)
+	if _, err := clean.Run(t.Context(), "Move 5 from ACC-00001 to ACC-00002."); err != nil {
+		t.Fatal(err)
+	}
+	if clean.Taint() != "" || len(e.approvals) != 0 || e.bank.count("transfer_funds") != 1 {
+		t.Errorf("second session: taint %q, %d approvals asked, transfer ran %d times; want clean, none, once",
+			clean.Taint(), len(e.approvals), e.bank.count("transfer_funds"))
 	}
 }

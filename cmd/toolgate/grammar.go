@@ -150,6 +150,16 @@ func grammarEnvelope(files []string, sel, format string, opts *grammar.Options, 
 	for _, x := range res.Excluded {
 		fmt.Fprintf(stderr, "%s: excluded: %s\n", x.Name, oneLineErr(x.Err))
 	}
+	// Bounds the grammar adds where the schemas set none (the envelope's
+	// own under "envelope").
+	for _, b := range res.Bounds[""] {
+		fmt.Fprintf(stderr, "envelope: %s\n", b)
+	}
+	for _, name := range res.Tools {
+		for _, b := range res.Bounds[name] {
+			fmt.Fprintf(stderr, "%s: %s\n", name, b)
+		}
+	}
 	return exitOK
 }
 

@@ -69,6 +69,11 @@ func TestGrammarCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `create-issue-args`) || !strings.Contains(out, `search-repositories-args`) {
 		t.Fatalf("grammar --tools --select = %d, %q, %q", code, out, errOut)
 	}
+	for _, want := range []string{"envelope: #/text\tmaxLength\t2000", "create_issue: #/properties/owner\tmaxLength\t1000"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("grammar --tools --select stderr lacks the bound %q:\n%s", want, errOut)
+		}
+	}
 	g, err := gbnf.Parse(out)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
 )
@@ -46,11 +45,21 @@ var helps = map[string]cli.Usage{
 		Examples: []string{`echo '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
 	},
 	"mcp serve": {
-		Synopsis: strings.TrimPrefix(mcpUsage, "usage: "),
-		Summary:  "Serve progressive discovery (find_tools) and the gateway (call_tool) to an MCP client, over stdio or Streamable HTTP.",
+		Synopsis: mcpServeSynopsis,
+		Summary: "Serve progressive discovery (find_tools) and the gateway (call_tool) to an MCP client, over stdio or Streamable HTTP " +
+			"(approvals at /v1/approvals/{approval_id} on the same address; toolgate mcp approve grants them on the --data store).",
 		Examples: []string{
 			`toolgate mcp serve --tools bank.jsonl --principal alice --tenant acme --scopes accounts:read`,
 			`toolgate mcp serve --mcp-config servers.json --http 127.0.0.1:8080 --tokens tokens.json --data ./state`,
+		},
+	},
+	"mcp approve": {
+		Synopsis: mcpApproveSynopsis,
+		Summary: "Grant, as another principal of the tenant, a call that mcp serve holds for a human (CONFIRMATION_REQUIRED, its approval_id), " +
+			"in the same --data store; the client then sends the same call with the same step again. Exit 1 when the gateway refuses.",
+		Examples: []string{
+			`toolgate mcp approve --data ./state --principal bob --tenant acme --show apr_0123abcd`,
+			`toolgate mcp approve --data ./state --principal bob --tenant acme apr_0123abcd`,
 		},
 	},
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
@@ -27,22 +26,39 @@ import (
 
 func init() { commands["mcp"] = runMCP }
 
-const mcpUsage = `usage: toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
-       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5]`
+// The synopses of the mcp commands (their helps entries are in help.go).
+const (
+	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
+       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]`
+	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
+	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis
+)
 
-// runMCP is "toolgate mcp serve": progressive discovery and the gateway
-// for any MCP client, over stdio (the principal from flags) or Streamable
-// HTTP (the principal from each request's bearer token).
+// runMCP is "toolgate mcp serve" and "toolgate mcp approve"; "toolgate mcp
+// --help" is serve's usage (which names approve).
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
-		args = []string{"serve", args[0]} // "toolgate mcp --help" is serve's usage
+		args = []string{"serve", args[0]}
 	}
-	if len(args) == 0 || args[0] != "serve" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, mcpUsage)
 		return exitUsage
 	}
+	switch args[0] {
+	case "serve":
+		return runMCPServe(ctx, args[1:], stdin, stdout, stderr)
+	case "approve":
+		return runMCPApprove(ctx, args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve or approve)\n%s\n", args[0], mcpUsage)
+	return exitUsage
+}
+
+// runMCPServe is "toolgate mcp serve": progressive discovery and the gateway
+// for any MCP client, over stdio (the principal from flags) or Streamable
+// HTTP (the principal from each request's bearer token).
+func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var src catalogSources
 	src.register(fs)
 	principal := fs.String("principal", "", "principal `ID` the stdio client acts as")
@@ -53,7 +69,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	data := fs.String("data", "", "`DIR` for the gateway's SQLite store (idempotency, approvals, audit); empty keeps it in memory")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	verbose := fs.Bool("v", false, "log to stderr")
-	if code, ok := parseFlags(fs, args[1:], stdout, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	switch {
@@ -109,7 +125,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 			return exitUsage
 		}
-		if err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := srv.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 			return exitNegative
 		}
@@ -143,8 +159,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 		return exitUsage
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "toolgate mcp serve: %d tools, Streamable HTTP on http://%s\n", reg.Snapshot().Len(), ln.Addr())
+	hs := mcpHTTPServer(h)
+	fmt.Fprintf(stderr, "toolgate mcp serve: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
+		reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -155,6 +172,69 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
 		return exitNegative
 	}
+	return exitOK
+}
+
+// mcpHTTPServer is the HTTP server of "mcp serve --http": the gateway's
+// timeouts (headers 5s, the whole request 30s, so a body sent one byte at a
+// time is cut off; answers 2 minutes, beyond the gateway's default tool
+// timeout and lease grace; event streams are exempt from the write timeout).
+func mcpHTTPServer(h http.Handler) *http.Server {
+	return gateway.NewHTTPServer("", h, 0)
+}
+
+// runMCPApprove is "toolgate mcp approve": grant a held call in the --data
+// store of "mcp serve", as an operator principal (access to the store is
+// the operator's authority; the gateway still refuses the requester itself).
+func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp approve", flag.ContinueOnError)
+	data := fs.String("data", "", "the `DIR` \"mcp serve --data\" uses")
+	principal := fs.String("principal", "", "the approver's principal `ID` (not the requester)")
+	tenant := fs.String("tenant", "", "the approver's tenant (the requester's)")
+	show := fs.Bool("show", false, "print the approval without granting it")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() != 1:
+		fmt.Fprintln(stderr, "toolgate mcp approve: give one APPROVAL_ID")
+		return exitUsage
+	case *data == "":
+		fmt.Fprintln(stderr, "toolgate mcp approve: --data is required (the store of mcp serve)")
+		return exitUsage
+	case *principal == "" || *tenant == "":
+		fmt.Fprintln(stderr, "toolgate mcp approve: --principal and --tenant are required")
+		return exitUsage
+	}
+	if _, err := os.Stat(filepath.Join(*data, "gateway.db")); err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: no gateway store in %s\n", *data)
+		return exitUsage
+	}
+	store, closeStore, err := openStore(ctx, *data)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: %s\n", firstLine(err))
+		return exitUsage
+	}
+	defer closeStore()
+	// Approving needs the store only: the tool and its arguments are in the approval.
+	gw, err := gateway.New(tools.NewRegistry(), store, &gateway.Options{Logger: quietLogger()})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: %v\n", err)
+		return exitUsage
+	}
+	approver := tools.Principal{ID: *principal, Tenant: *tenant, Scopes: []string{gateway.ApprovalScope}}
+	var a *gateway.Approval
+	if *show {
+		a, err = gw.Approval(ctx, approver, fs.Arg(0))
+	} else {
+		a, err = gw.Approve(ctx, approver, fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate mcp approve: %s\n", firstLine(err))
+		return exitNegative
+	}
+	out, _ := json.Marshal(a)
+	fmt.Fprintln(stdout, string(out))
 	return exitOK
 }
 
@@ -172,7 +252,3 @@ func openStore(ctx context.Context, dir string) (gateway.Store, func(), error) {
 	}
 	return st, func() { st.Close() }, nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

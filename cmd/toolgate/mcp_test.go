@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -124,5 +126,65 @@ func TestDiscoverMCPUpstream(t *testing.T) {
 	}
 	if out.Authorized < 30 || len(out.Candidates) == 0 || out.Candidates[0].Name != "memory/add_observations" {
 		t.Errorf("discover --mcp = %+v, want memory/add_observations first over the memory and github tools", out)
+	}
+}
+
+// TestMCPServeStdioSurvivesBadFrames: "toolgate mcp serve" in front of a
+// real upstream (server-memory) answers malformed frames with JSON-RPC
+// errors, and the server and its upstream keep running: a call through to
+// the upstream works after them.
+func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"mcp", "serve", "--mcp", "memory=node " + memory, "--principal", "u1", "--tenant", "acme"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	replies := bufio.NewReader(outR)
+	exchange := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatalf("write: %v (stderr %q)", err, stderr.String())
+		}
+		reply, err := replies.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v (stderr %q)", err, stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(reply), &m); err != nil {
+			t.Fatalf("reply %q is not JSON", reply)
+		}
+		return m
+	}
+	if r := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); r["result"] == nil {
+		t.Fatalf("initialize = %v", r)
+	}
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`null`, `[]`, `{oops`, `{"jsonrpc":"1.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`} {
+		r := exchange(bad)
+		if e, _ := r["error"].(map[string]any); e == nil || (e["code"] != -32600.0 && e["code"] != -32700.0) {
+			t.Errorf("frame %s = %v, want a -32600 or -32700 error", bad, r)
+		}
+	}
+	r := exchange(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"memory/read_graph","arguments":{}}}}`)
+	res, _ := r["result"].(map[string]any)
+	if res == nil || res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), `"success":true`) {
+		t.Errorf("call through to the upstream after the bad frames = %v", r)
+	}
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("mcp serve exited %d: %s", code, stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("mcp serve did not exit after stdin closed")
 	}
 }

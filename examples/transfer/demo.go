@@ -101,6 +101,9 @@ type demoRun struct {
 	detail bool // print the discovery and constraint stages in full
 	step   int  // the step being run
 	gbnf   string
+	// shared and prompt sum the prompt bytes of requests after a session's
+	// first step, and how many of them the previous request had (EventRequest).
+	shared, prompt int
 }
 
 func demo(ctx context.Context, w io.Writer) (err error) {
@@ -318,6 +321,10 @@ func (d *demoRun) summary(ctx context.Context) error {
 	fmt.Fprintf(d.w, "Ledger: %s USD; %d transactions.\n", bals, len(txs))
 	fmt.Fprintf(d.w, "transfer_funds ran %d times for 2 transfers (the retry was replayed); issue_full_refund ran %d times.\n",
 		d.bank.Executions(finance.TransferFunds), d.bank.Executions(finance.IssueFullRefund))
+	if d.prompt > 0 {
+		fmt.Fprintf(d.w, "Prompt cache: %.1f%% of the prompt bytes of later steps repeated the previous request's prefix byte for byte (%d of %d).\n",
+			100*float64(d.shared)/float64(d.prompt), d.shared, d.prompt)
+	}
 	fmt.Fprintln(d.w, "Next: `go run ./examples/transfer chat --backend ollama --principal alice --tenant acme --scopes accounts:read,payments:write`.")
 	return nil
 }
@@ -344,6 +351,11 @@ func (d *demoRun) observe(e runtime.Event) {
 		fmt.Fprintf(d.w, "Step %d: %d tools shown (%s), %d of %d catalog tokens.\n", e.Step, len(e.Tools), strings.Join(e.Tools, ", "), e.ShortlistTokens, e.CatalogTokens)
 	case runtime.EventConstraint:
 		d.gbnf = e.Constraint.GBNF
+	case runtime.EventRequest:
+		if e.Step > 1 {
+			d.shared += e.PrefixBytes
+			d.prompt += e.PromptBytes
+		}
 	case runtime.EventReply:
 		if d.detail && e.Step == 1 {
 			d.printConstraint()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,12 @@ func TestHelpEveryCommand(t *testing.T) {
 		}
 		if !helps[name].NoFlags && !strings.Contains(want, "\nFlags:\n  --") {
 			t.Errorf("transfer help %s lists no flags:\n%s", helpName, want)
+		}
+		synopsis, flags, _ := strings.Cut(want, "\nFlags:\n")
+		for _, m := range regexp.MustCompile(`--([a-z][a-z-]*)`).FindAllStringSubmatch(synopsis, -1) {
+			if !strings.Contains(flags, "  --"+m[1]+"\n") && !strings.Contains(flags, "  --"+m[1]+" ") {
+				t.Errorf("transfer help %s: synopsis names --%s, the flag list does not:\n%s", helpName, m[1], want)
+			}
 		}
 		for _, form := range forms {
 			if code, out, errOut := runArgs(form...); code != exitOK || out != want || errOut != "" {

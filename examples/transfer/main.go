@@ -102,7 +102,8 @@ var helps = map[string]commandUsage{
 	}},
 	"chat": {Usage: cli.Usage{
 		Synopsis: `transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
-			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--v]`,
+			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--mode M]` + "\n       " +
+			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--v]`,
 		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
 		Examples: []string{
 			`go run ./examples/transfer chat --backend scripted --principal alice --tenant acme --scopes accounts:read,payments:write --once "move 25 USD from ACC-00001 to ACC-00002"`,

@@ -139,6 +139,10 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 	}, &runtime.TeamOptions{
 		Supervisor: &runtime.Options{Logger: quiet, Observer: observe("supervisor"), Sleep: sleep},
 		Worker:     &runtime.Options{Logger: quiet, Observer: observe("worker"), Approver: approver, Sleep: sleep},
+		// The delegations live in the same SQLite store as the calls, so a
+		// restarted session replays them too.
+		Store:   store,
+		Gateway: &gateway.Options{Logger: quiet},
 	})
 	if err != nil {
 		return err

@@ -3,8 +3,8 @@
 // stands between the client and a large catalog (tool files and upstream
 // MCP servers) and shows the client two tools instead of hundreds:
 //
-//   - find_tools(query): the caller's authorized shortlist for a request,
-//     one line per tool (name, summary, whether it is read-only or
+//   - find_tools(query): the caller's authorized shortlist for a request
+//     (package findtools: name, summary, whether it is read-only or
 //     irreversible), or "select:<name>" to load a tool by name;
 //   - call_tool(name, arguments[, step]): the call, through the gateway
 //     (authorization again, validation, idempotency, approvals, audit).
@@ -13,22 +13,38 @@
 // session finds is also added to that session's tool list as a first-class
 // tool (with its full input schema) that calls through the gateway too.
 //
-// The principal is fixed by configuration over stdio and taken from the
-// bearer token of every request over Streamable HTTP; a session belongs to
-// the principal that opened it. Discovery works on that principal's
-// authorized view only, so a tool it may not use can be neither found nor
-// called (DESIGN.md invariants 1 and 2).
+// Sessions. Every session has a random ID (128 bits), which is also its
+// gateway session, so a new run never replays or collides with the steps
+// of an earlier one on a durable store. The principal is fixed by
+// configuration over stdio and taken from the bearer token of every request
+// over Streamable HTTP, where a session belongs to the principal that
+// opened it for every method (the SDK's session-owner check): another
+// principal presenting its ID gets 404, as for an ID that does not exist.
+// Discovery works on the caller's authorized view only, so a tool it may
+// not use can be neither found nor called (DESIGN.md invariants 1 and 2).
+//
+// Hostile input. Over stdio a malformed frame (not JSON, not one JSON-RPC
+// 2.0 object, a member twice, over Options.MaxFrameBytes) is answered with
+// a JSON-RPC error (-32700 or -32600) and the session goes on. call_tool
+// checks its own arguments (a name, an arguments object, a step from 1 to
+// MaxStep, nothing else); the tool's arguments reach the gateway as the
+// bytes the client sent, and are validated there.
+//
+// Approvals. A call the gateway holds for a human (an irreversible tool,
+// a tainted session) answers CONFIRMATION_REQUIRED with an approval_id.
+// Over HTTP, a second principal holding approvals:grant reads and grants it
+// at /v1/approvals/{approval_id} on the same server (the gateway's HTTP
+// contract); `toolgate mcp approve` grants it on the same --data store.
+// The client then sends the same call with the same step again.
 package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,6 +76,12 @@ type Options struct {
 	// MaxFirstClass bounds the found tools a session's list holds (oldest
 	// are removed first). Zero means 16.
 	MaxFirstClass int
+	// MaxFrameBytes bounds one stdio frame; a longer one is refused with a
+	// JSON-RPC error without being buffered. Zero means 8 MiB.
+	MaxFrameBytes int
+	// SessionTimeout closes an HTTP session that has had no request for
+	// that long. Zero means 1 hour.
+	SessionTimeout time.Duration
 	// Logger receives errors. Nil means slog.Default().
 	Logger *slog.Logger
 	// Name and Version identify the server to clients. Zero means
@@ -85,14 +107,27 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	if opts != nil {
 		o = *opts
 	}
-	if o.K < 0 || o.MaxFirstClass < 0 {
-		return nil, errors.New("mcpserver: K and MaxFirstClass must not be negative")
+	switch {
+	case o.K < 0:
+		return nil, errors.New("mcpserver: Options.K must not be negative")
+	case o.MaxFirstClass < 0:
+		return nil, errors.New("mcpserver: Options.MaxFirstClass must not be negative")
+	case o.MaxFrameBytes < 0:
+		return nil, errors.New("mcpserver: Options.MaxFrameBytes must not be negative")
+	case o.SessionTimeout < 0:
+		return nil, errors.New("mcpserver: Options.SessionTimeout must not be negative")
 	}
 	if o.K == 0 {
 		o.K = 5
 	}
 	if o.MaxFirstClass == 0 {
 		o.MaxFirstClass = 16
+	}
+	if o.MaxFrameBytes == 0 {
+		o.MaxFrameBytes = 8 << 20
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = time.Hour
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -106,260 +141,32 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	return &Server{reg: reg, disc: disc, gw: gw, opts: o}, nil
 }
 
-// Run serves one session over t (sdk.StdioTransport for stdio) as
-// Options.Principal until the client disconnects or ctx ends.
+// Run serves one session over t as Options.Principal until the client
+// disconnects or ctx ends. t is used as it is: to serve a process's stdin
+// and stdout, use ServeStdio, which also answers malformed frames.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	if err := s.stdioPrincipal(); err != nil {
+		return err
+	}
+	return s.newSession(s.opts.Principal, false).srv.Run(ctx, t)
+}
+
+// ServeStdio serves one session as Options.Principal over newline-delimited
+// JSON-RPC on in and out (a process's stdin and stdout) until in ends, the
+// client disconnects or ctx ends. A frame that is not one JSON-RPC 2.0
+// message gets a JSON-RPC error on out (-32700 not JSON, -32600 anything
+// else, among them a frame over Options.MaxFrameBytes), and the session
+// continues.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if err := s.stdioPrincipal(); err != nil {
+		return err
+	}
+	return s.newSession(s.opts.Principal, false).srv.Run(ctx, guardFrames(in, out, s.opts.MaxFrameBytes))
+}
+
+func (s *Server) stdioPrincipal() error {
 	if s.opts.Principal.ID == "" || s.opts.Principal.Tenant == "" {
 		return errors.New("mcpserver: Options.Principal (ID and tenant) is required to serve stdio")
 	}
-	return s.newSession(s.opts.Principal).srv.Run(ctx, t)
-}
-
-// Handler returns the Streamable HTTP handler. Every request must carry a
-// bearer token Options.Authenticate accepts (else 401), and requests of an
-// existing session must come from the principal that opened it.
-func (s *Server) Handler() (http.Handler, error) {
-	if s.opts.Authenticate == nil {
-		return nil, errors.New("mcpserver: Options.Authenticate is required to serve HTTP")
-	}
-	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		p, err := s.opts.Authenticate(r)
-		if err != nil {
-			return nil
-		}
-		return s.newSession(p).srv
-	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.opts.Authenticate(r); err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
-			http.Error(w, "unauthenticated", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}), nil
-}
-
-// session is one client's MCP session: its server (so its tool list can
-// grow), its owner, its step counter and its first-class tools.
-type session struct {
-	s     *Server
-	srv   *sdk.Server
-	owner tools.Principal
-	id    string // the gateway session id
-
-	mu    sync.Mutex
-	step  int
-	added []string // names of first-class tools, oldest first
-}
-
-var sessionSeq struct {
-	sync.Mutex
-	n int
-}
-
-func (s *Server) newSession(owner tools.Principal) *session {
-	sessionSeq.Lock()
-	sessionSeq.n++
-	n := sessionSeq.n
-	sessionSeq.Unlock()
-	ss := &session{s: s, owner: owner, id: fmt.Sprintf("mcp-%s-%d", owner.ID, n)}
-	ss.srv = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
-		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
-		Logger:       s.opts.Logger,
-	})
-	ss.srv.AddTool(&sdk.Tool{
-		Name:        "find_tools",
-		Description: "Find the tools you may use for a task. Give what you need in a few words, or select:<name> to load a tool by name. Returns tool names with one-line descriptions.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"The task, in a few words, or select:<name>."}},"required":["query"],"additionalProperties":false}`),
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
-	}, ss.findTools)
-	ss.srv.AddTool(&sdk.Tool{
-		Name:        "call_tool",
-		Description: "Call a tool found with find_tools. To retry a call safely, resend it with the same step: the gateway then replays the first outcome instead of running it again.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The tool's name as find_tools gave it."},"arguments":{"type":"object","description":"The tool's arguments."},"step":{"type":"integer","minimum":1,"description":"Optional: the step number of this call in the session; the same step with the same arguments is never executed twice."}},"required":["name"],"additionalProperties":false}`),
-	}, ss.callTool)
-	return ss
-}
-
-// caller authenticates the request: the HTTP bearer, or the configured
-// stdio principal; it must be the session's owner.
-func (ss *session) caller(extra *sdk.RequestExtra) (tools.Principal, error) {
-	p := ss.owner
-	if extra != nil && extra.Header != nil && ss.s.opts.Authenticate != nil {
-		r := &http.Request{Header: extra.Header}
-		var err error
-		if p, err = ss.s.opts.Authenticate(r); err != nil {
-			return tools.Principal{}, ErrUnauthenticated
-		}
-		if p.ID != ss.owner.ID || p.Tenant != ss.owner.Tenant {
-			return tools.Principal{}, fmt.Errorf("%w: the session belongs to another principal", ErrUnauthenticated)
-		}
-	}
-	return p, nil
-}
-
-type foundTool struct {
-	Name         string `json:"name"`
-	Summary      string `json:"summary"`
-	ReadOnly     bool   `json:"read_only,omitempty"`
-	Irreversible bool   `json:"irreversible,omitempty"`
-}
-
-func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	p, err := ss.caller(req.Extra)
-	if err != nil {
-		return toolError(err.Error()), nil
-	}
-	var args struct {
-		Query string `json:"query"`
-	}
-	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || strings.TrimSpace(args.Query) == "" {
-		return toolError(`find_tools needs {"query": "..."}`), nil
-	}
-	view := ss.s.reg.Snapshot().Authorize(p)
-	var found []*tools.Tool
-	if sel, ok := strings.CutPrefix(strings.TrimSpace(args.Query), "select:"); ok {
-		for _, name := range strings.Split(sel, ",") {
-			if t, ok := lookup(view, strings.TrimSpace(name)); ok {
-				found = append(found, t)
-			}
-		}
-	} else {
-		sl, err := ss.s.disc.Shortlist(ctx, view, discovery.Request{Query: args.Query, K: ss.s.opts.K})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range sl.Candidates {
-			found = append(found, c.Tool)
-		}
-	}
-	out := make([]foundTool, 0, len(found))
-	for _, t := range found {
-		out = append(out, foundTool{Name: t.ID, Summary: t.Card.Summary, ReadOnly: t.Card.ReadOnly, Irreversible: t.Card.Irreversible})
-		if !ss.s.opts.NoFirstClass {
-			ss.addFirstClass(t)
-		}
-	}
-	body, err := json.Marshal(map[string]any{"tools": out})
-	if err != nil {
-		return nil, err
-	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(body)}}}, nil
-}
-
-// lookup finds an authorized tool by ID, or by bare name when exactly one
-// authorized tool has it.
-func lookup(view *tools.View, name string) (*tools.Tool, bool) {
-	if t, ok := view.Get(name); ok {
-		return t, true
-	}
-	var match *tools.Tool
-	for _, t := range view.Tools() {
-		if t.Name() == name {
-			if match != nil {
-				return nil, false
-			}
-			match = t
-		}
-	}
-	return match, match != nil
-}
-
-// addFirstClass adds a found tool to the session's list under a name MCP
-// clients accept; the SDK notifies clients with tools/list_changed.
-func (ss *session) addFirstClass(t *tools.Tool) {
-	name := tools.ModelName(t.ID, func(s string) bool { return s == "find_tools" || s == "call_tool" })
-	ss.mu.Lock()
-	for _, n := range ss.added {
-		if n == name {
-			ss.mu.Unlock()
-			return
-		}
-	}
-	ss.added = append(ss.added, name)
-	var drop []string
-	if over := len(ss.added) - ss.s.opts.MaxFirstClass; over > 0 {
-		drop = append(drop, ss.added[:over]...)
-		ss.added = ss.added[over:]
-	}
-	ss.mu.Unlock()
-	if len(drop) > 0 {
-		ss.srv.RemoveTools(drop...)
-	}
-	schema := t.InputSchema
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
-	}
-	desc := t.Description
-	if desc == "" {
-		desc = t.Card.Summary
-	}
-	id := t.ID
-	ss.srv.AddTool(&sdk.Tool{
-		Name:        name,
-		Description: desc,
-		InputSchema: schema,
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: t.Card.ReadOnly, DestructiveHint: &t.Card.Irreversible, IdempotentHint: t.Card.Idempotent},
-	}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return ss.execute(ctx, req.Extra, id, req.Params.Arguments, 0)
-	})
-}
-
-func (ss *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	var args struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Step      int             `json:"step"`
-	}
-	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || args.Name == "" {
-		return toolError(`call_tool needs {"name": "...", "arguments": {...}}`), nil
-	}
-	p, err := ss.caller(req.Extra)
-	if err != nil {
-		return toolError(err.Error()), nil
-	}
-	id := args.Name
-	if t, ok := lookup(ss.s.reg.Snapshot().Authorize(p), args.Name); ok {
-		id = t.ID
-	}
-	return ss.execute(ctx, req.Extra, id, args.Arguments, args.Step)
-}
-
-// execute runs a call through the gateway. step 0 takes the session's next
-// step. Gateway refusals become tool errors carrying the contract's error
-// body, so the client's model can read and fix them.
-func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id string, args json.RawMessage, step int) (*sdk.CallToolResult, error) {
-	p, err := ss.caller(extra)
-	if err != nil {
-		return toolError(err.Error()), nil
-	}
-	// An explicit step names a slot the client may resend; automatic steps
-	// continue after the highest step seen, so they never collide with one.
-	ss.mu.Lock()
-	if step <= 0 {
-		ss.step++
-		step = ss.step
-	} else {
-		ss.step = max(ss.step, step)
-	}
-	ss.mu.Unlock()
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
-	}
-	res, err := ss.s.gw.Execute(ctx, gateway.Call{Principal: p, SessionID: ss.id, Step: step, Tool: id, Arguments: args})
-	if err != nil {
-		var ge *gateway.Error
-		if !errors.As(err, &ge) {
-			return nil, err
-		}
-		body, _ := json.Marshal(map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message,
-			"retryable": ge.Retryable, "details": ge.Details, "approval_id": ge.ApprovalID, "step": step})
-		return toolError(string(body)), nil
-	}
-	body, _ := json.Marshal(map[string]any{"success": true, "result": res.Value, "cached": res.Cached, "step": step})
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(body)}}}, nil
-}
-
-func toolError(msg string) *sdk.CallToolResult {
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
+	return nil
 }

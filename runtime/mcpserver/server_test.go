@@ -247,10 +247,8 @@ func TestSessionBelongsToItsOwner(t *testing.T) {
 	defer cs.Close()
 	token.Store("admin-token") // the same session, another principal
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "refund a transaction"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.IsError {
+	// The SDK's session-owner check answers 404 before any tool runs.
+	if err == nil && !res.IsError {
 		t.Fatalf("find_tools with another principal's token on the session succeeded: %v", res.Content)
 	}
 }

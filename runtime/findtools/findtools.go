@@ -1,0 +1,238 @@
+// Package findtools is the find_tools protocol tool, written once for every
+// facade that offers it: the agent loop (package runtime) shows it to the
+// model beside the shortlist, and the MCP facade (runtime/mcpserver) shows
+// it to MCP clients. Both answer it here, on the caller's authorized view:
+//
+//	query, err := findtools.ParseArguments(call.Arguments)
+//	res, err := findtools.Search(ctx, disc, view, query, &findtools.Options{K: 5})
+//	body := findtools.Answer(res.Tools, func(t *tools.Tool) string { return t.ID }, "")
+//
+// A query is either what the caller needs in a few words (a discovery
+// search over the view) or "select:a,b" to load tools by name. Names are
+// resolved by Lookup: a tool ID, or a bare name that exactly one
+// authorized tool has. Everything here works on a *tools.View, so a tool the
+// caller may not use can be neither found nor selected, and a name that
+// exists but is not authorized is answered exactly like one that does not
+// exist (DESIGN.md invariant 1).
+package findtools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// Name is the tool's name, the same for models and MCP clients.
+const Name = "find_tools"
+
+// Description is the tool's description, shown with Schema.
+const Description = "Find the tools you may use for a task when none of the listed tools fits. " +
+	"Give what you need in a few words, or select:<name> to load a tool by name. " +
+	"Returns tool names with one-line descriptions; found tools can be called from then on."
+
+// Schema is the JSON Schema of the tool's arguments. It is valid in
+// OpenAI's strict form as it is.
+var Schema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What you need to do, in a few words, or select:<name> to load a tool by name."}},"required":["query"],"additionalProperties":false}`)
+
+// MaxQueryBytes bounds a query: longer ones are refused by ParseArguments.
+const MaxQueryBytes = 2048
+
+// MaxSelect bounds the names of one "select:" query.
+const MaxSelect = 16
+
+// selectPrefix starts a query that loads tools by name.
+const selectPrefix = "select:"
+
+// ErrArguments is wrapped by ParseArguments for arguments that do not match
+// Schema; the message says what is wrong, for the model to correct.
+var ErrArguments = errors.New(`find_tools needs {"query": "..."}`)
+
+// ParseArguments returns the query of a find_tools call. The arguments must
+// be exactly Schema's object: a "query" string that is not blank and at
+// most MaxQueryBytes long, no other member, no member twice.
+func ParseArguments(args json.RawMessage) (string, error) {
+	v, err := jcs.Parse(args)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrArguments, err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("%w: the arguments are not an object", ErrArguments)
+	}
+	for k := range obj {
+		if k != "query" {
+			return "", fmt.Errorf("%w: unknown member %q", ErrArguments, k)
+		}
+	}
+	q, ok := obj["query"].(string)
+	if !ok {
+		return "", fmt.Errorf("%w: query must be a string", ErrArguments)
+	}
+	if err := CheckQuery(q); err != nil {
+		return "", err
+	}
+	return q, nil
+}
+
+// CheckQuery refuses a blank query or one over MaxQueryBytes, wrapping
+// ErrArguments. ParseArguments calls it; a facade that receives the query
+// another way (the turn envelope's find_tools action) calls it itself.
+func CheckQuery(q string) error {
+	switch {
+	case strings.TrimSpace(q) == "":
+		return fmt.Errorf("%w: query is empty", ErrArguments)
+	case len(q) > MaxQueryBytes:
+		return fmt.Errorf("%w: query is %d bytes, at most %d are allowed", ErrArguments, len(q), MaxQueryBytes)
+	}
+	return nil
+}
+
+// Options configures Search. Nil means defaults.
+type Options struct {
+	// K is the number of tools a discovery search returns. Zero means 5.
+	K int
+	// Alias, if set, maps a name the caller was shown (the runtime's
+	// model-facing names) to a tool ID; Lookup's rules apply after it.
+	Alias func(name string) (id string, ok bool)
+}
+
+// Result is what a find_tools query found.
+type Result struct {
+	// Tools are the tools found, best first (for a search) or in the order
+	// named (for select:), each once. All are in the view.
+	Tools []*tools.Tool
+	// Selected reports a select: query.
+	Selected bool
+	// Missing are the names of a select: query that matched no authorized
+	// tool (or more than one), in the order given.
+	Missing []string
+}
+
+// Search answers query on view: a discovery search for the K best tools,
+// or "select:a,b" for the tools those names resolve to (at most MaxSelect
+// names). The error is the discoverer's (the view's index could not be
+// built, ctx ended).
+func Search(ctx context.Context, disc *discovery.Discoverer, view *tools.View, query string, opts *Options) (*Result, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.K <= 0 {
+		o.K = 5
+	}
+	res := &Result{}
+	if sel, ok := strings.CutPrefix(strings.TrimSpace(query), selectPrefix); ok {
+		res.Selected = true
+		names := strings.Split(sel, ",")
+		if len(names) > MaxSelect {
+			names = names[:MaxSelect]
+		}
+		for _, name := range names {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			t, err := lookup(view, name, o.Alias)
+			if err != nil {
+				res.Missing = append(res.Missing, name)
+				continue
+			}
+			if !slices.Contains(res.Tools, t) {
+				res.Tools = append(res.Tools, t)
+			}
+		}
+		return res, nil
+	}
+	sl, err := disc.Shortlist(ctx, view, discovery.Request{Query: query, K: o.K})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range sl.Candidates {
+		res.Tools = append(res.Tools, c.Tool)
+	}
+	return res, nil
+}
+
+// ErrNotFound is returned by Lookup for a name no authorized tool has. It
+// is also the answer for a tool that exists but is not authorized, so the
+// caller learns nothing about tools it may not use.
+var ErrNotFound = errors.New("findtools: no such tool")
+
+// AmbiguousError is returned by Lookup for a bare name that several
+// authorized tools share. Candidates are their IDs, all authorized.
+type AmbiguousError struct {
+	Name       string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("findtools: %q names %d tools; use one of their IDs: %s", e.Name, len(e.Candidates), strings.Join(e.Candidates, ", "))
+}
+
+// Lookup resolves name on view: a tool ID, or a bare name (the part after
+// the namespace) that exactly one authorized tool has. It returns
+// ErrNotFound or an *AmbiguousError.
+func Lookup(view *tools.View, name string) (*tools.Tool, error) {
+	return lookup(view, name, nil)
+}
+
+func lookup(view *tools.View, name string, alias func(string) (string, bool)) (*tools.Tool, error) {
+	if alias != nil {
+		if id, ok := alias(name); ok {
+			if t, ok := view.Get(id); ok {
+				return t, nil
+			}
+		}
+	}
+	if t, ok := view.Get(name); ok {
+		return t, nil
+	}
+	var match []*tools.Tool
+	for _, t := range view.Tools() {
+		if t.Name() == name {
+			match = append(match, t)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return nil, ErrNotFound
+	case 1:
+		return match[0], nil
+	}
+	ids := make([]string, len(match))
+	for i, t := range match {
+		ids[i] = t.ID
+	}
+	return nil, &AmbiguousError{Name: name, Candidates: ids}
+}
+
+// Found is one tool of an Answer.
+type Found struct {
+	Name         string `json:"name"`
+	Summary      string `json:"summary"`
+	ReadOnly     bool   `json:"read_only,omitempty"`
+	Irreversible bool   `json:"irreversible,omitempty"`
+}
+
+// Answer renders found tools as the tool's result:
+// {"tools":[{"name","summary","read_only"?,"irreversible"?}],"missing"?,"note"?}.
+// name gives the name the caller is to call each tool by.
+func Answer(res *Result, name func(*tools.Tool) string, note string) string {
+	out := struct {
+		Tools   []Found  `json:"tools"`
+		Missing []string `json:"missing,omitempty"`
+		Note    string   `json:"note,omitempty"`
+	}{Tools: make([]Found, 0, len(res.Tools)), Missing: res.Missing, Note: note}
+	for _, t := range res.Tools {
+		out.Tools = append(out.Tools, Found{Name: name(t), Summary: t.Card.Summary, ReadOnly: t.Card.ReadOnly, Irreversible: t.Card.Irreversible})
+	}
+	body, _ := json.Marshal(out) // strings and booleans only: it cannot fail
+	return string(body)
+}

@@ -1,0 +1,156 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// ApprovalsPath is where Handler serves the gateway's approval endpoints:
+// GET and POST ApprovalsPath + "{approval_id}" (see gateway.NewHTTPHandler).
+const ApprovalsPath = "/v1/approvals/"
+
+// principalKey holds the authenticated principal in auth.TokenInfo.Extra.
+const principalKey = "toolgate.principal"
+
+// Handler returns the Streamable HTTP handler, and the approval endpoints
+// under ApprovalsPath. Every request must carry a bearer token
+// Options.Authenticate accepts (else 401). The principal goes to the SDK as
+// the token's user, so the SDK's own session-owner check runs on every
+// request of a session (POST of any method, GET streams, DELETE); a
+// request presenting another principal's session ID is answered 404, the
+// same answer as for an ID that does not exist.
+func (s *Server) Handler() (http.Handler, error) {
+	if s.opts.Authenticate == nil {
+		return nil, errors.New("mcpserver: Options.Authenticate is required to serve HTTP")
+	}
+	// The SDK asks for a server on every request (to read its protocol
+	// versions) and connects one only for a request without a session ID:
+	// only those get a new session.
+	probe := sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, nil)
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			return probe
+		}
+		p, ok := principalOf(auth.TokenInfoFromContext(r.Context()))
+		if !ok {
+			return nil
+		}
+		return s.newSession(p, true).srv
+	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: s.opts.SessionTimeout})
+	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		p, err := s.opts.Authenticate(r)
+		if err != nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: ownerKey(p), Scopes: p.Scopes, Extra: map[string]any{principalKey: p}}, nil
+	}
+	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler)
+
+	approvals := gateway.NewHTTPHandler(s.gw, gateway.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
+		r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		if err != nil {
+			return tools.Principal{}, err
+		}
+		r.Header.Set("Authorization", "Bearer "+bearer)
+		return s.opts.Authenticate(r)
+	}), &gateway.HTTPOptions{Logger: s.opts.Logger})
+
+	mux := http.NewServeMux()
+	mux.Handle(ApprovalsPath, approvals)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			// A GET is the session's event stream: it lives as long as the
+			// session, past the server's write timeout.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		}
+		g := &sessionGuard{ResponseWriter: w, hide: r.Header.Get("Mcp-Session-Id") != ""}
+		protected.ServeHTTP(g, r)
+		g.finish()
+	}))
+	return mux, nil
+}
+
+// ownerKey is the SDK's user ID of a principal: tenant and ID, unambiguously.
+func ownerKey(p tools.Principal) string {
+	b, _ := json.Marshal([2]string{p.Tenant, p.ID})
+	return string(b)
+}
+
+// principalOf returns the principal Handler's verifier stored in ti.
+func principalOf(ti *auth.TokenInfo) (tools.Principal, bool) {
+	if ti == nil {
+		return tools.Principal{}, false
+	}
+	p, ok := ti.Extra[principalKey].(tools.Principal)
+	return p, ok && p.ID != "" && p.Tenant != ""
+}
+
+// sessionGuard adjusts two of the SDK's answers: a 401 names the scheme
+// (WWW-Authenticate), and the 403 "session user mismatch" becomes the 404
+// "session not found" of an unknown ID, so that another principal learns
+// nothing about a session, not even that it exists.
+type sessionGuard struct {
+	http.ResponseWriter
+	hide   bool // the request named a session
+	held   int  // a 403 status not yet written
+	hidden bool // the answer was replaced
+}
+
+var mismatch = []byte("session user mismatch")
+
+func (g *sessionGuard) WriteHeader(code int) {
+	switch {
+	case code == http.StatusUnauthorized:
+		g.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+	case code == http.StatusForbidden && g.hide:
+		g.held = code
+		return
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *sessionGuard) Write(b []byte) (int, error) {
+	if g.held != 0 {
+		code := g.held
+		g.held = 0
+		if bytes.HasPrefix(b, mismatch) {
+			g.hidden = true
+			g.ResponseWriter.WriteHeader(http.StatusNotFound)
+			_, err := g.ResponseWriter.Write([]byte("session not found\n"))
+			return len(b), err
+		}
+		g.ResponseWriter.WriteHeader(code)
+	}
+	if g.hidden {
+		return len(b), nil
+	}
+	return g.ResponseWriter.Write(b)
+}
+
+// finish writes a held status that no body followed.
+func (g *sessionGuard) finish() {
+	if g.held != 0 {
+		g.ResponseWriter.WriteHeader(g.held)
+		g.held = 0
+	}
+}
+
+// Flush lets the SDK stream events through the guard.
+func (g *sessionGuard) Flush() {
+	if f, ok := g.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the connection underneath.
+func (g *sessionGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }

@@ -1,0 +1,306 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/runtime/findtools"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// MaxStep is the highest step a client may give call_tool. Steps the
+// server takes itself continue after the highest step seen, up to
+// maxAutoStep, so a client that sends MaxStep still has 2^30 calls left.
+const MaxStep = 1 << 30
+
+// maxAutoStep is the last step the session takes by itself; it fits every
+// store's step column (a signed 32-bit integer).
+const maxAutoStep = 1<<31 - 1
+
+// callToolSchema is call_tool's input schema; parseCall enforces it.
+var callToolSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"name":{"type":"string","minLength":1,"maxLength":256,"description":"The tool's name as find_tools gave it."},` +
+	`"arguments":{"type":"object","description":"The tool's arguments."},` +
+	`"step":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(MaxStep) + `,"description":"Optional: the step number of this call in the session; the same step with the same arguments is never executed twice."}},` +
+	`"required":["name"],"additionalProperties":false}`)
+
+// session is one client's MCP session: its server (so its tool list can
+// grow), its owner, its step counter and its first-class tools.
+type session struct {
+	s     *Server
+	srv   *sdk.Server
+	owner tools.Principal
+	id    string // the MCP session ID over HTTP, and the gateway session ID
+	http  bool   // served over Streamable HTTP: each request carries its principal
+
+	mu    sync.Mutex
+	step  int
+	added []string // names of first-class tools, oldest first
+}
+
+// newSessionID returns a random session ID: 128 bits, so IDs never repeat
+// across runs of the server that share a store.
+func newSessionID() string { return "mcp-" + rand.Text() }
+
+func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
+	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP}
+	ss.srv = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
+		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
+		Logger:       s.opts.Logger,
+		GetSessionID: func() string { return ss.id },
+	})
+	ss.srv.AddTool(&sdk.Tool{
+		Name:        findtools.Name,
+		Description: findtools.Description,
+		InputSchema: findtools.Schema,
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	}, ss.findTools)
+	ss.srv.AddTool(&sdk.Tool{
+		Name:        "call_tool",
+		Description: "Call a tool found with find_tools. To retry a call safely, resend it with the same step: the gateway then replays the first outcome instead of running it again.",
+		InputSchema: callToolSchema,
+	}, ss.callTool)
+	return ss
+}
+
+// caller is the principal of a request: the one the HTTP layer
+// authenticated (see Handler), or the configured stdio principal. It must
+// be the session's owner (the SDK checks this before the request reaches
+// a tool; this is the second line).
+func (ss *session) caller(extra *sdk.RequestExtra) (tools.Principal, error) {
+	if !ss.http {
+		return ss.owner, nil
+	}
+	var ti *auth.TokenInfo
+	if extra != nil {
+		ti = extra.TokenInfo
+	}
+	p, ok := principalOf(ti)
+	if !ok {
+		return tools.Principal{}, ErrUnauthenticated
+	}
+	if p.ID != ss.owner.ID || p.Tenant != ss.owner.Tenant {
+		return tools.Principal{}, fmt.Errorf("%w: the session belongs to another principal", ErrUnauthenticated)
+	}
+	return p, nil
+}
+
+func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	p, err := ss.caller(req.Extra)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	query, err := findtools.ParseArguments(req.Params.Arguments)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	res, err := findtools.Search(ctx, ss.s.disc, ss.s.reg.Snapshot().Authorize(p), query, &findtools.Options{K: ss.s.opts.K})
+	if err != nil {
+		ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: find_tools failed", "session", ss.id, "err", err)
+		return toolError("the search failed; try again"), nil
+	}
+	if !ss.s.opts.NoFirstClass {
+		for _, t := range res.Tools {
+			ss.addFirstClass(t)
+		}
+	}
+	return textResult(findtools.Answer(res, toolID, "")), nil
+}
+
+func toolID(t *tools.Tool) string { return t.ID }
+
+// addFirstClass adds a found tool to the session's list under a name MCP
+// clients accept; the SDK notifies clients with tools/list_changed.
+func (ss *session) addFirstClass(t *tools.Tool) {
+	name := tools.ModelName(t.ID, func(s string) bool { return s == findtools.Name || s == "call_tool" })
+	ss.mu.Lock()
+	for _, n := range ss.added {
+		if n == name {
+			ss.mu.Unlock()
+			return
+		}
+	}
+	ss.added = append(ss.added, name)
+	var drop []string
+	if over := len(ss.added) - ss.s.opts.MaxFirstClass; over > 0 {
+		drop = append(drop, ss.added[:over]...)
+		ss.added = ss.added[over:]
+	}
+	ss.mu.Unlock()
+	if len(drop) > 0 {
+		ss.srv.RemoveTools(drop...)
+	}
+	schema := t.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Card.Summary
+	}
+	id := t.ID
+	ss.srv.AddTool(&sdk.Tool{
+		Name:        name,
+		Description: desc,
+		InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: t.Card.ReadOnly, DestructiveHint: &t.Card.Irreversible, IdempotentHint: t.Card.Idempotent},
+	}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return ss.execute(ctx, req.Extra, id, req.Params.Arguments, 0)
+	})
+}
+
+// callArgs are call_tool's arguments.
+type callArgs struct {
+	Name      string
+	Arguments json.RawMessage // the bytes the client sent; {} when absent or null
+	Step      int             // 0: the session's next step
+}
+
+// errCallArgs is wrapped by parseCall's errors.
+var errCallArgs = errors.New(`call_tool needs {"name": "...", "arguments": {...}, "step"?: N}`)
+
+// parseCall checks call_tool's arguments against callToolSchema: an object
+// with no member twice and no member beside name (a string of 1 to 256
+// bytes), arguments (an object) and step (an integer from 1 to MaxStep,
+// written as digits). The tool's arguments are kept as the client's bytes:
+// the gateway validates them, on the numbers as written.
+func parseCall(raw json.RawMessage) (callArgs, error) {
+	var out callArgs
+	if _, err := jcs.Parse(raw); err != nil {
+		return out, fmt.Errorf("%w: %v", errCallArgs, err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return out, fmt.Errorf("%w: the arguments are not an object", errCallArgs)
+	}
+	for k := range members {
+		if k != "name" && k != "arguments" && k != "step" {
+			return out, fmt.Errorf("%w: unknown member %q", errCallArgs, k)
+		}
+	}
+	if err := json.Unmarshal(members["name"], &out.Name); err != nil || members["name"] == nil {
+		return out, fmt.Errorf("%w: name must be a string", errCallArgs)
+	}
+	if out.Name == "" || len(out.Name) > 256 {
+		return out, fmt.Errorf("%w: name must be 1 to 256 bytes", errCallArgs)
+	}
+	switch a := bytes.TrimSpace(members["arguments"]); {
+	case len(a) == 0 || string(a) == "null":
+		out.Arguments = json.RawMessage(`{}`)
+	case a[0] == '{':
+		out.Arguments = a
+	default:
+		return out, fmt.Errorf("%w: arguments must be an object", errCallArgs)
+	}
+	if st, ok := members["step"]; ok {
+		n, err := strconv.Atoi(string(st))
+		if err != nil || n < 1 || n > MaxStep || st[0] == '0' || st[0] == '+' {
+			return out, fmt.Errorf("%w: step must be an integer from 1 to %d written as digits, not %.40s", errCallArgs, MaxStep, st)
+		}
+		out.Step = n
+	}
+	return out, nil
+}
+
+func (ss *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	args, err := parseCall(req.Params.Arguments)
+	if err != nil {
+		return callError(gateway.ValidationError, err.Error(), true, nil, 0), nil
+	}
+	p, err := ss.caller(req.Extra)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	// The gateway's own reading of a tool name (an ID, or a bare name one
+	// usable tool has), as its HTTP contract answers it.
+	id, gerr := ss.s.gw.Resolve(p, args.Name)
+	if gerr != nil {
+		return gatewayError(gerr, args.Step), nil
+	}
+	return ss.execute(ctx, req.Extra, id, args.Arguments, args.Step)
+}
+
+// execute runs a call through the gateway. step 0 takes the session's next
+// step. Gateway refusals become tool errors carrying the contract's error
+// body, so the client's model can read and fix them.
+func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id string, args json.RawMessage, step int) (*sdk.CallToolResult, error) {
+	p, err := ss.caller(extra)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	// An explicit step names a slot the client may resend; automatic steps
+	// continue after the highest step seen, so they never collide with one.
+	ss.mu.Lock()
+	if step <= 0 {
+		if ss.step >= maxAutoStep {
+			ss.mu.Unlock()
+			return callError(gateway.ValidationError, "the session has taken all its steps; give an explicit step or open a new session", false, nil, 0), nil
+		}
+		ss.step++
+		step = ss.step
+	} else {
+		ss.step = max(ss.step, step)
+	}
+	ss.mu.Unlock()
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := ss.s.gw.Execute(ctx, gateway.Call{Principal: p, SessionID: ss.id, Step: step, Tool: id, Arguments: args})
+	if err != nil {
+		var ge *gateway.Error
+		if !errors.As(err, &ge) {
+			ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: gateway failed", "session", ss.id, "tool", id, "err", err)
+			return callError(gateway.Internal, "the call failed inside the server", false, nil, step), nil
+		}
+		return gatewayError(ge, step), nil
+	}
+	body, _ := json.Marshal(map[string]any{"success": true, "result": res.Value, "cached": res.Cached, "step": step})
+	return textResult(string(body)), nil
+}
+
+// gatewayError is a gateway refusal in the contract's error body, with
+// the step the client resends to retry it.
+func gatewayError(ge *gateway.Error, step int) *sdk.CallToolResult {
+	m := map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message,
+		"retryable": ge.Retryable, "details": ge.Details, "approval_id": ge.ApprovalID}
+	if len(ge.Candidates) > 0 {
+		m["candidates"] = ge.Candidates
+	}
+	if step > 0 {
+		m["step"] = step
+	}
+	body, _ := json.Marshal(m)
+	return toolError(string(body))
+}
+
+// callError is a refusal in the gateway's error body.
+func callError(typ gateway.ErrorType, msg string, retryable bool, details any, step int) *sdk.CallToolResult {
+	m := map[string]any{"success": false, "error_type": typ, "message": msg, "retryable": retryable}
+	if details != nil {
+		m["details"] = details
+	}
+	if step > 0 {
+		m["step"] = step
+	}
+	body, _ := json.Marshal(m)
+	return toolError(string(body))
+}
+
+func textResult(text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+}
+
+func toolError(msg string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
+}

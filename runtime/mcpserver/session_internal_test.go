@@ -1,0 +1,62 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"testing"
+)
+
+func TestParseCall(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want callArgs
+		ok   bool
+	}{
+		{`{"name":"a"}`, callArgs{Name: "a", Arguments: json.RawMessage(`{}`)}, true},
+		{`{"name":"a","arguments":null,"step":7}`, callArgs{Name: "a", Arguments: json.RawMessage(`{}`), Step: 7}, true},
+		{`{"name":"a","arguments":{"amount":1.0000000000000000001}}`, callArgs{Name: "a", Arguments: json.RawMessage(`{"amount":1.0000000000000000001}`)}, true},
+		{`{"name":"a","step":` + strconv.Itoa(MaxStep) + `}`, callArgs{Name: "a", Arguments: json.RawMessage(`{}`), Step: MaxStep}, true},
+		{`{"name":"a","step":` + strconv.Itoa(MaxStep+1) + `}`, callArgs{}, false},
+		{`{"name":"a","step":01}`, callArgs{}, false},
+		{`{"name":"a","step":1.0}`, callArgs{}, false},
+		{`{"name":"a","step":1e0}`, callArgs{}, false},
+		{`{"name":"a","step":-0}`, callArgs{}, false},
+		{`{"name":"a","step":null}`, callArgs{}, false},
+		{`{"name":"a","name":"b"}`, callArgs{}, false},
+		{`{"name":"a","arguments":{"x":1,"x":2}}`, callArgs{}, false},
+		{`{"name":"a","arguments":"{}"}`, callArgs{}, false},
+		{`{"name":"a","extra":1}`, callArgs{}, false},
+		{`{"name":null}`, callArgs{}, false},
+		{`[]`, callArgs{}, false},
+		{`null`, callArgs{}, false},
+		{``, callArgs{}, false},
+	} {
+		got, err := parseCall(json.RawMessage(tc.in))
+		if tc.ok {
+			if err != nil || got.Name != tc.want.Name || string(got.Arguments) != string(tc.want.Arguments) || got.Step != tc.want.Step {
+				t.Errorf("parseCall(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			}
+		} else if !errors.Is(err, errCallArgs) {
+			t.Errorf("parseCall(%s) = %+v, %v; want an errCallArgs", tc.in, got, err)
+		}
+	}
+}
+
+func FuzzParseCall(f *testing.F) {
+	for _, s := range []string{`{"name":"a","arguments":{"x":1},"step":3}`, `{"name":"a","step":1.5}`, `{"name":"a","name":"b"}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := parseCall(in)
+		if err != nil {
+			if !errors.Is(err, errCallArgs) {
+				t.Fatalf("parseCall(%q) error %v is not an errCallArgs", in, err)
+			}
+			return
+		}
+		if got.Name == "" || len(got.Name) > 256 || got.Step < 0 || got.Step > MaxStep || len(got.Arguments) == 0 || got.Arguments[0] != '{' || !json.Valid(got.Arguments) {
+			t.Fatalf("parseCall(%q) accepted %+v", in, got)
+		}
+	})
+}
