@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -118,9 +120,28 @@ type Options struct {
 	// needs a human approval, and the taint (which tool, which step) is
 	// shown in the approval and the audit.
 	NoTaint bool
+	// TracerProvider receives the runtime's spans: "invoke_agent" per
+	// turn, "toolgate.discover" per search and "chat" per model request,
+	// following the GenAI semantic conventions (see runtime/trace.go), with
+	// the gateway's "execute_tool" spans below them when the gateway has
+	// the same provider. Nil means no spans.
+	TracerProvider trace.TracerProvider
+	// TraceContent adds the user's request and the model's messages and
+	// replies to the spans (gen_ai.input.messages, gen_ai.output.messages,
+	// the discovery query). Off by default: they may hold personal data.
+	TraceContent bool
 	// LLM configures the llm.Checked wrapper around the backend (its
 	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
 	LLM *llm.Options
+}
+
+// backendName is the backend's Name() when it has one (every adapter in
+// llm does), for the chat spans' gen_ai.provider.name.
+func backendName(b llm.Backend) string {
+	if n, ok := b.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "llm"
 }
 
 // ErrOptions is wrapped by New for an invalid argument or option.
@@ -140,6 +161,8 @@ type Agent struct {
 	llmOpts llm.Options
 	// grammars keeps the compiled constraints of repeated shortlists.
 	grammars *grammar.Cache
+	tracer   trace.Tracer
+	provider string // the backend's name, for the chat spans
 }
 
 // New returns an Agent. The registry is the catalog; disc ranks it; gw
@@ -194,7 +217,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}, grammars: grammar.NewCache(0)}
+	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}, grammars: grammar.NewCache(0),
+		tracer: tracing.Tracer(o.TracerProvider), provider: backendName(backend)}
 	if o.LLM != nil {
 		a.llmOpts = *o.LLM
 	}

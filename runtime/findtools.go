@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"github.com/toolgate/toolgate/internal/tracing"
+
 	"context"
 	"slices"
 
@@ -16,7 +18,12 @@ import (
 func (s *Session) findTools(ctx context.Context, step int, view *tools.View, query string, c llm.ToolCall, mode llm.Mode) {
 	a := s.agent
 	nm := a.names.get(view.Snapshot())
-	res, err := findtools.Search(ctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id})
+	dctx, span := a.startDiscovery(ctx, query, view.Len())
+	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id})
+	if err == nil {
+		span.SetAttributes(tracing.Candidates.StringSlice(ids(res.Tools)))
+	}
+	tracing.End(span, err, errorType(err))
 	if err != nil {
 		s.toolResult(mode, c, errorResult("DISCOVERY_FAILED", "the search failed; try again", true))
 		return

@@ -50,7 +50,9 @@ func (s *Session) choose(ctx context.Context, view *tools.View) (*selection, err
 		sel.tools = view.Tools()
 	} else {
 		query, recent := s.discoveryQuery()
-		sl, err := a.disc.Shortlist(ctx, view, discovery.Request{Query: query, Context: recent, K: a.opts.K})
+		dctx, span := a.startDiscovery(ctx, query, view.Len())
+		sl, err := a.disc.Shortlist(dctx, view, discovery.Request{Query: query, Context: recent, K: a.opts.K})
+		a.endDiscovery(span, sl, err)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: discovery: %w", err)
 		}

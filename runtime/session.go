@@ -95,11 +95,13 @@ type Turn struct {
 // a reply that could not be repaired, ctx ending). Tool failures and
 // gateway refusals are not errors of Run: they go back to the model as
 // tool results and the loop continues.
-func (s *Session) Run(ctx context.Context, input string) (*Turn, error) {
+func (s *Session) Run(ctx context.Context, input string) (turn *Turn, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ctx, span := s.agent.startTurn(ctx, s)
+	turn = &Turn{}
+	defer func() { s.agent.endTurn(span, turn, err) }()
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: input})
-	turn := &Turn{}
 	for range s.agent.opts.MaxSteps {
 		s.step++
 		turn.Steps++
@@ -138,7 +140,9 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		CatalogTokens: sel.catalogTokens,
 	}
 	s.notePrompt(step, req)
-	resp, err := s.backend.Chat(ctx, req)
+	cctx, span := a.startChat(ctx, step, req)
+	resp, err := s.backend.Chat(cctx, req)
+	a.endChat(span, resp, err)
 	if resp != nil {
 		addUsage(&turn.Usage, resp.Usage)
 	}

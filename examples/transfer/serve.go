@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,8 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/runtime/serve"
 )
 
 func init() { commands["serve"] = runServe }
@@ -84,100 +79,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer b.Close()
 
-	ln, err := net.Listen("tcp", *addr)
+	err = serve.Run(ctx, serve.Config{
+		Addr: *addr, Gateway: b.gw, Registry: b.reg, Auth: auth, Gatherer: metrics, Logger: log,
+		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: 30 * time.Second,
+		PurgeEvery: purgeEvery, AuditRetention: auditRetention,
+		Ready: func(a net.Addr) {
+			fmt.Fprintf(stdout, "listening on http://%s\n", a)
+			log.Info("transfer serve: ready", "addr", a.String(), "data", *data, "store", storeName(*storeSpec), "principals", auth.Len())
+		},
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
-	}
-	disc, err := discovery.New(nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
-	}
-	srv := gateway.NewHTTPServer(*addr, gateway.NewHTTPHandler(b.gw, auth, &gateway.HTTPOptions{Gatherer: metrics, Logger: log,
-		Discover: discoverHook(disc, b.reg)}), *toolTimeout+*leaseGrace+30*time.Second)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	go purgeLoop(ctx, b.gw, log)
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	log.Info("transfer serve: ready", "addr", ln.Addr().String(), "data", *data, "store", storeName(*storeSpec), "principals", auth.Len())
-
-	select {
-	case err := <-served:
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
-	case <-ctx.Done():
-	}
-	log.Info("transfer serve: shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		fmt.Fprintf(stderr, "transfer serve: shutdown: %v\n", err)
-		return exitFailure
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
-}
-
-// discoverAnswer is the body of POST /v1/discover: the CLI's `discover
-// --format json` shape, with each candidate's description and input schema
-// so that a client can call it.
-type discoverAnswer struct {
-	Query           string                `json:"query"`
-	Candidates      []discoveredCandidate `json:"candidates"`
-	Authorized      int                   `json:"authorized"`
-	ShortlistTokens int                   `json:"shortlist_tokens"`
-	CatalogTokens   int                   `json:"catalog_tokens"`
-	Reformulated    bool                  `json:"reformulated"`
-}
-
-type discoveredCandidate struct {
-	Name        string          `json:"name"` // the tool's ID
-	Score       float64         `json:"score"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-}
-
-// discoverHook answers POST /v1/discover with the shortlist of the tools
-// the bearer may use (the view is authorized before any search, so nothing
-// else can be returned).
-func discoverHook(d *discovery.Discoverer, reg *tools.Registry) gateway.DiscoverFunc {
-	return func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
-		sl, err := d.Shortlist(ctx, reg.Snapshot().Authorize(p), discovery.Request{Query: query, K: k})
-		if err != nil {
-			return nil, err
-		}
-		out := discoverAnswer{Query: sl.Query, Candidates: []discoveredCandidate{}, Authorized: sl.Authorized,
-			ShortlistTokens: sl.ShortlistTokens, CatalogTokens: sl.CatalogTokens, Reformulated: sl.Reformulated}
-		for _, c := range sl.Candidates {
-			desc := c.Tool.Description
-			if desc == "" {
-				desc = c.Tool.Card.Summary
-			}
-			out.Candidates = append(out.Candidates, discoveredCandidate{Name: c.Tool.ID, Score: math.Round(c.Score*1e4) / 1e4,
-				Description: desc, InputSchema: c.Tool.InputSchema})
-		}
-		return out, nil
-	}
-}
-
-func purgeLoop(ctx context.Context, gw *gateway.Gateway, log *slog.Logger) {
-	tick := time.NewTicker(purgeEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			st, err := gw.Purge(ctx, auditRetention)
-			if err != nil {
-				log.Error("transfer serve: purge failed", "error", err)
-				continue
-			}
-			log.Info("transfer serve: purged", "records", st.Records, "approvals", st.Approvals, "audit", st.Audit)
-		}
-	}
 }

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// buildForServe builds toolgate and the calc MCP server (testdata/calc)
+// into a temporary folder.
+func buildForServe(t *testing.T) (toolgate, calc string) {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("go is not on $PATH: the serve test builds the binary")
+	}
+	dir := t.TempDir()
+	for _, b := range [][2]string{{"toolgate", "."}, {"calc", "./testdata/calc"}} {
+		if out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, b[0]), b[1]).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	return filepath.Join(dir, "toolgate"), filepath.Join(dir, "calc")
+}
+
+type serveProc struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *lockedBuilder
+	// draining is closed when serve logs (with -v) that it shuts down.
+	draining chan struct{}
+	done     chan error
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startToolgateServe starts `toolgate serve` and returns once it said where
+// it listens.
+func startToolgateServe(t *testing.T, ctx context.Context, bin string, env []string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, stderr: &lockedBuilder{}, draining: make(chan struct{}), done: make(chan error, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(stderr)
+		closed := false
+		for sc.Scan() {
+			p.stderr.add(sc.Text() + "\n")
+			if !closed && strings.Contains(sc.Text(), "shutting down") {
+				close(p.draining)
+				closed = true
+			}
+		}
+	}()
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "listening on http://") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("toolgate serve did not start: %q (stderr %s)", sc.Text(), p.stderr.String())
+	}
+	p.base = strings.Fields(sc.Text())[2] // "listening on http://ADDR (...)"
+	go func() { io.Copy(io.Discard, stdout); <-copied; p.done <- cmd.Wait() }()
+	return p
+}
+
+// stop sends SIGTERM and wants a clean exit.
+func (p *serveProc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-p.done; err != nil {
+		t.Fatalf("toolgate serve after SIGTERM: %v (stderr %s)", err, p.stderr.String())
+	}
+}
+
+func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestServeGoUpstream runs `toolgate serve` as a process over a catalog
+// file and an MCP upstream written in Go (testdata/calc over stdio, so it
+// runs where node is missing too), with the SQLite store: calls by ID and
+// bare name execute once and replay, a catalog-only tool cannot be
+// executed, discovery shortlists the bearer's tools, SIGTERM shuts down
+// cleanly, and after a restart on the same --data the call still replays
+// and the upstream ran once.
+func TestServeGoUpstream(t *testing.T) {
+	toolgate, calc := buildForServe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-a":{"principal":"alice","tenant":"acme","scopes":[]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	count := filepath.Join(dir, "count")
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	args := []string{"--tools", github, "--mcp", "calc=" + calc, "--tokens", tokens, "--data", filepath.Join(dir, "data")}
+	env := []string{"CALC_COUNT=" + count}
+
+	p := startToolgateServe(t, ctx, toolgate, env, args...)
+	resp, err := http.Get(p.base + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/healthz = %v, %v", resp, err)
+	}
+	resp.Body.Close()
+
+	call := `{"session_id":"s1","step":1,"tool":"add","arguments":{"a":2,"b":40}}`
+	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
+	result, _ := out["result"].(map[string]any)
+	if status != 200 || out["cached"] != false || result == nil {
+		t.Fatalf("add by bare name = %d %v, want 200 fresh", status, out)
+	}
+	if sc, _ := json.Marshal(result); !strings.Contains(string(sc), "42") {
+		t.Errorf("add(2, 40) = %s, want 42 in it", sc)
+	}
+	status, again := p.post(t, "/v1/tools/call", "tok-a", strings.Replace(call, `"add"`, `"calc/add"`, 1))
+	if status != 200 || again["cached"] != true || again["idempotency_key"] != out["idempotency_key"] {
+		t.Errorf("the same call by ID = %d %v, want the cached replay", status, again)
+	}
+	status, out = p.post(t, "/v1/tools/call", "tok-a", `{"session_id":"s1","step":2,"tool":"github/create_issue","arguments":{}}`)
+	if status != 404 || out["error_type"] != "UNKNOWN_TOOL" {
+		t.Errorf("a catalog-only tool = %d %v, want 404 UNKNOWN_TOOL", status, out)
+	}
+	status, out = p.post(t, "/v1/tools/call", "nobody", call)
+	if status != 401 {
+		t.Errorf("unknown token = %d %v, want 401", status, out)
+	}
+	status, out = p.post(t, "/v1/discover", "tok-a", `{"query":"add two numbers together","k":3}`)
+	cands, _ := out["candidates"].([]any)
+	first, _ := firstCandidate(cands)["name"].(string)
+	if status != 200 || first != "calc/add" {
+		t.Errorf("discover(add two numbers) = %d %v, want calc/add first", status, out)
+	}
+	resp, err = http.Get(p.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `toolgate_gateway_calls_total{outcome="replayed",tool="calc/add"} 1`) {
+		t.Errorf("/metrics lacks the replayed call:\n%s", body)
+	}
+	p.stop(t)
+
+	// Restart on the same data: the recorded call is still answered from
+	// the store, and the upstream ran once in all.
+	p = startToolgateServe(t, ctx, toolgate, env, args...)
+	status, out = p.post(t, "/v1/tools/call", "tok-a", call)
+	if status != 200 || out["cached"] != true {
+		t.Errorf("the call after a restart = %d %v, want the cached replay", status, out)
+	}
+	p.stop(t)
+	if n, _ := os.ReadFile(count); string(n) != "x" {
+		t.Errorf("the upstream ran %d times, want once", len(n))
+	}
+}
+
+// TestServeDrainsOnSIGTERM: a call in flight when SIGTERM arrives finishes,
+// is answered and recorded, then serve exits 0; after a restart the same
+// call replays and the tool ran once.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	toolgate, calc := buildForServe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-a":{"principal":"alice","tenant":"acme"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started, release, count := filepath.Join(dir, "started"), filepath.Join(dir, "release"), filepath.Join(dir, "count")
+	for _, f := range []string{started, release} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+	}
+	env := []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + count}
+	args := []string{"--mcp", "calc=" + calc, "--tokens", tokens, "--data", filepath.Join(dir, "data"), "-v"}
+	p := startToolgateServe(t, ctx, toolgate, env, args...)
+
+	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
+	type answer struct {
+		status int
+		body   map[string]any
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/tools/call", strings.NewReader(call))
+		req.Header.Set("Authorization", "Bearer tok-a")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answers <- answer{status: -1, body: map[string]any{"error": err.Error()}}
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		json.NewDecoder(resp.Body).Decode(&body)
+		answers <- answer{resp.StatusCode, body}
+	}()
+	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.draining:
+	case <-ctx.Done():
+		t.Fatalf("serve did not start shutting down after SIGTERM (stderr %s)", p.stderr.String())
+	}
+	// The server has stopped accepting; the call in flight goes on. Let it finish.
+	if err := os.WriteFile(release, []byte("r"), 0); err != nil {
+		t.Fatal(err)
+	}
+	a := <-answers
+	if a.status != 200 || a.body["cached"] != false {
+		t.Fatalf("the call in flight at SIGTERM = %d %v, want 200", a.status, a.body)
+	}
+	if err := <-p.done; err != nil {
+		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.stderr.String())
+	}
+
+	p = startToolgateServe(t, ctx, toolgate, env, args...)
+	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
+	if status != 200 || out["cached"] != true {
+		t.Errorf("the drained call after a restart = %d %v, want the cached replay", status, out)
+	}
+	p.stop(t)
+	if n, _ := os.ReadFile(count); string(n) != "x" {
+		t.Errorf("the tool ran %d times, want once", len(n))
+	}
+}
+
+func firstCandidate(cs []any) map[string]any {
+	if len(cs) == 0 {
+		return nil
+	}
+	m, _ := cs[0].(map[string]any)
+	return m
+}
