@@ -120,6 +120,19 @@ type Options struct {
 	// needs a human approval, and the taint (which tool, which step) is
 	// shown in the approval and the audit.
 	NoTaint bool
+	// Deferred turns on hosted deferred loading (native mode only): every
+	// authorized tool is sent in every request for the backend's deferred
+	// loading (llm.Request.Deferred: Anthropic's defer_loading, OpenAI
+	// Responses' tool_search), in the view's order, with find_tools as the
+	// one tool loaded up front, marked as the search tool. The model's
+	// searches are answered by discovery with references to the tools
+	// found (llm.Message.ToolReferences), and each step's own shortlist is
+	// delivered the same way, as a search the runtime answers before the
+	// request, so the tools and the system prompt — the prompt cache's
+	// prefix — never change within a session. Unauthorized tools are never
+	// sent. Backends without deferred loading ignore Deferred; use it with
+	// llm/anthropic or openai.ResponsesBackend.
+	Deferred bool
 	// TracerProvider receives the runtime's spans: "invoke_agent" per
 	// turn, "toolgate.discover" per search and "chat" per model request,
 	// following the GenAI semantic conventions (see runtime/trace.go), with
@@ -186,6 +199,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 		return nil, fmt.Errorf("%w: unknown Strategy %d", ErrOptions, o.Strategy)
 	case o.Mode < llm.ModeEnvelope || o.Mode > llm.ModeNative:
 		return nil, fmt.Errorf("%w: unknown Mode %d", ErrOptions, o.Mode)
+	case o.Deferred && o.Mode != llm.ModeNative:
+		return nil, fmt.Errorf("%w: Deferred needs Mode llm.ModeNative, not %s", ErrOptions, o.Mode)
 	}
 	def := func(p *int, v int) {
 		if *p == 0 {

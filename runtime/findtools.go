@@ -19,7 +19,7 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 	a := s.agent
 	nm := a.names.get(view.Snapshot())
 	dctx, span := a.startDiscovery(ctx, query, view.Len())
-	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id})
+	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id, Session: s.id})
 	if err == nil {
 		span.SetAttributes(tracing.Candidates.StringSlice(ids(res.Tools)))
 	}
@@ -33,8 +33,12 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 		s.load(t.ID)
 	}
 	a.observe(Event{Kind: EventFindTools, Step: step, Query: query, Found: ids(res.Tools)})
+	var refs []string
+	if a.opts.Deferred {
+		refs = s.reference(nm, res.Tools)
+	}
 	s.toolResult(mode, c, findtools.Answer(res, func(t *tools.Tool) string { return nm.name(t.ID) },
-		"found tools can be called from the next step on"))
+		"found tools can be called from the next step on"), refs...)
 }
 
 // load adds a tool to the loaded set, dropping the oldest beyond MaxLoaded.

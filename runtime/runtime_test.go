@@ -190,9 +190,19 @@ var (
 	admin  = tools.Principal{ID: "bob", Tenant: "acme", Scopes: []string{"approvals:grant", "accounts:read", "payments:write", "billing:admin"}}
 )
 
-// requestText is everything a request sends to the model, as one string.
+// requestText is everything req would send, as JSON, for "nothing
+// unauthorized is sent" checks. (encoding/json refuses a func-typed field
+// even when nil, so the fields are listed; OnDelta is the only one left out.)
 func requestText(req *llm.Request) string {
-	b, _ := json.Marshal(req)
+	b, err := json.Marshal(struct {
+		Messages   []llm.Message
+		Tools      []llm.ToolSpec
+		Deferred   []llm.ToolSpec
+		Constraint llm.Constraint
+	}{req.Messages, req.Tools, req.Deferred, req.Constraint})
+	if err != nil || len(b) < 100 {
+		panic(fmt.Sprintf("requestText: %v (%d bytes): the check would see nothing", err, len(b)))
+	}
 	return string(b)
 }
 

@@ -51,7 +51,8 @@ func (s *Session) choose(ctx context.Context, view *tools.View) (*selection, err
 	} else {
 		query, recent := s.discoveryQuery()
 		dctx, span := a.startDiscovery(ctx, query, view.Len())
-		sl, err := a.disc.Shortlist(dctx, view, discovery.Request{Query: query, Context: recent, K: a.opts.K})
+		sl, err := a.disc.Shortlist(dctx, view, discovery.Request{Query: query, Context: recent, K: a.opts.K,
+			Session: s.id, Source: discovery.SourceTurn})
 		a.endDiscovery(span, sl, err)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: discovery: %w", err)

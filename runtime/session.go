@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // ErrStepBudget is returned by Run when the model has not answered within
@@ -40,6 +41,7 @@ type Session struct {
 	// promptNames are the tools the system prompt lists, and announced the
 	// ones introduced in the conversation since (envelope modes, see announce).
 	promptNames, announced []string
+	deferred               deferredState // Options.Deferred
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
@@ -139,6 +141,11 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		Constraint:    comp.constraint,
 		CatalogTokens: sel.catalogTokens,
 	}
+	if a.opts.Deferred {
+		if err := s.deferTools(step, view, nm, comp, req); err != nil {
+			return false, err
+		}
+	}
 	s.notePrompt(step, req)
 	cctx, span := a.startChat(ctx, step, req)
 	resp, err := s.backend.Chat(cctx, req)
@@ -186,6 +193,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 			// name maps back; reaching here is a defect, never a guess.
 			return false, fmt.Errorf("runtime: step %d: model name %q maps to no tool", step, c.Name)
 		}
+		a.disc.RecordOutcome(ctx, view, discovery.Outcome{Session: s.id, Source: discovery.SourceCall, Tools: []string{id}})
 		rec := s.call(ctx, step, id, a.normalize(view, id, c.Arguments))
 		turn.Calls = append(turn.Calls, rec)
 		s.toolResult(comp.constraint.Mode, c, resultContent(rec))
@@ -256,10 +264,10 @@ func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Messag
 
 // toolResult appends a call's result to the conversation: a tool message
 // answering a native call, a user message carrying the data otherwise.
-func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string) {
+func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string, refs ...string) {
 	wrapped := "<tool-result tool=\"" + c.Name + "\">" + content + "</tool-result>"
 	if mode == llm.ModeNative && c.ID != "" {
-		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped})
+		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped, ToolReferences: refs})
 		return
 	}
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: wrapped})

@@ -62,6 +62,7 @@ func ownCopy(t Tool) *Tool {
 	t.Card.Scopes = slices.Clone(t.Card.Scopes)
 	t.Card.Aliases = slices.Clone(t.Card.Aliases)
 	t.Card.Tags = slices.Clone(t.Card.Tags)
+	t.Card.Examples = slices.Clone(t.Card.Examples)
 	t.Tenants = slices.Clone(t.Tenants)
 	t.InputSchema = slices.Clone(t.InputSchema)
 	return &t

@@ -32,6 +32,10 @@ type Card struct {
 	NotFor string `json:"not_for,omitempty"`
 	// Tags are free-form keywords.
 	Tags []string `json:"tags,omitempty"`
+	// Examples are requests in the users' words that need the tool (from a
+	// card overlay, tools/cards). Discovery indexes them; they are not card
+	// text a model is shown.
+	Examples []string `json:"examples,omitempty"`
 	// Group is the workflow group the tool belongs to ("payments").
 	Group string `json:"group,omitempty"`
 	// ReadOnly reports that the tool has no side effects.

@@ -15,10 +15,12 @@ import (
 
 // catalogSources are the catalog flags every catalog command takes:
 // --tools [NS=]FILE, --mcp "[NAME=]CMD ARGS", --mcp-url [NAME=]URL and
-// --mcp-config FILE, each repeatable except the config.
+// --mcp-config FILE, each repeatable except the config, and the card
+// overlays --cards FILE (repeatable) applied to every catalog.
 type catalogSources struct {
 	files, commands, urls multiFlag
 	config                string
+	cards                 cardFlags
 }
 
 func (c *catalogSources) register(fs *flag.FlagSet) {
@@ -26,6 +28,7 @@ func (c *catalogSources) register(fs *flag.FlagSet) {
 	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
 	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
+	c.cards.register(fs)
 }
 
 func (c *catalogSources) empty() bool {
@@ -37,11 +40,14 @@ func (c *catalogSources) empty() bool {
 // catalog files, the server's name for upstreams.
 func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Registry, func(), error) {
 	reg := tools.NewRegistry()
+	if err := c.cards.load(); err != nil {
+		return nil, nil, err
+	}
 	ts, err := catalog.LoadAll(c.files...)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := reg.Add(ts...); err != nil {
+	if err := reg.Add(c.cards.apply(ts)...); err != nil {
 		return nil, nil, err
 	}
 	var servers []mcp.Server
@@ -73,13 +79,14 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		}
 	}
 	for _, s := range servers {
-		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log})
+		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform()})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		ups = append(ups, u)
 	}
+	c.cards.check(reg.Snapshot())
 	return reg, closeAll, nil
 }
 

@@ -93,6 +93,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate discover")
 	snap := reg.Snapshot()
 	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: allScopes(snap)}
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {

@@ -7,15 +7,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"text/tabwriter"
+	"time"
 
+	"github.com/toolgate/toolgate/internal/report"
+	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func init() { commands["eval"] = runEval }
 
-// runEval: toolgate eval --tools F --queries Q [--k 5] --format json.
+// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--history 0.5]
+// [--backend B [--model M] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -25,7 +30,12 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	src.register(fs)
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")
 	k := fs.Int("k", 5, "shortlist size")
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
+	backend := fs.String("backend", "", "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
+	model := fs.String("model", "", "the --backend model")
+	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
+	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
+	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -42,8 +52,11 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	case *k < 1:
 		fmt.Fprintf(stderr, "toolgate eval: --k %d must be at least 1\n", *k)
 		return exitUsage
-	case *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text or json)\n", *format)
+	case *format != "text" && *format != "json" && *format != "html":
+		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text, json or html)\n", *format)
+		return exitUsage
+	case *history < 0 || *history >= 1:
+		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
 		return exitUsage
 	}
 	reg, closeUpstreams, err := src.load(ctx, quietLogger())
@@ -52,6 +65,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate eval")
 	snap := reg.Snapshot()
 	f, err := os.Open(*queriesPath)
 	if err != nil {
@@ -64,24 +78,43 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
-	d, err := discovery.New(nil)
+	dopts, err := reformulation(*backend, *model, *below, *rtimeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
+	}
+	d, err := discovery.New(dopts)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	if *history > 0 {
+		var learned string
+		if snap, qs, learned, err = learnHistory(ctx, d, snap, qs, *history, *k); err != nil {
+			fmt.Fprintf(stderr, "toolgate eval: --history: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "toolgate eval: %s\n", learned)
 	}
 	rep, err := discovery.Evaluate(ctx, d, snap, qs, &discovery.EvalOptions{K: *k})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
-	if *format == "json" {
+	switch *format {
+	case "html":
+		if err := report.Eval(stdout, "toolgate eval: "+filepath.Base(*queriesPath), rep); err != nil {
+			fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+			return exitUsage
+		}
+	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 			return exitUsage
 		}
-	} else {
+	default:
 		fmt.Fprintf(stdout, "%d queries (k=%d): recall@1 %.3f  recall@3 %.3f  recall@5 %.3f  MRR %.3f\n",
 			rep.Queries, rep.K, rep.RecallAt1, rep.RecallAt3, rep.RecallAt5, rep.MRR)
 		fmt.Fprintf(stdout, "denied leaks %d; latency p50 %.0f µs, p99 %.0f µs; %d denied and %d unanswerable queries not scored\n",

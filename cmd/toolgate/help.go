@@ -21,12 +21,13 @@ var helps = map[string]cli.Usage{
 		},
 	},
 	"eval": {
-		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--format json]`,
+		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history 0.5] [--backend B [--model M] [--reformulate-below 0.3]] [--format text|json|html]`,
 		Summary:  "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
-		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`},
+		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`,
+			`toolgate eval --tools tools.jsonl --queries queries.jsonl --format html > eval.html`},
 	},
 	"lint": {
-		Synopsis: `toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json]`,
+		Synopsis: `toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json|html]`,
 		Summary:  "Check capability cards for near duplicates, missing aliases or not_for, cards over budget and tools discovery cannot find; exit 1 with findings.",
 		Examples: []string{`toolgate lint --tools github=mcp-server-github.json --skip missing-aliases`},
 	},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/toolgate/toolgate/internal/report"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +22,9 @@ type lintOutput struct {
 	Checked  []lint.Kind       `json:"checked"`
 	Counts   map[lint.Kind]int `json:"counts"`
 	Findings []lint.Finding    `json:"findings"`
+	// Fixed counts, with --cards, the findings of the catalog without the
+	// overlays that the overlays made go away, by kind.
+	Fixed map[lint.Kind]int `json:"fixed_by_cards,omitempty"`
 }
 
 // runLint: toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5]
@@ -36,7 +41,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	k := fs.Int("k", 5, "shortlist size a tool must come back in to be findable")
 	maxTokens := fs.Int("max-tokens", 50, "card budget in o200k tokens")
 	threshold := fs.Float64("duplicate-threshold", 0.8, "similarity in (0,1] from which two cards are near duplicates")
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -54,8 +59,8 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	case *k < 1 || *maxTokens < 1 || *threshold <= 0 || *threshold > 1:
 		fmt.Fprintln(stderr, "toolgate lint: --k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]")
 		return exitUsage
-	case *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "toolgate lint: unknown --format %q (want text or json)\n", *format)
+	case *format != "text" && *format != "json" && *format != "html":
+		fmt.Fprintf(stderr, "toolgate lint: unknown --format %q (want text, json or html)\n", *format)
 		return exitUsage
 	}
 	reg, closeUpstreams, err := src.load(ctx, quietLogger())
@@ -66,6 +71,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate lint")
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, opts)
 	if err != nil {
@@ -79,8 +85,20 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		}
 		return exitUsage
 	}
-	if *format == "json" {
-		out := lintOutput{Tools: snap.Len(), Counts: map[lint.Kind]int{}, Findings: findings}
+	var fixed map[lint.Kind]int
+	if len(src.cards.files) > 0 {
+		if fixed, err = fixedByCards(ctx, &src.cards, snap, findings, opts); err != nil {
+			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *format == "html" {
+		if err := report.Lint(stdout, fmt.Sprintf("toolgate lint: %d tools", snap.Len()), snap, findings); err != nil {
+			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
+			return exitUsage
+		}
+	} else if *format == "json" {
+		out := lintOutput{Tools: snap.Len(), Counts: map[lint.Kind]int{}, Findings: findings, Fixed: fixed}
 		if out.Findings == nil {
 			out.Findings = []lint.Finding{}
 		}
@@ -103,6 +121,9 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	} else {
 		for _, f := range findings {
 			fmt.Fprintln(stdout, f)
+		}
+		if fixed != nil {
+			fmt.Fprintf(stdout, "card overlays fixed %s\n", fixedList(fixed))
 		}
 	}
 	if len(findings) > 0 {

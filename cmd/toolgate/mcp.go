@@ -28,7 +28,7 @@ func init() { commands["mcp"] = runMCP }
 
 // The synopses of the mcp commands (their helps entries are in help.go).
 const (
-	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE]
+	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis
@@ -100,6 +100,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, "toolgate mcp serve")
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate mcp serve: %s\n", firstLine(err))

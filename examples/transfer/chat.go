@@ -31,6 +31,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -53,6 +54,7 @@ type chatConfig struct {
 	approver            tools.Principal
 	data, approve, once string
 	script              string
+	cards               []string // card overlays (tools/cards) for the catalogs
 	verbose             bool
 	// mode is --mode; "" means the backend's default (see chatBackend).
 	mode string
@@ -78,7 +80,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 //	    --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
 //	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
 //	    [--data DIR] [--approve never|prompt] [--approver NAME]
-//	    [--once "request"] [--script FILE] [-v]
+//	    [--once "request"] [--script FILE] [--cards FILE]... [-v]
 //
 // ollama runs in envelope mode by default (the turn envelope as Ollama's
 // JSON-Schema format; OLLAMA_HOST); openai (OPENAI_API_KEY, OPENAI_BASE_URL
@@ -135,6 +137,10 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.StringVar(&cfg.once, "once", "", "run this one request and exit")
 	fs.StringVar(&cfg.script, "script", "", "JSON Lines of scripted replies (--backend scripted)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print the shortlist's scores, the constraint and token usage")
+	fs.Func("cards", "card overlay `file` for the catalogs (JSON Lines, tools/cards); repeatable", func(f string) error {
+		cfg.cards = append(cfg.cards, f)
+		return nil
+	})
 	fs.StringVar(&cfg.mode, "mode", "", "grammar, envelope or native (default: grammar for a llama.cpp server, native for other openai servers, envelope for ollama)")
 	var temperature, seed string
 	fs.StringVar(&temperature, "temperature", "", "sampling temperature, e.g. 0 (default: the server's)")
@@ -360,6 +366,17 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	catalog, err := loadEmbeddedCatalogs()
 	if err != nil {
 		return err
+	}
+	if len(cfg.cards) > 0 {
+		ov, err := cards.Load(cfg.cards...)
+		if err != nil {
+			return err
+		}
+		var rep *cards.Report
+		catalog, rep = ov.Apply(catalog)
+		for _, p := range rep.Problems() {
+			fmt.Fprintf(w, "warning: %s\n", p)
+		}
 	}
 	servers, err := chatServers(cfg)
 	if err != nil {

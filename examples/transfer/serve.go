@@ -85,7 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		PurgeEvery: purgeEvery, AuditRetention: auditRetention,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s\n", a)
-			log.Info("transfer serve: ready", "addr", a.String(), "data", *data, "store", storeName(*storeSpec), "principals", auth.Len())
+			log.Info("transfer serve: ready", "addr", a.String(), "data", *data, "store", serve.StoreName(*storeSpec), "principals", auth.Len())
 		},
 	})
 	if err != nil {

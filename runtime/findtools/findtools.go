@@ -101,6 +101,10 @@ type Options struct {
 	// Alias, if set, maps a name the caller was shown (the runtime's
 	// model-facing names) to a tool ID; Lookup's rules apply after it.
 	Alias func(name string) (id string, ok bool)
+	// Session, if set, goes to the discovery log with the search (or the
+	// tools a select: loaded), so a later call can be linked to it
+	// (discovery.Misses).
+	Session string
 }
 
 // Result is what a find_tools query found.
@@ -148,9 +152,14 @@ func Search(ctx context.Context, disc *discovery.Discoverer, view *tools.View, q
 				res.Tools = append(res.Tools, t)
 			}
 		}
+		out := discovery.Outcome{Session: o.Session, Source: discovery.SourceSelect, Query: query}
+		for _, t := range res.Tools {
+			out.Tools = append(out.Tools, t.ID)
+		}
+		disc.RecordOutcome(ctx, view, out)
 		return res, nil
 	}
-	sl, err := disc.Shortlist(ctx, view, discovery.Request{Query: query, K: o.K})
+	sl, err := disc.Shortlist(ctx, view, discovery.Request{Query: query, K: o.K, Session: o.Session, Source: discovery.SourceFindTools})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -99,6 +100,13 @@ type Options struct {
 	// used more often; an LLM rewrite may warrant more); a negative value
 	// never reformulates.
 	ReformulateBelow float64
+	// FuseReformulation fuses a reformulated search with the first one (the
+	// union of both candidate lists, each tool at its better score) instead
+	// of keeping the more confident of the two. Meant for a model rewrite
+	// (runtime.ModelReformulator), which names the action, object and
+	// system in tool words but drops the request's identifiers; false
+	// keeps the offline default's choice.
+	FuseReformulation bool
 	// K is the default shortlist size when a Request leaves K zero. Zero means 5.
 	K int
 	// Method selects the ranking. The zero value is MethodHybrid.
@@ -145,6 +153,10 @@ type Request struct {
 	Context []string
 	// K is the shortlist size. Zero means the Discoverer's default.
 	K int
+	// Session and Source go to the log only (Entry.Session, Entry.Source),
+	// so that a later call can be linked to this query. They never change
+	// the ranking.
+	Session, Source string
 }
 
 // Candidate is one shortlisted tool.
@@ -196,6 +208,7 @@ type Discoverer struct {
 	embedder     Embedder
 	reformulator Reformulator
 	threshold    float64
+	fuseRewrite  bool
 	k            int
 	method       Method
 	fusion       Fusion
@@ -237,7 +250,7 @@ func New(opts *Options) (*Discoverer, error) {
 	}
 	d := &Discoverer{
 		analyzer: o.Analyzer, embedder: o.Embedder, reformulator: o.Reformulator,
-		threshold: o.ReformulateBelow, k: o.K, method: o.Method, fusion: o.Fusion,
+		threshold: o.ReformulateBelow, fuseRewrite: o.FuseReformulation, k: o.K, method: o.Method, fusion: o.Fusion,
 		lexWeight: o.LexicalWeight, exactLimit: o.DenseExactLimit, rerank: o.DenseRerank,
 		log: o.Log, now: o.Clock, maxQuery: o.MaxQueryBytes,
 	}
@@ -353,7 +366,12 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 				return err
 			}
 			bufs[1] = res2.top
-			if res2.confidence > res.confidence {
+			switch {
+			case d.fuseRewrite:
+				res = fuseSearches(res, res2, k)
+				sl.Reformulated = true
+				sl.ReformulatedQuery = q2
+			case res2.confidence > res.confidence:
 				res = res2
 				sl.Reformulated = true
 				sl.ReformulatedQuery = q2
@@ -436,7 +454,8 @@ func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request,
 	}
 	p := view.Principal()
 	e := Entry{
-		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Query: req.Query, Context: req.Context,
+		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: req.Session, Source: req.Source,
+		Query: req.Query, Context: req.Context,
 		Confidence: sl.Confidence, Reformulated: sl.Reformulated, ReformulatedQuery: sl.ReformulatedQuery,
 		Authorized: sl.Authorized, Lang: sl.Lang,
 	}
@@ -446,4 +465,76 @@ func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request,
 	if err := d.log.Record(context.WithoutCancel(ctx), e); err != nil {
 		d.metrics.logErrors.Inc()
 	}
+}
+
+// Outcome is what became of a shortlist, for the log: the tools the model
+// loaded by name or called.
+type Outcome struct {
+	// Session is the conversation, as in Request.Session.
+	Session string
+	// Source is SourceSelect or SourceCall.
+	Source string
+	// Query is the find_tools text, for SourceSelect.
+	Query string
+	// Tools are the tool IDs loaded (SourceSelect) or the one called
+	// (SourceCall).
+	Tools []string
+}
+
+// RecordOutcome writes o to the log, so that `toolgate log misses` can tell
+// which first shortlists lacked the tool finally called. Tools the view does
+// not authorize are left out (and an outcome left with none is not
+// written): the log, and what is learned from it, only ever names tools the
+// principal may use. Without a Log it does nothing; a log failure is
+// counted in the metrics.
+func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outcome) {
+	if d.log == nil || view == nil || (o.Source != SourceSelect && o.Source != SourceCall) {
+		return
+	}
+	p := view.Principal()
+	e := Entry{Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: o.Session, Source: o.Source,
+		Query: o.Query, Authorized: view.Len()}
+	for _, id := range o.Tools {
+		if _, ok := view.Get(id); !ok {
+			continue
+		}
+		if o.Source == SourceCall {
+			e.Called = id
+			break
+		}
+		e.Candidates = append(e.Candidates, LoggedCandidate{ID: id})
+	}
+	if e.Called == "" && len(e.Candidates) == 0 {
+		return
+	}
+	if err := d.log.Record(context.WithoutCancel(ctx), e); err != nil {
+		d.metrics.logErrors.Inc()
+	}
+}
+
+// fuseSearches merges two searches of one request: every tool either
+// returned, at the better of its two scores, best first, at most k; the
+// confidence is the better one. The result owns a new slice (both inputs'
+// slices are pooled buffers).
+func fuseSearches(a, b searchResult, k int) searchResult {
+	out := searchResult{lang: a.lang, confidence: max(a.confidence, b.confidence)}
+	both := append(append(make([]fusedScore, 0, len(a.top)+len(b.top)), a.top...), b.top...)
+	top := make([]fusedScore, 0, len(both))
+	at := map[uint32]int{}
+	for _, f := range both {
+		if i, ok := at[f.doc]; ok {
+			if f.score > top[i].score {
+				top[i] = f
+			}
+			continue
+		}
+		at[f.doc] = len(top)
+		top = append(top, f)
+	}
+	sort.SliceStable(top, func(i, j int) bool { return top[i].better(top[j]) })
+	if len(top) > k {
+		top = top[:k]
+	}
+	out.top = top
+	return out
 }

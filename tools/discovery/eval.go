@@ -317,3 +317,35 @@ func percentile(sorted []float64, p float64) float64 {
 	i := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
+
+// SplitHistory splits a labeled set for a history evaluation: the queries
+// of each tool (grouped by their first relevant entry), in input order, go
+// first to history (the first frac of them, rounded down) and then to
+// measured. Queries with no relevant tool go to measured. frac must be in
+// [0,1); each part keeps the input order.
+func SplitHistory(queries []Query, frac float64) (history, measured []Query, err error) {
+	if frac < 0 || frac >= 1 {
+		return nil, nil, fmt.Errorf("%w: history fraction %v is outside [0,1)", ErrOptions, frac)
+	}
+	total := map[string]int{}
+	for _, q := range queries {
+		if len(q.Relevant) > 0 {
+			total[q.Relevant[0]]++
+		}
+	}
+	taken := map[string]int{}
+	for _, q := range queries {
+		if len(q.Relevant) == 0 {
+			measured = append(measured, q)
+			continue
+		}
+		key := q.Relevant[0]
+		if taken[key] < int(frac*float64(total[key])) {
+			taken[key]++
+			history = append(history, q)
+			continue
+		}
+		measured = append(measured, q)
+	}
+	return history, measured, nil
+}

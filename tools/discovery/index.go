@@ -181,6 +181,10 @@ func embedText(t *tools.Tool, params []string) string {
 		sb.WriteString(". ")
 		sb.WriteString(a)
 	}
+	for _, a := range t.Card.Examples {
+		sb.WriteString(". ")
+		sb.WriteString(a)
+	}
 	if len(t.Card.Tags) > 0 {
 		sb.WriteString(". ")
 		sb.WriteString(strings.Join(t.Card.Tags, " "))
@@ -204,6 +208,9 @@ func (d *Discoverer) buildDoc(t *tools.Tool) (*doc, string, error) {
 		dc.fields[fieldDescription] = a.Terms(nil, t.Description, "")
 	}
 	for _, s := range t.Card.Aliases {
+		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
+	}
+	for _, s := range t.Card.Examples { // overlay examples count as aliases
 		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
 	}
 	for _, s := range t.Card.Tags {

@@ -1,10 +1,14 @@
 package discovery
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
@@ -16,11 +20,33 @@ type Log interface {
 	Record(ctx context.Context, e Entry) error
 }
 
-// Entry is one logged discovery query.
+// Sources of log entries: what the agent loop was doing.
+const (
+	// SourceTurn is the shortlist a step of a turn showed the model (the
+	// empty Source of older logs reads the same).
+	SourceTurn = "turn"
+	// SourceFindTools is the model's own search (find_tools).
+	SourceFindTools = "find_tools"
+	// SourceSelect is a tool loaded by name (find_tools "select:a,b");
+	// Candidates holds what was loaded.
+	SourceSelect = "select"
+	// SourceCall is a call of an authorized tool; Called names it.
+	SourceCall = "call"
+)
+
+// Entry is one logged discovery query, or one outcome of the agent loop
+// that tells whether the query's shortlist held what was needed (Source).
 type Entry struct {
-	Time              time.Time         `json:"time"`
-	Principal         string            `json:"principal"`
-	Tenant            string            `json:"tenant"`
+	Time      time.Time `json:"time"`
+	Principal string    `json:"principal"`
+	Tenant    string    `json:"tenant"`
+	// Session links the entries of one conversation; empty when the caller
+	// did not give one (then no outcome can be linked to the query).
+	Session string `json:"session,omitempty"`
+	// Source is one of the Source constants; empty means SourceTurn.
+	Source string `json:"source,omitempty"`
+	// Called is the tool ID a SourceCall entry records.
+	Called            string            `json:"called,omitempty"`
 	Query             string            `json:"query"`
 	Context           []string          `json:"context,omitempty"`
 	Lang              string            `json:"lang,omitempty"`
@@ -29,6 +55,14 @@ type Entry struct {
 	Reformulated      bool              `json:"reformulated"`
 	ReformulatedQuery string            `json:"reformulated_query,omitempty"`
 	Authorized        int               `json:"authorized"`
+}
+
+// source returns the entry's Source, SourceTurn for the empty one.
+func (e *Entry) source() string {
+	if e.Source == "" {
+		return SourceTurn
+	}
+	return e.Source
 }
 
 // LoggedCandidate is a shortlisted tool in a log entry.
@@ -63,4 +97,55 @@ func (l *JSONLog) Record(_ context.Context, e Entry) error {
 		return fmt.Errorf("discovery: log: %w", err)
 	}
 	return nil
+}
+
+// LogError is a malformed line of a discovery log.
+type LogError struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+func (e *LogError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
+
+// MaxLogLine bounds one line of a JSON Lines log ReadJSONLog accepts.
+const MaxLogLine = 1 << 20
+
+// ReadJSONLog parses a JSON Lines discovery log (what JSONLog writes);
+// file names it in errors. Blank lines are skipped; the first malformed
+// line is returned as a *LogError. Entries come back in file order.
+func ReadJSONLog(r io.Reader, file string) ([]Entry, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLogLine)
+	var out []Entry
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(b, &e); err != nil {
+			return nil, &LogError{file, line, "invalid entry: " + strings.TrimPrefix(err.Error(), "json: ")}
+		}
+		switch e.source() {
+		case SourceTurn, SourceFindTools, SourceSelect:
+		case SourceCall:
+			if e.Called == "" {
+				return nil, &LogError{file, line, `a "call" entry without "called"`}
+			}
+		default:
+			return nil, &LogError{file, line, fmt.Sprintf("unknown source %q", e.Source)}
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		reason := err.Error()
+		if errors.Is(err, bufio.ErrTooLong) {
+			reason = fmt.Sprintf("line longer than %d bytes", MaxLogLine)
+		}
+		return nil, &LogError{file, line + 1, reason}
+	}
+	return out, nil
 }

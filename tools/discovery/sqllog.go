@@ -69,3 +69,37 @@ func (l *SQLLog) Record(ctx context.Context, e Entry) error {
 	}
 	return nil
 }
+
+// Entries returns every logged entry in the order recorded (the entry
+// column of each row, by id). The caller bounds the table's size.
+func (l *SQLLog) Entries(ctx context.Context) ([]Entry, error) {
+	return ReadSQLLog(ctx, l.db)
+}
+
+// ReadSQLLog reads the discovery_log table of db in the order recorded,
+// without creating it. A row whose entry is not valid JSON is an error
+// naming its id.
+func ReadSQLLog(ctx context.Context, db *sql.DB) ([]Entry, error) {
+	rows, err := db.QueryContext(ctx, `SELECT id, entry FROM discovery_log ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: read discovery_log: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var id int64
+		var raw string
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, fmt.Errorf("discovery: read discovery_log: %w", err)
+		}
+		var e Entry
+		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+			return nil, fmt.Errorf("discovery: discovery_log row %d: invalid entry: %v", id, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("discovery: read discovery_log: %w", err)
+	}
+	return out, nil
+}

@@ -54,6 +54,11 @@ type Options struct {
 	// OnChange, if set, is called after the upstream's tools were
 	// (re)registered or removed, with the number now registered.
 	OnChange func(server string, tools int)
+	// Transform, if set, rewrites the upstream's tools each time they are
+	// listed, before they are registered (a card overlay's
+	// cards.Overlay.Transform). It must return valid tools of the same
+	// namespace. Nil registers them as listed.
+	Transform func([]tools.Tool) []tools.Tool
 }
 
 func (o *Options) withDefaults() Options {
@@ -210,6 +215,9 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
 		// A tool the catalog rules reject is reported and left out; the
 		// others are still registered.
 		u.opts.Logger.Warn("mcp: rejected tools", "server", u.cfg.Name, "err", err)
+	}
+	if u.opts.Transform != nil {
+		ts = u.opts.Transform(ts)
 	}
 	// Status reflects the new list before the registry publishes it, so a
 	// reader woken by the registry never sees a stale count.

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// catalogHashes runs cards hash over the real catalogs and returns the
+// hash of each tool.
+func catalogHashes(t *testing.T) map[string]string {
+	t.Helper()
+	code, out, errOut := runCmd(append([]string{"cards", "hash"}, realCatalogArgs(t)...)...)
+	if code != exitOK {
+		t.Fatalf("cards hash exit %d: %s", code, errOut)
+	}
+	hashes := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct{ Tool, Hash string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("cards hash line %q: %v", line, err)
+		}
+		hashes[e.Tool] = e.Hash
+	}
+	return hashes
+}
+
+func shortlistIDs(t *testing.T, out string) []string {
+	t.Helper()
+	var got discoverOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("discover output: %v\n%s", err, out)
+	}
+	var ids []string
+	for _, c := range got.Candidates {
+		ids = append(ids, c.Name)
+	}
+	return ids
+}
+
+func TestCardsOverlayOnDiscover(t *testing.T) {
+	hashes := catalogHashes(t)
+	if len(hashes) < 100 {
+		t.Fatalf("cards hash listed %d tools, want the 100+ of the real catalogs", len(hashes))
+	}
+	overlay := writeFile(t, "team.jsonl", strings.Join([]string{
+		`{"tool":"github/create_pull_request","hash":"` + hashes["github/create_pull_request"] + `","aliases":["open a pull request"]}`,
+		`{"tool":"postgres/*","aliases":["the database","tables"]}`,
+		`{"tool":"github/create_issue","hash":"sha256:0000000000000000","aliases":["open a pull request"]}`,
+	}, "\n"))
+	args := append([]string{"discover", "--format", "json", "--k", "3"}, realCatalogArgs(t)...)
+	for _, tc := range []struct{ query, want string }{
+		{"open a pull request", "github/create_pull_request"},
+		{"what tables are in the database", "postgres/query"},
+	} {
+		_, out, _ := runCmd(append(args, tc.query)...)
+		if ids := shortlistIDs(t, out); len(ids) > 0 && ids[0] == tc.want {
+			t.Fatalf("without the overlay %q already ranks %s first; the test shows nothing", tc.query, tc.want)
+		}
+		code, out, errOut := runCmd(append(args, "--cards", overlay, tc.query)...)
+		if code != exitOK {
+			t.Fatalf("discover --cards exit %d: %s", code, errOut)
+		}
+		if ids := shortlistIDs(t, out); len(ids) == 0 || ids[0] != tc.want {
+			t.Errorf("discover --cards %q = %v, want %s first", tc.query, ids, tc.want)
+		}
+		want := overlay + ":3: github/create_issue: stale entry not applied: written for sha256:0000000000000000, the tool is now " + hashes["github/create_issue"]
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks the stale warning %q", errOut, want)
+		}
+	}
+}
+
+func TestCardsOverlayErrors(t *testing.T) {
+	for _, tc := range []struct{ name, content, want string }{
+		{"malformed", `{"tool":"postgres/*","aliases":["db"]}` + "\n" + `{"tool":"postgres/*",`, ":2: invalid entry"},
+		{"duplicate", `{"tool":"postgres/*","aliases":["db"]}` + "\n" + `{"tool":"postgres/*","tags":["sql"]}`, `:2: duplicate entry for "postgres/*"`},
+	} {
+		overlay := writeFile(t, "bad.jsonl", tc.content)
+		for _, cmd := range [][]string{{"discover", "x"}, {"lint"}, {"eval", "--queries", overlay}} {
+			args := append(append([]string{cmd[0]}, realCatalogArgs(t)...), "--cards", overlay)
+			code, _, errOut := runCmd(append(args, cmd[1:]...)...)
+			if code != exitUsage || !strings.HasPrefix(errOut, "toolgate "+cmd[0]+": "+overlay+tc.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%s %s: exit %d, stderr %q; want 2 and one line %q", tc.name, cmd[0], code, errOut, overlay+tc.want)
+			}
+		}
+	}
+}
+
+func TestLintCountsWhatCardsFixed(t *testing.T) {
+	hashes := catalogHashes(t)
+	overlay := writeFile(t, "team.jsonl", strings.Join([]string{
+		`{"tool":"github/create_pull_request","hash":"` + hashes["github/create_pull_request"] + `","aliases":["open a pull request"],"not_for":"reviewing one: use create_pull_request_review"}`,
+		`{"tool":"postgres/query","hash":"` + hashes["postgres/query"] + `","aliases":["list tables"]}`,
+	}, "\n"))
+	args := append([]string{"lint", "--format", "json", "--skip", "unfindable"}, realCatalogArgs(t)...)
+	_, before, _ := runCmd(args...)
+	code, after, errOut := runCmd(append(args, "--cards", overlay)...)
+	if code == exitUsage {
+		t.Fatalf("lint --cards exit 2: %s", errOut)
+	}
+	var b, a lintOutput
+	if err := json.Unmarshal([]byte(before), &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(after), &a); err != nil {
+		t.Fatal(err)
+	}
+	if b.Fixed != nil {
+		t.Errorf("lint without --cards reports fixed_by_cards %v", b.Fixed)
+	}
+	if a.Fixed["missing-aliases"] != 2 || a.Fixed["missing-not-for"] != 1 {
+		t.Errorf("fixed_by_cards = %v, want 2 missing-aliases and 1 missing-not-for", a.Fixed)
+	}
+	for kind, n := range a.Fixed {
+		if b.Counts[kind]-a.Counts[kind] != n {
+			t.Errorf("%s: %d before, %d after, but fixed_by_cards says %d", kind, b.Counts[kind], a.Counts[kind], n)
+		}
+	}
+}

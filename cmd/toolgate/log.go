@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	_ "modernc.org/sqlite" // the SQLite discovery log
+
+	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+func init() {
+	commands["log"] = runLog
+	helps["log"] = cli.Usage{Synopsis: strings.TrimPrefix(logUsage, "usage: "),
+		Summary:  "Read a discovery log (JSON Lines or SQLite): the requests whose first shortlist lacked the tool finally called, per tool; exit 1 with misses.",
+		Examples: []string{`toolgate log misses --log discovery.jsonl --tenant acme`}}
+}
+
+const logUsage = `usage: toolgate log [misses] --log FILE [--tenant T] [--format text|json]`
+
+// runLog: toolgate log misses --log FILE. It lists, per tool, the requests
+// whose first shortlist lacked the tool finally called. Exit 0 with none,
+// 1 with misses, 2 for usage or input errors.
+func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "misses" && !strings.HasPrefix(args[0], "-")) {
+		fmt.Fprintln(stderr, logUsage)
+		return exitUsage
+	}
+	if args[0] == "misses" {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("log", flag.ContinueOnError)
+	logPath := fs.String("log", "", "discovery log `file`: JSON Lines (discovery.JSONLog) or SQLite (discovery.SQLLog)")
+	tenant := fs.String("tenant", "", "only this tenant's misses")
+	format := fs.String("format", "text", "output format: text or json")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case *logPath == "":
+		fmt.Fprintln(stderr, "toolgate log misses: --log is required")
+		return exitUsage
+	case fs.NArg() != 0:
+		fmt.Fprintf(stderr, "toolgate log misses: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	case *format != "text" && *format != "json":
+		fmt.Fprintf(stderr, "toolgate log misses: unknown --format %q (want text or json)\n", *format)
+		return exitUsage
+	}
+	rep, err := readMisses(ctx, *logPath, *tenant)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate log misses: %v\n", err)
+		return exitUsage
+	}
+	byTool := rep.ByTool()
+	if *format == "json" {
+		out := struct {
+			Calls    int                    `json:"calls"`
+			Hits     int                    `json:"hits"`
+			Misses   int                    `json:"misses"`
+			Unlinked int                    `json:"unlinked"`
+			Tools    []discovery.ToolMisses `json:"tools"`
+		}{rep.Calls, rep.Hits, len(rep.Misses), rep.Unlinked, byTool}
+		if out.Tools == nil {
+			out.Tools = []discovery.ToolMisses{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "toolgate log misses: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		fmt.Fprintf(stdout, "%d calls linked to their request: %d found by the first shortlist, %d missed; %d calls not linked\n",
+			rep.Calls, rep.Hits, len(rep.Misses), rep.Unlinked)
+		if len(byTool) > 0 {
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "\nTENANT\tTOOL\tMISSES\tPRINCIPALS\tMOST MISSED REQUEST\n")
+			for _, t := range byTool {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", t.Tenant, t.Tool, t.Count, t.Principals,
+					truncate(fmt.Sprintf("%q ×%d", t.Queries[0].Query, t.Queries[0].Count), 70))
+			}
+			tw.Flush()
+		}
+	}
+	if len(rep.Misses) > 0 {
+		return exitNegative
+	}
+	return exitOK
+}
+
+// readMisses reads a JSON Lines or SQLite discovery log (told apart by the
+// SQLite header) and links its calls to their requests, keeping one
+// tenant's when tenant is set.
+func readMisses(ctx context.Context, path, tenant string) (*discovery.MissReport, error) {
+	entries, err := readLog(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if tenant != "" {
+		kept := entries[:0]
+		for _, e := range entries {
+			if e.Tenant == tenant {
+				kept = append(kept, e)
+			}
+		}
+		entries = kept
+	}
+	return discovery.Misses(entries), nil
+}
+
+func readLog(ctx context.Context, path string) ([]discovery.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: cannot read log: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	if bytes.Equal(head[:n], []byte("SQLite format 3\x00")) {
+		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer db.Close()
+		entries, err := discovery.ReadSQLLog(ctx, db)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return entries, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return discovery.ReadJSONLog(f, path)
+}
+
+// runCardsLearn: toolgate cards learn --tools F --log FILE [--tenant T]
+// [--min-principals 3] [--max-per-principal 3] [--out FILE]. It writes the
+// proposed overlay (stdout by default) for a person to review; nothing is
+// applied. Exit 0 with a proposal, 1 with nothing to propose, 2 for usage
+// or input errors.
+func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const prog = "toolgate cards learn"
+	fs := flag.NewFlagSet("cards learn", flag.ContinueOnError)
+	var src catalogSources
+	src.register(fs)
+	logPath := fs.String("log", "", "discovery log `file` (JSON Lines or SQLite)")
+	tenant := fs.String("tenant", "", "the tenant to learn for (required when the log holds several)")
+	minPrincipals := fs.Int("min-principals", 3, "distinct principals a request's wording needs before it is proposed")
+	perPrincipal := fs.Int("max-per-principal", 3, "requests one principal contributes per tool")
+	outPath := fs.String("out", "", "write the overlay to `file` instead of stdout")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case src.empty():
+		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
+		return exitUsage
+	case *logPath == "":
+		fmt.Fprintf(stderr, "%s: --log is required\n", prog)
+		return exitUsage
+	case fs.NArg() != 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
+		return exitUsage
+	case *minPrincipals < 1 || *perPrincipal < 1:
+		fmt.Fprintf(stderr, "%s: --min-principals and --max-per-principal must be at least 1\n", prog)
+		return exitUsage
+	}
+	reg, closeUpstreams, err := src.load(ctx, quietLogger())
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+		return exitUsage
+	}
+	defer closeUpstreams()
+	src.cards.warn(stderr, prog)
+	rep, err := readMisses(ctx, *logPath, *tenant)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	entries, lrep, err := cards.Learn(reg.Snapshot(), rep.Linked, &cards.LearnOptions{Tenant: *tenant,
+		MinPrincipals: *minPrincipals, MaxPerPrincipal: *perPrincipal})
+	if err != nil {
+		if errors.Is(err, cards.ErrTenants) {
+			err = fmt.Errorf("the log holds several tenants' calls: choose one with --tenant (learning never crosses tenants)")
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	w := stdout
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return exitUsage
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := cards.Write(w, entries); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "%s: tenant %q: %d calls (%d missed); proposed %d examples and %d tags for %d tools; %d requests lacked support from %d principals, %d were over the caps; review before use\n",
+		prog, lrep.Tenant, len(rep.Linked), len(rep.Misses), lrep.Proposed, lrep.Keywords, len(entries), lrep.Unsupported, *minPrincipals, lrep.Capped)
+	if len(entries) == 0 {
+		return exitNegative
+	}
+	return exitOK
+}

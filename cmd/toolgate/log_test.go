@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// logLines is a discovery log of three principals who each asked to open a
+// pull request, were shown other tools, and called create_pull_request
+// after a find_tools; plus one hit.
+func logLines(tenant string) []discovery.Entry {
+	var out []discovery.Entry
+	for i, q := range []string{"open a pull request", "open a pull request for my branch", "please open a pull request"} {
+		p, s := fmt.Sprintf("user-%d", i), fmt.Sprintf("s-%d", i)
+		out = append(out,
+			discovery.Entry{Tenant: tenant, Principal: p, Session: s, Query: q, Candidates: []discovery.LoggedCandidate{{ID: "github/list_pull_requests"}}},
+			discovery.Entry{Tenant: tenant, Principal: p, Session: s, Source: discovery.SourceFindTools, Query: "create a pull request"},
+			discovery.Entry{Tenant: tenant, Principal: p, Session: s, Source: discovery.SourceCall, Called: "github/create_pull_request"},
+		)
+	}
+	return append(out,
+		discovery.Entry{Tenant: tenant, Principal: "user-0", Session: "s-9", Query: "list pull requests", Candidates: []discovery.LoggedCandidate{{ID: "github/list_pull_requests"}}},
+		discovery.Entry{Tenant: tenant, Principal: "user-0", Session: "s-9", Source: discovery.SourceCall, Called: "github/list_pull_requests"})
+}
+
+func jsonLog(t *testing.T, entries ...[]discovery.Entry) string {
+	t.Helper()
+	var sb strings.Builder
+	l := discovery.NewJSONLog(&sb)
+	for _, es := range entries {
+		for _, e := range es {
+			if err := l.Record(context.Background(), e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return writeFile(t, "discovery.jsonl", sb.String())
+}
+
+func sqliteLog(t *testing.T, entries []discovery.Entry) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "discovery.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := discovery.NewSQLLog(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := l.Record(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func TestLogMisses(t *testing.T) {
+	for name, path := range map[string]string{"jsonl": jsonLog(t, logLines("acme")), "sqlite": sqliteLog(t, logLines("acme"))} {
+		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+		if code != exitNegative {
+			t.Fatalf("%s: log misses exit %d (%s), want 1 with misses", name, code, errOut)
+		}
+		var got struct {
+			Calls, Hits, Misses int
+			Tools               []discovery.ToolMisses
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Calls != 4 || got.Hits != 1 || got.Misses != 3 || len(got.Tools) != 1 ||
+			got.Tools[0].Tool != "github/create_pull_request" || got.Tools[0].Count != 3 || got.Tools[0].Principals != 3 {
+			t.Errorf("%s: log misses = %s", name, out)
+		}
+		code, out, _ = runCmd("log", "misses", "--log", path)
+		if code != exitNegative || !strings.Contains(out, "github/create_pull_request") || !strings.Contains(out, "3 missed") {
+			t.Errorf("%s: text output:\n%s", name, out)
+		}
+	}
+	bad := writeFile(t, "bad.jsonl", "{\"query\":\"x\"}\n{\"source\":\"call\"}\n")
+	if code, _, errOut := runCmd("log", "misses", "--log", bad); code != exitUsage || !strings.Contains(errOut, bad+`:2: a "call" entry without "called"`) {
+		t.Errorf("malformed log: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd("log", "misses", "--log", filepath.Join(t.TempDir(), "none")); code != exitUsage || !strings.Contains(errOut, "cannot read log") {
+		t.Errorf("missing log: exit %d, %q", code, errOut)
+	}
+}
+
+func TestCardsLearn(t *testing.T) {
+	path := jsonLog(t, logLines("acme"), logLines("globex"))
+	args := append([]string{"cards", "learn", "--log", path}, realCatalogArgs(t)...)
+	if code, _, errOut := runCmd(args...); code != exitUsage || !strings.Contains(errOut, "--tenant") {
+		t.Fatalf("learn over two tenants: exit %d, %q; want 2 asking for --tenant", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "learned.jsonl")
+	code, _, errOut := runCmd(append(args, "--tenant", "acme", "--out", out)...)
+	if code != exitOK {
+		t.Fatalf("cards learn exit %d: %s", code, errOut)
+	}
+	ov, err := cards.Load(out)
+	if err != nil {
+		t.Fatalf("the learned overlay does not load: %v", err)
+	}
+	if ov.Len() != 1 || ov.Entries()[0].Tool != "github/create_pull_request" || len(ov.Entries()[0].Examples) != 3 {
+		t.Fatalf("learned %+v", ov.Entries())
+	}
+	// The proposal, applied, fixes the miss.
+	code, res, errOut := runCmd(append(append([]string{"discover", "--format", "json", "--k", "1", "--cards", out}, realCatalogArgs(t)...), "open a pull request")...)
+	if ids := shortlistIDs(t, res); code != exitOK || len(ids) != 1 || ids[0] != "github/create_pull_request" || errOut != "" {
+		t.Errorf("discover with the learned overlay = %v (exit %d, %q)", ids, code, errOut)
+	}
+	// One principal is not enough.
+	code, _, _ = runCmd(append(args, "--tenant", "acme", "--min-principals", "4")...)
+	if code != exitNegative {
+		t.Errorf("--min-principals 4 with 3 principals: exit %d, want 1 (nothing proposed)", code)
+	}
+}
+
+func TestEvalHistory(t *testing.T) {
+	var lines []string
+	for i := range 8 {
+		lines = append(lines,
+			fmt.Sprintf(`{"query":"open a pull request number %d for the team","relevant":["github/create_pull_request"]}`, i),
+			fmt.Sprintf(`{"query":"what tables does the database hold, case %d","relevant":["postgres/query"]}`, i))
+	}
+	queries := writeFile(t, "q.jsonl", strings.Join(lines, "\n"))
+	args := append([]string{"eval", "--queries", queries, "--format", "json"}, realCatalogArgs(t)...)
+	_, plain, _ := runCmd(args...)
+	code, learned, errOut := runCmd(append(args, "--history", "0.5")...)
+	if code != exitOK {
+		t.Fatalf("eval --history exit %d: %s", code, errOut)
+	}
+	var before, after discovery.Report
+	json.Unmarshal([]byte(plain), &before)
+	json.Unmarshal([]byte(learned), &after)
+	if before.Queries != 16 || after.Queries != 8 {
+		t.Errorf("queries scored: %d without history, %d with --history 0.5; want 16 and 8", before.Queries, after.Queries)
+	}
+	if after.RecallAt1 <= before.RecallAt1 || after.RecallAt1 != 1 {
+		t.Errorf("recall@1 %v without history, %v after learning from it; want it to reach 1", before.RecallAt1, after.RecallAt1)
+	}
+	if !strings.Contains(errOut, "history: 8 queries replayed") {
+		t.Errorf("stderr %q does not say what was learned", errOut)
+	}
+	if code, _, _ := runCmd(append(args, "--history", "1")...); code != exitUsage {
+		t.Errorf("--history 1: exit %d, want 2", code)
+	}
+}
+
+func TestEvalBackend(t *testing.T) {
+	args := append([]string{"eval", "--queries", filepath.Join("..", "..", "testdata", "queries", "real-mcp.jsonl"), "--format", "json"}, realCatalogArgs(t)...)
+	code, out, errOut := runCmd(append(args, "--backend", "scripted", "--reformulate-below", "1")...)
+	if code != exitOK {
+		t.Fatalf("eval --backend scripted exit %d: %s", code, errOut)
+	}
+	var rep discovery.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Queries != 160 || rep.DeniedLeaks != 0 {
+		t.Errorf("eval --backend scripted = %s (%v)", out, err)
+	}
+	for _, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}} {
+		if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
+		}
+	}
+}
+
+func TestCardsSuggestIsCachedAndResumable(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "suggested.jsonl")
+	args := append([]string{"cards", "suggest", "--backend", "scripted", "--out", out}, realCatalogArgs(t)...)
+	code, _, errOut := runCmd(args...)
+	if code != exitOK || !strings.Contains(errOut, "0 entries kept") {
+		t.Fatalf("first run: exit %d, %q", code, errOut)
+	}
+	ov, err := cards.Load(out)
+	if err != nil || ov.Len() < 100 {
+		t.Fatalf("suggested overlay: %d entries, %v", ov.Len(), err)
+	}
+	for _, e := range ov.Entries() {
+		if len(e.Examples) < 3 || len(e.Examples) > 5 || len(e.Aliases) == 0 || e.NotFor == "" {
+			t.Fatalf("entry %+v breaks the 3–5 examples, aliases, not_for contract", e)
+		}
+	}
+	n := ov.Len()
+	// A re-run costs nothing.
+	if code, _, errOut := runCmd(args...); code != exitOK || !strings.Contains(errOut, fmt.Sprintf("%d entries kept", n)) || !strings.Contains(errOut, " 0 suggested") {
+		t.Errorf("second run: exit %d, %q; want every entry kept, none suggested", code, errOut)
+	}
+	// After a crash that tore the last line and a tool that changed, the run
+	// resumes: the torn and the stale entries are suggested again.
+	data, _ := os.ReadFile(out)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	i := strings.Index(lines[0], `"hash":"sha256:`) + len(`"hash":"sha256:`)
+	flip := map[byte]string{'0': "1"}[lines[0][i]]
+	if flip == "" {
+		flip = "0"
+	}
+	lines[0] = lines[0][:i] + flip + lines[0][i+1:] // stale: written for another version
+	torn := strings.Join(lines[:len(lines)-1], "") + lines[len(lines)-1][:10]
+	os.WriteFile(out, []byte(torn), 0o644)
+	code, _, errOut = runCmd(args...)
+	if code != exitOK || !strings.Contains(errOut, fmt.Sprintf("%d entries kept", n-2)) || !strings.Contains(errOut, " 2 suggested") {
+		t.Errorf("resumed run: exit %d, %q; want %d kept and 2 suggested", code, errOut, n-2)
+	}
+	if ov, err := cards.Load(out); err != nil || ov.Len() != n {
+		t.Errorf("after resuming: %d entries, %v; want %d", ov.Len(), err, n)
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// TestHTMLReports runs eval and lint with --format html over the real MCP
+// catalogs: each writes one self-contained page with its figures
+// (internal/report renders it in headless Chromium in its own test).
+func TestHTMLReports(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "transfer", "catalog", "*.json"))
+	var tools []string
+	for _, f := range files {
+		tools = append(tools, "--tools", f)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{append(append([]string{"eval"}, tools...), "--queries", filepath.Join(root, "testdata", "queries", "real-mcp.jsonl"), "--format", "html"),
+			exitOK, []string{"<!DOCTYPE html>", `id="recall5"`, "Recall@5 by", "Misses", "<svg"}},
+		{append(append([]string{"lint"}, tools...), "--format", "html"),
+			exitNegative, []string{"<!DOCTYPE html>", "Near-duplicate cards", `class="pair"`, "Findings by tool"}},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		if code != tc.code {
+			t.Fatalf("toolgate %s --format html = exit %d (stderr %q), want %d", tc.args[0], code, stderr.String(), tc.code)
+		}
+		page := stdout.String()
+		for _, w := range tc.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("toolgate %s --format html lacks %q", tc.args[0], w)
+			}
+		}
+		if strings.Contains(page, "<script") || strings.Contains(page, "<link") || strings.Contains(page, `src="http`) || strings.Contains(page, "url(") {
+			t.Errorf("toolgate %s --format html is not self-contained", tc.args[0])
+		}
+	}
+}

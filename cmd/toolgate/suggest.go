@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/lint"
+)
+
+func init() {
+	helps["cards suggest"] = cli.Usage{
+		Synopsis: `toolgate cards suggest --tools F... --backend scripted|ollama|openai [--model M] --out FILE [--only-flagged] [--langs en,es,pl]`,
+		Summary: "Ask a model for an overlay entry per tool (aliases, 3–5 example requests, a not_for naming lint's nearest sibling), constrained and validated; " +
+			"entries already in --out for the tool's current hash are kept (a re-run costs nothing; an interrupted run resumes).",
+		Examples: []string{`toolgate cards suggest --tools github=mcp-server-github.json --backend ollama --model qwen3:8b --out github.cards.jsonl --only-flagged`},
+	}
+}
+
+// runCardsSuggest: toolgate cards suggest. Exit 0 when every tool has an
+// entry, 1 when some suggestions failed (the others are written), 2 for
+// usage or input errors.
+func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const prog = "toolgate cards suggest"
+	fs := flag.NewFlagSet("cards suggest", flag.ContinueOnError)
+	var src catalogSources
+	src.register(fs)
+	backend := fs.String("backend", "", "scripted (a stand-in built from each card: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
+	model := fs.String("model", "", "the --backend model")
+	outPath := fs.String("out", "", "the overlay `file` to write; its entries for unchanged tools are kept")
+	onlyFlagged := fs.Bool("only-flagged", false, "only tools lint flags for missing aliases or not_for")
+	langs := fs.String("langs", "en", "comma-separated languages of the example requests (en, es, pl)")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case src.empty():
+		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
+		return exitUsage
+	case *outPath == "":
+		fmt.Fprintf(stderr, "%s: --out is required\n", prog)
+		return exitUsage
+	case fs.NArg() != 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
+		return exitUsage
+	}
+	b, mode, err := modelBackend(*backend, *model, cardStandIn{})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	reg, closeUpstreams, err := src.load(ctx, quietLogger())
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+		return exitUsage
+	}
+	defer closeUpstreams()
+	snap := reg.Snapshot()
+	findings, err := lint.Check(ctx, snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	sibling, flagged := map[string]string{}, map[string]bool{}
+	for _, f := range findings {
+		if f.Kind == lint.MissingNotFor && f.Other != "" {
+			sibling[f.Tool] = f.Other
+		}
+		if f.Kind == lint.MissingNotFor || f.Kind == lint.MissingAliases {
+			flagged[f.Tool] = true
+		}
+	}
+	kept, err := resumeOverlay(*outPath, snap)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	f, err := os.OpenFile(*outPath, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	defer f.Close()
+	var todo []*tools.Tool
+	for _, t := range snap.Tools() {
+		if _, done := kept[t.ID]; !done && (!*onlyFlagged || flagged[t.ID]) {
+			todo = append(todo, t)
+		}
+	}
+	tty := isTerminal(stderr)
+	opts := &runtime.SuggestOptions{Mode: mode, Langs: splitList(*langs)}
+	failed := 0
+	for i, t := range todo {
+		if tty {
+			fmt.Fprintf(stderr, "\r\033[K[%d/%d] %s", i+1, len(todo), t.ID)
+		}
+		e, err := runtime.SuggestCard(ctx, b, t, sibling[t.ID], opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "\n%s: interrupted after %d of %d; run again to resume\n", prog, i, len(todo))
+				return exitUsage
+			}
+			failed++
+			fmt.Fprintf(stderr, "\n%s: %v\n", prog, err)
+			continue
+		}
+		var line bytes.Buffer
+		if err := cards.Write(&line, []cards.Entry{e}); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return exitUsage
+		}
+		// One write and a sync per entry: a crash loses at most the line
+		// being written, which resumeOverlay drops.
+		if _, err := f.Write(line.Bytes()); err != nil || f.Sync() != nil {
+			fmt.Fprintf(stderr, "%s: writing %s: %v\n", prog, *outPath, err)
+			return exitUsage
+		}
+	}
+	if tty {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	fmt.Fprintf(stderr, "%s: %d entries kept from %s, %d suggested, %d failed; review before use\n", prog, len(kept), *outPath, len(todo)-failed, failed)
+	if failed > 0 {
+		return exitNegative
+	}
+	return exitOK
+}
+
+// resumeOverlay reads what an earlier run wrote to path (if anything), drops
+// a torn last line and entries whose tool changed or is gone, rewrites the
+// file with what is kept (atomically) and returns the kept entries by tool.
+func resumeOverlay(path string, snap *tools.Snapshot) (map[string]cards.Entry, error) {
+	kept := map[string]cards.Entry{}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
+		data = data[:i+1] // a torn last line from an interrupted write
+	}
+	var entries []cards.Entry
+	if len(bytes.TrimSpace(data)) > 0 {
+		ov, err := cards.Parse(bytes.NewReader(data), path)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ov.Entries() {
+			if i, ok := snap.Lookup(e.Tool); ok && cards.Hash(snap.Tool(i)) == e.Hash {
+				kept[e.Tool] = *e
+				entries = append(entries, *e)
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cards-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if err := cards.Write(tmp, entries); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, err
+	}
+	return kept, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// cardStandIn is --backend scripted for cards suggest: it answers each
+// request with a write_card call built from the prompt's tool name,
+// description and sibling, so the wiring runs without a model.
+type cardStandIn struct{}
+
+func (cardStandIn) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	var name, desc, sibling string
+	for _, line := range strings.Split(req.Messages[len(req.Messages)-1].Content, "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "Tool":
+			name = strings.ReplaceAll(v, "_", " ")
+		case "Description":
+			desc = strings.TrimSuffix(strings.ToLower(v), ".")
+		case "Sibling":
+			sibling = v
+		}
+	}
+	notFor := "anything its description does not say"
+	if sibling != "" {
+		notFor = "the neighbouring task: use " + sibling
+	}
+	args, _ := json.Marshal(map[string]any{
+		"aliases":  []string{name},
+		"examples": []string{oneWords(desc, 12), "please " + oneWords(desc, 10), "can you " + name},
+		"not_for":  notFor,
+	})
+	return &llm.Response{Action: llm.ActionCall, Calls: []llm.ToolCall{{ID: "c0", Name: "write_card", Arguments: args}}}, nil
+}
+
+func oneWords(s string, n int) string {
+	w := strings.Fields(s)
+	if len(w) > n {
+		w = w[:n]
+	}
+	if len(w) == 0 {
+		return "do it"
+	}
+	return strings.Join(w, " ")
+}

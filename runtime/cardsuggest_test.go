@@ -1,0 +1,57 @@
+package runtime_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/scripted"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/cards"
+)
+
+func TestSuggestCard(t *testing.T) {
+	tl := &tools.Tool{ID: "github/create_pull_request", Description: "Create a new pull request in a GitHub repository",
+		Card: tools.Card{Name: "create_pull_request"}}
+	good := `{"aliases":["open a PR"],"examples":["open a pull request for my branch","send my changes for review","abre una pull request"],"not_for":"reviewing one: use create_pull_request_review"}`
+	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
+		model := scripted.New([]scripted.Reply{scripted.Call("write_card", good)}, nil)
+		e, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", &runtime.SuggestOptions{Mode: mode, Langs: []string{"en", "es"}})
+		if err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		if e.Hash != cards.Hash(tl) || len(e.Examples) != 3 || e.Aliases[0] != "open a PR" {
+			t.Errorf("%v: entry = %+v", mode, e)
+		}
+		req := model.Requests()[0]
+		var text string
+		for _, m := range req.Messages {
+			text += m.Content + "\n"
+		}
+		if !strings.Contains(text, "Sibling: create_pull_request_review") || !strings.Contains(text, "en, es") {
+			t.Errorf("%v: the request lacks the sibling or the languages: %s", mode, text)
+		}
+		if mode == llm.ModeEnvelope && !strings.Contains(string(req.Constraint.EnvelopeSchema), `"minItems":3`) {
+			t.Errorf("envelope schema does not constrain the examples: %s", req.Constraint.EnvelopeSchema)
+		}
+	}
+	for name, args := range map[string]string{
+		"two examples":   `{"aliases":["a"],"examples":["x","y"],"not_for":"use create_pull_request_review"}`,
+		"no sibling":     `{"aliases":["a"],"examples":["x","y","z"],"not_for":"never"}`,
+		"unknown field":  `{"aliases":["a"],"examples":["x","y","z"],"not_for":"use create_pull_request_review","scopes":["admin"]}`,
+		"control text":   `{"aliases":["a\u0007"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
+		"six aliases":    `{"aliases":["a","b","c","d","e","f"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
+		"empty examples": `{"aliases":["a"],"examples":["x","y",""],"not_for":"use create_pull_request_review"}`,
+	} {
+		model := scripted.New([]scripted.Reply{scripted.Call("write_card", args)}, nil)
+		if _, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", nil); !errors.Is(err, runtime.ErrSuggestion) {
+			t.Errorf("%s: err = %v, want ErrSuggestion", name, err)
+		}
+	}
+	model := scripted.New([]scripted.Reply{scripted.Answer("here you go")}, nil)
+	if _, err := runtime.SuggestCard(t.Context(), model, tl, "", nil); err == nil {
+		t.Error("an answer instead of the call was accepted")
+	}
+}

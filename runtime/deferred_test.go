@@ -1,0 +1,177 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/anthropic"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/catalog"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// messagesServer speaks Anthropic's Messages API (JSON, no streaming):
+// each request gets the next of its replies' content blocks.
+type messagesServer struct {
+	mu      sync.Mutex
+	bodies  []map[string]json.RawMessage
+	replies []string // content arrays, with their stop reason after a '|'
+}
+
+func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	data, _ := io.ReadAll(r.Body)
+	var body map[string]json.RawMessage
+	_ = json.Unmarshal(data, &body)
+	m.mu.Lock()
+	m.bodies = append(m.bodies, body)
+	reply := `[{"type":"text","text":"(no more replies)"}]|end_turn`
+	if len(m.bodies) <= len(m.replies) {
+		reply = m.replies[len(m.bodies)-1]
+	}
+	m.mu.Unlock()
+	content, stop, _ := strings.Cut(reply, "|")
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":`+content+
+		`,"stop_reason":"`+stop+`","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":400,"cache_creation_input_tokens":0}}`)
+}
+
+// TestDeferredLoading runs a turn in deferred mode over the real Anthropic
+// backend and a wire-level fake: every authorized tool is deferred in every
+// request and the unauthorized one in none, the step's shortlist arrives as
+// a search answered with tool_reference blocks, the model calls a
+// referenced tool through the gateway, and the tools and system prompt (the
+// cached prefix) are byte-identical from one request to the next.
+// realMCPTools is the 105 tools of the 8 real MCP servers committed with
+// the transfer example.
+func realMCPTools(t *testing.T) []tools.Tool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the real MCP catalogs: %v", err)
+	}
+	ts, err := catalog.LoadAll(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func TestDeferredLoading(t *testing.T) {
+	handler := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"account":"ACC-00001","balance":"1000.00"}`), nil
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}`)
+	reg := tools.NewRegistry()
+	err := reg.Add(
+		tools.Tool{ID: "bank/get_balance", Card: tools.Card{Name: "get_balance", Summary: "Get the balance of a bank account", Scopes: []string{"accounts:read"}, ReadOnly: true}, InputSchema: schema, Handler: handler},
+		tools.Tool{ID: "bank/list_transactions", Card: tools.Card{Name: "list_transactions", Summary: "List the transactions of a bank account", Scopes: []string{"accounts:read"}, ReadOnly: true}, InputSchema: schema, Handler: handler},
+		tools.Tool{ID: "weather/get_forecast", Card: tools.Card{Name: "get_forecast", Summary: "Weather forecast for a city", ReadOnly: true}, InputSchema: schema, Handler: handler},
+		tools.Tool{ID: "bank/issue_full_refund", Card: tools.Card{Name: "issue_full_refund", Summary: "Refund a payment in full", Scopes: []string{"billing:admin"}, Irreversible: true}, InputSchema: schema, Handler: handler},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := realMCPTools(t)
+	if err := reg.Add(real...); err != nil {
+		t.Fatal(err)
+	}
+	fake := &messagesServer{replies: []string{
+		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
+		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	model, err := anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(reg, memstore.New(), &gateway.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
+		Strategy: runtime.StrategyProgressive, K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme", Scopes: []string{"accounts:read"}}, "s1", nil)
+	turn, err := sess.Run(context.Background(), "what is the balance of account ACC-00001?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != "ACC-00001 holds 1000.00 USD." || len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
+		t.Fatalf("turn = %+v, want one call of bank/get_balance and the answer", turn)
+	}
+	if len(fake.bodies) != 2 {
+		t.Fatalf("%d requests, want 2", len(fake.bodies))
+	}
+	for i, body := range fake.bodies {
+		var ts []struct {
+			Name  string `json:"name"`
+			Defer bool   `json:"defer_loading"`
+		}
+		if err := json.Unmarshal(body["tools"], &ts); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range ts {
+			names = append(names, tool.Name)
+			if tool.Defer != (tool.Name != runtime.FindToolsName) {
+				t.Errorf("request %d: tool %s defer_loading=%v, want only find_tools loaded up front", i, tool.Name, tool.Defer)
+			}
+		}
+		if len(names) != 1+3+len(real) || names[0] != runtime.FindToolsName || !slices.Contains(names, "get_forecast") {
+			t.Errorf("request %d tools = %d (%v), want find_tools first and every authorized tool (%d)", i, len(names), names, 3+len(real))
+		}
+		for k, v := range body {
+			if strings.Contains(string(v), "issue_full_refund") {
+				t.Errorf("request %d: %s names the unauthorized tool", i, k)
+			}
+		}
+	}
+	for _, k := range []string{"tools", "system"} {
+		if string(fake.bodies[0][k]) != string(fake.bodies[1][k]) {
+			t.Errorf("%s changed between the steps:\n%s\n%s", k, fake.bodies[0][k], fake.bodies[1][k])
+		}
+	}
+	first := string(fake.bodies[0]["messages"])
+	if !strings.Contains(first, `"name":"find_tools"`) || !strings.Contains(first, `{"tool_name":"get_balance","type":"tool_reference"}`) {
+		t.Errorf("the first request's messages = %s, want the shortlist as a find_tools search answered with a tool_reference to get_balance", first)
+	}
+	// In the order the API reads a prompt (tools, system, messages), the
+	// second request shares this much of its bytes with the first.
+	prompt := func(b map[string]json.RawMessage) string {
+		return string(b["tools"]) + string(b["system"]) + strings.TrimSuffix(string(b["messages"]), "]")
+	}
+	p0, p1 := prompt(fake.bodies[0]), prompt(fake.bodies[1])
+	shared := 0
+	for shared < len(p0) && shared < len(p1) && p0[shared] == p1[shared] {
+		shared++
+	}
+	t.Logf("step 2 shares %d of its %d prompt bytes (%.1f%%) with step 1", shared, len(p1), 100*float64(shared)/float64(len(p1)))
+	if shared != len(p0) {
+		t.Errorf("step 2's prompt does not start with step 1's whole prompt (%d of %d bytes shared)", shared, len(p0))
+	}
+	// The second request starts with the first one's messages.
+	second := string(fake.bodies[1]["messages"])
+	if !strings.HasPrefix(second, strings.TrimSuffix(first, "]")) {
+		t.Errorf("the second request's messages do not extend the first's:\n%s\n%s", first, second)
+	}
+}
