@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/anthropic"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/llm/scripted"
@@ -43,8 +44,9 @@ var stdin io.Reader = os.Stdin
 
 // Default models per backend.
 const (
-	defaultOllamaModel = "qwen3:8b"
-	defaultOpenAIModel = "gpt-4.1-mini"
+	defaultOllamaModel    = "qwen3:8b"
+	defaultOpenAIModel    = "gpt-4.1-mini"
+	defaultAnthropicModel = "claude-haiku-4-5"
 )
 
 // chatConfig is chat's parsed command line.
@@ -66,6 +68,9 @@ type chatConfig struct {
 	// --mcp-config: real MCP servers connected behind the demo catalog.
 	mcpCommands, mcpURLs multiFlag
 	mcpConfig            string
+	// deferred is set by chatBackend for Anthropic in native mode: hosted
+	// deferred loading (runtime.Options.Deferred).
+	deferred bool
 	// strictSchemas is set by chatBackend for the OpenAI API, whose
 	// response_format needs every schema in strict form.
 	strictSchemas bool
@@ -79,7 +84,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // runChat is the agent over the finance tools plus the real MCP catalogs:
 //
-//	transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T
+//	transfer chat --backend scripted|ollama|openai|anthropic [--model M] --principal P --tenant T
 //	    --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
 //	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
 //	    [--data DIR] [--approve never|prompt] [--approver NAME]
@@ -129,7 +134,7 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.SetOutput(io.Discard)
 	cfg := &chatConfig{}
 	var tenant, scopes, approver string
-	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama or openai")
+	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama, openai or anthropic")
 	fs.StringVar(&cfg.model, "model", "", "model name (default qwen3:8b for ollama, gpt-4.1-mini for openai)")
 	fs.StringVar(&cfg.principal.ID, "principal", "", "who the agent acts for")
 	fs.StringVar(&tenant, "tenant", "", "the principal's tenant")
@@ -175,9 +180,9 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case cfg.backend == "":
-		return nil, fmt.Errorf("--backend scripted|ollama|openai is required")
-	case cfg.backend != "scripted" && cfg.backend != "ollama" && cfg.backend != "openai":
-		return nil, fmt.Errorf("--backend %q: want scripted, ollama or openai", cfg.backend)
+		return nil, fmt.Errorf("--backend scripted|ollama|openai|anthropic is required")
+	case cfg.backend != "scripted" && cfg.backend != "ollama" && cfg.backend != "openai" && cfg.backend != "anthropic":
+		return nil, fmt.Errorf("--backend %q: want scripted, ollama, openai or anthropic", cfg.backend)
 	case cfg.principal.ID == "" || tenant == "":
 		return nil, fmt.Errorf("--principal and --tenant are required")
 	case cfg.approve != "never" && cfg.approve != "prompt":
@@ -190,8 +195,8 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 		return nil, fmt.Errorf("--once needs a request")
 	case cfg.mode != "" && cfg.mode != "grammar" && cfg.mode != "envelope" && cfg.mode != "native":
 		return nil, fmt.Errorf("--mode %q: want grammar, envelope or native", cfg.mode)
-	case cfg.mode == "grammar" && cfg.backend == "ollama":
-		return nil, fmt.Errorf("--mode grammar needs a llama.cpp server (--backend openai): the Ollama API takes no GBNF grammar")
+	case cfg.mode == "grammar" && (cfg.backend == "ollama" || cfg.backend == "anthropic"):
+		return nil, fmt.Errorf("--mode grammar needs a llama.cpp server (--backend openai): the %s API takes no GBNF grammar", cfg.backend)
 	}
 	cfg.principal.Tenant = tenant
 	for s := range strings.SplitSeq(scopes, ",") {
@@ -212,6 +217,19 @@ func isFlagSet(fs *flag.FlagSet, name string) bool {
 // chatBackend builds the model backend and the mode the agent runs it in.
 func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, error) {
 	switch cfg.backend {
+	case "anthropic":
+		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_BASE_URL") == "" {
+			return nil, 0, fmt.Errorf("--backend anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)")
+		}
+		if cfg.model == "" {
+			cfg.model = defaultAnthropicModel
+		}
+		mode := chatMode(cfg.mode, llm.ModeNative)
+		// Native mode defers every authorized tool and loads them with
+		// tool references: the prompt prefix stays cached.
+		cfg.deferred = mode == llm.ModeNative
+		b, err := anthropic.New(cfg.model, nil)
+		return b, mode, err
 	case "ollama":
 		if cfg.model == "" {
 			cfg.model = defaultOllamaModel
@@ -390,7 +408,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
-		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
+		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@
 //
 //	go run ./examples/transfer                       the guided demo; exits 0
 //	go run ./examples/transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…]
-//	go run ./examples/transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T --scopes a,b
+//	go run ./examples/transfer chat --backend scripted|ollama|openai|anthropic [--model M] --principal P --tenant T --scopes a,b
 //	        [--data DIR] [--approve never|prompt] [--once "request"]
 //	go run ./examples/transfer team                  router–worker agents and the untrusted-output policy; exits 0
 //
@@ -101,7 +101,7 @@ var helps = map[string]commandUsage{
 		},
 	}},
 	"chat": {Usage: cli.Usage{
-		Synopsis: `transfer chat --backend scripted|ollama|openai [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
+		Synopsis: `transfer chat --backend scripted|ollama|openai|anthropic [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
 			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--mode M]` + "\n       " +
 			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--v]`,
 		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
