@@ -66,6 +66,9 @@ type chatConfig struct {
 	// --mcp-config: real MCP servers connected behind the demo catalog.
 	mcpCommands, mcpURLs multiFlag
 	mcpConfig            string
+	// strictSchemas is set by chatBackend for the OpenAI API, whose
+	// response_format needs every schema in strict form.
+	strictSchemas bool
 }
 
 // multiFlag is a repeatable string flag.
@@ -238,6 +241,7 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 		if cfg.model == "" {
 			cfg.model = defaultOpenAIModel
 		}
+		cfg.strictSchemas = !opts.LegacyMaxTokens
 		b, err := openai.New(cfg.model, opts)
 		return b, chatMode(cfg.mode, mode), err
 	}
@@ -363,7 +367,11 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 		defer os.RemoveAll(dir)
 	}
-	catalog, err := loadEmbeddedCatalogs()
+	servers, err := chatServers(cfg)
+	if err != nil {
+		return err
+	}
+	catalog, err := demoCatalog(servers)
 	if err != nil {
 		return err
 	}
@@ -378,20 +386,11 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 			fmt.Fprintf(w, "warning: %s\n", p)
 		}
 	}
-	servers, err := chatServers(cfg)
-	if err != nil {
-		return err
-	}
-	// A connected server's tools replace the demo catalog's entries of
-	// its namespace.
-	catalog = slices.DeleteFunc(catalog, func(t tools.Tool) bool {
-		return slices.ContainsFunc(servers, func(s mcp.Server) bool { return s.Name == t.Namespace() })
-	})
 	in := newLineReader(stdin)
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
-		Runtime: &runtime.Options{Mode: mode, Observer: p.observe, Approver: chatApprover(cfg, in, w), Filter: callable}})
+		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
 	if err != nil {
 		return err
 	}
@@ -407,9 +406,8 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 
 	snap := b.Registry.Snapshot()
 	view := snap.Authorize(cfg.principal)
-	if n := view.Len() - view.Filter(callable).Len(); n > 0 {
-		fmt.Fprintf(w, "chat: %d catalog tools have no MCP server connected and are not offered (connect one with --mcp, --mcp-url or --mcp-config).\n", n)
-		view = view.Filter(callable)
+	if n := len(catalog); n > 0 {
+		fmt.Fprintf(w, "chat: %d catalog tools have no MCP server connected: a call of one is refused %s (connect servers with --mcp, --mcp-url or --mcp-config).\n", n, codeServerNotConnected)
 	}
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
@@ -457,10 +455,38 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	}
 }
 
-// callable keeps the tools a call can reach: a catalog entry whose MCP
-// server is not connected has no handler, and offering it would only let
-// the model pick a tool the gateway must refuse.
-func callable(t *tools.Tool) bool { return t.Handler != nil }
+// codeServerNotConnected is the DomainError code of a call of a demo
+// catalog tool whose MCP server is not connected.
+const codeServerNotConnected = "SERVER_NOT_CONNECTED"
+
+// demoCatalog is the embedded catalogs less the namespaces a connected
+// server takes (its live tools replace them). The entries left have no
+// server behind them; each gets a handler that refuses every call with a
+// *tools.DomainError coded SERVER_NOT_CONNECTED, which the gateway records
+// and the model reads as the tool's result, so the catalog still shows
+// discovery at scale and a call of it says plainly why it cannot run.
+func demoCatalog(servers []mcp.Server) ([]tools.Tool, error) {
+	catalog, err := loadEmbeddedCatalogs()
+	if err != nil {
+		return nil, err
+	}
+	catalog = slices.DeleteFunc(catalog, func(t tools.Tool) bool {
+		return slices.ContainsFunc(servers, func(s mcp.Server) bool { return s.Name == t.Namespace() })
+	})
+	for i := range catalog {
+		if catalog[i].Handler == nil {
+			catalog[i].Handler = notConnected(catalog[i].Namespace())
+		}
+	}
+	return catalog, nil
+}
+
+func notConnected(server string) tools.Handler {
+	return func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return nil, &tools.DomainError{Code: codeServerNotConnected,
+			Message: fmt.Sprintf("the MCP server %q is not connected, so its tools cannot run; connect it with --mcp, --mcp-url or --mcp-config", server)}
+	}
+}
 
 // chatServers are the MCP servers of --mcp, --mcp-url and --mcp-config.
 func chatServers(cfg *chatConfig) ([]mcp.Server, error) {

@@ -304,10 +304,7 @@ func TestChatOverWire(t *testing.T) {
 				}
 				return
 			}
-			// Native mode: the shortlist as strict tools. The demo catalog's
-			// MCP tools have no server connected and are not offered, so
-			// alice's three finance tools are the whole shortlist (no
-			// find_tools: there is nothing else to find).
+			// Native mode: the shortlist as strict tools, plus find_tools.
 			var names []string
 			tls, _ := first["tools"].([]any)
 			for _, tl := range tls {
@@ -317,11 +314,8 @@ func TestChatOverWire(t *testing.T) {
 					t.Errorf("tool %v is not strict", fn["name"])
 				}
 			}
-			if !slices.Contains(names, "transfer_funds") || len(names) != 3 {
-				t.Errorf("tools sent = %v, want alice's three finance tools, transfer_funds among them", names)
-			}
-			if !strings.Contains(out, "have no MCP server connected and are not offered") {
-				t.Errorf("output does not say the unconnected catalog tools are not offered:\n%s", out)
+			if !slices.Contains(names, "transfer_funds") || !slices.Contains(names, "find_tools") {
+				t.Errorf("tools sent = %v, want transfer_funds and find_tools", names)
 			}
 		})
 	}
@@ -471,20 +465,42 @@ func TestChatModes(t *testing.T) {
 }
 
 // TestChatMCP connects a real MCP server (the reference memory server)
-// behind the demo catalog: its tools are offered, under its namespace.
+// behind the demo catalog: its tools replace the catalog's memory entries
+// and a call of one runs on the server.
 func TestChatMCP(t *testing.T) {
 	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
 	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
-	w := &wire{replies: []map[string]any{{"role": "assistant", "content": `{"action":"answer","text":"Done."}`}}}
-	srv := httptest.NewServer(http.HandlerFunc(w.ollama))
-	defer srv.Close()
-	t.Setenv("OLLAMA_HOST", srv.URL)
-	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "ollama",
+	script := writeScript(t, `{"find_tools":"select:create_entities"}`,
+		`{"call":"create_entities","arguments":{"entities":[{"name":"tea","entityType":"drink","observations":["alice likes it"]}]}}`,
+		`{"answer":"Noted."}`)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script,
 		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--once", "remember that I like tea")...)
 	if code != exitOK {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}
-	if !strings.Contains(w.bodies()[0], "create_entities") {
-		t.Errorf("the connected memory server's tools were not offered: %.500s", w.bodies()[0])
+	for _, want := range []string{"call memory/create_entities", `-> ok {"entities":[{"entityType":"drink","name":"tea"`, "96 catalog tools have no MCP server connected"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestChatServerNotConnected: a call of a demo catalog tool whose MCP
+// server is not connected is refused with a distinct, recorded domain
+// error that says so, and the model reads it as the tool's result.
+func TestChatServerNotConnected(t *testing.T) {
+	script := writeScript(t, `{"find_tools":"search memory graph nodes"}`,
+		`{"call":"search_nodes","arguments":{"query":"tea"}}`, `{"answer":"The memory server is not connected."}`)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script, "--once", "what do you remember about tea?")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{
+		"catalog tools have no MCP server connected: a call of one is refused SERVER_NOT_CONNECTED",
+		`call memory/search_nodes {"query":"tea"} -> refused DOMAIN_ERROR: the MCP server "memory" is not connected`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
