@@ -56,7 +56,7 @@ func validToolName(name string) bool {
 	return true
 }
 
-// Envelope compiles the turn envelope for a shortlist (DESIGN.md):
+// Envelope compiles the turn envelope for a shortlist (docs/design.md):
 //
 //	{"action":"call","tool":"<one of the shortlist>","arguments":{...}}
 //	{"action":"answer","text":"..."}

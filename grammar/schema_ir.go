@@ -389,8 +389,28 @@ func rep(n *gnode, min, max int) *gnode {
 		// n{min,max} with n nullable is n'{0,max} for n' = n without ε.
 		n, min = ne, 0
 	}
+	if max > emitRepetitionLimit || min > emitRepetitionLimit {
+		// Newer llama.cpp servers refuse a count of 2000 or more (the old
+		// one gbnf.Parse follows accepts 2000): n{min,max} is written as
+		// n{min1,max1} n{min2,max2} with every count under 2000.
+		firstMin, lo, hi := min, 0, -1
+		if firstMin > emitRepetitionLimit {
+			firstMin, lo = emitRepetitionLimit, min-emitRepetitionLimit
+		}
+		if max >= 0 {
+			hi = max - emitRepetitionLimit
+		}
+		return seq(rep(n, firstMin, emitRepetitionLimit), rep(n, lo, hi))
+	}
 	return mk(&gnode{op: gRep, subs: []*gnode{n}, min: min, max: max})
 }
+
+// emitRepetitionLimit is the largest count the compiler writes in one
+// repetition: llama.cpp's servers since its MAX_REPETITION_THRESHOLD check
+// refuse {2000} and above ("failed to parse grammar"), measured against
+// the llama-server of node-llama-cpp 3.21.1; larger bounds (up to
+// gbnf.MaxRepetition) are split into consecutive repetitions.
+const emitRepetitionLimit = 1999
 
 // nullable reports whether n matches the empty string.
 func (n *gnode) nullable() bool { return n.null }

@@ -31,7 +31,7 @@ func accepts(t *testing.T, src, input string) bool {
 	return ok
 }
 
-// failureModes are the failure modes of other engines named in issue #3,
+// failureModes are known failure modes of other schema-to-grammar engines,
 // each pinned by accepted and rejected sentences.
 var failureModes = []struct {
 	name   string

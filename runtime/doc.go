@@ -13,7 +13,7 @@
 // only: the shortlist, its schemas, the grammar or structured-output spec,
 // the names of the tool groups in the system prompt, and find_tools
 // results. A tool the principal may not use never appears in a request
-// (DESIGN.md invariant 1), and the gateway checks every call again
+// (docs/design.md invariant 1), and the gateway checks every call again
 // (invariant 2), so a hijacked model that names a hidden tool gets a
 // refusal back as a tool result, not an execution.
 //

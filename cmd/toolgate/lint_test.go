@@ -78,7 +78,7 @@ func TestLintCommandErrors(t *testing.T) {
 		{[]string{"--tools", bad}, "toolgate lint: " + bad + ":2: \"name\" is not a string\ntoolgate lint: " + bad + ":3: duplicate tool \"bad/a\" (first defined at line 1)\n"},
 		{[]string{"--tools", filepath.Join(dir, "none.jsonl")}, "toolgate lint: " + filepath.Join(dir, "none.jsonl") + ": cannot read catalog: no such file or directory\n"},
 		{[]string{"--tools", bad, "extra"}, "toolgate lint: unexpected argument \"extra\"\n"},
-		{[]string{"--tools", bad, "--format", "xml"}, "toolgate lint: unknown --format \"xml\" (want text or json)\n"},
+		{[]string{"--tools", bad, "--format", "xml"}, "toolgate lint: unknown --format \"xml\" (want text, json or html)\n"},
 		{[]string{"--tools", bad, "--k", "0"}, "toolgate lint: --k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]\n"},
 		{[]string{"--bogus"}, "toolgate lint: flag provided but not defined: -bogus\n"},
 	}

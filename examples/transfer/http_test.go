@@ -14,7 +14,7 @@ import (
 )
 
 // TestServeContract drives `transfer serve` over HTTP through every status
-// of DESIGN.md's contract that the finance tools can produce.
+// of docs/design.md's contract that the finance tools can produce.
 func TestServeContract(t *testing.T) {
 	srv := startServe(t, t.TempDir(), writeTokens(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

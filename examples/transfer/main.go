@@ -1,5 +1,5 @@
 // Command transfer is toolgate's financial-transfer example. Its commands
-// are part of toolgate's contract (DESIGN.md):
+// are part of toolgate's contract (docs/design.md):
 //
 //	go run ./examples/transfer                       the guided demo; exits 0
 //	go run ./examples/transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…]

@@ -1,6 +1,7 @@
 // Package jsonschema is toolgate's one JSON Schema setup, shared by the
-// catalog loader (tools), the gateway and the grammar compiler, so that a
-// schema means the same thing wherever it is read:
+// catalog loader (tools) and the gateway, so that a schema means the same
+// thing wherever it is validated (package grammar compiles schemas to
+// grammars on its own and does not import this package):
 //
 //   - the compiler: github.com/santhosh-tekuri/jsonschema/v6 (drafts 4 to
 //     2020-12, passes the official test suite), draft 2020-12 when a schema

@@ -13,7 +13,7 @@
 // authorized tool has. Everything here works on a *tools.View, so a tool the
 // caller may not use can be neither found nor selected, and a name that
 // exists but is not authorized is answered exactly like one that does not
-// exist (DESIGN.md invariant 1).
+// exist (docs/design.md invariant 1).
 package findtools
 
 import (

@@ -101,7 +101,7 @@
 //
 // # HTTP
 //
-// NewHTTPHandler serves DESIGN.md's contract: POST /v1/tools/call, POST
+// NewHTTPHandler serves docs/design.md's contract: POST /v1/tools/call, POST
 // /v1/approvals/{approval_id}, POST /v1/discover, GET /metrics, GET
 // /healthz, with bearer tokens mapped to principals (TokenFile) and a size
 // limit on bodies.

@@ -13,7 +13,7 @@ import (
 // `error_type` of the HTTP contract's error body.
 type ErrorType string
 
-// The error types of DESIGN.md's HTTP contract, plus the few the contract
+// The error types of docs/design.md's HTTP contract, plus the few the contract
 // leaves to the gateway (a replayed domain error, an uncertain outcome under
 // UncertainReconcile, an oversized body, an unknown approval, an internal
 // failure). HTTPStatus maps each to its status code.

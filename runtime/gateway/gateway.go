@@ -25,7 +25,7 @@ type Call struct {
 	// namespaced by tenant: two tenants' equal session IDs never meet.
 	SessionID string
 	// Step numbers the model's step within the session (0 or more). One
-	// step calls a tool at most once with effect (DESIGN.md invariant 4).
+	// step calls a tool at most once with effect (docs/design.md invariant 4).
 	Step int
 	// Tool is the tool's ID ("namespace/name"). A client's bare name is
 	// mapped to an ID by Resolve first (the HTTP handler does).

@@ -420,7 +420,7 @@ func TestMismatch(t *testing.T) {
 		t.Errorf("mismatch = %+v, want not retryable, 422", ge)
 	}
 	// Another principal of the tenant with the same session, step and tool
-	// has a slot of its own (DESIGN.md invariant 4): it runs, and learns
+	// has a slot of its own (docs/design.md invariant 4): it runs, and learns
 	// nothing of alice's call.
 	carol := tools.Principal{ID: "carol", Tenant: "acme", Scopes: []string{"payments:write"}}
 	if res, err := e.gw.Execute(ctx, transferCall(carol, "s1", 1, okArgs)); err != nil || res.Cached {

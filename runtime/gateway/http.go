@@ -80,7 +80,7 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 	}
 }
 
-// NewHTTPHandler serves the gateway over HTTP as DESIGN.md's contract says:
+// NewHTTPHandler serves the gateway over HTTP as docs/design.md's contract says:
 //
 //	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
 //	                                200 {"success":true,"result","cached","idempotency_key"}

@@ -10,7 +10,7 @@ import (
 // keyDomain separates the key's hash from every other sha256 toolgate takes.
 const keyDomain = "toolgate/idempotency-key/v1"
 
-// DeriveKey returns the idempotency key of DESIGN.md invariant 3: the
+// DeriveKey returns the idempotency key of docs/design.md invariant 3: the
 // lowercase hex sha256 over the length-prefixed (8-byte big-endian length,
 // then bytes) fields tenant, principal, session id, step (decimal), tool
 // name and canonical, in that order, after a domain-separation prefix.

@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// Slot is the unit of "one step, one effect" (DESIGN.md invariant 4): the
+// Slot is the unit of "one step, one effect" (docs/design.md invariant 4): the
 // first call claiming a slot binds it to its idempotency key and argument
 // fingerprint until the record is released or purged.
 //
@@ -136,7 +136,7 @@ type Completion struct {
 }
 
 // Approval is a human confirmation bound to one call: its idempotency key
-// and argument fingerprint (DESIGN.md invariant 6).
+// and argument fingerprint (docs/design.md invariant 6).
 type Approval struct {
 	ID          string          `json:"approval_id"`
 	Slot        Slot            `json:"slot"`

@@ -21,7 +21,7 @@
 // opened it for every method (the SDK's session-owner check): another
 // principal presenting its ID gets 404, as for an ID that does not exist.
 // Discovery works on the caller's authorized view only, so a tool it may
-// not use can be neither found nor called (DESIGN.md invariants 1 and 2).
+// not use can be neither found nor called (docs/design.md invariants 1 and 2).
 //
 // Hostile input. Over stdio a malformed frame (not JSON, not one JSON-RPC
 // 2.0 object, a member twice, over Options.MaxFrameBytes) is answered with

@@ -165,7 +165,7 @@ func TestOptions(t *testing.T) {
 }
 
 // TestQualityTriples: for each (anchor, near, far), the anchor is closer to
-// near than to far. The triples are the examples and everyday
+// near than to far. The triples are hand-picked paraphrases and everyday
 // requests, not benchmark queries.
 func TestQualityTriples(t *testing.T) {
 	e := New(nil)
