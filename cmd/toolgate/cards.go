@@ -190,9 +190,8 @@ func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "%s: --cards is required\n", prog)
 		return exitUsage
 	}
-	reg, closeUpstreams, err := src.load(ctx, quietLogger())
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

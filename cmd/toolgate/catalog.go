@@ -35,6 +35,17 @@ func (c *catalogSources) empty() bool {
 	return len(c.files) == 0 && len(c.commands) == 0 && len(c.urls) == 0 && c.config == ""
 }
 
+// open is load for the command prog: it reports a failure's first line on
+// stderr, and ok is false when the command must exit with exitUsage.
+func (c *catalogSources) open(ctx context.Context, log *slog.Logger, stderr io.Writer, prog string) (reg *tools.Registry, closeUpstreams func(), ok bool) {
+	reg, closeUpstreams, err := c.load(ctx, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+		return nil, nil, false
+	}
+	return reg, closeUpstreams, true
+}
+
 // load builds a registry from every source. The returned close function
 // disconnects the upstream servers. Errors read as one line: FILE:LINE for
 // catalog files, the server's name for upstreams.

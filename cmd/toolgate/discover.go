@@ -87,9 +87,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "toolgate discover: unknown --format %q (want text or json)\n", *format)
 		return exitUsage
 	}
-	reg, closeUpstreams, err := src.load(ctx, quietLogger())
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate discover: %s\n", firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, "toolgate discover")
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

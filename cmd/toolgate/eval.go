@@ -59,9 +59,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
 		return exitUsage
 	}
-	reg, closeUpstreams, err := src.load(ctx, quietLogger())
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate eval: %s\n", firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, "toolgate eval")
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

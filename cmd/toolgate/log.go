@@ -183,9 +183,8 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: --min-principals and --max-per-principal must be at least 1\n", prog)
 		return exitUsage
 	}
-	reg, closeUpstreams, err := src.load(ctx, quietLogger())
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

@@ -94,9 +94,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 
-	reg, closeUpstreams, err := src.load(ctx, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %s\n", firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, log, stderr, "toolgate mcp serve")
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

@@ -83,9 +83,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	reg, closeUpstreams, err := src.load(ctx, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %s\n", firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, log, stderr, "toolgate serve")
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

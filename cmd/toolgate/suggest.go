@@ -61,9 +61,8 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return exitUsage
 	}
-	reg, closeUpstreams, err := src.load(ctx, quietLogger())
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
+	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()

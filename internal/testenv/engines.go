@@ -45,3 +45,18 @@ func skipEngine(tb testing.TB, unavailable, unset string) {
 	}
 	tb.Skip(unset)
 }
+
+// HostedModel returns the model to test (modelEnv, default def) on a hosted
+// API whose key keyEnv holds, or skips the test saying that there is no
+// live what to test against. CI starts no hosted API, so a missing key is a
+// plain skip there too.
+func HostedModel(tb testing.TB, keyEnv, modelEnv, def, what string) (model string) {
+	tb.Helper()
+	if os.Getenv(keyEnv) == "" {
+		tb.Skipf("%s is not set: no live %s to test against", keyEnv, what)
+	}
+	if model = os.Getenv(modelEnv); model == "" {
+		model = def
+	}
+	return model
+}

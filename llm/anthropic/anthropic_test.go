@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/llm"
@@ -21,9 +18,7 @@ import (
 // (/v1/messages, JSON or SSE) as Anthropic's does. It records every
 // request body.
 type fakeAnthropic struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	bodies [][]byte
+	*backendtest.Recorder
 	reply  backendtest.Reply
 	usage  string // the usage object of every reply
 	status int    // when set, every request fails with this status
@@ -32,8 +27,7 @@ type fakeAnthropic struct {
 
 func newFake(t *testing.T, reply backendtest.Reply) *fakeAnthropic {
 	f := &fakeAnthropic{reply: reply, usage: `{"input_tokens":120,"output_tokens":15,"cache_read_input_tokens":900,"cache_creation_input_tokens":30}`}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Recorder = backendtest.NewRecorder(t, f.serve)
 	return f
 }
 
@@ -42,7 +36,7 @@ func (f *fakeAnthropic) backend(t *testing.T, opts *anthropic.Options) *anthropi
 	if opts != nil {
 		o = *opts
 	}
-	o.BaseURL = f.srv.URL
+	o.BaseURL = f.URL
 	o.APIKey = "sk-ant-test"
 	b, err := anthropic.New("claude-sonnet-4-5", &o)
 	if err != nil {
@@ -51,23 +45,13 @@ func (f *fakeAnthropic) backend(t *testing.T, opts *anthropic.Options) *anthropi
 	return b
 }
 
-func (f *fakeAnthropic) requests() [][]byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([][]byte(nil), f.bodies...)
-}
-
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`, typ, msg)
 }
 
-func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
-	data, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, data)
-	f.mu.Unlock()
+func (f *fakeAnthropic) serve(_ int, w http.ResponseWriter, r *http.Request, data []byte) {
 	if r.URL.Path != "/v1/messages" || r.Method != http.MethodPost {
 		apiError(w, http.StatusNotFound, "not_found_error", "Not found")
 		return
@@ -172,7 +156,7 @@ func TestRequestBodyNative(t *testing.T) {
 	if resp.Action != llm.ActionCall || resp.Calls[0].ID != "toolu_1" {
 		t.Fatalf("Chat = %+v, want the call with the API's id", resp)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	for _, want := range []struct{ path, json string }{
 		{"model", `"claude-sonnet-4-5"`},
 		{"max_tokens", `256`},
@@ -199,7 +183,7 @@ func TestRequestBodyNative(t *testing.T) {
 			t.Errorf("tools[%d].input_schema = %s, want the strict parameters %s", i, schema, spec.StrictParameters)
 		}
 	}
-	if strings.Contains(string(f.requests()[0]), backendtest.Unauthorized) {
+	if strings.Contains(string(f.Requests()[0]), backendtest.Unauthorized) {
 		t.Error("the request names the unauthorized tool")
 	}
 	u := resp.Usage
@@ -218,7 +202,7 @@ func TestRequestBodyEnvelope(t *testing.T) {
 	if resp.Answer != "1000.00 USD" || resp.Raw != `{"action":"answer","text":"1000.00 USD"}` {
 		t.Errorf("Chat = answer %q raw %q, want the unwrapped envelope", resp.Answer, resp.Raw)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	oc, _ := body["output_config"].(map[string]any)
 	format, _ := oc["format"].(map[string]any)
 	if format["type"] != "json_schema" {
@@ -245,7 +229,7 @@ func TestGrammarModeIsAConstraintError(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Mode != llm.ModeGrammar {
 		t.Fatalf("Chat(grammar) error = %v, want *llm.ConstraintError", err)
 	}
-	if n := len(f.requests()); n != 0 {
+	if n := len(f.Requests()); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
 	}
 }
@@ -273,7 +257,7 @@ func TestDeferredLoading(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Problem != llm.ProblemUnknownTool {
 		t.Fatalf("call of an unreferenced deferred tool: error = %v, want unknown_tool", err)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	tools, _ := body["tools"].([]any)
 	if len(tools) != 3 {
 		t.Fatalf("tools = %v, want find_tools and the 2 deferred tools", body["tools"])
@@ -297,7 +281,7 @@ func TestDeferredLoading(t *testing.T) {
 	if err != nil || resp.Action != llm.ActionCall || resp.Calls[0].Name != "get_balance" {
 		t.Fatalf("call of a referenced deferred tool = %+v, %v; want the call", resp, err)
 	}
-	body = backendtest.DecodeBody(t, f.requests()[1])
+	body = backendtest.DecodeBody(t, f.Requests()[1])
 	msgs, _ := json.Marshal(body["messages"])
 	want := `[{"role":"user","content":[{"type":"text","text":"What is the balance of ACC-00001?"}]},` +
 		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","input":{"query":"balance"},"name":"find_tools"}]},` +
@@ -306,7 +290,7 @@ func TestDeferredLoading(t *testing.T) {
 		t.Errorf("messages = %s\nwant %s", msgs, want)
 	}
 	// The tools and system prompt, the cached prefix, did not change.
-	first, second := backendtest.DecodeBody(t, f.requests()[0]), body
+	first, second := backendtest.DecodeBody(t, f.Requests()[0]), body
 	for _, k := range []string{"tools", "system"} {
 		a, _ := json.Marshal(first[k])
 		c, _ := json.Marshal(second[k])

@@ -2,10 +2,10 @@ package anthropic_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/anthropic"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
@@ -17,13 +17,7 @@ import (
 // plumbing: a reply that parses in each mode, and in deferred mode that
 // the tool reference loads the tool.
 func TestLive(t *testing.T) {
-	if os.Getenv("ANTHROPIC_API_KEY") == "" {
-		t.Skip("ANTHROPIC_API_KEY is not set: no live Anthropic API to test against")
-	}
-	model := os.Getenv("TOOLGATE_ANTHROPIC_MODEL")
-	if model == "" {
-		model = "claude-haiku-4-5"
-	}
+	model := testenv.HostedModel(t, "ANTHROPIC_API_KEY", "TOOLGATE_ANTHROPIC_MODEL", "claude-haiku-4-5", "Anthropic API")
 	b, err := anthropic.New(model, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,19 +24,15 @@ import (
 // when streaming, one JSON object otherwise) and /api/embed. It records
 // every request body.
 type fakeOllama struct {
-	t      *testing.T
-	srv    *httptest.Server
-	mu     sync.Mutex
-	bodies [][]byte
+	*backendtest.Recorder
 	// handle answers the i-th chat request; nil means reply.
 	handle func(i int, w http.ResponseWriter, body map[string]any) bool
 	reply  backendtest.Reply
 }
 
 func newFake(t *testing.T, reply backendtest.Reply) *fakeOllama {
-	f := &fakeOllama{t: t, reply: reply}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &fakeOllama{reply: reply}
+	f.Recorder = backendtest.NewRecorder(t, f.serve)
 	return f
 }
 
@@ -46,7 +41,7 @@ func (f *fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend
 	if opts != nil {
 		o = *opts
 	}
-	o.BaseURL = f.srv.URL
+	o.BaseURL = f.URL
 	b, err := ollama.New("qwen3:8b", &o)
 	if err != nil {
 		t.Fatal(err)
@@ -54,18 +49,7 @@ func (f *fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend
 	return b
 }
 
-func (f *fakeOllama) requests() [][]byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([][]byte(nil), f.bodies...)
-}
-
-func (f *fakeOllama) serve(w http.ResponseWriter, r *http.Request) {
-	data, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	i := len(f.bodies)
-	f.bodies = append(f.bodies, data)
-	f.mu.Unlock()
+func (f *fakeOllama) serve(i int, w http.ResponseWriter, r *http.Request, data []byte) {
 	var body map[string]any
 	if err := json.Unmarshal(data, &body); err != nil {
 		http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
@@ -159,7 +143,7 @@ func TestEnvelopeRequestBody(t *testing.T) {
 			if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
-			raw := f.requests()[0]
+			raw := f.Requests()[0]
 			body := backendtest.DecodeBody(t, raw)
 			if !backendtest.JSONEqual(t, body["format"], backendtest.EnvelopeSchema) {
 				t.Errorf("format = %v, want the envelope schema", body["format"])
@@ -207,7 +191,7 @@ func TestNativeRequestBody(t *testing.T) {
 	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	raw := f.requests()[0]
+	raw := f.Requests()[0]
 	body := backendtest.DecodeBody(t, raw)
 	if _, ok := body["format"]; ok {
 		t.Errorf("native request has format %v", body["format"])
@@ -263,7 +247,7 @@ func TestUsage(t *testing.T) {
 
 func TestOllamaHostEnvironment(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	t.Setenv("OLLAMA_HOST", f.srv.URL)
+	t.Setenv("OLLAMA_HOST", f.URL)
 	b, err := ollama.New("qwen3:8b", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +255,7 @@ func TestOllamaHostEnvironment(t *testing.T) {
 	if _, err := b.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope)); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.requests()); n != 1 {
+	if n := len(f.Requests()); n != 1 {
 		t.Errorf("the server at OLLAMA_HOST got %d requests, want 1", n)
 	}
 }
@@ -283,7 +267,7 @@ func TestGrammarModeIsRejected(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, llm.ErrConstraintRejected) {
 		t.Fatalf("Chat(ModeGrammar) error = %v, want *llm.ConstraintError", err)
 	}
-	if n := len(f.requests()); n != 0 {
+	if n := len(f.Requests()); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
 	}
 }
@@ -317,7 +301,7 @@ func TestFormatRejected(t *testing.T) {
 	if !strings.Contains(ce.Message, "format") || ce.Mode != llm.ModeEnvelope {
 		t.Errorf("ConstraintError = %+v", ce)
 	}
-	if n := len(f.requests()); n != 1 {
+	if n := len(f.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1: no silent retry without the constraint", n)
 	}
 }
@@ -351,7 +335,7 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "downgrading") {
 		t.Errorf("downgrade not logged as a warning: %s", logs.String())
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
@@ -417,7 +401,7 @@ func TestServerErrorsExhaustRetries(t *testing.T) {
 	if !errors.As(err, &se) || se.StatusCode != 500 || se.Message != "model runner crashed" {
 		t.Fatalf("Chat error = %v, want *llm.StatusError 500", err)
 	}
-	if n := len(f.requests()); n != 3 {
+	if n := len(f.Requests()); n != 3 {
 		t.Errorf("%d requests, want 3 (1 + MaxRetries 2)", n)
 	}
 	// Equal jitter with Jitter 0: half of 1s, then half of 2s.
@@ -468,7 +452,7 @@ func TestEmbed(t *testing.T) {
 	if !reflect.DeepEqual(vecs, want) {
 		t.Errorf("Embed = %v, want %v", vecs, want)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	if body["model"] != "nomic-embed-text" || !backendtest.JSONEqual(t, body["input"], `["check balance","send money"]`) {
 		t.Errorf("embed request = %v", body)
 	}
@@ -566,7 +550,7 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 			if err != nil || resp.Action != llm.ActionAnswer {
 				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
 			}
-			reqs := f.requests()
+			reqs := f.Requests()
 			if len(reqs) != 2 || bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
 				t.Errorf("%d requests; the repair request must not name the unknown tool:\n%s", len(reqs), reqs[len(reqs)-1])
 			}
@@ -596,7 +580,7 @@ func TestSamplingOptions(t *testing.T) {
 			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
-			opts, _ := backendtest.DecodeBody(t, f.requests()[0])["options"].(map[string]any)
+			opts, _ := backendtest.DecodeBody(t, f.Requests()[0])["options"].(map[string]any)
 			if opts["temperature"] != tc.wantTemp || opts["seed"] != tc.wantSd {
 				t.Errorf("options temperature, seed = %v, %v, want %v, %v", opts["temperature"], opts["seed"], tc.wantTemp, tc.wantSd)
 			}

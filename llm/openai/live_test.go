@@ -17,13 +17,7 @@ import (
 // OPENAI_API_KEY is set (model: TOOLGATE_OPENAI_MODEL, default
 // gpt-4.1-mini). It is skipped, saying so, otherwise.
 func TestLive(t *testing.T) {
-	if os.Getenv("OPENAI_API_KEY") == "" {
-		t.Skip("OPENAI_API_KEY is not set: no live OpenAI-compatible server to test against")
-	}
-	model := os.Getenv("TOOLGATE_OPENAI_MODEL")
-	if model == "" {
-		model = "gpt-4.1-mini"
-	}
+	model := testenv.HostedModel(t, "OPENAI_API_KEY", "TOOLGATE_OPENAI_MODEL", "gpt-4.1-mini", "OpenAI-compatible server")
 	b, err := openai.New(model, &openai.Options{EmbeddingModel: os.Getenv("TOOLGATE_OPENAI_EMBEDDING_MODEL")})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,18 +24,14 @@ import (
 // (/v1/chat/completions, JSON or SSE) and /v1/embeddings exactly as the
 // OpenAI API does. It records every request.
 type fakeOpenAI struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	bodies  [][]byte
-	headers []http.Header
-	handle  func(i int, w http.ResponseWriter, body map[string]any) bool
-	reply   backendtest.Reply
+	*backendtest.Recorder
+	handle func(i int, w http.ResponseWriter, body map[string]any) bool
+	reply  backendtest.Reply
 }
 
 func newFake(t *testing.T, reply backendtest.Reply) *fakeOpenAI {
 	f := &fakeOpenAI{reply: reply}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Recorder = backendtest.NewRecorder(t, f.serve)
 	return f
 }
 
@@ -45,7 +40,7 @@ func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend
 	if opts != nil {
 		o = *opts
 	}
-	o.BaseURL = f.srv.URL + "/v1"
+	o.BaseURL = f.URL + "/v1"
 	o.APIKey = "sk-test"
 	b, err := openai.New("gpt-4.1-mini", &o)
 	if err != nil {
@@ -54,19 +49,7 @@ func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend
 	return b
 }
 
-func (f *fakeOpenAI) requests() [][]byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([][]byte(nil), f.bodies...)
-}
-
-func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
-	data, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	i := len(f.bodies)
-	f.bodies = append(f.bodies, data)
-	f.headers = append(f.headers, r.Header.Clone())
-	f.mu.Unlock()
+func (f *fakeOpenAI) serve(i int, w http.ResponseWriter, r *http.Request, data []byte) {
 	var body map[string]any
 	if err := json.Unmarshal(data, &body); err != nil {
 		apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
@@ -204,7 +187,7 @@ func TestRequestBodies(t *testing.T) {
 				if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
 					t.Fatal(err)
 				}
-				raw := f.requests()[0]
+				raw := f.Requests()[0]
 				body := backendtest.DecodeBody(t, raw)
 				checkCommon(t, body, stream)
 				switch mode {
@@ -226,7 +209,7 @@ func TestRequestBodies(t *testing.T) {
 				if bytes.Contains(raw, []byte(backendtest.Unauthorized)) {
 					t.Errorf("request names the unauthorized tool:\n%s", raw)
 				}
-				if h := f.headers[0].Get("Authorization"); h != "Bearer sk-test" {
+				if h := f.Headers()[0].Get("Authorization"); h != "Bearer sk-test" {
 					t.Errorf("Authorization = %q", h)
 				}
 			})
@@ -337,7 +320,7 @@ func TestConversationMessages(t *testing.T) {
 	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	msgs := backendtest.DecodeBody(t, f.requests()[0])["messages"].([]any)
+	msgs := backendtest.DecodeBody(t, f.Requests()[0])["messages"].([]any)
 	want := `[{"role":"system","content":"You are a careful banking assistant."},
 		{"role":"user","content":"What is the balance of ACC-00001?"},
 		{"role":"assistant","tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}]},
@@ -367,7 +350,7 @@ func TestUsage(t *testing.T) {
 
 func TestEnvironment(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-	t.Setenv("OPENAI_BASE_URL", f.srv.URL+"/v1")
+	t.Setenv("OPENAI_BASE_URL", f.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-from-env")
 	b, err := openai.New("gpt-4.1-mini", nil)
 	if err != nil {
@@ -376,8 +359,8 @@ func TestEnvironment(t *testing.T) {
 	if _, err := b.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope)); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.headers) != 1 || f.headers[0].Get("Authorization") != "Bearer sk-from-env" {
-		t.Errorf("requests %d, Authorization %q; want 1 with the key from OPENAI_API_KEY", len(f.headers), f.headers)
+	if len(f.Headers()) != 1 || f.Headers()[0].Get("Authorization") != "Bearer sk-from-env" {
+		t.Errorf("requests %d, Authorization %q; want 1 with the key from OPENAI_API_KEY", len(f.Headers()), f.Headers())
 	}
 }
 
@@ -406,7 +389,7 @@ func TestConstraintRejected(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Message != tt.msg || ce.Mode != tt.mode {
 				t.Fatalf("Chat error = %v, want *llm.ConstraintError with the server's message", err)
 			}
-			if n := len(f.requests()); n != 1 {
+			if n := len(f.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
 			}
 		})
@@ -441,7 +424,7 @@ func TestDowngrade(t *testing.T) {
 	if !strings.Contains(logs.String(), "downgrading") {
 		t.Errorf("downgrade not logged: %s", logs.String())
 	}
-	second := backendtest.DecodeBody(t, f.requests()[1])
+	second := backendtest.DecodeBody(t, f.Requests()[1])
 	tools := second["tools"].([]any)
 	fn := tools[0].(map[string]any)["function"].(map[string]any)
 	if fn["strict"] != false || !backendtest.JSONEqual(t, fn["parameters"], string(backendtest.Shortlist()[0].Parameters)) {
@@ -457,7 +440,7 @@ func TestStrictParametersRequired(t *testing.T) {
 	if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), "transfer_funds") {
 		t.Fatalf("Chat error = %v, want ErrInvalidRequest naming transfer_funds", err)
 	}
-	if n := len(f.requests()); n != 0 {
+	if n := len(f.Requests()); n != 0 {
 		t.Errorf("%d requests sent, want none: never send a non-strict tool silently", n)
 	}
 }
@@ -519,7 +502,7 @@ func TestRetries(t *testing.T) {
 		if !errors.As(err, &se) || se.StatusCode != 502 {
 			t.Fatalf("Chat error = %v, want *llm.StatusError 502", err)
 		}
-		if n := len(f.requests()); n != 4 {
+		if n := len(f.Requests()); n != 4 {
 			t.Errorf("%d requests, want 4 (1 + default MaxRetries 3)", n)
 		}
 		want := []time.Duration{75 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond}
@@ -541,7 +524,7 @@ func TestRetries(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Chat error = %v, want context.Canceled", err)
 		}
-		if n := len(f.requests()); n != 1 {
+		if n := len(f.Requests()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
@@ -558,7 +541,7 @@ func TestEmbed(t *testing.T) {
 	if !reflect.DeepEqual(vecs, want) {
 		t.Errorf("Embed = %v, want %v", vecs, want)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	if body["model"] != "text-embedding-3-small" || body["encoding_format"] != "float" ||
 		!backendtest.JSONEqual(t, body["input"], `["check balance","send money","refund"]`) {
 		t.Errorf("embeddings request = %v", body)
@@ -584,7 +567,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 		if err != nil || resp.Action != llm.ActionCall {
 			t.Fatalf("Chat = %+v, %v", resp, err)
 		}
-		schema := backendtest.DecodeBody(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"].(map[string]any)
+		schema := backendtest.DecodeBody(t, f.Requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"].(map[string]any)
 		inner := schema["properties"].(map[string]any)["envelope"].(map[string]any)
 		if _, ok := inner["$defs"]; ok {
 			t.Error("$defs left inside the wrapped schema, where #/$defs/... does not point")
@@ -609,7 +592,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 		if err != nil || resp.Answer != "ok" {
 			t.Fatalf("Chat = %+v, %v", resp, err)
 		}
-		schema := backendtest.DecodeBody(t, f.requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"]
+		schema := backendtest.DecodeBody(t, f.Requests()[0])["response_format"].(map[string]any)["json_schema"].(map[string]any)["schema"]
 		if !backendtest.JSONEqual(t, schema, objectRoot) {
 			t.Errorf("schema = %v, want the object-rooted schema unwrapped", schema)
 		}
@@ -692,7 +675,7 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 			if err != nil || resp.Action != llm.ActionAnswer {
 				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
 			}
-			reqs := f.requests()
+			reqs := f.Requests()
 			if len(reqs) != 2 {
 				t.Fatalf("%d requests, want 2", len(reqs))
 			}
@@ -724,7 +707,7 @@ func TestConcurrentChats(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if n := len(f.requests()); n != 8 {
+	if n := len(f.Requests()); n != 8 {
 		t.Errorf("%d requests, want 8", n)
 	}
 }
@@ -751,7 +734,7 @@ func TestSamplingOptions(t *testing.T) {
 			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
-			body := backendtest.DecodeBody(t, f.requests()[0])
+			body := backendtest.DecodeBody(t, f.Requests()[0])
 			if body["temperature"] != tc.wantTemp || body["seed"] != tc.wantSd {
 				t.Errorf("temperature, seed = %v, %v, want %v, %v", body["temperature"], body["seed"], tc.wantTemp, tc.wantSd)
 			}

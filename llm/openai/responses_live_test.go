@@ -1,9 +1,9 @@
 package openai_test
 
 import (
-	"os"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/openai"
 )
@@ -14,13 +14,7 @@ import (
 // servers rarely implement /v1/responses, so OPENAI_BASE_URL alone does
 // not turn it on.
 func TestLiveResponses(t *testing.T) {
-	if os.Getenv("OPENAI_API_KEY") == "" {
-		t.Skip("OPENAI_API_KEY is not set: no live OpenAI Responses API to test against")
-	}
-	model := os.Getenv("TOOLGATE_OPENAI_MODEL")
-	if model == "" {
-		model = "gpt-4.1-mini"
-	}
+	model := testenv.HostedModel(t, "OPENAI_API_KEY", "TOOLGATE_OPENAI_MODEL", "gpt-4.1-mini", "OpenAI Responses API")
 	b, err := openai.NewResponses(model, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/llm"
@@ -20,10 +17,8 @@ import (
 // fakeResponses is an httptest server speaking the Responses API
 // (/v1/responses, JSON or SSE) as OpenAI's does. It records every body.
 type fakeResponses struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	bodies [][]byte
-	reply  backendtest.Reply
+	*backendtest.Recorder
+	reply backendtest.Reply
 	// search, when set, makes the model call the client tool search
 	// with these arguments instead of replying.
 	search string
@@ -31,30 +26,19 @@ type fakeResponses struct {
 
 func newFakeResponses(t *testing.T, reply backendtest.Reply) *fakeResponses {
 	f := &fakeResponses{reply: reply}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Recorder = backendtest.NewRecorder(t, f.serve)
 	return f
 }
 
 func (f *fakeResponses) backend(t *testing.T) *openai.ResponsesBackend {
-	b, err := openai.NewResponses("gpt-5-mini", &openai.Options{BaseURL: f.srv.URL + "/v1", APIKey: "sk-test"})
+	b, err := openai.NewResponses("gpt-5-mini", &openai.Options{BaseURL: f.URL + "/v1", APIKey: "sk-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func (f *fakeResponses) requests() [][]byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([][]byte(nil), f.bodies...)
-}
-
-func (f *fakeResponses) serve(w http.ResponseWriter, r *http.Request) {
-	data, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, data)
-	f.mu.Unlock()
+func (f *fakeResponses) serve(_ int, w http.ResponseWriter, r *http.Request, data []byte) {
 	if r.URL.Path != "/v1/responses" {
 		http.NotFound(w, r)
 		return
@@ -134,7 +118,7 @@ func TestResponsesRequestBody(t *testing.T) {
 	if resp.Usage.PromptTokens != 412 || resp.Usage.CachedPromptTokens != 384 {
 		t.Errorf("Usage = %+v, want 412 prompt tokens, 384 of them cached", resp.Usage)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	for _, want := range []struct{ path, json string }{
 		{"model", `"gpt-5-mini"`},
 		{"store", `false`},
@@ -175,7 +159,7 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 	if err != nil || resp.Action != llm.ActionCall || resp.Calls[0].Name != "find_tools" || resp.Calls[0].ID != "call_search" {
 		t.Fatalf("Chat = %+v, %v; want a call of find_tools", resp, err)
 	}
-	body := backendtest.DecodeBody(t, f.requests()[0])
+	body := backendtest.DecodeBody(t, f.Requests()[0])
 	if !backendtest.JSONEqual(t, body["tools"], `[{"type":"tool_search","execution":"client","description":"Search the tools you may use","parameters":`+searchSchema+`}]`) {
 		t.Errorf("tools = %v, want only the client tool search (deferred tools are not sent)", body["tools"])
 	}
@@ -188,7 +172,7 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 	if err != nil || resp.Calls[0].Name != "get_balance" {
 		t.Fatalf("Chat after the search = %+v, %v; want the call of the loaded tool", resp, err)
 	}
-	body = backendtest.DecodeBody(t, f.requests()[1])
+	body = backendtest.DecodeBody(t, f.Requests()[1])
 	spec := backendtest.Shortlist()[0]
 	want := `[{"type":"message","role":"user","content":"What is the balance of ACC-00001?"},` +
 		`{"type":"tool_search_call","call_id":"call_search","arguments":{"query":"account balance"},"execution":"client","status":"completed"},` +
@@ -198,7 +182,7 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 		in, _ := json.Marshal(body["input"])
 		t.Errorf("input = %s\nwant %s", in, want)
 	}
-	if strings.Contains(string(f.requests()[1]), "transfer_funds") {
+	if strings.Contains(string(f.Requests()[1]), "transfer_funds") {
 		t.Error("the second request carries transfer_funds, which no search returned")
 	}
 
@@ -218,7 +202,7 @@ func TestResponsesDeferredNeedsSearchTool(t *testing.T) {
 	if _, err := f.backend(t).Chat(context.Background(), req); !errors.Is(err, llm.ErrInvalidRequest) {
 		t.Errorf("Chat(Deferred without a search tool) error = %v, want ErrInvalidRequest", err)
 	}
-	if len(f.requests()) != 0 {
+	if len(f.Requests()) != 0 {
 		t.Error("an invalid request was sent")
 	}
 }

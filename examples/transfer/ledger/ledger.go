@@ -177,7 +177,7 @@ func (l *Ledger) Balance(ctx context.Context, account string) (Cents, error) {
 	var c int64
 	err := l.db.R.QueryRowContext(ctx, "SELECT balance_cents FROM accounts WHERE id = ?", account).Scan(&c)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, unknownAccount(account)
+		return 0, UnknownAccount(account)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ledger: balance: %w", err)
@@ -376,7 +376,7 @@ func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Tr
 	var srcBal int64
 	err := tx.QueryRowContext(ctx, "SELECT balance_cents FROM accounts WHERE id = ?", t.Source).Scan(&srcBal)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Transaction{}, unknownAccount(t.Source), nil
+		return Transaction{}, UnknownAccount(t.Source), nil
 	}
 	if err != nil {
 		return Transaction{}, nil, err
@@ -384,7 +384,7 @@ func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Tr
 	var one int
 	err = tx.QueryRowContext(ctx, "SELECT 1 FROM accounts WHERE id = ?", t.Target).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Transaction{}, unknownAccount(t.Target), nil
+		return Transaction{}, UnknownAccount(t.Target), nil
 	}
 	if err != nil {
 		return Transaction{}, nil, err
@@ -394,7 +394,7 @@ func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Tr
 			Message: fmt.Sprintf("%s holds %s USD, less than %s USD", t.Source, Cents(srcBal), t.Amount),
 			Details: map[string]any{"account": t.Source, "balance": Cents(srcBal), "amount": t.Amount}}, nil
 	}
-	t.ID = txID(t.Key)
+	t.ID = TxID(t.Key)
 	t.Created = l.now().UTC().Truncate(time.Millisecond)
 	if _, err := tx.ExecContext(ctx, "UPDATE accounts SET balance_cents = balance_cents - ? WHERE id = ?", int64(t.Amount), t.Source); err != nil {
 		return Transaction{}, nil, err
@@ -426,13 +426,15 @@ func wrapWrite(err error) error {
 	return fmt.Errorf("ledger: %w", err)
 }
 
-func unknownAccount(id string) *tools.DomainError {
+// UnknownAccount is the domain error for an account id no ledger holds;
+// every backend of the ledger reports it so.
+func UnknownAccount(id string) *tools.DomainError {
 	return &tools.DomainError{Code: CodeUnknownAccount, Message: fmt.Sprintf("no account %q", id)}
 }
 
-// txID derives the transaction id from the idempotency key, so the id a
-// retry sees is the id the first attempt created.
-func txID(key string) string {
+// TxID derives the transaction id from the idempotency key, so the id a
+// retry sees is the id the first attempt created, on every backend.
+func TxID(key string) string {
 	sum := sha256.Sum256([]byte("toolgate-ledger-tx\x00" + key))
 	return "TX-" + hex.EncodeToString(sum[:8])
 }

@@ -15,8 +15,6 @@ package pgledger
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -163,7 +161,7 @@ func (l *Ledger) Balance(ctx context.Context, account string) (ledger.Cents, err
 	var c int64
 	err := l.pool.QueryRow(ctx, `SELECT balance_cents FROM accounts WHERE id = $1`, account).Scan(&c)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, unknownAccount(account)
+		return 0, ledger.UnknownAccount(account)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("pgledger: balance: %w", err)
@@ -364,17 +362,17 @@ func (l *Ledger) move(ctx context.Context, tx pgx.Tx, t ledger.Transaction) (led
 	}
 	srcBal, ok := bal[t.Source]
 	if !ok {
-		return ledger.Transaction{}, unknownAccount(t.Source), nil
+		return ledger.Transaction{}, ledger.UnknownAccount(t.Source), nil
 	}
 	if _, ok := bal[t.Target]; !ok {
-		return ledger.Transaction{}, unknownAccount(t.Target), nil
+		return ledger.Transaction{}, ledger.UnknownAccount(t.Target), nil
 	}
 	if srcBal < int64(t.Amount) {
 		return ledger.Transaction{}, &tools.DomainError{Code: ledger.CodeInsufficientFunds,
 			Message: fmt.Sprintf("%s holds %s USD, less than %s USD", t.Source, ledger.Cents(srcBal), t.Amount),
 			Details: map[string]any{"account": t.Source, "balance": ledger.Cents(srcBal), "amount": t.Amount}}, nil
 	}
-	t.ID = txID(t.Key)
+	t.ID = ledger.TxID(t.Key)
 	t.Created = l.now().UTC().Truncate(time.Millisecond)
 	if _, err := tx.Exec(ctx, `UPDATE accounts SET balance_cents = balance_cents - $1 WHERE id = $2`, int64(t.Amount), t.Source); err != nil {
 		return ledger.Transaction{}, nil, err
@@ -391,15 +389,4 @@ func (l *Ledger) move(ctx context.Context, tx pgx.Tx, t ledger.Transaction) (led
 		return ledger.Transaction{}, nil, err
 	}
 	return t, nil, nil
-}
-
-func unknownAccount(id string) *tools.DomainError {
-	return &tools.DomainError{Code: ledger.CodeUnknownAccount, Message: fmt.Sprintf("no account %q", id)}
-}
-
-// txID derives the transaction id from the idempotency key (as package
-// ledger does), so the id a retry sees is the id the first attempt created.
-func txID(key string) string {
-	sum := sha256.Sum256([]byte("toolgate-ledger-tx\x00" + key))
-	return "TX-" + hex.EncodeToString(sum[:8])
 }
