@@ -101,6 +101,17 @@ func TestLiveAgent(t *testing.T) {
 	}
 }
 
+// allTruncated reports whether every attempt of a repair loop was cut off
+// at the token budget.
+func allTruncated(re *llm.RepairError) bool {
+	for _, a := range re.Attempts {
+		if a.Problem != llm.ProblemTruncated {
+			return false
+		}
+	}
+	return len(re.Attempts) > 0
+}
+
 // liveRun is what one end-to-end run recorded; it is written to
 // $TOOLGATE_LIVE_REPORT/agent-<name>.json when that is set.
 type liveRun struct {
@@ -149,6 +160,32 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 	if err != nil && strings.Contains(err.Error(), "failed to parse grammar") {
 		// See llm/livetest: llama-server refuses the grammar package's GBNF.
 		t.Skipf("KNOWN ISSUE, SKIPPED: llama-server cannot parse the grammar package's GBNF: %v", err)
+	}
+	var re *llm.RepairError
+	if err != nil && errors.As(err, &re) && allTruncated(re) {
+		// The plumbing held: each attempt was cut at the request's token
+		// budget, recognised as truncated and sent back asking for a shorter
+		// reply. That the model rambled again each time is its judgement,
+		// not the plumbing's (TinyLlama at temperature 0 repeats itself), so
+		// the run is reported, after the plumbing checks, as skipped.
+		bodies := rec.all()
+		if len(bodies) != len(re.Attempts) {
+			t.Errorf("%d requests recorded for %d attempts", len(bodies), len(re.Attempts))
+		}
+		for i, body := range bodies {
+			if !strings.Contains(body, `"max_tokens"`) {
+				t.Errorf("request %d carries no token budget", i)
+			}
+			for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
+				if strings.Contains(body, hidden) {
+					t.Errorf("request %d names %q, which alice may not use", i, hidden)
+				}
+			}
+			if i > 0 && !strings.Contains(body, "shorter") {
+				t.Errorf("request %d is not a repair asking for a shorter reply", i)
+			}
+		}
+		t.Skipf("MODEL LIMIT, SKIPPED after the plumbing checks: %s rambled to the token budget on all %d attempts (%v)", name, len(re.Attempts), err)
 	}
 	if err != nil {
 		t.Fatalf("Run: %v (a weak model must still end within %d steps, repairs included)", err, maxSteps)
