@@ -82,7 +82,8 @@ var _ Backend = (*CheckedBackend)(nil)
 //     with AllowDowngrade, a logged downgrade to validated native tools;
 //   - a request without MaxTokens gets TokenBudget's, sized to its
 //     constraint (Options.MaxTokens bounds it), and a reply cut off there
-//     is repaired by asking for a shorter one;
+//     is repaired by asking for a shorter one, under the constraint
+//     recompiled with halved bounds when it has a Tighten hook;
 //   - token usage and outcomes are counted in the metrics.
 //
 // The repair exchange is not part of the returned Response: the caller's
@@ -157,7 +158,8 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 		return nil, err
 	}
 	cur := req.Clone()
-	if cur.MaxTokens == 0 && c.opts.MaxTokens > 0 {
+	budgeted := cur.MaxTokens == 0 && c.opts.MaxTokens > 0
+	if budgeted {
 		cur.MaxTokens = min(TokenBudget(cur), c.opts.MaxTokens)
 	}
 	var (
@@ -210,7 +212,34 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 		}
 		c.opts.Logger.InfoContext(ctx, "llm: reply rejected; asking the model to repair it",
 			"backend", c.name, "problem", string(oe.Problem), "attempts_left", left)
+		if oe.Problem == ProblemTruncated {
+			c.tighten(ctx, cur, budgeted)
+		}
 		cur.Messages = append(cur.Messages, RepairMessage(oe, resp, left))
+	}
+}
+
+// tighten recompiles cur's constraint with halved bounds after a reply was
+// cut off at the token budget, and sizes the budget again when Checked set
+// it, so that the repair's constraint closes a reply sooner. Without a
+// Tighten hook, or when it fails (logged), the constraint stays.
+func (c *CheckedBackend) tighten(ctx context.Context, cur *Request, budgeted bool) {
+	if cur.Constraint.Tighten == nil {
+		return
+	}
+	b := cur.Constraint.Bounds.Tighter()
+	if b == cur.Constraint.Bounds {
+		return
+	}
+	nc, err := cur.Constraint.Tighten(b)
+	if err != nil {
+		c.opts.Logger.WarnContext(ctx, "llm: could not tighten the constraint after a truncated reply; repairing without",
+			"backend", c.name, "error", err.Error())
+		return
+	}
+	cur.Constraint = nc
+	if budgeted {
+		cur.MaxTokens = min(TokenBudget(cur), c.opts.MaxTokens)
 	}
 }
 

@@ -142,6 +142,19 @@ type Constraint struct {
 	// downgrade the caller opted into; the reply is then validated by
 	// the Validate hook.
 	BestEffort bool
+	// Bounds are the size limits the constraint enforces where the tools'
+	// schemas set none (the envelope's answer and query; free strings and
+	// arrays of a call's arguments), as its compiler reports them.
+	// TokenBudget sizes a request from them, so that the constraint closes
+	// a reply before the budget runs out. A zero field: not bounded or not
+	// known (TokenBudget's fixed allowances).
+	Bounds Bounds
+	// Tighten, when set, compiles the same constraint again with smaller
+	// bounds (never below what the schemas themselves allow). Checked calls
+	// it with Bounds.Tighter() when a reply was cut off at the token
+	// budget, so that the repair's constraint forces a shorter reply. nil:
+	// the repair only asks for a shorter reply.
+	Tighten func(Bounds) (Constraint, error) `json:"-"`
 }
 
 // Request is one chat request: the conversation, the turn's shortlist and

@@ -64,38 +64,14 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		c.specs = append([]llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
 			Parameters: findtools.Schema, StrictParameters: findtools.Schema}}, c.specs...)
 	}
-	opts := &grammar.Options{NoFindTools: !findTools, Cache: a.grammars}
-	switch a.opts.Mode {
-	case llm.ModeEnvelope:
-		schema, relax, err := grammar.EnvelopeSchema(env, opts)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: envelope schema: %w", err)
-		}
-		c.constraint.EnvelopeSchema = schema
-		for _, r := range relax {
-			if r.Keyword == "tool" {
-				// EnvelopeSchema leaves out a tool whose schema is not JSON.
-				if id, ok := nm.id(strings.TrimPrefix(r.Pointer, "/$defs/")); ok {
-					c.excluded = append(c.excluded, id)
-				}
-			}
-			c.relaxations = append(c.relaxations, r.String())
-		}
-	case llm.ModeGrammar:
-		res, err := grammar.Envelope(env, opts)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: envelope grammar: %w", err)
-		}
-		c.constraint.GBNF = res.GBNF
-		for _, x := range res.Excluded {
-			if id, ok := nm.id(x.Name); ok {
-				c.excluded = append(c.excluded, id)
-			}
-		}
-		for name, rs := range res.Relaxations {
-			id, _ := nm.id(name)
-			c.relaxations = append(c.relaxations, relaxStrings(id, rs)...)
-		}
+	con, excluded, relaxations, err := a.constrain(env, nm, findTools, llm.DefaultBounds())
+	if err != nil {
+		return nil, err
+	}
+	c.constraint = con
+	c.excluded = append(c.excluded, excluded...)
+	c.relaxations = append(c.relaxations, relaxations...)
+	if a.opts.Mode == llm.ModeGrammar {
 		sort.Strings(c.relaxations)
 	}
 	if len(c.excluded) > 0 {
@@ -108,6 +84,63 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		c.specs = kept
 	}
 	return c, nil
+}
+
+// constrain compiles the turn envelope of env for the agent's mode with
+// the bounds bd where the schemas set none: the constraint (its Bounds,
+// those the compiler applied; its Tighten, the same compilation with
+// smaller ones), the IDs of the tools the compiler left out and its
+// relaxations. ModeNative has no envelope and no bounds.
+func (a *Agent) constrain(env []grammar.EnvelopeTool, nm *names, findTools bool, bd llm.Bounds) (llm.Constraint, []string, []string, error) {
+	con := llm.Constraint{Mode: a.opts.Mode}
+	if !findTools {
+		bd.Query = 0 // no find_tools branch
+	}
+	opts := &grammar.Options{NoFindTools: !findTools, Cache: a.grammars,
+		MaxAnswerLength: bd.Answer, MaxQueryLength: bd.Query, MaxStringLength: bd.String, MaxItems: bd.Items}
+	var excluded, relaxations []string
+	switch a.opts.Mode {
+	case llm.ModeEnvelope:
+		schema, relax, err := grammar.EnvelopeSchema(env, opts)
+		if err != nil {
+			return con, nil, nil, fmt.Errorf("runtime: envelope schema: %w", err)
+		}
+		con.EnvelopeSchema = schema
+		// The schema form bounds the answer and the query; a call's
+		// arguments keep their schemas as they are.
+		con.Bounds = llm.Bounds{Answer: bd.Answer, Query: bd.Query}
+		for _, r := range relax {
+			if r.Keyword == "tool" {
+				// EnvelopeSchema leaves out a tool whose schema is not JSON.
+				if id, ok := nm.id(strings.TrimPrefix(r.Pointer, "/$defs/")); ok {
+					excluded = append(excluded, id)
+				}
+			}
+			relaxations = append(relaxations, r.String())
+		}
+	case llm.ModeGrammar:
+		res, err := grammar.Envelope(env, opts)
+		if err != nil {
+			return con, nil, nil, fmt.Errorf("runtime: envelope grammar: %w", err)
+		}
+		con.GBNF, con.Bounds = res.GBNF, bd
+		for _, x := range res.Excluded {
+			if id, ok := nm.id(x.Name); ok {
+				excluded = append(excluded, id)
+			}
+		}
+		for name, rs := range res.Relaxations {
+			id, _ := nm.id(name)
+			relaxations = append(relaxations, relaxStrings(id, rs)...)
+		}
+	default:
+		return con, nil, nil, nil
+	}
+	con.Tighten = func(tighter llm.Bounds) (llm.Constraint, error) {
+		c, _, _, err := a.constrain(env, nm, findTools, tighter)
+		return c, err
+	}
+	return con, excluded, relaxations, nil
 }
 
 func relaxStrings(id string, rs []grammar.Relaxation) []string {
