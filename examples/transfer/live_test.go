@@ -89,27 +89,11 @@ func TestLiveAgent(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "llama.cpp/envelope" && os.Getenv("TOOLGATE_LIVE_LLAMACPP_ENVELOPE") != "1" {
-				// See llm/openai's TestLiveLlamaCpp/envelope: HTTP 400
-				// "Failed to initialize samplers" for every json_schema.
-				t.Skip("KNOWN ISSUE, SKIPPED: llama-server answers json_schema response_format with HTTP 400 \"Failed to initialize samplers\"; TOOLGATE_LIVE_LLAMACPP_ENVELOPE=1 runs it")
-			}
 			rec := &recorder{}
 			backend := tc.open(t, &http.Client{Transport: rec})
 			liveAgent(t, tc.name, backend, tc.mode, rec)
 		})
 	}
-}
-
-// allTruncated reports whether every attempt of a repair loop was cut off
-// at the token budget.
-func allTruncated(re *llm.RepairError) bool {
-	for _, a := range re.Attempts {
-		if a.Problem != llm.ProblemTruncated {
-			return false
-		}
-	}
-	return len(re.Attempts) > 0
 }
 
 // liveRun is what one end-to-end run recorded; it is written to
@@ -161,34 +145,33 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 		// See llm/livetest: llama-server refuses the grammar package's GBNF.
 		t.Skipf("KNOWN ISSUE, SKIPPED: llama-server cannot parse the grammar package's GBNF: %v", err)
 	}
-	var re *llm.RepairError
-	if err != nil && errors.As(err, &re) && allTruncated(re) {
-		// The plumbing held: each attempt was cut at the request's token
-		// budget, recognised as truncated and sent back asking for a shorter
-		// reply. That the model rambled again each time is its judgement,
-		// not the plumbing's (TinyLlama at temperature 0 repeats itself), so
-		// the run is reported, after the plumbing checks, as skipped.
-		bodies := rec.all()
-		if len(bodies) != len(re.Attempts) {
-			t.Errorf("%d requests recorded for %d attempts", len(bodies), len(re.Attempts))
+	// Every request carried a token budget and named nothing alice may not
+	// use, and every reply cut off at the budget was answered by a repair
+	// asking for a shorter one (under tighter bounds: the runtime's
+	// constraint has a Tighten hook), whether the turn ended or not.
+	bodies := rec.all()
+	for i, body := range bodies {
+		if !strings.Contains(body, `"max_tokens"`) && !strings.Contains(body, `"num_predict"`) {
+			t.Errorf("request %d carries no token budget", i)
 		}
-		for i, body := range bodies {
-			if !strings.Contains(body, `"max_tokens"`) {
-				t.Errorf("request %d carries no token budget", i)
-			}
-			for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
-				if strings.Contains(body, hidden) {
-					t.Errorf("request %d names %q, which alice may not use", i, hidden)
-				}
-			}
-			if i > 0 && !strings.Contains(body, "shorter") {
-				t.Errorf("request %d is not a repair asking for a shorter reply", i)
+		for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
+			if strings.Contains(body, hidden) {
+				t.Errorf("request %d names %q, which alice may not use", i, hidden)
 			}
 		}
-		t.Skipf("MODEL LIMIT, SKIPPED after the plumbing checks: %s rambled to the token budget on all %d attempts (%v)", name, len(re.Attempts), err)
+	}
+	rejected := counts(t, reg, "toolgate_llm_rejected_replies_total", "problem")
+	shorter := 0
+	for _, body := range bodies {
+		if strings.Contains(body, "reply again, shorter") {
+			shorter++
+		}
+	}
+	if err == nil && shorter < rejected[string(llm.ProblemTruncated)] {
+		t.Errorf("%d replies cut off at the budget, %d repairs asking for a shorter one", rejected[string(llm.ProblemTruncated)], shorter)
 	}
 	if err != nil {
-		t.Fatalf("Run: %v (a weak model must still end within %d steps, repairs included)", err, maxSteps)
+		t.Fatalf("Run: %v (a weak model must still end within %d steps, repairs included; rejected replies by problem: %v)", err, maxSteps, rejected)
 	}
 	t.Logf("%s: %d steps, %d calls in %v; answer %q", name, turn.Steps, len(turn.Calls), elapsed.Round(time.Millisecond), turn.Answer)
 
@@ -220,17 +203,9 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 		t.Errorf("request outcomes %v for %d steps: want every step ok or repaired", outcomes, turn.Steps)
 	}
 
-	// No request to the engine named what alice may not use.
-	bodies := rec.all()
+	// Every step's request was recorded (and checked above).
 	if len(bodies) < turn.Steps {
 		t.Errorf("%d requests recorded for %d steps", len(bodies), turn.Steps)
-	}
-	for i, body := range bodies {
-		for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
-			if strings.Contains(body, hidden) {
-				t.Errorf("request %d names %q, which alice may not use", i, hidden)
-			}
-		}
 	}
 
 	run := liveRun{Name: name, Steps: turn.Steps, Calls: len(turn.Calls), Requests: len(bodies),

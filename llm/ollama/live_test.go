@@ -35,8 +35,7 @@ func TestLive(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			req := backendtest.Request(mode)
-			req.MaxTokens = 0 // Checked's budget, sized to the constraint
+			req := backendtest.LiveRequest(t, mode) // Checked's budget, sized to the bounded constraint
 			resp, err := cb.Chat(ctx, req)
 			if err != nil {
 				t.Fatalf("Chat: %v", err)
