@@ -39,9 +39,11 @@ var (
 // parse as the envelope and, when it is a call, validate against the
 // tool's JSON Schema. A reply cut off at the token budget is counted and
 // reported, not failed: the budget is an estimate, and a weak model may
-// repeat within the schema's bounds.
+// repeat within the schema's bounds. The two engines run at once: each
+// generates on one thread (.ci/engines), so on two cores neither waits.
 func TestLiveConformance(t *testing.T) {
 	t.Run("llama.cpp/grammar", func(t *testing.T) {
+		t.Parallel()
 		url := testenv.LlamaCpp(t)
 		b, err := openai.New("local", &openai.Options{BaseURL: url, APIKey: "none", LegacyMaxTokens: true,
 			Temperature: &temperature, Seed: &seed})
@@ -51,6 +53,7 @@ func TestLiveConformance(t *testing.T) {
 		conformance(t, "llama.cpp", b, llm.ModeGrammar, 0)
 	})
 	t.Run("ollama/format", func(t *testing.T) {
+		t.Parallel()
 		model := testenv.Ollama(t)
 		b, err := ollama.New(model, &ollama.Options{Temperature: &temperature, Seed: &seed})
 		if err != nil {
