@@ -30,6 +30,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // MaxFileBytes is the largest catalog Parse reads (256 MiB: a hundred
@@ -48,12 +49,7 @@ type Error struct {
 
 // Error formats the problem as "FILE:LINE: reason" ("FILE: reason" when
 // Line is 0), the form editors and CI logs link to.
-func (e *Error) Error() string {
-	if e.Line <= 0 {
-		return e.File + ": " + e.Reason
-	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
-}
+func (e *Error) Error() string { return fileline.Format(e.File, e.Line, e.Reason) }
 
 // ParseSpec splits a CLI catalog argument "NS=FILE" into its file path and
 // namespace. Without "NS=" the namespace is the file's stem: its base name

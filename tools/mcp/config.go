@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // Server describes one upstream MCP server.
@@ -109,12 +110,7 @@ type ConfigError struct {
 }
 
 // Error reads "FILE:LINE: reason" ("FILE: reason" when Line is 0).
-func (e *ConfigError) Error() string {
-	if e.Line <= 0 {
-		return e.File + ": " + e.Reason
-	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
-}
+func (e *ConfigError) Error() string { return fileline.Format(e.File, e.Line, e.Reason) }
 
 // Unwrap returns ErrConfig.
 func (e *ConfigError) Unwrap() error { return ErrConfig }

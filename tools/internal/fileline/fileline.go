@@ -1,0 +1,79 @@
+// Package fileline reads line-oriented input files (JSON Lines catalogs,
+// query sets, logs, overlays) and names positions in them the way editors
+// and CI logs link to: "FILE:LINE: reason".
+package fileline
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Format returns "file:line: reason", or "file: reason" when line is 0 or
+// less (the problem concerns the whole file).
+func Format(file string, line int, reason string) string {
+	if line <= 0 {
+		return file + ": " + reason
+	}
+	return fmt.Sprintf("%s:%d: %s", file, line, reason)
+}
+
+// A Scanner reads the non-blank lines of its input, counting every line
+// (blank ones too) so that errors can name the line a reader sees in an
+// editor. It is bufio.Scanner with the bookkeeping every line-oriented
+// parser repeats.
+type Scanner struct {
+	sc   *bufio.Scanner
+	max  int
+	line int
+	text []byte
+}
+
+// NewScanner returns a Scanner over r that accepts lines of up to max
+// bytes.
+func NewScanner(r io.Reader, max int) *Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, min(max, 64<<10)), max)
+	return &Scanner{sc: sc, max: max}
+}
+
+// Scan advances to the next line that is not blank after trimming space.
+// It returns false at the end of the input or on a read error (see Err).
+func (s *Scanner) Scan() bool {
+	for s.sc.Scan() {
+		s.line++
+		if b := bytes.TrimSpace(s.sc.Bytes()); len(b) > 0 {
+			s.text = b
+			return true
+		}
+	}
+	s.text = nil
+	if s.sc.Err() != nil {
+		s.line++ // the line that could not be read
+	}
+	return false
+}
+
+// Bytes returns the current line without surrounding space. The slice
+// is valid until the next call of Scan.
+func (s *Scanner) Bytes() []byte { return s.text }
+
+// Line returns the 1-based number of the current line; after Scan has
+// stopped on a read error, the number of the line that could not be read.
+func (s *Scanner) Line() int { return s.line }
+
+// Err returns the read error that stopped Scan, or nil at the end of the
+// input.
+func (s *Scanner) Err() error { return s.sc.Err() }
+
+// Reason returns Err as a reason for an error message: "line longer than
+// N bytes" for a line over the limit, Err's text otherwise.
+func (s *Scanner) Reason() string {
+	err := s.sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Sprintf("line longer than %d bytes", s.max)
+	}
+	return err.Error()
+}

@@ -1,0 +1,56 @@
+package fileline
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		line int
+		want string
+	}{
+		{3, "a.jsonl:3: bad"},
+		{0, "a.jsonl: bad"},
+		{-1, "a.jsonl: bad"},
+	} {
+		if got := Format("a.jsonl", tc.line, "bad"); got != tc.want {
+			t.Errorf("Format(a.jsonl, %d, bad) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+// Blank lines are skipped but counted, so Line names the line an editor
+// shows; a line over the limit stops the scan at its own number.
+func TestScanner(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		want   []string // "LINE:text"
+		reason string   // after the scan; "" for none
+		line   int      // Line after the scan stopped on an error
+	}{
+		{"", nil, "", 0},
+		{"a\n\n  b  \n\t\n c", []string{"1:a", "3:b", "5:c"}, "", 0},
+		{"a\r\nb\r\n", []string{"1:a", "2:b"}, "", 0},
+		{"a\n\n" + strings.Repeat("x", 9) + "\nb", []string{"1:a"}, "line longer than 8 bytes", 3},
+	} {
+		sc := NewScanner(strings.NewReader(tc.in), 8)
+		var got []string
+		for sc.Scan() {
+			got = append(got, fmt.Sprintf("%d:%s", sc.Line(), sc.Bytes()))
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("Scan(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if tc.reason == "" {
+			if sc.Err() != nil {
+				t.Errorf("Scan(%q): Err = %v, want nil", tc.in, sc.Err())
+			}
+			continue
+		}
+		if sc.Err() == nil || sc.Reason() != tc.reason || sc.Line() != tc.line {
+			t.Errorf("Scan(%q): Err %v, Reason %q at line %d, want %q at line %d", tc.in, sc.Err(), sc.Reason(), sc.Line(), tc.reason, tc.line)
+		}
+	}
+}
