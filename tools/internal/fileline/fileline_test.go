@@ -6,19 +6,12 @@ import (
 	"testing"
 )
 
-func TestFormat(t *testing.T) {
-	for _, tc := range []struct {
-		line int
-		want string
-	}{
-		{3, "a.jsonl:3: bad"},
-		{0, "a.jsonl: bad"},
-		{-1, "a.jsonl: bad"},
-	} {
-		if got := Format("a.jsonl", tc.line, "bad"); got != tc.want {
-			t.Errorf("Format(a.jsonl, %d, bad) = %q, want %q", tc.line, got, tc.want)
-		}
-	}
+func ExampleFormat() {
+	fmt.Println(Format("cat.jsonl", 3, `missing "name"`))
+	fmt.Println(Format("cat.jsonl", 0, "larger than 256 MiB"))
+	// Output:
+	// cat.jsonl:3: missing "name"
+	// cat.jsonl: larger than 256 MiB
 }
 
 // Blank lines are skipped but counted, so Line names the line an editor
