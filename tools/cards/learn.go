@@ -288,17 +288,10 @@ func shares(have, want []string, share float64) bool {
 // eval --history` learns before it measures.
 func Replay(ctx context.Context, d *discovery.Discoverer, snap *tools.Snapshot, history []discovery.Query, k int) ([]discovery.Miss, error) {
 	byName := map[string][]string{}
-	var all []string
-	seenScope := map[string]bool{}
 	for _, t := range snap.Tools() {
 		byName[t.Name()] = append(byName[t.Name()], t.ID)
-		for _, s := range t.Card.Scopes {
-			if !seenScope[s] {
-				seenScope[s] = true
-				all = append(all, s)
-			}
-		}
 	}
+	all := snap.Scopes()
 	var out []discovery.Miss
 	for n, q := range history {
 		scopes := q.Scopes

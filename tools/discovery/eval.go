@@ -161,18 +161,10 @@ func Evaluate(ctx context.Context, d *Discoverer, snap *tools.Snapshot, queries 
 		return nil, err
 	}
 	byName := map[string][]string{}
-	var allScopes []string
-	seenScope := map[string]bool{}
 	for _, t := range snap.Tools() {
 		byName[t.Name()] = append(byName[t.Name()], t.ID)
-		for _, s := range t.Card.Scopes {
-			if !seenScope[s] {
-				seenScope[s] = true
-				allScopes = append(allScopes, s)
-			}
-		}
 	}
-	sort.Strings(allScopes)
+	allScopes := snap.Scopes()
 	rep := &Report{K: o.K, ByKind: map[string]Group{}, ByLang: map[string]Group{}}
 	var lat []float64
 	views := map[string]*tools.View{}
