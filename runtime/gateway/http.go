@@ -186,6 +186,16 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 	return p, true
 }
 
+// request authenticates the caller and reads the request's body (see
+// body); ok false means it has answered with an error.
+func (h *httpHandler) request(w http.ResponseWriter, r *http.Request, emptyOK bool) (p tools.Principal, obj map[string]any, data []byte, ok bool) {
+	if p, ok = h.principal(w, r); !ok {
+		return p, nil, nil, false
+	}
+	obj, data = h.body(w, r, emptyOK)
+	return p, obj, data, obj != nil
+}
+
 // body reads and strictly parses a JSON object body and returns it with
 // the bytes read; nil means it has answered with an error. An empty body
 // is {} when emptyOK.
@@ -273,12 +283,8 @@ func intField(obj map[string]any, name string, required bool, def int) (int, *Er
 }
 
 func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.principal(w, r)
+	p, obj, data, ok := h.request(w, r, false)
 	if !ok {
-		return
-	}
-	obj, data := h.body(w, r, false)
-	if obj == nil {
 		return
 	}
 	call, e := callFromBody(p, obj, data)
@@ -340,12 +346,8 @@ func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call)
 }
 
 func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.principal(w, r)
+	p, obj, _, ok := h.request(w, r, true)
 	if !ok {
-		return
-	}
-	obj, _ := h.body(w, r, true)
-	if obj == nil {
 		return
 	}
 	if e := fields(obj); e != nil {
@@ -382,12 +384,8 @@ func writeApproval(w http.ResponseWriter, a *Approval) {
 }
 
 func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.principal(w, r)
+	p, obj, _, ok := h.request(w, r, false)
 	if !ok {
-		return
-	}
-	obj, _ := h.body(w, r, false)
-	if obj == nil {
 		return
 	}
 	if h.discover == nil {
@@ -419,12 +417,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := h.discover(r.Context(), p, query, k)
 	if err != nil {
-		var ge *Error
-		if errors.As(err, &ge) {
-			writeError(w, ge)
-			return
-		}
-		writeError(w, h.internal(r, "discovery", err))
+		writeError(w, h.asError(r, "discovery", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
