@@ -3,10 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
@@ -15,9 +13,7 @@ import (
 // handles opens n stores, each with its own connection pool, on one fresh
 // schema of the test database, as n processes would.
 func handles(tb testing.TB, n int) []gateway.Store {
-	url := testservices.PostgresURL(tb)
-	schema := fmt.Sprintf("toolgate_test_%d_shared_%d", os.Getpid(), schemas.Add(1))
-	tb.Cleanup(func() { dropSchema(tb, url, schema) })
+	url, schema := freshSchema(tb)
 	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
 		return pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
 	})

@@ -3,10 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
@@ -15,8 +13,7 @@ import (
 // handles opens n stores, each with its own connection pool, on one fresh
 // key prefix of the test Redis, as n processes would.
 func handles(tb testing.TB, n int) []gateway.Store {
-	url := testservices.RedisURL(tb)
-	prefix := fmt.Sprintf("toolgate-test:shared:%d:%d:", os.Getpid(), prefixes.Add(1))
+	url, prefix := freshPrefix(tb, "shared")
 	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
 		return redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})
 	})
