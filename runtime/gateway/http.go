@@ -355,11 +355,7 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
-	if err != nil {
-		writeError(w, h.asError(r, "the approval", err))
-		return
-	}
-	writeApproval(w, a)
+	h.writeApproval(w, r, "the approval", a, err)
 }
 
 func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
@@ -368,15 +364,17 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.g.Approval(r.Context(), p, r.PathValue("approval_id"))
-	if err != nil {
-		writeError(w, h.asError(r, "reading the approval", err))
-		return
-	}
-	writeApproval(w, a)
+	h.writeApproval(w, r, "reading the approval", a, err)
 }
 
-// writeApproval answers the approvals endpoints: {"success":true,"approval":{...}}.
-func writeApproval(w http.ResponseWriter, a *Approval) {
+// writeApproval answers the approvals endpoints: {"success":true,
+// "approval":{...}}, or err (see asError; what names the step) when it is
+// not nil.
+func (h *httpHandler) writeApproval(w http.ResponseWriter, r *http.Request, what string, a *Approval, err error) {
+	if err != nil {
+		writeError(w, h.asError(r, what, err))
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Success  bool      `json:"success"`
 		Approval *Approval `json:"approval"`

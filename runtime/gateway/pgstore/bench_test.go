@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -20,12 +19,6 @@ func handles(tb testing.TB, n int) []gateway.Store {
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one PostgreSQL
-// database on loopback with 32 concurrent callers (storetest.BenchmarkExecute),
+// database on loopback with 32 concurrent callers (storetest.BenchmarkScaleOut),
 // through one gateway or three.
-func BenchmarkExecuteConcurrent(b *testing.B) {
-	for _, gateways := range []int{1, 3} {
-		b.Run(fmt.Sprintf("gateways=%d", gateways), func(b *testing.B) {
-			storetest.BenchmarkExecute(b, handles, gateways, 32)
-		})
-	}
-}
+func BenchmarkExecuteConcurrent(b *testing.B) { storetest.BenchmarkScaleOut(b, handles) }
