@@ -41,14 +41,7 @@ func TestCrossLanguageOnMCPCatalogs(t *testing.T) {
 		}
 	}
 	e := New(nil)
-	texts := make([]string, len(tls))
-	for i, tl := range tls {
-		texts[i] = cardText(tl)
-	}
-	vecs, err := e.Embed(t.Context(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vecs := embedCards(t, e, tls)
 	type query struct {
 		Query    string   `json:"query"`
 		Relevant []string `json:"relevant"`
