@@ -37,19 +37,16 @@ import (
 // thousand tools with rich schemas).
 const MaxFileBytes = 256 << 20
 
-// Error is one problem in a catalog file: the file, the 1-based line where
-// the offending tool object (or JSON value) starts, and why it was
-// rejected. Line 0 means the problem concerns the whole file (it cannot be
-// read, is too large, or its namespace is invalid).
-type Error struct {
-	File   string
-	Line   int
-	Reason string
-}
+// Error is one problem in a catalog file: the File, the 1-based Line where
+// the offending tool object (or JSON value) starts, and the Reason it was
+// rejected (fields File string, Line int, Reason string). Line 0 means the
+// problem concerns the whole file (it cannot be read, is too large, or its
+// namespace is invalid).
+type Error fileline.Error
 
 // Error formats the problem as "FILE:LINE: reason" ("FILE: reason" when
 // Line is 0), the form editors and CI logs link to.
-func (e *Error) Error() string { return fileline.Format(e.File, e.Line, e.Reason) }
+func (e *Error) Error() string { return (*fileline.Error)(e).Error() }
 
 // ParseSpec splits a CLI catalog argument "NS=FILE" into its file path and
 // namespace. Without "NS=" the namespace is the file's stem: its base name

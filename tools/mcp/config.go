@@ -101,16 +101,13 @@ type Config struct {
 const maxConfigBytes = 1 << 20
 
 // ConfigError is a configuration file that cannot be read as one: the
-// file, the 1-based line of the problem (0 when it concerns the whole
-// file) and why. It wraps ErrConfig.
-type ConfigError struct {
-	File   string
-	Line   int
-	Reason string
-}
+// File, the 1-based Line of the problem (0 when it concerns the whole
+// file) and the Reason (fields File string, Line int, Reason string). It
+// wraps ErrConfig.
+type ConfigError fileline.Error
 
 // Error reads "FILE:LINE: reason" ("FILE: reason" when Line is 0).
-func (e *ConfigError) Error() string { return fileline.Format(e.File, e.Line, e.Reason) }
+func (e *ConfigError) Error() string { return (*fileline.Error)(e).Error() }
 
 // Unwrap returns ErrConfig.
 func (e *ConfigError) Unwrap() error { return ErrConfig }

@@ -11,13 +11,24 @@ import (
 	"io"
 )
 
-// Format returns "file:line: reason", or "file: reason" when line is 0 or
-// less (the problem concerns the whole file).
-func Format(file string, line int, reason string) string {
-	if line <= 0 {
-		return file + ": " + reason
+// Error is one problem in an input file: the file, the 1-based line of
+// the problem (0 when it concerns the whole file) and why. Packages
+// declare their own error types on it (type Error fileline.Error), so
+// that callers can tell a catalog's errors from a configuration's with
+// errors.As.
+type Error struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+// Error returns "FILE:LINE: reason", or "FILE: reason" when Line is 0 or
+// less, the form editors and CI logs link to.
+func (e *Error) Error() string {
+	if e.Line <= 0 {
+		return e.File + ": " + e.Reason
 	}
-	return fmt.Sprintf("%s:%d: %s", file, line, reason)
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
 }
 
 // A Scanner reads the non-blank lines of its input, counting every line

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-func ExampleFormat() {
-	fmt.Println(Format("cat.jsonl", 3, `missing "name"`))
-	fmt.Println(Format("cat.jsonl", 0, "larger than 256 MiB"))
+func ExampleError() {
+	fmt.Println(&Error{File: "cat.jsonl", Line: 3, Reason: `missing "name"`})
+	fmt.Println(&Error{File: "cat.jsonl", Reason: "larger than 256 MiB"})
 	// Output:
 	// cat.jsonl:3: missing "name"
 	// cat.jsonl: larger than 256 MiB
