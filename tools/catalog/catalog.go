@@ -542,14 +542,9 @@ func decodeDefinition(obj members) (object, string) {
 		}
 		*f.dst = l
 	}
-	flags := []struct {
-		key string
-		dst *bool
-	}{{"read_only", &d.ReadOnly}, {"irreversible", &d.Irreversible}, {"idempotent", &d.Idempotent}, {"open_world", &d.OpenWorld}}
-	for _, f := range flags {
-		if reason := obj.boolean(f.key, f.dst); reason != "" {
-			return o, fmt.Sprintf("%s: %s", name, reason)
-		}
+	if reason := obj.booleans(flag{"read_only", &d.ReadOnly}, flag{"irreversible", &d.Irreversible},
+		flag{"idempotent", &d.Idempotent}, flag{"open_world", &d.OpenWorld}); reason != "" {
+		return o, fmt.Sprintf("%s: %s", name, reason)
 	}
 	if raw, ok := obj["annotations"]; ok && !isNull(raw) {
 		var ann members
@@ -557,14 +552,9 @@ func decodeDefinition(obj members) (object, string) {
 			return o, fmt.Sprintf(`%s: "annotations" is not a JSON object`, name)
 		}
 		a := &tools.Annotations{}
-		hints := []struct {
-			key string
-			dst *bool
-		}{{"readOnlyHint", &a.ReadOnlyHint}, {"destructiveHint", &a.DestructiveHint}, {"idempotentHint", &a.IdempotentHint}, {"openWorldHint", &a.OpenWorldHint}}
-		for _, f := range hints {
-			if reason := ann.boolean(f.key, f.dst); reason != "" {
-				return o, fmt.Sprintf("%s: annotations: %s", name, reason)
-			}
+		if reason := ann.booleans(flag{"readOnlyHint", &a.ReadOnlyHint}, flag{"destructiveHint", &a.DestructiveHint},
+			flag{"idempotentHint", &a.IdempotentHint}, flag{"openWorldHint", &a.OpenWorldHint}); reason != "" {
+			return o, fmt.Sprintf("%s: annotations: %s", name, reason)
 		}
 		d.Annotations = a
 	}
@@ -610,13 +600,24 @@ func (o members) strs(key string) ([]string, string) {
 	return l, ""
 }
 
-func (o members) boolean(key string, dst *bool) string {
-	raw, present := o[key]
-	if !present || isNull(raw) {
-		return ""
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return fmt.Sprintf("%q is not a boolean", key)
+// flag is a boolean member and where to store it.
+type flag struct {
+	key string
+	dst *bool
+}
+
+// booleans stores the flags' members (an absent or null one leaves its
+// destination as it is) and returns why the first that is not a boolean
+// is refused, or "".
+func (o members) booleans(flags ...flag) string {
+	for _, f := range flags {
+		raw, present := o[f.key]
+		if !present || isNull(raw) {
+			continue
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return fmt.Sprintf("%q is not a boolean", f.key)
+		}
 	}
 	return ""
 }
