@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,21 +103,11 @@ func Learn(snap *tools.Snapshot, misses []discovery.Miss, opts *LearnOptions) ([
 	case o.Similar < 0 || o.Similar > 1:
 		return nil, nil, fmt.Errorf("%w: Similar %v is outside (0,1]", ErrOptions, o.Similar)
 	}
-	if o.MinPrincipals == 0 {
-		o.MinPrincipals = 3
-	}
-	if o.MaxPerPrincipal == 0 {
-		o.MaxPerPrincipal = 3
-	}
-	if o.MaxExamples == 0 {
-		o.MaxExamples = MaxList
-	}
-	if o.Similar == 0 {
-		o.Similar = 0.5
-	}
-	if o.MaxKeywords == 0 {
-		o.MaxKeywords = 32
-	}
+	o.MinPrincipals = cmp.Or(o.MinPrincipals, 3)
+	o.MaxPerPrincipal = cmp.Or(o.MaxPerPrincipal, 3)
+	o.MaxExamples = cmp.Or(o.MaxExamples, MaxList)
+	o.Similar = cmp.Or(o.Similar, 0.5)
+	o.MaxKeywords = cmp.Or(o.MaxKeywords, 32)
 	if o.Analyzer == nil {
 		o.Analyzer = analysis.New(nil)
 	}
