@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -112,12 +111,8 @@ var (
 func Load(paths ...string) (*Overlay, error) {
 	o := &Overlay{tools: map[string]*Entry{}, ns: map[string]*Entry{}}
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := fileline.Open(p)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
 			return nil, fmt.Errorf("cards: %s: %w", p, err)
 		}
 		err = o.read(f, p)

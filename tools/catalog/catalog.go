@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -89,20 +88,12 @@ func Load(path, namespace string) ([]tools.Tool, error) {
 
 // parseFile is Load that also returns each tool's line.
 func parseFile(path, namespace string) ([]tools.Tool, []int, error) {
-	f, err := os.Open(path)
+	f, err := fileline.Open(path)
 	if err != nil {
-		return nil, nil, &Error{File: path, Reason: "cannot read catalog: " + unwrapPathError(err)}
+		return nil, nil, &Error{File: path, Reason: "cannot read catalog: " + err.Error()}
 	}
 	defer f.Close()
 	return parse(f, path, namespace)
-}
-
-func unwrapPathError(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // LoadAll loads every "NS=FILE" (or "FILE") spec, in order, and rejects a

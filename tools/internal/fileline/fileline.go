@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Error is one problem in an input file: the file, the 1-based line of
@@ -29,6 +30,21 @@ func (e *Error) Error() string {
 		return e.File + ": " + e.Reason
 	}
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
+
+// Open opens path for reading. Its error is the cause alone
+// (os.ErrNotExist, a permission error, ...), without the operation and
+// path an *os.PathError adds, for messages that name the file themselves.
+func Open(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 // A Scanner reads the non-blank lines of its input, counting every line

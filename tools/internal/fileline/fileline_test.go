@@ -1,7 +1,10 @@
 package fileline
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -45,5 +48,15 @@ func TestScanner(t *testing.T) {
 		if sc.Err() == nil || sc.Reason() != tc.reason || sc.Line() != tc.line {
 			t.Errorf("Scan(%q): Err %v, Reason %q at line %d, want %q at line %d", tc.in, sc.Err(), sc.Reason(), sc.Line(), tc.reason, tc.line)
 		}
+	}
+}
+
+// Open's error is the cause without the path, so that a message naming
+// the file does not name it twice.
+func TestOpenErrorIsTheCause(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.jsonl")
+	_, err := Open(path)
+	if !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), path) {
+		t.Errorf("Open(%s) error = %v, want fs.ErrNotExist without the path", path, err)
 	}
 }
