@@ -26,7 +26,6 @@
 package openai
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -44,6 +43,7 @@ import (
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
 // Options configures a Backend. A nil *Options means all defaults.
@@ -98,11 +98,11 @@ func New(model string, opts *Options) (*Backend, error) {
 	if o.Temperature != nil && !(*o.Temperature >= 0) {
 		return nil, fmt.Errorf("openai: Options.Temperature %v must not be negative", *o.Temperature)
 	}
+	if err := wire.CheckBaseURL("openai", o.BaseURL); err != nil {
+		return nil, err
+	}
 	ropts := []option.RequestOption{option.WithMaxRetries(0)}
 	if o.BaseURL != "" {
-		if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
-			return nil, fmt.Errorf("openai: Options.BaseURL %q is not an http(s) URL", o.BaseURL)
-		}
 		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
 	}
 	if o.APIKey != "" {
@@ -160,9 +160,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if req.Constraint.Mode != llm.ModeNative {
 		resp.Raw = msg.Content
 		if req.Constraint.Mode == llm.ModeEnvelope {
-			if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
-				resp.Raw = llm.UnwrapEnvelope(msg.Content)
-			}
+			resp.Raw = wire.EnvelopeRaw(req, msg.Content)
 		}
 	}
 	if choice.Message.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -252,11 +250,9 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 	case llm.ModeNative:
 		strict := !req.Constraint.BestEffort
 		for i, t := range req.Tools {
-			schema := t.StrictParameters
-			if !strict {
-				schema = t.Parameters
-			} else if len(schema) == 0 {
-				return p, nil, 0, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
+			schema, err := wire.ToolSchema(t, strict)
+			if err != nil {
+				return p, nil, 0, err
 			}
 			fn := shared.FunctionDefinitionParam{Name: t.Name, Strict: param.NewOpt(strict)}
 			if t.Description != "" {
@@ -268,12 +264,8 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			defTokens += tokcount.Count(string(data))
 			// The schema goes in verbatim, keys in their order: strict
 			// decoding emits properties in schema order.
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, schema); err != nil {
-				return p, nil, 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
-			}
-			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", json.RawMessage(compact.Bytes())))
-			defTokens += tokcount.Count(compact.String())
+			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", schema))
+			defTokens += tokcount.Count(string(schema))
 		}
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
@@ -331,14 +323,10 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 // statusError turns an API error into an *llm.StatusError with the
 // server's Retry-After (or OpenAI's Retry-After-Ms).
 func statusError(ae *openai.Error, msg string, httpResp *http.Response) *llm.StatusError {
-	res := ae.Response
-	if res == nil {
-		res = httpResp
-	}
-	var retryAfter time.Duration
-	if res != nil {
-		retryAfter = llm.ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-		if ms, perr := strconv.ParseFloat(res.Header.Get("Retry-After-Ms"), 64); perr == nil && ms > 0 && retryAfter == 0 {
+	res := cmp.Or(ae.Response, httpResp)
+	retryAfter := wire.RetryAfter(res)
+	if res != nil && retryAfter == 0 {
+		if ms, perr := strconv.ParseFloat(res.Header.Get("Retry-After-Ms"), 64); perr == nil && ms > 0 {
 			retryAfter = time.Duration(ms * float64(time.Millisecond))
 		}
 	}
