@@ -80,12 +80,9 @@ const defaultMaxTokens = 1024
 
 // New returns a Backend for model (e.g. "claude-sonnet-4-5").
 func New(model string, opts *Options) (*Backend, error) {
-	if model == "" {
-		return nil, errors.New("anthropic: model is empty")
-	}
-	var o Options
-	if opts != nil {
-		o = *opts
+	o, err := wire.Options("anthropic", model, opts)
+	if err != nil {
+		return nil, err
 	}
 	if o.MaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: Options.MaxTokens %d is negative", o.MaxTokens)

@@ -88,15 +88,12 @@ const envelopeSchemaName = "turn_envelope"
 
 // New returns a Backend for model (e.g. "gpt-4.1-mini").
 func New(model string, opts *Options) (*Backend, error) {
-	if model == "" {
-		return nil, errors.New("openai: model is empty")
+	o, err := wire.Options("openai", model, opts)
+	if err != nil {
+		return nil, err
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Temperature != nil && !(*o.Temperature >= 0) {
-		return nil, fmt.Errorf("openai: Options.Temperature %v must not be negative", *o.Temperature)
+	if err := wire.CheckTemperature("openai", o.Temperature); err != nil {
+		return nil, err
 	}
 	if err := wire.CheckBaseURL("openai", o.BaseURL); err != nil {
 		return nil, err

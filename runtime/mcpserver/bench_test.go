@@ -118,9 +118,9 @@ func BenchmarkProxyHTTP(b *testing.B) {
 // two tools plus one find_tools answer. It asserts the direction, and logs
 // the numbers recorded in docs/benchmarks.md (go test -run TestClientTokens -v).
 func TestClientTokens(t *testing.T) {
-	catalogs, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(catalogs) != 8 {
-		t.Fatalf("want the 8 real catalogs, got %d (%v)", len(catalogs), err)
+	catalogs := testenv.Catalogs(t)
+	if len(catalogs) != 8 {
+		t.Fatalf("want the 8 real catalogs, got %d", len(catalogs))
 	}
 	ts, err := catalog.LoadAll(catalogs...)
 	if err != nil {

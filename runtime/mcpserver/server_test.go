@@ -79,11 +79,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := f.reg.Add(getBalance, issueRefund); err != nil {
 		t.Fatal(err)
 	}
-	catalogs, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(catalogs) == 0 {
-		t.Fatalf("no catalogs: %v", err)
-	}
-	ts, err := catalog.LoadAll(catalogs...)
+	ts, err := catalog.LoadAll(testenv.Catalogs(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -93,4 +94,27 @@ func RetryAfter(res *http.Response) time.Duration {
 		return 0
 	}
 	return llm.ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+}
+
+// Options is what every adapter's New does first: an error naming pkg
+// when model is empty, else a copy of *opts, or the zero O (all
+// defaults) when opts is nil.
+func Options[O any](pkg, model string, opts *O) (O, error) {
+	var o O
+	if model == "" {
+		return o, errors.New(pkg + ": model is empty")
+	}
+	if opts != nil {
+		o = *opts
+	}
+	return o, nil
+}
+
+// CheckTemperature returns an error naming pkg's Options.Temperature
+// when t is set and negative (or NaN).
+func CheckTemperature(pkg string, t *float64) error {
+	if t != nil && !(*t >= 0) {
+		return fmt.Errorf("%s: Options.Temperature %v must not be negative", pkg, *t)
+	}
+	return nil
 }
