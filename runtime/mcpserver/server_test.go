@@ -117,6 +117,25 @@ var tokens = map[string]tools.Principal{
 	"admin-token":  {ID: "admin", Tenant: "acme", Scopes: []string{"accounts:read", "billing:admin"}},
 }
 
+// serveStdio serves one session of an MCP server over reg, disc and gw
+// (with opts) on in-memory transports until ctx ends, as the stdio case,
+// and returns a Go SDK client connected to it, closed when tb ends.
+func serveStdio(tb testing.TB, ctx context.Context, reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, opts *mcpserver.Options) *sdk.ClientSession {
+	tb.Helper()
+	srv, err := mcpserver.New(reg, disc, gw, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ct, st := sdk.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 func bearer(r *http.Request) (tools.Principal, error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if p, found := tokens[tok]; ok && found {
@@ -253,20 +272,9 @@ func TestSessionBelongsToItsOwner(t *testing.T) {
 // principal (the stdio case) and finds tools through the Go SDK client.
 func TestStdio(t *testing.T) {
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	ct, st := sdk.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := serveStdio(t, ctx, f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "refund the whole transaction"}})
 	if err != nil {
 		t.Fatal(err)
