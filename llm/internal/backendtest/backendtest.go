@@ -10,12 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 )
 
@@ -364,4 +367,46 @@ func JSONEqual(t *testing.T, got any, want string) bool {
 		return false
 	}
 	return reflect.DeepEqual(gv, w)
+}
+
+// BenchBuildRequest runs one benchmark per mode of build, an adapter's
+// translation of an llm.Request into its wire request, over the real
+// catalogs' 5-tool shortlist and over all their tools (see
+// CatalogRequests), and reports the tokens of tool definitions build
+// counts and the number of tools.
+func BenchBuildRequest(b *testing.B, modes []llm.Mode, build func(*llm.Request) (tokens int, err error)) {
+	root := testenv.RepoRoot(b)
+	for _, mode := range modes {
+		short, all := CatalogRequests(b, root, mode)
+		for _, c := range []struct {
+			name string
+			req  *llm.Request
+		}{{"5-tools", short}, {"all-tools", all}} {
+			b.Run(mode.String()+"/"+c.name, func(b *testing.B) {
+				tokens, err := build(c.req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := build(c.req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(tokens), "tooldef-tokens")
+				b.ReportMetric(float64(len(c.req.Tools)), "tools")
+			})
+		}
+	}
+}
+
+// CheckFields reports each top-level field of body that does not hold
+// the JSON want gives for it, in the order of the field names.
+func CheckFields(t *testing.T, body map[string]any, want map[string]string) {
+	t.Helper()
+	for _, path := range slices.Sorted(maps.Keys(want)) {
+		if !JSONEqual(t, body[path], want[path]) {
+			t.Errorf("body.%s = %v, want %s", path, body[path], want[path])
+		}
+	}
 }
