@@ -79,6 +79,23 @@ func (w *wireServer) openai(rw http.ResponseWriter, r *http.Request) {
 // went over the wire: the envelope constraint (Ollama format, OpenAI
 // response_format json_schema strict), only shortlisted tools, and no
 // unauthorized tool name anywhere in any request body.
+// openAIAgent returns an agent with opts over the bank tools and the real
+// MCP catalogs (see newEnv) whose model is the OpenAI backend at the fake
+// server srvURL.
+func openAIAgent(t *testing.T, srvURL string, opts *runtime.Options) (*env, *runtime.Agent) {
+	t.Helper()
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srvURL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil, true, nil)
+	agent, err := runtime.New(e.reg, e.disc, e.gw, model, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, agent
+}
+
 func TestEndToEndOverWire(t *testing.T) {
 	outputs := []string{
 		`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12.5}}`,
@@ -182,15 +199,7 @@ func TestNativeOpenAIOverWire(t *testing.T) {
 			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330}})
 	}))
 	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, nil, true, nil)
-	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, Mode: llm.ModeNative})
 	turn, err := agent.NewSession(teller, "native", nil).Run(t.Context(), "send 7 dollars from ACC-00001 to ACC-00003")
 	if err != nil {
 		t.Fatal(err)
@@ -258,21 +267,13 @@ func TestStrictEnvelopeOverWire(t *testing.T) {
 	}}
 	srv := httptest.NewServer(http.HandlerFunc(w.openai))
 	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, nil, true, nil)
 	var calls []runtime.Event
-	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, StrictSchemas: true,
+	_, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, StrictSchemas: true,
 		Observer: func(ev runtime.Event) {
 			if ev.Kind == runtime.EventCall {
 				calls = append(calls, ev)
 			}
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	turn, err := agent.NewSession(admin, "strict", nil).Run(t.Context(), "list the open issues of the github repository acme/app")
 	if err != nil {
 		t.Fatal(err)
