@@ -23,20 +23,21 @@ import (
 // fakeOllama is an httptest server speaking Ollama's /api/chat (NDJSON
 // when streaming, one JSON object otherwise) and /api/embed. It records
 // every request body.
-type fakeOllama struct {
-	*backendtest.Recorder
-	// handle answers the i-th chat request; nil means reply.
-	handle func(i int, w http.ResponseWriter, body map[string]any) bool
-	reply  backendtest.Reply
+type fakeOllama struct{ *backendtest.Fake }
+
+func newFake(t *testing.T, reply backendtest.Reply) fakeOllama {
+	return fakeOllama{backendtest.NewFake(t, reply, backendtest.Wire{
+		ChatPath: "/api/chat",
+		Chat: func(w http.ResponseWriter, body map[string]any, reply backendtest.Reply) {
+			stream, _ := body["stream"].(bool)
+			writeChat(w, reply, stream)
+		},
+		Routes:  map[string]func(http.ResponseWriter, map[string]any){"/api/embed": embed},
+		BadJSON: func(w http.ResponseWriter) { http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest) },
+	})}
 }
 
-func newFake(t *testing.T, reply backendtest.Reply) *fakeOllama {
-	f := &fakeOllama{reply: reply}
-	f.Recorder = backendtest.NewRecorder(t, f.serve)
-	return f
-}
-
-func (f *fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend {
+func (f fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend {
 	var o ollama.Options
 	if opts != nil {
 		o = *opts
@@ -47,28 +48,6 @@ func (f *fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend
 		t.Fatal(err)
 	}
 	return b
-}
-
-func (f *fakeOllama) serve(i int, w http.ResponseWriter, r *http.Request, data []byte) {
-	var body map[string]any
-	if err := json.Unmarshal(data, &body); err != nil {
-		http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
-		return
-	}
-	switch r.URL.Path {
-	case "/api/embed":
-		f.embed(w, body)
-		return
-	case "/api/chat":
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	if f.handle != nil && f.handle(i, w, body) {
-		return
-	}
-	stream, _ := body["stream"].(bool)
-	writeChat(w, f.reply, stream)
 }
 
 // writeChat writes reply in Ollama's exact wire format.
@@ -113,7 +92,7 @@ func writeChat(w http.ResponseWriter, reply backendtest.Reply, stream bool) {
 	enc.Encode(final)
 }
 
-func (f *fakeOllama) embed(w http.ResponseWriter, body map[string]any) {
+func embed(w http.ResponseWriter, body map[string]any) {
 	inputs, _ := body["input"].([]any)
 	var vecs [][]float32
 	for i := range inputs {
@@ -288,7 +267,7 @@ func rejectFormat(i int, w http.ResponseWriter, body map[string]any) bool {
 
 func TestFormatRejected(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
-	f.handle = rejectFormat
+	f.Handle = rejectFormat
 	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +287,7 @@ func TestFormatRejected(t *testing.T) {
 
 func TestFormatRejectedDowngrade(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}})
-	f.handle = rejectFormat
+	f.Handle = rejectFormat
 	var logs bytes.Buffer
 	var validated []string
 	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
@@ -350,7 +329,7 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 
 func TestRetryAfter(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 		if i == 0 {
 			w.Header().Set("Retry-After", "7")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -381,7 +360,7 @@ func TestRetryAfter(t *testing.T) {
 
 func TestServerErrorsExhaustRetries(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 		w.WriteHeader(http.StatusInternalServerError)
 		io.WriteString(w, `{"error":"model runner crashed"}`)
 		return true
@@ -480,7 +459,7 @@ func TestNewOptions(t *testing.T) {
 
 func TestStreamingStatusErrors(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 		if i == 0 {
 			w.Header().Set("Retry-After", "4")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -531,7 +510,7 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeNative} {
 		t.Run(mode.String(), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{})
-			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 				stream, _ := body["stream"].(bool)
 				switch {
 				case i == 0 && mode == llm.ModeNative:
@@ -559,34 +538,20 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 }
 
 func TestSamplingOptions(t *testing.T) {
-	f64 := func(v float64) *float64 { return &v }
-	i64 := func(v int64) *int64 { return &v }
-	cases := []struct {
-		name             string
-		opts             *ollama.Options
-		reqTemp          *float64
-		reqSeed          *int64
-		wantTemp, wantSd any
-	}{
-		{"none", nil, nil, nil, nil, nil},
-		{"backend defaults", &ollama.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
-		{"request overrides", &ollama.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	backendtest.RunSampling(t, backendtest.Sampling{
+		Send: func(t *testing.T, temp *float64, seed *int64, reqTemp *float64, reqSeed *int64) map[string]any {
 			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
 			req := backendtest.Request(llm.ModeEnvelope)
-			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
-			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
+			req.Temperature, req.Seed = reqTemp, reqSeed
+			if _, err := f.backend(t, &ollama.Options{Temperature: temp, Seed: seed}).Chat(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
 			opts, _ := backendtest.DecodeBody(t, f.Requests()[0])["options"].(map[string]any)
-			if opts["temperature"] != tc.wantTemp || opts["seed"] != tc.wantSd {
-				t.Errorf("options temperature, seed = %v, %v, want %v, %v", opts["temperature"], opts["seed"], tc.wantTemp, tc.wantSd)
-			}
-		})
-	}
-	if _, err := ollama.New("m", &ollama.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
-		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
-	}
+			return opts
+		},
+		New: func(temp *float64) error {
+			_, err := ollama.New("m", &ollama.Options{Temperature: temp})
+			return err
+		},
+	})
 }

@@ -23,19 +23,20 @@ import (
 // fakeOpenAI is an httptest server speaking Chat Completions
 // (/v1/chat/completions, JSON or SSE) and /v1/embeddings exactly as the
 // OpenAI API does. It records every request.
-type fakeOpenAI struct {
-	*backendtest.Recorder
-	handle func(i int, w http.ResponseWriter, body map[string]any) bool
-	reply  backendtest.Reply
+type fakeOpenAI struct{ *backendtest.Fake }
+
+func newFake(t *testing.T, reply backendtest.Reply) fakeOpenAI {
+	return fakeOpenAI{backendtest.NewFake(t, reply, backendtest.Wire{
+		ChatPath: "/v1/chat/completions",
+		Chat:     writeChat,
+		Routes:   map[string]func(http.ResponseWriter, map[string]any){"/v1/embeddings": embeddings},
+		BadJSON: func(w http.ResponseWriter) {
+			apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
+		},
+	})}
 }
 
-func newFake(t *testing.T, reply backendtest.Reply) *fakeOpenAI {
-	f := &fakeOpenAI{reply: reply}
-	f.Recorder = backendtest.NewRecorder(t, f.serve)
-	return f
-}
-
-func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend {
+func (f fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend {
 	var o openai.Options
 	if opts != nil {
 		o = *opts
@@ -49,25 +50,10 @@ func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend
 	return b
 }
 
-func (f *fakeOpenAI) serve(i int, w http.ResponseWriter, r *http.Request, data []byte) {
-	var body map[string]any
-	if err := json.Unmarshal(data, &body); err != nil {
-		apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
-		return
-	}
-	switch r.URL.Path {
-	case "/v1/embeddings":
-		embeddings(w, body)
-		return
-	case "/v1/chat/completions":
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	if f.handle != nil && f.handle(i, w, body) {
-		return
-	}
-	reply := f.reply
+// writeChat writes reply as Chat Completions does: JSON, or SSE when the
+// request streams; wrapped as {"envelope":...} when the request asks for
+// the wrapped envelope schema.
+func writeChat(w http.ResponseWriter, body map[string]any, reply backendtest.Reply) {
 	if _, ok := body["response_format"]; ok {
 		reply.Content = backendtest.WireContent(reply.Content)
 	}
@@ -376,7 +362,7 @@ func TestConstraintRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{})
-			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 				apiError(w, http.StatusBadRequest, tt.msg)
 				return true
 			}
@@ -398,7 +384,7 @@ func TestConstraintRejected(t *testing.T) {
 
 func TestDowngrade(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 		if _, ok := body["response_format"]; ok {
 			apiError(w, http.StatusBadRequest, "response_format json_schema is not supported")
 			return true
@@ -448,7 +434,7 @@ func TestStrictParametersRequired(t *testing.T) {
 func TestRetries(t *testing.T) {
 	t.Run("429 Retry-After then success", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			if i < 2 {
 				w.Header().Set("Retry-After", "2")
 				apiError(w, http.StatusTooManyRequests, "Rate limit reached for gpt-4.1-mini")
@@ -471,7 +457,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("Retry-After beyond MaxDelay", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			w.Header().Set("Retry-After", "3600")
 			apiError(w, http.StatusTooManyRequests, "quota")
 			return true
@@ -487,7 +473,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("500s exhausted", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			apiError(w, http.StatusBadGateway, "upstream")
 			return true
 		}
@@ -512,7 +498,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("cancel while waiting", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			apiError(w, http.StatusServiceUnavailable, "overloaded")
 			return true
 		}
@@ -582,7 +568,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 	t.Run("object root is sent as is", func(t *testing.T) {
 		objectRoot := `{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}`
 		f := newFake(t, backendtest.Reply{Finish: "stop"})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			writeCompletion(w, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
 			return true
 		}
@@ -602,7 +588,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 		`{"wrapper":{"action":"answer","text":"ok"}}`,
 	} {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			writeCompletion(w, backendtest.Reply{Content: content, Finish: "stop"})
 			return true
 		}
@@ -616,7 +602,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 
 func TestStreamingStatusErrors(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 		if i == 0 {
 			w.Header().Set("Retry-After", "3")
 			apiError(w, http.StatusTooManyRequests, "Rate limit reached")
@@ -651,7 +637,7 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
 		t.Run(mode.String(), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{})
-			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 				var r backendtest.Reply
 				switch {
 				case i == 0 && mode == llm.ModeNative:
@@ -713,36 +699,21 @@ func TestConcurrentChats(t *testing.T) {
 }
 
 func TestSamplingOptions(t *testing.T) {
-	f64 := func(v float64) *float64 { return &v }
-	i64 := func(v int64) *int64 { return &v }
-	cases := []struct {
-		name             string
-		opts             *openai.Options
-		reqTemp          *float64
-		reqSeed          *int64
-		wantTemp, wantSd any
-	}{
-		{"none", nil, nil, nil, nil, nil},
-		{"backend defaults", &openai.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
-		{"request overrides", &openai.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	backendtest.RunSampling(t, backendtest.Sampling{
+		Send: func(t *testing.T, temp *float64, seed *int64, reqTemp *float64, reqSeed *int64) map[string]any {
 			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
 			req := backendtest.Request(llm.ModeGrammar)
-			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
-			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
+			req.Temperature, req.Seed = reqTemp, reqSeed
+			if _, err := f.backend(t, &openai.Options{Temperature: temp, Seed: seed}).Chat(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
-			body := backendtest.DecodeBody(t, f.Requests()[0])
-			if body["temperature"] != tc.wantTemp || body["seed"] != tc.wantSd {
-				t.Errorf("temperature, seed = %v, %v, want %v, %v", body["temperature"], body["seed"], tc.wantTemp, tc.wantSd)
-			}
-		})
-	}
-	if _, err := openai.New("m", &openai.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
-		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
-	}
+			return backendtest.DecodeBody(t, f.Requests()[0])
+		},
+		New: func(temp *float64) error {
+			_, err := openai.New("m", &openai.Options{Temperature: temp})
+			return err
+		},
+	})
 }
 
 func TestProbeLlamaCpp(t *testing.T) {

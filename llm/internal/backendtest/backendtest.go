@@ -410,3 +410,45 @@ func CheckFields(t *testing.T, body map[string]any, want map[string]string) {
 		}
 	}
 }
+
+// Sampling is what RunSampling needs of an adapter.
+type Sampling struct {
+	// Send sends a request whose Temperature and Seed are reqTemp and
+	// reqSeed to a backend whose default temperature and seed are temp and
+	// seed, and returns the object of the request body that carries the
+	// "temperature" and "seed" fields.
+	Send func(t *testing.T, temp *float64, seed *int64, reqTemp *float64, reqSeed *int64) map[string]any
+	// New builds a backend whose default temperature is temp.
+	New func(temp *float64) error
+}
+
+// RunSampling checks that a request's temperature and seed override the
+// backend's defaults, that none is sent when neither sets one, and that a
+// negative default temperature is an error naming Options.Temperature.
+func RunSampling(t *testing.T, s Sampling) {
+	f64 := func(v float64) *float64 { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name             string
+		temp             *float64
+		seed             *int64
+		reqTemp          *float64
+		reqSeed          *int64
+		wantTemp, wantSd any
+	}{
+		{"none", nil, nil, nil, nil, nil, nil},
+		{"backend defaults", f64(0), i64(42), nil, nil, 0.0, 42.0},
+		{"request overrides", f64(0.7), i64(42), f64(0.2), i64(7), 0.2, 7.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := s.Send(t, tc.temp, tc.seed, tc.reqTemp, tc.reqSeed)
+			if got["temperature"] != tc.wantTemp || got["seed"] != tc.wantSd {
+				t.Errorf("temperature, seed = %v, %v, want %v, %v", got["temperature"], got["seed"], tc.wantTemp, tc.wantSd)
+			}
+		})
+	}
+	if err := s.New(f64(-1)); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
+	}
+}

@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,4 +52,58 @@ func (rec *Recorder) Headers() []http.Header {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return append([]http.Header(nil), rec.headers...)
+}
+
+// Fake is the provider-independent half of an adapter's wire-level fake:
+// a Recorder whose request bodies are decoded as JSON and routed by path,
+// the reply the model makes, and a hook with which a test answers a chat
+// request itself.
+type Fake struct {
+	*Recorder
+	// Reply is what the model says when Handle does not answer.
+	Reply Reply
+	// Handle, when set, answers the i-th request (counting from 0, all
+	// paths together) to the chat path itself when it returns true. It is
+	// set before the first request.
+	Handle func(i int, w http.ResponseWriter, body map[string]any) bool
+}
+
+// Wire is the provider-specific half of a fake: its paths, and how it
+// writes a reply and its answer to a body that is not JSON.
+type Wire struct {
+	// ChatPath is the chat endpoint, e.g. "/api/chat".
+	ChatPath string
+	// Chat writes reply as the answer to the chat request body.
+	Chat func(w http.ResponseWriter, body map[string]any, reply Reply)
+	// Routes answers the other paths the provider serves (embeddings);
+	// any other path is 404.
+	Routes map[string]func(w http.ResponseWriter, body map[string]any)
+	// BadJSON writes the provider's answer to a body that is not JSON.
+	BadJSON func(w http.ResponseWriter)
+}
+
+// NewFake starts a Fake speaking wire that replies with reply; it is
+// closed when t ends.
+func NewFake(t testing.TB, reply Reply, wire Wire) *Fake {
+	f := &Fake{Reply: reply}
+	f.Recorder = NewRecorder(t, func(i int, w http.ResponseWriter, r *http.Request, data []byte) {
+		var body map[string]any
+		if err := json.Unmarshal(data, &body); err != nil {
+			wire.BadJSON(w)
+			return
+		}
+		if route, ok := wire.Routes[r.URL.Path]; ok {
+			route(w, body)
+			return
+		}
+		if r.URL.Path != wire.ChatPath {
+			http.NotFound(w, r)
+			return
+		}
+		if f.Handle != nil && f.Handle(i, w, body) {
+			return
+		}
+		wire.Chat(w, body, f.Reply)
+	})
+	return f
 }
