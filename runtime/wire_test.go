@@ -45,40 +45,39 @@ func (w *wireServer) next(r *http.Request) (map[string]any, string) {
 	return body, out
 }
 
-func (w *wireServer) ollama(rw http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/chat" {
+// answer answers a request to path with the next output, as the JSON
+// body reply makes of it; any other path is 404.
+func (w *wireServer) answer(rw http.ResponseWriter, r *http.Request, path, contentType string, reply func(out string) any) {
+	if r.URL.Path != path {
 		http.NotFound(rw, r)
 		return
 	}
 	_, out := w.next(r)
-	rw.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(rw).Encode(map[string]any{
-		"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.19314Z",
-		"message": map[string]any{"role": "assistant", "content": out},
-		"done":    true, "done_reason": "stop", "prompt_eval_count": 300, "eval_count": 30,
+	rw.Header().Set("Content-Type", contentType)
+	json.NewEncoder(rw).Encode(reply(out))
+}
+
+func (w *wireServer) ollama(rw http.ResponseWriter, r *http.Request) {
+	w.answer(rw, r, "/api/chat", "application/json; charset=utf-8", func(out string) any {
+		return map[string]any{
+			"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.19314Z",
+			"message": map[string]any{"role": "assistant", "content": out},
+			"done":    true, "done_reason": "stop", "prompt_eval_count": 300, "eval_count": 30,
+		}
 	})
 }
 
 func (w *wireServer) openai(rw http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(rw, r)
-		return
-	}
-	_, out := w.next(r)
-	rw.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(rw).Encode(map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1-mini",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": out, "refusal": nil}}},
-		"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
+	w.answer(rw, r, "/v1/chat/completions", "application/json", func(out string) any {
+		return map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1-mini",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": out, "refusal": nil}}},
+			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
+		}
 	})
 }
 
-// TestEndToEndOverWire runs a transfer through the agent against httptest
-// servers speaking Ollama's and OpenAI's wire formats, and checks what
-// went over the wire: the envelope constraint (Ollama format, OpenAI
-// response_format json_schema strict), only shortlisted tools, and no
-// unauthorized tool name anywhere in any request body.
 // openAIAgent returns an agent with opts over the bank tools and the real
 // MCP catalogs (see newEnv) whose model is the OpenAI backend at the fake
 // server srvURL.
@@ -94,6 +93,24 @@ func openAIAgent(t *testing.T, srvURL string, opts *runtime.Options) (*env, *run
 		t.Fatal(err)
 	}
 	return e, agent
+}
+
+// TestEndToEndOverWire runs a transfer through the agent against httptest
+// servers speaking Ollama's and OpenAI's wire formats, and checks what
+// went over the wire: the envelope constraint (Ollama format, OpenAI
+// response_format json_schema strict), only shortlisted tools, and no
+// unauthorized tool name anywhere in any request body.
+// transferOnce runs input in a new session of agent as the teller and
+// checks that the turn answers answer and that exactly one transfer landed.
+func (e *env) transferOnce(t *testing.T, agent *runtime.Agent, session, input, answer string) {
+	t.Helper()
+	turn, err := agent.NewSession(teller, session, nil).Run(t.Context(), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != answer || e.bank.count("transfer_funds") != 1 {
+		t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
+	}
 }
 
 func TestEndToEndOverWire(t *testing.T) {
@@ -131,13 +148,7 @@ func TestEndToEndOverWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			turn, err := agent.NewSession(teller, "wire", nil).Run(t.Context(), "send 12.50 dollars from ACC-00001 to ACC-00002")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if turn.Answer != "Sent 12.50." || e.bank.count("transfer_funds") != 1 {
-				t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
-			}
+			e.transferOnce(t, agent, "wire", "send 12.50 dollars from ACC-00001 to ACC-00002", "Sent 12.50.")
 			if len(w.bodies) != 2 {
 				t.Fatalf("%d requests, want 2", len(w.bodies))
 			}
@@ -200,13 +211,7 @@ func TestNativeOpenAIOverWire(t *testing.T) {
 	}))
 	defer srv.Close()
 	e, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, Mode: llm.ModeNative})
-	turn, err := agent.NewSession(teller, "native", nil).Run(t.Context(), "send 7 dollars from ACC-00001 to ACC-00003")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if turn.Answer != "Sent." || e.bank.count("transfer_funds") != 1 {
-		t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
-	}
+	e.transferOnce(t, agent, "native", "send 7 dollars from ACC-00001 to ACC-00003", "Sent.")
 	first := bodies[0]
 	if first["parallel_tool_calls"] != false {
 		t.Errorf("parallel_tool_calls = %v, want false", first["parallel_tool_calls"])
