@@ -95,11 +95,6 @@ func openAIAgent(t *testing.T, srvURL string, opts *runtime.Options) (*env, *run
 	return e, agent
 }
 
-// TestEndToEndOverWire runs a transfer through the agent against httptest
-// servers speaking Ollama's and OpenAI's wire formats, and checks what
-// went over the wire: the envelope constraint (Ollama format, OpenAI
-// response_format json_schema strict), only shortlisted tools, and no
-// unauthorized tool name anywhere in any request body.
 // transferOnce runs input in a new session of agent as the teller and
 // checks that the turn answers answer and that exactly one transfer landed.
 func (e *env) transferOnce(t *testing.T, agent *runtime.Agent, session, input, answer string) {
@@ -113,6 +108,11 @@ func (e *env) transferOnce(t *testing.T, agent *runtime.Agent, session, input, a
 	}
 }
 
+// TestEndToEndOverWire runs a transfer through the agent against httptest
+// servers speaking Ollama's and OpenAI's wire formats, and checks what
+// went over the wire: the envelope constraint (Ollama format, OpenAI
+// response_format json_schema strict), only shortlisted tools, and no
+// unauthorized tool name anywhere in any request body.
 func TestEndToEndOverWire(t *testing.T) {
 	outputs := []string{
 		`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":12.5}}`,
