@@ -33,7 +33,8 @@ func newFake(t *testing.T, reply backendtest.Reply) fakeOllama {
 			writeChat(w, reply, stream)
 		},
 		Routes:  map[string]func(http.ResponseWriter, map[string]any){"/api/embed": embed},
-		BadJSON: func(w http.ResponseWriter) { http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest) },
+		Error:   apiError,
+		BadJSON: "bad json",
 	})}
 }
 
@@ -48,6 +49,13 @@ func (f fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend 
 		t.Fatal(err)
 	}
 	return b
+}
+
+// apiError writes an error as Ollama does: {"error":msg}.
+func apiError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
 // writeChat writes reply in Ollama's exact wire format.
@@ -329,15 +337,7 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 
 func TestRetryAfter(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		if i == 0 {
-			w.Header().Set("Retry-After", "7")
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"error":"too many requests"}`)
-			return true
-		}
-		return false
-	}
+	f.FailFirst(1, http.StatusTooManyRequests, "7", "too many requests")
 	var slept []time.Duration
 	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
 		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
@@ -360,11 +360,7 @@ func TestRetryAfter(t *testing.T) {
 
 func TestServerErrorsExhaustRetries(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
-	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, `{"error":"model runner crashed"}`)
-		return true
-	}
+	f.FailFirst(-1, http.StatusInternalServerError, "", "model runner crashed")
 	var slept []time.Duration
 	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
 		MaxRetries: 2,
@@ -459,15 +455,7 @@ func TestNewOptions(t *testing.T) {
 
 func TestStreamingStatusErrors(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		if i == 0 {
-			w.Header().Set("Retry-After", "4")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"error":"server busy, please try again.  maximum pending requests exceeded"}`)
-			return true
-		}
-		return false
-	}
+	f.FailFirst(1, http.StatusServiceUnavailable, "4", "server busy, please try again.  maximum pending requests exceeded")
 	var slept []time.Duration
 	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },

@@ -30,9 +30,8 @@ func newFake(t *testing.T, reply backendtest.Reply) fakeOpenAI {
 		ChatPath: "/v1/chat/completions",
 		Chat:     writeChat,
 		Routes:   map[string]func(http.ResponseWriter, map[string]any){"/v1/embeddings": embeddings},
-		BadJSON: func(w http.ResponseWriter) {
-			apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
-		},
+		Error:    apiError,
+		BadJSON:  "We could not parse the JSON body of your request.",
 	})}
 }
 
@@ -362,10 +361,7 @@ func TestConstraintRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{})
-			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-				apiError(w, http.StatusBadRequest, tt.msg)
-				return true
-			}
+			f.FailFirst(-1, http.StatusBadRequest, "", tt.msg)
 			cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
@@ -434,14 +430,7 @@ func TestStrictParametersRequired(t *testing.T) {
 func TestRetries(t *testing.T) {
 	t.Run("429 Retry-After then success", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			if i < 2 {
-				w.Header().Set("Retry-After", "2")
-				apiError(w, http.StatusTooManyRequests, "Rate limit reached for gpt-4.1-mini")
-				return true
-			}
-			return false
-		}
+		f.FailFirst(2, http.StatusTooManyRequests, "2", "Rate limit reached for gpt-4.1-mini")
 		var slept []time.Duration
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
@@ -457,11 +446,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("Retry-After beyond MaxDelay", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			w.Header().Set("Retry-After", "3600")
-			apiError(w, http.StatusTooManyRequests, "quota")
-			return true
-		}
+		f.FailFirst(-1, http.StatusTooManyRequests, "3600", "quota")
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			Sleep: func(context.Context, time.Duration) error { t.Error("slept"); return nil },
 		})
@@ -473,10 +458,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("500s exhausted", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			apiError(w, http.StatusBadGateway, "upstream")
-			return true
-		}
+		f.FailFirst(-1, http.StatusBadGateway, "", "upstream")
 		var slept []time.Duration
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			BaseDelay: 100 * time.Millisecond,
@@ -498,10 +480,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("cancel while waiting", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			apiError(w, http.StatusServiceUnavailable, "overloaded")
-			return true
-		}
+		f.FailFirst(-1, http.StatusServiceUnavailable, "", "overloaded")
 		ctx, cancel := context.WithCancel(context.Background())
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			Sleep: func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() },
@@ -602,14 +581,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 
 func TestStreamingStatusErrors(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		if i == 0 {
-			w.Header().Set("Retry-After", "3")
-			apiError(w, http.StatusTooManyRequests, "Rate limit reached")
-			return true
-		}
-		return false
-	}
+	f.FailFirst(1, http.StatusTooManyRequests, "3", "Rate limit reached")
 	var slept []time.Duration
 	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },

@@ -66,10 +66,12 @@ type Fake struct {
 	// paths together) to the chat path itself when it returns true. It is
 	// set before the first request.
 	Handle func(i int, w http.ResponseWriter, body map[string]any) bool
+
+	wire Wire
 }
 
 // Wire is the provider-specific half of a fake: its paths, and how it
-// writes a reply and its answer to a body that is not JSON.
+// writes a reply and an error.
 type Wire struct {
 	// ChatPath is the chat endpoint, e.g. "/api/chat".
 	ChatPath string
@@ -78,18 +80,20 @@ type Wire struct {
 	// Routes answers the other paths the provider serves (embeddings);
 	// any other path is 404.
 	Routes map[string]func(w http.ResponseWriter, body map[string]any)
-	// BadJSON writes the provider's answer to a body that is not JSON.
-	BadJSON func(w http.ResponseWriter)
+	// Error writes an HTTP error with the provider's error body for msg.
+	Error func(w http.ResponseWriter, status int, msg string)
+	// BadJSON is the provider's error message for a body that is not JSON.
+	BadJSON string
 }
 
 // NewFake starts a Fake speaking wire that replies with reply; it is
 // closed when t ends.
 func NewFake(t testing.TB, reply Reply, wire Wire) *Fake {
-	f := &Fake{Reply: reply}
+	f := &Fake{Reply: reply, wire: wire}
 	f.Recorder = NewRecorder(t, func(i int, w http.ResponseWriter, r *http.Request, data []byte) {
 		var body map[string]any
 		if err := json.Unmarshal(data, &body); err != nil {
-			wire.BadJSON(w)
+			wire.Error(w, http.StatusBadRequest, wire.BadJSON)
 			return
 		}
 		if route, ok := wire.Routes[r.URL.Path]; ok {
@@ -106,4 +110,20 @@ func NewFake(t testing.TB, reply Reply, wire Wire) *Fake {
 		wire.Chat(w, body, f.Reply)
 	})
 	return f
+}
+
+// FailFirst makes the first n chat requests (all of them when n < 0) fail
+// with status, the provider's error body for msg and, unless retryAfter is
+// "", a Retry-After header; it sets Handle.
+func (f *Fake) FailFirst(n, status int, retryAfter, msg string) {
+	f.Handle = func(i int, w http.ResponseWriter, _ map[string]any) bool {
+		if n >= 0 && i >= n {
+			return false
+		}
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		f.wire.Error(w, status, msg)
+		return true
+	}
 }
