@@ -336,26 +336,9 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
-	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
+	f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
 	f.FailFirst(1, http.StatusTooManyRequests, "7", "too many requests")
-	var slept []time.Duration
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
-		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Answer != "ok" {
-		t.Errorf("Answer = %q", resp.Answer)
-	}
-	if !reflect.DeepEqual(slept, []time.Duration{7 * time.Second}) {
-		t.Errorf("slept %v, want [7s] from Retry-After", slept)
-	}
+	backendtest.AnswerAfterRetries(t, f.backend(t, nil), false, []time.Duration{7 * time.Second})
 }
 
 func TestServerErrorsExhaustRetries(t *testing.T) {
@@ -454,22 +437,9 @@ func TestNewOptions(t *testing.T) {
 }
 
 func TestStreamingStatusErrors(t *testing.T) {
-	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
+	f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
 	f.FailFirst(1, http.StatusServiceUnavailable, "4", "server busy, please try again.  maximum pending requests exceeded")
-	var slept []time.Duration
-	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
-		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	req := backendtest.Request(llm.ModeEnvelope)
-	req.OnDelta = func(string) {}
-	resp, err := cb.Chat(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{4 * time.Second}) {
-		t.Errorf("Answer %q, slept %v; want ok after [4s]", resp.Answer, slept)
-	}
+	backendtest.AnswerAfterRetries(t, f.backend(t, nil), true, []time.Duration{4 * time.Second})
 }
 
 func TestMidStreamError(t *testing.T) {

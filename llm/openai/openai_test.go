@@ -429,20 +429,9 @@ func TestStrictParametersRequired(t *testing.T) {
 
 func TestRetries(t *testing.T) {
 	t.Run("429 Retry-After then success", func(t *testing.T) {
-		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+		f := newFake(t, backendtest.Reply{Content: backendtest.Answer, Finish: "stop"})
 		f.FailFirst(2, http.StatusTooManyRequests, "2", "Rate limit reached for gpt-4.1-mini")
-		var slept []time.Duration
-		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
-			Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-			Logger: slog.New(slog.DiscardHandler),
-		})
-		resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{2 * time.Second, 2 * time.Second}) {
-			t.Errorf("Answer %q, slept %v; want ok after [2s 2s]", resp.Answer, slept)
-		}
+		backendtest.AnswerAfterRetries(t, f.backend(t, nil), false, []time.Duration{2 * time.Second, 2 * time.Second})
 	})
 	t.Run("Retry-After beyond MaxDelay", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
@@ -580,25 +569,11 @@ func TestEnvelopeWrapping(t *testing.T) {
 }
 
 func TestStreamingStatusErrors(t *testing.T) {
-	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+	f := newFake(t, backendtest.Reply{Content: backendtest.Answer, Finish: "stop"})
 	f.FailFirst(1, http.StatusTooManyRequests, "3", "Rate limit reached")
-	var slept []time.Duration
-	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
-		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	req := backendtest.Request(llm.ModeEnvelope)
-	var deltas strings.Builder
-	req.OnDelta = func(d string) { deltas.WriteString(d) }
-	resp, err := cb.Chat(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{3 * time.Second}) {
-		t.Errorf("Answer %q, slept %v; want ok after [3s]", resp.Answer, slept)
-	}
-	if deltas.String() != backendtest.WireContent(`{"action":"answer","text":"ok"}`) {
-		t.Errorf("deltas = %q", deltas.String())
+	deltas := backendtest.AnswerAfterRetries(t, f.backend(t, nil), true, []time.Duration{3 * time.Second})
+	if deltas != backendtest.WireContent(backendtest.Answer) {
+		t.Errorf("deltas = %q", deltas)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
@@ -451,4 +453,37 @@ func RunSampling(t *testing.T, s Sampling) {
 	if err := s.New(f64(-1)); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
 		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
 	}
+}
+
+// Answer is the envelope reply the retry checks expect after the retries.
+const Answer = `{"action":"answer","text":"ok"}`
+
+// AnswerAfterRetries sends an envelope request (streaming when stream)
+// through llm.Checked over b, whose server fails the first requests and
+// then replies Answer, and checks that the answer is "ok" after exactly
+// the sleeps want, which llm.Checked takes from the servers' Retry-After.
+// It returns the text streamed.
+func AnswerAfterRetries(t *testing.T, b llm.Backend, stream bool, want []time.Duration) string {
+	t.Helper()
+	var slept []time.Duration
+	cb, err := llm.Checked(b, &llm.Options{
+		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request(llm.ModeEnvelope)
+	var deltas strings.Builder
+	if stream {
+		req.OnDelta = func(d string) { deltas.WriteString(d) }
+	}
+	resp, err := cb.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Answer != "ok" || !reflect.DeepEqual(slept, want) {
+		t.Errorf("Answer %q, slept %v; want ok after %v from Retry-After", resp.Answer, slept, want)
+	}
+	return deltas.String()
 }
