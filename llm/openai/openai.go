@@ -300,21 +300,32 @@ func message(m llm.Message) openai.ChatCompletionMessageParamUnion {
 
 // chatError maps openai-go's errors to llm's.
 func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
+	return apiError(ctx, "openai", "chat", req.Constraint.Mode, err, httpResp, func(msg string) bool {
+		return rejectsConstraint(req.Constraint, msg)
+	})
+}
+
+// apiError maps an error of op (chat, responses) to llm's: a
+// *llm.ConstraintError for a 400 that rejects says is about the
+// constraint, else an *llm.StatusError of backend for an API error.
+func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error, httpResp *http.Response, rejects func(msg string) bool) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("openai: chat: %w", ctx.Err())
+		return fmt.Errorf("openai: %s: %w", op, ctx.Err())
 	}
 	var ae *openai.Error
 	if !errors.As(err, &ae) {
-		return fmt.Errorf("openai: chat: %w", err)
+		return fmt.Errorf("openai: %s: %w", op, err)
 	}
 	msg := ae.Message
 	if msg == "" {
 		msg = strings.TrimSpace(ae.RawJSON())
 	}
-	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint, msg) {
-		return &llm.ConstraintError{Backend: "openai", Mode: req.Constraint.Mode, Message: msg, Err: err}
+	if ae.StatusCode == http.StatusBadRequest && rejects(msg) {
+		return &llm.ConstraintError{Backend: backend, Mode: mode, Message: msg, Err: err}
 	}
-	return statusError(ae, msg, httpResp)
+	se := statusError(ae, msg, httpResp)
+	se.Backend = backend
+	return se
 }
 
 // statusError turns an API error into an *llm.StatusError with the

@@ -332,22 +332,8 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 
 // responsesError maps openai-go's errors to llm's.
 func responsesError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("openai: responses: %w", ctx.Err())
-	}
-	var ae *openai.Error
-	if !errors.As(err, &ae) {
-		return fmt.Errorf("openai: responses: %w", err)
-	}
-	msg := ae.Message
-	if msg == "" {
-		msg = strings.TrimSpace(ae.RawJSON())
-	}
-	if ae.StatusCode == http.StatusBadRequest && (rejectsConstraint(req.Constraint, msg) ||
-		(len(req.Deferred) > 0 && strings.Contains(strings.ToLower(msg), "tool_search"))) {
-		return &llm.ConstraintError{Backend: "openai-responses", Mode: req.Constraint.Mode, Message: msg, Err: err}
-	}
-	se := statusError(ae, msg, httpResp)
-	se.Backend = "openai-responses"
-	return se
+	return apiError(ctx, "openai-responses", "responses", req.Constraint.Mode, err, httpResp, func(msg string) bool {
+		return rejectsConstraint(req.Constraint, msg) ||
+			(len(req.Deferred) > 0 && strings.Contains(strings.ToLower(msg), "tool_search"))
+	})
 }
