@@ -124,14 +124,7 @@ func TestEnvelopeRequestBody(t *testing.T) {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
 			req := backendtest.Request(llm.ModeEnvelope)
-			if stream {
-				req.OnDelta = func(string) {}
-			}
-			if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			raw := f.Requests()[0]
-			body := backendtest.DecodeBody(t, raw)
+			raw, body := f.Send(t, f.backend(t, nil), req, stream)
 			if !backendtest.JSONEqual(t, body["format"], backendtest.EnvelopeSchema) {
 				t.Errorf("format = %v, want the envelope schema", body["format"])
 			}
@@ -175,11 +168,7 @@ func TestNativeRequestBody(t *testing.T) {
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}},
 		llm.Message{Role: llm.RoleTool, Name: "get_balance", ToolCallID: "c1", Content: `{"balance":"1000.00"}`})
-	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	raw := f.Requests()[0]
-	body := backendtest.DecodeBody(t, raw)
+	raw, body := f.Send(t, f.backend(t, nil), req, false)
 	if _, ok := body["format"]; ok {
 		t.Errorf("native request has format %v", body["format"])
 	}
@@ -276,11 +265,7 @@ func rejectFormat(i int, w http.ResponseWriter, body map[string]any) bool {
 func TestFormatRejected(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
 	f.Handle = rejectFormat
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	_, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)}, backendtest.Request(llm.ModeEnvelope))
 	var ce *llm.ConstraintError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Chat error = %v, want *llm.ConstraintError", err)
@@ -298,15 +283,11 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 	f.Handle = rejectFormat
 	var logs bytes.Buffer
 	var validated []string
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+	resp, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		AllowDowngrade: true,
 		Validate:       func(tool string, args json.RawMessage) error { validated = append(validated, tool); return nil },
 		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	}, backendtest.Request(llm.ModeEnvelope))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,16 +326,12 @@ func TestServerErrorsExhaustRetries(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
 	f.FailFirst(-1, http.StatusInternalServerError, "", "model runner crashed")
 	var slept []time.Duration
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+	_, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		MaxRetries: 2,
 		BaseDelay:  time.Second,
 		Jitter:     func() float64 { return 0 },
 		Sleep:      func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	}, backendtest.Request(llm.ModeEnvelope))
 	var se *llm.StatusError
 	if !errors.As(err, &se) || se.StatusCode != 500 || se.Message != "model runner crashed" {
 		t.Fatalf("Chat error = %v, want *llm.StatusError 500", err)
@@ -462,37 +439,11 @@ func TestMidStreamError(t *testing.T) {
 	}
 }
 
-// TestRepairNeverSendsTheUnknownTool: after a call of a tool outside the
-// shortlist, the repair request names it nowhere.
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeNative} {
-		t.Run(mode.String(), func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{})
-			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-				stream, _ := body["stream"].(bool)
-				switch {
-				case i == 0 && mode == llm.ModeNative:
-					writeChat(w, backendtest.Reply{Calls: []llm.ToolCall{{Name: backendtest.Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}}, stream)
-				case i == 0:
-					writeChat(w, backendtest.Reply{Content: `{"action":"call","tool":"` + backendtest.Unauthorized + `","arguments":{}}`}, stream)
-				case mode == llm.ModeNative:
-					writeChat(w, backendtest.Reply{Content: "I cannot refund."}, stream)
-				default:
-					writeChat(w, backendtest.Reply{Content: `{"action":"answer","text":"I cannot refund."}`}, stream)
-				}
-				return true
-			}
-			cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-			resp, err := cb.Chat(context.Background(), backendtest.Request(mode))
-			if err != nil || resp.Action != llm.ActionAnswer {
-				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
-			}
-			reqs := f.Requests()
-			if len(reqs) != 2 || bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
-				t.Errorf("%d requests; the repair request must not name the unknown tool:\n%s", len(reqs), reqs[len(reqs)-1])
-			}
-		})
-	}
+	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
+		f := newFake(t, backendtest.Reply{})
+		return f.Fake, f.backend(t, nil)
+	})
 }
 
 func TestSamplingOptions(t *testing.T) {
@@ -501,10 +452,8 @@ func TestSamplingOptions(t *testing.T) {
 			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
 			req := backendtest.Request(llm.ModeEnvelope)
 			req.Temperature, req.Seed = reqTemp, reqSeed
-			if _, err := f.backend(t, &ollama.Options{Temperature: temp, Seed: seed}).Chat(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			opts, _ := backendtest.DecodeBody(t, f.Requests()[0])["options"].(map[string]any)
+			_, body := f.Send(t, f.backend(t, &ollama.Options{Temperature: temp, Seed: seed}), req, false)
+			opts, _ := body["options"].(map[string]any)
 			return opts
 		},
 		New: func(temp *float64) error {

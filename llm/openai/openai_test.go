@@ -166,14 +166,7 @@ func TestRequestBodies(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/stream=%v", mode, stream), func(t *testing.T) {
 				f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
 				req := backendtest.Request(mode)
-				if stream {
-					req.OnDelta = func(string) {}
-				}
-				if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-					t.Fatal(err)
-				}
-				raw := f.Requests()[0]
-				body := backendtest.DecodeBody(t, raw)
+				raw, body := f.Send(t, f.backend(t, nil), req, stream)
 				checkCommon(t, body, stream)
 				switch mode {
 				case llm.ModeNative:
@@ -302,10 +295,8 @@ func TestConversationMessages(t *testing.T) {
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_9", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}},
 		llm.Message{Role: llm.RoleTool, ToolCallID: "call_9", Name: "get_balance", Content: `{"balance":"1000.00"}`})
-	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	msgs := backendtest.DecodeBody(t, f.Requests()[0])["messages"].([]any)
+	_, body := f.Send(t, f.backend(t, nil), req, false)
+	msgs := body["messages"].([]any)
 	want := `[{"role":"system","content":"You are a careful banking assistant."},
 		{"role":"user","content":"What is the balance of ACC-00001?"},
 		{"role":"assistant","tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}]},
@@ -362,11 +353,7 @@ func TestConstraintRejected(t *testing.T) {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{})
 			f.FailFirst(-1, http.StatusBadRequest, "", tt.msg)
-			cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = cb.Chat(context.Background(), backendtest.Request(tt.mode))
+			_, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)}, backendtest.Request(tt.mode))
 			var ce *llm.ConstraintError
 			if !errors.As(err, &ce) || ce.Message != tt.msg || ce.Mode != tt.mode {
 				t.Fatalf("Chat error = %v, want *llm.ConstraintError with the server's message", err)
@@ -388,15 +375,11 @@ func TestDowngrade(t *testing.T) {
 		return false
 	}
 	var logs bytes.Buffer
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+	resp, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		AllowDowngrade: true,
 		Validate:       func(string, json.RawMessage) error { return nil },
 		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	}, backendtest.Request(llm.ModeEnvelope))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,49 +560,11 @@ func TestStreamingStatusErrors(t *testing.T) {
 	}
 }
 
-// TestRepairNeverSendsTheUnknownTool: a model that calls a tool outside
-// the shortlist gets a repair message, and nothing sent afterwards names
-// that tool (security invariant 1 on the wire).
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
-		t.Run(mode.String(), func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{})
-			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-				var r backendtest.Reply
-				switch {
-				case i == 0 && mode == llm.ModeNative:
-					r = backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: backendtest.Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}, Finish: "tool_calls"}
-				case i == 0:
-					r = backendtest.Reply{Content: `{"action":"call","tool":"` + backendtest.Unauthorized + `","arguments":{"transaction_id":"T-1"}}`, Finish: "stop"}
-				default:
-					r = backendtest.Reply{Content: `{"action":"answer","text":"I cannot refund."}`, Finish: "stop"}
-					if mode == llm.ModeNative {
-						r.Content = "I cannot refund."
-					}
-				}
-				if _, ok := body["response_format"]; ok {
-					r.Content = backendtest.WireContent(r.Content)
-				}
-				writeCompletion(w, r)
-				return true
-			}
-			cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-			resp, err := cb.Chat(context.Background(), backendtest.Request(mode))
-			if err != nil || resp.Action != llm.ActionAnswer {
-				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
-			}
-			reqs := f.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("%d requests, want 2", len(reqs))
-			}
-			if bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
-				t.Errorf("the repair request names the unknown tool:\n%s", reqs[1])
-			}
-			if !bytes.Contains(reqs[1], []byte(`unknown_tool`)) {
-				t.Errorf("the repair request does not tell the model what was wrong:\n%s", reqs[1])
-			}
-		})
-	}
+	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
+		f := newFake(t, backendtest.Reply{})
+		return f.Fake, f.backend(t, nil)
+	})
 }
 
 func TestConcurrentChats(t *testing.T) {
@@ -651,10 +596,8 @@ func TestSamplingOptions(t *testing.T) {
 			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
 			req := backendtest.Request(llm.ModeGrammar)
 			req.Temperature, req.Seed = reqTemp, reqSeed
-			if _, err := f.backend(t, &openai.Options{Temperature: temp, Seed: seed}).Chat(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			return backendtest.DecodeBody(t, f.Requests()[0])
+			_, body := f.Send(t, f.backend(t, &openai.Options{Temperature: temp, Seed: seed}), req, false)
+			return body
 		},
 		New: func(temp *float64) error {
 			_, err := openai.New("m", &openai.Options{Temperature: temp})

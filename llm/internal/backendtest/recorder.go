@@ -1,12 +1,17 @@
 package backendtest
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/llm"
 )
 
 // Recorder is the httptest server under every adapter's wire-level fake:
@@ -126,4 +131,72 @@ func (f *Fake) FailFirst(n, status int, retryAfter, msg string) {
 		f.wire.Error(w, status, msg)
 		return true
 	}
+}
+
+// Send sends req through b, a backend at f, streaming when stream, fails
+// t on an error, and returns the body of the request f got, raw and
+// decoded.
+func (f *Fake) Send(t *testing.T, b llm.Backend, req *llm.Request, stream bool) ([]byte, map[string]any) {
+	t.Helper()
+	n := len(f.Requests())
+	if stream {
+		req.OnDelta = func(string) {}
+	}
+	if _, err := b.Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	raw := f.Requests()[n]
+	return raw, DecodeBody(t, raw)
+}
+
+// RunRepair checks in each of modes that after the model calls a tool
+// outside the shortlist, the repair request llm.Checked sends says what
+// was wrong (unknown_tool) and names that tool nowhere (security
+// invariant 1 on the wire). newBackend returns a fake and a backend at it.
+func RunRepair(t *testing.T, modes []llm.Mode, newBackend func(t *testing.T) (*Fake, llm.Backend)) {
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f, b := newBackend(t)
+			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+				var r Reply
+				switch {
+				case i == 0 && mode == llm.ModeNative:
+					r = Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}, Finish: "tool_calls"}
+				case i == 0:
+					r = Reply{Content: `{"action":"call","tool":"` + Unauthorized + `","arguments":{"transaction_id":"T-1"}}`, Finish: "stop"}
+				case mode == llm.ModeNative:
+					r = Reply{Content: "I cannot refund.", Finish: "stop"}
+				default:
+					r = Reply{Content: `{"action":"answer","text":"I cannot refund."}`, Finish: "stop"}
+				}
+				f.wire.Chat(w, body, r)
+				return true
+			}
+			resp, err := CheckedChat(t, b, &llm.Options{Logger: slog.New(slog.DiscardHandler)}, Request(mode))
+			if err != nil || resp.Action != llm.ActionAnswer {
+				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
+			}
+			reqs := f.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			if bytes.Contains(reqs[1], []byte(Unauthorized)) {
+				t.Errorf("the repair request names the unknown tool:\n%s", reqs[1])
+			}
+			if !bytes.Contains(reqs[1], []byte(`unknown_tool`)) {
+				t.Errorf("the repair request does not tell the model what was wrong:\n%s", reqs[1])
+			}
+		})
+	}
+}
+
+// CheckedChat sends req through llm.Checked over b with opts, failing t
+// when opts are invalid, and returns what Chat returns.
+func CheckedChat(t *testing.T, b llm.Backend, opts *llm.Options, req *llm.Request) (*llm.Response, error) {
+	t.Helper()
+	cb, err := llm.Checked(b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cb.Chat(context.Background(), req)
 }
