@@ -447,18 +447,13 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 }
 
 func TestSamplingOptions(t *testing.T) {
-	backendtest.RunSampling(t, backendtest.Sampling{
-		Send: func(t *testing.T, temp *float64, seed *int64, reqTemp *float64, reqSeed *int64) map[string]any {
-			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-			req := backendtest.Request(llm.ModeEnvelope)
-			req.Temperature, req.Seed = reqTemp, reqSeed
-			_, body := f.Send(t, f.backend(t, &ollama.Options{Temperature: temp, Seed: seed}), req, false)
-			opts, _ := body["options"].(map[string]any)
-			return opts
-		},
-		New: func(temp *float64) error {
-			_, err := ollama.New("m", &ollama.Options{Temperature: temp})
-			return err
-		},
+	backendtest.RunSampling(t, llm.ModeEnvelope, func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any {
+		f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
+		_, body := f.Send(t, f.backend(t, &ollama.Options{Temperature: temp, Seed: seed}), req, false)
+		opts, _ := body["options"].(map[string]any)
+		return opts
 	})
+	if _, err := ollama.New("m", &ollama.Options{Temperature: new(-1.0)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
+	}
 }

@@ -413,21 +413,12 @@ func CheckFields(t *testing.T, body map[string]any, want map[string]string) {
 	}
 }
 
-// Sampling is what RunSampling needs of an adapter.
-type Sampling struct {
-	// Send sends a request whose Temperature and Seed are reqTemp and
-	// reqSeed to a backend whose default temperature and seed are temp and
-	// seed, and returns the object of the request body that carries the
-	// "temperature" and "seed" fields.
-	Send func(t *testing.T, temp *float64, seed *int64, reqTemp *float64, reqSeed *int64) map[string]any
-	// New builds a backend whose default temperature is temp.
-	New func(temp *float64) error
-}
-
 // RunSampling checks that a request's temperature and seed override the
-// backend's defaults, that none is sent when neither sets one, and that a
-// negative default temperature is an error naming Options.Temperature.
-func RunSampling(t *testing.T, s Sampling) {
+// backend's defaults and that none is sent when neither sets one. send
+// sends req (in mode) to a backend whose default temperature and seed are
+// temp and seed, and returns the object of the request body that carries
+// the "temperature" and "seed" fields.
+func RunSampling(t *testing.T, mode llm.Mode, send func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any) {
 	f64 := func(v float64) *float64 { return &v }
 	i64 := func(v int64) *int64 { return &v }
 	cases := []struct {
@@ -444,14 +435,13 @@ func RunSampling(t *testing.T, s Sampling) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := s.Send(t, tc.temp, tc.seed, tc.reqTemp, tc.reqSeed)
+			req := Request(mode)
+			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
+			got := send(t, tc.temp, tc.seed, req)
 			if got["temperature"] != tc.wantTemp || got["seed"] != tc.wantSd {
 				t.Errorf("temperature, seed = %v, %v, want %v, %v", got["temperature"], got["seed"], tc.wantTemp, tc.wantSd)
 			}
 		})
-	}
-	if err := s.New(f64(-1)); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
-		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
 	}
 }
 
