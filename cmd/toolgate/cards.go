@@ -148,9 +148,7 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if strings.HasPrefix(args[0], "-") {
 		// "cards --help" or a flag before the subcommand.
-		fs := flag.NewFlagSet("cards", flag.ContinueOnError)
-		var src catalogSources
-		src.register(fs)
+		fs, _ := catalogFlagSet("cards")
 		if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 			return code
 		}
@@ -173,22 +171,16 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // overlay's problems (check).
 func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) int {
 	prog := "toolgate cards " + sub
-	fs := flag.NewFlagSet("cards "+sub, flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	fs, src := catalogFlagSet("cards " + sub)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case src.empty():
-		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		return exitUsage
-	case sub == "check" && len(src.cards.files) == 0:
-		fmt.Fprintf(stderr, "%s: --cards is required\n", prog)
-		return exitUsage
+	var required []string
+	if sub == "check" {
+		required = []string{"cards"}
+	}
+	if err := src.flagsErr(fs, required...); err != nil {
+		return fail(stderr, prog, err)
 	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
@@ -212,8 +204,7 @@ func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Tool < entries[j].Tool })
 	if err := cards.Write(stdout, entries); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	return exitOK
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,9 +33,7 @@ func init() {
 // usage or input errors.
 func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const prog = "toolgate cards suggest"
-	fs := flag.NewFlagSet("cards suggest", flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	fs, src := catalogFlagSet("cards suggest")
 	backend := fs.String("backend", "", "scripted (a stand-in built from each card: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
 	model := fs.String("model", "", "the --backend model")
 	outPath := fs.String("out", "", "the overlay `file` to write; its entries for unchanged tools are kept")
@@ -45,21 +42,12 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case src.empty():
-		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
-		return exitUsage
-	case *outPath == "":
-		fmt.Fprintf(stderr, "%s: --out is required\n", prog)
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		return exitUsage
+	if err := src.flagsErr(fs, "out"); err != nil {
+		return fail(stderr, prog, err)
 	}
 	b, mode, err := modelBackend(*backend, *model, cardStandIn{})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
@@ -69,8 +57,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	sibling, flagged := map[string]string{}, map[string]bool{}
 	for _, f := range findings {
@@ -83,13 +70,11 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	kept, err := resumeOverlay(*outPath, snap)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	f, err := os.OpenFile(*outPath, os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	defer f.Close()
 	var todo []*tools.Tool
@@ -117,8 +102,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		var line bytes.Buffer
 		if err := cards.Write(&line, []cards.Entry{e}); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return exitUsage
+			return fail(stderr, prog, err)
 		}
 		// One write and a sync per entry: a crash loses at most the line
 		// being written, which resumeOverlay drops.
