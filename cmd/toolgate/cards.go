@@ -5,18 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/cli"
-	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/ollama"
-	"github.com/toolgate/toolgate/llm/openai"
-	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -305,58 +299,4 @@ func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snap
 	msg := fmt.Sprintf("history: %d queries replayed, %d of their %d tools missed; learned %d examples and %d tags for %d tools (%d requests unsupported, %d capped); measuring %d queries",
 		len(hist), missed, len(calls), rep.Proposed, rep.Keywords, len(entries), rep.Unsupported, rep.Capped, len(measured))
 	return reg.Snapshot(), measured, msg, nil
-}
-
-// reformulation returns the discovery options for --backend: nil without
-// one, else a runtime.ModelReformulator on that backend, fused, below the
-// threshold.
-func reformulation(backend, model string, below float64, timeout time.Duration) (*discovery.Options, error) {
-	if backend == "" {
-		return nil, nil
-	}
-	b, _, err := modelBackend(backend, model, echoBackend{})
-	if err != nil {
-		return nil, err
-	}
-	if below <= 0 || below > 1 {
-		return nil, fmt.Errorf("--reformulate-below %v must be in (0,1]", below)
-	}
-	if timeout <= 0 {
-		return nil, fmt.Errorf("--reformulate-timeout %v must be positive", timeout)
-	}
-	r, err := runtime.NewModelReformulator(b, &runtime.ReformulatorOptions{Timeout: timeout, Logger: quietLogger()})
-	if err != nil {
-		return nil, err
-	}
-	return &discovery.Options{Reformulator: r, FuseReformulation: true, ReformulateBelow: below}, nil
-}
-
-// echoBackend is --backend scripted for reformulation: it answers every
-// rewrite with the request itself, so the wiring runs without a model.
-type echoBackend struct{}
-
-func (echoBackend) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
-	text := req.Messages[len(req.Messages)-1].Content
-	return &llm.Response{Action: llm.ActionAnswer, Answer: text, Message: llm.Message{Role: llm.RoleAssistant, Content: text}}, nil
-}
-
-// modelBackend builds the --backend B --model M backend of eval and cards
-// suggest (the same environment as chat: OLLAMA_HOST; OPENAI_API_KEY,
-// OPENAI_BASE_URL) and the mode to constrain it in; scripted is the given
-// stand-in.
-func modelBackend(backend, model string, scripted llm.Backend) (llm.Backend, llm.Mode, error) {
-	switch backend {
-	case "scripted":
-		return scripted, llm.ModeEnvelope, nil
-	case "ollama":
-		b, err := ollama.New(orDefault(model, "llama3.2"), nil)
-		return b, llm.ModeEnvelope, err
-	case "openai":
-		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-		}
-		b, err := openai.New(orDefault(model, "gpt-4o-mini"), nil)
-		return b, llm.ModeNative, err
-	}
-	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama or openai)", backend)
 }

@@ -3,16 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
-	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -171,52 +168,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// cardStandIn is --backend scripted for cards suggest: it answers each
-// request with a write_card call built from the prompt's tool name,
-// description and sibling, so the wiring runs without a model.
-type cardStandIn struct{}
-
-func (cardStandIn) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
-	var name, desc, sibling string
-	for _, line := range strings.Split(req.Messages[len(req.Messages)-1].Content, "\n") {
-		k, v, _ := strings.Cut(line, ": ")
-		switch k {
-		case "Tool":
-			name = strings.ReplaceAll(v, "_", " ")
-		case "Description":
-			desc = strings.TrimSuffix(strings.ToLower(v), ".")
-		case "Sibling":
-			sibling = v
-		}
-	}
-	notFor := "anything its description does not say"
-	if sibling != "" {
-		notFor = "the neighbouring task: use " + sibling
-	}
-	args, _ := json.Marshal(map[string]any{
-		"aliases":  []string{name},
-		"examples": []string{oneWords(desc, 12), "please " + oneWords(desc, 10), "can you " + name},
-		"not_for":  notFor,
-	})
-	return &llm.Response{Action: llm.ActionCall, Calls: []llm.ToolCall{{ID: "c0", Name: "write_card", Arguments: args}}}, nil
-}
-
-func oneWords(s string, n int) string {
-	w := strings.Fields(s)
-	if len(w) > n {
-		w = w[:n]
-	}
-	if len(w) == 0 {
-		return "do it"
-	}
-	return strings.Join(w, " ")
 }
