@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -284,15 +285,7 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 	dst = dst[:e.dim]
 	clear(dst)
 	sc := e.scratchers.Get().(*scratch)
-	raw := e.rawFeatures(sc, text)
-	mask := uint64(e.dim - 1)
-	sc.table.merge(raw, func(f Feature) {
-		v := f.W
-		if f.H>>63 != 0 {
-			v = -v
-		}
-		dst[f.H&mask] += v
-	})
+	e.buckets(sc, text, func(b uint64, v float32) { dst[b] += v })
 	e.scratchers.Put(sc)
 	var norm float64
 	for _, v := range dst {
@@ -305,6 +298,61 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 		}
 	}
 	return dst
+}
+
+// buckets calls add with the bucket and signed weight of each distinct
+// feature of text, in the order both embeddings sum them.
+func (e *Embedder) buckets(sc *scratch, text string, add func(b uint64, v float32)) {
+	mask := uint64(e.dim - 1)
+	sc.table.merge(e.rawFeatures(sc, text), func(f Feature) {
+		v := f.W
+		if f.H>>63 != 0 {
+			v = -v
+		}
+		add(f.H&mask, v)
+	})
+}
+
+// EmbedNonZero appends the non-zero dimensions of text's unit vector (the
+// one EmbedTo returns), in ascending order, to dims and their values to
+// vals, and returns both. It touches only the dimensions the text's
+// features hash to, so a short text costs its features rather than Dim;
+// with reused slices it does not allocate in the steady state.
+func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32) {
+	sc := e.scratchers.Get().(*scratch)
+	if len(sc.dense) != e.dim {
+		sc.dense = make([]float32, e.dim)
+		sc.used = make([]uint64, (e.dim+63)/64)
+	}
+	dense, used := sc.dense, sc.used
+	e.buckets(sc, text, func(b uint64, v float32) {
+		dense[b] += v
+		used[b/64] |= 1 << (b % 64)
+	})
+	// The same sums as EmbedTo's, in the same order: its zeros add nothing.
+	start := len(dims)
+	var norm float64
+	for w, word := range used {
+		for word != 0 {
+			b := w*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if v := dense[b]; v != 0 {
+				norm += float64(v) * float64(v)
+				dims = append(dims, int32(b))
+				vals = append(vals, v)
+			}
+			dense[b] = 0
+		}
+		used[w] = 0
+	}
+	e.scratchers.Put(sc)
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for i := start; i < len(vals); i++ {
+			vals[i] *= inv
+		}
+	}
+	return dims, vals
 }
 
 // Feature is one hashed feature of a text: H is a 64-bit hash (its low
@@ -332,6 +380,8 @@ type scratch struct {
 	concepts []lexicon.Concept
 	raw      []Feature
 	table    featureTable
+	dense    []float32 // EmbedNonZero's sums, all zero between calls
+	used     []uint64  // and the dimensions it touched, a bit each
 }
 
 // featureTable merges repeated features without sorting: an
