@@ -37,7 +37,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -104,53 +103,52 @@ type Embedder struct {
 
 // featureCache maps a token or phrase window, in a language, to the
 // features it contributes. It holds at most max features and starts over
-// when full. Keys are copied: the analyzer's tokens may share a pooled
-// buffer.
+// when full. Keys are one string each (see tokenKey and phraseKey), built
+// in a scratch buffer so that a look-up hashes one string and allocates
+// nothing; stored keys are copies.
 type featureCache struct {
-	max     int // 0: keep nothing
-	mu      sync.RWMutex
-	tokens  map[tokenKey][]Feature
-	phrases map[[3]string][]Feature // the language plays no part in a window's concepts
-	n       int
+	max int // 0: keep nothing
+	mu  sync.RWMutex
+	m   map[string][]Feature
+	n   int
 }
 
-type tokenKey struct {
-	lang analysis.Lang
-	tok  string
+// tokenKey is the key of a token in lang: the language, a 0 byte, the
+// token. phraseKey is the key of a window: a 1 byte, then its three tokens
+// each ended by a 0 byte (the language plays no part in a window's
+// concepts). Tokens are runs of letters and digits, so they hold neither
+// byte and no two keys collide.
+func tokenKey(buf []byte, lang analysis.Lang, tok string) []byte {
+	buf = append(append(append(buf[:0], lang...), 0), tok...)
+	return buf
 }
 
-func (c *featureCache) token(lang analysis.Lang, tok string) ([]Feature, bool) {
+func phraseKey(buf []byte, w [3]string) []byte {
+	buf = append(buf[:0], 1)
+	for _, t := range w {
+		buf = append(append(buf, t...), 0)
+	}
+	return buf
+}
+
+func (c *featureCache) get(key []byte) ([]Feature, bool) {
 	c.mu.RLock()
-	f, ok := c.tokens[tokenKey{lang, tok}]
+	f, ok := c.m[string(key)]
 	c.mu.RUnlock()
 	return f, ok
 }
 
-func (c *featureCache) phrase(w [3]string) ([]Feature, bool) {
-	c.mu.RLock()
-	f, ok := c.phrases[w]
-	c.mu.RUnlock()
-	return f, ok
-}
-
-// put stores f for the token (lang, w[0]) or, with phrase, the window w.
-func (c *featureCache) put(phrase bool, lang analysis.Lang, w [3]string, f []Feature) {
+// put stores f for key.
+func (c *featureCache) put(key []byte, f []Feature) {
 	if len(f)+1 > c.max {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tokens == nil || c.n+len(f)+1 > c.max {
-		c.tokens, c.phrases, c.n = make(map[tokenKey][]Feature), make(map[[3]string][]Feature), 0
+	if c.m == nil || c.n+len(f)+1 > c.max {
+		c.m, c.n = make(map[string][]Feature), 0
 	}
-	for i := range w {
-		w[i] = strings.Clone(w[i])
-	}
-	if phrase {
-		c.phrases[w] = slices.Clone(f)
-	} else {
-		c.tokens[tokenKey{lang, w[0]}] = slices.Clone(f)
-	}
+	c.m[string(key)] = slices.Clone(f)
 	c.n += len(f) + 1
 }
 
@@ -380,6 +378,7 @@ type scratch struct {
 	concepts []lexicon.Concept
 	raw      []Feature
 	table    featureTable
+	key      []byte    // a feature cache key
 	dense    []float32 // EmbedNonZero's sums, all zero between calls
 	used     []uint64  // and the dimensions it touched, a bit each
 }
@@ -458,13 +457,14 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 			if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
 				continue
 			}
-			if f, ok := e.cache.token(lang, tok); ok {
+			sc.key = tokenKey(sc.key, lang, tok)
+			if f, ok := e.cache.get(sc.key); ok {
 				raw = append(raw, f...)
 				continue
 			}
 			n0 := len(raw)
 			raw = e.tokenFeatures(sc, raw, lang, tok)
-			e.cache.put(false, lang, [3]string{tok}, raw[n0:])
+			e.cache.put(sc.key, raw[n0:])
 		}
 		if e.lex != nil && e.wConcept > 0 {
 			raw = e.phraseFeatures(sc, raw, lang)
@@ -523,7 +523,8 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		if i+2 < len(toks) {
 			w[2] = toks[i+2]
 		}
-		if f, ok := e.cache.phrase(w); ok {
+		sc.key = phraseKey(sc.key, w)
+		if f, ok := e.cache.get(sc.key); ok {
 			raw = append(raw, f...)
 			continue
 		}
@@ -540,7 +541,7 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		for _, c := range sc.concepts {
 			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
 		}
-		e.cache.put(true, "", w, raw[n0:])
+		e.cache.put(sc.key, raw[n0:])
 	}
 	return raw
 }
