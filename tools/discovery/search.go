@@ -52,7 +52,6 @@ type queryPlan struct {
 func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, baseline bool) queryPlan {
 	a := d.analyzer
 	var p queryPlan
-	p.lang = detect(query)
 	s.growTerms(len(x.postings))
 	s.terms = s.terms[:0]
 	add := func(ts []string, w float64) {
@@ -70,17 +69,24 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 	}
 	if baseline {
+		p.lang = detect(query)
 		s.words = a.Terms(s.words[:0], query, analysis.English)
 		add(s.words, 1)
 	} else {
 		p.ids = identifiers(query)
-		text := query
+		text, cut := query, false
 		for _, id := range p.ids {
 			if id.kind == idURL || id.kind == idEmail || id.kind == idPath {
-				text = strings.ReplaceAll(text, id.value, " ")
+				text, cut = strings.ReplaceAll(text, id.value, " "), true
 			}
 		}
-		s.words = a.Terms(s.words[:0], text, p.lang)
+		if cut {
+			p.lang = detect(query)
+			s.words = a.Terms(s.words[:0], text, p.lang)
+		} else {
+			// One pass detects the language and analyses the words.
+			s.words, p.lang = a.TermsDetect(s.words[:0], text)
+		}
 		add(s.words, 1)
 		var english []string
 		if p.lang != analysis.English {
