@@ -283,7 +283,11 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 	dst = dst[:e.dim]
 	clear(dst)
 	sc := e.scratchers.Get().(*scratch)
-	e.buckets(sc, text, func(b uint64, v float32) { dst[b] += v })
+	mask := uint64(e.dim - 1)
+	for _, f := range e.distinct(sc, text) {
+		b, v := f.bucket(mask)
+		dst[b] += v
+	}
 	e.scratchers.Put(sc)
 	var norm float64
 	for _, v := range dst {
@@ -298,17 +302,20 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 	return dst
 }
 
-// buckets calls add with the bucket and signed weight of each distinct
-// feature of text, in the order both embeddings sum them.
-func (e *Embedder) buckets(sc *scratch, text string, add func(b uint64, v float32)) {
-	mask := uint64(e.dim - 1)
-	sc.table.merge(e.rawFeatures(sc, text), func(f Feature) {
-		v := f.W
-		if f.H>>63 != 0 {
-			v = -v
-		}
-		add(f.H&mask, v)
-	})
+// distinct returns the distinct features of text (in sc), in the order
+// both embeddings sum them.
+func (e *Embedder) distinct(sc *scratch, text string) []Feature {
+	sc.merged = sc.table.merge(sc.merged[:0], e.rawFeatures(sc, text))
+	return sc.merged
+}
+
+// bucket returns the dimension f adds to, of a vector whose dimension
+// is mask+1, and the signed weight it adds.
+func (f Feature) bucket(mask uint64) (uint64, float32) {
+	if f.H>>63 != 0 {
+		return f.H & mask, -f.W
+	}
+	return f.H & mask, f.W
 }
 
 // EmbedNonZero appends the non-zero dimensions of text's unit vector (the
@@ -323,10 +330,12 @@ func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]in
 		sc.used = make([]uint64, (e.dim+63)/64)
 	}
 	dense, used := sc.dense, sc.used
-	e.buckets(sc, text, func(b uint64, v float32) {
+	mask := uint64(e.dim - 1)
+	for _, f := range e.distinct(sc, text) {
+		b, v := f.bucket(mask)
 		dense[b] += v
 		used[b/64] |= 1 << (b % 64)
-	})
+	}
 	// The same sums as EmbedTo's, in the same order: its zeros add nothing.
 	start := len(dims)
 	var norm float64
@@ -367,7 +376,7 @@ type Feature struct {
 func (e *Embedder) Features(dst []Feature, text string) []Feature {
 	sc := e.scratchers.Get().(*scratch)
 	start := len(dst)
-	sc.table.merge(e.rawFeatures(sc, text), func(f Feature) { dst = append(dst, f) })
+	dst = sc.table.merge(dst, e.rawFeatures(sc, text))
 	e.scratchers.Put(sc)
 	slices.SortFunc(dst[start:], func(a, b Feature) int { return cmp.Compare(a.H, b.H) })
 	return dst
@@ -377,6 +386,7 @@ type scratch struct {
 	toks     []string
 	concepts []lexicon.Concept
 	raw      []Feature
+	merged   []Feature // raw's distinct features
 	table    featureTable
 	key      []byte    // a feature cache key
 	dense    []float32 // EmbedNonZero's sums, all zero between calls
@@ -395,10 +405,10 @@ type tableSlot struct {
 	count int32
 }
 
-// merge calls emit once per distinct hash of raw, with weight
+// merge appends to dst each distinct hash of raw once, with weight
 // w·(1 + ln tf) where w is the hash's largest single weight, in an
-// unspecified order.
-func (t *featureTable) merge(raw []Feature, emit func(Feature)) {
+// unspecified order (the same for the same raw), and returns dst.
+func (t *featureTable) merge(dst, raw []Feature) []Feature {
 	size := 16
 	for size < 2*len(raw) {
 		size <<= 1
@@ -435,8 +445,9 @@ func (t *featureTable) merge(raw []Feature, emit func(Feature)) {
 		if s.count > 1 {
 			w *= 1 + float32(math.Log(float64(s.count)))
 		}
-		emit(Feature{H: s.h, W: w})
+		dst = append(dst, Feature{H: s.h, W: w})
 	}
+	return dst
 }
 
 // Seeds that keep the three feature kinds apart in hash space.
