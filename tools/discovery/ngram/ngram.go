@@ -465,16 +465,17 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 	e.an.TokensLangFunc(sc.toks[:0], text, func(toks []string, lang analysis.Lang) {
 		sc.toks = toks
 		for _, tok := range toks {
-			if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
-				continue
-			}
+			// A token without features (digits, a stop word) is cached
+			// too: one look-up decides it.
 			sc.key = tokenKey(sc.key, lang, tok)
 			if f, ok := e.cache.get(sc.key); ok {
 				raw = append(raw, f...)
 				continue
 			}
 			n0 := len(raw)
-			raw = e.tokenFeatures(sc, raw, lang, tok)
+			if hasLetter(tok) && !analysis.IsStopWord(lang, tok) && (lang == analysis.English || !analysis.IsStopWord(analysis.English, tok)) {
+				raw = e.tokenFeatures(sc, raw, lang, tok)
+			}
 			e.cache.put(sc.key, raw[n0:])
 		}
 		if e.lex != nil && e.wConcept > 0 {
