@@ -337,7 +337,7 @@ func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]in
 		used[b/64] |= 1 << (b % 64)
 	}
 	// The same sums as EmbedTo's, in the same order: its zeros add nothing.
-	start := len(dims)
+	start := len(vals)
 	var norm float64
 	for w, word := range used {
 		for word != 0 {
