@@ -390,12 +390,18 @@ func TestEmbedNonZeroIsEmbedTo(t *testing.T) {
 		checkNonZero(t, e, s)
 		checkNonZero(t, e, s) // the scratch is clean after a call
 	}
+	// Each slice is appended to after its own contents.
+	dims, vals := e.EmbedNonZero([]int32{7, 8}, []float32{0.5}, "delete a file")
+	wantDims, wantVals := e.EmbedNonZero(nil, nil, "delete a file")
+	if !slices.Equal(dims[2:], wantDims) || vals[0] != 0.5 || !slices.Equal(vals[1:], wantVals) {
+		t.Errorf("EmbedNonZero after 2 dims and 1 value = %v, %v; want them followed by %v, %v", dims, vals, wantDims, wantVals)
+	}
 	small := New(&Options{Dim: 64})
 	checkNonZero(t, small, "delete a file and send an email to the whole team about the invoice")
 	if raceEnabled {
 		return
 	}
-	dims, vals := make([]int32, 0, 512), make([]float32, 0, 512)
+	dims, vals = make([]int32, 0, 512), make([]float32, 0, 512)
 	if n := testing.AllocsPerRun(50, func() { e.EmbedNonZero(dims, vals, "delete a file") }); n > 0 {
 		t.Errorf("EmbedNonZero allocates %v times per call with reused slices, want 0", n)
 	}
