@@ -25,7 +25,8 @@ func handles(opts *sqlitestore.Options) storetest.Handles {
 // making fresh calls (distinct slots) of a no-op tool, so every call is one
 // claim, one completion and one audit append, all fsynced. It reports
 // calls/s, the per-call p50 and p99, CPU time per call, and the mean
-// number of writes that shared one transaction (writes/tx). "nobatch"
+// number of writes that shared one transaction (writes/tx) and the
+// transactions per call (tx/call: each is a commit some caller waited for). "nobatch"
 // disables group commit (MaxBatch 1) for comparison.
 func BenchmarkExecuteConcurrent(b *testing.B) {
 	for _, bc := range []struct {
@@ -49,6 +50,7 @@ func BenchmarkExecuteConcurrent(b *testing.B) {
 			}
 			if batches > 0 {
 				b.ReportMetric(float64(writes)/float64(batches), "writes/tx")
+				b.ReportMetric(float64(batches)/float64(b.N), "tx/call")
 			}
 		})
 	}
