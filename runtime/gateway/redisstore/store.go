@@ -140,7 +140,13 @@ func t20(t time.Time) string {
 	if t.IsZero() || n < 0 {
 		n = 0
 	}
-	return fmt.Sprintf("%020d", n)
+	// By hand rather than with fmt's %020d: every call formats several.
+	var b [20]byte
+	for i := range b {
+		b[len(b)-1-i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[:])
 }
 
 // round is t as the store gives it back: t20, decoded.
