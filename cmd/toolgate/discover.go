@@ -21,21 +21,6 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// allScopes lists every scope the snapshot's tools need.
-func allScopes(snap *tools.Snapshot) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range snap.Tools() {
-		for _, s := range t.Card.Scopes {
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 // firstLine keeps a multi-error's first line: the CLI reports one line.
 func firstLine(err error) string {
 	s := err.Error()
@@ -88,7 +73,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	defer closeUpstreams()
 	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
-	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: allScopes(snap)}
+	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: snap.Scopes()}
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
 		p.Scopes = splitList(*scopes)
 	}
