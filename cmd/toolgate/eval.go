@@ -15,11 +15,25 @@ import (
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
 func init() { commands["eval"] = runEval }
 
-// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--history 0.5]
+// openLexicon returns the embedded lexicon plus the --lexicon KIND=FILE files.
+func openLexicon(specs []string) (*lexicon.Lexicon, error) {
+	var files []lexicon.File
+	for _, spec := range specs {
+		f, err := lexicon.ParseFile(spec)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return lexicon.Open(files...)
+}
+
+// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--lexicon KIND=FILE] [--history 0.5]
 // [--backend B [--model M] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
@@ -35,6 +49,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	model := fs.String("model", "", "the --backend model")
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
+	var lexFiles multiFlag
+	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonyms), es or pl (→ English), e.g. the GPL/LGPL-derived lists tools/lexicon/internal/gen -optional writes; repeatable")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -81,6 +97,15 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
+	}
+	if len(lexFiles) > 0 {
+		if dopts == nil {
+			dopts = &discovery.Options{}
+		}
+		if dopts.Lexicon, err = openLexicon(lexFiles); err != nil {
+			fmt.Fprintf(stderr, "toolgate eval: --lexicon: %v\n", err)
+			return exitUsage
+		}
 	}
 	d, err := discovery.New(dopts)
 	if err != nil {

@@ -13,6 +13,12 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &bm25K1
 	case name == "bonus":
 		p = &bonusScale
+	case name == "widen.weight":
+		p = &widenWeight
+	case name == "widen.mode":
+		old := widenMode
+		widenMode = int(v)
+		return func() { widenMode = old }
 	case len(name) > 2 && name[:2] == "w.":
 		p = &fieldWeights[fields[name[2:]]].w
 	case len(name) > 2 && name[:2] == "b.":
