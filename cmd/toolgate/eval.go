@@ -50,7 +50,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	var lexFiles multiFlag
-	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonyms), es or pl (→ English), e.g. the GPL/LGPL-derived lists tools/lexicon/internal/gen -optional writes; repeatable")
+	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonym groups), es or pl (→ English), derived (noun: verb), e.g. the files tools/lexicon/internal/gen -optional writes (see tools/lexicon/data/README.md); repeatable")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code

@@ -15,10 +15,15 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &bonusScale
 	case name == "widen.weight":
 		p = &widenWeight
-	case name == "widen.mode":
-		old := widenMode
-		widenMode = int(v)
-		return func() { widenMode = old }
+	case name == "widen.derived":
+		old := widenDerived
+		widenDerived = v != 0
+		return func() { widenDerived = old }
+	case name == "widen.tool" || name == "widen.wordnet" || name == "widen.maxtokens":
+		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "widen.maxtokens": &widenMaxTokens}[name]
+		old := *ip
+		*ip = int(v)
+		return func() { *ip = old }
 	case len(name) > 2 && name[:2] == "w.":
 		p = &fieldWeights[fields[name[2:]]].w
 	case len(name) > 2 && name[:2] == "b.":

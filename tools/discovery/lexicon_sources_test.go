@@ -18,21 +18,23 @@ type lexiconVariant struct {
 	src   func(*lexicon.Source) // drops or adds data; nil keeps the embedded data
 	files []string              // optional files, under DISCOVERY_LEXICON_OPTIONAL
 	widen float64               // widen.weight
-	mode  int                   // widen.mode: 1 derived, 2 synonyms, 3 both
+	// widen.tool, widen.wordnet, widen.maxtokens; derived words are added
+	// whenever widen > 0
+	tool, wordnet, maxTokens int
 }
 
 // TestLexiconSources prints, with -discovery.report, recall per lexicon
 // source on a development half (every even scored query of each set) and a
 // held-out half (every odd one), and recall@5 of the Spanish, Polish and
 // English requests of the real MCP set. The optional GPL/LGPL-derived
-// files (tools/lexicon/internal/gen -optional DIR) are measured when
+// files (tools/lexicon/internal/gen -optional DIR: derivations, mythes,
+// FreeDict) and query widening are measured when
 // DISCOVERY_LEXICON_OPTIONAL=DIR. DISCOVERY_LEXICON_VARIANTS keeps the
 // variants whose name contains one of its comma-separated words.
 func TestLexiconSources(t *testing.T) {
 	if !*report {
 		t.Skip("run with -discovery.report")
 	}
-	noDerived := func(s *lexicon.Source) { s.Derived = nil }
 	// WordNet synsets of one part of speech (the key ends with n, v, a or r).
 	synsetsOf := func(pos string) func(*lexicon.Source) {
 		return func(s *lexicon.Source) {
@@ -46,18 +48,23 @@ func TestLexiconSources(t *testing.T) {
 		}
 	}
 	variants := []lexiconVariant{
-		{name: "hand-written only", src: func(s *lexicon.Source) { s.WordNet, s.Irregular, s.Derived = nil, nil, nil }},
-		{name: "+wordnet synsets, irregular (before)", src: noDerived},
-		{name: "+derived concepts (embedded default)"},
-		{name: "+derived, synsets of nouns and verbs only", src: synsetsOf("nv")},
-		{name: "+derived, no synsets", src: synsetsOf("")},
-		{name: "+derived, widen derived 0.5", widen: 0.5, mode: 1},
-		{name: "+derived, widen synonyms 0.15", widen: 0.15, mode: 3},
+		{name: "hand-written only", src: func(s *lexicon.Source) { s.WordNet, s.Irregular = nil, nil }},
+		{name: "embedded default (hand-written + wordnet synsets + irregular)"},
+		{name: "synsets of nouns and verbs only", src: synsetsOf("nv")},
+		{name: "no synsets (irregular kept)", src: synsetsOf("")},
 	}
 	if dir := os.Getenv("DISCOVERY_LEXICON_OPTIONAL"); dir != "" {
+		derived := []string{"derived=derived_en.txt"}
 		variants = append(variants,
+			lexiconVariant{name: "+derived concepts", files: derived},
+			lexiconVariant{name: "+derived, widen derived 0.5", files: derived, widen: 0.5},
+			lexiconVariant{name: "+derived, widen 6 tool + 2 wordnet synonyms 0.15", files: derived, widen: 0.15, tool: 6, wordnet: 2},
+			lexiconVariant{name: "+derived, widen 6 tool synonyms 0.15", files: derived, widen: 0.15, tool: 6},
+			lexiconVariant{name: "+derived, widen 3 tool synonyms 0.15", files: derived, widen: 0.15, tool: 3},
+			lexiconVariant{name: "+derived, widen 6 tool synonyms 0.15, requests of ≤ 12 words", files: derived, widen: 0.15, tool: 6, maxTokens: 12},
 			lexiconVariant{name: "optional mythes es+pl", files: []string{"es=es_en_mythes.txt", "pl=pl_en_mythes.txt"}},
 			lexiconVariant{name: "optional freedict es+pl", files: []string{"es=es_en_freedict.txt", "pl=pl_en_freedict.txt"}},
+			lexiconVariant{name: "optional freedict pl only", files: []string{"pl=pl_en_freedict.txt"}},
 		)
 	}
 	if only := os.Getenv("DISCOVERY_LEXICON_VARIANTS"); only != "" {
@@ -76,8 +83,11 @@ func TestLexiconSources(t *testing.T) {
 	fmt.Printf("| variant | set | half | R@1 | R@5 | MRR |\n|---|---|---|---|---|---|\n")
 	for _, v := range variants {
 		lex := variantLexicon(t, v)
-		restore := discovery.SetTuning("widen.weight", v.widen)
-		restoreMode := discovery.SetTuning("widen.mode", float64(v.mode))
+		var restore []func()
+		for name, x := range map[string]float64{"widen.weight": v.widen, "widen.tool": float64(v.tool),
+			"widen.wordnet": float64(v.wordnet), "widen.maxtokens": float64(v.maxTokens)} {
+			restore = append(restore, discovery.SetTuning(name, x))
+		}
 		for _, ds := range sets {
 			rep := evaluate(t, ds, &discovery.Options{Lexicon: lex})
 			for half, name := range []string{"dev", "test"} {
@@ -91,8 +101,9 @@ func TestLexiconSources(t *testing.T) {
 				}
 			}
 		}
-		restoreMode()
-		restore()
+		for _, r := range restore {
+			r()
+		}
 	}
 }
 

@@ -49,18 +49,18 @@ func expansion(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang ana
 }
 
 // Query widening: English words the lexicon adds to a request's lexical
-// terms at widenWeight (0 turns it off). widenDerived adds the verbs the
-// request's nouns derive from ("deletion" → "delete"); widenSynonyms adds
-// Lexicon.Expand's synonyms too. docs/benchmarks.md ("Sourced lexicon")
-// has the measurements behind the defaults.
+// terms at widenWeight (0 turns it off): the verbs the request's nouns
+// derive from ("deletion" → "delete") when widenDerived, and up to
+// widenTool hand-written and widenWordNet WordNet synonyms per word, for
+// requests of at most widenMaxTokens content words (0: any length).
+// docs/benchmarks.md ("Sourced lexicon") has the measurements behind the
+// defaults.
 var (
-	widenWeight = 0.0
-	widenMode   = widenDerived
-)
-
-const (
-	widenDerived = 1 << iota
-	widenSynonyms
+	widenWeight    = 0.0
+	widenDerived   = true
+	widenTool      = 0
+	widenWordNet   = 0
+	widenMaxTokens = 0
 )
 
 // widen appends to dst the analysed English terms the lexicon adds to an
@@ -71,14 +71,17 @@ func widen(dst []string, a *analysis.Analyzer, lex *lexicon.Lexicon, text string
 		return dst
 	}
 	toks := contentTokens(a, text, lang)
+	if widenMaxTokens > 0 && len(toks) > widenMaxTokens {
+		return dst
+	}
 	var words []string
-	if widenMode&widenDerived != 0 {
+	if widenDerived {
 		for _, t := range toks {
 			words = append(words, lex.Derive(t)...)
 		}
 	}
-	if widenMode&widenSynonyms != 0 {
-		words = lex.Expand(words, toks, lang)
+	if widenTool > 0 || widenWordNet > 0 {
+		words = lex.ExpandN(words, toks, lang, widenTool, widenWordNet)
 	}
 	if len(words) == 0 {
 		return dst

@@ -19,6 +19,9 @@ const (
 	KindSpanish Kind = "es"
 	// KindPolish: Polish → English, "słowo: word, word".
 	KindPolish Kind = "pl"
+	// KindDerived: English nouns and the verbs they derive from,
+	// "deletion: delete" (Source.Derived; the generator's derived_en.txt).
+	KindDerived Kind = "derived"
 )
 
 // MaxFileBytes bounds one optional lexicon file.
@@ -37,15 +40,15 @@ type File struct {
 	Path string
 }
 
-// ParseFile reads a "KIND=PATH" spec, KIND one of en, es, pl.
+// ParseFile reads a "KIND=PATH" spec, KIND one of en, es, pl, derived.
 func ParseFile(spec string) (File, error) {
 	kind, path, ok := strings.Cut(spec, "=")
 	f := File{Kind: Kind(kind), Path: path}
 	switch {
 	case !ok || path == "":
-		return File{}, fmt.Errorf("%w: %q: want KIND=FILE with KIND en, es or pl", ErrFile, spec)
-	case f.Kind != KindEnglish && f.Kind != KindSpanish && f.Kind != KindPolish:
-		return File{}, fmt.Errorf("%w: %q: unknown kind %q (want en, es or pl)", ErrFile, spec, kind)
+		return File{}, fmt.Errorf("%w: %q: want KIND=FILE with KIND en, es, pl or derived", ErrFile, spec)
+	case f.Kind != KindEnglish && f.Kind != KindSpanish && f.Kind != KindPolish && f.Kind != KindDerived:
+		return File{}, fmt.Errorf("%w: %q: unknown kind %q (want en, es, pl or derived)", ErrFile, spec, kind)
 	}
 	return f, nil
 }
@@ -78,8 +81,10 @@ func (src *Source) AddFile(f File) error {
 		dst = &src.Spanish
 	case KindPolish:
 		dst = &src.Polish
+	case KindDerived:
+		dst = &src.Derived
 	default:
-		return fmt.Errorf("%w: %s: unknown kind %q (want en, es or pl)", ErrFile, f.Path, f.Kind)
+		return fmt.Errorf("%w: %s: unknown kind %q (want en, es, pl or derived)", ErrFile, f.Path, f.Kind)
 	}
 	fh, err := os.Open(f.Path)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // maxEmbeddedBytes is the size budget of the embedded data: what the
 // lexicon adds to every binary that imports discovery.
-const maxEmbeddedBytes = 320 << 10
+const maxEmbeddedBytes = 256 << 10
 
 func TestEmbeddedSizeBudget(t *testing.T) {
 	total := 0
@@ -38,7 +38,7 @@ func TestEmbeddedLicenseBeside(t *testing.T) {
 	if err != nil || !strings.Contains(string(lic), "Princeton University") {
 		t.Fatalf("data/LICENSE-WordNet.txt: %v, want the WordNet 3.0 license", err)
 	}
-	for _, name := range []string{fileWordNet, fileIrreg, fileDerived} {
+	for _, name := range []string{fileWordNet, fileIrreg} {
 		data, err := dataFS.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -50,13 +50,25 @@ func TestEmbeddedLicenseBeside(t *testing.T) {
 }
 
 func TestDerivedShareConcepts(t *testing.T) {
-	l := Default()
-	for _, tt := range []struct{ noun, verb string }{{"deletion", "delete"}, {"creation", "create"}, {"retrieval", "retrieve"}} {
+	src, err := DefaultSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Derived = []Entry{
+		{Key: "deletion", Values: []string{"delete"}},
+		{Key: "retrieval", Values: []string{"retrieve"}},
+		{Key: "folder", Values: []string{"fold"}},
+	}
+	l, err := Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ noun, verb string }{{"deletion", "delete"}, {"retrieval", "retrieve"}} {
 		if got := l.Derive(tt.noun); !slices.Contains(got, tt.verb) {
 			t.Errorf("Derive(%q) = %q, want it to contain %q", tt.noun, got, tt.verb)
 		}
-		if syn := l.Synonyms(tt.noun); !slices.Contains(syn, tt.verb) {
-			t.Errorf("Synonyms(%q) = %q, want the derived-from verb %q", tt.noun, syn, tt.verb)
+		if syn := l.Synonyms(tt.noun); !slices.Contains(syn, "remove") && tt.verb == "delete" {
+			t.Errorf("Synonyms(%q) = %q, want the derived-from verb's group (remove)", tt.noun, syn)
 		}
 	}
 	if got := l.Derive("delete"); got != nil {
@@ -66,6 +78,9 @@ func TestDerivedShareConcepts(t *testing.T) {
 	// also one who folds) gets no concepts of "fold".
 	if got := l.Derive("folder"); got != nil {
 		t.Errorf("Derive(folder) = %q, want nil (folder is in a hand-written group)", got)
+	}
+	if got := Default().Derive("deletion"); got != nil {
+		t.Errorf("Default().Derive(deletion) = %q, want nil (derivations are an optional file)", got)
 	}
 }
 
@@ -129,7 +144,7 @@ func TestOpenErrors(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []string{"", "es", "es=", "de=x.txt", "=x.txt"} {
+	for _, spec := range []string{"", "es", "es=", "de=x.txt", "=x.txt", "derive=x.txt"} {
 		if _, err := ParseFile(spec); !errors.Is(err, ErrFile) {
 			t.Errorf("ParseFile(%q) error = %v, want ErrFile", spec, err)
 		}

@@ -17,11 +17,9 @@ import (
 	"golang.org/x/text/encoding/charmap"
 )
 
-// writeOptional writes the not-embedded Spanish and Polish files into dir.
+// writeOptional writes the Spanish and Polish files under the GPL, LGPL or
+// CC-BY-SA into dir.
 func writeOptional(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	for _, l := range []struct {
 		lang, thesaurus, dict, mythesPkg, dictPkg, dictLicense string
 	}{
