@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/lexicon"
 )
@@ -51,6 +52,10 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	var lexFiles multiFlag
 	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonym groups), es or pl (→ English), derived (noun: verb), e.g. the files tools/lexicon/internal/gen -optional writes (see tools/lexicon/data/README.md); repeatable")
+	var learn cards.LearnOptions
+	fs.IntVar(&learn.MinPrincipals, "learn-min-principals", 0, "with --history, cards learn's --min-principals (0: its default, 3)")
+	fs.IntVar(&learn.MaxExamples, "learn-examples", 0, "with --history, the examples learned per tool at most (0: the default, 64)")
+	fs.IntVar(&learn.MaxKeywords, "learn-tags", 0, "with --history, the tags learned per tool at most (0: the default, 32; negative: none)")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -70,6 +75,9 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	case *format != "text" && *format != "json" && *format != "html":
 		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text, json or html)\n", *format)
+		return exitUsage
+	case learn.MinPrincipals < 0 || learn.MaxExamples < 0:
+		fmt.Fprintln(stderr, "toolgate eval: --learn-min-principals and --learn-examples must not be negative")
 		return exitUsage
 	case *history < 0 || *history >= 1:
 		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
@@ -114,7 +122,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	if *history > 0 {
 		var learned string
-		if snap, qs, learned, err = learnHistory(ctx, d, snap, qs, *history, *k); err != nil {
+		if snap, qs, learned, err = learnHistory(ctx, d, snap, qs, *history, *k, &learn); err != nil {
 			fmt.Fprintf(stderr, "toolgate eval: --history: %v\n", err)
 			return exitUsage
 		}
