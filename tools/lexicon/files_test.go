@@ -164,3 +164,21 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Open(malformed file) error = %v, want a *SyntaxError at %s:2", err, bad)
 	}
 }
+
+func FuzzParseFile(f *testing.F) {
+	for _, s := range []string{"es=x.txt", "pl=/a/b", "en=", "derived=d.txt", "=x", "de=x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		got, err := ParseFile(spec)
+		if err != nil {
+			if !errors.Is(err, ErrFile) {
+				t.Fatalf("ParseFile(%q) error %v does not wrap ErrFile", spec, err)
+			}
+			return
+		}
+		if string(got.Kind)+"="+got.Path != spec || got.Path == "" {
+			t.Fatalf("ParseFile(%q) = %+v, which does not spell the spec back", spec, got)
+		}
+	})
+}
