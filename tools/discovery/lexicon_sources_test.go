@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/lexicon"
 )
@@ -150,4 +151,38 @@ func halfRecall(rep *discovery.Report, half int) (r1, r5, mrr float64) {
 		return 0, 0, 0
 	}
 	return r1 / float64(n), r5 / float64(n), mrr / float64(n)
+}
+
+// TestLexiconCardExpansion prints, with -discovery.report, recall with
+// card expansion: each tool's tags gain the closest hand-written synonyms
+// of its name's words (as an overlay would add them), on the same halves
+// as TestLexiconSources.
+func TestLexiconCardExpansion(t *testing.T) {
+	if !*report {
+		t.Skip("run with -discovery.report")
+	}
+	lex := lexicon.Default()
+	fmt.Printf("| card expansion | set | half | R@1 | R@5 | MRR |\n|---|---|---|---|---|---|\n")
+	for _, ds := range reportSets(t) {
+		for _, n := range []int{0, 2, 4} {
+			ts := make([]tools.Tool, ds.snap.Len())
+			for i, tl := range ds.snap.Tools() {
+				ts[i] = *tl
+				if n == 0 {
+					continue
+				}
+				words := strings.FieldsFunc(strings.ToLower(tl.Name()), func(r rune) bool { return r < 'a' || r > 'z' })
+				ts[i].Card.Tags = lex.ExpandN(append([]string(nil), tl.Card.Tags...), words, "en", n, 0)
+			}
+			reg := tools.NewRegistry()
+			if err := reg.Add(ts...); err != nil {
+				t.Fatal(err)
+			}
+			rep := evaluate(t, dataset{name: ds.name, snap: reg.Snapshot(), queries: ds.queries}, nil)
+			for half, name := range []string{"dev", "test"} {
+				r1, r5, mrr := halfRecall(rep, half)
+				fmt.Printf("| %d synonyms per name word | %s | %s | %.3f | %.3f | %.3f |\n", n, ds.name, name, r1, r5, mrr)
+			}
+		}
+	}
 }
