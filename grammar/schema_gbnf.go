@@ -64,6 +64,16 @@ func (l *ruleNames) name(r *grule, want string) string {
 // sanitizeRuleName maps a hint to llama.cpp's rule-name alphabet
 // [a-zA-Z0-9-].
 func sanitizeRuleName(s string) string {
+	if ruleNameOK(s) {
+		return s // most hints are names already: no copy
+	}
+	return cleanRuleName(s)
+}
+
+// cleanRuleName maps s to the alphabet: each run of other characters
+// becomes one dash, at most 40 characters, no dash first or last, "r" when
+// nothing is left.
+func cleanRuleName(s string) string {
 	b := make([]byte, 0, len(s))
 	dash := false
 	for _, r := range s {
@@ -86,6 +96,25 @@ func sanitizeRuleName(s string) string {
 		return "r"
 	}
 	return string(b)
+}
+
+// ruleNameOK reports whether cleanRuleName would return s unchanged:
+// 1 to 40 characters of [a-zA-Z0-9-], no dash first, last or twice in a
+// row.
+func ruleNameOK(s string) bool {
+	if len(s) == 0 || len(s) > 40 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+		case c == '-' && s[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // alts lowers n as a list of alternatives.

@@ -3,6 +3,7 @@ package grammar
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,4 +45,29 @@ func TestPrintGBNFAgreesWithLowering(t *testing.T) {
 	}
 	t.Run("golden", func(t *testing.T) { check(t, schemas) })
 	t.Run("JSONSchemaBench", func(t *testing.T) { check(t, benchSchemas(t, false)) })
+}
+
+// TestRuleNameOK checks the fast path of sanitizeRuleName against the slow
+// one: ruleNameOK(s) exactly when cleanRuleName(s) == s, on every string of
+// up to five characters over an alphabet with each kind of character, and
+// on names around the 40-character limit.
+func TestRuleNameOK(t *testing.T) {
+	alphabet := []string{"a", "Z", "0", "-", "_", " ", "é"}
+	inputs := []string{strings.Repeat("a", 39), strings.Repeat("a", 40), strings.Repeat("a", 41), strings.Repeat("ab-", 13) + "c"}
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		inputs = append(inputs, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			grow(prefix+c, n-1)
+		}
+	}
+	grow("", 5)
+	for _, s := range inputs {
+		if got, want := ruleNameOK(s), cleanRuleName(s) == s; got != want {
+			t.Errorf("ruleNameOK(%q) = %v, want %v (cleanRuleName = %q)", s, got, want, cleanRuleName(s))
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -114,6 +115,26 @@ type jsonDecoder struct {
 	pos  int
 	path []string // member names and array indexes down to the current value
 	buf  []byte   // scratch for strings with escapes
+
+	// The members and elements of the objects and arrays being decoded,
+	// innermost last: each object or array copies its own once, at its
+	// end, at their final size.
+	keys []string
+	vals []*jsonValue
+	// slab holds values not yet handed out: decoded values are allocated
+	// a block at a time.
+	slab []jsonValue
+}
+
+// newValue returns a fresh value of kind k from the slab.
+func (d *jsonDecoder) newValue(k jsonKind) *jsonValue {
+	if len(d.slab) == 0 {
+		d.slab = make([]jsonValue, 32)
+	}
+	v := &d.slab[0]
+	d.slab = d.slab[1:]
+	v.kind = k
+	return v
 }
 
 // pointer is the JSON pointer of the current value, shortened in the
@@ -169,19 +190,29 @@ func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newString(s), nil
+		v := d.newValue(jsonString)
+		v.s = s
+		return v, nil
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number()
 	case c == 't':
-		return d.literal("true", newBool(true))
+		return d.literal("true", jsonTrue)
 	case c == 'f':
-		return d.literal("false", newBool(false))
+		return d.literal("false", jsonFalse)
 	case c == 'n':
-		return d.literal("null", &jsonValue{kind: jsonNull})
+		return d.literal("null", jsonNullValue)
 	default:
 		return nil, d.errorf("unexpected character %q", c)
 	}
 }
+
+// The literals decode to shared values: decoded values are never modified
+// (the compiler's rewrites clone).
+var (
+	jsonTrue      = newBool(true)
+	jsonFalse     = newBool(false)
+	jsonNullValue = &jsonValue{kind: jsonNull}
+)
 
 func (d *jsonDecoder) literal(word string, v *jsonValue) (*jsonValue, error) {
 	if !bytes.HasPrefix(d.src[d.pos:], []byte(word)) {
@@ -196,20 +227,23 @@ func (d *jsonDecoder) literal(word string, v *jsonValue) (*jsonValue, error) {
 
 func (d *jsonDecoder) array(depth int) (*jsonValue, error) {
 	d.pos++ // [
-	v := &jsonValue{kind: jsonArray}
+	v := d.newValue(jsonArray)
 	d.space()
 	if d.pos < len(d.src) && d.src[d.pos] == ']' {
 		d.pos++
 		return v, nil
 	}
+	start := len(d.vals)
+	defer func() { d.vals = d.vals[:start] }()
 	for {
 		d.space()
-		e, err := d.element(strconv.Itoa(len(v.arr)), depth)
+		e, err := d.element(strconv.Itoa(len(d.vals)-start), depth)
 		if err != nil {
 			return nil, err
 		}
-		v.arr = append(v.arr, e)
+		d.vals = append(d.vals, e)
 		if done, err := d.after(']', "an array element"); done || err != nil {
+			v.arr = slices.Clone(d.vals[start:])
 			return v, err
 		}
 	}
@@ -242,13 +276,15 @@ func (d *jsonDecoder) after(closer byte, what string) (done bool, err error) {
 
 func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 	d.pos++ // {
-	v := newObject()
+	v := d.newValue(jsonObject)
 	var seen map[string]bool // built once the object is large enough to need it
 	d.space()
 	if d.pos < len(d.src) && d.src[d.pos] == '}' {
 		d.pos++
 		return v, nil
 	}
+	start, vstart := len(d.keys), len(d.vals)
+	defer func() { d.keys, d.vals = d.keys[:start], d.vals[:vstart] }()
 	for {
 		d.space()
 		if d.pos >= len(d.src) {
@@ -261,7 +297,7 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		if repeated(v, key, &seen) {
+		if repeated(d.keys[start:], key, &seen) {
 			return nil, fmt.Errorf("member %q appears twice in the object at %s", key, d.pointer())
 		}
 		d.space()
@@ -277,19 +313,20 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.keys = append(v.keys, key)
-		v.vals = append(v.vals, e)
+		d.keys = append(d.keys, key)
+		d.vals = append(d.vals, e)
 		if done, err := d.after('}', "an object member"); done || err != nil {
+			v.keys, v.vals = slices.Clone(d.keys[start:]), slices.Clone(d.vals[vstart:])
 			return v, err
 		}
 	}
 }
 
-// repeated reports whether key is already a member of v: a scan for small
+// repeated reports whether key is already among keys: a scan for small
 // objects, a set for large ones, so that the check stays linear.
-func repeated(v *jsonValue, key string, seen *map[string]bool) bool {
-	if len(v.keys) < 16 {
-		for _, k := range v.keys {
+func repeated(keys []string, key string, seen *map[string]bool) bool {
+	if len(keys) < 16 {
+		for _, k := range keys {
 			if k == key {
 				return true
 			}
@@ -297,8 +334,8 @@ func repeated(v *jsonValue, key string, seen *map[string]bool) bool {
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]bool, 2*len(v.keys))
-		for _, k := range v.keys {
+		*seen = make(map[string]bool, 2*len(keys))
+		for _, k := range keys {
 			(*seen)[k] = true
 		}
 	}
@@ -343,7 +380,9 @@ func (d *jsonDecoder) number() (*jsonValue, error) {
 			return nil, d.numberError()
 		}
 	}
-	return &jsonValue{kind: jsonNumber, s: string(d.src[start:d.pos])}, nil
+	v := d.newValue(jsonNumber)
+	v.s = string(d.src[start:d.pos])
+	return v, nil
 }
 
 func (d *jsonDecoder) numberError() error {
