@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
 // jsonKind is the kind of a decoded JSON value.
@@ -161,16 +163,7 @@ func (d *jsonDecoder) errorf(format string, args ...any) error {
 	return fmt.Errorf("invalid JSON at byte %d: "+format, append([]any{d.pos}, args...)...)
 }
 
-func (d *jsonDecoder) space() {
-	for d.pos < len(d.src) {
-		switch d.src[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
-}
+func (d *jsonDecoder) space() { d.pos = jsonsyntax.Space(d.src, d.pos) }
 
 func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
 	if d.pos >= len(d.src) {
@@ -348,40 +341,13 @@ func repeated(keys []string, key string, seen *map[string]bool) bool {
 
 func (d *jsonDecoder) number() (*jsonValue, error) {
 	start := d.pos
-	digits := func() int {
-		n := 0
-		for d.pos < len(d.src) && d.src[d.pos] >= '0' && d.src[d.pos] <= '9' {
-			d.pos++
-			n++
-		}
-		return n
-	}
-	if d.src[d.pos] == '-' {
-		d.pos++
-	}
-	switch {
-	case d.pos < len(d.src) && d.src[d.pos] == '0':
-		d.pos++
-	case digits() == 0:
+	end, fault := jsonsyntax.Number(d.src, d.pos)
+	d.pos = end
+	if fault != jsonsyntax.NumberOK {
 		return nil, d.numberError()
 	}
-	if d.pos < len(d.src) && d.src[d.pos] == '.' {
-		d.pos++
-		if digits() == 0 {
-			return nil, d.numberError()
-		}
-	}
-	if d.pos < len(d.src) && (d.src[d.pos] == 'e' || d.src[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.src) && (d.src[d.pos] == '+' || d.src[d.pos] == '-') {
-			d.pos++
-		}
-		if digits() == 0 {
-			return nil, d.numberError()
-		}
-	}
 	v := d.newValue(jsonNumber)
-	v.s = string(d.src[start:d.pos])
+	v.s = string(d.src[start:end])
 	return v, nil
 }
 
@@ -436,19 +402,11 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 		e := d.src[d.pos+1]
 		d.pos += 2
+		if c, ok := jsonsyntax.Escape(e); ok {
+			b = append(b, c)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
 		case 'u':
 			r, ok := d.hex4()
 			if !ok {
@@ -509,24 +467,11 @@ func validString(b []byte) string {
 }
 
 func (d *jsonDecoder) hex4() (rune, bool) {
-	if d.pos+4 > len(d.src) {
-		return 0, false
+	r, ok := jsonsyntax.Hex4(d.src, d.pos)
+	if ok {
+		d.pos += 4
 	}
-	var r rune
-	for _, c := range d.src[d.pos : d.pos+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	d.pos += 4
-	return r, true
+	return r, ok
 }
 
 // writeJSONString appends the canonical JSON form of s: `"` and `\` and
