@@ -13,7 +13,7 @@ import (
 )
 
 // realSnapshot loads the real MCP catalogs checked in under examples/.
-func realSnapshot(t *testing.T) *tools.Snapshot {
+func realSnapshot(t testing.TB) *tools.Snapshot {
 	t.Helper()
 	files, err := filepath.Glob("../examples/transfer/catalog/*.json")
 	if err != nil || len(files) == 0 {
@@ -108,19 +108,7 @@ func TestScore(t *testing.T) {
 // BenchmarkEngines measures one search per iteration on the real MCP
 // catalogs, cycling through the labeled real-MCP requests.
 func BenchmarkEngines(b *testing.B) {
-	files, err := filepath.Glob("../examples/transfer/catalog/*.json")
-	if err != nil || len(files) == 0 {
-		b.Fatalf("real MCP catalogs: %v (%d files)", err, len(files))
-	}
-	ts, err := catalog.LoadAll(files...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		b.Fatal(err)
-	}
-	snap := reg.Snapshot()
+	snap := realSnapshot(b)
 	f, err := os.Open("../testdata/queries/real-mcp.jsonl")
 	if err != nil {
 		b.Fatal(err)

@@ -273,33 +273,12 @@ func (r *Request) Validate() error {
 	if len(r.Messages) == 0 {
 		return fmt.Errorf("%w: no messages", ErrInvalidRequest)
 	}
-	seen := make(map[string]bool, len(r.Tools))
-	for i, t := range r.Tools {
-		if !ValidToolName(t.Name) {
-			return fmt.Errorf("%w: Tools[%d].Name %q does not match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidRequest, i, t.Name)
-		}
-		if seen[t.Name] {
-			return fmt.Errorf("%w: Tools[%d].Name %q is listed twice", ErrInvalidRequest, i, t.Name)
-		}
-		seen[t.Name] = true
-		if !isJSONObject(t.Parameters) {
-			return fmt.Errorf("%w: Tools[%d] (%s).Parameters is not a JSON object", ErrInvalidRequest, i, t.Name)
-		}
-		if len(t.StrictParameters) > 0 && !isJSONObject(t.StrictParameters) {
-			return fmt.Errorf("%w: Tools[%d] (%s).StrictParameters is not a JSON object", ErrInvalidRequest, i, t.Name)
-		}
+	seen := make(map[string]bool, len(r.Tools)+len(r.Deferred))
+	if err := validateTools("Tools", r.Tools, seen); err != nil {
+		return err
 	}
-	for i, t := range r.Deferred {
-		if !ValidToolName(t.Name) {
-			return fmt.Errorf("%w: Deferred[%d].Name %q does not match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidRequest, i, t.Name)
-		}
-		if seen[t.Name] {
-			return fmt.Errorf("%w: Deferred[%d].Name %q is listed twice", ErrInvalidRequest, i, t.Name)
-		}
-		seen[t.Name] = true
-		if !isJSONObject(t.Parameters) {
-			return fmt.Errorf("%w: Deferred[%d] (%s).Parameters is not a JSON object", ErrInvalidRequest, i, t.Name)
-		}
+	if err := validateTools("Deferred", r.Deferred, seen); err != nil {
+		return err
 	}
 	if len(r.Deferred) > 0 && r.Constraint.Mode != ModeNative {
 		return fmt.Errorf("%w: Deferred tools need ModeNative, not %s", ErrInvalidRequest, r.Constraint.Mode)
@@ -319,6 +298,28 @@ func (r *Request) Validate() error {
 	}
 	if r.MaxTokens < 0 {
 		return fmt.Errorf("%w: MaxTokens %d is negative", ErrInvalidRequest, r.MaxTokens)
+	}
+	return nil
+}
+
+// validateTools checks the tools of the request's field (Tools or
+// Deferred): names valid and not in seen, which it adds them to, and
+// parameters that are JSON objects.
+func validateTools(field string, tools []ToolSpec, seen map[string]bool) error {
+	for i, t := range tools {
+		if !ValidToolName(t.Name) {
+			return fmt.Errorf("%w: %s[%d].Name %q does not match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidRequest, field, i, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%w: %s[%d].Name %q is listed twice", ErrInvalidRequest, field, i, t.Name)
+		}
+		seen[t.Name] = true
+		if !isJSONObject(t.Parameters) {
+			return fmt.Errorf("%w: %s[%d] (%s).Parameters is not a JSON object", ErrInvalidRequest, field, i, t.Name)
+		}
+		if len(t.StrictParameters) > 0 && !isJSONObject(t.StrictParameters) {
+			return fmt.Errorf("%w: %s[%d] (%s).StrictParameters is not a JSON object", ErrInvalidRequest, field, i, t.Name)
+		}
 	}
 	return nil
 }

@@ -36,54 +36,41 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
+	var err error
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_requests_total",
-			Help: "Chat calls through llm.Checked, by backend and outcome (ok, repaired, repair_exhausted, downgraded, constraint_rejected, canceled, error, invalid_request).",
-		}, []string{"backend", "outcome"}),
-		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_rejected_replies_total",
-			Help: "Model replies rejected (then sent back for repair, or given up on at the end of the repair budget), by problem.",
-		}, []string{"backend", "problem"}),
-		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_retries_total",
-			Help: "HTTP retries after 429 or 5xx.",
-		}, []string{"backend"}),
-		toolDefTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		requests: counter(reg, &err, "toolgate_llm_requests_total",
+			"Chat calls through llm.Checked, by backend and outcome (ok, repaired, repair_exhausted, downgraded, constraint_rejected, canceled, error, invalid_request).",
+			"backend", "outcome"),
+		repairs: counter(reg, &err, "toolgate_llm_rejected_replies_total",
+			"Model replies rejected (then sent back for repair, or given up on at the end of the repair budget), by problem.",
+			"backend", "problem"),
+		retries: counter(reg, &err, "toolgate_llm_retries_total",
+			"HTTP retries after 429 or 5xx.", "backend"),
+		toolDefTokens: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolgate_llm_tool_definition_tokens",
 			Help:    "o200k_base tokens of tool definitions (tools, format/response_format schema, grammar, system-prompt tool list) per backend request.",
 			Buckets: []float64{0, 100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000},
-		}, []string{"backend"}),
-		toolDefTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_tool_definition_tokens_total",
-			Help: "o200k_base tokens of tool definitions sent, summed over backend requests.",
-		}, []string{"backend"}),
-		catalogTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_catalog_tokens_total",
-			Help: "Tokens the whole authorized catalog's definitions would have taken (caller-supplied), summed over backend requests: compare with toolgate_llm_tool_definition_tokens_total.",
-		}, []string{"backend"}),
-		promptTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_prompt_tokens_total",
-			Help: "Prompt tokens as reported by the backend.",
-		}, []string{"backend"}),
-		completionToks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_llm_completion_tokens_total",
-			Help: "Completion tokens as reported by the backend.",
-		}, []string{"backend"}),
+		}, []string{"backend"}), &err),
+		toolDefTotal: counter(reg, &err, "toolgate_llm_tool_definition_tokens_total",
+			"o200k_base tokens of tool definitions sent, summed over backend requests.", "backend"),
+		catalogTokens: counter(reg, &err, "toolgate_llm_catalog_tokens_total",
+			"Tokens the whole authorized catalog's definitions would have taken (caller-supplied), summed over backend requests: compare with toolgate_llm_tool_definition_tokens_total.",
+			"backend"),
+		promptTokens: counter(reg, &err, "toolgate_llm_prompt_tokens_total",
+			"Prompt tokens as reported by the backend.", "backend"),
+		completionToks: counter(reg, &err, "toolgate_llm_completion_tokens_total",
+			"Completion tokens as reported by the backend.", "backend"),
 	}
-	var err error
-	m.requests = register(reg, m.requests, &err)
-	m.repairs = register(reg, m.repairs, &err)
-	m.retries = register(reg, m.retries, &err)
-	m.toolDefTokens = register(reg, m.toolDefTokens, &err)
-	m.toolDefTotal = register(reg, m.toolDefTotal, &err)
-	m.catalogTokens = register(reg, m.catalogTokens, &err)
-	m.promptTokens = register(reg, m.promptTokens, &err)
-	m.completionToks = register(reg, m.completionToks, &err)
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// counter registers the counter vector name with labels, or returns the
+// one already registered under that name.
+func counter(reg prometheus.Registerer, errp *error, name, help string, labels ...string) *prometheus.CounterVec {
+	return register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels), errp)
 }
 
 // register registers c, or returns the collector already registered under

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -58,11 +57,7 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the transfer example.
 func realMCPTools(t *testing.T) []tools.Tool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the real MCP catalogs: %v", err)
-	}
-	ts, err := catalog.LoadAll(files...)
+	ts, err := catalog.LoadAll(testenv.Catalogs(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

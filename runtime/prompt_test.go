@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 )
@@ -139,15 +138,7 @@ func TestPromptPrefixOverWire(t *testing.T) {
 	}}
 	srv := httptest.NewServer(http.HandlerFunc(w.openai))
 	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, nil, true, nil)
-	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, Strategy: runtime.StrategyProgressive})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, Strategy: runtime.StrategyProgressive})
 	sess := agent.NewSession(teller, "cache-wire", nil)
 	for _, in := range conversation.inputs {
 		if _, err := sess.Run(t.Context(), in); err != nil {

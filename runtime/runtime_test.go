@@ -7,21 +7,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -147,15 +144,7 @@ func newEnv(t *testing.T, replies []scripted.Reply, withCatalogs bool, opts *run
 		t.Fatal(err)
 	}
 	if withCatalogs {
-		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("catalogs: %v", err)
-		}
-		ts, err := catalog.LoadAll(files...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.reg.Add(ts...); err != nil {
+		if err := e.reg.Add(realMCPTools(t)...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -45,33 +45,67 @@ func (w *wireServer) next(r *http.Request) (map[string]any, string) {
 	return body, out
 }
 
-func (w *wireServer) ollama(rw http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/chat" {
+// answer answers a request to path with the next output, as the JSON
+// body reply makes of it; any other path is 404.
+func (w *wireServer) answer(rw http.ResponseWriter, r *http.Request, path, contentType string, reply func(out string) any) {
+	if r.URL.Path != path {
 		http.NotFound(rw, r)
 		return
 	}
 	_, out := w.next(r)
-	rw.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(rw).Encode(map[string]any{
-		"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.19314Z",
-		"message": map[string]any{"role": "assistant", "content": out},
-		"done":    true, "done_reason": "stop", "prompt_eval_count": 300, "eval_count": 30,
+	rw.Header().Set("Content-Type", contentType)
+	json.NewEncoder(rw).Encode(reply(out))
+}
+
+func (w *wireServer) ollama(rw http.ResponseWriter, r *http.Request) {
+	w.answer(rw, r, "/api/chat", "application/json; charset=utf-8", func(out string) any {
+		return map[string]any{
+			"model": "qwen3:8b", "created_at": "2025-07-07T20:22:19.19314Z",
+			"message": map[string]any{"role": "assistant", "content": out},
+			"done":    true, "done_reason": "stop", "prompt_eval_count": 300, "eval_count": 30,
+		}
 	})
 }
 
 func (w *wireServer) openai(rw http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(rw, r)
-		return
-	}
-	_, out := w.next(r)
-	rw.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(rw).Encode(map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1-mini",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": out, "refusal": nil}}},
-		"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
+	w.answer(rw, r, "/v1/chat/completions", "application/json", func(out string) any {
+		return map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": "gpt-4.1-mini",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": out, "refusal": nil}}},
+			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
+		}
 	})
+}
+
+// openAIAgent returns an agent with opts over the bank tools and the real
+// MCP catalogs (see newEnv) whose model is the OpenAI backend at the fake
+// server srvURL.
+func openAIAgent(t *testing.T, srvURL string, opts *runtime.Options) (*env, *runtime.Agent) {
+	t.Helper()
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srvURL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil, true, nil)
+	agent, err := runtime.New(e.reg, e.disc, e.gw, model, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, agent
+}
+
+// transferOnce runs input in a new session of agent as the teller and
+// checks that the turn answers answer and that exactly one transfer landed.
+func (e *env) transferOnce(t *testing.T, agent *runtime.Agent, session, input, answer string) {
+	t.Helper()
+	turn, err := agent.NewSession(teller, session, nil).Run(t.Context(), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != answer || e.bank.count("transfer_funds") != 1 {
+		t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
+	}
 }
 
 // TestEndToEndOverWire runs a transfer through the agent against httptest
@@ -114,13 +148,7 @@ func TestEndToEndOverWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			turn, err := agent.NewSession(teller, "wire", nil).Run(t.Context(), "send 12.50 dollars from ACC-00001 to ACC-00002")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if turn.Answer != "Sent 12.50." || e.bank.count("transfer_funds") != 1 {
-				t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
-			}
+			e.transferOnce(t, agent, "wire", "send 12.50 dollars from ACC-00001 to ACC-00002", "Sent 12.50.")
 			if len(w.bodies) != 2 {
 				t.Fatalf("%d requests, want 2", len(w.bodies))
 			}
@@ -182,22 +210,8 @@ func TestNativeOpenAIOverWire(t *testing.T) {
 			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330}})
 	}))
 	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, nil, true, nil)
-	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative})
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn, err := agent.NewSession(teller, "native", nil).Run(t.Context(), "send 7 dollars from ACC-00001 to ACC-00003")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if turn.Answer != "Sent." || e.bank.count("transfer_funds") != 1 {
-		t.Fatalf("answer %q, transfers %d", turn.Answer, e.bank.count("transfer_funds"))
-	}
+	e, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, Mode: llm.ModeNative})
+	e.transferOnce(t, agent, "native", "send 7 dollars from ACC-00001 to ACC-00003", "Sent.")
 	first := bodies[0]
 	if first["parallel_tool_calls"] != false {
 		t.Errorf("parallel_tool_calls = %v, want false", first["parallel_tool_calls"])
@@ -258,21 +272,13 @@ func TestStrictEnvelopeOverWire(t *testing.T) {
 	}}
 	srv := httptest.NewServer(http.HandlerFunc(w.openai))
 	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, nil, true, nil)
 	var calls []runtime.Event
-	agent, err := runtime.New(e.reg, e.disc, e.gw, model, &runtime.Options{Logger: quiet, StrictSchemas: true,
+	_, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, StrictSchemas: true,
 		Observer: func(ev runtime.Event) {
 			if ev.Kind == runtime.EventCall {
 				calls = append(calls, ev)
 			}
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	turn, err := agent.NewSession(admin, "strict", nil).Run(t.Context(), "list the open issues of the github repository acme/app")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"sort"
@@ -39,21 +40,45 @@ func NewRegistry() *Registry {
 func (r *Registry) Add(ts ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	err := checkBatch(ts, func(t *Tool) error {
+		if _, ok := r.tools[t.ID]; ok {
+			return fmt.Errorf("%w: %s", ErrDuplicate, t.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.put(ts)
+	return nil
+}
+
+// checkBatch validates a batch of tools: each must be valid, pass check,
+// and have an ID no other tool of the batch has.
+func checkBatch(ts []Tool, check func(*Tool) error) error {
 	seen := make(map[string]bool, len(ts))
 	for i := range ts {
 		if err := ts[i].Validate(); err != nil {
 			return err
 		}
-		if _, ok := r.tools[ts[i].ID]; ok || seen[ts[i].ID] {
+		if err := check(&ts[i]); err != nil {
+			return err
+		}
+		if seen[ts[i].ID] {
 			return fmt.Errorf("%w: %s", ErrDuplicate, ts[i].ID)
 		}
 		seen[ts[i].ID] = true
 	}
+	return nil
+}
+
+// put registers copies of ts and publishes a snapshot; the caller holds
+// r.mu and has checked the batch.
+func (r *Registry) put(ts []Tool) {
 	for i := range ts {
 		r.tools[ts[i].ID] = ownCopy(ts[i])
 	}
 	r.publish()
-	return nil
 }
 
 // ownCopy returns a copy of t that shares no slice with it: a snapshot's
@@ -76,28 +101,21 @@ func ownCopy(t Tool) *Tool {
 func (r *Registry) ReplaceNamespace(ns string, ts []Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seen := make(map[string]bool, len(ts))
-	for i := range ts {
-		if err := ts[i].Validate(); err != nil {
-			return err
+	err := checkBatch(ts, func(t *Tool) error {
+		if t.Namespace() != ns {
+			return fmt.Errorf("%w %q: not in namespace %q", ErrInvalidTool, t.ID, ns)
 		}
-		if ts[i].Namespace() != ns {
-			return fmt.Errorf("%w %q: not in namespace %q", ErrInvalidTool, ts[i].ID, ns)
-		}
-		if seen[ts[i].ID] {
-			return fmt.Errorf("%w: %s", ErrDuplicate, ts[i].ID)
-		}
-		seen[ts[i].ID] = true
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for id, t := range r.tools {
 		if t.Namespace() == ns {
 			delete(r.tools, id)
 		}
 	}
-	for i := range ts {
-		r.tools[ts[i].ID] = ownCopy(ts[i])
-	}
-	r.publish()
+	r.put(ts)
 	return nil
 }
 
@@ -292,6 +310,11 @@ func (s *Snapshot) Tool(i int) *Tool { return s.tools[i] }
 
 // Tools returns all tools in ID order. The slice must not be modified.
 func (s *Snapshot) Tools() []*Tool { return s.tools }
+
+// Scopes returns the distinct scopes the snapshot's tools require, sorted:
+// what a principal holding every scope of the catalog holds. The caller
+// owns the slice.
+func (s *Snapshot) Scopes() []string { return slices.Sorted(maps.Keys(s.scopes)) }
 
 // Lookup returns the index of the tool with the given ID.
 func (s *Snapshot) Lookup(id string) (int, bool) {

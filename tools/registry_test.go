@@ -57,6 +57,21 @@ func TestRegistryAdd(t *testing.T) {
 	}
 }
 
+// Scopes lists each scope once, sorted, whether one tool or several
+// require it; tools that need none add nothing.
+func TestSnapshotScopes(t *testing.T) {
+	r := NewRegistry()
+	if got := r.Snapshot().Scopes(); len(got) != 0 {
+		t.Errorf("empty registry: Scopes() = %v, want none", got)
+	}
+	if err := r.Add(tool("a/x", "repo", "admin"), tool("a/y", "repo"), tool("b/z"), tool("c/w", "billing", "repo")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Snapshot().Scopes(), []string{"admin", "billing", "repo"}; !slices.Equal(got, want) {
+		t.Errorf("Scopes() = %v, want %v", got, want)
+	}
+}
+
 func TestRegistryReplaceNamespace(t *testing.T) {
 	r := NewRegistry()
 	if err := r.Add(tool("gh/a"), tool("gh/b"), tool("gl/a")); err != nil {

@@ -5,18 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/toolgate/toolgate/internal/cli"
-	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/ollama"
-	"github.com/toolgate/toolgate/llm/openai"
-	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -148,9 +142,7 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if strings.HasPrefix(args[0], "-") {
 		// "cards --help" or a flag before the subcommand.
-		fs := flag.NewFlagSet("cards", flag.ContinueOnError)
-		var src catalogSources
-		src.register(fs)
+		fs, _ := catalogFlagSet("cards")
 		if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 			return code
 		}
@@ -173,22 +165,16 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // overlay's problems (check).
 func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) int {
 	prog := "toolgate cards " + sub
-	fs := flag.NewFlagSet("cards "+sub, flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	fs, src := catalogFlagSet("cards " + sub)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case src.empty():
-		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		return exitUsage
-	case sub == "check" && len(src.cards.files) == 0:
-		fmt.Fprintf(stderr, "%s: --cards is required\n", prog)
-		return exitUsage
+	var required []string
+	if sub == "check" {
+		required = []string{"cards"}
+	}
+	if err := src.flagsErr(fs, required...); err != nil {
+		return fail(stderr, prog, err)
 	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
@@ -212,8 +198,7 @@ func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Tool < entries[j].Tool })
 	if err := cards.Write(stdout, entries); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	return exitOK
 }
@@ -314,58 +299,4 @@ func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snap
 	msg := fmt.Sprintf("history: %d queries replayed, %d of their %d tools missed; learned %d examples and %d tags for %d tools (%d requests unsupported, %d capped); measuring %d queries",
 		len(hist), missed, len(calls), rep.Proposed, rep.Keywords, len(entries), rep.Unsupported, rep.Capped, len(measured))
 	return reg.Snapshot(), measured, msg, nil
-}
-
-// reformulation returns the discovery options for --backend: nil without
-// one, else a runtime.ModelReformulator on that backend, fused, below the
-// threshold.
-func reformulation(backend, model string, below float64, timeout time.Duration) (*discovery.Options, error) {
-	if backend == "" {
-		return nil, nil
-	}
-	b, _, err := modelBackend(backend, model, echoBackend{})
-	if err != nil {
-		return nil, err
-	}
-	if below <= 0 || below > 1 {
-		return nil, fmt.Errorf("--reformulate-below %v must be in (0,1]", below)
-	}
-	if timeout <= 0 {
-		return nil, fmt.Errorf("--reformulate-timeout %v must be positive", timeout)
-	}
-	r, err := runtime.NewModelReformulator(b, &runtime.ReformulatorOptions{Timeout: timeout, Logger: quietLogger()})
-	if err != nil {
-		return nil, err
-	}
-	return &discovery.Options{Reformulator: r, FuseReformulation: true, ReformulateBelow: below}, nil
-}
-
-// echoBackend is --backend scripted for reformulation: it answers every
-// rewrite with the request itself, so the wiring runs without a model.
-type echoBackend struct{}
-
-func (echoBackend) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
-	text := req.Messages[len(req.Messages)-1].Content
-	return &llm.Response{Action: llm.ActionAnswer, Answer: text, Message: llm.Message{Role: llm.RoleAssistant, Content: text}}, nil
-}
-
-// modelBackend builds the --backend B --model M backend of eval and cards
-// suggest (the same environment as chat: OLLAMA_HOST; OPENAI_API_KEY,
-// OPENAI_BASE_URL) and the mode to constrain it in; scripted is the given
-// stand-in.
-func modelBackend(backend, model string, scripted llm.Backend) (llm.Backend, llm.Mode, error) {
-	switch backend {
-	case "scripted":
-		return scripted, llm.ModeEnvelope, nil
-	case "ollama":
-		b, err := ollama.New(orDefault(model, "llama3.2"), nil)
-		return b, llm.ModeEnvelope, err
-	case "openai":
-		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
-			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-		}
-		b, err := openai.New(orDefault(model, "gpt-4o-mini"), nil)
-		return b, llm.ModeNative, err
-	}
-	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama or openai)", backend)
 }

@@ -23,6 +23,15 @@ type catalogSources struct {
 	cards                 cardFlags
 }
 
+// catalogFlagSet is the flag set of the catalog command name, with the
+// catalog flags registered in src.
+func catalogFlagSet(name string) (fs *flag.FlagSet, src *catalogSources) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	src = &catalogSources{}
+	src.register(fs)
+	return fs, src
+}
+
 func (c *catalogSources) register(fs *flag.FlagSet) {
 	fs.Var(&c.files, "tools", "catalog `file` (JSON Lines, JSON array or MCP tools/list), as FILE or NS=FILE; repeatable")
 	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
@@ -33,6 +42,17 @@ func (c *catalogSources) register(fs *flag.FlagSet) {
 
 func (c *catalogSources) empty() bool {
 	return len(c.files) == 0 && len(c.commands) == 0 && len(c.urls) == 0 && c.config == ""
+}
+
+// errNoCatalog is the usage error of a catalog command given no source.
+var errNoCatalog = errors.New("a catalog is required: --tools, --mcp, --mcp-url or --mcp-config")
+
+// flagsErr is flagsErr for a catalog command: first, a catalog is required.
+func (c *catalogSources) flagsErr(fs *flag.FlagSet, required ...string) error {
+	if c.empty() {
+		return errNoCatalog
+	}
+	return flagsErr(fs, required...)
 }
 
 // open is load for the command prog: it reports a failure's first line on
@@ -103,10 +123,3 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 
 // quietLogger discards library logs: the CLI reports failures itself.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// errUsage marks a usage error (exit 2) raised before any work.
-var errUsage = errors.New("usage")
-
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
-}

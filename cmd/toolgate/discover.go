@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,21 +20,6 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// allScopes lists every scope the snapshot's tools need.
-func allScopes(snap *tools.Snapshot) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range snap.Tools() {
-		for _, s := range t.Card.Scopes {
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
 
 // firstLine keeps a multi-error's first line: the CLI reports one line.
 func firstLine(err error) string {
@@ -63,10 +47,8 @@ type discoveredCandidate struct {
 // runDiscover: toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 3] [--format json] "request".
 // Exit 0 with candidates, 1 when nothing matched, 2 for usage or input errors.
 func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var src catalogSources
-	src.register(fs)
+	const prog = "toolgate discover"
+	fs, src := catalogFlagSet("discover")
 	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
@@ -75,42 +57,36 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	}
 	switch {
 	case src.empty():
-		fmt.Fprintln(stderr, "toolgate discover: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config")
-		return exitUsage
+		return fail(stderr, prog, errNoCatalog)
 	case fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "":
-		fmt.Fprintln(stderr, `toolgate discover: want exactly one request argument, e.g. "close issue #42"`)
-		return exitUsage
+		return fail(stderr, prog, errors.New(`want exactly one request argument, e.g. "close issue #42"`))
 	case *k < 1:
-		fmt.Fprintf(stderr, "toolgate discover: --k %d must be at least 1\n", *k)
-		return exitUsage
-	case *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "toolgate discover: unknown --format %q (want text or json)\n", *format)
-		return exitUsage
+		return fail(stderr, prog, fmt.Errorf("--k %d must be at least 1", *k))
 	}
-	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, "toolgate discover")
+	if err := formatErr(*format, "text", "json"); err != nil {
+		return fail(stderr, prog, err)
+	}
+	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, "toolgate discover")
+	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
-	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: allScopes(snap)}
+	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: snap.Scopes()}
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
 		p.Scopes = splitList(*scopes)
 	}
 	d, err := discovery.New(nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	sl, err := d.Shortlist(ctx, snap.Authorize(p), discovery.Request{Query: fs.Arg(0), K: *k})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "toolgate discover: interrupted")
-			return exitUsage
+			err = errors.New("interrupted")
 		}
-		fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	out := discoverOutput{Query: sl.Query, Candidates: []discoveredCandidate{}, Authorized: sl.Authorized,
 		ShortlistTokens: sl.ShortlistTokens, CatalogTokens: sl.CatalogTokens, Reformulated: sl.Reformulated}
@@ -118,12 +94,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		out.Candidates = append(out.Candidates, discoveredCandidate{Name: c.Tool.ID, Score: round(c.Score, 4)})
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "toolgate discover: %v\n", err)
-			return exitUsage
+		if err := writeJSON(stdout, out); err != nil {
+			return fail(stderr, prog, err)
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
 )
@@ -69,6 +72,47 @@ var helps = map[string]cli.Usage{
 // cli.ParseFlags): ok means go on, else code is the exit code.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	return cli.ParseFlags("toolgate", fs, helps[fs.Name()], args, stdout, stderr)
+}
+
+// fail writes err as the one-line reason of a usage or input error,
+// "PROG: err", on stderr and returns exitUsage.
+func fail(stderr io.Writer, prog string, err error) int {
+	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	return exitUsage
+}
+
+// writeJSON writes v as indented JSON, with <, > and & as they are: the
+// --format json output of the commands.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// flagsErr is the usage check the commands share once their flags are
+// parsed: each flag named in required must be given (not empty), and no
+// argument is taken. It returns the first problem, or nil.
+func flagsErr(fs *flag.FlagSet, required ...string) error {
+	for _, name := range required {
+		if fs.Lookup(name).Value.String() == "" {
+			return fmt.Errorf("--%s is required", name)
+		}
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// formatErr checks a --format value against the command's formats: nil when
+// it is one of them, else `unknown --format "xml" (want text, json or html)`.
+func formatErr(format string, formats ...string) error {
+	if slices.Contains(formats, format) {
+		return nil
+	}
+	last := len(formats) - 1
+	return fmt.Errorf("unknown --format %q (want %s or %s)", format, strings.Join(formats[:last], ", "), formats[last])
 }
 
 // overview is "toolgate help": every command with its summary.

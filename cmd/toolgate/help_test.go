@@ -138,3 +138,58 @@ func TestVersionLine(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsErr(t *testing.T) {
+	tests := []struct {
+		args    []string
+		catalog bool // a catalog command's check
+		want    string
+	}{
+		{nil, true, "a catalog is required: --tools, --mcp, --mcp-url or --mcp-config"},
+		{[]string{"--tools", "c.json"}, true, "--out is required"},
+		{[]string{"--tools", "c.json", "--out", "o", "extra"}, true, `unexpected argument "extra"`},
+		{[]string{"--tools", "c.json", "--out", "o"}, true, ""},
+		{[]string{"--out", "o", "extra"}, false, `unexpected argument "extra"`},
+		{[]string{"--out", "o"}, false, ""},
+	}
+	for _, tt := range tests {
+		fs, src := catalogFlagSet("t")
+		fs.String("out", "", "")
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		err := flagsErr(fs, "out")
+		if tt.catalog {
+			err = src.flagsErr(fs, "out")
+		}
+		if got := errText(err); got != tt.want {
+			t.Errorf("flagsErr(%q, catalog %v) = %v, want %q", tt.args, tt.catalog, err, tt.want)
+		}
+	}
+}
+
+func TestFormatErr(t *testing.T) {
+	tests := []struct {
+		format  string
+		formats []string
+		want    string
+	}{
+		{"json", []string{"text", "json"}, ""},
+		{"xml", []string{"text", "json"}, `unknown --format "xml" (want text or json)`},
+		{"xml", []string{"text", "json", "html"}, `unknown --format "xml" (want text, json or html)`},
+	}
+	for _, tt := range tests {
+		err := formatErr(tt.format, tt.formats...)
+		if got := errText(err); got != tt.want {
+			t.Errorf("formatErr(%q, %q) = %v, want %q", tt.format, tt.formats, err, tt.want)
+		}
+	}
+}
+
+// errText is err's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -4,9 +4,7 @@ import (
 	"github.com/toolgate/toolgate/internal/report"
 
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -33,10 +31,8 @@ type lintOutput struct {
 // line each), 2 for usage or input errors (every catalog problem as
 // FILE:LINE: reason on stderr).
 func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var src catalogSources
-	src.register(fs)
+	const prog = "toolgate lint"
+	fs, src := catalogFlagSet("lint")
 	skip := fs.String("skip", "", "comma-separated kinds not to check: "+kindList())
 	k := fs.Int("k", 5, "shortlist size a tool must come back in to be findable")
 	maxTokens := fs.Int("max-tokens", 50, "card budget in o200k tokens")
@@ -49,53 +45,43 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	for _, s := range splitList(*skip) {
 		opts.Skip = append(opts.Skip, lint.Kind(s))
 	}
-	switch {
-	case src.empty():
-		fmt.Fprintln(stderr, "toolgate lint: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config")
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "toolgate lint: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	case *k < 1 || *maxTokens < 1 || *threshold <= 0 || *threshold > 1:
-		fmt.Fprintln(stderr, "toolgate lint: --k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]")
-		return exitUsage
-	case *format != "text" && *format != "json" && *format != "html":
-		fmt.Fprintf(stderr, "toolgate lint: unknown --format %q (want text, json or html)\n", *format)
-		return exitUsage
+	if err := src.flagsErr(fs); err != nil {
+		return fail(stderr, prog, err)
+	}
+	if *k < 1 || *maxTokens < 1 || *threshold <= 0 || *threshold > 1 {
+		return fail(stderr, prog, errors.New("--k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]"))
+	}
+	if err := formatErr(*format, "text", "json", "html"); err != nil {
+		return fail(stderr, prog, err)
 	}
 	reg, closeUpstreams, err := src.load(ctx, quietLogger())
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "toolgate lint: %s\n", line)
+			fmt.Fprintf(stderr, "%s: %s\n", prog, line)
 		}
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, "toolgate lint")
+	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, opts)
-	if err != nil {
-		switch {
-		case errors.Is(err, context.Canceled):
-			fmt.Fprintln(stderr, "toolgate lint: interrupted")
-		case errors.Is(err, lint.ErrOptions):
-			fmt.Fprintf(stderr, "toolgate lint: %v (kinds: %s)\n", err, kindList())
-		default:
-			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
-		}
-		return exitUsage
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fail(stderr, prog, errors.New("interrupted"))
+	case errors.Is(err, lint.ErrOptions):
+		return fail(stderr, prog, fmt.Errorf("%v (kinds: %s)", err, kindList()))
+	case err != nil:
+		return fail(stderr, prog, err)
 	}
 	var fixed map[lint.Kind]int
 	if len(src.cards.files) > 0 {
 		if fixed, err = fixedByCards(ctx, &src.cards, snap, findings, opts); err != nil {
-			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
-			return exitUsage
+			return fail(stderr, prog, err)
 		}
 	}
 	if *format == "html" {
 		if err := report.Lint(stdout, fmt.Sprintf("toolgate lint: %d tools", snap.Len()), snap, findings); err != nil {
-			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
-			return exitUsage
+			return fail(stderr, prog, err)
 		}
 	} else if *format == "json" {
 		out := lintOutput{Tools: snap.Len(), Counts: map[lint.Kind]int{}, Findings: findings, Fixed: fixed}
@@ -111,12 +97,8 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		for _, f := range findings {
 			out.Counts[f.Kind]++
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "toolgate lint: %v\n", err)
-			return exitUsage
+		if err := writeJSON(stdout, out); err != nil {
+			return fail(stderr, prog, err)
 		}
 	} else {
 		for _, f := range findings {

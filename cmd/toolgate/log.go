@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +33,7 @@ const logUsage = `usage: toolgate log [misses] --log FILE [--tenant T] [--format
 // whose first shortlist lacked the tool finally called. Exit 0 with none,
 // 1 with misses, 2 for usage or input errors.
 func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	const prog = "toolgate log misses"
 	if len(args) == 0 || (args[0] != "misses" && !strings.HasPrefix(args[0], "-")) {
 		fmt.Fprintln(stderr, logUsage)
 		return exitUsage
@@ -47,21 +48,12 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case *logPath == "":
-		fmt.Fprintln(stderr, "toolgate log misses: --log is required")
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "toolgate log misses: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	case *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "toolgate log misses: unknown --format %q (want text or json)\n", *format)
-		return exitUsage
+	if err := cmp.Or(flagsErr(fs, "log"), formatErr(*format, "text", "json")); err != nil {
+		return fail(stderr, prog, err)
 	}
 	rep, err := readMisses(ctx, *logPath, *tenant)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate log misses: %v\n", err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	byTool := rep.ByTool()
 	if *format == "json" {
@@ -75,12 +67,8 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		if out.Tools == nil {
 			out.Tools = []discovery.ToolMisses{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "toolgate log misses: %v\n", err)
-			return exitUsage
+		if err := writeJSON(stdout, out); err != nil {
+			return fail(stderr, prog, err)
 		}
 	} else {
 		fmt.Fprintf(stdout, "%d calls linked to their request: %d found by the first shortlist, %d missed; %d calls not linked\n",
@@ -158,9 +146,7 @@ func readLog(ctx context.Context, path string) ([]discovery.Entry, error) {
 // or input errors.
 func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const prog = "toolgate cards learn"
-	fs := flag.NewFlagSet("cards learn", flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	fs, src := catalogFlagSet("cards learn")
 	logPath := fs.String("log", "", "discovery log `file` (JSON Lines or SQLite)")
 	tenant := fs.String("tenant", "", "the tenant to learn for (required when the log holds several)")
 	minPrincipals := fs.Int("min-principals", 3, "distinct principals a request's wording needs before it is proposed")
@@ -169,19 +155,11 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case src.empty():
-		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
-		return exitUsage
-	case *logPath == "":
-		fmt.Fprintf(stderr, "%s: --log is required\n", prog)
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		return exitUsage
-	case *minPrincipals < 1 || *perPrincipal < 1:
-		fmt.Fprintf(stderr, "%s: --min-principals and --max-per-principal must be at least 1\n", prog)
-		return exitUsage
+	if err := src.flagsErr(fs, "log"); err != nil {
+		return fail(stderr, prog, err)
+	}
+	if *minPrincipals < 1 || *perPrincipal < 1 {
+		return fail(stderr, prog, errors.New("--min-principals and --max-per-principal must be at least 1"))
 	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
@@ -191,8 +169,7 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 	src.cards.warn(stderr, prog)
 	rep, err := readMisses(ctx, *logPath, *tenant)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	entries, lrep, err := cards.Learn(reg.Snapshot(), rep.Linked, &cards.LearnOptions{Tenant: *tenant,
 		MinPrincipals: *minPrincipals, MaxPerPrincipal: *perPrincipal})
@@ -200,22 +177,19 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if errors.Is(err, cards.ErrTenants) {
 			err = fmt.Errorf("the log holds several tenants' calls: choose one with --tenant (learning never crosses tenants)")
 		}
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	w := stdout
 	if *outPath != "" {
 		f, err := os.Create(*outPath)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return exitUsage
+			return fail(stderr, prog, err)
 		}
 		defer f.Close()
 		w = f
 	}
 	if err := cards.Write(w, entries); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	fmt.Fprintf(stderr, "%s: tenant %q: %d calls (%d missed); proposed %d examples and %d tags for %d tools; %d requests lacked support from %d principals, %d were over the caps; review before use\n",
 		prog, lrep.Tenant, len(rep.Linked), len(rep.Misses), lrep.Proposed, lrep.Keywords, len(entries), lrep.Unsupported, *minPrincipals, lrep.Capped)

@@ -58,9 +58,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // for any MCP client, over stdio (the principal from flags) or Streamable
 // HTTP (the principal from each request's bearer token).
 func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcp serve", flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	const serveProg = "toolgate mcp serve"
+	fs, src := catalogFlagSet("mcp serve")
 	principal := fs.String("principal", "", "principal `ID` the stdio client acts as")
 	tenant := fs.String("tenant", "", "tenant of the stdio principal")
 	scopes := fs.String("scopes", "", "comma-separated scopes of the stdio principal")
@@ -72,49 +71,43 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if err := flagsErr(fs); err != nil {
+		return fail(stderr, serveProg, err)
+	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "toolgate mcp serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
 	case src.empty():
-		fmt.Fprintln(stderr, "toolgate mcp serve: no catalog: give --tools, --mcp, --mcp-url or --mcp-config")
-		return exitUsage
+		return fail(stderr, serveProg, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *addr == "" && (*principal == "" || *tenant == ""):
-		fmt.Fprintln(stderr, "toolgate mcp serve: stdio needs --principal and --tenant (or serve --http with --tokens)")
-		return exitUsage
+		return fail(stderr, serveProg, errors.New("stdio needs --principal and --tenant (or serve --http with --tokens)"))
 	case *addr != "" && *tokenPath == "":
-		fmt.Fprintln(stderr, "toolgate mcp serve: --http needs --tokens")
-		return exitUsage
+		return fail(stderr, serveProg, errors.New("--http needs --tokens"))
 	case *k < 1:
-		fmt.Fprintln(stderr, "toolgate mcp serve: --k must be at least 1")
-		return exitUsage
+		return fail(stderr, serveProg, errors.New("--k must be at least 1"))
 	}
 	log := quietLogger()
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 
-	reg, closeUpstreams, ok := src.open(ctx, log, stderr, "toolgate mcp serve")
+	reg, closeUpstreams, ok := src.open(ctx, log, stderr, serveProg)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, "toolgate mcp serve")
+	src.cards.warn(stderr, serveProg)
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
 		return exitUsage
 	}
 	defer closeStore()
 	gw, err := gateway.New(reg, store, &gateway.Options{Logger: log})
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+		return fail(stderr, serveProg, err)
 	}
 	disc, err := discovery.New(nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+		return fail(stderr, serveProg, err)
 	}
 	opts := &mcpserver.Options{K: *k, Logger: log,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
@@ -122,11 +115,10 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if *addr == "" {
 		srv, err := mcpserver.New(reg, disc, gw, opts)
 		if err != nil {
-			fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-			return exitUsage
+			return fail(stderr, serveProg, err)
 		}
 		if err := srv.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
+			fmt.Fprintf(stderr, "%s: %v\n", serveProg, err)
 			return exitNegative
 		}
 		return exitOK
@@ -134,7 +126,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 
 	tf, err := gateway.LoadTokenFile(*tokenPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
 		return exitUsage
 	}
 	opts.Authenticate = func(r *http.Request) (tools.Principal, error) {
@@ -146,22 +138,19 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	srv, err := mcpserver.New(reg, disc, gw, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+		return fail(stderr, serveProg, err)
 	}
 	h, err := srv.Handler()
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+		return fail(stderr, serveProg, err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
-		return exitUsage
+		return fail(stderr, serveProg, err)
 	}
 	hs := mcpHTTPServer(h)
-	fmt.Fprintf(stderr, "toolgate mcp serve: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
-		reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
+	fmt.Fprintf(stderr, "%s: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
+		serveProg, reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -169,7 +158,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		hs.Shutdown(sctx)
 	}()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "toolgate mcp serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", serveProg, err)
 		return exitNegative
 	}
 	return exitOK
@@ -187,6 +176,7 @@ func mcpHTTPServer(h http.Handler) *http.Server {
 // store of "mcp serve", as an operator principal (access to the store is
 // the operator's authority; the gateway still refuses the requester itself).
 func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const approveProg = "toolgate mcp approve"
 	fs := flag.NewFlagSet("mcp approve", flag.ContinueOnError)
 	data := fs.String("data", "", "the `DIR` \"mcp serve --data\" uses")
 	principal := fs.String("principal", "", "the approver's principal `ID` (not the requester)")
@@ -197,30 +187,26 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	switch {
 	case fs.NArg() != 1:
-		fmt.Fprintln(stderr, "toolgate mcp approve: give one APPROVAL_ID")
-		return exitUsage
+		return fail(stderr, approveProg, errors.New("give one APPROVAL_ID"))
 	case *data == "":
-		fmt.Fprintln(stderr, "toolgate mcp approve: --data is required (the store of mcp serve)")
-		return exitUsage
+		return fail(stderr, approveProg, errors.New("--data is required (the store of mcp serve)"))
 	case *principal == "" || *tenant == "":
-		fmt.Fprintln(stderr, "toolgate mcp approve: --principal and --tenant are required")
-		return exitUsage
+		return fail(stderr, approveProg, errors.New("--principal and --tenant are required"))
 	}
 	if _, err := os.Stat(filepath.Join(*data, "gateway.db")); err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp approve: no gateway store in %s\n", *data)
+		fmt.Fprintf(stderr, "%s: no gateway store in %s\n", approveProg, *data)
 		return exitUsage
 	}
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp approve: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", approveProg, firstLine(err))
 		return exitUsage
 	}
 	defer closeStore()
 	// Approving needs the store only: the tool and its arguments are in the approval.
 	gw, err := gateway.New(tools.NewRegistry(), store, &gateway.Options{Logger: quietLogger()})
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp approve: %v\n", err)
-		return exitUsage
+		return fail(stderr, approveProg, err)
 	}
 	approver := tools.Principal{ID: *principal, Tenant: *tenant, Scopes: []string{gateway.ApprovalScope}}
 	var a *gateway.Approval
@@ -230,7 +216,7 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 		a, err = gw.Approve(ctx, approver, fs.Arg(0))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate mcp approve: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", approveProg, firstLine(err))
 		return exitNegative
 	}
 	out, _ := json.Marshal(a)

@@ -25,20 +25,13 @@ func TestMCPServeStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
-	clientR, serverW := io.Pipe()
-	serverR, clientW := io.Pipe()
-	var stderr strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"mcp", "serve", "--tools", github, "--mcp", "memory=node " + memory,
-			"--principal", "u1", "--tenant", "acme", "--data", t.TempDir()}, serverR, serverW, &stderr)
-		serverW.Close()
-	}()
+	srv := startStdioServe(ctx, "--tools", github, "--mcp", "memory=node "+memory,
+		"--principal", "u1", "--tenant", "acme", "--data", t.TempDir())
 
 	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientR, Writer: clientW}, nil)
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: srv.out, Writer: srv.in}, nil)
 	if err != nil {
-		t.Fatalf("connect: %v (stderr %q)", err, stderr.String())
+		t.Fatalf("connect: %v (stderr %q)", err, srv.stderr.String())
 	}
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -64,14 +57,43 @@ func TestMCPServeStdio(t *testing.T) {
 		t.Errorf("call_tool create_entities through the gateway = %s", text)
 	}
 	cs.Close()
-	clientW.Close()
+	srv.close(ctx, t)
+}
+
+// stdioServe is "toolgate mcp serve" running in the test's process, its
+// stdin and stdout on pipes.
+type stdioServe struct {
+	in     *io.PipeWriter // the server's stdin
+	out    *io.PipeReader // the server's stdout
+	stderr strings.Builder
+	done   chan int // the exit code
+}
+
+// startStdioServe runs "toolgate mcp serve ARGS" until ctx ends or its
+// stdin is closed.
+func startStdioServe(ctx context.Context, args ...string) *stdioServe {
+	s := &stdioServe{done: make(chan int, 1)}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s.in, s.out = inW, outR
+	go func() {
+		s.done <- run(ctx, append([]string{"mcp", "serve"}, args...), inR, outW, &s.stderr)
+		outW.Close()
+	}()
+	return s
+}
+
+// close closes the server's stdin and checks that it then exits 0.
+func (s *stdioServe) close(ctx context.Context, t *testing.T) {
+	t.Helper()
+	s.in.Close()
 	select {
-	case code := <-done:
+	case code := <-s.done:
 		if code != exitOK {
-			t.Errorf("mcp serve exited %d: %s", code, stderr.String())
+			t.Errorf("mcp serve exited %d: %s", code, s.stderr.String())
 		}
 	case <-ctx.Done():
-		t.Fatal("mcp serve did not exit after the client closed")
+		t.Fatal("mcp serve did not exit after its stdin closed")
 	}
 }
 
@@ -137,23 +159,16 @@ func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"mcp", "serve", "--mcp", "memory=node " + memory, "--principal", "u1", "--tenant", "acme"}, inR, outW, &stderr)
-		outW.Close()
-	}()
-	replies := bufio.NewReader(outR)
+	srv := startStdioServe(ctx, "--mcp", "memory=node "+memory, "--principal", "u1", "--tenant", "acme")
+	replies := bufio.NewReader(srv.out)
 	exchange := func(line string) map[string]any {
 		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatalf("write: %v (stderr %q)", err, stderr.String())
+		if _, err := io.WriteString(srv.in, line+"\n"); err != nil {
+			t.Fatalf("write: %v (stderr %q)", err, srv.stderr.String())
 		}
 		reply, err := replies.ReadString('\n')
 		if err != nil {
-			t.Fatalf("read: %v (stderr %q)", err, stderr.String())
+			t.Fatalf("read: %v (stderr %q)", err, srv.stderr.String())
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(reply), &m); err != nil {
@@ -164,7 +179,7 @@ func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
 	if r := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); r["result"] == nil {
 		t.Fatalf("initialize = %v", r)
 	}
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+	if _, err := io.WriteString(srv.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{`null`, `[]`, `{oops`, `{"jsonrpc":"1.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`} {
@@ -178,13 +193,5 @@ func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
 	if res == nil || res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), `"success":true`) {
 		t.Errorf("call through to the upstream after the bad frames = %v", r)
 	}
-	inW.Close()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Errorf("mcp serve exited %d: %s", code, stderr.String())
-		}
-	case <-ctx.Done():
-		t.Fatal("mcp serve did not exit after stdin closed")
-	}
+	srv.close(ctx, t)
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,9 +39,8 @@ func init() {
 // Go. Tools with a handler are the upstream servers' (a catalog file's
 // tools can be discovered, but a call of one is refused: nothing runs it).
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	const prog = "toolgate serve"
+	fs, src := catalogFlagSet("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	tokenPath := fs.String("tokens", "", "bearer token `file`: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
 	data := fs.String("data", "", "`DIR` for the SQLite store gateway.db (created when missing)")
@@ -53,26 +52,22 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if err := flagsErr(fs); err != nil {
+		return fail(stderr, prog, err)
+	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "toolgate serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
 	case src.empty():
-		fmt.Fprintln(stderr, "toolgate serve: no catalog: give --tools, --mcp, --mcp-url or --mcp-config")
-		return exitUsage
+		return fail(stderr, prog, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *tokenPath == "":
-		fmt.Fprintln(stderr, "toolgate serve: --tokens FILE is required")
-		return exitUsage
+		return fail(stderr, prog, errors.New("--tokens FILE is required"))
 	case *storeSpec == "" && *data == "":
-		fmt.Fprintln(stderr, "toolgate serve: give --data DIR (SQLite) or --store URL")
-		return exitUsage
+		return fail(stderr, prog, errors.New("give --data DIR (SQLite) or --store URL"))
 	case *toolTimeout <= 0 || *leaseGrace <= 0 || *shutdown <= 0:
-		fmt.Fprintln(stderr, "toolgate serve: --tool-timeout, --lease-grace and --shutdown-timeout must be positive")
-		return exitUsage
+		return fail(stderr, prog, errors.New("--tool-timeout, --lease-grace and --shutdown-timeout must be positive"))
 	}
 	auth, err := gateway.LoadTokenFile(*tokenPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 		return exitUsage
 	}
 	level := slog.LevelInfo
@@ -83,20 +78,19 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	reg, closeUpstreams, ok := src.open(ctx, log, stderr, "toolgate serve")
+	reg, closeUpstreams, ok := src.open(ctx, log, stderr, prog)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
 	if *data != "" {
 		if err := os.MkdirAll(*data, 0o700); err != nil {
-			fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
-			return exitUsage
+			return fail(stderr, prog, err)
 		}
 	}
 	st, err := serve.OpenStore(ctx, *storeSpec, *data)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 		return exitUsage
 	}
 	defer st.Close()
@@ -105,8 +99,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	gw, err := gateway.New(reg, st, &gateway.Options{Logger: log, Registerer: metrics,
 		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	err = serve.Run(ctx, serve.Config{
 		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Gatherer: metrics, Logger: log,
@@ -116,7 +109,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		},
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return exitNegative
 	}
 	return exitOK

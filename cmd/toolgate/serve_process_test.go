@@ -142,10 +142,7 @@ func TestServeGoUpstream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens.json")
-	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-a":{"principal":"alice","tenant":"acme","scopes":[]}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := aliceTokens(t, dir, "tok-a")
 	count := filepath.Join(dir, "count")
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
 	args := []string{"--tools", github, "--mcp", "calc=" + calc, "--tokens", tokens, "--data", filepath.Join(dir, "data")}
@@ -217,10 +214,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens.json")
-	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-a":{"principal":"alice","tenant":"acme"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := aliceTokens(t, dir, "tok-a")
 	started, release, count := filepath.Join(dir, "started"), filepath.Join(dir, "release"), filepath.Join(dir, "count")
 	for _, f := range []string{started, release} {
 		if err := syscall.Mkfifo(f, 0o600); err != nil {

@@ -109,6 +109,18 @@ func (p *serveProcess) post(t *testing.T, token, path, body string) (int, map[st
 	return resp.StatusCode, out
 }
 
+// aliceTokens writes tokens.json in dir, a bearer token file where token
+// is alice's of tenant acme, without scopes, and returns its path.
+func aliceTokens(t *testing.T, dir, token string) string {
+	t.Helper()
+	path := filepath.Join(dir, "tokens.json")
+	body := `{"tokens":{"` + token + `":{"principal":"alice","tenant":"acme","scopes":[]}}}`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestServe runs `toolgate serve` as a process over a catalog file and a
 // real upstream MCP server (server-memory over stdio), with the SQLite
 // store: discovery for the bearer, a call executed once and replayed,
@@ -118,10 +130,7 @@ func TestServe(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens.json")
-	if err := os.WriteFile(tokens, []byte(`{"tokens":{"tok-alice":{"principal":"alice","tenant":"acme","scopes":[]}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := aliceTokens(t, dir, "tok-alice")
 	data := filepath.Join(dir, "data")
 	memFile := filepath.Join(dir, "memory.jsonl")
 	args := []string{"--tokens", tokens, "--data", data, "--tools", github,

@@ -3,17 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
-	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -34,9 +30,7 @@ func init() {
 // usage or input errors.
 func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const prog = "toolgate cards suggest"
-	fs := flag.NewFlagSet("cards suggest", flag.ContinueOnError)
-	var src catalogSources
-	src.register(fs)
+	fs, src := catalogFlagSet("cards suggest")
 	backend := fs.String("backend", "", "scripted (a stand-in built from each card: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
 	model := fs.String("model", "", "the --backend model")
 	outPath := fs.String("out", "", "the overlay `file` to write; its entries for unchanged tools are kept")
@@ -45,21 +39,12 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case src.empty():
-		fmt.Fprintf(stderr, "%s: a catalog is required: --tools, --mcp, --mcp-url or --mcp-config\n", prog)
-		return exitUsage
-	case *outPath == "":
-		fmt.Fprintf(stderr, "%s: --out is required\n", prog)
-		return exitUsage
-	case fs.NArg() != 0:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		return exitUsage
+	if err := src.flagsErr(fs, "out"); err != nil {
+		return fail(stderr, prog, err)
 	}
 	b, mode, err := modelBackend(*backend, *model, cardStandIn{})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
@@ -69,8 +54,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	sibling, flagged := map[string]string{}, map[string]bool{}
 	for _, f := range findings {
@@ -83,13 +67,11 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	kept, err := resumeOverlay(*outPath, snap)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	f, err := os.OpenFile(*outPath, os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return fail(stderr, prog, err)
 	}
 	defer f.Close()
 	var todo []*tools.Tool
@@ -117,8 +99,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		var line bytes.Buffer
 		if err := cards.Write(&line, []cards.Entry{e}); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return exitUsage
+			return fail(stderr, prog, err)
 		}
 		// One write and a sync per entry: a crash loses at most the line
 		// being written, which resumeOverlay drops.
@@ -187,52 +168,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// cardStandIn is --backend scripted for cards suggest: it answers each
-// request with a write_card call built from the prompt's tool name,
-// description and sibling, so the wiring runs without a model.
-type cardStandIn struct{}
-
-func (cardStandIn) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
-	var name, desc, sibling string
-	for _, line := range strings.Split(req.Messages[len(req.Messages)-1].Content, "\n") {
-		k, v, _ := strings.Cut(line, ": ")
-		switch k {
-		case "Tool":
-			name = strings.ReplaceAll(v, "_", " ")
-		case "Description":
-			desc = strings.TrimSuffix(strings.ToLower(v), ".")
-		case "Sibling":
-			sibling = v
-		}
-	}
-	notFor := "anything its description does not say"
-	if sibling != "" {
-		notFor = "the neighbouring task: use " + sibling
-	}
-	args, _ := json.Marshal(map[string]any{
-		"aliases":  []string{name},
-		"examples": []string{oneWords(desc, 12), "please " + oneWords(desc, 10), "can you " + name},
-		"not_for":  notFor,
-	})
-	return &llm.Response{Action: llm.ActionCall, Calls: []llm.ToolCall{{ID: "c0", Name: "write_card", Arguments: args}}}, nil
-}
-
-func oneWords(s string, n int) string {
-	w := strings.Fields(s)
-	if len(w) > n {
-		w = w[:n]
-	}
-	if len(w) == 0 {
-		return "do it"
-	}
-	return strings.Join(w, " ")
 }

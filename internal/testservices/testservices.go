@@ -32,9 +32,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -71,6 +74,32 @@ func RedisURL(tb testing.TB) string { return url(tb, "redis", "TOOLGATE_REDIS_UR
 func PostgresURL(tb testing.TB) string {
 	return url(tb, "postgres", "TOOLGATE_POSTGRES_URL", startPostgres)
 }
+
+// PostgresSchema returns PostgresURL and the name of a schema no other test
+// uses (prefix_PID_N), which is dropped, with everything in it, when the test
+// ends: after the cleanups the test registers later, such as closing the
+// store that created the schema.
+func PostgresSchema(tb testing.TB, prefix string) (url, schema string) {
+	tb.Helper()
+	url = PostgresURL(tb)
+	schema = fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), schemas.Add(1))
+	tb.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			tb.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			tb.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return url, schema
+}
+
+// schemas numbers PostgresSchema's schemas within the process.
+var schemas atomic.Int64
 
 func url(tb testing.TB, engine, env string, start func() (*Server, error)) string {
 	tb.Helper()

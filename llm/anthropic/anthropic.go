@@ -32,7 +32,7 @@
 package anthropic
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,7 +40,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -48,6 +47,7 @@ import (
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
 // Options configures a Backend. A nil *Options means all defaults.
@@ -80,12 +80,9 @@ const defaultMaxTokens = 1024
 
 // New returns a Backend for model (e.g. "claude-sonnet-4-5").
 func New(model string, opts *Options) (*Backend, error) {
-	if model == "" {
-		return nil, errors.New("anthropic: model is empty")
-	}
-	var o Options
-	if opts != nil {
-		o = *opts
+	o, err := wire.Options("anthropic", model, opts)
+	if err != nil {
+		return nil, err
 	}
 	if o.MaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: Options.MaxTokens %d is negative", o.MaxTokens)
@@ -93,11 +90,11 @@ func New(model string, opts *Options) (*Backend, error) {
 	if o.MaxTokens == 0 {
 		o.MaxTokens = defaultMaxTokens
 	}
+	if err := wire.CheckBaseURL("anthropic", o.BaseURL); err != nil {
+		return nil, err
+	}
 	ropts := []option.RequestOption{option.WithMaxRetries(0)}
 	if o.BaseURL != "" {
-		if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
-			return nil, fmt.Errorf("anthropic: Options.BaseURL %q is not an http(s) URL", o.BaseURL)
-		}
 		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
 	}
 	if o.APIKey != "" {
@@ -156,10 +153,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		FinishReason: finishReason(m.StopReason),
 	}
 	if req.Constraint.Mode == llm.ModeEnvelope {
-		resp.Raw = msg.Content
-		if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
-			resp.Raw = llm.UnwrapEnvelope(msg.Content)
-		}
+		resp.Raw = wire.EnvelopeRaw(req, msg.Content)
 	}
 	return resp, llm.ParseReply(req, resp)
 }
@@ -218,32 +212,27 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 	)
 	switch req.Constraint.Mode {
 	case llm.ModeGrammar:
-		return p, nil, 0, &llm.ConstraintError{Backend: "anthropic", Mode: llm.ModeGrammar,
-			Message: "the Messages API takes no grammar; use envelope or native mode"}
+		return p, nil, 0, wire.NoGrammar("anthropic", "Messages API")
 	case llm.ModeEnvelope:
 		msgs = llm.WithToolPrompt(req)
-		schema, _ := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema)
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, schema); err != nil {
-			return p, nil, 0, fmt.Errorf("%w: Constraint.EnvelopeSchema: %v", llm.ErrInvalidRequest, err)
+		schema, tokens, err := wire.EnvelopeSchema(req)
+		if err != nil {
+			return p, nil, 0, err
 		}
 		// The schema goes in verbatim (keys in their order) rather than
 		// through the SDK's map[string]any.
 		p.OutputConfig.Format.Schema = map[string]any{}
-		ropts = append(ropts, option.WithJSONSet("output_config.format.schema", json.RawMessage(compact.Bytes())))
-		defTokens = tokcount.Count(compact.String()) + llm.ToolPromptTokens(req.Tools)
+		ropts = append(ropts, option.WithJSONSet("output_config.format.schema", schema))
+		defTokens = tokens
 	case llm.ModeNative:
 		strict := !req.Constraint.BestEffort
 		specs := append(append([]llm.ToolSpec(nil), req.Tools...), req.Deferred...)
 		for i, t := range specs {
 			deferred := i >= len(req.Tools)
-			schema := t.Parameters
 			useStrict := strict && !deferred
-			if useStrict {
-				if len(t.StrictParameters) == 0 {
-					return p, nil, 0, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
-				}
-				schema = t.StrictParameters
+			schema, err := wire.ToolSchema(t, useStrict)
+			if err != nil {
+				return p, nil, 0, err
 			}
 			tp := anthropic.ToolParam{Name: t.Name, InputSchema: anthropic.ToolInputSchemaParam{}}
 			if t.Description != "" {
@@ -256,13 +245,9 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 				tp.DeferLoading = param.NewOpt(true)
 			}
 			p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, schema); err != nil {
-				return p, nil, 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
-			}
-			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".input_schema", json.RawMessage(compact.Bytes())))
+			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".input_schema", schema))
 			data, _ := json.Marshal(tp)
-			defTokens += tokcount.Count(string(data)) + tokcount.Count(compact.String())
+			defTokens += tokcount.Count(string(data)) + tokcount.Count(string(schema))
 		}
 		if len(req.Tools) > 0 {
 			p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
@@ -365,14 +350,7 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req, msg) {
 		return &llm.ConstraintError{Backend: "anthropic", Mode: req.Constraint.Mode, Message: msg, Err: err}
 	}
-	res := ae.Response
-	if res == nil {
-		res = httpResp
-	}
-	var retryAfter time.Duration
-	if res != nil {
-		retryAfter = llm.ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-	}
+	retryAfter := wire.RetryAfter(cmp.Or(ae.Response, httpResp))
 	return &llm.StatusError{Backend: "anthropic", StatusCode: ae.StatusCode, RetryAfter: retryAfter, Message: msg, Err: ae}
 }
 

@@ -157,18 +157,14 @@ func TestRequestBodyNative(t *testing.T) {
 		t.Fatalf("Chat = %+v, want the call with the API's id", resp)
 	}
 	body := backendtest.DecodeBody(t, f.Requests()[0])
-	for _, want := range []struct{ path, json string }{
-		{"model", `"claude-sonnet-4-5"`},
-		{"max_tokens", `256`},
-		{"temperature", `0`},
-		{"tool_choice", `{"type":"auto","disable_parallel_tool_use":true}`},
-		{"system", `[{"type":"text","text":"You are a careful banking assistant.","cache_control":{"type":"ephemeral"}}]`},
-		{"messages", `[{"role":"user","content":[{"type":"text","text":"What is the balance of ACC-00001?"}]}]`},
-	} {
-		if !backendtest.JSONEqual(t, body[want.path], want.json) {
-			t.Errorf("body.%s = %v, want %s", want.path, body[want.path], want.json)
-		}
-	}
+	backendtest.CheckFields(t, body, map[string]string{
+		"model":       `"claude-sonnet-4-5"`,
+		"max_tokens":  `256`,
+		"temperature": `0`,
+		"tool_choice": `{"type":"auto","disable_parallel_tool_use":true}`,
+		"system":      `[{"type":"text","text":"You are a careful banking assistant.","cache_control":{"type":"ephemeral"}}]`,
+		"messages":    `[{"role":"user","content":[{"type":"text","text":"What is the balance of ACC-00001?"}]}]`,
+	})
 	tools, _ := body["tools"].([]any)
 	if len(tools) != 2 {
 		t.Fatalf("tools = %v, want the 2 shortlisted tools", body["tools"])

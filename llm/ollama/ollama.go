@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
 // Options configures a Backend. A nil *Options means all defaults.
@@ -72,18 +73,15 @@ var (
 // New returns a Backend for model (e.g. "qwen3:8b") on the server that
 // Options.BaseURL or OLLAMA_HOST names.
 func New(model string, opts *Options) (*Backend, error) {
-	if model == "" {
-		return nil, errors.New("ollama: model is empty")
-	}
-	var o Options
-	if opts != nil {
-		o = *opts
+	o, err := wire.Options("ollama", model, opts)
+	if err != nil {
+		return nil, err
 	}
 	if o.NumCtx < 0 || o.KeepAlive < 0 {
 		return nil, errors.New("ollama: Options.NumCtx and Options.KeepAlive must not be negative")
 	}
-	if o.Temperature != nil && !(*o.Temperature >= 0) {
-		return nil, fmt.Errorf("ollama: Options.Temperature %v must not be negative", *o.Temperature)
+	if err := wire.CheckTemperature("ollama", o.Temperature); err != nil {
+		return nil, err
 	}
 	base := envconfig.Host() // what api.ClientFromEnvironment uses
 	if o.BaseURL != "" {

@@ -23,20 +23,22 @@ import (
 // fakeOllama is an httptest server speaking Ollama's /api/chat (NDJSON
 // when streaming, one JSON object otherwise) and /api/embed. It records
 // every request body.
-type fakeOllama struct {
-	*backendtest.Recorder
-	// handle answers the i-th chat request; nil means reply.
-	handle func(i int, w http.ResponseWriter, body map[string]any) bool
-	reply  backendtest.Reply
+type fakeOllama struct{ *backendtest.Fake }
+
+func newFake(t *testing.T, reply backendtest.Reply) fakeOllama {
+	return fakeOllama{backendtest.NewFake(t, reply, backendtest.Wire{
+		ChatPath: "/api/chat",
+		Chat: func(w http.ResponseWriter, body map[string]any, reply backendtest.Reply) {
+			stream, _ := body["stream"].(bool)
+			writeChat(w, reply, stream)
+		},
+		Routes:  map[string]func(http.ResponseWriter, map[string]any){"/api/embed": embed},
+		Error:   apiError,
+		BadJSON: "bad json",
+	})}
 }
 
-func newFake(t *testing.T, reply backendtest.Reply) *fakeOllama {
-	f := &fakeOllama{reply: reply}
-	f.Recorder = backendtest.NewRecorder(t, f.serve)
-	return f
-}
-
-func (f *fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend {
+func (f fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend {
 	var o ollama.Options
 	if opts != nil {
 		o = *opts
@@ -49,26 +51,11 @@ func (f *fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend
 	return b
 }
 
-func (f *fakeOllama) serve(i int, w http.ResponseWriter, r *http.Request, data []byte) {
-	var body map[string]any
-	if err := json.Unmarshal(data, &body); err != nil {
-		http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
-		return
-	}
-	switch r.URL.Path {
-	case "/api/embed":
-		f.embed(w, body)
-		return
-	case "/api/chat":
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	if f.handle != nil && f.handle(i, w, body) {
-		return
-	}
-	stream, _ := body["stream"].(bool)
-	writeChat(w, f.reply, stream)
+// apiError writes an error as Ollama does: {"error":msg}.
+func apiError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
 // writeChat writes reply in Ollama's exact wire format.
@@ -113,7 +100,7 @@ func writeChat(w http.ResponseWriter, reply backendtest.Reply, stream bool) {
 	enc.Encode(final)
 }
 
-func (f *fakeOllama) embed(w http.ResponseWriter, body map[string]any) {
+func embed(w http.ResponseWriter, body map[string]any) {
 	inputs, _ := body["input"].([]any)
 	var vecs [][]float32
 	for i := range inputs {
@@ -137,14 +124,7 @@ func TestEnvelopeRequestBody(t *testing.T) {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
 			req := backendtest.Request(llm.ModeEnvelope)
-			if stream {
-				req.OnDelta = func(string) {}
-			}
-			if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			raw := f.Requests()[0]
-			body := backendtest.DecodeBody(t, raw)
+			raw, body := f.Send(t, f.backend(t, nil), req, stream)
 			if !backendtest.JSONEqual(t, body["format"], backendtest.EnvelopeSchema) {
 				t.Errorf("format = %v, want the envelope schema", body["format"])
 			}
@@ -188,11 +168,7 @@ func TestNativeRequestBody(t *testing.T) {
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}},
 		llm.Message{Role: llm.RoleTool, Name: "get_balance", ToolCallID: "c1", Content: `{"balance":"1000.00"}`})
-	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	raw := f.Requests()[0]
-	body := backendtest.DecodeBody(t, raw)
+	raw, body := f.Send(t, f.backend(t, nil), req, false)
 	if _, ok := body["format"]; ok {
 		t.Errorf("native request has format %v", body["format"])
 	}
@@ -288,12 +264,8 @@ func rejectFormat(i int, w http.ResponseWriter, body map[string]any) bool {
 
 func TestFormatRejected(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
-	f.handle = rejectFormat
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	f.Handle = rejectFormat
+	_, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)}, backendtest.Request(llm.ModeEnvelope))
 	var ce *llm.ConstraintError
 	if !errors.As(err, &ce) {
 		t.Fatalf("Chat error = %v, want *llm.ConstraintError", err)
@@ -308,18 +280,14 @@ func TestFormatRejected(t *testing.T) {
 
 func TestFormatRejectedDowngrade(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}})
-	f.handle = rejectFormat
+	f.Handle = rejectFormat
 	var logs bytes.Buffer
 	var validated []string
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+	resp, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		AllowDowngrade: true,
 		Validate:       func(tool string, args json.RawMessage) error { validated = append(validated, tool); return nil },
 		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	}, backendtest.Request(llm.ModeEnvelope))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,54 +317,21 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
-	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		if i == 0 {
-			w.Header().Set("Retry-After", "7")
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"error":"too many requests"}`)
-			return true
-		}
-		return false
-	}
-	var slept []time.Duration
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
-		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Answer != "ok" {
-		t.Errorf("Answer = %q", resp.Answer)
-	}
-	if !reflect.DeepEqual(slept, []time.Duration{7 * time.Second}) {
-		t.Errorf("slept %v, want [7s] from Retry-After", slept)
-	}
+	f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
+	f.FailFirst(1, http.StatusTooManyRequests, "7", "too many requests")
+	backendtest.AnswerAfterRetries(t, f.backend(t, nil), false, []time.Duration{7 * time.Second})
 }
 
 func TestServerErrorsExhaustRetries(t *testing.T) {
 	f := newFake(t, backendtest.Reply{})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, `{"error":"model runner crashed"}`)
-		return true
-	}
+	f.FailFirst(-1, http.StatusInternalServerError, "", "model runner crashed")
 	var slept []time.Duration
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+	_, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		MaxRetries: 2,
 		BaseDelay:  time.Second,
 		Jitter:     func() float64 { return 0 },
 		Sleep:      func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	}, backendtest.Request(llm.ModeEnvelope))
 	var se *llm.StatusError
 	if !errors.As(err, &se) || se.StatusCode != 500 || se.Message != "model runner crashed" {
 		t.Fatalf("Chat error = %v, want *llm.StatusError 500", err)
@@ -479,30 +414,9 @@ func TestNewOptions(t *testing.T) {
 }
 
 func TestStreamingStatusErrors(t *testing.T) {
-	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		if i == 0 {
-			w.Header().Set("Retry-After", "4")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"error":"server busy, please try again.  maximum pending requests exceeded"}`)
-			return true
-		}
-		return false
-	}
-	var slept []time.Duration
-	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
-		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	req := backendtest.Request(llm.ModeEnvelope)
-	req.OnDelta = func(string) {}
-	resp, err := cb.Chat(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{4 * time.Second}) {
-		t.Errorf("Answer %q, slept %v; want ok after [4s]", resp.Answer, slept)
-	}
+	f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
+	f.FailFirst(1, http.StatusServiceUnavailable, "4", "server busy, please try again.  maximum pending requests exceeded")
+	backendtest.AnswerAfterRetries(t, f.backend(t, nil), true, []time.Duration{4 * time.Second})
 }
 
 func TestMidStreamError(t *testing.T) {
@@ -525,68 +439,21 @@ func TestMidStreamError(t *testing.T) {
 	}
 }
 
-// TestRepairNeverSendsTheUnknownTool: after a call of a tool outside the
-// shortlist, the repair request names it nowhere.
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeNative} {
-		t.Run(mode.String(), func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{})
-			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-				stream, _ := body["stream"].(bool)
-				switch {
-				case i == 0 && mode == llm.ModeNative:
-					writeChat(w, backendtest.Reply{Calls: []llm.ToolCall{{Name: backendtest.Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}}, stream)
-				case i == 0:
-					writeChat(w, backendtest.Reply{Content: `{"action":"call","tool":"` + backendtest.Unauthorized + `","arguments":{}}`}, stream)
-				case mode == llm.ModeNative:
-					writeChat(w, backendtest.Reply{Content: "I cannot refund."}, stream)
-				default:
-					writeChat(w, backendtest.Reply{Content: `{"action":"answer","text":"I cannot refund."}`}, stream)
-				}
-				return true
-			}
-			cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-			resp, err := cb.Chat(context.Background(), backendtest.Request(mode))
-			if err != nil || resp.Action != llm.ActionAnswer {
-				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
-			}
-			reqs := f.Requests()
-			if len(reqs) != 2 || bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
-				t.Errorf("%d requests; the repair request must not name the unknown tool:\n%s", len(reqs), reqs[len(reqs)-1])
-			}
-		})
-	}
+	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
+		f := newFake(t, backendtest.Reply{})
+		return f.Fake, f.backend(t, nil)
+	})
 }
 
 func TestSamplingOptions(t *testing.T) {
-	f64 := func(v float64) *float64 { return &v }
-	i64 := func(v int64) *int64 { return &v }
-	cases := []struct {
-		name             string
-		opts             *ollama.Options
-		reqTemp          *float64
-		reqSeed          *int64
-		wantTemp, wantSd any
-	}{
-		{"none", nil, nil, nil, nil, nil},
-		{"backend defaults", &ollama.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
-		{"request overrides", &ollama.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-			req := backendtest.Request(llm.ModeEnvelope)
-			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
-			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			opts, _ := backendtest.DecodeBody(t, f.Requests()[0])["options"].(map[string]any)
-			if opts["temperature"] != tc.wantTemp || opts["seed"] != tc.wantSd {
-				t.Errorf("options temperature, seed = %v, %v, want %v, %v", opts["temperature"], opts["seed"], tc.wantTemp, tc.wantSd)
-			}
-		})
-	}
-	if _, err := ollama.New("m", &ollama.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+	backendtest.RunSampling(t, llm.ModeEnvelope, func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any {
+		f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
+		_, body := f.Send(t, f.backend(t, &ollama.Options{Temperature: temp, Seed: seed}), req, false)
+		opts, _ := body["options"].(map[string]any)
+		return opts
+	})
+	if _, err := ollama.New("m", &ollama.Options{Temperature: new(-1.0)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
 		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
 	}
 }

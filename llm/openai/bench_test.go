@@ -3,7 +3,6 @@ package openai
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
 )
@@ -18,27 +17,8 @@ func BenchmarkBuildRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	root := testenv.RepoRoot(b)
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
-		short, all := backendtest.CatalogRequests(b, root, mode)
-		for _, c := range []struct {
-			name string
-			req  *llm.Request
-		}{{"5-tools", short}, {"all-tools", all}} {
-			b.Run(mode.String()+"/"+c.name, func(b *testing.B) {
-				_, _, tokens, err := be.buildRequest(c.req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					if _, _, _, err := be.buildRequest(c.req); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(tokens), "tooldef-tokens")
-				b.ReportMetric(float64(len(c.req.Tools)), "tools")
-			})
-		}
-	}
+	backendtest.BenchBuildRequest(b, []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative}, func(req *llm.Request) (int, error) {
+		_, _, tokens, err := be.buildRequest(req)
+		return tokens, err
+	})
 }

@@ -26,7 +26,6 @@
 package openai
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -44,6 +43,7 @@ import (
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
 // Options configures a Backend. A nil *Options means all defaults.
@@ -88,21 +88,18 @@ const envelopeSchemaName = "turn_envelope"
 
 // New returns a Backend for model (e.g. "gpt-4.1-mini").
 func New(model string, opts *Options) (*Backend, error) {
-	if model == "" {
-		return nil, errors.New("openai: model is empty")
+	o, err := wire.Options("openai", model, opts)
+	if err != nil {
+		return nil, err
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
+	if err := wire.CheckTemperature("openai", o.Temperature); err != nil {
+		return nil, err
 	}
-	if o.Temperature != nil && !(*o.Temperature >= 0) {
-		return nil, fmt.Errorf("openai: Options.Temperature %v must not be negative", *o.Temperature)
+	if err := wire.CheckBaseURL("openai", o.BaseURL); err != nil {
+		return nil, err
 	}
 	ropts := []option.RequestOption{option.WithMaxRetries(0)}
 	if o.BaseURL != "" {
-		if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
-			return nil, fmt.Errorf("openai: Options.BaseURL %q is not an http(s) URL", o.BaseURL)
-		}
 		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
 	}
 	if o.APIKey != "" {
@@ -160,9 +157,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if req.Constraint.Mode != llm.ModeNative {
 		resp.Raw = msg.Content
 		if req.Constraint.Mode == llm.ModeEnvelope {
-			if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
-				resp.Raw = llm.UnwrapEnvelope(msg.Content)
-			}
+			resp.Raw = wire.EnvelopeRaw(req, msg.Content)
 		}
 	}
 	if choice.Message.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
@@ -252,11 +247,9 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 	case llm.ModeNative:
 		strict := !req.Constraint.BestEffort
 		for i, t := range req.Tools {
-			schema := t.StrictParameters
-			if !strict {
-				schema = t.Parameters
-			} else if len(schema) == 0 {
-				return p, nil, 0, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
+			schema, err := wire.ToolSchema(t, strict)
+			if err != nil {
+				return p, nil, 0, err
 			}
 			fn := shared.FunctionDefinitionParam{Name: t.Name, Strict: param.NewOpt(strict)}
 			if t.Description != "" {
@@ -268,12 +261,8 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			defTokens += tokcount.Count(string(data))
 			// The schema goes in verbatim, keys in their order: strict
 			// decoding emits properties in schema order.
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, schema); err != nil {
-				return p, nil, 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
-			}
-			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", json.RawMessage(compact.Bytes())))
-			defTokens += tokcount.Count(compact.String())
+			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", schema))
+			defTokens += tokcount.Count(string(schema))
 		}
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
@@ -311,34 +300,41 @@ func message(m llm.Message) openai.ChatCompletionMessageParamUnion {
 
 // chatError maps openai-go's errors to llm's.
 func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
+	return apiError(ctx, "openai", "chat", req.Constraint.Mode, err, httpResp, func(msg string) bool {
+		return rejectsConstraint(req.Constraint, msg)
+	})
+}
+
+// apiError maps an error of op (chat, responses) to llm's: a
+// *llm.ConstraintError for a 400 that rejects says is about the
+// constraint, else an *llm.StatusError of backend for an API error.
+func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error, httpResp *http.Response, rejects func(msg string) bool) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("openai: chat: %w", ctx.Err())
+		return fmt.Errorf("openai: %s: %w", op, ctx.Err())
 	}
 	var ae *openai.Error
 	if !errors.As(err, &ae) {
-		return fmt.Errorf("openai: chat: %w", err)
+		return fmt.Errorf("openai: %s: %w", op, err)
 	}
 	msg := ae.Message
 	if msg == "" {
 		msg = strings.TrimSpace(ae.RawJSON())
 	}
-	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint, msg) {
-		return &llm.ConstraintError{Backend: "openai", Mode: req.Constraint.Mode, Message: msg, Err: err}
+	if ae.StatusCode == http.StatusBadRequest && rejects(msg) {
+		return &llm.ConstraintError{Backend: backend, Mode: mode, Message: msg, Err: err}
 	}
-	return statusError(ae, msg, httpResp)
+	se := statusError(ae, msg, httpResp)
+	se.Backend = backend
+	return se
 }
 
 // statusError turns an API error into an *llm.StatusError with the
 // server's Retry-After (or OpenAI's Retry-After-Ms).
 func statusError(ae *openai.Error, msg string, httpResp *http.Response) *llm.StatusError {
-	res := ae.Response
-	if res == nil {
-		res = httpResp
-	}
-	var retryAfter time.Duration
-	if res != nil {
-		retryAfter = llm.ParseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-		if ms, perr := strconv.ParseFloat(res.Header.Get("Retry-After-Ms"), 64); perr == nil && ms > 0 && retryAfter == 0 {
+	res := cmp.Or(ae.Response, httpResp)
+	retryAfter := wire.RetryAfter(res)
+	if res != nil && retryAfter == 0 {
+		if ms, perr := strconv.ParseFloat(res.Header.Get("Retry-After-Ms"), 64); perr == nil && ms > 0 {
 			retryAfter = time.Duration(ms * float64(time.Millisecond))
 		}
 	}

@@ -23,19 +23,19 @@ import (
 // fakeOpenAI is an httptest server speaking Chat Completions
 // (/v1/chat/completions, JSON or SSE) and /v1/embeddings exactly as the
 // OpenAI API does. It records every request.
-type fakeOpenAI struct {
-	*backendtest.Recorder
-	handle func(i int, w http.ResponseWriter, body map[string]any) bool
-	reply  backendtest.Reply
+type fakeOpenAI struct{ *backendtest.Fake }
+
+func newFake(t *testing.T, reply backendtest.Reply) fakeOpenAI {
+	return fakeOpenAI{backendtest.NewFake(t, reply, backendtest.Wire{
+		ChatPath: "/v1/chat/completions",
+		Chat:     writeChat,
+		Routes:   map[string]func(http.ResponseWriter, map[string]any){"/v1/embeddings": embeddings},
+		Error:    apiError,
+		BadJSON:  "We could not parse the JSON body of your request.",
+	})}
 }
 
-func newFake(t *testing.T, reply backendtest.Reply) *fakeOpenAI {
-	f := &fakeOpenAI{reply: reply}
-	f.Recorder = backendtest.NewRecorder(t, f.serve)
-	return f
-}
-
-func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend {
+func (f fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend {
 	var o openai.Options
 	if opts != nil {
 		o = *opts
@@ -49,25 +49,10 @@ func (f *fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend
 	return b
 }
 
-func (f *fakeOpenAI) serve(i int, w http.ResponseWriter, r *http.Request, data []byte) {
-	var body map[string]any
-	if err := json.Unmarshal(data, &body); err != nil {
-		apiError(w, http.StatusBadRequest, "We could not parse the JSON body of your request.")
-		return
-	}
-	switch r.URL.Path {
-	case "/v1/embeddings":
-		embeddings(w, body)
-		return
-	case "/v1/chat/completions":
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	if f.handle != nil && f.handle(i, w, body) {
-		return
-	}
-	reply := f.reply
+// writeChat writes reply as Chat Completions does: JSON, or SSE when the
+// request streams; wrapped as {"envelope":...} when the request asks for
+// the wrapped envelope schema.
+func writeChat(w http.ResponseWriter, body map[string]any, reply backendtest.Reply) {
 	if _, ok := body["response_format"]; ok {
 		reply.Content = backendtest.WireContent(reply.Content)
 	}
@@ -181,14 +166,7 @@ func TestRequestBodies(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/stream=%v", mode, stream), func(t *testing.T) {
 				f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
 				req := backendtest.Request(mode)
-				if stream {
-					req.OnDelta = func(string) {}
-				}
-				if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-					t.Fatal(err)
-				}
-				raw := f.Requests()[0]
-				body := backendtest.DecodeBody(t, raw)
+				raw, body := f.Send(t, f.backend(t, nil), req, stream)
 				checkCommon(t, body, stream)
 				switch mode {
 				case llm.ModeNative:
@@ -317,10 +295,8 @@ func TestConversationMessages(t *testing.T) {
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_9", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}},
 		llm.Message{Role: llm.RoleTool, ToolCallID: "call_9", Name: "get_balance", Content: `{"balance":"1000.00"}`})
-	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	msgs := backendtest.DecodeBody(t, f.Requests()[0])["messages"].([]any)
+	_, body := f.Send(t, f.backend(t, nil), req, false)
+	msgs := body["messages"].([]any)
 	want := `[{"role":"system","content":"You are a careful banking assistant."},
 		{"role":"user","content":"What is the balance of ACC-00001?"},
 		{"role":"assistant","tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}]},
@@ -376,15 +352,8 @@ func TestConstraintRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			f := newFake(t, backendtest.Reply{})
-			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-				apiError(w, http.StatusBadRequest, tt.msg)
-				return true
-			}
-			cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = cb.Chat(context.Background(), backendtest.Request(tt.mode))
+			f.FailFirst(-1, http.StatusBadRequest, "", tt.msg)
+			_, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)}, backendtest.Request(tt.mode))
 			var ce *llm.ConstraintError
 			if !errors.As(err, &ce) || ce.Message != tt.msg || ce.Mode != tt.mode {
 				t.Fatalf("Chat error = %v, want *llm.ConstraintError with the server's message", err)
@@ -398,7 +367,7 @@ func TestConstraintRejected(t *testing.T) {
 
 func TestDowngrade(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+	f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 		if _, ok := body["response_format"]; ok {
 			apiError(w, http.StatusBadRequest, "response_format json_schema is not supported")
 			return true
@@ -406,15 +375,11 @@ func TestDowngrade(t *testing.T) {
 		return false
 	}
 	var logs bytes.Buffer
-	cb, err := llm.Checked(f.backend(t, nil), &llm.Options{
+	resp, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		AllowDowngrade: true,
 		Validate:       func(string, json.RawMessage) error { return nil },
 		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	}, backendtest.Request(llm.ModeEnvelope))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,35 +412,13 @@ func TestStrictParametersRequired(t *testing.T) {
 
 func TestRetries(t *testing.T) {
 	t.Run("429 Retry-After then success", func(t *testing.T) {
-		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			if i < 2 {
-				w.Header().Set("Retry-After", "2")
-				apiError(w, http.StatusTooManyRequests, "Rate limit reached for gpt-4.1-mini")
-				return true
-			}
-			return false
-		}
-		var slept []time.Duration
-		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
-			Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-			Logger: slog.New(slog.DiscardHandler),
-		})
-		resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{2 * time.Second, 2 * time.Second}) {
-			t.Errorf("Answer %q, slept %v; want ok after [2s 2s]", resp.Answer, slept)
-		}
+		f := newFake(t, backendtest.Reply{Content: backendtest.Answer, Finish: "stop"})
+		f.FailFirst(2, http.StatusTooManyRequests, "2", "Rate limit reached for gpt-4.1-mini")
+		backendtest.AnswerAfterRetries(t, f.backend(t, nil), false, []time.Duration{2 * time.Second, 2 * time.Second})
 	})
 	t.Run("Retry-After beyond MaxDelay", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			w.Header().Set("Retry-After", "3600")
-			apiError(w, http.StatusTooManyRequests, "quota")
-			return true
-		}
+		f.FailFirst(-1, http.StatusTooManyRequests, "3600", "quota")
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			Sleep: func(context.Context, time.Duration) error { t.Error("slept"); return nil },
 		})
@@ -487,10 +430,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("500s exhausted", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			apiError(w, http.StatusBadGateway, "upstream")
-			return true
-		}
+		f.FailFirst(-1, http.StatusBadGateway, "", "upstream")
 		var slept []time.Duration
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			BaseDelay: 100 * time.Millisecond,
@@ -512,10 +452,7 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("cancel while waiting", func(t *testing.T) {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			apiError(w, http.StatusServiceUnavailable, "overloaded")
-			return true
-		}
+		f.FailFirst(-1, http.StatusServiceUnavailable, "", "overloaded")
 		ctx, cancel := context.WithCancel(context.Background())
 		cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
 			Sleep: func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() },
@@ -582,7 +519,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 	t.Run("object root is sent as is", func(t *testing.T) {
 		objectRoot := `{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}`
 		f := newFake(t, backendtest.Reply{Finish: "stop"})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			writeCompletion(w, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
 			return true
 		}
@@ -602,7 +539,7 @@ func TestEnvelopeWrapping(t *testing.T) {
 		`{"wrapper":{"action":"answer","text":"ok"}}`,
 	} {
 		f := newFake(t, backendtest.Reply{})
-		f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
 			writeCompletion(w, backendtest.Reply{Content: content, Finish: "stop"})
 			return true
 		}
@@ -615,78 +552,19 @@ func TestEnvelopeWrapping(t *testing.T) {
 }
 
 func TestStreamingStatusErrors(t *testing.T) {
-	f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-	f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-		if i == 0 {
-			w.Header().Set("Retry-After", "3")
-			apiError(w, http.StatusTooManyRequests, "Rate limit reached")
-			return true
-		}
-		return false
-	}
-	var slept []time.Duration
-	cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{
-		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	req := backendtest.Request(llm.ModeEnvelope)
-	var deltas strings.Builder
-	req.OnDelta = func(d string) { deltas.WriteString(d) }
-	resp, err := cb.Chat(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Answer != "ok" || !reflect.DeepEqual(slept, []time.Duration{3 * time.Second}) {
-		t.Errorf("Answer %q, slept %v; want ok after [3s]", resp.Answer, slept)
-	}
-	if deltas.String() != backendtest.WireContent(`{"action":"answer","text":"ok"}`) {
-		t.Errorf("deltas = %q", deltas.String())
+	f := newFake(t, backendtest.Reply{Content: backendtest.Answer, Finish: "stop"})
+	f.FailFirst(1, http.StatusTooManyRequests, "3", "Rate limit reached")
+	deltas := backendtest.AnswerAfterRetries(t, f.backend(t, nil), true, []time.Duration{3 * time.Second})
+	if deltas != backendtest.WireContent(backendtest.Answer) {
+		t.Errorf("deltas = %q", deltas)
 	}
 }
 
-// TestRepairNeverSendsTheUnknownTool: a model that calls a tool outside
-// the shortlist gets a repair message, and nothing sent afterwards names
-// that tool (security invariant 1 on the wire).
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
-		t.Run(mode.String(), func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{})
-			f.handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-				var r backendtest.Reply
-				switch {
-				case i == 0 && mode == llm.ModeNative:
-					r = backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: backendtest.Unauthorized, Arguments: json.RawMessage(`{"transaction_id":"T-1"}`)}}, Finish: "tool_calls"}
-				case i == 0:
-					r = backendtest.Reply{Content: `{"action":"call","tool":"` + backendtest.Unauthorized + `","arguments":{"transaction_id":"T-1"}}`, Finish: "stop"}
-				default:
-					r = backendtest.Reply{Content: `{"action":"answer","text":"I cannot refund."}`, Finish: "stop"}
-					if mode == llm.ModeNative {
-						r.Content = "I cannot refund."
-					}
-				}
-				if _, ok := body["response_format"]; ok {
-					r.Content = backendtest.WireContent(r.Content)
-				}
-				writeCompletion(w, r)
-				return true
-			}
-			cb, _ := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
-			resp, err := cb.Chat(context.Background(), backendtest.Request(mode))
-			if err != nil || resp.Action != llm.ActionAnswer {
-				t.Fatalf("Chat = %+v, %v; want the repaired answer", resp, err)
-			}
-			reqs := f.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("%d requests, want 2", len(reqs))
-			}
-			if bytes.Contains(reqs[1], []byte(backendtest.Unauthorized)) {
-				t.Errorf("the repair request names the unknown tool:\n%s", reqs[1])
-			}
-			if !bytes.Contains(reqs[1], []byte(`unknown_tool`)) {
-				t.Errorf("the repair request does not tell the model what was wrong:\n%s", reqs[1])
-			}
-		})
-	}
+	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
+		f := newFake(t, backendtest.Reply{})
+		return f.Fake, f.backend(t, nil)
+	})
 }
 
 func TestConcurrentChats(t *testing.T) {
@@ -713,34 +591,12 @@ func TestConcurrentChats(t *testing.T) {
 }
 
 func TestSamplingOptions(t *testing.T) {
-	f64 := func(v float64) *float64 { return &v }
-	i64 := func(v int64) *int64 { return &v }
-	cases := []struct {
-		name             string
-		opts             *openai.Options
-		reqTemp          *float64
-		reqSeed          *int64
-		wantTemp, wantSd any
-	}{
-		{"none", nil, nil, nil, nil, nil},
-		{"backend defaults", &openai.Options{Temperature: f64(0), Seed: i64(42)}, nil, nil, 0.0, 42.0},
-		{"request overrides", &openai.Options{Temperature: f64(0.7), Seed: i64(42)}, f64(0.2), i64(7), 0.2, 7.0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`})
-			req := backendtest.Request(llm.ModeGrammar)
-			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
-			if _, err := f.backend(t, tc.opts).Chat(context.Background(), req); err != nil {
-				t.Fatal(err)
-			}
-			body := backendtest.DecodeBody(t, f.Requests()[0])
-			if body["temperature"] != tc.wantTemp || body["seed"] != tc.wantSd {
-				t.Errorf("temperature, seed = %v, %v, want %v, %v", body["temperature"], body["seed"], tc.wantTemp, tc.wantSd)
-			}
-		})
-	}
-	if _, err := openai.New("m", &openai.Options{Temperature: f64(-1)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
+	backendtest.RunSampling(t, llm.ModeGrammar, func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any {
+		f := newFake(t, backendtest.Reply{Content: backendtest.Answer})
+		_, body := f.Send(t, f.backend(t, &openai.Options{Temperature: temp, Seed: seed}), req, false)
+		return body
+	})
+	if _, err := openai.New("m", &openai.Options{Temperature: new(-1.0)}); err == nil || !strings.Contains(err.Error(), "Options.Temperature") {
 		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
 	}
 }

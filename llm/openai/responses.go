@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
 // ResponsesBackend is the llm.Backend for OpenAI's Responses API
@@ -146,10 +146,7 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 		resp.FinishReason = llm.FinishToolCalls
 	}
 	if req.Constraint.Mode == llm.ModeEnvelope {
-		resp.Raw = msg.Content
-		if _, wrapped := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema); wrapped {
-			resp.Raw = llm.UnwrapEnvelope(msg.Content)
-		}
+		resp.Raw = wire.EnvelopeRaw(req, msg.Content)
 	}
 	return resp, llm.ParseReply(req, resp)
 }
@@ -227,42 +224,33 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 	)
 	strict := !req.Constraint.BestEffort
 	function := func(t llm.ToolSpec) (functionTool, error) {
-		schema := t.Parameters
-		if strict {
-			if len(t.StrictParameters) == 0 {
-				return functionTool{}, fmt.Errorf("%w: Tools %s has no StrictParameters; native mode sends strict: true", llm.ErrInvalidRequest, t.Name)
-			}
-			schema = t.StrictParameters
+		schema, err := wire.ToolSchema(t, strict)
+		if err != nil {
+			return functionTool{}, err
 		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, schema); err != nil {
-			return functionTool{}, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
-		}
-		return functionTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: compact.Bytes(), Strict: &strict}, nil
+		return functionTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema, Strict: &strict}, nil
 	}
 	switch req.Constraint.Mode {
 	case llm.ModeGrammar:
-		return p, nil, "", 0, &llm.ConstraintError{Backend: "openai-responses", Mode: llm.ModeGrammar,
-			Message: "the Responses API takes no grammar; use envelope or native mode"}
+		return p, nil, "", 0, wire.NoGrammar("openai-responses", "Responses API")
 	case llm.ModeEnvelope:
 		msgs = llm.WithToolPrompt(req)
-		schema, _ := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema)
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, schema); err != nil {
-			return p, nil, "", 0, fmt.Errorf("%w: Constraint.EnvelopeSchema: %v", llm.ErrInvalidRequest, err)
+		schema, tokens, err := wire.EnvelopeSchema(req)
+		if err != nil {
+			return p, nil, "", 0, err
 		}
-		format := map[string]any{"type": "json_schema", "name": envelopeSchemaName, "strict": true, "schema": json.RawMessage(compact.Bytes())}
+		format := map[string]any{"type": "json_schema", "name": envelopeSchemaName, "strict": true, "schema": schema}
 		ropts = append(ropts, option.WithJSONSet("text", map[string]any{"format": format}))
-		defTokens = tokcount.Count(compact.String()) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens
 	case llm.ModeNative:
 		for _, t := range req.Tools {
 			if t.Search && len(req.Deferred) > 0 {
 				search = t.Name
-				var compact bytes.Buffer
-				if err := json.Compact(&compact, t.Parameters); err != nil {
-					return p, nil, "", 0, fmt.Errorf("%w: Tools %s: %v", llm.ErrInvalidRequest, t.Name, err)
+				schema, err := wire.Compact(t.Parameters, "Tools "+t.Name)
+				if err != nil {
+					return p, nil, "", 0, err
 				}
-				tools = append(tools, functionTool{Type: "tool_search", Execution: "client", Description: t.Description, Parameters: compact.Bytes()})
+				tools = append(tools, functionTool{Type: "tool_search", Execution: "client", Description: t.Description, Parameters: schema})
 				continue
 			}
 			ft, err := function(t)
@@ -344,22 +332,8 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 
 // responsesError maps openai-go's errors to llm's.
 func responsesError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("openai: responses: %w", ctx.Err())
-	}
-	var ae *openai.Error
-	if !errors.As(err, &ae) {
-		return fmt.Errorf("openai: responses: %w", err)
-	}
-	msg := ae.Message
-	if msg == "" {
-		msg = strings.TrimSpace(ae.RawJSON())
-	}
-	if ae.StatusCode == http.StatusBadRequest && (rejectsConstraint(req.Constraint, msg) ||
-		(len(req.Deferred) > 0 && strings.Contains(strings.ToLower(msg), "tool_search"))) {
-		return &llm.ConstraintError{Backend: "openai-responses", Mode: req.Constraint.Mode, Message: msg, Err: err}
-	}
-	se := statusError(ae, msg, httpResp)
-	se.Backend = "openai-responses"
-	return se
+	return apiError(ctx, "openai-responses", "responses", req.Constraint.Mode, err, httpResp, func(msg string) bool {
+		return rejectsConstraint(req.Constraint, msg) ||
+			(len(req.Deferred) > 0 && strings.Contains(strings.ToLower(msg), "tool_search"))
+	})
 }

@@ -119,18 +119,14 @@ func TestResponsesRequestBody(t *testing.T) {
 		t.Errorf("Usage = %+v, want 412 prompt tokens, 384 of them cached", resp.Usage)
 	}
 	body := backendtest.DecodeBody(t, f.Requests()[0])
-	for _, want := range []struct{ path, json string }{
-		{"model", `"gpt-5-mini"`},
-		{"store", `false`},
-		{"max_output_tokens", `256`},
-		{"parallel_tool_calls", `false`},
-		{"instructions", `"You are a careful banking assistant."`},
-		{"input", `[{"type":"message","role":"user","content":"What is the balance of ACC-00001?"}]`},
-	} {
-		if !backendtest.JSONEqual(t, body[want.path], want.json) {
-			t.Errorf("body.%s = %v, want %s", want.path, body[want.path], want.json)
-		}
-	}
+	backendtest.CheckFields(t, body, map[string]string{
+		"model":               `"gpt-5-mini"`,
+		"store":               `false`,
+		"max_output_tokens":   `256`,
+		"parallel_tool_calls": `false`,
+		"instructions":        `"You are a careful banking assistant."`,
+		"input":               `[{"type":"message","role":"user","content":"What is the balance of ACC-00001?"}]`,
+	})
 	tools, _ := body["tools"].([]any)
 	if len(tools) != 2 {
 		t.Fatalf("tools = %v, want the shortlist", body["tools"])

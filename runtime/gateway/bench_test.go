@@ -49,46 +49,44 @@ func reportPercentiles(b *testing.B, samples []time.Duration) {
 	b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
 }
 
-// BenchmarkExecute is the full path of a fresh call (authorize, validate
-// against a 4-property schema with patterns, canonicalize, derive the key,
-// claim, run a no-op handler, record, audit) on memstore.
-func BenchmarkExecute(b *testing.B) {
-	g := noopGateway(b)
-	ctx := context.Background()
-	args := json.RawMessage(okArgs)
+// measure runs op b.N times (with i from 0), timing each run, and reports
+// allocations and the p50 and p99 of the per-op times.
+func measure(b *testing.B, op func(i int)) {
 	samples := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := g.Execute(ctx, gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: i, Tool: "bench/noop", Arguments: args}); err != nil {
-			b.Fatal(err)
-		}
+		op(i)
 		samples = append(samples, time.Since(start))
 	}
 	b.StopTimer()
 	reportPercentiles(b, samples)
 }
 
+// measureFresh measures Execute of fresh calls (one step each) of tool
+// with args.
+func measureFresh(b *testing.B, g *gateway.Gateway, tool string, args json.RawMessage) {
+	ctx := context.Background()
+	measure(b, func(i int) {
+		if _, err := g.Execute(ctx, gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: i, Tool: tool, Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkExecute is the full path of a fresh call (authorize, validate
+// against a 4-property schema with patterns, canonicalize, derive the key,
+// claim, run a no-op handler, record, audit) on memstore.
+func BenchmarkExecute(b *testing.B) {
+	measureFresh(b, noopGateway(b), "bench/noop", json.RawMessage(okArgs))
+}
+
 // BenchmarkExecuteNoSchema is BenchmarkExecute for a tool without an
 // input schema and with {} arguments: the gateway's own overhead, without
 // JSON Schema validation.
 func BenchmarkExecuteNoSchema(b *testing.B) {
-	g := noopGateway(b)
-	ctx := context.Background()
-	args := json.RawMessage(`{}`)
-	samples := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if _, err := g.Execute(ctx, gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: i, Tool: "bench/bare", Arguments: args}); err != nil {
-			b.Fatal(err)
-		}
-		samples = append(samples, time.Since(start))
-	}
-	b.StopTimer()
-	reportPercentiles(b, samples)
+	measureFresh(b, noopGateway(b), "bench/bare", json.RawMessage(`{}`))
 }
 
 // BenchmarkExecuteReplay is a retried call answered from the record.
@@ -99,19 +97,12 @@ func BenchmarkExecuteReplay(b *testing.B) {
 	if _, err := g.Execute(ctx, call); err != nil {
 		b.Fatal(err)
 	}
-	samples := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
+	measure(b, func(int) {
 		res, err := g.Execute(ctx, call)
 		if err != nil || !res.Cached {
 			b.Fatal(res, err)
 		}
-		samples = append(samples, time.Since(start))
-	}
-	b.StopTimer()
-	reportPercentiles(b, samples)
+	})
 }
 
 // BenchmarkExecuteParallel runs fresh calls from GOMAXPROCS goroutines.
@@ -140,14 +131,10 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 	srv := httptest.NewServer(gateway.NewHTTPHandler(g, auth, &gateway.HTTPOptions{Logger: quietLogger()}))
 	defer srv.Close()
 	client := srv.Client()
-	samples := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	measure(b, func(i int) {
 		body := fmt.Sprintf(`{"session_id":"bench","step":%d,"tool":"bench/noop","arguments":%s}`, i, okArgs)
 		req, _ := http.NewRequest("POST", srv.URL+"/v1/tools/call", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")
-		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
@@ -157,8 +144,5 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			b.Fatal(resp.StatusCode, err)
 		}
 		resp.Body.Close()
-		samples = append(samples, time.Since(start))
-	}
-	b.StopTimer()
-	reportPercentiles(b, samples)
+	})
 }

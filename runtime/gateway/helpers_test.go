@@ -93,6 +93,23 @@ type env struct {
 	transfer atomic.Pointer[tools.Handler]
 }
 
+// echo is a handler that counts its run and answers its arguments.
+func (e *env) echo(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	e.runs.add(ctx, args)
+	return args, nil
+}
+
+// addEcho registers a tool id, no scope needed, with the input schema
+// schema and the echo handler.
+func (e *env) addEcho(id, schema string) {
+	e.t.Helper()
+	t := tools.Tool{ID: id, InputSchema: json.RawMessage(schema), Handler: e.echo}
+	t.Card.Name = t.Name()
+	if err := e.reg.Add(t); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newEnv builds a gateway over memstore and a fake clock with the test
@@ -108,10 +125,7 @@ func newEnv(t testing.TB, opt func(*gateway.Options)) *env {
 	transfer := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return (*e.transfer.Load())(ctx, args)
 	}
-	echo := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.runs.add(ctx, args)
-		return args, nil
-	}
+	echo := e.echo
 	err := e.reg.Add(
 		tools.Tool{ID: "bank/transfer_funds", Card: tools.Card{Name: "transfer_funds", Scopes: []string{"payments:write"}},
 			InputSchema: json.RawMessage(transferSchema), Handler: transfer, Timeout: time.Hour},

@@ -186,6 +186,16 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 	return p, true
 }
 
+// request authenticates the caller and reads the request's body (see
+// body); ok false means it has answered with an error.
+func (h *httpHandler) request(w http.ResponseWriter, r *http.Request, emptyOK bool) (p tools.Principal, obj map[string]any, data []byte, ok bool) {
+	if p, ok = h.principal(w, r); !ok {
+		return p, nil, nil, false
+	}
+	obj, data = h.body(w, r, emptyOK)
+	return p, obj, data, obj != nil
+}
+
 // body reads and strictly parses a JSON object body and returns it with
 // the bytes read; nil means it has answered with an error. An empty body
 // is {} when emptyOK.
@@ -273,12 +283,8 @@ func intField(obj map[string]any, name string, required bool, def int) (int, *Er
 }
 
 func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.principal(w, r)
+	p, obj, data, ok := h.request(w, r, false)
 	if !ok {
-		return
-	}
-	obj, data := h.body(w, r, false)
-	if obj == nil {
 		return
 	}
 	call, e := callFromBody(p, obj, data)
@@ -340,12 +346,8 @@ func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call)
 }
 
 func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.principal(w, r)
+	p, obj, _, ok := h.request(w, r, true)
 	if !ok {
-		return
-	}
-	obj, _ := h.body(w, r, true)
-	if obj == nil {
 		return
 	}
 	if e := fields(obj); e != nil {
@@ -353,11 +355,7 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
-	if err != nil {
-		writeError(w, h.asError(r, "the approval", err))
-		return
-	}
-	writeApproval(w, a)
+	h.writeApproval(w, r, "the approval", a, err)
 }
 
 func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
@@ -366,15 +364,17 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.g.Approval(r.Context(), p, r.PathValue("approval_id"))
-	if err != nil {
-		writeError(w, h.asError(r, "reading the approval", err))
-		return
-	}
-	writeApproval(w, a)
+	h.writeApproval(w, r, "reading the approval", a, err)
 }
 
-// writeApproval answers the approvals endpoints: {"success":true,"approval":{...}}.
-func writeApproval(w http.ResponseWriter, a *Approval) {
+// writeApproval answers the approvals endpoints: {"success":true,
+// "approval":{...}}, or err (see asError; what names the step) when it is
+// not nil.
+func (h *httpHandler) writeApproval(w http.ResponseWriter, r *http.Request, what string, a *Approval, err error) {
+	if err != nil {
+		writeError(w, h.asError(r, what, err))
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Success  bool      `json:"success"`
 		Approval *Approval `json:"approval"`
@@ -382,12 +382,8 @@ func writeApproval(w http.ResponseWriter, a *Approval) {
 }
 
 func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.principal(w, r)
+	p, obj, _, ok := h.request(w, r, false)
 	if !ok {
-		return
-	}
-	obj, _ := h.body(w, r, false)
-	if obj == nil {
 		return
 	}
 	if h.discover == nil {
@@ -419,12 +415,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := h.discover(r.Context(), p, query, k)
 	if err != nil {
-		var ge *Error
-		if errors.As(err, &ge) {
-			writeError(w, ge)
-			return
-		}
-		writeError(w, h.internal(r, "discovery", err))
+		writeError(w, h.asError(r, "discovery", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -1,8 +1,6 @@
 package gateway_test
 
 import (
-	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -15,10 +13,7 @@ import (
 // candidate IDs the caller may use, never with the others.
 func TestResolveBareNames(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
-	echo := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		h.runs.add(ctx, args)
-		return args, nil
-	}
+	echo := h.echo
 	if err := h.reg.Add(
 		tools.Tool{ID: "ledger/get_balance", Card: tools.Card{Name: "get_balance", Scopes: []string{"accounts:read"}}, Handler: echo},
 		tools.Tool{ID: "vault/get_balance", Card: tools.Card{Name: "get_balance", Scopes: []string{"vault:read"}}, Handler: echo},

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/tools"
 )
 
 // TestValidationDeadline: the regex budget is per call, not per match.
@@ -21,13 +19,7 @@ func TestValidationDeadline(t *testing.T) {
 	const schema = `{"type":"object","properties":{
 		"tags":{"type":"array","items":{"type":"string","pattern":"^(\\w+\\s?)*$"}},
 		"labels":{"type":"object","patternProperties":{"^(\\w+\\s?)*$":{"type":"string"}}}}}`
-	if err := e.reg.Add(tools.Tool{ID: "notes/tag", Card: tools.Card{Name: "tag"}, InputSchema: json.RawMessage(schema),
-		Handler: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			e.runs.add(ctx, args)
-			return args, nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
+	e.addEcho("notes/tag", schema)
 	nearMiss := strings.Repeat("a", 40) + "!"
 	strs := make([]string, 50)
 	members := make([]string, 50)
@@ -67,17 +59,6 @@ const paySchema = `{"type":"object","properties":{
 	"id":{"type":"integer"},
 	"meta":{"type":"object"}},"required":["amount"]}`
 
-func addPay(t *testing.T, e *env) {
-	t.Helper()
-	if err := e.reg.Add(tools.Tool{ID: "bank/pay", Card: tools.Card{Name: "pay"}, InputSchema: json.RawMessage(paySchema),
-		Handler: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			e.runs.add(ctx, args)
-			return args, nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // numberCases are arguments of bank/pay: each number is validated on the
 // text sent, and what the handler would receive must be the same number.
 var numberCases = []struct {
@@ -109,7 +90,7 @@ var numberCases = []struct {
 // is refused, in every notation.
 func TestNumbersValidatedOnClientText(t *testing.T) {
 	e := newEnv(t, nil)
-	addPay(t, e)
+	e.addEcho("bank/pay", paySchema)
 	for i, tc := range numberCases {
 		res, err := e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "n", Step: i, Tool: "bank/pay", Arguments: json.RawMessage(tc.args)})
 		if tc.ptr == "" {
@@ -133,7 +114,7 @@ func TestNumbersValidatedOnClientText(t *testing.T) {
 // handler passes the arguments' bytes on, never a re-encoding.
 func TestHTTPNumbersValidatedOnClientText(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
-	addPay(t, h.env)
+	h.addEcho("bank/pay", paySchema)
 	for i, tc := range numberCases {
 		r := h.do(t, "POST", "/v1/tools/call", "tok-alice", `{"session_id":"n","step":`+strconv.Itoa(i)+`,"tool":"bank/pay","arguments":`+tc.args+`}`)
 		if tc.ptr == "" {

@@ -41,18 +41,7 @@ func proxy(b *testing.B, ctx context.Context, upstream mcp.Server) *sdk.ClientSe
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := mcpserver.New(reg, disc, gw, &mcpserver.Options{Principal: tools.Principal{ID: "bench", Tenant: "t"}, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ct, st := sdk.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
-	return cs
+	return serveStdio(b, ctx, reg, disc, gw, &mcpserver.Options{Principal: tools.Principal{ID: "bench", Tenant: "t"}, Logger: quiet})
 }
 
 func benchCalls(b *testing.B, ctx context.Context, cs *sdk.ClientSession, name string, args any) {
@@ -118,9 +107,9 @@ func BenchmarkProxyHTTP(b *testing.B) {
 // two tools plus one find_tools answer. It asserts the direction, and logs
 // the numbers recorded in docs/benchmarks.md (go test -run TestClientTokens -v).
 func TestClientTokens(t *testing.T) {
-	catalogs, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(catalogs) != 8 {
-		t.Fatalf("want the 8 real catalogs, got %d (%v)", len(catalogs), err)
+	catalogs := testenv.Catalogs(t)
+	if len(catalogs) != 8 {
+		t.Fatalf("want the 8 real catalogs, got %d", len(catalogs))
 	}
 	ts, err := catalog.LoadAll(catalogs...)
 	if err != nil {
@@ -136,17 +125,7 @@ func TestClientTokens(t *testing.T) {
 		direct += tok.MustCount(string(raw))
 	}
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Principal: adminPrincipal, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := sdk.NewInMemoryTransports()
-	go srv.Run(t.Context(), st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := serveStdio(t, t.Context(), f.reg, f.disc, f.gw, &mcpserver.Options{Principal: adminPrincipal, Logger: quiet})
 	list, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -79,11 +79,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := f.reg.Add(getBalance, issueRefund); err != nil {
 		t.Fatal(err)
 	}
-	catalogs, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(catalogs) == 0 {
-		t.Fatalf("no catalogs: %v", err)
-	}
-	ts, err := catalog.LoadAll(catalogs...)
+	ts, err := catalog.LoadAll(testenv.Catalogs(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +115,25 @@ func (f *fixture) serveHTTP(t *testing.T) *httptest.Server {
 var tokens = map[string]tools.Principal{
 	"teller-token": {ID: "teller", Tenant: "acme", Scopes: []string{"accounts:read"}},
 	"admin-token":  {ID: "admin", Tenant: "acme", Scopes: []string{"accounts:read", "billing:admin"}},
+}
+
+// serveStdio serves one session of an MCP server over reg, disc and gw
+// (with opts) on in-memory transports until ctx ends, as the stdio case,
+// and returns a Go SDK client connected to it, closed when tb ends.
+func serveStdio(tb testing.TB, ctx context.Context, reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, opts *mcpserver.Options) *sdk.ClientSession {
+	tb.Helper()
+	srv, err := mcpserver.New(reg, disc, gw, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ct, st := sdk.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 func bearer(r *http.Request) (tools.Principal, error) {
@@ -257,20 +272,9 @@ func TestSessionBelongsToItsOwner(t *testing.T) {
 // principal (the stdio case) and finds tools through the Go SDK client.
 func TestStdio(t *testing.T) {
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	ct, st := sdk.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := serveStdio(t, ctx, f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "refund the whole transaction"}})
 	if err != nil {
 		t.Fatal(err)

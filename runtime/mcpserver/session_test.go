@@ -73,16 +73,7 @@ func TestSessionIDsAreRandom(t *testing.T) {
 		}
 	}
 	for i := range 2 { // two "runs" of a stdio server on the same store
-		srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ct, st := sdk.NewInMemoryTransports()
-		go srv.Run(t.Context(), st)
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := serveStdio(t, t.Context(), f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
 		out, _ := callTool(t, cs, map[string]any{"name": "bank/get_balance", "arguments": map[string]any{"account": "ACC-00001"}})
 		cs.Close()
 		if out["success"] != true || out["cached"] != false || out["step"] != 1.0 {

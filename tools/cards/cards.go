@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // Limits bound what one entry may hold, so that an overlay's cost is
@@ -111,12 +111,8 @@ var (
 func Load(paths ...string) (*Overlay, error) {
 	o := &Overlay{tools: map[string]*Entry{}, ns: map[string]*Entry{}}
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := fileline.Open(p)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
 			return nil, fmt.Errorf("cards: %s: %w", p, err)
 		}
 		err = o.read(f, p)
@@ -155,13 +151,10 @@ func New(entries []Entry) (*Overlay, error) {
 }
 
 func (o *Overlay) read(r io.Reader, file string) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), MaxLineBytes)
-	line := 0
+	sc := fileline.NewScanner(r, MaxLineBytes)
 	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 || b[0] == '#' {
+		b, line := sc.Bytes(), sc.Line()
+		if b[0] == '#' {
 			continue
 		}
 		e, reason := parseLine(b)
@@ -173,12 +166,8 @@ func (o *Overlay) read(r io.Reader, file string) error {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		reason := err.Error()
-		if errors.Is(err, bufio.ErrTooLong) {
-			reason = fmt.Sprintf("line longer than %d bytes", MaxLineBytes)
-		}
-		return &Error{File: file, Line: line + 1, Reason: reason}
+	if sc.Err() != nil {
+		return &Error{File: file, Line: sc.Line(), Reason: sc.Reason()}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,21 +103,11 @@ func Learn(snap *tools.Snapshot, misses []discovery.Miss, opts *LearnOptions) ([
 	case o.Similar < 0 || o.Similar > 1:
 		return nil, nil, fmt.Errorf("%w: Similar %v is outside (0,1]", ErrOptions, o.Similar)
 	}
-	if o.MinPrincipals == 0 {
-		o.MinPrincipals = 3
-	}
-	if o.MaxPerPrincipal == 0 {
-		o.MaxPerPrincipal = 3
-	}
-	if o.MaxExamples == 0 {
-		o.MaxExamples = MaxList
-	}
-	if o.Similar == 0 {
-		o.Similar = 0.5
-	}
-	if o.MaxKeywords == 0 {
-		o.MaxKeywords = 32
-	}
+	o.MinPrincipals = cmp.Or(o.MinPrincipals, 3)
+	o.MaxPerPrincipal = cmp.Or(o.MaxPerPrincipal, 3)
+	o.MaxExamples = cmp.Or(o.MaxExamples, MaxList)
+	o.Similar = cmp.Or(o.Similar, 0.5)
+	o.MaxKeywords = cmp.Or(o.MaxKeywords, 32)
 	if o.Analyzer == nil {
 		o.Analyzer = analysis.New(nil)
 	}
@@ -288,17 +279,10 @@ func shares(have, want []string, share float64) bool {
 // eval --history` learns before it measures.
 func Replay(ctx context.Context, d *discovery.Discoverer, snap *tools.Snapshot, history []discovery.Query, k int) ([]discovery.Miss, error) {
 	byName := map[string][]string{}
-	var all []string
-	seenScope := map[string]bool{}
 	for _, t := range snap.Tools() {
 		byName[t.Name()] = append(byName[t.Name()], t.ID)
-		for _, s := range t.Card.Scopes {
-			if !seenScope[s] {
-				seenScope[s] = true
-				all = append(all, s)
-			}
-		}
 	}
+	all := snap.Scopes()
 	var out []discovery.Miss
 	for n, q := range history {
 		scopes := q.Scopes

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -30,30 +29,23 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // MaxFileBytes is the largest catalog Parse reads (256 MiB: a hundred
 // thousand tools with rich schemas).
 const MaxFileBytes = 256 << 20
 
-// Error is one problem in a catalog file: the file, the 1-based line where
-// the offending tool object (or JSON value) starts, and why it was
-// rejected. Line 0 means the problem concerns the whole file (it cannot be
-// read, is too large, or its namespace is invalid).
-type Error struct {
-	File   string
-	Line   int
-	Reason string
-}
+// Error is one problem in a catalog file: the File, the 1-based Line where
+// the offending tool object (or JSON value) starts, and the Reason it was
+// rejected (fields File string, Line int, Reason string). Line 0 means the
+// problem concerns the whole file (it cannot be read, is too large, or its
+// namespace is invalid).
+type Error fileline.Error
 
 // Error formats the problem as "FILE:LINE: reason" ("FILE: reason" when
 // Line is 0), the form editors and CI logs link to.
-func (e *Error) Error() string {
-	if e.Line <= 0 {
-		return e.File + ": " + e.Reason
-	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
-}
+func (e *Error) Error() string { return (*fileline.Error)(e).Error() }
 
 // ParseSpec splits a CLI catalog argument "NS=FILE" into its file path and
 // namespace. Without "NS=" the namespace is the file's stem: its base name
@@ -96,20 +88,12 @@ func Load(path, namespace string) ([]tools.Tool, error) {
 
 // parseFile is Load that also returns each tool's line.
 func parseFile(path, namespace string) ([]tools.Tool, []int, error) {
-	f, err := os.Open(path)
+	f, err := fileline.Open(path)
 	if err != nil {
-		return nil, nil, &Error{File: path, Reason: "cannot read catalog: " + unwrapPathError(err)}
+		return nil, nil, &Error{File: path, Reason: "cannot read catalog: " + err.Error()}
 	}
 	defer f.Close()
 	return parse(f, path, namespace)
-}
-
-func unwrapPathError(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // LoadAll loads every "NS=FILE" (or "FILE") spec, in order, and rejects a
@@ -549,14 +533,9 @@ func decodeDefinition(obj members) (object, string) {
 		}
 		*f.dst = l
 	}
-	flags := []struct {
-		key string
-		dst *bool
-	}{{"read_only", &d.ReadOnly}, {"irreversible", &d.Irreversible}, {"idempotent", &d.Idempotent}, {"open_world", &d.OpenWorld}}
-	for _, f := range flags {
-		if reason := obj.boolean(f.key, f.dst); reason != "" {
-			return o, fmt.Sprintf("%s: %s", name, reason)
-		}
+	if reason := obj.booleans(flag{"read_only", &d.ReadOnly}, flag{"irreversible", &d.Irreversible},
+		flag{"idempotent", &d.Idempotent}, flag{"open_world", &d.OpenWorld}); reason != "" {
+		return o, fmt.Sprintf("%s: %s", name, reason)
 	}
 	if raw, ok := obj["annotations"]; ok && !isNull(raw) {
 		var ann members
@@ -564,14 +543,9 @@ func decodeDefinition(obj members) (object, string) {
 			return o, fmt.Sprintf(`%s: "annotations" is not a JSON object`, name)
 		}
 		a := &tools.Annotations{}
-		hints := []struct {
-			key string
-			dst *bool
-		}{{"readOnlyHint", &a.ReadOnlyHint}, {"destructiveHint", &a.DestructiveHint}, {"idempotentHint", &a.IdempotentHint}, {"openWorldHint", &a.OpenWorldHint}}
-		for _, f := range hints {
-			if reason := ann.boolean(f.key, f.dst); reason != "" {
-				return o, fmt.Sprintf("%s: annotations: %s", name, reason)
-			}
+		if reason := ann.booleans(flag{"readOnlyHint", &a.ReadOnlyHint}, flag{"destructiveHint", &a.DestructiveHint},
+			flag{"idempotentHint", &a.IdempotentHint}, flag{"openWorldHint", &a.OpenWorldHint}); reason != "" {
+			return o, fmt.Sprintf("%s: annotations: %s", name, reason)
 		}
 		d.Annotations = a
 	}
@@ -617,13 +591,24 @@ func (o members) strs(key string) ([]string, string) {
 	return l, ""
 }
 
-func (o members) boolean(key string, dst *bool) string {
-	raw, present := o[key]
-	if !present || isNull(raw) {
-		return ""
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return fmt.Sprintf("%q is not a boolean", key)
+// flag is a boolean member and where to store it.
+type flag struct {
+	key string
+	dst *bool
+}
+
+// booleans stores the flags' members (an absent or null one leaves its
+// destination as it is) and returns why the first that is not a boolean
+// is refused, or "".
+func (o members) booleans(flags ...flag) string {
+	for _, f := range flags {
+		raw, present := o[f.key]
+		if !present || isNull(raw) {
+			continue
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return fmt.Sprintf("%q is not a boolean", f.key)
+		}
 	}
 	return ""
 }

@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // Query is one labeled request of an evaluation set (a line of a queries
@@ -49,16 +49,10 @@ func (e *QueryError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.
 // non-empty "query" and no member name repeated at any depth; the first bad
 // line is returned as a *QueryError. A line may hold at most 16 MiB.
 func ReadQueries(r io.Reader, file string) ([]Query, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	sc := fileline.NewScanner(r, 16<<20)
 	var out []Query
-	line := 0
 	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+		b, line := sc.Bytes(), sc.Line()
 		var q Query
 		dec := json.NewDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&q); err != nil {
@@ -82,7 +76,7 @@ func ReadQueries(r io.Reader, file string) ([]Query, error) {
 		out = append(out, q)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &QueryError{file, line + 1, err.Error()}
+		return nil, &QueryError{file, sc.Line(), err.Error()}
 	}
 	return out, nil
 }
@@ -167,18 +161,10 @@ func Evaluate(ctx context.Context, d *Discoverer, snap *tools.Snapshot, queries 
 		return nil, err
 	}
 	byName := map[string][]string{}
-	var allScopes []string
-	seenScope := map[string]bool{}
 	for _, t := range snap.Tools() {
 		byName[t.Name()] = append(byName[t.Name()], t.ID)
-		for _, s := range t.Card.Scopes {
-			if !seenScope[s] {
-				seenScope[s] = true
-				allScopes = append(allScopes, s)
-			}
-		}
 	}
-	sort.Strings(allScopes)
+	allScopes := snap.Scopes()
 	rep := &Report{K: o.K, ByKind: map[string]Group{}, ByLang: map[string]Group{}}
 	var lat []float64
 	views := map[string]*tools.View{}

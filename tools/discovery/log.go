@@ -1,16 +1,15 @@
 package discovery
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // Log records discovery queries so that misses can be found later. Record
@@ -115,16 +114,10 @@ const MaxLogLine = 1 << 20
 // file names it in errors. Blank lines are skipped; the first malformed
 // line is returned as a *LogError. Entries come back in file order.
 func ReadJSONLog(r io.Reader, file string) ([]Entry, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLogLine)
+	sc := fileline.NewScanner(r, MaxLogLine)
 	var out []Entry
-	line := 0
 	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+		b, line := sc.Bytes(), sc.Line()
 		var e Entry
 		if err := json.Unmarshal(b, &e); err != nil {
 			return nil, &LogError{file, line, "invalid entry: " + strings.TrimPrefix(err.Error(), "json: ")}
@@ -140,12 +133,8 @@ func ReadJSONLog(r io.Reader, file string) ([]Entry, error) {
 		}
 		out = append(out, e)
 	}
-	if err := sc.Err(); err != nil {
-		reason := err.Error()
-		if errors.Is(err, bufio.ErrTooLong) {
-			reason = fmt.Sprintf("line longer than %d bytes", MaxLogLine)
-		}
-		return nil, &LogError{file, line + 1, reason}
+	if sc.Err() != nil {
+		return nil, &LogError{file, sc.Line(), sc.Reason()}
 	}
 	return out, nil
 }

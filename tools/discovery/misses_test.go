@@ -3,10 +3,8 @@ package discovery_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,16 +100,8 @@ func TestReadJSONLogErrors(t *testing.T) {
 }
 
 func TestSQLLogEntriesRoundTrip(t *testing.T) {
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "discovery.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	log, err := discovery.NewSQLLog(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, log := openSQLLog(t)
 	d := newDiscoverer(t, &discovery.Options{Log: log})
 	snap := registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
 	view := snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"})

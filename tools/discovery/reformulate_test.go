@@ -27,7 +27,7 @@ func TestReformulateThreshold(t *testing.T) {
 		rep := evaluate(t, ds, never)
 		if ds.name == "bfcl" {
 			d := newDiscoverer(t, never)
-			view := ds.snap.Authorize(tools.Principal{ID: "eval", Tenant: "eval", Scopes: allScopes(ds.snap)})
+			view := ds.snap.Authorize(tools.Principal{ID: "eval", Tenant: "eval", Scopes: ds.snap.Scopes()})
 			for _, q := range ds.queries {
 				if len(q.Relevant) > 0 {
 					continue
@@ -75,18 +75,4 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-func allScopes(snap *tools.Snapshot) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range snap.Tools() {
-		for _, s := range t.Card.Scopes {
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }

@@ -13,17 +13,25 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-func TestSQLLogRecordsQueries(t *testing.T) {
+// openSQLLog returns a SQLite database in a fresh file, closed when the
+// test ends, and a discovery log in it.
+func openSQLLog(t *testing.T) (*sql.DB, *discovery.SQLLog) {
+	t.Helper()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "discovery.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	ctx := context.Background()
-	log, err := discovery.NewSQLLog(ctx, db)
+	t.Cleanup(func() { db.Close() })
+	log, err := discovery.NewSQLLog(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db, log
+}
+
+func TestSQLLogRecordsQueries(t *testing.T) {
+	ctx := context.Background()
+	db, log := openSQLLog(t)
 	if _, err := discovery.NewSQLLog(ctx, db); err != nil { // idempotent
 		t.Fatalf("second NewSQLLog: %v", err)
 	}

@@ -22,6 +22,7 @@
 package lint
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,15 +113,9 @@ func (o *Options) withDefaults() (Options, error) {
 			return out, fmt.Errorf("%w: Skip: unknown kind %q", ErrOptions, k)
 		}
 	}
-	if out.DuplicateThreshold == 0 {
-		out.DuplicateThreshold = 0.8
-	}
-	if out.MaxCardTokens == 0 {
-		out.MaxCardTokens = 50
-	}
-	if out.K == 0 {
-		out.K = 5
-	}
+	out.DuplicateThreshold = cmp.Or(out.DuplicateThreshold, 0.8)
+	out.MaxCardTokens = cmp.Or(out.MaxCardTokens, 50)
+	out.K = cmp.Or(out.K, 5)
 	if out.Analyzer == nil {
 		out.Analyzer = analysis.New(nil)
 	}

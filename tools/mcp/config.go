@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
 // Server describes one upstream MCP server.
@@ -100,21 +101,13 @@ type Config struct {
 const maxConfigBytes = 1 << 20
 
 // ConfigError is a configuration file that cannot be read as one: the
-// file, the 1-based line of the problem (0 when it concerns the whole
-// file) and why. It wraps ErrConfig.
-type ConfigError struct {
-	File   string
-	Line   int
-	Reason string
-}
+// File, the 1-based Line of the problem (0 when it concerns the whole
+// file) and the Reason (fields File string, Line int, Reason string). It
+// wraps ErrConfig.
+type ConfigError fileline.Error
 
 // Error reads "FILE:LINE: reason" ("FILE: reason" when Line is 0).
-func (e *ConfigError) Error() string {
-	if e.Line <= 0 {
-		return e.File + ": " + e.Reason
-	}
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
-}
+func (e *ConfigError) Error() string { return (*fileline.Error)(e).Error() }
 
 // Unwrap returns ErrConfig.
 func (e *ConfigError) Unwrap() error { return ErrConfig }

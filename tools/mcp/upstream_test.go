@@ -332,25 +332,21 @@ func awaitDropAndReturn(t *testing.T, ctx context.Context, up *mcp.Upstream, reg
 	}
 }
 
-func TestKilledServerLeavesCatalogAndReconnects(t *testing.T) {
+// loseServer sends a recorded server sig and checks that its tools leave
+// the catalog and come back with a fresh server (awaitDropAndReturn).
+func loseServer(t *testing.T, sig syscall.Signal) {
 	ctx := testContext(t)
 	up, reg, changed, pid := recordedServer(t, ctx)
 	want := reg.Snapshot().Len()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatal(err)
 	}
 	awaitDropAndReturn(t, ctx, up, reg, changed, want)
 }
 
+func TestKilledServerLeavesCatalogAndReconnects(t *testing.T) { loseServer(t, syscall.SIGKILL) }
+
 // TestHungServerLeavesCatalogAndReconnects freezes the server (SIGSTOP): the
 // keep-alive pings fail, the session is closed, the server's tools leave
 // the catalog, and a fresh server is started and registered.
-func TestHungServerLeavesCatalogAndReconnects(t *testing.T) {
-	ctx := testContext(t)
-	up, reg, changed, pid := recordedServer(t, ctx)
-	want := reg.Snapshot().Len()
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	awaitDropAndReturn(t, ctx, up, reg, changed, want)
-}
+func TestHungServerLeavesCatalogAndReconnects(t *testing.T) { loseServer(t, syscall.SIGSTOP) }

@@ -76,6 +76,28 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Resolve validates o and sets its zero fields to their defaults. Every
+// backend of the ledger (this package's Open, pgledger's) resolves its
+// options so; the error names the field.
+func (o *Options) Resolve() error {
+	switch {
+	case o.Accounts < 0 || o.Accounts > 99999:
+		return fmt.Errorf("Options.Accounts = %d, want 0..99999", o.Accounts)
+	case o.Opening < 0 || o.Opening > MaxCents:
+		return fmt.Errorf("Options.Opening = %s out of range", o.Opening)
+	}
+	if o.Accounts == 0 {
+		o.Accounts = 10
+	}
+	if o.Opening == 0 {
+		o.Opening = 100000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}
+
 // Ledger is a SQLite-backed ledger. It is safe for concurrent use by many
 // goroutines; writes are serialized by one writer and group-committed.
 type Ledger struct {
@@ -119,20 +141,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 	if opts != nil {
 		o = *opts
 	}
-	switch {
-	case o.Accounts < 0 || o.Accounts > 99999:
-		return nil, fmt.Errorf("ledger: Options.Accounts = %d, want 0..99999", o.Accounts)
-	case o.Opening < 0 || o.Opening > MaxCents:
-		return nil, fmt.Errorf("ledger: Options.Opening = %s out of range", o.Opening)
-	}
-	if o.Accounts == 0 {
-		o.Accounts = 10
-	}
-	if o.Opening == 0 {
-		o.Opening = 100000
-	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if err := o.Resolve(); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	db, err := sqliteutil.Open(ctx, path, nil)
 	if err != nil {
@@ -236,34 +246,14 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cent
 		return Transaction{}, tools.NoEffect(fmt.Errorf("%w: %s", ErrAmount, amount))
 	}
 	req := fmt.Sprintf("transfer %s %s %d", src, dst, amount)
-	var out Transaction
-	var refusal error
-	err := l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		var done bool
-		var err error
-		out, refusal, done, err = l.replay(ctx, tx, key, req, func(t Transaction) bool {
-			return t.Kind == KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
-		})
-		if err != nil || done {
-			return err
-		}
+	return l.write(ctx, key, req, func(t Transaction) bool {
+		return t.Kind == KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
+	}, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
 		if src == dst {
-			refusal = &tools.DomainError{Code: CodeSameAccount, Message: "source and target accounts are the same"}
-			return l.decline(ctx, tx, key, req, refusal.(*tools.DomainError))
+			return Transaction{}, &tools.DomainError{Code: CodeSameAccount, Message: "source and target accounts are the same"}, nil
 		}
-		out, refusal, err = l.move(ctx, tx, Transaction{Kind: KindTransfer, Source: src, Target: dst, Amount: amount, Key: key})
-		if err != nil {
-			return err
-		}
-		if de, ok := refusal.(*tools.DomainError); ok {
-			return l.decline(ctx, tx, key, req, de)
-		}
-		return nil
+		return l.move(ctx, tx, Transaction{Kind: KindTransfer, Source: src, Target: dst, Amount: amount, Key: key})
 	})
-	if err != nil {
-		return Transaction{}, wrapWrite(err)
-	}
-	return out, refusal
 }
 
 // Refund reverses the whole transfer txID, once per key: the amount goes
@@ -275,55 +265,29 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (Transaction, err
 	if key == "" {
 		return Transaction{}, tools.NoEffect(ErrNoKey)
 	}
-	req := "refund " + txID
-	var out Transaction
-	var refusal error
-	err := l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		var done bool
-		var err error
-		out, refusal, done, err = l.replay(ctx, tx, key, req, func(t Transaction) bool {
-			return t.Kind == KindRefund && t.RefundOf == txID
-		})
-		if err != nil || done {
-			return err
-		}
+	return l.write(ctx, key, "refund "+txID, func(t Transaction) bool {
+		return t.Kind == KindRefund && t.RefundOf == txID
+	}, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
 		orig, found, err := txByID(ctx, tx, txID)
 		if err != nil {
-			return err
+			return Transaction{}, nil, err
 		}
-		var de *tools.DomainError
 		switch {
 		case !found:
-			de = &tools.DomainError{Code: CodeUnknownTx, Message: fmt.Sprintf("no transaction %q", txID)}
+			return Transaction{}, &tools.DomainError{Code: CodeUnknownTx, Message: fmt.Sprintf("no transaction %q", txID)}, nil
 		case orig.Kind != KindTransfer:
-			de = &tools.DomainError{Code: CodeNotRefundable, Message: fmt.Sprintf("%s is a %s, only transfers can be refunded", txID, orig.Kind)}
-		default:
-			var refunded int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM transactions WHERE refund_of = ?", txID).Scan(&refunded); err != nil {
-				return err
-			}
-			if refunded > 0 {
-				de = &tools.DomainError{Code: CodeAlreadyRefunded, Message: fmt.Sprintf("%s was already refunded", txID)}
-			}
+			return Transaction{}, &tools.DomainError{Code: CodeNotRefundable, Message: fmt.Sprintf("%s is a %s, only transfers can be refunded", txID, orig.Kind)}, nil
 		}
-		if de != nil {
-			refusal = de
-			return l.decline(ctx, tx, key, req, de)
+		var refunded int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM transactions WHERE refund_of = ?", txID).Scan(&refunded); err != nil {
+			return Transaction{}, nil, err
 		}
-		out, refusal, err = l.move(ctx, tx, Transaction{Kind: KindRefund, Source: orig.Target, Target: orig.Source,
+		if refunded > 0 {
+			return Transaction{}, &tools.DomainError{Code: CodeAlreadyRefunded, Message: fmt.Sprintf("%s was already refunded", txID)}, nil
+		}
+		return l.move(ctx, tx, Transaction{Kind: KindRefund, Source: orig.Target, Target: orig.Source,
 			Amount: orig.Amount, RefundOf: txID, Key: key})
-		if err != nil {
-			return err
-		}
-		if de, ok := refusal.(*tools.DomainError); ok {
-			return l.decline(ctx, tx, key, req, de)
-		}
-		return nil
 	})
-	if err != nil {
-		return Transaction{}, wrapWrite(err)
-	}
-	return out, refusal
 }
 
 // TransactionByKey returns the transaction committed with key, if any.
@@ -337,6 +301,35 @@ func (l *Ledger) TransactionByKey(ctx context.Context, key string) (Transaction,
 		return Transaction{}, false, err
 	}
 	return ts[0], true, nil
+}
+
+// write runs one keyed write in the writer's transaction: a key seen before
+// answers with what it committed (replay; same checks the stored
+// transaction against this request); otherwise apply runs (with the
+// writer's context) and its transaction or its refusal is committed with
+// the key.
+func (l *Ledger) write(ctx context.Context, key, req string, same func(Transaction) bool,
+	apply func(context.Context, *sqliteutil.Tx) (Transaction, *tools.DomainError, error)) (Transaction, error) {
+	var out Transaction
+	var refusal error
+	err := l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
+		var done bool
+		var err error
+		out, refusal, done, err = l.replay(ctx, tx, key, req, same)
+		if err != nil || done {
+			return err
+		}
+		var de *tools.DomainError
+		if out, de, err = apply(ctx, tx); err != nil || de == nil {
+			return err
+		}
+		refusal = de
+		return l.decline(ctx, tx, key, req, de)
+	})
+	if err != nil {
+		return Transaction{}, wrapWrite(err)
+	}
+	return out, refusal
 }
 
 // replay answers a key seen before: the transaction it committed, or the
@@ -372,7 +365,7 @@ func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key, req string,
 
 // move applies t (a new key) or returns a refusal for a missing account or
 // insufficient funds.
-func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Transaction, error, error) {
+func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Transaction, *tools.DomainError, error) {
 	var srcBal int64
 	err := tx.QueryRowContext(ctx, "SELECT balance_cents FROM accounts WHERE id = ?", t.Source).Scan(&srcBal)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -29,16 +29,11 @@ import (
 
 // Options configures Open. A nil *Options means defaults.
 type Options struct {
+	// Options are the seeding and the clock, as for package ledger's Open.
+	ledger.Options
 	// Schema holds the ledger's tables, created when missing. Zero means
 	// "transfer_ledger".
 	Schema string
-	// Accounts is how many accounts (ACC-00001 ...) a new ledger is seeded
-	// with. Zero means 10. An existing ledger is never reseeded.
-	Accounts int
-	// Opening is each seeded account's balance. Zero means 1000.00 USD.
-	Opening ledger.Cents
-	// Now is the clock for transaction timestamps. Nil means time.Now.
-	Now func() time.Time
 	// MaxConns caps the connection pool. Zero means the URL's
 	// pool_max_conns, else 32 (a write waits on its commit's fsync, so more
 	// connections than cores keep the database busy).
@@ -89,25 +84,14 @@ func Open(ctx context.Context, url string, opts *Options) (*Ledger, error) {
 	if opts != nil {
 		o = *opts
 	}
-	switch {
-	case o.Accounts < 0 || o.Accounts > 99999:
-		return nil, fmt.Errorf("pgledger: Options.Accounts = %d, want 0..99999", o.Accounts)
-	case o.Opening < 0 || o.Opening > ledger.MaxCents:
-		return nil, fmt.Errorf("pgledger: Options.Opening = %s out of range", o.Opening)
-	case o.MaxConns < 0:
+	if err := o.Resolve(); err != nil {
+		return nil, fmt.Errorf("pgledger: %w", err)
+	}
+	if o.MaxConns < 0 {
 		return nil, fmt.Errorf("pgledger: Options.MaxConns = %d, want >= 0", o.MaxConns)
 	}
 	if o.Schema == "" {
 		o.Schema = "transfer_ledger"
-	}
-	if o.Accounts == 0 {
-		o.Accounts = 10
-	}
-	if o.Opening == 0 {
-		o.Opening = 100000
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {

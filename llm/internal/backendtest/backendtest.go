@@ -10,12 +10,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 )
 
@@ -364,4 +369,111 @@ func JSONEqual(t *testing.T, got any, want string) bool {
 		return false
 	}
 	return reflect.DeepEqual(gv, w)
+}
+
+// BenchBuildRequest runs one benchmark per mode of build, an adapter's
+// translation of an llm.Request into its wire request, over the real
+// catalogs' 5-tool shortlist and over all their tools (see
+// CatalogRequests), and reports the tokens of tool definitions build
+// counts and the number of tools.
+func BenchBuildRequest(b *testing.B, modes []llm.Mode, build func(*llm.Request) (tokens int, err error)) {
+	root := testenv.RepoRoot(b)
+	for _, mode := range modes {
+		short, all := CatalogRequests(b, root, mode)
+		for _, c := range []struct {
+			name string
+			req  *llm.Request
+		}{{"5-tools", short}, {"all-tools", all}} {
+			b.Run(mode.String()+"/"+c.name, func(b *testing.B) {
+				tokens, err := build(c.req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := build(c.req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(tokens), "tooldef-tokens")
+				b.ReportMetric(float64(len(c.req.Tools)), "tools")
+			})
+		}
+	}
+}
+
+// CheckFields reports each top-level field of body that does not hold
+// the JSON want gives for it, in the order of the field names.
+func CheckFields(t *testing.T, body map[string]any, want map[string]string) {
+	t.Helper()
+	for _, path := range slices.Sorted(maps.Keys(want)) {
+		if !JSONEqual(t, body[path], want[path]) {
+			t.Errorf("body.%s = %v, want %s", path, body[path], want[path])
+		}
+	}
+}
+
+// RunSampling checks that a request's temperature and seed override the
+// backend's defaults and that none is sent when neither sets one. send
+// sends req (in mode) to a backend whose default temperature and seed are
+// temp and seed, and returns the object of the request body that carries
+// the "temperature" and "seed" fields.
+func RunSampling(t *testing.T, mode llm.Mode, send func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any) {
+	f64 := func(v float64) *float64 { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	cases := []struct {
+		name             string
+		temp             *float64
+		seed             *int64
+		reqTemp          *float64
+		reqSeed          *int64
+		wantTemp, wantSd any
+	}{
+		{"none", nil, nil, nil, nil, nil, nil},
+		{"backend defaults", f64(0), i64(42), nil, nil, 0.0, 42.0},
+		{"request overrides", f64(0.7), i64(42), f64(0.2), i64(7), 0.2, 7.0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request(mode)
+			req.Temperature, req.Seed = tc.reqTemp, tc.reqSeed
+			got := send(t, tc.temp, tc.seed, req)
+			if got["temperature"] != tc.wantTemp || got["seed"] != tc.wantSd {
+				t.Errorf("temperature, seed = %v, %v, want %v, %v", got["temperature"], got["seed"], tc.wantTemp, tc.wantSd)
+			}
+		})
+	}
+}
+
+// Answer is the envelope reply the retry checks expect after the retries.
+const Answer = `{"action":"answer","text":"ok"}`
+
+// AnswerAfterRetries sends an envelope request (streaming when stream)
+// through llm.Checked over b, whose server fails the first requests and
+// then replies Answer, and checks that the answer is "ok" after exactly
+// the sleeps want, which llm.Checked takes from the servers' Retry-After.
+// It returns the text streamed.
+func AnswerAfterRetries(t *testing.T, b llm.Backend, stream bool, want []time.Duration) string {
+	t.Helper()
+	var slept []time.Duration
+	cb, err := llm.Checked(b, &llm.Options{
+		Sleep:  func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil },
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request(llm.ModeEnvelope)
+	var deltas strings.Builder
+	if stream {
+		req.OnDelta = func(d string) { deltas.WriteString(d) }
+	}
+	resp, err := cb.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Answer != "ok" || !reflect.DeepEqual(slept, want) {
+		t.Errorf("Answer %q, slept %v; want ok after %v from Retry-After", resp.Answer, slept, want)
+	}
+	return deltas.String()
 }

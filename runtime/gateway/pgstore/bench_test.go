@@ -2,11 +2,8 @@ package pgstore_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
@@ -15,21 +12,13 @@ import (
 // handles opens n stores, each with its own connection pool, on one fresh
 // schema of the test database, as n processes would.
 func handles(tb testing.TB, n int) []gateway.Store {
-	url := testservices.PostgresURL(tb)
-	schema := fmt.Sprintf("toolgate_test_%d_shared_%d", os.Getpid(), schemas.Add(1))
-	tb.Cleanup(func() { dropSchema(tb, url, schema) })
+	url, schema := freshSchema(tb)
 	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
 		return pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
 	})
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one PostgreSQL
-// database on loopback with 32 concurrent callers (storetest.BenchmarkExecute),
+// database on loopback with 32 concurrent callers (storetest.BenchmarkScaleOut),
 // through one gateway or three.
-func BenchmarkExecuteConcurrent(b *testing.B) {
-	for _, gateways := range []int{1, 3} {
-		b.Run(fmt.Sprintf("gateways=%d", gateways), func(b *testing.B) {
-			storetest.BenchmarkExecute(b, handles, gateways, 32)
-		})
-	}
-}
+func BenchmarkExecuteConcurrent(b *testing.B) { storetest.BenchmarkScaleOut(b, handles) }

@@ -19,21 +19,24 @@ func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
 
 var schemas atomic.Int64
 
-// open returns a store in a schema no other test uses, on the shared test
-// server; the schema is dropped when the test ends.
+// freshSchema returns the shared test server's URL and a schema name no
+// other test uses; the schema is dropped when the test ends.
+func freshSchema(tb testing.TB) (url, schema string) {
+	url = testservices.PostgresURL(tb)
+	schema = fmt.Sprintf("toolgate_test_%d_%d", os.Getpid(), schemas.Add(1))
+	tb.Cleanup(func() { dropSchema(tb, url, schema) })
+	return url, schema
+}
+
+// open returns a store in a fresh schema, closed when the test ends.
 func open(t *testing.T) *pgstore.Store {
 	t.Helper()
-	url := testservices.PostgresURL(t)
-	schema := fmt.Sprintf("toolgate_test_%d_%d", os.Getpid(), schemas.Add(1))
-	ctx := context.Background()
-	s, err := pgstore.Open(ctx, url, &pgstore.Options{Schema: schema})
+	url, schema := freshSchema(t)
+	s, err := pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		s.Close()
-		dropSchema(t, url, schema)
-	})
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 

@@ -2,11 +2,8 @@ package redisstore_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
@@ -15,20 +12,13 @@ import (
 // handles opens n stores, each with its own connection pool, on one fresh
 // key prefix of the test Redis, as n processes would.
 func handles(tb testing.TB, n int) []gateway.Store {
-	url := testservices.RedisURL(tb)
-	prefix := fmt.Sprintf("toolgate-test:shared:%d:%d:", os.Getpid(), prefixes.Add(1))
+	url, prefix := freshPrefix(tb, "shared")
 	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
 		return redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})
 	})
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one Redis on
-// loopback with 32 concurrent callers (storetest.BenchmarkExecute), through
+// loopback with 32 concurrent callers (storetest.BenchmarkScaleOut), through
 // one gateway or three.
-func BenchmarkExecuteConcurrent(b *testing.B) {
-	for _, gateways := range []int{1, 3} {
-		b.Run(fmt.Sprintf("gateways=%d", gateways), func(b *testing.B) {
-			storetest.BenchmarkExecute(b, handles, gateways, 32)
-		})
-	}
-}
+func BenchmarkExecuteConcurrent(b *testing.B) { storetest.BenchmarkScaleOut(b, handles) }

@@ -23,18 +23,36 @@ func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
 
 var prefixes atomic.Int64
 
-// open returns a store under a prefix no other test uses, on the shared
-// test server.
+// freshPrefix returns the shared test server's URL and a key prefix no
+// other test uses, "toolgate-test:TAG:PID:N:".
+func freshPrefix(tb testing.TB, tag string) (url, prefix string) {
+	return testservices.RedisURL(tb), fmt.Sprintf("toolgate-test:%s:%d:%d:", tag, os.Getpid(), prefixes.Add(1))
+}
+
+// open returns a store under a fresh prefix, closed when the test ends.
 func open(t *testing.T) *redisstore.Store {
+	s, _, _ := openBehind(t, "store")
+	return s
+}
+
+// openBehind is open for a test that looks behind the store: it also
+// returns the store's prefix and a plain client of its server, both
+// closed when the test ends.
+func openBehind(t *testing.T, tag string) (*redisstore.Store, string, *redis.Client) {
 	t.Helper()
-	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:%d:%d:", os.Getpid(), prefixes.Add(1))
+	url, prefix := freshPrefix(t, tag)
 	s, err := redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	return s, prefix, rdb
 }
 
 func TestConformance(t *testing.T) {
@@ -46,13 +64,7 @@ func TestConformance(t *testing.T) {
 // old ones, so an owner from before the loss cannot complete a new claim.
 func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	ctx := context.Background()
-	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:loss:%d:%d:", os.Getpid(), prefixes.Add(1))
-	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, prefix, rdb := openBehind(t, "loss")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
 	req := gateway.ClaimRequest{Slot: sl, Principal: "alice", Key: "k1", Fingerprint: "fp", Now: t0,
@@ -63,9 +75,6 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	}
 
 	// The data loss: every key of the store is gone.
-	o, _ := redis.ParseURL(url)
-	rdb := redis.NewClient(o)
-	defer rdb.Close()
 	keys, err := rdb.Keys(ctx, prefix+"*").Result()
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("Keys(%s*) = %v, %v; want the store's keys", prefix, keys, err)
@@ -94,16 +103,7 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 // tenant gets a slot of its own.
 func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 	ctx := context.Background()
-	url := testservices.RedisURL(t)
-	prefix := fmt.Sprintf("toolgate-test:legacy:%d:%d:", os.Getpid(), prefixes.Add(1))
-	s, err := redisstore.Open(ctx, url, &redisstore.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	o, _ := redis.ParseURL(url)
-	rdb := redis.NewClient(o)
-	defer rdb.Close()
+	s, prefix, rdb := openBehind(t, "legacy")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	t20 := func(t time.Time) string { return fmt.Sprintf("%020d", t.UnixNano()) }
 	legacy := prefix + "rec:acme\x1fs\x1f1\x1fbank/pay"
@@ -154,7 +154,7 @@ func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 // answer, and each slot is claimed once.
 func TestPipelineSurvivesScriptFlush(t *testing.T) {
 	ctx := context.Background()
-	s := open(t)
+	s, _, rdb := openBehind(t, "flush")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	req := func(i int) gateway.ClaimRequest {
 		sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "flush", Step: i, Tool: "bank/pay"}
@@ -164,9 +164,6 @@ func TestPipelineSurvivesScriptFlush(t *testing.T) {
 	if c, err := s.Claim(ctx, req(0)); err != nil || c.Status != gateway.ClaimAcquired {
 		t.Fatalf("Claim = %+v, %v; want acquired", c, err)
 	}
-	o, _ := redis.ParseURL(testservices.RedisURL(t))
-	rdb := redis.NewClient(o)
-	defer rdb.Close()
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

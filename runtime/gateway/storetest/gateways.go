@@ -85,6 +85,18 @@ func RunGateways(t *testing.T, open Handles, n int) {
 	}
 }
 
+// BenchmarkScaleOut runs BenchmarkExecute with 32 callers through one
+// gateway and through three (sub-benchmarks gateways=1 and gateways=3):
+// what a store shared by several processes gains, or loses, from more of
+// them.
+func BenchmarkScaleOut(b *testing.B, open Handles) {
+	for _, gateways := range []int{1, 3} {
+		b.Run(fmt.Sprintf("gateways=%d", gateways), func(b *testing.B) {
+			BenchmarkExecute(b, open, gateways, 32)
+		})
+	}
+}
+
 // BenchmarkExecute measures Gateway.Execute with callers concurrent
 // goroutines making fresh calls of a no-op tool (one claim, one
 // completion, one audit append per call) over gateways gateways, each on

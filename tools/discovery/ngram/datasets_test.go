@@ -2,7 +2,6 @@ package ngram
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -67,19 +66,26 @@ func cardText(tl dsTool) string {
 	return b.String()
 }
 
+// embedCards returns the embeddings of the tools' card texts, in order.
+func embedCards(t *testing.T, e *Embedder, tls []dsTool) [][]float32 {
+	t.Helper()
+	texts := make([]string, len(tls))
+	for i, tl := range tls {
+		texts[i] = cardText(tl)
+	}
+	vecs, err := e.Embed(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vecs
+}
+
 // denseRecall returns recall@5 and MRR of the embedder alone (no lexical
 // side) over every stride-th query of a dataset.
 func denseRecall(t *testing.T, e *Embedder, dir string, stride int) (recall5, mrr float64, n int) {
 	tls := readJSONL[dsTool](t, filepath.Join(dir, "tools.jsonl"))
 	qs := readJSONL[dsQuery](t, filepath.Join(dir, "queries.jsonl"))
-	texts := make([]string, len(tls))
-	for i, tl := range tls {
-		texts[i] = cardText(tl)
-	}
-	vecs, err := e.Embed(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vecs := embedCards(t, e, tls)
 	q := make([]float32, e.Dim())
 	type scored struct {
 		i int

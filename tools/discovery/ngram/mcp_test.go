@@ -1,13 +1,12 @@
 package ngram
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools/catalog"
 )
 
 // TestCrossLanguageOnMCPCatalogs measures the embedder alone on the real MCP
@@ -20,35 +19,16 @@ func TestCrossLanguageOnMCPCatalogs(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no catalogs in %s: %v", dir, err)
 	}
-	var tls []dsTool
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cat struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(data, &cat); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, tl := range cat.Tools {
-			tls = append(tls, dsTool{Name: tl.Name, Description: tl.Description, Parameters: tl.InputSchema})
-		}
-	}
-	e := New(nil)
-	texts := make([]string, len(tls))
-	for i, tl := range tls {
-		texts[i] = cardText(tl)
-	}
-	vecs, err := e.Embed(t.Context(), texts)
+	ts, err := catalog.LoadAll(files...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tls := make([]dsTool, len(ts))
+	for i, tl := range ts {
+		tls[i] = dsTool{Name: tl.Card.Name, Description: tl.Description, Parameters: tl.InputSchema}
+	}
+	e := New(nil)
+	vecs := embedCards(t, e, tls)
 	type query struct {
 		Query    string   `json:"query"`
 		Relevant []string `json:"relevant"`

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/ollama"
+	"github.com/toolgate/toolgate/llm/openai"
+	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// This file is --backend B --model M of eval and cards suggest: the model
+// backends and the scripted stand-ins that run the wiring without a model.
+
+// reformulation returns the discovery options for --backend: nil without
+// one, else a runtime.ModelReformulator on that backend, fused, below the
+// threshold.
+func reformulation(backend, model string, below float64, timeout time.Duration) (*discovery.Options, error) {
+	if backend == "" {
+		return nil, nil
+	}
+	b, _, err := modelBackend(backend, model, echoBackend{})
+	if err != nil {
+		return nil, err
+	}
+	if below <= 0 || below > 1 {
+		return nil, fmt.Errorf("--reformulate-below %v must be in (0,1]", below)
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("--reformulate-timeout %v must be positive", timeout)
+	}
+	r, err := runtime.NewModelReformulator(b, &runtime.ReformulatorOptions{Timeout: timeout, Logger: quietLogger()})
+	if err != nil {
+		return nil, err
+	}
+	return &discovery.Options{Reformulator: r, FuseReformulation: true, ReformulateBelow: below}, nil
+}
+
+// echoBackend is --backend scripted for reformulation: it answers every
+// rewrite with the request itself, so the wiring runs without a model.
+type echoBackend struct{}
+
+func (echoBackend) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	text := req.Messages[len(req.Messages)-1].Content
+	return &llm.Response{Action: llm.ActionAnswer, Answer: text, Message: llm.Message{Role: llm.RoleAssistant, Content: text}}, nil
+}
+
+// modelBackend builds the --backend B --model M backend of eval and cards
+// suggest (the same environment as chat: OLLAMA_HOST; OPENAI_API_KEY,
+// OPENAI_BASE_URL) and the mode to constrain it in; scripted is the given
+// stand-in.
+func modelBackend(backend, model string, scripted llm.Backend) (llm.Backend, llm.Mode, error) {
+	switch backend {
+	case "scripted":
+		return scripted, llm.ModeEnvelope, nil
+	case "ollama":
+		b, err := ollama.New(orDefault(model, "llama3.2"), nil)
+		return b, llm.ModeEnvelope, err
+	case "openai":
+		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
+			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
+		}
+		b, err := openai.New(orDefault(model, "gpt-4o-mini"), nil)
+		return b, llm.ModeNative, err
+	}
+	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama or openai)", backend)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// cardStandIn is --backend scripted for cards suggest: it answers each
+// request with a write_card call built from the prompt's tool name,
+// description and sibling, so the wiring runs without a model.
+type cardStandIn struct{}
+
+func (cardStandIn) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	var name, desc, sibling string
+	for _, line := range strings.Split(req.Messages[len(req.Messages)-1].Content, "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "Tool":
+			name = strings.ReplaceAll(v, "_", " ")
+		case "Description":
+			desc = strings.TrimSuffix(strings.ToLower(v), ".")
+		case "Sibling":
+			sibling = v
+		}
+	}
+	notFor := "anything its description does not say"
+	if sibling != "" {
+		notFor = "the neighbouring task: use " + sibling
+	}
+	args, _ := json.Marshal(map[string]any{
+		"aliases":  []string{name},
+		"examples": []string{oneWords(desc, 12), "please " + oneWords(desc, 10), "can you " + name},
+		"not_for":  notFor,
+	})
+	return &llm.Response{Action: llm.ActionCall, Calls: []llm.ToolCall{{ID: "c0", Name: "write_card", Arguments: args}}}, nil
+}
+
+func oneWords(s string, n int) string {
+	w := strings.Fields(s)
+	if len(w) > n {
+		w = w[:n]
+	}
+	if len(w) == 0 {
+		return "do it"
+	}
+	return strings.Join(w, " ")
+}

@@ -1,0 +1,43 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/toolgate/toolgate/llm"
+)
+
+func TestToolSchema(t *testing.T) {
+	spec := llm.ToolSpec{Name: "get_balance", Parameters: json.RawMessage(`{ "type": "object" }`), StrictParameters: json.RawMessage(`{"type":"object", "additionalProperties":false}`)}
+	tests := []struct {
+		spec   llm.ToolSpec
+		strict bool
+		want   string // "" means an ErrInvalidRequest error
+	}{
+		{spec, false, `{"type":"object"}`},
+		{spec, true, `{"type":"object","additionalProperties":false}`},
+		{llm.ToolSpec{Name: "t", Parameters: spec.Parameters}, true, ""},
+		{llm.ToolSpec{Name: "t", Parameters: json.RawMessage(`{"type":`)}, false, ""},
+	}
+	for _, tt := range tests {
+		got, err := ToolSchema(tt.spec, tt.strict)
+		if tt.want == "" {
+			if !errors.Is(err, llm.ErrInvalidRequest) {
+				t.Errorf("ToolSchema(%s, %v) error = %v, want ErrInvalidRequest", tt.spec.Parameters, tt.strict, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("ToolSchema(%s, %v) = %s, %v, want %s", tt.spec.Parameters, tt.strict, got, err, tt.want)
+		}
+	}
+}
+
+func TestCheckBaseURL(t *testing.T) {
+	for url, ok := range map[string]bool{"": true, "http://localhost:8080/v1": true, "https://api.example.com": true, "localhost:8080": false, "ftp://x": false} {
+		if err := CheckBaseURL("openai", url); (err == nil) != ok {
+			t.Errorf("CheckBaseURL(%q) = %v, want ok %v", url, err, ok)
+		}
+	}
+}
