@@ -542,24 +542,24 @@ func unicodeProperty(name string) ([]crange, bool) {
 	}
 	var rs []crange
 	for _, r := range t.R16 {
-		for lo := rune(r.Lo); lo <= rune(r.Hi); lo += rune(r.Stride) {
-			if r.Stride == 1 {
-				rs = append(rs, crange{lo, rune(r.Hi)})
-				break
-			}
-			rs = append(rs, crange{lo, lo})
-		}
+		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
 	for _, r := range t.R32 {
-		for lo := rune(r.Lo); lo <= rune(r.Hi); lo += rune(r.Stride) {
-			if r.Stride == 1 {
-				rs = append(rs, crange{lo, rune(r.Hi)})
-				break
-			}
-			rs = append(rs, crange{lo, lo})
-		}
+		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
 	return normRanges(rs), true
+}
+
+// appendStrided appends the code points lo, lo+stride, ... up to hi (a
+// unicode.Range16 or Range32), as one range when stride is 1.
+func appendStrided(rs []crange, lo, hi, stride rune) []crange {
+	if stride == 1 {
+		return append(rs, crange{lo, hi})
+	}
+	for ; lo <= hi; lo += stride {
+		rs = append(rs, crange{lo, lo})
+	}
+	return rs
 }
 
 func (p *rxParser) class() (*rxNode, error) {

@@ -261,14 +261,20 @@ func seq(ns ...*gnode) *gnode {
 			out = b.add(out, n)
 		}
 	}
-	out = b.flush(out)
+	return collapse(gSeq, nEmpty, b.flush(out))
+}
+
+// collapse returns the node of op over out: zero when out is empty (nEmpty
+// for a sequence, nNone for an alternative), the element itself when there
+// is one.
+func collapse(op gop, zero *gnode, out []*gnode) *gnode {
 	switch len(out) {
 	case 0:
-		return nEmpty
+		return zero
 	case 1:
 		return out[0]
 	}
-	return mk(newNode(gSeq, out))
+	return mk(newNode(op, out))
 }
 
 // seqBuilder collects the elements of a sequence into out, joining each
@@ -373,13 +379,7 @@ func alt(ns ...*gnode) *gnode {
 		}
 		out = append(out, nEmpty)
 	}
-	switch len(out) {
-	case 0:
-		return nNone
-	case 1:
-		return out[0]
-	}
-	return mk(newNode(gAlt, out))
+	return collapse(gAlt, nNone, out)
 }
 
 func opt(n *gnode) *gnode  { return rep(n, 0, 1) }
