@@ -1,8 +1,6 @@
 package grammar
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,16 +8,12 @@ import (
 // TestPrintGBNFAgreesWithLowering checks that the printer that writes a
 // compiled grammar straight into a buffer writes exactly what gbnf's
 // Grammar.String writes for the lowered grammar, on the golden schemas and
-// every JSONSchemaBench schema, spaced and compact, bounded and not.
+// the real MCP catalogs' and every JSONSchemaBench schema, spaced and
+// compact, bounded and not.
 func TestPrintGBNFAgreesWithLowering(t *testing.T) {
-	golden, _ := filepath.Glob("testdata/schema/*.json")
-	var schemas [][]byte
-	for _, f := range golden {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		schemas = append(schemas, data)
+	var golden [][]byte
+	for _, g := range goldenSchemas(t) {
+		golden = append(golden, g.data)
 	}
 	check := func(t *testing.T, schemas [][]byte) {
 		compiled := 0
@@ -43,7 +37,14 @@ func TestPrintGBNFAgreesWithLowering(t *testing.T) {
 			t.Fatal("no schema compiled")
 		}
 	}
-	t.Run("golden", func(t *testing.T) { check(t, schemas) })
+	t.Run("golden", func(t *testing.T) { check(t, golden) })
+	t.Run("MCP catalogs", func(t *testing.T) {
+		var catalogs [][]byte
+		for _, s := range catalogSchemas(t) {
+			catalogs = append(catalogs, s)
+		}
+		check(t, catalogs)
+	})
 	t.Run("JSONSchemaBench", func(t *testing.T) { check(t, benchSchemas(t, false)) })
 }
 
