@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is returned by Writer.Do after Close.
@@ -65,6 +67,8 @@ type Writer struct {
 	closed bool
 
 	hooks BatchHooks
+
+	batches, writes atomic.Int64
 
 	stmtMu  sync.Mutex
 	stmts   map[string]*sql.Stmt
@@ -241,18 +245,50 @@ func (w *Writer) loop() {
 				}
 			}
 		}
-		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < w.maxBatch {
-			select {
-			case op := <-w.ops:
-				batch = append(batch, op)
-			default:
-				break fill
-			}
-		}
+		batch = w.fill(append(batch[:0], first))
+		w.batches.Add(1)
+		w.writes.Add(int64(len(batch)))
 		w.run(batch)
 	}
+}
+
+// fillYields bounds how long fill waits for writes that are on their way:
+// this many yields in a row that bring no new write end the batch.
+const fillYields = 3
+
+// fill adds the queued writes to batch, up to maxBatch. When the queue is
+// empty it yields the processor (runtime.Gosched) so that the callers the
+// last commit woke can submit their next write, and keeps going while
+// yields bring new writes, so that those callers share this batch's fsync
+// instead of forming a second batch behind it. The wait is bounded: at
+// most maxBatch writes, and fillYields yields without an arrival. It never
+// sleeps, so a lone caller pays a few yields, not a timer.
+func (w *Writer) fill(batch []*writeOp) []*writeOp {
+	idle := 0
+	for len(batch) < w.maxBatch && idle < fillYields {
+		select {
+		case op := <-w.ops:
+			batch = append(batch, op)
+			idle = 0
+		default:
+			idle++
+			runtime.Gosched()
+		}
+	}
+	return batch
+}
+
+// WriterStats counts a Writer's work since NewWriter.
+type WriterStats struct {
+	// Batches is the number of transactions run, Writes the writes they
+	// held (Do, DoBare, DoMerged and Exec calls that reached a batch).
+	Batches, Writes int64
+}
+
+// Stats reports the batches and writes so far; Writes / Batches is the
+// mean batch size, the fsyncs that group commit saved.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{Batches: w.batches.Load(), Writes: w.writes.Load()}
 }
 
 // run executes one batch in one transaction.

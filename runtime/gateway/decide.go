@@ -52,7 +52,9 @@ type facts struct {
 	call  Call
 	tool  *tools.Tool
 	start time.Time // the gateway clock at admission: claims, leases and approvals use it
-	limit RateLimit
+	// reason is the authorization decision's reason, for the audit entry.
+	reason string
+	limit  RateLimit
 	// rerun is the UncertainRerun policy; askPolicy says that
 	// Options.NeedsApproval is set; inProgressWait caps IN_PROGRESS's hint.
 	rerun, askPolicy bool
@@ -67,6 +69,9 @@ type facts struct {
 	unclaimed     bool
 	ran           *ran
 	fenced        *bool // the record step was refused as fenced (only Complete reports it)
+	// audited: the completion wrote the call's audit entry too
+	// (AuditedRecorder), so finish appends none.
+	audited bool
 }
 
 type tokenTaken struct {

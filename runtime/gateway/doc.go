@@ -97,7 +97,10 @@
 // several hosts. Options.Stores takes some concerns from other stores (the
 // audit log elsewhere, rate limits in Redis beside a SQLite store). Every
 // store passes storetest.Run; a store of one concern passes that concern's
-// suite (storetest.RunRecords and the like).
+// suite (storetest.RunRecords and the like). A store keeping both the
+// records and the audit log may implement AuditedRecorder; the gateway then
+// writes a completed call's outcome and audit entry in one atomic, durable
+// step instead of two in a row.
 //
 // # HTTP
 //

@@ -79,6 +79,7 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 	t, reason, denial, gerr := admit(g.reg.Snapshot(), call)
 	f.tool = t
 	allowed := gerr == nil
+	f.reason = reason
 	var res *Result
 	switch {
 	case !allowed:
@@ -202,7 +203,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		case actComplete:
 			c := Completion{Slot: slot(), Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
 				Now: f.ran.at, ExpiresAt: f.ran.at.Add(g.opts.Retention)}
-			err := g.store.Complete(rctx, c)
+			err := g.complete(rctx, f, c)
 			fenced := errors.Is(err, ErrFenced)
 			switch {
 			case fenced:
@@ -224,6 +225,28 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			return nil, g.internal(ctx, f, "decide", fmt.Errorf("unknown action %v", n.do))
 		}
 	}
+}
+
+// complete records the handler's outcome. When the records and the audit
+// log are one AuditedRecorder, the call's audit entry goes into the same
+// write: the entry finish would append for the answer an unfenced
+// completion gives (decide on the facts with fenced false), its latency
+// measured now. A fenced completion writes neither, and finish then
+// audits the answer it really gives.
+func (g *Gateway) complete(ctx context.Context, f *facts, c Completion) error {
+	ar, ok := g.store.(AuditedRecorder)
+	if !ok {
+		return g.store.Complete(ctx, c)
+	}
+	unfenced := *f
+	unfenced.fenced = new(bool)
+	n := decide(&unfenced)
+	if n.do != actAnswer || n.internal != "" {
+		return g.store.Complete(ctx, c)
+	}
+	err := ar.CompleteAudited(ctx, c, g.auditEntry(&unfenced, true, n.result, n.err, g.clock.Now().Sub(f.start)))
+	f.audited = err == nil
+	return err
 }
 
 // logRecordFailure logs a failed MarkUncertain or Release: the answer is
@@ -556,18 +579,33 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 	if f.claim != nil && f.claim.Status == ClaimDone {
 		g.metrics.replay(toolLabel)
 	}
-	decision := "allow"
 	if !allowed {
-		decision = "deny"
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call denied",
 			slog.String("tenant", call.Principal.Tenant), slog.String("principal", call.Principal.ID),
 			slog.String("tool", truncate(call.Tool, 128)), slog.String("reason", reason))
+	}
+	if f.audited {
+		return
+	}
+	if err := g.store.AppendAudit(context.WithoutCancel(ctx), g.auditEntry(f, allowed, res, gerr, latency)); err != nil {
+		g.metrics.auditFailure()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
+	}
+}
+
+// auditEntry is the audit log's line for a call answered with res or
+// gerr; allowed is the authorization decision, f.reason its reason.
+func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, latency time.Duration) AuditEntry {
+	call := f.call
+	decision := "allow"
+	if !allowed {
+		decision = "deny"
 	}
 	e := AuditEntry{
 		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
 		Actor: truncate(call.Actor, 256), Taint: truncate(call.Taint, 512),
 		SessionID: truncate(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: truncate(call.Tool, 256),
-		Decision: decision, Reason: reason, Outcome: outcome, Latency: latency,
+		Decision: decision, Reason: f.reason, Outcome: outcomeOf(res, gerr, f.noEffect()), Latency: latency,
 	}
 	if f.valid != nil {
 		e.Key = f.valid.key
@@ -582,10 +620,7 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 	default:
 		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
-	if err := g.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
-		g.metrics.auditFailure()
-		g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
-	}
+	return e
 }
 
 func (g *Gateway) limitFor(id string) RateLimit {

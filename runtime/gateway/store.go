@@ -329,6 +329,21 @@ type AuditLog interface {
 	QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, error)
 }
 
+// AuditedRecorder is an optional interface of a Store that keeps the
+// records and the audit log together and can write a completion and the
+// call's audit entry in one atomic step (sqlitestore: one group-committed
+// transaction). When the gateway's records and audit log are one such
+// store, it records a completed call with CompleteAudited instead of
+// Complete followed by AppendAudit, so the call waits for one durable
+// write instead of two in a row.
+type AuditedRecorder interface {
+	// CompleteAudited is Complete(ctx, c) and, when that records the
+	// outcome, AppendAudit(ctx, e), as one atomic write: a nil error means
+	// both are stored (durably, for a durable store); ErrFenced or any
+	// other error means neither is.
+	CompleteAudited(ctx context.Context, c Completion, e AuditEntry) error
+}
+
 // RateLimitStore keeps the per principal×tool token buckets. Buckets in a
 // shared store are shared by every gateway using it.
 type RateLimitStore interface {

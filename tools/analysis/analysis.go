@@ -186,13 +186,27 @@ func (a *Analyzer) TokensLangFunc(dst []string, text string, fn func(toks []stri
 // Analyzer's languages). A lang the package does not support is treated as
 // English. Tokens that are pure digit runs are kept as they are.
 func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
+	dst, _ = a.terms(dst, text, lang, a)
+	return dst
+}
+
+// TermsDetect returns the language Detect guesses for text (among all
+// supported languages, whatever the Analyzer's Languages) and appends the
+// terms of text in that language to dst: Terms(dst, text, Detect(text)),
+// in one pass over text instead of two.
+func (a *Analyzer) TermsDetect(dst []string, text string) ([]string, Lang) {
+	return a.terms(dst, text, "", defaultAnalyzer)
+}
+
+// terms is Terms; an empty lang is detected by det's languages.
+func (a *Analyzer) terms(dst []string, text string, lang Lang, det *Analyzer) ([]string, Lang) {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
 	var cues langCues
 	dst, cues = sc.tokenize(dst, text, true)
 	toks := dst[start:]
 	if lang == "" {
-		lang = a.detect(toks, cues)
+		lang = det.detect(toks, cues)
 	} else if langIndex(lang) < 0 {
 		lang = English
 	}
@@ -213,7 +227,7 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 	// Clear the tail so dropped strings are not kept alive by dst's array.
 	clear(dst[len(out):])
 	scratchPool.Put(sc)
-	return out
+	return out, lang
 }
 
 // Stem returns the stem of one folded word in lang (English for an

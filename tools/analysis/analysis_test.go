@@ -298,6 +298,7 @@ func FuzzTerms(f *testing.F) {
 		if got := Detect(text); langIndex(got) < 0 {
 			t.Fatalf("Detect(%q) = %q, not a supported language", text, got)
 		}
+		checkTermsDetect(t, a, text)
 	})
 }
 
@@ -342,5 +343,32 @@ func TestConcurrentUse(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// checkTermsDetect fails unless a.TermsDetect(text) is Detect(text) and
+// Terms in that language, appended after what dst holds.
+func checkTermsDetect(t *testing.T, a *Analyzer, text string) {
+	t.Helper()
+	lang := Detect(text)
+	want := a.Terms([]string{"x"}, text, lang)
+	got, gotLang := a.TermsDetect([]string{"x"}, text)
+	if gotLang != lang || !slices.Equal(got, want) {
+		t.Fatalf("TermsDetect(%q) = %q, %q; want Terms in Detect's %q = %q", text, got, gotLang, lang, want)
+	}
+}
+
+func TestTermsDetect(t *testing.T) {
+	// English only: Terms with lang "" would read every text as English;
+	// TermsDetect still detects among all languages, as Detect does.
+	englishOnly := New(&Options{Languages: []Lang{English}})
+	for _, a := range []*Analyzer{New(nil), englishOnly, New(&Options{KeepStopWords: true})} {
+		for _, s := range []string{"", "delete the file", "borrar todos los archivos de la base de datos",
+			"usuń wszystkie pliki z katalogu", "¿Cómo borrar?", "getHTTPResponse_v2 user's files"} {
+			checkTermsDetect(t, a, s)
+		}
+	}
+	if _, lang := englishOnly.TermsDetect(nil, "borrar todos los archivos de la base de datos"); lang != Spanish {
+		t.Errorf("TermsDetect of a Spanish request by an English-only analyzer = %q, want es (Detect's)", lang)
 	}
 }

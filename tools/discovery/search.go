@@ -52,7 +52,6 @@ type queryPlan struct {
 func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, baseline bool) queryPlan {
 	a := d.analyzer
 	var p queryPlan
-	p.lang = detect(query)
 	s.growTerms(len(x.postings))
 	s.terms = s.terms[:0]
 	add := func(ts []string, w float64) {
@@ -70,17 +69,24 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 	}
 	if baseline {
+		p.lang = detect(query)
 		s.words = a.Terms(s.words[:0], query, analysis.English)
 		add(s.words, 1)
 	} else {
 		p.ids = identifiers(query)
-		text := query
+		text, cut := query, false
 		for _, id := range p.ids {
 			if id.kind == idURL || id.kind == idEmail || id.kind == idPath {
-				text = strings.ReplaceAll(text, id.value, " ")
+				text, cut = strings.ReplaceAll(text, id.value, " "), true
 			}
 		}
-		s.words = a.Terms(s.words[:0], text, p.lang)
+		if cut {
+			p.lang = detect(query)
+			s.words = a.Terms(s.words[:0], text, p.lang)
+		} else {
+			// One pass detects the language and analyses the words.
+			s.words, p.lang = a.TermsDetect(s.words[:0], text)
+		}
 		add(s.words, 1)
 		var english []string
 		if p.lang != analysis.English {
@@ -295,6 +301,17 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 // embedder) writes into s's buffer; any other is called through Embed.
 func (d *Discoverer) embedQuery(ctx context.Context, x *Index, s *scratch, text string) error {
 	var v []float32
+	if e, ok := d.embedder.(embedderNonZero); ok {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.nzDim, s.nzVal = e.EmbedNonZero(s.nzDim[:0], s.nzVal[:0], text)
+		if e.Dim() != x.dim {
+			return ErrEmbedder
+		}
+		s.nzDim, s.nzVal = unit(s.nzDim, s.nzVal)
+		return nil
+	}
 	if e, ok := d.embedder.(embedderTo); ok {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -314,22 +331,45 @@ func (d *Discoverer) embedQuery(ctx context.Context, x *Index, s *scratch, text 
 	if len(v) != x.dim {
 		return ErrEmbedder
 	}
-	var sq float64
-	for _, f := range v {
-		sq += float64(f) * float64(f)
-	}
 	s.nzDim, s.nzVal = s.nzDim[:0], s.nzVal[:0]
-	if sq == 0 {
-		return nil
-	}
-	inv := float32(1 / math.Sqrt(sq))
 	for dim, f := range v {
-		if q := f * inv; q != 0 {
+		if f != 0 {
 			s.nzDim = append(s.nzDim, int32(dim))
-			s.nzVal = append(s.nzVal, q)
+			s.nzVal = append(s.nzVal, f)
 		}
 	}
+	s.nzDim, s.nzVal = unit(s.nzDim, s.nzVal)
 	return nil
+}
+
+// unit normalises the sparse vector (dims, vals) in place to unit length
+// and drops the values that become zero.
+func unit(dims []int32, vals []float32) ([]int32, []float32) {
+	var sq float64
+	for _, f := range vals {
+		sq += float64(f) * float64(f)
+	}
+	if sq == 0 {
+		return dims[:0], vals[:0]
+	}
+	inv := float32(1 / math.Sqrt(sq))
+	n := 0
+	for i, f := range vals {
+		if q := f * inv; q != 0 {
+			dims[n], vals[n] = dims[i], q
+			n++
+		}
+	}
+	return dims[:n], vals[:n]
+}
+
+// embedderNonZero is an Embedder that can append the non-zero dimensions
+// of one text's vector (the one Embed returns), ascending, and their
+// values: ngram.Embedder is one. A short request then costs its features,
+// not the dimension.
+type embedderNonZero interface {
+	Dim() int
+	EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32)
 }
 
 // embedderTo is an Embedder that can write one text's vector (the one

@@ -19,7 +19,9 @@
 // the previous round trip as one pipeline of EVALSHAs (Options.MaxPipeline
 // bounds a batch), so a busy gateway pays about one write and one read
 // system call per batch instead of per call. Redis still runs each script
-// alone, in order; a server that forgot the scripts gets them again.
+// alone, in order; a server that forgot the scripts gets them again. A
+// completed call's outcome and audit entry are one script
+// (CompleteAudited, gateway.AuditedRecorder), so a call is two scripts.
 //
 // Fencing tokens come from one INCR counter, so they grow strictly across
 // all claims and processes; a missing counter (a new store, or a server

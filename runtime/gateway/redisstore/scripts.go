@@ -1,6 +1,10 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Times reach the scripts as 20-digit, zero-padded Unix nanoseconds, so
 // that Lua (whose numbers are doubles) compares them exactly as strings.
@@ -78,15 +82,22 @@ if cur[1] ~= 'in_progress' or cur[2] ~= ARGV[1] or cur[3] <= ARGV[2] then return
 // completeScript: KEYS record, record expiry index, key index prefix (as
 // ARGV). ARGV token, now, expires, ttl ms, expiry score, kind (value,
 // derr or none), payload, key-index prefix.
-var completeScript = redis.NewScript(fence + `
+var completeScript = redis.NewScript(fence + complete + "return 1\n")
+
+const complete = `
 redis.call('HDEL', KEYS[1], 'value', 'derr')
 redis.call('HSET', KEYS[1], 'state', 'done', 'reason', '', 'updated', ARGV[2], 'expires', ARGV[3])
 if ARGV[6] ~= 'none' then redis.call('HSET', KEYS[1], ARGV[6], ARGV[7]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', ARGV[8] .. cur[4], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1])
-return 1
-`)
+`
+
+// completeAuditScript is completeScript and, when the completion is not
+// fenced, auditScript, in one script (CompleteAudited): KEYS and ARGV as
+// completeScript's, then KEYS audit sorted set, sequence counter and ARGV
+// time, JSON.
+var completeAuditScript = redis.NewScript(fence + complete + appendAudit(3, 9) + "return 1\n")
 
 // uncertainScript: KEYS record, record expiry index. ARGV token, now,
 // expires, ttl ms, expiry score, reason, key-index prefix.
@@ -133,11 +144,17 @@ return {1, redis.call('HGETALL', KEYS[1])}
 // auditScript: KEYS audit sorted set, sequence counter. ARGV time, JSON.
 // Members are "time:seq:json" at score 0, so the set's lexical order is
 // the log's order: by time, then by insertion.
-var auditScript = redis.NewScript(`
-local seq = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[1], 0, ARGV[1] .. ':' .. string.format('%020d', seq) .. ':' .. ARGV[2])
-return 1
-`)
+var auditScript = redis.NewScript(appendAudit(1, 1) + "return 1\n")
+
+// appendAudit is the Lua that appends an audit entry with its sorted set
+// and sequence counter at KEYS[k] and KEYS[k+1], its time and JSON at
+// ARGV[a] and ARGV[a+1].
+func appendAudit(k, a int) string {
+	return fmt.Sprintf(`
+local seq = redis.call('INCR', KEYS[%d])
+redis.call('ZADD', KEYS[%d], 0, ARGV[%d] .. ':' .. string.format('%%020d', seq) .. ':' .. ARGV[%d])
+`, k+1, k, a, a+1)
+}
 
 // takeScript: KEYS bucket. ARGV rate, burst, now seconds, now nanoseconds.
 // Times are split in seconds and nanoseconds so the elapsed time is exact

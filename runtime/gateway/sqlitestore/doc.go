@@ -21,11 +21,16 @@
 // Group commit: writes that arrive while a transaction is being committed
 // are batched into the next transaction, each inside its own savepoint (a
 // failing write rolls back alone), so N concurrent callers share one fsync.
-// A method returns only after the batch holding its write has committed.
-// The hot path is short: a fresh claim is one INSERT … ON CONFLICT DO
-// NOTHING (a taken slot reads its record and decides), a completion one
-// fenced UPDATE, and the audit entries appended while a batch fills are
-// written by one multi-row INSERT.
+// The writer waits, boundedly and without a timer, for the writes of the
+// callers its last commit woke (see sqliteutil.Writer). A method returns
+// only after the batch holding its write has committed; a failed batch
+// acknowledges no one. The hot path is short: a fresh claim is one INSERT
+// … ON CONFLICT DO NOTHING (a taken slot reads its record and decides), a
+// completion one fenced UPDATE, and the audit entries appended while a
+// batch fills are written by one multi-row INSERT. CompleteAudited
+// (gateway.AuditedRecorder) writes a completion and its call's audit entry
+// in one write, so a gateway over this store waits for two commits per
+// call (the claim, the outcome with its entry), not three.
 //
 // Fencing tokens come from one counter in the database (read when a batch
 // begins under the write lock, written back before it commits), so they

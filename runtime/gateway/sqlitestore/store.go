@@ -228,9 +228,20 @@ const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = ? AND lea
 
 // Complete implements gateway.Store.
 func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
-	de, err := storecodec.EncodeDomainError(c.DomainError)
+	args, err := completeArgs(c)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
+	}
+	return s.execFenced(ctx, completeUpdate, args)
+}
+
+const completeUpdate = `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
+	updated = ?, expires = ? WHERE ` + fenceWhere
+
+func completeArgs(c gateway.Completion) ([]any, error) {
+	de, err := storecodec.EncodeDomainError(c.DomainError)
+	if err != nil {
+		return nil, err
 	}
 	var value any
 	if c.DomainError == nil {
@@ -238,9 +249,52 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 	}
 	now := ns(c.Now)
 	args := append([]any{value, nullBytes(de), now, ns(c.ExpiresAt)}, slotArgs(c.Slot)...)
-	args = append(args, int64(c.Token), now)
-	return s.execFenced(ctx, `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
-		updated = ?, expires = ? WHERE `+fenceWhere, args)
+	return append(args, int64(c.Token), now), nil
+}
+
+var _ gateway.AuditedRecorder = (*Store)(nil)
+
+// auditedCompletion is one CompleteAudited in a batch.
+type auditedCompletion struct {
+	args  []any // completeUpdate's
+	entry gateway.AuditEntry
+	done  bool // the update found the live claim
+}
+
+// CompleteAudited implements gateway.AuditedRecorder: the completion and,
+// when it is not fenced, its audit entry, in one transaction. The calls
+// that share a batch run together inside one savepoint (their fenced
+// updates one by one, then their audit entries as one multi-row INSERT),
+// so either all of them are written or, on an error, none is, and every
+// one returns once that batch is committed.
+func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gateway.AuditEntry) error {
+	args, err := completeArgs(c)
+	if err != nil {
+		return fmt.Errorf("sqlitestore: %w", err)
+	}
+	it := &auditedCompletion{args: args, entry: e}
+	if err := s.w.DoMerged(ctx, "complete+audit", it, completeAudited); err != nil {
+		return s.wrap(err)
+	}
+	if !it.done {
+		return gateway.ErrFenced
+	}
+	return nil
+}
+
+func completeAudited(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
+	var entries []any
+	for _, item := range items {
+		it := item.(*auditedCompletion)
+		n, err := exec(ctx, tx, completeUpdate, it.args...)
+		if err != nil {
+			return err
+		}
+		if it.done = n == 1; it.done {
+			entries = append(entries, it.entry)
+		}
+	}
+	return insertAudit(ctx, tx, entries)
 }
 
 // MarkUncertain implements gateway.Store.

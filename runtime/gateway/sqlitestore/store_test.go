@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
+	"github.com/toolgate/toolgate/tools"
 )
 
 func open(t *testing.T, path string) *sqlitestore.Store {
@@ -73,6 +74,47 @@ func TestReopenKeepsState(t *testing.T) {
 	audit, err := st.QueryAudit(ctx, gateway.AuditQuery{Key: "k1"})
 	if err != nil || len(audit) != 1 || audit[0].Latency != time.Millisecond || !audit[0].Time.Equal(t0) {
 		t.Errorf("QueryAudit after reopen = %+v, %v, want the one entry", audit, err)
+	}
+}
+
+// Through the gateway, a completed call's audit entry is written with its
+// completion (gateway.AuditedRecorder): exactly one entry per call, the
+// one the answer describes, next to the done record; a replay adds its own.
+func TestExecuteAuditsWithTheCompletion(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, filepath.Join(t.TempDir(), "gateway.db"))
+	reg := tools.NewRegistry()
+	if err := reg.Add(tools.Tool{ID: "bank/pay", Card: tools.Card{Name: "pay", Scopes: []string{"payments:write"}},
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"paid":true}`), nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(reg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := gateway.Call{Principal: tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"payments:write"}},
+		SessionID: "s", Step: 1, Tool: "bank/pay", Arguments: json.RawMessage(`{}`)}
+	res, err := g.Execute(ctx, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get(ctx, res.IdempotencyKey)
+	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != `{"paid":true}` {
+		t.Fatalf("record = %+v, %v; want done with the value", rec, err)
+	}
+	audit, err := st.QueryAudit(ctx, gateway.AuditQuery{Key: res.IdempotencyKey})
+	if err != nil || len(audit) != 1 || audit[0].Outcome != gateway.OutcomeOK || audit[0].Decision != "allow" || audit[0].Tool != "bank/pay" {
+		t.Fatalf("audit = %+v, %v; want one allowed ok entry", audit, err)
+	}
+	if _, err := g.Execute(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	audit, err = st.QueryAudit(ctx, gateway.AuditQuery{Key: res.IdempotencyKey})
+	if err != nil || len(audit) != 2 || audit[1].Outcome != gateway.OutcomeReplayed {
+		t.Errorf("audit after a replay = %+v, %v; want the call's entry and the replay's", audit, err)
 	}
 }
 

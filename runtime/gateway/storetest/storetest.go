@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
 	run(t, newStore, []test[gateway.Store]{
 		{"Purge", testPurge},
 		{"PurgeConcerns", testPurgeConcerns},
+		{"CompleteAudited", testCompleteAudited},
 	})
 }
 
@@ -141,6 +142,9 @@ func run[S any](t *testing.T, newStore func(t *testing.T) S, tests []test[S]) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
 			if _, ok := any(s).(gateway.Purger); !ok && strings.HasPrefix(tc.name, "Purge") {
+				return
+			}
+			if _, ok := any(s).(gateway.AuditedRecorder); !ok && tc.name == "CompleteAudited" {
 				return
 			}
 			tc.fn(t, s)
@@ -984,5 +988,76 @@ func testPurgeConcerns(t *testing.T, s gateway.Store) {
 	// seen afresh would be full).
 	if ok, _, err := s.TakeToken(ctx, "alice|pay", l, t0); err != nil || ok {
 		t.Errorf("TakeToken at t0 after purges of other concerns = %v, %v; want refused (the bucket is kept, empty)", ok, err)
+	}
+}
+
+// testCompleteAudited checks a gateway.AuditedRecorder: a fenced
+// completion writes neither the outcome nor the audit entry; a live one
+// writes both; of concurrent completions of one claim exactly one lands,
+// with its own entry and no other.
+func testCompleteAudited(t *testing.T, s gateway.Store) {
+	ar := s.(gateway.AuditedRecorder)
+	completion := func(sl gateway.Slot, token uint64, value string) gateway.Completion {
+		return gateway.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: t0.Add(time.Second), ExpiresAt: t0.Add(time.Second + retention)}
+	}
+	entry := func(key, reason string) gateway.AuditEntry {
+		return gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds",
+			Key: key, Decision: "allow", Reason: reason, Outcome: "ok", Latency: time.Millisecond}
+	}
+	audited := func(key string) []gateway.AuditEntry {
+		t.Helper()
+		es, err := s.QueryAudit(ctx, gateway.AuditQuery{Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return es
+	}
+
+	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	if err := ar.CompleteAudited(ctx, completion(slot(1), c.Token+1, `{"late":true}`), entry("k1", "stale owner")); !errors.Is(err, gateway.ErrFenced) {
+		t.Fatalf("CompleteAudited with another token = %v, want ErrFenced", err)
+	}
+	if es := audited("k1"); len(es) != 0 {
+		t.Errorf("a fenced CompleteAudited left audit entries %+v, want none", es)
+	}
+	claim(t, s, request(slot(1), "k1", t0.Add(time.Second)), gateway.ClaimInProgress)
+	if err := ar.CompleteAudited(ctx, completion(slot(1), c.Token, `{"transaction_id":"tx-1"}`), entry("k1", "owner")); err != nil {
+		t.Fatalf("CompleteAudited: %v", err)
+	}
+	if r := claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimDone); string(r.Record.Value) != `{"transaction_id":"tx-1"}` {
+		t.Errorf("record after CompleteAudited = %+v, want done with the value", r.Record)
+	}
+	if es := audited("k1"); len(es) != 1 || es[0].Reason != "owner" || es[0].Outcome != "ok" || es[0].Latency != time.Millisecond {
+		t.Errorf("audit after CompleteAudited = %+v, want the one entry written with it", es)
+	}
+
+	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	errs := make([]error, 16)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = ar.CompleteAudited(ctx, completion(slot(2), c2.Token, fmt.Sprintf(`{"n":%d}`, i)), entry("k2", fmt.Sprintf("caller %d", i)))
+		})
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("callers %d and %d both completed one claim", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, gateway.ErrFenced):
+			t.Errorf("concurrent CompleteAudited %d = %v, want nil or ErrFenced", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no concurrent CompleteAudited succeeded")
+	}
+	if r := claim(t, s, request(slot(2), "k2", t0.Add(2*time.Second)), gateway.ClaimDone); string(r.Record.Value) != fmt.Sprintf(`{"n":%d}`, winner) {
+		t.Errorf("record = %s, want the winner's {\"n\":%d}", r.Record.Value, winner)
+	}
+	if es := audited("k2"); len(es) != 1 || es[0].Reason != fmt.Sprintf("caller %d", winner) {
+		t.Errorf("audit of concurrent completions = %+v, want only the winner's entry (caller %d)", es, winner)
 	}
 }

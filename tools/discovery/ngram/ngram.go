@@ -35,8 +35,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -103,53 +103,52 @@ type Embedder struct {
 
 // featureCache maps a token or phrase window, in a language, to the
 // features it contributes. It holds at most max features and starts over
-// when full. Keys are copied: the analyzer's tokens may share a pooled
-// buffer.
+// when full. Keys are one string each (see tokenKey and phraseKey), built
+// in a scratch buffer so that a look-up hashes one string and allocates
+// nothing; stored keys are copies.
 type featureCache struct {
-	max     int // 0: keep nothing
-	mu      sync.RWMutex
-	tokens  map[tokenKey][]Feature
-	phrases map[[3]string][]Feature // the language plays no part in a window's concepts
-	n       int
+	max int // 0: keep nothing
+	mu  sync.RWMutex
+	m   map[string][]Feature
+	n   int
 }
 
-type tokenKey struct {
-	lang analysis.Lang
-	tok  string
+// tokenKey is the key of a token in lang: the language, a 0 byte, the
+// token. phraseKey is the key of a window: a 1 byte, then its three tokens
+// each ended by a 0 byte (the language plays no part in a window's
+// concepts). Tokens are runs of letters and digits, so they hold neither
+// byte and no two keys collide.
+func tokenKey(buf []byte, lang analysis.Lang, tok string) []byte {
+	buf = append(append(append(buf[:0], lang...), 0), tok...)
+	return buf
 }
 
-func (c *featureCache) token(lang analysis.Lang, tok string) ([]Feature, bool) {
+func phraseKey(buf []byte, w [3]string) []byte {
+	buf = append(buf[:0], 1)
+	for _, t := range w {
+		buf = append(append(buf, t...), 0)
+	}
+	return buf
+}
+
+func (c *featureCache) get(key []byte) ([]Feature, bool) {
 	c.mu.RLock()
-	f, ok := c.tokens[tokenKey{lang, tok}]
+	f, ok := c.m[string(key)]
 	c.mu.RUnlock()
 	return f, ok
 }
 
-func (c *featureCache) phrase(w [3]string) ([]Feature, bool) {
-	c.mu.RLock()
-	f, ok := c.phrases[w]
-	c.mu.RUnlock()
-	return f, ok
-}
-
-// put stores f for the token (lang, w[0]) or, with phrase, the window w.
-func (c *featureCache) put(phrase bool, lang analysis.Lang, w [3]string, f []Feature) {
+// put stores f for key.
+func (c *featureCache) put(key []byte, f []Feature) {
 	if len(f)+1 > c.max {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tokens == nil || c.n+len(f)+1 > c.max {
-		c.tokens, c.phrases, c.n = make(map[tokenKey][]Feature), make(map[[3]string][]Feature), 0
+	if c.m == nil || c.n+len(f)+1 > c.max {
+		c.m, c.n = make(map[string][]Feature), 0
 	}
-	for i := range w {
-		w[i] = strings.Clone(w[i])
-	}
-	if phrase {
-		c.phrases[w] = slices.Clone(f)
-	} else {
-		c.tokens[tokenKey{lang, w[0]}] = slices.Clone(f)
-	}
+	c.m[string(key)] = slices.Clone(f)
 	c.n += len(f) + 1
 }
 
@@ -284,15 +283,11 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 	dst = dst[:e.dim]
 	clear(dst)
 	sc := e.scratchers.Get().(*scratch)
-	raw := e.rawFeatures(sc, text)
 	mask := uint64(e.dim - 1)
-	sc.table.merge(raw, func(f Feature) {
-		v := f.W
-		if f.H>>63 != 0 {
-			v = -v
-		}
-		dst[f.H&mask] += v
-	})
+	for _, f := range e.distinct(sc, text) {
+		b, v := f.bucket(mask)
+		dst[b] += v
+	}
 	e.scratchers.Put(sc)
 	var norm float64
 	for _, v := range dst {
@@ -305,6 +300,66 @@ func (e *Embedder) EmbedTo(dst []float32, text string) []float32 {
 		}
 	}
 	return dst
+}
+
+// distinct returns the distinct features of text (in sc), in the order
+// both embeddings sum them.
+func (e *Embedder) distinct(sc *scratch, text string) []Feature {
+	sc.merged = sc.table.merge(sc.merged[:0], e.rawFeatures(sc, text))
+	return sc.merged
+}
+
+// bucket returns the dimension f adds to, of a vector whose dimension
+// is mask+1, and the signed weight it adds.
+func (f Feature) bucket(mask uint64) (uint64, float32) {
+	if f.H>>63 != 0 {
+		return f.H & mask, -f.W
+	}
+	return f.H & mask, f.W
+}
+
+// EmbedNonZero appends the non-zero dimensions of text's unit vector (the
+// one EmbedTo returns), in ascending order, to dims and their values to
+// vals, and returns both. It touches only the dimensions the text's
+// features hash to, so a short text costs its features rather than Dim;
+// with reused slices it does not allocate in the steady state.
+func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32) {
+	sc := e.scratchers.Get().(*scratch)
+	if len(sc.dense) != e.dim {
+		sc.dense = make([]float32, e.dim)
+		sc.used = make([]uint64, (e.dim+63)/64)
+	}
+	dense, used := sc.dense, sc.used
+	mask := uint64(e.dim - 1)
+	for _, f := range e.distinct(sc, text) {
+		b, v := f.bucket(mask)
+		dense[b] += v
+		used[b/64] |= 1 << (b % 64)
+	}
+	// The same sums as EmbedTo's, in the same order: its zeros add nothing.
+	start := len(vals)
+	var norm float64
+	for w, word := range used {
+		for word != 0 {
+			b := w*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if v := dense[b]; v != 0 {
+				norm += float64(v) * float64(v)
+				dims = append(dims, int32(b))
+				vals = append(vals, v)
+			}
+			dense[b] = 0
+		}
+		used[w] = 0
+	}
+	e.scratchers.Put(sc)
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for i := start; i < len(vals); i++ {
+			vals[i] *= inv
+		}
+	}
+	return dims, vals
 }
 
 // Feature is one hashed feature of a text: H is a 64-bit hash (its low
@@ -321,7 +376,7 @@ type Feature struct {
 func (e *Embedder) Features(dst []Feature, text string) []Feature {
 	sc := e.scratchers.Get().(*scratch)
 	start := len(dst)
-	sc.table.merge(e.rawFeatures(sc, text), func(f Feature) { dst = append(dst, f) })
+	dst = sc.table.merge(dst, e.rawFeatures(sc, text))
 	e.scratchers.Put(sc)
 	slices.SortFunc(dst[start:], func(a, b Feature) int { return cmp.Compare(a.H, b.H) })
 	return dst
@@ -331,7 +386,11 @@ type scratch struct {
 	toks     []string
 	concepts []lexicon.Concept
 	raw      []Feature
+	merged   []Feature // raw's distinct features
 	table    featureTable
+	key      []byte    // a feature cache key
+	dense    []float32 // EmbedNonZero's sums, all zero between calls
+	used     []uint64  // and the dimensions it touched, a bit each
 }
 
 // featureTable merges repeated features without sorting: an
@@ -346,10 +405,10 @@ type tableSlot struct {
 	count int32
 }
 
-// merge calls emit once per distinct hash of raw, with weight
+// merge appends to dst each distinct hash of raw once, with weight
 // w·(1 + ln tf) where w is the hash's largest single weight, in an
-// unspecified order.
-func (t *featureTable) merge(raw []Feature, emit func(Feature)) {
+// unspecified order (the same for the same raw), and returns dst.
+func (t *featureTable) merge(dst, raw []Feature) []Feature {
 	size := 16
 	for size < 2*len(raw) {
 		size <<= 1
@@ -386,8 +445,9 @@ func (t *featureTable) merge(raw []Feature, emit func(Feature)) {
 		if s.count > 1 {
 			w *= 1 + float32(math.Log(float64(s.count)))
 		}
-		emit(Feature{H: s.h, W: w})
+		dst = append(dst, Feature{H: s.h, W: w})
 	}
+	return dst
 }
 
 // Seeds that keep the three feature kinds apart in hash space.
@@ -405,16 +465,18 @@ func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
 	e.an.TokensLangFunc(sc.toks[:0], text, func(toks []string, lang analysis.Lang) {
 		sc.toks = toks
 		for _, tok := range toks {
-			if !hasLetter(tok) || analysis.IsStopWord(lang, tok) || analysis.IsStopWord(analysis.English, tok) {
-				continue
-			}
-			if f, ok := e.cache.token(lang, tok); ok {
+			// A token without features (digits, a stop word) is cached
+			// too: one look-up decides it.
+			sc.key = tokenKey(sc.key, lang, tok)
+			if f, ok := e.cache.get(sc.key); ok {
 				raw = append(raw, f...)
 				continue
 			}
 			n0 := len(raw)
-			raw = e.tokenFeatures(sc, raw, lang, tok)
-			e.cache.put(false, lang, [3]string{tok}, raw[n0:])
+			if hasLetter(tok) && !analysis.IsStopWord(lang, tok) && (lang == analysis.English || !analysis.IsStopWord(analysis.English, tok)) {
+				raw = e.tokenFeatures(sc, raw, lang, tok)
+			}
+			e.cache.put(sc.key, raw[n0:])
 		}
 		if e.lex != nil && e.wConcept > 0 {
 			raw = e.phraseFeatures(sc, raw, lang)
@@ -473,7 +535,8 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		if i+2 < len(toks) {
 			w[2] = toks[i+2]
 		}
-		if f, ok := e.cache.phrase(w); ok {
+		sc.key = phraseKey(sc.key, w)
+		if f, ok := e.cache.get(sc.key); ok {
 			raw = append(raw, f...)
 			continue
 		}
@@ -490,7 +553,7 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 		for _, c := range sc.concepts {
 			raw = append(raw, Feature{H: mix(seedConcept ^ c.ID), W: e.wConcept * c.Weight * spread})
 		}
-		e.cache.put(true, "", w, raw[n0:])
+		e.cache.put(sc.key, raw[n0:])
 	}
 	return raw
 }

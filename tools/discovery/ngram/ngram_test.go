@@ -358,3 +358,64 @@ func TestCacheChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// checkNonZero fails unless EmbedNonZero(text) is EmbedTo(text) in sparse
+// form, bit for bit: every non-zero dimension once, ascending, nothing else.
+func checkNonZero(t *testing.T, e *Embedder, text string) {
+	t.Helper()
+	want := e.EmbedTo(nil, text)
+	dims, vals := e.EmbedNonZero([]int32{-1}, []float32{-1}, text) // appends after what is there
+	if len(dims) != len(vals) || dims[0] != -1 || vals[0] != -1 {
+		t.Fatalf("EmbedNonZero(%q) did not append: %d dims, %d values", text, len(dims), len(vals))
+	}
+	got := make([]float32, e.Dim())
+	for i, d := range dims[1:] {
+		if i > 0 && d <= dims[i] {
+			t.Fatalf("EmbedNonZero(%q) dims not ascending: %d after %d", text, d, dims[i])
+		}
+		if vals[i+1] == 0 {
+			t.Fatalf("EmbedNonZero(%q) lists dim %d with value 0", text, d)
+		}
+		got[d] = vals[i+1]
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("EmbedNonZero(%q) differs from EmbedTo", text)
+	}
+}
+
+func TestEmbedNonZeroIsEmbedTo(t *testing.T) {
+	e := New(nil)
+	for _, s := range []string{"", "the of a", "123 456", "delete a file", "borrar archivo de la base de datos",
+		"wyślij wiadomość do zespołu", "open a pull request in toolgate/toolgate", "Crème brûlée", strings.Repeat("files ", 300)} {
+		checkNonZero(t, e, s)
+		checkNonZero(t, e, s) // the scratch is clean after a call
+	}
+	// Each slice is appended to after its own contents.
+	dims, vals := e.EmbedNonZero([]int32{7, 8}, []float32{0.5}, "delete a file")
+	wantDims, wantVals := e.EmbedNonZero(nil, nil, "delete a file")
+	if !slices.Equal(dims[2:], wantDims) || vals[0] != 0.5 || !slices.Equal(vals[1:], wantVals) {
+		t.Errorf("EmbedNonZero after 2 dims and 1 value = %v, %v; want them followed by %v, %v", dims, vals, wantDims, wantVals)
+	}
+	small := New(&Options{Dim: 64})
+	checkNonZero(t, small, "delete a file and send an email to the whole team about the invoice")
+	if raceEnabled {
+		return
+	}
+	dims, vals = make([]int32, 0, 512), make([]float32, 0, 512)
+	if n := testing.AllocsPerRun(50, func() { e.EmbedNonZero(dims, vals, "delete a file") }); n > 0 {
+		t.Errorf("EmbedNonZero allocates %v times per call with reused slices, want 0", n)
+	}
+}
+
+func FuzzEmbedNonZero(f *testing.F) {
+	for _, s := range []string{"delete a file", "borrar archivo", "ąę łóż", "a\x00b", "x/y_z-w.v"} {
+		f.Add(s)
+	}
+	e := New(nil)
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		checkNonZero(t, e, s)
+	})
+}
