@@ -375,12 +375,15 @@ func (r *Request) Clone() *Request {
 	c := *r
 	c.Messages = make([]Message, len(r.Messages))
 	for i, m := range r.Messages {
-		m.ToolCalls = cloneCalls(m.ToolCalls)
+		m.ToolCalls = cloneEach(m.ToolCalls, func(tc ToolCall) ToolCall {
+			tc.Arguments = cloneRaw(tc.Arguments)
+			return tc
+		})
 		m.ToolReferences = slices.Clone(m.ToolReferences)
 		c.Messages[i] = m
 	}
-	c.Tools = cloneSpecs(r.Tools)
-	c.Deferred = cloneSpecs(r.Deferred)
+	c.Tools = cloneEach(r.Tools, cloneSpec)
+	c.Deferred = cloneEach(r.Deferred, cloneSpec)
 	c.Constraint.EnvelopeSchema = cloneRaw(r.Constraint.EnvelopeSchema)
 	if r.Temperature != nil {
 		temp := *r.Temperature
@@ -393,27 +396,21 @@ func (r *Request) Clone() *Request {
 	return &c
 }
 
-func cloneSpecs(specs []ToolSpec) []ToolSpec {
-	if specs == nil {
-		return nil
-	}
-	out := make([]ToolSpec, len(specs))
-	for i, t := range specs {
-		t.Parameters = cloneRaw(t.Parameters)
-		t.StrictParameters = cloneRaw(t.StrictParameters)
-		out[i] = t
-	}
-	return out
+func cloneSpec(t ToolSpec) ToolSpec {
+	t.Parameters = cloneRaw(t.Parameters)
+	t.StrictParameters = cloneRaw(t.StrictParameters)
+	return t
 }
 
-func cloneCalls(calls []ToolCall) []ToolCall {
-	if calls == nil {
+// cloneEach returns a copy of s with each element through clone; nil
+// stays nil.
+func cloneEach[T any](s []T, clone func(T) T) []T {
+	if s == nil {
 		return nil
 	}
-	out := make([]ToolCall, len(calls))
-	for i, c := range calls {
-		c.Arguments = cloneRaw(c.Arguments)
-		out[i] = c
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[i] = clone(v)
 	}
 	return out
 }

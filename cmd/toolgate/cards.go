@@ -264,7 +264,7 @@ func fixedList(fixed map[lint.Kind]int) string {
 // tool's queries as usage, learns an overlay from their misses with cards
 // learn's defaults, and returns the overlaid snapshot, the queries left to
 // measure and a one-line account of what was learned.
-func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snapshot, qs []discovery.Query, share float64, k int) (*tools.Snapshot, []discovery.Query, string, error) {
+func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snapshot, qs []discovery.Query, share float64, k int, lopts *cards.LearnOptions) (*tools.Snapshot, []discovery.Query, string, error) {
 	hist, measured, err := discovery.SplitHistory(qs, share)
 	if err != nil {
 		return nil, nil, "", err
@@ -273,7 +273,7 @@ func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snap
 	if err != nil {
 		return nil, nil, "", err
 	}
-	entries, rep, err := cards.Learn(snap, calls, nil)
+	entries, rep, err := cards.Learn(snap, calls, lopts)
 	if err != nil {
 		return nil, nil, "", err
 	}

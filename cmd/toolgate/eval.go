@@ -14,12 +14,27 @@ import (
 
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
 func init() { commands["eval"] = runEval }
 
-// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--history 0.5]
+// openLexicon returns the embedded lexicon plus the --lexicon KIND=FILE files.
+func openLexicon(specs []string) (*lexicon.Lexicon, error) {
+	var files []lexicon.File
+	for _, spec := range specs {
+		f, err := lexicon.ParseFile(spec)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return lexicon.Open(files...)
+}
+
+// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--lexicon KIND=FILE] [--history 0.5]
 // [--backend B [--model M] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
@@ -35,6 +50,12 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	model := fs.String("model", "", "the --backend model")
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
+	var lexFiles multiFlag
+	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonym groups), es or pl (→ English), derived (noun: verb), e.g. the files tools/lexicon/internal/gen -optional writes (see tools/lexicon/data/README.md); repeatable")
+	var learn cards.LearnOptions
+	fs.IntVar(&learn.MinPrincipals, "learn-min-principals", 0, "with --history, cards learn's --min-principals (0: its default, 3)")
+	fs.IntVar(&learn.MaxExamples, "learn-examples", 0, "with --history, the examples learned per tool at most (0: the default, 64)")
+	fs.IntVar(&learn.MaxKeywords, "learn-tags", 0, "with --history, the tags learned per tool at most (0: the default, 32; negative: none)")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -54,6 +75,9 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	case *format != "text" && *format != "json" && *format != "html":
 		fmt.Fprintf(stderr, "toolgate eval: unknown --format %q (want text, json or html)\n", *format)
+		return exitUsage
+	case learn.MinPrincipals < 0 || learn.MaxExamples < 0:
+		fmt.Fprintln(stderr, "toolgate eval: --learn-min-principals and --learn-examples must not be negative")
 		return exitUsage
 	case *history < 0 || *history >= 1:
 		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
@@ -82,6 +106,15 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
+	if len(lexFiles) > 0 {
+		if dopts == nil {
+			dopts = &discovery.Options{}
+		}
+		if dopts.Lexicon, err = openLexicon(lexFiles); err != nil {
+			fmt.Fprintf(stderr, "toolgate eval: --lexicon: %v\n", err)
+			return exitUsage
+		}
+	}
 	d, err := discovery.New(dopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
@@ -89,7 +122,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	if *history > 0 {
 		var learned string
-		if snap, qs, learned, err = learnHistory(ctx, d, snap, qs, *history, *k); err != nil {
+		if snap, qs, learned, err = learnHistory(ctx, d, snap, qs, *history, *k, &learn); err != nil {
 			fmt.Fprintf(stderr, "toolgate eval: --history: %v\n", err)
 			return exitUsage
 		}

@@ -156,6 +156,16 @@ func TestEvalHistory(t *testing.T) {
 	if code, _, _ := runCmd(append(args, "--history", "1")...); code != exitUsage {
 		t.Errorf("--history 1: exit %d, want 2", code)
 	}
+	// The learner's settings reach it: more principals than replayed learns nothing.
+	_, strict, errOut := runCmd(append(args, "--history", "0.5", "--learn-min-principals", "9")...)
+	var none discovery.Report
+	json.Unmarshal([]byte(strict), &none)
+	if !strings.Contains(errOut, "learned 0 examples and 0 tags") || none.RecallAt1 >= 1 {
+		t.Errorf("--learn-min-principals 9: stderr %q, recall@1 %v; want nothing learned", errOut, none.RecallAt1)
+	}
+	if code, _, _ := runCmd(append(args, "--history", "0.5", "--learn-examples", "-1")...); code != exitUsage {
+		t.Errorf("--learn-examples -1: exit %d, want 2", code)
+	}
 }
 
 func TestEvalBackend(t *testing.T) {

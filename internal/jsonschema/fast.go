@@ -73,6 +73,9 @@ func compileFast(doc any) *fastNode {
 
 func fastCompile(m map[string]any, root bool) *fastNode {
 	n := &fastNode{minLen: -1, maxLen: -1, fracDigits: -1, minItems: -1, maxItems: -1}
+	// The keywords that set one field of n each, by the kind of value.
+	lengths := map[string]*int{"minLength": &n.minLen, "maxLength": &n.maxLen, "minItems": &n.minItems, "maxItems": &n.maxItems}
+	bounds := map[string]**float64{"minimum": &n.min, "maximum": &n.max, "exclusiveMinimum": &n.exclMin, "exclusiveMaximum": &n.exclMax}
 	var props map[string]any
 	for k, v := range m {
 		switch {
@@ -105,21 +108,12 @@ func fastCompile(m map[string]any, root bool) *fastNode {
 			} else {
 				n.closed = !b
 			}
-		case k == "minLength" || k == "maxLength" || k == "minItems" || k == "maxItems":
+		case lengths[k] != nil:
 			i, ok := nonNegativeInt(v)
 			if !ok {
 				return nil
 			}
-			switch k {
-			case "minLength":
-				n.minLen = i
-			case "maxLength":
-				n.maxLen = i
-			case "minItems":
-				n.minItems = i
-			default:
-				n.maxItems = i
-			}
+			*lengths[k] = i
 		case k == "pattern":
 			s, ok := v.(string)
 			if !ok || !Portable(s) {
@@ -143,21 +137,12 @@ func fastCompile(m map[string]any, root bool) *fastNode {
 				}
 				n.enum = append(n.enum, s)
 			}
-		case k == "minimum" || k == "maximum" || k == "exclusiveMinimum" || k == "exclusiveMaximum":
+		case bounds[k] != nil:
 			f, ok := boundFloat(v)
 			if !ok {
 				return nil
 			}
-			switch k {
-			case "minimum":
-				n.min = &f
-			case "maximum":
-				n.max = &f
-			case "exclusiveMinimum":
-				n.exclMin = &f
-			default:
-				n.exclMax = &f
-			}
+			*bounds[k] = &f
 		case k == "multipleOf":
 			d, ok := decimalStep(v)
 			if !ok {

@@ -238,16 +238,24 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// newHome finds a free loopback port and makes the temporary folder of a
+// private server of engine.
+func newHome(engine string) (port int, dir string, err error) {
+	if port, err = freePort(); err != nil {
+		return 0, "", err
+	}
+	if dir, err = os.MkdirTemp("", "toolgate-"+engine+"-"); err != nil {
+		return 0, "", err
+	}
+	return port, dir, nil
+}
+
 func startRedis() (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server is not installed (apt-get install redis-server)")
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "toolgate-redis-")
+	port, dir, err := newHome("redis")
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +292,7 @@ func startPostgres() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "toolgate-pg-")
+	port, dir, err := newHome("pg")
 	if err != nil {
 		return nil, err
 	}

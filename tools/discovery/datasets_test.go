@@ -98,13 +98,9 @@ func evaluate(tb testing.TB, ds dataset, opts *discovery.Options) *discovery.Rep
 	return rep
 }
 
-// TestReport prints, with -discovery.report, the numbers recorded in
-// docs/benchmarks.md: every method and fusion on every dataset, and the
-// confidence calibration of the default.
-func TestReport(t *testing.T) {
-	if !*report {
-		t.Skip("run with -discovery.report")
-	}
+// reportSets loads the four labeled sets, or those DISCOVERY_REPORT_SETS
+// names.
+func reportSets(t *testing.T) []dataset {
 	sets := []dataset{publicDataset(t, "metatool", 0), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
 	if only := os.Getenv("DISCOVERY_REPORT_SETS"); only != "" {
 		var keep []dataset
@@ -115,6 +111,17 @@ func TestReport(t *testing.T) {
 		}
 		sets = keep
 	}
+	return sets
+}
+
+// TestReport prints, with -discovery.report, the numbers recorded in
+// docs/benchmarks.md: every method and fusion on every dataset, and the
+// confidence calibration of the default.
+func TestReport(t *testing.T) {
+	if !*report {
+		t.Skip("run with -discovery.report")
+	}
+	sets := reportSets(t)
 	methods := []struct {
 		name string
 		opts discovery.Options

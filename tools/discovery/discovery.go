@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
 // Embedder turns texts into vectors for the dense side of discovery.
@@ -141,6 +142,11 @@ type Options struct {
 	Clock func() time.Time
 	// Analyzer analyses cards and requests. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
+	// Lexicon is the word knowledge used to translate Spanish and Polish
+	// requests, to widen English ones and (for the default Embedder) to
+	// embed concepts. Nil means lexicon.Default(), the embedded data;
+	// lexicon.Open adds optional files.
+	Lexicon *lexicon.Lexicon
 }
 
 // Request is one discovery query.
@@ -205,6 +211,7 @@ type Shortlist struct {
 // comes with a view of another snapshot.
 type Discoverer struct {
 	analyzer     *analysis.Analyzer
+	lex          *lexicon.Lexicon
 	embedder     Embedder
 	reformulator Reformulator
 	threshold    float64
@@ -260,14 +267,18 @@ func New(opts *Options) (*Discoverer, error) {
 	if d.analyzer == nil {
 		d.analyzer = analysis.New(nil)
 	}
+	d.lex = o.Lexicon
+	if d.lex == nil {
+		d.lex = lexicon.Default()
+	}
 	if d.embedder == nil {
-		d.embedder = defaultEmbedder()
+		d.embedder = defaultEmbedder(d.lex)
 	}
 	if o.NoDense || o.Method == MethodLexical || o.Method == MethodBM25 {
 		d.embedder = nil
 	}
 	if d.reformulator == nil {
-		d.reformulator = NewLexiconReformulator(d.analyzer)
+		d.reformulator = &LexiconReformulator{analyzer: d.analyzer, lex: d.lex}
 	}
 	if d.threshold == 0 {
 		d.threshold = 0.1

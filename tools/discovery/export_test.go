@@ -13,6 +13,17 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &bm25K1
 	case name == "bonus":
 		p = &bonusScale
+	case name == "widen.weight":
+		p = &widenWeight
+	case name == "widen.derived":
+		old := widenDerived
+		widenDerived = v != 0
+		return func() { widenDerived = old }
+	case name == "widen.tool" || name == "widen.wordnet" || name == "widen.maxtokens":
+		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "widen.maxtokens": &widenMaxTokens}[name]
+		old := *ip
+		*ip = int(v)
+		return func() { *ip = old }
 	case len(name) > 2 && name[:2] == "w.":
 		p = &fieldWeights[fields[name[2:]]].w
 	case len(name) > 2 && name[:2] == "b.":

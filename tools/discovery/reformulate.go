@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
 // LexiconReformulator is the offline Reformulator: it appends to the
@@ -13,6 +14,7 @@ import (
 // concurrent use.
 type LexiconReformulator struct {
 	analyzer *analysis.Analyzer
+	lex      *lexicon.Lexicon
 }
 
 var _ Reformulator = (*LexiconReformulator)(nil)
@@ -23,14 +25,14 @@ func NewLexiconReformulator(a *analysis.Analyzer) *LexiconReformulator {
 	if a == nil {
 		a = analysis.New(nil)
 	}
-	return &LexiconReformulator{analyzer: a}
+	return &LexiconReformulator{analyzer: a, lex: lexicon.Default()}
 }
 
 // Reformulate returns query followed by its expansions, or query itself
 // when the lexicon knows none of its words. It never fails.
 func (r *LexiconReformulator) Reformulate(_ context.Context, query string) (string, error) {
 	lang := detect(query)
-	extra := expansion(r.analyzer, query, lang)
+	extra := expansion(r.analyzer, r.lex, query, lang)
 	if len(extra) == 0 {
 		return query, nil
 	}

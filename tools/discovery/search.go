@@ -88,12 +88,15 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			s.words, p.lang = a.TermsDetect(s.words[:0], text)
 		}
 		add(s.words, 1)
+		if s.words = widen(s.words[:0], a, d.lex, text, p.lang); len(s.words) > 0 {
+			add(s.words, widenWeight)
+		}
 		var english []string
 		if p.lang != analysis.English {
 			// Tool names and borrowed words ("pull request") stay English.
 			s.words = a.Terms(s.words[:0], text, analysis.English)
 			add(s.words, translationWeight)
-			english = translate(a, text, p.lang)
+			english = translate(a, d.lex, text, p.lang)
 			add(english, translationWeight)
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {

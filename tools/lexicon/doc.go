@@ -14,6 +14,14 @@
 // is not listed, by its stem in the word's language, so inflections
 // ("archivos", "plików", "deleting") find their entries.
 //
+// [Open] adds optional files a user points to (toolgate --lexicon
+// KIND=FILE, or discovery.Options.Lexicon): data that must not be embedded
+// because its license is the GPL or LGPL, such as the Spanish and Polish
+// lists the generator derives from the mythes thesauri and FreeDict.
+//
 // Sources and licenses are described in data/README.md; the WordNet license
-// is in data/LICENSE-WordNet.txt.
+// is in data/LICENSE-WordNet.txt. The generated files are rebuilt from the
+// Debian packages with go generate (apt-get install wordnet-base).
 package lexicon
+
+//go:generate go run ./internal/gen -wordnet /usr/share/wordnet -out data

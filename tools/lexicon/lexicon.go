@@ -60,9 +60,10 @@ type translation struct {
 // for concurrent use; slices it returns are shared and must not be modified.
 type Lexicon struct {
 	concepts []concept
-	english  map[string][]int32 // folded word or phrase → concepts
-	enStem   map[string][]int32 // English stem of a single word → concepts
-	irreg    map[string]string  // irregular inflection → lemma ("sent" → "send")
+	english  map[string][]int32  // folded word or phrase → concepts
+	enStem   map[string][]int32  // English stem of a single word → concepts
+	irreg    map[string]string   // irregular inflection → lemma ("sent" → "send")
+	derived  map[string][]string // derived noun → verbs ("deletion" → "delete")
 	trans    [2]map[string]*translation
 	transStm [2]map[string]*translation
 	// Phrases of two or three words, keyed by their words and by their
@@ -126,7 +127,7 @@ func DefaultErr() error {
 }
 
 func empty() *Lexicon {
-	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}}
+	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}, derived: map[string][]string{}}
 	l.enPhrase = map[phraseKey][]int32{}
 	for i := range l.phraseStart {
 		l.phraseStart[i] = map[string]struct{}{}
@@ -148,11 +149,30 @@ type Source struct {
 	WordNet []Entry
 	// Irregular maps an inflected form (key) to its lemma (one value).
 	Irregular []Entry
+	// Derived maps an English word (key) to the words it derives from in
+	// another part of speech (values): "deletion: delete". The key shares
+	// its values' concepts. Not embedded (it did not raise recall on the
+	// labeled sets, docs/benchmarks.md): an optional file of KindDerived.
+	Derived []Entry
+	// Synonyms are groups from an optional file a user points to (see
+	// Open): key and values share one concept, weighted as WordNet's.
+	Synonyms []Entry
 	// Spanish and Polish map a word (key) to English words (values).
 	Spanish, Polish []Entry
 }
 
 func load() (*Lexicon, error) {
+	src, err := DefaultSource()
+	if err != nil {
+		return nil, err
+	}
+	return Build(src)
+}
+
+// DefaultSource parses the embedded data. The result is the caller's: it
+// may drop or add entries and Build another lexicon (the discovery tests
+// measure each source that way).
+func DefaultSource() (*Source, error) {
 	var src Source
 	for _, f := range []struct {
 		name string
@@ -169,7 +189,7 @@ func load() (*Lexicon, error) {
 			return nil, err
 		}
 	}
-	return Build(&src)
+	return &src, nil
 }
 
 // ErrInvalid is wrapped by Build's errors for data that parses but is not
@@ -220,12 +240,16 @@ func Build(src *Source) (*Lexicon, error) {
 	for _, e := range src.WordNet {
 		addConcept("wn:"+e.Key, WeightWordNet, e.Values)
 	}
+	for _, e := range src.Synonyms {
+		addConcept("user:"+e.Key, WeightWordNet, append([]string{e.Key}, e.Values...))
+	}
 	for _, e := range src.Irregular {
 		if len(e.Values) != 1 {
 			return nil, fmt.Errorf("%w: irregular form %q (line %d) has %d lemmas, want 1", ErrInvalid, e.Key, e.Line, len(e.Values))
 		}
 		l.irreg[e.Key] = e.Values[0]
 	}
+	l.addDerived(src.Derived)
 	for i, entries := range [2][]Entry{src.Spanish, src.Polish} {
 		lang := [2]analysis.Lang{analysis.Spanish, analysis.Polish}[i]
 		for _, e := range entries {
@@ -263,6 +287,47 @@ func Build(src *Source) (*Lexicon, error) {
 		}
 	}
 	return l, nil
+}
+
+// addDerived gives each derived word the concepts of the words it derives
+// from, computed before any is added, so that derivations do not chain. A
+// word in a hand-written group keeps its meaning: its derivation may be of
+// another sense ("folder", one who folds).
+func (l *Lexicon) addDerived(entries []Entry) {
+	add := make(map[string][]int32, len(entries))
+	for _, e := range entries {
+		if l.hasToolConcept(e.Key) {
+			continue
+		}
+		l.derived[e.Key] = dedup(append(l.derived[e.Key], e.Values...))
+		for _, v := range e.Values {
+			for _, c := range l.englishConcepts(v) {
+				add[e.Key] = appendUnique(add[e.Key], c)
+			}
+		}
+	}
+	for w, cs := range add {
+		own := l.english[w]
+		for _, c := range cs {
+			own = appendUnique(own, c)
+		}
+		l.english[w] = own
+		if !strings.Contains(w, " ") {
+			s := analysis.Stem(analysis.English, w)
+			for _, c := range cs {
+				l.enStem[s] = appendUnique(l.enStem[s], c)
+			}
+		}
+	}
+}
+
+func (l *Lexicon) hasToolConcept(w string) bool {
+	for _, c := range l.english[w] {
+		if l.concepts[c].weight >= WeightTool {
+			return true
+		}
+	}
+	return false
 }
 
 func merge(a, b *translation) *translation {
@@ -456,6 +521,12 @@ func stemKey(lang analysis.Lang, k phraseKey) phraseKey {
 // terms or dst are not repeated. It is the offline reformulator's
 // expansion; the caller analyzes the result as English.
 func (l *Lexicon) Expand(dst []string, terms []string, lang analysis.Lang) []string {
+	return l.ExpandN(dst, terms, lang, maxToolSynonyms, maxWordNetSynonyms)
+}
+
+// ExpandN is Expand with other limits: at most maxTool hand-written and
+// maxWordNet WordNet synonyms per English term (0 for none of that kind).
+func (l *Lexicon) ExpandN(dst []string, terms []string, lang analysis.Lang, maxTool, maxWordNet int) []string {
 	seen := func(w string) bool {
 		for _, t := range terms {
 			if t == w {
@@ -477,7 +548,7 @@ func (l *Lexicon) Expand(dst []string, terms []string, lang analysis.Lang) []str
 				con := &l.concepts[c]
 				strong := con.weight >= WeightTool
 				for _, w := range con.words {
-					if (strong && tool >= maxToolSynonyms) || (!strong && wn >= maxWordNetSynonyms) {
+					if (strong && tool >= maxTool) || (!strong && wn >= maxWordNet) {
 						break
 					}
 					if w != term && !seen(w) {
@@ -513,14 +584,19 @@ func (l *Lexicon) Lemma(word string) (string, bool) {
 	return s, ok
 }
 
+// Derive returns the words a folded English word derives from in another
+// part of speech ("deletion" → "delete"), or nil. The returned slice is
+// shared and must not be modified.
+func (l *Lexicon) Derive(word string) []string { return l.derived[word] }
+
 // Stats describes a lexicon's size.
 type Stats struct {
-	ToolGroups, Synsets, EnglishWords, Irregular, Spanish, Polish int
+	ToolGroups, Synsets, EnglishWords, Irregular, Derived, Spanish, Polish int
 }
 
 // Stats returns the lexicon's size.
 func (l *Lexicon) Stats() Stats {
-	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Spanish: len(l.trans[0]), Polish: len(l.trans[1])}
+	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Derived: len(l.derived), Spanish: len(l.trans[0]), Polish: len(l.trans[1])}
 	for _, c := range l.concepts {
 		if c.weight >= WeightTool {
 			s.ToolGroups++

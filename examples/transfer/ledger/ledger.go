@@ -14,6 +14,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -86,12 +87,8 @@ func (o *Options) Resolve() error {
 	case o.Opening < 0 || o.Opening > MaxCents:
 		return fmt.Errorf("Options.Opening = %s out of range", o.Opening)
 	}
-	if o.Accounts == 0 {
-		o.Accounts = 10
-	}
-	if o.Opening == 0 {
-		o.Opening = 100000
-	}
+	o.Accounts = cmp.Or(o.Accounts, 10)
+	o.Opening = cmp.Or(o.Opening, 100000)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

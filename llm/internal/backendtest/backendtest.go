@@ -3,6 +3,11 @@
 // must never be sent) and Run, which plays the same well-formed and
 // hostile model replies through an adapter's wire-level fake and checks
 // that each is parsed, or rejected, the same way.
+//
+// Fake (over a Recorder) is the provider-independent half of such a fake:
+// an adapter's test gives it the provider's Wire (paths, reply and error
+// formats). RunSampling, RunRepair, AnswerAfterRetries and
+// BenchBuildRequest are the checks and the benchmark every adapter shares.
 package backendtest
 
 import (
