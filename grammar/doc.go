@@ -105,6 +105,8 @@
 // immutable and shared.
 //
 // The GBNF language itself (parser, printer, matcher) is package
-// [github.com/toolgate/toolgate/grammar/gbnf]; this package builds gbnf
-// values and prints them with gbnf's printer.
+// [github.com/toolgate/toolgate/grammar/gbnf]; this package prints its
+// grammars with gbnf's printer pieces ([gbnf.AppendLiteral],
+// [gbnf.AppendClass], [gbnf.AppendRepeatSuffix]) straight into one buffer,
+// and builds gbnf values where it needs a Matcher.
 package grammar

@@ -148,7 +148,7 @@ func Envelope(tools []EnvelopeTool, opts *Options) (*EnvelopeResult, error) {
 		return nil, fmt.Errorf("%w: no tool compiled and the answer and find_tools branches are disabled", ErrNoTools)
 	}
 	root := &grule{hint: "root", body: seq(lit("{"), p.ws, lit(`"action"`), p.ws, lit(":"), p.ws, alt(branches...), p.ws, lit("}"))}
-	res.GBNF = toGBNF(root).String()
+	res.GBNF = printGBNF(root)
 	o.Cache.put(key, res)
 	return res, nil
 }

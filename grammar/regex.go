@@ -58,9 +58,12 @@ type rxParser struct {
 	pos    int
 	groups []*rxNode // capturing groups by number-1
 	names  map[string]int
-	issues []rxIssue
-	pat    string
-	depth  int
+	// unnamed counts the pattern's capturing groups without a name
+	// (prescanGroups).
+	unnamed int
+	issues  []rxIssue
+	pat     string
+	depth   int
 }
 
 // parseRegex parses an ECMA-262 pattern.
@@ -79,7 +82,8 @@ func parseRegex(pattern string) (*rxNode, *rxParser, error) {
 
 func (p *rxParser) fail(msg string) error { return &regexError{p.pat, p.pos, msg} }
 
-// prescanGroups records group names so that \k<name> can refer forward.
+// prescanGroups records group names, so that \k<name> can refer forward,
+// and counts the unnamed groups, so that \9 can.
 func (p *rxParser) prescanGroups() {
 	n := 0
 	for i := 0; i < len(p.src); i++ {
@@ -108,6 +112,7 @@ func (p *rxParser) prescanGroups() {
 				continue
 			}
 			n++
+			p.unnamed++
 		}
 	}
 }
@@ -362,7 +367,7 @@ func (p *rxParser) escape() (*rxNode, error) {
 	if r >= '1' && r <= '9' {
 		start := p.pos
 		n, _ := p.number()
-		if n <= len(p.names)+p.countGroups() {
+		if n <= len(p.names)+p.unnamed {
 			return p.backref(n), nil
 		}
 		p.pos = start // Annex B: an octal or identity escape
@@ -372,29 +377,6 @@ func (p *rxParser) escape() (*rxNode, error) {
 		return nil, err
 	}
 	return setNode(rs), nil
-}
-
-// countGroups counts the capturing groups of the whole pattern.
-func (p *rxParser) countGroups() int {
-	n := 0
-	for i := 0; i < len(p.src); i++ {
-		switch p.src[i] {
-		case '\\':
-			i++
-		case '[':
-			for i++; i < len(p.src) && p.src[i] != ']'; i++ {
-				if p.src[i] == '\\' {
-					i++
-				}
-			}
-		case '(':
-			if i+1 < len(p.src) && p.src[i+1] == '?' {
-				continue
-			}
-			n++
-		}
-	}
-	return n
 }
 
 func (p *rxParser) backref(g int) *rxNode {
@@ -560,24 +542,24 @@ func unicodeProperty(name string) ([]crange, bool) {
 	}
 	var rs []crange
 	for _, r := range t.R16 {
-		for lo := rune(r.Lo); lo <= rune(r.Hi); lo += rune(r.Stride) {
-			if r.Stride == 1 {
-				rs = append(rs, crange{lo, rune(r.Hi)})
-				break
-			}
-			rs = append(rs, crange{lo, lo})
-		}
+		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
 	for _, r := range t.R32 {
-		for lo := rune(r.Lo); lo <= rune(r.Hi); lo += rune(r.Stride) {
-			if r.Stride == 1 {
-				rs = append(rs, crange{lo, rune(r.Hi)})
-				break
-			}
-			rs = append(rs, crange{lo, lo})
-		}
+		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
 	return normRanges(rs), true
+}
+
+// appendStrided appends the code points lo, lo+stride, ... up to hi (a
+// unicode.Range16 or Range32), as one range when stride is 1.
+func appendStrided(rs []crange, lo, hi, stride rune) []crange {
+	if stride == 1 {
+		return append(rs, crange{lo, hi})
+	}
+	for ; lo <= hi; lo += stride {
+		rs = append(rs, crange{lo, lo})
+	}
+	return rs
 }
 
 func (p *rxParser) class() (*rxNode, error) {

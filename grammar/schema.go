@@ -194,7 +194,7 @@ func compileUncached(doc *jsonValue, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{GBNF: toGBNF(res.root).String(), Relaxations: res.Relaxations, Bounds: res.Bounds, root: res.root}, nil
+	return &Result{GBNF: printGBNF(res.root), Relaxations: res.Relaxations, Bounds: res.Bounds, root: res.root}, nil
 }
 
 // compileTree compiles into rules without printing them (GBNF is empty).

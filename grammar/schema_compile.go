@@ -212,11 +212,32 @@ func (c *compiler) relaxf(ptr, keyword, format string, args ...any) {
 }
 
 func pointerJoin(ptr string, parts ...string) string {
+	if len(parts) == 0 {
+		return ptr
+	}
+	n := len(ptr)
+	for _, p := range parts {
+		n += 1 + len(p)
+	}
 	var b strings.Builder
+	b.Grow(n) // one allocation unless a part needs escapes
 	b.WriteString(ptr)
 	for _, p := range parts {
 		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1"))
+		if !strings.ContainsAny(p, "~/") {
+			b.WriteString(p)
+			continue
+		}
+		for i := 0; i < len(p); i++ {
+			switch p[i] {
+			case '~':
+				b.WriteString("~0")
+			case '/':
+				b.WriteString("~1")
+			default:
+				b.WriteByte(p[i])
+			}
+		}
 	}
 	return b.String()
 }

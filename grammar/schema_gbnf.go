@@ -7,14 +7,19 @@ import (
 	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
-// The compiler's gnode trees become gbnf values here, and gbnf's printer
-// (Grammar.String) is the only one that writes GBNF text.
+// The compiler's gnode trees become GBNF here in one of two ways: printed
+// straight into one buffer (printGBNF: every compile that returns text) or
+// lowered into gbnf values (toGBNF: for a gbnf.Matcher). Both walk the tree
+// in the same order and name rules alike, and the printer writes each
+// literal, class and repetition count with gbnf's Append functions, so the
+// text is byte for byte toGBNF(root).String() (TestPrintGBNFAgreesWithLowering)
+// and the escaping lives only in gbnf.
 
 // toGBNF lowers the grammar reachable from root into a gbnf.Grammar with
 // root named "root". Names come from the rules' hints, made unique in the
 // order rules are first reached, so the output is deterministic.
 func toGBNF(root *grule) *gbnf.Grammar {
-	l := &lowering{names: map[*grule]string{}, used: map[string]bool{}, refs: map[*grule]gbnf.Expr{}}
+	l := &lowering{ruleNames: newRuleNames(), refs: map[*grule]gbnf.Expr{}}
 	l.name(root, "root")
 	g := &gbnf.Grammar{}
 	for i := 0; i < len(l.order); i++ {
@@ -25,13 +30,23 @@ func toGBNF(root *grule) *gbnf.Grammar {
 }
 
 type lowering struct {
-	refs  map[*grule]gbnf.Expr // one boxed Ref per rule
+	ruleNames
+	refs map[*grule]gbnf.Expr // one boxed Ref per rule
+}
+
+// ruleNames gives each rule reached a unique GBNF name, in the order rules
+// are first reached.
+type ruleNames struct {
 	names map[*grule]string
 	used  map[string]bool
 	order []*grule
 }
 
-func (l *lowering) name(r *grule, want string) string {
+func newRuleNames() ruleNames {
+	return ruleNames{names: map[*grule]string{}, used: map[string]bool{}}
+}
+
+func (l *ruleNames) name(r *grule, want string) string {
 	if n, ok := l.names[r]; ok {
 		return n
 	}
@@ -49,6 +64,16 @@ func (l *lowering) name(r *grule, want string) string {
 // sanitizeRuleName maps a hint to llama.cpp's rule-name alphabet
 // [a-zA-Z0-9-].
 func sanitizeRuleName(s string) string {
+	if ruleNameOK(s) {
+		return s // most hints are names already: no copy
+	}
+	return cleanRuleName(s)
+}
+
+// cleanRuleName maps s to the alphabet: each run of other characters
+// becomes one dash, at most 40 characters, no dash first or last, "r" when
+// nothing is left.
+func cleanRuleName(s string) string {
 	b := make([]byte, 0, len(s))
 	dash := false
 	for _, r := range s {
@@ -71,6 +96,25 @@ func sanitizeRuleName(s string) string {
 		return "r"
 	}
 	return string(b)
+}
+
+// ruleNameOK reports whether cleanRuleName would return s unchanged:
+// 1 to 40 characters of [a-zA-Z0-9-], no dash first, last or twice in a
+// row.
+func ruleNameOK(s string) bool {
+	if len(s) == 0 || len(s) > 40 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+		case c == '-' && s[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // alts lowers n as a list of alternatives.
@@ -113,7 +157,7 @@ func (l *lowering) expr(n *gnode) gbnf.Expr {
 	case gLit:
 		return gbnf.Literal{Chars: []rune(n.lit)}
 	case gClass:
-		return lowerClass(n.ranges)
+		return lowerClass(nil, n.ranges)
 	case gRef:
 		if e, ok := l.refs[n.rule]; ok {
 			return e
@@ -135,23 +179,122 @@ func (l *lowering) expr(n *gnode) gbnf.Expr {
 
 // lowerClass writes a class that covers more than half of the code space
 // negated, which is shorter and reads as the intent ([^"\\\x00-\x1F]); a
-// range of two code points becomes the two code points.
-func lowerClass(rs []crange) gbnf.Class {
+// range of two code points becomes the two code points. The ranges are
+// appended to dst[:0].
+func lowerClass(dst []gbnf.CharRange, rs []crange) gbnf.Class {
 	var total int64
 	for _, r := range rs {
 		total += int64(r.hi - r.lo + 1)
 	}
-	c := gbnf.Class{}
-	if total > utf8.MaxRune/2 {
-		rs, c.Negated = negRanges(rs), true
-	}
-	c.Ranges = make([]gbnf.CharRange, 0, len(rs))
-	for _, r := range rs {
-		if r.hi == r.lo+1 {
-			c.Ranges = append(c.Ranges, gbnf.CharRange{Lo: r.lo, Hi: r.lo}, gbnf.CharRange{Lo: r.hi, Hi: r.hi})
-			continue
+	c := gbnf.Class{Ranges: dst[:0]}
+	add := func(lo, hi rune) {
+		if hi == lo+1 {
+			c.Ranges = append(c.Ranges, gbnf.CharRange{Lo: lo, Hi: lo}, gbnf.CharRange{Lo: hi, Hi: hi})
+			return
 		}
-		c.Ranges = append(c.Ranges, gbnf.CharRange{Lo: r.lo, Hi: r.hi})
+		c.Ranges = append(c.Ranges, gbnf.CharRange{Lo: lo, Hi: hi})
+	}
+	if total <= utf8.MaxRune/2 {
+		for _, r := range rs {
+			add(r.lo, r.hi)
+		}
+		return c
+	}
+	c.Negated = true
+	next := rune(0) // the complement of rs (normalized) within [0, utf8.MaxRune]
+	for _, r := range rs {
+		if r.lo > next {
+			add(next, r.lo-1)
+		}
+		next = r.hi + 1
+	}
+	if next <= utf8.MaxRune {
+		add(next, utf8.MaxRune)
 	}
 	return c
+}
+
+// printGBNF prints the grammar reachable from root as toGBNF(root).String()
+// does, straight into one buffer.
+func printGBNF(root *grule) string {
+	p := &printer{ruleNames: newRuleNames(), buf: make([]byte, 0, 4096)}
+	p.name(root, "root")
+	for i := 0; i < len(p.order); i++ {
+		r := p.order[i]
+		p.buf = append(p.buf, p.names[r]...)
+		p.buf = append(p.buf, " ::= "...)
+		p.alts(r.body)
+		p.buf = append(p.buf, '\n')
+	}
+	return string(p.buf)
+}
+
+type printer struct {
+	ruleNames
+	buf    []byte
+	ranges []gbnf.CharRange // scratch for classes
+}
+
+// alts prints n as a list of alternatives (lowering.alts).
+func (p *printer) alts(n *gnode) {
+	if n.op != gAlt {
+		p.seq(n)
+		return
+	}
+	for i, s := range n.subs {
+		if i > 0 {
+			p.buf = append(p.buf, " | "...)
+		}
+		p.seq(s)
+	}
+}
+
+// seq prints n as one alternative (lowering.seq).
+func (p *printer) seq(n *gnode) {
+	switch n.op {
+	case gEmpty:
+		p.buf = append(p.buf, `""`...)
+	case gSeq:
+		for i, s := range n.subs {
+			if i > 0 {
+				p.buf = append(p.buf, ' ')
+			}
+			p.expr(s)
+		}
+	default:
+		p.expr(n)
+	}
+}
+
+// expr prints n as one element of a sequence (lowering.expr).
+func (p *printer) expr(n *gnode) {
+	switch n.op {
+	case gEmpty:
+		p.buf = append(p.buf, `("")`...)
+	case gNone:
+		p.buf = gbnf.AppendClass(p.buf, noCodePoint)
+	case gLit:
+		p.buf = gbnf.AppendLiteral(p.buf, n.lit)
+	case gClass:
+		c := lowerClass(p.ranges, n.ranges)
+		p.ranges = c.Ranges
+		p.buf = gbnf.AppendClass(p.buf, c)
+	case gRef:
+		p.buf = append(p.buf, p.name(n.rule, n.rule.hint)...)
+	case gSeq, gAlt:
+		p.buf = append(p.buf, '(')
+		p.alts(n)
+		p.buf = append(p.buf, ')')
+	case gRep:
+		if n.subs[0].op == gRep {
+			p.buf = append(p.buf, '(') // x*? would read as two suffixes
+			p.expr(n.subs[0])
+			p.buf = append(p.buf, ')')
+		} else {
+			p.expr(n.subs[0])
+		}
+		p.buf = gbnf.AppendRepeatSuffix(p.buf, n.min, n.max)
+	default:
+		panic("grammar: unknown node")
+	}
 }

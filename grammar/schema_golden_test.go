@@ -34,25 +34,41 @@ func golden(t *testing.T, path, got string) {
 	}
 }
 
-// TestGoldenGBNF pins the grammars of representative tool schemas (real
-// MCP tools and the finance example's tools): testdata/schema/X.json
-// compiles to X.gbnf with the relaxations in X.relax.
-func TestGoldenGBNF(t *testing.T) {
+// goldenSchema is one of the golden inputs, testdata/schema/X.json.
+type goldenSchema struct {
+	path string
+	data []byte
+}
+
+// goldenSchemas reads the golden inputs (there must be some).
+func goldenSchemas(t *testing.T) []goldenSchema {
+	t.Helper()
 	files, _ := filepath.Glob("testdata/schema/*.json")
 	if len(files) == 0 {
 		t.Fatal("no golden schemas")
 	}
-	for _, f := range files {
+	out := make([]goldenSchema, len(files))
+	for i, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := FromSchema(data, nil)
+		out[i] = goldenSchema{f, data}
+	}
+	return out
+}
+
+// TestGoldenGBNF pins the grammars of representative tool schemas (real
+// MCP tools and the finance example's tools): testdata/schema/X.json
+// compiles to X.gbnf with the relaxations in X.relax.
+func TestGoldenGBNF(t *testing.T) {
+	for _, g := range goldenSchemas(t) {
+		res, err := FromSchema(g.data, nil)
 		if err != nil {
-			t.Errorf("%s: %v", f, err)
+			t.Errorf("%s: %v", g.path, err)
 			continue
 		}
-		base := strings.TrimSuffix(f, ".json")
+		base := strings.TrimSuffix(g.path, ".json")
 		golden(t, base+".gbnf", res.GBNF)
 		var rel strings.Builder
 		for _, r := range res.Relaxations {

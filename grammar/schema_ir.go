@@ -37,6 +37,22 @@ type gnode struct {
 	rule     *grule
 }
 
+// newNode returns a node of op with a copy of subs, allocated with the node
+// when there are few (most sequences and alternatives have two to four
+// elements): one allocation instead of two.
+func newNode(op gop, subs []*gnode) *gnode {
+	if len(subs) > 4 {
+		return &gnode{op: op, subs: slices.Clone(subs)}
+	}
+	x := &struct {
+		n gnode
+		a [4]*gnode
+	}{}
+	k := copy(x.a[:], subs)
+	x.n.op, x.n.subs = op, x.a[:k:k]
+	return &x.n
+}
+
 // mk completes a node: its structural hash and whether it is nullable.
 // Nodes are immutable once made.
 func mk(n *gnode) *gnode {
@@ -142,11 +158,24 @@ var (
 )
 
 func lit(s string) *gnode {
-	if s == "" {
+	switch {
+	case s == "":
 		return nEmpty
+	case len(s) == 1 && s[0] < utf8.RuneSelf:
+		return asciiLits[s[0]]
 	}
 	return mk(&gnode{op: gLit, lit: s})
 }
+
+// asciiLits holds the literal node of each ASCII character: the
+// punctuation of JSON ({ } [ ] : , ") is most of a grammar's literals, and
+// nodes are immutable, so every compile shares these.
+var asciiLits = func() (ls [utf8.RuneSelf]*gnode) {
+	for c := range ls {
+		ls[c] = mk(&gnode{op: gLit, lit: string(rune(c))})
+	}
+	return ls
+}()
 
 func ref(r *grule) *gnode { return mk(&gnode{op: gRef, rule: r}) }
 
@@ -215,7 +244,9 @@ func negRanges(rs []crange) []crange {
 }
 
 func seq(ns ...*gnode) *gnode {
-	b := seqBuilder{out: make([]*gnode, 0, len(ns))}
+	var stack [8]*gnode // out stays on the stack: newNode copies it
+	out := stack[:0]
+	var b seqBuilder
 	for _, n := range ns {
 		switch n.op {
 		case gNone:
@@ -224,36 +255,39 @@ func seq(ns ...*gnode) *gnode {
 			continue
 		case gSeq:
 			for _, s := range n.subs {
-				b.add(s)
+				out = b.add(out, s)
 			}
 		default:
-			b.add(n)
+			out = b.add(out, n)
 		}
 	}
-	b.flush()
-	switch len(b.out) {
-	case 0:
-		return nEmpty
-	case 1:
-		return b.out[0]
-	}
-	return mk(&gnode{op: gSeq, subs: b.out})
+	return collapse(gSeq, nEmpty, b.flush(out))
 }
 
-// seqBuilder collects the elements of a sequence, joining each run of
-// adjacent literals once.
+// collapse returns the node of op over out: zero when out is empty (nEmpty
+// for a sequence, nNone for an alternative), the element itself when there
+// is one.
+func collapse(op gop, zero *gnode, out []*gnode) *gnode {
+	switch len(out) {
+	case 0:
+		return zero
+	case 1:
+		return out[0]
+	}
+	return mk(newNode(op, out))
+}
+
+// seqBuilder collects the elements of a sequence into out, joining each
+// run of adjacent literals once.
 type seqBuilder struct {
-	out      []*gnode
 	run      [8]*gnode
 	runN     int
 	overflow []*gnode // run beyond len(run)
 }
 
-func (b *seqBuilder) add(n *gnode) {
+func (b *seqBuilder) add(out []*gnode, n *gnode) []*gnode {
 	if n.op != gLit {
-		b.flush()
-		b.out = append(b.out, n)
-		return
+		return append(b.flush(out), n)
 	}
 	if b.runN < len(b.run) {
 		b.run[b.runN] = n
@@ -261,22 +295,24 @@ func (b *seqBuilder) add(n *gnode) {
 		b.overflow = append(b.overflow, n)
 	}
 	b.runN++
+	return out
 }
 
-func (b *seqBuilder) flush() {
+func (b *seqBuilder) flush(out []*gnode) []*gnode {
 	switch b.runN {
 	case 0:
-		return
+		return out
 	case 1:
-		b.out = append(b.out, b.run[0])
+		out = append(out, b.run[0])
 	default:
 		size := 0
 		b.each(func(l *gnode) { size += len(l.lit) })
 		buf := make([]byte, 0, size)
 		b.each(func(l *gnode) { buf = append(buf, l.lit...) })
-		b.out = append(b.out, lit(string(buf)))
+		out = append(out, lit(string(buf)))
 	}
 	b.runN, b.overflow = 0, b.overflow[:0]
+	return out
 }
 
 func (b *seqBuilder) each(f func(*gnode)) {
@@ -289,7 +325,8 @@ func (b *seqBuilder) each(f func(*gnode)) {
 }
 
 func alt(ns ...*gnode) *gnode {
-	var out []*gnode
+	var stack [8]*gnode
+	out := stack[:0]
 	hasEmpty := false
 	for _, n := range ns {
 		switch n.op {
@@ -342,13 +379,7 @@ func alt(ns ...*gnode) *gnode {
 		}
 		out = append(out, nEmpty)
 	}
-	switch len(out) {
-	case 0:
-		return nNone
-	case 1:
-		return out[0]
-	}
-	return mk(&gnode{op: gAlt, subs: out})
+	return collapse(gAlt, nNone, out)
 }
 
 func opt(n *gnode) *gnode  { return rep(n, 0, 1) }
@@ -384,7 +415,9 @@ func rep(n *gnode, min, max int) *gnode {
 			return nEmpty
 		}
 		if max < 0 {
-			return mk(&gnode{op: gRep, subs: []*gnode{ne}, min: 0, max: -1})
+			r := newNode(gRep, []*gnode{ne})
+			r.min, r.max = 0, -1
+			return mk(r)
 		}
 		// n{min,max} with n nullable is n'{0,max} for n' = n without ε.
 		n, min = ne, 0
@@ -402,7 +435,9 @@ func rep(n *gnode, min, max int) *gnode {
 		}
 		return seq(rep(n, firstMin, emitRepetitionLimit), rep(n, lo, hi))
 	}
-	return mk(&gnode{op: gRep, subs: []*gnode{n}, min: min, max: max})
+	r := newNode(gRep, []*gnode{n})
+	r.min, r.max = min, max
+	return mk(r)
 }
 
 // emitRepetitionLimit is the largest count the compiler writes in one

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
 // jsonKind is the kind of a decoded JSON value.
@@ -114,6 +117,26 @@ type jsonDecoder struct {
 	pos  int
 	path []string // member names and array indexes down to the current value
 	buf  []byte   // scratch for strings with escapes
+
+	// The members and elements of the objects and arrays being decoded,
+	// innermost last: each object or array copies its own once, at its
+	// end, at their final size.
+	keys []string
+	vals []*jsonValue
+	// slab holds values not yet handed out: decoded values are allocated
+	// a block at a time.
+	slab []jsonValue
+}
+
+// newValue returns a fresh value of kind k from the slab.
+func (d *jsonDecoder) newValue(k jsonKind) *jsonValue {
+	if len(d.slab) == 0 {
+		d.slab = make([]jsonValue, 32)
+	}
+	v := &d.slab[0]
+	d.slab = d.slab[1:]
+	v.kind = k
+	return v
 }
 
 // pointer is the JSON pointer of the current value, shortened in the
@@ -140,16 +163,7 @@ func (d *jsonDecoder) errorf(format string, args ...any) error {
 	return fmt.Errorf("invalid JSON at byte %d: "+format, append([]any{d.pos}, args...)...)
 }
 
-func (d *jsonDecoder) space() {
-	for d.pos < len(d.src) {
-		switch d.src[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
-}
+func (d *jsonDecoder) space() { d.pos = jsonsyntax.Space(d.src, d.pos) }
 
 func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
 	if d.pos >= len(d.src) {
@@ -169,19 +183,29 @@ func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newString(s), nil
+		v := d.newValue(jsonString)
+		v.s = s
+		return v, nil
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number()
 	case c == 't':
-		return d.literal("true", newBool(true))
+		return d.literal("true", jsonTrue)
 	case c == 'f':
-		return d.literal("false", newBool(false))
+		return d.literal("false", jsonFalse)
 	case c == 'n':
-		return d.literal("null", &jsonValue{kind: jsonNull})
+		return d.literal("null", jsonNullValue)
 	default:
 		return nil, d.errorf("unexpected character %q", c)
 	}
 }
+
+// The literals decode to shared values: decoded values are never modified
+// (the compiler's rewrites clone).
+var (
+	jsonTrue      = newBool(true)
+	jsonFalse     = newBool(false)
+	jsonNullValue = &jsonValue{kind: jsonNull}
+)
 
 func (d *jsonDecoder) literal(word string, v *jsonValue) (*jsonValue, error) {
 	if !bytes.HasPrefix(d.src[d.pos:], []byte(word)) {
@@ -196,20 +220,23 @@ func (d *jsonDecoder) literal(word string, v *jsonValue) (*jsonValue, error) {
 
 func (d *jsonDecoder) array(depth int) (*jsonValue, error) {
 	d.pos++ // [
-	v := &jsonValue{kind: jsonArray}
+	v := d.newValue(jsonArray)
 	d.space()
 	if d.pos < len(d.src) && d.src[d.pos] == ']' {
 		d.pos++
 		return v, nil
 	}
+	start := len(d.vals)
+	defer func() { d.vals = d.vals[:start] }()
 	for {
 		d.space()
-		e, err := d.element(strconv.Itoa(len(v.arr)), depth)
+		e, err := d.element(strconv.Itoa(len(d.vals)-start), depth)
 		if err != nil {
 			return nil, err
 		}
-		v.arr = append(v.arr, e)
+		d.vals = append(d.vals, e)
 		if done, err := d.after(']', "an array element"); done || err != nil {
+			v.arr = slices.Clone(d.vals[start:])
 			return v, err
 		}
 	}
@@ -242,13 +269,15 @@ func (d *jsonDecoder) after(closer byte, what string) (done bool, err error) {
 
 func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 	d.pos++ // {
-	v := newObject()
+	v := d.newValue(jsonObject)
 	var seen map[string]bool // built once the object is large enough to need it
 	d.space()
 	if d.pos < len(d.src) && d.src[d.pos] == '}' {
 		d.pos++
 		return v, nil
 	}
+	start, vstart := len(d.keys), len(d.vals)
+	defer func() { d.keys, d.vals = d.keys[:start], d.vals[:vstart] }()
 	for {
 		d.space()
 		if d.pos >= len(d.src) {
@@ -261,7 +290,7 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		if repeated(v, key, &seen) {
+		if repeated(d.keys[start:], key, &seen) {
 			return nil, fmt.Errorf("member %q appears twice in the object at %s", key, d.pointer())
 		}
 		d.space()
@@ -277,19 +306,20 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.keys = append(v.keys, key)
-		v.vals = append(v.vals, e)
+		d.keys = append(d.keys, key)
+		d.vals = append(d.vals, e)
 		if done, err := d.after('}', "an object member"); done || err != nil {
+			v.keys, v.vals = slices.Clone(d.keys[start:]), slices.Clone(d.vals[vstart:])
 			return v, err
 		}
 	}
 }
 
-// repeated reports whether key is already a member of v: a scan for small
+// repeated reports whether key is already among keys: a scan for small
 // objects, a set for large ones, so that the check stays linear.
-func repeated(v *jsonValue, key string, seen *map[string]bool) bool {
-	if len(v.keys) < 16 {
-		for _, k := range v.keys {
+func repeated(keys []string, key string, seen *map[string]bool) bool {
+	if len(keys) < 16 {
+		for _, k := range keys {
 			if k == key {
 				return true
 			}
@@ -297,8 +327,8 @@ func repeated(v *jsonValue, key string, seen *map[string]bool) bool {
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]bool, 2*len(v.keys))
-		for _, k := range v.keys {
+		*seen = make(map[string]bool, 2*len(keys))
+		for _, k := range keys {
 			(*seen)[k] = true
 		}
 	}
@@ -311,39 +341,14 @@ func repeated(v *jsonValue, key string, seen *map[string]bool) bool {
 
 func (d *jsonDecoder) number() (*jsonValue, error) {
 	start := d.pos
-	digits := func() int {
-		n := 0
-		for d.pos < len(d.src) && d.src[d.pos] >= '0' && d.src[d.pos] <= '9' {
-			d.pos++
-			n++
-		}
-		return n
-	}
-	if d.src[d.pos] == '-' {
-		d.pos++
-	}
-	switch {
-	case d.pos < len(d.src) && d.src[d.pos] == '0':
-		d.pos++
-	case digits() == 0:
+	end, fault := jsonsyntax.Number(d.src, d.pos)
+	d.pos = end
+	if fault != jsonsyntax.NumberOK {
 		return nil, d.numberError()
 	}
-	if d.pos < len(d.src) && d.src[d.pos] == '.' {
-		d.pos++
-		if digits() == 0 {
-			return nil, d.numberError()
-		}
-	}
-	if d.pos < len(d.src) && (d.src[d.pos] == 'e' || d.src[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.src) && (d.src[d.pos] == '+' || d.src[d.pos] == '-') {
-			d.pos++
-		}
-		if digits() == 0 {
-			return nil, d.numberError()
-		}
-	}
-	return &jsonValue{kind: jsonNumber, s: string(d.src[start:d.pos])}, nil
+	v := d.newValue(jsonNumber)
+	v.s = string(d.src[start:end])
+	return v, nil
 }
 
 func (d *jsonDecoder) numberError() error {
@@ -397,19 +402,11 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 		e := d.src[d.pos+1]
 		d.pos += 2
+		if c, ok := jsonsyntax.Escape(e); ok {
+			b = append(b, c)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
 		case 'u':
 			r, ok := d.hex4()
 			if !ok {
@@ -470,24 +467,11 @@ func validString(b []byte) string {
 }
 
 func (d *jsonDecoder) hex4() (rune, bool) {
-	if d.pos+4 > len(d.src) {
-		return 0, false
+	r, ok := jsonsyntax.Hex4(d.src, d.pos)
+	if ok {
+		d.pos += 4
 	}
-	var r rune
-	for _, c := range d.src[d.pos : d.pos+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	d.pos += 4
-	return r, true
+	return r, ok
 }
 
 // writeJSONString appends the canonical JSON form of s: `"` and `\` and

@@ -71,41 +71,8 @@ func (c *compiler) numberNode(s *jsonValue, ptr string, integer bool) *gnode {
 	if lo == nil && hi == nil && fracDigits == 0 && integer {
 		return ref(c.p.integer)
 	}
-	// Integer ranges need integral bounds: round inward (exact for
-	// integers); non-integral bounds on numbers round outward and are
-	// reported.
-	var loI, hiI *big.Int
-	if lo != nil {
-		f := floorRat(lo)
-		switch {
-		case new(big.Rat).SetInt(f).Cmp(lo) == 0:
-			loI = f
-			if loEx && fracDigits == 0 {
-				loI, loEx = new(big.Int).Add(f, big.NewInt(1)), false
-			}
-		case fracDigits == 0:
-			loI, loEx = new(big.Int).Add(f, big.NewInt(1)), false
-		default:
-			c.relaxf(ptr, boundKeyword(s, true), "a non-integral bound on a number is enforced as %s", f.String())
-			loI, loEx = f, false
-		}
-	}
-	if hi != nil {
-		f := floorRat(hi)
-		switch {
-		case new(big.Rat).SetInt(f).Cmp(hi) == 0:
-			hiI = f
-			if hiEx && fracDigits == 0 {
-				hiI, hiEx = new(big.Int).Sub(f, big.NewInt(1)), false
-			}
-		case fracDigits == 0:
-			hiI, hiEx = f, false
-		default:
-			up := new(big.Int).Add(f, big.NewInt(1))
-			c.relaxf(ptr, boundKeyword(s, false), "a non-integral bound on a number is enforced as %s", up.String())
-			hiI, hiEx = up, false
-		}
-	}
+	loI, loEx := c.integralBound(s, ptr, lo, loEx, true, fracDigits)
+	hiI, hiEx := c.integralBound(s, ptr, hi, hiEx, false, fracDigits)
 	if (loI != nil && len(loI.String()) > maxBoundDigits) || (hiI != nil && len(hiI.String()) > maxBoundDigits) {
 		c.relaxf(ptr, "minimum", "a bound longer than %d digits is not enforced", maxBoundDigits)
 		if integer {
@@ -114,6 +81,38 @@ func (c *compiler) numberNode(s *jsonValue, ptr string, integer bool) *gnode {
 		return ref(c.p.number)
 	}
 	return numRange(loI, loEx, hiI, hiEx, fracDigits)
+}
+
+// integralBound rounds the lower (or upper) bound b of the number schema s
+// to an integer and says whether it is still exclusive. Integer ranges need
+// integral bounds: an integral b stays (one step inward when it is
+// exclusive and the range holds integers: fracDigits 0); a non-integral b
+// rounds inward for integers (exact) and outward, reported, for numbers
+// with fraction digits. A nil b stays nil.
+func (c *compiler) integralBound(s *jsonValue, ptr string, b *big.Rat, exclusive, lower bool, fracDigits int) (*big.Int, bool) {
+	if b == nil {
+		return nil, exclusive
+	}
+	f := floorRat(b)
+	step := big.NewInt(1) // inward
+	if !lower {
+		step.SetInt64(-1)
+	}
+	if new(big.Rat).SetInt(f).Cmp(b) == 0 {
+		if exclusive && fracDigits == 0 {
+			return new(big.Int).Add(f, step), false
+		}
+		return f, exclusive
+	}
+	in, out := new(big.Int).Add(f, big.NewInt(1)), f // the ceiling and the floor of b
+	if !lower {
+		in, out = out, in
+	}
+	if fracDigits == 0 {
+		return in, false
+	}
+	c.relaxf(ptr, boundKeyword(s, lower), "a non-integral bound on a number is enforced as %s", out.String())
+	return out, false
 }
 
 func boundKeyword(s *jsonValue, lower bool) string {

@@ -1,6 +1,7 @@
 // Package gbnf is the grammar language of llama.cpp (GBNF), as this package
 // reads ([Parse]), prints ([Grammar.String], the one GBNF printer of the module:
-// package grammar builds Grammar values and prints them with it) and matches
+// package grammar writes its grammars with the same pieces, [AppendLiteral],
+// [AppendClass] and [AppendRepeatSuffix]) and matches
 // ([Matcher]). It imports only the standard library.
 //
 //	g, err := gbnf.Parse(src)   // *ParseError with line and column

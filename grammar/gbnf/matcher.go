@@ -423,6 +423,13 @@ func (m *Matcher) rebuild(set int32) int32 {
 	m.nodes = nil // keep oldNodes intact while copying
 	m.stamp = nil
 	m.clearCaches()
+	return m.copyStacks(oldNodes, stacks)
+}
+
+// copyStacks interns, in m's caches, the set of the stacks that live in
+// nodes (another matcher's, or m's before a rebuild), sharing common tails
+// as they were shared there, and returns its id.
+func (m *Matcher) copyStacks(nodes []gbnfNode, stacks []int32) int32 {
 	memo := map[int32]int32{}
 	var copyStack func(s int32) int32
 	copyStack = func(s int32) int32 {
@@ -432,7 +439,7 @@ func (m *Matcher) rebuild(set int32) int32 {
 		if t, ok := memo[s]; ok {
 			return t
 		}
-		t := m.push(oldNodes[s].pos, copyStack(oldNodes[s].next))
+		t := m.push(nodes[s].pos, copyStack(nodes[s].next))
 		memo[s] = t
 		return t
 	}
@@ -623,24 +630,7 @@ func (m *Matcher) Allowed() ByteSet {
 func (m *Matcher) Clone() *Matcher {
 	c := &Matcher{prog: m.prog, pn: m.pn, pneed: m.pneed, plo: m.plo, phi: m.phi, pstart: m.pstart, off: m.off}
 	c.clearCaches()
-	memo := map[int32]int32{}
-	var copyStack func(s int32) int32
-	copyStack = func(s int32) int32 {
-		if s < 0 {
-			return -1
-		}
-		if t, ok := memo[s]; ok {
-			return t
-		}
-		t := c.push(m.nodes[s].pos, copyStack(m.nodes[s].next))
-		memo[s] = t
-		return t
-	}
-	c.beginSet()
-	for _, s := range m.stacksOf(m.cur) {
-		c.next = append(c.next, copyStack(s))
-	}
-	c.cur = c.internSet()
+	c.cur = c.copyStacks(m.nodes, m.stacksOf(m.cur))
 	return c
 }
 

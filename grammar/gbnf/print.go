@@ -2,7 +2,6 @@ package gbnf
 
 import (
 	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -14,132 +13,162 @@ import (
 // alternative prints as "". For a Grammar returned by Parse,
 // Parse(g.String()) returns a grammar with the same Rules.
 func (g *Grammar) String() string {
-	var b strings.Builder
+	var b []byte
 	for _, r := range g.Rules {
-		b.WriteString(r.Name)
-		b.WriteString(" ::= ")
-		gbnfWriteAlts(&b, r.Alts)
-		b.WriteByte('\n')
+		b = append(b, r.Name...)
+		b = append(b, " ::= "...)
+		b = appendAlts(b, r.Alts)
+		b = append(b, '\n')
 	}
-	return b.String()
+	return string(b)
 }
 
-func gbnfWriteAlts(b *strings.Builder, alts []Seq) {
+// The Append functions below write the pieces of String's output one at a
+// time, for a caller that prints its own grammar structure straight into a
+// buffer (the schema compiler): the escaping lives only here.
+
+// AppendLiteral appends the literal matching the code points of s, quoted
+// and escaped as String prints a Literal with those Chars (invalid UTF-8 in
+// s reads as U+FFFD, as []rune(s) does).
+func AppendLiteral(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for _, r := range s {
+		dst = appendChar(dst, r, false)
+	}
+	return append(dst, '"')
+}
+
+// AppendClass appends c as String prints it.
+func AppendClass(dst []byte, c Class) []byte {
+	dst = append(dst, '[')
+	if c.Negated {
+		dst = append(dst, '^')
+	}
+	for i, r := range c.Ranges {
+		switch {
+		case i == 0 && !c.Negated && r.Lo == '^':
+			dst = append(dst, `\x5E`...) // a leading ^ would negate the class
+		case r.Lo == '-' && r.Hi == '-' && (i == 0 || i == len(c.Ranges)-1):
+			dst = append(dst, '-') // literal at either end of a class
+		default:
+			dst = appendChar(dst, r.Lo, true)
+		}
+		if r.Hi != r.Lo {
+			dst = append(dst, '-')
+			dst = appendChar(dst, r.Hi, true)
+		}
+	}
+	return append(dst, ']')
+}
+
+// AppendRepeatSuffix appends the suffix String writes after the expression
+// of a Repeat with these counts: * + ? {m} {m,} or {m,n}.
+func AppendRepeatSuffix(dst []byte, min, max int) []byte {
+	switch {
+	case min == 0 && max == Unbounded:
+		return append(dst, '*')
+	case min == 1 && max == Unbounded:
+		return append(dst, '+')
+	case min == 0 && max == 1:
+		return append(dst, '?')
+	}
+	dst = append(dst, '{')
+	dst = strconv.AppendInt(dst, int64(min), 10)
+	switch {
+	case max == Unbounded:
+		dst = append(dst, ',')
+	case max != min:
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, int64(max), 10)
+	}
+	return append(dst, '}')
+}
+
+func appendAlts(b []byte, alts []Seq) []byte {
 	for i, seq := range alts {
 		if i > 0 {
-			b.WriteString(" | ")
+			b = append(b, " | "...)
 		}
 		if len(seq) == 0 {
-			b.WriteString(`""`)
+			b = append(b, `""`...)
 			continue
 		}
 		for j, e := range seq {
 			if j > 0 {
-				b.WriteByte(' ')
+				b = append(b, ' ')
 			}
-			gbnfWriteExpr(b, e)
+			b = appendExpr(b, e)
 		}
 	}
+	return b
 }
 
-func gbnfWriteExpr(b *strings.Builder, e Expr) {
+func appendExpr(b []byte, e Expr) []byte {
 	switch e := e.(type) {
 	case Literal:
-		b.WriteByte('"')
+		b = append(b, '"')
 		for _, r := range e.Chars {
-			gbnfWriteChar(b, r, false)
+			b = appendChar(b, r, false)
 		}
-		b.WriteByte('"')
+		b = append(b, '"')
 	case Class:
-		b.WriteByte('[')
-		if e.Negated {
-			b.WriteByte('^')
-		}
-		for i, r := range e.Ranges {
-			switch {
-			case i == 0 && !e.Negated && r.Lo == '^':
-				b.WriteString(`\x5E`) // a leading ^ would negate the class
-			case r.Lo == '-' && r.Hi == '-' && (i == 0 || i == len(e.Ranges)-1):
-				b.WriteByte('-') // literal at either end of a class
-			default:
-				gbnfWriteChar(b, r.Lo, true)
-			}
-			if r.Hi != r.Lo {
-				b.WriteByte('-')
-				gbnfWriteChar(b, r.Hi, true)
-			}
-		}
-		b.WriteByte(']')
+		b = AppendClass(b, e)
 	case Any:
-		b.WriteByte('.')
+		b = append(b, '.')
 	case Ref:
-		b.WriteString(e.Name)
+		b = append(b, e.Name...)
 	case Group:
-		b.WriteByte('(')
-		gbnfWriteAlts(b, e.Alts)
-		b.WriteByte(')')
+		b = append(b, '(')
+		b = appendAlts(b, e.Alts)
+		b = append(b, ')')
 	case Repeat:
-		gbnfWriteExpr(b, e.Expr)
-		switch {
-		case e.Min == 0 && e.Max == Unbounded:
-			b.WriteByte('*')
-		case e.Min == 1 && e.Max == Unbounded:
-			b.WriteByte('+')
-		case e.Min == 0 && e.Max == 1:
-			b.WriteByte('?')
-		case e.Max == Unbounded:
-			b.WriteString("{" + strconv.Itoa(e.Min) + ",}")
-		case e.Min == e.Max:
-			b.WriteString("{" + strconv.Itoa(e.Min) + "}")
-		default:
-			b.WriteString("{" + strconv.Itoa(e.Min) + "," + strconv.Itoa(e.Max) + "}")
-		}
+		b = appendExpr(b, e.Expr)
+		b = AppendRepeatSuffix(b, e.Min, e.Max)
 	case Token:
 		if e.Negated {
-			b.WriteByte('!')
+			b = append(b, '!')
 		}
-		b.WriteString("<[" + strconv.FormatUint(uint64(e.ID), 10) + "]>")
+		b = append(b, "<["...)
+		b = strconv.AppendUint(b, uint64(e.ID), 10)
+		b = append(b, "]>"...)
 	}
+	return b
 }
 
-// gbnfWriteChar writes one code point of a literal or class so that llama.cpp's
-// parse_char reads it back unchanged.
-func gbnfWriteChar(b *strings.Builder, r rune, inClass bool) {
+// appendChar writes one code point of a literal or class so that
+// llama.cpp's parse_char reads it back unchanged.
+func appendChar(b []byte, r rune, inClass bool) []byte {
 	switch {
 	case r == '\\':
-		b.WriteString(`\\`)
+		return append(b, `\\`...)
 	case r == '"' && !inClass:
-		b.WriteString(`\"`)
+		return append(b, `\"`...)
 	case inClass && (r == ']' || r == '['):
-		b.WriteByte('\\')
-		b.WriteRune(r)
+		return append(b, '\\', byte(r))
 	case inClass && r == '-':
-		b.WriteString(`\x2D`) // GBNF has no \- escape
+		return append(b, `\x2D`...) // GBNF has no \- escape
 	case r == '\n':
-		b.WriteString(`\n`)
+		return append(b, `\n`...)
 	case r == '\r':
-		b.WriteString(`\r`)
+		return append(b, `\r`...)
 	case r == '\t':
-		b.WriteString(`\t`)
+		return append(b, `\t`...)
 	case r < 0x20 || r == 0x7F:
-		b.WriteString(`\x`)
-		gbnfWriteHex(b, uint32(r), 2)
+		return appendHex(append(b, `\x`...), uint32(r), 2)
 	case r < 0x80:
-		b.WriteByte(byte(r))
+		return append(b, byte(r))
 	case r <= 0xFFFF && (!utf8.ValidRune(r) || !unicode.IsPrint(r)):
-		b.WriteString(`\u`)
-		gbnfWriteHex(b, uint32(r), 4)
+		return appendHex(append(b, `\u`...), uint32(r), 4)
 	case !unicode.IsPrint(r):
-		b.WriteString(`\U`)
-		gbnfWriteHex(b, uint32(r), 8)
-	default:
-		b.WriteRune(r)
+		return appendHex(append(b, `\U`...), uint32(r), 8)
 	}
+	return utf8.AppendRune(b, r)
 }
 
-func gbnfWriteHex(b *strings.Builder, v uint32, digits int) {
+func appendHex(b []byte, v uint32, digits int) []byte {
 	const hexDigits = "0123456789ABCDEF"
 	for i := digits - 1; i >= 0; i-- {
-		b.WriteByte(hexDigits[(v>>(4*uint(i)))&0xF])
+		b = append(b, hexDigits[(v>>(4*uint(i)))&0xF])
 	}
+	return b
 }

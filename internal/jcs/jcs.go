@@ -20,6 +20,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
 // ErrSyntax is wrapped by every parse error.
@@ -87,16 +89,7 @@ func (p *parser) errorf(format string, args ...any) error {
 	return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *parser) skipSpace() { p.pos = jsonsyntax.Space(p.data, p.pos) }
 
 func (p *parser) value(depth int) (any, error) {
 	if p.pos >= len(p.data) {
@@ -216,42 +209,17 @@ func (p *parser) array(depth int) (any, error) {
 
 func (p *parser) number() (any, error) {
 	start := p.pos
-	d := p.data
-	if p.pos < len(d) && d[p.pos] == '-' {
-		p.pos++
-	}
-	switch {
-	case p.pos < len(d) && d[p.pos] == '0':
-		p.pos++
-	case p.pos < len(d) && d[p.pos] >= '1' && d[p.pos] <= '9':
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	default:
+	end, fault := jsonsyntax.Number(p.data, p.pos)
+	p.pos = end
+	switch fault {
+	case jsonsyntax.NumberInt:
 		return nil, p.errorf("invalid number")
+	case jsonsyntax.NumberFraction:
+		return nil, p.errorf("invalid number: digit expected after '.'")
+	case jsonsyntax.NumberExponent:
+		return nil, p.errorf("invalid number: digit expected in exponent")
 	}
-	if p.pos < len(d) && d[p.pos] == '.' {
-		p.pos++
-		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
-			return nil, p.errorf("invalid number: digit expected after '.'")
-		}
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	}
-	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
-			p.pos++
-		}
-		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
-			return nil, p.errorf("invalid number: digit expected in exponent")
-		}
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	}
-	return json.Number(d[start:p.pos]), nil
+	return json.Number(p.data[start:end]), nil
 }
 
 func (p *parser) string() (string, error) {
@@ -297,19 +265,11 @@ func (p *parser) string() (string, error) {
 		}
 		e := d[p.pos]
 		p.pos++
+		if c, ok := jsonsyntax.Escape(e); ok {
+			buf = append(buf, c)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
 		case 'u':
 			r, err := p.hex4()
 			if err != nil {
@@ -341,19 +301,9 @@ func (p *parser) hex4() (rune, error) {
 	if len(p.data)-p.pos < 4 {
 		return 0, p.errorf("short \\u escape")
 	}
-	var r rune
-	for _, c := range p.data[p.pos : p.pos+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, p.errorf("invalid \\u escape")
-		}
+	r, ok := jsonsyntax.Hex4(p.data, p.pos)
+	if !ok {
+		return 0, p.errorf("invalid \\u escape")
 	}
 	p.pos += 4
 	return r, nil

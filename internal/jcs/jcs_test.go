@@ -240,3 +240,23 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 	})
 }
+
+// TestParseErrorMessages pins what follows a member or an element: the
+// message and the offset of each way it can be wrong.
+func TestParseErrorMessages(t *testing.T) {
+	for _, c := range []struct {
+		in, msg string
+		offset  int
+	}{
+		{`{"a":1`, "unterminated object", 6},
+		{`{"a":1 x`, "expected ',' or '}'", 7},
+		{`[1`, "unterminated array", 2},
+		{`[1 }`, "expected ',' or ']'", 3},
+	} {
+		_, err := Parse([]byte(c.in))
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Msg != c.msg || se.Offset != c.offset {
+			t.Errorf("Parse(%q) = %v, want offset %d: %s", c.in, err, c.offset, c.msg)
+		}
+	}
+}

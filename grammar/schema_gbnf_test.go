@@ -1,0 +1,74 @@
+package grammar
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPrintGBNFAgreesWithLowering checks that the printer that writes a
+// compiled grammar straight into a buffer writes exactly what gbnf's
+// Grammar.String writes for the lowered grammar, on the golden schemas and
+// the real MCP catalogs' and every JSONSchemaBench schema, spaced and
+// compact, bounded and not.
+func TestPrintGBNFAgreesWithLowering(t *testing.T) {
+	var golden [][]byte
+	for _, g := range goldenSchemas(t) {
+		golden = append(golden, g.data)
+	}
+	check := func(t *testing.T, schemas [][]byte) {
+		compiled := 0
+		for i, s := range schemas {
+			doc, err := decodeJSON(s)
+			if err != nil {
+				continue
+			}
+			for _, o := range []Options{{}, {Compact: true}, {MaxStringLength: 7, MaxItems: 3}} {
+				res, err := compileTree(doc, o)
+				if err != nil {
+					continue
+				}
+				compiled++
+				if got, want := printGBNF(res.root), toGBNF(res.root).String(); got != want {
+					t.Fatalf("schema %d %s, options %+v: printGBNF =\n%s\nwant (toGBNF(root).String())\n%s", i, s, o, got, want)
+				}
+			}
+		}
+		if compiled == 0 {
+			t.Fatal("no schema compiled")
+		}
+	}
+	t.Run("golden", func(t *testing.T) { check(t, golden) })
+	t.Run("MCP catalogs", func(t *testing.T) {
+		var catalogs [][]byte
+		for _, s := range catalogSchemas(t) {
+			catalogs = append(catalogs, s)
+		}
+		check(t, catalogs)
+	})
+	t.Run("JSONSchemaBench", func(t *testing.T) { check(t, benchSchemas(t, false)) })
+}
+
+// TestRuleNameOK checks the fast path of sanitizeRuleName against the slow
+// one: ruleNameOK(s) exactly when cleanRuleName(s) == s, on every string of
+// up to five characters over an alphabet with each kind of character, and
+// on names around the 40-character limit.
+func TestRuleNameOK(t *testing.T) {
+	alphabet := []string{"a", "Z", "0", "-", "_", " ", "é"}
+	inputs := []string{strings.Repeat("a", 39), strings.Repeat("a", 40), strings.Repeat("a", 41), strings.Repeat("ab-", 13) + "c"}
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		inputs = append(inputs, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			grow(prefix+c, n-1)
+		}
+	}
+	grow("", 5)
+	for _, s := range inputs {
+		if got, want := ruleNameOK(s), cleanRuleName(s) == s; got != want {
+			t.Errorf("ruleNameOK(%q) = %v, want %v (cleanRuleName = %q)", s, got, want, cleanRuleName(s))
+		}
+	}
+}
