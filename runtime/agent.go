@@ -91,6 +91,14 @@ type Options struct {
 	// the prompt's prefix stays cacheable; past MaxShown the list starts
 	// again from the step's own tools. Zero means K + MaxLoaded + 3.
 	MaxShown int
+	// Bounds are the size limits a turn's envelope constraint sets where
+	// the tools' schemas set none: the answer's text, the find_tools query,
+	// free strings and arrays of a call's arguments (llm.Bounds). A zero
+	// field means llm's default for it (llm.DefaultBounds); each request's
+	// token budget is sized from them (llm.TokenBudget), so raising the
+	// answer bound past what the backend's MaxTokens holds lets a long
+	// answer be cut off and repaired instead of closed by the constraint.
+	Bounds llm.Bounds
 	// Repairs is the number of repair attempts for a reply that cannot be
 	// acted on (see llm.Checked). Zero means 2; negative means none.
 	Repairs int
@@ -193,6 +201,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	switch {
 	case o.K < 0, o.AllLimit < 0, o.GroupLimit < 0, o.MaxSteps < 0, o.MaxLoaded < 0, o.MaxShown < 0, o.CallRetries < 0, o.ContextTokens < 0:
 		return nil, fmt.Errorf("%w: K, AllLimit, GroupLimit, MaxSteps, MaxLoaded, MaxShown, CallRetries and ContextTokens must not be negative", ErrOptions)
+	case o.Bounds.Answer < 0, o.Bounds.Query < 0, o.Bounds.String < 0, o.Bounds.Items < 0:
+		return nil, fmt.Errorf("%w: Bounds %+v must not be negative", ErrOptions, o.Bounds)
 	case o.MaxToolShare < 0 || o.MaxToolShare > 1:
 		return nil, fmt.Errorf("%w: MaxToolShare %v is outside [0,1]", ErrOptions, o.MaxToolShare)
 	case o.Strategy < StrategyAuto || o.Strategy > StrategyProgressive:
@@ -219,6 +229,11 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 		o.Repairs = 0
 	}
 	def(&o.CallRetries, 3)
+	bd := llm.DefaultBounds()
+	def(&o.Bounds.Answer, bd.Answer)
+	def(&o.Bounds.Query, bd.Query)
+	def(&o.Bounds.String, bd.String)
+	def(&o.Bounds.Items, bd.Items)
 	if o.MaxToolShare == 0 {
 		o.MaxToolShare = 0.25
 	}

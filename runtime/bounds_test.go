@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -54,5 +55,34 @@ func TestEnvelopeBounds(t *testing.T) {
 				t.Errorf("the repair's budget %d is above the first request's %d", reqs[1].MaxTokens, reqs[0].MaxTokens)
 			}
 		})
+	}
+}
+
+// TestOptionsBounds: Options.Bounds replaces the defaults field by field
+// (a zero field keeps llm's default), the constraint and the budget follow
+// them, and a negative bound is refused.
+func TestOptionsBounds(t *testing.T) {
+	e := newEnv(t, []scripted.Reply{scripted.Answer("ok")}, false,
+		&runtime.Options{Mode: llm.ModeGrammar, Bounds: llm.Bounds{Answer: 120, Items: 7}})
+	if _, err := e.agent.NewSession(teller, "s-1", nil).Run(t.Context(), "what is the balance of ACC-00001?"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	want := llm.Bounds{Answer: 120, String: llm.DefaultStringLength, Items: 7}
+	if c := reqs[0].Constraint; c.Bounds != want {
+		t.Errorf("bounds %+v, want %+v", c.Bounds, want)
+	}
+	if !strings.Contains(reqs[0].Constraint.GBNF, "{0,120}") {
+		t.Error("the grammar does not bound the answer at 120 code points")
+	}
+	if def := llm.TokenBudget(&llm.Request{Constraint: llm.Constraint{Bounds: llm.DefaultBounds()}}); reqs[0].MaxTokens >= def {
+		t.Errorf("MaxTokens %d with a 120-point answer, want less than the default answer's budget %d", reqs[0].MaxTokens, def)
+	}
+	_, err := runtime.New(e.reg, e.disc, e.gw, e.model, &runtime.Options{Bounds: llm.Bounds{Query: -1}})
+	if !errors.Is(err, runtime.ErrOptions) {
+		t.Errorf("New with a negative bound: %v, want ErrOptions", err)
 	}
 }

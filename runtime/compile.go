@@ -64,7 +64,7 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		c.specs = append([]llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
 			Parameters: findtools.Schema, StrictParameters: findtools.Schema}}, c.specs...)
 	}
-	con, excluded, relaxations, err := a.constrain(env, nm, findTools, llm.DefaultBounds())
+	con, excluded, relaxations, err := a.constrain(env, nm, findTools, a.opts.Bounds)
 	if err != nil {
 		return nil, err
 	}
