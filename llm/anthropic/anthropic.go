@@ -249,7 +249,10 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 			data, _ := json.Marshal(tp)
 			defTokens += tokcount.Count(string(data)) + tokcount.Count(string(schema))
 		}
-		if len(req.Tools) > 0 {
+		switch {
+		case len(req.Tools) > 0 && req.RequireCall:
+			p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{DisableParallelToolUse: param.NewOpt(true)}}
+		case len(req.Tools) > 0:
 			p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
 		}
 	}

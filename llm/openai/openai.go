@@ -267,6 +267,10 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
 		}
+		if req.RequireCall {
+			p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{
+				OfAuto: param.NewOpt(string(openai.ChatCompletionToolChoiceOptionAutoRequired))}
+		}
 	}
 	for _, m := range msgs {
 		p.Messages = append(p.Messages, message(m))

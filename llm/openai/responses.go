@@ -264,6 +264,10 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 		}
 		if len(tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
+			if req.RequireCall {
+				p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{
+					OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptionsRequired)}
+			}
 			data, _ := json.Marshal(tools)
 			defTokens = tokcount.Count(string(data))
 			ropts = append(ropts, option.WithJSONSet("tools", json.RawMessage(data)))
