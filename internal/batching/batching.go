@@ -5,10 +5,10 @@
 // SQLite transaction (one fsync); the Redis store sends each as one
 // pipeline (one round trip).
 //
-//	q := batching.New[*op](256, ErrClosed)
-//	go q.Consume(256, func(b []*op) []*op { return q.Fill(b, 256) }, commit)
-//	err := q.Submit(ctx, &op{...}) // then wait for op's answer
-//	q.Close()                      // the consumers handle what was queued, then return
+// A user makes a Queue with New, runs Consume on one goroutine per
+// consumer with its own fill rule and batch handler, has callers Submit
+// items that carry their own reply channel, and calls Close when done: the
+// consumers then handle what was queued and return.
 package batching
 
 import (
