@@ -115,15 +115,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if err != nil {
 		return nil, err
 	}
-	var httpResp *http.Response
-	ropts = append(ropts, option.WithResponseInto(&httpResp))
-
-	var m *anthropic.Message
-	if req.OnDelta == nil {
-		m, err = b.client.Messages.New(ctx, params, ropts...)
-	} else {
-		m, err = b.stream(ctx, params, req.OnDelta, ropts)
-	}
+	m, httpResp, err := wire.Send(ctx, params, ropts, req.OnDelta, option.WithResponseInto, b.client.Messages.New, b.stream)
 	if err != nil {
 		return nil, chatError(ctx, req, err, httpResp)
 	}
@@ -159,19 +151,17 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 }
 
 func (b *Backend) stream(ctx context.Context, params anthropic.MessageNewParams, onDelta func(string), ropts []option.RequestOption) (*anthropic.Message, error) {
-	s := b.client.Messages.NewStreaming(ctx, params, ropts...)
-	defer s.Close()
 	var acc anthropic.Message
-	for s.Next() {
-		ev := s.Current()
+	err := wire.Drain(b.client.Messages.NewStreaming(ctx, params, ropts...), func(ev anthropic.MessageStreamEventUnion) error {
 		if err := acc.Accumulate(ev); err != nil {
-			return nil, fmt.Errorf("the stream sent an inconsistent event: %w", err)
+			return fmt.Errorf("the stream sent an inconsistent event: %w", err)
 		}
 		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 			onDelta(ev.Delta.Text)
 		}
-	}
-	if err := s.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &acc, nil

@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -251,42 +249,21 @@ func WireContent(content string) string {
 	return `{"envelope":` + content + `}`
 }
 
-// CatalogTools reads the real MCP catalogs committed with the transfer
-// example (examples/transfer/catalog/*.json, MCP tools/list results) with
-// plain encoding/json, as ToolSpecs named <file stem>_<tool name> so that
+// CatalogTools returns the tools of the real MCP catalogs committed with
+// the transfer example (testenv.CatalogTools, read with plain
+// encoding/json), as ToolSpecs named <file stem>_<tool name> so that
 // the GitHub and GitLab servers' tools stay distinct. StrictParameters is
 // a copy of Parameters: the strict transform belongs to the grammar
 // package, and its output is of the same size.
-func CatalogTools(tb testing.TB, repoRoot string) []llm.ToolSpec {
+func CatalogTools(tb testing.TB) []llm.ToolSpec {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no catalogs under %s/examples/transfer/catalog: %v", repoRoot, err)
-	}
 	var out []llm.ToolSpec
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
+	for _, t := range testenv.CatalogTools(tb) {
+		name := t.Catalog + "_" + t.Name
+		if len(name) > 64 {
+			name = name[:64]
 		}
-		var list struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
-		stem := strings.TrimSuffix(filepath.Base(f), ".json")
-		for _, t := range list.Tools {
-			name := stem + "_" + t.Name
-			if len(name) > 64 {
-				name = name[:64]
-			}
-			out = append(out, llm.ToolSpec{Name: name, Description: t.Description, Parameters: t.InputSchema, StrictParameters: t.InputSchema})
-		}
+		out = append(out, llm.ToolSpec{Name: name, Description: t.Description, Parameters: t.InputSchema, StrictParameters: t.InputSchema})
 	}
 	return out
 }
@@ -312,9 +289,9 @@ var ShortlistNames = []string{"github_create_issue", "github_search_issues", "gi
 
 // CatalogRequests returns two requests in mode over the real catalogs:
 // one with the 5-tool shortlist, one with every tool.
-func CatalogRequests(tb testing.TB, repoRoot string, mode llm.Mode) (shortlist, all *llm.Request) {
+func CatalogRequests(tb testing.TB, mode llm.Mode) (shortlist, all *llm.Request) {
 	tb.Helper()
-	tools := CatalogTools(tb, repoRoot)
+	tools := CatalogTools(tb)
 	var short []llm.ToolSpec
 	for _, want := range ShortlistNames {
 		for _, t := range tools {
@@ -390,9 +367,8 @@ func JSONEqual(t *testing.T, got any, want string) bool {
 // CatalogRequests), and reports the tokens of tool definitions build
 // counts and the number of tools.
 func BenchBuildRequest(b *testing.B, modes []llm.Mode, build func(*llm.Request) (tokens int, err error)) {
-	root := testenv.RepoRoot(b)
 	for _, mode := range modes {
-		short, all := CatalogRequests(b, root, mode)
+		short, all := CatalogRequests(b, mode)
 		for _, c := range []struct {
 			name string
 			req  *llm.Request
