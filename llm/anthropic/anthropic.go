@@ -6,8 +6,8 @@
 //
 //   - llm.ModeNative: `tools` from the shortlist, `strict: true` with
 //     ToolSpec.StrictParameters (the API then guarantees the input matches
-//     the schema), and `tool_choice` auto (any under Request.RequireCall) with parallel tool use disabled:
-//     one call per step. With Request.Deferred, every deferred tool is
+//     the schema), and `tool_choice` auto (any under Request.RequireCall)
+//     with parallel tool use disabled: one call per step. With Request.Deferred, every deferred tool is
 //     sent too, with `defer_loading: true`: the API keeps its definition out
 //     of the model's context until a tool result references it with a
 //     `tool_reference` block (Message.ToolReferences), so the tools and the
