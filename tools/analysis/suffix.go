@@ -43,21 +43,3 @@ func (s *suffixSet) longest(b []byte) string {
 	}
 	return ""
 }
-
-// longestUpTo returns the longest suffix of w in the set that is at most
-// maxLen bytes long, or "".
-func (s *suffixSet) longestUpTo(w string, maxLen int) string {
-	if len(w) == 0 {
-		return ""
-	}
-	c := w[len(w)-1]
-	if c < 'a' || c > 'z' {
-		return ""
-	}
-	for _, x := range s[c-'a'] {
-		if len(x) <= maxLen && w[len(w)-len(x):] == x {
-			return x
-		}
-	}
-	return ""
-}
