@@ -60,16 +60,7 @@ func publicDataset(tb testing.TB, name string, sample int) dataset {
 	tb.Helper()
 	dir := testenv.Shared(tb, filepath.Join("datasets", name))
 	ds := dataset{name: name, snap: loadSnapshot(tb, name+"="+filepath.Join(dir, "tools.jsonl"))}
-	qs := readQueries(tb, filepath.Join(dir, "queries.jsonl"))
-	if sample > 0 && len(qs) > sample {
-		step := float64(len(qs)) / float64(sample)
-		var s []discovery.Query
-		for i := range sample {
-			s = append(s, qs[int(float64(i)*step)])
-		}
-		qs = s
-	}
-	ds.queries = qs
+	ds.queries = discovery.SampleQueries(readQueries(tb, filepath.Join(dir, "queries.jsonl")), sample)
 	return ds
 }
 
