@@ -17,7 +17,7 @@ import (
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -148,18 +148,11 @@ func newEnv(t *testing.T, replies []scripted.Reply, withCatalogs bool, opts *run
 			t.Fatal(err)
 		}
 	}
-	var err error
-	e.gw, err = gateway.New(e.reg, memstore.New(), &gateway.Options{Logger: quiet,
+	e.gw, e.disc = runtimetest.Stack(t, e.reg, &gateway.Options{Logger: quiet,
 		NeedsApproval: func(c gateway.Call, args json.RawMessage) bool {
 			var a struct{ Amount float64 }
 			return c.Tool == "bank/transfer_funds" && json.Unmarshal(args, &a) == nil && a.Amount > 1000
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.disc, err = discovery.New(nil); err != nil {
-		t.Fatal(err)
-	}
 	e.model = scripted.New(replies, nil)
 	var o runtime.Options
 	if opts != nil {
@@ -168,6 +161,7 @@ func newEnv(t *testing.T, replies []scripted.Reply, withCatalogs bool, opts *run
 	o.Logger = quiet
 	o.Observer = func(ev runtime.Event) { e.events = append(e.events, ev) }
 	o.Sleep = func(context.Context, time.Duration) error { return nil }
+	var err error
 	if e.agent, err = runtime.New(e.reg, e.disc, e.gw, e.model, &o); err != nil {
 		t.Fatal(err)
 	}
