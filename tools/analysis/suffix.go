@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -42,4 +43,15 @@ func (s *suffixSet) longest(b []byte) string {
 		}
 	}
 	return ""
+}
+
+// suffixRules is a stemmer step: the suffixes it replaces and, for each,
+// what replaces it.
+type suffixRules struct {
+	set *suffixSet
+	to  map[string]string
+}
+
+func newSuffixRules(to map[string]string) suffixRules {
+	return suffixRules{set: newSuffixSet(slices.Collect(maps.Keys(to))...), to: to}
 }
