@@ -61,7 +61,11 @@ func (r *recorder) all() []string {
 // answer within the step budget; every reply was usable or repaired within
 // the repair budget; every call went through the gateway and has a
 // recorded outcome; no request sent to the engine names a tool or scope
-// the principal does not hold.
+// the principal does not hold. Each engine also runs one step under
+// runtime.Options.CallFirst ("…/call-first"): the constraint has no
+// answer branch there, so the step is a call, which goes through the
+// gateway and has an outcome, or a find_tools search; that run is not
+// asked to finish its turn (a weak model may search again and again).
 func TestLiveAgent(t *testing.T) {
 	temp, seed := 0.0, int64(1)
 	llamaCpp := func(t *testing.T, hc *http.Client) llm.Backend {
@@ -72,26 +76,31 @@ func TestLiveAgent(t *testing.T) {
 		}
 		return b
 	}
+	ollamaBackend := func(t *testing.T, hc *http.Client) llm.Backend {
+		model := testenv.Ollama(t)
+		b, err := ollama.New(model, &ollama.Options{HTTPClient: hc, Temperature: &temp, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	for _, tc := range []struct {
-		name string
-		mode llm.Mode
-		open func(t *testing.T, hc *http.Client) llm.Backend
+		name      string
+		mode      llm.Mode
+		open      func(t *testing.T, hc *http.Client) llm.Backend
+		callFirst bool
 	}{
-		{"llama.cpp/grammar", llm.ModeGrammar, llamaCpp},
-		{"llama.cpp/envelope", llm.ModeEnvelope, llamaCpp},
-		{"ollama/envelope", llm.ModeEnvelope, func(t *testing.T, hc *http.Client) llm.Backend {
-			model := testenv.Ollama(t)
-			b, err := ollama.New(model, &ollama.Options{HTTPClient: hc, Temperature: &temp, Seed: &seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}},
+		{"llama.cpp/grammar", llm.ModeGrammar, llamaCpp, false},
+		{"llama.cpp/envelope", llm.ModeEnvelope, llamaCpp, false},
+		{"ollama/envelope", llm.ModeEnvelope, ollamaBackend, false},
+		{"llama.cpp/grammar/call-first", llm.ModeGrammar, llamaCpp, true},
+		{"llama.cpp/envelope/call-first", llm.ModeEnvelope, llamaCpp, true},
+		{"ollama/envelope/call-first", llm.ModeEnvelope, ollamaBackend, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
 			backend := tc.open(t, &http.Client{Transport: rec})
-			liveAgent(t, tc.name, backend, tc.mode, rec)
+			liveAgent(t, tc.name, backend, tc.mode, rec, tc.callFirst)
 		})
 	}
 }
@@ -110,7 +119,7 @@ type liveRun struct {
 	Answer          string
 }
 
-func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, rec *recorder) {
+func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, rec *recorder, callFirst bool) {
 	catalog, err := demoCatalog(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -125,13 +134,14 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 		events = append(events, e)
 		mu.Unlock()
 	}
-	const maxSteps = 6
+	maxSteps := 6
+	if callFirst {
+		maxSteps = 1 // the step CallFirst constrains
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
-		// CallFirst: the first step's constraint has no answer branch, so
-		// the run goes through the gateway whatever the model would say.
-		Mode: mode, MaxSteps: maxSteps, Observer: observe, CallFirst: true,
+		Mode: mode, MaxSteps: maxSteps, Observer: observe, CallFirst: callFirst,
 		LLM: &llm.Options{Registerer: reg},
 	}})
 	if err != nil {
@@ -172,6 +182,16 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 	if err == nil && shorter < rejected[string(llm.ProblemTruncated)] {
 		t.Errorf("%d replies cut off at the budget, %d repairs asking for a shorter one", rejected[string(llm.ProblemTruncated)], shorter)
 	}
+	// What the model did, step by step, for the log (and a failure's
+	// diagnosis).
+	for _, e := range events {
+		if e.Kind == runtime.EventReply {
+			t.Logf("  step %d: %s %.160s", e.Step, e.Response.Action, e.Response.Raw)
+		}
+	}
+	if callFirst && errors.Is(err, runtime.ErrStepBudget) {
+		err = nil // one step was asked for, not the whole turn
+	}
 	if err != nil {
 		t.Fatalf("Run: %v (a weak model must still end within %d steps, repairs included; rejected replies by problem: %v)", err, maxSteps, rejected)
 	}
@@ -197,10 +217,10 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 	if calls != len(turn.Calls) {
 		t.Errorf("%d call events, %d calls in the turn", calls, len(turn.Calls))
 	}
-	// The first step was a call or a search, never an answer: the
-	// constraint had no answer branch (Options.CallFirst).
+	// Under CallFirst the first step was a call or a search, never an
+	// answer: the constraint had no answer branch.
 	for _, e := range events {
-		if e.Kind == runtime.EventReply && e.Step == 1 {
+		if callFirst && e.Kind == runtime.EventReply && e.Step == 1 {
 			if a := e.Response.Action; a != llm.ActionCall && a != llm.ActionFindTools {
 				t.Errorf("step 1 replied %q under CallFirst, want a call or find_tools", a)
 			}
