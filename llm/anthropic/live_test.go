@@ -1,7 +1,6 @@
 package anthropic_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -22,42 +21,24 @@ func TestLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, err := llm.Checked(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeNative} {
-		t.Run(mode.String(), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			resp, err := cb.Chat(ctx, backendtest.Request(mode))
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
-			if resp.Action == "" {
-				t.Error("no action parsed from the reply")
-			}
-		})
-	}
-	t.Run("deferred", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		req := deferredRequest()
-		resp, err := cb.Chat(ctx, req)
-		if err != nil {
-			t.Fatalf("Chat: %v", err)
+	backendtest.LiveModes(t, b, 2*time.Minute, false, func(t *testing.T, _ *llm.Request, resp *llm.Response) {
+		if resp.Action == "" {
+			t.Error("no action parsed from the reply")
 		}
-		t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
+	}, llm.ModeEnvelope, llm.ModeNative)
+	t.Run("deferred", func(t *testing.T) {
+		cb, err := llm.Checked(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := deferredRequest()
+		resp := backendtest.LiveChat(t, cb, req, 2*time.Minute)
 		if resp.Action != llm.ActionCall || resp.Calls[0].Name != "find_tools" {
 			t.Skipf("the model did not search first (%s): nothing more to check", resp.Raw)
 		}
+		// The second Chat, after the tool reference, must succeed too.
 		req.Messages = append(req.Messages, resp.Message, llm.Message{Role: llm.RoleTool, ToolCallID: resp.Calls[0].ID,
 			Name: "find_tools", Content: "1 tool found", ToolReferences: []string{"get_balance"}})
-		resp, err = cb.Chat(ctx, req)
-		if err != nil {
-			t.Fatalf("Chat after the tool reference: %v", err)
-		}
-		t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
+		backendtest.LiveChat(t, cb, req, 2*time.Minute)
 	})
 }

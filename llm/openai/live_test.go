@@ -13,22 +13,31 @@ import (
 	"github.com/toolgate/toolgate/llm/openai"
 )
 
-// TestLive runs against the real OpenAI API (or OPENAI_BASE_URL) when
-// OPENAI_API_KEY is set (model: TOOLGATE_OPENAI_MODEL, default
-// gpt-4.1-mini). It is skipped, saying so, otherwise.
+// TestLive runs the Chat Completions and the Responses backend against
+// the real OpenAI API (or OPENAI_BASE_URL) when OPENAI_API_KEY is set
+// (model: TOOLGATE_OPENAI_MODEL, default gpt-4.1-mini; embeddings:
+// TOOLGATE_OPENAI_EMBEDDING_MODEL, when set). It is skipped, saying so,
+// otherwise. OpenAI-compatible servers rarely implement /v1/responses:
+// against one, the "responses" subtests fail.
 func TestLive(t *testing.T) {
-	model := testenv.HostedModel(t, "OPENAI_API_KEY", "TOOLGATE_OPENAI_MODEL", "gpt-4.1-mini", "OpenAI-compatible server")
+	model := testenv.HostedModel(t, "OPENAI_API_KEY", "TOOLGATE_OPENAI_MODEL", "gpt-4.1-mini", "OpenAI API")
 	b, err := openai.New(model, &openai.Options{EmbeddingModel: os.Getenv("TOOLGATE_OPENAI_EMBEDDING_MODEL")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveModes(t, b, llm.ModeEnvelope, llm.ModeNative)
-	if os.Getenv("TOOLGATE_OPENAI_EMBEDDING_MODEL") != "" {
-		vecs, err := b.Embed(context.Background(), []string{"check my balance", "send money"})
-		if err != nil || len(vecs) != 2 || len(vecs[0]) == 0 {
-			t.Errorf("Embed = %d vectors, %v", len(vecs), err)
-		}
+	rb, err := openai.NewResponses(model, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Run("chat", func(t *testing.T) {
+		backendtest.LiveModes(t, b, 2*time.Minute, false, wantGetBalance, llm.ModeEnvelope, llm.ModeNative)
+		if os.Getenv("TOOLGATE_OPENAI_EMBEDDING_MODEL") != "" {
+			backendtest.LiveEmbed(t, b)
+		}
+	})
+	t.Run("responses", func(t *testing.T) {
+		backendtest.LiveModes(t, rb, 2*time.Minute, false, wantGetBalance, llm.ModeEnvelope, llm.ModeNative)
+	})
 }
 
 // TestLiveLlamaCpp runs against a llama.cpp server when
@@ -53,12 +62,7 @@ func TestLiveLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("grammar", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		resp, err := cb.Chat(ctx, backendtest.Request(llm.ModeGrammar))
-		if err != nil {
-			t.Fatalf("Chat: %v", err)
-		}
+		resp := backendtest.LiveChat(t, cb, backendtest.Request(llm.ModeGrammar), 5*time.Minute)
 		if resp.Action != llm.ActionAnswer {
 			t.Errorf("Chat = %s (%s), want the answer the grammar forces", resp.Action, resp.Raw)
 		}
@@ -67,14 +71,8 @@ func TestLiveLlamaCpp(t *testing.T) {
 		// .ci/engines' chat template keeps llama-server's generation prompt
 		// empty: with TinyLlama's own, every json_schema request got HTTP
 		// 400 "Failed to initialize samplers" (see write_template there).
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
 		req := backendtest.LiveRequest(t, llm.ModeEnvelope) // Checked's budget, sized to the bounded constraint
-		resp, err := cb.Chat(ctx, req)
-		if err != nil {
-			t.Fatalf("Chat: %v", err)
-		}
-		t.Logf("raw: %s; usage %+v", resp.Raw, resp.Usage)
+		resp := backendtest.LiveChat(t, cb, req, 5*time.Minute)
 		if resp.Action == llm.ActionCall && !slices.Contains(req.ToolNames(), resp.Calls[0].Name) {
 			t.Errorf("Chat = call of %s, want a shortlisted tool", resp.Calls[0].Name)
 		}
@@ -84,24 +82,10 @@ func TestLiveLlamaCpp(t *testing.T) {
 	})
 }
 
-func liveModes(t *testing.T, b llm.Backend, modes ...llm.Mode) {
-	cb, err := llm.Checked(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mode := range modes {
-		t.Run(mode.String(), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			req := backendtest.Request(mode)
-			resp, err := cb.Chat(ctx, req)
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			t.Logf("raw: %s; usage %+v", resp.Raw, resp.Usage)
-			if resp.Action != llm.ActionCall || resp.Calls[0].Name != "get_balance" {
-				t.Errorf("Chat = %s %+v, want a call of get_balance", resp.Action, resp.Calls)
-			}
-		})
+// wantGetBalance is what a hosted model must do with Request's question:
+// call get_balance.
+func wantGetBalance(t *testing.T, _ *llm.Request, resp *llm.Response) {
+	if resp.Action != llm.ActionCall || resp.Calls[0].Name != "get_balance" {
+		t.Errorf("Chat = %s %+v, want a call of get_balance", resp.Action, resp.Calls)
 	}
 }

@@ -1,7 +1,9 @@
 package backendtest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
@@ -32,4 +34,49 @@ func LiveRequest(t testing.TB, mode llm.Mode) *llm.Request {
 	}
 	req.Constraint.EnvelopeSchema, req.Constraint.Bounds = schema, bd
 	return req
+}
+
+// LiveModes runs one subtest per mode against a live engine: a Chat of b
+// under llm.Checked (the defaults) within timeout, of LiveRequest(t, mode)
+// when bounded (a local model the constraint must close), else
+// Request(mode), and then check of the request and the reply.
+func LiveModes(t *testing.T, b llm.Backend, timeout time.Duration, bounded bool, check func(t *testing.T, req *llm.Request, resp *llm.Response), modes ...llm.Mode) {
+	t.Helper()
+	cb, err := llm.Checked(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			req := Request(mode)
+			if bounded {
+				req = LiveRequest(t, mode)
+			}
+			check(t, req, LiveChat(t, cb, req, timeout))
+		})
+	}
+}
+
+// LiveChat is one Chat of b with req within timeout against a live
+// engine; an error fails t. The reply is logged.
+func LiveChat(t *testing.T, b llm.Backend, req *llm.Request, timeout time.Duration) *llm.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := b.Chat(ctx, req)
+	if err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	t.Logf("action %s raw %s usage %+v", resp.Action, resp.Raw, resp.Usage)
+	return resp
+}
+
+// LiveEmbed embeds two texts with a live embedder: an error, or anything
+// but two non-empty vectors, fails t.
+func LiveEmbed(t *testing.T, e llm.Embedder) {
+	t.Helper()
+	vecs, err := e.Embed(context.Background(), []string{"check my balance", "send money"})
+	if err != nil || len(vecs) != 2 || len(vecs[0]) == 0 {
+		t.Errorf("Embed = %d vectors, %v", len(vecs), err)
+	}
 }
