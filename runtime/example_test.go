@@ -22,19 +22,26 @@ type weatherOut struct {
 	Sky  string `json:"sky"`
 }
 
-// Example builds an agent from a registry, a discoverer, a gateway and a
-// model (here a scripted one, as a test of your own agent would), and runs
-// one turn: the model calls the tool through the gateway, then answers.
-func Example() {
+// weatherRegistry holds the one tool of the example (and of the runtime's
+// trace test): the weather of a city, always clear.
+func weatherRegistry() (*tools.Registry, error) {
 	weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
 		func(_ context.Context, in weatherIn) (weatherOut, error) {
 			return weatherOut{City: in.City, Sky: "clear"}, nil
 		})
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	reg := tools.NewRegistry()
-	if err := reg.Add(weather); err != nil {
+	return reg, reg.Add(weather)
+}
+
+// Example builds an agent from a registry, a discoverer, a gateway and a
+// model (here a scripted one, as a test of your own agent would), and runs
+// one turn: the model calls the tool through the gateway, then answers.
+func Example() {
+	reg, err := weatherRegistry()
+	if err != nil {
 		log.Fatal(err)
 	}
 	gw, err := gateway.New(reg, memstore.New(), nil)

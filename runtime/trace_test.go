@@ -24,15 +24,8 @@ func TestSpanTree(t *testing.T) {
 	for _, content := range []bool{false, true} {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
-			func(_ context.Context, in weatherIn) (weatherOut, error) {
-				return weatherOut{City: in.City, Sky: "clear"}, nil
-			})
+		reg, err := weatherRegistry()
 		if err != nil {
-			t.Fatal(err)
-		}
-		reg := tools.NewRegistry()
-		if err := reg.Add(weather); err != nil {
 			t.Fatal(err)
 		}
 		gw, disc := runtimetest.Stack(t, reg, &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
