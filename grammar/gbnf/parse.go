@@ -208,10 +208,7 @@ func (p *gbnfParser) sequence(pos int, nested bool) (Seq, int, error) {
 			pos++
 			var chars []rune
 			for p.at(pos) != '"' {
-				if pos >= len(p.src) {
-					return nil, 0, p.syntax(start, "unexpected end of input (unterminated literal)")
-				}
-				r, next, err := p.char(pos)
+				r, next, err := p.charIn(start, pos, "literal")
 				if err != nil {
 					return nil, 0, err
 				}
@@ -232,20 +229,14 @@ func (p *gbnfParser) sequence(pos int, nested bool) (Seq, int, error) {
 				pos++
 			}
 			for p.at(pos) != ']' {
-				if pos >= len(p.src) {
-					return nil, 0, p.syntax(start, "unexpected end of input (unterminated class)")
-				}
-				lo, next, err := p.char(pos)
+				lo, next, err := p.charIn(start, pos, "class")
 				if err != nil {
 					return nil, 0, err
 				}
 				pos = next
 				hi := lo
 				if p.at(pos) == '-' && p.at(pos+1) != ']' {
-					if pos+1 >= len(p.src) {
-						return nil, 0, p.syntax(start, "unexpected end of input (unterminated class)")
-					}
-					if hi, pos, err = p.char(pos + 1); err != nil {
+					if hi, pos, err = p.charIn(start, pos+1, "class"); err != nil {
 						return nil, 0, err
 					}
 				}
@@ -419,6 +410,15 @@ func gbnfBoolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// charIn is char at pos inside the literal or class (what) that opens at
+// open; the input ending first is an unterminated what.
+func (p *gbnfParser) charIn(open, pos int, what string) (rune, int, error) {
+	if pos >= len(p.src) {
+		return 0, 0, p.syntax(open, "unexpected end of input (unterminated "+what+")")
+	}
+	return p.char(pos)
 }
 
 // char reads one character of a literal or class: an escape or one UTF-8
