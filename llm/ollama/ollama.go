@@ -300,30 +300,19 @@ func rejectsConstraint(mode llm.Mode, msg string) bool {
 
 // Embed returns one vector per text from /api/embed with Options.EmbedModel.
 func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if b.opts.EmbedModel == "" {
-		return nil, errors.New("ollama: Embed: Options.EmbedModel is empty")
-	}
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	slot := &retryAfterSlot{}
-	ctx = context.WithValue(ctx, retryAfterKey{}, slot)
-	resp, err := b.client.Embed(ctx, &api.EmbedRequest{Model: b.opts.EmbedModel, Input: texts})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("ollama: embed: %w", ctx.Err())
-		}
-		var se api.StatusError
-		if errors.As(err, &se) {
+	return wire.Embed(ctx, "ollama", "EmbedModel", b.opts.EmbedModel, texts, func(ctx context.Context) ([][]float32, error) {
+		slot := &retryAfterSlot{}
+		ctx = context.WithValue(ctx, retryAfterKey{}, slot)
+		resp, err := b.client.Embed(ctx, &api.EmbedRequest{Model: b.opts.EmbedModel, Input: texts})
+		if se := (api.StatusError{}); errors.As(err, &se) {
 			return nil, &llm.StatusError{Backend: "ollama", StatusCode: se.StatusCode, Message: se.ErrorMessage,
 				RetryAfter: slot.get(), Err: err}
 		}
-		return nil, fmt.Errorf("ollama: embed: %w", err)
-	}
-	if len(resp.Embeddings) != len(texts) {
-		return nil, fmt.Errorf("ollama: embed: %d vectors for %d texts", len(resp.Embeddings), len(texts))
-	}
-	return resp.Embeddings, nil
+		if err != nil {
+			return nil, err
+		}
+		return resp.Embeddings, nil
+	})
 }
 
 // retryAfterTransport records the Retry-After header of the response into

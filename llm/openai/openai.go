@@ -353,33 +353,26 @@ func rejectsConstraint(c llm.Constraint, msg string) bool {
 // Embed returns one vector per text from /embeddings with
 // Options.EmbeddingModel.
 func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if b.opts.EmbeddingModel == "" {
-		return nil, errors.New("openai: Embed: Options.EmbeddingModel is empty")
-	}
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	var httpResp *http.Response
-	res, err := b.client.Embeddings.New(ctx, openai.EmbeddingNewParams{
-		Model:          openai.EmbeddingModel(b.opts.EmbeddingModel),
-		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
-		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
-	}, option.WithResponseInto(&httpResp))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("openai: embed: %w", ctx.Err())
-		}
-		var ae *openai.Error
-		if errors.As(err, &ae) {
+	data, err := wire.Embed(ctx, "openai", "EmbeddingModel", b.opts.EmbeddingModel, texts, func(ctx context.Context) ([]openai.Embedding, error) {
+		var httpResp *http.Response
+		res, err := b.client.Embeddings.New(ctx, openai.EmbeddingNewParams{
+			Model:          openai.EmbeddingModel(b.opts.EmbeddingModel),
+			Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+			EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+		}, option.WithResponseInto(&httpResp))
+		if ae := (*openai.Error)(nil); errors.As(err, &ae) {
 			return nil, statusError(ae, ae.Message, httpResp)
 		}
-		return nil, fmt.Errorf("openai: embed: %w", err)
-	}
-	if len(res.Data) != len(texts) {
-		return nil, fmt.Errorf("openai: embed: %d vectors for %d texts", len(res.Data), len(texts))
+		if err != nil {
+			return nil, err
+		}
+		return res.Data, nil
+	})
+	if err != nil || data == nil {
+		return nil, err
 	}
 	out := make([][]float32, len(texts))
-	for _, d := range res.Data {
+	for _, d := range data {
 		if d.Index < 0 || int(d.Index) >= len(texts) || out[d.Index] != nil {
 			return nil, fmt.Errorf("openai: embed: bad or repeated index %d", d.Index)
 		}
