@@ -121,7 +121,9 @@ type compiler struct {
 	pairs      map[[2]*jsonValue]*jsonValue
 	synthetic  map[*jsonValue]bool // made by allOfOf
 	synthRules map[*jsonValue]*grule
-	patterns   map[string]*nameMatcher // patternProperties keys, by pattern
+	patterns   map[string]*nameMatcher  // patternProperties keys, by pattern
+	contents   map[string]patternResult // translated patterns, by pattern
+	relaxCalls int                      // calls of relaxf, reported or already seen
 	depth      int
 	steps      int // work done, against maxSteps
 	fatal      error
@@ -204,6 +206,7 @@ func shapeName(n *gnode) string {
 
 // relaxf records a constraint the grammar does not enforce.
 func (c *compiler) relaxf(ptr, keyword, format string, args ...any) {
+	c.relaxCalls++
 	r := Relaxation{Pointer: ptr, Keyword: keyword, Reason: fmt.Sprintf(format, args...)}
 	if !c.seen[r] {
 		c.seen[r] = true
@@ -247,14 +250,15 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 	if depth > maxJSONDepth {
 		return
 	}
-	switch v.kind {
-	case jsonArray:
+	if v.kind == jsonArray {
 		for i, e := range v.arr {
-			c.index(e, pointerJoin(ptr, strconv.Itoa(i)), base, depth+1)
+			if e.isContainer() {
+				c.index(e, pointerJoin(ptr, strconv.Itoa(i)), base, depth+1)
+			}
 		}
 		return
-	case jsonObject:
-	default:
+	}
+	if v.kind != jsonObject {
 		return
 	}
 	if _, ok := c.ptrs[v]; ok {
@@ -286,7 +290,9 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 		case "enum", "const", "default", "examples", "example":
 			continue
 		}
-		c.index(v.vals[i], pointerJoin(ptr, k), base, depth+1)
+		if e := v.vals[i]; e.isContainer() { // only objects and arrays are indexed: no pointer for the rest
+			c.index(e, pointerJoin(ptr, k), base, depth+1)
+		}
 	}
 }
 

@@ -52,6 +52,9 @@ func (v *jsonValue) get(key string) *jsonValue {
 
 func (v *jsonValue) has(key string) bool { return v.get(key) != nil }
 
+// isContainer reports whether v is an object or an array.
+func (v *jsonValue) isContainer() bool { return v.kind == jsonObject || v.kind == jsonArray }
+
 // set adds or replaces a member of an object.
 func (v *jsonValue) set(key string, val *jsonValue) {
 	for i := range v.keys {
