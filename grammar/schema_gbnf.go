@@ -42,8 +42,10 @@ type ruleNames struct {
 	order []*grule
 }
 
+// newRuleNames sizes the maps for a turn envelope's rules (about 30), so
+// that a typical grammar names its rules without growing them.
 func newRuleNames() ruleNames {
-	return ruleNames{names: map[*grule]string{}, used: map[string]bool{}}
+	return ruleNames{names: make(map[*grule]string, 32), used: make(map[string]bool, 32)}
 }
 
 func (l *ruleNames) name(r *grule, want string) string {

@@ -38,19 +38,30 @@ type gnode struct {
 }
 
 // newNode returns a node of op with a copy of subs, allocated with the node
-// when there are few (most sequences and alternatives have two to four
+// when there are few (most sequences and alternatives have two to eight
 // elements): one allocation instead of two.
 func newNode(op gop, subs []*gnode) *gnode {
-	if len(subs) > 4 {
-		return &gnode{op: op, subs: slices.Clone(subs)}
+	var n *gnode
+	var a []*gnode
+	switch {
+	case len(subs) <= 4:
+		x := &struct {
+			n gnode
+			a [4]*gnode
+		}{}
+		n, a = &x.n, x.a[:]
+	case len(subs) <= 8:
+		x := &struct {
+			n gnode
+			a [8]*gnode
+		}{}
+		n, a = &x.n, x.a[:]
+	default:
+		n, a = &gnode{}, make([]*gnode, len(subs))
 	}
-	x := &struct {
-		n gnode
-		a [4]*gnode
-	}{}
-	k := copy(x.a[:], subs)
-	x.n.op, x.n.subs = op, x.a[:k:k]
-	return &x.n
+	k := copy(a, subs)
+	n.op, n.subs = op, a[:k:k]
+	return n
 }
 
 // mk completes a node: its structural hash and whether it is nullable.
@@ -305,9 +316,8 @@ func (b *seqBuilder) flush(out []*gnode) []*gnode {
 	case 1:
 		out = append(out, b.run[0])
 	default:
-		size := 0
-		b.each(func(l *gnode) { size += len(l.lit) })
-		buf := make([]byte, 0, size)
+		var stack [128]byte // most joined runs are short: one allocation, the string
+		buf := stack[:0]
 		b.each(func(l *gnode) { buf = append(buf, l.lit...) })
 		out = append(out, lit(string(buf)))
 	}
