@@ -174,7 +174,7 @@ func (l *lowering) expr(n *gnode) gbnf.Expr {
 		if n.subs[0].op == gRep {
 			sub = gbnf.Group{Alts: []gbnf.Seq{{sub}}} // x*? would read as two suffixes
 		}
-		return gbnf.Repeat{Expr: sub, Min: n.min, Max: n.max}
+		return gbnf.Repeat{Expr: sub, Min: int(n.min), Max: int(n.max)}
 	}
 	panic("grammar: unknown node")
 }
@@ -295,7 +295,7 @@ func (p *printer) expr(n *gnode) {
 		} else {
 			p.expr(n.subs[0])
 		}
-		p.buf = gbnf.AppendRepeatSuffix(p.buf, n.min, n.max)
+		p.buf = gbnf.AppendRepeatSuffix(p.buf, int(n.min), int(n.max))
 	default:
 		panic("grammar: unknown node")
 	}

@@ -27,13 +27,13 @@ const (
 )
 
 type gnode struct {
-	op       gop
-	null     bool   // matches the empty string
 	h        uint64 // structural hash, set by mk
+	op       gop
+	null     bool  // matches the empty string
+	min, max int32 // counts stay within gbnf.MaxRepetition; int32 keeps a node at 96 bytes
 	lit      string
 	ranges   []crange // sorted, non-overlapping, non-adjacent
 	subs     []*gnode
-	min, max int
 	rule     *grule
 }
 
@@ -446,7 +446,7 @@ func rep(n *gnode, min, max int) *gnode {
 		return seq(rep(n, firstMin, emitRepetitionLimit), rep(n, lo, hi))
 	}
 	r := newNode(gRep, []*gnode{n})
-	r.min, r.max = min, max
+	r.min, r.max = int32(min), int32(max)
 	return mk(r)
 }
 
@@ -483,7 +483,7 @@ func nonEmpty(n *gnode) *gnode {
 		if n.max < 0 {
 			return rep(ne, 1, -1)
 		}
-		return rep(ne, 1, n.max)
+		return rep(ne, 1, int(n.max))
 	case gRef:
 		return nonEmpty(n.rule.body)
 	}

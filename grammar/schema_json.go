@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -99,7 +98,7 @@ func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 // deeper than maxJSONDepth; both errors name the JSON pointer. The work is
 // linear in the input.
 func decodeJSON(data []byte) (*jsonValue, error) {
-	d := &jsonDecoder{src: data}
+	d := &jsonDecoder{src: data, values: maxValues(data)}
 	d.space()
 	v, err := d.value(0)
 	if err != nil {
@@ -129,12 +128,47 @@ type jsonDecoder struct {
 	// slab holds values not yet handed out: decoded values are allocated
 	// a block at a time.
 	slab []jsonValue
+	// keyBlock and valBlock hold the member names and values (or
+	// elements) not yet handed out, for the same reason.
+	keyBlock []string
+	valBlock []*jsonValue
+	values   int // maxValues(src): the size of the first slab and blocks
 }
 
-// newValue returns a fresh value of kind k from the slab.
+// maxValues bounds the number of values in a JSON document: every value
+// but the first follows a colon, a comma or an opening bracket.
+func maxValues(src []byte) int {
+	return 1 + bytes.Count(src, []byte(":")) + bytes.Count(src, []byte(",")) + bytes.Count(src, []byte("["))
+}
+
+// carve returns a copy of src taken from *block, which it refills when too
+// little is left: the first block holds first elements (up to 4096), later
+// ones 64, or len(src) if more. The copy's capacity is its length:
+// appending to it cannot reach the block.
+func carve[T any](block *[]T, src []T, first int) []T {
+	if len(*block) < len(src) {
+		size := 64
+		if *block == nil {
+			size = min(first, 4096)
+		}
+		*block = make([]T, max(size, len(src)))
+	}
+	out := (*block)[:len(src):len(src)]
+	copy(out, src)
+	*block = (*block)[len(src):]
+	return out
+}
+
+// newValue returns a fresh value of kind k from the slab. The first slab
+// holds as many values as the document can have (up to 512), so that a
+// tool's schema takes one allocation and wastes little; later ones hold 32.
 func (d *jsonDecoder) newValue(k jsonKind) *jsonValue {
 	if len(d.slab) == 0 {
-		d.slab = make([]jsonValue, 32)
+		n := 32
+		if d.slab == nil {
+			n = min(d.values, 512)
+		}
+		d.slab = make([]jsonValue, n)
 	}
 	v := &d.slab[0]
 	d.slab = d.slab[1:]
@@ -239,7 +273,7 @@ func (d *jsonDecoder) array(depth int) (*jsonValue, error) {
 		}
 		d.vals = append(d.vals, e)
 		if done, err := d.after(']', "an array element"); done || err != nil {
-			v.arr = slices.Clone(d.vals[start:])
+			v.arr = carve(&d.valBlock, d.vals[start:], d.values)
 			return v, err
 		}
 	}
@@ -312,7 +346,7 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		d.keys = append(d.keys, key)
 		d.vals = append(d.vals, e)
 		if done, err := d.after('}', "an object member"); done || err != nil {
-			v.keys, v.vals = slices.Clone(d.keys[start:]), slices.Clone(d.vals[vstart:])
+			v.keys, v.vals = carve(&d.keyBlock, d.keys[start:], d.values), carve(&d.valBlock, d.vals[vstart:], d.values)
 			return v, err
 		}
 	}
