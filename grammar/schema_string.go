@@ -92,6 +92,9 @@ func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
 // requires (", \, control characters), plus \/ for '/'.
 func (c *compiler) charsOf(rs []crange) *gnode {
 	rs = normRanges(rs)
+	if len(rs) == 1 && rs[0].lo == rs[0].hi && rs[0].lo >= 0x20 && !strings.ContainsRune(`"\/`, rs[0].lo) {
+		return lit(string(rs[0].lo)) // one code point written raw: what the general case below gives
+	}
 	var keyBuf [64]byte
 	key := rangesKey(keyBuf[:0], rs)
 	if n, ok := c.chars[string(key)]; ok {
