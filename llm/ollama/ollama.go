@@ -3,7 +3,14 @@
 //
 // In llm.ModeEnvelope (the default) the request carries the envelope JSON
 // Schema in `format`, which Ollama enforces while sampling, and the
-// shortlist's schemas in the system prompt. In llm.ModeNative it carries
+// shortlist's schemas in the system prompt. It also clears the model's stop
+// sequences (options.stop = []): under `format` the constraint decides
+// where the reply ends (the model's end-of-generation token is still
+// honoured once the JSON object is complete), while a stop string matched
+// as text cuts the reply wherever the model happens to write it. A chat
+// template's "<|user|>" written inside an answer's JSON string cut
+// TinyLlama's reply to `{"action":"answer","text": "`, which no repair can
+// fix at temperature 0. In llm.ModeNative it carries
 // the shortlist as `tools` and reads `message.tool_calls`; Ollama does not
 // enforce tool schemas (and its tool type keeps only type, description,
 // enum, items, properties, required and anyOf of each parameter), so use
@@ -218,6 +225,7 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 	case llm.ModeEnvelope:
 		msgs = llm.WithToolPrompt(req)
 		creq.Format = req.Constraint.EnvelopeSchema
+		creq.Options["stop"] = []string{}
 		defTokens = tokcount.Count(string(creq.Format)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		msgs = req.Messages

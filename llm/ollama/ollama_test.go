@@ -141,6 +141,11 @@ func TestEnvelopeRequestBody(t *testing.T) {
 			if opts["num_predict"] != 256.0 || opts["temperature"] != 0.0 {
 				t.Errorf("options = %v, want num_predict 256, temperature 0", opts)
 			}
+			// The format constraint ends the reply; the model's own stop
+			// strings are cleared so that none can cut it inside a string.
+			if stop, ok := opts["stop"].([]any); !ok || len(stop) != 0 {
+				t.Errorf("options.stop = %#v, want [] (the model's stop sequences cleared)", opts["stop"])
+			}
 			msgs := body["messages"].([]any)
 			if len(msgs) != 2 {
 				t.Fatalf("%d messages, want 2 (the system prompt merged)", len(msgs))
@@ -171,6 +176,9 @@ func TestNativeRequestBody(t *testing.T) {
 	raw, body := f.Send(t, f.backend(t, nil), req, false)
 	if _, ok := body["format"]; ok {
 		t.Errorf("native request has format %v", body["format"])
+	}
+	if opts, _ := body["options"].(map[string]any); opts["stop"] != nil {
+		t.Errorf("native request sets options.stop = %v, want the model's own", opts["stop"])
 	}
 	tools, _ := body["tools"].([]any)
 	var names []string
