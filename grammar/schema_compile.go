@@ -110,7 +110,7 @@ type compiler struct {
 	seen   map[Relaxation]bool
 	bounds []Bound
 
-	sites      map[*jsonValue]schemaSite // where every schema node is
+	sites      map[*jsonValue]schemaSite // where every schema node is (indexDoc)
 	plain      bool                      // some node has no base URI: "" names the document
 	ids        map[string]*jsonValue     // absolute URI (no fragment) → resource
 	anchors    map[string]*jsonValue     // absolute URI#anchor → node
@@ -130,12 +130,22 @@ type compiler struct {
 }
 
 func newCompiler(doc *jsonValue, opts Options) *compiler {
-	c := &compiler{opts: opts, p: spaced, doc: doc, sites: map[*jsonValue]schemaSite{}} // the other maps are made on first write
+	c := &compiler{opts: opts, p: spaced, doc: doc} // the maps are made on first write
 	if opts.Compact {
 		c.p = compact
 	}
-	c.index(doc, "", "", 0)
 	return c
+}
+
+// indexDoc indexes the document the first time it is needed: only $ref
+// resolution and the pointers of $ref targets read the index, and most
+// tools' schemas have no $ref. The document does not change, so a late
+// index is the same as an early one.
+func (c *compiler) indexDoc() {
+	if c.sites == nil {
+		c.sites = map[*jsonValue]schemaSite{}
+		c.index(c.doc, "", "", 0)
+	}
 }
 
 // schemaSite is where a schema node is: its JSON pointer and the base URI
@@ -321,6 +331,7 @@ func resolveURI(base, ref string) string {
 
 // resolve finds the schema a $ref names, relative to the node holding it.
 func (c *compiler) resolve(at *jsonValue, ref string) (*jsonValue, bool) {
+	c.indexDoc()
 	full := resolveURI(c.sites[at].base, ref)
 	if full == "" && ref != "" && ref != "#" {
 		full = ref
@@ -373,6 +384,7 @@ func (c *compiler) resolve(at *jsonValue, ref string) (*jsonValue, bool) {
 }
 
 func (c *compiler) ptrOf(v *jsonValue, fallback string) string {
+	c.indexDoc()
 	if s, ok := c.sites[v]; ok {
 		return s.ptr
 	}
