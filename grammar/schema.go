@@ -207,14 +207,23 @@ func compileTree(doc *jsonValue, o Options) (*Result, error) {
 	if root.body.op == gNone {
 		return nil, &SchemaError{Msg: "no JSON value satisfies the schema", Err: ErrUnsatisfiable}
 	}
-	if name, bad := leftRecursion(root); bad {
-		return nil, &SchemaError{Msg: "reference cycle through " + name + " consumes no input", Err: ErrUnsupported}
+	if c.deferredRules() {
+		if name, bad := leftRecursion(root); bad {
+			return nil, &SchemaError{Msg: "reference cycle through " + name + " consumes no input", Err: ErrUnsupported}
+		}
 	}
 	if o.Strict && len(c.relax) > 0 {
 		return nil, &RelaxationError{Relaxations: c.relax}
 	}
 	return &Result{Relaxations: c.relax, Bounds: c.bounds, root: root}, nil
 }
+
+// deferredRules reports whether the compilation made a rule before its
+// body (a $ref target, a recursive allOf merge): only such a rule can be
+// reached from its own body, so without one the grammar has no cycle but
+// the package's fixed rules (which consume input first) and leftRecursion
+// has nothing to find (TestLeftRecursionNeedsDeferredRules).
+func (c *compiler) deferredRules() bool { return len(c.refRules) > 0 || len(c.synthRules) > 0 }
 
 // leftRecursion reports a rule that can reach itself without consuming
 // input, which llama.cpp rejects.
