@@ -98,7 +98,8 @@ func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 // deeper than maxJSONDepth; both errors name the JSON pointer. The work is
 // linear in the input.
 func decodeJSON(data []byte) (*jsonValue, error) {
-	d := &jsonDecoder{src: data, values: maxValues(data)}
+	members := bytes.Count(data, []byte(":"))
+	d := &jsonDecoder{src: data, members: members, values: maxValues(data, members)}
 	d.space()
 	v, err := d.value(0)
 	if err != nil {
@@ -132,13 +133,15 @@ type jsonDecoder struct {
 	// elements) not yet handed out, for the same reason.
 	keyBlock []string
 	valBlock []*jsonValue
-	values   int // maxValues(src): the size of the first slab and blocks
+	members  int // at most the document's members: the size of the first keyBlock
+	values   int // maxValues(src): the size of the first slab and valBlock
 }
 
-// maxValues bounds the number of values in a JSON document: every value
-// but the first follows a colon, a comma or an opening bracket.
-func maxValues(src []byte) int {
-	return 1 + bytes.Count(src, []byte(":")) + bytes.Count(src, []byte(",")) + bytes.Count(src, []byte("["))
+// maxValues bounds the number of values in a JSON document with the given
+// number of colons: every value but the first follows a colon, a comma or
+// an opening bracket.
+func maxValues(src []byte, colons int) int {
+	return 1 + colons + bytes.Count(src, []byte(",")) + bytes.Count(src, []byte("["))
 }
 
 // carve returns a copy of src taken from *block, which it refills when too
@@ -346,7 +349,7 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		d.keys = append(d.keys, key)
 		d.vals = append(d.vals, e)
 		if done, err := d.after('}', "an object member"); done || err != nil {
-			v.keys, v.vals = carve(&d.keyBlock, d.keys[start:], d.values), carve(&d.valBlock, d.vals[vstart:], d.values)
+			v.keys, v.vals = carve(&d.keyBlock, d.keys[start:], d.members), carve(&d.valBlock, d.vals[vstart:], d.values)
 			return v, err
 		}
 	}
