@@ -99,7 +99,7 @@ func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 // linear in the input.
 func decodeJSON(data []byte) (*jsonValue, error) {
 	members := bytes.Count(data, []byte(":"))
-	d := &jsonDecoder{src: data, members: members, values: maxValues(data, members)}
+	d := &jsonDecoder{src: data, members: members, values: maxValues(data)}
 	d.space()
 	v, err := d.value(0)
 	if err != nil {
@@ -137,11 +137,11 @@ type jsonDecoder struct {
 	values   int // maxValues(src): the size of the first slab and valBlock
 }
 
-// maxValues bounds the number of values in a JSON document with the given
-// number of colons: every value but the first follows a colon, a comma or
-// an opening bracket.
-func maxValues(src []byte, colons int) int {
-	return 1 + colons + bytes.Count(src, []byte(",")) + bytes.Count(src, []byte("["))
+// maxValues bounds the number of values in a JSON document: every value
+// but the first is a member of an object or an element of an array, and a
+// non-empty object or array has one member or element more than commas.
+func maxValues(src []byte) int {
+	return 1 + bytes.Count(src, []byte(",")) + bytes.Count(src, []byte("{")) + bytes.Count(src, []byte("["))
 }
 
 // carve returns a copy of src taken from *block, which it refills when too
