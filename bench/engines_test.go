@@ -2,32 +2,20 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // realSnapshot loads the real MCP catalogs checked in under examples/.
 func realSnapshot(t testing.TB) *tools.Snapshot {
 	t.Helper()
-	files, err := filepath.Glob("../examples/transfer/catalog/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("real MCP catalogs: %v (%d files)", err, len(files))
-	}
-	ts, err := catalog.LoadAll(files...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		t.Fatal(err)
-	}
-	return reg.Snapshot()
+	return catalogtest.Snapshot(t, testenv.Catalogs(t)...)
 }
 
 // TestEngines checks that every engine indexes the real MCP catalogs and

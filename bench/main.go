@@ -75,14 +75,7 @@ func run(shared string, sample int) error {
 				answerable = append(answerable, q)
 			}
 		}
-		if sample > 0 && len(answerable) > sample {
-			step := float64(len(answerable)) / float64(sample)
-			var keep []discovery.Query
-			for i := range sample {
-				keep = append(keep, answerable[int(float64(i)*step)])
-			}
-			answerable = keep
-		}
+		answerable = discovery.SampleQueries(answerable, sample)
 		byEngine := map[string]result{}
 		for _, e := range engines {
 			fn, closeFn, err := e.open(snap)

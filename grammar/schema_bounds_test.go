@@ -49,16 +49,7 @@ func TestBounds(t *testing.T) {
 				if err != nil {
 					t.Fatalf("FromSchema(Strict %v) = %v", strict, err)
 				}
-				for _, in := range tc.accept {
-					if !accepts(t, res.GBNF, in) {
-						t.Errorf("grammar rejects %.40s\n%s", in, res.GBNF)
-					}
-				}
-				for _, in := range tc.reject {
-					if accepts(t, res.GBNF, in) {
-						t.Errorf("grammar accepts %.40s\n%s", in, res.GBNF)
-					}
-				}
+				checkSentences(t, res.GBNF, tc.accept, tc.reject)
 				if !reflect.DeepEqual(res.Bounds, tc.bounds) {
 					t.Errorf("Bounds = %v, want %v", res.Bounds, tc.bounds)
 				}

@@ -3,6 +3,7 @@ package grammar
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -415,7 +416,7 @@ func (n *gnode) singleRef() (*grule, bool) {
 // an annotation.
 func isAnnotationOnly(s *jsonValue, skip ...string) bool {
 	for _, k := range s.keys {
-		if contains(skip, k) || strings.HasPrefix(k, "x-") {
+		if slices.Contains(skip, k) || strings.HasPrefix(k, "x-") {
 			continue
 		}
 		if info, ok := keywords[k]; !ok || info.class != kwAnnotation {
@@ -423,15 +424,6 @@ func isAnnotationOnly(s *jsonValue, skip ...string) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // value compiles a schema into a node matching the JSON values it admits.

@@ -106,31 +106,12 @@ func TestTransferFundsGrammar(t *testing.T) {
 	}
 }
 
-// catalogSchemas returns the input schemas of the real MCP catalogs.
+// catalogSchemas returns the input schemas of the real MCP catalogs, by
+// CATALOG/TOOL.
 func catalogSchemas(t *testing.T) map[string]json.RawMessage {
-	dir := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) == 0 {
-		t.Skip("no MCP catalogs under examples/transfer/catalog")
-	}
 	out := map[string]json.RawMessage{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var list struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, tl := range list.Tools {
-			out[strings.TrimSuffix(filepath.Base(f), ".json")+"/"+tl.Name] = tl.InputSchema
-		}
+	for _, tl := range testenv.CatalogTools(t) {
+		out[tl.Catalog+"/"+tl.Name] = tl.InputSchema
 	}
 	return out
 }

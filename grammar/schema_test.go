@@ -31,6 +31,23 @@ func accepts(t *testing.T, src, input string) bool {
 	return ok
 }
 
+// checkSentences reports each input of accept that the GBNF grammar src
+// rejects and each of reject that it accepts (inputs cut to 40 bytes in
+// the messages: some are thousands long).
+func checkSentences(t *testing.T, src string, accept, reject []string) {
+	t.Helper()
+	for _, in := range accept {
+		if !accepts(t, src, in) {
+			t.Errorf("grammar rejects %.40s\n%s", in, src)
+		}
+	}
+	for _, in := range reject {
+		if accepts(t, src, in) {
+			t.Errorf("grammar accepts %.40s\n%s", in, src)
+		}
+	}
+}
+
 // failureModes are known failure modes of other schema-to-grammar engines,
 // each pinned by accepted and rejected sentences.
 var failureModes = []struct {

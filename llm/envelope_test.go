@@ -164,6 +164,15 @@ func TestWithToolPrompt(t *testing.T) {
 	if len(got) != 2 || got[0].Role != RoleSystem || got[1].Content != "hi" {
 		t.Errorf("WithToolPrompt(user) = %+v, want a system message in front", got)
 	}
+	if !strings.Contains(got[0].Content, `{"action":"answer"`) {
+		t.Errorf("WithToolPrompt(user) = %q, want the answer shape offered", got[0].Content)
+	}
+	// RequireCall leaves the prompt as it is (the constraint forbids the
+	// answer), so the prompt prefix stays cacheable from step to step.
+	noSystem.RequireCall = true
+	if p := WithToolPrompt(noSystem)[0].Content; p != got[0].Content {
+		t.Errorf("WithToolPrompt(RequireCall) = %q, want the same prompt as without: %q", p, got[0].Content)
+	}
 }
 
 func TestRequestValidate(t *testing.T) {
@@ -190,6 +199,7 @@ func TestRequestValidate(t *testing.T) {
 		{"grammar without GBNF", func(r *Request) { r.Constraint.Mode = ModeGrammar }},
 		{"unknown mode", func(r *Request) { r.Constraint.Mode = 9 }},
 		{"negative MaxTokens", func(r *Request) { r.MaxTokens = -1 }},
+		{"RequireCall with nothing to call", func(r *Request) { r.Constraint.Mode, r.Tools, r.RequireCall = ModeNative, nil, true }},
 	}
 	for _, tt := range tests {
 		r := good()

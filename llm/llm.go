@@ -180,6 +180,18 @@ type Request struct {
 	// all of Tools.
 	PromptTools int
 	Constraint  Constraint
+	// RequireCall asks for a call of one of Tools (or, where the
+	// constraint offers it, a find_tools search) instead of an answer, as
+	// OpenAI's tool_choice "required" does. In the envelope modes the
+	// caller's Constraint must already leave out the answer branch
+	// (grammar.Options.NoAnswer: the runtime does); the envelope prompt
+	// stays the same, so that a prompt cache keeps its prefix from a step
+	// that requires a call to one that does not. In ModeNative the backend
+	// sends the API's own: tool_choice "required" (OpenAI, the Responses
+	// API) or {"type":"any"} (Anthropic); Ollama's API has none. In every mode a
+	// reply that answers anyway is an *OutputError (ProblemCallRequired),
+	// which Checked repairs.
+	RequireCall bool
 	// MaxTokens caps the reply's length; 0 means the backend's default.
 	// Checked sets it, when it is 0, to TokenBudget(req) bounded by
 	// Options.MaxTokens, so every request it sends carries a budget.
@@ -292,6 +304,9 @@ func (r *Request) Validate() error {
 	}
 	if err := validateTools("Deferred", r.Deferred, seen); err != nil {
 		return err
+	}
+	if r.RequireCall && r.Constraint.Mode == ModeNative && len(r.Tools) == 0 {
+		return fmt.Errorf("%w: RequireCall with no Tools to call", ErrInvalidRequest)
 	}
 	if len(r.Deferred) > 0 && r.Constraint.Mode != ModeNative {
 		return fmt.Errorf("%w: Deferred tools need ModeNative, not %s", ErrInvalidRequest, r.Constraint.Mode)

@@ -24,6 +24,7 @@ const (
 	ProblemTooManyCalls     OutputProblem = "too_many_calls"    // more than one native tool call
 	ProblemEmpty            OutputProblem = "empty"             // no text and no call
 	ProblemInvalidArguments OutputProblem = "invalid_arguments" // rejected by the Validate hook
+	ProblemCallRequired     OutputProblem = "call_required"     // an answer where Request.RequireCall asked for a call
 )
 
 // OutputError is a reply the model produced that must not be acted on.
@@ -102,6 +103,9 @@ func parseReply(req *Request, resp *Response) error {
 		}
 		resp.Calls = []ToolCall{{Name: env.Tool, Arguments: env.Arguments}}
 	case ActionAnswer:
+		if req.RequireCall {
+			return callRequired(resp.Raw)
+		}
 		resp.Answer = env.Text
 	case ActionFindTools:
 		resp.FindTools = env.Query
@@ -114,6 +118,8 @@ func parseNative(req *Request, resp *Response) error {
 	switch {
 	case len(calls) == 0 && strings.TrimSpace(resp.Message.Content) == "":
 		return &OutputError{Problem: ProblemEmpty, Raw: resp.Raw, Reason: "the reply was empty; call one tool or answer"}
+	case len(calls) == 0 && req.RequireCall:
+		return callRequired(resp.Raw)
 	case len(calls) == 0:
 		resp.Action, resp.Answer = ActionAnswer, resp.Message.Content
 		return nil
@@ -136,6 +142,11 @@ func parseNative(req *Request, resp *Response) error {
 	call.Arguments = args
 	resp.Action, resp.Calls = ActionCall, []ToolCall{call}
 	return nil
+}
+
+func callRequired(raw string) error {
+	return &OutputError{Problem: ProblemCallRequired, Raw: raw,
+		Reason: "this step must call one of the available tools, not answer; call one"}
 }
 
 func unknownTool(req *Request, raw string) error {

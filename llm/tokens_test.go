@@ -3,14 +3,13 @@ package llm_test
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
 )
 
 func TestToolPromptTokens(t *testing.T) {
-	catalog := backendtest.CatalogTools(t, testenv.RepoRoot(t))
+	catalog := backendtest.CatalogTools(t)
 	for _, tools := range [][]llm.ToolSpec{nil, backendtest.Shortlist()[:1], backendtest.Shortlist(), catalog} {
 		got := llm.ToolPromptTokens(tools)
 		want, err := tokens.Count(llm.ToolPrompt(tools))

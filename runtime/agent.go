@@ -70,6 +70,17 @@ type Options struct {
 	// does this, since its tools are sent in strict form). False: schemas
 	// are sent as the tools declare them.
 	StrictSchemas bool
+	// CallFirst makes the first step of every turn a call: the model must
+	// call a shortlisted tool (or search with find_tools, where the step
+	// offers it) before it may answer, so that it cannot answer from its
+	// own knowledge what a tool should answer (OpenAI's tool_choice
+	// "required" for that step). The step's envelope then has no answer
+	// branch (llm.Request.RequireCall; the prompt stays the same, for the
+	// prompt cache); in ModeNative the backend sends the API's required
+	// tool choice. A reply
+	// that answers anyway is repaired like any unusable reply. Later steps
+	// may answer.
+	CallFirst bool
 	// Strategy chooses the tools shown per step. Zero means StrategyAuto.
 	Strategy Strategy
 	// K is the shortlist size of the progressive strategy. Zero means 5.

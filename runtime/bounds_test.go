@@ -64,9 +64,7 @@ func TestEnvelopeBounds(t *testing.T) {
 func TestOptionsBounds(t *testing.T) {
 	e := newEnv(t, []scripted.Reply{scripted.Answer("ok")}, false,
 		&runtime.Options{Mode: llm.ModeGrammar, Bounds: llm.Bounds{Answer: 120, Items: 7}})
-	if _, err := e.agent.NewSession(teller, "s-1", nil).Run(t.Context(), "what is the balance of ACC-00001?"); err != nil {
-		t.Fatal(err)
-	}
+	e.run(t, "s-1", "what is the balance of ACC-00001?")
 	reqs := e.model.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))

@@ -24,7 +24,7 @@ type compiled struct {
 // compile turns the step's tools into model-facing specs and one output
 // constraint for the agent's mode. A tool whose schema cannot be compiled
 // is left out of the step (and reported), never shown unconstrained.
-func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled, error) {
+func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools, requireCall bool) (*compiled, error) {
 	c := &compiled{findTools: findTools, constraint: llm.Constraint{Mode: a.opts.Mode}}
 	env := make([]grammar.EnvelopeTool, 0, len(ts))
 	byName := make(map[string]*tools.Tool, len(ts))
@@ -64,7 +64,7 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 		c.specs = append([]llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
 			Parameters: findtools.Schema, StrictParameters: findtools.Schema}}, c.specs...)
 	}
-	con, excluded, relaxations, err := a.constrain(env, nm, findTools, a.opts.Bounds)
+	con, excluded, relaxations, err := a.constrain(env, nm, findTools, requireCall, a.opts.Bounds)
 	if err != nil {
 		return nil, err
 	}
@@ -87,16 +87,20 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools bool) (*compiled,
 }
 
 // constrain compiles the turn envelope of env for the agent's mode with
-// the bounds bd where the schemas set none: the constraint (its Bounds,
-// those the compiler applied; its Tighten, the same compilation with
-// smaller ones), the IDs of the tools the compiler left out and its
-// relaxations. ModeNative has no envelope and no bounds.
-func (a *Agent) constrain(env []grammar.EnvelopeTool, nm *names, findTools bool, bd llm.Bounds) (llm.Constraint, []string, []string, error) {
+// the bounds bd where the schemas set none, without the answer branch when
+// requireCall: the constraint (its Bounds, those the compiler applied; its
+// Tighten, the same compilation with smaller ones), the IDs of the tools
+// the compiler left out and its relaxations. ModeNative has no envelope
+// and no bounds.
+func (a *Agent) constrain(env []grammar.EnvelopeTool, nm *names, findTools, requireCall bool, bd llm.Bounds) (llm.Constraint, []string, []string, error) {
 	con := llm.Constraint{Mode: a.opts.Mode}
 	if !findTools {
 		bd.Query = 0 // no find_tools branch
 	}
-	opts := &grammar.Options{NoFindTools: !findTools, Cache: a.grammars,
+	if requireCall {
+		bd.Answer = 0 // no answer branch
+	}
+	opts := &grammar.Options{NoFindTools: !findTools, NoAnswer: requireCall, Cache: a.grammars,
 		MaxAnswerLength: bd.Answer, MaxQueryLength: bd.Query, MaxStringLength: bd.String, MaxItems: bd.Items}
 	var excluded, relaxations []string
 	switch a.opts.Mode {
@@ -137,7 +141,7 @@ func (a *Agent) constrain(env []grammar.EnvelopeTool, nm *names, findTools bool,
 		return con, nil, nil, nil
 	}
 	con.Tighten = func(tighter llm.Bounds) (llm.Constraint, error) {
-		c, _, _, err := a.constrain(env, nm, findTools, tighter)
+		c, _, _, err := a.constrain(env, nm, findTools, requireCall, tighter)
 		return c, err
 	}
 	return con, excluded, relaxations, nil

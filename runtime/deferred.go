@@ -28,7 +28,7 @@ func (s *Session) deferTools(step int, view *tools.View, nm *names, comp *compil
 	a := s.agent
 	d := &s.deferred
 	if d.specs == nil || d.version != view.Snapshot().Version() {
-		all, err := a.compile(view.Tools(), nm, false)
+		all, err := a.compile(view.Tools(), nm, false, false)
 		if err != nil {
 			return err
 		}

@@ -16,10 +16,9 @@ import (
 	"github.com/toolgate/toolgate/llm/anthropic"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
-	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // messagesServer speaks Anthropic's Messages API (JSON, no streaming):
@@ -93,14 +92,7 @@ func TestDeferredLoading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(reg, memstore.New(), &gateway.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
 	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
 		Strategy: runtime.StrategyProgressive, K: 2})
 	if err != nil {

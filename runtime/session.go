@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -127,7 +128,16 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 	a.observe(Event{Kind: EventShortlist, Step: step, Strategy: sel.strategy, Shortlist: sel.shortlist,
 		Tools: ids(sel.tools), Authorized: view.Len(), ShortlistTokens: sel.tokens, CatalogTokens: sel.catalogTokens})
 
-	comp, err := a.compile(sel.tools, nm, sel.strategy == StrategyProgressive)
+	// Options.CallFirst: the turn's first step must call (or search),
+	// where there is something to call.
+	requireCall := a.opts.CallFirst && turn.Steps == 1 && (len(sel.tools) > 0 || sel.strategy == StrategyProgressive)
+	comp, err := a.compile(sel.tools, nm, sel.strategy == StrategyProgressive, requireCall)
+	if requireCall && (errors.Is(err, grammar.ErrNoTools) || err == nil && len(comp.specs) == 0 && a.opts.Mode == llm.ModeNative) {
+		// Every shortlisted tool was left out: with nothing to call, the
+		// step may answer.
+		requireCall = false
+		comp, err = a.compile(sel.tools, nm, sel.strategy == StrategyProgressive, false)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -140,6 +150,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		PromptTools:   promptTools,
 		Constraint:    comp.constraint,
 		CatalogTokens: sel.catalogTokens,
+		RequireCall:   requireCall,
 	}
 	if a.opts.Deferred {
 		if err := s.deferTools(step, view, nm, comp, req); err != nil {

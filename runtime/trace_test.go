@@ -11,9 +11,8 @@ import (
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // TestSpanTree pins the spans of one turn: the model calls a tool through
@@ -36,14 +35,7 @@ func TestSpanTree(t *testing.T) {
 		if err := reg.Add(weather); err != nil {
 			t.Fatal(err)
 		}
-		gw, err := gateway.New(reg, memstore.New(), &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		disc, err := discovery.New(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gw, disc := runtimetest.Stack(t, reg, &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
 		model := scripted.New([]scripted.Reply{scripted.Call("get_weather", `{"city":"Paris"}`), scripted.Answer("It is clear in Paris.")}, nil)
 		agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Strategy: runtime.StrategyProgressive,
 			TracerProvider: tp, TraceContent: content})

@@ -17,8 +17,7 @@ import (
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
-	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 )
 
 // wireServer replays model outputs in a backend's exact wire format and
@@ -136,14 +135,7 @@ func TestEndToEndOverWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := newEnv(t, nil, true, nil)
-			gw, err := gateway.New(e.reg, memstore.New(), &gateway.Options{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			disc, err := discovery.New(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			gw, disc := runtimetest.Stack(t, e.reg, &gateway.Options{Logger: quiet})
 			agent, err := runtime.New(e.reg, disc, gw, model, &runtime.Options{Logger: quiet})
 			if err != nil {
 				t.Fatal(err)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,9 +10,7 @@ import (
 )
 
 func runLintCmd(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = run(context.Background(), append([]string{"lint"}, args...), strings.NewReader(""), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runCmd(append([]string{"lint"}, args...)...)
 }
 
 var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|unfindable): \S.*$`)

@@ -35,6 +35,23 @@ func buildForServe(t *testing.T) (toolgate, calc string) {
 	return filepath.Join(dir, "toolgate"), filepath.Join(dir, "calc")
 }
 
+// calcServe is the setting of a test of `toolgate serve` over the calc
+// upstream: the built binaries and a temporary folder with alice's token
+// file (bearer tok-a) and the file calc counts its runs in (CALC_COUNT).
+type calcServe struct {
+	toolgate, calc string
+	dir, tokens    string
+	count          string
+}
+
+func newCalcServe(t *testing.T) *calcServe {
+	t.Helper()
+	toolgate, calc := buildForServe(t)
+	dir := t.TempDir()
+	return &calcServe{toolgate: toolgate, calc: calc, dir: dir,
+		tokens: aliceTokens(t, dir, "tok-a"), count: filepath.Join(dir, "count")}
+}
+
 type serveProc struct {
 	cmd    *exec.Cmd
 	base   string
@@ -61,11 +78,11 @@ func (l *lockedBuilder) String() string {
 	return l.b.String()
 }
 
-// startToolgateServe starts `toolgate serve` and returns once it said where
-// it listens.
-func startToolgateServe(t *testing.T, ctx context.Context, bin string, env []string, args ...string) *serveProc {
+// start starts `toolgate serve` with env and args and returns once it said
+// where it listens.
+func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.CommandContext(ctx, s.toolgate, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -130,6 +147,22 @@ func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[strin
 	return resp.StatusCode, out
 }
 
+// replaysAfterRestart starts serve again on env and args (the same --data),
+// wants call (what) answered from the store, stops serve and wants calc to
+// have run once in all.
+func (s *calcServe) replaysAfterRestart(t *testing.T, ctx context.Context, env, args []string, call, what string) {
+	t.Helper()
+	p := s.start(t, ctx, env, args...)
+	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
+	if status != 200 || out["cached"] != true {
+		t.Errorf("%s after a restart = %d %v, want the cached replay", what, status, out)
+	}
+	p.stop(t)
+	if n, _ := os.ReadFile(s.count); string(n) != "x" {
+		t.Errorf("calc ran %d times, want once", len(n))
+	}
+}
+
 // TestServeGoUpstream runs `toolgate serve` as a process over a catalog
 // file and an MCP upstream written in Go (testdata/calc over stdio, so it
 // runs where node is missing too), with the SQLite store: calls by ID and
@@ -138,17 +171,14 @@ func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[strin
 // cleanly, and after a restart on the same --data the call still replays
 // and the upstream ran once.
 func TestServeGoUpstream(t *testing.T) {
-	toolgate, calc := buildForServe(t)
+	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	tokens := aliceTokens(t, dir, "tok-a")
-	count := filepath.Join(dir, "count")
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
-	args := []string{"--tools", github, "--mcp", "calc=" + calc, "--tokens", tokens, "--data", filepath.Join(dir, "data")}
-	env := []string{"CALC_COUNT=" + count}
+	args := []string{"--tools", github, "--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data")}
+	env := []string{"CALC_COUNT=" + s.count}
 
-	p := startToolgateServe(t, ctx, toolgate, env, args...)
+	p := s.start(t, ctx, env, args...)
 	resp, err := http.Get(p.base + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/healthz = %v, %v", resp, err)
@@ -195,35 +225,25 @@ func TestServeGoUpstream(t *testing.T) {
 
 	// Restart on the same data: the recorded call is still answered from
 	// the store, and the upstream ran once in all.
-	p = startToolgateServe(t, ctx, toolgate, env, args...)
-	status, out = p.post(t, "/v1/tools/call", "tok-a", call)
-	if status != 200 || out["cached"] != true {
-		t.Errorf("the call after a restart = %d %v, want the cached replay", status, out)
-	}
-	p.stop(t)
-	if n, _ := os.ReadFile(count); string(n) != "x" {
-		t.Errorf("the upstream ran %d times, want once", len(n))
-	}
+	s.replaysAfterRestart(t, ctx, env, args, call, "the call")
 }
 
 // TestServeDrainsOnSIGTERM: a call in flight when SIGTERM arrives finishes,
 // is answered and recorded, then serve exits 0; after a restart the same
 // call replays and the tool ran once.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
-	toolgate, calc := buildForServe(t)
+	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	tokens := aliceTokens(t, dir, "tok-a")
-	started, release, count := filepath.Join(dir, "started"), filepath.Join(dir, "release"), filepath.Join(dir, "count")
+	started, release := filepath.Join(s.dir, "started"), filepath.Join(s.dir, "release")
 	for _, f := range []string{started, release} {
 		if err := syscall.Mkfifo(f, 0o600); err != nil {
 			t.Skipf("no FIFOs here: %v", err)
 		}
 	}
-	env := []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + count}
-	args := []string{"--mcp", "calc=" + calc, "--tokens", tokens, "--data", filepath.Join(dir, "data"), "-v"}
-	p := startToolgateServe(t, ctx, toolgate, env, args...)
+	env := []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + s.count}
+	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data"), "-v"}
+	p := s.start(t, ctx, env, args...)
 
 	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
 	type answer struct {
@@ -266,16 +286,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if err := <-p.done; err != nil {
 		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.stderr.String())
 	}
-
-	p = startToolgateServe(t, ctx, toolgate, env, args...)
-	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
-	if status != 200 || out["cached"] != true {
-		t.Errorf("the drained call after a restart = %d %v, want the cached replay", status, out)
-	}
-	p.stop(t)
-	if n, _ := os.ReadFile(count); string(n) != "x" {
-		t.Errorf("the tool ran %d times, want once", len(n))
-	}
+	s.replaysAfterRestart(t, ctx, env, args, call, "the drained call")
 }
 
 func firstCandidate(cs []any) map[string]any {

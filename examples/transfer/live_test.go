@@ -129,7 +129,9 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
-		Mode: mode, MaxSteps: maxSteps, Observer: observe,
+		// CallFirst: the first step's constraint has no answer branch, so
+		// the run goes through the gateway whatever the model would say.
+		Mode: mode, MaxSteps: maxSteps, Observer: observe, CallFirst: true,
 		LLM: &llm.Options{Registerer: reg},
 	}})
 	if err != nil {
@@ -194,6 +196,16 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 	}
 	if calls != len(turn.Calls) {
 		t.Errorf("%d call events, %d calls in the turn", calls, len(turn.Calls))
+	}
+	// The first step was a call or a search, never an answer: the
+	// constraint had no answer branch (Options.CallFirst).
+	for _, e := range events {
+		if e.Kind == runtime.EventReply && e.Step == 1 {
+			if a := e.Response.Action; a != llm.ActionCall && a != llm.ActionFindTools {
+				t.Errorf("step 1 replied %q under CallFirst, want a call or find_tools", a)
+			}
+			break
+		}
 	}
 
 	// Every reply was usable or repaired: Checked counts the outcome of

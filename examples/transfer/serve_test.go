@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,9 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // transferBin is the example built once for the tests that run it as a
@@ -54,25 +54,8 @@ const testTokens = `{"tokens":{
 type server struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *syncBuffer
+	stderr *testenv.Buffer
 	exited chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startServe starts serve on a free loopback port over dataDir and waits,
@@ -88,7 +71,7 @@ func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	s := &server{cmd: cmd, stderr: &testenv.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -124,85 +124,83 @@ func (p *parser) literal(word string) bool {
 }
 
 func (p *parser) object(depth int) (any, error) {
-	if depth > MaxDepth {
-		return nil, p.errorf("nesting deeper than %d", MaxDepth)
-	}
-	p.pos++ // '{'
 	obj := map[string]any{}
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return obj, nil
-	}
-	for {
-		p.skipSpace()
+	err := p.container(depth, '}', "object", func() error {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return nil, p.errorf("expected a member name")
+			return p.errorf("expected a member name")
 		}
 		name, err := p.string()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, dup := obj[name]; dup {
-			return nil, &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("duplicate member name %q", name), Duplicate: true}
+			return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("duplicate member name %q", name), Duplicate: true}
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return nil, p.errorf("expected ':'")
+			return p.errorf("expected ':'")
 		}
 		p.pos++
 		p.skipSpace()
 		v, err := p.value(depth)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		obj[name] = v
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.errorf("unterminated object")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			return obj, nil
-		default:
-			return nil, p.errorf("expected ',' or '}'")
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return obj, nil
 }
 
 func (p *parser) array(depth int) (any, error) {
-	if depth > MaxDepth {
-		return nil, p.errorf("nesting deeper than %d", MaxDepth)
-	}
-	p.pos++ // '['
 	arr := []any{}
+	err := p.container(depth, ']', "array", func() error {
+		v, err := p.value(depth)
+		if err != nil {
+			return err
+		}
+		arr = append(arr, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return arr, nil
+}
+
+// container parses the object or array (what) whose opening bracket is
+// at p.pos, at nesting depth, through its closing bracket close: element
+// reads one member or element, from its first byte.
+func (p *parser) container(depth int, close byte, what string, element func() error) error {
+	if depth > MaxDepth {
+		return p.errorf("nesting deeper than %d", MaxDepth)
+	}
+	p.pos++ // '{' or '['
 	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+	if p.pos < len(p.data) && p.data[p.pos] == close {
 		p.pos++
-		return arr, nil
+		return nil
 	}
 	for {
 		p.skipSpace()
-		v, err := p.value(depth)
-		if err != nil {
-			return nil, err
+		if err := element(); err != nil {
+			return err
 		}
-		arr = append(arr, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return nil, p.errorf("unterminated array")
+			return p.errorf("unterminated %s", what)
 		}
 		switch p.data[p.pos] {
 		case ',':
 			p.pos++
-		case ']':
+		case close:
 			p.pos++
-			return arr, nil
+			return nil
 		default:
-			return nil, p.errorf("expected ',' or ']'")
+			return p.errorf("expected ',' or '%c'", close)
 		}
 	}
 }

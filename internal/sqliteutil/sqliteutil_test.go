@@ -22,6 +22,19 @@ func openDB(t *testing.T) *sqliteutil.DB {
 	return db
 }
 
+// openWriter returns a fresh database with schema applied and a writer over
+// it (hooks may be nil), both closed when the test ends.
+func openWriter(t *testing.T, schema string, hooks *sqliteutil.BatchHooks) (*sqliteutil.DB, *sqliteutil.Writer) {
+	t.Helper()
+	db := openDB(t)
+	if _, err := db.W.Exec(schema); err != nil {
+		t.Fatal(err)
+	}
+	w := sqliteutil.NewWriter(db.W, 0, hooks)
+	t.Cleanup(func() { w.Close() })
+	return db, w
+}
+
 func TestOpenPragmas(t *testing.T) {
 	db := openDB(t)
 	for _, c := range []struct {
@@ -70,12 +83,7 @@ func TestMigrate(t *testing.T) {
 // A failing write in a batch rolls back alone; the others commit.
 func TestWriterIsolatesFailures(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
-	w := sqliteutil.NewWriter(db.W, 0, nil)
-	defer w.Close()
+	db, w := openWriter(t, "CREATE TABLE t(k INTEGER PRIMARY KEY)", nil)
 	boom := errors.New("boom")
 	const n = 100
 	var wg sync.WaitGroup
@@ -126,12 +134,8 @@ func TestWriterIsolatesFailures(t *testing.T) {
 // changes; the batch hooks run around every transaction.
 func TestWriterExecBareAndHooks(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY); CREATE TABLE batches(n INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
 	var begun, ended int
-	w := sqliteutil.NewWriter(db.W, 0, &sqliteutil.BatchHooks{
+	db, w := openWriter(t, "CREATE TABLE t(k INTEGER PRIMARY KEY); CREATE TABLE batches(n INTEGER)", &sqliteutil.BatchHooks{
 		Begin: func(context.Context, *sqliteutil.Tx) error { begun++; return nil },
 		End: func(ctx context.Context, tx *sqliteutil.Tx) error {
 			ended++
@@ -139,7 +143,6 @@ func TestWriterExecBareAndHooks(t *testing.T) {
 			return err
 		},
 	})
-	defer w.Close()
 	if n, err := w.Exec(ctx, "INSERT INTO t(k) VALUES (1), (2)"); err != nil || n != 2 {
 		t.Errorf("Exec(insert 2 rows) = %d, %v, want 2, nil", n, err)
 	}
@@ -174,12 +177,7 @@ func TestWriterExecBareAndHooks(t *testing.T) {
 // gives each of its calls the error, while the other writes commit.
 func TestWriterMerges(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	if _, err := db.W.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY); CREATE TABLE u(k INTEGER PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
-	w := sqliteutil.NewWriter(db.W, 0, nil)
-	defer w.Close()
+	db, w := openWriter(t, "CREATE TABLE t(k INTEGER PRIMARY KEY); CREATE TABLE u(k INTEGER PRIMARY KEY)", nil)
 	var mu sync.Mutex
 	var merges, largest int
 	insert := func(table string) sqliteutil.MergeFunc {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/toolgate/toolgate/internal/batching"
 )
 
 // ErrClosed is returned by Writer.Do after Close.
@@ -59,12 +61,8 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 type Writer struct {
 	db       *sql.DB
 	maxBatch int
-	ops      chan *writeOp
-	stop     chan struct{}
-	done     chan struct{}
-
-	mu     sync.RWMutex // held for reading while sending on ops
-	closed bool
+	q        *batching.Queue[*writeOp]
+	done     chan struct{} // closed when the consumer returns
 
 	hooks BatchHooks
 
@@ -111,12 +109,15 @@ func NewWriter(db *sql.DB, maxBatch int, hooks *BatchHooks) *Writer {
 	if maxBatch <= 0 {
 		maxBatch = 256
 	}
-	w := &Writer{db: db, maxBatch: maxBatch, ops: make(chan *writeOp, maxBatch),
-		stop: make(chan struct{}), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, pending: map[string]bool{}}
+	w := &Writer{db: db, maxBatch: maxBatch, q: batching.New[*writeOp](maxBatch, ErrClosed),
+		done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, pending: map[string]bool{}}
 	if hooks != nil {
 		w.hooks = *hooks
 	}
-	go w.loop()
+	go func() {
+		defer close(w.done)
+		w.q.Consume(maxBatch, w.fill, w.run)
+	}()
 	return w
 }
 
@@ -165,30 +166,16 @@ func (w *Writer) Exec(ctx context.Context, query string, args ...any) (int64, er
 }
 
 func (w *Writer) submit(ctx context.Context, op *writeOp) error {
-	w.mu.RLock()
-	if w.closed {
-		w.mu.RUnlock()
-		return ErrClosed
+	if err := w.q.Submit(ctx, op); err != nil {
+		return err
 	}
-	select {
-	case w.ops <- op:
-	case <-ctx.Done():
-		w.mu.RUnlock()
-		return ctx.Err()
-	}
-	w.mu.RUnlock()
 	return <-op.err
 }
 
 // Close stops the writer after the writes already queued and closes its
 // prepared statements. It does not close db.
 func (w *Writer) Close() error {
-	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.stop)
-	}
-	w.mu.Unlock()
+	w.q.Close()
 	<-w.done
 	w.stmtMu.Lock()
 	defer w.stmtMu.Unlock()
@@ -227,31 +214,6 @@ func (w *Writer) prepareNew(ctx context.Context) {
 	}
 }
 
-func (w *Writer) loop() {
-	defer close(w.done)
-	batch := make([]*writeOp, 0, w.maxBatch)
-	for {
-		var first *writeOp
-		select {
-		case first = <-w.ops:
-		case <-w.stop:
-			// Run what was queued before Close.
-			for {
-				select {
-				case op := <-w.ops:
-					w.run([]*writeOp{op})
-				default:
-					return
-				}
-			}
-		}
-		batch = w.fill(append(batch[:0], first))
-		w.batches.Add(1)
-		w.writes.Add(int64(len(batch)))
-		w.run(batch)
-	}
-}
-
 // fillYields bounds how long fill waits for writes that are on their way:
 // this many yields in a row that bring no new write end the batch.
 const fillYields = 3
@@ -266,11 +228,10 @@ const fillYields = 3
 func (w *Writer) fill(batch []*writeOp) []*writeOp {
 	idle := 0
 	for len(batch) < w.maxBatch && idle < fillYields {
-		select {
-		case op := <-w.ops:
+		if op, ok := w.q.TryTake(); ok {
 			batch = append(batch, op)
 			idle = 0
-		default:
+		} else {
 			idle++
 			runtime.Gosched()
 		}
@@ -291,8 +252,10 @@ func (w *Writer) Stats() WriterStats {
 	return WriterStats{Batches: w.batches.Load(), Writes: w.writes.Load()}
 }
 
-// run executes one batch in one transaction.
+// run executes one batch in one transaction, counted in Stats.
 func (w *Writer) run(batch []*writeOp) {
+	w.batches.Add(1)
+	w.writes.Add(int64(len(batch)))
 	// The batch's writes must finish even if the caller that happened to be
 	// first gave up: the others are waiting for the same commit.
 	ctx := context.Background()

@@ -39,7 +39,7 @@ func TestWriterBatchesQueuedWrites(t *testing.T) {
 	for i := 1; i < len(errs); i++ {
 		wg.Go(func() { errs[i] = insert(i) })
 	}
-	for len(w.ops) < len(errs)-1 {
+	for w.q.Len() < len(errs)-1 {
 		runtime.Gosched()
 	}
 	close(release)

@@ -6,8 +6,8 @@
 //
 //   - llm.ModeNative: `tools` from the shortlist, `strict: true` with
 //     ToolSpec.StrictParameters (the API then guarantees the input matches
-//     the schema), and `tool_choice` auto with parallel tool use disabled:
-//     one call per step. With Request.Deferred, every deferred tool is
+//     the schema), and `tool_choice` auto (any under Request.RequireCall)
+//     with parallel tool use disabled: one call per step. With Request.Deferred, every deferred tool is
 //     sent too, with `defer_loading: true`: the API keeps its definition out
 //     of the model's context until a tool result references it with a
 //     `tool_reference` block (Message.ToolReferences), so the tools and the
@@ -115,15 +115,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if err != nil {
 		return nil, err
 	}
-	var httpResp *http.Response
-	ropts = append(ropts, option.WithResponseInto(&httpResp))
-
-	var m *anthropic.Message
-	if req.OnDelta == nil {
-		m, err = b.client.Messages.New(ctx, params, ropts...)
-	} else {
-		m, err = b.stream(ctx, params, req.OnDelta, ropts)
-	}
+	m, httpResp, err := wire.Send(ctx, params, ropts, req.OnDelta, option.WithResponseInto, b.client.Messages.New, b.stream)
 	if err != nil {
 		return nil, chatError(ctx, req, err, httpResp)
 	}
@@ -159,19 +151,17 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 }
 
 func (b *Backend) stream(ctx context.Context, params anthropic.MessageNewParams, onDelta func(string), ropts []option.RequestOption) (*anthropic.Message, error) {
-	s := b.client.Messages.NewStreaming(ctx, params, ropts...)
-	defer s.Close()
 	var acc anthropic.Message
-	for s.Next() {
-		ev := s.Current()
+	err := wire.Drain(b.client.Messages.NewStreaming(ctx, params, ropts...), func(ev anthropic.MessageStreamEventUnion) error {
 		if err := acc.Accumulate(ev); err != nil {
-			return nil, fmt.Errorf("the stream sent an inconsistent event: %w", err)
+			return fmt.Errorf("the stream sent an inconsistent event: %w", err)
 		}
 		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 			onDelta(ev.Delta.Text)
 		}
-	}
-	if err := s.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &acc, nil
@@ -249,7 +239,10 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 			data, _ := json.Marshal(tp)
 			defTokens += tokcount.Count(string(data)) + tokcount.Count(string(schema))
 		}
-		if len(req.Tools) > 0 {
+		switch {
+		case len(req.Tools) > 0 && req.RequireCall:
+			p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{DisableParallelToolUse: param.NewOpt(true)}}
+		case len(req.Tools) > 0:
 			p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
 		}
 	}

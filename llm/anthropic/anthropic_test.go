@@ -145,6 +145,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestToolChoice(t *testing.T) {
+	backendtest.RunToolChoice(t, func(t *testing.T, req *llm.Request) map[string]any {
+		f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+		if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		return backendtest.DecodeBody(t, f.Requests()[0])
+	}, `{"type":"auto","disable_parallel_tool_use":true}`, `{"type":"any","disable_parallel_tool_use":true}`)
+}
+
 func TestRequestBodyNative(t *testing.T) {
 	f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
 	b := f.backend(t, nil)

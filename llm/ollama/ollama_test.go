@@ -454,6 +454,16 @@ func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 	})
 }
 
+// Ollama's API has no tool choice: RequireCall is enforced on the reply
+// (backendtest's "native answer where a call is required").
+func TestToolChoice(t *testing.T) {
+	backendtest.RunToolChoice(t, func(t *testing.T, req *llm.Request) map[string]any {
+		f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+		_, body := f.Send(t, f.backend(t, nil), req, false)
+		return body
+	}, "", "")
+}
+
 func TestSamplingOptions(t *testing.T) {
 	backendtest.RunSampling(t, llm.ModeEnvelope, func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any {
 		f := newFake(t, backendtest.Reply{Content: backendtest.Answer})

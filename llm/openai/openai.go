@@ -120,15 +120,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if err != nil {
 		return nil, err
 	}
-	var httpResp *http.Response
-	ropts = append(ropts, option.WithResponseInto(&httpResp))
-
-	var cc *openai.ChatCompletion
-	if req.OnDelta == nil {
-		cc, err = b.client.Chat.Completions.New(ctx, params, ropts...)
-	} else {
-		cc, err = b.stream(ctx, params, req.OnDelta, ropts)
-	}
+	cc, httpResp, err := wire.Send(ctx, params, ropts, req.OnDelta, option.WithResponseInto, b.client.Chat.Completions.New, b.stream)
 	if err != nil {
 		return nil, chatError(ctx, req, err, httpResp)
 	}
@@ -169,21 +161,19 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 
 func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewParams, onDelta func(string), ropts []option.RequestOption) (*openai.ChatCompletion, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
-	s := b.client.Chat.Completions.NewStreaming(ctx, params, ropts...)
-	defer s.Close()
 	var acc openai.ChatCompletionAccumulator
-	for s.Next() {
-		chunk := s.Current()
+	err := wire.Drain(b.client.Chat.Completions.NewStreaming(ctx, params, ropts...), func(chunk openai.ChatCompletionChunk) error {
 		if !acc.AddChunk(chunk) {
-			return nil, errors.New("openai: chat: the stream sent an inconsistent chunk")
+			return errors.New("openai: chat: the stream sent an inconsistent chunk")
 		}
 		for _, c := range chunk.Choices {
 			if c.Index == 0 && c.Delta.Content != "" {
 				onDelta(c.Delta.Content)
 			}
 		}
-	}
-	if err := s.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	cc := acc.ChatCompletion
@@ -266,6 +256,10 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 		}
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
+		}
+		if req.RequireCall {
+			p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{
+				OfAuto: param.NewOpt(string(openai.ChatCompletionToolChoiceOptionAutoRequired))}
 		}
 	}
 	for _, m := range msgs {

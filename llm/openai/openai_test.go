@@ -590,6 +590,14 @@ func TestConcurrentChats(t *testing.T) {
 	}
 }
 
+func TestToolChoice(t *testing.T) {
+	backendtest.RunToolChoice(t, func(t *testing.T, req *llm.Request) map[string]any {
+		f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+		_, body := f.Send(t, f.backend(t, nil), req, false)
+		return body
+	}, "", `"required"`)
+}
+
 func TestSamplingOptions(t *testing.T) {
 	backendtest.RunSampling(t, llm.ModeGrammar, func(t *testing.T, temp *float64, seed *int64, req *llm.Request) map[string]any {
 		f := newFake(t, backendtest.Reply{Content: backendtest.Answer})

@@ -81,14 +81,7 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 	if err != nil {
 		return nil, err
 	}
-	var httpResp *http.Response
-	ropts = append(ropts, option.WithResponseInto(&httpResp))
-	var r *responses.Response
-	if req.OnDelta == nil {
-		r, err = b.client.Responses.New(ctx, params, ropts...)
-	} else {
-		r, err = b.stream(ctx, params, req.OnDelta, ropts)
-	}
+	r, httpResp, err := wire.Send(ctx, params, ropts, req.OnDelta, option.WithResponseInto, b.client.Responses.New, b.stream)
 	if err != nil {
 		return nil, responsesError(ctx, req, err, httpResp)
 	}
@@ -152,11 +145,8 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 }
 
 func (b *ResponsesBackend) stream(ctx context.Context, params responses.ResponseNewParams, onDelta func(string), ropts []option.RequestOption) (*responses.Response, error) {
-	s := b.client.Responses.NewStreaming(ctx, params, ropts...)
-	defer s.Close()
 	var final *responses.Response
-	for s.Next() {
-		ev := s.Current()
+	err := wire.Drain(b.client.Responses.NewStreaming(ctx, params, ropts...), func(ev responses.ResponseStreamEventUnion) error {
 		switch ev.Type {
 		case "response.output_text.delta":
 			if ev.Delta != "" {
@@ -166,8 +156,9 @@ func (b *ResponsesBackend) stream(ctx context.Context, params responses.Response
 			r := ev.Response
 			final = &r
 		}
-	}
-	if err := s.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if final == nil {
@@ -264,6 +255,10 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 		}
 		if len(tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
+			if req.RequireCall {
+				p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{
+					OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptionsRequired)}
+			}
 			data, _ := json.Marshal(tools)
 			defTokens = tokcount.Count(string(data))
 			ropts = append(ropts, option.WithJSONSet("tools", json.RawMessage(data)))

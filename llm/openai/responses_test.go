@@ -105,6 +105,16 @@ func TestResponsesConformance(t *testing.T) {
 	})
 }
 
+func TestResponsesToolChoice(t *testing.T) {
+	backendtest.RunToolChoice(t, func(t *testing.T, req *llm.Request) map[string]any {
+		f := newFakeResponses(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+		if _, err := f.backend(t).Chat(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		return backendtest.DecodeBody(t, f.Requests()[0])
+	}, "", `"required"`)
+}
+
 func TestResponsesRequestBody(t *testing.T) {
 	f := newFakeResponses(t, backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
 	req := backendtest.Request(llm.ModeNative)

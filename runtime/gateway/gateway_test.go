@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -843,7 +844,7 @@ func TestErrorTypes(t *testing.T) {
 // TestDecisionsLogged: denials are logged with their reason; allowed calls
 // at debug level.
 func TestDecisionsLogged(t *testing.T) {
-	var buf lockedBuffer
+	var buf testenv.Buffer
 	e := newEnv(t, func(o *gateway.Options) {
 		o.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -869,23 +870,6 @@ func TestDecisionsLogged(t *testing.T) {
 	if !denied || !allowed {
 		t.Errorf("logs = %v; want a WARN denial of mallory naming payments:write and a DEBUG allow of alice", lines)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestPanickingHooks: a panicking validator refuses the call; a panicking

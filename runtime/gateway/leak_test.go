@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/tools"
@@ -48,7 +49,7 @@ var errorIDPattern = regexp.MustCompile(`err_[0-9a-f]{16}`)
 // client gets the error type, a generic message and that ID. A domain
 // error, meant for the model, passes through.
 func TestNothingInternalReachesAClient(t *testing.T) {
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	store := &failingStore{Store: memstore.New()}
 	reg := tools.NewRegistry()

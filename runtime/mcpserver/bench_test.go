@@ -15,11 +15,10 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 	tok "github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
-	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -33,14 +32,7 @@ func proxy(b *testing.B, ctx context.Context, upstream mcp.Server) *sdk.ClientSe
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { up.Close() })
-	gw, err := gateway.New(reg, memstore.New(), &gateway.Options{Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	disc, err := discovery.New(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	gw, disc := runtimetest.Stack(b, reg, &gateway.Options{Logger: quiet})
 	return serveStdio(b, ctx, reg, disc, gw, &mcpserver.Options{Principal: tools.Principal{ID: "bench", Tenant: "t"}, Logger: quiet})
 }
 

@@ -22,7 +22,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
@@ -86,12 +86,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := f.reg.Add(ts...); err != nil {
 		t.Fatal(err)
 	}
-	if f.gw, err = gateway.New(f.reg, memstore.New(), &gateway.Options{Logger: quiet}); err != nil {
-		t.Fatal(err)
-	}
-	if f.disc, err = discovery.New(nil); err != nil {
-		t.Fatal(err)
-	}
+	f.gw, f.disc = runtimetest.Stack(t, f.reg, &gateway.Options{Logger: quiet})
 	return f
 }
 

@@ -42,10 +42,19 @@ var (
 	enStep0  = []string{"'s'", "'s", "'"}
 	enStep1a = newSuffixSet("sses", "ied", "ies", "us", "ss", "s")
 	enStep1b = newSuffixSet("eed", "eedly", "ed", "edly", "ing", "ingly")
-	enStep2  = newSuffixSet("tional", "enci", "anci", "abli", "entli", "izer", "ization", "ational", "ation", "ator",
-		"alism", "aliti", "alli", "fulness", "ousli", "ousness", "iveness", "iviti", "biliti", "bli", "ogi",
-		"fulli", "lessli", "li")
-	enStep3 = newSuffixSet("tional", "ational", "alize", "icate", "iciti", "ical", "ful", "ness", "ative")
+	// Steps 2 and 3 replace the longest suffix in R1 by what the table
+	// says; the code checks the few whose context is also tested.
+	enStep2 = newSuffixRules(map[string]string{
+		"tional": "tion", "enci": "ence", "anci": "ance", "abli": "able", "entli": "ent",
+		"izer": "ize", "ization": "ize", "ational": "ate", "ation": "ate", "ator": "ate",
+		"alism": "al", "aliti": "al", "alli": "al", "fulness": "ful", "ousli": "ous", "ousness": "ous",
+		"iveness": "ive", "iviti": "ive", "biliti": "ble", "bli": "ble", "ogi": "og",
+		"fulli": "ful", "lessli": "less", "li": "",
+	})
+	enStep3 = newSuffixRules(map[string]string{
+		"tional": "tion", "ational": "ate", "alize": "al", "icate": "ic", "iciti": "ic", "ical": "ic",
+		"ful": "", "ness": "", "ative": "",
+	})
 	enStep4 = newSuffixSet("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ism",
 		"ate", "iti", "ous", "ive", "ize", "ion")
 )
@@ -190,65 +199,13 @@ func (sc *scratch) stemEnglishWord(word string, w *enWord) string {
 	}
 
 	// Step 2.
-	if s := w.longest(enStep2); s != "" && w.inR1(s) {
-		switch s {
-		case "tional":
-			w.replace(s, "tion")
-		case "enci":
-			w.replace(s, "ence")
-		case "anci":
-			w.replace(s, "ance")
-		case "abli":
-			w.replace(s, "able")
-		case "entli":
-			w.replace(s, "ent")
-		case "izer", "ization":
-			w.replace(s, "ize")
-		case "ational", "ation", "ator":
-			w.replace(s, "ate")
-		case "alism", "aliti", "alli":
-			w.replace(s, "al")
-		case "fulness":
-			w.replace(s, "ful")
-		case "ousli", "ousness":
-			w.replace(s, "ous")
-		case "iveness", "iviti":
-			w.replace(s, "ive")
-		case "biliti", "bli":
-			w.replace(s, "ble")
-		case "ogi":
-			if n := len(w.b) - 3; n > 0 && w.b[n-1] == 'l' {
-				w.replace(s, "og")
-			}
-		case "fulli":
-			w.replace(s, "ful")
-		case "lessli":
-			w.replace(s, "less")
-		case "li":
-			if n := len(w.b) - 2; n > 0 && validLiEnding(w.b[n-1]) {
-				w.replace(s, "")
-			}
-		}
+	if s := w.longest(enStep2.set); s != "" && w.inR1(s) && w.step2Context(s) {
+		w.replace(s, enStep2.to[s])
 	}
 
-	// Step 3.
-	if s := w.longest(enStep3); s != "" && w.inR1(s) {
-		switch s {
-		case "tional":
-			w.replace(s, "tion")
-		case "ational":
-			w.replace(s, "ate")
-		case "alize":
-			w.replace(s, "al")
-		case "icate", "iciti", "ical":
-			w.replace(s, "ic")
-		case "ful", "ness":
-			w.replace(s, "")
-		case "ative":
-			if w.inR2(s) {
-				w.replace(s, "")
-			}
-		}
+	// Step 3: "ative" is removed only in R2.
+	if s := w.longest(enStep3.set); s != "" && w.inR1(s) && (s != "ative" || w.inR2(s)) {
+		w.replace(s, enStep3.to[s])
 	}
 
 	// Step 4.
@@ -282,6 +239,19 @@ func (sc *scratch) stemEnglishWord(word string, w *enWord) string {
 		}
 	}
 	return result(word, w.b)
+}
+
+// step2Context reports whether the letter before the step 2 suffix s lets
+// the step replace it: an l before "ogi", a valid li-ending before "li".
+func (w *enWord) step2Context(s string) bool {
+	n := len(w.b) - len(s)
+	switch s {
+	case "ogi":
+		return n > 0 && w.b[n-1] == 'l'
+	case "li":
+		return n > 0 && validLiEnding(w.b[n-1])
+	}
+	return true
 }
 
 func (w *enWord) hasPrefix(p string) bool {

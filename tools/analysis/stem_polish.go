@@ -42,7 +42,12 @@ var plSuffixes = newSuffixSet(
 )
 
 func (sc *scratch) stemPolish(word string) string {
-	if s := plSuffixes.longestUpTo(word, len(word)-3); s != "" {
+	if len(word) <= 3 {
+		return word
+	}
+	// The stem keeps at least three letters: the suffix is sought in what
+	// follows them.
+	if s := plSuffixes.longest([]byte(word[3:])); s != "" {
 		return word[:len(word)-len(s)]
 	}
 	return word

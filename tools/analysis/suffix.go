@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -44,20 +45,13 @@ func (s *suffixSet) longest(b []byte) string {
 	return ""
 }
 
-// longestUpTo returns the longest suffix of w in the set that is at most
-// maxLen bytes long, or "".
-func (s *suffixSet) longestUpTo(w string, maxLen int) string {
-	if len(w) == 0 {
-		return ""
-	}
-	c := w[len(w)-1]
-	if c < 'a' || c > 'z' {
-		return ""
-	}
-	for _, x := range s[c-'a'] {
-		if len(x) <= maxLen && w[len(w)-len(x):] == x {
-			return x
-		}
-	}
-	return ""
+// suffixRules is a stemmer step: the suffixes it replaces and, for each,
+// what replaces it.
+type suffixRules struct {
+	set *suffixSet
+	to  map[string]string
+}
+
+func newSuffixRules(to map[string]string) suffixRules {
+	return suffixRules{set: newSuffixSet(slices.Collect(maps.Keys(to))...), to: to}
 }

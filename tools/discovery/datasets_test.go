@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -24,19 +24,6 @@ type dataset struct {
 	name    string
 	snap    *tools.Snapshot
 	queries []discovery.Query
-}
-
-func loadSnapshot(tb testing.TB, specs ...string) *tools.Snapshot {
-	tb.Helper()
-	ts, err := catalog.LoadAll(specs...)
-	if err != nil {
-		tb.Fatalf("load catalogs: %v", err)
-	}
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		tb.Fatal(err)
-	}
-	return reg.Snapshot()
 }
 
 func readQueries(tb testing.TB, path string) []discovery.Query {
@@ -59,17 +46,8 @@ func readQueries(tb testing.TB, path string) []discovery.Query {
 func publicDataset(tb testing.TB, name string, sample int) dataset {
 	tb.Helper()
 	dir := testenv.Shared(tb, filepath.Join("datasets", name))
-	ds := dataset{name: name, snap: loadSnapshot(tb, name+"="+filepath.Join(dir, "tools.jsonl"))}
-	qs := readQueries(tb, filepath.Join(dir, "queries.jsonl"))
-	if sample > 0 && len(qs) > sample {
-		step := float64(len(qs)) / float64(sample)
-		var s []discovery.Query
-		for i := range sample {
-			s = append(s, qs[int(float64(i)*step)])
-		}
-		qs = s
-	}
-	ds.queries = qs
+	ds := dataset{name: name, snap: catalogtest.Snapshot(tb, name+"="+filepath.Join(dir, "tools.jsonl"))}
+	ds.queries = discovery.SampleQueries(readQueries(tb, filepath.Join(dir, "queries.jsonl")), sample)
 	return ds
 }
 
@@ -82,7 +60,7 @@ func realMCP(tb testing.TB) dataset {
 	if len(files) == 0 {
 		tb.Fatal("no catalogs in examples/transfer/catalog")
 	}
-	return dataset{name: "real-mcp", snap: loadSnapshot(tb, files...), queries: readQueries(tb, filepath.Join(root, "testdata/queries/real-mcp.jsonl"))}
+	return dataset{name: "real-mcp", snap: catalogtest.Snapshot(tb, files...), queries: readQueries(tb, filepath.Join(root, "testdata/queries/real-mcp.jsonl"))}
 }
 
 func evaluate(tb testing.TB, ds dataset, opts *discovery.Options) *discovery.Report {

@@ -304,6 +304,22 @@ func percentile(sorted []float64, p float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
+// SampleQueries returns n of queries spread evenly over them (every
+// len(queries)/n-th, the first included), in input order, so that a run over
+// a large set still sees each of its parts; queries itself when n <= 0 or n
+// >= len(queries).
+func SampleQueries(queries []Query, n int) []Query {
+	if n <= 0 || n >= len(queries) {
+		return queries
+	}
+	step := float64(len(queries)) / float64(n)
+	out := make([]Query, n)
+	for i := range out {
+		out[i] = queries[int(float64(i)*step)]
+	}
+	return out
+}
+
 // SplitHistory splits a labeled set for a history evaluation: the queries
 // of each tool (grouped by their first relevant entry), in input order, go
 // first to history (the first frac of them, rounded down) and then to

@@ -451,22 +451,32 @@ func uniq(ts []string) []string {
 // embedding text in texts.
 func (d *Discoverer) buildDocs(snap *tools.Snapshot, docs []*doc, idx []int, texts []string) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
+	return striped(workers, len(idx), func(k int) error {
+		t := snap.Tool(idx[k])
+		dc, text, err := d.buildDoc(t)
+		if err != nil {
+			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
+		}
+		docs[idx[k]], texts[k] = dc, text
+		return nil
+	})
+}
+
+// striped runs do(k) for every k in [0, n) on workers goroutines, worker w
+// taking k = w, w+workers, w+2*workers, ...; a worker stops at its first
+// error. It returns when all are done, with their errors joined.
+func striped(workers, n int, do func(k int) error) error {
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < len(idx); k += workers {
-				t := snap.Tool(idx[k])
-				dc, text, err := d.buildDoc(t)
-				if err != nil {
-					errs[w] = fmt.Errorf("discovery: index %s: %w", t.ID, err)
+		wg.Go(func() {
+			for k := w; k < n; k += workers {
+				if err := do(k); err != nil {
+					errs[w] = err
 					return
 				}
-				docs[idx[k]], texts[k] = dc, text
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -527,29 +537,18 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 	const batch = 256
 	nb := (len(texts) + batch - 1) / batch
 	workers := min(runtime.GOMAXPROCS(0), nb)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for bi := w; bi < nb; bi += workers {
-				lo, hi := bi*batch, min((bi+1)*batch, len(texts))
-				vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
-				if err != nil {
-					errs[w] = fmt.Errorf("discovery: embed cards: %w", err)
-					return
-				}
-				if len(vecs) != hi-lo {
-					errs[w] = fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
-					return
-				}
-				for j, v := range vecs {
-					docs[idx[lo+j]].vec = normalize(v)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return striped(workers, nb, func(bi int) error {
+		lo, hi := bi*batch, min((bi+1)*batch, len(texts))
+		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
+		if err != nil {
+			return fmt.Errorf("discovery: embed cards: %w", err)
+		}
+		if len(vecs) != hi-lo {
+			return fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
+		}
+		for j, v := range vecs {
+			docs[idx[lo+j]].vec = normalize(v)
+		}
+		return nil
+	})
 }

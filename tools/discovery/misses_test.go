@@ -165,3 +165,32 @@ func TestSplitHistory(t *testing.T) {
 		}
 	}
 }
+
+func TestSampleQueries(t *testing.T) {
+	var qs []discovery.Query
+	for i := range 10 {
+		qs = append(qs, discovery.Query{Query: fmt.Sprint(i)})
+	}
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{0, "0123456789"},
+		{-1, "0123456789"},
+		{10, "0123456789"},
+		{11, "0123456789"},
+		{1, "0"},
+		{3, "036"},
+		{4, "0257"},
+		{5, "02468"},
+	}
+	for _, tt := range tests {
+		var got strings.Builder
+		for _, q := range discovery.SampleQueries(qs, tt.n) {
+			got.WriteString(q.Query)
+		}
+		if got.String() != tt.want {
+			t.Errorf("SampleQueries(0..9, %d) = %s, want %s", tt.n, got.String(), tt.want)
+		}
+	}
+}

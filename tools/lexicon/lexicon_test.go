@@ -227,19 +227,19 @@ func TestConceptsCrossLanguage(t *testing.T) {
 		w := analysis.Fold(p.word)
 		foreign := l.Concepts(nil, "", w)
 		english := l.Concepts(nil, analysis.English, p.enWrd)
-		shared := false
-		for _, c := range foreign {
-			if slices.Contains(english, c) {
-				shared = true
-			}
-		}
-		if !shared {
+		if !shareConcept(foreign, english) {
 			t.Errorf("Concepts(%q) = %v and Concepts(en, %q) = %v share nothing", w, foreign, p.enWrd, english)
 		}
 		if got := l.Concepts(nil, analysis.English, w); len(got) != 0 && p.lang == analysis.Polish {
 			t.Errorf("Concepts(en, %q) = %v, want none for a Polish word", w, got)
 		}
 	}
+}
+
+// shareConcept reports whether a and b have a concept (the same ID and
+// weight) in common.
+func shareConcept(a, b []Concept) bool {
+	return slices.ContainsFunc(a, func(c Concept) bool { return slices.Contains(b, c) })
 }
 
 func TestConceptsNoAlloc(t *testing.T) {
@@ -335,13 +335,7 @@ func TestPhraseConcepts(t *testing.T) {
 	for _, tt := range tests {
 		got := l.PhraseConcepts(nil, tt.lang, tt.w1, tt.w2, tt.w3)
 		want := l.Concepts(nil, analysis.English, tt.sameAs)
-		shared := false
-		for _, c := range got {
-			if slices.Contains(want, c) {
-				shared = true
-			}
-		}
-		if !shared {
+		if !shareConcept(got, want) {
 			t.Errorf("PhraseConcepts(%q %q %q) = %v shares no concept with %q (%v)", tt.w1, tt.w2, tt.w3, got, tt.sameAs, want)
 		}
 	}

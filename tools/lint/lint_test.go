@@ -10,27 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/lint"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func snapshot(t *testing.T, specs ...string) *tools.Snapshot {
-	t.Helper()
-	ts, err := catalog.LoadAll(specs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := tools.NewRegistry()
-	if err := r.Add(ts...); err != nil {
-		t.Fatal(err)
-	}
-	return r.Snapshot()
-}
 
 func TestCardText(t *testing.T) {
 	tests := []struct {
@@ -50,7 +37,7 @@ func TestCardText(t *testing.T) {
 }
 
 func TestCheckClean(t *testing.T) {
-	fs, err := lint.Check(context.Background(), snapshot(t, "testdata/clean.jsonl"), nil)
+	fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, "testdata/clean.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +49,7 @@ func TestCheckClean(t *testing.T) {
 // TestCheckGolden pins the findings on a catalog with one problem of each
 // kind (go test ./tools/lint -update rewrites the golden file).
 func TestCheckGolden(t *testing.T) {
-	fs, err := lint.Check(context.Background(), snapshot(t, "testdata/messy.jsonl"), nil)
+	fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, "testdata/messy.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +82,7 @@ func TestCheckGolden(t *testing.T) {
 }
 
 func TestCheckLongCardMatchesTokenCount(t *testing.T) {
-	snap := snapshot(t, "testdata/messy.jsonl")
+	snap := catalogtest.Snapshot(t, "testdata/messy.jsonl")
 	fs, err := lint.Check(context.Background(), snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}, MaxCardTokens: 20})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +108,7 @@ func TestCheckUnfindable(t *testing.T) {
 {"name":"currency_converter","summary":"Convert an amount between two currencies"}
 {"name":"get_weather","summary":"Show the weather forecast for a city"}
 `), 0o600)
-	fs, err := lint.Check(context.Background(), snapshot(t, f), &lint.Options{K: 1, Skip: []lint.Kind{lint.MissingAliases, lint.MissingNotFor}})
+	fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, f), &lint.Options{K: 1, Skip: []lint.Kind{lint.MissingAliases, lint.MissingNotFor}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +130,7 @@ func TestCheckUnfindable(t *testing.T) {
 }
 
 func TestCheckOptions(t *testing.T) {
-	snap := snapshot(t, "testdata/clean.jsonl")
+	snap := catalogtest.Snapshot(t, "testdata/clean.jsonl")
 	for _, o := range []*lint.Options{{DuplicateThreshold: 1.5}, {MaxCardTokens: -1}, {K: -2}, {Skip: []lint.Kind{"typo"}}} {
 		if _, err := lint.Check(context.Background(), snap, o); !errors.Is(err, lint.ErrOptions) {
 			t.Errorf("Check(options %+v) = %v, want ErrOptions", *o, err)
@@ -162,7 +149,7 @@ func TestCheckOptions(t *testing.T) {
 // (filesystem's deprecated read_file and read_text_file) is reported.
 func TestRealMCPCatalogs(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
-	snap := snapshot(t, files...)
+	snap := catalogtest.Snapshot(t, files...)
 	fs, err := lint.Check(context.Background(), snap, nil)
 	if err != nil {
 		t.Fatal(err)

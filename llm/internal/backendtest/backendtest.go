@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -106,6 +104,8 @@ type tcase struct {
 	query   string
 	problem llm.OutputProblem
 	rawArgs bool
+	// requireCall sets Request.RequireCall.
+	requireCall bool
 }
 
 func cases() []tcase {
@@ -123,12 +123,17 @@ func cases() []tcase {
 		{name: "unknown action", modes: "envelope", reply: Reply{Content: `{"action":"execute","tool":"get_balance"}`, Finish: "stop"}, problem: llm.ProblemMalformed},
 		{name: "truncated", modes: "envelope", reply: Reply{Content: `{"action":"answer","text":"The bal`, Finish: "length"}, problem: llm.ProblemTruncated},
 		{name: "truncated but parseable", modes: "envelope", reply: Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "length"}, problem: llm.ProblemTruncated},
+		{name: "answer where a call is required", modes: "envelope", requireCall: true, reply: Reply{Content: `{"action":"answer","text":"It is 1000.00 USD."}`, Finish: "stop"}, problem: llm.ProblemCallRequired},
+		{name: "call where a call is required", modes: "envelope", requireCall: true, reply: Reply{Content: `{"action":"call","tool":"get_balance","arguments":{"account":"ACC-00001"}}`, Finish: "stop"}, action: llm.ActionCall, tool: "get_balance"},
+		{name: "find_tools where a call is required", modes: "envelope", requireCall: true, reply: Reply{Content: `{"action":"find_tools","query":"refund a payment"}`, Finish: "stop"}, action: llm.ActionFindTools, query: "refund a payment"},
 
 		{name: "native call", modes: "native", reply: Reply{Calls: call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":"5.00"}`), Finish: "tool_calls"}, action: llm.ActionCall, tool: "transfer_funds"},
 		{name: "native answer", modes: "native", reply: Reply{Content: "It is 1000.00 USD.", Finish: "stop"}, action: llm.ActionAnswer, answer: "It is 1000.00 USD."},
 		{name: "native unknown tool", modes: "native", reply: Reply{Calls: call(Unauthorized, `{"transaction_id":"T1"}`), Finish: "tool_calls"}, problem: llm.ProblemUnknownTool},
 		{name: "native two calls", modes: "native", reply: Reply{Calls: append(call("get_balance", `{"account":"ACC-00001"}`), llm.ToolCall{ID: "call_2", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00002"}`)}), Finish: "tool_calls"}, problem: llm.ProblemTooManyCalls},
 		{name: "native empty", modes: "native", reply: Reply{Finish: "stop"}, problem: llm.ProblemEmpty},
+		{name: "native answer where a call is required", modes: "native", requireCall: true, reply: Reply{Content: "It is 1000.00 USD.", Finish: "stop"}, problem: llm.ProblemCallRequired},
+		{name: "native call where a call is required", modes: "native", requireCall: true, reply: Reply{Calls: call("get_balance", `{"account":"ACC-00001"}`), Finish: "tool_calls"}, action: llm.ActionCall, tool: "get_balance"},
 		{name: "native truncated", modes: "native", reply: Reply{Content: "The balance of ACC-00001 is", Finish: "length"}, problem: llm.ProblemTruncated},
 		{name: "native malformed arguments", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-0`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
 		{name: "native repeated key", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-00001","account":"ACC-00002"}`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
@@ -159,6 +164,7 @@ func Run(t *testing.T, h Harness) {
 func runCase(t *testing.T, h Harness, mode llm.Mode, tc tcase, stream bool) {
 	b := h.New(t, tc.reply)
 	req := Request(mode)
+	req.RequireCall = tc.requireCall
 	var deltas strings.Builder
 	if stream {
 		req.OnDelta = func(d string) { deltas.WriteString(d) }
@@ -243,42 +249,21 @@ func WireContent(content string) string {
 	return `{"envelope":` + content + `}`
 }
 
-// CatalogTools reads the real MCP catalogs committed with the transfer
-// example (examples/transfer/catalog/*.json, MCP tools/list results) with
-// plain encoding/json, as ToolSpecs named <file stem>_<tool name> so that
+// CatalogTools returns the tools of the real MCP catalogs committed with
+// the transfer example (testenv.CatalogTools, read with plain
+// encoding/json), as ToolSpecs named <file stem>_<tool name> so that
 // the GitHub and GitLab servers' tools stay distinct. StrictParameters is
 // a copy of Parameters: the strict transform belongs to the grammar
 // package, and its output is of the same size.
-func CatalogTools(tb testing.TB, repoRoot string) []llm.ToolSpec {
+func CatalogTools(tb testing.TB) []llm.ToolSpec {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "transfer", "catalog", "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no catalogs under %s/examples/transfer/catalog: %v", repoRoot, err)
-	}
 	var out []llm.ToolSpec
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
+	for _, t := range testenv.CatalogTools(tb) {
+		name := t.Catalog + "_" + t.Name
+		if len(name) > 64 {
+			name = name[:64]
 		}
-		var list struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
-		stem := strings.TrimSuffix(filepath.Base(f), ".json")
-		for _, t := range list.Tools {
-			name := stem + "_" + t.Name
-			if len(name) > 64 {
-				name = name[:64]
-			}
-			out = append(out, llm.ToolSpec{Name: name, Description: t.Description, Parameters: t.InputSchema, StrictParameters: t.InputSchema})
-		}
+		out = append(out, llm.ToolSpec{Name: name, Description: t.Description, Parameters: t.InputSchema, StrictParameters: t.InputSchema})
 	}
 	return out
 }
@@ -304,9 +289,9 @@ var ShortlistNames = []string{"github_create_issue", "github_search_issues", "gi
 
 // CatalogRequests returns two requests in mode over the real catalogs:
 // one with the 5-tool shortlist, one with every tool.
-func CatalogRequests(tb testing.TB, repoRoot string, mode llm.Mode) (shortlist, all *llm.Request) {
+func CatalogRequests(tb testing.TB, mode llm.Mode) (shortlist, all *llm.Request) {
 	tb.Helper()
-	tools := CatalogTools(tb, repoRoot)
+	tools := CatalogTools(tb)
 	var short []llm.ToolSpec
 	for _, want := range ShortlistNames {
 		for _, t := range tools {
@@ -382,9 +367,8 @@ func JSONEqual(t *testing.T, got any, want string) bool {
 // CatalogRequests), and reports the tokens of tool definitions build
 // counts and the number of tools.
 func BenchBuildRequest(b *testing.B, modes []llm.Mode, build func(*llm.Request) (tokens int, err error)) {
-	root := testenv.RepoRoot(b)
 	for _, mode := range modes {
-		short, all := CatalogRequests(b, root, mode)
+		short, all := CatalogRequests(b, mode)
 		for _, c := range []struct {
 			name string
 			req  *llm.Request
@@ -445,6 +429,31 @@ func RunSampling(t *testing.T, mode llm.Mode, send func(t *testing.T, temp *floa
 			got := send(t, tc.temp, tc.seed, req)
 			if got["temperature"] != tc.wantTemp || got["seed"] != tc.wantSd {
 				t.Errorf("temperature, seed = %v, %v, want %v, %v", got["temperature"], got["seed"], tc.wantTemp, tc.wantSd)
+			}
+		})
+	}
+}
+
+// RunToolChoice checks a backend's native tool choice under
+// Request.RequireCall. send sends req (ModeNative, the shortlist) to a
+// backend whose server replies with a call and returns the decoded request
+// body; auto is the body's tool_choice without RequireCall and required
+// its tool_choice with it, as JSON ("" for no tool_choice field).
+func RunToolChoice(t *testing.T, send func(t *testing.T, req *llm.Request) map[string]any, auto, required string) {
+	for _, tc := range []struct {
+		require bool
+		want    string
+	}{{false, auto}, {true, required}} {
+		t.Run(fmt.Sprintf("RequireCall=%v", tc.require), func(t *testing.T) {
+			req := Request(llm.ModeNative)
+			req.RequireCall = tc.require
+			body := send(t, req)
+			got, ok := body["tool_choice"]
+			switch {
+			case tc.want == "" && ok:
+				t.Errorf("tool_choice = %v, want none", got)
+			case tc.want != "" && !JSONEqual(t, got, tc.want):
+				t.Errorf("tool_choice = %v, want %s", got, tc.want)
 			}
 		})
 	}

@@ -3,7 +3,8 @@
 // different client libraries: the check of a configured base URL, the
 // schema a native tool is sent with, the envelope schema of a strict
 // structured output, the text of a reply that the envelope parser reads,
-// and the Retry-After of a failed response.
+// the Retry-After of a failed response, and one call, plain or streamed,
+// of an SDK-generated client (sdk.go).
 //
 // Each function's errors are the adapters' contract: they wrap
 // llm.ErrInvalidRequest and name the field at fault.

@@ -4,15 +4,18 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // handles opens n stores, each with its own connection pool, on one fresh
-// schema of the test database, as n processes would.
+// schema of the test database (testservices.PostgresSchema), as n
+// processes would. They are closed, and the schema dropped, when the test
+// ends.
 func handles(tb testing.TB, n int) []gateway.Store {
-	url, schema := freshSchema(tb)
+	url, schema := testservices.PostgresSchema(tb, "toolgate_test")
 	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
 		return pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
 	})

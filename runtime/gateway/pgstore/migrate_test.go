@@ -2,13 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/internal/testservices"
@@ -21,8 +18,7 @@ import (
 // slot of its own, and a pending approval keeps its slot's principal.
 func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 	ctx := context.Background()
-	url := testservices.PostgresURL(t)
-	schema := fmt.Sprintf("toolgate_migrate_%d", os.Getpid())
+	url, schema := testservices.PostgresSchema(t, "toolgate_migrate")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -33,12 +29,7 @@ func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-		pool.Close()
-	})
+	t.Cleanup(pool.Close)
 	if err := migrate(ctx, pool, schema, migrations[:1]); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/internal/batching"
 )
 
 // pipeliner sends the scripts of concurrent callers to Redis together:
@@ -17,14 +19,10 @@ import (
 // shared. A few senders run at once, so one slow round trip does not hold
 // up the others.
 type pipeliner struct {
-	rdb  redis.UniversalClient
-	max  int
-	ops  chan *scriptOp
-	stop chan struct{}
-	wg   sync.WaitGroup
-
-	mu     sync.RWMutex // held for reading while sending on ops
-	closed bool
+	rdb redis.UniversalClient
+	max int
+	q   *batching.Queue[*scriptOp]
+	wg  sync.WaitGroup
 }
 
 type scriptOp struct {
@@ -36,13 +34,16 @@ type scriptOp struct {
 	done   chan struct{}
 }
 
+// errClosed is what a script gets once the store is closed.
+var errClosed = errors.New("redisstore: store closed")
+
 // senders is how many round trips may be in flight at once.
 const senders = 2
 
 func newPipeliner(rdb redis.UniversalClient, max int) *pipeliner {
-	p := &pipeliner{rdb: rdb, max: max, ops: make(chan *scriptOp, max*senders), stop: make(chan struct{})}
+	p := &pipeliner{rdb: rdb, max: max, q: batching.New[*scriptOp](max*senders, errClosed)}
 	for range senders {
-		p.wg.Go(p.loop)
+		p.wg.Go(func() { p.q.Consume(max, p.fill, p.send) })
 	}
 	return p
 }
@@ -53,18 +54,9 @@ func newPipeliner(rdb redis.UniversalClient, max int) *pipeliner {
 // always says what Redis did.
 func (p *pipeliner) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	op := &scriptOp{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{})}
-	p.mu.RLock()
-	if p.closed {
-		p.mu.RUnlock()
-		return errCmd(ctx, errors.New("redisstore: store closed"))
+	if err := p.q.Submit(ctx, op); err != nil {
+		return errCmd(ctx, err)
 	}
-	select {
-	case p.ops <- op:
-	case <-ctx.Done():
-		p.mu.RUnlock()
-		return errCmd(ctx, ctx.Err())
-	}
-	p.mu.RUnlock()
 	<-op.done
 	return op.cmd
 }
@@ -77,44 +69,13 @@ func errCmd(ctx context.Context, err error) *redis.Cmd {
 
 // close sends what is queued, then stops the senders.
 func (p *pipeliner) close() {
-	p.mu.Lock()
-	if !p.closed {
-		p.closed = true
-		close(p.stop)
-	}
-	p.mu.Unlock()
+	p.q.Close()
 	p.wg.Wait()
 }
 
-func (p *pipeliner) loop() {
-	batch := make([]*scriptOp, 0, p.max)
-	for {
-		var first *scriptOp
-		select {
-		case first = <-p.ops:
-		case <-p.stop:
-			for {
-				select {
-				case op := <-p.ops:
-					p.send([]*scriptOp{op})
-				default:
-					return
-				}
-			}
-		}
-		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < p.max {
-			select {
-			case op := <-p.ops:
-				batch = append(batch, op)
-			default:
-				break fill
-			}
-		}
-		p.send(batch)
-	}
-}
+// fill adds what is queued to a batch, up to max scripts: whatever arrived
+// while the last round trip was in flight.
+func (p *pipeliner) fill(batch []*scriptOp) []*scriptOp { return p.q.Fill(batch, p.max) }
 
 // send runs one batch as one pipeline of EVALSHAs. A script the server
 // does not know (a restarted or flushed Redis) is sent again by itself with

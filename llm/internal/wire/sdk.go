@@ -1,0 +1,51 @@
+package wire
+
+import (
+	"context"
+	"net/http"
+)
+
+// Send makes one call of an SDK-generated client (anthropic-sdk-go,
+// openai-go) with params and ropts: through stream when onDelta is set,
+// else through plain, with the HTTP response captured by responseInto (the
+// SDK's option.WithResponseInto) so that an error can read its headers.
+// The response is nil when the request never got one.
+func Send[P, R, O any](ctx context.Context, params P, ropts []O, onDelta func(string),
+	responseInto func(**http.Response) O,
+	plain func(context.Context, P, ...O) (R, error),
+	stream func(context.Context, P, func(string), []O) (R, error),
+) (R, *http.Response, error) {
+	var httpResp *http.Response
+	ropts = append(ropts, responseInto(&httpResp))
+	var (
+		r   R
+		err error
+	)
+	if onDelta == nil {
+		r, err = plain(ctx, params, ropts...)
+	} else {
+		r, err = stream(ctx, params, onDelta, ropts)
+	}
+	return r, httpResp, err
+}
+
+// Stream is the server-sent event stream of an SDK-generated client
+// (its packages/ssestream.Stream[T]).
+type Stream[T any] interface {
+	Next() bool
+	Current() T
+	Err() error
+	Close() error
+}
+
+// Drain passes every event of s to each, in order, and closes s. It
+// returns the first error of each, else the stream's.
+func Drain[T any](s Stream[T], each func(T) error) error {
+	defer s.Close()
+	for s.Next() {
+		if err := each(s.Current()); err != nil {
+			return err
+		}
+	}
+	return s.Err()
+}

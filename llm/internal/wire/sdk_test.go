@@ -1,0 +1,53 @@
+package wire
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// events is a Stream of fixed events that fails with err at its end.
+type events struct {
+	evs    []int
+	next   int
+	err    error
+	closed bool
+}
+
+func (s *events) Next() bool   { s.next++; return s.next <= len(s.evs) }
+func (s *events) Current() int { return s.evs[s.next-1] }
+func (s *events) Err() error   { return s.err }
+func (s *events) Close() error { s.closed = true; return nil }
+
+func TestDrain(t *testing.T) {
+	errStream, errStop := errors.New("stream broke"), errors.New("bad event")
+	for _, tc := range []struct {
+		name      string
+		streamErr error
+		stopAt    int // the event each refuses; 0: none
+		want      []int
+		wantErr   error
+	}{
+		{"every event, in order", nil, 0, []int{1, 2, 3}, nil},
+		{"the stream's error", errStream, 0, []int{1, 2, 3}, errStream},
+		{"each's error stops it", errStream, 2, []int{1, 2}, errStop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &events{evs: []int{1, 2, 3}, err: tc.streamErr}
+			var got []int
+			err := Drain(s, func(ev int) error {
+				got = append(got, ev)
+				if ev == tc.stopAt {
+					return errStop
+				}
+				return nil
+			})
+			if !slices.Equal(got, tc.want) || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Errorf("Drain = events %v, %v; want %v, %v", got, err, tc.want, tc.wantErr)
+			}
+			if !s.closed {
+				t.Error("Drain left the stream open")
+			}
+		})
+	}
+}
