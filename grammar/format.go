@@ -40,7 +40,7 @@ func (c *compiler) formatContent(name, ptr string) (*gnode, int, int) {
 	return nil, 0, -1
 }
 
-func digits(n int) *gnode   { return rep(class(crange{'0', '9'}), n, n) }
+func digits(n int) *gnode   { return rep(digitClass, n, n) }
 func rr(lo, hi rune) *gnode { return class(crange{lo, hi}) }
 
 var (

@@ -14,6 +14,30 @@ import (
 // that minLength/maxLength can be folded into the repetition. A pattern
 // that cannot be parsed yields a nil node and a relaxation.
 func (c *compiler) patternContent(pattern, ptr string) (content *gnode, lo, hi int, single *rxNode) {
+	if r, ok := c.contents[pattern]; ok {
+		return r.content, r.lo, r.hi, r.single
+	}
+	reported := c.relaxCalls
+	content, lo, hi, single = c.translatePattern(pattern, ptr)
+	if c.relaxCalls == reported { // nothing reported at ptr: the same at any pointer
+		if c.contents == nil {
+			c.contents = map[string]patternResult{}
+		}
+		c.contents[pattern] = patternResult{content, lo, hi, single}
+	}
+	return content, lo, hi, single
+}
+
+// patternResult is a translated pattern, kept for the pattern's next use
+// in the same schema (several properties often share one).
+type patternResult struct {
+	content *gnode
+	lo, hi  int
+	single  *rxNode
+}
+
+// translatePattern is patternContent without the reuse.
+func (c *compiler) translatePattern(pattern, ptr string) (content *gnode, lo, hi int, single *rxNode) {
 	ast, p, err := parseRegex(pattern)
 	if err != nil {
 		c.relaxf(ptr, "pattern", "%v; not enforced", err)

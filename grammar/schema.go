@@ -207,8 +207,10 @@ func compileTree(doc *jsonValue, o Options) (*Result, error) {
 	if root.body.op == gNone {
 		return nil, &SchemaError{Msg: "no JSON value satisfies the schema", Err: ErrUnsatisfiable}
 	}
-	if name, bad := leftRecursion(root); bad {
-		return nil, &SchemaError{Msg: "reference cycle through " + name + " consumes no input", Err: ErrUnsupported}
+	if c.deferredRules() {
+		if name, bad := leftRecursion(root); bad {
+			return nil, &SchemaError{Msg: "reference cycle through " + name + " consumes no input", Err: ErrUnsupported}
+		}
 	}
 	if o.Strict && len(c.relax) > 0 {
 		return nil, &RelaxationError{Relaxations: c.relax}
@@ -216,10 +218,18 @@ func compileTree(doc *jsonValue, o Options) (*Result, error) {
 	return &Result{Relaxations: c.relax, Bounds: c.bounds, root: root}, nil
 }
 
+// deferredRules reports whether the compilation made a rule before its
+// body (a $ref target, a recursive allOf merge): only such a rule can be
+// reached from its own body, so without one the grammar has no cycle but
+// the package's fixed rules (which consume input first) and leftRecursion
+// has nothing to find (TestLeftRecursionNeedsDeferredRules).
+func (c *compiler) deferredRules() bool { return len(c.refRules) > 0 || len(c.synthRules) > 0 }
+
 // leftRecursion reports a rule that can reach itself without consuming
 // input, which llama.cpp rejects.
 func leftRecursion(root *grule) (string, bool) {
-	state := map[*grule]uint8{} // 1 visiting, 2 done
+	all, at := reachableRules(root)
+	state := make([]uint8, len(all)) // by position in all: 1 visiting, 2 done
 	var bad string
 	var visitRule func(r *grule) bool
 	var firsts func(n *gnode, f func(*grule) bool) bool
@@ -250,22 +260,22 @@ func leftRecursion(root *grule) (string, bool) {
 		return false
 	}
 	visitRule = func(r *grule) bool {
-		switch state[r] {
+		i := at[r]
+		switch state[i] {
 		case 1:
 			bad = r.hint
 			return true
 		case 2:
 			return false
 		}
-		state[r] = 1
+		state[i] = 1
 		if r.body != nil && firsts(r.body, visitRule) {
 			return true
 		}
-		state[r] = 2
+		state[i] = 2
 		return false
 	}
 	// Visit every rule, not only those at the start of root.
-	all := reachableRules(root)
 	for _, r := range all {
 		if visitRule(r) {
 			return bad, true
@@ -274,15 +284,16 @@ func leftRecursion(root *grule) (string, bool) {
 	return "", false
 }
 
-// reachableRules lists the rules reachable from root in first-reached order.
-func reachableRules(root *grule) []*grule {
-	seen := map[*grule]bool{root: true}
+// reachableRules lists the rules reachable from root in first-reached
+// order, and the position of each in the list.
+func reachableRules(root *grule) ([]*grule, map[*grule]int) {
+	at := map[*grule]int{root: 0}
 	order := []*grule{root}
 	var walk func(n *gnode)
 	walk = func(n *gnode) {
 		if n.op == gRef {
-			if !seen[n.rule] {
-				seen[n.rule] = true
+			if _, ok := at[n.rule]; !ok {
+				at[n.rule] = len(order)
 				order = append(order, n.rule)
 			}
 			return
@@ -296,5 +307,5 @@ func reachableRules(root *grule) []*grule {
 			walk(order[i].body)
 		}
 	}
-	return order
+	return order, at
 }

@@ -111,10 +111,10 @@ type compiler struct {
 	seen   map[Relaxation]bool
 	bounds []Bound
 
-	ptrs       map[*jsonValue]string // JSON pointer of every schema node
-	bases      map[*jsonValue]string // base URI in effect at every schema node
-	ids        map[string]*jsonValue // absolute URI (no fragment) → resource
-	anchors    map[string]*jsonValue // absolute URI#anchor → node
+	sites      map[*jsonValue]schemaSite // where every schema node is (indexDoc)
+	plain      bool                      // some node has no base URI: "" names the document
+	ids        map[string]*jsonValue     // absolute URI (no fragment) → resource
+	anchors    map[string]*jsonValue     // absolute URI#anchor → node
 	refRules   map[*jsonValue]*grule
 	inline     []*jsonValue // $ref targets being merged (cycle guard)
 	chars      map[string]*gnode
@@ -122,22 +122,36 @@ type compiler struct {
 	pairs      map[[2]*jsonValue]*jsonValue
 	synthetic  map[*jsonValue]bool // made by allOfOf
 	synthRules map[*jsonValue]*grule
-	patterns   map[string]*nameMatcher // patternProperties keys, by pattern
+	patterns   map[string]*nameMatcher  // patternProperties keys, by pattern
+	contents   map[string]patternResult // translated patterns, by pattern
+	relaxCalls int                      // calls of relaxf, reported or already seen
 	depth      int
 	steps      int // work done, against maxSteps
 	fatal      error
 }
 
 func newCompiler(doc *jsonValue, opts Options) *compiler {
-	c := &compiler{opts: opts, p: spaced, doc: doc, seen: map[Relaxation]bool{},
-		ptrs: map[*jsonValue]string{}, bases: map[*jsonValue]string{}, ids: map[string]*jsonValue{},
-		shared: map[uint64][]*grule{}} // the other maps are made on first write
+	c := &compiler{opts: opts, p: spaced, doc: doc} // the maps are made on first write
 	if opts.Compact {
 		c.p = compact
 	}
-	c.index(doc, "", "", 0)
 	return c
 }
+
+// indexDoc indexes the document the first time it is needed: only $ref
+// resolution and the pointers of $ref targets read the index, and most
+// tools' schemas have no $ref. The document does not change, so a late
+// index is the same as an early one.
+func (c *compiler) indexDoc() {
+	if c.sites == nil {
+		c.sites = map[*jsonValue]schemaSite{}
+		c.index(c.doc, "", "", 0)
+	}
+}
+
+// schemaSite is where a schema node is: its JSON pointer and the base URI
+// in effect there.
+type schemaSite struct{ ptr, base string }
 
 func (c *compiler) anchorsSet(k string, v *jsonValue) {
 	if c.anchors == nil {
@@ -172,7 +186,7 @@ func (c *compiler) share(n *gnode, hint string) *gnode {
 	default:
 		return n
 	}
-	for _, r := range c.shared[n.h] {
+	for _, r := range c.shared[n.h] { // a nil map reads as empty
 		if equalNodes(r.body, n) {
 			if r.hint != hint {
 				r.hint = shapeName(n) // shared by several places: name it by shape
@@ -181,6 +195,9 @@ func (c *compiler) share(n *gnode, hint string) *gnode {
 		}
 	}
 	r := &grule{hint: hint, body: n}
+	if c.shared == nil {
+		c.shared = map[uint64][]*grule{}
+	}
 	c.shared[n.h] = append(c.shared[n.h], r)
 	return ref(r)
 }
@@ -205,8 +222,12 @@ func shapeName(n *gnode) string {
 
 // relaxf records a constraint the grammar does not enforce.
 func (c *compiler) relaxf(ptr, keyword, format string, args ...any) {
+	c.relaxCalls++
 	r := Relaxation{Pointer: ptr, Keyword: keyword, Reason: fmt.Sprintf(format, args...)}
 	if !c.seen[r] {
+		if c.seen == nil {
+			c.seen = map[Relaxation]bool{}
+		}
 		c.seen[r] = true
 		c.relax = append(c.relax, r)
 	}
@@ -248,17 +269,18 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 	if depth > maxJSONDepth {
 		return
 	}
-	switch v.kind {
-	case jsonArray:
+	if v.kind == jsonArray {
 		for i, e := range v.arr {
-			c.index(e, pointerJoin(ptr, strconv.Itoa(i)), base, depth+1)
+			if e.isContainer() {
+				c.index(e, pointerJoin(ptr, strconv.Itoa(i)), base, depth+1)
+			}
 		}
 		return
-	case jsonObject:
-	default:
+	}
+	if v.kind != jsonObject {
 		return
 	}
-	if _, ok := c.ptrs[v]; ok {
+	if _, ok := c.sites[v]; ok {
 		return
 	}
 	if id := v.get("$id"); id != nil && id.kind == jsonString {
@@ -268,15 +290,15 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 				c.anchorsSet(base, v)
 				base = base[:i]
 			} else {
+				if c.ids == nil {
+					c.ids = map[string]*jsonValue{}
+				}
 				c.ids[base] = v
 			}
 		}
 	}
-	c.ptrs[v] = ptr
-	c.bases[v] = base
-	if base == "" {
-		c.ids[""] = c.doc
-	}
+	c.sites[v] = schemaSite{ptr, base}
+	c.plain = c.plain || base == ""
 	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
 		if a := v.get(k); a != nil && a.kind == jsonString {
 			c.anchorsSet(base+"#"+a.s, v)
@@ -287,7 +309,9 @@ func (c *compiler) index(v *jsonValue, ptr, base string, depth int) {
 		case "enum", "const", "default", "examples", "example":
 			continue
 		}
-		c.index(v.vals[i], pointerJoin(ptr, k), base, depth+1)
+		if e := v.vals[i]; e.isContainer() { // only objects and arrays are indexed: no pointer for the rest
+			c.index(e, pointerJoin(ptr, k), base, depth+1)
+		}
 	}
 }
 
@@ -308,7 +332,8 @@ func resolveURI(base, ref string) string {
 
 // resolve finds the schema a $ref names, relative to the node holding it.
 func (c *compiler) resolve(at *jsonValue, ref string) (*jsonValue, bool) {
-	full := resolveURI(c.bases[at], ref)
+	c.indexDoc()
+	full := resolveURI(c.sites[at].base, ref)
 	if full == "" && ref != "" && ref != "#" {
 		full = ref
 	}
@@ -317,8 +342,11 @@ func (c *compiler) resolve(at *jsonValue, ref string) (*jsonValue, bool) {
 		docURI, frag = full[:i], full[i+1:]
 	}
 	res, ok := c.ids[docURI]
+	if docURI == "" && c.plain {
+		res, ok = c.doc, true
+	}
 	if !ok {
-		if docURI != "" && docURI == c.bases[c.doc] {
+		if docURI != "" && docURI == c.sites[c.doc].base {
 			res = c.doc
 		} else {
 			return nil, false
@@ -357,8 +385,9 @@ func (c *compiler) resolve(at *jsonValue, ref string) (*jsonValue, bool) {
 }
 
 func (c *compiler) ptrOf(v *jsonValue, fallback string) string {
-	if p, ok := c.ptrs[v]; ok {
-		return p
+	c.indexDoc()
+	if s, ok := c.sites[v]; ok {
+		return s.ptr
 	}
 	return fallback
 }

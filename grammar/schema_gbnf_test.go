@@ -48,6 +48,47 @@ func TestPrintGBNFAgreesWithLowering(t *testing.T) {
 	t.Run("JSONSchemaBench", func(t *testing.T) { check(t, benchSchemas(t, false)) })
 }
 
+// TestLeftRecursionNeedsDeferredRules checks the premise of skipping
+// leftRecursion in compileTree: on every schema of the golden files, the
+// MCP catalogs and JSONSchemaBench, a compilation that made no rule before
+// its body (deferredRules false) has no left-recursive cycle; and a
+// schema with one has deferred rules.
+func TestLeftRecursionNeedsDeferredRules(t *testing.T) {
+	schemas := [][]byte{[]byte(`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"$ref":"#/$defs/a"}`)}
+	for _, g := range goldenSchemas(t) {
+		schemas = append(schemas, g.data)
+	}
+	for _, s := range catalogSchemas(t) {
+		schemas = append(schemas, s)
+	}
+	schemas = append(schemas, benchSchemas(t, false)...)
+	flat, recursive := 0, 0
+	for i, s := range schemas {
+		doc, err := decodeJSON(s)
+		if err != nil {
+			continue
+		}
+		c := newCompiler(doc, Options{})
+		root := c.compileRoot()
+		if c.fatal != nil {
+			continue
+		}
+		name, bad := leftRecursion(root)
+		if bad {
+			recursive++
+		}
+		if !c.deferredRules() {
+			flat++
+			if bad {
+				t.Errorf("schema %d %s: left recursion through %s without deferred rules", i, s, name)
+			}
+		}
+	}
+	if flat == 0 || recursive == 0 {
+		t.Fatalf("%d schemas without deferred rules, %d left-recursive: want some of each", flat, recursive)
+	}
+}
+
 // TestRuleNameOK checks the fast path of sanitizeRuleName against the slow
 // one: ruleNameOK(s) exactly when cleanRuleName(s) == s, on every string of
 // up to five characters over an alphabet with each kind of character, and

@@ -27,30 +27,41 @@ const (
 )
 
 type gnode struct {
-	op       gop
-	null     bool   // matches the empty string
 	h        uint64 // structural hash, set by mk
+	op       gop
+	null     bool  // matches the empty string
+	min, max int32 // counts stay within gbnf.MaxRepetition; int32 keeps a node at 96 bytes
 	lit      string
 	ranges   []crange // sorted, non-overlapping, non-adjacent
 	subs     []*gnode
-	min, max int
 	rule     *grule
 }
 
 // newNode returns a node of op with a copy of subs, allocated with the node
-// when there are few (most sequences and alternatives have two to four
+// when there are few (most sequences and alternatives have two to eight
 // elements): one allocation instead of two.
 func newNode(op gop, subs []*gnode) *gnode {
-	if len(subs) > 4 {
-		return &gnode{op: op, subs: slices.Clone(subs)}
+	var n *gnode
+	var a []*gnode
+	switch {
+	case len(subs) <= 4:
+		x := &struct {
+			n gnode
+			a [4]*gnode
+		}{}
+		n, a = &x.n, x.a[:]
+	case len(subs) <= 8:
+		x := &struct {
+			n gnode
+			a [8]*gnode
+		}{}
+		n, a = &x.n, x.a[:]
+	default:
+		n, a = &gnode{}, make([]*gnode, len(subs))
 	}
-	x := &struct {
-		n gnode
-		a [4]*gnode
-	}{}
-	k := copy(x.a[:], subs)
-	x.n.op, x.n.subs = op, x.a[:k:k]
-	return &x.n
+	k := copy(a, subs)
+	n.op, n.subs = op, a[:k:k]
+	return n
 }
 
 // mk completes a node: its structural hash and whether it is nullable.
@@ -305,9 +316,8 @@ func (b *seqBuilder) flush(out []*gnode) []*gnode {
 	case 1:
 		out = append(out, b.run[0])
 	default:
-		size := 0
-		b.each(func(l *gnode) { size += len(l.lit) })
-		buf := make([]byte, 0, size)
+		var stack [128]byte // most joined runs are short: one allocation, the string
+		buf := stack[:0]
 		b.each(func(l *gnode) { buf = append(buf, l.lit...) })
 		out = append(out, lit(string(buf)))
 	}
@@ -436,7 +446,7 @@ func rep(n *gnode, min, max int) *gnode {
 		return seq(rep(n, firstMin, emitRepetitionLimit), rep(n, lo, hi))
 	}
 	r := newNode(gRep, []*gnode{n})
-	r.min, r.max = min, max
+	r.min, r.max = int32(min), int32(max)
 	return mk(r)
 }
 
@@ -473,7 +483,7 @@ func nonEmpty(n *gnode) *gnode {
 		if n.max < 0 {
 			return rep(ne, 1, -1)
 		}
-		return rep(ne, 1, n.max)
+		return rep(ne, 1, int(n.max))
 	case gRef:
 		return nonEmpty(n.rule.body)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -52,6 +51,9 @@ func (v *jsonValue) get(key string) *jsonValue {
 
 func (v *jsonValue) has(key string) bool { return v.get(key) != nil }
 
+// isContainer reports whether v is an object or an array.
+func (v *jsonValue) isContainer() bool { return v.kind == jsonObject || v.kind == jsonArray }
+
 // set adds or replaces a member of an object.
 func (v *jsonValue) set(key string, val *jsonValue) {
 	for i := range v.keys {
@@ -96,7 +98,8 @@ func newBool(b bool) *jsonValue     { return &jsonValue{kind: jsonBool, b: b} }
 // deeper than maxJSONDepth; both errors name the JSON pointer. The work is
 // linear in the input.
 func decodeJSON(data []byte) (*jsonValue, error) {
-	d := &jsonDecoder{src: data}
+	members := bytes.Count(data, []byte(":"))
+	d := &jsonDecoder{src: data, members: members, values: maxValues(data)}
 	d.space()
 	v, err := d.value(0)
 	if err != nil {
@@ -126,12 +129,49 @@ type jsonDecoder struct {
 	// slab holds values not yet handed out: decoded values are allocated
 	// a block at a time.
 	slab []jsonValue
+	// keyBlock and valBlock hold the member names and values (or
+	// elements) not yet handed out, for the same reason.
+	keyBlock []string
+	valBlock []*jsonValue
+	members  int // at most the document's members: the size of the first keyBlock
+	values   int // maxValues(src): the size of the first slab and valBlock
 }
 
-// newValue returns a fresh value of kind k from the slab.
+// maxValues bounds the number of values in a JSON document: every value
+// but the first is a member of an object or an element of an array, and a
+// non-empty object or array has one member or element more than commas.
+func maxValues(src []byte) int {
+	return 1 + bytes.Count(src, []byte(",")) + bytes.Count(src, []byte("{")) + bytes.Count(src, []byte("["))
+}
+
+// carve returns a copy of src taken from *block, which it refills when too
+// little is left: the first block holds first elements (up to 4096), later
+// ones 64, or len(src) if more. The copy's capacity is its length:
+// appending to it cannot reach the block.
+func carve[T any](block *[]T, src []T, first int) []T {
+	if len(*block) < len(src) {
+		size := 64
+		if *block == nil {
+			size = min(first, 4096)
+		}
+		*block = make([]T, max(size, len(src)))
+	}
+	out := (*block)[:len(src):len(src)]
+	copy(out, src)
+	*block = (*block)[len(src):]
+	return out
+}
+
+// newValue returns a fresh value of kind k from the slab. The first slab
+// holds as many values as the document can have (up to 512), so that a
+// tool's schema takes one allocation and wastes little; later ones hold 32.
 func (d *jsonDecoder) newValue(k jsonKind) *jsonValue {
 	if len(d.slab) == 0 {
-		d.slab = make([]jsonValue, 32)
+		n := 32
+		if d.slab == nil {
+			n = min(d.values, 512)
+		}
+		d.slab = make([]jsonValue, n)
 	}
 	v := &d.slab[0]
 	d.slab = d.slab[1:]
@@ -236,7 +276,7 @@ func (d *jsonDecoder) array(depth int) (*jsonValue, error) {
 		}
 		d.vals = append(d.vals, e)
 		if done, err := d.after(']', "an array element"); done || err != nil {
-			v.arr = slices.Clone(d.vals[start:])
+			v.arr = carve(&d.valBlock, d.vals[start:], d.values)
 			return v, err
 		}
 	}
@@ -309,7 +349,7 @@ func (d *jsonDecoder) object(depth int) (*jsonValue, error) {
 		d.keys = append(d.keys, key)
 		d.vals = append(d.vals, e)
 		if done, err := d.after('}', "an object member"); done || err != nil {
-			v.keys, v.vals = slices.Clone(d.keys[start:]), slices.Clone(d.vals[vstart:])
+			v.keys, v.vals = carve(&d.keyBlock, d.keys[start:], d.members), carve(&d.valBlock, d.vals[vstart:], d.values)
 			return v, err
 		}
 	}

@@ -23,6 +23,9 @@ func (c *compiler) flatten(s *jsonValue, ptr string) []*jsonValue {
 	default:
 		return []*jsonValue{newObject()}
 	}
+	if alreadyFlat(s) {
+		return []*jsonValue{s} // the clone below would change nothing
+	}
 	base := s.clone()
 	for _, k := range []string{"$ref", "allOf", "anyOf", "oneOf"} {
 		base.del(k)
@@ -103,6 +106,19 @@ func (c *compiler) flatten(s *jsonValue, ptr string) []*jsonValue {
 		out = next
 	}
 	return out
+}
+
+// alreadyFlat reports whether flatten would return s unchanged: an object
+// schema with none of the keywords it rewrites (most schemas of a tool's
+// arguments). Flat schemas are only read, so s itself stands for its copy.
+func alreadyFlat(s *jsonValue) bool {
+	for _, k := range s.keys {
+		switch k {
+		case "$ref", "allOf", "anyOf", "oneOf", "nullable", "dependentRequired", "dependentSchemas", "dependencies":
+			return false
+		}
+	}
+	return true
 }
 
 func (c *compiler) inlining(t *jsonValue) bool {

@@ -186,13 +186,11 @@ func numRange(lo *big.Int, loEx bool, hi *big.Int, hiEx bool, fracDigits int) *g
 // magnitude: non-negative decimals m with a <= m (< if aEx), m <= b (< if
 // bEx; b nil: unbounded), at most fracDigits fraction digits.
 func magnitude(a *big.Int, aEx bool, b *big.Int, bEx bool, fd int) *gnode {
-	digit := class(crange{'0', '9'})
+	digit := digitClass
 	var fracAny, fracZero, fracNonZero *gnode
 	switch {
 	case fd < 0:
-		fracAny = opt(seq(lit("."), plus(digit)))
-		fracZero = opt(seq(lit("."), plus(lit("0"))))
-		fracNonZero = seq(lit("."), star(lit("0")), class(crange{'1', '9'}), star(digit))
+		fracAny, fracZero, fracNonZero = anyFraction, zeroFraction, nonZeroFraction
 	case fd == 0:
 		fracAny, fracZero, fracNonZero = nEmpty, nEmpty, nNone
 	default:
@@ -200,7 +198,7 @@ func magnitude(a *big.Int, aEx bool, b *big.Int, bEx bool, fd int) *gnode {
 		fracZero = opt(seq(lit("."), rep(lit("0"), 1, fd)))
 		var nz []*gnode
 		for z := 0; z < fd; z++ {
-			nz = append(nz, seq(rep(lit("0"), z, z), class(crange{'1', '9'}), rep(digit, 0, fd-1-z)))
+			nz = append(nz, seq(rep(lit("0"), z, z), nonZeroDigitClass, rep(digit, 0, fd-1-z)))
 		}
 		fracNonZero = seq(lit("."), alt(nz...))
 	}
@@ -235,15 +233,23 @@ func magnitude(a *big.Int, aEx bool, b *big.Int, bEx bool, fd int) *gnode {
 	return alt(alts...)
 }
 
+// The fractions of magnitude with any number of digits: any, zero only, and
+// not zero. Nodes are immutable, so every compile shares them.
+var (
+	anyFraction     = opt(seq(lit("."), plus(digitClass)))
+	zeroFraction    = opt(seq(lit("."), plus(lit("0"))))
+	nonZeroFraction = seq(lit("."), star(lit("0")), nonZeroDigitClass, star(digitClass))
+)
+
 // intRange: the decimal integers in [lo, hi] (lo >= 0; hi nil: unbounded)
 // without leading zeros.
 func intRange(lo, hi *big.Int) *gnode {
 	los := lo.String()
-	digit := class(crange{'0', '9'})
+	digit := digitClass
 	var alts []*gnode
 	if hi == nil {
 		alts = append(alts, sameLen(los, strings.Repeat("9", len(los))))
-		alts = append(alts, seq(class(crange{'1', '9'}), rep(digit, len(los), -1)))
+		alts = append(alts, seq(nonZeroDigitClass, rep(digit, len(los), -1)))
 		return alt(alts...)
 	}
 	his := hi.String()
@@ -266,7 +272,7 @@ func sameLen(lo, hi string) *gnode {
 		return lit(lo)
 	}
 	n := len(lo)
-	digit := class(crange{'0', '9'})
+	digit := digitClass
 	if n == 1 {
 		return class(crange{rune(lo[0]), rune(hi[0])})
 	}

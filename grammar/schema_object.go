@@ -169,9 +169,10 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	if pp != nil && pp.kind != jsonObject {
 		pp = nil
 	}
-	var props []oprop
+	pv := s.get("properties")
+	props := make([]oprop, 0, len(pv.keysOrNil())+len(reqOrder))
 	declared := map[string]bool{}
-	if pv := s.get("properties"); pv != nil && pv.kind == jsonObject {
+	if pv != nil && pv.kind == jsonObject {
 		for i, k := range pv.keys {
 			if declared[k] {
 				continue
@@ -235,8 +236,8 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 			c.relaxf(ptr, "propertyNames", "names of undeclared properties are not checked against propertyNames")
 		}
 	}
-	var kvs []*gnode
-	var kept []oprop
+	kvs := make([]*gnode, 0, len(props))
+	kept := make([]oprop, 0, len(props))
 	allNames := make([]string, 0, len(props)) // declared names, including those that can never appear
 	for _, p := range props {
 		allNames = append(allNames, p.name)

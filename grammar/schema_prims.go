@@ -21,9 +21,10 @@ type prims struct {
 }
 
 var (
-	hexRanges  = []crange{{'0', '9'}, {'A', 'F'}, {'a', 'f'}}
-	rawChars   = []crange{{0x20, '!'}, {'#', '['}, {']', 0x10FFFF}} // not " \ or a control
-	digitClass = class(crange{'0', '9'})
+	hexRanges         = []crange{{'0', '9'}, {'A', 'F'}, {'a', 'f'}}
+	rawChars          = []crange{{0x20, '!'}, {'#', '['}, {']', 0x10FFFF}} // not " \ or a control
+	digitClass        = class(crange{'0', '9'})
+	nonZeroDigitClass = class(crange{'1', '9'})
 
 	jsonCharRule = buildJSONChar()
 	keyCharRule  = buildKeyChar()
@@ -91,7 +92,7 @@ func buildPrims(compactMode bool) *prims {
 		return s
 	}
 	p.str = &grule{hint: "string", body: seq(lit(`"`), star(ref(p.jsonChar)), lit(`"`))}
-	intPart := alt(lit("0"), seq(class(crange{'1', '9'}), star(digitClass)))
+	intPart := alt(lit("0"), seq(nonZeroDigitClass, star(digitClass)))
 	p.integer = &grule{hint: "integer", body: seq(opt(lit("-")), intPart)}
 	p.number = &grule{hint: "number", body: seq(opt(lit("-")), intPart,
 		opt(seq(lit("."), plus(digitClass))),

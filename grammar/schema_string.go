@@ -1,7 +1,7 @@
 package grammar
 
 import (
-	"fmt"
+	"encoding/binary"
 	"strings"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
@@ -92,8 +92,12 @@ func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
 // requires (", \, control characters), plus \/ for '/'.
 func (c *compiler) charsOf(rs []crange) *gnode {
 	rs = normRanges(rs)
-	key := fmt.Sprint(rs)
-	if n, ok := c.chars[key]; ok {
+	if len(rs) == 1 && rs[0].lo == rs[0].hi && rs[0].lo >= 0x20 && !strings.ContainsRune(`"\/`, rs[0].lo) {
+		return lit(string(rs[0].lo)) // one code point written raw: what the general case below gives
+	}
+	var keyBuf [64]byte
+	key := rangesKey(keyBuf[:0], rs)
+	if n, ok := c.chars[string(key)]; ok {
 		return n
 	}
 	var alts []*gnode
@@ -127,8 +131,17 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 	if c.chars == nil {
 		c.chars = map[string]*gnode{}
 	}
-	c.chars[key] = n
+	c.chars[string(key)] = n
 	return n
+}
+
+// rangesKey appends the ranges to dst as a map key: eight bytes a range.
+func rangesKey(dst []byte, rs []crange) []byte {
+	for _, r := range rs {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.lo))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.hi))
+	}
+	return dst
 }
 
 func inRanges(rs []crange, r rune) bool {

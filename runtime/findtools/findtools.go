@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
@@ -81,7 +82,9 @@ func ParseArguments(args json.RawMessage) (string, error) {
 	return q, nil
 }
 
-// CheckQuery refuses a blank query or one over MaxQueryBytes, wrapping
+// CheckQuery refuses a blank query, one over MaxQueryBytes, and one with
+// no letter or digit in it (`{`, `???`: nothing a search can match; a weak
+// model writing JSON into the query string does this), wrapping
 // ErrArguments. ParseArguments calls it; a facade that receives the query
 // another way (the turn envelope's find_tools action) calls it itself.
 func CheckQuery(q string) error {
@@ -90,6 +93,8 @@ func CheckQuery(q string) error {
 		return fmt.Errorf("%w: query is empty", ErrArguments)
 	case len(q) > MaxQueryBytes:
 		return fmt.Errorf("%w: query is %d bytes, at most %d are allowed", ErrArguments, len(q), MaxQueryBytes)
+	case !strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }):
+		return fmt.Errorf("%w: query has no words: describe the tool you need in words", ErrArguments)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/runtime/findtools"
@@ -42,6 +43,11 @@ func TestParseArguments(t *testing.T) {
 		{`{"query":"` + long[:findtools.MaxQueryBytes] + `"}`, long[:findtools.MaxQueryBytes], true},
 		{`{"query":"` + long + `"}`, "", false},
 		{`{"query":"  "}`, "", false},
+		{`{"query":"{"}`, "", false},
+		{`{"query":"?! -- ..."}`, "", false},
+		{`{"query":"ÅÄÖ"}`, "ÅÄÖ", true},
+		{`{"query":"转账"}`, "转账", true},
+		{`{"query":"42"}`, "42", true},
 		{`{"query":""}`, "", false},
 		{`{}`, "", false},
 		{`{"query":null}`, "", false},
@@ -185,7 +191,7 @@ func FuzzParseArguments(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(q) == "" || len(q) > findtools.MaxQueryBytes {
+		if strings.TrimSpace(q) == "" || len(q) > findtools.MaxQueryBytes || !strings.ContainsFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			t.Fatalf("ParseArguments(%q) accepted the query %q", in, q)
 		}
 		var v map[string]json.RawMessage
