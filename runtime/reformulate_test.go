@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/llm/scripted"
@@ -23,11 +24,7 @@ import (
 
 func realCatalog(t *testing.T) *tools.Snapshot {
 	t.Helper()
-	reg := tools.NewRegistry()
-	if err := reg.Add(realMCPTools(t)...); err != nil {
-		t.Fatal(err)
-	}
-	return reg.Snapshot()
+	return catalogtest.Registry(t, realMCPTools(t)...).Snapshot()
 }
 
 func reformulating(t *testing.T, r discovery.Reformulator, log discovery.Log) *discovery.Discoverer {

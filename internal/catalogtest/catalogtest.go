@@ -1,5 +1,6 @@
-// Package catalogtest loads catalog files into a snapshot, for the tests and
-// benchmarks that rank, lint or evaluate tools without running them.
+// Package catalogtest builds the registries and snapshots that tests and
+// benchmarks start from: from catalog files, for those that rank, lint or
+// evaluate tools without running them, or from tools they declare.
 package catalogtest
 
 import (
@@ -18,9 +19,16 @@ func Snapshot(tb testing.TB, specs ...string) *tools.Snapshot {
 	if err != nil {
 		tb.Fatalf("load catalogs: %v", err)
 	}
+	return Registry(tb, ts...).Snapshot()
+}
+
+// Registry returns a new registry holding ts. A tool the registry refuses
+// fails tb.
+func Registry(tb testing.TB, ts ...tools.Tool) *tools.Registry {
+	tb.Helper()
 	reg := tools.NewRegistry()
 	if err := reg.Add(ts...); err != nil {
 		tb.Fatal(err)
 	}
-	return reg.Snapshot()
+	return reg
 }

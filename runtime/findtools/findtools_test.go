@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -17,20 +18,16 @@ import (
 // an admin-only refund tool.
 func catalog(t *testing.T) *tools.Registry {
 	t.Helper()
-	reg := tools.NewRegistry()
 	add := func(id, summary string, scopes ...string) tools.Tool {
 		return tools.Tool{ID: id, Card: tools.Card{Name: id[strings.Index(id, "/")+1:], Summary: summary, Scopes: scopes},
 			InputSchema: json.RawMessage(`{"type":"object"}`)}
 	}
-	if err := reg.Add(
+	return catalogtest.Registry(t,
 		add("github/create_issue", "Open a new issue in a GitHub repository"),
 		add("gitlab/create_issue", "Open a new issue in a GitLab project"),
 		add("bank/get_balance", "Show the current balance of a bank account", "accounts:read"),
 		add("bank/issue_full_refund", "Refund a whole transaction to the customer", "billing:admin"),
-	); err != nil {
-		t.Fatal(err)
-	}
-	return reg
+	)
 }
 
 var teller = tools.Principal{ID: "teller", Tenant: "acme", Scopes: []string{"accounts:read"}}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/tools"
@@ -19,17 +20,14 @@ import (
 
 func noopGateway(b *testing.B) *gateway.Gateway {
 	b.Helper()
-	reg := tools.NewRegistry()
 	noop := func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"ok":true}`), nil
 	}
-	if err := reg.Add(
+	reg := catalogtest.Registry(b,
 		tools.Tool{ID: "bench/noop", Card: tools.Card{Name: "noop", Scopes: []string{"bench:run"}},
 			InputSchema: json.RawMessage(transferSchema), Handler: noop},
 		tools.Tool{ID: "bench/bare", Card: tools.Card{Name: "bare", Scopes: []string{"bench:run"}}, Handler: noop},
-	); err != nil {
-		b.Fatal(err)
-	}
+	)
 	g, err := gateway.New(reg, memstore.New(), &gateway.Options{Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -50,7 +51,7 @@ func syntheticCatalog(tb testing.TB, n int) *tools.Snapshot {
 		}
 		ts = append(ts, t)
 	}
-	return registry(tb, ts...).Snapshot()
+	return catalogtest.Registry(tb, ts...).Snapshot()
 }
 
 var (

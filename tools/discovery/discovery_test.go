@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -24,15 +25,6 @@ func newDiscoverer(tb testing.TB, opts *discovery.Options) *discovery.Discoverer
 		tb.Fatal(err)
 	}
 	return d
-}
-
-func registry(tb testing.TB, ts ...tools.Tool) *tools.Registry {
-	tb.Helper()
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		tb.Fatal(err)
-	}
-	return reg
 }
 
 func tool(id, summary string, scopes ...string) tools.Tool {
@@ -76,7 +68,7 @@ func TestShortlistNeverReturnsUnauthorized(t *testing.T) {
 			tl.InputSchema = json.RawMessage(`{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"},"url":{"type":"string","format":"uri"}}}`)
 			ts = append(ts, tl)
 		}
-		snap := registry(t, ts...).Snapshot()
+		snap := catalogtest.Registry(t, ts...).Snapshot()
 		d := newDiscoverer(t, &discovery.Options{ReformulateBelow: 0.9}) // reformulate often: that path too
 		var qs []discovery.Query
 		for range 20 {
@@ -111,7 +103,7 @@ func TestShortlistNeverReturnsUnauthorized(t *testing.T) {
 }
 
 func TestShortlistRanksAndCountsTokens(t *testing.T) {
-	reg := registry(t,
+	reg := catalogtest.Registry(t,
 		tool("bank/get_balance", "Show the balance of an account", "accounts:read"),
 		tool("bank/transfer_funds", "Move money from one account to another", "payments:write"),
 		tool("bank/issue_full_refund", "Refund a transaction in full", "billing:admin"),
@@ -159,7 +151,7 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 	b.InputSchema = schema(`"invoice":{"type":"string","pattern":"^INV-[0-9]{4}$"}`)
 	c := tool("web/open_page", "Look up a customer record")
 	c.InputSchema = schema(`"target":{"type":"string","format":"uri"}`)
-	snap := registry(t, a, b, c).Snapshot()
+	snap := catalogtest.Registry(t, a, b, c).Snapshot()
 	d := newDiscoverer(t, nil)
 	for _, tc := range []struct{ query, want string }{
 		{"look up customer record ACC-12345", "crm/get_account"},
@@ -180,7 +172,7 @@ func TestNotForIsNeverPositiveEvidence(t *testing.T) {
 	track := tool("ship/track_package", "Show where a parcel is now")
 	delay := tool("ship/report_delay", "Report a late delivery to the carrier")
 	delay.Card.NotFor = "checking where a parcel is now; use track_package"
-	snap := registry(t, track, delay).Snapshot()
+	snap := catalogtest.Registry(t, track, delay).Snapshot()
 	d := newDiscoverer(t, &discovery.Options{NoDense: true})
 	sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: "where is my parcel now"})
 	if err != nil {
@@ -192,7 +184,7 @@ func TestNotForIsNeverPositiveEvidence(t *testing.T) {
 }
 
 func TestIndexFollowsTheRegistry(t *testing.T) {
-	reg := registry(t, tool("a/alpha", "convert currency amounts"), tool("a/beta", "forecast the weather"))
+	reg := catalogtest.Registry(t, tool("a/alpha", "convert currency amounts"), tool("a/beta", "forecast the weather"))
 	d := newDiscoverer(t, nil)
 	ctx := context.Background()
 	x1, err := d.Index(ctx, reg.Snapshot())
@@ -251,7 +243,7 @@ type fixedReformulator struct{ to string }
 func (f fixedReformulator) Reformulate(context.Context, string) (string, error) { return f.to, nil }
 
 func TestLogAndMetrics(t *testing.T) {
-	snap := registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
+	snap := catalogtest.Registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
 	var buf bytes.Buffer
 	reg := prometheus.NewRegistry()
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -319,7 +311,7 @@ func (brokenEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 }
 
 func TestEmbedderErrors(t *testing.T) {
-	snap := registry(t, tool("a/x", "something")).Snapshot()
+	snap := catalogtest.Registry(t, tool("a/x", "something")).Snapshot()
 	d := newDiscoverer(t, &discovery.Options{Embedder: brokenEmbedder{}})
 	_, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: "something"})
 	if !errors.Is(err, discovery.ErrEmbedder) {
@@ -352,7 +344,7 @@ func TestReadQueries(t *testing.T) {
 }
 
 func TestEvaluateSemantics(t *testing.T) {
-	snap := registry(t,
+	snap := catalogtest.Registry(t,
 		tool("gh/create_issue", "Create a new issue in a repository"),
 		tool("gl/create_issue", "Create a new issue in a project"),
 		tool("bank/transfer", "Transfer money between accounts", "payments:write"),
@@ -401,7 +393,7 @@ func ExampleDiscoverer_Shortlist() {
 // TestConcurrentShortlistsWhileTheRegistryChanges runs queries from several
 // goroutines while tools are added and removed (run it with -race).
 func TestConcurrentShortlistsWhileTheRegistryChanges(t *testing.T) {
-	reg := registry(t, tool("a/convert_currency", "Convert an amount between currencies"), tool("a/weather", "Forecast the weather"))
+	reg := catalogtest.Registry(t, tool("a/convert_currency", "Convert an amount between currencies"), tool("a/weather", "Forecast the weather"))
 	d := newDiscoverer(t, nil)
 	done := make(chan struct{})
 	errs := make(chan error, 4)

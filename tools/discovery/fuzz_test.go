@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -55,7 +56,7 @@ func FuzzShortlist(f *testing.F) {
 	}
 	a := tool("bank/get_account", "Look up an account", "accounts:read")
 	a.InputSchema = []byte(`{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}}}`)
-	snap := registry(f, a, tool("bank/refund", "Refund a payment", "billing:admin"), tool("web/open", "Open a web page")).Snapshot()
+	snap := catalogtest.Registry(f, a, tool("bank/refund", "Refund a payment", "billing:admin"), tool("web/open", "Open a web page")).Snapshot()
 	view := snap.Authorize(tools.Principal{ID: "u", Tenant: "t", Scopes: []string{"accounts:read"}})
 	d := newDiscoverer(f, &discovery.Options{ReformulateBelow: 0.9})
 	f.Fuzz(func(t *testing.T, q string) {

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func limitSetup(tb testing.TB, limit int) (*discovery.Discoverer, *tools.View) {
 	tb.Helper()
-	snap := registry(tb, tool("fs/read_file", "Read a file"), tool("fs/write_file", "Write a file"), tool("web/open", "Open a web page")).Snapshot()
+	snap := catalogtest.Registry(tb, tool("fs/read_file", "Read a file"), tool("fs/write_file", "Write a file"), tool("web/open", "Open a web page")).Snapshot()
 	return newDiscoverer(tb, &discovery.Options{MaxQueryBytes: limit}), snap.Authorize(tools.Principal{ID: "u", Tenant: "t"})
 }
 

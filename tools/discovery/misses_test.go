@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -65,7 +66,7 @@ func TestMisses(t *testing.T) {
 func TestRecordOutcomeNamesOnlyAuthorizedTools(t *testing.T) {
 	var buf bytes.Buffer
 	d := newDiscoverer(t, &discovery.Options{Log: discovery.NewJSONLog(&buf), Clock: func() time.Time { return time.Unix(0, 0) }})
-	snap := registry(t, tool("bank/get_balance", "Get the balance", "accounts:read"), tool("bank/refund", "Refund a payment", "billing:admin")).Snapshot()
+	snap := catalogtest.Registry(t, tool("bank/get_balance", "Get the balance", "accounts:read"), tool("bank/refund", "Refund a payment", "billing:admin")).Snapshot()
 	view := snap.Authorize(tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"accounts:read"}})
 	ctx := context.Background()
 	d.RecordOutcome(ctx, view, discovery.Outcome{Session: "s", Source: discovery.SourceCall, Tools: []string{"bank/refund"}})
@@ -103,7 +104,7 @@ func TestSQLLogEntriesRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	_, log := openSQLLog(t)
 	d := newDiscoverer(t, &discovery.Options{Log: log})
-	snap := registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
+	snap := catalogtest.Registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
 	view := snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"})
 	if _, err := d.Shortlist(ctx, view, discovery.Request{Query: "email the invoice", K: 1, Session: "s9", Source: discovery.SourceTurn}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -37,7 +38,7 @@ func TestSQLLogRecordsQueries(t *testing.T) {
 	}
 	clock := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	d := newDiscoverer(t, &discovery.Options{Log: log, Clock: func() time.Time { return clock }})
-	snap := registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
+	snap := catalogtest.Registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
 	for _, q := range []string{"email the invoice", "refund my payment"} {
 		if _, err := d.Shortlist(ctx, snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"}), discovery.Request{Query: q}); err != nil {
 			t.Fatal(err)
