@@ -22,26 +22,19 @@ type weatherOut struct {
 	Sky  string `json:"sky"`
 }
 
-// weatherRegistry holds the one tool of the example (and of the runtime's
-// trace test): the weather of a city, always clear.
-func weatherRegistry() (*tools.Registry, error) {
+// Example builds an agent from a registry, a discoverer, a gateway and a
+// model (here a scripted one, as a test of your own agent would), and runs
+// one turn: the model calls the tool through the gateway, then answers.
+func Example() {
 	weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
 		func(_ context.Context, in weatherIn) (weatherOut, error) {
 			return weatherOut{City: in.City, Sky: "clear"}, nil
 		})
 	if err != nil {
-		return nil, err
+		log.Fatal(err)
 	}
 	reg := tools.NewRegistry()
-	return reg, reg.Add(weather)
-}
-
-// Example builds an agent from a registry, a discoverer, a gateway and a
-// model (here a scripted one, as a test of your own agent would), and runs
-// one turn: the model calls the tool through the gateway, then answers.
-func Example() {
-	reg, err := weatherRegistry()
-	if err != nil {
+	if err := reg.Add(weather); err != nil {
 		log.Fatal(err)
 	}
 	gw, err := gateway.New(reg, memstore.New(), nil)

@@ -24,8 +24,15 @@ func TestSpanTree(t *testing.T) {
 	for _, content := range []bool{false, true} {
 		rec := tracetest.NewSpanRecorder()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		reg, err := weatherRegistry()
+		weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
+			func(_ context.Context, in weatherIn) (weatherOut, error) {
+				return weatherOut{City: in.City, Sky: "clear"}, nil
+			})
 		if err != nil {
+			t.Fatal(err)
+		}
+		reg := tools.NewRegistry()
+		if err := reg.Add(weather); err != nil {
 			t.Fatal(err)
 		}
 		gw, disc := runtimetest.Stack(t, reg, &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
