@@ -151,6 +151,7 @@ type conformanceResult struct {
 	Envelopes    int // valid answer or find_tools envelopes
 	Truncated    int // cut off at the token budget
 	TimedOut     int // no reply within genTimeout: the machine's speed, not the promise
+	EngineErrors int // the engine failed the request (no reply to check): counted, logged, not the promise
 	Invalid      int // complete but unparsable or invalid: the promise broken
 	Relaxed      int // invalid only in what the grammar reported as relaxed
 	Seconds      float64
@@ -192,8 +193,8 @@ func conformance(t *testing.T, engine string, b llm.Backend, mode llm.Mode, half
 		generate(t, b, mode, ts[pick(i, n, len(ts), half)], &res)
 	}
 	res.Seconds = time.Since(start).Seconds()
-	t.Logf("%s %s: %d generations in %.0f s: %d valid calls, %d valid answer/find_tools envelopes, %d truncated, %d timed out, %d invalid, %d invalid only where relaxed; %d tokens generated",
-		engine, mode, res.Generations, res.Seconds, res.Calls, res.Envelopes, res.Truncated, res.TimedOut, res.Invalid, res.Relaxed, res.TokensOut)
+	t.Logf("%s %s: %d generations in %.0f s: %d valid calls, %d valid answer/find_tools envelopes, %d truncated, %d timed out, %d engine errors, %d invalid, %d invalid only where relaxed; %d tokens generated",
+		engine, mode, res.Generations, res.Seconds, res.Calls, res.Envelopes, res.Truncated, res.TimedOut, res.EngineErrors, res.Invalid, res.Relaxed, res.TokensOut)
 	if dir := os.Getenv("TOOLGATE_LIVE_REPORT"); dir != "" {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "conformance-"+engine+".json"), data, 0o644); err != nil {
@@ -270,7 +271,14 @@ func generate(t *testing.T, b llm.Backend, mode llm.Mode, tl liveTool, res *conf
 		t.Logf("%s: no reply within %s (counted as timed out): %v", tl.id, genTimeout, err)
 		return
 	case err != nil:
-		t.Fatalf("%s: Chat: %v", tl.id, err)
+		// Measured in CI on 2026-12-01: Ollama answered one non-streaming
+		// request (gitlab get_file_contents) with one partial message,
+		// "done": false, and closed it, every time. No reply, so nothing
+		// the constraint promised can be checked: counted and reported.
+		res.EngineErrors++
+		res.Failures = append(res.Failures, tl.id+": engine error: "+err.Error())
+		t.Logf("ENGINE ERROR (counted): %s: Chat: %v", tl.id, err)
+		return
 	}
 	if resp.Action != llm.ActionCall {
 		res.Envelopes++
