@@ -10,7 +10,11 @@
 // as text cuts the reply wherever the model happens to write it. A chat
 // template's "<|user|>" written inside an answer's JSON string cut
 // TinyLlama's reply to `{"action":"answer","text": "`, which no repair can
-// fix at temperature 0. In llm.ModeNative it carries
+// fix at temperature 0. A reply that Ollama ends without its final message
+// (its server stops a generation that repeats one token more than 30 times
+// and answers with the text so far and "done": false) is a truncated
+// *llm.OutputError, repaired like one cut off at the token limit. In
+// llm.ModeNative it carries
 // the shortlist as `tools` and reads `message.tool_calls`; Ollama does not
 // enforce tool schemas (and its tool type keeps only type, description,
 // enum, items, properties, required and anyOf of each parameter), so use
@@ -162,7 +166,22 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("ollama: chat: %w", ctx.Err())
 		}
-		return nil, errors.New("ollama: chat: the response ended before its final (done) message")
+		if content.Len() == 0 {
+			return nil, errors.New("ollama: chat: the response ended before its final (done) message")
+		}
+		// Ollama's server stops a generation that repeats one token
+		// (spaces trimmed) more than 30 times in a row without sending its
+		// final message (llm/server.go, "token repeat limit reached"), and
+		// then answers a non-streaming request with the text so far and
+		// "done": false. A weak model looping inside a free string under
+		// `format` does that. The reply is cut off, as at the token limit,
+		// and is repaired the same way (CheckedBackend asks again under a
+		// tighter constraint).
+		raw := content.String()
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: raw}, Raw: raw,
+				FinishReason: llm.FinishLength},
+			&llm.OutputError{Problem: llm.ProblemTruncated, Raw: raw,
+				Reason: "the reply was cut off before it was complete (the engine stopped it, as it does when a reply repeats itself); reply again, shorter"}
 	}
 	resp := &llm.Response{
 		Message: llm.Message{Role: llm.RoleAssistant, Content: content.String(), ToolCalls: calls},

@@ -447,6 +447,36 @@ func TestMidStreamError(t *testing.T) {
 	}
 }
 
+// TestStoppedWithoutDone: Ollama's server answers a generation it stopped
+// itself (a token repeated more than 30 times) with the text so far and
+// "done": false, streaming or not. That is a truncated reply, repaired as
+// one, not a transport error.
+func TestStoppedWithoutDone(t *testing.T) {
+	const partial = `{"action":"answer","text":"main main main main`
+	for _, stream := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			msg, _ := json.Marshal(map[string]any{"model": "m", "created_at": "2025-07-07T20:22:19Z",
+				"message": map[string]any{"role": "assistant", "content": partial}, "done": false})
+			w.Write(append(msg, '\n'))
+		}))
+		b, _ := ollama.New("m", &ollama.Options{BaseURL: srv.URL})
+		req := backendtest.Request(llm.ModeEnvelope)
+		if stream {
+			req.OnDelta = func(string) {}
+		}
+		resp, err := b.Chat(context.Background(), req)
+		srv.Close()
+		var oe *llm.OutputError
+		if !errors.As(err, &oe) || oe.Problem != llm.ProblemTruncated {
+			t.Fatalf("stream %v: Chat error = %v, want a truncated *llm.OutputError", stream, err)
+		}
+		if oe.Raw != partial || resp == nil || resp.Raw != partial || resp.Action != "" {
+			t.Errorf("stream %v: Raw %q, response %+v: want the partial text kept for the audit and nothing to act on", stream, oe.Raw, resp)
+		}
+	}
+}
+
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
 		f := newFake(t, backendtest.Reply{})
