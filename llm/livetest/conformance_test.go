@@ -50,8 +50,8 @@ const genTimeout = 3 * time.Minute
 // parse as the envelope and, when it is a call, validate against the
 // tool's JSON Schema. A reply cut off at the token budget is counted and
 // reported, not failed: the budget is an estimate, and a weak model may
-// repeat within the schema's bounds. The two engines run at once
-// (.ci/engines gives llama-server one generation thread and Ollama two).
+// repeat within the schema's bounds. The two engines run at once: each
+// generates on one thread (.ci/engines), so on two cores neither waits.
 func TestLiveConformance(t *testing.T) {
 	t.Run("llama.cpp/grammar", func(t *testing.T) {
 		t.Parallel()
