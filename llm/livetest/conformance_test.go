@@ -151,7 +151,7 @@ type conformanceResult struct {
 	Envelopes    int // valid answer or find_tools envelopes
 	Truncated    int // cut off at the token budget, or stopped by the engine as it repeated itself
 	TimedOut     int // no reply within genTimeout: the machine's speed, not the promise
-	EngineErrors int // the engine failed the request (no reply to check): counted, logged, not the promise
+	EngineErrors int // the engine failed the request (no reply to check): counted, and the test fails
 	Invalid      int // complete but unparsable or invalid: the promise broken
 	Relaxed      int // invalid only in what the grammar reported as relaxed
 	Seconds      float64
@@ -274,14 +274,15 @@ func generate(t *testing.T, b llm.Backend, mode llm.Mode, tl liveTool, res *conf
 		t.Logf("%s: no reply within %s (counted as timed out): %v", tl.id, genTimeout, err)
 		return
 	case err != nil:
-		// The engine failed the request: no reply, so nothing the
-		// constraint promised can be checked: counted and reported. (The
-		// one seen in CI, Ollama's partial "done": false reply for gitlab
-		// get_file_contents, was its repeat limit; it is a truncated reply
-		// now.)
+		// The engine failed the request: no reply to check. It fails the
+		// test (the run goes on, so the report still counts the rest): the
+		// one such failure seen in CI, Ollama's partial "done": false
+		// reply for gitlab get_file_contents, was its repeat limit, which
+		// the backend now reports as a truncated reply, so an engine error
+		// here is something new to diagnose.
 		res.EngineErrors++
 		res.Failures = append(res.Failures, tl.id+": engine error: "+err.Error())
-		t.Logf("ENGINE ERROR (counted): %s: Chat: %v", tl.id, err)
+		t.Errorf("ENGINE ERROR: %s: Chat: %v", tl.id, err)
 		return
 	}
 	if resp.Action != llm.ActionCall {
