@@ -332,7 +332,7 @@ type AuditLog interface {
 // AuditedRecorder is an optional interface of a Store that keeps the
 // records and the audit log together and can write a completion and the
 // call's audit entry in one atomic step (sqlitestore: one group-committed
-// transaction). When the gateway's records and audit log are one such
+// transaction; redisstore: one script; pgstore: one statement). When the gateway's records and audit log are one such
 // store, it records a completed call with CompleteAudited instead of
 // Complete followed by AppendAudit, so the call waits for one durable
 // write instead of two in a row.

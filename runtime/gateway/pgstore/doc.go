@@ -11,7 +11,11 @@
 // Atomicity: a claim of a free slot is one INSERT … ON CONFLICT DO NOTHING
 // (of many concurrent claims, in one process or many, exactly one inserts);
 // a claim of a taken slot locks its row (SELECT … FOR UPDATE) and decides in
-// that transaction. Completions, uncertain marks and releases are single
+// that transaction. A completion and its call's audit entry
+// (CompleteAudited, gateway.AuditedRecorder) are one statement: the fenced
+// UPDATE in a WITH clause and an INSERT of the entry that reads its result,
+// so the entry lands exactly when the completion does, in one commit.
+// Completions, uncertain marks and releases are single
 // UPDATE/DELETE statements whose WHERE clause is the fence (in progress,
 // same token, live lease). An approval's creation and grant, and a token
 // take (refill, take, report) are single upserts/updates on one row. Every
