@@ -27,21 +27,27 @@ import (
 // formatting switches to exponents above 1e14.
 var claimScript = redis.NewScript(`
 local function next_token()
-  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[15]) end
-  return string.format('%d', redis.call('INCR', KEYS[2]))
+  -- INCR creates a missing counter at 1; seeding it then gives seed + 1,
+  -- what SET seed and INCR gave, one command fewer when it exists.
+  local t = redis.call('INCR', KEYS[2])
+  if t == 1 then t = redis.call('INCRBY', KEYS[2], ARGV[15]) end
+  return string.format('%d', t)
 end
 local rec = KEYS[1]
+-- Every record has its key field (the HSETs below write it), so a missing
+-- key is a missing record.
+local cur = redis.call('HMGET', rec, 'key', 'state', 'lease', 'expires')
 -- A record written before the slot held its principal moves to its
 -- principal's slot the first time that principal claims the slot again.
-if redis.call('EXISTS', rec) == 0 and redis.call('HGET', KEYS[5], 'principal') == ARGV[4] then
+if not cur[1] and redis.call('HGET', KEYS[5], 'principal') == ARGV[4] then
   local k = redis.call('HGET', KEYS[5], 'key')
   local sc = redis.call('ZSCORE', KEYS[3], KEYS[5])
   redis.call('RENAME', KEYS[5], rec)
   redis.call('ZREM', KEYS[3], KEYS[5])
   if sc then redis.call('ZADD', KEYS[3], sc, rec) end
   if k and redis.call('GET', ARGV[14] .. k) == KEYS[5] then redis.call('SET', ARGV[14] .. k, rec, 'KEEPTTL') end
+  cur = redis.call('HMGET', rec, 'key', 'state', 'lease', 'expires')
 end
-local cur = redis.call('HMGET', rec, 'key', 'state', 'lease', 'expires')
 if cur[1] and cur[4] <= ARGV[1] then
   redis.call('DEL', rec, ARGV[14] .. cur[1])
   redis.call('ZREM', KEYS[3], rec)
@@ -86,8 +92,11 @@ var completeScript = redis.NewScript(fence + complete + "return 1\n")
 
 const complete = `
 redis.call('HDEL', KEYS[1], 'value', 'derr')
-redis.call('HSET', KEYS[1], 'state', 'done', 'reason', '', 'updated', ARGV[2], 'expires', ARGV[3])
-if ARGV[6] ~= 'none' then redis.call('HSET', KEYS[1], ARGV[6], ARGV[7]) end
+if ARGV[6] == 'none' then
+  redis.call('HSET', KEYS[1], 'state', 'done', 'reason', '', 'updated', ARGV[2], 'expires', ARGV[3])
+else
+  redis.call('HSET', KEYS[1], 'state', 'done', 'reason', '', 'updated', ARGV[2], 'expires', ARGV[3], ARGV[6], ARGV[7])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', ARGV[8] .. cur[4], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1])
