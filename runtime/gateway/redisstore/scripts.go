@@ -90,8 +90,11 @@ if cur[1] ~= 'in_progress' or cur[2] ~= ARGV[1] or cur[3] <= ARGV[2] then return
 // derr or none), payload, key-index prefix.
 var completeScript = redis.NewScript(fence + complete + "return 1\n")
 
+// complete writes the outcome of a record the fence found in progress. An
+// in-progress record holds no value or derr field: a fresh claim writes a
+// new hash, and a takeover deletes both (every version of claimScript
+// has), so nothing of an earlier outcome needs deleting here.
 const complete = `
-redis.call('HDEL', KEYS[1], 'value', 'derr')
 if ARGV[6] == 'none' then
   redis.call('HSET', KEYS[1], 'state', 'done', 'reason', '', 'updated', ARGV[2], 'expires', ARGV[3])
 else
