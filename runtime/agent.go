@@ -92,6 +92,26 @@ type Options struct {
 	// progressive. Zero means 32,768 and 0.25.
 	ContextTokens int
 	MaxToolShare  float64
+	// FitContext makes every request fit ContextTokens: its prompt (the
+	// system prompt, the tool definitions and the conversation, as
+	// CountTokens estimates them) plus room for the reply (its token
+	// budget, at most a quarter of ContextTokens). When a
+	// request would not fit, the oldest whole turns of the conversation
+	// are left out of it (Session.History keeps them; EventTrimmed reports
+	// it), and when the current turn alone does not fit, Run returns an
+	// error wrapping ErrContextOverflow without calling the model: an
+	// engine would refuse the request (llama-server's "exceeds the
+	// available context size") or drop messages itself (Ollama), without
+	// regard for which call a tool result answers. Off by default, since ContextTokens' default is a guess, not
+	// the model's size: set ContextTokens to the window the model is
+	// served with (llama-server's -c, Ollama's num_ctx) with it.
+	FitContext bool
+	// CountTokens estimates a text's tokens for FitContext. Nil means
+	// OpenAI's o200k encoding, which counts fewer tokens than the
+	// tokenizers of smaller vocabularies (Llama 2's 32,000 words count
+	// about a third more on English JSON): give the model's own count, or
+	// leave that margin in ContextTokens.
+	CountTokens func(text string) int
 	// MaxSteps bounds the model calls of one Run. Zero means 8.
 	MaxSteps int
 	// MaxLoaded bounds the tools found through find_tools that stay in the
@@ -175,6 +195,12 @@ func backendName(b llm.Backend) string {
 	}
 	return "llm"
 }
+
+// ErrContextOverflow is wrapped by Run's error when Options.FitContext is
+// on and the current turn (its input, the steps so far and their tool
+// results), with the system prompt, the tool definitions and the reply's
+// budget, does not fit Options.ContextTokens.
+var ErrContextOverflow = errors.New("runtime: the request does not fit the model's context")
 
 // ErrOptions is wrapped by New for an invalid argument or option.
 var ErrOptions = errors.New("runtime: invalid options")
@@ -293,6 +319,11 @@ func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *
 		s.actor, s.taint = opts.Actor, opts.Taint
 		s.step = opts.Step
 		s.messages = append(s.messages, opts.History...)
+		for i, m := range s.messages {
+			if isTurnStart(m) {
+				s.turns = append(s.turns, i)
+			}
+		}
 	}
 	return s
 }

@@ -17,6 +17,10 @@ const (
 	EventShortlist EventKind = "shortlist"
 	// EventConstraint: the compiled constraint sent with the request.
 	EventConstraint EventKind = "constraint"
+	// EventTrimmed: with Options.FitContext, the request leaves out the
+	// conversation's oldest turns to fit Options.ContextTokens (Omitted,
+	// PromptTokens, ReplyTokens).
+	EventTrimmed EventKind = "trimmed"
 	// EventRequest: the request is about to go to the model (PromptBytes,
 	// PrefixBytes).
 	EventRequest EventKind = "request"
@@ -51,6 +55,13 @@ type Event struct {
 	Constraint  llm.Constraint
 	Excluded    []string // tools left out because their schema did not compile
 	Relaxations []string // constraints the grammar could not express (the gateway checks them)
+
+	// EventTrimmed: the messages of the conversation left out of this
+	// request and of every later one (the oldest whole turns), and the
+	// estimated tokens of the prompt sent and of the reply's budget.
+	Omitted      int
+	PromptTokens int
+	ReplyTokens  int
 
 	// EventRequest: the prompt's size and how many of its leading bytes
 	// equal the previous request's of the session (0 for the first), over

@@ -43,6 +43,12 @@ type Session struct {
 	// ones introduced in the conversation since (envelope modes, see announce).
 	promptNames, announced []string
 	deferred               deferredState // Options.Deferred
+	// Options.FitContext (context.go): the first message of the
+	// conversation requests still send, where each turn starts, and each
+	// message's estimated tokens, counted once.
+	from      int
+	turns     []int
+	msgTokens []int
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
@@ -104,6 +110,7 @@ func (s *Session) Run(ctx context.Context, input string) (turn *Turn, err error)
 	ctx, span := s.agent.startTurn(ctx, s)
 	turn = &Turn{}
 	defer func() { s.agent.endTurn(span, turn, err) }()
+	s.turns = append(s.turns, len(s.messages))
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: input})
 	for range s.agent.opts.MaxSteps {
 		s.step++
@@ -156,6 +163,9 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		if err := s.deferTools(step, view, nm, comp, req); err != nil {
 			return false, err
 		}
+	}
+	if err := s.fit(ctx, step, view, comp, req); err != nil {
+		return false, fmt.Errorf("runtime: step %d: %w", step, err)
 	}
 	s.notePrompt(step, req)
 	cctx, span := a.startChat(ctx, step, req)
@@ -254,7 +264,8 @@ func (a *Agent) normalize(view *tools.View, id string, args json.RawMessage) jso
 	return args
 }
 
-// requestMessages is the system prompt followed by the conversation. The
+// requestMessages is the system prompt followed by the conversation (from
+// s.from: Options.FitContext may have left its oldest turns out). The
 // system prompt names only the authorized tool groups of the view.
 func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Message {
 	var sys strings.Builder
@@ -268,9 +279,9 @@ func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Messag
 		sys.WriteString(strings.Join(view.Groups(), ", "))
 		sys.WriteString(".")
 	}
-	msgs := make([]llm.Message, 0, len(s.messages)+1)
+	msgs := make([]llm.Message, 0, len(s.messages)-s.from+1)
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: sys.String()})
-	return append(msgs, s.messages...)
+	return append(msgs, s.messages[s.from:]...)
 }
 
 // toolResult appends a call's result to the conversation: a tool message

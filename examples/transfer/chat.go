@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/anthropic"
 	"github.com/toolgate/toolgate/llm/ollama"
@@ -74,6 +75,11 @@ type chatConfig struct {
 	// strictSchemas is set by chatBackend for the OpenAI API, whose
 	// response_format needs every schema in strict form.
 	strictSchemas bool
+	// contextTokens is set by chatBackend for a llama.cpp server: the
+	// window its /props reports, so the runtime leaves the oldest turns
+	// out of a request that would not fit (runtime.Options.FitContext,
+	// counting with smallVocabTokens).
+	contextTokens int
 }
 
 // multiFlag is a repeatable string flag.
@@ -251,6 +257,7 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 				// llama.cpp: the GBNF constrains a weak local model, and
 				// its server names the model it loaded.
 				mode, opts.LegacyMaxTokens = llm.ModeGrammar, true
+				cfg.contextTokens = props.ContextSize
 				if cfg.model == "" {
 					cfg.model = "llama.cpp " + path.Base(props.ModelPath)
 				}
@@ -277,6 +284,18 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 		}
 	}
 	return scripted.New(replies, nil), chatMode(cfg.mode, llm.ModeEnvelope), nil
+}
+
+// smallVocabTokens is the runtime's token estimate for a llama.cpp
+// server's model: the o200k count and a third more, about what a
+// 32,000-word vocabulary such as Llama 2's (TinyLlama's) takes for the
+// same prompt (docs/benchmarks.md, "Fitting the context").
+func smallVocabTokens(text string) int {
+	n, err := tokens.Count(text)
+	if err != nil {
+		return len(text)
+	}
+	return n + n/3
 }
 
 // chatMode is --mode, or def when it is not given.
@@ -408,7 +427,8 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
-		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w)}})
+		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w),
+			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: smallVocabTokens}})
 	if err != nil {
 		return err
 	}
@@ -657,6 +677,9 @@ func (p *stepPrinter) observe(e runtime.Event) {
 				fmt.Fprintln(p.w, "    constraint: native strict function tools")
 			}
 		}
+	case runtime.EventTrimmed:
+		fmt.Fprintf(p.w, "  step %d: the %d oldest messages are left out to fit the context (about %d prompt tokens + %d for the reply)\n",
+			e.Step, e.Omitted, e.PromptTokens, e.ReplyTokens)
 	case runtime.EventReply:
 		if p.verbose && e.Response.Action != llm.ActionAnswer {
 			raw := e.Response.Raw

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/tokens"
+	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Fitting the context (Options.FitContext). A request is the system prompt
+// with the tool definitions, the conversation, and room for the reply. The
+// conversation is what grows: every step adds the model's reply and a tool
+// result. When the estimate would pass ContextTokens, the request starts
+// at a later turn: whole turns (a user's input and every step it took) are
+// left out, oldest first, never part of one, so a tool result is never
+// separated from the call it answers. What was left out stays out of later
+// requests too (Session.from only grows), which keeps their prefix
+// cacheable. The current turn is never cut: when it alone does not fit,
+// the step fails with ErrContextOverflow before the model is called.
+
+// perMessageTokens is what a chat template adds around one message (role
+// header and separators: 4–8 tokens in the Llama 2 and 3, ChatML and Gemma
+// templates); the larger is counted.
+const perMessageTokens = 8
+
+// countTokens is Options.CountTokens, or the o200k count.
+func (a *Agent) countTokens(text string) int {
+	if a.opts.CountTokens != nil {
+		return a.opts.CountTokens(text)
+	}
+	n, err := tokens.Count(text)
+	if err != nil {
+		return len(text) // a broken embedded encoding: a byte per token, never less than the truth
+	}
+	return n
+}
+
+// replyTokens is the room kept for req's reply: its token budget (its
+// MaxTokens, or what llm.Checked will send: llm.TokenBudget bounded by the
+// LLM options' MaxTokens, llm.DefaultMaxTokens when no budget is sent), at
+// most a quarter of the window. The budget is the worst case of the
+// constraint, most replies are a fraction of it, and one that runs into
+// the window's end is cut off and repaired like one cut at the budget;
+// reserving all of it would refuse requests a small window serves.
+func (a *Agent) replyTokens(req *llm.Request) int {
+	budget := req.MaxTokens
+	if budget <= 0 {
+		limit := a.llmOpts.MaxTokens
+		if limit <= 0 {
+			limit = llm.DefaultMaxTokens
+		}
+		budget = limit
+		if a.llmOpts.MaxTokens >= 0 {
+			budget = min(llm.TokenBudget(req), limit)
+		}
+	}
+	return min(budget, a.opts.ContextTokens/4)
+}
+
+// messageTokens returns the estimate of the conversation's message i,
+// counting (and keeping) those not counted yet.
+func (s *Session) messageTokens(i int) int {
+	for len(s.msgTokens) <= i {
+		m := s.messages[len(s.msgTokens)]
+		b, _ := json.Marshal(m)
+		s.msgTokens = append(s.msgTokens, s.agent.countTokens(string(b))+perMessageTokens)
+	}
+	return s.msgTokens[i]
+}
+
+// isTurnStart reports whether m, in a restored history, starts a turn: a
+// user's input, not a tool result or a tools-added notice (which envelope
+// modes send as user messages).
+func isTurnStart(m llm.Message) bool {
+	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "<tool-result") && !strings.HasPrefix(m.Content, toolsAddedPrefix)
+}
+
+// fit makes req fit Options.ContextTokens, as the package comment above
+// says, rebuilding req's messages (and, in the envelope modes, its tool
+// section, when a left-out turn had introduced tools) when it starts the
+// conversation later.
+func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *compiled, req *llm.Request) error {
+	a := s.agent
+	if !a.opts.FitContext {
+		return nil
+	}
+	limit := a.opts.ContextTokens
+	omitted := 0
+	for {
+		reply := a.replyTokens(req)
+		head := &llm.Request{Messages: req.Messages[:1], Tools: req.Tools, PromptTools: req.PromptTools}
+		fixed := a.countTokens(string(promptText(head, a.opts.Mode))) + perMessageTokens
+		// The latest turn start from which the conversation fits, walking
+		// back from the end; start stays -1 if not even the current turn does.
+		// back from the end (s.from itself when everything from there
+		// fits); start stays -1 if not even the current turn does.
+		start, sum := -1, 0
+		t := len(s.turns) - 1
+		for i := len(s.messages) - 1; i >= s.from; i-- {
+			sum += s.messageTokens(i)
+			if fixed+sum+reply > limit {
+				break
+			}
+			for t >= 0 && s.turns[t] > i {
+				t--
+			}
+			if i == s.from || t >= 0 && s.turns[t] == i {
+				start = i
+			}
+		}
+		current := s.from
+		if len(s.turns) > 0 {
+			current = max(s.turns[len(s.turns)-1], s.from)
+		}
+		if start < 0 || start > current {
+			turn := 0
+			for i := current; i < len(s.messages); i++ {
+				turn += s.messageTokens(i)
+			}
+			return fmt.Errorf("%w: the current turn needs about %d tokens (system prompt and tools %d, conversation %d, reply %d), over ContextTokens %d",
+				ErrContextOverflow, fixed+turn+reply, fixed, turn, reply, limit)
+		}
+		if start == s.from {
+			if omitted > 0 {
+				used := fixed + reply
+				for i := s.from; i < len(s.messages); i++ {
+					used += s.messageTokens(i)
+				}
+				a.observe(Event{Kind: EventTrimmed, Step: step, Omitted: s.from, PromptTokens: used - reply, ReplyTokens: reply})
+				a.log.LogAttrs(ctx, slog.LevelInfo, "runtime: left the oldest turns out of the request to fit the context",
+					slog.String("session", s.id), slog.Int("step", step), slog.Int("omitted_messages", s.from),
+					slog.Int("prompt_tokens", used-reply), slog.Int("reply_tokens", reply), slog.Int("context_tokens", limit))
+			}
+			return nil
+		}
+		// A left-out notice had introduced tools the system prompt does
+		// not list: list every tool there again.
+		for _, m := range s.messages[s.from:start] {
+			if m.Role == llm.RoleUser && strings.HasPrefix(m.Content, toolsAddedPrefix) {
+				s.promptNames, s.announced = nil, nil
+				req.PromptTools = s.announce(comp)
+				break
+			}
+		}
+		omitted += start - s.from
+		s.from = start
+		req.Messages = s.requestMessages(view, comp)
+	}
+}
