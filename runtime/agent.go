@@ -220,7 +220,8 @@ type Agent struct {
 	// grammars keeps the compiled constraints of repeated shortlists.
 	grammars *grammar.Cache
 	tracer   trace.Tracer
-	provider string // the backend's name, for the chat spans
+	provider string    // the backend's name, for the chat spans
+	heads    headCache // Options.FitContext's counts of system prompts with tools
 }
 
 // New returns an Agent. The registry is the catalog; disc ranks it; gw

@@ -285,3 +285,32 @@ func TestFitContextKeepsFoundToolsDescribed(t *testing.T) {
 		t.Fatalf("announced %v, notice later left out %v: the test needs both", announced, trimmedNotice)
 	}
 }
+
+// BenchmarkFitContext is one turn (a call and an answer) with FitContext
+// off and on (the o200k count, a 4,000-token window): in a session whose
+// conversation keeps growing (on, the oldest turns are left out as it
+// goes), and in a new session each turn (the guard's own cost).
+func BenchmarkFitContext(b *testing.B) {
+	input := "what is the balance of ACC-00001? " + strings.Repeat("(some pasted context) ", 40)
+	for _, growing := range []bool{true, false} {
+		for _, fit := range []bool{false, true} {
+			b.Run(fmt.Sprintf("growing=%v/fit=%v", growing, fit), func(b *testing.B) {
+				var replies []scripted.Reply
+				for i := range b.N {
+					replies = append(replies, scripted.Call("get_balance", `{"account":"ACC-00001"}`), scripted.Answer(fmt.Sprintf("answer %d", i)))
+				}
+				e := newEnv(b, replies, false, &runtime.Options{FitContext: fit, ContextTokens: 4000})
+				s := e.agent.NewSession(teller, "bench-fit", nil)
+				b.ResetTimer()
+				for i := range b.N {
+					if !growing {
+						s = e.agent.NewSession(teller, fmt.Sprintf("bench-fit-%d", i), nil)
+					}
+					if _, err := s.Run(b.Context(), input); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
@@ -73,6 +76,50 @@ func (s *Session) messageTokens(i int) int {
 	return s.msgTokens[i]
 }
 
+// headTokens is the estimate of req's system prompt and tool
+// definitions, counted again only when their rendering changed (a session
+// keeps it the same from step to step; see the package doc on prompts).
+func (s *Session) headTokens(req *llm.Request) int {
+	head := promptText(&llm.Request{Messages: req.Messages[:1], Tools: req.Tools, PromptTools: req.PromptTools}, s.agent.opts.Mode)
+	if !bytes.Equal(head, s.head) {
+		s.head, s.headCount = head, s.agent.heads.count(head, s.agent.countTokens)+perMessageTokens
+	}
+	return s.headCount
+}
+
+// headCache keeps the token counts of recent system prompts with their
+// tools across sessions (the same principal's sessions start with the same
+// ones), keyed by a hash of the rendering: a collision only misestimates.
+type headCache struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	n    map[uint64]int
+}
+
+// headCacheSize bounds the cache; past it, it starts again empty.
+const headCacheSize = 512
+
+func (c *headCache) count(head []byte, count func(string) int) int {
+	c.mu.Lock()
+	if c.n == nil {
+		c.seed, c.n = maphash.MakeSeed(), make(map[uint64]int)
+	}
+	k := maphash.Bytes(c.seed, head)
+	n, ok := c.n[k]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = count(string(head))
+	c.mu.Lock()
+	if len(c.n) >= headCacheSize {
+		clear(c.n)
+	}
+	c.n[k] = n
+	c.mu.Unlock()
+	return n
+}
+
 // isTurnStart reports whether m, in a restored history, starts a turn: a
 // user's input, not a tool result or a tools-added notice (which envelope
 // modes send as user messages).
@@ -93,8 +140,7 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 	omitted := 0
 	for {
 		reply := a.replyTokens(req)
-		head := &llm.Request{Messages: req.Messages[:1], Tools: req.Tools, PromptTools: req.PromptTools}
-		fixed := a.countTokens(string(promptText(head, a.opts.Mode))) + perMessageTokens
+		fixed := s.headTokens(req)
 		// The latest turn start from which the conversation fits, walking
 		// back from the end; start stays -1 if not even the current turn does.
 		// back from the end (s.from itself when everything from there

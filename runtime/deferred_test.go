@@ -54,7 +54,7 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // cached prefix) are byte-identical from one request to the next.
 // realMCPTools is the 105 tools of the 8 real MCP servers committed with
 // the transfer example.
-func realMCPTools(t *testing.T) []tools.Tool {
+func realMCPTools(t testing.TB) []tools.Tool {
 	t.Helper()
 	ts, err := catalog.LoadAll(testenv.Catalogs(t)...)
 	if err != nil {

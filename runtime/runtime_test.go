@@ -48,7 +48,7 @@ func (b *bank) count(tool string) int {
 
 const accountSchema = `{"type":"string","pattern":"^ACC-[0-9]{5}$"}`
 
-func (b *bank) tools(t *testing.T) []tools.Tool {
+func (b *bank) tools(t testing.TB) []tools.Tool {
 	t.Helper()
 	handler := func(name string, fn func(ctx context.Context, args map[string]any) (any, error)) tools.Handler {
 		return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
@@ -137,7 +137,7 @@ type env struct {
 
 // newEnv builds an agent over the bank tools, plus the 105 tools of the
 // real MCP catalogs when withCatalogs, on a scripted model.
-func newEnv(t *testing.T, replies []scripted.Reply, withCatalogs bool, opts *runtime.Options) *env {
+func newEnv(t testing.TB, replies []scripted.Reply, withCatalogs bool, opts *runtime.Options) *env {
 	t.Helper()
 	e := &env{bank: newBank(), reg: tools.NewRegistry(), catalog: withCatalogs}
 	if err := e.reg.Add(e.bank.tools(t)...); err != nil {

@@ -44,11 +44,14 @@ type Session struct {
 	promptNames, announced []string
 	deferred               deferredState // Options.Deferred
 	// Options.FitContext (context.go): the first message of the
-	// conversation requests still send, where each turn starts, and each
-	// message's estimated tokens, counted once.
+	// conversation requests still send, where each turn starts, each
+	// message's estimated tokens, counted once, and the last rendering of
+	// the system prompt and tools with its count.
 	from      int
 	turns     []int
 	msgTokens []int
+	head      []byte
+	headCount int
 }
 
 // Taint reports what untrusted tool output the session has read ("" when
