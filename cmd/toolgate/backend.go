@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
@@ -20,8 +23,8 @@ import (
 
 // reformulation returns the discovery options for --backend: nil without
 // one, else a runtime.ModelReformulator on that backend, fused, below the
-// threshold.
-func reformulation(backend, model string, below float64, timeout time.Duration) (*discovery.Options, error) {
+// threshold, counting its calls by outcome into reg (nil: nowhere).
+func reformulation(backend, model string, below float64, timeout time.Duration, reg prometheus.Registerer) (*discovery.Options, error) {
 	if backend == "" {
 		return nil, nil
 	}
@@ -35,11 +38,40 @@ func reformulation(backend, model string, below float64, timeout time.Duration) 
 	if timeout <= 0 {
 		return nil, fmt.Errorf("--reformulate-timeout %v must be positive", timeout)
 	}
-	r, err := runtime.NewModelReformulator(b, &runtime.ReformulatorOptions{Timeout: timeout, Logger: quietLogger()})
+	r, err := runtime.NewModelReformulator(b, &runtime.ReformulatorOptions{Timeout: timeout, Logger: quietLogger(), Registerer: reg})
 	if err != nil {
 		return nil, err
 	}
 	return &discovery.Options{Reformulator: r, FuseReformulation: true, ReformulateBelow: below}, nil
+}
+
+// reformulations sums toolgate_reformulations_total in reg by outcome, as
+// "rewritten 12, timeout 1", "" when the model was never called.
+func reformulations(reg *prometheus.Registry) string {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "toolgate_reformulations_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					parts = append(parts, fmt.Sprintf("%s %.0f", l.GetValue(), m.GetCounter().GetValue()))
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%.0f model calls: %s", total, strings.Join(parts, ", "))
 }
 
 // echoBackend is --backend scripted for reformulation: it answers every

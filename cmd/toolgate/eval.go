@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -101,7 +103,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
-	dopts, err := reformulation(*backend, *model, *below, *rtimeout)
+	metrics := prometheus.NewRegistry()
+	dopts, err := reformulation(*backend, *model, *below, *rtimeout, metrics)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
@@ -132,6 +135,10 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
+	}
+	if calls := reformulations(metrics); calls != "" {
+		// On stderr, so that --format json stays the report alone.
+		fmt.Fprintf(stderr, "toolgate eval: reformulation below confidence %v: %s\n", *below, calls)
 	}
 	switch *format {
 	case "html":

@@ -178,6 +178,10 @@ func TestEvalBackend(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Queries != 160 || rep.DeniedLeaks != 0 {
 		t.Errorf("eval --backend scripted = %s (%v)", out, err)
 	}
+	// Below confidence 1 every request is rewritten, and stderr says so.
+	if !strings.Contains(errOut, "160 model calls: rewritten 160") {
+		t.Errorf("eval --backend scripted stderr = %q, want the 160 model calls counted", errOut)
+	}
 	for _, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}} {
 		if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
