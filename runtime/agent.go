@@ -109,8 +109,8 @@ type Options struct {
 	// CountTokens estimates a text's tokens for FitContext. Nil means
 	// OpenAI's o200k encoding, which counts fewer tokens than the
 	// tokenizers of smaller vocabularies (Llama 2's 32,000 words count
-	// about a third more on English JSON): give the model's own count, or
-	// leave that margin in ContextTokens.
+	// 8–32% more: docs/benchmarks.md, "Fitting the context"): give the
+	// model's own count, or leave that margin in ContextTokens.
 	CountTokens func(text string) int
 	// MaxSteps bounds the model calls of one Run. Zero means 8.
 	MaxSteps int
