@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -243,8 +244,12 @@ func toolLine(t ToolSpec) []byte {
 
 // WithToolPrompt returns req's messages with ToolPrompt(req.Tools) (the
 // first req.PromptTools of them, when set) added to the system message: appended to a leading system message, or as a new
-// one in front. It does not modify req.
+// one in front; with req.NoToolPrompt, req's messages unchanged. It does not
+// modify req.
 func WithToolPrompt(req *Request) []Message {
+	if req.NoToolPrompt {
+		return slices.Clone(req.Messages)
+	}
 	listed := req.Tools
 	if req.PromptTools > 0 && req.PromptTools < len(listed) {
 		listed = listed[:req.PromptTools]

@@ -173,6 +173,16 @@ func TestWithToolPrompt(t *testing.T) {
 	if p := WithToolPrompt(noSystem)[0].Content; p != got[0].Content {
 		t.Errorf("WithToolPrompt(RequireCall) = %q, want the same prompt as without: %q", p, got[0].Content)
 	}
+	// NoToolPrompt: the caller's messages, unchanged, and a copy.
+	own := &Request{Tools: tools, NoToolPrompt: true, Messages: []Message{{Role: RoleSystem, Content: "Rewrite."}, {Role: RoleUser, Content: "hi"}}}
+	got = WithToolPrompt(own)
+	if len(got) != 2 || got[0].Content != "Rewrite." || got[1].Content != "hi" {
+		t.Errorf("WithToolPrompt(NoToolPrompt) = %+v, want the messages unchanged", got)
+	}
+	got[0].Content = "changed"
+	if own.Messages[0].Content != "Rewrite." {
+		t.Error("WithToolPrompt(NoToolPrompt) returned the request's own slice")
+	}
 }
 
 func TestRequestValidate(t *testing.T) {

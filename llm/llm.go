@@ -179,7 +179,13 @@ type Request struct {
 	// stays the same from step to step and the prompt cache holds. 0 lists
 	// all of Tools.
 	PromptTools int
-	Constraint  Constraint
+	// NoToolPrompt leaves the messages as the caller wrote them in the
+	// envelope modes: WithToolPrompt adds no tool section and no envelope
+	// instructions (which offer answer and find_tools). For a request whose
+	// constraint is its own, not a turn's (a rewrite of a search request),
+	// and whose system prompt says what to write.
+	NoToolPrompt bool
+	Constraint   Constraint
 	// RequireCall asks for a call of one of Tools (or, where the
 	// constraint offers it, a find_tools search) instead of an answer, as
 	// OpenAI's tool_choice "required" does. In the envelope modes the

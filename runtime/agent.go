@@ -95,7 +95,7 @@ type Options struct {
 	// FitContext makes every request fit ContextTokens: its prompt (the
 	// system prompt, the tool definitions and the conversation, as
 	// CountTokens estimates them) plus room for the reply (its token
-	// budget, at most a quarter of ContextTokens). When a
+	// budget, at most an eighth of ContextTokens). When a
 	// request would not fit, the oldest whole turns of the conversation
 	// are left out of it (Session.History keeps them; EventTrimmed reports
 	// it), and when the current turn alone does not fit, Run returns an

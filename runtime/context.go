@@ -46,7 +46,7 @@ func (a *Agent) countTokens(text string) int {
 // replyTokens is the room kept for req's reply: its token budget (its
 // MaxTokens, or what llm.Checked will send: llm.TokenBudget bounded by the
 // LLM options' MaxTokens, llm.DefaultMaxTokens when no budget is sent), at
-// most a quarter of the window. The budget is the worst case of the
+// most an eighth of the window. The budget is the worst case of the
 // constraint, most replies are a fraction of it, and one that runs into
 // the window's end is cut off and repaired like one cut at the budget;
 // reserving all of it would refuse requests a small window serves.
@@ -62,7 +62,7 @@ func (a *Agent) replyTokens(req *llm.Request) int {
 			budget = min(llm.TokenBudget(req), limit)
 		}
 	}
-	return min(budget, a.opts.ContextTokens/4)
+	return min(budget, a.opts.ContextTokens/8)
 }
 
 // messageTokens returns the estimate of the conversation's message i,

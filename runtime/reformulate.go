@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -18,11 +19,21 @@ import (
 
 // reformulateSchema constrains the model's rewrite: the envelope's answer
 // action, with the rewrite as its text. It is the envelope's own shape, so
-// every adapter parses it, and it holds no tool name.
-const reformulateSchema = `{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}`
+// every adapter parses it, and it holds no tool name. The text is bounded
+// (maxRewriteLength), so a rambling model's string is closed by the
+// constraint within the token budget instead of being cut off by it: the
+// rewrite is a dozen words, and a reply cut off is no rewrite at all.
+var reformulateSchema = `{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"text":{"type":"string","maxLength":` +
+	strconv.Itoa(maxRewriteLength) + `}},"required":["action","text"],"additionalProperties":false}`
+
+// maxRewriteLength bounds the rewrite's text, in code points: 16 words of
+// tool vocabulary, about 30 tokens (the default MaxTokens, 64, leaves room
+// for the envelope around it and for tokenizers that count a third more
+// than o200k).
+const maxRewriteLength = 100
 
 const reformulatePrompt = `You rewrite a user's request to an AI assistant into the words a software tool's name and description would use, so that a search over tool descriptions finds the right tool.
-Reply with one short line, at most 12 words, in English: the action (a verb such as create, list, get, update, delete, send, search, run), the object it acts on, and the system or service when the request names or implies one. Keep any identifiers (numbers, names, paths) from the request. No explanation.
+Reply with the JSON object {"action":"answer","text":...} whose text is one short line, at most 12 words, in English: the action (a verb such as create, list, get, update, delete, send, search, run), the object it acts on, and the system or service when the request names or implies one. Keep any identifiers (numbers, names, paths) from the request. No explanation.
 Examples:
 "open a pull request for my branch" -> create pull request github branch
 "what tables are in the database" -> list tables database sql query
@@ -68,7 +79,7 @@ var _ discovery.Reformulator = (*ModelReformulator)(nil)
 type ReformulatorOptions struct {
 	// Timeout bounds one rewrite, the model call included. Zero means 2s.
 	Timeout time.Duration
-	// MaxTokens caps the model's reply. Zero means 48.
+	// MaxTokens caps the model's reply. Zero means 64.
 	MaxTokens int
 	// MaxWords bounds the rewrite's words. Zero means 16.
 	MaxWords int
@@ -107,7 +118,7 @@ func NewModelReformulator(backend llm.Backend, opts *ReformulatorOptions) (*Mode
 		r.timeout = 2 * time.Second
 	}
 	if o.MaxTokens == 0 {
-		o.MaxTokens = 48
+		o.MaxTokens = 64
 	}
 	if r.maxWords == 0 {
 		r.maxWords = 16
@@ -148,9 +159,10 @@ func (r *ModelReformulator) Reformulate(ctx context.Context, query string) (stri
 			{Role: llm.RoleSystem, Content: reformulatePrompt},
 			{Role: llm.RoleUser, Content: query},
 		},
-		Constraint:  r.con,
-		MaxTokens:   r.maxTokens,
-		Temperature: &zero,
+		Constraint:   r.con,
+		NoToolPrompt: true, // the prompt above says what to write; the turn envelope's instructions would not
+		MaxTokens:    r.maxTokens,
+		Temperature:  &zero,
 	}
 	start := time.Now()
 	resp, err := r.backend.Chat(ctx, req)

@@ -172,8 +172,14 @@ func TestModelReformulatorOverHTTP(t *testing.T) {
 	if got := shortlisted(sl); !slices.Contains(got, "postgres/query") {
 		t.Errorf("shortlist %v, want postgres/query after the rewrite", got)
 	}
-	if !bytes.Contains(body, []byte(`"response_format"`)) || !bytes.Contains(body, []byte(`"max_completion_tokens":48`)) {
+	if !bytes.Contains(body, []byte(`"response_format"`)) || !bytes.Contains(body, []byte(`"max_completion_tokens":64`)) {
 		t.Errorf("request body lacks the constraint or the token cap: %s", body)
+	}
+	// The rewrite's text is bounded in the constraint, and the prompt is
+	// the rewrite's own: no turn-envelope instructions offering find_tools
+	// or an answer to the user.
+	if !bytes.Contains(body, []byte(`"maxLength":100`)) || bytes.Contains(body, []byte("find_tools")) || bytes.Contains(body, []byte("answer to the user")) {
+		t.Errorf("request body: want the text bounded and no envelope instructions: %s", body)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -272,4 +273,70 @@ func counts(t *testing.T, reg *prometheus.Registry, family, label string) map[st
 		}
 	}
 	return out
+}
+
+// TestLiveFitContext runs a conversation longer than llama-server's window
+// (the -c its /props reports) with runtime.Options.FitContext, counting
+// tokens as chat does (smallVocabTokens), greedy with a fixed seed. It
+// asserts the plumbing: every turn ends (an answer, or the step budget)
+// without the engine refusing a request, the conversation sent never
+// starts with a tool result, and the oldest turns were left out on the
+// way.
+func TestLiveFitContext(t *testing.T) {
+	base := testenv.LlamaCpp(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	props, err := openai.ProbeLlamaCpp(ctx, base, nil)
+	if err != nil || props.ContextSize == 0 {
+		t.Fatalf("llama-server's /props: %+v, %v; want its context size", props, err)
+	}
+	temp, seed := 0.0, int64(1)
+	rec := &recorder{}
+	backend, err := openai.New("local", &openai.Options{BaseURL: base, APIKey: "none", HTTPClient: &http.Client{Transport: rec},
+		LegacyMaxTokens: true, Temperature: &temp, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := demoCatalog(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trimmed []runtime.Event
+	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
+		Mode: llm.ModeGrammar, K: 3, MaxSteps: 2, FitContext: true, ContextTokens: props.ContextSize, CountTokens: smallVocabTokens,
+		Observer: func(e runtime.Event) {
+			if e.Kind == runtime.EventTrimmed {
+				trimmed = append(trimmed, e)
+			}
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	alice := tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write"}}
+	sess := b.Agent.NewSession(alice, "live-fit", nil)
+	note := strings.Repeat("Note from the branch: the customer called about the monthly fee again. ", 6)
+	for i := range 5 {
+		turn, err := sess.Run(ctx, fmt.Sprintf("%sQuestion %d: what is the balance of account ACC-00001?", note, i+1))
+		if err != nil && !errors.Is(err, runtime.ErrStepBudget) {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+		t.Logf("turn %d: %d steps, %d calls, answer %.80q", i+1, turn.Steps, len(turn.Calls), turn.Answer)
+	}
+	if len(trimmed) == 0 {
+		t.Fatalf("no turn was left out of %d requests: the conversation never outgrew the %d-token window", len(rec.all()), props.ContextSize)
+	}
+	for _, body := range rec.all() {
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		if err := json.Unmarshal([]byte(body), &req); err != nil || len(req.Messages) < 2 {
+			t.Fatalf("request body %.200q: %v", body, err)
+		}
+		if first := req.Messages[1]; first.Role != "user" || strings.HasPrefix(first.Content, "<tool-result") {
+			t.Errorf("a request's conversation starts with %s %.60q, want a user's input", first.Role, first.Content)
+		}
+	}
+	t.Logf("%d requests; left out: %+v", len(rec.all()), trimmed[len(trimmed)-1])
 }
