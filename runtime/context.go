@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -69,11 +68,25 @@ func (a *Agent) replyTokens(req *llm.Request) int {
 // counting (and keeping) those not counted yet.
 func (s *Session) messageTokens(i int) int {
 	for len(s.msgTokens) <= i {
-		m := s.messages[len(s.msgTokens)]
-		b, _ := json.Marshal(m)
-		s.msgTokens = append(s.msgTokens, s.agent.countTokens(string(b))+perMessageTokens)
+		s.msgTokens = append(s.msgTokens, s.agent.countTokens(messageText(s.messages[len(s.msgTokens)]))+perMessageTokens)
 	}
 	return s.msgTokens[i]
+}
+
+// messageText is what a chat template renders of m besides its role
+// header: the content, and each native call's name and arguments.
+func messageText(m llm.Message) string {
+	if len(m.ToolCalls) == 0 {
+		return m.Content
+	}
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for _, c := range m.ToolCalls {
+		b.WriteString(c.Name)
+		b.WriteByte(' ')
+		b.Write(c.Arguments)
+	}
+	return b.String()
 }
 
 // headTokens is the estimate of req's system prompt and tool

@@ -316,13 +316,13 @@ func TestLiveFitContext(t *testing.T) {
 	defer b.Close()
 	alice := tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write"}}
 	sess := b.Agent.NewSession(alice, "live-fit", nil)
-	note := strings.Repeat("Note from the branch: the customer called about the monthly fee again. ", 6)
-	for i := range 5 {
+	note := strings.Repeat("Note from the branch: the customer called about the monthly fee again. ", 12)
+	for i := range 7 {
 		turn, err := sess.Run(ctx, fmt.Sprintf("%sQuestion %d: what is the balance of account ACC-00001?", note, i+1))
 		if err != nil && !errors.Is(err, runtime.ErrStepBudget) {
 			t.Fatalf("turn %d: %v", i+1, err)
 		}
-		t.Logf("turn %d: %d steps, %d calls, answer %.80q", i+1, turn.Steps, len(turn.Calls), turn.Answer)
+		t.Logf("turn %d: %d steps, %d calls, %d prompt tokens by the engine's count, answer %.60q", i+1, turn.Steps, len(turn.Calls), turn.Usage.PromptTokens, turn.Answer)
 	}
 	if len(trimmed) == 0 {
 		t.Fatalf("no turn was left out of %d requests: the conversation never outgrew the %d-token window", len(rec.all()), props.ContextSize)
@@ -338,5 +338,7 @@ func TestLiveFitContext(t *testing.T) {
 			t.Errorf("a request's conversation starts with %s %.60q, want a user's input", first.Role, first.Content)
 		}
 	}
-	t.Logf("%d requests; left out: %+v", len(rec.all()), trimmed[len(trimmed)-1])
+	last := trimmed[len(trimmed)-1]
+	t.Logf("%d requests; the last trim, at step %d: %d messages left out, about %d prompt tokens + %d for the reply",
+		len(rec.all()), last.Step, last.Omitted, last.PromptTokens, last.ReplyTokens)
 }
