@@ -137,7 +137,7 @@ func (c *headCache) count(head []byte, count func(string) int) int {
 // user's input, not a tool result or a tools-added notice (which envelope
 // modes send as user messages).
 func isTurnStart(m llm.Message) bool {
-	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "<tool-result") && !strings.HasPrefix(m.Content, toolsAddedPrefix)
+	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, toolResultPrefix) && !strings.HasPrefix(m.Content, toolsAddedPrefix)
 }
 
 // fit makes req fit Options.ContextTokens, as the package comment above
@@ -154,10 +154,9 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 	for {
 		reply := a.replyTokens(req)
 		fixed := s.headTokens(req)
-		// The latest turn start from which the conversation fits, walking
-		// back from the end; start stays -1 if not even the current turn does.
-		// back from the end (s.from itself when everything from there
-		// fits); start stays -1 if not even the current turn does.
+		// The earliest turn start (or s.from itself) from which the
+		// conversation fits, walking back from its end; start stays -1 if
+		// not even the current turn does.
 		start, sum := -1, 0
 		t := len(s.turns) - 1
 		for i := len(s.messages) - 1; i >= s.from; i-- {

@@ -287,10 +287,13 @@ func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Messag
 	return append(msgs, s.messages[s.from:]...)
 }
 
+// toolResultPrefix starts every tool result the conversation carries.
+const toolResultPrefix = "<tool-result"
+
 // toolResult appends a call's result to the conversation: a tool message
 // answering a native call, a user message carrying the data otherwise.
 func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string, refs ...string) {
-	wrapped := "<tool-result tool=\"" + c.Name + "\">" + content + "</tool-result>"
+	wrapped := toolResultPrefix + " tool=\"" + c.Name + "\">" + content + "</tool-result>"
 	if mode == llm.ModeNative && c.ID != "" {
 		s.messages = append(s.messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: wrapped, ToolReferences: refs})
 		return
