@@ -284,7 +284,7 @@ func counts(t *testing.T, reg *prometheus.Registry, family, label string) map[st
 // way.
 func TestLiveFitContext(t *testing.T) {
 	base := testenv.LlamaCpp(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	props, err := openai.ProbeLlamaCpp(ctx, base, nil)
 	if err != nil || props.ContextSize == 0 {
@@ -317,7 +317,7 @@ func TestLiveFitContext(t *testing.T) {
 	alice := tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write"}}
 	sess := b.Agent.NewSession(alice, "live-fit", nil)
 	note := strings.Repeat("Note from the branch: the customer called about the monthly fee again. ", 12)
-	for i := range 7 {
+	for i := range 5 {
 		turn, err := sess.Run(ctx, fmt.Sprintf("%sQuestion %d: what is the balance of account ACC-00001?", note, i+1))
 		if err != nil && !errors.Is(err, runtime.ErrStepBudget) {
 			t.Fatalf("turn %d: %v", i+1, err)
