@@ -175,7 +175,7 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 		if len(s.turns) > 0 {
 			current = max(s.turns[len(s.turns)-1], s.from)
 		}
-		if start < 0 || start > current {
+		if start < 0 {
 			turn := 0
 			for i := current; i < len(s.messages); i++ {
 				turn += s.messageTokens(i)
