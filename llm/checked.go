@@ -148,6 +148,19 @@ func Checked(b Backend, opts *Options) (*CheckedBackend, error) {
 // Name returns the backend label.
 func (c *CheckedBackend) Name() string { return c.name }
 
+// Budget is the token budget Chat sends with req: its own MaxTokens, or
+// TokenBudget(req) bounded by Options.MaxTokens, or 0 when none is sent
+// (Options.MaxTokens negative: the backend's default applies).
+func (c *CheckedBackend) Budget(req *Request) int {
+	switch {
+	case req.MaxTokens > 0:
+		return req.MaxTokens
+	case c.opts.MaxTokens > 0:
+		return min(TokenBudget(req), c.opts.MaxTokens)
+	}
+	return 0
+}
+
 // Chat sends req, repairing, retrying and downgrading as Checked says.
 // Errors: *RepairError (the model never produced a usable reply),
 // *ConstraintError, *StatusError (after the retries), ctx's error, or an
@@ -160,7 +173,7 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 	cur := req.Clone()
 	budgeted := cur.MaxTokens == 0 && c.opts.MaxTokens > 0
 	if budgeted {
-		cur.MaxTokens = min(TokenBudget(cur), c.opts.MaxTokens)
+		cur.MaxTokens = c.Budget(cur)
 	}
 	var (
 		attempts  []Attempt

@@ -95,16 +95,16 @@ type Options struct {
 	// FitContext makes every request fit ContextTokens: its prompt (the
 	// system prompt, the tool definitions and the conversation, as
 	// CountTokens estimates them) plus room for the reply (its token
-	// budget, at most an eighth of ContextTokens). When a
-	// request would not fit, the oldest whole turns of the conversation
-	// are left out of it (Session.History keeps them; EventTrimmed reports
-	// it), and when the current turn alone does not fit, Run returns an
-	// error wrapping ErrContextOverflow without calling the model: an
-	// engine would refuse the request (llama-server's "exceeds the
-	// available context size") or drop messages itself (Ollama), without
-	// regard for which call a tool result answers. Off by default, since ContextTokens' default is a guess, not
-	// the model's size: set ContextTokens to the window the model is
-	// served with (llama-server's -c, Ollama's num_ctx) with it.
+	// budget, at most an eighth of ContextTokens). When a request would
+	// not fit, the oldest whole turns of the conversation are left out of
+	// it (Session.History keeps them; EventTrimmed reports it), and when
+	// the current turn alone does not fit, Run returns an error wrapping
+	// ErrContextOverflow without calling the model: an engine would refuse
+	// the request (llama-server's "exceeds the available context size") or
+	// drop messages itself (Ollama), without regard for which call a tool
+	// result answers. Off by default, since ContextTokens' default is a
+	// guess, not the model's size: set ContextTokens to the window the
+	// model is served with (llama-server's -c, Ollama's num_ctx) with it.
 	FitContext bool
 	// CountTokens estimates a text's tokens for FitContext. Nil means
 	// OpenAI's o200k encoding, which counts fewer tokens than the

@@ -42,26 +42,18 @@ func (a *Agent) countTokens(text string) int {
 	return n
 }
 
-// replyTokens is the room kept for req's reply: its token budget (its
-// MaxTokens, or what llm.Checked will send: llm.TokenBudget bounded by the
-// LLM options' MaxTokens, llm.DefaultMaxTokens when no budget is sent), at
-// most an eighth of the window. The budget is the worst case of the
-// constraint, most replies are a fraction of it, and one that runs into
-// the window's end is cut off and repaired like one cut at the budget;
-// reserving all of it would refuse requests a small window serves.
-func (a *Agent) replyTokens(req *llm.Request) int {
-	budget := req.MaxTokens
+// replyTokens is the room kept for req's reply: the token budget the
+// session's llm.Checked will send with it (llm.DefaultMaxTokens when it
+// sends none), at most an eighth of the window. The budget is the worst
+// case of the constraint, most replies are a fraction of it, and one that
+// runs into the window's end is cut off and repaired like one cut at the
+// budget; reserving all of it would refuse requests a small window serves.
+func (s *Session) replyTokens(req *llm.Request) int {
+	budget := s.backend.Budget(req)
 	if budget <= 0 {
-		limit := a.llmOpts.MaxTokens
-		if limit <= 0 {
-			limit = llm.DefaultMaxTokens
-		}
-		budget = limit
-		if a.llmOpts.MaxTokens >= 0 {
-			budget = min(llm.TokenBudget(req), limit)
-		}
+		budget = llm.DefaultMaxTokens
 	}
-	return min(budget, a.opts.ContextTokens/8)
+	return min(budget, s.agent.opts.ContextTokens/8)
 }
 
 // messageTokens returns the estimate of the conversation's message i,
@@ -152,7 +144,7 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 	limit := a.opts.ContextTokens
 	omitted := 0
 	for {
-		reply := a.replyTokens(req)
+		reply := s.replyTokens(req)
 		fixed := s.headTokens(req)
 		// The earliest turn start (or s.from itself) from which the
 		// conversation fits, walking back from its end; start stays -1 if
@@ -171,11 +163,11 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 				start = i
 			}
 		}
-		current := s.from
-		if len(s.turns) > 0 {
-			current = max(s.turns[len(s.turns)-1], s.from)
-		}
 		if start < 0 {
+			current := s.from
+			if len(s.turns) > 0 {
+				current = max(s.turns[len(s.turns)-1], s.from)
+			}
 			turn := 0
 			for i := current; i < len(s.messages); i++ {
 				turn += s.messageTokens(i)
@@ -184,15 +176,13 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 				ErrContextOverflow, fixed+turn+reply, fixed, turn, reply, limit)
 		}
 		if start == s.from {
+			// The walk reached s.from without passing the limit, so sum
+			// is the whole conversation sent.
 			if omitted > 0 {
-				used := fixed + reply
-				for i := s.from; i < len(s.messages); i++ {
-					used += s.messageTokens(i)
-				}
-				a.observe(Event{Kind: EventTrimmed, Step: step, Omitted: s.from, PromptTokens: used - reply, ReplyTokens: reply})
+				a.observe(Event{Kind: EventTrimmed, Step: step, Omitted: s.from, PromptTokens: fixed + sum, ReplyTokens: reply})
 				a.log.LogAttrs(ctx, slog.LevelInfo, "runtime: left the oldest turns out of the request to fit the context",
 					slog.String("session", s.id), slog.Int("step", step), slog.Int("omitted_messages", s.from),
-					slog.Int("prompt_tokens", used-reply), slog.Int("reply_tokens", reply), slog.Int("context_tokens", limit))
+					slog.Int("prompt_tokens", fixed+sum), slog.Int("reply_tokens", reply), slog.Int("context_tokens", limit))
 			}
 			return nil
 		}
