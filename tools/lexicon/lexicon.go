@@ -478,11 +478,7 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 	}
 	words := phraseKey{w1, w2, w3}
 	start, second := prefix3(w1), prefix3(w2)
-	may := func(i int) bool {
-		_, ok1 := l.phraseStart[i][start]
-		_, ok2 := l.phraseSecond[i][second]
-		return ok1 && ok2
-	}
+	may := func(i int) bool { return l.mayStart(i, start, second) }
 	if may(0) && (lang == "" || lang == analysis.English) {
 		idx, ok := l.enPhrase[words]
 		if !ok {
@@ -502,6 +498,31 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		}
 	}
 	return dst
+}
+
+// MayStartPhrase reports whether a phrase the lexicon knows, in any
+// language, may begin with the folded tokens w1 w2. When it is false,
+// PhraseConcepts of any window beginning with them returns dst unchanged,
+// so a caller can skip the window, and any cache of it, for two map
+// look-ups at most per language.
+func (l *Lexicon) MayStartPhrase(w1, w2 string) bool {
+	start, second := prefix3(w1), prefix3(w2)
+	for i := range l.phraseStart {
+		if l.mayStart(i, start, second) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayStart is PhraseConcepts' filter: whether a phrase of language i (en,
+// es, pl) may begin with words whose prefixes are start and second.
+func (l *Lexicon) mayStart(i int, start, second string) bool {
+	if _, ok := l.phraseStart[i][start]; !ok {
+		return false
+	}
+	_, ok := l.phraseSecond[i][second]
+	return ok
 }
 
 func stemKey(lang analysis.Lang, k phraseKey) phraseKey {

@@ -348,6 +348,66 @@ func TestPhraseConcepts(t *testing.T) {
 	}
 }
 
+// TestMayStartPhrase checks the filter the embedder skips windows by: for
+// every phrase the default lexicon holds (by its words, by its stems, and
+// inflected), a window PhraseConcepts finds concepts for is one
+// MayStartPhrase lets through, and a window of common words starting no
+// phrase is one it stops.
+func TestMayStartPhrase(t *testing.T) {
+	l := Default()
+	var keys []phraseKey
+	for k := range l.enPhrase {
+		keys = append(keys, k)
+	}
+	for i := range l.transPhrase {
+		for k := range l.transPhrase[i] {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) < 100 {
+		t.Fatalf("the default lexicon holds %d phrase keys, want at least 100", len(keys))
+	}
+	for _, k := range keys {
+		for _, w := range []phraseKey{k, {k[0] + "s", k[1], k[2]}, {k[0], k[1] + "s", k[2]}, {k[0], k[1] + "es", ""}} {
+			mayPhrase(t, l, w)
+		}
+	}
+	for _, w := range [][2]string{{"delete", "the"}, {"the", "file"}, {"show", "me"}, {"zzz", "qqq"}} {
+		if l.MayStartPhrase(w[0], w[1]) {
+			t.Errorf("MayStartPhrase(%q, %q) = true; want false (no phrase starts so)", w[0], w[1])
+		}
+	}
+	for _, w := range []phraseKey{{"pull", "request", ""}, {"base", "de", "datos"}, {"kurs", "walut", ""}} {
+		if !l.MayStartPhrase(w[0], w[1]) {
+			t.Errorf("MayStartPhrase(%q, %q) = false; want true", w[0], w[1])
+		}
+	}
+}
+
+// mayPhrase fails t when PhraseConcepts finds concepts for the window w
+// (as three words and as its first two) but MayStartPhrase stops it.
+func mayPhrase(t testing.TB, l *Lexicon, w phraseKey) {
+	t.Helper()
+	for _, lang := range []analysis.Lang{"", analysis.English, analysis.Spanish, analysis.Polish} {
+		if len(l.PhraseConcepts(nil, lang, w[0], w[1], w[2])) > 0 || len(l.PhraseConcepts(nil, lang, w[0], w[1], "")) > 0 {
+			if !l.MayStartPhrase(w[0], w[1]) {
+				t.Fatalf("PhraseConcepts(%q, %q %q %q) finds concepts, but MayStartPhrase(%q, %q) = false", lang, w[0], w[1], w[2], w[0], w[1])
+			}
+			return
+		}
+	}
+}
+
+func FuzzMayStartPhrase(f *testing.F) {
+	for _, s := range [][3]string{{"pull", "request", ""}, {"turn", "off", ""}, {"get", "rid", "of"}, {"base", "de", "datos"}, {"kurs", "walut", ""}, {"a", "", ""}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	l := Default()
+	f.Fuzz(func(t *testing.T, w1, w2, w3 string) {
+		mayPhrase(t, l, phraseKey{analysis.Fold(w1), analysis.Fold(w2), analysis.Fold(w3)})
+	})
+}
+
 func BenchmarkPhraseConcepts(b *testing.B) {
 	l := Default()
 	dst := make([]Concept, 0, 16)

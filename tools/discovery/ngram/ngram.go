@@ -22,11 +22,13 @@
 // vectors is their cosine similarity. Embedding is deterministic: the same
 // text gives the same vector in every process and build.
 //
-// An Embedder caches the features of the tokens and three-token phrase
-// windows it has seen (Options.FeatureCache features, 2^18 or about 4 MiB
-// by default; the cache starts over when full), so that a request made of known words costs look-ups
-// rather than hashing, stemming and lexicon queries. The cache changes no
-// vector.
+// An Embedder caches the features of the tokens it has seen and of the
+// three-token windows that may start a phrase of the lexicon
+// (Options.FeatureCache features, 2^18 or about 4 MiB by default; the cache
+// starts over when full), so that a request made of known words costs
+// look-ups rather than hashing, stemming and lexicon queries. A window
+// that starts no phrase (most of them: lexicon.MayStartPhrase) is decided
+// in two map look-ups and not cached. The cache changes no vector.
 package ngram
 
 import (
@@ -531,6 +533,11 @@ func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang,
 func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang) []Feature {
 	toks := sc.toks
 	for i := 0; i+1 < len(toks); i++ {
+		// Most windows start no phrase the lexicon knows: deciding that
+		// costs less than a cache look-up, and they stay out of the cache.
+		if !e.lex.MayStartPhrase(toks[i], toks[i+1]) {
+			continue
+		}
 		w := [3]string{toks[i], toks[i+1]}
 		if i+2 < len(toks) {
 			w[2] = toks[i+2]
