@@ -396,9 +396,12 @@ type scratch struct {
 }
 
 // featureTable merges repeated features without sorting: an
-// open-addressing hash set, reused across calls.
+// open-addressing hash set, reused across calls. Between calls every slot
+// is zero; used marks the slots a call filled, so that it reads and
+// clears only those.
 type featureTable struct {
 	slots []tableSlot
+	used  []uint64 // a bit per slot
 }
 
 type tableSlot struct {
@@ -417,9 +420,9 @@ func (t *featureTable) merge(dst, raw []Feature) []Feature {
 	}
 	if cap(t.slots) < size {
 		t.slots = make([]tableSlot, size)
+		t.used = make([]uint64, (size+63)/64)
 	}
-	slots := t.slots[:size]
-	clear(slots)
+	slots, used := t.slots[:size], t.used[:(size+63)/64]
 	mask := uint64(size - 1)
 	for _, f := range raw {
 		h := f.H
@@ -430,6 +433,7 @@ func (t *featureTable) merge(dst, raw []Feature) []Feature {
 			s := &slots[i]
 			if s.count == 0 {
 				*s = tableSlot{h: h, w: f.W, count: 1}
+				used[i/64] |= 1 << (i % 64)
 				break
 			}
 			if s.h == h {
@@ -439,15 +443,20 @@ func (t *featureTable) merge(dst, raw []Feature) []Feature {
 			}
 		}
 	}
-	for _, s := range slots {
-		if s.count == 0 {
-			continue
+	// In slot order, as a scan of every slot would emit them.
+	for k, word := range used {
+		for word != 0 {
+			i := k*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			s := slots[i]
+			slots[i] = tableSlot{}
+			w := s.w
+			if s.count > 1 {
+				w *= 1 + float32(math.Log(float64(s.count)))
+			}
+			dst = append(dst, Feature{H: s.h, W: w})
 		}
-		w := s.w
-		if s.count > 1 {
-			w *= 1 + float32(math.Log(float64(s.count)))
-		}
-		dst = append(dst, Feature{H: s.h, W: w})
+		used[k] = 0
 	}
 	return dst
 }
