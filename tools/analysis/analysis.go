@@ -240,6 +240,16 @@ func Stem(lang Lang, word string) string {
 	return s
 }
 
+// Stem is the package's Stem through the Analyzer's stem cache, so that
+// the words its Terms have stemmed cost a look-up. Options.NoStemming
+// does not apply: it governs Terms.
+func (a *Analyzer) Stem(lang Lang, word string) string {
+	sc := scratchPool.Get().(*scratch)
+	s := sc.stemWord(a.stems, lang, word)
+	scratchPool.Put(sc)
+	return s
+}
+
 // stemWord stems w in lang, through cache when it is not nil.
 func (sc *scratch) stemWord(cache *stemCache, lang Lang, w string) string {
 	if !isAlphaWord(w) {

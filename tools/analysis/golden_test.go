@@ -118,6 +118,9 @@ func TestStemCache(t *testing.T) {
 					if got, want := a.Terms(nil, w, l), direct(l, w); len(got) != 1 || got[0] != want {
 						t.Errorf("%s: Terms(%q, %s) = %q, the stemmer says %q", when, w, l, got, want)
 					}
+					if got, want := a.Stem(l, w), direct(l, w); got != want {
+						t.Errorf("%s: Analyzer.Stem(%s, %q) = %q, the stemmer says %q", when, l, w, got, want)
+					}
 				}
 			}
 		}

@@ -264,15 +264,20 @@ func New(opts *Options) (*Discoverer, error) {
 	if d.maxQuery == 0 {
 		d.maxQuery = DefaultMaxQueryBytes
 	}
+	// The default embedder shares a default analyzer (and so its stem
+	// cache); a caller's analyzer is not lent to it, since it may restrict
+	// the languages the embedder detects.
+	var shared *analysis.Analyzer
 	if d.analyzer == nil {
 		d.analyzer = analysis.New(nil)
+		shared = d.analyzer
 	}
 	d.lex = o.Lexicon
 	if d.lex == nil {
 		d.lex = lexicon.Default()
 	}
 	if d.embedder == nil {
-		d.embedder = defaultEmbedder(d.lex)
+		d.embedder = defaultEmbedder(d.lex, shared)
 	}
 	if o.NoDense || o.Method == MethodLexical || o.Method == MethodBM25 {
 		d.embedder = nil

@@ -137,9 +137,11 @@ func mayHave(text string, sep byte, before, after func(byte) bool) bool {
 // mayHaveFile guards reFile: a word byte, a dot, a lower-case letter.
 func mayHaveFile(text string) bool { return mayHave(text, '.', isWordByte, isLower) }
 
-// mayHaveNumRef guards reNumRef: a digit that follows, past spaces and an
-// optional '#', a letter, a dot or the last byte of º or ° (each keyword
-// ends in one).
+// mayHaveNumRef guards reNumRef: a digit that follows, past an optional
+// '#' and spaces, one of the expression's keywords (ASCII, any case). Near
+// a byte above ASCII it says yes, since (?i) also folds non-ASCII letters
+// into the keywords (ſ for s, the Kelvin sign for k) and número, nº and
+// n° are not ASCII.
 func mayHaveNumRef(text string) bool {
 	for j := 0; j < len(text); j++ {
 		if !isDigit(text[j]) {
@@ -152,15 +154,29 @@ func mayHaveNumRef(text string) bool {
 		for k >= 0 && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r' || text[k] == '\f') {
 			k--
 		}
-		if k >= 0 {
-			c := text[k] | 0x20
-			if isLower(c) || text[k] == '.' || text[k] == 0xBA || text[k] == 0xB0 {
+		if k < 0 {
+			continue
+		}
+		before := text[:k+1]
+		for i := max(0, len(before)-numRefLongest); i < len(before); i++ {
+			if before[i] >= 0x80 {
+				return true
+			}
+		}
+		for _, w := range numRefWords {
+			if len(before) >= len(w) && strings.EqualFold(before[len(before)-len(w):], w) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// numRefWords are reNumRef's ASCII keywords; numRefLongest bounds the bytes
+// a keyword spelled with non-ASCII folds can take (pull request with ſ).
+var numRefWords = []string{"issue", "pr", "pull request", "ticket", "order", "invoice", "number", "no", "no.", "nr", "nr.", "numer"}
+
+const numRefLongest = 16
 
 // acceptor says that a tool has a parameter able to take an identifier of
 // some kind: by its JSON Schema pattern (strongest), its format, or its name.

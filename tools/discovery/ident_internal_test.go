@@ -12,6 +12,7 @@ var prefilterCases = []string{
 	"ACC-12345", "see PROJ-1 and inv-22", "A-1", "-12", "ZZ-", "x PR-9",
 	"#94218", "issue #12", "issue 1234", "Issue   #7", "pr12", "PULL REQUEST 3", "no. 55", "nr.9", "número 4",
 	"nº 5", "n° 6", "order\t17", "ticket\n8", "numer 9", "1234", "12 issues", "ab12", "#", "no#1", "NO 2",
+	"iſſue 12", "ticKet 3", "pull requeſt #4", "the top 10 tools", "PULL  REQUEST\t#5", "xissue 5", "Invoice# 6", "NR.7",
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -38,8 +39,10 @@ func TestIdentifierPrefilters(t *testing.T) {
 		checkPrefilters(t, s)
 	}
 	// And the guards do skip: a plain request runs none of them.
-	if s := "list the open pull requests in the payments repository."; mayHaveFile(s) || mayHaveNumRef(s) {
-		t.Errorf("a request without ids passes a guard: %q", s)
+	for _, s := range []string{"list the open pull requests in the payments repository.", "get the 2-day forecast for the top 10 cities"} {
+		if mayHaveFile(s) || mayHaveNumRef(s) {
+			t.Errorf("a request without ids passes a guard: %q", s)
+		}
 	}
 }
 

@@ -14,7 +14,10 @@ func detect(text string) analysis.Lang { return analysis.Detect(text) }
 var _ Embedder = (*ngram.Embedder)(nil)
 
 // defaultEmbedder is the embedded n-gram embedder: no model, no network.
-func defaultEmbedder(lex *lexicon.Lexicon) Embedder { return ngram.New(&ngram.Options{Lexicon: lex}) }
+// A nil an means its own default analyzer.
+func defaultEmbedder(lex *lexicon.Lexicon, an *analysis.Analyzer) Embedder {
+	return ngram.New(&ngram.Options{Lexicon: lex, Analyzer: an})
+}
 
 // contentTokens returns the folded tokens of text that are not stop words
 // of lang.

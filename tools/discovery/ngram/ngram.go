@@ -519,7 +519,7 @@ func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang,
 				term = lemma
 			}
 		}
-		raw = append(raw, Feature{H: hashString(seedTerm, analysis.Stem(lang, term)), W: e.wTerm})
+		raw = append(raw, Feature{H: hashString(seedTerm, e.an.Stem(lang, term)), W: e.wTerm})
 	}
 	if e.lex != nil && e.wConcept > 0 {
 		sc.concepts = e.conceptsOf(sc.concepts[:0], lang, tok)
