@@ -75,10 +75,11 @@ type chatConfig struct {
 	// strictSchemas is set by chatBackend for the OpenAI API, whose
 	// response_format needs every schema in strict form.
 	strictSchemas bool
-	// contextTokens is set by chatBackend for a llama.cpp server: the
-	// window its /props reports, so the runtime leaves the oldest turns
-	// out of a request that would not fit (runtime.Options.FitContext,
-	// counting with smallVocabTokens).
+	// contextTokens is set by chatBackend for a llama.cpp server (the
+	// window its /props reports) and for an Ollama model with a num_ctx
+	// parameter (ollama.Backend.ContextSize), so the runtime leaves the
+	// oldest turns out of a request that would not fit
+	// (runtime.Options.FitContext, counting with smallVocabTokens).
 	contextTokens int
 }
 
@@ -241,6 +242,17 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 			cfg.model = defaultOllamaModel
 		}
 		b, err := ollama.New(cfg.model, &ollama.Options{Temperature: cfg.temperature, Seed: cfg.seed})
+		if err == nil {
+			// The model's num_ctx (its Modelfile) is the window requests
+			// run with. Without one the server's default applies, which no
+			// endpoint reports, and the guard stays off; a server that does
+			// not answer fails the first request instead, more clearly.
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if n, perr := b.ContextSize(pctx); perr == nil {
+				cfg.contextTokens = n
+			}
+			cancel()
+		}
 		return b, chatMode(cfg.mode, llm.ModeEnvelope), err
 	case "openai":
 		base := os.Getenv("OPENAI_BASE_URL")

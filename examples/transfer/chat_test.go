@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -175,6 +176,8 @@ type wire struct {
 	replies []map[string]any // the assistant message of each response
 	// llamaCpp makes openai answer /props as a llama.cpp server does.
 	llamaCpp bool
+	// numCtx makes ollama answer /api/show with that num_ctx parameter.
+	numCtx int
 }
 
 func (w *wire) next(r *http.Request) map[string]any {
@@ -197,6 +200,12 @@ func (w *wire) bodies() []string {
 
 // ollama speaks Ollama's /api/chat (non-streaming).
 func (w *wire) ollama(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/api/show" && w.numCtx > 0 {
+		rw.Header().Set("Content-Type", "application/json; charset=utf-8")
+		json.NewEncoder(rw).Encode(map[string]any{"parameters": fmt.Sprintf("%-30s %d", "num_ctx", w.numCtx),
+			"model_info": map[string]any{"llama.context_length": 131072}})
+		return
+	}
 	if r.URL.Path != "/api/chat" {
 		http.NotFound(rw, r)
 		return
@@ -318,6 +327,45 @@ func TestChatOverWire(t *testing.T) {
 				t.Errorf("tools sent = %v, want transfer_funds and find_tools", names)
 			}
 		})
+	}
+}
+
+// TestChatFitsOllamaContext: with an Ollama model whose num_ctx /api/show
+// reports, chat fits each request to it, so a long conversation's later
+// requests leave its first turns out (and keep the current one).
+func TestChatFitsOllamaContext(t *testing.T) {
+	w := &wire{numCtx: 8192}
+	for range 6 {
+		w.replies = append(w.replies, map[string]any{"role": "assistant", "content": `{"action":"answer","text":"Noted."}`})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(w.ollama))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	note := strings.Repeat("The customer called about the monthly fee again and asked for a summary. ", 60)
+	var stdin strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&stdin, "Turn %d. %s\n", i+1, note)
+	}
+	code, out, errOut := runChatCmd(t, stdin.String(), chatArgs(t.TempDir(), "--backend", "ollama")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+	}
+	bodies := w.bodies()
+	if len(bodies) != 6 {
+		t.Fatalf("%d requests, want 6\n%s", len(bodies), out)
+	}
+	if first := bodies[0]; !strings.Contains(first, "Turn 1.") {
+		t.Fatalf("the first request lacks its own turn: %.200s", first)
+	}
+	last := bodies[len(bodies)-1]
+	if !strings.Contains(last, "Turn 6.") {
+		t.Errorf("the last request lacks the current turn: %.300s", last)
+	}
+	if strings.Contains(last, "Turn 1.") {
+		t.Errorf("the last request still carries the first turn: %d bytes against a %d-token window", len(last), w.numCtx)
+	}
+	if len(last) > 4*w.numCtx {
+		t.Errorf("the last request is %d bytes, far over a %d-token window", len(last), w.numCtx)
 	}
 }
 

@@ -1,8 +1,10 @@
 package ollama_test
 
 import (
+	"context"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,5 +49,29 @@ func usableReply(t *testing.T, req *llm.Request, resp *llm.Response) {
 	}
 	if resp.Usage.CompletionTokens == 0 || resp.Usage.PromptTokens == 0 {
 		t.Errorf("usage %+v: want the server's prompt and completion counts", resp.Usage)
+	}
+}
+
+// TestLiveContextSize reads the model's num_ctx back from the real server's
+// /api/show: the value TOOLGATE_OLLAMA_NUM_CTX names when set (.ci/engines
+// sets the one its Modelfile gives), else any answer without an error (a
+// model without the parameter reports 0).
+func TestLiveContextSize(t *testing.T) {
+	model := testenv.Ollama(t)
+	b, err := ollama.New(model, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := b.ContextSize(ctx)
+	if err != nil {
+		t.Fatalf("ContextSize: %v", err)
+	}
+	t.Logf("%s: num_ctx %d", model, n)
+	if want := os.Getenv("TOOLGATE_OLLAMA_NUM_CTX"); want != "" {
+		if w, err := strconv.Atoi(want); err != nil || n != w {
+			t.Errorf("ContextSize = %d, want TOOLGATE_OLLAMA_NUM_CTX %s", n, want)
+		}
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -289,19 +290,72 @@ func (b *Backend) chatError(ctx context.Context, req *llm.Request, err error, sl
 		return fmt.Errorf("ollama: chat: %w", ctx.Err())
 	}
 	var se api.StatusError
-	if errors.As(err, &se) {
-		if se.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint.Mode, se.ErrorMessage) {
-			return &llm.ConstraintError{Backend: "ollama", Mode: req.Constraint.Mode, Message: se.ErrorMessage, Err: err}
-		}
+	if errors.As(err, &se) && se.StatusCode == http.StatusBadRequest && rejectsConstraint(req.Constraint.Mode, se.ErrorMessage) {
+		return &llm.ConstraintError{Backend: "ollama", Mode: req.Constraint.Mode, Message: se.ErrorMessage, Err: err}
+	}
+	return apiError("chat", err, slot)
+}
+
+// apiError maps an error of Ollama's client to llm's: a status the server
+// answered is an *llm.StatusError (with the Retry-After slot recorded);
+// anything else is wrapped, prefixed with the operation.
+func apiError(op string, err error, slot *retryAfterSlot) error {
+	if se := (api.StatusError{}); errors.As(err, &se) {
 		return &llm.StatusError{Backend: "ollama", StatusCode: se.StatusCode, Message: se.ErrorMessage,
 			RetryAfter: slot.get(), Err: err}
 	}
-	var ae api.AuthorizationError
-	if errors.As(err, &ae) {
+	if ae := (api.AuthorizationError{}); errors.As(err, &ae) {
 		return &llm.StatusError{Backend: "ollama", StatusCode: ae.StatusCode, Message: ae.Error(), Err: err}
 	}
-	return fmt.Errorf("ollama: chat: %w", err)
+	return fmt.Errorf("ollama: %s: %w", op, err)
 }
+
+// ContextSize returns the context window, in tokens, that this Backend's
+// requests run with: Options.NumCtx when set, else the model's num_ctx
+// parameter (its Modelfile's PARAMETER num_ctx) as /api/show reports it.
+// It returns 0 when neither says: the server then applies its own default
+// (OLLAMA_CONTEXT_LENGTH), which no endpoint reports. runtime.Options'
+// ContextTokens and FitContext take the result.
+func (b *Backend) ContextSize(ctx context.Context) (int, error) {
+	if b.opts.NumCtx > 0 {
+		return b.opts.NumCtx, nil
+	}
+	slot := &retryAfterSlot{}
+	resp, err := b.client.Show(context.WithValue(ctx, retryAfterKey{}, slot), &api.ShowRequest{Model: b.model})
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("ollama: show: %w", ctx.Err())
+		}
+		return 0, apiError("show", err, slot)
+	}
+	return numCtxParameter(resp.Parameters)
+}
+
+// numCtxParameter reads num_ctx from /api/show's parameters, one "name
+// value" line each (the server writes values with Go's %#v, so a whole
+// number may come as 2048 or 2048.0): 0 when the model sets none.
+func numCtxParameter(params string) (int, error) {
+	for line := range strings.Lines(params) {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "num_ctx" {
+			continue
+		}
+		var n float64
+		var err error
+		if len(f) == 2 {
+			n, err = strconv.ParseFloat(f[1], 64)
+		}
+		if len(f) != 2 || err != nil || n < 1 || n > maxContextSize || n != math.Trunc(n) {
+			return 0, fmt.Errorf("ollama: show: the model's num_ctx parameter %.40q is not a context size", strings.TrimSpace(line))
+		}
+		return int(n), nil
+	}
+	return 0, nil
+}
+
+// maxContextSize bounds a num_ctx the server reports: 2^24 tokens, above
+// any model's window.
+const maxContextSize = 1 << 24
 
 // rejectsConstraint recognizes a 400 about the constraint: a server too
 // old for a schema in `format` fails to decode it, and a model without
