@@ -167,7 +167,7 @@ func BenchmarkShortlistRealMCP(b *testing.B) {
 // caches hold the cards' words, not the requests'). One op is one pass over
 // the set's requests; cpu-µs/query is the CPU time per request.
 func BenchmarkShortlistFirstPass(b *testing.B) {
-	for _, ds := range []dataset{realMCP(b), publicDataset(b, "metatool", 400)} {
+	for _, ds := range []dataset{realMCP(b), publicDataset(b, "metatool", 400), publicDataset(b, "bfcl", 400)} {
 		b.Run(ds.name, func(b *testing.B) {
 			view := ds.snap.Authorize(tools.Principal{ID: "b", Tenant: "b"})
 			ctx := context.Background()
