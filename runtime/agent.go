@@ -89,7 +89,8 @@ type Options struct {
 	AllLimit, GroupLimit int
 	// ContextTokens is the model's context size, and MaxToolShare the
 	// share of it tool definitions may take before StrategyAuto goes
-	// progressive. Zero means 32,768 and 0.25.
+	// progressive, and the tools a session keeps shown (MaxShown) may
+	// take. Zero means 32,768 and 0.25.
 	ContextTokens int
 	MaxToolShare  float64
 	// FitContext makes every request fit ContextTokens: its prompt (the
@@ -119,8 +120,9 @@ type Options struct {
 	MaxLoaded int
 	// MaxShown bounds the tools a session shows at once. Tools shown once
 	// stay shown, in the order first shown, and new ones are appended, so
-	// the prompt's prefix stays cacheable; past MaxShown the list starts
-	// again from the step's own tools. Zero means K + MaxLoaded + 3.
+	// the prompt's prefix stays cacheable; past MaxShown tools, or past
+	// MaxToolShare of ContextTokens in their definitions' tokens, the list
+	// starts again from the step's own tools. Zero means K + MaxLoaded + 3.
 	MaxShown int
 	// Bounds are the size limits a turn's envelope constraint sets where
 	// the tools' schemas set none: the answer's text, the find_tools query,

@@ -27,10 +27,13 @@ import (
 // stable returns the step's tools in cache-stable order: the tools shown
 // earlier in the session that the view still authorizes, in the order they
 // were first shown, then the step's tools not among them, in the step's
-// order. When that would exceed Options.MaxShown (or the step's own count,
-// if larger), the list starts again from the step's tools: one request
-// without a cached prefix, and the definitions stay bounded.
-func (s *Session) stable(view *tools.View, step []*tools.Tool) []*tools.Tool {
+// order. When that would exceed Options.MaxShown tools (or the step's own
+// count, if larger) or, with earlier tools in it, MaxToolShare of
+// ContextTokens in definitions' tokens (cost), the list starts again from
+// the step's tools: one request without a cached prefix, and the
+// definitions stay bounded, so that a long session on a small window
+// keeps room for its conversation.
+func (s *Session) stable(view *tools.View, step []*tools.Tool, cost func([]*tools.Tool) int) []*tools.Tool {
 	out := make([]*tools.Tool, 0, len(s.shown)+len(step))
 	for _, id := range s.shown {
 		if t, ok := view.Get(id); ok {
@@ -42,8 +45,11 @@ func (s *Session) stable(view *tools.View, step []*tools.Tool) []*tools.Tool {
 			out = append(out, t)
 		}
 	}
-	if len(out) > max(s.agent.opts.MaxShown, len(step)) {
+	o := s.agent.opts
+	if len(out) > max(o.MaxShown, len(step)) {
 		out = step
+	} else if len(out) > len(step) && cost(out) > int(float64(o.ContextTokens)*o.MaxToolShare) {
+		out = step // out holds every tool of step, and more
 	}
 	s.shown = s.shown[:0]
 	for _, t := range out {

@@ -175,3 +175,65 @@ func TestPromptPrefixOverWire(t *testing.T) {
 	t.Logf("over the wire (OpenAI envelope mode, messages as sent): shared prefix per request %.3f, overall %.3f (%d of %d bytes)",
 		shares, float64(shared)/float64(total), shared, total)
 }
+
+// TestShownToolsStayInBudget: the tools a session keeps shown start again
+// from the step's own when their definitions would pass MaxToolShare of
+// ContextTokens, so a small window keeps room for the conversation; with
+// the default window the same conversation keeps every tool it showed.
+func TestShownToolsStayInBudget(t *testing.T) {
+	// shown runs the conversation and returns, per step, the tools shown,
+	// their tokens and the step's own tools: its shortlist and the tools
+	// find_tools has loaded so far.
+	shown := func(opts *runtime.Options) (steps [][]string, tokens []int, own [][]string) {
+		e := newEnv(t, conversation.replies, true, opts)
+		sess := e.agent.NewSession(teller, "budget-1", nil)
+		for _, in := range conversation.inputs {
+			if _, err := sess.Run(t.Context(), in); err != nil {
+				t.Fatalf("%q: %v", in, err)
+			}
+		}
+		var loaded []string
+		for _, ev := range e.events {
+			switch ev.Kind {
+			case runtime.EventFindTools:
+				loaded = append(loaded, ev.Found...)
+			case runtime.EventShortlist:
+				steps = append(steps, ev.Tools)
+				tokens = append(tokens, ev.ShortlistTokens)
+				ids := slices.Clone(loaded)
+				for _, c := range ev.Shortlist.Candidates {
+					ids = append(ids, c.Tool.ID)
+				}
+				own = append(own, ids)
+			}
+		}
+		return steps, tokens, own
+	}
+	wide, wideTokens, _ := shown(&runtime.Options{Strategy: runtime.StrategyProgressive})
+	for i := 1; i < len(wide); i++ {
+		if len(wide[i]) < len(wide[i-1]) || !slices.Equal(wide[i][:len(wide[i-1])], wide[i-1]) {
+			t.Fatalf("default window, step %d shows %v after %v: earlier tools must stay", i+1, wide[i], wide[i-1])
+		}
+	}
+	// A window whose quarter holds about two steps' tools.
+	const window = 2400
+	budget := window / 4
+	if last := wideTokens[len(wideTokens)-1]; last <= budget {
+		t.Fatalf("the conversation's tools reach only %d tokens; the test needs more than the %d budget", last, budget)
+	}
+	narrow, tokens, own := shown(&runtime.Options{Strategy: runtime.StrategyProgressive, ContextTokens: window})
+	restarts := 0
+	for i, ids := range narrow {
+		earlier := slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(own[i], id) })
+		if tokens[i] > budget && earlier {
+			t.Errorf("step %d shows %d tokens of tools (%v), over the %d budget, with tools of earlier steps", i+1, tokens[i], ids, budget)
+		}
+		if i > 0 && !slices.Contains(ids, narrow[i-1][0]) {
+			restarts++
+		}
+	}
+	if restarts == 0 {
+		t.Errorf("the shown tools never started again (tokens per step %v, budget %d)", tokens, budget)
+	}
+	t.Logf("tokens of the shown tools per step: default window %v, %d-token window %v", wideTokens, window, tokens)
+}

@@ -58,17 +58,26 @@ func (s *Session) choose(ctx context.Context, view *tools.View) (*selection, err
 			return nil, fmt.Errorf("runtime: discovery: %w", err)
 		}
 		sel.shortlist = sl
+		cost := func(ts []*tools.Tool) int { return toolTokens(x, ts) }
 		if sel.strategy == StrategyByGroup {
-			sel.tools = s.stable(view, groupsOf(view, sl, a.opts.GroupLimit))
+			sel.tools = s.stable(view, groupsOf(view, sl, a.opts.GroupLimit), cost)
 		} else {
-			sel.tools = s.stable(view, s.withLoaded(view, sl))
+			sel.tools = s.stable(view, s.withLoaded(view, sl), cost)
 		}
 	}
-	for _, t := range sel.tools {
-		i, _ := snap.Lookup(t.ID)
-		sel.tokens += x.ToolTokens(i)
-	}
+	sel.tokens = toolTokens(x, sel.tools)
 	return sel, nil
+}
+
+// toolTokens sums the o200k tokens of the tools' definitions.
+func toolTokens(x *discovery.Index, ts []*tools.Tool) int {
+	n := 0
+	for _, t := range ts {
+		if i, ok := x.Snapshot().Lookup(t.ID); ok {
+			n += x.ToolTokens(i)
+		}
+	}
+	return n
 }
 
 // discoveryQuery is the latest user input, with the earlier inputs and the
