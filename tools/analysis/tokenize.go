@@ -49,6 +49,14 @@ func classify(r rune) int {
 	return clSep
 }
 
+// asciiClass is classify of each ASCII rune, looked up instead of called.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for r := range t {
+		t[r] = uint8(classify(rune(r)))
+	}
+	return t
+}()
+
 func isLetterClass(c int) bool { return c == clLower || c == clUpper || c == clLetter }
 
 // langCues counts characters that only one of the supported languages'
@@ -87,11 +95,14 @@ func (sc *scratch) tokenize(dst []string, text string, transient bool) ([]string
 	}
 	for i := 0; i < len(text); {
 		r, size := rune(text[i]), 1
-		if r >= utf8.RuneSelf {
+		var cl int
+		if r < utf8.RuneSelf {
+			cl = int(asciiClass[r])
+		} else {
 			r, size = utf8.DecodeRuneInString(text[i:])
 			cues.see(r)
+			cl = classify(r)
 		}
-		cl := classify(r)
 		switch cl {
 		case clSep:
 			endToken()
@@ -135,7 +146,16 @@ func (sc *scratch) tokenize(dst []string, text string, transient bool) ([]string
 			tokStart = prevStart + 1
 		}
 		prevStart = len(buf)
-		buf = appendFold(buf, r)
+		if r < utf8.RuneSelf {
+			// appendFold of an ASCII letter or digit, inline.
+			b := byte(r)
+			if cl == clUpper {
+				b += 'a' - 'A'
+			}
+			buf = append(buf, b)
+		} else {
+			buf = appendFold(buf, r)
+		}
 		prev2, prev = prev, cl
 		i += size
 	}
