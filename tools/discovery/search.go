@@ -696,14 +696,33 @@ var (
 
 // cosines sets the score of each of c to the dot product of the
 // normalised query vector (its non-zero dimensions dims with values vals)
-// with that card's quantised vector. Vectors of the default embedder's
-// dimension go through cosinesFast; any other dimension (an Embedder of
-// the caller's) one card at a time.
+// with that card's quantised vector. Four cards share one pass over dims:
+// each card's sum still adds the dimensions in order (the same float32
+// result as one card at a time), but the four chains of additions overlap
+// instead of waiting on each other. Vectors of the default embedder's
+// dimension go through cosinesFast, the same loop without bounds checks;
+// this one serves any other dimension (an Embedder of the caller's, a
+// model's 768 or 1,536).
 func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 	vals = vals[:len(dims)]
 	j := 0
 	if x.dim == fastDim {
 		j = x.cosinesFast(dims, vals, c)
+	}
+	for ; j+4 <= len(c); j += 4 {
+		r0, r1, r2, r3 := x.row(c[j].doc), x.row(c[j+1].doc), x.row(c[j+2].doc), x.row(c[j+3].doc)
+		var s0, s1, s2, s3 float32
+		for k, d := range dims {
+			v := vals[k]
+			s0 += v * float32(r0[d])
+			s1 += v * float32(r1[d])
+			s2 += v * float32(r2[d])
+			s3 += v * float32(r3[d])
+		}
+		c[j].score = float64(s0 * x.scales[c[j].doc])
+		c[j+1].score = float64(s1 * x.scales[c[j+1].doc])
+		c[j+2].score = float64(s2 * x.scales[c[j+2].doc])
+		c[j+3].score = float64(s3 * x.scales[c[j+3].doc])
 	}
 	for ; j < len(c); j++ {
 		r := x.row(c[j].doc)
@@ -718,13 +737,12 @@ func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 // fastDim is the dimension cosinesFast serves: the default embedder's.
 const fastDim = 512
 
-// cosinesFast scores c four cards at a time, for vectors of fastDim
+// cosinesFast is cosines' four-card loop for vectors of fastDim
 // dimensions, and returns how many of c it scored (all but len(c)%4).
-// Four cards share one pass over dims: each card's sum still adds the
-// dimensions in order (the same float32 result as one card at a time),
-// but the four chains of additions overlap instead of waiting on each
-// other. Rows as arrays and dimensions masked to fastDim (a no-op: every
-// dimension is below it) let the compiler drop the bounds checks.
+// Rows as arrays and dimensions masked to fastDim (a no-op: every
+// dimension is below it) let the compiler drop the four bounds checks per
+// dimension. It repeats cosines' loop on purpose: a shared function over
+// slices would bring the checks back.
 func (x *Index) cosinesFast(dims []int32, vals []float32, c []scored) int {
 	row := func(i uint32) *[fastDim]int8 { return (*[fastDim]int8)(x.rows[int(i)*fastDim:]) }
 	vals = vals[:len(dims)]
