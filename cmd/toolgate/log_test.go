@@ -230,3 +230,35 @@ func TestCardsSuggestIsCachedAndResumable(t *testing.T) {
 		t.Errorf("after resuming: %d entries, %v; want %d", ov.Len(), err, n)
 	}
 }
+
+// A run rewrites only what it was asked to redo: entries for tools of
+// another catalog written to the same file, a person's namespace entry and
+// a complete last line without its newline survive; only the catalog's
+// stale entries are replaced.
+func TestCardsSuggestKeepsWhatItDidNotRedo(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}
+{"name":"refund_order","description":"Refund a customer's order"}
+`)
+	other := `{"tool":"github/create_issue","hash":"sha256:0123456789abcdef","aliases":["file a bug"]}`
+	ns := `{"tool":"shop/*","aliases":["the store"]}`
+	out := writeFile(t, "team.cards.jsonl", other+"\n"+ns) // no final newline
+	code, _, errOut := runCmd("cards", "suggest", "--tools", cat, "--backend", "scripted", "--out", out)
+	if code != exitOK || !strings.Contains(errOut, "0 entries kept") || !strings.Contains(errOut, " 2 suggested") {
+		t.Fatalf("cards suggest: exit %d, %q; want 2 suggested", code, errOut)
+	}
+	ov, err := cards.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ov.Entries() {
+		got = append(got, e.Tool)
+	}
+	want := "github/create_issue shop/* shop/list_orders shop/refund_order"
+	if strings.Join(got, " ") != want {
+		t.Errorf("after cards suggest, %s holds %q, want %q", out, got, want)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("after cards suggest, %s mode %v (%v), want the file's own 0644", out, st.Mode(), err)
+	}
+}

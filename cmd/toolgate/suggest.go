@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 			flagged[f.Tool] = true
 		}
 	}
-	kept, err := resumeOverlay(*outPath, snap)
+	kept, stale, err := resumeOverlay(*outPath, snap)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -111,54 +112,77 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	if tty {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	fmt.Fprintf(stderr, "%s: %d entries kept from %s, %d suggested, %d failed; review before use\n", prog, len(kept), *outPath, len(todo)-failed, failed)
+	fmt.Fprintf(stderr, "%s: %d entries kept from %s (%d stale replaced), %d suggested, %d failed; review before use\n", prog, len(kept), *outPath, stale, len(todo)-failed, failed)
 	if failed > 0 {
 		return exitNegative
 	}
 	return exitOK
 }
 
-// resumeOverlay reads what an earlier run wrote to path (if anything), drops
-// a torn last line and entries whose tool changed or is gone, rewrites the
-// file with what is kept (atomically) and returns the kept entries by tool.
-func resumeOverlay(path string, snap *tools.Snapshot) (map[string]cards.Entry, error) {
-	kept := map[string]cards.Entry{}
+// resumeOverlay reads what an earlier run wrote to path (if anything),
+// drops a torn last line and the entries of tools of the catalog that
+// changed since (stale: they are suggested again), rewrites the file with
+// the rest (atomically) and returns the entries kept for the catalog's
+// tools, by tool, and how many stale entries it dropped. Entries for tools
+// the catalog lacks (another catalog's, written to the same file, or an
+// upstream that is down) and namespace entries a person added are kept as
+// they are: a run never loses what it was not asked to redo.
+func resumeOverlay(path string, snap *tools.Snapshot) (kept map[string]cards.Entry, stale int, err error) {
+	kept = map[string]cards.Entry{}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+		return nil, 0, err
 	}
 	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
-		data = data[:i+1] // a torn last line from an interrupted write
+		if json.Valid(data[i+1:]) {
+			data = append(data, '\n') // a complete last line without its newline
+		} else {
+			data = data[:i+1] // a torn last line from an interrupted write
+		}
 	}
 	var entries []cards.Entry
 	if len(bytes.TrimSpace(data)) > 0 {
 		ov, err := cards.Parse(bytes.NewReader(data), path)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, e := range ov.Entries() {
-			if i, ok := snap.Lookup(e.Tool); ok && cards.Hash(snap.Tool(i)) == e.Hash {
-				kept[e.Tool] = *e
-				entries = append(entries, *e)
+			if _, isNS := e.Namespace(); !isNS {
+				if i, ok := snap.Lookup(e.Tool); ok {
+					if cards.Hash(snap.Tool(i)) != e.Hash {
+						stale++
+						continue
+					}
+					kept[e.Tool] = *e
+				}
 			}
+			entries = append(entries, *e)
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cards-*")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer os.Remove(tmp.Name())
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return nil, 0, err
+	}
 	if err := cards.Write(tmp, entries); err != nil {
 		tmp.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return kept, nil
+	return kept, stale, nil
 }
 
 func isTerminal(w io.Writer) bool {
