@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
@@ -190,6 +191,11 @@ func (o *Overlay) add(e *Entry) error {
 
 // parseLine decodes and checks one entry, or returns why not.
 func parseLine(b []byte) (*Entry, string) {
+	if !utf8.Valid(b) {
+		// encoding/json would turn the bytes into U+FFFD and go on: an
+		// alias nobody wrote.
+		return nil, "not valid UTF-8"
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var e Entry

@@ -168,6 +168,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate namespace", `{"tool":"a/*","tags":["x"]}` + "\n" + `{"tool":"a/*","tags":["y"]}`, `f:2: duplicate entry for "a/*" (first at f:1)`},
 		{"long line", `{"tool":"a/*","tags":["` + strings.Repeat("x", cards.MaxLineBytes) + `"]}`, "f:1: line longer than 65536 bytes"},
 		{"later line", ok + "\n" + `[]`, "f:2: invalid entry"},
+		{"not UTF-8", ok + "\n" + `{"tool":"a/*","aliases":["gh` + "\xff" + `"]}`, "f:2: not valid UTF-8"},
 	} {
 		_, err := cards.Parse(strings.NewReader(tc.src), "f")
 		var ce *cards.Error
@@ -178,6 +179,19 @@ func TestParseErrors(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: Parse error = %q, want prefix %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A file saved by a Windows editor (a byte order mark, CRLF line ends)
+// reads like any other.
+func TestParseAcceptsBOMAndCRLF(t *testing.T) {
+	src := "\xef\xbb\xbf" + `{"tool":"a/*","aliases":["x"]}` + "\r\n" + `{"tool":"a/b","hash":"sha256:0123456789abcdef","aliases":["y"]}` + "\r\n"
+	ov, err := cards.Parse(strings.NewReader(src), "f")
+	if err != nil || ov.Len() != 2 {
+		t.Fatalf("Parse(BOM, CRLF) = %d entries, %v; want 2", ov.Len(), err)
+	}
+	if e := ov.Entries()[1]; e.Line != 2 || e.Aliases[0] != "y" {
+		t.Errorf("Parse(BOM, CRLF): second entry %+v, want line 2 with alias y", e)
 	}
 }
 

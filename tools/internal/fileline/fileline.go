@@ -67,11 +67,17 @@ func NewScanner(r io.Reader, max int) *Scanner {
 }
 
 // Scan advances to the next line that is not blank after trimming space.
-// It returns false at the end of the input or on a read error (see Err).
+// A UTF-8 byte order mark at the start of the input is skipped, as
+// editors on Windows write one. It returns false at the end of the input
+// or on a read error (see Err).
 func (s *Scanner) Scan() bool {
 	for s.sc.Scan() {
 		s.line++
-		if b := bytes.TrimSpace(s.sc.Bytes()); len(b) > 0 {
+		b := s.sc.Bytes()
+		if s.line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		}
+		if b := bytes.TrimSpace(b); len(b) > 0 {
 			s.text = b
 			return true
 		}

@@ -29,6 +29,9 @@ func TestScanner(t *testing.T) {
 		{"", nil, "", 0},
 		{"a\n\n  b  \n\t\n c", []string{"1:a", "3:b", "5:c"}, "", 0},
 		{"a\r\nb\r\n", []string{"1:a", "2:b"}, "", 0},
+		{"\xef\xbb\xbfa\nb", []string{"1:a", "2:b"}, "", 0},
+		{"\xef\xbb\xbf\nb", []string{"2:b"}, "", 0},
+		{"a\n\xef\xbb\xbfb", []string{"1:a", "2:\xef\xbb\xbfb"}, "", 0},
 		{"a\n\n" + strings.Repeat("x", 9) + "\nb", []string{"1:a"}, "line longer than 8 bytes", 3},
 	} {
 		sc := NewScanner(strings.NewReader(tc.in), 8)
