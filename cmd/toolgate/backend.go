@@ -32,7 +32,7 @@ func reformulation(backend, model string, below float64, timeout time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	if below <= 0 || below > 1 {
+	if !(below > 0 && below <= 1) { // NaN too
 		return nil, fmt.Errorf("--reformulate-below %v must be in (0,1]", below)
 	}
 	if timeout <= 0 {

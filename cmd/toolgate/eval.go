@@ -81,7 +81,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	case learn.MinPrincipals < 0 || learn.MaxExamples < 0:
 		fmt.Fprintln(stderr, "toolgate eval: --learn-min-principals and --learn-examples must not be negative")
 		return exitUsage
-	case *history < 0 || *history >= 1:
+	case !(*history >= 0 && *history < 1): // NaN too
 		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
 		return exitUsage
 	}

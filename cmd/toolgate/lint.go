@@ -48,7 +48,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if err := src.flagsErr(fs); err != nil {
 		return fail(stderr, prog, err)
 	}
-	if *k < 1 || *maxTokens < 1 || *threshold <= 0 || *threshold > 1 {
+	if *k < 1 || *maxTokens < 1 || !(*threshold > 0 && *threshold <= 1) {
 		return fail(stderr, prog, errors.New("--k and --max-tokens must be at least 1, --duplicate-threshold in (0,1]"))
 	}
 	if err := formatErr(*format, "text", "json", "html"); err != nil {

@@ -262,3 +262,23 @@ func TestCardsSuggestKeepsWhatItDidNotRedo(t *testing.T) {
 		t.Errorf("after cards suggest, %s mode %v (%v), want the file's own 0644", out, st.Mode(), err)
 	}
 }
+
+// A share or threshold outside its range, NaN included (it compares false
+// with everything), is a usage error of one line, never a run without it.
+func TestFloatFlagsOutOfRange(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
+	qs := writeFile(t, "q.jsonl", `{"query":"my orders","relevant":["list_orders"]}`+"\n")
+	eval := []string{"eval", "--tools", cat, "--queries", qs}
+	for _, args := range [][]string{
+		append(eval, "--history", "NaN"),
+		append(eval, "--history", "-1"),
+		append(eval, "--history", "1.5"),
+		append(eval, "--history", "+Inf"),
+		append(eval, "--backend", "scripted", "--reformulate-below", "NaN"),
+		{"lint", "--tools", cat, "--duplicate-threshold", "NaN"},
+	} {
+		if code, _, errOut := runCmd(args...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want 2 with one line", args[len(args)-2:], code, errOut)
+		}
+	}
+}
