@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,7 +52,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err := cmp.Or(flagsErr(fs, "log"), formatErr(*format, "text", "json")); err != nil {
 		return fail(stderr, prog, err)
 	}
-	rep, err := readMisses(ctx, *logPath, *tenant)
+	rep, err := readMisses(ctx, *logPath, *tenant, stderr, prog)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -91,9 +92,9 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 
 // readMisses reads a JSON Lines or SQLite discovery log (told apart by the
 // SQLite header) and links its calls to their requests, keeping one
-// tenant's when tenant is set.
-func readMisses(ctx context.Context, path, tenant string) (*discovery.MissReport, error) {
-	entries, err := readLog(ctx, path)
+// tenant's when tenant is set. Warnings go to stderr, prefixed by prog.
+func readMisses(ctx context.Context, path, tenant string, stderr io.Writer, prog string) (*discovery.MissReport, error) {
+	entries, err := readLog(ctx, path, stderr, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func readMisses(ctx context.Context, path, tenant string) (*discovery.MissReport
 	return discovery.Misses(entries), nil
 }
 
-func readLog(ctx context.Context, path string) ([]discovery.Entry, error) {
+func readLog(ctx context.Context, path string, stderr io.Writer, prog string) ([]discovery.Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
@@ -133,10 +134,52 @@ func readLog(ctx context.Context, path string) ([]discovery.Entry, error) {
 		}
 		return entries, nil
 	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	torn, err := tornTail(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read log: %w", path, err)
+	}
+	if torn > 0 {
+		fmt.Fprintf(stderr, "%s: warning: %s: the last line is incomplete (%d bytes without a newline: a write in progress or cut short); ignored\n", prog, path, torn)
+	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return discovery.ReadJSONLog(f, path)
+	return discovery.ReadJSONLog(io.LimitReader(f, st.Size()-torn), path)
+}
+
+// tornTail returns the length of the last line of a JSON Lines log of size
+// bytes when it has no newline and is not a complete JSON value: the line
+// a running agent is writing, or one a crash cut short. Logs are read
+// while they grow, so such a line is left out instead of failing the read;
+// anywhere else a malformed line is an error.
+func tornTail(f *os.File, size int64) (int64, error) {
+	if size == 0 {
+		return 0, nil
+	}
+	n := min(size, discovery.MaxLogLine+1)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, size-n); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	if buf[n-1] == '\n' {
+		return 0, nil
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 && size > n {
+		return 0, nil // longer than a line may be: ReadJSONLog says so
+	}
+	tail := buf[i+1:]
+	if i < 0 {
+		tail = bytes.TrimPrefix(tail, []byte("\xef\xbb\xbf"))
+	}
+	if len(bytes.TrimSpace(tail)) == 0 || json.Valid(tail) {
+		return 0, nil
+	}
+	return int64(len(tail)), nil
 }
 
 // runCardsLearn: toolgate cards learn --tools F --log FILE [--tenant T]
@@ -167,7 +210,7 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer closeUpstreams()
 	src.cards.warn(stderr, prog)
-	rep, err := readMisses(ctx, *logPath, *tenant)
+	rep, err := readMisses(ctx, *logPath, *tenant, stderr, prog)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

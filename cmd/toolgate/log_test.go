@@ -282,3 +282,40 @@ func TestFloatFlagsOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// A JSON Lines log is read while the agent writes it: an unterminated last
+// line that is not yet a JSON value is left out with a warning, a complete
+// one without its newline is read, and a malformed line anywhere else is
+// still the error FILE:LINE.
+func TestLogMissesTornLastLine(t *testing.T) {
+	whole := jsonLog(t, logLines("acme"))
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	last := lines[len(lines)-1]
+	for _, tc := range []struct {
+		name, log string
+		code      int
+		misses    int
+		warn      bool
+	}{
+		{"torn", string(data) + last[:20], exitNegative, 3, true},
+		{"no final newline", strings.TrimSuffix(string(data), "\n"), exitNegative, 3, false},
+		{"BOM and no final newline", "\xef\xbb\xbf" + strings.TrimSuffix(string(data), "\n"), exitNegative, 3, false},
+		{"only a torn line", last[:20], exitOK, 0, true},
+		{"torn in the middle", lines[0] + last[:20] + "\n" + strings.Join(lines[1:], ""), exitUsage, 0, false},
+	} {
+		path := writeFile(t, "discovery.jsonl", tc.log)
+		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+		var got struct{ Misses int }
+		json.Unmarshal([]byte(out), &got)
+		if code != tc.code || got.Misses != tc.misses || strings.Contains(errOut, "incomplete") != tc.warn {
+			t.Errorf("%s: log misses exit %d, %d misses, stderr %q; want exit %d, %d misses, warning %v", tc.name, code, got.Misses, errOut, tc.code, tc.misses, tc.warn)
+		}
+		if tc.code == exitUsage && !strings.Contains(errOut, path+":2: ") {
+			t.Errorf("%s: stderr %q, want the error at %s:2", tc.name, errOut, path)
+		}
+	}
+}
