@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
@@ -37,15 +39,32 @@ type SuggestOptions struct {
 	Mode llm.Mode
 	// Timeout bounds one suggestion. Zero means 60s.
 	Timeout time.Duration
+	// Names are the catalog's tool names or IDs. A suggested alias that
+	// reads as one of them other than the tool's own (compared by their
+	// letters and digits, case-folded: "merge pull request" is
+	// merge_pull_request) is dropped, since it would steer requests for
+	// that tool to this one. The sibling's name is always such a name.
+	Names []string
 }
+
+// Bounds of a suggestion, as suggestSchema states them (in code points).
+const (
+	suggestMaxAlias   = 80
+	suggestMaxExample = 200
+	suggestMaxNotFor  = 200
+)
 
 // SuggestCard asks the model for an overlay entry for t: 1–5 aliases, 3–5
 // example requests in the users' words, and a not_for naming sibling (the
 // nearest other tool, from lint; empty when there is none). The reply is
 // constrained to a call of one tool whose arguments are that entry, then
-// validated: counts, lengths, and a not_for that names the sibling. The
-// entry carries t's hash (cards.Hash). The model is shown t's name and
-// description and the sibling's name only.
+// validated, since not every backend enforces every bound of a constraint
+// (OpenAI's strict mode drops maxLength): counts, lengths, text, and a
+// not_for that names the sibling as a word of its own. Aliases that name
+// another tool (the sibling, or one of SuggestOptions.Names) are dropped;
+// a reply left with none is unusable. The entry carries t's hash
+// (cards.Hash). The model is shown t's name and description and the
+// sibling's name only.
 func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, sibling string, opts *SuggestOptions) (cards.Entry, error) {
 	var o SuggestOptions
 	if opts != nil {
@@ -85,14 +104,70 @@ func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, siblin
 		return cards.Entry{}, fmt.Errorf("%w for %s: %d aliases, want 1–5", ErrSuggestion, t.ID, len(got.Aliases))
 	case len(got.Examples) < 3 || len(got.Examples) > 5:
 		return cards.Entry{}, fmt.Errorf("%w for %s: %d examples, want 3–5", ErrSuggestion, t.ID, len(got.Examples))
-	case sibling != "" && !strings.Contains(got.NotFor, siblingName(sibling)):
+	case sibling != "" && !namesWord(got.NotFor, siblingName(sibling)):
 		return cards.Entry{}, fmt.Errorf("%w for %s: not_for %q does not name %s", ErrSuggestion, t.ID, got.NotFor, siblingName(sibling))
 	}
-	e := cards.Entry{Tool: t.ID, Hash: cards.Hash(t), Aliases: got.Aliases, Examples: got.Examples, NotFor: got.NotFor}
+	for _, b := range []struct {
+		field string
+		texts []string
+		max   int
+	}{{"alias", got.Aliases, suggestMaxAlias}, {"example", got.Examples, suggestMaxExample}, {"not_for", []string{got.NotFor}, suggestMaxNotFor}} {
+		for _, text := range b.texts {
+			if n := utf8.RuneCountInString(text); n > b.max {
+				return cards.Entry{}, fmt.Errorf("%w for %s: %s of %d characters, at most %d", ErrSuggestion, t.ID, b.field, n, b.max)
+			}
+		}
+	}
+	taken := map[string]bool{}
+	if sibling != "" {
+		taken[nameKey(siblingName(sibling))] = true
+	}
+	for _, n := range o.Names {
+		taken[nameKey(siblingName(n))] = true
+	}
+	delete(taken, nameKey(t.Name()))
+	aliases := got.Aliases[:0]
+	for _, a := range got.Aliases {
+		if !taken[nameKey(a)] {
+			aliases = append(aliases, a)
+		}
+	}
+	if len(aliases) == 0 {
+		return cards.Entry{}, fmt.Errorf("%w for %s: every alias names another tool (%q)", ErrSuggestion, t.ID, got.Aliases)
+	}
+	e := cards.Entry{Tool: t.ID, Hash: cards.Hash(t), Aliases: aliases, Examples: got.Examples, NotFor: got.NotFor}
 	if _, err := cards.New([]cards.Entry{e}); err != nil {
 		return cards.Entry{}, fmt.Errorf("%w for %s: %v", ErrSuggestion, t.ID, err)
 	}
 	return e, nil
+}
+
+// nameKey is a tool name or phrase by its letters and digits, case-folded:
+// "Merge pull-request" and merge_pull_request have one key.
+func nameKey(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}
+
+// namesWord reports whether text holds name not inside a longer identifier
+// ("use query" names query; "use queries" and "use query_plan" do not).
+func namesWord(text, name string) bool {
+	isIdent := func(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+	for i := 0; name != ""; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if (start == 0 || !isIdent(before)) && (end == len(text) || !isIdent(after)) {
+			return true
+		}
+		i = start + 1
+	}
+	return false
 }
 
 func siblingName(id string) string {
@@ -154,9 +229,14 @@ func suggestRequest(t *tools.Tool, sibling string, o SuggestOptions) (*llm.Reque
 	return req, nil
 }
 
+// oneLine collapses s's white space and cuts it to at most n bytes, at a
+// character boundary.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		s = s[:n]
 	}
 	return s

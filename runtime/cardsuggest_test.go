@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
@@ -44,6 +45,11 @@ func TestSuggestCard(t *testing.T) {
 		"control text":   `{"aliases":["a\u0007"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
 		"six aliases":    `{"aliases":["a","b","c","d","e","f"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
 		"empty examples": `{"aliases":["a"],"examples":["x","y",""],"not_for":"use create_pull_request_review"}`,
+		"long alias":     `{"aliases":["` + strings.Repeat("a", 81) + `"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
+		"long example":   `{"aliases":["a"],"examples":["x","y","` + strings.Repeat("é", 201) + `"],"not_for":"use create_pull_request_review"}`,
+		"long not_for":   `{"aliases":["a"],"examples":["x","y","z"],"not_for":"use create_pull_request_review` + strings.Repeat(" then", 40) + `"}`,
+		"sibling inside": `{"aliases":["a"],"examples":["x","y","z"],"not_for":"use create_pull_request_reviews"}`,
+		"only others":    `{"aliases":["Create pull-request review"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
 	} {
 		model := scripted.New([]scripted.Reply{scripted.Call("write_card", args)}, nil)
 		if _, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", nil); !errors.Is(err, runtime.ErrSuggestion) {
@@ -53,5 +59,31 @@ func TestSuggestCard(t *testing.T) {
 	model := scripted.New([]scripted.Reply{scripted.Answer("here you go")}, nil)
 	if _, err := runtime.SuggestCard(t.Context(), model, tl, "", nil); err == nil {
 		t.Error("an answer instead of the call was accepted")
+	}
+}
+
+// Aliases that read as another tool's name (the sibling's, or one of
+// SuggestOptions.Names) are dropped, the tool's own name is not; the
+// schema's bounds hold in characters, not bytes; the description is cut at
+// a character boundary.
+func TestSuggestCardAliasesAndBounds(t *testing.T) {
+	tl := &tools.Tool{ID: "github/create_pull_request", Description: "a" + strings.Repeat("é", 400),
+		Card: tools.Card{Name: "create_pull_request"}}
+	args := `{"aliases":["open a PR","create pull request","Merge Pull-Request","create_pull_request_review","` + strings.Repeat("ł", 80) + `"],` +
+		`"examples":["open a pull request for my branch","send my changes for review","abre una pull request"],"not_for":"reviewing one: use create_pull_request_review."}`
+	model := scripted.New([]scripted.Reply{scripted.Call("write_card", args)}, nil)
+	e, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review",
+		&runtime.SuggestOptions{Names: []string{"github/merge_pull_request", "github/create_pull_request", "gitlab/create_merge_request"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"open a PR", "create pull request", strings.Repeat("ł", 80)}
+	if strings.Join(e.Aliases, "|") != strings.Join(want, "|") {
+		t.Errorf("SuggestCard aliases = %q, want %q", e.Aliases, want)
+	}
+	for _, m := range model.Requests()[0].Messages {
+		if !utf8.ValidString(m.Content) {
+			t.Errorf("the request holds invalid UTF-8: %q", m.Content)
+		}
 	}
 }

@@ -82,7 +82,11 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	tty := isTerminal(stderr)
-	opts := &runtime.SuggestOptions{Mode: mode, Langs: splitList(*langs)}
+	var names []string
+	for _, t := range snap.Tools() {
+		names = append(names, t.ID)
+	}
+	opts := &runtime.SuggestOptions{Mode: mode, Langs: splitList(*langs), Names: names}
 	failed := 0
 	for i, t := range todo {
 		if tty {
