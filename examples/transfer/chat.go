@@ -424,21 +424,20 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	if err != nil {
 		return err
 	}
+	// The overlays apply to every tool: the finance tools, the demo
+	// catalog and what connected servers list (each re-listing too).
+	var overlay func([]tools.Tool) []tools.Tool
+	var ov *cards.Overlay
 	if len(cfg.cards) > 0 {
-		ov, err := cards.Load(cfg.cards...)
-		if err != nil {
+		if ov, err = cards.Load(cfg.cards...); err != nil {
 			return err
 		}
-		var rep *cards.Report
-		catalog, rep = ov.Apply(catalog)
-		for _, p := range rep.Problems() {
-			fmt.Fprintf(w, "warning: %s\n", p)
-		}
+		overlay = ov.Transform
 	}
 	in := newLineReader(stdin)
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
-	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog,
+	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog, Transform: overlay,
 		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w),
 			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: smallVocabTokens}})
 	if err != nil {
@@ -447,7 +446,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	defer func() { err = errors.Join(err, b.Close()) }()
 	quiet := slog.New(slog.DiscardHandler)
 	for _, s := range servers {
-		u, err := mcp.Connect(ctx, b.Registry, s, &mcp.Options{Logger: quiet})
+		u, err := mcp.Connect(ctx, b.Registry, s, &mcp.Options{Logger: quiet, Transform: overlay})
 		if err != nil {
 			return err
 		}
@@ -455,6 +454,12 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	}
 
 	snap := b.Registry.Snapshot()
+	if ov != nil {
+		// Stale and unknown entries, once every tool is registered.
+		for _, p := range ov.Check(snap).Problems() {
+			fmt.Fprintf(w, "warning: %s\n", p)
+		}
+	}
 	view := snap.Authorize(cfg.principal)
 	if n := len(catalog); n > 0 {
 		fmt.Fprintf(w, "chat: %d catalog tools have no MCP server connected: a call of one is refused %s (connect servers with --mcp, --mcp-url or --mcp-config).\n", n, codeServerNotConnected)

@@ -15,8 +15,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools/cards"
 )
 
 var aliceArgs = []string{"--principal", "alice", "--tenant", "acme", "--scopes", "accounts:read,payments:write"}
@@ -550,5 +552,67 @@ func TestChatServerNotConnected(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestChatCardsCoverEveryTool: --cards applies to the finance tools as to
+// the demo catalog, so an entry for either is applied, not reported as a
+// tool the catalog lacks; a stale entry is reported once.
+func TestChatCardsCoverEveryTool(t *testing.T) {
+	fin := finance.Tools(nil)
+	catalog, err := loadEmbeddedCatalogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range []cards.Entry{
+		{Tool: fin[0].ID, Hash: cards.Hash(&fin[0]), Aliases: []string{"what is in my pocket"}},
+		{Tool: fin[2].ID, Hash: "sha256:0000000000000000", Aliases: []string{"wire it"}},
+		{Tool: finance.Namespace + "/*", Aliases: []string{"the bank"}},
+		{Tool: catalog[0].ID, Hash: cards.Hash(&catalog[0]), Aliases: []string{"an alias"}},
+		{Tool: catalog[0].Namespace() + "/*", Aliases: []string{"a server"}},
+	} {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	overlay := filepath.Join(t.TempDir(), "team.cards.jsonl")
+	if err := os.WriteFile(overlay, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--cards", overlay, "--once", "what is the balance of ACC-00001?")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+	}
+	var warnings []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "warning: ") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], fin[2].ID+": stale entry not applied") {
+		t.Errorf("chat --cards warnings = %q, want only the stale %s", warnings, fin[2].ID)
+	}
+}
+
+// TestChatCardsOverMCP: --cards applies to the tools a connected server
+// lists, which replace the demo catalog's entries of its namespace.
+func TestChatCardsOverMCP(t *testing.T) {
+	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
+	overlay := filepath.Join(t.TempDir(), "team.cards.jsonl")
+	if err := os.WriteFile(overlay, []byte(`{"tool":"memory/*","aliases":["the notebook"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, `{"answer":"Noted."}`)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script, "--cards", overlay,
+		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--once", "remember that I like tea")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+	}
+	if strings.Contains(out, "warning: ") {
+		t.Errorf("chat --cards with memory/* over the connected memory server warns:\n%s", out)
 	}
 }

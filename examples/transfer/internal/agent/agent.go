@@ -34,6 +34,10 @@ type Options struct {
 	// Catalog are tools registered beside the finance tools (the real MCP
 	// catalogs). Nil means none.
 	Catalog []tools.Tool
+	// Transform, when set, rewrites the finance tools and Catalog before
+	// they are registered: card overlays (tools/cards' Overlay.Transform).
+	// Nil means none.
+	Transform func([]tools.Tool) []tools.Tool
 	// Runtime configures the agent. Nil means the runtime's defaults with a
 	// silent logger. Its Logger, when nil, is set to a silent one.
 	Runtime *runtime.Options
@@ -88,10 +92,14 @@ func Open(ctx context.Context, dir string, backend llm.Backend, opts *Options) (
 	for i := range fin {
 		fin[i].Handler = b.counted(fin[i].ID, fin[i].Handler)
 	}
+	catalog := o.Catalog
+	if o.Transform != nil {
+		fin, catalog = o.Transform(fin), o.Transform(catalog)
+	}
 	if err := b.Registry.Add(fin...); err != nil {
 		return fail(fmt.Errorf("agent: register finance tools: %w", err))
 	}
-	if err := b.Registry.Add(o.Catalog...); err != nil {
+	if err := b.Registry.Add(catalog...); err != nil {
 		return fail(fmt.Errorf("agent: register catalog: %w", err))
 	}
 
