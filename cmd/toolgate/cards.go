@@ -192,6 +192,7 @@ func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr
 		}
 		return exitOK
 	}
+	src.cards.warn(stderr, prog)
 	entries := make([]cards.Entry, 0, snap.Len())
 	for _, t := range snap.Tools() {
 		entries = append(entries, cards.Entry{Tool: t.ID, Hash: cards.Hash(t)})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -115,6 +116,38 @@ func TestLintCountsWhatCardsFixed(t *testing.T) {
 	for kind, n := range a.Fixed {
 		if b.Counts[kind]-a.Counts[kind] != n {
 			t.Errorf("%s: %d before, %d after, but fixed_by_cards says %d", kind, b.Counts[kind], a.Counts[kind], n)
+		}
+	}
+}
+
+// Every catalog command takes --cards and reports an entry it could not
+// apply on stderr, whatever else it does.
+func TestEveryCatalogCommandReportsUnappliedCards(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
+	overlay := writeFile(t, "team.cards.jsonl", `{"tool":"nope/*","aliases":["x"]}`+"\n")
+	qs := writeFile(t, "q.jsonl", `{"query":"my orders","relevant":["list_orders"]}`+"\n")
+	logFile := writeFile(t, "discovery.jsonl", "")
+	tokens := writeFile(t, "tokens.json", `{"tokens":{"t":{"principal":"p","tenant":"acme","scopes":[]}}}`)
+	out := filepath.Join(t.TempDir(), "suggested.jsonl")
+	for _, args := range [][]string{
+		{"discover", "my orders"},
+		{"eval", "--queries", qs},
+		{"lint"},
+		{"cards", "hash"},
+		{"cards", "check"},
+		{"cards", "learn", "--log", logFile},
+		{"cards", "suggest", "--backend", "scripted", "--out", out},
+		{"mcp", "serve", "--principal", "p", "--tenant", "acme"}, // stdin is empty: it stops
+		{"serve", "--tokens", tokens, "--store", "bogus://x"}, // stops after loading
+	} {
+		n := 1
+		if args[0] == "cards" || args[0] == "mcp" {
+			n = 2
+		}
+		full := append(append(append([]string{}, args[:n]...), "--tools", cat, "--cards", overlay), args[n:]...)
+		_, stdout, errOut := runCmd(full...)
+		if want := "nope/*: no such tool or namespace"; !strings.Contains(errOut+stdout, want) {
+			t.Errorf("%s: output lacks %q:\nstdout %s\nstderr %s", strings.Join(args[:n], " "), want, stdout, errOut)
 		}
 	}
 }

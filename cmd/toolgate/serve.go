@@ -83,6 +83,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, prog)
 	if *data != "" {
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return fail(stderr, prog, err)

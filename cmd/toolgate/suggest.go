@@ -52,6 +52,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}})
 	if err != nil {
