@@ -139,6 +139,7 @@ func TestEveryCatalogCommandReportsUnappliedCards(t *testing.T) {
 		{"cards", "suggest", "--backend", "scripted", "--out", out},
 		{"mcp", "serve", "--principal", "p", "--tenant", "acme"}, // stdin is empty: it stops
 		{"serve", "--tokens", tokens, "--store", "bogus://x"},    // stops after loading
+		{"grammar", "--select", "list_orders"},
 	} {
 		n := 1
 		if args[0] == "cards" || args[0] == "mcp" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/catalog"
 )
 
@@ -20,7 +21,7 @@ func init() { commands["grammar"] = runGrammar }
 // catalog tools, into a constraint artifact:
 //
 //	toolgate grammar --schema S.json [--format gbnf|openai-strict|ollama] [--strict] [--compact] [--open-objects]
-//	toolgate grammar --tools F [--tools F2] --select a,b,c [--format gbnf|ollama] [--strict] [--compact]
+//	toolgate grammar --tools F [--tools F2] [--cards O]... --select a,b,c [--format gbnf|ollama] [--strict] [--compact]
 //
 // The artifact goes to stdout; each relaxation (a constraint the artifact
 // does not enforce; the gateway still validates it) goes to stderr as one
@@ -41,6 +42,8 @@ func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	noAnswer := fs.Bool("no-answer", false, "envelope without the answer branch")
 	noFind := fs.Bool("no-find-tools", false, "envelope without the find_tools branch")
 	fs.Var(&files, "tools", "catalog `file` for the envelope, as FILE or NS=FILE; repeatable")
+	var cardFiles multiFlag
+	fs.Var(&cardFiles, "cards", "card overlay `file` for the catalog, checked for stale and unknown entries (an overlay changes no name or schema, so not the grammar); repeatable")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -56,14 +59,14 @@ func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitUsage
 	}
 	switch {
-	case *schemaPath != "" && len(files) == 0 && *sel == "":
+	case *schemaPath != "" && len(files) == 0 && *sel == "" && len(cardFiles) == 0:
 		return grammarSchema(*schemaPath, *format, opts, stdout, stderr)
 	case *schemaPath == "" && len(files) > 0 && *sel != "":
 		if *format == "openai-strict" {
 			fmt.Fprintln(stderr, "toolgate grammar: --format openai-strict takes --schema; for the envelope use gbnf or ollama")
 			return exitUsage
 		}
-		return grammarEnvelope(files, *sel, *format, opts, stdout, stderr)
+		return grammarEnvelope(files, cardFiles, *sel, *format, opts, stdout, stderr)
 	default:
 		fmt.Fprintln(stderr, "toolgate grammar: give --schema FILE, or --tools FILE with --select a,b,c")
 		return exitUsage
@@ -110,11 +113,20 @@ func grammarSchema(path, format string, opts *grammar.Options, stdout, stderr io
 	return exitOK
 }
 
-func grammarEnvelope(files []string, sel, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
+func grammarEnvelope(files, cardFiles []string, sel, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
+	ov, err := cards.Load(cardFiles...)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
+		return exitUsage
+	}
 	all, err := catalog.LoadAll(files...)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
 		return exitUsage
+	}
+	all, rep := ov.Apply(all)
+	for _, p := range rep.Problems() {
+		fmt.Fprintf(stderr, "toolgate grammar: warning: %s\n", p)
 	}
 	picked, err := selectTools(all, sel)
 	if err != nil {

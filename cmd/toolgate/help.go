@@ -36,7 +36,7 @@ var helps = map[string]cli.Usage{
 	},
 	"grammar": {
 		Synopsis: `toolgate grammar --schema S.json [--format gbnf|openai-strict|ollama]` + "\n       " +
-			`toolgate grammar --tools F --select a,b,c [--format gbnf|ollama]`,
+			`toolgate grammar --tools F [--cards O]... --select a,b,c [--format gbnf|ollama]`,
 		Summary: "Compile a JSON Schema, or the turn envelope of selected catalog tools, into a GBNF grammar or a structured-output spec; relaxations go to stderr.",
 		Examples: []string{
 			`toolgate grammar --schema args.json --format openai-strict`,
