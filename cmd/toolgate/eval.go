@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/runtime"
+	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/lexicon"
@@ -103,6 +104,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
+	warnUnknownRelevant(stderr, snap, qs)
 	metrics := prometheus.NewRegistry()
 	dopts, err := reformulation(*backend, *model, *below, *rtimeout, metrics)
 	if err != nil {
@@ -182,4 +184,29 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitNegative
 	}
 	return exitOK
+}
+
+// warnUnknownRelevant reports the queries whose relevant entries name no
+// tool of the catalog: they are scored (a miss each), as the contract
+// says, but a whole file of them is usually a namespace that differs
+// (--tools FILE names tools by the file's stem; --tools NS=FILE by NS).
+func warnUnknownRelevant(stderr io.Writer, snap *tools.Snapshot, qs []discovery.Query) {
+	names := map[string]bool{}
+	for _, t := range snap.Tools() {
+		names[t.Name()] = true
+	}
+	n, first := 0, ""
+	for _, q := range qs {
+		for _, r := range q.Relevant {
+			if _, ok := snap.Lookup(r); ok || names[r] {
+				continue
+			}
+			if n++; first == "" {
+				first = r
+			}
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(stderr, "toolgate eval: warning: %d relevant entries name no tool of the catalog (first %q), each scored as a miss; check the namespaces (--tools NS=FILE)\n", n, first)
+	}
 }

@@ -319,3 +319,20 @@ func TestLogMissesTornLastLine(t *testing.T) {
 		}
 	}
 }
+
+// A relevant entry that names no tool of the catalog is scored as a miss,
+// and stderr says so: a query file written for NS=FILE namespaces run on
+// FILE (stem) namespaces would otherwise score 0 without a word.
+func TestEvalWarnsOfUnknownRelevantTools(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
+	for _, tc := range []struct {
+		relevant string
+		warn     bool
+	}{{"list_orders", false}, {"shop/list_orders", false}, {"store/list_orders", true}, {"list_order", true}} {
+		qs := writeFile(t, "q.jsonl", `{"query":"my orders","relevant":["`+tc.relevant+`"]}`+"\n")
+		code, _, errOut := runCmd("eval", "--tools", cat, "--queries", qs, "--format", "json")
+		if code != exitOK || strings.Contains(errOut, `name no tool of the catalog (first "`+tc.relevant+`")`) != tc.warn {
+			t.Errorf("eval with relevant %q: exit %d, stderr %q; want 0, warning %v", tc.relevant, code, errOut, tc.warn)
+		}
+	}
+}
