@@ -10,13 +10,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	_ "modernc.org/sqlite" // the SQLite discovery log
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -123,7 +126,11 @@ func readLog(ctx context.Context, path string, stderr io.Writer, prog string) ([
 	head := make([]byte, 16)
 	n, _ := io.ReadFull(f, head)
 	if bytes.Equal(head[:n], []byte("SQLite format 3\x00")) {
-		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		db, err := sql.Open("sqlite", sqliteutil.FileURI(abs, url.Values{"mode": {"ro"}}))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

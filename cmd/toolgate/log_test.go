@@ -336,3 +336,28 @@ func TestEvalWarnsOfUnknownRelevantTools(t *testing.T) {
 		}
 	}
 }
+
+// A SQLite log is read from the file named, whatever characters its name
+// holds, and reading it writes nothing.
+func TestLogMissesSQLiteReservedName(t *testing.T) {
+	data, err := os.ReadFile(sqliteLog(t, logLines("acme")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"log#1.db", "log?1.db", "log%201.db"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+		var got struct{ Misses int }
+		json.Unmarshal([]byte(out), &got)
+		if code != exitNegative || got.Misses != 3 {
+			t.Errorf("log misses --log %s: exit %d, %d misses, stderr %q; want 1 with 3 misses", name, code, got.Misses, errOut)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("log misses --log %s left %d files in its folder, want the log alone", name, len(entries))
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -40,6 +41,20 @@ type DB struct {
 	R *sql.DB
 	// Path is the database file.
 	Path string
+}
+
+// FileURI returns the SQLite URI ("file:" form, which the driver hands to
+// SQLite whole, so that SQLite applies parameters such as mode=ro) of the
+// file at the absolute path abs with the query q. The path is escaped, so
+// that a name holding '?', '#' or '%' names that file: pasted raw, '#'
+// would end the path and open (or create) another file.
+func FileURI(abs string, q url.Values) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive letter: file:///C:/...
+	}
+	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
+	return u.String()
 }
 
 // Open opens (creating when missing) the database file at path.
@@ -70,7 +85,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Set("_txlock", "immediate")
-	dsn := "file:" + abs + "?" + q.Encode()
+	dsn := FileURI(abs, q)
 
 	w, err := sql.Open("sqlite", dsn)
 	if err != nil {

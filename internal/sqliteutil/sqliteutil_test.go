@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,6 +56,33 @@ func TestOpenPragmas(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("PRAGMA %s = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// A file name holding characters URIs reserve opens that very file, with
+// the pragmas applied, and creates no other.
+func TestOpenReservedCharacters(t *testing.T) {
+	for _, name := range []string{"a#b.db", "a?b.db", "a%20b.db", "a b.db"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		db, err := sqliteutil.Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", name, err)
+		}
+		var fk int
+		err = db.W.QueryRow("PRAGMA foreign_keys").Scan(&fk)
+		db.Close()
+		if err != nil || fk != 1 {
+			t.Errorf("Open(%q): foreign_keys = %d, %v; want the pragmas applied", name, fk, err)
+		}
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if !slices.Contains(names, name) || slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, name) }) {
+			t.Errorf("Open(%q) left %q in its folder, want %q and its -wal/-shm only", name, names, name)
 		}
 	}
 }
