@@ -123,10 +123,14 @@ func overview(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, helps[n].Summary)
+		width = max(width, len(n))
 	}
-	fmt.Fprintf(w, "  %-10s %s\n", "help", "Show this overview, or one command's usage: toolgate help CMD (or toolgate CMD --help).")
-	fmt.Fprintf(w, "  %-10s %s\n", "version", "Print toolgate's module version.")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s %s\n", width, n, helps[n].Summary)
+	}
+	fmt.Fprintf(w, "  %-*s %s\n", width, "help", "Show this overview, or one command's usage: toolgate help CMD (or toolgate CMD --help).")
+	fmt.Fprintf(w, "  %-*s %s\n", width, "version", "Print toolgate's module version.")
 	fmt.Fprint(w, "\nExit codes: 0 ok, 1 a negative result, 2 a usage or input error (one line on stderr).\n\nExample:\n  toolgate discover --tools github=mcp-server-github.json --k 3 \"close issue #42\"\n")
 }

@@ -63,6 +63,22 @@ func TestHelpOverview(t *testing.T) {
 			t.Errorf("toolgate help does not list %s:\n%s", name, want)
 		}
 	}
+	// The summaries start in one column, however long a command's name.
+	col := -1
+	for name, u := range helps {
+		line := "  " + name + " "
+		i := strings.Index(want, line)
+		j := strings.Index(want[max(i, 0):], u.Summary)
+		if i < 0 || j < 0 || strings.TrimSpace(want[i+len(line):i+j]) != "" {
+			t.Errorf("toolgate help lacks the line of %s and its summary:\n%s", name, want)
+			continue
+		}
+		if col == -1 {
+			col = j
+		} else if j != col {
+			t.Errorf("toolgate help: the summary of %s starts at column %d, another's at %d", name, j, col)
+		}
+	}
 	for _, form := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}, {"help", "help"}, {"help", "--help"}} {
 		code, out, errOut := runCmd(form...)
 		if code != exitOK || out != want || errOut != "" || !strings.Contains(out, "Example:") {
