@@ -53,14 +53,23 @@ func publicDataset(tb testing.TB, name string, sample int) dataset {
 
 // realMCP loads the real MCP catalogs committed in examples/transfer and
 // our labeled queries for them.
-func realMCP(tb testing.TB) dataset {
+func realMCP(tb testing.TB) dataset { return realMCPSet(tb, "real-mcp", "real-mcp.jsonl") }
+
+// realMCPNatural is realMCP with our second labeled set: requests as
+// people talk to an assistant (verbs that mean an action only in context,
+// objects named by their purpose), written before any was run.
+func realMCPNatural(tb testing.TB) dataset {
+	return realMCPSet(tb, "real-mcp-natural", "real-mcp-natural.jsonl")
+}
+
+func realMCPSet(tb testing.TB, name, queries string) dataset {
 	tb.Helper()
 	root := testenv.RepoRoot(tb)
 	files, _ := filepath.Glob(filepath.Join(root, "examples/transfer/catalog/*.json"))
 	if len(files) == 0 {
 		tb.Fatal("no catalogs in examples/transfer/catalog")
 	}
-	return dataset{name: "real-mcp", snap: catalogtest.Snapshot(tb, files...), queries: readQueries(tb, filepath.Join(root, "testdata/queries/real-mcp.jsonl"))}
+	return dataset{name: name, snap: catalogtest.Snapshot(tb, files...), queries: readQueries(tb, filepath.Join(root, "testdata/queries", queries))}
 }
 
 func evaluate(tb testing.TB, ds dataset, opts *discovery.Options) *discovery.Report {
@@ -76,10 +85,10 @@ func evaluate(tb testing.TB, ds dataset, opts *discovery.Options) *discovery.Rep
 	return rep
 }
 
-// reportSets loads the four labeled sets, or those DISCOVERY_REPORT_SETS
+// reportSets loads the five labeled sets, or those DISCOVERY_REPORT_SETS
 // names.
 func reportSets(t *testing.T) []dataset {
-	sets := []dataset{publicDataset(t, "metatool", 0), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
+	sets := []dataset{publicDataset(t, "metatool", 0), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t), realMCPNatural(t)}
 	if only := os.Getenv("DISCOVERY_REPORT_SETS"); only != "" {
 		var keep []dataset
 		for _, ds := range sets {
@@ -182,7 +191,7 @@ func TestSweep(t *testing.T) {
 	if !*report || os.Getenv("DISCOVERY_SWEEP") == "" {
 		t.Skip("run with -discovery.report and DISCOVERY_SWEEP=1")
 	}
-	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
+	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t), realMCPNatural(t)}
 	for _, w := range []float64{0.5, 0.7, 0.8, 0.9, 1} {
 		fmt.Printf("w=%.1f", w)
 		for _, ds := range sets {
@@ -201,7 +210,7 @@ func TestTune(t *testing.T) {
 	if !*report || spec == "" {
 		t.Skip("run with -discovery.report and DISCOVERY_TUNE")
 	}
-	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t)}
+	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t), realMCPNatural(t)}
 	run := func(label string) {
 		var sum float64
 		fmt.Printf("%-22s", label)

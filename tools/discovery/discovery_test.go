@@ -168,6 +168,40 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 	}
 }
 
+// TestWidenWordsNoCardUses: a request word that no card uses reaches, on
+// the lexical side alone, the cards that use a lexicon synonym of it; a
+// word some card uses is taken at its word.
+func TestWidenWordsNoCardUses(t *testing.T) {
+	dir := tool("fs/create_directory", "Create a new directory")
+	edit := tool("fs/edit_file", "Make line-based edits to a text file")
+	folder := tool("fs/move_folder", "Move a folder somewhere else")
+	d := newDiscoverer(t, &discovery.Options{NoDense: true})
+	shortlist := func(query string, ts ...tools.Tool) *discovery.Shortlist {
+		t.Helper()
+		snap := catalogtest.Registry(t, ts...).Snapshot()
+		sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sl
+	}
+	sl := shortlist("make two folders", dir, edit)
+	var widened bool
+	for _, c := range sl.Candidates {
+		widened = widened || (c.Tool.ID == dir.ID && c.Lexical > 0)
+	}
+	if !widened {
+		t.Errorf("Shortlist(make two folders) = %v, want fs/create_directory with a lexical score (folder → directory)", ids(sl))
+	}
+	if got := ids(shortlist("folders", dir, folder)); len(got) != 1 || got[0] != folder.ID {
+		t.Errorf("Shortlist(folders) over a catalog that uses folder = %v, want only %s", got, folder.ID)
+	}
+	// A request of that one word finds the card through its synonym alone.
+	if got := ids(shortlist("folders", dir)); len(got) != 1 {
+		t.Errorf("Shortlist(folders) = %v, want fs/create_directory", got)
+	}
+}
+
 func TestNotForIsNeverPositiveEvidence(t *testing.T) {
 	track := tool("ship/track_package", "Show where a parcel is now")
 	delay := tool("ship/report_delay", "Report a late delivery to the carrier")

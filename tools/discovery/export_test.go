@@ -15,12 +15,8 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &bonusScale
 	case name == "widen.weight":
 		p = &widenWeight
-	case name == "widen.derived":
-		old := widenDerived
-		widenDerived = v != 0
-		return func() { widenDerived = old }
-	case name == "widen.tool" || name == "widen.wordnet" || name == "widen.maxtokens":
-		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "widen.maxtokens": &widenMaxTokens}[name]
+	case name == "widen.tool" || name == "widen.wordnet":
+		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet}[name]
 		old := *ip
 		*ip = int(v)
 		return func() { *ip = old }

@@ -99,8 +99,11 @@ type Index struct {
 	patterns []*compiledPattern
 	// tokens[i] is docs[i].tokens, flat so that summing an authorized
 	// catalog's tokens streams through memory; total is their sum.
-	tokens   []int32
-	total    int
+	tokens []int32
+	total  int
+	// widen maps an English stem no card uses to the terms its lexicon
+	// synonyms analyse to (buildWiden).
+	widen    map[string][]uint32
 	lastView atomic.Pointer[viewTokens]
 	stats    BuildStats
 }
@@ -289,6 +292,7 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 		x.total += dc.tokens
 	}
 	x.buildPostings()
+	d.buildWiden(x)
 	x.buildAcceptors()
 	x.stats.Tools = n
 	for _, p := range x.postings {

@@ -18,10 +18,9 @@ type lexiconVariant struct {
 	name  string
 	src   func(*lexicon.Source) // drops or adds data; nil keeps the embedded data
 	files []string              // optional files, under DISCOVERY_LEXICON_OPTIONAL
-	widen float64               // widen.weight
-	// widen.tool, widen.wordnet, widen.maxtokens; derived words are added
-	// whenever widen > 0
-	tool, wordnet, maxTokens int
+	// noWiden turns off widening the request words no card uses (on in
+	// the default Discoverer).
+	noWiden bool
 }
 
 // TestLexiconSources prints, with -discovery.report, recall per lexicon
@@ -29,7 +28,7 @@ type lexiconVariant struct {
 // held-out half (every odd one), and recall@5 of the Spanish, Polish and
 // English requests of the real MCP set. The optional GPL/LGPL-derived
 // files (tools/lexicon/internal/gen -optional DIR: derivations, mythes,
-// FreeDict) and query widening are measured when
+// FreeDict) are measured when
 // DISCOVERY_LEXICON_OPTIONAL=DIR. DISCOVERY_LEXICON_VARIANTS keeps the
 // variants whose name contains one of its comma-separated words.
 func TestLexiconSources(t *testing.T) {
@@ -53,16 +52,12 @@ func TestLexiconSources(t *testing.T) {
 		{name: "embedded default (hand-written + wordnet synsets + irregular)"},
 		{name: "synsets of nouns and verbs only", src: synsetsOf("nv")},
 		{name: "no synsets (irregular kept)", src: synsetsOf("")},
+		{name: "embedded default, widening off", noWiden: true},
 	}
 	if dir := os.Getenv("DISCOVERY_LEXICON_OPTIONAL"); dir != "" {
 		derived := []string{"derived=derived_en.txt"}
 		variants = append(variants,
 			lexiconVariant{name: "+derived concepts", files: derived},
-			lexiconVariant{name: "+derived, widen derived 0.5", files: derived, widen: 0.5},
-			lexiconVariant{name: "+derived, widen 6 tool + 2 wordnet synonyms 0.15", files: derived, widen: 0.15, tool: 6, wordnet: 2},
-			lexiconVariant{name: "+derived, widen 6 tool synonyms 0.15", files: derived, widen: 0.15, tool: 6},
-			lexiconVariant{name: "+derived, widen 3 tool synonyms 0.15", files: derived, widen: 0.15, tool: 3},
-			lexiconVariant{name: "+derived, widen 6 tool synonyms 0.15, requests of ≤ 12 words", files: derived, widen: 0.15, tool: 6, maxTokens: 12},
 			lexiconVariant{name: "optional mythes es+pl", files: []string{"es=es_en_mythes.txt", "pl=pl_en_mythes.txt"}},
 			lexiconVariant{name: "optional freedict es+pl", files: []string{"es=es_en_freedict.txt", "pl=pl_en_freedict.txt"}},
 			lexiconVariant{name: "optional freedict pl only", files: []string{"pl=pl_en_freedict.txt"}},
@@ -84,10 +79,9 @@ func TestLexiconSources(t *testing.T) {
 	fmt.Printf("| variant | set | half | R@1 | R@5 | MRR |\n|---|---|---|---|---|---|\n")
 	for _, v := range variants {
 		lex := variantLexicon(t, v)
-		var restore []func()
-		for name, x := range map[string]float64{"widen.weight": v.widen, "widen.tool": float64(v.tool),
-			"widen.wordnet": float64(v.wordnet), "widen.maxtokens": float64(v.maxTokens)} {
-			restore = append(restore, discovery.SetTuning(name, x))
+		restore := func() {}
+		if v.noWiden {
+			restore = discovery.SetTuning("widen.weight", 0)
 		}
 		for _, ds := range sets {
 			rep := evaluate(t, ds, &discovery.Options{Lexicon: lex})
@@ -102,9 +96,7 @@ func TestLexiconSources(t *testing.T) {
 				}
 			}
 		}
-		for _, r := range restore {
-			r()
-		}
+		restore()
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // TestRetrievalFloors pins retrieval quality on the public datasets and on
-// our labeled set for the real MCP catalogs. Floors sit just under what the
+// our two labeled sets for the real MCP catalogs. Floors sit just under what the
 // default Discoverer measured (docs/benchmarks.md), so a regression fails.
 // MetaTool and BFCL are sampled (1,000 queries each, evenly spread, so every
 // subset is represented) to keep the test fast, also under -race; the
@@ -25,6 +25,7 @@ func TestRetrievalFloors(t *testing.T) {
 		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.40, 0.72, 0.55},
 		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.38, 0.73, 0.67},
 		{"real-mcp", realMCP, 0.68, 0.85, 0.76},
+		{"real-mcp-natural", realMCPNatural, 0.33, 0.72, 0.49},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := tc.load(t)

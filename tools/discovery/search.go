@@ -54,17 +54,18 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 	var p queryPlan
 	s.growTerms(len(x.postings))
 	s.terms = s.terms[:0]
+	addID := func(id uint32, w float64) {
+		if at := s.termAt[id]; at == 0 {
+			s.terms = append(s.terms, queryTerm{id, w})
+			s.termAt[id] = int32(len(s.terms))
+		} else if w > s.terms[at-1].w {
+			s.terms[at-1].w = w
+		}
+	}
 	add := func(ts []string, w float64) {
 		for _, t := range ts {
-			id, ok := x.terms[t]
-			if !ok {
-				continue
-			}
-			if at := s.termAt[id]; at == 0 {
-				s.terms = append(s.terms, queryTerm{id, w})
-				s.termAt[id] = int32(len(s.terms))
-			} else if w > s.terms[at-1].w {
-				s.terms[at-1].w = w
+			if id, ok := x.terms[t]; ok {
+				addID(id, w)
 			}
 		}
 	}
@@ -88,8 +89,12 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			s.words, p.lang = a.TermsDetect(s.words[:0], text)
 		}
 		add(s.words, 1)
-		if s.words = widen(s.words[:0], a, d.lex, text, p.lang); len(s.words) > 0 {
-			add(s.words, widenWeight)
+		if p.lang == analysis.English && len(x.widen) > 0 {
+			for _, t := range s.words {
+				for _, id := range x.widen[t] {
+					addID(id, widenWeight)
+				}
+			}
 		}
 		var english []string
 		if p.lang != analysis.English {

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -51,43 +52,53 @@ func expansion(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang ana
 	return lex.Expand(nil, contentTokens(a, text, lang), lang)
 }
 
-// Query widening: English words the lexicon adds to a request's lexical
-// terms at widenWeight (0 turns it off): the verbs the request's nouns
-// derive from ("deletion" → "delete") when widenDerived, and up to
-// widenTool hand-written and widenWordNet WordNet synonyms per word, for
-// requests of at most widenMaxTokens content words (0: any length).
-// docs/benchmarks.md ("Sourced lexicon") has the measurements behind the
+// Query widening: a request word that no card of the index uses (its stem
+// has no posting) stands for the words the cards may use instead: the
+// lexicon's synonyms of it, up to widenTool hand-written and widenWordNet
+// WordNet ones, are added to the request's lexical terms at widenWeight (0
+// turns widening off). A word the catalog uses is taken at its word: its
+// synonyms would only add the noise of other senses. docs/benchmarks.md
+// ("Widening the words no card uses") has the measurements behind the
 // defaults.
 var (
-	widenWeight    = 0.0
-	widenDerived   = true
-	widenTool      = 0
-	widenWordNet   = 0
-	widenMaxTokens = 0
+	widenWeight  = 0.5
+	widenTool    = 3
+	widenWordNet = 0
 )
 
-// widen appends to dst the analysed English terms the lexicon adds to an
-// English request's own; other languages get none (their translations
-// already carry English terms).
-func widen(dst []string, a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []string {
-	if widenWeight <= 0 || lang != analysis.English {
-		return dst
+// buildWiden fills x.widen: for each English stem the lexicon knows and
+// no card of x uses, the terms of x its synonyms analyse to. English
+// requests look their words up there (plan), so widening costs a query one
+// map look-up per word the catalog does not use.
+func (d *Discoverer) buildWiden(x *Index) {
+	if widenWeight <= 0 {
+		return
 	}
-	toks := contentTokens(a, text, lang)
-	if widenMaxTokens > 0 && len(toks) > widenMaxTokens {
-		return dst
-	}
-	var words []string
-	if widenDerived {
-		for _, t := range toks {
-			words = append(words, lex.Derive(t)...)
+	x.widen = map[string][]uint32{}
+	var words, terms []string
+	for stem := range d.lex.EnglishStems() {
+		if x.uses(stem) {
+			continue
+		}
+		words = d.lex.StemSynonyms(words[:0], stem, widenTool, widenWordNet)
+		if len(words) == 0 {
+			continue
+		}
+		terms = d.analyzer.Terms(terms[:0], strings.Join(words, " "), analysis.English)
+		var ids []uint32
+		for _, t := range terms {
+			if id, ok := x.terms[t]; ok && len(x.postings[id]) > 0 && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) > 0 {
+			x.widen[stem] = ids
 		}
 	}
-	if widenTool > 0 || widenWordNet > 0 {
-		words = lex.ExpandN(words, toks, lang, widenTool, widenWordNet)
-	}
-	if len(words) == 0 {
-		return dst
-	}
-	return a.Terms(dst, strings.Join(words, " "), analysis.English)
+}
+
+// uses reports whether some card of x has the term in a field.
+func (x *Index) uses(term string) bool {
+	id, ok := x.terms[term]
+	return ok && len(x.postings[id]) > 0
 }

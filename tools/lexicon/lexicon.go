@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -597,6 +599,42 @@ func (l *Lexicon) ExpandN(dst []string, terms []string, lang analysis.Lang, maxT
 	}
 	return dst
 }
+
+// StemSynonyms appends to dst the English words and phrases the lexicon
+// groups with the words whose English stem is stem (as analysis.Stem and
+// an Analyzer's Terms give it): for each of their concepts in turn, the
+// data's closest first, up to maxTool hand-written and maxWordNet WordNet
+// synonyms in all, leaving out words with that stem and words already in
+// dst. Derived nouns (an optional "derived" file) have the concepts of
+// their verbs, so their synonyms include those verbs. It is how discovery
+// gives a request word that no card uses the words the cards may use
+// instead ("folder" → "directory").
+func (l *Lexicon) StemSynonyms(dst []string, stem string, maxTool, maxWordNet int) []string {
+	tool, wn := 0, 0
+	for _, c := range l.enStem[stem] {
+		con := &l.concepts[c]
+		strong := con.weight >= WeightTool
+		for _, w := range con.words {
+			if (strong && tool >= maxTool) || (!strong && wn >= maxWordNet) {
+				break
+			}
+			if slices.Contains(dst, w) || (!strings.Contains(w, " ") && analysis.Stem(analysis.English, w) == stem) {
+				continue
+			}
+			dst = append(dst, w)
+			if strong {
+				tool++
+			} else {
+				wn++
+			}
+		}
+	}
+	return dst
+}
+
+// EnglishStems returns the English stems StemSynonyms knows, in no
+// particular order.
+func (l *Lexicon) EnglishStems() iter.Seq[string] { return maps.Keys(l.enStem) }
 
 // Lemma returns the English lemma of an irregular inflected form ("sent" →
 // "send", "children" → "child") and whether the lexicon knows it.

@@ -275,6 +275,40 @@ func TestExpand(t *testing.T) {
 	}
 }
 
+func TestStemSynonyms(t *testing.T) {
+	l := Default()
+	stem := analysis.Stem(analysis.English, "folders")
+	got := l.StemSynonyms(nil, stem, 6, 0)
+	if !slices.Contains(got, "directory") {
+		t.Errorf("StemSynonyms(%q) = %q, want it to contain directory", stem, got)
+	}
+	for _, w := range got {
+		if analysis.Stem(analysis.English, w) == stem {
+			t.Errorf("StemSynonyms(%q) = %q: %q has the same stem", stem, got, w)
+		}
+	}
+	if one := l.StemSynonyms(nil, stem, 1, 0); len(one) != 1 || one[0] != got[0] {
+		t.Errorf("StemSynonyms(%q, 1 hand-written) = %q, want the closest one, %q", stem, one, got[0])
+	}
+	if none := l.StemSynonyms(nil, stem, 0, 0); len(none) != 0 {
+		t.Errorf("StemSynonyms(%q, no synonyms) = %q, want none", stem, none)
+	}
+	// Words already in dst are not repeated.
+	if again := l.StemSynonyms([]string{"directory"}, stem, 6, 0); slices.Index(again[1:], "directory") >= 0 {
+		t.Errorf("StemSynonyms(dst [directory]) = %q, repeats directory", again)
+	}
+	if got := l.StemSynonyms(nil, "zqxjv", 6, 2); len(got) != 0 {
+		t.Errorf("StemSynonyms(unknown) = %q, want none", got)
+	}
+	var found bool
+	for s := range l.EnglishStems() {
+		found = found || s == stem
+	}
+	if !found {
+		t.Errorf("EnglishStems does not yield %q", stem)
+	}
+}
+
 func TestBuildRejectsAmbiguousIrregular(t *testing.T) {
 	_, err := Build(&Source{Irregular: []Entry{{Key: "left", Values: []string{"leave", "left"}, Line: 7}}})
 	if !errors.Is(err, ErrInvalid) {
