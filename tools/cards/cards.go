@@ -29,6 +29,7 @@ const (
 	MaxList      = 64       // aliases, examples or tags of one entry
 	MaxText      = 300      // bytes of one alias, example, tag or not_for
 	MaxEntries   = 100_000  // entries of one Load
+	MaxBytes     = 64 << 20 // bytes of the files of one Load, comments and blank lines included
 )
 
 // Entry is one line of an overlay file.
@@ -83,6 +84,7 @@ type Overlay struct {
 	tools map[string]*Entry // by tool ID
 	ns    map[string]*Entry // by namespace
 	order []*Entry          // in file order
+	bytes int64             // read so far, for MaxBytes
 }
 
 // Entries returns the entries in the order they were read. The slice and
@@ -152,9 +154,13 @@ func New(entries []Entry) (*Overlay, error) {
 }
 
 func (o *Overlay) read(r io.Reader, file string) error {
-	sc := fileline.NewScanner(r, MaxLineBytes)
+	cr := &countingReader{r: r, n: &o.bytes}
+	sc := fileline.NewScanner(cr, MaxLineBytes)
 	for sc.Scan() {
 		b, line := sc.Bytes(), sc.Line()
+		if o.bytes > MaxBytes {
+			return &Error{File: file, Line: line, Reason: fmt.Sprintf("overlays larger than %d MiB in all", MaxBytes>>20)}
+		}
 		if b[0] == '#' {
 			continue
 		}
@@ -170,7 +176,27 @@ func (o *Overlay) read(r io.Reader, file string) error {
 	if sc.Err() != nil {
 		return &Error{File: file, Line: sc.Line(), Reason: sc.Reason()}
 	}
+	if o.bytes > MaxBytes {
+		return &Error{File: file, Line: sc.Line(), Reason: fmt.Sprintf("overlays larger than %d MiB in all", MaxBytes>>20)}
+	}
 	return nil
+}
+
+// countingReader adds what it reads to *n, and stops a little past
+// MaxBytes, so that a huge file (of comments or blank lines too) costs no
+// more than reading MaxBytes.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if *c.n > MaxBytes {
+		return 0, io.EOF
+	}
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 func (o *Overlay) add(e *Entry) error {

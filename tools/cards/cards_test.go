@@ -3,6 +3,7 @@ package cards_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -234,5 +235,42 @@ func TestWriteParsesBack(t *testing.T) {
 	}
 	if _, err := cards.New([]cards.Entry{{Tool: "a/b", Aliases: []string{"x"}}}); err == nil {
 		t.Errorf("New accepted a tool entry without a hash")
+	}
+}
+
+// commentReader serves "#...\n" lines up to size bytes, counting what it
+// served.
+type commentReader struct{ left, served int64 }
+
+func (r *commentReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), r.left))
+	for i := range n {
+		p[i] = '#'
+		if i%64 == 63 {
+			p[i] = '\n'
+		}
+	}
+	r.left -= int64(n)
+	r.served += int64(n)
+	return n, nil
+}
+
+// A huge overlay costs no more than reading MaxBytes, whatever it holds:
+// comments and blank lines count too.
+func TestParseStopsPastMaxBytes(t *testing.T) {
+	r := &commentReader{left: 4 * cards.MaxBytes}
+	_, err := cards.Parse(r, "huge.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "overlays larger than 64 MiB in all") {
+		t.Errorf("Parse(4×MaxBytes of comments) error = %v, want the size limit", err)
+	}
+	if r.served > cards.MaxBytes+2*cards.MaxLineBytes {
+		t.Errorf("Parse read %d bytes, want at most MaxBytes and a buffer", r.served)
+	}
+	ok := &commentReader{left: cards.MaxBytes}
+	if _, err := cards.Parse(ok, "big.jsonl"); err != nil {
+		t.Errorf("Parse(MaxBytes of comments) error = %v, want none", err)
 	}
 }
