@@ -157,6 +157,7 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 		{"look up customer record ACC-12345", "crm/get_account"},
 		{"look up customer record INV-1024", "crm/get_invoice"},
 		{"look up customer record at https://example.com/c/1", "web/open_page"},
+		{"look up customer record at example.com", "web/open_page"},
 	} {
 		sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: tc.query})
 		if err != nil {

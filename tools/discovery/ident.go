@@ -14,7 +14,7 @@ import (
 type idKind uint8
 
 const (
-	idURL    idKind = iota // https://example.com/x
+	idURL    idKind = iota // https://example.com/x, example.com
 	idEmail                // ana@example.com
 	idPath                 // /var/log/app.log, ./x, C:\x, report.md
 	idRepo                 // owner/repo
@@ -34,10 +34,14 @@ type identifier struct {
 }
 
 var (
-	reURL    = regexp.MustCompile(`\bhttps?://[^\s<>"']+`)
-	reEmail  = regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b`)
-	rePath   = regexp.MustCompile(`(?:^|[\s"'(])((?:~|\.{1,2})?/[\w.\-/]+|[A-Za-z]:\\[^\s"']+)`)
-	reFile   = regexp.MustCompile(`\b[\w-]+\.(?:txt|md|json|ya?ml|toml|csv|tsv|log|go|py|js|ts|java|rs|c|h|cpp|html|css|xml|pdf|png|jpe?g|gif|svg|mp3|mp4|wav|zip|gz|tar|sql|sh|ini|conf|cfg|env)\b`)
+	reURL   = regexp.MustCompile(`\bhttps?://[^\s<>"']+`)
+	reEmail = regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b`)
+	rePath  = regexp.MustCompile(`(?:^|[\s"'(])((?:~|\.{1,2})?/[\w.\-/]+|[A-Za-z]:\\[^\s"']+)`)
+	reFile  = regexp.MustCompile(`\b[\w-]+\.(?:txt|md|json|ya?ml|toml|csv|tsv|log|go|py|js|ts|java|rs|c|h|cpp|html|css|xml|pdf|png|jpe?g|gif|svg|mp3|mp4|wav|zip|gz|tar|sql|sh|ini|conf|cfg|env)\b`)
+	// reDomain is a bare web address, a host name without a scheme
+	// ("example.com", "docs.example.org/start"), under the common top-level
+	// domains that are not also file extensions reFile knows.
+	reDomain = regexp.MustCompile(`\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:com|org|net|io|dev|ai|app|edu|gov|co|uk|de|fr|es|pl|eu)\b(?:/[^\s<>"']*)?`)
 	reRepo   = regexp.MustCompile(`(?:^|[\s"'(])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:$|[\s"'),.;:?!])`)
 	reKey    = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
 	reHash   = regexp.MustCompile(`#(\d+)\b`)
@@ -79,6 +83,12 @@ func identifiers(text string) []identifier {
 		}
 	}
 	if mayHaveFile(rest) {
+		if ms := reDomain.FindAllString(rest, 8); len(ms) > 0 {
+			for _, m := range ms {
+				add(idURL, strings.TrimRight(m, ".,;:)?!"))
+			}
+			rest = reDomain.ReplaceAllString(rest, " ")
+		}
 		for _, m := range reFile.FindAllString(rest, 8) {
 			add(idPath, m)
 		}

@@ -12,6 +12,7 @@ var prefilterCases = []string{
 	"ACC-12345", "see PROJ-1 and inv-22", "A-1", "-12", "ZZ-", "x PR-9",
 	"#94218", "issue #12", "issue 1234", "Issue   #7", "pr12", "PULL REQUEST 3", "no. 55", "nr.9", "número 4",
 	"nº 5", "n° 6", "order\t17", "ticket\n8", "numer 9", "1234", "12 issues", "ab12", "#", "no#1", "NO 2",
+	"go to example.com", "Docs.Example.org/start?x=1", "a.io", "x.company", "node.js", "-a.dev", "_.co",
 	"iſſue 12", "ticKet 3", "pull requeſt #4", "the top 10 tools", "PULL  REQUEST\t#5", "xissue 5", "Invoice# 6", "NR.7",
 }
 
@@ -23,6 +24,7 @@ func checkPrefilters(t *testing.T, s string) {
 		guard func(string) bool
 	}{
 		{"file", reFile, mayHaveFile},
+		{"domain", reDomain, mayHaveFile},
 		{"key", reKey, func(s string) bool { return mayHave(s, '-', isKeyByte, isDigit) }},
 		{"hash", reHash, func(s string) bool { return mayHave(s, '#', func(byte) bool { return true }, isDigit) }},
 		{"numref", reNumRef, mayHaveNumRef},
@@ -51,4 +53,30 @@ func FuzzIdentifierPrefilters(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkPrefilters)
+}
+
+func TestBareDomains(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []identifier
+	}{
+		{"go to example.com in the browser", []identifier{{idURL, "example.com"}}},
+		{"open docs.Example.org/start.", []identifier{{idURL, "docs.Example.org/start"}}},
+		{"read notes.txt and main.go", []identifier{{idPath, "notes.txt"}, {idPath, "main.go"}}},
+		{"mail ana@example.com", []identifier{{idEmail, "ana@example.com"}}},
+		{"see https://example.com/a", []identifier{{idURL, "https://example.com/a"}}},
+		{"a node.js app for x.company, e.g. this", []identifier{{idPath, "node.js"}}},
+	} {
+		got := identifiers(tc.text)
+		if len(got) != len(tc.want) {
+			t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
+				break
+			}
+		}
+	}
 }
