@@ -361,3 +361,24 @@ func TestLogMissesSQLiteReservedName(t *testing.T) {
 		}
 	}
 }
+
+// cards suggest's usage errors are one line that names the flag or file.
+func TestCardsSuggestUsageErrors(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
+	out := filepath.Join(t.TempDir(), "s.jsonl")
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "s.jsonl")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", out}, "--backend is required"},
+		{[]string{"--backend", "scripted"}, "--out is required"},
+		{[]string{"--backend", "scripted", "--out", out, "--langs", "en,fr"}, `--langs: "fr" is not one of en, es, pl (the languages discovery analyses)`},
+		{[]string{"--backend", "scripted", "--out", missing}, missing + ": cannot write: no such file or directory"},
+	} {
+		code, _, errOut := runCmd(append([]string{"cards", "suggest", "--tools", cat}, tc.args...)...)
+		if code != exitUsage || errOut != "toolgate cards suggest: "+tc.want+"\n" {
+			t.Errorf("cards suggest %v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime"
@@ -40,8 +41,15 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if err := src.flagsErr(fs, "out"); err != nil {
+	if err := src.flagsErr(fs, "backend", "out"); err != nil {
 		return fail(stderr, prog, err)
+	}
+	// The languages discovery analyses: examples in another would be
+	// indexed as words it cannot stem or translate.
+	for _, l := range splitList(*langs) {
+		if !slices.Contains([]string{"en", "es", "pl"}, l) {
+			return fail(stderr, prog, fmt.Errorf("--langs: %q is not one of en, es, pl (the languages discovery analyses)", l))
+		}
 	}
 	b, mode, err := modelBackend(*backend, *model, cardStandIn{})
 	if err != nil {
@@ -73,7 +81,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	f, err := os.OpenFile(*outPath, os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fail(stderr, prog, err)
+		return fail(stderr, prog, fmt.Errorf("%s: cannot write: %w", *outPath, pathCause(err)))
 	}
 	defer f.Close()
 	var todo []*tools.Tool
@@ -136,7 +144,7 @@ func resumeOverlay(path string, snap *tools.Snapshot) (kept map[string]cards.Ent
 	kept = map[string]cards.Entry{}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("%s: cannot read: %w", path, pathCause(err))
 	}
 	if i := bytes.LastIndexByte(data, '\n'); i < len(data)-1 {
 		if json.Valid(data[i+1:]) {
@@ -166,7 +174,9 @@ func resumeOverlay(path string, snap *tools.Snapshot) (kept map[string]cards.Ent
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cards-*")
 	if err != nil {
-		return nil, 0, err
+		// The folder is missing or not writable; the temporary name
+		// would only confuse.
+		return nil, 0, fmt.Errorf("%s: cannot write: %w", path, pathCause(err))
 	}
 	defer os.Remove(tmp.Name())
 	mode := os.FileMode(0o644)
@@ -185,9 +195,23 @@ func resumeOverlay(path string, snap *tools.Snapshot) (kept map[string]cards.Ent
 		return nil, 0, err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("%s: cannot write: %w", path, pathCause(err))
 	}
 	return kept, stale, nil
+}
+
+// pathCause is err without the operation and path an *os.PathError or
+// *os.LinkError adds, for messages that name the file themselves.
+func pathCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 func isTerminal(w io.Writer) bool {
