@@ -16,7 +16,7 @@ import (
 // "mcp serve").
 var helps = map[string]cli.Usage{
 	"discover": {
-		Synopsis: `toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 3] [--format json] "request"`,
+		Synopsis: `toolgate discover --tools F [--tools F2] [--cards O]... [--scopes a,b] [--k 3] [--format json] "request"`,
 		Summary:  "Shortlist the tools a request needs from catalog files or upstream MCP servers, as the model would be shown them.",
 		Examples: []string{
 			`toolgate discover --tools github=mcp-server-github.json --scopes repo:read --k 3 "close issue #42"`,
@@ -30,7 +30,7 @@ var helps = map[string]cli.Usage{
 			`toolgate eval --tools tools.jsonl --queries queries.jsonl --format html > eval.html`},
 	},
 	"lint": {
-		Synopsis: `toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json|html]`,
+		Synopsis: `toolgate lint --tools F [--tools F2] [--cards O]... [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json|html]`,
 		Summary:  "Check capability cards for near duplicates, missing aliases or not_for, cards over budget and tools discovery cannot find; exit 1 with findings.",
 		Examples: []string{`toolgate lint --tools github=mcp-server-github.json --skip missing-aliases`},
 	},

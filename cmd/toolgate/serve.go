@@ -24,7 +24,7 @@ func init() {
 	commands["serve"] = runServe
 	helps["serve"] = cli.Usage{
 		Synopsis: `toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
-			`[--mcp-config FILE] [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]`,
+			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
 		Examples: []string{
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
