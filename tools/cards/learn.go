@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/analysis"
@@ -36,8 +37,8 @@ type LearnOptions struct {
 	Similar float64
 	// MaxKeywords bounds the words proposed as tags per tool: the words of
 	// its missed requests that at least MinPrincipals principals used,
-	// most distinctive first (used for few other tools). Zero means 32;
-	// negative proposes none.
+	// most distinctive first (used for few other tools), numbers left out.
+	// Zero means 32; negative proposes none.
 	MaxKeywords int
 	// Analyzer analyses requests for the similarity. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
@@ -329,7 +330,9 @@ func (o *LearnOptions) keywords(tp map[string]map[string]bool, termTools map[str
 	}
 	var cands []scored
 	for t, ps := range tp {
-		if len(ps) < o.MinPrincipals {
+		// A number (an issue, an amount, an account) names what a request
+		// was about, not what the tool does.
+		if len(ps) < o.MinPrincipals || !strings.ContainsFunc(t, unicode.IsLetter) {
 			continue
 		}
 		cands = append(cands, scored{t, float64(len(ps)) / float64(termTools[t])})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -93,6 +94,35 @@ func TestLearnProposesSupportedRequests(t *testing.T) {
 	// What Learn proposes is a valid overlay.
 	if _, err := cards.New(entries); err != nil {
 		t.Errorf("learned entries do not make an overlay: %v", err)
+	}
+}
+
+// Words many principals used become tags; the numbers in their requests
+// (an account, an amount) do not, however many used them.
+func TestLearnTagsAreWordsNotNumbers(t *testing.T) {
+	snap := bankSnapshot(t, bankTools())
+	var ms []discovery.Miss
+	for i := range 4 {
+		ms = append(ms, miss("acme", fmt.Sprintf("user-%d", i), fmt.Sprintf("payout of 250 to account 42 number %d", i), "bank/transfer_funds"))
+	}
+	entries, _, err := cards.Learn(snap, ms, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, e := range entries {
+		if e.Tool == "bank/transfer_funds" {
+			tags = e.Tags
+		}
+	}
+	if !slices.Contains(tags, "payout") {
+		t.Errorf("transfer_funds tags = %q, want payout among them", tags)
+	}
+	for _, tag := range tags {
+		if !strings.ContainsFunc(tag, unicode.IsLetter) {
+			t.Errorf("transfer_funds tags = %q, want no number", tags)
+			break
+		}
 	}
 }
 
