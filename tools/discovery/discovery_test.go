@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
 func newDiscoverer(tb testing.TB, opts *discovery.Options) *discovery.Discoverer {
@@ -200,6 +201,54 @@ func TestWidenWordsNoCardUses(t *testing.T) {
 	// A request of that one word finds the card through its synonym alone.
 	if got := ids(shortlist("folders", dir)); len(got) != 1 {
 		t.Errorf("Shortlist(folders) = %v, want fs/create_directory", got)
+	}
+}
+
+// TestVerbObjectSense: a request that starts with a verb whose object gives
+// it another action's meaning ranks by that action ("open a pull request"
+// is to create one), unless it names an existing object by its id.
+func TestVerbObjectSense(t *testing.T) {
+	list := tool("gh/list_pull_requests", "List pull requests by state: open or closed")
+	create := tool("gh/create_pull_request", "Create a new pull request")
+	get := tool("gh/get_pull_request", "Get a pull request by its number")
+	snap := catalogtest.Registry(t, list, create, get).Snapshot()
+	src, err := lexicon.DefaultSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := lexicon.Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Senses = append(src.Senses, lexicon.Entry{Key: "open pull request", Values: []string{"create"}})
+	senses, err := lexicon.Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(lex *lexicon.Lexicon, query string) string {
+		t.Helper()
+		d := newDiscoverer(t, &discovery.Options{Lexicon: lex, NoDense: true})
+		sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sl.Candidates) == 0 {
+			t.Fatalf("Shortlist(%q) is empty", query)
+		}
+		return sl.Candidates[0].Tool.ID
+	}
+	if got := first(plain, "open a pull request"); got != list.ID {
+		t.Fatalf("without the pair, Shortlist(open a pull request) starts with %s, want %s (the test's premise)", got, list.ID)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"open a pull request", create.ID},
+		{"please open a new pull request for my branch", create.ID},
+		{"open pull request #12", list.ID}, // an id: an existing one, the pair does not apply
+		{"list the open pull requests", list.ID},
+	} {
+		if got := first(senses, tc.query); got != tc.want {
+			t.Errorf("Shortlist(%q) starts with %s, want %s", tc.query, got, tc.want)
+		}
 	}
 }
 

@@ -13,6 +13,8 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &bm25K1
 	case name == "bonus":
 		p = &bonusScale
+	case name == "sense.verb":
+		p = &senseVerbWeight
 	case name == "widen.weight":
 		p = &widenWeight
 	case name == "widen.tool" || name == "widen.wordnet":

@@ -96,6 +96,23 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				}
 			}
 		}
+		if p.lang == analysis.English && !namesObject(p.ids) {
+			if sn, ok := d.lex.Sense(s.words); ok {
+				// The verb means the pair's action here: its own word
+				// ("open", also a state or a browser's verb) is kept only
+				// as a hint.
+				if id, ok := x.terms[s.words[sn.Verb]]; ok {
+					if at := s.termAt[id]; at != 0 {
+						s.terms[at-1].w = min(s.terms[at-1].w, senseVerbWeight)
+					}
+				}
+				for _, a := range sn.Actions {
+					if id, ok := x.terms[a]; ok {
+						addID(id, 1)
+					}
+				}
+			}
+		}
 		var english []string
 		if p.lang != analysis.English {
 			// Tool names and borrowed words ("pull request") stay English.

@@ -66,6 +66,23 @@ var (
 	widenWordNet = 0
 )
 
+// senseVerbWeight is what is left of the weight of a verb whose object
+// gives it another action's meaning (lexicon.Sense: to "open" a pull
+// request is to create one); the action's words get the verb's weight.
+var senseVerbWeight = 0.25
+
+// namesObject reports whether a request names an existing object by an
+// exact id (a number or a key): "open issue 42" is to view it, so no
+// verb-object sense applies.
+func namesObject(ids []identifier) bool {
+	for _, id := range ids {
+		if id.kind == idNumber || id.kind == idKey {
+			return true
+		}
+	}
+	return false
+}
+
 // buildWiden fills x.widen: for each English stem the lexicon knows and
 // no card of x uses, the terms of x its synonyms analyse to. English
 // requests look their words up there (plan), so widening costs a query one

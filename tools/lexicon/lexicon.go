@@ -24,6 +24,7 @@ const (
 	fileIrreg   = "data/irregular_en.txt"
 	fileSpanish = "data/es_en.txt"
 	filePolish  = "data/pl_en.txt"
+	fileSenses  = "data/senses_en.txt" // hand-written verb-object pairs
 )
 
 func fold(s string) string { return analysis.Fold(s) }
@@ -80,7 +81,22 @@ type Lexicon struct {
 	phraseStart [3]map[string]struct{}
 	// phraseSecond is the same for the second word.
 	phraseSecond [3]map[string]struct{}
+	// senses maps a verb's English stem to the objects that give it
+	// another action's meaning (Sense).
+	senses map[string][]sense
 }
+
+// sense is one line of the senses data: with its particle, if any ("spin
+// up"), and object (stems, in order), a verb means actions (stems).
+type sense struct {
+	particle string
+	object   []string
+	actions  []string
+}
+
+// particles are the words that make a phrasal verb of the verb before
+// them in a senses key ("spin up", "tear down", "kick off").
+var particles = map[string]bool{"up": true, "down": true, "off": true, "out": true, "over": true, "back": true, "in": true, "on": true}
 
 func prefix3(w string) string { return w[:min(3, len(w))] }
 
@@ -131,6 +147,7 @@ func DefaultErr() error {
 func empty() *Lexicon {
 	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}, derived: map[string][]string{}}
 	l.enPhrase = map[phraseKey][]int32{}
+	l.senses = map[string][]sense{}
 	for i := range l.phraseStart {
 		l.phraseStart[i] = map[string]struct{}{}
 		l.phraseSecond[i] = map[string]struct{}{}
@@ -161,6 +178,10 @@ type Source struct {
 	Synonyms []Entry
 	// Spanish and Polish map a word (key) to English words (values).
 	Spanish, Polish []Entry
+	// Senses pair a verb with an object that makes it mean other actions:
+	// key "VERB OBJECT" (stop words dropped, the first word the verb),
+	// values the actions' words ("open pull request: create").
+	Senses []Entry
 }
 
 func load() (*Lexicon, error) {
@@ -181,7 +202,7 @@ func DefaultSource() (*Source, error) {
 		dst  *[]Entry
 	}{
 		{fileTools, &src.Tools}, {fileWordNet, &src.WordNet}, {fileIrreg, &src.Irregular},
-		{fileSpanish, &src.Spanish}, {filePolish, &src.Polish},
+		{fileSpanish, &src.Spanish}, {filePolish, &src.Polish}, {fileSenses, &src.Senses},
 	} {
 		data, err := dataFS.ReadFile(f.name)
 		if err != nil {
@@ -252,6 +273,9 @@ func Build(src *Source) (*Lexicon, error) {
 		l.irreg[e.Key] = e.Values[0]
 	}
 	l.addDerived(src.Derived)
+	if err := l.addSenses(src.Senses); err != nil {
+		return nil, err
+	}
 	for i, entries := range [2][]Entry{src.Spanish, src.Polish} {
 		lang := [2]analysis.Lang{analysis.Spanish, analysis.Polish}[i]
 		for _, e := range entries {
@@ -635,6 +659,78 @@ func (l *Lexicon) StemSynonyms(dst []string, stem string, maxTool, maxWordNet in
 // EnglishStems returns the English stems StemSynonyms knows, in no
 // particular order.
 func (l *Lexicon) EnglishStems() iter.Seq[string] { return maps.Keys(l.enStem) }
+
+// senseAnalyzer reads the senses data's keys and values as requests are
+// read: folded, English stop words dropped, stemmed.
+var senseAnalyzer = analysis.New(nil)
+
+// addSenses indexes the verb-object pairs by the verb's stem. A key without
+// an object or an entry without an action is an error wrapping ErrInvalid.
+func (l *Lexicon) addSenses(entries []Entry) error {
+	for _, e := range entries {
+		key := senseAnalyzer.Terms(nil, e.Key, analysis.English)
+		actions := senseAnalyzer.Terms(nil, strings.Join(e.Values, " "), analysis.English)
+		if len(key) < 2 || len(actions) == 0 {
+			return fmt.Errorf("%w: sense %q (line %d): want \"VERB OBJECT: ACTION\" with words that are not stop words", ErrInvalid, e.Key, e.Line)
+		}
+		sn := sense{object: key[1:], actions: actions}
+		if particles[key[1]] && len(key) > 2 {
+			sn.particle, sn.object = key[1], key[2:]
+		}
+		l.senses[key[0]] = append(l.senses[key[0]], sn)
+	}
+	return nil
+}
+
+// senseFillers are the stems of words a request may put before its verb
+// ("please", "I need to", "can you") that Sense skips.
+var senseFillers = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("please pls kindly can could would need want like let help go ahead just quickly now also then hey ok okay mind try") {
+		senseFillers[analysis.Stem(analysis.English, w)] = true
+	}
+}
+
+// Sense is what a verb means with its object in a request.
+type Sense struct {
+	// Verb is the index of the verb in the stems Sense was given.
+	Verb int
+	// Actions are the English stems of the action's words.
+	Actions []string
+}
+
+// Sense looks, in the English stems of a request with its stop words
+// removed (an analysis.Analyzer's Terms), for a verb the request starts
+// with (past filler words such as "please" or "need"), and its particle
+// when the data gives one ("spin up"), followed within two words by an
+// object the senses data pairs with it, and returns what the
+// pair means: "open a new pull request" → create. The first pair of the data
+// that matches wins. It does not allocate.
+func (l *Lexicon) Sense(stems []string) (Sense, bool) {
+	i := 0
+	for i < len(stems) && senseFillers[stems[i]] {
+		i++
+	}
+	if i >= len(stems) {
+		return Sense{}, false
+	}
+	for _, sn := range l.senses[stems[i]] {
+		at := i + 1
+		if sn.particle != "" {
+			if at >= len(stems) || stems[at] != sn.particle {
+				continue
+			}
+			at++
+		}
+		for j := at; j <= at+2 && j+len(sn.object) <= len(stems); j++ {
+			if slices.Equal(stems[j:j+len(sn.object)], sn.object) {
+				return Sense{Verb: i, Actions: sn.actions}, true
+			}
+		}
+	}
+	return Sense{}, false
+}
 
 // Lemma returns the English lemma of an irregular inflected form ("sent" →
 // "send", "children" → "child") and whether the lexicon knows it.

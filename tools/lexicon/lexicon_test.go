@@ -309,6 +309,55 @@ func TestStemSynonyms(t *testing.T) {
 	}
 }
 
+func TestSense(t *testing.T) {
+	l, err := Build(&Source{Senses: []Entry{
+		{Key: "open pull request", Values: []string{"create"}, Line: 1},
+		{Key: "ship pr", Values: []string{"merge"}, Line: 2},
+		{Key: "spin up instance", Values: []string{"create", "start"}, Line: 3},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := analysis.New(nil)
+	stem := func(w string) string { return analysis.Stem(analysis.English, w) }
+	for _, tc := range []struct {
+		request string
+		verb    string // "": no sense
+		actions []string
+	}{
+		{"open a pull request", "open", []string{stem("create")}},
+		{"Open a new draft pull request for my branch", "open", []string{stem("create")}},
+		{"please could you open the pull requests", "open", []string{stem("create")}},
+		{"I need to open a pull request", "open", []string{stem("create")}},
+		{"ship the PR", "ship", []string{stem("merge")}},
+		{"spin up two instances", "spin", []string{stem("create"), stem("start")}},
+		{"spin two instances", "", nil},                // the particle is missing
+		{"show open pull requests", "", nil},           // "open" does not start the request
+		{"open a big old shiny pull request", "", nil}, // the object is too far
+		{"open the door", "", nil},                     // no pair
+		{"pull request open", "", nil},                 // the object before the verb
+		{"please", "", nil},
+		{"", "", nil},
+	} {
+		stems := an.Terms(nil, tc.request, analysis.English)
+		sn, ok := l.Sense(stems)
+		switch {
+		case ok != (tc.verb != ""):
+			t.Errorf("Sense(%q) = %v, %v, want a sense: %v", tc.request, sn, ok, tc.verb != "")
+		case ok && (stems[sn.Verb] != stem(tc.verb) || !slices.Equal(sn.Actions, tc.actions)):
+			t.Errorf("Sense(%q) = %+v (stems %q), want verb %q, actions %q", tc.request, sn, stems, tc.verb, tc.actions)
+		}
+	}
+	for _, bad := range []Entry{{Key: "open", Values: []string{"create"}, Line: 4}, {Key: "open issue", Values: []string{"the"}, Line: 5}} {
+		if _, err := Build(&Source{Senses: []Entry{bad}}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "line") {
+			t.Errorf("Build(sense %q: %q) error = %v, want ErrInvalid naming the line", bad.Key, bad.Values, err)
+		}
+	}
+	if testing.AllocsPerRun(100, func() { l.Sense([]string{"open", "pull", "request"}) }) != 0 {
+		t.Error("Sense allocates")
+	}
+}
+
 func TestBuildRejectsAmbiguousIrregular(t *testing.T) {
 	_, err := Build(&Source{Irregular: []Entry{{Key: "left", Values: []string{"leave", "left"}, Line: 7}}})
 	if !errors.Is(err, ErrInvalid) {
