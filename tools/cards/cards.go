@@ -235,6 +235,13 @@ func parseLine(b []byte) (*Entry, string) {
 	if dec.More() {
 		return nil, "more than one JSON value on the line"
 	}
+	// encoding/json keeps the last of a member given twice: a reviewer
+	// reading {"hash":H1,...,"hash":H2} sees another entry than the one
+	// applied.
+	var se *jcs.SyntaxError
+	if _, err := jcs.Parse(b); errors.As(err, &se) {
+		return nil, "invalid entry: " + se.Msg
+	}
 	if reason := check(&e); reason != "" {
 		return nil, reason
 	}

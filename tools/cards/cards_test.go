@@ -169,6 +169,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate namespace", `{"tool":"a/*","tags":["x"]}` + "\n" + `{"tool":"a/*","tags":["y"]}`, `f:2: duplicate entry for "a/*" (first at f:1)`},
 		{"long line", `{"tool":"a/*","tags":["` + strings.Repeat("x", cards.MaxLineBytes) + `"]}`, "f:1: line longer than 65536 bytes"},
 		{"later line", ok + "\n" + `[]`, "f:2: invalid entry"},
+		{"duplicate member", `{"tool":"a/b","hash":"sha256:0123456789abcdef","hash":"sha256:fedcba9876543210","aliases":["x"]}`, `f:1: invalid entry: duplicate member name "hash"`},
 		{"not UTF-8", ok + "\n" + `{"tool":"a/*","aliases":["gh` + "\xff" + `"]}`, "f:2: not valid UTF-8"},
 	} {
 		_, err := cards.Parse(strings.NewReader(tc.src), "f")

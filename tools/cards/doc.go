@@ -29,8 +29,9 @@
 // pass [Overlay.Transform] as mcp.Options.Transform so every version is
 // overlaid before the registry publishes it.
 //
-// Parsing is strict and bounded: invalid UTF-8, unknown fields, duplicate
-// keys (within a file or across the files of one Load), a tool entry
+// Parsing is strict and bounded: invalid UTF-8, unknown fields, a member
+// given twice in one entry, duplicate keys (within a file or across the
+// files of one Load), a tool entry
 // without a hash, and lines, lists or strings over the limits below are
 // errors naming the file and line. A UTF-8 byte order mark and CRLF line
 // ends are accepted. An Overlay is immutable once loaded and safe for concurrent use.
