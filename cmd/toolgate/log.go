@@ -241,8 +241,8 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := cards.Write(w, entries); err != nil {
 		return fail(stderr, prog, err)
 	}
-	fmt.Fprintf(stderr, "%s: tenant %q: %d calls (%d missed); proposed %d examples and %d tags for %d tools; %d requests lacked support from %d principals, %d were over the caps; review before use\n",
-		prog, lrep.Tenant, len(rep.Linked), len(rep.Misses), lrep.Proposed, lrep.Keywords, len(entries), lrep.Unsupported, *minPrincipals, lrep.Capped)
+	fmt.Fprintf(stderr, "%s: tenant %q: %d calls (%d missed), %d left out (a tool the catalog lacks or the tenant may not use, or no usable request); proposed %d examples and %d tags for %d tools; %d requests lacked support from %d principals, %d were over the caps; review before use\n",
+		prog, lrep.Tenant, len(rep.Linked), len(rep.Misses), lrep.Skipped, lrep.Proposed, lrep.Keywords, len(entries), lrep.Unsupported, *minPrincipals, lrep.Capped)
 	if len(entries) == 0 {
 		return exitNegative
 	}

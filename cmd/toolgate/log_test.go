@@ -125,6 +125,13 @@ func TestCardsLearn(t *testing.T) {
 	if code != exitNegative {
 		t.Errorf("--min-principals 4 with 3 principals: exit %d, want 1 (nothing proposed)", code)
 	}
+	// A catalog whose namespaces differ from the log's: stderr says why
+	// nothing was proposed.
+	cat := writeFile(t, "shop.jsonl", `{"name":"create_pull_request","description":"Create a pull request"}`+"\n")
+	code, _, errOut = runCmd("cards", "learn", "--log", path, "--tools", cat, "--tenant", "acme")
+	if code != exitNegative || !strings.Contains(errOut, "4 calls (3 missed), 4 left out (a tool the catalog lacks") {
+		t.Errorf("cards learn over another catalog: exit %d, %q; want 1 and the 4 calls left out", code, errOut)
+	}
 }
 
 func TestEvalHistory(t *testing.T) {
