@@ -216,6 +216,7 @@ func TestVerbObjectSense(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	src.Senses = nil // the premise is a lexicon without any pair
 	plain, err := lexicon.Build(src)
 	if err != nil {
 		t.Fatal(err)
