@@ -290,10 +290,10 @@ func TestFloatFlagsOutOfRange(t *testing.T) {
 	}
 }
 
-// A JSON Lines log is read while the agent writes it: an unterminated last
-// line that is not yet a JSON value is left out with a warning, a complete
-// one without its newline is read, and a malformed line anywhere else is
-// still the error FILE:LINE.
+// A JSON Lines log is read while the agent writes it, and a crash may cut
+// a write short: a line that is not a JSON value is skipped with a warning
+// naming it, a complete last line without its newline is read, and a line
+// that is JSON but not an entry is still the error FILE:LINE.
 func TestLogMissesTornLastLine(t *testing.T) {
 	whole := jsonLog(t, logLines("acme"))
 	data, err := os.ReadFile(whole)
@@ -312,13 +312,16 @@ func TestLogMissesTornLastLine(t *testing.T) {
 		{"no final newline", strings.TrimSuffix(string(data), "\n"), exitNegative, 3, false},
 		{"BOM and no final newline", "\xef\xbb\xbf" + strings.TrimSuffix(string(data), "\n"), exitNegative, 3, false},
 		{"only a torn line", last[:20], exitOK, 0, true},
-		{"torn in the middle", lines[0] + last[:20] + "\n" + strings.Join(lines[1:], ""), exitUsage, 0, false},
+		// A crash cut a write short; after a restart the next entry
+		// continued on the same line.
+		{"torn in the middle", lines[0] + last[:20] + strings.Join(lines[1:], ""), exitNegative, 3, true},
+		{"JSON but not an entry", lines[0] + "[]\n" + strings.Join(lines[1:], ""), exitUsage, 0, false},
 	} {
 		path := writeFile(t, "discovery.jsonl", tc.log)
 		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
 		var got struct{ Misses int }
 		json.Unmarshal([]byte(out), &got)
-		if code != tc.code || got.Misses != tc.misses || strings.Contains(errOut, "incomplete") != tc.warn {
+		if code != tc.code || got.Misses != tc.misses || strings.Contains(errOut, "not a JSON value") != tc.warn {
 			t.Errorf("%s: log misses exit %d, %d misses, stderr %q; want exit %d, %d misses, warning %v", tc.name, code, got.Misses, errOut, tc.code, tc.misses, tc.warn)
 		}
 		if tc.code == exitUsage && !strings.Contains(errOut, path+":2: ") {
