@@ -70,6 +70,9 @@ func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, siblin
 	if opts != nil {
 		o = *opts
 	}
+	if o.Timeout < 0 {
+		return cards.Entry{}, fmt.Errorf("runtime: SuggestOptions.Timeout %v is negative", o.Timeout)
+	}
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/llm"
@@ -59,6 +60,10 @@ func TestSuggestCard(t *testing.T) {
 	model := scripted.New([]scripted.Reply{scripted.Answer("here you go")}, nil)
 	if _, err := runtime.SuggestCard(t.Context(), model, tl, "", nil); err == nil {
 		t.Error("an answer instead of the call was accepted")
+	}
+	model = scripted.New([]scripted.Reply{scripted.Call("write_card", good)}, nil)
+	if _, err := runtime.SuggestCard(t.Context(), model, tl, "", &runtime.SuggestOptions{Timeout: -time.Second}); err == nil || !strings.Contains(err.Error(), "SuggestOptions.Timeout") {
+		t.Errorf("SuggestCard with a negative Timeout: err = %v, want one naming SuggestOptions.Timeout", err)
 	}
 }
 
