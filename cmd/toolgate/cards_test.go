@@ -152,3 +152,22 @@ func TestEveryCatalogCommandReportsUnappliedCards(t *testing.T) {
 		}
 	}
 }
+
+// An empty file flag (a shell variable that was not set) names the flag.
+func TestEmptyFileFlag(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
+	for _, args := range [][]string{
+		{"discover", "--tools", cat, "--cards", "", "orders"},
+		{"lint", "--tools", ""},
+		{"cards", "check", "--tools", cat, "--cards", " "},
+	} {
+		code, _, errOut := runCmd(args...)
+		flag := args[len(args)-2]
+		if args[0] == "discover" {
+			flag = "--cards"
+		}
+		if code != exitUsage || !strings.Contains(errOut, `for flag -`+strings.TrimPrefix(flag, "--")+`: empty value`) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want 2 and one line naming %s", args, code, errOut, flag)
+		}
+	}
+}

@@ -18,8 +18,17 @@ func init() { commands["discover"] = runDiscover }
 // multiFlag is a repeatable string flag.
 type multiFlag []string
 
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+// Set appends v; an empty value (a shell variable that was not set) is
+// refused here, where the flag can still be named.
+func (m *multiFlag) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("empty value")
+	}
+	*m = append(*m, v)
+	return nil
+}
 
 // firstLine keeps a multi-error's first line: the CLI reports one line.
 func firstLine(err error) string {
