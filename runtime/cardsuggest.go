@@ -64,7 +64,8 @@ const (
 // another tool (the sibling, or one of SuggestOptions.Names) are dropped;
 // a reply left with none is unusable. The entry carries t's hash
 // (cards.Hash). The model is shown t's name and description and the
-// sibling's name only.
+// sibling's name only (its ID when the bare name is t's own, or another
+// tool's of SuggestOptions.Names).
 func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, sibling string, opts *SuggestOptions) (cards.Entry, error) {
 	var o SuggestOptions
 	if opts != nil {
@@ -81,7 +82,8 @@ func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, siblin
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	req, err := suggestRequest(t, sibling, o)
+	label := siblingLabel(t, sibling, o.Names)
+	req, err := suggestRequest(t, label, o)
 	if err != nil {
 		return cards.Entry{}, err
 	}
@@ -107,8 +109,8 @@ func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, siblin
 		return cards.Entry{}, fmt.Errorf("%w for %s: %d aliases, want 1–5", ErrSuggestion, t.ID, len(got.Aliases))
 	case len(got.Examples) < 3 || len(got.Examples) > 5:
 		return cards.Entry{}, fmt.Errorf("%w for %s: %d examples, want 3–5", ErrSuggestion, t.ID, len(got.Examples))
-	case sibling != "" && !namesWord(got.NotFor, siblingName(sibling)):
-		return cards.Entry{}, fmt.Errorf("%w for %s: not_for %q does not name %s", ErrSuggestion, t.ID, got.NotFor, siblingName(sibling))
+	case label != "" && !namesWord(got.NotFor, label):
+		return cards.Entry{}, fmt.Errorf("%w for %s: not_for %q does not name %s", ErrSuggestion, t.ID, got.NotFor, label)
 	}
 	for _, b := range []struct {
 		field string
@@ -173,6 +175,26 @@ func namesWord(text, name string) bool {
 	return false
 }
 
+// siblingLabel is how the model is told of sibling, and how its not_for
+// must name it: the bare name, or the ID when the bare name is t's own
+// (github/create_issue's nearest is often gitlab/create_issue) or another
+// tool's of names too, so that "use create_issue" cannot pass for naming it.
+func siblingLabel(t *tools.Tool, sibling string, names []string) string {
+	if sibling == "" {
+		return ""
+	}
+	name := siblingName(sibling)
+	if name == t.Name() {
+		return sibling
+	}
+	for _, n := range names {
+		if strings.Contains(n, "/") && n != sibling && siblingName(n) == name {
+			return sibling
+		}
+	}
+	return name
+}
+
 func siblingName(id string) string {
 	if _, name, ok := strings.Cut(id, "/"); ok {
 		return name
@@ -180,7 +202,8 @@ func siblingName(id string) string {
 	return id
 }
 
-// suggestRequest is the constrained request for one tool.
+// suggestRequest is the constrained request for one tool; sibling is its
+// label (siblingLabel).
 func suggestRequest(t *tools.Tool, sibling string, o SuggestOptions) (*llm.Request, error) {
 	desc := t.Description
 	if desc == "" {
@@ -189,7 +212,7 @@ func suggestRequest(t *tools.Tool, sibling string, o SuggestOptions) (*llm.Reque
 	var user strings.Builder
 	fmt.Fprintf(&user, "Tool: %s\nDescription: %s\n", t.Name(), oneLine(desc, 600))
 	if sibling != "" {
-		fmt.Fprintf(&user, "Sibling: %s\n", siblingName(sibling))
+		fmt.Fprintf(&user, "Sibling: %s\n", sibling)
 	}
 	fmt.Fprintf(&user, "Languages: %s\n", strings.Join(o.Langs, ", "))
 	sys := "You help users find software tools. For the tool below, call " + suggestTool + " with: aliases, 1 to 5 short phrases users say for what it does; " +

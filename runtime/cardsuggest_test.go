@@ -92,3 +92,42 @@ func TestSuggestCardAliasesAndBounds(t *testing.T) {
 		}
 	}
 }
+
+// A sibling with t's own bare name (another server's tool) is named by
+// its ID, in the request and in the not_for it must hold; so is one whose
+// bare name another tool of Names shares.
+func TestSuggestCardNamesASiblingByIDWhenItsNameIsShared(t *testing.T) {
+	tl := &tools.Tool{ID: "github/create_issue", Description: "Create a new issue in a GitHub repository",
+		Card: tools.Card{Name: "create_issue"}}
+	for _, tc := range []struct {
+		sibling string
+		names   []string
+		label   string
+	}{
+		{"gitlab/create_issue", nil, "gitlab/create_issue"},
+		{"github/update_issue", []string{"github/update_issue", "jira/update_issue"}, "github/update_issue"},
+		{"github/update_issue", []string{"github/update_issue", "github/create_issue"}, "update_issue"},
+	} {
+		reply := func(notFor string) *scripted.Backend {
+			return scripted.New([]scripted.Reply{scripted.Call("write_card", `{"aliases":["file a bug"],"examples":["x","y","z"],"not_for":"`+notFor+`"}`)}, nil)
+		}
+		model := reply("another project: use " + tc.label)
+		if _, err := runtime.SuggestCard(t.Context(), model, tl, tc.sibling, &runtime.SuggestOptions{Names: tc.names}); err != nil {
+			t.Errorf("sibling %s: %v", tc.sibling, err)
+			continue
+		}
+		if text := model.Requests()[0].Messages[1].Content; !strings.Contains(text, "Sibling: "+tc.label+"\n") {
+			t.Errorf("sibling %s: the request says %q, want Sibling: %s", tc.sibling, text, tc.label)
+		}
+		if tc.label != siblingBare(tc.sibling) {
+			if _, err := runtime.SuggestCard(t.Context(), reply("use "+siblingBare(tc.sibling)), tl, tc.sibling, &runtime.SuggestOptions{Names: tc.names}); !errors.Is(err, runtime.ErrSuggestion) {
+				t.Errorf("sibling %s: a not_for naming only %s: err = %v, want ErrSuggestion", tc.sibling, siblingBare(tc.sibling), err)
+			}
+		}
+	}
+}
+
+func siblingBare(id string) string {
+	_, name, _ := strings.Cut(id, "/")
+	return name
+}
