@@ -62,7 +62,8 @@ const (
 // (OpenAI's strict mode drops maxLength): counts, lengths, text, and a
 // not_for that names the sibling as a word of its own. Aliases that name
 // another tool (the sibling, or one of SuggestOptions.Names) are dropped;
-// a reply left with none is unusable. The entry carries t's hash
+// a reply left with none is unusable. A tool whose card has a not_for
+// keeps it: the entry then has none. The entry carries t's hash
 // (cards.Hash). The model is shown t's name and description and the
 // sibling's name only (its ID when the bare name is t's own, or another
 // tool's of SuggestOptions.Names).
@@ -141,6 +142,11 @@ func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, siblin
 		return cards.Entry{}, fmt.Errorf("%w for %s: every alias names another tool (%q)", ErrSuggestion, t.ID, got.Aliases)
 	}
 	e := cards.Entry{Tool: t.ID, Hash: cards.Hash(t), Aliases: aliases, Examples: got.Examples, NotFor: got.NotFor}
+	if t.Card.NotFor != "" {
+		// An overlay's not_for replaces the card's: keep the one the
+		// tool's owner (or a team overlay) wrote.
+		e.NotFor = ""
+	}
 	if _, err := cards.New([]cards.Entry{e}); err != nil {
 		return cards.Entry{}, fmt.Errorf("%w for %s: %v", ErrSuggestion, t.ID, err)
 	}

@@ -131,3 +131,31 @@ func siblingBare(id string) string {
 	_, name, _ := strings.Cut(id, "/")
 	return name
 }
+
+// A card's own not_for is kept: the entry, which would replace it, has
+// none.
+func TestSuggestCardKeepsTheCardsNotFor(t *testing.T) {
+	tl := &tools.Tool{ID: "github/create_issue", Description: "Create a new issue in a GitHub repository",
+		Card: tools.Card{Name: "create_issue", NotFor: "Commenting on an issue; use add_issue_comment."}}
+	model := scripted.New([]scripted.Reply{scripted.Call("write_card", `{"aliases":["file a bug"],"examples":["x","y","z"],"not_for":"anything else"}`)}, nil)
+	e, err := runtime.SuggestCard(t.Context(), model, tl, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.NotFor != "" || len(e.Aliases) != 1 {
+		t.Errorf("SuggestCard for a card with a not_for = %+v, want aliases and no not_for", e)
+	}
+	ts, _ := (mustOverlay(t, e)).Apply([]tools.Tool{*tl})
+	if ts[0].Card.NotFor != tl.Card.NotFor {
+		t.Errorf("applied, the entry changed not_for to %q", ts[0].Card.NotFor)
+	}
+}
+
+func mustOverlay(t *testing.T, entries ...cards.Entry) *cards.Overlay {
+	t.Helper()
+	ov, err := cards.New(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ov
+}
