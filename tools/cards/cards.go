@@ -208,7 +208,12 @@ func (o *Overlay) add(e *Entry) error {
 		m, key = o.ns, ns
 	}
 	if prev, dup := m[key]; dup {
-		return &Error{File: e.File, Line: e.Line, Reason: fmt.Sprintf("duplicate entry for %q (first at %s)", e.Tool, prev.where())}
+		reason := fmt.Sprintf("duplicate entry for %q (first at %s)", e.Tool, prev.where())
+		if prev.File != e.File {
+			// Typically a learned or suggested overlay beside the team's.
+			reason += "; a key has one entry across the files: merge the two"
+		}
+		return &Error{File: e.File, Line: e.Line, Reason: reason}
 	}
 	m[key] = e
 	o.order = append(o.order, e)

@@ -203,7 +203,7 @@ func TestLoadRefusesDuplicatesAcrossFiles(t *testing.T) {
 	os.WriteFile(a, []byte(`{"tool":"k8s/*","aliases":["k8s"]}`+"\n"), 0o600)
 	os.WriteFile(b, []byte("\n"+`{"tool":"k8s/*","aliases":["kube"]}`+"\n"), 0o600)
 	_, err := cards.Load(a, b)
-	if err == nil || err.Error() != b+`:2: duplicate entry for "k8s/*" (first at `+a+`:1)` {
+	if err == nil || err.Error() != b+`:2: duplicate entry for "k8s/*" (first at `+a+`:1); a key has one entry across the files: merge the two` {
 		t.Fatalf("Load(a, b) error = %v, want the duplicate in b named with its first place", err)
 	}
 	if _, err := cards.Load(filepath.Join(dir, "missing.jsonl")); err == nil || !strings.Contains(err.Error(), "missing.jsonl: no such file") {
