@@ -392,3 +392,27 @@ func TestCardsSuggestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A reply that fails validation skips that tool with one line naming it
+// (no blank line when stderr is no terminal), writes the others, exits 1,
+// and a re-run asks again for the skipped tool only.
+func TestCardsSuggestUnusableReply(t *testing.T) {
+	// The stand-in's first example is the description's first words: one
+	// long word makes it longer than an example may be.
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n"+
+		`{"name":"fetch_page","description":"Fetch `+strings.Repeat("w", 250)+` and return it"}`+"\n")
+	out := filepath.Join(t.TempDir(), "s.jsonl")
+	args := []string{"cards", "suggest", "--tools", cat, "--backend", "scripted", "--out", out}
+	code, _, errOut := runCmd(args...)
+	if code != exitNegative || strings.Contains(errOut, "\n\n") || strings.HasPrefix(errOut, "\n") ||
+		!strings.Contains(errOut, "unusable card suggestion for shop/fetch_page: example of 270 characters, at most 200") ||
+		!strings.Contains(errOut, "1 suggested, 1 failed") {
+		t.Errorf("cards suggest: exit %d, stderr %q; want 1, the fetch_page line, 1 suggested and 1 failed", code, errOut)
+	}
+	if ov, err := cards.Load(out); err != nil || ov.Len() != 1 || ov.Entries()[0].Tool != "shop/list_orders" {
+		t.Errorf("after a failed suggestion, %s holds %v (%v), want list_orders alone", out, ov.Entries(), err)
+	}
+	if code, _, errOut := runCmd(args...); code != exitNegative || !strings.Contains(errOut, "1 entries kept") || !strings.Contains(errOut, "0 suggested, 1 failed") {
+		t.Errorf("re-run: exit %d, %q; want list_orders kept and fetch_page asked again", code, errOut)
+	}
+}

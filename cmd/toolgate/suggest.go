@@ -103,12 +103,15 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		e, err := runtime.SuggestCard(ctx, b, t, sibling[t.ID], opts)
 		if err != nil {
+			if tty {
+				fmt.Fprint(stderr, "\n") // end the progress line
+			}
 			if ctx.Err() != nil {
-				fmt.Fprintf(stderr, "\n%s: interrupted after %d of %d; run again to resume\n", prog, i, len(todo))
+				fmt.Fprintf(stderr, "%s: interrupted after %d of %d; run again to resume\n", prog, i, len(todo))
 				return exitUsage
 			}
 			failed++
-			fmt.Fprintf(stderr, "\n%s: %v\n", prog, err)
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			continue
 		}
 		var line bytes.Buffer
@@ -117,15 +120,21 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		// One write and a sync per entry: a crash loses at most the line
 		// being written, which resumeOverlay drops.
-		if _, err := f.Write(line.Bytes()); err != nil || f.Sync() != nil {
-			fmt.Fprintf(stderr, "%s: writing %s: %v\n", prog, *outPath, err)
-			return exitUsage
+		_, err = f.Write(line.Bytes())
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			if tty {
+				fmt.Fprint(stderr, "\n")
+			}
+			return fail(stderr, prog, fmt.Errorf("%s: cannot write: %w", *outPath, pathCause(err)))
 		}
 	}
 	if tty {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	fmt.Fprintf(stderr, "%s: %d entries kept from %s (%d stale replaced), %d suggested, %d failed; review before use\n", prog, len(kept), *outPath, stale, len(todo)-failed, failed)
+	fmt.Fprintf(stderr, "%s: %d entries kept from %s (%d stale dropped), %d suggested, %d failed; review before use\n", prog, len(kept), *outPath, stale, len(todo)-failed, failed)
 	if failed > 0 {
 		return exitNegative
 	}
