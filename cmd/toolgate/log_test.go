@@ -416,3 +416,20 @@ func TestCardsSuggestUnusableReply(t *testing.T) {
 		t.Errorf("re-run: exit %d, %q; want list_orders kept and fetch_page asked again", code, errOut)
 	}
 }
+
+// With --only-flagged, a stale entry of a tool lint does not flag is kept
+// (it is not suggested again, so dropping it would lose a reviewed entry).
+func TestCardsSuggestOnlyFlaggedKeepsOtherStaleEntries(t *testing.T) {
+	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n"+
+		`{"name":"refund_order","description":"Refund a customer's order","aliases":["give money back"],"not_for":"Listing orders; use list_orders."}`+"\n")
+	stale := `{"tool":"shop/refund_order","hash":"sha256:0123456789abcdef","aliases":["chargeback"]}`
+	out := writeFile(t, "s.jsonl", stale+"\n")
+	code, _, errOut := runCmd("cards", "suggest", "--tools", cat, "--backend", "scripted", "--out", out, "--only-flagged")
+	if code != exitOK || !strings.Contains(errOut, "(0 stale dropped), 1 suggested") {
+		t.Fatalf("cards suggest --only-flagged: exit %d, %q; want list_orders suggested, nothing dropped", code, errOut)
+	}
+	data, _ := os.ReadFile(out)
+	if !strings.Contains(string(data), stale) || !strings.Contains(string(data), `"tool":"shop/list_orders"`) {
+		t.Errorf("after cards suggest --only-flagged, %s holds:\n%s\nwant the stale refund_order entry and a list_orders one", out, data)
+	}
+}

@@ -75,7 +75,8 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 			flagged[f.Tool] = true
 		}
 	}
-	kept, stale, err := resumeOverlay(*outPath, snap)
+	redo := func(id string) bool { return !*onlyFlagged || flagged[id] }
+	kept, stale, err := resumeOverlay(*outPath, snap, redo)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -86,7 +87,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	defer f.Close()
 	var todo []*tools.Tool
 	for _, t := range snap.Tools() {
-		if _, done := kept[t.ID]; !done && (!*onlyFlagged || flagged[t.ID]) {
+		if _, done := kept[t.ID]; !done && redo(t.ID) {
 			todo = append(todo, t)
 		}
 	}
@@ -143,13 +144,14 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 
 // resumeOverlay reads what an earlier run wrote to path (if anything),
 // drops a torn last line and the entries of tools of the catalog that
-// changed since (stale: they are suggested again), rewrites the file with
-// the rest (atomically) and returns the entries kept for the catalog's
-// tools, by tool, and how many stale entries it dropped. Entries for tools
-// the catalog lacks (another catalog's, written to the same file, or an
-// upstream that is down) and namespace entries a person added are kept as
-// they are: a run never loses what it was not asked to redo.
-func resumeOverlay(path string, snap *tools.Snapshot) (kept map[string]cards.Entry, stale int, err error) {
+// changed since (stale) and that this run redoes (redo), rewrites the file
+// with the rest (atomically) and returns the entries kept for the
+// catalog's tools, by tool, and how many stale entries it dropped. Entries
+// for tools the catalog lacks (another catalog's, written to the same
+// file, or an upstream that is down), stale entries of tools not redone
+// (--only-flagged) and namespace entries a person added are kept as they
+// are: a run never loses what it was not asked to redo.
+func resumeOverlay(path string, snap *tools.Snapshot, redo func(id string) bool) (kept map[string]cards.Entry, stale int, err error) {
 	kept = map[string]cards.Entry{}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -171,11 +173,13 @@ func resumeOverlay(path string, snap *tools.Snapshot) (kept map[string]cards.Ent
 		for _, e := range ov.Entries() {
 			if _, isNS := e.Namespace(); !isNS {
 				if i, ok := snap.Lookup(e.Tool); ok {
-					if cards.Hash(snap.Tool(i)) != e.Hash {
+					switch {
+					case cards.Hash(snap.Tool(i)) == e.Hash:
+						kept[e.Tool] = *e
+					case redo(e.Tool):
 						stale++
 						continue
 					}
-					kept[e.Tool] = *e
 				}
 			}
 			entries = append(entries, *e)
