@@ -41,7 +41,7 @@ var (
 	// reDomain is a bare web address, a host name without a scheme
 	// ("example.com", "docs.example.org/start"), under the common top-level
 	// domains that are not also file extensions reFile knows.
-	reDomain = regexp.MustCompile(`\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:com|org|net|io|dev|ai|app|edu|gov|co|uk|de|fr|es|pl|eu)\b(?:/[^\s<>"']*)?`)
+	reDomain = regexp.MustCompile(`\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:com|org|net|io|dev|ai|app|edu|gov|co|uk|de|fr|es|pl|eu)\b(?:/[^\s<>"']*)?`) // TLDs: domainTLDs
 	reRepo   = regexp.MustCompile(`(?:^|[\s"'(])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:$|[\s"'),.;:?!])`)
 	reKey    = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
 	reHash   = regexp.MustCompile(`#(\d+)\b`)
@@ -83,8 +83,8 @@ func identifiers(text string) []identifier {
 		}
 	}
 	if mayHaveFile(rest) {
-		if ms := reDomain.FindAllString(rest, 8); len(ms) > 0 {
-			for _, m := range ms {
+		if mayHaveDomain(rest) {
+			for _, m := range reDomain.FindAllString(rest, 8) {
 				add(idURL, strings.TrimRight(m, ".,;:)?!"))
 			}
 			rest = reDomain.ReplaceAllString(rest, " ")
@@ -146,6 +146,27 @@ func mayHave(text string, sep byte, before, after func(byte) bool) bool {
 
 // mayHaveFile guards reFile: a word byte, a dot, a lower-case letter.
 func mayHaveFile(text string) bool { return mayHave(text, '.', isWordByte, isLower) }
+
+// domainTLDs are reDomain's top-level domains.
+var domainTLDs = []string{"com", "org", "net", "io", "dev", "ai", "app", "edu", "gov", "co", "uk", "de", "fr", "es", "pl", "eu"}
+
+// mayHaveDomain guards reDomain: a letter or digit, a dot, one of its
+// top-level domains, then no letter, digit or underscore.
+func mayHaveDomain(text string) bool {
+	for i := 1; i+2 < len(text); i++ {
+		if text[i] != '.' || !isAlnum(text[i-1]) {
+			continue
+		}
+		for _, tld := range domainTLDs {
+			if end := i + 1 + len(tld); strings.HasPrefix(text[i+1:], tld) && (end == len(text) || !isAlnum(text[end]) && text[end] != '_') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isAlnum(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' || isDigit(c) }
 
 // mayHaveNumRef guards reNumRef: a digit that follows, past an optional
 // '#' and spaces, one of the expression's keywords (ASCII, any case). Near

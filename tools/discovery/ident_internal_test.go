@@ -12,7 +12,8 @@ var prefilterCases = []string{
 	"ACC-12345", "see PROJ-1 and inv-22", "A-1", "-12", "ZZ-", "x PR-9",
 	"#94218", "issue #12", "issue 1234", "Issue   #7", "pr12", "PULL REQUEST 3", "no. 55", "nr.9", "número 4",
 	"nº 5", "n° 6", "order\t17", "ticket\n8", "numer 9", "1234", "12 issues", "ab12", "#", "no#1", "NO 2",
-	"go to example.com", "Docs.Example.org/start?x=1", "a.io", "x.company", "node.js", "-a.dev", "_.co",
+	"go to example.com", "Docs.Example.org/start?x=1", "a.io", "x.company", "node.js", "-a.dev", "_.co", "x.co_", "x.co-y", "a.pl.",
+	"9.eu", "x.comé", "ab.c", "a.ioé",
 	"iſſue 12", "ticKet 3", "pull requeſt #4", "the top 10 tools", "PULL  REQUEST\t#5", "xissue 5", "Invoice# 6", "NR.7",
 }
 
@@ -24,7 +25,7 @@ func checkPrefilters(t *testing.T, s string) {
 		guard func(string) bool
 	}{
 		{"file", reFile, mayHaveFile},
-		{"domain", reDomain, mayHaveFile},
+		{"domain", reDomain, mayHaveDomain},
 		{"key", reKey, func(s string) bool { return mayHave(s, '-', isKeyByte, isDigit) }},
 		{"hash", reHash, func(s string) bool { return mayHave(s, '#', func(byte) bool { return true }, isDigit) }},
 		{"numref", reNumRef, mayHaveNumRef},
@@ -41,8 +42,8 @@ func TestIdentifierPrefilters(t *testing.T) {
 		checkPrefilters(t, s)
 	}
 	// And the guards do skip: a plain request runs none of them.
-	for _, s := range []string{"list the open pull requests in the payments repository.", "get the 2-day forecast for the top 10 cities"} {
-		if mayHaveFile(s) || mayHaveNumRef(s) {
+	for _, s := range []string{"list the open pull requests in the payments repository.", "get the 2-day forecast for the top 10 cities", "upgrade to v1.2.3 now. Then Com."} {
+		if mayHaveFile(s) || mayHaveDomain(s) || mayHaveNumRef(s) {
 			t.Errorf("a request without ids passes a guard: %q", s)
 		}
 	}

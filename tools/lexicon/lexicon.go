@@ -74,13 +74,19 @@ type Lexicon struct {
 	// → translations.
 	enPhrase    map[phraseKey][]int32
 	transPhrase [2]map[phraseKey]*translation
-	// phraseStart holds, per language (en, es, pl), the first three bytes
-	// of every phrase's first word and of its stem: a token whose prefix is
+	// phrase2 and phrase3 hold, per language (en, es, pl), the first three
+	// bytes of each word of every two- and three-word phrase, by its words
+	// and by their stems in every combination: a window whose prefixes are
 	// not there starts no phrase, and PhraseConcepts skips the stemming.
 	// (A stem is a prefix of its word, but for a changed final letter.)
-	phraseStart [3]map[string]struct{}
-	// phraseSecond is the same for the second word.
-	phraseSecond [3]map[string]struct{}
+	phrase2 [3]map[[2]string]struct{}
+	phrase3 [3]map[[3]string]struct{}
+	// phraseFirst, anyPhrase2 and anyPhrase3 are the same in all three
+	// languages together, for MayStartPhrase: most windows fail at the
+	// first word's prefix, one look-up.
+	phraseFirst map[string]struct{}
+	anyPhrase2  map[[2]string]struct{}
+	anyPhrase3  map[[3]string]struct{}
 	// senses maps a verb's English stem to the objects that give it
 	// another action's meaning (Sense).
 	senses map[string][]sense
@@ -148,10 +154,13 @@ func empty() *Lexicon {
 	l := &Lexicon{english: map[string][]int32{}, enStem: map[string][]int32{}, irreg: map[string]string{}, derived: map[string][]string{}}
 	l.enPhrase = map[phraseKey][]int32{}
 	l.senses = map[string][]sense{}
-	for i := range l.phraseStart {
-		l.phraseStart[i] = map[string]struct{}{}
-		l.phraseSecond[i] = map[string]struct{}{}
+	for i := range l.phrase2 {
+		l.phrase2[i] = map[[2]string]struct{}{}
+		l.phrase3[i] = map[[3]string]struct{}{}
 	}
+	l.phraseFirst = map[string]struct{}{}
+	l.anyPhrase2 = map[[2]string]struct{}{}
+	l.anyPhrase3 = map[[3]string]struct{}{}
 	for i := range l.trans {
 		l.trans[i] = map[string]*translation{}
 		l.transStm[i] = map[string]*translation{}
@@ -234,10 +243,7 @@ func Build(src *Source) (*Lexicon, error) {
 			if words, stems, ok := phraseKeys(analysis.English, w); ok {
 				l.enPhrase[words] = appendUnique(l.enPhrase[words], idx)
 				l.enPhrase[stems] = appendUnique(l.enPhrase[stems], idx)
-				l.phraseStart[0][prefix3(words[0])] = struct{}{}
-				l.phraseStart[0][prefix3(stems[0])] = struct{}{}
-				l.phraseSecond[0][prefix3(words[1])] = struct{}{}
-				l.phraseSecond[0][prefix3(stems[1])] = struct{}{}
+				l.notePhrase(0, words, stems)
 			}
 			if !strings.Contains(w, " ") {
 				// Indexed by stem even when the stem is the word itself, so
@@ -293,10 +299,7 @@ func Build(src *Source) (*Lexicon, error) {
 				}
 			}
 			if words, stems, ok := phraseKeys(lang, key); ok {
-				l.phraseStart[i+1][prefix3(words[0])] = struct{}{}
-				l.phraseStart[i+1][prefix3(stems[0])] = struct{}{}
-				l.phraseSecond[i+1][prefix3(words[1])] = struct{}{}
-				l.phraseSecond[i+1][prefix3(stems[1])] = struct{}{}
+				l.notePhrase(i+1, words, stems)
 				l.transPhrase[i][words] = t
 				if _, taken := l.transPhrase[i][stems]; !taken {
 					l.transPhrase[i][stems] = t
@@ -503,8 +506,7 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		}
 	}
 	words := phraseKey{w1, w2, w3}
-	start, second := prefix3(w1), prefix3(w2)
-	may := func(i int) bool { return l.mayStart(i, start, second) }
+	may := func(i int) bool { return l.mayStart(i, w1, w2, w3) }
 	if may(0) && (lang == "" || lang == analysis.English) {
 		idx, ok := l.enPhrase[words]
 		if !ok {
@@ -527,28 +529,61 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 }
 
 // MayStartPhrase reports whether a phrase the lexicon knows, in any
-// language, may begin with the folded tokens w1 w2. When it is false,
-// PhraseConcepts of any window beginning with them returns dst unchanged,
-// so a caller can skip the window, and any cache of it, for two map
-// look-ups at most per language.
-func (l *Lexicon) MayStartPhrase(w1, w2 string) bool {
-	start, second := prefix3(w1), prefix3(w2)
-	for i := range l.phraseStart {
-		if l.mayStart(i, start, second) {
-			return true
-		}
+// language, may be the folded tokens w1 w2, or w1 w2 w3 (w3 "" for none).
+// When it is false, PhraseConcepts of w1 w2 w3 and of w1 w2 return dst
+// unchanged, so a caller can skip the window, and any cache of it, for a
+// few map look-ups.
+func (l *Lexicon) MayStartPhrase(w1, w2, w3 string) bool {
+	p1 := prefix3(w1)
+	if _, ok := l.phraseFirst[p1]; !ok {
+		return false
 	}
-	return false
+	p2 := prefix3(w2)
+	if _, ok := l.anyPhrase2[[2]string{p1, p2}]; ok {
+		return true
+	}
+	if w3 == "" {
+		return false
+	}
+	_, ok := l.anyPhrase3[[3]string{p1, p2, prefix3(w3)}]
+	return ok
 }
 
 // mayStart is PhraseConcepts' filter: whether a phrase of language i (en,
-// es, pl) may begin with words whose prefixes are start and second.
-func (l *Lexicon) mayStart(i int, start, second string) bool {
-	if _, ok := l.phraseStart[i][start]; !ok {
-		return false
+// es, pl) may be the words w1 w2 (w3 "") or w1 w2 w3, by their prefixes.
+func (l *Lexicon) mayStart(i int, w1, w2, w3 string) bool {
+	if w3 == "" {
+		_, ok := l.phrase2[i][[2]string{prefix3(w1), prefix3(w2)}]
+		return ok
 	}
-	_, ok := l.phraseSecond[i][second]
+	_, ok := l.phrase3[i][[3]string{prefix3(w1), prefix3(w2), prefix3(w3)}]
 	return ok
+}
+
+// notePhrase adds a phrase of language i, by its words and its stems, to
+// the filter mayStart reads.
+func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
+	pick := func(mask, j int) string {
+		if mask&(1<<j) != 0 {
+			return prefix3(stems[j])
+		}
+		return prefix3(words[j])
+	}
+	l.phraseFirst[prefix3(words[0])] = struct{}{}
+	l.phraseFirst[prefix3(stems[0])] = struct{}{}
+	if words[2] == "" {
+		for m := range 4 {
+			k := [2]string{pick(m, 0), pick(m, 1)}
+			l.phrase2[i][k] = struct{}{}
+			l.anyPhrase2[k] = struct{}{}
+		}
+		return
+	}
+	for m := range 8 {
+		k := [3]string{pick(m, 0), pick(m, 1), pick(m, 2)}
+		l.phrase3[i][k] = struct{}{}
+		l.anyPhrase3[k] = struct{}{}
+	}
 }
 
 func stemKey(lang analysis.Lang, k phraseKey) phraseKey {

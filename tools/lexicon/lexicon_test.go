@@ -455,26 +455,27 @@ func TestMayStartPhrase(t *testing.T) {
 			mayPhrase(t, l, w)
 		}
 	}
-	for _, w := range [][2]string{{"delete", "the"}, {"the", "file"}, {"show", "me"}, {"zzz", "qqq"}} {
-		if l.MayStartPhrase(w[0], w[1]) {
-			t.Errorf("MayStartPhrase(%q, %q) = true; want false (no phrase starts so)", w[0], w[1])
+	for _, w := range []phraseKey{{"delete", "the", ""}, {"the", "file", ""}, {"show", "me", ""}, {"zzz", "qqq", ""},
+		{"open", "a", "pull"}, {"create", "a", "new"}, {"file", "a", "report"}} {
+		if l.MayStartPhrase(w[0], w[1], w[2]) {
+			t.Errorf("MayStartPhrase(%q, %q, %q) = true; want false (no phrase starts so)", w[0], w[1], w[2])
 		}
 	}
-	for _, w := range []phraseKey{{"pull", "request", ""}, {"base", "de", "datos"}, {"kurs", "walut", ""}} {
-		if !l.MayStartPhrase(w[0], w[1]) {
-			t.Errorf("MayStartPhrase(%q, %q) = false; want true", w[0], w[1])
+	for _, w := range []phraseKey{{"pull", "request", ""}, {"pull", "requests", "for"}, {"base", "de", "datos"}, {"kurs", "walut", ""}} {
+		if !l.MayStartPhrase(w[0], w[1], w[2]) {
+			t.Errorf("MayStartPhrase(%q, %q, %q) = false; want true", w[0], w[1], w[2])
 		}
 	}
 }
 
 // mayPhrase fails t when PhraseConcepts finds concepts for the window w
-// (as three words and as its first two) but MayStartPhrase stops it.
+// (as three words or as its first two) but MayStartPhrase stops it.
 func mayPhrase(t testing.TB, l *Lexicon, w phraseKey) {
 	t.Helper()
 	for _, lang := range []analysis.Lang{"", analysis.English, analysis.Spanish, analysis.Polish} {
 		if len(l.PhraseConcepts(nil, lang, w[0], w[1], w[2])) > 0 || len(l.PhraseConcepts(nil, lang, w[0], w[1], "")) > 0 {
-			if !l.MayStartPhrase(w[0], w[1]) {
-				t.Fatalf("PhraseConcepts(%q, %q %q %q) finds concepts, but MayStartPhrase(%q, %q) = false", lang, w[0], w[1], w[2], w[0], w[1])
+			if !l.MayStartPhrase(w[0], w[1], w[2]) {
+				t.Fatalf("PhraseConcepts(%q, %q %q %q) finds concepts, but MayStartPhrase(%q, %q, %q) = false", lang, w[0], w[1], w[2], w[0], w[1], w[2])
 			}
 			return
 		}

@@ -544,12 +544,12 @@ func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang
 	for i := 0; i+1 < len(toks); i++ {
 		// Most windows start no phrase the lexicon knows: deciding that
 		// costs less than a cache look-up, and they stay out of the cache.
-		if !e.lex.MayStartPhrase(toks[i], toks[i+1]) {
-			continue
-		}
 		w := [3]string{toks[i], toks[i+1]}
 		if i+2 < len(toks) {
 			w[2] = toks[i+2]
+		}
+		if !e.lex.MayStartPhrase(w[0], w[1], w[2]) {
+			continue
 		}
 		sc.key = phraseKey(sc.key, w)
 		if f, ok := e.cache.get(sc.key); ok {
