@@ -206,7 +206,8 @@ func TestWidenWordsNoCardUses(t *testing.T) {
 
 // TestVerbObjectSense: a request that starts with a verb whose object gives
 // it another action's meaning ranks by that action ("open a pull request"
-// is to create one), unless it names an existing object by its id.
+// is to create one), unless it names an existing object by its id or reads
+// as an adjective ("open pull requests").
 func TestVerbObjectSense(t *testing.T) {
 	list := tool("gh/list_pull_requests", "List pull requests by state: open or closed")
 	create := tool("gh/create_pull_request", "Create a new pull request")
@@ -246,6 +247,9 @@ func TestVerbObjectSense(t *testing.T) {
 		{"please open a new pull request for my branch", create.ID},
 		{"open pull request #12", list.ID}, // an id: an existing one, the pair does not apply
 		{"list the open pull requests", list.ID},
+		{"open pull requests", list.ID},       // an adjective: a plural object, no determiner
+		{"open two pull requests", create.ID}, // a verb: a determiner before its object
+		{"open pull request", create.ID},
 	} {
 		if got := first(senses, tc.query); got != tc.want {
 			t.Errorf("Shortlist(%q) starts with %s, want %s", tc.query, got, tc.want)

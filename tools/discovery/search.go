@@ -97,7 +97,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 		if p.lang == analysis.English && !namesObject(p.ids) {
-			if sn, ok := d.lex.Sense(s.words); ok {
+			if sn, ok := d.lex.Sense(s.words); ok && d.verbUse(text, s.words, sn) {
 				// The verb means the pair's action here: its own word
 				// ("open", also a state or a browser's verb) is kept only
 				// as a hint.

@@ -83,6 +83,47 @@ func namesObject(ids []identifier) bool {
 	return false
 }
 
+// determiners are the words that, between a verb and its object, show the
+// verb is one: "open a pull request", "kill the jobs", "spin up two
+// instances".
+var determiners = map[string]bool{"a": true, "an": true, "the": true, "new": true, "my": true, "our": true,
+	"your": true, "this": true, "that": true, "these": true, "those": true, "another": true, "some": true,
+	"one": true, "two": true, "three": true, "few": true}
+
+// verbUse reports whether the request's words read sn's verb as a verb:
+// a determiner stands between it and its object, or the object's last word
+// is not a plural. "open issues in the repo" is the issues that are open;
+// "open an issue" and "open issue" are to create one. It tokenizes text
+// again, which only a request that matched a sense pays for.
+func (d *Discoverer) verbUse(text string, stems []string, sn lexicon.Sense) bool {
+	toks := d.analyzer.Tokens(nil, text)
+	i := 0
+	for i < len(toks) && d.analyzer.Stem(analysis.English, toks[i]) != stems[sn.Verb] {
+		i++
+	}
+	last := stems[sn.End-1]
+	for i++; i < len(toks); i++ {
+		t := toks[i]
+		if determiners[t] || isDigits(t) {
+			return true
+		}
+		if d.analyzer.Stem(analysis.English, t) == last {
+			// A plural ends in s and stems to less than itself.
+			return !strings.HasSuffix(t, "s") || len(last) >= len(t)
+		}
+	}
+	return true
+}
+
+func isDigits(t string) bool {
+	for i := range len(t) {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return t != ""
+}
+
 // buildWiden fills x.widen: for each English stem the lexicon knows and
 // no card of x uses, the terms of x its synonyms analyse to. English
 // requests look their words up there (plan), so widening costs a query one

@@ -731,6 +731,9 @@ func init() {
 type Sense struct {
 	// Verb is the index of the verb in the stems Sense was given.
 	Verb int
+	// Object is the index of the object's first stem, End one past its
+	// last.
+	Object, End int
 	// Actions are the English stems of the action's words.
 	Actions []string
 }
@@ -760,7 +763,7 @@ func (l *Lexicon) Sense(stems []string) (Sense, bool) {
 		}
 		for j := at; j <= at+2 && j+len(sn.object) <= len(stems); j++ {
 			if slices.Equal(stems[j:j+len(sn.object)], sn.object) {
-				return Sense{Verb: i, Actions: sn.actions}, true
+				return Sense{Verb: i, Object: j, End: j + len(sn.object), Actions: sn.actions}, true
 			}
 		}
 	}

@@ -346,6 +346,8 @@ func TestSense(t *testing.T) {
 			t.Errorf("Sense(%q) = %v, %v, want a sense: %v", tc.request, sn, ok, tc.verb != "")
 		case ok && (stems[sn.Verb] != stem(tc.verb) || !slices.Equal(sn.Actions, tc.actions)):
 			t.Errorf("Sense(%q) = %+v (stems %q), want verb %q, actions %q", tc.request, sn, stems, tc.verb, tc.actions)
+		case ok && !(sn.Verb < sn.Object && sn.Object < sn.End && sn.End <= len(stems) && sn.Object-sn.Verb <= 4):
+			t.Errorf("Sense(%q) = %+v (stems %q): object span out of place", tc.request, sn, stems)
 		}
 	}
 	for _, bad := range []Entry{{Key: "open", Values: []string{"create"}, Line: 4}, {Key: "open issue", Values: []string{"the"}, Line: 5}} {
