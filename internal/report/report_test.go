@@ -39,6 +39,9 @@ func fixture(t *testing.T) (*tools.Snapshot, []discovery.Query) {
 		{Query: "tell the team on slack", Relevant: []string{"slack/post_message"}, Kind: "paraphrase", Lang: "en"},
 		{Query: "¿lloverá mañana en Madrid?", Relevant: []string{"weather/get_forecast"}, Kind: "question", Lang: "es"},
 		{Query: hostile, Relevant: []string{"gitlab/create_issue"}, Kind: "hostile", Lang: "en"},
+		// A tool the catalog lacks: a miss whatever discovery ranks, so the
+		// misses table always has a row to check.
+		{Query: "archive the old \"Q3\" tickets", Relevant: []string{"jira/archive_ticket"}, Kind: "plain", Lang: "en"},
 	}
 	return reg.Snapshot(), queries
 }
