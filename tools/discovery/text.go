@@ -126,8 +126,8 @@ func isDigits(t string) bool {
 
 // buildWiden fills x.widen: for each English stem the lexicon knows and
 // no card of x uses, the terms of x its synonyms analyse to. English
-// requests look their words up there (plan), so widening costs a query one
-// map look-up per word the catalog does not use.
+// requests look each of their words up there (plan): one map look-up a
+// word.
 func (d *Discoverer) buildWiden(x *Index) {
 	if widenWeight <= 0 {
 		return
