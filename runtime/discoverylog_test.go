@@ -36,9 +36,9 @@ func TestDiscoveryLogRecordsTheToolFinallyCalled(t *testing.T) {
 	if _, err := sess.Run(t.Context(), "what is the balance of ACC-00001"); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := discovery.ReadJSONLog(&buf, "log")
-	if err != nil {
-		t.Fatal(err)
+	entries, torn, err := discovery.ReadJSONLog(&buf, "log")
+	if err != nil || len(torn) != 0 {
+		t.Fatal(err, torn)
 	}
 	rep := discovery.Misses(entries)
 	if rep.Calls != 2 || len(rep.Misses) != 1 || rep.Hits != 1 {

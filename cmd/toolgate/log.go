@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,69 +143,14 @@ func readLog(ctx context.Context, path string, stderr io.Writer, prog string) ([
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	torn := &tornLines{br: bufio.NewReaderSize(f, discovery.MaxLogLine+1)}
-	entries, err := discovery.ReadJSONLog(torn, path)
-	if err == nil {
-		err = torn.err
-	}
+	entries, torn, err := discovery.ReadJSONLog(f, path)
 	if err != nil {
 		return nil, err
 	}
-	if n := len(torn.skipped); n > 0 {
-		fmt.Fprintf(stderr, "%s: warning: %s:%d: not a JSON value (a write cut short by a crash, or still in progress); %d such lines skipped\n", prog, path, torn.skipped[0], n)
+	if n := len(torn); n > 0 {
+		fmt.Fprintf(stderr, "%s: warning: %s:%d: not a JSON value (a write cut short by a crash, or still in progress); %d such lines skipped\n", prog, path, torn[0], n)
 	}
 	return entries, nil
-}
-
-// tornLines passes a JSON Lines log through, but for each line that is not
-// a JSON value: a write a crash cut short (the agent's next write then
-// continues on the same line) or the last line while the agent writes it.
-// It passes an empty line instead, so that line numbers hold, and records
-// the line's number. A log is machine-written and read while it grows, so
-// such lines are skipped with a warning instead of refusing the log; a
-// line that is JSON but not a log entry is still ReadJSONLog's error.
-type tornLines struct {
-	br      *bufio.Reader
-	out     []byte
-	line    int
-	long    bool  // inside a line longer than the buffer: passed through
-	skipped []int // lines skipped, 1-based
-	done    bool  // the input ended
-	err     error // a read error, for the caller (Read then reports io.EOF)
-}
-
-func (t *tornLines) Read(p []byte) (int, error) {
-	for len(t.out) == 0 {
-		if t.done {
-			return 0, io.EOF
-		}
-		b, err := t.br.ReadSlice('\n')
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			// Longer than a log line may be: ReadJSONLog reports it.
-			t.out, t.long = b, true
-			continue
-		case errors.Is(err, io.EOF):
-			t.done = true // b is the last line, without a newline
-		case err != nil:
-			t.done, t.err = true, err
-		}
-		if t.long {
-			t.out, t.long = b, false
-			continue
-		}
-		if len(b) > 0 {
-			t.line++
-		}
-		if text := bytes.TrimSpace(b); len(text) > 0 && !json.Valid(bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))) {
-			t.skipped = append(t.skipped, t.line)
-			b = []byte("\n")
-		}
-		t.out = b
-	}
-	n := copy(p, t.out)
-	t.out = t.out[n:]
-	return n, nil
 }
 
 // runCardsLearn: toolgate cards learn --tools F --log FILE [--tenant T]

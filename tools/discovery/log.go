@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -111,30 +112,37 @@ func (e *LogError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Li
 const MaxLogLine = 1 << 20
 
 // ReadJSONLog parses a JSON Lines discovery log (what JSONLog writes);
-// file names it in errors. Blank lines are skipped; the first malformed
-// line is returned as a *LogError. Entries come back in file order.
-func ReadJSONLog(r io.Reader, file string) ([]Entry, error) {
+// file names it in errors. Entries come back in file order. Blank lines
+// are skipped, and so is a line that is not a JSON value, whose number is
+// then in torn: a write a crash cut short (a restarted agent's next entry
+// continues on that line) or the last line while an agent still writes
+// it; a log is machine-written and read while it grows. A line that is
+// JSON but not an entry, or longer than MaxLogLine, is a *LogError.
+func ReadJSONLog(r io.Reader, file string) (entries []Entry, torn []int, err error) {
 	sc := fileline.NewScanner(r, MaxLogLine)
-	var out []Entry
 	for sc.Scan() {
 		b, line := sc.Bytes(), sc.Line()
 		var e Entry
 		if err := json.Unmarshal(b, &e); err != nil {
-			return nil, &LogError{file, line, "invalid entry: " + strings.TrimPrefix(err.Error(), "json: ")}
+			if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+				torn = append(torn, line)
+				continue
+			}
+			return nil, nil, &LogError{file, line, "invalid entry: " + strings.TrimPrefix(err.Error(), "json: ")}
 		}
 		switch e.source() {
 		case SourceTurn, SourceFindTools, SourceSelect:
 		case SourceCall:
 			if e.Called == "" {
-				return nil, &LogError{file, line, `a "call" entry without "called"`}
+				return nil, nil, &LogError{file, line, `a "call" entry without "called"`}
 			}
 		default:
-			return nil, &LogError{file, line, fmt.Sprintf("unknown source %q", e.Source)}
+			return nil, nil, &LogError{file, line, fmt.Sprintf("unknown source %q", e.Source)}
 		}
-		out = append(out, e)
+		entries = append(entries, e)
 	}
 	if sc.Err() != nil {
-		return nil, &LogError{file, sc.Line(), sc.Reason()}
+		return nil, nil, &LogError{file, sc.Line(), sc.Reason()}
 	}
-	return out, nil
+	return entries, torn, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,9 +77,9 @@ func TestRecordOutcomeNamesOnlyAuthorizedTools(t *testing.T) {
 	if strings.Contains(buf.String(), "bank/refund") {
 		t.Errorf("the log names a tool the principal may not use:\n%s", buf.String())
 	}
-	entries, err := discovery.ReadJSONLog(&buf, "log")
-	if err != nil {
-		t.Fatal(err)
+	entries, torn, err := discovery.ReadJSONLog(&buf, "log")
+	if err != nil || len(torn) != 0 {
+		t.Fatal(err, torn)
 	}
 	if len(entries) != 2 || entries[0].Source != discovery.SourceSelect || entries[1].Called != "bank/get_balance" || entries[1].Tenant != "acme" {
 		t.Errorf("entries = %+v", entries)
@@ -87,12 +88,12 @@ func TestRecordOutcomeNamesOnlyAuthorizedTools(t *testing.T) {
 
 func TestReadJSONLogErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
-		{"{\"query\":\"x\"}\n\n{", "log:3: invalid entry"},
+		{"{\"query\":\"x\"}\n\n[1]", "log:3: invalid entry"},
 		{`{"source":"call"}`, `log:1: a "call" entry without "called"`},
 		{`{"source":"guess"}`, `log:1: unknown source "guess"`},
 		{`{"query":"` + strings.Repeat("x", discovery.MaxLogLine) + `"}`, "log:1: line longer than"},
 	} {
-		_, err := discovery.ReadJSONLog(strings.NewReader(tc.src), "log")
+		_, _, err := discovery.ReadJSONLog(strings.NewReader(tc.src), "log")
 		var le *discovery.LogError
 		if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("ReadJSONLog(%.40q) error = %v, want %q", tc.src, err, tc.want)
@@ -120,12 +121,38 @@ func TestSQLLogEntriesRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzReadJSONLog: any input is entries or a *LogError with a line, never a panic.
+// TestReadJSONLogTornLines: a line that is not a JSON value (a crash cut
+// the write short, and the next entry continued on that line; or the last
+// line is being written) is skipped and reported by its number; the other
+// entries are read.
+func TestReadJSONLogTornLines(t *testing.T) {
+	a := `{"session":"s","query":"refund it","candidates":[{"id":"bank/refund","score":1}]}`
+	b := `{"source":"call","called":"bank/refund","session":"s"}`
+	src := a + "\n" + a[:20] + b + "\n\n" + b + "\n" + a[:30]
+	entries, torn, err := discovery.ReadJSONLog(strings.NewReader(src), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Query != "refund it" || entries[1].Called != "bank/refund" {
+		t.Errorf("entries = %+v, want the first and the fourth line's", entries)
+	}
+	if !slices.Equal(torn, []int{2, 5}) {
+		t.Errorf("torn = %v, want [2 5]", torn)
+	}
+}
+
+// FuzzReadJSONLog: any input is entries or a *LogError with a line, never
+// a panic; a skipped line is a line of the input.
 func FuzzReadJSONLog(f *testing.F) {
 	f.Add(`{"time":"2026-01-01T00:00:00Z","principal":"p","tenant":"t","session":"s","query":"q","candidates":[{"id":"a/b","score":1}]}` + "\n" + `{"source":"call","called":"a/b","session":"s"}`)
 	f.Add(`{"source":"select","candidates":[{"id":"x"}]}`)
 	f.Fuzz(func(t *testing.T, src string) {
-		entries, err := discovery.ReadJSONLog(strings.NewReader(src), "f")
+		entries, torn, err := discovery.ReadJSONLog(strings.NewReader(src), "f")
+		for _, l := range torn {
+			if l < 1 || l > strings.Count(src, "\n")+1 {
+				t.Fatalf("torn line %d is not a line of the input", l)
+			}
+		}
 		if err != nil {
 			var le *discovery.LogError
 			if !errors.As(err, &le) || le.Line < 1 {
