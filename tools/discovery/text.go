@@ -117,7 +117,7 @@ func (d *Discoverer) verbUse(text string, stems []string, sn lexicon.Sense) bool
 
 func isDigits(t string) bool {
 	for i := range len(t) {
-		if t[i] < '0' || t[i] > '9' {
+		if !isDigit(t[i]) {
 			return false
 		}
 	}
