@@ -138,6 +138,14 @@ type Options struct {
 	// CallRetries bounds the re-sends of one step's call to the gateway on
 	// a retryable refusal (IN_PROGRESS, a downstream failure). Zero means 3.
 	CallRetries int
+	// Repeats says what a turn does when the model calls a tool again with
+	// the same arguments after that call succeeded earlier in the turn (a
+	// model in a loop). The zero value, RepeatRefuse, executes such a
+	// repeat only for a read-only tool; otherwise the model gets the
+	// earlier result back, marked as already done (EventRepeatedCall,
+	// toolgate_runtime_repeated_calls_total). The rule is per turn: the
+	// same request in a later turn executes again.
+	Repeats RepeatPolicy
 	// Instructions are prepended to the system prompt.
 	Instructions string
 	// Approver confirms calls the gateway holds for approval. Nil means no
@@ -249,6 +257,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 		return nil, fmt.Errorf("%w: unknown Strategy %d", ErrOptions, o.Strategy)
 	case o.Mode < llm.ModeEnvelope || o.Mode > llm.ModeNative:
 		return nil, fmt.Errorf("%w: unknown Mode %d", ErrOptions, o.Mode)
+	case o.Repeats < RepeatRefuse || o.Repeats > RepeatAllow:
+		return nil, fmt.Errorf("%w: unknown Repeats %d", ErrOptions, o.Repeats)
 	case o.Deferred && o.Mode != llm.ModeNative:
 		return nil, fmt.Errorf("%w: Deferred needs Mode llm.ModeNative, not %s", ErrOptions, o.Mode)
 	}

@@ -21,6 +21,11 @@
 // slot (tenant, principal, session, N, tool); when the runtime retries that step
 // (IN_PROGRESS, a downstream failure, an uncertain outcome), it reuses the
 // slot and the key, so a retried step is replayed, never executed twice.
+// A model that calls again, at a later step of the same turn, a tool that
+// is not read-only with the arguments of a call that already succeeded is
+// not executed again (Options.Repeats, RepeatPolicy): the model reads the
+// earlier result, marked as already done, and EventRepeatedCall reports
+// it. The rule is per turn; the user's same request in a later turn runs.
 //
 // Strategy by catalog size (Options.Strategy, automatic by default): up to
 // about 10 authorized tools are all injected; up to about 30 the workflow

@@ -30,6 +30,12 @@ const (
 	EventFindTools EventKind = "find_tools"
 	// EventApproval: a call held for approval and the human's decision.
 	EventApproval EventKind = "approval"
+	// EventRepeatedCall: the model repeated a call that already succeeded
+	// (or whose outcome is unknown) earlier in the turn, with the same
+	// arguments (Tool, Arguments, Repeat, RepeatOf; for RepeatRefused the
+	// earlier Result and Err, a *RepeatedCallError). Unless refused, the
+	// call then goes through the gateway and EventCall follows.
+	EventRepeatedCall EventKind = "repeated_call"
 	// EventCall: a call went through the gateway (Call, Result or Err).
 	EventCall EventKind = "call"
 	// EventAnswer: the model answered; the turn ends.
@@ -81,7 +87,12 @@ type Event struct {
 	Approval *ApprovalRequest
 	Approved bool
 
-	// EventCall
+	// EventRepeatedCall: what the runtime did with the repeat, and the
+	// step of the earlier call it repeats.
+	Repeat   RepeatAction
+	RepeatOf int
+
+	// EventCall (and EventRepeatedCall)
 	Tool      string
 	Arguments json.RawMessage
 	Result    json.RawMessage

@@ -8,6 +8,7 @@ import (
 
 type metrics struct {
 	misses      *prometheus.CounterVec
+	repeats     *prometheus.CounterVec
 	promptBytes prometheus.Counter
 	prefixBytes prometheus.Counter
 }
@@ -19,6 +20,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Steps where the shortlist did not hold what the model needed, by kind (find_tools, unknown_tool).",
 		}, []string{"kind"}),
 	}
+	m.repeats = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolgate_runtime_repeated_calls_total",
+		Help: "Calls a model repeated with the same arguments after they succeeded (or ran without an outcome) earlier in the turn, by tool and action (refused, same_key, read_only, allowed).",
+	}, []string{"tool", "action"})
 	m.promptBytes = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "toolgate_runtime_prompt_bytes_total",
 		Help: "Bytes of the prompts sent to the model (tool definitions and messages, as rendered for the prefix comparison).",
@@ -29,6 +34,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	})
 	if reg != nil {
 		if err := register(reg, &m.misses); err != nil {
+			return nil, err
+		}
+		if err := register(reg, &m.repeats); err != nil {
 			return nil, err
 		}
 		if err := register(reg, &m.promptBytes); err != nil {

@@ -79,14 +79,20 @@ func (s *Session) History() []llm.Message {
 	return append([]llm.Message(nil), s.messages...)
 }
 
-// CallRecord is one call a turn made through the gateway.
+// CallRecord is one call of a tool the model made in a turn: sent through
+// the gateway, or refused by the runtime as a repeat ([RepeatPolicy]).
 type CallRecord struct {
+	// Step is the step whose idempotency slot the call used: the turn's
+	// current step, or an earlier one for a repeat re-sent under its key
+	// ([RepeatSameKey]).
 	Step      int
 	Tool      string // tool ID
 	Arguments json.RawMessage
 	Result    json.RawMessage // nil when Err is set
 	Cached    bool            // the gateway replayed a stored outcome
-	Err       error           // a *gateway.Error, fed back to the model
+	// Err is a *gateway.Error, or a *RepeatedCallError for a repeat the
+	// runtime did not execute; either is fed back to the model.
+	Err error
 }
 
 // Turn is the outcome of one Run.
@@ -95,7 +101,8 @@ type Turn struct {
 	Answer string
 	// Steps is the number of model calls the turn took.
 	Steps int
-	// Calls are the gateway calls, in order.
+	// Calls are the model's tool calls, in order: the gateway's, and the
+	// repeats the runtime refused (Err a *RepeatedCallError).
 	Calls []CallRecord
 	// Usage sums the token accounting of every model call.
 	Usage llm.Usage
@@ -218,7 +225,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 			return false, fmt.Errorf("runtime: step %d: model name %q maps to no tool", step, c.Name)
 		}
 		a.disc.RecordOutcome(ctx, view, discovery.Outcome{Session: s.id, Source: discovery.SourceCall, Tools: []string{id}})
-		rec := s.call(ctx, step, id, a.normalize(view, id, c.Arguments))
+		rec := s.callOnce(ctx, step, view, turn, id, a.normalize(view, id, c.Arguments))
 		turn.Calls = append(turn.Calls, rec)
 		s.toolResult(comp.constraint.Mode, c, resultContent(rec))
 		return false, nil
@@ -386,6 +393,10 @@ func (s *Session) approve(ctx context.Context, step int, id string, args json.Ra
 func resultContent(rec CallRecord) string {
 	if rec.Err == nil {
 		return string(rec.Result)
+	}
+	var re *RepeatedCallError
+	if errors.As(rec.Err, &re) {
+		return re.content()
 	}
 	var ge *gateway.Error
 	if errors.As(rec.Err, &ge) {
