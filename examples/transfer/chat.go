@@ -710,6 +710,12 @@ func (p *stepPrinter) observe(e runtime.Event) {
 		fmt.Fprintf(p.w, "  step %d: find_tools %q found %s\n", e.Step, e.Query, strings.Join(e.Found, ", "))
 	case runtime.EventApproval:
 		fmt.Fprintf(p.w, "  step %d: approval %s: approved=%v\n", e.Step, e.Approval.ApprovalID, e.Approved)
+	case runtime.EventRepeatedCall:
+		if e.Repeat == runtime.RepeatRefused {
+			fmt.Fprintf(p.w, "  step %d: call %s %s not executed again: it already succeeded at step %d\n", e.Step, e.Tool, e.Arguments, e.RepeatOf)
+		} else {
+			fmt.Fprintf(p.w, "  step %d: call %s %s repeats step %d's (%s)\n", e.Step, e.Tool, e.Arguments, e.RepeatOf, e.Repeat)
+		}
 	case runtime.EventCall:
 		outcome := "ok " + string(e.Result)
 		if e.Cached {

@@ -2,12 +2,17 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/llm/scripted"
+	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -60,4 +65,106 @@ func TestOpenNeedsBackend(t *testing.T) {
 	if _, err := agent.Open(context.Background(), t.TempDir(), nil, nil); err == nil {
 		t.Error("Open with a nil backend succeeded")
 	}
+}
+
+// TestLoopingModelTransfersOnce is issue 28's loop on the real ledger: a
+// model that answers every tool result with the same transfer, until the
+// step budget ends, moves the money once and reads "already succeeded"
+// with the transaction; the user's same request in the next turn moves it
+// again.
+func TestLoopingModelTransfersOnce(t *testing.T) {
+	ctx := context.Background()
+	call := scripted.Call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":25}`)
+	model := scripted.New(append(slices.Repeat([]scripted.Reply{call}, 8), call, scripted.Answer("Sent 25.00 again.")), nil)
+	metrics := prometheus.NewRegistry()
+	var repeats []runtime.Event
+	b, err := agent.Open(ctx, t.TempDir(), model, &agent.Options{Runtime: &runtime.Options{
+		Registerer: metrics,
+		Observer: func(e runtime.Event) {
+			if e.Kind == runtime.EventRepeatedCall {
+				repeats = append(repeats, e)
+			}
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	sess := b.Agent.NewSession(alice, "s-loop", nil)
+
+	tests := []struct {
+		name, input   string
+		wantErr       error
+		wantRuns      int
+		wantBalances  []string
+		wantRefusals  int // repeated_call events so far
+		wantToldAfter int // requests so far whose last message says the transfer already succeeded
+	}{
+		{"a model that repeats the transfer", "send 25 dollars from ACC-00001 to ACC-00002", runtime.ErrStepBudget,
+			1, []string{"ACC-00001 975.00", "ACC-00002 1025.00"}, 7, 6},
+		{"the user asks again in the next turn", "send 25 again", nil,
+			2, []string{"ACC-00001 950.00", "ACC-00002 1050.00"}, 7, 6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := sess.Run(ctx, tc.input); !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Run(%q): err = %v, want %v", tc.input, err, tc.wantErr)
+			}
+			if got := b.Executions(finance.TransferFunds); got != tc.wantRuns {
+				t.Errorf("transfer_funds ran %d times, want %d", got, tc.wantRuns)
+			}
+			got, err := b.Balances(ctx, "ACC-00001", "ACC-00002")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.wantBalances) {
+				t.Errorf("Balances = %v, want %v", got, tc.wantBalances)
+			}
+			if len(repeats) != tc.wantRefusals {
+				t.Errorf("%d repeated_call events, want %d", len(repeats), tc.wantRefusals)
+			}
+			if got := counter(t, metrics, "toolgate_runtime_repeated_calls_total", finance.TransferFunds, string(runtime.RepeatRefused)); got != float64(tc.wantRefusals) {
+				t.Errorf("toolgate_runtime_repeated_calls_total{action=refused} = %v, want %d", got, tc.wantRefusals)
+			}
+			told := 0
+			for _, req := range model.Requests() {
+				last := req.Messages[len(req.Messages)-1].Content
+				if strings.Contains(last, "already succeeded") && strings.Contains(last, `"transaction_id"`) {
+					told++
+				}
+			}
+			if told != tc.wantToldAfter {
+				t.Errorf("%d requests told the model the transfer already succeeded, with its transaction; want %d", told, tc.wantToldAfter)
+			}
+		})
+	}
+}
+
+// counter is the value of the counter name{tool, action} in reg.
+func counter(t *testing.T, reg *prometheus.Registry, name, tool, action string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var gotTool, gotAction string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "tool":
+					gotTool = l.GetValue()
+				case "action":
+					gotAction = l.GetValue()
+				}
+			}
+			if gotTool == tool && gotAction == action {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
