@@ -31,22 +31,8 @@ func inTenant(t *Tool, tenant string) bool {
 	return len(t.Tenants) == 0 || slices.Contains(t.Tenants, tenant)
 }
 
-// Named returns, in ID order, the tools of tenant's catalog (every tool not
-// restricted to other tenants, whatever scopes it needs) whose bare name is
-// name. A bare name resolves on this set, never on what one caller may use,
-// so that it resolves alike for every caller of the tenant (docs/design.md
-// invariant 8). The caller owns the slice.
-func (s *Snapshot) Named(tenant, name string) []*Tool {
-	var out []*Tool
-	for _, i := range s.modelNamed(name) {
-		if t := s.tools[i]; t.Name() == name && inTenant(t, tenant) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// SameModelName returns, in ID order, the tools of tenant's catalog whose
+// SameModelName returns, in ID order, the tools of tenant's catalog (every
+// tool not restricted to other tenants, whatever scopes it needs) whose
 // bare names [ModelName] shows alike: the same after every character
 // outside [a-zA-Z0-9_-] becomes '_' ("delete.repository" and
 // "delete_repository", or the same bare name in two namespaces). When it
@@ -63,22 +49,29 @@ func (s *Snapshot) SameModelName(tenant, name string) []*Tool {
 }
 
 // Resolve returns the tool that name stands for in v: the tool with that
-// ID, or the one tool of the principal's tenant with that bare name. How a
-// bare name resolves does not depend on the principal's scopes: a bare name
-// that several tools of the tenant share is ambiguous for everyone, and
-// Resolve then returns nil and the IDs of the candidates v allows, sorted
-// (the others are never named). It returns nil, nil for a name v has no
-// tool by: unknown, not allowed, or ambiguous among tools v does not allow,
-// which the caller cannot tell apart.
+// ID, or the one tool of the principal's tenant's catalog (every tool not
+// restricted to other tenants, whatever scopes it needs, with or without a
+// handler) whose bare name is name. How a bare name resolves does not
+// depend on the principal's scopes (docs/design.md invariant 8): a bare
+// name that several tools of the tenant share is ambiguous for everyone,
+// and Resolve then returns nil and the IDs of the candidates v allows, in
+// ID order (the others are never named). It returns nil, nil for a name v
+// has no tool by: unknown, not allowed, or shared only by tools v does not
+// allow, which the caller cannot tell apart.
 func (v *View) Resolve(name string) (*Tool, []string) {
 	if t, ok := v.Get(name); ok {
 		return t, nil
 	}
-	same := v.snap.Named(v.principal.Tenant, name)
 	var allowed []string
 	var only *Tool
-	for _, t := range same {
-		if i, _ := v.snap.Lookup(t.ID); v.Allowed(i) {
+	same := 0
+	for _, i := range v.snap.modelNamed(name) {
+		t := v.snap.tools[i]
+		if t.Name() != name || !inTenant(t, v.principal.Tenant) {
+			continue
+		}
+		same++
+		if v.Allowed(int(i)) {
 			allowed = append(allowed, t.ID)
 			only = t
 		}
@@ -86,7 +79,7 @@ func (v *View) Resolve(name string) (*Tool, []string) {
 	switch {
 	case len(allowed) == 0:
 		return nil, nil
-	case len(same) == 1:
+	case same == 1:
 		return only, nil
 	}
 	return nil, allowed
