@@ -10,7 +10,9 @@ import (
 // and back, for one registry snapshot. A bare name shared by several tools
 // (github/create_issue, gitlab/create_issue) is prefixed with the namespace
 // for all of them, so the model is never shown an ambiguous name and a name
-// always maps back to exactly one tool.
+// always maps back to exactly one tool. The names are computed over the
+// whole snapshot, never over one caller's view, so a tool has the same name
+// for every caller, whatever their scopes (docs/design.md invariant 8).
 type names struct {
 	snap   *tools.Snapshot
 	byID   map[string]string

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,4 +194,49 @@ func loadServer(path string) ([]Tool, error) {
 	ns, _, _ := strings.Cut(filepath.Base(path), ".")
 	ts, errs := DefineAll(ns, list.Tools)
 	return ts, errors.Join(errs...)
+}
+
+// BenchmarkViewResolve resolves bare names on the synthetic catalog:
+// "unique" a name one tool has (the "everything" server's, in its first
+// copy only: renamed), "shared" create_issue, which every GitHub and
+// GitLab copy has (ambiguous, with the caller's few candidates), and
+// "first" the first look-up on a new snapshot, which builds the name
+// index. The view is computed once, outside the loop.
+func BenchmarkViewResolve(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		ts := syntheticCatalog(b, n)
+		ts[0].ID, ts[0].Card.Name = ts[0].Namespace()+"/only_here", "only_here"
+		r := NewRegistry()
+		if err := r.Add(ts...); err != nil {
+			b.Fatal(err)
+		}
+		v := r.Snapshot().Authorize(benchPrincipal(ts))
+		v.Resolve("") // builds the name index
+		for _, name := range []string{"only_here", "create_issue"} {
+			what := map[string]string{"only_here": "unique", "create_issue": "shared"}[name]
+			b.Run(fmt.Sprintf("tools=%d/%s", n, what), func(b *testing.B) {
+				b.ReportAllocs()
+				var cands []string
+				cpu0 := cpuTime()
+				for b.Loop() {
+					_, cands = v.Resolve(name)
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(len(cands)), "candidates")
+			})
+		}
+		b.Run(fmt.Sprintf("tools=%d/first", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu int64
+			for b.Loop() {
+				b.StopTimer()
+				s := newSnapshot(slices.Clone(v.Snapshot().tools), 1)
+				cpu0 := cpuTime()
+				b.StartTimer()
+				s.SameModelName("tenant7", "create_issue")
+				cpu += cpuTime() - cpu0
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }

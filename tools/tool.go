@@ -220,6 +220,14 @@ func ModelName(id string, taken func(string) bool) string {
 // sanitizeModelName replaces every byte outside [a-zA-Z0-9_-] by '_' (a
 // multi-byte character becomes one '_'); an empty result is "_".
 func sanitizeModelName(s string) string {
+	clean := s != ""
+	for i := 0; clean && i < len(s); i++ {
+		c := s[i]
+		clean = c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	if clean {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {

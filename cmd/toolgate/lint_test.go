@@ -13,7 +13,7 @@ func runLintCmd(args ...string) (code int, stdout, stderr string) {
 	return runCmd(append([]string{"lint"}, args...)...)
 }
 
-var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|unfindable): \S.*$`)
+var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|unfindable|name-collision): \S.*$`)
 
 func TestLintCommand(t *testing.T) {
 	clean := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
@@ -52,12 +52,13 @@ func TestLintCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitNegative {
 		t.Fatalf("lint --format json = %d, %v:\n%s", code, err, out)
 	}
-	if got.Tools != 5 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card" ||
-		got.Counts["near-duplicate"] != 2 || got.Counts["missing-not-for"] != 3 || got.Counts["long-card"] != 1 || len(got.Findings) != 6 {
+	if got.Tools != 6 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card,name-collision" ||
+		got.Counts["near-duplicate"] != 2 || got.Counts["missing-not-for"] != 3 || got.Counts["long-card"] != 1 ||
+		got.Counts["name-collision"] != 2 || len(got.Findings) != 8 {
 		t.Errorf("lint --format json = %+v", got)
 	}
 
-	if code, out, _ := runLintCmd("--tools", messy, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,unfindable"); code != exitOK || out != "" {
+	if code, out, _ := runLintCmd("--tools", messy, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,unfindable,name-collision"); code != exitOK || out != "" {
 		t.Errorf("lint with every check skipped = %d, %q; want 0 and no output", code, out)
 	}
 }

@@ -9,8 +9,9 @@
 //
 // A query is either what the caller needs in a few words (a discovery
 // search over the view) or "select:a,b" to load tools by name. Names are
-// resolved by Lookup: a tool ID, or a bare name that exactly one
-// authorized tool has. Everything here works on a *tools.View, so a tool the
+// resolved by Lookup: a tool ID, or a bare name that exactly one tool of
+// the caller's tenant has (whatever its scopes, so that a name resolves
+// alike for every caller). Everything here works on a *tools.View, so a tool the
 // caller may not use can be neither found nor selected, and a name that
 // exists but is not authorized is answered exactly like one that does not
 // exist (docs/design.md invariant 1).
@@ -179,20 +180,23 @@ func Search(ctx context.Context, disc *discovery.Discoverer, view *tools.View, q
 // caller learns nothing about tools it may not use.
 var ErrNotFound = errors.New("findtools: no such tool")
 
-// AmbiguousError is returned by Lookup for a bare name that several
-// authorized tools share. Candidates are their IDs, all authorized.
+// AmbiguousError is returned by Lookup for a bare name that several tools
+// of the caller's tenant share. Candidates are the IDs of those the caller
+// may use (at least one); the others are never named.
 type AmbiguousError struct {
 	Name       string
 	Candidates []string
 }
 
 func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("findtools: %q names %d tools; use one of their IDs: %s", e.Name, len(e.Candidates), strings.Join(e.Candidates, ", "))
+	return fmt.Sprintf("findtools: %q names several tools; use the ID of one of yours: %s", e.Name, strings.Join(e.Candidates, ", "))
 }
 
-// Lookup resolves name on view: a tool ID, or a bare name (the part after
-// the namespace) that exactly one authorized tool has. It returns
-// ErrNotFound or an *AmbiguousError.
+// Lookup resolves name on view ([tools.View.Resolve]): a tool ID, or a
+// bare name that exactly one tool of the view's tenant has, whatever its
+// scopes, so that a name resolves alike for every caller (docs/design.md
+// invariant 8). It returns ErrNotFound (also for a name only tools the
+// caller may not use have) or an *AmbiguousError.
 func Lookup(view *tools.View, name string) (*tools.Tool, error) {
 	return lookup(view, name, nil)
 }
@@ -205,24 +209,12 @@ func lookup(view *tools.View, name string, alias func(string) (string, bool)) (*
 			}
 		}
 	}
-	if t, ok := view.Get(name); ok {
+	t, ids := view.Resolve(name)
+	switch {
+	case t != nil:
 		return t, nil
-	}
-	var match []*tools.Tool
-	for _, t := range view.Tools() {
-		if t.Name() == name {
-			match = append(match, t)
-		}
-	}
-	switch len(match) {
-	case 0:
+	case len(ids) == 0:
 		return nil, ErrNotFound
-	case 1:
-		return match[0], nil
-	}
-	ids := make([]string, len(match))
-	for i, t := range match {
-		ids[i] = t.ID
 	}
 	return nil, &AmbiguousError{Name: name, Candidates: ids}
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/tools"
@@ -12,37 +11,32 @@ import (
 const maxCandidates = 20
 
 // Resolve maps what a client wrote in a call's "tool" to the tool ID
-// Execute takes, as the HTTP contract says: a tool's ID stands for itself;
-// a bare name ("transfer_funds") stands for the one tool with that name
-// among those p may execute (authorized for p on the registry's current
-// snapshot, with a handler). A bare name no usable tool has is returned
-// unchanged, so Execute answers UNKNOWN_TOOL as for any unknown ID; a bare
-// name several usable tools have is a VALIDATION_ERROR (retryable) whose
-// Candidates are their IDs, sorted. Tools p may not use are never
-// candidates, so the answer reveals nothing about them. Safe for
-// concurrent use.
+// Execute takes. A tool's ID stands for itself; a bare name
+// ("transfer_funds") stands for the one tool of p's tenant with that name,
+// whatever scopes it needs ([tools.View.Resolve]), so that a name resolves
+// alike for every caller of the tenant (docs/design.md invariant 8). A bare
+// name several tools of the tenant share is a VALIDATION_ERROR (retryable)
+// for every caller, even one who may use only one of them; its Candidates
+// are the IDs of those p may use, sorted. A bare name p may use no tool
+// by is returned unchanged, so Execute answers UNKNOWN_TOOL as for any
+// unknown ID: tools p may not use are never named, so the answer reveals
+// nothing about them. Safe for concurrent use.
 func (g *Gateway) Resolve(p tools.Principal, tool string) (string, *Error) {
 	snap := g.reg.Snapshot()
 	if _, ok := snap.Lookup(tool); ok || strings.Contains(tool, "/") || p.ID == "" || p.Tenant == "" {
 		return tool, nil
 	}
-	var ids []string
-	for _, t := range snap.Authorize(p).Tools() {
-		if t.Name() == tool && t.Handler != nil {
-			ids = append(ids, t.ID)
-		}
-	}
-	switch len(ids) {
-	case 0:
+	t, ids := snap.Authorize(p).Resolve(tool)
+	switch {
+	case t != nil:
+		return t.ID, nil
+	case len(ids) == 0:
 		return tool, nil
-	case 1:
-		return ids[0], nil
 	}
-	slices.Sort(ids)
 	if len(ids) > maxCandidates {
 		ids = ids[:maxCandidates]
 	}
-	msg := fmt.Sprintf("tool name %q is ambiguous: call one of %s by its ID", truncate(tool, 64), strings.Join(ids, ", "))
+	msg := fmt.Sprintf("tool name %q is ambiguous: several tools have it; call one by its ID (yours: %s)", truncate(tool, 64), strings.Join(ids, ", "))
 	e := Invalid(Violation{Pointer: "/tool", Message: msg})
 	e.Message = msg
 	e.Candidates = ids

@@ -9,8 +9,11 @@ import (
 )
 
 // TestResolveBareNames: "tool" is an ID, or a bare name that exactly one
-// tool the caller may use has; an ambiguous name is refused with the
-// candidate IDs the caller may use, never with the others.
+// tool of the caller's tenant has (whatever its scopes; docs/design.md
+// invariant 8). A bare name several tools of the tenant share is refused
+// for every caller, even one who may use only one of them, with the
+// candidate IDs the caller may use and never the others; a caller who may
+// use none of them gets UNKNOWN_TOOL, as for a name that does not exist.
 func TestResolveBareNames(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
 	echo := h.echo
@@ -19,7 +22,7 @@ func TestResolveBareNames(t *testing.T) {
 		tools.Tool{ID: "vault/get_balance", Card: tools.Card{Name: "get_balance", Scopes: []string{"vault:read"}}, Handler: echo},
 		tools.Tool{ID: "globex/get_balance", Card: tools.Card{Name: "get_balance"}, Tenants: []string{"globex"}, Handler: echo},
 		tools.Tool{ID: "vault/transfer_funds", Card: tools.Card{Name: "transfer_funds", Scopes: []string{"vault:write"}}, Handler: echo},
-		tools.Tool{ID: "docs/only", Card: tools.Card{Name: "only"}},
+		tools.Tool{ID: "acme/export", Card: tools.Card{Name: "export"}, Tenants: []string{"acme"}, Handler: echo},
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -27,42 +30,46 @@ func TestResolveBareNames(t *testing.T) {
 		name, token, tool, args string
 		status                  int
 		typ                     gateway.ErrorType
-		ran                     string // the tool ID that must have run
 		candidates              []string
 	}{
-		{"ID", "tok-alice", "bank/transfer_funds", okArgs, 200, "", "bank/transfer_funds", nil},
-		{"bare name, one usable tool", "tok-alice", "transfer_funds", okArgs, 200, "", "bank/transfer_funds", nil},
-		{"bare name, ambiguous", "tok-alice", "get_balance", `{"account":"ACC-00001"}`, 422, gateway.ValidationError, "", []string{"bank/get_balance", "ledger/get_balance"}},
-		{"bare name of a tool the caller may not use", "tok-mallory", "transfer_funds", okArgs, 404, gateway.UnknownTool, "", nil},
-		{"bare name without a handler", "tok-alice", "only", `{}`, 404, gateway.UnknownTool, "", nil},
-		{"unknown bare name", "tok-alice", "steal_funds", `{}`, 404, gateway.UnknownTool, "", nil},
-		{"ID the caller may not use", "tok-alice", "vault/transfer_funds", `{}`, 403, gateway.PermissionDenied, "", nil},
+		{"ID", "tok-alice", "bank/transfer_funds", okArgs, 200, "", nil},
+		{"bare name, one tool in the tenant", "tok-alice", "export", `{}`, 200, "", nil},
+		{"bare name, ambiguous", "tok-alice", "get_balance", `{"account":"ACC-00001"}`, 422, gateway.ValidationError, []string{"bank/get_balance", "ledger/get_balance"}},
+		{"bare name, ambiguous, the caller may use one", "tok-alice", "transfer_funds", okArgs, 422, gateway.ValidationError, []string{"bank/transfer_funds"}},
+		{"bare name, ambiguous, the caller may use none", "tok-mallory", "transfer_funds", okArgs, 404, gateway.UnknownTool, nil},
+		{"bare name, ambiguous, another caller", "tok-mallory", "get_balance", `{"account":"ACC-00001"}`, 422, gateway.ValidationError, []string{"bank/get_balance", "ledger/get_balance"}},
+		{"bare name of a tool the caller may not use", "tok-mallory", "issue_full_refund", `{"transaction_id":"tx-1"}`, 404, gateway.UnknownTool, nil},
+		{"bare name without a handler", "tok-alice", "only", `{}`, 404, gateway.UnknownTool, nil},
+		{"unknown bare name", "tok-alice", "steal_funds", `{}`, 404, gateway.UnknownTool, nil},
+		{"ID the caller may not use", "tok-alice", "vault/transfer_funds", `{}`, 403, gateway.PermissionDenied, nil},
 	}
 	for i, tc := range tests {
-		before := h.runs.total()
-		r := h.do(t, "POST", "/v1/tools/call", tc.token, callBody("r", i+1, tc.tool, tc.args))
-		if tc.typ == "" {
-			if r.status != tc.status || h.runs.total() != before+1 {
-				t.Errorf("%s: %s = %d %s; want %d and one run", tc.name, tc.tool, r.status, r.raw, tc.status)
+		t.Run(tc.name, func(t *testing.T) {
+			before := h.runs.total()
+			r := h.do(t, "POST", "/v1/tools/call", tc.token, callBody("r", i+1, tc.tool, tc.args))
+			if tc.typ == "" {
+				if r.status != tc.status || h.runs.total() != before+1 {
+					t.Errorf("call %s = %d %s; want %d and one run", tc.tool, r.status, r.raw, tc.status)
+				}
+				return
 			}
-			continue
-		}
-		wantError(t, tc.name, r, tc.status, tc.typ, tc.typ == gateway.ValidationError)
-		var got []string
-		for _, c := range asSlice(r.body["candidates"]) {
-			got = append(got, c.(string))
-		}
-		if !slices.Equal(got, tc.candidates) {
-			t.Errorf("%s: candidates = %v, want %v (%s)", tc.name, got, tc.candidates, r.raw)
-		}
-		if h.runs.total() != before {
-			t.Errorf("%s: a refused call ran", tc.name)
-		}
+			wantError(t, "call "+tc.tool, r, tc.status, tc.typ, tc.typ == gateway.ValidationError)
+			var got []string
+			for _, c := range asSlice(r.body["candidates"]) {
+				got = append(got, c.(string))
+			}
+			if !slices.Equal(got, tc.candidates) {
+				t.Errorf("call %s: candidates = %v, want %v (%s)", tc.tool, got, tc.candidates, r.raw)
+			}
+			if h.runs.total() != before {
+				t.Errorf("call %s: a refused call ran", tc.tool)
+			}
+		})
 	}
 	// The resolved call's key is the ID's key: the bare name and the ID
 	// are the same call.
-	a := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("same", 1, "transfer_funds", okArgs))
-	b := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("same", 1, "bank/transfer_funds", okArgs))
+	a := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("same", 1, "export", `{}`))
+	b := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("same", 1, "acme/export", `{}`))
 	if a.body["idempotency_key"] != b.body["idempotency_key"] || b.body["cached"] != true {
 		t.Errorf("bare name then ID = %s / %s; want the same key, the second cached", a.raw, b.raw)
 	}

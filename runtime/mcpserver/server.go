@@ -13,6 +13,20 @@
 // session finds is also added to that session's tool list as a first-class
 // tool (with its full input schema) that calls through the gateway too.
 //
+// Names. A first-class tool is listed under its bare name, sanitized to
+// ^[a-zA-Z0-9_-]{1,64}$ (tools.ModelName), unless another tool of the
+// tenant's catalog, whatever its scopes, is shown alike: the same bare name
+// on another server (github/create_issue, gitlab/create_issue), or one that
+// sanitizes the same (delete.repository, delete_repository). Then every such
+// tool is listed under its server-qualified name (github__create_issue), so
+// no server's tool can shadow another's. A name, once listed in a session,
+// names the same tool for the whole session: after the catalog changes and
+// after the tool has left the list, another tool that now has that name
+// is listed under its qualified name instead. call_tool takes a tool's ID,
+// or a bare name only one tool of the tenant has, whatever the caller's
+// scopes (gateway.Gateway.Resolve): a shared bare name is refused for
+// everyone, naming only the candidates the caller may use.
+//
 // Sessions. Every session has a random ID (128 bits), which is also its
 // gateway session, so a new run never replays or collides with the steps
 // of an earlier one on a durable store. The principal is fixed by
@@ -74,7 +88,8 @@ type Options struct {
 	// NoFirstClass turns off adding found tools to the session's tool list.
 	NoFirstClass bool
 	// MaxFirstClass bounds the found tools a session's list holds (oldest
-	// are removed first). Zero means 16.
+	// are removed first; a removed tool's name stays bound to it for the
+	// session). Zero means 16.
 	MaxFirstClass int
 	// MaxFrameBytes bounds one stdio frame; a longer one is refused with a
 	// JSON-RPC error without being buffered. Zero means 8 MiB.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -46,7 +47,13 @@ type session struct {
 
 	mu    sync.Mutex
 	step  int
-	added []string // names of first-class tools, oldest first
+	added []string // names of the first-class tools in the list, oldest first
+	// names binds each first-class name the session has shown to its tool
+	// ID, and ids the other way, for the session's whole life: a name
+	// that left the list (Options.MaxFirstClass) or whose tool left the
+	// catalog is never given to another tool (docs/design.md invariant 8).
+	names map[string]string
+	ids   map[string]string
 }
 
 // newSessionID returns a random session ID: 128 bits, so IDs never repeat
@@ -54,7 +61,7 @@ type session struct {
 func newSessionID() string { return "mcp-" + rand.Text() }
 
 func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
-	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP}
+	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP, names: map[string]string{}, ids: map[string]string{}}
 	ss.srv = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
 		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
 		Logger:       s.opts.Logger,
@@ -105,14 +112,15 @@ func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	res, err := findtools.Search(ctx, ss.s.disc, ss.s.reg.Snapshot().Authorize(p), query, &findtools.Options{K: ss.s.opts.K})
+	view := ss.s.reg.Snapshot().Authorize(p)
+	res, err := findtools.Search(ctx, ss.s.disc, view, query, &findtools.Options{K: ss.s.opts.K})
 	if err != nil {
 		ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: find_tools failed", "session", ss.id, "err", err)
 		return toolError("the search failed; try again"), nil
 	}
 	if !ss.s.opts.NoFirstClass {
 		for _, t := range res.Tools {
-			ss.addFirstClass(t)
+			ss.addFirstClass(ctx, view.Snapshot(), t)
 		}
 	}
 	return textResult(findtools.Answer(res, toolID, "")), nil
@@ -120,16 +128,20 @@ func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 
 func toolID(t *tools.Tool) string { return t.ID }
 
-// addFirstClass adds a found tool to the session's list under a name MCP
-// clients accept; the SDK notifies clients with tools/list_changed.
-func (ss *session) addFirstClass(t *tools.Tool) {
-	name := tools.ModelName(t.ID, func(s string) bool { return s == findtools.Name || s == "call_tool" })
+// addFirstClass adds a found tool to the session's list under its
+// first-class name (see firstClassName); the SDK notifies clients with
+// tools/list_changed.
+func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *tools.Tool) {
 	ss.mu.Lock()
-	for _, n := range ss.added {
-		if n == name {
-			ss.mu.Unlock()
-			return
-		}
+	name, bound := ss.ids[t.ID]
+	if !bound {
+		name = ss.firstClassName(snap, t)
+		ss.names[name] = t.ID
+		ss.ids[t.ID] = name
+	}
+	if slices.Contains(ss.added, name) {
+		ss.mu.Unlock()
+		return
 	}
 	ss.added = append(ss.added, name)
 	var drop []string
@@ -157,6 +169,34 @@ func (ss *session) addFirstClass(t *tools.Tool) {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: t.Card.ReadOnly, DestructiveHint: &t.Card.Irreversible, IdempotentHint: t.Card.Idempotent},
 	}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return ss.execute(ctx, req.Extra, id, req.Params.Arguments, 0)
+	})
+	if !bound {
+		if plain := tools.ModelName(t.ID, reserved); name != plain {
+			ss.s.opts.Logger.InfoContext(ctx, "mcpserver: tool name shared, shown server-qualified",
+				"session", ss.id, "tool", t.ID, "name", name)
+		}
+	}
+}
+
+// reserved reports the names of the session's own tools.
+func reserved(name string) bool { return name == findtools.Name || name == "call_tool" }
+
+// firstClassName picks the name t is shown under in this session; the
+// caller holds ss.mu. It is t's bare name (sanitized, [tools.ModelName])
+// unless another tool of the tenant's catalog, whatever its scopes, is
+// shown alike ([tools.Snapshot.SameModelName]: github/delete_repository
+// and gitlab/delete_repository, or forge/delete.repository), or the
+// session has already shown that name for another tool; then it is the
+// server-qualified name ("github__delete_repository"), or a hashed one
+// should that be taken too. Every tool that shares a name is qualified, so
+// no tool of one server is ever shown under a name another server's tool
+// could also claim.
+func (ss *session) firstClassName(snap *tools.Snapshot, t *tools.Tool) string {
+	return tools.ModelName(t.ID, func(s string) bool {
+		if _, shown := ss.names[s]; shown || reserved(s) {
+			return true
+		}
+		return len(snap.SameModelName(ss.owner.Tenant, s)) > 1
 	})
 }
 

@@ -8,7 +8,14 @@
 //   - long-card: a card over the token budget (50 o200k tokens; see CardText);
 //   - unfindable: discovery does not return the tool in its top K for any of
 //     the tool's own words (its summary, each alias), so nobody asking in
-//     other words will find it either.
+//     other words will find it either;
+//   - name-collision: two tools whose names differ are shown to a model
+//     under the same name once sanitized to ^[a-zA-Z0-9_-]{1,64}$
+//     ("delete.repository" and "delete_repository"; "my.srv/x" and
+//     "my_srv/x"), so both are shown server-qualified or hashed
+//     (tools.ModelName) and their users cannot call them by the name they
+//     know. The same bare name in two namespaces (github/create_issue,
+//     gitlab/create_issue) is what namespaces are for and is not reported.
 //
 // Usage:
 //
@@ -47,10 +54,11 @@ const (
 	MissingNotFor  Kind = "missing-not-for"
 	LongCard       Kind = "long-card"
 	Unfindable     Kind = "unfindable"
+	NameCollision  Kind = "name-collision"
 )
 
 // Kinds lists every kind, in report order.
-var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable}
+var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable, NameCollision}
 
 // Finding is one problem with one tool's card.
 type Finding struct {
@@ -59,8 +67,9 @@ type Finding struct {
 	Kind Kind   `json:"kind"`
 	// Message says what is wrong and what to do, in one line.
 	Message string `json:"message"`
-	// Other is the ID of the other tool involved: the near duplicate, or
-	// the nearest sibling a missing not_for should name. Empty otherwise.
+	// Other is the ID of the other tool involved: the near duplicate, the
+	// nearest sibling a missing not_for should name, or the tool shown
+	// under the same name. Empty otherwise.
 	Other string `json:"other,omitempty"`
 	// Similarity is the cosine similarity to Other, for near-duplicate.
 	Similarity float64 `json:"similarity,omitempty"`
@@ -187,6 +196,9 @@ func Check(ctx context.Context, snap *tools.Snapshot, opts *Options) ([]Finding,
 			}
 		}
 	}
+	if !skip(NameCollision) {
+		findings = append(findings, nameCollisions(snap)...)
+	}
 	if !skip(Unfindable) {
 		lost, err := unfindable(ctx, snap, o)
 		if err != nil {
@@ -284,4 +296,40 @@ func unfindable(ctx context.Context, snap *tools.Snapshot, o Options) ([]Finding
 		}
 	}
 	return out, nil
+}
+
+// nameCollisions reports each pair of tools that a model would be shown
+// under the same name although their names differ: bare names that
+// sanitize alike, or IDs whose server-qualified names do. One finding per
+// tool of a pair, naming the other.
+func nameCollisions(snap *tools.Snapshot) []Finding {
+	type shown struct{ bare, qualified string }
+	names := make([]shown, snap.Len())
+	byBare := map[string][]int{}
+	byQualified := map[string][]int{}
+	for i, t := range snap.Tools() {
+		bare := tools.ModelName(t.ID, nil)
+		qualified := tools.ModelName(t.ID, func(s string) bool { return s == bare })
+		names[i] = shown{bare, qualified}
+		byBare[bare] = append(byBare[bare], i)
+		byQualified[qualified] = append(byQualified[qualified], i)
+	}
+	var out []Finding
+	for i, t := range snap.Tools() {
+		reported := map[int]bool{}
+		for _, j := range byQualified[names[i].qualified] {
+			if j != i {
+				reported[j] = true
+				out = append(out, Finding{Tool: t.ID, Kind: NameCollision, Other: snap.Tool(j).ID,
+					Message: fmt.Sprintf("shown to a model as %q, as %s is, even server-qualified: rename one; until then both get hashed names", names[i].qualified, snap.Tool(j).ID)})
+			}
+		}
+		for _, j := range byBare[names[i].bare] {
+			if o := snap.Tool(j); j != i && !reported[j] && o.Name() != t.Name() {
+				out = append(out, Finding{Tool: t.ID, Kind: NameCollision, Other: o.ID,
+					Message: fmt.Sprintf("name %q is shown to a model as %q, as %s's %q is: rename one; until then both are shown server-qualified", t.Name(), names[i].bare, o.ID, o.Name())})
+			}
+		}
+	}
+	return out
 }

@@ -175,3 +175,47 @@ func TestRealMCPCatalogs(t *testing.T) {
 		t.Errorf("%d near-duplicate findings on 105 real tools, want at most 20: %v", len(dups), dups)
 	}
 }
+
+// TestCheckNameCollision: tools whose names differ but are shown to a
+// model alike once sanitized are reported, each naming the other; the same
+// bare name in two namespaces is what namespaces are for and is not.
+func TestCheckNameCollision(t *testing.T) {
+	tests := []struct {
+		name string
+		ids  []string
+		want []string // "tool~other"
+	}{
+		{"same bare name, two servers", []string{"github/create_issue", "gitlab/create_issue"}, nil},
+		{"names that sanitize alike", []string{"forge/delete.repository", "github/delete_repository"},
+			[]string{"forge/delete.repository~github/delete_repository", "github/delete_repository~forge/delete.repository"}},
+		{"alike in one namespace", []string{"forge/delete repository", "forge/delete.repository"},
+			[]string{"forge/delete repository~forge/delete.repository", "forge/delete.repository~forge/delete repository"}},
+		{"namespaces that sanitize alike", []string{"my.srv/x", "my_srv/x", "other/x"},
+			[]string{"my.srv/x~my_srv/x", "my_srv/x~my.srv/x"}},
+		{"distinct names", []string{"a/read_file", "a/read_text_file"}, nil},
+	}
+	skip := []lint.Kind{lint.NearDuplicate, lint.MissingAliases, lint.MissingNotFor, lint.LongCard, lint.Unfindable}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ts []tools.Tool
+			for _, id := range tc.ids {
+				_, name, _ := strings.Cut(id, "/")
+				ts = append(ts, tools.Tool{ID: id, Card: tools.Card{Name: name}})
+			}
+			fs, err := lint.Check(context.Background(), catalogtest.Registry(t, ts...).Snapshot(), &lint.Options{Skip: skip})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range fs {
+				if f.Kind != lint.NameCollision || f.Message == "" {
+					t.Errorf("finding %v, want name-collision with a message", f)
+				}
+				got = append(got, f.Tool+"~"+f.Other)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Check(%v) name collisions = %v, want %v", tc.ids, got, tc.want)
+			}
+		})
+	}
+}
