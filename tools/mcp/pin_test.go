@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -312,4 +313,28 @@ func FuzzParseLock(f *testing.F) {
 			t.Fatalf("round trip changed the lock:\n%s\nwant\n%s", again, text)
 		}
 	})
+}
+
+// BenchmarkVerify: the pin check of one listing of the real catalogs'
+// 105 tools (every definition hashed), the cost each list_changed adds.
+func BenchmarkVerify(b *testing.B) {
+	var listed []*sdk.Tool
+	for _, ct := range testenv.CatalogTools(b) {
+		var schema map[string]any
+		if err := json.Unmarshal(ct.InputSchema, &schema); err != nil {
+			b.Fatal(err)
+		}
+		listed = append(listed, &sdk.Tool{Name: ct.Catalog + "_" + ct.Name, Description: ct.Description, InputSchema: schema})
+	}
+	lock := mcp.NewLock()
+	if err := lock.Pin("all", listed); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := mcp.Verify(lock, "all", listed, mcp.UnpinnedQuarantine); len(v.Accepted) != len(listed) {
+			b.Fatalf("accepted %d of %d", len(v.Accepted), len(listed))
+		}
+	}
+	b.ReportMetric(float64(len(listed)), "tools")
 }
