@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 
 	"net/http"
 	"net/http/httptest"
@@ -208,4 +210,58 @@ func TestMCPPinUsage(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "--check") {
 		t.Errorf("mcp pin --help = %d, %q", code, stdout)
 	}
+}
+
+// TestServePinMetrics: "toolgate serve --pins" reports a quarantine at
+// startup on stderr and on /metrics.
+func TestServePinMetrics(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	up := newEchoUpstream(t, "echo_a", "echo_b")
+	dir := t.TempDir()
+	pins := filepath.Join(dir, "mcp.pins")
+	if code, _, stderr := runCLI(t, "mcp", "pin", "--mcp-url", "web="+up.url, "--pins", pins); code != exitOK {
+		t.Fatalf("mcp pin = %d, %q", code, stderr)
+	}
+	up.setEcho("echo_a", rugPull)
+
+	stdoutR, stdoutW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--tokens", aliceTokens(t, dir, "tok"), "--data", dir,
+			"--mcp-url", "web=" + up.url, "--pins", pins}, strings.NewReader(""), stdoutW, &stderr)
+		stdoutW.Close()
+	}()
+	line, err := bufio.NewReader(stdoutR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve did not start: %v, stderr %q", err, stderr.String())
+	}
+	go io.Copy(io.Discard, stdoutR)
+	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "listening on "), " ")
+	res, err := http.Get(addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `toolgate_mcp_quarantined_tools{reason="changed",server="web"} 1`) ||
+		!strings.Contains(string(body), `toolgate_mcp_pin_mismatches_total{reason="changed",server="web"} 1`) {
+		t.Errorf("/metrics lacks the quarantine of echo_a:\n%s", grepLines(string(body), "toolgate_mcp_"))
+	}
+	cancel()
+	<-done
+	if !strings.Contains(stderr.String(), `"echo_a" changed`) {
+		t.Errorf("serve stderr = %q, want the quarantine of echo_a", stderr.String())
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
