@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -149,7 +148,7 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		stdout.Write(text)
 		return exitOK
 	}
-	if err := writeFileAtomic(*file, text); err != nil {
+	if err := replaceFile(*file, func(w io.Writer) error { _, err := w.Write(text); return err }); err != nil {
 		return fail(stderr, prog, err)
 	}
 	return exitOK
@@ -206,25 +205,4 @@ func (d pinDiff) String() string {
 	}
 	return strings.Join([]string{names(len(d.changed), "changed", d.changed), names(len(d.added), "new", d.added),
 		names(len(d.removed), "removed", d.removed), fmt.Sprintf("%d unchanged", d.unchanged)}, ", ")
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same folder, so a reader never sees half a lock.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
