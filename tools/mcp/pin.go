@@ -182,9 +182,6 @@ func (l *Lock) Pin(server string, listed []*sdk.Tool) error {
 	return errors.Join(errs...)
 }
 
-// Drop removes the server's pins.
-func (l *Lock) Drop(server string) { delete(l.pins, server) }
-
 // lockHeader opens every lock file MarshalText writes.
 const lockHeader = `# toolgate MCP tool pins: one line per upstream tool, "SERVER/TOOL sha256:HEX", the SHA-256
 # of the RFC 8785 JSON of the tool's name, title, description, inputSchema, outputSchema
