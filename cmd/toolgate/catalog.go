@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/mcp"
@@ -21,6 +23,13 @@ type catalogSources struct {
 	files, commands, urls multiFlag
 	config                string
 	cards                 cardFlags
+	// pins are --pins and --unpinned, registered by the commands that run
+	// upstream tools (pins.register); unset elsewhere.
+	pins pinFlags
+	// metrics, if set, receives the upstreams' pin metrics.
+	metrics prometheus.Registerer
+	// upstreams are the servers load connected.
+	upstreams []*mcp.Upstream
 }
 
 // catalogFlagSet is the flag set of the catalog command name, with the
@@ -34,10 +43,15 @@ func catalogFlagSet(name string) (fs *flag.FlagSet, src *catalogSources) {
 
 func (c *catalogSources) register(fs *flag.FlagSet) {
 	fs.Var(&c.files, "tools", "catalog `file` (JSON Lines, JSON array or MCP tools/list), as FILE or NS=FILE; repeatable")
+	c.registerServers(fs)
+	c.cards.register(fs)
+}
+
+// registerServers registers the upstream server flags alone (mcp pin).
+func (c *catalogSources) registerServers(fs *flag.FlagSet) {
 	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
 	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
-	c.cards.register(fs)
 }
 
 func (c *catalogSources) empty() bool {
@@ -81,27 +95,12 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	if err := reg.Add(c.cards.apply(ts)...); err != nil {
 		return nil, nil, err
 	}
-	var servers []mcp.Server
-	for _, spec := range c.commands {
-		s, err := mcp.ParseCommandSpec(spec)
-		if err != nil {
-			return nil, nil, err
-		}
-		servers = append(servers, s)
+	servers, err := c.servers()
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, spec := range c.urls {
-		s, err := mcp.ParseURLSpec(spec)
-		if err != nil {
-			return nil, nil, err
-		}
-		servers = append(servers, s)
-	}
-	if c.config != "" {
-		cfg, err := mcp.LoadConfig(c.config)
-		if err != nil {
-			return nil, nil, err
-		}
-		servers = append(servers, cfg.List()...)
+	if err := c.pins.load(); err != nil {
+		return nil, nil, err
 	}
 	var ups []*mcp.Upstream
 	closeAll := func() {
@@ -110,15 +109,44 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		}
 	}
 	for _, s := range servers {
-		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform()})
+		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform(),
+			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		ups = append(ups, u)
 	}
+	c.upstreams = ups
 	c.cards.check(reg.Snapshot())
 	return reg, closeAll, nil
+}
+
+// servers are the upstream servers of --mcp, --mcp-url and --mcp-config.
+func (c *catalogSources) servers() ([]mcp.Server, error) {
+	var servers []mcp.Server
+	for _, spec := range c.commands {
+		s, err := mcp.ParseCommandSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, s)
+	}
+	for _, spec := range c.urls {
+		s, err := mcp.ParseURLSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, s)
+	}
+	if c.config != "" {
+		cfg, err := mcp.LoadConfig(c.config)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, cfg.List()...)
+	}
+	return servers, nil
 }
 
 // quietLogger discards library logs: the CLI reports failures itself.

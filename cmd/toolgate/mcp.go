@@ -29,9 +29,10 @@ func init() { commands["mcp"] = runMCP }
 // The synopses of the mcp commands (their helps entries are in help.go).
 const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
-       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]`
+       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]
+       [--pins FILE [--unpinned quarantine|allow|refuse]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
-	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis
+	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
 
 // runMCP is "toolgate mcp serve" and "toolgate mcp approve"; "toolgate mcp
@@ -49,8 +50,10 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return runMCPServe(ctx, args[1:], stdin, stdout, stderr)
 	case "approve":
 		return runMCPApprove(ctx, args[1:], stdout, stderr)
+	case "pin":
+		return runMCPPin(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve or approve)\n%s\n", args[0], mcpUsage)
+	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve, approve or pin)\n%s\n", args[0], mcpUsage)
 	return exitUsage
 }
 
@@ -60,6 +63,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const serveProg = "toolgate mcp serve"
 	fs, src := catalogFlagSet("mcp serve")
+	src.pins.register(fs)
 	principal := fs.String("principal", "", "principal `ID` the stdio client acts as")
 	tenant := fs.String("tenant", "", "tenant of the stdio principal")
 	scopes := fs.String("scopes", "", "comma-separated scopes of the stdio principal")
@@ -95,6 +99,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	defer closeUpstreams()
 	src.cards.warn(stderr, serveProg)
+	src.pins.warn(stderr, serveProg, src.upstreams)
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))

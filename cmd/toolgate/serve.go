@@ -24,7 +24,8 @@ func init() {
 	commands["serve"] = runServe
 	helps["serve"] = cli.Usage{
 		Synopsis: `toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
-			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]`,
+			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]` + "\n       " +
+			`[--pins FILE [--unpinned quarantine|allow|refuse]]`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
 		Examples: []string{
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
@@ -41,6 +42,7 @@ func init() {
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate serve"
 	fs, src := catalogFlagSet("serve")
+	src.pins.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	tokenPath := fs.String("tokens", "", "bearer token `file`: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
 	data := fs.String("data", "", "`DIR` for the SQLite store gateway.db (created when missing)")
@@ -78,12 +80,16 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	src.metrics = metrics
 	reg, closeUpstreams, ok := src.open(ctx, log, stderr, prog)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
 	src.cards.warn(stderr, prog)
+	src.pins.warn(stderr, prog, src.upstreams)
 	if *data != "" {
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return fail(stderr, prog, err)
@@ -95,8 +101,6 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitUsage
 	}
 	defer st.Close()
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	gw, err := gateway.New(reg, st, &gateway.Options{Logger: log, Registerer: metrics,
 		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
 	if err != nil {

@@ -185,11 +185,21 @@ func resumeOverlay(path string, snap *tools.Snapshot, redo func(id string) bool)
 			entries = append(entries, *e)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".cards-*")
+	if err := replaceFile(path, func(w io.Writer) error { return cards.Write(w, entries) }); err != nil {
+		return nil, 0, err
+	}
+	return kept, stale, nil
+}
+
+// replaceFile replaces path with what write writes, through a temporary
+// file in the same folder renamed over it, so a reader never sees half a
+// file; an existing file's permissions are kept (else 0644). A folder
+// that is missing or not writable is "PATH: cannot write: CAUSE" (the
+// temporary name would only confuse).
+func replaceFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		// The folder is missing or not writable; the temporary name
-		// would only confuse.
-		return nil, 0, fmt.Errorf("%s: cannot write: %w", path, pathCause(err))
+		return fmt.Errorf("%s: cannot write: %w", path, pathCause(err))
 	}
 	defer os.Remove(tmp.Name())
 	mode := os.FileMode(0o644)
@@ -198,19 +208,19 @@ func resumeOverlay(path string, snap *tools.Snapshot, redo func(id string) bool)
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
-		return nil, 0, err
+		return err
 	}
-	if err := cards.Write(tmp, entries); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
-		return nil, 0, err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, 0, err
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, 0, fmt.Errorf("%s: cannot write: %w", path, pathCause(err))
+		return fmt.Errorf("%s: cannot write: %w", path, pathCause(err))
 	}
-	return kept, stale, nil
+	return nil
 }
 
 // pathCause is err without the operation and path an *os.PathError or

@@ -69,6 +69,11 @@ type chatConfig struct {
 	// --mcp-config: real MCP servers connected behind the demo catalog.
 	mcpCommands, mcpURLs multiFlag
 	mcpConfig            string
+	// pins and unpinned are --pins and --unpinned: the lock of reviewed
+	// upstream tool definitions (toolgate mcp pin) and the policy for a
+	// tool it does not pin.
+	pins     string
+	unpinned mcp.Unpinned
 	// deferred is set by chatBackend for Anthropic in native mode: hosted
 	// deferred loading (runtime.Options.Deferred).
 	deferred bool
@@ -94,6 +99,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 //	transfer chat --backend scripted|ollama|openai|anthropic [--model M] --principal P --tenant T
 //	    --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
 //	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
+//	    [--pins FILE [--unpinned quarantine|allow|refuse]]
 //	    [--data DIR] [--approve never|prompt] [--approver NAME]
 //	    [--once "request"] [--script FILE] [--cards FILE]... [-v]
 //
@@ -163,6 +169,9 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.Var(&cfg.mcpCommands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
 	fs.Var(&cfg.mcpURLs, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
 	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
+	fs.StringVar(&cfg.pins, "pins", "", "lock `file` of pinned upstream tool definitions (toolgate mcp pin): a tool whose definition differs is quarantined")
+	var unpinned string
+	fs.StringVar(&unpinned, "unpinned", "", "with --pins, a listed tool the lock does not pin is quarantined (default), allow (registered) or refuse (chat does not start)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			cli.PrintUsage(stdout, fs, helps["chat"].Usage)
@@ -182,6 +191,13 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 			return nil, fmt.Errorf("--seed %q: want an integer", seed)
 		}
 		cfg.seed = &v
+	}
+	if unpinned != "" && cfg.pins == "" {
+		return nil, fmt.Errorf("--unpinned needs --pins")
+	}
+	var err error
+	if cfg.unpinned, err = mcp.ParseUnpinned(unpinned); err != nil {
+		return nil, fmt.Errorf("--unpinned %q: want quarantine, allow or refuse", unpinned)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -444,13 +460,23 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		return err
 	}
 	defer func() { err = errors.Join(err, b.Close()) }()
+	var lock *mcp.Lock
+	if cfg.pins != "" {
+		if lock, err = mcp.LoadLock(cfg.pins); err != nil {
+			return err
+		}
+	}
 	quiet := slog.New(slog.DiscardHandler)
 	for _, s := range servers {
-		u, err := mcp.Connect(ctx, b.Registry, s, &mcp.Options{Logger: quiet, Transform: overlay})
+		u, err := mcp.Connect(ctx, b.Registry, s, &mcp.Options{Logger: quiet, Transform: overlay, Pins: lock, Unpinned: cfg.unpinned})
 		if err != nil {
 			return err
 		}
 		defer u.Close()
+		for _, q := range u.Quarantined() {
+			// The name is the server's text: quoted.
+			fmt.Fprintf(w, "warning: %s/%q quarantined by --pins (%s); review and re-pin with toolgate mcp pin\n", s.Name, q.Tool, q.Reason)
+		}
 	}
 
 	snap := b.Registry.Snapshot()

@@ -391,6 +391,8 @@ func TestChatUsageErrors(t *testing.T) {
 		{append([]string{"--backend", "scripted", "--once", ""}, aliceArgs...), "--once needs a request"},
 		{append([]string{"--backend", "scripted", "extra"}, aliceArgs...), `unexpected argument "extra"`},
 		{append([]string{"--backend", "scripted", "--bogus"}, aliceArgs...), "bogus"},
+		{append([]string{"--backend", "scripted", "--unpinned", "allow"}, aliceArgs...), "--unpinned needs --pins"},
+		{append([]string{"--backend", "scripted", "--pins", "x.pins", "--unpinned", "deny"}, aliceArgs...), `--unpinned "deny"`},
 	} {
 		code, _, errOut := runChatCmd(t, "", tc.args...)
 		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
@@ -532,6 +534,36 @@ func TestChatMCP(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestChatMCPPins: with --pins, a real server's tool whose definition
+// differs from its pin, and one the lock does not pin, are quarantined:
+// chat warns, names them quoted, and the model cannot call them.
+func TestChatMCPPins(t *testing.T) {
+	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
+	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
+	pins := filepath.Join(t.TempDir(), "mcp.pins")
+	// A pin no definition hashes to: create_entities "changed" upstream.
+	lock := "memory/create_entities sha256:" + strings.Repeat("0", 64) + "\n"
+	if err := os.WriteFile(pins, []byte(lock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, `{"call":"create_entities","arguments":{"entities":[{"name":"tea","entityType":"drink","observations":["alice likes it"]}]}}`,
+		`{"answer":"Noted."}`)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script,
+		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--pins", pins, "--once", "remember that I like tea")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{`warning: memory/"create_entities" quarantined by --pins (changed)`, `warning: memory/"read_graph" quarantined by --pins (unpinned)`,
+		"may use 99 of 100 tools"} { // without --pins, 109: the 9 memory tools are out
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `-> ok {"entities"`) {
+		t.Errorf("the quarantined create_entities ran:\n%s", out)
 	}
 }
 

@@ -103,7 +103,8 @@ var helps = map[string]commandUsage{
 	"chat": {Usage: cli.Usage{
 		Synopsis: `transfer chat --backend scripted|ollama|openai|anthropic [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
 			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--mode M]` + "\n       " +
-			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--v]`,
+			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--v]` + "\n       " +
+			`[--pins FILE [--unpinned quarantine|allow|refuse]]`,
 		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
 		Examples: []string{
 			`go run ./examples/transfer chat --backend scripted --principal alice --tenant acme --scopes accounts:read,payments:write --once "move 25 USD from ACC-00001 to ACC-00002"`,

@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/tools"
 )
@@ -59,6 +61,21 @@ type Options struct {
 	// cards.Overlay.Transform). It must return valid tools of the same
 	// namespace. Nil registers them as listed.
 	Transform func([]tools.Tool) []tools.Tool
+	// Pins, if set, is checked at every listing (the first, each
+	// list_changed, each reconnection) by Verify: a tool whose definition
+	// differs from its pin, or that Unpinned keeps out, is quarantined:
+	// not registered, its handler refusing calls with ErrQuarantined,
+	// logged with both hashes and counted, until the definition matches
+	// again or the lock pins the new one. A pinned tool no longer listed
+	// is logged. Nil pins nothing and checks nothing.
+	Pins *Lock
+	// Unpinned is the policy for a listed tool Pins has no pin for. Zero
+	// means UnpinnedQuarantine. Ignored when Pins is nil.
+	Unpinned Unpinned
+	// Registerer, if set, receives the pin metrics
+	// (toolgate_mcp_quarantined_tools, toolgate_mcp_pin_mismatches_total);
+	// several Upstreams may share one. Nil means no metrics.
+	Registerer prometheus.Registerer
 }
 
 func (o *Options) withDefaults() Options {
@@ -106,12 +123,18 @@ type Upstream struct {
 	opts   Options
 	client *sdk.Client
 
+	metrics *pinMetrics
+	// listing serializes register, so listings apply in the order they
+	// were taken and each pin transition is reported once.
+	listing sync.Mutex
+
 	mu         sync.Mutex
 	session    *sdk.ClientSession
 	ntools     int
 	reconnects int
 	lastErr    error
 	closed     bool
+	pins       pinState // the last Verdict, when Options.Pins is set
 
 	done   chan struct{} // closed when the supervisor exits
 	cancel context.CancelFunc
@@ -127,11 +150,40 @@ func Connect(ctx context.Context, reg *tools.Registry, cfg Server, opts *Options
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	u := newUpstream(reg, cfg, opts)
+	if _, err := ParseUnpinned(string(u.opts.Unpinned)); err != nil {
+		return nil, fmt.Errorf("%w: Options.Unpinned", err)
+	}
+	m, err := newPinMetrics(u.opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	u.metrics = m
+	cs, err := u.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
+	}
+	if err := u.register(ctx, cs, true); err != nil {
+		cs.Close()
+		return nil, fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	u.cancel = cancel
+	go u.supervise(sctx, cs)
+	return u, nil
+}
+
+// newUpstream is an Upstream not yet connected: its client answers
+// list_changed with Refresh.
+func newUpstream(reg *tools.Registry, cfg Server, opts *Options) *Upstream {
 	u := &Upstream{cfg: cfg, reg: reg, opts: opts.withDefaults(), done: make(chan struct{})}
 	u.client = sdk.NewClient(&sdk.Implementation{Name: "toolgate", Version: "0.1.0"}, &sdk.ClientOptions{
 		Logger:    u.opts.Logger,
 		KeepAlive: max(u.opts.KeepAlive, 0),
 		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
+			if u.reg == nil {
+				return // ListTools: one listing, no registry to keep current
+			}
 			// The handler runs on the session's reader; listing from it
 			// would wait on the reader it blocks, so refresh asynchronously.
 			go func() {
@@ -141,18 +193,7 @@ func Connect(ctx context.Context, reg *tools.Registry, cfg Server, opts *Options
 			}()
 		},
 	})
-	cs, err := u.dial(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
-	}
-	if err := u.register(ctx, cs); err != nil {
-		cs.Close()
-		return nil, fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	u.cancel = cancel
-	go u.supervise(sctx, cs)
-	return u, nil
+	return u
 }
 
 func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
@@ -189,26 +230,60 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 	return cs, nil
 }
 
-// register lists every tool of cs and replaces the namespace's tools.
-func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession) error {
+// list returns every tool of cs, following pagination.
+func (u *Upstream) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
 	var listed []*sdk.Tool
 	params := &sdk.ListToolsParams{}
 	for page := 0; ; page++ {
 		if page > 1000 {
-			return errors.New("more than 1000 pages of tools")
+			return nil, errors.New("more than 1000 pages of tools")
 		}
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		listed = append(listed, res.Tools...)
 		if len(listed) > u.opts.MaxTools {
-			return fmt.Errorf("the server lists more than %d tools (Options.MaxTools)", u.opts.MaxTools)
+			return nil, fmt.Errorf("the server lists more than %d tools (Options.MaxTools)", u.opts.MaxTools)
 		}
 		if res.NextCursor == "" {
-			break
+			return listed, nil
 		}
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// register lists every tool of cs, keeps out what Options.Pins
+// quarantines, and replaces the namespace's tools with the rest. On the
+// first listing under UnpinnedRefuse, an unpinned tool fails it with
+// ErrUnpinned and nothing is registered.
+func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bool) error {
+	u.listing.Lock()
+	defer u.listing.Unlock()
+	listed, err := u.list(ctx, cs)
+	if err != nil {
+		return err
+	}
+	if u.opts.Pins != nil {
+		v := Verify(u.opts.Pins, u.cfg.Name, listed, u.opts.Unpinned)
+		if first && u.opts.Unpinned == UnpinnedRefuse {
+			for _, q := range v.Quarantined {
+				if q.Reason == ReasonUnpinned {
+					return fmt.Errorf("%w: %s/%s (--unpinned refuse; pin it with toolgate mcp pin)", ErrUnpinned, u.cfg.Name, q.Tool)
+				}
+			}
+		}
+		// The handlers refuse quarantined tools before the registry
+		// drops them, so a call routed through an older snapshot is
+		// refused too.
+		u.mu.Lock()
+		prev := u.pins
+		u.mu.Unlock()
+		next := u.applyVerdict(prev, v)
+		u.mu.Lock()
+		u.pins = next
+		u.mu.Unlock()
+		listed = v.Accepted
 	}
 	ts, err := u.convert(listed)
 	if err != nil {
@@ -302,7 +377,11 @@ func (u *Upstream) handler(name string) tools.Handler {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		u.mu.Lock()
 		cs := u.session
+		_, quarantined := u.pins.quarantined[name]
 		u.mu.Unlock()
+		if quarantined {
+			return nil, tools.NoEffect(fmt.Errorf("%w: %s/%s", ErrQuarantined, u.cfg.Name, name))
+		}
 		if cs == nil {
 			return nil, tools.NoEffect(fmt.Errorf("%w: %s", ErrDisconnected, u.cfg.Name))
 		}
@@ -370,7 +449,7 @@ func (u *Upstream) Refresh(ctx context.Context) error {
 	if cs == nil {
 		return ErrDisconnected
 	}
-	return u.register(ctx, cs)
+	return u.register(ctx, cs, false)
 }
 
 // supervise waits for the session to end, removes the server's tools, and
@@ -404,7 +483,7 @@ func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
 				u.mu.Lock()
 				u.reconnects++
 				u.mu.Unlock()
-				if err = u.register(ctx, next); err == nil {
+				if err = u.register(ctx, next, false); err == nil {
 					u.opts.Logger.Info("mcp: reconnected", "server", u.cfg.Name)
 					cs, backoff = next, u.opts.MinBackoff
 					break
@@ -445,6 +524,19 @@ func (u *Upstream) Status() Status {
 	return Status{Server: u.cfg.Name, Connected: u.session != nil, Tools: u.ntools, Reconnects: u.reconnects, LastError: u.lastErr}
 }
 
+// Quarantined returns the tools the last listing quarantined (see
+// Options.Pins), sorted by name; none when Pins is nil.
+func (u *Upstream) Quarantined() []Quarantined {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([]Quarantined, 0, len(u.pins.quarantined))
+	for _, q := range u.pins.quarantined {
+		out = append(out, q)
+	}
+	slices.SortFunc(out, func(a, b Quarantined) int { return strings.Compare(a.Tool, b.Tool) })
+	return out
+}
+
 // Close disconnects, stops reconnecting and removes the server's tools from
 // the registry. It is idempotent.
 func (u *Upstream) Close() error {
@@ -462,6 +554,7 @@ func (u *Upstream) Close() error {
 		err = cs.Close()
 	}
 	<-u.done
+	u.metrics.set(u.cfg.Name, nil)
 	if rerr := u.reg.ReplaceNamespace(u.cfg.Name, nil); rerr != nil && err == nil {
 		err = rerr
 	}
