@@ -84,6 +84,15 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	case *k < 1:
 		return fail(stderr, serveProg, errors.New("--k must be at least 1"))
 	}
+	// The token file is checked before any upstream server starts.
+	var tf *gateway.TokenFile
+	if *addr != "" {
+		var err error
+		if tf, err = gateway.LoadTokenFile(*tokenPath); err != nil {
+			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
+			return exitUsage
+		}
+	}
 	log := quietLogger()
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
@@ -124,11 +133,6 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitOK
 	}
 
-	tf, err := gateway.LoadTokenFile(*tokenPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-		return exitUsage
-	}
 	opts.Authenticate = func(r *http.Request) (tools.Principal, error) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
