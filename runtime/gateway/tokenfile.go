@@ -164,9 +164,9 @@ func (w *tokenWalker) file(f *TokenFile) error {
 			if err != nil {
 				return err
 			}
-			switch {
-			case unusableToken(bearer) != "":
-				return &tokenFileError{line: line, reason: fmt.Sprintf("principal %q has %s (a bearer token is one word of visible characters)", p.ID, unusableToken(bearer))}
+			switch why := unusableToken(bearer); {
+			case why != "":
+				return &tokenFileError{line: line, reason: fmt.Sprintf("principal %q has %s (a bearer token is one word of visible characters)", p.ID, why)}
 			case p.ID == "" || p.Tenant == "":
 				return &tokenFileError{line: line, reason: fmt.Sprintf("token entry (principal %q) needs a principal and a tenant", p.ID)}
 			}
