@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/tools"
@@ -206,4 +208,28 @@ func TestMayInitialize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMayInitialize: a body mayInitialize lets past the caps is never
+// read by the SDK's decoder as an initialize request.
+func FuzzMayInitialize(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initi\u0061lize","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":"initialize"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if mayInitialize(body) {
+			return
+		}
+		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+				t.Fatalf("mayInitialize(%q) = false, but the SDK reads an initialize", body)
+			}
+		}
+	})
 }
