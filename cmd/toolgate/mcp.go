@@ -29,7 +29,8 @@ func init() { commands["mcp"] = runMCP }
 // The synopses of the mcp commands (their helps entries are in help.go).
 const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
-       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE] [--data DIR] [--k 5] [-v]
+       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE [--max-sessions 1024]
+       [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
        [--pins FILE [--unpinned quarantine|allow|refuse]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
@@ -70,6 +71,9 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port) instead of stdio")
 	tokenPath := fs.String("tokens", "", "bearer token `file` for --http: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
 	data := fs.String("data", "", "`DIR` for the gateway's SQLite store (idempotency, approvals, audit); empty keeps it in memory")
+	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "HTTP sessions open at once, all principals together (beyond: 429)")
+	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
+	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -87,6 +91,19 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(stderr, serveProg, errors.New("--http needs --tokens"))
 	case *k < 1:
 		return fail(stderr, serveProg, errors.New("--k must be at least 1"))
+	case *maxSessions < 1 || *maxPerPrincipal < 1:
+		return fail(stderr, serveProg, errors.New("--max-sessions and --max-sessions-per-principal must be at least 1"))
+	case *sessionTimeout <= 0:
+		return fail(stderr, serveProg, errors.New("--session-timeout must be positive"))
+	}
+	// The token file is checked before any upstream server starts.
+	var tf *gateway.TokenFile
+	if *addr != "" {
+		var err error
+		if tf, err = gateway.LoadTokenFile(*tokenPath); err != nil {
+			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
+			return exitUsage
+		}
 	}
 	log := quietLogger()
 	if *verbose {
@@ -115,6 +132,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(stderr, serveProg, err)
 	}
 	opts := &mcpserver.Options{K: *k, Logger: log,
+		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
 
 	if *addr == "" {
@@ -129,11 +147,6 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitOK
 	}
 
-	tf, err := gateway.LoadTokenFile(*tokenPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-		return exitUsage
-	}
 	opts.Authenticate = func(r *http.Request) (tools.Principal, error) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {

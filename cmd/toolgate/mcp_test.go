@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +107,9 @@ func TestMCPServeUsage(t *testing.T) {
 		{"mcp", "serve"},
 		{"mcp", "serve", "--tools", "x.json"},
 		{"mcp", "serve", "--tools", "x.json", "--http", ":0"},
+		{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--tokens", "t.json", "--max-sessions", "0"},
+		{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--tokens", "t.json", "--max-sessions-per-principal", "-1"},
+		{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--tokens", "t.json", "--session-timeout", "0s"},
 	} {
 		var stderr strings.Builder
 		if code := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || stderr.Len() == 0 {
@@ -194,4 +201,78 @@ func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
 		t.Errorf("call through to the upstream after the bad frames = %v", r)
 	}
 	srv.close(ctx, t)
+}
+
+// addrWriter is mcp serve's stderr: it passes on the first address the
+// server announces.
+type addrWriter struct {
+	addr chan string // buffered: receives the address once
+
+	mu   sync.Mutex
+	buf  strings.Builder
+	sent bool
+}
+
+func (w *addrWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if m := regexp.MustCompile(`on (http://\S+)`).FindStringSubmatch(w.buf.String()); m != nil && !w.sent {
+		w.addr <- m[1]
+		w.sent = true
+	}
+	return len(b), nil
+}
+
+func (w *addrWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestMCPServeSessionFlags: --max-sessions-per-principal and
+// --session-timeout reach the Streamable HTTP server: a principal's
+// session beyond the cap is answered 429 with a Retry-After within the
+// timeout.
+func TestMCPServeSessionFlags(t *testing.T) {
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr := &addrWriter{addr: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"mcp", "serve", "--tools", github, "--http", "127.0.0.1:0", "--tokens", tokens,
+			"--max-sessions-per-principal", "2", "--session-timeout", "90s"}, strings.NewReader(""), io.Discard, stderr)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var url string
+	select {
+	case url = <-stderr.addr:
+	case code := <-done:
+		t.Fatalf("mcp serve exited %d: %s", code, stderr)
+	}
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("initialize %d = %d %q, want %d", i+1, resp.StatusCode, body, want)
+		}
+		if want == http.StatusTooManyRequests {
+			if wait, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || wait < 1 || wait > 90 {
+				t.Errorf("Retry-After %q, want 1 to 90 seconds (--session-timeout 90s)", resp.Header.Get("Retry-After"))
+			}
+		}
+	}
 }

@@ -212,3 +212,49 @@ func TestServeUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestUnusableTokenRefused: a token file holding a token no request can
+// present (blank, whitespace, a control character) stops `serve` and
+// `mcp serve --http` at start: exit 2, one line "PATH:LINE: reason" naming
+// the principal, never the token.
+func TestUnusableTokenRefused(t *testing.T) {
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, token, reason string
+	}{
+		{"blank", `  `, `principal "mallory" has an empty token`},
+		{"space inside", `tok-m tok-n`, `principal "mallory" has a token with whitespace`},
+		{"trailing newline", `tok-m\n`, `principal "mallory" has a token with whitespace`},
+		{"escape sequence", `tok-m\u001b[2J`, `principal "mallory" has a token with a control character`},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+		body := "{\"tokens\":{\n  \"tok-alice\":{\"principal\":\"alice\",\"tenant\":\"acme\"},\n  \"" + tc.token + "\":{\"principal\":\"mallory\",\"tenant\":\"acme\"}}}\n"
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []struct {
+			name string
+			args []string
+		}{
+			{"serve", []string{"serve", "--tools", github, "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0", "--tokens", path}},
+			{"mcp serve", []string{"mcp", "serve", "--tools", github, "--http", "127.0.0.1:0", "--tokens", path}},
+		} {
+			args := cmd.args
+			t.Run(tc.name+"/"+cmd.name, func(t *testing.T) {
+				// The deadline only ends a server that accepted the file.
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				var stderr strings.Builder
+				code := run(ctx, args, strings.NewReader(""), io.Discard, &stderr)
+				got := stderr.String()
+				if code != exitUsage || strings.Count(got, "\n") != 1 || !strings.Contains(got, path+":3: "+tc.reason) {
+					t.Errorf("toolgate %s = exit %d, stderr %q; want 2 and one line with %q", cmd.name, code, got, path+":3: "+tc.reason)
+				}
+				if strings.Contains(got, "tok-m") {
+					t.Errorf("stderr %q reveals the token", got)
+				}
+			})
+		}
+	}
+}

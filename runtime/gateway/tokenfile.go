@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
@@ -69,10 +71,11 @@ func (e *tokenFileError) Unwrap() error { return ErrTokenFile }
 
 // ParseTokenFile parses a token file. Invalid JSON (invalid UTF-8 and lone
 // surrogates included), a member given twice at any level (a token listed
-// twice, or an entry with two "scopes"), unknown members, empty tokens,
-// entries without principal or tenant, and empty scopes are errors that
-// name the line ("line 3: reason", wrapping ErrTokenFile) and the
-// principal, never a token.
+// twice, or an entry with two "scopes"), unknown members, a token no
+// request can present (blank, or holding whitespace or a control
+// character), entries without principal or tenant, and empty scopes are
+// errors that name the line ("line 3: reason", wrapping ErrTokenFile; for
+// a token, the line of its key) and the principal, never a token.
 func ParseTokenFile(data []byte) (*TokenFile, error) {
 	if len(data) > maxTokenFileBytes {
 		return nil, &tokenFileError{line: 1, reason: fmt.Sprintf("the file is larger than %d bytes", maxTokenFileBytes)}
@@ -161,9 +164,9 @@ func (w *tokenWalker) file(f *TokenFile) error {
 			if err != nil {
 				return err
 			}
-			switch {
-			case bearer == "":
-				return &tokenFileError{line: line, reason: fmt.Sprintf("entry for principal %q has an empty token", p.ID)}
+			switch why := unusableToken(bearer); {
+			case why != "":
+				return &tokenFileError{line: line, reason: fmt.Sprintf("principal %q has %s (a bearer token is one word of visible characters)", p.ID, why)}
 			case p.ID == "" || p.Tenant == "":
 				return &tokenFileError{line: line, reason: fmt.Sprintf("token entry (principal %q) needs a principal and a tenant", p.ID)}
 			}
@@ -181,6 +184,26 @@ func (w *tokenWalker) file(f *TokenFile) error {
 		return w.errorf("data after the object")
 	}
 	return nil
+}
+
+// unusableToken says why no request can present bearer, or returns "".
+// An Authorization header's value is trimmed and a bearer token (RFC 6750
+// b64token) is one word, so a token that is blank or holds whitespace can
+// never match; one with a control character could not be sent as a header
+// (and would reach a terminal if ever printed).
+func unusableToken(bearer string) string {
+	if strings.TrimSpace(bearer) == "" {
+		return "an empty token"
+	}
+	for _, r := range bearer {
+		switch {
+		case unicode.IsSpace(r):
+			return "a token with whitespace"
+		case unicode.IsControl(r):
+			return "a token with a control character"
+		}
+	}
+	return ""
 }
 
 // entry reads {"principal","tenant","scopes"}.

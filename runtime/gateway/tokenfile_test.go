@@ -1,12 +1,14 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -33,31 +35,51 @@ func TestTokenFileErrorsHaveLines(t *testing.T) {
 		{"missing tenant", "{\"tokens\":{\n\"tok-a\":{\"principal\":\"a\"}}}", 2, "needs a principal and a tenant"},
 		{"trailing data", "{\"tokens\":{}}\n{}", 2, "invalid JSON"},
 		{"not an object", "[]", 1, "must be an object"},
+		// A token no request can present: refused on the line of its key,
+		// naming the principal, never the token.
+		{"empty token", "{\"tokens\":{\n\"tok-a\":{\"principal\":\"a\",\"tenant\":\"t\"},\n\"\":{\"principal\":\"b\",\"tenant\":\"t\"}}}", 3, `principal "b" has an empty token`},
+		{"blank token", "{\"tokens\":{\n\n\"   \":{\"principal\":\"b\",\n\"tenant\":\"t\"}}}", 3, `principal "b" has an empty token`},
+		{"escaped blank token", "{\"tokens\":{\n\"\\t\\n \":{\"principal\":\"b\",\"tenant\":\"t\"}}}", 2, `principal "b" has an empty token`},
+		{"leading space", "{\"tokens\":{\n\" tok-a\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with whitespace`},
+		{"trailing newline", "{\"tokens\":{\n\"tok-a\\n\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with whitespace`},
+		{"space inside", "{\"tokens\":{\"tok-b\":{\"principal\":\"b\",\"tenant\":\"t\"},\n\n\"tok-a tok-c\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 3, `principal "a" has a token with whitespace`},
+		{"no-break space inside", "{\"tokens\":{\n\"tok-a\u00a0x\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with whitespace`},
+		{"escaped NUL", "{\"tokens\":{\n\"tok-a\\u0000\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with a control character`},
+		{"DEL", "{\"tokens\":{\n\"tok-a\x7f\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with a control character`},
+		{"C1 control", "{\"tokens\":{\n\"tok-a\u0085x\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with`},
+		{"escape sequence", "{\"tokens\":{\n\"tok-a\\u001b[2J\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with a control character`},
 	}
 	dir := t.TempDir()
 	for _, tc := range tests {
-		path := filepath.Join(dir, "tokens.json")
-		if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := gateway.LoadTokenFile(path)
-		want := path + ":" + strconv.Itoa(tc.line) + ": "
-		if !errors.Is(err, gateway.ErrTokenFile) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: LoadTokenFile = %v; want ErrTokenFile with %q and %q", tc.name, err, want, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "tok-") {
-			t.Errorf("%s: the error %q reveals a token", tc.name, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "tokens.json")
+			if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := gateway.LoadTokenFile(path)
+			want := path + ":" + strconv.Itoa(tc.line) + ": "
+			if !errors.Is(err, gateway.ErrTokenFile) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("LoadTokenFile = %v; want ErrTokenFile with %q and %q", err, want, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "tok-") {
+				t.Errorf("the error %q reveals a token", err)
+			}
+		})
 	}
 }
 
 // FuzzParseTokenFile: any bytes give a token file or an ErrTokenFile with
 // a line, never a panic; an accepted file has one meaning (it parses
-// strictly: no member twice, valid UTF-8).
+// strictly: no member twice, valid UTF-8), and every token it holds is one
+// a request can present (not blank, no whitespace, no control character).
 func FuzzParseTokenFile(f *testing.F) {
 	f.Add([]byte(tokenFileJSON))
 	f.Add([]byte(`{"tokens":{"a":{"principal":"p","tenant":"t"},"a":{"principal":"q","tenant":"t"}}}`))
 	f.Add([]byte(`{"tokens":{"a":{"principal":"p","tenant":"t","scopes":["x"],"scopes":[]}}}`))
+	f.Add([]byte(`{"tokens":{" ":{"principal":"p","tenant":"t"}}}`))
+	f.Add([]byte(`{"tokens":{"a b":{"principal":"p","tenant":"t"}}}`))
+	f.Add([]byte(`{"tokens":{"a\u0000":{"principal":"p","tenant":"t"}}}`))
+	f.Add([]byte("{\"tokens\":{\"a\u2028\":{\"principal\":\"p\",\"tenant\":\"t\"}}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tf, err := gateway.ParseTokenFile(data)
 		if err != nil {
@@ -68,6 +90,20 @@ func FuzzParseTokenFile(f *testing.F) {
 		}
 		if _, err := jcs.Parse(data); err != nil || tf == nil {
 			t.Fatalf("ParseTokenFile accepted %q, which does not parse strictly: %v", data, err)
+		}
+		var file struct {
+			Tokens map[string]json.RawMessage `json:"tokens"`
+		}
+		if err := json.Unmarshal(data, &file); err != nil {
+			t.Fatalf("ParseTokenFile accepted %q, which encoding/json refuses: %v", data, err)
+		}
+		if len(file.Tokens) != tf.Len() {
+			t.Fatalf("ParseTokenFile(%q) holds %d tokens, the file lists %d", data, tf.Len(), len(file.Tokens))
+		}
+		for bearer := range file.Tokens {
+			if strings.TrimSpace(bearer) == "" || strings.IndexFunc(bearer, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+				t.Fatalf("ParseTokenFile accepted the token %q, which no request can present", bearer)
+			}
 		}
 	})
 }

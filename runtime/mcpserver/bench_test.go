@@ -3,11 +3,13 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -142,4 +144,72 @@ func command(b *testing.B, argv []string) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(b.TempDir(), "direct.jsonl"))
 	return cmd
+}
+
+// BenchmarkHTTPSessionMemory measures what an open Streamable HTTP session
+// costs the server, over a real listener: b.N sessions are opened
+// (initialize, notifications/initialized; "after_find_tools" also calls
+// find_tools once, which adds found tools to the session's list) and kept
+// open, with the caps raised above b.N. It reports the growth of the live
+// heap and of goroutine stacks per session. Run with a fixed count:
+//
+//	go test ./runtime/mcpserver -run '^$' -bench HTTPSessionMemory -benchtime 1000x
+func BenchmarkHTTPSessionMemory(b *testing.B) {
+	for _, find := range []bool{false, true} {
+		name := "initialized"
+		if find {
+			name = "after_find_tools"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := newFixture(b)
+			srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet,
+				MaxSessions: b.N + 1, MaxSessionsPerPrincipal: b.N + 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, err := srv.Handler()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ts := httptest.NewServer(h)
+			b.Cleanup(ts.Close)
+			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			b.Cleanup(hc.CloseIdleConnections)
+			post := func(session, body string) *http.Response {
+				req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer teller-token")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Content-Type", "application/json")
+				if session != "" {
+					req.Header.Set("Mcp-Session-Id", session)
+					req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+				}
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 {
+					b.Fatalf("POST %.60s: status %d", body, resp.StatusCode)
+				}
+				return resp
+			}
+			heap0, stacks0 := liveMemory()
+			b.ResetTimer()
+			for i := range b.N {
+				id := post("", initializeBody(i)).Header.Get("Mcp-Session-Id")
+				post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				if find {
+					post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":"check the balance of my account"}}}`)
+				}
+			}
+			b.StopTimer()
+			heap1, stacks1 := liveMemory()
+			n := float64(b.N)
+			b.ReportMetric(float64(heap1-heap0+stacks1-stacks0)/n, "B/session")
+			b.ReportMetric(float64(heap1-heap0)/n, "heap-B/session")
+			b.ReportMetric(float64(stacks1-stacks0)/n, "stack-B/session")
+		})
+	}
 }

@@ -28,24 +28,24 @@ const principalKey = "toolgate.principal"
 // the token's user, so the SDK's own session-owner check runs on every
 // request of a session (POST of any method, GET streams, DELETE); a
 // request presenting another principal's session ID is answered 404, the
-// same answer as for an ID that does not exist.
+// same answer as for an ID that does not exist. A request that would open
+// a session beyond Options.MaxSessionsPerPrincipal or Options.MaxSessions
+// is answered 429 with Retry-After (the seconds until the least recently
+// used session expires if it stays idle) and a JSON-RPC error (-32000)
+// for its id.
 func (s *Server) Handler() (http.Handler, error) {
 	if s.opts.Authenticate == nil {
 		return nil, errors.New("mcpserver: Options.Authenticate is required to serve HTTP")
 	}
 	// The SDK asks for a server on every request (to read its protocol
-	// versions) and connects one only for a request without a session ID:
-	// only those get a new session.
+	// versions) and connects one only for a POST without a session ID:
+	// admit creates that request's session once it is under the caps.
 	probe := sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, nil)
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		if r.Header.Get("Mcp-Session-Id") != "" {
-			return probe
+		if ss, ok := r.Context().Value(newSessionKey{}).(*session); ok {
+			return ss.srv
 		}
-		p, ok := principalOf(auth.TokenInfoFromContext(r.Context()))
-		if !ok {
-			return nil
-		}
-		return s.newSession(p, true).srv
+		return probe
 	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: s.opts.SessionTimeout})
 	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p, err := s.opts.Authenticate(r)
@@ -54,7 +54,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		}
 		return &auth.TokenInfo{UserID: ownerKey(p), Scopes: p.Scopes, Extra: map[string]any{principalKey: p}}, nil
 	}
-	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler)
+	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(s.admit(mcpHandler))
 
 	approvals := gateway.NewHTTPHandler(s.gw, gateway.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)

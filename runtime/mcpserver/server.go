@@ -34,6 +34,9 @@
 // over Streamable HTTP, where a session belongs to the principal that
 // opened it for every method (the SDK's session-owner check): another
 // principal presenting its ID gets 404, as for an ID that does not exist.
+// A principal holds at most Options.MaxSessionsPerPrincipal sessions and
+// the server Options.MaxSessions; one more is refused with 429 and
+// Retry-After, and a session idle for Options.SessionTimeout closes.
 // Discovery works on the caller's authorized view only, so a tool it may
 // not use can be neither found nor called (docs/design.md invariants 1 and 2).
 //
@@ -94,9 +97,20 @@ type Options struct {
 	// MaxFrameBytes bounds one stdio frame; a longer one is refused with a
 	// JSON-RPC error without being buffered. Zero means 8 MiB.
 	MaxFrameBytes int
-	// SessionTimeout closes an HTTP session that has had no request for
-	// that long. Zero means 1 hour.
+	// SessionTimeout closes an HTTP session that has had no POST for that
+	// long (the SDK's StreamableHTTPOptions.SessionTimeout: an open GET
+	// event stream does not keep a session alive; a client pings). Zero
+	// means DefaultSessionTimeout (10 minutes).
 	SessionTimeout time.Duration
+	// MaxSessionsPerPrincipal bounds the HTTP sessions one principal
+	// (tenant and ID, whatever its tokens) holds open at once; a request
+	// for one more is answered 429 with Retry-After and a JSON-RPC error.
+	// Zero means DefaultMaxSessionsPerPrincipal (32).
+	MaxSessionsPerPrincipal int
+	// MaxSessions bounds the HTTP sessions open at once, all principals
+	// together, answered as MaxSessionsPerPrincipal. Zero means
+	// DefaultMaxSessions (1024).
+	MaxSessions int
 	// Logger receives errors. Nil means slog.Default().
 	Logger *slog.Logger
 	// Name and Version identify the server to clients. Zero means
@@ -111,6 +125,9 @@ type Server struct {
 	disc *discovery.Discoverer
 	gw   *gateway.Gateway
 	opts Options
+
+	sessions      *admission      // the HTTP sessions open, under the caps
+	sessionClosed func(id string) // for tests: after an HTTP session's slot is freed
 }
 
 // New returns a Server. gw must execute over reg.
@@ -131,6 +148,10 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 		return nil, errors.New("mcpserver: Options.MaxFrameBytes must not be negative")
 	case o.SessionTimeout < 0:
 		return nil, errors.New("mcpserver: Options.SessionTimeout must not be negative")
+	case o.MaxSessionsPerPrincipal < 0:
+		return nil, errors.New("mcpserver: Options.MaxSessionsPerPrincipal must not be negative")
+	case o.MaxSessions < 0:
+		return nil, errors.New("mcpserver: Options.MaxSessions must not be negative")
 	}
 	if o.K == 0 {
 		o.K = 5
@@ -142,7 +163,13 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 		o.MaxFrameBytes = 8 << 20
 	}
 	if o.SessionTimeout == 0 {
-		o.SessionTimeout = time.Hour
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.MaxSessionsPerPrincipal == 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -153,7 +180,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	if o.Version == "" {
 		o.Version = "0.1.0"
 	}
-	return &Server{reg: reg, disc: disc, gw: gw, opts: o}, nil
+	return &Server{reg: reg, disc: disc, gw: gw, opts: o,
+		sessions: newAdmission(o.MaxSessionsPerPrincipal, o.MaxSessions, o.SessionTimeout)}, nil
 }
 
 // Run serves one session over t as Options.Principal until the client

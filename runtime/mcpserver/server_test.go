@@ -54,7 +54,7 @@ type fixture struct {
 	refunds  atomic.Int64 // executions of issue_full_refund
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{reg: tools.NewRegistry()}
 	getBalance, err := tools.NewFunc("bank/get_balance", tools.Card{
