@@ -199,7 +199,7 @@ func decide(f *facts) next {
 			Message: "the same call is being executed; retry with the same arguments to get its result"})
 	case ClaimUncertain:
 		return next{do: actAnswer, internal: "an earlier execution has an unknown outcome: " + cl.Record.Reason,
-			err: &Error{Type: UncertainOutcome, IdempotencyKey: key,
+			err: &Error{Type: UncertainOutcome, IdempotencyKey: key, Attempts: cl.Record.Attempts,
 				Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again"}}
 	case ClaimMismatch:
 		return answer(nil, &Error{Type: IdempotencyMismatch,
@@ -266,7 +266,7 @@ func decide(f *facts) next {
 	}
 	switch {
 	case f.fenced != nil && *f.fenced:
-		return answer(nil, &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key,
+		return answer(nil, &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Attempts: f.claim.Record.Attempts,
 			Message: "the call outlived its lease and its outcome was not recorded; send the same call again (the tool re-runs with the same idempotency key)"})
 	case r.kind == ranValue:
 		a := f.claim.Record.Attempts
@@ -285,7 +285,7 @@ func decide(f *facts) next {
 		msg += "; it must be reconciled before it can run again"
 	}
 	return next{do: actAnswer, internal: "call outcome uncertain: " + r.reason,
-		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Message: msg}}
+		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Attempts: f.claim.Record.Attempts, Message: msg}}
 }
 
 func replay(r Record) next {

@@ -146,6 +146,10 @@ type Error struct {
 	// Candidates are the tool IDs an ambiguous bare tool name may mean
 	// among the tools the caller may use (VALIDATION_ERROR from Resolve).
 	Candidates []string `json:"candidates,omitempty"`
+	// Attempts is how many executions the call's slot has had, for an
+	// uncertain outcome: DOWNSTREAM_FAILURE after the handler ran (its
+	// effect unknown) and OUTCOME_UNCERTAIN. Zero elsewhere.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // newErrorID returns a fresh ID that ties a client's error to the log
