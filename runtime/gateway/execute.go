@@ -164,14 +164,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			}
 			f.valid = &v
 		case actCheckHeld:
-			h := g.held.lookup(slot())
-			f.pending = &h
+			f.pending = g.held.lookup(slot())
 		case actReserve:
-			ok := g.held.reserve()
-			if !ok {
+			f.room = &reserved
+			if !g.held.reserve() {
 				g.metrics.heldRefusal()
+				f.room = &notReserved
 			}
-			f.room = &ok
 		case actHold:
 			g.hold(ctx, f, slot())
 			f.held = true

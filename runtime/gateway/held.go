@@ -88,6 +88,13 @@ type heldLookup struct {
 	attempts int
 }
 
+// The facts of the common case, shared so that it allocates nothing; no
+// one writes through them.
+var (
+	nothingHeld           heldLookup
+	reserved, notReserved = true, false
+)
+
 // Backoff of the background recording: the first retry after
 // recordRetryMin, doubling up to recordRetryMax.
 const (
@@ -136,18 +143,19 @@ func (h *holder) reserve() bool {
 // unreserve gives back a place whose outcome was recorded (or never came).
 func (h *holder) unreserve() { h.reserved.Add(-1) }
 
-// lookup returns what the gateway holds for slot.
-func (h *holder) lookup(slot Slot) heldLookup {
+// lookup returns what the gateway holds for slot (&nothingHeld when
+// nothing).
+func (h *holder) lookup(slot Slot) *heldLookup {
 	if h.count.Load() == 0 {
-		return heldLookup{}
+		return &nothingHeld
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.bySlot[slot]
 	if e == nil {
-		return heldLookup{}
+		return &nothingHeld
 	}
-	l := heldLookup{found: true, key: e.key, kind: e.kind, attempts: e.attempts}
+	l := &heldLookup{found: true, key: e.key, kind: e.kind, attempts: e.attempts}
 	if e.op == opComplete {
 		l.value = append(json.RawMessage(nil), e.completion.Value...)
 		if d := e.completion.DomainError; d != nil {
