@@ -59,8 +59,10 @@ const (
 	RequestTooLarge ErrorType = "REQUEST_TOO_LARGE"
 	// NotFound: no approval with that ID, or no such HTTP path (HTTP 404).
 	NotFound ErrorType = "NOT_FOUND"
-	// Internal: the gateway or its store failed; nothing was acknowledged
-	// (HTTP 500, retryable).
+	// Internal: the gateway or its store failed before the handler ran, or
+	// the gateway could not take on another call (it holds as many
+	// unrecorded outcomes as Options.MaxHeldOutcomes allows, or it is
+	// closing); nothing ran (HTTP 500, retryable).
 	Internal ErrorType = "INTERNAL_ERROR"
 	// MethodNotAllowed: the HTTP method is wrong for the path (HTTP 405).
 	MethodNotAllowed ErrorType = "METHOD_NOT_ALLOWED"

@@ -58,6 +58,7 @@ type heldOutcome struct {
 	kind       ranKind     // what the handler did
 	attempts   int
 	bytes      int64
+	abandoned  bool // Close has counted it as left unrecorded (under holder.mu)
 }
 
 // heldBytes estimates what e keeps in memory.
@@ -193,15 +194,19 @@ func (h *holder) drop(e *heldOutcome) {
 	h.mu.Unlock()
 }
 
-// held returns the outcomes held now.
-func (h *holder) held() []*heldOutcome {
+// abandon returns the outcomes held now, and how many of them no Close
+// had reported yet.
+func (h *holder) abandon() (left []*heldOutcome, fresh int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]*heldOutcome, 0, len(h.bySlot))
 	for _, e := range h.bySlot {
-		out = append(out, e)
+		left = append(left, e)
+		if !e.abandoned {
+			e.abandoned = true
+			fresh++
+		}
 	}
-	return out
+	return left, fresh
 }
 
 // hold hands the outcome of f's execution, which the store failed to
@@ -335,9 +340,11 @@ func (g *Gateway) Close(ctx context.Context) error {
 		<-done
 	}
 	h.stopNow()
-	left := h.held()
-	for _, e := range left {
+	left, fresh := h.abandon()
+	for range fresh {
 		g.metrics.heldEnded("abandoned")
+	}
+	for _, e := range left {
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: closed with an outcome unrecorded (its lease will expire to uncertain)",
 			slog.String("tool", e.tool), slog.String("key", e.key), slog.String("op", e.op.String()))
 	}

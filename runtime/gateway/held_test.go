@@ -213,8 +213,11 @@ func TestCloseLeavesUnrecorded(t *testing.T) {
 	if n := e.runs.total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (none after Close)", n)
 	}
+	if err := e.gw.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
+		t.Errorf("Close again = %v, want ErrUnrecorded still", err)
+	}
 	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "abandoned"); got != 1 {
-		t.Errorf("held outcomes abandoned = %v, want 1", got)
+		t.Errorf("held outcomes abandoned after two Closes = %v, want 1", got)
 	}
 }
 
