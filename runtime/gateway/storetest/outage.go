@@ -57,6 +57,18 @@ func (c *runCounter) doubles() (doubles, all int) {
 	return doubles, all
 }
 
+// payRegistry is a registry of one tool, bank/pay {"n": integer}, which
+// any principal may call, run by h.
+func payRegistry(t *testing.T, h tools.Handler) *tools.Registry {
+	t.Helper()
+	reg := tools.NewRegistry()
+	if err := reg.Add(tools.Tool{ID: "bank/pay", Card: tools.Card{Name: "pay"}, Handler: h,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`)}); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 // settle sends call through g until it gets a definitive answer, as a
 // client does: every refusal on the way must be retryable, and a
 // retry-after hint is honoured (capped at maxWait, so the test stays
@@ -117,17 +129,12 @@ func RunRecordOutage(t *testing.T, st gateway.Store, srv Server) {
 	clock := newManualClock(t0)
 	var runs runCounter
 	started, release := make(chan struct{}), make(chan struct{})
-	reg := tools.NewRegistry()
-	if err := reg.Add(tools.Tool{ID: "bank/pay", Card: tools.Card{Name: "pay"},
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`),
-		Handler: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
-			close(started)
-			<-release
-			_, n := runs.add(ctx)
-			return json.RawMessage(fmt.Sprintf(`{"run":%d}`, n)), nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
+	reg := payRegistry(t, func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-release
+		_, n := runs.add(ctx)
+		return json.RawMessage(fmt.Sprintf(`{"run":%d}`, n)), nil
+	})
 	g, err := gateway.New(reg, st, &gateway.Options{Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DefaultTimeout: 10 * time.Second, LeaseGrace: 5 * time.Second})
 	if err != nil {
@@ -241,16 +248,11 @@ func RunOutageLoad(t *testing.T, st gateway.Store, srv Server, load OutageLoad) 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var runs runCounter
-	reg := tools.NewRegistry()
-	if err := reg.Add(tools.Tool{ID: "bank/pay", Card: tools.Card{Name: "pay"},
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`),
-		Handler: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			time.Sleep(time.Millisecond) // the tool's work
-			key, n := runs.add(ctx)
-			return json.RawMessage(fmt.Sprintf(`{"key":%q,"run":%d}`, key, n)), nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
+	reg := payRegistry(t, func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		time.Sleep(time.Millisecond) // the tool's work
+		key, n := runs.add(ctx)
+		return json.RawMessage(fmt.Sprintf(`{"key":%q,"run":%d}`, key, n)), nil
+	})
 	prom := prometheus.NewRegistry()
 	g, err := gateway.New(reg, st, &gateway.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prom,
 		DefaultTimeout: time.Second, LeaseGrace: 500 * time.Millisecond})
