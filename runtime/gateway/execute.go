@@ -224,15 +224,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			c := Completion{Slot: slot(), Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
 				Now: f.ran.at, ExpiresAt: f.ran.at.Add(g.opts.Retention)}
 			err := g.complete(rctx, f, c)
+			if f.recordFailed = g.logRecordFailure(ctx, f, "recording an outcome", err); f.recordFailed {
+				break
+			}
 			fenced := errors.Is(err, ErrFenced)
-			switch {
-			case fenced:
+			if fenced {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: late completion rejected (lease expired or taken over)",
 					slog.String("tool", t.ID), slog.String("key", f.valid.key))
-			case err != nil:
-				g.logRecordFailure(ctx, f, "recording an outcome", err)
-				f.recordFailed = true
-				continue
 			}
 			f.fenced = &fenced
 		case actMarkUncertain:
