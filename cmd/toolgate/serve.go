@@ -25,11 +25,12 @@ func init() {
 	helps["serve"] = cli.Usage{
 		Synopsis: `toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
 			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]` + "\n       " +
-			`[--pins FILE [--unpinned quarantine|allow|refuse]]`,
+			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--uncertain rerun|reconcile] [--uncertain-tool ID=rerun|reconcile]...`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
 		Examples: []string{
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
 			`toolgate serve --tokens tokens.json --tools github=github.json --store redis://127.0.0.1:6379/0 --addr 0.0.0.0:8080`,
+			`toolgate serve --tokens tokens.json --data ./gw --mcp "pay=./payments-mcp" --uncertain-tool pay/send_payment=reconcile`,
 		},
 	}
 }
@@ -50,6 +51,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long calls in flight may finish after SIGTERM")
+	uncertain := fs.String("uncertain", "rerun", "what a retry of a call whose earlier outcome is unknown (a timeout, a crash) gets: `rerun` runs the tool again with the same idempotency key, which the tool must deduplicate; reconcile refuses with 409 OUTCOME_UNCERTAIN until the record expires")
+	var uncertainTools multiFlag
+	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -66,6 +70,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, errors.New("give --data DIR (SQLite) or --store URL"))
 	case *toolTimeout <= 0 || *leaseGrace <= 0 || *shutdown <= 0:
 		return fail(stderr, prog, errors.New("--tool-timeout, --lease-grace and --shutdown-timeout must be positive"))
+	}
+	if _, _, err := serve.UncertainPolicies(*uncertain, uncertainTools, nil); err != nil {
+		return fail(stderr, prog, err)
 	}
 	auth, err := gateway.LoadTokenFile(*tokenPath)
 	if err != nil {
@@ -90,6 +97,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeUpstreams()
 	src.cards.warn(stderr, prog)
 	src.pins.warn(stderr, prog, src.upstreams)
+	policy, perTool, err := serve.UncertainPolicies(*uncertain, uncertainTools, reg.Snapshot())
+	if err != nil {
+		return fail(stderr, prog, err)
+	}
 	if *data != "" {
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return fail(stderr, prog, err)
@@ -102,7 +113,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	defer st.Close()
 	gw, err := gateway.New(reg, st, &gateway.Options{Logger: log, Registerer: metrics,
-		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
+		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace, Uncertain: policy, UncertainTools: perTool})
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

@@ -202,6 +202,8 @@ func TestServeUsage(t *testing.T) {
 		{"serve", "--tools", "x.json", "--tokens", "t.json"},
 		{"serve", "--tools", "x.json", "--tokens", "t.json", "--data", "d", "--store", "ftp://x"},
 		{"serve", "--bogus"},
+		{"serve", "--tools", "x.json", "--tokens", "t.json", "--data", "d", "--uncertain", "retry"},
+		{"serve", "--tools", "x.json", "--tokens", "t.json", "--data", "d", "--uncertain-tool", "bank/pay"},
 	} {
 		var stderr strings.Builder
 		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage {

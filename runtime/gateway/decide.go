@@ -33,10 +33,14 @@ const (
 	actMarkUncertain                    // record an unknown outcome
 	actRelease                          // release the claim: the handler failed before any effect
 	actAnswer                           // answer the caller with next.result or next.err
+	actCheckHeld                        // look for an outcome of the slot the gateway holds unrecorded
+	actReserve                          // reserve a place to hold the outcome, should the store fail to record it
+	actHold                             // hold the outcome the store failed to record, and record it in the background
 )
 
 var actionNames = [...]string{"", "take token", "validate", "claim", "ask policy", "get approval",
-	"create approval", "unclaim", "run", "complete", "mark uncertain", "release", "answer"}
+	"create approval", "unclaim", "run", "complete", "mark uncertain", "release", "answer",
+	"check held", "reserve", "hold"}
 
 func (a action) String() string {
 	if int(a) < len(actionNames) {
@@ -62,13 +66,19 @@ type facts struct {
 
 	token         *tokenTaken
 	valid         *validation
+	pending       *heldLookup // an outcome of the slot held unrecorded (held.go)
 	claim         *Claim
 	needsApproval *bool
 	approval      *Approval // the stored approval (ID of a missing one: empty)
 	created       *Approval
 	unclaimed     bool
+	room          *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
 	ran           *ran
 	fenced        *bool // the record step was refused as fenced (only Complete reports it)
+	// recordFailed: the record step failed on a store error, so the
+	// outcome is unrecorded; held: it was handed to the holder, which
+	// records it in the background.
+	recordFailed, held bool
 	// audited: the completion wrote the call's audit entry too
 	// (AuditedRecorder), so finish appends none.
 	audited bool
@@ -171,6 +181,10 @@ func decide(f *facts) next {
 		return next{do: actValidate}
 	case f.valid.err != nil:
 		return answer(nil, f.valid.err)
+	case f.pending == nil:
+		return next{do: actCheckHeld}
+	case f.pending.found:
+		return heldAnswer(f)
 	case f.claim == nil:
 		return next{do: actClaim}
 	}
@@ -185,7 +199,7 @@ func decide(f *facts) next {
 			Message: "the same call is being executed; retry with the same arguments to get its result"})
 	case ClaimUncertain:
 		return next{do: actAnswer, internal: "an earlier execution has an unknown outcome: " + cl.Record.Reason,
-			err: &Error{Type: UncertainOutcome, IdempotencyKey: key,
+			err: &Error{Type: UncertainOutcome, IdempotencyKey: key, Attempts: cl.Record.Attempts,
 				Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again"}}
 	case ClaimMismatch:
 		return answer(nil, &Error{Type: IdempotencyMismatch,
@@ -220,11 +234,27 @@ func decide(f *facts) next {
 			}
 			return answer(nil, &Error{Type: ConfirmationRequired, ApprovalID: f.created.ID, IdempotencyKey: key, Message: msg})
 		}
-		return next{do: actRun}
+		// Any outcome may have to be held (the store can fail after the
+		// handler ran), so the handler runs only with a place reserved.
+		switch {
+		case f.room == nil:
+			return next{do: actReserve}
+		case *f.room:
+			return next{do: actRun}
+		case !f.unclaimed:
+			return next{do: actUnclaim}
+		}
+		return answer(nil, &Error{Type: Internal, Retryable: true, RetryAfter: f.inProgressWait, IdempotencyKey: key,
+			Message: "the gateway cannot take on another call now: it holds as many outcomes its store has not recorded as it may, or it is closing; nothing ran, retry the same call"})
 	}
 
 	r := f.ran
-	if f.fenced == nil {
+	if f.fenced == nil && !f.held {
+		if f.recordFailed {
+			// The handler ran: the outcome is the gateway's to keep, never
+			// "nothing happened, retry" (invariant 9).
+			return next{do: actHold}
+		}
 		switch r.kind {
 		case ranValue, ranDomain:
 			return next{do: actComplete}
@@ -235,11 +265,12 @@ func decide(f *facts) next {
 		}
 	}
 	switch {
-	case *f.fenced:
-		return answer(nil, &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key,
+	case f.fenced != nil && *f.fenced:
+		return answer(nil, &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Attempts: f.claim.Record.Attempts,
 			Message: "the call outlived its lease and its outcome was not recorded; send the same call again (the tool re-runs with the same idempotency key)"})
 	case r.kind == ranValue:
-		return answer(&Result{Value: r.value, IdempotencyKey: key, Attempts: f.claim.Record.Attempts}, nil)
+		a := f.claim.Record.Attempts
+		return answer(&Result{Value: r.value, IdempotencyKey: key, Attempts: a, PreviousUncertain: a > 1}, nil)
 	case r.kind == ranDomain:
 		return answer(nil, domainError(r.domain, key, false))
 	case r.kind == ranNoEffect:
@@ -254,14 +285,35 @@ func decide(f *facts) next {
 		msg += "; it must be reconciled before it can run again"
 	}
 	return next{do: actAnswer, internal: "call outcome uncertain: " + r.reason,
-		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Message: msg}}
+		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Attempts: f.claim.Record.Attempts, Message: msg}}
 }
 
 func replay(r Record) next {
 	if r.DomainError != nil {
 		return answer(nil, domainError(r.DomainError, r.Key, true))
 	}
-	return answer(&Result{Value: append(json.RawMessage(nil), r.Value...), Cached: true, IdempotencyKey: r.Key, Attempts: r.Attempts}, nil)
+	return answer(&Result{Value: append(json.RawMessage(nil), r.Value...), Cached: true, IdempotencyKey: r.Key,
+		Attempts: r.Attempts, PreviousUncertain: r.Attempts > 1}, nil)
+}
+
+// heldAnswer answers a call whose slot has an outcome the gateway holds,
+// unrecorded: the outcome itself when it is one the store would replay (a
+// value, a domain error), IN_PROGRESS while an uncertain or no-effect
+// outcome is still being recorded, and IDEMPOTENCY_MISMATCH for other
+// arguments. The handler never runs again while the outcome is held.
+func heldAnswer(f *facts) next {
+	h, key := f.pending, f.valid.key
+	switch {
+	case h.key != key:
+		return answer(nil, &Error{Type: IdempotencyMismatch,
+			Message: "this step already called the tool with other arguments; use a new step for a new call"})
+	case h.kind == ranValue:
+		return answer(&Result{Value: h.value, Cached: true, IdempotencyKey: key, Attempts: h.attempts, PreviousUncertain: h.attempts > 1}, nil)
+	case h.kind == ranDomain:
+		return answer(nil, domainError(h.domain, key, true))
+	}
+	return answer(nil, &Error{Type: InProgress, Retryable: true, RetryAfter: f.inProgressWait, IdempotencyKey: key,
+		Message: "the call's outcome is being recorded; retry with the same arguments"})
 }
 
 func domainError(d *tools.DomainError, key string, cached bool) *Error {

@@ -22,12 +22,15 @@ func TestDecide(t *testing.T) {
 	valid := &validation{canon: []byte(`{}`), key: "k1", fp: "f1"}
 	acquired := &Claim{Status: ClaimAcquired, Token: 7, Record: Record{Attempts: 1}}
 	yes, no := true, false
+	heldValue := &heldLookup{found: true, key: "k1", kind: ranValue, value: json.RawMessage(`{"ok":true}`), attempts: 1}
 	granted := &Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
 	ranValueOK := &ran{kind: ranValue, value: json.RawMessage(`{"ok":true}`), at: start}
 
 	base := func(mod func(f *facts)) *facts {
+		// Unless a row says otherwise, nothing of the slot is held and a
+		// place to hold the outcome is reserved.
 		f := &facts{call: Call{Principal: tools.Principal{ID: "alice", Tenant: "acme"}, SessionID: "s", Step: 1},
-			tool: plain, start: start, rerun: true, inProgressWait: time.Second}
+			tool: plain, start: start, rerun: true, inProgressWait: time.Second, pending: &heldLookup{}, room: &yes}
 		if mod != nil {
 			mod(f)
 		}
@@ -55,7 +58,23 @@ func TestDecide(t *testing.T) {
 			f.token = &tokenTaken{ok: true}
 		}), want{do: actValidate}},
 		{"invalid", base(func(f *facts) { f.valid = &validation{err: Invalid(Violation{Message: "x"})} }), want{do: actAnswer, typ: ValidationError, retryable: true}},
-		{"valid: claim", base(func(f *facts) { f.valid = valid }), want{do: actClaim}},
+		{"valid: look for a held outcome", base(func(f *facts) { f.valid, f.pending = valid, nil }), want{do: actCheckHeld}},
+		{"valid, nothing held: claim", base(func(f *facts) { f.valid = valid }), want{do: actClaim}},
+		{"held value: the held result, without a claim", base(func(f *facts) { f.valid, f.pending = valid, heldValue }), want{do: actAnswer}},
+		{"held domain error: the refusal", base(func(f *facts) {
+			f.valid, f.pending = valid, &heldLookup{found: true, key: "k1", kind: ranDomain, domain: &tools.DomainError{Code: "NO"}}
+		}), want{do: actAnswer, typ: DomainErrorType}},
+		{"held uncertain outcome: in progress until recorded", base(func(f *facts) {
+			f.valid, f.pending = valid, &heldLookup{found: true, key: "k1", kind: ranUncertain}
+		}), want{do: actAnswer, typ: InProgress, retryable: true}},
+		{"held no-effect outcome: in progress until released", base(func(f *facts) {
+			f.valid, f.pending = valid, &heldLookup{found: true, key: "k1", kind: ranNoEffect}
+		}), want{do: actAnswer, typ: InProgress, retryable: true}},
+		{"held for other arguments: mismatch", base(func(f *facts) {
+			other := *heldValue
+			other.key = "k2"
+			f.valid, f.pending = valid, &other
+		}), want{do: actAnswer, typ: IdempotencyMismatch}},
 		{"done: replay", base(func(f *facts) {
 			f.valid = valid
 			f.claim = &Claim{Status: ClaimDone, Record: Record{Key: "k1", Value: json.RawMessage(`1`)}}
@@ -113,12 +132,38 @@ func TestDecide(t *testing.T) {
 		{"given back: confirmation required", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval, f.created, f.unclaimed = irreversible, valid, acquired, &Approval{}, &Approval{ID: "apr_1"}, true
 		}), want{do: actAnswer, typ: ConfirmationRequired}},
+		{"acquired, no place reserved: reserve", base(func(f *facts) { f.valid, f.claim, f.room = valid, acquired, nil }), want{do: actReserve}},
+		{"approved, no place reserved: reserve", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.room = irreversible, valid, acquired, granted, nil
+		}), want{do: actReserve}},
+		{"no place to hold the outcome: give the claim back", base(func(f *facts) { f.valid, f.claim, f.room = valid, acquired, &no }), want{do: actUnclaim}},
+		{"no place, claim given back: retryable refusal, nothing ran", base(func(f *facts) {
+			f.valid, f.claim, f.room, f.unclaimed = valid, acquired, &no, true
+		}), want{do: actAnswer, typ: Internal, retryable: true}},
 		{"ran a value: complete", base(func(f *facts) { f.valid, f.claim, f.ran = valid, acquired, ranValueOK }), want{do: actComplete}},
 		{"ran a domain error: complete", base(func(f *facts) {
 			f.valid, f.claim, f.ran = valid, acquired, &ran{kind: ranDomain, domain: &tools.DomainError{Code: "NO"}}
 		}), want{do: actComplete}},
 		{"no effect: release", base(func(f *facts) { f.valid, f.claim, f.ran = valid, acquired, &ran{kind: ranNoEffect} }), want{do: actRelease}},
 		{"uncertain: mark", base(func(f *facts) { f.valid, f.claim, f.ran = valid, acquired, &ran{kind: ranUncertain} }), want{do: actMarkUncertain}},
+		{"ran a value, record failed: hold it", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.recordFailed = valid, acquired, ranValueOK, true
+		}), want{do: actHold}},
+		{"ran a value, held: the result", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.recordFailed, f.held = valid, acquired, ranValueOK, true, true
+		}), want{do: actAnswer}},
+		{"ran a domain error, held: the refusal", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.recordFailed, f.held = valid, acquired, &ran{kind: ranDomain, domain: &tools.DomainError{Code: "NO"}}, true, true
+		}), want{do: actAnswer, typ: DomainErrorType}},
+		{"uncertain, mark failed: hold it", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.recordFailed = valid, acquired, &ran{kind: ranUncertain, reason: "timeout"}, true
+		}), want{do: actHold}},
+		{"uncertain, held: the uncertain answer", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.recordFailed, f.held = valid, acquired, &ran{kind: ranUncertain, reason: "timeout"}, true, true
+		}), want{do: actAnswer, typ: DownstreamFailure, retryable: true, internal: true}},
+		{"no effect, release failed: hold it", base(func(f *facts) {
+			f.valid, f.claim, f.ran, f.recordFailed = valid, acquired, &ran{kind: ranNoEffect, reason: "dial"}, true
+		}), want{do: actHold}},
 		{"completed: the result", base(func(f *facts) { f.valid, f.claim, f.ran, f.fenced = valid, acquired, ranValueOK, &no }), want{do: actAnswer}},
 		{"completed a domain error: the refusal", base(func(f *facts) {
 			f.valid, f.claim, f.ran, f.fenced = valid, acquired, &ran{kind: ranDomain, domain: &tools.DomainError{Code: "NO"}}, &no
@@ -138,28 +183,29 @@ func TestDecide(t *testing.T) {
 		}), want{do: actAnswer, typ: DownstreamFailure, internal: true}},
 	}
 	for _, tc := range tests {
-		got := decide(tc.f)
-		if got.do != tc.want.do {
-			t.Errorf("%s: decide = %v, want %v", tc.name, got.do, tc.want.do)
-			continue
-		}
-		if got.do != actAnswer {
-			continue
-		}
-		var typ ErrorType
-		retryable := false
-		if got.err != nil {
-			typ, retryable = got.err.Type, got.err.Retryable
-		} else if got.result == nil {
-			t.Errorf("%s: an answer with neither result nor error", tc.name)
-		}
-		if typ != tc.want.typ || retryable != tc.want.retryable || (got.internal != "") != tc.want.internal {
-			t.Errorf("%s: answer %s retryable=%v internal=%q; want %s retryable=%v internal=%v",
-				tc.name, typ, retryable, got.internal, tc.want.typ, tc.want.retryable, tc.want.internal)
-		}
-		if got.err != nil && got.internal != "" && got.err.Message == got.internal {
-			t.Errorf("%s: the client's message is the internal text", tc.name)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got := decide(tc.f)
+			if got.do != tc.want.do {
+				t.Fatalf("decide = %v, want %v", got.do, tc.want.do)
+			}
+			if got.do != actAnswer {
+				return
+			}
+			var typ ErrorType
+			retryable := false
+			if got.err != nil {
+				typ, retryable = got.err.Type, got.err.Retryable
+			} else if got.result == nil {
+				t.Errorf("an answer with neither result nor error")
+			}
+			if typ != tc.want.typ || retryable != tc.want.retryable || (got.internal != "") != tc.want.internal {
+				t.Errorf("answer %s retryable=%v internal=%q; want %s retryable=%v internal=%v",
+					typ, retryable, got.internal, tc.want.typ, tc.want.retryable, tc.want.internal)
+			}
+			if got.err != nil && got.internal != "" && got.err.Message == got.internal {
+				t.Errorf("the client's message is the internal text")
+			}
+		})
 	}
 }
 
@@ -167,7 +213,7 @@ func TestDecide(t *testing.T) {
 // changes none of them.
 func TestDecideIsPure(t *testing.T) {
 	f := &facts{call: Call{SessionID: "s"}, tool: &tools.Tool{ID: "a/b"}, rerun: true,
-		valid: &validation{key: "k"}, claim: &Claim{Status: ClaimAcquired},
+		valid: &validation{key: "k"}, pending: &heldLookup{}, claim: &Claim{Status: ClaimAcquired},
 		ran: &ran{kind: ranUncertain, reason: "r"}, fenced: new(bool)}
 	before := *f
 	a, b := decide(f), decide(f)
@@ -195,9 +241,11 @@ func TestClassify(t *testing.T) {
 		{"panic", nil, nil, "boom", ranUncertain},
 	}
 	for _, tc := range tests {
-		if got := classify(tc.value, tc.err, tc.panic); got.kind != tc.want {
-			t.Errorf("classify(%s) = %d, want %d", tc.name, got.kind, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := classify(tc.value, tc.err, tc.panic); got.kind != tc.want {
+				t.Errorf("classify(%s) = %d, want %d", tc.name, got.kind, tc.want)
+			}
+		})
 	}
 	if r := classify(nil, nil, nil); string(r.value) != "null" {
 		t.Errorf("classify(empty) value = %s, want null", r.value)

@@ -57,9 +57,36 @@
 //	                                                               OUTCOME_UNCERTAIN until reconciled.
 //	                                                               Never a silent new key.
 //
+//	any of the three above, when the       held in memory, and     from this gateway: the held outcome (a value
+//	store fails to record it (down,        recorded in the         or domain error, Cached) or IN_PROGRESS
+//	connection lost mid-write)             background until the    (uncertain, no effect) until recorded; never
+//	                                       store takes it          a new execution. The caller itself gets the
+//	                                                               outcome, never "nothing was acknowledged".
+//
 // A call whose slot is bound to other arguments (or another principal) is
 // IDEMPOTENCY_MISMATCH and never runs; a duplicate of a call in flight is
-// IN_PROGRESS with a retry-after hint.
+// IN_PROGRESS with a retry-after hint. A result says how many executions
+// its slot has had (Result.Attempts) and whether an earlier one's outcome
+// was uncertain (Result.PreviousUncertain); so do the HTTP body
+// ("attempts", "previous_attempt_uncertain") and runtime/mcpserver's
+// _meta. Options.UncertainTools sets the uncertain policy per tool.
+//
+// # Held outcomes
+//
+// Once a handler has returned, the gateway owns its outcome (invariant 9
+// of docs/design.md). When the store fails to record it, the gateway holds
+// it in memory, answers with it, and retries the write with backoff on a
+// context.WithoutCancel of the call's context until the store takes it (or
+// refuses it as fenced: recorded after all, or taken over). Every
+// execution reserves its place before its handler runs
+// (Options.MaxHeldOutcomes, Options.MaxHeldBytes); at the bound a call is
+// refused before it runs, retryably, and no held outcome is dropped.
+// Gateway.Close waits for the held outcomes to be recorded until its
+// context ends. A process that dies while holding one leaves its claim in
+// progress: the lease expires and the call becomes uncertain. Only the
+// gateway holding an outcome answers from it; another process sharing the
+// store answers IN_PROGRESS until the lease expires, then follows the
+// uncertain policy.
 //
 // # Leases and fencing
 //

@@ -59,8 +59,10 @@ const (
 	RequestTooLarge ErrorType = "REQUEST_TOO_LARGE"
 	// NotFound: no approval with that ID, or no such HTTP path (HTTP 404).
 	NotFound ErrorType = "NOT_FOUND"
-	// Internal: the gateway or its store failed; nothing was acknowledged
-	// (HTTP 500, retryable).
+	// Internal: the gateway or its store failed before the handler ran, or
+	// the gateway could not take on another call (it holds as many
+	// unrecorded outcomes as Options.MaxHeldOutcomes allows, or it is
+	// closing); nothing ran (HTTP 500, retryable).
 	Internal ErrorType = "INTERNAL_ERROR"
 	// MethodNotAllowed: the HTTP method is wrong for the path (HTTP 405).
 	MethodNotAllowed ErrorType = "METHOD_NOT_ALLOWED"
@@ -146,6 +148,10 @@ type Error struct {
 	// Candidates are the tool IDs an ambiguous bare tool name may mean
 	// among the tools the caller may use (VALIDATION_ERROR from Resolve).
 	Candidates []string `json:"candidates,omitempty"`
+	// Attempts is how many executions the call's slot has had, for an
+	// uncertain outcome: DOWNSTREAM_FAILURE after the handler ran (its
+	// effect unknown) and OUTCOME_UNCERTAIN. Zero elsewhere.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // newErrorID returns a fresh ID that ties a client's error to the log

@@ -74,10 +74,12 @@ func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
 // execute is Execute without the span; it also returns the tool the call
 // was admitted for (nil when it was refused before that).
 func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool, *Error) {
-	f := &facts{call: call, start: g.clock.Now(), rerun: g.opts.Uncertain == UncertainRerun,
-		askPolicy: g.opts.NeedsApproval != nil, inProgressWait: g.opts.InProgressRetryAfter}
+	f := &facts{call: call, start: g.clock.Now(), askPolicy: g.opts.NeedsApproval != nil, inProgressWait: g.opts.InProgressRetryAfter}
 	t, reason, denial, gerr := admit(g.reg.Snapshot(), call)
 	f.tool = t
+	if t != nil {
+		f.rerun = g.opts.UncertainFor(t.ID) == UncertainRerun
+	}
 	allowed := gerr == nil
 	f.reason = reason
 	var res *Result
@@ -107,9 +109,10 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 	return res, t, gerr
 }
 
-// drive does what decide says until it answers. Store failures end the
-// call as INTERNAL_ERROR (nothing acknowledged); a failure to give a claim
-// back or to record an outcome that is not the answer's is logged.
+// drive does what decide says until it answers. A store failure before
+// the handler ran ends the call as INTERNAL_ERROR (nothing acknowledged);
+// once it ran, a failure to record its outcome hands the outcome to the
+// holder (held.go), which records it in the background.
 func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 	// Recording must finish even when the caller leaves.
 	rctx := context.WithoutCancel(ctx)
@@ -128,6 +131,12 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		}
 		return f.valid.key
 	}
+	defer func() {
+		// A place reserved and not taken by a held outcome is given back.
+		if f.room != nil && *f.room && !f.held {
+			g.held.unreserve()
+		}
+	}()
 	for {
 		n := decide(f)
 		switch n.do {
@@ -154,6 +163,17 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 				v.key = DeriveKey(p.Tenant, p.ID, f.call.SessionID, f.call.Step, t.ID, v.canon)
 			}
 			f.valid = &v
+		case actCheckHeld:
+			f.pending = g.held.lookup(slot())
+		case actReserve:
+			f.room = &reserved
+			if !g.held.reserve() {
+				g.metrics.heldRefusal()
+				f.room = &notReserved
+			}
+		case actHold:
+			g.hold(ctx, f, slot())
+			f.held = true
 		case actClaim:
 			lease := f.start.Add(timeout + g.opts.LeaseGrace)
 			cl, err := g.store.Claim(ctx, ClaimRequest{
@@ -204,23 +224,27 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			c := Completion{Slot: slot(), Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
 				Now: f.ran.at, ExpiresAt: f.ran.at.Add(g.opts.Retention)}
 			err := g.complete(rctx, f, c)
+			if f.recordFailed = g.logRecordFailure(ctx, f, "recording an outcome", err); f.recordFailed {
+				break
+			}
 			fenced := errors.Is(err, ErrFenced)
-			switch {
-			case fenced:
+			if fenced {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: late completion rejected (lease expired or taken over)",
 					slog.String("tool", t.ID), slog.String("key", f.valid.key))
-			case err != nil:
-				return nil, g.internal(ctx, f, "record", err)
 			}
 			f.fenced = &fenced
 		case actMarkUncertain:
 			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, truncate(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
-			g.logRecordFailure(ctx, f, "marking a call uncertain", err)
-			f.fenced = new(bool)
+			f.recordFailed = g.logRecordFailure(ctx, f, "marking a call uncertain", err)
+			if !f.recordFailed {
+				f.fenced = new(bool)
+			}
 		case actRelease:
 			err := g.store.Release(rctx, slot(), f.claim.Token, f.ran.at)
-			g.logRecordFailure(ctx, f, "releasing a no-effect claim", err)
-			f.fenced = new(bool)
+			f.recordFailed = g.logRecordFailure(ctx, f, "releasing a no-effect claim", err)
+			if !f.recordFailed {
+				f.fenced = new(bool)
+			}
 		default:
 			return nil, g.internal(ctx, f, "decide", fmt.Errorf("unknown action %v", n.do))
 		}
@@ -249,13 +273,15 @@ func (g *Gateway) complete(ctx context.Context, f *facts, c Completion) error {
 	return err
 }
 
-// logRecordFailure logs a failed MarkUncertain or Release: the answer is
-// the same either way (the slot stays bound, or a lease expiry frees it).
-func (g *Gateway) logRecordFailure(ctx context.Context, f *facts, what string, err error) {
-	if err != nil && !errors.Is(err, ErrFenced) {
-		g.log.LogAttrs(ctx, slog.LevelError, "gateway: "+what+" failed",
-			slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("error", err.Error()))
+// logRecordFailure logs a store failure of the record step and reports
+// whether there was one (ErrFenced is an answer, not a failure).
+func (g *Gateway) logRecordFailure(ctx context.Context, f *facts, what string, err error) bool {
+	if err == nil || errors.Is(err, ErrFenced) {
+		return false
 	}
+	g.log.LogAttrs(ctx, slog.LevelError, "gateway: "+what+" failed",
+		slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("error", err.Error()))
+	return true
 }
 
 // admit authenticates and authorizes call on snap, the checks that come
@@ -576,7 +602,7 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 		toolLabel = f.tool.ID
 	}
 	g.metrics.call(toolLabel, outcome, latency)
-	if f.claim != nil && f.claim.Status == ClaimDone {
+	if (f.claim != nil && f.claim.Status == ClaimDone) || (f.pending != nil && f.pending.found && (res != nil || gerr.Cached)) {
 		g.metrics.replay(toolLabel)
 	}
 	if !allowed {

@@ -64,6 +64,12 @@ type Result struct {
 	// Attempts is how many executions the slot has had (above 1 after an
 	// uncertain outcome was re-run with the same key).
 	Attempts int
+	// PreviousUncertain reports that an earlier attempt of this call had an
+	// unknown outcome (its handler timed out, failed without
+	// tools.NoEffect, or its gateway vanished) and the handler ran again
+	// with the same idempotency key (UncertainRerun): the downstream's
+	// deduplication by that key is what kept it to one effect.
+	PreviousUncertain bool
 }
 
 // Validator checks a tool's arguments beyond its JSON Schema: decoding
@@ -152,6 +158,22 @@ type Options struct {
 	// Uncertain is the policy for retries of uncertain outcomes. The zero
 	// value is UncertainRerun.
 	Uncertain UncertainPolicy
+	// UncertainTools overrides Uncertain per tool ID: UncertainReconcile
+	// for a tool whose downstream cannot deduplicate by the key,
+	// UncertainRerun for one that can under a Reconcile default. Nil
+	// overrides nothing.
+	UncertainTools map[string]UncertainPolicy
+	// MaxHeldOutcomes bounds the outcomes the gateway holds in memory
+	// because its store could not record them (see the package
+	// documentation), counting the calls whose handler is running, since
+	// each may need to be held. At the bound a call that would run its
+	// handler is refused before it runs, with a retryable INTERNAL_ERROR; a
+	// held outcome is never dropped. Zero means 10,000.
+	MaxHeldOutcomes int
+	// MaxHeldBytes bounds the memory of the held outcomes likewise: once
+	// they reach it, calls that would run are refused. An outcome is held
+	// whole, so the last one may pass the bound. Zero means 64 MiB.
+	MaxHeldBytes int64
 	// AllowUndeclared keeps a schema's object open when it declares
 	// properties but says nothing about others. False (the default) closes
 	// such objects (additionalProperties: false), as the grammar does.
@@ -224,6 +246,20 @@ func (o *Options) withDefaults() (Options, error) {
 	if v.Uncertain != UncertainRerun && v.Uncertain != UncertainReconcile {
 		return v, fmt.Errorf("%w: Uncertain policy %d is unknown", ErrInvalidOptions, v.Uncertain)
 	}
+	for id, p := range v.UncertainTools {
+		if p != UncertainRerun && p != UncertainReconcile {
+			return v, fmt.Errorf("%w: UncertainTools[%s] policy %d is unknown", ErrInvalidOptions, id, p)
+		}
+	}
+	if v.MaxHeldOutcomes < 0 || v.MaxHeldBytes < 0 {
+		return v, fmt.Errorf("%w: MaxHeldOutcomes or MaxHeldBytes is negative", ErrInvalidOptions)
+	}
+	if v.MaxHeldOutcomes == 0 {
+		v.MaxHeldOutcomes = 10000
+	}
+	if v.MaxHeldBytes == 0 {
+		v.MaxHeldBytes = 64 << 20
+	}
 	if v.MaxArgumentBytes < 0 {
 		return v, fmt.Errorf("%w: MaxArgumentBytes is negative", ErrInvalidOptions)
 	}
@@ -231,6 +267,37 @@ func (o *Options) withDefaults() (Options, error) {
 		v.MaxArgumentBytes = 256 << 10
 	}
 	return v, nil
+}
+
+// UncertainFor returns the uncertain-outcome policy of the tool with ID
+// id: its UncertainTools entry, else Uncertain.
+func (o *Options) UncertainFor(id string) UncertainPolicy {
+	if p, ok := o.UncertainTools[id]; ok {
+		return p
+	}
+	return o.Uncertain
+}
+
+// String returns the policy's flag name: "rerun" or "reconcile".
+func (p UncertainPolicy) String() string {
+	switch p {
+	case UncertainRerun:
+		return "rerun"
+	case UncertainReconcile:
+		return "reconcile"
+	}
+	return fmt.Sprintf("UncertainPolicy(%d)", int(p))
+}
+
+// ParseUncertainPolicy parses a policy's flag name, "rerun" or "reconcile".
+func ParseUncertainPolicy(s string) (UncertainPolicy, error) {
+	switch s {
+	case "rerun":
+		return UncertainRerun, nil
+	case "reconcile":
+		return UncertainReconcile, nil
+	}
+	return 0, fmt.Errorf("%w: uncertain policy %q: want rerun or reconcile", ErrInvalidOptions, s)
 }
 
 func checkLimit(name string, l RateLimit) error {
@@ -258,6 +325,7 @@ type Gateway struct {
 	byToolN atomic.Int64
 	metrics *metrics
 	tracer  trace.Tracer
+	held    *holder
 }
 
 // New returns a Gateway over the registry and the store, which keeps every
@@ -275,12 +343,13 @@ func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 	if store, err = compose(store, o.Stores); err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(o.Registerer)
+	h := newHolder(o.MaxHeldOutcomes, o.MaxHeldBytes)
+	m, err := newMetrics(o.Registerer, h)
 	if err != nil {
 		return nil, err
 	}
 	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m,
-		tracer: tracing.Tracer(o.TracerProvider)}, nil
+		tracer: tracing.Tracer(o.TracerProvider), held: h}, nil
 }
 
 // Store returns the gateway's store (for audit queries and purges): the

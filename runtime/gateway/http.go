@@ -83,7 +83,8 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 // NewHTTPHandler serves the gateway over HTTP as docs/design.md's contract says:
 //
 //	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
-//	                                200 {"success":true,"result","cached","idempotency_key"}
+//	                                200 {"success":true,"result","cached","idempotency_key",
+//	                                     "attempts","previous_attempt_uncertain"}
 //	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}) →
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
@@ -93,7 +94,8 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //
 // Every error has the body {"success":false,"error_type","message",
 // "retryable","retry_after"?,"details"?} (plus "approval_id" for 428,
-// "idempotency_key" once derived, "code" and "cached" for DOMAIN_ERROR),
+// "idempotency_key" once derived, "code" and "cached" for DOMAIN_ERROR,
+// "attempts" for an uncertain outcome),
 // with its status from ErrorType.HTTPStatus and a Retry-After header (whole
 // seconds, rounded up; retry_after carries the same number) when there is a
 // hint. A request body that is not JSON, has duplicate or unknown members,
@@ -342,7 +344,10 @@ func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call)
 		Result         json.RawMessage `json:"result"`
 		Cached         bool            `json:"cached"`
 		IdempotencyKey string          `json:"idempotency_key"`
-	}{true, res.Value, res.Cached, res.IdempotencyKey})
+		// Beyond docs/design.md's contract, added after its fields.
+		Attempts          int  `json:"attempts"`
+		PreviousUncertain bool `json:"previous_attempt_uncertain"`
+	}{true, res.Value, res.Cached, res.IdempotencyKey, res.Attempts, res.PreviousUncertain})
 }
 
 func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
@@ -497,11 +502,12 @@ type errorBody struct {
 	Cached         bool      `json:"cached,omitempty"`
 	ErrorID        string    `json:"error_id,omitempty"`
 	Candidates     []string  `json:"candidates,omitempty"`
+	Attempts       int       `json:"attempts,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
 	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
-		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates}
+		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates, Attempts: e.Attempts}
 	if e.RetryAfter > 0 {
 		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))

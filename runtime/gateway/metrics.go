@@ -15,9 +15,14 @@ type metrics struct {
 	replays   *prometheus.CounterVec
 	denials   *prometheus.CounterVec
 	auditFail prometheus.Counter
+	// The held outcomes (held.go).
+	heldCount, heldSize prometheus.GaugeFunc
+	heldEnds            *prometheus.CounterVec
+	recordRetries       prometheus.Counter
+	heldRefusals        prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
@@ -43,8 +48,29 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "toolgate_gateway_audit_failures_total",
 			Help: "Audit entries the store failed to append.",
 		}),
+		heldCount: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolgate_gateway_held_outcomes",
+			Help: "Outcomes of calls that ran which the store has not recorded yet; the gateway holds them and retries.",
+		}, func() float64 { return float64(h.count.Load()) }),
+		heldSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolgate_gateway_held_outcome_bytes",
+			Help: "Memory the held outcomes take, estimated.",
+		}, func() float64 { return float64(h.bytes.Load()) }),
+		heldEnds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolgate_gateway_held_outcomes_ended_total",
+			Help: "Held outcomes that left the gateway, by end: recorded, fenced (recorded already or taken over), abandoned (the gateway closed first).",
+		}, []string{"end"}),
+		recordRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_gateway_record_retries_total",
+			Help: "Background attempts to record a held outcome.",
+		}),
+		heldRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolgate_gateway_held_refusals_total",
+			Help: "Calls refused before their handler ran because the gateway held as many outcomes as it may, or was closed.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.denials, m.auditFail} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.denials, m.auditFail,
+		m.heldCount, m.heldSize, m.heldEnds, m.recordRetries, m.heldRefusals} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
@@ -83,5 +109,23 @@ func (m *metrics) denied(tool, reason string) {
 func (m *metrics) auditFailure() {
 	if m != nil {
 		m.auditFail.Inc()
+	}
+}
+
+func (m *metrics) heldEnded(end string) {
+	if m != nil {
+		m.heldEnds.WithLabelValues(end).Inc()
+	}
+}
+
+func (m *metrics) recordRetry() {
+	if m != nil {
+		m.recordRetries.Inc()
+	}
+}
+
+func (m *metrics) heldRefusal() {
+	if m != nil {
+		m.heldRefusals.Inc()
 	}
 }

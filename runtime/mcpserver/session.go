@@ -305,9 +305,22 @@ func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id stri
 		}
 		return gatewayError(ge, step), nil
 	}
-	body, _ := json.Marshal(map[string]any{"success": true, "result": res.Value, "cached": res.Cached, "step": step})
-	return textResult(string(body)), nil
+	body, _ := json.Marshal(map[string]any{"success": true, "result": res.Value, "cached": res.Cached, "step": step,
+		"attempts": res.Attempts, "previous_attempt_uncertain": res.PreviousUncertain})
+	out := textResult(string(body))
+	out.Meta = sdk.Meta{MetaAttempts: res.Attempts, MetaPreviousUncertain: res.PreviousUncertain}
+	return out, nil
 }
+
+// The _meta fields of a call_tool result: how many executions the call's
+// slot has had, and whether an earlier one's outcome was uncertain (the
+// handler then ran again with the same idempotency key; see
+// [gateway.Result]). A client that cannot rely on the downstream's
+// deduplication reconciles when MetaPreviousUncertain is true.
+const (
+	MetaAttempts          = "io.toolgate/attempts"
+	MetaPreviousUncertain = "io.toolgate/previous-attempt-uncertain"
+)
 
 // gatewayError is a gateway refusal in the contract's error body, with
 // the step the client resends to retry it.
@@ -320,8 +333,15 @@ func gatewayError(ge *gateway.Error, step int) *sdk.CallToolResult {
 	if step > 0 {
 		m["step"] = step
 	}
+	if ge.Attempts > 0 {
+		m["attempts"] = ge.Attempts
+	}
 	body, _ := json.Marshal(m)
-	return toolError(string(body))
+	out := toolError(string(body))
+	if ge.Attempts > 0 {
+		out.Meta = sdk.Meta{MetaAttempts: ge.Attempts}
+	}
+	return out
 }
 
 // callError is a refusal in the gateway's error body.

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -353,5 +355,47 @@ func TestStdioMalformedFrames(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("ServeStdio did not return after stdin closed")
+	}
+}
+
+// After an uncertain outcome, call_tool's re-run says so: the result's
+// _meta (and its JSON text) carry the attempts and that an earlier
+// attempt's outcome was uncertain.
+func TestCallToolShowsUncertainAttempts(t *testing.T) {
+	f := newFixture(t)
+	var runs atomic.Int32
+	if err := f.reg.Add(tools.Tool{ID: "bank/flaky_lookup", Card: tools.Card{Name: "flaky_lookup", Scopes: []string{"accounts:read"}},
+		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			if runs.Add(1) == 1 {
+				return nil, errors.New("connection reset after the request was sent")
+			}
+			return json.RawMessage(`{"ok":true}`), nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := serveStdio(t, t.Context(), f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet})
+	call := func() (*sdk.CallToolResult, map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "call_tool",
+			Arguments: map[string]any{"name": "bank/flaky_lookup", "arguments": map[string]any{}, "step": 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &out); err != nil {
+			t.Fatal(err)
+		}
+		return res, out
+	}
+	res, out := call()
+	if !res.IsError || out["error_type"] != string(gateway.DownstreamFailure) || out["attempts"] != 1.0 || res.Meta[mcpserver.MetaAttempts] != 1.0 {
+		t.Fatalf("first call = %v meta %v; want DOWNSTREAM_FAILURE with attempts 1", out, res.Meta)
+	}
+	res, out = call()
+	if res.IsError || out["attempts"] != 2.0 || out["previous_attempt_uncertain"] != true {
+		t.Errorf("re-run = %v; want success with attempts 2, previous_attempt_uncertain true", out)
+	}
+	if res.Meta[mcpserver.MetaAttempts] != 2.0 || res.Meta[mcpserver.MetaPreviousUncertain] != true {
+		t.Errorf("re-run _meta = %v; want %s 2 and %s true", res.Meta, mcpserver.MetaAttempts, mcpserver.MetaPreviousUncertain)
 	}
 }

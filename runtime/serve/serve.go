@@ -14,10 +14,12 @@
 //		Auth: tokens, Gatherer: metrics})
 //
 // On shutdown the listener closes at once; calls in flight get
-// ShutdownTimeout to finish and record their outcome. A call still running
-// after that keeps its claim, whose lease then expires: a retry with the
-// same key finds it uncertain (the gateway's recording table), never a
-// silent second execution.
+// ShutdownTimeout to finish and record their outcome, and outcomes the
+// store failed to record (the gateway holds them) get what is left of it
+// (gateway.Gateway.Close). A call still running, or an outcome still
+// unrecorded, after that keeps its claim, whose lease then expires: a
+// retry with the same key finds it uncertain (the gateway's recording
+// table), never a silent second execution.
 package serve
 
 import (
@@ -138,7 +140,52 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	// Outcomes the store failed to record get what is left of the
+	// shutdown's time to be recorded.
+	if err := cfg.Gateway.Close(sctx); err != nil {
+		return fmt.Errorf("serve: %w (their leases expire to uncertain)", err)
+	}
 	return nil
+}
+
+// UncertainPolicies reads the uncertain-outcome policy flags of `toolgate
+// serve`: def, the default ("rerun" or "reconcile"; "" is rerun), and
+// perTool, overrides written ID=POLICY, for gateway.Options.Uncertain and
+// UncertainTools. An override must name a tool of snap: a misspelt ID
+// would silently leave its tool on the default. A nil snap checks only the
+// syntax.
+func UncertainPolicies(def string, perTool []string, snap *tools.Snapshot) (gateway.UncertainPolicy, map[string]gateway.UncertainPolicy, error) {
+	if def == "" {
+		def = "rerun"
+	}
+	p, err := gateway.ParseUncertainPolicy(def)
+	if err != nil {
+		return 0, nil, fmt.Errorf("--uncertain: %w", err)
+	}
+	var over map[string]gateway.UncertainPolicy
+	for _, kv := range perTool {
+		id, name, ok := strings.Cut(kv, "=")
+		if !ok || id == "" {
+			return 0, nil, fmt.Errorf("--uncertain-tool %q: want ID=rerun or ID=reconcile", kv)
+		}
+		tp, err := gateway.ParseUncertainPolicy(name)
+		if err != nil {
+			return 0, nil, fmt.Errorf("--uncertain-tool %s: %w", id, err)
+		}
+		if snap != nil {
+			if i, found := snap.Lookup(id); !found || snap.Tool(i).ID != id {
+				return 0, nil, fmt.Errorf("--uncertain-tool %s: no tool with that ID", id)
+			}
+		}
+		if _, dup := over[id]; dup {
+			return 0, nil, fmt.Errorf("--uncertain-tool %s: given twice", id)
+		}
+		if over == nil {
+			over = map[string]gateway.UncertainPolicy{}
+		}
+		over[id] = tp
+	}
+	return p, over, nil
 }
 
 func or(d, def time.Duration) time.Duration {

@@ -12,8 +12,11 @@
 // RunApprovals, RunAudit and RunRateLimits; each checks the purge of its
 // concern when the store is a gateway.Purger. RunComposed checks a gateway
 // whose concerns live in different stores, RunGateways several gateways
-// sharing one store. Times are explicit arguments, so no test waits on a
-// clock.
+// sharing one store. RunRecordOutage and RunOutageLoad kill and restart a
+// store's real server (a Server) under a gateway, while a slow tool runs
+// and under load, and check that no call runs twice (invariant 9). Times
+// are explicit arguments, so no test waits on a clock (the outage tests
+// poll the store until a held outcome is recorded).
 package storetest
 
 import (

@@ -1,0 +1,239 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+)
+
+// downRecords is the memstore's records with the record step failing
+// while down is set, as a store that died after the claim: Complete,
+// MarkUncertain and Release fail; claims and reads still work. The proof
+// on real, killed stores is storetest.RunRecordOutage.
+type downRecords struct {
+	gateway.RecordStore
+	down atomic.Bool
+}
+
+var errDown = errors.New("store down: connection refused")
+
+func (s *downRecords) Complete(ctx context.Context, c gateway.Completion) error {
+	if s.down.Load() {
+		return errDown
+	}
+	return s.RecordStore.Complete(ctx, c)
+}
+
+func (s *downRecords) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+	if s.down.Load() {
+		return errDown
+	}
+	return s.RecordStore.MarkUncertain(ctx, slot, token, reason, now, expiresAt)
+}
+
+func (s *downRecords) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+	if s.down.Load() {
+		return errDown
+	}
+	return s.RecordStore.Release(ctx, slot, token, now)
+}
+
+// newDownEnv is newEnv with the records behind downRecords, down.
+func newDownEnv(t *testing.T, opt func(*gateway.Options)) (*env, *downRecords) {
+	t.Helper()
+	recs := &downRecords{}
+	recs.down.Store(true)
+	e := newEnv(t, func(o *gateway.Options) {
+		if opt != nil {
+			opt(o)
+		}
+		o.Stores.Records = recs
+	})
+	recs.RecordStore = e.store
+	return e, recs
+}
+
+// closeWithin closes the gateway, waiting for its held outcomes to be
+// recorded.
+func closeWithin(t *testing.T, g *gateway.Gateway) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return g.Close(ctx)
+}
+
+// Invariant 9: once the handler returned, a store failure while recording
+// never turns into "nothing happened, retry". The caller gets the result,
+// a re-send gets it too (even after the lease), the handler runs once, and
+// the outcome is recorded once the store is back.
+func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
+	e, recs := newDownEnv(t, nil)
+	call := transferCall(alice, "s1", 1, okArgs)
+	res, err := e.gw.Execute(ctx, call)
+	if err != nil {
+		t.Fatalf("Execute with the record step failing = %v; want the handler's result (it ran)", err)
+	}
+	if res.Cached || res.Attempts != 1 || res.PreviousUncertain {
+		t.Errorf("result = cached %v, attempts %d, previous uncertain %v; want a first, uncached execution", res.Cached, res.Attempts, res.PreviousUncertain)
+	}
+	if n := e.gw.HeldOutcomes(); n != 1 {
+		t.Errorf("HeldOutcomes() = %d, want 1", n)
+	}
+	if got := gathered(t, e, "toolgate_gateway_held_outcomes"); got != 1 {
+		t.Errorf("toolgate_gateway_held_outcomes = %v, want 1", got)
+	}
+	// Past the claim's lease a store-side retry would take the slot over
+	// and run the handler again; the held outcome answers first.
+	e.clock.Advance(2 * time.Hour)
+	again, err := e.gw.Execute(ctx, call)
+	if err != nil {
+		t.Fatalf("re-send while held = %v; want the held outcome", err)
+	}
+	if string(again.Value) != string(res.Value) || !again.Cached || again.IdempotencyKey != res.IdempotencyKey {
+		t.Errorf("re-send while held = %s cached=%v; want %s cached", again.Value, again.Cached, res.Value)
+	}
+	recs.down.Store(false)
+	if err := closeWithin(t, e.gw); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	rec, err := e.store.Get(ctx, res.IdempotencyKey)
+	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != string(res.Value) {
+		t.Errorf("record after the store came back = %+v, %v; want done with the result", rec, err)
+	}
+	replay, err := e.gw.Execute(ctx, call)
+	if err != nil || !replay.Cached || string(replay.Value) != string(res.Value) {
+		t.Errorf("replay after Close = %+v, %v; want the recorded result", replay, err)
+	}
+	if n := e.runs.total(); n != 1 {
+		t.Errorf("handler ran %d times, want 1", n)
+	}
+	if n := e.gw.HeldOutcomes(); n != 0 {
+		t.Errorf("HeldOutcomes() after recording = %d, want 0", n)
+	}
+	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "recorded"); got != 1 {
+		t.Errorf("held outcomes ended recorded = %v, want 1", got)
+	}
+}
+
+// An uncertain outcome (or a no-effect one) the store cannot record is
+// held too: re-sends get IN_PROGRESS, never a re-run, until it is
+// recorded; then the uncertain policy applies.
+func TestHeldUncertainOutcome(t *testing.T) {
+	e, recs := newDownEnv(t, nil)
+	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.runs.add(ctx, args)
+		return nil, errors.New("connection reset after the request was sent")
+	})
+	call := transferCall(alice, "s1", 1, okArgs)
+	ge := wantType(t, "uncertain outcome, mark failing", second(e.gw.Execute(ctx, call)), gateway.DownstreamFailure)
+	if !ge.Retryable || strings.Contains(ge.Message, "nothing was acknowledged") {
+		t.Errorf("answer = %+v; want the retryable uncertain answer, not \"nothing was acknowledged\"", ge)
+	}
+	e.clock.Advance(2 * time.Hour)
+	wantType(t, "re-send while the uncertain outcome is held", second(e.gw.Execute(ctx, call)), gateway.InProgress)
+	if n := e.runs.total(); n != 1 {
+		t.Errorf("handler ran %d times while held, want 1", n)
+	}
+	recs.down.Store(false)
+	if err := closeWithin(t, e.gw); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	rec, err := e.store.Get(ctx, ge.IdempotencyKey)
+	if err != nil || rec.State != gateway.StateUncertain {
+		t.Errorf("record = %+v, %v; want uncertain", rec, err)
+	}
+}
+
+// The held outcomes are bounded: at the bound a call is refused before its
+// handler runs, retryably, and no held outcome is dropped.
+func TestHeldOutcomesBounded(t *testing.T) {
+	e, recs := newDownEnv(t, func(o *gateway.Options) { o.MaxHeldOutcomes = 1 })
+	first := transferCall(alice, "s1", 1, okArgs)
+	res, err := e.gw.Execute(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ge := wantType(t, "a call with the gateway at its bound", second(e.gw.Execute(ctx, transferCall(alice, "s1", 2, okArgs))), gateway.Internal)
+	if !ge.Retryable || ge.RetryAfter <= 0 {
+		t.Errorf("refusal at the bound = %+v; want retryable with a retry-after hint", ge)
+	}
+	if n := e.runs.total(); n != 1 {
+		t.Errorf("handler ran %d times, want 1 (the refused call must not run)", n)
+	}
+	if got := gathered(t, e, "toolgate_gateway_held_refusals_total"); got != 1 {
+		t.Errorf("toolgate_gateway_held_refusals_total = %v, want 1", got)
+	}
+	again, err := e.gw.Execute(ctx, first)
+	if err != nil || string(again.Value) != string(res.Value) {
+		t.Errorf("the held call re-sent = %v, %v; want its held outcome (never dropped)", again, err)
+	}
+	recs.down.Store(false)
+	if err := closeWithin(t, e.gw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Other arguments in the slot of a held outcome are a mismatch, even when
+// the store lost the claim.
+func TestHeldOutcomeBindsTheSlot(t *testing.T) {
+	e, recs := newDownEnv(t, nil)
+	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
+		t.Fatal(err)
+	}
+	other := `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":5}`
+	wantType(t, "other arguments in a held slot", second(e.gw.Execute(ctx, transferCall(alice, "s1", 1, other))), gateway.IdempotencyMismatch)
+	recs.down.Store(false)
+	if err := closeWithin(t, e.gw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Close stops the background recording when its context ends and says
+// what is left; a closed gateway runs no handler.
+func TestCloseLeavesUnrecorded(t *testing.T) {
+	e, _ := newDownEnv(t, nil)
+	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := e.gw.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
+		t.Errorf("Close with the store down = %v, want ErrUnrecorded", err)
+	}
+	ge := wantType(t, "a call after Close", second(e.gw.Execute(ctx, transferCall(alice, "s1", 2, okArgs))), gateway.Internal)
+	if !ge.Retryable {
+		t.Errorf("a call after Close = %+v, want retryable", ge)
+	}
+	if n := e.runs.total(); n != 1 {
+		t.Errorf("handler ran %d times, want 1 (none after Close)", n)
+	}
+	if err := e.gw.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
+		t.Errorf("Close again = %v, want ErrUnrecorded still", err)
+	}
+	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "abandoned"); got != 1 {
+		t.Errorf("held outcomes abandoned after two Closes = %v, want 1", got)
+	}
+}
+
+// gathered returns the value of the gauge or counter name whose label
+// values (sorted by label name) are labels; 0 when there is none.
+func gathered(t *testing.T, e *env, name string, labels ...string) float64 {
+	t.Helper()
+	c := counterVec(t, e, name, labels...)
+	mfs, err := e.prom.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && mf.GetMetric()[0].GetGauge() != nil {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return c.v
+}

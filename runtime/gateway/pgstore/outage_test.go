@@ -1,0 +1,41 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testservices"
+	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
+	"github.com/toolgate/toolgate/runtime/gateway/storetest"
+)
+
+// openPrivate starts a PostgreSQL server for this test alone, which the
+// test may kill, and opens a store on it.
+func openPrivate(t *testing.T) (*pgstore.Store, *testservices.Server) {
+	t.Helper()
+	srv := testservices.NewPostgres(t)
+	st, err := pgstore.Open(context.Background(), srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, srv
+}
+
+// PostgreSQL is killed while a slow tool runs: the tool's outcome is held,
+// answered to re-sends, and recorded once the server is back; the tool
+// runs once (security invariant 9).
+func TestRecordOutage(t *testing.T) {
+	st, srv := openPrivate(t)
+	storetest.RunRecordOutage(t, st, srv)
+}
+
+// 1,500 calls from 32 clients while PostgreSQL is killed and restarted
+// three times: no call runs twice. The figures are in docs/security.md.
+func TestOutageUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts PostgreSQL under load")
+	}
+	st, srv := openPrivate(t)
+	t.Log(storetest.RunOutageLoad(t, st, srv, storetest.OutageLoad{}))
+}
