@@ -10,6 +10,21 @@
 //     the tool's own words (its summary, each alias), so nobody asking in
 //     other words will find it either.
 //
+// And for catalog poisoning (security invariant 10), what a tool does to be
+// shortlisted for other tools' requests; discovery already gives none of it
+// any rank (docs/security.md, §5), so these findings are about who wrote
+// the catalog:
+//
+//   - names-other-tool: the summary, description, an alias, a tag or a
+//     parameter names a tool of another namespace as an identifier (its ID
+//     bank/transfer_funds, or transfer_funds, transfer-funds,
+//     transferFunds; discovery.NamedTools);
+//   - repeated-text: a text repeats its words (most of them are repeats
+//     beyond discovery's saturation of two per field), or an alias is
+//     listed twice;
+//   - alias-flood: more aliases than a card has room for (Options.MaxAliases);
+//   - long-text: a description over Options.MaxTextTokens o200k tokens.
+//
 // Usage:
 //
 //	findings, err := lint.Check(ctx, reg.Snapshot(), nil)
@@ -47,10 +62,14 @@ const (
 	MissingNotFor  Kind = "missing-not-for"
 	LongCard       Kind = "long-card"
 	Unfindable     Kind = "unfindable"
+	NamesOtherTool Kind = "names-other-tool"
+	RepeatedText   Kind = "repeated-text"
+	AliasFlood     Kind = "alias-flood"
+	LongText       Kind = "long-text"
 )
 
 // Kinds lists every kind, in report order.
-var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable}
+var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable, NamesOtherTool, RepeatedText, AliasFlood, LongText}
 
 // Finding is one problem with one tool's card.
 type Finding struct {
@@ -59,12 +78,14 @@ type Finding struct {
 	Kind Kind   `json:"kind"`
 	// Message says what is wrong and what to do, in one line.
 	Message string `json:"message"`
-	// Other is the ID of the other tool involved: the near duplicate, or
-	// the nearest sibling a missing not_for should name. Empty otherwise.
+	// Other is the ID of the other tool involved: the near duplicate, the
+	// nearest sibling a missing not_for should name, or the tool a card
+	// names (names-other-tool). Empty otherwise.
 	Other string `json:"other,omitempty"`
 	// Similarity is the cosine similarity to Other, for near-duplicate.
 	Similarity float64 `json:"similarity,omitempty"`
-	// Tokens is the card's o200k token count, for long-card.
+	// Tokens is the card's o200k token count, for long-card, and the
+	// description's, for long-text.
 	Tokens int `json:"tokens,omitempty"`
 }
 
@@ -84,6 +105,13 @@ type Options struct {
 	// K is the shortlist size within which a tool must come back to be
 	// findable. Zero means 5.
 	K int
+	// MaxAliases is the most aliases a card may list before alias-flood.
+	// Zero means 8.
+	MaxAliases int
+	// MaxTextTokens is the description budget in o200k tokens before
+	// long-text. Zero means 400 (the longest description of the real MCP
+	// catalogs and public datasets is 115).
+	MaxTextTokens int
 	// Analyzer analyses cards for the similarity. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
 	// Discoverer answers the findability queries. Nil means a Discoverer
@@ -107,6 +135,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return out, fmt.Errorf("%w: MaxCardTokens %d is negative", ErrOptions, out.MaxCardTokens)
 	case out.K < 0:
 		return out, fmt.Errorf("%w: K %d is negative", ErrOptions, out.K)
+	case out.MaxAliases < 0:
+		return out, fmt.Errorf("%w: MaxAliases %d is negative", ErrOptions, out.MaxAliases)
+	case out.MaxTextTokens < 0:
+		return out, fmt.Errorf("%w: MaxTextTokens %d is negative", ErrOptions, out.MaxTextTokens)
 	}
 	for _, k := range out.Skip {
 		if !slices.Contains(Kinds, k) {
@@ -116,6 +148,8 @@ func (o *Options) withDefaults() (Options, error) {
 	out.DuplicateThreshold = cmp.Or(out.DuplicateThreshold, 0.8)
 	out.MaxCardTokens = cmp.Or(out.MaxCardTokens, 50)
 	out.K = cmp.Or(out.K, 5)
+	out.MaxAliases = cmp.Or(out.MaxAliases, 8)
+	out.MaxTextTokens = cmp.Or(out.MaxTextTokens, 400)
 	if out.Analyzer == nil {
 		out.Analyzer = analysis.New(nil)
 	}
@@ -187,6 +221,11 @@ func Check(ctx context.Context, snap *tools.Snapshot, opts *Options) ([]Finding,
 			}
 		}
 	}
+	poison, err := poisoning(snap, o, skip)
+	if err != nil {
+		return nil, err
+	}
+	findings = append(findings, poison...)
 	if !skip(Unfindable) {
 		lost, err := unfindable(ctx, snap, o)
 		if err != nil {
