@@ -13,17 +13,18 @@ func runLintCmd(args ...string) (code int, stdout, stderr string) {
 	return runCmd(append([]string{"lint"}, args...)...)
 }
 
-var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|unfindable|name-collision): \S.*$`)
+var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|unfindable|name-collision|names-other-tool|repeated-text|alias-flood|long-text): \S.*$`)
 
 func TestLintCommand(t *testing.T) {
 	clean := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
 	messy := filepath.Join("..", "..", "tools", "lint", "testdata", "messy.jsonl")
+	poisoned := filepath.Join("..", "..", "tools", "lint", "testdata", "poisoned.jsonl")
 
 	if code, out, errOut := runLintCmd("--tools", clean); code != exitOK || out != "" || errOut != "" {
 		t.Errorf("lint clean = %d, %q, %q; want 0 and no output", code, out, errOut)
 	}
 
-	code, out, _ := runLintCmd("--tools", messy)
+	code, out, _ := runLintCmd("--tools", messy, "--tools", poisoned)
 	if code != exitNegative {
 		t.Errorf("lint messy exit = %d, want %d", code, exitNegative)
 	}
@@ -40,7 +41,7 @@ func TestLintCommand(t *testing.T) {
 		}
 	}
 
-	code, out, _ = runLintCmd("--tools", messy, "--format", "json", "--skip", "unfindable,missing-aliases")
+	code, out, _ = runLintCmd("--tools", messy, "--tools", poisoned, "--format", "json", "--skip", "unfindable,missing-aliases")
 	var got struct {
 		Tools    int            `json:"tools"`
 		Checked  []string       `json:"checked"`
@@ -52,13 +53,13 @@ func TestLintCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitNegative {
 		t.Fatalf("lint --format json = %d, %v:\n%s", code, err, out)
 	}
-	if got.Tools != 6 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card,name-collision" ||
+	if got.Tools != 7 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card,name-collision,names-other-tool,repeated-text,alias-flood,long-text" ||
 		got.Counts["near-duplicate"] != 2 || got.Counts["missing-not-for"] != 3 || got.Counts["long-card"] != 1 ||
-		got.Counts["name-collision"] != 2 || len(got.Findings) != 8 {
+		got.Counts["name-collision"] != 2 || got.Counts["names-other-tool"] != 3 || got.Counts["repeated-text"] != 1 || got.Counts["alias-flood"] != 1 || got.Counts["long-text"] != 1 || len(got.Findings) != 14 {
 		t.Errorf("lint --format json = %+v", got)
 	}
 
-	if code, out, _ := runLintCmd("--tools", messy, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,unfindable,name-collision"); code != exitOK || out != "" {
+	if code, out, _ := runLintCmd("--tools", messy, "--tools", poisoned, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,unfindable,name-collision,names-other-tool,repeated-text,alias-flood,long-text"); code != exitOK || out != "" {
 		t.Errorf("lint with every check skipped = %d, %q; want 0 and no output", code, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,15 +66,24 @@ type posting struct {
 }
 
 // doc is what the index keeps per tool. It is derived from the *tools.Tool
-// alone, so it is reused across snapshots for tools that did not change.
+// and from which of the snapshot's tools its text names (scrubbed), so it
+// is reused across snapshots for tools where neither changed.
 type doc struct {
-	fields  [numFields][]string // analyzed terms per field
+	fields  [numFields][]string // analyzed terms per field, saturated (capTerms)
+	lens    [numFields]int      // each field's length before saturation
 	notFor  []string
 	baseTxt []string  // name + description terms, for the plain BM25 baseline
 	vec     []float32 // transient: set by buildDoc's embedding, dropped once quantised
 	tokens  int       // o200k tokens of the schema as a model sees it
 	accepts []acceptor
 	bytes   int
+	// mentions are the identifiers of the catalog text that may name a
+	// tool (poison.go); scrubbed are those that named another namespace's
+	// tool in the snapshot the doc was built for, and were left out of
+	// its fields and embedded text. A doc is reused only where the new
+	// snapshot resolves its mentions to the same scrubbed set.
+	mentions []mention
+	scrubbed []mention
 }
 
 // Index is an immutable search index over one snapshot's cards. It is
@@ -168,69 +178,88 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 
 // embedText is the text the dense side embeds for a card: what the tool is
 // called and what it is for, without the long tail of the description.
-func embedText(t *tools.Tool, params []string) string {
+// The catalog's part has each word at most denseTFCap times (capWords) and
+// no identifier of scrubbed; the overlay's examples follow as they are.
+func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
 	var sb strings.Builder
 	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
 	sb.WriteString(". ")
-	sb.WriteString(t.Card.Summary)
+	sb.WriteString(scrub(t.Card.Summary, scrubbed))
 	if d := t.Description; d != "" && d != t.Card.Summary {
 		if len(d) > 400 {
 			d = d[:400]
 		}
 		sb.WriteString(" ")
-		sb.WriteString(d)
+		sb.WriteString(scrub(d, scrubbed))
 	}
 	for _, a := range t.Card.Aliases {
 		sb.WriteString(". ")
-		sb.WriteString(a)
+		sb.WriteString(scrub(a, scrubbed))
 	}
+	if len(t.Card.Tags) > 0 {
+		sb.WriteString(". ")
+		sb.WriteString(scrub(strings.Join(t.Card.Tags, " "), scrubbed))
+	}
+	if len(params) > 0 {
+		sb.WriteString(". ")
+		sb.WriteString(scrub(strings.Join(params, " "), scrubbed))
+	}
+	text := capWords(sb.String(), denseTFCap)
+	if len(t.Card.Examples) == 0 {
+		return text
+	}
+	sb.Reset()
+	sb.WriteString(text)
 	for _, a := range t.Card.Examples {
 		sb.WriteString(". ")
 		sb.WriteString(a)
 	}
-	if len(t.Card.Tags) > 0 {
-		sb.WriteString(". ")
-		sb.WriteString(strings.Join(t.Card.Tags, " "))
-	}
-	if len(params) > 0 {
-		sb.WriteString(". ")
-		sb.WriteString(strings.Join(params, " "))
-	}
 	return sb.String()
 }
 
-// buildDoc analyses one tool.
-func (d *Discoverer) buildDoc(t *tools.Tool) (*doc, string, error) {
+// buildDoc analyses the tool at i of snap, leaving out the identifiers
+// that name another namespace's tool (names resolves them).
+func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*doc, string, error) {
+	t := snap.Tool(i)
 	a := d.analyzer
 	dc := &doc{}
-	name := t.Name()
-	dc.fields[fieldName] = a.Terms(nil, name, analysis.English)
-	dc.fields[fieldNamespace] = a.Terms(nil, t.Namespace(), analysis.English)
-	dc.fields[fieldSummary] = a.Terms(nil, t.Card.Summary, "")
-	if t.Description != t.Card.Summary {
-		dc.fields[fieldDescription] = a.Terms(nil, t.Description, "")
-	}
-	for _, s := range t.Card.Aliases {
-		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
-	}
-	for _, s := range t.Card.Examples { // overlay examples count as aliases
-		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
-	}
-	for _, s := range t.Card.Tags {
-		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], s, "")
-	}
-	if t.Card.Group != "" {
-		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], t.Card.Group, analysis.English)
-	}
 	params, accepts, err := schemaParams(t.InputSchema)
 	if err != nil {
 		return nil, "", err
 	}
+	dc.mentions = textMentions(catalogTexts(t, params))
+	_, dc.scrubbed = names.resolve(snap, i, dc.mentions)
+	sc := func(s string) string { return scrub(s, dc.scrubbed) }
+	name := t.Name()
+	dc.fields[fieldName] = a.Terms(nil, name, analysis.English)
+	dc.fields[fieldNamespace] = a.Terms(nil, t.Namespace(), analysis.English)
+	dc.fields[fieldSummary] = a.Terms(nil, sc(t.Card.Summary), "")
+	if t.Description != t.Card.Summary {
+		dc.fields[fieldDescription] = a.Terms(nil, sc(t.Description), "")
+	}
+	for _, s := range t.Card.Aliases {
+		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], sc(s), "")
+	}
+	for _, s := range t.Card.Tags {
+		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], sc(s), "")
+	}
+	if t.Card.Group != "" {
+		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], t.Card.Group, analysis.English)
+	}
 	var paramNames []string
 	for _, p := range params {
-		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], p.name, analysis.English)
-		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], p.text, "")
-		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(p.name), " "))
+		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], sc(p.name), analysis.English)
+		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], sc(p.text), "")
+		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(sc(p.name)), " "))
+	}
+	for f := range dc.fields {
+		dc.lens[f] = len(dc.fields[f])
+		dc.fields[f] = capTerms(dc.fields[f], fieldTFCap)
+	}
+	for _, s := range t.Card.Examples { // overlay examples count as aliases, unsaturated
+		n := len(dc.fields[fieldAliases])
+		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
+		dc.lens[fieldAliases] += len(dc.fields[fieldAliases]) - n
 	}
 	dc.accepts = accepts
 	dc.notFor = a.Terms(nil, t.Card.NotFor, "")
@@ -246,7 +275,7 @@ func (d *Discoverer) buildDoc(t *tools.Tool) (*doc, string, error) {
 	for _, f := range dc.fields {
 		dc.bytes += 16 * len(f)
 	}
-	return dc, embedText(t, paramNames), nil
+	return dc, embedText(t, paramNames, dc.scrubbed), nil
 }
 
 // build makes the index for snap, reusing the per-tool work of prev for
@@ -263,16 +292,20 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 	}
 	var embedIdx []int
 	var embedTexts []string
+	names := newNameIndex(snap)
 	for i, t := range snap.Tools() {
 		if j, ok := old[t]; ok {
-			x.docs[i] = prev.docs[j]
-			x.stats.Reused++
-			continue
+			// A doc is reused unless the tools its text names changed.
+			if _, hits := names.resolve(snap, i, prev.docs[j].mentions); slices.Equal(hits, prev.docs[j].scrubbed) {
+				x.docs[i] = prev.docs[j]
+				x.stats.Reused++
+				continue
+			}
 		}
 		embedIdx = append(embedIdx, i)
 	}
 	embedTexts = make([]string, len(embedIdx))
-	if err := d.buildDocs(snap, x.docs, embedIdx, embedTexts); err != nil {
+	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts); err != nil {
 		return nil, err
 	}
 	if d.embedder == nil {
@@ -333,7 +366,7 @@ func (x *Index) buildPostings() {
 	var avg [numFields]float64
 	for _, dc := range x.docs {
 		for f := range numFields {
-			avg[f] += float64(len(dc.fields[f]))
+			avg[f] += float64(dc.lens[f])
 		}
 	}
 	for f := range numFields {
@@ -345,12 +378,13 @@ func (x *Index) buildPostings() {
 		m := map[string]float64{}
 		for f := range numFields {
 			fw := fieldWeights[f]
-			norm := 1 - fw.b + fw.b*float64(len(dc.fields[f]))/avg[f]
+			norm := 1 - fw.b + fw.b*float64(dc.lens[f])/avg[f]
 			for _, t := range dc.fields[f] {
 				m[t] += fw.w / norm
 			}
 		}
-		for t := range m {
+		for t, tf := range m {
+			m[t] = min(tf, toolTFCap)
 			df[t]++
 		}
 		tfs[i] = m
@@ -453,11 +487,11 @@ func uniq(ts []string) []string {
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
 // counter and the schema walk are safe for concurrent use) and stores each
 // embedding text in texts.
-func (d *Discoverer) buildDocs(snap *tools.Snapshot, docs []*doc, idx []int, texts []string) error {
+func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(t)
+		dc, text, err := d.buildDoc(snap, idx[k], names)
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}

@@ -17,6 +17,21 @@
 //     know. The same bare name in two namespaces (github/create_issue,
 //     gitlab/create_issue) is what namespaces are for and is not reported.
 //
+// And for catalog poisoning (security invariant 10), what a tool does to be
+// shortlisted for other tools' requests; discovery already gives none of it
+// any rank (docs/security.md, §5), so these findings are about who wrote
+// the catalog:
+//
+//   - names-other-tool: the summary, description, an alias, a tag or a
+//     parameter names a tool of another namespace as an identifier (its ID
+//     bank/transfer_funds, or transfer_funds, transfer-funds,
+//     transferFunds; discovery.NamedTools);
+//   - repeated-text: a text repeats its words (most of them are repeats
+//     beyond discovery's saturation of two per field), or an alias is
+//     listed twice;
+//   - alias-flood: more aliases than a card has room for (Options.MaxAliases);
+//   - long-text: a description over Options.MaxTextTokens o200k tokens.
+//
 // Usage:
 //
 //	findings, err := lint.Check(ctx, reg.Snapshot(), nil)
@@ -55,10 +70,14 @@ const (
 	LongCard       Kind = "long-card"
 	Unfindable     Kind = "unfindable"
 	NameCollision  Kind = "name-collision"
+	NamesOtherTool Kind = "names-other-tool"
+	RepeatedText   Kind = "repeated-text"
+	AliasFlood     Kind = "alias-flood"
+	LongText       Kind = "long-text"
 )
 
 // Kinds lists every kind, in report order.
-var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable, NameCollision}
+var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable, NameCollision, NamesOtherTool, RepeatedText, AliasFlood, LongText}
 
 // Finding is one problem with one tool's card.
 type Finding struct {
@@ -68,12 +87,14 @@ type Finding struct {
 	// Message says what is wrong and what to do, in one line.
 	Message string `json:"message"`
 	// Other is the ID of the other tool involved: the near duplicate, the
-	// nearest sibling a missing not_for should name, or the tool shown
-	// under the same name. Empty otherwise.
+	// nearest sibling a missing not_for should name, the tool shown under
+	// the same name (name-collision), or the tool a card names
+	// (names-other-tool). Empty otherwise.
 	Other string `json:"other,omitempty"`
 	// Similarity is the cosine similarity to Other, for near-duplicate.
 	Similarity float64 `json:"similarity,omitempty"`
-	// Tokens is the card's o200k token count, for long-card.
+	// Tokens is the card's o200k token count, for long-card, and the
+	// description's, for long-text.
 	Tokens int `json:"tokens,omitempty"`
 }
 
@@ -93,6 +114,13 @@ type Options struct {
 	// K is the shortlist size within which a tool must come back to be
 	// findable. Zero means 5.
 	K int
+	// MaxAliases is the most aliases a card may list before alias-flood.
+	// Zero means 8.
+	MaxAliases int
+	// MaxTextTokens is the description budget in o200k tokens before
+	// long-text. Zero means 400 (the longest description of the real MCP
+	// catalogs and public datasets is 115).
+	MaxTextTokens int
 	// Analyzer analyses cards for the similarity. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
 	// Discoverer answers the findability queries. Nil means a Discoverer
@@ -116,6 +144,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return out, fmt.Errorf("%w: MaxCardTokens %d is negative", ErrOptions, out.MaxCardTokens)
 	case out.K < 0:
 		return out, fmt.Errorf("%w: K %d is negative", ErrOptions, out.K)
+	case out.MaxAliases < 0:
+		return out, fmt.Errorf("%w: MaxAliases %d is negative", ErrOptions, out.MaxAliases)
+	case out.MaxTextTokens < 0:
+		return out, fmt.Errorf("%w: MaxTextTokens %d is negative", ErrOptions, out.MaxTextTokens)
 	}
 	for _, k := range out.Skip {
 		if !slices.Contains(Kinds, k) {
@@ -125,6 +157,8 @@ func (o *Options) withDefaults() (Options, error) {
 	out.DuplicateThreshold = cmp.Or(out.DuplicateThreshold, 0.8)
 	out.MaxCardTokens = cmp.Or(out.MaxCardTokens, 50)
 	out.K = cmp.Or(out.K, 5)
+	out.MaxAliases = cmp.Or(out.MaxAliases, 8)
+	out.MaxTextTokens = cmp.Or(out.MaxTextTokens, 400)
 	if out.Analyzer == nil {
 		out.Analyzer = analysis.New(nil)
 	}
@@ -199,6 +233,11 @@ func Check(ctx context.Context, snap *tools.Snapshot, opts *Options) ([]Finding,
 	if !skip(NameCollision) {
 		findings = append(findings, nameCollisions(snap)...)
 	}
+	poison, err := poisoning(snap, o, skip)
+	if err != nil {
+		return nil, err
+	}
+	findings = append(findings, poison...)
 	if !skip(Unfindable) {
 		lost, err := unfindable(ctx, snap, o)
 		if err != nil {

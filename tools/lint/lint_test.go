@@ -47,9 +47,11 @@ func TestCheckClean(t *testing.T) {
 }
 
 // TestCheckGolden pins the findings on a catalog with one problem of each
-// kind (go test ./tools/lint -update rewrites the golden file).
+// kind (go test ./tools/lint -update rewrites the golden file): messy.jsonl,
+// and poisoned.jsonl, a second server's tool stuffed with the first's words
+// and names.
 func TestCheckGolden(t *testing.T) {
-	fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, "testdata/messy.jsonl"), nil)
+	fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, "testdata/messy.jsonl", "testdata/poisoned.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,319 @@
+package discovery
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/analysis"
+)
+
+// Catalog poisoning (security invariant 10: repetition never buys rank).
+// A catalog's text is written by whoever runs the server that lists it, and
+// a tool that every caller may use can stuff its card with another tool's
+// words and name to be shortlisted for that tool's requests. The index
+// takes three measures, all at build time, so that a request costs what it
+// did:
+//
+//   - Each field's terms are saturated: a term counts at most fieldTFCap
+//     times in a field, while the field's length for BM25F's
+//     normalisation stays what was written, so a word written fifty times
+//     weighs less than written twice. The dense side embeds the catalog's
+//     text with each word at most denseTFCap times.
+//   - Across the card, a term's combined BM25F term frequency is capped
+//     at toolTFCap, what fieldTFCap mentions in the name earn: spreading a
+//     word over the summary, description, aliases and tags buys no more.
+//   - An identifier in the card's text that names a tool of another
+//     namespace (its ID, bank/transfer_funds, or its name in identifier
+//     form, transfer_funds, transfer-funds, transferFunds) is not indexed
+//     for the card at all: naming another tool earns that tool's requests
+//     nothing. A name of the card's own namespace is how a server steers
+//     among its own tools ("prefer read_text_file") and is kept.
+//
+// Card.Examples (from the operator's overlays, learned from the log) are
+// neither saturated nor scrubbed: they are not catalog text, and how often
+// users asked in a word is evidence. The plain BM25 baseline
+// (MethodBM25) is a reference for measurements and is left as it is.
+const (
+	// fieldTFCap is how many times a term counts in one field of a card.
+	fieldTFCap = 2
+	// denseTFCap is how many times a word of the catalog's text is
+	// embedded; 2 cost API-Bank 0.005 MRR, 3 nothing (docs/benchmarks.md).
+	denseTFCap = 3
+)
+
+// toolTFCap caps a term's combined BM25F term frequency over a card's
+// fields (before BM25's k1 saturation): what fieldTFCap un-normalised
+// mentions in the name earn.
+var toolTFCap = fieldTFCap * fieldWeights[fieldName].w
+
+// capTerms keeps the first n occurrences of each term of ts, in order, in
+// place, and returns the kept prefix.
+func capTerms(ts []string, n int) []string {
+	if len(ts) <= n {
+		return ts
+	}
+	seen := make(map[string]int, len(ts))
+	out := ts[:0]
+	for _, t := range ts {
+		if seen[t] < n {
+			seen[t]++
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// capWords returns text with each word (a run of letters and digits,
+// compared case-insensitively) after its n-th occurrence removed, with the
+// separators before it: what the dense side embeds of a catalog's text.
+func capWords(text string, n int) string {
+	var sb strings.Builder
+	seen := map[string]int{}
+	last := 0 // end of the text kept so far
+	cut := false
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if !isWordRune(r) {
+				break
+			}
+			j += size
+		}
+		w := strings.ToLower(text[i:j])
+		seen[w]++
+		if seen[w] > n {
+			if !cut {
+				sb.Grow(len(text))
+				cut = true
+			}
+			sb.WriteString(text[last:i])
+			last = j
+			// Drop the separators between this word and the next one.
+			for last < len(text) {
+				r, size := utf8.DecodeRuneInString(text[last:])
+				if isWordRune(r) {
+					break
+				}
+				last += size
+			}
+		}
+		i = j
+	}
+	if !cut {
+		return text
+	}
+	sb.WriteString(text[last:])
+	return sb.String()
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// A mention is an identifier in a card's text that may name a tool: its
+// namespace (empty for a bare name) and its name's words joined by "_"
+// (identKey), so that transfer_funds, transfer-funds, transferFunds and
+// TransferFunds are one key.
+type mention struct {
+	ns, key string
+}
+
+// identKey is the key of a tool name or namespace: its folded words
+// (analysis.SplitIdentifier) joined by "_".
+func identKey(s string) string { return strings.Join(analysis.SplitIdentifier(s), "_") }
+
+func isIdentByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' || c == '/' }
+
+// identifierForm reports whether s is written as an identifier of several
+// words: a separator (_ - .) between two letters or digits, or a lower-case
+// letter followed by an upper-case one. "transfer funds" is two words of
+// English; transfer_funds and transferFunds are a name.
+func identifierForm(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if (s[i] == '_' || s[i] == '-' || s[i] == '.') && isAlnum(s[i-1]) && isAlnum(s[i+1]) {
+			return true
+		}
+	}
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] >= 'a' && s[i] <= 'z' && s[i+1] >= 'A' && s[i+1] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// mentions calls fn for each identifier of text that may name a tool, with
+// the byte range of the run of identifier characters it was found in: a
+// run ns/name names a tool by its ID (name may be a single word), and each
+// part of a run written in identifier form (identifierForm) may be a bare
+// name.
+func mentions(text string, fn func(start, end int, m mention)) {
+	for i := 0; i < len(text); {
+		if !isIdentByte(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isIdentByte(text[j]) {
+			j++
+		}
+		run := strings.Trim(text[i:j], "_-./")
+		parts := strings.Split(run, "/")
+		for k, p := range parts {
+			p = strings.Trim(p, "_-.")
+			if p == "" {
+				continue
+			}
+			if k > 0 {
+				if ns := strings.Trim(parts[k-1], "_-."); ns != "" {
+					fn(i, j, mention{ns: identKey(ns), key: identKey(p)})
+				}
+			}
+			if identifierForm(p) {
+				fn(i, j, mention{key: identKey(p)})
+			}
+		}
+		i = j
+	}
+}
+
+// catalogTexts returns the texts of t that come from its catalog and may
+// name other tools: the summary, the description, each alias and tag, and
+// each parameter's name and text.
+func catalogTexts(t *tools.Tool, params []param) []string {
+	out := []string{t.Card.Summary, t.Description}
+	out = append(out, t.Card.Aliases...)
+	out = append(out, t.Card.Tags...)
+	for _, p := range params {
+		out = append(out, p.name, p.text)
+	}
+	return out
+}
+
+// nameIndex finds a snapshot's tools by the keys of their names and IDs.
+type nameIndex struct {
+	byName map[string][]int // name key -> tools
+	byID   map[mention]int  // (namespace key, name key) -> tool
+}
+
+func newNameIndex(snap *tools.Snapshot) *nameIndex {
+	x := &nameIndex{byName: map[string][]int{}, byID: map[mention]int{}}
+	for i, t := range snap.Tools() {
+		k := identKey(t.Name())
+		x.byName[k] = append(x.byName[k], i)
+		x.byID[mention{ns: identKey(t.Namespace()), key: k}] = i
+	}
+	return x
+}
+
+// named returns the tools (indices into the snapshot, ascending) of
+// another namespace than self's that m names: by ID, or by a bare name
+// that neither self nor any tool of its namespace has.
+func (x *nameIndex) named(snap *tools.Snapshot, self int, m mention, dst []int) []int {
+	t := snap.Tool(self)
+	if m.ns != "" {
+		if j, ok := x.byID[m]; ok && j != self && snap.Tool(j).Namespace() != t.Namespace() {
+			dst = append(dst, j)
+		}
+		return dst
+	}
+	if m.key == identKey(t.Name()) {
+		return dst
+	}
+	js := x.byName[m.key]
+	for _, j := range js {
+		if snap.Tool(j).Namespace() == t.Namespace() {
+			return dst
+		}
+	}
+	return append(dst, js...)
+}
+
+// textMentions returns the mentions of texts, sorted, each once.
+func textMentions(texts []string) []mention {
+	var ms []mention
+	for _, s := range texts {
+		mentions(s, func(_, _ int, m mention) { ms = append(ms, m) })
+	}
+	slices.SortFunc(ms, compareMentions)
+	return slices.Compact(ms)
+}
+
+func compareMentions(a, b mention) int {
+	if c := strings.Compare(a.ns, b.ns); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key, b.key)
+}
+
+// resolve returns, for the tool at self with the mentions ms (sorted), the
+// other namespaces' tools they name (indices, ascending, each once) and
+// the mentions that name one (sorted).
+func (x *nameIndex) resolve(snap *tools.Snapshot, self int, ms []mention) ([]int, []mention) {
+	var named []int
+	var hits []mention
+	for _, m := range ms {
+		n := len(named)
+		named = x.named(snap, self, m, named)
+		if len(named) > n {
+			hits = append(hits, m)
+		}
+	}
+	slices.Sort(named)
+	return slices.Compact(named), hits
+}
+
+// scrub returns text with every run of identifier characters that holds
+// one of ms blanked out.
+func scrub(text string, ms []mention) string {
+	if len(ms) == 0 {
+		return text
+	}
+	var b []byte
+	mentions(text, func(start, end int, m mention) {
+		if !slices.Contains(ms, m) {
+			return
+		}
+		if b == nil {
+			b = []byte(text)
+		}
+		for i := start; i < end; i++ {
+			b[i] = ' '
+		}
+	})
+	if b == nil {
+		return text
+	}
+	return string(b)
+}
+
+// NamedTools returns, for each tool of snap in order, the IDs of the tools
+// of other namespaces that its catalog text names as identifiers (sorted,
+// each once; nil when none): its summary, description, aliases, tags or
+// parameters hold another tool's ID (bank/transfer_funds) or its name
+// written as an identifier (transfer_funds, transfer-funds,
+// transferFunds), a name that no tool of its own namespace has. Plain
+// words ("transfer funds") name nothing, nor does a single-word name
+// without its namespace ("query"). Discovery does not index such an
+// identifier for the tool that wrote it (see docs/security.md), and lint
+// reports it (lint.NamesOtherTool).
+func NamedTools(snap *tools.Snapshot) [][]string {
+	x := newNameIndex(snap)
+	out := make([][]string, snap.Len())
+	for i, t := range snap.Tools() {
+		params, _, _ := schemaParams(t.InputSchema)
+		named, _ := x.resolve(snap, i, textMentions(catalogTexts(t, params)))
+		for _, j := range named {
+			out[i] = append(out[i], snap.Tool(j).ID)
+		}
+		slices.Sort(out[i])
+	}
+	return out
+}

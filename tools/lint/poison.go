@@ -1,0 +1,97 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/tokens"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// repeatCap is how many times discovery counts a term in one field of a
+// card (its per-field saturation): the repeats beyond it buy nothing.
+const repeatCap = 2
+
+// poisoning returns the findings of the catalog-poisoning kinds that skip
+// does not leave out: names-other-tool, repeated-text, alias-flood and
+// long-text, by tool in snap's order.
+func poisoning(snap *tools.Snapshot, o Options, skip func(Kind) bool) ([]Finding, error) {
+	var out []Finding
+	var named [][]string
+	if !skip(NamesOtherTool) {
+		named = discovery.NamedTools(snap)
+	}
+	for i, t := range snap.Tools() {
+		if named != nil {
+			for _, other := range named[i] {
+				out = append(out, Finding{Tool: t.ID, Kind: NamesOtherTool, Other: other,
+					Message: fmt.Sprintf("names %s, a tool of another server, as an identifier: discovery does not index the name for this tool; describe what it does in its own words", other)})
+			}
+		}
+		if !skip(RepeatedText) {
+			if msg := repeated(o, t); msg != "" {
+				out = append(out, Finding{Tool: t.ID, Kind: RepeatedText, Message: msg})
+			}
+		}
+		if n := len(t.Card.Aliases); !skip(AliasFlood) && n > o.MaxAliases {
+			out = append(out, Finding{Tool: t.ID, Kind: AliasFlood,
+				Message: fmt.Sprintf("%d aliases, over %d: keep the two or three phrases users say most", n, o.MaxAliases)})
+		}
+		if !skip(LongText) && t.Description != "" {
+			n, err := tokens.Count(t.Description)
+			if err != nil {
+				return nil, err
+			}
+			if n > o.MaxTextTokens {
+				out = append(out, Finding{Tool: t.ID, Kind: LongText, Tokens: n,
+					Message: fmt.Sprintf("description is %d tokens, over %d: a model reads it on every turn that shortlists the tool; cut it to what the tool does", n, o.MaxTextTokens)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// repeated says how t's card text repeats itself, or "" when it does not:
+// an alias listed twice (analyzed), or a text of at least 8 terms (the
+// summary, the description, the aliases together, the tags together) of
+// which more than half are repeats beyond repeatCap. The descriptions of
+// the real MCP catalogs and public datasets keep at least 61% of their
+// terms under that saturation.
+func repeated(o Options, t *tools.Tool) string {
+	a := o.Analyzer
+	seen := map[string]bool{}
+	for _, s := range t.Card.Aliases {
+		k := strings.Join(a.Terms(nil, s, ""), " ")
+		if k != "" && seen[k] {
+			return fmt.Sprintf("alias %q is listed twice: each alias once", s)
+		}
+		seen[k] = true
+	}
+	for _, f := range []struct{ name, text string }{
+		{"summary", t.Card.Summary},
+		{"description", t.Description},
+		{"aliases", strings.Join(t.Card.Aliases, "\n")},
+		{"tags", strings.Join(t.Card.Tags, "\n")},
+	} {
+		terms := a.Terms(nil, f.text, "")
+		if len(terms) < 8 {
+			continue
+		}
+		count := map[string]int{}
+		kept, top, most := 0, "", 0
+		for _, term := range terms {
+			count[term]++
+			if count[term] <= repeatCap {
+				kept++
+			}
+			if count[term] > most {
+				top, most = term, count[term]
+			}
+		}
+		if 2*kept < len(terms) {
+			return fmt.Sprintf("%s repeats its words (%q %d times; %d of its %d words are repeats): repetition earns no rank, say it once", f.name, top, most, len(terms)-kept, len(terms))
+		}
+	}
+	return ""
+}
