@@ -11,39 +11,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/hostiletest"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-// hostile is text a catalog, a server, a tool or a model may hold to take
-// over a terminal: it sets the window title (OSC 0, ended by BEL), clears
-// the screen (CSI 2J), writes the clipboard (OSC 52), colors as an 8-bit
-// C1 CSI (U+009B) and reverses the rest of the line (U+202E).
-const hostile = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;cm0gLXJmIH4K\x1b\\\u009b31m\u202e"
-
-// checkTerminalSafe fails when out holds a character a terminal acts on:
-// a C0 control other than "\n" and "\t" (ESC, BEL, CR...), DEL, a C1
-// control, a bidirectional control; or bytes that are not UTF-8.
-func checkTerminalSafe(t *testing.T, what, out string) {
-	t.Helper()
-	if !utf8.ValidString(out) {
-		t.Errorf("%s: output is not valid UTF-8: %q", what, out)
-		return
-	}
-	for i, r := range out {
-		bad := r < 0x20 && r != '\n' && r != '\t' ||
-			r >= 0x7f && r <= 0x9f ||
-			r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
-		if bad {
-			t.Errorf("%s: raw %U at byte %d reaches the terminal: %q", what, r, i, out[max(0, i-40):min(len(out), i+40)])
-			return
-		}
-	}
-}
+// hostile is text that takes over a terminal.
+const hostile = hostiletest.Text
 
 // hostileFiles writes a catalog, a card overlay, queries, a discovery log
 // and schemas whose every text field holds hostile.
@@ -111,6 +88,8 @@ func hostileFiles(t *testing.T) map[string]string {
 func TestNoCommandWritesTerminalControls(t *testing.T) {
 	f := hostileFiles(t)
 	cat, ov := []string{"--tools", f["catalog"]}, []string{"--cards", f["overlay"]}
+	// A server whose descriptions, results and errors are hostile.
+	up := []string{"--mcp-url", "notes=" + hostiletest.MCPServer(t)}
 	out := filepath.Join(t.TempDir(), "suggested.jsonl")
 	join := func(parts ...[]string) []string {
 		var all []string
@@ -127,6 +106,8 @@ func TestNoCommandWritesTerminalControls(t *testing.T) {
 		usage bool
 	}{
 		{"discover", join([]string{"discover"}, cat, ov, []string{"my orders " + hostile}), false},
+		{"discover upstream", join([]string{"discover"}, up, []string{"read a note"}), false},
+		{"lint upstream", join([]string{"lint"}, up), false},
 		{"discover json", join([]string{"discover"}, cat, []string{"--format", "json", "orders"}), false},
 		{"discover bad catalog", []string{"discover", "--tools", f["badcatalog"], "orders"}, true},
 		{"eval", join([]string{"eval"}, cat, ov, []string{"--queries", f["queries"]}), false},
@@ -163,9 +144,9 @@ func TestNoCommandWritesTerminalControls(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want the command to run", code, stderr)
 			}
 			if tc.args[0] != "mcp" { // stdout is the MCP protocol
-				checkTerminalSafe(t, "stdout", stdout)
+				hostiletest.CheckTerminal(t, "stdout", stdout)
 			}
-			checkTerminalSafe(t, "stderr", stderr)
+			hostiletest.CheckTerminal(t, "stderr", stderr)
 			if slices.Contains(tc.args, "html") {
 				return // a line break in HTML text is white space
 			}
@@ -214,7 +195,7 @@ func TestMCPApproveWritesNoTerminalControls(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("mcp approve = %d, %s", code, stderr)
 	}
-	checkTerminalSafe(t, "stdout", stdout)
+	hostiletest.CheckTerminal(t, "stdout", stdout)
 	var a map[string]any
 	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
 		t.Fatalf("mcp approve printed no JSON: %v: %s", err, stdout)
