@@ -63,6 +63,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.warnRejected(stderr, prog)
 	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, opts)
