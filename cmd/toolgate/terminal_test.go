@@ -4,18 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/hostiletest"
-	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
-	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -55,14 +50,7 @@ func hostileFiles(t *testing.T) map[string]string {
 			}
 		}
 	}
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := writeFileAt(p, content); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, name, content) }
 	return map[string]string{
 		"catalog": write("shop.jsonl", strings.Join(catalog, "\n")+"\n"),
 		// An overlay refuses controls, not bidi controls.
@@ -162,36 +150,8 @@ func TestNoCommandWritesTerminalControls(t *testing.T) {
 // "mcp approve" prints the approval, whose arguments the model wrote.
 func TestMCPApproveWritesNoTerminalControls(t *testing.T) {
 	dir := t.TempDir()
-	refund, err := tools.NewFunc("bank/issue_full_refund", tools.Card{Summary: "Refund a whole transaction", Irreversible: true},
-		func(_ context.Context, in struct {
-			TransactionID string `json:"transaction_id"`
-		}) (map[string]string, error) {
-			return nil, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := tools.NewRegistry()
-	if err := reg.Add(refund); err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlitestore.Open(t.Context(), filepath.Join(dir, "gateway.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(reg, store, &gateway.Options{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := json.RawMessage(`{"transaction_id":"tx-1 \u009b31m\u202e\u007f"}`)
-	_, err = gw.Execute(t.Context(), gateway.Call{Principal: tools.Principal{ID: "alice", Tenant: "acme"},
-		SessionID: "mcp-TEST", Step: 1, Tool: "bank/issue_full_refund", Arguments: args})
-	store.Close()
-	var ge *gateway.Error
-	if !errors.As(err, &ge) || ge.ApprovalID == "" {
-		t.Fatalf("the irreversible call = %v, want CONFIRMATION_REQUIRED", err)
-	}
-	code, stdout, stderr := runCmd("mcp", "approve", "--data", dir, "--principal", "bob", "--tenant", "acme", "--show", ge.ApprovalID)
+	id, _, _ := heldCallWith(t, dir, json.RawMessage(`{"transaction_id":"tx-1 \u009b31m\u202e\u007f"}`))
+	code, stdout, stderr := runCmd("mcp", "approve", "--data", dir, "--principal", "bob", "--tenant", "acme", "--show", id)
 	if code != exitOK {
 		t.Fatalf("mcp approve = %d, %s", code, stderr)
 	}
@@ -199,25 +159,5 @@ func TestMCPApproveWritesNoTerminalControls(t *testing.T) {
 	var a map[string]any
 	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
 		t.Fatalf("mcp approve printed no JSON: %v: %s", err, stdout)
-	}
-}
-
-func writeFileAt(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
-
-// A lookalike tool name from an upstream server is left out with a
-// warning on stderr that shows it escaped; the command goes on with the
-// server's other tools. In a catalog file it is a FILE:LINE error.
-func TestLookalikeToolNames(t *testing.T) {
-	url := hostiletest.MCPServer(t, "tr\u0430nsfer_funds")
-	code, stdout, stderr := runCmd("discover", "--mcp-url", "notes="+url, "read a note")
-	want := `toolgate discover: warning: mcp: notes: tool left out: tool name "tr\u0430nsfer_funds": character 3 is U+0430 CYRILLIC SMALL LETTER A, not printable ASCII: it could pass for another tool's name` + "\n"
-	if code != exitOK || stderr != want || strings.Contains(stdout, "nsfer_funds") {
-		t.Errorf("discover over a lookalike = exit %d, stdout %q, stderr %q; want 0 and stderr %q", code, stdout, stderr, want)
-	}
-	cat := writeFile(t, "bank.jsonl", `{"name":"transfer_funds"}`+"\n"+`{"name":"tr\u0430nsfer_funds"}`+"\n")
-	code, _, stderr = runCmd("discover", "--tools", cat, "move money")
-	want = "toolgate discover: " + cat + `:2: tool name "tr\u0430nsfer_funds": character 3 is U+0430 CYRILLIC SMALL LETTER A, not printable ASCII: it could pass for another tool's name` + "\n"
-	if code != exitUsage || stderr != want {
-		t.Errorf("discover over a lookalike in a file = exit %d, stderr %q; want 2 and %q", code, stderr, want)
 	}
 }
