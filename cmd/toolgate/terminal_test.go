@@ -156,8 +156,16 @@ func TestMCPApproveWritesNoTerminalControls(t *testing.T) {
 		t.Fatalf("mcp approve = %d, %s", code, stderr)
 	}
 	hostiletest.CheckTerminal(t, "stdout", stdout)
-	var a map[string]any
+	// Escaped for the terminal, the JSON still means what the model sent.
+	var a struct {
+		Arguments struct {
+			TransactionID string `json:"transaction_id"`
+		} `json:"arguments"`
+	}
 	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
 		t.Fatalf("mcp approve printed no JSON: %v: %s", err, stdout)
+	}
+	if want := "tx-1 \u009b31m\u202e\u007f"; a.Arguments.TransactionID != want {
+		t.Errorf("printed transaction_id %q, want %q", a.Arguments.TransactionID, want)
 	}
 }
