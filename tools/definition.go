@@ -132,8 +132,9 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 	switch {
 	case strings.TrimSpace(name) == "":
 		return fail("name", `"name" is empty`)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
-		return fail("name", "name %q contains control characters or invalid UTF-8", name)
+	}
+	if err := checkName(name); err != nil {
+		return fail("name", "%v", err)
 	}
 	for _, s := range def.Scopes {
 		if strings.TrimSpace(s) == "" {

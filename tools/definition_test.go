@@ -77,7 +77,7 @@ func TestDefineErrors(t *testing.T) {
 		{"bad namespace", "a/b", Definition{Name: "x"}, "",
 			`tools: invalid tool: invalid namespace "a/b": must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`},
 		{"blank name", "ns", Definition{Name: " "}, "name", `tools: invalid tool " ": "name" is empty`},
-		{"control character", "ns", Definition{Name: "a\nb"}, "name", `tools: invalid tool "a\nb": name "a\nb" contains control characters or invalid UTF-8`},
+		{"control character", "ns", Definition{Name: "a\nb"}, "name", `tools: invalid tool "a\nb": tool name "a\nb": character 2 is U+000A, a control character`},
 		{"blank scope", "ns", Definition{Name: "a", Scopes: []string{"x", " "}}, "scopes", `tools: invalid tool "a": "scopes" holds an empty scope`},
 		{"contradicting risk", "ns", Definition{Name: "a", Irreversible: true, Annotations: &Annotations{ReadOnlyHint: true}}, "read_only",
 			`tools: invalid tool "a": "read_only" and "irreversible" contradict each other`},

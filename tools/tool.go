@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -103,17 +102,23 @@ var namespacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 var ErrInvalidTool = errors.New("tools: invalid tool")
 
 // Validate checks the tool's identity and card: the ID is "<namespace>/<name>"
-// with a non-empty name and a namespace of letters, digits, '_', '.' and '-';
+// with a namespace of letters, digits, '_', '.' and '-' and a name of
+// printable ASCII with no space at either end (a name outside ASCII could
+// pass for another tool's: a Cyrillic "а", a zero width or bidirectional
+// character; the error shows it escaped, with its position);
 // Card.Name matches the ID; the input schema, when present, is a JSON object.
 func (t *Tool) Validate() error {
 	ns, name, ok := strings.Cut(t.ID, "/")
+	nameErr := checkName(name)
 	switch {
 	case !ok:
 		return fmt.Errorf("%w %q: ID must be <namespace>/<name>", ErrInvalidTool, t.ID)
 	case !namespacePattern.MatchString(ns):
 		return fmt.Errorf("%w %q: namespace %q must match %s", ErrInvalidTool, t.ID, ns, namespacePattern)
-	case strings.TrimSpace(name) == "" || strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("%w %q: name is empty or contains control characters", ErrInvalidTool, t.ID)
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("%w %q: name is empty", ErrInvalidTool, t.ID)
+	case nameErr != nil:
+		return fmt.Errorf("%w %q: %v", ErrInvalidTool, t.ID, nameErr)
 	case t.Card.Name != name:
 		return fmt.Errorf("%w %q: card name %q differs from the ID's name %q", ErrInvalidTool, t.ID, t.Card.Name, name)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -106,7 +107,7 @@ func (c *cardFlags) check(snap *tools.Snapshot) {
 // warn prints each entry not applied, one line each, prefixed by prog.
 func (c *cardFlags) warn(stderr io.Writer, prog string) {
 	for _, p := range c.problems {
-		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, p)
+		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, termtext.Line(p.String()))
 	}
 }
 
@@ -184,7 +185,7 @@ func runCardsHash(ctx context.Context, sub string, args []string, stdout, stderr
 	snap := reg.Snapshot()
 	if sub == "check" {
 		for _, p := range src.cards.problems {
-			fmt.Fprintln(stdout, p)
+			fmt.Fprintln(stdout, termtext.Line(p.String()))
 		}
 		fmt.Fprintf(stdout, "%d entries; %d cards changed; %d not applied\n", src.cards.ov.Len(), src.cards.changed, len(src.cards.problems))
 		if len(src.cards.problems) > 0 {

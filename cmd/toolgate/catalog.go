@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/mcp"
@@ -30,6 +31,9 @@ type catalogSources struct {
 	metrics prometheus.Registerer
 	// upstreams are the servers load connected.
 	upstreams []*mcp.Upstream
+	// rejected holds the upstream tools the catalog rules left out (a
+	// lookalike name, say), from load; warnRejected reports them.
+	rejected []error
 }
 
 // catalogFlagSet is the flag set of the catalog command name, with the
@@ -77,7 +81,18 @@ func (c *catalogSources) open(ctx context.Context, log *slog.Logger, stderr io.W
 		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 		return nil, nil, false
 	}
+	c.warnRejected(stderr, prog)
 	return reg, closeUpstreams, true
+}
+
+// warnRejected prints, one line each prefixed by prog, the upstream tools
+// load left out. A catalog file's bad line stops the command (its author
+// can fix it); an upstream's bad tool costs only itself, since the server
+// is not the operator's to fix, but it is never dropped silently.
+func (c *catalogSources) warnRejected(stderr io.Writer, prog string) {
+	for _, err := range c.rejected {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, termtext.Line(err.Error()))
+	}
 }
 
 // load builds a registry from every source. The returned close function
@@ -116,6 +131,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 			return nil, nil, err
 		}
 		ups = append(ups, u)
+		c.rejected = append(c.rejected, u.Status().Rejected...)
 	}
 	c.upstreams = ups
 	c.cards.check(reg.Snapshot())

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -110,7 +111,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "RANK\tTOOL\tSCORE\tSUMMARY\n")
 		for i, c := range sl.Candidates {
-			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", i+1, c.Tool.ID, c.Score, truncate(c.Tool.Card.Summary, 70))
+			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", i+1, termtext.Line(c.Tool.ID), c.Score, truncate(termtext.Line(c.Tool.Card.Summary), 70))
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "\n%d of %d authorized tools; shortlist %d tokens vs %d for the whole catalog; confidence %.2f",

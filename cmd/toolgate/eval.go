@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/internal/report"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -175,7 +176,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			}
 			sort.Strings(keys)
 			for _, key := range keys {
-				fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\n", key, g.m[key].Queries, g.m[key].RecallAt5, g.m[key].MRR)
+				fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\n", termtext.Line(key), g.m[key].Queries, g.m[key].RecallAt5, g.m[key].MRR)
 			}
 			tw.Flush()
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/catalog"
@@ -126,7 +127,7 @@ func grammarEnvelope(files, cardFiles []string, sel, format string, opts *gramma
 	}
 	all, rep := ov.Apply(all)
 	for _, p := range rep.Problems() {
-		fmt.Fprintf(stderr, "toolgate grammar: warning: %s\n", p)
+		fmt.Fprintf(stderr, "toolgate grammar: warning: %s\n", termtext.Line(p.String()))
 	}
 	picked, err := selectTools(all, sel)
 	if err != nil {
@@ -160,7 +161,7 @@ func grammarEnvelope(files, cardFiles []string, sel, format string, opts *gramma
 		printRelaxations(stderr, name+": ", res.Relaxations[name])
 	}
 	for _, x := range res.Excluded {
-		fmt.Fprintf(stderr, "%s: excluded: %s\n", x.Name, oneLineErr(x.Err))
+		fmt.Fprintf(stderr, "%s: excluded: %s\n", termtext.Line(x.Name), termtext.Line(oneLineErr(x.Err)))
 	}
 	// Bounds the grammar adds where the schemas set none (the envelope's
 	// own under "envelope").
@@ -217,9 +218,12 @@ func selectTools(all []tools.Tool, sel string) ([]tools.Tool, error) {
 	return out, nil
 }
 
+// printRelaxations writes one "POINTER<TAB>KEYWORD<TAB>REASON" line per
+// relaxation; a pointer holds the schema's property names, escaped so
+// that none can break its line or its columns.
 func printRelaxations(w io.Writer, prefix string, rs []grammar.Relaxation) {
 	for _, r := range rs {
-		fmt.Fprintf(w, "%s%s\n", prefix, r)
+		fmt.Fprintf(w, "%s#%s\t%s\t%s\n", termtext.Line(prefix), termtext.Line(r.Pointer), termtext.Line(r.Keyword), termtext.Line(r.Reason))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 // helps holds the usage of every flag set, by its name (the command's, or
@@ -75,9 +76,10 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 }
 
 // fail writes err as the one-line reason of a usage or input error,
-// "PROG: err", on stderr and returns exitUsage.
+// "PROG: err", on stderr and returns exitUsage. The reason may quote a
+// catalog or a server: termtext.Line keeps it to one line.
 func fail(stderr io.Writer, prog string, err error) int {
-	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	fmt.Fprintf(stderr, "%s: %s\n", prog, termtext.Line(err.Error()))
 	return exitUsage
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/toolgate/toolgate/internal/report"
+	"github.com/toolgate/toolgate/internal/termtext"
 
 	"context"
 	"errors"
@@ -62,6 +63,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeUpstreams()
+	src.warnRejected(stderr, prog)
 	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, opts)
@@ -102,7 +104,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		}
 	} else {
 		for _, f := range findings {
-			fmt.Fprintln(stdout, f)
+			fmt.Fprintln(stdout, termtext.Line(f.String()))
 		}
 		if fixed != nil {
 			fmt.Fprintf(stdout, "card overlays fixed %s\n", fixedList(fixed))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/sqliteutil"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -80,7 +81,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "\nTENANT\tTOOL\tMISSES\tPRINCIPALS\tMOST MISSED REQUEST\n")
 			for _, t := range byTool {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", t.Tenant, t.Tool, t.Count, t.Principals,
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", termtext.Line(t.Tenant), termtext.Line(t.Tool), t.Count, t.Principals,
 					truncate(fmt.Sprintf("%q ×%d", t.Queries[0].Query, t.Queries[0].Count), 70))
 			}
 			tw.Flush()

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 // Exit codes, part of the CLI contract.
@@ -53,7 +54,19 @@ func main() {
 	os.Exit(code)
 }
 
+// run is the program: it sends everything a command writes through
+// termtext, so that no text from a catalog, a server, a tool or a model
+// reaches the terminal as controls (security invariant 10). JSON keeps its
+// meaning through it; the MCP protocol of "mcp serve" on stdout bypasses it
+// (termtext.Raw).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out, errOut := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	return dispatch(ctx, args, stdin, out, errOut)
+}
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "toolgate: no command (want one of %s); see \"toolgate help\"\n", strings.Join(commandNames(), ", "))
 		return exitUsage

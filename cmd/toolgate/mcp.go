@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
@@ -140,7 +141,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		if err != nil {
 			return fail(stderr, serveProg, err)
 		}
-		if err := srv.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		if err := srv.ServeStdio(ctx, stdin, termtext.Raw(stdout)); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "%s: %v\n", serveProg, err)
 			return exitNegative
 		}

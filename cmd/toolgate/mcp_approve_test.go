@@ -22,6 +22,12 @@ import (
 // function that sends the same call again.
 func heldCall(t *testing.T, dir string) (string, func() error, *int) {
 	t.Helper()
+	return heldCallWith(t, dir, json.RawMessage(`{"transaction_id":"tx-1"}`))
+}
+
+// heldCallWith is heldCall with the call's arguments.
+func heldCallWith(t *testing.T, dir string, args json.RawMessage) (string, func() error, *int) {
+	t.Helper()
 	runs := new(int)
 	refund, err := tools.NewFunc("bank/issue_full_refund", tools.Card{Summary: "Refund a whole transaction", Irreversible: true},
 		func(_ context.Context, in struct {
@@ -48,7 +54,7 @@ func heldCall(t *testing.T, dir string) (string, func() error, *int) {
 			t.Fatal(err)
 		}
 		_, err = gw.Execute(t.Context(), gateway.Call{Principal: tools.Principal{ID: "alice", Tenant: "acme"},
-			SessionID: "mcp-TEST", Step: 1, Tool: "bank/issue_full_refund", Arguments: json.RawMessage(`{"transaction_id":"tx-1"}`)})
+			SessionID: "mcp-TEST", Step: 1, Tool: "bank/issue_full_refund", Arguments: args})
 		return err
 	}
 	var ge *gateway.Error

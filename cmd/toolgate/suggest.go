@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -91,7 +92,9 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 			todo = append(todo, t)
 		}
 	}
-	tty := isTerminal(stderr)
+	// The progress line is the program's own terminal codes: it goes to
+	// the terminal itself, the tool's ID escaped.
+	tty, progress := isTerminal(termtext.Raw(stderr)), termtext.Raw(stderr)
 	var names []string
 	for _, t := range snap.Tools() {
 		names = append(names, t.ID)
@@ -100,7 +103,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	failed := 0
 	for i, t := range todo {
 		if tty {
-			fmt.Fprintf(stderr, "\r\033[K[%d/%d] %s", i+1, len(todo), t.ID)
+			fmt.Fprintf(progress, "\r\033[K[%d/%d] %s", i+1, len(todo), termtext.Line(t.ID))
 		}
 		e, err := runtime.SuggestCard(ctx, b, t, sibling[t.ID], opts)
 		if err != nil {
@@ -133,7 +136,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	if tty {
-		fmt.Fprint(stderr, "\r\033[K")
+		fmt.Fprint(progress, "\r\033[K")
 	}
 	fmt.Fprintf(stderr, "%s: %d entries kept from %s (%d stale dropped), %d suggested, %d failed; review before use\n", prog, len(kept), *outPath, stale, len(todo)-failed, failed)
 	if failed > 0 {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/anthropic"
@@ -483,7 +484,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	if ov != nil {
 		// Stale and unknown entries, once every tool is registered.
 		for _, p := range ov.Check(snap).Problems() {
-			fmt.Fprintf(w, "warning: %s\n", p)
+			fmt.Fprintf(w, "warning: %s\n", termtext.Line(p.String()))
 		}
 	}
 	view := snap.Authorize(cfg.principal)
@@ -608,7 +609,10 @@ func orNone(s string) string {
 // cfg.approver.
 func chatApprover(cfg *chatConfig, in *lineReader, w io.Writer) runtime.Approver {
 	return runtime.ApproverFunc(func(ctx context.Context, req runtime.ApprovalRequest) (tools.Principal, bool, error) {
-		fmt.Fprintf(w, "  approval needed: %s asks %s %s\n    %s\n", req.Principal.ID, req.Tool, req.Arguments, req.Reason)
+		// A human decides on this line: nothing the model wrote may
+		// rewrite it (a "\r" or a bidi control in the arguments).
+		fmt.Fprintf(w, "  approval needed: %s asks %s %s\n    %s\n", termtext.Line(req.Principal.ID), termtext.Line(req.Tool),
+			termtext.Line(string(req.Arguments)), termtext.Line(req.Reason))
 		if cfg.approve == "never" {
 			fmt.Fprintln(w, "    declined (--approve never)")
 			return tools.Principal{}, false, nil
@@ -685,7 +689,7 @@ func (p *stepPrinter) turn(ctx context.Context, sess *runtime.Session, input str
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(p.w, turn.Answer)
+	fmt.Fprintln(p.w, termtext.Text(turn.Answer))
 	if p.verbose {
 		fmt.Fprintf(p.w, "  (%d steps, %d calls; tokens: prompt %d, completion %d, tool definitions %d)\n",
 			turn.Steps, len(turn.Calls), turn.Usage.PromptTokens, turn.Usage.CompletionTokens, turn.Usage.ToolDefinitionTokens)
@@ -698,14 +702,14 @@ func (p *stepPrinter) observe(e runtime.Event) {
 	case runtime.EventShortlist:
 		names := make([]string, len(e.Tools))
 		for i, id := range e.Tools {
-			names[i] = id[strings.IndexByte(id, '/')+1:]
+			names[i] = termtext.Line(id[strings.IndexByte(id, '/')+1:])
 		}
 		fmt.Fprintf(p.w, "  step %d: %d of %d tools shown, %d of %d tokens: %s\n", e.Step, len(e.Tools), e.Authorized,
 			e.ShortlistTokens, e.CatalogTokens, strings.Join(names, ", "))
 		if p.verbose && e.Shortlist != nil {
 			fmt.Fprintf(p.w, "    strategy %s; scores:", e.Strategy)
 			for _, c := range e.Shortlist.Candidates {
-				fmt.Fprintf(p.w, " %s %.3f", c.Tool.ID, c.Score)
+				fmt.Fprintf(p.w, " %s %.3f", termtext.Line(c.Tool.ID), c.Score)
 			}
 			fmt.Fprintln(p.w)
 		}
@@ -730,17 +734,17 @@ func (p *stepPrinter) observe(e runtime.Event) {
 				data, _ := json.Marshal(e.Response.Calls)
 				raw = string(data)
 			}
-			fmt.Fprintf(p.w, "    model: %s\n", raw)
+			fmt.Fprintf(p.w, "    model: %s\n", termtext.Line(raw))
 		}
 	case runtime.EventFindTools:
-		fmt.Fprintf(p.w, "  step %d: find_tools %q found %s\n", e.Step, e.Query, strings.Join(e.Found, ", "))
+		fmt.Fprintf(p.w, "  step %d: find_tools %q found %s\n", e.Step, e.Query, termtext.Line(strings.Join(e.Found, ", ")))
 	case runtime.EventApproval:
-		fmt.Fprintf(p.w, "  step %d: approval %s: approved=%v\n", e.Step, e.Approval.ApprovalID, e.Approved)
+		fmt.Fprintf(p.w, "  step %d: approval %s: approved=%v\n", e.Step, termtext.Line(e.Approval.ApprovalID), e.Approved)
 	case runtime.EventRepeatedCall:
 		if e.Repeat == runtime.RepeatRefused {
-			fmt.Fprintf(p.w, "  step %d: call %s %s not executed again: it already succeeded at step %d\n", e.Step, e.Tool, e.Arguments, e.RepeatOf)
+			fmt.Fprintf(p.w, "  step %d: call %s %s not executed again: it already succeeded at step %d\n", e.Step, termtext.Line(e.Tool), termtext.Line(string(e.Arguments)), e.RepeatOf)
 		} else {
-			fmt.Fprintf(p.w, "  step %d: call %s %s repeats step %d's (%s)\n", e.Step, e.Tool, e.Arguments, e.RepeatOf, e.Repeat)
+			fmt.Fprintf(p.w, "  step %d: call %s %s repeats step %d's (%s)\n", e.Step, termtext.Line(e.Tool), termtext.Line(string(e.Arguments)), e.RepeatOf, e.Repeat)
 		}
 	case runtime.EventCall:
 		outcome := "ok " + string(e.Result)
@@ -755,6 +759,6 @@ func (p *stepPrinter) observe(e runtime.Event) {
 				outcome = "failed: " + e.Err.Error()
 			}
 		}
-		fmt.Fprintf(p.w, "  step %d: call %s %s -> %s\n", e.Step, e.Tool, e.Arguments, outcome)
+		fmt.Fprintf(p.w, "  step %d: call %s %s -> %s\n", e.Step, termtext.Line(e.Tool), termtext.Line(string(e.Arguments)), termtext.Line(outcome))
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
 )
 
 const (
@@ -49,7 +50,17 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is the program: everything a command writes goes through termtext,
+// so that no text from a catalog, a server, a tool or a model reaches the
+// terminal as controls (security invariant 10).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out, errOut := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	return dispatch(ctx, args, out, errOut)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := ""
 	if len(args) > 0 && !cli.IsHelpFlag(args[0]) {
 		name, args = args[0], args[1:]

@@ -145,7 +145,8 @@ func LoadAll(specs ...string) ([]tools.Tool, error) {
 //
 // Every problem is an *Error "FILE:LINE: reason", LINE being where the
 // offending object starts: invalid JSON, a duplicate member name at any
-// depth, a missing or non-string name, a name with control characters, a
+// depth, a missing or non-string name, a name outside printable ASCII or
+// with a space at an end (tools.Define: a lookalike of another name), a
 // member of the wrong type, an input schema tools.CheckInputSchema
 // refuses, a duplicate ID, a file over MaxFileBytes. Parse loses nothing
 // already accepted: it returns every good tool, in file order, plus an

@@ -63,7 +63,12 @@ func TestParseErrors(t *testing.T) {
 		{"name with control character",
 			"{\"name\":\"a\\u0007b\"}\n",
 			nil,
-			`cat.jsonl:1: name "a\ab" contains control characters or invalid UTF-8`},
+			`cat.jsonl:1: tool name "a\ab": character 2 is U+0007, a control character`},
+		{"lookalike name",
+			"{\"name\":\"transfer_funds\"}\n{\"name\":\"tr\u0430nsfer_funds\"}\n{\"name\":\"get_balance\u202e\"}\n",
+			[]string{"ns/transfer_funds"},
+			`cat.jsonl:2: tool name "tr\u0430nsfer_funds": character 3 is U+0430 CYRILLIC SMALL LETTER A, not printable ASCII: it could pass for another tool's name` + "\n" +
+				`cat.jsonl:3: tool name "get_balance\u202e": character 12 is U+202E RIGHT-TO-LEFT OVERRIDE, not printable ASCII: it could pass for another tool's name`},
 		{"line not an object",
 			"{\"name\":\"a\"}\n[1]\n\"b\"\n",
 			[]string{"ns/a"},

@@ -111,6 +111,12 @@ type Status struct {
 	Tools      int
 	Reconnects int
 	LastError  error
+	// Rejected holds, for each tool of the last listing that the catalog
+	// rules refused (tools.Define: a lookalike name, an invalid schema),
+	// why it was left out, as "mcp: SERVER: tool left out: reason"; nil when
+	// every tool was registered. One bad tool costs only itself: the
+	// server's other tools are registered, and the refusal is logged too.
+	Rejected []error
 }
 
 // Upstream is one connected MCP server whose tools live in a Registry under
@@ -131,6 +137,7 @@ type Upstream struct {
 	mu         sync.Mutex
 	session    *sdk.ClientSession
 	ntools     int
+	rejected   []error
 	reconnects int
 	lastErr    error
 	closed     bool
@@ -285,11 +292,11 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 		u.mu.Unlock()
 		listed = v.Accepted
 	}
-	ts, err := u.convert(listed)
-	if err != nil {
+	ts, rejected := u.convert(listed)
+	for _, err := range rejected {
 		// A tool the catalog rules reject is reported and left out; the
 		// others are still registered.
-		u.opts.Logger.Warn("mcp: rejected tools", "server", u.cfg.Name, "err", err)
+		u.opts.Logger.Warn("mcp: rejected tool", "server", u.cfg.Name, "err", err)
 	}
 	if u.opts.Transform != nil {
 		ts = u.opts.Transform(ts)
@@ -297,12 +304,12 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 	// Status reflects the new list before the registry publishes it, so a
 	// reader woken by the registry never sees a stale count.
 	u.mu.Lock()
-	prev := u.ntools
-	u.ntools = len(ts)
+	prev, prevRejected := u.ntools, u.rejected
+	u.ntools, u.rejected = len(ts), rejected
 	u.mu.Unlock()
 	if err := u.reg.ReplaceNamespace(u.cfg.Name, ts); err != nil {
 		u.mu.Lock()
-		u.ntools = prev
+		u.ntools, u.rejected = prev, prevRejected
 		u.mu.Unlock()
 		return err
 	}
@@ -316,14 +323,14 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 // tools.DefineAll, the rules every tool's card follows (summary from the
 // description, risk from the annotations, schema checks), then applies the
 // configured scopes and overrides. A tool the rules reject is left out and
-// reported in the joined error; the others are returned.
-func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, error) {
+// reported, one error each; the others are returned.
+func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 	defs := make([]tools.Definition, 0, len(listed))
 	var errs []error
 	for _, t := range listed {
 		d, err := definition(t)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("mcp: %s: tool %q: %w", u.cfg.Name, t.Name, err))
+			errs = append(errs, fmt.Errorf("mcp: %s: tool left out: %+q: %w", u.cfg.Name, t.Name, err))
 			continue
 		}
 		defs = append(defs, d)
@@ -332,7 +339,7 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, error) {
 	ts := make([]tools.Tool, 0, len(defined))
 	for i, t := range defined {
 		if derrs[i] != nil {
-			errs = append(errs, fmt.Errorf("mcp: %s: %w", u.cfg.Name, derrs[i]))
+			errs = append(errs, &rejectedError{server: u.cfg.Name, err: derrs[i]})
 			continue
 		}
 		name := t.Name()
@@ -343,8 +350,31 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, error) {
 		t.Handler = u.handler(name)
 		ts = append(ts, t)
 	}
-	return ts, errors.Join(errs...)
+	return ts, errs
 }
+
+// rejectedError is a tool of an upstream's listing that tools.Define
+// refused: "mcp: SERVER: tool left out: REASON", the reason as a catalog
+// file states it (for a name, the name escaped and the offending
+// character).
+type rejectedError struct {
+	server string
+	err    error
+}
+
+func (e *rejectedError) Error() string {
+	reason := e.err.Error()
+	var de *tools.DefinitionError
+	if errors.As(e.err, &de) {
+		reason = de.Reason
+		if de.Field != "name" && de.Field != "id" {
+			reason = fmt.Sprintf("%+q: %s", de.Name, de.Reason)
+		}
+	}
+	return fmt.Sprintf("mcp: %s: tool left out: %s", e.server, reason)
+}
+
+func (e *rejectedError) Unwrap() error { return e.err }
 
 // definition states an SDK tool as a tools.Definition: its name, title,
 // description, input schema and annotations (an absent destructiveHint or
@@ -521,7 +551,8 @@ func (u *Upstream) fail(err error) {
 func (u *Upstream) Status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return Status{Server: u.cfg.Name, Connected: u.session != nil, Tools: u.ntools, Reconnects: u.reconnects, LastError: u.lastErr}
+	return Status{Server: u.cfg.Name, Connected: u.session != nil, Tools: u.ntools, Reconnects: u.reconnects, LastError: u.lastErr,
+		Rejected: slices.Clone(u.rejected)}
 }
 
 // Quarantined returns the tools the last listing quarantined (see
