@@ -309,3 +309,62 @@ func TestChatHostedRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestChatHostedResponsesNamespaces: with the demo catalog offered
+// (--offer-unconnected), the Responses API gets alice's 108 tools as
+// deferred functions grouped in one namespace per MCP server, and the
+// refund tool in none.
+func TestChatHostedResponsesNamespaces(t *testing.T) {
+	f := &hostedFake{}
+	srv := f.serve(t, "/v1/responses", "Bearer sk-test", func(_ int, w http.ResponseWriter) {
+		io.WriteString(w, responsesReply(`[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello.","annotations":[]}]}]`))
+	})
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "openai", "--api", "responses", "--offer-unconnected", "--once", "hello")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	checkHostedFunctions(t, f.bodies[0]["tools"], 108)
+	if strings.Contains(f.raw[0], "issue_full_refund") {
+		t.Error("the request names the refund tool alice may not use")
+	}
+}
+
+// checkHostedFunctions asserts a Responses tools array: the tool search
+// first, then namespaces only, each named once, holding want deferred
+// functions in all.
+func checkHostedFunctions(t *testing.T, raw json.RawMessage, want int) {
+	t.Helper()
+	var tools []struct {
+		Type  string `json:"type"`
+		Name  string `json:"name"`
+		Tools []struct {
+			Defer bool `json:"defer_loading"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) < 2 || tools[0].Type != "tool_search" {
+		t.Fatalf("tools = %s, want the tool search first", raw)
+	}
+	var names []string
+	functions := 0
+	for _, tool := range tools[1:] {
+		if tool.Type != "namespace" || slices.Contains(names, tool.Name) {
+			t.Errorf("tool %s %s: want namespaces only, each once", tool.Type, tool.Name)
+		}
+		names = append(names, tool.Name)
+		for _, fn := range tool.Tools {
+			functions++
+			if !fn.Defer {
+				t.Errorf("a function of namespace %s is not deferred", tool.Name)
+			}
+		}
+	}
+	if functions != want {
+		t.Errorf("%d deferred functions in namespaces %v, want %d", functions, names, want)
+	}
+	t.Logf("namespaces: %v", names)
+}
