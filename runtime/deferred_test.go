@@ -56,12 +56,6 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		`,"stop_reason":"`+stop+`","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":400,"cache_creation_input_tokens":0}}`)
 }
 
-// TestDeferredLoading runs a turn in deferred mode over the real Anthropic
-// backend and a wire-level fake: every authorized tool is deferred in every
-// request and the unauthorized one in none, the step's shortlist arrives as
-// a search answered with tool_reference blocks, the model calls a
-// referenced tool through the gateway, and the tools and system prompt (the
-// cached prefix) are byte-identical from one request to the next.
 // realMCPTools is the 105 tools of the 8 real MCP servers committed with
 // the transfer example.
 func realMCPTools(t testing.TB) []tools.Tool {
@@ -73,7 +67,10 @@ func realMCPTools(t testing.TB) []tools.Tool {
 	return ts
 }
 
-func TestDeferredLoading(t *testing.T) {
+// deferredRegistry holds three bank tools (the refund one needs
+// billing:admin), an unscoped weather tool and real, the real MCP tools.
+func deferredRegistry(t *testing.T, real []tools.Tool) *tools.Registry {
+	t.Helper()
 	handler := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"account":"ACC-00001","balance":"1000.00"}`), nil
 	}
@@ -88,10 +85,21 @@ func TestDeferredLoading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := realMCPTools(t)
 	if err := reg.Add(real...); err != nil {
 		t.Fatal(err)
 	}
+	return reg
+}
+
+// TestDeferredLoading runs a turn in deferred mode over the real Anthropic
+// backend and a wire-level fake: every authorized tool is deferred in every
+// request and the unauthorized one in none, the step's shortlist arrives as
+// a search answered with tool_reference blocks, the model calls a
+// referenced tool through the gateway, and the tools and system prompt (the
+// cached prefix) are byte-identical from one request to the next.
+func TestDeferredLoading(t *testing.T) {
+	real := realMCPTools(t)
+	reg := deferredRegistry(t, real)
 	fake := &messagesServer{replies: []string{
 		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
 		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
@@ -187,20 +195,7 @@ func TestDeferredLoading(t *testing.T) {
 // no tool reference), reports it once (EventDeferredOff), and stays so for
 // its next turn.
 func TestDeferredRefusedFallsBack(t *testing.T) {
-	handler := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
-		return json.RawMessage(`{"account":"ACC-00001","balance":"1000.00"}`), nil
-	}
-	schema := json.RawMessage(`{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}`)
-	reg := tools.NewRegistry()
-	if err := reg.Add(
-		tools.Tool{ID: "bank/get_balance", Card: tools.Card{Name: "get_balance", Summary: "Get the balance of a bank account", Scopes: []string{"accounts:read"}, ReadOnly: true}, InputSchema: schema, Handler: handler},
-		tools.Tool{ID: "bank/issue_full_refund", Card: tools.Card{Name: "issue_full_refund", Summary: "Refund a payment in full", Scopes: []string{"billing:admin"}, Irreversible: true}, InputSchema: schema, Handler: handler},
-	); err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Add(realMCPTools(t)...); err != nil {
-		t.Fatal(err)
-	}
+	reg := deferredRegistry(t, realMCPTools(t))
 	fake := &messagesServer{noDefer: true, replies: []string{
 		`(refused)|`,
 		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,

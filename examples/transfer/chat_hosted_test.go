@@ -28,6 +28,26 @@ import (
 // hostedTurns is what alice asks, one turn a line.
 const hostedTurns = "what is the balance of ACC-00001?\nand its transactions?\nexit\n"
 
+// hostedOutput is what chat prints of the two turns, whatever the API:
+// the model's search, the calls through the gateway and the answers.
+var hostedOutput = []string{
+	`find_tools "select:get_balance" found bank/get_balance`,
+	`call bank/get_balance {"account":"ACC-00001"} -> ok`,
+	"ACC-00001 holds 1000.00 USD.",
+	`call bank/list_transactions {"account":"ACC-00001","limit":5} -> ok`,
+	"No transactions yet.",
+}
+
+// outputHas reports each of wants that out lacks.
+func outputHas(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // hostedFake is an httptest server for one API: it records each request
 // body and answers the i-th request with reply(i, body).
 type hostedFake struct {
@@ -119,18 +139,8 @@ func TestChatHostedAnthropic(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("chat = %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	for _, want := range []string{
-		"backend anthropic (claude-sonnet-4-5, native mode)",
-		`find_tools "select:get_balance" found bank/get_balance`,
-		`call bank/get_balance {"account":"ACC-00001"} -> ok`,
-		"ACC-00001 holds 1000.00 USD.",
-		`call bank/list_transactions {"account":"ACC-00001","limit":5} -> ok`,
-		"No transactions yet.",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	outputHas(t, out, hostedOutput...)
+	outputHas(t, out, "backend anthropic (claude-sonnet-4-5, native mode)")
 	checkHosted(t, f, len(replies), "tools", "system", "model", "tool_choice")
 	growing(t, f, "messages")
 
@@ -198,18 +208,8 @@ func TestChatHostedResponses(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("chat = %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	for _, want := range []string{
-		"backend openai (Responses API) (gpt-5.4, native mode)",
-		`find_tools "select:get_balance" found bank/get_balance`,
-		`call bank/get_balance {"account":"ACC-00001"} -> ok`,
-		"ACC-00001 holds 1000.00 USD.",
-		`call bank/list_transactions {"account":"ACC-00001","limit":5} -> ok`,
-		"No transactions yet.",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	outputHas(t, out, hostedOutput...)
+	outputHas(t, out, "backend openai (Responses API) (gpt-5.4, native mode)")
 	checkHosted(t, f, len(replies), "tools", "instructions", "model", "store", "parallel_tool_calls")
 	growing(t, f, "input")
 
@@ -297,9 +297,7 @@ func TestChatHostedRefused(t *testing.T) {
 	if strings.Count(out, "warning:") != 1 || !strings.Contains(out, warning) {
 		t.Errorf("output = %s\nwant the one warning %q", out, warning)
 	}
-	if !strings.Contains(out, `call bank/get_balance {"account":"ACC-00001"} -> ok`) || !strings.Contains(out, "ACC-00001 holds 1000.00 USD.") {
-		t.Errorf("output lacks the call or the answer:\n%s", out)
-	}
+	outputHas(t, out, `call bank/get_balance {"account":"ACC-00001"} -> ok`, "ACC-00001 holds 1000.00 USD.")
 	if len(f.raw) != 3 {
 		t.Fatalf("%d requests, want the refused one and 2 more", len(f.raw))
 	}

@@ -314,8 +314,8 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 			if searchCalls[m.ToolCallID] {
 				var loaded []llm.ToolSpec
 				for _, name := range m.ToolReferences {
-					if i := slices.IndexFunc(req.Deferred, func(d llm.ToolSpec) bool { return d.Name == name }); i >= 0 {
-						loaded = append(loaded, req.Deferred[i])
+					if d, ok := deferredTool(req.Deferred, name); ok {
+						loaded = append(loaded, d)
 					}
 				}
 				out := inputItem{Type: "tool_search_output", CallID: m.ToolCallID, Execution: "client", Status: "completed", Tools: []functionTool{}}
@@ -385,13 +385,19 @@ func namespaceDescription(ns string, all []llm.ToolSpec) string {
 	return fmt.Sprintf("Tools of %s, loaded by tool_search: %s.", ns, strings.Join(names, ", "))
 }
 
+// deferredTool returns the deferred tool named name.
+func deferredTool(deferred []llm.ToolSpec, name string) (llm.ToolSpec, bool) {
+	if i := slices.IndexFunc(deferred, func(d llm.ToolSpec) bool { return d.Name == name }); i >= 0 {
+		return deferred[i], true
+	}
+	return llm.ToolSpec{}, false
+}
+
 // namespaceOf is the Namespace of the deferred tool named name, "" when
 // there is none.
 func namespaceOf(deferred []llm.ToolSpec, name string) string {
-	if i := slices.IndexFunc(deferred, func(d llm.ToolSpec) bool { return d.Name == name }); i >= 0 {
-		return deferred[i].Namespace
-	}
-	return ""
+	d, _ := deferredTool(deferred, name)
+	return d.Namespace
 }
 
 // responsesError maps openai-go's errors to llm's. A refusal of deferred
