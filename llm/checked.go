@@ -80,6 +80,8 @@ var _ Backend = (*CheckedBackend)(nil)
 //     honouring Retry-After, at most MaxRetries times;
 //   - a backend that rejects the constraint is a *ConstraintError, or,
 //     with AllowDowngrade, a logged downgrade to validated native tools;
+//     a refusal of deferred loading (ConstraintError.Deferred) is always
+//     returned: only the caller can resend without Request.Deferred;
 //   - a request without MaxTokens gets TokenBudget's, sized to its
 //     constraint (Options.MaxTokens bounds it), and a reply cut off there
 //     is repaired by asking for a shorter one, under the constraint
@@ -187,7 +189,7 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 			total = addUsage(total, resp.Usage)
 		}
 		var ce *ConstraintError
-		if errors.As(err, &ce) && c.opts.AllowDowngrade && !cur.Constraint.BestEffort {
+		if errors.As(err, &ce) && c.opts.AllowDowngrade && !cur.Constraint.BestEffort && !ce.Deferred {
 			downgrade = ce.Error()
 			c.opts.Logger.WarnContext(ctx, "llm: backend rejected the constraint; downgrading to validated native tools",
 				"backend", c.name, "mode", cur.Constraint.Mode.String(), "reason", ce.Message)

@@ -205,6 +205,7 @@ func TestRequestValidate(t *testing.T) {
 		{"long name", func(r *Request) { r.Tools[0].Name = strings.Repeat("a", 65) }},
 		{"duplicate", func(r *Request) { r.Tools = append(r.Tools, r.Tools[0]) }},
 		{"parameters not an object", func(r *Request) { r.Tools[0].Parameters = json.RawMessage(`[]`) }},
+		{"bad namespace", func(r *Request) { r.Tools[0].Namespace = "my server" }},
 		{"no envelope schema", func(r *Request) { r.Constraint.EnvelopeSchema = nil }},
 		{"grammar without GBNF", func(r *Request) { r.Constraint.Mode = ModeGrammar }},
 		{"unknown mode", func(r *Request) { r.Constraint.Mode = 9 }},

@@ -49,9 +49,17 @@ type ConstraintError struct {
 	// backend cannot take the mode at all.
 	Message string
 	Err     error
+	// Deferred reports that the server refused deferred loading
+	// (Request.Deferred: a model or API version without tool search or
+	// tool references), not the output constraint: the same request
+	// without Deferred, its shortlist as plain native tools, can succeed.
+	Deferred bool
 }
 
 func (e *ConstraintError) Error() string {
+	if e.Deferred {
+		return fmt.Sprintf("llm: %s rejected deferred tool loading: %s", e.Backend, e.Message)
+	}
 	return fmt.Sprintf("llm: %s rejected the %s constraint: %s", e.Backend, e.Mode, e.Message)
 }
 

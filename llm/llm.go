@@ -93,6 +93,12 @@ type ToolSpec struct {
 	// it as a client-executed tool_search tool; elsewhere it is a tool like
 	// the others.
 	Search bool
+	// Namespace, on a Request.Deferred tool, names the group it belongs to
+	// (its MCP server or tool namespace, e.g. "github"). Backends that
+	// group deferred tools send it as the group (OpenAI Responses'
+	// namespace tools); others ignore it. "" leaves the tool ungrouped;
+	// else it must match ^[a-zA-Z0-9_-]{1,64}$.
+	Namespace string
 }
 
 // Mode says how a request constrains the model's output.
@@ -354,6 +360,9 @@ func validateTools(field string, tools []ToolSpec, seen map[string]bool) error {
 		if len(t.StrictParameters) > 0 && !isJSONObject(t.StrictParameters) {
 			return fmt.Errorf("%w: %s[%d] (%s).StrictParameters is not a JSON object", ErrInvalidRequest, field, i, t.Name)
 		}
+		if t.Namespace != "" && !ValidToolName(t.Namespace) {
+			return fmt.Errorf("%w: %s[%d] (%s).Namespace %q does not match ^[a-zA-Z0-9_-]{1,64}$", ErrInvalidRequest, field, i, t.Name, t.Namespace)
+		}
 	}
 	return nil
 }
@@ -393,6 +402,30 @@ func (r *Request) Callable(name string) (ToolSpec, bool) {
 		}
 	}
 	return ToolSpec{}, false
+}
+
+// CallableNames returns the names a reply may call, in order: Tools, then
+// the Deferred tools the conversation has referenced. The search tool
+// (ToolSpec.Search) is left out: it finds tools, and some APIs show it
+// under a name of their own.
+func (r *Request) CallableNames() []string {
+	var names []string
+	for _, t := range r.Tools {
+		if !t.Search {
+			names = append(names, t.Name)
+		}
+	}
+	for _, t := range r.Deferred {
+		if r.referenced(t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// searches reports whether Tools holds the search tool of deferred loading.
+func (r *Request) searches() bool {
+	return slices.ContainsFunc(r.Tools, func(t ToolSpec) bool { return t.Search })
 }
 
 func (r *Request) referenced(name string) bool {

@@ -149,13 +149,21 @@ func callRequired(raw string) error {
 		Reason: "this step must call one of the available tools, not answer; call one"}
 }
 
+// unknownTool is the repair of a call of a tool the request does not
+// offer. It names what the model may call: the shortlist, and in deferred
+// loading the tools a search has loaded, not the search tool, which some
+// APIs show under another name (the Responses API's tool_search); it says
+// to search when there is a search.
 func unknownTool(req *Request, raw string) error {
 	avail := "none"
-	if len(req.Tools) > 0 {
-		avail = strings.Join(req.ToolNames(), ", ")
+	if names := req.CallableNames(); len(names) > 0 {
+		avail = strings.Join(names, ", ")
 	}
-	return &OutputError{Problem: ProblemUnknownTool, Raw: raw,
-		Reason: "the reply named a tool that is not available for this step; available tools: " + avail}
+	reason := "the reply named a tool that is not available for this step; available tools: " + avail
+	if req.searches() {
+		reason += "; search for the tool you need before calling it"
+	}
+	return &OutputError{Problem: ProblemUnknownTool, Raw: raw, Reason: reason}
 }
 
 func nativeRaw(m Message) string {

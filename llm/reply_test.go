@@ -70,3 +70,38 @@ func FuzzParseReply(f *testing.F) {
 		}
 	})
 }
+
+// TestUnknownToolReason: the repair of a call of a tool the request does
+// not offer names what may be called (the shortlist, and in deferred
+// loading the tools a search loaded), never the search tool, which an API
+// may show under another name, and says to search when there is a search.
+func TestUnknownToolReason(t *testing.T) {
+	obj := json.RawMessage(`{"type":"object"}`)
+	search := ToolSpec{Name: "find_tools", Search: true, Parameters: obj}
+	deferred := []ToolSpec{{Name: "get_balance", Parameters: obj}, {Name: "transfer_funds", Parameters: obj}}
+	loaded := Message{Role: RoleTool, ToolCallID: "s1", ToolReferences: []string{"get_balance"}}
+	const prefix = "the reply named a tool that is not available for this step; available tools: "
+	for _, tc := range []struct {
+		name     string
+		tools    []ToolSpec
+		deferred []ToolSpec
+		msgs     []Message
+		want     string
+	}{
+		{"shortlist", []ToolSpec{{Name: "get_balance", Parameters: obj}}, nil, nil, prefix + "get_balance"},
+		{"no tools", nil, nil, nil, prefix + "none"},
+		{"deferred, nothing loaded", []ToolSpec{search}, deferred, nil, prefix + "none; search for the tool you need before calling it"},
+		{"deferred, one loaded", []ToolSpec{search}, deferred, []Message{loaded}, prefix + "get_balance; search for the tool you need before calling it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := replyRequest(ModeNative)
+			req.Tools, req.Deferred = tc.tools, tc.deferred
+			req.Messages = append(req.Messages, tc.msgs...)
+			resp := &Response{Message: Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: "issue_full_refund", Arguments: json.RawMessage(`{}`)}}}}
+			var oe *OutputError
+			if err := ParseReply(req, resp); !errors.As(err, &oe) || oe.Problem != ProblemUnknownTool || oe.Reason != tc.want {
+				t.Errorf("ParseReply(call of issue_full_refund) = %v, want unknown_tool %q", err, tc.want)
+			}
+		})
+	}
+}

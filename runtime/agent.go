@@ -179,8 +179,13 @@ type Options struct {
 	// delivered the same way, as a search the runtime answers before the
 	// request, so the tools and the system prompt — the prompt cache's
 	// prefix — never change within a session. Unauthorized tools are never
-	// sent. Backends without deferred loading ignore Deferred; use it with
-	// llm/anthropic or openai.ResponsesBackend.
+	// sent. Each deferred tool carries its namespace (llm.ToolSpec.Namespace),
+	// which the Responses API groups by. Backends without deferred loading
+	// ignore Deferred; use it with llm/anthropic or openai.ResponsesBackend.
+	// When the backend refuses deferred loading (a model or API version
+	// without tool search: an *llm.ConstraintError with Deferred set), the
+	// session logs a warning, reports EventDeferredOff, and sends the step
+	// again, and every later one, with its shortlist as plain native tools.
 	Deferred bool
 	// TracerProvider receives the runtime's spans: "invoke_agent" per
 	// turn, "toolgate.discover" per search and "chat" per model request,

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/toolgate/toolgate/llm"
@@ -10,20 +12,33 @@ import (
 )
 
 // deferredState is what a session keeps for Options.Deferred: the
-// deferred specs of its view's snapshot and the tools already loaded by a
-// reference.
+// deferred specs of its view's snapshot, the tools already loaded by a
+// reference, and whether the backend refused deferred loading (off).
 type deferredState struct {
 	version uint64
 	specs   []llm.ToolSpec
 	loaded  map[string]bool // tool IDs a tool result has referenced
+	// off: the backend refused deferred loading (a model or API version
+	// without tool search); the session sends its shortlists as plain
+	// native tools from then on.
+	off bool
 }
 
-// deferTools makes req a deferred-loading request: find_tools alone is
-// loaded up front (the search tool), every authorized tool is deferred,
-// in the view's order, and the step's shortlisted tools that no result
-// has referenced yet are delivered as a search the runtime answers now.
-// The tools array and the system prompt are then the same at every step
-// of the session; what the step adds is appended to the conversation.
+// deferring reports whether the session's requests use deferred loading.
+func (s *Session) deferring() bool { return s.agent.opts.Deferred && !s.deferred.off }
+
+// deferredSearchNote is what a tool search's answer adds in deferred
+// loading. It names no search tool: Anthropic shows find_tools under its
+// name, the Responses API as its built-in tool_search.
+const deferredSearchNote = "the tools for this request; search again for others"
+
+// deferTools makes req a deferred-loading request: the search tool alone
+// is loaded up front, every authorized tool is deferred, in the view's
+// order, with its namespace (the Responses API groups by it), and the
+// step's shortlisted tools that no result has referenced yet are
+// delivered as a search the runtime answers now. The tools array and the
+// system prompt are then the same at every step of the session; what the
+// step adds is appended to the conversation.
 func (s *Session) deferTools(step int, view *tools.View, nm *names, comp *compiled, req *llm.Request) error {
 	a := s.agent
 	d := &s.deferred
@@ -32,9 +47,16 @@ func (s *Session) deferTools(step int, view *tools.View, nm *names, comp *compil
 		if err != nil {
 			return err
 		}
+		for i := range all.specs {
+			if id, ok := nm.id(all.specs[i].Name); ok {
+				if t, ok := view.Get(id); ok && llm.ValidToolName(t.Namespace()) {
+					all.specs[i].Namespace = t.Namespace()
+				}
+			}
+		}
 		d.version, d.specs = view.Snapshot().Version(), all.specs
 	}
-	req.Tools = []llm.ToolSpec{{Name: FindToolsName, Description: findtools.Description,
+	req.Tools = []llm.ToolSpec{{Name: FindToolsName, Description: findtools.DeferredDescription,
 		Parameters: findtools.Schema, StrictParameters: findtools.Schema, Search: true}}
 	req.Deferred = d.specs
 
@@ -54,12 +76,30 @@ func (s *Session) deferTools(step int, view *tools.View, nm *names, comp *compil
 		}
 		call := llm.ToolCall{ID: fmt.Sprintf("toolgate_shortlist_%d", step), Name: FindToolsName, Arguments: args}
 		s.messages = append(s.messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-		answer := findtools.Answer(&findtools.Result{Tools: fresh}, func(t *tools.Tool) string { return nm.name(t.ID) },
-			"the tools for this request; search with find_tools for others")
+		answer := findtools.Answer(&findtools.Result{Tools: fresh}, func(t *tools.Tool) string { return nm.name(t.ID) }, deferredSearchNote)
 		s.toolResult(llm.ModeNative, call, answer, s.reference(nm, fresh)...)
 		req.Messages = s.requestMessages(view, comp)
 	}
 	return nil
+}
+
+// refusedDeferred reports whether err is the backend's refusal of
+// deferred loading for a request that had deferred tools. If so, the
+// session stops deferring: the messages the step added for it (the
+// shortlist's search, from index mark on) are dropped, a warning is
+// logged and observed (EventDeferredOff), and the caller sends the step
+// again with the shortlist as plain native tools.
+func (s *Session) refusedDeferred(ctx context.Context, step int, req *llm.Request, mark int, err error) bool {
+	var ce *llm.ConstraintError
+	if len(req.Deferred) == 0 || !errors.As(err, &ce) || !ce.Deferred {
+		return false
+	}
+	s.deferred.off = true
+	s.messages = s.messages[:mark]
+	s.agent.log.WarnContext(ctx, "runtime: the backend refused deferred loading; sending the shortlist as native tools",
+		"session", s.id, "step", step, "backend", ce.Backend, "reason", ce.Message)
+	s.agent.observe(Event{Kind: EventDeferredOff, Step: step, Reason: ce.Message})
+	return true
 }
 
 // reference marks ts as loaded and returns their model-facing names, for

@@ -27,6 +27,9 @@ type messagesServer struct {
 	mu      sync.Mutex
 	bodies  []map[string]json.RawMessage
 	replies []string // content arrays, with their stop reason after a '|'
+	// noDefer makes it a model without tool search: a request with a
+	// deferred tool gets the API's 400 and no reply.
+	noDefer bool
 }
 
 func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +38,13 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(data, &body)
 	m.mu.Lock()
 	m.bodies = append(m.bodies, body)
+	if m.noDefer && strings.Contains(string(body["tools"]), `"defer_loading":true`) {
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"tools.1.custom.defer_loading: Extra inputs are not permitted"}}`)
+		return
+	}
 	reply := `[{"type":"text","text":"(no more replies)"}]|end_turn`
 	if len(m.bodies) <= len(m.replies) {
 		reply = m.replies[len(m.bodies)-1]
@@ -46,12 +56,6 @@ func (m *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		`,"stop_reason":"`+stop+`","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":400,"cache_creation_input_tokens":0}}`)
 }
 
-// TestDeferredLoading runs a turn in deferred mode over the real Anthropic
-// backend and a wire-level fake: every authorized tool is deferred in every
-// request and the unauthorized one in none, the step's shortlist arrives as
-// a search answered with tool_reference blocks, the model calls a
-// referenced tool through the gateway, and the tools and system prompt (the
-// cached prefix) are byte-identical from one request to the next.
 // realMCPTools is the 105 tools of the 8 real MCP servers committed with
 // the transfer example.
 func realMCPTools(t testing.TB) []tools.Tool {
@@ -63,7 +67,10 @@ func realMCPTools(t testing.TB) []tools.Tool {
 	return ts
 }
 
-func TestDeferredLoading(t *testing.T) {
+// deferredRegistry holds three bank tools (the refund one needs
+// billing:admin), an unscoped weather tool and real, the real MCP tools.
+func deferredRegistry(t *testing.T, real []tools.Tool) *tools.Registry {
+	t.Helper()
 	handler := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"account":"ACC-00001","balance":"1000.00"}`), nil
 	}
@@ -78,10 +85,21 @@ func TestDeferredLoading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := realMCPTools(t)
 	if err := reg.Add(real...); err != nil {
 		t.Fatal(err)
 	}
+	return reg
+}
+
+// TestDeferredLoading runs a turn in deferred mode over the real Anthropic
+// backend and a wire-level fake: every authorized tool is deferred in every
+// request and the unauthorized one in none, the step's shortlist arrives as
+// a search answered with tool_reference blocks, the model calls a
+// referenced tool through the gateway, and the tools and system prompt (the
+// cached prefix) are byte-identical from one request to the next.
+func TestDeferredLoading(t *testing.T) {
+	real := realMCPTools(t)
+	reg := deferredRegistry(t, real)
 	fake := &messagesServer{replies: []string{
 		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
 		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
@@ -133,6 +151,14 @@ func TestDeferredLoading(t *testing.T) {
 			}
 		}
 	}
+	// The prompt names no search tool (the Responses API shows it as
+	// tool_search) and no listed tools (none are).
+	if sys := string(fake.bodies[0]["system"]); strings.Contains(sys, "find_tools") || !strings.Contains(sys, "loaded by search") {
+		t.Errorf("system = %s, want the deferred-loading prompt, naming no search tool", sys)
+	}
+	if strings.Contains(string(fake.bodies[0]["tools"]), "listed tools") {
+		t.Error("the search tool's description speaks of listed tools, and none are listed")
+	}
 	for _, k := range []string{"tools", "system"} {
 		if string(fake.bodies[0][k]) != string(fake.bodies[1][k]) {
 			t.Errorf("%s changed between the steps:\n%s\n%s", k, fake.bodies[0][k], fake.bodies[1][k])
@@ -160,5 +186,66 @@ func TestDeferredLoading(t *testing.T) {
 	second := string(fake.bodies[1]["messages"])
 	if !strings.HasPrefix(second, strings.TrimSuffix(first, "]")) {
 		t.Errorf("the second request's messages do not extend the first's:\n%s\n%s", first, second)
+	}
+}
+
+// TestDeferredRefusedFallsBack: a model without tool search refuses the
+// first deferred request with the API's 400; the session then sends the
+// step again with its shortlist as plain native tools (no deferred tool,
+// no tool reference), reports it once (EventDeferredOff), and stays so for
+// its next turn.
+func TestDeferredRefusedFallsBack(t *testing.T) {
+	reg := deferredRegistry(t, realMCPTools(t))
+	fake := &messagesServer{noDefer: true, replies: []string{
+		`(refused)|`,
+		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
+		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
+		`[{"type":"text","text":"Still 1000.00 USD."}]|end_turn`,
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	model, err := anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []runtime.Event
+	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
+	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
+		Strategy: runtime.StrategyProgressive, K: 2, Observer: func(e runtime.Event) {
+			if e.Kind == runtime.EventDeferredOff {
+				offs = append(offs, e)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme", Scopes: []string{"accounts:read"}}, "s1", nil)
+	turn, err := sess.Run(context.Background(), "what is the balance of account ACC-00001?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != "ACC-00001 holds 1000.00 USD." || len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
+		t.Fatalf("turn = %+v, want one call of bank/get_balance and the answer", turn)
+	}
+	if _, err := sess.Run(context.Background(), "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	if len(offs) != 1 || offs[0].Step != 1 || !strings.Contains(offs[0].Reason, "defer_loading") {
+		t.Errorf("EventDeferredOff = %+v, want one, at step 1, with the API's reason", offs)
+	}
+	if len(fake.bodies) != 4 {
+		t.Fatalf("%d requests, want the refused one and 3 more", len(fake.bodies))
+	}
+	for i, body := range fake.bodies[1:] {
+		for k, v := range body {
+			for _, bad := range []string{"defer_loading", "tool_reference", "issue_full_refund", "toolgate_shortlist"} {
+				if strings.Contains(string(v), bad) {
+					t.Errorf("request %d after the refusal: %s holds %s", i+2, k, bad)
+				}
+			}
+		}
+		if !strings.Contains(string(body["tools"]), `"name":"get_balance"`) {
+			t.Errorf("request %d after the refusal: tools %s lack the shortlisted get_balance", i+2, body["tools"])
+		}
 	}
 }

@@ -21,6 +21,11 @@ const (
 	// conversation's oldest turns to fit Options.ContextTokens (Omitted,
 	// PromptTokens, ReplyTokens).
 	EventTrimmed EventKind = "trimmed"
+	// EventDeferredOff: with Options.Deferred, the backend refused
+	// deferred loading (a model or API version without tool search,
+	// Reason); the session sends its shortlists as plain native tools from
+	// this step on, which it sends again.
+	EventDeferredOff EventKind = "deferred_off"
 	// EventRequest: the request is about to go to the model (PromptBytes,
 	// PrefixBytes).
 	EventRequest EventKind = "request"
@@ -75,6 +80,9 @@ type Event struct {
 	// package doc; PrefixBytes/PromptBytes is what a prompt cache can reuse.
 	PromptBytes int
 	PrefixBytes int
+
+	// EventDeferredOff: the backend's reason.
+	Reason string
 
 	// EventReply
 	Response *llm.Response

@@ -34,7 +34,7 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 	}
 	a.observe(Event{Kind: EventFindTools, Step: step, Query: query, Found: ids(res.Tools)})
 	var refs []string
-	if a.opts.Deferred {
+	if s.deferring() {
 		refs = s.reference(nm, res.Tools)
 	}
 	s.toolResult(mode, c, findtools.Answer(res, func(t *tools.Tool) string { return nm.name(t.ID) },

@@ -44,16 +44,28 @@ func init() { commands["chat"] = runChat }
 // replace it.
 var stdin io.Reader = os.Stdin
 
-// Default models per backend.
+// Default models per backend. Anthropic's and the Responses API's run
+// native mode with deferred loading, so theirs support tool search: at
+// its launch Anthropic listed Claude Opus 4.5 and Sonnet 4.5, OpenAI
+// gpt-5.4 and later. A model that refuses it still works: the session
+// falls back to plain tools (runtime.EventDeferredOff) with a warning.
 const (
 	defaultOllamaModel    = "qwen3:8b"
 	defaultOpenAIModel    = "gpt-4.1-mini"
-	defaultAnthropicModel = "claude-haiku-4-5"
+	defaultResponsesModel = "gpt-5.4"
+	defaultAnthropicModel = "claude-sonnet-4-5"
 )
 
 // chatConfig is chat's parsed command line.
 type chatConfig struct {
-	backend, model      string
+	backend, model string
+	// api is --api: "chat" (Chat Completions, the default) or
+	// "responses" (OpenAI's Responses API), for --backend openai.
+	api string
+	// offerUnconnected is --offer-unconnected: the demo catalog's tools
+	// without a connected MCP server are offered to the model too (a
+	// call of one is refused SERVER_NOT_CONNECTED).
+	offerUnconnected    bool
 	principal           tools.Principal
 	approver            tools.Principal
 	data, approve, once string
@@ -75,8 +87,8 @@ type chatConfig struct {
 	// tool it does not pin.
 	pins     string
 	unpinned mcp.Unpinned
-	// deferred is set by chatBackend for Anthropic in native mode: hosted
-	// deferred loading (runtime.Options.Deferred).
+	// deferred is set by chatBackend for Anthropic and the Responses API
+	// in native mode: hosted deferred loading (runtime.Options.Deferred).
 	deferred bool
 	// strictSchemas is set by chatBackend for the OpenAI API, whose
 	// response_format needs every schema in strict form.
@@ -97,23 +109,29 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // runChat is the agent over the finance tools plus the real MCP catalogs:
 //
-//	transfer chat --backend scripted|ollama|openai|anthropic [--model M] --principal P --tenant T
-//	    --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
+//	transfer chat --backend scripted|ollama|openai|anthropic [--api chat|responses] [--model M]
+//	    --principal P --tenant T --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
 //	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
 //	    [--pins FILE [--unpinned quarantine|allow|refuse]]
 //	    [--data DIR] [--approve never|prompt] [--approver NAME]
-//	    [--once "request"] [--script FILE] [--cards FILE]... [-v]
+//	    [--once "request"] [--script FILE] [--cards FILE]... [--offer-unconnected] [-v]
 //
 // ollama runs in envelope mode by default (the turn envelope as Ollama's
 // JSON-Schema format; OLLAMA_HOST); openai (OPENAI_API_KEY, OPENAI_BASE_URL
-// for OpenAI-compatible servers) in grammar mode when the server is
-// llama.cpp's (its /props endpoint says so: a weak local model needs the
-// GBNF), else in native mode with strict function tools; --mode overrides.
-// scripted plays --script FILE (JSON Lines, see parseScript) or a built-in
-// script. The demo catalog's MCP tools have no server behind them and are
-// not offered to the model; --mcp, --mcp-url and --mcp-config connect real
-// servers (as in the toolgate CLI), whose tools replace the catalog's
-// entries of the same namespace. Without --once it reads one request per line from
+// for OpenAI-compatible servers) speaks Chat Completions, in grammar mode
+// when the server is llama.cpp's (its /props endpoint says so: a weak local
+// model needs the GBNF), else in native mode with strict function tools;
+// --api responses speaks OpenAI's Responses API instead, and anthropic the
+// Messages API, both in native mode with hosted deferred loading (every
+// authorized tool deferred, loaded by toolgate's search); --mode
+// overrides. scripted plays --script FILE (JSON Lines, see parseScript) or
+// a built-in script. The demo catalog's MCP tools have no server behind
+// them: they are registered (the count is printed) but not offered to the
+// model, unless --offer-unconnected offers them for discovery at scale (a
+// call of one is then refused SERVER_NOT_CONNECTED); --mcp, --mcp-url and
+// --mcp-config connect real servers (as in the toolgate CLI), whose tools
+// replace the catalog's entries of the same namespace. Without --once it
+// reads one request per line from
 // stdin until EOF or "exit". Calls the gateway holds for approval are
 // declined (--approve never, the default) or put to the terminal (prompt),
 // where the approving human acts as --approver, a second principal holding
@@ -149,7 +167,10 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	cfg := &chatConfig{}
 	var tenant, scopes, approver string
 	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama, openai or anthropic")
-	fs.StringVar(&cfg.model, "model", "", "model name (default qwen3:8b for ollama, gpt-4.1-mini for openai)")
+	fs.StringVar(&cfg.model, "model", "", "model name (default "+defaultOllamaModel+" for ollama, "+defaultOpenAIModel+" for openai, "+
+		defaultResponsesModel+" for openai --api responses, "+defaultAnthropicModel+" for anthropic)")
+	fs.StringVar(&cfg.api, "api", "chat", "the OpenAI API for --backend openai: chat (Chat Completions) or responses (the Responses API, with hosted tool search)")
+	fs.BoolVar(&cfg.offerUnconnected, "offer-unconnected", false, "also offer the demo catalog's tools that have no MCP server connected (their calls are refused)")
 	fs.StringVar(&cfg.principal.ID, "principal", "", "who the agent acts for")
 	fs.StringVar(&tenant, "tenant", "", "the principal's tenant")
 	fs.StringVar(&scopes, "scopes", "", "the principal's scopes, comma-separated")
@@ -221,6 +242,12 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 		return nil, fmt.Errorf("--mode %q: want grammar, envelope or native", cfg.mode)
 	case cfg.mode == "grammar" && (cfg.backend == "ollama" || cfg.backend == "anthropic"):
 		return nil, fmt.Errorf("--mode grammar needs a llama.cpp server (--backend openai): the %s API takes no GBNF grammar", cfg.backend)
+	case cfg.api != "chat" && cfg.api != "responses":
+		return nil, fmt.Errorf("--api %q: want chat or responses", cfg.api)
+	case cfg.api == "responses" && cfg.backend != "openai":
+		return nil, fmt.Errorf("--api responses needs --backend openai")
+	case cfg.api == "responses" && cfg.mode == "grammar":
+		return nil, fmt.Errorf("--mode grammar needs a llama.cpp server: the Responses API takes no GBNF grammar")
 	}
 	cfg.principal.Tenant = tenant
 	for s := range strings.SplitSeq(scopes, ",") {
@@ -277,6 +304,18 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
 		}
 		opts := &openai.Options{Temperature: cfg.temperature, Seed: cfg.seed}
+		if cfg.api == "responses" {
+			if cfg.model == "" {
+				cfg.model = defaultResponsesModel
+			}
+			mode := chatMode(cfg.mode, llm.ModeNative)
+			// As for Anthropic: every authorized tool deferred, in its
+			// namespace, loaded by toolgate's answers to tool_search.
+			cfg.deferred = mode == llm.ModeNative
+			cfg.strictSchemas = true
+			b, err := openai.NewResponses(cfg.model, opts)
+			return b, mode, err
+		}
 		mode := llm.ModeNative
 		if base != "" {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -456,7 +495,8 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog, Transform: overlay,
 		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w),
-			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: smallVocabTokens}})
+			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: smallVocabTokens,
+			Filter: offered(catalog, cfg.offerUnconnected)}})
 	if err != nil {
 		return err
 	}
@@ -488,17 +528,24 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 	}
 	view := snap.Authorize(cfg.principal)
-	if n := len(catalog); n > 0 {
+	switch n := len(catalog); {
+	case n > 0 && cfg.offerUnconnected:
 		fmt.Fprintf(w, "chat: %d catalog tools have no MCP server connected: a call of one is refused %s (connect servers with --mcp, --mcp-url or --mcp-config).\n", n, codeServerNotConnected)
+	case n > 0:
+		fmt.Fprintf(w, "chat: %d catalog tools have no MCP server connected and are not offered to the model (connect servers with --mcp, --mcp-url or --mcp-config; --offer-unconnected offers them).\n", n)
 	}
 	var nb [8]byte
 	if _, err := rand.Read(nb[:]); err != nil {
 		return err
 	}
 	id := "chat-" + hex.EncodeToString(nb[:])
+	backendName := cfg.backend
+	if cfg.api == "responses" {
+		backendName += " (Responses API)"
+	}
 	fmt.Fprintf(w, "chat: %s (tenant %s, scopes %s) may use %d of %d tools; backend %s (%s, %s mode).\n",
 		cfg.principal.ID, cfg.principal.Tenant, orNone(strings.Join(cfg.principal.Scopes, ",")), view.Len(), snap.Len(),
-		cfg.backend, cfg.model, mode)
+		backendName, cfg.model, mode)
 	if cfg.verbose {
 		fmt.Fprintf(w, "chat: session %s, data %s, approvals: %s.\n", id, dir, cfg.approve)
 	}
@@ -561,6 +608,21 @@ func demoCatalog(servers []mcp.Server) ([]tools.Tool, error) {
 		}
 	}
 	return catalog, nil
+}
+
+// offered is the runtime's Filter for chat: a tool of catalog (the demo
+// catalog's tools without a connected server, which cannot execute) is not
+// offered to the model, unless all is set (--offer-unconnected). nil when
+// it would keep every tool.
+func offered(catalog []tools.Tool, all bool) func(*tools.Tool) bool {
+	if all || len(catalog) == 0 {
+		return nil
+	}
+	unconnected := make(map[string]bool, len(catalog))
+	for _, t := range catalog {
+		unconnected[t.ID] = true
+	}
+	return func(t *tools.Tool) bool { return !unconnected[t.ID] }
 }
 
 func notConnected(server string) tools.Handler {
@@ -724,6 +786,9 @@ func (p *stepPrinter) observe(e runtime.Event) {
 				fmt.Fprintln(p.w, "    constraint: native strict function tools")
 			}
 		}
+	case runtime.EventDeferredOff:
+		// The server's reason is data: quoted, never raw on the terminal.
+		fmt.Fprintf(p.w, "warning: the model refused deferred tool loading (%q); sending each step's shortlist as native tools\n", e.Reason)
 	case runtime.EventTrimmed:
 		fmt.Fprintf(p.w, "  step %d: the %d oldest messages are left out to fit the context (about %d prompt tokens + %d for the reply)\n",
 			e.Step, e.Omitted, e.PromptTokens, e.ReplyTokens)

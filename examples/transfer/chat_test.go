@@ -87,6 +87,30 @@ func TestChatScriptedOnce(t *testing.T) {
 		t.Fatalf("chat = %d, stderr %s", code, errOut)
 	}
 	for _, want := range []string{
+		"105 catalog tools have no MCP server connected and are not offered to the model",
+		"alice (tenant acme, scopes accounts:read,payments:write) may use 108 of 109 tools",
+		"step 1: 3 of 3 tools shown",
+		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
+		"Sent 25.00 USD from ACC-00001 to ACC-00002.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
+		t.Errorf("balances = %v, want [975.00 1025.00]", got)
+	}
+}
+
+// TestChatOfferUnconnected: --offer-unconnected offers the demo catalog's
+// tools without a server, for discovery at scale.
+func TestChatOfferUnconnected(t *testing.T) {
+	data := t.TempDir()
+	code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", "scripted", "--offer-unconnected", "--once", "send 25 dollars from ACC-00001 to ACC-00002")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{
 		"alice (tenant acme, scopes accounts:read,payments:write) may use 108 of 109 tools",
 		"step 1: 5 of 108 tools shown",
 		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
@@ -111,7 +135,7 @@ func TestChatScriptFileAndREPL(t *testing.T) {
 		`{"call":"get_balance","arguments":{"account":"ACC-00003"}}`,
 		`{"answer":"ACC-00003 holds 959.50."}`)
 	code, out, errOut := runChatCmd(t, "send 40.50 from ACC-00003 to ACC-00004\n\nand what is left on ACC-00003?\nexit\nnever read\n",
-		chatArgs(data, "--backend", "scripted", "--script", script, "-v")...)
+		chatArgs(data, "--backend", "scripted", "--script", script, "--offer-unconnected", "-v")...)
 	if code != exitOK {
 		t.Fatalf("chat = %d, stderr %s", code, errOut)
 	}
@@ -279,7 +303,7 @@ func TestChatOverWire(t *testing.T) {
 			}
 			defer srv.Close()
 			data := t.TempDir()
-			code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", backend, "--once", "send 12.50 dollars from ACC-00001 to ACC-00002")...)
+			code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", backend, "--offer-unconnected", "--once", "send 12.50 dollars from ACC-00001 to ACC-00002")...)
 			if code != exitOK {
 				t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 			}
@@ -508,6 +532,9 @@ func TestChatModes(t *testing.T) {
 		{[]string{"--backend", "scripted", "--temperature", "-1"}, `--temperature "-1"`},
 		{[]string{"--backend", "scripted", "--seed", "x"}, `--seed "x"`},
 		{[]string{"--backend", "scripted", "--mcp-url", "not a url"}, "--mcp-url"},
+		{[]string{"--backend", "openai", "--api", "assistants"}, `--api "assistants": want chat or responses`},
+		{[]string{"--backend", "anthropic", "--api", "responses"}, "--api responses needs --backend openai"},
+		{[]string{"--backend", "openai", "--api", "responses", "--mode", "grammar"}, "the Responses API takes no GBNF grammar"},
 	} {
 		code, _, errOut := runChatCmd(t, "", append(tc.args, aliceArgs...)...)
 		if (code != exitUsage && code != exitFailure) || !strings.Contains(errOut, tc.want) {
@@ -567,13 +594,13 @@ func TestChatMCPPins(t *testing.T) {
 	}
 }
 
-// TestChatServerNotConnected: a call of a demo catalog tool whose MCP
-// server is not connected is refused with a distinct, recorded domain
+// TestChatServerNotConnected: with --offer-unconnected, a call of a demo
+// catalog tool whose MCP server is not connected is refused with a distinct, recorded domain
 // error that says so, and the model reads it as the tool's result.
 func TestChatServerNotConnected(t *testing.T) {
 	script := writeScript(t, `{"find_tools":"search memory graph nodes"}`,
 		`{"call":"search_nodes","arguments":{"query":"tea"}}`, `{"answer":"The memory server is not connected."}`)
-	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script, "--once", "what do you remember about tea?")...)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script, "--offer-unconnected", "--once", "what do you remember about tea?")...)
 	if code != exitOK {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}

@@ -78,7 +78,11 @@ var _ llm.Backend = (*Backend)(nil)
 
 const defaultMaxTokens = 1024
 
-// New returns a Backend for model (e.g. "claude-sonnet-4-5").
+// New returns a Backend for model (e.g. "claude-sonnet-4-5"). Deferred
+// loading needs a model with tool search (at its launch: Claude Opus 4.5
+// and Sonnet 4.5 and later); a model or API version that refuses it fails
+// with an *llm.ConstraintError whose Deferred is set, which the runtime
+// answers by sending the shortlist as plain tools.
 func New(model string, opts *Options) (*Backend, error) {
 	o, err := wire.Options("anthropic", model, opts)
 	if err != nil {
@@ -254,7 +258,7 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 		}
 		p.System = append(p.System, block)
 	}
-	p.Messages = messages(conv)
+	p.Messages = messages(conv, len(req.Deferred) > 0)
 	if len(p.Messages) == 0 {
 		return p, nil, 0, fmt.Errorf("%w: no user or assistant message (the Messages API needs one)", llm.ErrInvalidRequest)
 	}
@@ -278,8 +282,10 @@ func splitSystem(msgs []llm.Message) (system []string, conv []llm.Message) {
 
 // messages translates the conversation. Tool results are content blocks
 // of a user message; consecutive messages of one side are merged into one
-// message, as the API wants the sides to alternate.
-func messages(conv []llm.Message) []anthropic.MessageParam {
+// message, as the API wants the sides to alternate. Tool references go
+// out only with deferred tools (refs): without them there is nothing to
+// load, and a model without tool search refuses the blocks.
+func messages(conv []llm.Message, refs bool) []anthropic.MessageParam {
 	var out []anthropic.MessageParam
 	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
 		if len(blocks) == 0 {
@@ -307,7 +313,7 @@ func messages(conv []llm.Message) []anthropic.MessageParam {
 			}
 			add(anthropic.MessageParamRoleAssistant, blocks...)
 		case llm.RoleTool:
-			add(anthropic.MessageParamRoleUser, toolResult(m))
+			add(anthropic.MessageParamRoleUser, toolResult(m, refs))
 		default:
 			if m.Content != "" {
 				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
@@ -319,13 +325,15 @@ func messages(conv []llm.Message) []anthropic.MessageParam {
 
 // toolResult is a tool_result block: the result's text, then one
 // tool_reference block per deferred tool it loads.
-func toolResult(m llm.Message) anthropic.ContentBlockParamUnion {
+func toolResult(m llm.Message, refs bool) anthropic.ContentBlockParamUnion {
 	tr := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
 	if m.Content != "" {
 		tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: m.Content}})
 	}
 	for _, name := range m.ToolReferences {
-		tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name}})
+		if refs {
+			tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name}})
+		}
 	}
 	return anthropic.ContentBlockParamUnion{OfToolResult: &tr}
 }
@@ -340,6 +348,9 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 		return fmt.Errorf("anthropic: chat: %w", err)
 	}
 	msg := apiMessage(ae)
+	if ae.StatusCode == http.StatusBadRequest && wire.RejectsDeferred(req, msg) {
+		return &llm.ConstraintError{Backend: "anthropic", Mode: req.Constraint.Mode, Message: msg, Err: err, Deferred: true}
+	}
 	if ae.StatusCode == http.StatusBadRequest && rejectsConstraint(req, msg) {
 		return &llm.ConstraintError{Backend: "anthropic", Mode: req.Constraint.Mode, Message: msg, Err: err}
 	}
@@ -364,15 +375,15 @@ func apiMessage(ae *anthropic.Error) string {
 }
 
 // rejectsConstraint recognizes a 400 about the constraint: a model
-// without structured outputs, strict tools or deferred loading.
+// without structured outputs or strict tools. (A refusal of deferred
+// loading is wire.RejectsDeferred's.)
 func rejectsConstraint(req *llm.Request, msg string) bool {
 	msg = strings.ToLower(msg)
 	switch req.Constraint.Mode {
 	case llm.ModeEnvelope:
 		return strings.Contains(msg, "output_config") || strings.Contains(msg, "output format") || strings.Contains(msg, "json_schema")
 	case llm.ModeNative:
-		return (!req.Constraint.BestEffort && strings.Contains(msg, "strict")) ||
-			(len(req.Deferred) > 0 && strings.Contains(msg, "defer_loading"))
+		return !req.Constraint.BestEffort && strings.Contains(msg, "strict")
 	}
 	return false
 }

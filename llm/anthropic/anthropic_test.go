@@ -74,7 +74,11 @@ func (f *fakeAnthropic) serve(_ int, w http.ResponseWriter, r *http.Request, dat
 		if f.status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "7")
 		}
-		apiError(w, f.status, "rate_limit_error", f.errMsg)
+		typ := "rate_limit_error"
+		if f.status == http.StatusBadRequest {
+			typ = "invalid_request_error"
+		}
+		apiError(w, f.status, typ, f.errMsg)
 		return
 	}
 	reply := f.reply
@@ -309,6 +313,54 @@ func TestDeferredLoading(t *testing.T) {
 	f.reply = call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":"1.00"}`)
 	if _, err := b.Chat(context.Background(), req); !errors.As(err, &oe) || oe.Problem != llm.ProblemUnknownTool {
 		t.Errorf("call of the unreferenced transfer_funds: error = %v, want unknown_tool", err)
+	}
+}
+
+// TestDeferredRefused: a model or API version without tool search answers
+// HTTP 400 with the API's error body; the backend returns an
+// *llm.ConstraintError with Deferred set (the runtime then sends the
+// shortlist as plain tools), and a refusal of something else stays what
+// it was.
+func TestDeferredRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg    string
+		deferred     bool
+		wantDeferred bool
+	}{
+		{"defer_loading not permitted", "tools.1.custom.defer_loading: Extra inputs are not permitted", true, true},
+		{"tool_reference not supported", "messages.2.content.0.tool_result.content.1: tool_reference blocks are not supported by this model", true, true},
+		{"strict refused", "tools.0.strict: Extra inputs are not permitted", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.status, f.errMsg = http.StatusBadRequest, tc.msg
+			req := backendtest.Request(llm.ModeNative)
+			if tc.deferred {
+				req = deferredRequest()
+			}
+			_, err := f.backend(t, nil).Chat(context.Background(), req)
+			var ce *llm.ConstraintError
+			if !errors.As(err, &ce) || ce.Deferred != tc.wantDeferred || ce.Message != tc.msg {
+				t.Errorf("Chat error = %#v, want a *llm.ConstraintError with Deferred %v and the API's message", err, tc.wantDeferred)
+			}
+		})
+	}
+}
+
+// TestReferencesNeedDeferredTools: without deferred tools a tool result's
+// references are not sent (there is nothing to load, and a model without
+// tool search refuses the blocks).
+func TestReferencesNeedDeferredTools(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: "ok", Finish: "stop"})
+	req := backendtest.Request(llm.ModeNative)
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "toolu_1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "toolu_1", Name: "get_balance", Content: "1000.00", ToolReferences: []string{"transfer_funds"}})
+	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if body := string(f.Requests()[0]); strings.Contains(body, "tool_reference") {
+		t.Errorf("a request without deferred tools sends a tool reference: %s", body)
 	}
 }
 

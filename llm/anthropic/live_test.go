@@ -12,11 +12,11 @@ import (
 
 // TestLive runs against the real Messages API (or ANTHROPIC_BASE_URL) when
 // ANTHROPIC_API_KEY is set (model: TOOLGATE_ANTHROPIC_MODEL, default
-// claude-haiku-4-5). It is skipped, saying so, otherwise. It asserts the
-// plumbing: a reply that parses in each mode, and in deferred mode that
-// the tool reference loads the tool.
+// claude-sonnet-4-5, which has tool search). It is skipped, saying so,
+// otherwise. It asserts the plumbing: a reply that parses in each mode,
+// and in deferred mode that the tool reference loads the tool.
 func TestLive(t *testing.T) {
-	model := testenv.HostedModel(t, "ANTHROPIC_API_KEY", "TOOLGATE_ANTHROPIC_MODEL", "claude-haiku-4-5", "Anthropic API")
+	model := testenv.HostedModel(t, "ANTHROPIC_API_KEY", "TOOLGATE_ANTHROPIC_MODEL", "claude-sonnet-4-5", "Anthropic API")
 	b, err := anthropic.New(model, nil)
 	if err != nil {
 		t.Fatal(err)

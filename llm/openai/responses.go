@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -28,12 +29,19 @@ import (
 //   - llm.ModeNative: function tools with `strict: true` from
 //     ToolSpec.StrictParameters and `parallel_tool_calls: false`. With
 //     Request.Deferred, the shortlist's search tool (ToolSpec.Search) is
-//     sent as a client-executed `tool_search` tool and the deferred tools
-//     are not sent at all: when the model searches (a tool_search_call
-//     item, returned as a call of the search tool), the runtime answers
-//     with Message.ToolReferences and the backend sends those tools'
-//     definitions in a `tool_search_output` item, in the conversation, so
-//     the instructions and the tools before it stay the same.
+//     sent as a client-executed `tool_search` tool (the API names it so;
+//     it has no name of its own), and every deferred tool as a function
+//     with `defer_loading: true`, inside a `namespace` tool per
+//     ToolSpec.Namespace (its MCP server; a tool without one stands
+//     alone), as OpenAI's tool-search guide recommends: the model sees the
+//     namespaces' names and descriptions, not the functions. When the
+//     model searches (a tool_search_call item, returned as a call of the
+//     search tool), the runtime answers with Message.ToolReferences and
+//     the backend sends those tools' definitions, in their namespaces, in
+//     a `tool_search_output` item, in the conversation, so the
+//     instructions and the tools before it stay the same. A call of a
+//     namespaced function carries its `namespace`, which goes back with
+//     the call in later requests.
 //   - llm.ModeEnvelope: `text.format` json_schema strict with the
 //     envelope schema (wrapped in a root object, see llm.WrapEnvelopeSchema).
 //   - llm.ModeGrammar: the Responses API takes no grammar; Chat returns an
@@ -175,6 +183,7 @@ type inputItem struct {
 	Content   string          `json:"content,omitempty"`
 	CallID    string          `json:"call_id,omitempty"`
 	Name      string          `json:"name,omitempty"`
+	Namespace string          `json:"namespace,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Output    *string         `json:"output,omitempty"`
 	Execution string          `json:"execution,omitempty"`
@@ -182,13 +191,18 @@ type inputItem struct {
 	Tools     []functionTool  `json:"tools,omitempty"`
 }
 
+// functionTool is one entry of the tools array or of a tool search's
+// output: a function, the client-executed tool_search, or a namespace
+// holding functions (Tools).
 type functionTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-	Strict      *bool           `json:"strict,omitempty"`
-	Execution   string          `json:"execution,omitempty"`
+	Type         string          `json:"type"`
+	Name         string          `json:"name,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	Parameters   json.RawMessage `json:"parameters,omitempty"`
+	Strict       *bool           `json:"strict,omitempty"`
+	DeferLoading bool            `json:"defer_loading,omitempty"`
+	Execution    string          `json:"execution,omitempty"`
+	Tools        []functionTool  `json:"tools,omitempty"`
 }
 
 // buildRequest translates req; it returns the name of the search tool
@@ -253,6 +267,11 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 		if len(req.Deferred) > 0 && search == "" {
 			return p, nil, "", 0, fmt.Errorf("%w: Deferred tools need a search tool (ToolSpec.Search) among Tools", llm.ErrInvalidRequest)
 		}
+		deferred, err := grouped(req.Deferred, req.Deferred, true, function)
+		if err != nil {
+			return p, nil, "", 0, err
+		}
+		tools = append(tools, deferred...)
 		if len(tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
 			if req.RequireCall {
@@ -289,22 +308,22 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 					continue
 				}
 				args, _ := json.Marshal(string(c.Arguments))
-				input = append(input, inputItem{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: args})
+				input = append(input, inputItem{Type: "function_call", CallID: c.ID, Name: c.Name, Namespace: namespaceOf(req.Deferred, c.Name), Arguments: args})
 			}
 		case llm.RoleTool:
 			if searchCalls[m.ToolCallID] {
-				out := inputItem{Type: "tool_search_output", CallID: m.ToolCallID, Execution: "client", Status: "completed", Tools: []functionTool{}}
+				var loaded []llm.ToolSpec
 				for _, name := range m.ToolReferences {
-					for _, d := range req.Deferred {
-						if d.Name == name {
-							ft, err := function(d)
-							if err != nil {
-								return p, nil, "", 0, err
-							}
-							out.Tools = append(out.Tools, ft)
-						}
+					if d, ok := deferredTool(req.Deferred, name); ok {
+						loaded = append(loaded, d)
 					}
 				}
+				out := inputItem{Type: "tool_search_output", CallID: m.ToolCallID, Execution: "client", Status: "completed", Tools: []functionTool{}}
+				fts, err := grouped(loaded, req.Deferred, false, function)
+				if err != nil {
+					return p, nil, "", 0, err
+				}
+				out.Tools = append(out.Tools, fts...)
 				input = append(input, out)
 				continue
 			}
@@ -325,10 +344,71 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 	return p, ropts, search, defTokens, nil
 }
 
-// responsesError maps openai-go's errors to llm's.
+// grouped returns specs as Responses tools, deferLoading set on each:
+// the specs with a Namespace inside one namespace tool per namespace, at
+// the place of its first tool, the others as they are. A namespace's
+// description is the same wherever it is sent, made from every tool of
+// all (the request's deferred tools) in it.
+func grouped(specs, all []llm.ToolSpec, deferLoading bool, function func(llm.ToolSpec) (functionTool, error)) ([]functionTool, error) {
+	var out []functionTool
+	at := map[string]int{}
+	for _, s := range specs {
+		ft, err := function(s)
+		if err != nil {
+			return nil, err
+		}
+		ft.DeferLoading = deferLoading
+		if s.Namespace == "" {
+			out = append(out, ft)
+			continue
+		}
+		i, ok := at[s.Namespace]
+		if !ok {
+			i = len(out)
+			at[s.Namespace] = i
+			out = append(out, functionTool{Type: "namespace", Name: s.Namespace, Description: namespaceDescription(s.Namespace, all)})
+		}
+		out[i].Tools = append(out[i].Tools, ft)
+	}
+	return out, nil
+}
+
+// namespaceDescription is what the model reads of a namespace before a
+// search loads its functions: the names of the tools in it.
+func namespaceDescription(ns string, all []llm.ToolSpec) string {
+	var names []string
+	for _, t := range all {
+		if t.Namespace == ns {
+			names = append(names, t.Name)
+		}
+	}
+	return fmt.Sprintf("Tools of %s, loaded by tool_search: %s.", ns, strings.Join(names, ", "))
+}
+
+// deferredTool returns the deferred tool named name.
+func deferredTool(deferred []llm.ToolSpec, name string) (llm.ToolSpec, bool) {
+	if i := slices.IndexFunc(deferred, func(d llm.ToolSpec) bool { return d.Name == name }); i >= 0 {
+		return deferred[i], true
+	}
+	return llm.ToolSpec{}, false
+}
+
+// namespaceOf is the Namespace of the deferred tool named name, "" when
+// there is none.
+func namespaceOf(deferred []llm.ToolSpec, name string) string {
+	d, _ := deferredTool(deferred, name)
+	return d.Namespace
+}
+
+// responsesError maps openai-go's errors to llm's. A refusal of deferred
+// loading (a model without tool_search, an API without namespaces) is a
+// *llm.ConstraintError with Deferred set.
 func responsesError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
-	return apiError(ctx, "openai-responses", "responses", req.Constraint.Mode, err, httpResp, func(msg string) bool {
-		return rejectsConstraint(req.Constraint, msg) ||
-			(len(req.Deferred) > 0 && strings.Contains(strings.ToLower(msg), "tool_search"))
+	err = apiError(ctx, "openai-responses", "responses", req.Constraint.Mode, err, httpResp, func(msg string) bool {
+		return rejectsConstraint(req.Constraint, msg) || wire.RejectsDeferred(req, msg)
 	})
+	if ce := (*llm.ConstraintError)(nil); errors.As(err, &ce) && wire.RejectsDeferred(req, ce.Message) {
+		ce.Deferred = true
+	}
+	return err
 }

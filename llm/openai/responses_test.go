@@ -22,6 +22,9 @@ type fakeResponses struct {
 	// search, when set, makes the model call the client tool search
 	// with these arguments instead of replying.
 	search string
+	// refuse, when set, answers every request with HTTP 400 and this
+	// message, in the API's error body.
+	refuse string
 }
 
 func newFakeResponses(t *testing.T, reply backendtest.Reply) *fakeResponses {
@@ -41,6 +44,10 @@ func (f *fakeResponses) backend(t *testing.T) *openai.ResponsesBackend {
 func (f *fakeResponses) serve(_ int, w http.ResponseWriter, r *http.Request, data []byte) {
 	if r.URL.Path != "/v1/responses" {
 		http.NotFound(w, r)
+		return
+	}
+	if f.refuse != "" {
+		apiError(w, http.StatusBadRequest, f.refuse)
 		return
 	}
 	var body map[string]any
@@ -150,6 +157,11 @@ func TestResponsesRequestBody(t *testing.T) {
 	}
 }
 
+// TestResponsesDeferredToolSearch: every deferred tool is sent as a
+// function with defer_loading inside its namespace (the search tool as the
+// client-executed tool_search); a search is answered with a
+// tool_search_output holding the loaded tools in their namespace; a call
+// of a namespaced function goes back with its namespace.
 func TestResponsesDeferredToolSearch(t *testing.T) {
 	f := newFakeResponses(t, backendtest.Reply{})
 	f.search = `{"query":"account balance"}`
@@ -157,8 +169,22 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 	req := backendtest.Request(llm.ModeNative)
 	searchSchema := `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`
 	req.Deferred = req.Tools
+	for i := range req.Deferred {
+		req.Deferred[i].Namespace = "bank"
+	}
 	req.Tools = []llm.ToolSpec{{Name: "find_tools", Description: "Search the tools you may use", Search: true,
 		Parameters: json.RawMessage(searchSchema), StrictParameters: json.RawMessage(searchSchema)}}
+	balance, transfer := backendtest.Shortlist()[0], backendtest.Shortlist()[1]
+	fn := func(spec llm.ToolSpec, deferred bool) string {
+		d := ""
+		if deferred {
+			d = `,"defer_loading":true`
+		}
+		return `{"type":"function","name":"` + spec.Name + `","description":"` + spec.Description + `","parameters":` + string(spec.StrictParameters) + `,"strict":true` + d + `}`
+	}
+	const nsDescription = `"Tools of bank, loaded by tool_search: get_balance, transfer_funds."`
+	wantTools := `[{"type":"tool_search","execution":"client","description":"Search the tools you may use","parameters":` + searchSchema + `},` +
+		`{"type":"namespace","name":"bank","description":` + nsDescription + `,"tools":[` + fn(balance, true) + `,` + fn(transfer, true) + `]}]`
 
 	// The model searches: the reply is a call of the search tool.
 	resp, err := b.Chat(context.Background(), req)
@@ -166,11 +192,13 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 		t.Fatalf("Chat = %+v, %v; want a call of find_tools", resp, err)
 	}
 	body := backendtest.DecodeBody(t, f.Requests()[0])
-	if !backendtest.JSONEqual(t, body["tools"], `[{"type":"tool_search","execution":"client","description":"Search the tools you may use","parameters":`+searchSchema+`}]`) {
-		t.Errorf("tools = %v, want only the client tool search (deferred tools are not sent)", body["tools"])
+	if !backendtest.JSONEqual(t, body["tools"], wantTools) {
+		got, _ := json.Marshal(body["tools"])
+		t.Errorf("tools = %s\nwant %s", got, wantTools)
 	}
 
-	// toolgate answers with references; the backend sends their definitions.
+	// toolgate answers with references; the backend sends their
+	// definitions, in their namespace.
 	req.Messages = append(req.Messages, resp.Message,
 		llm.Message{Role: llm.RoleTool, ToolCallID: "call_search", Name: "find_tools", ToolReferences: []string{"get_balance"}})
 	f.search, f.reply = "", backendtest.Reply{Calls: []llm.ToolCall{{ID: "call_2", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"}
@@ -179,17 +207,29 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 		t.Fatalf("Chat after the search = %+v, %v; want the call of the loaded tool", resp, err)
 	}
 	body = backendtest.DecodeBody(t, f.Requests()[1])
-	spec := backendtest.Shortlist()[0]
 	want := `[{"type":"message","role":"user","content":"What is the balance of ACC-00001?"},` +
 		`{"type":"tool_search_call","call_id":"call_search","arguments":{"query":"account balance"},"execution":"client","status":"completed"},` +
 		`{"type":"tool_search_output","call_id":"call_search","execution":"client","status":"completed","tools":[` +
-		`{"type":"function","name":"get_balance","description":"` + spec.Description + `","parameters":` + string(spec.StrictParameters) + `,"strict":true}]}]`
+		`{"type":"namespace","name":"bank","description":` + nsDescription + `,"tools":[` + fn(balance, false) + `]}]}]`
 	if !backendtest.JSONEqual(t, body["input"], want) {
 		in, _ := json.Marshal(body["input"])
 		t.Errorf("input = %s\nwant %s", in, want)
 	}
-	if strings.Contains(string(f.Requests()[1]), "transfer_funds") {
-		t.Error("the second request carries transfer_funds, which no search returned")
+	if !backendtest.JSONEqual(t, body["tools"], wantTools) {
+		t.Error("the tools changed from the first request to the second")
+	}
+
+	// The call goes back with its namespace.
+	req.Messages = append(req.Messages, resp.Message,
+		llm.Message{Role: llm.RoleTool, ToolCallID: "call_2", Name: "get_balance", Content: `{"balance":"1000.00"}`})
+	f.reply = backendtest.Reply{Content: "1000.00 USD", Finish: "stop"}
+	if _, err := b.Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	input, _ := backendtest.DecodeBody(t, f.Requests()[2])["input"].([]any)
+	if len(input) != 5 || !backendtest.JSONEqual(t, input[3], `{"type":"function_call","call_id":"call_2","name":"get_balance","namespace":"bank","arguments":"{\"account\":\"ACC-00001\"}"}`) {
+		in, _ := json.Marshal(input)
+		t.Errorf("input = %s, want the call with its namespace as the fourth item", in)
 	}
 
 	// A deferred tool no search returned cannot be called.
@@ -197,6 +237,38 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 	var oe *llm.OutputError
 	if _, err := b.Chat(context.Background(), req); !errors.As(err, &oe) || oe.Problem != llm.ProblemUnknownTool {
 		t.Errorf("call of an unreturned deferred tool: error = %v, want unknown_tool", err)
+	} else if !strings.Contains(oe.Reason, "available tools: get_balance;") || strings.Contains(oe.Reason, "find_tools") {
+		t.Errorf("repair reason %q: want the loaded get_balance named and no find_tools, which this API shows as tool_search", oe.Reason)
+	}
+}
+
+// TestResponsesDeferredRefused: a 400 that refuses tool search (a model
+// before gpt-5.4) is an *llm.ConstraintError with Deferred set, so the
+// runtime can resend the shortlist as plain tools.
+func TestResponsesDeferredRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg    string
+		deferred     bool
+		wantDeferred bool
+	}{
+		{"tool_search refused", "Tool 'tool_search' is not supported with gpt-4.1-mini.", true, true},
+		{"namespace refused", "Invalid value: 'namespace'. Supported values are: 'function', 'file_search'.", true, true},
+		{"strict refused without deferred tools", "strict is not supported", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeResponses(t, backendtest.Reply{})
+			f.refuse = tc.msg
+			req := backendtest.Request(llm.ModeNative)
+			if tc.deferred {
+				req.Deferred = req.Tools
+				req.Tools = []llm.ToolSpec{{Name: "find_tools", Search: true, Parameters: json.RawMessage(`{"type":"object"}`)}}
+			}
+			_, err := f.backend(t).Chat(context.Background(), req)
+			var ce *llm.ConstraintError
+			if !errors.As(err, &ce) || ce.Deferred != tc.wantDeferred {
+				t.Errorf("Chat error = %#v, want a *llm.ConstraintError with Deferred %v", err, tc.wantDeferred)
+			}
+		})
 	}
 }
 

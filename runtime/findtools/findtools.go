@@ -39,6 +39,14 @@ const Description = "Find the tools you may use for a task when none of the list
 	"Give what you need in a few words, or select:<name> to load a tool by name. " +
 	"Returns tool names with one-line descriptions; found tools can be called from then on."
 
+// DeferredDescription is the tool's description in deferred loading
+// (runtime.Options.Deferred), where no tool is listed up front: every
+// tool the caller may use is loaded by a search. It names neither the
+// tool nor the listed tools, since an API may show the search under a
+// name of its own (OpenAI Responses' tool_search).
+const DeferredDescription = "Search the tools you may use for a task: give what you need in a few words, or select:<name> to load a tool by name. " +
+	"Returns the tools found, with one-line descriptions; they can be called from then on."
+
 // Schema is the JSON Schema of the tool's arguments. It is valid in
 // OpenAI's strict form as it is.
 var Schema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What you need to do, in a few words, or select:<name> to load a tool by name."}},"required":["query"],"additionalProperties":false}`)

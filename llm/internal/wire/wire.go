@@ -120,3 +120,25 @@ func CheckTemperature(pkg string, t *float64) error {
 	}
 	return nil
 }
+
+// deferredTerms are what a 400's message names when the server refuses
+// deferred loading: the tool field, the blocks that load tools, the search
+// tool and the Responses API's tool groups.
+var deferredTerms = []string{"defer_loading", "tool_reference", "tool_search", "tool search", "namespace"}
+
+// RejectsDeferred reports whether msg, the message of an HTTP 400 answering
+// req, refuses deferred loading (a model or API version without tool
+// search): req carries Request.Deferred and msg names one of its parts.
+// The adapters mark such a refusal llm.ConstraintError.Deferred.
+func RejectsDeferred(req *llm.Request, msg string) bool {
+	if len(req.Deferred) == 0 {
+		return false
+	}
+	msg = strings.ToLower(msg)
+	for _, term := range deferredTerms {
+		if strings.Contains(msg, term) {
+			return true
+		}
+	}
+	return false
+}
