@@ -229,7 +229,6 @@ type Agent struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *metrics
-	names   *nameCache
 	raw     llm.Backend // the backend as given; sessions wrap it with llm.Checked
 	llmOpts llm.Options
 	// grammars keeps the compiled constraints of repeated shortlists.
@@ -302,7 +301,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, names: &nameCache{}, grammars: grammar.NewCache(0),
+	a := &Agent{reg: reg, disc: disc, gw: gw, raw: backend, opts: o, log: o.Logger, metrics: m, grammars: grammar.NewCache(0),
 		tracer: tracing.Tracer(o.TracerProvider), provider: backendName(backend)}
 	if o.LLM != nil {
 		a.llmOpts = *o.LLM
@@ -329,7 +328,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 // and its step counter (SessionOptions.Step) replays rather than
 // re-executes the calls it had made.
 func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *Session {
-	s := &Session{agent: a, principal: p, id: id}
+	s := &Session{agent: a, principal: p, id: id, bound: tools.NewSessionNames(p.Tenant, FindToolsName)}
 	co := a.llmOpts
 	co.Validate = s.validate
 	s.backend, _ = llm.Checked(a.raw, &co) // the options were checked by New

@@ -24,12 +24,12 @@ type compiled struct {
 // compile turns the step's tools into model-facing specs and one output
 // constraint for the agent's mode. A tool whose schema cannot be compiled
 // is left out of the step (and reported), never shown unconstrained.
-func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools, requireCall bool) (*compiled, error) {
+func (a *Agent) compile(ts []*tools.Tool, nm names, findTools, requireCall bool) (*compiled, error) {
 	c := &compiled{findTools: findTools, constraint: llm.Constraint{Mode: a.opts.Mode}}
 	env := make([]grammar.EnvelopeTool, 0, len(ts))
 	byName := make(map[string]*tools.Tool, len(ts))
 	for _, t := range ts {
-		name := nm.name(t.ID)
+		name := nm.name(t)
 		schema := t.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -92,7 +92,7 @@ func (a *Agent) compile(ts []*tools.Tool, nm *names, findTools, requireCall bool
 // Tighten, the same compilation with smaller ones), the IDs of the tools
 // the compiler left out and its relaxations. ModeNative has no envelope
 // and no bounds.
-func (a *Agent) constrain(env []grammar.EnvelopeTool, nm *names, findTools, requireCall bool, bd llm.Bounds) (llm.Constraint, []string, []string, error) {
+func (a *Agent) constrain(env []grammar.EnvelopeTool, nm names, findTools, requireCall bool, bd llm.Bounds) (llm.Constraint, []string, []string, error) {
 	con := llm.Constraint{Mode: a.opts.Mode}
 	if !findTools {
 		bd.Query = 0 // no find_tools branch

@@ -39,7 +39,7 @@ const deferredSearchNote = "the tools for this request; search again for others"
 // delivered as a search the runtime answers now. The tools array and the
 // system prompt are then the same at every step of the session; what the
 // step adds is appended to the conversation.
-func (s *Session) deferTools(step int, view *tools.View, nm *names, comp *compiled, req *llm.Request) error {
+func (s *Session) deferTools(step int, view *tools.View, nm names, comp *compiled, req *llm.Request) error {
 	a := s.agent
 	d := &s.deferred
 	if d.specs == nil || d.version != view.Snapshot().Version() {
@@ -76,7 +76,7 @@ func (s *Session) deferTools(step int, view *tools.View, nm *names, comp *compil
 		}
 		call := llm.ToolCall{ID: fmt.Sprintf("toolgate_shortlist_%d", step), Name: FindToolsName, Arguments: args}
 		s.messages = append(s.messages, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}})
-		answer := findtools.Answer(&findtools.Result{Tools: fresh}, func(t *tools.Tool) string { return nm.name(t.ID) }, deferredSearchNote)
+		answer := findtools.Answer(&findtools.Result{Tools: fresh}, func(t *tools.Tool) string { return nm.name(t) }, deferredSearchNote)
 		s.toolResult(llm.ModeNative, call, answer, s.reference(nm, fresh)...)
 		req.Messages = s.requestMessages(view, comp)
 	}
@@ -104,14 +104,14 @@ func (s *Session) refusedDeferred(ctx context.Context, step int, req *llm.Reques
 
 // reference marks ts as loaded and returns their model-facing names, for
 // a tool result's ToolReferences.
-func (s *Session) reference(nm *names, ts []*tools.Tool) []string {
+func (s *Session) reference(nm names, ts []*tools.Tool) []string {
 	if s.deferred.loaded == nil {
 		s.deferred.loaded = map[string]bool{}
 	}
 	refs := make([]string, 0, len(ts))
 	for _, t := range ts {
 		s.deferred.loaded[t.ID] = true
-		refs = append(refs, nm.name(t.ID))
+		refs = append(refs, nm.name(t))
 	}
 	return refs
 }

@@ -17,7 +17,7 @@ import (
 // shortlist did not hold what the model needed) and is logged and counted.
 func (s *Session) findTools(ctx context.Context, step int, view *tools.View, query string, c llm.ToolCall, mode llm.Mode) {
 	a := s.agent
-	nm := a.names.get(view.Snapshot())
+	nm := s.names(view.Snapshot())
 	dctx, span := a.startDiscovery(ctx, query, view.Len())
 	res, err := findtools.Search(dctx, a.disc, view, query, &findtools.Options{K: a.opts.K, Alias: nm.id, Session: s.id})
 	if err == nil {
@@ -37,7 +37,7 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 	if s.deferring() {
 		refs = s.reference(nm, res.Tools)
 	}
-	s.toolResult(mode, c, findtools.Answer(res, func(t *tools.Tool) string { return nm.name(t.ID) },
+	s.toolResult(mode, c, findtools.Answer(res, func(t *tools.Tool) string { return nm.name(t) },
 		"found tools can be called from the next step on"), refs...)
 }
 

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -61,4 +63,111 @@ func TestModelNamesDoNotDependOnTheCaller(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestModelNamesHoldForTheSession: a name the model has been shown names
+// the same tool for the whole session. A catalog change between two turns
+// of one conversation never re-points it: a second server's tool with the
+// same name is shown server-qualified beside it, and once the tool has
+// left the catalog its name reaches nothing (the call is refused as
+// unknown, select: finds nothing), even where another tool is now the
+// only one with that bare name (docs/design.md invariant 8). On main the
+// names were those of each catalog snapshot: "delete_repository" went
+// qualified in the first row and was GitLab's tool in the others.
+func TestModelNamesHoldForTheSession(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		ran []string
+	)
+	deleter := func(id string) tools.Tool {
+		_, name, _ := strings.Cut(id, "/")
+		return tools.Tool{ID: id, Card: tools.Card{Name: name, Summary: "Delete a repository for good"},
+			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				ran = append(ran, id)
+				return json.RawMessage(`{}`), nil
+			}}
+	}
+	secondServer := func(reg *tools.Registry) error {
+		return reg.Add(deleter("gitlab/delete_repository"))
+	}
+	serverSwap := func(reg *tools.Registry) error {
+		if err := reg.ReplaceNamespace("github", nil); err != nil {
+			return err
+		}
+		return reg.Add(deleter("gitlab/delete_repository"))
+	}
+	tests := []struct {
+		name   string
+		change func(*tools.Registry) error
+		second []scripted.Reply // the second turn's replies
+		shown  []string         // the delete tools the second turn shows
+		ran    []string
+		result string // in the second turn's last tool result, when set
+	}{
+		{"a second server adds the name", secondServer,
+			[]scripted.Reply{scripted.Call("delete_repository", `{}`), scripted.Answer("done")},
+			[]string{"delete_repository", "gitlab__delete_repository"}, []string{"github/delete_repository"}, ""},
+		{"the tool left, another has its name", serverSwap,
+			[]scripted.Reply{scripted.Call("delete_repository", `{}`), scripted.Answer("done")},
+			[]string{"gitlab__delete_repository"}, nil, ""},
+		{"select: the name of a tool that left", serverSwap,
+			[]scripted.Reply{scripted.FindTools("select:delete_repository"), scripted.Answer("done")},
+			[]string{"gitlab__delete_repository"}, nil, `"missing":["delete_repository"]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			ran = nil
+			mu.Unlock()
+			replies := append([]scripted.Reply{scripted.Answer("which repository?")}, tc.second...)
+			e := newEnv(t, replies, false, nil)
+			if err := e.reg.Add(deleter("github/delete_repository")); err != nil {
+				t.Fatal(err)
+			}
+			p := tools.Principal{ID: "dev", Tenant: "acme"}
+			s := e.agent.NewSession(p, "s-"+tc.name, nil)
+			if _, err := s.Run(t.Context(), "delete the old repository"); err != nil {
+				t.Fatal(err)
+			}
+			if first := deleteTools(e.model.Requests()[0]); !slices.Equal(first, []string{"delete_repository"}) {
+				t.Fatalf("first turn shows %v, want [delete_repository]", first)
+			}
+			if err := tc.change(e.reg); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Run(t.Context(), "the one called delete_repository"); err != nil {
+				t.Fatal(err)
+			}
+			reqs := e.model.Requests()
+			if shown := deleteTools(reqs[1]); !slices.Equal(shown, tc.shown) {
+				t.Errorf("second turn shows %v, want %v", shown, tc.shown)
+			}
+			mu.Lock()
+			got := slices.Clone(ran)
+			mu.Unlock()
+			if !slices.Equal(got, tc.ran) {
+				t.Errorf("tools run = %v, want %v", got, tc.ran)
+			}
+			if tc.result != "" {
+				msgs := reqs[len(reqs)-1].Messages
+				if last := msgs[len(msgs)-1].Content; !strings.Contains(last, tc.result) || strings.Contains(last, `"name":"`) {
+					t.Errorf("last tool result %s; want %s, nothing found", last, tc.result)
+				}
+			}
+		})
+	}
+}
+
+// deleteTools are the delete_repository tools req shows, sorted.
+func deleteTools(req *llm.Request) []string {
+	var out []string
+	for _, name := range shownTools(req) {
+		if strings.Contains(name, "delete_repository") {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

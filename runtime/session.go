@@ -36,7 +36,10 @@ type Session struct {
 	messages []llm.Message
 	loaded   []string // tool IDs found through find_tools, oldest first
 	shown    []string // tool IDs shown so far, in cache-stable order (see stable)
-	taint    string   // which untrusted output the session has read, if any
+	// bound binds every name the model has been shown to its tool for the
+	// session's life (see names).
+	bound *tools.SessionNames
+	taint string // which untrusted output the session has read, if any
 	// lastPrompt is the previous request's rendering (see notePrompt).
 	lastPrompt []byte
 	// promptNames are the tools the system prompt lists, and announced the
@@ -136,7 +139,7 @@ func (s *Session) Run(ctx context.Context, input string) (turn *Turn, err error)
 func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, error) {
 	a := s.agent
 	view := a.view(s.principal)
-	nm := a.names.get(view.Snapshot())
+	nm := s.names(view.Snapshot())
 
 	sel, err := s.choose(ctx, view)
 	if err != nil {
@@ -254,7 +257,7 @@ func (s *Session) validate(name string, args json.RawMessage) error {
 		_, err := findtools.ParseArguments(args)
 		return err
 	}
-	id, ok := a.names.get(a.reg.Snapshot()).id(name)
+	id, ok := s.names(a.reg.Snapshot()).id(name)
 	if !ok {
 		return fmt.Errorf("no tool %q", name)
 	}

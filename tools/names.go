@@ -48,6 +48,21 @@ func (s *Snapshot) SameModelName(tenant, name string) []*Tool {
 	return out
 }
 
+// sharedModelName reports whether more than one tool of tenant's catalog
+// is shown alike as name: len(SameModelName(tenant, name)) > 1, without
+// the slice.
+func (s *Snapshot) sharedModelName(tenant, name string) bool {
+	n := 0
+	for _, i := range s.modelNamed(name) {
+		if inTenant(s.tools[i], tenant) {
+			if n++; n > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Resolve returns the tool that name stands for in v: the tool with that
 // ID, or the one tool of the principal's tenant's catalog (every tool not
 // restricted to other tenants, whatever scopes it needs, with or without a
@@ -84,3 +99,61 @@ func (v *View) Resolve(name string) (*Tool, []string) {
 	}
 	return nil, allowed
 }
+
+// SessionNames binds the names one session has shown a model or a client
+// to tool IDs, for the session's whole life (docs/design.md invariant 8).
+// A tool is named on first use by [ModelName]: its bare name, unless
+// another tool of the tenant's catalog, whatever its scopes, is shown
+// alike ([Snapshot.SameModelName]), the session has bound that name to
+// another tool, or it is reserved; then its server-qualified name
+// ("github__delete_repository"), or a hashed one should that be taken
+// too. A binding never changes: a tool that later shares its name with a
+// newcomer keeps it (the newcomer is qualified), and the name of a tool
+// that left the catalog still stands for that tool, so it reaches
+// nothing rather than another tool. Bindings grow with the distinct tools
+// the session shows, bounded by the catalog.
+//
+// A SessionNames is not safe for concurrent use: its session serialises
+// the calls.
+type SessionNames struct {
+	tenant   string
+	reserved []string
+	byName   map[string]string
+	byID     map[string]string
+}
+
+// NewSessionNames returns the empty bindings of a session of tenant's;
+// reserved are names the session's own tools take (find_tools), never
+// given to a catalog tool.
+func NewSessionNames(tenant string, reserved ...string) *SessionNames {
+	return &SessionNames{tenant: tenant, reserved: slices.Clone(reserved),
+		byName: map[string]string{}, byID: map[string]string{}}
+}
+
+// Name returns the name t is shown under in the session, binding one on
+// first use (decided on snap, the catalog t was found in); fresh reports
+// a new binding.
+func (n *SessionNames) Name(snap *Snapshot, t *Tool) (name string, fresh bool) {
+	if name, ok := n.byID[t.ID]; ok {
+		return name, false
+	}
+	name = ModelName(t.ID, func(s string) bool {
+		if _, bound := n.byName[s]; bound || slices.Contains(n.reserved, s) {
+			return true
+		}
+		return snap.sharedModelName(n.tenant, s)
+	})
+	n.byName[name] = t.ID
+	n.byID[t.ID] = name
+	return name, true
+}
+
+// ID returns the ID of the tool name is bound to, which may have left the
+// catalog since, and whether name is bound.
+func (n *SessionNames) ID(name string) (string, bool) {
+	id, ok := n.byName[name]
+	return id, ok
+}
+
+// Len returns the number of names bound.
+func (n *SessionNames) Len() int { return len(n.byName) }

@@ -49,3 +49,67 @@ func TestViewResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionNames: a session's names are decided on the tenant's whole
+// catalog, whatever the scopes, and once bound never move: a newcomer
+// sharing a bound name is qualified, and the name of a tool that left
+// still stands for that tool alone (docs/design.md invariant 8).
+func TestSessionNames(t *testing.T) {
+	globex := tool("globex/delete_repository")
+	globex.Tenants = []string{"globex"}
+	type show struct {
+		catalog []Tool // the snapshot the tool is shown from
+		id      string
+		want    string
+	}
+	tests := []struct {
+		name  string
+		shows []show
+		bound map[string]string // ID(name) after the shows, beside theirs
+	}{
+		{"alone: bare", []show{{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"}}, nil},
+		{"shared: qualified, whatever the scopes", []show{
+			{[]Tool{tool("github/delete_repository", "github:admin"), tool("gitlab/delete_repository", "gitlab:admin")}, "github/delete_repository", "github__delete_repository"},
+		}, nil},
+		{"shown alike after sanitizing: qualified", []show{
+			{[]Tool{tool("forge/delete.repository"), tool("github/delete_repository")}, "forge/delete.repository", "forge__delete_repository"},
+		}, nil},
+		{"another tenant's tool shares nothing", []show{
+			{[]Tool{tool("github/delete_repository"), globex}, "github/delete_repository", "delete_repository"},
+		}, nil},
+		{"reserved", []show{{[]Tool{tool("web/find_tools")}, "web/find_tools", "web__find_tools"}}, nil},
+		{"a newcomer is qualified, the bound name kept", []show{
+			{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"},
+			{[]Tool{tool("github/delete_repository"), tool("gitlab/delete_repository")}, "gitlab/delete_repository", "gitlab__delete_repository"},
+			{[]Tool{tool("github/delete_repository"), tool("gitlab/delete_repository")}, "github/delete_repository", "delete_repository"},
+		}, nil},
+		{"the name of a tool that left stays its", []show{
+			{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"},
+			{[]Tool{tool("gitlab/delete_repository")}, "gitlab/delete_repository", "gitlab__delete_repository"},
+		}, map[string]string{"delete_repository": "github/delete_repository", "github__delete_repository": ""}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := NewSessionNames("acme", "find_tools")
+			for i, sh := range tc.shows {
+				r := NewRegistry()
+				if err := r.Add(sh.catalog...); err != nil {
+					t.Fatal(err)
+				}
+				snap := r.Snapshot()
+				j, _ := snap.Lookup(sh.id)
+				if got, _ := n.Name(snap, snap.Tool(j)); got != sh.want {
+					t.Errorf("show %d: Name(%s) = %q, want %q", i, sh.id, got, sh.want)
+				}
+				if id, ok := n.ID(sh.want); !ok || id != sh.id {
+					t.Errorf("show %d: ID(%q) = %q, %v; want %s", i, sh.want, id, ok, sh.id)
+				}
+			}
+			for name, want := range tc.bound {
+				if id, _ := n.ID(name); id != want {
+					t.Errorf("ID(%q) = %q, want %q", name, id, want)
+				}
+			}
+		})
+	}
+}

@@ -112,8 +112,11 @@ func CheckQuery(q string) error {
 type Options struct {
 	// K is the number of tools a discovery search returns. Zero means 5.
 	K int
-	// Alias, if set, maps a name the caller was shown (the runtime's
-	// model-facing names) to a tool ID; Lookup's rules apply after it.
+	// Alias, if set, maps a name the caller's session has shown (the
+	// runtime's model-facing names, mcp serve's first-class names) to the
+	// ID it is bound to. A name it maps stands for that tool alone: when
+	// the view no longer has it, the name is missing, never resolved to
+	// another tool. Lookup's rules apply to the names it does not map.
 	Alias func(name string) (id string, ok bool)
 	// Session, if set, goes to the discovery log with the search (or the
 	// tools a select: loaded), so a later call can be linked to it
@@ -215,6 +218,7 @@ func lookup(view *tools.View, name string, alias func(string) (string, bool)) (*
 			if t, ok := view.Get(id); ok {
 				return t, nil
 			}
+			return nil, ErrNotFound
 		}
 	}
 	t, ids := view.Resolve(name)
