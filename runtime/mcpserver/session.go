@@ -48,12 +48,12 @@ type session struct {
 	mu    sync.Mutex
 	step  int
 	added []string // names of the first-class tools in the list, oldest first
-	// names binds each first-class name the session has shown to its tool
-	// ID, and ids the other way, for the session's whole life: a name
-	// that left the list (Options.MaxFirstClass) or whose tool left the
-	// catalog is never given to another tool (docs/design.md invariant 8).
-	names map[string]string
-	ids   map[string]string
+	// names binds each first-class name the session has listed to its
+	// tool ID for the session's whole life: a name that left the list
+	// (Options.MaxFirstClass, the tool leaving the catalog) is never given
+	// to another tool, and call_tool takes it for its tool alone
+	// (docs/design.md invariant 8).
+	names *tools.SessionNames
 }
 
 // newSessionID returns a random session ID: 128 bits, so IDs never repeat
@@ -61,7 +61,8 @@ type session struct {
 func newSessionID() string { return "mcp-" + rand.Text() }
 
 func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
-	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP, names: map[string]string{}, ids: map[string]string{}}
+	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP,
+		names: tools.NewSessionNames(owner.Tenant, findtools.Name, callToolName)}
 	ss.srv = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
 		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
 		Logger:       s.opts.Logger,
@@ -74,12 +75,15 @@ func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
 	}, ss.findTools)
 	ss.srv.AddTool(&sdk.Tool{
-		Name:        "call_tool",
+		Name:        callToolName,
 		Description: "Call a tool found with find_tools. To retry a call safely, resend it with the same step: the gateway then replays the first outcome instead of running it again.",
 		InputSchema: callToolSchema,
 	}, ss.callTool)
 	return ss
 }
+
+// callToolName is the name of the session's call_tool.
+const callToolName = "call_tool"
 
 // caller is the principal of a request: the one the HTTP layer
 // authenticated (see Handler), or the configured stdio principal. It must
@@ -113,7 +117,7 @@ func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		return toolError(err.Error()), nil
 	}
 	view := ss.s.reg.Snapshot().Authorize(p)
-	res, err := findtools.Search(ctx, ss.s.disc, view, query, &findtools.Options{K: ss.s.opts.K})
+	res, err := findtools.Search(ctx, ss.s.disc, view, query, &findtools.Options{K: ss.s.opts.K, Alias: ss.listed})
 	if err != nil {
 		ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: find_tools failed", "session", ss.id, "err", err)
 		return toolError("the search failed; try again"), nil
@@ -128,17 +132,23 @@ func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 
 func toolID(t *tools.Tool) string { return t.ID }
 
+// listed returns the ID of the tool the session listed as name, and
+// whether it did (the tool may have left the catalog since).
+func (ss *session) listed(name string) (string, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.names.ID(name)
+}
+
 // addFirstClass adds a found tool to the session's list under its
-// first-class name (see firstClassName); the SDK notifies clients with
+// first-class name ([tools.SessionNames]: its bare name, or its
+// server-qualified name when another tool of the tenant's catalog,
+// whatever its scopes, is shown alike or the session has listed that
+// name for another tool); the SDK notifies clients with
 // tools/list_changed.
 func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *tools.Tool) {
 	ss.mu.Lock()
-	name, bound := ss.ids[t.ID]
-	if !bound {
-		name = ss.firstClassName(snap, t)
-		ss.names[name] = t.ID
-		ss.ids[t.ID] = name
-	}
+	name, fresh := ss.names.Name(snap, t)
 	if slices.Contains(ss.added, name) {
 		ss.mu.Unlock()
 		return
@@ -170,7 +180,7 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 	}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return ss.execute(ctx, req.Extra, id, req.Params.Arguments, 0)
 	})
-	if !bound {
+	if fresh {
 		if plain := tools.ModelName(t.ID, reserved); name != plain {
 			ss.s.opts.Logger.InfoContext(ctx, "mcpserver: tool name shared, shown server-qualified",
 				"session", ss.id, "tool", t.ID, "name", name)
@@ -179,26 +189,7 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 }
 
 // reserved reports the names of the session's own tools.
-func reserved(name string) bool { return name == findtools.Name || name == "call_tool" }
-
-// firstClassName picks the name t is shown under in this session; the
-// caller holds ss.mu. It is t's bare name (sanitized, [tools.ModelName])
-// unless another tool of the tenant's catalog, whatever its scopes, is
-// shown alike ([tools.Snapshot.SameModelName]: github/delete_repository
-// and gitlab/delete_repository, or forge/delete.repository), or the
-// session has already shown that name for another tool; then it is the
-// server-qualified name ("github__delete_repository"), or a hashed one
-// should that be taken too. Every tool that shares a name is qualified, so
-// no tool of one server is ever shown under a name another server's tool
-// could also claim.
-func (ss *session) firstClassName(snap *tools.Snapshot, t *tools.Tool) string {
-	return tools.ModelName(t.ID, func(s string) bool {
-		if _, shown := ss.names[s]; shown || reserved(s) {
-			return true
-		}
-		return len(snap.SameModelName(ss.owner.Tenant, s)) > 1
-	})
-}
+func reserved(name string) bool { return name == findtools.Name || name == callToolName }
 
 // callArgs are call_tool's arguments.
 type callArgs struct {
@@ -262,11 +253,16 @@ func (ss *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	// The gateway's own reading of a tool name (an ID, or a bare name one
-	// usable tool has), as its HTTP contract answers it.
-	id, gerr := ss.s.gw.Resolve(p, args.Name)
-	if gerr != nil {
-		return gatewayError(gerr, args.Step), nil
+	// A name the session listed stands for its tool alone, gone or not
+	// (no ID is a listed name: IDs hold a '/'). Otherwise the gateway's own
+	// reading of a tool name (an ID, or a bare name one tool of the
+	// tenant has), as its HTTP contract answers it.
+	id, ok := ss.listed(args.Name)
+	if !ok {
+		var gerr *gateway.Error
+		if id, gerr = ss.s.gw.Resolve(p, args.Name); gerr != nil {
+			return gatewayError(gerr, args.Step), nil
+		}
 	}
 	return ss.execute(ctx, req.Extra, id, args.Arguments, args.Step)
 }
