@@ -155,5 +155,17 @@ func (n *SessionNames) ID(name string) (string, bool) {
 	return id, ok
 }
 
+// Left reports whether name is bound to a tool that snap's catalog of the
+// session's tenant no longer has (removed, quarantined, restricted to
+// other tenants). The name stays bound all the same.
+func (n *SessionNames) Left(snap *Snapshot, name string) bool {
+	id, ok := n.byName[name]
+	if !ok {
+		return false
+	}
+	i, ok := snap.Lookup(id)
+	return !ok || !inTenant(snap.tools[i], n.tenant)
+}
+
 // Len returns the number of names bound.
 func (n *SessionNames) Len() int { return len(n.byName) }

@@ -66,37 +66,39 @@ func TestSessionNames(t *testing.T) {
 		name  string
 		shows []show
 		bound map[string]string // ID(name) after the shows, beside theirs
+		left  []string          // the names whose tool the last show's catalog lacks
 	}{
-		{"alone: bare", []show{{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"}}, nil},
+		{"alone: bare", []show{{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"}}, nil, nil},
 		{"shared: qualified, whatever the scopes", []show{
 			{[]Tool{tool("github/delete_repository", "github:admin"), tool("gitlab/delete_repository", "gitlab:admin")}, "github/delete_repository", "github__delete_repository"},
-		}, nil},
+		}, nil, nil},
 		{"shown alike after sanitizing: qualified", []show{
 			{[]Tool{tool("forge/delete.repository"), tool("github/delete_repository")}, "forge/delete.repository", "forge__delete_repository"},
-		}, nil},
+		}, nil, nil},
 		{"another tenant's tool shares nothing", []show{
 			{[]Tool{tool("github/delete_repository"), globex}, "github/delete_repository", "delete_repository"},
-		}, nil},
-		{"reserved", []show{{[]Tool{tool("web/find_tools")}, "web/find_tools", "web__find_tools"}}, nil},
+		}, nil, nil},
+		{"reserved", []show{{[]Tool{tool("web/find_tools")}, "web/find_tools", "web__find_tools"}}, nil, nil},
 		{"a newcomer is qualified, the bound name kept", []show{
 			{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"},
 			{[]Tool{tool("github/delete_repository"), tool("gitlab/delete_repository")}, "gitlab/delete_repository", "gitlab__delete_repository"},
 			{[]Tool{tool("github/delete_repository"), tool("gitlab/delete_repository")}, "github/delete_repository", "delete_repository"},
-		}, nil},
+		}, nil, nil},
 		{"the name of a tool that left stays its", []show{
 			{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"},
 			{[]Tool{tool("gitlab/delete_repository")}, "gitlab/delete_repository", "gitlab__delete_repository"},
-		}, map[string]string{"delete_repository": "github/delete_repository", "github__delete_repository": ""}},
+		}, map[string]string{"delete_repository": "github/delete_repository", "github__delete_repository": ""}, []string{"delete_repository"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := NewSessionNames("acme", "find_tools")
+			var snap *Snapshot
 			for i, sh := range tc.shows {
 				r := NewRegistry()
 				if err := r.Add(sh.catalog...); err != nil {
 					t.Fatal(err)
 				}
-				snap := r.Snapshot()
+				snap = r.Snapshot()
 				j, _ := snap.Lookup(sh.id)
 				if got, _ := n.Name(snap, snap.Tool(j)); got != sh.want {
 					t.Errorf("show %d: Name(%s) = %q, want %q", i, sh.id, got, sh.want)
@@ -108,6 +110,11 @@ func TestSessionNames(t *testing.T) {
 			for name, want := range tc.bound {
 				if id, _ := n.ID(name); id != want {
 					t.Errorf("ID(%q) = %q, want %q", name, id, want)
+				}
+			}
+			for _, sh := range tc.shows {
+				if got, want := n.Left(snap, sh.want), slices.Contains(tc.left, sh.want); got != want {
+					t.Errorf("Left(last catalog, %q) = %v, want %v", sh.want, got, want)
 				}
 			}
 		})

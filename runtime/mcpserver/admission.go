@@ -231,12 +231,14 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, p tools.Pri
 		live = x
 	}
 	if live == nil { // the initialize failed: the SDK closed the session
+		ss.close()
 		s.sessions.abandoned(owner)
 		return
 	}
 	s.sessions.opened(owner, ss.id, time.Now())
 	go func() {
 		live.Wait() // the client's DELETE, the idle timeout, or the server's end
+		ss.close()
 		s.sessions.closed(owner, ss.id)
 		if s.sessionClosed != nil {
 			s.sessionClosed(ss.id)

@@ -191,7 +191,9 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	if err := s.stdioPrincipal(); err != nil {
 		return err
 	}
-	return s.newSession(s.opts.Principal, false).srv.Run(ctx, t)
+	ss := s.newSession(s.opts.Principal, false)
+	defer ss.close()
+	return ss.srv.Run(ctx, t)
 }
 
 // ServeStdio serves one session as Options.Principal over newline-delimited
@@ -204,7 +206,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	if err := s.stdioPrincipal(); err != nil {
 		return err
 	}
-	return s.newSession(s.opts.Principal, false).srv.Run(ctx, guardFrames(in, out, s.opts.MaxFrameBytes))
+	ss := s.newSession(s.opts.Principal, false)
+	defer ss.close()
+	return ss.srv.Run(ctx, guardFrames(in, out, s.opts.MaxFrameBytes))
 }
 
 func (s *Server) stdioPrincipal() error {

@@ -45,6 +45,11 @@ type session struct {
 	id    string // the MCP session ID over HTTP, and the gateway session ID
 	http  bool   // served over Streamable HTTP: each request carries its principal
 
+	// list serialises the edits of the session's tool list (adding a
+	// found tool, dropping one that left the catalog), so that the list
+	// the SDK holds and added agree. It is taken before mu.
+	list sync.Mutex
+
 	mu    sync.Mutex
 	step  int
 	added []string // names of the first-class tools in the list, oldest first
@@ -54,6 +59,10 @@ type session struct {
 	// to another tool, and call_tool takes it for its tool alone
 	// (docs/design.md invariant 8).
 	names *tools.SessionNames
+	// watching: the session follows the registry's changes (see watch)
+	// until done is closed (see close).
+	watching bool
+	done     chan struct{}
 }
 
 // newSessionID returns a random session ID: 128 bits, so IDs never repeat
@@ -62,7 +71,7 @@ func newSessionID() string { return "mcp-" + rand.Text() }
 
 func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
 	ss := &session{s: s, owner: owner, id: newSessionID(), http: overHTTP,
-		names: tools.NewSessionNames(owner.Tenant, findtools.Name, callToolName)}
+		names: tools.NewSessionNames(owner.Tenant, findtools.Name, callToolName), done: make(chan struct{})}
 	ss.srv = sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
 		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
 		Logger:       s.opts.Logger,
@@ -84,6 +93,18 @@ func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
 
 // callToolName is the name of the session's call_tool.
 const callToolName = "call_tool"
+
+// close ends the session's watch of the registry (see watch), if any,
+// once its MCP connection has ended. It may be called more than once.
+func (ss *session) close() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	select {
+	case <-ss.done:
+	default:
+		close(ss.done)
+	}
+}
 
 // caller is the principal of a request: the one the HTTP layer
 // authenticated (see Handler), or the configured stdio principal. It must
@@ -145,8 +166,11 @@ func (ss *session) listed(name string) (string, bool) {
 // server-qualified name when another tool of the tenant's catalog,
 // whatever its scopes, is shown alike or the session has listed that
 // name for another tool); the SDK notifies clients with
-// tools/list_changed.
+// tools/list_changed. The session then follows the registry, so that
+// the tool leaves the list when it leaves the catalog (see watch).
 func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *tools.Tool) {
+	ss.list.Lock()
+	defer ss.list.Unlock()
 	ss.mu.Lock()
 	name, fresh := ss.names.Name(snap, t)
 	if slices.Contains(ss.added, name) {
@@ -159,7 +183,12 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 		drop = append(drop, ss.added[:over]...)
 		ss.added = ss.added[over:]
 	}
+	watch := !ss.watching
+	ss.watching = true
 	ss.mu.Unlock()
+	if watch {
+		ss.watch()
+	}
 	if len(drop) > 0 {
 		ss.srv.RemoveTools(drop...)
 	}
@@ -186,10 +215,58 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 				"session", ss.id, "tool", t.ID, "name", name)
 		}
 	}
+	// The tool may have left the catalog since snap: drop it now rather
+	// than at the registry's next change.
+	ss.dropLeft(ctx, ss.s.reg.Snapshot())
 }
 
 // reserved reports the names of the session's own tools.
 func reserved(name string) bool { return name == findtools.Name || name == callToolName }
+
+// watch follows the registry's changes until the session closes: after
+// each, the first-class tools that left the catalog (removed, or
+// quarantined because their pinned definition changed, tools/mcp) leave
+// the session's list, and the SDK notifies clients with
+// tools/list_changed. Their names stay bound (see session.names).
+func (ss *session) watch() {
+	notice := make(chan struct{}, 1)
+	ss.s.reg.Subscribe(notice)
+	go func() {
+		defer ss.s.reg.Unsubscribe(notice)
+		for {
+			select {
+			case <-ss.done:
+				return
+			case <-notice:
+				ss.list.Lock()
+				ss.dropLeft(context.Background(), ss.s.reg.Snapshot())
+				ss.list.Unlock()
+			}
+		}
+	}()
+}
+
+// dropLeft removes from the session's list the first-class tools that
+// snap's catalog no longer has; the caller holds ss.list.
+func (ss *session) dropLeft(ctx context.Context, snap *tools.Snapshot) {
+	ss.mu.Lock()
+	var drop []string
+	kept := ss.added[:0]
+	for _, name := range ss.added {
+		if ss.names.Left(snap, name) {
+			drop = append(drop, name)
+		} else {
+			kept = append(kept, name)
+		}
+	}
+	ss.added = kept
+	ss.mu.Unlock()
+	if len(drop) > 0 {
+		ss.srv.RemoveTools(drop...)
+		ss.s.opts.Logger.InfoContext(ctx, "mcpserver: first-class tools left the catalog, removed from the list",
+			"session", ss.id, "names", drop)
+	}
+}
 
 // callArgs are call_tool's arguments.
 type callArgs struct {
