@@ -20,12 +20,17 @@
 // sanitizes the same (delete.repository, delete_repository). Then every such
 // tool is listed under its server-qualified name (github__create_issue), so
 // no server's tool can shadow another's. A name, once listed in a session,
-// names the same tool for the whole session: after the catalog changes and
-// after the tool has left the list, another tool that now has that name
-// is listed under its qualified name instead. call_tool takes a tool's ID,
-// or a bare name only one tool of the tenant has, whatever the caller's
-// scopes (gateway.Gateway.Resolve): a shared bare name is refused for
-// everyone, naming only the candidates the caller may use.
+// names the same tool for the whole session (tools.SessionNames): after
+// the catalog changes and after the tool has left the list, another tool
+// that now has that name is listed under its qualified name instead. A
+// first-class tool that leaves the catalog (removed upstream, or
+// quarantined by its pin) leaves the session's list, with
+// tools/list_changed; its name stays reserved. call_tool takes a name the
+// session listed, for the tool it was listed for (unknown once that tool
+// has left); otherwise a tool's ID, or a bare name only one tool of the
+// tenant has, whatever the caller's scopes (gateway.Gateway.Resolve): a
+// shared bare name is refused for everyone, naming only the candidates
+// the caller may use.
 //
 // Sessions. Every session has a random ID (128 bits), which is also its
 // gateway session, so a new run never replays or collides with the steps
