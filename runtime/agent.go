@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -335,6 +337,13 @@ func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *
 	if opts != nil {
 		s.actor, s.taint = opts.Actor, opts.Taint
 		s.step = opts.Step
+		for _, name := range slices.Sorted(maps.Keys(opts.Names)) {
+			if err := s.bound.Bind(name, opts.Names[name]); err != nil {
+				// A store that lost its consistency: the name is read
+				// against the catalog again, as for a new session.
+				a.log.Warn("runtime: a restored model name was not bound", "session", id, "name", name, "err", err)
+			}
+		}
 		s.messages = append(s.messages, opts.History...)
 		for i, m := range s.messages {
 			if isTurnStart(m) {
@@ -357,6 +366,11 @@ type SessionOptions struct {
 	Step int
 	// History is the conversation so far, without the system prompt.
 	History []llm.Message
+	// Names are the model-facing names the session had shown, each with
+	// its tool ID ([Session.Names]): bound again, so that every name in
+	// History keeps naming its tool whatever the catalog has become. Nil
+	// means none: the names are decided afresh, as in a new session.
+	Names map[string]string
 }
 
 // view is the principal's authorized view, narrowed by Options.Filter.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
+	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -170,4 +171,50 @@ func deleteTools(req *llm.Request) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestRestoredSessionKeepsItsNames: a session re-created from its history
+// with its names (Session.Names, SessionOptions.Names) keeps them: after
+// GitHub's server has left, "delete_repository", which the history shows
+// naming GitHub's tool, does not reach GitLab's, now the only one.
+func TestRestoredSessionKeepsItsNames(t *testing.T) {
+	var ran []string
+	deleter := func(id string) tools.Tool {
+		_, name, _ := strings.Cut(id, "/")
+		return tools.Tool{ID: id, Card: tools.Card{Name: name, Summary: "Delete a repository for good"},
+			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				ran = append(ran, id)
+				return json.RawMessage(`{}`), nil
+			}}
+	}
+	e := newEnv(t, []scripted.Reply{scripted.Answer("which repository?"),
+		scripted.Call("delete_repository", `{}`), scripted.Answer("done")}, false, nil)
+	if err := e.reg.Add(deleter("github/delete_repository")); err != nil {
+		t.Fatal(err)
+	}
+	p := tools.Principal{ID: "dev", Tenant: "acme"}
+	s := e.agent.NewSession(p, "s-restored", nil)
+	if _, err := s.Run(t.Context(), "delete the old repository"); err != nil {
+		t.Fatal(err)
+	}
+	names := s.Names()
+	if names["delete_repository"] != "github/delete_repository" {
+		t.Fatalf("Names() = %v, want delete_repository bound to github/delete_repository", names)
+	}
+	if err := e.reg.ReplaceNamespace("github", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.Add(deleter("gitlab/delete_repository")); err != nil {
+		t.Fatal(err)
+	}
+	restored := e.agent.NewSession(p, "s-restored", &runtime.SessionOptions{Step: s.Step(), History: s.History(), Names: names})
+	if _, err := restored.Run(t.Context(), "the one called delete_repository"); err != nil {
+		t.Fatal(err)
+	}
+	if shown := deleteTools(e.model.Requests()[1]); !slices.Equal(shown, []string{"gitlab__delete_repository"}) {
+		t.Errorf("the restored session shows %v, want [gitlab__delete_repository]", shown)
+	}
+	if len(ran) != 0 {
+		t.Errorf("tools run = %v, want none", ran)
+	}
 }

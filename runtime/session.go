@@ -75,6 +75,15 @@ func (s *Session) Step() int {
 	return s.step
 }
 
+// Names returns the model-facing names the session has shown, each with
+// its tool ID (a copy). Kept with History, they restore the session
+// ([SessionOptions.Names]).
+func (s *Session) Names() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bound.Bindings()
+}
+
 // History returns a copy of the conversation so far (without the system prompt).
 func (s *Session) History() []llm.Message {
 	s.mu.Lock()

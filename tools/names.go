@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -166,6 +169,36 @@ func (n *SessionNames) Left(snap *Snapshot, name string) bool {
 	i, ok := snap.Lookup(id)
 	return !ok || !inTenant(snap.tools[i], n.tenant)
 }
+
+// ErrNameBound is wrapped by [SessionNames.Bind] for a binding that
+// would give a name or a tool a second meaning.
+var ErrNameBound = errors.New("tools: name already bound")
+
+// Bind binds name to the tool id, as a session shown that name before
+// (restoring a session's bindings, [SessionNames.Bindings]). It fails,
+// binding nothing, for a name a model cannot be shown, a reserved name,
+// or a name or an ID bound otherwise ([ErrNameBound]); binding a pair
+// again is a no-op.
+func (n *SessionNames) Bind(name, id string) error {
+	switch {
+	case len(name) == 0 || len(name) > maxModelName || sanitizeModelName(name) != name:
+		return fmt.Errorf("tools: %q is not a model-facing name", name)
+	case slices.Contains(n.reserved, name):
+		return fmt.Errorf("%w: %q is reserved", ErrNameBound, name)
+	}
+	if old, ok := n.byName[name]; ok && old != id {
+		return fmt.Errorf("%w: %q names %s", ErrNameBound, name, old)
+	}
+	if old, ok := n.byID[id]; ok && old != name {
+		return fmt.Errorf("%w: %s is named %q", ErrNameBound, id, old)
+	}
+	n.byName[name] = id
+	n.byID[id] = name
+	return nil
+}
+
+// Bindings returns a copy of the bindings, each name with its tool ID.
+func (n *SessionNames) Bindings() map[string]string { return maps.Clone(n.byName) }
 
 // Len returns the number of names bound.
 func (n *SessionNames) Len() int { return len(n.byName) }

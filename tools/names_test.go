@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -116,6 +118,42 @@ func TestSessionNames(t *testing.T) {
 				if got, want := n.Left(snap, sh.want), slices.Contains(tc.left, sh.want); got != want {
 					t.Errorf("Left(last catalog, %q) = %v, want %v", sh.want, got, want)
 				}
+			}
+		})
+	}
+}
+
+// TestSessionNamesBind: restoring a binding never gives a name or a tool
+// a second meaning.
+func TestSessionNamesBind(t *testing.T) {
+	tests := []struct {
+		name, bind, id string
+		bound          bool // the error wraps ErrNameBound
+		ok             bool
+	}{
+		{"a new pair", "delete_repository", "gitlab/delete_repository", false, true},
+		{"the same pair again", "github__delete_repository", "github/delete_repository", false, true},
+		{"a name bound to another tool", "github__delete_repository", "gitlab/delete_repository", true, false},
+		{"a tool bound to another name", "delete_repository_2", "github/delete_repository", true, false},
+		{"reserved", "find_tools", "web/find_tools", true, false},
+		{"not a model name", "github/delete_repository", "github/delete_repository", false, false},
+		{"too long", strings.Repeat("a", 65), "web/a", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := NewSessionNames("acme", "find_tools")
+			if err := n.Bind("github__delete_repository", "github/delete_repository"); err != nil {
+				t.Fatal(err)
+			}
+			err := n.Bind(tc.bind, tc.id)
+			if (err == nil) != tc.ok || errors.Is(err, ErrNameBound) != tc.bound {
+				t.Fatalf("Bind(%q, %q) = %v, want ok %v, ErrNameBound %v", tc.bind, tc.id, err, tc.ok, tc.bound)
+			}
+			if id, _ := n.ID(tc.bind); tc.ok != (id == tc.id) {
+				t.Errorf("ID(%q) = %q after Bind = %v", tc.bind, id, err)
+			}
+			if got := n.Bindings(); got["github__delete_repository"] != "github/delete_repository" {
+				t.Errorf("Bindings() = %v: the first binding moved", got)
 			}
 		})
 	}
