@@ -76,32 +76,18 @@ func TestModelNamesDoNotDependOnTheCaller(t *testing.T) {
 // names were those of each catalog snapshot: "delete_repository" went
 // qualified in the first row and was GitLab's tool in the others.
 func TestModelNamesHoldForTheSession(t *testing.T) {
-	var (
-		mu  sync.Mutex
-		ran []string
-	)
-	deleter := func(id string) tools.Tool {
-		_, name, _ := strings.Cut(id, "/")
-		return tools.Tool{ID: id, Card: tools.Card{Name: name, Summary: "Delete a repository for good"},
-			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				ran = append(ran, id)
-				return json.RawMessage(`{}`), nil
-			}}
+	secondServer := func(reg *tools.Registry, log *ranLog) error {
+		return reg.Add(log.deleter("gitlab/delete_repository"))
 	}
-	secondServer := func(reg *tools.Registry) error {
-		return reg.Add(deleter("gitlab/delete_repository"))
-	}
-	serverSwap := func(reg *tools.Registry) error {
+	serverSwap := func(reg *tools.Registry, log *ranLog) error {
 		if err := reg.ReplaceNamespace("github", nil); err != nil {
 			return err
 		}
-		return reg.Add(deleter("gitlab/delete_repository"))
+		return reg.Add(log.deleter("gitlab/delete_repository"))
 	}
 	tests := []struct {
 		name   string
-		change func(*tools.Registry) error
+		change func(*tools.Registry, *ranLog) error
 		second []scripted.Reply // the second turn's replies
 		shown  []string         // the delete tools the second turn shows
 		ran    []string
@@ -119,12 +105,10 @@ func TestModelNamesHoldForTheSession(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mu.Lock()
-			ran = nil
-			mu.Unlock()
+			var log ranLog
 			replies := append([]scripted.Reply{scripted.Answer("which repository?")}, tc.second...)
 			e := newEnv(t, replies, false, nil)
-			if err := e.reg.Add(deleter("github/delete_repository")); err != nil {
+			if err := e.reg.Add(log.deleter("github/delete_repository")); err != nil {
 				t.Fatal(err)
 			}
 			p := tools.Principal{ID: "dev", Tenant: "acme"}
@@ -135,7 +119,7 @@ func TestModelNamesHoldForTheSession(t *testing.T) {
 			if first := deleteTools(e.model.Requests()[0]); !slices.Equal(first, []string{"delete_repository"}) {
 				t.Fatalf("first turn shows %v, want [delete_repository]", first)
 			}
-			if err := tc.change(e.reg); err != nil {
+			if err := tc.change(e.reg, &log); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Run(t.Context(), "the one called delete_repository"); err != nil {
@@ -145,10 +129,7 @@ func TestModelNamesHoldForTheSession(t *testing.T) {
 			if shown := deleteTools(reqs[1]); !slices.Equal(shown, tc.shown) {
 				t.Errorf("second turn shows %v, want %v", shown, tc.shown)
 			}
-			mu.Lock()
-			got := slices.Clone(ran)
-			mu.Unlock()
-			if !slices.Equal(got, tc.ran) {
+			if got := log.ran(); !slices.Equal(got, tc.ran) {
 				t.Errorf("tools run = %v, want %v", got, tc.ran)
 			}
 			if tc.result != "" {
@@ -159,6 +140,30 @@ func TestModelNamesHoldForTheSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ranLog records the tools its deleters ran, in order.
+type ranLog struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+// deleter is a delete_repository tool with ID id that records its runs.
+func (r *ranLog) deleter(id string) tools.Tool {
+	_, name, _ := strings.Cut(id, "/")
+	return tools.Tool{ID: id, Card: tools.Card{Name: name, Summary: "Delete a repository for good"},
+		Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.ids = append(r.ids, id)
+			return json.RawMessage(`{}`), nil
+		}}
+}
+
+func (r *ranLog) ran() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ids)
 }
 
 // deleteTools are the delete_repository tools req shows, sorted.
@@ -178,18 +183,10 @@ func deleteTools(req *llm.Request) []string {
 // GitHub's server has left, "delete_repository", which the history shows
 // naming GitHub's tool, does not reach GitLab's, now the only one.
 func TestRestoredSessionKeepsItsNames(t *testing.T) {
-	var ran []string
-	deleter := func(id string) tools.Tool {
-		_, name, _ := strings.Cut(id, "/")
-		return tools.Tool{ID: id, Card: tools.Card{Name: name, Summary: "Delete a repository for good"},
-			Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-				ran = append(ran, id)
-				return json.RawMessage(`{}`), nil
-			}}
-	}
+	var log ranLog
 	e := newEnv(t, []scripted.Reply{scripted.Answer("which repository?"),
 		scripted.Call("delete_repository", `{}`), scripted.Answer("done")}, false, nil)
-	if err := e.reg.Add(deleter("github/delete_repository")); err != nil {
+	if err := e.reg.Add(log.deleter("github/delete_repository")); err != nil {
 		t.Fatal(err)
 	}
 	p := tools.Principal{ID: "dev", Tenant: "acme"}
@@ -204,7 +201,7 @@ func TestRestoredSessionKeepsItsNames(t *testing.T) {
 	if err := e.reg.ReplaceNamespace("github", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.reg.Add(deleter("gitlab/delete_repository")); err != nil {
+	if err := e.reg.Add(log.deleter("gitlab/delete_repository")); err != nil {
 		t.Fatal(err)
 	}
 	restored := e.agent.NewSession(p, "s-restored", &runtime.SessionOptions{Step: s.Step(), History: s.History(), Names: names})
@@ -214,7 +211,7 @@ func TestRestoredSessionKeepsItsNames(t *testing.T) {
 	if shown := deleteTools(e.model.Requests()[1]); !slices.Equal(shown, []string{"gitlab__delete_repository"}) {
 		t.Errorf("the restored session shows %v, want [gitlab__delete_repository]", shown)
 	}
-	if len(ran) != 0 {
+	if ran := log.ran(); len(ran) != 0 {
 		t.Errorf("tools run = %v, want none", ran)
 	}
 }

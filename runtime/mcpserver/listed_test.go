@@ -171,24 +171,13 @@ func addEcho(srv *sdk.Server, desc string) {
 func listingClient(t *testing.T, reg *tools.Registry, p tools.Principal, changed chan<- struct{}) *sdk.ClientSession {
 	t.Helper()
 	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
-	srv, err := mcpserver.New(reg, disc, gw, &mcpserver.Options{Principal: p, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, st := sdk.NewInMemoryTransports()
-	go srv.Run(t.Context(), st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, &sdk.ClientOptions{
+	return serveStdioTo(t, t.Context(), reg, disc, gw, &mcpserver.Options{Principal: p, Logger: quiet}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
-		}}).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+		}})
 }
 
 // awaitList waits, one tools/list_changed at a time, until the session's

@@ -117,13 +117,19 @@ var tokens = map[string]tools.Principal{
 // and returns a Go SDK client connected to it, closed when tb ends.
 func serveStdio(tb testing.TB, ctx context.Context, reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, opts *mcpserver.Options) *sdk.ClientSession {
 	tb.Helper()
+	return serveStdioTo(tb, ctx, reg, disc, gw, opts, nil)
+}
+
+// serveStdioTo is serveStdio with a client configured by copts.
+func serveStdioTo(tb testing.TB, ctx context.Context, reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, opts *mcpserver.Options, copts *sdk.ClientOptions) *sdk.ClientSession {
+	tb.Helper()
 	srv, err := mcpserver.New(reg, disc, gw, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	ct, st := sdk.NewInMemoryTransports()
 	go srv.Run(ctx, st)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, copts).Connect(ctx, ct, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
