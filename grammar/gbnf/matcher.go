@@ -125,6 +125,9 @@ type Matcher struct {
 
 	off int   // bytes accepted since start or Reset
 	err error // why the last Advance refused a byte
+
+	runs    map[runKey]runFit // Run's answers per set
+	runPath []int32
 }
 
 // NewMatcher returns a Matcher at the start of g's root rule. A Grammar
@@ -161,6 +164,7 @@ func (m *Matcher) clearCaches() {
 	m.pool = m.pool[:0]
 	m.stable = resetTable(m.stable, 256)
 	clear(m.cpTrans)
+	clear(m.runs)
 	m.initial = m.start()
 	m.cur = m.initial
 }
