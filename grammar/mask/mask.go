@@ -1,0 +1,421 @@
+package mask
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
+)
+
+// Bitset is a set of token ids, one bit each: id i is bit i%64 of word
+// i/64. NewBitset makes one for a vocabulary.
+type Bitset []uint64
+
+// NewBitset returns an empty set with room for ids 0..n-1.
+func NewBitset(n int) Bitset { return make(Bitset, (n+63)/64) }
+
+// Has reports whether id is in the set.
+func (b Bitset) Has(id int) bool { return b[id>>6]&(1<<(uint(id)&63)) != 0 }
+
+// Set adds id to the set.
+func (b Bitset) Set(id int) { b[id>>6] |= 1 << (uint(id) & 63) }
+
+// Count returns the number of ids in the set.
+func (b Bitset) Count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func (b Bitset) or(c Bitset) {
+	for i := range b {
+		b[i] |= c[i]
+	}
+}
+
+// Errors of Session.Accept (test with errors.Is).
+var (
+	// ErrRefused: the grammar does not allow the token here.
+	ErrRefused = errors.New("mask: token not allowed here")
+	// ErrFinished: an end-of-generation token was already accepted.
+	ErrFinished = errors.New("mask: generation already ended")
+)
+
+// Options configure an Engine. A nil *Options means the defaults.
+type Options struct {
+	// CacheEntries bounds each Session's cache of masks by matcher
+	// position ([gbnf.State]). Zero means 256; negative turns the cache
+	// off. A mask takes Len()/8 bytes.
+	CacheEntries int
+	// NoSlices turns off the free-text fast path (see the package
+	// documentation), leaving every mask to the trie walk; the masks are
+	// the same. For measurements and tests.
+	NoSlices bool
+}
+
+// maxSlices bounds the character classes an Engine prepares.
+const maxSlices = 8
+
+// Engine computes token masks for one grammar over one vocabulary. It
+// holds what is prepared once per grammar (the free-text slices) and is
+// immutable: safe for concurrent use, each goroutine with its own
+// [Session].
+type Engine struct {
+	g      *gbnf.Grammar
+	vocab  *Vocabulary
+	t      *trie
+	end    Bitset
+	slices []*slice
+	cache  int
+}
+
+// slice is the fast path for one character class of the grammar.
+type slice struct {
+	run     *gbnf.CodeRun
+	tokens  Bitset // tokens made only of the class's code points
+	covered Bitset // trie nodes whose whole subtree is in tokens
+	maxLen  int    // the longest of those tokens, in code points
+	count   int
+}
+
+// NewEngine prepares g over vocab. The vocabulary's byte trie is built by
+// the first NewEngine over it and shared by the later ones. The errors are
+// those of [gbnf.NewMatcher] for a Grammar built by hand that does not
+// compile.
+func NewEngine(g *gbnf.Grammar, vocab *Vocabulary, opts *Options) (*Engine, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if _, err := gbnf.NewMatcher(g); err != nil {
+		return nil, err
+	}
+	e := &Engine{g: g, vocab: vocab, t: vocab.theTrie(), end: NewBitset(vocab.Len()), cache: o.CacheEntries}
+	if e.cache == 0 {
+		e.cache = 256
+	}
+	for id, k := range vocab.kinds {
+		if k == KindEnd {
+			e.end.Set(id)
+		}
+	}
+	if !o.NoSlices {
+		e.prepareSlices()
+	}
+	return e, nil
+}
+
+// Vocabulary returns the vocabulary the Engine masks.
+func (e *Engine) Vocabulary() *Vocabulary { return e.vocab }
+
+// prepareSlices finds the grammar's broad character classes (negated ones,
+// ".", or 32 ASCII characters and more: the bodies of strings and free
+// text) and, for each, the tokens made only of its code points.
+func (e *Engine) prepareSlices() {
+	seen := map[string]bool{}
+	var classes []gbnf.Class
+	var visit func(x gbnf.Expr)
+	visit = func(x gbnf.Expr) {
+		switch x := x.(type) {
+		case gbnf.Class:
+			key := string(gbnf.AppendClass(nil, x))
+			if !seen[key] && broad(x) {
+				seen[key] = true
+				classes = append(classes, x)
+			}
+		case gbnf.Any:
+			if !seen["."] {
+				seen["."] = true
+				classes = append(classes, gbnf.Class{Negated: true})
+			}
+		case gbnf.Group:
+			for _, s := range x.Alts {
+				for _, y := range s {
+					visit(y)
+				}
+			}
+		case gbnf.Repeat:
+			visit(x.Expr)
+		}
+	}
+	for _, r := range e.g.Rules {
+		for _, s := range r.Alts {
+			for _, x := range s {
+				visit(x)
+			}
+		}
+	}
+	minCount := max(e.vocab.Len()/256, 1)
+	for _, c := range classes {
+		if s := e.newSlice(c); s.count >= minCount {
+			e.slices = append(e.slices, s)
+		}
+	}
+	sort.SliceStable(e.slices, func(i, j int) bool { return e.slices[i].count > e.slices[j].count })
+	if len(e.slices) > maxSlices {
+		e.slices = e.slices[:maxSlices]
+	}
+}
+
+// broad reports whether c is worth a slice.
+func broad(c gbnf.Class) bool {
+	if c.Negated {
+		return true
+	}
+	n := 0
+	for _, r := range c.Ranges {
+		if r.Hi >= 128 {
+			return true
+		}
+		if r.Lo <= r.Hi {
+			n += int(r.Hi - r.Lo + 1)
+		}
+	}
+	return n >= 32
+}
+
+func (e *Engine) newSlice(c gbnf.Class) *slice {
+	s := &slice{run: gbnf.NewCodeRun(c), tokens: NewBitset(e.vocab.Len())}
+	t := e.t
+	in := make([]bool, len(t.ids)) // by position in t.ids
+	for k, id := range t.ids {
+		n := 0
+		p := e.vocab.Piece(int(id))
+		for len(p) > 0 {
+			r, size := utf8.DecodeRune(p)
+			if r == utf8.RuneError && size <= 1 || !s.run.Has(r) {
+				n = -1
+				break
+			}
+			n++
+			p = p[size:]
+		}
+		if n > 0 {
+			in[k] = true
+			s.tokens.Set(int(id))
+			s.count++
+			s.maxLen = max(s.maxLen, n)
+		}
+	}
+	// A node is covered when every token ending in its subtree is in the
+	// slice; in preorder its subtree's tokens are ids[tokLo of the node :
+	// the end of the last one].
+	s.covered = NewBitset(len(t.edge))
+	allIn := make([]bool, len(t.edge))
+	for n := len(t.edge) - 1; n > 0; n-- {
+		ok := true
+		for k := t.tokLo[n]; k < t.tokHi[n]; k++ {
+			ok = ok && in[k]
+		}
+		for c := t.first[n]; c >= 0 && ok; c = t.next[c] {
+			ok = allIn[c]
+		}
+		allIn[n] = ok
+		if ok {
+			s.covered.Set(n)
+		}
+	}
+	return s
+}
+
+// Session is one generation's position in the grammar and its cache of
+// masks. It is not safe for concurrent use.
+type Session struct {
+	e     *Engine
+	m     *gbnf.Matcher
+	out   []byte // the bytes accepted so far, to replay after a cache rebuild
+	ended bool
+
+	cache map[gbnf.State]Bitset
+	dst   Bitset
+	stats Stats
+}
+
+// Stats counts what a Session's masks cost.
+type Stats struct {
+	// Masks is the number of Fill calls; Cached of them were served from
+	// the cache, Sliced used a free-text slice.
+	Masks, Cached, Sliced int
+	// Nodes is the number of trie edges the walks advanced over.
+	Nodes int
+	// Replays counts recoveries after the matcher rebuilt its bounded
+	// caches during a walk.
+	Replays int
+}
+
+// NewSession starts a generation at the beginning of the grammar.
+func (e *Engine) NewSession() *Session {
+	m, _ := gbnf.NewMatcher(e.g) // checked by NewEngine
+	s := &Session{e: e, m: m}
+	if e.cache > 0 {
+		s.cache = make(map[gbnf.State]Bitset)
+	}
+	return s
+}
+
+// Reset starts a new generation at the beginning of the grammar, keeping
+// the Session's caches (a later generation of the same grammar meets the
+// same positions).
+func (s *Session) Reset() {
+	s.m.Reset()
+	s.out = s.out[:0]
+	s.ended = false
+}
+
+// Output returns the bytes accepted so far. The caller must not modify
+// them.
+func (s *Session) Output() []byte { return s.out }
+
+// Ended reports whether an end-of-generation token was accepted.
+func (s *Session) Ended() bool { return s.ended }
+
+// Complete reports whether the output so far is a complete sentence of the
+// grammar: an end-of-generation token would be allowed now.
+func (s *Session) Complete() bool { return !s.ended && s.m.Accepts() }
+
+// Stats returns the counts so far.
+func (s *Session) Stats() Stats { return s.stats }
+
+// Fill sets dst to the tokens allowed next; dst must come from
+// NewBitset(vocabulary length). After the end of the generation no token
+// is allowed.
+func (s *Session) Fill(dst Bitset) {
+	if len(dst) != len(s.e.end) {
+		panic(fmt.Sprintf("mask: Fill with a Bitset of %d words, want %d", len(dst), len(s.e.end)))
+	}
+	clear(dst)
+	if s.ended {
+		return
+	}
+	s.stats.Masks++
+	key := s.m.State()
+	if got, ok := s.cache[key]; ok {
+		s.stats.Cached++
+		copy(dst, got)
+		return
+	}
+	for try := 0; !s.fill(dst, try < 2); try++ {
+		// The matcher rebuilt its caches mid-walk: put it back where the
+		// output left it, in the new caches, and walk again (after two
+		// such walks, token by token).
+		s.stats.Replays++
+		s.replay()
+		clear(dst)
+		key = s.m.State()
+	}
+	if s.cache != nil {
+		if len(s.cache) >= s.e.cache {
+			clear(s.cache)
+		}
+		s.cache[key] = append(Bitset(nil), dst...)
+	}
+}
+
+func (s *Session) replay() {
+	s.m.Reset()
+	if _, err := s.m.Write(s.out); err != nil {
+		panic("mask: the accepted output no longer matches: " + err.Error())
+	}
+}
+
+// fill computes the mask at the matcher's position into dst (cleared); it
+// returns false when the walk could not finish (a Rewind failed). Without
+// trie it tries each token on its own, which always finishes: a walk
+// explores many positions at once, a token only a few.
+func (s *Session) fill(dst Bitset, trie bool) bool {
+	if s.m.Accepts() {
+		dst.or(s.e.end)
+	}
+	if !trie {
+		for _, id := range s.e.t.ids {
+			mk := s.m.Mark()
+			if _, err := s.m.Write(s.e.vocab.Piece(int(id))); err == nil {
+				dst.Set(int(id))
+			}
+			if !s.m.Rewind(mk) {
+				s.replay()
+			}
+		}
+		return true
+	}
+	var covered Bitset
+	for _, sl := range s.e.slices {
+		if s.m.Run(sl.run, sl.maxLen) >= sl.maxLen {
+			dst.or(sl.tokens)
+			covered = sl.covered
+			s.stats.Sliced++
+			break
+		}
+	}
+	return s.walk(0, dst, covered)
+}
+
+// walk adds the tokens below trie node n that the matcher accepts from its
+// position, skipping covered subtrees, and returns with the matcher where
+// it started; false when it could not return (the matcher rebuilt its
+// caches).
+func (s *Session) walk(n int32, dst, covered Bitset) bool {
+	t := s.e.t
+	allowed := s.m.Allowed()
+	mk := s.m.Mark()
+	for c := t.first[n]; c >= 0; c = t.next[c] {
+		if !allowed.Has(t.edge[c]) || covered != nil && covered.Has(int(c)) {
+			continue
+		}
+		if !s.m.Advance(t.edge[c]) {
+			continue
+		}
+		s.stats.Nodes++
+		for k := t.tokLo[c]; k < t.tokHi[c]; k++ {
+			dst.Set(int(t.ids[k]))
+		}
+		if t.first[c] >= 0 && !s.walk(c, dst, covered) {
+			return false
+		}
+		if !s.m.Rewind(mk) {
+			return false
+		}
+	}
+	return true
+}
+
+// Accept feeds token id: its bytes, or for an end-of-generation token the
+// end. It returns an error wrapping ErrRefused, and leaves the Session
+// unchanged, when the token is not allowed here (exactly when Fill would
+// not have set it), ErrFinished after the end.
+func (s *Session) Accept(id int) error {
+	if s.ended {
+		return ErrFinished
+	}
+	if id < 0 || id >= s.e.vocab.Len() {
+		return fmt.Errorf("%w: token %d is not in the vocabulary", ErrRefused, id)
+	}
+	switch s.e.vocab.kinds[id] {
+	case KindEnd:
+		if !s.m.Accepts() {
+			return fmt.Errorf("%w: end of generation (token %d) before the grammar is complete", ErrRefused, id)
+		}
+		s.ended = true
+		return nil
+	case KindControl:
+		return fmt.Errorf("%w: control token %d", ErrRefused, id)
+	}
+	if !s.e.vocab.textual(id) {
+		return fmt.Errorf("%w: token %d is empty or holds a NUL byte", ErrRefused, id)
+	}
+	p := s.e.vocab.Piece(id)
+	mk := s.m.Mark()
+	if _, err := s.m.Write(p); err != nil {
+		if !s.m.Rewind(mk) {
+			s.replay()
+		}
+		return fmt.Errorf("%w: token %d %q: %w", ErrRefused, id, p, err)
+	}
+	s.out = append(s.out, p...)
+	return nil
+}
