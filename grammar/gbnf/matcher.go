@@ -126,8 +126,9 @@ type Matcher struct {
 	off int   // bytes accepted since start or Reset
 	err error // why the last Advance refused a byte
 
-	runs    map[runKey]runFit // Run's answers per set
-	runPath []int32
+	runs           map[runKey]runFit // Run's answers per set
+	runPath        []int32
+	partialAllowed map[partialKey]ByteSet // Allowed inside a code point
 }
 
 // NewMatcher returns a Matcher at the start of g's root rule. A Grammar
@@ -165,6 +166,7 @@ func (m *Matcher) clearCaches() {
 	m.stable = resetTable(m.stable, 256)
 	clear(m.cpTrans)
 	clear(m.runs)
+	clear(m.partialAllowed)
 	m.initial = m.start()
 	m.cur = m.initial
 }
@@ -413,7 +415,7 @@ func (m *Matcher) step(set int32, c rune) int32 {
 // move makes set the current one, first starting the caches afresh when
 // they are full.
 func (m *Matcher) move(set int32) {
-	if len(m.nodes) > gbnfMaxNodes || len(m.sets) > gbnfMaxSets || len(m.pool) > gbnfMaxPool || len(m.cpTrans) > gbnfMaxSets {
+	if len(m.nodes) > gbnfMaxNodes || len(m.sets) > gbnfMaxSets || len(m.pool) > gbnfMaxPool || len(m.cpTrans) > gbnfMaxSets || len(m.partialAllowed) > gbnfMaxSets {
 		set = m.rebuild(set)
 	}
 	m.cur = set
@@ -618,15 +620,29 @@ func (m *Matcher) Allowed() ByteSet {
 		}
 		return set.allowed
 	}
+	key := partialKey{set: m.cur, remain: int8(m.pneed - m.pn), lo: m.plo, hi: m.phi}
+	if out, ok := m.partialAllowed[key]; ok {
+		return out
+	}
 	var out ByteSet
-	remain := m.pneed - m.pn
 	for b := 0x80; b < 0xC0; b++ {
-		lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, remain, byte(b))
+		lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, int(key.remain), byte(b))
 		if ok && m.anyTop(lo, hi) {
 			out.Add(byte(b))
 		}
 	}
+	if m.partialAllowed == nil {
+		m.partialAllowed = map[partialKey]ByteSet{}
+	}
+	m.partialAllowed[key] = out
 	return out
+}
+
+// partialKey is a position inside a code point, for the cache of Allowed.
+type partialKey struct {
+	set    int32
+	remain int8
+	lo, hi rune
 }
 
 // Clone returns an independent copy of m in its current state. The copy

@@ -213,3 +213,31 @@ func classRelation(t, c *gbnfClass) relation {
 
 // Has reports whether c is in the set.
 func (r *CodeRun) Has(c rune) bool { return r.class.has(c) }
+
+// Admits reports whether the UTF-8 text p could be fed, code point by code
+// point, to a run of r: every code point of p is a member, and an
+// unfinished last one (a token may end inside a code point) can still
+// complete to a member. n counts p's code points, the unfinished one
+// included. Invalid UTF-8 (by the Matcher's strict rules), a p starting
+// inside a code point, or an empty p is not admitted.
+func (r *CodeRun) Admits(p []byte) (n int, ok bool) {
+	for i := 0; i < len(p); {
+		lo, hi, ok := gbnfUTF8Lead(p[i])
+		if !ok || (p[i] >= 0x80 && p[i] < 0xC0) {
+			return 0, false
+		}
+		need := gbnfUTF8Len(p[i])
+		j := 1
+		for ; j < need && i+j < len(p); j++ {
+			if lo, hi, ok = gbnfUTF8Cont(lo, hi, need-j, p[i+j]); !ok {
+				return 0, false
+			}
+		}
+		if !r.class.overlaps(lo, hi) {
+			return 0, false
+		}
+		n++
+		i += j
+	}
+	return n, n > 0
+}

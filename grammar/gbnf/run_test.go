@@ -124,3 +124,35 @@ func TestRunIsSound(t *testing.T) {
 		}
 	}
 }
+
+func TestCodeRunAdmits(t *testing.T) {
+	body := NewCodeRun(Class{Negated: true, Ranges: []CharRange{{'"', '"'}, {'\\', '\\'}, {0, 0x1F}}})
+	latin := NewCodeRun(Class{Ranges: []CharRange{{'a', 'z'}, {0xE0, 0xFF}}})
+	for _, tc := range []struct {
+		name string
+		r    *CodeRun
+		p    string
+		n    int
+		ok   bool
+	}{
+		{"ascii word", body, " the", 4, true},
+		{"a quote", body, `a"`, 0, false},
+		{"a newline", body, "a\n", 0, false},
+		{"whole multi-byte", body, "é中😀", 3, true},
+		{"unfinished last code point", body, "a\xE4\xB8", 2, true},
+		{"starts inside a code point", body, "\xB8a", 0, false},
+		{"overlong", body, "\xC0\x80", 0, false},
+		{"surrogate", body, "\xED\xA0\x80", 0, false},
+		{"bad lead", body, "\xF5", 0, false},
+		{"empty", body, "", 0, false},
+		{"unfinished, may complete to a member", latin, "ab\xC3", 3, true},
+		{"unfinished, cannot", latin, "ab\xE4", 0, false},
+		{"not a member", latin, "aB", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n, ok := tc.r.Admits([]byte(tc.p)); n != tc.n || ok != tc.ok {
+				t.Fatalf("Admits(%q) = %d, %v; want %d, %v", tc.p, n, ok, tc.n, tc.ok)
+			}
+		})
+	}
+}

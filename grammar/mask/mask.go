@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
 )
@@ -76,11 +75,15 @@ type Engine struct {
 
 // slice is the fast path for one character class of the grammar.
 type slice struct {
-	run     *gbnf.CodeRun
-	tokens  Bitset // tokens made only of the class's code points
-	covered Bitset // trie nodes whose whole subtree is in tokens
-	maxLen  int    // the longest of those tokens, in code points
-	count   int
+	run    *gbnf.CodeRun
+	tokens Bitset // tokens made only of the class's code points (gbnf.CodeRun.Admits)
+	// first and next link each trie node's children that are not
+	// covered (their subtree holds a token outside the slice), so that a
+	// walk never even scans the covered ones (a node such as " " has
+	// thousands of children, nearly all covered inside a string).
+	first, next []int32
+	maxLen      int // the longest of those tokens, in code points
+	count       int
 }
 
 // NewEngine prepares g over vocab. The vocabulary's byte trie is built by
@@ -184,41 +187,39 @@ func (e *Engine) newSlice(c gbnf.Class) *slice {
 	t := e.t
 	in := make([]bool, len(t.ids)) // by position in t.ids
 	for k, id := range t.ids {
-		n := 0
-		p := e.vocab.Piece(int(id))
-		for len(p) > 0 {
-			r, size := utf8.DecodeRune(p)
-			if r == utf8.RuneError && size <= 1 || !s.run.Has(r) {
-				n = -1
-				break
-			}
-			n++
-			p = p[size:]
-		}
-		if n > 0 {
+		if n, ok := s.run.Admits(e.vocab.Piece(int(id))); ok {
 			in[k] = true
 			s.tokens.Set(int(id))
 			s.count++
 			s.maxLen = max(s.maxLen, n)
 		}
 	}
-	// A node is covered when every token ending in its subtree is in the
-	// slice; in preorder its subtree's tokens are ids[tokLo of the node :
-	// the end of the last one].
-	s.covered = NewBitset(len(t.edge))
-	allIn := make([]bool, len(t.edge))
-	for n := len(t.edge) - 1; n > 0; n-- {
-		ok := true
+	// A node is covered when every token in its subtree is in the
+	// slice. Children come after their parent in preorder, so a reverse
+	// scan sees them first.
+	covered := make([]bool, len(t.edge))
+	s.first = make([]int32, len(t.edge))
+	s.next = make([]int32, len(t.edge))
+	for n := len(t.edge) - 1; n >= 0; n-- {
+		ok := n > 0
 		for k := t.tokLo[n]; k < t.tokHi[n]; k++ {
 			ok = ok && in[k]
 		}
-		for c := t.first[n]; c >= 0 && ok; c = t.next[c] {
-			ok = allIn[c]
+		s.first[n], s.next[n] = -1, -1
+		last := int32(-1)
+		for c := t.first[n]; c >= 0; c = t.next[c] {
+			if covered[c] {
+				continue
+			}
+			ok = false
+			if last < 0 {
+				s.first[n] = c
+			} else {
+				s.next[last] = c
+			}
+			last = c
 		}
-		allIn[n] = ok
-		if ok {
-			s.covered.Set(n)
-		}
+		covered[n] = ok
 	}
 	return s
 }
@@ -343,28 +344,29 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 		}
 		return true
 	}
-	var covered Bitset
+	first, next := s.e.t.first, s.e.t.next
 	for _, sl := range s.e.slices {
 		if s.m.Run(sl.run, sl.maxLen) >= sl.maxLen {
 			dst.or(sl.tokens)
-			covered = sl.covered
+			first, next = sl.first, sl.next
 			s.stats.Sliced++
 			break
 		}
 	}
-	return s.walk(0, dst, covered)
+	return s.walk(0, dst, first, next)
 }
 
 // walk adds the tokens below trie node n that the matcher accepts from its
-// position, skipping covered subtrees, and returns with the matcher where
-// it started; false when it could not return (the matcher rebuilt its
+// position, following the children that first and next link (the trie's
+// own, or a slice's uncovered ones), and returns with the matcher where it
+// started; false when it could not return (the matcher rebuilt its
 // caches).
-func (s *Session) walk(n int32, dst, covered Bitset) bool {
+func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 	t := s.e.t
 	allowed := s.m.Allowed()
 	mk := s.m.Mark()
-	for c := t.first[n]; c >= 0; c = t.next[c] {
-		if !allowed.Has(t.edge[c]) || covered != nil && covered.Has(int(c)) {
+	for c := first[n]; c >= 0; c = next[c] {
+		if !allowed.Has(t.edge[c]) {
 			continue
 		}
 		if !s.m.Advance(t.edge[c]) {
@@ -374,7 +376,7 @@ func (s *Session) walk(n int32, dst, covered Bitset) bool {
 		for k := t.tokLo[c]; k < t.tokHi[c]; k++ {
 			dst.Set(int(t.ids[k]))
 		}
-		if t.first[c] >= 0 && !s.walk(c, dst, covered) {
+		if first[c] >= 0 && !s.walk(c, dst, first, next) {
 			return false
 		}
 		if !s.m.Rewind(mk) {
