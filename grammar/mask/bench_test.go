@@ -43,7 +43,7 @@ type benchVocab struct {
 func benchSetup(b *testing.B) {
 	benchOnce.Do(func() {
 		var base *Vocabulary
-		if p := os.Getenv("TOOLGATE_LIVE_MODEL"); p != "" {
+		if p := liveModelPath(); p != "" {
 			if f, err := os.Open(p); err == nil {
 				base, _ = ReadGGUF(f)
 				f.Close()

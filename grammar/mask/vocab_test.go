@@ -5,11 +5,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/gguf"
-	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // ggufVocab is a GGUF file holding a vocabulary's metadata, as llama.cpp's
@@ -108,10 +108,10 @@ func FuzzReadGGUF(f *testing.F) {
 	})
 }
 
-// liveModel returns the path of a real GGUF model (TOOLGATE_LIVE_MODEL,
-// else the TinyLlama file .ci/engines caches), or skips.
-func liveModel(tb testing.TB) string {
-	tb.Helper()
+// liveModelPath returns the path of a real GGUF model
+// (TOOLGATE_LIVE_MODEL, else the TinyLlama file .ci/engines caches), or ""
+// when there is none.
+func liveModelPath() string {
 	if p := os.Getenv("TOOLGATE_LIVE_MODEL"); p != "" {
 		return p
 	}
@@ -119,8 +119,18 @@ func liveModel(tb testing.TB) string {
 	if cache == "" {
 		cache = "/var/cache/toolgate-engines"
 	}
-	p := cache + "/model/tinyllama-1.1b-chat-iq2_xxs-9ee11adf.gguf"
+	p := filepath.Join(cache, "model", "tinyllama-1.1b-chat-iq2_xxs-9ee11adf.gguf")
 	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// liveModel returns liveModelPath, or skips the test when there is none.
+func liveModel(tb testing.TB) string {
+	tb.Helper()
+	p := liveModelPath()
+	if p == "" {
 		tb.Skip("no GGUF model: set TOOLGATE_LIVE_MODEL or run .ci/engines build")
 	}
 	return p
@@ -143,7 +153,6 @@ func readLiveVocab(tb testing.TB) *Vocabulary {
 // TestReadGGUFTinyLlama reads the real TinyLlama vocabulary and checks the
 // pieces llama.cpp's token_to_piece gives for a few known ids.
 func TestReadGGUFTinyLlama(t *testing.T) {
-	_ = testenv.RepoRoot
 	v := readLiveVocab(t)
 	if v.Len() != 32000 {
 		t.Fatalf("Len() = %d, want 32000", v.Len())
