@@ -155,7 +155,7 @@ func (e *Engine) prepareSlices() {
 	}
 	minCount := max(e.vocab.Len()/256, 1)
 	for _, c := range classes {
-		if s := e.newSlice(c); s.count >= minCount {
+		if s := e.vocab.slice(c); s.count >= minCount {
 			e.slices = append(e.slices, s)
 		}
 	}
@@ -182,12 +182,36 @@ func broad(c gbnf.Class) bool {
 	return n >= 32
 }
 
-func (e *Engine) newSlice(c gbnf.Class) *slice {
-	s := &slice{run: gbnf.NewCodeRun(c), tokens: NewBitset(e.vocab.Len())}
-	t := e.t
+// slice returns the slice of class c over v, computing it on first use
+// and keeping it for later Engines (most grammars share their string
+// classes); at most maxSharedSlices are kept.
+func (v *Vocabulary) slice(c gbnf.Class) *slice {
+	key := string(gbnf.AppendClass(nil, c))
+	v.mu.Lock()
+	s, ok := v.slices[key]
+	v.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = v.newSlice(c)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.slices == nil || len(v.slices) >= maxSharedSlices {
+		v.slices = map[string]*slice{}
+	}
+	v.slices[key] = s
+	return s
+}
+
+// maxSharedSlices bounds the slices a Vocabulary keeps.
+const maxSharedSlices = 64
+
+func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
+	s := &slice{run: gbnf.NewCodeRun(c), tokens: NewBitset(v.Len())}
+	t := v.theTrie()
 	in := make([]bool, len(t.ids)) // by position in t.ids
 	for k, id := range t.ids {
-		if n, ok := s.run.Admits(e.vocab.Piece(int(id))); ok {
+		if n, ok := s.run.Admits(v.Piece(int(id))); ok {
 			in[k] = true
 			s.tokens.Set(int(id))
 			s.count++
@@ -310,10 +334,17 @@ func (s *Session) Fill(dst Bitset) {
 		key = s.m.State()
 	}
 	if s.cache != nil {
+		var buf Bitset
 		if len(s.cache) >= s.e.cache {
-			clear(s.cache)
+			// Evict one entry, the first the map's randomised iteration
+			// gives, and reuse its memory.
+			for k, b := range s.cache {
+				delete(s.cache, k)
+				buf = b
+				break
+			}
 		}
-		s.cache[key] = append(Bitset(nil), dst...)
+		s.cache[key] = append(buf[:0], dst...)
 	}
 }
 

@@ -46,7 +46,9 @@ const MaxTokens = 1 << 22
 // Vocabulary is a model's tokens as the bytes each one stands for (its
 // piece, as llama.cpp's token_to_piece returns it) and their kinds, by
 // token id. It is immutable and safe for concurrent use; the byte trie an
-// [Engine] walks is built once, by the first NewEngine over it, and shared.
+// [Engine] walks is built once, by the first NewEngine over it, and shared,
+// and so are the tokens of each character class a grammar's free text
+// uses (at most 64 classes are kept).
 type Vocabulary struct {
 	data   []byte
 	off    []uint32 // piece i is data[off[i]:off[i+1]]
@@ -55,6 +57,9 @@ type Vocabulary struct {
 	once   sync.Once
 	trie   *trie
 	maxLen int // longest piece, in bytes
+
+	mu     sync.Mutex
+	slices map[string]*slice // by class (gbnf.AppendClass)
 }
 
 // NewVocabulary returns the vocabulary whose token id i has the bytes
