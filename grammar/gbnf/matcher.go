@@ -605,20 +605,7 @@ func (m *Matcher) Offset() int { return m.off }
 // whether the input may end here; Accepts does.
 func (m *Matcher) Allowed() ByteSet {
 	if m.pn == 0 {
-		set := &m.sets[m.cur]
-		if !set.allowedOK {
-			var all ByteSet
-			for _, s := range m.stacksOf(m.cur) {
-				if s < 0 {
-					continue
-				}
-				if in := m.prog.code[m.nodes[s].pos]; in.op == gbnfTerm {
-					all.union(&m.prog.classes[in.arg].first)
-				}
-			}
-			set.allowed, set.allowedOK = all, true
-		}
-		return set.allowed
+		return m.allowedOf(m.cur)
 	}
 	key := partialKey{set: m.cur, remain: int8(m.pneed - m.pn), lo: m.plo, hi: m.phi}
 	if out, ok := m.partialAllowed[key]; ok {
@@ -636,6 +623,24 @@ func (m *Matcher) Allowed() ByteSet {
 	}
 	m.partialAllowed[key] = out
 	return out
+}
+
+// allowedOf returns the bytes that can begin a code point after set.
+func (m *Matcher) allowedOf(id int32) ByteSet {
+	set := &m.sets[id]
+	if !set.allowedOK {
+		var all ByteSet
+		for _, s := range m.stacksOf(id) {
+			if s < 0 {
+				continue
+			}
+			if in := m.prog.code[m.nodes[s].pos]; in.op == gbnfTerm {
+				all.union(&m.prog.classes[in.arg].first)
+			}
+		}
+		set.allowed, set.allowedOK = all, true
+	}
+	return set.allowed
 }
 
 // partialKey is a position inside a code point, for the cache of Allowed.

@@ -57,6 +57,7 @@ type runKey struct {
 type runFit struct {
 	n     uint16
 	exact bool
+	next  int32 // the set after one member, when n > 0
 }
 
 // maxRunLimit bounds Run's limit (a token is rarely longer than a few
@@ -80,7 +81,11 @@ func (m *Matcher) Run(r *CodeRun, limit int) int {
 		m.runs = map[runKey]runFit{}
 	}
 	// Walk forward to a set whose fit is known well enough, then fill in
-	// the sets passed on the way back.
+	// the sets passed on the way back. The walk goes up to twice the limit,
+	// so that asking again from the next limit positions of the run (as a
+	// token mask does, a few code points further each time) finds enough
+	// known: two steps per position, amortised.
+	walk := min(2*limit, maxRunLimit)
 	path := m.runPath[:0]
 	set := m.cur
 	n, exact := 0, false
@@ -89,12 +94,12 @@ func (m *Matcher) Run(r *CodeRun, limit int) int {
 			n, exact = int(f.n), f.exact
 			break
 		}
-		if len(path) >= limit {
+		if len(path) >= walk {
 			break // at least 0 more from set: enough for limit
 		}
 		next, ok := m.runStep(r, set)
 		if !ok {
-			m.runs[runKey{r, set}] = runFit{0, true}
+			m.runs[runKey{r, set}] = runFit{0, true, -1}
 			exact = true
 			break
 		}
@@ -105,10 +110,35 @@ func (m *Matcher) Run(r *CodeRun, limit int) int {
 		if n++; n > 0xFFFF {
 			n, exact = 0xFFFF, false
 		}
-		m.runs[runKey{r, path[i]}] = runFit{uint16(n), exact}
+		m.runs[runKey{r, path[i]}] = runFit{uint16(n), exact, set}
+		set = path[i]
 	}
 	m.runPath = path
 	return min(n, limit)
+}
+
+// RunAllowed returns the union of what [Matcher.Allowed] would return at
+// each position a run of r passes through, from here (before any of it)
+// to after n code points of it, whatever members they are: a byte outside
+// it cannot follow any run of at most n members. ok is false, and nothing
+// is returned, when Run(r, n) < n.
+func (m *Matcher) RunAllowed(r *CodeRun, n int) (all ByteSet, ok bool) {
+	if m.Run(r, n) < n {
+		return ByteSet{}, false
+	}
+	set := m.cur
+	for k := 0; ; k++ {
+		a := m.allowedOf(set)
+		all.union(&a)
+		if k == n {
+			return all, true
+		}
+		if f, ok := m.runs[runKey{r, set}]; ok && f.n > 0 {
+			set = f.next
+		} else {
+			set, _ = m.runStep(r, set)
+		}
+	}
 }
 
 // runStep returns the set after any one member of r from set, or false
@@ -214,30 +244,31 @@ func classRelation(t, c *gbnfClass) relation {
 // Has reports whether c is in the set.
 func (r *CodeRun) Has(c rune) bool { return r.class.has(c) }
 
-// Admits reports whether the UTF-8 text p could be fed, code point by code
-// point, to a run of r: every code point of p is a member, and an
-// unfinished last one (a token may end inside a code point) can still
-// complete to a member. n counts p's code points, the unfinished one
-// included. Invalid UTF-8 (by the Matcher's strict rules), a p starting
-// inside a code point, or an empty p is not admitted.
-func (r *CodeRun) Admits(p []byte) (n int, ok bool) {
-	for i := 0; i < len(p); {
-		lo, hi, ok := gbnfUTF8Lead(p[i])
-		if !ok || (p[i] >= 0x80 && p[i] < 0xC0) {
-			return 0, false
+// Span returns how many code points at the start of the UTF-8 text p
+// could be fed, one by one, to a run of r (n), and the byte offset where
+// they end (end): each is a member, and an unfinished code point at the
+// very end of p (a token may end inside one) counts when it can still
+// complete to a member. p[end:] starts with the first byte that cannot
+// continue the run: a non-member's first byte, or invalid UTF-8 by the
+// Matcher's strict rules. end == len(p) means all of p can.
+func (r *CodeRun) Span(p []byte) (n, end int) {
+	for end < len(p) {
+		lo, hi, ok := gbnfUTF8Lead(p[end])
+		if !ok {
+			return n, end
 		}
-		need := gbnfUTF8Len(p[i])
+		need := gbnfUTF8Len(p[end])
 		j := 1
-		for ; j < need && i+j < len(p); j++ {
-			if lo, hi, ok = gbnfUTF8Cont(lo, hi, need-j, p[i+j]); !ok {
-				return 0, false
+		for ; j < need && end+j < len(p); j++ {
+			if lo, hi, ok = gbnfUTF8Cont(lo, hi, need-j, p[end+j]); !ok {
+				return n, end
 			}
 		}
 		if !r.class.overlaps(lo, hi) {
-			return 0, false
+			return n, end
 		}
 		n++
-		i += j
+		end += j
 	}
-	return n, n > 0
+	return n, end
 }

@@ -125,7 +125,7 @@ func TestRunIsSound(t *testing.T) {
 	}
 }
 
-func TestCodeRunAdmits(t *testing.T) {
+func TestCodeRunSpan(t *testing.T) {
 	body := NewCodeRun(Class{Negated: true, Ranges: []CharRange{{'"', '"'}, {'\\', '\\'}, {0, 0x1F}}})
 	latin := NewCodeRun(Class{Ranges: []CharRange{{'a', 'z'}, {0xE0, 0xFF}}})
 	for _, tc := range []struct {
@@ -133,25 +133,65 @@ func TestCodeRunAdmits(t *testing.T) {
 		r    *CodeRun
 		p    string
 		n    int
-		ok   bool
+		end  int
 	}{
-		{"ascii word", body, " the", 4, true},
-		{"a quote", body, `a"`, 0, false},
-		{"a newline", body, "a\n", 0, false},
-		{"whole multi-byte", body, "é中😀", 3, true},
-		{"unfinished last code point", body, "a\xE4\xB8", 2, true},
-		{"starts inside a code point", body, "\xB8a", 0, false},
-		{"overlong", body, "\xC0\x80", 0, false},
-		{"surrogate", body, "\xED\xA0\x80", 0, false},
-		{"bad lead", body, "\xF5", 0, false},
-		{"empty", body, "", 0, false},
-		{"unfinished, may complete to a member", latin, "ab\xC3", 3, true},
-		{"unfinished, cannot", latin, "ab\xE4", 0, false},
-		{"not a member", latin, "aB", 0, false},
+		{"ascii word", body, " the", 4, 4},
+		{"a quote", body, `a"b`, 1, 1},
+		{"a newline", body, "ab\n", 2, 2},
+		{"whole multi-byte", body, "é中😀", 3, 9},
+		{"unfinished last code point", body, "a\xE4\xB8", 2, 3},
+		{"starts inside a code point", body, "\xB8a", 0, 0},
+		{"overlong", body, "a\xC0\x80", 1, 1},
+		{"surrogate", body, "\xED\xA0\x80", 0, 0},
+		{"bad lead", body, "\xF5", 0, 0},
+		{"bad continuation", body, "a\xE4a", 1, 1},
+		{"empty", body, "", 0, 0},
+		{"unfinished, may complete to a member", latin, "ab\xC3", 3, 3},
+		{"unfinished, cannot", latin, "ab\xE4", 2, 2},
+		{"not a member", latin, "aB", 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if n, ok := tc.r.Admits([]byte(tc.p)); n != tc.n || ok != tc.ok {
-				t.Fatalf("Admits(%q) = %d, %v; want %d, %v", tc.p, n, ok, tc.n, tc.ok)
+			if n, end := tc.r.Span([]byte(tc.p)); n != tc.n || end != tc.end {
+				t.Fatalf("Span(%q) = %d, %d; want %d, %d", tc.p, n, end, tc.n, tc.end)
+			}
+		})
+	}
+}
+
+func TestRunAllowed(t *testing.T) {
+	body := NewCodeRun(Class{Negated: true, Ranges: []CharRange{{'"', '"'}, {'\\', '\\'}, {0, 0x1F}}})
+	for _, tc := range []struct {
+		name    string
+		grammar string
+		prefix  string
+		n       int
+		ok      bool
+		has     string // bytes that must be in the union
+		hasNot  string // bytes that must not
+	}{
+		{"string body", `root ::= "\"" ([^"\\\x00-\x1F] | "\\" ["\\/bfnrt])* "\"" "}"`, `"`, 8, true, "\"\\a \xC3", "\n\t"},
+		{"bounded string", `root ::= "\"" [^"\\\x00-\x1F]{0,3} "\"" "}"`, `"`, 3, true, "\"a", "\\\n"},
+		{"run too short", `root ::= "\"" [^"\\\x00-\x1F]{0,3} "\"" "}"`, `"`, 4, false, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewMatcher(mustParseGBNF(t, tc.grammar))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.WriteString(tc.prefix)
+			all, ok := m.RunAllowed(body, tc.n)
+			if ok != tc.ok {
+				t.Fatalf("RunAllowed(%d) ok = %v, want %v", tc.n, ok, tc.ok)
+			}
+			for i := 0; i < len(tc.has); i++ {
+				if !all.Has(tc.has[i]) {
+					t.Errorf("RunAllowed(%d) lacks %q", tc.n, tc.has[i])
+				}
+			}
+			for i := 0; i < len(tc.hasNot); i++ {
+				if all.Has(tc.hasNot[i]) {
+					t.Errorf("RunAllowed(%d) has %q", tc.n, tc.hasNot[i])
+				}
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"sync"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
 )
@@ -76,15 +77,38 @@ type Engine struct {
 // slice is the fast path for one character class of the grammar.
 type slice struct {
 	run    *gbnf.CodeRun
-	tokens Bitset // tokens made only of the class's code points (gbnf.CodeRun.Admits)
-	// first and next link each trie node's children that are not
-	// covered (their subtree holds a token outside the slice), so that a
-	// walk never even scans the covered ones (a node such as " " has
-	// thousands of children, nearly all covered inside a string).
-	first, next []int32
-	maxLen      int // the longest of those tokens, in code points
-	count       int
+	tokens Bitset // tokens made only of the class's code points (gbnf.CodeRun.Span)
+	// links are each trie node's children that are not covered (their
+	// subtree holds a token outside the slice), so that a walk never even
+	// scans the covered ones (a node such as " " has thousands of
+	// children, nearly all covered inside a string).
+	links
+	maxLen int // the longest token in the slice, in code points
+	count  int
+	// For a token outside the slice, by position in the trie's ids: the
+	// code points of the class it starts with (exitK) and the byte after
+	// them (exitB); exitK is -1 for a token in the slice.
+	exitK   []int32
+	exitB   []byte
+	maxExit int // the largest exitK, at most maxExitRun
+
+	mu     sync.Mutex
+	pruned map[gbnf.ByteSet]*links // by the bytes that may follow the run
 }
+
+// links are a trie's child lists: the children of node n are first[n],
+// next[first[n]], ... (-1 ends).
+type links struct {
+	first, next []int32
+}
+
+// maxExitRun bounds how far into a token the run is followed to rule it
+// out (tokens whose class prefix is longer are always walked), and
+// maxPruned the variants of links a slice keeps.
+const (
+	maxExitRun = 64
+	maxPruned  = 16
+)
 
 // NewEngine prepares g over vocab. The vocabulary's byte trie is built by
 // the first NewEngine over it and shared by the later ones. The errors are
@@ -209,43 +233,82 @@ const maxSharedSlices = 64
 func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
 	s := &slice{run: gbnf.NewCodeRun(c), tokens: NewBitset(v.Len())}
 	t := v.theTrie()
-	in := make([]bool, len(t.ids)) // by position in t.ids
+	s.exitK = make([]int32, len(t.ids))
+	s.exitB = make([]byte, len(t.ids))
 	for k, id := range t.ids {
-		if n, ok := s.run.Admits(v.Piece(int(id))); ok {
-			in[k] = true
+		p := v.Piece(int(id))
+		n, end := s.run.Span(p)
+		if end == len(p) {
+			s.exitK[k] = -1
 			s.tokens.Set(int(id))
 			s.count++
 			s.maxLen = max(s.maxLen, n)
+			continue
 		}
+		s.exitK[k], s.exitB[k] = int32(n), p[end]
+		s.maxExit = max(s.maxExit, min(n, maxExitRun))
 	}
-	// A node is covered when every token in its subtree is in the
-	// slice. Children come after their parent in preorder, so a reverse
-	// scan sees them first.
-	covered := make([]bool, len(t.edge))
-	s.first = make([]int32, len(t.edge))
-	s.next = make([]int32, len(t.edge))
+	s.links = s.prune(t, nil)
+	return s
+}
+
+// prune returns the child lists of the nodes whose subtree holds a token
+// outside the slice that may be allowed: with follow nil any such token;
+// else only those whose run of the class is longer than maxExitRun, or
+// whose exit byte is in follow (the bytes that may come after a run of at
+// most maxExit code points, gbnf.Matcher.RunAllowed). Children come after
+// their parent in preorder, so a reverse scan sees them first.
+func (s *slice) prune(t *trie, follow *gbnf.ByteSet) links {
+	live := make([]bool, len(t.edge))
+	l := links{first: make([]int32, len(t.edge)), next: make([]int32, len(t.edge))}
 	for n := len(t.edge) - 1; n >= 0; n-- {
-		ok := n > 0
-		for k := t.tokLo[n]; k < t.tokHi[n]; k++ {
-			ok = ok && in[k]
+		ok := false
+		for k := t.tokLo[n]; k < t.tokHi[n] && !ok; k++ {
+			ok = s.exitK[k] >= 0 && (follow == nil || s.exitK[k] > maxExitRun || follow.Has(s.exitB[k]))
 		}
-		s.first[n], s.next[n] = -1, -1
+		l.first[n], l.next[n] = -1, -1
 		last := int32(-1)
 		for c := t.first[n]; c >= 0; c = t.next[c] {
-			if covered[c] {
+			if !live[c] {
 				continue
 			}
-			ok = false
+			ok = true
 			if last < 0 {
-				s.first[n] = c
+				l.first[n] = c
 			} else {
-				s.next[last] = c
+				l.next[last] = c
 			}
 			last = c
 		}
-		covered[n] = ok
+		live[n] = ok
 	}
-	return s
+	return l
+}
+
+// prunedFor returns the links pruned for follow, built on first use and
+// kept (at most maxPruned variants; past that the plain links).
+func (s *slice) prunedFor(t *trie, follow gbnf.ByteSet) *links {
+	s.mu.Lock()
+	l, ok := s.pruned[follow]
+	full := len(s.pruned) >= maxPruned
+	s.mu.Unlock()
+	if ok {
+		return l
+	}
+	if full {
+		return &s.links
+	}
+	built := s.prune(t, &follow)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pruned == nil {
+		s.pruned = map[gbnf.ByteSet]*links{}
+	}
+	if l, ok := s.pruned[follow]; ok {
+		return l
+	}
+	s.pruned[follow] = &built
+	return &built
 }
 
 // Session is one generation's position in the grammar and its cache of
@@ -375,16 +438,19 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 		}
 		return true
 	}
-	first, next := s.e.t.first, s.e.t.next
+	l := &links{s.e.t.first, s.e.t.next}
 	for _, sl := range s.e.slices {
 		if s.m.Run(sl.run, sl.maxLen) >= sl.maxLen {
 			dst.or(sl.tokens)
-			first, next = sl.first, sl.next
+			l = &sl.links
+			if follow, ok := s.m.RunAllowed(sl.run, sl.maxExit); ok {
+				l = sl.prunedFor(s.e.t, follow)
+			}
 			s.stats.Sliced++
 			break
 		}
 	}
-	return s.walk(0, dst, first, next)
+	return s.walk(0, dst, l.first, l.next)
 }
 
 // walk adds the tokens below trie node n that the matcher accepts from its
@@ -394,9 +460,20 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 // caches).
 func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 	t := s.e.t
-	allowed := s.m.Allowed()
+	c := first[n]
+	if c < 0 {
+		return true
+	}
+	// With one child, Advance alone decides; with more, Allowed spares
+	// the refused ones.
+	var allowed gbnf.ByteSet
+	if next[c] >= 0 {
+		allowed = s.m.Allowed()
+	} else {
+		allowed.Add(t.edge[c])
+	}
 	mk := s.m.Mark()
-	for c := first[n]; c >= 0; c = next[c] {
+	for ; c >= 0; c = next[c] {
 		if !allowed.Has(t.edge[c]) {
 			continue
 		}
