@@ -5,7 +5,7 @@
 // backends that sample in-process; a server (llama-server, Ollama) applies
 // its own.
 //
-//	vocab, err := mask.ReadGGUF(f, nil)           // or mask.NewVocabulary
+//	vocab, err := mask.ReadGGUF(f)                // or mask.NewVocabulary
 //	eng, err := mask.NewEngine(g, vocab, nil)      // once per grammar
 //	s := eng.NewSession()                          // once per generation
 //	allowed := mask.NewBitset(vocab.Len())
@@ -59,6 +59,12 @@
 // that class's code points: where [gbnf.Matcher.Run] says any run of such
 // code points at least as long as the longest of those tokens is accepted,
 // all of them are admitted at once and the walk skips every trie subtree
-// made only of them, leaving the few tokens with a quote, a backslash or a
-// control character to the walk.
+// made only of them. Of the other tokens, those whose first byte after
+// their run of the class can follow no such run
+// ([gbnf.Matcher.RunAllowed]: a raw newline in a JSON string) are ruled
+// out without a walk, leaving the few with a quote or a backslash.
+//
+// Preparing an Engine for a grammar costs a scan of its rules once the
+// vocabulary has met its character classes (the per-class token sets are
+// kept on the [Vocabulary]); docs/benchmarks.md has the figures.
 package mask
