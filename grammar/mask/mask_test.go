@@ -2,8 +2,11 @@ package mask
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
@@ -191,5 +194,124 @@ func TestSessionEnd(t *testing.T) {
 		if err := s.Accept(id); !errors.Is(err, ErrRefused) {
 			t.Fatalf("Accept(%d) = %v, want ErrRefused", id, err)
 		}
+	}
+}
+
+// TestMaskAfterCacheRebuild: a walk that meets more positions than the
+// matcher's bounded caches hold (every prefix of thousands of distinct
+// words is its own position) makes the matcher rebuild its caches
+// mid-walk; the Session replays its output and still gives the exact mask.
+func TestMaskAfterCacheRebuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	seen := map[string]bool{}
+	var words []string
+	for len(words) < 4000 {
+		n := 4 + rng.IntN(6)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a' + byte(rng.IntN(26))
+		}
+		if w := string(b); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	var src strings.Builder
+	src.WriteString("root ::= (")
+	for i, w := range words {
+		if i > 0 {
+			src.WriteString(" | ")
+		}
+		fmt.Fprintf(&src, "%q", w)
+	}
+	src.WriteString(`) "."`)
+	// the vocabulary: every prefix of every word, and "." and an end token
+	names := []string{".", "<eos>"}
+	for _, w := range words {
+		for k := 1; k <= len(w); k++ {
+			if !seen["p"+w[:k]] {
+				seen["p"+w[:k]] = true
+				names = append(names, w[:k])
+			}
+		}
+	}
+	v := testVocab(t, names...)
+	e := mustEngine(t, src.String(), v, nil)
+	s := e.NewSession()
+	got := NewBitset(v.Len())
+	s.Fill(got)
+	if want := bruteMask(t, e.g, v, nil); !slices.Equal(got, want) {
+		t.Fatalf("mask at the start differs from brute force: %s", diff(v, got, want))
+	}
+	t.Logf("%d tokens, stats %+v", v.Len(), s.Stats())
+	if s.Stats().Replays == 0 {
+		t.Fatalf("Stats().Replays = 0: the walk did not outgrow the matcher's caches, the test checks nothing")
+	}
+	if err := s.Accept(slices.Index(names, words[0])); err != nil {
+		t.Fatal(err)
+	}
+	s.Fill(got)
+	if want := bruteMask(t, e.g, v, []byte(words[0])); !slices.Equal(got, want) {
+		t.Fatalf("mask after %q differs from brute force: %s", words[0], diff(v, got, want))
+	}
+}
+
+// TestEnginesShareAVocabulary: Engines over one Vocabulary, made and used
+// from several goroutines at once (the trie and the class slices are built
+// on first use and shared), give the masks a lone Engine gives. Run with
+// -race.
+func TestEnginesShareAVocabulary(t *testing.T) {
+	grammars := []string{
+		`root ::= "\"" [^"\\\x00-\x1F]* "\""`,
+		`root ::= "{\"a\":\"" [^"\\\x00-\x1F]{0,40} "\"}"`,
+		`root ::= "\"" [^"\\]* "\""`,
+		`root ::= [a-z ]+ "."`,
+	}
+	prefixes := []string{`"the `, `{"a":"x`, `"`, `abc`}
+	want := make([]Bitset, len(grammars))
+	lone := synthVocab(t, 5, 2000)
+	for i, src := range grammars {
+		e := mustEngine(t, src, lone, nil)
+		want[i] = bruteMask(t, e.g, lone, []byte(prefixes[i]))
+	}
+	shared := synthVocab(t, 5, 2000)
+	var byteToken [256]int // the one-byte tokens synthVocab makes
+	for id := range shared.Len() {
+		if p := shared.Piece(id); len(p) == 1 {
+			byteToken[p[0]] = id
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*len(grammars))
+	for range 4 {
+		for i, src := range grammars {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g, _ := gbnf.Parse(src)
+				e, err := NewEngine(g, shared, nil)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				s := e.NewSession()
+				for _, b := range []byte(prefixes[i]) {
+					if err := s.Accept(byteToken[b]); err != nil {
+						errs <- err.Error()
+						return
+					}
+				}
+				got := NewBitset(shared.Len())
+				s.Fill(got)
+				if !slices.Equal(got, want[i]) {
+					errs <- fmt.Sprintf("grammar %d: %s", i, diff(shared, got, want[i]))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
