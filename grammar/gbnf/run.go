@@ -241,9 +241,6 @@ func classRelation(t, c *gbnfClass) relation {
 	return relPartial
 }
 
-// Has reports whether c is in the set.
-func (r *CodeRun) Has(c rune) bool { return r.class.has(c) }
-
 // Span returns how many code points at the start of the UTF-8 text p
 // could be fed, one by one, to a run of r (n), and the byte offset where
 // they end (end): each is a member, and an unfinished code point at the
