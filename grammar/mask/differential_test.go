@@ -253,3 +253,48 @@ func TestMaskEqualsBruteForceTinyLlama(t *testing.T) {
 	}
 	t.Logf("%d steps compared", steps)
 }
+
+// FuzzMaskEqualsBruteForce: for any grammar and vocabulary (tokens are
+// the input's pieces between 0xFF bytes, the last one an end token), the
+// mask equals the brute-force mask at the start and after each of the
+// first allowed tokens. With -fuzz it searches for a disagreement.
+func FuzzMaskEqualsBruteForce(f *testing.F) {
+	f.Add(`root ::= "\"" [^"\\\x00-\x1F]{0,4} "\""`, []byte("\"\xffa\xffab\xffabcd\xffabcde\xff\"\xff\\\xffa\"\xff\xc3\xff\xa9\xffé\xff"), uint8(3))
+	f.Add(`root ::= ("ab" | "abc") [x-z]*`, []byte("a\xffab\xffabc\xffbc\xffx\xffxyz\xff"), uint8(0))
+	f.Add(`root ::= [^a]* "a"`, []byte("\xe4\xb8\xff\xad\xff中\xffa\xffba\xff"), uint8(7))
+	f.Fuzz(func(t *testing.T, src string, vocab []byte, seed uint8) {
+		g, err := gbnf.Parse(src)
+		if err != nil || len(src) > 2000 {
+			return
+		}
+		parts := bytes.Split(vocab, []byte{0xFF})
+		if len(parts) > 300 {
+			return
+		}
+		kinds := make([]Kind, len(parts))
+		kinds[len(kinds)-1] = KindEnd
+		v, err := NewVocabulary(parts, kinds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opts := range []*Options{nil, {NoSlices: true}} {
+			e, err := NewEngine(g, v, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := e.NewSession()
+			got := NewBitset(v.Len())
+			rng := rand.New(rand.NewPCG(uint64(seed), 1))
+			for step := 0; step < 8; step++ {
+				s.Fill(got)
+				if want := bruteMask(t, g, v, s.Output()); !slices.Equal(got, want) {
+					t.Fatalf("after %q: %s", s.Output(), diff(v, got, want))
+				}
+				id, ok := pick(v, got, rng)
+				if !ok || s.Accept(id) != nil || s.Ended() {
+					break
+				}
+			}
+		}
+	})
+}
