@@ -222,6 +222,9 @@ func TestMaskEqualsBruteForce(t *testing.T) {
 			if testing.Short() && i%8 != 0 {
 				t.Skip("-short: one grammar in eight")
 			}
+			if raceEnabled {
+				walks, maxSteps = 1, 25
+			}
 			for _, vr := range variants {
 				if vr.opts != nil && i%4 != 0 && !strings.HasPrefix(ng.name, "envelope/") {
 					continue // the variants on a quarter of the grammars
