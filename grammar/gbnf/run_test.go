@@ -28,9 +28,6 @@ func TestState(t *testing.T) {
 	if half := m.State(); half == abc {
 		t.Errorf("State inside a code point = State before it, want different")
 	}
-	other, _ := NewMatcher(g)
-	other.WriteString("abc")
-	_ = other.State() // keys of another Matcher are not comparable by contract; only check it does not panic
 	m.Reset()
 	if m.State() != start {
 		t.Errorf("State after Reset != State at the start")

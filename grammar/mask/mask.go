@@ -320,7 +320,6 @@ type Session struct {
 	ended bool
 
 	cache map[gbnf.State]Bitset
-	dst   Bitset
 	stats Stats
 }
 
