@@ -38,7 +38,10 @@ func TestMaskAgreesWithLlamaCpp(t *testing.T) {
 	bin := testenv.GBNFCheck(t)
 	var v *Vocabulary
 	vname := "TinyLlama 32k"
-	if testenv.InCI() || liveModelPath() != "" {
+	// In CI the model comes from the engines' build, which runs beside
+	// the unit suite and may not have fetched it yet: the synthesized
+	// vocabulary stands in rather than skipping the comparison.
+	if liveModelPath() != "" {
 		v = readLiveVocab(t)
 	} else {
 		v, vname = synthVocab(t, 1, 3000), "synthesized 3k"
