@@ -243,3 +243,20 @@ func BenchmarkTrie(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadGGUF reads TinyLlama's vocabulary from its GGUF file (the
+// metadata only, 32,000 tokens; the tensors are not read).
+func BenchmarkReadGGUF(b *testing.B) {
+	p := liveModel(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ReadGGUF(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
