@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -174,24 +175,32 @@ var byteLevel = func() map[rune]byte {
 
 // decodeByteLevel is llama.cpp's token_to_piece for BPE vocabularies:
 // normal tokens are decoded character by character through GPT-2's byte
-// table (llama_decode_text), user-defined tokens are their text.
+// table (llama_decode_text), user-defined tokens are their text, and other
+// types give an empty piece (never allowed). A character outside the table
+// becomes the text llama_decode_text writes for it, "[UNK_BYTE_0x<its
+// UTF-8 in hex><the whole token text>]": that is what llama.cpp would
+// print for the token.
 func decodeByteLevel(text string, typ int64) ([]byte, bool) {
-	if typ == ggufUserDefined {
+	switch typ {
+	case ggufUserDefined:
 		return []byte(text), true
+	case ggufNormal:
+	default:
+		return []byte{}, true
 	}
 	out := make([]byte, 0, len(text))
 	for _, r := range text {
-		b, ok := byteLevel[r]
-		if !ok {
-			if r == utf8.RuneError {
-				return nil, false
-			}
-			// llama_decode_text keeps a character outside the table as
-			// its UTF-8 text.
-			out = utf8.AppendRune(out, r)
+		if b, ok := byteLevel[r]; ok {
+			out = append(out, b)
 			continue
 		}
-		out = append(out, b)
+		if r == utf8.RuneError {
+			return nil, false
+		}
+		out = append(out, "[UNK_BYTE_0x"...)
+		out = hex.AppendEncode(out, utf8.AppendRune(nil, r))
+		out = append(out, text...)
+		out = append(out, ']')
 	}
 	return out, true
 }

@@ -45,9 +45,9 @@ func TestReadGGUF(t *testing.T) {
 			[]string{"<unk>", "<s>", "</s>", "\n", "\xE2", " the", "  ", "é", "<|user|>", "<unused0>", "<|im_end|>"},
 			[]Kind{KindControl, KindControl, KindEnd, KindText, KindText, KindText, KindText, KindText, KindText, KindControl, KindEnd}},
 		{"byte-level BPE",
-			ggufVocab("gpt2", []string{"Ġthe", "Ċ", "Ã©", "<|endoftext|>", "ĠðŁĺ"}, []int64{1, 1, 1, 3, 1}),
-			[]string{" the", "\n", "é", "<|endoftext|>", " \xF0\x9F\x98"},
-			[]Kind{KindText, KindText, KindText, KindEnd, KindText}},
+			ggufVocab("gpt2", []string{"Ġthe", "Ċ", "Ã©", "<|endoftext|>", "ĠðŁĺ", "a中", "<tool>", "Ā"}, []int64{1, 1, 1, 3, 1, 1, 4, 6}),
+			[]string{" the", "\n", "é", "<|endoftext|>", " \xF0\x9F\x98", "a[UNK_BYTE_0xe4b8ada中]", "<tool>", ""},
+			[]Kind{KindText, KindText, KindText, KindEnd, KindText, KindText, KindText, KindText}},
 		{"no token types", ggufVocab("llama", []string{"▁a", "b"}, nil, eos(1)),
 			[]string{" a", "b"}, []Kind{KindText, KindEnd}},
 	} {
