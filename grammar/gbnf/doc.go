@@ -52,4 +52,10 @@
 // paths) the Matcher expands each distinct stack once per byte, and where
 // the number of live stacks itself explodes it refuses the byte
 // (ErrTooManyStacks) instead of exhausting memory.
+//
+// A token mask (package grammar/mask) asks more of a Matcher: [State] keys
+// its position for caching, and [Matcher.Run] and [Matcher.RunAllowed]
+// tell how far a run of one character class (a [CodeRun]) surely goes
+// from here and what may follow it, so that the tokens made of such runs
+// are decided without trying each.
 package gbnf

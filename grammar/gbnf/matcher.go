@@ -125,6 +125,10 @@ type Matcher struct {
 
 	off int   // bytes accepted since start or Reset
 	err error // why the last Advance refused a byte
+
+	runs           map[runKey]runFit // Run's answers per set
+	runPath        []int32
+	partialAllowed map[partialKey]ByteSet // Allowed inside a code point
 }
 
 // NewMatcher returns a Matcher at the start of g's root rule. A Grammar
@@ -161,6 +165,8 @@ func (m *Matcher) clearCaches() {
 	m.pool = m.pool[:0]
 	m.stable = resetTable(m.stable, 256)
 	clear(m.cpTrans)
+	clear(m.runs)
+	clear(m.partialAllowed)
 	m.initial = m.start()
 	m.cur = m.initial
 }
@@ -409,7 +415,7 @@ func (m *Matcher) step(set int32, c rune) int32 {
 // move makes set the current one, first starting the caches afresh when
 // they are full.
 func (m *Matcher) move(set int32) {
-	if len(m.nodes) > gbnfMaxNodes || len(m.sets) > gbnfMaxSets || len(m.pool) > gbnfMaxPool || len(m.cpTrans) > gbnfMaxSets {
+	if len(m.nodes) > gbnfMaxNodes || len(m.sets) > gbnfMaxSets || len(m.pool) > gbnfMaxPool || len(m.cpTrans) > gbnfMaxSets || len(m.partialAllowed) > gbnfMaxSets {
 		set = m.rebuild(set)
 	}
 	m.cur = set
@@ -599,30 +605,49 @@ func (m *Matcher) Offset() int { return m.off }
 // whether the input may end here; Accepts does.
 func (m *Matcher) Allowed() ByteSet {
 	if m.pn == 0 {
-		set := &m.sets[m.cur]
-		if !set.allowedOK {
-			var all ByteSet
-			for _, s := range m.stacksOf(m.cur) {
-				if s < 0 {
-					continue
-				}
-				if in := m.prog.code[m.nodes[s].pos]; in.op == gbnfTerm {
-					all.union(&m.prog.classes[in.arg].first)
-				}
-			}
-			set.allowed, set.allowedOK = all, true
-		}
-		return set.allowed
+		return m.allowedOf(m.cur)
+	}
+	key := partialKey{set: m.cur, remain: int8(m.pneed - m.pn), lo: m.plo, hi: m.phi}
+	if out, ok := m.partialAllowed[key]; ok {
+		return out
 	}
 	var out ByteSet
-	remain := m.pneed - m.pn
 	for b := 0x80; b < 0xC0; b++ {
-		lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, remain, byte(b))
+		lo, hi, ok := gbnfUTF8Cont(m.plo, m.phi, int(key.remain), byte(b))
 		if ok && m.anyTop(lo, hi) {
 			out.Add(byte(b))
 		}
 	}
+	if m.partialAllowed == nil {
+		m.partialAllowed = map[partialKey]ByteSet{}
+	}
+	m.partialAllowed[key] = out
 	return out
+}
+
+// allowedOf returns the bytes that can begin a code point after set.
+func (m *Matcher) allowedOf(id int32) ByteSet {
+	set := &m.sets[id]
+	if !set.allowedOK {
+		var all ByteSet
+		for _, s := range m.stacksOf(id) {
+			if s < 0 {
+				continue
+			}
+			if in := m.prog.code[m.nodes[s].pos]; in.op == gbnfTerm {
+				all.union(&m.prog.classes[in.arg].first)
+			}
+		}
+		set.allowed, set.allowedOK = all, true
+	}
+	return set.allowed
+}
+
+// partialKey is a position inside a code point, for the cache of Allowed.
+type partialKey struct {
+	set    int32
+	remain int8
+	lo, hi rune
 }
 
 // Clone returns an independent copy of m in its current state. The copy

@@ -171,7 +171,7 @@ var batchSource []byte
 
 var (
 	batchMu    sync.Mutex
-	batchBuilt = map[string]string{} // gbnf-check path -> gbnf-batch path ("" when unavailable)
+	batchBuilt = map[string]string{} // program name + gbnf-check path -> program path ("" when unavailable)
 )
 
 // batchProgram returns the path of gbnf-batch built against the objects of
@@ -180,17 +180,29 @@ func batchProgram(gbnfPath string) string {
 	if os.Getenv("TOOLGATE_GBNF_BATCH") == "0" {
 		return ""
 	}
-	batchMu.Lock()
-	defer batchMu.Unlock()
-	if p, ok := batchBuilt[gbnfPath]; ok {
-		return p
-	}
-	p, _ := buildBatch(gbnfPath)
-	batchBuilt[gbnfPath] = p
+	p, _ := program(gbnfPath, "gbnf-batch", batchSource)
 	return p
 }
 
-func buildBatch(gbnfPath string) (string, error) {
+// program returns the path of the C++ program source (named name) built
+// against the objects of the gbnf-check at gbnfPath, building it on first
+// use; "" and the reason when it cannot.
+func program(gbnfPath, name string, source []byte) (string, error) {
+	batchMu.Lock()
+	defer batchMu.Unlock()
+	key := name + " " + gbnfPath
+	if p, ok := batchBuilt[key]; ok {
+		if p == "" {
+			return "", fmt.Errorf("%s could not be built", name)
+		}
+		return p, nil
+	}
+	p, err := buildProgram(gbnfPath, name, source)
+	batchBuilt[key] = p
+	return p, err
+}
+
+func buildProgram(gbnfPath, name string, source []byte) (string, error) {
 	lib := filepath.Join(filepath.Dir(filepath.Dir(gbnfPath)), "obj", "libgbnfcheck.a")
 	st, err := os.Stat(lib)
 	if err != nil {
@@ -206,32 +218,32 @@ func buildBatch(gbnfPath string) (string, error) {
 	}
 	l, g := filepath.Join(src, "llama", "llama.cpp"), filepath.Join(src, "ml", "backend", "ggml", "ggml")
 	h := sha256.New()
-	h.Write(batchSource)
+	h.Write(source)
 	fmt.Fprintf(h, "%s %d %d %s", lib, st.Size(), st.ModTime().UnixNano(), src)
-	exe := filepath.Join(os.TempDir(), fmt.Sprintf("toolgate-gbnf-batch-%x", h.Sum(nil)[:8]))
+	exe := filepath.Join(os.TempDir(), fmt.Sprintf("toolgate-%s-%x", name, h.Sum(nil)[:8]))
 	if _, err := os.Stat(exe); err == nil {
 		return exe, nil
 	}
-	dir, err := os.MkdirTemp("", "gbnf-batch-build")
+	dir, err := os.MkdirTemp("", name+"-build")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	cpp := filepath.Join(dir, "gbnf_batch.cpp")
-	if err := os.WriteFile(cpp, batchSource, 0o644); err != nil {
+	cpp := filepath.Join(dir, name+".cpp")
+	if err := os.WriteFile(cpp, source, 0o644); err != nil {
 		return "", err
 	}
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "g++"
 	}
-	tmp := filepath.Join(dir, "gbnf-batch")
+	tmp := filepath.Join(dir, name)
 	cmd := exec.Command(cxx, "-std=c++17", "-O2",
 		"-I"+filepath.Join(l, "include"), "-I"+filepath.Join(l, "src"), "-I"+filepath.Join(l, "common"),
 		"-I"+filepath.Join(g, "include"), "-I"+filepath.Join(g, "src"),
 		"-o", tmp, cpp, lib, "-Wl,--gc-sections", "-pthread", "-lm")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building gbnf-batch: %v: %s", err, out)
+		return "", fmt.Errorf("building %s: %v: %s", name, err, out)
 	}
 	// rename is atomic: parallel test processes never see half a file
 	if err := os.Rename(tmp, exe); err != nil {

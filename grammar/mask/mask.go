@@ -1,0 +1,530 @@
+package mask
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"sync"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
+)
+
+// Bitset is a set of token ids, one bit each: id i is bit i%64 of word
+// i/64. NewBitset makes one for a vocabulary.
+type Bitset []uint64
+
+// NewBitset returns an empty set with room for ids 0..n-1.
+func NewBitset(n int) Bitset { return make(Bitset, (n+63)/64) }
+
+// Has reports whether id is in the set.
+func (b Bitset) Has(id int) bool { return b[id>>6]&(1<<(uint(id)&63)) != 0 }
+
+// Set adds id to the set.
+func (b Bitset) Set(id int) { b[id>>6] |= 1 << (uint(id) & 63) }
+
+// Count returns the number of ids in the set.
+func (b Bitset) Count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func (b Bitset) or(c Bitset) {
+	for i := range b {
+		b[i] |= c[i]
+	}
+}
+
+// Errors of Session.Accept (test with errors.Is).
+var (
+	// ErrRefused: the grammar does not allow the token here.
+	ErrRefused = errors.New("mask: token not allowed here")
+	// ErrFinished: an end-of-generation token was already accepted.
+	ErrFinished = errors.New("mask: generation already ended")
+)
+
+// Options configure an Engine. A nil *Options means the defaults.
+type Options struct {
+	// CacheEntries bounds each Session's cache of masks by matcher
+	// position ([gbnf.State]). Zero means 256; negative turns the cache
+	// off. A mask takes Len()/8 bytes.
+	CacheEntries int
+	// NoSlices turns off the free-text fast path (see the package
+	// documentation), leaving every mask to the trie walk; the masks are
+	// the same. For measurements and tests.
+	NoSlices bool
+}
+
+// maxSlices bounds the character classes an Engine prepares.
+const maxSlices = 8
+
+// Engine computes token masks for one grammar over one vocabulary. It
+// holds what is prepared once per grammar (the free-text slices) and is
+// immutable: safe for concurrent use, each goroutine with its own
+// [Session].
+type Engine struct {
+	g      *gbnf.Grammar
+	vocab  *Vocabulary
+	t      *trie
+	end    Bitset
+	slices []*slice
+	cache  int
+}
+
+// slice is the fast path for one character class of the grammar.
+type slice struct {
+	run    *gbnf.CodeRun
+	tokens Bitset // tokens made only of the class's code points (gbnf.CodeRun.Span)
+	// links are each trie node's children that are not covered (their
+	// subtree holds a token outside the slice), so that a walk never even
+	// scans the covered ones (a node such as " " has thousands of
+	// children, nearly all covered inside a string).
+	links
+	maxLen int // the longest token in the slice, in code points
+	count  int
+	// For a token outside the slice, by position in the trie's ids: the
+	// code points of the class it starts with (exitK) and the byte after
+	// them (exitB); exitK is -1 for a token in the slice.
+	exitK   []int32
+	exitB   []byte
+	maxExit int // the largest exitK, at most maxExitRun
+
+	mu     sync.Mutex
+	pruned map[gbnf.ByteSet]*links // by the bytes that may follow the run
+}
+
+// links are a trie's child lists: the children of node n are first[n],
+// next[first[n]], ... (-1 ends).
+type links struct {
+	first, next []int32
+}
+
+// maxExitRun bounds how far into a token the run is followed to rule it
+// out (tokens whose class prefix is longer are always walked), and
+// maxPruned the variants of links a slice keeps.
+const (
+	maxExitRun = 64
+	maxPruned  = 16
+)
+
+// NewEngine prepares g over vocab. The vocabulary's byte trie is built by
+// the first NewEngine over it and shared by the later ones. The errors are
+// those of [gbnf.NewMatcher] for a Grammar built by hand that does not
+// compile.
+func NewEngine(g *gbnf.Grammar, vocab *Vocabulary, opts *Options) (*Engine, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if _, err := gbnf.NewMatcher(g); err != nil {
+		return nil, err
+	}
+	e := &Engine{g: g, vocab: vocab, t: vocab.theTrie(), end: NewBitset(vocab.Len()), cache: o.CacheEntries}
+	if e.cache == 0 {
+		e.cache = 256
+	}
+	for id, k := range vocab.kinds {
+		if k == KindEnd {
+			e.end.Set(id)
+		}
+	}
+	if !o.NoSlices {
+		e.prepareSlices()
+	}
+	return e, nil
+}
+
+// Vocabulary returns the vocabulary the Engine masks.
+func (e *Engine) Vocabulary() *Vocabulary { return e.vocab }
+
+// prepareSlices finds the grammar's broad character classes (negated ones,
+// ".", or 32 ASCII characters and more: the bodies of strings and free
+// text) and, for each, the tokens made only of its code points.
+func (e *Engine) prepareSlices() {
+	seen := map[string]bool{}
+	var classes []gbnf.Class
+	var visit func(x gbnf.Expr)
+	visit = func(x gbnf.Expr) {
+		switch x := x.(type) {
+		case gbnf.Class:
+			key := string(gbnf.AppendClass(nil, x))
+			if !seen[key] && broad(x) {
+				seen[key] = true
+				classes = append(classes, x)
+			}
+		case gbnf.Any:
+			if !seen["."] {
+				seen["."] = true
+				classes = append(classes, gbnf.Class{Negated: true})
+			}
+		case gbnf.Group:
+			for _, s := range x.Alts {
+				for _, y := range s {
+					visit(y)
+				}
+			}
+		case gbnf.Repeat:
+			visit(x.Expr)
+		}
+	}
+	for _, r := range e.g.Rules {
+		for _, s := range r.Alts {
+			for _, x := range s {
+				visit(x)
+			}
+		}
+	}
+	minCount := max(e.vocab.Len()/256, 1)
+	for _, c := range classes {
+		if s := e.vocab.slice(c); s.count >= minCount {
+			e.slices = append(e.slices, s)
+		}
+	}
+	sort.SliceStable(e.slices, func(i, j int) bool { return e.slices[i].count > e.slices[j].count })
+	if len(e.slices) > maxSlices {
+		e.slices = e.slices[:maxSlices]
+	}
+}
+
+// broad reports whether c is worth a slice.
+func broad(c gbnf.Class) bool {
+	if c.Negated {
+		return true
+	}
+	n := 0
+	for _, r := range c.Ranges {
+		if r.Hi >= 128 {
+			return true
+		}
+		if r.Lo <= r.Hi {
+			n += int(r.Hi - r.Lo + 1)
+		}
+	}
+	return n >= 32
+}
+
+// slice returns the slice of class c over v, computing it on first use
+// and keeping it for later Engines (most grammars share their string
+// classes); at most maxSharedSlices are kept.
+func (v *Vocabulary) slice(c gbnf.Class) *slice {
+	key := string(gbnf.AppendClass(nil, c))
+	v.mu.Lock()
+	s, ok := v.slices[key]
+	v.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = v.newSlice(c)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.slices == nil || len(v.slices) >= maxSharedSlices {
+		v.slices = map[string]*slice{}
+	}
+	v.slices[key] = s
+	return s
+}
+
+// maxSharedSlices bounds the slices a Vocabulary keeps.
+const maxSharedSlices = 64
+
+func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
+	s := &slice{run: gbnf.NewCodeRun(c), tokens: NewBitset(v.Len())}
+	t := v.theTrie()
+	s.exitK = make([]int32, len(t.ids))
+	s.exitB = make([]byte, len(t.ids))
+	for k, id := range t.ids {
+		p := v.Piece(int(id))
+		n, end := s.run.Span(p)
+		if end == len(p) {
+			s.exitK[k] = -1
+			s.tokens.Set(int(id))
+			s.count++
+			s.maxLen = max(s.maxLen, n)
+			continue
+		}
+		s.exitK[k], s.exitB[k] = int32(n), p[end]
+		s.maxExit = max(s.maxExit, min(n, maxExitRun))
+	}
+	s.links = s.prune(t, nil)
+	return s
+}
+
+// prune returns the child lists of the nodes whose subtree holds a token
+// outside the slice that may be allowed: with follow nil any such token;
+// else only those whose run of the class is longer than maxExitRun, or
+// whose exit byte is in follow (the bytes that may come after a run of at
+// most maxExit code points, gbnf.Matcher.RunAllowed). Children come after
+// their parent in preorder, so a reverse scan sees them first.
+func (s *slice) prune(t *trie, follow *gbnf.ByteSet) links {
+	live := make([]bool, len(t.edge))
+	l := links{first: make([]int32, len(t.edge)), next: make([]int32, len(t.edge))}
+	for n := len(t.edge) - 1; n >= 0; n-- {
+		ok := false
+		for k := t.tokLo[n]; k < t.tokHi[n] && !ok; k++ {
+			ok = s.exitK[k] >= 0 && (follow == nil || s.exitK[k] > maxExitRun || follow.Has(s.exitB[k]))
+		}
+		l.first[n], l.next[n] = -1, -1
+		last := int32(-1)
+		for c := t.first[n]; c >= 0; c = t.next[c] {
+			if !live[c] {
+				continue
+			}
+			ok = true
+			if last < 0 {
+				l.first[n] = c
+			} else {
+				l.next[last] = c
+			}
+			last = c
+		}
+		live[n] = ok
+	}
+	return l
+}
+
+// prunedFor returns the links pruned for follow, built on first use and
+// kept (at most maxPruned variants; past that the plain links).
+func (s *slice) prunedFor(t *trie, follow gbnf.ByteSet) *links {
+	s.mu.Lock()
+	l, ok := s.pruned[follow]
+	full := len(s.pruned) >= maxPruned
+	s.mu.Unlock()
+	if ok {
+		return l
+	}
+	if full {
+		return &s.links
+	}
+	built := s.prune(t, &follow)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pruned == nil {
+		s.pruned = map[gbnf.ByteSet]*links{}
+	}
+	if l, ok := s.pruned[follow]; ok {
+		return l
+	}
+	s.pruned[follow] = &built
+	return &built
+}
+
+// Session is one generation's position in the grammar and its cache of
+// masks. It is not safe for concurrent use.
+type Session struct {
+	e     *Engine
+	m     *gbnf.Matcher
+	out   []byte // the bytes accepted so far, to replay after a cache rebuild
+	ended bool
+
+	cache map[gbnf.State]Bitset
+	stats Stats
+}
+
+// Stats counts what a Session's masks cost.
+type Stats struct {
+	// Masks is the number of Fill calls; Cached of them were served from
+	// the cache, Sliced used a free-text slice.
+	Masks, Cached, Sliced int
+	// Nodes is the number of trie edges the walks advanced over.
+	Nodes int
+	// Replays counts recoveries after the matcher rebuilt its bounded
+	// caches during a walk.
+	Replays int
+}
+
+// NewSession starts a generation at the beginning of the grammar.
+func (e *Engine) NewSession() *Session {
+	m, _ := gbnf.NewMatcher(e.g) // checked by NewEngine
+	s := &Session{e: e, m: m}
+	if e.cache > 0 {
+		s.cache = make(map[gbnf.State]Bitset)
+	}
+	return s
+}
+
+// Reset starts a new generation at the beginning of the grammar, keeping
+// the Session's caches (a later generation of the same grammar meets the
+// same positions).
+func (s *Session) Reset() {
+	s.m.Reset()
+	s.out = s.out[:0]
+	s.ended = false
+}
+
+// Output returns the bytes accepted so far. The caller must not modify
+// them.
+func (s *Session) Output() []byte { return s.out }
+
+// Ended reports whether an end-of-generation token was accepted.
+func (s *Session) Ended() bool { return s.ended }
+
+// Complete reports whether the output so far is a complete sentence of the
+// grammar: an end-of-generation token would be allowed now.
+func (s *Session) Complete() bool { return !s.ended && s.m.Accepts() }
+
+// Stats returns the counts so far.
+func (s *Session) Stats() Stats { return s.stats }
+
+// Fill sets dst to the tokens allowed next; dst must come from
+// NewBitset(vocabulary length). After the end of the generation no token
+// is allowed.
+func (s *Session) Fill(dst Bitset) {
+	if len(dst) != len(s.e.end) {
+		panic(fmt.Sprintf("mask: Fill with a Bitset of %d words, want %d", len(dst), len(s.e.end)))
+	}
+	clear(dst)
+	if s.ended {
+		return
+	}
+	s.stats.Masks++
+	key := s.m.State()
+	if got, ok := s.cache[key]; ok {
+		s.stats.Cached++
+		copy(dst, got)
+		return
+	}
+	for try := 0; !s.fill(dst, try < 2); try++ {
+		// The matcher rebuilt its caches mid-walk: put it back where the
+		// output left it, in the new caches, and walk again (after two
+		// such walks, token by token).
+		s.stats.Replays++
+		s.replay()
+		clear(dst)
+		key = s.m.State()
+	}
+	if s.cache != nil {
+		var buf Bitset
+		if len(s.cache) >= s.e.cache {
+			// Evict one entry, the first the map's randomised iteration
+			// gives, and reuse its memory.
+			for k, b := range s.cache {
+				delete(s.cache, k)
+				buf = b
+				break
+			}
+		}
+		s.cache[key] = append(buf[:0], dst...)
+	}
+}
+
+func (s *Session) replay() {
+	s.m.Reset()
+	if _, err := s.m.Write(s.out); err != nil {
+		panic("mask: the accepted output no longer matches: " + err.Error())
+	}
+}
+
+// fill computes the mask at the matcher's position into dst (cleared); it
+// returns false when the walk could not finish (a Rewind failed). Without
+// trie it tries each token on its own, which always finishes: a walk
+// explores many positions at once, a token only a few.
+func (s *Session) fill(dst Bitset, trie bool) bool {
+	if s.m.Accepts() {
+		dst.or(s.e.end)
+	}
+	if !trie {
+		for _, id := range s.e.t.ids {
+			mk := s.m.Mark()
+			if _, err := s.m.Write(s.e.vocab.Piece(int(id))); err == nil {
+				dst.Set(int(id))
+			}
+			if !s.m.Rewind(mk) {
+				s.replay()
+			}
+		}
+		return true
+	}
+	l := &links{s.e.t.first, s.e.t.next}
+	for _, sl := range s.e.slices {
+		if s.m.Run(sl.run, sl.maxLen) >= sl.maxLen {
+			dst.or(sl.tokens)
+			l = &sl.links
+			if follow, ok := s.m.RunAllowed(sl.run, sl.maxExit); ok {
+				l = sl.prunedFor(s.e.t, follow)
+			}
+			s.stats.Sliced++
+			break
+		}
+	}
+	return s.walk(0, dst, l.first, l.next)
+}
+
+// walk adds the tokens below trie node n that the matcher accepts from its
+// position, following the children that first and next link (the trie's
+// own, or a slice's uncovered ones), and returns with the matcher where it
+// started; false when it could not return (the matcher rebuilt its
+// caches).
+func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
+	t := s.e.t
+	c := first[n]
+	if c < 0 {
+		return true
+	}
+	// With one child, Advance alone decides; with more, Allowed spares
+	// the refused ones.
+	var allowed gbnf.ByteSet
+	if next[c] >= 0 {
+		allowed = s.m.Allowed()
+	} else {
+		allowed.Add(t.edge[c])
+	}
+	mk := s.m.Mark()
+	for ; c >= 0; c = next[c] {
+		if !allowed.Has(t.edge[c]) {
+			continue
+		}
+		if !s.m.Advance(t.edge[c]) {
+			continue
+		}
+		s.stats.Nodes++
+		for k := t.tokLo[c]; k < t.tokHi[c]; k++ {
+			dst.Set(int(t.ids[k]))
+		}
+		if first[c] >= 0 && !s.walk(c, dst, first, next) {
+			return false
+		}
+		if !s.m.Rewind(mk) {
+			return false
+		}
+	}
+	return true
+}
+
+// Accept feeds token id: its bytes, or for an end-of-generation token the
+// end. It returns an error wrapping ErrRefused, and leaves the Session
+// unchanged, when the token is not allowed here (exactly when Fill would
+// not have set it), ErrFinished after the end.
+func (s *Session) Accept(id int) error {
+	if s.ended {
+		return ErrFinished
+	}
+	if id < 0 || id >= s.e.vocab.Len() {
+		return fmt.Errorf("%w: token %d is not in the vocabulary", ErrRefused, id)
+	}
+	switch s.e.vocab.kinds[id] {
+	case KindEnd:
+		if !s.m.Accepts() {
+			return fmt.Errorf("%w: end of generation (token %d) before the grammar is complete", ErrRefused, id)
+		}
+		s.ended = true
+		return nil
+	case KindControl:
+		return fmt.Errorf("%w: control token %d", ErrRefused, id)
+	}
+	if !s.e.vocab.textual(id) {
+		return fmt.Errorf("%w: token %d is empty or holds a NUL byte", ErrRefused, id)
+	}
+	p := s.e.vocab.Piece(id)
+	mk := s.m.Mark()
+	if _, err := s.m.Write(p); err != nil {
+		if !s.m.Rewind(mk) {
+			s.replay()
+		}
+		return fmt.Errorf("%w: token %d %q: %w", ErrRefused, id, p, err)
+	}
+	s.out = append(s.out, p...)
+	return nil
+}
