@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/oauthtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // oauthSetting is the world of the OAuth end-to-end tests: the built
@@ -104,42 +107,24 @@ func TestServeOAuth(t *testing.T) {
 	call := func(token, body string) (int, string, map[string]any) {
 		t.Helper()
 		seen = append(seen, token)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/tools/call", strings.NewReader(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		if token != "" && strings.Contains(string(data)+strings.Join(headerValues(resp.Header), " "), token) {
-			t.Errorf("the answer echoes the token: %s", data)
-		}
-		var out map[string]any
-		json.Unmarshal(data, &out)
-		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), out
-	}
-	add := func(step int) string {
-		return `{"session_id":"s1","step":` + string(rune('0'+step)) + `,"tool":"calc/add","arguments":{"a":2,"b":40}}`
+		return oauthCall(t, ctx, p.base, token, body)
 	}
 
-	code, chal, out := call("", add(1))
+	code, chal, out := call("", calcAdd(1))
 	if want := `Bearer resource_metadata="` + metaURL + `"`; code != 401 || chal != want {
 		t.Errorf("no token = %d %q %v, want 401 %q", code, chal, out, want)
 	}
 	for name, tok := range s.refusals(t, audience) {
-		code, chal, out := call(tok, add(1))
+		code, chal, out := call(tok, calcAdd(1))
 		if want := `Bearer resource_metadata="` + metaURL + `", error="invalid_token"`; code != 401 || chal != want || out["error_type"] != "UNAUTHENTICATED" {
 			t.Errorf("%s = %d %q %v, want 401 %q", name, code, chal, out, want)
 		}
 	}
-	code, _, out = call(s.is.Key("ec-1").Sign(s.claims(audience), nil), add(1))
+	code, _, out = call(s.is.Key("ec-1").Sign(s.claims(audience), nil), calcAdd(1))
 	if res, _ := json.Marshal(out["result"]); code != 200 || !strings.Contains(string(res), "42") {
 		t.Errorf("a valid ES256 token = %d %v, want 200 with 42", code, out)
 	}
-	code, chal, out = call(s.is.Key("ed-1").Sign(s.claims(audience, "scope", "other:thing"), nil), add(2))
+	code, chal, out = call(s.is.Key("ed-1").Sign(s.claims(audience, "scope", "other:thing"), nil), calcAdd(2))
 	if want := `Bearer resource_metadata="` + metaURL + `", error="insufficient_scope"`; code != 403 || chal != want || out["error_type"] != "PERMISSION_DENIED" {
 		t.Errorf("a token without calc:use = %d %q %v, want 403 %q", code, chal, out, want)
 	}
@@ -147,7 +132,7 @@ func TestServeOAuth(t *testing.T) {
 	// Rotation: the issuer publishes a new key; its first token is accepted.
 	next := oauthtest.NewKey(t, "rsa-2", "RS256")
 	s.is.Publish(next)
-	code, _, out = call(next.Sign(s.claims(audience), nil), add(3))
+	code, _, out = call(next.Sign(s.claims(audience), nil), calcAdd(3))
 	if code != 200 {
 		t.Errorf("a token of the rotated-in key = %d %v, want 200", code, out)
 	}
@@ -161,6 +146,29 @@ func TestServeOAuth(t *testing.T) {
 	if !strings.Contains(logs, "reason=expired") {
 		t.Errorf("the debug log does not name the refusals' reasons:\n%s", logs)
 	}
+}
+
+// oauthCall posts body to base's /v1/tools/call with the bearer token
+// (none when empty) and returns the status, the WWW-Authenticate header
+// and the JSON body; an answer that echoes the token fails the test.
+func oauthCall(t *testing.T, ctx context.Context, base, token, body string) (int, string, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/tools/call", strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if token != "" && strings.Contains(string(data)+strings.Join(headerValues(resp.Header), " "), token) {
+		t.Errorf("the answer echoes the token: %s", data)
+	}
+	var out map[string]any
+	json.Unmarshal(data, &out)
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), out
 }
 
 func headerValues(h http.Header) []string {
@@ -184,36 +192,8 @@ func TestMCPServeOAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	const audience = "https://mcp.test/"
-	cmd := exec.CommandContext(ctx, s.toolgate, "mcp", "serve", "-v", "--http", "127.0.0.1:0", "--mcp-config", s.config,
+	base, logs := startMCPHTTP(t, ctx, s.toolgate, "--mcp-config", s.config,
 		"--oauth-issuer", s.is.URL, "--oauth-audience", audience, "--oauth-tenant", "acme")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuilder{}
-	addr := make(chan string, 1)
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		re := regexp.MustCompile(`Streamable HTTP on (http://[0-9.:]+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logs.add(sc.Text() + "\n")
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	t.Cleanup(func() { cmd.Process.Kill(); <-copied; cmd.Wait() })
-	var base string
-	select {
-	case base = <-addr:
-	case <-ctx.Done():
-		t.Fatalf("mcp serve did not start: %s", logs.String())
-	}
 	metaURL := "https://mcp.test/.well-known/oauth-protected-resource"
 
 	resp, err := http.Get(base + "/.well-known/oauth-protected-resource")
@@ -262,6 +242,54 @@ func TestMCPServeOAuth(t *testing.T) {
 	// The go-sdk client with a valid token (no tenant claim: --oauth-tenant).
 	token := s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil)
 	seen = append(seen, token)
+	mcpAdd(t, ctx, base, token, logs)
+	for _, tok := range seen {
+		if strings.Contains(logs.String(), tok) {
+			t.Errorf("the log holds a token")
+		}
+	}
+}
+
+// startMCPHTTP starts `toolgate mcp serve -v --http 127.0.0.1:0 args...`
+// and returns its base URL and its log; it stops when the test ends.
+func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string) (string, *lockedBuilder) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp", "serve", "-v", "--http", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuilder{}
+	addr := make(chan string, 1)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		re := regexp.MustCompile(`Streamable HTTP on (http://[0-9.:]+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.add(sc.Text() + "\n")
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); <-copied; cmd.Wait() })
+	select {
+	case base := <-addr:
+		return base, logs
+	case <-ctx.Done():
+		t.Fatalf("mcp serve did not start: %s", logs.String())
+	}
+	return "", nil
+}
+
+// mcpAdd connects the go-sdk client to base with the bearer token and
+// calls calc/add through call_tool.
+func mcpAdd(t *testing.T, ctx context.Context, base, token string, logs *lockedBuilder) {
+	t.Helper()
 	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+token)
@@ -272,20 +300,13 @@ func TestMCPServeOAuth(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect with a valid token: %v\n%s", err, logs.String())
 	}
+	defer cs.Close()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "calc/add", "arguments": map[string]any{"a": 2, "b": 40}}})
 	if err != nil || res.IsError {
 		t.Fatalf("call_tool calc/add = %v, %v", res, err)
 	}
 	if out, _ := json.Marshal(res); !strings.Contains(string(out), "42") {
 		t.Errorf("call_tool calc/add = %s, want 42", out)
-	}
-	cs.Close()
-	cmd.Process.Kill()
-	<-copied
-	for _, tok := range seen {
-		if strings.Contains(logs.String(), tok) {
-			t.Errorf("the log holds a token")
-		}
 	}
 }
 
@@ -317,5 +338,60 @@ func TestOAuthUsage(t *testing.T) {
 				t.Errorf("toolgate %v = exit %d, stderr %q; want exit 2 with %q on one line", tc.args, code, stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// calcAdd is the body of a call of calc/add(2, 40) at step.
+func calcAdd(step int) string {
+	return fmt.Sprintf(`{"session_id":"s1","step":%d,"tool":"calc/add","arguments":{"a":2,"b":40}}`, step)
+}
+
+// TestOAuthRealProvider runs `toolgate serve` and `toolgate mcp serve
+// --http` against a real OpenID provider (.ci/oidc-op, zitadel/oidc's OP
+// library) whose tokens come from its token endpoint by the
+// client_credentials grant: a call, step-up (403), the wrong audience,
+// "alg":"none" made from a real token, rotation, and the go-sdk client.
+// Expiry, nbf and the wrong issuer on the provider's tokens are in
+// runtime/oauth's TestRealProvider, where the verifier's clock can move.
+func TestOAuthRealProvider(t *testing.T) {
+	s := newOAuthSetting(t)
+	const audience = "https://gw.test"
+	op := oauthtest.StartProvider(t, testenv.OIDCProvider(t), audience)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs := &calcServe{toolgate: s.toolgate, dir: s.dir}
+	p := cs.start(t, ctx, nil, "-v", "--mcp-config", s.config, "--data", filepath.Join(s.dir, "data"),
+		"--oauth-issuer", op.URL, "--oauth-audience", audience, "--oauth-min-refresh", "1ms")
+	challenge := `Bearer resource_metadata="` + audience + `/.well-known/oauth-protected-resource"`
+
+	token := op.Token(t, "agent", "calc:use")
+	var sent []string
+	call := func(name, token string, step, wantCode int, wantChallenge string) {
+		t.Helper()
+		sent = append(sent, token)
+		code, chal, out := oauthCall(t, ctx, p.base, token, calcAdd(step))
+		if code != wantCode || chal != wantChallenge {
+			t.Errorf("%s = %d %q %v, want %d %q", name, code, chal, out, wantCode, wantChallenge)
+		}
+	}
+	call("the provider's token", token, 1, 200, "")
+	call("a token without calc:use", op.Token(t, "agent", "openid"), 2, 403, challenge+`, error="insufficient_scope"`)
+	call("a token for another audience", op.Token(t, "other", "calc:use"), 3, 401, challenge+`, error="invalid_token"`)
+	parts := strings.Split(token, ".")
+	call("alg none", base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))+"."+parts[1]+".", 4, 401, challenge+`, error="invalid_token"`)
+	op.Rotate(t, "EdDSA")
+	call("a token of the rotated-in EdDSA key", op.Token(t, "agent", "calc:use"), 5, 200, "")
+	p.stop(t)
+	for _, tok := range sent {
+		if strings.Contains(p.stderr.String(), tok) {
+			t.Error("the serve log holds a token")
+		}
+	}
+
+	base, logs := startMCPHTTP(t, ctx, s.toolgate, "--mcp-config", s.config, "--oauth-issuer", op.URL, "--oauth-audience", audience)
+	mcpToken := op.Token(t, "agent", "calc:use")
+	mcpAdd(t, ctx, base, mcpToken, logs)
+	if strings.Contains(logs.String(), mcpToken) {
+		t.Error("the mcp serve log holds the token")
 	}
 }

@@ -1,8 +1,11 @@
-// Package oauthtest is a stand-in OAuth 2.1 authorization server for tests:
-// an httptest server with an OpenID Connect discovery document and a JSON
-// Web Key Set, whose real RSA, P-256 and Ed25519 keys sign the tokens a test
-// asks for, and whose keys can be rotated. It issues tokens directly (no
-// grant); it is not a real OpenID provider.
+// Package oauthtest holds the authorization servers of toolgate's OAuth
+// tests. An Issuer is a stand-in: an httptest server with an OpenID Connect
+// discovery document and a JSON Web Key Set, whose real RSA, P-256 and
+// Ed25519 keys sign whatever token a test asks for (a wrong one included),
+// and whose keys can be rotated; it runs no grant. A Provider is a real
+// OpenID provider (.ci/oidc-op, built from zitadel/oidc's OP library) run
+// as a process, whose tokens come from its token endpoint by the
+// client_credentials grant.
 package oauthtest
 
 import (

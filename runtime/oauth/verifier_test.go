@@ -30,10 +30,10 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 
 var t0 = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 
-func newVerifier(t *testing.T, is *oauthtest.Issuer, c *clock, mod func(*oauth.Options)) (*oauth.Verifier, *bytes.Buffer) {
+func newVerifier(t *testing.T, issuer string, c *clock, mod func(*oauth.Options)) (*oauth.Verifier, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
-	o := &oauth.Options{Issuer: is.URL, Audience: resource, Now: c.Now,
+	o := &oauth.Options{Issuer: issuer, Audience: resource, Now: c.Now,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if mod != nil {
 		mod(o)
@@ -112,7 +112,7 @@ func TestVerify(t *testing.T) {
 		{"no scopes", rsa.Sign(claims(is, now, "scope", nil), nil), tools.Principal{ID: "alice", Tenant: "acme"}, ""},
 		{"scope of the wrong type", rsa.Sign(claims(is, now, "scope", 3), nil), tools.Principal{}, oauth.ReasonClaims},
 	}
-	v, logs := newVerifier(t, is, &clock{t: now}, nil)
+	v, logs := newVerifier(t, is.URL, &clock{t: now}, nil)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := v.Verify(context.Background(), tc.token)
@@ -160,7 +160,7 @@ func TestClaimMapping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v, _ := newVerifier(t, is, &clock{t: t0}, func(o *oauth.Options) { o.Claims = tc.mapping })
+			v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Claims = tc.mapping })
 			got, err := v.Verify(context.Background(), rsa.Sign(tc.claims, nil))
 			if err != nil || !equalPrincipal(got, tc.want) {
 				t.Errorf("Verify = %+v, %v, want %+v", got, err, tc.want)
@@ -171,7 +171,7 @@ func TestClaimMapping(t *testing.T) {
 
 func TestAlgorithmAllowList(t *testing.T) {
 	is := oauthtest.NewIssuer(t)
-	v, _ := newVerifier(t, is, &clock{t: t0}, func(o *oauth.Options) { o.Algorithms = []oauth.Algorithm{oauth.ES256} })
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Algorithms = []oauth.Algorithm{oauth.ES256} })
 	var te *oauth.TokenError
 	if _, err := v.Verify(context.Background(), is.Key("rsa-1").Sign(claims(is, t0), nil)); !errors.As(err, &te) || te.Reason != oauth.ReasonAlgorithm {
 		t.Errorf("RS256 under an ES256 allow-list: %v, want reason algorithm", err)
@@ -193,7 +193,7 @@ func TestRotation(t *testing.T) {
 	ctx := context.Background()
 	is := oauthtest.NewIssuer(t)
 	c := &clock{t: t0}
-	v, _ := newVerifier(t, is, c, nil)
+	v, _ := newVerifier(t, is.URL, c, nil)
 	old := is.Key("rsa-1")
 	if _, err := v.Verify(ctx, old.Sign(claims(is, c.Now()), nil)); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestRotation(t *testing.T) {
 
 func TestJWKSURLAndDiscovery(t *testing.T) {
 	is := oauthtest.NewIssuer(t)
-	v, _ := newVerifier(t, is, &clock{t: t0}, func(o *oauth.Options) { o.JWKSURL = is.JWKSURL })
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.JWKSURL = is.JWKSURL })
 	if err := v.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -255,12 +255,12 @@ func TestJWKSURLAndDiscovery(t *testing.T) {
 	// A discovery document that names another issuer is refused (the
 	// same server, named by "localhost" instead of its address).
 	other := strings.Replace(is.URL, "127.0.0.1", "localhost", 1)
-	w, _ := newVerifier(t, is, &clock{t: t0}, func(o *oauth.Options) { o.Issuer = other })
+	w, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Issuer = other })
 	if err := w.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "names issuer") {
 		t.Errorf("Refresh with a discovery document of another issuer = %v", err)
 	}
 	// No discovery document at all.
-	x, _ := newVerifier(t, is, &clock{t: t0}, func(o *oauth.Options) { o.Issuer = is.URL + "/tenant-a" })
+	x, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Issuer = is.URL + "/tenant-a" })
 	if err := x.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "no discovery document") {
 		t.Errorf("Refresh without a discovery document = %v", err)
 	}
