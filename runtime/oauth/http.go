@@ -22,11 +22,13 @@ func MetadataURL(resource string) string {
 	if err != nil {
 		return ""
 	}
-	return u.Scheme + "://" + u.Host + metadataPath(u)
+	return u.Scheme + "://" + u.Host + MetadataPrefix + strings.TrimSuffix(u.EscapedPath(), "/")
 }
 
+// metadataPath is the path Protect serves the metadata at, unescaped as
+// http.Request.URL.Path is.
 func metadataPath(u *url.URL) string {
-	return MetadataPrefix + strings.TrimSuffix(u.EscapedPath(), "/")
+	return MetadataPrefix + strings.TrimSuffix(u.Path, "/")
 }
 
 // Metadata returns the protected-resource metadata (RFC 9728 §2) that
@@ -90,15 +92,14 @@ func (v *Verifier) Protect(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "max-age=300")
 		w.Write(meta)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc(metadataPath(u), serveMeta)
-	if metadataPath(u) != MetadataPrefix {
-		mux.HandleFunc(MetadataPrefix, serveMeta)
-	}
-	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	path := metadataPath(u)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path || r.URL.Path == MetadataPrefix {
+			serveMeta(w, r)
+			return
+		}
 		next.ServeHTTP(&challenger{ResponseWriter: w, v: v, hadAuth: r.Header.Get("Authorization") != ""}, r)
-	}))
-	return mux
+	})
 }
 
 // challenger sets the WWW-Authenticate header of 401 and 403 answers.

@@ -164,7 +164,7 @@ func checkURL(s, field string) error {
 		return fmt.Errorf("oauth: Options.%s is required", field)
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" && field != "JWKSURL" {
+	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" && !strings.HasPrefix(field, "JWKSURL") {
 		return fmt.Errorf("oauth: Options.%s %q is not an absolute URL without query or fragment", field, truncate(s, 128))
 	}
 	switch {
@@ -257,9 +257,9 @@ func (v *Verifier) key(ctx context.Context, kid string, alg Algorithm) (key, err
 	if found && !stale {
 		return k, nil
 	}
-	if err := v.refresh(ctx, false); err != nil && !found {
-		return key{}, tokenError(ReasonUnknownKey)
-	}
+	// Whether this caller fetched, another just did (errTooSoon), or the
+	// fetch failed (the keys are unchanged), the key set now in hand decides.
+	_ = v.refresh(ctx, false)
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if k, found = v.lookup(kid, alg); !found {

@@ -289,3 +289,36 @@ func TestNewOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentRotation: many requests with a rotated-in kid at once
+// cause one fetch, and all pass.
+func TestConcurrentRotation(t *testing.T) {
+	ctx := context.Background()
+	is := oauthtest.NewIssuer(t)
+	c := &clock{t: t0}
+	v, _ := newVerifier(t, is.URL, c, nil)
+	if err := v.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := oauthtest.NewKey(t, "ec-2", "ES256")
+	is.Publish(next)
+	c.Add(2 * time.Minute)
+	token := next.Sign(claims(is, c.Now()), nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			if _, err := v.Verify(ctx, token); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Verify during the refetch: %v", err)
+	}
+	if n := is.JWKSFetches(); n != 2 {
+		t.Errorf("key set fetches = %d, want 2 (the start and one refetch)", n)
+	}
+}
