@@ -67,6 +67,9 @@ type Options struct {
 // maxDocumentBytes bounds a discovery document or key set.
 const maxDocumentBytes = 1 << 20
 
+// fetchTimeout bounds a refetch a token caused (discovery and key set).
+const fetchTimeout = 10 * time.Second
+
 // Verifier validates bearer JWTs of one issuer for one resource and maps
 // them to principals. It is safe for concurrent use. It implements the
 // gateway's Authenticator interface (Authenticate).
@@ -186,7 +189,9 @@ func isLoopback(host string) bool {
 
 // Verify validates token and returns its claims mapped to a principal. A
 // refused token is an error wrapping ErrInvalidToken (a *TokenError says
-// why). ctx bounds a key set fetch the token may cause.
+// why). A key set fetch the token causes serves every request waiting on
+// it, so it outlives ctx (up to 10 seconds); ctx's values reach the
+// HTTP client.
 func (v *Verifier) Verify(ctx context.Context, token string) (tools.Principal, error) {
 	p, err := v.verify(ctx, token)
 	if err != nil {
@@ -302,6 +307,13 @@ func (v *Verifier) refresh(ctx context.Context, force bool) error {
 		return errTooSoon
 	}
 	v.triedAt = now
+	if !force {
+		// The fetch serves every request waiting for it: one caller
+		// going away must not cancel it (and spend the interval).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+		defer cancel()
+	}
 	keys, err := v.fetch(ctx)
 	if err != nil {
 		v.log.Warn("oauth: key set fetch failed", "issuer", v.opts.Issuer, "error", err)
