@@ -139,7 +139,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var auth gateway.Authenticator
 	var verifier *oauth.Verifier
 	if oa.enabled() {
-		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log); err != nil {
+		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log, nil); err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
 			return exitUsage
 		}

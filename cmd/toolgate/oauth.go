@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/runtime/oauth"
@@ -54,14 +56,14 @@ func (o *oauthFlags) check(tokenPath string) error {
 	case o.enabled() && (o.issuer == "" || o.audience == ""):
 		return errors.New("OAuth needs both --oauth-issuer and --oauth-audience")
 	case o.enabled():
-		_, err := o.options(nil, nil)
+		_, err := o.options(nil, nil, nil)
 		return err
 	}
 	return nil
 }
 
 // options builds and validates the Verifier's options.
-func (o *oauthFlags) options(scopes []string, log *slog.Logger) (*oauth.Verifier, error) {
+func (o *oauthFlags) options(scopes []string, log *slog.Logger, reg prometheus.Registerer) (*oauth.Verifier, error) {
 	var algs []oauth.Algorithm
 	for _, a := range splitList(o.algs) {
 		algs = append(algs, oauth.Algorithm(a))
@@ -71,7 +73,7 @@ func (o *oauthFlags) options(scopes []string, log *slog.Logger) (*oauth.Verifier
 		leeway = -1 // none, not the default
 	}
 	v, err := oauth.New(&oauth.Options{Issuer: o.issuer, Audience: o.audience, JWKSURL: o.jwksURL,
-		Algorithms: algs, Leeway: leeway, MinRefreshInterval: o.minRefresh, ScopesSupported: scopes, Logger: log,
+		Algorithms: algs, Leeway: leeway, MinRefreshInterval: o.minRefresh, ScopesSupported: scopes, Logger: log, Registerer: reg,
 		Claims: oauth.ClaimMapping{Principal: o.principalClaim, Tenant: o.tenantClaim, FixedTenant: o.tenant, Scopes: o.scopeClaim}})
 	if err != nil {
 		return nil, errors.New(strings.Replace(err.Error(), "oauth: Options.", "OAuth option ", 1))
@@ -79,16 +81,17 @@ func (o *oauthFlags) options(scopes []string, log *slog.Logger) (*oauth.Verifier
 	return v, nil
 }
 
-// verifier builds the Verifier and fetches the key set once, so that a
-// wrong issuer or JWKS URL stops the program at start.
-func (o *oauthFlags) verifier(ctx context.Context, snap *tools.Snapshot, log *slog.Logger) (*oauth.Verifier, error) {
+// verifier builds the Verifier (its counters in reg, when set) and fetches
+// the key set once, so that a wrong issuer or JWKS URL stops the program
+// at start.
+func (o *oauthFlags) verifier(ctx context.Context, snap *tools.Snapshot, log *slog.Logger, reg prometheus.Registerer) (*oauth.Verifier, error) {
 	scopes := splitList(o.scopes)
 	if len(scopes) == 0 {
 		scopes = append(snap.Scopes(), gateway.ApprovalScope)
 		slices.Sort(scopes)
 		scopes = slices.Compact(scopes)
 	}
-	v, err := o.options(scopes, log)
+	v, err := o.options(scopes, log, reg)
 	if err != nil {
 		return nil, err
 	}

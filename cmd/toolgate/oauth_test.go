@@ -136,6 +136,17 @@ func TestServeOAuth(t *testing.T) {
 	if code != 200 {
 		t.Errorf("a token of the rotated-in key = %d %v, want 200", code, out)
 	}
+	resp, err = http.Get(p.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`toolgate_oauth_tokens_total{outcome="accepted"} 3`, `toolgate_oauth_tokens_total{outcome="expired"} 1`, `toolgate_oauth_key_set_fetches_total{result="ok"} 3`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "toolgate_oauth"))
+		}
+	}
 	p.stop(t)
 	logs := p.stderr.String()
 	for _, tok := range seen {

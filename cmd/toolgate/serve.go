@@ -102,7 +102,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	src.pins.warn(stderr, prog, src.upstreams)
 	var wrap func(http.Handler) http.Handler
 	if oa.enabled() {
-		v, err := oa.verifier(ctx, reg.Snapshot(), log)
+		v, err := oa.verifier(ctx, reg.Snapshot(), log, metrics)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 			return exitUsage

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -34,17 +36,19 @@ type Options struct {
 	// "jwks_uri" of the issuer's discovery document (OpenID Connect
 	// discovery, then RFC 8414 authorization-server metadata).
 	JWKSURL string
-	// Algorithms is the allow-list of signature algorithms. Nil means
-	// RS256, ES256 and EdDSA; any other value is an error.
+	// Algorithms is the allow-list of signature algorithms, a non-empty
+	// subset of [RS256], [ES256] and [EdDSA]. Nil means all three; any
+	// other algorithm is an error.
 	Algorithms []Algorithm
 	// Leeway is the clock skew tolerated on "exp", "nbf" and "iat". Zero
 	// means 30 seconds; it may not exceed 5 minutes. Use a negative value
 	// for none.
 	Leeway time.Duration
 	// Claims maps the claims to the principal. The zero value is the
-	// default mapping.
+	// default mapping ([ClaimMapping]).
 	Claims ClaimMapping
-	// ScopesSupported is advertised as the metadata's "scopes_supported".
+	// ScopesSupported is advertised as the metadata's "scopes_supported"
+	// ([Verifier.Metadata]). Nil advertises none.
 	ScopesSupported []string
 	// MinRefreshInterval is the least time between two fetches of the key
 	// set, so tokens naming unknown kids cannot make the verifier hammer
@@ -59,6 +63,11 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// Registerer, when set, receives the counters
+	// toolgate_oauth_tokens_total{outcome} (accepted, or a [Reason]) and
+	// toolgate_oauth_key_set_fetches_total{result} (ok, error). Nil
+	// means no metrics.
+	Registerer prometheus.Registerer
 	// Logger receives refusals (their Reason only) at debug level and key
 	// set fetches at info/warn. Nil means slog.Default().
 	Logger *slog.Logger
@@ -71,8 +80,10 @@ const maxDocumentBytes = 1 << 20
 const fetchTimeout = 10 * time.Second
 
 // Verifier validates bearer JWTs of one issuer for one resource and maps
-// them to principals. It is safe for concurrent use. It implements the
-// gateway's Authenticator interface (Authenticate).
+// them to principals ([Verifier.Verify]). It is safe for concurrent use.
+// It implements the gateway's Authenticator ([Verifier.Authenticate]), and
+// [Verifier.Protect] adds what the MCP authorization specification asks
+// of an HTTP handler.
 type Verifier struct {
 	opts    Options
 	algs    []Algorithm
@@ -83,6 +94,7 @@ type Verifier struct {
 	minGap  time.Duration
 	maxAge  time.Duration
 	metaURL string // the resource_metadata URL of the challenges
+	metrics *metrics
 
 	mu        sync.RWMutex
 	keys      []key
@@ -157,6 +169,10 @@ func New(opts *Options) (*Verifier, error) {
 		}
 	}
 	v.metaURL = MetadataURL(o.Audience)
+	var err error
+	if v.metrics, err = newMetrics(o.Registerer); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
@@ -198,9 +214,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (tools.Principal, e
 		var te *TokenError
 		if errors.As(err, &te) {
 			v.log.Debug("oauth: token refused", "reason", string(te.Reason))
+			v.metrics.token(string(te.Reason))
 		}
 		return tools.Principal{}, err
 	}
+	v.metrics.token("accepted")
 	return p, nil
 }
 
@@ -315,6 +333,7 @@ func (v *Verifier) refresh(ctx context.Context, force bool) error {
 		defer cancel()
 	}
 	keys, err := v.fetch(ctx)
+	v.metrics.fetch(err)
 	if err != nil {
 		v.log.Warn("oauth: key set fetch failed", "issuer", v.opts.Issuer, "error", err)
 		return err

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/toolgate/toolgate/internal/oauthtest"
 	"github.com/toolgate/toolgate/runtime/oauth"
 	"github.com/toolgate/toolgate/tools"
@@ -320,5 +322,37 @@ func TestConcurrentRotation(t *testing.T) {
 	}
 	if n := is.JWKSFetches(); n != 2 {
 		t.Errorf("key set fetches = %d, want 2 (the start and one refetch)", n)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	reg := prometheus.NewRegistry()
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Registerer = reg })
+	rsa := is.Key("rsa-1")
+	v.Verify(context.Background(), rsa.Sign(claims(is, t0), nil))
+	v.Verify(context.Background(), rsa.Sign(claims(is, t0, "exp", t0.Add(-time.Hour).Unix()), nil))
+	v.Verify(context.Background(), rsa.Sign(claims(is, t0, "aud", "x"), nil))
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			got[mf.GetName()+"{"+m.GetLabel()[0].GetValue()+"}"] = m.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"toolgate_oauth_key_set_fetches_total{ok}": 1,
+		"toolgate_oauth_tokens_total{accepted}":    1,
+		"toolgate_oauth_tokens_total{audience}":    1,
+		"toolgate_oauth_tokens_total{expired}":     1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("metrics = %v, want %v", got, want)
+	}
+	if _, err := oauth.New(&oauth.Options{Issuer: is.URL, Audience: resource, Registerer: reg}); err == nil {
+		t.Error("New with a Registerer that has the counters already = nil error")
 	}
 }
