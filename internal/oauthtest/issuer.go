@@ -73,13 +73,15 @@ func NewIssuer(t testing.TB) *Issuer {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(is.KeySet())
 	})
-	is.srv = httptest.NewServer(mux)
-	t.Cleanup(is.srv.Close)
-	is.URL = is.srv.URL
-	is.JWKSURL = is.srv.URL + "/jwks"
 	for _, k := range []struct{ id, alg string }{{"rsa-1", "RS256"}, {"ec-1", "ES256"}, {"ed-1", "EdDSA"}} {
 		is.keys = append(is.keys, NewKey(t, k.id, k.alg))
 	}
+	// Everything the handlers read is set before the server starts.
+	is.srv = httptest.NewUnstartedServer(mux)
+	is.URL = "http://" + is.srv.Listener.Addr().String()
+	is.JWKSURL = is.URL + "/jwks"
+	is.srv.Start()
+	t.Cleanup(is.srv.Close)
 	return is
 }
 
