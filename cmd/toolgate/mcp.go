@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/cli"
@@ -21,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
+	"github.com/toolgate/toolgate/runtime/oauth"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -30,8 +30,8 @@ func init() { commands["mcp"] = runMCP }
 // The synopses of the mcp commands (their helps entries are in help.go).
 const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
-       [--principal P --tenant T --scopes a,b | --http ADDR --tokens FILE [--max-sessions 1024]
-       [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
+       [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
+       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
        [--pins FILE [--unpinned quarantine|allow|refuse]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
@@ -71,6 +71,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	scopes := fs.String("scopes", "", "comma-separated scopes of the stdio principal")
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port) instead of stdio")
 	tokenPath := fs.String("tokens", "", "bearer token `file` for --http: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
+	var oa oauthFlags
+	oa.register(fs)
 	data := fs.String("data", "", "`DIR` for the gateway's SQLite store (idempotency, approvals, audit); empty keeps it in memory")
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "HTTP sessions open at once, all principals together (beyond: 429)")
 	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
@@ -88,8 +90,12 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(stderr, serveProg, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *addr == "" && (*principal == "" || *tenant == ""):
 		return fail(stderr, serveProg, errors.New("stdio needs --principal and --tenant (or serve --http with --tokens)"))
-	case *addr != "" && *tokenPath == "":
-		return fail(stderr, serveProg, errors.New("--http needs --tokens"))
+	case *addr != "" && *tokenPath == "" && !oa.enabled():
+		return fail(stderr, serveProg, errors.New("--http needs --tokens or --oauth-issuer"))
+	case *addr == "" && oa.enabled():
+		return fail(stderr, serveProg, errors.New("the --oauth flags need --http"))
+	case oa.check(*tokenPath) != nil:
+		return fail(stderr, serveProg, oa.check(*tokenPath))
 	case *k < 1:
 		return fail(stderr, serveProg, errors.New("--k must be at least 1"))
 	case *maxSessions < 1 || *maxPerPrincipal < 1:
@@ -99,7 +105,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	// The token file is checked before any upstream server starts.
 	var tf *gateway.TokenFile
-	if *addr != "" {
+	if *addr != "" && *tokenPath != "" {
 		var err error
 		if tf, err = gateway.LoadTokenFile(*tokenPath); err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
@@ -148,13 +154,16 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitOK
 	}
 
-	opts.Authenticate = func(r *http.Request) (tools.Principal, error) {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
-			return tools.Principal{}, mcpserver.ErrUnauthenticated
+	var auth gateway.Authenticator = tf
+	var verifier *oauth.Verifier
+	if oa.enabled() {
+		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log, nil); err != nil {
+			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
+			return exitUsage
 		}
-		return tf.Authenticate(r.Context(), tok)
+		auth = verifier
 	}
+	opts.Authenticate = bearerAuth(auth)
 	srv, err := mcpserver.New(reg, disc, gw, opts)
 	if err != nil {
 		return fail(stderr, serveProg, err)
@@ -166,6 +175,9 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fail(stderr, serveProg, err)
+	}
+	if verifier != nil {
+		h = verifier.Protect(h)
 	}
 	hs := mcpHTTPServer(h)
 	fmt.Fprintf(stderr, "%s: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,7 +24,7 @@ import (
 func init() {
 	commands["serve"] = runServe
 	helps["serve"] = cli.Usage{
-		Synopsis: `toolgate serve --tokens FILE [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
+		Synopsis: `toolgate serve (--tokens FILE | --oauth-issuer URL --oauth-audience URI) [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
 			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]` + "\n       " +
 			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--uncertain rerun|reconcile] [--uncertain-tool ID=rerun|reconcile]...`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
@@ -31,6 +32,7 @@ func init() {
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
 			`toolgate serve --tokens tokens.json --tools github=github.json --store redis://127.0.0.1:6379/0 --addr 0.0.0.0:8080`,
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "pay=./payments-mcp" --uncertain-tool pay/send_payment=reconcile`,
+			`toolgate serve --oauth-issuer https://id.example.com --oauth-audience https://gw.example.com --data ./gw --mcp-config servers.json`,
 		},
 	}
 }
@@ -46,6 +48,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	src.pins.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	tokenPath := fs.String("tokens", "", "bearer token `file`: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
+	var oa oauthFlags
+	oa.register(fs)
 	data := fs.String("data", "", "`DIR` for the SQLite store gateway.db (created when missing)")
 	storeSpec := fs.String("store", "", "shared store for several replicas: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (default: SQLite in --data)")
 	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
@@ -64,8 +68,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	switch {
 	case src.empty():
 		return fail(stderr, prog, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
-	case *tokenPath == "":
-		return fail(stderr, prog, errors.New("--tokens FILE is required"))
+	case *tokenPath == "" && !oa.enabled():
+		return fail(stderr, prog, errors.New("--tokens FILE or --oauth-issuer URL is required"))
+	case oa.check(*tokenPath) != nil:
+		return fail(stderr, prog, oa.check(*tokenPath))
 	case *storeSpec == "" && *data == "":
 		return fail(stderr, prog, errors.New("give --data DIR (SQLite) or --store URL"))
 	case *toolTimeout <= 0 || *leaseGrace <= 0 || *shutdown <= 0:
@@ -74,10 +80,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if _, _, err := serve.UncertainPolicies(*uncertain, uncertainTools, nil); err != nil {
 		return fail(stderr, prog, err)
 	}
-	auth, err := gateway.LoadTokenFile(*tokenPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-		return exitUsage
+	var auth gateway.Authenticator
+	if *tokenPath != "" {
+		tf, err := gateway.LoadTokenFile(*tokenPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+			return exitUsage
+		}
+		auth = tf
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -101,6 +111,15 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
+	var wrap func(http.Handler) http.Handler
+	if oa.enabled() {
+		v, err := oa.verifier(ctx, reg.Snapshot(), log, metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+			return exitUsage
+		}
+		auth, wrap = v, v.Protect
+	}
 	if *data != "" {
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return fail(stderr, prog, err)
@@ -118,7 +137,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, err)
 	}
 	err = serve.Run(ctx, serve.Config{
-		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Gatherer: metrics, Logger: log,
+		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), serve.StoreName(*storeSpec))

@@ -57,8 +57,12 @@ type Config struct {
 	// (discovery searches its current snapshot).
 	Gateway  *gateway.Gateway
 	Registry *tools.Registry
-	// Auth maps bearer tokens to principals (gateway.LoadTokenFile).
+	// Auth maps bearer tokens to principals (gateway.LoadTokenFile, or an
+	// oauth.Verifier).
 	Auth gateway.Authenticator
+	// Wrap, when set, wraps the gateway's handler: oauth.Verifier.Protect
+	// adds the protected-resource metadata and the OAuth challenges.
+	Wrap func(http.Handler) http.Handler
 	// Discoverer answers POST /v1/discover. Nil means discovery.New(nil).
 	Discoverer *discovery.Discoverer
 	// Gatherer serves GET /metrics. Nil means no /metrics.
@@ -113,6 +117,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	handler := gateway.NewHTTPHandler(cfg.Gateway, cfg.Auth, &gateway.HTTPOptions{
 		Gatherer: cfg.Gatherer, Logger: log, Discover: Discover(disc, cfg.Registry)})
+	if cfg.Wrap != nil {
+		handler = cfg.Wrap(handler)
+	}
 	srv := gateway.NewHTTPServer(ln.Addr().String(), handler, cfg.WriteTimeout)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -1,0 +1,408 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/oauthtest"
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// oauthSetting is the world of the OAuth end-to-end tests: the built
+// binaries, a test issuer, and an --mcp-config whose calc server's tools
+// need the scope calc:use.
+type oauthSetting struct {
+	toolgate, config, dir string
+	is                    *oauthtest.Issuer
+}
+
+func newOAuthSetting(t *testing.T) *oauthSetting {
+	t.Helper()
+	toolgate, calc := buildForServe(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "servers.json")
+	body, _ := json.Marshal(map[string]any{"servers": map[string]any{"calc": map[string]any{"command": []string{calc}, "scopes": []string{"calc:use"}}}})
+	if err := os.WriteFile(config, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &oauthSetting{toolgate: toolgate, config: config, dir: dir, is: oauthtest.NewIssuer(t)}
+}
+
+// claims are valid claims for audience, changed by kv (nil removes).
+func (s *oauthSetting) claims(audience string, kv ...any) map[string]any {
+	now := time.Now()
+	c := map[string]any{"iss": s.is.URL, "aud": audience, "sub": "alice", "tenant": "acme",
+		"scope": "calc:use", "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(c, kv[i].(string))
+		} else {
+			c[kv[i].(string)] = kv[i+1]
+		}
+	}
+	return c
+}
+
+// refusals are the tokens every OAuth server must refuse with 401 invalid_token.
+func (s *oauthSetting) refusals(t *testing.T, audience string) map[string]string {
+	rsa := s.is.Key("rsa-1")
+	now := time.Now()
+	valid := rsa.Sign(s.claims(audience), nil)
+	parts := strings.Split(valid, ".")
+	forged := strings.Split(rsa.Sign(s.claims(audience, "sub", "mallory"), nil), ".")
+	return map[string]string{
+		"expired":          rsa.Sign(s.claims(audience, "exp", now.Add(-time.Hour).Unix()), nil),
+		"not yet valid":    rsa.Sign(s.claims(audience, "nbf", now.Add(time.Hour).Unix()), nil),
+		"wrong audience":   rsa.Sign(s.claims("https://elsewhere.test"), nil),
+		"wrong issuer":     rsa.Sign(s.claims(audience, "iss", "https://evil.test"), nil),
+		"alg none":         oauthtest.Unsigned(map[string]any{"alg": "none", "kid": "rsa-1"}, s.claims(audience)),
+		"HS256 public key": oauthtest.HS256(rsa.PublicKeyPEM(), "rsa-1", s.claims(audience)),
+		"tampered":         parts[0] + "." + forged[1] + "." + parts[2],
+		"unknown kid":      oauthtest.NewKey(t, "nobody", "ES256").Sign(s.claims(audience), nil),
+		"opaque":           "not-a-jwt-at-all",
+	}
+}
+
+// TestServeOAuth runs `toolgate serve` as an OAuth resource server over
+// the calc upstream: the metadata, the challenges, the refusals, a call,
+// step-up (403), key rotation, and no token in any answer or log line.
+func TestServeOAuth(t *testing.T) {
+	s := newOAuthSetting(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	const audience = "https://gw.test"
+	cs := &calcServe{toolgate: s.toolgate, dir: s.dir}
+	p := cs.start(t, ctx, nil, "-v", "--mcp-config", s.config, "--data", filepath.Join(s.dir, "data"),
+		"--oauth-issuer", s.is.URL, "--oauth-audience", audience, "--oauth-min-refresh", "1ms")
+	metaURL := audience + "/.well-known/oauth-protected-resource"
+
+	// RFC 9728 metadata, public.
+	resp, err := http.Get(p.base + "/.well-known/oauth-protected-resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || meta["resource"] != audience || !sameJSON(meta["authorization_servers"], []string{s.is.URL}) ||
+		!sameJSON(meta["scopes_supported"], []string{"approvals:grant", "calc:use"}) || !sameJSON(meta["bearer_methods_supported"], []string{"header"}) {
+		t.Errorf("GET metadata = %d %v", resp.StatusCode, meta)
+	}
+
+	var seen []string // every token sent
+	call := func(token, body string) (int, string, map[string]any) {
+		t.Helper()
+		seen = append(seen, token)
+		return oauthCall(t, ctx, p.base, token, body)
+	}
+
+	code, chal, out := call("", calcAdd(1))
+	if want := `Bearer resource_metadata="` + metaURL + `"`; code != 401 || chal != want {
+		t.Errorf("no token = %d %q %v, want 401 %q", code, chal, out, want)
+	}
+	for name, tok := range s.refusals(t, audience) {
+		code, chal, out := call(tok, calcAdd(1))
+		if want := `Bearer resource_metadata="` + metaURL + `", error="invalid_token"`; code != 401 || chal != want || out["error_type"] != "UNAUTHENTICATED" {
+			t.Errorf("%s = %d %q %v, want 401 %q", name, code, chal, out, want)
+		}
+	}
+	code, _, out = call(s.is.Key("ec-1").Sign(s.claims(audience), nil), calcAdd(1))
+	if res, _ := json.Marshal(out["result"]); code != 200 || !strings.Contains(string(res), "42") {
+		t.Errorf("a valid ES256 token = %d %v, want 200 with 42", code, out)
+	}
+	code, chal, out = call(s.is.Key("ed-1").Sign(s.claims(audience, "scope", "other:thing"), nil), calcAdd(2))
+	if want := `Bearer resource_metadata="` + metaURL + `", error="insufficient_scope"`; code != 403 || chal != want || out["error_type"] != "PERMISSION_DENIED" {
+		t.Errorf("a token without calc:use = %d %q %v, want 403 %q", code, chal, out, want)
+	}
+
+	// Rotation: the issuer publishes a new key; its first token is accepted.
+	next := oauthtest.NewKey(t, "rsa-2", "RS256")
+	s.is.Publish(next)
+	code, _, out = call(next.Sign(s.claims(audience), nil), calcAdd(3))
+	if code != 200 {
+		t.Errorf("a token of the rotated-in key = %d %v, want 200", code, out)
+	}
+	resp, err = http.Get(p.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`toolgate_oauth_tokens_total{outcome="accepted"} 3`, `toolgate_oauth_tokens_total{outcome="expired"} 1`, `toolgate_oauth_key_set_fetches_total{result="ok"} 3`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "toolgate_oauth"))
+		}
+	}
+	p.stop(t)
+	logs := p.stderr.String()
+	for _, tok := range seen {
+		if tok != "" && strings.Contains(logs, tok) {
+			t.Errorf("the log holds a token")
+		}
+	}
+	if !strings.Contains(logs, "reason=expired") {
+		t.Errorf("the debug log does not name the refusals' reasons:\n%s", logs)
+	}
+}
+
+// oauthCall posts body to base's /v1/tools/call with the bearer token
+// (none when empty) and returns the status, the WWW-Authenticate header
+// and the JSON body; an answer that echoes the token fails the test.
+func oauthCall(t *testing.T, ctx context.Context, base, token, body string) (int, string, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/tools/call", strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if token != "" && strings.Contains(string(data)+strings.Join(headerValues(resp.Header), " "), token) {
+		t.Errorf("the answer echoes the token: %s", data)
+	}
+	var out map[string]any
+	json.Unmarshal(data, &out)
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), out
+}
+
+func headerValues(h http.Header) []string {
+	var all []string
+	for _, v := range h {
+		all = append(all, v...)
+	}
+	return all
+}
+
+func sameJSON(got any, want []string) bool {
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	return string(a) == string(b)
+}
+
+// TestMCPServeOAuth runs `toolgate mcp serve --http` as an OAuth resource
+// server and connects the go-sdk's client with a bearer token.
+func TestMCPServeOAuth(t *testing.T) {
+	s := newOAuthSetting(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	const audience = "https://mcp.test/"
+	base, logs := startMCPHTTP(t, ctx, s.toolgate, "--mcp-config", s.config,
+		"--oauth-issuer", s.is.URL, "--oauth-audience", audience, "--oauth-tenant", "acme")
+	metaURL := "https://mcp.test/.well-known/oauth-protected-resource"
+
+	resp, err := http.Get(base + "/.well-known/oauth-protected-resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || meta["resource"] != audience {
+		t.Errorf("GET metadata = %d %v", resp.StatusCode, meta)
+	}
+
+	// Without a token, and with each bad one, the MCP endpoint answers 401
+	// with the challenge.
+	post := func(token string) (int, string, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
+	}
+	if code, chal, _ := post(""); code != 401 || chal != `Bearer resource_metadata="`+metaURL+`"` {
+		t.Errorf("no token = %d %q", code, chal)
+	}
+	var seen []string
+	for name, tok := range s.refusals(t, audience) {
+		seen = append(seen, tok)
+		code, chal, body := post(tok)
+		if code != 401 || chal != `Bearer resource_metadata="`+metaURL+`", error="invalid_token"` {
+			t.Errorf("%s = %d %q", name, code, chal)
+		}
+		if strings.Contains(body, tok) {
+			t.Errorf("%s: the answer echoes the token", name)
+		}
+	}
+
+	// The go-sdk client with a valid token (no tenant claim: --oauth-tenant).
+	token := s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil)
+	seen = append(seen, token)
+	mcpAdd(t, ctx, base, token, logs)
+	for _, tok := range seen {
+		if strings.Contains(logs.String(), tok) {
+			t.Errorf("the log holds a token")
+		}
+	}
+}
+
+// startMCPHTTP starts `toolgate mcp serve -v --http 127.0.0.1:0 args...`
+// and returns its base URL and its log; it stops when the test ends.
+func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string) (string, *lockedBuilder) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp", "serve", "-v", "--http", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuilder{}
+	addr := make(chan string, 1)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		re := regexp.MustCompile(`Streamable HTTP on (http://[0-9.:]+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.add(sc.Text() + "\n")
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); <-copied; cmd.Wait() })
+	select {
+	case base := <-addr:
+		return base, logs
+	case <-ctx.Done():
+		t.Fatalf("mcp serve did not start: %s", logs.String())
+	}
+	return "", nil
+}
+
+// mcpAdd connects the go-sdk client to base with the bearer token and
+// calls calc/add through call_tool.
+func mcpAdd(t *testing.T, ctx context.Context, base, token string, logs *lockedBuilder) {
+	t.Helper()
+	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+token)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "oauth-test", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect with a valid token: %v\n%s", err, logs.String())
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "calc/add", "arguments": map[string]any{"a": 2, "b": 40}}})
+	if err != nil || res.IsError {
+		t.Fatalf("call_tool calc/add = %v, %v", res, err)
+	}
+	if out, _ := json.Marshal(res); !strings.Contains(string(out), "42") {
+		t.Errorf("call_tool calc/add = %s, want 42", out)
+	}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestOAuthUsage: the OAuth flags' usage errors exit 2 with one line that
+// names the problem, before any catalog is opened.
+func TestOAuthUsage(t *testing.T) {
+	const iss, aud = "https://id.example.com", "https://gw.example.com"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"serve: both identity sources", []string{"serve", "--tools", "x.json", "--data", "d", "--tokens", "t.json", "--oauth-issuer", iss, "--oauth-audience", aud}, "not both"},
+		{"serve: no audience", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss}, "--oauth-audience"},
+		{"serve: http issuer", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", "http://id.example.com", "--oauth-audience", aud}, "must be https"},
+		{"serve: bad algorithm", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-algs", "HS256"}, "HS256"},
+		{"serve: leeway too large", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-leeway", "1h"}, "Leeway"},
+		{"mcp serve: OAuth on stdio", []string{"mcp", "serve", "--tools", "x.json", "--principal", "p", "--tenant", "t", "--oauth-issuer", iss, "--oauth-audience", aud}, "need --http"},
+		{"mcp serve: both identity sources", []string{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--tokens", "t.json", "--oauth-issuer", iss, "--oauth-audience", aud}, "not both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			code := run(t.Context(), tc.args, strings.NewReader(""), io.Discard, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+				t.Errorf("toolgate %v = exit %d, stderr %q; want exit 2 with %q on one line", tc.args, code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+// calcAdd is the body of a call of calc/add(2, 40) at step.
+func calcAdd(step int) string {
+	return fmt.Sprintf(`{"session_id":"s1","step":%d,"tool":"calc/add","arguments":{"a":2,"b":40}}`, step)
+}
+
+// TestOAuthRealProvider runs `toolgate serve` and `toolgate mcp serve
+// --http` against a real OpenID provider (.ci/oidc-op, zitadel/oidc's OP
+// library) whose tokens come from its token endpoint by the
+// client_credentials grant: a call, step-up (403), the wrong audience,
+// "alg":"none" made from a real token, rotation, and the go-sdk client.
+// Expiry, nbf and the wrong issuer on the provider's tokens are in
+// runtime/oauth's TestRealProvider, where the verifier's clock can move.
+func TestOAuthRealProvider(t *testing.T) {
+	s := newOAuthSetting(t)
+	const audience = "https://gw.test"
+	op := oauthtest.StartProvider(t, testenv.OIDCProvider(t), audience)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs := &calcServe{toolgate: s.toolgate, dir: s.dir}
+	p := cs.start(t, ctx, nil, "-v", "--mcp-config", s.config, "--data", filepath.Join(s.dir, "data"),
+		"--oauth-issuer", op.URL, "--oauth-audience", audience, "--oauth-min-refresh", "1ms")
+	challenge := `Bearer resource_metadata="` + audience + `/.well-known/oauth-protected-resource"`
+
+	token := op.Token(t, "agent", "calc:use")
+	var sent []string
+	call := func(name, token string, step, wantCode int, wantChallenge string) {
+		t.Helper()
+		sent = append(sent, token)
+		code, chal, out := oauthCall(t, ctx, p.base, token, calcAdd(step))
+		if code != wantCode || chal != wantChallenge {
+			t.Errorf("%s = %d %q %v, want %d %q", name, code, chal, out, wantCode, wantChallenge)
+		}
+	}
+	call("the provider's token", token, 1, 200, "")
+	call("a token without calc:use", op.Token(t, "agent", "openid"), 2, 403, challenge+`, error="insufficient_scope"`)
+	call("a token for another audience", op.Token(t, "other", "calc:use"), 3, 401, challenge+`, error="invalid_token"`)
+	parts := strings.Split(token, ".")
+	call("alg none", base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))+"."+parts[1]+".", 4, 401, challenge+`, error="invalid_token"`)
+	op.Rotate(t, "EdDSA")
+	call("a token of the rotated-in EdDSA key", op.Token(t, "agent", "calc:use"), 5, 200, "")
+	p.stop(t)
+	for _, tok := range sent {
+		if strings.Contains(p.stderr.String(), tok) {
+			t.Error("the serve log holds a token")
+		}
+	}
+
+	base, logs := startMCPHTTP(t, ctx, s.toolgate, "--mcp-config", s.config, "--oauth-issuer", op.URL, "--oauth-audience", audience)
+	mcpToken := op.Token(t, "agent", "calc:use")
+	mcpAdd(t, ctx, base, mcpToken, logs)
+	if strings.Contains(logs.String(), mcpToken) {
+		t.Error("the mcp serve log holds the token")
+	}
+}

@@ -1,0 +1,147 @@
+package oauth
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// ClaimMapping says which claims of a verified token make the principal.
+// The zero value is the default mapping:
+//
+//	principal  "sub"
+//	tenant     "tenant"
+//	scopes     "scope" (a space-separated string, RFC 9068 and RFC 8693),
+//	           else "scp" (an array of strings, or a space-separated
+//	           string: Entra ID, Okta)
+//
+// The principal and the tenant must be non-empty strings of at most
+// [MaxClaimBytes]; a token without them is refused (ReasonClaims). Scopes
+// are optional: a token without any holds no scope.
+type ClaimMapping struct {
+	// Principal is the claim naming the principal. Empty means "sub".
+	Principal string
+	// Tenant is the claim naming the tenant. Empty means "tenant". It is
+	// ignored when FixedTenant is set.
+	Tenant string
+	// FixedTenant, when set, is every token's tenant (a single-tenant
+	// deployment whose issuer has no tenant claim).
+	FixedTenant string
+	// Scopes is the claim holding the scopes, a space-separated string or
+	// an array of strings. Empty means "scope", else "scp".
+	Scopes string
+}
+
+// MaxClaimBytes bounds the principal, tenant and each scope taken from a
+// token.
+const MaxClaimBytes = 256
+
+// principal maps verified claims to a principal.
+func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) {
+	var p tools.Principal
+	var ok bool
+	if p.ID, ok = stringClaim(claims, or(m.Principal, "sub")); !ok {
+		return p, tokenError(ReasonClaims)
+	}
+	p.Tenant = m.FixedTenant
+	if p.Tenant == "" {
+		if p.Tenant, ok = stringClaim(claims, or(m.Tenant, "tenant")); !ok {
+			return tools.Principal{}, tokenError(ReasonClaims)
+		}
+	}
+	names := []string{"scope", "scp"}
+	if m.Scopes != "" {
+		names = []string{m.Scopes}
+	}
+	for _, name := range names {
+		v, present := claims[name]
+		if !present {
+			continue
+		}
+		scopes, ok := scopeList(v)
+		if !ok {
+			return tools.Principal{}, tokenError(ReasonClaims)
+		}
+		p.Scopes = scopes
+		break
+	}
+	return p, nil
+}
+
+// stringClaim returns a non-empty string claim of bounded length.
+func stringClaim(claims map[string]any, name string) (string, bool) {
+	s, ok := claims[name].(string)
+	return s, ok && s != "" && len(s) <= MaxClaimBytes
+}
+
+// scopeList reads a scope claim: a space-separated string or an array of
+// strings (each of which may not contain a space).
+func scopeList(v any) ([]string, bool) {
+	var scopes []string
+	switch v := v.(type) {
+	case string:
+		scopes = strings.Fields(v)
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok || s == "" || strings.ContainsAny(s, " \t\n\r") {
+				return nil, false
+			}
+			scopes = append(scopes, s)
+		}
+	default:
+		return nil, false
+	}
+	for _, s := range scopes {
+		if len(s) > MaxClaimBytes {
+			return nil, false
+		}
+	}
+	return scopes, true
+}
+
+// numericDate reads a NumericDate claim (RFC 7519 §2): seconds since the
+// epoch, possibly fractional. ok is false for a missing claim; valid is
+// false for a present claim that is not a finite number.
+func numericDate(claims map[string]any, name string) (t time.Time, ok, valid bool) {
+	v, present := claims[name]
+	if !present {
+		return time.Time{}, false, true
+	}
+	n, isNum := v.(json.Number)
+	if !isNum {
+		return time.Time{}, true, false
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 || f > 1<<40 {
+		return time.Time{}, true, false
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)), true, true
+}
+
+// audienceHas reports whether the "aud" claim (a string or an array of
+// strings) contains want.
+func audienceHas(claims map[string]any, want string) bool {
+	switch aud := claims["aud"].(type) {
+	case string:
+		return aud == want
+	case []any:
+		for _, a := range aud {
+			if s, ok := a.(string); ok && s == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,431 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// Options configures a Verifier. Issuer and Audience are required; every
+// other field's zero value is documented.
+type Options struct {
+	// Issuer is the authorization server's issuer identifier, compared
+	// exactly with each token's "iss" (and with the discovery document's
+	// "issuer"). It must be an https URL (http only for a loopback host).
+	Issuer string
+	// Audience is this resource's URI (RFC 8707, RFC 9728 "resource"):
+	// each token's "aud" must contain it exactly. It must be an absolute
+	// https URL without a fragment (http only for a loopback host); it is
+	// also where the protected-resource metadata is advertised.
+	Audience string
+	// JWKSURL is where the issuer's JSON Web Key Set is. Empty means the
+	// "jwks_uri" of the issuer's discovery document (OpenID Connect
+	// discovery, then RFC 8414 authorization-server metadata).
+	JWKSURL string
+	// Algorithms is the allow-list of signature algorithms, a non-empty
+	// subset of [RS256], [ES256] and [EdDSA]. Nil means all three; any
+	// other algorithm is an error.
+	Algorithms []Algorithm
+	// Leeway is the clock skew tolerated on "exp", "nbf" and "iat". Zero
+	// means 30 seconds; it may not exceed 5 minutes. Use a negative value
+	// for none.
+	Leeway time.Duration
+	// Claims maps the claims to the principal. The zero value is the
+	// default mapping ([ClaimMapping]).
+	Claims ClaimMapping
+	// ScopesSupported is advertised as the metadata's "scopes_supported"
+	// ([Verifier.Metadata]). Nil advertises none.
+	ScopesSupported []string
+	// MinRefreshInterval is the least time between two fetches of the key
+	// set, so tokens naming unknown kids cannot make the verifier hammer
+	// the issuer. Zero means 1 minute.
+	MinRefreshInterval time.Duration
+	// MaxKeyAge is how long a fetched key set is used before it is
+	// fetched again (a key the issuer withdrew stops being accepted).
+	// Zero means 1 hour.
+	MaxKeyAge time.Duration
+	// HTTPClient fetches the discovery document and the key set. Nil
+	// means a client with a 10 second timeout.
+	HTTPClient *http.Client
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+	// Registerer, when set, receives the counters
+	// toolgate_oauth_tokens_total{outcome} (accepted, or a [Reason]) and
+	// toolgate_oauth_key_set_fetches_total{result} (ok, error). Nil
+	// means no metrics.
+	Registerer prometheus.Registerer
+	// Logger receives refusals (their Reason only) at debug level and key
+	// set fetches at info/warn. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// maxDocumentBytes bounds a discovery document or key set.
+const maxDocumentBytes = 1 << 20
+
+// fetchTimeout bounds a refetch a token caused (discovery and key set).
+const fetchTimeout = 10 * time.Second
+
+// Verifier validates bearer JWTs of one issuer for one resource and maps
+// them to principals ([Verifier.Verify]). It is safe for concurrent use.
+// It implements the gateway's Authenticator ([Verifier.Authenticate]), and
+// [Verifier.Protect] adds what the MCP authorization specification asks
+// of an HTTP handler.
+type Verifier struct {
+	opts    Options
+	algs    []Algorithm
+	leeway  time.Duration
+	client  *http.Client
+	now     func() time.Time
+	log     *slog.Logger
+	minGap  time.Duration
+	maxAge  time.Duration
+	metaURL string // the resource_metadata URL of the challenges
+	metrics *metrics
+
+	mu        sync.RWMutex
+	keys      []key
+	fetchedAt time.Time // the last successful fetch
+
+	fetchMu sync.Mutex // one fetch at a time
+	triedAt time.Time  // the last fetch attempt, successful or not
+	jwksURL string     // resolved from discovery, under fetchMu
+}
+
+// New validates opts and returns a Verifier. It does no I/O: the key set
+// is fetched on the first token (or by Refresh, which a program calls at
+// start to fail early).
+func New(opts *Options) (*Verifier, error) {
+	if opts == nil {
+		return nil, errors.New("oauth: Options.Issuer and Options.Audience are required")
+	}
+	o := *opts
+	if err := checkURL(o.Issuer, "Issuer"); err != nil {
+		return nil, err
+	}
+	if err := checkURL(o.Audience, "Audience"); err != nil {
+		return nil, err
+	}
+	if o.JWKSURL != "" {
+		if err := checkURL(o.JWKSURL, "JWKSURL"); err != nil {
+			return nil, err
+		}
+	}
+	v := &Verifier{opts: o, algs: []Algorithm{RS256, ES256, EdDSA}, leeway: 30 * time.Second,
+		client: o.HTTPClient, now: o.Now, log: o.Logger, minGap: time.Minute, maxAge: time.Hour, jwksURL: o.JWKSURL}
+	if o.Algorithms != nil {
+		if len(o.Algorithms) == 0 {
+			return nil, errors.New("oauth: Options.Algorithms is empty")
+		}
+		for _, a := range o.Algorithms {
+			if a != RS256 && a != ES256 && a != EdDSA {
+				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, ES256, EdDSA)", truncate(string(a), 32))
+			}
+		}
+		v.algs = slices.Clone(o.Algorithms)
+	}
+	switch {
+	case o.Leeway < 0:
+		v.leeway = 0
+	case o.Leeway > 5*time.Minute:
+		return nil, errors.New("oauth: Options.Leeway exceeds 5 minutes")
+	case o.Leeway > 0:
+		v.leeway = o.Leeway
+	}
+	if o.MinRefreshInterval < 0 || o.MaxKeyAge < 0 {
+		return nil, errors.New("oauth: Options.MinRefreshInterval and Options.MaxKeyAge may not be negative")
+	}
+	if o.MinRefreshInterval > 0 {
+		v.minGap = o.MinRefreshInterval
+	}
+	if o.MaxKeyAge > 0 {
+		v.maxAge = o.MaxKeyAge
+	}
+	if v.client == nil {
+		v.client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	if v.log == nil {
+		v.log = slog.Default()
+	}
+	for name, c := range map[string]string{"Principal": o.Claims.Principal, "Tenant": o.Claims.Tenant, "Scopes": o.Claims.Scopes} {
+		if strings.TrimSpace(c) != c {
+			return nil, fmt.Errorf("oauth: Options.Claims.%s has surrounding spaces", name)
+		}
+	}
+	v.metaURL = MetadataURL(o.Audience)
+	var err error
+	if v.metrics, err = newMetrics(o.Registerer); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkURL requires an absolute https URL (http for a loopback host)
+// without a fragment.
+func checkURL(s, field string) error {
+	if s == "" {
+		return fmt.Errorf("oauth: Options.%s is required", field)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" && !strings.HasPrefix(field, "JWKSURL") {
+		return fmt.Errorf("oauth: Options.%s %q is not an absolute URL without query or fragment", field, truncate(s, 128))
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	default:
+		return fmt.Errorf("oauth: Options.%s %q must be https (http only on a loopback host)", field, truncate(s, 128))
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Verify validates token and returns its claims mapped to a principal. A
+// refused token is an error wrapping ErrInvalidToken (a *TokenError says
+// why). A key set fetch the token causes serves every request waiting on
+// it, so it outlives ctx (up to 10 seconds); ctx's values reach the
+// HTTP client.
+func (v *Verifier) Verify(ctx context.Context, token string) (tools.Principal, error) {
+	p, err := v.verify(ctx, token)
+	if err != nil {
+		var te *TokenError
+		if errors.As(err, &te) {
+			v.log.Debug("oauth: token refused", "reason", string(te.Reason))
+			v.metrics.token(string(te.Reason))
+		}
+		return tools.Principal{}, err
+	}
+	v.metrics.token("accepted")
+	return p, nil
+}
+
+// Authenticate implements the gateway's Authenticator; it is Verify.
+func (v *Verifier) Authenticate(ctx context.Context, bearer string) (tools.Principal, error) {
+	return v.Verify(ctx, bearer)
+}
+
+func (v *Verifier) verify(ctx context.Context, token string) (tools.Principal, error) {
+	t, err := parseJWS(token)
+	if err != nil {
+		return tools.Principal{}, err
+	}
+	if !slices.Contains(v.algs, t.alg) {
+		return tools.Principal{}, tokenError(ReasonAlgorithm)
+	}
+	k, err := v.key(ctx, t.kid, t.alg)
+	if err != nil {
+		return tools.Principal{}, err
+	}
+	if !verifySignature(t, k.pub) {
+		return tools.Principal{}, tokenError(ReasonSignature)
+	}
+	// Only now, with the signature good, do the claims mean anything.
+	if iss, _ := t.claims["iss"].(string); iss != v.opts.Issuer {
+		return tools.Principal{}, tokenError(ReasonIssuer)
+	}
+	if !audienceHas(t.claims, v.opts.Audience) {
+		return tools.Principal{}, tokenError(ReasonAudience)
+	}
+	now := v.now()
+	exp, ok, valid := numericDate(t.claims, "exp")
+	switch {
+	case !valid:
+		return tools.Principal{}, tokenError(ReasonClaims)
+	case !ok || !now.Before(exp.Add(v.leeway)):
+		return tools.Principal{}, tokenError(ReasonExpired)
+	}
+	for _, name := range []string{"nbf", "iat"} {
+		at, ok, valid := numericDate(t.claims, name)
+		switch {
+		case !valid:
+			return tools.Principal{}, tokenError(ReasonClaims)
+		case ok && at.After(now.Add(v.leeway)):
+			return tools.Principal{}, tokenError(ReasonNotYetValid)
+		}
+	}
+	return v.opts.Claims.principal(t.claims)
+}
+
+// key returns the key for kid and alg, fetching the key set when it has
+// none yet, is older than MaxKeyAge, or lacks kid (a rotation), at most
+// once per MinRefreshInterval.
+func (v *Verifier) key(ctx context.Context, kid string, alg Algorithm) (key, error) {
+	v.mu.RLock()
+	k, found := v.lookup(kid, alg)
+	stale := v.fetchedAt.IsZero() || v.now().Sub(v.fetchedAt) > v.maxAge
+	v.mu.RUnlock()
+	if found && !stale {
+		return k, nil
+	}
+	// Whether this caller fetched, another just did (errTooSoon), or the
+	// fetch failed (the keys are unchanged), the key set now in hand decides.
+	_ = v.refresh(ctx, false)
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if k, found = v.lookup(kid, alg); !found {
+		return key{}, tokenError(ReasonUnknownKey)
+	}
+	return k, nil
+}
+
+// lookup finds the key with kid serving alg; a token without "kid"
+// matches when exactly one key serves alg. Callers hold mu.
+func (v *Verifier) lookup(kid string, alg Algorithm) (key, bool) {
+	var match []key
+	for _, k := range v.keys {
+		if k.alg == alg && (kid == "" || k.kid == kid) {
+			match = append(match, k)
+		}
+	}
+	if len(match) != 1 {
+		return key{}, false
+	}
+	return match[0], true
+}
+
+// errTooSoon is refresh's answer inside MinRefreshInterval.
+var errTooSoon = errors.New("oauth: key set fetched too recently")
+
+// Refresh fetches the issuer's key set now, unless another fetch happened
+// within MinRefreshInterval. A program calls it at start to find a wrong
+// issuer or JWKS URL at once; after that the Verifier refreshes by itself.
+func (v *Verifier) Refresh(ctx context.Context) error {
+	return v.refresh(ctx, true)
+}
+
+func (v *Verifier) refresh(ctx context.Context, force bool) error {
+	v.fetchMu.Lock()
+	defer v.fetchMu.Unlock()
+	now := v.now()
+	if !v.triedAt.IsZero() && now.Sub(v.triedAt) < v.minGap && !(force && v.fetchedAt.IsZero()) {
+		// Another caller may have just fetched what this one needs.
+		return errTooSoon
+	}
+	v.triedAt = now
+	if !force {
+		// The fetch serves every request waiting for it: one caller
+		// going away must not cancel it (and spend the interval).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+		defer cancel()
+	}
+	keys, err := v.fetch(ctx)
+	v.metrics.fetch(err)
+	if err != nil {
+		v.log.Warn("oauth: key set fetch failed", "issuer", v.opts.Issuer, "error", err)
+		return err
+	}
+	v.mu.Lock()
+	v.keys, v.fetchedAt = keys, now
+	v.mu.Unlock()
+	v.log.Info("oauth: key set fetched", "issuer", v.opts.Issuer, "keys", len(keys))
+	return nil
+}
+
+// fetch reads the key set, resolving its URL from discovery the first time.
+func (v *Verifier) fetch(ctx context.Context) ([]key, error) {
+	if v.jwksURL == "" {
+		u, err := v.discover(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v.jwksURL = u
+	}
+	data, err := v.get(ctx, v.jwksURL)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := parseKeySet(data, v.algs)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: no key for %v", ErrKeySet, v.algs)
+	}
+	return keys, nil
+}
+
+// discover reads "jwks_uri" from the issuer's OpenID Connect discovery
+// document, else its RFC 8414 metadata; the document's "issuer" must be
+// the configured one (OpenID Connect Discovery §4.3, RFC 8414 §3.3).
+func (v *Verifier) discover(ctx context.Context) (string, error) {
+	iss := v.opts.Issuer
+	u, _ := url.Parse(iss)
+	path := strings.TrimSuffix(u.Path, "/")
+	candidates := []string{
+		strings.TrimSuffix(iss, "/") + "/.well-known/openid-configuration",
+		u.Scheme + "://" + u.Host + "/.well-known/oauth-authorization-server" + path,
+	}
+	var errs []error
+	for _, c := range candidates {
+		data, err := v.get(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var doc struct {
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", c, err))
+			continue
+		}
+		if doc.Issuer != iss {
+			return "", fmt.Errorf("oauth: %s names issuer %q, not %q", c, truncate(doc.Issuer, 128), iss)
+		}
+		if err := checkURL(doc.JWKSURI, "JWKSURL (the discovered jwks_uri)"); err != nil {
+			return "", err
+		}
+		return doc.JWKSURI, nil
+	}
+	return "", fmt.Errorf("oauth: no discovery document for issuer %s: %w", iss, errors.Join(errs...))
+}
+
+// get fetches a small JSON document.
+func (v *Verifier) get(ctx context.Context, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := v.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("oauth: GET %s: %s", u, resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxDocumentBytes {
+		return nil, fmt.Errorf("oauth: GET %s: larger than %d bytes", u, maxDocumentBytes)
+	}
+	return data, nil
+}

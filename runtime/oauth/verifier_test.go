@@ -1,0 +1,358 @@
+package oauth_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/oauthtest"
+	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/tools"
+)
+
+const resource = "https://gw.example.com/mcp"
+
+// clock is a settable clock for the Verifier.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+var t0 = time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+
+func newVerifier(t *testing.T, issuer string, c *clock, mod func(*oauth.Options)) (*oauth.Verifier, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	o := &oauth.Options{Issuer: issuer, Audience: resource, Now: c.Now,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	if mod != nil {
+		mod(o)
+	}
+	v, err := oauth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, &logs
+}
+
+// claims returns valid claims at now, changed by kv (a nil value removes a claim).
+func claims(is *oauthtest.Issuer, now time.Time, kv ...any) map[string]any {
+	c := map[string]any{"iss": is.URL, "aud": resource, "sub": "alice", "tenant": "acme",
+		"scope": "accounts:read payments:write", "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(c, kv[i].(string))
+		} else {
+			c[kv[i].(string)] = kv[i+1]
+		}
+	}
+	return c
+}
+
+func TestVerify(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rsa, ec, ed := is.Key("rsa-1"), is.Key("ec-1"), is.Key("ed-1")
+	stranger := oauthtest.NewKey(t, "rsa-1", "RS256") // same kid, not the issuer's key
+	now := t0
+	alice := tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write"}}
+	tamper := func(tok string) string {
+		parts := strings.Split(tok, ".")
+		forged := strings.Split(rsa.Sign(claims(is, now, "sub", "mallory"), nil), ".")
+		return parts[0] + "." + forged[1] + "." + parts[2]
+	}
+	tests := []struct {
+		name  string
+		token string
+		want  tools.Principal
+		err   oauth.Reason
+	}{
+		{"RS256", rsa.Sign(claims(is, now), nil), alice, ""},
+		{"ES256", ec.Sign(claims(is, now), nil), alice, ""},
+		{"EdDSA", ed.Sign(claims(is, now), nil), alice, ""},
+		{"audience in an array", rsa.Sign(claims(is, now, "aud", []string{"other", resource}), nil), alice, ""},
+		{"no kid, one key of the algorithm", rsa.Sign(claims(is, now), map[string]any{"kid": nil}), alice, ""},
+		{"at+jwt type", rsa.Sign(claims(is, now), map[string]any{"typ": "at+jwt"}), alice, ""},
+		{"expired", rsa.Sign(claims(is, now, "exp", now.Add(-31*time.Second).Unix()), nil), tools.Principal{}, oauth.ReasonExpired},
+		{"expired within the leeway", rsa.Sign(claims(is, now, "exp", now.Add(-29*time.Second).Unix()), nil), alice, ""},
+		{"no exp", rsa.Sign(claims(is, now, "exp", nil), nil), tools.Principal{}, oauth.ReasonExpired},
+		{"exp not a number", rsa.Sign(claims(is, now, "exp", "tomorrow"), nil), tools.Principal{}, oauth.ReasonClaims},
+		{"not yet valid", rsa.Sign(claims(is, now, "nbf", now.Add(time.Minute).Unix()), nil), tools.Principal{}, oauth.ReasonNotYetValid},
+		{"nbf within the leeway", rsa.Sign(claims(is, now, "nbf", now.Add(20*time.Second).Unix()), nil), alice, ""},
+		{"issued in the future", rsa.Sign(claims(is, now, "iat", now.Add(time.Hour).Unix()), nil), tools.Principal{}, oauth.ReasonNotYetValid},
+		{"wrong audience", rsa.Sign(claims(is, now, "aud", "https://other.example.com"), nil), tools.Principal{}, oauth.ReasonAudience},
+		{"audience is a prefix", rsa.Sign(claims(is, now, "aud", "https://gw.example.com"), nil), tools.Principal{}, oauth.ReasonAudience},
+		{"no audience", rsa.Sign(claims(is, now, "aud", nil), nil), tools.Principal{}, oauth.ReasonAudience},
+		{"wrong issuer", rsa.Sign(claims(is, now, "iss", "https://evil.example.com"), nil), tools.Principal{}, oauth.ReasonIssuer},
+		{"issuer with a trailing slash", rsa.Sign(claims(is, now, "iss", is.URL+"/"), nil), tools.Principal{}, oauth.ReasonIssuer},
+		{"alg none", oauthtest.Unsigned(map[string]any{"alg": "none", "kid": "rsa-1"}, claims(is, now)), tools.Principal{}, oauth.ReasonAlgorithm},
+		{"alg None", oauthtest.Unsigned(map[string]any{"alg": "None"}, claims(is, now)), tools.Principal{}, oauth.ReasonAlgorithm},
+		{"HS256 with the public key as secret", oauthtest.HS256(rsa.PublicKeyPEM(), "rsa-1", claims(is, now)), tools.Principal{}, oauth.ReasonAlgorithm},
+		{"RS256 header on an EC kid", ec.Sign(claims(is, now), map[string]any{"alg": "RS256"}), tools.Principal{}, oauth.ReasonUnknownKey},
+		{"tampered payload", tamper(rsa.Sign(claims(is, now), nil)), tools.Principal{}, oauth.ReasonSignature},
+		{"signed by a stranger", stranger.Sign(claims(is, now), nil), tools.Principal{}, oauth.ReasonSignature},
+		{"stranger's key embedded", stranger.Sign(claims(is, now), map[string]any{"kid": "x", "jwk": stranger.JWK()}), tools.Principal{}, oauth.ReasonUnknownKey},
+		{"crit header", rsa.Sign(claims(is, now), map[string]any{"crit": []string{"exp"}}), tools.Principal{}, oauth.ReasonMalformed},
+		{"id token type", rsa.Sign(claims(is, now), map[string]any{"typ": "dpop+jwt"}), tools.Principal{}, oauth.ReasonMalformed},
+		{"two parts", "a.b", tools.Principal{}, oauth.ReasonMalformed},
+		{"not a JWT", "s3cr3t-static-token", tools.Principal{}, oauth.ReasonMalformed},
+		{"no sub", rsa.Sign(claims(is, now, "sub", nil), nil), tools.Principal{}, oauth.ReasonClaims},
+		{"no tenant", rsa.Sign(claims(is, now, "tenant", nil), nil), tools.Principal{}, oauth.ReasonClaims},
+		{"sub not a string", rsa.Sign(claims(is, now, "sub", 7), nil), tools.Principal{}, oauth.ReasonClaims},
+		{"scp array", rsa.Sign(claims(is, now, "scope", nil, "scp", []string{"accounts:read", "payments:write"}), nil), alice, ""},
+		{"no scopes", rsa.Sign(claims(is, now, "scope", nil), nil), tools.Principal{ID: "alice", Tenant: "acme"}, ""},
+		{"scope of the wrong type", rsa.Sign(claims(is, now, "scope", 3), nil), tools.Principal{}, oauth.ReasonClaims},
+	}
+	v, logs := newVerifier(t, is.URL, &clock{t: now}, nil)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := v.Verify(context.Background(), tc.token)
+			var te *oauth.TokenError
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("Verify = %v, want %+v", err, tc.want)
+			case tc.err != "" && (!errors.As(err, &te) || te.Reason != tc.err || !errors.Is(err, oauth.ErrInvalidToken)):
+				t.Fatalf("Verify = %+v, %v, want reason %s", got, err, tc.err)
+			}
+			if !equalPrincipal(got, tc.want) {
+				t.Errorf("Verify = %+v, want %+v", got, tc.want)
+			}
+			if strings.Contains(logs.String(), tc.token) {
+				t.Errorf("the log holds the token:\n%s", logs)
+			}
+		})
+	}
+	if n := is.JWKSFetches(); n != 1 {
+		t.Errorf("the key set was fetched %d times, want 1 (unknown kids within a minute of the first fetch)", n)
+	}
+}
+
+func equalPrincipal(a, b tools.Principal) bool {
+	return a.ID == b.ID && a.Tenant == b.Tenant && slices.Equal(a.Scopes, b.Scopes)
+}
+
+func TestClaimMapping(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rsa := is.Key("rsa-1")
+	tests := []struct {
+		name    string
+		mapping oauth.ClaimMapping
+		claims  map[string]any
+		want    tools.Principal
+	}{
+		{"Entra ID: oid, tid, scp string", oauth.ClaimMapping{Principal: "oid", Tenant: "tid"},
+			claims(is, t0, "oid", "0000-1", "tid", "t-9", "scope", nil, "scp", "a b"), tools.Principal{ID: "0000-1", Tenant: "t-9", Scopes: []string{"a", "b"}}},
+		{"fixed tenant ignores the claim", oauth.ClaimMapping{FixedTenant: "acme"},
+			claims(is, t0, "tenant", "other", "scope", "a"), tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"a"}}},
+		{"renamed scopes claim", oauth.ClaimMapping{Scopes: "permissions"},
+			claims(is, t0, "permissions", []string{"x:y"}), tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"x:y"}}},
+		{"renamed scopes claim absent: no scopes", oauth.ClaimMapping{Scopes: "permissions"},
+			claims(is, t0), tools.Principal{ID: "alice", Tenant: "acme"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Claims = tc.mapping })
+			got, err := v.Verify(context.Background(), rsa.Sign(tc.claims, nil))
+			if err != nil || !equalPrincipal(got, tc.want) {
+				t.Errorf("Verify = %+v, %v, want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAlgorithmAllowList(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Algorithms = []oauth.Algorithm{oauth.ES256} })
+	var te *oauth.TokenError
+	if _, err := v.Verify(context.Background(), is.Key("rsa-1").Sign(claims(is, t0), nil)); !errors.As(err, &te) || te.Reason != oauth.ReasonAlgorithm {
+		t.Errorf("RS256 under an ES256 allow-list: %v, want reason algorithm", err)
+	}
+	if _, err := v.Verify(context.Background(), is.Key("ec-1").Sign(claims(is, t0), nil)); err != nil {
+		t.Errorf("ES256 under an ES256 allow-list: %v", err)
+	}
+	for _, bad := range [][]oauth.Algorithm{{"none"}, {"HS256"}, {}} {
+		if _, err := oauth.New(&oauth.Options{Issuer: is.URL, Audience: resource, Algorithms: bad}); err == nil {
+			t.Errorf("New(Algorithms: %q) = nil error", bad)
+		}
+	}
+}
+
+// TestRotation: a token signed by a key the verifier has not seen makes it
+// refetch the key set, once per MinRefreshInterval however many unknown
+// kids arrive; a withdrawn key stops working once the set is refetched.
+func TestRotation(t *testing.T) {
+	ctx := context.Background()
+	is := oauthtest.NewIssuer(t)
+	c := &clock{t: t0}
+	v, _ := newVerifier(t, is.URL, c, nil)
+	old := is.Key("rsa-1")
+	if _, err := v.Verify(ctx, old.Sign(claims(is, c.Now()), nil)); err != nil {
+		t.Fatal(err)
+	}
+	// The issuer rotates; the first token with the new kid arrives 2 minutes later.
+	next := oauthtest.NewKey(t, "rsa-2", "RS256")
+	is.Publish(next, is.Key("ec-1"))
+	c.Add(2 * time.Minute)
+	if _, err := v.Verify(ctx, next.Sign(claims(is, c.Now()), nil)); err != nil {
+		t.Fatalf("a token of the rotated-in key: %v", err)
+	}
+	if n := is.JWKSFetches(); n != 2 {
+		t.Fatalf("key set fetches = %d, want 2", n)
+	}
+	// The withdrawn key is gone with the refetch.
+	var te *oauth.TokenError
+	if _, err := v.Verify(ctx, old.Sign(claims(is, c.Now()), nil)); !errors.As(err, &te) || te.Reason != oauth.ReasonUnknownKey {
+		t.Errorf("a token of the withdrawn key: %v, want unknown_key", err)
+	}
+	// A flood of bogus kids within the interval fetches nothing.
+	for i := range 100 {
+		bogus := oauthtest.NewKey(t, fmt.Sprintf("bogus-%d", i), "EdDSA")
+		if _, err := v.Verify(ctx, bogus.Sign(claims(is, c.Now()), nil)); !errors.As(err, &te) || te.Reason != oauth.ReasonUnknownKey {
+			t.Fatalf("bogus kid %d: %v, want unknown_key", i, err)
+		}
+	}
+	if n := is.JWKSFetches(); n != 2 {
+		t.Errorf("key set fetches after 100 bogus kids = %d, want still 2", n)
+	}
+	// After the interval, one more unknown kid may refetch, once.
+	c.Add(time.Minute + time.Second)
+	third := oauthtest.NewKey(t, "ed-2", "EdDSA")
+	is.Publish(next, third)
+	if _, err := v.Verify(ctx, third.Sign(claims(is, c.Now()), nil)); err != nil {
+		t.Errorf("after the interval, a new kid: %v", err)
+	}
+	if n := is.JWKSFetches(); n != 3 {
+		t.Errorf("key set fetches = %d, want 3", n)
+	}
+	// A key set older than MaxKeyAge is refetched even for a known kid.
+	c.Add(61 * time.Minute)
+	if _, err := v.Verify(ctx, next.Sign(claims(is, c.Now()), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if n := is.JWKSFetches(); n != 4 {
+		t.Errorf("key set fetches after MaxKeyAge = %d, want 4", n)
+	}
+}
+
+func TestJWKSURLAndDiscovery(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.JWKSURL = is.JWKSURL })
+	if err := v.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(context.Background(), is.Key("ed-1").Sign(claims(is, t0), nil)); err != nil {
+		t.Fatal(err)
+	}
+	// A discovery document that names another issuer is refused (the
+	// same server, named by "localhost" instead of its address).
+	other := strings.Replace(is.URL, "127.0.0.1", "localhost", 1)
+	w, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Issuer = other })
+	if err := w.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "names issuer") {
+		t.Errorf("Refresh with a discovery document of another issuer = %v", err)
+	}
+	// No discovery document at all.
+	x, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Issuer = is.URL + "/tenant-a" })
+	if err := x.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "no discovery document") {
+		t.Errorf("Refresh without a discovery document = %v", err)
+	}
+}
+
+func TestNewOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		o    oauth.Options
+		want string
+	}{
+		{"no issuer", oauth.Options{Audience: resource}, "Options.Issuer is required"},
+		{"no audience", oauth.Options{Issuer: "https://id.example.com"}, "Options.Audience is required"},
+		{"http issuer", oauth.Options{Issuer: "http://id.example.com", Audience: resource}, "must be https"},
+		{"relative audience", oauth.Options{Issuer: "https://id.example.com", Audience: "gw"}, "not an absolute URL"},
+		{"audience with fragment", oauth.Options{Issuer: "https://id.example.com", Audience: resource + "#x"}, "not an absolute URL"},
+		{"leeway too large", oauth.Options{Issuer: "https://id.example.com", Audience: resource, Leeway: time.Hour}, "Leeway"},
+		{"ok on loopback", oauth.Options{Issuer: "http://127.0.0.1:9", Audience: "http://localhost:8080"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := oauth.New(&tc.o)
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConcurrentRotation: many requests with a rotated-in kid at once
+// cause one fetch, and all pass.
+func TestConcurrentRotation(t *testing.T) {
+	ctx := context.Background()
+	is := oauthtest.NewIssuer(t)
+	c := &clock{t: t0}
+	v, _ := newVerifier(t, is.URL, c, nil)
+	if err := v.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	next := oauthtest.NewKey(t, "ec-2", "ES256")
+	is.Publish(next)
+	c.Add(2 * time.Minute)
+	token := next.Sign(claims(is, c.Now()), nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			if _, err := v.Verify(ctx, token); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Verify during the refetch: %v", err)
+	}
+	if n := is.JWKSFetches(); n != 2 {
+		t.Errorf("key set fetches = %d, want 2 (the start and one refetch)", n)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	reg := prometheus.NewRegistry()
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Registerer = reg })
+	rsa := is.Key("rsa-1")
+	v.Verify(context.Background(), rsa.Sign(claims(is, t0), nil))
+	v.Verify(context.Background(), rsa.Sign(claims(is, t0, "exp", t0.Add(-time.Hour).Unix()), nil))
+	v.Verify(context.Background(), rsa.Sign(claims(is, t0, "aud", "x"), nil))
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			got[mf.GetName()+"{"+m.GetLabel()[0].GetValue()+"}"] = m.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"toolgate_oauth_key_set_fetches_total{ok}": 1,
+		"toolgate_oauth_tokens_total{accepted}":    1,
+		"toolgate_oauth_tokens_total{audience}":    1,
+		"toolgate_oauth_tokens_total{expired}":     1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("metrics = %v, want %v", got, want)
+	}
+	if _, err := oauth.New(&oauth.Options{Issuer: is.URL, Audience: resource, Registerer: reg}); err == nil {
+		t.Error("New with a Registerer that has the counters already = nil error")
+	}
+}
