@@ -135,6 +135,12 @@ type Options struct {
 	MaxQueryBytes int
 	// Log records every query. Nil records nothing.
 	Log Log
+	// MaxSessions bounds the sessions whose current request's first
+	// shortlist is kept, so that RecordOutcome can count a call of a tool
+	// it lacked (toolgate_discovery_misses_total) as it happens; beyond
+	// it, the session whose first request came earliest is forgotten. Zero means
+	// DefaultMaxSessions; negative keeps none (no misses are counted).
+	MaxSessions int
 	// Registerer receives the discovery metrics. Nil registers none.
 	Registerer prometheus.Registerer
 	// Clock returns the current time for logs, metrics and build stats. Nil
@@ -225,6 +231,7 @@ type Discoverer struct {
 	maxQuery     int
 	log          Log
 	metrics      *metrics
+	firsts       *firstShortlists // nil when Options.MaxSessions is negative
 	now          func() time.Time
 
 	mu  sync.Mutex // serialises index builds
@@ -308,6 +315,12 @@ func New(opts *Options) (*Discoverer, error) {
 		return nil, err
 	}
 	d.metrics = m
+	switch {
+	case o.MaxSessions == 0:
+		d.firsts = newFirstShortlists(DefaultMaxSessions)
+	case o.MaxSessions > 0:
+		d.firsts = newFirstShortlists(o.MaxSessions)
+	}
 	return d, nil
 }
 
@@ -465,10 +478,13 @@ type viewTokens struct {
 // observe logs the query and updates the metrics.
 func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request, sl *Shortlist, took time.Duration) {
 	d.metrics.observe(sl, took, d.threshold)
+	p := view.Principal()
+	if d.firsts != nil && req.Session != "" {
+		d.firsts.query(sessionKey{p.Tenant, p.ID, req.Session}, req.Source, req.Query, sl)
+	}
 	if d.log == nil {
 		return
 	}
-	p := view.Principal()
 	e := Entry{
 		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: req.Session, Source: req.Source,
 		Query: req.Query, Context: req.Context,
@@ -498,13 +514,16 @@ type Outcome struct {
 }
 
 // RecordOutcome writes o to the log, so that `toolgate log misses` can tell
-// which first shortlists lacked the tool finally called. Tools the view does
-// not authorize are left out (and an outcome left with none is not
-// written): the log, and what is learned from it, only ever names tools the
-// principal may use. Without a Log it does nothing; a log failure is
-// counted in the metrics.
+// which first shortlists lacked the tool finally called, and counts a call
+// linked to the first shortlist of its session's current request
+// (toolgate_discovery_linked_calls_total), and a miss when that shortlist
+// lacked the tool (toolgate_discovery_misses_total). Tools the view does
+// not authorize are left out (and an outcome left with none is neither
+// written nor counted): the log, and what is learned from it, only ever
+// names tools the principal may use. Without a Log it writes nothing; a
+// log failure is counted in the metrics. It is safe for concurrent use.
 func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outcome) {
-	if d.log == nil || view == nil || (o.Source != SourceSelect && o.Source != SourceCall) {
+	if view == nil || (o.Source != SourceSelect && o.Source != SourceCall) {
 		return
 	}
 	p := view.Principal()
@@ -521,6 +540,17 @@ func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outc
 		e.Candidates = append(e.Candidates, LoggedCandidate{ID: id})
 	}
 	if e.Called == "" && len(e.Candidates) == 0 {
+		return
+	}
+	if e.Called != "" && d.firsts != nil {
+		if linked, hit := d.firsts.call(sessionKey{p.Tenant, p.ID, o.Session}, e.Called); linked {
+			d.metrics.linkedCalls.Inc()
+			if !hit {
+				d.metrics.misses.Inc()
+			}
+		}
+	}
+	if d.log == nil {
 		return
 	}
 	if err := d.log.Record(context.WithoutCancel(ctx), e); err != nil {

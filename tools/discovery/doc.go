@@ -47,11 +47,15 @@
 // Options.ReformulateBelow the Reformulator rewrites the request and the
 // more confident of the two results is kept.
 //
-// Every query can be recorded in a Log (NewJSONLog) and counted in
-// Prometheus metrics (toolgate_discovery_queries_total,
+// Every query can be recorded in a Log (NewJSONLog, OpenJSONLog) and counted
+// in Prometheus metrics (toolgate_discovery_queries_total,
 // toolgate_discovery_reformulations_total,
 // toolgate_discovery_low_confidence_total,
-// toolgate_discovery_shortlist_seconds). Evaluate scores a Discoverer on a
+// toolgate_discovery_shortlist_seconds, toolgate_discovery_shortlist_size,
+// toolgate_discovery_confidence). Discoverer.RecordOutcome records the
+// tool finally called, so that Misses can find the requests whose first
+// shortlist lacked it, and counts such calls as they happen
+// (toolgate_discovery_linked_calls_total, toolgate_discovery_misses_total). Evaluate scores a Discoverer on a
 // labeled query set; it is what `toolgate eval` runs.
 //
 // Ranking is deterministic: the same snapshot, view and request give the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -74,8 +75,9 @@ type LoggedCandidate struct {
 // JSONLog writes one JSON object per line to an io.Writer. It is safe for
 // concurrent use; lines are never interleaved.
 type JSONLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	file *os.File // the file OpenJSONLog opened, closed by Close
 }
 
 var _ Log = (*JSONLog)(nil)
@@ -83,6 +85,33 @@ var _ Log = (*JSONLog)(nil)
 // NewJSONLog returns a log writing JSON Lines to w. The caller owns w (and
 // closes it after the last Record).
 func NewJSONLog(w io.Writer) *JSONLog { return &JSONLog{w: w} }
+
+// OpenJSONLog opens the JSON Lines log at path for appending, creating it
+// with mode 0600 (a log holds users' requests) when it does not exist. Each
+// Record is one write of one whole line to a file opened with O_APPEND, so
+// processes appending to the same file do not interleave lines either.
+// Close closes the file.
+func OpenJSONLog(path string) (*JSONLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: log: %w", err)
+	}
+	return &JSONLog{w: f, file: f}, nil
+}
+
+// Close closes the file OpenJSONLog opened; later Records fail. For a log
+// of NewJSONLog it does nothing: the caller owns the writer.
+func (l *JSONLog) Close() error {
+	if l.file == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.file.Close(); err != nil {
+		return fmt.Errorf("discovery: log: %w", err)
+	}
+	return nil
+}
 
 // Record writes e as one line.
 func (l *JSONLog) Record(_ context.Context, e Entry) error {

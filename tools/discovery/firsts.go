@@ -1,0 +1,78 @@
+package discovery
+
+import (
+	"slices"
+	"sync"
+)
+
+// DefaultMaxSessions is Options.MaxSessions when it is zero.
+const DefaultMaxSessions = 10_000
+
+// firstShortlists remembers, per session, the first shortlist of its
+// current request, so that RecordOutcome can count a call whose tool that
+// shortlist lacked as it happens: the live form of Misses, with the same
+// rules (a session is tenant, principal and session id together; a
+// SourceTurn query that differs from the current one starts a request).
+// It holds at most max sessions; a new one evicts the one first seen
+// earliest.
+// It holds at most max sessions; a new one evicts the oldest.
+type firstShortlists struct {
+	mu    sync.Mutex
+	max   int
+	by    map[sessionKey]*firstShortlist
+	order []sessionKey // a ring of the keys of by, oldest at next
+	next  int
+}
+
+type sessionKey struct{ tenant, principal, session string }
+
+type firstShortlist struct {
+	query string
+	ids   []string
+}
+
+func newFirstShortlists(max int) *firstShortlists {
+	return &firstShortlists{max: max, by: map[sessionKey]*firstShortlist{}}
+}
+
+// query notes a shortlist of a request of session k.
+func (f *firstShortlists) query(k sessionKey, source, query string, sl *Shortlist) {
+	if k.session == "" || (source != "" && source != SourceTurn) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.by[k]
+	if ok && cur.query == query {
+		return // a later step of the same request
+	}
+	first := &firstShortlist{query: query, ids: make([]string, len(sl.Candidates))}
+	for i, c := range sl.Candidates {
+		first.ids[i] = c.Tool.ID
+	}
+	if !ok {
+		if len(f.order) < f.max {
+			f.order = append(f.order, k)
+		} else {
+			delete(f.by, f.order[f.next])
+			f.order[f.next] = k
+			f.next = (f.next + 1) % f.max
+		}
+	}
+	f.by[k] = first
+}
+
+// call reports whether a call of tool id in session k is linked to a
+// first shortlist, and whether that shortlist held it.
+func (f *firstShortlists) call(k sessionKey, id string) (linked, hit bool) {
+	if k.session == "" {
+		return false, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.by[k]
+	if !ok {
+		return false, false
+	}
+	return true, slices.Contains(cur.ids, id)
+}

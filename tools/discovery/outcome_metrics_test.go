@@ -1,0 +1,133 @@
+package discovery_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
+)
+
+// TestMissMetrics follows the rules of Misses as calls happen: a call is
+// linked to the first shortlist of its session's current request and is a
+// miss when that shortlist lacked its tool; later steps of the same request
+// and find_tools searches start no request; a call without a session, or
+// of another principal, is not linked.
+func TestMissMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	d := newDiscoverer(t, &discovery.Options{Registerer: reg})
+	snap := catalogtest.Registry(t, tool("bank/get_balance", "Get the balance of an account"),
+		tool("bank/transfer_funds", "Transfer money between accounts"), tool("bank/list_transactions", "List an account's transactions")).Snapshot()
+	alice := snap.Authorize(tools.Principal{ID: "alice", Tenant: "acme"})
+	bob := snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"})
+	ctx := context.Background()
+	shortlist := func(view *tools.View, session, source, query string) {
+		t.Helper()
+		sl, err := d.Shortlist(ctx, view, discovery.Request{Query: query, K: 1, Session: session, Source: source})
+		if err != nil || len(sl.Candidates) != 1 || sl.Candidates[0].Tool.ID != "bank/get_balance" && query == "what is my balance" {
+			t.Fatalf("Shortlist(%q) = %v, %v; want bank/get_balance alone", query, sl, err)
+		}
+	}
+	call := func(view *tools.View, session, id string) {
+		d.RecordOutcome(ctx, view, discovery.Outcome{Session: session, Source: discovery.SourceCall, Tools: []string{id}})
+	}
+	shortlist(alice, "s1", "", "what is my balance")
+	call(alice, "s1", "bank/get_balance")                                      // linked, a hit
+	shortlist(alice, "s1", discovery.SourceTurn, "what is my balance")         // a later step: same request
+	shortlist(alice, "s1", discovery.SourceFindTools, "move money to savings") // the model's search: no new request
+	call(alice, "s1", "bank/transfer_funds")                                   // linked, a miss
+	call(bob, "s1", "bank/transfer_funds")                                     // bob's s1 has no request: not linked
+	call(alice, "", "bank/transfer_funds")                                     // no session: not linked
+	call(alice, "s2", "bank/transfer_funds")                                   // no request in s2: not linked
+
+	for name, want := range map[string]float64{
+		"toolgate_discovery_linked_calls_total": 2, "toolgate_discovery_misses_total": 1, "toolgate_discovery_queries_total": 3,
+		"toolgate_discovery_shortlist_size": 3, "toolgate_discovery_confidence": 3,
+	} {
+		if got := gathered(t, reg, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestMissMetricsBounded: beyond MaxSessions the session whose request came
+// first is forgotten, and its calls are no longer linked.
+func TestMissMetricsBounded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	d := newDiscoverer(t, &discovery.Options{Registerer: reg, MaxSessions: 2})
+	view := catalogtest.Registry(t, tool("bank/get_balance", "Get the balance of an account")).Snapshot().Authorize(everyone)
+	ctx := context.Background()
+	for _, s := range []string{"s1", "s2", "s3"} {
+		if _, err := d.Shortlist(ctx, view, discovery.Request{Query: "balance", Session: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{"s1", "s2", "s3"} {
+		d.RecordOutcome(ctx, view, discovery.Outcome{Session: s, Source: discovery.SourceCall, Tools: []string{"bank/get_balance"}})
+	}
+	if got := gathered(t, reg, "toolgate_discovery_linked_calls_total"); got != 2 {
+		t.Errorf("linked calls = %v, want 2 (s1 forgotten)", got)
+	}
+}
+
+// gathered returns the value of the counter name in g, or the sample count
+// of the histogram name.
+func gathered(t *testing.T, g prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		if h := m.GetHistogram(); h != nil {
+			return float64(h.GetSampleCount())
+		}
+		return m.GetCounter().GetValue()
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// TestOpenJSONLog: the file is created 0600 and appended to, never
+// truncated, and a closed log refuses to record.
+func TestOpenJSONLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "discovery.jsonl")
+	ctx := context.Background()
+	for _, q := range []string{"first", "second"} {
+		l, err := discovery.OpenJSONLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Record(ctx, discovery.Entry{Query: q}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Record(ctx, discovery.Entry{Query: "late"}); err == nil {
+			t.Error("Record after Close = nil, want an error")
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	entries, torn, err := discovery.ReadJSONLog(f, path)
+	if err != nil || len(torn) != 0 || len(entries) != 2 || entries[0].Query != "first" || entries[1].Query != "second" {
+		t.Errorf("ReadJSONLog = %+v, %v, %v; want first then second", entries, torn, err)
+	}
+}
