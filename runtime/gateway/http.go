@@ -38,7 +38,20 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (too
 
 // DiscoverFunc returns the shortlist of tools for a principal's query; its
 // result is sent as the JSON body of POST /v1/discover.
-type DiscoverFunc func(ctx context.Context, p tools.Principal, query string, k int) (any, error)
+type DiscoverFunc func(ctx context.Context, p tools.Principal, req DiscoverRequest) (any, error)
+
+// DiscoverRequest is a checked POST /v1/discover body.
+type DiscoverRequest struct {
+	// Query is the request in the user's words: not blank, at most
+	// MaxQueryBytes.
+	Query string
+	// K is the shortlist size, 1 to 50 (5 when the body has no "k").
+	K int
+	// SessionID is the optional "session_id": the session of the
+	// /v1/tools/call steps that follow, so that a discovery log can link
+	// the tool finally called to this query. Empty when not given.
+	SessionID string
+}
 
 // HTTPOptions configures NewHTTPHandler. A nil *HTTPOptions means defaults.
 type HTTPOptions struct {
@@ -47,6 +60,15 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// Discover serves POST /v1/discover. Nil answers 501 NOT_IMPLEMENTED.
 	Discover DiscoverFunc
+	// Called, when set, is told of each POST /v1/tools/call the gateway
+	// answered (a well-formed body with an unambiguous tool name), after
+	// it answered; call.Tool is the tool's ID when the name resolved to
+	// one, err the gateway's error (UNKNOWN_TOOL, PERMISSION_DENIED, ...),
+	// nil for a success. A
+	// discovery log records with it which tool a client finally called.
+	// It runs on the request's goroutine, before the answer is written,
+	// and is called concurrently.
+	Called func(ctx context.Context, call Call, err error)
 	// Gatherer serves GET /metrics. Nil means no /metrics endpoint (404).
 	Gatherer prometheus.Gatherer
 	// Logger receives request failures. Nil means slog.Default().
@@ -88,7 +110,7 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}) →
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
-//	POST /v1/discover               {"query","k"} → the Discover hook's result (query ≤ MaxQueryBytes, 1 ≤ k ≤ 50, default 5)
+//	POST /v1/discover               {"query","k","session_id"?} → the Discover hook's result (query ≤ MaxQueryBytes, 1 ≤ k ≤ 50, default 5)
 //	GET  /metrics                   Prometheus exposition of HTTPOptions.Gatherer
 //	GET  /healthz                   200 {"status":"ok"}
 //
@@ -117,6 +139,7 @@ func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Hand
 			h.maxBody = opts.MaxBodyBytes
 		}
 		h.discover = opts.Discover
+		h.called = opts.Called
 		if opts.Logger != nil {
 			h.log = opts.Logger
 		}
@@ -151,6 +174,7 @@ type httpHandler struct {
 	auth     Authenticator
 	maxBody  int64
 	discover DiscoverFunc
+	called   func(ctx context.Context, call Call, err error)
 	metrics  http.Handler
 	log      *slog.Logger
 }
@@ -335,6 +359,9 @@ func callFromBody(p tools.Principal, obj map[string]any, data []byte) (Call, *Er
 
 func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call) {
 	res, err := h.g.Execute(r.Context(), call)
+	if h.called != nil {
+		h.called(r.Context(), call, err)
+	}
 	if err != nil {
 		writeError(w, h.asError(r, "the call", err))
 		return
@@ -395,7 +422,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Type: NotImplemented, Message: "discovery is not configured on this server"})
 		return
 	}
-	if e := fields(obj, "query", "k"); e != nil {
+	if e := fields(obj, "query", "k", "session_id"); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -407,18 +434,21 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	case len(query) > MaxQueryBytes:
 		e = Invalid(Violation{Pointer: "/query", Message: fmt.Sprintf("is longer than %d bytes", MaxQueryBytes)})
 	}
-	k := 0
+	k, session := 0, ""
 	if e == nil {
 		k, e = intField(obj, "k", false, 5)
 		if e == nil && (k < 1 || k > 50) {
 			e = Invalid(Violation{Pointer: "/k", Message: "must be between 1 and 50"})
 		}
 	}
+	if e == nil {
+		session, e = stringField(obj, "session_id", false)
+	}
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	out, err := h.discover(r.Context(), p, query, k)
+	out, err := h.discover(r.Context(), p, DiscoverRequest{Query: query, K: k, SessionID: session})
 	if err != nil {
 		writeError(w, h.asError(r, "discovery", err))
 		return

@@ -105,7 +105,8 @@ func TestHTTPServerCutsOffSlowBodies(t *testing.T) {
 // before the hook runs.
 func TestHTTPDiscoverQueryLimit(t *testing.T) {
 	ran := false
-	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
+	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+		query := req.Query
 		ran = true
 		return map[string]any{"query": query}, nil
 	}})

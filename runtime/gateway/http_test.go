@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -275,24 +277,32 @@ func TestHTTPApprovalFlow(t *testing.T) {
 
 func TestHTTPDiscoverMetricsHealth(t *testing.T) {
 	var gotP tools.Principal
-	var gotQ string
-	var gotK int
-	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, q string, k int) (any, error) {
-		gotP, gotQ, gotK = p, q, k
-		return map[string]any{"query": q, "candidates": []map[string]any{{"name": "bank/transfer_funds", "score": 0.9}}}, nil
+	var got gateway.DiscoverRequest
+	var called []string
+	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+		gotP, got = p, req
+		return map[string]any{"query": req.Query, "candidates": []map[string]any{{"name": "bank/transfer_funds", "score": 0.9}}}, nil
+	}, Called: func(ctx context.Context, call gateway.Call, err error) {
+		called = append(called, fmt.Sprintf("%s %s %d %s %v", call.Principal.ID, call.SessionID, call.Step, call.Tool, err == nil))
 	}})
-	r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"send money to a friend","k":3}`)
-	if r.status != 200 || r.body["query"] != "send money to a friend" || gotP.ID != "alice" || gotQ != "send money to a friend" || gotK != 3 {
-		t.Errorf("discover = %d %s (hook saw %v %q %d), want 200 from the hook for alice, k 3", r.status, r.raw, gotP, gotQ, gotK)
+	r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"send money to a friend","k":3,"session_id":"s"}`)
+	if want := (gateway.DiscoverRequest{Query: "send money to a friend", K: 3, SessionID: "s"}); r.status != 200 ||
+		r.body["query"] != "send money to a friend" || gotP.ID != "alice" || got != want {
+		t.Errorf("discover = %d %s (hook saw %v %+v), want 200 from the hook for alice, %+v", r.status, r.raw, gotP, got, want)
 	}
-	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x"}`); r.status != 200 || gotK != 5 {
-		t.Errorf("discover without k = %d (k %d), want 200 with k 5", r.status, gotK)
+	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x"}`); r.status != 200 || got.K != 5 || got.SessionID != "" {
+		t.Errorf("discover without k = %d (%+v), want 200 with k 5 and no session", r.status, got)
 	}
+	wantError(t, "discover session not a string", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x","session_id":1}`), 422, gateway.ValidationError, true)
 	wantError(t, "discover k out of range", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"x","k":500}`), 422, gateway.ValidationError, true)
 	wantError(t, "discover empty query", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":" "}`), 422, gateway.ValidationError, true)
 	wantError(t, "discover anonymous", h.do(t, "POST", "/v1/discover", "", `{"query":"x"}`), 401, gateway.Unauthenticated, false)
 
-	h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", okArgs))
+	h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "transfer_funds", okArgs))
+	h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 2, "no_such_tool", okArgs))
+	if want := []string{"alice s 1 bank/transfer_funds true", "alice s 2 no_such_tool false"}; !slices.Equal(called, want) {
+		t.Errorf("the Called hook saw %q, want %q (the bare name resolved to the ID)", called, want)
+	}
 	m := h.do(t, "GET", "/metrics", "", "")
 	if m.status != 200 || !strings.Contains(m.raw, `toolgate_gateway_calls_total{outcome="ok",tool="bank/transfer_funds"} 1`) {
 		t.Errorf("GET /metrics = %d, want 200 with the call counted; body:\n%.2000s", m.status, m.raw)

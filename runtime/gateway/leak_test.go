@@ -86,7 +86,8 @@ func TestNothingInternalReachesAClient(t *testing.T) {
 		}
 		return tools.Principal{ID: "alice", Tenant: "acme"}, nil
 	})
-	discover := func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
+	discover := func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+		query := req.Query
 		if query == "panic" {
 			panic("index at " + secret)
 		}

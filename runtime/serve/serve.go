@@ -63,7 +63,12 @@ type Config struct {
 	// Wrap, when set, wraps the gateway's handler: oauth.Verifier.Protect
 	// adds the protected-resource metadata and the OAuth challenges.
 	Wrap func(http.Handler) http.Handler
-	// Discoverer answers POST /v1/discover. Nil means discovery.New(nil).
+	// Discoverer answers POST /v1/discover, and is told of every call
+	// (Discoverer.RecordOutcome), so that its log and metrics link the
+	// tool a client called to the query of the same "session_id". Nil
+	// means discovery.New(nil). Give one built with a Log and the
+	// Registerer whose metrics Gatherer serves to see discovery from a
+	// running server (`toolgate serve --discovery-log`).
 	Discoverer *discovery.Discoverer
 	// Gatherer serves GET /metrics. Nil means no /metrics.
 	Gatherer prometheus.Gatherer
@@ -116,7 +121,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	handler := gateway.NewHTTPHandler(cfg.Gateway, cfg.Auth, &gateway.HTTPOptions{
-		Gatherer: cfg.Gatherer, Logger: log, Discover: Discover(disc, cfg.Registry)})
+		Gatherer: cfg.Gatherer, Logger: log, Discover: Discover(disc, cfg.Registry), Called: Called(disc, cfg.Registry)})
 	if cfg.Wrap != nil {
 		handler = cfg.Wrap(handler)
 	}
@@ -242,10 +247,13 @@ type Candidate struct {
 
 // Discover returns the gateway's POST /v1/discover hook: the shortlist of
 // the tools the bearer may use. The view is authorized before any search,
-// so nothing else can be returned.
+// so nothing else can be returned. The request's session goes to the
+// discovery log (discovery.Request.Session), where Called's record of the
+// tool finally called is linked to it.
 func Discover(d *discovery.Discoverer, reg *tools.Registry) gateway.DiscoverFunc {
-	return func(ctx context.Context, p tools.Principal, query string, k int) (any, error) {
-		sl, err := d.Shortlist(ctx, reg.Snapshot().Authorize(p), discovery.Request{Query: query, K: k})
+	return func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+		sl, err := d.Shortlist(ctx, reg.Snapshot().Authorize(p),
+			discovery.Request{Query: req.Query, K: req.K, Session: req.SessionID, Source: discovery.SourceTurn})
 		if err != nil {
 			return nil, err
 		}
@@ -260,6 +268,17 @@ func Discover(d *discovery.Discoverer, reg *tools.Registry) gateway.DiscoverFunc
 				Description: desc, InputSchema: c.Tool.InputSchema})
 		}
 		return out, nil
+	}
+}
+
+// Called returns the gateway's hook for calls (gateway.HTTPOptions.Called):
+// it records the tool a client called as an outcome of its session
+// (discovery.SourceCall), whatever the gateway answered, since the client
+// chose that tool. RecordOutcome leaves out a tool the caller may not use.
+func Called(d *discovery.Discoverer, reg *tools.Registry) func(context.Context, gateway.Call, error) {
+	return func(ctx context.Context, call gateway.Call, _ error) {
+		d.RecordOutcome(ctx, reg.Snapshot().Authorize(call.Principal),
+			discovery.Outcome{Session: call.SessionID, Source: discovery.SourceCall, Tools: []string{call.Tool}})
 	}
 }
 
