@@ -26,12 +26,14 @@ func init() {
 	helps["serve"] = cli.Usage{
 		Synopsis: `toolgate serve (--tokens FILE | --oauth-issuer URL --oauth-audience URI) [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
 			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]` + "\n       " +
-			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--uncertain rerun|reconcile] [--uncertain-tool ID=rerun|reconcile]...`,
+			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--uncertain rerun|reconcile] [--uncertain-tool ID=rerun|reconcile]...` + "\n       " +
+			`[--discovery-log FILE]`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
 		Examples: []string{
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
 			`toolgate serve --tokens tokens.json --tools github=github.json --store redis://127.0.0.1:6379/0 --addr 0.0.0.0:8080`,
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "pay=./payments-mcp" --uncertain-tool pay/send_payment=reconcile`,
+			`toolgate serve --tokens tokens.json --data ./gw --tools github=github.json --discovery-log discovery.jsonl`,
 			`toolgate serve --oauth-issuer https://id.example.com --oauth-audience https://gw.example.com --data ./gw --mcp-config servers.json`,
 		},
 	}
@@ -58,6 +60,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	uncertain := fs.String("uncertain", "rerun", "what a retry of a call whose earlier outcome is unknown (a timeout, a crash) gets: `rerun` runs the tool again with the same idempotency key, which the tool must deduplicate; reconcile refuses with 409 OUTCOME_UNCERTAIN until the record expires")
 	var uncertainTools multiFlag
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
+	discoveryLog := discoveryLogFlag(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -100,6 +103,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	src.metrics = metrics
+	// The log is opened first: a wrong path fails before any upstream starts.
+	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics)
+	if err != nil {
+		return fail(stderr, prog, err)
+	}
+	defer closeLog()
 	reg, closeUpstreams, ok := src.open(ctx, log, stderr, prog)
 	if !ok {
 		return exitUsage
@@ -137,7 +146,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, err)
 	}
 	err = serve.Run(ctx, serve.Config{
-		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Gatherer: metrics, Logger: log,
+		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), serve.StoreName(*storeSpec))
