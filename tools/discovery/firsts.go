@@ -12,7 +12,9 @@ const DefaultMaxSessions = 10_000
 // current request, so that RecordOutcome can count a call whose tool that
 // shortlist lacked as it happens: the live form of Misses, with the same
 // rules (a session is tenant, principal and session id together; a
-// SourceTurn query that differs from the current one starts a request).
+// SourceTurn query that differs from the current one starts a request, and
+// so does a SourceFindTools search when the session has no request or a
+// call followed the search that started the current one).
 // It holds at most max sessions; a new one evicts the one first seen
 // earliest.
 // It holds at most max sessions; a new one evicts the oldest.
@@ -27,8 +29,9 @@ type firstShortlists struct {
 type sessionKey struct{ tenant, principal, session string }
 
 type firstShortlist struct {
-	query string
-	ids   []string
+	query            string
+	ids              []string
+	searched, called bool // as in Misses
 }
 
 func newFirstShortlists(max int) *firstShortlists {
@@ -37,16 +40,20 @@ func newFirstShortlists(max int) *firstShortlists {
 
 // query notes a shortlist of a request of session k.
 func (f *firstShortlists) query(k sessionKey, source, query string, sl *Shortlist) {
-	if k.session == "" || (source != "" && source != SourceTurn) {
+	searched := source == SourceFindTools
+	if k.session == "" || (source != "" && source != SourceTurn && !searched) {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cur, ok := f.by[k]
-	if ok && cur.query == query {
+	switch {
+	case searched && ok && !(cur.searched && cur.called):
+		return // a search that refines the current request
+	case !searched && ok && cur.query == query:
 		return // a later step of the same request
 	}
-	first := &firstShortlist{query: query, ids: make([]string, len(sl.Candidates))}
+	first := &firstShortlist{query: query, ids: make([]string, len(sl.Candidates)), searched: searched}
 	for i, c := range sl.Candidates {
 		first.ids[i] = c.Tool.ID
 	}
@@ -74,5 +81,6 @@ func (f *firstShortlists) call(k sessionKey, id string) (linked, hit bool) {
 	if !ok {
 		return false, false
 	}
+	cur.called = true
 	return true, slices.Contains(cur.ids, id)
 }

@@ -65,7 +65,12 @@ type QueryCount struct {
 // session ids they carry. Within a session, a turn starts at the first
 // SourceTurn entry whose query differs from the current turn's (later
 // steps of the same request repeat its query and are not first
-// shortlists); a call is attributed to the current turn. Entries without a
+// shortlists); a call is attributed to the current turn. A client that
+// only searches (an MCP client of `toolgate mcp serve`, whose requests the
+// server never sees) has its requests started by SourceFindTools entries
+// instead: a search starts one when the session has none, or when the
+// current one was started by a search and a call followed it; the
+// searches before the next call refine it (Via). Entries without a
 // session cannot be linked and are skipped.
 func Misses(entries []Entry) *MissReport {
 	type key struct{ tenant, principal, session string }
@@ -73,6 +78,9 @@ func Misses(entries []Entry) *MissReport {
 		entry  *Entry
 		via    string
 		search string
+		// searched: a find_tools search started the turn; called: a
+		// call followed it.
+		searched, called bool
 	}
 	turns := map[key]*turn{}
 	rep := &MissReport{}
@@ -92,6 +100,10 @@ func Misses(entries []Entry) *MissReport {
 				turns[k] = &turn{entry: e}
 			}
 		case SourceFindTools, SourceSelect:
+			if e.source() == SourceFindTools && (cur == nil || cur.searched && cur.called) {
+				turns[k] = &turn{entry: e, searched: true}
+				continue
+			}
 			if cur != nil {
 				cur.via, cur.search = e.source(), e.Query
 			}
@@ -101,6 +113,7 @@ func Misses(entries []Entry) *MissReport {
 				continue
 			}
 			rep.Calls++
+			cur.called = true
 			first := make([]string, len(cur.entry.Candidates))
 			for j, c := range cur.entry.Candidates {
 				first[j] = c.ID

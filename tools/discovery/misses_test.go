@@ -222,3 +222,30 @@ func TestSampleQueries(t *testing.T) {
 		}
 	}
 }
+
+// searchEntry is a find_tools search of a session and what it found.
+func searchEntry(session, query string, found ...string) discovery.Entry {
+	e := turnEntry("acme", "alice", session, query, found...)
+	e.Source = discovery.SourceFindTools
+	return e
+}
+
+// TestMissesSearchOnly: a client that only searches (an MCP client) has
+// its requests started by searches: the first search, and the first after
+// a call; searches before a call refine the request.
+func TestMissesSearchOnly(t *testing.T) {
+	rep := discovery.Misses([]discovery.Entry{
+		searchEntry("s", "delete an observation", "m/delete_observations"),
+		searchEntry("s", "show the whole graph", "m/read_graph"),
+		callEntry("acme", "alice", "s", "m/read_graph"),          // a miss of the first search
+		callEntry("acme", "alice", "s", "m/delete_observations"), // a hit: the same request
+		searchEntry("s", "add an entity", "m/create_entities"),   // a new request
+		callEntry("acme", "alice", "s", "m/create_entities"),
+	})
+	if rep.Calls != 3 || rep.Hits != 2 || len(rep.Misses) != 1 || rep.Unlinked != 0 {
+		t.Fatalf("Misses = %d calls, %d hits, %d misses, %d unlinked; want 3, 2, 1, 0", rep.Calls, rep.Hits, len(rep.Misses), rep.Unlinked)
+	}
+	if m := rep.Misses[0]; m.Query != "delete an observation" || m.Called != "m/read_graph" || m.Via != discovery.SourceFindTools || m.Search != "show the whole graph" {
+		t.Errorf("miss = %+v", m)
+	}
+}

@@ -55,6 +55,35 @@ func TestMissMetrics(t *testing.T) {
 	}
 }
 
+// TestMissMetricsSearchOnly: as in Misses, a client that only searches has
+// its requests started by the first search and by the first search after a
+// call.
+func TestMissMetricsSearchOnly(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	d := newDiscoverer(t, &discovery.Options{Registerer: reg})
+	view := catalogtest.Registry(t, tool("bank/get_balance", "Get the balance of an account"),
+		tool("bank/transfer_funds", "Transfer money between accounts")).Snapshot().Authorize(everyone)
+	ctx := context.Background()
+	search := func(query string) {
+		if _, err := d.Shortlist(ctx, view, discovery.Request{Query: query, K: 1, Session: "s", Source: discovery.SourceFindTools}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(id string) {
+		d.RecordOutcome(ctx, view, discovery.Outcome{Session: "s", Source: discovery.SourceCall, Tools: []string{id}})
+	}
+	search("account balance")   // starts a request: [get_balance]
+	search("transfer money")    // refines it
+	call("bank/transfer_funds") // a miss of the first search
+	search("transfer money")    // a new request: [transfer_funds]
+	call("bank/transfer_funds") // a hit
+	for name, want := range map[string]float64{"toolgate_discovery_linked_calls_total": 2, "toolgate_discovery_misses_total": 1} {
+		if got := gathered(t, reg, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // TestMissMetricsBounded: beyond MaxSessions the session whose request came
 // first is forgotten, and its calls are no longer linked.
 func TestMissMetricsBounded(t *testing.T) {
