@@ -22,7 +22,6 @@ import (
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/runtime/oauth"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func init() { commands["mcp"] = runMCP }
@@ -32,7 +31,7 @@ const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
        [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
-       [--pins FILE [--unpinned quarantine|allow|refuse]]`
+       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
@@ -78,6 +77,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
+	discoveryLog := discoveryLogFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -117,6 +117,12 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 
+	// The log is opened first: a wrong path fails before any upstream starts.
+	disc, closeLog, err := serverDiscoverer(*discoveryLog, nil)
+	if err != nil {
+		return fail(stderr, serveProg, err)
+	}
+	defer closeLog()
 	reg, closeUpstreams, ok := src.open(ctx, log, stderr, serveProg)
 	if !ok {
 		return exitUsage
@@ -131,10 +137,6 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	defer closeStore()
 	gw, err := gateway.New(reg, store, &gateway.Options{Logger: log})
-	if err != nil {
-		return fail(stderr, serveProg, err)
-	}
-	disc, err := discovery.New(nil)
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}

@@ -135,7 +135,10 @@ type Server struct {
 	sessionClosed func(id string) // for tests: after an HTTP session's slot is freed
 }
 
-// New returns a Server. gw must execute over reg.
+// New returns a Server. gw must execute over reg. disc answers find_tools
+// and is told of every call (discovery.Discoverer.RecordOutcome) under the
+// MCP session's ID, so that its Log and metrics link each call to the
+// session's searches (discovery.Misses).
 func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, opts *Options) (*Server, error) {
 	if reg == nil || disc == nil || gw == nil {
 		return nil, errors.New("mcpserver: registry, discoverer and gateway are required")

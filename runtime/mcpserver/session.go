@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 // MaxStep is the highest step a client may give call_tool. Steps the
@@ -138,7 +139,7 @@ func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 		return toolError(err.Error()), nil
 	}
 	view := ss.s.reg.Snapshot().Authorize(p)
-	res, err := findtools.Search(ctx, ss.s.disc, view, query, &findtools.Options{K: ss.s.opts.K, Alias: ss.listed})
+	res, err := findtools.Search(ctx, ss.s.disc, view, query, &findtools.Options{K: ss.s.opts.K, Alias: ss.listed, Session: ss.id})
 	if err != nil {
 		ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: find_tools failed", "session", ss.id, "err", err)
 		return toolError("the search failed; try again"), nil
@@ -370,6 +371,10 @@ func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id stri
 		args = json.RawMessage(`{}`)
 	}
 	res, err := ss.s.gw.Execute(ctx, gateway.Call{Principal: p, SessionID: ss.id, Step: step, Tool: id, Arguments: args})
+	// The client chose the tool, whatever the gateway answered: the
+	// discovery log links the call to the session's searches.
+	ss.s.disc.RecordOutcome(ctx, ss.s.reg.Snapshot().Authorize(p),
+		discovery.Outcome{Session: ss.id, Source: discovery.SourceCall, Tools: []string{id}})
 	if err != nil {
 		var ge *gateway.Error
 		if !errors.As(err, &ge) {
