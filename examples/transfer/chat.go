@@ -35,6 +35,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
+	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -82,6 +83,9 @@ type chatConfig struct {
 	// --mcp-config: real MCP servers connected behind the demo catalog.
 	mcpCommands, mcpURLs multiFlag
 	mcpConfig            string
+	// discoveryLog is --discovery-log: the JSON Lines file the discovery
+	// log is appended to ("": none).
+	discoveryLog string
 	// pins and unpinned are --pins and --unpinned: the lock of reviewed
 	// upstream tool definitions (toolgate mcp pin) and the policy for a
 	// tool it does not pin.
@@ -190,6 +194,7 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.StringVar(&seed, "seed", "", "sampling seed, for repeatable runs (default: none)")
 	fs.Var(&cfg.mcpCommands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
 	fs.Var(&cfg.mcpURLs, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
+	fs.StringVar(&cfg.discoveryLog, "discovery-log", "", "append each discovery query and each tool then called to `FILE` (JSON Lines, created 0600), for toolgate log misses and cards learn")
 	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
 	fs.StringVar(&cfg.pins, "pins", "", "lock `file` of pinned upstream tool definitions (toolgate mcp pin): a tool whose definition differs is quarantined")
 	var unpinned string
@@ -490,10 +495,19 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 		overlay = ov.Transform
 	}
+	var dopts discovery.Options
+	if cfg.discoveryLog != "" {
+		l, lerr := discovery.OpenJSONLog(cfg.discoveryLog)
+		if lerr != nil {
+			return lerr
+		}
+		defer func() { err = errors.Join(err, l.Close()) }()
+		dopts.Log = l
+	}
 	in := newLineReader(stdin)
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
-	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog, Transform: overlay,
+	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog, Transform: overlay, Discovery: &dopts,
 		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w),
 			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: smallVocabTokens,
 			Filter: offered(catalog, cfg.offerUnconnected)}})

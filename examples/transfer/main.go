@@ -105,8 +105,9 @@ var helps = map[string]commandUsage{
 		Examples: []string{"go run ./examples/transfer"},
 	}},
 	"serve": {Usage: cli.Usage{
-		Synopsis: "transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]",
-		Summary:  "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics) over the finance tools and a SQLite ledger in DIR.",
+		Synopsis: "transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]" + "\n       " +
+			"[--discovery-log FILE]",
+		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics) over the finance tools and a SQLite ledger in DIR.",
 		Examples: []string{
 			"go run ./examples/transfer serve --addr 127.0.0.1:8080 --data ./bank --tokens examples/transfer/testdata/tokens.json",
 		},
@@ -115,7 +116,7 @@ var helps = map[string]commandUsage{
 		Synopsis: `transfer chat --backend scripted|ollama|openai|anthropic [--api chat|responses] [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
 			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--mode M]` + "\n       " +
 			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--offer-unconnected] [--v]` + "\n       " +
-			`[--pins FILE [--unpinned quarantine|allow|refuse]]`,
+			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE]`,
 		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
 		Examples: []string{
 			`go run ./examples/transfer chat --backend scripted --principal alice --tenant acme --scopes accounts:read,payments:write --once "move 25 USD from ACC-00001 to ACC-00002"`,

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/serve"
+	"github.com/toolgate/toolgate/tools/discovery"
 )
 
 func init() { commands["serve"] = runServe }
@@ -42,6 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	toolTimeout := fs.Duration("tool-timeout", 30*time.Second, "how long a tool call may run")
 	storeSpec := fs.String("store", "", "gateway store shared by several serve processes: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (default: SQLite gateway.db in --data)")
 	leaseGrace := fs.Duration("lease-grace", 5*time.Second, "added to --tool-timeout to form a claim's lease; a crashed call's slot frees after both")
+	discoveryLog := fs.String("discovery-log", "", "append each /v1/discover query and each tool then called to `FILE` (JSON Lines, created 0600), for toolgate log misses and cards learn")
 	if code, ok := cli.ParseFlags("transfer", fs, helps["serve"].Usage, args, stdout, stderr); !ok {
 		return code
 	}
@@ -71,6 +73,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	dopts := &discovery.Options{Registerer: metrics}
+	if *discoveryLog != "" {
+		l, err := discovery.OpenJSONLog(*discoveryLog)
+		if err != nil {
+			fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+			return exitUsage
+		}
+		defer l.Close()
+		dopts.Log = l
+	}
+	disc, err := discovery.New(dopts)
+	if err != nil {
+		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
+		return exitFailure
+	}
+
 	b, err := openBank(ctx, *data, *storeSpec, &gateway.Options{Logger: log, Registerer: metrics,
 		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
 	if err != nil {
@@ -80,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer b.Close()
 
 	err = serve.Run(ctx, serve.Config{
-		Addr: *addr, Gateway: b.gw, Registry: b.reg, Auth: auth, Gatherer: metrics, Logger: log,
+		Addr: *addr, Gateway: b.gw, Registry: b.reg, Auth: auth, Discoverer: disc, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: 30 * time.Second,
 		PurgeEvery: purgeEvery, AuditRetention: auditRetention,
 		Ready: func(a net.Addr) {

@@ -44,6 +44,9 @@ type Options struct {
 	// Gateway configures the gateway. Nil means defaults with a silent
 	// logger. Its Validators and NeedsApproval are always the finance ones.
 	Gateway *gateway.Options
+	// Discovery configures the agent's Discoverer: a Log (chat
+	// --discovery-log), a Registerer. Nil means discovery's defaults.
+	Discovery *discovery.Options
 }
 
 // Bank is the wired example: open it with Open, close it with Close. Its
@@ -114,7 +117,7 @@ func Open(ctx context.Context, dir string, backend llm.Backend, opts *Options) (
 	if b.Gateway, err = gateway.New(b.Registry, st, &gopts); err != nil {
 		return fail(err)
 	}
-	disc, err := discovery.New(nil)
+	disc, err := discovery.New(o.Discovery)
 	if err != nil {
 		return fail(err)
 	}
