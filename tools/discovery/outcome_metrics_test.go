@@ -2,8 +2,11 @@ package discovery_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -158,5 +161,45 @@ func TestOpenJSONLog(t *testing.T) {
 	entries, torn, err := discovery.ReadJSONLog(f, path)
 	if err != nil || len(torn) != 0 || len(entries) != 2 || entries[0].Query != "first" || entries[1].Query != "second" {
 		t.Errorf("ReadJSONLog = %+v, %v, %v; want first then second", entries, torn, err)
+	}
+}
+
+// TestOpenJSONLogConcurrent: records from many goroutines, and from two
+// logs open on the same file (two processes), never interleave lines.
+func TestOpenJSONLogConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "discovery.jsonl")
+	var logs [2]*discovery.JSONLog
+	for i := range logs {
+		l, err := discovery.OpenJSONLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i] = l
+	}
+	const writers, each = 8, 50
+	long := strings.Repeat("move money between accounts ", 200) // lines of about 6 KB
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				e := discovery.Entry{Session: fmt.Sprintf("w%d", w), Query: fmt.Sprintf("%s%d", long, i)}
+				if err := logs[w%2].Record(context.Background(), e); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, l := range logs {
+		l.Close()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, torn, err := discovery.ReadJSONLog(f, path)
+	if err != nil || len(torn) != 0 || len(entries) != writers*each {
+		t.Fatalf("ReadJSONLog = %d entries, torn %v, %v; want %d whole lines", len(entries), torn, err, writers*each)
 	}
 }
