@@ -167,7 +167,8 @@ type Request struct {
 	K int
 	// Session and Source go to the log only (Entry.Session, Entry.Source),
 	// so that a later call can be linked to this query. They never change
-	// the ranking.
+	// the ranking. A Session longer than MaxSessionBytes is logged as its
+	// digest.
 	Session, Source string
 }
 
@@ -479,14 +480,15 @@ type viewTokens struct {
 func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request, sl *Shortlist, took time.Duration) {
 	d.metrics.observe(sl, took, d.threshold)
 	p := view.Principal()
-	if d.firsts != nil && req.Session != "" {
-		d.firsts.query(sessionKey{p.Tenant, p.ID, req.Session}, req.Source, req.Query, sl)
+	session := boundSession(req.Session)
+	if d.firsts != nil && session != "" {
+		d.firsts.query(sessionKey{p.Tenant, p.ID, session}, req.Source, req.Query, sl)
 	}
 	if d.log == nil {
 		return
 	}
 	e := Entry{
-		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: req.Session, Source: req.Source,
+		Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: session, Source: req.Source,
 		Query: req.Query, Context: req.Context,
 		Confidence: sl.Confidence, Reformulated: sl.Reformulated, ReformulatedQuery: sl.ReformulatedQuery,
 		Authorized: sl.Authorized, Lang: sl.Lang,
@@ -527,7 +529,7 @@ func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outc
 		return
 	}
 	p := view.Principal()
-	e := Entry{Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: o.Session, Source: o.Source,
+	e := Entry{Time: d.now().UTC(), Principal: p.ID, Tenant: p.Tenant, Session: boundSession(o.Session), Source: o.Source,
 		Query: o.Query, Authorized: view.Len()}
 	for _, id := range o.Tools {
 		if _, ok := view.Get(id); !ok {
@@ -543,7 +545,7 @@ func (d *Discoverer) RecordOutcome(ctx context.Context, view *tools.View, o Outc
 		return
 	}
 	if e.Called != "" && d.firsts != nil {
-		if linked, hit := d.firsts.call(sessionKey{p.Tenant, p.ID, o.Session}, e.Called); linked {
+		if linked, hit := d.firsts.call(sessionKey{p.Tenant, p.ID, e.Session}, e.Called); linked {
 			d.metrics.linkedCalls.Inc()
 			if !hit {
 				d.metrics.misses.Inc()

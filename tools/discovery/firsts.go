@@ -1,9 +1,28 @@
 package discovery
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sync"
 )
+
+// MaxSessionBytes bounds a session id as the log and the miss counters
+// keep it: a longer one (a client's session_id is its own text) is
+// replaced by "sha256:" and the hex of its SHA-256, which still links the
+// session's entries, so that a client cannot grow a log line past what
+// ReadJSONLog reads (MaxLogLine) or the kept sessions' memory.
+const MaxSessionBytes = 256
+
+// boundSession returns s, or its digest when it is longer than
+// MaxSessionBytes.
+func boundSession(s string) string {
+	if len(s) <= MaxSessionBytes {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
 
 // DefaultMaxSessions is Options.MaxSessions when it is zero.
 const DefaultMaxSessions = 10_000
@@ -29,7 +48,7 @@ type firstShortlists struct {
 type sessionKey struct{ tenant, principal, session string }
 
 type firstShortlist struct {
-	query            string
+	query            [sha256.Size]byte // the request's digest: requests may be long
 	ids              []string
 	searched, called bool // as in Misses
 }
@@ -44,16 +63,17 @@ func (f *firstShortlists) query(k sessionKey, source, query string, sl *Shortlis
 	if k.session == "" || (source != "" && source != SourceTurn && !searched) {
 		return
 	}
+	digest := sha256.Sum256([]byte(query))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cur, ok := f.by[k]
 	switch {
 	case searched && ok && !(cur.searched && cur.called):
 		return // a search that refines the current request
-	case !searched && ok && cur.query == query:
+	case !searched && ok && cur.query == digest:
 		return // a later step of the same request
 	}
-	first := &firstShortlist{query: query, ids: make([]string, len(sl.Candidates)), searched: searched}
+	first := &firstShortlist{query: digest, ids: make([]string, len(sl.Candidates)), searched: searched}
 	for i, c := range sl.Candidates {
 		first.ids[i] = c.Tool.ID
 	}

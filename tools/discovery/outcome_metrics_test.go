@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -201,5 +202,34 @@ func TestOpenJSONLogConcurrent(t *testing.T) {
 	entries, torn, err := discovery.ReadJSONLog(f, path)
 	if err != nil || len(torn) != 0 || len(entries) != writers*each {
 		t.Fatalf("ReadJSONLog = %d entries, torn %v, %v; want %d whole lines", len(entries), torn, err, writers*each)
+	}
+}
+
+// TestLongSessionIsDigested: a session id beyond MaxSessionBytes (a
+// client's text) is logged and kept as its digest, which still links the
+// call to its request, and keeps the line short.
+func TestLongSessionIsDigested(t *testing.T) {
+	var buf bytes.Buffer
+	reg := prometheus.NewRegistry()
+	d := newDiscoverer(t, &discovery.Options{Registerer: reg, Log: discovery.NewJSONLog(&buf)})
+	view := catalogtest.Registry(t, tool("bank/get_balance", "Get the balance of an account")).Snapshot().Authorize(everyone)
+	long := strings.Repeat("\x00", 1<<20) // 6 MiB once escaped in JSON
+	ctx := context.Background()
+	if _, err := d.Shortlist(ctx, view, discovery.Request{Query: "balance", Session: long}); err != nil {
+		t.Fatal(err)
+	}
+	d.RecordOutcome(ctx, view, discovery.Outcome{Session: long, Source: discovery.SourceCall, Tools: []string{"bank/get_balance"}})
+	if buf.Len() > 2000 {
+		t.Errorf("the log holds %d bytes for two entries, want the session digested", buf.Len())
+	}
+	entries, _, err := discovery.ReadJSONLog(&buf, "log")
+	if err != nil || len(entries) != 2 || !strings.HasPrefix(entries[0].Session, "sha256:") {
+		t.Fatalf("ReadJSONLog = %+v, %v; want two entries with a digested session", entries, err)
+	}
+	if rep := discovery.Misses(entries); rep.Calls != 1 || rep.Hits != 1 {
+		t.Errorf("Misses = %+v, want the call linked as a hit", rep)
+	}
+	if got := gathered(t, reg, "toolgate_discovery_linked_calls_total"); got != 1 {
+		t.Errorf("linked calls = %v, want 1", got)
 	}
 }
