@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -161,4 +163,55 @@ func TestServeDiscoveryLog(t *testing.T) {
 func (l *lockedBuilder) Write(p []byte) (int, error) {
 	l.add(string(p))
 	return len(p), nil
+}
+
+// TestMCPServeDiscoveryLog: `toolgate mcp serve --discovery-log` logs an
+// MCP client's find_tools searches and its calls under the session, so
+// that `toolgate log misses` finds a call of a tool the search lacked.
+func TestMCPServeDiscoveryLog(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "discovery.jsonl")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	srv := startStdioServe(ctx, "--mcp", "memory=env MEMORY_FILE_PATH="+filepath.Join(dir, "memory.jsonl")+" node "+memory,
+		"--principal", "u1", "--tenant", "acme", "--k", "1", "--discovery-log", logPath)
+	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: srv.out, Writer: srv.in}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr %q)", err, srv.stderr.String())
+	}
+	const query, called = "delete an observation about an entity", "memory/read_graph"
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": query}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; strings.Contains(text, called) {
+		t.Fatalf("find_tools %q = %s, want a shortlist without %s", query, text, called)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": called, "arguments": map[string]any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; res.IsError || !strings.Contains(text, `"success":true`) {
+		t.Fatalf("call_tool %s = %s", called, text)
+	}
+	cs.Close()
+	srv.close(ctx, t)
+
+	code, out, errOut := runCmd("log", "misses", "--log", logPath, "--format", "json")
+	var rep struct {
+		Calls, Misses int
+		Tools         []struct {
+			Tool    string
+			Queries []struct{ Query string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("toolgate log misses = %d, %q, %q: %v", code, out, errOut, err)
+	}
+	if code != exitNegative || rep.Calls != 1 || rep.Misses != 1 || len(rep.Tools) != 1 || rep.Tools[0].Tool != called ||
+		rep.Tools[0].Queries[0].Query != query {
+		t.Errorf("toolgate log misses = %d, %s; want exit 1 with one miss of %s for %q", code, out, called, query)
+	}
 }

@@ -36,7 +36,6 @@ const DefaultMaxSessions = 10_000
 // call followed the search that started the current one).
 // It holds at most max sessions; a new one evicts the one first seen
 // earliest.
-// It holds at most max sessions; a new one evicts the oldest.
 type firstShortlists struct {
 	mu    sync.Mutex
 	max   int
