@@ -46,8 +46,8 @@ var helps = map[string]cli.Usage{
 	},
 	"check": {
 		Synopsis: `toolgate check --grammar G.gbnf [--input FILE|-]`,
-		Summary:  "Check input against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
-		Examples: []string{`echo '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
+		Summary:  "Check input, byte for byte (a trailing newline included), against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
+		Examples: []string{`printf '%s' '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
 	},
 	"mcp serve": {
 		Synopsis: mcpServeSynopsis,
