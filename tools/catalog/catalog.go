@@ -251,7 +251,9 @@ func (p *parser) parse() {
 		return
 	case '{':
 		if path := p.toolsListPath(start); path != nil {
-			p.parseToolsList(path)
+			if len(path) > 0 {
+				p.parseToolsList(path)
+			}
 			return
 		}
 	}
@@ -260,11 +262,17 @@ func (p *parser) parse() {
 
 // toolsListPath reports whether the first JSON value is a tools/list result
 // and returns the keys leading to its "tools" member: ["tools"] or
-// ["result","tools"]. It returns nil for a JSON Lines file.
+// ["result","tools"]. It returns nil for a JSON Lines file, and an empty
+// path for a tools/list result that is not valid JSON, whose error it has
+// reported where it is (a JSON Lines reading would blame line 1).
 func (p *parser) toolsListPath(start int64) []string {
 	var first map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(p.data[start:]))
 	if err := dec.Decode(&first); err != nil {
+		if p.opensToolsList(start) {
+			p.failJSON(start, "tools/list result", err)
+			return []string{}
+		}
 		return nil
 	}
 	if _, isTool := first["name"]; isTool {
@@ -285,6 +293,55 @@ func (p *parser) toolsListPath(start int64) []string {
 		p.rejectTrailing(start+dec.InputOffset(), "tools/list result")
 	}
 	return path
+}
+
+// opensToolsList reports whether the JSON value at start, valid or not,
+// names a "tools" or "result" member at its top level before any syntax
+// error: a tools/list result (or JSON-RPC response) spread over lines,
+// not a JSON Lines file.
+func (p *parser) opensToolsList(start int64) bool {
+	dec := json.NewDecoder(bytes.NewReader(p.data[start:]))
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			if depth == 0 {
+				return false
+			}
+		case "tools", "result":
+			if depth == 1 {
+				return true
+			}
+		}
+	}
+}
+
+// failJSON reports err, from decoding the JSON value at byte start (of a
+// what), at the line of the byte where it went wrong, with the column in
+// bytes; an unfinished value is reported where it starts.
+func (p *parser) failJSON(start int64, what string, err error) {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		p.fail(p.lineAt(start), "invalid JSON in %s: %s", what, jsonErrorReason(err))
+		return
+	}
+	// A fresh decoder from start: se.Offset counts from there, and the
+	// byte it stopped at is the one before it.
+	var raw json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(p.data[start:])).Decode(&raw); errors.As(err, &se) {
+		off := start + max(se.Offset-1, 0)
+		col := off - int64(bytes.LastIndexByte(p.data[:off], '\n'))
+		p.fail(p.lineAt(off), "invalid JSON in %s at column %d: %s", what, col, se.Error())
+		return
+	}
+	p.fail(p.lineAt(start), "invalid JSON in %s: %s", what, jsonErrorReason(err))
 }
 
 // rejectTrailing reports anything but white space from offset off on.
@@ -379,7 +436,7 @@ func (p *parser) parseArray(dec *json.Decoder, what string) bool {
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			p.fail(p.lineAt(at), "invalid JSON in %s: %s", what, jsonErrorReason(err))
+			p.failJSON(at, what, err)
 			return false
 		}
 		p.addObject(p.lineAt(at), raw)
