@@ -34,6 +34,10 @@ type catalogSources struct {
 	// rejected holds the upstream tools the catalog rules left out (a
 	// lookalike name, say), from load; warnRejected reports them.
 	rejected []error
+	// mcpNamespaces are the namespaces whose tools came, from load, as an
+	// MCP server lists them (a tools/list file or an upstream server):
+	// their definitions cannot carry aliases or not_for.
+	mcpNamespaces map[string]bool
 }
 
 // catalogFlagSet is the flag set of the catalog command name, with the
@@ -103,9 +107,17 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	if err := c.cards.load(); err != nil {
 		return nil, nil, err
 	}
-	ts, err := catalog.LoadAll(c.files...)
+	files, err := catalog.LoadFiles(c.files...)
 	if err != nil {
 		return nil, nil, err
+	}
+	c.mcpNamespaces = map[string]bool{}
+	var ts []tools.Tool
+	for _, f := range files {
+		ts = append(ts, f.Tools...)
+		if f.Format == catalog.FormatToolsList {
+			c.mcpNamespaces[f.Namespace] = true
+		}
 	}
 	if err := reg.Add(c.cards.apply(ts)...); err != nil {
 		return nil, nil, err
@@ -124,6 +136,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		}
 	}
 	for _, s := range servers {
+		c.mcpNamespaces[s.Name] = true
 		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform(),
 			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics})
 		if err != nil {

@@ -361,6 +361,43 @@ func TestLoadAll(t *testing.T) {
 	}
 }
 
+// TestLoadFiles: each spec gives one File, in order, with its format and
+// its tools; an empty file is a File with no tools.
+func TestLoadFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	specs := []string{
+		write("lines.jsonl", "{\"name\":\"x\"}\n"),
+		"arr=" + write("arr.json", "[{\"name\":\"y\"}]"),
+		write("gh.json", "{\"tools\":[{\"name\":\"z\"}]}"),
+		write("rpc.json", "{\"jsonrpc\":\"2.0\",\"result\":{\"tools\":[]}}"),
+		write("empty.jsonl", "\n"),
+	}
+	files, err := LoadFiles(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		ns     string
+		format Format
+		tools  int
+	}{{"lines", FormatJSONLines, 1}, {"arr", FormatArray, 1}, {"gh", FormatToolsList, 1}, {"rpc", FormatToolsList, 0}, {"empty", FormatJSONLines, 0}}
+	if len(files) != len(want) {
+		t.Fatalf("LoadFiles = %d files, want %d", len(files), len(want))
+	}
+	for i, w := range want {
+		if f := files[i]; f.Namespace != w.ns || f.Format != w.format || len(f.Tools) != w.tools {
+			t.Errorf("LoadFiles[%d] = %s %s %d tools, want %s %s %d tools", i, f.Namespace, f.Format, len(f.Tools), w.ns, w.format, w.tools)
+		}
+	}
+}
+
 // TestRealCatalogs loads every real catalog toolgate is used with: the eight
 // real MCP servers (shared and the example's committed copy) and the
 // retrieval datasets' tool files. Each must load without a single error.
