@@ -152,3 +152,17 @@ func TestEvalCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverFlagsAfterRequest: flags may follow the request, as a user
+// adds --k or --format at the end of the line they just ran.
+func TestDiscoverFlagsAfterRequest(t *testing.T) {
+	args := append(append([]string{"discover"}, realCatalogArgs(t)...), "take a screenshot of the page", "--k", "3", "--format", "json")
+	code, out, errOut := runCmd(args...)
+	if code != exitOK {
+		t.Fatalf("discover with flags after the request = %d, stderr %q; want 0", code, errOut)
+	}
+	var got discoverOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Query != "take a screenshot of the page" || len(got.Candidates) != 3 {
+		t.Errorf("discover ... request --k 3 --format json = %v, %+v; want the request's JSON with 3 candidates", err, got)
+	}
+}
