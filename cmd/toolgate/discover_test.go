@@ -166,3 +166,28 @@ func TestDiscoverFlagsAfterRequest(t *testing.T) {
 		t.Errorf("discover ... request --k 3 --format json = %v, %+v; want the request's JSON with 3 candidates", err, got)
 	}
 }
+
+// TestEmptyCatalogWarning: a catalog file that holds no tools is named in
+// one warning line on stderr; the other catalogs are still used.
+func TestEmptyCatalogWarning(t *testing.T) {
+	empty := writeFile(t, "empty.json", `{"tools":[]}`)
+	bank := writeFile(t, "bank.jsonl", `{"name":"get_balance","description":"Show the balance of an account"}`+"\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"beside another catalog", []string{"discover", "--tools", empty, "--tools", bank, "balance of my account"}, exitOK},
+		{"alone", []string{"discover", "--tools", empty, "balance of my account"}, exitNegative},
+		{"lint", []string{"lint", "--tools", empty}, exitOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCmd(tc.args...)
+			prog := "toolgate " + tc.args[0]
+			if want := prog + ": warning: " + empty + ": the catalog holds no tools\n"; code != tc.code || errOut != want {
+				t.Errorf("%s = %d, stderr %q; want %d, %q", tc.args, code, errOut, tc.code, want)
+			}
+		})
+	}
+}
