@@ -93,7 +93,8 @@
 // Schema test suites, whose valid instances a bound could refuse), while
 // Envelope, the grammar a model writes a turn under, applies
 // DefaultMaxStringLength (1000 code points), DefaultMaxItems (50),
-// DefaultMaxAnswerLength (2000) and DefaultMaxQueryLength (200); a
+// DefaultMaxAnswerLength (600) and DefaultMaxQueryLength (200), the
+// bounds the agent compiles every turn with (llm.DefaultBounds); a
 // negative value turns a bound off. Values above the repetition limit
 // (2000) are refused with ErrOptions. Nested generic values (a property
 // declared as {} or additionalProperties: true) are not bounded.

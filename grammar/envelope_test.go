@@ -191,7 +191,7 @@ func ExampleEnvelope() {
 	// call ::= "\"call\",\"tool\":\"get_weather\",\"arguments\":" get-weather-args
 	// answer ::= "\"answer\",\"text\":" answer-text
 	// get-weather-args ::= "{\"city\":" string "}"
-	// answer-text ::= "\"" json-char{0,1999} json-char? "\""
+	// answer-text ::= "\"" json-char{0,600} "\""
 	// string ::= "\"" json-char{0,1000} "\""
 	// json-char ::= [^\x00-\x1F"\\] | "\\" json-escape
 	// json-escape ::= ["/\\bfnrt] | "u" ([0-9A-CEFa-cef] [0-9A-Fa-f] [0-9A-Fa-f] [0-9A-Fa-f] | [Dd] [0-7] [0-9A-Fa-f] [0-9A-Fa-f]) | "u" [Dd] [89ABab] [0-9A-Fa-f] [0-9A-Fa-f] "\\u" [Dd] [C-Fc-f] [0-9A-Fa-f] [0-9A-Fa-f]

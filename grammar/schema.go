@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/internal/envbounds"
 )
 
 // Options configure schema compilation. A nil *Options means the zero value.
@@ -57,12 +58,14 @@ type Options struct {
 	MaxQueryLength int
 }
 
-// Defaults of the bounds in Options, for the turn envelope.
+// Defaults of the bounds in Options, for the turn envelope: the bounds the
+// agent compiles every turn with (llm.DefaultBounds names the same
+// constants), so that toolgate grammar prints the agent's envelope.
 const (
-	DefaultMaxStringLength = 1000
-	DefaultMaxItems        = 50
-	DefaultMaxAnswerLength = 2000
-	DefaultMaxQueryLength  = 200
+	DefaultMaxStringLength = envbounds.String
+	DefaultMaxItems        = envbounds.Items
+	DefaultMaxAnswerLength = envbounds.Answer
+	DefaultMaxQueryLength  = envbounds.Query
 )
 
 func (o *Options) orZero() Options {

@@ -3,6 +3,7 @@ package grammar
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func TestEnvelopeBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"text":{"type":"string","maxLength":2000}`, `"query":{"type":"string","maxLength":50}`} {
+	for _, want := range []string{fmt.Sprintf(`"text":{"type":"string","maxLength":%d}`, DefaultMaxAnswerLength), `"query":{"type":"string","maxLength":50}`} {
 		if !strings.Contains(string(schema), want) {
 			t.Errorf("EnvelopeSchema lacks %s:\n%s", want, schema)
 		}

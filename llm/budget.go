@@ -3,6 +3,8 @@ package llm
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/envbounds"
 )
 
 // The token budget's defaults. A reply in an envelope mode is one JSON
@@ -44,21 +46,23 @@ const (
 	textBranchGaps = 9
 )
 
-// The bounds a turn's envelope is compiled with by default (DefaultBounds).
+// The bounds a turn's envelope is compiled with by default (DefaultBounds),
+// the same constants as package grammar's defaults (DefaultMaxAnswerLength
+// and the rest there), so that toolgate grammar prints the agent's envelope.
 const (
 	// DefaultAnswerLength bounds the answer's text, in code points: with
 	// the envelope around it TokenBudget gives it 827 tokens, within
 	// DefaultMaxTokens, which every such reply of ASCII text fits at a
 	// token per character.
-	DefaultAnswerLength = 600
+	DefaultAnswerLength = envbounds.Answer
 	// DefaultQueryLength bounds the find_tools query, in code points.
-	DefaultQueryLength = 200
+	DefaultQueryLength = envbounds.Query
 	// DefaultStringLength bounds a call's string argument whose schema
 	// leaves its length free, in code points.
-	DefaultStringLength = 1000
+	DefaultStringLength = envbounds.String
 	// DefaultItems bounds a call's array argument whose schema leaves its
 	// item count free.
-	DefaultItems = 50
+	DefaultItems = envbounds.Items
 )
 
 // Bounds are the size limits a compiled envelope constraint sets where the

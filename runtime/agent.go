@@ -151,7 +151,8 @@ type Options struct {
 	// Instructions are prepended to the system prompt.
 	Instructions string
 	// Approver confirms calls the gateway holds for approval. Nil means no
-	// call needing approval is ever confirmed.
+	// call needing approval is ever confirmed: the model is told that no
+	// approver is configured.
 	Approver Approver
 	// Observer, if set, receives an Event at each stage of a step (for
 	// demos, tracing and tests). It runs on the session's goroutine.

@@ -452,3 +452,46 @@ func TestNothingUnauthorizedIsEverSent(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalRefusalSaysWhy: a call held for approval and not approved
+// goes back to the model as CONFIRMATION_REQUIRED whose message says why:
+// no approver configured, a human declined, or the gateway refused the
+// approver's grant. Nothing executes.
+func TestApprovalRefusalSaysWhy(t *testing.T) {
+	decide := func(who tools.Principal, ok bool) runtime.Approver {
+		return runtime.ApproverFunc(func(context.Context, runtime.ApprovalRequest) (tools.Principal, bool, error) {
+			return who, ok, nil
+		})
+	}
+	for _, tc := range []struct {
+		name     string
+		approver runtime.Approver
+		want     string
+	}{
+		{"no approver", nil, "no approver is configured"},
+		{"declined", decide(tools.Principal{}, false), "a human declined to approve this call"},
+		{"approver not allowed", decide(teller, true), "the gateway refused the approval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			big := scripted.Call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1500}`)
+			e := newEnv(t, []scripted.Reply{big, scripted.Answer("not sent")}, false, &runtime.Options{Approver: tc.approver})
+			turn, err := e.agent.NewSession(teller, "s-"+tc.name, nil).Run(t.Context(), "send 1500 from ACC-00001 to ACC-00002")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ge *gateway.Error
+			if len(turn.Calls) != 1 || !errors.As(turn.Calls[0].Err, &ge) || ge.Type != gateway.ConfirmationRequired {
+				t.Fatalf("calls = %+v, want one CONFIRMATION_REQUIRED", turn.Calls)
+			}
+			if !strings.Contains(ge.Message, tc.want) {
+				t.Errorf("refusal message = %q, want it to contain %q", ge.Message, tc.want)
+			}
+			if !strings.Contains(tc.want, "declined") && strings.Contains(ge.Message, "declined") {
+				t.Errorf("refusal message = %q says declined, no human declined", ge.Message)
+			}
+			if n := e.bank.count("transfer_funds"); n != 0 {
+				t.Errorf("transfer ran %d times", n)
+			}
+		})
+	}
+}

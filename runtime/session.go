@@ -365,15 +365,15 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		}
 		if ge.Type == gateway.ConfirmationRequired && !approvalAsked {
 			approvalAsked = true
-			ok, aerr := s.approve(ctx, step, id, args, ge)
+			refusal, aerr := s.approve(ctx, step, id, args, ge)
 			if aerr != nil {
 				rec.Err = aerr
 				break
 			}
-			if ok {
+			if refusal == "" {
 				continue
 			}
-			rec.Err = &gateway.Error{Type: gateway.ConfirmationRequired, Message: "a human declined to approve this call"}
+			rec.Err = &gateway.Error{Type: gateway.ConfirmationRequired, Message: refusal}
 			break
 		}
 		if ge.RetrySame() && attempt < a.opts.CallRetries {
@@ -394,10 +394,17 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 	return rec
 }
 
-func (s *Session) approve(ctx context.Context, step int, id string, args json.RawMessage, ge *gateway.Error) (bool, error) {
+// approve asks the Approver to confirm a call the gateway holds (ge) and
+// grants the approval it gives. It returns "" once the call is approved,
+// else the refusal the model reads: why no approval came, said plainly
+// (no approver configured, a human declined, the gateway refused the grant).
+func (s *Session) approve(ctx context.Context, step int, id string, args json.RawMessage, ge *gateway.Error) (refusal string, err error) {
 	a := s.agent
-	if a.opts.Approver == nil || ge.ApprovalID == "" {
-		return false, nil
+	if a.opts.Approver == nil {
+		return "this call needs a human's approval and no approver is configured to ask one: it was not executed", nil
+	}
+	if ge.ApprovalID == "" {
+		return "this call needs a human's approval and the gateway gave no approval id to ask for one: it was not executed", nil
 	}
 	var card tools.Card
 	if t, ok := a.view(s.principal).Get(id); ok {
@@ -407,16 +414,19 @@ func (s *Session) approve(ctx context.Context, step int, id string, args json.Ra
 		Tool: id, Card: card, Arguments: args, Reason: ge.Message}
 	who, ok, err := a.opts.Approver.Approve(ctx, req)
 	a.observe(Event{Kind: EventApproval, Step: step, Approval: &req, Approved: ok && err == nil})
-	if err != nil || !ok {
-		return false, err
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "a human declined to approve this call", nil
 	}
 	if _, err := a.gw.Approve(ctx, who, ge.ApprovalID); err != nil {
 		// The approver was not allowed (no approvals:grant, or the
 		// requester itself): the call stays held.
 		a.log.WarnContext(ctx, "runtime: approval refused by the gateway", "approval_id", ge.ApprovalID, "err", err)
-		return false, nil
+		return "the gateway refused the approval given for this call (the approver may not grant it): it was not executed", nil
 	}
-	return true, nil
+	return "", nil
 }
 
 // resultContent is what the model reads for a call: the result, or the

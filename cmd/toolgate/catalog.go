@@ -34,6 +34,13 @@ type catalogSources struct {
 	// rejected holds the upstream tools the catalog rules left out (a
 	// lookalike name, say), from load; warnRejected reports them.
 	rejected []error
+	// mcpNamespaces are the namespaces whose tools came, from load, as an
+	// MCP server lists them (a tools/list file or an upstream server):
+	// their definitions cannot carry aliases or not_for.
+	mcpNamespaces map[string]bool
+	// emptyFiles are the catalog files that hold no tools, from load;
+	// warnRejected reports them.
+	emptyFiles []string
 }
 
 // catalogFlagSet is the flag set of the catalog command name, with the
@@ -85,11 +92,16 @@ func (c *catalogSources) open(ctx context.Context, log *slog.Logger, stderr io.W
 	return reg, closeUpstreams, true
 }
 
-// warnRejected prints, one line each prefixed by prog, the upstream tools
-// load left out. A catalog file's bad line stops the command (its author
-// can fix it); an upstream's bad tool costs only itself, since the server
-// is not the operator's to fix, but it is never dropped silently.
+// warnRejected prints, one line each prefixed by prog, the catalog files
+// that hold no tools (an empty file, "tools": [], the wrong file given)
+// and the upstream tools load left out. A catalog file's bad line stops
+// the command (its author can fix it); an upstream's bad tool costs only
+// itself, since the server is not the operator's to fix, but it is never
+// dropped silently.
 func (c *catalogSources) warnRejected(stderr io.Writer, prog string) {
+	for _, path := range c.emptyFiles {
+		fmt.Fprintf(stderr, "%s: warning: %s: the catalog holds no tools\n", prog, termtext.Line(path))
+	}
 	for _, err := range c.rejected {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, termtext.Line(err.Error()))
 	}
@@ -103,9 +115,20 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	if err := c.cards.load(); err != nil {
 		return nil, nil, err
 	}
-	ts, err := catalog.LoadAll(c.files...)
+	files, err := catalog.LoadFiles(c.files...)
 	if err != nil {
 		return nil, nil, err
+	}
+	c.mcpNamespaces = map[string]bool{}
+	var ts []tools.Tool
+	for _, f := range files {
+		ts = append(ts, f.Tools...)
+		if len(f.Tools) == 0 {
+			c.emptyFiles = append(c.emptyFiles, f.Path)
+		}
+		if f.Format == catalog.FormatToolsList {
+			c.mcpNamespaces[f.Namespace] = true
+		}
 	}
 	if err := reg.Add(c.cards.apply(ts)...); err != nil {
 		return nil, nil, err
@@ -124,6 +147,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		}
 	}
 	for _, s := range servers {
+		c.mcpNamespaces[s.Name] = true
 		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform(),
 			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics})
 		if err != nil {

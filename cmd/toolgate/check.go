@@ -72,8 +72,9 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			if err != nil {
 				var re *gbnf.RejectError
 				errors.As(err, &re)
-				fmt.Fprintf(stderr, "toolgate check: rejected at byte %d (%s): %s; expected %s\n",
-					re.Offset, pos.at(re.Offset), rejectReason(re, buf[k]), describeAllowed(m))
+				allowed := describeAllowed(m)
+				fmt.Fprintf(stderr, "toolgate check: rejected at byte %d (%s): %s; expected %s%s\n",
+					re.Offset, pos.at(re.Offset), rejectReason(re, buf[k]), allowed, newlineHint(buf[k], allowed))
 				return exitNegative
 			}
 		}
@@ -105,6 +106,16 @@ func rejectReason(re *gbnf.RejectError, b byte) string {
 		return fmt.Sprintf("unexpected byte 0x%02X inside a multi-byte character", b)
 	}
 	return "unexpected " + quoteByte(b)
+}
+
+// newlineHint explains the commonest rejection of a whole answer: the
+// newline that echo (and most editors) add after it, which a grammar for a
+// model's output does not allow.
+func newlineHint(b byte, allowed string) string {
+	if b == '\n' && allowed == "end of input" {
+		return " (a trailing newline? the input is checked byte for byte: use printf '%s', not echo)"
+	}
+	return ""
 }
 
 func quoteByte(b byte) string {

@@ -133,3 +133,50 @@ func TestCheckCommandAgreesWithLlama(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHelpExampleAsWritten runs the help's grammar and check examples
+// in a shell, as a reader would copy them: the turn grammar of two bank
+// tools, then the documented answer checked against it, accepted.
+func TestCheckHelpExampleAsWritten(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	bin := buildToolgate(t)
+	dir := t.TempDir()
+	bank := `{"name":"get_balance","description":"Show the balance of an account","inputSchema":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"]}}
+{"name":"transfer_funds","description":"Move money between accounts","inputSchema":{"type":"object","properties":{"source_account":{"type":"string"},"target_account":{"type":"string"},"amount":{"type":"number"}},"required":["source_account","target_account","amount"]}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "bank.jsonl"), []byte(bank), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var script []string
+	for _, e := range helps["grammar"].Examples {
+		if strings.Contains(e, "> turn.gbnf") {
+			script = append(script, e)
+		}
+	}
+	script = append(script, helps["check"].Examples...)
+	if len(script) != 1+len(helps["check"].Examples) {
+		t.Fatalf("the grammar help has no example writing turn.gbnf: %q", helps["grammar"].Examples)
+	}
+	for _, line := range script {
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out)
+		}
+	}
+}
+
+// TestCheckTrailingNewlineHint: a newline after a complete sentence is
+// rejected (the input is checked byte for byte) with a hint naming echo.
+func TestCheckTrailingNewlineHint(t *testing.T) {
+	g := writeFile(t, "a.gbnf", `root ::= "{}"`+"\n")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"check", "--grammar", g}, strings.NewReader("{}\n"), &out, &errb)
+	if want := "expected end of input (a trailing newline? the input is checked byte for byte: use printf '%s', not echo)\n"; code != exitNegative || !strings.HasSuffix(errb.String(), want) {
+		t.Errorf("check {}\\n = %d, %q; want 1 and a stderr ending %q", code, errb.String(), want)
+	}
+}

@@ -54,7 +54,7 @@ type discoveredCandidate struct {
 	Score float64 `json:"score"`
 }
 
-// runDiscover: toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 3] [--format json] "request".
+// runDiscover: toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 5] [--format json] "request".
 // Exit 0 with candidates, 1 when nothing matched, 2 for usage or input errors.
 func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate discover"

@@ -152,3 +152,42 @@ func TestEvalCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverFlagsAfterRequest: flags may follow the request, as a user
+// adds --k or --format at the end of the line they just ran.
+func TestDiscoverFlagsAfterRequest(t *testing.T) {
+	args := append(append([]string{"discover"}, realCatalogArgs(t)...), "take a screenshot of the page", "--k", "3", "--format", "json")
+	code, out, errOut := runCmd(args...)
+	if code != exitOK {
+		t.Fatalf("discover with flags after the request = %d, stderr %q; want 0", code, errOut)
+	}
+	var got discoverOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Query != "take a screenshot of the page" || len(got.Candidates) != 3 {
+		t.Errorf("discover ... request --k 3 --format json = %v, %+v; want the request's JSON with 3 candidates", err, got)
+	}
+}
+
+// TestEmptyCatalogWarning: a catalog file that holds no tools is named in
+// one warning line on stderr; the other catalogs are still used.
+func TestEmptyCatalogWarning(t *testing.T) {
+	empty := writeFile(t, "empty.json", `{"tools":[]}`)
+	bank := writeFile(t, "bank.jsonl", `{"name":"get_balance","description":"Show the balance of an account"}`+"\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"beside another catalog", []string{"discover", "--tools", empty, "--tools", bank, "balance of my account"}, exitOK},
+		{"alone", []string{"discover", "--tools", empty, "balance of my account"}, exitNegative},
+		{"lint", []string{"lint", "--tools", empty}, exitOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCmd(tc.args...)
+			prog := "toolgate " + tc.args[0]
+			if want := prog + ": warning: " + empty + ": the catalog holds no tools\n"; code != tc.code || errOut != want {
+				t.Errorf("%s = %d, stderr %q; want %d, %q", tc.args, code, errOut, tc.code, want)
+			}
+		})
+	}
+}

@@ -38,7 +38,7 @@ func openLexicon(specs []string) (*lexicon.Lexicon, error) {
 	return lexicon.Open(files...)
 }
 
-// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--lexicon KIND=FILE] [--history 0.5]
+// runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--lexicon KIND=FILE] [--history share]
 // [--backend B [--model M] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/llm"
 )
 
 func runGrammarCmd(args ...string) (int, string, string) {
@@ -69,7 +71,11 @@ func TestGrammarCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `create-issue-args`) || !strings.Contains(out, `search-repositories-args`) {
 		t.Fatalf("grammar --tools --select = %d, %q, %q", code, out, errOut)
 	}
-	for _, want := range []string{"envelope: #/text\tmaxLength\t2000", "create_issue: #/properties/owner\tmaxLength\t1000"} {
+	// The bounds are the agent's: toolgate grammar prints the envelope a
+	// model writes a turn under (llm.DefaultBounds).
+	bd := llm.DefaultBounds()
+	for _, want := range []string{fmt.Sprintf("envelope: #/text\tmaxLength\t%d ", bd.Answer), fmt.Sprintf("envelope: #/query\tmaxLength\t%d ", bd.Query),
+		fmt.Sprintf("create_issue: #/properties/owner\tmaxLength\t%d ", bd.String)} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("grammar --tools --select stderr lacks the bound %q:\n%s", want, errOut)
 		}

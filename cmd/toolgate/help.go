@@ -17,7 +17,7 @@ import (
 // "mcp serve").
 var helps = map[string]cli.Usage{
 	"discover": {
-		Synopsis: `toolgate discover --tools F [--tools F2] [--cards O]... [--scopes a,b] [--k 3] [--format json] "request"`,
+		Synopsis: `toolgate discover --tools F [--tools F2] [--cards O]... [--scopes a,b] [--k 5] [--format json] "request"`,
 		Summary:  "Shortlist the tools a request needs from catalog files or upstream MCP servers, as the model would be shown them.",
 		Examples: []string{
 			`toolgate discover --tools github=mcp-server-github.json --scopes repo:read --k 3 "close issue #42"`,
@@ -25,13 +25,13 @@ var helps = map[string]cli.Usage{
 		},
 	},
 	"eval": {
-		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history 0.5] [--backend B [--model M] [--reformulate-below 0.3]] [--format text|json|html]`,
+		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history share] [--backend B [--model M] [--reformulate-below 0.3]] [--format text|json|html]`,
 		Summary:  "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
 		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`,
 			`toolgate eval --tools tools.jsonl --queries queries.jsonl --format html > eval.html`},
 	},
 	"lint": {
-		Synopsis: `toolgate lint --tools F [--tools F2] [--cards O]... [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json|html]`,
+		Synopsis: `toolgate lint --tools F [--tools F2] [--cards O]... [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--all] [--format text|json|html]`,
 		Summary:  "Check capability cards for near duplicates, missing aliases or not_for, cards over budget, tools discovery cannot find, and poisoning (another server's tool named, repeated text, alias floods, long descriptions); exit 1 with findings.",
 		Examples: []string{`toolgate lint --tools github=mcp-server-github.json --skip missing-aliases`},
 	},
@@ -46,8 +46,8 @@ var helps = map[string]cli.Usage{
 	},
 	"check": {
 		Synopsis: `toolgate check --grammar G.gbnf [--input FILE|-]`,
-		Summary:  "Check input against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
-		Examples: []string{`echo '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
+		Summary:  "Check input, byte for byte (a trailing newline included), against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
+		Examples: []string{`printf '%s' '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
 	},
 	"mcp serve": {
 		Synopsis: mcpServeSynopsis,

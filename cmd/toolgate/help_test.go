@@ -209,3 +209,25 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+var numericFlagInSynopsis = regexp.MustCompile(`\[--([a-z][a-z-]*) (-?[0-9][0-9.]*)\]`)
+
+// TestHelpSynopsisShowsDefaults: a synopsis that shows a number for an
+// optional flag ("[--k 5]") shows its default, which a reader takes it for.
+func TestHelpSynopsisShowsDefaults(t *testing.T) {
+	for _, name := range subcommands() {
+		if name == "version" {
+			continue
+		}
+		_, usage, _ := runCmd("help", name)
+		synopsis, flags, _ := strings.Cut(usage, "\nFlags:\n")
+		for _, m := range numericFlagInSynopsis.FindAllStringSubmatch(synopsis, -1) {
+			t.Run(name+"/"+m[1], func(t *testing.T) {
+				line := regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(m[1]) + ` .*\n.*$`).FindString(flags)
+				if !strings.HasSuffix(line, "(default "+m[2]+")") {
+					t.Errorf("toolgate help %s: synopsis shows [--%s %s], the flag list says:\n%s", name, m[1], m[2], line)
+				}
+			})
+		}
+	}
+}

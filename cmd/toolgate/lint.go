@@ -27,10 +27,12 @@ type lintOutput struct {
 }
 
 // runLint: toolgate lint --tools F [--tools F2] [--skip kinds] [--k 5]
-// [--max-tokens 50] [--duplicate-threshold 0.8] [--format text|json].
+// [--max-tokens 50] [--duplicate-threshold 0.8] [--all] [--format text|json].
 // Exit 0 when the cards are clean, 1 with findings (one "ID: kind: message"
-// line each), 2 for usage or input errors (every catalog problem as
-// FILE:LINE: reason on stderr).
+// line each; in text, the missing aliases and not_for of tools from MCP
+// servers are one summary line unless --all, and a summary line ends the
+// report, both on stderr), 2 for usage or input errors (every catalog
+// problem as FILE:LINE: reason on stderr).
 func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate lint"
 	fs, src := catalogFlagSet("lint")
@@ -39,6 +41,7 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	maxTokens := fs.Int("max-tokens", 50, "card budget in o200k tokens")
 	threshold := fs.Float64("duplicate-threshold", 0.8, "similarity in (0,1] from which two cards are near duplicates")
 	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
+	all := fs.Bool("all", false, "list every finding: also the missing aliases and not_for of tools from MCP tools/list files or servers, otherwise one summary line")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -103,17 +106,68 @@ func runLint(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			return fail(stderr, prog, err)
 		}
 	} else {
-		for _, f := range findings {
+		listed, grouped := findings, []lint.Finding(nil)
+		if !*all {
+			listed, grouped = splitMCPCardFindings(findings, src.mcpNamespaces)
+		}
+		for _, f := range listed {
 			fmt.Fprintln(stdout, termtext.Line(f.String()))
 		}
 		if fixed != nil {
 			fmt.Fprintf(stdout, "card overlays fixed %s\n", fixedList(fixed))
+		}
+		if len(grouped) > 0 {
+			fmt.Fprintf(stderr, "%s: %d findings not listed (%s) on %d tools from MCP servers: an MCP tool definition has no aliases or not_for, so add them with --cards overlays (--all lists them)\n",
+				prog, len(grouped), countList(grouped), countTools(grouped))
+		}
+		if len(findings) > 0 {
+			fmt.Fprintf(stderr, "%s: %d findings on %d of %d tools: %s\n", prog, len(findings), countTools(findings), snap.Len(), countList(findings))
 		}
 	}
 	if len(findings) > 0 {
 		return exitNegative
 	}
 	return exitOK
+}
+
+// splitMCPCardFindings separates the findings a tool's own definition
+// cannot fix when the tool came from an MCP server (mcpNS holds the
+// namespaces that did): missing-aliases and missing-not-for, since MCP
+// has no such fields. The rest are listed.
+func splitMCPCardFindings(findings []lint.Finding, mcpNS map[string]bool) (listed, grouped []lint.Finding) {
+	for _, f := range findings {
+		ns, _, _ := strings.Cut(f.Tool, "/")
+		if mcpNS[ns] && (f.Kind == lint.MissingAliases || f.Kind == lint.MissingNotFor) {
+			grouped = append(grouped, f)
+		} else {
+			listed = append(listed, f)
+		}
+	}
+	return listed, grouped
+}
+
+// countList is "N kind, M kind2", in the order of lint.Kinds.
+func countList(findings []lint.Finding) string {
+	counts := map[lint.Kind]int{}
+	for _, f := range findings {
+		counts[f.Kind]++
+	}
+	var parts []string
+	for _, k := range lint.Kinds {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// countTools is the number of distinct tools the findings are about.
+func countTools(findings []lint.Finding) int {
+	seen := map[string]bool{}
+	for _, f := range findings {
+		seen[f.Tool] = true
+	}
+	return len(seen)
 }
 
 func kindList() string {

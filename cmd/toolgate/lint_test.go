@@ -109,3 +109,47 @@ func TestLintCommandErrors(t *testing.T) {
 		t.Errorf("lint --skip typo = %d, %q; want 2 and one line naming the kind", code, errOut)
 	}
 }
+
+// TestLintGroupsMCPCardFindings: the missing aliases and not_for of tools
+// from a tools/list file are one stderr line, not one per tool, unless
+// --all; the same findings on a JSON Lines catalog, whose author can add
+// the fields, are listed. A summary line on stderr ends the report, and
+// every stdout line is still "ID: kind: message".
+func TestLintGroupsMCPCardFindings(t *testing.T) {
+	mcpFile := writeFile(t, "srv.json", `{"tools":[
+{"name":"get_forecast","description":"Get the weather forecast for a city","inputSchema":{"type":"object"}},
+{"name":"send_invoice","description":"Email an invoice to a customer","inputSchema":{"type":"object"}}]}`)
+	own := writeFile(t, "own.jsonl", `{"name":"track_parcel","summary":"Track a parcel by its tracking number"}`+"\n")
+	args := []string{"--tools", mcpFile, "--tools", own, "--skip", "unfindable,near-duplicate"}
+	const grouped = "toolgate lint: 4 findings not listed (2 missing-aliases, 2 missing-not-for) on 2 tools from MCP servers: " +
+		"an MCP tool definition has no aliases or not_for, so add them with --cards overlays (--all lists them)\n"
+	const summary = "toolgate lint: 6 findings on 3 of 3 tools: 3 missing-aliases, 3 missing-not-for\n"
+	for _, tc := range []struct {
+		name       string
+		flags      []string
+		wantLines  int
+		wantStderr string
+	}{
+		{"grouped", nil, 2, grouped + summary},
+		{"all", []string{"--all"}, 6, summary},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runLintCmd(append(args, tc.flags...)...)
+			if code != exitNegative || errOut != tc.wantStderr {
+				t.Errorf("lint %s = %d, stderr %q; want 1, %q", tc.name, code, errOut, tc.wantStderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(lines) != tc.wantLines {
+				t.Errorf("lint %s printed %d findings, want %d:\n%s", tc.name, len(lines), tc.wantLines, out)
+			}
+			for _, line := range lines {
+				if !findingLine.MatchString(line) {
+					t.Errorf("finding line %q is not \"ID: kind: message\"", line)
+				}
+			}
+			if !strings.Contains(out, "own/track_parcel: missing-aliases") {
+				t.Errorf("lint %s does not list the JSON Lines tool's missing aliases:\n%s", tc.name, out)
+			}
+		})
+	}
+}

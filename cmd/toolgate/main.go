@@ -3,7 +3,7 @@
 // (docs/design.md): exit 0 ok, 1 a negative result, 2 a usage or input error
 // with a one-line reason on stderr.
 //
-//	toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 3] [--format json] "request"
+//	toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 5] [--format json] "request"
 //	toolgate eval     --tools F --queries Q [--k 5] --format json
 //	toolgate lint     --tools F
 //	toolgate grammar  --schema S.json [--format gbnf|openai-strict|ollama]

@@ -126,8 +126,14 @@ func TestLintMCPUpstream(t *testing.T) {
 	if code != exitNegative {
 		t.Fatalf("lint --mcp = exit %d (stderr %q), want 1 with findings", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "memory/create_entities: missing-aliases") {
-		t.Errorf("lint --mcp findings lack the upstream's tools:\n%s", stdout.String())
+	// An MCP server's tools cannot have aliases or not_for: one line says so.
+	if strings.Contains(stdout.String(), "memory/create_entities: missing-aliases") || !strings.Contains(stderr.String(), "on 9 tools from MCP servers: ") {
+		t.Errorf("lint --mcp lists the upstream's missing aliases, or does not group them:\n%s%s", stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	code = run(t.Context(), []string{"lint", "--all", "--mcp", "memory=node " + memory, "--skip", "near-duplicate"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitNegative || !strings.Contains(stdout.String(), "memory/create_entities: missing-aliases") {
+		t.Errorf("lint --all --mcp = %d, findings lack the upstream's tools:\n%s", code, stdout.String())
 	}
 	code = run(t.Context(), []string{"lint", "--mcp", "broken=sh -c 'exit 3'"}, strings.NewReader(""), &stdout, &stderr)
 	if code != exitUsage {

@@ -137,7 +137,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // replace the catalog's entries of the same namespace. Without --once it
 // reads one request per line from
 // stdin until EOF or "exit". Calls the gateway holds for approval are
-// declined (--approve never, the default) or put to the terminal (prompt),
+// refused with no approver (--approve never, the default) or put to the terminal (prompt),
 // where the approving human acts as --approver, a second principal holding
 // approvals:grant.
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -179,7 +179,7 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.StringVar(&tenant, "tenant", "", "the principal's tenant")
 	fs.StringVar(&scopes, "scopes", "", "the principal's scopes, comma-separated")
 	fs.StringVar(&cfg.data, "data", "", "data folder for ledger.db and gateway.db (default: a temporary folder removed at exit)")
-	fs.StringVar(&cfg.approve, "approve", "never", "calls held for approval: never (declined) or prompt (asked on the terminal)")
+	fs.StringVar(&cfg.approve, "approve", "never", "calls held for approval: never (no approver: refused, and the model is told so) or prompt (asked on the terminal)")
 	fs.StringVar(&approver, "approver", "operator", "the principal who approves at the prompt (holds approvals:grant)")
 	fs.StringVar(&cfg.once, "once", "", "run this one request and exit")
 	fs.StringVar(&cfg.script, "script", "", "JSON Lines of scripted replies (--backend scripted)")
@@ -680,19 +680,18 @@ func orNone(s string) string {
 	return s
 }
 
-// chatApprover is the Approver of --approve: never declines every call;
-// prompt asks on the terminal, reading the answer from in, and approves as
-// cfg.approver.
+// chatApprover is the Approver of --approve: never is none (no human is
+// asked, and the runtime tells the model so); prompt asks on the terminal,
+// reading the answer from in, and approves as cfg.approver.
 func chatApprover(cfg *chatConfig, in *lineReader, w io.Writer) runtime.Approver {
+	if cfg.approve == "never" {
+		return nil
+	}
 	return runtime.ApproverFunc(func(ctx context.Context, req runtime.ApprovalRequest) (tools.Principal, bool, error) {
 		// A human decides on this line: nothing the model wrote may
 		// rewrite it (a "\r" or a bidi control in the arguments).
 		fmt.Fprintf(w, "  approval needed: %s asks %s %s\n    %s\n", termtext.Line(req.Principal.ID), termtext.Line(req.Tool),
 			termtext.Line(string(req.Arguments)), termtext.Line(req.Reason))
-		if cfg.approve == "never" {
-			fmt.Fprintln(w, "    declined (--approve never)")
-			return tools.Principal{}, false, nil
-		}
 		fmt.Fprintf(w, "    approve as %s? [y/N] ", cfg.approver.ID)
 		line, err := in.Next(ctx)
 		if err != nil && line == "" {

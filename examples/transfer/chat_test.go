@@ -175,7 +175,7 @@ func TestChatApprovePrompt(t *testing.T) {
 		{"yes", "prompt", "y\n", "2200.00", "approve as operator? [y/N]"},
 		{"no", "prompt", "n\n", "1000.00", "refused CONFIRMATION_REQUIRED"},
 		{"eof", "prompt", "", "1000.00", "refused CONFIRMATION_REQUIRED"},
-		{"never", "never", "y\n", "1000.00", "declined (--approve never)"},
+		{"never", "never", "y\n", "1000.00", "refused CONFIRMATION_REQUIRED: this call needs a human's approval and no approver is configured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := t.TempDir()
@@ -184,8 +184,9 @@ func TestChatApprovePrompt(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("chat = %d, stderr %s", code, errOut)
 			}
-			if !strings.Contains(out, "approval needed: alice asks bank/transfer_funds") || !strings.Contains(out, tc.wantOut) {
-				t.Errorf("output lacks the approval prompt or %q:\n%s", tc.wantOut, out)
+			asked := strings.Contains(out, "approval needed: alice asks bank/transfer_funds")
+			if asked != (tc.approve == "prompt") || !strings.Contains(out, tc.wantOut) || strings.Contains(out, "declined") != (tc.approve == "prompt" && tc.name != "yes") {
+				t.Errorf("output: asked %v (want %v), want %q and \"declined\" only when a human declined:\n%s", asked, tc.approve == "prompt", tc.wantOut, out)
 			}
 			if got := balances(t, data, "ACC-00003"); got[0] != tc.wantACC3 {
 				t.Errorf("ACC-00003 = %s, want %s", got[0], tc.wantACC3)

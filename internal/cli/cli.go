@@ -38,13 +38,16 @@ func IsHelpFlag(arg string) bool {
 }
 
 // ParseFlags parses args into fs, silencing the flag package's own output.
-// It reports ok when the command should go on; otherwise code is the exit
-// code: ExitOK after writing PrintUsage to stdout for -h or --help,
-// ExitUsage after writing "PROG NAME: reason" (NAME is fs.Name()) as one
-// line on stderr.
+// Flags may come before or after the arguments (discover --tools F
+// "request" --k 3), as in most command-line tools; after "--" everything is
+// an argument, so an argument that starts with '-' can follow it. fs.Args()
+// is then the arguments in order. It reports ok when the command should go
+// on; otherwise code is the exit code: ExitOK after writing PrintUsage to
+// stdout for -h or --help, ExitUsage after writing "PROG NAME: reason"
+// (NAME is fs.Name()) as one line on stderr.
 func ParseFlags(prog string, fs *flag.FlagSet, u Usage, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	switch {
 	case err == nil:
 		return ExitOK, true
@@ -54,6 +57,29 @@ func ParseFlags(prog string, fs *flag.FlagSet, u Usage, args []string, stdout, s
 	}
 	fmt.Fprintf(stderr, "%s %s: %v\n", prog, fs.Name(), err)
 	return ExitUsage, false
+}
+
+// parseInterspersed is fs.Parse(args) that goes on past an argument: the
+// flag package stops at the first one, leaving later flags as arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			positional = append(positional, rest...) // after "--", all arguments
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	// Parse again to make fs.Args() the arguments: "--" ends the flags.
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 // PrintUsage writes "usage: SYNOPSIS", the summary, every flag of fs with

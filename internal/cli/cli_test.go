@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"flag"
+	"slices"
 	"testing"
 	"time"
 )
@@ -67,5 +68,41 @@ func TestPrintUsageWithoutFlags(t *testing.T) {
 	PrintUsage(&out, nil, Usage{Synopsis: "prog", Examples: []string{"prog"}})
 	if want := "usage: prog\n\nExamples:\n  prog\n"; out.String() != want {
 		t.Errorf("PrintUsage(no flags) = %q, want %q", out.String(), want)
+	}
+}
+
+// TestParseFlagsInterspersed: flags may follow the arguments; after "--"
+// everything is an argument.
+func TestParseFlagsInterspersed(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantK    int
+		wantArgs []string
+	}{
+		{"flags first", []string{"--k", "3", "close issue"}, 3, []string{"close issue"}},
+		{"flag after the request", []string{"close issue", "--k", "3"}, 3, []string{"close issue"}},
+		{"flags around two arguments", []string{"a", "--k", "2", "b", "--v"}, 2, []string{"a", "b"}},
+		{"double dash ends the flags", []string{"--k", "4", "--", "-x", "--k", "9"}, 4, []string{"-x", "--k", "9"}},
+		{"double dash after an argument", []string{"a", "--", "--v"}, 5, []string{"a", "--v"}},
+		{"no arguments", []string{"--k", "1"}, 1, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newFlags()
+			var out, errOut bytes.Buffer
+			if code, ok := ParseFlags("prog", fs, usage, tc.args, &out, &errOut); !ok {
+				t.Fatalf("ParseFlags(%q) = %d, stderr %q", tc.args, code, errOut.String())
+			}
+			k := fs.Lookup("k").Value.(flag.Getter).Get().(int)
+			if k != tc.wantK || !slices.Equal(fs.Args(), tc.wantArgs) {
+				t.Errorf("ParseFlags(%q): k = %d, args %q; want %d, %q", tc.args, k, fs.Args(), tc.wantK, tc.wantArgs)
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	if code, ok := ParseFlags("prog", newFlags(), usage, []string{"request", "--bogus"}, &out, &errOut); ok || code != ExitUsage ||
+		errOut.String() != "prog serve: flag provided but not defined: -bogus\n" {
+		t.Errorf("ParseFlags(request --bogus) = %d, %v, %q; want 2 and the flag named", code, ok, errOut.String())
 	}
 }

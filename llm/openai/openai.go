@@ -32,6 +32,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +53,9 @@ type Options struct {
 	// BaseURL is the API root, e.g. "http://localhost:8080/v1" for a
 	// llama.cpp server. "" means OPENAI_BASE_URL, else https://api.openai.com/v1.
 	BaseURL string
-	// APIKey is the bearer token. "" means OPENAI_API_KEY.
+	// APIKey is the bearer token. "" means OPENAI_API_KEY; New refuses
+	// neither for OpenAI's own API ([ErrNoAPIKey]), a local
+	// OpenAI-compatible server needs none.
 	APIKey string
 	// HTTPClient sends the requests. nil means openai-go's default.
 	HTTPClient *http.Client
@@ -86,7 +90,38 @@ var (
 // envelopeSchemaName is the response_format json_schema name.
 const envelopeSchemaName = "turn_envelope"
 
-// New returns a Backend for model (e.g. "gpt-4.1-mini").
+// ErrNoAPIKey is wrapped by the error of New and NewResponses when OpenAI's
+// own API would be called without a key: no Options.APIKey and no
+// OPENAI_API_KEY. An OpenAI-compatible server at another host (llama.cpp,
+// vLLM, Ollama's /v1, named by Options.BaseURL or OPENAI_BASE_URL) needs
+// no key.
+var ErrNoAPIKey = errors.New("openai: no API key")
+
+// defaultBaseURL is where openai-go sends requests when neither
+// Options.BaseURL nor OPENAI_BASE_URL names a server.
+const defaultBaseURL = "https://api.openai.com/v1"
+
+// checkAPIKey refuses, with ErrNoAPIKey, options that would call OpenAI's
+// own API without a key: every request would fail with a 401 only at the
+// first turn, far from the mistake.
+func checkAPIKey(o Options) error {
+	if o.APIKey != "" || os.Getenv("OPENAI_API_KEY") != "" {
+		return nil
+	}
+	base := cmp.Or(o.BaseURL, os.Getenv("OPENAI_BASE_URL"), defaultBaseURL)
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil // openai-go reports a bad OPENAI_BASE_URL itself
+	}
+	host := strings.ToLower(u.Hostname())
+	if host != "openai.com" && !strings.HasSuffix(host, ".openai.com") {
+		return nil
+	}
+	return fmt.Errorf("%w for %s: set Options.APIKey or OPENAI_API_KEY (an OpenAI-compatible server, set by Options.BaseURL or OPENAI_BASE_URL, needs none)", ErrNoAPIKey, base)
+}
+
+// New returns a Backend for model (e.g. "gpt-4.1-mini"). It fails with
+// [ErrNoAPIKey] when the server is OpenAI's own and no key is given.
 func New(model string, opts *Options) (*Backend, error) {
 	o, err := wire.Options("openai", model, opts)
 	if err != nil {
@@ -96,6 +131,9 @@ func New(model string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	if err := wire.CheckBaseURL("openai", o.BaseURL); err != nil {
+		return nil, err
+	}
+	if err := checkAPIKey(o); err != nil {
 		return nil, err
 	}
 	ropts := []option.RequestOption{option.WithMaxRetries(0)}

@@ -494,6 +494,40 @@ func TestNewOptions(t *testing.T) {
 	}
 }
 
+// TestNewAPIKey: OpenAI's own API without a key is refused at New, with
+// ErrNoAPIKey; a key from Options or OPENAI_API_KEY, or a server at
+// another host (a local OpenAI-compatible one), is not.
+func TestNewAPIKey(t *testing.T) {
+	tests := []struct {
+		name            string
+		envKey, envBase string
+		opts            *openai.Options
+		wantErr         bool
+	}{
+		{"nothing set: OpenAI without a key", "", "", nil, true},
+		{"OpenAI's URL without a key", "", "", &openai.Options{BaseURL: "https://api.openai.com/v1"}, true},
+		{"OPENAI_BASE_URL is OpenAI's", "", "https://api.openai.com/v1", nil, true},
+		{"key in Options", "", "", &openai.Options{APIKey: "sk-x"}, false},
+		{"key in OPENAI_API_KEY", "sk-env", "", nil, false},
+		{"local server in OPENAI_BASE_URL", "", "http://127.0.0.1:8080/v1", nil, false},
+		{"local server in Options", "", "", &openai.Options{BaseURL: "http://localhost:11434/v1"}, false},
+		{"a host merely ending in openai.com", "", "", &openai.Options{BaseURL: "http://notopenai.com/v1"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("OPENAI_API_KEY", tc.envKey)
+			t.Setenv("OPENAI_BASE_URL", tc.envBase)
+			_, err := openai.New("gpt-4.1-mini", tc.opts)
+			if got := errors.Is(err, openai.ErrNoAPIKey); got != tc.wantErr || (err != nil && !tc.wantErr) {
+				t.Errorf("New = %v; want ErrNoAPIKey %v", err, tc.wantErr)
+			}
+			if tc.wantErr && !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+				t.Errorf("New = %v; want the error to name OPENAI_API_KEY", err)
+			}
+		})
+	}
+}
+
 func TestEnvelopeWrapping(t *testing.T) {
 	t.Run("$defs move to the root", func(t *testing.T) {
 		withDefs := `{"anyOf":[{"type":"object","properties":{"action":{"const":"call"},"tool":{"const":"get_balance"},"arguments":{"$ref":"#/$defs/get_balance"}},"required":["action","tool","arguments"],"additionalProperties":false},{"type":"object","properties":{"action":{"const":"answer"},"text":{"type":"string"}},"required":["action","text"],"additionalProperties":false}],"$defs":{"get_balance":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}}}`

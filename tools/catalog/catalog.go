@@ -82,45 +82,91 @@ func fileNamespace(path string) string {
 // "<namespace>/<name>". It is Parse on the file's contents, reporting
 // positions against path; an unreadable file is a single *Error with Line 0.
 func Load(path, namespace string) ([]tools.Tool, error) {
-	ts, _, err := parseFile(path, namespace)
-	return ts, err
+	p, err := parseFile(path, namespace)
+	if p == nil {
+		return nil, err
+	}
+	return p.tools, err
 }
 
-// parseFile is Load that also returns each tool's line.
-func parseFile(path, namespace string) ([]tools.Tool, []int, error) {
+// parseFile is Load that returns the parser, which holds each tool's line
+// and the file's format; it is nil when the file could not be read.
+func parseFile(path, namespace string) (*parser, error) {
 	f, err := fileline.Open(path)
 	if err != nil {
-		return nil, nil, &Error{File: path, Reason: "cannot read catalog: " + err.Error()}
+		return nil, &Error{File: path, Reason: "cannot read catalog: " + err.Error()}
 	}
 	defer f.Close()
-	return parse(f, path, namespace)
+	return read(f, path, namespace, MaxFileBytes)
+}
+
+// Format is the layout of a catalog file, which Parse tells from its first
+// value.
+type Format string
+
+// The formats Parse reads.
+const (
+	FormatJSONLines Format = "jsonl"
+	FormatArray     Format = "array"
+	// FormatToolsList is an MCP tools/list result (or a JSON-RPC response
+	// holding one), whose tool objects have no aliases or not_for: only
+	// card overlays give them those.
+	FormatToolsList Format = "tools/list"
+)
+
+// File is one catalog file that LoadFiles read.
+type File struct {
+	// Path and Namespace are the spec's, as ParseSpec splits it.
+	Path, Namespace string
+	// Format is how the file was read.
+	Format Format
+	// Tools are the file's good tools, in file order, less those whose ID
+	// an earlier file already defined. Empty for a file holding no tools.
+	Tools []tools.Tool
 }
 
 // LoadAll loads every "NS=FILE" (or "FILE") spec, in order, and rejects a
 // tool whose ID an earlier file already defined. Like Parse it returns
 // every good tool together with an error listing every problem.
 func LoadAll(specs ...string) ([]tools.Tool, error) {
+	files, err := LoadFiles(specs...)
+	var all []tools.Tool
+	for _, f := range files {
+		all = append(all, f.Tools...)
+	}
+	return all, err
+}
+
+// LoadFiles is LoadAll with the tools kept by file, one File per spec in
+// order, each with its format (a file that could not be read has no
+// tools and an empty Format).
+func LoadFiles(specs ...string) ([]File, error) {
 	var (
-		all  []tools.Tool
-		errs []error
-		seen = map[string]string{} // ID -> "FILE:LINE" of its first definition
+		files []File
+		errs  []error
+		seen  = map[string]string{} // ID -> "FILE:LINE" of its first definition
 	)
 	for _, spec := range specs {
 		path, ns := ParseSpec(spec)
-		ts, lines, err := parseFile(path, ns)
+		file := File{Path: path, Namespace: ns}
+		p, err := parseFile(path, ns)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		for i, t := range ts {
-			if first, dup := seen[t.ID]; dup {
-				errs = append(errs, &Error{File: path, Line: lines[i], Reason: fmt.Sprintf("duplicate tool %q (first defined at %s)", t.ID, first)})
-				continue
+		if p != nil {
+			file.Format = p.format
+			for i, t := range p.tools {
+				if first, dup := seen[t.ID]; dup {
+					errs = append(errs, &Error{File: path, Line: p.lines[i], Reason: fmt.Sprintf("duplicate tool %q (first defined at %s)", t.ID, first)})
+					continue
+				}
+				seen[t.ID] = fmt.Sprintf("%s:%d", path, p.lines[i])
+				file.Tools = append(file.Tools, t)
 			}
-			seen[t.ID] = fmt.Sprintf("%s:%d", path, lines[i])
-			all = append(all, t)
 		}
+		files = append(files, file)
 	}
-	return all, errors.Join(errs...)
+	return files, errors.Join(errs...)
 }
 
 // Parse reads a catalog from r and returns its tools with IDs
@@ -154,36 +200,45 @@ func LoadAll(specs ...string) ([]tools.Tool, error) {
 // error inside a JSON array or tools/list ends parsing of that file, since
 // nothing after it can be located.
 func Parse(r io.Reader, file, namespace string) ([]tools.Tool, error) {
-	ts, _, err := parse(r, file, namespace)
+	ts, _, err := parseLimited(r, file, namespace, MaxFileBytes)
 	return ts, err
 }
 
-func parse(r io.Reader, file, namespace string) ([]tools.Tool, []int, error) {
-	return parseLimited(r, file, namespace, MaxFileBytes)
+// parseLimited is Parse with a size limit of maxBytes, also returning
+// each tool's line.
+func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.Tool, []int, error) {
+	p, err := read(r, file, namespace, maxBytes)
+	if p == nil {
+		return nil, nil, err
+	}
+	return p.tools, p.lines, err
 }
 
-// parseLimited is parse with a size limit of maxBytes.
-func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.Tool, []int, error) {
+// read parses the catalog in r, of at most maxBytes, and returns the
+// parser holding its tools, their lines and the format; the parser is nil
+// when r could not be read or the namespace is invalid.
+func read(r io.Reader, file, namespace string, maxBytes int64) (*parser, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
-		return nil, nil, &Error{File: file, Reason: "cannot read catalog: " + err.Error()}
+		return nil, &Error{File: file, Reason: "cannot read catalog: " + err.Error()}
 	}
 	if int64(len(data)) > maxBytes {
-		return nil, nil, &Error{File: file, Reason: fmt.Sprintf("catalog is larger than %d MiB", maxBytes>>20)}
+		return nil, &Error{File: file, Reason: fmt.Sprintf("catalog is larger than %d MiB", maxBytes>>20)}
 	}
 	if err := tools.CheckNamespace(namespace); err != nil {
-		return nil, nil, &Error{File: file, Reason: err.Error()}
+		return nil, &Error{File: file, Reason: err.Error()}
 	}
 	p := &parser{file: file, data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
 	p.parse()
 	p.define(namespace)
 	slices.SortStableFunc(p.errs, func(a, b error) int { return a.(*Error).Line - b.(*Error).Line })
-	return p.tools, p.lines, errors.Join(p.errs...)
+	return p, errors.Join(p.errs...)
 }
 
 type parser struct {
 	file    string
 	data    []byte
+	format  Format
 	pending []object // tool objects decoded, in file order, not yet defined
 	tools   []tools.Tool
 	lines   []int   // lines[i] is where tools[i] starts
@@ -236,12 +291,14 @@ func (p *parser) skipSpace(off int64, commas bool) int64 {
 }
 
 func (p *parser) parse() {
+	p.format = FormatJSONLines
 	start := p.skipSpace(0, false)
 	if start == int64(len(p.data)) {
 		return // an empty catalog holds no tools
 	}
 	switch p.data[start] {
 	case '[':
+		p.format = FormatArray
 		dec := json.NewDecoder(bytes.NewReader(p.data))
 		dec.Token() // '['
 		if p.parseArray(dec, "JSON array") {
@@ -251,7 +308,10 @@ func (p *parser) parse() {
 		return
 	case '{':
 		if path := p.toolsListPath(start); path != nil {
-			p.parseToolsList(path)
+			p.format = FormatToolsList
+			if len(path) > 0 {
+				p.parseToolsList(path)
+			}
 			return
 		}
 	}
@@ -260,11 +320,17 @@ func (p *parser) parse() {
 
 // toolsListPath reports whether the first JSON value is a tools/list result
 // and returns the keys leading to its "tools" member: ["tools"] or
-// ["result","tools"]. It returns nil for a JSON Lines file.
+// ["result","tools"]. It returns nil for a JSON Lines file, and an empty
+// path for a tools/list result that is not valid JSON, whose error it has
+// reported where it is (a JSON Lines reading would blame line 1).
 func (p *parser) toolsListPath(start int64) []string {
 	var first map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(p.data[start:]))
 	if err := dec.Decode(&first); err != nil {
+		if p.opensToolsList(start) {
+			p.failJSON(start, "tools/list result", err)
+			return []string{}
+		}
 		return nil
 	}
 	if _, isTool := first["name"]; isTool {
@@ -285,6 +351,55 @@ func (p *parser) toolsListPath(start int64) []string {
 		p.rejectTrailing(start+dec.InputOffset(), "tools/list result")
 	}
 	return path
+}
+
+// opensToolsList reports whether the JSON value at start, valid or not,
+// names a "tools" or "result" member at its top level before any syntax
+// error: a tools/list result (or JSON-RPC response) spread over lines,
+// not a JSON Lines file.
+func (p *parser) opensToolsList(start int64) bool {
+	dec := json.NewDecoder(bytes.NewReader(p.data[start:]))
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			if depth == 0 {
+				return false
+			}
+		case "tools", "result":
+			if depth == 1 {
+				return true
+			}
+		}
+	}
+}
+
+// failJSON reports err, from decoding the JSON value at byte start (of a
+// what), at the line of the byte where it went wrong, with the column in
+// bytes; an unfinished value is reported where it starts.
+func (p *parser) failJSON(start int64, what string, err error) {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		p.fail(p.lineAt(start), "invalid JSON in %s: %s", what, jsonErrorReason(err))
+		return
+	}
+	// A fresh decoder from start: se.Offset counts from there, and the
+	// byte it stopped at is the one before it.
+	var raw json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(p.data[start:])).Decode(&raw); errors.As(err, &se) {
+		off := start + max(se.Offset-1, 0)
+		col := off - int64(bytes.LastIndexByte(p.data[:off], '\n'))
+		p.fail(p.lineAt(off), "invalid JSON in %s at column %d: %s", what, col, se.Error())
+		return
+	}
+	p.fail(p.lineAt(start), "invalid JSON in %s: %s", what, jsonErrorReason(err))
 }
 
 // rejectTrailing reports anything but white space from offset off on.
@@ -379,7 +494,7 @@ func (p *parser) parseArray(dec *json.Decoder, what string) bool {
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			p.fail(p.lineAt(at), "invalid JSON in %s: %s", what, jsonErrorReason(err))
+			p.failJSON(at, what, err)
 			return false
 		}
 		p.addObject(p.lineAt(at), raw)

@@ -201,6 +201,18 @@ func TestParseErrors(t *testing.T) {
 			"{\"name\":\"a\",\"description\":\"\xff\"}\n",
 			nil,
 			`cat.jsonl:1: invalid UTF-8 in string`},
+		{"tools/list syntax error at its line and column",
+			"{\"tools\": [\n  {\"name\": \"a\"},\n  {\"name\": \"b\" \"x\"}\n]}\n",
+			nil,
+			"cat.jsonl:3: invalid JSON in tools/list result at column 16: invalid character '\"' after object key:value pair"},
+		{"JSON-RPC tools/list syntax error at its line and column",
+			"{\"jsonrpc\": \"2.0\", \"result\": {\n  \"tools\": [\n    {\"name\": \"a\",}\n  ]\n}}\n",
+			nil,
+			"cat.jsonl:3: invalid JSON in tools/list result at column 18: invalid character '}' looking for beginning of object key string"},
+		{"array element syntax error at its line and column",
+			"[\n  {\"name\":\"a\"},\n  {\n    \"name\": \"b\"\n    \"x\": 1\n  }\n]\n",
+			[]string{"ns/a"},
+			"cat.jsonl:5: invalid JSON in JSON array at column 5: invalid character '\"' after object key:value pair"},
 		{"several problems, all reported",
 			"{\"name\":1}\n{\"name\":\"a\"}\n{\n{\"name\":\"a\"}\n",
 			[]string{"ns/a"},
@@ -346,6 +358,43 @@ func TestLoadAll(t *testing.T) {
 	want := b + `:3: duplicate tool "a/y" (first defined at ` + a + ":2)\n" + filepath.Join(dir, "missing.jsonl") + ": cannot read catalog: no such file or directory"
 	if err == nil || err.Error() != want {
 		t.Errorf("LoadAll error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestLoadFiles: each spec gives one File, in order, with its format and
+// its tools; an empty file is a File with no tools.
+func TestLoadFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	specs := []string{
+		write("lines.jsonl", "{\"name\":\"x\"}\n"),
+		"arr=" + write("arr.json", "[{\"name\":\"y\"}]"),
+		write("gh.json", "{\"tools\":[{\"name\":\"z\"}]}"),
+		write("rpc.json", "{\"jsonrpc\":\"2.0\",\"result\":{\"tools\":[]}}"),
+		write("empty.jsonl", "\n"),
+	}
+	files, err := LoadFiles(specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		ns     string
+		format Format
+		tools  int
+	}{{"lines", FormatJSONLines, 1}, {"arr", FormatArray, 1}, {"gh", FormatToolsList, 1}, {"rpc", FormatToolsList, 0}, {"empty", FormatJSONLines, 0}}
+	if len(files) != len(want) {
+		t.Fatalf("LoadFiles = %d files, want %d", len(files), len(want))
+	}
+	for i, w := range want {
+		if f := files[i]; f.Namespace != w.ns || f.Format != w.format || len(f.Tools) != w.tools {
+			t.Errorf("LoadFiles[%d] = %s %s %d tools, want %s %s %d tools", i, f.Namespace, f.Format, len(f.Tools), w.ns, w.format, w.tools)
+		}
 	}
 }
 
