@@ -53,6 +53,8 @@ func newAdmission(perPrincipal, total int, timeout time.Duration) *admission {
 
 // refusal says why a session was not admitted and when to try again.
 type refusal struct {
+	reason     refusalReason
+	limit      int // the cap met
 	message    string
 	retryAfter int // seconds, at least 1
 }
@@ -66,7 +68,7 @@ func (a *admission) reserve(owner string, now time.Time) *refusal {
 	o := a.owners[owner]
 	if o != nil && o.opening+len(o.seen) >= a.perPrincipal {
 		wait := a.retryAfter(leastRecent(o.seen), now)
-		return &refusal{retryAfter: wait, message: fmt.Sprintf(
+		return &refusal{reason: refusedPerPrincipal, limit: a.perPrincipal, retryAfter: wait, message: fmt.Sprintf(
 			"too many open sessions for this principal (the limit is %d): close one (HTTP DELETE with its Mcp-Session-Id) or retry after %d s, when the least recently used one expires if it stays idle",
 			a.perPrincipal, wait)}
 	}
@@ -78,7 +80,7 @@ func (a *admission) reserve(owner string, now time.Time) *refusal {
 			}
 		}
 		wait := a.retryAfter(oldest, now)
-		return &refusal{retryAfter: wait, message: fmt.Sprintf(
+		return &refusal{reason: refusedTotal, limit: a.total, retryAfter: wait, message: fmt.Sprintf(
 			"the server has too many open sessions (the limit is %d): retry after %d s, when the least recently used one expires if it stays idle",
 			a.total, wait)}
 	}
@@ -221,6 +223,10 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, p tools.Pri
 		return
 	}
 	if no := s.sessions.reserve(owner, time.Now()); no != nil {
+		s.metrics.refused(no.reason)
+		// The principal, never its token: an operator sees who meets a cap.
+		s.opts.Logger.InfoContext(r.Context(), "mcpserver: session refused",
+			"reason", string(no.reason), "limit", no.limit, "principal", p.ID, "tenant", p.Tenant, "retry_after_s", no.retryAfter)
 		writeRefusal(w, head, no)
 		return
 	}

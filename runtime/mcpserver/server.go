@@ -69,6 +69,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
@@ -116,7 +117,14 @@ type Options struct {
 	// together, answered as MaxSessionsPerPrincipal. Zero means
 	// DefaultMaxSessions (1024).
 	MaxSessions int
-	// Logger receives errors. Nil means slog.Default().
+	// Registerer receives the HTTP session metrics: the gauge
+	// toolgate_mcp_sessions (open sessions) and the counter
+	// toolgate_mcp_session_refusals_total{reason} (reason per_principal
+	// or total: the cap a refused session met). Nil registers none.
+	Registerer prometheus.Registerer
+	// Logger receives errors, and each refused session at Info (the
+	// principal's ID and tenant, never its token). Nil means
+	// slog.Default().
 	Logger *slog.Logger
 	// Name and Version identify the server to clients. Zero means
 	// "toolgate" and "0.1.0".
@@ -132,6 +140,7 @@ type Server struct {
 	opts Options
 
 	sessions      *admission      // the HTTP sessions open, under the caps
+	metrics       *metrics        // nil without Options.Registerer
 	sessionClosed func(id string) // for tests: after an HTTP session's slot is freed
 }
 
@@ -188,8 +197,14 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	if o.Version == "" {
 		o.Version = "0.1.0"
 	}
-	return &Server{reg: reg, disc: disc, gw: gw, opts: o,
-		sessions: newAdmission(o.MaxSessionsPerPrincipal, o.MaxSessions, o.SessionTimeout)}, nil
+	s := &Server{reg: reg, disc: disc, gw: gw, opts: o,
+		sessions: newAdmission(o.MaxSessionsPerPrincipal, o.MaxSessions, o.SessionTimeout)}
+	m, err := newMetrics(o.Registerer, s.sessions.open)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	return s, nil
 }
 
 // Run serves one session over t as Options.Principal until the client
