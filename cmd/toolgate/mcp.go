@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -117,8 +120,12 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 
+	// Over HTTP the metrics are served at GET /metrics, as serve does;
+	// over stdio nothing reads them.
+	metrics := newMetricsRegistry()
+	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
-	disc, closeLog, err := serverDiscoverer(*discoveryLog, nil)
+	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics)
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
@@ -136,11 +143,11 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitUsage
 	}
 	defer closeStore()
-	gw, err := gateway.New(reg, store, &gateway.Options{Logger: log})
+	gw, err := gateway.New(reg, store, &gateway.Options{Logger: log, Registerer: metrics})
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
-	opts := &mcpserver.Options{K: *k, Logger: log,
+	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics,
 		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
 
@@ -159,7 +166,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var auth gateway.Authenticator = tf
 	var verifier *oauth.Verifier
 	if oa.enabled() {
-		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log, nil); err != nil {
+		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log, metrics); err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
 			return exitUsage
 		}
@@ -181,7 +188,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if verifier != nil {
 		h = verifier.Protect(h)
 	}
-	hs := mcpHTTPServer(h)
+	hs := mcpHTTPServer(withMetrics(h, metrics))
 	fmt.Fprintf(stderr, "%s: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
 		serveProg, reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
 	go func() {
@@ -203,6 +210,17 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 // timeout and lease grace; event streams are exempt from the write timeout).
 func mcpHTTPServer(h http.Handler) *http.Server {
 	return gateway.NewHTTPServer("", h, 0)
+}
+
+// withMetrics serves GET /metrics from r in front of h, unauthenticated
+// like serve's /metrics (its labels are bounded: tool IDs, outcomes and
+// reasons, never a principal, token or session), outside the OAuth
+// verifier so a scraper needs no token.
+func withMetrics(h http.Handler, r *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
+	mux.Handle("/", h)
+	return mux
 }
 
 // runMCPApprove is "toolgate mcp approve": grant a held call in the --data

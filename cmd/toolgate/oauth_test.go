@@ -259,6 +259,17 @@ func TestMCPServeOAuth(t *testing.T) {
 			t.Errorf("the log holds a token")
 		}
 	}
+
+	// The verifier counts on /metrics, which needs no token.
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n, ok := seriesValue(string(body), `toolgate_oauth_tokens_total{outcome="accepted"}`); resp.StatusCode != 200 || !ok || n < 1 {
+		t.Errorf("GET /metrics = %d, toolgate_oauth_tokens_total{outcome=\"accepted\"} %v (found %v), want at least 1", resp.StatusCode, n, ok)
+	}
 }
 
 // startMCPHTTP starts `toolgate mcp serve -v --http 127.0.0.1:0 args...`

@@ -100,8 +100,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := newMetricsRegistry()
 	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
 	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics)
@@ -157,4 +156,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitNegative
 	}
 	return exitOK
+}
+
+// newMetricsRegistry is the registry a server's /metrics serves ("serve",
+// "mcp serve --http"): the Go and process collectors, and whatever the
+// gateway, discovery, the upstreams, the OAuth verifier and the MCP
+// sessions register.
+func newMetricsRegistry() *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// TestMCPServeMetrics: "mcp serve --http" serves GET /metrics on its
+// listener without a token, and it counts what the server did: the open
+// sessions and the one refused past --max-sessions-per-principal, a
+// find_tools query, a call through the gateway, and the Go collectors.
+// The refusal is logged with the principal, never the token.
+func TestMCPServeMetrics(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	stderr := &addrWriter{addr: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"mcp", "serve", "-v", "--mcp", "memory=node " + memory, "--http", "127.0.0.1:0",
+			"--tokens", tokens, "--max-sessions-per-principal", "2"}, strings.NewReader(""), io.Discard, stderr)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var base string
+	select {
+	case base = <-stderr.addr:
+	case code := <-done:
+		t.Fatalf("mcp serve exited %d: %s", code, stderr)
+	}
+
+	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer tok-alice")
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	var sessions []*sdk.ClientSession
+	for range 2 {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil).
+			Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr)
+		}
+		sessions = append(sessions, cs)
+	}
+	defer func() {
+		for _, cs := range sessions {
+			cs.Close()
+		}
+	}()
+	if _, err := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, nil); err == nil {
+		t.Fatal("a 3rd session with --max-sessions-per-principal 2 connected, want 429")
+	}
+	cs := sessions[0]
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "remember a new entity in the knowledge graph"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+		"name": "memory/create_entities", "arguments": map[string]any{"entities": []any{
+			map[string]any{"name": "Ada", "entityType": "person", "observations": []string{"first programmer"}}}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("call_tool memory/create_entities = %v, %v", res, err)
+	}
+
+	resp, err := http.Get(base + "/metrics") // no token
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics = %d %q, want 200", resp.StatusCode, body)
+	}
+	for _, c := range []struct {
+		series string
+		want   float64
+	}{
+		{`toolgate_mcp_sessions`, 2},
+		{`toolgate_mcp_session_refusals_total{reason="per_principal"}`, 1},
+		{`toolgate_mcp_session_refusals_total{reason="total"}`, 0},
+		{`toolgate_discovery_queries_total`, 1},
+		{`toolgate_gateway_calls_total{outcome="ok",tool="memory/create_entities"}`, 1},
+		{`go_goroutines`, -1}, // present, any value
+	} {
+		got, ok := seriesValue(string(body), c.series)
+		switch {
+		case !ok:
+			t.Errorf("GET /metrics has no %s", c.series)
+		case c.want >= 0 && got != c.want:
+			t.Errorf("GET /metrics: %s = %v, want %v", c.series, got, c.want)
+		}
+	}
+	if logs := stderr.String(); !strings.Contains(logs, "mcpserver: session refused") || !strings.Contains(logs, "principal=alice") {
+		t.Errorf("log = %q, want the refusal with principal=alice", logs)
+	} else if strings.Contains(logs, "tok-alice") {
+		t.Errorf("the log holds the bearer token")
+	}
+}
+
+// seriesValue finds series (its name and labels as the text exposition
+// writes them) in body and returns its value.
+func seriesValue(body, series string) (float64, bool) {
+	for line := range strings.Lines(body) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
