@@ -52,7 +52,7 @@ var helps = map[string]cli.Usage{
 	"mcp serve": {
 		Synopsis: mcpServeSynopsis,
 		Summary: "Serve progressive discovery (find_tools) and the gateway (call_tool) to an MCP client, over stdio or Streamable HTTP " +
-			"(approvals at /v1/approvals/{approval_id} on the same address; toolgate mcp approve grants them on the --data store).",
+			"(approvals at /v1/approvals/{approval_id} on the same address; toolgate mcp approve grants them on the --data store; Prometheus metrics at GET /metrics there, without a token).",
 		Examples: []string{
 			`toolgate mcp serve --tools bank.jsonl --principal alice --tenant acme --scopes accounts:read`,
 			`toolgate mcp serve --mcp-config servers.json --http 127.0.0.1:8080 --tokens tokens.json --data ./state`,
