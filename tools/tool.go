@@ -82,6 +82,12 @@ type Tool struct {
 	Handler Handler `json:"-"`
 }
 
+// Runnable reports whether the tool can execute: it has a Handler. A
+// catalog file's tool has none (no server behind it): servers and agents
+// do not offer it unless told the catalog is for discovery only, and the
+// gateway refuses a call of it (gateway.CodeServerNotConnected).
+func (t *Tool) Runnable() bool { return t.Handler != nil }
+
 // Namespace returns the part of the ID before the first slash.
 func (t *Tool) Namespace() string {
 	ns, _, _ := strings.Cut(t.ID, "/")

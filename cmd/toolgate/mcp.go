@@ -34,7 +34,7 @@ const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
        [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
-       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE]`
+       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
@@ -81,6 +81,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	discoveryLog := discoveryLogFlag(fs)
+	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -137,6 +138,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	defer closeUpstreams()
 	src.cards.warn(stderr, serveProg)
 	src.pins.warn(stderr, serveProg, src.upstreams)
+	warnUnconnected(stderr, serveProg, reg.Snapshot(), *offerUnconnected)
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
@@ -147,7 +149,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
-	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics,
+	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics, OfferUnconnected: *offerUnconnected,
 		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
 

@@ -27,7 +27,7 @@ func init() {
 		Synopsis: `toolgate serve (--tokens FILE | --oauth-issuer URL --oauth-audience URI) [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
 			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]` + "\n       " +
 			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--uncertain rerun|reconcile] [--uncertain-tool ID=rerun|reconcile]...` + "\n       " +
-			`[--discovery-log FILE]`,
+			`[--discovery-log FILE] [--offer-unconnected]`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
 		Examples: []string{
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
@@ -42,8 +42,10 @@ func init() {
 // runServe is "toolgate serve": the HTTP gateway (POST /v1/tools/call,
 // POST /v1/discover, the approvals endpoints, GET /metrics, GET /healthz)
 // over catalog files and upstream MCP servers, for agents not written in
-// Go. Tools with a handler are the upstream servers' (a catalog file's
-// tools can be discovered, but a call of one is refused: nothing runs it).
+// Go. Tools with a handler are the upstream servers'. A catalog file's
+// tools have none: /v1/discover does not offer them unless
+// --offer-unconnected, and a call of one is refused 404 UNKNOWN_TOOL with
+// code SERVER_NOT_CONNECTED.
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate serve"
 	fs, src := catalogFlagSet("serve")
@@ -61,6 +63,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var uncertainTools multiFlag
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
 	discoveryLog := discoveryLogFlag(fs)
+	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -115,6 +118,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeUpstreams()
 	src.cards.warn(stderr, prog)
 	src.pins.warn(stderr, prog, src.upstreams)
+	warnUnconnected(stderr, prog, reg.Snapshot(), *offerUnconnected)
 	policy, perTool, err := serve.UncertainPolicies(*uncertain, uncertainTools, reg.Snapshot())
 	if err != nil {
 		return fail(stderr, prog, err)
@@ -145,7 +149,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, err)
 	}
 	err = serve.Run(ctx, serve.Config{
-		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, Gatherer: metrics, Logger: log,
+		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, OfferUnconnected: *offerUnconnected, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), serve.StoreName(*storeSpec))

@@ -161,9 +161,9 @@ func TestServe(t *testing.T) {
 	if code != 200 || again["cached"] != true || again["idempotency_key"] != first["idempotency_key"] {
 		t.Fatalf("the same step again = %d %v, want the replay with the same key", code, again)
 	}
-	code, noHandler := p.post(t, "tok-alice", "/v1/tools/call", `{"session_id":"s1","step":2,"tool":"github/get_me","arguments":{}}`)
-	if code == 200 || noHandler["success"] != false {
-		t.Errorf("a catalog-only tool = %d %v, want a refusal", code, noHandler)
+	code, noHandler := p.post(t, "tok-alice", "/v1/tools/call", `{"session_id":"s1","step":2,"tool":"github/list_issues","arguments":{"owner":"acme","repo":"app"}}`)
+	if code != 404 || noHandler["code"] != "SERVER_NOT_CONNECTED" {
+		t.Errorf("a catalog-only tool = %d %v, want 404 with code SERVER_NOT_CONNECTED", code, noHandler)
 	}
 	if code, _ := p.post(t, "nobody", "/v1/tools/call", call); code != 401 {
 		t.Errorf("an unknown bearer = %d, want 401", code)

@@ -599,8 +599,10 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 }
 
 // codeServerNotConnected is the DomainError code of a call of a demo
-// catalog tool whose MCP server is not connected.
-const codeServerNotConnected = "SERVER_NOT_CONNECTED"
+// catalog tool whose MCP server is not connected: the code the gateway
+// gives a tool without a handler, which toolgate serve and mcp serve
+// answer for a catalog file's tools.
+const codeServerNotConnected = gateway.CodeServerNotConnected
 
 // demoCatalog is the embedded catalogs less the namespaces a connected
 // server takes (its live tools replace them). The entries left have no

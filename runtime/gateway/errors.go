@@ -25,7 +25,7 @@ const (
 	PermissionDenied ErrorType = "PERMISSION_DENIED"
 	// UnknownTool: no tool with that ID exists in the current registry
 	// snapshot, or it is restricted to other tenants, or it has no handler
-	// (HTTP 404).
+	// (HTTP 404). The last is told apart by Code CodeServerNotConnected.
 	UnknownTool ErrorType = "UNKNOWN_TOOL"
 	// ValidationError: the arguments (or the request) are malformed or break
 	// the tool's schema or domain rules; Details lists the violations (HTTP
@@ -70,6 +70,12 @@ const (
 	// without HTTPOptions.Discover (HTTP 501).
 	NotImplemented ErrorType = "NOT_IMPLEMENTED"
 )
+
+// CodeServerNotConnected is the Code of the UNKNOWN_TOOL refusal of a
+// tool that exists but cannot run: it has no handler ([tools.Tool.Runnable]),
+// being a catalog file's tool with no server connected. Nothing ran and
+// nothing is recorded; the call is final until a server provides the tool.
+const CodeServerNotConnected = "SERVER_NOT_CONNECTED"
 
 // HTTPStatus returns the HTTP status code of the contract for t, and 500
 // for a type it does not know.
@@ -132,7 +138,9 @@ type Error struct {
 	Details any `json:"details,omitempty"`
 	// ApprovalID names the approval to grant (CONFIRMATION_REQUIRED only).
 	ApprovalID string `json:"approval_id,omitempty"`
-	// Code is the domain error's code (DOMAIN_ERROR only).
+	// Code is the domain error's code (DOMAIN_ERROR), or
+	// CodeServerNotConnected (UNKNOWN_TOOL of a tool that exists but has no
+	// handler). Empty elsewhere.
 	Code string `json:"code,omitempty"`
 	// IdempotencyKey is the call's key when it was derived (from the claim
 	// step on), so a client can correlate and reconcile.

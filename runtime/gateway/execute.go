@@ -92,8 +92,9 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 			}
 			g.metrics.denied(id, denial)
 		}
-	case t.Handler == nil:
-		gerr = &Error{Type: UnknownTool, Message: fmt.Sprintf("tool %q cannot be executed (no handler)", t.ID)}
+	case !t.Runnable():
+		gerr = &Error{Type: UnknownTool, Code: CodeServerNotConnected,
+			Message: fmt.Sprintf("tool %q has no server connected (it comes from a catalog file): nothing can run it", t.ID)}
 	default:
 		if g.log.Enabled(ctx, slog.LevelDebug) {
 			g.log.LogAttrs(ctx, slog.LevelDebug, "gateway: call allowed", slog.String("tenant", call.Principal.Tenant),

@@ -886,3 +886,25 @@ func TestPanickingHooks(t *testing.T) {
 		t.Errorf("handler ran %d times, want 0", n)
 	}
 }
+
+// TestCatalogOnlyToolCode: a tool that exists but has no handler is
+// UNKNOWN_TOOL told apart by its code, so that a client that found it in a
+// discovery-only catalog learns why it cannot run; a tool that does not
+// exist has no code.
+func TestCatalogOnlyToolCode(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct {
+		name, tool, code string
+	}{
+		{"catalog-only tool", "catalog/only", gateway.CodeServerNotConnected},
+		{"unknown tool", "bank/steal_funds", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: tc.tool, Arguments: json.RawMessage(`{}`)})
+			ge := wantType(t, tc.name, err, gateway.UnknownTool)
+			if ge.Code != tc.code || ge.Retryable {
+				t.Errorf("Execute(%s) code = %q, retryable = %v; want %q, false", tc.tool, ge.Code, ge.Retryable, tc.code)
+			}
+		})
+	}
+}

@@ -174,7 +174,8 @@ func TestFirstClassNameKeepsItsTool(t *testing.T) {
 
 // TestFirstClassNamesOnRealCatalogs: the GitHub and GitLab servers share
 // eight tool names (create_issue, push_files, ...); a session that finds
-// all sixteen tools lists sixteen server-qualified names.
+// all sixteen tools lists sixteen server-qualified names (the catalogs have
+// no server: OfferUnconnected offers them).
 func TestFirstClassNamesOnRealCatalogs(t *testing.T) {
 	f := newFixture(t)
 	var ids []string
@@ -186,7 +187,7 @@ func TestFirstClassNamesOnRealCatalogs(t *testing.T) {
 	if len(ids) != 16 {
 		t.Fatalf("tools whose names the real catalogs share: %v, want 16 (eight names of github and gitlab)", ids)
 	}
-	cs := serveStdio(t, t.Context(), f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet, MaxFirstClass: 16})
+	cs := serveStdio(t, t.Context(), f.reg, f.disc, f.gw, &mcpserver.Options{Principal: tokens["teller-token"], Logger: quiet, MaxFirstClass: 16, OfferUnconnected: true})
 	selectTools(t, cs, ids...)
 	got := firstClass(t, cs)
 	var want []string

@@ -96,6 +96,14 @@ type Options struct {
 	K int
 	// NoFirstClass turns off adding found tools to the session's tool list.
 	NoFirstClass bool
+	// OfferUnconnected makes find_tools return, and list first-class, the
+	// tools that cannot run (no handler: a catalog file's tools with no
+	// server connected, [tools.Tool.Runnable]), for a catalog that is there
+	// for discovery only; a call of one is still refused (UNKNOWN_TOOL,
+	// code [gateway.CodeServerNotConnected]). False (the zero value) never
+	// offers them. Either way they count in the bare-name rule
+	// ([tools.View.Resolve]), so a name shared with one stays ambiguous.
+	OfferUnconnected bool
 	// MaxFirstClass bounds the found tools a session's list holds (oldest
 	// are removed first; a removed tool's name stays bound to it for the
 	// session). Zero means 16.
@@ -239,4 +247,13 @@ func (s *Server) stdioPrincipal() error {
 		return errors.New("mcpserver: Options.Principal (ID and tenant) is required to serve stdio")
 	}
 	return nil
+}
+
+// offered narrows view to the tools find_tools offers: those that can run,
+// unless Options.OfferUnconnected.
+func (s *Server) offered(view *tools.View) *tools.View {
+	if s.opts.OfferUnconnected {
+		return view
+	}
+	return view.Filter((*tools.Tool).Runnable)
 }

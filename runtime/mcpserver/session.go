@@ -138,7 +138,7 @@ func (ss *session) findTools(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	view := ss.s.reg.Snapshot().Authorize(p)
+	view := ss.s.offered(ss.s.reg.Snapshot().Authorize(p))
 	res, err := findtools.Search(ctx, ss.s.disc, view, query, &findtools.Options{K: ss.s.opts.K, Alias: ss.listed, Session: ss.id})
 	if err != nil {
 		ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: find_tools failed", "session", ss.id, "err", err)
@@ -405,6 +405,9 @@ const (
 func gatewayError(ge *gateway.Error, step int) *sdk.CallToolResult {
 	m := map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message,
 		"retryable": ge.Retryable, "details": ge.Details, "approval_id": ge.ApprovalID}
+	if ge.Code != "" {
+		m["code"] = ge.Code
+	}
 	if len(ge.Candidates) > 0 {
 		m["candidates"] = ge.Candidates
 	}

@@ -70,6 +70,13 @@ type Config struct {
 	// Registerer whose metrics Gatherer serves to see discovery from a
 	// running server (`toolgate serve --discovery-log`).
 	Discoverer *discovery.Discoverer
+	// OfferUnconnected makes POST /v1/discover return the tools that
+	// cannot run (no handler: a catalog file's tools with no server
+	// connected, [tools.Tool.Runnable]), for a catalog that is there for
+	// discovery only; a call of one is still refused 404 UNKNOWN_TOOL with
+	// code [gateway.CodeServerNotConnected]. False (the zero value) never
+	// returns them.
+	OfferUnconnected bool
 	// Gatherer serves GET /metrics. Nil means no /metrics.
 	Gatherer prometheus.Gatherer
 	// WriteTimeout bounds an answer; it must exceed the longest tool
@@ -121,7 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	handler := gateway.NewHTTPHandler(cfg.Gateway, cfg.Auth, &gateway.HTTPOptions{
-		Gatherer: cfg.Gatherer, Logger: log, Discover: Discover(disc, cfg.Registry), Called: Called(disc, cfg.Registry)})
+		Gatherer: cfg.Gatherer, Logger: log, Discover: Discover(disc, cfg.Registry, cfg.OfferUnconnected), Called: Called(disc, cfg.Registry)})
 	if cfg.Wrap != nil {
 		handler = cfg.Wrap(handler)
 	}
@@ -246,13 +253,18 @@ type Candidate struct {
 }
 
 // Discover returns the gateway's POST /v1/discover hook: the shortlist of
-// the tools the bearer may use. The view is authorized before any search,
-// so nothing else can be returned. The request's session goes to the
-// discovery log (discovery.Request.Session), where Called's record of the
-// tool finally called is linked to it.
-func Discover(d *discovery.Discoverer, reg *tools.Registry) gateway.DiscoverFunc {
+// the tools the bearer may use that can run (all of them, those without a
+// handler too, when offerUnconnected: Config.OfferUnconnected). The view
+// is authorized before any search, so nothing else can be returned. The
+// request's session goes to the discovery log (discovery.Request.Session),
+// where Called's record of the tool finally called is linked to it.
+func Discover(d *discovery.Discoverer, reg *tools.Registry, offerUnconnected bool) gateway.DiscoverFunc {
 	return func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
-		sl, err := d.Shortlist(ctx, reg.Snapshot().Authorize(p),
+		view := reg.Snapshot().Authorize(p)
+		if !offerUnconnected {
+			view = view.Filter((*tools.Tool).Runnable)
+		}
+		sl, err := d.Shortlist(ctx, view,
 			discovery.Request{Query: req.Query, K: req.K, Session: req.SessionID, Source: discovery.SourceTurn})
 		if err != nil {
 			return nil, err
