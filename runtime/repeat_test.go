@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
@@ -85,25 +86,7 @@ func (n *notices) tools(t *testing.T) []tools.Tool {
 // (tool, action) in reg.
 func repeatCount(t *testing.T, reg *prometheus.Registry, tool string, action runtime.RepeatAction) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "toolgate_runtime_repeated_calls_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["tool"] == tool && labels["action"] == string(action) {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return metricstest.Count(t, reg, "toolgate_runtime_repeated_calls_total", "tool", tool, "action", string(action))
 }
 
 // TestRepeatedCalls: within one turn, a call that already succeeded is not

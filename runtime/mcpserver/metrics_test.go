@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 )
 
@@ -82,29 +83,12 @@ func TestSessionMetricsRegisteredTwice(t *testing.T) {
 // reason, when not empty) in reg; -1 when there is no such series.
 func gathered(t *testing.T, reg prometheus.Gatherer, name, reason string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	var labels []string
+	if reason != "" {
+		labels = []string{"reason", reason}
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			got := ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "reason" {
-					got = l.GetValue()
-				}
-			}
-			if got != reason {
-				continue
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
+	if v, ok := metricstest.Value(t, reg, name, labels...); ok {
+		return v
 	}
 	return -1
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -112,22 +113,11 @@ func TestMissMetricsBounded(t *testing.T) {
 // of the histogram name.
 func gathered(t *testing.T, g prometheus.Gatherer, name string) float64 {
 	t.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := metricstest.Value(t, g, name)
+	if !ok {
+		t.Fatalf("no metric %s", name)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		m := mf.GetMetric()[0]
-		if h := m.GetHistogram(); h != nil {
-			return float64(h.GetSampleCount())
-		}
-		return m.GetCounter().GetValue()
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
+	return v
 }
 
 // TestOpenJSONLog: the file is created 0600 and appended to, never

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/mcp"
@@ -76,32 +77,6 @@ func has(reg *tools.Registry, id string) bool {
 	return ok
 }
 
-func gauge(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					continue metric
-				}
-			}
-			if m.Gauge != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
-
 // TestPinnedDefinitionChangeIsQuarantined is the rug pull: a pinned
 // tool's description changes under a running agent and the server sends
 // list_changed. The changed tool leaves the catalog (nothing can find
@@ -149,11 +124,10 @@ func TestPinnedDefinitionChangeIsQuarantined(t *testing.T) {
 	if rec.Server != "web" || rec.Tool != "echo_a" || rec.Pinned != q[0].Pinned || rec.Listed != q[0].Listed {
 		t.Errorf("quarantine log = %+v, want server, tool, pinned and listed hashes\n%s", rec, logs.String())
 	}
-	labels := map[string]string{"server": "web", "reason": "changed"}
-	if g := gauge(t, metrics, "toolgate_mcp_quarantined_tools", labels); g != 1 {
+	if g := metricstest.Count(t, metrics, "toolgate_mcp_quarantined_tools", "server", "web", "reason", "changed"); g != 1 {
 		t.Errorf("toolgate_mcp_quarantined_tools{server=web,reason=changed} = %v, want 1", g)
 	}
-	if c := gauge(t, metrics, "toolgate_mcp_pin_mismatches_total", labels); c != 1 {
+	if c := metricstest.Count(t, metrics, "toolgate_mcp_pin_mismatches_total", "server", "web", "reason", "changed"); c != 1 {
 		t.Errorf("toolgate_mcp_pin_mismatches_total{server=web,reason=changed} = %v, want 1", c)
 	}
 
@@ -163,7 +137,7 @@ func TestPinnedDefinitionChangeIsQuarantined(t *testing.T) {
 	if has(reg, "web/echo_c") {
 		t.Error("a tool new in a pinned server was registered (default policy: quarantine)")
 	}
-	if c := gauge(t, metrics, "toolgate_mcp_pin_mismatches_total", labels); c != 1 {
+	if c := metricstest.Count(t, metrics, "toolgate_mcp_pin_mismatches_total", "server", "web", "reason", "changed"); c != 1 {
 		t.Errorf("after another refresh, mismatches{changed} = %v, want still 1", c)
 	}
 	if n := strings.Count(logs.String(), `"tool":"echo_a"`); n != 1 {
@@ -176,7 +150,7 @@ func TestPinnedDefinitionChangeIsQuarantined(t *testing.T) {
 	if _, err := call(t, ctx, reg, "web/echo_a", map[string]any{"text": "hi"}); err != nil {
 		t.Errorf("echo_a with its pinned definition again: %v", err)
 	}
-	if g := gauge(t, metrics, "toolgate_mcp_quarantined_tools", labels); g != 0 {
+	if g := metricstest.Count(t, metrics, "toolgate_mcp_quarantined_tools", "server", "web", "reason", "changed"); g != 0 {
 		t.Errorf("quarantined{changed} after the revert = %v, want 0", g)
 	}
 

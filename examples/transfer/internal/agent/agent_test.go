@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
@@ -123,7 +124,7 @@ func TestLoopingModelTransfersOnce(t *testing.T) {
 			if len(repeats) != tc.wantRefusals {
 				t.Errorf("%d repeated_call events, want %d", len(repeats), tc.wantRefusals)
 			}
-			if got := counter(t, metrics, "toolgate_runtime_repeated_calls_total", finance.TransferFunds, string(runtime.RepeatRefused)); got != float64(tc.wantRefusals) {
+			if got := metricstest.Count(t, metrics, "toolgate_runtime_repeated_calls_total", "tool", finance.TransferFunds, "action", string(runtime.RepeatRefused)); got != float64(tc.wantRefusals) {
 				t.Errorf("toolgate_runtime_repeated_calls_total{action=refused} = %v, want %d", got, tc.wantRefusals)
 			}
 			told := 0
@@ -138,33 +139,4 @@ func TestLoopingModelTransfersOnce(t *testing.T) {
 			}
 		})
 	}
-}
-
-// counter is the value of the counter name{tool, action} in reg.
-func counter(t *testing.T, reg *prometheus.Registry, name, tool, action string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var gotTool, gotAction string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "tool":
-					gotTool = l.GetValue()
-				case "action":
-					gotAction = l.GetValue()
-				}
-			}
-			if gotTool == tool && gotAction == action {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }
