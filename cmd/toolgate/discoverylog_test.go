@@ -19,16 +19,16 @@ import (
 )
 
 // serveInProcess runs `toolgate serve args...` in this process on a free
-// port and returns its base URL and a stop function that cancels it and
-// returns its exit code.
-func serveInProcess(t *testing.T, args ...string) (base string, stop func() int) {
+// port and returns its base URL, a stop function that cancels it and
+// returns its exit code, and what it wrote on stderr so far.
+func serveInProcess(t *testing.T, args ...string) (base string, stop func() int, stderr *lockedBuilder) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	var stderr lockedBuilder
+	stderr = &lockedBuilder{}
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), pw, &stderr)
+		code <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), pw, stderr)
 		pw.Close()
 	}()
 	line := make(chan string, 1)
@@ -70,7 +70,7 @@ func serveInProcess(t *testing.T, args ...string) (base string, stop func() int)
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("serve did not say it listens; stderr: %s", stderr.String())
 	}
-	return base, stop
+	return base, stop, stderr
 }
 
 // TestServeDiscoveryLog is the learning loop from a running server:
@@ -82,7 +82,7 @@ func TestServeDiscoveryLog(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "discovery.jsonl")
-	base, stop := serveInProcess(t, "--tokens", aliceTokens(t, dir, "tok-alice"), "--data", filepath.Join(dir, "data"),
+	base, stop, _ := serveInProcess(t, "--tokens", aliceTokens(t, dir, "tok-alice"), "--data", filepath.Join(dir, "data"),
 		"--mcp", "memory=env MEMORY_FILE_PATH="+filepath.Join(dir, "memory.jsonl")+" node "+memory,
 		"--discovery-log", logPath)
 	p := &serveProcess{url: base}

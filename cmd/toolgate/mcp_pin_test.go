@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -215,8 +214,6 @@ func TestMCPPinUsage(t *testing.T) {
 // TestServePinMetrics: "toolgate serve --pins" reports a quarantine at
 // startup on stderr and on /metrics.
 func TestServePinMetrics(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
 	up := newEchoUpstream(t, "echo_a", "echo_b")
 	dir := t.TempDir()
 	pins := filepath.Join(dir, "mcp.pins")
@@ -225,20 +222,8 @@ func TestServePinMetrics(t *testing.T) {
 	}
 	up.setEcho("echo_a", rugPull)
 
-	stdoutR, stdoutW := io.Pipe()
-	var stderr strings.Builder
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--tokens", aliceTokens(t, dir, "tok"), "--data", dir,
-			"--mcp-url", "web=" + up.url, "--pins", pins}, strings.NewReader(""), stdoutW, &stderr)
-		stdoutW.Close()
-	}()
-	line, err := bufio.NewReader(stdoutR).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve did not start: %v, stderr %q", err, stderr.String())
-	}
-	go io.Copy(io.Discard, stdoutR)
-	addr, _, _ := strings.Cut(strings.TrimPrefix(line, "listening on "), " ")
+	addr, stop, stderr := serveInProcess(t, "--tokens", aliceTokens(t, dir, "tok"), "--data", dir,
+		"--mcp-url", "web="+up.url, "--pins", pins)
 	res, err := http.Get(addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -249,8 +234,7 @@ func TestServePinMetrics(t *testing.T) {
 		!strings.Contains(string(body), `toolgate_mcp_pin_mismatches_total{reason="changed",server="web"} 1`) {
 		t.Errorf("/metrics lacks the quarantine of echo_a:\n%s", grepLines(string(body), "toolgate_mcp_"))
 	}
-	cancel()
-	<-done
+	stop()
 	if !strings.Contains(stderr.String(), `"echo_a" changed`) {
 		t.Errorf("serve stderr = %q, want the quarantine of echo_a", stderr.String())
 	}
