@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/internal/metricstest"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestSessionMetrics(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewRegistry()
-	var logs bytes.Buffer
+	var logs testenv.Buffer
 	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Registerer: reg,
 		Logger:                  slog.New(slog.NewTextHandler(&logs, nil)),
 		MaxSessionsPerPrincipal: 2, MaxSessions: 3})

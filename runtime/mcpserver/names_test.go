@@ -1,16 +1,15 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
@@ -60,24 +59,6 @@ func ranBy(t *testing.T, cs *sdk.ClientSession, name string) string {
 	return out.Result.Ran
 }
 
-// lockedBuffer is a log sink the server writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var deleter = tools.Principal{ID: "dev", Tenant: "acme", Scopes: []string{"repo:admin"}}
 
 // TestFirstClassNamesNeverShadow: tools of different servers whose names
@@ -93,7 +74,7 @@ func TestFirstClassNamesNeverShadow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var log lockedBuffer
+	var log testenv.Buffer
 	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
 	cs := serveStdio(t, t.Context(), reg, disc, gw, &mcpserver.Options{Principal: deleter, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	selectTools(t, cs, ids...)
