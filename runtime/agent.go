@@ -16,10 +16,10 @@ import (
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
 // Strategy chooses which authorized tools a step shows the model.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
 // compiled is a step's shortlist as the model sees it and its constraint.

@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
 // deferredState is what a session keeps for Options.Deferred: the

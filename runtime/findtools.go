@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
 // findTools answers the model's search of the authorized catalog (see

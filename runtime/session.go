@@ -11,10 +11,10 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
 // ErrStepBudget is returned by Run when the model has not answered within

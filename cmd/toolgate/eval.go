@@ -20,7 +20,7 @@ import (
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/discovery"
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 func init() { commands["eval"] = runEval }
@@ -55,7 +55,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	var lexFiles multiFlag
-	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonym groups), es or pl (→ English), derived (noun: verb), e.g. the files tools/lexicon/internal/gen -optional writes (see tools/lexicon/data/README.md); repeatable")
+	fs.Var(&lexFiles, "lexicon", "optional lexicon `KIND=FILE` added to the embedded one: en (English synonym groups), es or pl (→ English), derived (noun: verb), e.g. the files tools/discovery/lexicon/internal/gen -optional writes (see tools/discovery/lexicon/data/README.md); repeatable")
 	var learn cards.LearnOptions
 	fs.IntVar(&learn.MinPrincipals, "learn-min-principals", 0, "with --history, cards learn's --min-principals (0: its default, 3)")
 	fs.IntVar(&learn.MaxExamples, "learn-examples", 0, "with --history, the examples learned per tool at most (0: the default, 64)")

@@ -11,8 +11,8 @@ import (
 	"unicode"
 
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/analysis"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // LearnOptions configures Learn. A nil *LearnOptions means defaults, and

@@ -16,7 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 func newDiscoverer(tb testing.TB, opts *discovery.Options) *discovery.Discoverer {

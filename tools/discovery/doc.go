@@ -19,7 +19,7 @@
 //     length normalisation: the name split from snake/camel/kebab case,
 //     the namespace, summary, description, aliases, tags and group, and the
 //     input schema's parameter names, descriptions and enum values. Text is
-//     analysed by tools/analysis (folding, stop words, stemming for English,
+//     analysed by tools/discovery/analysis (folding, stop words, stemming for English,
 //     Spanish and Polish). The per-term impact is precomputed, so a query
 //     is a sum of impacts. Repetition buys no rank (security invariant
 //     10): a term counts at most twice per field and, summed over the
@@ -40,7 +40,7 @@
 //   - the o200k token count of its schema as a model sees it.
 //
 // Spanish and Polish requests are analysed in their language and translated
-// word by word to English with tools/lexicon. The lexical and dense scores
+// word by word to English with tools/discovery/lexicon. The lexical and dense scores
 // are normalised and fused (FusionScore by default; FusionRRF is there for
 // comparison), and a confidence in [0,1], Platt-calibrated on the public
 // datasets, estimates whether the first candidate is right. Below

@@ -17,7 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // field is one indexed part of a card. BM25F weighs and length-normalises

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // lexiconVariant is one combination of lexicon sources and query widening
@@ -27,7 +27,7 @@ type lexiconVariant struct {
 // source on a development half (every even scored query of each set) and a
 // held-out half (every odd one), and recall@5 of the Spanish, Polish and
 // English requests of the real MCP set. The optional GPL/LGPL-derived
-// files (tools/lexicon/internal/gen -optional DIR: derivations, mythes,
+// files (tools/discovery/lexicon/internal/gen -optional DIR: derivations, mythes,
 // FreeDict) are measured when
 // DISCOVERY_LEXICON_OPTIONAL=DIR. DISCOVERY_LEXICON_VARIANTS keeps the
 // variants whose name contains one of its comma-separated words.

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // Catalog poisoning (security invariant 10: repetition never buys rank).

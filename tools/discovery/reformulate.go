@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/toolgate/toolgate/tools/analysis"
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // LexiconReformulator is the offline Reformulator: it appends to the

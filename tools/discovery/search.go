@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // bonusScale scales the identifier bonuses below.

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 	"github.com/toolgate/toolgate/tools/discovery/ngram"
-	"github.com/toolgate/toolgate/tools/lexicon"
 )
 
 // detect guesses the language of a request.

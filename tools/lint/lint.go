@@ -55,8 +55,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/analysis"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // Kind names a class of finding. The values are part of the CLI's output.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // similarity holds each card's TF-IDF vector over the analyzed terms of its

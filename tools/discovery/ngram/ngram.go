@@ -41,8 +41,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/toolgate/toolgate/tools/analysis"
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // Defaults.

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/tools/analysis"
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden")

@@ -3,7 +3,7 @@ package analysis_test
 import (
 	"fmt"
 
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 func ExampleAnalyzer_Terms() {

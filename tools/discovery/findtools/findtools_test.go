@@ -9,9 +9,9 @@ import (
 	"unicode"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
-	"github.com/toolgate/toolgate/runtime/findtools"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
 // catalog: two create_issue tools (github and gitlab), a balance tool and

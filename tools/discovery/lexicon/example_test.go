@@ -3,7 +3,7 @@ package lexicon_test
 import (
 	"fmt"
 
-	"github.com/toolgate/toolgate/tools/lexicon"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 func ExampleLexicon_Translate() {

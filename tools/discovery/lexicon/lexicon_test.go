@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 func TestParse(t *testing.T) {

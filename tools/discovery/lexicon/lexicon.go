@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolgate/toolgate/tools/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 //go:embed data/*.txt
