@@ -13,13 +13,15 @@ func TestCount(t *testing.T) {
 		{`{"type":"object"}`, 5},
 	}
 	for _, tt := range tests {
-		got, err := Count(tt.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != tt.want {
-			t.Errorf("Count(%q) = %d, want %d", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := Count(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("Count(%q) = %d, want %d", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
