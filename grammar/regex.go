@@ -551,7 +551,7 @@ func unicodeProperty(name string) ([]crange, bool) {
 }
 
 // appendStrided appends the code points lo, lo+stride, ... up to hi (a
-// unicode.Range16 or Range32), as one range when stride is 1.
+// [unicode.Range16] or Range32), as one range when stride is 1.
 func appendStrided(rs []crange, lo, hi, stride rune) []crange {
 	if stride == 1 {
 		return append(rs, crange{lo, hi})

@@ -15,7 +15,7 @@ import (
 // text is byte for byte toGBNF(root).String() (TestPrintGBNFAgreesWithLowering)
 // and the escaping lives only in gbnf.
 
-// toGBNF lowers the grammar reachable from root into a gbnf.Grammar with
+// toGBNF lowers the grammar reachable from root into a [gbnf.Grammar] with
 // root named "root". Names come from the rules' hints, made unique in the
 // order rules are first reached, so the output is deterministic.
 func toGBNF(root *grule) *gbnf.Grammar {

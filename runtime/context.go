@@ -30,7 +30,7 @@ import (
 // templates); the larger is counted.
 const perMessageTokens = 8
 
-// countTokens is Options.CountTokens, or the o200k count.
+// countTokens is [Options.CountTokens], or the o200k count.
 func (a *Agent) countTokens(text string) int {
 	if a.opts.CountTokens != nil {
 		return a.opts.CountTokens(text)
@@ -43,7 +43,7 @@ func (a *Agent) countTokens(text string) int {
 }
 
 // replyTokens is the room kept for req's reply: the token budget the
-// session's llm.Checked will send with it (llm.DefaultMaxTokens when it
+// session's [llm.Checked] will send with it ([llm.DefaultMaxTokens] when it
 // sends none), at most an eighth of the window. The budget is the worst
 // case of the constraint, most replies are a fraction of it, and one that
 // runs into the window's end is cut off and repaired like one cut at the
@@ -132,7 +132,7 @@ func isTurnStart(m llm.Message) bool {
 	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, toolResultPrefix) && !strings.HasPrefix(m.Content, toolsAddedPrefix)
 }
 
-// fit makes req fit Options.ContextTokens, as the package comment above
+// fit makes req fit [Options.ContextTokens], as the package comment above
 // says, rebuilding req's messages (and, in the envelope modes, its tool
 // section, when a left-out turn had introduced tools) when it starts the
 // conversation later.

@@ -12,7 +12,7 @@ import (
 
 // Definition is a tool as its author states it: a catalog file's tool
 // object, an MCP server's tools/list entry, a Go function's metadata.
-// Define turns it into a Tool, deriving the capability card (summary, risk)
+// Define turns it into a [Tool], deriving the capability card (summary, risk)
 // by one set of rules whatever the source. The json tags are the catalog
 // file's member names (docs/catalogs.md).
 type Definition struct {
@@ -65,8 +65,8 @@ type Annotations struct {
 	OpenWorldHint   bool `json:"openWorldHint,omitempty"`
 }
 
-// DefinitionError is why a Definition cannot become a Tool. It wraps
-// ErrInvalidTool, and Err (which wraps ErrInvalidSchema) when the input
+// DefinitionError is why a [Definition] cannot become a [Tool]. It wraps
+// ErrInvalidTool, and Err (which wraps [ErrInvalidSchema]) when the input
 // schema is at fault.
 type DefinitionError struct {
 	// Name is the definition's name as given.
@@ -86,7 +86,7 @@ func (e *DefinitionError) Error() string {
 	return fmt.Sprintf("%v %q: %s", ErrInvalidTool, e.Name, e.Reason)
 }
 
-// Unwrap returns ErrInvalidTool and Err.
+// Unwrap returns [ErrInvalidTool] and Err.
 func (e *DefinitionError) Unwrap() []error {
 	if e.Err == nil {
 		return []error{ErrInvalidTool}
@@ -94,23 +94,23 @@ func (e *DefinitionError) Unwrap() []error {
 	return []error{ErrInvalidTool, e.Err}
 }
 
-// Define turns def into the Tool with ID "<namespace>/<def.Name>". Text
+// Define turns def into the [Tool] with ID "<namespace>/<def.Name>". Text
 // fields are trimmed of surrounding white space; the card's summary is
 // def.Summary, else FirstSentence(def.Description); the risk flags are the
-// explicit ones joined with the annotations' (see Annotations), and a
+// explicit ones joined with the annotations' (see [Annotations]), and a
 // read-only tool is never irreversible. The input schema is checked with
 // CheckInputSchema and stored compact (member order kept). Every error is
-// a *DefinitionError or, for an invalid namespace, an error wrapping
-// ErrInvalidTool. The Tool has no Handler; the caller sets one.
+// a *[DefinitionError] or, for an invalid namespace, an error wrapping
+// ErrInvalidTool. The Tool has no [Handler]; the caller sets one.
 func Define(namespace string, def Definition) (Tool, error) {
 	return define(namespace, def, nil)
 }
 
-// DefineAll defines every definition as Define does and returns one result
-// per definition, in order: tools[i] is the Tool of defs[i] when errs[i] is
+// DefineAll defines every definition as [Define] does and returns one result
+// per definition, in order: tools[i] is the [Tool] of defs[i] when errs[i] is
 // nil. It compiles the input schemas with one shared JSON Schema compiler,
 // which takes a quarter less CPU than Define in a loop; a schema is never
-// resolved against another's (see CheckInputSchema).
+// resolved against another's (see [CheckInputSchema]).
 func DefineAll(namespace string, defs []Definition) ([]Tool, []error) {
 	ts := make([]Tool, len(defs))
 	errs := make([]error, len(defs))
@@ -179,7 +179,7 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 	return t, nil
 }
 
-// SchemaReason returns the text of a CheckInputSchema error without its
+// SchemaReason returns the text of a [CheckInputSchema] error without its
 // "tools: invalid input schema: " prefix, for messages that name the
 // schema themselves.
 func SchemaReason(err error) string {

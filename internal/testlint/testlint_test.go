@@ -106,3 +106,46 @@ func TestTableTestsNameTheirRows(t *testing.T) {
 		}
 	}
 }
+
+// linkedPackages are the packages whose doc comments were given doc links;
+// a bracketed dotted name there must resolve.
+var linkedPackages = []string{
+	"grammar", "grammar/gbnf", "grammar/mask",
+	"llm", "llm/anthropic", "llm/ollama", "llm/openai", "llm/scripted", "llm/livetest", "llm/internal/wire",
+	"tools", "tools/catalog", "tools/cards", "tools/lint", "tools/mcp",
+	"runtime",
+}
+
+// TestDocLinksResolve fails for a [Type.Member] or [pkg.Name] in a doc
+// comment of the linked packages and of internal/... that go doc does not
+// resolve, and logs the links per 1,000 lines.
+func TestDocLinksResolve(t *testing.T) {
+	root := filepath.Join("..", "..")
+	dirs := append([]string(nil), linkedPackages...)
+	internal, err := filepath.Glob(filepath.Join(root, "internal", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range internal {
+		rel, _ := filepath.Rel(root, d)
+		dirs = append(dirs, filepath.ToSlash(rel))
+	}
+	var lines, links int
+	for _, d := range dirs {
+		t.Run(d, func(t *testing.T) {
+			dl, err := CountDocLinks(filepath.Join(root, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += dl.Lines
+			links += dl.Links
+			for _, u := range dl.Unresolved {
+				t.Errorf("%s: doc comment names %s, which go doc does not resolve", d, u)
+			}
+		})
+	}
+	if lines == 0 {
+		t.Fatal("no lines counted: the package list or the root is wrong")
+	}
+	t.Logf("%d doc links in %d lines: %.1f per 1,000 lines", links, lines, float64(links)*1000/float64(lines))
+}

@@ -16,7 +16,7 @@ import (
 	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// Encoding is the name of the encoding Count uses.
+// Encoding is the name of the encoding [Count] uses.
 const Encoding = "o200k_base"
 
 var (
@@ -44,7 +44,7 @@ func Count(text string) (int, error) {
 	return len(enc.EncodeOrdinary(text)), nil
 }
 
-// MustCount is Count for callers that treat a broken embedded encoding as a
+// MustCount is [Count] for callers that treat a broken embedded encoding as a
 // programming error.
 func MustCount(text string) int {
 	n, err := Count(text)

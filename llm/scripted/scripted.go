@@ -1,15 +1,15 @@
-// Package scripted is a deterministic llm.Backend that plays a script of
+// Package scripted is a deterministic [llm.Backend] that plays a script of
 // replies, for tests, demos and users' tests of their own agents.
 //
 // A script is a list of Replies, played in order, one per Chat call. Each
 // reply is rendered for the request's mode (an envelope in envelope modes,
 // a native tool call in ModeNative) and then parsed exactly as the real
-// adapters parse replies (llm.ParseReply), so a scripted model that names
+// adapters parse replies ([llm.ParseReply]), so a scripted model that names
 // an unlisted tool or emits malformed JSON exercises the same failure
 // paths as a real one. The backend records every Request it receives, so
 // a test can assert what would have been sent to a model (for example
 // that no unauthorized tool ever was). When the script runs out, Chat
-// returns ErrScriptExhausted.
+// returns [ErrScriptExhausted].
 package scripted
 
 import (
@@ -27,8 +27,8 @@ import (
 // ErrScriptExhausted is returned by Chat when every reply has been played.
 var ErrScriptExhausted = errors.New("scripted: the script has no more replies")
 
-// Reply is one scripted model reply. Build it with Call, Answer,
-// FindTools, Text, NativeCalls or Fail.
+// Reply is one scripted model reply. Build it with [Call], [Answer],
+// FindTools, [Text], [NativeCalls] or [Fail].
 type Reply struct {
 	render func(mode llm.Mode) (content string, calls []llm.ToolCall, err error)
 	finish llm.FinishReason
@@ -105,12 +105,12 @@ func NativeCalls(calls ...llm.ToolCall) Reply {
 }
 
 // Fail is a reply that is the error err instead of a model output (an
-// *llm.StatusError for a 429, an *llm.ConstraintError, ...).
+// *[llm.StatusError] for a 429, an *[llm.ConstraintError], ...).
 func Fail(err error) Reply {
 	return Reply{desc: "error: " + err.Error(), err: err}
 }
 
-// Options configures a Backend. A nil *Options means all defaults.
+// Options configures a [Backend]. A nil *Options means all defaults.
 type Options struct {
 	// Check, when set, is called with each request before its reply is
 	// played (i counts from 0). Its error is returned by Chat, and the
@@ -130,7 +130,7 @@ type Backend struct {
 
 var _ llm.Backend = (*Backend)(nil)
 
-// New returns a Backend that plays replies in order.
+// New returns a [Backend] that plays replies in order.
 func New(replies []Reply, opts *Options) *Backend {
 	b := &Backend{script: append([]Reply(nil), replies...)}
 	if opts != nil {
