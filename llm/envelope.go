@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/internal/tokens"
 )
 
 // Envelope is a parsed turn envelope, the JSON object a constrained model
@@ -194,17 +194,17 @@ func toolPromptHeader(withTools bool) string {
 func ToolPromptTokens(tools []ToolSpec) int {
 	header := toolPromptHeader(len(tools) > 0)
 	if len(tools) == 0 {
-		return tokcount.Count(header)
+		return tokens.Estimate(header)
 	}
 	// o200k_base joins a newline to the punctuation before it ("}\n"), so
 	// the pieces end after each newline.
-	n := tokcount.Count(header + "\n")
+	n := tokens.Estimate(header + "\n")
 	for i, t := range tools {
 		line := string(toolLine(t))
 		if i < len(tools)-1 {
 			line += "\n"
 		}
-		n += tokcount.Count(line)
+		n += tokens.Estimate(line)
 	}
 	return n
 }

@@ -33,3 +33,19 @@ func BenchmarkCount(b *testing.B) {
 		MustCount(text)
 	}
 }
+
+func TestEstimateIsCount(t *testing.T) {
+	for _, s := range []string{"", "hello world", `{"type":"object"}`, `{"name":"get_balance","parameters":{"type":"object"}}`} {
+		t.Run(s, func(t *testing.T) {
+			want, err := Count(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // counted, then from the cache
+				if got := Estimate(s); got != want {
+					t.Errorf("Estimate(%q) = %d, want %d", s, got, want)
+				}
+			}
+		})
+	}
+}

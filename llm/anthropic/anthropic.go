@@ -45,8 +45,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
@@ -241,7 +241,7 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 			p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".input_schema", schema))
 			data, _ := json.Marshal(tp)
-			defTokens += tokcount.Count(string(data)) + tokcount.Count(string(schema))
+			defTokens += tokens.Estimate(string(data)) + tokens.Estimate(string(schema))
 		}
 		switch {
 		case len(req.Tools) > 0 && req.RequireCall:

@@ -42,8 +42,8 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
@@ -246,7 +246,7 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 		msgs = llm.WithToolPrompt(req)
 		creq.Format = req.Constraint.EnvelopeSchema
 		creq.Options["stop"] = []string{}
-		defTokens = tokcount.Count(string(creq.Format)) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens.Estimate(string(creq.Format)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		msgs = req.Messages
 		for _, t := range req.Tools {
@@ -256,7 +256,7 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 			}
 			creq.Tools = append(creq.Tools, tool)
 			data, _ := json.Marshal(tool)
-			defTokens += tokcount.Count(string(data))
+			defTokens += tokens.Estimate(string(data))
 		}
 	}
 	for _, m := range msgs {

@@ -43,8 +43,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
@@ -267,11 +267,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			}},
 		}
 		rf, _ := json.Marshal(p.ResponseFormat)
-		defTokens = tokcount.Count(string(rf)) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens.Estimate(string(rf)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeGrammar:
 		msgs = llm.WithToolPrompt(req)
 		ropts = append(ropts, option.WithJSONSet("grammar", req.Constraint.GBNF))
-		defTokens = tokcount.Count(req.Constraint.GBNF) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens.Estimate(req.Constraint.GBNF) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		strict := !req.Constraint.BestEffort
 		for i, t := range req.Tools {
@@ -286,11 +286,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			tool := openai.ChatCompletionFunctionTool(fn)
 			p.Tools = append(p.Tools, tool)
 			data, _ := json.Marshal(tool)
-			defTokens += tokcount.Count(string(data))
+			defTokens += tokens.Estimate(string(data))
 			// The schema goes in verbatim, keys in their order: strict
 			// decoding emits properties in schema order.
 			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", schema))
-			defTokens += tokcount.Count(string(schema))
+			defTokens += tokens.Estimate(string(schema))
 		}
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)

@@ -15,8 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
@@ -279,7 +279,7 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 					OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptionsRequired)}
 			}
 			data, _ := json.Marshal(tools)
-			defTokens = tokcount.Count(string(data))
+			defTokens = tokens.Estimate(string(data))
 			ropts = append(ropts, option.WithJSONSet("tools", json.RawMessage(data)))
 		}
 	}

@@ -20,8 +20,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // ErrScriptExhausted is returned by Chat when every reply has been played.
@@ -194,7 +194,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		Usage: llm.Usage{
 			ToolDefinitionTokens: toolDefinitionTokens(req),
 			CatalogTokens:        req.CatalogTokens,
-			CompletionTokens:     tokcount.Count(content),
+			CompletionTokens:     tokens.Estimate(content),
 		},
 	}
 	if req.Constraint.Mode != llm.ModeNative {
@@ -211,15 +211,15 @@ func toolDefinitionTokens(req *llm.Request) int {
 		n := 0
 		for _, t := range req.Tools {
 			data, _ := json.Marshal(t)
-			n += tokcount.Count(string(data))
+			n += tokens.Estimate(string(data))
 		}
 		return n
 	}
 	n := llm.ToolPromptTokens(req.Tools)
 	if req.Constraint.Mode == llm.ModeGrammar {
-		return n + tokcount.Count(req.Constraint.GBNF)
+		return n + tokens.Estimate(req.Constraint.GBNF)
 	}
-	return n + tokcount.Count(string(req.Constraint.EnvelopeSchema))
+	return n + tokens.Estimate(string(req.Constraint.EnvelopeSchema))
 }
 
 // Requests returns copies of every request received, in order.

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // CheckBaseURL returns an error naming pkg's Options.BaseURL unless
@@ -69,7 +69,7 @@ func EnvelopeSchema(req *llm.Request) (json.RawMessage, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return schema, tokcount.Count(string(schema)) + llm.ToolPromptTokens(req.Tools), nil
+	return schema, tokens.Estimate(string(schema)) + llm.ToolPromptTokens(req.Tools), nil
 }
 
 // EnvelopeRaw returns the text of a reply to an envelope-mode req that
