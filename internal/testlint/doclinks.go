@@ -53,36 +53,40 @@ func CountDocLinks(dir string) (DocLinks, error) {
 			return dl, err
 		}
 		p := dp.Parser()
-		texts := []string{dp.Doc}
-		for _, c := range dp.Consts {
-			texts = append(texts, c.Doc)
-		}
-		for _, v := range dp.Vars {
-			texts = append(texts, v.Doc)
-		}
-		for _, f := range dp.Funcs {
-			texts = append(texts, f.Doc)
-		}
+		texts := append([]string{dp.Doc}, valueDocs(dp.Consts, dp.Vars)...)
+		texts = append(texts, funcDocs(dp.Funcs)...)
 		for _, t := range dp.Types {
 			texts = append(texts, t.Doc)
-			for _, c := range t.Consts {
-				texts = append(texts, c.Doc)
-			}
-			for _, v := range t.Vars {
-				texts = append(texts, v.Doc)
-			}
-			for _, f := range t.Funcs {
-				texts = append(texts, f.Doc)
-			}
-			for _, f := range t.Methods {
-				texts = append(texts, f.Doc)
-			}
+			texts = append(texts, valueDocs(t.Consts, t.Vars)...)
+			texts = append(texts, funcDocs(t.Funcs, t.Methods)...)
 		}
 		for _, t := range texts {
 			countLinks(p.Parse(t), &dl)
 		}
 	}
 	return dl, nil
+}
+
+// valueDocs returns the doc comments of the const and var groups.
+func valueDocs(groups ...[]*doc.Value) []string {
+	var texts []string
+	for _, g := range groups {
+		for _, v := range g {
+			texts = append(texts, v.Doc)
+		}
+	}
+	return texts
+}
+
+// funcDocs returns the doc comments of the functions and methods.
+func funcDocs(groups ...[]*doc.Func) []string {
+	var texts []string
+	for _, g := range groups {
+		for _, f := range g {
+			texts = append(texts, f.Doc)
+		}
+	}
+	return texts
 }
 
 var dottedBracket = regexp.MustCompile(`\[\*?[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+\]`)
