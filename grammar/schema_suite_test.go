@@ -12,7 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
-// suiteStats counts a suite's outcomes under the protocol of docs/benchmarks.md:
+// suiteStats counts a suite's outcomes (docs/benchmarks.md, "Grammar: compilation and matching"):
 // every valid instance of a compiled schema must be accepted; invalid
 // instances rejected by the grammar alone are counted.
 type suiteStats struct {
