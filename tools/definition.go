@@ -65,15 +65,27 @@ type Annotations struct {
 	OpenWorldHint   bool `json:"openWorldHint,omitempty"`
 }
 
+// DefinitionField names the member of a [Definition] that a
+// [DefinitionError] is about, by its catalog name.
+type DefinitionField string
+
+// The members a [DefinitionError] can name.
+const (
+	FieldName        DefinitionField = "name"
+	FieldInputSchema DefinitionField = "inputSchema"
+	FieldScopes      DefinitionField = "scopes"
+	FieldReadOnly    DefinitionField = "read_only"
+	FieldID          DefinitionField = "id"
+)
+
 // DefinitionError is why a [Definition] cannot become a [Tool]. It wraps
 // ErrInvalidTool, and Err (which wraps [ErrInvalidSchema]) when the input
 // schema is at fault.
 type DefinitionError struct {
 	// Name is the definition's name as given.
 	Name string
-	// Field is the member at fault, by its catalog name: "name",
-	// "inputSchema", "scopes", "read_only" or "id".
-	Field string
+	// Field is the member at fault, by its catalog name.
+	Field DefinitionField
 	// Reason says what is wrong, naming the member ("\"scopes\" holds an
 	// empty scope").
 	Reason string
@@ -126,19 +138,19 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 		return Tool{}, fmt.Errorf("%w: %v", ErrInvalidTool, err)
 	}
 	name := def.Name
-	fail := func(field, format string, args ...any) (Tool, error) {
+	fail := func(field DefinitionField, format string, args ...any) (Tool, error) {
 		return Tool{}, &DefinitionError{Name: name, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case strings.TrimSpace(name) == "":
-		return fail("name", `"name" is empty`)
+		return fail(FieldName, `"name" is empty`)
 	}
 	if err := checkName(name); err != nil {
-		return fail("name", "%v", err)
+		return fail(FieldName, "%v", err)
 	}
 	for _, s := range def.Scopes {
 		if strings.TrimSpace(s) == "" {
-			return fail("scopes", `"scopes" holds an empty scope`)
+			return fail(FieldScopes, `"scopes" holds an empty scope`)
 		}
 	}
 	t := Tool{
@@ -157,24 +169,24 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 		},
 	}
 	if !deriveRisk(def, &t.Card) {
-		return fail("read_only", `"read_only" and "irreversible" contradict each other`)
+		return fail(FieldReadOnly, `"read_only" and "irreversible" contradict each other`)
 	}
 	if t.Card.Summary == "" {
 		t.Card.Summary = FirstSentence(t.Description)
 	}
 	if len(def.InputSchema) > 0 && !bytes.Equal(bytes.TrimSpace(def.InputSchema), []byte("null")) {
 		if err := sc.check(def.InputSchema); err != nil {
-			return Tool{}, &DefinitionError{Name: name, Field: "inputSchema",
+			return Tool{}, &DefinitionError{Name: name, Field: FieldInputSchema,
 				Reason: "invalid \"inputSchema\": " + SchemaReason(err), Err: err}
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, def.InputSchema); err != nil {
-			return fail("inputSchema", "invalid \"inputSchema\": %v", err)
+			return fail(FieldInputSchema, "invalid \"inputSchema\": %v", err)
 		}
 		t.InputSchema = buf.Bytes()
 	}
 	if err := t.Validate(); err != nil {
-		return Tool{}, &DefinitionError{Name: name, Field: "id", Reason: strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+" "), Err: err}
+		return Tool{}, &DefinitionError{Name: name, Field: FieldID, Reason: strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+" "), Err: err}
 	}
 	return t, nil
 }

@@ -75,7 +75,7 @@ func TestDefineErrors(t *testing.T) {
 		name      string
 		ns        string
 		def       Definition
-		field     string // the DefinitionError's Field; "" for a namespace error
+		field     DefinitionField // the DefinitionError's Field; "" for a namespace error
 		wantError string
 	}{
 		{"bad namespace", "a/b", Definition{Name: "x"}, "",
@@ -103,7 +103,7 @@ func TestDefineErrors(t *testing.T) {
 			if got := errors.As(err, &de); got != (tt.field != "") || got && de.Field != tt.field {
 				t.Errorf("%s: Define error %v: DefinitionError field = %+v, want %q", tt.name, err, de, tt.field)
 			}
-			if tt.field == "inputSchema" && !errors.Is(err, ErrInvalidSchema) {
+			if tt.field == FieldInputSchema && !errors.Is(err, ErrInvalidSchema) {
 				t.Errorf("%s: Define error %v does not wrap ErrInvalidSchema", tt.name, err)
 			}
 		})

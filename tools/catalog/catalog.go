@@ -604,9 +604,9 @@ func definitionReason(o object, err error) string {
 		return err.Error()
 	}
 	switch de.Field {
-	case "name", "id":
+	case tools.FieldName, tools.FieldID:
 		return de.Reason
-	case "inputSchema":
+	case tools.FieldInputSchema:
 		if de.Err != nil {
 			return fmt.Sprintf("%s: invalid %q: %s", de.Name, o.schemaKey, tools.SchemaReason(de.Err))
 		}
