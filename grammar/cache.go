@@ -9,12 +9,12 @@ import (
 
 // Cache keeps compiled grammars so that compiling the same schema, or the
 // envelope of the same shortlist, again costs a hash of the inputs
-// instead of a compilation. Set it on Options.Cache; one Cache may be
-// shared by any number of goroutines and Options values.
+// instead of a compilation. Set it on [Options.Cache]; one Cache may be
+// shared by any number of goroutines and [Options] values.
 //
 // Entries are keyed by the kind of artifact, the options that change the
 // output and the input bytes (each tool's name and schema for an
-// envelope; for FromSchema both the bytes as given and their canonical
+// envelope; for [FromSchema] both the bytes as given and their canonical
 // form, so a schema respaced hits too). A hit is confirmed against the
 // stored input, so two inputs never share an entry by a hash collision.
 // When the cache holds maxEntries entries the least recently used one is
@@ -27,13 +27,13 @@ type Cache struct {
 	lru   list.List // of *cacheEntry, most recent first
 }
 
-// DefaultCacheEntries is the size NewCache uses for maxEntries <= 0: about
+// DefaultCacheEntries is the size [NewCache] uses for maxEntries <= 0: about
 // a day of distinct shortlists of a busy agent, each entry holding the
 // schema bytes and the grammar text.
 const DefaultCacheEntries = 4096
 
 // NewCache returns an empty cache that holds at most maxEntries compiled
-// artifacts (DefaultCacheEntries when maxEntries <= 0).
+// artifacts ([DefaultCacheEntries] when maxEntries <= 0).
 func NewCache(maxEntries int) *Cache {
 	if maxEntries <= 0 {
 		maxEntries = DefaultCacheEntries
@@ -111,7 +111,7 @@ func (k *cacheKey) material() []byte {
 	return out
 }
 
-// get returns the value stored under k, if any. A nil Cache holds nothing.
+// get returns the value stored under k, if any. A nil [Cache] holds nothing.
 func (c *Cache) get(k *cacheKey) (any, bool) {
 	if c == nil {
 		return nil, false

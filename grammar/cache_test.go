@@ -25,11 +25,13 @@ func TestCache(t *testing.T) {
 		if b, _ := FromSchema(schema(0), &Options{Cache: c}); b != a {
 			t.Errorf("second FromSchema = a new result, want the cached one")
 		}
-		for _, o := range []Options{{Compact: true}, {Strict: true}, {OpenObjects: true}, {MaxStringLength: 10}, {MaxItems: 3}} {
-			o.Cache = c
-			if b, _ := FromSchema(schema(0), &o); b == a {
-				t.Errorf("FromSchema with %+v = the result of other options", o)
-			}
+		for i, o := range []Options{{Compact: true}, {Strict: true}, {OpenObjects: true}, {MaxStringLength: 10}, {MaxItems: 3}} {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				o.Cache = c
+				if b, _ := FromSchema(schema(0), &o); b == a {
+					t.Errorf("FromSchema with %+v = the result of other options", o)
+				}
+			})
 		}
 		if b, _ := FromSchema(schema(1), &Options{Cache: c}); b == a {
 			t.Errorf("FromSchema of another schema = the cached result of the first")

@@ -16,7 +16,7 @@
 // {"action":"call","tool":T,"arguments":A} with A bound to T's schema,
 // {"action":"answer","text":...} and {"action":"find_tools","query":...}.
 // Each tool compiles on its own: one whose schema fails is reported in
-// EnvelopeResult.Excluded and left out, and the call branch is absent when
+// [EnvelopeResult.Excluded] and left out, and the call branch is absent when
 // none compiles (never an unconstrained fallback). [EnvelopeSchema] is the
 // same envelope as a JSON Schema (Ollama's format), and [OpenAIStrict]
 // rewrites a schema into OpenAI's strict-mode subset.
@@ -81,13 +81,13 @@
 // # Bounded generation
 //
 // A schema that leaves a string or an array unbounded lets a weak model
-// write until its context runs out. Options.MaxStringLength and
-// Options.MaxItems bound such strings and arrays (never below the schema's
+// write until its context runs out. [Options.MaxStringLength] and
+// [Options.MaxItems] bound such strings and arrays (never below the schema's
 // minLength or minItems, never replacing a bound the schema sets; strings
 // constrained by an unanchored pattern or a format keep their own length),
-// and Options.MaxAnswerLength and MaxQueryLength bound the envelope's
+// and [Options.MaxAnswerLength] and MaxQueryLength bound the envelope's
 // answer text and find_tools query. Each bound is reported as a [Bound]
-// (Result.Bounds, EnvelopeResult.Bounds; EnvelopeSchema writes the
+// ([Result.Bounds], [EnvelopeResult.Bounds]; [EnvelopeSchema] writes the
 // envelope's as maxLength). The defaults differ by entry point: FromSchema
 // bounds nothing unless asked (its grammars are checked against the JSON
 // Schema test suites, whose valid instances a bound could refuse), while
@@ -100,7 +100,7 @@
 // declared as {} or additionalProperties: true) are not bounded.
 //
 // Compilation is a pure function of the schema and the options (no clock,
-// no I/O). An optional, bounded [Cache] on Options keeps results, keyed by
+// no I/O). An optional, bounded [Cache] on [Options] keeps results, keyed by
 // the input bytes and options, so that a repeated schema or shortlist
 // costs a hash. All functions are safe for concurrent use; results are
 // immutable and shared.

@@ -64,12 +64,12 @@ func validToolName(name string) bool {
 //
 // The arguments of a call are constrained by the named tool's schema. Each
 // tool compiles on its own: a tool whose schema fails (or, with
-// Options.Strict, needs relaxations) is listed in Excluded and left out;
+// [Options.Strict], needs relaxations) is listed in Excluded and left out;
 // when no tool compiles the call branch is absent, never unconstrained.
-// Options.NoAnswer and Options.NoFindTools remove those branches; with no
+// [Options.NoAnswer] and [Options.NoFindTools] remove those branches; with no
 // branch left the error wraps ErrNoTools. A name that does not fit the
 // model-name rule, or a repeated name, is an error (ErrInvalidSchema).
-// Envelope is safe for concurrent use. With Options.Cache set, a repeated
+// Envelope is safe for concurrent use. With [Options.Cache] set, a repeated
 // shortlist (the same names, schema bytes and options) costs a hash of its
 // inputs, and each tool's grammar is cached on its own, so a shortlist
 // that changes by one tool compiles one schema.

@@ -53,9 +53,11 @@ func TestEnvelope(t *testing.T) {
 		{`{"action":"answer"}`, false},
 		{`{"tool":"get_balance","action":"call","arguments":{"account":"ACC-00003"}}`, false},
 	} {
-		if got := accepts(t, res.GBNF, tc.in); got != tc.want {
-			t.Errorf("envelope accepts %s = %v, want %v", tc.in, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			if got := accepts(t, res.GBNF, tc.in); got != tc.want {
+				t.Errorf("envelope accepts %s = %v, want %v", tc.in, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -79,9 +81,11 @@ func TestEnvelopeBranches(t *testing.T) {
 		t.Errorf("Envelope with nothing left: error = %v, want ErrNoTools", err)
 	}
 	for _, name := range []string{"has space", "", strings.Repeat("x", 65), "ünï"} {
-		if _, err := Envelope([]EnvelopeTool{{Name: name}}, nil); !errors.Is(err, ErrInvalidSchema) {
-			t.Errorf("Envelope(name %q) error = %v, want ErrInvalidSchema", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			if _, err := Envelope([]EnvelopeTool{{Name: name}}, nil); !errors.Is(err, ErrInvalidSchema) {
+				t.Errorf("Envelope(name %q) error = %v, want ErrInvalidSchema", name, err)
+			}
+		})
 	}
 	if _, err := Envelope([]EnvelopeTool{{Name: "a"}, {Name: "a"}}, nil); !errors.Is(err, ErrInvalidSchema) {
 		t.Errorf("Envelope with a repeated name: error = %v, want ErrInvalidSchema", err)
@@ -123,10 +127,12 @@ func TestEnvelopeSchemaBindsArguments(t *testing.T) {
 		{`{"action":"find_tools","query":"q"}`, true},
 		{`{"action":"call","tool":"nope","arguments":{}}`, false},
 	} {
-		v, _ := jsonschema.UnmarshalJSON(strings.NewReader(tc.in))
-		if got := sch.Validate(v) == nil; got != tc.want {
-			t.Errorf("envelope schema validates %s = %v, want %v", tc.in, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			v, _ := jsonschema.UnmarshalJSON(strings.NewReader(tc.in))
+			if got := sch.Validate(v) == nil; got != tc.want {
+				t.Errorf("envelope schema validates %s = %v, want %v", tc.in, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -169,9 +175,11 @@ func TestOpenAIStrict(t *testing.T) {
 			return b.String()
 		}()},
 	} {
-		if _, _, err := OpenAIStrict([]byte(tc.schema)); !errors.Is(err, ErrLimit) {
-			t.Errorf("OpenAIStrict over the %s limit: error = %v, want ErrLimit", tc.name, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := OpenAIStrict([]byte(tc.schema)); !errors.Is(err, ErrLimit) {
+				t.Errorf("OpenAIStrict over the %s limit: error = %v, want ErrLimit", tc.name, err)
+			}
+		})
 	}
 	if _, _, err := OpenAIStrict([]byte(`[1]`)); !errors.Is(err, ErrInvalidSchema) {
 		t.Errorf("OpenAIStrict([1]) error = %v, want ErrInvalidSchema", err)

@@ -41,17 +41,17 @@ func (c *compiler) formatContent(name, ptr string) (*gnode, int, int) {
 }
 
 func digits(n int) *gnode   { return rep(digitClass, n, n) }
-func rr(lo, hi rune) *gnode { return class(crange{lo, hi}) }
+func rr(lo, hi rune) *gnode { return class(crange{Lo: lo, Hi: hi}) }
 
 var (
 	// Four-digit years divisible by 4 (and by 400 for centuries).
 	leapYear = alt(
-		seq(digits(2), alt(seq(lit("0"), class(crange{'4', '4'}, crange{'8', '8'})),
-			seq(class(crange{'2', '2'}, crange{'4', '4'}, crange{'6', '6'}, crange{'8', '8'}), class(crange{'0', '0'}, crange{'4', '4'}, crange{'8', '8'})),
-			seq(class(crange{'1', '1'}, crange{'3', '3'}, crange{'5', '5'}, crange{'7', '7'}, crange{'9', '9'}), class(crange{'2', '2'}, crange{'6', '6'})))),
-		seq(alt(seq(lit("0"), class(crange{'0', '0'}, crange{'4', '4'}, crange{'8', '8'})),
-			seq(class(crange{'2', '2'}, crange{'4', '4'}, crange{'6', '6'}, crange{'8', '8'}), class(crange{'0', '0'}, crange{'4', '4'}, crange{'8', '8'})),
-			seq(class(crange{'1', '1'}, crange{'3', '3'}, crange{'5', '5'}, crange{'7', '7'}, crange{'9', '9'}), class(crange{'2', '2'}, crange{'6', '6'}))), lit("00")),
+		seq(digits(2), alt(seq(lit("0"), class(crange{Lo: '4', Hi: '4'}, crange{Lo: '8', Hi: '8'})),
+			seq(class(crange{Lo: '2', Hi: '2'}, crange{Lo: '4', Hi: '4'}, crange{Lo: '6', Hi: '6'}, crange{Lo: '8', Hi: '8'}), class(crange{Lo: '0', Hi: '0'}, crange{Lo: '4', Hi: '4'}, crange{Lo: '8', Hi: '8'})),
+			seq(class(crange{Lo: '1', Hi: '1'}, crange{Lo: '3', Hi: '3'}, crange{Lo: '5', Hi: '5'}, crange{Lo: '7', Hi: '7'}, crange{Lo: '9', Hi: '9'}), class(crange{Lo: '2', Hi: '2'}, crange{Lo: '6', Hi: '6'})))),
+		seq(alt(seq(lit("0"), class(crange{Lo: '0', Hi: '0'}, crange{Lo: '4', Hi: '4'}, crange{Lo: '8', Hi: '8'})),
+			seq(class(crange{Lo: '2', Hi: '2'}, crange{Lo: '4', Hi: '4'}, crange{Lo: '6', Hi: '6'}, crange{Lo: '8', Hi: '8'}), class(crange{Lo: '0', Hi: '0'}, crange{Lo: '4', Hi: '4'}, crange{Lo: '8', Hi: '8'})),
+			seq(class(crange{Lo: '1', Hi: '1'}, crange{Lo: '3', Hi: '3'}, crange{Lo: '5', Hi: '5'}, crange{Lo: '7', Hi: '7'}, crange{Lo: '9', Hi: '9'}), class(crange{Lo: '2', Hi: '2'}, crange{Lo: '6', Hi: '6'}))), lit("00")),
 	)
 	day28    = alt(seq(lit("0"), rr('1', '9')), seq(lit("1"), rr('0', '9')), seq(lit("2"), rr('0', '8')))
 	dateRule = &grule{hint: "date", body: alt(
@@ -64,13 +64,13 @@ var (
 	hour     = alt(seq(rr('0', '1'), rr('0', '9')), seq(lit("2"), rr('0', '3')))
 	minute   = seq(rr('0', '5'), rr('0', '9'))
 	secFrac  = opt(seq(lit("."), plus(rr('0', '9'))))
-	utc      = alt(class(crange{'Z', 'Z'}, crange{'z', 'z'}), lit("+00:00"), lit("-00:00"))
-	offset   = alt(class(crange{'Z', 'Z'}, crange{'z', 'z'}), seq(class(crange{'+', '+'}, crange{'-', '-'}), hour, lit(":"), minute))
+	utc      = alt(class(crange{Lo: 'Z', Hi: 'Z'}, crange{Lo: 'z', Hi: 'z'}), lit("+00:00"), lit("-00:00"))
+	offset   = alt(class(crange{Lo: 'Z', Hi: 'Z'}, crange{Lo: 'z', Hi: 'z'}), seq(class(crange{Lo: '+', Hi: '+'}, crange{Lo: '-', Hi: '-'}), hour, lit(":"), minute))
 	timeRule = &grule{hint: "time", body: alt(
 		seq(hour, lit(":"), minute, lit(":"), minute, secFrac, offset),
 		seq(lit("23:59:60"), secFrac, utc),
 	)}
-	dateTimeRule = &grule{hint: "date-time", body: seq(ref(dateRule), class(crange{'T', 'T'}, crange{'t', 't'}), ref(timeRule))}
+	dateTimeRule = &grule{hint: "date-time", body: seq(ref(dateRule), class(crange{Lo: 'T', Hi: 'T'}, crange{Lo: 't', Hi: 't'}), ref(timeRule))}
 
 	hex4     = func(n int) *gnode { return rep(class(hexRanges...), n, n) }
 	uuidRule = &grule{hint: "uuid", body: seq(hex4(8), lit("-"), hex4(4), lit("-"), hex4(4), lit("-"), hex4(4), lit("-"), hex4(12))}
@@ -94,32 +94,32 @@ var (
 		seq(opt(seq(rep(h16c, 0, 6), h16)), lit("::")),
 	)}
 
-	alnum        = class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'})
-	label        = seq(alnum, opt(seq(rep(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'-', '-'}), 0, 61), alnum)))
+	alnum        = class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'A', Hi: 'Z'}, crange{Lo: 'a', Hi: 'z'})
+	label        = seq(alnum, opt(seq(rep(class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'A', Hi: 'Z'}, crange{Lo: 'a', Hi: 'z'}, crange{Lo: '-', Hi: '-'}), 0, 61), alnum)))
 	hostnameRule = &grule{hint: "hostname", body: seq(label, star(seq(lit("."), label)))}
 
-	atext     = class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'!', '!'}, crange{'#', '\''}, crange{'*', '+'}, crange{'-', '-'}, crange{'=', '='}, crange{'?', '?'}, crange{'^', '`'}, crange{'{', '~'})
+	atext     = class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'A', Hi: 'Z'}, crange{Lo: 'a', Hi: 'z'}, crange{Lo: '!', Hi: '!'}, crange{Lo: '#', Hi: '\''}, crange{Lo: '*', Hi: '+'}, crange{Lo: '-', Hi: '-'}, crange{Lo: '=', Hi: '='}, crange{Lo: '?', Hi: '?'}, crange{Lo: '^', Hi: '`'}, crange{Lo: '{', Hi: '~'})
 	dotAtom   = seq(plus(atext), star(seq(lit("."), plus(atext))))
-	qtext     = class(crange{' ', '!'}, crange{'#', '['}, crange{']', '~'})
+	qtext     = class(crange{Lo: ' ', Hi: '!'}, crange{Lo: '#', Hi: '['}, crange{Lo: ']', Hi: '~'})
 	quoted    = seq(lit(`\"`), star(alt(qtext, seq(lit(`\\`), alt(qtext, lit(`\"`), lit(`\\`))))), lit(`\"`))
 	emailRule = &grule{hint: "email", body: seq(alt(dotAtom, quoted), lit("@"), alt(ref(hostnameRule), seq(lit("["), ref(ipv4Rule), lit("]")), seq(lit("[IPv6:"), ref(ipv6Rule), lit("]"))))}
 
-	uriChar = alt(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'-', '-'}, crange{'.', '.'}, crange{'_', '_'}, crange{'~', '~'},
-		crange{':', ':'}, crange{'/', '/'}, crange{'?', '?'}, crange{'#', '#'}, crange{'[', '['}, crange{']', ']'}, crange{'@', '@'},
-		crange{'!', '!'}, crange{'$', '$'}, crange{'&', '&'}, crange{'\'', '\''}, crange{'(', '('}, crange{')', ')'}, crange{'*', '*'},
-		crange{'+', '+'}, crange{',', ','}, crange{';', ';'}, crange{'=', '='}),
+	uriChar = alt(class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'A', Hi: 'Z'}, crange{Lo: 'a', Hi: 'z'}, crange{Lo: '-', Hi: '-'}, crange{Lo: '.', Hi: '.'}, crange{Lo: '_', Hi: '_'}, crange{Lo: '~', Hi: '~'},
+		crange{Lo: ':', Hi: ':'}, crange{Lo: '/', Hi: '/'}, crange{Lo: '?', Hi: '?'}, crange{Lo: '#', Hi: '#'}, crange{Lo: '[', Hi: '['}, crange{Lo: ']', Hi: ']'}, crange{Lo: '@', Hi: '@'},
+		crange{Lo: '!', Hi: '!'}, crange{Lo: '$', Hi: '$'}, crange{Lo: '&', Hi: '&'}, crange{Lo: '\'', Hi: '\''}, crange{Lo: '(', Hi: '('}, crange{Lo: ')', Hi: ')'}, crange{Lo: '*', Hi: '*'},
+		crange{Lo: '+', Hi: '+'}, crange{Lo: ',', Hi: ','}, crange{Lo: ';', Hi: ';'}, crange{Lo: '=', Hi: '='}),
 		seq(lit("%"), class(hexRanges...), class(hexRanges...)), lit(`\/`))
 	// RFC 6570: literals and {expressions}; in JSON '/' may also be "\/".
 	pctEnc      = seq(lit("%"), class(hexRanges...), class(hexRanges...))
-	tmplLiteral = alt(class(crange{'!', '!'}, crange{'#', '$'}, crange{'&', ';'}, crange{'=', '='}, crange{'?', '['},
-		crange{']', ']'}, crange{'_', '_'}, crange{'a', 'z'}, crange{'~', '~'}, crange{0xA0, 0xD7FF}, crange{0xE000, 0xFFFD}, crange{0x10000, 0x10FFFF}),
+	tmplLiteral = alt(class(crange{Lo: '!', Hi: '!'}, crange{Lo: '#', Hi: '$'}, crange{Lo: '&', Hi: ';'}, crange{Lo: '=', Hi: '='}, crange{Lo: '?', Hi: '['},
+		crange{Lo: ']', Hi: ']'}, crange{Lo: '_', Hi: '_'}, crange{Lo: 'a', Hi: 'z'}, crange{Lo: '~', Hi: '~'}, crange{Lo: 0xA0, Hi: 0xD7FF}, crange{Lo: 0xE000, Hi: 0xFFFD}, crange{Lo: 0x10000, Hi: 0x10FFFF}),
 		pctEnc, lit(`\/`))
-	varchar         = alt(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'_', '_'}, crange{'a', 'z'}), pctEnc)
+	varchar         = alt(class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'A', Hi: 'Z'}, crange{Lo: '_', Hi: '_'}, crange{Lo: 'a', Hi: 'z'}), pctEnc)
 	varspec         = seq(varchar, star(seq(opt(lit(".")), varchar)), opt(alt(seq(lit(":"), rr('1', '9'), rep(rr('0', '9'), 0, 3)), lit("*"))))
-	tmplExpression  = seq(lit("{"), opt(class(crange{'+', '+'}, crange{'#', '#'}, crange{'.', '.'}, crange{'/', '/'}, crange{';', ';'}, crange{'?', '?'}, crange{'&', '&'}, crange{'=', '='}, crange{',', ','}, crange{'!', '!'}, crange{'@', '@'}, crange{'|', '|'})), varspec, star(seq(lit(","), varspec)), lit("}"))
+	tmplExpression  = seq(lit("{"), opt(class(crange{Lo: '+', Hi: '+'}, crange{Lo: '#', Hi: '#'}, crange{Lo: '.', Hi: '.'}, crange{Lo: '/', Hi: '/'}, crange{Lo: ';', Hi: ';'}, crange{Lo: '?', Hi: '?'}, crange{Lo: '&', Hi: '&'}, crange{Lo: '=', Hi: '='}, crange{Lo: ',', Hi: ','}, crange{Lo: '!', Hi: '!'}, crange{Lo: '@', Hi: '@'}, crange{Lo: '|', Hi: '|'})), varspec, star(seq(lit(","), varspec)), lit("}"))
 	uriTemplateRule = &grule{hint: "uri-template", body: star(alt(tmplLiteral, tmplExpression))}
 
-	uriRule = &grule{hint: "uri", body: seq(class(crange{'A', 'Z'}, crange{'a', 'z'}),
-		star(class(crange{'0', '9'}, crange{'A', 'Z'}, crange{'a', 'z'}, crange{'+', '+'}, crange{'-', '-'}, crange{'.', '.'})),
+	uriRule = &grule{hint: "uri", body: seq(class(crange{Lo: 'A', Hi: 'Z'}, crange{Lo: 'a', Hi: 'z'}),
+		star(class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'A', Hi: 'Z'}, crange{Lo: 'a', Hi: 'z'}, crange{Lo: '+', Hi: '+'}, crange{Lo: '-', Hi: '-'}, crange{Lo: '.', Hi: '.'})),
 		lit(":"), star(uriChar))}
 )

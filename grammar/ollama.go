@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// EnvelopeSchema returns the turn envelope (see Envelope) as a JSON Schema,
+// EnvelopeSchema returns the turn envelope (see [Envelope]) as a JSON Schema,
 // for backends that take a schema instead of a grammar: Ollama's `format`,
-// or (through OpenAIStrict) OpenAI's response_format. It is an anyOf over
+// or (through [OpenAIStrict]) OpenAI's response_format. It is an anyOf over
 // one branch per tool, with "tool" as a const so that the arguments bind to
 // the named tool, plus the answer and find_tools branches. Each tool's
 // schema moves under $defs/<name> with its local references rewritten, so

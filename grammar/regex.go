@@ -256,7 +256,7 @@ func (p *rxParser) atom() (*rxNode, error) {
 		return &rxNode{kind: rxEnd}, nil
 	case '.':
 		p.pos++
-		return setNode(negRanges([]crange{{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}})), nil
+		return setNode(negRanges([]crange{{Lo: '\n', Hi: '\n'}, {Lo: '\r', Hi: '\r'}, {Lo: 0x2028, Hi: 0x2029}})), nil
 	case '(':
 		return p.group()
 	case '[':
@@ -271,7 +271,7 @@ func (p *rxParser) atom() (*rxNode, error) {
 		}
 	}
 	p.pos++
-	return setNode([]crange{{r, r}}), nil
+	return setNode([]crange{{Lo: r, Hi: r}}), nil
 }
 
 func setNode(rs []crange) *rxNode { return &rxNode{kind: rxSet, ranges: normRanges(rs)} }
@@ -330,12 +330,12 @@ func (p *rxParser) group() (*rxNode, error) {
 }
 
 // ECMA-262 WhiteSpace and LineTerminator: the set of \s.
-var rxSpace = []crange{{'\t', '\r'}, {' ', ' '}, {0xA0, 0xA0}, {0x1680, 0x1680}, {0x2000, 0x200A},
-	{0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}}
+var rxSpace = []crange{{Lo: '\t', Hi: '\r'}, {Lo: ' ', Hi: ' '}, {Lo: 0xA0, Hi: 0xA0}, {Lo: 0x1680, Hi: 0x1680}, {Lo: 0x2000, Hi: 0x200A},
+	{Lo: 0x2028, Hi: 0x2029}, {Lo: 0x202F, Hi: 0x202F}, {Lo: 0x205F, Hi: 0x205F}, {Lo: 0x3000, Hi: 0x3000}, {Lo: 0xFEFF, Hi: 0xFEFF}}
 
 var (
-	rxDigit = []crange{{'0', '9'}}
-	rxWord  = []crange{{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}
+	rxDigit = []crange{{Lo: '0', Hi: '9'}}
+	rxWord  = []crange{{Lo: '0', Hi: '9'}, {Lo: 'A', Hi: 'Z'}, {Lo: '_', Hi: '_'}, {Lo: 'a', Hi: 'z'}}
 )
 
 func (p *rxParser) escape() (*rxNode, error) {
@@ -503,7 +503,7 @@ func (p *rxParser) hex(n int) (rune, bool) {
 	return rune(v), true
 }
 
-func one(r rune) []crange { return []crange{{r, r}} }
+func one(r rune) []crange { return []crange{{Lo: r, Hi: r}} }
 
 // unicodeProperty returns the code points of a \p{…} property: a general
 // category or a script, by short or long name, or Script=/sc=/gc= forms.
@@ -527,9 +527,9 @@ func unicodeProperty(name string) ([]crange, bool) {
 	if !ok {
 		switch name {
 		case "Any":
-			return []crange{{0, unicode.MaxRune}}, true
+			return []crange{{Lo: 0, Hi: unicode.MaxRune}}, true
 		case "ASCII":
-			return []crange{{0, 0x7F}}, true
+			return []crange{{Lo: 0, Hi: 0x7F}}, true
 		case "Alphabetic", "Alpha":
 			t = unicode.L // letters; the Alphabetic property adds some marks and numbers
 			ok = true
@@ -551,13 +551,13 @@ func unicodeProperty(name string) ([]crange, bool) {
 }
 
 // appendStrided appends the code points lo, lo+stride, ... up to hi (a
-// unicode.Range16 or Range32), as one range when stride is 1.
+// [unicode.Range16] or Range32), as one range when stride is 1.
 func appendStrided(rs []crange, lo, hi, stride rune) []crange {
 	if stride == 1 {
-		return append(rs, crange{lo, hi})
+		return append(rs, crange{Lo: lo, Hi: hi})
 	}
 	for ; lo <= hi; lo += stride {
-		rs = append(rs, crange{lo, lo})
+		rs = append(rs, crange{Lo: lo, Hi: lo})
 	}
 	return rs
 }
@@ -585,20 +585,20 @@ func (p *rxParser) class() (*rxNode, error) {
 				return nil, err
 			}
 			if hiSet != nil { // [a-\d]: Annex B treats '-' literally
-				rs = append(rs, crange{lo, lo}, crange{'-', '-'})
+				rs = append(rs, crange{Lo: lo, Hi: lo}, crange{Lo: '-', Hi: '-'})
 				rs = append(rs, hiSet...)
 				continue
 			}
 			if hi < lo {
 				return nil, p.fail("range out of order in character class")
 			}
-			rs = append(rs, crange{lo, hi})
+			rs = append(rs, crange{Lo: lo, Hi: hi})
 			continue
 		}
 		if loSet != nil {
 			rs = append(rs, loSet...)
 		} else {
-			rs = append(rs, crange{lo, lo})
+			rs = append(rs, crange{Lo: lo, Hi: lo})
 		}
 	}
 	if neg {
@@ -633,8 +633,8 @@ func (p *rxParser) classAtom() (rune, []crange, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(rs) == 1 && rs[0].lo == rs[0].hi {
-		return rs[0].lo, nil, nil
+	if len(rs) == 1 && rs[0].Lo == rs[0].Hi {
+		return rs[0].Lo, nil, nil
 	}
 	return 0, rs, nil
 }

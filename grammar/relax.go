@@ -50,11 +50,11 @@ var (
 )
 
 // Bound is a limit the grammar sets where the schema sets none
-// (Options.MaxStringLength, MaxItems, the envelope's MaxAnswerLength and
+// ([Options.MaxStringLength], MaxItems, the envelope's MaxAnswerLength and
 // MaxQueryLength), so that a model cannot write a string or an array
 // without end. The grammar is stricter than the schema there, by design;
 // a Bound is reported so that callers see it (and can size a token
-// budget), and it is not a Relaxation: Options.Strict does not refuse it.
+// budget), and it is not a [Relaxation]: [Options.Strict] does not refuse it.
 type Bound struct {
 	// Pointer is the JSON pointer of the bounded subschema (in the tool's
 	// schema; for the envelope's own strings "/text" and "/query").

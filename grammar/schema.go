@@ -58,7 +58,7 @@ type Options struct {
 	MaxQueryLength int
 }
 
-// Defaults of the bounds in Options, for the turn envelope: the bounds the
+// Defaults of the bounds in [Options], for the turn envelope: the bounds the
 // agent compiles every turn with (llm.DefaultBounds names the same
 // constants), so that toolgate grammar prints the agent's envelope.
 const (
@@ -100,11 +100,11 @@ type compiled struct {
 // grammar whose sentences are JSON values the schema admits, written
 // compactly or with bounded whitespace, object members in declaration
 // order. Every constraint the grammar cannot express is listed in
-// Result.Relaxations (or, with Options.Strict, fails the compilation).
+// [Result.Relaxations] (or, with [Options.Strict], fails the compilation).
 //
 // Errors wrap ErrInvalidSchema (not JSON, or not a schema),
 // ErrUnsatisfiable (no value satisfies it), ErrUnsupported or ErrRelaxed.
-// With Options.Cache set, results are cached by the schema and options, so
+// With [Options.Cache] set, results are cached by the schema and options, so
 // compiling the same schema again costs a hash; FromSchema is safe for
 // concurrent use.
 func FromSchema(schema []byte, opts *Options) (*Result, error) {
@@ -143,7 +143,7 @@ func envelopeBound(v, def int) int {
 }
 
 // compileBytes decodes and compiles a schema, through o.Cache when set.
-// text says whether Result.GBNF is wanted; Envelope needs only the rules.
+// text says whether [Result.GBNF] is wanted; [Envelope] needs only the rules.
 func compileBytes(schema []byte, o Options, text bool) (*Result, error) {
 	kind := byte('r')
 	if !text {
@@ -168,7 +168,7 @@ func compileBytes(schema []byte, o Options, text bool) (*Result, error) {
 	return res, err
 }
 
-// compileDoc compiles a decoded schema; with text and a Cache, a schema
+// compileDoc compiles a decoded schema; with text and a [Cache], a schema
 // that differs from a cached one only in spacing is a hit.
 func compileDoc(doc *jsonValue, o Options, text bool) (*Result, error) {
 	if doc.kind != jsonObject && doc.kind != jsonBool {

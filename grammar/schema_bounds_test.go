@@ -43,17 +43,19 @@ func TestBounds(t *testing.T) {
 		{"negative is none", `{"type":"string"}`, Options{MaxStringLength: -1}, []string{str(3000)}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, strict := range []bool{false, true} {
-				o := tc.opts
-				o.Strict = strict
-				res, err := FromSchema([]byte(tc.schema), &o)
-				if err != nil {
-					t.Fatalf("FromSchema(Strict %v) = %v", strict, err)
-				}
-				checkSentences(t, res.GBNF, tc.accept, tc.reject)
-				if !reflect.DeepEqual(res.Bounds, tc.bounds) {
-					t.Errorf("Bounds = %v, want %v", res.Bounds, tc.bounds)
-				}
+			for i, strict := range []bool{false, true} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					o := tc.opts
+					o.Strict = strict
+					res, err := FromSchema([]byte(tc.schema), &o)
+					if err != nil {
+						t.Fatalf("FromSchema(Strict %v) = %v", strict, err)
+					}
+					checkSentences(t, res.GBNF, tc.accept, tc.reject)
+					if !reflect.DeepEqual(res.Bounds, tc.bounds) {
+						t.Errorf("Bounds = %v, want %v", res.Bounds, tc.bounds)
+					}
+				})
 			}
 		})
 	}
@@ -85,9 +87,11 @@ func TestEnvelopeBounds(t *testing.T) {
 		{`{"action":"call","tool":"search","arguments":{"q":"` + text(DefaultMaxStringLength) + `"}}`, true},
 		{`{"action":"call","tool":"search","arguments":{"q":"` + text(DefaultMaxStringLength+1) + `"}}`, false},
 	} {
-		if got := accepts(t, res.GBNF, c.in); got != c.want {
-			t.Errorf("envelope accepts %.60s… = %v, want %v", c.in, got, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			if got := accepts(t, res.GBNF, c.in); got != c.want {
+				t.Errorf("envelope accepts %.60s… = %v, want %v", c.in, got, c.want)
+			}
+		})
 	}
 
 	res, err = Envelope(ts, &Options{Compact: true, MaxAnswerLength: 3, MaxQueryLength: -1, MaxStringLength: -1})
@@ -106,21 +110,27 @@ func TestEnvelopeBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{fmt.Sprintf(`"text":{"type":"string","maxLength":%d}`, DefaultMaxAnswerLength), `"query":{"type":"string","maxLength":50}`} {
-		if !strings.Contains(string(schema), want) {
-			t.Errorf("EnvelopeSchema lacks %s:\n%s", want, schema)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(string(schema), want) {
+				t.Errorf("EnvelopeSchema lacks %s:\n%s", want, schema)
+			}
+		})
 	}
 }
 
 func TestOptionsValidated(t *testing.T) {
-	for _, o := range []Options{{MaxStringLength: 2001}, {MaxItems: 5000}, {MaxAnswerLength: 1 << 20}, {MaxQueryLength: 2001}} {
-		_, err1 := FromSchema([]byte(`{}`), &o)
-		_, err2 := Envelope(nil, &o)
-		_, _, err3 := EnvelopeSchema(nil, &o)
-		for _, err := range []error{err1, err2, err3} {
-			if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "Options.Max") {
-				t.Errorf("%+v: error = %v, want ErrOptions naming the field", o, err)
+	for i, o := range []Options{{MaxStringLength: 2001}, {MaxItems: 5000}, {MaxAnswerLength: 1 << 20}, {MaxQueryLength: 2001}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			_, err1 := FromSchema([]byte(`{}`), &o)
+			_, err2 := Envelope(nil, &o)
+			_, _, err3 := EnvelopeSchema(nil, &o)
+			for i, err := range []error{err1, err2, err3} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "Options.Max") {
+						t.Errorf("%+v: error = %v, want ErrOptions naming the field", o, err)
+					}
+				})
 			}
-		}
+		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // text is byte for byte toGBNF(root).String() (TestPrintGBNFAgreesWithLowering)
 // and the escaping lives only in gbnf.
 
-// toGBNF lowers the grammar reachable from root into a gbnf.Grammar with
+// toGBNF lowers the grammar reachable from root into a [gbnf.Grammar] with
 // root named "root". Names come from the rules' hints, made unique in the
 // order rules are first reached, so the output is deterministic.
 func toGBNF(root *grule) *gbnf.Grammar {
@@ -187,7 +187,7 @@ func (l *lowering) expr(n *gnode) gbnf.Expr {
 func lowerClass(dst []gbnf.CharRange, rs []crange) gbnf.Class {
 	var total int64
 	for _, r := range rs {
-		total += int64(r.hi - r.lo + 1)
+		total += int64(r.Hi - r.Lo + 1)
 	}
 	c := gbnf.Class{Ranges: dst[:0]}
 	add := func(lo, hi rune) {
@@ -199,17 +199,17 @@ func lowerClass(dst []gbnf.CharRange, rs []crange) gbnf.Class {
 	}
 	if total <= utf8.MaxRune/2 {
 		for _, r := range rs {
-			add(r.lo, r.hi)
+			add(r.Lo, r.Hi)
 		}
 		return c
 	}
 	c.Negated = true
 	next := rune(0) // the complement of rs (normalized) within [0, utf8.MaxRune]
 	for _, r := range rs {
-		if r.lo > next {
-			add(next, r.lo-1)
+		if r.Lo > next {
+			add(next, r.Lo-1)
 		}
-		next = r.hi + 1
+		next = r.Hi + 1
 	}
 	if next <= utf8.MaxRune {
 		add(next, utf8.MaxRune)

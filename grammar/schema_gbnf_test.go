@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -22,15 +23,17 @@ func TestPrintGBNFAgreesWithLowering(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			for _, o := range []Options{{}, {Compact: true}, {MaxStringLength: 7, MaxItems: 3}} {
-				res, err := compileTree(doc, o)
-				if err != nil {
-					continue
-				}
-				compiled++
-				if got, want := printGBNF(res.root), toGBNF(res.root).String(); got != want {
-					t.Fatalf("schema %d %s, options %+v: printGBNF =\n%s\nwant (toGBNF(root).String())\n%s", i, s, o, got, want)
-				}
+			for row, o := range []Options{{}, {Compact: true}, {MaxStringLength: 7, MaxItems: 3}} {
+				t.Run(fmt.Sprint(row), func(t *testing.T) {
+					res, err := compileTree(doc, o)
+					if err != nil {
+						return
+					}
+					compiled++
+					if got, want := printGBNF(res.root), toGBNF(res.root).String(); got != want {
+						t.Fatalf("schema %d %s, options %+v: printGBNF =\n%s\nwant (toGBNF(root).String())\n%s", i, s, o, got, want)
+					}
+				})
 			}
 		}
 		if compiled == 0 {
@@ -64,25 +67,27 @@ func TestLeftRecursionNeedsDeferredRules(t *testing.T) {
 	schemas = append(schemas, benchSchemas(t, false)...)
 	flat, recursive := 0, 0
 	for i, s := range schemas {
-		doc, err := decodeJSON(s)
-		if err != nil {
-			continue
-		}
-		c := newCompiler(doc, Options{})
-		root := c.compileRoot()
-		if c.fatal != nil {
-			continue
-		}
-		name, bad := leftRecursion(root)
-		if bad {
-			recursive++
-		}
-		if !c.deferredRules() {
-			flat++
-			if bad {
-				t.Errorf("schema %d %s: left recursion through %s without deferred rules", i, s, name)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			doc, err := decodeJSON(s)
+			if err != nil {
+				return
 			}
-		}
+			c := newCompiler(doc, Options{})
+			root := c.compileRoot()
+			if c.fatal != nil {
+				return
+			}
+			name, bad := leftRecursion(root)
+			if bad {
+				recursive++
+			}
+			if !c.deferredRules() {
+				flat++
+				if bad {
+					t.Errorf("schema %d %s: left recursion through %s without deferred rules", i, s, name)
+				}
+			}
+		})
 	}
 	if flat == 0 || recursive == 0 {
 		t.Fatalf("%d schemas without deferred rules, %d left-recursive: want some of each", flat, recursive)
@@ -108,8 +113,10 @@ func TestRuleNameOK(t *testing.T) {
 	}
 	grow("", 5)
 	for _, s := range inputs {
-		if got, want := ruleNameOK(s), cleanRuleName(s) == s; got != want {
-			t.Errorf("ruleNameOK(%q) = %v, want %v (cleanRuleName = %q)", s, got, want, cleanRuleName(s))
-		}
+		t.Run(s, func(t *testing.T) {
+			if got, want := ruleNameOK(s), cleanRuleName(s) == s; got != want {
+				t.Errorf("ruleNameOK(%q) = %v, want %v (cleanRuleName = %q)", s, got, want, cleanRuleName(s))
+			}
+		})
 	}
 }

@@ -97,9 +97,11 @@ func TestTransferFundsGrammar(t *testing.T) {
 		{`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5,"memo":"x"}`, false},
 		{`{"source_account":"ACC-00001","amount":5}`, false},
 	} {
-		if got := accepts(t, res.GBNF, tc.in); got != tc.want {
-			t.Errorf("transfer_funds grammar accepts %s = %v, want %v", tc.in, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			if got := accepts(t, res.GBNF, tc.in); got != tc.want {
+				t.Errorf("transfer_funds grammar accepts %s = %v, want %v", tc.in, got, tc.want)
+			}
+		})
 	}
 	if len(res.Relaxations) != 0 {
 		t.Errorf("transfer_funds relaxations = %v, want none (the account pattern and the amount are exact)", res.Relaxations)

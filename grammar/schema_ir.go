@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // The schema compiler builds grammars as trees of gnode values and prints
@@ -76,7 +78,7 @@ func mk(n *gnode) *gnode {
 		h.str(n.lit)
 	case gClass:
 		for _, r := range n.ranges {
-			h.word(uint64(r.lo)<<32 | uint64(r.hi))
+			h.word(uint64(r.Lo)<<32 | uint64(r.Hi))
 		}
 	case gSeq:
 		n.null = true
@@ -160,8 +162,10 @@ type grule struct {
 	body *gnode
 }
 
-// crange is an inclusive range of code points.
-type crange struct{ lo, hi rune }
+// crange is the package's short name for [gbnf.CharRange], the one
+// character-range type of the grammar packages: an inclusive range of
+// code points.
+type crange = gbnf.CharRange
 
 var (
 	nEmpty = mk(&gnode{op: gEmpty})
@@ -196,8 +200,8 @@ func class(rs ...crange) *gnode {
 	if len(rs) == 0 {
 		return nNone
 	}
-	if len(rs) == 1 && rs[0].lo == rs[0].hi {
-		return lit(string(rs[0].lo))
+	if len(rs) == 1 && rs[0].Lo == rs[0].Hi {
+		return lit(string(rs[0].Lo))
 	}
 	return mk(&gnode{op: gClass, ranges: rs})
 }
@@ -208,16 +212,16 @@ func normRanges(rs []crange) []crange {
 	}
 	out := make([]crange, 0, len(rs))
 	for _, r := range rs {
-		if r.lo <= r.hi {
+		if r.Lo <= r.Hi {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b crange) int { return int(a.lo) - int(b.lo) })
+	slices.SortFunc(out, func(a, b crange) int { return int(a.Lo) - int(b.Lo) })
 	merged := out[:0]
 	for _, r := range out {
-		if n := len(merged); n > 0 && r.lo <= merged[n-1].hi+1 {
-			if r.hi > merged[n-1].hi {
-				merged[n-1].hi = r.hi
+		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi+1 {
+			if r.Hi > merged[n-1].Hi {
+				merged[n-1].Hi = r.Hi
 			}
 			continue
 		}
@@ -230,7 +234,7 @@ func normRanges(rs []crange) []crange {
 // non-overlapping and non-adjacent (the form normRanges returns).
 func rangesNormal(rs []crange) bool {
 	for i, r := range rs {
-		if r.lo > r.hi || i > 0 && r.lo <= rs[i-1].hi+1 {
+		if r.Lo > r.Hi || i > 0 && r.Lo <= rs[i-1].Hi+1 {
 			return false
 		}
 	}
@@ -243,13 +247,13 @@ func negRanges(rs []crange) []crange {
 	var out []crange
 	next := rune(0)
 	for _, r := range rs {
-		if r.lo > next {
-			out = append(out, crange{next, r.lo - 1})
+		if r.Lo > next {
+			out = append(out, crange{Lo: next, Hi: r.Lo - 1})
 		}
-		next = r.hi + 1
+		next = r.Hi + 1
 	}
 	if next <= utf8.MaxRune {
-		out = append(out, crange{next, utf8.MaxRune})
+		out = append(out, crange{Lo: next, Hi: utf8.MaxRune})
 	}
 	return out
 }

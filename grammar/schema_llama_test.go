@@ -50,31 +50,33 @@ func TestLlamaAgreement(t *testing.T) {
 	}
 	var samples []sample
 	for _, g := range groups {
-		for _, opts := range []*Options{{OpenObjects: true}, nil} {
-			cg := compileGroup(g, opts)
-			if cg.err != nil {
-				continue
-			}
-			sum := sha256.Sum256([]byte(cg.res.GBNF))
-			h := hex.EncodeToString(sum[:8])
-			f, ok := files[h]
-			if !ok {
-				f = filepath.Join(dir, h+".gbnf")
-				if err := os.WriteFile(f, []byte(cg.res.GBNF), 0o644); err != nil {
-					t.Fatal(err)
+		for row, opts := range []*Options{{OpenObjects: true}, nil} {
+			t.Run(fmt.Sprint(row), func(t *testing.T) {
+				cg := compileGroup(g, opts)
+				if cg.err != nil {
+					return
 				}
-				files[h] = f
-			}
-			if opts == nil {
-				continue // instances are matched under the spec's open objects
-			}
-			for i, in := range cg.inputs {
-				hs := fnv.New32a()
-				fmt.Fprintf(hs, "%s#%d", g.name, i)
-				if full || hs.Sum32()%8 == 0 {
-					samples = append(samples, sample{f, cg.res.GBNF, in, fmt.Sprintf("%s #%d", g.name, i)})
+				sum := sha256.Sum256([]byte(cg.res.GBNF))
+				h := hex.EncodeToString(sum[:8])
+				f, ok := files[h]
+				if !ok {
+					f = filepath.Join(dir, h+".gbnf")
+					if err := os.WriteFile(f, []byte(cg.res.GBNF), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					files[h] = f
 				}
-			}
+				if opts == nil {
+					return // instances are matched under the spec's open objects
+				}
+				for i, in := range cg.inputs {
+					hs := fnv.New32a()
+					fmt.Fprintf(hs, "%s#%d", g.name, i)
+					if full || hs.Sum32()%8 == 0 {
+						samples = append(samples, sample{f, cg.res.GBNF, in, fmt.Sprintf("%s #%d", g.name, i)})
+					}
+				}
+			})
 		}
 	}
 	paths := make([]string, 0, len(files))

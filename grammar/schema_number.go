@@ -274,7 +274,7 @@ func sameLen(lo, hi string) *gnode {
 	n := len(lo)
 	digit := digitClass
 	if n == 1 {
-		return class(crange{rune(lo[0]), rune(hi[0])})
+		return class(crange{Lo: rune(lo[0]), Hi: rune(hi[0])})
 	}
 	if lo[0] == hi[0] {
 		return seq(lit(lo[:1]), sameLen(lo[1:], hi[1:]))
@@ -291,7 +291,7 @@ func sameLen(lo, hi string) *gnode {
 		end--
 	}
 	if start <= end {
-		alts = append(alts, seq(class(crange{rune(start), rune(end)}), rep(digit, n-1, n-1)))
+		alts = append(alts, seq(class(crange{Lo: rune(start), Hi: rune(end)}), rep(digit, n-1, n-1)))
 	}
 	if tail != nil {
 		alts = append(alts, tail)

@@ -415,7 +415,7 @@ func (c *compiler) keyNotIn(names []string) *gnode {
 			writeJSONString(&b, string(r))
 			unit := b.String()
 			alts = append(alts, seq(lit(unit[1:len(unit)-1]), build(t.kids[r])))
-			kidRanges = append(kidRanges, crange{r, r})
+			kidRanges = append(kidRanges, crange{Lo: r, Hi: r})
 			if r < 0x20 || r == '"' || r == '\\' {
 				special = true
 			}

@@ -21,10 +21,10 @@ type prims struct {
 }
 
 var (
-	hexRanges         = []crange{{'0', '9'}, {'A', 'F'}, {'a', 'f'}}
-	rawChars          = []crange{{0x20, '!'}, {'#', '['}, {']', 0x10FFFF}} // not " \ or a control
-	digitClass        = class(crange{'0', '9'})
-	nonZeroDigitClass = class(crange{'1', '9'})
+	hexRanges         = []crange{{Lo: '0', Hi: '9'}, {Lo: 'A', Hi: 'F'}, {Lo: 'a', Hi: 'f'}}
+	rawChars          = []crange{{Lo: 0x20, Hi: '!'}, {Lo: '#', Hi: '['}, {Lo: ']', Hi: 0x10FFFF}} // not " \ or a control
+	digitClass        = class(crange{Lo: '0', Hi: '9'})
+	nonZeroDigitClass = class(crange{Lo: '1', Hi: '9'})
 
 	jsonCharRule = buildJSONChar()
 	keyCharRule  = buildKeyChar()
@@ -41,13 +41,13 @@ func hexDigit() *gnode { return class(hexRanges...) }
 func buildJSONChar() *grule {
 	h := hexDigit()
 	nonSurrogate := alt(
-		seq(class(crange{'0', '9'}, crange{'a', 'c'}, crange{'A', 'C'}, crange{'e', 'f'}, crange{'E', 'F'}), h, h, h),
-		seq(class(crange{'d', 'd'}, crange{'D', 'D'}), class(crange{'0', '7'}), h, h),
+		seq(class(crange{Lo: '0', Hi: '9'}, crange{Lo: 'a', Hi: 'c'}, crange{Lo: 'A', Hi: 'C'}, crange{Lo: 'e', Hi: 'f'}, crange{Lo: 'E', Hi: 'F'}), h, h, h),
+		seq(class(crange{Lo: 'd', Hi: 'd'}, crange{Lo: 'D', Hi: 'D'}), class(crange{Lo: '0', Hi: '7'}), h, h),
 	)
-	high := seq(class(crange{'d', 'd'}, crange{'D', 'D'}), class(crange{'8', '9'}, crange{'a', 'b'}, crange{'A', 'B'}), h, h)
-	low := seq(class(crange{'d', 'd'}, crange{'D', 'D'}), class(crange{'c', 'f'}, crange{'C', 'F'}), h, h)
+	high := seq(class(crange{Lo: 'd', Hi: 'd'}, crange{Lo: 'D', Hi: 'D'}), class(crange{Lo: '8', Hi: '9'}, crange{Lo: 'a', Hi: 'b'}, crange{Lo: 'A', Hi: 'B'}), h, h)
+	low := seq(class(crange{Lo: 'd', Hi: 'd'}, crange{Lo: 'D', Hi: 'D'}), class(crange{Lo: 'c', Hi: 'f'}, crange{Lo: 'C', Hi: 'F'}), h, h)
 	esc := &grule{hint: "json-escape", body: alt(
-		class(crange{'"', '"'}, crange{'\\', '\\'}, crange{'/', '/'}, crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
+		class(crange{Lo: '"', Hi: '"'}, crange{Lo: '\\', Hi: '\\'}, crange{Lo: '/', Hi: '/'}, crange{Lo: 'b', Hi: 'b'}, crange{Lo: 'f', Hi: 'f'}, crange{Lo: 'n', Hi: 'n'}, crange{Lo: 'r', Hi: 'r'}, crange{Lo: 't', Hi: 't'}),
 		seq(lit("u"), nonSurrogate),
 		seq(lit("u"), high, lit(`\u`), low),
 	)}
@@ -63,16 +63,16 @@ func buildKeyChar() *grule {
 
 // ctrlEscapeBody is the part after the backslash of the canonical escapes.
 func ctrlEscapeBody() *gnode {
-	return alt(class(crange{'"', '"'}, crange{'\\', '\\'}), ctrlEscapes())
+	return alt(class(crange{Lo: '"', Hi: '"'}, crange{Lo: '\\', Hi: '\\'}), ctrlEscapes())
 }
 
 // ctrlEscapes is the part after the backslash of the canonical escapes of
 // the control characters: \b \f \n \r \t and \u00XX for the others.
 func ctrlEscapes() *gnode {
 	return alt(
-		class(crange{'b', 'b'}, crange{'f', 'f'}, crange{'n', 'n'}, crange{'r', 'r'}, crange{'t', 't'}),
+		class(crange{Lo: 'b', Hi: 'b'}, crange{Lo: 'f', Hi: 'f'}, crange{Lo: 'n', Hi: 'n'}, crange{Lo: 'r', Hi: 'r'}, crange{Lo: 't', Hi: 't'}),
 		seq(lit("u00"), alt(
-			seq(lit("0"), class(crange{'0', '7'}, crange{'b', 'b'}, crange{'e', 'f'}, crange{'B', 'B'}, crange{'E', 'F'})),
+			seq(lit("0"), class(crange{Lo: '0', Hi: '7'}, crange{Lo: 'b', Hi: 'b'}, crange{Lo: 'e', Hi: 'f'}, crange{Lo: 'B', Hi: 'B'}, crange{Lo: 'E', Hi: 'F'})),
 			seq(lit("1"), hexDigit()))),
 	)
 }
@@ -82,7 +82,7 @@ func buildPrims(compactMode bool) *prims {
 	if compactMode {
 		p.ws = nEmpty
 	} else {
-		wsRule := &grule{hint: "ws", body: alt(lit(" "), seq(lit("\n"), rep(class(crange{' ', ' '}, crange{'\t', '\t'}), 0, wsMaxIndent)), nEmpty)}
+		wsRule := &grule{hint: "ws", body: alt(lit(" "), seq(lit("\n"), rep(class(crange{Lo: ' ', Hi: ' '}, crange{Lo: '\t', Hi: '\t'}), 0, wsMaxIndent)), nEmpty)}
 		p.ws = ref(wsRule)
 	}
 	suffix := func(s string) string {
@@ -96,7 +96,7 @@ func buildPrims(compactMode bool) *prims {
 	p.integer = &grule{hint: "integer", body: seq(opt(lit("-")), intPart)}
 	p.number = &grule{hint: "number", body: seq(opt(lit("-")), intPart,
 		opt(seq(lit("."), plus(digitClass))),
-		opt(seq(class(crange{'e', 'e'}, crange{'E', 'E'}), opt(class(crange{'+', '+'}, crange{'-', '-'})), plus(digitClass))))}
+		opt(seq(class(crange{Lo: 'e', Hi: 'e'}, crange{Lo: 'E', Hi: 'E'}), opt(class(crange{Lo: '+', Hi: '+'}, crange{Lo: '-', Hi: '-'})), plus(digitClass))))}
 	p.value = &grule{hint: suffix("value")}
 	p.object = &grule{hint: suffix("object")}
 	p.array = &grule{hint: suffix("array")}

@@ -92,8 +92,8 @@ func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
 // requires (", \, control characters), plus \/ for '/'.
 func (c *compiler) charsOf(rs []crange) *gnode {
 	rs = normRanges(rs)
-	if len(rs) == 1 && rs[0].lo == rs[0].hi && rs[0].lo >= 0x20 && !strings.ContainsRune(`"\/`, rs[0].lo) {
-		return lit(string(rs[0].lo)) // one code point written raw: what the general case below gives
+	if len(rs) == 1 && rs[0].Lo == rs[0].Hi && rs[0].Lo >= 0x20 && !strings.ContainsRune(`"\/`, rs[0].Lo) {
+		return lit(string(rs[0].Lo)) // one code point written raw: what the general case below gives
 	}
 	var keyBuf [64]byte
 	key := rangesKey(keyBuf[:0], rs)
@@ -111,12 +111,12 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 	if inRanges(rs, '/') {
 		alts = append(alts, lit(`\/`))
 	}
-	ctrl := intersectRanges(rs, []crange{{0, 0x1F}})
-	if len(ctrl) == 1 && ctrl[0].lo == 0 && ctrl[0].hi == 0x1F {
+	ctrl := intersectRanges(rs, []crange{{Lo: 0, Hi: 0x1F}})
+	if len(ctrl) == 1 && ctrl[0].Lo == 0 && ctrl[0].Hi == 0x1F {
 		alts = append(alts, seq(lit(`\`), ctrlEscapes()))
 	} else {
 		for _, r := range ctrl {
-			for cp := r.lo; cp <= r.hi; cp++ {
+			for cp := r.Lo; cp <= r.Hi; cp++ {
 				var b strings.Builder
 				writeJSONString(&b, string(cp))
 				e := b.String()
@@ -138,15 +138,15 @@ func (c *compiler) charsOf(rs []crange) *gnode {
 // rangesKey appends the ranges to dst as a map key: eight bytes a range.
 func rangesKey(dst []byte, rs []crange) []byte {
 	for _, r := range rs {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.lo))
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.hi))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.Lo))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(r.Hi))
 	}
 	return dst
 }
 
 func inRanges(rs []crange, r rune) bool {
 	for _, x := range rs {
-		if r >= x.lo && r <= x.hi {
+		if r >= x.Lo && r <= x.Hi {
 			return true
 		}
 	}
@@ -157,15 +157,15 @@ func intersectRanges(a, b []crange) []crange {
 	var out []crange
 	for _, x := range a {
 		for _, y := range b {
-			lo, hi := x.lo, x.hi
-			if y.lo > lo {
-				lo = y.lo
+			lo, hi := x.Lo, x.Hi
+			if y.Lo > lo {
+				lo = y.Lo
 			}
-			if y.hi < hi {
-				hi = y.hi
+			if y.Hi < hi {
+				hi = y.Hi
 			}
 			if lo <= hi {
-				out = append(out, crange{lo, hi})
+				out = append(out, crange{Lo: lo, Hi: hi})
 			}
 		}
 	}

@@ -220,17 +220,19 @@ func TestWhitespaceIsBoundedForAModel(t *testing.T) {
 	// A model that only ever picks whitespace is stopped within a bound at
 	// every point: here right after "{" and after a newline.
 	for _, prefix := range []string{"{", `{"a":[`, `{"a":[1`} {
-		m.Reset()
-		if _, err := m.WriteString(prefix); err != nil {
-			t.Fatalf("prefix %q: %v", prefix, err)
-		}
-		n := 0
-		for n < 1000 && (m.Advance(' ') || m.Advance('\n') || m.Advance('\t')) {
-			n++
-		}
-		if n > wsMaxIndent+1 {
-			t.Errorf("after %q the grammar admits %d whitespace bytes in a row, want at most %d", prefix, n, wsMaxIndent+1)
-		}
+		t.Run(prefix, func(t *testing.T) {
+			m.Reset()
+			if _, err := m.WriteString(prefix); err != nil {
+				t.Fatalf("prefix %q: %v", prefix, err)
+			}
+			n := 0
+			for n < 1000 && (m.Advance(' ') || m.Advance('\n') || m.Advance('\t')) {
+				n++
+			}
+			if n > wsMaxIndent+1 {
+				t.Errorf("after %q the grammar admits %d whitespace bytes in a row, want at most %d", prefix, n, wsMaxIndent+1)
+			}
+		})
 	}
 }
 
@@ -248,10 +250,12 @@ func TestFromSchemaErrors(t *testing.T) {
 		{`{"type":"array","uniqueItems":true}`, &Options{Strict: true}, ErrRelaxed},
 		{`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, nil, ErrUnsupported},
 	} {
-		_, err := FromSchema([]byte(tc.schema), tc.opts)
-		if !errors.Is(err, tc.want) {
-			t.Errorf("FromSchema(%s) error = %v, want %v", tc.schema, err, tc.want)
-		}
+		t.Run(tc.schema, func(t *testing.T) {
+			_, err := FromSchema([]byte(tc.schema), tc.opts)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("FromSchema(%s) error = %v, want %v", tc.schema, err, tc.want)
+			}
+		})
 	}
 	_, err := FromSchema([]byte(`{"type":"array","uniqueItems":true}`), &Options{Strict: true})
 	var re *RelaxationError

@@ -46,7 +46,7 @@ const (
 	textBranchGaps = 9
 )
 
-// The bounds a turn's envelope is compiled with by default (DefaultBounds),
+// The bounds a turn's envelope is compiled with by default ([DefaultBounds]),
 // the same constants as package grammar's defaults (DefaultMaxAnswerLength
 // and the rest there), so that toolgate grammar prints the agent's envelope.
 const (
@@ -119,7 +119,7 @@ func (b Bounds) Tighter() Bounds {
 // bound the model's own tokenizer must respect, and text written with
 // escapes or outside ASCII may take more tokens than code points: a reply
 // cut off at the budget is repaired by asking for a shorter one, under a
-// constraint tightened by Constraint.Tighten.
+// constraint tightened by [Constraint.Tighten].
 func TokenBudget(req *Request) int {
 	bd := req.Constraint.Bounds
 	budget := max(textBranchTokens(len(`{"action":"answer","text":""}`), bd.Answer),

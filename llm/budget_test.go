@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,10 +35,12 @@ func TestTokenBudget(t *testing.T) {
 		{"not JSON", tool(`{`), llm.AnswerTokens, llm.AnswerTokens},
 	}
 	for _, tc := range cases {
-		got := llm.TokenBudget(&llm.Request{Tools: tc.tools})
-		if got < tc.min || got > tc.max {
-			t.Errorf("%s: TokenBudget = %d, want in [%d, %d]", tc.name, got, tc.min, tc.max)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got := llm.TokenBudget(&llm.Request{Tools: tc.tools})
+			if got < tc.min || got > tc.max {
+				t.Errorf("%s: TokenBudget = %d, want in [%d, %d]", tc.name, got, tc.min, tc.max)
+			}
+		})
 	}
 }
 
@@ -57,22 +60,24 @@ func TestCheckedSetsTokenBudget(t *testing.T) {
 		{"negative: none set", llm.Options{MaxTokens: -1}, nil, 0, 0},
 	}
 	for _, tc := range cases {
-		b := scripted.New([]scripted.Reply{scripted.Answer("ok")}, nil)
-		req := backendtest.Request(llm.ModeEnvelope)
-		req.MaxTokens = tc.reqMax
-		if tc.tools != nil {
-			req.Tools = tc.tools
-			req.Constraint.EnvelopeSchema = backendtest.EnvelopeSchemaFor(tc.tools)
-		}
-		if _, err := checked(t, b, &tc.opts).Chat(context.Background(), req); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := b.Requests()[0].MaxTokens; got != tc.wantMax {
-			t.Errorf("%s: sent MaxTokens = %d, want %d", tc.name, got, tc.wantMax)
-		}
-		if req.MaxTokens != tc.reqMax {
-			t.Errorf("%s: the caller's request was changed: MaxTokens %d", tc.name, req.MaxTokens)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			b := scripted.New([]scripted.Reply{scripted.Answer("ok")}, nil)
+			req := backendtest.Request(llm.ModeEnvelope)
+			req.MaxTokens = tc.reqMax
+			if tc.tools != nil {
+				req.Tools = tc.tools
+				req.Constraint.EnvelopeSchema = backendtest.EnvelopeSchemaFor(tc.tools)
+			}
+			if _, err := checked(t, b, &tc.opts).Chat(context.Background(), req); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if got := b.Requests()[0].MaxTokens; got != tc.wantMax {
+				t.Errorf("%s: sent MaxTokens = %d, want %d", tc.name, got, tc.wantMax)
+			}
+			if req.MaxTokens != tc.reqMax {
+				t.Errorf("%s: the caller's request was changed: MaxTokens %d", tc.name, req.MaxTokens)
+			}
+		})
 	}
 }
 
@@ -82,39 +87,43 @@ func TestCheckedSetsTokenBudget(t *testing.T) {
 // at its bound) at a token per character, so the grammar closes a
 // rambling reply before the budget cuts it off.
 func TestTokenBudgetHoldsTheAnswerBound(t *testing.T) {
-	for _, bd := range []llm.Bounds{llm.DefaultBounds(), {Answer: 37, Query: 11}, llm.DefaultBounds().Tighter().Tighter()} {
-		res, err := grammar.Envelope(nil, &grammar.Options{MaxAnswerLength: bd.Answer, MaxQueryLength: bd.Query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := gbnf.Parse(res.GBNF)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gap := "\n" + strings.Repeat(" ", 20)
-		longest := func(action, key string, n int) string {
-			return "{" + gap + `"action"` + gap + ":" + gap + `"` + action + `"` + gap + "," + gap + `"` + key + `"` + gap + ":" + gap +
-				`"` + strings.Repeat("a", n) + `"` + gap + "}"
-		}
-		budget := llm.TokenBudget(&llm.Request{Constraint: llm.Constraint{Mode: llm.ModeGrammar, GBNF: res.GBNF, Bounds: bd}})
-		for _, c := range []struct {
-			action, key string
-			n           int
-		}{{"answer", "text", bd.Answer}, {"find_tools", "query", bd.Query}} {
-			reply := longest(c.action, c.key, c.n)
-			if ok, _ := g.Match([]byte(reply)); !ok {
-				t.Fatalf("%v: the grammar rejects the longest %s reply %q", bd, c.action, reply)
+	for i, bd := range []llm.Bounds{llm.DefaultBounds(), {Answer: 37, Query: 11}, llm.DefaultBounds().Tighter().Tighter()} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			res, err := grammar.Envelope(nil, &grammar.Options{MaxAnswerLength: bd.Answer, MaxQueryLength: bd.Query})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if ok, _ := g.Match([]byte(longest(c.action, c.key, c.n+1))); ok {
-				t.Fatalf("%v: the grammar admits a %s text of %d characters, above its bound", bd, c.action, c.n+1)
+			g, err := gbnf.Parse(res.GBNF)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if len(reply) > budget {
-				t.Errorf("%v: the longest %s reply is %d characters, above the budget of %d tokens", bd, c.action, len(reply), budget)
+			gap := "\n" + strings.Repeat(" ", 20)
+			longest := func(action, key string, n int) string {
+				return "{" + gap + `"action"` + gap + ":" + gap + `"` + action + `"` + gap + "," + gap + `"` + key + `"` + gap + ":" + gap +
+					`"` + strings.Repeat("a", n) + `"` + gap + "}"
 			}
-		}
-		if bd == llm.DefaultBounds() && budget > llm.DefaultMaxTokens {
-			t.Errorf("default bounds: budget %d above DefaultMaxTokens %d", budget, llm.DefaultMaxTokens)
-		}
+			budget := llm.TokenBudget(&llm.Request{Constraint: llm.Constraint{Mode: llm.ModeGrammar, GBNF: res.GBNF, Bounds: bd}})
+			for _, c := range []struct {
+				action, key string
+				n           int
+			}{{"answer", "text", bd.Answer}, {"find_tools", "query", bd.Query}} {
+				t.Run(c.action, func(t *testing.T) {
+					reply := longest(c.action, c.key, c.n)
+					if ok, _ := g.Match([]byte(reply)); !ok {
+						t.Fatalf("%v: the grammar rejects the longest %s reply %q", bd, c.action, reply)
+					}
+					if ok, _ := g.Match([]byte(longest(c.action, c.key, c.n+1))); ok {
+						t.Fatalf("%v: the grammar admits a %s text of %d characters, above its bound", bd, c.action, c.n+1)
+					}
+					if len(reply) > budget {
+						t.Errorf("%v: the longest %s reply is %d characters, above the budget of %d tokens", bd, c.action, len(reply), budget)
+					}
+				})
+			}
+			if bd == llm.DefaultBounds() && budget > llm.DefaultMaxTokens {
+				t.Errorf("default bounds: budget %d above DefaultMaxTokens %d", budget, llm.DefaultMaxTokens)
+			}
+		})
 	}
 	if got := llm.TokenBudget(&llm.Request{}); got != llm.AnswerTokens {
 		t.Errorf("no bounds reported: TokenBudget = %d, want AnswerTokens", got)
@@ -137,9 +146,11 @@ func TestTokenBudgetUsesStringAndItemBounds(t *testing.T) {
 		`{"type":"object","properties":{"s":{"type":"string","pattern":"^ACC-[0-9]{5}$"}}}`,
 		`{"type":"object","properties":{"s":{"type":"string","format":"date"}}}`,
 	} {
-		if got, want := llm.TokenBudget(req(schema, llm.Bounds{String: 900})), llm.TokenBudget(req(schema, llm.Bounds{})); got != want {
-			t.Errorf("%s: budget %d with a string bound, %d without: the schema's own size must decide", schema, got, want)
-		}
+		t.Run(schema, func(t *testing.T) {
+			if got, want := llm.TokenBudget(req(schema, llm.Bounds{String: 900})), llm.TokenBudget(req(schema, llm.Bounds{})); got != want {
+				t.Errorf("%s: budget %d with a string bound, %d without: the schema's own size must decide", schema, got, want)
+			}
+		})
 	}
 	arr := `{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}}}`
 	if a, b := llm.TokenBudget(req(arr, llm.Bounds{Items: 200})), llm.TokenBudget(req(arr, llm.Bounds{Items: 100})); a <= b || a < 200*7 {

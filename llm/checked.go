@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Options configures Checked. A nil *Options means all defaults.
+// Options configures [Checked]. A nil *Options means all defaults.
 type Options struct {
 	// Validate checks a call's arguments before Chat returns the call
 	// (typically the tool's JSON Schema and domain rules). Its error text
@@ -59,8 +59,8 @@ type Options struct {
 	Name string
 }
 
-// CheckedBackend is a Backend that never returns a call it could not
-// verify. Create it with Checked; it is safe for concurrent use.
+// CheckedBackend is a [Backend] that never returns a call it could not
+// verify. Create it with [Checked]; it is safe for concurrent use.
 type CheckedBackend struct {
 	b       Backend
 	opts    Options
@@ -88,8 +88,8 @@ var _ Backend = (*CheckedBackend)(nil)
 //     recompiled with halved bounds when it has a Tighten hook;
 //   - token usage and outcomes are counted in the metrics.
 //
-// The repair exchange is not part of the returned Response: the caller's
-// conversation continues with Response.Message. Response.Usage sums every
+// The repair exchange is not part of the returned [Response]: the caller's
+// conversation continues with [Response.Message]. [Response.Usage] sums every
 // attempt.
 func Checked(b Backend, opts *Options) (*CheckedBackend, error) {
 	if b == nil {
@@ -151,7 +151,7 @@ func Checked(b Backend, opts *Options) (*CheckedBackend, error) {
 func (c *CheckedBackend) Name() string { return c.name }
 
 // Budget is the token budget Chat sends with req: its own MaxTokens, or
-// TokenBudget(req) bounded by Options.MaxTokens, or 0 when none is sent
+// TokenBudget(req) bounded by [Options.MaxTokens], or 0 when none is sent
 // (Options.MaxTokens negative: the backend's default applies).
 func (c *CheckedBackend) Budget(req *Request) int {
 	switch {
@@ -163,10 +163,10 @@ func (c *CheckedBackend) Budget(req *Request) int {
 	return 0
 }
 
-// Chat sends req, repairing, retrying and downgrading as Checked says.
-// Errors: *RepairError (the model never produced a usable reply),
-// *ConstraintError, *StatusError (after the retries), ctx's error, or an
-// error wrapping ErrInvalidRequest.
+// Chat sends req, repairing, retrying and downgrading as [Checked] says.
+// Errors: *[RepairError] (the model never produced a usable reply),
+// *[ConstraintError], *[StatusError] (after the retries), ctx's error, or an
+// error wrapping [ErrInvalidRequest].
 func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		c.metrics.outcome(c.name, outcomeBadRequest)
@@ -235,7 +235,7 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 }
 
 // tighten recompiles cur's constraint with halved bounds after a reply was
-// cut off at the token budget, and sizes the budget again when Checked set
+// cut off at the token budget, and sizes the budget again when [Checked] set
 // it, so that the repair's constraint closes a reply sooner. Without a
 // Tighten hook, or when it fails (logged), the constraint stays.
 func (c *CheckedBackend) tighten(ctx context.Context, cur *Request, budgeted bool) {

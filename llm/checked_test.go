@@ -235,9 +235,11 @@ func TestMetrics(t *testing.T) {
 		{"toolgate_llm_rejected_replies_total", "problem", "malformed", 1},
 		{"toolgate_llm_tool_definition_tokens", "backend", "scripted", 3}, // histogram sample count
 	} {
-		if got := metricValue(t, reg, tt.name, tt.label, tt.value); got != tt.want {
-			t.Errorf("%s{%s=%q} = %v, want %v", tt.name, tt.label, tt.value, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := metricValue(t, reg, tt.name, tt.label, tt.value); got != tt.want {
+				t.Errorf("%s{%s=%q} = %v, want %v", tt.name, tt.label, tt.value, got, tt.want)
+			}
+		})
 	}
 	perRequest := usage.ToolDefinitionTokens / 2 // the repaired call made two requests
 	if perRequest <= 0 || usage.CatalogTokens != 20500 {
@@ -305,8 +307,10 @@ func TestParseRetryAfter(t *testing.T) {
 		{"1e12", "0s"},
 	}
 	for _, tt := range tests {
-		if got := llm.ParseRetryAfter(tt.in, now).String(); got != tt.want {
-			t.Errorf("ParseRetryAfter(%q) = %s, want %s", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got := llm.ParseRetryAfter(tt.in, now).String(); got != tt.want {
+				t.Errorf("ParseRetryAfter(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
+	"github.com/toolgate/toolgate/internal/tokens"
 )
 
 // Envelope is a parsed turn envelope, the JSON object a constrained model
@@ -42,7 +42,7 @@ var envelopeKeys = map[Action][]string{
 // action, exactly that action's keys (case-sensitive, none missing, none
 // extra, none repeated at any depth), strings where strings belong and an
 // object for "arguments". Whether the tool is in the shortlist is the
-// caller's check (ParseReply does it). Errors wrap ErrBadEnvelope; their
+// caller's check ([ParseReply] does it). Errors wrap [ErrBadEnvelope]; their
 // text quotes no string of the input (it goes back to the model, and the
 // model may have named a tool it must not see again).
 func ParseEnvelope(data []byte) (Envelope, error) {
@@ -190,21 +190,21 @@ func toolPromptHeader(withTools bool) string {
 // boundaries of o200k_base, so the sum is the whole's count) with each distinct line
 // counted once per process: a tool's line costs nothing the second time
 // it is shortlisted. Callers can count a whole catalog the same way for
-// Request.CatalogTokens.
+// [Request.CatalogTokens].
 func ToolPromptTokens(tools []ToolSpec) int {
 	header := toolPromptHeader(len(tools) > 0)
 	if len(tools) == 0 {
-		return tokcount.Count(header)
+		return tokens.Estimate(header)
 	}
 	// o200k_base joins a newline to the punctuation before it ("}\n"), so
 	// the pieces end after each newline.
-	n := tokcount.Count(header + "\n")
+	n := tokens.Estimate(header + "\n")
 	for i, t := range tools {
 		line := string(toolLine(t))
 		if i < len(tools)-1 {
 			line += "\n"
 		}
-		n += tokcount.Count(line)
+		n += tokens.Estimate(line)
 	}
 	return n
 }
@@ -223,9 +223,9 @@ func ToolPrompt(tools []ToolSpec) string {
 	return b.String()
 }
 
-// ToolLine is one tool as ToolPrompt lists it: {"name","description",
+// ToolLine is one tool as [ToolPrompt] lists it: {"name","description",
 // "parameters"} on one line. A caller that shows a tool later in the
-// conversation (Request.PromptTools) shows it in this form.
+// conversation ([Request.PromptTools]) shows it in this form.
 func ToolLine(t ToolSpec) string { return string(toolLine(t)) }
 
 func toolLine(t ToolSpec) []byte {

@@ -22,15 +22,17 @@ func TestParseEnvelope(t *testing.T) {
 		{`{"action":"answer","text":"caf\u00e9 \"quoted\""}`, Envelope{Action: ActionAnswer, Text: `café "quoted"`}},
 	}
 	for _, tt := range tests {
-		got, err := ParseEnvelope([]byte(tt.in))
-		if err != nil {
-			t.Errorf("ParseEnvelope(%s) error = %v", tt.in, err)
-			continue
-		}
-		if got.Action != tt.want.Action || got.Tool != tt.want.Tool || got.Text != tt.want.Text ||
-			got.Query != tt.want.Query || !bytes.Equal(got.Arguments, tt.want.Arguments) {
-			t.Errorf("ParseEnvelope(%s) = %+v, want %+v", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseEnvelope([]byte(tt.in))
+			if err != nil {
+				t.Errorf("ParseEnvelope(%s) error = %v", tt.in, err)
+				return
+			}
+			if got.Action != tt.want.Action || got.Tool != tt.want.Tool || got.Text != tt.want.Text ||
+				got.Query != tt.want.Query || !bytes.Equal(got.Arguments, tt.want.Arguments) {
+				t.Errorf("ParseEnvelope(%s) = %+v, want %+v", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -70,14 +72,16 @@ func TestParseEnvelopeRejects(t *testing.T) {
 		{strings.Repeat(`[`, 200) + strings.Repeat(`]`, 200), "deep nesting"},
 	}
 	for _, tt := range tests {
-		got, err := ParseEnvelope([]byte(tt.in))
-		if err == nil {
-			t.Errorf("ParseEnvelope(%q) (%s) = %+v, want an error", tt.in, tt.why, got)
-			continue
-		}
-		if !errors.Is(err, ErrBadEnvelope) {
-			t.Errorf("ParseEnvelope(%q) (%s) error = %v, want ErrBadEnvelope", tt.in, tt.why, err)
-		}
+		t.Run(tt.why, func(t *testing.T) {
+			got, err := ParseEnvelope([]byte(tt.in))
+			if err == nil {
+				t.Errorf("ParseEnvelope(%q) (%s) = %+v, want an error", tt.in, tt.why, got)
+				return
+			}
+			if !errors.Is(err, ErrBadEnvelope) {
+				t.Errorf("ParseEnvelope(%q) (%s) error = %v, want ErrBadEnvelope", tt.in, tt.why, err)
+			}
+		})
 	}
 }
 
@@ -213,10 +217,12 @@ func TestRequestValidate(t *testing.T) {
 		{"RequireCall with nothing to call", func(r *Request) { r.Constraint.Mode, r.Tools, r.RequireCall = ModeNative, nil, true }},
 	}
 	for _, tt := range tests {
-		r := good()
-		tt.change(r)
-		if err := r.Validate(); !errors.Is(err, ErrInvalidRequest) {
-			t.Errorf("Validate(%s) = %v, want ErrInvalidRequest", tt.name, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			r := good()
+			tt.change(r)
+			if err := r.Validate(); !errors.Is(err, ErrInvalidRequest) {
+				t.Errorf("Validate(%s) = %v, want ErrInvalidRequest", tt.name, err)
+			}
+		})
 	}
 }

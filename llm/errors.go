@@ -12,7 +12,7 @@ import (
 
 // ErrConstraintRejected marks a backend that refused the request's output
 // constraint (an Ollama too old for a `format` schema, a server without
-// `grammar` or `strict` support). Every *ConstraintError matches it.
+// `grammar` or `strict` support). Every *[ConstraintError] matches it.
 var ErrConstraintRejected = errors.New("llm: backend rejected the output constraint")
 
 // StatusError is an HTTP failure of a backend.
@@ -63,7 +63,7 @@ func (e *ConstraintError) Error() string {
 	return fmt.Sprintf("llm: %s rejected the %s constraint: %s", e.Backend, e.Mode, e.Message)
 }
 
-// Unwrap returns ErrConstraintRejected and the underlying error.
+// Unwrap returns [ErrConstraintRejected] and the underlying error.
 func (e *ConstraintError) Unwrap() []error {
 	if e.Err == nil {
 		return []error{ErrConstraintRejected}
@@ -81,7 +81,7 @@ type Attempt struct {
 
 // RepairError says that the model kept replying with output that could
 // not be acted on until the repair budget ran out. It matches
-// ErrInvalidOutput, and errors.As finds the first attempt's *OutputError.
+// ErrInvalidOutput, and [errors.As] finds the first attempt's *[OutputError].
 type RepairError struct {
 	Attempts []Attempt // every attempt, in order
 	// Usage sums the attempts' token usage (the tokens were spent).
@@ -97,7 +97,7 @@ func (e *RepairError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns ErrInvalidOutput and each attempt's error, in order.
+// Unwrap returns [ErrInvalidOutput] and each attempt's error, in order.
 func (e *RepairError) Unwrap() []error {
 	errs := []error{ErrInvalidOutput}
 	for _, a := range e.Attempts {

@@ -15,14 +15,14 @@ import (
 //
 // Implementations are safe for concurrent use by multiple goroutines. Chat
 // does not retain req or anything it points to after it returns; the
-// returned Response belongs to the caller.
+// returned [Response] belongs to the caller.
 //
 // Errors: a reply the model produced but that cannot be acted on (it does
 // not parse, names a tool outside req.Tools, is truncated) is an
-// *OutputError, returned together with a non-nil Response whose Calls are
-// empty; a server that refuses the constraint is a *ConstraintError; an
-// HTTP failure is a *StatusError. Chat returns ctx.Err() (possibly wrapped)
-// when ctx ends. Wrap a Backend with Checked to get repair, retries,
+// *[OutputError], returned together with a non-nil Response whose Calls are
+// empty; a server that refuses the constraint is a *[ConstraintError]; an
+// HTTP failure is a *[StatusError]. Chat returns ctx.Err() (possibly wrapped)
+// when ctx ends. Wrap a Backend with [Checked] to get repair, retries,
 // downgrade and metrics.
 type Backend interface {
 	Chat(ctx context.Context, req *Request) (*Response, error)
@@ -291,7 +291,7 @@ type Response struct {
 	DowngradeReason string
 }
 
-// ErrInvalidRequest marks a Request that cannot be sent as it is.
+// ErrInvalidRequest marks a [Request] that cannot be sent as it is.
 var ErrInvalidRequest = errors.New("llm: invalid request")
 
 var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -302,7 +302,7 @@ func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
 
 // Validate checks what every backend needs: tool names valid and unique,
 // parameters that are JSON objects, and the constraint's data for its
-// mode. The error wraps ErrInvalidRequest.
+// mode. The error wraps [ErrInvalidRequest].
 func (r *Request) Validate() error {
 	if r == nil {
 		return fmt.Errorf("%w: nil request", ErrInvalidRequest)
@@ -406,7 +406,7 @@ func (r *Request) Callable(name string) (ToolSpec, bool) {
 
 // CallableNames returns the names a reply may call, in order: Tools, then
 // the Deferred tools the conversation has referenced. The search tool
-// (ToolSpec.Search) is left out: it finds tools, and some APIs show it
+// ([ToolSpec.Search]) is left out: it finds tools, and some APIs show it
 // under a name of their own.
 func (r *Request) CallableNames() []string {
 	var names []string

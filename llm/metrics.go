@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the collectors of Checked backends. Several Checked backends
+// metrics are the collectors of [Checked] backends. Several Checked backends
 // may share one Registerer: the second finds the first's collectors.
 type metrics struct {
 	requests       *prometheus.CounterVec   // backend, outcome
@@ -20,7 +20,7 @@ type metrics struct {
 	completionToks *prometheus.CounterVec   // backend
 }
 
-// Outcomes of a Checked Chat call (the outcome label).
+// Outcomes of a [Checked] Chat call (the outcome label).
 const (
 	outcomeOK         = "ok"
 	outcomeRepaired   = "repaired"

@@ -19,15 +19,17 @@ func TestWithToolPromptListsPromptTools(t *testing.T) {
 		promptTools int
 		listed      string
 	}{{0, "abc"}, {1, "a"}, {2, "ab"}, {3, "abc"}, {7, "abc"}} {
-		msgs := WithToolPrompt(&Request{Tools: tools, PromptTools: tc.promptTools, Messages: []Message{{Role: RoleUser, Content: "hi"}}})
-		var got string
-		for _, tl := range tools {
-			if strings.Contains(msgs[0].Content, ToolLine(tl)) {
-				got += tl.Name
+		t.Run(tc.listed, func(t *testing.T) {
+			msgs := WithToolPrompt(&Request{Tools: tools, PromptTools: tc.promptTools, Messages: []Message{{Role: RoleUser, Content: "hi"}}})
+			var got string
+			for _, tl := range tools {
+				if strings.Contains(msgs[0].Content, ToolLine(tl)) {
+					got += tl.Name
+				}
 			}
-		}
-		if got != tc.listed {
-			t.Errorf("PromptTools %d lists %q, want %q", tc.promptTools, got, tc.listed)
-		}
+			if got != tc.listed {
+				t.Errorf("PromptTools %d lists %q, want %q", tc.promptTools, got, tc.listed)
+			}
+		})
 	}
 }

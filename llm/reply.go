@@ -9,10 +9,10 @@ import (
 )
 
 // ErrInvalidOutput marks a reply that cannot be acted on. Every
-// *OutputError and *RepairError matches it with errors.Is.
+// *[OutputError] and *[RepairError] matches it with [errors.Is].
 var ErrInvalidOutput = errors.New("llm: invalid model output")
 
-// OutputProblem classifies an *OutputError. The values are stable and
+// OutputProblem classifies an *[OutputError]. The values are stable and
 // bounded: they label metrics.
 type OutputProblem string
 
@@ -44,7 +44,7 @@ func (e *OutputError) Error() string {
 	return fmt.Sprintf("llm: invalid model output (%s): %s", e.Problem, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOutput and the underlying error.
+// Unwrap returns [ErrInvalidOutput] and the underlying error.
 func (e *OutputError) Unwrap() []error {
 	if e.Err == nil {
 		return []error{ErrInvalidOutput}
@@ -54,14 +54,14 @@ func (e *OutputError) Unwrap() []error {
 
 // ParseReply interprets resp, as received for req, into resp.Action and
 // the matching field (Calls, Answer or FindTools). Backends call it on
-// every reply; Raw, Message, FinishReason and, in ModeNative,
-// Message.ToolCalls must be set before.
+// every reply; Raw, [Message], [FinishReason] and, in ModeNative,
+// [Message.ToolCalls] must be set before.
 //
 // In ModeNative an empty resp.Raw is filled from the message: its content
 // when it made no call, else {"content","tool_calls":[{"name","arguments"}]}.
 //
 // A truncated reply, a reply that is not of the mode's shape, or one that
-// names a tool outside req.Tools is an *OutputError, and then resp.Calls,
+// names a tool outside req.Tools is an *[OutputError], and then resp.Calls,
 // Answer and FindTools are cleared: nothing in resp can be executed.
 func ParseReply(req *Request, resp *Response) error {
 	resp.Action, resp.Calls, resp.Answer, resp.FindTools = "", nil, "", ""

@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -25,48 +26,50 @@ func FuzzParseReply(f *testing.F) {
 	f.Add(``, "get_balance", `{"a":1,"a":2}`, true)
 	f.Add(`{"action":"answer","text":"x"}`, "get_balance", `[1]`, false)
 	f.Fuzz(func(t *testing.T, content, callName, callArgs string, truncated bool) {
-		for _, mode := range []Mode{ModeEnvelope, ModeNative} {
-			req := replyRequest(mode)
-			resp := &Response{Message: Message{Role: RoleAssistant, Content: content}, FinishReason: FinishStop}
-			if mode == ModeEnvelope {
-				resp.Raw = content
-			}
-			if callName != "" && mode == ModeNative {
-				resp.Message.ToolCalls = []ToolCall{{Name: callName, Arguments: json.RawMessage(callArgs)}}
-			}
-			if truncated {
-				resp.FinishReason = FinishLength
-			}
-			err := ParseReply(req, resp)
-			if err != nil {
-				var oe *OutputError
-				if !errors.As(err, &oe) || !errors.Is(err, ErrInvalidOutput) {
-					t.Fatalf("%s: error %v is not an *OutputError", mode, err)
+		for i, mode := range []Mode{ModeEnvelope, ModeNative} {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				req := replyRequest(mode)
+				resp := &Response{Message: Message{Role: RoleAssistant, Content: content}, FinishReason: FinishStop}
+				if mode == ModeEnvelope {
+					resp.Raw = content
 				}
-				if resp.Action != "" || resp.Calls != nil || resp.Answer != "" || resp.FindTools != "" {
-					t.Fatalf("%s: rejected reply still carries %+v", mode, resp)
+				if callName != "" && mode == ModeNative {
+					resp.Message.ToolCalls = []ToolCall{{Name: callName, Arguments: json.RawMessage(callArgs)}}
 				}
-				continue
-			}
-			if truncated {
-				t.Fatalf("%s: a truncated reply was accepted", mode)
-			}
-			switch resp.Action {
-			case ActionCall:
-				if len(resp.Calls) != 1 || resp.Calls[0].Name != "get_balance" {
-					t.Fatalf("%s: accepted call %+v", mode, resp.Calls)
+				if truncated {
+					resp.FinishReason = FinishLength
 				}
-				var obj map[string]any
-				if json.Unmarshal(resp.Calls[0].Arguments, &obj) != nil || obj == nil {
-					t.Fatalf("%s: accepted arguments %s", mode, resp.Calls[0].Arguments)
+				err := ParseReply(req, resp)
+				if err != nil {
+					var oe *OutputError
+					if !errors.As(err, &oe) || !errors.Is(err, ErrInvalidOutput) {
+						t.Fatalf("%s: error %v is not an *OutputError", mode, err)
+					}
+					if resp.Action != "" || resp.Calls != nil || resp.Answer != "" || resp.FindTools != "" {
+						t.Fatalf("%s: rejected reply still carries %+v", mode, resp)
+					}
+					return
 				}
-			case ActionAnswer, ActionFindTools:
-				if len(resp.Calls) != 0 {
-					t.Fatalf("%s: %s with calls", mode, resp.Action)
+				if truncated {
+					t.Fatalf("%s: a truncated reply was accepted", mode)
 				}
-			default:
-				t.Fatalf("%s: accepted reply with action %q", mode, resp.Action)
-			}
+				switch resp.Action {
+				case ActionCall:
+					if len(resp.Calls) != 1 || resp.Calls[0].Name != "get_balance" {
+						t.Fatalf("%s: accepted call %+v", mode, resp.Calls)
+					}
+					var obj map[string]any
+					if json.Unmarshal(resp.Calls[0].Arguments, &obj) != nil || obj == nil {
+						t.Fatalf("%s: accepted arguments %s", mode, resp.Calls[0].Arguments)
+					}
+				case ActionAnswer, ActionFindTools:
+					if len(resp.Calls) != 0 {
+						t.Fatalf("%s: %s with calls", mode, resp.Action)
+					}
+				default:
+					t.Fatalf("%s: accepted reply with action %q", mode, resp.Action)
+				}
+			})
 		}
 	})
 }

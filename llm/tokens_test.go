@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/tokens"
@@ -10,14 +11,16 @@ import (
 
 func TestToolPromptTokens(t *testing.T) {
 	catalog := backendtest.CatalogTools(t)
-	for _, tools := range [][]llm.ToolSpec{nil, backendtest.Shortlist()[:1], backendtest.Shortlist(), catalog} {
-		got := llm.ToolPromptTokens(tools)
-		want, err := tokens.Count(llm.ToolPrompt(tools))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("ToolPromptTokens(%d tools) = %d, want %d (the count of ToolPrompt)", len(tools), got, want)
-		}
+	for i, tools := range [][]llm.ToolSpec{nil, backendtest.Shortlist()[:1], backendtest.Shortlist(), catalog} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			got := llm.ToolPromptTokens(tools)
+			want, err := tokens.Count(llm.ToolPrompt(tools))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("ToolPromptTokens(%d tools) = %d, want %d (the count of ToolPrompt)", len(tools), got, want)
+			}
+		})
 	}
 }

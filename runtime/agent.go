@@ -57,7 +57,7 @@ func (s Strategy) String() string {
 // the envelope's find_tools action (see package findtools).
 const FindToolsName = findtools.Name
 
-// Options configures an Agent. A nil *Options means all defaults; each
+// Options configures an [Agent]. A nil *Options means all defaults; each
 // field's zero value is documented.
 type Options struct {
 	// Mode is how the backend is constrained. The zero value is
@@ -214,17 +214,17 @@ func backendName(b llm.Backend) string {
 	return "llm"
 }
 
-// ErrContextOverflow is wrapped by Run's error when Options.FitContext is
+// ErrContextOverflow is wrapped by Run's error when [Options.FitContext] is
 // on and the current turn (its input, the steps so far and their tool
 // results), with the system prompt, the tool definitions and the reply's
-// budget, does not fit Options.ContextTokens.
+// budget, does not fit [Options.ContextTokens].
 var ErrContextOverflow = errors.New("runtime: the request does not fit the model's context")
 
 // ErrOptions is wrapped by New for an invalid argument or option.
 var ErrOptions = errors.New("runtime: invalid options")
 
 // Agent is the configured loop: a registry, a discoverer, a gateway and a
-// backend. It is safe for concurrent use; each conversation is a Session.
+// backend. It is safe for concurrent use; each conversation is a [Session].
 type Agent struct {
 	reg     *tools.Registry
 	disc    *discovery.Discoverer
@@ -241,9 +241,9 @@ type Agent struct {
 	heads    headCache // Options.FitContext's counts of system prompts with tools
 }
 
-// New returns an Agent. The registry is the catalog; disc ranks it; gw
+// New returns an [Agent]. The registry is the catalog; disc ranks it; gw
 // executes calls (it must have been built over the same registry); backend
-// is the model, which New wraps with llm.Checked for repair, retries and
+// is the model, which New wraps with [llm.Checked] for repair, retries and
 // validation against the gateway's rules.
 func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, backend llm.Backend, opts *Options) (*Agent, error) {
 	if reg == nil || disc == nil || gw == nil || backend == nil {
@@ -328,7 +328,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 
 // NewSession starts a conversation for principal p. id names the session
 // in the gateway's idempotency slots; a session re-created with the same id
-// and its step counter (SessionOptions.Step) replays rather than
+// and its step counter ([SessionOptions.Step]) replays rather than
 // re-executes the calls it had made.
 func (a *Agent) NewSession(p tools.Principal, id string, opts *SessionOptions) *Session {
 	s := &Session{agent: a, principal: p, id: id, bound: tools.NewSessionNames(p.Tenant, FindToolsName)}
@@ -374,7 +374,7 @@ type SessionOptions struct {
 	Names map[string]string
 }
 
-// view is the principal's authorized view, narrowed by Options.Filter.
+// view is the principal's authorized view, narrowed by [Options.Filter].
 func (a *Agent) view(p tools.Principal) *tools.View {
 	v := a.reg.Snapshot().Authorize(p)
 	if a.opts.Filter != nil {

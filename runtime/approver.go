@@ -34,7 +34,7 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (approver tools.Principal, approved bool, err error)
 }
 
-// ApproverFunc adapts a function to Approver.
+// ApproverFunc adapts a function to [Approver].
 type ApproverFunc func(ctx context.Context, req ApprovalRequest) (tools.Principal, bool, error)
 
 // Approve calls f.

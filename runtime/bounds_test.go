@@ -35,21 +35,23 @@ func TestEnvelopeBounds(t *testing.T) {
 				want.Query = 0
 			}
 			for i, bd := range []llm.Bounds{want, want.Tighter()} {
-				c := reqs[i].Constraint
-				if c.Bounds != bd {
-					t.Errorf("request %d: bounds %+v, want %+v", i, c.Bounds, bd)
-				}
-				text := c.GBNF
-				mark := fmt.Sprintf("{0,%d}", bd.Answer)
-				if mode == llm.ModeEnvelope {
-					text, mark = string(c.EnvelopeSchema), fmt.Sprintf(`"maxLength":%d`, bd.Answer)
-				}
-				if !strings.Contains(text, mark) {
-					t.Errorf("request %d: the constraint does not bound the answer at %d (%s)", i, bd.Answer, mark)
-				}
-				if reqs[i].MaxTokens != min(llm.TokenBudget(reqs[i]), llm.DefaultMaxTokens) {
-					t.Errorf("request %d: MaxTokens %d, want the budget of its bounds %d", i, reqs[i].MaxTokens, llm.TokenBudget(reqs[i]))
-				}
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					c := reqs[i].Constraint
+					if c.Bounds != bd {
+						t.Errorf("request %d: bounds %+v, want %+v", i, c.Bounds, bd)
+					}
+					text := c.GBNF
+					mark := fmt.Sprintf("{0,%d}", bd.Answer)
+					if mode == llm.ModeEnvelope {
+						text, mark = string(c.EnvelopeSchema), fmt.Sprintf(`"maxLength":%d`, bd.Answer)
+					}
+					if !strings.Contains(text, mark) {
+						t.Errorf("request %d: the constraint does not bound the answer at %d (%s)", i, bd.Answer, mark)
+					}
+					if reqs[i].MaxTokens != min(llm.TokenBudget(reqs[i]), llm.DefaultMaxTokens) {
+						t.Errorf("request %d: MaxTokens %d, want the budget of its bounds %d", i, reqs[i].MaxTokens, llm.TokenBudget(reqs[i]))
+					}
+				})
 			}
 			if reqs[1].MaxTokens > reqs[0].MaxTokens {
 				t.Errorf("the repair's budget %d is above the first request's %d", reqs[1].MaxTokens, reqs[0].MaxTokens)
@@ -257,9 +259,11 @@ func TestFitContextKeepsFoundToolsDescribed(t *testing.T) {
 		inputs = append(inputs, fmt.Sprintf("turn %d: tell me about the dashboard page %s", i, strings.Repeat("(some pasted context) ", 190)))
 	}
 	for _, in := range inputs {
-		if _, err := s.Run(t.Context(), in); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(in, func(t *testing.T) {
+			if _, err := s.Run(t.Context(), in); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	announced := false
 	trimmedNotice := false

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,26 +27,30 @@ func TestCallFirst(t *testing.T) {
 			}, false, &runtime.Options{Mode: mode, CallFirst: true})
 			sess := e.agent.NewSession(teller, "s-callfirst", nil)
 			for _, input := range []string{"What is the balance of ACC-00001?", "And now?"} {
-				turn, err := sess.Run(t.Context(), input)
-				if err != nil {
-					t.Fatalf("Run(%q): %v", input, err)
-				}
-				if len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
-					t.Fatalf("Run(%q) calls = %+v, want one get_balance call", input, turn.Calls)
-				}
+				t.Run(input, func(t *testing.T) {
+					turn, err := sess.Run(t.Context(), input)
+					if err != nil {
+						t.Fatalf("Run(%q): %v", input, err)
+					}
+					if len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
+						t.Fatalf("Run(%q) calls = %+v, want one get_balance call", input, turn.Calls)
+					}
+				})
 			}
 			reqs := e.model.Requests()
 			if len(reqs) != 5 {
 				t.Fatalf("%d requests, want 5 (step 1, its repair, step 2, then the second turn's two)", len(reqs))
 			}
 			for i, want := range []bool{true, true, false, true, false} {
-				req := reqs[i]
-				if req.RequireCall != want {
-					t.Errorf("request %d: RequireCall = %v, want %v", i, req.RequireCall, want)
-				}
-				if hasAnswer := answerOffered(req); hasAnswer == want {
-					t.Errorf("request %d (RequireCall %v): the constraint offers an answer: %v", i, want, hasAnswer)
-				}
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					req := reqs[i]
+					if req.RequireCall != want {
+						t.Errorf("request %d: RequireCall = %v, want %v", i, req.RequireCall, want)
+					}
+					if hasAnswer := answerOffered(req); hasAnswer == want {
+						t.Errorf("request %d (RequireCall %v): the constraint offers an answer: %v", i, want, hasAnswer)
+					}
+				})
 			}
 			if last := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.Contains(last, "must call") {
 				t.Errorf("the repair said %q, want it to ask for a call", last)

@@ -29,7 +29,7 @@ const suggestSchema = `{"type":"object","properties":{` +
 // ErrSuggestion is wrapped when the model's card suggestion is unusable.
 var ErrSuggestion = errors.New("runtime: unusable card suggestion")
 
-// SuggestOptions configures SuggestCard. A nil *SuggestOptions means defaults.
+// SuggestOptions configures [SuggestCard]. A nil *SuggestOptions means defaults.
 type SuggestOptions struct {
 	// Langs are the languages of the example requests ("en", "es", "pl").
 	// Nil means English only.
@@ -61,10 +61,10 @@ const (
 // validated, since not every backend enforces every bound of a constraint
 // (OpenAI's strict mode drops maxLength): counts, lengths, text, and a
 // not_for that names the sibling as a word of its own. Aliases that name
-// another tool (the sibling, or one of SuggestOptions.Names) are dropped;
+// another tool (the sibling, or one of [SuggestOptions.Names]) are dropped;
 // a reply left with none is unusable. A tool whose card has a not_for
 // keeps it: the entry then has none. The entry carries t's hash
-// (cards.Hash). The model is shown t's name and description and the
+// ([cards.Hash]). The model is shown t's name and description and the
 // sibling's name only (its ID when the bare name is t's own, or another
 // tool's of SuggestOptions.Names).
 func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, sibling string, opts *SuggestOptions) (cards.Entry, error) {

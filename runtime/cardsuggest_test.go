@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,26 +19,28 @@ func TestSuggestCard(t *testing.T) {
 	tl := &tools.Tool{ID: "github/create_pull_request", Description: "Create a new pull request in a GitHub repository",
 		Card: tools.Card{Name: "create_pull_request"}}
 	good := `{"aliases":["open a PR"],"examples":["open a pull request for my branch","send my changes for review","abre una pull request"],"not_for":"reviewing one: use create_pull_request_review"}`
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
-		model := scripted.New([]scripted.Reply{scripted.Call("write_card", good)}, nil)
-		e, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", &runtime.SuggestOptions{Mode: mode, Langs: []string{"en", "es"}})
-		if err != nil {
-			t.Fatalf("%v: %v", mode, err)
-		}
-		if e.Hash != cards.Hash(tl) || len(e.Examples) != 3 || e.Aliases[0] != "open a PR" {
-			t.Errorf("%v: entry = %+v", mode, e)
-		}
-		req := model.Requests()[0]
-		var text string
-		for _, m := range req.Messages {
-			text += m.Content + "\n"
-		}
-		if !strings.Contains(text, "Sibling: create_pull_request_review") || !strings.Contains(text, "en, es") {
-			t.Errorf("%v: the request lacks the sibling or the languages: %s", mode, text)
-		}
-		if mode == llm.ModeEnvelope && !strings.Contains(string(req.Constraint.EnvelopeSchema), `"minItems":3`) {
-			t.Errorf("envelope schema does not constrain the examples: %s", req.Constraint.EnvelopeSchema)
-		}
+	for i, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			model := scripted.New([]scripted.Reply{scripted.Call("write_card", good)}, nil)
+			e, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", &runtime.SuggestOptions{Mode: mode, Langs: []string{"en", "es"}})
+			if err != nil {
+				t.Fatalf("%v: %v", mode, err)
+			}
+			if e.Hash != cards.Hash(tl) || len(e.Examples) != 3 || e.Aliases[0] != "open a PR" {
+				t.Errorf("%v: entry = %+v", mode, e)
+			}
+			req := model.Requests()[0]
+			var text string
+			for _, m := range req.Messages {
+				text += m.Content + "\n"
+			}
+			if !strings.Contains(text, "Sibling: create_pull_request_review") || !strings.Contains(text, "en, es") {
+				t.Errorf("%v: the request lacks the sibling or the languages: %s", mode, text)
+			}
+			if mode == llm.ModeEnvelope && !strings.Contains(string(req.Constraint.EnvelopeSchema), `"minItems":3`) {
+				t.Errorf("envelope schema does not constrain the examples: %s", req.Constraint.EnvelopeSchema)
+			}
+		})
 	}
 	for name, args := range map[string]string{
 		"two examples":   `{"aliases":["a"],"examples":["x","y"],"not_for":"use create_pull_request_review"}`,
@@ -52,10 +55,12 @@ func TestSuggestCard(t *testing.T) {
 		"sibling inside": `{"aliases":["a"],"examples":["x","y","z"],"not_for":"use create_pull_request_reviews"}`,
 		"only others":    `{"aliases":["Create pull-request review"],"examples":["x","y","z"],"not_for":"use create_pull_request_review"}`,
 	} {
-		model := scripted.New([]scripted.Reply{scripted.Call("write_card", args)}, nil)
-		if _, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", nil); !errors.Is(err, runtime.ErrSuggestion) {
-			t.Errorf("%s: err = %v, want ErrSuggestion", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			model := scripted.New([]scripted.Reply{scripted.Call("write_card", args)}, nil)
+			if _, err := runtime.SuggestCard(t.Context(), model, tl, "github/create_pull_request_review", nil); !errors.Is(err, runtime.ErrSuggestion) {
+				t.Errorf("%s: err = %v, want ErrSuggestion", name, err)
+			}
+		})
 	}
 	model := scripted.New([]scripted.Reply{scripted.Answer("here you go")}, nil)
 	if _, err := runtime.SuggestCard(t.Context(), model, tl, "", nil); err == nil {
@@ -108,22 +113,24 @@ func TestSuggestCardNamesASiblingByIDWhenItsNameIsShared(t *testing.T) {
 		{"github/update_issue", []string{"github/update_issue", "jira/update_issue"}, "github/update_issue"},
 		{"github/update_issue", []string{"github/update_issue", "github/create_issue"}, "update_issue"},
 	} {
-		reply := func(notFor string) *scripted.Backend {
-			return scripted.New([]scripted.Reply{scripted.Call("write_card", `{"aliases":["file a bug"],"examples":["x","y","z"],"not_for":"`+notFor+`"}`)}, nil)
-		}
-		model := reply("another project: use " + tc.label)
-		if _, err := runtime.SuggestCard(t.Context(), model, tl, tc.sibling, &runtime.SuggestOptions{Names: tc.names}); err != nil {
-			t.Errorf("sibling %s: %v", tc.sibling, err)
-			continue
-		}
-		if text := model.Requests()[0].Messages[1].Content; !strings.Contains(text, "Sibling: "+tc.label+"\n") {
-			t.Errorf("sibling %s: the request says %q, want Sibling: %s", tc.sibling, text, tc.label)
-		}
-		if tc.label != siblingBare(tc.sibling) {
-			if _, err := runtime.SuggestCard(t.Context(), reply("use "+siblingBare(tc.sibling)), tl, tc.sibling, &runtime.SuggestOptions{Names: tc.names}); !errors.Is(err, runtime.ErrSuggestion) {
-				t.Errorf("sibling %s: a not_for naming only %s: err = %v, want ErrSuggestion", tc.sibling, siblingBare(tc.sibling), err)
+		t.Run(tc.label, func(t *testing.T) {
+			reply := func(notFor string) *scripted.Backend {
+				return scripted.New([]scripted.Reply{scripted.Call("write_card", `{"aliases":["file a bug"],"examples":["x","y","z"],"not_for":"`+notFor+`"}`)}, nil)
 			}
-		}
+			model := reply("another project: use " + tc.label)
+			if _, err := runtime.SuggestCard(t.Context(), model, tl, tc.sibling, &runtime.SuggestOptions{Names: tc.names}); err != nil {
+				t.Errorf("sibling %s: %v", tc.sibling, err)
+				return
+			}
+			if text := model.Requests()[0].Messages[1].Content; !strings.Contains(text, "Sibling: "+tc.label+"\n") {
+				t.Errorf("sibling %s: the request says %q, want Sibling: %s", tc.sibling, text, tc.label)
+			}
+			if tc.label != siblingBare(tc.sibling) {
+				if _, err := runtime.SuggestCard(t.Context(), reply("use "+siblingBare(tc.sibling)), tl, tc.sibling, &runtime.SuggestOptions{Names: tc.names}); !errors.Is(err, runtime.ErrSuggestion) {
+					t.Errorf("sibling %s: a not_for naming only %s: err = %v, want ErrSuggestion", tc.sibling, siblingBare(tc.sibling), err)
+				}
+			}
+		})
 	}
 }
 

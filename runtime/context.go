@@ -30,20 +30,16 @@ import (
 // templates); the larger is counted.
 const perMessageTokens = 8
 
-// countTokens is Options.CountTokens, or the o200k count.
+// countTokens is [Options.CountTokens], or the o200k count.
 func (a *Agent) countTokens(text string) int {
 	if a.opts.CountTokens != nil {
 		return a.opts.CountTokens(text)
 	}
-	n, err := tokens.Count(text)
-	if err != nil {
-		return len(text) // a broken embedded encoding: a byte per token, never less than the truth
-	}
-	return n
+	return tokens.Estimate(text)
 }
 
 // replyTokens is the room kept for req's reply: the token budget the
-// session's llm.Checked will send with it (llm.DefaultMaxTokens when it
+// session's [llm.Checked] will send with it ([llm.DefaultMaxTokens] when it
 // sends none), at most an eighth of the window. The budget is the worst
 // case of the constraint, most replies are a fraction of it, and one that
 // runs into the window's end is cut off and repaired like one cut at the
@@ -132,7 +128,7 @@ func isTurnStart(m llm.Message) bool {
 	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, toolResultPrefix) && !strings.HasPrefix(m.Content, toolsAddedPrefix)
 }
 
-// fit makes req fit Options.ContextTokens, as the package comment above
+// fit makes req fit [Options.ContextTokens], as the package comment above
 // says, rebuilding req's messages (and, in the envelope modes, its tool
 // section, when a left-out turn had introduced tools) when it starts the
 // conversation later.

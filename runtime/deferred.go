@@ -11,7 +11,7 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery/findtools"
 )
 
-// deferredState is what a session keeps for Options.Deferred: the
+// deferredState is what a session keeps for [Options.Deferred]: the
 // deferred specs of its view's snapshot, the tools already loaded by a
 // reference, and whether the backend refused deferred loading (off).
 type deferredState struct {

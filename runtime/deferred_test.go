@@ -160,9 +160,11 @@ func TestDeferredLoading(t *testing.T) {
 		t.Error("the search tool's description speaks of listed tools, and none are listed")
 	}
 	for _, k := range []string{"tools", "system"} {
-		if string(fake.bodies[0][k]) != string(fake.bodies[1][k]) {
-			t.Errorf("%s changed between the steps:\n%s\n%s", k, fake.bodies[0][k], fake.bodies[1][k])
-		}
+		t.Run(k, func(t *testing.T) {
+			if string(fake.bodies[0][k]) != string(fake.bodies[1][k]) {
+				t.Errorf("%s changed between the steps:\n%s\n%s", k, fake.bodies[0][k], fake.bodies[1][k])
+			}
+		})
 	}
 	first := string(fake.bodies[0]["messages"])
 	if !strings.Contains(first, `"name":"find_tools"`) || !strings.Contains(first, `{"tool_name":"get_balance","type":"tool_reference"}`) {
@@ -239,9 +241,11 @@ func TestDeferredRefusedFallsBack(t *testing.T) {
 	for i, body := range fake.bodies[1:] {
 		for k, v := range body {
 			for _, bad := range []string{"defer_loading", "tool_reference", "issue_full_refund", "toolgate_shortlist"} {
-				if strings.Contains(string(v), bad) {
-					t.Errorf("request %d after the refusal: %s holds %s", i+2, k, bad)
-				}
+				t.Run(bad, func(t *testing.T) {
+					if strings.Contains(string(v), bad) {
+						t.Errorf("request %d after the refusal: %s holds %s", i+2, k, bad)
+					}
+				})
 			}
 		}
 		if !strings.Contains(string(body["tools"]), `"name":"get_balance"`) {

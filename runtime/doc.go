@@ -23,11 +23,11 @@
 // slot and the key, so a retried step is replayed, never executed twice.
 // A model that calls again, at a later step of the same turn, a tool that
 // is not read-only with the arguments of a call that already succeeded is
-// not executed again (Options.Repeats, RepeatPolicy): the model reads the
+// not executed again ([Options.Repeats], [RepeatPolicy]): the model reads the
 // earlier result, marked as already done, and EventRepeatedCall reports
 // it. The rule is per turn; the user's same request in a later turn runs.
 //
-// Strategy by catalog size (Options.Strategy, automatic by default): up to
+// Strategy by catalog size ([Options.Strategy], automatic by default): up to
 // about 10 authorized tools are all injected; up to about 30 the workflow
 // groups of the best candidates are injected; above that, or when all
 // definitions would take more than a share of the context, the loop is
@@ -43,7 +43,7 @@
 // leading bytes equal the previous request's (EventRequest), so the prompt
 // caches of hosted APIs and local servers hold.
 //
-// A Team is a supervisor over workers; each TeamSession owns the user and
-// the taint its delegations carry, and TeamOptions.Store keeps the
+// A [Team] is a supervisor over workers; each [TeamSession] owns the user and
+// the taint its delegations carry, and [TeamOptions.Store] keeps the
 // delegations in the caller's store.
 package runtime

@@ -47,7 +47,7 @@ const (
 	EventAnswer EventKind = "answer"
 )
 
-// Event reports one stage of a step to Options.Observer. Only the fields
+// Event reports one stage of a step to [Options.Observer]. Only the fields
 // of its Kind are set. Values are shared with the session: observers must
 // not modify them.
 type Event struct {

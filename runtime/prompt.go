@@ -27,7 +27,7 @@ import (
 // stable returns the step's tools in cache-stable order: the tools shown
 // earlier in the session that the view still authorizes, in the order they
 // were first shown, then the step's tools not among them, in the step's
-// order. When that would exceed Options.MaxShown tools (or the step's own
+// order. When that would exceed [Options.MaxShown] tools (or the step's own
 // count, if larger) or, with earlier tools in it, MaxToolShare of
 // ContextTokens in definitions' tokens (cost), the list starts again from
 // the step's tools: one request without a cached prefix, and the
@@ -61,7 +61,7 @@ func (s *Session) stable(view *tools.View, step []*tools.Tool, cost func([]*tool
 // promptText renders what a request puts before the model's reply, in the
 // order chat templates and hosted APIs lay it out: the native tools' definitions
 // (native mode) first, then the messages, the envelope modes' tool section
-// inside the system message as the adapters send it (llm.WithToolPrompt),
+// inside the system message as the adapters send it ([llm.WithToolPrompt]),
 // one compact JSON line each. Constraints are not part of it: GBNF and
 // Ollama's format steer sampling and are not prompt tokens.
 func promptText(req *llm.Request, mode llm.Mode) []byte {

@@ -39,14 +39,14 @@ Examples:
 "what tables are in the database" -> list tables database sql query
 "borra el archivo notas.txt" -> delete file notas.txt filesystem`
 
-// ModelReformulateBelow is the confidence under which a ModelReformulator
+// ModelReformulateBelow is the confidence under which a [ModelReformulator]
 // is worth its call, calibrated on the public sets (docs/benchmarks.md,
 // "Reformulation threshold"): below 0.3 the model is called for 18–53% of
 // answerable requests and 63% of BFCL's irrelevance requests, and those
 // calls cover 39–73% of the requests whose top 5 missed.
 const ModelReformulateBelow = 0.3
 
-// ModelReformulator is a discovery.Reformulator backed by the agent's own
+// ModelReformulator is a [discovery.Reformulator] backed by the agent's own
 // model: when discovery's confidence is below its threshold, one short,
 // constrained call rewrites the request into tool vocabulary (what action,
 // on what object, in which system), and discovery searches again.
@@ -54,12 +54,12 @@ const ModelReformulateBelow = 0.3
 // The model is shown the request only — no tool name, authorized or not,
 // is ever part of the call — and its reply is constrained to
 // {"action":"answer","text":...} (structured output, or the equivalent
-// GBNF in llm.ModeGrammar), then cut to MaxWords words of letters, digits
+// GBNF in [llm.ModeGrammar]), then cut to MaxWords words of letters, digits
 // and identifier punctuation. The call is bounded by Timeout; on timeout
 // or any failure Reformulate returns an error and discovery keeps its
 // first shortlist. Each rewrite and failure is logged.
 //
-// Use it with discovery.Options{Reformulator: r, FuseReformulation: true,
+// Use it with [discovery.Options]{Reformulator: r, FuseReformulation: true,
 // ReformulateBelow: ModelReformulateBelow}; it is safe for concurrent use
 // if the backend is.
 type ModelReformulator struct {
@@ -74,7 +74,7 @@ type ModelReformulator struct {
 
 var _ discovery.Reformulator = (*ModelReformulator)(nil)
 
-// ReformulatorOptions configures a ModelReformulator. A nil
+// ReformulatorOptions configures a [ModelReformulator]. A nil
 // *ReformulatorOptions means defaults.
 type ReformulatorOptions struct {
 	// Timeout bounds one rewrite, the model call included. Zero means 2s.
@@ -98,7 +98,7 @@ type ReformulatorOptions struct {
 var ErrReformulation = errors.New("runtime: reformulation failed")
 
 // NewModelReformulator returns a reformulator calling backend (wrap it in
-// llm.Checked first if it should repair malformed replies; the timeout
+// [llm.Checked] first if it should repair malformed replies; the timeout
 // bounds the repairs too).
 func NewModelReformulator(backend llm.Backend, opts *ReformulatorOptions) (*ModelReformulator, error) {
 	var o ReformulatorOptions
@@ -148,7 +148,7 @@ func NewModelReformulator(backend llm.Backend, opts *ReformulatorOptions) (*Mode
 }
 
 // Reformulate asks the model for the request in tool words and returns
-// them, or an error wrapping ErrReformulation (the context's error on
+// them, or an error wrapping [ErrReformulation] (the context's error on
 // timeout) so that discovery keeps its first shortlist.
 func (r *ModelReformulator) Reformulate(ctx context.Context, query string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)

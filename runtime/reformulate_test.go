@@ -115,14 +115,16 @@ func TestModelReformulatorBoundsTheReply(t *testing.T) {
 		{scripted.Call("get_balance", `{}`), "", true},
 		{scripted.Fail(errors.New("backend down")), "", true},
 	} {
-		r, err := runtime.NewModelReformulator(scripted.New([]scripted.Reply{tc.reply}, nil), &runtime.ReformulatorOptions{Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := r.Reformulate(t.Context(), "x")
-		if got != tc.want || (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, runtime.ErrReformulation)) {
-			t.Errorf("Reformulate with reply %v = %q, %v; want %q, error %v", tc.reply, got, err, tc.want, tc.wantErr)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			r, err := runtime.NewModelReformulator(scripted.New([]scripted.Reply{tc.reply}, nil), &runtime.ReformulatorOptions{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Reformulate(t.Context(), "x")
+			if got != tc.want || (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, runtime.ErrReformulation)) {
+				t.Errorf("Reformulate with reply %v = %q, %v; want %q, error %v", tc.reply, got, err, tc.want, tc.wantErr)
+			}
+		})
 	}
 	if _, err := runtime.NewModelReformulator(scripted.New(nil, nil), &runtime.ReformulatorOptions{Mode: llm.ModeNative}); err == nil {
 		t.Error("ModeNative accepted")

@@ -18,7 +18,7 @@ import (
 // in the same turn. Each step has its own idempotency key, so without the
 // rule a model that answers every tool result with the same call (a small
 // model in a loop, a scripted one that ignores results) has an effectful
-// tool executed once per step until Options.MaxSteps runs out.
+// tool executed once per step until [Options.MaxSteps] runs out.
 type RepeatPolicy int
 
 const (
@@ -110,7 +110,7 @@ func (e *RepeatedCallError) content() string {
 }
 
 // callOnce runs the model's call of tool id at step under the turn's
-// repeat rule (Options.Repeats): an earlier identical call of the turn
+// repeat rule ([Options.Repeats]): an earlier identical call of the turn
 // decides whether this one executes, at which step, or is refused.
 func (s *Session) callOnce(ctx context.Context, step int, view *tools.View, turn *Turn, id string, args json.RawMessage) CallRecord {
 	a := s.agent

@@ -224,15 +224,17 @@ func TestRepeatedCalls(t *testing.T) {
 			if !slices.Equal(actions, tc.wantActions) {
 				t.Errorf("repeat actions = %v, want %v", actions, tc.wantActions)
 			}
-			for _, action := range []runtime.RepeatAction{runtime.RepeatRefused, runtime.RepeatSameKey, runtime.RepeatReadOnly, runtime.RepeatAllowed} {
-				tool := "ops/send_notice"
-				if action == runtime.RepeatReadOnly {
-					tool = "ops/read_status"
-				}
-				want := float64(countOf(tc.wantActions, action))
-				if got := repeatCount(t, metrics, tool, action); got != want {
-					t.Errorf("toolgate_runtime_repeated_calls_total{tool=%q,action=%q} = %v, want %v", tool, action, got, want)
-				}
+			for i, action := range []runtime.RepeatAction{runtime.RepeatRefused, runtime.RepeatSameKey, runtime.RepeatReadOnly, runtime.RepeatAllowed} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					tool := "ops/send_notice"
+					if action == runtime.RepeatReadOnly {
+						tool = "ops/read_status"
+					}
+					want := float64(countOf(tc.wantActions, action))
+					if got := repeatCount(t, metrics, tool, action); got != want {
+						t.Errorf("toolgate_runtime_repeated_calls_total{tool=%q,action=%q} = %v, want %v", tool, action, got, want)
+					}
+				})
 			}
 
 			// Each refusal is a call record the model read as its tool

@@ -434,22 +434,26 @@ func TestNothingUnauthorizedIsEverSent(t *testing.T) {
 	queries := []string{"refund a transaction", "send money to ACC-00002", "what is my balance", "create a github issue", "post to slack"}
 	scopeSets := [][]string{nil, {"accounts:read"}, {"payments:write"}, {"billing:admin"}, {"accounts:read", "billing:admin"}}
 	for i, scopes := range scopeSets {
-		for j, q := range queries {
-			p := tools.Principal{ID: fmt.Sprintf("p%d", i), Tenant: "acme", Scopes: scopes}
-			e := newEnv(t, []scripted.Reply{scripted.FindTools(q), scripted.Answer("ok")}, false, &runtime.Options{Strategy: runtime.StrategyProgressive})
-			view := e.reg.Snapshot().Authorize(p)
-			if _, err := e.agent.NewSession(p, fmt.Sprintf("s-%d-%d", i, j), nil).Run(t.Context(), q); err != nil {
-				t.Fatal(err)
-			}
-			for _, req := range e.model.Requests() {
-				text := requestText(req)
-				for _, tl := range e.reg.Snapshot().Tools() {
-					if _, ok := view.Get(tl.ID); !ok && strings.Contains(text, tl.Name()) {
-						t.Errorf("principal %v, query %q: request names unauthorized %s", scopes, q, tl.ID)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for j, q := range queries {
+				t.Run(q, func(t *testing.T) {
+					p := tools.Principal{ID: fmt.Sprintf("p%d", i), Tenant: "acme", Scopes: scopes}
+					e := newEnv(t, []scripted.Reply{scripted.FindTools(q), scripted.Answer("ok")}, false, &runtime.Options{Strategy: runtime.StrategyProgressive})
+					view := e.reg.Snapshot().Authorize(p)
+					if _, err := e.agent.NewSession(p, fmt.Sprintf("s-%d-%d", i, j), nil).Run(t.Context(), q); err != nil {
+						t.Fatal(err)
 					}
-				}
+					for _, req := range e.model.Requests() {
+						text := requestText(req)
+						for _, tl := range e.reg.Snapshot().Tools() {
+							if _, ok := view.Get(tl.ID); !ok && strings.Contains(text, tl.Name()) {
+								t.Errorf("principal %v, query %q: request names unauthorized %s", scopes, q, tl.ID)
+							}
+						}
+					}
+				})
 			}
-		}
+		})
 	}
 }
 

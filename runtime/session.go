@@ -18,7 +18,7 @@ import (
 )
 
 // ErrStepBudget is returned by Run when the model has not answered within
-// Options.MaxSteps steps.
+// [Options.MaxSteps] steps.
 var ErrStepBudget = errors.New("runtime: step budget exhausted before an answer")
 
 // Session is one conversation of one principal. Its methods must not be
@@ -121,7 +121,7 @@ type Turn struct {
 }
 
 // Run adds the user's input to the conversation and runs steps until the
-// model answers, the step budget ends (ErrStepBudget, with the partial
+// model answers, the step budget ends ([ErrStepBudget], with the partial
 // Turn), or an error that no step can recover from (the backend failing,
 // a reply that could not be repaired, ctx ending). Tool failures and
 // gateway refusals are not errors of Run: they go back to the model as
@@ -256,7 +256,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 	return false, fmt.Errorf("runtime: step %d: reply with unknown action %q", step, resp.Action)
 }
 
-// validate is the llm.Checked hook: the gateway's own pre-claim checks of
+// validate is the [llm.Checked] hook: the gateway's own pre-claim checks of
 // the model's call, so a malformed call goes back to the model for repair
 // before it becomes a step. It runs inside Run, which holds s.mu.
 func (s *Session) validate(name string, args json.RawMessage) error {
@@ -286,7 +286,7 @@ func (s *Session) validate(name string, args json.RawMessage) error {
 
 // normalize undoes the strict form (see dropStrictNulls) on calls made
 // under strict schemas: native tools (the OpenAI adapter sends the
-// StrictParameters) or Options.StrictSchemas.
+// StrictParameters) or [Options.StrictSchemas].
 func (a *Agent) normalize(view *tools.View, id string, args json.RawMessage) json.RawMessage {
 	if a.opts.Mode != llm.ModeNative && !a.opts.StrictSchemas {
 		return args
@@ -298,7 +298,7 @@ func (a *Agent) normalize(view *tools.View, id string, args json.RawMessage) jso
 }
 
 // requestMessages is the system prompt followed by the conversation (from
-// s.from: Options.FitContext may have left its oldest turns out). The
+// s.from: [Options.FitContext] may have left its oldest turns out). The
 // system prompt names only the authorized tool groups of the view.
 func (s *Session) requestMessages(view *tools.View, comp *compiled) []llm.Message {
 	var sys strings.Builder
@@ -394,7 +394,7 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 	return rec
 }
 
-// approve asks the Approver to confirm a call the gateway holds (ge) and
+// approve asks the [Approver] to confirm a call the gateway holds (ge) and
 // grants the approval it gives. It returns "" once the call is approved,
 // else the refusal the model reads: why no approval came, said plainly
 // (no approver configured, a human declined, the gateway refused the grant).

@@ -23,9 +23,11 @@ func TestDropStrictNulls(t *testing.T) {
 		{`not json`, `not json`},
 	}
 	for _, tt := range tests {
-		got := string(dropStrictNulls(schema, json.RawMessage(tt.in)))
-		if got != tt.want {
-			t.Errorf("dropStrictNulls(%s) = %s, want %s", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got := string(dropStrictNulls(schema, json.RawMessage(tt.in)))
+			if got != tt.want {
+				t.Errorf("dropStrictNulls(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
 	}
 }

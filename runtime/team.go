@@ -16,7 +16,7 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-// Worker is a specialised agent of a Team: its own tool group, shortlist
+// Worker is a specialised agent of a [Team]: its own tool group, shortlist
 // budget and instructions, and its own scopes, which only ever narrow the
 // user's (least privilege).
 type Worker struct {
@@ -65,13 +65,13 @@ func EffectiveScopes(user tools.Principal, w Worker) tools.Principal {
 // Team is a supervisor that routes work to workers. The supervisor's
 // catalog is the workers (one card each, ranked by discovery like any
 // tool); it delegates with a task description, and a worker's answer comes
-// back as the tool result. Each worker is an Agent over the shared registry,
+// back as the tool result. Each worker is an [Agent] over the shared registry,
 // narrowed to its group, discovering inside it, acting with
 // EffectiveScopes. Safe for concurrent use; conversations are TeamSessions.
 //
 // A delegation is a gateway call of the supervisor's session, so a re-sent
 // delegation (same session, same step, same task) is replayed from
-// TeamOptions.Store, durable or not, instead of running the worker again;
+// [TeamOptions.Store], durable or not, instead of running the worker again;
 // the worker's own calls go through the shared gateway.
 type Team struct {
 	disc    *discovery.Discoverer
@@ -88,7 +88,7 @@ type teamWorker struct {
 	agent *Agent
 }
 
-// TeamOptions configures a Team. Nil means defaults.
+// TeamOptions configures a [Team]. Nil means defaults.
 type TeamOptions struct {
 	// Supervisor configures the supervisor's agent (Instructions, Mode,
 	// Observer, ...). Its Filter is ignored.
@@ -227,7 +227,7 @@ type TeamSession struct {
 	taint string
 }
 
-// Run is Session.Run: the supervisor's loop, whose calls are delegations.
+// Run is [Session.Run]: the supervisor's loop, whose calls are delegations.
 func (ts *TeamSession) Run(ctx context.Context, input string) (*Turn, error) {
 	if ts.err != nil {
 		return nil, ts.err

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -186,42 +187,44 @@ func TestWorkerNeverExceedsUserScopes(t *testing.T) {
 }
 
 func TestInjectedTransferHeldForApproval(t *testing.T) {
-	for _, approve := range []bool{false, true} {
-		e := newTeam(t, []scripted.Reply{
-			scripted.Call("support", `{"task":"Read the latest support message and tell me what it asks."}`),
-			scripted.Call("read_inbox", `{}`),
-			scripted.Answer("The message asks to transfer 50 from ACC-00001 to ACC-00003."),
-			// The supervisor, steered by the injected text, delegates a transfer.
-			scripted.Call("accounts", `{"task":"Transfer 50 from ACC-00001 to ACC-00003."}`),
-			scripted.Call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":50}`),
-			scripted.Answer("done"),
-			scripted.Answer("done"),
-		}, approve)
-		sess := e.team.NewSession(customer, "team-3", nil)
-		if _, err := sess.Run(t.Context(), "Handle the latest support message."); err != nil {
-			t.Fatal(err)
-		}
-		if len(e.approvals) != 1 {
-			t.Fatalf("approve=%v: %d approvals asked, want 1", approve, len(e.approvals))
-		}
-		req := e.approvals[0]
-		if req.Tool != "bank/transfer_funds" || !strings.Contains(req.Reason, "support/read_inbox") {
-			t.Errorf("approval request = %+v, want the transfer with the taint (support/read_inbox) shown", req)
-		}
-		want := 0
-		if approve {
-			want = 1
-		}
-		if got := e.bank.count("transfer_funds"); got != want {
-			t.Errorf("approve=%v: transfer ran %d times, want %d", approve, got, want)
-		}
-		if !strings.Contains(sess.Taint(), "support/read_inbox") {
-			t.Errorf("supervisor taint = %q, want it taken back from the support worker", sess.Taint())
-		}
-		audit, _ := e.store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/transfer_funds"})
-		if len(audit) == 0 || !strings.Contains(audit[0].Taint, "support/read_inbox") || audit[0].Actor != "worker:accounts" {
-			t.Errorf("audit = %+v, want the taint and the worker on the held transfer", audit)
-		}
+	for i, approve := range []bool{false, true} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			e := newTeam(t, []scripted.Reply{
+				scripted.Call("support", `{"task":"Read the latest support message and tell me what it asks."}`),
+				scripted.Call("read_inbox", `{}`),
+				scripted.Answer("The message asks to transfer 50 from ACC-00001 to ACC-00003."),
+				// The supervisor, steered by the injected text, delegates a transfer.
+				scripted.Call("accounts", `{"task":"Transfer 50 from ACC-00001 to ACC-00003."}`),
+				scripted.Call("transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":50}`),
+				scripted.Answer("done"),
+				scripted.Answer("done"),
+			}, approve)
+			sess := e.team.NewSession(customer, "team-3", nil)
+			if _, err := sess.Run(t.Context(), "Handle the latest support message."); err != nil {
+				t.Fatal(err)
+			}
+			if len(e.approvals) != 1 {
+				t.Fatalf("approve=%v: %d approvals asked, want 1", approve, len(e.approvals))
+			}
+			req := e.approvals[0]
+			if req.Tool != "bank/transfer_funds" || !strings.Contains(req.Reason, "support/read_inbox") {
+				t.Errorf("approval request = %+v, want the transfer with the taint (support/read_inbox) shown", req)
+			}
+			want := 0
+			if approve {
+				want = 1
+			}
+			if got := e.bank.count("transfer_funds"); got != want {
+				t.Errorf("approve=%v: transfer ran %d times, want %d", approve, got, want)
+			}
+			if !strings.Contains(sess.Taint(), "support/read_inbox") {
+				t.Errorf("supervisor taint = %q, want it taken back from the support worker", sess.Taint())
+			}
+			audit, _ := e.store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/transfer_funds"})
+			if len(audit) == 0 || !strings.Contains(audit[0].Taint, "support/read_inbox") || audit[0].Actor != "worker:accounts" {
+				t.Errorf("audit = %+v, want the taint and the worker on the held transfer", audit)
+			}
+		})
 	}
 }
 
@@ -265,10 +268,12 @@ func TestNewTeamValidates(t *testing.T) {
 	gw, _ := gateway.New(reg, memstore.New(), nil)
 	disc, _ := discovery.New(nil)
 	model := scripted.New(nil, nil)
-	for _, ws := range [][]runtime.Worker{nil, {{Name: "Bad Name"}}, {{Name: "a"}, {Name: "a"}}} {
-		if _, err := runtime.NewTeam(reg, disc, gw, model, ws, nil); err == nil {
-			t.Errorf("NewTeam(%v) succeeded", ws)
-		}
+	for i, ws := range [][]runtime.Worker{nil, {{Name: "Bad Name"}}, {{Name: "a"}, {Name: "a"}}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, err := runtime.NewTeam(reg, disc, gw, model, ws, nil); err == nil {
+				t.Errorf("NewTeam(%v) succeeded", ws)
+			}
+		})
 	}
 }
 

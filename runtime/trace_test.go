@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,84 +22,86 @@ import (
 // children of the turn. Without TraceContent no span carries the user's
 // words or the arguments.
 func TestSpanTree(t *testing.T) {
-	for _, content := range []bool{false, true} {
-		rec := tracetest.NewSpanRecorder()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
-			func(_ context.Context, in weatherIn) (weatherOut, error) {
-				return weatherOut{City: in.City, Sky: "clear"}, nil
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg := tools.NewRegistry()
-		if err := reg.Add(weather); err != nil {
-			t.Fatal(err)
-		}
-		gw, disc := runtimetest.Stack(t, reg, &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
-		model := scripted.New([]scripted.Reply{scripted.Call("get_weather", `{"city":"Paris"}`), scripted.Answer("It is clear in Paris.")}, nil)
-		agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Strategy: runtime.StrategyProgressive,
-			TracerProvider: tp, TraceContent: content})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme"}, "session-1", nil)
-		if _, err := sess.Run(context.Background(), "What is the weather in Paris?"); err != nil {
-			t.Fatal(err)
-		}
+	for i, content := range []bool{false, true} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			weather, err := tools.NewFunc("weather/get_weather", tools.Card{Summary: "Current weather for a city", ReadOnly: true},
+				func(_ context.Context, in weatherIn) (weatherOut, error) {
+					return weatherOut{City: in.City, Sky: "clear"}, nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := tools.NewRegistry()
+			if err := reg.Add(weather); err != nil {
+				t.Fatal(err)
+			}
+			gw, disc := runtimetest.Stack(t, reg, &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
+			model := scripted.New([]scripted.Reply{scripted.Call("get_weather", `{"city":"Paris"}`), scripted.Answer("It is clear in Paris.")}, nil)
+			agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Strategy: runtime.StrategyProgressive,
+				TracerProvider: tp, TraceContent: content})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme"}, "session-1", nil)
+			if _, err := sess.Run(context.Background(), "What is the weather in Paris?"); err != nil {
+				t.Fatal(err)
+			}
 
-		spans := rec.Ended()
-		var names []string
-		var root sdktrace.ReadOnlySpan
-		for _, s := range spans {
-			names = append(names, s.Name())
-			if !s.Parent().IsValid() {
-				root = s
-			}
-		}
-		want := []string{"toolgate.discover", "chat scripted", "execute_tool weather/get_weather", "toolgate.discover", "chat scripted", "invoke_agent toolgate"}
-		if strings.Join(names, ",") != strings.Join(want, ",") {
-			t.Fatalf("content=%v spans = %v, want %v", content, names, want)
-		}
-		if root == nil || root.Name() != "invoke_agent toolgate" {
-			t.Fatalf("root span = %v, want invoke_agent", root)
-		}
-		for _, s := range spans[:len(spans)-1] {
-			if s.Parent().SpanID() != root.SpanContext().SpanID() || s.SpanContext().TraceID() != root.SpanContext().TraceID() {
-				t.Errorf("span %s is not a child of the turn", s.Name())
-			}
-		}
-		attrs := func(s sdktrace.ReadOnlySpan) map[string]string {
-			m := map[string]string{}
-			for _, kv := range s.Attributes() {
-				m[string(kv.Key)] = kv.Value.Emit()
-			}
-			return m
-		}
-		chat := attrs(spans[1])
-		if chat["gen_ai.operation.name"] != "chat" || chat["gen_ai.provider.name"] != "scripted" || chat["toolgate.step"] != "1" {
-			t.Errorf("chat span attributes = %v", chat)
-		}
-		if attrs(spans[0])["toolgate.discovery.candidates"] != `["weather/get_weather"]` {
-			t.Errorf("discovery span attributes = %v, want the candidates", attrs(spans[0]))
-		}
-		exec := attrs(spans[2])
-		if exec["toolgate.outcome"] != "ok" || exec["gen_ai.tool.name"] != "get_weather" || exec["gen_ai.conversation.id"] != "session-1" {
-			t.Errorf("execute_tool span attributes = %v", exec)
-		}
-		if turn := attrs(root); turn["gen_ai.operation.name"] != "invoke_agent" || turn["toolgate.turn.calls"] != "1" {
-			t.Errorf("turn span attributes = %v", turn)
-		}
-		leaked := false
-		for _, s := range spans {
-			for _, v := range attrs(s) {
-				if strings.Contains(v, "Paris") {
-					leaked = true
+			spans := rec.Ended()
+			var names []string
+			var root sdktrace.ReadOnlySpan
+			for _, s := range spans {
+				names = append(names, s.Name())
+				if !s.Parent().IsValid() {
+					root = s
 				}
 			}
-		}
-		if leaked != content {
-			t.Errorf("content=%v: a span carries the user's words or the arguments: %v", content, leaked)
-		}
+			want := []string{"toolgate.discover", "chat scripted", "execute_tool weather/get_weather", "toolgate.discover", "chat scripted", "invoke_agent toolgate"}
+			if strings.Join(names, ",") != strings.Join(want, ",") {
+				t.Fatalf("content=%v spans = %v, want %v", content, names, want)
+			}
+			if root == nil || root.Name() != "invoke_agent toolgate" {
+				t.Fatalf("root span = %v, want invoke_agent", root)
+			}
+			for _, s := range spans[:len(spans)-1] {
+				if s.Parent().SpanID() != root.SpanContext().SpanID() || s.SpanContext().TraceID() != root.SpanContext().TraceID() {
+					t.Errorf("span %s is not a child of the turn", s.Name())
+				}
+			}
+			attrs := func(s sdktrace.ReadOnlySpan) map[string]string {
+				m := map[string]string{}
+				for _, kv := range s.Attributes() {
+					m[string(kv.Key)] = kv.Value.Emit()
+				}
+				return m
+			}
+			chat := attrs(spans[1])
+			if chat["gen_ai.operation.name"] != "chat" || chat["gen_ai.provider.name"] != "scripted" || chat["toolgate.step"] != "1" {
+				t.Errorf("chat span attributes = %v", chat)
+			}
+			if attrs(spans[0])["toolgate.discovery.candidates"] != `["weather/get_weather"]` {
+				t.Errorf("discovery span attributes = %v, want the candidates", attrs(spans[0]))
+			}
+			exec := attrs(spans[2])
+			if exec["toolgate.outcome"] != "ok" || exec["gen_ai.tool.name"] != "get_weather" || exec["gen_ai.conversation.id"] != "session-1" {
+				t.Errorf("execute_tool span attributes = %v", exec)
+			}
+			if turn := attrs(root); turn["gen_ai.operation.name"] != "invoke_agent" || turn["toolgate.turn.calls"] != "1" {
+				t.Errorf("turn span attributes = %v", turn)
+			}
+			leaked := false
+			for _, s := range spans {
+				for _, v := range attrs(s) {
+					if strings.Contains(v, "Paris") {
+						leaked = true
+					}
+				}
+			}
+			if leaked != content {
+				t.Errorf("content=%v: a span carries the user's words or the arguments: %v", content, leaked)
+			}
+		})
 	}
 }

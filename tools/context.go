@@ -14,7 +14,7 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
 }
 
-// IdempotencyKey returns the key set by WithIdempotencyKey, if any. It is
+// IdempotencyKey returns the key set by [WithIdempotencyKey], if any. It is
 // the same on every re-run of the same call.
 func IdempotencyKey(ctx context.Context) (string, bool) {
 	k, ok := ctx.Value(idempotencyKeyCtx{}).(string)

@@ -12,7 +12,7 @@ import (
 
 // Definition is a tool as its author states it: a catalog file's tool
 // object, an MCP server's tools/list entry, a Go function's metadata.
-// Define turns it into a Tool, deriving the capability card (summary, risk)
+// Define turns it into a [Tool], deriving the capability card (summary, risk)
 // by one set of rules whatever the source. The json tags are the catalog
 // file's member names (docs/catalogs.md).
 type Definition struct {
@@ -65,15 +65,27 @@ type Annotations struct {
 	OpenWorldHint   bool `json:"openWorldHint,omitempty"`
 }
 
-// DefinitionError is why a Definition cannot become a Tool. It wraps
-// ErrInvalidTool, and Err (which wraps ErrInvalidSchema) when the input
+// DefinitionField names the member of a [Definition] that a
+// [DefinitionError] is about, by its catalog name.
+type DefinitionField string
+
+// The members a [DefinitionError] can name.
+const (
+	FieldName        DefinitionField = "name"
+	FieldInputSchema DefinitionField = "inputSchema"
+	FieldScopes      DefinitionField = "scopes"
+	FieldReadOnly    DefinitionField = "read_only"
+	FieldID          DefinitionField = "id"
+)
+
+// DefinitionError is why a [Definition] cannot become a [Tool]. It wraps
+// ErrInvalidTool, and Err (which wraps [ErrInvalidSchema]) when the input
 // schema is at fault.
 type DefinitionError struct {
 	// Name is the definition's name as given.
 	Name string
-	// Field is the member at fault, by its catalog name: "name",
-	// "inputSchema", "scopes", "read_only" or "id".
-	Field string
+	// Field is the member at fault, by its catalog name.
+	Field DefinitionField
 	// Reason says what is wrong, naming the member ("\"scopes\" holds an
 	// empty scope").
 	Reason string
@@ -86,7 +98,7 @@ func (e *DefinitionError) Error() string {
 	return fmt.Sprintf("%v %q: %s", ErrInvalidTool, e.Name, e.Reason)
 }
 
-// Unwrap returns ErrInvalidTool and Err.
+// Unwrap returns [ErrInvalidTool] and Err.
 func (e *DefinitionError) Unwrap() []error {
 	if e.Err == nil {
 		return []error{ErrInvalidTool}
@@ -94,23 +106,23 @@ func (e *DefinitionError) Unwrap() []error {
 	return []error{ErrInvalidTool, e.Err}
 }
 
-// Define turns def into the Tool with ID "<namespace>/<def.Name>". Text
+// Define turns def into the [Tool] with ID "<namespace>/<def.Name>". Text
 // fields are trimmed of surrounding white space; the card's summary is
 // def.Summary, else FirstSentence(def.Description); the risk flags are the
-// explicit ones joined with the annotations' (see Annotations), and a
+// explicit ones joined with the annotations' (see [Annotations]), and a
 // read-only tool is never irreversible. The input schema is checked with
 // CheckInputSchema and stored compact (member order kept). Every error is
-// a *DefinitionError or, for an invalid namespace, an error wrapping
-// ErrInvalidTool. The Tool has no Handler; the caller sets one.
+// a *[DefinitionError] or, for an invalid namespace, an error wrapping
+// ErrInvalidTool. The Tool has no [Handler]; the caller sets one.
 func Define(namespace string, def Definition) (Tool, error) {
 	return define(namespace, def, nil)
 }
 
-// DefineAll defines every definition as Define does and returns one result
-// per definition, in order: tools[i] is the Tool of defs[i] when errs[i] is
+// DefineAll defines every definition as [Define] does and returns one result
+// per definition, in order: tools[i] is the [Tool] of defs[i] when errs[i] is
 // nil. It compiles the input schemas with one shared JSON Schema compiler,
 // which takes a quarter less CPU than Define in a loop; a schema is never
-// resolved against another's (see CheckInputSchema).
+// resolved against another's (see [CheckInputSchema]).
 func DefineAll(namespace string, defs []Definition) ([]Tool, []error) {
 	ts := make([]Tool, len(defs))
 	errs := make([]error, len(defs))
@@ -126,19 +138,19 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 		return Tool{}, fmt.Errorf("%w: %v", ErrInvalidTool, err)
 	}
 	name := def.Name
-	fail := func(field, format string, args ...any) (Tool, error) {
+	fail := func(field DefinitionField, format string, args ...any) (Tool, error) {
 		return Tool{}, &DefinitionError{Name: name, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case strings.TrimSpace(name) == "":
-		return fail("name", `"name" is empty`)
+		return fail(FieldName, `"name" is empty`)
 	}
 	if err := checkName(name); err != nil {
-		return fail("name", "%v", err)
+		return fail(FieldName, "%v", err)
 	}
 	for _, s := range def.Scopes {
 		if strings.TrimSpace(s) == "" {
-			return fail("scopes", `"scopes" holds an empty scope`)
+			return fail(FieldScopes, `"scopes" holds an empty scope`)
 		}
 	}
 	t := Tool{
@@ -157,29 +169,29 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 		},
 	}
 	if !deriveRisk(def, &t.Card) {
-		return fail("read_only", `"read_only" and "irreversible" contradict each other`)
+		return fail(FieldReadOnly, `"read_only" and "irreversible" contradict each other`)
 	}
 	if t.Card.Summary == "" {
 		t.Card.Summary = FirstSentence(t.Description)
 	}
 	if len(def.InputSchema) > 0 && !bytes.Equal(bytes.TrimSpace(def.InputSchema), []byte("null")) {
 		if err := sc.check(def.InputSchema); err != nil {
-			return Tool{}, &DefinitionError{Name: name, Field: "inputSchema",
+			return Tool{}, &DefinitionError{Name: name, Field: FieldInputSchema,
 				Reason: "invalid \"inputSchema\": " + SchemaReason(err), Err: err}
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, def.InputSchema); err != nil {
-			return fail("inputSchema", "invalid \"inputSchema\": %v", err)
+			return fail(FieldInputSchema, "invalid \"inputSchema\": %v", err)
 		}
 		t.InputSchema = buf.Bytes()
 	}
 	if err := t.Validate(); err != nil {
-		return Tool{}, &DefinitionError{Name: name, Field: "id", Reason: strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+" "), Err: err}
+		return Tool{}, &DefinitionError{Name: name, Field: FieldID, Reason: strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+" "), Err: err}
 	}
 	return t, nil
 }
 
-// SchemaReason returns the text of a CheckInputSchema error without its
+// SchemaReason returns the text of a [CheckInputSchema] error without its
 // "tools: invalid input schema: " prefix, for messages that name the
 // schema themselves.
 func SchemaReason(err error) string {

@@ -22,9 +22,11 @@ func TestFirstSentence(t *testing.T) {
 		{strings.Repeat("word ", 40), strings.TrimSpace(strings.Repeat("word ", 30)) + "…"},
 	}
 	for _, tt := range tests {
-		if got := FirstSentence(tt.in); got != tt.want {
-			t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got := FirstSentence(tt.in); got != tt.want {
+				t.Errorf("FirstSentence(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -54,14 +56,16 @@ func TestDefineCard(t *testing.T) {
 			Card{Name: "a", Scopes: []string{"s"}, Aliases: []string{"x y"}, Tags: []string{"t"}, NotFor: "n", Group: "g"}},
 	}
 	for _, tt := range tests {
-		got, err := Define("ns", tt.def)
-		if err != nil {
-			t.Errorf("%s: Define(%+v) error = %v", tt.name, tt.def, err)
-			continue
-		}
-		if got.ID != "ns/"+tt.def.Name || !reflect.DeepEqual(got.Card, tt.want) {
-			t.Errorf("%s: Define(%+v) = %s %+v, want ns/%s %+v", tt.name, tt.def, got.ID, got.Card, tt.def.Name, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Define("ns", tt.def)
+			if err != nil {
+				t.Errorf("%s: Define(%+v) error = %v", tt.name, tt.def, err)
+				return
+			}
+			if got.ID != "ns/"+tt.def.Name || !reflect.DeepEqual(got.Card, tt.want) {
+				t.Errorf("%s: Define(%+v) = %s %+v, want ns/%s %+v", tt.name, tt.def, got.ID, got.Card, tt.def.Name, tt.want)
+			}
+		})
 	}
 }
 
@@ -71,7 +75,7 @@ func TestDefineErrors(t *testing.T) {
 		name      string
 		ns        string
 		def       Definition
-		field     string // the DefinitionError's Field; "" for a namespace error
+		field     DefinitionField // the DefinitionError's Field; "" for a namespace error
 		wantError string
 	}{
 		{"bad namespace", "a/b", Definition{Name: "x"}, "",
@@ -89,18 +93,20 @@ func TestDefineErrors(t *testing.T) {
 			`tools: invalid tool "a": invalid "inputSchema": nested deeper than 64 levels`},
 	}
 	for _, tt := range tests {
-		_, err := Define(tt.ns, tt.def)
-		if err == nil || err.Error() != tt.wantError || !errors.Is(err, ErrInvalidTool) {
-			t.Errorf("%s: Define error = %v, want %s (wrapping ErrInvalidTool)", tt.name, err, tt.wantError)
-			continue
-		}
-		var de *DefinitionError
-		if got := errors.As(err, &de); got != (tt.field != "") || got && de.Field != tt.field {
-			t.Errorf("%s: Define error %v: DefinitionError field = %+v, want %q", tt.name, err, de, tt.field)
-		}
-		if tt.field == "inputSchema" && !errors.Is(err, ErrInvalidSchema) {
-			t.Errorf("%s: Define error %v does not wrap ErrInvalidSchema", tt.name, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Define(tt.ns, tt.def)
+			if err == nil || err.Error() != tt.wantError || !errors.Is(err, ErrInvalidTool) {
+				t.Errorf("%s: Define error = %v, want %s (wrapping ErrInvalidTool)", tt.name, err, tt.wantError)
+				return
+			}
+			var de *DefinitionError
+			if got := errors.As(err, &de); got != (tt.field != "") || got && de.Field != tt.field {
+				t.Errorf("%s: Define error %v: DefinitionError field = %+v, want %q", tt.name, err, de, tt.field)
+			}
+			if tt.field == FieldInputSchema && !errors.Is(err, ErrInvalidSchema) {
+				t.Errorf("%s: Define error %v does not wrap ErrInvalidSchema", tt.name, err)
+			}
+		})
 	}
 }
 
@@ -119,10 +125,12 @@ func TestDefineAllMatchesDefine(t *testing.T) {
 		t.Fatalf("DefineAll returned %d tools, %d errors for %d definitions", len(ts), len(errs), len(defs))
 	}
 	for i, d := range defs {
-		want, wantErr := Define("ns", d)
-		if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
-			t.Errorf("DefineAll[%d] = %+v, %v; Define = %+v, %v", i, ts[i], errs[i], want, wantErr)
-		}
+		t.Run(d.Name, func(t *testing.T) {
+			want, wantErr := Define("ns", d)
+			if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
+				t.Errorf("DefineAll[%d] = %+v, %v; Define = %+v, %v", i, ts[i], errs[i], want, wantErr)
+			}
+		})
 	}
 	if errs[0] != nil || errs[1] == nil || errs[2] == nil || errs[3] != nil || errs[4] != nil {
 		t.Errorf("DefineAll errors = %v, want only b and c rejected", errs)

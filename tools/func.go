@@ -11,13 +11,13 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// ErrInvalidArguments is wrapped (inside NoEffect) by the error a NewFunc
+// ErrInvalidArguments is wrapped (inside [NoEffect]) by the error a [NewFunc]
 // handler returns when its arguments do not fit the In type: the function
 // never ran, so the call may be retried with corrected arguments.
 var ErrInvalidArguments = errors.New("tools: invalid arguments")
 
-// NewFunc makes a Tool of a typed Go function. The input schema is derived
-// from In with github.com/google/jsonschema-go (jsonschema.For), the
+// NewFunc makes a [Tool] of a typed Go function. The input schema is derived
+// from In with github.com/google/jsonschema-go (`jsonschema.For`), the
 // library the official MCP Go SDK uses, so a Go function and an MCP server
 // built with that SDK publish the same schema for the same struct: exported
 // fields under their `json` names, `jsonschema:"..."` tags as property
@@ -33,9 +33,9 @@ var ErrInvalidArguments = errors.New("tools: invalid arguments")
 // The handler decodes the arguments object into In strictly: it is checked
 // against the derived schema, and unknown fields are rejected. Null or
 // empty arguments decode as In's zero value, which the schema still checks.
-// A decoding failure returns NoEffect(error wrapping ErrInvalidArguments)
-// without calling fn. fn's error is returned unchanged, so a *DomainError
-// or a NoEffect error keeps its meaning for the gateway; on success Out is
+// A decoding failure returns NoEffect(error wrapping [ErrInvalidArguments])
+// without calling fn. fn's error is returned unchanged, so a *[DomainError]
+// or a [NoEffect] error keeps its meaning for the gateway; on success Out is
 // encoded with encoding/json (a failure to encode it is reported as an
 // unknown outcome, since fn has run). The handler is safe for concurrent
 // use if fn is.

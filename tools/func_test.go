@@ -60,26 +60,28 @@ func TestNewFuncHandler(t *testing.T) {
 		{`{"query":"unknown"}`, "", errBoom, true},
 	}
 	for _, tt := range tests {
-		before := calls
-		res, err := tl.Handler(context.Background(), json.RawMessage(tt.args))
-		if ran := calls > before; ran != tt.ran {
-			t.Errorf("Handler(%s) ran fn = %v, want %v", tt.args, ran, tt.ran)
-		}
-		switch want := tt.wantErr.(type) {
-		case nil:
-			if err != nil || string(res) != tt.want {
-				t.Errorf("Handler(%s) = %s, %v; want %s", tt.args, res, err, tt.want)
+		t.Run(tt.args, func(t *testing.T) {
+			before := calls
+			res, err := tl.Handler(context.Background(), json.RawMessage(tt.args))
+			if ran := calls > before; ran != tt.ran {
+				t.Errorf("Handler(%s) ran fn = %v, want %v", tt.args, ran, tt.ran)
 			}
-		case *DomainError:
-			var de *DomainError
-			if !errors.As(err, &de) || de.Code != "NOT_ALLOWED" || IsNoEffect(err) {
-				t.Errorf("Handler(%s) error = %v, want the DomainError unchanged", tt.args, err)
+			switch want := tt.wantErr.(type) {
+			case nil:
+				if err != nil || string(res) != tt.want {
+					t.Errorf("Handler(%s) = %s, %v; want %s", tt.args, res, err, tt.want)
+				}
+			case *DomainError:
+				var de *DomainError
+				if !errors.As(err, &de) || de.Code != "NOT_ALLOWED" || IsNoEffect(err) {
+					t.Errorf("Handler(%s) error = %v, want the DomainError unchanged", tt.args, err)
+				}
+			default:
+				if !errors.Is(err, want) {
+					t.Errorf("Handler(%s) error = %v, want %v", tt.args, err, want)
+				}
 			}
-		default:
-			if !errors.Is(err, want) {
-				t.Errorf("Handler(%s) error = %v, want %v", tt.args, err, want)
-			}
-		}
+		})
 	}
 	if _, err := tl.Handler(context.Background(), json.RawMessage(`{"query":"retry"}`)); !IsNoEffect(err) {
 		t.Error("fn's NoEffect error lost its marker")

@@ -20,7 +20,7 @@ import (
 // "."), widened to the ASCII punctuation real catalogs use ("/", "&") and
 // to inner spaces; no real catalog toolgate was measured on names a tool
 // outside ASCII (docs/catalogs.md), and the names shown to a model are
-// ASCII anyway (ModelName).
+// ASCII anyway ([ModelName]).
 //
 // The reason quotes the name with every character outside ASCII escaped
 // and names the first offending one by its position (1-based, in

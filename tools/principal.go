@@ -27,7 +27,7 @@ var (
 )
 
 // Authorize is the one authorization decision toolgate makes, used both to
-// build a View before discovery and by the gateway before every call: deny
+// build a [View] before discovery and by the gateway before every call: deny
 // by default, every scope of the tool required, and the principal's tenant
 // among the tool's tenants when the tool names any. It returns nil when p may
 // use t, else an error wrapping ErrUnauthenticated, ErrMissingScope or

@@ -25,11 +25,13 @@ func TestAuthorize(t *testing.T) {
 		{Principal{ID: "u", Tenant: ""}, open, ErrUnauthenticated},
 		{Principal{ID: "u", Tenant: "anyone"}, open, nil},
 	}
-	for _, tt := range tests {
-		err := Authorize(tt.p, tt.tool)
-		if (tt.want == nil) != (err == nil) || tt.want != nil && !errors.Is(err, tt.want) {
-			t.Errorf("Authorize(%+v, %s) = %v, want %v", tt.p, tt.tool.ID, err, tt.want)
-		}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			err := Authorize(tt.p, tt.tool)
+			if (tt.want == nil) != (err == nil) || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Authorize(%+v, %s) = %v, want %v", tt.p, tt.tool.ID, err, tt.want)
+			}
+		})
 	}
 }
 

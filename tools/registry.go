@@ -34,9 +34,9 @@ func NewRegistry() *Registry {
 }
 
 // Add registers tools. It validates each and fails without registering any
-// if one is invalid (ErrInvalidTool) or its ID is already taken
-// (ErrDuplicate). The registry keeps its own copy of each tool's slices, so
-// the caller may reuse ts afterwards without affecting any Snapshot.
+// if one is invalid ([ErrInvalidTool]) or its ID is already taken
+// ([ErrDuplicate]). The registry keeps its own copy of each tool's slices, so
+// the caller may reuse ts afterwards without affecting any [Snapshot].
 func (r *Registry) Add(ts ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -135,7 +135,7 @@ func (r *Registry) Remove(id string) bool {
 func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 
 // Subscribe arranges for a non-blocking send on ch after every change. A
-// full channel drops the notice; a reader that wakes re-reads the Snapshot.
+// full channel drops the notice; a reader that wakes re-reads the [Snapshot].
 func (r *Registry) Subscribe(ch chan<- struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -324,7 +324,7 @@ func (s *Snapshot) Lookup(id string) (int, bool) {
 	return i, ok
 }
 
-// Authorize computes the View of the snapshot that p may use. It is a
+// Authorize computes the [View] of the snapshot that p may use. It is a
 // deterministic function of the snapshot and p, and agrees with the
 // package-level Authorize on every tool. It copies the bit set of tools
 // that need nothing, then checks only the scope sets filed under a scope p
@@ -379,7 +379,7 @@ func (s *Snapshot) holdsSet(held []uint64, k int32) bool {
 	return true
 }
 
-// View is the part of a Snapshot one principal may use. Everything that is
+// View is the part of a [Snapshot] one principal may use. Everything that is
 // shown to a model is computed from a View. Safe for concurrent use.
 type View struct {
 	snap      *Snapshot
@@ -455,7 +455,7 @@ func (v *View) Groups() []string {
 
 // Filter returns the sub-view of v whose tools keep accepts: a narrower
 // authorization (a worker's tool group) that discovery and the runtime use
-// like any View. It never widens v.
+// like any [View]. It never widens v.
 func (v *View) Filter(keep func(*Tool) bool) *View {
 	out := &View{snap: v.snap, allowed: make([]uint64, len(v.allowed)), principal: v.principal}
 	for i, t := range v.snap.tools {

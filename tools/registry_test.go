@@ -43,17 +43,19 @@ func TestRegistryAdd(t *testing.T) {
 		{"schema not an object", []Tool{{ID: "c/new", Card: Card{Name: "new"}, InputSchema: []byte(`[1]`)}}, ErrInvalidTool},
 	}
 	for _, tt := range tests {
-		before := r.Snapshot()
-		err := r.Add(tt.add...)
-		if !errors.Is(err, tt.want) {
-			t.Errorf("%s: Add = %v, want %v", tt.name, err, tt.want)
-		}
-		if r.Snapshot() != before {
-			t.Errorf("%s: a failed Add published a new snapshot", tt.name)
-		}
-		if _, ok := r.Snapshot().Lookup("c/new"); ok {
-			t.Errorf("%s: a failed Add registered c/new", tt.name)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			before := r.Snapshot()
+			err := r.Add(tt.add...)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("%s: Add = %v, want %v", tt.name, err, tt.want)
+			}
+			if r.Snapshot() != before {
+				t.Errorf("%s: a failed Add published a new snapshot", tt.name)
+			}
+			if _, ok := r.Snapshot().Lookup("c/new"); ok {
+				t.Errorf("%s: a failed Add registered c/new", tt.name)
+			}
+		})
 	}
 }
 
@@ -87,13 +89,15 @@ func TestRegistryReplaceNamespace(t *testing.T) {
 	if i, _ := s.Lookup("gh/b"); !slices.Equal(s.Tool(i).Card.Scopes, []string{"repo"}) {
 		t.Errorf("gh/b was not replaced: scopes %v", s.Tool(i).Card.Scopes)
 	}
-	for _, bad := range [][]Tool{{tool("gl/z")}, {tool("gh/d"), tool("gh/d")}, {tool("gh/")}} {
-		if err := r.ReplaceNamespace("gh", bad); err == nil {
-			t.Errorf("ReplaceNamespace(gh, %v) = nil, want an error", bad)
-		}
-		if r.Snapshot() != s {
-			t.Errorf("a failed ReplaceNamespace(gh, %v) changed the registry", bad)
-		}
+	for i, bad := range [][]Tool{{tool("gl/z")}, {tool("gh/d"), tool("gh/d")}, {tool("gh/")}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if err := r.ReplaceNamespace("gh", bad); err == nil {
+				t.Errorf("ReplaceNamespace(gh, %v) = nil, want an error", bad)
+			}
+			if r.Snapshot() != s {
+				t.Errorf("a failed ReplaceNamespace(gh, %v) changed the registry", bad)
+			}
+		})
 	}
 	if err := r.ReplaceNamespace("gh", nil); err != nil {
 		t.Fatal(err)
@@ -255,9 +259,11 @@ func TestRegistryConcurrent(t *testing.T) {
 func TestViewFilterNeverWidens(t *testing.T) {
 	reg := NewRegistry()
 	for i, sc := range [][]string{nil, {"a"}, {"b"}, {"a", "b"}} {
-		if err := reg.Add(Tool{ID: fmt.Sprintf("ns/t%d", i), Card: Card{Name: fmt.Sprintf("t%d", i), Scopes: sc, Group: map[bool]string{true: "g1", false: "g2"}[i%2 == 0]}}); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if err := reg.Add(Tool{ID: fmt.Sprintf("ns/t%d", i), Card: Card{Name: fmt.Sprintf("t%d", i), Scopes: sc, Group: map[bool]string{true: "g1", false: "g2"}[i%2 == 0]}}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	v := reg.Snapshot().Authorize(Principal{ID: "p", Tenant: "t", Scopes: []string{"a"}})
 	f := v.Filter(func(tl *Tool) bool { return tl.Card.Group == "g1" || tl.ID == "ns/t3" })

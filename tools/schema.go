@@ -13,7 +13,7 @@ import (
 	ijs "github.com/toolgate/toolgate/internal/jsonschema"
 )
 
-// ErrInvalidSchema is wrapped by every error CheckInputSchema returns.
+// ErrInvalidSchema is wrapped by every error [CheckInputSchema] returns.
 var ErrInvalidSchema = errors.New("tools: invalid input schema")
 
 // MaxSchemaDepth bounds the nesting of objects and arrays in an input
@@ -26,13 +26,13 @@ const MaxSchemaDepth = 64
 
 // CheckInputSchema reports whether schema is acceptable as a tool's input
 // schema: one strict JSON object (no duplicate member names at any depth,
-// valid UTF-8, nesting at most MaxSchemaDepth) that compiles as a JSON
+// valid UTF-8, nesting at most [MaxSchemaDepth]) that compiles as a JSON
 // Schema under the draft its "$schema" names (2020-12 when absent), whose
 // "type", when present, is "object" (arguments are always an object).
 // The compiler is toolgate's one JSON Schema setup (internal/jsonschema,
 // shared with the gateway): patterns are ECMA-262 regular expressions, as
 // JSON Schema specifies; references to other documents are never fetched,
-// so a schema that needs one is invalid. The error wraps ErrInvalidSchema
+// so a schema that needs one is invalid. The error wraps [ErrInvalidSchema]
 // and reads as one line.
 func CheckInputSchema(schema json.RawMessage) error {
 	return (*schemaChecker)(nil).check(schema)
@@ -57,7 +57,7 @@ type schemaChecker struct {
 var aloneMarkers = [][]byte{[]byte(`"$id"`), []byte(`"id"`), []byte(`"$anchor"`), []byte(`"$dynamicAnchor"`), []byte(`"$recursiveAnchor"`), []byte(schemaURL)}
 
 // parseSchema parses schema strictly into the tree the compiler takes
-// (jcs.Parse keeps numbers as json.Number, as jsonschema.UnmarshalJSON does).
+// ([jcs.Parse] keeps numbers as [json.Number], as jsonschema.UnmarshalJSON does).
 func parseSchema(schema json.RawMessage) (map[string]any, error) {
 	doc, err := jcs.Parse(schema)
 	if err != nil {

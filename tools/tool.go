@@ -53,8 +53,8 @@ type Card struct {
 // Handler executes a tool call. args is the validated JSON object of
 // arguments. The returned JSON is the tool's result.
 //
-// A Handler may be called concurrently. It should return a *DomainError for
-// a business refusal, an error wrapped with NoEffect when it failed before
+// A Handler may be called concurrently. It should return a *[DomainError] for
+// a business refusal, an error wrapped with [NoEffect] when it failed before
 // any side effect, and any other error when the outcome is unknown. The
 // context carries the call's deadline and, through the gateway, its
 // idempotency key, which a handler should pass downstream.
@@ -82,7 +82,7 @@ type Tool struct {
 	Handler Handler `json:"-"`
 }
 
-// Runnable reports whether the tool can execute: it has a Handler. A
+// Runnable reports whether the tool can execute: it has a [Handler]. A
 // catalog file's tool has none (no server behind it): servers and agents
 // do not offer it unless told the catalog is for discovery only, and the
 // gateway refuses a call of it (gateway.CodeServerNotConnected).
@@ -112,7 +112,7 @@ var ErrInvalidTool = errors.New("tools: invalid tool")
 // printable ASCII with no space at either end (a name outside ASCII could
 // pass for another tool's: a Cyrillic "а", a zero width or bidirectional
 // character; the error shows it escaped, with its position);
-// Card.Name matches the ID; the input schema, when present, is a JSON object.
+// [Card.Name] matches the ID; the input schema, when present, is a JSON object.
 func (t *Tool) Validate() error {
 	ns, name, ok := strings.Cut(t.ID, "/")
 	nameErr := checkName(name)
@@ -170,7 +170,7 @@ func NoEffect(err error) error {
 	return &noEffectError{err: err}
 }
 
-// IsNoEffect reports whether err, or an error it wraps, was marked by NoEffect.
+// IsNoEffect reports whether err, or an error it wraps, was marked by [NoEffect].
 func IsNoEffect(err error) bool {
 	var ne *noEffectError
 	return errors.As(err, &ne)

@@ -28,14 +28,16 @@ func TestModelName(t *testing.T) {
 		{"a/b", []string{"b", "a__b", "a__b_" + hash8("a/b")}, "a__b_" + hash8("a/b") + "2"},
 	}
 	for _, tt := range tests {
-		taken := map[string]bool{}
-		for _, n := range tt.taken {
-			taken[n] = true
-		}
-		got := ModelName(tt.id, func(n string) bool { return taken[n] })
-		if got != tt.want {
-			t.Errorf("ModelName(%q, taken %v) = %q, want %q", tt.id, tt.taken, got, tt.want)
-		}
+		t.Run(tt.id, func(t *testing.T) {
+			taken := map[string]bool{}
+			for _, n := range tt.taken {
+				taken[n] = true
+			}
+			got := ModelName(tt.id, func(n string) bool { return taken[n] })
+			if got != tt.want {
+				t.Errorf("ModelName(%q, taken %v) = %q, want %q", tt.id, tt.taken, got, tt.want)
+			}
+		})
 	}
 	if got := ModelName("x/y", nil); got != "y" {
 		t.Errorf("ModelName(x/y, nil) = %q, want y", got)
@@ -91,9 +93,11 @@ func TestValidate(t *testing.T) {
 		{Tool{ID: "ns/a", Card: Card{Name: "a", Scopes: []string{""}}}, false},
 		{Tool{ID: "ns/a", Card: Card{Name: "a"}, InputSchema: []byte(`"x"`)}, false},
 	}
-	for _, tt := range tests {
-		if err := tt.tool.Validate(); (err == nil) != tt.ok {
-			t.Errorf("Validate(%q) = %v, want ok %v", tt.tool.ID, err, tt.ok)
-		}
+	for i, tt := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if err := tt.tool.Validate(); (err == nil) != tt.ok {
+				t.Errorf("Validate(%q) = %v, want ok %v", tt.tool.ID, err, tt.ok)
+			}
+		})
 	}
 }

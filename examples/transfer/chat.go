@@ -364,10 +364,7 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 // 32,000-word vocabulary such as Llama 2's (TinyLlama's) takes for the
 // same prompt (docs/benchmarks.md, "Fitting the context").
 func smallVocabTokens(text string) int {
-	n, err := tokens.Count(text)
-	if err != nil {
-		return len(text)
-	}
+	n := tokens.Estimate(text)
 	return n + n/3
 }
 

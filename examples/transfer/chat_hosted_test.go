@@ -88,9 +88,11 @@ func checkHosted(t *testing.T, f *hostedFake, want int, prefix ...string) {
 		// issue_full_refund needs billing:admin; the others are demo
 		// catalog tools (GitHub, memory) with no server connected.
 		for _, absent := range []string{"issue_full_refund", "create_issue", "search_nodes", "read_graph"} {
-			if strings.Contains(raw, absent) {
-				t.Errorf("request %d names %s, which alice may not be offered", i, absent)
-			}
+			t.Run(absent, func(t *testing.T) {
+				if strings.Contains(raw, absent) {
+					t.Errorf("request %d names %s, which alice may not be offered", i, absent)
+				}
+			})
 		}
 	}
 	for _, k := range prefix {
@@ -258,9 +260,11 @@ func TestChatHostedResponses(t *testing.T) {
 		t.Errorf("second request's input = %s, want the model's search answered with get_balance in its namespace", second)
 	}
 	for _, id := range []string{"call_1", "call_2"} {
-		if !strings.Contains(last, `"type":"function_call","call_id":"`+id+`","name":`) || !strings.Contains(last, `"namespace":"bank"`) {
-			t.Errorf("last request's input = %s, want the call %s sent back with its namespace", last, id)
-		}
+		t.Run(id, func(t *testing.T) {
+			if !strings.Contains(last, `"type":"function_call","call_id":"`+id+`","name":`) || !strings.Contains(last, `"namespace":"bank"`) {
+				t.Errorf("last request's input = %s, want the call %s sent back with its namespace", last, id)
+			}
+		})
 	}
 }
 

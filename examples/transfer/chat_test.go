@@ -93,9 +93,11 @@ func TestChatScriptedOnce(t *testing.T) {
 		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
 		"Sent 25.00 USD from ACC-00001 to ACC-00002.",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
 	}
 	if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
 		t.Errorf("balances = %v, want [975.00 1025.00]", got)
@@ -116,9 +118,11 @@ func TestChatOfferUnconnected(t *testing.T) {
 		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
 		"Sent 25.00 USD from ACC-00001 to ACC-00002.",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
 	}
 	if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
 		t.Errorf("balances = %v, want [975.00 1025.00]", got)
@@ -141,9 +145,11 @@ func TestChatScriptFileAndREPL(t *testing.T) {
 	}
 	for _, want := range []string{"Sent 40.50.", "ACC-00003 holds 959.50.", `-> ok {"account":"ACC-00003","balance":959.50}`,
 		"strategy progressive; scores: bank/transfer_funds", "constraint: the turn envelope as JSON Schema", "step 3: call bank/get_balance"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
 	}
 	if n := transactions(t, data); n != 1 {
 		t.Errorf("%d transactions, want 1", n)
@@ -323,9 +329,11 @@ func TestChatOverWire(t *testing.T) {
 			}
 			for i, raw := range bodies {
 				for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
-					if strings.Contains(raw, hidden) {
-						t.Errorf("request %d contains %q", i, hidden)
-					}
+					t.Run(hidden, func(t *testing.T) {
+						if strings.Contains(raw, hidden) {
+							t.Errorf("request %d contains %q", i, hidden)
+						}
+					})
 				}
 			}
 			var first map[string]any
@@ -419,10 +427,12 @@ func TestChatUsageErrors(t *testing.T) {
 		{append([]string{"--backend", "scripted", "--unpinned", "allow"}, aliceArgs...), "--unpinned needs --pins"},
 		{append([]string{"--backend", "scripted", "--pins", "x.pins", "--unpinned", "deny"}, aliceArgs...), `--unpinned "deny"`},
 	} {
-		code, _, errOut := runChatCmd(t, "", tc.args...)
-		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
-			t.Errorf("chat %q = %d, stderr %q; want 2 with a one-line reason naming %q", tc.args, code, errOut, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			code, _, errOut := runChatCmd(t, "", tc.args...)
+			if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("chat %q = %d, stderr %q; want 2 with a one-line reason naming %q", tc.args, code, errOut, tc.want)
+			}
+		})
 	}
 }
 
@@ -438,13 +448,15 @@ func TestParseScript(t *testing.T) {
 		{`{"answer":"x"}` + "\n" + `{"reply":"x"}`, `s.jsonl:2: json: unknown field "reply"`, 0},
 		{`not json`, "s.jsonl:1:", 0},
 	} {
-		got, err := parseScript(strings.NewReader(tc.in), "s.jsonl")
-		switch {
-		case tc.err == "" && (err != nil || len(got) != tc.n):
-			t.Errorf("parseScript(%q) = %d replies, %v; want %d", tc.in, len(got), err, tc.n)
-		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
-			t.Errorf("parseScript(%q) error = %v, want %q", tc.in, err, tc.err)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseScript(strings.NewReader(tc.in), "s.jsonl")
+			switch {
+			case tc.err == "" && (err != nil || len(got) != tc.n):
+				t.Errorf("parseScript(%q) = %d replies, %v; want %d", tc.in, len(got), err, tc.n)
+			case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+				t.Errorf("parseScript(%q) error = %v, want %q", tc.in, err, tc.err)
+			}
+		})
 	}
 }
 
@@ -537,10 +549,12 @@ func TestChatModes(t *testing.T) {
 		{[]string{"--backend", "anthropic", "--api", "responses"}, "--api responses needs --backend openai"},
 		{[]string{"--backend", "openai", "--api", "responses", "--mode", "grammar"}, "the Responses API takes no GBNF grammar"},
 	} {
-		code, _, errOut := runChatCmd(t, "", append(tc.args, aliceArgs...)...)
-		if (code != exitUsage && code != exitFailure) || !strings.Contains(errOut, tc.want) {
-			t.Errorf("chat %q = %d, stderr %q; want a failure naming %q", tc.args, code, errOut, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			code, _, errOut := runChatCmd(t, "", append(tc.args, aliceArgs...)...)
+			if (code != exitUsage && code != exitFailure) || !strings.Contains(errOut, tc.want) {
+				t.Errorf("chat %q = %d, stderr %q; want a failure naming %q", tc.args, code, errOut, tc.want)
+			}
+		})
 	}
 }
 
@@ -559,9 +573,11 @@ func TestChatMCP(t *testing.T) {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}
 	for _, want := range []string{"call memory/create_entities", `-> ok {"entities":[{"entityType":"drink","name":"tea"`, "96 catalog tools have no MCP server connected"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
 	}
 }
 
@@ -585,10 +601,12 @@ func TestChatMCPPins(t *testing.T) {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}
 	for _, want := range []string{`warning: memory/"create_entities" quarantined by --pins (changed)`, `warning: memory/"read_graph" quarantined by --pins (unpinned)`,
-		"may use 99 of 100 tools"} { // without --pins, 109: the 9 memory tools are out
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		"may use 99 of 100 tools"} {
+		t.Run(want, func(t *testing.T) { // without --pins, 109: the 9 memory tools are out
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
 	}
 	if strings.Contains(out, `-> ok {"entities"`) {
 		t.Errorf("the quarantined create_entities ran:\n%s", out)
@@ -609,9 +627,11 @@ func TestChatServerNotConnected(t *testing.T) {
 		"catalog tools have no MCP server connected: a call of one is refused SERVER_NOT_CONNECTED",
 		`call memory/search_nodes {"query":"tea"} -> refused DOMAIN_ERROR: the MCP server "memory" is not connected`,
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
 	}
 }
 
@@ -625,18 +645,20 @@ func TestChatCardsCoverEveryTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	for _, e := range []cards.Entry{
+	for i, e := range []cards.Entry{
 		{Tool: fin[0].ID, Hash: cards.Hash(&fin[0]), Aliases: []string{"what is in my pocket"}},
 		{Tool: fin[2].ID, Hash: "sha256:0000000000000000", Aliases: []string{"wire it"}},
 		{Tool: finance.Namespace + "/*", Aliases: []string{"the bank"}},
 		{Tool: catalog[0].ID, Hash: cards.Hash(&catalog[0]), Aliases: []string{"an alias"}},
 		{Tool: catalog[0].Namespace() + "/*", Aliases: []string{"a server"}},
 	} {
-		b, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, string(b))
+		})
 	}
 	overlay := filepath.Join(t.TempDir(), "team.cards.jsonl")
 	if err := os.WriteFile(overlay, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -54,19 +55,21 @@ func TestDemo(t *testing.T) {
 		{8, []string{"ACC-00001 750.00, ACC-00002 50.00, ACC-00003 2200.00, ACC-00004 1000.00 USD; 2 transactions",
 			"transfer_funds ran 2 times", "issue_full_refund ran 0 times"}},
 	}
-	for _, c := range checks {
-		s := stage(c.stage)
-		for _, want := range c.want {
-			var ok bool
-			if strings.HasPrefix(want, "^") {
-				ok = regexp.MustCompile("(?m)" + want).MatchString(s)
-			} else {
-				ok = strings.Contains(s, want)
+	for i, c := range checks {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			s := stage(c.stage)
+			for _, want := range c.want {
+				var ok bool
+				if strings.HasPrefix(want, "^") {
+					ok = regexp.MustCompile("(?m)" + want).MatchString(s)
+				} else {
+					ok = strings.Contains(s, want)
+				}
+				if !ok {
+					t.Errorf("stage %d lacks %q:\n%s", c.stage, want, s)
+				}
 			}
-			if !ok {
-				t.Errorf("stage %d lacks %q:\n%s", c.stage, want, s)
-			}
-		}
+		})
 	}
 	// The shortlist stage lists scores; the retry stage never shows a new key.
 	if !regexp.MustCompile(`(?m)^  1\. bank/transfer_funds +[01]\.\d{3}  \(`).MatchString(stage(2)) {

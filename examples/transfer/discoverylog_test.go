@@ -67,9 +67,11 @@ func TestServeDiscoveryLog(t *testing.T) {
 	resp.Body.Close()
 	for _, want := range []string{"toolgate_discovery_queries_total 1\n", "toolgate_discovery_misses_total 1\n",
 		"toolgate_discovery_linked_calls_total 1\n", "toolgate_discovery_shortlist_size_count 1\n", "toolgate_discovery_confidence_count 1\n"} {
-		if !strings.Contains(string(text), want) {
-			t.Errorf("GET /metrics lacks %q", want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(string(text), want) {
+				t.Errorf("GET /metrics lacks %q", want)
+			}
+		})
 	}
 	s.stop(t)
 

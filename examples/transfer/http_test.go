@@ -80,10 +80,12 @@ func TestServeContract(t *testing.T) {
 		t.Errorf("discover(send money) as alice = %d %v, want bank/transfer_funds first", status, names)
 	}
 	for _, tok := range []string{"alice-token", "bob-token"} {
-		status, names := discover(tok, "issue a full refund of a transaction")
-		if status != 200 || slices.Contains(names, "bank/issue_full_refund") {
-			t.Errorf("discover(refund) as %s = %d %v; the refund tool needs billing:admin", tok, status, names)
-		}
+		t.Run(tok, func(t *testing.T) {
+			status, names := discover(tok, "issue a full refund of a transaction")
+			if status != 200 || slices.Contains(names, "bank/issue_full_refund") {
+				t.Errorf("discover(refund) as %s = %d %v; the refund tool needs billing:admin", tok, status, names)
+			}
+		})
 	}
 	if status, names := discover("carol-token", "issue a full refund of a transaction"); status != 200 || !slices.Contains(names, "bank/issue_full_refund") {
 		t.Errorf("discover(refund) as carol = %d %v, want bank/issue_full_refund", status, names)
@@ -101,21 +103,23 @@ func TestServeContract(t *testing.T) {
 		{"undeclared property", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5,"memo":"x"}`, []string{""}},
 		{"missing amount", `{"source_account":"ACC-00001","target_account":"ACC-00002"}`, []string{""}},
 	} {
-		r := call("alice-token", "s-valid", 0, "bank/transfer_funds", tc.args)
-		expect(tc.name, r, 422, "VALIDATION_ERROR")
-		var details []struct{ Pointer, Message string }
-		if err := json.Unmarshal(r.Details, &details); err != nil {
-			t.Fatalf("%s: details %s: %v", tc.name, r.Details, err)
-		}
-		for _, p := range tc.pointers {
-			found := false
-			for _, d := range details {
-				found = found || d.Pointer == p || (p == "" && d.Message != "")
+		t.Run(tc.name, func(t *testing.T) {
+			r := call("alice-token", "s-valid", 0, "bank/transfer_funds", tc.args)
+			expect(tc.name, r, 422, "VALIDATION_ERROR")
+			var details []struct{ Pointer, Message string }
+			if err := json.Unmarshal(r.Details, &details); err != nil {
+				t.Fatalf("%s: details %s: %v", tc.name, r.Details, err)
 			}
-			if !found {
-				t.Errorf("%s: details %s lack pointer %q", tc.name, r.Details, p)
+			for _, p := range tc.pointers {
+				found := false
+				for _, d := range details {
+					found = found || d.Pointer == p || (p == "" && d.Message != "")
+				}
+				if !found {
+					t.Errorf("%s: details %s lack pointer %q", tc.name, r.Details, p)
+				}
 			}
-		}
+		})
 	}
 
 	// A transfer up to 1000.00 runs; the retry of its step is replayed.
@@ -190,15 +194,17 @@ func TestServeContract(t *testing.T) {
 	// Balances: ACC-00001 1000 - 12.34 + 700 - 1500 + 1500 (refunded) = 1687.66.
 	step := 0
 	for acc, want := range map[string]string{"ACC-00001": "1687.66", "ACC-00003": "300.00", "ACC-00004": "1000.00"} {
-		step++
-		r := call("bob-token", "s-bob-read", step, "bank/get_balance", `{"account":"`+acc+`"}`)
-		var got struct {
-			Balance json.Number `json:"balance"`
-		}
-		json.Unmarshal(r.Result, &got)
-		if r.status != 200 || got.Balance.String() != want {
-			t.Errorf("get_balance(%s) = %d %s, want %s", acc, r.status, r.Result, want)
-		}
+		t.Run(acc, func(t *testing.T) {
+			step++
+			r := call("bob-token", "s-bob-read", step, "bank/get_balance", `{"account":"`+acc+`"}`)
+			var got struct {
+				Balance json.Number `json:"balance"`
+			}
+			json.Unmarshal(r.Result, &got)
+			if r.status != 200 || got.Balance.String() != want {
+				t.Errorf("get_balance(%s) = %d %s, want %s", acc, r.status, r.Result, want)
+			}
+		})
 	}
 
 	// The history, newest first: the refund, then the approved transfer.

@@ -168,9 +168,11 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 			t.Errorf("request %d carries no token budget", i)
 		}
 		for _, hidden := range []string{"issue_full_refund", "billing:admin"} {
-			if strings.Contains(body, hidden) {
-				t.Errorf("request %d names %q, which alice may not use", i, hidden)
-			}
+			t.Run(hidden, func(t *testing.T) {
+				if strings.Contains(body, hidden) {
+					t.Errorf("request %d names %q, which alice may not use", i, hidden)
+				}
+			})
 		}
 	}
 	rejected := counts(t, reg, "toolgate_llm_rejected_replies_total", "problem")

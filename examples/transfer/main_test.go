@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"nope"},
 		{"serve"},
 		{"serve", "--data", t.TempDir()},
@@ -21,11 +22,13 @@ func TestUsageErrors(t *testing.T) {
 		{"serve", "--bogus"},
 		{"demo-args", "x"},
 	} {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), args, &out, &errOut)
-		if code != exitUsage || strings.Count(errOut.String(), "\n") != 1 {
-			t.Errorf("run(%q) = %d, stderr %q; want 2 with a one-line reason", args, code, errOut.String())
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), args, &out, &errOut)
+			if code != exitUsage || strings.Count(errOut.String(), "\n") != 1 {
+				t.Errorf("run(%q) = %d, stderr %q; want 2 with a one-line reason", args, code, errOut.String())
+			}
+		})
 	}
 }
 

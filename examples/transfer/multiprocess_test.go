@@ -310,13 +310,15 @@ func checkLedger(ctx context.Context, t *testing.T, l testLedger, all []*mpTrans
 		}
 	}
 	for acc, w := range want {
-		got, err := l.Balance(ctx, acc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != w {
-			t.Errorf("Balance(%s) = %s, want %s (every transfer exactly once)", acc, got, w)
-		}
+		t.Run(acc, func(t *testing.T) {
+			got, err := l.Balance(ctx, acc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != w {
+				t.Errorf("Balance(%s) = %s, want %s (every transfer exactly once)", acc, got, w)
+			}
+		})
 	}
 	if total, err := l.Total(ctx); err != nil || total != 1000000 {
 		t.Errorf("Total() = %s, %v; want 10000.00", total, err)

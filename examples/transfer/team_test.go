@@ -27,9 +27,11 @@ func TestTeamDemo(t *testing.T) {
 		`audit {"actor":"worker:accounts","outcome":"confirmation_required","principal":"carol","taint":"support/read_inbox output at step 1"}`,
 		`audit {"actor":"worker:accounts","outcome":"ok","principal":"carol","taint":"support/read_inbox output at step 1"}`,
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("output lacks %q\n%s", want, text)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(text, want) {
+				t.Errorf("output lacks %q\n%s", want, text)
+			}
+		})
 	}
 	// The approval comes before the transfer executes.
 	if strings.Index(text, "[approval] operator approves") > strings.Index(text, "[worker] bank/transfer_funds") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,16 +30,18 @@ func TestChatWritesNoTerminalControls(t *testing.T) {
 		js(map[string]any{"call": "get_balance", "arguments": map[string]any{"account": "ACC-00001" + h}}),
 		js(map[string]any{"answer": "Done. " + h + "\nsecond line " + h}),
 	)
-	for _, extra := range [][]string{{"-v"}, nil} {
-		code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), append([]string{"--backend", "scripted", "--script", script,
-			"--mcp-url", "notes=" + hostiletest.MCPServer(t), "--approve", "prompt", "--once", "read my note and delete it " + h}, extra...)...)...)
-		if code != exitOK {
-			t.Fatalf("chat %v = %d, stdout %s, stderr %s", extra, code, out, errOut)
-		}
-		hostiletest.CheckTerminal(t, "stdout", out)
-		hostiletest.CheckTerminal(t, "stderr", errOut)
-		if !strings.Contains(out, "approval needed: alice asks notes/erase_note") {
-			t.Errorf("chat %v never asked to approve erase_note:\n%s", extra, out)
-		}
+	for i, extra := range [][]string{{"-v"}, nil} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), append([]string{"--backend", "scripted", "--script", script,
+				"--mcp-url", "notes=" + hostiletest.MCPServer(t), "--approve", "prompt", "--once", "read my note and delete it " + h}, extra...)...)...)
+			if code != exitOK {
+				t.Fatalf("chat %v = %d, stdout %s, stderr %s", extra, code, out, errOut)
+			}
+			hostiletest.CheckTerminal(t, "stdout", out)
+			hostiletest.CheckTerminal(t, "stderr", errOut)
+			if !strings.Contains(out, "approval needed: alice asks notes/erase_note") {
+				t.Errorf("chat %v never asked to approve erase_note:\n%s", extra, out)
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@
 //
 // # Matching
 //
-// A Matcher recognises exactly the sentences llama.cpp's stack machine
+// A [Matcher] recognises exactly the sentences llama.cpp's stack machine
 // accepts (llama_grammar_accept, code point by code point, whole input from
 // root), but byte by byte: a multi-byte UTF-8 code point is checked as its
 // bytes arrive, so a byte is refused as soon as no continuation of it can

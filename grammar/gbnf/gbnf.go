@@ -8,8 +8,8 @@ import (
 // Grammar is a parsed GBNF grammar: its rules in declaration order. Parse
 // returns one; a Grammar can also be built by hand and printed with String.
 //
-// A Grammar returned by Parse must not be modified: Parse validates and
-// compiles it once, and NewMatcher and Match reuse that work. A Grammar is
+// A Grammar returned by [Parse] must not be modified: Parse validates and
+// compiles it once, and [NewMatcher] and Match reuse that work. A Grammar is
 // safe for concurrent use by several goroutines as long as nobody modifies
 // it.
 type Grammar struct {
@@ -32,14 +32,14 @@ type Rule struct {
 // Seq matches the empty string.
 type Seq []Expr
 
-// Expr is one element of a sequence: Literal, Class, Any, Ref, Group,
-// Repeat or Token. The set is closed.
+// Expr is one element of a sequence: Literal, [Class], Any, Ref, [Group],
+// Repeat or [Token]. The set is closed.
 type Expr interface {
 	gbnfExpr()
 }
 
 // Literal matches its code points in order ("abc"). Chars is never empty in
-// a parsed grammar: an empty literal "" matches the empty string and Parse
+// a parsed grammar: an empty literal "" matches the empty string and [Parse]
 // leaves it out of the sequence.
 type Literal struct {
 	Chars []rune
@@ -47,7 +47,7 @@ type Literal struct {
 
 // Class matches one code point in (or, when Negated, not in) its ranges
 // ([a-z0-9_], [^"\\]). Ranges is never empty in a parsed grammar: llama.cpp
-// reads [] and [^] as matching the empty string, and Parse leaves them out.
+// reads [] and [^] as matching the empty string, and [Parse] leaves them out.
 type Class struct {
 	Negated bool
 	Ranges  []CharRange
@@ -72,7 +72,7 @@ type Group struct {
 	Alts []Seq
 }
 
-// Unbounded is Repeat.Max for a repetition without an upper bound (*, +,
+// Unbounded is [Repeat.Max] for a repetition without an upper bound (*, +,
 // {m,}).
 const Unbounded = -1
 
@@ -80,16 +80,16 @@ const Unbounded = -1
 // {m,} and {m,n} (its MAX_REPETITION_THRESHOLD).
 const MaxRepetition = 2000
 
-// Repeat matches Expr between Min and Max times (Max == Unbounded: no upper
+// Repeat matches [Expr] between Min and Max times (Max == [Unbounded]: no upper
 // bound). "*" is {0,Unbounded}, "+" {1,Unbounded}, "?" {0,1}. Parse
-// guarantees 0 <= Min <= Max <= MaxRepetition (or Max == Unbounded).
+// guarantees 0 <= Min <= Max <= [MaxRepetition] (or Max == Unbounded).
 type Repeat struct {
 	Expr     Expr
 	Min, Max int
 }
 
 // Token is a llama.cpp token reference: <[ID]>, or !<[ID]> when Negated.
-// It parses, but no text matches it: a Matcher works on bytes, not tokens.
+// It parses, but no text matches it: a [Matcher] works on bytes, not tokens.
 type Token struct {
 	ID      uint32
 	Negated bool
@@ -103,7 +103,7 @@ func (Group) gbnfExpr()   {}
 func (Repeat) gbnfExpr()  {}
 func (Token) gbnfExpr()   {}
 
-// Errors that a *ParseError wraps (test with errors.Is). Each is a class of
+// Errors that a *[ParseError] wraps (test with [errors.Is]). Each is a class of
 // grammar that llama.cpp also refuses, except ErrEmptyLoop and ErrTooLarge,
 // which guard against grammars llama.cpp crashes or hangs on.
 var (
@@ -135,7 +135,7 @@ var (
 // counts multiply.
 const MaxGrammarElements = 1 << 23
 
-// ParseError is the error Parse (and NewMatcher, for a Grammar built by
+// ParseError is the error [Parse] (and [NewMatcher], for a [Grammar] built by
 // hand) returns for a grammar it refuses.
 type ParseError struct {
 	// Offset is the 0-based byte offset in the source where the problem

@@ -83,28 +83,34 @@ func TestParseAgreesWithLlama(t *testing.T) {
 			continue
 		}
 		for _, text := range []string{src, g.String()} {
-			if msg := gbnfcheck.ParseOnly(t, gc, text); msg != "" {
-				t.Errorf("%s: Parse accepts it, llama.cpp does not: %s\n%s", name, msg, text)
-			}
+			t.Run(text, func(t *testing.T) {
+				if msg := gbnfcheck.ParseOnly(t, gc, text); msg != "" {
+					t.Errorf("%s: Parse accepts it, llama.cpp does not: %s\n%s", name, msg, text)
+				}
+			})
 		}
 	}
 	for _, tc := range gbnfParseErrorCases {
-		if !tc.llama || tc.slow {
-			continue
-		}
-		if msg := gbnfcheck.ParseOnly(t, gc, tc.src); msg == "" {
-			t.Errorf("%s: Parse refuses %q, llama.cpp accepts it", tc.name, tc.src)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.llama || tc.slow {
+				return
+			}
+			if msg := gbnfcheck.ParseOnly(t, gc, tc.src); msg == "" {
+				t.Errorf("%s: Parse refuses %q, llama.cpp accepts it", tc.name, tc.src)
+			}
+		})
 	}
 	// The grammars Parse deliberately refuses although llama.cpp parses
 	// them: pin that llama.cpp does parse them, so the table stays honest.
 	for _, tc := range gbnfParseErrorCases {
-		if tc.llama || tc.err == ErrTooLarge {
-			continue
-		}
-		if msg := gbnfcheck.ParseOnly(t, gc, tc.src); msg != "" {
-			t.Errorf("%s: marked as accepted by llama.cpp, but it says %s", tc.name, msg)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.llama || tc.err == ErrTooLarge {
+				return
+			}
+			if msg := gbnfcheck.ParseOnly(t, gc, tc.src); msg != "" {
+				t.Errorf("%s: marked as accepted by llama.cpp, but it says %s", tc.name, msg)
+			}
+		})
 	}
 }
 

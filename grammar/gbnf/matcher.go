@@ -6,13 +6,13 @@ import (
 	"io"
 )
 
-// MaxStacks bounds the number of live parse stacks a Matcher keeps. A byte
+// MaxStacks bounds the number of live parse stacks a [Matcher] keeps. A byte
 // that would need more (a grammar ambiguous enough that the set explodes)
 // is refused with ErrTooManyStacks instead of exhausting memory; llama.cpp
 // has no bound.
 const MaxStacks = 1 << 16
 
-// Errors a *RejectError wraps.
+// Errors a *[RejectError] wraps.
 var (
 	// ErrInvalidUTF8: the byte cannot continue valid UTF-8.
 	ErrInvalidUTF8 = errors.New("gbnf: invalid UTF-8")
@@ -21,7 +21,7 @@ var (
 	ErrTooManyStacks = errors.New("gbnf: too many parse stacks")
 )
 
-// RejectError is the error Matcher.Write returns when a byte cannot
+// RejectError is the error [Matcher.Write] returns when a byte cannot
 // continue the input.
 type RejectError struct {
 	// Offset is the byte offset (since the matcher started or was reset)
@@ -131,9 +131,9 @@ type Matcher struct {
 	partialAllowed map[partialKey]ByteSet // Allowed inside a code point
 }
 
-// NewMatcher returns a Matcher at the start of g's root rule. A Grammar
-// from Parse is already checked; one built by hand is printed and parsed
-// first, so NewMatcher returns the *ParseError Parse would (positions then
+// NewMatcher returns a [Matcher] at the start of g's root rule. A [Grammar]
+// from [Parse] is already checked; one built by hand is printed and parsed
+// first, so NewMatcher returns the *[ParseError] Parse would (positions then
 // refer to g.String()).
 func NewMatcher(g *Grammar) (*Matcher, error) {
 	prog := g.prog
@@ -547,7 +547,7 @@ func (m *Matcher) anyTop(lo, hi rune) bool {
 }
 
 // Write feeds p byte by byte. It returns how many bytes were accepted and,
-// when a byte is refused, a *RejectError; the matcher then stands after the
+// when a byte is refused, a *[RejectError]; the matcher then stands after the
 // accepted bytes. It never returns an error of another type.
 func (m *Matcher) Write(p []byte) (int, error) {
 	for i, b := range p {
@@ -583,8 +583,8 @@ func (m *Matcher) Accepts() bool {
 }
 
 // End reports whether the input may end here: nil when the bytes so far
-// form a complete sentence, else a *RejectError wrapping
-// io.ErrUnexpectedEOF whose Offset is where llama.cpp reports the failure
+// form a complete sentence, else a *[RejectError] wrapping
+// [io.ErrUnexpectedEOF] whose Offset is where llama.cpp reports the failure
 // (the end of the input, or the start of an unfinished code point).
 func (m *Matcher) End() error {
 	if m.Accepts() {
@@ -659,7 +659,7 @@ func (m *Matcher) Clone() *Matcher {
 	return c
 }
 
-// A Mark is a position of a Matcher that Rewind can return to: cheap to
+// A Mark is a position of a [Matcher] that Rewind can return to: cheap to
 // take and to restore (a token mask tries each candidate token's bytes
 // from the same position).
 type Mark struct {
@@ -677,8 +677,8 @@ func (m *Matcher) Mark() Mark {
 	return Mark{m: m, epoch: m.epoch, cur: m.cur, pn: m.pn, pneed: m.pneed, plo: m.plo, phi: m.phi, pstart: m.pstart, off: m.off}
 }
 
-// Rewind returns m to mk, a Mark taken from m. It returns false, and leaves
-// m unchanged, when mk is from another Matcher or when m has rebuilt its
+// Rewind returns m to mk, a [Mark] taken from m. It returns false, and leaves
+// m unchanged, when mk is from another [Matcher] or when m has rebuilt its
 // caches since (they are bounded; this happens after thousands of distinct
 // states); Clone before the bytes is the fallback then.
 func (m *Matcher) Rewind(mk Mark) bool {
@@ -701,7 +701,7 @@ func (m *Matcher) Reset() {
 // reports it: the start of the first code point that cannot continue the
 // input, or len(input) when the input is a proper prefix of a sentence (or
 // the start of its last, unfinished code point). When it is, offset is
-// len(input). For a Grammar built by hand that does not compile, Match
+// len(input). For a [Grammar] built by hand that does not compile, Match
 // returns false, -1.
 func (g *Grammar) Match(input []byte) (ok bool, offset int) {
 	m, err := NewMatcher(g)

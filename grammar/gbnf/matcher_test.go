@@ -152,23 +152,25 @@ func TestRejectError(t *testing.T) {
 		{`root ::= .*`, "\xed\xa0\x80", 1, 0, 1, ErrInvalidUTF8},
 	}
 	for _, tc := range tests {
-		m, err := NewMatcher(mustParseGBNF(t, tc.grammar))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := m.Write([]byte(tc.input))
-		var re *RejectError
-		if !errors.As(err, &re) {
-			t.Errorf("%s: Write(%q) = %d, %v; want a *RejectError", tc.grammar, tc.input, n, err)
-			continue
-		}
-		if n != tc.n || re.Offset != tc.offset || re.Byte != tc.byteAt || re.Err != tc.err {
-			t.Errorf("%s: Write(%q) = %d, {Offset %d Byte %d Err %v}; want %d, {Offset %d Byte %d Err %v}",
-				tc.grammar, tc.input, n, re.Offset, re.Byte, re.Err, tc.n, tc.offset, tc.byteAt, tc.err)
-		}
-		if m.Offset() != n {
-			t.Errorf("%s: Offset() after Write(%q) = %d, want %d", tc.grammar, tc.input, m.Offset(), n)
-		}
+		t.Run(tc.grammar, func(t *testing.T) {
+			m, err := NewMatcher(mustParseGBNF(t, tc.grammar))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := m.Write([]byte(tc.input))
+			var re *RejectError
+			if !errors.As(err, &re) {
+				t.Errorf("%s: Write(%q) = %d, %v; want a *RejectError", tc.grammar, tc.input, n, err)
+				return
+			}
+			if n != tc.n || re.Offset != tc.offset || re.Byte != tc.byteAt || re.Err != tc.err {
+				t.Errorf("%s: Write(%q) = %d, {Offset %d Byte %d Err %v}; want %d, {Offset %d Byte %d Err %v}",
+					tc.grammar, tc.input, n, re.Offset, re.Byte, re.Err, tc.n, tc.offset, tc.byteAt, tc.err)
+			}
+			if m.Offset() != n {
+				t.Errorf("%s: Offset() after Write(%q) = %d, want %d", tc.grammar, tc.input, m.Offset(), n)
+			}
+		})
 	}
 }
 
@@ -200,24 +202,26 @@ func TestAllowed(t *testing.T) {
 		{"token", `root ::= <[5]> | "x"`, "", []byte("x"), false},
 	}
 	for _, tc := range tests {
-		m, err := NewMatcher(gbnfGrammarFor(t, tc.grammar))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Write([]byte(tc.prefix)); err != nil {
-			t.Fatalf("%s: Write(%q) = %v", tc.name, tc.prefix, err)
-		}
-		set := m.Allowed()
-		if got := set.Bytes(); !bytes.Equal(got, gbnfSortedBytes(tc.want)) {
-			t.Errorf("%s: Allowed() after %q = %q, want %q", tc.name, tc.prefix, got, gbnfSortedBytes(tc.want))
-		}
-		if set.Len() != len(tc.want) {
-			t.Errorf("%s: Allowed().Len() = %d, want %d", tc.name, set.Len(), len(tc.want))
-		}
-		if m.Accepts() != tc.accepts {
-			t.Errorf("%s: Accepts() after %q = %v, want %v", tc.name, tc.prefix, m.Accepts(), tc.accepts)
-		}
-		gbnfCheckAllowed(t, m)
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewMatcher(gbnfGrammarFor(t, tc.grammar))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Write([]byte(tc.prefix)); err != nil {
+				t.Fatalf("%s: Write(%q) = %v", tc.name, tc.prefix, err)
+			}
+			set := m.Allowed()
+			if got := set.Bytes(); !bytes.Equal(got, gbnfSortedBytes(tc.want)) {
+				t.Errorf("%s: Allowed() after %q = %q, want %q", tc.name, tc.prefix, got, gbnfSortedBytes(tc.want))
+			}
+			if set.Len() != len(tc.want) {
+				t.Errorf("%s: Allowed().Len() = %d, want %d", tc.name, set.Len(), len(tc.want))
+			}
+			if m.Accepts() != tc.accepts {
+				t.Errorf("%s: Accepts() after %q = %v, want %v", tc.name, tc.prefix, m.Accepts(), tc.accepts)
+			}
+			gbnfCheckAllowed(t, m)
+		})
 	}
 }
 
@@ -248,33 +252,37 @@ func gbnfCheckAllowed(t *testing.T, m *Matcher) {
 func TestAdvanceRefusalLeavesMatcherUnchanged(t *testing.T) {
 	g := mustParseGBNFFile(t, "json.gbnf")
 	for _, in := range []string{`{"a": [1, 2`, `{"é😀`, `[tru`, "[\"\xf0\x9f"} {
-		m, _ := NewMatcher(g)
-		if _, err := m.Write([]byte(in)); err != nil {
-			t.Fatalf("Write(%q) = %v", in, err)
-		}
-		for _, bad := range []byte{'}', 0xFF, 0x80, 'q'} {
-			want := m.Allowed()
-			if want.Has(bad) {
-				continue
+		t.Run(in, func(t *testing.T) {
+			m, _ := NewMatcher(g)
+			if _, err := m.Write([]byte(in)); err != nil {
+				t.Fatalf("Write(%q) = %v", in, err)
 			}
-			if m.Advance(bad) {
-				t.Fatalf("after %q: Advance(%#x) = true, want false", in, bad)
+			for i, bad := range []byte{'}', 0xFF, 0x80, 'q'} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					want := m.Allowed()
+					if want.Has(bad) {
+						return
+					}
+					if m.Advance(bad) {
+						t.Fatalf("after %q: Advance(%#x) = true, want false", in, bad)
+					}
+					if m.Allowed() != want || m.Offset() != len(in) {
+						t.Fatalf("after %q and a refused %#x the matcher changed", in, bad)
+					}
+				})
 			}
-			if m.Allowed() != want || m.Offset() != len(in) {
-				t.Fatalf("after %q and a refused %#x the matcher changed", in, bad)
+			rest := `"x"]}`
+			if strings.HasSuffix(in, "\xf0\x9f") {
+				rest = "\x98\x80\"]"
 			}
-		}
-		rest := `"x"]}`
-		if strings.HasSuffix(in, "\xf0\x9f") {
-			rest = "\x98\x80\"]"
-		}
-		fresh, _ := NewMatcher(g)
-		fresh.Write([]byte(in))
-		n1, err1 := m.Write([]byte(rest))
-		n2, err2 := fresh.Write([]byte(rest))
-		if n1 != n2 || (err1 == nil) != (err2 == nil) || m.Accepts() != fresh.Accepts() || m.Allowed() != fresh.Allowed() {
-			t.Errorf("after refusals, %q+%q: %d %v %v; fresh matcher: %d %v %v", in, rest, n1, err1, m.Accepts(), n2, err2, fresh.Accepts())
-		}
+			fresh, _ := NewMatcher(g)
+			fresh.Write([]byte(in))
+			n1, err1 := m.Write([]byte(rest))
+			n2, err2 := fresh.Write([]byte(rest))
+			if n1 != n2 || (err1 == nil) != (err2 == nil) || m.Accepts() != fresh.Accepts() || m.Allowed() != fresh.Allowed() {
+				t.Errorf("after refusals, %q+%q: %d %v %v; fresh matcher: %d %v %v", in, rest, n1, err1, m.Accepts(), n2, err2, fresh.Accepts())
+			}
+		})
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // gbnf.go for the language) and checks it the way llama.cpp does when it
 // loads a grammar: every referenced rule is defined, root exists, no left
 // recursion. It also refuses the grammars llama.cpp crashes or hangs on.
-// Every error is a *ParseError with the position of the problem.
+// Every error is a *[ParseError] with the position of the problem.
 func Parse(src string) (*Grammar, error) {
 	p := &gbnfParser{src: src}
 	if i := strings.IndexByte(src, 0); i >= 0 {

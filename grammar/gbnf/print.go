@@ -10,7 +10,7 @@ import (
 // g.Rules, one space between elements, " | " between alternatives, the
 // shortest repetition suffix (* + ? {m} {m,} {m,n}), and escapes only where
 // llama.cpp needs them or a character would not be visible. An empty
-// alternative prints as "". For a Grammar returned by Parse,
+// alternative prints as "". For a [Grammar] returned by [Parse],
 // Parse(g.String()) returns a grammar with the same Rules.
 func (g *Grammar) String() string {
 	var b []byte
@@ -28,7 +28,7 @@ func (g *Grammar) String() string {
 // buffer (the schema compiler): the escaping lives only here.
 
 // AppendLiteral appends the literal matching the code points of s, quoted
-// and escaped as String prints a Literal with those Chars (invalid UTF-8 in
+// and escaped as String prints a [Literal] with those Chars (invalid UTF-8 in
 // s reads as U+FFFD, as []rune(s) does).
 func AppendLiteral(dst []byte, s string) []byte {
 	dst = append(dst, '"')
@@ -62,7 +62,7 @@ func AppendClass(dst []byte, c Class) []byte {
 }
 
 // AppendRepeatSuffix appends the suffix String writes after the expression
-// of a Repeat with these counts: * + ? {m} {m,} or {m,n}.
+// of a [Repeat] with these counts: * + ? {m} {m,} or {m,n}.
 func AppendRepeatSuffix(dst []byte, min, max int) []byte {
 	switch {
 	case min == 0 && max == Unbounded:

@@ -7,7 +7,7 @@ package gbnf
 // JSON string).
 
 // State is a comparable key of a Matcher's position: two positions of the
-// same Matcher with equal States accept exactly the same continuations, so
+// same [Matcher] with equal States accept exactly the same continuations, so
 // anything computed from one (a token mask) holds for the other. A State is
 // meaningful only for the Matcher that returned it; after the Matcher
 // rebuilds its bounded caches, its new States never equal the old ones.
@@ -35,7 +35,7 @@ type CodeRun struct {
 	empty bool
 }
 
-// NewCodeRun prepares the code points of c (a negated Class is its
+// NewCodeRun prepares the code points of c (a negated [Class] is its
 // complement over U+0000..U+10FFFF).
 func NewCodeRun(c Class) *CodeRun {
 	r := &CodeRun{class: newGBNFClass(c.Negated, c.Ranges)}
@@ -67,7 +67,7 @@ const maxRunLimit = 1 << 12
 // Run returns n, 0 <= n <= limit, such that every string of at most n code
 // points of r is accepted from the current position, code point by code
 // point, whatever members of r they are: feeding any such string's bytes
-// with Advance succeeds. Run does not move the Matcher and does not check
+// with Advance succeeds. Run does not move the [Matcher] and does not check
 // what may follow the run. It returns 0 when it cannot tell: in the middle
 // of a code point, or where members of r lead to different positions (some
 // parse stack takes some but not all of them). The answers are cached per

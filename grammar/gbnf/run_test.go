@@ -1,6 +1,7 @@
 package gbnf
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
@@ -95,30 +96,34 @@ func TestRunIsSound(t *testing.T) {
 	members := [][]rune{{'a', 'z', ' ', '!', 'é', '中', '😀', 0x7F}, {'a', 'q', 'é', '中'}, {'0', '5', '9'}}
 	docs := []string{`{"title": "ab`, `{"n": 12`, `["x", "`, `{"k": "é中`, `{`, `"`}
 	for _, doc := range docs {
-		m, err := NewMatcher(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.WriteString(doc); err != nil {
-			t.Fatalf("prefix %q: %v", doc, err)
-		}
-		for ci, c := range classes {
-			r := NewCodeRun(c)
-			n := m.Run(r, 24)
-			for trial := 0; trial < 20 && n > 0; trial++ {
-				var s []byte
-				for i := 0; i < n; i++ {
-					s = utf8.AppendRune(s, members[ci][rng.IntN(len(members[ci]))])
-				}
-				mk := m.Mark()
-				if k, err := m.Write(s); err != nil {
-					t.Fatalf("after %q Run(class %d) = %d, but %q is refused at byte %d: %v", doc, ci, n, s, k, err)
-				}
-				if !m.Rewind(mk) {
-					t.Fatal("Rewind failed")
-				}
+		t.Run(doc, func(t *testing.T) {
+			m, err := NewMatcher(g)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if _, err := m.WriteString(doc); err != nil {
+				t.Fatalf("prefix %q: %v", doc, err)
+			}
+			for ci, c := range classes {
+				t.Run(fmt.Sprint(ci), func(t *testing.T) {
+					r := NewCodeRun(c)
+					n := m.Run(r, 24)
+					for trial := 0; trial < 20 && n > 0; trial++ {
+						var s []byte
+						for i := 0; i < n; i++ {
+							s = utf8.AppendRune(s, members[ci][rng.IntN(len(members[ci]))])
+						}
+						mk := m.Mark()
+						if k, err := m.Write(s); err != nil {
+							t.Fatalf("after %q Run(class %d) = %d, but %q is refused at byte %d: %v", doc, ci, n, s, k, err)
+						}
+						if !m.Rewind(mk) {
+							t.Fatal("Rewind failed")
+						}
+					}
+				})
+			}
+		})
 	}
 }
 

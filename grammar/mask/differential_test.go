@@ -280,24 +280,26 @@ func FuzzMaskEqualsBruteForce(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, opts := range []*Options{nil, {NoSlices: true}} {
-			e, err := NewEngine(g, v, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := e.NewSession()
-			got := NewBitset(v.Len())
-			rng := rand.New(rand.NewPCG(uint64(seed), 1))
-			for step := 0; step < 8; step++ {
-				s.Fill(got)
-				if want := bruteMask(t, g, v, s.Output()); !slices.Equal(got, want) {
-					t.Fatalf("after %q: %s", s.Output(), diff(v, got, want))
+		for i, opts := range []*Options{nil, {NoSlices: true}} {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				e, err := NewEngine(g, v, opts)
+				if err != nil {
+					t.Fatal(err)
 				}
-				id, ok := pick(v, got, rng)
-				if !ok || s.Accept(id) != nil || s.Ended() {
-					break
+				s := e.NewSession()
+				got := NewBitset(v.Len())
+				rng := rand.New(rand.NewPCG(uint64(seed), 1))
+				for step := 0; step < 8; step++ {
+					s.Fill(got)
+					if want := bruteMask(t, g, v, s.Output()); !slices.Equal(got, want) {
+						t.Fatalf("after %q: %s", s.Output(), diff(v, got, want))
+					}
+					id, ok := pick(v, got, rng)
+					if !ok || s.Accept(id) != nil || s.Ended() {
+						break
+					}
 				}
-			}
+			})
 		}
 	})
 }

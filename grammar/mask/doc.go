@@ -64,7 +64,7 @@
 // ([gbnf.Matcher.RunAllowed]: a raw newline in a JSON string) are ruled
 // out without a walk, leaving the few with a quote or a backslash.
 //
-// Preparing an Engine for a grammar costs a scan of its rules once the
+// Preparing an [Engine] for a grammar costs a scan of its rules once the
 // vocabulary has met its character classes (the per-class token sets are
 // kept on the [Vocabulary]); docs/benchmarks.md has the figures.
 package mask

@@ -42,8 +42,8 @@ var ggufEndTexts = map[string]bool{
 // their text, such as <|eot_id|>) [KindEnd].
 //
 // Every count and length in the file is checked before it is allocated:
-// at most MaxTokens tokens and 256 MiB of metadata. Errors wrap
-// ErrVocabulary, or the reader's error (io.ErrUnexpectedEOF for a file cut
+// at most [MaxTokens] tokens and 256 MiB of metadata. Errors wrap
+// ErrVocabulary, or the reader's error ([io.ErrUnexpectedEOF] for a file cut
 // short).
 func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 	keys := map[string]bool{

@@ -38,7 +38,7 @@ func (b Bitset) or(c Bitset) {
 	}
 }
 
-// Errors of Session.Accept (test with errors.Is).
+// Errors of [Session.Accept] (test with [errors.Is]).
 var (
 	// ErrRefused: the grammar does not allow the token here.
 	ErrRefused = errors.New("mask: token not allowed here")
@@ -46,7 +46,7 @@ var (
 	ErrFinished = errors.New("mask: generation already ended")
 )
 
-// Options configure an Engine. A nil *Options means the defaults.
+// Options configure an [Engine]. A nil *Options means the defaults.
 type Options struct {
 	// CacheEntries bounds each Session's cache of masks by matcher
 	// position ([gbnf.State]). Zero means 256; negative turns the cache
@@ -58,7 +58,7 @@ type Options struct {
 	NoSlices bool
 }
 
-// maxSlices bounds the character classes an Engine prepares.
+// maxSlices bounds the character classes an [Engine] prepares.
 const maxSlices = 8
 
 // Engine computes token masks for one grammar over one vocabulary. It
@@ -137,7 +137,7 @@ func NewEngine(g *gbnf.Grammar, vocab *Vocabulary, opts *Options) (*Engine, erro
 	return e, nil
 }
 
-// Vocabulary returns the vocabulary the Engine masks.
+// Vocabulary returns the vocabulary the [Engine] masks.
 func (e *Engine) Vocabulary() *Vocabulary { return e.vocab }
 
 // prepareSlices finds the grammar's broad character classes (negated ones,
@@ -227,7 +227,7 @@ func (v *Vocabulary) slice(c gbnf.Class) *slice {
 	return s
 }
 
-// maxSharedSlices bounds the slices a Vocabulary keeps.
+// maxSharedSlices bounds the slices a [Vocabulary] keeps.
 const maxSharedSlices = 64
 
 func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
@@ -256,7 +256,7 @@ func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
 // outside the slice that may be allowed: with follow nil any such token;
 // else only those whose run of the class is longer than maxExitRun, or
 // whose exit byte is in follow (the bytes that may come after a run of at
-// most maxExit code points, gbnf.Matcher.RunAllowed). Children come after
+// most maxExit code points, [gbnf.Matcher.RunAllowed]). Children come after
 // their parent in preorder, so a reverse scan sees them first.
 func (s *slice) prune(t *trie, follow *gbnf.ByteSet) links {
 	live := make([]bool, len(t.edge))
@@ -494,7 +494,7 @@ func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 }
 
 // Accept feeds token id: its bytes, or for an end-of-generation token the
-// end. It returns an error wrapping ErrRefused, and leaves the Session
+// end. It returns an error wrapping ErrRefused, and leaves the [Session]
 // unchanged, when the token is not allowed here (exactly when Fill would
 // not have set it), ErrFinished after the end.
 func (s *Session) Accept(id int) error {

@@ -189,11 +189,13 @@ func TestSessionEnd(t *testing.T) {
 	if s.Fill(got); got.Count() != 0 {
 		t.Fatalf("Fill after the end allows %d tokens, want 0", got.Count())
 	}
-	for _, id := range []int{-1, 2} {
-		s.Reset()
-		if err := s.Accept(id); !errors.Is(err, ErrRefused) {
-			t.Fatalf("Accept(%d) = %v, want ErrRefused", id, err)
-		}
+	for i, id := range []int{-1, 2} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			s.Reset()
+			if err := s.Accept(id); !errors.Is(err, ErrRefused) {
+				t.Fatalf("Accept(%d) = %v, want ErrRefused", id, err)
+			}
+		})
 	}
 }
 

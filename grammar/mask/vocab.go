@@ -35,18 +35,18 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// ErrVocabulary is wrapped by the errors of NewVocabulary and ReadGGUF for
+// ErrVocabulary is wrapped by the errors of [NewVocabulary] and [ReadGGUF] for
 // a vocabulary they refuse.
 var ErrVocabulary = errors.New("mask: bad vocabulary")
 
-// MaxTokens bounds the size of a Vocabulary (the largest vocabularies in
+// MaxTokens bounds the size of a [Vocabulary] (the largest vocabularies in
 // use have about 260k tokens).
 const MaxTokens = 1 << 22
 
 // Vocabulary is a model's tokens as the bytes each one stands for (its
 // piece, as llama.cpp's token_to_piece returns it) and their kinds, by
 // token id. It is immutable and safe for concurrent use; the byte trie an
-// [Engine] walks is built once, by the first NewEngine over it, and shared,
+// [Engine] walks is built once, by the first [NewEngine] over it, and shared,
 // and so are the tokens of each character class a grammar's free text
 // uses (at most 64 classes are kept).
 type Vocabulary struct {
@@ -64,7 +64,7 @@ type Vocabulary struct {
 
 // NewVocabulary returns the vocabulary whose token id i has the bytes
 // pieces[i] and the kind kinds[i]. It copies both. At least one token is
-// needed, at most MaxTokens, and kinds must be as long as pieces.
+// needed, at most [MaxTokens], and kinds must be as long as pieces.
 func NewVocabulary(pieces [][]byte, kinds []Kind) (*Vocabulary, error) {
 	if len(pieces) == 0 || len(pieces) > MaxTokens {
 		return nil, fmt.Errorf("%w: %d tokens (want 1 to %d)", ErrVocabulary, len(pieces), MaxTokens)

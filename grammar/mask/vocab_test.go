@@ -165,8 +165,10 @@ func TestReadGGUFTinyLlama(t *testing.T) {
 		{0, "<unk>", KindControl}, {1, "<s>", KindControl}, {2, "</s>", KindEnd},
 		{13, "\n", KindText}, {29871, " ", KindText}, {450, " The", KindText},
 	} {
-		if got := string(v.Piece(tc.id)); got != tc.piece || v.Kind(tc.id) != tc.kind {
-			t.Errorf("token %d = %q %v, want %q %v", tc.id, got, v.Kind(tc.id), tc.piece, tc.kind)
-		}
+		t.Run(tc.piece, func(t *testing.T) {
+			if got := string(v.Piece(tc.id)); got != tc.piece || v.Kind(tc.id) != tc.kind {
+				t.Errorf("token %d = %q %v, want %q %v", tc.id, got, v.Kind(tc.id), tc.piece, tc.kind)
+			}
+		})
 	}
 }

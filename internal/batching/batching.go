@@ -5,7 +5,7 @@
 // SQLite transaction (one fsync); the Redis store sends each as one
 // pipeline (one round trip).
 //
-// A user makes a Queue with New, runs Consume on one goroutine per
+// A user makes a [Queue] with New, runs Consume on one goroutine per
 // consumer with its own fill rule and batch handler, has callers Submit
 // items that carry their own reply channel, and calls Close when done: the
 // consumers then handle what was queued and return.

@@ -11,7 +11,7 @@ import (
 )
 
 // Snapshot returns the snapshot of a new registry holding the tools of the
-// catalog specs ("[namespace=]path", as catalog.LoadAll reads them). An
+// catalog specs ("[namespace=]path", as [catalog.LoadAll] reads them). An
 // error fails tb.
 func Snapshot(tb testing.TB, specs ...string) *tools.Snapshot {
 	tb.Helper()

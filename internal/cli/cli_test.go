@@ -55,11 +55,13 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--k", "x"}, ExitUsage, false, "", "prog serve: invalid value \"x\" for flag -k: parse error\n"},
 	}
 	for _, tt := range tests {
-		var out, errOut bytes.Buffer
-		code, ok := ParseFlags("prog", newFlags(), usage, tt.args, &out, &errOut)
-		if code != tt.code || ok != tt.ok || out.String() != tt.stdout || errOut.String() != tt.stderr {
-			t.Errorf("ParseFlags(%q) = %d, %v, stdout %q, stderr %q; want %d, %v, %q, %q", tt.args, code, ok, out.String(), errOut.String(), tt.code, tt.ok, tt.stdout, tt.stderr)
-		}
+		t.Run(tt.stdout, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code, ok := ParseFlags("prog", newFlags(), usage, tt.args, &out, &errOut)
+			if code != tt.code || ok != tt.ok || out.String() != tt.stdout || errOut.String() != tt.stderr {
+				t.Errorf("ParseFlags(%q) = %d, %v, stdout %q, stderr %q; want %d, %v, %q, %q", tt.args, code, ok, out.String(), errOut.String(), tt.code, tt.ok, tt.stdout, tt.stderr)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package docsnippets
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -251,9 +252,11 @@ func TestExtract(t *testing.T) {
 		t.Fatalf("extract(doc) = %d blocks %+v, want %d", len(got), got, len(want))
 	}
 	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("extract(doc)[%d] = %+v, want %+v", i, got[i], want[i])
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if got[i] != want[i] {
+				t.Errorf("extract(doc)[%d] = %+v, want %+v", i, got[i], want[i])
+			}
+		})
 	}
 }
 
@@ -269,9 +272,11 @@ func TestContains(t *testing.T) {
 		{"x := 2", false},
 		{"fmt.Println(x, y)\nz := 3", false}, // runs past the end
 	} {
-		if got := contains(body, normalize(tc.snippet)); got != tc.want {
-			t.Errorf("contains(body, %q) = %v, want %v", tc.snippet, got, tc.want)
-		}
+		t.Run(tc.snippet, func(t *testing.T) {
+			if got := contains(body, normalize(tc.snippet)); got != tc.want {
+				t.Errorf("contains(body, %q) = %v, want %v", tc.snippet, got, tc.want)
+			}
+		})
 	}
 }
 

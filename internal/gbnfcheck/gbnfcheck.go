@@ -6,7 +6,7 @@
 // (and fails it in CI) when gbnf-check is not built. gbnf-check reads one
 // grammar and one input per run (about 3 ms of CPU each). When g++ and the
 // objects build.sh leaves beside gbnf-check (../obj/libgbnfcheck.a) are
-// there, Check instead compiles gbnf-batch once (batch/gbnf_batch.cpp: the
+// there, [Check] instead compiles gbnf-batch once (batch/gbnf_batch.cpp: the
 // same llama.cpp calls as gbnf-check, in a loop over many inputs) and runs
 // one process per few hundred inputs; set TOOLGATE_GBNF_BATCH=0 to always
 // use gbnf-check itself.

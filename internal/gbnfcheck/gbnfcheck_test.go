@@ -1,6 +1,7 @@
 package gbnfcheck
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +18,11 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("Check returned %d verdicts, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i].Accepted != want[i].Accepted || got[i].Offset != want[i].Offset || got[i].GrammarError != "" {
-			t.Errorf("verdict %d = %+v, want accepted %v offset %d", i, got[i], want[i].Accepted, want[i].Offset)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if got[i].Accepted != want[i].Accepted || got[i].Offset != want[i].Offset || got[i].GrammarError != "" {
+				t.Errorf("verdict %d = %+v, want accepted %v offset %d", i, got[i], want[i].Accepted, want[i].Offset)
+			}
+		})
 	}
 	crash := Check(t, gc, `root ::= "a" ( [x]* )*`, [][]byte{[]byte("ax")})
 	if !strings.Contains(crash[0].GrammarError, "crashed") {

@@ -20,7 +20,7 @@ import (
 //go:embed batch/gbnf_mask.cpp
 var maskSource []byte
 
-// Token is one vocabulary entry for Masks: its piece, or End for an
+// Token is one vocabulary entry for [Masks]: its piece, or End for an
 // end-of-generation token.
 type Token struct {
 	Piece []byte

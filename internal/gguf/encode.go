@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// KeyValue is one metadata pair for Encode.
+// KeyValue is one metadata pair for [Encode].
 type KeyValue struct {
 	Key   string
 	Value Value
@@ -13,7 +13,7 @@ type KeyValue struct {
 
 // Encode returns a GGUF file (version 3, no tensors) holding kvs, for
 // tests and fixtures: strings, the integer and float types, and arrays of
-// strings or numbers (Value.Elem with Strs, Uints, Ints or Floats).
+// strings or numbers ([Value.Elem] with Strs, Uints, Ints or Floats).
 func Encode(kvs []KeyValue) []byte {
 	b := []byte("GGUF")
 	b = binary.LittleEndian.AppendUint32(b, 3)

@@ -1,6 +1,6 @@
 // Package gguf reads the metadata of a GGUF file (the model format of
 // llama.cpp): its header and key/value pairs, never the tensors. It reads
-// through an io.Reader with every count and length checked against
+// through an [io.Reader] with every count and length checked against
 // [Limits] before anything is allocated, so a hostile file costs at most
 // the limits' memory, not what its header claims.
 //
@@ -39,7 +39,7 @@ const (
 	TypeFloat64 Type = 12
 )
 
-// Errors a read wraps (test with errors.Is).
+// Errors a read wraps (test with [errors.Is]).
 var (
 	// ErrFormat: the data is not a GGUF file this reader understands.
 	ErrFormat = errors.New("gguf: not a GGUF file")
@@ -84,7 +84,7 @@ func (l *Limits) orDefault() Limits {
 	return o
 }
 
-// Value is one metadata value. Exactly one of the fields is set, by Type:
+// Value is one metadata value. Exactly one of the fields is set, by [Type]:
 // Uint for the unsigned types and bool (0 or 1), Int for the signed ones,
 // Float for the floats, Str for a string, and for an array Elem is the
 // element type and one of Strs, Uints, Ints, Floats holds the elements
@@ -102,7 +102,7 @@ type Value struct {
 	Floats []float64
 }
 
-// Metadata is what Read returns: the header and the key/value pairs kept.
+// Metadata is what [Read] returns: the header and the key/value pairs kept.
 type Metadata struct {
 	Version uint32
 	Tensors uint64
@@ -114,7 +114,7 @@ type Metadata struct {
 // values of the keys keep reports true for (nil keeps all); the others are
 // read past without being stored. It stops after the last key/value pair:
 // the tensor infos and data are not read. Errors wrap ErrFormat, ErrLimit,
-// or the reader's error (io.ErrUnexpectedEOF for a file cut short).
+// or the reader's error ([io.ErrUnexpectedEOF] for a file cut short).
 func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, error) {
 	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), lim: limits.orDefault()}
 	var magic [4]byte

@@ -46,7 +46,7 @@ func CheckTerminal(t testing.TB, what, out string) {
 }
 
 // MCPServer serves, over Streamable HTTP until t ends, an MCP server whose
-// every text is hostile: read_note (read-only) describes itself with Text
+// every text is hostile: read_note (read-only) describes itself with [Text]
 // and returns it, fail_note reports a tool error holding it, erase_note is
 // destructive (a call needs a human's approval). extra tools,
 // named as given (lookalikes, say), echo their arguments. It returns the

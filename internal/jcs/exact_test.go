@@ -22,9 +22,11 @@ func TestExact(t *testing.T) {
 		{"", false}, {"abc", false}, {"0x10", false}, {"0x1p-2", false}, {"1_0", false}, {"infinity", false}, {"NaN", false}, {"Inf", false},
 	}
 	for _, tc := range tests {
-		if got := Exact(tc.num); got != tc.want {
-			t.Errorf("Exact(%q) = %v, want %v", tc.num, got, tc.want)
-		}
+		t.Run(tc.num, func(t *testing.T) {
+			if got := Exact(tc.num); got != tc.want {
+				t.Errorf("Exact(%q) = %v, want %v", tc.num, got, tc.want)
+			}
+		})
 	}
 }
 

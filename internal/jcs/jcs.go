@@ -28,7 +28,7 @@ import (
 var ErrSyntax = errors.New("jcs: invalid JSON")
 
 // SyntaxError is a parse error: where in the input it was found and what.
-// It wraps ErrSyntax.
+// It wraps [ErrSyntax].
 type SyntaxError struct {
 	// Offset is the byte offset in the input at which parsing stopped.
 	Offset int
@@ -44,14 +44,14 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%v: offset %d: %s", ErrSyntax, e.Offset, e.Msg)
 }
 
-// Unwrap returns ErrSyntax.
+// Unwrap returns [ErrSyntax].
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
 // ErrUnsupported is wrapped when a value cannot be canonicalized (NaN,
 // infinities, numbers out of range, Go types outside the JSON data model).
 var ErrUnsupported = errors.New("jcs: value not canonicalizable")
 
-// MaxDepth bounds the nesting of arrays and objects Parse accepts.
+// MaxDepth bounds the nesting of arrays and objects [Parse] accepts.
 const MaxDepth = 512
 
 // Canonicalize parses data strictly and returns its RFC 8785 form.
@@ -63,8 +63,8 @@ func Canonicalize(data []byte) ([]byte, error) {
 	return Append(make([]byte, 0, len(data)), v)
 }
 
-// Parse decodes one JSON value strictly into the tree Append serializes:
-// map[string]any, []any, string, json.Number, bool and nil. Numbers keep
+// Parse decodes one JSON value strictly into the tree [Append] serializes:
+// map[string]any, []any, string, [json.Number], bool and nil. Numbers keep
 // their text as json.Number so a validator can still check them exactly.
 func Parse(data []byte) (any, error) {
 	p := parser{data: data}
@@ -307,8 +307,8 @@ func (p *parser) hex4() (rune, error) {
 	return r, nil
 }
 
-// Append appends the canonical form of v to dst. v is a tree as Parse
-// returns it; float64, float32, the integer types and json.RawMessage
+// Append appends the canonical form of v to dst. v is a tree as [Parse]
+// returns it; float64, float32, the integer types and [json.RawMessage]
 // (canonicalized in turn) are accepted too.
 func Append(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {

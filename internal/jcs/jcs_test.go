@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -52,10 +53,12 @@ func TestNumbers(t *testing.T) {
 }
 
 func TestNumberRejects(t *testing.T) {
-	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if _, err := AppendNumber(nil, v); !errors.Is(err, ErrUnsupported) {
-			t.Errorf("AppendNumber(%v) error = %v, want ErrUnsupported", v, err)
-		}
+	for i, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, err := AppendNumber(nil, v); !errors.Is(err, ErrUnsupported) {
+				t.Errorf("AppendNumber(%v) error = %v, want ErrUnsupported", v, err)
+			}
+		})
 	}
 }
 
@@ -131,9 +134,11 @@ func TestCompareUTF16(t *testing.T) {
 		{"\u20ac", "\U0001F600", -1},
 	}
 	for _, tc := range tests {
-		if got := CompareUTF16(tc.a, tc.b); got != tc.want {
-			t.Errorf("CompareUTF16(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
+		t.Run(tc.a, func(t *testing.T) {
+			if got := CompareUTF16(tc.a, tc.b); got != tc.want {
+				t.Errorf("CompareUTF16(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -165,10 +170,12 @@ func TestParseErrors(t *testing.T) {
 		{"negative out of range", `[-1e309]`, ErrUnsupported},
 	}
 	for _, tc := range tests {
-		_, err := Canonicalize([]byte(tc.in))
-		if !errors.Is(err, tc.want) {
-			t.Errorf("%s: Canonicalize(%.40q) error = %v, want %v", tc.name, tc.in, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Canonicalize([]byte(tc.in))
+			if !errors.Is(err, tc.want) {
+				t.Errorf("%s: Canonicalize(%.40q) error = %v, want %v", tc.name, tc.in, err, tc.want)
+			}
+		})
 	}
 	deep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
 	if _, err := Canonicalize([]byte(deep)); err != nil {
@@ -189,10 +196,12 @@ func TestCanonicalizeSmall(t *testing.T) {
 		{`12345678901234567890`, `12345678901234567000`},
 	}
 	for _, tc := range tests {
-		got, err := Canonicalize([]byte(tc.in))
-		if err != nil || string(got) != tc.want {
-			t.Errorf("Canonicalize(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := Canonicalize([]byte(tc.in))
+			if err != nil || string(got) != tc.want {
+				t.Errorf("Canonicalize(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -253,10 +262,12 @@ func TestParseErrorMessages(t *testing.T) {
 		{`[1`, "unterminated array", 2},
 		{`[1 }`, "expected ',' or ']'", 3},
 	} {
-		_, err := Parse([]byte(c.in))
-		var se *SyntaxError
-		if !errors.As(err, &se) || se.Msg != c.msg || se.Offset != c.offset {
-			t.Errorf("Parse(%q) = %v, want offset %d: %s", c.in, err, c.offset, c.msg)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			_, err := Parse([]byte(c.in))
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Msg != c.msg || se.Offset != c.offset {
+				t.Errorf("Parse(%q) = %v, want offset %d: %s", c.in, err, c.offset, c.msg)
+			}
+		})
 	}
 }

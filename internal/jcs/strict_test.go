@@ -20,20 +20,22 @@ func TestUnmarshal(t *testing.T) {
 		{`{"scopes":["a"]} x`, nil, "trailing data"},
 	}
 	for _, tc := range tests {
-		var got doc
-		err := Unmarshal([]byte(tc.in), &got)
-		if tc.wantMsg == "" {
-			if err != nil || len(got.Scopes) != len(tc.want) || got.Scopes[0] != tc.want[0] {
-				t.Errorf("Unmarshal(%s) = %+v, %v; want %v, nil", tc.in, got, err, tc.want)
+		t.Run(tc.in, func(t *testing.T) {
+			var got doc
+			err := Unmarshal([]byte(tc.in), &got)
+			if tc.wantMsg == "" {
+				if err != nil || len(got.Scopes) != len(tc.want) || got.Scopes[0] != tc.want[0] {
+					t.Errorf("Unmarshal(%s) = %+v, %v; want %v, nil", tc.in, got, err, tc.want)
+				}
+				return
 			}
-			continue
-		}
-		var se *SyntaxError
-		if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) || se.Msg != tc.wantMsg {
-			t.Errorf("Unmarshal(%s) error = %v, want a *SyntaxError %q wrapping ErrSyntax", tc.in, err, tc.wantMsg)
-		}
-		if got.Scopes != nil {
-			t.Errorf("Unmarshal(%s) filled %+v despite the error", tc.in, got)
-		}
+			var se *SyntaxError
+			if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) || se.Msg != tc.wantMsg {
+				t.Errorf("Unmarshal(%s) error = %v, want a *SyntaxError %q wrapping ErrSyntax", tc.in, err, tc.wantMsg)
+			}
+			if got.Scopes != nil {
+				t.Errorf("Unmarshal(%s) filled %+v despite the error", tc.in, got)
+			}
+		})
 	}
 }

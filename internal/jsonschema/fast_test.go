@@ -49,18 +49,20 @@ func TestFastPath(t *testing.T) {
 		{`[]`, false, false},
 	}
 	for _, tc := range tests {
-		inst := mustParse(t, tc.instance)
-		if got := s.fast.valid(inst); got != tc.fast {
-			t.Errorf("fast.valid(%s) = %v, want %v", tc.instance, got, tc.fast)
-		}
-		vs, err := s.validate(inst, time.Now().Add(time.Second))
-		if err != nil || (len(vs) == 0) != tc.valid {
-			t.Errorf("validate(%s) = %v, %v; want valid %v", tc.instance, vs, err, tc.valid)
-		}
-		vs, err = s.Validate(inst, time.Now().Add(time.Second))
-		if err != nil || (len(vs) == 0) != tc.valid {
-			t.Errorf("Validate(%s) = %v, %v; want valid %v", tc.instance, vs, err, tc.valid)
-		}
+		t.Run(tc.instance, func(t *testing.T) {
+			inst := mustParse(t, tc.instance)
+			if got := s.fast.valid(inst); got != tc.fast {
+				t.Errorf("fast.valid(%s) = %v, want %v", tc.instance, got, tc.fast)
+			}
+			vs, err := s.validate(inst, time.Now().Add(time.Second))
+			if err != nil || (len(vs) == 0) != tc.valid {
+				t.Errorf("validate(%s) = %v, %v; want valid %v", tc.instance, vs, err, tc.valid)
+			}
+			vs, err = s.Validate(inst, time.Now().Add(time.Second))
+			if err != nil || (len(vs) == 0) != tc.valid {
+				t.Errorf("Validate(%s) = %v, %v; want valid %v", tc.instance, vs, err, tc.valid)
+			}
+		})
 	}
 }
 
@@ -78,10 +80,12 @@ func TestFastStepsAside(t *testing.T) {
 		`{"type":"number","multipleOf":0.3}`,
 		`{"type":"string","format":"email"}`,
 	} {
-		doc := mustParse(t, schema)
-		if n := compileFast(doc); n != nil {
-			t.Errorf("compileFast(%s) = %+v, want nil", schema, n)
-		}
+		t.Run(schema, func(t *testing.T) {
+			doc := mustParse(t, schema)
+			if n := compileFast(doc); n != nil {
+				t.Errorf("compileFast(%s) = %+v, want nil", schema, n)
+			}
+		})
 	}
 }
 

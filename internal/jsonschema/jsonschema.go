@@ -1,4 +1,4 @@
-// Package jsonschema is toolgate's one JSON Schema setup, shared by the
+// Package jsonschema is toolgate's one JSON [Schema] setup, shared by the
 // catalog loader (tools) and the gateway, so that a schema means the same
 // thing wherever it is validated (package grammar compiles schemas to
 // grammars on its own and does not import this package):
@@ -40,12 +40,12 @@ import (
 	"github.com/toolgate/toolgate/internal/jcs"
 )
 
-// ErrDeadline is returned when a validation (or a Regexp match) runs past
+// ErrDeadline is returned when a validation (or a [Regexp] match) runs past
 // its deadline: the instance is neither valid nor invalid, and a caller
 // must refuse it rather than guess.
 var ErrDeadline = errors.New("jsonschema: validation exceeded its deadline")
 
-// ErrInvalidSchema wraps every error of ParseDocument and Compile.
+// ErrInvalidSchema wraps every error of [ParseDocument] and [Compile].
 var ErrInvalidSchema = errors.New("jsonschema: invalid schema")
 
 // MaxViolations bounds the violations Validate returns.
@@ -60,7 +60,7 @@ var printer = message.NewPrinter(language.English)
 // compiler and the validator take: map[string]any, []any, string,
 // json.Number, bool and nil. Duplicate members, invalid UTF-8, lone
 // surrogates, numbers out of the double range and nesting deeper than
-// jcs.MaxDepth are errors (wrapping ErrInvalidSchema) that give the offset.
+// [jcs.MaxDepth] are errors (wrapping [ErrInvalidSchema]) that give the offset.
 func ParseDocument(data []byte) (any, error) {
 	v, err := jcs.Parse(data)
 	if err != nil {
@@ -71,7 +71,7 @@ func ParseDocument(data []byte) (any, error) {
 
 // NewCompiler returns a compiler with toolgate's setup: draft 2020-12 by
 // default, no loader (an external reference is an error), ECMA-262
-// patterns (CompileRegexp). Formats are annotations unless the caller
+// patterns ([CompileRegexp]). Formats are annotations unless the caller
 // calls AssertFormat. For checking that schemas compile (a catalog
 // loader); a schema that validates instances under a deadline comes from
 // Compile.
@@ -105,7 +105,7 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("reference to %s is not fetched: external references are not loaded", url)
 }
 
-// Options configures Compile. A nil *Options means the zero value.
+// Options configures [Compile]. A nil *Options means the zero value.
 type Options struct {
 	// AssertFormat makes `format` an assertion ("format": "email" refuses
 	// a string that is not one). False leaves formats as annotations.
@@ -146,7 +146,7 @@ type budget struct {
 	exceeded bool
 }
 
-// Compile compiles doc (from ParseDocument, or any tree of the same types).
+// Compile compiles doc (from [ParseDocument], or any tree of the same types).
 // A nil or empty doc is an object with no declared properties. Errors wrap
 // ErrInvalidSchema and say, in one line, which keyword fails.
 func Compile(doc any, opts *Options) (*Schema, error) {
@@ -224,9 +224,9 @@ type Violation struct {
 
 // Validate validates v (a tree of ParseDocument's types; numbers as
 // json.Number are compared exactly) and returns its violations, leaves
-// first, at most MaxViolations; none means valid. Backtracking patterns
+// first, at most [MaxViolations]; none means valid. Backtracking patterns
 // share the time left until deadline (zero: DefaultMatchTimeout per
-// match); when it passes, Validate returns ErrDeadline and the instance
+// match); when it passes, Validate returns [ErrDeadline] and the instance
 // must be refused. Safe for concurrent use.
 func (s *Schema) Validate(v any, deadline time.Time) ([]Violation, error) {
 	if s.fast.valid(v) {

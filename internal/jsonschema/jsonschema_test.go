@@ -50,14 +50,16 @@ func TestValidateExactNumbers(t *testing.T) {
 		{`{"enum":[0.1]}`, `0.10000000000000000001`, false},
 	}
 	for _, tc := range tests {
-		s := mustCompile(t, tc.schema, nil)
-		vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
-		if err != nil {
-			t.Fatalf("Validate(%s, %s): %v", tc.schema, tc.instance, err)
-		}
-		if got := len(vs) == 0; got != tc.valid {
-			t.Errorf("Validate(%s, %s) valid = %v (%v), want %v", tc.schema, tc.instance, got, vs, tc.valid)
-		}
+		t.Run(tc.schema, func(t *testing.T) {
+			s := mustCompile(t, tc.schema, nil)
+			vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
+			if err != nil {
+				t.Fatalf("Validate(%s, %s): %v", tc.schema, tc.instance, err)
+			}
+			if got := len(vs) == 0; got != tc.valid {
+				t.Errorf("Validate(%s, %s) valid = %v (%v), want %v", tc.schema, tc.instance, got, vs, tc.valid)
+			}
+		})
 	}
 }
 
@@ -101,11 +103,13 @@ func TestValidateDeadlineIsPerValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustCompile(t, tc.schema, nil)
 			inst := mustParse(t, tc.instance)
-			for _, deadline := range []time.Time{time.Now(), time.Now().Add(20 * time.Millisecond)} {
-				vs, err := s.Validate(inst, deadline)
-				if !errors.Is(err, ErrDeadline) {
-					t.Fatalf("Validate(50 near misses) = %v, %v; want ErrDeadline", vs, err)
-				}
+			for i, deadline := range []time.Time{time.Now(), time.Now().Add(20 * time.Millisecond)} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					vs, err := s.Validate(inst, deadline)
+					if !errors.Is(err, ErrDeadline) {
+						t.Fatalf("Validate(50 near misses) = %v, %v; want ErrDeadline", vs, err)
+					}
+				})
 			}
 			// The instance is reused by the next validation with a fresh budget.
 			vs, err := s.Validate(mustParse(t, `["aaa"]`), time.Now().Add(time.Minute))
@@ -127,10 +131,12 @@ func TestLinearPatternsNeedNoDeadline(t *testing.T) {
 		instance string
 		valid    bool
 	}{{`{"a":"ACC-00001"}`, true}, {`{"a":"ACC-1"}`, false}} {
-		vs, err := s.Validate(mustParse(t, in.instance), time.Now().Add(-time.Hour))
-		if err != nil || (len(vs) == 0) != in.valid {
-			t.Errorf("Validate(%s) = %v, %v; want valid %v", in.instance, vs, err, in.valid)
-		}
+		t.Run(in.instance, func(t *testing.T) {
+			vs, err := s.Validate(mustParse(t, in.instance), time.Now().Add(-time.Hour))
+			if err != nil || (len(vs) == 0) != in.valid {
+				t.Errorf("Validate(%s) = %v, %v; want valid %v", in.instance, vs, err, in.valid)
+			}
+		})
 	}
 }
 
@@ -148,9 +154,11 @@ func TestValidateViolations(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"/a~1b", "/n", ""} {
-		if !got[want] {
-			t.Errorf("violations %v lack pointer %q", vs, want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !got[want] {
+				t.Errorf("violations %v lack pointer %q", vs, want)
+			}
+		})
 	}
 }
 
@@ -167,11 +175,13 @@ func TestCloseObjects(t *testing.T) {
 		{`{"type":"object"}`, `{"b":2}`, true},
 	}
 	for _, tc := range tests {
-		s := mustCompile(t, tc.schema, &Options{CloseObjects: true})
-		vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
-		if err != nil || (len(vs) == 0) != tc.valid {
-			t.Errorf("closed %s on %s = %v, %v; want valid %v", tc.schema, tc.instance, vs, err, tc.valid)
-		}
+		t.Run(tc.schema, func(t *testing.T) {
+			s := mustCompile(t, tc.schema, &Options{CloseObjects: true})
+			vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
+			if err != nil || (len(vs) == 0) != tc.valid {
+				t.Errorf("closed %s on %s = %v, %v; want valid %v", tc.schema, tc.instance, vs, err, tc.valid)
+			}
+		})
 	}
 	orig := mustParse(t, `{"properties":{"a":{"properties":{}}}}`).(map[string]any)
 	CloseObjects(orig)
@@ -188,33 +198,39 @@ func TestCompileErrors(t *testing.T) {
 		{`{"minimum":"1"}`, "/minimum"},
 	}
 	for _, tc := range tests {
-		doc := mustParse(t, tc.schema)
-		_, err := Compile(doc, nil)
-		if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("Compile(%s) = %v; want one line wrapping ErrInvalidSchema that mentions %q", tc.schema, err, tc.want)
-		}
-		if strings.Contains(fmt.Sprint(err), resourceURL) {
-			t.Errorf("Compile(%s) error names the internal URL: %v", tc.schema, err)
-		}
+		t.Run(tc.schema, func(t *testing.T) {
+			doc := mustParse(t, tc.schema)
+			_, err := Compile(doc, nil)
+			if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Compile(%s) = %v; want one line wrapping ErrInvalidSchema that mentions %q", tc.schema, err, tc.want)
+			}
+			if strings.Contains(fmt.Sprint(err), resourceURL) {
+				t.Errorf("Compile(%s) error names the internal URL: %v", tc.schema, err)
+			}
+		})
 	}
 	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}"} {
-		if _, err := ParseDocument([]byte(bad)); !errors.Is(err, ErrInvalidSchema) {
-			t.Errorf("ParseDocument(%q) = %v; want ErrInvalidSchema", bad, err)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if _, err := ParseDocument([]byte(bad)); !errors.Is(err, ErrInvalidSchema) {
+				t.Errorf("ParseDocument(%q) = %v; want ErrInvalidSchema", bad, err)
+			}
+		})
 	}
 }
 
 func TestFormatAsserted(t *testing.T) {
 	schema := `{"type":"object","properties":{"e":{"format":"email"},"r":{"format":"regex"}}}`
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		assert bool
 		valid  bool
 	}{{true, false}, {false, true}} {
-		s := mustCompile(t, schema, &Options{AssertFormat: tc.assert})
-		vs, err := s.Validate(mustParse(t, `{"e":"not an address","r":"(?<"}`), time.Time{})
-		if err != nil || (len(vs) == 0) != tc.valid {
-			t.Errorf("AssertFormat %v: %v, %v; want valid %v", tc.assert, vs, err, tc.valid)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			s := mustCompile(t, schema, &Options{AssertFormat: tc.assert})
+			vs, err := s.Validate(mustParse(t, `{"e":"not an address","r":"(?<"}`), time.Time{})
+			if err != nil || (len(vs) == 0) != tc.valid {
+				t.Errorf("AssertFormat %v: %v, %v; want valid %v", tc.assert, vs, err, tc.valid)
+			}
+		})
 	}
 }
 
@@ -257,14 +273,16 @@ func TestRegexpMatchString(t *testing.T) {
 		{`^.$`, "\n", false, false},
 		{`^(?!admin)`, "admin", false, false},
 	} {
-		r, err := CompileRegexp(tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := r.MatchString(tc.s)
-		if err != nil || got != tc.want || r.Linear() != tc.linear {
-			t.Errorf("CompileRegexp(%q).MatchString(%q) = %v, %v (linear %v); want %v (linear %v)", tc.p, tc.s, got, err, r.Linear(), tc.want, tc.linear)
-		}
+		t.Run(tc.p, func(t *testing.T) {
+			r, err := CompileRegexp(tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.MatchString(tc.s)
+			if err != nil || got != tc.want || r.Linear() != tc.linear {
+				t.Errorf("CompileRegexp(%q).MatchString(%q) = %v, %v (linear %v); want %v (linear %v)", tc.p, tc.s, got, err, r.Linear(), tc.want, tc.linear)
+			}
+		})
 	}
 	r, _ := CompileRegexp(catastrophic)
 	if _, err := r.MatchString(nearMiss); !errors.Is(err, ErrDeadline) {

@@ -8,15 +8,15 @@ import (
 	"github.com/dlclark/regexp2"
 )
 
-// DefaultMatchTimeout bounds one backtracking match of a Regexp used
+// DefaultMatchTimeout bounds one backtracking match of a [Regexp] used
 // outside a Schema's validation deadline (a Schema's patterns share the
 // deadline of the whole validation instead).
 const DefaultMatchTimeout = 100 * time.Millisecond
 
-// Regexp is a JSON Schema `pattern` compiled with ECMA-262 semantics: on
+// Regexp is a JSON [Schema] `pattern` compiled with ECMA-262 semantics: on
 // Go's linear-time regexp when the pattern is in the subset where ECMA-262
-// and RE2 provably agree (Portable), else on regexp2 in ECMAScript mode,
-// whose backtracking is bounded by DefaultMatchTimeout per match. Safe for
+// and RE2 provably agree ([Portable]), else on regexp2 in ECMAScript mode,
+// whose backtracking is bounded by [DefaultMatchTimeout] per match. Safe for
 // concurrent use.
 type Regexp struct {
 	pattern string
@@ -50,7 +50,7 @@ func (r *Regexp) Linear() bool { return r.re2 != nil }
 func (r *Regexp) String() string { return r.pattern }
 
 // MatchString reports whether s contains a match. A backtracking match that
-// runs past DefaultMatchTimeout returns ErrDeadline: no answer, rather than
+// runs past [DefaultMatchTimeout] returns [ErrDeadline]: no answer, rather than
 // a guess.
 func (r *Regexp) MatchString(s string) (bool, error) {
 	if r.re2 != nil {

@@ -39,9 +39,11 @@ func TestPortable(t *testing.T) {
 		{`abc\`, false},
 	}
 	for _, tc := range tests {
-		if got := Portable(tc.p); got != tc.want {
-			t.Errorf("Portable(%q) = %v, want %v", tc.p, got, tc.want)
-		}
+		t.Run(tc.p, func(t *testing.T) {
+			if got := Portable(tc.p); got != tc.want {
+				t.Errorf("Portable(%q) = %v, want %v", tc.p, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -55,10 +57,12 @@ var patternInputs = []string{
 func TestPortableAgrees(t *testing.T) {
 	for _, p := range []string{`^ACC-[0-9]{5}$`, `^[A-Za-z0-9_-]{1,64}$`, `^\d{4}-\d{2}-\d{2}$`, `^(?:https?|ftp)://\w+$`,
 		`^[a-z]+(\.[a-z]+)*$`, `^\$?\d+(\.\d{1,2})?$`, `ab{2,}c`, `ACC-\d+`, `^$`, `b|^a`} {
-		if !Portable(p) {
-			t.Fatalf("Portable(%q) = false, want true", p)
-		}
-		agree(t, p, patternInputs)
+		t.Run(p, func(t *testing.T) {
+			if !Portable(p) {
+				t.Fatalf("Portable(%q) = false, want true", p)
+			}
+			agree(t, p, patternInputs)
+		})
 	}
 }
 

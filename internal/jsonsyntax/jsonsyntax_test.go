@@ -2,6 +2,7 @@ package jsonsyntax
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"testing"
 )
@@ -30,10 +31,12 @@ func TestNumber(t *testing.T) {
 		{"1e+", 3, NumberExponent},
 		{"2E-x", 3, NumberExponent},
 	} {
-		end, fault := Number([]byte(c.in), 0)
-		if end != c.end || fault != c.fault {
-			t.Errorf("Number(%q) = %d, %d, want %d, %d", c.in, end, fault, c.end, c.fault)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			end, fault := Number([]byte(c.in), 0)
+			if end != c.end || fault != c.fault {
+				t.Errorf("Number(%q) = %d, %d, want %d, %d", c.in, end, fault, c.end, c.fault)
+			}
+		})
 	}
 }
 
@@ -75,22 +78,28 @@ func TestHex4(t *testing.T) {
 		{"00e9", 0xE9, true}, {"D83D", 0xD83D, true}, {"abcF", 0xABCF, true},
 		{"12g4", 0, false}, {"123", 0, false}, {"", 0, false},
 	} {
-		if r, ok := Hex4([]byte(c.in), 0); r != c.r || ok != c.ok {
-			t.Errorf("Hex4(%q) = %#x, %v, want %#x, %v", c.in, r, ok, c.r, c.ok)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			if r, ok := Hex4([]byte(c.in), 0); r != c.r || ok != c.ok {
+				t.Errorf("Hex4(%q) = %#x, %v, want %#x, %v", c.in, r, ok, c.r, c.ok)
+			}
+		})
 	}
 }
 
 func TestEscapeAndSpace(t *testing.T) {
 	for e, want := range map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'} {
-		if got, ok := Escape(e); !ok || got != want {
-			t.Errorf(`Escape(%q) = %q, %v, want %q`, e, got, ok, want)
-		}
+		t.Run(string(rune(e)), func(t *testing.T) {
+			if got, ok := Escape(e); !ok || got != want {
+				t.Errorf(`Escape(%q) = %q, %v, want %q`, e, got, ok, want)
+			}
+		})
 	}
-	for _, e := range []byte{'u', 'a', 'x', '0', '\''} {
-		if _, ok := Escape(e); ok {
-			t.Errorf("Escape(%q) = ok, want not an escape", e)
-		}
+	for i, e := range []byte{'u', 'a', 'x', '0', '\''} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, ok := Escape(e); ok {
+				t.Errorf("Escape(%q) = ok, want not an escape", e)
+			}
+		})
 	}
 	if got := Space([]byte(" \t\r\n x"), 0); got != 5 {
 		t.Errorf("Space = %d, want 5", got)

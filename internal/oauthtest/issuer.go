@@ -1,8 +1,8 @@
 // Package oauthtest holds the authorization servers of toolgate's OAuth
-// tests. An Issuer is a stand-in: an httptest server with an OpenID Connect
+// tests. An [Issuer] is a stand-in: an httptest server with an OpenID Connect
 // discovery document and a JSON Web Key Set, whose real RSA, P-256 and
 // Ed25519 keys sign whatever token a test asks for (a wrong one included),
-// and whose keys can be rotated; it runs no grant. A Provider is a real
+// and whose keys can be rotated; it runs no grant. A [Provider] is a real
 // OpenID provider (.ci/oidc-op, built from zitadel/oidc's OP library) run
 // as a process, whose tokens come from its token endpoint by the
 // client_credentials grant.
@@ -45,7 +45,7 @@ type Issuer struct {
 	discovered atomic.Int64
 }
 
-// Key is a signing key of an Issuer.
+// Key is a signing key of an [Issuer].
 type Key struct {
 	ID   string
 	Alg  string // RS256, ES256 or EdDSA
@@ -54,7 +54,7 @@ type Key struct {
 
 var b64 = base64.RawURLEncoding
 
-// NewIssuer starts an Issuer with one key per algorithm (kids "rsa-1",
+// NewIssuer starts an [Issuer] with one key per algorithm (kids "rsa-1",
 // "ec-1", "ed-1"); it stops when the test ends.
 func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
@@ -156,7 +156,7 @@ func (k *Key) JWK() map[string]any {
 }
 
 // PublicKeyPEM returns k's public key in PEM (PKIX): what an attacker
-// forging an HS256 token would use as the HMAC secret.
+// forging an [HS256] token would use as the HMAC secret.
 func (k *Key) PublicKeyPEM() []byte {
 	der, err := x509.MarshalPKIXPublicKey(k.priv.Public())
 	if err != nil {

@@ -73,7 +73,7 @@ const MaxMisses = 500
 // Eval writes the eval report of r as one HTML page: recall@1/3/5, MRR
 // and latency, recall@k by kind and by language as bar charts, and the
 // misses with the shortlist each got (r.Details must be filled, as
-// discovery.Evaluate does).
+// [discovery.Evaluate] does).
 func Eval(w io.Writer, title string, r *discovery.Report) error {
 	p := evalPage{Title: title, R: r, ByKind: bars(r.ByKind), ByLang: bars(r.ByLang)}
 	for _, d := range r.Details {

@@ -83,9 +83,11 @@ func TestEvalPage(t *testing.T) {
 	for _, want := range []string{
 		"<!DOCTYPE html>", "<svg", "recall@5", "Recall@5 by kind", "Recall@5 by language", "paraphrase", "es (1)",
 	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the eval page lacks %q", want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(page, want) {
+				t.Errorf("the eval page lacks %q", want)
+			}
+		})
 	}
 	misses := 0
 	for _, d := range r.Details {
@@ -114,9 +116,11 @@ func TestLintPage(t *testing.T) {
 		t.Fatal("lint found no near-duplicate in the fixture (github and gitlab create_issue)")
 	}
 	for _, want := range []string{"Near-duplicate cards", dup.Tool, dup.Other, "Create a new issue in a GitLab repository", "Findings by tool"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("the lint page lacks %q", want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(page, want) {
+				t.Errorf("the lint page lacks %q", want)
+			}
+		})
 	}
 	checkSelfContained(t, page)
 }
@@ -126,9 +130,11 @@ func TestLintPage(t *testing.T) {
 func checkSelfContained(t *testing.T, page string) {
 	t.Helper()
 	for _, bad := range []string{"<script", "<img", "<link", "http://", "https://", "@import", "url("} {
-		if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
-			t.Errorf("the page contains %q: it must be self-contained and escape what it shows", bad)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
+				t.Errorf("the page contains %q: it must be self-contained and escape what it shows", bad)
+			}
+		})
 	}
 }
 
@@ -152,32 +158,34 @@ func TestPagesInChromium(t *testing.T) {
 		{"eval", evalHTML, []string{`id="recall5"`, report.Percent(r.RecallAt5), "<svg", "<rect"}},
 		{"lint", lintHTML, []string{"Near-duplicate cards", `class="pair"`}},
 	} {
-		file := filepath.Join(dir, page.name+".html")
-		if err := os.WriteFile(file, []byte(page.html), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-			"--user-data-dir=" + t.TempDir(), "--window-size=1200,1400"}
-		dom, err := exec.CommandContext(ctx, chromium, append(args, "--dump-dom", "file://"+file)...).Output()
-		if err != nil {
-			cancel()
-			t.Fatalf("chromium --dump-dom %s: %v", page.name, err)
-		}
-		for _, want := range page.want {
-			if !strings.Contains(string(dom), want) {
-				t.Errorf("%s page as Chromium rendered it lacks %q", page.name, want)
+		t.Run(page.name, func(t *testing.T) {
+			file := filepath.Join(dir, page.name+".html")
+			if err := os.WriteFile(file, []byte(page.html), 0o644); err != nil {
+				t.Fatal(err)
 			}
-		}
-		shot := filepath.Join(dir, page.name+".png")
-		out, err := exec.CommandContext(ctx, chromium, append(args, "--screenshot="+shot, "file://"+file)...).CombinedOutput()
-		cancel()
-		if err != nil {
-			t.Fatalf("chromium --screenshot %s: %v\n%s", page.name, err, out)
-		}
-		if st, err := os.Stat(shot); err != nil || st.Size() < 1000 {
-			t.Errorf("screenshot %s: %v (size %d)", shot, err, sizeOf(st))
-		}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+				"--user-data-dir=" + t.TempDir(), "--window-size=1200,1400"}
+			dom, err := exec.CommandContext(ctx, chromium, append(args, "--dump-dom", "file://"+file)...).Output()
+			if err != nil {
+				cancel()
+				t.Fatalf("chromium --dump-dom %s: %v", page.name, err)
+			}
+			for _, want := range page.want {
+				if !strings.Contains(string(dom), want) {
+					t.Errorf("%s page as Chromium rendered it lacks %q", page.name, want)
+				}
+			}
+			shot := filepath.Join(dir, page.name+".png")
+			out, err := exec.CommandContext(ctx, chromium, append(args, "--screenshot="+shot, "file://"+file)...).CombinedOutput()
+			cancel()
+			if err != nil {
+				t.Fatalf("chromium --screenshot %s: %v\n%s", page.name, err, out)
+			}
+			if st, err := os.Stat(shot); err != nil || st.Size() < 1000 {
+				t.Errorf("screenshot %s: %v (size %d)", shot, err, sizeOf(st))
+			}
+		})
 	}
 }
 

@@ -2,7 +2,7 @@
 // the way toolgate's embedded stores need them: WAL journal, synchronous=FULL
 // so that a committed transaction survives kill -9 and power loss, a busy
 // timeout, foreign keys, one writer connection and a pool of readers, schema
-// migrations tracked in PRAGMA user_version, and a group-commit Writer that
+// migrations tracked in PRAGMA user_version, and a group-commit [Writer] that
 // batches concurrent write transactions into one fsync.
 package sqliteutil
 
@@ -19,7 +19,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Options configures Open. A nil *Options means defaults.
+// Options configures [Open]. A nil *Options means defaults.
 type Options struct {
 	// BusyTimeout is how long a connection waits for a lock held by another
 	// process before failing with SQLITE_BUSY. Zero means 5s.
@@ -30,7 +30,7 @@ type Options struct {
 
 // DB is a SQLite database opened as one writer connection and a pool of
 // readers. WAL lets readers proceed while the writer commits. Both pools are
-// safe for concurrent use; writes should go through one Writer (or at least
+// safe for concurrent use; writes should go through one [Writer] (or at least
 // only through W, whose single connection serializes them).
 type DB struct {
 	// W has exactly one connection; its transactions begin IMMEDIATE, so a

@@ -50,13 +50,15 @@ func TestOpenPragmas(t *testing.T) {
 		{db.W, "busy_timeout", 5000},
 		{db.W, "foreign_keys", 1},
 	} {
-		var got int
-		if err := c.pool.QueryRow("PRAGMA " + c.name).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != c.want {
-			t.Errorf("PRAGMA %s = %d, want %d", c.name, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var got int
+			if err := c.pool.QueryRow("PRAGMA " + c.name).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("PRAGMA %s = %d, want %d", c.name, got, c.want)
+			}
+		})
 	}
 }
 
@@ -64,26 +66,28 @@ func TestOpenPragmas(t *testing.T) {
 // the pragmas applied, and creates no other.
 func TestOpenReservedCharacters(t *testing.T) {
 	for _, name := range []string{"a#b.db", "a?b.db", "a%20b.db", "a b.db"} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, name)
-		db, err := sqliteutil.Open(context.Background(), path, nil)
-		if err != nil {
-			t.Fatalf("Open(%q): %v", name, err)
-		}
-		var fk int
-		err = db.W.QueryRow("PRAGMA foreign_keys").Scan(&fk)
-		db.Close()
-		if err != nil || fk != 1 {
-			t.Errorf("Open(%q): foreign_keys = %d, %v; want the pragmas applied", name, fk, err)
-		}
-		entries, _ := os.ReadDir(dir)
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		if !slices.Contains(names, name) || slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, name) }) {
-			t.Errorf("Open(%q) left %q in its folder, want %q and its -wal/-shm only", name, names, name)
-		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			db, err := sqliteutil.Open(context.Background(), path, nil)
+			if err != nil {
+				t.Fatalf("Open(%q): %v", name, err)
+			}
+			var fk int
+			err = db.W.QueryRow("PRAGMA foreign_keys").Scan(&fk)
+			db.Close()
+			if err != nil || fk != 1 {
+				t.Errorf("Open(%q): foreign_keys = %d, %v; want the pragmas applied", name, fk, err)
+			}
+			entries, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if !slices.Contains(names, name) || slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, name) }) {
+				t.Errorf("Open(%q) left %q in its folder, want %q and its -wal/-shm only", name, names, name)
+			}
+		})
 	}
 }
 

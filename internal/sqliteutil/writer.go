@@ -12,7 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/batching"
 )
 
-// ErrClosed is returned by Writer.Do after Close.
+// ErrClosed is returned by [Writer.Do] after Close.
 var ErrClosed = errors.New("sqliteutil: writer closed")
 
 // WriteFunc is one logical write. It runs inside a transaction shared with
@@ -21,8 +21,8 @@ var ErrClosed = errors.New("sqliteutil: writer closed")
 // It must not retain tx.
 type WriteFunc func(ctx context.Context, tx *Tx) error
 
-// Tx is the transaction a WriteFunc runs in. Its statements are prepared
-// once per Writer and reused, so SQLite does not parse the same SQL again
+// Tx is the transaction a [WriteFunc] runs in. Its statements are prepared
+// once per [Writer] and reused, so SQLite does not parse the same SQL again
 // for every write.
 type Tx struct {
 	tx *sql.Tx
@@ -102,7 +102,7 @@ type BatchHooks struct {
 	End   func(ctx context.Context, tx *Tx) error
 }
 
-// NewWriter starts a Writer over db, which must be a DB's W pool (one
+// NewWriter starts a [Writer] over db, which must be a DB's W pool (one
 // connection). maxBatch bounds the writes per transaction; zero means 256.
 // hooks may be nil.
 func NewWriter(db *sql.DB, maxBatch int, hooks *BatchHooks) *Writer {
@@ -219,7 +219,7 @@ func (w *Writer) prepareNew(ctx context.Context) {
 const fillYields = 3
 
 // fill adds the queued writes to batch, up to maxBatch. When the queue is
-// empty it yields the processor (runtime.Gosched) so that the callers the
+// empty it yields the processor ([runtime.Gosched]) so that the callers the
 // last commit woke can submit their next write, and keeps going while
 // yields bring new writes, so that those callers share this batch's fsync
 // instead of forming a second batch behind it. The wait is bounded: at
@@ -239,7 +239,7 @@ func (w *Writer) fill(batch []*writeOp) []*writeOp {
 	return batch
 }
 
-// WriterStats counts a Writer's work since NewWriter.
+// WriterStats counts a Writer's work since [NewWriter].
 type WriterStats struct {
 	// Batches is the number of transactions run, Writes the writes they
 	// held (Do, DoBare, DoMerged and Exec calls that reached a batch).

@@ -157,7 +157,7 @@ func appendEscaped(dst, p []byte, keepLines, final bool) (out []byte, rest int) 
 	return dst, 0
 }
 
-// Writer is an io.Writer that writes what it is given to an underlying
+// Writer is an [io.Writer] that writes what it is given to an underlying
 // writer as [Text] renders it. A character split across two Writes is
 // written whole with the second; [Writer.Flush] writes what an unfinished
 // last Write left. Writes are serialized, so a Writer is safe for
@@ -177,7 +177,7 @@ type Writer struct {
 	buf  []byte
 }
 
-// NewWriter returns a Writer to w.
+// NewWriter returns a [Writer] to w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // Write renders p and writes it. It reports len(p) when the underlying
@@ -216,7 +216,7 @@ func (w *Writer) Flush() error {
 	return err
 }
 
-// Raw returns the writer under w when w is a *Writer, else w: for the few
+// Raw returns the writer under w when w is a *[Writer], else w: for the few
 // writes that must reach the terminal as they are, a protocol on stdout
 // (MCP over stdio) or the program's own terminal codes (a progress line).
 // What goes to Raw must be made safe by its writer (with [Line]).

@@ -31,7 +31,7 @@ type CatalogTool struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
-// CatalogTools returns the tools of the Catalogs, file by file in the
+// CatalogTools returns the tools of the [Catalogs], file by file in the
 // order each lists them, read with plain encoding/json so that no
 // toolgate parser stands between a test and the data. It fails the test
 // on a catalog that cannot be read.

@@ -1,7 +1,7 @@
 // Package testenv locates the data and programs that toolgate's tests and
 // benchmarks use but the module does not ship: the shared datasets and
 // catalogs (../shared beside the repository) and llama.cpp's gbnf-check;
-// and Buffer, for output that goroutines or a child process write while a
+// and [Buffer], for output that goroutines or a child process write while a
 // test reads it.
 //
 // Outside CI a missing resource skips the test with a message saying what

@@ -12,11 +12,11 @@
 //  3. otherwise (the programs are missing) the test is skipped, or failed in
 //     CI (testenv.InCI), so a store test never passes vacuously there.
 //
-// A package using Redis or PostgreSQL must run its tests through Main:
+// A package using Redis or PostgreSQL must run its tests through [Main]:
 //
 //	func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
 //
-// Private servers (NewRedis, NewPostgres) belong to one test, which may stop
+// Private servers ([NewRedis], [NewPostgres]) belong to one test, which may stop
 // and restart them (store-outage tests); they are stopped at the test's end.
 package testservices
 
@@ -75,7 +75,7 @@ func PostgresURL(tb testing.TB) string {
 	return url(tb, "postgres", "TOOLGATE_POSTGRES_URL", startPostgres)
 }
 
-// PostgresSchema returns PostgresURL and the name of a schema no other test
+// PostgresSchema returns [PostgresURL] and the name of a schema no other test
 // uses (prefix_PID_N), which is dropped, with everything in it, when the test
 // ends: after the cleanups the test registers later, such as closing the
 // store that created the schema.
@@ -138,7 +138,7 @@ func unavailable(tb testing.TB, engine string, err error) {
 // when the test ends.
 func NewRedis(tb testing.TB) *Server { return private(tb, "redis", startRedis) }
 
-// NewDurableRedis is NewRedis with an append-only file synced on every
+// NewDurableRedis is [NewRedis] with an append-only file synced on every
 // write (appendonly yes, appendfsync always), as docs/operations.md tells
 // operators to run a Redis store: an acknowledged write survives a kill.
 func NewDurableRedis(tb testing.TB) *Server {

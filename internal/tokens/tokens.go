@@ -5,18 +5,23 @@
 // package for per-request accounting.
 //
 // The encoder is loaded once, on first use (about a few hundred
-// milliseconds), and is safe for concurrent use afterwards.
+// milliseconds), and is safe for concurrent use afterwards. [Count] counts
+// a text; [Estimate] is the one counter the rest of the module calls where
+// a number is always needed (request accounting, context fitting): the
+// same count, cached, since tool definitions and messages recur turn after
+// turn and counting is far slower than building a request.
 package tokens
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// Encoding is the name of the encoding Count uses.
+// Encoding is the name of the encoding [Count] uses.
 const Encoding = "o200k_base"
 
 var (
@@ -44,12 +49,51 @@ func Count(text string) (int, error) {
 	return len(enc.EncodeOrdinary(text)), nil
 }
 
-// MustCount is Count for callers that treat a broken embedded encoding as a
+// MustCount is [Count] for callers that treat a broken embedded encoding as a
 // programming error.
 func MustCount(text string) int {
 	n, err := Count(text)
 	if err != nil {
 		panic(err)
 	}
+	return n
+}
+
+// maxCached bounds the cache of [Estimate]; when full it is emptied and
+// refilled.
+const maxCached = 8192
+
+var (
+	seed    = maphash.MakeSeed()
+	cacheMu sync.Mutex
+	cached  = make(map[uint64]int)
+)
+
+// Estimate returns the o200k_base token count of text, as [Count] does,
+// from a bounded cache of the texts counted before (keyed by a hash of the
+// text). If the embedded encoding cannot be loaded, a build defect that
+// this package's tests catch, it returns len(text): a byte per token,
+// never less than the true count. It is safe for concurrent use.
+func Estimate(text string) int {
+	if text == "" {
+		return 0
+	}
+	h := maphash.String(seed, text)
+	cacheMu.Lock()
+	n, ok := cached[h]
+	cacheMu.Unlock()
+	if ok {
+		return n
+	}
+	n, err := Count(text)
+	if err != nil {
+		return len(text)
+	}
+	cacheMu.Lock()
+	if len(cached) >= maxCached {
+		clear(cached)
+	}
+	cached[h] = n
+	cacheMu.Unlock()
 	return n
 }

@@ -13,13 +13,15 @@ func TestCount(t *testing.T) {
 		{`{"type":"object"}`, 5},
 	}
 	for _, tt := range tests {
-		got, err := Count(tt.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != tt.want {
-			t.Errorf("Count(%q) = %d, want %d", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := Count(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("Count(%q) = %d, want %d", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -29,5 +31,21 @@ func BenchmarkCount(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		MustCount(text)
+	}
+}
+
+func TestEstimateIsCount(t *testing.T) {
+	for _, s := range []string{"", "hello world", `{"type":"object"}`, `{"name":"get_balance","parameters":{"type":"object"}}`} {
+		t.Run(s, func(t *testing.T) {
+			want, err := Count(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // counted, then from the cache
+				if got := Estimate(s); got != want {
+					t.Errorf("Estimate(%q) = %d, want %d", s, got, want)
+				}
+			}
+		})
 	}
 }

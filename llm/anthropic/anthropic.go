@@ -1,4 +1,4 @@
-// Package anthropic is the llm.Backend for Anthropic's Messages API
+// Package anthropic is the [llm.Backend] for Anthropic's Messages API
 // (/v1/messages), built on the official client,
 // github.com/anthropics/anthropic-sdk-go.
 //
@@ -22,13 +22,13 @@
 //     *llm.ConstraintError, which llm.Checked can downgrade.
 //
 // The system messages become the request's `system` blocks, with a
-// `cache_control` breakpoint (Options.NoCache turns it off), and the API's
-// cache counters are reported in llm.Usage (CachedPromptTokens,
+// `cache_control` breakpoint ([Options.NoCache] turns it off), and the API's
+// cache counters are reported in [llm.Usage] (CachedPromptTokens,
 // CacheWriteTokens).
 //
 // ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read by the SDK itself;
-// Options.APIKey and Options.BaseURL override them. The SDK's own retries
-// are turned off: llm.Checked retries, with an injected clock.
+// [Options.APIKey] and [Options.BaseURL] override them. The SDK's own retries
+// are turned off: [llm.Checked] retries, with an injected clock.
 package anthropic
 
 import (
@@ -45,12 +45,12 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
-// Options configures a Backend. A nil *Options means all defaults.
+// Options configures a [Backend]. A nil *Options means all defaults.
 type Options struct {
 	// BaseURL is the API root, e.g. "https://api.anthropic.com". "" means
 	// ANTHROPIC_BASE_URL, else the API's.
@@ -78,10 +78,10 @@ var _ llm.Backend = (*Backend)(nil)
 
 const defaultMaxTokens = 1024
 
-// New returns a Backend for model (e.g. "claude-sonnet-4-5"). Deferred
+// New returns a [Backend] for model (e.g. "claude-sonnet-4-5"). Deferred
 // loading needs a model with tool search (at its launch: Claude Opus 4.5
 // and Sonnet 4.5 and later); a model or API version that refuses it fails
-// with an *llm.ConstraintError whose Deferred is set, which the runtime
+// with an *[llm.ConstraintError] whose Deferred is set, which the runtime
 // answers by sending the shortlist as plain tools.
 func New(model string, opts *Options) (*Backend, error) {
 	o, err := wire.Options("anthropic", model, opts)
@@ -241,7 +241,7 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 			p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".input_schema", schema))
 			data, _ := json.Marshal(tp)
-			defTokens += tokcount.Count(string(data)) + tokcount.Count(string(schema))
+			defTokens += tokens.Estimate(string(data)) + tokens.Estimate(string(schema))
 		}
 		switch {
 		case len(req.Tools) > 0 && req.RequireCall:

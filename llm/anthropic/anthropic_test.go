@@ -276,10 +276,12 @@ func TestDeferredLoading(t *testing.T) {
 		name     string
 		deferred bool
 	}{{"find_tools", false}, {"get_balance", true}, {"transfer_funds", true}} {
-		tool := tools[i].(map[string]any)
-		if tool["name"] != want.name || (tool["defer_loading"] == true) != want.deferred {
-			t.Errorf("tools[%d] = %v, want %s deferred=%v", i, tool, want.name, want.deferred)
-		}
+		t.Run(want.name, func(t *testing.T) {
+			tool := tools[i].(map[string]any)
+			if tool["name"] != want.name || (tool["defer_loading"] == true) != want.deferred {
+				t.Errorf("tools[%d] = %v, want %s deferred=%v", i, tool, want.name, want.deferred)
+			}
+		})
 	}
 
 	// After find_tools answered with a reference, the model may call it.
@@ -302,11 +304,13 @@ func TestDeferredLoading(t *testing.T) {
 	// The tools and system prompt, the cached prefix, did not change.
 	first, second := backendtest.DecodeBody(t, f.Requests()[0]), body
 	for _, k := range []string{"tools", "system"} {
-		a, _ := json.Marshal(first[k])
-		c, _ := json.Marshal(second[k])
-		if string(a) != string(c) {
-			t.Errorf("%s changed between the steps:\n%s\n%s", k, a, c)
-		}
+		t.Run(k, func(t *testing.T) {
+			a, _ := json.Marshal(first[k])
+			c, _ := json.Marshal(second[k])
+			if string(a) != string(c) {
+				t.Errorf("%s changed between the steps:\n%s\n%s", k, a, c)
+			}
+		})
 	}
 
 	// Still not callable: the other deferred tool, never referenced.
@@ -387,21 +391,23 @@ func TestErrors(t *testing.T) {
 		{http.StatusBadRequest, "output_config.format: not supported for this model", llm.ModeEnvelope, true},
 		{http.StatusBadRequest, "messages: text content blocks must be non-empty", llm.ModeNative, false},
 	} {
-		f := newFake(t, backendtest.Reply{})
-		f.status, f.errMsg = tc.status, tc.msg
-		_, err := f.backend(t, nil).Chat(context.Background(), backendtest.Request(tc.mode))
-		var ce *llm.ConstraintError
-		var se *llm.StatusError
-		switch {
-		case tc.constrain:
-			if !errors.As(err, &ce) {
-				t.Errorf("%d %q: error = %v, want *llm.ConstraintError", tc.status, tc.msg, err)
+		t.Run(tc.msg, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.status, f.errMsg = tc.status, tc.msg
+			_, err := f.backend(t, nil).Chat(context.Background(), backendtest.Request(tc.mode))
+			var ce *llm.ConstraintError
+			var se *llm.StatusError
+			switch {
+			case tc.constrain:
+				if !errors.As(err, &ce) {
+					t.Errorf("%d %q: error = %v, want *llm.ConstraintError", tc.status, tc.msg, err)
+				}
+			case !errors.As(err, &se) || se.StatusCode != tc.status || se.Message != tc.msg:
+				t.Errorf("%d %q: error = %v, want *llm.StatusError with the API's message", tc.status, tc.msg, err)
+			case tc.status == http.StatusTooManyRequests && se.RetryAfter.Seconds() != 7:
+				t.Errorf("429: RetryAfter = %v, want 7s", se.RetryAfter)
 			}
-		case !errors.As(err, &se) || se.StatusCode != tc.status || se.Message != tc.msg:
-			t.Errorf("%d %q: error = %v, want *llm.StatusError with the API's message", tc.status, tc.msg, err)
-		case tc.status == http.StatusTooManyRequests && se.RetryAfter.Seconds() != 7:
-			t.Errorf("429: RetryAfter = %v, want 7s", se.RetryAfter)
-		}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package livetest_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -40,27 +41,29 @@ func TestLiveToolsCompile(t *testing.T) {
 // TestPick: with N at half the tools, the two engines' picks cover every
 // tool exactly once; with N above the count, every tool is taken in turn.
 func TestPick(t *testing.T) {
-	for _, count := range []int{108, 109, 7} {
-		seen := make([]int, count)
-		n := count / 2
-		for half := range 2 {
-			for i := range n {
-				seen[pick(i, n, count, half)]++
+	for row, count := range []int{108, 109, 7} {
+		t.Run(fmt.Sprint(row), func(t *testing.T) {
+			seen := make([]int, count)
+			n := count / 2
+			for half := range 2 {
+				for i := range n {
+					seen[pick(i, n, count, half)]++
+				}
 			}
-		}
-		twice := 0
-		for _, c := range seen {
-			if c > 1 {
-				twice++
+			twice := 0
+			for _, c := range seen {
+				if c > 1 {
+					twice++
+				}
 			}
-		}
-		if twice > 0 || (count%2 == 0 && slices.Contains(seen, 0)) {
-			t.Errorf("count %d, n %d: picks per tool %v, want each tool once", count, n, seen)
-		}
-		for i := range count + 3 {
-			if got := pick(i, count+3, count, 0); got != i%count {
-				t.Errorf("pick(%d, %d, %d, 0) = %d, want %d", i, count+3, count, got, i%count)
+			if twice > 0 || (count%2 == 0 && slices.Contains(seen, 0)) {
+				t.Errorf("count %d, n %d: picks per tool %v, want each tool once", count, n, seen)
 			}
-		}
+			for i := range count + 3 {
+				if got := pick(i, count+3, count, 0); got != i%count {
+					t.Errorf("pick(%d, %d, %d, 0) = %d, want %d", i, count+3, count, got, i%count)
+				}
+			}
+		})
 	}
 }

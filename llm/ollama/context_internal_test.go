@@ -18,12 +18,16 @@ func FuzzNumCtxParameter(f *testing.F) {
 }
 
 func TestNumCtxParameterRoundTrip(t *testing.T) {
-	for _, n := range []int{1, 512, 2048, 131072, maxContextSize} {
-		for _, form := range []string{"%-30s %d", "%s %d.0", "temperature 0.7\n%s\t%d\n"} {
-			params := fmt.Sprintf(form, "num_ctx", n)
-			if got, err := numCtxParameter(params); got != n || err != nil {
-				t.Errorf("numCtxParameter(%q) = %d, %v; want %d", params, got, err, n)
+	for i, n := range []int{1, 512, 2048, 131072, maxContextSize} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for _, form := range []string{"%-30s %d", "%s %d.0", "temperature 0.7\n%s\t%d\n"} {
+				t.Run(form, func(t *testing.T) {
+					params := fmt.Sprintf(form, "num_ctx", n)
+					if got, err := numCtxParameter(params); got != n || err != nil {
+						t.Errorf("numCtxParameter(%q) = %d, %v; want %d", params, got, err, n)
+					}
+				})
 			}
-		}
+		})
 	}
 }

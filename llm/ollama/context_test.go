@@ -77,11 +77,13 @@ func TestContextSize(t *testing.T) {
 
 func TestContextSizeErrors(t *testing.T) {
 	for _, params := range []string{"num_ctx                        lots", "num_ctx -1", "num_ctx 0", "num_ctx 2048.5", "num_ctx 1e12", "num_ctx", "num_ctx 2048 4096"} {
-		srv, _ := showServer(t, http.StatusOK, params)
-		b, _ := ollama.New("qwen3:8b", &ollama.Options{BaseURL: srv.URL})
-		if n, err := b.ContextSize(context.Background()); err == nil || n != 0 || !strings.Contains(err.Error(), "num_ctx") {
-			t.Errorf("parameters %q: ContextSize = %d, %v; want an error naming num_ctx", params, n, err)
-		}
+		t.Run(params, func(t *testing.T) {
+			srv, _ := showServer(t, http.StatusOK, params)
+			b, _ := ollama.New("qwen3:8b", &ollama.Options{BaseURL: srv.URL})
+			if n, err := b.ContextSize(context.Background()); err == nil || n != 0 || !strings.Contains(err.Error(), "num_ctx") {
+				t.Errorf("parameters %q: ContextSize = %d, %v; want an error naming num_ctx", params, n, err)
+			}
+		})
 	}
 	srv, _ := showServer(t, http.StatusNotFound, "")
 	b, _ := ollama.New("qwen3:8b", &ollama.Options{BaseURL: srv.URL})

@@ -1,7 +1,7 @@
-// Package ollama is the llm.Backend for Ollama's /api/chat and /api/embed,
+// Package ollama is the [llm.Backend] for Ollama's /api/chat and /api/embed,
 // built on Ollama's own client, github.com/ollama/ollama/api.
 //
-// In llm.ModeEnvelope (the default) the request carries the envelope JSON
+// In [llm.ModeEnvelope] (the default) the request carries the envelope JSON
 // Schema in `format`, which Ollama enforces while sampling, and the
 // shortlist's schemas in the system prompt. It also clears the model's stop
 // sequences (options.stop = []): under `format` the constraint decides
@@ -13,16 +13,16 @@
 // fix at temperature 0. A reply that Ollama ends without its final message
 // (its server stops a generation that repeats one token more than 30 times
 // and answers with the text so far and "done": false) is a truncated
-// *llm.OutputError, repaired like one cut off at the token limit. In
-// llm.ModeNative it carries
+// *[llm.OutputError], repaired like one cut off at the token limit. In
+// [llm.ModeNative] it carries
 // the shortlist as `tools` and reads `message.tool_calls`; Ollama does not
 // enforce tool schemas (and its tool type keeps only type, description,
 // enum, items, properties, required and anyOf of each parameter), so use
-// llm.Checked with a Validate hook there. Ollama's API takes no GBNF:
-// llm.ModeGrammar is a *llm.ConstraintError.
+// [llm.Checked] with a Validate hook there. Ollama's API takes no GBNF:
+// [llm.ModeGrammar] is a *[llm.ConstraintError].
 //
-// The server is OLLAMA_HOST, read exactly as api.ClientFromEnvironment
-// reads it, unless Options.BaseURL is set.
+// The server is OLLAMA_HOST, read exactly as [api.ClientFromEnvironment]
+// reads it, unless [Options.BaseURL] is set.
 package ollama
 
 import (
@@ -42,12 +42,12 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
-// Options configures a Backend. A nil *Options means all defaults.
+// Options configures a [Backend]. A nil *Options means all defaults.
 type Options struct {
 	// BaseURL is the server, e.g. "http://localhost:11434". "" means
 	// OLLAMA_HOST (default http://127.0.0.1:11434).
@@ -82,8 +82,8 @@ var (
 	_ llm.Embedder = (*Backend)(nil)
 )
 
-// New returns a Backend for model (e.g. "qwen3:8b") on the server that
-// Options.BaseURL or OLLAMA_HOST names.
+// New returns a [Backend] for model (e.g. "qwen3:8b") on the server that
+// [Options.BaseURL] or OLLAMA_HOST names.
 func New(model string, opts *Options) (*Backend, error) {
 	o, err := wire.Options("ollama", model, opts)
 	if err != nil {
@@ -246,7 +246,7 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 		msgs = llm.WithToolPrompt(req)
 		creq.Format = req.Constraint.EnvelopeSchema
 		creq.Options["stop"] = []string{}
-		defTokens = tokcount.Count(string(creq.Format)) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens.Estimate(string(creq.Format)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		msgs = req.Messages
 		for _, t := range req.Tools {
@@ -256,7 +256,7 @@ func (b *Backend) buildRequest(req *llm.Request) (*api.ChatRequest, int, error) 
 			}
 			creq.Tools = append(creq.Tools, tool)
 			data, _ := json.Marshal(tool)
-			defTokens += tokcount.Count(string(data))
+			defTokens += tokens.Estimate(string(data))
 		}
 	}
 	for _, m := range msgs {
@@ -297,7 +297,7 @@ func (b *Backend) chatError(ctx context.Context, req *llm.Request, err error, sl
 }
 
 // apiError maps an error of Ollama's client to llm's: a status the server
-// answered is an *llm.StatusError (with the Retry-After slot recorded);
+// answered is an *[llm.StatusError] (with the Retry-After slot recorded);
 // anything else is wrapped, prefixed with the operation.
 func apiError(op string, err error, slot *retryAfterSlot) error {
 	if se := (api.StatusError{}); errors.As(err, &se) {
@@ -311,7 +311,7 @@ func apiError(op string, err error, slot *retryAfterSlot) error {
 }
 
 // ContextSize returns the context window, in tokens, that this Backend's
-// requests run with: Options.NumCtx when set, else the model's num_ctx
+// requests run with: [Options.NumCtx] when set, else the model's num_ctx
 // parameter (its Modelfile's PARAMETER num_ctx) as /api/show reports it.
 // It returns 0 when neither says: the server then applies its own default
 // (OLLAMA_CONTEXT_LENGTH), which no endpoint reports. runtime.Options'
@@ -371,7 +371,7 @@ func rejectsConstraint(mode llm.Mode, msg string) bool {
 	return false
 }
 
-// Embed returns one vector per text from /api/embed with Options.EmbedModel.
+// Embed returns one vector per text from /api/embed with [Options.EmbedModel].
 func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return wire.Embed(ctx, "ollama", "EmbedModel", b.opts.EmbedModel, texts, func(ctx context.Context) ([][]float32, error) {
 		slot := &retryAfterSlot{}

@@ -156,9 +156,11 @@ func TestEnvelopeRequestBody(t *testing.T) {
 				t.Errorf("system message = %v", sys)
 			}
 			for _, want := range []string{`"name":"get_balance"`, `"name":"transfer_funds"`, `"additionalProperties":false`, `"pattern":"^ACC-[0-9]{5}$"`, `"action":"find_tools"`} {
-				if !strings.Contains(content, want) {
-					t.Errorf("system prompt lacks %s:\n%s", want, content)
-				}
+				t.Run(want, func(t *testing.T) {
+					if !strings.Contains(content, want) {
+						t.Errorf("system prompt lacks %s:\n%s", want, content)
+					}
+				})
 			}
 			if bytes.Contains(raw, []byte(backendtest.Unauthorized)) {
 				t.Errorf("request names the unauthorized tool:\n%s", raw)
@@ -415,9 +417,11 @@ func TestNewOptions(t *testing.T) {
 		{"m", &ollama.Options{NumCtx: -1}},
 	}
 	for _, tt := range tests {
-		if _, err := ollama.New(tt.model, tt.opts); err == nil {
-			t.Errorf("New(%q, %+v) succeeded, want an error", tt.model, tt.opts)
-		}
+		t.Run(tt.model, func(t *testing.T) {
+			if _, err := ollama.New(tt.model, tt.opts); err == nil {
+				t.Errorf("New(%q, %+v) succeeded, want an error", tt.model, tt.opts)
+			}
+		})
 	}
 }
 
@@ -453,27 +457,29 @@ func TestMidStreamError(t *testing.T) {
 // one, not a transport error.
 func TestStoppedWithoutDone(t *testing.T) {
 	const partial = `{"action":"answer","text":"main main main main`
-	for _, stream := range []bool{false, true} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			msg, _ := json.Marshal(map[string]any{"model": "m", "created_at": "2025-07-07T20:22:19Z",
-				"message": map[string]any{"role": "assistant", "content": partial}, "done": false})
-			w.Write(append(msg, '\n'))
-		}))
-		b, _ := ollama.New("m", &ollama.Options{BaseURL: srv.URL})
-		req := backendtest.Request(llm.ModeEnvelope)
-		if stream {
-			req.OnDelta = func(string) {}
-		}
-		resp, err := b.Chat(context.Background(), req)
-		srv.Close()
-		var oe *llm.OutputError
-		if !errors.As(err, &oe) || oe.Problem != llm.ProblemTruncated {
-			t.Fatalf("stream %v: Chat error = %v, want a truncated *llm.OutputError", stream, err)
-		}
-		if oe.Raw != partial || resp == nil || resp.Raw != partial || resp.Action != "" {
-			t.Errorf("stream %v: Raw %q, response %+v: want the partial text kept for the audit and nothing to act on", stream, oe.Raw, resp)
-		}
+	for i, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				msg, _ := json.Marshal(map[string]any{"model": "m", "created_at": "2025-07-07T20:22:19Z",
+					"message": map[string]any{"role": "assistant", "content": partial}, "done": false})
+				w.Write(append(msg, '\n'))
+			}))
+			b, _ := ollama.New("m", &ollama.Options{BaseURL: srv.URL})
+			req := backendtest.Request(llm.ModeEnvelope)
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := b.Chat(context.Background(), req)
+			srv.Close()
+			var oe *llm.OutputError
+			if !errors.As(err, &oe) || oe.Problem != llm.ProblemTruncated {
+				t.Fatalf("stream %v: Chat error = %v, want a truncated *llm.OutputError", stream, err)
+			}
+			if oe.Raw != partial || resp == nil || resp.Raw != partial || resp.Action != "" {
+				t.Errorf("stream %v: Raw %q, response %+v: want the partial text kept for the audit and nothing to act on", stream, oe.Raw, resp)
+			}
+		})
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package openai is the llm.Backend for OpenAI's Chat Completions API
+// Package openai is the [llm.Backend] for OpenAI's Chat Completions API
 // (/v1/chat/completions, /v1/embeddings) and the servers that implement it
 // (llama.cpp server, vLLM, Ollama's /v1), built on the official client,
 // github.com/openai/openai-go/v3.
@@ -20,8 +20,8 @@
 //     system prompt.
 //
 // OPENAI_API_KEY and OPENAI_BASE_URL are read by openai-go itself, as in
-// every OpenAI client; Options.APIKey and Options.BaseURL override them.
-// openai-go's own retries are turned off: llm.Checked retries, with an
+// every OpenAI client; [Options.APIKey] and [Options.BaseURL] override them.
+// openai-go's own retries are turned off: [llm.Checked] retries, with an
 // injected clock.
 package openai
 
@@ -43,12 +43,12 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
-// Options configures a Backend. A nil *Options means all defaults.
+// Options configures a [Backend]. A nil *Options means all defaults.
 type Options struct {
 	// BaseURL is the API root, e.g. "http://localhost:8080/v1" for a
 	// llama.cpp server. "" means OPENAI_BASE_URL, else https://api.openai.com/v1.
@@ -90,18 +90,18 @@ var (
 // envelopeSchemaName is the response_format json_schema name.
 const envelopeSchemaName = "turn_envelope"
 
-// ErrNoAPIKey is wrapped by the error of New and NewResponses when OpenAI's
-// own API would be called without a key: no Options.APIKey and no
+// ErrNoAPIKey is wrapped by the error of New and [NewResponses] when OpenAI's
+// own API would be called without a key: no [Options.APIKey] and no
 // OPENAI_API_KEY. An OpenAI-compatible server at another host (llama.cpp,
-// vLLM, Ollama's /v1, named by Options.BaseURL or OPENAI_BASE_URL) needs
+// vLLM, Ollama's /v1, named by [Options.BaseURL] or OPENAI_BASE_URL) needs
 // no key.
 var ErrNoAPIKey = errors.New("openai: no API key")
 
 // defaultBaseURL is where openai-go sends requests when neither
-// Options.BaseURL nor OPENAI_BASE_URL names a server.
+// [Options.BaseURL] nor OPENAI_BASE_URL names a server.
 const defaultBaseURL = "https://api.openai.com/v1"
 
-// checkAPIKey refuses, with ErrNoAPIKey, options that would call OpenAI's
+// checkAPIKey refuses, with [ErrNoAPIKey], options that would call OpenAI's
 // own API without a key: every request would fail with a 401 only at the
 // first turn, far from the mistake.
 func checkAPIKey(o Options) error {
@@ -120,7 +120,7 @@ func checkAPIKey(o Options) error {
 	return fmt.Errorf("%w for %s: set Options.APIKey or OPENAI_API_KEY (an OpenAI-compatible server, set by Options.BaseURL or OPENAI_BASE_URL, needs none)", ErrNoAPIKey, base)
 }
 
-// New returns a Backend for model (e.g. "gpt-4.1-mini"). It fails with
+// New returns a [Backend] for model (e.g. "gpt-4.1-mini"). It fails with
 // [ErrNoAPIKey] when the server is OpenAI's own and no key is given.
 func New(model string, opts *Options) (*Backend, error) {
 	o, err := wire.Options("openai", model, opts)
@@ -267,11 +267,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			}},
 		}
 		rf, _ := json.Marshal(p.ResponseFormat)
-		defTokens = tokcount.Count(string(rf)) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens.Estimate(string(rf)) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeGrammar:
 		msgs = llm.WithToolPrompt(req)
 		ropts = append(ropts, option.WithJSONSet("grammar", req.Constraint.GBNF))
-		defTokens = tokcount.Count(req.Constraint.GBNF) + llm.ToolPromptTokens(req.Tools)
+		defTokens = tokens.Estimate(req.Constraint.GBNF) + llm.ToolPromptTokens(req.Tools)
 	case llm.ModeNative:
 		strict := !req.Constraint.BestEffort
 		for i, t := range req.Tools {
@@ -286,11 +286,11 @@ func (b *Backend) buildRequest(req *llm.Request) (openai.ChatCompletionNewParams
 			tool := openai.ChatCompletionFunctionTool(fn)
 			p.Tools = append(p.Tools, tool)
 			data, _ := json.Marshal(tool)
-			defTokens += tokcount.Count(string(data))
+			defTokens += tokens.Estimate(string(data))
 			// The schema goes in verbatim, keys in their order: strict
 			// decoding emits properties in schema order.
 			ropts = append(ropts, option.WithJSONSet("tools."+strconv.Itoa(i)+".function.parameters", schema))
-			defTokens += tokcount.Count(string(schema))
+			defTokens += tokens.Estimate(string(schema))
 		}
 		if len(p.Tools) > 0 {
 			p.ParallelToolCalls = param.NewOpt(false)
@@ -338,8 +338,8 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 }
 
 // apiError maps an error of op (chat, responses) to llm's: a
-// *llm.ConstraintError for a 400 that rejects says is about the
-// constraint, else an *llm.StatusError of backend for an API error.
+// *[llm.ConstraintError] for a 400 that rejects says is about the
+// constraint, else an *[llm.StatusError] of backend for an API error.
 func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error, httpResp *http.Response, rejects func(msg string) bool) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %s: %w", op, ctx.Err())
@@ -360,7 +360,7 @@ func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error,
 	return se
 }
 
-// statusError turns an API error into an *llm.StatusError with the
+// statusError turns an API error into an *[llm.StatusError] with the
 // server's Retry-After (or OpenAI's Retry-After-Ms).
 func statusError(ae *openai.Error, msg string, httpResp *http.Response) *llm.StatusError {
 	res := cmp.Or(ae.Response, httpResp)
@@ -389,7 +389,7 @@ func rejectsConstraint(c llm.Constraint, msg string) bool {
 }
 
 // Embed returns one vector per text from /embeddings with
-// Options.EmbeddingModel.
+// [Options.EmbeddingModel].
 func (b *Backend) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	data, err := wire.Embed(ctx, "openai", "EmbeddingModel", b.opts.EmbeddingModel, texts, func(ctx context.Context) ([]openai.Embedding, error) {
 		var httpResp *http.Response

@@ -178,9 +178,11 @@ func TestRequestBodies(t *testing.T) {
 						t.Errorf("grammar = %v, want the GBNF verbatim", body["grammar"])
 					}
 					for _, k := range []string{"response_format", "tools", "parallel_tool_calls"} {
-						if _, ok := body[k]; ok {
-							t.Errorf("grammar request has %s", k)
-						}
+						t.Run(k, func(t *testing.T) {
+							if _, ok := body[k]; ok {
+								t.Errorf("grammar request has %s", k)
+							}
+						})
 					}
 					checkToolPrompt(t, body)
 				}
@@ -221,9 +223,11 @@ func checkNative(t *testing.T, raw []byte, body map[string]any) {
 		t.Errorf("parallel_tool_calls = %v, want false", body["parallel_tool_calls"])
 	}
 	for _, k := range []string{"response_format", "grammar"} {
-		if _, ok := body[k]; ok {
-			t.Errorf("native request has %s", k)
-		}
+		t.Run(k, func(t *testing.T) {
+			if _, ok := body[k]; ok {
+				t.Errorf("native request has %s", k)
+			}
+		})
 	}
 	tools, _ := body["tools"].([]any)
 	shortlist := backendtest.Shortlist()
@@ -264,9 +268,11 @@ func checkEnvelope(t *testing.T, body map[string]any) {
 		t.Errorf("response_format schema = %v, want the envelope schema wrapped in a root object", js["schema"])
 	}
 	for _, k := range []string{"tools", "grammar", "parallel_tool_calls"} {
-		if _, ok := body[k]; ok {
-			t.Errorf("envelope request has %s", k)
-		}
+		t.Run(k, func(t *testing.T) {
+			if _, ok := body[k]; ok {
+				t.Errorf("envelope request has %s", k)
+			}
+		})
 	}
 	checkToolPrompt(t, body)
 }
@@ -283,9 +289,11 @@ func checkToolPrompt(t *testing.T, body map[string]any) {
 		t.Errorf("system message = %v", sys)
 	}
 	for _, want := range []string{`"name":"get_balance"`, `"name":"transfer_funds"`, `"additionalProperties":false`} {
-		if !strings.Contains(content, want) {
-			t.Errorf("system prompt lacks %s", want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(content, want) {
+				t.Errorf("system prompt lacks %s", want)
+			}
+		})
 	}
 }
 
@@ -308,19 +316,21 @@ func TestConversationMessages(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
-		req := backendtest.Request(llm.ModeEnvelope)
-		if stream {
-			req.OnDelta = func(string) {}
-		}
-		resp, err := f.backend(t, nil).Chat(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u := resp.Usage; u.PromptTokens != 412 || u.CompletionTokens != 23 || u.ToolDefinitionTokens < 100 {
-			t.Errorf("stream=%v: Usage = %+v, want prompt 412, completion 23, tool definitions > 100", stream, u)
-		}
+	for i, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Content: `{"action":"answer","text":"ok"}`, Finish: "stop"})
+			req := backendtest.Request(llm.ModeEnvelope)
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := f.backend(t, nil).Chat(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := resp.Usage; u.PromptTokens != 412 || u.CompletionTokens != 23 || u.ToolDefinitionTokens < 100 {
+				t.Errorf("stream=%v: Usage = %+v, want prompt 412, completion 23, tool definitions > 100", stream, u)
+			}
+		})
 	}
 }
 
@@ -572,16 +582,18 @@ func TestEnvelopeWrapping(t *testing.T) {
 		`{"envelope":{"action":"answer","text":"ok"},"extra":1}`,
 		`{"wrapper":{"action":"answer","text":"ok"}}`,
 	} {
-		f := newFake(t, backendtest.Reply{})
-		f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
-			writeCompletion(w, backendtest.Reply{Content: content, Finish: "stop"})
-			return true
-		}
-		_, err := f.backend(t, nil).Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
-		var oe *llm.OutputError
-		if !errors.As(err, &oe) || oe.Problem != llm.ProblemMalformed {
-			t.Errorf("Chat(%s) error = %v, want a malformed-output error", content, err)
-		}
+		t.Run(content, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.Handle = func(i int, w http.ResponseWriter, body map[string]any) bool {
+				writeCompletion(w, backendtest.Reply{Content: content, Finish: "stop"})
+				return true
+			}
+			_, err := f.backend(t, nil).Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+			var oe *llm.OutputError
+			if !errors.As(err, &oe) || oe.Problem != llm.ProblemMalformed {
+				t.Errorf("Chat(%s) error = %v, want a malformed-output error", content, err)
+			}
+		})
 	}
 }
 
@@ -659,8 +671,10 @@ func TestProbeLlamaCpp(t *testing.T) {
 		t.Errorf("ProbeLlamaCpp(llama.cpp) = %+v, %v; want its model, build and n_ctx", props, err)
 	}
 	for _, base := range []string{srv.URL + "/other/v1", srv.URL + "/missing/v1", "http://127.0.0.1:1/v1"} {
-		if props, err := openai.ProbeLlamaCpp(context.Background(), base, nil); err == nil {
-			t.Errorf("ProbeLlamaCpp(%s) = %+v, want an error: not llama.cpp", base, props)
-		}
+		t.Run(base, func(t *testing.T) {
+			if props, err := openai.ProbeLlamaCpp(context.Background(), base, nil); err == nil {
+				t.Errorf("ProbeLlamaCpp(%s) = %+v, want an error: not llama.cpp", base, props)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ type LlamaCppProps struct {
 // it is a llama.cpp server: one that takes a GBNF `grammar`, which a weak
 // local model needs (llm.ModeGrammar). It returns the server's properties,
 // or an error when the server does not answer /props as llama.cpp does (an
-// OpenAI API, vLLM, Ollama's /v1). hc nil means http.DefaultClient; ctx
+// OpenAI API, vLLM, Ollama's /v1). hc nil means [http.DefaultClient]; ctx
 // bounds the probe.
 func ProbeLlamaCpp(ctx context.Context, baseURL string, hc *http.Client) (*LlamaCppProps, error) {
 	if hc == nil {

@@ -15,12 +15,12 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 	"github.com/toolgate/toolgate/llm/internal/wire"
 )
 
-// ResponsesBackend is the llm.Backend for OpenAI's Responses API
+// ResponsesBackend is the [llm.Backend] for OpenAI's Responses API
 // (/v1/responses). It sends the whole conversation every time (store:
 // false), so the prompt cache sees one growing prefix.
 //
@@ -47,7 +47,7 @@ import (
 //   - llm.ModeGrammar: the Responses API takes no grammar; Chat returns an
 //     *llm.ConstraintError.
 //
-// It shares Options with the Chat Completions Backend (EmbeddingModel and
+// It shares [Options] with the Chat Completions [Backend] (EmbeddingModel and
 // LegacyMaxTokens do not apply). It is safe for concurrent use.
 type ResponsesBackend struct {
 	client openai.Client
@@ -56,7 +56,7 @@ type ResponsesBackend struct {
 
 var _ llm.Backend = (*ResponsesBackend)(nil)
 
-// NewResponses returns a ResponsesBackend for model (e.g. "gpt-5-mini").
+// NewResponses returns a [ResponsesBackend] for model (e.g. "gpt-5-mini").
 func NewResponses(model string, opts *Options) (*ResponsesBackend, error) {
 	b, err := New(model, opts)
 	if err != nil {
@@ -279,7 +279,7 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 					OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptionsRequired)}
 			}
 			data, _ := json.Marshal(tools)
-			defTokens = tokcount.Count(string(data))
+			defTokens = tokens.Estimate(string(data))
 			ropts = append(ropts, option.WithJSONSet("tools", json.RawMessage(data)))
 		}
 	}
@@ -402,7 +402,7 @@ func namespaceOf(deferred []llm.ToolSpec, name string) string {
 
 // responsesError maps openai-go's errors to llm's. A refusal of deferred
 // loading (a model without tool_search, an API without namespaces) is a
-// *llm.ConstraintError with Deferred set.
+// *[llm.ConstraintError] with Deferred set.
 func responsesError(ctx context.Context, req *llm.Request, err error, httpResp *http.Response) error {
 	err = apiError(ctx, "openai-responses", "responses", req.Constraint.Mode, err, httpResp, func(msg string) bool {
 		return rejectsConstraint(req.Constraint, msg) || wire.RejectsDeferred(req, msg)

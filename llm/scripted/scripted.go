@@ -1,15 +1,15 @@
-// Package scripted is a deterministic llm.Backend that plays a script of
+// Package scripted is a deterministic [llm.Backend] that plays a script of
 // replies, for tests, demos and users' tests of their own agents.
 //
 // A script is a list of Replies, played in order, one per Chat call. Each
 // reply is rendered for the request's mode (an envelope in envelope modes,
 // a native tool call in ModeNative) and then parsed exactly as the real
-// adapters parse replies (llm.ParseReply), so a scripted model that names
+// adapters parse replies ([llm.ParseReply]), so a scripted model that names
 // an unlisted tool or emits malformed JSON exercises the same failure
 // paths as a real one. The backend records every Request it receives, so
 // a test can assert what would have been sent to a model (for example
 // that no unauthorized tool ever was). When the script runs out, Chat
-// returns ErrScriptExhausted.
+// returns [ErrScriptExhausted].
 package scripted
 
 import (
@@ -20,15 +20,15 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // ErrScriptExhausted is returned by Chat when every reply has been played.
 var ErrScriptExhausted = errors.New("scripted: the script has no more replies")
 
-// Reply is one scripted model reply. Build it with Call, Answer,
-// FindTools, Text, NativeCalls or Fail.
+// Reply is one scripted model reply. Build it with [Call], [Answer],
+// FindTools, [Text], [NativeCalls] or [Fail].
 type Reply struct {
 	render func(mode llm.Mode) (content string, calls []llm.ToolCall, err error)
 	finish llm.FinishReason
@@ -105,12 +105,12 @@ func NativeCalls(calls ...llm.ToolCall) Reply {
 }
 
 // Fail is a reply that is the error err instead of a model output (an
-// *llm.StatusError for a 429, an *llm.ConstraintError, ...).
+// *[llm.StatusError] for a 429, an *[llm.ConstraintError], ...).
 func Fail(err error) Reply {
 	return Reply{desc: "error: " + err.Error(), err: err}
 }
 
-// Options configures a Backend. A nil *Options means all defaults.
+// Options configures a [Backend]. A nil *Options means all defaults.
 type Options struct {
 	// Check, when set, is called with each request before its reply is
 	// played (i counts from 0). Its error is returned by Chat, and the
@@ -130,7 +130,7 @@ type Backend struct {
 
 var _ llm.Backend = (*Backend)(nil)
 
-// New returns a Backend that plays replies in order.
+// New returns a [Backend] that plays replies in order.
 func New(replies []Reply, opts *Options) *Backend {
 	b := &Backend{script: append([]Reply(nil), replies...)}
 	if opts != nil {
@@ -194,7 +194,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		Usage: llm.Usage{
 			ToolDefinitionTokens: toolDefinitionTokens(req),
 			CatalogTokens:        req.CatalogTokens,
-			CompletionTokens:     tokcount.Count(content),
+			CompletionTokens:     tokens.Estimate(content),
 		},
 	}
 	if req.Constraint.Mode != llm.ModeNative {
@@ -211,15 +211,15 @@ func toolDefinitionTokens(req *llm.Request) int {
 		n := 0
 		for _, t := range req.Tools {
 			data, _ := json.Marshal(t)
-			n += tokcount.Count(string(data))
+			n += tokens.Estimate(string(data))
 		}
 		return n
 	}
 	n := llm.ToolPromptTokens(req.Tools)
 	if req.Constraint.Mode == llm.ModeGrammar {
-		return n + tokcount.Count(req.Constraint.GBNF)
+		return n + tokens.Estimate(req.Constraint.GBNF)
 	}
-	return n + tokcount.Count(string(req.Constraint.EnvelopeSchema))
+	return n + tokens.Estimate(string(req.Constraint.EnvelopeSchema))
 }
 
 // Requests returns copies of every request received, in order.

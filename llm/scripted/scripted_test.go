@@ -48,21 +48,23 @@ func TestRendersPerMode(t *testing.T) {
 		{scripted.FindTools("refunds"), llm.ModeEnvelope, `{"action":"find_tools","query":"refunds"}`, `{"action":"find_tools","query":"refunds"}`, ""},
 	}
 	for _, tt := range tests {
-		b := scripted.New([]scripted.Reply{tt.reply}, nil)
-		resp, err := b.Chat(context.Background(), backendtest.Request(tt.mode))
-		if err != nil {
-			t.Errorf("%v in %s: %v", tt.reply, tt.mode, err)
-			continue
-		}
-		if resp.Raw != tt.raw {
-			t.Errorf("%v in %s: Raw = %s, want %s", tt.reply, tt.mode, resp.Raw, tt.raw)
-		}
-		if tt.call != "" && (len(resp.Calls) != 1 || resp.Calls[0].Name != tt.call) {
-			t.Errorf("%v in %s: Calls = %+v, want %s", tt.reply, tt.mode, resp.Calls, tt.call)
-		}
-		if tt.call == "" && resp.Message.Content != tt.content {
-			t.Errorf("%v in %s: Content = %q, want %q", tt.reply, tt.mode, resp.Message.Content, tt.content)
-		}
+		t.Run(tt.raw, func(t *testing.T) {
+			b := scripted.New([]scripted.Reply{tt.reply}, nil)
+			resp, err := b.Chat(context.Background(), backendtest.Request(tt.mode))
+			if err != nil {
+				t.Errorf("%v in %s: %v", tt.reply, tt.mode, err)
+				return
+			}
+			if resp.Raw != tt.raw {
+				t.Errorf("%v in %s: Raw = %s, want %s", tt.reply, tt.mode, resp.Raw, tt.raw)
+			}
+			if tt.call != "" && (len(resp.Calls) != 1 || resp.Calls[0].Name != tt.call) {
+				t.Errorf("%v in %s: Calls = %+v, want %s", tt.reply, tt.mode, resp.Calls, tt.call)
+			}
+			if tt.call == "" && resp.Message.Content != tt.content {
+				t.Errorf("%v in %s: Content = %q, want %q", tt.reply, tt.mode, resp.Message.Content, tt.content)
+			}
+		})
 	}
 }
 

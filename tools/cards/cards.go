@@ -128,7 +128,7 @@ func Load(paths ...string) (*Overlay, error) {
 }
 
 // Parse reads one overlay from r; file names it in errors. The first bad
-// line is returned as an *Error.
+// line is returned as an *[Error].
 func Parse(r io.Reader, file string) (*Overlay, error) {
 	o := &Overlay{tools: map[string]*Entry{}, ns: map[string]*Entry{}}
 	if err := o.read(r, file); err != nil {
@@ -138,7 +138,7 @@ func Parse(r io.Reader, file string) (*Overlay, error) {
 }
 
 // New builds an overlay from entries (for cards learn and suggest), with
-// the checks Parse applies to each.
+// the checks [Parse] applies to each.
 func New(entries []Entry) (*Overlay, error) {
 	o := &Overlay{tools: map[string]*Entry{}, ns: map[string]*Entry{}}
 	for i := range entries {

@@ -3,6 +3,7 @@ package cards_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,14 +47,16 @@ func TestHash(t *testing.T) {
 	if cards.Hash(&a) != cards.Hash(&overlaid) {
 		t.Errorf("Hash changed when only overlay fields changed")
 	}
-	for _, change := range []tools.Tool{
+	for i, change := range []tools.Tool{
 		tool("github/create_pull_request", "Create a new draft pull request", string(a.InputSchema)),
 		tool("github/create_pull_request", "Create a new pull request", `{"type":"object","properties":{"title":{"type":"string"}}}`),
 		tool("github/open_pull_request", "Create a new pull request", string(a.InputSchema)),
 	} {
-		if cards.Hash(&a) == cards.Hash(&change) {
-			t.Errorf("Hash(%s %q) equals the original's: a change of name, description or schema must change it", change.ID, change.Description)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if cards.Hash(&a) == cards.Hash(&change) {
+				t.Errorf("Hash(%s %q) equals the original's: a change of name, description or schema must change it", change.ID, change.Description)
+			}
+		})
 	}
 	// Length prefixes: moving text between name and description changes the hash.
 	x, y := tool("a/ab", "c", ""), tool("a/a", "bc", "")
@@ -102,10 +105,12 @@ func TestApply(t *testing.T) {
 	if got.NotFor != "merging: use github/merge_pull_request" || !reflect.DeepEqual(got.Tags, []string{"review"}) {
 		t.Errorf("not_for, tags = %q, %q", got.NotFor, got.Tags)
 	}
-	for _, i := range []int{2, 3} {
-		if want := []string{"kubernetes", "the cluster", "ops"}; !reflect.DeepEqual(out[i].Card.Tags, want) {
-			t.Errorf("%s tags = %q, want the server's aliases and tags %q", out[i].ID, out[i].Card.Tags, want)
-		}
+	for row, i := range []int{2, 3} {
+		t.Run(fmt.Sprint(row), func(t *testing.T) {
+			if want := []string{"kubernetes", "the cluster", "ops"}; !reflect.DeepEqual(out[i].Card.Tags, want) {
+				t.Errorf("%s tags = %q, want the server's aliases and tags %q", out[i].ID, out[i].Card.Tags, want)
+			}
+		})
 	}
 	if len(out[1].Card.Aliases) != 0 {
 		t.Errorf("stale entry applied: %s aliases %q", out[1].ID, out[1].Card.Aliases)
@@ -172,15 +177,17 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate member", `{"tool":"a/b","hash":"sha256:0123456789abcdef","hash":"sha256:fedcba9876543210","aliases":["x"]}`, `f:1: invalid entry: duplicate member name "hash"`},
 		{"not UTF-8", ok + "\n" + `{"tool":"a/*","aliases":["gh` + "\xff" + `"]}`, "f:2: not valid UTF-8"},
 	} {
-		_, err := cards.Parse(strings.NewReader(tc.src), "f")
-		var ce *cards.Error
-		if !errors.As(err, &ce) {
-			t.Errorf("%s: Parse error = %v, want a *cards.Error", tc.name, err)
-			continue
-		}
-		if !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("%s: Parse error = %q, want prefix %q", tc.name, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cards.Parse(strings.NewReader(tc.src), "f")
+			var ce *cards.Error
+			if !errors.As(err, &ce) {
+				t.Errorf("%s: Parse error = %v, want a *cards.Error", tc.name, err)
+				return
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("%s: Parse error = %q, want prefix %q", tc.name, err, tc.want)
+			}
+		})
 	}
 }
 

@@ -9,7 +9,7 @@
 //	{"tool":"github/create_pull_request","hash":"sha256:1f0c9a3e5b7d2e48","aliases":["open a PR"],"examples":["open a pull request for my branch"],"not_for":"merging one: use github/merge_pull_request"}
 //	{"tool":"kubernetes/*","aliases":["k8s","the cluster"]}
 //
-// A tool entry is keyed by the tool's ID and versioned by Hash, a digest of
+// A tool entry is keyed by the tool's ID and versioned by [Hash], a digest of
 // the tool's name, description and input schema as the entry's author saw
 // them: when the tool changes upstream, the entry is stale and is reported,
 // never applied silently. A namespace entry ("NS/*") holds server-level
@@ -31,8 +31,8 @@
 //
 // Parsing is strict and bounded: invalid UTF-8, unknown fields, a member
 // given twice in one entry, duplicate keys (within a file or across the
-// files of one Load), a tool entry
+// files of one [Load]), a tool entry
 // without a hash, and lines, lists or strings over the limits below are
 // errors naming the file and line. A UTF-8 byte order mark and CRLF line
-// ends are accepted. An Overlay is immutable once loaded and safe for concurrent use.
+// ends are accepted. An [Overlay] is immutable once loaded and safe for concurrent use.
 package cards

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
-// LearnOptions configures Learn. A nil *LearnOptions means defaults, and
+// LearnOptions configures [Learn]. A nil *LearnOptions means defaults, and
 // Tenant is then the only tenant of the misses.
 type LearnOptions struct {
 	// Tenant is the tenant learned for: only its misses are read. Empty
@@ -44,7 +44,7 @@ type LearnOptions struct {
 	Analyzer *analysis.Analyzer
 }
 
-// Errors of Learn.
+// Errors of [Learn].
 var (
 	// ErrTenants is returned when misses of several tenants come without
 	// LearnOptions.Tenant.
@@ -53,7 +53,7 @@ var (
 	ErrOptions = errors.New("cards: invalid options")
 )
 
-// LearnReport says what Learn used and left out.
+// LearnReport says what [Learn] used and left out.
 type LearnReport struct {
 	// Tenant is the tenant learned for.
 	Tenant string
@@ -68,7 +68,7 @@ type LearnReport struct {
 	Keywords int
 }
 
-// Learn proposes an overlay from a log's linked calls (discovery.Misses:
+// Learn proposes an overlay from a log's linked calls ([discovery.Misses]:
 // the misses, and the hits too, which confirm what users call a tool): for
 // each tool called, the requests that led to it as examples and their most
 // distinctive words as tags, for a person to review before use. It never

@@ -205,17 +205,19 @@ func TestLearnPoisoningIsBounded(t *testing.T) {
 	}
 	p := tools.Principal{ID: "user-1", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write"}}
 	for _, q := range honestBalance {
-		sl, err := d.Shortlist(context.Background(), poisoned.Authorize(p), discovery.Request{Query: q, K: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range sl.Candidates {
-			got = append(got, c.Tool.ID)
-		}
-		if !slices.Contains(got, "bank/get_balance") {
-			t.Errorf("after poisoning, %q shortlists %v: get_balance lost", q, got)
-		}
+		t.Run(q, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), poisoned.Authorize(p), discovery.Request{Query: q, K: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range sl.Candidates {
+				got = append(got, c.Tool.ID)
+			}
+			if !slices.Contains(got, "bank/get_balance") {
+				t.Errorf("after poisoning, %q shortlists %v: get_balance lost", q, got)
+			}
+		})
 	}
 }
 
@@ -240,29 +242,33 @@ func TestOverlayNeverChangesWhatAViewHolds(t *testing.T) {
 	}
 	out, _ := ov.Apply(ts)
 	before, after := bankSnapshot(t, ts), bankSnapshot(t, out)
-	for _, p := range []tools.Principal{
+	for i, p := range []tools.Principal{
 		{ID: "a", Tenant: "acme", Scopes: []string{"accounts:read"}},
 		{ID: "b", Tenant: "acme"},
 		{ID: "c", Tenant: "globex", Scopes: []string{"billing:admin"}},
 	} {
-		var b, a []string
-		for _, tl := range before.Authorize(p).Tools() {
-			b = append(b, tl.ID)
-		}
-		for _, tl := range after.Authorize(p).Tools() {
-			a = append(a, tl.ID)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%s's view: %v before the overlay, %v after", p.ID, b, a)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var b, a []string
+			for _, tl := range before.Authorize(p).Tools() {
+				b = append(b, tl.ID)
+			}
+			for _, tl := range after.Authorize(p).Tools() {
+				a = append(a, tl.ID)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%s's view: %v before the overlay, %v after", p.ID, b, a)
+			}
+		})
 	}
 }
 
 func TestLearnOptions(t *testing.T) {
 	snap := bankSnapshot(t, bankTools())
-	for _, o := range []cards.LearnOptions{{MinPrincipals: -1}, {MaxExamples: cards.MaxList + 1}, {Similar: 1.5}} {
-		if _, _, err := cards.Learn(snap, nil, &o); !errors.Is(err, cards.ErrOptions) {
-			t.Errorf("Learn(%+v) err = %v, want ErrOptions", o, err)
-		}
+	for i, o := range []cards.LearnOptions{{MinPrincipals: -1}, {MaxExamples: cards.MaxList + 1}, {Similar: 1.5}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, _, err := cards.Learn(snap, nil, &o); !errors.Is(err, cards.ErrOptions) {
+				t.Errorf("Learn(%+v) err = %v, want ErrOptions", o, err)
+			}
+		})
 	}
 }

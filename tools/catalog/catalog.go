@@ -1,15 +1,15 @@
 // Package catalog reads tool catalog files: JSON Lines, a JSON array, or an
 // MCP tools/list result, one tool object each (docs/catalogs.md). Each
-// object becomes a tools.Definition and then, through tools.DefineAll, a
-// tools.Tool, so a catalog line and an MCP server's tool get their cards by
+// object becomes a [tools.Definition] and then, through [tools.DefineAll], a
+// [tools.Tool], so a catalog line and an MCP server's tool get their cards by
 // the same rules.
 //
-// Every problem is an *Error "FILE:LINE: reason" and costs only the tool it
+// Every problem is an *[Error] "FILE:LINE: reason" and costs only the tool it
 // is about: Parse returns every good tool plus one error per problem. A
 // document must have one meaning: a tool object with a duplicate member
 // name, at any depth ({"scopes":["admin"],"scopes":[]}), is rejected, never
 // read as its last member. Cost is linear in the file, which may hold at
-// most MaxFileBytes; input schemas nest at most tools.MaxSchemaDepth levels.
+// most [MaxFileBytes]; input schemas nest at most [tools.MaxSchemaDepth] levels.
 //
 //	ts, err := catalog.LoadAll("github=servers/github.json", "bank.jsonl")
 //	if err != nil { ... } // each line "FILE:LINE: reason"
@@ -32,11 +32,11 @@ import (
 	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
-// MaxFileBytes is the largest catalog Parse reads (256 MiB: a hundred
+// MaxFileBytes is the largest catalog [Parse] reads (256 MiB: a hundred
 // thousand tools with rich schemas).
 const MaxFileBytes = 256 << 20
 
-// Error is one problem in a catalog file: the File, the 1-based Line where
+// Error is one problem in a catalog file: the [File], the 1-based Line where
 // the offending tool object (or JSON value) starts, and the Reason it was
 // rejected (fields File string, Line int, Reason string). Line 0 means the
 // problem concerns the whole file (it cannot be read, is too large, or its
@@ -79,8 +79,8 @@ func fileNamespace(path string) string {
 }
 
 // Load reads the catalog file at path and returns its tools with IDs
-// "<namespace>/<name>". It is Parse on the file's contents, reporting
-// positions against path; an unreadable file is a single *Error with Line 0.
+// "<namespace>/<name>". It is [Parse] on the file's contents, reporting
+// positions against path; an unreadable file is a single *[Error] with Line 0.
 func Load(path, namespace string) ([]tools.Tool, error) {
 	p, err := parseFile(path, namespace)
 	if p == nil {
@@ -89,7 +89,7 @@ func Load(path, namespace string) ([]tools.Tool, error) {
 	return p.tools, err
 }
 
-// parseFile is Load that returns the parser, which holds each tool's line
+// parseFile is [Load] that returns the parser, which holds each tool's line
 // and the file's format; it is nil when the file could not be read.
 func parseFile(path, namespace string) (*parser, error) {
 	f, err := fileline.Open(path)
@@ -100,11 +100,11 @@ func parseFile(path, namespace string) (*parser, error) {
 	return read(f, path, namespace, MaxFileBytes)
 }
 
-// Format is the layout of a catalog file, which Parse tells from its first
+// Format is the layout of a catalog file, which [Parse] tells from its first
 // value.
 type Format string
 
-// The formats Parse reads.
+// The formats [Parse] reads.
 const (
 	FormatJSONLines Format = "jsonl"
 	FormatArray     Format = "array"
@@ -114,7 +114,7 @@ const (
 	FormatToolsList Format = "tools/list"
 )
 
-// File is one catalog file that LoadFiles read.
+// File is one catalog file that [LoadFiles] read.
 type File struct {
 	// Path and Namespace are the spec's, as ParseSpec splits it.
 	Path, Namespace string
@@ -126,7 +126,7 @@ type File struct {
 }
 
 // LoadAll loads every "NS=FILE" (or "FILE") spec, in order, and rejects a
-// tool whose ID an earlier file already defined. Like Parse it returns
+// tool whose ID an earlier file already defined. Like [Parse] it returns
 // every good tool together with an error listing every problem.
 func LoadAll(specs ...string) ([]tools.Tool, error) {
 	files, err := LoadFiles(specs...)
@@ -137,9 +137,9 @@ func LoadAll(specs ...string) ([]tools.Tool, error) {
 	return all, err
 }
 
-// LoadFiles is LoadAll with the tools kept by file, one File per spec in
+// LoadFiles is [LoadAll] with the tools kept by file, one [File] per spec in
 // order, each with its format (a file that could not be read has no
-// tools and an empty Format).
+// tools and an empty [Format]).
 func LoadFiles(specs ...string) ([]File, error) {
 	var (
 		files []File
@@ -181,20 +181,20 @@ func LoadFiles(specs ...string) ([]File, error) {
 //   - otherwise JSON Lines: one tool object per line; blank lines are
 //     skipped and a trailing "\r" is ignored.
 //
-// One tool object holds the members of tools.Definition: "name"
+// One tool object holds the members of [tools.Definition]: "name"
 // (required), "description" and/or "summary", "inputSchema" or
 // "parameters" (a JSON Schema object, or null for none), and optionally
 // "title", "scopes", "aliases", "not_for", "tags", "group", "tenants",
 // "read_only", "irreversible", "idempotent", "open_world" and MCP
 // "annotations" (readOnlyHint, destructiveHint, idempotentHint,
-// openWorldHint). Other members are ignored. tools.Define derives the card.
+// openWorldHint). Other members are ignored. [tools.Define] derives the card.
 //
-// Every problem is an *Error "FILE:LINE: reason", LINE being where the
+// Every problem is an *[Error] "FILE:LINE: reason", LINE being where the
 // offending object starts: invalid JSON, a duplicate member name at any
 // depth, a missing or non-string name, a name outside printable ASCII or
 // with a space at an end (tools.Define: a lookalike of another name), a
-// member of the wrong type, an input schema tools.CheckInputSchema
-// refuses, a duplicate ID, a file over MaxFileBytes. Parse loses nothing
+// member of the wrong type, an input schema [tools.CheckInputSchema]
+// refuses, a duplicate ID, a file over [MaxFileBytes]. Parse loses nothing
 // already accepted: it returns every good tool, in file order, plus an
 // error joining one *Error per problem (nil when there is none). A syntax
 // error inside a JSON array or tools/list ends parsing of that file, since
@@ -204,7 +204,7 @@ func Parse(r io.Reader, file, namespace string) ([]tools.Tool, error) {
 	return ts, err
 }
 
-// parseLimited is Parse with a size limit of maxBytes, also returning
+// parseLimited is [Parse] with a size limit of maxBytes, also returning
 // each tool's line.
 func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.Tool, []int, error) {
 	p, err := read(r, file, namespace, maxBytes)
@@ -250,7 +250,7 @@ type parser struct {
 	line    int
 }
 
-// object is one decoded tool object awaiting tools.DefineAll.
+// object is one decoded tool object awaiting [tools.DefineAll].
 type object struct {
 	line      int
 	def       tools.Definition
@@ -596,7 +596,7 @@ func (p *parser) define(namespace string) {
 	p.pending = nil
 }
 
-// definitionReason words a tools.Define error in the file's terms: prefixed
+// definitionReason words a [tools.Define] error in the file's terms: prefixed
 // with the tool's name, the schema named by the member that held it.
 func definitionReason(o object, err error) string {
 	var de *tools.DefinitionError
@@ -604,9 +604,9 @@ func definitionReason(o object, err error) string {
 		return err.Error()
 	}
 	switch de.Field {
-	case "name", "id":
+	case tools.FieldName, tools.FieldID:
 		return de.Reason
-	case "inputSchema":
+	case tools.FieldInputSchema:
 		if de.Err != nil {
 			return fmt.Sprintf("%s: invalid %q: %s", de.Name, o.schemaKey, tools.SchemaReason(de.Err))
 		}

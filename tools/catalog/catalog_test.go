@@ -270,10 +270,12 @@ func TestParseFormats(t *testing.T) {
 		})
 	}
 	for _, empty := range []string{"", "  \n\r\n", "\xef\xbb\xbf", "[]", "{\"tools\":[]}"} {
-		ids, err := parseNames(t, empty)
-		if len(ids) != 0 || err != "" {
-			t.Errorf("Parse(%q) = %v, %q; want no tools, no error", empty, ids, err)
-		}
+		t.Run(empty, func(t *testing.T) {
+			ids, err := parseNames(t, empty)
+			if len(ids) != 0 || err != "" {
+				t.Errorf("Parse(%q) = %v, %q; want no tools, no error", empty, ids, err)
+			}
+		})
 	}
 }
 
@@ -312,13 +314,15 @@ func TestParseSpec(t *testing.T) {
 		{".hidden", ".hidden", "hidden"},
 	}
 	for _, tt := range tests {
-		path, ns := ParseSpec(tt.spec)
-		if path != tt.path || ns != tt.ns {
-			t.Errorf("ParseSpec(%q) = %q, %q; want %q, %q", tt.spec, path, ns, tt.path, tt.ns)
-		}
-		if tools.CheckNamespace(ns) != nil {
-			t.Errorf("ParseSpec(%q) namespace %q is not a valid namespace", tt.spec, ns)
-		}
+		t.Run(tt.spec, func(t *testing.T) {
+			path, ns := ParseSpec(tt.spec)
+			if path != tt.path || ns != tt.ns {
+				t.Errorf("ParseSpec(%q) = %q, %q; want %q, %q", tt.spec, path, ns, tt.path, tt.ns)
+			}
+			if tools.CheckNamespace(ns) != nil {
+				t.Errorf("ParseSpec(%q) namespace %q is not a valid namespace", tt.spec, ns)
+			}
+		})
 	}
 }
 
@@ -392,9 +396,11 @@ func TestLoadFiles(t *testing.T) {
 		t.Fatalf("LoadFiles = %d files, want %d", len(files), len(want))
 	}
 	for i, w := range want {
-		if f := files[i]; f.Namespace != w.ns || f.Format != w.format || len(f.Tools) != w.tools {
-			t.Errorf("LoadFiles[%d] = %s %s %d tools, want %s %s %d tools", i, f.Namespace, f.Format, len(f.Tools), w.ns, w.format, w.tools)
-		}
+		t.Run(w.ns, func(t *testing.T) {
+			if f := files[i]; f.Namespace != w.ns || f.Format != w.format || len(f.Tools) != w.tools {
+				t.Errorf("LoadFiles[%d] = %s %s %d tools, want %s %s %d tools", i, f.Namespace, f.Format, len(f.Tools), w.ns, w.format, w.tools)
+			}
+		})
 	}
 }
 
@@ -431,9 +437,11 @@ func TestRealCatalogs(t *testing.T) {
 		}
 	}
 	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("tools loaded from %s = %d, want %d", k, got[k], n)
-		}
+		t.Run(k, func(t *testing.T) {
+			if got[k] != n {
+				t.Errorf("tools loaded from %s = %d, want %d", k, got[k], n)
+			}
+		})
 	}
 }
 

@@ -62,7 +62,7 @@ import (
 // Kind names a class of finding. The values are part of the CLI's output.
 type Kind string
 
-// The kinds of finding, in the order Check reports them for one tool.
+// The kinds of finding, in the order [Check] reports them for one tool.
 const (
 	NearDuplicate  Kind = "near-duplicate"
 	MissingAliases Kind = "missing-aliases"
@@ -101,7 +101,7 @@ type Finding struct {
 // String formats the finding as "ID: kind: message", one line.
 func (f Finding) String() string { return f.Tool + ": " + string(f.Kind) + ": " + f.Message }
 
-// Options configures Check. A nil *Options means every default.
+// Options configures [Check]. A nil *Options means every default.
 type Options struct {
 	// Skip lists the kinds not to check (skipping Unfindable also skips
 	// building a discovery index).
@@ -129,7 +129,7 @@ type Options struct {
 	Discoverer *discovery.Discoverer
 }
 
-// ErrOptions is wrapped by the error Check returns for invalid options.
+// ErrOptions is wrapped by the error [Check] returns for invalid options.
 var ErrOptions = errors.New("lint: invalid options")
 
 func (o *Options) withDefaults() (Options, error) {
@@ -181,7 +181,7 @@ func CardText(c tools.Card) string {
 }
 
 // Check lints every tool of snap and returns the findings sorted by tool
-// ID, then kind (in Kinds order), then other tool. It fails only for
+// ID, then kind (in [Kinds] order), then other tool. It fails only for
 // invalid options, a cancelled ctx or a discovery failure.
 func Check(ctx context.Context, snap *tools.Snapshot, opts *Options) ([]Finding, error) {
 	o, err := opts.withDefaults()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,9 +31,11 @@ func TestCardText(t *testing.T) {
 		{tools.Card{Name: "x", NotFor: "  ", Tags: []string{"t"}}, "x\nt"},
 	}
 	for _, tt := range tests {
-		if got := lint.CardText(tt.card); got != tt.want {
-			t.Errorf("CardText(%+v) = %q, want %q", tt.card, got, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			if got := lint.CardText(tt.card); got != tt.want {
+				t.Errorf("CardText(%+v) = %q, want %q", tt.card, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -133,10 +136,12 @@ func TestCheckUnfindable(t *testing.T) {
 
 func TestCheckOptions(t *testing.T) {
 	snap := catalogtest.Snapshot(t, "testdata/clean.jsonl")
-	for _, o := range []*lint.Options{{DuplicateThreshold: 1.5}, {MaxCardTokens: -1}, {K: -2}, {Skip: []lint.Kind{"typo"}}} {
-		if _, err := lint.Check(context.Background(), snap, o); !errors.Is(err, lint.ErrOptions) {
-			t.Errorf("Check(options %+v) = %v, want ErrOptions", *o, err)
-		}
+	for i, o := range []*lint.Options{{DuplicateThreshold: 1.5}, {MaxCardTokens: -1}, {K: -2}, {Skip: []lint.Kind{"typo"}}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, err := lint.Check(context.Background(), snap, o); !errors.Is(err, lint.ErrOptions) {
+				t.Errorf("Check(options %+v) = %v, want ErrOptions", *o, err)
+			}
+		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

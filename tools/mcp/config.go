@@ -102,21 +102,21 @@ const maxConfigBytes = 1 << 20
 
 // ConfigError is a configuration file that cannot be read as one: the
 // File, the 1-based Line of the problem (0 when it concerns the whole
-// file) and the Reason (fields File string, Line int, Reason string). It
-// wraps ErrConfig.
+// file) and the [Reason] (fields File string, Line int, Reason string). It
+// wraps [ErrConfig].
 type ConfigError fileline.Error
 
 // Error reads "FILE:LINE: reason" ("FILE: reason" when Line is 0).
 func (e *ConfigError) Error() string { return (*fileline.Error)(e).Error() }
 
-// Unwrap returns ErrConfig.
+// Unwrap returns [ErrConfig].
 func (e *ConfigError) Unwrap() error { return ErrConfig }
 
-// LoadConfig reads and validates a Config file of at most 1 MiB. The file
+// LoadConfig reads and validates a [Config] file of at most 1 MiB. The file
 // must have one meaning: a member name repeated in any object ({"servers":
 // {"a":…,"a":…}}), an unknown member, a value of the wrong type or data
-// after the object is a *ConfigError naming the line; a server that does
-// not validate is an error naming it. Every error wraps ErrConfig.
+// after the object is a *[ConfigError] naming the line; a server that does
+// not validate is an error naming it. Every error wraps [ErrConfig].
 func LoadConfig(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -133,7 +133,7 @@ func LoadConfig(path string) (*Config, error) {
 	return parseConfig(data, path)
 }
 
-// parseConfig is LoadConfig on the file's contents.
+// parseConfig is [LoadConfig] on the file's contents.
 func parseConfig(data []byte, file string) (*Config, error) {
 	lineAt := func(off int64) int {
 		off = max(0, min(off, int64(len(data))))
@@ -187,7 +187,7 @@ func (c *Config) List() []Server {
 	return out
 }
 
-// ParseCommandSpec turns a CLI "--mcp" value into a stdio Server:
+// ParseCommandSpec turns a CLI "--mcp" value into a stdio [Server]:
 // "NAME=CMD ARGS" names the namespace; a bare "CMD ARGS" takes it from the
 // last word that does not start with '-' (a package or script name), cut
 // to its base name ("@modelcontextprotocol/server-memory" → "server-memory").
@@ -209,7 +209,7 @@ func ParseCommandSpec(spec string) (Server, error) {
 }
 
 // ParseURLSpec turns a CLI "--mcp-url" value ("NAME=URL" or "URL") into a
-// Streamable HTTP Server; a bare URL is named after its host.
+// Streamable HTTP [Server]; a bare URL is named after its host.
 func ParseURLSpec(spec string) (Server, error) {
 	name, url := "", spec
 	if n, u, ok := strings.Cut(spec, "="); ok && !strings.Contains(n, "/") && !strings.Contains(n, ":") {

@@ -23,19 +23,23 @@ func TestParseCommandSpec(t *testing.T) {
 		{"python3 server.py", "server", []string{"python3", "server.py"}},
 	}
 	for _, tt := range tests {
-		got, err := ParseCommandSpec(tt.spec)
-		if err != nil {
-			t.Errorf("ParseCommandSpec(%q): %v", tt.spec, err)
-			continue
-		}
-		if got.Name != tt.name || !slices.Equal(got.Command, tt.command) {
-			t.Errorf("ParseCommandSpec(%q) = %q %q, want %q %q", tt.spec, got.Name, got.Command, tt.name, tt.command)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseCommandSpec(tt.spec)
+			if err != nil {
+				t.Errorf("ParseCommandSpec(%q): %v", tt.spec, err)
+				return
+			}
+			if got.Name != tt.name || !slices.Equal(got.Command, tt.command) {
+				t.Errorf("ParseCommandSpec(%q) = %q %q, want %q %q", tt.spec, got.Name, got.Command, tt.name, tt.command)
+			}
+		})
 	}
 	for _, bad := range []string{"", "   ", "x="} {
-		if _, err := ParseCommandSpec(bad); !errors.Is(err, ErrConfig) {
-			t.Errorf("ParseCommandSpec(%q) error = %v, want ErrConfig", bad, err)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if _, err := ParseCommandSpec(bad); !errors.Is(err, ErrConfig) {
+				t.Errorf("ParseCommandSpec(%q) error = %v, want ErrConfig", bad, err)
+			}
+		})
 	}
 }
 
@@ -45,10 +49,12 @@ func TestParseURLSpec(t *testing.T) {
 		{"http://127.0.0.1:8080/mcp", "127.0.0.1-8080", "http://127.0.0.1:8080/mcp"},
 	}
 	for _, tt := range tests {
-		got, err := ParseURLSpec(tt.spec)
-		if err != nil || got.Name != tt.name || got.URL != tt.url {
-			t.Errorf("ParseURLSpec(%q) = %q %q, %v; want %q %q", tt.spec, got.Name, got.URL, err, tt.name, tt.url)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseURLSpec(tt.spec)
+			if err != nil || got.Name != tt.name || got.URL != tt.url {
+				t.Errorf("ParseURLSpec(%q) = %q %q, %v; want %q %q", tt.spec, got.Name, got.URL, err, tt.name, tt.url)
+			}
+		})
 	}
 	if _, err := ParseURLSpec("ftp://example.com"); !errors.Is(err, ErrConfig) {
 		t.Errorf("ParseURLSpec(ftp) error = %v, want ErrConfig", err)
@@ -86,9 +92,11 @@ func TestLoadConfig(t *testing.T) {
 		"badname.json":       `{"servers":{"a b":{"command":["x"]}}}`,
 		"notjson.json":       `{"servers":`,
 	} {
-		if _, err := LoadConfig(write(name, text)); !errors.Is(err, ErrConfig) {
-			t.Errorf("LoadConfig(%s) error = %v, want ErrConfig", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			if _, err := LoadConfig(write(name, text)); !errors.Is(err, ErrConfig) {
+				t.Errorf("LoadConfig(%s) error = %v, want ErrConfig", name, err)
+			}
+		})
 	}
 }
 
@@ -111,10 +119,12 @@ func TestParseConfigErrors(t *testing.T) {
 			`c.json: mcp: invalid server configuration: server "a" has neither command nor url`},
 	}
 	for _, tt := range tests {
-		_, err := parseConfig([]byte(tt.in), "c.json")
-		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: parseConfig(%q) error = %v, want %s (wrapping ErrConfig)", tt.name, tt.in, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(tt.in), "c.json")
+			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrConfig) {
+				t.Errorf("%s: parseConfig(%q) error = %v, want %s (wrapping ErrConfig)", tt.name, tt.in, err, tt.want)
+			}
+		})
 	}
 	big := filepath.Join(t.TempDir(), "big.json")
 	if err := os.WriteFile(big, []byte(`{"servers":{}}`+strings.Repeat(" ", maxConfigBytes)), 0o600); err != nil {

@@ -21,16 +21,16 @@
 // a JSON-RPC error answer or a disconnected server is wrapped by
 // tools.NoEffect (nothing ran); a transport failure or timeout mid-call is an
 // unknown outcome. The call's idempotency key travels in the request's
-// _meta under MetaIdempotencyKey, for servers that deduplicate.
+// _meta under [MetaIdempotencyKey], for servers that deduplicate.
 //
 // Pinning defends against a server that changes a tool's definition after
-// it was reviewed (a "rug pull"): ListTools and Lock.Pin write a lock of
-// definition hashes (DefinitionHash: SHA-256 over the RFC 8785 JSON of the
-// name, title, description, schemas and annotations), and Options.Pins
-// makes every listing pass Verify: a tool whose definition differs from
+// it was reviewed (a "rug pull"): ListTools and [Lock.Pin] write a lock of
+// definition hashes ([DefinitionHash]: SHA-256 over the RFC 8785 JSON of the
+// name, title, description, schemas and annotations), and [Options.Pins]
+// makes every listing pass [Verify]: a tool whose definition differs from
 // its pin is quarantined (not registered, its handler refusing calls,
 // logged with both hashes, counted in toolgate_mcp_quarantined_tools)
-// until it matches again or is re-pinned; Options.Unpinned says what
+// until it matches again or is re-pinned; [Options.Unpinned] says what
 // becomes of a tool the lock does not know.
 //
 // The package needs nothing above package tools: execution through the

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// pinMetrics are the pinning metrics, shared by every Upstream of one
+// pinMetrics are the pinning metrics, shared by every [Upstream] of one
 // Registerer. Labels are bounded: the configured server's name and the
 // Reason (three values); never a tool name, which the upstream chooses.
 type pinMetrics struct {
@@ -16,7 +16,7 @@ type pinMetrics struct {
 }
 
 // newPinMetrics registers the pin metrics with reg, or takes the ones an
-// earlier Upstream registered there. Nil reg means no metrics (a nil
+// earlier [Upstream] registered there. Nil reg means no metrics (a nil
 // *pinMetrics, whose methods do nothing).
 func newPinMetrics(reg prometheus.Registerer) (*pinMetrics, error) {
 	if reg == nil {
@@ -41,7 +41,7 @@ func newPinMetrics(reg prometheus.Registerer) (*pinMetrics, error) {
 }
 
 // registerOrExisting registers c, or returns the equal collector already
-// registered: every Upstream of a program shares one set of metrics.
+// registered: every [Upstream] of a program shares one set of metrics.
 func registerOrExisting[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
 	err := reg.Register(c)
 	var are prometheus.AlreadyRegisteredError

@@ -41,8 +41,10 @@ func TestLookalikeToolNamesLeftOut(t *testing.T) {
 		`mcp: notes: tool left out: tool name "get_balance\u202e": character 12 is U+202E RIGHT-TO-LEFT OVERRIDE, not printable ASCII: it could pass for another tool's name`,
 		`mcp: notes: tool left out: tool name "tr\u0430nsfer_funds": character 3 is U+0430 CYRILLIC SMALL LETTER A, not printable ASCII: it could pass for another tool's name`,
 	} {
-		if msgs[i] != want {
-			t.Errorf("Rejected[%d] = %q, want %q", i, msgs[i], want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if msgs[i] != want {
+				t.Errorf("Rejected[%d] = %q, want %q", i, msgs[i], want)
+			}
+		})
 	}
 }

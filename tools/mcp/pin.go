@@ -93,7 +93,7 @@ func DefinitionHash(t *sdk.Tool) (string, error) {
 	return hashPrefix + hex.EncodeToString(sum[:]), nil
 }
 
-// jsonValue is a schema as the tree jcs.Append writes; nil for none (an
+// jsonValue is a schema as the tree [jcs.Append] writes; nil for none (an
 // absent member or JSON null).
 func jsonValue(s any) (any, error) {
 	var raw []byte
@@ -114,13 +114,13 @@ func jsonValue(s any) (any, error) {
 // Lock is the pinned definition hashes of upstream tools, by server and
 // tool name: what `toolgate mcp pin` writes and `--pins` reads. Methods
 // that change a Lock must not run concurrently with any other method;
-// once built, a Lock may be read (Lookup, Verify, MarshalText) by many
+// once built, a Lock may be read (Lookup, [Verify], MarshalText) by many
 // goroutines.
 type Lock struct {
 	pins map[string]map[string]string // server → tool → hash
 }
 
-// NewLock returns an empty Lock.
+// NewLock returns an empty [Lock].
 func NewLock() *Lock { return &Lock{pins: map[string]map[string]string{}} }
 
 // Lookup returns the pinned hash of the server's tool.
@@ -157,7 +157,7 @@ func (l *Lock) Tools(server string) map[string]string {
 }
 
 // Pin replaces the server's pins with the hashes of the listed tools. A
-// tool whose name a lock line cannot hold (see ParseLock) or whose
+// tool whose name a lock line cannot hold (see [ParseLock]) or whose
 // definition cannot be hashed is left unpinned and reported in the joined
 // error; the others are pinned.
 func (l *Lock) Pin(server string, listed []*sdk.Tool) error {
@@ -214,7 +214,7 @@ func (l *Lock) MarshalText() ([]byte, error) {
 const maxLockBytes = 16 << 20
 
 // LockError is a lock file that cannot be read as one: the File, the
-// 1-based Line of the problem (0 for the whole file) and the Reason. It
+// 1-based Line of the problem (0 for the whole file) and the [Reason]. It
 // wraps ErrLock.
 type LockError fileline.Error
 
@@ -224,7 +224,7 @@ func (e *LockError) Error() string { return (*fileline.Error)(e).Error() }
 // Unwrap returns ErrLock.
 func (e *LockError) Unwrap() error { return ErrLock }
 
-// LoadLock reads a lock file of at most 16 MiB (see ParseLock).
+// LoadLock reads a lock file of at most 16 MiB (see [ParseLock]).
 func LoadLock(path string) (*Lock, error) {
 	f, err := fileline.Open(path)
 	if err != nil {
@@ -243,10 +243,10 @@ func LoadLock(path string) (*Lock, error) {
 
 // ParseLock reads a lock file's text (file names it in errors). Blank
 // lines and lines that start with '#' are skipped; every other line is
-// "SERVER/TOOL sha256:HEX": a server name as in a Config, a tool name of
+// "SERVER/TOOL sha256:HEX": a server name as in a [Config], a tool name of
 // valid UTF-8 without control characters or surrounding space (it may
 // hold spaces: the hash follows the last one), and 64 lowercase hex
-// digits. A tool pinned twice, or any other line, is a *LockError naming
+// digits. A tool pinned twice, or any other line, is a *[LockError] naming
 // the line, so a lock has one meaning.
 func ParseLock(data []byte, file string) (*Lock, error) {
 	l := NewLock()
@@ -325,7 +325,7 @@ const (
 	UnpinnedRefuse Unpinned = "refuse"
 )
 
-// ParseUnpinned reads an Unpinned policy by name; "" is
+// ParseUnpinned reads an [Unpinned] policy by name; "" is
 // UnpinnedQuarantine.
 func ParseUnpinned(s string) (Unpinned, error) {
 	switch p := Unpinned(s); p {
@@ -376,7 +376,7 @@ type Verdict struct {
 }
 
 // Verify decides which of a server's listed tools keep their pins. A tool
-// whose definition hash (DefinitionHash) differs from its pin is
+// whose definition hash ([DefinitionHash]) differs from its pin is
 // quarantined whatever the policy; a tool the lock does not pin follows
 // policy (the zero value is UnpinnedQuarantine); a name listed twice is
 // judged on every copy, so one differing copy quarantines it. A nil lock
@@ -437,7 +437,7 @@ func Verify(lock *Lock, server string, listed []*sdk.Tool, policy Unpinned) Verd
 }
 
 // ListTools connects to the server, lists its tools as it states them
-// (following pagination, at most Options.MaxTools; no Transform, no
+// (following pagination, at most [Options.MaxTools]; no Transform, no
 // pins) and disconnects: what `toolgate mcp pin` hashes.
 func ListTools(ctx context.Context, cfg Server, opts *Options) ([]*sdk.Tool, error) {
 	if err := cfg.validate(); err != nil {

@@ -35,7 +35,7 @@ var (
 // key is passed to the upstream server, for servers that deduplicate.
 const MetaIdempotencyKey = "io.toolgate/idempotency-key"
 
-// Options configures Connect. The zero value of every field is documented;
+// Options configures [Connect]. The zero value of every field is documented;
 // a nil *Options means all defaults.
 type Options struct {
 	// Logger receives connection events. Nil means slog.Default().
@@ -120,7 +120,7 @@ type Status struct {
 }
 
 // Upstream is one connected MCP server whose tools live in a Registry under
-// the namespace Server.Name. It keeps them current on
+// the namespace [Server.Name]. It keeps them current on
 // notifications/tools/list_changed, removes them when the server dies or
 // hangs, and reconnects with backoff until Close. Safe for concurrent use.
 type Upstream struct {
@@ -152,7 +152,7 @@ type Upstream struct {
 // them current until Close. The first connection must succeed: a server
 // that cannot be reached now is an error, so a misconfiguration is not
 // silently an empty catalog. Later failures are reported through the log
-// and Status, and retried with backoff.
+// and [Status], and retried with backoff.
 func Connect(ctx context.Context, reg *tools.Registry, cfg Server, opts *Options) (*Upstream, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func Connect(ctx context.Context, reg *tools.Registry, cfg Server, opts *Options
 	return u, nil
 }
 
-// newUpstream is an Upstream not yet connected: its client answers
+// newUpstream is an [Upstream] not yet connected: its client answers
 // list_changed with Refresh.
 func newUpstream(reg *tools.Registry, cfg Server, opts *Options) *Upstream {
 	u := &Upstream{cfg: cfg, reg: reg, opts: opts.withDefaults(), done: make(chan struct{})}
@@ -260,7 +260,7 @@ func (u *Upstream) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool
 	}
 }
 
-// register lists every tool of cs, keeps out what Options.Pins
+// register lists every tool of cs, keeps out what [Options.Pins]
 // quarantines, and replaces the namespace's tools with the rest. On the
 // first listing under UnpinnedRefuse, an unpinned tool fails it with
 // ErrUnpinned and nothing is registered.
@@ -320,7 +320,7 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 }
 
 // convert turns the server's tools into registry tools through
-// tools.DefineAll, the rules every tool's card follows (summary from the
+// [tools.DefineAll], the rules every tool's card follows (summary from the
 // description, risk from the annotations, schema checks), then applies the
 // configured scopes and overrides. A tool the rules reject is left out and
 // reported, one error each; the others are returned.
@@ -353,7 +353,7 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 	return ts, errs
 }
 
-// rejectedError is a tool of an upstream's listing that tools.Define
+// rejectedError is a tool of an upstream's listing that [tools.Define]
 // refused: "mcp: SERVER: tool left out: REASON", the reason as a catalog
 // file states it (for a name, the name escaped and the offending
 // character).
@@ -376,7 +376,7 @@ func (e *rejectedError) Error() string {
 
 func (e *rejectedError) Unwrap() error { return e.err }
 
-// definition states an SDK tool as a tools.Definition: its name, title,
+// definition states an SDK tool as a [tools.Definition]: its name, title,
 // description, input schema and annotations (an absent destructiveHint or
 // openWorldHint counts as false, as in a catalog file).
 func definition(t *sdk.Tool) (tools.Definition, error) {
@@ -436,7 +436,7 @@ func (u *Upstream) handler(name string) tools.Handler {
 
 // ProtocolError is a JSON-RPC error the upstream answered a call with. It is
 // distinct from a tool error (CallToolResult.isError), which the tool ran
-// and reported, and which becomes a *tools.DomainError.
+// and reported, and which becomes a *[tools.DomainError].
 type ProtocolError struct {
 	Server, Tool string
 	Code         int
@@ -449,7 +449,7 @@ func (e *ProtocolError) Error() string {
 
 // toolResult converts a CallToolResult into the handler's JSON result: the
 // structured content when the tool gave one, else {"content":[...]}; a tool
-// that reported isError becomes a *tools.DomainError carrying its text.
+// that reported isError becomes a *[tools.DomainError] carrying its text.
 func toolResult(res *sdk.CallToolResult) (json.RawMessage, error) {
 	if res.IsError {
 		var msg []string
@@ -556,7 +556,7 @@ func (u *Upstream) Status() Status {
 }
 
 // Quarantined returns the tools the last listing quarantined (see
-// Options.Pins), sorted by name; none when Pins is nil.
+// [Options.Pins]), sorted by name; none when Pins is nil.
 func (u *Upstream) Quarantined() []Quarantined {
 	u.mu.Lock()
 	defer u.mu.Unlock()

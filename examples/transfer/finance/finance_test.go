@@ -29,19 +29,21 @@ func TestValidateTransfer(t *testing.T) {
 		{`{"source_account":"ACC-00001","target_account":"ACC-00001","amount":0.001}`, []string{"/target_account", "/amount"}},
 	}
 	for _, tt := range tests {
-		err := v(context.Background(), gateway.Call{Tool: finance.TransferFunds, Arguments: json.RawMessage(tt.args)}, nil)
-		var got []string
-		var ge *gateway.Error
-		if errors.As(err, &ge) {
-			for _, vi := range ge.Details.([]gateway.Violation) {
-				got = append(got, vi.Pointer)
+		t.Run(tt.args, func(t *testing.T) {
+			err := v(context.Background(), gateway.Call{Tool: finance.TransferFunds, Arguments: json.RawMessage(tt.args)}, nil)
+			var got []string
+			var ge *gateway.Error
+			if errors.As(err, &ge) {
+				for _, vi := range ge.Details.([]gateway.Violation) {
+					got = append(got, vi.Pointer)
+				}
+			} else if err != nil {
+				t.Errorf("validate(%s) = %v, want a *gateway.Error", tt.args, err)
 			}
-		} else if err != nil {
-			t.Errorf("validate(%s) = %v, want a *gateway.Error", tt.args, err)
-		}
-		if len(got) != len(tt.pointers) || (len(got) > 0 && got[0] != tt.pointers[0]) || (len(got) > 1 && got[1] != tt.pointers[1]) {
-			t.Errorf("validate(%s) pointers = %v, want %v", tt.args, got, tt.pointers)
-		}
+			if len(got) != len(tt.pointers) || (len(got) > 0 && got[0] != tt.pointers[0]) || (len(got) > 1 && got[1] != tt.pointers[1]) {
+				t.Errorf("validate(%s) pointers = %v, want %v", tt.args, got, tt.pointers)
+			}
+		})
 	}
 }
 
@@ -56,9 +58,11 @@ func TestNeedsApproval(t *testing.T) {
 		{finance.GetBalance, `{"account":"ACC-00001"}`, false},
 	}
 	for _, tt := range tests {
-		if got := finance.NeedsApproval(gateway.Call{Tool: tt.tool}, json.RawMessage(tt.args)); got != tt.want {
-			t.Errorf("NeedsApproval(%s, %s) = %v, want %v", tt.tool, tt.args, got, tt.want)
-		}
+		t.Run(tt.tool, func(t *testing.T) {
+			if got := finance.NeedsApproval(gateway.Call{Tool: tt.tool}, json.RawMessage(tt.args)); got != tt.want {
+				t.Errorf("NeedsApproval(%s, %s) = %v, want %v", tt.tool, tt.args, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -118,20 +118,22 @@ func TestStuffedToolDoesNotOutrankTransferFunds(t *testing.T) {
 			stuffed := poisonedSnapshot(t, st.tool).Authorize(bank)
 			control := poisonedSnapshot(t, st.control).Authorize(bank)
 			for _, q := range paymentRequests {
-				got := shortlist(t, d, stuffed, q, 10)
-				base := shortlist(t, d, control, q, 10)
-				if rank(got, evil) < rank(base, evil) {
-					t.Errorf("Shortlist(%q) ranks the stuffer %d, its control %d: stuffing bought rank\n stuffed: %v\n control: %v", q, rank(got, evil)+1, rank(base, evil)+1, got, base)
-				}
-				want := rank(base, finance.TransferFunds)
-				if rank(base, evil) > want {
-					want = 0 // the control does not outrank the victim: first
-				} else {
-					t.Logf("Shortlist(%q): the control itself outranks %s: %v", q, finance.TransferFunds, base)
-				}
-				if rank(got, finance.TransferFunds) > want {
-					t.Errorf("Shortlist(%q) = %v, want %s at %d (control: %v)", q, got, finance.TransferFunds, want+1, base)
-				}
+				t.Run(q, func(t *testing.T) {
+					got := shortlist(t, d, stuffed, q, 10)
+					base := shortlist(t, d, control, q, 10)
+					if rank(got, evil) < rank(base, evil) {
+						t.Errorf("Shortlist(%q) ranks the stuffer %d, its control %d: stuffing bought rank\n stuffed: %v\n control: %v", q, rank(got, evil)+1, rank(base, evil)+1, got, base)
+					}
+					want := rank(base, finance.TransferFunds)
+					if rank(base, evil) > want {
+						want = 0 // the control does not outrank the victim: first
+					} else {
+						t.Logf("Shortlist(%q): the control itself outranks %s: %v", q, finance.TransferFunds, base)
+					}
+					if rank(got, finance.TransferFunds) > want {
+						t.Errorf("Shortlist(%q) = %v, want %s at %d (control: %v)", q, got, finance.TransferFunds, want+1, base)
+					}
+				})
 			}
 		})
 	}

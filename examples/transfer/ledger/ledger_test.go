@@ -79,13 +79,15 @@ func TestParseAmount(t *testing.T) {
 		{"abc", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := ledger.ParseAmount(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseAmount(%q) = %v, %v, want %v (ok=%v)", tt.in, got, err, tt.want, tt.ok)
-		}
-		if err != nil && !errors.Is(err, ledger.ErrAmount) {
-			t.Errorf("ParseAmount(%q) error %v does not wrap ErrAmount", tt.in, err)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ledger.ParseAmount(tt.in)
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Errorf("ParseAmount(%q) = %v, %v, want %v (ok=%v)", tt.in, got, err, tt.want, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ledger.ErrAmount) {
+				t.Errorf("ParseAmount(%q) error %v does not wrap ErrAmount", tt.in, err)
+			}
+		})
 	}
 }
 

@@ -1,12 +1,12 @@
-// Package backendtest is the conformance kit every llm.Backend adapter
+// Package backendtest is the conformance kit every [llm.Backend] adapter
 // runs: shared fixtures (a shortlist, its envelope schema and a tool that
 // must never be sent) and Run, which plays the same well-formed and
 // hostile model replies through an adapter's wire-level fake and checks
 // that each is parsed, or rejected, the same way.
 //
-// Fake (over a Recorder) is the provider-independent half of such a fake:
-// an adapter's test gives it the provider's Wire (paths, reply and error
-// formats). RunSampling, RunRepair, AnswerAfterRetries and
+// Fake (over a [Recorder]) is the provider-independent half of such a fake:
+// an adapter's test gives it the provider's [Wire] (paths, reply and error
+// formats). RunSampling, [RunRepair], [AnswerAfterRetries] and
 // BenchBuildRequest are the checks and the benchmark every adapter shares.
 package backendtest
 
@@ -42,7 +42,7 @@ func Shortlist() []llm.ToolSpec {
 	}
 }
 
-// EnvelopeSchema is the turn envelope's JSON Schema for Shortlist, in the
+// EnvelopeSchema is the turn envelope's JSON Schema for [Shortlist], in the
 // strict form (every property required, additionalProperties false).
 const EnvelopeSchema = `{"anyOf":[` +
 	`{"type":"object","properties":{"action":{"const":"call"},"tool":{"const":"get_balance"},"arguments":{"type":"object","properties":{"account":{"type":"string"}},"required":["account"],"additionalProperties":false}},"required":["action","tool","arguments"],"additionalProperties":false},` +
@@ -55,7 +55,7 @@ const GBNF = `root ::= "{" ws "\"action\"" ws ":" ws "\"answer\"" ws "," ws "\"t
 string ::= "\"" [^"]* "\""
 ws ::= [ \t\n]*`
 
-// Request returns a request for mode over Shortlist, with a system and a
+// Request returns a request for mode over [Shortlist], with a system and a
 // user message.
 func Request(mode llm.Mode) *llm.Request {
 	temp := 0.0
@@ -250,7 +250,7 @@ func WireContent(content string) string {
 }
 
 // CatalogTools returns the tools of the real MCP catalogs committed with
-// the transfer example (testenv.CatalogTools, read with plain
+// the transfer example ([testenv.CatalogTools], read with plain
 // encoding/json), as ToolSpecs named <file stem>_<tool name> so that
 // the GitHub and GitLab servers' tools stay distinct. StrictParameters is
 // a copy of Parameters: the strict transform belongs to the grammar
@@ -362,7 +362,7 @@ func JSONEqual(t *testing.T, got any, want string) bool {
 }
 
 // BenchBuildRequest runs one benchmark per mode of build, an adapter's
-// translation of an llm.Request into its wire request, over the real
+// translation of an [llm.Request] into its wire request, over the real
 // catalogs' 5-tool shortlist and over all their tools (see
 // CatalogRequests), and reports the tokens of tool definitions build
 // counts and the number of tools.
@@ -463,8 +463,8 @@ func RunToolChoice(t *testing.T, send func(t *testing.T, req *llm.Request) map[s
 const Answer = `{"action":"answer","text":"ok"}`
 
 // AnswerAfterRetries sends an envelope request (streaming when stream)
-// through llm.Checked over b, whose server fails the first requests and
-// then replies Answer, and checks that the answer is "ok" after exactly
+// through [llm.Checked] over b, whose server fails the first requests and
+// then replies [Answer], and checks that the answer is "ok" after exactly
 // the sleeps want, which llm.Checked takes from the servers' Retry-After.
 // It returns the text streamed.
 func AnswerAfterRetries(t *testing.T, b llm.Backend, stream bool, want []time.Duration) string {

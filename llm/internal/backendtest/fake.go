@@ -12,7 +12,7 @@ import (
 )
 
 // Fake is the provider-independent half of an adapter's wire-level fake:
-// a Recorder whose request bodies are decoded as JSON and routed by path,
+// a [Recorder] whose request bodies are decoded as JSON and routed by path,
 // the reply the model makes, and a hook with which a test answers a chat
 // request itself.
 type Fake struct {
@@ -43,7 +43,7 @@ type Wire struct {
 	BadJSON string
 }
 
-// NewFake starts a Fake speaking wire that replies with reply; it is
+// NewFake starts a [Fake] speaking wire that replies with reply; it is
 // closed when t ends.
 func NewFake(t testing.TB, reply Reply, wire Wire) *Fake {
 	f := &Fake{Reply: reply, wire: wire}
@@ -102,7 +102,7 @@ func (f *Fake) Send(t *testing.T, b llm.Backend, req *llm.Request, stream bool) 
 }
 
 // RunRepair checks in each of modes that after the model calls a tool
-// outside the shortlist, the repair request llm.Checked sends says what
+// outside the shortlist, the repair request [llm.Checked] sends says what
 // was wrong (unknown_tool) and names that tool nowhere (security
 // invariant 1 on the wire). newBackend returns a fake and a backend at it.
 func RunRepair(t *testing.T, modes []llm.Mode, newBackend func(t *testing.T) (*Fake, llm.Backend)) {
@@ -142,7 +142,7 @@ func RunRepair(t *testing.T, modes []llm.Mode, newBackend func(t *testing.T) (*F
 	}
 }
 
-// CheckedChat sends req through llm.Checked over b with opts, failing t
+// CheckedChat sends req through [llm.Checked] over b with opts, failing t
 // when opts are invalid, and returns what Chat returns.
 func CheckedChat(t *testing.T, b llm.Backend, opts *llm.Options, req *llm.Request) (*llm.Response, error) {
 	t.Helper()

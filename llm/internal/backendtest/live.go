@@ -13,7 +13,7 @@ import (
 // engine: no MaxTokens, so that Checked sizes the budget to the
 // constraint, and in ModeEnvelope the shortlist's envelope schema compiled
 // by the grammar package with the answer and the query bounded at
-// llm.DefaultAnswerLength and llm.DefaultQueryLength, reported in
+// [llm.DefaultAnswerLength] and [llm.DefaultQueryLength], reported in
 // Constraint.Bounds. A weak model that rambles is then closed by the
 // constraint before the budget cuts it off.
 func LiveRequest(t testing.TB, mode llm.Mode) *llm.Request {
@@ -37,7 +37,7 @@ func LiveRequest(t testing.TB, mode llm.Mode) *llm.Request {
 }
 
 // LiveModes runs one subtest per mode against a live engine: a Chat of b
-// under llm.Checked (the defaults) within timeout, of LiveRequest(t, mode)
+// under [llm.Checked] (the defaults) within timeout, of LiveRequest(t, mode)
 // when bounded (a local model the constraint must close), else
 // Request(mode), and then check of the request and the reply.
 func LiveModes(t *testing.T, b llm.Backend, timeout time.Duration, bounded bool, check func(t *testing.T, req *llm.Request, resp *llm.Response), modes ...llm.Mode) {

@@ -20,7 +20,7 @@ type Recorder struct {
 	headers []http.Header
 }
 
-// NewRecorder starts a Recorder that is closed when t ends. serve answers
+// NewRecorder starts a [Recorder] that is closed when t ends. serve answers
 // the i-th request (counting from 0), whose body has already been read
 // into data.
 func NewRecorder(t testing.TB, serve func(i int, w http.ResponseWriter, r *http.Request, data []byte)) *Recorder {

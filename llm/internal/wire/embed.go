@@ -9,10 +9,10 @@ import (
 )
 
 // Embed is what the adapters' Embed methods do alike around their
-// client's call: an error naming pkg's Options.field when model is empty,
+// client's call: an error naming pkg's [Options].field when model is empty,
 // no vectors and no call for no texts, else call's items, which must be
 // one per text. An error of call is returned as it is when it is an
-// *llm.StatusError (call maps its API's errors to one), else as pkg's
+// *[llm.StatusError] (call maps its API's errors to one), else as pkg's
 // embed error, the context's when ctx has ended.
 func Embed[V any](ctx context.Context, pkg, field, model string, texts []string, call func(ctx context.Context) ([]V, error)) ([]V, error) {
 	if model == "" {

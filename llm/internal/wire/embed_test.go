@@ -34,27 +34,29 @@ func TestEmbed(t *testing.T) {
 		{name: "context ended", ctx: ended, model: "m", texts: two, err: errors.New("connection refused"), wantErr: "ollama: embed: context canceled", called: true},
 	}
 	for _, tt := range tests {
-		ctx := tt.ctx
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		called := false
-		got, err := Embed(ctx, "ollama", "EmbedModel", tt.model, tt.texts, func(context.Context) ([][]float32, error) {
-			called = true
-			return tt.got, tt.err
-		})
-		if called != tt.called {
-			t.Errorf("%s: call made %v, want %v", tt.name, called, tt.called)
-		}
-		if tt.wantErr == "" {
-			if err != nil || len(got) != tt.want {
-				t.Errorf("%s: Embed = %d vectors, %v, want %d", tt.name, len(got), err, tt.want)
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
 			}
-			continue
-		}
-		if err == nil || err.Error() != tt.wantErr || got != nil {
-			t.Errorf("%s: Embed = %v, %v, want error %q", tt.name, got, err, tt.wantErr)
-		}
+			called := false
+			got, err := Embed(ctx, "ollama", "EmbedModel", tt.model, tt.texts, func(context.Context) ([][]float32, error) {
+				called = true
+				return tt.got, tt.err
+			})
+			if called != tt.called {
+				t.Errorf("%s: call made %v, want %v", tt.name, called, tt.called)
+			}
+			if tt.wantErr == "" {
+				if err != nil || len(got) != tt.want {
+					t.Errorf("%s: Embed = %d vectors, %v, want %d", tt.name, len(got), err, tt.want)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr || got != nil {
+				t.Errorf("%s: Embed = %v, %v, want error %q", tt.name, got, err, tt.wantErr)
+			}
+		})
 	}
 	if _, err := Embed(context.Background(), "openai", "EmbeddingModel", "m", []string{"a"}, func(context.Context) ([]int, error) {
 		return nil, status

@@ -4,11 +4,11 @@
 // schema a native tool is sent with, the envelope schema of a strict
 // structured output, the text of a reply that the envelope parser reads,
 // the Retry-After of a failed response, one call, plain or streamed, of
-// an SDK-generated client (sdk.go), and the frame of an Embed call
+// an SDK-generated client (sdk.go), and the frame of an [Embed] call
 // (embed.go).
 //
 // Each function's errors are the adapters' contract: they wrap
-// llm.ErrInvalidRequest and name the field at fault.
+// [llm.ErrInvalidRequest] and name the field at fault.
 package wire
 
 import (
@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/internal/tokcount"
 )
 
 // CheckBaseURL returns an error naming pkg's Options.BaseURL unless
@@ -61,7 +61,7 @@ func ToolSchema(t llm.ToolSpec, strict bool) (json.RawMessage, error) {
 
 // EnvelopeSchema returns req's envelope schema as a strict structured
 // output takes it (wrapped in a root object where its root is a union,
-// see llm.WrapEnvelopeSchema, and compacted) and the tokens of envelope
+// see [llm.WrapEnvelopeSchema], and compacted) and the tokens of envelope
 // mode's tool definitions: that schema and the system prompt's tool list.
 func EnvelopeSchema(req *llm.Request) (json.RawMessage, int, error) {
 	wrapped, _ := llm.WrapEnvelopeSchema(req.Constraint.EnvelopeSchema)
@@ -69,7 +69,7 @@ func EnvelopeSchema(req *llm.Request) (json.RawMessage, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return schema, tokcount.Count(string(schema)) + llm.ToolPromptTokens(req.Tools), nil
+	return schema, tokens.Estimate(string(schema)) + llm.ToolPromptTokens(req.Tools), nil
 }
 
 // EnvelopeRaw returns the text of a reply to an envelope-mode req that
@@ -82,7 +82,7 @@ func EnvelopeRaw(req *llm.Request, content string) string {
 	return content
 }
 
-// NoGrammar is the *llm.ConstraintError of a grammar-mode request to an
+// NoGrammar is the *[llm.ConstraintError] of a grammar-mode request to an
 // API (named in the message) that takes no grammar.
 func NoGrammar(backend, api string) error {
 	return &llm.ConstraintError{Backend: backend, Mode: llm.ModeGrammar,
@@ -129,7 +129,7 @@ var deferredTerms = []string{"defer_loading", "tool_reference", "tool_search", "
 // RejectsDeferred reports whether msg, the message of an HTTP 400 answering
 // req, refuses deferred loading (a model or API version without tool
 // search): req carries Request.Deferred and msg names one of its parts.
-// The adapters mark such a refusal llm.ConstraintError.Deferred.
+// The adapters mark such a refusal [llm.ConstraintError.Deferred].
 func RejectsDeferred(req *llm.Request, msg string) bool {
 	if len(req.Deferred) == 0 {
 		return false

@@ -21,23 +21,27 @@ func TestToolSchema(t *testing.T) {
 		{llm.ToolSpec{Name: "t", Parameters: json.RawMessage(`{"type":`)}, false, ""},
 	}
 	for _, tt := range tests {
-		got, err := ToolSchema(tt.spec, tt.strict)
-		if tt.want == "" {
-			if !errors.Is(err, llm.ErrInvalidRequest) {
-				t.Errorf("ToolSchema(%s, %v) error = %v, want ErrInvalidRequest", tt.spec.Parameters, tt.strict, err)
+		t.Run(tt.want, func(t *testing.T) {
+			got, err := ToolSchema(tt.spec, tt.strict)
+			if tt.want == "" {
+				if !errors.Is(err, llm.ErrInvalidRequest) {
+					t.Errorf("ToolSchema(%s, %v) error = %v, want ErrInvalidRequest", tt.spec.Parameters, tt.strict, err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || string(got) != tt.want {
-			t.Errorf("ToolSchema(%s, %v) = %s, %v, want %s", tt.spec.Parameters, tt.strict, got, err, tt.want)
-		}
+			if err != nil || string(got) != tt.want {
+				t.Errorf("ToolSchema(%s, %v) = %s, %v, want %s", tt.spec.Parameters, tt.strict, got, err, tt.want)
+			}
+		})
 	}
 }
 
 func TestCheckBaseURL(t *testing.T) {
 	for url, ok := range map[string]bool{"": true, "http://localhost:8080/v1": true, "https://api.example.com": true, "localhost:8080": false, "ftp://x": false} {
-		if err := CheckBaseURL("openai", url); (err == nil) != ok {
-			t.Errorf("CheckBaseURL(%q) = %v, want ok %v", url, err, ok)
-		}
+		t.Run(url, func(t *testing.T) {
+			if err := CheckBaseURL("openai", url); (err == nil) != ok {
+				t.Errorf("CheckBaseURL(%q) = %v, want ok %v", url, err, ok)
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 // the problem (0 when it concerns the whole file) and why. Packages
 // declare their own error types on it (type Error fileline.Error), so
 // that callers can tell a catalog's errors from a configuration's with
-// errors.As.
+// [errors.As].
 type Error struct {
 	File   string
 	Line   int
@@ -33,8 +33,8 @@ func (e *Error) Error() string {
 }
 
 // Open opens path for reading. Its error is the cause alone
-// (os.ErrNotExist, a permission error, ...), without the operation and
-// path an *os.PathError adds, for messages that name the file themselves.
+// ([os.ErrNotExist], a permission error, ...), without the operation and
+// path an *[os.PathError] adds, for messages that name the file themselves.
 func Open(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -49,7 +49,7 @@ func Open(path string) (*os.File, error) {
 
 // A Scanner reads the non-blank lines of its input, counting every line
 // (blank ones too) so that errors can name the line a reader sees in an
-// editor. It is bufio.Scanner with the bookkeeping every line-oriented
+// editor. It is [bufio.Scanner] with the bookkeeping every line-oriented
 // parser repeats.
 type Scanner struct {
 	sc   *bufio.Scanner
@@ -58,7 +58,7 @@ type Scanner struct {
 	text []byte
 }
 
-// NewScanner returns a Scanner over r that accepts lines of up to max
+// NewScanner returns a [Scanner] over r that accepts lines of up to max
 // bytes.
 func NewScanner(r io.Reader, max int) *Scanner {
 	sc := bufio.NewScanner(r)

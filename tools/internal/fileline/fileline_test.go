@@ -34,23 +34,25 @@ func TestScanner(t *testing.T) {
 		{"a\n\xef\xbb\xbfb", []string{"1:a", "2:\xef\xbb\xbfb"}, "", 0},
 		{"a\n\n" + strings.Repeat("x", 9) + "\nb", []string{"1:a"}, "line longer than 8 bytes", 3},
 	} {
-		sc := NewScanner(strings.NewReader(tc.in), 8)
-		var got []string
-		for sc.Scan() {
-			got = append(got, fmt.Sprintf("%d:%s", sc.Line(), sc.Bytes()))
-		}
-		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("Scan(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-		if tc.reason == "" {
-			if sc.Err() != nil {
-				t.Errorf("Scan(%q): Err = %v, want nil", tc.in, sc.Err())
+		t.Run(tc.in, func(t *testing.T) {
+			sc := NewScanner(strings.NewReader(tc.in), 8)
+			var got []string
+			for sc.Scan() {
+				got = append(got, fmt.Sprintf("%d:%s", sc.Line(), sc.Bytes()))
 			}
-			continue
-		}
-		if sc.Err() == nil || sc.Reason() != tc.reason || sc.Line() != tc.line {
-			t.Errorf("Scan(%q): Err %v, Reason %q at line %d, want %q at line %d", tc.in, sc.Err(), sc.Reason(), sc.Line(), tc.reason, tc.line)
-		}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("Scan(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if tc.reason == "" {
+				if sc.Err() != nil {
+					t.Errorf("Scan(%q): Err = %v, want nil", tc.in, sc.Err())
+				}
+				return
+			}
+			if sc.Err() == nil || sc.Reason() != tc.reason || sc.Line() != tc.line {
+				t.Errorf("Scan(%q): Err %v, Reason %q at line %d, want %q at line %d", tc.in, sc.Err(), sc.Reason(), sc.Line(), tc.reason, tc.line)
+			}
+		})
 	}
 }
 
