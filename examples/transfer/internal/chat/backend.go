@@ -107,6 +107,9 @@ func runProgram(ctx context.Context, backend string, args []string, stdout, stde
 	if goCmd == "" {
 		goCmd = "go"
 	}
+	if _, err := os.Stat(exe); err != nil {
+		fmt.Fprintf(stderr, "transfer chat: building %s, which links the %s SDK (the first time takes minutes)\n", pkg, backend)
+	}
 	build := exec.CommandContext(ctx, goCmd, "build", "-o", exe, pkg)
 	build.Stdout, build.Stderr = stderr, stderr
 	if err := build.Run(); err != nil {

@@ -84,6 +84,17 @@ func TestRunHandsUnlinkedBackendToItsProgram(t *testing.T) {
 			t.Errorf("stdout %q lacks %q", out.String(), want)
 		}
 	}
+	if !strings.Contains(errOut.String(), "building "+chat.Programs["anthropic"]) {
+		t.Errorf("the first build is not announced on stderr: %q", errOut.String())
+	}
+	// Built once, the program runs again without the notice.
+	errOut.Reset()
+	code = chat.Run(context.Background(), args, &out, &errOut, &chat.Options{
+		Catalogs: catalog.Load, Stdin: strings.NewReader("yes\n"), GoCommand: goCmd,
+	})
+	if code != 3 || strings.Contains(errOut.String(), "building") {
+		t.Errorf("second run: exit %d, stderr %q; want 3 and no build notice", code, errOut.String())
+	}
 }
 
 func TestRunHandOffErrors(t *testing.T) {
