@@ -104,7 +104,7 @@ func TestRunHandOffErrors(t *testing.T) {
 		code     int
 		inStderr string
 	}{
-		"build fails": {[]string{"--backend", "openai", "--principal", "a", "--tenant", "t"}, 1, "go run " + chat.Programs["openai"]},
+		"build fails":              {[]string{"--backend", "openai", "--principal", "a", "--tenant", "t"}, 1, "go run " + chat.Programs["openai"]},
 		"bad flags not handed off": {[]string{"--backend", "openai", "--principal", "a"}, 2, "--principal and --tenant are required"},
 	} {
 		t.Run(name, func(t *testing.T) {
