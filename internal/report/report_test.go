@@ -77,7 +77,7 @@ var fixtureInfo = &report.EvalInfo{Version: "toolgate v9.8.7 go1.26.0", Catalogs
 func evalParts(t *testing.T, r *discovery.Report) []string {
 	t.Helper()
 	parts := []string{`id="measured"`, "What was measured", fixtureInfo.Version, "github=gh.json", "cards team.jsonl",
-		fixtureInfo.Queries, "2026-12-03 10:30 UTC", `id="recall1"`, report.Percent(r.RecallAt1), `id="mrr"`,
+		fixtureInfo.Queries, "2026-12-03 10:30 UTC", fmt.Sprintf("<th>k</th><td>%d tools", r.K), `id="recall1"`, report.Percent(r.RecallAt1), `id="mrr"`,
 		fmt.Sprintf("%.3f", r.MRR), report.Micros(r.P50us), report.Micros(r.P99us), `id="servers"`, "By server",
 		"<code>github</code>", "<code>slack</code>", "<code>jira</code>"}
 	misses, ranked := 0, 0
