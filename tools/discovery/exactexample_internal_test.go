@@ -47,9 +47,9 @@ func FuzzSameWords(f *testing.F) {
 	})
 }
 
-func TestExactAliasFirst(t *testing.T) {
-	tool := func(id string, aliases ...string) *tools.Tool {
-		return &tools.Tool{ID: id, Card: tools.Card{Aliases: aliases}}
+func TestExactExampleFirst(t *testing.T) {
+	tool := func(id string, examples ...string) *tools.Tool {
+		return &tools.Tool{ID: id, Card: tools.Card{Examples: examples}}
 	}
 	cands := func(ts ...*tools.Tool) []Candidate {
 		out := make([]Candidate, len(ts))
@@ -70,13 +70,14 @@ func TestExactAliasFirst(t *testing.T) {
 		in    []Candidate
 		want  []string
 	}{
-		{"alias third moves first", "Open a pull request", cands(tool("a"), tool("b", "open a PR"), tool("c", "make a PR", "open a pull-request")), []string{"c", "a", "b"}},
+		{"example third moves first", "Open a pull request", cands(tool("a"), tool("b", "open a PR"), tool("c", "make a PR", "open a pull-request")), []string{"c", "a", "b"}},
 		{"first already has it", "open a pull request", cands(tool("a", "open a pull request"), tool("b", "open a pull request")), []string{"a", "b"}},
-		{"only a longer alias", "open a pull request", cands(tool("a"), tool("b", "open a pull request for my branch")), []string{"a", "b"}},
-		{"no alias", "open a pull request", cands(tool("a"), tool("b")), []string{"a", "b"}},
+		{"only a longer example", "open a pull request", cands(tool("a"), tool("b", "open a pull request for my branch")), []string{"a", "b"}},
+		{"no example", "open a pull request", cands(tool("a"), tool("b")), []string{"a", "b"}},
+		{"a catalog alias is not an example", "open a pull request", cands(tool("a"), &tools.Tool{ID: "b", Card: tools.Card{Aliases: []string{"open a pull request"}}}), []string{"a", "b"}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			exactAliasFirst(row.query, row.in)
+			exactExampleFirst(row.query, row.in)
 			got := ids(row.in)
 			if len(got) != len(row.want) {
 				t.Fatalf("got %v, want %v", got, row.want)

@@ -5,24 +5,30 @@ import (
 	"unicode/utf8"
 )
 
-// exactAliasFirst moves to the front of cands the first candidate one of
-// whose aliases is the request itself, compared word by word ([sameWords]):
-// a team that wrote "open a pull request" as an alias of a tool (a card
-// overlay, tools/cards) has said which tool that request means, and the
-// fused score, which also weighs the tool's description and the other
-// tools' words, must not rank another above it. Only the shortlist is
-// reordered: a tool the principal may not use, or that the search did not
-// shortlist, is never added. The moved candidate takes the first one's
-// score, so scores stay non-increasing. It allocates nothing.
-func exactAliasFirst(query string, cands []Candidate) {
+// exactExampleFirst moves to the front of cands the first candidate one
+// of whose examples is the request itself, compared word by word
+// ([sameWords]): an operator who wrote "open a pull request" as an example
+// request of a tool (a card overlay, tools/cards, or one learned from the
+// discovery log) has said which tool that request means, and the fused
+// score, which also weighs the tool's description and the other tools'
+// words, must not rank another above it. Only [tools.Card.Examples] count:
+// a catalog file or an MCP server cannot write them, whereas a catalog's
+// aliases are its author's, and an alias equal to a common request
+// ("transfer funds") would give any catalog a rank-1 lever (security
+// invariant 10; the stuffing tests of examples/transfer/finance). Only
+// the shortlist is reordered: a tool the principal may not use, or that
+// the search did not shortlist, is never added. The moved candidate takes
+// the first one's score, so scores stay non-increasing. It allocates
+// nothing.
+func exactExampleFirst(query string, cands []Candidate) {
 	for i := 1; i < len(cands); i++ {
-		for _, a := range cands[i].Tool.Card.Aliases {
+		for _, a := range cands[i].Tool.Card.Examples {
 			if !sameWords(query, a) {
 				continue
 			}
-			for _, b := range cands[0].Tool.Card.Aliases {
+			for _, b := range cands[0].Tool.Card.Examples {
 				if sameWords(query, b) {
-					return // the first candidate has the alias too
+					return // the first candidate has the example too
 				}
 			}
 			c := cands[i]
