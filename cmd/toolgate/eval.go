@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +27,48 @@ import (
 )
 
 func init() { commands["eval"] = runEval }
+
+// htmlRankDepth is how deep eval --format html ranks a miss's right tool.
+const htmlRankDepth = 100
+
+// describe names the catalog sources for a report: files and overlays as
+// given, an upstream server by its name or program (not its arguments,
+// which may hold a secret), a URL without user, query or fragment.
+func (c *catalogSources) describe() []string {
+	var out []string
+	for _, f := range c.files {
+		out = append(out, f)
+	}
+	for _, cmd := range c.commands {
+		name, line, named := strings.Cut(cmd, "=")
+		if !named || strings.ContainsAny(name, " \t") {
+			line = cmd
+			name = ""
+		}
+		if fields := strings.Fields(line); name == "" && len(fields) > 0 {
+			name = fields[0]
+		}
+		out = append(out, "mcp "+name)
+	}
+	for _, u := range c.urls {
+		name, raw, named := strings.Cut(u, "=")
+		if !named || strings.Contains(name, "/") {
+			raw, name = u, ""
+		}
+		if p, err := url.Parse(raw); err == nil {
+			p.User, p.RawQuery, p.Fragment = nil, "", ""
+			raw = p.String()
+		}
+		out = append(out, strings.TrimSpace("mcp-url "+name+" "+raw))
+	}
+	if c.config != "" {
+		out = append(out, "mcp-config "+c.config)
+	}
+	for _, f := range c.cards.files {
+		out = append(out, "cards "+f)
+	}
+	return out
+}
 
 // openLexicon returns the embedded lexicon plus the --lexicon KIND=FILE files.
 func openLexicon(specs []string) (*lexicon.Lexicon, error) {
@@ -134,7 +179,12 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stderr, "toolgate eval: %s\n", learned)
 	}
-	rep, err := discovery.Evaluate(ctx, d, snap, qs, &discovery.EvalOptions{K: *k})
+	eopts := &discovery.EvalOptions{K: *k}
+	if *format == "html" {
+		// The page gives each miss the rank of its right tool.
+		eopts.RankDepth = htmlRankDepth
+	}
+	rep, err := discovery.Evaluate(ctx, d, snap, qs, eopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
@@ -145,7 +195,9 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	switch *format {
 	case "html":
-		if err := report.Eval(stdout, "toolgate eval: "+filepath.Base(*queriesPath), rep); err != nil {
+		info := &report.EvalInfo{Version: versionLine(debug.ReadBuildInfo()), Catalogs: src.describe(), Queries: *queriesPath,
+			Date: time.Now(), RankDepth: eopts.RankDepth}
+		if err := report.Eval(stdout, "toolgate eval: "+filepath.Base(*queriesPath), rep, info); err != nil {
 			fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 			return exitUsage
 		}

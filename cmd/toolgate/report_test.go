@@ -25,7 +25,10 @@ func TestHTMLReports(t *testing.T) {
 		want []string
 	}{
 		{append(append([]string{"eval"}, tools...), "--queries", filepath.Join(root, "testdata", "queries", "real-mcp.jsonl"), "--format", "html"),
-			exitOK, []string{"<!DOCTYPE html>", `id="recall5"`, "Recall@5 by", "Misses", "<svg"}},
+			exitOK, []string{"<!DOCTYPE html>", `id="recall5"`, "Recall@5 by", "Misses", "<svg",
+				// What was measured, per server, and the misses' ranks.
+				`id="measured"`, "toolgate (devel)", "real-mcp.jsonl", "github.json", `id="servers"`, "<code>github</code>",
+				"rank of the right tool", `<td class="n rank">`}},
 		{append(append([]string{"lint"}, tools...), "--format", "html"),
 			exitNegative, []string{"<!DOCTYPE html>", "Near-duplicate cards", `class="pair"`, "Findings by tool"}},
 	} {

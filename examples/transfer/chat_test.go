@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/examples/transfer/finance"
+	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/cards"
@@ -449,12 +450,12 @@ func TestParseScript(t *testing.T) {
 		{`not json`, "s.jsonl:1:", 0},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := parseScript(strings.NewReader(tc.in), "s.jsonl")
+			got, err := chat.ParseScript(strings.NewReader(tc.in), "s.jsonl")
 			switch {
 			case tc.err == "" && (err != nil || len(got) != tc.n):
-				t.Errorf("parseScript(%q) = %d replies, %v; want %d", tc.in, len(got), err, tc.n)
+				t.Errorf("chat.ParseScript(%q) = %d replies, %v; want %d", tc.in, len(got), err, tc.n)
 			case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
-				t.Errorf("parseScript(%q) error = %v, want %q", tc.in, err, tc.err)
+				t.Errorf("chat.ParseScript(%q) error = %v, want %q", tc.in, err, tc.err)
 			}
 		})
 	}

@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
 
+	democatalog "github.com/toolgate/toolgate/examples/transfer/catalog"
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/grammar"
@@ -22,15 +20,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
-	"github.com/toolgate/toolgate/tools/catalog"
 )
-
-// catalogFS holds the real MCP servers' tools/list results copied into the
-// example, so a clone of the repository (or a `go install`ed binary) runs
-// the demo and chat without ../shared, from any working directory.
-//
-//go:embed catalog/*.json
-var catalogFS embed.FS
 
 func init() { commands[""] = runDemo }
 
@@ -469,24 +459,5 @@ func (t *tap) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error)
 }
 
 // loadEmbeddedCatalogs parses every embedded catalog; each file's stem is
-// its namespace, as with --tools FILE.
-func loadEmbeddedCatalogs() ([]tools.Tool, error) {
-	files, err := fs.Glob(catalogFS, "catalog/*.json")
-	if err != nil {
-		return nil, err
-	}
-	var out []tools.Tool
-	for _, name := range files {
-		f, err := catalogFS.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		ts, err := catalog.Parse(f, name, strings.TrimSuffix(path.Base(name), ".json"))
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ts...)
-	}
-	return out, nil
-}
+// its tools' namespace (their server).
+func loadEmbeddedCatalogs() ([]tools.Tool, error) { return democatalog.Load() }

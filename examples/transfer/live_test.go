@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
+	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
@@ -121,7 +122,7 @@ type liveRun struct {
 }
 
 func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, rec *recorder, callFirst bool) {
-	catalog, err := demoCatalog(nil)
+	catalog, err := chat.DemoCatalog(loadEmbeddedCatalogs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func counts(t *testing.T, reg *prometheus.Registry, family, label string) map[st
 
 // TestLiveFitContext runs a conversation longer than llama-server's window
 // (the -c its /props reports) with runtime.Options.FitContext, counting
-// tokens as chat does (smallVocabTokens), greedy with a fixed seed. It
+// tokens as chat does (chat.SmallVocabTokens), greedy with a fixed seed. It
 // asserts the plumbing: every turn ends (an answer, or the step budget)
 // without the engine refusing a request, the conversation sent never
 // starts with a tool result, and the oldest turns were left out on the
@@ -299,13 +300,13 @@ func TestLiveFitContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog, err := demoCatalog(nil)
+	catalog, err := chat.DemoCatalog(loadEmbeddedCatalogs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var trimmed []runtime.Event
 	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
-		Mode: llm.ModeGrammar, K: 3, MaxSteps: 2, FitContext: true, ContextTokens: props.ContextSize, CountTokens: smallVocabTokens,
+		Mode: llm.ModeGrammar, K: 3, MaxSteps: 2, FitContext: true, ContextTokens: props.ContextSize, CountTokens: chat.SmallVocabTokens,
 		Observer: func(e runtime.Event) {
 			if e.Kind == runtime.EventTrimmed {
 				trimmed = append(trimmed, e)

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -30,6 +31,7 @@ var files embed.FS
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"pct":   Percent,
 	"num":   func(f float64) string { return fmt.Sprintf("%.3f", f) },
+	"dur":   Micros,
 	"join":  func(s []string) string { return strings.Join(s, ", ") },
 	"width": func(f float64, max int) int { return int(f*float64(max) + 0.5) },
 	"add":   func(a, b int) int { return a + b },
@@ -39,6 +41,33 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 
 // Percent is how the pages write a share: one decimal, a percent sign.
 func Percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+// Micros is how the pages write a duration given in microseconds: three
+// significant digits in µs, ms or s ("870 µs", "28.7 ms", "1.52 s").
+func Micros(us float64) string {
+	d := time.Duration(us * float64(time.Microsecond))
+	switch {
+	case us < 0 || us != us: // NaN
+		return "–"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", us)
+	case d < time.Second:
+		return sig3(us/1e3) + " ms"
+	default:
+		return sig3(us/1e6) + " s"
+	}
+}
+
+// sig3 writes f (≥ 1) with three significant digits, or more integer ones.
+func sig3(f float64) string {
+	switch {
+	case f < 10:
+		return fmt.Sprintf("%.2f", f)
+	case f < 100:
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmt.Sprintf("%.0f", f)
+}
 
 // Bar is one bar of a chart: a group's recall@k.
 type Bar struct {
@@ -50,19 +79,54 @@ type Bar struct {
 
 // Miss is a query whose top k lacked a relevant tool.
 type Miss struct {
+	// ID is the query's ID in its file ("" when it has none); Line its
+	// position among the scored queries (1-based).
+	ID        string
+	Line      int
 	Query     string
 	Kind      string
 	Lang      string
 	Relevant  []string
 	Shortlist []string
 	Recall    float64
+	// Rank is where the first relevant tool ranked (0: not within the
+	// depth ranked; see [discovery.EvalOptions.RankDepth]).
+	Rank int
+}
+
+// EvalInfo is what an eval page says was measured, so that two pages can
+// be compared.
+type EvalInfo struct {
+	// Version is the program's version line (toolgate version).
+	Version string
+	// Catalogs are the catalog sources, as given (files, servers, overlays).
+	Catalogs []string
+	// Queries is the queries file.
+	Queries string
+	// Date is when the eval ran.
+	Date time.Time
+	// RankDepth is how deep misses were ranked (0: only the top k).
+	RankDepth int
+}
+
+// Server is one namespace's row: the queries whose relevant tools are
+// among its tools.
+type Server struct {
+	Name                 string
+	Queries              int
+	RecallAt1, RecallAt5 float64
+	MRR                  float64
+	Misses               int
 }
 
 type evalPage struct {
 	Title   string
 	R       *discovery.Report
+	Info    EvalInfo
+	Date    string
 	ByKind  []Bar
 	ByLang  []Bar
+	Servers []Server
 	Misses  []Miss
 	Omitted int
 }
@@ -70,13 +134,22 @@ type evalPage struct {
 // MaxMisses bounds the misses listed on an eval page; the rest are counted.
 const MaxMisses = 500
 
-// Eval writes the eval report of r as one HTML page: recall@1/3/5, MRR
-// and latency, recall@k by kind and by language as bar charts, and the
-// misses with the shortlist each got (r.Details must be filled, as
-// [discovery.Evaluate] does).
-func Eval(w io.Writer, title string, r *discovery.Report) error {
-	p := evalPage{Title: title, R: r, ByKind: bars(r.ByKind), ByLang: bars(r.ByLang)}
-	for _, d := range r.Details {
+// Eval writes the eval report of r as one HTML page: what was measured
+// (info: version, catalogs, queries file, k, date), recall@1/3/5, MRR and
+// latency, recall@5 by kind and by language as bar charts, recall@1,
+// recall@5 and MRR by server (the relevant tools' namespace), and the
+// misses with their query IDs, the rank of the right tool and the
+// shortlist each got (r.Details must be filled, as [discovery.Evaluate]
+// does). A nil info leaves what was measured out.
+func Eval(w io.Writer, title string, r *discovery.Report, info *EvalInfo) error {
+	p := evalPage{Title: title, R: r, ByKind: bars(r.ByKind), ByLang: bars(r.ByLang), Servers: servers(r.Details)}
+	if info != nil {
+		p.Info = *info
+		if !info.Date.IsZero() {
+			p.Date = info.Date.UTC().Format("2006-01-02 15:04 MST")
+		}
+	}
+	for i, d := range r.Details {
 		if d.Query == nil || d.Recall[2] >= 1 {
 			continue
 		}
@@ -84,10 +157,53 @@ func Eval(w io.Writer, title string, r *discovery.Report) error {
 			p.Omitted++
 			continue
 		}
-		p.Misses = append(p.Misses, Miss{Query: d.Query.Query, Kind: d.Query.Kind, Lang: d.Query.Lang,
-			Relevant: d.Query.Relevant, Shortlist: d.Returned, Recall: d.Recall[2]})
+		p.Misses = append(p.Misses, Miss{ID: d.Query.ID, Line: i + 1, Query: d.Query.Query, Kind: d.Query.Kind, Lang: d.Query.Lang,
+			Relevant: d.Query.Relevant, Shortlist: d.Returned, Recall: d.Recall[2], Rank: d.Rank})
 	}
 	return pages.ExecuteTemplate(w, "eval.html", p)
+}
+
+// servers groups the scored queries by the namespaces of their relevant
+// tools (a query with tools of two servers counts in both; a bare name is
+// its own group, "(any)").
+func servers(details []discovery.QueryResult) []Server {
+	acc := map[string]*Server{}
+	for _, d := range details {
+		if d.Query == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, id := range d.Query.Relevant {
+			ns := "(any)"
+			if i := strings.IndexByte(id, '/'); i > 0 {
+				ns = id[:i]
+			}
+			if seen[ns] {
+				continue
+			}
+			seen[ns] = true
+			s := acc[ns]
+			if s == nil {
+				s = &Server{Name: ns}
+				acc[ns] = s
+			}
+			s.Queries++
+			s.RecallAt1 += d.Recall[0]
+			s.RecallAt5 += d.Recall[2]
+			s.MRR += d.RR
+			if d.Recall[2] < 1 {
+				s.Misses++
+			}
+		}
+	}
+	out := make([]Server, 0, len(acc))
+	for _, ns := range slices.Sorted(maps.Keys(acc)) {
+		s := *acc[ns]
+		n := float64(s.Queries)
+		s.RecallAt1, s.RecallAt5, s.MRR = s.RecallAt1/n, s.RecallAt5/n, s.MRR/n
+		out = append(out, s)
+	}
+	return out
 }
 
 func bars(groups map[string]discovery.Group) []Bar {

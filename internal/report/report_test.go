@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,13 +36,15 @@ func fixture(t *testing.T) (*tools.Snapshot, []discovery.Query) {
 	add("slack/post_message", "Post a message to a Slack channel", "send to slack")
 	add("weather/get_forecast", "Weather forecast for a city "+hostile)
 	queries := []discovery.Query{
-		{Query: "open a bug on github", Relevant: []string{"github/create_issue"}, Kind: "paraphrase", Lang: "en"},
-		{Query: "tell the team on slack", Relevant: []string{"slack/post_message"}, Kind: "paraphrase", Lang: "en"},
-		{Query: "¿lloverá mañana en Madrid?", Relevant: []string{"weather/get_forecast"}, Kind: "question", Lang: "es"},
-		{Query: hostile, Relevant: []string{"gitlab/create_issue"}, Kind: "hostile", Lang: "en"},
+		{ID: "gh-1", Query: "open a bug on github", Relevant: []string{"github/create_issue"}, Kind: "paraphrase", Lang: "en"},
+		{ID: "slack-1", Query: "tell the team on slack", Relevant: []string{"slack/post_message"}, Kind: "paraphrase", Lang: "en"},
+		{ID: "weather-es-1", Query: "¿lloverá mañana en Madrid?", Relevant: []string{"weather/get_forecast"}, Kind: "question", Lang: "es"},
+		{ID: "hostile-1", Query: hostile, Relevant: []string{"gitlab/create_issue"}, Kind: "hostile", Lang: "en"},
+		// The right tool ranked below the top k: the page gives its rank.
+		{ID: "deep-1", Query: "create a new issue in the repository, then a message", Relevant: []string{"slack/post_message"}, Kind: "plain", Lang: "en"},
 		// A tool the catalog lacks: a miss whatever discovery ranks, so the
 		// misses table always has a row to check.
-		{Query: "archive the old \"Q3\" tickets", Relevant: []string{"jira/archive_ticket"}, Kind: "plain", Lang: "en"},
+		{ID: "jira-1", Query: "archive the old \"Q3\" tickets", Relevant: []string{"jira/archive_ticket"}, Kind: "plain", Lang: "en"},
 	}
 	return reg.Snapshot(), queries
 }
@@ -53,15 +56,63 @@ func evalPage(t *testing.T) (string, *discovery.Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := discovery.Evaluate(context.Background(), d, snap, queries, &discovery.EvalOptions{K: 2})
+	r, err := discovery.Evaluate(context.Background(), d, snap, queries, &discovery.EvalOptions{K: 2, RankDepth: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := report.Eval(&b, "eval: fixture", r); err != nil {
+	if err := report.Eval(&b, "eval: fixture", r, fixtureInfo); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), r
+}
+
+// fixtureInfo is what the fixture's eval page says was measured.
+var fixtureInfo = &report.EvalInfo{Version: "toolgate v9.8.7 go1.26.0", Catalogs: []string{"github=gh.json", "cards team.jsonl"},
+	Queries: "testdata/fixture.jsonl", Date: time.Date(2026, 12, 3, 10, 30, 0, 0, time.UTC), RankDepth: 10}
+
+// evalParts are what an eval page must show of r (and fixtureInfo), as
+// they appear in its HTML: what was measured, the figures with readable
+// durations, the per-server table, and each miss's ID and rank.
+func evalParts(t *testing.T, r *discovery.Report) []string {
+	t.Helper()
+	parts := []string{`id="measured"`, "What was measured", fixtureInfo.Version, "github=gh.json", "cards team.jsonl",
+		fixtureInfo.Queries, "2026-12-03 10:30 UTC", fmt.Sprintf("<th>k</th><td>%d tools", r.K), `id="recall1"`, report.Percent(r.RecallAt1), `id="mrr"`,
+		fmt.Sprintf("%.3f", r.MRR), report.Micros(r.P50us), report.Micros(r.P99us), `id="servers"`, "By server",
+		"<code>github</code>", "<code>slack</code>", "<code>jira</code>"}
+	misses, ranked := 0, 0
+	for _, d := range r.Details {
+		if d.Recall[2] >= 1 {
+			continue
+		}
+		misses++
+		rank := "not in top 10"
+		if d.Rank > 0 {
+			ranked++
+			rank = fmt.Sprint(d.Rank)
+		}
+		parts = append(parts, "<code>"+d.Query.ID+"</code>", `<td class="n rank">`+rank+"</td>")
+	}
+	if misses == 0 || ranked == 0 {
+		t.Fatalf("the fixture has %d misses, %d ranked below the top k: the test checks too little of the misses table", misses, ranked)
+	}
+	return parts
+}
+
+func TestMicros(t *testing.T) {
+	for _, row := range []struct {
+		us   float64
+		want string
+	}{
+		{0, "0 µs"}, {12.4, "12 µs"}, {999.4, "999 µs"}, {1000, "1.00 ms"}, {1534, "1.53 ms"}, {28677, "28.7 ms"},
+		{286770, "287 ms"}, {1.52e6, "1.52 s"}, {95e6, "95.0 s"}, {-1, "–"},
+	} {
+		t.Run(row.want, func(t *testing.T) {
+			if got := report.Micros(row.us); got != row.want {
+				t.Errorf("Micros(%v) = %q, want %q", row.us, got, row.want)
+			}
+		})
+	}
 }
 
 func lintPage(t *testing.T) (string, []lint.Finding) {
@@ -88,6 +139,11 @@ func TestEvalPage(t *testing.T) {
 				t.Errorf("the eval page lacks %q", want)
 			}
 		})
+	}
+	for _, want := range evalParts(t, r) {
+		if !strings.Contains(page, want) {
+			t.Errorf("the eval page lacks %q", want)
+		}
 	}
 	misses := 0
 	for _, d := range r.Details {
@@ -155,7 +211,7 @@ func TestPagesInChromium(t *testing.T) {
 		name, html string
 		want       []string
 	}{
-		{"eval", evalHTML, []string{`id="recall5"`, report.Percent(r.RecallAt5), "<svg", "<rect"}},
+		{"eval", evalHTML, append([]string{`id="recall5"`, report.Percent(r.RecallAt5), "<svg", "<rect"}, evalParts(t, r)...)},
 		{"lint", lintHTML, []string{"Near-duplicate cards", `class="pair"`}},
 	} {
 		t.Run(page.name, func(t *testing.T) {

@@ -414,6 +414,7 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident})
 		sl.ShortlistTokens += int(x.tokens[f.doc])
 	}
+	exactExampleFirst(req.Query, sl.Candidates)
 	sl.CatalogTokens = x.catalogTokens(view)
 	d.observe(ctx, view, req, sl, d.now().Sub(start))
 	return nil

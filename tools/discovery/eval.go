@@ -88,6 +88,10 @@ type EvalOptions struct {
 	K int
 	// Clock times each Shortlist for the latency percentiles. Nil means time.Now.
 	Clock func() time.Time
+	// RankDepth, when above K, ranks each query whose top K lacks a
+	// relevant tool again, this deep, to fill [QueryResult.Rank] (not
+	// timed). Zero ranks only within the top K.
+	RankDepth int
 }
 
 // Report is the result of Evaluate; its JSON is the `toolgate eval`
@@ -134,6 +138,10 @@ type QueryResult struct {
 	Tokens     int // shortlist tokens
 	Authorized int
 	Catalog    int // catalog tokens
+	// Rank is the 1-based rank of the first relevant tool: within the top
+	// K, or within [EvalOptions.RankDepth] for a query whose top K lacks
+	// one; 0 when it is not that deep.
+	Rank int
 }
 
 // Evaluate runs every query through d over snap and scores the
@@ -241,12 +249,19 @@ func Evaluate(ctx context.Context, d *Discoverer, snap *tools.Snapshot, queries 
 			}
 			qr.Recall[j] = float64(hits) / float64(usable)
 		}
-		for i, id := range returned {
-			for _, e := range entries {
-				if e[id] && qr.RR == 0 {
-					qr.RR = 1 / float64(i+1)
-				}
+		qr.Rank = firstRelevant(returned, entries)
+		if qr.Rank > 0 {
+			qr.RR = 1 / float64(qr.Rank)
+		} else if o.RankDepth > o.K {
+			deep, err := d.Shortlist(ctx, view, Request{Query: q.Query, Context: q.Context, K: o.RankDepth})
+			if err != nil {
+				return nil, fmt.Errorf("discovery: eval %q: %w", q.Query, err)
 			}
+			ids := make([]string, len(deep.Candidates))
+			for i, c := range deep.Candidates {
+				ids[i] = c.Tool.ID
+			}
+			qr.Rank = firstRelevant(ids, entries)
 		}
 		rep.Details = append(rep.Details, qr)
 	}
@@ -350,4 +365,17 @@ func SplitHistory(queries []Query, frac float64) (history, measured []Query, err
 		measured = append(measured, q)
 	}
 	return history, measured, nil
+}
+
+// firstRelevant is the 1-based rank of the first of ids in one of entries,
+// 0 when none is.
+func firstRelevant(ids []string, entries []map[string]bool) int {
+	for i, id := range ids {
+		for _, e := range entries {
+			if e[id] {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }

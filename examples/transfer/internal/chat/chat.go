@@ -1,4 +1,12 @@
-package main
+// Package chat is the transfer example's chat command: the agent over the
+// finance tools and the demo's MCP catalogs, talking to one model backend.
+//
+// The backends that need a vendor SDK (Ollama, OpenAI, Anthropic) are not
+// linked here: a program passes the ones it links in [Options.Backends],
+// and [Run] hands a request for any other to that backend's own program
+// ([Programs]), so that the guided demo, which runs a scripted model,
+// compiles no SDK (docs/example.md, "Model backends are programs").
+package chat
 
 import (
 	"bufio"
@@ -15,21 +23,16 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/anthropic"
-	"github.com/toolgate/toolgate/llm/ollama"
-	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -39,22 +42,16 @@ import (
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
-func init() { commands["chat"] = runChat }
-
-// stdin is what chat reads requests and approval answers from; tests
-// replace it.
-var stdin io.Reader = os.Stdin
-
 // Default models per backend. Anthropic's and the Responses API's run
 // native mode with deferred loading, so theirs support tool search: at
 // its launch Anthropic listed Claude Opus 4.5 and Sonnet 4.5, OpenAI
 // gpt-5.4 and later. A model that refuses it still works: the session
 // falls back to plain tools (runtime.EventDeferredOff) with a warning.
 const (
-	defaultOllamaModel    = "qwen3:8b"
-	defaultOpenAIModel    = "gpt-4.1-mini"
-	defaultResponsesModel = "gpt-5.4"
-	defaultAnthropicModel = "claude-sonnet-4-5"
+	DefaultOllamaModel    = "qwen3:8b"
+	DefaultOpenAIModel    = "gpt-4.1-mini"
+	DefaultResponsesModel = "gpt-5.4"
+	DefaultAnthropicModel = "claude-sonnet-4-5"
 )
 
 // chatConfig is chat's parsed command line.
@@ -101,8 +98,10 @@ type chatConfig struct {
 	// window its /props reports) and for an Ollama model with a num_ctx
 	// parameter (ollama.Backend.ContextSize), so the runtime leaves the
 	// oldest turns out of a request that would not fit
-	// (runtime.Options.FitContext, counting with smallVocabTokens).
+	// (runtime.Options.FitContext, counting with SmallVocabTokens).
 	contextTokens int
+	// opts is what the program gave Run.
+	opts *Options
 }
 
 // multiFlag is a repeatable string flag.
@@ -128,7 +127,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // --api responses speaks OpenAI's Responses API instead, and anthropic the
 // Messages API, both in native mode with hosted deferred loading (every
 // authorized tool deferred, loaded by toolgate's search); --mode
-// overrides. scripted plays --script FILE (JSON Lines, see parseScript) or
+// overrides. scripted plays --script FILE (JSON Lines, see ParseScript) or
 // a built-in script. The demo catalog's MCP tools have no server behind
 // them: they are registered (the count is printed) but not offered to the
 // model, unless --offer-unconnected offers them for discovery at scale (a
@@ -140,14 +139,17 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // refused with no approver (--approve never, the default) or put to the terminal (prompt),
 // where the approving human acts as --approver, a second principal holding
 // approvals:grant.
-func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseChat(args, stdout)
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts *Options) int {
+	cfg, err := parseChat(args, stdout, opts)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK // parseChat printed the usage
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
+	}
+	if _, linked := opts.Backends[cfg.backend]; !linked && cfg.backend != "scripted" {
+		return runProgram(ctx, cfg.backend, args, stdout, stderr, opts)
 	}
 	backend, mode, err := chatBackend(ctx, cfg)
 	if err != nil {
@@ -165,14 +167,14 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // parseChat reads chat's flags; for -h or --help it prints the usage on
 // stdout and returns flag.ErrHelp.
-func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
+func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cfg := &chatConfig{}
+	cfg := &chatConfig{opts: opts}
 	var tenant, scopes, approver string
 	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama, openai or anthropic")
-	fs.StringVar(&cfg.model, "model", "", "model name (default "+defaultOllamaModel+" for ollama, "+defaultOpenAIModel+" for openai, "+
-		defaultResponsesModel+" for openai --api responses, "+defaultAnthropicModel+" for anthropic)")
+	fs.StringVar(&cfg.model, "model", "", "model name (default "+DefaultOllamaModel+" for ollama, "+DefaultOpenAIModel+" for openai, "+
+		DefaultResponsesModel+" for openai --api responses, "+DefaultAnthropicModel+" for anthropic)")
 	fs.StringVar(&cfg.api, "api", "chat", "the OpenAI API for --backend openai: chat (Chat Completions) or responses (the Responses API, with hosted tool search)")
 	fs.BoolVar(&cfg.offerUnconnected, "offer-unconnected", false, "also offer the demo catalog's tools that have no MCP server connected (their calls are refused)")
 	fs.StringVar(&cfg.principal.ID, "principal", "", "who the agent acts for")
@@ -201,7 +203,7 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.StringVar(&unpinned, "unpinned", "", "with --pins, a listed tool the lock does not pin is quarantined (default), allow (registered) or refuse (chat does not start)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			cli.PrintUsage(stdout, fs, helps["chat"].Usage)
+			cli.PrintUsage(stdout, fs, opts.Usage)
 		}
 		return nil, err
 	}
@@ -270,78 +272,16 @@ func isFlagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// chatBackend builds the model backend and the mode the agent runs it in.
+// chatBackend builds the model backend and the mode the agent runs it in:
+// the scripted model, or one of the program's [Options.Backends].
 func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, error) {
-	switch cfg.backend {
-	case "anthropic":
-		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_BASE_URL") == "" {
-			return nil, 0, fmt.Errorf("--backend anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)")
+	if b, ok := cfg.opts.Backends[cfg.backend]; ok {
+		s, err := b(ctx, Flags{Model: cfg.model, API: cfg.api, Mode: cfg.mode, Temperature: cfg.temperature, Seed: cfg.seed})
+		if err != nil {
+			return nil, 0, err
 		}
-		if cfg.model == "" {
-			cfg.model = defaultAnthropicModel
-		}
-		mode := chatMode(cfg.mode, llm.ModeNative)
-		// Native mode defers every authorized tool and loads them with
-		// tool references: the prompt prefix stays cached.
-		cfg.deferred = mode == llm.ModeNative
-		b, err := anthropic.New(cfg.model, nil)
-		return b, mode, err
-	case "ollama":
-		if cfg.model == "" {
-			cfg.model = defaultOllamaModel
-		}
-		b, err := ollama.New(cfg.model, &ollama.Options{Temperature: cfg.temperature, Seed: cfg.seed})
-		if err == nil {
-			// The model's num_ctx (its Modelfile) is the window requests
-			// run with. Without one the server's default applies, which no
-			// endpoint reports, and the guard stays off; a server that does
-			// not answer fails the first request instead, more clearly.
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if n, perr := b.ContextSize(pctx); perr == nil {
-				cfg.contextTokens = n
-			}
-			cancel()
-		}
-		return b, chatMode(cfg.mode, llm.ModeEnvelope), err
-	case "openai":
-		base := os.Getenv("OPENAI_BASE_URL")
-		if os.Getenv("OPENAI_API_KEY") == "" && base == "" {
-			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-		}
-		opts := &openai.Options{Temperature: cfg.temperature, Seed: cfg.seed}
-		if cfg.api == "responses" {
-			if cfg.model == "" {
-				cfg.model = defaultResponsesModel
-			}
-			mode := chatMode(cfg.mode, llm.ModeNative)
-			// As for Anthropic: every authorized tool deferred, in its
-			// namespace, loaded by toolgate's answers to tool_search.
-			cfg.deferred = mode == llm.ModeNative
-			cfg.strictSchemas = true
-			b, err := openai.NewResponses(cfg.model, opts)
-			return b, mode, err
-		}
-		mode := llm.ModeNative
-		if base != "" {
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			props, err := openai.ProbeLlamaCpp(pctx, base, nil)
-			cancel()
-			if err == nil {
-				// llama.cpp: the GBNF constrains a weak local model, and
-				// its server names the model it loaded.
-				mode, opts.LegacyMaxTokens = llm.ModeGrammar, true
-				cfg.contextTokens = props.ContextSize
-				if cfg.model == "" {
-					cfg.model = "llama.cpp " + path.Base(props.ModelPath)
-				}
-			}
-		}
-		if cfg.model == "" {
-			cfg.model = defaultOpenAIModel
-		}
-		cfg.strictSchemas = !opts.LegacyMaxTokens
-		b, err := openai.New(cfg.model, opts)
-		return b, chatMode(cfg.mode, mode), err
+		cfg.model, cfg.deferred, cfg.strictSchemas, cfg.contextTokens = s.Model, s.Deferred, s.StrictSchemas, s.ContextTokens
+		return s.Backend, s.Mode, nil
 	}
 	cfg.model = "built-in script"
 	replies := builtinScript()
@@ -352,24 +292,24 @@ func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, e
 			return nil, 0, fmt.Errorf("--script: %v", err)
 		}
 		defer f.Close()
-		if replies, err = parseScript(f, cfg.script); err != nil {
+		if replies, err = ParseScript(f, cfg.script); err != nil {
 			return nil, 0, err
 		}
 	}
-	return scripted.New(replies, nil), chatMode(cfg.mode, llm.ModeEnvelope), nil
+	return scripted.New(replies, nil), ModeOr(cfg.mode, llm.ModeEnvelope), nil
 }
 
-// smallVocabTokens is the runtime's token estimate for a llama.cpp
+// SmallVocabTokens is the runtime's token estimate for a llama.cpp
 // server's model: the o200k count and a third more, about what a
 // 32,000-word vocabulary such as Llama 2's (TinyLlama's) takes for the
 // same prompt (docs/benchmarks.md, "Fitting the context").
-func smallVocabTokens(text string) int {
+func SmallVocabTokens(text string) int {
 	n := tokens.Estimate(text)
 	return n + n/3
 }
 
-// chatMode is --mode, or def when it is not given.
-func chatMode(flag string, def llm.Mode) llm.Mode {
+// ModeOr is the mode a --mode flag names, or def when it is not given.
+func ModeOr(flag string, def llm.Mode) llm.Mode {
 	switch flag {
 	case "grammar":
 		return llm.ModeGrammar
@@ -402,7 +342,7 @@ type scriptLine struct {
 	Text      *string         `json:"text"`
 }
 
-// parseScript reads a --script file: JSON Lines, one model reply per line,
+// ParseScript reads a --script file: JSON Lines, one model reply per line,
 // played in order, one per model request:
 //
 //	{"call":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5}}
@@ -412,7 +352,7 @@ type scriptLine struct {
 //
 // Blank lines and lines starting with # are skipped. Errors read
 // "FILE:LINE: reason".
-func parseScript(r io.Reader, name string) ([]scripted.Reply, error) {
+func ParseScript(r io.Reader, name string) ([]scripted.Reply, error) {
 	var out []scripted.Reply
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
@@ -478,7 +418,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 	if err != nil {
 		return err
 	}
-	catalog, err := demoCatalog(servers)
+	catalog, err := DemoCatalog(cfg.opts.Catalogs, servers)
 	if err != nil {
 		return err
 	}
@@ -501,12 +441,12 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		defer func() { err = errors.Join(err, l.Close()) }()
 		dopts.Log = l
 	}
-	in := newLineReader(stdin)
+	in := newLineReader(cfg.opts.Stdin)
 	defer in.Close()
 	p := &stepPrinter{w: w, verbose: cfg.verbose}
 	b, err := agent.Open(ctx, dir, backend, &agent.Options{Catalog: catalog, Transform: overlay, Discovery: &dopts,
 		Runtime: &runtime.Options{Mode: mode, StrictSchemas: cfg.strictSchemas, Deferred: cfg.deferred, Observer: p.observe, Approver: chatApprover(cfg, in, w),
-			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: smallVocabTokens,
+			FitContext: cfg.contextTokens > 0, ContextTokens: cfg.contextTokens, CountTokens: SmallVocabTokens,
 			Filter: offered(catalog, cfg.offerUnconnected)}})
 	if err != nil {
 		return err
@@ -601,14 +541,14 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 // answer for a catalog file's tools.
 const codeServerNotConnected = gateway.CodeServerNotConnected
 
-// demoCatalog is the embedded catalogs less the namespaces a connected
+// DemoCatalog is the embedded catalogs (load) less the namespaces a connected
 // server takes (its live tools replace them). The entries left have no
 // server behind them; each gets a handler that refuses every call with a
 // *tools.DomainError coded SERVER_NOT_CONNECTED, which the gateway records
 // and the model reads as the tool's result, so the catalog still shows
 // discovery at scale and a call of it says plainly why it cannot run.
-func demoCatalog(servers []mcp.Server) ([]tools.Tool, error) {
-	catalog, err := loadEmbeddedCatalogs()
+func DemoCatalog(load func() ([]tools.Tool, error), servers []mcp.Server) ([]tools.Tool, error) {
+	catalog, err := load()
 	if err != nil {
 		return nil, err
 	}
