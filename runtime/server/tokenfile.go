@@ -1,4 +1,4 @@
-package gateway
+package server
 
 import (
 	"bytes"
@@ -18,10 +18,10 @@ import (
 
 // ErrUnknownToken is returned by TokenFile.Authenticate for a token the
 // file does not list.
-var ErrUnknownToken = errors.New("gateway: unknown bearer token")
+var ErrUnknownToken = errors.New("server: unknown bearer token")
 
 // ErrTokenFile wraps every error loading a token file.
-var ErrTokenFile = errors.New("gateway: invalid token file")
+var ErrTokenFile = errors.New("server: invalid token file")
 
 // TokenFile is an Authenticator over a static token file (the --tokens file
 // of `examples/transfer serve`):
@@ -43,7 +43,7 @@ func LoadTokenFile(path string) (*TokenFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTokenFile, err)
 	}
-	f, err := ParseTokenFile(data)
+	f, err := parseTokenFile(data)
 	if err != nil {
 		var le *tokenFileError
 		if errors.As(err, &le) {
@@ -69,14 +69,14 @@ func (e *tokenFileError) Error() string {
 
 func (e *tokenFileError) Unwrap() error { return ErrTokenFile }
 
-// ParseTokenFile parses a token file. Invalid JSON (invalid UTF-8 and lone
+// parseTokenFile parses a token file. Invalid JSON (invalid UTF-8 and lone
 // surrogates included), a member given twice at any level (a token listed
 // twice, or an entry with two "scopes"), unknown members, a token no
 // request can present (blank, or holding whitespace or a control
 // character), entries without principal or tenant, and empty scopes are
 // errors that name the line ("line 3: reason", wrapping ErrTokenFile; for
 // a token, the line of its key) and the principal, never a token.
-func ParseTokenFile(data []byte) (*TokenFile, error) {
+func parseTokenFile(data []byte) (*TokenFile, error) {
 	if len(data) > maxTokenFileBytes {
 		return nil, &tokenFileError{line: 1, reason: fmt.Sprintf("the file is larger than %d bytes", maxTokenFileBytes)}
 	}
