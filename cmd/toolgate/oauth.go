@@ -15,8 +15,8 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
-	"github.com/toolgate/toolgate/runtime/oauth"
 	"github.com/toolgate/toolgate/runtime/server"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 	"github.com/toolgate/toolgate/tools"
 )
 

@@ -3,8 +3,8 @@ package oauth_test
 import (
 	"fmt"
 
-	"github.com/toolgate/toolgate/runtime/oauth"
 	"github.com/toolgate/toolgate/runtime/server"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 )
 
 // A Verifier is the gateway's Authenticator.
