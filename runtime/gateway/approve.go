@@ -21,7 +21,7 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
 	e := AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
-		ApprovalID: truncate(id, 128), Decision: "allow", Outcome: OutcomeOK}
+		ApprovalID: truncate(id, 128), Decision: "allow", Outcome: outcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
 		e.Reason = "approval granted for " + a.Requester

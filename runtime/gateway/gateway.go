@@ -115,7 +115,7 @@ const ApprovalScope = "approvals:grant"
 // Options configures a Gateway. A nil *Options means all defaults; each
 // field's zero value is documented.
 type Options struct {
-	// Clock tells time. Nil means SystemClock.
+	// Clock tells time. Nil means the wall clock.
 	Clock Clock
 	// Logger receives the authorization decisions and failures. Nil means
 	// slog.Default().
@@ -152,9 +152,10 @@ type Options struct {
 	Validators map[string]Validator
 	// NeedsApproval decides, per call, whether a tool that is not
 	// Card.Irreversible needs an approval (a transfer above a threshold).
-	// args is the canonical validated arguments. Nil means only
-	// irreversible tools need approvals.
-	NeedsApproval func(call Call, args json.RawMessage) bool
+	// args is the canonical validated arguments; ctx is the call's. Nil
+	// means only irreversible tools need approvals. A panic counts as
+	// "needs an approval".
+	NeedsApproval func(ctx context.Context, call Call, args json.RawMessage) bool
 	// Uncertain is the policy for retries of uncertain outcomes. The zero
 	// value is UncertainRerun.
 	Uncertain UncertainPolicy
@@ -198,7 +199,7 @@ func (o *Options) withDefaults() (Options, error) {
 		v = *o
 	}
 	if v.Clock == nil {
-		v.Clock = SystemClock
+		v.Clock = systemClock{}
 	}
 	if v.Logger == nil {
 		v.Logger = slog.Default()
@@ -252,7 +253,7 @@ func (o *Options) withDefaults() (Options, error) {
 		}
 	}
 	if v.MaxHeldOutcomes < 0 || v.MaxHeldBytes < 0 {
-		return v, fmt.Errorf("%w: MaxHeldOutcomes or MaxHeldBytes is negative", ErrInvalidOptions)
+		return v, fmt.Errorf("%w: MaxHeldOutcomes (%d) or MaxHeldBytes (%d) is negative", ErrInvalidOptions, v.MaxHeldOutcomes, v.MaxHeldBytes)
 	}
 	if v.MaxHeldOutcomes == 0 {
 		v.MaxHeldOutcomes = 10000
@@ -289,15 +290,26 @@ func (p UncertainPolicy) String() string {
 	return fmt.Sprintf("UncertainPolicy(%d)", int(p))
 }
 
-// ParseUncertainPolicy parses a policy's flag name, "rerun" or "reconcile".
-func ParseUncertainPolicy(s string) (UncertainPolicy, error) {
-	switch s {
+// UnmarshalText parses a policy's flag name, "rerun" or "reconcile", so
+// that a policy can be read from a flag or a configuration file.
+func (p *UncertainPolicy) UnmarshalText(text []byte) error {
+	switch string(text) {
 	case "rerun":
-		return UncertainRerun, nil
+		*p = UncertainRerun
 	case "reconcile":
-		return UncertainReconcile, nil
+		*p = UncertainReconcile
+	default:
+		return fmt.Errorf("%w: uncertain policy %q: want rerun or reconcile", ErrInvalidOptions, text)
 	}
-	return 0, fmt.Errorf("%w: uncertain policy %q: want rerun or reconcile", ErrInvalidOptions, s)
+	return nil
+}
+
+// MarshalText returns the policy's flag name (see [UncertainPolicy.String]).
+func (p UncertainPolicy) MarshalText() ([]byte, error) {
+	if p != UncertainRerun && p != UncertainReconcile {
+		return nil, fmt.Errorf("%w: uncertain policy %d is unknown", ErrInvalidOptions, int(p))
+	}
+	return []byte(p.String()), nil
 }
 
 func checkLimit(name string, l RateLimit) error {

@@ -586,10 +586,10 @@ func TestHostileCalls(t *testing.T) {
 		t.Errorf("audit has %d entries, want %d", len(entries), len(tests))
 	}
 	for _, en := range entries {
-		if en.Outcome == gateway.OutcomeOK || en.Key != "" {
+		if en.Outcome == "ok" || en.Key != "" {
 			t.Errorf("audit entry %+v for a refused call, want a refusal without a key", en)
 		}
-		if en.Outcome == gateway.OutcomeInvalid && (en.Decision != "allow" || !strings.Contains(en.Reason, "VALIDATION_ERROR")) {
+		if en.Outcome == "invalid" && (en.Decision != "allow" || !strings.Contains(en.Reason, "VALIDATION_ERROR")) {
 			t.Errorf("audit entry %+v for invalid arguments, want allow with the validation error in the reason", en)
 		}
 	}
@@ -733,11 +733,11 @@ func TestAuditAndMetrics(t *testing.T) {
 		t.Fatalf("audit = %+v, %v; want 2 entries", entries, err)
 	}
 	ok, denied := entries[0], entries[1]
-	if ok.Principal != "alice" || ok.Tenant != "acme" || ok.Decision != "allow" || ok.Outcome != gateway.OutcomeOK ||
+	if ok.Principal != "alice" || ok.Tenant != "acme" || ok.Decision != "allow" || ok.Outcome != "ok" ||
 		ok.Key != res.IdempotencyKey || ok.Latency != 1500*time.Microsecond || ok.SessionID != "s" || ok.Step != 1 {
 		t.Errorf("audit of the executed call = %+v", ok)
 	}
-	if denied.Principal != "mallory" || denied.Decision != "deny" || denied.Outcome != gateway.OutcomeDenied || !strings.Contains(denied.Reason, "payments:write") {
+	if denied.Principal != "mallory" || denied.Decision != "deny" || denied.Outcome != "denied" || !strings.Contains(denied.Reason, "payments:write") {
 		t.Errorf("audit of the denied call = %+v, want deny naming the missing scope", denied)
 	}
 	for _, c := range []struct {
@@ -769,19 +769,48 @@ func TestAuditAndMetrics(t *testing.T) {
 	}
 }
 
+func TestUncertainPolicyText(t *testing.T) {
+	for _, p := range []gateway.UncertainPolicy{gateway.UncertainRerun, gateway.UncertainReconcile} {
+		text, err := p.MarshalText()
+		var back gateway.UncertainPolicy
+		if err != nil || back.UnmarshalText(text) != nil || back != p {
+			t.Errorf("%v: MarshalText = %q, %v; UnmarshalText gives %v", p, text, err, back)
+		}
+	}
+	var p gateway.UncertainPolicy
+	if err := p.UnmarshalText([]byte("retry")); !errors.Is(err, gateway.ErrInvalidOptions) {
+		t.Errorf(`UnmarshalText("retry") = %v, want ErrInvalidOptions`, err)
+	}
+	if _, err := gateway.UncertainPolicy(7).MarshalText(); err == nil {
+		t.Error("MarshalText of policy 7 succeeded, want an error")
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	reg := tools.NewRegistry()
 	e := newEnv(t, nil)
-	for name, o := range map[string]*gateway.Options{
-		"negative timeout": {DefaultTimeout: -1},
-		"negative rate":    {RateLimit: gateway.RateLimit{Rate: -1, Burst: 1}},
-		"nil validator":    {Validators: map[string]gateway.Validator{"x/y": nil}},
-		"unknown policy":   {Uncertain: 7},
-		"negative size":    {MaxArgumentBytes: -1},
-	} {
-		if _, err := gateway.New(reg, e.Store, o); !errors.Is(err, gateway.ErrInvalidOptions) {
-			t.Errorf("New(%s) error = %v, want ErrInvalidOptions", name, err)
-		}
+	tests := []struct {
+		name  string
+		opts  *gateway.Options
+		field string // the error must name it
+	}{
+		{"negative timeout", &gateway.Options{DefaultTimeout: -1}, "DefaultTimeout"},
+		{"negative validation timeout", &gateway.Options{ValidationTimeout: -1}, "ValidationTimeout"},
+		{"negative rate", &gateway.Options{RateLimit: gateway.RateLimit{Rate: -1, Burst: 1}}, "RateLimit"},
+		{"negative tool rate", &gateway.Options{RateLimits: map[string]gateway.RateLimit{"x/y": {Burst: -1}}}, "RateLimits[x/y]"},
+		{"nil validator", &gateway.Options{Validators: map[string]gateway.Validator{"x/y": nil}}, "Validators[x/y]"},
+		{"unknown policy", &gateway.Options{Uncertain: 7}, "Uncertain"},
+		{"unknown tool policy", &gateway.Options{UncertainTools: map[string]gateway.UncertainPolicy{"x/y": 9}}, "UncertainTools[x/y]"},
+		{"negative size", &gateway.Options{MaxArgumentBytes: -1}, "MaxArgumentBytes"},
+		{"negative held", &gateway.Options{MaxHeldBytes: -1}, "MaxHeldBytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gateway.New(reg, e.Store, tc.opts)
+			if !errors.Is(err, gateway.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("New(%s) error = %v, want ErrInvalidOptions naming %s", tc.name, err, tc.field)
+			}
+		})
 	}
 	if _, err := gateway.New(nil, e.Store, nil); !errors.Is(err, gateway.ErrInvalidOptions) {
 		t.Errorf("New(nil registry) error = %v, want ErrInvalidOptions", err)
@@ -864,7 +893,7 @@ func TestDecisionsLogged(t *testing.T) {
 func TestPanickingHooks(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) {
 		o.Validators = map[string]gateway.Validator{"bank/get_balance": func(context.Context, gateway.Call, json.RawMessage) error { panic("bug") }}
-		o.NeedsApproval = func(gateway.Call, json.RawMessage) bool { panic("bug") }
+		o.NeedsApproval = func(context.Context, gateway.Call, json.RawMessage) bool { panic("bug") }
 	})
 	wantType(t, "panicking validator", second(e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1,
 		Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})), gateway.ValidationError)

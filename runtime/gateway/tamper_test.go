@@ -33,7 +33,7 @@ func TestApprovalBinding(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			ts := tamperStore{Store: e.Store, tamper: func(*gateway.Approval) {}}
-			g, err := gateway.New(e.Registry, &ts, &gateway.Options{Clock: e.Clock, Logger: quietLogger(), NeedsApproval: func(gateway.Call, json.RawMessage) bool { return true }})
+			g, err := gateway.New(e.Registry, &ts, &gateway.Options{Clock: e.Clock, Logger: quietLogger(), NeedsApproval: func(context.Context, gateway.Call, json.RawMessage) bool { return true }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +23,7 @@ func crashedClaim(t *testing.T, e *env) string {
 	now := e.Clock.Now()
 	_, err := e.Store.Claim(context.Background(), gateway.ClaimRequest{
 		Slot:      gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s1", Step: 1, Tool: "bank/transfer_funds"},
-		Principal: "alice", Key: key, Fingerprint: gateway.Fingerprint(canon), Now: now,
+		Principal: "alice", Key: key, Fingerprint: fmt.Sprintf("%x", sha256.Sum256(canon)), Now: now,
 		LeaseExpires: now.Add(time.Minute), ExpiresAt: now.Add(24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)

@@ -149,8 +149,8 @@ func UncertainPolicies(def string, perTool []string, snap *tools.Snapshot) (gate
 	if def == "" {
 		def = "rerun"
 	}
-	p, err := gateway.ParseUncertainPolicy(def)
-	if err != nil {
+	var p gateway.UncertainPolicy
+	if err := p.UnmarshalText([]byte(def)); err != nil {
 		return 0, nil, fmt.Errorf("--uncertain: %w", err)
 	}
 	var over map[string]gateway.UncertainPolicy
@@ -159,8 +159,8 @@ func UncertainPolicies(def string, perTool []string, snap *tools.Snapshot) (gate
 		if !ok || id == "" {
 			return 0, nil, fmt.Errorf("--uncertain-tool %q: want ID=rerun or ID=reconcile", kv)
 		}
-		tp, err := gateway.ParseUncertainPolicy(name)
-		if err != nil {
+		var tp gateway.UncertainPolicy
+		if err := tp.UnmarshalText([]byte(name)); err != nil {
 			return 0, nil, fmt.Errorf("--uncertain-tool %s: %w", id, err)
 		}
 		if snap != nil {

@@ -56,7 +56,7 @@ func TestNeedsApproval(t *testing.T) {
 		{finance.GetBalance, `{"account":"ACC-00001"}`, false},
 	}
 	for _, tt := range tests {
-		if got := finance.NeedsApproval(gateway.Call{Tool: tt.tool}, json.RawMessage(tt.args)); got != tt.want {
+		if got := finance.NeedsApproval(context.Background(), gateway.Call{Tool: tt.tool}, json.RawMessage(tt.args)); got != tt.want {
 			t.Errorf("NeedsApproval(%s, %s) = %v, want %v", tt.tool, tt.args, got, tt.want)
 		}
 	}

@@ -176,7 +176,7 @@ func NewOn(t testing.TB, st gateway.Store, opt func(*gateway.Options)) *Env {
 		t.Fatal(err)
 	}
 	o := &gateway.Options{Clock: e.Clock, Logger: QuietLogger(), Registerer: e.Prom, LeaseGrace: time.Minute,
-		NeedsApproval: func(call gateway.Call, args json.RawMessage) bool {
+		NeedsApproval: func(_ context.Context, call gateway.Call, args json.RawMessage) bool {
 			if call.Tool != "bank/transfer_funds" {
 				return false
 			}
