@@ -19,8 +19,12 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-// Config is what Run serves. Gateway, Registry and Auth are required.
+// Config is what Run serves. Gateway, Registry and Auth are required;
+// every other field's zero value is documented. Run checks it before it
+// listens.
 type Config struct {
+	// What is served, to whom.
+
 	// Addr is the listen address HOST:PORT; ignored when Listener is set.
 	Addr string
 	// Listener, when set, is served instead of listening on Addr.
@@ -35,6 +39,9 @@ type Config struct {
 	// Wrap, when set, wraps the gateway's handler: oauth.Verifier.Protect
 	// adds the protected-resource metadata and the OAuth challenges.
 	Wrap func(http.Handler) http.Handler
+
+	// Discovery.
+
 	// Discoverer answers POST /v1/discover, and is told of every call
 	// (Discoverer.RecordOutcome), so that its log and metrics link the
 	// tool a client called to the query of the same "session_id". Nil
@@ -49,8 +56,9 @@ type Config struct {
 	// code [gateway.CodeServerNotConnected]. False (the zero value) never
 	// returns them.
 	OfferUnconnected bool
-	// Gatherer serves GET /metrics. Nil means no /metrics.
-	Gatherer prometheus.Gatherer
+
+	// Time limits and upkeep.
+
 	// WriteTimeout bounds an answer; it must exceed the longest tool
 	// timeout plus its lease grace. Zero means the gateway's default.
 	WriteTimeout time.Duration
@@ -63,6 +71,11 @@ type Config struct {
 	PurgeEvery time.Duration
 	// AuditRetention is how long audit entries are kept. Zero means 30 days.
 	AuditRetention time.Duration
+
+	// Observability.
+
+	// Gatherer serves GET /metrics. Nil means no /metrics.
+	Gatherer prometheus.Gatherer
 	// Logger receives the server's log. Nil means slog.Default().
 	Logger *slog.Logger
 	// Ready, when set, is called with the listening address once the
