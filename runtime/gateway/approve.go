@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -104,7 +105,7 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 // storeFailure logs a store error under a fresh error ID and returns the
 // INTERNAL_ERROR a client sees: what could not be done and the ID.
 func (g *Gateway) storeFailure(ctx context.Context, what string, err error) *Error {
-	id := newErrorID()
+	id := errorid.New()
 	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure", slog.String("error_id", id),
 		slog.String("step", what), slog.String("error", err.Error()))
 	return &Error{Type: Internal, Retryable: true, ErrorID: id,

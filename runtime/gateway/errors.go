@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -122,14 +120,6 @@ type Error struct {
 	// uncertain outcome: DOWNSTREAM_FAILURE after the handler ran (its
 	// effect unknown) and OUTCOME_UNCERTAIN. Zero elsewhere.
 	Attempts int `json:"attempts,omitempty"`
-}
-
-// newErrorID returns a fresh ID that ties a client's error to the log
-// entry with the internals.
-func newErrorID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "err_" + hex.EncodeToString(b[:])
 }
 
 // RetrySame reports whether sending exactly the same call again may

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/tools"
@@ -144,7 +145,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		switch n.do {
 		case actAnswer:
 			if n.internal != "" {
-				id := newErrorID()
+				id := errorid.New()
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: "+string(n.err.Type), slog.String("error_id", id),
 					slog.String("tool", t.ID), slog.String("key", key()), slog.String("reason", n.internal))
 				n.err.ErrorID = id
@@ -365,7 +366,7 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 	}
 	sch, err := g.schemaFor(t)
 	if err != nil {
-		id := newErrorID()
+		id := errorid.New()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: a tool's input schema does not compile",
 			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("error", err.Error()))
 		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
@@ -378,7 +379,7 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
 	}
 	if err != nil {
-		id := newErrorID()
+		id := errorid.New()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: validation failed", slog.String("error_id", id),
 			slog.String("tool", t.ID), slog.String("error", err.Error()))
 		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
@@ -541,7 +542,7 @@ func (g *Gateway) callHandler(ctx context.Context, f *facts) (value json.RawMess
 // client's side of it: the ID, never the store's error text (which can
 // carry a DSN or a path).
 func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error) *Error {
-	id := newErrorID()
+	id := errorid.New()
 	key := ""
 	if f.valid != nil {
 		key = f.valid.key

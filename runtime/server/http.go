@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
@@ -26,15 +25,16 @@ import (
 
 // Authenticator maps a bearer token to the principal it stands for. It
 // returns an error (any) for an unknown token. It must be safe for
-// concurrent use. TokenFile is the default implementation.
+// concurrent use. [TokenFile] is the default implementation; an
+// oauth.Verifier (runtime/server/oauth) is another.
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearer string) (tools.Principal, error)
 }
 
-// AuthenticatorFunc adapts a function to Authenticator.
+// AuthenticatorFunc adapts a function to [Authenticator].
 type AuthenticatorFunc func(ctx context.Context, bearer string) (tools.Principal, error)
 
-// Authenticate implements Authenticator.
+// Authenticate implements [Authenticator].
 func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (tools.Principal, error) {
 	return f(ctx, bearer)
 }
@@ -43,10 +43,11 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (too
 // result is sent as the JSON body of POST /v1/discover.
 type DiscoverFunc func(ctx context.Context, p tools.Principal, req DiscoverRequest) (any, error)
 
-// DiscoverRequest is a checked POST /v1/discover body.
+// DiscoverRequest is a checked POST /v1/discover body, as a
+// [DiscoverFunc] receives it.
 type DiscoverRequest struct {
 	// Query is the request in the user's words: not blank, at most
-	// MaxQueryBytes.
+	// [MaxQueryBytes].
 	Query string
 	// K is the shortlist size, 1 to 50 (5 when the body has no "k").
 	K int
@@ -56,19 +57,21 @@ type DiscoverRequest struct {
 	SessionID string
 }
 
-// HandlerOptions configures NewHandler. A nil *HandlerOptions means defaults.
+// HandlerOptions configures [NewHandler]. A nil *HandlerOptions means
+// defaults.
 type HandlerOptions struct {
 	// MaxBodyBytes bounds a request body; a larger body is 413
-	// REQUEST_TOO_LARGE. Zero means 1 MiB.
+	// [RequestTooLarge]. Zero means [DefaultMaxBodyBytes] (1 MiB).
 	MaxBodyBytes int64
-	// Discover serves POST /v1/discover. Nil answers 501 NOT_IMPLEMENTED.
+	// Discover serves POST /v1/discover ([Discover] builds the hook
+	// over discovery). Nil answers 501 [NotImplemented].
 	Discover DiscoverFunc
 	// Called, when set, is told of each POST /v1/tools/call the gateway
 	// answered (a well-formed body with an unambiguous tool name), after
 	// it answered; call.Tool is the tool's ID when the name resolved to
 	// one, err the gateway's error (UNKNOWN_TOOL, PERMISSION_DENIED, ...),
-	// nil for a success. A
-	// discovery log records with it which tool a client finally called.
+	// nil for a success. A discovery log records with it which tool a
+	// client finally called ([Called] builds the hook).
 	// It runs on the request's goroutine, before the answer is written,
 	// and is called concurrently.
 	Called func(ctx context.Context, call gateway.Call, err error)
@@ -78,15 +81,16 @@ type HandlerOptions struct {
 	Logger *slog.Logger
 }
 
-// DefaultMaxBodyBytes is the request body limit when HandlerOptions leaves it zero.
+// DefaultMaxBodyBytes is the request body limit when
+// [HandlerOptions.MaxBodyBytes] is zero.
 const DefaultMaxBodyBytes = 1 << 20
 
 // MaxQueryBytes bounds the query of POST /v1/discover: a request in a
 // user's words is far shorter, and the search's cost grows with it.
 const MaxQueryBytes = 4096
 
-// NewHTTPServer returns an http.Server for handler with the timeouts the
-// gateway's HTTP contract expects: 5s to read the headers, 30s to read the
+// NewHTTPServer returns an [http.Server] for handler with the timeouts the
+// HTTP contract expects: 5s to read the headers, 30s to read the
 // whole request, writeTimeout to answer (it must exceed the longest tool
 // timeout plus its lease grace, or a slow call is cut off after it ran; zero
 // means 2 minutes), 2 minutes idle, 64 KiB of headers.
@@ -125,15 +129,15 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 // seconds, rounded up; retry_after carries the same number) when there is a
 // hint. A request body that is not JSON, has duplicate or unknown members,
 // or has members of the wrong type is 422 VALIDATION_ERROR, like bad
-// arguments; a body over MaxBodyBytes is 413 REQUEST_TOO_LARGE; a missing
+// arguments; a body over [HandlerOptions.MaxBodyBytes] is 413 REQUEST_TOO_LARGE; a missing
 // or unknown bearer token is 401 UNAUTHENTICATED. "step" is required (an
 // integer ≥ 0), "arguments" defaults to {} and is validated on the bytes
 // sent. "tool" is a tool's ID or its bare name when exactly one tool the
-// bearer may use has it (Resolve); an ambiguous bare name is 422
+// bearer may use has it ([gateway.Gateway.Resolve]); an ambiguous bare name is 422
 // VALIDATION_ERROR with "candidates", the IDs the bearer may use. Internal
 // failures (a store, a hook, a panic) answer 500 INTERNAL_ERROR with an
-// "error_id" that names the log entry; their text never reaches the client. Serve it with NewHTTPServer's
-// timeouts. A nil auth authenticates nobody (every call is 401). The
+// "error_id" that names the log entry; their text never reaches the
+// client. Serve it with [NewHTTPServer]'s timeouts. A nil auth authenticates nobody (every call is 401). The
 // handler is safe for concurrent use.
 func NewHandler(g *gateway.Gateway, auth Authenticator, opts *HandlerOptions) http.Handler {
 	h := &httpHandler{g: g, auth: auth, maxBody: DefaultMaxBodyBytes, log: slog.Default()}
@@ -474,7 +478,7 @@ func (h *httpHandler) asError(r *http.Request, what string, err error) *gateway.
 // error ID and returns the INTERNAL_ERROR a client sees: the ID, a generic
 // message, nothing of the internals.
 func (h *httpHandler) internal(r *http.Request, what string, cause any) *gateway.Error {
-	id := newErrorID()
+	id := errorid.New()
 	h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: "+what+" failed", slog.String("error_id", id),
 		slog.String("path", truncate(r.URL.Path, 128)), slog.Any("error", cause))
 	return &gateway.Error{Type: gateway.Internal, Retryable: true, ErrorID: id, Message: what + " failed (error " + id + ")"}
@@ -543,7 +547,7 @@ func writeError(w http.ResponseWriter, e *gateway.Error) {
 	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
 		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates, Attempts: e.Attempts}
 	if e.RetryAfter > 0 {
-		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
+		body.RetryAfter = int64(math.Ceil(e.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))
 	}
 	writeJSON(w, StatusCode(e.Type), body)
@@ -561,26 +565,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(data, '\n'))
 }
 
-// newErrorID returns a fresh ID that ties a client's error to the log
-// entry with the internals.
-func newErrorID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "err_" + hex.EncodeToString(b[:])
-}
-
 // truncate cuts s to at most n bytes, for an echo of client input.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n]
-}
-
-// ceilSecond rounds d up to whole seconds, as Retry-After counts them.
-func ceilSecond(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return (d + time.Second - 1).Truncate(time.Second)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-// Config is what Run serves. Gateway, Registry and Auth are required;
+// Config is what [Run] serves. Gateway, Registry and Auth are required;
 // every other field's zero value is documented. Run checks it before it
 // listens.
 type Config struct {
@@ -83,7 +83,7 @@ type Config struct {
 	Ready func(net.Addr)
 }
 
-// Run serves cfg until ctx ends, then shuts down gracefully. It returns
+// Run serves cfg with [NewHandler] on [NewHTTPServer] until ctx ends, then shuts down gracefully. It returns
 // nil after a clean shutdown, or the error that stopped it.
 func Run(ctx context.Context, cfg Config) error {
 	switch {
@@ -154,8 +154,8 @@ func Run(ctx context.Context, cfg Config) error {
 
 // UncertainPolicies reads the uncertain-outcome policy flags of `toolgate
 // serve`: def, the default ("rerun" or "reconcile"; "" is rerun), and
-// perTool, overrides written ID=POLICY, for gateway.Options.Uncertain and
-// UncertainTools. An override must name a tool of snap: a misspelt ID
+// perTool, overrides written ID=POLICY, for [gateway.Options.Uncertain]
+// and [gateway.Options.UncertainTools]. An override must name a tool of snap: a misspelt ID
 // would silently leave its tool on the default. A nil snap checks only the
 // syntax.
 func UncertainPolicies(def string, perTool []string, snap *tools.Snapshot) (gateway.UncertainPolicy, map[string]gateway.UncertainPolicy, error) {
@@ -229,7 +229,7 @@ type Answer struct {
 	Reformulated    bool        `json:"reformulated"`
 }
 
-// Candidate is one tool of an Answer.
+// Candidate is one tool of an [Answer].
 type Candidate struct {
 	Name        string          `json:"name"` // the tool's ID
 	Score       float64         `json:"score"`
@@ -237,12 +237,12 @@ type Candidate struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 
-// Discover returns the gateway's POST /v1/discover hook: the shortlist of
+// Discover returns the POST /v1/discover hook ([HandlerOptions.Discover]): the shortlist of
 // the tools the bearer may use that can run (all of them, those without a
-// handler too, when offerUnconnected: Config.OfferUnconnected). The view
+// handler too, when offerUnconnected: [Config.OfferUnconnected]). The view
 // is authorized before any search, so nothing else can be returned. The
-// request's session goes to the discovery log (discovery.Request.Session),
-// where Called's record of the tool finally called is linked to it.
+// request's session goes to the discovery log ([discovery.Request].Session),
+// where [Called]'s record of the tool finally called is linked to it.
 func Discover(d *discovery.Discoverer, reg *tools.Registry, offerUnconnected bool) DiscoverFunc {
 	return func(ctx context.Context, p tools.Principal, req DiscoverRequest) (any, error) {
 		view := reg.Snapshot().Authorize(p)
@@ -270,8 +270,8 @@ func Discover(d *discovery.Discoverer, reg *tools.Registry, offerUnconnected boo
 
 // Called returns the gateway's hook for calls ([HandlerOptions.Called]):
 // it records the tool a client called as an outcome of its session
-// (discovery.SourceCall), whatever the gateway answered, since the client
-// chose that tool. RecordOutcome leaves out a tool the caller may not use.
+// ([discovery.SourceCall]), whatever the gateway answered, since the client
+// chose that tool. [discovery.Discoverer.RecordOutcome] leaves out a tool the caller may not use.
 func Called(d *discovery.Discoverer, reg *tools.Registry) func(context.Context, gateway.Call, error) {
 	return func(ctx context.Context, call gateway.Call, _ error) {
 		d.RecordOutcome(ctx, reg.Snapshot().Authorize(call.Principal),
