@@ -58,8 +58,12 @@ func (s Strategy) String() string {
 const FindToolsName = findtools.Name
 
 // Options configures an [Agent]. A nil *Options means all defaults; each
-// field's zero value is documented.
+// field's zero value is documented. The fields come in blocks by concern,
+// as etcd raft's Config does; [New] checks them all in one place
+// (withDefaults) and wraps [ErrOptions] naming the field.
 type Options struct {
+	// The model and its constraint.
+
 	// Mode is how the backend is constrained. The zero value is
 	// llm.ModeEnvelope (structured output with the envelope schema).
 	Mode llm.Mode
@@ -83,12 +87,64 @@ type Options struct {
 	// that answers anyway is repaired like any unusable reply. Later steps
 	// may answer.
 	CallFirst bool
+	// Bounds are the size limits a turn's envelope constraint sets where
+	// the tools' schemas set none: the answer's text, the find_tools query,
+	// free strings and arrays of a call's arguments (llm.Bounds). A zero
+	// field means llm's default for it (llm.DefaultBounds); each request's
+	// token budget is sized from them (llm.TokenBudget), so raising the
+	// answer bound past what the backend's MaxTokens holds lets a long
+	// answer be cut off and repaired instead of closed by the constraint.
+	Bounds llm.Bounds
+	// Repairs is the number of repair attempts for a reply that cannot be
+	// acted on (see llm.Checked). Zero means 2; negative means none.
+	Repairs int
+	// LLM configures the llm.Checked wrapper around the backend (its
+	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
+	LLM *llm.Options
+	// Instructions are prepended to the system prompt.
+	Instructions string
+
+	// The tools each step shows.
+
 	// Strategy chooses the tools shown per step. Zero means StrategyAuto.
 	Strategy Strategy
 	// K is the shortlist size of the progressive strategy. Zero means 5.
 	K int
 	// AllLimit and GroupLimit are StrategyAuto's thresholds. Zero means 10 and 30.
 	AllLimit, GroupLimit int
+	// MaxLoaded bounds the tools found through find_tools that stay in the
+	// shortlist. Zero means 8.
+	MaxLoaded int
+	// MaxShown bounds the tools a session shows at once. Tools shown once
+	// stay shown, in the order first shown, and new ones are appended, so
+	// the prompt's prefix stays cacheable; past MaxShown tools, or past
+	// MaxToolShare of ContextTokens in their definitions' tokens, the list
+	// starts again from the step's own tools. Zero means K + MaxLoaded + 3.
+	MaxShown int
+	// Filter narrows what the agent may show and call to the authorized
+	// tools it accepts (a worker's tool group). Nil keeps every authorized tool.
+	Filter func(*tools.Tool) bool
+	// Deferred turns on hosted deferred loading (native mode only): every
+	// authorized tool is sent in every request for the backend's deferred
+	// loading (llm.Request.Deferred: Anthropic's defer_loading, OpenAI
+	// Responses' tool_search), in the view's order, with find_tools as the
+	// one tool loaded up front, marked as the search tool. The model's
+	// searches are answered by discovery with references to the tools
+	// found (llm.Message.ToolReferences), and each step's own shortlist is
+	// delivered the same way, as a search the runtime answers before the
+	// request, so the tools and the system prompt — the prompt cache's
+	// prefix — never change within a session. Unauthorized tools are never
+	// sent. Each deferred tool carries its namespace (llm.ToolSpec.Namespace),
+	// which the Responses API groups by. Backends without deferred loading
+	// ignore Deferred; use it with llm/anthropic or openai.ResponsesBackend.
+	// When the backend refuses deferred loading (a model or API version
+	// without tool search: an *llm.ConstraintError with Deferred set), the
+	// session logs a warning, reports EventDeferredOff, and sends the step
+	// again, and every later one, with its shortlist as plain native tools.
+	Deferred bool
+
+	// The context window.
+
 	// ContextTokens is the model's context size, and MaxToolShare the
 	// share of it tool definitions may take before StrategyAuto goes
 	// progressive, and the tools a session keeps shown (MaxShown) may
@@ -115,28 +171,11 @@ type Options struct {
 	// 8–32% more: docs/benchmarks.md, "Fitting the context"): give the
 	// model's own count, or leave that margin in ContextTokens.
 	CountTokens func(text string) int
+
+	// The turn and its calls.
+
 	// MaxSteps bounds the model calls of one Run. Zero means 8.
 	MaxSteps int
-	// MaxLoaded bounds the tools found through find_tools that stay in the
-	// shortlist. Zero means 8.
-	MaxLoaded int
-	// MaxShown bounds the tools a session shows at once. Tools shown once
-	// stay shown, in the order first shown, and new ones are appended, so
-	// the prompt's prefix stays cacheable; past MaxShown tools, or past
-	// MaxToolShare of ContextTokens in their definitions' tokens, the list
-	// starts again from the step's own tools. Zero means K + MaxLoaded + 3.
-	MaxShown int
-	// Bounds are the size limits a turn's envelope constraint sets where
-	// the tools' schemas set none: the answer's text, the find_tools query,
-	// free strings and arrays of a call's arguments (llm.Bounds). A zero
-	// field means llm's default for it (llm.DefaultBounds); each request's
-	// token budget is sized from them (llm.TokenBudget), so raising the
-	// answer bound past what the backend's MaxTokens holds lets a long
-	// answer be cut off and repaired instead of closed by the constraint.
-	Bounds llm.Bounds
-	// Repairs is the number of repair attempts for a reply that cannot be
-	// acted on (see llm.Checked). Zero means 2; negative means none.
-	Repairs int
 	// CallRetries bounds the re-sends of one step's call to the gateway on
 	// a retryable refusal (IN_PROGRESS, a downstream failure). Zero means 3.
 	CallRetries int
@@ -148,12 +187,21 @@ type Options struct {
 	// toolgate_runtime_repeated_calls_total). The rule is per turn: the
 	// same request in a later turn executes again.
 	Repeats RepeatPolicy
-	// Instructions are prepended to the system prompt.
-	Instructions string
 	// Approver confirms calls the gateway holds for approval. Nil means no
 	// call needing approval is ever confirmed: the model is told that no
 	// approver is configured.
 	Approver Approver
+	// NoTaint turns the untrusted-output policy off. By default, once a
+	// tool whose card says OpenWorld has returned output in a session, the
+	// session is tainted: every later call of a tool that is not read-only
+	// needs a human approval, and the taint (which tool, which step) is
+	// shown in the approval and the audit.
+	NoTaint bool
+	// Sleep waits between call retries; nil means a timer honouring ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	// Observability.
+
 	// Observer, if set, receives an Event at each stage of a step (for
 	// demos, tracing and tests). It runs on the session's goroutine.
 	Observer func(Event)
@@ -161,35 +209,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the runtime metrics. Nil registers none.
 	Registerer prometheus.Registerer
-	// Sleep waits between call retries; nil means a timer honouring ctx.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Filter narrows what the agent may show and call to the authorized
-	// tools it accepts (a worker's tool group). Nil keeps every authorized tool.
-	Filter func(*tools.Tool) bool
-	// NoTaint turns the untrusted-output policy off. By default, once a
-	// tool whose card says OpenWorld has returned output in a session, the
-	// session is tainted: every later call of a tool that is not read-only
-	// needs a human approval, and the taint (which tool, which step) is
-	// shown in the approval and the audit.
-	NoTaint bool
-	// Deferred turns on hosted deferred loading (native mode only): every
-	// authorized tool is sent in every request for the backend's deferred
-	// loading (llm.Request.Deferred: Anthropic's defer_loading, OpenAI
-	// Responses' tool_search), in the view's order, with find_tools as the
-	// one tool loaded up front, marked as the search tool. The model's
-	// searches are answered by discovery with references to the tools
-	// found (llm.Message.ToolReferences), and each step's own shortlist is
-	// delivered the same way, as a search the runtime answers before the
-	// request, so the tools and the system prompt — the prompt cache's
-	// prefix — never change within a session. Unauthorized tools are never
-	// sent. Each deferred tool carries its namespace (llm.ToolSpec.Namespace),
-	// which the Responses API groups by. Backends without deferred loading
-	// ignore Deferred; use it with llm/anthropic or openai.ResponsesBackend.
-	// When the backend refuses deferred loading (a model or API version
-	// without tool search: an *llm.ConstraintError with Deferred set), the
-	// session logs a warning, reports EventDeferredOff, and sends the step
-	// again, and every later one, with its shortlist as plain native tools.
-	Deferred bool
 	// TracerProvider receives the runtime's spans: "invoke_agent" per
 	// turn, "toolgate.discover" per search and "chat" per model request,
 	// following the GenAI semantic conventions (see runtime/trace.go), with
@@ -200,9 +219,6 @@ type Options struct {
 	// replies to the spans (gen_ai.input.messages, gen_ai.output.messages,
 	// the discovery query). Off by default: they may hold personal data.
 	TraceContent bool
-	// LLM configures the llm.Checked wrapper around the backend (its
-	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
-	LLM *llm.Options
 }
 
 // backendName is the backend's Name() when it has one (every adapter in
@@ -241,33 +257,35 @@ type Agent struct {
 	heads    headCache // Options.FitContext's counts of system prompts with tools
 }
 
-// New returns an [Agent]. The registry is the catalog; disc ranks it; gw
-// executes calls (it must have been built over the same registry); backend
-// is the model, which New wraps with [llm.Checked] for repair, retries and
-// validation against the gateway's rules.
-func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, backend llm.Backend, opts *Options) (*Agent, error) {
-	if reg == nil || disc == nil || gw == nil || backend == nil {
-		return nil, fmt.Errorf("%w: registry, discoverer, gateway and backend are all required", ErrOptions)
-	}
+// withDefaults checks the options and fills in the defaults of the zero
+// fields: the one place they are validated. A nil o means all defaults.
+func (opts *Options) withDefaults() (Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"K", o.K}, {"AllLimit", o.AllLimit}, {"GroupLimit", o.GroupLimit}, {"MaxSteps", o.MaxSteps}, {"MaxLoaded", o.MaxLoaded},
+		{"MaxShown", o.MaxShown}, {"CallRetries", o.CallRetries}, {"ContextTokens", o.ContextTokens}} {
+		if f.v < 0 {
+			return o, fmt.Errorf("%w: %s must not be negative (%d)", ErrOptions, f.name, f.v)
+		}
+	}
 	switch {
-	case o.K < 0, o.AllLimit < 0, o.GroupLimit < 0, o.MaxSteps < 0, o.MaxLoaded < 0, o.MaxShown < 0, o.CallRetries < 0, o.ContextTokens < 0:
-		return nil, fmt.Errorf("%w: K, AllLimit, GroupLimit, MaxSteps, MaxLoaded, MaxShown, CallRetries and ContextTokens must not be negative", ErrOptions)
 	case o.Bounds.Answer < 0, o.Bounds.Query < 0, o.Bounds.String < 0, o.Bounds.Items < 0:
-		return nil, fmt.Errorf("%w: Bounds %+v must not be negative", ErrOptions, o.Bounds)
+		return o, fmt.Errorf("%w: Bounds %+v must not be negative", ErrOptions, o.Bounds)
 	case o.MaxToolShare < 0 || o.MaxToolShare > 1:
-		return nil, fmt.Errorf("%w: MaxToolShare %v is outside [0,1]", ErrOptions, o.MaxToolShare)
+		return o, fmt.Errorf("%w: MaxToolShare %v is outside [0,1]", ErrOptions, o.MaxToolShare)
 	case o.Strategy < StrategyAuto || o.Strategy > StrategyProgressive:
-		return nil, fmt.Errorf("%w: unknown Strategy %d", ErrOptions, o.Strategy)
+		return o, fmt.Errorf("%w: unknown Strategy %d", ErrOptions, o.Strategy)
 	case o.Mode < llm.ModeEnvelope || o.Mode > llm.ModeNative:
-		return nil, fmt.Errorf("%w: unknown Mode %d", ErrOptions, o.Mode)
+		return o, fmt.Errorf("%w: unknown Mode %d", ErrOptions, o.Mode)
 	case o.Repeats < RepeatRefuse || o.Repeats > RepeatAllow:
-		return nil, fmt.Errorf("%w: unknown Repeats %d", ErrOptions, o.Repeats)
+		return o, fmt.Errorf("%w: unknown Repeats %d", ErrOptions, o.Repeats)
 	case o.Deferred && o.Mode != llm.ModeNative:
-		return nil, fmt.Errorf("%w: Deferred needs Mode llm.ModeNative, not %s", ErrOptions, o.Mode)
+		return o, fmt.Errorf("%w: Deferred needs Mode llm.ModeNative, not %s", ErrOptions, o.Mode)
 	}
 	def := func(p *int, v int) {
 		if *p == 0 {
@@ -299,6 +317,21 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleepCtx
+	}
+	return o, nil
+}
+
+// New returns an [Agent]. The registry is the catalog; disc ranks it; gw
+// executes calls (it must have been built over the same registry); backend
+// is the model, which New wraps with [llm.Checked] for repair, retries and
+// validation against the gateway's rules.
+func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, backend llm.Backend, opts *Options) (*Agent, error) {
+	if reg == nil || disc == nil || gw == nil || backend == nil {
+		return nil, fmt.Errorf("%w: registry, discoverer, gateway and backend are all required", ErrOptions)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {

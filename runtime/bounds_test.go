@@ -87,6 +87,36 @@ func TestOptionsBounds(t *testing.T) {
 	}
 }
 
+// TestOptionsNameTheField: New checks the options in one place and its
+// error names the field at fault.
+func TestOptionsNameTheField(t *testing.T) {
+	e := newEnv(t, nil, false, nil)
+	tests := []struct {
+		name  string
+		opts  runtime.Options
+		field string
+	}{
+		{"negative K", runtime.Options{K: -1}, "K"},
+		{"negative MaxShown", runtime.Options{MaxShown: -2}, "MaxShown"},
+		{"negative CallRetries", runtime.Options{CallRetries: -1}, "CallRetries"},
+		{"negative ContextTokens", runtime.Options{ContextTokens: -1}, "ContextTokens"},
+		{"share above one", runtime.Options{MaxToolShare: 1.5}, "MaxToolShare"},
+		{"unknown strategy", runtime.Options{Strategy: 99}, "Strategy"},
+		{"deferred without native", runtime.Options{Deferred: true}, "Deferred"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runtime.New(e.reg, e.disc, e.gw, e.model, &tc.opts)
+			if !errors.Is(err, runtime.ErrOptions) || !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("New(%s) error = %v, want ErrOptions naming %s", tc.name, err, tc.field)
+			}
+		})
+	}
+	if _, err := runtime.New(e.reg, e.disc, e.gw, e.model, &runtime.Options{}); err != nil {
+		t.Errorf("New with zero Options = %v, want the defaults", err)
+	}
+}
+
 // quarter counts a token per four bytes: a stand-in for a model's
 // tokenizer that the test can reason about.
 func quarter(s string) int { return (len(s) + 3) / 4 }

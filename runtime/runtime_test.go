@@ -149,7 +149,7 @@ func newEnv(t testing.TB, replies []scripted.Reply, withCatalogs bool, opts *run
 		}
 	}
 	e.gw, e.disc = runtimetest.Stack(t, e.reg, &gateway.Options{Logger: quiet,
-		NeedsApproval: func(c gateway.Call, args json.RawMessage) bool {
+		NeedsApproval: func(_ context.Context, c gateway.Call, args json.RawMessage) bool {
 			var a struct{ Amount float64 }
 			return c.Tool == "bank/transfer_funds" && json.Unmarshal(args, &a) == nil && a.Amount > 1000
 		}})

@@ -23,7 +23,8 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
-	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/runtime/server"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -108,10 +109,10 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(stderr, serveProg, errors.New("--session-timeout must be positive"))
 	}
 	// The token file is checked before any upstream server starts.
-	var tf *gateway.TokenFile
+	var tf *server.TokenFile
 	if *addr != "" && *tokenPath != "" {
 		var err error
-		if tf, err = gateway.LoadTokenFile(*tokenPath); err != nil {
+		if tf, err = server.LoadTokenFile(*tokenPath); err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
 			return exitUsage
 		}
@@ -165,7 +166,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitOK
 	}
 
-	var auth gateway.Authenticator = tf
+	var auth server.Authenticator = tf
 	var verifier *oauth.Verifier
 	if oa.enabled() {
 		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log, metrics); err != nil {
@@ -211,7 +212,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 // time is cut off; answers 2 minutes, beyond the gateway's default tool
 // timeout and lease grace; event streams are exempt from the write timeout).
 func mcpHTTPServer(h http.Handler) *http.Server {
-	return gateway.NewHTTPServer("", h, 0)
+	return server.NewHTTPServer("", h, 0)
 }
 
 // withMetrics serves GET /metrics from r in front of h, unauthenticated

@@ -15,7 +15,8 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
-	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/runtime/server"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -104,7 +105,7 @@ func (o *oauthFlags) verifier(ctx context.Context, snap *tools.Snapshot, log *sl
 }
 
 // bearerAuth adapts an Authenticator to the MCP server's request form.
-func bearerAuth(a gateway.Authenticator) func(r *http.Request) (tools.Principal, error) {
+func bearerAuth(a server.Authenticator) func(r *http.Request) (tools.Principal, error) {
 	return func(r *http.Request) (tools.Principal, error) {
 		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {

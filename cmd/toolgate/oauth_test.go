@@ -374,7 +374,7 @@ func calcAdd(step int) string {
 // client_credentials grant: a call, step-up (403), the wrong audience,
 // "alg":"none" made from a real token, rotation, and the go-sdk client.
 // Expiry, nbf and the wrong issuer on the provider's tokens are in
-// runtime/oauth's TestRealProvider, where the verifier's clock can move.
+// runtime/server/oauth's TestRealProvider, where the verifier's clock can move.
 func TestOAuthRealProvider(t *testing.T) {
 	s := newOAuthSetting(t)
 	const audience = "https://gw.test"

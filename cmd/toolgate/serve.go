@@ -18,7 +18,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/serve"
+	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
+	"github.com/toolgate/toolgate/runtime/server"
 )
 
 func init() {
@@ -83,12 +84,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	case *toolTimeout <= 0 || *leaseGrace <= 0 || *shutdown <= 0:
 		return fail(stderr, prog, errors.New("--tool-timeout, --lease-grace and --shutdown-timeout must be positive"))
 	}
-	if _, _, err := serve.UncertainPolicies(*uncertain, uncertainTools, nil); err != nil {
+	if _, _, err := server.UncertainPolicies(*uncertain, uncertainTools, nil); err != nil {
 		return fail(stderr, prog, err)
 	}
-	var auth gateway.Authenticator
+	var auth server.Authenticator
 	if *tokenPath != "" {
-		tf, err := gateway.LoadTokenFile(*tokenPath)
+		tf, err := server.LoadTokenFile(*tokenPath)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 			return exitUsage
@@ -119,7 +120,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	src.cards.warn(stderr, prog)
 	src.pins.warn(stderr, prog, src.upstreams)
 	warnUnconnected(stderr, prog, reg.Snapshot(), *offerUnconnected)
-	policy, perTool, err := serve.UncertainPolicies(*uncertain, uncertainTools, reg.Snapshot())
+	policy, perTool, err := server.UncertainPolicies(*uncertain, uncertainTools, reg.Snapshot())
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -137,7 +138,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return fail(stderr, prog, err)
 		}
 	}
-	st, err := serve.OpenStore(ctx, *storeSpec, *data)
+	st, err := storeurl.Open(ctx, *storeSpec, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 		return exitUsage
@@ -148,11 +149,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
-	err = serve.Run(ctx, serve.Config{
+	err = server.Run(ctx, server.Config{
 		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, OfferUnconnected: *offerUnconnected, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
 		Ready: func(a net.Addr) {
-			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), serve.StoreName(*storeSpec))
+			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), storeurl.Name(*storeSpec))
 		},
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	api "github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -257,7 +258,7 @@ func (d *demoRun) injectionStage(ctx context.Context) error {
 	if !errors.As(err, &ge) || ge.Type != gateway.PermissionDenied {
 		return fmt.Errorf("the gateway did not refuse the refund: %v", err)
 	}
-	fmt.Fprintf(d.w, "The same call sent straight to the gateway (a raw client): %s (HTTP %d): %s\n", ge.Type, ge.HTTPStatus(), ge.Message)
+	fmt.Fprintf(d.w, "The same call sent straight to the gateway (a raw client): %s (HTTP %d): %s\n", ge.Type, api.StatusCode(ge.Type), ge.Message)
 	after, err := d.bank.Ledger.AllTransactions(ctx)
 	if err != nil {
 		return err

@@ -17,7 +17,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/serve"
+	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
+	api "github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -61,7 +62,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "transfer serve: --tool-timeout and --lease-grace must be positive")
 		return exitUsage
 	}
-	auth, err := gateway.LoadTokenFile(*tokens)
+	auth, err := api.LoadTokenFile(*tokens)
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
 		return exitUsage
@@ -97,13 +98,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer b.Close()
 
-	err = serve.Run(ctx, serve.Config{
+	err = api.Run(ctx, api.Config{
 		Addr: *addr, Gateway: b.gw, Registry: b.reg, Auth: auth, Discoverer: disc, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: 30 * time.Second,
 		PurgeEvery: purgeEvery, AuditRetention: auditRetention,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s\n", a)
-			log.Info("transfer serve: ready", "addr", a.String(), "data", *data, "store", serve.StoreName(*storeSpec), "principals", auth.Len())
+			log.Info("transfer serve: ready", "addr", a.String(), "data", *data, "store", storeurl.Name(*storeSpec), "principals", auth.Len())
 		},
 	})
 	if err != nil {

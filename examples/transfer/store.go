@@ -8,7 +8,7 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
 	"github.com/toolgate/toolgate/examples/transfer/pgledger"
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/serve"
+	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
 // closingStore is a gateway store the bank closes with itself.
@@ -28,15 +28,15 @@ type closingLedger interface {
 // every serve process on any host shares it; otherwise the SQLite file
 // ledger.db in dir (processes sharing it must share dir, i.e. one host).
 func openLedger(ctx context.Context, spec, dir string) (closingLedger, error) {
-	if serve.IsPostgres(spec) {
+	if storeurl.IsPostgres(spec) {
 		return pgledger.Open(ctx, spec, nil)
 	}
 	return ledger.Open(ctx, filepath.Join(dir, "ledger.db"), nil)
 }
 
 // openStore opens the gateway store that serve's --store names
-// (serve.OpenStore: SQLite gateway.db in dir by default, redis://,
+// ([storeurl.Open]: SQLite gateway.db in dir by default, redis://,
 // postgres://, or "memory"); openLedger picks the ledger to match.
 func openStore(ctx context.Context, spec, dir string) (closingStore, error) {
-	return serve.OpenStore(ctx, spec, dir)
+	return storeurl.Open(ctx, spec, dir)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -21,7 +22,7 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
 	e := AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
-		ApprovalID: truncate(id, 128), Decision: "allow", Outcome: OutcomeOK}
+		ApprovalID: truncate(id, 128), Decision: "allow", Outcome: outcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
 		e.Reason = "approval granted for " + a.Requester
@@ -104,7 +105,7 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 // storeFailure logs a store error under a fresh error ID and returns the
 // INTERNAL_ERROR a client sees: what could not be done and the ID.
 func (g *Gateway) storeFailure(ctx context.Context, what string, err error) *Error {
-	id := newErrorID()
+	id := errorid.New()
 	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure", slog.String("error_id", id),
 		slog.String("step", what), slog.String("error", err.Error()))
 	return &Error{Type: Internal, Retryable: true, ErrorID: id,

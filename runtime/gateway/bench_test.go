@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,29 +115,5 @@ func BenchmarkExecuteParallel(b *testing.B) {
 				return
 			}
 		}
-	})
-}
-
-// BenchmarkHTTPRoundTrip is one fresh call through NewHTTPHandler over
-// loopback with a keep-alive client.
-func BenchmarkHTTPRoundTrip(b *testing.B) {
-	g := noopGateway(b)
-	auth := gateway.AuthenticatorFunc(func(context.Context, string) (tools.Principal, error) { return benchPrincipal, nil })
-	srv := httptest.NewServer(gateway.NewHTTPHandler(g, auth, &gateway.HTTPOptions{Logger: quietLogger()}))
-	defer srv.Close()
-	client := srv.Client()
-	measure(b, func(i int) {
-		body := fmt.Sprintf(`{"session_id":"bench","step":%d,"tool":"bench/noop","arguments":%s}`, i, okArgs)
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/tools/call", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer t")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var out struct{ Success bool }
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || !out.Success {
-			b.Fatal(resp.StatusCode, err)
-		}
-		resp.Body.Close()
 	})
 }

@@ -129,12 +129,13 @@
 // writes a completed call's outcome and audit entry in one atomic, durable
 // step instead of two in a row.
 //
-// # HTTP
+// # Transports
 //
-// NewHTTPHandler serves docs/design.md's contract: POST /v1/tools/call, POST
-// /v1/approvals/{approval_id}, POST /v1/discover, GET /metrics, GET
-// /healthz, with bearer tokens mapped to principals (TokenFile) and a size
-// limit on bodies.
+// The gateway knows nothing of HTTP. runtime/server serves docs/design.md's
+// HTTP contract over it (bearer tokens, status codes, the error body);
+// runtime/mcpserver serves it as MCP tools. A program that opens a store
+// by URL uses runtime/gateway/storeurl, the one package that links every
+// store driver.
 //
 // # Dependencies
 //

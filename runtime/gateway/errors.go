@@ -1,11 +1,8 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 )
 
@@ -13,10 +10,11 @@ import (
 // `error_type` of the HTTP contract's error body.
 type ErrorType string
 
-// The error types of docs/design.md's HTTP contract, plus the few the contract
-// leaves to the gateway (a replayed domain error, an uncertain outcome under
-// UncertainReconcile, an oversized body, an unknown approval, an internal
-// failure). HTTPStatus maps each to its status code.
+// The error types the gateway returns: those of docs/design.md's HTTP
+// contract, plus the few the contract leaves to the gateway (a replayed
+// domain error, an uncertain outcome under [UncertainReconcile], an
+// unknown approval, an internal failure). The HTTP API (runtime/server)
+// maps each to its status code and adds the three only HTTP has.
 const (
 	// Unauthenticated: no principal (HTTP 401).
 	Unauthenticated ErrorType = "UNAUTHENTICATED"
@@ -55,20 +53,13 @@ const (
 	// execution has an unknown outcome and must be reconciled by an operator
 	// or the downstream; the gateway will not re-run it (HTTP 409, not retryable).
 	UncertainOutcome ErrorType = "OUTCOME_UNCERTAIN"
-	// RequestTooLarge: the HTTP body exceeds the handler's limit (HTTP 413).
-	RequestTooLarge ErrorType = "REQUEST_TOO_LARGE"
-	// NotFound: no approval with that ID, or no such HTTP path (HTTP 404).
+	// NotFound: no approval with that ID (HTTP 404).
 	NotFound ErrorType = "NOT_FOUND"
 	// Internal: the gateway or its store failed before the handler ran, or
 	// the gateway could not take on another call (it holds as many
 	// unrecorded outcomes as Options.MaxHeldOutcomes allows, or it is
 	// closing); nothing ran (HTTP 500, retryable).
 	Internal ErrorType = "INTERNAL_ERROR"
-	// MethodNotAllowed: the HTTP method is wrong for the path (HTTP 405).
-	MethodNotAllowed ErrorType = "METHOD_NOT_ALLOWED"
-	// NotImplemented: the endpoint has no backing hook, e.g. /v1/discover
-	// without HTTPOptions.Discover (HTTP 501).
-	NotImplemented ErrorType = "NOT_IMPLEMENTED"
 )
 
 // CodeServerNotConnected is the Code of the UNKNOWN_TOOL refusal of a
@@ -77,44 +68,13 @@ const (
 // nothing is recorded; the call is final until a server provides the tool.
 const CodeServerNotConnected = "SERVER_NOT_CONNECTED"
 
-// HTTPStatus returns the HTTP status code of the contract for t, and 500
-// for a type it does not know.
-func (t ErrorType) HTTPStatus() int {
-	switch t {
-	case Unauthenticated:
-		return http.StatusUnauthorized
-	case PermissionDenied:
-		return http.StatusForbidden
-	case UnknownTool, NotFound:
-		return http.StatusNotFound
-	case ValidationError, IdempotencyMismatch, DomainErrorType:
-		return http.StatusUnprocessableEntity
-	case InProgress, UncertainOutcome:
-		return http.StatusConflict
-	case ConfirmationRequired:
-		return http.StatusPreconditionRequired
-	case RateLimited:
-		return http.StatusTooManyRequests
-	case DownstreamFailure:
-		return http.StatusServiceUnavailable
-	case RequestTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case MethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case NotImplemented:
-		return http.StatusNotImplemented
-	default:
-		return http.StatusInternalServerError
-	}
-}
-
 // Error is a structured refusal of a call: everything a model (or a client)
 // needs to fix its call or to retry it. Execute returns every refusal as an
 // *Error; match it with errors.As. Protocol failures (bad arguments, denied,
 // in progress) and tool outcomes (DOMAIN_ERROR) share this type so they can
 // go back to the model as a tool result rather than crash a turn.
 type Error struct {
-	// Type is the machine-readable kind; it decides the HTTP status.
+	// Type is the machine-readable kind; over HTTP it decides the status.
 	Type ErrorType `json:"error_type"`
 	// Message explains the refusal to a model or a person.
 	Message string `json:"message"`
@@ -162,14 +122,6 @@ type Error struct {
 	Attempts int `json:"attempts,omitempty"`
 }
 
-// newErrorID returns a fresh ID that ties a client's error to the log
-// entry with the internals.
-func newErrorID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "err_" + hex.EncodeToString(b[:])
-}
-
 // RetrySame reports whether sending exactly the same call again may
 // succeed: Retryable, and not a VALIDATION_ERROR (which needs other
 // arguments). An agent loop resends on RetrySame and hands the rest back to
@@ -187,9 +139,6 @@ func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Type == e.Type
 }
-
-// HTTPStatus returns the HTTP status code for the error's type.
-func (e *Error) HTTPStatus() int { return e.Type.HTTPStatus() }
 
 // Violation is one reason arguments were rejected: where (a JSON pointer
 // into the arguments, "" for the whole object) and why.

@@ -43,10 +43,10 @@ func ExampleGateway_Execute() {
 	var gerr *gateway.Error
 	if errors.As(err, &gerr) {
 		v := gerr.Details.([]gateway.Violation)[0]
-		fmt.Println(gerr.Type, gerr.HTTPStatus(), v.Pointer)
+		fmt.Println(gerr.Type, "retryable:", gerr.Retryable, v.Pointer)
 	}
 	// Output:
 	// {"account":"ACC-00001","balance":"1000.00"} cached: false
 	// cached: true
-	// VALIDATION_ERROR 422 /account
+	// VALIDATION_ERROR retryable: true /account
 }

@@ -15,27 +15,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/tools"
 )
 
-// Outcomes, as the audit log and the calls_total metric name them.
+// Outcomes, as the audit log ([AuditEntry.Outcome]) and the calls_total
+// metric name them.
 const (
-	OutcomeOK                   = "ok"
-	OutcomeDomainError          = "domain_error"
-	OutcomeReplayed             = "replayed"
-	OutcomeUnauthenticated      = "unauthenticated"
-	OutcomeDenied               = "denied"
-	OutcomeUnknownTool          = "unknown_tool"
-	OutcomeInvalid              = "invalid"
-	OutcomeRateLimited          = "rate_limited"
-	OutcomeInProgress           = "in_progress"
-	OutcomeMismatch             = "mismatch"
-	OutcomeConfirmationRequired = "confirmation_required"
-	OutcomeNoEffect             = "no_effect"
-	OutcomeUncertain            = "uncertain"
-	OutcomeInternal             = "internal"
+	outcomeOK                   = "ok"
+	outcomeDomainError          = "domain_error"
+	outcomeReplayed             = "replayed"
+	outcomeUnauthenticated      = "unauthenticated"
+	outcomeDenied               = "denied"
+	outcomeUnknownTool          = "unknown_tool"
+	outcomeInvalid              = "invalid"
+	outcomeRateLimited          = "rate_limited"
+	outcomeInProgress           = "in_progress"
+	outcomeMismatch             = "mismatch"
+	outcomeConfirmationRequired = "confirmation_required"
+	outcomeNoEffect             = "no_effect"
+	outcomeUncertain            = "uncertain"
+	outcomeInternal             = "internal"
 )
 
 // maxSessionIDBytes bounds Call.SessionID.
@@ -143,7 +145,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		switch n.do {
 		case actAnswer:
 			if n.internal != "" {
-				id := newErrorID()
+				id := errorid.New()
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: "+string(n.err.Type), slog.String("error_id", id),
 					slog.String("tool", t.ID), slog.String("key", key()), slog.String("reason", n.internal))
 				n.err.ErrorID = id
@@ -160,7 +162,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			v := validation{}
 			v.canon, v.err = g.validate(ctx, f.call, t)
 			if v.err == nil {
-				v.fp = Fingerprint(v.canon)
+				v.fp = fingerprint(v.canon)
 				v.key = DeriveKey(p.Tenant, p.ID, f.call.SessionID, f.call.Step, t.ID, v.canon)
 			}
 			f.valid = &v
@@ -364,7 +366,7 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 	}
 	sch, err := g.schemaFor(t)
 	if err != nil {
-		id := newErrorID()
+		id := errorid.New()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: a tool's input schema does not compile",
 			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("error", err.Error()))
 		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
@@ -377,7 +379,7 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
 	}
 	if err != nil {
-		id := newErrorID()
+		id := errorid.New()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: validation failed", slog.String("error_id", id),
 			slog.String("tool", t.ID), slog.String("error", err.Error()))
 		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
@@ -488,7 +490,7 @@ func numberProblem(n json.Number) string {
 	return ""
 }
 
-// needsApproval asks Options.NeedsApproval; a panicking policy fails
+// needsApproval asks [Options.NeedsApproval]; a panicking policy fails
 // closed (the call needs an approval).
 func (g *Gateway) needsApproval(ctx context.Context, f *facts) (need bool) {
 	defer func() {
@@ -498,7 +500,7 @@ func (g *Gateway) needsApproval(ctx context.Context, f *facts) (need bool) {
 				slog.String("tool", f.tool.ID), slog.Any("panic", r))
 		}
 	}()
-	return g.opts.NeedsApproval(f.call, f.valid.canon)
+	return g.opts.NeedsApproval(ctx, f.call, f.valid.canon)
 }
 
 // runValidator runs a tool's Validator; a panic is a refusal, not a crash.
@@ -540,7 +542,7 @@ func (g *Gateway) callHandler(ctx context.Context, f *facts) (value json.RawMess
 // client's side of it: the ID, never the store's error text (which can
 // carry a DSN or a path).
 func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error) *Error {
-	id := newErrorID()
+	id := errorid.New()
 	key := ""
 	if f.valid != nil {
 		key = f.valid.key
@@ -554,41 +556,41 @@ func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error
 func outcomeOf(res *Result, gerr *Error, noEffect bool) string {
 	if gerr == nil {
 		if res.Cached {
-			return OutcomeReplayed
+			return outcomeReplayed
 		}
-		return OutcomeOK
+		return outcomeOK
 	}
 	switch gerr.Type {
 	case Unauthenticated:
-		return OutcomeUnauthenticated
+		return outcomeUnauthenticated
 	case PermissionDenied:
-		return OutcomeDenied
+		return outcomeDenied
 	case UnknownTool:
-		return OutcomeUnknownTool
+		return outcomeUnknownTool
 	case ValidationError:
-		return OutcomeInvalid
+		return outcomeInvalid
 	case RateLimited:
-		return OutcomeRateLimited
+		return outcomeRateLimited
 	case InProgress:
-		return OutcomeInProgress
+		return outcomeInProgress
 	case IdempotencyMismatch:
-		return OutcomeMismatch
+		return outcomeMismatch
 	case ConfirmationRequired:
-		return OutcomeConfirmationRequired
+		return outcomeConfirmationRequired
 	case DomainErrorType:
 		if gerr.Cached {
-			return OutcomeReplayed
+			return outcomeReplayed
 		}
-		return OutcomeDomainError
+		return outcomeDomainError
 	case DownstreamFailure:
 		if noEffect {
-			return OutcomeNoEffect
+			return outcomeNoEffect
 		}
-		return OutcomeUncertain
+		return outcomeUncertain
 	case UncertainOutcome:
-		return OutcomeUncertain
+		return outcomeUncertain
 	default:
-		return OutcomeInternal
+		return outcomeInternal
 	}
 }
 

@@ -113,9 +113,13 @@ const (
 const ApprovalScope = "approvals:grant"
 
 // Options configures a Gateway. A nil *Options means all defaults; each
-// field's zero value is documented.
+// field's zero value is documented. The fields come in blocks by concern,
+// as etcd raft's Config does; New checks them all in one place and names
+// the field of an invalid value (wrapping [ErrInvalidOptions]).
 type Options struct {
-	// Clock tells time. Nil means SystemClock.
+	// Observability: time, logs, metrics and traces.
+
+	// Clock tells time. Nil means the wall clock.
 	Clock Clock
 	// Logger receives the authorization decisions and failures. Nil means
 	// slog.Default().
@@ -130,6 +134,9 @@ type Options struct {
 	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result). Off by
 	// default: they may hold personal data.
 	TraceContent bool
+
+	// Time limits and retention.
+
 	// DefaultTimeout bounds a handler whose tool has no Timeout. Zero means 30s.
 	DefaultTimeout time.Duration
 	// LeaseGrace is added to the handler's timeout to form the claim's
@@ -143,6 +150,9 @@ type Options struct {
 	// InProgressRetryAfter caps the retry-after hint of IN_PROGRESS (the
 	// hint is the lease's remaining time, at most this). Zero means 1s.
 	InProgressRetryAfter time.Duration
+
+	// Admission: rate limits, validation and approvals.
+
 	// RateLimit is the per principal×tool token bucket for every tool.
 	// The zero value means no limit.
 	RateLimit RateLimit
@@ -150,11 +160,27 @@ type Options struct {
 	RateLimits map[string]RateLimit
 	// Validators adds typed decoding and domain checks per tool ID.
 	Validators map[string]Validator
+	// AllowUndeclared keeps a schema's object open when it declares
+	// properties but says nothing about others. False (the default) closes
+	// such objects (additionalProperties: false), as the grammar does.
+	AllowUndeclared bool
+	// MaxArgumentBytes bounds the arguments' size. Zero means 256 KiB.
+	MaxArgumentBytes int
+	// ValidationTimeout bounds the JSON Schema validation of one call, all
+	// its pattern matches together (wall-clock time: it bounds CPU, so it
+	// does not follow Clock). A call whose validation runs past it is
+	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
+	// means 500ms.
+	ValidationTimeout time.Duration
 	// NeedsApproval decides, per call, whether a tool that is not
 	// Card.Irreversible needs an approval (a transfer above a threshold).
-	// args is the canonical validated arguments. Nil means only
-	// irreversible tools need approvals.
-	NeedsApproval func(call Call, args json.RawMessage) bool
+	// args is the canonical validated arguments; ctx is the call's. Nil
+	// means only irreversible tools need approvals. A panic counts as
+	// "needs an approval".
+	NeedsApproval func(ctx context.Context, call Call, args json.RawMessage) bool
+
+	// Uncertain outcomes and the store.
+
 	// Uncertain is the policy for retries of uncertain outcomes. The zero
 	// value is UncertainRerun.
 	Uncertain UncertainPolicy
@@ -174,18 +200,6 @@ type Options struct {
 	// they reach it, calls that would run are refused. An outcome is held
 	// whole, so the last one may pass the bound. Zero means 64 MiB.
 	MaxHeldBytes int64
-	// AllowUndeclared keeps a schema's object open when it declares
-	// properties but says nothing about others. False (the default) closes
-	// such objects (additionalProperties: false), as the grammar does.
-	AllowUndeclared bool
-	// MaxArgumentBytes bounds the arguments' size. Zero means 256 KiB.
-	MaxArgumentBytes int
-	// ValidationTimeout bounds the JSON Schema validation of one call, all
-	// its pattern matches together (wall-clock time: it bounds CPU, so it
-	// does not follow Clock). A call whose validation runs past it is
-	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
-	// means 500ms.
-	ValidationTimeout time.Duration
 	// Stores takes some concerns from other stores than the one passed to
 	// New: the audit log elsewhere, rate limits in Redis while claims live
 	// in SQLite. The zero value keeps every concern in New's store.
@@ -198,7 +212,7 @@ func (o *Options) withDefaults() (Options, error) {
 		v = *o
 	}
 	if v.Clock == nil {
-		v.Clock = SystemClock
+		v.Clock = systemClock{}
 	}
 	if v.Logger == nil {
 		v.Logger = slog.Default()
@@ -252,7 +266,7 @@ func (o *Options) withDefaults() (Options, error) {
 		}
 	}
 	if v.MaxHeldOutcomes < 0 || v.MaxHeldBytes < 0 {
-		return v, fmt.Errorf("%w: MaxHeldOutcomes or MaxHeldBytes is negative", ErrInvalidOptions)
+		return v, fmt.Errorf("%w: MaxHeldOutcomes (%d) or MaxHeldBytes (%d) is negative", ErrInvalidOptions, v.MaxHeldOutcomes, v.MaxHeldBytes)
 	}
 	if v.MaxHeldOutcomes == 0 {
 		v.MaxHeldOutcomes = 10000
@@ -289,15 +303,26 @@ func (p UncertainPolicy) String() string {
 	return fmt.Sprintf("UncertainPolicy(%d)", int(p))
 }
 
-// ParseUncertainPolicy parses a policy's flag name, "rerun" or "reconcile".
-func ParseUncertainPolicy(s string) (UncertainPolicy, error) {
-	switch s {
+// UnmarshalText parses a policy's flag name, "rerun" or "reconcile", so
+// that a policy can be read from a flag or a configuration file.
+func (p *UncertainPolicy) UnmarshalText(text []byte) error {
+	switch string(text) {
 	case "rerun":
-		return UncertainRerun, nil
+		*p = UncertainRerun
 	case "reconcile":
-		return UncertainReconcile, nil
+		*p = UncertainReconcile
+	default:
+		return fmt.Errorf("%w: uncertain policy %q: want rerun or reconcile", ErrInvalidOptions, text)
 	}
-	return 0, fmt.Errorf("%w: uncertain policy %q: want rerun or reconcile", ErrInvalidOptions, s)
+	return nil
+}
+
+// MarshalText returns the policy's flag name (see [UncertainPolicy.String]).
+func (p UncertainPolicy) MarshalText() ([]byte, error) {
+	if p != UncertainRerun && p != UncertainReconcile {
+		return nil, fmt.Errorf("%w: uncertain policy %d is unknown", ErrInvalidOptions, int(p))
+	}
+	return []byte(p.String()), nil
 }
 
 func checkLimit(name string, l RateLimit) error {

@@ -21,7 +21,7 @@ var ctx = context.Background()
 
 func TestExecuteAndReplay(t *testing.T) {
 	e := newEnv(t, nil)
-	res, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs))
+	res, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,18 +29,18 @@ func TestExecuteAndReplay(t *testing.T) {
 		t.Errorf("first Execute = cached %v, key %q, attempts %d; want fresh, 64-hex key, 1 attempt", res.Cached, res.IdempotencyKey, res.Attempts)
 	}
 	// The handler got the canonical arguments (sorted, 250.50 → 250.5).
-	if got, want := e.runs.args[0], `{"amount":250.5,"source_account":"ACC-00001","target_account":"ACC-00002"}`; got != want {
+	if got, want := e.Runs.Args[0], `{"amount":250.5,"source_account":"ACC-00001","target_account":"ACC-00002"}`; got != want {
 		t.Errorf("handler arguments = %s, want canonical %s", got, want)
 	}
 	// The same call in another spelling is the same call.
-	again, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, ` { "target_account":"ACC-00002", "amount":2.505e2, "source_account":"ACC-00001" }`))
+	again, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, ` { "target_account":"ACC-00002", "amount":2.505e2, "source_account":"ACC-00001" }`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !again.Cached || again.IdempotencyKey != res.IdempotencyKey || string(again.Value) != string(res.Value) {
 		t.Errorf("replay = cached %v, key %s, value %s; want cached, key %s, value %s", again.Cached, again.IdempotencyKey, again.Value, res.IdempotencyKey, res.Value)
 	}
-	if n := e.runs.total(); n != 1 {
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
 	}
 	if got := counterVec(t, e, "toolgate_gateway_replays_total", "bank/transfer_funds").v; got != 1 {
@@ -52,7 +52,7 @@ func TestExecuteAndReplay(t *testing.T) {
 // in the order of the label names (Gather sorts them: outcome, reason, tool).
 func counterVec(t *testing.T, e *env, name string, labels ...string) prometheusCollector {
 	t.Helper()
-	mfs, err := e.prom.Gather()
+	mfs, err := e.Prom.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestKeyGoldenVector(t *testing.T) {
 	}
 	// Execute derives the same key from the same call in any spelling.
 	e := newEnv(t, nil)
-	res, err := e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "sess-42", Step: 7, Tool: "bank/transfer_funds",
+	res, err := e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "sess-42", Step: 7, Tool: "bank/transfer_funds",
 		Arguments: json.RawMessage(`{"target_account":"ACC-00002","source_account":"ACC-00001","amount":250.50}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +119,8 @@ func Test64SameCall(t *testing.T) {
 	e := newEnv(t, nil)
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		key := e.runs.add(ctx, args)
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		key := e.Runs.Add(ctx, args)
 		started <- struct{}{}
 		<-release
 		return json.RawMessage(`{"transaction_id":"tx-` + key[:8] + `"}`), nil
@@ -133,7 +133,7 @@ func Test64SameCall(t *testing.T) {
 		wg.Go(func() {
 			busy := false
 			for {
-				res, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs))
+				res, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs))
 				if err == nil {
 					results[i] = res
 					return
@@ -160,7 +160,7 @@ func Test64SameCall(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
-	if got := e.runs.total(); got != 1 {
+	if got := e.Runs.Total(); got != 1 {
 		t.Fatalf("handler ran %d times for 64 identical calls, want 1", got)
 	}
 	fresh := 0
@@ -195,7 +195,7 @@ func Test1000DistinctKeys(t *testing.T) {
 				i := j / dup
 				call := transferCall(alice, fmt.Sprintf("s%d", i%17), i, fmt.Sprintf(`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":%d}`, i+1))
 				for {
-					res, err := e.gw.Execute(ctx, call)
+					res, err := e.Gateway.Execute(ctx, call)
 					if err != nil {
 						if ge := gwError(t, err); ge.Type == gateway.InProgress {
 							runtime.Gosched()
@@ -217,10 +217,10 @@ func Test1000DistinctKeys(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
-	if got := e.runs.total(); got != calls {
+	if got := e.Runs.Total(); got != calls {
 		t.Errorf("handler ran %d times for %d distinct calls, want %d", got, calls, calls)
 	}
-	for key, n := range e.runs.runs {
+	for key, n := range e.Runs.Runs {
 		if n != 1 {
 			t.Errorf("key %s ran %d times, want 1", key, n)
 		}
@@ -247,7 +247,7 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	entered := make(chan string, 2)
 	runs := 0
 	var mu sync.Mutex
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		key, _ := tools.IdempotencyKey(ctx)
 		mu.Lock()
 		runs++
@@ -263,16 +263,16 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	call := transferCall(alice, "s1", 1, okArgs)
 	firstErr := make(chan error, 1)
 	go func() {
-		_, err := e.gw.Execute(ctx, call)
+		_, err := e.Gateway.Execute(ctx, call)
 		firstErr <- err
 	}()
 	key1 := <-entered
 	// Within the lease the duplicate is told to wait.
-	_, err := e.gw.Execute(ctx, call)
+	_, err := e.Gateway.Execute(ctx, call)
 	wantType(t, "duplicate within the lease", err, gateway.InProgress)
 
-	e.clock.Advance(time.Hour + time.Minute) // the lease is over
-	res, err := e.gw.Execute(ctx, call)
+	e.Clock.Advance(time.Hour + time.Minute) // the lease is over
+	res, err := e.Gateway.Execute(ctx, call)
 	if err != nil {
 		t.Fatalf("retry after the lease: %v", err)
 	}
@@ -288,11 +288,11 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	if !ge.Retryable || ge.IdempotencyKey != key1 {
 		t.Errorf("late owner error = %+v, want retryable with key %s", ge, key1)
 	}
-	rep, err := e.gw.Execute(ctx, call)
+	rep, err := e.Gateway.Execute(ctx, call)
 	if err != nil || !rep.Cached || string(rep.Value) != `"second"` {
 		t.Errorf("replay after fencing = %v, %v; want cached \"second\"", rep, err)
 	}
-	rec, err := e.store.Get(ctx, key1)
+	rec, err := e.Store.Get(ctx, key1)
 	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != `"second"` || rec.Attempts != 2 {
 		t.Errorf("record = %+v, %v; want done with \"second\" after 2 attempts", rec, err)
 	}
@@ -304,8 +304,8 @@ func TestUncertainRerun(t *testing.T) {
 	e := newEnv(t, nil)
 	var keys []string
 	fail := true
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		keys = append(keys, e.runs.add(ctx, args))
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		keys = append(keys, e.Runs.Add(ctx, args))
 		if fail {
 			fail = false
 			return nil, errors.New("connection reset after the request was sent")
@@ -313,16 +313,16 @@ func TestUncertainRerun(t *testing.T) {
 		return json.RawMessage(`{"ok":true}`), nil
 	})
 	call := transferCall(alice, "s1", 1, okArgs)
-	_, err := e.gw.Execute(ctx, call)
+	_, err := e.Gateway.Execute(ctx, call)
 	ge := wantType(t, "unmarked handler error", err, gateway.DownstreamFailure)
 	if !ge.Retryable || ge.IdempotencyKey == "" {
 		t.Errorf("uncertain error = %+v, want retryable with the key", ge)
 	}
-	rec, err := e.store.Get(ctx, ge.IdempotencyKey)
+	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
 	if err != nil || rec.State != gateway.StateUncertain || !strings.Contains(rec.Reason, "connection reset") {
 		t.Fatalf("record = %+v, %v; want uncertain with the error as reason", rec, err)
 	}
-	res, err := e.gw.Execute(ctx, call)
+	res, err := e.Gateway.Execute(ctx, call)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,16 +333,16 @@ func TestUncertainRerun(t *testing.T) {
 
 func TestHandlerTimeoutIsUncertain(t *testing.T) {
 	e := newEnv(t, nil)
-	if err := e.reg.Add(tools.Tool{ID: "slow/wait", Card: tools.Card{Name: "wait"}, Timeout: 20 * time.Millisecond,
+	if err := e.Registry.Add(tools.Tool{ID: "slow/wait", Card: tools.Card{Name: "wait"}, Timeout: 20 * time.Millisecond,
 		Handler: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "slow/wait"})
+	_, err := e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "slow/wait"})
 	ge := wantType(t, "handler past its deadline", err, gateway.DownstreamFailure)
-	rec, err := e.store.Get(ctx, ge.IdempotencyKey)
+	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
 	if err != nil || rec.State != gateway.StateUncertain {
 		t.Errorf("record after a timeout = %+v, %v; want uncertain", rec, err)
 	}
@@ -350,17 +350,17 @@ func TestHandlerTimeoutIsUncertain(t *testing.T) {
 
 func TestUncertainReconcile(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) { o.Uncertain = gateway.UncertainReconcile })
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.runs.add(ctx, args)
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.Runs.Add(ctx, args)
 		panic("ledger exploded")
 	})
 	call := transferCall(alice, "s1", 1, okArgs)
-	ge := wantType(t, "panicking handler", second(e.gw.Execute(ctx, call)), gateway.DownstreamFailure)
+	ge := wantType(t, "panicking handler", second(e.Gateway.Execute(ctx, call)), gateway.DownstreamFailure)
 	if ge.Retryable {
 		t.Errorf("under UncertainReconcile the first error is retryable; want not")
 	}
-	wantType(t, "retry of an uncertain call", second(e.gw.Execute(ctx, call)), gateway.UncertainOutcome)
-	if n := e.runs.total(); n != 1 {
+	wantType(t, "retry of an uncertain call", second(e.Gateway.Execute(ctx, call)), gateway.UncertainOutcome)
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (no re-run under reconcile)", n)
 	}
 }
@@ -370,8 +370,8 @@ func second[T any](_ T, err error) error { return err }
 func TestNoEffectReleasesClaim(t *testing.T) {
 	e := newEnv(t, nil)
 	fail := true
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.runs.add(ctx, args)
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.Runs.Add(ctx, args)
 		if fail {
 			fail = false
 			return nil, tools.NoEffect(errors.New("ledger unavailable"))
@@ -379,14 +379,14 @@ func TestNoEffectReleasesClaim(t *testing.T) {
 		return json.RawMessage(`"done"`), nil
 	})
 	call := transferCall(alice, "s1", 1, okArgs)
-	ge := wantType(t, "no-effect failure", second(e.gw.Execute(ctx, call)), gateway.DownstreamFailure)
+	ge := wantType(t, "no-effect failure", second(e.Gateway.Execute(ctx, call)), gateway.DownstreamFailure)
 	if !ge.Retryable {
 		t.Error("no-effect failure is not retryable, want retryable")
 	}
-	if _, err := e.store.Get(ctx, ge.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := e.Store.Get(ctx, ge.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
 		t.Errorf("record after a no-effect failure: %v, want ErrNotFound (released)", err)
 	}
-	res, err := e.gw.Execute(ctx, call)
+	res, err := e.Gateway.Execute(ctx, call)
 	if err != nil || res.Cached || string(res.Value) != `"done"` || res.Attempts != 1 {
 		t.Errorf("retry = %+v, %v; want a fresh execution", res, err)
 	}
@@ -394,44 +394,44 @@ func TestNoEffectReleasesClaim(t *testing.T) {
 
 func TestDomainErrorRecordedAndReplayed(t *testing.T) {
 	e := newEnv(t, nil)
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.runs.add(ctx, args)
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.Runs.Add(ctx, args)
 		return nil, &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance too low", Details: map[string]any{"balance": "10.00"}}
 	})
 	call := transferCall(alice, "s1", 1, okArgs)
 	for i, wantCached := range []bool{false, true, true} {
-		ge := wantType(t, fmt.Sprintf("call %d", i), second(e.gw.Execute(ctx, call)), gateway.DomainErrorType)
-		if ge.Code != "INSUFFICIENT_FUNDS" || ge.Cached != wantCached || ge.Retryable || ge.HTTPStatus() != 422 {
+		ge := wantType(t, fmt.Sprintf("call %d", i), second(e.Gateway.Execute(ctx, call)), gateway.DomainErrorType)
+		if ge.Code != "INSUFFICIENT_FUNDS" || ge.Cached != wantCached || ge.Retryable {
 			t.Errorf("call %d = %+v; want INSUFFICIENT_FUNDS, cached %v, not retryable, 422", i, ge, wantCached)
 		}
 	}
-	if n := e.runs.total(); n != 1 {
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
 	}
 }
 
 func TestMismatch(t *testing.T) {
 	e := newEnv(t, nil)
-	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
+	if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
 		t.Fatal(err)
 	}
 	other := `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":250.50}`
-	ge := wantType(t, "same slot, other arguments", second(e.gw.Execute(ctx, transferCall(alice, "s1", 1, other))), gateway.IdempotencyMismatch)
-	if ge.Retryable || ge.HTTPStatus() != 422 {
+	ge := wantType(t, "same slot, other arguments", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, other))), gateway.IdempotencyMismatch)
+	if ge.Retryable {
 		t.Errorf("mismatch = %+v, want not retryable, 422", ge)
 	}
 	// Another principal of the tenant with the same session, step and tool
 	// has a slot of its own (docs/design.md invariant 4): it runs, and learns
 	// nothing of alice's call.
 	carol := tools.Principal{ID: "carol", Tenant: "acme", Scopes: []string{"payments:write"}}
-	if res, err := e.gw.Execute(ctx, transferCall(carol, "s1", 1, okArgs)); err != nil || res.Cached {
+	if res, err := e.Gateway.Execute(ctx, transferCall(carol, "s1", 1, okArgs)); err != nil || res.Cached {
 		t.Errorf("other principal, same session step = %+v, %v; want its own fresh execution", res, err)
 	}
 	// The next step is a new slot.
-	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 2, other)); err != nil {
+	if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 2, other)); err != nil {
 		t.Errorf("next step with other arguments: %v", err)
 	}
-	if n := e.runs.total(); n != 3 {
+	if n := e.Runs.Total(); n != 3 {
 		t.Errorf("handler ran %d times, want 3 (alice twice, carol once)", n)
 	}
 }
@@ -440,60 +440,60 @@ func TestApprovals(t *testing.T) {
 	e := newEnv(t, nil)
 	big := `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`
 	call := transferCall(alice, "s1", 1, big)
-	ge := wantType(t, "transfer above 1000", second(e.gw.Execute(ctx, call)), gateway.ConfirmationRequired)
-	if ge.ApprovalID == "" || ge.HTTPStatus() != 428 {
+	ge := wantType(t, "transfer above 1000", second(e.Gateway.Execute(ctx, call)), gateway.ConfirmationRequired)
+	if ge.ApprovalID == "" {
 		t.Fatalf("confirmation = %+v, want an approval ID and 428", ge)
 	}
 	id := ge.ApprovalID
 	// Asking again yields the same approval, still nothing executed.
-	if again := wantType(t, "repeat before approval", second(e.gw.Execute(ctx, call)), gateway.ConfirmationRequired); again.ApprovalID != id {
+	if again := wantType(t, "repeat before approval", second(e.Gateway.Execute(ctx, call)), gateway.ConfirmationRequired); again.ApprovalID != id {
 		t.Errorf("repeat approval ID = %s, want %s", again.ApprovalID, id)
 	}
 	// The requester cannot approve its own call, even holding the scope.
 	aliceGrant := alice
 	aliceGrant.Scopes = append([]string{gateway.ApprovalScope}, alice.Scopes...)
-	wantType(t, "self-approval", second(e.gw.Approve(ctx, aliceGrant, id)), gateway.PermissionDenied)
-	wantType(t, "approver without the scope", second(e.gw.Approve(ctx, mallory, id)), gateway.PermissionDenied)
-	wantType(t, "approver of another tenant", second(e.gw.Approve(ctx, eve, id)), gateway.NotFound)
-	wantType(t, "unknown approval", second(e.gw.Approve(ctx, bob, "apr_nope")), gateway.NotFound)
-	wantType(t, "anonymous approver", second(e.gw.Approve(ctx, tools.Principal{}, id)), gateway.Unauthenticated)
-	if n := e.runs.total(); n != 0 {
+	wantType(t, "self-approval", second(e.Gateway.Approve(ctx, aliceGrant, id)), gateway.PermissionDenied)
+	wantType(t, "approver without the scope", second(e.Gateway.Approve(ctx, mallory, id)), gateway.PermissionDenied)
+	wantType(t, "approver of another tenant", second(e.Gateway.Approve(ctx, eve, id)), gateway.NotFound)
+	wantType(t, "unknown approval", second(e.Gateway.Approve(ctx, bob, "apr_nope")), gateway.NotFound)
+	wantType(t, "anonymous approver", second(e.Gateway.Approve(ctx, tools.Principal{}, id)), gateway.Unauthenticated)
+	if n := e.Runs.Total(); n != 0 {
 		t.Fatalf("handler ran %d times before approval, want 0", n)
 	}
 	// Approval for these arguments does not carry over to others.
-	a, err := e.gw.Approve(ctx, bob, id)
+	a, err := e.Gateway.Approve(ctx, bob, id)
 	if err != nil || !a.Granted || a.Approver != "bob" || a.Requester != "alice" {
 		t.Fatalf("Approve = %+v, %v; want granted by bob for alice", a, err)
 	}
-	if _, err := e.gw.Approve(ctx, bob, id); err != nil {
+	if _, err := e.Gateway.Approve(ctx, bob, id); err != nil {
 		t.Errorf("repeating the same grant: %v, want ok", err)
 	}
 	bigger := `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":9000}`
-	other := wantType(t, "other arguments, same slot, after approval", second(e.gw.Execute(ctx, transferCall(alice, "s1", 1, bigger))), gateway.ConfirmationRequired)
+	other := wantType(t, "other arguments, same slot, after approval", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, bigger))), gateway.ConfirmationRequired)
 	if other.ApprovalID == id {
 		t.Error("other arguments reuse the granted approval's ID")
 	}
-	if n := e.runs.total(); n != 0 {
+	if n := e.Runs.Total(); n != 0 {
 		t.Fatalf("handler ran %d times for unapproved arguments, want 0", n)
 	}
-	res, err := e.gw.Execute(ctx, call)
+	res, err := e.Gateway.Execute(ctx, call)
 	if err != nil || res.Cached {
 		t.Fatalf("approved call = %+v, %v; want a fresh execution", res, err)
 	}
-	if rep, err := e.gw.Execute(ctx, call); err != nil || !rep.Cached {
+	if rep, err := e.Gateway.Execute(ctx, call); err != nil || !rep.Cached {
 		t.Errorf("replay of the approved call = %+v, %v; want cached", rep, err)
 	}
 	// Once executed, the slot is bound: the other amount is a mismatch now.
-	wantType(t, "other arguments after execution", second(e.gw.Execute(ctx, transferCall(alice, "s1", 1, bigger))), gateway.IdempotencyMismatch)
+	wantType(t, "other arguments after execution", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, bigger))), gateway.IdempotencyMismatch)
 	// Small transfers need no approval.
-	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 2, okArgs)); err != nil {
+	if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 2, okArgs)); err != nil {
 		t.Errorf("small transfer: %v", err)
 	}
 	// Irreversible tools always need one.
 	refund := gateway.Call{Principal: alice, SessionID: "s1", Step: 3, Tool: "billing/issue_full_refund", Arguments: json.RawMessage(`{"transaction_id":"tx-1"}`)}
-	wantType(t, "irreversible tool", second(e.gw.Execute(ctx, refund)), gateway.ConfirmationRequired)
+	wantType(t, "irreversible tool", second(e.Gateway.Execute(ctx, refund)), gateway.ConfirmationRequired)
 	// Audit shows the grant and the refusals.
-	entries, _ := e.store.QueryAudit(ctx, gateway.AuditQuery{Principal: "bob"})
+	entries, _ := e.Store.QueryAudit(ctx, gateway.AuditQuery{Principal: "bob"})
 	if len(entries) < 2 || entries[0].Decision != "deny" || entries[len(entries)-1].ApprovalID != id {
 		t.Errorf("bob's audit = %+v, want a denial then the grant of %s", entries, id)
 	}
@@ -502,20 +502,20 @@ func TestApprovals(t *testing.T) {
 func TestApprovalExpires(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) { o.ApprovalTTL = 10 * time.Minute })
 	big := transferCall(alice, "s1", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`)
-	id := wantType(t, "big transfer", second(e.gw.Execute(ctx, big)), gateway.ConfirmationRequired).ApprovalID
-	if _, err := e.gw.Approve(ctx, bob, id); err != nil {
+	id := wantType(t, "big transfer", second(e.Gateway.Execute(ctx, big)), gateway.ConfirmationRequired).ApprovalID
+	if _, err := e.Gateway.Approve(ctx, bob, id); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Advance(10 * time.Minute)
+	e.Clock.Advance(10 * time.Minute)
 	// A granted but expired approval no longer lets the call run.
-	ge := wantType(t, "call after the approval expired", second(e.gw.Execute(ctx, big)), gateway.ConfirmationRequired)
-	if e.runs.total() != 0 {
+	ge := wantType(t, "call after the approval expired", second(e.Gateway.Execute(ctx, big)), gateway.ConfirmationRequired)
+	if e.Runs.Total() != 0 {
 		t.Fatal("handler ran on an expired approval")
 	}
-	if _, err := e.gw.Approve(ctx, bob, ge.ApprovalID); err != nil {
+	if _, err := e.Gateway.Approve(ctx, bob, ge.ApprovalID); err != nil {
 		t.Fatalf("re-approving: %v", err)
 	}
-	if _, err := e.gw.Execute(ctx, big); err != nil {
+	if _, err := e.Gateway.Execute(ctx, big); err != nil {
 		t.Errorf("call after re-approval: %v", err)
 	}
 }
@@ -558,7 +558,7 @@ func TestHostileCalls(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.gw.Execute(ctx, tc.call)
+			_, err := e.Gateway.Execute(ctx, tc.call)
 			ge := wantType(t, tc.name, err, tc.want)
 			// A validation error is retryable (the model can correct its
 			// arguments), never by resending the same call; the rest are final.
@@ -577,19 +577,19 @@ func TestHostileCalls(t *testing.T) {
 			}
 		})
 	}
-	if n := e.runs.total(); n != 0 {
+	if n := e.Runs.Total(); n != 0 {
 		t.Errorf("handler ran %d times for hostile calls, want 0", n)
 	}
 	// Every refusal was audited as such, none with a key.
-	entries, _ := e.store.QueryAudit(ctx, gateway.AuditQuery{})
+	entries, _ := e.Store.QueryAudit(ctx, gateway.AuditQuery{})
 	if len(entries) != len(tests) {
 		t.Errorf("audit has %d entries, want %d", len(entries), len(tests))
 	}
 	for _, en := range entries {
-		if en.Outcome == gateway.OutcomeOK || en.Key != "" {
+		if en.Outcome == "ok" || en.Key != "" {
 			t.Errorf("audit entry %+v for a refused call, want a refusal without a key", en)
 		}
-		if en.Outcome == gateway.OutcomeInvalid && (en.Decision != "allow" || !strings.Contains(en.Reason, "VALIDATION_ERROR")) {
+		if en.Outcome == "invalid" && (en.Decision != "allow" || !strings.Contains(en.Reason, "VALIDATION_ERROR")) {
 			t.Errorf("audit entry %+v for invalid arguments, want allow with the validation error in the reason", en)
 		}
 	}
@@ -600,18 +600,18 @@ func TestHostileCalls(t *testing.T) {
 // tenant's call.
 func TestOtherTenantsSession(t *testing.T) {
 	e := newEnv(t, nil)
-	first, err := e.gw.Execute(ctx, transferCall(alice, "shared-session", 1, okArgs))
+	first, err := e.Gateway.Execute(ctx, transferCall(alice, "shared-session", 1, okArgs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := e.gw.Execute(ctx, transferCall(eve, "shared-session", 1, okArgs))
+	theirs, err := e.Gateway.Execute(ctx, transferCall(eve, "shared-session", 1, okArgs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if theirs.Cached || theirs.IdempotencyKey == first.IdempotencyKey || string(theirs.Value) == string(first.Value) {
 		t.Errorf("other tenant's call = %+v; want its own fresh execution, not alice's result %s", theirs, first.Value)
 	}
-	mine, err := e.gw.Execute(ctx, transferCall(alice, "shared-session", 1, okArgs))
+	mine, err := e.Gateway.Execute(ctx, transferCall(alice, "shared-session", 1, okArgs))
 	if err != nil || !mine.Cached || string(mine.Value) != string(first.Value) {
 		t.Errorf("alice's replay = %+v, %v; want her own cached result", mine, err)
 	}
@@ -620,17 +620,17 @@ func TestOtherTenantsSession(t *testing.T) {
 func TestAuthorizationFollowsRegistry(t *testing.T) {
 	e := newEnv(t, nil)
 	call := gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}
-	if _, err := e.gw.Execute(ctx, call); err != nil {
+	if _, err := e.Gateway.Execute(ctx, call); err != nil {
 		t.Fatal(err)
 	}
 	// The tool now needs a scope alice lacks: even the replay is refused.
-	if err := e.reg.ReplaceNamespace("bank", []tools.Tool{{ID: "bank/get_balance",
+	if err := e.Registry.ReplaceNamespace("bank", []tools.Tool{{ID: "bank/get_balance",
 		Card: tools.Card{Name: "get_balance", Scopes: []string{"accounts:audit"}}, Handler: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }}}); err != nil {
 		t.Fatal(err)
 	}
-	wantType(t, "call after the scope changed", second(e.gw.Execute(ctx, call)), gateway.PermissionDenied)
-	e.reg.Remove("bank/get_balance")
-	wantType(t, "call after removal", second(e.gw.Execute(ctx, call)), gateway.UnknownTool)
+	wantType(t, "call after the scope changed", second(e.Gateway.Execute(ctx, call)), gateway.PermissionDenied)
+	e.Registry.Remove("bank/get_balance")
+	wantType(t, "call after removal", second(e.Gateway.Execute(ctx, call)), gateway.UnknownTool)
 }
 
 func TestTypedValidator(t *testing.T) {
@@ -653,12 +653,12 @@ func TestTypedValidator(t *testing.T) {
 			}),
 		}
 	})
-	ge := wantType(t, "same accounts", second(e.gw.Execute(ctx, transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00001","amount":1}`))), gateway.ValidationError)
+	ge := wantType(t, "same accounts", second(e.Gateway.Execute(ctx, transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00001","amount":1}`))), gateway.ValidationError)
 	if vs, _ := ge.Details.([]gateway.Violation); len(vs) != 1 || vs[0].Pointer != "/target_account" {
 		t.Errorf("violations = %+v, want one at /target_account", ge.Details)
 	}
-	wantType(t, "3 decimals", second(e.gw.Execute(ctx, transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1.005}`))), gateway.ValidationError)
-	if _, err := e.gw.Execute(ctx, transferCall(alice, "s", 1, okArgs)); err != nil {
+	wantType(t, "3 decimals", second(e.Gateway.Execute(ctx, transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":1.005}`))), gateway.ValidationError)
+	if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s", 1, okArgs)); err != nil {
 		t.Errorf("valid transfer: %v", err)
 	}
 }
@@ -668,7 +668,7 @@ func TestRateLimit(t *testing.T) {
 		o.RateLimits = map[string]gateway.RateLimit{"bank/get_balance": {Rate: 0.5, Burst: 2}}
 	})
 	call := func(p tools.Principal, step int) error {
-		_, err := e.gw.Execute(ctx, gateway.Call{Principal: p, SessionID: "s", Step: step, Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})
+		_, err := e.Gateway.Execute(ctx, gateway.Call{Principal: p, SessionID: "s", Step: step, Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})
 		return err
 	}
 	for step := range 2 {
@@ -677,20 +677,20 @@ func TestRateLimit(t *testing.T) {
 		}
 	}
 	ge := wantType(t, "third call in a burst of 2", call(alice, 2), gateway.RateLimited)
-	if !ge.Retryable || ge.RetryAfter != 2*time.Second || ge.HTTPStatus() != 429 {
+	if !ge.Retryable || ge.RetryAfter != 2*time.Second {
 		t.Errorf("rate limited = %+v, want retryable, retry after 2s, 429", ge)
 	}
-	_, err := e.gw.Execute(ctx, gateway.Call{Principal: mallory, SessionID: "m", Step: 0, Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})
+	_, err := e.Gateway.Execute(ctx, gateway.Call{Principal: mallory, SessionID: "m", Step: 0, Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})
 	if err != nil {
 		t.Errorf("another principal's first call: %v, want ok (own bucket)", err)
 	}
 	// Transfers are not limited.
 	for step := range 5 {
-		if _, err := e.gw.Execute(ctx, transferCall(alice, "s", step, okArgs)); err != nil {
+		if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s", step, okArgs)); err != nil {
 			t.Fatalf("unlimited tool: %v", err)
 		}
 	}
-	e.clock.Advance(2 * time.Second)
+	e.Clock.Advance(2 * time.Second)
 	if err := call(alice, 2); err != nil {
 		t.Errorf("call after refill: %v", err)
 	}
@@ -699,45 +699,45 @@ func TestRateLimit(t *testing.T) {
 func TestRetentionAndPurge(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) { o.Retention = time.Hour })
 	call := transferCall(alice, "s", 1, okArgs)
-	first, err := e.gw.Execute(ctx, call)
+	first, err := e.Gateway.Execute(ctx, call)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Advance(59 * time.Minute)
-	if r, err := e.gw.Execute(ctx, call); err != nil || !r.Cached {
+	e.Clock.Advance(59 * time.Minute)
+	if r, err := e.Gateway.Execute(ctx, call); err != nil || !r.Cached {
 		t.Fatalf("replay within the retention = %+v, %v; want cached", r, err)
 	}
-	e.clock.Advance(time.Minute)
-	st, err := e.gw.Purge(ctx, 30*time.Minute)
+	e.Clock.Advance(time.Minute)
+	st, err := e.Gateway.Purge(ctx, 30*time.Minute)
 	if err != nil || st.Records != 1 || st.Audit != 1 {
 		t.Errorf("Purge after the retention = %+v, %v; want 1 record and the first call's audit entry", st, err)
 	}
-	if _, err := e.store.Get(ctx, first.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := e.Store.Get(ctx, first.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
 		t.Errorf("record after purge: %v, want ErrNotFound", err)
 	}
 }
 
 func TestAuditAndMetrics(t *testing.T) {
 	e := newEnv(t, nil)
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.clock.Advance(1500 * time.Microsecond) // the handler takes 1.5ms on the fake clock
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.Clock.Advance(1500 * time.Microsecond) // the handler takes 1.5ms on the fake clock
 		return json.RawMessage(`{}`), nil
 	})
-	res, err := e.gw.Execute(ctx, transferCall(alice, "s", 1, okArgs))
+	res, err := e.Gateway.Execute(ctx, transferCall(alice, "s", 1, okArgs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = e.gw.Execute(ctx, transferCall(mallory, "s", 1, okArgs))
-	entries, err := e.store.QueryAudit(ctx, gateway.AuditQuery{Tool: "bank/transfer_funds"})
+	_, _ = e.Gateway.Execute(ctx, transferCall(mallory, "s", 1, okArgs))
+	entries, err := e.Store.QueryAudit(ctx, gateway.AuditQuery{Tool: "bank/transfer_funds"})
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("audit = %+v, %v; want 2 entries", entries, err)
 	}
 	ok, denied := entries[0], entries[1]
-	if ok.Principal != "alice" || ok.Tenant != "acme" || ok.Decision != "allow" || ok.Outcome != gateway.OutcomeOK ||
+	if ok.Principal != "alice" || ok.Tenant != "acme" || ok.Decision != "allow" || ok.Outcome != "ok" ||
 		ok.Key != res.IdempotencyKey || ok.Latency != 1500*time.Microsecond || ok.SessionID != "s" || ok.Step != 1 {
 		t.Errorf("audit of the executed call = %+v", ok)
 	}
-	if denied.Principal != "mallory" || denied.Decision != "deny" || denied.Outcome != gateway.OutcomeDenied || !strings.Contains(denied.Reason, "payments:write") {
+	if denied.Principal != "mallory" || denied.Decision != "deny" || denied.Outcome != "denied" || !strings.Contains(denied.Reason, "payments:write") {
 		t.Errorf("audit of the denied call = %+v, want deny naming the missing scope", denied)
 	}
 	for _, c := range []struct {
@@ -754,11 +754,11 @@ func TestAuditAndMetrics(t *testing.T) {
 		}
 	}
 	// Unknown tool names never become label values.
-	_, _ = e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "attacker/chosen-label"})
+	_, _ = e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "attacker/chosen-label"})
 	if got := counterVec(t, e, "toolgate_gateway_calls_total", "unknown_tool", "unknown").v; got != 1 {
 		t.Errorf("calls_total{unknown,unknown_tool} = %v, want 1", got)
 	}
-	mfs, err := e.prom.Gather()
+	mfs, err := e.Prom.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -769,24 +769,53 @@ func TestAuditAndMetrics(t *testing.T) {
 	}
 }
 
+func TestUncertainPolicyText(t *testing.T) {
+	for _, p := range []gateway.UncertainPolicy{gateway.UncertainRerun, gateway.UncertainReconcile} {
+		text, err := p.MarshalText()
+		var back gateway.UncertainPolicy
+		if err != nil || back.UnmarshalText(text) != nil || back != p {
+			t.Errorf("%v: MarshalText = %q, %v; UnmarshalText gives %v", p, text, err, back)
+		}
+	}
+	var p gateway.UncertainPolicy
+	if err := p.UnmarshalText([]byte("retry")); !errors.Is(err, gateway.ErrInvalidOptions) {
+		t.Errorf(`UnmarshalText("retry") = %v, want ErrInvalidOptions`, err)
+	}
+	if _, err := gateway.UncertainPolicy(7).MarshalText(); err == nil {
+		t.Error("MarshalText of policy 7 succeeded, want an error")
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	reg := tools.NewRegistry()
 	e := newEnv(t, nil)
-	for name, o := range map[string]*gateway.Options{
-		"negative timeout": {DefaultTimeout: -1},
-		"negative rate":    {RateLimit: gateway.RateLimit{Rate: -1, Burst: 1}},
-		"nil validator":    {Validators: map[string]gateway.Validator{"x/y": nil}},
-		"unknown policy":   {Uncertain: 7},
-		"negative size":    {MaxArgumentBytes: -1},
-	} {
-		if _, err := gateway.New(reg, e.store, o); !errors.Is(err, gateway.ErrInvalidOptions) {
-			t.Errorf("New(%s) error = %v, want ErrInvalidOptions", name, err)
-		}
+	tests := []struct {
+		name  string
+		opts  *gateway.Options
+		field string // the error must name it
+	}{
+		{"negative timeout", &gateway.Options{DefaultTimeout: -1}, "DefaultTimeout"},
+		{"negative validation timeout", &gateway.Options{ValidationTimeout: -1}, "ValidationTimeout"},
+		{"negative rate", &gateway.Options{RateLimit: gateway.RateLimit{Rate: -1, Burst: 1}}, "RateLimit"},
+		{"negative tool rate", &gateway.Options{RateLimits: map[string]gateway.RateLimit{"x/y": {Burst: -1}}}, "RateLimits[x/y]"},
+		{"nil validator", &gateway.Options{Validators: map[string]gateway.Validator{"x/y": nil}}, "Validators[x/y]"},
+		{"unknown policy", &gateway.Options{Uncertain: 7}, "Uncertain"},
+		{"unknown tool policy", &gateway.Options{UncertainTools: map[string]gateway.UncertainPolicy{"x/y": 9}}, "UncertainTools[x/y]"},
+		{"negative size", &gateway.Options{MaxArgumentBytes: -1}, "MaxArgumentBytes"},
+		{"negative held", &gateway.Options{MaxHeldBytes: -1}, "MaxHeldBytes"},
 	}
-	if _, err := gateway.New(nil, e.store, nil); !errors.Is(err, gateway.ErrInvalidOptions) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gateway.New(reg, e.Store, tc.opts)
+			if !errors.Is(err, gateway.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("New(%s) error = %v, want ErrInvalidOptions naming %s", tc.name, err, tc.field)
+			}
+		})
+	}
+	if _, err := gateway.New(nil, e.Store, nil); !errors.Is(err, gateway.ErrInvalidOptions) {
 		t.Errorf("New(nil registry) error = %v, want ErrInvalidOptions", err)
 	}
-	if _, err := gateway.New(reg, e.store, &gateway.Options{Registerer: e.prom}); err == nil {
+	if _, err := gateway.New(reg, e.Store, &gateway.Options{Registerer: e.Prom}); err == nil {
 		t.Error("New registering the same metrics twice succeeded, want an error")
 	}
 }
@@ -798,43 +827,30 @@ type prometheusCollector struct{ v float64 }
 // again without freeing the slot: other arguments still cannot run there.
 func TestUncertainAwaitingApprovalKeepsBinding(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) { o.ApprovalTTL = 10 * time.Minute })
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.runs.add(ctx, args)
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.Runs.Add(ctx, args)
 		return nil, errors.New("timeout talking to the ledger")
 	})
 	big := transferCall(alice, "s1", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`)
-	id := wantType(t, "big transfer", second(e.gw.Execute(ctx, big)), gateway.ConfirmationRequired).ApprovalID
-	if _, err := e.gw.Approve(ctx, bob, id); err != nil {
+	id := wantType(t, "big transfer", second(e.Gateway.Execute(ctx, big)), gateway.ConfirmationRequired).ApprovalID
+	if _, err := e.Gateway.Approve(ctx, bob, id); err != nil {
 		t.Fatal(err)
 	}
-	ge := wantType(t, "approved call, handler fails", second(e.gw.Execute(ctx, big)), gateway.DownstreamFailure)
-	e.clock.Advance(time.Hour)
-	wantType(t, "retry after the approval expired", second(e.gw.Execute(ctx, big)), gateway.ConfirmationRequired)
-	rec, err := e.store.Get(ctx, ge.IdempotencyKey)
+	ge := wantType(t, "approved call, handler fails", second(e.Gateway.Execute(ctx, big)), gateway.DownstreamFailure)
+	e.Clock.Advance(time.Hour)
+	wantType(t, "retry after the approval expired", second(e.Gateway.Execute(ctx, big)), gateway.ConfirmationRequired)
+	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
 	if err != nil || rec.State != gateway.StateUncertain || !strings.Contains(rec.Reason, "timeout talking to the ledger") {
 		t.Fatalf("record while awaiting re-approval = %+v, %v; want still uncertain with its reason", rec, err)
 	}
 	small := transferCall(alice, "s1", 1, okArgs)
-	wantType(t, "other arguments in the uncertain slot", second(e.gw.Execute(ctx, small)), gateway.IdempotencyMismatch)
-	if n := e.runs.total(); n != 1 {
+	wantType(t, "other arguments in the uncertain slot", second(e.Gateway.Execute(ctx, small)), gateway.IdempotencyMismatch)
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
 	}
 }
 
-func TestErrorTypes(t *testing.T) {
-	statuses := map[gateway.ErrorType]int{
-		gateway.Unauthenticated: 401, gateway.PermissionDenied: 403, gateway.UnknownTool: 404,
-		gateway.ValidationError: 422, gateway.InProgress: 409, gateway.IdempotencyMismatch: 422,
-		gateway.ConfirmationRequired: 428, gateway.RateLimited: 429, gateway.DownstreamFailure: 503,
-		gateway.DomainErrorType: 422, gateway.UncertainOutcome: 409, gateway.RequestTooLarge: 413,
-		gateway.NotFound: 404, gateway.Internal: 500, gateway.MethodNotAllowed: 405, gateway.NotImplemented: 501,
-		"SOMETHING_NEW": 500,
-	}
-	for typ, want := range statuses {
-		if got := typ.HTTPStatus(); got != want {
-			t.Errorf("%s.HTTPStatus() = %d, want %d", typ, got, want)
-		}
-	}
+func TestErrorIsMatchesType(t *testing.T) {
 	err := fmt.Errorf("wrapped: %w", &gateway.Error{Type: gateway.InProgress, Message: "busy"})
 	if !errors.Is(err, &gateway.Error{Type: gateway.InProgress}) || errors.Is(err, &gateway.Error{Type: gateway.RateLimited}) {
 		t.Errorf("errors.Is on *gateway.Error matches by Type: got the wrong answer for %v", err)
@@ -848,8 +864,8 @@ func TestDecisionsLogged(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) {
 		o.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
-	_, _ = e.gw.Execute(ctx, transferCall(mallory, "s", 1, okArgs))
-	_, _ = e.gw.Execute(ctx, transferCall(alice, "s", 1, okArgs))
+	_, _ = e.Gateway.Execute(ctx, transferCall(mallory, "s", 1, okArgs))
+	_, _ = e.Gateway.Execute(ctx, transferCall(alice, "s", 1, okArgs))
 	var lines []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
@@ -877,12 +893,12 @@ func TestDecisionsLogged(t *testing.T) {
 func TestPanickingHooks(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) {
 		o.Validators = map[string]gateway.Validator{"bank/get_balance": func(context.Context, gateway.Call, json.RawMessage) error { panic("bug") }}
-		o.NeedsApproval = func(gateway.Call, json.RawMessage) bool { panic("bug") }
+		o.NeedsApproval = func(context.Context, gateway.Call, json.RawMessage) bool { panic("bug") }
 	})
-	wantType(t, "panicking validator", second(e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1,
+	wantType(t, "panicking validator", second(e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1,
 		Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})), gateway.ValidationError)
-	wantType(t, "panicking approval policy", second(e.gw.Execute(ctx, transferCall(alice, "s", 2, okArgs))), gateway.ConfirmationRequired)
-	if n := e.runs.total(); n != 0 {
+	wantType(t, "panicking approval policy", second(e.Gateway.Execute(ctx, transferCall(alice, "s", 2, okArgs))), gateway.ConfirmationRequired)
+	if n := e.Runs.Total(); n != 0 {
 		t.Errorf("handler ran %d times, want 0", n)
 	}
 }
@@ -900,7 +916,7 @@ func TestCatalogOnlyToolCode(t *testing.T) {
 		{"unknown tool", "bank/steal_funds", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: tc.tool, Arguments: json.RawMessage(`{}`)})
+			_, err := e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: tc.tool, Arguments: json.RawMessage(`{}`)})
 			ge := wantType(t, tc.name, err, gateway.UnknownTool)
 			if ge.Code != tc.code || ge.Retryable {
 				t.Errorf("Execute(%s) code = %q, retryable = %v; want %q, false", tc.tool, ge.Code, ge.Retryable, tc.code)

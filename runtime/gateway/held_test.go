@@ -55,7 +55,7 @@ func newDownEnv(t *testing.T, opt func(*gateway.Options)) (*env, *downRecords) {
 		}
 		o.Stores.Records = recs
 	})
-	recs.RecordStore = e.store
+	recs.RecordStore = e.Store
 	return e, recs
 }
 
@@ -75,14 +75,14 @@ func closeWithin(t *testing.T, g *gateway.Gateway) error {
 func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 	e, recs := newDownEnv(t, nil)
 	call := transferCall(alice, "s1", 1, okArgs)
-	res, err := e.gw.Execute(ctx, call)
+	res, err := e.Gateway.Execute(ctx, call)
 	if err != nil {
 		t.Fatalf("Execute with the record step failing = %v; want the handler's result (it ran)", err)
 	}
 	if res.Cached || res.Attempts != 1 || res.PreviousUncertain {
 		t.Errorf("result = cached %v, attempts %d, previous uncertain %v; want a first, uncached execution", res.Cached, res.Attempts, res.PreviousUncertain)
 	}
-	if n := e.gw.HeldOutcomes(); n != 1 {
+	if n := e.Gateway.HeldOutcomes(); n != 1 {
 		t.Errorf("HeldOutcomes() = %d, want 1", n)
 	}
 	if got := gathered(t, e, "toolgate_gateway_held_outcomes"); got != 1 {
@@ -90,8 +90,8 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 	}
 	// Past the claim's lease a store-side retry would take the slot over
 	// and run the handler again; the held outcome answers first.
-	e.clock.Advance(2 * time.Hour)
-	again, err := e.gw.Execute(ctx, call)
+	e.Clock.Advance(2 * time.Hour)
+	again, err := e.Gateway.Execute(ctx, call)
 	if err != nil {
 		t.Fatalf("re-send while held = %v; want the held outcome", err)
 	}
@@ -99,21 +99,21 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 		t.Errorf("re-send while held = %s cached=%v; want %s cached", again.Value, again.Cached, res.Value)
 	}
 	recs.down.Store(false)
-	if err := closeWithin(t, e.gw); err != nil {
+	if err := closeWithin(t, e.Gateway); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	rec, err := e.store.Get(ctx, res.IdempotencyKey)
+	rec, err := e.Store.Get(ctx, res.IdempotencyKey)
 	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != string(res.Value) {
 		t.Errorf("record after the store came back = %+v, %v; want done with the result", rec, err)
 	}
-	replay, err := e.gw.Execute(ctx, call)
+	replay, err := e.Gateway.Execute(ctx, call)
 	if err != nil || !replay.Cached || string(replay.Value) != string(res.Value) {
 		t.Errorf("replay after Close = %+v, %v; want the recorded result", replay, err)
 	}
-	if n := e.runs.total(); n != 1 {
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
 	}
-	if n := e.gw.HeldOutcomes(); n != 0 {
+	if n := e.Gateway.HeldOutcomes(); n != 0 {
 		t.Errorf("HeldOutcomes() after recording = %d, want 0", n)
 	}
 	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "recorded"); got != 1 {
@@ -126,25 +126,25 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 // recorded; then the uncertain policy applies.
 func TestHeldUncertainOutcome(t *testing.T) {
 	e, recs := newDownEnv(t, nil)
-	e.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		e.runs.add(ctx, args)
+	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		e.Runs.Add(ctx, args)
 		return nil, errors.New("connection reset after the request was sent")
 	})
 	call := transferCall(alice, "s1", 1, okArgs)
-	ge := wantType(t, "uncertain outcome, mark failing", second(e.gw.Execute(ctx, call)), gateway.DownstreamFailure)
+	ge := wantType(t, "uncertain outcome, mark failing", second(e.Gateway.Execute(ctx, call)), gateway.DownstreamFailure)
 	if !ge.Retryable || strings.Contains(ge.Message, "nothing was acknowledged") {
 		t.Errorf("answer = %+v; want the retryable uncertain answer, not \"nothing was acknowledged\"", ge)
 	}
-	e.clock.Advance(2 * time.Hour)
-	wantType(t, "re-send while the uncertain outcome is held", second(e.gw.Execute(ctx, call)), gateway.InProgress)
-	if n := e.runs.total(); n != 1 {
+	e.Clock.Advance(2 * time.Hour)
+	wantType(t, "re-send while the uncertain outcome is held", second(e.Gateway.Execute(ctx, call)), gateway.InProgress)
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times while held, want 1", n)
 	}
 	recs.down.Store(false)
-	if err := closeWithin(t, e.gw); err != nil {
+	if err := closeWithin(t, e.Gateway); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	rec, err := e.store.Get(ctx, ge.IdempotencyKey)
+	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
 	if err != nil || rec.State != gateway.StateUncertain {
 		t.Errorf("record = %+v, %v; want uncertain", rec, err)
 	}
@@ -155,26 +155,26 @@ func TestHeldUncertainOutcome(t *testing.T) {
 func TestHeldOutcomesBounded(t *testing.T) {
 	e, recs := newDownEnv(t, func(o *gateway.Options) { o.MaxHeldOutcomes = 1 })
 	first := transferCall(alice, "s1", 1, okArgs)
-	res, err := e.gw.Execute(ctx, first)
+	res, err := e.Gateway.Execute(ctx, first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ge := wantType(t, "a call with the gateway at its bound", second(e.gw.Execute(ctx, transferCall(alice, "s1", 2, okArgs))), gateway.Internal)
+	ge := wantType(t, "a call with the gateway at its bound", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 2, okArgs))), gateway.Internal)
 	if !ge.Retryable || ge.RetryAfter <= 0 {
 		t.Errorf("refusal at the bound = %+v; want retryable with a retry-after hint", ge)
 	}
-	if n := e.runs.total(); n != 1 {
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (the refused call must not run)", n)
 	}
 	if got := gathered(t, e, "toolgate_gateway_held_refusals_total"); got != 1 {
 		t.Errorf("toolgate_gateway_held_refusals_total = %v, want 1", got)
 	}
-	again, err := e.gw.Execute(ctx, first)
+	again, err := e.Gateway.Execute(ctx, first)
 	if err != nil || string(again.Value) != string(res.Value) {
 		t.Errorf("the held call re-sent = %v, %v; want its held outcome (never dropped)", again, err)
 	}
 	recs.down.Store(false)
-	if err := closeWithin(t, e.gw); err != nil {
+	if err := closeWithin(t, e.Gateway); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -183,13 +183,13 @@ func TestHeldOutcomesBounded(t *testing.T) {
 // the store lost the claim.
 func TestHeldOutcomeBindsTheSlot(t *testing.T) {
 	e, recs := newDownEnv(t, nil)
-	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
+	if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
 		t.Fatal(err)
 	}
 	other := `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":5}`
-	wantType(t, "other arguments in a held slot", second(e.gw.Execute(ctx, transferCall(alice, "s1", 1, other))), gateway.IdempotencyMismatch)
+	wantType(t, "other arguments in a held slot", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, other))), gateway.IdempotencyMismatch)
 	recs.down.Store(false)
-	if err := closeWithin(t, e.gw); err != nil {
+	if err := closeWithin(t, e.Gateway); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -198,22 +198,22 @@ func TestHeldOutcomeBindsTheSlot(t *testing.T) {
 // what is left; a closed gateway runs no handler.
 func TestCloseLeavesUnrecorded(t *testing.T) {
 	e, _ := newDownEnv(t, nil)
-	if _, err := e.gw.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
+	if _, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs)); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := e.gw.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
+	if err := e.Gateway.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
 		t.Errorf("Close with the store down = %v, want ErrUnrecorded", err)
 	}
-	ge := wantType(t, "a call after Close", second(e.gw.Execute(ctx, transferCall(alice, "s1", 2, okArgs))), gateway.Internal)
+	ge := wantType(t, "a call after Close", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 2, okArgs))), gateway.Internal)
 	if !ge.Retryable {
 		t.Errorf("a call after Close = %+v, want retryable", ge)
 	}
-	if n := e.runs.total(); n != 1 {
+	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (none after Close)", n)
 	}
-	if err := e.gw.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
+	if err := e.Gateway.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
 		t.Errorf("Close again = %v, want ErrUnrecorded still", err)
 	}
 	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "abandoned"); got != 1 {
@@ -226,7 +226,7 @@ func TestCloseLeavesUnrecorded(t *testing.T) {
 func gathered(t *testing.T, e *env, name string, labels ...string) float64 {
 	t.Helper()
 	c := counterVec(t, e, name, labels...)
-	mfs, err := e.prom.Gather()
+	mfs, err := e.Prom.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,9 @@ func DeriveKey(tenant, principal, sessionID string, step int, tool string, canon
 	return hexString(h.Sum(sum[:0]))
 }
 
-// Fingerprint returns the lowercase hex sha256 of canonical arguments: the
+// fingerprint returns the lowercase hex sha256 of canonical arguments: the
 // argument binding of a slot and of an approval.
-func Fingerprint(canonical []byte) string {
+func fingerprint(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
 	return hexString(sum[:])
 }

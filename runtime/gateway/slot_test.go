@@ -31,7 +31,7 @@ func TestSlotBelongsToPrincipal(t *testing.T) {
 	}
 	keys := map[string]string{}
 	for _, tc := range tests {
-		res, err := e.gw.Execute(ctx, transferCall(tc.who, "guessable-session", 1, tc.args))
+		res, err := e.Gateway.Execute(ctx, transferCall(tc.who, "guessable-session", 1, tc.args))
 		if tc.want != "" {
 			ge := wantType(t, tc.name, err, tc.want)
 			if strings.Contains(ge.Message, "carol") || strings.Contains(ge.Message, "another principal") {
@@ -47,7 +47,7 @@ func TestSlotBelongsToPrincipal(t *testing.T) {
 		}
 		keys[tc.who.ID+tc.args] = res.IdempotencyKey
 	}
-	if n := e.runs.total(); n != 2 {
+	if n := e.Runs.Total(); n != 2 {
 		t.Errorf("handler ran %d times, want 2 (carol once, alice once)", n)
 	}
 }

@@ -155,18 +155,24 @@ type Approval struct {
 // AuditEntry is one line of the audit log: who, what, the decision, the
 // key, the outcome and the latency.
 type AuditEntry struct {
-	Time       time.Time     `json:"time"`
-	Tenant     string        `json:"tenant"`
-	Principal  string        `json:"principal"`
-	Actor      string        `json:"actor,omitempty"` // the worker acting for the principal, if any
-	Taint      string        `json:"taint,omitempty"` // untrusted output read before the call, if any
-	SessionID  string        `json:"session_id"`
-	Step       int           `json:"step"`
-	Tool       string        `json:"tool"`
-	Key        string        `json:"key,omitempty"`
-	Decision   string        `json:"decision"` // "allow" or "deny"
-	Reason     string        `json:"reason,omitempty"`
-	Outcome    string        `json:"outcome"` // see the Outcome* constants
+	Time      time.Time `json:"time"`
+	Tenant    string    `json:"tenant"`
+	Principal string    `json:"principal"`
+	Actor     string    `json:"actor,omitempty"` // the worker acting for the principal, if any
+	Taint     string    `json:"taint,omitempty"` // untrusted output read before the call, if any
+	SessionID string    `json:"session_id"`
+	Step      int       `json:"step"`
+	Tool      string    `json:"tool"`
+	Key       string    `json:"key,omitempty"`
+	Decision  string    `json:"decision"` // "allow" or "deny"
+	Reason    string    `json:"reason,omitempty"`
+	// Outcome is one of a closed set, the same values as the outcome
+	// label of toolgate_gateway_calls_total: ok, replayed (a recorded
+	// outcome sent again), domain_error, unauthenticated, denied,
+	// unknown_tool, invalid, rate_limited, in_progress, mismatch,
+	// confirmation_required, no_effect (the handler failed before any
+	// effect), uncertain, internal.
+	Outcome    string        `json:"outcome"`
 	ApprovalID string        `json:"approval_id,omitempty"`
 	Latency    time.Duration `json:"latency"`
 }
@@ -204,15 +210,15 @@ const (
 	// ConcernRateLimits: token buckets (RateLimitStore).
 	ConcernRateLimits
 
-	// AllConcerns is every concern.
-	AllConcerns = ConcernRecords | ConcernApprovals | ConcernAudit | ConcernRateLimits
+	// allConcerns is every concern.
+	allConcerns = ConcernRecords | ConcernApprovals | ConcernAudit | ConcernRateLimits
 )
 
 // Has reports whether c holds every concern of d. A zero c means
-// AllConcerns.
+// every concern.
 func (c Concerns) Has(d Concerns) bool {
 	if c == 0 {
-		c = AllConcerns
+		c = allConcerns
 	}
 	return c&d == d
 }
@@ -475,9 +481,7 @@ type Clock interface {
 	Now() time.Time
 }
 
+// systemClock is the wall clock, the Clock of a nil [Options.Clock].
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
-
-// SystemClock is the wall clock.
-var SystemClock Clock = systemClock{}

@@ -60,7 +60,7 @@ func TestTaintRequiresApprovalForWrites(t *testing.T) {
 		t.Errorf("runs = %v, want one transfer (untainted) and one balance", runs)
 	}
 	audit, err := store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/transfer_funds"})
-	if err != nil || len(audit) != 2 || audit[0].Actor != "worker:accounts" || audit[0].Taint != taint || audit[0].Outcome != gateway.OutcomeConfirmationRequired {
+	if err != nil || len(audit) != 2 || audit[0].Actor != "worker:accounts" || audit[0].Taint != taint || audit[0].Outcome != "confirmation_required" {
 		t.Errorf("audit = %+v, %v; want the held call with its actor and taint first", audit, err)
 	}
 }

@@ -32,8 +32,8 @@ func TestApprovalBinding(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, nil)
-			ts := tamperStore{Store: e.store, tamper: func(*gateway.Approval) {}}
-			g, err := gateway.New(e.reg, &ts, &gateway.Options{Clock: e.clock, Logger: quietLogger(), NeedsApproval: func(gateway.Call, json.RawMessage) bool { return true }})
+			ts := tamperStore{Store: e.Store, tamper: func(*gateway.Approval) {}}
+			g, err := gateway.New(e.Registry, &ts, &gateway.Options{Clock: e.Clock, Logger: quietLogger(), NeedsApproval: func(context.Context, gateway.Call, json.RawMessage) bool { return true }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func TestApprovalBinding(t *testing.T) {
 			}
 			ts.tamper = tamper
 			wantType(t, "call with a tampered approval", second(g.Execute(ctx, call)), gateway.ConfirmationRequired)
-			if n := e.runs.total(); n != 0 {
+			if n := e.Runs.Total(); n != 0 {
 				t.Fatalf("handler ran %d times on a tampered approval, want 0", n)
 			}
 			ts.tamper = func(*gateway.Approval) {}

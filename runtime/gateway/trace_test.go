@@ -31,14 +31,14 @@ func TestSpans(t *testing.T) {
 		e := newEnv(t, func(o *gateway.Options) { o.TracerProvider = tp; o.TraceContent = content })
 		ctx := context.Background()
 		call := transferCall(alice, "s-trace", 1, okArgs)
-		if _, err := e.gw.Execute(ctx, call); err != nil {
+		if _, err := e.Gateway.Execute(ctx, call); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.gw.Execute(ctx, call); err != nil {
+		if _, err := e.Gateway.Execute(ctx, call); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = e.gw.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s-trace", Step: 2, Tool: "admin/delete_all", Arguments: []byte(`{}`)})
-		_, _ = e.gw.Execute(ctx, transferCall(alice, "s-trace", 3, `{"source_account":"ACC-1"}`))
+		_, _ = e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s-trace", Step: 2, Tool: "admin/delete_all", Arguments: []byte(`{}`)})
+		_, _ = e.Gateway.Execute(ctx, transferCall(alice, "s-trace", 3, `{"source_account":"ACC-1"}`))
 
 		spans := rec.Ended()
 		if len(spans) != 4 {

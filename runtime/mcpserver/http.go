@@ -11,12 +11,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
 
 // ApprovalsPath is where Handler serves the gateway's approval endpoints:
-// GET and POST ApprovalsPath + "{approval_id}" (see gateway.NewHTTPHandler).
+// GET and POST ApprovalsPath + "{approval_id}" (see server.NewHandler).
 const ApprovalsPath = "/v1/approvals/"
 
 // principalKey holds the authenticated principal in auth.TokenInfo.Extra.
@@ -56,14 +56,14 @@ func (s *Server) Handler() (http.Handler, error) {
 	}
 	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(s.admit(mcpHandler))
 
-	approvals := gateway.NewHTTPHandler(s.gw, gateway.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
+	approvals := server.NewHandler(s.gw, server.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
 		if err != nil {
 			return tools.Principal{}, err
 		}
 		r.Header.Set("Authorization", "Bearer "+bearer)
 		return s.opts.Authenticate(r)
-	}), &gateway.HTTPOptions{Logger: s.opts.Logger})
+	}), &server.HandlerOptions{Logger: s.opts.Logger})
 
 	mux := http.NewServeMux()
 	mux.Handle(ApprovalsPath, approvals)

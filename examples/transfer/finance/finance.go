@@ -216,10 +216,10 @@ func validateTransfer(_ context.Context, call gateway.Call, _ json.RawMessage) e
 	return nil
 }
 
-// NeedsApproval is the example's approval policy for gateway.Options:
+// NeedsApproval is the example's approval policy for [gateway.Options.NeedsApproval]:
 // transfer_funds above ApprovalThreshold. (issue_full_refund is marked
 // Irreversible, so the gateway asks for an approval of every call anyway.)
-func NeedsApproval(call gateway.Call, args json.RawMessage) bool {
+func NeedsApproval(_ context.Context, call gateway.Call, args json.RawMessage) bool {
 	switch call.Tool {
 	case IssueFullRefund:
 		return true

@@ -59,7 +59,7 @@ func TestNeedsApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
-			if got := finance.NeedsApproval(gateway.Call{Tool: tt.tool}, json.RawMessage(tt.args)); got != tt.want {
+			if got := finance.NeedsApproval(context.Background(), gateway.Call{Tool: tt.tool}, json.RawMessage(tt.args)); got != tt.want {
 				t.Errorf("NeedsApproval(%s, %s) = %v, want %v", tt.tool, tt.args, got, tt.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package gateway_test
+package server_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -77,7 +78,7 @@ func TestNothingInternalReachesAClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := gateway.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
+	auth := server.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
 		switch bearer {
 		case "panic":
 			panic("token table at " + secret)
@@ -86,14 +87,14 @@ func TestNothingInternalReachesAClient(t *testing.T) {
 		}
 		return tools.Principal{ID: "alice", Tenant: "acme"}, nil
 	})
-	discover := func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+	discover := func(ctx context.Context, p tools.Principal, req server.DiscoverRequest) (any, error) {
 		query := req.Query
 		if query == "panic" {
 			panic("index at " + secret)
 		}
 		return nil, errors.New("index at " + secret)
 	}
-	srv := httptest.NewServer(gateway.NewHTTPHandler(g, auth, &gateway.HTTPOptions{Logger: log, Discover: discover}))
+	srv := httptest.NewServer(server.NewHandler(g, auth, &server.HandlerOptions{Logger: log, Discover: discover}))
 	t.Cleanup(srv.Close)
 	h := &httpEnv{srv: srv}
 

@@ -1,9 +1,11 @@
-package gateway_test
+package server_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,15 +20,15 @@ func crashedClaim(t *testing.T, e *env) string {
 	t.Helper()
 	canon := []byte(`{"amount":250.5,"source_account":"ACC-00001","target_account":"ACC-00002"}`)
 	key := gateway.DeriveKey("acme", "alice", "s1", 1, "bank/transfer_funds", canon)
-	now := e.clock.Now()
-	_, err := e.store.Claim(context.Background(), gateway.ClaimRequest{
+	now := e.Clock.Now()
+	_, err := e.Store.Claim(context.Background(), gateway.ClaimRequest{
 		Slot:      gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s1", Step: 1, Tool: "bank/transfer_funds"},
-		Principal: "alice", Key: key, Fingerprint: gateway.Fingerprint(canon), Now: now,
+		Principal: "alice", Key: key, Fingerprint: fmt.Sprintf("%x", sha256.Sum256(canon)), Now: now,
 		LeaseExpires: now.Add(time.Minute), ExpiresAt: now.Add(24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.Advance(2 * time.Minute)
+	e.Clock.Advance(2 * time.Minute)
 	return key
 }
 
@@ -60,8 +62,8 @@ func TestHTTPUncertainOutcomeVisible(t *testing.T) {
 	t.Run("rerun after an uncertain failure", func(t *testing.T) {
 		h := newHTTPEnv(t, nil, nil)
 		fail := true
-		h.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-			h.runs.add(ctx, args)
+		h.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			h.Runs.Add(ctx, args)
 			if fail {
 				fail = false
 				return nil, errors.New("connection reset after the request was sent")
@@ -88,7 +90,7 @@ func TestHTTPUncertainOutcomeVisible(t *testing.T) {
 		if r.body["attempts"] != 1.0 {
 			t.Errorf("OUTCOME_UNCERTAIN = %s; want attempts 1", r.raw)
 		}
-		if n := h.runs.total(); n != 0 {
+		if n := h.Runs.Total(); n != 0 {
 			t.Errorf("handler ran %d times, want 0 under reconcile", n)
 		}
 		other := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s9", 1, "bank/get_balance", `{"account":"ACC-00001"}`))

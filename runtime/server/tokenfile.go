@@ -1,4 +1,4 @@
-package gateway
+package server
 
 import (
 	"bytes"
@@ -16,15 +16,15 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// ErrUnknownToken is returned by TokenFile.Authenticate for a token the
+// ErrUnknownToken is returned by [TokenFile.Authenticate] for a token the
 // file does not list.
-var ErrUnknownToken = errors.New("gateway: unknown bearer token")
+var ErrUnknownToken = errors.New("server: unknown bearer token")
 
 // ErrTokenFile wraps every error loading a token file.
-var ErrTokenFile = errors.New("gateway: invalid token file")
+var ErrTokenFile = errors.New("server: invalid token file")
 
-// TokenFile is an Authenticator over a static token file (the --tokens file
-// of `examples/transfer serve`):
+// TokenFile is an [Authenticator] over a static token file (the --tokens
+// file of `toolgate serve` and `examples/transfer serve`):
 //
 //	{"tokens":{"<bearer>":{"principal":"alice","tenant":"acme","scopes":["payments:write"]}}}
 //
@@ -36,14 +36,19 @@ type TokenFile struct {
 
 var _ Authenticator = (*TokenFile)(nil)
 
-// LoadTokenFile reads and parses the token file at path. A parse error
-// reads "PATH:LINE: reason" and wraps ErrTokenFile.
+// LoadTokenFile reads and parses the token file at path. Invalid JSON
+// (invalid UTF-8 and lone surrogates included), a member given twice at
+// any level (a token listed twice, or an entry with two "scopes"), unknown
+// members, a token no request can present (blank, or holding whitespace
+// or a control character), entries without principal or tenant, and empty
+// scopes are errors that read "PATH:LINE: reason" (for a token, the line
+// of its key), name the principal, never a token, and wrap [ErrTokenFile].
 func LoadTokenFile(path string) (*TokenFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTokenFile, err)
 	}
-	f, err := ParseTokenFile(data)
+	f, err := parseTokenFile(data)
 	if err != nil {
 		var le *tokenFileError
 		if errors.As(err, &le) {
@@ -69,14 +74,9 @@ func (e *tokenFileError) Error() string {
 
 func (e *tokenFileError) Unwrap() error { return ErrTokenFile }
 
-// ParseTokenFile parses a token file. Invalid JSON (invalid UTF-8 and lone
-// surrogates included), a member given twice at any level (a token listed
-// twice, or an entry with two "scopes"), unknown members, a token no
-// request can present (blank, or holding whitespace or a control
-// character), entries without principal or tenant, and empty scopes are
-// errors that name the line ("line 3: reason", wrapping ErrTokenFile; for
-// a token, the line of its key) and the principal, never a token.
-func ParseTokenFile(data []byte) (*TokenFile, error) {
+// parseTokenFile parses a token file as [LoadTokenFile] says; its errors
+// name the line ("line 3: reason", wrapping [ErrTokenFile]).
+func parseTokenFile(data []byte) (*TokenFile, error) {
 	if len(data) > maxTokenFileBytes {
 		return nil, &tokenFileError{line: 1, reason: fmt.Sprintf("the file is larger than %d bytes", maxTokenFileBytes)}
 	}
@@ -240,7 +240,7 @@ func (w *tokenWalker) entry() (tools.Principal, error) {
 	return p, err
 }
 
-// Authenticate implements Authenticator. The returned principal's Scopes
+// Authenticate implements [Authenticator]. The returned principal's Scopes
 // are a copy the caller owns.
 func (f *TokenFile) Authenticate(_ context.Context, bearer string) (tools.Principal, error) {
 	p, ok := f.byDigest[sha256.Sum256([]byte(bearer))]

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 )
 
 func TestMetadataURL(t *testing.T) {

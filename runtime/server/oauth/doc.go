@@ -30,7 +30,7 @@
 //	v, err := oauth.New(&oauth.Options{Issuer: "https://id.example.com",
 //		Audience: "https://gw.example.com"})
 //	...
-//	handler := v.Protect(gateway.NewHTTPHandler(g, v, nil))
+//	handler := v.Protect(server.NewHandler(g, v, nil))
 //
 // No token is ever logged or echoed: errors name the reason ([Reason]),
 // never the token or a claim value.

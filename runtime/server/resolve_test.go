@@ -1,4 +1,4 @@
-package gateway_test
+package server_test
 
 import (
 	"slices"
@@ -16,8 +16,8 @@ import (
 // use none of them gets UNKNOWN_TOOL, as for a name that does not exist.
 func TestResolveBareNames(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
-	echo := h.echo
-	if err := h.reg.Add(
+	echo := h.Echo
+	if err := h.Registry.Add(
 		tools.Tool{ID: "ledger/get_balance", Card: tools.Card{Name: "get_balance", Scopes: []string{"accounts:read"}}, Handler: echo},
 		tools.Tool{ID: "vault/get_balance", Card: tools.Card{Name: "get_balance", Scopes: []string{"vault:read"}}, Handler: echo},
 		tools.Tool{ID: "globex/get_balance", Card: tools.Card{Name: "get_balance"}, Tenants: []string{"globex"}, Handler: echo},
@@ -45,10 +45,10 @@ func TestResolveBareNames(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := h.runs.total()
+			before := h.Runs.Total()
 			r := h.do(t, "POST", "/v1/tools/call", tc.token, callBody("r", i+1, tc.tool, tc.args))
 			if tc.typ == "" {
-				if r.status != tc.status || h.runs.total() != before+1 {
+				if r.status != tc.status || h.Runs.Total() != before+1 {
 					t.Errorf("call %s = %d %s; want %d and one run", tc.tool, r.status, r.raw, tc.status)
 				}
 				return
@@ -61,7 +61,7 @@ func TestResolveBareNames(t *testing.T) {
 			if !slices.Equal(got, tc.candidates) {
 				t.Errorf("call %s: candidates = %v, want %v (%s)", tc.tool, got, tc.candidates, r.raw)
 			}
-			if h.runs.total() != before {
+			if h.Runs.Total() != before {
 				t.Errorf("call %s: a refused call ran", tc.tool)
 			}
 		})

@@ -1,4 +1,4 @@
-package gateway
+package server
 
 import (
 	"context"
@@ -17,21 +17,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/tools"
 )
 
 // Authenticator maps a bearer token to the principal it stands for. It
 // returns an error (any) for an unknown token. It must be safe for
-// concurrent use. TokenFile is the default implementation.
+// concurrent use. [TokenFile] is the default implementation; an
+// oauth.Verifier (runtime/server/oauth) is another.
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearer string) (tools.Principal, error)
 }
 
-// AuthenticatorFunc adapts a function to Authenticator.
+// AuthenticatorFunc adapts a function to [Authenticator].
 type AuthenticatorFunc func(ctx context.Context, bearer string) (tools.Principal, error)
 
-// Authenticate implements Authenticator.
+// Authenticate implements [Authenticator].
 func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (tools.Principal, error) {
 	return f(ctx, bearer)
 }
@@ -40,10 +43,11 @@ func (f AuthenticatorFunc) Authenticate(ctx context.Context, bearer string) (too
 // result is sent as the JSON body of POST /v1/discover.
 type DiscoverFunc func(ctx context.Context, p tools.Principal, req DiscoverRequest) (any, error)
 
-// DiscoverRequest is a checked POST /v1/discover body.
+// DiscoverRequest is a checked POST /v1/discover body, as a
+// [DiscoverFunc] receives it.
 type DiscoverRequest struct {
 	// Query is the request in the user's words: not blank, at most
-	// MaxQueryBytes.
+	// [MaxQueryBytes].
 	Query string
 	// K is the shortlist size, 1 to 50 (5 when the body has no "k").
 	K int
@@ -53,37 +57,40 @@ type DiscoverRequest struct {
 	SessionID string
 }
 
-// HTTPOptions configures NewHTTPHandler. A nil *HTTPOptions means defaults.
-type HTTPOptions struct {
+// HandlerOptions configures [NewHandler]. A nil *HandlerOptions means
+// defaults.
+type HandlerOptions struct {
 	// MaxBodyBytes bounds a request body; a larger body is 413
-	// REQUEST_TOO_LARGE. Zero means 1 MiB.
+	// [RequestTooLarge]. Zero means [DefaultMaxBodyBytes] (1 MiB).
 	MaxBodyBytes int64
-	// Discover serves POST /v1/discover. Nil answers 501 NOT_IMPLEMENTED.
+	// Discover serves POST /v1/discover ([Discover] builds the hook
+	// over discovery). Nil answers 501 [NotImplemented].
 	Discover DiscoverFunc
 	// Called, when set, is told of each POST /v1/tools/call the gateway
 	// answered (a well-formed body with an unambiguous tool name), after
 	// it answered; call.Tool is the tool's ID when the name resolved to
 	// one, err the gateway's error (UNKNOWN_TOOL, PERMISSION_DENIED, ...),
-	// nil for a success. A
-	// discovery log records with it which tool a client finally called.
+	// nil for a success. A discovery log records with it which tool a
+	// client finally called ([Called] builds the hook).
 	// It runs on the request's goroutine, before the answer is written,
 	// and is called concurrently.
-	Called func(ctx context.Context, call Call, err error)
+	Called func(ctx context.Context, call gateway.Call, err error)
 	// Gatherer serves GET /metrics. Nil means no /metrics endpoint (404).
 	Gatherer prometheus.Gatherer
 	// Logger receives request failures. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// DefaultMaxBodyBytes is the request body limit when HTTPOptions leaves it zero.
+// DefaultMaxBodyBytes is the request body limit when
+// [HandlerOptions.MaxBodyBytes] is zero.
 const DefaultMaxBodyBytes = 1 << 20
 
 // MaxQueryBytes bounds the query of POST /v1/discover: a request in a
 // user's words is far shorter, and the search's cost grows with it.
 const MaxQueryBytes = 4096
 
-// NewHTTPServer returns an http.Server for handler with the timeouts the
-// gateway's HTTP contract expects: 5s to read the headers, 30s to read the
+// NewHTTPServer returns an [http.Server] for handler with the timeouts the
+// HTTP contract expects: 5s to read the headers, 30s to read the
 // whole request, writeTimeout to answer (it must exceed the longest tool
 // timeout plus its lease grace, or a slow call is cut off after it ran; zero
 // means 2 minutes), 2 minutes idle, 64 KiB of headers.
@@ -102,7 +109,7 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 	}
 }
 
-// NewHTTPHandler serves the gateway over HTTP as docs/design.md's contract says:
+// NewHandler serves the gateway over HTTP as docs/design.md's contract says:
 //
 //	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
 //	                                200 {"success":true,"result","cached","idempotency_key",
@@ -111,28 +118,28 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
 //	POST /v1/discover               {"query","k","session_id"?} → the Discover hook's result (query ≤ MaxQueryBytes, 1 ≤ k ≤ 50, default 5)
-//	GET  /metrics                   Prometheus exposition of HTTPOptions.Gatherer
+//	GET  /metrics                   Prometheus exposition of HandlerOptions.Gatherer
 //	GET  /healthz                   200 {"status":"ok"}
 //
 // Every error has the body {"success":false,"error_type","message",
 // "retryable","retry_after"?,"details"?} (plus "approval_id" for 428,
 // "idempotency_key" once derived, "code" and "cached" for DOMAIN_ERROR,
 // "attempts" for an uncertain outcome),
-// with its status from ErrorType.HTTPStatus and a Retry-After header (whole
+// with its status from [StatusCode] and a Retry-After header (whole
 // seconds, rounded up; retry_after carries the same number) when there is a
 // hint. A request body that is not JSON, has duplicate or unknown members,
 // or has members of the wrong type is 422 VALIDATION_ERROR, like bad
-// arguments; a body over MaxBodyBytes is 413 REQUEST_TOO_LARGE; a missing
+// arguments; a body over [HandlerOptions.MaxBodyBytes] is 413 REQUEST_TOO_LARGE; a missing
 // or unknown bearer token is 401 UNAUTHENTICATED. "step" is required (an
 // integer ≥ 0), "arguments" defaults to {} and is validated on the bytes
 // sent. "tool" is a tool's ID or its bare name when exactly one tool the
-// bearer may use has it (Resolve); an ambiguous bare name is 422
+// bearer may use has it ([gateway.Gateway.Resolve]); an ambiguous bare name is 422
 // VALIDATION_ERROR with "candidates", the IDs the bearer may use. Internal
 // failures (a store, a hook, a panic) answer 500 INTERNAL_ERROR with an
-// "error_id" that names the log entry; their text never reaches the client. Serve it with NewHTTPServer's
-// timeouts. A nil auth authenticates nobody (every call is 401). The
+// "error_id" that names the log entry; their text never reaches the
+// client. Serve it with [NewHTTPServer]'s timeouts. A nil auth authenticates nobody (every call is 401). The
 // handler is safe for concurrent use.
-func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Handler {
+func NewHandler(g *gateway.Gateway, auth Authenticator, opts *HandlerOptions) http.Handler {
 	h := &httpHandler{g: g, auth: auth, maxBody: DefaultMaxBodyBytes, log: slog.Default()}
 	if opts != nil {
 		if opts.MaxBodyBytes > 0 {
@@ -164,17 +171,17 @@ func NewHTTPHandler(g *Gateway, auth Authenticator, opts *HTTPOptions) http.Hand
 		mux.Handle("/metrics", h.method(http.MethodGet, h.metrics.ServeHTTP))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &Error{Type: NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
+		writeError(w, &gateway.Error{Type: gateway.NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
 	})
 	return h.recoverPanics(mux)
 }
 
 type httpHandler struct {
-	g        *Gateway
+	g        *gateway.Gateway
 	auth     Authenticator
 	maxBody  int64
 	discover DiscoverFunc
-	called   func(ctx context.Context, call Call, err error)
+	called   func(ctx context.Context, call gateway.Call, err error)
 	metrics  http.Handler
 	log      *slog.Logger
 }
@@ -183,7 +190,7 @@ func (h *httpHandler) method(m string, f http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != m {
 			w.Header().Set("Allow", m)
-			writeError(w, &Error{Type: MethodNotAllowed, Message: r.URL.Path + " accepts " + m + " only"})
+			writeError(w, &gateway.Error{Type: MethodNotAllowed, Message: r.URL.Path + " accepts " + m + " only"})
 			return
 		}
 		f(w, r)
@@ -196,7 +203,7 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 	scheme, token, ok := strings.Cut(authz, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
-		writeError(w, &Error{Type: Unauthenticated, Message: "missing bearer token (Authorization: Bearer <token>)"})
+		writeError(w, &gateway.Error{Type: gateway.Unauthenticated, Message: "missing bearer token (Authorization: Bearer <token>)"})
 		return tools.Principal{}, false
 	}
 	var p tools.Principal
@@ -206,7 +213,7 @@ func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.P
 	}
 	if err != nil || p.ID == "" || p.Tenant == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
-		writeError(w, &Error{Type: Unauthenticated, Message: "unknown bearer token"})
+		writeError(w, &gateway.Error{Type: gateway.Unauthenticated, Message: "unknown bearer token"})
 		return tools.Principal{}, false
 	}
 	return p, true
@@ -230,10 +237,10 @@ func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			writeError(w, &Error{Type: RequestTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.maxBody)})
+			writeError(w, &gateway.Error{Type: RequestTooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", h.maxBody)})
 			return nil, nil
 		}
-		writeError(w, &Error{Type: ValidationError, Message: "cannot read the request body", Retryable: true})
+		writeError(w, &gateway.Error{Type: gateway.ValidationError, Message: "cannot read the request body", Retryable: true})
 		return nil, nil
 	}
 	if emptyOK && len(strings.TrimSpace(string(data))) == 0 {
@@ -241,19 +248,19 @@ func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool)
 	}
 	v, err := jcs.Parse(data)
 	if err != nil {
-		writeError(w, Invalid(Violation{Pointer: "", Message: "request body is not valid JSON: " + err.Error()}))
+		writeError(w, gateway.Invalid(gateway.Violation{Pointer: "", Message: "request body is not valid JSON: " + err.Error()}))
 		return nil, nil
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		writeError(w, Invalid(Violation{Pointer: "", Message: "request body must be a JSON object"}))
+		writeError(w, gateway.Invalid(gateway.Violation{Pointer: "", Message: "request body must be a JSON object"}))
 		return nil, nil
 	}
 	return obj, data
 }
 
 // fields checks that obj has only the allowed members.
-func fields(obj map[string]any, allowed ...string) *Error {
+func fields(obj map[string]any, allowed ...string) *gateway.Error {
 	for k := range obj {
 		known := false
 		for _, a := range allowed {
@@ -264,44 +271,44 @@ func fields(obj map[string]any, allowed ...string) *Error {
 			if len(allowed) == 0 {
 				msg = "unknown member; the body must be empty or {}"
 			}
-			return Invalid(Violation{Pointer: "/" + truncate(k, 64), Message: msg})
+			return gateway.Invalid(gateway.Violation{Pointer: "/" + truncate(k, 64), Message: msg})
 		}
 	}
 	return nil
 }
 
-func stringField(obj map[string]any, name string, required bool) (string, *Error) {
+func stringField(obj map[string]any, name string, required bool) (string, *gateway.Error) {
 	v, ok := obj[name]
 	if !ok {
 		if required {
-			return "", Invalid(Violation{Pointer: "/" + name, Message: "is required"})
+			return "", gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "is required"})
 		}
 		return "", nil
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", Invalid(Violation{Pointer: "/" + name, Message: "must be a string"})
+		return "", gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be a string"})
 	}
 	return s, nil
 }
 
-func intField(obj map[string]any, name string, required bool, def int) (int, *Error) {
+func intField(obj map[string]any, name string, required bool, def int) (int, *gateway.Error) {
 	v, ok := obj[name]
 	if !ok {
 		if required {
-			return 0, Invalid(Violation{Pointer: "/" + name, Message: "is required"})
+			return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "is required"})
 		}
 		return def, nil
 	}
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, Invalid(Violation{Pointer: "/" + name, Message: "must be an integer"})
+		return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be an integer"})
 	}
 	i, err := strconv.Atoi(string(n))
 	if err != nil {
 		f, ferr := strconv.ParseFloat(string(n), 64)
 		if ferr != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
-			return 0, Invalid(Violation{Pointer: "/" + name, Message: "must be an integer"})
+			return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be an integer"})
 		}
 		i = int(f)
 	}
@@ -327,9 +334,9 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 // callFromBody checks the members of a /v1/tools/call body (obj, parsed
 // from data). The arguments are passed on as the client wrote them, so
 // that they are validated on their own text (numbers above all).
-func callFromBody(p tools.Principal, obj map[string]any, data []byte) (Call, *Error) {
-	call := Call{Principal: p}
-	var e *Error
+func callFromBody(p tools.Principal, obj map[string]any, data []byte) (gateway.Call, *gateway.Error) {
+	call := gateway.Call{Principal: p}
+	var e *gateway.Error
 	if e = fields(obj, "session_id", "step", "tool", "arguments"); e != nil {
 		return call, e
 	}
@@ -350,14 +357,14 @@ func callFromBody(p tools.Principal, obj map[string]any, data []byte) (Call, *Er
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(data, &raw); err != nil {
-			return call, Invalid(Violation{Pointer: "/arguments", Message: "cannot read the arguments"})
+			return call, gateway.Invalid(gateway.Violation{Pointer: "/arguments", Message: "cannot read the arguments"})
 		}
 		call.Arguments = raw.Arguments
 	}
 	return call, nil
 }
 
-func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call Call) {
+func (h *httpHandler) execute(w http.ResponseWriter, r *http.Request, call gateway.Call) {
 	res, err := h.g.Execute(r.Context(), call)
 	if h.called != nil {
 		h.called(r.Context(), call, err)
@@ -402,14 +409,14 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 // writeApproval answers the approvals endpoints: {"success":true,
 // "approval":{...}}, or err (see asError; what names the step) when it is
 // not nil.
-func (h *httpHandler) writeApproval(w http.ResponseWriter, r *http.Request, what string, a *Approval, err error) {
+func (h *httpHandler) writeApproval(w http.ResponseWriter, r *http.Request, what string, a *gateway.Approval, err error) {
 	if err != nil {
 		writeError(w, h.asError(r, what, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Success  bool      `json:"success"`
-		Approval *Approval `json:"approval"`
+		Success  bool              `json:"success"`
+		Approval *gateway.Approval `json:"approval"`
 	}{true, a})
 }
 
@@ -419,7 +426,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.discover == nil {
-		writeError(w, &Error{Type: NotImplemented, Message: "discovery is not configured on this server"})
+		writeError(w, &gateway.Error{Type: NotImplemented, Message: "discovery is not configured on this server"})
 		return
 	}
 	if e := fields(obj, "query", "k", "session_id"); e != nil {
@@ -430,15 +437,15 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case e != nil:
 	case strings.TrimSpace(query) == "":
-		e = Invalid(Violation{Pointer: "/query", Message: "must not be empty"})
+		e = gateway.Invalid(gateway.Violation{Pointer: "/query", Message: "must not be empty"})
 	case len(query) > MaxQueryBytes:
-		e = Invalid(Violation{Pointer: "/query", Message: fmt.Sprintf("is longer than %d bytes", MaxQueryBytes)})
+		e = gateway.Invalid(gateway.Violation{Pointer: "/query", Message: fmt.Sprintf("is longer than %d bytes", MaxQueryBytes)})
 	}
 	k, session := 0, ""
 	if e == nil {
 		k, e = intField(obj, "k", false, 5)
 		if e == nil && (k < 1 || k > 50) {
-			e = Invalid(Violation{Pointer: "/k", Message: "must be between 1 and 50"})
+			e = gateway.Invalid(gateway.Violation{Pointer: "/k", Message: "must be between 1 and 50"})
 		}
 	}
 	if e == nil {
@@ -456,10 +463,11 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// asError returns err as the *Error a client may see: an *Error as it is,
+// asError returns err as the *gateway.Error a client may see: a
+// *gateway.Error as it is,
 // anything else logged under a fresh error ID and answered with the ID only.
-func (h *httpHandler) asError(r *http.Request, what string, err error) *Error {
-	var ge *Error
+func (h *httpHandler) asError(r *http.Request, what string, err error) *gateway.Error {
+	var ge *gateway.Error
 	if errors.As(err, &ge) {
 		return ge
 	}
@@ -469,11 +477,11 @@ func (h *httpHandler) asError(r *http.Request, what string, err error) *Error {
 // internal logs what went wrong (an error or a panic value) under a fresh
 // error ID and returns the INTERNAL_ERROR a client sees: the ID, a generic
 // message, nothing of the internals.
-func (h *httpHandler) internal(r *http.Request, what string, cause any) *Error {
-	id := newErrorID()
+func (h *httpHandler) internal(r *http.Request, what string, cause any) *gateway.Error {
+	id := errorid.New()
 	h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: "+what+" failed", slog.String("error_id", id),
 		slog.String("path", truncate(r.URL.Path, 128)), slog.Any("error", cause))
-	return &Error{Type: Internal, Retryable: true, ErrorID: id, Message: what + " failed (error " + id + ")"}
+	return &gateway.Error{Type: gateway.Internal, Retryable: true, ErrorID: id, Message: what + " failed (error " + id + ")"}
 }
 
 // recoverPanics answers a panic below it (an Authenticator, a Discover
@@ -520,29 +528,29 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 type errorBody struct {
-	Success        bool      `json:"success"`
-	Type           ErrorType `json:"error_type"`
-	Message        string    `json:"message"`
-	Retryable      bool      `json:"retryable"`
-	RetryAfter     int64     `json:"retry_after,omitempty"`
-	Details        any       `json:"details,omitempty"`
-	ApprovalID     string    `json:"approval_id,omitempty"`
-	Code           string    `json:"code,omitempty"`
-	IdempotencyKey string    `json:"idempotency_key,omitempty"`
-	Cached         bool      `json:"cached,omitempty"`
-	ErrorID        string    `json:"error_id,omitempty"`
-	Candidates     []string  `json:"candidates,omitempty"`
-	Attempts       int       `json:"attempts,omitempty"`
+	Success        bool              `json:"success"`
+	Type           gateway.ErrorType `json:"error_type"`
+	Message        string            `json:"message"`
+	Retryable      bool              `json:"retryable"`
+	RetryAfter     int64             `json:"retry_after,omitempty"`
+	Details        any               `json:"details,omitempty"`
+	ApprovalID     string            `json:"approval_id,omitempty"`
+	Code           string            `json:"code,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Cached         bool              `json:"cached,omitempty"`
+	ErrorID        string            `json:"error_id,omitempty"`
+	Candidates     []string          `json:"candidates,omitempty"`
+	Attempts       int               `json:"attempts,omitempty"`
 }
 
-func writeError(w http.ResponseWriter, e *Error) {
+func writeError(w http.ResponseWriter, e *gateway.Error) {
 	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
 		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates, Attempts: e.Attempts}
 	if e.RetryAfter > 0 {
-		body.RetryAfter = int64(ceilSecond(e.RetryAfter) / time.Second)
+		body.RetryAfter = int64(math.Ceil(e.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))
 	}
-	writeJSON(w, e.HTTPStatus(), body)
+	writeJSON(w, StatusCode(e.Type), body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -555,4 +563,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(data, '\n'))
+}
+
+// truncate cuts s to at most n bytes, for an echo of client input.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }

@@ -1,4 +1,4 @@
-package gateway_test
+package server_test
 
 import (
 	"context"
@@ -11,11 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/internal/gatewaytest"
+	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -30,19 +33,19 @@ type httpEnv struct {
 	srv *httptest.Server
 }
 
-func newHTTPEnv(t *testing.T, opt func(*gateway.Options), hopts *gateway.HTTPOptions) *httpEnv {
+func newHTTPEnv(t *testing.T, opt func(*gateway.Options), hopts *server.HandlerOptions) *httpEnv {
 	t.Helper()
 	e := newEnv(t, opt)
-	auth, err := gateway.ParseTokenFile([]byte(tokenFileJSON))
+	auth, err := server.ParseTokenFile([]byte(tokenFileJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if hopts == nil {
-		hopts = &gateway.HTTPOptions{}
+		hopts = &server.HandlerOptions{}
 	}
-	hopts.Gatherer = e.prom
+	hopts.Gatherer = e.Prom
 	hopts.Logger = quietLogger()
-	srv := httptest.NewServer(gateway.NewHTTPHandler(e.gw, auth, hopts))
+	srv := httptest.NewServer(server.NewHandler(e.Gateway, auth, hopts))
 	t.Cleanup(srv.Close)
 	return &httpEnv{env: e, srv: srv}
 }
@@ -112,8 +115,8 @@ func TestHTTPCallAndReplay(t *testing.T) {
 	if again.status != 200 || again.body["cached"] != true || again.body["idempotency_key"] != key {
 		t.Errorf("replay = %d %s, want 200, cached, key %s", again.status, again.raw, key)
 	}
-	if h.runs.total() != 1 {
-		t.Errorf("handler ran %d times, want 1", h.runs.total())
+	if h.Runs.Total() != 1 {
+		t.Errorf("handler ran %d times, want 1", h.Runs.Total())
 	}
 }
 
@@ -122,7 +125,7 @@ func TestHTTPCallAndReplay(t *testing.T) {
 func TestHTTPStatuses(t *testing.T) {
 	h := newHTTPEnv(t, func(o *gateway.Options) {
 		o.RateLimits = map[string]gateway.RateLimit{"bank/get_balance": {Rate: 0.25, Burst: 1}}
-	}, &gateway.HTTPOptions{MaxBodyBytes: 4096})
+	}, &server.HandlerOptions{MaxBodyBytes: 4096})
 	balance := callBody("s9", 1, "bank/get_balance", `{"account":"ACC-00001"}`)
 	tests := []struct {
 		name      string
@@ -146,14 +149,14 @@ func TestHTTPStatuses(t *testing.T) {
 		{"missing step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, true},
 		{"fractional step", "POST", "/v1/tools/call", "tok-alice", `{"session_id":"s","step":1.5,"tool":"bank/get_balance","arguments":{"account":"a"}}`, 422, gateway.ValidationError, true},
 		{"body not an object", "POST", "/v1/tools/call", "tok-alice", `[]`, 422, gateway.ValidationError, true},
-		{"oversized body", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/get_balance", `{"account":"`+strings.Repeat("A", 5000)+`"}`), 413, gateway.RequestTooLarge, false},
+		{"oversized body", "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/get_balance", `{"account":"`+strings.Repeat("A", 5000)+`"}`), 413, server.RequestTooLarge, false},
 		{"approval required", "POST", "/v1/tools/call", "tok-alice", callBody("s", 2, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`), 428, gateway.ConfirmationRequired, false},
 		{"first balance", "POST", "/v1/tools/call", "tok-alice", balance, 200, "", false},
 		{"rate limited", "POST", "/v1/tools/call", "tok-alice", callBody("s9", 2, "bank/get_balance", `{"account":"ACC-00001"}`), 429, gateway.RateLimited, true},
-		{"wrong method", "GET", "/v1/tools/call", "tok-alice", "", 405, gateway.MethodNotAllowed, false},
+		{"wrong method", "GET", "/v1/tools/call", "tok-alice", "", 405, server.MethodNotAllowed, false},
 		{"unknown path", "GET", "/v2/everything", "tok-alice", "", 404, gateway.NotFound, false},
 		{"unknown approval", "POST", "/v1/approvals/apr_nope", "tok-bob", "", 404, gateway.NotFound, false},
-		{"discovery not configured", "POST", "/v1/discover", "tok-alice", `{"query":"send money","k":3}`, 501, gateway.NotImplemented, false},
+		{"discovery not configured", "POST", "/v1/discover", "tok-alice", `{"query":"send money","k":3}`, 501, server.NotImplemented, false},
 	}
 	for _, tc := range tests {
 		r := h.do(t, tc.method, tc.path, tc.token, tc.body)
@@ -187,7 +190,7 @@ func TestHTTPStatuses(t *testing.T) {
 			}
 		}
 	}
-	if n := h.runs.total(); n != 1 {
+	if n := h.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (the first balance)", n)
 	}
 }
@@ -207,7 +210,7 @@ func TestHTTPMismatchAndDomainError(t *testing.T) {
 	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00009","amount":1}`))
 	wantError(t, "mismatch", r, 422, gateway.IdempotencyMismatch, false)
 
-	h.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	h.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return nil, &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance 1000.00 is less than 2000.00"}
 	})
 	body := callBody("s", 2, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":999}`)
@@ -224,7 +227,7 @@ func TestHTTPInProgressAndDownstreamFailure(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	h.setTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	h.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		close(entered)
 		<-release
 		return nil, errors.New("downstream 502 after the transfer was sent")
@@ -251,7 +254,7 @@ func TestHTTPApprovalFlow(t *testing.T) {
 	wantError(t, "approval without a token", h.do(t, "POST", "/v1/approvals/"+id, "", ""), 401, gateway.Unauthenticated, false)
 	wantError(t, "approval by the requester", h.do(t, "POST", "/v1/approvals/"+id, "tok-alice", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval by mallory", h.do(t, "POST", "/v1/approvals/"+id, "tok-mallory", "{}"), 403, gateway.PermissionDenied, false)
-	wantError(t, "approval PUT", h.do(t, "PUT", "/v1/approvals/"+id, "tok-bob", ""), 405, gateway.MethodNotAllowed, false)
+	wantError(t, "approval PUT", h.do(t, "PUT", "/v1/approvals/"+id, "tok-bob", ""), 405, server.MethodNotAllowed, false)
 	wantError(t, "approval read by mallory", h.do(t, "GET", "/v1/approvals/"+id, "tok-mallory", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval read, unknown ID", h.do(t, "GET", "/v1/approvals/apr_x", "tok-bob", ""), 404, gateway.NotFound, false)
 	for _, tok := range []string{"tok-bob", "tok-alice"} {
@@ -267,7 +270,7 @@ func TestHTTPApprovalFlow(t *testing.T) {
 	if a.status != 200 || appr["granted"] != true || appr["approver"] != "bob" || appr["approval_id"] != id {
 		t.Fatalf("approval by bob = %d %s, want 200 granted by bob", a.status, a.raw)
 	}
-	if h.runs.total() != 0 {
+	if h.Runs.Total() != 0 {
 		t.Fatal("handler ran before the approved call was re-sent")
 	}
 	if r := h.do(t, "POST", "/v1/tools/call", "tok-alice", body); r.status != 200 || r.body["cached"] != false {
@@ -277,16 +280,16 @@ func TestHTTPApprovalFlow(t *testing.T) {
 
 func TestHTTPDiscoverMetricsHealth(t *testing.T) {
 	var gotP tools.Principal
-	var got gateway.DiscoverRequest
+	var got server.DiscoverRequest
 	var called []string
-	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+	h := newHTTPEnv(t, nil, &server.HandlerOptions{Discover: func(ctx context.Context, p tools.Principal, req server.DiscoverRequest) (any, error) {
 		gotP, got = p, req
 		return map[string]any{"query": req.Query, "candidates": []map[string]any{{"name": "bank/transfer_funds", "score": 0.9}}}, nil
 	}, Called: func(ctx context.Context, call gateway.Call, err error) {
 		called = append(called, fmt.Sprintf("%s %s %d %s %v", call.Principal.ID, call.SessionID, call.Step, call.Tool, err == nil))
 	}})
 	r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"send money to a friend","k":3,"session_id":"s"}`)
-	if want := (gateway.DiscoverRequest{Query: "send money to a friend", K: 3, SessionID: "s"}); r.status != 200 ||
+	if want := (server.DiscoverRequest{Query: "send money to a friend", K: 3, SessionID: "s"}); r.status != 200 ||
 		r.body["query"] != "send money to a friend" || gotP.ID != "alice" || got != want {
 		t.Errorf("discover = %d %s (hook saw %v %+v), want 200 from the hook for alice, %+v", r.status, r.raw, gotP, got, want)
 	}
@@ -317,7 +320,7 @@ func TestTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(tokenFileJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gateway.LoadTokenFile(path)
+	f, err := server.LoadTokenFile(path)
 	if err != nil || f.Len() != 3 {
 		t.Fatalf("LoadTokenFile = %v, %v; want 3 tokens", f, err)
 	}
@@ -329,7 +332,7 @@ func TestTokenFile(t *testing.T) {
 	if again, _ := f.Authenticate(ctx, "tok-alice"); again.Scopes[0] != "payments:write" {
 		t.Error("Authenticate returned scopes shared with the file")
 	}
-	if _, err := f.Authenticate(ctx, "tok-alice "); !errors.Is(err, gateway.ErrUnknownToken) {
+	if _, err := f.Authenticate(ctx, "tok-alice "); !errors.Is(err, server.ErrUnknownToken) {
 		t.Errorf("Authenticate(unknown) = %v, want ErrUnknownToken", err)
 	}
 	bad := map[string]string{
@@ -342,22 +345,43 @@ func TestTokenFile(t *testing.T) {
 		"empty scope":       `{"tokens":{"t":{"principal":"a","tenant":"b","scopes":[""]}}}`,
 	}
 	for name, data := range bad {
-		_, err := gateway.ParseTokenFile([]byte(data))
-		if !errors.Is(err, gateway.ErrTokenFile) {
+		_, err := server.ParseTokenFile([]byte(data))
+		if !errors.Is(err, server.ErrTokenFile) {
 			t.Errorf("ParseTokenFile(%s) error = %v, want ErrTokenFile", name, err)
 		}
 		if err != nil && strings.Contains(err.Error(), `"t"`) {
 			t.Errorf("ParseTokenFile(%s) error %q reveals the token", name, err)
 		}
 	}
-	if _, err := gateway.LoadTokenFile(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, gateway.ErrTokenFile) {
+	if _, err := server.LoadTokenFile(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, server.ErrTokenFile) {
 		t.Errorf("LoadTokenFile(missing) = %v, want ErrTokenFile", err)
 	}
 }
 
 func TestNewHTTPServerTimeouts(t *testing.T) {
-	s := gateway.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), 0)
+	s := server.NewHTTPServer("127.0.0.1:0", http.NotFoundHandler(), 0)
 	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout != 2*time.Minute || s.IdleTimeout <= 0 {
 		t.Errorf("NewHTTPServer timeouts = %v %v %v %v, want all set, write 2m", s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
+	}
+}
+
+// TestHTTPNumbersValidatedOnClientText sends the same cases over HTTP: the
+// handler passes the arguments' bytes on, never a re-encoding.
+func TestHTTPNumbersValidatedOnClientText(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	h.AddEcho("bank/pay", gatewaytest.PaySchema)
+	for i, tc := range gatewaytest.NumberCases {
+		r := h.do(t, "POST", "/v1/tools/call", "tok-alice", `{"session_id":"n","step":`+strconv.Itoa(i)+`,"tool":"bank/pay","arguments":`+tc.Args+`}`)
+		if tc.Ptr == "" {
+			got, _ := json.Marshal(r.body["result"])
+			if r.status != 200 || string(got) != tc.Want {
+				t.Errorf("POST %s = %d %s; want 200 with result %s", tc.Args, r.status, r.raw, tc.Want)
+			}
+			continue
+		}
+		wantError(t, "POST "+tc.Args, r, 422, gateway.ValidationError, r.body["retryable"] == true)
+		if !strings.Contains(r.raw, `"pointer":"`+tc.Ptr+`"`) {
+			t.Errorf("POST %s = %s; want a violation at %s", tc.Args, r.raw, tc.Ptr)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package gateway_test
+package server_test
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/toolgate/toolgate/internal/jcs"
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/server"
 )
 
 // TestTokenFileErrorsHaveLines: one meaning per document. A member given
@@ -56,9 +56,9 @@ func TestTokenFileErrorsHaveLines(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := gateway.LoadTokenFile(path)
+			_, err := server.LoadTokenFile(path)
 			want := path + ":" + strconv.Itoa(tc.line) + ": "
-			if !errors.Is(err, gateway.ErrTokenFile) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, server.ErrTokenFile) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("LoadTokenFile = %v; want ErrTokenFile with %q and %q", err, want, tc.want)
 			}
 			if err != nil && strings.Contains(err.Error(), "tok-") {
@@ -81,9 +81,9 @@ func FuzzParseTokenFile(f *testing.F) {
 	f.Add([]byte(`{"tokens":{"a\u0000":{"principal":"p","tenant":"t"}}}`))
 	f.Add([]byte("{\"tokens\":{\"a\u2028\":{\"principal\":\"p\",\"tenant\":\"t\"}}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tf, err := gateway.ParseTokenFile(data)
+		tf, err := server.ParseTokenFile(data)
 		if err != nil {
-			if !errors.Is(err, gateway.ErrTokenFile) || !strings.Contains(err.Error(), "line ") {
+			if !errors.Is(err, server.ErrTokenFile) || !strings.Contains(err.Error(), "line ") {
 				t.Fatalf("ParseTokenFile error %v: want ErrTokenFile with a line", err)
 			}
 			return

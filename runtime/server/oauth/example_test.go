@@ -3,12 +3,12 @@ package oauth_test
 import (
 	"fmt"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/runtime/server"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 )
 
 // A Verifier is the gateway's Authenticator.
-var _ gateway.Authenticator = (*oauth.Verifier)(nil)
+var _ server.Authenticator = (*oauth.Verifier)(nil)
 
 // The challenge a 401 carries, and where the metadata is.
 func ExampleVerifier_Challenge() {

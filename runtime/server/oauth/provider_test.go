@@ -16,7 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/oauthtest"
 	"github.com/toolgate/toolgate/internal/testenv"
-	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 	"github.com/toolgate/toolgate/tools"
 )
 

@@ -1,26 +1,4 @@
-// Package serve runs the HTTP gateway of docs/design.md as a program, for
-// agents not written in Go: POST /v1/tools/call and the approvals endpoints
-// (runtime/gateway's handler), POST /v1/discover answered by discovery over
-// the bearer's authorized view, GET /metrics and GET /healthz, on an
-// http.Server with the contract's timeouts, a periodic purge, and a
-// graceful shutdown when the context ends (SIGTERM in the programs).
-//
-// `toolgate serve` and `examples/transfer serve` are built on it:
-//
-//	st, err := serve.OpenStore(ctx, "", dataDir) // or redis://…, postgres://…
-//	...
-//	g, err := gateway.New(reg, st, &gateway.Options{Registerer: metrics})
-//	err = serve.Run(ctx, serve.Config{Addr: "127.0.0.1:8080", Gateway: g, Registry: reg,
-//		Auth: tokens, Gatherer: metrics})
-//
-// On shutdown the listener closes at once; calls in flight get
-// ShutdownTimeout to finish and record their outcome, and outcomes the
-// store failed to record (the gateway holds them) get what is left of it
-// (gateway.Gateway.Close). A call still running, or an outcome still
-// unrecorded, after that keeps its claim, whose lease then expires: a
-// retry with the same key finds it uncertain (the gateway's recording
-// table), never a silent second execution.
-package serve
+package server
 
 import (
 	"context"
@@ -31,24 +9,22 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
-	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
-	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
-	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-// Config is what Run serves. Gateway, Registry and Auth are required.
+// Config is what [Run] serves. Gateway, Registry and Auth are required;
+// every other field's zero value is documented. Run checks it before it
+// listens.
 type Config struct {
+	// What is served, to whom.
+
 	// Addr is the listen address HOST:PORT; ignored when Listener is set.
 	Addr string
 	// Listener, when set, is served instead of listening on Addr.
@@ -57,12 +33,15 @@ type Config struct {
 	// (discovery searches its current snapshot).
 	Gateway  *gateway.Gateway
 	Registry *tools.Registry
-	// Auth maps bearer tokens to principals (gateway.LoadTokenFile, or an
+	// Auth maps bearer tokens to principals ([LoadTokenFile], or an
 	// oauth.Verifier).
-	Auth gateway.Authenticator
+	Auth Authenticator
 	// Wrap, when set, wraps the gateway's handler: oauth.Verifier.Protect
 	// adds the protected-resource metadata and the OAuth challenges.
 	Wrap func(http.Handler) http.Handler
+
+	// Discovery.
+
 	// Discoverer answers POST /v1/discover, and is told of every call
 	// (Discoverer.RecordOutcome), so that its log and metrics link the
 	// tool a client called to the query of the same "session_id". Nil
@@ -77,8 +56,9 @@ type Config struct {
 	// code [gateway.CodeServerNotConnected]. False (the zero value) never
 	// returns them.
 	OfferUnconnected bool
-	// Gatherer serves GET /metrics. Nil means no /metrics.
-	Gatherer prometheus.Gatherer
+
+	// Time limits and upkeep.
+
 	// WriteTimeout bounds an answer; it must exceed the longest tool
 	// timeout plus its lease grace. Zero means the gateway's default.
 	WriteTimeout time.Duration
@@ -91,6 +71,11 @@ type Config struct {
 	PurgeEvery time.Duration
 	// AuditRetention is how long audit entries are kept. Zero means 30 days.
 	AuditRetention time.Duration
+
+	// Observability.
+
+	// Gatherer serves GET /metrics. Nil means no /metrics.
+	Gatherer prometheus.Gatherer
 	// Logger receives the server's log. Nil means slog.Default().
 	Logger *slog.Logger
 	// Ready, when set, is called with the listening address once the
@@ -98,16 +83,16 @@ type Config struct {
 	Ready func(net.Addr)
 }
 
-// Run serves cfg until ctx ends, then shuts down gracefully. It returns
+// Run serves cfg with [NewHandler] on [NewHTTPServer] until ctx ends, then shuts down gracefully. It returns
 // nil after a clean shutdown, or the error that stopped it.
 func Run(ctx context.Context, cfg Config) error {
 	switch {
 	case cfg.Gateway == nil:
-		return errors.New("serve: Config.Gateway is nil")
+		return errors.New("server: Config.Gateway is nil")
 	case cfg.Registry == nil:
-		return errors.New("serve: Config.Registry is nil")
+		return errors.New("server: Config.Registry is nil")
 	case cfg.Auth == nil:
-		return errors.New("serve: Config.Auth is nil")
+		return errors.New("server: Config.Auth is nil")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -117,22 +102,22 @@ func Run(ctx context.Context, cfg Config) error {
 	if disc == nil {
 		var err error
 		if disc, err = discovery.New(nil); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("server: %w", err)
 		}
 	}
 	ln := cfg.Listener
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("server: %w", err)
 		}
 	}
-	handler := gateway.NewHTTPHandler(cfg.Gateway, cfg.Auth, &gateway.HTTPOptions{
+	handler := NewHandler(cfg.Gateway, cfg.Auth, &HandlerOptions{
 		Gatherer: cfg.Gatherer, Logger: log, Discover: Discover(disc, cfg.Registry, cfg.OfferUnconnected), Called: Called(disc, cfg.Registry)})
 	if cfg.Wrap != nil {
 		handler = cfg.Wrap(handler)
 	}
-	srv := gateway.NewHTTPServer(ln.Addr().String(), handler, cfg.WriteTimeout)
+	srv := NewHTTPServer(ln.Addr().String(), handler, cfg.WriteTimeout)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	purgeCtx, stopPurge := context.WithCancel(ctx)
@@ -140,45 +125,45 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.PurgeEvery >= 0 {
 		go purgeLoop(purgeCtx, cfg.Gateway, log, or(cfg.PurgeEvery, 10*time.Minute), or(cfg.AuditRetention, 30*24*time.Hour))
 	}
-	log.Info("serve: ready", "addr", ln.Addr().String())
+	log.Info("server: ready", "addr", ln.Addr().String())
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr())
 	}
 
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("serve: shutting down; calls in flight may finish")
+	log.Info("server: shutting down; calls in flight may finish")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(cfg.ShutdownTimeout, 30*time.Second))
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("serve: shutdown: %w (calls still running keep their claims; their leases expire to uncertain)", err)
+		return fmt.Errorf("server: shutdown: %w (calls still running keep their claims; their leases expire to uncertain)", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("server: %w", err)
 	}
 	// Outcomes the store failed to record get what is left of the
 	// shutdown's time to be recorded.
 	if err := cfg.Gateway.Close(sctx); err != nil {
-		return fmt.Errorf("serve: %w (their leases expire to uncertain)", err)
+		return fmt.Errorf("server: %w (their leases expire to uncertain)", err)
 	}
 	return nil
 }
 
 // UncertainPolicies reads the uncertain-outcome policy flags of `toolgate
 // serve`: def, the default ("rerun" or "reconcile"; "" is rerun), and
-// perTool, overrides written ID=POLICY, for gateway.Options.Uncertain and
-// UncertainTools. An override must name a tool of snap: a misspelt ID
+// perTool, overrides written ID=POLICY, for [gateway.Options.Uncertain]
+// and [gateway.Options.UncertainTools]. An override must name a tool of snap: a misspelt ID
 // would silently leave its tool on the default. A nil snap checks only the
 // syntax.
 func UncertainPolicies(def string, perTool []string, snap *tools.Snapshot) (gateway.UncertainPolicy, map[string]gateway.UncertainPolicy, error) {
 	if def == "" {
 		def = "rerun"
 	}
-	p, err := gateway.ParseUncertainPolicy(def)
-	if err != nil {
+	var p gateway.UncertainPolicy
+	if err := p.UnmarshalText([]byte(def)); err != nil {
 		return 0, nil, fmt.Errorf("--uncertain: %w", err)
 	}
 	var over map[string]gateway.UncertainPolicy
@@ -187,8 +172,8 @@ func UncertainPolicies(def string, perTool []string, snap *tools.Snapshot) (gate
 		if !ok || id == "" {
 			return 0, nil, fmt.Errorf("--uncertain-tool %q: want ID=rerun or ID=reconcile", kv)
 		}
-		tp, err := gateway.ParseUncertainPolicy(name)
-		if err != nil {
+		var tp gateway.UncertainPolicy
+		if err := tp.UnmarshalText([]byte(name)); err != nil {
 			return 0, nil, fmt.Errorf("--uncertain-tool %s: %w", id, err)
 		}
 		if snap != nil {
@@ -224,10 +209,10 @@ func purgeLoop(ctx context.Context, gw *gateway.Gateway, log *slog.Logger, every
 		case <-tick.C:
 			st, err := gw.Purge(ctx, auditRetention)
 			if err != nil {
-				log.Error("serve: purge failed", "error", err)
+				log.Error("server: purge failed", "error", err)
 				continue
 			}
-			log.Info("serve: purged", "records", st.Records, "approvals", st.Approvals, "audit", st.Audit)
+			log.Info("server: purged", "records", st.Records, "approvals", st.Approvals, "audit", st.Audit)
 		}
 	}
 }
@@ -244,7 +229,7 @@ type Answer struct {
 	Reformulated    bool        `json:"reformulated"`
 }
 
-// Candidate is one tool of an Answer.
+// Candidate is one tool of an [Answer].
 type Candidate struct {
 	Name        string          `json:"name"` // the tool's ID
 	Score       float64         `json:"score"`
@@ -252,14 +237,14 @@ type Candidate struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 
-// Discover returns the gateway's POST /v1/discover hook: the shortlist of
+// Discover returns the POST /v1/discover hook ([HandlerOptions.Discover]): the shortlist of
 // the tools the bearer may use that can run (all of them, those without a
-// handler too, when offerUnconnected: Config.OfferUnconnected). The view
+// handler too, when offerUnconnected: [Config.OfferUnconnected]). The view
 // is authorized before any search, so nothing else can be returned. The
-// request's session goes to the discovery log (discovery.Request.Session),
-// where Called's record of the tool finally called is linked to it.
-func Discover(d *discovery.Discoverer, reg *tools.Registry, offerUnconnected bool) gateway.DiscoverFunc {
-	return func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+// request's session goes to the discovery log ([discovery.Request].Session),
+// where [Called]'s record of the tool finally called is linked to it.
+func Discover(d *discovery.Discoverer, reg *tools.Registry, offerUnconnected bool) DiscoverFunc {
+	return func(ctx context.Context, p tools.Principal, req DiscoverRequest) (any, error) {
 		view := reg.Snapshot().Authorize(p)
 		if !offerUnconnected {
 			view = view.Filter((*tools.Tool).Runnable)
@@ -283,73 +268,13 @@ func Discover(d *discovery.Discoverer, reg *tools.Registry, offerUnconnected boo
 	}
 }
 
-// Called returns the gateway's hook for calls (gateway.HTTPOptions.Called):
+// Called returns the gateway's hook for calls ([HandlerOptions.Called]):
 // it records the tool a client called as an outcome of its session
-// (discovery.SourceCall), whatever the gateway answered, since the client
-// chose that tool. RecordOutcome leaves out a tool the caller may not use.
+// ([discovery.SourceCall]), whatever the gateway answered, since the client
+// chose that tool. [discovery.Discoverer.RecordOutcome] leaves out a tool the caller may not use.
 func Called(d *discovery.Discoverer, reg *tools.Registry) func(context.Context, gateway.Call, error) {
 	return func(ctx context.Context, call gateway.Call, _ error) {
 		d.RecordOutcome(ctx, reg.Snapshot().Authorize(call.Principal),
 			discovery.Outcome{Session: call.SessionID, Source: discovery.SourceCall, Tools: []string{call.Tool}})
 	}
-}
-
-// Store is a gateway store a program closes when it stops.
-type Store interface {
-	gateway.Store
-	Close() error
-}
-
-// OpenStore opens the store spec names: "" for the embedded SQLite file
-// gateway.db in dir (one host; processes on it may share the file),
-// redis:// or rediss:// for Redis, postgres:// or postgresql:// for
-// PostgreSQL (replicas on several hosts share claims, approvals, audit and
-// rate limits), or "memory" for the in-memory reference store (nothing
-// survives the process or is shared: tests and benchmarks only).
-func OpenStore(ctx context.Context, spec, dir string) (Store, error) {
-	scheme, _, _ := strings.Cut(spec, "://")
-	switch {
-	case spec == "":
-		if dir == "" {
-			return nil, errors.New("serve: the SQLite store needs a data folder")
-		}
-		return sqlitestore.Open(ctx, filepath.Join(dir, "gateway.db"), nil)
-	case spec == "memory":
-		return memoryStore{memstore.New()}, nil
-	case scheme == "redis" || scheme == "rediss":
-		return redisstore.Open(ctx, spec, nil)
-	case IsPostgres(spec):
-		return pgstore.Open(ctx, spec, nil)
-	}
-	return nil, fmt.Errorf("store %q: want redis://…, rediss://…, postgres://… or postgresql://… (or nothing for SQLite in the data folder)", Redact(spec))
-}
-
-// IsPostgres reports whether a store spec names PostgreSQL.
-func IsPostgres(spec string) bool {
-	scheme, _, _ := strings.Cut(spec, "://")
-	return scheme == "postgres" || scheme == "postgresql"
-}
-
-type memoryStore struct{ *memstore.Store }
-
-func (memoryStore) Close() error { return nil }
-
-// Redact hides a store URL's password, for logs and messages.
-func Redact(spec string) string {
-	u, err := url.Parse(spec)
-	if err != nil || u.Scheme == "" {
-		if strings.Contains(spec, "@") {
-			return "(unparsable URL)"
-		}
-		return spec
-	}
-	return u.Redacted()
-}
-
-// StoreName says which store spec names, for a log line.
-func StoreName(spec string) string {
-	if spec == "" {
-		return "sqlite (gateway.db in the data folder)"
-	}
-	return Redact(spec)
 }

@@ -1,4 +1,4 @@
-package serve_test
+package server_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/serve"
+	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -44,7 +44,7 @@ func TestUncertainPolicies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, per, err := serve.UncertainPolicies(tc.def, tc.perTool, snap)
+			got, per, err := server.UncertainPolicies(tc.def, tc.perTool, snap)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("UncertainPolicies(%q, %q) error = %v, want error %v", tc.def, tc.perTool, err, tc.wantErr)
 			}

@@ -69,7 +69,7 @@ func (v *Verifier) Challenge(errCode, scope string) string {
 // next's refusals: a 401 gets Challenge("invalid_token") when the request
 // carried an Authorization header and Challenge("") when it did not; a 403
 // gets Challenge("insufficient_scope"). next authenticates with v (it is
-// a gateway.Authenticator) or with anything else: Protect only shapes the
+// a server.Authenticator) or with anything else: Protect only shapes the
 // answers the MCP authorization specification asks for.
 func (v *Verifier) Protect(next http.Handler) http.Handler {
 	u, _ := url.Parse(v.opts.Audience)

@@ -1,4 +1,4 @@
-package gateway_test
+package server_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -42,7 +43,7 @@ func TestHTTPApproveRefusesBodyMembers(t *testing.T) {
 // connection (and a handler) forever.
 func TestHTTPServerCutsOffSlowBodies(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
-	srv := gateway.NewHTTPServer("127.0.0.1:0", h.srv.Config.Handler, 0)
+	srv := server.NewHTTPServer("127.0.0.1:0", h.srv.Config.Handler, 0)
 	srv.ReadTimeout = 300 * time.Millisecond // the test's stand-in for the default 30s
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,7 +97,7 @@ func TestHTTPServerCutsOffSlowBodies(t *testing.T) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "reset") {
 		t.Fatalf("reading the answer to a slow body: %v", err)
 	}
-	if h.runs.total() != 0 {
+	if h.Runs.Total() != 0 {
 		t.Error("the handler ran for a body that never arrived")
 	}
 }
@@ -105,17 +106,17 @@ func TestHTTPServerCutsOffSlowBodies(t *testing.T) {
 // before the hook runs.
 func TestHTTPDiscoverQueryLimit(t *testing.T) {
 	ran := false
-	h := newHTTPEnv(t, nil, &gateway.HTTPOptions{Discover: func(ctx context.Context, p tools.Principal, req gateway.DiscoverRequest) (any, error) {
+	h := newHTTPEnv(t, nil, &server.HandlerOptions{Discover: func(ctx context.Context, p tools.Principal, req server.DiscoverRequest) (any, error) {
 		query := req.Query
 		ran = true
 		return map[string]any{"query": query}, nil
 	}})
-	long := strings.Repeat("send money ", gateway.MaxQueryBytes/10)
+	long := strings.Repeat("send money ", server.MaxQueryBytes/10)
 	wantError(t, "discover with a long query", h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"`+long+`"}`), 422, gateway.ValidationError, true)
 	if ran {
 		t.Error("the discover hook ran for an oversized query")
 	}
-	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"`+long[:gateway.MaxQueryBytes]+`"}`); r.status != 200 || !ran {
+	if r := h.do(t, "POST", "/v1/discover", "tok-alice", `{"query":"`+long[:server.MaxQueryBytes]+`"}`); r.status != 200 || !ran {
 		t.Errorf("discover with a query of MaxQueryBytes = %d %s, want 200", r.status, r.raw)
 	}
 }

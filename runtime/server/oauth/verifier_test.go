@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/internal/oauthtest"
-	"github.com/toolgate/toolgate/runtime/oauth"
+	"github.com/toolgate/toolgate/runtime/server/oauth"
 	"github.com/toolgate/toolgate/tools"
 )
 

@@ -1,0 +1,5 @@
+package gateway
+
+// Fingerprint exposes fingerprint to the tests, which check it against a
+// golden value and forge approvals with other arguments.
+var Fingerprint = fingerprint

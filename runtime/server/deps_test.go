@@ -1,0 +1,50 @@
+package server_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// storeDrivers are the module paths of the store drivers; only
+// runtime/gateway/storeurl and the stores themselves may link them.
+var storeDrivers = []string{"modernc.org/sqlite", "github.com/redis/go-redis", "github.com/jackc/pgx"}
+
+// TestNoStoreDriverLinked: the HTTP API, the MCP server and the gateway
+// take a gateway.Store and link no store driver (docs/design.md's package
+// table), so a program that embeds one of them carries only the driver it
+// opens. storeurl must link all of them, which shows the check can fail.
+func TestNoStoreDriverLinked(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list dependencies with")
+	}
+	const mod = "github.com/toolgate/toolgate/"
+	tests := []struct {
+		pkg      string
+		wantNone bool
+	}{
+		{"runtime/server", true},
+		{"runtime/mcpserver", true},
+		{"runtime/gateway", true},
+		{"runtime/gateway/storeurl", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pkg, func(t *testing.T) {
+			out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", mod+tc.pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v\n%s", tc.pkg, err, out)
+			}
+			deps := strings.Fields(string(out))
+			for _, driver := range storeDrivers {
+				linked := false
+				for _, d := range deps {
+					linked = linked || d == driver || strings.HasPrefix(d, driver+"/")
+				}
+				if linked == tc.wantNone {
+					t.Errorf("go list -deps %s: links %s = %v, want %v", tc.pkg, driver, linked, !tc.wantNone)
+				}
+			}
+		})
+	}
+}
