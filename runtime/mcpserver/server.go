@@ -62,7 +62,9 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -137,6 +139,26 @@ type Options struct {
 	// Name and Version identify the server to clients. Zero means
 	// "toolgate" and "0.1.0".
 	Name, Version string
+
+	// StateKey signs (HMAC-SHA256) the request state of a call held for
+	// approval, which the client echoes back to resume the call. It must
+	// be at least 32 bytes; servers that share a store and should resume
+	// each other's calls share it. Nil means a random key per Server: a
+	// held call's state then does not survive a restart (the client sends
+	// the call again and gets a new one; the approval itself, in the
+	// store, still holds).
+	StateKey []byte
+	// StateTTL bounds how long a held call's request state can resume
+	// it. Zero means DefaultStateTTL (1 hour, the gateway's default
+	// approval lifetime); past it the client sends the call again.
+	StateTTL time.Duration
+	// HasApprover reports whether a principal other than requester can
+	// grant requester's held calls on this server. Where it reports
+	// false, a held call is refused with code CodeNoApprover and a
+	// message that says so, rather than waiting for an approval no one
+	// can give. Nil means true over HTTP (where ApprovalsPath is served)
+	// and false over stdio. It is called once per held call.
+	HasApprover func(ctx context.Context, requester tools.Principal) bool
 }
 
 // Server is the MCP facade over a registry, a discoverer and a gateway.
@@ -148,6 +170,9 @@ type Server struct {
 	opts Options
 
 	sessions      *admission      // the HTTP sessions open, under the caps
+	stateless     *principalContexts
+	stateKey      []byte           // Options.StateKey, or a random one
+	now           func() time.Time // the clock of request states (tests set it)
 	metrics       *metrics        // nil without Options.Registerer
 	sessionClosed func(id string) // for tests: after an HTTP session's slot is freed
 }
@@ -177,6 +202,10 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 		return nil, errors.New("mcpserver: Options.MaxSessionsPerPrincipal must not be negative")
 	case o.MaxSessions < 0:
 		return nil, errors.New("mcpserver: Options.MaxSessions must not be negative")
+	case o.StateKey != nil && len(o.StateKey) < 32:
+		return nil, fmt.Errorf("mcpserver: Options.StateKey must be at least 32 bytes, not %d", len(o.StateKey))
+	case o.StateTTL < 0:
+		return nil, errors.New("mcpserver: Options.StateTTL must not be negative")
 	}
 	if o.K == 0 {
 		o.K = 5
@@ -199,14 +228,23 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.StateTTL == 0 {
+		o.StateTTL = DefaultStateTTL
+	}
+	key := o.StateKey
+	if key == nil {
+		key = make([]byte, 32)
+		rand.Read(key)
+	}
 	if o.Name == "" {
 		o.Name = "toolgate"
 	}
 	if o.Version == "" {
 		o.Version = "0.1.0"
 	}
-	s := &Server{reg: reg, disc: disc, gw: gw, opts: o,
+	s := &Server{reg: reg, disc: disc, gw: gw, opts: o, stateKey: key, now: time.Now,
 		sessions: newAdmission(o.MaxSessionsPerPrincipal, o.MaxSessions, o.SessionTimeout)}
+	s.stateless = newPrincipalContexts(s)
 	m, err := newMetrics(o.Registerer, s.sessions.open)
 	if err != nil {
 		return nil, err

@@ -256,7 +256,7 @@ func TestSessionBelongsToItsOwner(t *testing.T) {
 		return http.DefaultTransport.RoundTrip(r)
 	})}
 	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	if err != nil {
 		t.Fatal(err)
 	}
