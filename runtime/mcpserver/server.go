@@ -169,12 +169,12 @@ type Server struct {
 	gw   *gateway.Gateway
 	opts Options
 
-	sessions      *admission      // the HTTP sessions open, under the caps
+	sessions      *admission // the HTTP sessions open, under the caps
 	stateless     *principalContexts
 	stateKey      []byte           // Options.StateKey, or a random one
 	now           func() time.Time // the clock of request states (tests set it)
-	metrics       *metrics        // nil without Options.Registerer
-	sessionClosed func(id string) // for tests: after an HTTP session's slot is freed
+	metrics       *metrics         // nil without Options.Registerer
+	sessionClosed func(id string)  // for tests: after an HTTP session's slot is freed
 }
 
 // New returns a Server. gw must execute over reg. disc answers find_tools
