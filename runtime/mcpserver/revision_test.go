@@ -39,6 +39,25 @@ func connectAt(t *testing.T, url, token, revision string, copts *sdk.ClientOptio
 	return cs
 }
 
+// serveWith serves the fixture over Streamable HTTP with opts (bearer
+// tokens and the quiet logger filled in) until the test ends, and returns
+// the server and the test server.
+func (f *fixture) serveWith(t *testing.T, opts mcpserver.Options) (*mcpserver.Server, *httptest.Server) {
+	t.Helper()
+	opts.Authenticate, opts.Logger = bearer, quiet
+	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return srv, ts
+}
+
 func toolNames(t *testing.T, cs *sdk.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(t.Context(), nil)
@@ -208,16 +227,7 @@ func TestStatelessWire(t *testing.T) {
 	}
 
 	// Without first-class tools the list is the same for everyone, always.
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet, NoFirstClass: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	static := httptest.NewServer(hs)
-	defer static.Close()
+	_, static := f.serveWith(t, mcpserver.Options{NoFirstClass: true})
 	status, msg = postRaw(t, static.URL, "teller-token", h, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+newMeta+`}}`)
 	res, _ = msg["result"].(map[string]any)
 	if status != http.StatusOK || res == nil || res["cacheScope"] != "public" || res["ttlMs"] != float64(mcpserver.StaticListTTL/time.Millisecond) {
