@@ -289,3 +289,35 @@ func TestStatelessNamesPerPrincipal(t *testing.T) {
 		t.Errorf("gateway sessions %v, want one per principal", sessions)
 	}
 }
+
+// TestStatelessContextCaps: a principal's context for its stateless
+// requests counts as one session under the caps, whatever the number of
+// its requests: a principal at its cap of sessions gets 429 for its first
+// stateless request, and a server at its cap refuses a new principal's,
+// while a principal whose context is open goes on.
+func TestStatelessContextCaps(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.serveWith(t, mcpserver.Options{MaxSessionsPerPrincipal: 1, MaxSessions: 2})
+	if resp, body := initialize(t, http.DefaultClient, ts.URL, "teller-token", 1); resp.StatusCode != http.StatusOK {
+		t.Fatalf("teller's session: %d %s", resp.StatusCode, body)
+	}
+	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + newMeta + `}}`
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{
+		{"teller holds its one session", "teller-token", http.StatusTooManyRequests},
+		{"admin's context opens", "admin-token", http.StatusOK},
+		{"admin's context serves again", "admin-token", http.StatusOK},
+		{"the server is full", "ops-token", http.StatusTooManyRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, msg := postRaw(t, ts.URL, tc.token, h, list)
+			errObj, _ := msg["error"].(map[string]any)
+			if status != tc.want || (tc.want == http.StatusTooManyRequests && (errObj == nil || errObj["code"] != -32000.0 || msg["id"] != 9.0)) {
+				t.Errorf("tools/list = %d %v, want %d", status, msg, tc.want)
+			}
+		})
+	}
+}
