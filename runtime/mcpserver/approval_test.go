@@ -1,11 +1,15 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -14,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
@@ -109,6 +114,46 @@ func TestApprovalAcceptedUngranted(t *testing.T) {
 	}
 	if out, isErr = callTool(t, cs, call); isErr || out["success"] != true {
 		t.Errorf("the granted call = %v, want success", out)
+	}
+	if n := f.refunds.Load(); n != 1 {
+		t.Errorf("the refund ran %d times, want 1", n)
+	}
+}
+
+// TestTypeScriptClientApproves: the official TypeScript SDK client
+// (whose newest release speaks 2025-11-25, not 2026-07-28) gets the held
+// refund's approval request as an elicitation; its own grant is refused,
+// the approver's accepted, and the call completes, once.
+func TestTypeScriptClientApproves(t *testing.T) {
+	modules := filepath.Dir(filepath.Dir(testenv.NodeModule(t, "@modelcontextprotocol/sdk")))
+	f := newFixture(t)
+	ts := f.serveHTTP(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "tsclient.mjs"), ts.URL, "approve")
+	cmd.Env = append(os.Environ(), "NODE_MODULES="+modules, "TOKEN=admin-token", "APPROVER_TOKEN=ops-token",
+		"CALL=bank/issue_full_refund", `ARGS={"transaction_id":"tx-ts"}`)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	text, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	var out struct {
+		OK                       bool
+		Error                    string
+		Asked                    int
+		SelfGrant, ApproverGrant int
+		Call                     map[string]any
+	}
+	if err := json.Unmarshal(text, &out); err != nil || !out.OK {
+		t.Fatalf("client output %s: %v", text, err)
+	}
+	if out.Asked != 1 || out.SelfGrant != http.StatusForbidden || out.ApproverGrant != http.StatusOK {
+		t.Errorf("asked %d times, self grant %d, approver grant %d; want once, 403, 200", out.Asked, out.SelfGrant, out.ApproverGrant)
+	}
+	if out.Call["success"] != true {
+		t.Errorf("the approved call = %v, want success", out.Call)
 	}
 	if n := f.refunds.Load(); n != 1 {
 		t.Errorf("the refund ran %d times, want 1", n)

@@ -10,6 +10,40 @@ const { Client } = await import(base + "/client/index.js");
 const { StreamableHTTPClientTransport } = await import(base + "/client/streamableHttp.js");
 
 const out = { scenario };
+
+// "approve": a client that answers elicitations. The held refund is asked
+// for in-band; on the elicitation the requester tries to grant it itself
+// (refused), the approver grants it with its own token, and the client
+// accepts; the call then completes.
+if (scenario === "approve") {
+  const { ElicitRequestSchema } = await import(base + "/types.js");
+  const approver = new Client({ name: "toolgate-test-client", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  const grant = async (id, token) =>
+    (await fetch(new URL("/v1/approvals/" + id, url), { method: "POST", headers: { Authorization: "Bearer " + token } })).status;
+  approver.setRequestHandler(ElicitRequestSchema, async (req) => {
+    const id = (req.params.message.match(/apr_[A-Za-z0-9_-]+/) || [""])[0];
+    out.asked = (out.asked || 0) + 1;
+    out.selfGrant = await grant(id, process.env.TOKEN);
+    out.approverGrant = await grant(id, process.env.APPROVER_TOKEN);
+    return { action: "accept", content: {} };
+  });
+  const t = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: "Bearer " + process.env.TOKEN } },
+  });
+  try {
+    await approver.connect(t);
+    out.protocolVersion = t.protocolVersion;
+    const res = await approver.callTool({ name: "call_tool", arguments: { name: process.env.CALL, arguments: JSON.parse(process.env.ARGS) } });
+    out.call = JSON.parse(res.content.map((c) => c.text).join(""));
+    await approver.close();
+    out.ok = true;
+  } catch (e) {
+    out.ok = false;
+    out.error = String(e && e.stack ? e.stack : e);
+  }
+  console.log(JSON.stringify(out));
+  process.exit(0);
+}
 let changed = 0;
 let resolveChanged;
 let changedPromise = new Promise((r) => (resolveChanged = r));
