@@ -52,12 +52,28 @@
 // MaxStep, nothing else); the tool's arguments reach the gateway as the
 // bytes the client sent, and are validated there.
 //
+// Revisions. Over HTTP a request of protocol revision 2026-07-28 (named
+// in MCP-Protocol-Version) is served statelessly (server/discover, the
+// Mcp-Method and Mcp-Name headers, no transport session) in its
+// principal's context, which holds what a session holds; older revisions
+// open sessions as before (see the comment at the top of stateless.go).
+// tools/list carries ttlMs and cacheScope by the rule of
+// the comment on cacheable in stateless.go, and a request's _meta traceparent joins
+// the gateway's spans to the client's trace.
+//
 // Approvals. A call the gateway holds for a human (an irreversible tool,
-// a tainted session) answers CONFIRMATION_REQUIRED with an approval_id.
-// Over HTTP, a second principal holding approvals:grant reads and grants it
-// at /v1/approvals/{approval_id} on the same server (the gateway's HTTP
-// contract); `toolgate mcp approve` grants it on the same --data store.
-// The client then sends the same call with the same step again.
+// a tainted session) is asked for in-band where the client can answer an
+// elicitation: an input_required result carrying the elicitation
+// ([ApprovalInput]) and a signed, expiring request state bound to the
+// principal, the tool, the canonical arguments and the gateway slot
+// (2026-07-28), or the elicitation itself (older revisions). The answer
+// only resumes the call; the approval is a second principal's, holding
+// approvals:grant: over HTTP at /v1/approvals/{approval_id} on the same
+// server (the gateway's HTTP contract), or `toolgate mcp approve` on the
+// same --data store. A client that cannot answer an elicitation gets
+// CONFIRMATION_REQUIRED with an approval_id and sends the same call with
+// the same step again; where no one could grant it
+// ([Options.HasApprover]) the refusal says so ([CodeNoApprover]).
 package mcpserver
 
 import (
