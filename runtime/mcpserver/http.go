@@ -49,13 +49,14 @@ func (s *Server) Handler() (http.Handler, error) {
 	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: s.opts.SessionTimeout})
 	// Requests of revision 2026-07-28 and later carry no session: the
 	// SDK's stateless handler serves them, each in its principal's context
-	// (see principalContexts).
+	// (see principalContexts). A client that goes away does not cancel its
+	// call: the gateway records the outcome, and a retry replays it.
 	statelessHandler := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		if ss, ok := r.Context().Value(newSessionKey{}).(*session); ok {
 			return ss.srv
 		}
 		return probe
-	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, Stateless: true, PropagateRequestCancellation: true})
+	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, Stateless: true}) // PropagateRequestCancellation off: see below
 	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p, err := s.opts.Authenticate(r)
 		if err != nil {
