@@ -92,7 +92,7 @@ func newFixture(t testing.TB) *fixture {
 
 // serveHTTP serves the fixture over Streamable HTTP with bearer tokens,
 // until the test ends.
-func (f *fixture) serveHTTP(t *testing.T) *httptest.Server {
+func (f *fixture) serveHTTP(t testing.TB) *httptest.Server {
 	t.Helper()
 	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet})
 	if err != nil {

@@ -69,3 +69,20 @@ func FuzzOpenState(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRequestState: sealing a held call's request state and opening
+// it again (HMAC-SHA256 both ways, the arguments' JCS digest).
+func BenchmarkRequestState(b *testing.B) {
+	args := json.RawMessage(`{"transaction_id":"tx-1","amount":{"value":"12.50","currency":"EUR"},"note":"refund"}`)
+	now := time.Unix(1_800_000_000, 0)
+	p := tools.Principal{ID: "alice", Tenant: "acme"}
+	for b.Loop() {
+		digest, _ := argsDigest(args)
+		s := sealState(testKey, heldState{Version: 1, Tenant: "acme", Principal: "alice", Tool: "bank/refund", Args: digest,
+			SessionID: "mcp-ABCDEFGHIJKLMNOPQRSTUVWXYZ", Step: 3, Approval: "apr_0123456789abcdef", Expires: now.Unix() + 3600})
+		st, err := openState(testKey, s, now)
+		if err != nil || st.matches(p, "bank/refund", args) != nil {
+			b.Fatal(err)
+		}
+	}
+}
