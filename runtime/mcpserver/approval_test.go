@@ -1,14 +1,11 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -128,17 +125,8 @@ func TestTypeScriptClientApproves(t *testing.T) {
 	modules := filepath.Dir(filepath.Dir(testenv.NodeModule(t, "@modelcontextprotocol/sdk")))
 	f := newFixture(t)
 	ts := f.serveHTTP(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "tsclient.mjs"), ts.URL, "approve")
-	cmd.Env = append(os.Environ(), "NODE_MODULES="+modules, "TOKEN=admin-token", "APPROVER_TOKEN=ops-token",
+	text := runTSClient(t, modules, ts.URL, "approve", "TOKEN=admin-token", "APPROVER_TOKEN=ops-token",
 		"CALL=bank/issue_full_refund", `ARGS={"transaction_id":"tx-ts"}`)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	text, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
 	var out struct {
 		OK                       bool
 		Error                    string

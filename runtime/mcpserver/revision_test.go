@@ -40,11 +40,14 @@ func connectAt(t *testing.T, url, token, revision string, copts *sdk.ClientOptio
 }
 
 // serveWith serves the fixture over Streamable HTTP with opts (bearer
-// tokens and the quiet logger filled in) until the test ends, and returns
+// tokens filled in, and the quiet logger unless opts has one) until the test ends, and returns
 // the server and the test server.
-func (f *fixture) serveWith(t *testing.T, opts mcpserver.Options) (*mcpserver.Server, *httptest.Server) {
+func (f *fixture) serveWith(t testing.TB, opts mcpserver.Options) (*mcpserver.Server, *httptest.Server) {
 	t.Helper()
-	opts.Authenticate, opts.Logger = bearer, quiet
+	opts.Authenticate = bearer
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
 	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &opts)
 	if err != nil {
 		t.Fatal(err)
