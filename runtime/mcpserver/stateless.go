@@ -156,8 +156,8 @@ func (s *Server) cacheable(_ context.Context, req sdk.Request, c *sdk.Cacheable)
 
 // traceContext joins each request to the W3C trace context its client
 // sent in _meta (traceparent, tracestate: SEP-414), on every revision:
-// the gateway's execute_tool span and discovery's spans become children
-// of the client's span. A malformed traceparent is ignored.
+// the gateway's execute_tool span becomes a child of the client's span.
+// A malformed traceparent is ignored.
 func traceContext(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if params := req.GetParams(); params != nil && !reflect.ValueOf(params).IsNil() {
