@@ -82,7 +82,7 @@ func (ss *session) resume(req *sdk.CallToolRequest, p tools.Principal, tool stri
 	}
 	if err != nil {
 		typ := gateway.ValidationError
-		if errors.Is(err, ErrStateMismatch) && st.Principal != p.ID {
+		if errors.Is(err, ErrStateMismatch) && (st.Tenant != p.Tenant || st.Principal != p.ID) {
 			typ = gateway.PermissionDenied
 		}
 		return "", 0, callError(typ, err.Error(), false, nil, 0)
