@@ -162,3 +162,46 @@ func TestMCPApprovers(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPServeStdioNoApprover: over stdio without --data no one can grant
+// a held call (the store is in memory, so toolgate mcp approve cannot
+// reach it): the irreversible call is refused at once, saying so, and
+// names no approval; with --data it is held for an approval.
+func TestMCPServeStdioNoApprover(t *testing.T) {
+	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"servers":{"memory":{"command":["node",`+jsonString(memory)+`],`+
+		`"env":{"MEMORY_FILE_PATH":`+jsonString(filepath.Join(dir, "memory.jsonl"))+`},`+
+		`"tools":{"delete_entities":{"irreversible":true}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []string
+		want string // in the refusal
+	}{
+		{"in memory", nil, `"code":"NO_APPROVER"`},
+		{"with --data", []string{"--data", filepath.Join(dir, "data")}, `"approval_id":"apr_`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			srv := startStdioServe(ctx, append([]string{"--mcp-config", config, "--principal", "u1", "--tenant", "acme"}, tc.data...)...)
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil).Connect(ctx, &sdk.IOTransport{Reader: srv.out, Writer: srv.in}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v (stderr %q)", err, srv.stderr.String())
+			}
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+				"name": "memory/delete_entities", "arguments": map[string]any{"entityNames": []any{"x"}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "CONFIRMATION_REQUIRED") || !strings.Contains(text, tc.want) {
+				t.Errorf("held call = %s, want CONFIRMATION_REQUIRED with %s", text, tc.want)
+			}
+			cs.Close()
+			srv.close(ctx, t)
+		})
+	}
+}

@@ -40,7 +40,7 @@ const newest = "2026-07-28"
 // step once it is granted. Where no one could grant it, the refusal says
 // so and names no approval.
 func (ss *session) held(ctx context.Context, req *sdk.CallToolRequest, p tools.Principal, tool string, args json.RawMessage, sessionID string, step int, ge *gateway.Error) *sdk.CallToolResult {
-	if !ss.s.hasApprover(ctx, p, ss.http) {
+	if !ss.s.hasApprover(ctx, p) {
 		no := *ge
 		no.ApprovalID, no.Retryable, no.Code = "", false, CodeNoApprover
 		no.Message = fmt.Sprintf("%s needs approval by another principal of tenant %s holding scope %s, and this server has no approver for it, so the call was not executed and cannot be approved here. "+
@@ -96,11 +96,7 @@ func (ss *session) resume(req *sdk.CallToolRequest, p tools.Principal, tool stri
 }
 
 // hasApprover reports whether a principal other than p could grant p's
-// held calls ([Options.HasApprover]; without it, over HTTP, where
-// [ApprovalsPath] is served).
-func (s *Server) hasApprover(ctx context.Context, p tools.Principal, overHTTP bool) bool {
-	if s.opts.HasApprover != nil {
-		return s.opts.HasApprover(ctx, p)
-	}
-	return overHTTP
+// held calls ([Options.HasApprover]; true without it).
+func (s *Server) hasApprover(ctx context.Context, p tools.Principal) bool {
+	return s.opts.HasApprover == nil || s.opts.HasApprover(ctx, p)
 }

@@ -172,8 +172,9 @@ type Options struct {
 	// grant requester's held calls on this server. Where it reports
 	// false, a held call is refused with code CodeNoApprover and a
 	// message that says so, rather than waiting for an approval no one
-	// can give. Nil means true over HTTP (where ApprovalsPath is served)
-	// and false over stdio. It is called once per held call.
+	// can give. Nil means an approver may exist (the server cannot know
+	// who else holds approvals:grant or the store): the held call is
+	// answered as usual. It is called once per held call.
 	HasApprover func(ctx context.Context, requester tools.Principal) bool
 }
 
