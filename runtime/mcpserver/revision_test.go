@@ -324,3 +324,28 @@ func TestStatelessContextCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestStatelessGetIs405: a GET or DELETE of the stateless revision is
+// refused with 405 and opens no principal context (it holds no slot).
+func TestStatelessGetIs405(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.serveWith(t, mcpserver.Options{MaxSessions: 1})
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, nil)
+		req.Header.Set("Authorization", "Bearer admin-token")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s at 2026-07-28 = %d, want 405", method, resp.StatusCode)
+		}
+	}
+	// The one slot is still free for teller's context.
+	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+	if status, msg := postRaw(t, ts.URL, "teller-token", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+newMeta+`}}`); status != http.StatusOK {
+		t.Errorf("tools/list after the GETs = %d %v, want 200", status, msg)
+	}
+}

@@ -141,7 +141,9 @@ type Options struct {
 	MaxSessionsPerPrincipal int
 	// MaxSessions bounds the HTTP sessions open at once, all principals
 	// together, answered as MaxSessionsPerPrincipal. Zero means
-	// DefaultMaxSessions (1024).
+	// DefaultMaxSessions (1024). For both caps, and for SessionTimeout,
+	// a principal's context for its stateless (2026-07-28) requests
+	// counts as one session.
 	MaxSessions int
 	// Registerer receives the HTTP session metrics: the gauge
 	// toolgate_mcp_sessions (open sessions) and the counter

@@ -103,6 +103,10 @@ func (pc *principalContexts) closeLocked(owner string, c *principalContext) {
 // serveStateless serves a request of a revision without sessions in its
 // principal's context.
 func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, p tools.Principal, owner string, next http.Handler) {
+	if r.Method != http.MethodPost {
+		next.ServeHTTP(w, r) // the SDK answers 405: nothing to hold a context for
+		return
+	}
 	ss, no := s.stateless.acquire(p, owner, time.Now())
 	if no != nil {
 		s.metrics.refused(no.reason)
