@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -153,6 +154,16 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics, OfferUnconnected: *offerUnconnected,
 		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
+	if opts.HasApprover, err = approvers(*addr != "", *data != "", *tokenPath, oa.enabled()); err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
+		return exitUsage
+	}
+	if *data != "" {
+		if opts.StateKey, err = stateKey(*data); err != nil {
+			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
+			return exitUsage
+		}
+	}
 
 	if *addr == "" {
 		srv, err := mcpserver.New(reg, disc, gw, opts)
@@ -276,6 +287,84 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 	out, _ := json.Marshal(a)
 	fmt.Fprintln(stdout, string(out))
 	return exitOK
+}
+
+// stateKeyFile is the file in --data that holds the key signing held
+// calls' request states, so that a restart (or another server on the
+// same --data) resumes them.
+const stateKeyFile = "mcp-state.key"
+
+// stateKey returns the request-state key in dir, creating it (32 random
+// bytes, mode 0600) on first use.
+func stateKey(dir string) ([]byte, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, stateKeyFile)
+	key, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key = make([]byte, 32)
+		rand.Read(key)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) { // another server created it first
+			return stateKey(dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, err := f.Write(key); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return key, f.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(key) < 32 {
+		return nil, fmt.Errorf("%s: the request-state key is %d bytes, want at least 32 (delete it to make a new one)", path, len(key))
+	}
+	return key, nil
+}
+
+// approvers decides who can grant a held call on this server
+// ([mcpserver.Options.HasApprover]): with --data, an operator with the
+// store (toolgate mcp approve); over HTTP with OAuth, any token holder the
+// issuer gives approvals:grant; over HTTP with --tokens, a principal of
+// the file, of the requester's tenant, holding approvals:grant, other
+// than the requester. Otherwise (stdio without --data) no one.
+func approvers(overHTTP, withData bool, tokenPath string, oauth bool) (func(context.Context, tools.Principal) bool, error) {
+	yes := func(context.Context, tools.Principal) bool { return true }
+	switch {
+	case withData || (overHTTP && oauth):
+		return yes, nil
+	case !overHTTP:
+		return func(context.Context, tools.Principal) bool { return false }, nil
+	}
+	data, err := os.ReadFile(tokenPath)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Tokens map[string]tools.Principal `json:"tokens"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil { // LoadTokenFile checked it strictly
+		return nil, err
+	}
+	grantors := map[[2]string]bool{} // tenant, principal
+	for _, p := range file.Tokens {
+		if p.HasScope(gateway.ApprovalScope) {
+			grantors[[2]string{p.Tenant, p.ID}] = true
+		}
+	}
+	return func(_ context.Context, requester tools.Principal) bool {
+		for k := range grantors {
+			if k[0] == requester.Tenant && k[1] != requester.ID {
+				return true
+			}
+		}
+		return false
+	}, nil
 }
 
 // openStore opens the gateway's store: SQLite in dir, or memory when dir is empty.

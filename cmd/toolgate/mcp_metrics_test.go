@@ -21,6 +21,8 @@ import (
 // find_tools query, a call through the gateway, and the Go collectors.
 // The refusal is logged with the principal, never the token.
 func TestMCPServeMetrics(t *testing.T) {
+	// Sessions are of the revisions before 2026-07-28.
+	sessionRevision := &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -50,7 +52,7 @@ func TestMCPServeMetrics(t *testing.T) {
 	var sessions []*sdk.ClientSession
 	for range 2 {
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil).
-			Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, nil)
+			Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, sessionRevision)
 		if err != nil {
 			t.Fatalf("connect: %v\n%s", err, stderr)
 		}
@@ -62,7 +64,7 @@ func TestMCPServeMetrics(t *testing.T) {
 		}
 	}()
 	if _, err := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil).
-		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, nil); err == nil {
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, sessionRevision); err == nil {
 		t.Fatal("a 3rd session with --max-sessions-per-principal 2 connected, want 429")
 	}
 	cs := sessions[0]

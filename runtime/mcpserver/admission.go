@@ -181,8 +181,10 @@ type newSessionKey struct{}
 // admit wraps the SDK's handler: a POST without a session ID (which opens
 // a session) is first admitted under the caps, and its session is
 // counted until it closes (DELETE, the idle timeout, or the server's
-// end). It runs after the bearer check, so it knows the principal.
-func (s *Server) admit(next http.Handler) http.Handler {
+// end). A request of a revision without sessions (2026-07-28) is served
+// by stateless in its principal's context instead. It runs after the
+// bearer check, so it knows the principal.
+func (s *Server) admit(next, stateless http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := principalOf(auth.TokenInfoFromContext(r.Context()))
 		if !ok {
@@ -191,6 +193,8 @@ func (s *Server) admit(next http.Handler) http.Handler {
 		}
 		owner := ownerKey(p)
 		switch id := r.Header.Get("Mcp-Session-Id"); {
+		case isStateless(r):
+			s.serveStateless(w, r, p, owner, stateless)
 		case id != "" && r.Method == http.MethodDelete:
 			// The SDK closes the session before it answers 204: free the
 			// slot now rather than when the session's watcher runs. (Another

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -77,17 +76,7 @@ func checkRefused(t *testing.T, what string, resp *http.Response, body string, i
 // its slot at once; requests that open no session hold none.
 func TestSessionCaps(t *testing.T) {
 	f := newFixture(t)
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet,
-		MaxSessionsPerPrincipal: 3, MaxSessions: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	_, ts := f.serveWith(t, mcpserver.Options{MaxSessionsPerPrincipal: 3, MaxSessions: 5})
 	maxWait := 600 // the default idle timeout, in seconds
 
 	teller := []string{connect(t, ts.URL, "teller-token").ID(), connect(t, ts.URL, "teller-token").ID()}

@@ -47,6 +47,16 @@ func (s *Server) Handler() (http.Handler, error) {
 		}
 		return probe
 	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: s.opts.SessionTimeout})
+	// Requests of revision 2026-07-28 and later carry no session: the
+	// SDK's stateless handler serves them, each in its principal's context
+	// (see principalContexts). A client that goes away does not cancel its
+	// call: the gateway records the outcome, and a retry replays it.
+	statelessHandler := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		if ss, ok := r.Context().Value(newSessionKey{}).(*session); ok {
+			return ss.srv
+		}
+		return probe
+	}, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, Stateless: true}) // PropagateRequestCancellation off: see below
 	verify := func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p, err := s.opts.Authenticate(r)
 		if err != nil {
@@ -54,7 +64,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		}
 		return &auth.TokenInfo{UserID: ownerKey(p), Scopes: p.Scopes, Extra: map[string]any{principalKey: p}}, nil
 	}
-	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(s.admit(mcpHandler))
+	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(s.admit(mcpHandler, statelessHandler))
 
 	approvals := server.NewHandler(s.gw, server.AuthenticatorFunc(func(ctx context.Context, bearer string) (tools.Principal, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -21,18 +20,8 @@ func TestSessionMetrics(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewRegistry()
 	var logs testenv.Buffer
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Registerer: reg,
-		Logger:                  slog.New(slog.NewTextHandler(&logs, nil)),
+	_, ts := f.serveWith(t, mcpserver.Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		MaxSessionsPerPrincipal: 2, MaxSessions: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
 
 	teller := connect(t, ts.URL, "teller-token")
 	connect(t, ts.URL, "teller-token")

@@ -30,18 +30,7 @@ func selectTools(t *testing.T, cs *sdk.ClientSession, ids ...string) {
 // call_tool), sorted.
 func firstClass(t *testing.T, cs *sdk.ClientSession) []string {
 	t.Helper()
-	res, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		if tl.Name != "find_tools" && tl.Name != "call_tool" {
-			names = append(names, tl.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return slices.DeleteFunc(toolNames(t, cs), func(name string) bool { return name == "find_tools" || name == "call_tool" })
 }
 
 // ranBy calls a first-class tool and returns the ID of the tool that ran

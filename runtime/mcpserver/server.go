@@ -52,17 +52,35 @@
 // MaxStep, nothing else); the tool's arguments reach the gateway as the
 // bytes the client sent, and are validated there.
 //
+// Revisions. Over HTTP a request of protocol revision 2026-07-28 (named
+// in MCP-Protocol-Version) is served statelessly (server/discover, the
+// Mcp-Method and Mcp-Name headers, no transport session) in its
+// principal's context, which holds what a session holds; older revisions
+// open sessions as before (see the comment at the top of stateless.go).
+// tools/list carries ttlMs and cacheScope by the rule of
+// the comment on cacheable in stateless.go, and a request's _meta traceparent joins
+// the gateway's spans to the client's trace.
+//
 // Approvals. A call the gateway holds for a human (an irreversible tool,
-// a tainted session) answers CONFIRMATION_REQUIRED with an approval_id.
-// Over HTTP, a second principal holding approvals:grant reads and grants it
-// at /v1/approvals/{approval_id} on the same server (the gateway's HTTP
-// contract); `toolgate mcp approve` grants it on the same --data store.
-// The client then sends the same call with the same step again.
+// a tainted session) is asked for in-band where the client can answer an
+// elicitation: an input_required result carrying the elicitation
+// ([ApprovalInput]) and a signed, expiring request state bound to the
+// principal, the tool, the canonical arguments and the gateway slot
+// (2026-07-28), or the elicitation itself (older revisions). The answer
+// only resumes the call; the approval is a second principal's, holding
+// approvals:grant: over HTTP at /v1/approvals/{approval_id} on the same
+// server (the gateway's HTTP contract), or `toolgate mcp approve` on the
+// same --data store. A client that cannot answer an elicitation gets
+// CONFIRMATION_REQUIRED with an approval_id and sends the same call with
+// the same step again; where no one could grant it
+// ([Options.HasApprover]) the refusal says so ([CodeNoApprover]).
 package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -123,7 +141,9 @@ type Options struct {
 	MaxSessionsPerPrincipal int
 	// MaxSessions bounds the HTTP sessions open at once, all principals
 	// together, answered as MaxSessionsPerPrincipal. Zero means
-	// DefaultMaxSessions (1024).
+	// DefaultMaxSessions (1024). For both caps, and for SessionTimeout,
+	// a principal's context for its stateless (2026-07-28) requests
+	// counts as one session.
 	MaxSessions int
 	// Registerer receives the HTTP session metrics: the gauge
 	// toolgate_mcp_sessions (open sessions) and the counter
@@ -137,6 +157,27 @@ type Options struct {
 	// Name and Version identify the server to clients. Zero means
 	// "toolgate" and "0.1.0".
 	Name, Version string
+
+	// StateKey signs (HMAC-SHA256) the request state of a call held for
+	// approval, which the client echoes back to resume the call. It must
+	// be at least 32 bytes; servers that share a store and should resume
+	// each other's calls share it. Nil means a random key per Server: a
+	// held call's state then does not survive a restart (the client sends
+	// the call again and gets a new one; the approval itself, in the
+	// store, still holds).
+	StateKey []byte
+	// StateTTL bounds how long a held call's request state can resume
+	// it. Zero means DefaultStateTTL (1 hour, the gateway's default
+	// approval lifetime); past it the client sends the call again.
+	StateTTL time.Duration
+	// HasApprover reports whether a principal other than requester can
+	// grant requester's held calls on this server. Where it reports
+	// false, a held call is refused with code CodeNoApprover and a
+	// message that says so, rather than waiting for an approval no one
+	// can give. Nil means an approver may exist (the server cannot know
+	// who else holds approvals:grant or the store): the held call is
+	// answered as usual. It is called once per held call.
+	HasApprover func(ctx context.Context, requester tools.Principal) bool
 }
 
 // Server is the MCP facade over a registry, a discoverer and a gateway.
@@ -147,9 +188,12 @@ type Server struct {
 	gw   *gateway.Gateway
 	opts Options
 
-	sessions      *admission      // the HTTP sessions open, under the caps
-	metrics       *metrics        // nil without Options.Registerer
-	sessionClosed func(id string) // for tests: after an HTTP session's slot is freed
+	sessions      *admission // the HTTP sessions open, under the caps
+	stateless     *principalContexts
+	stateKey      []byte           // Options.StateKey, or a random one
+	now           func() time.Time // the clock of request states (tests set it)
+	metrics       *metrics         // nil without Options.Registerer
+	sessionClosed func(id string)  // for tests: after an HTTP session's slot is freed
 }
 
 // New returns a Server. gw must execute over reg. disc answers find_tools
@@ -177,6 +221,10 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 		return nil, errors.New("mcpserver: Options.MaxSessionsPerPrincipal must not be negative")
 	case o.MaxSessions < 0:
 		return nil, errors.New("mcpserver: Options.MaxSessions must not be negative")
+	case o.StateKey != nil && len(o.StateKey) < 32:
+		return nil, fmt.Errorf("mcpserver: Options.StateKey must be at least 32 bytes, not %d", len(o.StateKey))
+	case o.StateTTL < 0:
+		return nil, errors.New("mcpserver: Options.StateTTL must not be negative")
 	}
 	if o.K == 0 {
 		o.K = 5
@@ -199,14 +247,23 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.StateTTL == 0 {
+		o.StateTTL = DefaultStateTTL
+	}
+	key := o.StateKey
+	if key == nil {
+		key = make([]byte, 32)
+		rand.Read(key)
+	}
 	if o.Name == "" {
 		o.Name = "toolgate"
 	}
 	if o.Version == "" {
 		o.Version = "0.1.0"
 	}
-	s := &Server{reg: reg, disc: disc, gw: gw, opts: o,
+	s := &Server{reg: reg, disc: disc, gw: gw, opts: o, stateKey: key, now: time.Now,
 		sessions: newAdmission(o.MaxSessionsPerPrincipal, o.MaxSessions, o.SessionTimeout)}
+	s.stateless = newPrincipalContexts(s)
 	m, err := newMetrics(o.Registerer, s.sessions.open)
 	if err != nil {
 		return nil, err

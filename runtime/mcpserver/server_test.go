@@ -92,18 +92,9 @@ func newFixture(t testing.TB) *fixture {
 
 // serveHTTP serves the fixture over Streamable HTTP with bearer tokens,
 // until the test ends.
-func (f *fixture) serveHTTP(t *testing.T) *httptest.Server {
+func (f *fixture) serveHTTP(t testing.TB) *httptest.Server {
 	t.Helper()
-	srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.Handler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	_, ts := f.serveWith(t, mcpserver.Options{})
 	return ts
 }
 
@@ -154,20 +145,10 @@ func TestTypeScriptClient(t *testing.T) {
 	f := newFixture(t)
 	ts := f.serveHTTP(t)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "tsclient.mjs"), ts.URL, "full")
-	cmd.Env = append(os.Environ(),
-		"NODE_MODULES="+modules, "TOKEN=teller-token",
+	outText := runTSClient(t, modules, ts.URL, "full", "TOKEN=teller-token",
 		"QUERY=what is the balance of my bank account",
 		"CALL=bank/get_balance", `ARGS={"account":"ACC-00001"}`, "FIRSTCLASS=get_balance",
 		"FORBIDDEN=bank/issue_full_refund", `FORBIDDEN_ARGS={"transaction_id":"tx-1"}`)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	outText, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
 	var out struct {
 		OK              bool
 		Error           string
@@ -227,6 +208,23 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 }
 
+// runTSClient runs testdata/tsclient.mjs (the TypeScript SDK under
+// modules) against url in scenario with env, and returns its stdout.
+func runTSClient(t *testing.T, modules, url, scenario string, env ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "tsclient.mjs"), url, scenario)
+	cmd.Env = append(append(os.Environ(), "NODE_MODULES="+modules), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	return out
+}
+
 func TestHTTPRejectsMissingToken(t *testing.T) {
 	f := newFixture(t)
 	ts := f.serveHTTP(t)
@@ -256,7 +254,7 @@ func TestSessionBelongsToItsOwner(t *testing.T) {
 		return http.DefaultTransport.RoundTrip(r)
 	})}
 	client := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	if err != nil {
 		t.Fatal(err)
 	}

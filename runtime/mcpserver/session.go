@@ -77,7 +77,9 @@ func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
 		Instructions: "This server fronts a large tool catalog. Call find_tools with what you need to do, then call_tool with a tool it found (or call a found tool directly when your client shows it).",
 		Logger:       s.opts.Logger,
 		GetSessionID: func() string { return ss.id },
+		SetCacheable: s.cacheable,
 	})
+	ss.srv.AddReceivingMiddleware(traceContext)
 	ss.srv.AddTool(&sdk.Tool{
 		Name:        findtools.Name,
 		Description: findtools.Description,
@@ -208,7 +210,7 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 		InputSchema: schema,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: t.Card.ReadOnly, DestructiveHint: &t.Card.Irreversible, IdempotentHint: t.Card.Idempotent},
 	}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return ss.execute(ctx, req.Extra, id, req.Params.Arguments, 0)
+		return ss.execute(ctx, req, id, req.Params.Arguments, 0)
 	})
 	if fresh {
 		if plain := tools.ModelName(t.ID, reserved); name != plain {
@@ -342,35 +344,33 @@ func (ss *session) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 			return gatewayError(gerr, args.Step), nil
 		}
 	}
-	return ss.execute(ctx, req.Extra, id, args.Arguments, args.Step)
+	return ss.execute(ctx, req, id, args.Arguments, args.Step)
 }
 
 // execute runs a call through the gateway. step 0 takes the session's next
-// step. Gateway refusals become tool errors carrying the contract's error
-// body, so the client's model can read and fix them.
-func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id string, args json.RawMessage, step int) (*sdk.CallToolResult, error) {
-	p, err := ss.caller(extra)
+// step. A call carrying a request state (requestState, from a held call's
+// input_required result) resumes the call it names, in its gateway slot,
+// once the state is verified (see resume). Gateway refusals become tool
+// errors carrying the contract's error body, so the client's model can
+// read and fix them; a call held for approval is answered by held.
+func (ss *session) execute(ctx context.Context, req *sdk.CallToolRequest, id string, args json.RawMessage, step int) (*sdk.CallToolResult, error) {
+	p, err := ss.caller(req.Extra)
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	// An explicit step names a slot the client may resend; automatic steps
-	// continue after the highest step seen, so they never collide with one.
-	ss.mu.Lock()
-	if step <= 0 {
-		if ss.step >= maxAutoStep {
-			ss.mu.Unlock()
-			return callError(gateway.ValidationError, "the session has taken all its steps; give an explicit step or open a new session", false, nil, 0), nil
-		}
-		ss.step++
-		step = ss.step
-	} else {
-		ss.step = max(ss.step, step)
-	}
-	ss.mu.Unlock()
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := ss.s.gw.Execute(ctx, gateway.Call{Principal: p, SessionID: ss.id, Step: step, Tool: id, Arguments: args})
+	sessionID := ss.id
+	if req.Params.RequestState != "" {
+		var refused *sdk.CallToolResult
+		if sessionID, step, refused = ss.resume(req, p, id, args); refused != nil {
+			return refused, nil
+		}
+	} else if step, err = ss.nextStep(step); err != nil {
+		return callError(gateway.ValidationError, err.Error(), false, nil, 0), nil
+	}
+	res, err := ss.s.gw.Execute(ctx, gateway.Call{Principal: p, SessionID: sessionID, Step: step, Tool: id, Arguments: args})
 	// The client chose the tool, whatever the gateway answered: the
 	// discovery log links the call to the session's searches.
 	ss.s.disc.RecordOutcome(ctx, ss.s.reg.Snapshot().Authorize(p),
@@ -381,6 +381,9 @@ func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id stri
 			ss.s.opts.Logger.ErrorContext(ctx, "mcpserver: gateway failed", "session", ss.id, "tool", id, "err", err)
 			return callError(gateway.Internal, "the call failed inside the server", false, nil, step), nil
 		}
+		if ge.Type == gateway.ConfirmationRequired {
+			return ss.held(ctx, req, p, id, args, sessionID, step, ge), nil
+		}
 		return gatewayError(ge, step), nil
 	}
 	body, _ := json.Marshal(map[string]any{"success": true, "result": res.Value, "cached": res.Cached, "step": step,
@@ -388,6 +391,24 @@ func (ss *session) execute(ctx context.Context, extra *sdk.RequestExtra, id stri
 	out := textResult(string(body))
 	out.Meta = sdk.Meta{MetaAttempts: res.Attempts, MetaPreviousUncertain: res.PreviousUncertain}
 	return out, nil
+}
+
+// nextStep returns the gateway step of a call: step when the client gave
+// one (1 to MaxStep), else the session's next. An explicit step names a
+// slot the client may resend; automatic steps continue after the highest
+// step seen, so they never collide with one.
+func (ss *session) nextStep(step int) (int, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if step > 0 {
+		ss.step = max(ss.step, step)
+		return step, nil
+	}
+	if ss.step >= maxAutoStep {
+		return 0, errors.New("the session has taken all its steps; give an explicit step or open a new session")
+	}
+	ss.step++
+	return ss.step, nil
 }
 
 // The _meta fields of a call_tool result: how many executions the call's

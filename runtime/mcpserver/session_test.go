@@ -26,21 +26,15 @@ func init() {
 	tokens["ops-token"] = tools.Principal{ID: "ops", Tenant: "acme", Scopes: []string{gateway.ApprovalScope}}
 }
 
-// connect opens a Go SDK client session over HTTP with the given token.
+// sessionRevision is the revision of the tests of HTTP sessions: the
+// newest that has them.
+const sessionRevision = "2025-11-25"
+
+// connect opens a Go SDK client session over HTTP with the given token,
+// at sessionRevision.
 func connect(t *testing.T, url, token string) *sdk.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+token)
-		return http.DefaultTransport.RoundTrip(r)
-	})}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-test", Version: "1"}, nil).Connect(t.Context(),
-		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectAt(t, url, token, sessionRevision, nil)
 }
 
 // callTool calls call_tool and decodes its JSON text.

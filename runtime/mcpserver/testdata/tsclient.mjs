@@ -10,6 +10,50 @@ const { Client } = await import(base + "/client/index.js");
 const { StreamableHTTPClientTransport } = await import(base + "/client/streamableHttp.js");
 
 const out = { scenario };
+
+// "approve": a client that answers elicitations. The held refund is asked
+// for in-band; on the elicitation the requester tries to grant it itself
+// (refused), the approver grants it with its own token, and the client
+// accepts; the call then completes.
+const newTransport = () =>
+  new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: "Bearer " + process.env.TOKEN } },
+  });
+const text = (res) => res.content.map((c) => c.text).join("");
+
+// report runs a scenario, prints what it observed and exits.
+const report = async (scenarioFn) => {
+  try {
+    await scenarioFn();
+    out.ok = true;
+  } catch (e) {
+    out.ok = false;
+    out.error = String(e && e.stack ? e.stack : e);
+  }
+  console.log(JSON.stringify(out));
+  process.exit(0);
+};
+
+if (scenario === "approve") {
+  await report(async () => {
+    const { ElicitRequestSchema } = await import(base + "/types.js");
+    const client = new Client({ name: "toolgate-test-client", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    const grant = async (id, token) =>
+      (await fetch(new URL("/v1/approvals/" + id, url), { method: "POST", headers: { Authorization: "Bearer " + token } })).status;
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      const id = (req.params.message.match(/apr_[A-Za-z0-9_-]+/) || [""])[0];
+      out.asked = (out.asked || 0) + 1;
+      out.selfGrant = await grant(id, process.env.TOKEN);
+      out.approverGrant = await grant(id, process.env.APPROVER_TOKEN);
+      return { action: "accept", content: {} };
+    });
+    await client.connect(newTransport());
+    const res = await client.callTool({ name: "call_tool", arguments: { name: process.env.CALL, arguments: JSON.parse(process.env.ARGS) } });
+    out.call = JSON.parse(text(res));
+    await client.close();
+  });
+}
+
 let changed = 0;
 let resolveChanged;
 let changedPromise = new Promise((r) => (resolveChanged = r));
@@ -29,14 +73,10 @@ const client = new Client(
     },
   },
 );
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: "Bearer " + process.env.TOKEN } },
-});
-const text = (res) => res.content.map((c) => c.text).join("");
 const withTimeout = (p, ms) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error("timeout")), ms))]);
 
-try {
-  await client.connect(transport);
+await report(async () => {
+  await client.connect(newTransport());
   out.initialTools = (await client.listTools()).tools.map((t) => t.name).sort();
   const found = await client.callTool({ name: "find_tools", arguments: { query: process.env.QUERY } });
   out.found = JSON.parse(text(found)).tools.map((t) => t.name);
@@ -57,10 +97,4 @@ try {
   out.forbiddenSelect = JSON.parse(text(sel)).tools.map((t) => t.name);
   out.finalTools = (await client.listTools()).tools.map((t) => t.name).sort();
   await client.close();
-  out.ok = true;
-} catch (e) {
-  out.ok = false;
-  out.error = String(e && e.stack ? e.stack : e);
-}
-console.log(JSON.stringify(out));
-process.exit(0);
+});
