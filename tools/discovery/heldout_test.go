@@ -3,11 +3,13 @@ package discovery_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // heldoutTestSHA256 pins testdata/heldout/queries/test.jsonl. The test split
@@ -41,4 +43,57 @@ func heldout(tb testing.TB, split string) dataset {
 		snap:    catalogtest.Snapshot(tb, files...),
 		queries: readQueries(tb, filepath.Join("testdata", "heldout", "queries", split+".jsonl")),
 	}
+}
+
+// TestHeldoutDevMisses prints, with -discovery.report, every request of the
+// held-out dev split whose relevant tools are not all in the top 5, with
+// its kind and language: the material for finding categories of misses.
+// It never reads the test split.
+func TestHeldoutDevMisses(t *testing.T) {
+	if !*report {
+		t.Skip("run with -discovery.report")
+	}
+	rep := evaluate(t, heldout(t, "dev"), nil)
+	printGroups(rep)
+	for _, d := range rep.Details {
+		if d.Recall[2] < 1 {
+			fmt.Printf("MISS %s/%s %q want %v got %v\n", d.Query.Lang, d.Query.Kind, d.Query.Query, d.Query.Relevant, d.Returned)
+		}
+	}
+}
+
+// TestHeldoutReport prints, with -discovery.report, recall on both held-out
+// splits by language and kind (totals only: no request of the test split
+// is shown), alone and with the real MCP catalogs of examples/transfer as
+// distractors.
+func TestHeldoutReport(t *testing.T) {
+	if !*report {
+		t.Skip("run with -discovery.report")
+	}
+	for _, split := range []string{"dev", "test"} {
+		ds := heldout(t, split)
+		for _, mix := range []bool{false, true} {
+			name := ds.name
+			if mix {
+				ds = withDistractors(t, ds)
+				name += "+known"
+			}
+			rep := evaluate(t, ds, nil)
+			fmt.Printf("%s (%d tools, %d queries): R@1 %.3f R@5 %.3f MRR %.3f p50 %.0fus p99 %.0fus\n", name, ds.snap.Len(), rep.Queries, rep.RecallAt1, rep.RecallAt5, rep.MRR, rep.P50us, rep.P99us)
+			printGroups(rep)
+		}
+	}
+}
+
+// withDistractors returns ds with the real MCP catalogs of
+// examples/transfer/catalog added to its snapshot.
+func withDistractors(tb testing.TB, ds dataset) dataset {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join("testdata", "heldout", "catalogs", "*.json"))
+	known, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(tb), "examples", "transfer", "catalog", "*.json"))
+	if len(known) == 0 {
+		tb.Fatal("no catalogs in examples/transfer/catalog")
+	}
+	ds.snap = catalogtest.Snapshot(tb, append(files, known...)...)
+	return ds
 }

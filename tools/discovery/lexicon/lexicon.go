@@ -25,6 +25,9 @@ const (
 	fileSpanish = "data/es_en.txt"
 	filePolish  = "data/pl_en.txt"
 	fileSenses  = "data/senses_en.txt" // hand-written verb-object pairs
+	// Inflected forms of the Spanish and Polish keys, from Hunspell.
+	fileFormsEs = "data/forms_es.txt"
+	fileFormsPl = "data/forms_pl.txt"
 )
 
 func fold(s string) string { return analysis.Fold(s) }
@@ -187,6 +190,12 @@ type Source struct {
 	Synonyms []Entry
 	// Spanish and Polish map a word (key) to English words (values).
 	Spanish, Polish []Entry
+	// SpanishForms and PolishForms map a key of Spanish or Polish (a
+	// lemma) to its inflected forms (values) that the stemmer does not
+	// bring to it ("mostrar: muestrame", "pokazac: pokaz"): a request's
+	// form reaches its lemma's translation before any stemming. Generated
+	// from the Hunspell dictionaries (data/README.md).
+	SpanishForms, PolishForms []Entry
 	// Senses pair a verb with an object that makes it mean other actions:
 	// key "VERB OBJECT" (stop words dropped, the first word the verb),
 	// values the actions' words ("open pull request: create").
@@ -212,6 +221,7 @@ func DefaultSource() (*Source, error) {
 	}{
 		{fileTools, &src.Tools}, {fileWordNet, &src.WordNet}, {fileIrreg, &src.Irregular},
 		{fileSpanish, &src.Spanish}, {filePolish, &src.Polish}, {fileSenses, &src.Senses},
+		{fileFormsEs, &src.SpanishForms}, {fileFormsPl, &src.PolishForms},
 	} {
 		data, err := dataFS.ReadFile(f.name)
 		if err != nil {
@@ -314,8 +324,26 @@ func Build(src *Source) (*Lexicon, error) {
 				}
 			}
 		}
+		l.addForms(i, [2][]Entry{src.SpanishForms, src.PolishForms}[i])
 	}
 	return l, nil
+}
+
+// addForms lets each inflected form of a key reach the key's translation
+// by the exact word, ahead of the stemmer. A form that is a key itself
+// keeps its own entry; a lemma the list does not translate adds nothing.
+func (l *Lexicon) addForms(i int, entries []Entry) {
+	for _, e := range entries {
+		t := l.trans[i][e.Key]
+		if t == nil {
+			continue
+		}
+		for _, f := range e.Values {
+			if _, ok := l.trans[i][f]; !ok && !strings.Contains(f, " ") {
+				l.trans[i][f] = t
+			}
+		}
+	}
 }
 
 // addDerived gives each derived word the concepts of the words it derives

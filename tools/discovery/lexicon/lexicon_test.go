@@ -503,3 +503,57 @@ func BenchmarkPhraseConcepts(b *testing.B) {
 		dst = l.PhraseConcepts(dst[:0], "", "create", "a", "new")
 	}
 }
+
+// TestHunspellForms pins that inflected forms the stemmers do not bring to
+// their lemma reach the lemma's translation through the forms generated
+// from the Hunspell dictionaries (data/forms_es.txt, data/forms_pl.txt),
+// typed with or without diacritics.
+func TestHunspellForms(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct {
+		lang       analysis.Lang
+		form, want string
+	}{
+		{analysis.Spanish, "envíame", "send"}, // imperative with an enclitic pronoun
+		{analysis.Spanish, "enviame", "send"},
+		{analysis.Spanish, "búscalo", "search"},
+		{analysis.Polish, "pokaż", "show"},
+		{analysis.Polish, "pokazcie", "show"},
+		{analysis.Polish, "usunąłem", "delete"},
+		{analysis.Polish, "usunalem", "delete"},
+	} {
+		t.Run(string(tt.lang)+"/"+tt.form, func(t *testing.T) {
+			if got := l.Translate(tt.lang, tt.form); !slices.Contains(got, tt.want) {
+				t.Errorf("Translate(%s, %q) = %q, want it to contain %q", tt.lang, tt.form, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBuildFormsKeepKeys pins that a form which is a key itself keeps its
+// own translation, and that a form of a lemma the list does not translate
+// adds nothing.
+func TestBuildFormsKeepKeys(t *testing.T) {
+	src := &Source{
+		Polish:      []Entry{{Key: "zamek", Values: []string{"castle"}}, {Key: "zamku", Values: []string{"lock"}}},
+		PolishForms: []Entry{{Key: "zamek", Values: []string{"zamku", "zamkiem"}}, {Key: "nieznany", Values: []string{"nieznanego"}}},
+	}
+	l, err := Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		form string
+		want []string
+	}{
+		{"zamkiem", []string{"castle"}},
+		{"zamku", []string{"lock"}},
+		{"nieznanego", nil},
+	} {
+		t.Run(tt.form, func(t *testing.T) {
+			if got := l.Translate(analysis.Polish, tt.form); !slices.Equal(got, tt.want) {
+				t.Errorf("Translate(pl, %q) = %q, want %q", tt.form, got, tt.want)
+			}
+		})
+	}
+}
