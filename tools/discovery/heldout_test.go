@@ -97,3 +97,48 @@ func withDistractors(tb testing.TB, ds dataset) dataset {
 	ds.snap = catalogtest.Snapshot(tb, append(files, known...)...)
 	return ds
 }
+
+// TestHeldoutFloors pins recall on the held-out splits at what the default
+// Discoverer measured (truncated to two decimals, not rounded up) when the
+// floors were set: overall, by language and by kind. The test split's
+// floors are measurements, never targets tuned for.
+func TestHeldoutFloors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dataset evaluation in -short mode")
+	}
+	for _, tc := range []struct {
+		split  string
+		r5     float64
+		mrr    float64
+		groups map[string]float64 // language or kind → R@5 floor
+	}{
+		{"dev", 0.93, 0.71, map[string]float64{"en": 0.92, "es": 0.92, "pl": 0.95,
+			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.96}},
+		{"test", 0.86, 0.70, map[string]float64{"en": 0.88, "es": 0.90, "pl": 0.80,
+			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.68, "paraphrase": 0.91}},
+	} {
+		t.Run(tc.split, func(t *testing.T) {
+			rep := evaluate(t, heldout(t, tc.split), nil)
+			t.Logf("heldout-%s: %d queries R@1 %.3f R@5 %.3f MRR %.3f", tc.split, rep.Queries, rep.RecallAt1, rep.RecallAt5, rep.MRR)
+			if rep.DeniedLeaks != 0 {
+				t.Errorf("DeniedLeaks = %d, want 0", rep.DeniedLeaks)
+			}
+			if rep.RecallAt5 < tc.r5 || rep.MRR < tc.mrr {
+				t.Errorf("R@5 %.3f MRR %.3f, want at least %.2f %.2f", rep.RecallAt5, rep.MRR, tc.r5, tc.mrr)
+			}
+			for name, floor := range tc.groups {
+				g, ok := rep.ByLang[name]
+				if !ok {
+					g, ok = rep.ByKind[name]
+				}
+				if !ok {
+					t.Errorf("no requests of language or kind %q", name)
+					continue
+				}
+				if g.RecallAt5 < floor {
+					t.Errorf("%s: R@5 %.3f, want at least %.2f", name, g.RecallAt5, floor)
+				}
+			}
+		})
+	}
+}

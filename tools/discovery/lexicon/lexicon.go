@@ -556,6 +556,62 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 	return dst
 }
 
+// PhraseWords appends to dst the English words the phrase made of two or
+// three consecutive folded tokens (w3 "" for two) stands for, matched as
+// PhraseConcepts matches it, and returns the extended slice: for lang
+// "en", the closest words of the phrase's hand-written groups (up to
+// maxTool, the phrase itself left out: "get rid of" → "delete", "remove");
+// for "es" or "pl", the phrase's English ("zrzut ekranu" → "screenshot").
+// Words already in dst are not added again (and count toward maxTool).
+func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 string, maxTool int) []string {
+	words := phraseKey{w1, w2, w3}
+	if i := transIndex(lang); i >= 0 {
+		if !l.mayStart(i+1, w1, w2, w3) {
+			return dst
+		}
+		t, ok := l.transPhrase[i][words]
+		if !ok {
+			t = l.transPhrase[i][stemKey(lang, words)]
+		}
+		if t != nil {
+			for _, w := range t.english {
+				if !slices.Contains(dst, w) {
+					dst = append(dst, w)
+				}
+			}
+		}
+		return dst
+	}
+	if lang != analysis.English || !l.mayStart(0, w1, w2, w3) {
+		return dst
+	}
+	idx, ok := l.enPhrase[words]
+	if !ok {
+		idx = l.enPhrase[stemKey(analysis.English, words)]
+	}
+	phrase := strings.TrimSpace(w1 + " " + w2 + " " + w3)
+	for _, c := range idx {
+		con := &l.concepts[c]
+		if con.weight < WeightTool {
+			continue
+		}
+		n := 0
+		for _, w := range con.words {
+			if n >= maxTool {
+				break
+			}
+			if w == phrase {
+				continue
+			}
+			if !slices.Contains(dst, w) {
+				dst = append(dst, w)
+			}
+			n++
+		}
+	}
+	return dst
+}
+
 // MayStartPhrase reports whether a phrase the lexicon knows, in any
 // language, may be the folded tokens w1 w2, or w1 w2 w3 (w3 "" for none).
 // When it is false, PhraseConcepts of w1 w2 w3 and of w1 w2 return dst

@@ -557,3 +557,39 @@ func TestBuildFormsKeepKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestPhraseWords pins that a multi-word phrase stands for the words of its
+// hand-written group (English) or its translation (Spanish, Polish), and
+// that words outside a phrase give nothing.
+func TestPhraseWords(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct {
+		name       string
+		lang       analysis.Lang
+		w1, w2, w3 string
+		want       string // "" for no words
+	}{
+		{"en three words", analysis.English, "get", "rid", "of", "delete"},
+		{"en two words", analysis.English, "mouse", "over", "", "hover"},
+		{"pl", analysis.Polish, "zrzut", "ekranu", "", "screenshot"},
+		{"es", analysis.Spanish, "paso", "a", "paso", "step by step"},
+		{"no phrase", analysis.English, "blue", "sky", "", ""},
+		{"other language", analysis.Polish, "get", "rid", "of", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := l.PhraseWords(nil, tt.lang, tt.w1, tt.w2, tt.w3, 3)
+			if tt.want == "" {
+				if len(got) != 0 {
+					t.Errorf("PhraseWords(%s, %q %q %q) = %q, want none", tt.lang, tt.w1, tt.w2, tt.w3, got)
+				}
+				return
+			}
+			if !slices.Contains(got, tt.want) {
+				t.Errorf("PhraseWords(%s, %q %q %q) = %q, want it to contain %q", tt.lang, tt.w1, tt.w2, tt.w3, got, tt.want)
+			}
+			if again := l.PhraseWords(got, tt.lang, tt.w1, tt.w2, tt.w3, 3); len(again) != len(got) {
+				t.Errorf("PhraseWords added %q again: %q", got, again)
+			}
+		})
+	}
+}
