@@ -81,12 +81,26 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				text, cut = strings.ReplaceAll(text, id.value, " "), true
 			}
 		}
+		// The request's phrases (the English words they stand for) are
+		// looked up in its folded tokens, stop words included.
+		s.phrase = s.phrase[:0]
 		if cut {
 			p.lang = detect(query)
 			s.words = a.Terms(s.words[:0], text, p.lang)
+			if phraseWeight > 0 {
+				a.TokensFunc(s.toks[:0], text, func(toks []string) {
+					s.phrase = phraseWords(s.phrase, a, d.lex, toks, p.lang)
+					clear(toks)
+					s.toks = toks[:0]
+				})
+			}
 		} else {
 			// One pass detects the language and analyses the words.
-			s.words, p.lang = a.TermsDetect(s.words[:0], text)
+			s.words, p.lang = a.TermsDetectFunc(s.words[:0], text, func(toks []string, lang analysis.Lang) {
+				if phraseWeight > 0 {
+					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
+				}
+			})
 		}
 		add(s.words, 1)
 		if p.lang == analysis.English && len(x.widen) > 0 {
@@ -114,27 +128,18 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 		var english []string
-		if phraseWeight > 0 {
-			// Allocation-free for a request without a known phrase.
-			s.phrase = s.phrase[:0]
-			a.TokensLangFunc(s.toks[:0], text, func(toks []string, _ analysis.Lang) {
-				s.phrase = phraseWords(s.phrase, d.lex, toks, p.lang)
-				clear(toks)
-				s.toks = toks[:0]
-			})
-			if len(s.phrase) > 0 {
-				s.pterms = s.pterms[:0]
-				for _, w := range s.phrase {
-					s.pterms = a.Terms(s.pterms, w, analysis.English)
-				}
-				if p.lang == analysis.English {
-					add(s.pterms, phraseWeight)
-				} else {
-					add(s.pterms, translationWeight)
-					english = append(english, s.pterms...)
-				}
-				clear(s.pterms)
+		if len(s.phrase) > 0 {
+			s.pterms = s.pterms[:0]
+			for _, w := range s.phrase {
+				s.pterms = a.Terms(s.pterms, w, analysis.English)
 			}
+			if p.lang == analysis.English {
+				add(s.pterms, phraseWeight)
+			} else {
+				add(s.pterms, translationWeight)
+				english = append(english, s.pterms...)
+			}
+			clear(s.pterms)
 			clear(s.phrase)
 		}
 		if p.lang != analysis.English {

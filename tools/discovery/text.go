@@ -65,20 +65,30 @@ var (
 )
 
 // phraseWords appends to dst the English words of the lexicon's phrases
-// found among a request's folded tokens, read in lang.
-func phraseWords(dst []string, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) []string {
+// found among a request's folded tokens, read in lang: by the words, and
+// by their stems (through a's cache) where the words match no phrase.
+func phraseWords(dst []string, a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) []string {
 	for i := 0; i+1 < len(toks); i++ {
 		w1, w2, w3 := toks[i], toks[i+1], ""
 		if i+2 < len(toks) {
 			w3 = toks[i+2]
 		}
-		if !lex.MayStartPhrase(w1, w2, w3) {
+		if !lex.MayStartPhraseIn(lang, w1, w2, w3) {
 			continue
 		}
+		n := len(dst)
 		if w3 != "" {
 			dst = lex.PhraseWords(dst, lang, w1, w2, w3, phraseTool)
 		}
 		dst = lex.PhraseWords(dst, lang, w1, w2, "", phraseTool)
+		if len(dst) > n {
+			continue
+		}
+		s1, s2 := a.Stem(lang, w1), a.Stem(lang, w2)
+		if w3 != "" {
+			dst = lex.PhraseWords(dst, lang, s1, s2, a.Stem(lang, w3), phraseTool)
+		}
+		dst = lex.PhraseWords(dst, lang, s1, s2, "", phraseTool)
 	}
 	return dst
 }

@@ -88,8 +88,15 @@ type Lexicon struct {
 	// languages together, for MayStartPhrase: most windows fail at the
 	// first word's prefix, one look-up.
 	phraseFirst map[string]struct{}
-	anyPhrase2  map[[2]string]struct{}
-	anyPhrase3  map[[3]string]struct{}
+	// firstBits holds, per language (en, es, pl), a bit for the hash of the
+	// first three bytes of every phrase's first word and first stem:
+	// MayStartPhraseIn's first test, without a map look-up.
+	firstBits [3]*[firstBitWords]uint64
+	// pairBits and tripleBits are the same for the first two and three
+	// words' prefixes (every word/stem combination).
+	pairBits, tripleBits [3]*[firstBitWords]uint64
+	anyPhrase2           map[[2]string]struct{}
+	anyPhrase3           map[[3]string]struct{}
 	// senses maps a verb's English stem to the objects that give it
 	// another action's meaning (Sense).
 	senses map[string][]sense
@@ -557,8 +564,11 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 }
 
 // PhraseWords appends to dst the English words the phrase made of two or
-// three consecutive folded tokens (w3 "" for two) stands for, matched as
-// PhraseConcepts matches it, and returns the extended slice: for lang
+// three consecutive folded tokens (w3 "" for two) stands for, and returns
+// the extended slice. Unlike PhraseConcepts it does not stem: pass the
+// tokens, or their stems in lang (a phrase is known by both), so that a
+// caller with a stem cache pays for stems only where the words failed.
+// The words are: for lang
 // "en", the closest words of the phrase's hand-written groups (up to
 // maxTool, the phrase itself left out: "get rid of" → "delete", "remove");
 // for "es" or "pl", the phrase's English ("zrzut ekranu" → "screenshot").
@@ -569,11 +579,7 @@ func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 strin
 		if !l.mayStart(i+1, w1, w2, w3) {
 			return dst
 		}
-		t, ok := l.transPhrase[i][words]
-		if !ok {
-			t = l.transPhrase[i][stemKey(lang, words)]
-		}
-		if t != nil {
+		if t := l.transPhrase[i][words]; t != nil {
 			for _, w := range t.english {
 				if !slices.Contains(dst, w) {
 					dst = append(dst, w)
@@ -585,11 +591,7 @@ func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 strin
 	if lang != analysis.English || !l.mayStart(0, w1, w2, w3) {
 		return dst
 	}
-	idx, ok := l.enPhrase[words]
-	if !ok {
-		idx = l.enPhrase[stemKey(analysis.English, words)]
-	}
-	phrase := strings.TrimSpace(w1 + " " + w2 + " " + w3)
+	idx := l.enPhrase[words]
 	for _, c := range idx {
 		con := &l.concepts[c]
 		if con.weight < WeightTool {
@@ -600,7 +602,7 @@ func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 strin
 			if n >= maxTool {
 				break
 			}
-			if w == phrase {
+			if isPhrase(w, words) {
 				continue
 			}
 			if !slices.Contains(dst, w) {
@@ -610,6 +612,61 @@ func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 strin
 		}
 	}
 	return dst
+}
+
+// isPhrase reports whether w is the phrase k's words or stems spell.
+func isPhrase(w string, k phraseKey) bool {
+	for _, part := range k {
+		if part == "" {
+			break
+		}
+		rest, ok := strings.CutPrefix(w, part)
+		if !ok {
+			return false
+		}
+		w = strings.TrimPrefix(rest, " ")
+	}
+	return w == ""
+}
+
+// firstBitWords is the size of a firstBits set: 2^16 bits.
+const firstBitWords = 1 << 10
+
+// prefixHash hashes the first three bytes of each word into [0, 2^16).
+func prefixHash(words ...string) uint32 {
+	var h uint32 = 2166136261
+	for _, w := range words {
+		for i := range min(3, len(w)) {
+			h = (h ^ uint32(w[i])) * 16777619
+		}
+		h = (h ^ ' ') * 16777619
+	}
+	return (h ^ h>>16) & (firstBitWords*64 - 1)
+}
+
+func hasBit(b *[firstBitWords]uint64, h uint32) bool { return b[h/64]&(1<<(h%64)) != 0 }
+
+// MayStartPhraseIn is MayStartPhrase for the phrases of one language
+// ("en", "es" or "pl"; any other lang tries all): cheaper, since a
+// language's phrases start with fewer words than all three languages'.
+func (l *Lexicon) MayStartPhraseIn(lang analysis.Lang, w1, w2, w3 string) bool {
+	i := 0
+	switch lang {
+	case analysis.English:
+	case analysis.Spanish:
+		i = 1
+	case analysis.Polish:
+		i = 2
+	default:
+		return l.MayStartPhrase(w1, w2, w3)
+	}
+	if l.firstBits[i] == nil || !hasBit(l.firstBits[i], prefixHash(w1)) {
+		return false
+	}
+	if hasBit(l.pairBits[i], prefixHash(w1, w2)) && l.mayStart(i, w1, w2, "") {
+		return true
+	}
+	return w3 != "" && hasBit(l.tripleBits[i], prefixHash(w1, w2, w3)) && l.mayStart(i, w1, w2, w3)
 }
 
 // MayStartPhrase reports whether a phrase the lexicon knows, in any
@@ -647,6 +704,26 @@ func (l *Lexicon) mayStart(i int, w1, w2, w3 string) bool {
 // notePhrase adds a phrase of language i, by its words and its stems, to
 // the filter mayStart reads.
 func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
+	if l.firstBits[i] == nil {
+		l.firstBits[i] = new([firstBitWords]uint64)
+		l.pairBits[i] = new([firstBitWords]uint64)
+		l.tripleBits[i] = new([firstBitWords]uint64)
+	}
+	set := func(b *[firstBitWords]uint64, h uint32) { b[h/64] |= 1 << (h % 64) }
+	for m := range 8 {
+		w := func(j int) string {
+			if m&(1<<j) != 0 {
+				return stems[j]
+			}
+			return words[j]
+		}
+		set(l.firstBits[i], prefixHash(w(0)))
+		if words[2] == "" {
+			set(l.pairBits[i], prefixHash(w(0), w(1)))
+		} else {
+			set(l.tripleBits[i], prefixHash(w(0), w(1), w(2)))
+		}
+	}
 	pick := func(mask, j int) string {
 		if mask&(1<<j) != 0 {
 			return prefix3(stems[j])

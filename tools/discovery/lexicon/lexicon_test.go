@@ -593,3 +593,29 @@ func TestPhraseWords(t *testing.T) {
 		})
 	}
 }
+
+// TestMayStartPhraseIn pins that the per-language filter lets every known
+// phrase through, by its words and by its stems, and stops other windows.
+func TestMayStartPhraseIn(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct {
+		name       string
+		lang       analysis.Lang
+		w1, w2, w3 string
+		want       bool
+	}{
+		{"en two", analysis.English, "mouse", "over", "the", true},
+		{"en three", analysis.English, "get", "rid", "of", true},
+		{"en stems", analysis.English, analysis.Stem(analysis.English, "looking"), "up", "", true},
+		{"pl", analysis.Polish, "zrzut", "ekranu", "", true},
+		{"es", analysis.Spanish, "paso", "a", "paso", true},
+		{"not a phrase", analysis.English, "blue", "sky", "today", false},
+		{"another language's phrase", analysis.English, "zrzut", "ekranu", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := l.MayStartPhraseIn(tt.lang, tt.w1, tt.w2, tt.w3); got != tt.want {
+				t.Errorf("MayStartPhraseIn(%s, %q, %q, %q) = %v, want %v", tt.lang, tt.w1, tt.w2, tt.w3, got, tt.want)
+			}
+		})
+	}
+}
