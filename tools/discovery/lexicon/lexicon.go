@@ -71,6 +71,7 @@ type Lexicon struct {
 	irreg    map[string]string   // irregular inflection → lemma ("sent" → "send")
 	derived  map[string][]string // derived noun → verbs ("deletion" → "delete")
 	trans    [2]map[string]*translation
+	forms    [2]int // of trans' keys, the inflected forms addForms added
 	transStm [2]map[string]*translation
 	// Phrases of two or three words, keyed by their words and by their
 	// words' stems: English phrases → concepts; Spanish and Polish phrases
@@ -348,6 +349,7 @@ func (l *Lexicon) addForms(i int, entries []Entry) {
 		for _, f := range e.Values {
 			if _, ok := l.trans[i][f]; !ok && !strings.Contains(f, " ") {
 				l.trans[i][f] = t
+				l.forms[i]++
 			}
 		}
 	}
@@ -946,11 +948,16 @@ func (l *Lexicon) Derive(word string) []string { return l.derived[word] }
 // Stats describes a lexicon's size.
 type Stats struct {
 	ToolGroups, Synsets, EnglishWords, Irregular, Derived, Spanish, Polish int
+	// SpanishForms and PolishForms count the inflected forms (Hunspell)
+	// that reach a Spanish or Polish entry; Spanish and Polish do not.
+	SpanishForms, PolishForms int
 }
 
 // Stats returns the lexicon's size.
 func (l *Lexicon) Stats() Stats {
-	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Derived: len(l.derived), Spanish: len(l.trans[0]), Polish: len(l.trans[1])}
+	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Derived: len(l.derived),
+		Spanish: len(l.trans[0]) - l.forms[0], Polish: len(l.trans[1]) - l.forms[1],
+		SpanishForms: l.forms[0], PolishForms: l.forms[1]}
 	for _, c := range l.concepts {
 		if c.weight >= WeightTool {
 			s.ToolGroups++

@@ -103,8 +103,8 @@ func TestDefaultLoads(t *testing.T) {
 	}
 	s := l.Stats()
 	// Floors just under the shipped data's size, so losing a file fails.
-	if s.ToolGroups < 100 || s.Synsets < 3000 || s.Irregular < 1000 || s.Spanish < 300 || s.Polish < 300 {
-		t.Errorf("Default().Stats() = %+v, want at least 100 tool groups, 3000 synsets, 1000 irregular forms, 300 es, 300 pl", s)
+	if s.ToolGroups < 100 || s.Synsets < 3000 || s.Irregular < 1000 || s.Spanish < 300 || s.Polish < 300 || s.SpanishForms < 1000 || s.PolishForms < 1000 {
+		t.Errorf("Default().Stats() = %+v, want at least 100 tool groups, 3000 synsets, 1000 irregular forms, 300 es, 300 pl, 1000 forms of each", s)
 	}
 }
 
