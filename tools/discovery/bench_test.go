@@ -194,3 +194,46 @@ func BenchmarkShortlistFirstPass(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkShortlistSets measures single queries of each labeled set over
+// its own catalog, lexical only and the default hybrid, cycling through
+// its requests: cpu-µs/op, and the p50 and p99 of single queries (wall
+// time, which a shared machine makes noisy; compare CPU first).
+func BenchmarkShortlistSets(b *testing.B) {
+	sets := []dataset{publicDataset(b, "metatool", 400), publicDataset(b, "bfcl", 400), publicDataset(b, "apibank", 0),
+		realMCP(b), realMCPNatural(b), heldout(b, "dev")}
+	for _, ds := range sets {
+		for _, m := range []struct {
+			name   string
+			method discovery.Method
+		}{{"lexical", discovery.MethodLexical}, {"hybrid", discovery.MethodHybrid}} {
+			b.Run(ds.name+"/"+m.name, func(b *testing.B) {
+				d := newDiscoverer(b, &discovery.Options{Method: m.method})
+				view := ds.snap.Authorize(tools.Principal{ID: "b", Tenant: "b"})
+				ctx := context.Background()
+				if _, err := d.Index(ctx, ds.snap); err != nil {
+					b.Fatal(err)
+				}
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var sl discovery.Shortlist
+				lat := make([]time.Duration, 0, 1024)
+				i := 0
+				cpu0 := threadCPU()
+				for b.Loop() {
+					q := ds.queries[i%len(ds.queries)]
+					i++
+					start := time.Now()
+					if err := d.ShortlistTo(ctx, view, discovery.Request{Query: q.Query, K: 5}, &sl); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.ReportMetric(float64((threadCPU()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+				b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+				b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Nanoseconds())/1e3, "p99-µs")
+			})
+		}
+	}
+}

@@ -15,10 +15,12 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &bonusScale
 	case name == "sense.verb":
 		p = &senseVerbWeight
+	case name == "phrase.weight":
+		p = &phraseWeight
 	case name == "widen.weight":
 		p = &widenWeight
-	case name == "widen.tool" || name == "widen.wordnet":
-		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet}[name]
+	case name == "widen.tool" || name == "widen.wordnet" || name == "phrase.tool":
+		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}[name]
 		old := *ip
 		*ip = int(v)
 		return func() { *ip = old }

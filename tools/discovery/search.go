@@ -81,12 +81,26 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				text, cut = strings.ReplaceAll(text, id.value, " "), true
 			}
 		}
+		// The request's phrases (the English words they stand for) are
+		// looked up in its folded tokens, stop words included.
+		s.phrase = s.phrase[:0]
 		if cut {
 			p.lang = detect(query)
 			s.words = a.Terms(s.words[:0], text, p.lang)
+			if phraseWeight > 0 {
+				a.TokensFunc(s.toks[:0], text, func(toks []string) {
+					s.phrase = phraseWords(s.phrase, a, d.lex, toks, p.lang)
+					clear(toks)
+					s.toks = toks[:0]
+				})
+			}
 		} else {
 			// One pass detects the language and analyses the words.
-			s.words, p.lang = a.TermsDetect(s.words[:0], text)
+			s.words, p.lang = a.TermsDetectFunc(s.words[:0], text, func(toks []string, lang analysis.Lang) {
+				if phraseWeight > 0 {
+					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
+				}
+			})
 		}
 		add(s.words, 1)
 		if p.lang == analysis.English && len(x.widen) > 0 {
@@ -114,12 +128,27 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 		var english []string
+		if len(s.phrase) > 0 {
+			s.pterms = s.pterms[:0]
+			for _, w := range s.phrase {
+				s.pterms = a.Terms(s.pterms, w, analysis.English)
+			}
+			if p.lang == analysis.English {
+				add(s.pterms, phraseWeight)
+			} else {
+				add(s.pterms, translationWeight)
+				english = append(english, s.pterms...)
+			}
+			clear(s.pterms)
+			clear(s.phrase)
+		}
 		if p.lang != analysis.English {
 			// Tool names and borrowed words ("pull request") stay English.
 			s.words = a.Terms(s.words[:0], text, analysis.English)
 			add(s.words, translationWeight)
-			english = translate(a, d.lex, text, p.lang)
-			add(english, translationWeight)
+			tr := translate(a, d.lex, text, p.lang)
+			add(tr, translationWeight)
+			english = append(english, tr...)
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
 			s.words = a.Terms(s.words[:0], context[i], "")
@@ -145,6 +174,9 @@ type scratch struct {
 	touched []uint32  // tools with acc or ident set
 	cand    []scored
 	words   []string
+	toks    []string // a request's folded tokens, while looking for phrases
+	phrase  []string // the English words of its phrases
+	pterms  []string // and their terms
 	terms   []queryTerm
 	termAt  []int32 // per term id: 1 + its index in terms, during plan
 	qvec    []float32

@@ -52,6 +52,47 @@ func expansion(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang ana
 	return lex.Expand(nil, contentTokens(a, text, lang), lang)
 }
 
+// Phrases: a request's run of two or three words that the lexicon knows
+// as one phrase ("get rid of", "above sea level", "zrzut ekranu", "paso a
+// paso") stands for the English words of its hand-written group (up to
+// phraseTool of them) or its translation, added to the request's lexical
+// terms at phraseWeight (English) or translationWeight (Spanish, Polish).
+// Single words cannot carry these meanings: "rid" or "sea" alone names no
+// action. Calibrated on the held-out dev split (docs/discovery.md).
+var (
+	phraseWeight = 0.7
+	phraseTool   = 3
+)
+
+// phraseWords appends to dst the English words of the lexicon's phrases
+// found among a request's folded tokens, read in lang: by the words, and
+// by their stems (through a's cache) where the words match no phrase.
+func phraseWords(dst []string, a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) []string {
+	for i := 0; i+1 < len(toks); i++ {
+		w1, w2, w3 := toks[i], toks[i+1], ""
+		if i+2 < len(toks) {
+			w3 = toks[i+2]
+		}
+		if !lex.MayStartPhraseIn(lang, w1, w2, w3) {
+			continue
+		}
+		n := len(dst)
+		if w3 != "" {
+			dst = lex.PhraseWords(dst, lang, w1, w2, w3, phraseTool)
+		}
+		dst = lex.PhraseWords(dst, lang, w1, w2, "", phraseTool)
+		if len(dst) > n {
+			continue
+		}
+		s1, s2 := a.Stem(lang, w1), a.Stem(lang, w2)
+		if w3 != "" {
+			dst = lex.PhraseWords(dst, lang, s1, s2, a.Stem(lang, w3), phraseTool)
+		}
+		dst = lex.PhraseWords(dst, lang, s1, s2, "", phraseTool)
+	}
+	return dst
+}
+
 // Query widening: a request word that no card of the index uses (its stem
 // has no posting) stands for the words the cards may use instead: the
 // lexicon's synonyms of it, up to widenTool hand-written and widenWordNet

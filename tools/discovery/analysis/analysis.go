@@ -180,6 +180,16 @@ func (a *Analyzer) TokensLangFunc(dst []string, text string, fn func(toks []stri
 	scratchPool.Put(sc)
 }
 
+// TokensFunc is TokensLangFunc without the language guess: it appends the
+// folded tokens of text to dst and calls fn with the result, valid only
+// until fn returns. It allocates nothing in the steady state.
+func (a *Analyzer) TokensFunc(dst []string, text string, fn func(toks []string)) {
+	sc := scratchPool.Get().(*scratch)
+	dst, _ = sc.tokenize(dst, text, true)
+	fn(dst)
+	scratchPool.Put(sc)
+}
+
 // Terms appends the analyzed terms of text to dst and returns the extended
 // slice: Tokens, then stop words of the language removed and each remaining
 // token stemmed. lang "" means: guess with Detect (restricted to the
@@ -198,8 +208,22 @@ func (a *Analyzer) TermsDetect(dst []string, text string) ([]string, Lang) {
 	return a.terms(dst, text, "", defaultAnalyzer)
 }
 
+// TermsDetectFunc is TermsDetect that also calls fn, once, with the folded
+// tokens of text (stop words included, nothing stemmed: what Tokens
+// returns) and the language guessed, before the terms are made: one pass
+// over text for a caller that needs both. The tokens are valid only until
+// fn returns; fn must not modify them.
+func (a *Analyzer) TermsDetectFunc(dst []string, text string, fn func(toks []string, lang Lang)) ([]string, Lang) {
+	return a.termsFunc(dst, text, "", defaultAnalyzer, fn)
+}
+
 // terms is Terms; an empty lang is detected by det's languages.
 func (a *Analyzer) terms(dst []string, text string, lang Lang, det *Analyzer) ([]string, Lang) {
+	return a.termsFunc(dst, text, lang, det, nil)
+}
+
+// termsFunc is terms that calls fn, when not nil, with the tokens.
+func (a *Analyzer) termsFunc(dst []string, text string, lang Lang, det *Analyzer, fn func([]string, Lang)) ([]string, Lang) {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
 	var cues langCues
@@ -209,6 +233,9 @@ func (a *Analyzer) terms(dst []string, text string, lang Lang, det *Analyzer) ([
 		lang = det.detect(toks, cues)
 	} else if langIndex(lang) < 0 {
 		lang = English
+	}
+	if fn != nil {
+		fn(toks, lang)
 	}
 	out := dst[:start]
 	for _, t := range toks {

@@ -372,3 +372,33 @@ func TestTermsDetect(t *testing.T) {
 		t.Errorf("TermsDetect of a Spanish request by an English-only analyzer = %q, want es (Detect's)", lang)
 	}
 }
+
+// TestTermsDetectFunc pins that TermsDetectFunc gives TermsDetect's terms
+// and language and passes fn what Tokens returns, and that TokensFunc
+// passes the same tokens.
+func TestTermsDetectFunc(t *testing.T) {
+	a := New(nil)
+	for _, text := range []string{"Get rid of the old cronjob", "pokaż logi poda płatności", "búscame los archivos", ""} {
+		t.Run(text, func(t *testing.T) {
+			wantTerms, wantLang := a.TermsDetect(nil, text)
+			wantToks := a.Tokens(nil, text)
+			var gotToks []string
+			var gotLang Lang
+			terms, lang := a.TermsDetectFunc(nil, text, func(toks []string, l Lang) {
+				gotToks = append([]string(nil), toks...)
+				gotLang = l
+			})
+			if !slices.Equal(terms, wantTerms) || lang != wantLang || gotLang != wantLang {
+				t.Errorf("TermsDetectFunc = %q %s (fn saw %s), want %q %s", terms, lang, gotLang, wantTerms, wantLang)
+			}
+			if !slices.Equal(gotToks, wantToks) {
+				t.Errorf("fn saw tokens %q, want %q", gotToks, wantToks)
+			}
+			var viaFunc []string
+			a.TokensFunc(nil, text, func(toks []string) { viaFunc = append([]string(nil), toks...) })
+			if !slices.Equal(viaFunc, wantToks) {
+				t.Errorf("TokensFunc saw %q, want %q", viaFunc, wantToks)
+			}
+		})
+	}
+}

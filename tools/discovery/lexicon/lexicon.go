@@ -25,6 +25,9 @@ const (
 	fileSpanish = "data/es_en.txt"
 	filePolish  = "data/pl_en.txt"
 	fileSenses  = "data/senses_en.txt" // hand-written verb-object pairs
+	// Inflected forms of the Spanish and Polish keys, from Hunspell.
+	fileFormsEs = "data/forms_es.txt"
+	fileFormsPl = "data/forms_pl.txt"
 )
 
 func fold(s string) string { return analysis.Fold(s) }
@@ -68,6 +71,7 @@ type Lexicon struct {
 	irreg    map[string]string   // irregular inflection → lemma ("sent" → "send")
 	derived  map[string][]string // derived noun → verbs ("deletion" → "delete")
 	trans    [2]map[string]*translation
+	forms    [2]int // of trans' keys, the inflected forms addForms added
 	transStm [2]map[string]*translation
 	// Phrases of two or three words, keyed by their words and by their
 	// words' stems: English phrases → concepts; Spanish and Polish phrases
@@ -85,8 +89,15 @@ type Lexicon struct {
 	// languages together, for MayStartPhrase: most windows fail at the
 	// first word's prefix, one look-up.
 	phraseFirst map[string]struct{}
-	anyPhrase2  map[[2]string]struct{}
-	anyPhrase3  map[[3]string]struct{}
+	// firstBits holds, per language (en, es, pl), a bit for the hash of the
+	// first three bytes of every phrase's first word and first stem:
+	// MayStartPhraseIn's first test, without a map look-up.
+	firstBits [3]*[firstBitWords]uint64
+	// pairBits and tripleBits are the same for the first two and three
+	// words' prefixes (every word/stem combination).
+	pairBits, tripleBits [3]*[firstBitWords]uint64
+	anyPhrase2           map[[2]string]struct{}
+	anyPhrase3           map[[3]string]struct{}
 	// senses maps a verb's English stem to the objects that give it
 	// another action's meaning (Sense).
 	senses map[string][]sense
@@ -187,6 +198,12 @@ type Source struct {
 	Synonyms []Entry
 	// Spanish and Polish map a word (key) to English words (values).
 	Spanish, Polish []Entry
+	// SpanishForms and PolishForms map a key of Spanish or Polish (a
+	// lemma) to its inflected forms (values) that the stemmer does not
+	// bring to it ("mostrar: muestrame", "pokazac: pokaz"): a request's
+	// form reaches its lemma's translation before any stemming. Generated
+	// from the Hunspell dictionaries (data/README.md).
+	SpanishForms, PolishForms []Entry
 	// Senses pair a verb with an object that makes it mean other actions:
 	// key "VERB OBJECT" (stop words dropped, the first word the verb),
 	// values the actions' words ("open pull request: create").
@@ -212,6 +229,7 @@ func DefaultSource() (*Source, error) {
 	}{
 		{fileTools, &src.Tools}, {fileWordNet, &src.WordNet}, {fileIrreg, &src.Irregular},
 		{fileSpanish, &src.Spanish}, {filePolish, &src.Polish}, {fileSenses, &src.Senses},
+		{fileFormsEs, &src.SpanishForms}, {fileFormsPl, &src.PolishForms},
 	} {
 		data, err := dataFS.ReadFile(f.name)
 		if err != nil {
@@ -314,8 +332,27 @@ func Build(src *Source) (*Lexicon, error) {
 				}
 			}
 		}
+		l.addForms(i, [2][]Entry{src.SpanishForms, src.PolishForms}[i])
 	}
 	return l, nil
+}
+
+// addForms lets each inflected form of a key reach the key's translation
+// by the exact word, ahead of the stemmer. A form that is a key itself
+// keeps its own entry; a lemma the list does not translate adds nothing.
+func (l *Lexicon) addForms(i int, entries []Entry) {
+	for _, e := range entries {
+		t := l.trans[i][e.Key]
+		if t == nil {
+			continue
+		}
+		for _, f := range e.Values {
+			if _, ok := l.trans[i][f]; !ok && !strings.Contains(f, " ") {
+				l.trans[i][f] = t
+				l.forms[i]++
+			}
+		}
+	}
 }
 
 // addDerived gives each derived word the concepts of the words it derives
@@ -528,6 +565,112 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 	return dst
 }
 
+// PhraseWords appends to dst the English words the phrase made of two or
+// three consecutive folded tokens (w3 "" for two) stands for, and returns
+// the extended slice. Unlike PhraseConcepts it does not stem: pass the
+// tokens, or their stems in lang (a phrase is known by both), so that a
+// caller with a stem cache pays for stems only where the words failed.
+// The words are: for lang
+// "en", the closest words of the phrase's hand-written groups (up to
+// maxTool, the phrase itself left out: "get rid of" → "delete", "remove");
+// for "es" or "pl", the phrase's English ("zrzut ekranu" → "screenshot").
+// Words already in dst are not added again (and count toward maxTool).
+func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 string, maxTool int) []string {
+	words := phraseKey{w1, w2, w3}
+	if i := transIndex(lang); i >= 0 {
+		if !l.mayStart(i+1, w1, w2, w3) {
+			return dst
+		}
+		if t := l.transPhrase[i][words]; t != nil {
+			for _, w := range t.english {
+				if !slices.Contains(dst, w) {
+					dst = append(dst, w)
+				}
+			}
+		}
+		return dst
+	}
+	if lang != analysis.English || !l.mayStart(0, w1, w2, w3) {
+		return dst
+	}
+	idx := l.enPhrase[words]
+	for _, c := range idx {
+		con := &l.concepts[c]
+		if con.weight < WeightTool {
+			continue
+		}
+		n := 0
+		for _, w := range con.words {
+			if n >= maxTool {
+				break
+			}
+			if isPhrase(w, words) {
+				continue
+			}
+			if !slices.Contains(dst, w) {
+				dst = append(dst, w)
+			}
+			n++
+		}
+	}
+	return dst
+}
+
+// isPhrase reports whether w is the phrase k's words or stems spell.
+func isPhrase(w string, k phraseKey) bool {
+	for _, part := range k {
+		if part == "" {
+			break
+		}
+		rest, ok := strings.CutPrefix(w, part)
+		if !ok {
+			return false
+		}
+		w = strings.TrimPrefix(rest, " ")
+	}
+	return w == ""
+}
+
+// firstBitWords is the size of a firstBits set: 2^16 bits.
+const firstBitWords = 1 << 10
+
+// prefixHash hashes the first three bytes of each word into [0, 2^16).
+func prefixHash(words ...string) uint32 {
+	var h uint32 = 2166136261
+	for _, w := range words {
+		for i := range min(3, len(w)) {
+			h = (h ^ uint32(w[i])) * 16777619
+		}
+		h = (h ^ ' ') * 16777619
+	}
+	return (h ^ h>>16) & (firstBitWords*64 - 1)
+}
+
+func hasBit(b *[firstBitWords]uint64, h uint32) bool { return b[h/64]&(1<<(h%64)) != 0 }
+
+// MayStartPhraseIn is MayStartPhrase for the phrases of one language
+// ("en", "es" or "pl"; any other lang tries all): cheaper, since a
+// language's phrases start with fewer words than all three languages'.
+func (l *Lexicon) MayStartPhraseIn(lang analysis.Lang, w1, w2, w3 string) bool {
+	i := 0
+	switch lang {
+	case analysis.English:
+	case analysis.Spanish:
+		i = 1
+	case analysis.Polish:
+		i = 2
+	default:
+		return l.MayStartPhrase(w1, w2, w3)
+	}
+	if l.firstBits[i] == nil || !hasBit(l.firstBits[i], prefixHash(w1)) {
+		return false
+	}
+	if hasBit(l.pairBits[i], prefixHash(w1, w2)) && l.mayStart(i, w1, w2, "") {
+		return true
+	}
+	return w3 != "" && hasBit(l.tripleBits[i], prefixHash(w1, w2, w3)) && l.mayStart(i, w1, w2, w3)
+}
+
 // MayStartPhrase reports whether a phrase the lexicon knows, in any
 // language, may be the folded tokens w1 w2, or w1 w2 w3 (w3 "" for none).
 // When it is false, PhraseConcepts of w1 w2 w3 and of w1 w2 return dst
@@ -563,6 +706,26 @@ func (l *Lexicon) mayStart(i int, w1, w2, w3 string) bool {
 // notePhrase adds a phrase of language i, by its words and its stems, to
 // the filter mayStart reads.
 func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
+	if l.firstBits[i] == nil {
+		l.firstBits[i] = new([firstBitWords]uint64)
+		l.pairBits[i] = new([firstBitWords]uint64)
+		l.tripleBits[i] = new([firstBitWords]uint64)
+	}
+	set := func(b *[firstBitWords]uint64, h uint32) { b[h/64] |= 1 << (h % 64) }
+	for m := range 8 {
+		w := func(j int) string {
+			if m&(1<<j) != 0 {
+				return stems[j]
+			}
+			return words[j]
+		}
+		set(l.firstBits[i], prefixHash(w(0)))
+		if words[2] == "" {
+			set(l.pairBits[i], prefixHash(w(0), w(1)))
+		} else {
+			set(l.tripleBits[i], prefixHash(w(0), w(1), w(2)))
+		}
+	}
 	pick := func(mask, j int) string {
 		if mask&(1<<j) != 0 {
 			return prefix3(stems[j])
@@ -785,11 +948,16 @@ func (l *Lexicon) Derive(word string) []string { return l.derived[word] }
 // Stats describes a lexicon's size.
 type Stats struct {
 	ToolGroups, Synsets, EnglishWords, Irregular, Derived, Spanish, Polish int
+	// SpanishForms and PolishForms count the inflected forms (Hunspell)
+	// that reach a Spanish or Polish entry; Spanish and Polish do not.
+	SpanishForms, PolishForms int
 }
 
 // Stats returns the lexicon's size.
 func (l *Lexicon) Stats() Stats {
-	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Derived: len(l.derived), Spanish: len(l.trans[0]), Polish: len(l.trans[1])}
+	s := Stats{EnglishWords: len(l.english), Irregular: len(l.irreg), Derived: len(l.derived),
+		Spanish: len(l.trans[0]) - l.forms[0], Polish: len(l.trans[1]) - l.forms[1],
+		SpanishForms: l.forms[0], PolishForms: l.forms[1]}
 	for _, c := range l.concepts {
 		if c.weight >= WeightTool {
 			s.ToolGroups++

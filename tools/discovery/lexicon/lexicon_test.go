@@ -103,8 +103,8 @@ func TestDefaultLoads(t *testing.T) {
 	}
 	s := l.Stats()
 	// Floors just under the shipped data's size, so losing a file fails.
-	if s.ToolGroups < 100 || s.Synsets < 3000 || s.Irregular < 1000 || s.Spanish < 300 || s.Polish < 300 {
-		t.Errorf("Default().Stats() = %+v, want at least 100 tool groups, 3000 synsets, 1000 irregular forms, 300 es, 300 pl", s)
+	if s.ToolGroups < 100 || s.Synsets < 3000 || s.Irregular < 1000 || s.Spanish < 300 || s.Polish < 300 || s.SpanishForms < 1000 || s.PolishForms < 1000 {
+		t.Errorf("Default().Stats() = %+v, want at least 100 tool groups, 3000 synsets, 1000 irregular forms, 300 es, 300 pl, 1000 forms of each", s)
 	}
 }
 
@@ -501,5 +501,121 @@ func BenchmarkPhraseConcepts(b *testing.B) {
 	for b.Loop() {
 		dst = l.PhraseConcepts(dst[:0], "", "payments", "repository", "")
 		dst = l.PhraseConcepts(dst[:0], "", "create", "a", "new")
+	}
+}
+
+// TestHunspellForms pins that inflected forms the stemmers do not bring to
+// their lemma reach the lemma's translation through the forms generated
+// from the Hunspell dictionaries (data/forms_es.txt, data/forms_pl.txt),
+// typed with or without diacritics.
+func TestHunspellForms(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct {
+		lang       analysis.Lang
+		form, want string
+	}{
+		{analysis.Spanish, "envíame", "send"}, // imperative with an enclitic pronoun
+		{analysis.Spanish, "enviame", "send"},
+		{analysis.Spanish, "búscalo", "search"},
+		{analysis.Polish, "pokaż", "show"},
+		{analysis.Polish, "pokazcie", "show"},
+		{analysis.Polish, "usunąłem", "delete"},
+		{analysis.Polish, "usunalem", "delete"},
+	} {
+		t.Run(string(tt.lang)+"/"+tt.form, func(t *testing.T) {
+			if got := l.Translate(tt.lang, tt.form); !slices.Contains(got, tt.want) {
+				t.Errorf("Translate(%s, %q) = %q, want it to contain %q", tt.lang, tt.form, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBuildFormsKeepKeys pins that a form which is a key itself keeps its
+// own translation, and that a form of a lemma the list does not translate
+// adds nothing.
+func TestBuildFormsKeepKeys(t *testing.T) {
+	src := &Source{
+		Polish:      []Entry{{Key: "zamek", Values: []string{"castle"}}, {Key: "zamku", Values: []string{"lock"}}},
+		PolishForms: []Entry{{Key: "zamek", Values: []string{"zamku", "zamkiem"}}, {Key: "nieznany", Values: []string{"nieznanego"}}},
+	}
+	l, err := Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		form string
+		want []string
+	}{
+		{"zamkiem", []string{"castle"}},
+		{"zamku", []string{"lock"}},
+		{"nieznanego", nil},
+	} {
+		t.Run(tt.form, func(t *testing.T) {
+			if got := l.Translate(analysis.Polish, tt.form); !slices.Equal(got, tt.want) {
+				t.Errorf("Translate(pl, %q) = %q, want %q", tt.form, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPhraseWords pins that a multi-word phrase stands for the words of its
+// hand-written group (English) or its translation (Spanish, Polish), and
+// that words outside a phrase give nothing.
+func TestPhraseWords(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct {
+		name       string
+		lang       analysis.Lang
+		w1, w2, w3 string
+		want       string // "" for no words
+	}{
+		{"en three words", analysis.English, "get", "rid", "of", "delete"},
+		{"en two words", analysis.English, "mouse", "over", "", "hover"},
+		{"pl", analysis.Polish, "zrzut", "ekranu", "", "screenshot"},
+		{"es", analysis.Spanish, "paso", "a", "paso", "step by step"},
+		{"no phrase", analysis.English, "blue", "sky", "", ""},
+		{"other language", analysis.Polish, "get", "rid", "of", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := l.PhraseWords(nil, tt.lang, tt.w1, tt.w2, tt.w3, 3)
+			if tt.want == "" {
+				if len(got) != 0 {
+					t.Errorf("PhraseWords(%s, %q %q %q) = %q, want none", tt.lang, tt.w1, tt.w2, tt.w3, got)
+				}
+				return
+			}
+			if !slices.Contains(got, tt.want) {
+				t.Errorf("PhraseWords(%s, %q %q %q) = %q, want it to contain %q", tt.lang, tt.w1, tt.w2, tt.w3, got, tt.want)
+			}
+			if again := l.PhraseWords(got, tt.lang, tt.w1, tt.w2, tt.w3, 3); len(again) != len(got) {
+				t.Errorf("PhraseWords added %q again: %q", got, again)
+			}
+		})
+	}
+}
+
+// TestMayStartPhraseIn pins that the per-language filter lets every known
+// phrase through, by its words and by its stems, and stops other windows.
+func TestMayStartPhraseIn(t *testing.T) {
+	l := Default()
+	for _, tt := range []struct {
+		name       string
+		lang       analysis.Lang
+		w1, w2, w3 string
+		want       bool
+	}{
+		{"en two", analysis.English, "mouse", "over", "the", true},
+		{"en three", analysis.English, "get", "rid", "of", true},
+		{"en stems", analysis.English, analysis.Stem(analysis.English, "looking"), "up", "", true},
+		{"pl", analysis.Polish, "zrzut", "ekranu", "", true},
+		{"es", analysis.Spanish, "paso", "a", "paso", true},
+		{"not a phrase", analysis.English, "blue", "sky", "today", false},
+		{"another language's phrase", analysis.English, "zrzut", "ekranu", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := l.MayStartPhraseIn(tt.lang, tt.w1, tt.w2, tt.w3); got != tt.want {
+				t.Errorf("MayStartPhraseIn(%s, %q, %q, %q) = %v, want %v", tt.lang, tt.w1, tt.w2, tt.w3, got, tt.want)
+			}
+		})
 	}
 }

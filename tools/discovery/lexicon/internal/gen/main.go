@@ -58,14 +58,15 @@ import (
 )
 
 var (
-	wordnetDir = flag.String("wordnet", "/usr/share/wordnet", "WordNet 3.0 database directory")
-	outDir     = flag.String("out", "tools/discovery/lexicon/data", "output directory")
-	maxSenses  = flag.Int("senses", 2, "keep a lemma in at most this many of its most frequent synsets")
-	version    = flag.String("version", "", "the WordNet package version to record (default: dpkg-query -W wordnet-base)")
-	optDir     = flag.String("optional", "", "directory for the optional (not embedded) es/pl files; empty writes none")
-	mythesEs   = flag.String("mythes-es", "/usr/share/mythes/th_es_ES_v2.dat", "Spanish MyThes thesaurus (with -optional)")
-	mythesPl   = flag.String("mythes-pl", "/usr/share/mythes/th_pl_PL_v2.dat", "Polish MyThes thesaurus (with -optional)")
-	freedict   = flag.String("freedict", "/usr/share/dictd", "directory of freedict-spa-eng and freedict-pol-eng .index/.dict.dz (with -optional)")
+	wordnetDir  = flag.String("wordnet", "/usr/share/wordnet", "WordNet 3.0 database directory")
+	outDir      = flag.String("out", "tools/discovery/lexicon/data", "output directory")
+	maxSenses   = flag.Int("senses", 2, "keep a lemma in at most this many of its most frequent synsets")
+	version     = flag.String("version", "", "the WordNet package version to record (default: dpkg-query -W wordnet-base)")
+	optDir      = flag.String("optional", "", "directory for the optional (not embedded) es/pl files; empty writes none")
+	mythesEs    = flag.String("mythes-es", "/usr/share/mythes/th_es_ES_v2.dat", "Spanish MyThes thesaurus (with -optional)")
+	mythesPl    = flag.String("mythes-pl", "/usr/share/mythes/th_pl_PL_v2.dat", "Polish MyThes thesaurus (with -optional)")
+	freedict    = flag.String("freedict", "/usr/share/dictd", "directory of freedict-spa-eng and freedict-pol-eng .index/.dict.dz (with -optional)")
+	hunspellDir = flag.String("hunspell", "", "with a directory of Hunspell dictionaries (Debian hunspell-pl, hunspell-es: /usr/share/hunspell), write only forms_pl.txt and forms_es.txt")
 )
 
 var plainWord = regexp.MustCompile(`^[a-z]{2,}$`)
@@ -77,6 +78,12 @@ type sense struct {
 
 func main() {
 	flag.Parse()
+	if *hunspellDir != "" {
+		if err := writeAllForms(*hunspellDir, *outDir); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	members := map[sense][]string{} // synset → common lemmas for which it is a top sense
 	common := map[string]bool{}
 	commonNounVerb := map[string]bool{}
