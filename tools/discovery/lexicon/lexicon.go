@@ -572,7 +572,8 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 // caller with a stem cache pays for stems only where the words failed.
 // The words are: for lang
 // "en", the closest words of the phrase's hand-written groups (up to
-// maxTool, the phrase itself left out: "get rid of" → "delete", "remove");
+// maxTool, the phrase itself and synonyms of several words left out:
+// "get rid of" → "delete", "remove");
 // for "es" or "pl", the phrase's English ("zrzut ekranu" → "screenshot").
 // Words already in dst are not added again (and count toward maxTool).
 func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 string, maxTool int) []string {
@@ -604,7 +605,11 @@ func (l *Lexicon) PhraseWords(dst []string, lang analysis.Lang, w1, w2, w3 strin
 			if n >= maxTool {
 				break
 			}
-			if isPhrase(w, words) {
+			// A synonym of several words is skipped: its words go on
+			// to be searched one by one, and one of them alone
+			// means something else ("pull request" → "merge
+			// request" would search "merge").
+			if isPhrase(w, words) || strings.Contains(w, " ") {
 				continue
 			}
 			if !slices.Contains(dst, w) {

@@ -594,6 +594,23 @@ func TestPhraseWords(t *testing.T) {
 	}
 }
 
+// TestPhraseWordsSkipsMultiWordSynonyms: an English phrase never stands
+// for a synonym of several words, whose words would then be searched one
+// by one ("pull request" → "merge request" → "merge"). A translation keeps
+// its several English words (they name one thing together).
+func TestPhraseWordsSkipsMultiWordSynonyms(t *testing.T) {
+	l := Default()
+	got := l.PhraseWords(nil, analysis.English, "pull", "request", "", 10)
+	if len(got) == 0 {
+		t.Fatal(`PhraseWords("pull request") = none, want its one-word synonyms`)
+	}
+	for _, w := range got {
+		if strings.Contains(w, " ") {
+			t.Errorf(`PhraseWords("pull request") = %q, holds the multi-word synonym %q`, got, w)
+		}
+	}
+}
+
 // TestMayStartPhraseIn pins that the per-language filter lets every known
 // phrase through, by its words and by its stems, and stops other windows.
 func TestMayStartPhraseIn(t *testing.T) {
