@@ -1,0 +1,377 @@
+package gateway
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/jcs"
+)
+
+// The audit log is a hash chain (docs/operations.md, "A tamper-evident
+// audit"): each entry carries its sequence number in the log (AuditEntry.Seq,
+// 1, 2, 3, … per store), the hash of the entry before it (AuditEntry.Prev)
+// and its own hash (AuditEntry.Hash), which covers the version, the
+// sequence number, Prev and the entry's content. A store assigns them inside
+// the write that appends the entry, atomically with the append, so that the
+// entries of many gateways sharing one store form one chain. An entry
+// edited, removed or moved breaks the chain where it was; AuditChainVerifier
+// names the first entry that does not fit.
+//
+// The hash of entry n is
+//
+//	hex(SHA-256("toolgate-audit/" + V + "\n" + n + "\n" + Prev + "\n" + AuditBody(e)))
+//
+// with n in decimal and AuditBody the RFC 8785 (JCS) encoding of the entry's
+// content: every field but the chain's, integers as decimal strings, the
+// time as RFC 3339 in UTC with nanoseconds, strings as valid UTF-8 (an
+// invalid byte becomes U+FFFD, as encoding/json writes it). The entry
+// before the first has the hash AuditGenesis.
+
+// AuditChainVersion is the version of the chain's hash input that this
+// module writes (AuditEntry.V).
+const AuditChainVersion = 1
+
+// AuditGenesis is the Prev of the first entry of a chain: 64 zeros.
+const AuditGenesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// AuditAnchor is where the chain held by a store begins: the sequence
+// number and hash of the last entry no longer held, because the retention
+// purge removed it (or it was written before the store kept a chain). The
+// first entry held has Seq = Anchor.Seq+1 and Prev = Anchor.Hash. A store
+// that never pruned has the anchor {0, AuditGenesis}.
+type AuditAnchor struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// AuditCheckpoint is an Ed25519 signature over the chain's state at one
+// entry: whoever holds the public key can check that the entries up to Seq
+// are those the key's holder saw, so a chain rewritten after it (every hash
+// recomputed) or a tail forged under a made-up checkpoint is found out.
+type AuditCheckpoint struct {
+	Seq  uint64    `json:"seq"`
+	Hash string    `json:"hash"` // the hash of entry Seq
+	Time time.Time `json:"time"` // when it was signed
+	// KeyID names the signing key: the first 16 hex digits of the SHA-256
+	// of its public key.
+	KeyID string `json:"key_id"`
+	// Sig is the standard base64 of the Ed25519 signature of
+	// AuditCheckpointMessage.
+	Sig string `json:"sig"`
+}
+
+// AuditChain is an AuditLog that keeps its entries in a hash chain: every
+// store of this module is one. Verification and export read it in sequence
+// order.
+type AuditChain interface {
+	AuditLog
+	// ReadAuditChain returns at most limit entries with Seq > after, in
+	// sequence order, with their chain fields as stored.
+	ReadAuditChain(ctx context.Context, after uint64, limit int) ([]AuditEntry, error)
+	// AuditAnchor returns the chain's anchor.
+	AuditAnchor(ctx context.Context) (AuditAnchor, error)
+	// AddAuditCheckpoint stores c (replacing one at the same Seq).
+	AddAuditCheckpoint(ctx context.Context, c AuditCheckpoint) error
+	// AuditCheckpoints returns the stored checkpoints in sequence order.
+	// The retention purge removes those at or before the anchor.
+	AuditCheckpoints(ctx context.Context) ([]AuditCheckpoint, error)
+}
+
+// AuditBody is the canonical (JCS) encoding of e's content, the part of
+// the hash input that is the entry's own (the chain fields excluded).
+func AuditBody(e AuditEntry) []byte {
+	s := func(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
+	m := map[string]any{
+		"time": e.Time.UTC().Format(time.RFC3339Nano), "tenant": s(e.Tenant), "principal": s(e.Principal),
+		"actor": s(e.Actor), "taint": s(e.Taint), "session_id": s(e.SessionID), "step": strconv.Itoa(e.Step),
+		"tool": s(e.Tool), "key": s(e.Key), "decision": s(e.Decision), "reason": s(e.Reason), "outcome": s(e.Outcome),
+		"approval_id": s(e.ApprovalID), "latency_ns": strconv.FormatInt(int64(e.Latency), 10),
+	}
+	b, err := jcs.Append(nil, m)
+	if err != nil { // strings only: cannot fail
+		panic("gateway: audit body: " + err.Error())
+	}
+	return b
+}
+
+// AuditHash is the hash of an entry at seq after prev, whose AuditBody is
+// body, in chain version v.
+func AuditHash(v int, seq uint64, prev string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte("toolgate-audit/" + strconv.Itoa(v) + "\n" + strconv.FormatUint(seq, 10) + "\n" + prev + "\n"))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ChainAudit returns e as the entry seq of the chain, after the entry whose
+// hash is prev: with Seq, Prev, V and Hash set. Stores call it inside the
+// write that appends e.
+func ChainAudit(e AuditEntry, seq uint64, prev string) AuditEntry {
+	e.Seq, e.Prev, e.V = seq, prev, AuditChainVersion
+	e.Hash = AuditHash(e.V, seq, prev, AuditBody(e))
+	return e
+}
+
+// AuditCheckpointMessage is what an AuditCheckpoint's signature signs.
+func AuditCheckpointMessage(seq uint64, hash string, t time.Time) []byte {
+	return []byte("toolgate-audit-checkpoint/1\n" + strconv.FormatUint(seq, 10) + "\n" + hash + "\n" + t.UTC().Format(time.RFC3339Nano))
+}
+
+// AuditKeyID is the KeyID of pub.
+func AuditKeyID(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
+}
+
+// SignAuditCheckpoint signs the chain's last entry with key at now and
+// stores the checkpoint. It returns ErrNotFound when the chain holds no
+// entry.
+func SignAuditCheckpoint(ctx context.Context, c AuditChain, key ed25519.PrivateKey, now time.Time) (AuditCheckpoint, error) {
+	last, err := lastAudit(ctx, c)
+	if err != nil {
+		return AuditCheckpoint{}, err
+	}
+	now = now.UTC()
+	cp := AuditCheckpoint{Seq: last.Seq, Hash: last.Hash, Time: now, KeyID: AuditKeyID(key.Public().(ed25519.PublicKey)),
+		Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(key, AuditCheckpointMessage(last.Seq, last.Hash, now)))}
+	return cp, c.AddAuditCheckpoint(ctx, cp)
+}
+
+// lastAudit returns the chain's last entry, paging from the anchor.
+func lastAudit(ctx context.Context, c AuditChain) (AuditEntry, error) {
+	var last AuditEntry
+	found := false
+	for after := uint64(0); ; {
+		page, err := c.ReadAuditChain(ctx, after, auditPage)
+		if err != nil {
+			return AuditEntry{}, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		last, found = page[len(page)-1], true
+		after = last.Seq
+	}
+	if !found {
+		return AuditEntry{}, fmt.Errorf("%w: the audit log holds no entry", ErrNotFound)
+	}
+	return last, nil
+}
+
+// auditPage is how many entries VerifyAuditChain and lastAudit read at a
+// time, which bounds their memory.
+const auditPage = 1000
+
+// AuditBreak is the first place where a chain does not verify.
+type AuditBreak struct {
+	// Seq is the sequence number of the first bad entry (for a removed
+	// entry: the one missing), Time its time when known.
+	Seq  uint64
+	Time time.Time
+	// Where locates it in a file ("audit.jsonl:12"); empty for a store.
+	Where string
+	// Problem says what is wrong, in words.
+	Problem string
+}
+
+func (b *AuditBreak) Error() string {
+	at := ""
+	if !b.Time.IsZero() {
+		at = " (" + b.Time.UTC().Format(time.RFC3339Nano) + ")"
+	}
+	where := ""
+	if b.Where != "" {
+		where = b.Where + ": "
+	}
+	return fmt.Sprintf("%saudit entry %d%s: %s", where, b.Seq, at, b.Problem)
+}
+
+// AuditReport is what a verification found.
+type AuditReport struct {
+	Anchor AuditAnchor `json:"anchor"`
+	// Entries is how many entries were checked; First and Last their
+	// sequence numbers (0 when none).
+	Entries     int    `json:"entries"`
+	First, Last uint64 `json:"-"`
+	// Checkpoints is how many checkpoints matched their entries; Signed of
+	// them had their signature checked against the public key.
+	Checkpoints int `json:"checkpoints"`
+	Signed      int `json:"signed"`
+	// LastSigned is the Seq of the last checkpoint whose signature
+	// verified (0 when none); entries after it are covered by the chain
+	// only.
+	LastSigned uint64 `json:"last_signed"`
+	// Break is the first bad entry or checkpoint; nil when the chain
+	// verifies.
+	Break *AuditBreak `json:"-"`
+}
+
+// AuditChainVerifier checks a chain entry by entry, in the order read,
+// with constant memory: Start with the anchor, Add every entry, then
+// Finish with the checkpoints. The first break found is kept; later calls
+// change nothing.
+type AuditChainVerifier struct {
+	// PublicKey, when set, is the key every checkpoint must be signed
+	// with; without it checkpoints are matched to their entries only.
+	PublicKey ed25519.PublicKey
+
+	rep      AuditReport
+	prevSeq  uint64
+	prevHash string
+	// hashes of the entries at checkpointed sequence numbers, to match the
+	// checkpoints in Finish; want holds the numbers wanted.
+	want   map[uint64]bool
+	hashes map[uint64]string
+}
+
+// Start begins a verification from a (the chain's anchor). want lists the
+// sequence numbers of the checkpoints that Finish will check, so that only
+// those entries' hashes are kept.
+func (v *AuditChainVerifier) Start(a AuditAnchor, want []uint64) {
+	v.rep = AuditReport{Anchor: a}
+	v.prevSeq, v.prevHash = a.Seq, a.Hash
+	v.want, v.hashes = map[uint64]bool{}, map[uint64]string{}
+	for _, s := range want {
+		v.want[s] = true
+	}
+}
+
+// Add checks the next entry e, read at where ("" for a store), and
+// reports whether the chain still verifies.
+func (v *AuditChainVerifier) Add(e AuditEntry, where string) bool {
+	if v.rep.Break != nil {
+		return false
+	}
+	bad := func(seq uint64, t time.Time, format string, args ...any) bool {
+		v.rep.Break = &AuditBreak{Seq: seq, Time: t, Where: where, Problem: fmt.Sprintf(format, args...)}
+		return false
+	}
+	want := v.prevSeq + 1
+	switch {
+	case e.V == 0 || e.Hash == "":
+		return bad(e.Seq, e.Time, "not chained: it has no hash, so it was not appended by the store's chained write (a forged or foreign entry)")
+	case e.V != AuditChainVersion:
+		return bad(e.Seq, e.Time, "chain version %d is not one this toolgate knows (%d)", e.V, AuditChainVersion)
+	case e.Seq > want:
+		if e.Seq == want+1 {
+			return bad(want, time.Time{}, "missing: removed from the log (the next entry held is %d)", e.Seq)
+		}
+		return bad(want, time.Time{}, "missing: entries %d to %d were removed from the log (the next entry held is %d)", want, e.Seq-1, e.Seq)
+	case e.Seq < want:
+		return bad(e.Seq, e.Time, "out of order: it comes after entry %d (entries were moved or repeated)", v.prevSeq)
+	case AuditHash(e.V, e.Seq, e.Prev, AuditBody(e)) != e.Hash:
+		return bad(e.Seq, e.Time, "edited or moved: its content does not match its hash")
+	case e.Prev != v.prevHash:
+		if e.Seq == v.rep.Anchor.Seq+1 {
+			return bad(e.Seq, e.Time, "does not follow the anchor (entry %d): its prev is not the anchor's hash (the anchor or this entry was changed)", v.rep.Anchor.Seq)
+		}
+		return bad(e.Seq, e.Time, "does not follow entry %d: its prev is not that entry's hash (entry %d was replaced, or the chain rewritten from here)", v.prevSeq, v.prevSeq)
+	}
+	v.prevSeq, v.prevHash = e.Seq, e.Hash
+	if v.want[e.Seq] {
+		v.hashes[e.Seq] = e.Hash
+	}
+	if v.rep.Entries == 0 {
+		v.rep.First = e.Seq
+	}
+	v.rep.Entries++
+	v.rep.Last = e.Seq
+	return true
+}
+
+// Finish checks the checkpoints (in sequence order) against the entries
+// added and returns the report. A checkpoint at or before the anchor is
+// skipped (its entry was pruned); one past the last entry means the tail
+// it signed was removed.
+func (v *AuditChainVerifier) Finish(cps []AuditCheckpoint) AuditReport {
+	for _, cp := range cps {
+		if v.rep.Break != nil {
+			break
+		}
+		if cp.Seq <= v.rep.Anchor.Seq {
+			continue
+		}
+		bad := func(format string, args ...any) {
+			v.rep.Break = &AuditBreak{Seq: cp.Seq, Time: cp.Time, Problem: "checkpoint: " + fmt.Sprintf(format, args...)}
+		}
+		h, ok := v.hashes[cp.Seq]
+		switch {
+		case cp.Seq > v.rep.Last:
+			bad("it signs entry %d, but the log ends at %d: entries were removed from its end", cp.Seq, v.rep.Last)
+			continue
+		case !ok:
+			bad("entry %d was not read", cp.Seq)
+			continue
+		case h != cp.Hash:
+			bad("it signed another hash for this entry: the entries up to it were changed and the chain rewritten")
+			continue
+		}
+		v.rep.Checkpoints++
+		if v.PublicKey == nil {
+			continue
+		}
+		sig, err := base64.StdEncoding.DecodeString(cp.Sig)
+		switch {
+		case cp.KeyID != AuditKeyID(v.PublicKey):
+			bad("signed by key %q, not by the public key given (%s)", cp.KeyID, AuditKeyID(v.PublicKey))
+		case err != nil || !ed25519.Verify(v.PublicKey, AuditCheckpointMessage(cp.Seq, cp.Hash, cp.Time), sig):
+			bad("its signature does not verify with the public key given (a forged checkpoint)")
+		default:
+			v.rep.Signed++
+			v.rep.LastSigned = cp.Seq
+		}
+	}
+	return v.rep
+}
+
+// VerifyAuditChain verifies the chain held by c from its anchor, reading it
+// a page at a time, and checks its checkpoints, their signatures with pub
+// when it is not nil. A store failure is an error; a chain that does not
+// verify is a report with Break set.
+func VerifyAuditChain(ctx context.Context, c AuditChain, pub ed25519.PublicKey) (AuditReport, error) {
+	cps, err := c.AuditCheckpoints(ctx)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	want := make([]uint64, len(cps))
+	for i, cp := range cps {
+		want[i] = cp.Seq
+	}
+	// The first page is read before the anchor: a purge running meanwhile
+	// moves the anchor past entries already read, which are then skipped,
+	// instead of leaving a gap that would read as removed entries.
+	page, err := c.ReadAuditChain(ctx, 0, auditPage)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	a, err := c.AuditAnchor(ctx)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	v := &AuditChainVerifier{PublicKey: pub}
+	v.Start(a, want)
+	for len(page) > 0 {
+		for _, e := range page {
+			if e.Seq <= a.Seq {
+				continue
+			}
+			if !v.Add(e, "") {
+				return v.rep, nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return AuditReport{}, err
+		}
+		if page, err = c.ReadAuditChain(ctx, page[len(page)-1].Seq, auditPage); err != nil {
+			return AuditReport{}, err
+		}
+	}
+	return v.Finish(cps), nil
+}
