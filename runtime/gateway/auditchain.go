@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/jcs"
 )
@@ -87,7 +88,7 @@ type AuditChain interface {
 // AuditBody is the canonical (JCS) encoding of e's content, the part of
 // the hash input that is the entry's own (the chain fields excluded).
 func AuditBody(e AuditEntry) []byte {
-	s := func(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
+	s := validUTF8
 	m := map[string]any{
 		"time": e.Time.UTC().Format(time.RFC3339Nano), "tenant": s(e.Tenant), "principal": s(e.Principal),
 		"actor": s(e.Actor), "taint": s(e.Taint), "session_id": s(e.SessionID), "step": strconv.Itoa(e.Step),
@@ -99,6 +100,20 @@ func AuditBody(e AuditEntry) []byte {
 		panic("gateway: audit body: " + err.Error())
 	}
 	return b
+}
+
+// validUTF8 is v with each byte that is not part of valid UTF-8 replaced
+// by U+FFFD, as encoding/json writes it (strings.ToValidUTF8 would replace
+// a run of such bytes by one).
+func validUTF8(v string) string {
+	if utf8.ValidString(v) {
+		return v
+	}
+	var b strings.Builder
+	for _, r := range v { // an invalid byte ranges as one utf8.RuneError
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // AuditHash is the hash of an entry at seq after prev, whose AuditBody is
@@ -214,13 +229,17 @@ type AuditReport struct {
 }
 
 // AuditChainVerifier checks a chain entry by entry, in the order read,
-// with constant memory: Start with the anchor, Add every entry, then
-// Finish with the checkpoints. The first break found is kept; later calls
+// in memory bounded by the checkpoints: Start with the anchor, Want the
+// checkpoints, Add every entry, then Finish with the checkpoints. The first break found is kept; later calls
 // change nothing.
 type AuditChainVerifier struct {
 	// PublicKey, when set, is the key every checkpoint must be signed
 	// with; without it checkpoints are matched to their entries only.
 	PublicKey ed25519.PublicKey
+	// Partial says the entries are a selection (one tenant's): a gap in
+	// the sequence numbers is no break, and an entry after a gap is
+	// checked against its own hash only.
+	Partial bool
 
 	rep      AuditReport
 	prevSeq  uint64
@@ -231,15 +250,18 @@ type AuditChainVerifier struct {
 	hashes map[uint64]string
 }
 
-// Start begins a verification from a (the chain's anchor). want lists the
-// sequence numbers of the checkpoints that Finish will check, so that only
-// those entries' hashes are kept.
-func (v *AuditChainVerifier) Start(a AuditAnchor, want []uint64) {
+// Start begins a verification from a, the chain's anchor.
+func (v *AuditChainVerifier) Start(a AuditAnchor) {
 	v.rep = AuditReport{Anchor: a}
 	v.prevSeq, v.prevHash = a.Seq, a.Hash
 	v.want, v.hashes = map[uint64]bool{}, map[uint64]string{}
-	for _, s := range want {
-		v.want[s] = true
+}
+
+// Want names the checkpoints that Finish will check, before the entries
+// are added, so that only those entries' hashes are kept.
+func (v *AuditChainVerifier) Want(cps []AuditCheckpoint) {
+	for _, cp := range cps {
+		v.want[cp.Seq] = true
 	}
 }
 
@@ -259,11 +281,15 @@ func (v *AuditChainVerifier) Add(e AuditEntry, where string) bool {
 		return bad(e.Seq, e.Time, "not chained: it has no hash, so it was not appended by the store's chained write (a forged or foreign entry)")
 	case e.V != AuditChainVersion:
 		return bad(e.Seq, e.Time, "chain version %d is not one this toolgate knows (%d)", e.V, AuditChainVersion)
+	case e.Seq > want && v.Partial:
+		if AuditHash(e.V, e.Seq, e.Prev, AuditBody(e)) != e.Hash {
+			return bad(e.Seq, e.Time, "edited or moved: its content does not match its hash")
+		}
 	case e.Seq > want:
 		if e.Seq == want+1 {
-			return bad(want, time.Time{}, "missing: removed from the log (the next entry held is %d)", e.Seq)
+			return bad(want, time.Time{}, "missing: the next entry held is %d (this one was removed, or moved later)", e.Seq)
 		}
-		return bad(want, time.Time{}, "missing: entries %d to %d were removed from the log (the next entry held is %d)", want, e.Seq-1, e.Seq)
+		return bad(want, time.Time{}, "missing: the next entry held is %d (entries %d to %d were removed, or moved later)", e.Seq, want, e.Seq-1)
 	case e.Seq < want:
 		return bad(e.Seq, e.Time, "out of order: it comes after entry %d (entries were moved or repeated)", v.prevSeq)
 	case AuditHash(e.V, e.Seq, e.Prev, AuditBody(e)) != e.Hash:
@@ -306,6 +332,8 @@ func (v *AuditChainVerifier) Finish(cps []AuditCheckpoint) AuditReport {
 		case cp.Seq > v.rep.Last:
 			bad("it signs entry %d, but the log ends at %d: entries were removed from its end", cp.Seq, v.rep.Last)
 			continue
+		case !ok && v.Partial:
+			continue // not in the selection
 		case !ok:
 			bad("entry %d was not read", cp.Seq)
 			continue
@@ -340,10 +368,6 @@ func VerifyAuditChain(ctx context.Context, c AuditChain, pub ed25519.PublicKey) 
 	if err != nil {
 		return AuditReport{}, err
 	}
-	want := make([]uint64, len(cps))
-	for i, cp := range cps {
-		want[i] = cp.Seq
-	}
 	// The first page is read before the anchor: a purge running meanwhile
 	// moves the anchor past entries already read, which are then skipped,
 	// instead of leaving a gap that would read as removed entries.
@@ -356,7 +380,8 @@ func VerifyAuditChain(ctx context.Context, c AuditChain, pub ed25519.PublicKey) 
 		return AuditReport{}, err
 	}
 	v := &AuditChainVerifier{PublicKey: pub}
-	v.Start(a, want)
+	v.Start(a)
+	v.Want(cps)
 	for len(page) > 0 {
 		for _, e := range page {
 			if e.Seq <= a.Seq {
