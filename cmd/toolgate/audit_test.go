@@ -289,3 +289,154 @@ func checkVerify(t *testing.T, want []string, code int, out, errOut string) {
 		}
 	}
 }
+
+// exportFile runs audit export with extra flags on b's store and writes
+// the output to a file, returning its path and lines.
+func exportFile(t *testing.T, b *auditBackend, extra ...string) (string, []string) {
+	t.Helper()
+	code, out, errOut := runCmd(append(append([]string{"audit", "export"}, b.flags...), extra...)...)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("audit export = %d, %q", code, errOut)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+}
+
+// TestAuditExportFile: the export is one JSON object per line (anchor,
+// checkpoint, entries with their chain fields) that verifies as a file,
+// and audit verify --file catches each tampering of the file, naming the
+// entry and its line.
+func TestAuditExportFile(t *testing.T) {
+	b, _ := newAuditBackend(t, "sqlite")
+	keyPath, pubPath, _ := auditKeys(t)
+	if code, _, errOut := runCmd(append(append([]string{"audit", "checkpoint"}, b.flags...), "--audit-key", keyPath)...); code != exitOK {
+		t.Fatalf("audit checkpoint: %s", errOut)
+	}
+	path, lines := exportFile(t, b)
+	if len(lines) != 8 {
+		t.Fatalf("export has %d lines, want 8 (anchor, checkpoint, 6 entries):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	var first, entry map[string]any
+	if json.Unmarshal([]byte(lines[0]), &first) != nil || first["type"] != "audit_anchor" {
+		t.Errorf("line 1 = %s, want the anchor", lines[0])
+	}
+	if json.Unmarshal([]byte(lines[2]), &entry) != nil || entry["type"] != "audit_entry" || entry["seq"] != 1.0 ||
+		entry["prev"] != gateway.AuditGenesis || entry["tenant"] != "acme" || entry["v"] != 1.0 || len(entry["hash"].(string)) != 64 {
+		t.Errorf("line 3 = %s, want entry 1 with its chain fields", lines[2])
+	}
+	code, out, errOut := runCmd("audit", "verify", "--file", path, "--pubkey", pubPath)
+	if code != exitOK || !strings.Contains(out, "6 entries, 1 to 6") || !strings.Contains(out, "1 checkpoints signed by the key") {
+		t.Fatalf("audit verify --file = %d, %q, %q", code, out, errOut)
+	}
+	edit := func(i int, from, to string) []string {
+		l := slicesClone(lines)
+		if !strings.Contains(l[i], from) {
+			t.Fatalf("line %d lacks %q", i+1, from)
+		}
+		l[i] = strings.Replace(l[i], from, to, 1)
+		return l
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"one byte changed", edit(4, "transfer_funds", "transfer_fundz"), []string{"audit.jsonl:5: audit entry 3 (2026-12-01T09:02:00Z): edited"}},
+		{"entry removed", append(slicesClone(lines[:4]), lines[5:]...), []string{"audit.jsonl:5: audit entry 3: missing"}},
+		{"two lines swapped", func() []string {
+			l := slicesClone(lines)
+			l[3], l[5] = l[5], l[3]
+			return l
+		}(), []string{"audit.jsonl:4: audit entry 2"}},
+		{"forged tail", append(slicesClone(lines), `{"type":"audit_entry","time":"2026-12-01T10:00:00Z","tenant":"acme","principal":"mallory","session_id":"s","step":1,"tool":"bank/transfer_funds","decision":"allow","outcome":"ok","latency":0,"seq":7}`),
+			[]string{"audit.jsonl:9: audit entry 7 (2026-12-01T10:00:00Z): not chained"}},
+		{"tail removed", lines[:7], []string{"audit entry 6", "checkpoint: it signs entry 6, but the log ends at 5"}},
+		{"checkpoint signature changed", func() []string {
+			var cp map[string]any
+			json.Unmarshal([]byte(lines[1]), &cp)
+			sig := []byte(cp["sig"].(string))
+			sig[0] ^= 1
+			if sig[0] == '+' || sig[0] == '/' || sig[0] == '=' {
+				sig[0] = 'A'
+			}
+			return edit(1, cp["sig"].(string), string(sig))
+		}(), []string{"checkpoint: its signature does not verify"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "audit.jsonl")
+			if err := os.WriteFile(p, []byte(strings.Join(tc.lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCmd("audit", "verify", "--file", p, "--pubkey", pubPath)
+			out = strings.ReplaceAll(out, filepath.Dir(p)+string(filepath.Separator), "")
+			checkVerify(t, tc.want, code, out, errOut)
+		})
+	}
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// TestAuditExportSelect: --since starts the file at the first entry at or
+// after the time, anchored on the entry before (so it verifies from
+// there); --tenant keeps one tenant's entries, and such a file verifies
+// entry by entry.
+func TestAuditExportSelect(t *testing.T) {
+	b, c := newAuditBackend(t, "sqlite")
+	if err := c.AppendAudit(context.Background(), gateway.AuditEntry{Time: auditT0.Add(time.Hour), Tenant: "globex", Principal: "carol",
+		Tool: "bank/get_balance", Decision: "deny", Reason: "missing scope", Outcome: "denied"}); err != nil {
+		t.Fatal(err)
+	}
+	path, lines := exportFile(t, b, "--since", "2026-12-01T09:03:00Z")
+	if len(lines) != 5 || !strings.Contains(lines[0], `"seq":3`) || !strings.Contains(lines[1], `"seq":4`) {
+		t.Errorf("export --since = %q; want the anchor at 3, then entries 4 to 7", lines)
+	}
+	if code, out, _ := runCmd("audit", "verify", "--file", path); code != exitOK || !strings.Contains(out, "4 entries, 4 to 7") {
+		t.Errorf("audit verify --file of the --since export = %d, %q", code, out)
+	}
+	path, lines = exportFile(t, b, "--tenant", "globex")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"tenant":"globex"`) || !strings.Contains(lines[1], `"seq":7`) {
+		t.Errorf("export --tenant globex = %q; want the anchor and entry 7", lines)
+	}
+	if code, out, _ := runCmd("audit", "verify", "--file", path); code != exitOK {
+		t.Errorf("audit verify --file of the --tenant export = %d, %q", code, out)
+	}
+	os.WriteFile(path, []byte(strings.Replace(strings.Join(lines, "\n"), "missing scope", "missing scopf", 1)), 0o644)
+	if code, out, _ := runCmd("audit", "verify", "--file", path); code != exitNegative || !strings.Contains(out, "audit entry 7") {
+		t.Errorf("audit verify --file of an edited --tenant export = %d, %q; want 1 naming entry 7", code, out)
+	}
+}
+
+// TestAuditUsage: wrong combinations and bad inputs are usage errors (exit
+// 2, one line on stderr naming the problem, a file's with its line).
+func TestAuditUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"type\":\"audit_anchor\",\"seq\":0,\"hash\":\"x\"}\nnot json\n"), 0o644)
+	notKey := filepath.Join(dir, "key.pem")
+	os.WriteFile(notKey, []byte("hello"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit", "verify"}, "toolgate audit verify: give --data DIR, --store URL or --file F"},
+		{[]string{"audit", "verify", "--data", dir, "--file", bad}, "toolgate audit verify: give one of"},
+		{[]string{"audit", "verify", "--data", dir}, "toolgate audit verify: " + filepath.Join(dir, "gateway.db") + ": no store there"},
+		{[]string{"audit", "verify", "--file", bad}, "toolgate audit verify: " + bad + ":2: not a JSON object"},
+		{[]string{"audit", "verify", "--file", bad, "--pubkey", notKey}, "toolgate audit verify: " + notKey + ": not a PEM"},
+		{[]string{"audit", "verify", "--store", "memory"}, "toolgate audit verify: --store memory holds no audit log"},
+		{[]string{"audit", "export", "--data", dir, "--since", "yesterday"}, `toolgate audit export: --since "yesterday"`},
+		{[]string{"audit", "export", "--file", bad}, "toolgate audit export: --file is verify's"},
+		{[]string{"audit", "checkpoint", "--data", dir}, "toolgate audit checkpoint: --audit-key is required"},
+		{[]string{"audit", "sign"}, `toolgate audit: unknown command "sign"`},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runCmd(tt.args...)
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tt.want) {
+			t.Errorf("toolgate %q = %d, %q, %q; want 2 and stderr starting %q", tt.args, code, out, errOut, tt.want)
+		}
+	}
+}
