@@ -223,6 +223,9 @@ type AuditReport struct {
 	// verified (0 when none); entries after it are covered by the chain
 	// only.
 	LastSigned uint64 `json:"last_signed"`
+	// Partial says the entries were a selection (see
+	// AuditChainVerifier.Partial): gaps were allowed.
+	Partial bool `json:"partial,omitempty"`
 	// Break is the first bad entry or checkpoint; nil when the chain
 	// verifies.
 	Break *AuditBreak `json:"-"`
@@ -252,7 +255,7 @@ type AuditChainVerifier struct {
 
 // Start begins a verification from a, the chain's anchor.
 func (v *AuditChainVerifier) Start(a AuditAnchor) {
-	v.rep = AuditReport{Anchor: a}
+	v.rep = AuditReport{Anchor: a, Partial: v.Partial}
 	v.prevSeq, v.prevHash = a.Seq, a.Hash
 	v.want, v.hashes = map[uint64]bool{}, map[uint64]string{}
 }
