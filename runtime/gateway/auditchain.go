@@ -88,18 +88,39 @@ type AuditChain interface {
 // AuditBody is the canonical (JCS) encoding of e's content, the part of
 // the hash input that is the entry's own (the chain fields excluded).
 func AuditBody(e AuditEntry) []byte {
-	s := validUTF8
-	m := map[string]any{
-		"time": e.Time.UTC().Format(time.RFC3339Nano), "tenant": s(e.Tenant), "principal": s(e.Principal),
-		"actor": s(e.Actor), "taint": s(e.Taint), "session_id": s(e.SessionID), "step": strconv.Itoa(e.Step),
-		"tool": s(e.Tool), "key": s(e.Key), "decision": s(e.Decision), "reason": s(e.Reason), "outcome": s(e.Outcome),
-		"approval_id": s(e.ApprovalID), "latency_ns": strconv.FormatInt(int64(e.Latency), 10),
+	// The members in RFC 8785's order (their names are ASCII, so UTF-16
+	// order is byte order), written directly: TestAuditHashPinned checks
+	// the result against jcs.
+	fields := [...]struct{ name, value string }{
+		{"actor", e.Actor}, {"approval_id", e.ApprovalID}, {"decision", e.Decision}, {"key", e.Key},
+		{"latency_ns", strconv.FormatInt(int64(e.Latency), 10)}, {"outcome", e.Outcome}, {"principal", e.Principal},
+		{"reason", e.Reason}, {"session_id", e.SessionID}, {"step", strconv.Itoa(e.Step)}, {"taint", e.Taint},
+		{"tenant", e.Tenant}, {"time", e.Time.UTC().Format(time.RFC3339Nano)}, {"tool", e.Tool},
 	}
-	b, err := jcs.Append(nil, m)
-	if err != nil { // strings only: cannot fail
-		panic("gateway: audit body: " + err.Error())
+	n := 2
+	for _, f := range fields {
+		n += len(f.name) + len(f.value) + 6
 	}
-	return b
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, f.name...)
+		b = append(b, '"', ':')
+		b = jcs.AppendString(b, validUTF8(f.value))
+	}
+	return append(b, '}')
+}
+
+// ChainAuditBody is ChainAudit with e's AuditBody computed already (a
+// store computes it before taking its write lock, and only hashes inside).
+func ChainAuditBody(e AuditEntry, body []byte, seq uint64, prev string) AuditEntry {
+	e.Seq, e.Prev, e.V = seq, prev, AuditChainVersion
+	e.Hash = AuditHash(e.V, seq, prev, body)
+	return e
 }
 
 // validUTF8 is v with each byte that is not part of valid UTF-8 replaced
@@ -119,19 +140,23 @@ func validUTF8(v string) string {
 // AuditHash is the hash of an entry at seq after prev, whose AuditBody is
 // body, in chain version v.
 func AuditHash(v int, seq uint64, prev string, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte("toolgate-audit/" + strconv.Itoa(v) + "\n" + strconv.FormatUint(seq, 10) + "\n" + prev + "\n"))
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+	in := make([]byte, 0, 40+len(prev)+len(body))
+	in = append(in, "toolgate-audit/"...)
+	in = strconv.AppendInt(in, int64(v), 10)
+	in = append(in, '\n')
+	in = strconv.AppendUint(in, seq, 10)
+	in = append(in, '\n')
+	in = append(in, prev...)
+	in = append(in, '\n')
+	sum := sha256.Sum256(append(in, body...))
+	return hex.EncodeToString(sum[:])
 }
 
 // ChainAudit returns e as the entry seq of the chain, after the entry whose
 // hash is prev: with Seq, Prev, V and Hash set. Stores call it inside the
 // write that appends e.
 func ChainAudit(e AuditEntry, seq uint64, prev string) AuditEntry {
-	e.Seq, e.Prev, e.V = seq, prev, AuditChainVersion
-	e.Hash = AuditHash(e.V, seq, prev, AuditBody(e))
-	return e
+	return ChainAuditBody(e, AuditBody(e), seq, prev)
 }
 
 // AuditCheckpointMessage is what an AuditCheckpoint's signature signs.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/jcs"
 )
 
 // TestAuditHashPinned pins the chain's hash input (version 1): a change
@@ -19,6 +21,14 @@ func TestAuditHashPinned(t *testing.T) {
 		`"time":"2026-12-01T08:00:00.000000005Z","tool":"bank/pay"}`
 	if got := string(AuditBody(e)); got != wantBody {
 		t.Errorf("AuditBody = %s\nwant        %s", got, wantBody)
+	}
+	// AuditBody writes the members itself; jcs of the same object agrees.
+	m := map[string]any{}
+	if err := json.Unmarshal([]byte(wantBody), &m); err != nil {
+		t.Fatal(err)
+	}
+	if viaJCS, err := jcs.Append(nil, m); err != nil || string(viaJCS) != wantBody {
+		t.Errorf("jcs.Append = %s, %v; want the body", viaJCS, err)
 	}
 	c := ChainAudit(e, 7, AuditGenesis)
 	if c.Seq != 7 || c.Prev != AuditGenesis || c.V != 1 || c.Hash != AuditHash(1, 7, AuditGenesis, []byte(wantBody)) {
@@ -91,4 +101,26 @@ func TestVerifierBreaks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkChainAudit measures what the chain adds to one append: the
+// canonical body (AuditBody, computed by the caller, outside the store's
+// write) and the hash (AuditHash, inside it).
+func BenchmarkChainAudit(b *testing.B) {
+	e := AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice", SessionID: "s-1", Step: 3,
+		Tool: "bank/transfer_funds", Key: strings.Repeat("ab", 32), Decision: "allow", Reason: "scopes ok", Outcome: "ok",
+		Latency: 1500 * time.Microsecond}
+	b.Run("body", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			AuditBody(e)
+		}
+	})
+	body := AuditBody(e)
+	b.Run("hash", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			AuditHash(1, 12345, AuditGenesis, body)
+		}
+	})
 }

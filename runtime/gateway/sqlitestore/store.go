@@ -257,7 +257,7 @@ var _ gateway.AuditedRecorder = (*Store)(nil)
 // auditedCompletion is one CompleteAudited in a batch.
 type auditedCompletion struct {
 	args  []any // completeUpdate's
-	entry gateway.AuditEntry
+	entry auditItem
 	done  bool // the update found the live claim
 }
 
@@ -272,7 +272,7 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
-	it := &auditedCompletion{args: args, entry: e}
+	it := &auditedCompletion{args: args, entry: auditItem{e, gateway.AuditBody(e)}}
 	if err := s.w.DoMerged(ctx, "complete+audit", it, completeAudited); err != nil {
 		return s.wrap(err)
 	}
@@ -408,7 +408,15 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 // multi-row INSERT per auditChunk entries, and each call returns once that
 // batch is committed.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	return s.wrap(s.w.DoMerged(ctx, "audit", e, insertAudit))
+	return s.wrap(s.w.DoMerged(ctx, "audit", auditItem{e, gateway.AuditBody(e)}, insertAudit))
+}
+
+// auditItem is an entry to append with its gateway.AuditBody, computed by
+// the caller's goroutine so that the writer, which holds the write lock,
+// only hashes.
+type auditItem struct {
+	e    gateway.AuditEntry
+	body []byte
 }
 
 var _ gateway.AuditChain = (*Store)(nil)
@@ -451,7 +459,8 @@ func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
 		args = args[:0]
 		for _, it := range items[:n] {
 			seq++
-			e := gateway.ChainAudit(it.(gateway.AuditEntry), uint64(seq), prev)
+			a := it.(auditItem)
+			e := gateway.ChainAuditBody(a.e, a.body, uint64(seq), prev)
 			prev = e.Hash
 			args = append(append(args, storecodec.AuditArgs(e)...), storecodec.ChainArgs(e)...)
 		}
