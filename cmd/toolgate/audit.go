@@ -293,8 +293,11 @@ func auditCheckpoint(ctx context.Context, prog, data, spec, keyPath string, stdo
 	return exitOK
 }
 
-// readPEM reads the one PEM block of type typ in path.
-func readPEM(path, typ string) ([]byte, error) {
+// readKey reads an Ed25519 key of type K from the one PEM block of type
+// typ in path, decoded by parse: a private key in PKCS #8 (what "openssl
+// genpkey -algorithm ed25519" writes), a public key in PKIX (what "openssl
+// pkey -pubout" writes).
+func readKey[K ed25519.PrivateKey | ed25519.PublicKey](path, typ string, parse func([]byte) (any, error)) (K, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
@@ -303,41 +306,21 @@ func readPEM(path, typ string) ([]byte, error) {
 	if blk == nil || blk.Type != typ {
 		return nil, fmt.Errorf("%s: not a PEM %q block (make one with: openssl genpkey -algorithm ed25519)", path, typ)
 	}
-	return blk.Bytes, nil
-}
-
-// readPrivateKey reads an Ed25519 private key in PEM PKCS #8 (what
-// "openssl genpkey -algorithm ed25519" writes).
-func readPrivateKey(path string) (ed25519.PrivateKey, error) {
-	der, err := readPEM(path, "PRIVATE KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(der)
+	k, err := parse(blk.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	key, ok := k.(ed25519.PrivateKey)
+	key, ok := k.(K)
 	if !ok {
 		return nil, fmt.Errorf("%s: a %T, not an Ed25519 key", path, k)
 	}
 	return key, nil
 }
 
-// readPublicKey reads an Ed25519 public key in PEM PKIX (what "openssl
-// pkey -pubout" writes).
+func readPrivateKey(path string) (ed25519.PrivateKey, error) {
+	return readKey[ed25519.PrivateKey](path, "PRIVATE KEY", x509.ParsePKCS8PrivateKey)
+}
+
 func readPublicKey(path string) (ed25519.PublicKey, error) {
-	der, err := readPEM(path, "PUBLIC KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKIXPublicKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	pub, ok := k.(ed25519.PublicKey)
-	if !ok {
-		return nil, fmt.Errorf("%s: a %T, not an Ed25519 key", path, k)
-	}
-	return pub, nil
+	return readKey[ed25519.PublicKey](path, "PUBLIC KEY", x509.ParsePKIXPublicKey)
 }
