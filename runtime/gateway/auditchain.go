@@ -27,10 +27,10 @@ import (
 //
 // The hash of entry n is
 //
-//	hex(SHA-256("toolgate-audit/" + V + "\n" + n + "\n" + Prev + "\n" + AuditBody(e)))
+//	hex(SHA-256("toolgate-audit/" + V + "\n" + n + "\n" + Prev + "\n" + AuditDigest(e)))
 //
-// with n in decimal and AuditBody the RFC 8785 (JCS) encoding of the entry's
-// content: every field but the chain's, integers as decimal strings, the
+// with n in decimal and AuditDigest the hex SHA-256 of AuditBody, the
+// RFC 8785 (JCS) encoding of the entry's content: every field but the chain's, integers as decimal strings, the
 // time as RFC 3339 in UTC with nanoseconds, strings as valid UTF-8 (an
 // invalid byte becomes U+FFFD, as encoding/json writes it). The entry
 // before the first has the hash AuditGenesis.
@@ -115,11 +115,19 @@ func AuditBody(e AuditEntry) []byte {
 	return append(b, '}')
 }
 
-// ChainAuditBody is ChainAudit with e's AuditBody computed already (a
-// store computes it before taking its write lock, and only hashes inside).
-func ChainAuditBody(e AuditEntry, body []byte, seq uint64, prev string) AuditEntry {
+// AuditDigest is the hex SHA-256 of e's AuditBody: the entry's content
+// as the chain hashes it.
+func AuditDigest(e AuditEntry) string {
+	sum := sha256.Sum256(AuditBody(e))
+	return hex.EncodeToString(sum[:])
+}
+
+// ChainAuditDigest is ChainAudit with e's AuditDigest computed already (a
+// store computes it before taking its write lock, and hashes only the
+// short chain link inside: 3 SHA-256 blocks, whatever the entry's size).
+func ChainAuditDigest(e AuditEntry, digest string, seq uint64, prev string) AuditEntry {
 	e.Seq, e.Prev, e.V = seq, prev, AuditChainVersion
-	e.Hash = AuditHash(e.V, seq, prev, body)
+	e.Hash = AuditHash(e.V, seq, prev, digest)
 	return e
 }
 
@@ -137,10 +145,10 @@ func validUTF8(v string) string {
 	return b.String()
 }
 
-// AuditHash is the hash of an entry at seq after prev, whose AuditBody is
-// body, in chain version v.
-func AuditHash(v int, seq uint64, prev string, body []byte) string {
-	in := make([]byte, 0, 40+len(prev)+len(body))
+// AuditHash is the hash of an entry at seq after prev, whose AuditDigest
+// is digest, in chain version v.
+func AuditHash(v int, seq uint64, prev, digest string) string {
+	in := make([]byte, 0, 40+len(prev)+len(digest))
 	in = append(in, "toolgate-audit/"...)
 	in = strconv.AppendInt(in, int64(v), 10)
 	in = append(in, '\n')
@@ -148,7 +156,7 @@ func AuditHash(v int, seq uint64, prev string, body []byte) string {
 	in = append(in, '\n')
 	in = append(in, prev...)
 	in = append(in, '\n')
-	sum := sha256.Sum256(append(in, body...))
+	sum := sha256.Sum256(append(in, digest...))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -156,7 +164,7 @@ func AuditHash(v int, seq uint64, prev string, body []byte) string {
 // hash is prev: with Seq, Prev, V and Hash set. Stores call it inside the
 // write that appends e.
 func ChainAudit(e AuditEntry, seq uint64, prev string) AuditEntry {
-	return ChainAuditBody(e, AuditBody(e), seq, prev)
+	return ChainAuditDigest(e, AuditDigest(e), seq, prev)
 }
 
 // AuditCheckpointMessage is what an AuditCheckpoint's signature signs.
@@ -310,7 +318,7 @@ func (v *AuditChainVerifier) Add(e AuditEntry, where string) bool {
 	case e.V != AuditChainVersion:
 		return bad(e.Seq, e.Time, "chain version %d is not one this toolgate knows (%d)", e.V, AuditChainVersion)
 	case e.Seq > want && v.Partial:
-		if AuditHash(e.V, e.Seq, e.Prev, AuditBody(e)) != e.Hash {
+		if AuditHash(e.V, e.Seq, e.Prev, AuditDigest(e)) != e.Hash {
 			return bad(e.Seq, e.Time, "edited or moved: its content does not match its hash")
 		}
 	case e.Seq > want:
@@ -320,7 +328,7 @@ func (v *AuditChainVerifier) Add(e AuditEntry, where string) bool {
 		return bad(want, time.Time{}, "missing: the next entry held is %d (entries %d to %d were removed, or moved later)", e.Seq, want, e.Seq-1)
 	case e.Seq < want:
 		return bad(e.Seq, e.Time, "out of order: it comes after entry %d (entries were moved or repeated)", v.prevSeq)
-	case AuditHash(e.V, e.Seq, e.Prev, AuditBody(e)) != e.Hash:
+	case AuditHash(e.V, e.Seq, e.Prev, AuditDigest(e)) != e.Hash:
 		return bad(e.Seq, e.Time, "edited or moved: its content does not match its hash")
 	case e.Prev != v.prevHash:
 		if e.Seq == v.rep.Anchor.Seq+1 {

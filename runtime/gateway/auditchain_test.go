@@ -31,7 +31,7 @@ func TestAuditHashPinned(t *testing.T) {
 		t.Errorf("jcs.Append = %s, %v; want the body", viaJCS, err)
 	}
 	c := ChainAudit(e, 7, AuditGenesis)
-	if c.Seq != 7 || c.Prev != AuditGenesis || c.V != 1 || c.Hash != AuditHash(1, 7, AuditGenesis, []byte(wantBody)) {
+	if c.Seq != 7 || c.Prev != AuditGenesis || c.V != 1 || c.Hash != AuditHash(1, 7, AuditGenesis, AuditDigest(e)) {
 		t.Errorf("ChainAudit = %+v", c)
 	}
 	if c.Hash != auditHashV1 {
@@ -39,9 +39,9 @@ func TestAuditHashPinned(t *testing.T) {
 	}
 }
 
-// auditHashV1 is sha256("toolgate-audit/1\n7\n" + 64 zeros + "\n" + body),
-// computed once with sha256sum.
-const auditHashV1 = "4b98f2a1eb076cc93a472a853dcc4c0e27a2dc0efc9529edcd9f690a9fc602a6"
+// auditHashV1 is sha256("toolgate-audit/1\n7\n" + 64 zeros + "\n" +
+// hex(sha256(body))), computed once with sha256sum.
+const auditHashV1 = "b649b1f8b730425b0ad5deeb63274f394d3944daf6d1e048f151573e3804ed2f"
 
 // TestAuditBodyUTF8: invalid UTF-8 is hashed as encoding/json writes it,
 // so an entry read back from a JSON export hashes the same.
@@ -104,8 +104,9 @@ func TestVerifierBreaks(t *testing.T) {
 }
 
 // BenchmarkChainAudit measures what the chain adds to one append: the
-// canonical body (AuditBody, computed by the caller, outside the store's
-// write) and the hash (AuditHash, inside it).
+// canonical body and its digest (AuditBody, AuditDigest: computed by the
+// caller, outside the store's write) and the link hash (AuditHash, inside
+// it).
 func BenchmarkChainAudit(b *testing.B) {
 	e := AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice", SessionID: "s-1", Step: 3,
 		Tool: "bank/transfer_funds", Key: strings.Repeat("ab", 32), Decision: "allow", Reason: "scopes ok", Outcome: "ok",
@@ -116,11 +117,17 @@ func BenchmarkChainAudit(b *testing.B) {
 			AuditBody(e)
 		}
 	})
-	body := AuditBody(e)
+	b.Run("digest", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			AuditDigest(e)
+		}
+	})
+	digest := AuditDigest(e)
 	b.Run("hash", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			AuditHash(1, 12345, AuditGenesis, body)
+			AuditHash(1, 12345, AuditGenesis, digest)
 		}
 	})
 }

@@ -156,7 +156,7 @@ return {1, redis.call('HGETALL', KEYS[1])}
 
 // auditScript: KEYS audit sorted set, sequence counter, chain sorted set,
 // chain head, chain anchor. ARGV time, JSON (without the chain fields),
-// the entry's gateway.AuditBody. Members are "time:seq:json" in the audit
+// the entry's gateway.AuditDigest. Members are "time:seq:json" in the audit
 // set at score 0, so the set's lexical order is the log's order by time,
 // then by insertion, and the same in the chain set at score seq, the
 // chain's order. The script chains the entry after the head (the head,

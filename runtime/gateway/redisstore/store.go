@@ -510,7 +510,7 @@ func (s *Store) audit(e gateway.AuditEntry) ([]string, []any, error) {
 		return nil, nil, fmt.Errorf("redisstore: encode audit entry: %w", err)
 	}
 	return []string{s.prefix + "audit", s.prefix + "audit:seq", s.prefix + "audit:chain", s.prefix + "audit:head", s.prefix + "audit:anchor"},
-		[]any{t20(e.Time), b, gateway.AuditBody(e)}, nil
+		[]any{t20(e.Time), b, gateway.AuditDigest(e)}, nil
 }
 
 var _ gateway.AuditChain = (*Store)(nil)
