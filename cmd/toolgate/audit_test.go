@@ -380,6 +380,28 @@ func TestAuditExportFile(t *testing.T) {
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
+// TestAuditVerifyJSON: --format json reports the first bad entry as data.
+func TestAuditVerifyJSON(t *testing.T) {
+	b, _ := newAuditBackend(t, "sqlite")
+	b.edit(t, 4)
+	code, out, errOut := runCmd(append(append([]string{"audit", "verify"}, b.flags...), "--format", "json")...)
+	var rep struct {
+		OK      bool `json:"ok"`
+		Entries int  `json:"entries"`
+		Problem struct {
+			Seq     uint64    `json:"seq"`
+			Time    time.Time `json:"time"`
+			Problem string    `json:"problem"`
+		} `json:"problem"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitNegative || errOut != "" {
+		t.Fatalf("audit verify --format json = %d, %q, %q (%v)", code, out, errOut, err)
+	}
+	if rep.OK || rep.Entries != 3 || rep.Problem.Seq != 4 || !rep.Problem.Time.Equal(auditT0.Add(3*time.Minute)) || !strings.HasPrefix(rep.Problem.Problem, "edited") {
+		t.Errorf("report = %+v; want not ok, 3 entries verified, entry 4 edited", rep)
+	}
+}
+
 // TestAuditExportSelect: --since starts the file at the first entry at or
 // after the time, anchored on the entry before (so it verifies from
 // there); --tenant keeps one tenant's entries, and such a file verifies
