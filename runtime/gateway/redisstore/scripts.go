@@ -207,7 +207,7 @@ local function sha256hex(msg)
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2}
   local H = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}
-  local band, bor, bxor, bnot, ror, rshift, lshift, tobit = bit.band, bit.bor, bit.bxor, bit.bnot, bit.ror, bit.rshift, bit.lshift, bit.tobit
+  local band, bor, bxor, ror, rshift, lshift, tobit = bit.band, bit.bor, bit.bxor, bit.ror, bit.rshift, bit.lshift, bit.tobit
   local ml = #msg
   local bits = ml * 8
   msg = msg .. '\128' .. string.rep('\0', (55 - ml) % 64) ..
@@ -225,8 +225,9 @@ local function sha256hex(msg)
     end
     local a, b, c, d, e, f, g, h = H[1], H[2], H[3], H[4], H[5], H[6], H[7], H[8]
     for i = 0, 63 do
-      local t1 = h + bxor(ror(e, 6), ror(e, 11), ror(e, 25)) + bxor(band(e, f), band(bnot(e), g)) + K[i + 1] + w[i]
-      local t2 = bxor(ror(a, 2), ror(a, 13), ror(a, 22)) + bxor(band(a, b), band(a, c), band(b, c))
+      -- ch(e,f,g) = g ^ (e & (f ^ g)); maj(a,b,c) = (a & b) | (c & (a | b)): fewer calls.
+      local t1 = h + bxor(ror(e, 6), ror(e, 11), ror(e, 25)) + bxor(g, band(e, bxor(f, g))) + K[i + 1] + w[i]
+      local t2 = bxor(ror(a, 2), ror(a, 13), ror(a, 22)) + bor(band(a, b), band(c, bor(a, b)))
       h, g, f, e, d, c, b, a = g, f, e, tobit(d + t1), c, b, a, tobit(t1 + t2)
     end
     H[1], H[2], H[3], H[4] = tobit(H[1] + a), tobit(H[2] + b), tobit(H[3] + c), tobit(H[4] + d)
