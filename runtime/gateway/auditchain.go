@@ -76,6 +76,9 @@ type AuditChain interface {
 	// ReadAuditChain returns at most limit entries with Seq > after, in
 	// sequence order, with their chain fields as stored.
 	ReadAuditChain(ctx context.Context, after uint64, limit int) ([]AuditEntry, error)
+	// LastAudit returns the chain's last entry (the highest Seq), or
+	// ErrNotFound when the log holds none.
+	LastAudit(ctx context.Context) (AuditEntry, error)
 	// AuditAnchor returns the chain's anchor.
 	AuditAnchor(ctx context.Context) (AuditAnchor, error)
 	// AddAuditCheckpoint stores c (replacing one at the same Seq).
@@ -182,7 +185,7 @@ func AuditKeyID(pub ed25519.PublicKey) string {
 // stores the checkpoint. It returns ErrNotFound when the chain holds no
 // entry.
 func SignAuditCheckpoint(ctx context.Context, c AuditChain, key ed25519.PrivateKey, now time.Time) (AuditCheckpoint, error) {
-	last, err := lastAudit(ctx, c)
+	last, err := c.LastAudit(ctx)
 	if err != nil {
 		return AuditCheckpoint{}, err
 	}
@@ -192,29 +195,8 @@ func SignAuditCheckpoint(ctx context.Context, c AuditChain, key ed25519.PrivateK
 	return cp, c.AddAuditCheckpoint(ctx, cp)
 }
 
-// lastAudit returns the chain's last entry, paging from the anchor.
-func lastAudit(ctx context.Context, c AuditChain) (AuditEntry, error) {
-	var last AuditEntry
-	found := false
-	for after := uint64(0); ; {
-		page, err := c.ReadAuditChain(ctx, after, auditPage)
-		if err != nil {
-			return AuditEntry{}, err
-		}
-		if len(page) == 0 {
-			break
-		}
-		last, found = page[len(page)-1], true
-		after = last.Seq
-	}
-	if !found {
-		return AuditEntry{}, fmt.Errorf("%w: the audit log holds no entry", ErrNotFound)
-	}
-	return last, nil
-}
-
-// auditPage is how many entries VerifyAuditChain and lastAudit read at a
-// time, which bounds their memory.
+// auditPage is how many entries VerifyAuditChain reads at a time, which
+// bounds its memory.
 const auditPage = 1000
 
 // AuditBreak is the first place where a chain does not verify.
@@ -430,7 +412,9 @@ func VerifyAuditChain(ctx context.Context, c AuditChain, pub ed25519.PublicKey) 
 		if err := ctx.Err(); err != nil {
 			return AuditReport{}, err
 		}
-		if page, err = c.ReadAuditChain(ctx, page[len(page)-1].Seq, auditPage); err != nil {
+		// Entries at or before the anchor (written before the chain, or
+		// pruned meanwhile) are skipped by reading from the anchor on.
+		if page, err = c.ReadAuditChain(ctx, max(page[len(page)-1].Seq, a.Seq), auditPage); err != nil {
 			return AuditReport{}, err
 		}
 	}

@@ -144,7 +144,7 @@ func Export(ctx context.Context, w io.Writer, c gateway.AuditChain, o Options) (
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		if entries, err = c.ReadAuditChain(ctx, entries[len(entries)-1].Seq, page); err != nil {
+		if entries, err = c.ReadAuditChain(ctx, max(entries[len(entries)-1].Seq, a.Seq), page); err != nil {
 			return n, err
 		}
 	}

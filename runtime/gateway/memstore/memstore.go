@@ -247,6 +247,16 @@ func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]
 	return slices.Clone(s.audit[i:min(len(s.audit), i+max(limit, 0))]), nil
 }
 
+// LastAudit implements gateway.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.audit) == 0 {
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	return s.audit[len(s.audit)-1], nil
+}
+
 // AuditAnchor implements gateway.AuditChain.
 func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
 	s.mu.Lock()

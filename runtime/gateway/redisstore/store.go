@@ -549,6 +549,22 @@ func decodeAudit(m string) (gateway.AuditEntry, error) {
 	return e, nil
 }
 
+// LastAudit implements gateway.AuditChain: the chain set's last member.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	m, err := s.rdb.ZRange(ctx, s.prefix+"audit:chain", -1, -1).Result()
+	if err != nil {
+		return gateway.AuditEntry{}, wrap("last audit entry", err)
+	}
+	if len(m) == 0 {
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	e, err := decodeAudit(m[0])
+	if err != nil {
+		return gateway.AuditEntry{}, fmt.Errorf("redisstore: last audit entry: %w", err)
+	}
+	return e, nil
+}
+
 // AuditAnchor implements gateway.AuditChain.
 func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
 	v, err := s.rdb.HMGet(ctx, s.prefix+"audit:anchor", "seq", "hash").Result()

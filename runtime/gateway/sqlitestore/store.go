@@ -498,6 +498,18 @@ func (s *Store) collectAudit(ctx context.Context, what, query string, args []any
 	return out, nil
 }
 
+// LastAudit implements gateway.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	out, err := s.collectAudit(ctx, "last audit entry", `SELECT `+storecodec.AuditReadColumns+` FROM audit ORDER BY seq DESC LIMIT 1`, nil)
+	if err == nil && len(out) == 0 {
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	if err != nil {
+		return gateway.AuditEntry{}, err
+	}
+	return out[0], nil
+}
+
 // AuditAnchor implements gateway.AuditChain.
 func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
 	var a gateway.AuditAnchor

@@ -3,6 +3,7 @@ package storetest
 import (
 	"crypto/ed25519"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -45,6 +46,9 @@ func verifyChain(t *testing.T, c gateway.AuditChain, pub ed25519.PublicKey, want
 func testAuditChain(t *testing.T, s gateway.AuditLog) {
 	c := chainOf(t, s)
 	verifyChain(t, c, nil, 0)
+	if _, err := c.LastAudit(ctx); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("LastAudit of an empty log = %v, want ErrNotFound", err)
+	}
 	for i := range 5 {
 		// Times out of order: the chain's order is the append order.
 		e := gateway.AuditEntry{Time: t0.Add(time.Duration(5-i) * time.Second), Tenant: "acme", Principal: "alice",
@@ -73,6 +77,9 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 		if e.Seq != want.Seq || e.Prev != want.Prev || e.Hash != want.Hash || e.V != gateway.AuditChainVersion || e.Key != fmt.Sprintf("k%d", i) {
 			t.Errorf("entry %d = seq %d prev %.8s hash %.8s v %d key %s; want seq %d prev %.8s hash %.8s", i, e.Seq, e.Prev, e.Hash, e.V, e.Key, want.Seq, want.Prev, want.Hash)
 		}
+	}
+	if last, err := c.LastAudit(ctx); err != nil || last.Seq != got[4].Seq || last.Hash != got[4].Hash {
+		t.Errorf("LastAudit = seq %d hash %.8s, %v; want entry %d", last.Seq, last.Hash, err, got[4].Seq)
 	}
 	page, err := c.ReadAuditChain(ctx, got[1].Seq, 2)
 	if err != nil || len(page) != 2 || page[0].Seq != got[2].Seq {
@@ -178,6 +185,9 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 		t.Fatalf("Purge(all) = %+v, %v; want 4 removed", st, err)
 	}
 	verifyChain(t, c, pub, 0)
+	if _, err := c.LastAudit(ctx); !errors.Is(err, gateway.ErrNotFound) {
+		t.Errorf("LastAudit after purging every entry = %v, want ErrNotFound", err)
+	}
 	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(8 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: "allow", Outcome: "ok"}); err != nil {
 		t.Fatal(err)
 	}
