@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -189,10 +190,15 @@ func SignAuditCheckpoint(ctx context.Context, c AuditChain, key ed25519.PrivateK
 	if err != nil {
 		return AuditCheckpoint{}, err
 	}
-	now = now.UTC()
-	cp := AuditCheckpoint{Seq: last.Seq, Hash: last.Hash, Time: now, KeyID: AuditKeyID(key.Public().(ed25519.PublicKey)),
-		Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(key, AuditCheckpointMessage(last.Seq, last.Hash, now)))}
+	cp := signCheckpoint(last, key, now)
 	return cp, c.AddAuditCheckpoint(ctx, cp)
+}
+
+// signCheckpoint is the checkpoint of entry last signed with key at now.
+func signCheckpoint(last AuditEntry, key ed25519.PrivateKey, now time.Time) AuditCheckpoint {
+	now = now.UTC()
+	return AuditCheckpoint{Seq: last.Seq, Hash: last.Hash, Time: now, KeyID: AuditKeyID(key.Public().(ed25519.PublicKey)),
+		Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(key, AuditCheckpointMessage(last.Seq, last.Hash, now)))}
 }
 
 // auditPage is how many entries VerifyAuditChain reads at a time, which
@@ -419,4 +425,70 @@ func VerifyAuditChain(ctx context.Context, c AuditChain, pub ed25519.PublicKey) 
 		}
 	}
 	return v.Finish(cps), nil
+}
+
+// AuditCheckpointer signs checkpoints of an audit chain as it grows: every
+// Every entries, checked by Tick (Run calls it on an interval), off the
+// call path. A gateway process runs one beside its gateway, with a key its
+// store's other writers do not hold; "toolgate audit checkpoint" signs one
+// on demand.
+type AuditCheckpointer struct {
+	Chain AuditChain
+	Key   ed25519.PrivateKey
+	// Every is how many entries the chain grows by between checkpoints;
+	// zero means 1000.
+	Every uint64
+	// Clock stamps the checkpoints; nil means SystemClock.
+	Clock Clock
+}
+
+// Tick signs the chain's last entry when it is at least Every entries past
+// the last checkpoint stored (by any key), or when the chain has entries
+// and no checkpoint yet. It returns the checkpoint signed, or nil.
+func (a *AuditCheckpointer) Tick(ctx context.Context) (*AuditCheckpoint, error) {
+	every := a.Every
+	if every == 0 {
+		every = 1000
+	}
+	last, err := a.Chain.LastAudit(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cps, err := a.Chain.AuditCheckpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(cps); n > 0 && last.Seq < cps[n-1].Seq+every {
+		return nil, nil
+	}
+	clock := a.Clock
+	if clock == nil {
+		clock = SystemClock
+	}
+	cp := signCheckpoint(last, a.Key, clock.Now())
+	if err := a.Chain.AddAuditCheckpoint(ctx, cp); err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+// Run calls Tick every interval until ctx ends, and returns ctx's error.
+// A failed Tick is tried again at the next interval; onError, when not
+// nil, hears of it.
+func (a *AuditCheckpointer) Run(ctx context.Context, interval time.Duration, onError func(error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if _, err := a.Tick(ctx); err != nil && onError != nil {
+				onError(err)
+			}
+		}
+	}
 }
