@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // A database written before the slot held its principal (schema 1) is
@@ -71,4 +72,38 @@ func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 	if err != nil || a.Slot.Principal != "alice" || a.Requester != "alice" {
 		t.Errorf("migrated approval = %+v, %v; want its slot's principal alice", a, err)
 	}
+}
+
+// A database with audit entries written before the chain (schema 2) is
+// brought forward with the anchor past them (storetest.RunLegacyAudit).
+func TestMigrationAnchorsOldAudit(t *testing.T) {
+	ctx := context.Background()
+	url, schema := testservices.PostgresSchema(t, "toolgate_migrate")
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := migrate(ctx, pool, schema, migrations[:2]); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := pool.Exec(ctx, `INSERT INTO audit(at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason,
+			outcome, approval_id, latency) VALUES ($1, 'acme', 'alice', '', '', 's', $2, 'bank/pay', '', 'allow', '', 'ok', '', 0)`,
+			t0.Add(-time.Duration(i+1)*time.Minute).UnixNano(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := Open(ctx, url, &Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storetest.RunLegacyAudit(t, st, 3, t0)
 }

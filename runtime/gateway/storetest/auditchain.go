@@ -227,3 +227,35 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 		})
 	}
 }
+
+// RunLegacyAudit checks a store opened over audit entries written before
+// it kept a chain: legacy of them, at times before t0 (a store created by
+// an earlier toolgate). The anchor is past them, new entries follow them
+// in sequence and verify, and the retention purge removes them by time
+// without moving the anchor back.
+func RunLegacyAudit(t *testing.T, st gateway.Store, legacy int, t0 time.Time) {
+	t.Helper()
+	c := chainOf(t, st)
+	for i := range 2 {
+		if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i)), Tenant: "acme", Principal: "bob", Tool: "t",
+			Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err := c.AuditAnchor(ctx); err != nil || a.Seq != uint64(legacy) || a.Hash != gateway.AuditGenesis {
+		t.Fatalf("anchor over %d entries from before the chain = %+v, %v; want {%d genesis}", legacy, a, err, legacy)
+	}
+	if rep := verifyChain(t, c, nil, 2); rep.First != uint64(legacy)+1 {
+		t.Errorf("the first chained entry is %d, want %d", rep.First, legacy+1)
+	}
+	st2, err := st.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(time.Hour), AuditBefore: t0, Concerns: gateway.ConcernAudit})
+	if err != nil || st2.Audit != legacy {
+		t.Fatalf("Purge(before t0) = %+v, %v; want the %d old entries removed", st2, err, legacy)
+	}
+	if rep := verifyChain(t, c, nil, 2); rep.Anchor.Seq != uint64(legacy) {
+		t.Errorf("anchor after purging the old entries = %+v, want %d", rep.Anchor, legacy)
+	}
+	if left, err := st.QueryAudit(ctx, gateway.AuditQuery{}); err != nil || len(left) != 2 {
+		t.Errorf("QueryAudit after the purge = %d entries, %v; want the 2 chained ones", len(left), err)
+	}
+}
