@@ -417,14 +417,7 @@ func (s *Store) collectAudit(ctx context.Context, op, query string, args []any) 
 
 // LastAudit implements gateway.AuditChain.
 func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
-	out, err := s.collectAudit(ctx, "last audit entry", `SELECT `+storecodec.AuditReadColumns+` FROM audit ORDER BY seq DESC LIMIT 1`, nil)
-	if err == nil && len(out) == 0 {
-		return gateway.AuditEntry{}, gateway.ErrNotFound
-	}
-	if err != nil {
-		return gateway.AuditEntry{}, err
-	}
-	return out[0], nil
+	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
 }
 
 // AuditAnchor implements gateway.AuditChain.

@@ -182,6 +182,22 @@ func ChainQuery(after uint64, limit int, placeholder func(n int) string) (string
 		[]any{int64(after), max(limit, 0)}
 }
 
+// LastAuditQuery is the SQL query of AuditChain.LastAudit over the audit
+// table: its entry with the highest seq.
+const LastAuditQuery = `SELECT ` + AuditReadColumns + ` FROM audit ORDER BY seq DESC LIMIT 1`
+
+// LastAudit is the answer of AuditChain.LastAudit from LastAuditQuery's
+// rows: the entry, or gateway.ErrNotFound when there is none.
+func LastAudit(out []gateway.AuditEntry, err error) (gateway.AuditEntry, error) {
+	switch {
+	case err != nil:
+		return gateway.AuditEntry{}, err
+	case len(out) == 0:
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	return out[0], nil
+}
+
 // CheckpointColumns are the audit_checkpoints table's columns in
 // CheckpointArgs' and CollectCheckpoints' order.
 const CheckpointColumns = `seq, hash, at, key_id, sig`
