@@ -10,6 +10,8 @@
 //	toolgate grammar  --tools F --select a,b,c
 //	toolgate check    --grammar G.gbnf [--input FILE|-]
 //	toolgate mcp serve --tools F --principal P --tenant T [--scopes a,b]
+//	toolgate audit verify (--data DIR | --store URL | --file F) [--pubkey FILE]
+//	toolgate audit export (--data DIR | --store URL) [--since T] [--tenant T]
 //	toolgate help [CMD] | toolgate CMD --help
 //	toolgate version
 //

@@ -129,6 +129,21 @@
 // writes a completed call's outcome and audit entry in one atomic, durable
 // step instead of two in a row.
 //
+// # The audit log
+//
+// Every call's decision and outcome is an [AuditEntry]: who, what, the
+// decision and its reason, the idempotency key (never the arguments), the
+// outcome and the latency. Each store keeps its entries in a hash chain
+// ([AuditChain]): an entry carries its sequence number, the hash of the
+// entry before it and its own, over the canonical (JCS) encoding of its
+// content, assigned inside the store's write, so the entries of many
+// gateways on one store form one chain. [VerifyAuditChain] names the first
+// entry edited, removed, moved or appended outside the chain; Ed25519
+// checkpoints ([SignAuditCheckpoint]) expose a chain rewritten as a whole or
+// a removed tail. The retention purge keeps an anchor, the hash of the last
+// entry removed, so verification starts there. "toolgate audit" verifies
+// and exports the log (runtime/gateway/auditexport, JSON Lines).
+//
 // # Transports
 //
 // The gateway knows nothing of HTTP. runtime/server serves docs/design.md's

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -646,10 +647,32 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	case gerr == nil || !allowed:
 	case gerr.Type == DomainErrorType:
 		e.Reason += "; domain error " + gerr.Code
+	case gerr.Type == ValidationError:
+		// A violation's message may quote the value it refuses (a pattern
+		// mismatch does): the entry names where, never what.
+		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
 	default:
 		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
 	return e
+}
+
+// violationPointers is " at " and the JSON pointers of gerr's violations
+// (at most 5, "/" for the arguments as a whole), or "" without any.
+func violationPointers(gerr *Error) string {
+	vs, _ := gerr.Details.([]Violation)
+	var ps []string
+	for i, v := range vs {
+		if i == 5 {
+			ps = append(ps, "…")
+			break
+		}
+		ps = append(ps, truncate(cmp.Or(v.Pointer, "/"), 64))
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	return " at " + strings.Join(ps, ", ")
 }
 
 func (g *Gateway) limitFor(id string) RateLimit {

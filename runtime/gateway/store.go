@@ -153,7 +153,9 @@ type Approval struct {
 }
 
 // AuditEntry is one line of the audit log: who, what, the decision, the
-// key, the outcome and the latency.
+// key, the outcome and the latency, and its place in the store's hash
+// chain. It holds no call arguments and no tool result: the key (a hash of
+// the arguments) stands for them.
 type AuditEntry struct {
 	Time      time.Time `json:"time"`
 	Tenant    string    `json:"tenant"`
@@ -175,6 +177,17 @@ type AuditEntry struct {
 	Outcome    string        `json:"outcome"`
 	ApprovalID string        `json:"approval_id,omitempty"`
 	Latency    time.Duration `json:"latency"`
+
+	// The chain fields (see AuditChain), set by the store that appends the
+	// entry, inside that write; what a caller passes to AppendAudit in them
+	// is ignored. Seq is the entry's number in the store's log (1, 2, …),
+	// Prev the Hash of entry Seq-1 (AuditGenesis for the first), Hash this
+	// entry's (AuditHash), V the chain version. An entry written before
+	// its store kept a chain has V 0 and no hashes.
+	Seq  uint64 `json:"seq,omitempty"`
+	Prev string `json:"prev,omitempty"`
+	Hash string `json:"hash,omitempty"`
+	V    int    `json:"v,omitempty"`
 }
 
 // AuditQuery selects audit entries. Zero fields do not filter.
@@ -228,7 +241,11 @@ type PurgeRequest struct {
 	// Now removes idempotency records and approvals whose ExpiresAt <= Now,
 	// and rate-limit buckets that would be full again by Now.
 	Now time.Time
-	// AuditBefore removes audit entries with Time < AuditBefore; zero keeps all.
+	// AuditBefore removes the oldest audit entries, in the log's order,
+	// while their Time < AuditBefore; zero keeps all. The chain stays
+	// whole: an entry older than the bound that follows a newer one (the
+	// clocks of several gateways differ a little) waits for that one, and
+	// the last entry removed becomes the chain's AuditAnchor.
 	AuditBefore time.Time
 	// Concerns limits the purge to these concerns; zero means all. A
 	// gateway whose concerns live in several stores purges each store only

@@ -5,6 +5,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -20,7 +21,9 @@ type Store struct {
 	records   map[gateway.Slot]*gateway.Record
 	byKey     map[string]gateway.Slot
 	approvals map[string]*gateway.Approval
-	audit     []gateway.AuditEntry
+	audit     []gateway.AuditEntry // in chain order
+	anchor    gateway.AuditAnchor
+	cps       []gateway.AuditCheckpoint
 	buckets   map[string]*bucket
 	nextToken uint64
 }
@@ -31,7 +34,10 @@ type bucket struct {
 	limit  gateway.RateLimit
 }
 
-var _ gateway.Store = (*Store)(nil)
+var (
+	_ gateway.Store      = (*Store)(nil)
+	_ gateway.AuditChain = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store {
@@ -40,6 +46,7 @@ func New() *Store {
 		byKey:     map[string]gateway.Slot{},
 		approvals: map[string]*gateway.Approval{},
 		buckets:   map[string]*bucket{},
+		anchor:    gateway.AuditAnchor{Hash: gateway.AuditGenesis},
 	}
 }
 
@@ -222,8 +229,56 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.audit = append(s.audit, e)
+	seq, prev := s.anchor.Seq, s.anchor.Hash
+	if n := len(s.audit); n > 0 {
+		seq, prev = s.audit[n-1].Seq, s.audit[n-1].Hash
+	}
+	s.audit = append(s.audit, gateway.ChainAudit(e, seq+1, prev))
 	return nil
+}
+
+// ReadAuditChain implements gateway.AuditChain.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(s.audit, after+1, func(e gateway.AuditEntry, seq uint64) int {
+		return cmp.Compare(e.Seq, seq)
+	})
+	return slices.Clone(s.audit[i:min(len(s.audit), i+max(limit, 0))]), nil
+}
+
+// LastAudit implements gateway.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.audit) == 0 {
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	return s.audit[len(s.audit)-1], nil
+}
+
+// AuditAnchor implements gateway.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.anchor, nil
+}
+
+// AddAuditCheckpoint implements gateway.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cps = slices.DeleteFunc(s.cps, func(o gateway.AuditCheckpoint) bool { return o.Seq == c.Seq })
+	s.cps = append(s.cps, c)
+	slices.SortFunc(s.cps, func(a, b gateway.AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
+	return nil
+}
+
+// AuditCheckpoints implements gateway.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.cps), nil
 }
 
 // QueryAudit implements gateway.Store.
@@ -301,16 +356,16 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 		}
 	}
 	if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
-		kept := s.audit[:0]
-		for _, e := range s.audit {
-			if e.Time.Before(r.AuditBefore) {
-				st.Audit++
-				continue
-			}
-			kept = append(kept, e)
+		n := 0
+		for n < len(s.audit) && s.audit[n].Time.Before(r.AuditBefore) {
+			n++
 		}
-		clear(s.audit[len(kept):])
-		s.audit = kept
+		if n > 0 {
+			s.anchor = gateway.AuditAnchor{Seq: s.audit[n-1].Seq, Hash: s.audit[n-1].Hash}
+			s.audit = slices.Delete(s.audit, 0, n)
+			s.cps = slices.DeleteFunc(s.cps, func(c gateway.AuditCheckpoint) bool { return c.Seq <= s.anchor.Seq })
+			st.Audit = n
+		}
 	}
 	if r.Concerns.Has(gateway.ConcernRateLimits) {
 		for name, b := range s.buckets {

@@ -29,6 +29,12 @@
 // as exact Unix nanoseconds (bigint); the store never reads the database's
 // clock to decide anything.
 //
+// The audit log is a hash chain (gateway.AuditChain): an append moves the
+// chain's head row (audit_chain) and inserts the entry chained after it in
+// one statement, hashing with PostgreSQL's sha256, so appends from every
+// process form one chain in commit order. The head's row lock is held to
+// each append's commit: audit appends to one database are serialized.
+//
 // Open creates the schema (Options.Schema, "toolgate" by default) and
 // applies the embedded migrations in one transaction under an advisory
 // lock, so several processes may start at once; a schema written by a newer

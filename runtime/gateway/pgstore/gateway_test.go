@@ -12,3 +12,9 @@ import (
 func TestGatewaysShareOneStore(t *testing.T) {
 	storetest.RunGateways(t, handles, 3)
 }
+
+// Audit entries appended concurrently through three handles to one store
+// (three processes) form one hash chain, which each handle verifies.
+func TestAuditChainShared(t *testing.T) {
+	storetest.RunAuditShared(t, handles, 3)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // A database written before the slot held its principal (schema 1) is
@@ -18,21 +19,8 @@ import (
 // slot of its own, and a pending approval keeps its slot's principal.
 func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 	ctx := context.Background()
-	url, schema := testservices.PostgresSchema(t, "toolgate_migrate")
+	url, schema, pool := oldSchema(t, 1)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := migrate(ctx, pool, schema, migrations[:1]); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := pool.Exec(ctx, `INSERT INTO records(tenant, session_id, step, tool, principal, key, fingerprint,
 		state, token, lease_expires, value, domain_error, reason, attempts, created, updated, expires)
 		VALUES ('acme', 's', 1, 'bank/pay', 'alice', 'k-old', 'fp', 'done', 41, $1, '{"ok":1}', NULL, '', 1, $2, $2, $3)`,
@@ -71,4 +59,46 @@ func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 	if err != nil || a.Slot.Principal != "alice" || a.Requester != "alice" {
 		t.Errorf("migrated approval = %+v, %v; want its slot's principal alice", a, err)
 	}
+}
+
+// A database with audit entries written before the chain (schema 2) is
+// brought forward with the anchor past them (storetest.RunLegacyAudit).
+func TestMigrationAnchorsOldAudit(t *testing.T) {
+	ctx := context.Background()
+	url, schema, pool := oldSchema(t, 2)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if _, err := pool.Exec(ctx, `INSERT INTO audit(at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason,
+			outcome, approval_id, latency) VALUES ($1, 'acme', 'alice', '', '', 's', $2, 'bank/pay', '', 'allow', '', 'ok', '', 0)`,
+			t0.Add(-time.Duration(i+1)*time.Minute).UnixNano(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := Open(ctx, url, &Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storetest.RunLegacyAudit(t, st, 3, t0)
+}
+
+// oldSchema returns a fresh schema of the test database at version n (its
+// first n migrations), its URL and name, and a pool on it.
+func oldSchema(t *testing.T, n int) (url, schema string, pool *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	url, schema = testservices.PostgresSchema(t, "toolgate_migrate")
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := migrate(ctx, pool, schema, migrations[:n]); err != nil {
+		t.Fatal(err)
+	}
+	return url, schema, pool
 }

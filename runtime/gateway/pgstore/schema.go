@@ -1,5 +1,7 @@
 package pgstore
 
+import "github.com/toolgate/toolgate/runtime/gateway"
+
 // migrations[i] takes the schema from version i to i+1. Append only: a
 // released step is never edited, so every existing database can be brought
 // forward on open. Open applies them under a transaction-scoped advisory
@@ -92,4 +94,33 @@ ALTER TABLE records DROP CONSTRAINT records_pkey,
 	ADD PRIMARY KEY (tenant, principal, session_id, step, tool);
 ALTER TABLE approvals ADD COLUMN principal text NOT NULL DEFAULT '';
 UPDATE approvals SET principal = requester;
+`, `
+-- 3: the audit log is a hash chain (gateway.AuditChain). audit_chain's one
+-- row is the chain's head and anchor; an append updates it (taking its row
+-- lock, so appends from every process are chained one after another, in
+-- the order they commit) and inserts the entry in the same statement.
+-- Entries written before this step are not chained: the anchor is set past
+-- them, so verification starts after them.
+ALTER TABLE audit ADD COLUMN prev text NOT NULL DEFAULT '',
+	ADD COLUMN hash text NOT NULL DEFAULT '',
+	ADD COLUMN v integer NOT NULL DEFAULT 0;
+CREATE TABLE audit_chain (
+	id          integer PRIMARY KEY CHECK (id = 1),
+	head_seq    bigint NOT NULL,
+	head_prev   text   NOT NULL,
+	head_hash   text   NOT NULL,
+	anchor_seq  bigint NOT NULL,
+	anchor_hash text   NOT NULL
+);
+INSERT INTO audit_chain(id, head_seq, head_prev, head_hash, anchor_seq, anchor_hash)
+	SELECT 1, coalesce(max(seq), 0), '', '` + genesis + `', coalesce(max(seq), 0), '` + genesis + `' FROM audit;
+CREATE TABLE audit_checkpoints (
+	seq    bigint PRIMARY KEY,
+	hash   text   NOT NULL,
+	at     bigint NOT NULL,
+	key_id text   NOT NULL,
+	sig    text   NOT NULL
+);
 `}
+
+const genesis = gateway.AuditGenesis

@@ -262,10 +262,27 @@ var _ gateway.AuditedRecorder = (*Store)(nil)
 // COMMITTED, concurrent completions of one claim queue on the row's lock
 // and re-check the fence once the first commits, so exactly one inserts.
 var completeAuditedSQL = `WITH done AS (UPDATE records SET state = 'done', value = $8, domain_error = $9, reason = '',
-		updated = $7, expires = $10 WHERE ` + fenceWhere + ` RETURNING 1)
-	INSERT INTO audit(` + storecodec.AuditColumns + `)
+		updated = $7, expires = $10 WHERE ` + fenceWhere + ` RETURNING 1),
+	` + chainHead(25, "EXISTS (SELECT 1 FROM done)") + `
+	INSERT INTO audit(` + storecodec.AuditReadColumns + `)
 	SELECT $11::bigint, $12::text, $13::text, $14::text, $15::text, $16::text, $17::integer, $18::text, $19::text,
-		$20::text, $21::text, $22::text, $23::text, $24::bigint FROM done`
+		$20::text, $21::text, $22::text, $23::text, $24::bigint, ` + chainValues + ` FROM head`
+
+// chainHead is the CTE "head" that moves the audit chain's head one entry
+// on, the entry whose AuditDigest is the text parameter $digest, when cond
+// holds: it takes audit_chain's row lock (a concurrent append waits for
+// this one's commit, then chains after it), and yields the new entry's
+// sequence number, prev and hash (gateway.AuditHash, computed by
+// PostgreSQL's sha256). Every SET expression reads the row as it was.
+func chainHead(digest int, cond string) string {
+	return fmt.Sprintf(`head AS (UPDATE audit_chain SET head_seq = head_seq + 1, head_prev = head_hash,
+		head_hash = encode(sha256(convert_to('toolgate-audit/%d' || E'\n' || (head_seq + 1)::text || E'\n' || head_hash || E'\n'
+			|| $%d::text, 'UTF8')), 'hex')
+		WHERE id = 1 AND %s RETURNING head_seq, head_prev, head_hash)`, gateway.AuditChainVersion, digest, cond)
+}
+
+// chainValues are the chain columns' values from chainHead's "head".
+var chainValues = fmt.Sprintf(`head.head_seq, head.head_prev, head.head_hash, %d`, gateway.AuditChainVersion)
 
 // CompleteAudited implements gateway.AuditedRecorder: one statement, so a
 // completed call waits for one commit instead of two.
@@ -274,7 +291,7 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	if err != nil {
 		return err
 	}
-	return s.execFenced(ctx, "complete", completeAuditedSQL, append(args, storecodec.AuditArgs(e)...)...)
+	return s.execFenced(ctx, "complete", completeAuditedSQL, append(append(args, storecodec.AuditArgs(e)...), gateway.AuditDigest(e))...)
 }
 
 // MarkUncertain implements gateway.Store.
@@ -366,26 +383,80 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return gateway.Approval{}, gateway.ErrApprovalState
 }
 
-// AppendAudit implements gateway.Store.
+// AppendAudit implements gateway.Store: one statement moves the chain's
+// head (under its row lock) and inserts the entry chained after it.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO audit(`+storecodec.AuditColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, storecodec.AuditArgs(e)...)
+	_, err := s.pool.Exec(ctx, `WITH `+chainHead(15, "true")+`
+		INSERT INTO audit(`+storecodec.AuditReadColumns+`)
+		SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::integer, $8::text, $9::text,
+			$10::text, $11::text, $12::text, $13::text, $14::bigint, `+chainValues+` FROM head`,
+		append(storecodec.AuditArgs(e), gateway.AuditDigest(e))...)
 	return wrap("append audit", err)
+}
+
+var _ gateway.AuditChain = (*Store)(nil)
+
+// ReadAuditChain implements gateway.AuditChain.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+	query, args := storecodec.ChainQuery(after, limit, func(n int) string { return fmt.Sprintf("$%d", n) })
+	return s.collectAudit(ctx, "read audit chain", query, args)
+}
+
+func (s *Store) collectAudit(ctx context.Context, op, query string, args []any) ([]gateway.AuditEntry, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	defer rows.Close()
+	out, err := storecodec.CollectAudit(rows)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	return out, nil
+}
+
+// LastAudit implements gateway.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
+}
+
+// AuditAnchor implements gateway.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+	var a gateway.AuditAnchor
+	var seq int64
+	if err := s.pool.QueryRow(ctx, `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`).Scan(&seq, &a.Hash); err != nil {
+		return a, wrap("audit anchor", err)
+	}
+	a.Seq = uint64(seq)
+	return a, nil
+}
+
+// AddAuditCheckpoint implements gateway.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO audit_checkpoints(`+storecodec.CheckpointColumns+`) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (seq) DO UPDATE SET hash = excluded.hash, at = excluded.at, key_id = excluded.key_id, sig = excluded.sig`,
+		storecodec.CheckpointArgs(c)...)
+	return wrap("add audit checkpoint", err)
+}
+
+// AuditCheckpoints implements gateway.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+storecodec.CheckpointColumns+` FROM audit_checkpoints ORDER BY seq`)
+	if err != nil {
+		return nil, wrap("audit checkpoints", err)
+	}
+	defer rows.Close()
+	out, err := storecodec.CollectCheckpoints(rows)
+	if err != nil {
+		return nil, wrap("audit checkpoints", err)
+	}
+	return out, nil
 }
 
 // QueryAudit implements gateway.Store.
 func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
 	query, args := storecodec.AuditQuery(q, func(n int) string { return fmt.Sprintf("$%d", n) })
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrap("query audit", err)
-	}
-	defer rows.Close()
-	out, err := storecodec.CollectAudit(rows)
-	if err != nil {
-		return nil, wrap("query audit", err)
-	}
-	return out, nil
+	return s.collectAudit(ctx, "query audit", query, args)
 }
 
 // refill is the bucket's tokens at $3 (now): refilled since updated at
@@ -438,7 +509,7 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 			err = del(&st.Approvals, `DELETE FROM approvals WHERE expires <= $1`, now)
 		}
 		if err == nil && r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
-			err = del(&st.Audit, `DELETE FROM audit WHERE at < $1`, ns(r.AuditBefore))
+			st.Audit, err = pruneAudit(ctx, tx, ns(r.AuditBefore))
 		}
 		if err == nil && r.Concerns.Has(gateway.ConcernRateLimits) {
 			err = del(nil, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
@@ -449,4 +520,32 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 		return gateway.PurgeStats{}, wrap("purge", err)
 	}
 	return st, nil
+}
+
+// pruneAudit removes the oldest audit entries, in the chain's order, while
+// they are older than before, and moves the anchor to the last one removed
+// (unless it was written before the chain, at or before the anchor), so
+// the entries kept still verify. It first takes the chain's row lock: no
+// append is in flight meanwhile, so the entries it sees are a prefix of
+// the chain and none commits behind its back.
+func pruneAudit(ctx context.Context, tx pgx.Tx, before int64) (int, error) {
+	var head int64
+	if err := tx.QueryRow(ctx, `SELECT head_seq FROM audit_chain WHERE id = 1 FOR UPDATE`).Scan(&head); err != nil {
+		return 0, err
+	}
+	var bound int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT seq FROM audit WHERE at >= $1 ORDER BY seq LIMIT 1), $2)`,
+		before, head+1).Scan(&bound); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE audit_chain SET (anchor_seq, anchor_hash) = (SELECT seq, hash FROM audit
+		WHERE seq < $1 AND seq > audit_chain.anchor_seq ORDER BY seq DESC LIMIT 1)
+		WHERE id = 1 AND EXISTS (SELECT 1 FROM audit WHERE seq < $1 AND seq > audit_chain.anchor_seq)`, bound); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM audit_checkpoints WHERE seq <= (SELECT anchor_seq FROM audit_chain WHERE id = 1)`); err != nil {
+		return 0, err
+	}
+	tag, err := tx.Exec(ctx, `DELETE FROM audit WHERE seq < $1`, bound)
+	return int(tag.RowsAffected()), err
 }

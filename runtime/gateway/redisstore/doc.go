@@ -23,6 +23,12 @@
 // completed call's outcome and audit entry are one script
 // (CompleteAudited, gateway.AuditedRecorder), so a call is two scripts.
 //
+// The audit log is a hash chain (gateway.AuditChain): the append script
+// chains the entry after the head and hashes the link in Lua (SHA-256 over
+// LuaBitOp), so the entries of every client form one chain in the order
+// Redis runs the scripts. The chain is a second sorted set (by sequence
+// number) beside the time-ordered one that QueryAudit reads.
+//
 // Fencing tokens come from one INCR counter, so they grow strictly across
 // all claims and processes; a missing counter (a new store, or a server
 // that lost its data) is seeded with the caller's time in microseconds, so

@@ -31,3 +31,9 @@ func TestComposedWithSQLite(t *testing.T) {
 		return storetest.Composed{Base: base, Other: memstore.New(), Parts: gateway.Stores{RateLimits: open(t)}}
 	})
 }
+
+// Audit entries appended concurrently through three handles to one store
+// (three processes) form one hash chain, which each handle verifies.
+func TestAuditChainShared(t *testing.T) {
+	storetest.RunAuditShared(t, handles, 3)
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
 )
 
 // Times reach the scripts as 20-digit, zero-padded Unix nanoseconds, so
@@ -107,9 +109,8 @@ redis.call('ZADD', KEYS[2], ARGV[5], KEYS[1])
 
 // completeAuditScript is completeScript and, when the completion is not
 // fenced, auditScript, in one script (CompleteAudited): KEYS and ARGV as
-// completeScript's, then KEYS audit sorted set, sequence counter and ARGV
-// time, JSON.
-var completeAuditScript = redis.NewScript(fence + complete + appendAudit(3, 9) + "return 1\n")
+// completeScript's, then auditScript's KEYS and ARGV.
+var completeAuditScript = redis.NewScript(sha256Lua + fence + complete + appendAudit(3, 9) + "return 1\n")
 
 // uncertainScript: KEYS record, record expiry index. ARGV token, now,
 // expires, ttl ms, expiry score, reason, key-index prefix.
@@ -153,20 +154,90 @@ redis.call('HSET', KEYS[1], 'granted', '1', 'approver', ARGV[1], 'granted_at', A
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
-// auditScript: KEYS audit sorted set, sequence counter. ARGV time, JSON.
-// Members are "time:seq:json" at score 0, so the set's lexical order is
-// the log's order: by time, then by insertion.
-var auditScript = redis.NewScript(appendAudit(1, 1) + "return 1\n")
+// auditScript: KEYS audit sorted set, sequence counter, chain sorted set,
+// chain head, chain anchor. ARGV time, JSON (without the chain fields),
+// the entry's gateway.AuditDigest. Members are "time:seq:json" in the audit
+// set at score 0, so the set's lexical order is the log's order by time,
+// then by insertion, and the same in the chain set at score seq, the
+// chain's order. The script chains the entry after the head (the head,
+// missing, starts at the sequence counter's value: entries from before the
+// chain are behind the anchor), computing gateway.AuditHash in Lua: Redis
+// runs one script at a time, so the appends of every client are chained
+// one after another.
+var auditScript = redis.NewScript(sha256Lua + appendAudit(1, 1) + "return 1\n")
 
-// appendAudit is the Lua that appends an audit entry with its sorted set
-// and sequence counter at KEYS[k] and KEYS[k+1], its time and JSON at
-// ARGV[a] and ARGV[a+1].
+// appendAudit is the Lua that appends an audit entry with the KEYS of
+// auditScript from KEYS[k] and its ARGV from ARGV[a].
 func appendAudit(k, a int) string {
 	return fmt.Sprintf(`
-local seq = redis.call('INCR', KEYS[%d])
-redis.call('ZADD', KEYS[%d], 0, ARGV[%d] .. ':' .. string.format('%%020d', seq) .. ':' .. ARGV[%d])
-`, k+1, k, a, a+1)
+local audit, seqkey, chain, head, anchor = KEYS[%d], KEYS[%d], KEYS[%d], KEYS[%d], KEYS[%d]
+local h = redis.call('HMGET', head, 'seq', 'hash')
+local seq, prev
+if h[1] then
+  seq, prev = tonumber(h[1]), h[2]
+else
+  seq, prev = tonumber(redis.call('GET', seqkey) or '0'), '%s'
+  redis.call('HSET', anchor, 'seq', string.format('%%d', seq), 'hash', prev, 'legacy', string.format('%%d', seq))
+end
+seq = seq + 1
+local s = string.format('%%d', seq)
+local hash = sha256hex('toolgate-audit/%d\n' .. s .. '\n' .. prev .. '\n' .. ARGV[%d])
+redis.call('HSET', head, 'seq', s, 'hash', hash)
+redis.call('SET', seqkey, s)
+local js = string.sub(ARGV[%d], 1, -2) .. ',"seq":' .. s .. ',"prev":"' .. prev .. '","hash":"' .. hash .. '","v":%d}'
+local m = ARGV[%d] .. ':' .. string.format('%%020d', seq) .. ':' .. js
+redis.call('ZADD', audit, 0, m)
+redis.call('ZADD', chain, seq, m)
+`, k, k+1, k+2, k+3, k+4, gateway.AuditGenesis, gateway.AuditChainVersion, a+2, a+1, gateway.AuditChainVersion, a)
 }
+
+// sha256Lua defines sha256hex(msg), SHA-256 as lowercase hex, with the
+// bit library every Redis has (LuaBitOp: 32-bit operations on numbers).
+// Sums of a few 32-bit words are exact in Lua's doubles; bit.tobit wraps
+// them.
+const sha256Lua = `
+local function sha256hex(msg)
+  local K = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2}
+  local H = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}
+  local band, bor, bxor, ror, rshift, lshift, tobit = bit.band, bit.bor, bit.bxor, bit.ror, bit.rshift, bit.lshift, bit.tobit
+  local ml = #msg
+  local bits = ml * 8
+  msg = msg .. '\128' .. string.rep('\0', (55 - ml) % 64) ..
+    string.char(0, 0, 0, math.floor(bits / 4294967296) % 256,
+      math.floor(bits / 16777216) % 256, math.floor(bits / 65536) % 256, math.floor(bits / 256) % 256, bits % 256)
+  local w = {}
+  for p = 1, #msg, 64 do
+    for i = 0, 15 do
+      local b1, b2, b3, b4 = string.byte(msg, p + 4 * i, p + 4 * i + 3)
+      w[i] = bor(lshift(b1, 24), lshift(b2, 16), lshift(b3, 8), b4)
+    end
+    for i = 16, 63 do
+      local x, y = w[i - 15], w[i - 2]
+      w[i] = tobit(w[i - 16] + bxor(ror(x, 7), ror(x, 18), rshift(x, 3)) + w[i - 7] + bxor(ror(y, 17), ror(y, 19), rshift(y, 10)))
+    end
+    local a, b, c, d, e, f, g, h = H[1], H[2], H[3], H[4], H[5], H[6], H[7], H[8]
+    for i = 0, 63 do
+      -- ch(e,f,g) = g ^ (e & (f ^ g)); maj(a,b,c) = (a & b) | (c & (a | b)): fewer calls.
+      local t1 = h + bxor(ror(e, 6), ror(e, 11), ror(e, 25)) + bxor(g, band(e, bxor(f, g))) + K[i + 1] + w[i]
+      local t2 = bxor(ror(a, 2), ror(a, 13), ror(a, 22)) + bor(band(a, b), band(c, bor(a, b)))
+      h, g, f, e, d, c, b, a = g, f, e, tobit(d + t1), c, b, a, tobit(t1 + t2)
+    end
+    H[1], H[2], H[3], H[4] = tobit(H[1] + a), tobit(H[2] + b), tobit(H[3] + c), tobit(H[4] + d)
+    H[5], H[6], H[7], H[8] = tobit(H[5] + e), tobit(H[6] + f), tobit(H[7] + g), tobit(H[8] + h)
+  end
+  local out = {}
+  for i = 1, 8 do out[i] = bit.tohex(H[i], 8) end
+  return table.concat(out)
+end
+`
 
 // takeScript: KEYS bucket. ARGV rate, burst, now seconds, now nanoseconds.
 // Times are split in seconds and nanoseconds so the elapsed time is exact
@@ -191,10 +262,13 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 60000
 return {ok, t}
 `)
 
-// purgeScript: KEYS record expiry index, approval expiry index, audit set.
-// ARGV now, now score (ms), audit bound (empty keeps all), key-index prefix,
-// purge records (1/0), purge approvals (1/0). Returns {records, approvals,
-// audit}.
+// purgeScript: KEYS record expiry index, approval expiry index, audit set,
+// chain set, chain anchor, checkpoints. ARGV now, now score (ms), audit
+// bound (empty keeps all), key-index prefix, purge records (1/0), purge
+// approvals (1/0). Returns {records, approvals, audit}. The audit entries
+// go in the chain's order while older than the bound; the last one becomes
+// the anchor, and the checkpoints at or before it go too. Entries from
+// before the chain (at or below the anchor's "legacy" number) go by time.
 var purgeScript = redis.NewScript(`
 local n = {0, 0, 0}
 for _, rec in ipairs(ARGV[5] == '1' and redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2]) or {}) do
@@ -218,7 +292,35 @@ for _, apr in ipairs(ARGV[6] == '1' and redis.call('ZRANGEBYSCORE', KEYS[2], '-i
   end
 end
 if ARGV[3] ~= '' then
-  n[3] = redis.call('ZREMRANGEBYLEX', KEYS[3], '-', '(' .. ARGV[3])
+  local last
+  local stop = false
+  while not stop do
+    local page = redis.call('ZRANGE', KEYS[4], 0, 99)
+    if #page == 0 then break end
+    for _, m in ipairs(page) do
+      if string.sub(m, 1, 20) >= ARGV[3] then stop = true; break end
+      redis.call('ZREM', KEYS[4], m)
+      redis.call('ZREM', KEYS[3], m)
+      n[3] = n[3] + 1
+      last = m
+    end
+  end
+  if last then
+    local e = cjson.decode(string.sub(last, 43))
+    redis.call('HSET', KEYS[5], 'seq', string.format('%d', e.seq), 'hash', e.hash)
+    for _, f in ipairs(redis.call('HKEYS', KEYS[6])) do
+      if tonumber(f) <= e.seq then redis.call('HDEL', KEYS[6], f) end
+    end
+  end
+  local legacy = tonumber(redis.call('HGET', KEYS[5], 'legacy') or '0')
+  if legacy > 0 then
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[3], '-', '(' .. ARGV[3])) do
+      if tonumber(string.sub(m, 22, 41)) <= legacy then
+        redis.call('ZREM', KEYS[3], m)
+        n[3] = n[3] + 1
+      end
+    end
+  end
 end
 return n
 `)

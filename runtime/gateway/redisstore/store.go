@@ -1,11 +1,13 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,6 +120,9 @@ func (s *Store) Close() error {
 //	P apr:<id>                                    hash, one approval
 //	P aprs                                        sorted set, approvals by expiry (ms)
 //	P audit, P audit:seq                          sorted set (lexical), counter
+//	P audit:chain                                 sorted set by seq, the hash chain
+//	P audit:head, P audit:anchor                  hashes {seq, hash}: the chain's ends
+//	P audit:cps                                   hash, checkpoints by seq
 //	P bucket:<name>                               hash, one token bucket
 //
 // Records written before the slot held its principal live under
@@ -340,12 +345,11 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(e)
+	akeys, aargs, err := s.audit(e)
 	if err != nil {
-		return fmt.Errorf("redisstore: encode audit entry: %w", err)
+		return err
 	}
-	n, err := s.pipe.run(ctx, completeAuditScript, append(keys, s.prefix+"audit", s.prefix+"audit:seq"),
-		append(args, t20(e.Time), b)...).Int64()
+	n, err := s.pipe.run(ctx, completeAuditScript, append(keys, akeys...), append(args, aargs...)...).Int64()
 	return fenced("complete", n, err)
 }
 
@@ -485,16 +489,126 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return a, nil
 }
 
-// AppendAudit implements gateway.Store.
+// AppendAudit implements gateway.Store: one script chains the entry after
+// the head and appends it (see auditScript).
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	b, err := json.Marshal(e)
+	keys, args, err := s.audit(e)
 	if err != nil {
-		return fmt.Errorf("redisstore: encode audit entry: %w", err)
+		return err
 	}
-	if err := s.pipe.run(ctx, auditScript, []string{s.prefix + "audit", s.prefix + "audit:seq"}, t20(e.Time), b).Err(); err != nil {
+	if err := s.pipe.run(ctx, auditScript, keys, args...).Err(); err != nil {
 		return wrap("append audit", err)
 	}
 	return nil
+}
+
+// audit returns auditScript's KEYS and ARGV for e.
+func (s *Store) audit(e gateway.AuditEntry) ([]string, []any, error) {
+	e.Seq, e.Prev, e.Hash, e.V = 0, "", "", 0 // the script sets them
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redisstore: encode audit entry: %w", err)
+	}
+	return []string{s.prefix + "audit", s.prefix + "audit:seq", s.prefix + "audit:chain", s.prefix + "audit:head", s.prefix + "audit:anchor"},
+		[]any{t20(e.Time), b, gateway.AuditDigest(e)}, nil
+}
+
+var _ gateway.AuditChain = (*Store)(nil)
+
+// ReadAuditChain implements gateway.AuditChain: the chain set, by score.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	page, err := s.rdb.ZRangeByScore(ctx, s.prefix+"audit:chain", &redis.ZRangeBy{Min: "(" + strconv.FormatUint(after, 10), Max: "+inf",
+		Count: int64(limit)}).Result()
+	if err != nil {
+		return nil, wrap("read audit chain", err)
+	}
+	out := make([]gateway.AuditEntry, 0, len(page))
+	for _, m := range page {
+		e, err := decodeAudit(m)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: read audit chain: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// decodeAudit decodes a member of the audit sets: time:seq:json; the first
+// two parts have fixed widths.
+func decodeAudit(m string) (gateway.AuditEntry, error) {
+	var e gateway.AuditEntry
+	if len(m) < 42 {
+		return e, fmt.Errorf("malformed entry %q", m)
+	}
+	if err := json.Unmarshal([]byte(m[42:]), &e); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// LastAudit implements gateway.AuditChain: the chain set's last member.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	m, err := s.rdb.ZRange(ctx, s.prefix+"audit:chain", -1, -1).Result()
+	if err != nil {
+		return gateway.AuditEntry{}, wrap("last audit entry", err)
+	}
+	if len(m) == 0 {
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	e, err := decodeAudit(m[0])
+	if err != nil {
+		return gateway.AuditEntry{}, fmt.Errorf("redisstore: last audit entry: %w", err)
+	}
+	return e, nil
+}
+
+// AuditAnchor implements gateway.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+	v, err := s.rdb.HMGet(ctx, s.prefix+"audit:anchor", "seq", "hash").Result()
+	if err != nil {
+		return gateway.AuditAnchor{}, wrap("audit anchor", err)
+	}
+	a := gateway.AuditAnchor{Hash: gateway.AuditGenesis}
+	if seq, ok := v[0].(string); ok {
+		if a.Seq, err = strconv.ParseUint(seq, 10, 64); err != nil {
+			return a, fmt.Errorf("redisstore: audit anchor: bad seq %q", seq)
+		}
+		a.Hash, _ = v[1].(string)
+	}
+	return a, nil
+}
+
+// AddAuditCheckpoint implements gateway.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("redisstore: encode audit checkpoint: %w", err)
+	}
+	if err := s.rdb.HSet(ctx, s.prefix+"audit:cps", strconv.FormatUint(c.Seq, 10), b).Err(); err != nil {
+		return wrap("add audit checkpoint", err)
+	}
+	return nil
+}
+
+// AuditCheckpoints implements gateway.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+	m, err := s.rdb.HGetAll(ctx, s.prefix+"audit:cps").Result()
+	if err != nil {
+		return nil, wrap("audit checkpoints", err)
+	}
+	out := make([]gateway.AuditCheckpoint, 0, len(m))
+	for _, v := range m {
+		var c gateway.AuditCheckpoint
+		if err := json.Unmarshal([]byte(v), &c); err != nil {
+			return nil, fmt.Errorf("redisstore: audit checkpoints: %w", err)
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b gateway.AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
 }
 
 // auditPage is how many entries QueryAudit reads per round trip.
@@ -523,12 +637,8 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 			return nil, wrap("query audit", err)
 		}
 		for _, m := range page {
-			// time:seq:json; the first two parts have fixed widths.
-			if len(m) < 42 {
-				return nil, fmt.Errorf("redisstore: query audit: malformed entry %q", m)
-			}
-			var e gateway.AuditEntry
-			if err := json.Unmarshal([]byte(m[42:]), &e); err != nil {
+			e, err := decodeAudit(m)
+			if err != nil {
 				return nil, fmt.Errorf("redisstore: query audit: %w", err)
 			}
 			if (q.Tenant == "" || e.Tenant == q.Tenant) && (q.Principal == "" || e.Principal == q.Principal) &&
@@ -590,7 +700,8 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 		}
 		return "0"
 	}
-	v, err := purgeScript.Run(ctx, s.rdb, []string{s.prefix + "recs", s.prefix + "aprs", s.prefix + "audit"},
+	v, err := purgeScript.Run(ctx, s.rdb, []string{s.prefix + "recs", s.prefix + "aprs", s.prefix + "audit",
+		s.prefix + "audit:chain", s.prefix + "audit:anchor", s.prefix + "audit:cps"},
 		t20(r.Now), score(r.Now), before, s.prefix+"key:", flag(gateway.ConcernRecords), flag(gateway.ConcernApprovals)).Int64Slice()
 	if err != nil {
 		return gateway.PurgeStats{}, wrap("purge", err)

@@ -198,3 +198,24 @@ func TestPipelineSurvivesScriptFlush(t *testing.T) {
 		t.Error("Claim on a closed store = nil error, want one")
 	}
 }
+
+// Audit entries written before the store kept a chain (members of the time
+// set only, numbered by the audit:seq counter) stay behind the anchor
+// (storetest.RunLegacyAudit).
+func TestLegacyAuditBehindTheAnchor(t *testing.T) {
+	st, prefix, rdb := openBehind(t, "legacy-audit")
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		at := t0.Add(-time.Duration(i+1) * time.Minute)
+		js := fmt.Sprintf(`{"time":%q,"tenant":"acme","principal":"alice","session_id":"s","step":%d,"tool":"bank/pay","decision":"allow","outcome":"ok","latency":0}`,
+			at.Format(time.RFC3339Nano), i)
+		if err := rdb.ZAdd(ctx, prefix+"audit", redis.Z{Member: fmt.Sprintf("%020d:%020d:%s", at.UnixNano(), i+1, js)}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.Set(ctx, prefix+"audit:seq", 3, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunLegacyAudit(t, st, 3, t0)
+}

@@ -32,6 +32,12 @@
 // in one write, so a gateway over this store waits for two commits per
 // call (the claim, the outcome with its entry), not three.
 //
+// The audit log is a hash chain (gateway.AuditChain): the entries of a
+// batch are chained after the head row (audit_chain) inside the batch's
+// transaction, so every process sharing the file writes one chain. The
+// canonical body's digest is computed by the caller; the writer only
+// hashes the link.
+//
 // Fencing tokens come from one counter in the database (read when a batch
 // begins under the write lock, written back before it commits), so they
 // grow strictly across all claims, including a slot released and claimed

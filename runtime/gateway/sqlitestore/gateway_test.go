@@ -12,3 +12,9 @@ import (
 func TestGatewaysShareOneFile(t *testing.T) {
 	storetest.RunGateways(t, handles(nil), 3)
 }
+
+// Audit entries appended concurrently through three handles to one store
+// (three processes) form one hash chain, which each handle verifies.
+func TestAuditChainShared(t *testing.T) {
+	storetest.RunAuditShared(t, handles(nil), 3)
+}

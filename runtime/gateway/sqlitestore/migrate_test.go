@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // A database written before the slot held its principal (schema 2) is
@@ -18,15 +19,8 @@ import (
 // slot of its own, and a pending approval keeps its slot's principal.
 func TestMigrationKeepsRecordsOfSchema2(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "gateway.db")
+	path, db := oldSchema(t, 2)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	db, err := sqliteutil.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sqliteutil.Migrate(ctx, db.W, migrations[:2]); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := db.W.ExecContext(ctx, `INSERT INTO records(tenant, session_id, step, tool, principal, key, fingerprint,
 		state, token, lease_expires, value, domain_error, reason, attempts, created, updated, expires)
 		VALUES ('acme', 's', 1, 'bank/pay', 'alice', 'k-old', 'fp', 'done', 41, ?, CAST('{"ok":1}' AS BLOB), NULL, '', 1, ?, ?, ?)`,
@@ -70,4 +64,41 @@ func TestMigrationKeepsRecordsOfSchema2(t *testing.T) {
 	if _, err := st.Get(ctx, "k-missing"); !errors.Is(err, gateway.ErrNotFound) {
 		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
 	}
+}
+
+// A database with audit entries written before the chain (schema 3) is
+// brought forward with the anchor past them (storetest.RunLegacyAudit).
+func TestMigrationAnchorsOldAudit(t *testing.T) {
+	ctx := context.Background()
+	path, db := oldSchema(t, 3)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if _, err := db.W.ExecContext(ctx, `INSERT INTO audit(at, tenant, principal, session_id, step, tool, key, decision, reason,
+			outcome, approval_id, latency) VALUES (?, 'acme', 'alice', 's', ?, 'bank/pay', '', 'allow', '', 'ok', '', 0)`,
+			t0.Add(-time.Duration(i+1)*time.Minute).UnixNano(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storetest.RunLegacyAudit(t, st, 3, t0)
+}
+
+// oldSchema creates a database of schema n (its first n migrations) in a
+// temporary folder and returns its path and the open database.
+func oldSchema(t *testing.T, n int) (string, *sqliteutil.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	db, err := sqliteutil.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqliteutil.Migrate(context.Background(), db.W, migrations[:n]); err != nil {
+		t.Fatal(err)
+	}
+	return path, db
 }

@@ -1,5 +1,7 @@
 package sqlitestore
 
+import "github.com/toolgate/toolgate/runtime/gateway"
+
 // migrations[i] takes the schema from user_version i to i+1. Append only:
 // a released step is never edited, so every existing database can be
 // brought forward on open.
@@ -127,4 +129,32 @@ ALTER TABLE records_v3 RENAME TO records;
 CREATE INDEX records_by_expiry ON records(expires);
 ALTER TABLE approvals ADD COLUMN principal TEXT NOT NULL DEFAULT '';
 UPDATE approvals SET principal = requester;
+`, `
+-- 4: the audit log is a hash chain (gateway.AuditChain). Each entry gets
+-- its chain version, the hash of the entry before it and its own; the
+-- sequence number it already had is its place in the chain, now assigned
+-- by the store from audit_chain's head inside the write that appends it.
+-- Entries written before this step are not chained: the anchor is set past
+-- them, so verification starts after them.
+ALTER TABLE audit ADD COLUMN prev TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN v INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE audit_chain (
+	id          INTEGER PRIMARY KEY CHECK (id = 1),
+	head_seq    INTEGER NOT NULL,
+	head_hash   TEXT    NOT NULL,
+	anchor_seq  INTEGER NOT NULL,
+	anchor_hash TEXT    NOT NULL
+) STRICT;
+INSERT INTO audit_chain(id, head_seq, head_hash, anchor_seq, anchor_hash)
+	SELECT 1, coalesce(max(seq), 0), '` + genesis + `', coalesce(max(seq), 0), '` + genesis + `' FROM audit;
+CREATE TABLE audit_checkpoints (
+	seq    INTEGER PRIMARY KEY,
+	hash   TEXT    NOT NULL,
+	at     INTEGER NOT NULL,
+	key_id TEXT    NOT NULL,
+	sig    TEXT    NOT NULL
+) STRICT;
 `}
+
+const genesis = gateway.AuditGenesis

@@ -257,7 +257,7 @@ var _ gateway.AuditedRecorder = (*Store)(nil)
 // auditedCompletion is one CompleteAudited in a batch.
 type auditedCompletion struct {
 	args  []any // completeUpdate's
-	entry gateway.AuditEntry
+	entry auditItem
 	done  bool // the update found the live claim
 }
 
@@ -272,7 +272,7 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
-	it := &auditedCompletion{args: args, entry: e}
+	it := &auditedCompletion{args: args, entry: auditItem{e, gateway.AuditDigest(e)}}
 	if err := s.w.DoMerged(ctx, "complete+audit", it, completeAudited); err != nil {
 		return s.wrap(err)
 	}
@@ -404,53 +404,133 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 }
 
 // AppendAudit implements gateway.Store. The entries appended concurrently
-// that share a batch are written by one multi-row INSERT per auditChunk
-// entries, and each call returns once that batch is committed.
+// that share a batch are chained in the batch's order and written by one
+// multi-row INSERT per auditChunk entries, and each call returns once that
+// batch is committed.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	return s.wrap(s.w.DoMerged(ctx, "audit", e, insertAudit))
+	return s.wrap(s.w.DoMerged(ctx, "audit", auditItem{e, gateway.AuditDigest(e)}, insertAudit))
 }
+
+// auditItem is an entry to append with its gateway.AuditDigest, computed
+// by the caller's goroutine so that the writer, which holds the write
+// lock, only hashes the short link.
+type auditItem struct {
+	e      gateway.AuditEntry
+	digest string
+}
+
+var _ gateway.AuditChain = (*Store)(nil)
 
 // auditChunk bounds the rows of one audit INSERT (and so the number of
 // distinct statements the writer prepares: one per row count).
 const auditChunk = 32
 
+// auditCols is the number of columns an audit INSERT writes per row.
+const auditCols = 18
+
 // auditInserts[n] inserts n audit entries.
 var auditInserts = func() []string {
 	out := make([]string, auditChunk+1)
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 14), ", ") + ")"
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", auditCols), ", ") + ")"
 	for n := 1; n <= auditChunk; n++ {
-		out[n] = `INSERT INTO audit(` + storecodec.AuditColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+		out[n] = `INSERT INTO audit(` + storecodec.AuditReadColumns + `) VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 	}
 	return out
 }()
 
+// insertAudit chains the entries after the head that audit_chain holds and
+// inserts them, then moves the head: all in the caller's transaction (the
+// writer's, which holds SQLite's write lock), so the chain's order is the
+// order of the commits, across every process sharing the file. The head is
+// read from the table each time, so a rolled-back savepoint leaves nothing
+// behind.
 func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
-	args := make([]any, 0, 14*min(len(items), auditChunk))
+	if len(items) == 0 {
+		return nil
+	}
+	var seq int64
+	var prev string
+	if err := tx.QueryRowContext(ctx, `SELECT head_seq, head_hash FROM audit_chain WHERE id = 1`).Scan(&seq, &prev); err != nil {
+		return fmt.Errorf("read the audit chain's head: %w", err)
+	}
+	args := make([]any, 0, auditCols*min(len(items), auditChunk))
 	for len(items) > 0 {
 		n := min(len(items), auditChunk)
 		args = args[:0]
 		for _, it := range items[:n] {
-			args = append(args, storecodec.AuditArgs(it.(gateway.AuditEntry))...)
+			seq++
+			a := it.(auditItem)
+			e := gateway.ChainAuditDigest(a.e, a.digest, uint64(seq), prev)
+			prev = e.Hash
+			args = append(append(args, storecodec.AuditArgs(e)...), storecodec.ChainArgs(e)...)
 		}
 		if _, err := tx.ExecContext(ctx, auditInserts[n], args...); err != nil {
 			return err
 		}
 		items = items[n:]
 	}
-	return nil
+	_, err := tx.ExecContext(ctx, `UPDATE audit_chain SET head_seq = ?, head_hash = ? WHERE id = 1`, seq, prev)
+	return err
 }
 
 // QueryAudit implements gateway.Store.
 func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
 	query, args := storecodec.AuditQuery(q, func(int) string { return "?" })
+	return s.collectAudit(ctx, "query audit", query, args)
+}
+
+// ReadAuditChain implements gateway.AuditChain.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+	query, args := storecodec.ChainQuery(after, limit, func(int) string { return "?" })
+	return s.collectAudit(ctx, "read audit chain", query, args)
+}
+
+func (s *Store) collectAudit(ctx context.Context, what, query string, args []any) ([]gateway.AuditEntry, error) {
 	rows, err := s.db.R.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
+		return nil, fmt.Errorf("sqlitestore: %s: %w", what, err)
 	}
 	defer rows.Close()
 	out, err := storecodec.CollectAudit(rows)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: query audit: %w", err)
+		return nil, fmt.Errorf("sqlitestore: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// LastAudit implements gateway.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
+}
+
+// AuditAnchor implements gateway.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+	var a gateway.AuditAnchor
+	var seq int64
+	if err := s.db.R.QueryRowContext(ctx, `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`).Scan(&seq, &a.Hash); err != nil {
+		return a, fmt.Errorf("sqlitestore: audit anchor: %w", err)
+	}
+	a.Seq = uint64(seq)
+	return a, nil
+}
+
+// AddAuditCheckpoint implements gateway.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+	_, err := s.w.Exec(ctx, `INSERT OR REPLACE INTO audit_checkpoints(`+storecodec.CheckpointColumns+`) VALUES (?, ?, ?, ?, ?)`,
+		storecodec.CheckpointArgs(c)...)
+	return s.wrap(err)
+}
+
+// AuditCheckpoints implements gateway.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+storecodec.CheckpointColumns+` FROM audit_checkpoints ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: audit checkpoints: %w", err)
+	}
+	defer rows.Close()
+	out, err := storecodec.CollectCheckpoints(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: audit checkpoints: %w", err)
 	}
 	return out, nil
 }
@@ -511,7 +591,7 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 			}
 		}
 		if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
-			if st.Audit, err = exec(ctx, tx, `DELETE FROM audit WHERE at < ?`, ns(r.AuditBefore)); err != nil {
+			if st.Audit, err = pruneAudit(ctx, tx, ns(r.AuditBefore)); err != nil {
 				return err
 			}
 		}
@@ -533,4 +613,28 @@ func exec(ctx context.Context, tx *sqliteutil.Tx, query string, args ...any) (in
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// pruneAudit removes the oldest audit entries, in the chain's order, while
+// they are older than before, and moves the anchor to the last one removed
+// (unless it was written before the chain, at or before the anchor), so
+// the entries kept still verify. The scan stops at the first entry kept.
+func pruneAudit(ctx context.Context, tx *sqliteutil.Tx, before int64) (int, error) {
+	var cut sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT seq FROM audit WHERE at >= ? ORDER BY seq LIMIT 1`, before).Scan(&cut); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	bound := int64(math.MaxInt64)
+	if cut.Valid {
+		bound = cut.Int64
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit_chain SET (anchor_seq, anchor_hash) = (SELECT seq, hash FROM audit
+		WHERE seq < ? AND seq > audit_chain.anchor_seq ORDER BY seq DESC LIMIT 1)
+		WHERE id = 1 AND EXISTS (SELECT 1 FROM audit WHERE seq < ? AND seq > audit_chain.anchor_seq)`, bound, bound); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM audit_checkpoints WHERE seq <= (SELECT anchor_seq FROM audit_chain WHERE id = 1)`); err != nil {
+		return 0, err
+	}
+	return exec(ctx, tx, `DELETE FROM audit WHERE seq < ?`, bound)
 }

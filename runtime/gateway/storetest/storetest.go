@@ -111,13 +111,19 @@ func RunApprovals(t *testing.T, newStore func(t *testing.T) gateway.ApprovalStor
 }
 
 // RunAudit checks a gateway.AuditLog: the round trip of every field, the
-// order, the filters and the limit, and, when the log is a gateway.Purger
-// too, the purge of old entries.
+// order, the filters and the limit, the hash chain (gateway.AuditChain,
+// which the log must be: every entry linked to the one before, also when
+// appended concurrently; checkpoints), and, when the log is a
+// gateway.Purger too, the purge of old entries, after which the chain
+// still verifies from its anchor.
 func RunAudit(t *testing.T, newStore func(t *testing.T) gateway.AuditLog) {
 	t.Helper()
 	run(t, newStore, []test[gateway.AuditLog]{
 		{"Audit", testAudit},
 		{"PurgeAudit", testPurgeAudit},
+		{"AuditChain", testAuditChain},
+		{"AuditChainConcurrent", testAuditChainConcurrent},
+		{"PurgeAuditChain", testPurgeAuditChain},
 	})
 }
 

@@ -135,10 +135,17 @@ func ScanApproval(row Row) (gateway.Approval, error) {
 	return a, nil
 }
 
-// AuditColumns are the audit table's columns (but its sequence) in
-// AuditArgs' and CollectAudit's order.
+// AuditColumns are the audit table's content columns (the entry without
+// its chain fields) in AuditArgs' order.
 const AuditColumns = `at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason, outcome,
 	approval_id, latency`
+
+// ChainColumns are the audit table's chain columns in ChainArgs' order.
+const ChainColumns = `seq, prev, hash, v`
+
+// AuditReadColumns are AuditColumns and ChainColumns, in CollectAudit's
+// order.
+const AuditReadColumns = AuditColumns + `, ` + ChainColumns
 
 // AuditArgs are e's values in AuditColumns' order.
 func AuditArgs(e gateway.AuditEntry) []any {
@@ -146,18 +153,71 @@ func AuditArgs(e gateway.AuditEntry) []any {
 		e.Decision, e.Reason, e.Outcome, e.ApprovalID, int64(e.Latency)}
 }
 
-// CollectAudit reads every row of AuditColumns.
+// ChainArgs are e's chain values in ChainColumns' order.
+func ChainArgs(e gateway.AuditEntry) []any {
+	return []any{int64(e.Seq), e.Prev, e.Hash, e.V}
+}
+
+// CollectAudit reads every row of AuditReadColumns.
 func CollectAudit(rows Rows) ([]gateway.AuditEntry, error) {
 	var out []gateway.AuditEntry
 	for rows.Next() {
 		var e gateway.AuditEntry
-		var at, latency int64
+		var at, latency, seq int64
 		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
-			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency); err != nil {
+			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency, &seq, &e.Prev, &e.Hash, &e.V); err != nil {
 			return nil, err
 		}
-		e.Time, e.Latency = Time(at), time.Duration(latency)
+		e.Time, e.Latency, e.Seq = Time(at), time.Duration(latency), uint64(seq)
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// ChainQuery is the SQL query of AuditChain.ReadAuditChain over the audit
+// table: the entries after a sequence number, in the chain's order, with
+// placeholder as in AuditQuery.
+func ChainQuery(after uint64, limit int, placeholder func(n int) string) (string, []any) {
+	return `SELECT ` + AuditReadColumns + ` FROM audit WHERE seq > ` + placeholder(1) + ` ORDER BY seq LIMIT ` + placeholder(2),
+		[]any{int64(after), max(limit, 0)}
+}
+
+// LastAuditQuery is the SQL query of AuditChain.LastAudit over the audit
+// table: its entry with the highest seq.
+const LastAuditQuery = `SELECT ` + AuditReadColumns + ` FROM audit ORDER BY seq DESC LIMIT 1`
+
+// LastAudit is the answer of AuditChain.LastAudit from LastAuditQuery's
+// rows: the entry, or gateway.ErrNotFound when there is none.
+func LastAudit(out []gateway.AuditEntry, err error) (gateway.AuditEntry, error) {
+	switch {
+	case err != nil:
+		return gateway.AuditEntry{}, err
+	case len(out) == 0:
+		return gateway.AuditEntry{}, gateway.ErrNotFound
+	}
+	return out[0], nil
+}
+
+// CheckpointColumns are the audit_checkpoints table's columns in
+// CheckpointArgs' and CollectCheckpoints' order.
+const CheckpointColumns = `seq, hash, at, key_id, sig`
+
+// CheckpointArgs are c's values in CheckpointColumns' order.
+func CheckpointArgs(c gateway.AuditCheckpoint) []any {
+	return []any{int64(c.Seq), c.Hash, NS(c.Time), c.KeyID, c.Sig}
+}
+
+// CollectCheckpoints reads every row of CheckpointColumns.
+func CollectCheckpoints(rows Rows) ([]gateway.AuditCheckpoint, error) {
+	var out []gateway.AuditCheckpoint
+	for rows.Next() {
+		var c gateway.AuditCheckpoint
+		var seq, at int64
+		if err := rows.Scan(&seq, &c.Hash, &at, &c.KeyID, &c.Sig); err != nil {
+			return nil, err
+		}
+		c.Seq, c.Time = uint64(seq), Time(at)
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }
@@ -186,7 +246,7 @@ func AuditQuery(q gateway.AuditQuery, placeholder func(n int) string) (string, [
 	if limit <= 0 {
 		limit = 1000
 	}
-	query := `SELECT ` + AuditColumns + ` FROM audit`
+	query := `SELECT ` + AuditReadColumns + ` FROM audit`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
