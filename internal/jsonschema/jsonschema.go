@@ -27,8 +27,10 @@
 package jsonschema
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -264,12 +266,14 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	if !errors.As(err, &ve) {
 		return []Violation{{Pointer: "", Message: err.Error()}}, nil
 	}
+	// The validator visits an object's members in map order, so the
+	// leaves are sorted (by pointer, then message) before the first
+	// MaxViolations are kept: the same instance always gets the same
+	// violations in the same order. The tree is the validator's own,
+	// already bounded by the schema and the instance.
 	var out []Violation
 	var walk func(e *sj.ValidationError)
 	walk = func(e *sj.ValidationError) {
-		if len(out) >= MaxViolations {
-			return
-		}
 		if len(e.Causes) == 0 {
 			out = append(out, Violation{Pointer: Pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
 			return
@@ -279,7 +283,10 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 		}
 	}
 	walk(ve)
-	return out, nil
+	slices.SortFunc(out, func(a, b Violation) int {
+		return cmp.Or(strings.Compare(a.Pointer, b.Pointer), strings.Compare(a.Message, b.Message))
+	})
+	return out[:min(len(out), MaxViolations)], nil
 }
 
 // Pointer returns the JSON pointer (RFC 6901) of a path of member names

@@ -162,6 +162,34 @@ func TestValidateViolations(t *testing.T) {
 	}
 }
 
+// TestViolationsInOneOrder: the validator visits an object's members in
+// map order; the violations of one instance still come in one order
+// (by pointer), so an error body is the same on every call.
+func TestViolationsInOneOrder(t *testing.T) {
+	var props, inst []string
+	for i := range 12 {
+		props = append(props, fmt.Sprintf(`"p%02d":{"type":"string"}`, i))
+		inst = append(inst, fmt.Sprintf(`"p%02d":%d`, i, i))
+	}
+	s := mustCompile(t, `{"type":"object","properties":{`+strings.Join(props, ",")+`}}`, nil)
+	v := mustParse(t, `{`+strings.Join(inst, ",")+`}`)
+	first, err := s.Validate(v, time.Time{})
+	if err != nil || len(first) != 12 {
+		t.Fatalf("Validate = %v, %v; want 12 violations", first, err)
+	}
+	for i := 1; i < len(first); i++ {
+		if first[i-1].Pointer >= first[i].Pointer {
+			t.Fatalf("violations %v are not in pointer order", first)
+		}
+	}
+	for range 20 {
+		again, _ := s.Validate(v, time.Time{})
+		if fmt.Sprint(again) != fmt.Sprint(first) {
+			t.Fatalf("Validate gave %v, then %v", first, again)
+		}
+	}
+}
+
 func TestCloseObjects(t *testing.T) {
 	tests := []struct {
 		schema, instance string
