@@ -1,8 +1,8 @@
 package tokens
 
 import (
+	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -199,24 +199,28 @@ const (
 )
 
 var (
-	pieceCache sync.Map // string -> int
-	cachedN    atomic.Int64
+	cacheMu    sync.RWMutex
+	pieceCache = map[string]int32{}
 )
 
 // countPiece is the number of tokens of one piece.
 func countPiece(p string) int {
-	if len(p) <= maxCachedPiece {
-		if n, ok := pieceCache.Load(p); ok {
-			return n.(int)
-		}
+	if len(p) > maxCachedPiece {
+		return len(enc.EncodeOrdinary(p))
 	}
-	n := len(enc.EncodeOrdinary(p))
-	if len(p) <= maxCachedPiece && cachedN.Load() < maxCachedPieces {
-		if _, loaded := pieceCache.LoadOrStore(p, n); !loaded {
-			cachedN.Add(1)
-		}
+	cacheMu.RLock()
+	n, ok := pieceCache[p]
+	cacheMu.RUnlock()
+	if ok {
+		return int(n)
 	}
-	return n
+	n = int32(len(enc.EncodeOrdinary(p)))
+	cacheMu.Lock()
+	if len(pieceCache) < maxCachedPieces {
+		pieceCache[strings.Clone(p)] = n
+	}
+	cacheMu.Unlock()
+	return int(n)
 }
 
 // countFast is Count's work once the encoder is loaded.
