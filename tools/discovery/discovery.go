@@ -238,6 +238,10 @@ type Discoverer struct {
 	mu    sync.Mutex // serialises index builds
 	idx   *Index
 	terms *termTable // numbers the cards' terms (terms.go)
+	fp    struct {   // fingerprint (persist.go), computed once
+		once sync.Once
+		s    string
+	}
 }
 
 // New returns a Discoverer configured by opts (nil means defaults). It

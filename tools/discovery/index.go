@@ -118,7 +118,12 @@ type Index struct {
 	// synonyms analyse to (buildWiden).
 	widen    map[string][]uint32
 	lastView atomic.Pointer[viewTokens]
-	stats    BuildStats
+	// keys[i] is the key of tool i (toolKey), by which a card is reused
+	// across snapshots and index files; termStrings are the termTable's
+	// terms when the index was built (the cards' terms are numbers in it).
+	keys        []toolKey
+	termStrings []string
+	stats       BuildStats
 }
 
 // BuildStats reports what building an index cost.
@@ -289,41 +294,99 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 // build makes the index for snap, reusing the per-tool work of prev for
 // tools whose *tools.Tool is unchanged.
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
+	return d.buildWith(ctx, snap, prev, nil, nil, nil)
+}
+
+// buildWith is build that may also reuse loaded[i] (a card read from an
+// index file, with its vector in row) for the tool at i, keys are the
+// snapshot's tool keys when the caller has them, and progress (when not
+// nil) hears of the cards analysed and embedded. A card of prev is
+// reused for a tool that is the same *tools.Tool or has the same key (an
+// upstream's list_changed replaces its namespace's tools with new values,
+// most of them unchanged), so that updating one namespace analyses only
+// the tools that changed; postings and the rest are recomputed from the
+// cards, which is what a full rebuild computes.
+func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, keys []toolKey, progress func(done, total int)) (*Index, error) {
 	start := d.now()
 	n := snap.Len()
-	x := &Index{snap: snap, docs: make([]*doc, n), terms: map[string]uint32{}}
+	x := &Index{snap: snap, docs: make([]*doc, n), keys: keys}
 	old := map[*tools.Tool]int{}
+	var prevByKey map[toolKey]int
 	if prev != nil {
 		for i, t := range prev.snap.Tools() {
 			old[t] = i
 		}
 	}
+	if x.keys == nil {
+		x.keys = make([]toolKey, n)
+		var need []int
+		for i, t := range snap.Tools() {
+			if j, ok := old[t]; ok {
+				x.keys[i] = prev.keys[j]
+			} else {
+				need = append(need, i)
+			}
+		}
+		striped(min(runtime.GOMAXPROCS(0), max(1, len(need)/256)), len(need), func(k int) error {
+			x.keys[need[k]] = keyOf(snap.Tool(need[k]))
+			return nil
+		})
+	}
+	if prev != nil && len(old) != n || prev != nil && len(prev.docs) != n {
+		prevByKey = make(map[toolKey]int, len(prev.keys))
+		for j, k := range prev.keys {
+			prevByKey[k] = j
+		}
+	}
+	from := make([]int, n) // the card of prev reused at i, or -1
 	var embedIdx []int
 	var embedTexts []string
 	names := newNameIndex(snap)
+	// A card is reused unless the tools its text names changed.
+	reusable := func(i int, dc *doc) bool {
+		_, hits := names.resolve(snap, i, dc.mentions)
+		return slices.Equal(hits, dc.scrubbed)
+	}
 	for i, t := range snap.Tools() {
-		if j, ok := old[t]; ok {
-			// A doc is reused unless the tools its text names changed.
-			if _, hits := names.resolve(snap, i, prev.docs[j].mentions); slices.Equal(hits, prev.docs[j].scrubbed) {
-				x.docs[i] = prev.docs[j]
-				x.stats.Reused++
-				continue
-			}
+		from[i] = -1
+		j, ok := old[t]
+		if !ok && prevByKey != nil {
+			j, ok = prevByKey[x.keys[i]]
+		}
+		if ok && reusable(i, prev.docs[j]) {
+			x.docs[i], from[i] = prev.docs[j], j
+			x.stats.Reused++
+			continue
+		}
+		if loaded != nil && loaded[i] != nil && reusable(i, loaded[i]) {
+			x.docs[i] = loaded[i]
+			x.stats.Reused++
+			continue
 		}
 		embedIdx = append(embedIdx, i)
 	}
 	embedTexts = make([]string, len(embedIdx))
-	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts); err != nil {
+	var done atomic.Int64
+	total := len(embedIdx)
+	if d.embedder != nil {
+		total *= 2
+	}
+	tick := func(k int) {
+		if progress != nil {
+			progress(int(done.Add(int64(k))), total)
+		}
+	}
+	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts, tick); err != nil {
 		return nil, err
 	}
 	if d.embedder == nil {
 		embedIdx, embedTexts = nil, nil
 	}
 	if d.embedder != nil {
-		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts); err != nil {
+		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick); err != nil {
 			return nil, err
 		}
-		if err := x.quantise(prev, old); err != nil {
+		if err := x.quantise(prev, from); err != nil {
 			return nil, err
 		}
 	}
@@ -332,7 +395,8 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 		x.tokens[i] = int32(dc.tokens)
 		x.total += dc.tokens
 	}
-	x.buildPostings(d.terms.snapshot())
+	x.termStrings = d.terms.snapshot()
+	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
 	x.stats.Tools = n
@@ -550,7 +614,7 @@ func idf(n, df int) float64 {
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
 // counter and the schema walk are safe for concurrent use) and stores each
 // embedding text in texts.
-func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string) error {
+func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
@@ -559,6 +623,7 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*d
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
 		docs[idx[k]], texts[k] = dc, text
+		tick(1)
 		return nil
 	})
 }
@@ -585,7 +650,7 @@ func striped(workers, n int, do func(k int) error) error {
 
 // quantise moves the cards' quantised vectors into the index's rows;
 // cards reused from prev are copied from its rows.
-func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
+func (x *Index) quantise(prev *Index, from []int) error {
 	n := len(x.docs)
 	for _, dc := range x.docs {
 		if dc.row == nil {
@@ -608,7 +673,7 @@ func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
 	x.scales = make([]float32, n)
 	for i, dc := range x.docs {
 		if dc.row == nil { // reused: copy from prev
-			j := old[x.snap.Tool(i)]
+			j := from[i]
 			copy(x.rows[i*x.dim:(i+1)*x.dim], prev.rows[j*prev.dim:(j+1)*prev.dim])
 			x.scales[i] = prev.scales[j]
 			continue
@@ -641,7 +706,7 @@ func quantiseVec(v []float32) ([]int8, float32) {
 
 // embedAll embeds texts in batches, in parallel, and stores each normalised
 // vector in docs[idx[k]].
-func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string) error {
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	const batch = 256
 	nb := (len(texts) + batch - 1) / batch
 	workers := min(runtime.GOMAXPROCS(0), nb)
@@ -658,6 +723,7 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 			dc := docs[idx[lo+j]]
 			dc.row, dc.scale = quantiseVec(v)
 		}
+		tick(hi - lo)
 		return nil
 	})
 }
