@@ -69,7 +69,8 @@ type IndexFileReport struct {
 	Saved bool
 }
 
-// IndexFile is Index with an index file at path: cards saved there for a
+// IndexFile is Index with an index file at path (none when path is
+// empty: Index with progress): cards saved there for a
 // tool that has not changed are reused instead of analysed, and the file
 // is written again (atomically, through a temporary file beside it) when
 // any card was analysed. A file that cannot be used is never trusted:
@@ -82,6 +83,15 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var rep IndexFileReport
+	if path == "" {
+		x, err := d.buildWith(ctx, snap, d.idx, nil, nil, progress)
+		if err != nil {
+			return nil, rep, err
+		}
+		d.idx = x
+		rep.Reused, rep.Analysed = x.stats.Reused, x.stats.Tools-x.stats.Reused
+		return x, rep, nil
+	}
 	keys := toolKeys(snap)
 	loaded, saved, err := d.readIndexFile(path, keys)
 	if err != nil {
