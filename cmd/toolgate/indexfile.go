@@ -49,18 +49,22 @@ func terminalProgress(stderr io.Writer, prog string) (progress func(done, total 
 	}
 	// The line is the program's own terminal codes: it goes to the
 	// terminal itself.
-	out := termtext.Raw(stderr)
+	return progressLine(termtext.Raw(stderr), prog, time.Now)
+}
+
+// progressLine is terminalProgress's line on out, by the clock now.
+func progressLine(out io.Writer, prog string, now func() time.Time) (progress func(done, total int), clear func()) {
 	var mu sync.Mutex
-	start, last := time.Now(), time.Time{}
+	start, last := now(), time.Time{}
 	shown := false
 	progress = func(done, total int) {
 		mu.Lock()
 		defer mu.Unlock()
-		now := time.Now()
-		if now.Sub(start) < time.Second || now.Sub(last) < 100*time.Millisecond && done < total {
+		t := now()
+		if t.Sub(start) < time.Second || t.Sub(last) < 100*time.Millisecond && done < total {
 			return
 		}
-		last, shown = now, true
+		last, shown = t, true
 		fmt.Fprintf(out, "\r\033[K%s: indexing %d%% (%d of %d steps)", prog, 100*done/max(total, 1), done, total)
 	}
 	clear = func() {

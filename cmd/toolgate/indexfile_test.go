@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDiscoverIndexFile runs discover with --index three times: the first
@@ -39,5 +40,32 @@ func TestDiscoverIndexFile(t *testing.T) {
 	}
 	if strings.Contains(stderr, "\r") || strings.Contains(stderr, "\033") {
 		t.Fatalf("progress written to a pipe: %q", stderr)
+	}
+}
+
+// TestProgressLine drives the terminal progress line by a fake clock: it
+// stays silent for the first second, is redrawn at most every 100 ms
+// (the last step always), and is cleared only when it was shown.
+func TestProgressLine(t *testing.T) {
+	var out strings.Builder
+	clock := time.Unix(0, 0)
+	progress, clear := progressLine(&out, "toolgate discover", func() time.Time { return clock })
+	progress(1, 10)
+	clock = clock.Add(900 * time.Millisecond)
+	progress(2, 10)
+	clear()
+	if out.String() != "" {
+		t.Fatalf("wrote %q within the first second", out.String())
+	}
+	clock = clock.Add(200 * time.Millisecond)
+	progress(5, 10)
+	clock = clock.Add(10 * time.Millisecond)
+	progress(6, 10) // too soon: skipped
+	progress(10, 10)
+	clear()
+	want := "\r\033[Ktoolgate discover: indexing 50% (5 of 10 steps)" +
+		"\r\033[Ktoolgate discover: indexing 100% (10 of 10 steps)" + "\r\033[K"
+	if out.String() != want {
+		t.Fatalf("wrote %q, want %q", out.String(), want)
 	}
 }
