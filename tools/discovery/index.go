@@ -460,6 +460,13 @@ func (x *Index) buildPostings(strs []string) {
 		seen  = make([]bool, g)
 		order []uint32
 	)
+	most := 0 // tfs's length is at most the cards' field terms
+	for _, dc := range x.docs {
+		for _, ts := range dc.fields {
+			most += len(ts)
+		}
+	}
+	tfs = make([]termTF, 0, most)
 	for i, dc := range x.docs {
 		order = order[:0]
 		for f := range numFields {

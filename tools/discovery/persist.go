@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
@@ -164,7 +165,7 @@ func keyOf(t *tools.Tool) toolKey {
 	put := func(s string) {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
-		io.WriteString(h, s)
+		h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // not kept: hashed
 	}
 	putAll := func(ss []string) {
 		put(fmt.Sprint(len(ss)))

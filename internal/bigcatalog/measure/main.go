@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,11 +27,15 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
+var cpuProfile string
+
 func main() {
 	cat := flag.String("catalog", "", "catalog `file` (required)")
 	idx := flag.String("index", "", "index `file` (none: build only)")
 	query := flag.String("query", "create an issue on github", "the first query")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the index and first query to `file`")
 	flag.Parse()
+	cpuProfile = *profile
 	if err := run(*cat, *idx, *query); err != nil {
 		fmt.Fprintln(os.Stderr, "measure:", err)
 		os.Exit(1)
@@ -82,6 +87,16 @@ func run(path, idx, query string) error {
 			}
 		}
 	}()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	t1, c1 := time.Now(), cpu()
 	d, err := discovery.New(nil)
 	if err != nil {
@@ -96,6 +111,7 @@ func run(path, idx, query string) error {
 		return err
 	}
 	wall, c := time.Since(t1), cpu()-c1
+	pprof.StopCPUProfile()
 	close(stop)
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
