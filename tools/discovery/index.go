@@ -537,45 +537,46 @@ func (x *Index) buildPostings(strs []string) {
 	tfs = nil
 	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
 	cnt := make([]int32, g)
-	negDF := make([]int32, g)
-	for _, dc := range x.docs {
-		for _, t := range dc.notFor {
-			if cnt[t] == 0 {
-				negDF[t]++
-			}
-			cnt[t]++
-		}
-		for _, t := range dc.notFor {
-			cnt[t] = 0
-		}
-	}
-	x.negative = x.sparsePostings(nt, local, negDF, func(i int, dc *doc) []uint32 { return dc.notFor },
+	notFor := func(i int, dc *doc) []uint32 { return dc.notFor }
+	negDF := x.docFreq(g, notFor, cnt)
+	x.negative = x.sparsePostings(nt, local, negDF, notFor,
 		func(i int, t uint32, c int32) float64 {
 			tf := float64(c)
 			return idf(n, int(max(negDF[t], df[t]))) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
 	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
-	baseDF := make([]int32, g)
+	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTxt }
+	baseDF := x.docFreq(g, baseTxt, cnt)
 	var baseAvg float64
 	for _, dc := range x.docs {
 		baseAvg += float64(len(dc.baseTxt))
-		for _, t := range dc.baseTxt {
-			if cnt[t] == 0 {
-				baseDF[t]++
-			}
-			cnt[t]++
-		}
-		for _, t := range dc.baseTxt {
-			cnt[t] = 0
-		}
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
-	x.base = x.sparsePostings(nt, local, baseDF, func(i int, dc *doc) []uint32 { return dc.baseTxt },
+	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
 		func(i int, t uint32, c int32) float64 {
 			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTxt))/baseAvg
 			tf := float64(c) / norm
 			return idf(n, int(baseDF[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
+}
+
+// docFreq returns, for each of the g terms, the number of cards whose
+// terms(i, doc) hold it; seen is an all-zero scratch array of g, left so.
+func (x *Index) docFreq(g int, terms func(int, *doc) []uint32, seen []int32) []int32 {
+	df := make([]int32, g)
+	for i, dc := range x.docs {
+		ts := terms(i, dc)
+		for _, t := range ts {
+			if seen[t] == 0 {
+				df[t]++
+				seen[t] = 1
+			}
+		}
+		for _, t := range ts {
+			seen[t] = 0
+		}
+	}
+	return df
 }
 
 // sparsePostings builds posting lists (nt of them, by the index's term
