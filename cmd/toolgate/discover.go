@@ -62,6 +62,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
+	indexPath := indexFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -89,6 +90,9 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	}
 	d, err := discovery.New(nil)
 	if err != nil {
+		return fail(stderr, prog, err)
+	}
+	if err := prepareIndex(ctx, d, snap, *indexPath, stderr, prog); err != nil {
 		return fail(stderr, prog, err)
 	}
 	sl, err := d.Shortlist(ctx, snap.Authorize(p), discovery.Request{Query: fs.Arg(0), K: *k})

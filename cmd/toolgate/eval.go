@@ -95,6 +95,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
+	indexPath := indexFlag(fs)
 	backend := fs.String("backend", "", "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
 	model := fs.String("model", "", "the --backend model")
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
@@ -178,6 +179,10 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			return exitUsage
 		}
 		fmt.Fprintf(stderr, "toolgate eval: %s\n", learned)
+	}
+	if err := prepareIndex(ctx, d, snap, *indexPath, stderr, "toolgate eval"); err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
 	}
 	eopts := &discovery.EvalOptions{K: *k}
 	if *format == "html" {

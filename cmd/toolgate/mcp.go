@@ -83,6 +83,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	discoveryLog := discoveryLogFlag(fs)
+	indexPath := indexFlag(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -141,6 +142,9 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	src.cards.warn(stderr, serveProg)
 	src.pins.warn(stderr, serveProg, src.upstreams)
 	warnUnconnected(stderr, serveProg, reg.Snapshot(), *offerUnconnected)
+	if err := prepareIndex(ctx, disc, reg.Snapshot(), *indexPath, stderr, serveProg); err != nil {
+		return fail(stderr, serveProg, err)
+	}
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))

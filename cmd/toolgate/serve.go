@@ -64,6 +64,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var uncertainTools multiFlag
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
 	discoveryLog := discoveryLogFlag(fs)
+	indexPath := indexFlag(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -120,6 +121,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	src.cards.warn(stderr, prog)
 	src.pins.warn(stderr, prog, src.upstreams)
 	warnUnconnected(stderr, prog, reg.Snapshot(), *offerUnconnected)
+	if err := prepareIndex(ctx, disc, reg.Snapshot(), *indexPath, stderr, prog); err != nil {
+		return fail(stderr, prog, err)
+	}
 	policy, perTool, err := server.UncertainPolicies(*uncertain, uncertainTools, reg.Snapshot())
 	if err != nil {
 		return fail(stderr, prog, err)

@@ -46,7 +46,7 @@ func Count(text string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(enc.EncodeOrdinary(text)), nil
+	return countFast(text), nil
 }
 
 // MustCount is [Count] for callers that treat a broken embedded encoding as a

@@ -235,8 +235,13 @@ type Discoverer struct {
 	firsts       *firstShortlists // nil when Options.MaxSessions is negative
 	now          func() time.Time
 
-	mu  sync.Mutex // serialises index builds
-	idx *Index
+	mu    sync.Mutex // serialises index builds
+	idx   *Index
+	terms *termTable // numbers the cards' terms (terms.go)
+	fp    struct {   // fingerprint (persist.go), computed once
+		once sync.Once
+		s    string
+	}
 }
 
 // New returns a Discoverer configured by opts (nil means defaults). It
@@ -267,7 +272,7 @@ func New(opts *Options) (*Discoverer, error) {
 		analyzer: o.Analyzer, embedder: o.Embedder, reformulator: o.Reformulator,
 		threshold: o.ReformulateBelow, fuseRewrite: o.FuseReformulation, k: o.K, method: o.Method, fusion: o.Fusion,
 		lexWeight: o.LexicalWeight, exactLimit: o.DenseExactLimit, rerank: o.DenseRerank,
-		log: o.Log, now: o.Clock, maxQuery: o.MaxQueryBytes,
+		log: o.Log, now: o.Clock, maxQuery: o.MaxQueryBytes, terms: newTermTable(),
 	}
 	if d.maxQuery == 0 {
 		d.maxQuery = DefaultMaxQueryBytes

@@ -8,7 +8,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,12 +68,16 @@ type posting struct {
 // and from which of the snapshot's tools its text names (scrubbed), so it
 // is reused across snapshots for tools where neither changed.
 type doc struct {
-	fields  [numFields][]string // analyzed terms per field, saturated (capTerms)
+	// The analysed terms, as numbers of the Discoverer's termTable.
+	fields  [numFields][]uint32 // per field, saturated (capTerms)
 	lens    [numFields]int      // each field's length before saturation
-	notFor  []string
-	baseTxt []string  // name + description terms, for the plain BM25 baseline
-	vec     []float32 // transient: set by buildDoc's embedding, dropped once quantised
-	tokens  int       // o200k tokens of the schema as a model sees it
+	notFor  []uint32
+	baseTxt []uint32 // name + description terms, for the plain BM25 baseline
+	// row and scale are the card's quantised vector (see Index.rows),
+	// transient: set by embedAll, moved into the index by quantise.
+	row     []int8
+	scale   float32
+	tokens  int // o200k tokens of the schema as a model sees it
 	accepts []acceptor
 	bytes   int
 	// mentions are the identifiers of the catalog text that may name a
@@ -115,7 +118,12 @@ type Index struct {
 	// synonyms analyse to (buildWiden).
 	widen    map[string][]uint32
 	lastView atomic.Pointer[viewTokens]
-	stats    BuildStats
+	// keys[i] is the key of tool i (toolKey), by which a card is reused
+	// across snapshots and index files; termStrings are the termTable's
+	// terms when the index was built (the cards' terms are numbers in it).
+	keys        []toolKey
+	termStrings []string
+	stats       BuildStats
 }
 
 // BuildStats reports what building an index cost.
@@ -223,6 +231,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 	t := snap.Tool(i)
 	a := d.analyzer
 	dc := &doc{}
+	var fields [numFields][]string
 	params, accepts, err := schemaParams(t.InputSchema)
 	if err != nil {
 		return nil, "", err
@@ -231,49 +240,53 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 	_, dc.scrubbed = names.resolve(snap, i, dc.mentions)
 	sc := func(s string) string { return scrub(s, dc.scrubbed) }
 	name := t.Name()
-	dc.fields[fieldName] = a.Terms(nil, name, analysis.English)
-	dc.fields[fieldNamespace] = a.Terms(nil, t.Namespace(), analysis.English)
-	dc.fields[fieldSummary] = a.Terms(nil, sc(t.Card.Summary), "")
+	fields[fieldName] = a.Terms(nil, name, analysis.English)
+	fields[fieldNamespace] = a.Terms(nil, t.Namespace(), analysis.English)
+	fields[fieldSummary] = a.Terms(nil, sc(t.Card.Summary), "")
 	if t.Description != t.Card.Summary {
-		dc.fields[fieldDescription] = a.Terms(nil, sc(t.Description), "")
+		fields[fieldDescription] = a.Terms(nil, sc(t.Description), "")
 	}
 	for _, s := range t.Card.Aliases {
-		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], sc(s), "")
+		fields[fieldAliases] = a.Terms(fields[fieldAliases], sc(s), "")
 	}
 	for _, s := range t.Card.Tags {
-		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], sc(s), "")
+		fields[fieldTags] = a.Terms(fields[fieldTags], sc(s), "")
 	}
 	if t.Card.Group != "" {
-		dc.fields[fieldTags] = a.Terms(dc.fields[fieldTags], t.Card.Group, analysis.English)
+		fields[fieldTags] = a.Terms(fields[fieldTags], t.Card.Group, analysis.English)
 	}
 	var paramNames []string
 	for _, p := range params {
-		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], sc(p.name), analysis.English)
-		dc.fields[fieldParams] = a.Terms(dc.fields[fieldParams], sc(p.text), "")
+		fields[fieldParams] = a.Terms(fields[fieldParams], sc(p.name), analysis.English)
+		fields[fieldParams] = a.Terms(fields[fieldParams], sc(p.text), "")
 		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(sc(p.name)), " "))
 	}
-	for f := range dc.fields {
-		dc.lens[f] = len(dc.fields[f])
-		dc.fields[f] = capTerms(dc.fields[f], fieldTFCap)
+	for f := range fields {
+		dc.lens[f] = len(fields[f])
+		fields[f] = capTerms(fields[f], fieldTFCap)
 	}
 	for _, s := range t.Card.Examples { // overlay examples count as aliases, unsaturated
-		n := len(dc.fields[fieldAliases])
-		dc.fields[fieldAliases] = a.Terms(dc.fields[fieldAliases], s, "")
-		dc.lens[fieldAliases] += len(dc.fields[fieldAliases]) - n
+		n := len(fields[fieldAliases])
+		fields[fieldAliases] = a.Terms(fields[fieldAliases], s, "")
+		dc.lens[fieldAliases] += len(fields[fieldAliases]) - n
 	}
 	dc.accepts = accepts
-	dc.notFor = a.Terms(nil, t.Card.NotFor, "")
-	dc.baseTxt = a.Terms(nil, name+" "+t.Description, "")
-	if t.Description == "" {
-		dc.baseTxt = a.Terms(dc.baseTxt, t.Card.Summary, "")
+	for f := range fields {
+		dc.fields[f] = d.terms.intern(nil, fields[f])
 	}
+	dc.notFor = d.terms.intern(nil, a.Terms(nil, t.Card.NotFor, ""))
+	base := a.Terms(nil, name+" "+t.Description, "")
+	if t.Description == "" {
+		base = a.Terms(base, t.Card.Summary, "")
+	}
+	dc.baseTxt = d.terms.intern(nil, base)
 	n, err := tokens.Count(schemaText(t))
 	if err != nil {
 		return nil, "", err
 	}
 	dc.tokens = n
 	for _, f := range dc.fields {
-		dc.bytes += 16 * len(f)
+		dc.bytes += 4 * len(f)
 	}
 	return dc, embedText(t, paramNames, dc.scrubbed), nil
 }
@@ -281,41 +294,99 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 // build makes the index for snap, reusing the per-tool work of prev for
 // tools whose *tools.Tool is unchanged.
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
+	return d.buildWith(ctx, snap, prev, nil, nil, nil)
+}
+
+// buildWith is build that may also reuse loaded[i] (a card read from an
+// index file, with its vector in row) for the tool at i, keys are the
+// snapshot's tool keys when the caller has them, and progress (when not
+// nil) hears of the cards analysed and embedded. A card of prev is
+// reused for a tool that is the same *tools.Tool or has the same key (an
+// upstream's list_changed replaces its namespace's tools with new values,
+// most of them unchanged), so that updating one namespace analyses only
+// the tools that changed; postings and the rest are recomputed from the
+// cards, which is what a full rebuild computes.
+func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, keys []toolKey, progress func(done, total int)) (*Index, error) {
 	start := d.now()
 	n := snap.Len()
-	x := &Index{snap: snap, docs: make([]*doc, n), terms: map[string]uint32{}}
+	x := &Index{snap: snap, docs: make([]*doc, n), keys: keys}
 	old := map[*tools.Tool]int{}
+	var prevByKey map[toolKey]int
 	if prev != nil {
 		for i, t := range prev.snap.Tools() {
 			old[t] = i
 		}
 	}
+	if x.keys == nil {
+		x.keys = make([]toolKey, n)
+		var need []int
+		for i, t := range snap.Tools() {
+			if j, ok := old[t]; ok {
+				x.keys[i] = prev.keys[j]
+			} else {
+				need = append(need, i)
+			}
+		}
+		striped(min(runtime.GOMAXPROCS(0), max(1, len(need)/256)), len(need), func(k int) error {
+			x.keys[need[k]] = keyOf(snap.Tool(need[k]))
+			return nil
+		})
+	}
+	if prev != nil && len(old) != n || prev != nil && len(prev.docs) != n {
+		prevByKey = make(map[toolKey]int, len(prev.keys))
+		for j, k := range prev.keys {
+			prevByKey[k] = j
+		}
+	}
+	from := make([]int, n) // the card of prev reused at i, or -1
 	var embedIdx []int
 	var embedTexts []string
 	names := newNameIndex(snap)
+	// A card is reused unless the tools its text names changed.
+	reusable := func(i int, dc *doc) bool {
+		_, hits := names.resolve(snap, i, dc.mentions)
+		return slices.Equal(hits, dc.scrubbed)
+	}
 	for i, t := range snap.Tools() {
-		if j, ok := old[t]; ok {
-			// A doc is reused unless the tools its text names changed.
-			if _, hits := names.resolve(snap, i, prev.docs[j].mentions); slices.Equal(hits, prev.docs[j].scrubbed) {
-				x.docs[i] = prev.docs[j]
-				x.stats.Reused++
-				continue
-			}
+		from[i] = -1
+		j, ok := old[t]
+		if !ok && prevByKey != nil {
+			j, ok = prevByKey[x.keys[i]]
+		}
+		if ok && reusable(i, prev.docs[j]) {
+			x.docs[i], from[i] = prev.docs[j], j
+			x.stats.Reused++
+			continue
+		}
+		if loaded != nil && loaded[i] != nil && reusable(i, loaded[i]) {
+			x.docs[i] = loaded[i]
+			x.stats.Reused++
+			continue
 		}
 		embedIdx = append(embedIdx, i)
 	}
 	embedTexts = make([]string, len(embedIdx))
-	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts); err != nil {
+	var done atomic.Int64
+	total := len(embedIdx)
+	if d.embedder != nil {
+		total *= 2
+	}
+	tick := func(k int) {
+		if progress != nil {
+			progress(int(done.Add(int64(k))), total)
+		}
+	}
+	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts, tick); err != nil {
 		return nil, err
 	}
 	if d.embedder == nil {
 		embedIdx, embedTexts = nil, nil
 	}
 	if d.embedder != nil {
-		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts); err != nil {
+		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick); err != nil {
 			return nil, err
 		}
-		if err := x.quantise(prev, old); err != nil {
+		if err := x.quantise(prev, from); err != nil {
 			return nil, err
 		}
 	}
@@ -324,7 +395,8 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 		x.tokens[i] = int32(dc.tokens)
 		x.total += dc.tokens
 	}
-	x.buildPostings()
+	x.termStrings = d.terms.snapshot()
+	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
 	x.stats.Tools = n
@@ -360,9 +432,12 @@ func normalize(v []float32) []float32 {
 
 // buildPostings computes BM25F impacts: per term and tool,
 // tf' = Σ_f w_f·tf_f / (1 − b_f + b_f·len_f/avglen_f) and
-// impact = idf · tf'·(k1+1) / (k1 + tf').
-func (x *Index) buildPostings() {
+// impact = idf · tf'·(k1+1) / (k1 + tf'). strs are the termTable's terms
+// by number. Every per-term count is a flat array indexed by that number
+// and the posting lists share one array each: no map per card.
+func (x *Index) buildPostings(strs []string) {
 	n := len(x.docs)
+	g := len(strs)
 	var avg [numFields]float64
 	for _, dc := range x.docs {
 		for f := range numFields {
@@ -372,122 +447,182 @@ func (x *Index) buildPostings() {
 	for f := range numFields {
 		avg[f] = max(avg[f]/float64(max(n, 1)), 1)
 	}
-	var tfs []map[string]float64 = make([]map[string]float64, n)
-	df := map[string]int{}
+	// Each card's distinct field terms with their tf', card after card.
+	type termTF struct {
+		term uint32
+		tf   float64
+	}
+	var (
+		tfs   []termTF
+		tfEnd = make([]int, n) // tfs[tfEnd[i-1]:tfEnd[i]] is card i's
+		df    = make([]int32, g)
+		acc   = make([]float64, g)
+		seen  = make([]bool, g)
+		order []uint32
+	)
+	most := 0 // tfs's length is at most the cards' field terms
+	for _, dc := range x.docs {
+		for _, ts := range dc.fields {
+			most += len(ts)
+		}
+	}
+	tfs = make([]termTF, 0, most)
 	for i, dc := range x.docs {
-		m := map[string]float64{}
+		order = order[:0]
 		for f := range numFields {
 			fw := fieldWeights[f]
 			norm := 1 - fw.b + fw.b*float64(dc.lens[f])/avg[f]
 			for _, t := range dc.fields[f] {
-				m[t] += fw.w / norm
+				if !seen[t] {
+					seen[t] = true
+					order = append(order, t)
+				}
+				acc[t] += fw.w / norm
 			}
 		}
-		for t, tf := range m {
-			m[t] = min(tf, toolTFCap)
+		for _, t := range order {
+			tfs = append(tfs, termTF{t, min(acc[t], toolTFCap)})
 			df[t]++
+			acc[t], seen[t] = 0, false
 		}
-		tfs[i] = m
+		tfEnd[i] = len(tfs)
 	}
-	keys := make([]string, 0, len(df))
-	for t := range df {
-		keys = append(keys, t)
+	// Field terms are numbered first, in sorted order; not_for and
+	// baseline terms that no field has get the next numbers.
+	local := make([]uint32, g) // termTable number -> 1 + the index's number
+	var keys, extra []uint32
+	for t := range g {
+		if df[t] > 0 {
+			keys = append(keys, uint32(t))
+		}
 	}
-	sort.Strings(keys)
-	for id, t := range keys {
-		x.terms[t] = uint32(id)
-	}
-	// not_for and baseline terms that no field has get the next numbers.
-	var extra []string
 	for _, dc := range x.docs {
-		for _, ts := range [][]string{dc.notFor, dc.baseTxt} {
+		for _, ts := range [2][]uint32{dc.notFor, dc.baseTxt} {
 			for _, t := range ts {
-				if _, ok := x.terms[t]; !ok {
-					x.terms[t] = 0
+				if df[t] == 0 && !seen[t] {
+					seen[t] = true
 					extra = append(extra, t)
 				}
 			}
 		}
 	}
-	sort.Strings(extra)
-	for i, t := range extra {
-		x.terms[t] = uint32(len(keys) + i)
+	byString := func(a, b uint32) int { return strings.Compare(strs[a], strs[b]) }
+	slices.SortFunc(keys, byString)
+	slices.SortFunc(extra, byString)
+	x.terms = make(map[string]uint32, len(keys)+len(extra))
+	for id, t := range append(keys, extra...) {
+		x.terms[strs[t]] = uint32(id)
+		local[t] = uint32(id) + 1
+		seen[t] = false
 	}
-	x.postings = make([][]posting, len(x.terms))
-	x.negative = make([][]posting, len(x.terms))
-	x.base = make([][]posting, len(x.terms))
-	for id, t := range keys {
-		x.postings[id] = make([]posting, 0, df[t])
+	nt := len(keys) + len(extra)
+	// The field postings, one shared array cut by document frequency.
+	flat := make([]posting, len(tfs))
+	x.postings = make([][]posting, nt)
+	off := 0
+	for _, t := range keys {
+		id := local[t] - 1
+		x.postings[id] = flat[off : off : off+int(df[t])]
+		off += int(df[t])
 	}
-	for i, m := range tfs {
-		for t, tf := range m {
-			id := x.terms[t]
-			impact := idf(n, df[t]) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+	lo := 0
+	for i := range x.docs {
+		for _, e := range tfs[lo:tfEnd[i]] {
+			id := local[e.term] - 1
+			impact := idf(n, int(df[e.term])) * e.tf * (bm25K1 + 1) / (bm25K1 + e.tf)
 			x.postings[id] = append(x.postings[id], posting{doc: uint32(i), impact: float32(impact)})
 		}
+		lo = tfEnd[i]
 	}
+	tfs = nil
 	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
-	negDF := map[string]int{}
-	for _, dc := range x.docs {
-		for _, t := range uniq(dc.notFor) {
-			negDF[t]++
-		}
-	}
-	for i, dc := range x.docs {
-		cnt := counts(dc.notFor)
-		for t, c := range cnt {
+	cnt := make([]int32, g)
+	notFor := func(i int, dc *doc) []uint32 { return dc.notFor }
+	negDF := x.docFreq(g, notFor, cnt)
+	x.negative = x.sparsePostings(nt, local, negDF, notFor,
+		func(i int, t uint32, c int32) float64 {
 			tf := float64(c)
-			imp := idf(n, max(negDF[t], df[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
-			id := x.terms[t]
-			x.negative[id] = append(x.negative[id], posting{doc: uint32(i), impact: float32(imp)})
-		}
-	}
+			return idf(n, int(max(negDF[t], df[t]))) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+		}, cnt)
 	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
-	baseDF := map[string]int{}
+	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTxt }
+	baseDF := x.docFreq(g, baseTxt, cnt)
 	var baseAvg float64
 	for _, dc := range x.docs {
 		baseAvg += float64(len(dc.baseTxt))
-		for _, t := range uniq(dc.baseTxt) {
-			baseDF[t]++
-		}
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
-	for i, dc := range x.docs {
-		norm := 1 - 0.75 + 0.75*float64(len(dc.baseTxt))/baseAvg
-		for t, c := range counts(dc.baseTxt) {
+	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
+		func(i int, t uint32, c int32) float64 {
+			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTxt))/baseAvg
 			tf := float64(c) / norm
-			imp := idf(n, baseDF[t]) * tf * (bm25K1 + 1) / (bm25K1 + tf)
-			id := x.terms[t]
-			x.base[id] = append(x.base[id], posting{doc: uint32(i), impact: float32(imp)})
+			return idf(n, int(baseDF[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+		}, cnt)
+}
+
+// docFreq returns, for each of the g terms, the number of cards whose
+// terms(i, doc) hold it; seen is an all-zero scratch array of g, left so.
+func (x *Index) docFreq(g int, terms func(int, *doc) []uint32, seen []int32) []int32 {
+	df := make([]int32, g)
+	for i, dc := range x.docs {
+		ts := terms(i, dc)
+		for _, t := range ts {
+			if seen[t] == 0 {
+				df[t]++
+				seen[t] = 1
+			}
+		}
+		for _, t := range ts {
+			seen[t] = 0
 		}
 	}
+	return df
+}
+
+// sparsePostings builds posting lists (nt of them, by the index's term
+// number local[t]-1) over the terms terms(i, doc) of each card, with a
+// card's impact for a term it has c times given by impact. df holds each
+// term's number of cards; cnt is an all-zero scratch array of the
+// termTable's size, left all zero.
+func (x *Index) sparsePostings(nt int, local []uint32, df []int32, terms func(int, *doc) []uint32,
+	impact func(i int, t uint32, c int32) float64, cnt []int32) [][]posting {
+	total := 0
+	for _, d := range df {
+		total += int(d)
+	}
+	lists := make([][]posting, nt)
+	flat := make([]posting, total)
+	off := 0
+	for t, d := range df {
+		if d > 0 {
+			lists[local[t]-1] = flat[off : off : off+int(d)]
+			off += int(d)
+		}
+	}
+	for i, dc := range x.docs {
+		ts := terms(i, dc)
+		for _, t := range ts {
+			cnt[t]++
+		}
+		for _, t := range ts {
+			if c := cnt[t]; c > 0 {
+				id := local[t] - 1
+				lists[id] = append(lists[id], posting{doc: uint32(i), impact: float32(impact(i, t, c))})
+				cnt[t] = 0
+			}
+		}
+	}
+	return lists
 }
 
 func idf(n, df int) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-func counts(ts []string) map[string]int {
-	m := make(map[string]int, len(ts))
-	for _, t := range ts {
-		m[t]++
-	}
-	return m
-}
-
-func uniq(ts []string) []string {
-	m := counts(ts)
-	out := make([]string, 0, len(m))
-	for t := range m {
-		out = append(out, t)
-	}
-	return out
-}
-
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
 // counter and the schema walk are safe for concurrent use) and stores each
 // embedding text in texts.
-func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string) error {
+func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
@@ -496,6 +631,7 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*d
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
 		docs[idx[k]], texts[k] = dc, text
+		tick(1)
 		return nil
 	})
 }
@@ -520,21 +656,20 @@ func striped(workers, n int, do func(k int) error) error {
 	return errors.Join(errs...)
 }
 
-// quantise stores the card vectors as int8 rows with a per-card scale;
+// quantise moves the cards' quantised vectors into the index's rows;
 // cards reused from prev are copied from its rows.
-func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
+func (x *Index) quantise(prev *Index, from []int) error {
 	n := len(x.docs)
-	for i, dc := range x.docs {
-		if dc.vec == nil {
+	for _, dc := range x.docs {
+		if dc.row == nil {
 			continue
 		}
 		if x.dim == 0 {
-			x.dim = len(dc.vec)
+			x.dim = len(dc.row)
 		}
-		if len(dc.vec) != x.dim {
-			return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, len(dc.vec))
+		if len(dc.row) != x.dim {
+			return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, len(dc.row))
 		}
-		_ = i
 	}
 	if x.dim == 0 && prev != nil {
 		x.dim = prev.dim
@@ -545,33 +680,41 @@ func (x *Index) quantise(prev *Index, old map[*tools.Tool]int) error {
 	x.rows = make([]int8, n*x.dim)
 	x.scales = make([]float32, n)
 	for i, dc := range x.docs {
-		if dc.vec == nil { // reused: copy from prev
-			j := old[x.snap.Tool(i)]
+		if dc.row == nil { // reused: copy from prev
+			j := from[i]
 			copy(x.rows[i*x.dim:(i+1)*x.dim], prev.rows[j*prev.dim:(j+1)*prev.dim])
 			x.scales[i] = prev.scales[j]
 			continue
 		}
-		var mx float32
-		for _, f := range dc.vec {
-			mx = max(mx, f, -f)
-		}
-		if mx == 0 {
-			dc.vec = nil
-			continue
-		}
-		scale := mx / 127
-		for dim, f := range dc.vec {
-			x.rows[i*x.dim+dim] = int8(math.Round(float64(f / scale)))
-		}
-		x.scales[i] = scale
-		dc.vec = nil
+		copy(x.rows[i*x.dim:(i+1)*x.dim], dc.row)
+		x.scales[i] = dc.scale
+		dc.row = nil
 	}
 	return nil
 }
 
+// quantiseVec returns v, L2-normalised, as int8 with one scale (the
+// largest magnitude over 127); a zero vector is all zero with scale 0.
+func quantiseVec(v []float32) ([]int8, float32) {
+	v = normalize(v)
+	row := make([]int8, len(v))
+	var mx float32
+	for _, f := range v {
+		mx = max(mx, f, -f)
+	}
+	if mx == 0 {
+		return row, 0
+	}
+	scale := mx / 127
+	for dim, f := range v {
+		row[dim] = int8(math.Round(float64(f / scale)))
+	}
+	return row, scale
+}
+
 // embedAll embeds texts in batches, in parallel, and stores each normalised
 // vector in docs[idx[k]].
-func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string) error {
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	const batch = 256
 	nb := (len(texts) + batch - 1) / batch
 	workers := min(runtime.GOMAXPROCS(0), nb)
@@ -585,8 +728,10 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 			return fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
 		}
 		for j, v := range vecs {
-			docs[idx[lo+j]].vec = normalize(v)
+			dc := docs[idx[lo+j]]
+			dc.row, dc.scale = quantiseVec(v)
 		}
+		tick(hi - lo)
 		return nil
 	})
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDiscoverIndexFile runs discover with --index three times: the first
+// run writes the file (warning that it did not exist), the second reads it
+// silently, the third finds it corrupt, warns and writes it again. The
+// shortlist is the same every time, and nothing but the warnings reaches
+// stderr (no progress line outside a terminal).
+func TestDiscoverIndexFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "discovery.idx")
+	args := append(realCatalogArgs(t), "--index", path, "--format", "json", "create an issue on github")
+	code, want, stderr := runCmd(append([]string{"discover"}, args...)...)
+	if code != exitOK || !strings.Contains(stderr, "warning:") || !strings.Contains(stderr, "does not exist yet") {
+		t.Fatalf("first run: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the index file was not written: %v", err)
+	}
+	code, got, stderr := runCmd(append([]string{"discover"}, args...)...)
+	if code != exitOK || stderr != "" || got != want {
+		t.Fatalf("second run: exit %d, stderr %q, output equal %v", code, stderr, got == want)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)-9], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr = runCmd(append([]string{"discover"}, args...)...)
+	if code != exitOK || !strings.Contains(stderr, "corrupt") || got != want {
+		t.Fatalf("corrupt file: exit %d, stderr %q, output equal %v", code, stderr, got == want)
+	}
+	if strings.Contains(stderr, "\r") || strings.Contains(stderr, "\033") {
+		t.Fatalf("progress written to a pipe: %q", stderr)
+	}
+}
+
+// TestProgressLine drives the terminal progress line by a fake clock: it
+// stays silent for the first second, is redrawn at most every 100 ms
+// (the last step always), and is cleared only when it was shown.
+func TestProgressLine(t *testing.T) {
+	var out strings.Builder
+	clock := time.Unix(0, 0)
+	progress, clear := progressLine(&out, "toolgate discover", func() time.Time { return clock })
+	progress(1, 10)
+	clock = clock.Add(900 * time.Millisecond)
+	progress(2, 10)
+	clear()
+	if out.String() != "" {
+		t.Fatalf("wrote %q within the first second", out.String())
+	}
+	clock = clock.Add(200 * time.Millisecond)
+	progress(5, 10)
+	clock = clock.Add(10 * time.Millisecond)
+	progress(6, 10) // too soon: skipped
+	progress(10, 10)
+	clear()
+	want := "\r\033[Ktoolgate discover: indexing 50% (5 of 10 steps)" +
+		"\r\033[Ktoolgate discover: indexing 100% (10 of 10 steps)" + "\r\033[K"
+	if out.String() != want {
+		t.Fatalf("wrote %q, want %q", out.String(), want)
+	}
+}

@@ -1,0 +1,542 @@
+package discovery
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"unsafe"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+)
+
+// An index file keeps the expensive part of an index, each card's
+// analysis (terms, token count, identifier acceptors, quantised vector),
+// keyed by a SHA-256 of everything of the tool that analysis reads, so
+// that a restart reads it instead of analysing every card again. What is
+// cheap and depends on the whole catalog (posting lists with their BM25F
+// weights, lexicon widening, identifier patterns) is computed again from
+// it, by the same code as a build: an index from a file ranks exactly as
+// one built from the catalog.
+//
+// Layout, little-endian: the magic "TGDSCIDX", the format version
+// (uint32), the fingerprint (a string: toolgate's version and a probe of
+// the analyzer and embedder), the term strings, the vector dimension,
+// the cards, and a CRC-32C of all that. A string or list is a uint32
+// length and its elements. A card: its key (32 bytes), its token count,
+// seven field lengths, seven field term lists, the not_for and baseline
+// term lists, its acceptors (kind, strength, pattern), its mentions and
+// scrubbed mentions (namespace and name keys), its vector scale (float32
+// bits) and row (dim bytes).
+
+const (
+	indexMagic   = "TGDSCIDX"
+	indexVersion = 1
+	// MaxIndexFileBytes bounds the index file a Discoverer reads (1 GiB:
+	// about nine times what 100,000 tools need).
+	MaxIndexFileBytes = 1 << 30
+	maxIndexString    = 64 << 10
+	maxIndexDim       = 1 << 16
+)
+
+// ErrIndexFile is wrapped by the error that says why an index file was
+// not used as it is (IndexFileReport.Warning): it is corrupt, truncated,
+// from another toolgate version or configuration, or stale.
+var ErrIndexFile = errors.New("discovery: index file not used")
+
+// IndexFileReport says what IndexFile did with its file.
+type IndexFileReport struct {
+	// Reused is the number of cards whose analysis came from the file;
+	// Analysed those analysed again (new or changed tools, or all when the
+	// file could not be used).
+	Reused, Analysed int
+	// Warning, when not nil, wraps ErrIndexFile and says why the file was
+	// not used as it is: missing, corrupt, truncated, of another version or
+	// configuration, or stale (tools changed since it was written). The
+	// index is then built from the catalog, reusing only the cards whose
+	// key matches, and the file written again.
+	Warning error
+	// Saved reports that the file was (re)written.
+	Saved bool
+}
+
+// IndexFile is Index with an index file at path (none when path is
+// empty: Index with progress): cards saved there for a
+// tool that has not changed are reused instead of analysed, and the file
+// is written again (atomically, through a temporary file beside it) when
+// any card was analysed. A file that cannot be used is never trusted:
+// the index is built from the catalog and the report's Warning says why.
+// progress, when not nil, is called from the building goroutines with
+// the number of cards analysed so far and the number to analyse. The
+// error is the build's or, for a file that cannot be written, the
+// write's (the index is then still returned and kept).
+func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path string, progress func(done, total int)) (*Index, IndexFileReport, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var rep IndexFileReport
+	if path == "" {
+		x, err := d.buildWith(ctx, snap, d.idx, nil, nil, progress)
+		if err != nil {
+			return nil, rep, err
+		}
+		d.idx = x
+		rep.Reused, rep.Analysed = x.stats.Reused, x.stats.Tools-x.stats.Reused
+		return x, rep, nil
+	}
+	keys := toolKeys(snap)
+	loaded, saved, err := d.readIndexFile(path, keys)
+	if err != nil {
+		rep.Warning = err
+	}
+	x, err := d.buildWith(ctx, snap, d.idx, loaded, keys, progress)
+	if err != nil {
+		return nil, rep, err
+	}
+	d.idx = x
+	rep.Reused = x.stats.Reused
+	rep.Analysed = x.stats.Tools - x.stats.Reused
+	matched := 0
+	for _, dc := range loaded {
+		if dc != nil {
+			matched++
+		}
+	}
+	if rep.Warning == nil && (rep.Analysed > 0 || saved != matched) {
+		rep.Warning = fmt.Errorf("%w: %s is stale: %d of %d tools are new or changed, %d saved tools are gone", ErrIndexFile, path, rep.Analysed, snap.Len(), saved-matched)
+	}
+	if rep.Warning == nil {
+		return x, rep, nil
+	}
+	if err := writeFileAtomic(path, func(w io.Writer) error { return x.write(w, d.fingerprint(), keys) }); err != nil {
+		return x, rep, fmt.Errorf("discovery: write index file: %w", err)
+	}
+	rep.Saved = true
+	return x, rep, nil
+}
+
+// WriteIndexFile writes x to path in the index file format, for
+// IndexFile to read; d must be the Discoverer that built x.
+func (d *Discoverer) WriteIndexFile(x *Index, path string) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return x.write(w, d.fingerprint(), toolKeys(x.snap)) })
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// toolKey is a SHA-256 of every part of a tool that its card's analysis
+// reads: its ID, description, card texts and input schema.
+type toolKey [32]byte
+
+func toolKeys(snap *tools.Snapshot) []toolKey {
+	keys := make([]toolKey, snap.Len())
+	striped(min(4, max(1, snap.Len()/256)), snap.Len(), func(i int) error {
+		keys[i] = keyOf(snap.Tool(i))
+		return nil
+	})
+	return keys
+}
+
+func keyOf(t *tools.Tool) toolKey {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // not kept: hashed
+	}
+	putAll := func(ss []string) {
+		put(fmt.Sprint(len(ss)))
+		for _, s := range ss {
+			put(s)
+		}
+	}
+	c := &t.Card
+	put(t.ID)
+	put(t.Description)
+	put(string(t.InputSchema))
+	put(c.Name)
+	put(c.Summary)
+	put(c.NotFor)
+	put(c.Group)
+	putAll(c.Aliases)
+	putAll(c.Tags)
+	putAll(c.Examples)
+	var k toolKey
+	h.Sum(k[:0])
+	return k
+}
+
+// fingerprint names what a saved card's analysis depends on besides the
+// tool: the file format, toolgate's build, and a probe of the analyzer
+// and embedder (so that another lexicon or embedder is noticed even
+// between two builds of one development version).
+func (d *Discoverer) fingerprint() string {
+	d.fp.once.Do(func() { d.fp.s = d.computeFingerprint() })
+	return d.fp.s
+}
+
+func (d *Discoverer) computeFingerprint() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "format %d", indexVersion)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		v := info.Main.Version
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/toolgate/toolgate" {
+				v = dep.Version
+			}
+		}
+		fmt.Fprintf(&sb, "; toolgate %s", v)
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+				fmt.Fprintf(&sb, " %s=%s", s.Key, s.Value)
+			}
+		}
+	}
+	const probe = "Create or update files, pull requests and issues in GitHub repositories; envía el correo; zamknij zgłoszenie"
+	sb.WriteString("; analysis ")
+	sb.WriteString(strings.Join(d.analyzer.Terms(nil, probe, ""), " "))
+	sb.WriteString(" | ")
+	sb.WriteString(strings.Join(d.analyzer.Terms(nil, probe, analysis.English), " "))
+	if d.embedder == nil {
+		sb.WriteString("; no dense side")
+	} else {
+		fmt.Fprintf(&sb, "; embedder %T", d.embedder)
+		if vs, err := d.embedder.Embed(context.Background(), []string{probe}); err == nil && len(vs) == 1 {
+			row, scale := quantiseVec(vs[0])
+			h := sha256.New()
+			binary.Write(h, binary.LittleEndian, row)
+			binary.Write(h, binary.LittleEndian, scale)
+			fmt.Fprintf(&sb, " dim %d %x", len(row), h.Sum(nil)[:8])
+		}
+	}
+	return sb.String()
+}
+
+// write writes x's cards in the index file format.
+func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
+	strs := make(map[uint32]uint32) // term number -> number in the file
+	var table []uint32
+	local := func(ts []uint32) {
+		for _, t := range ts {
+			if _, ok := strs[t]; !ok {
+				strs[t] = uint32(len(table))
+				table = append(table, t)
+			}
+		}
+	}
+	for _, dc := range x.docs {
+		for _, f := range dc.fields {
+			local(f)
+		}
+		local(dc.notFor)
+		local(dc.baseTxt)
+	}
+	var b bytes.Buffer
+	b.WriteString(indexMagic)
+	e := encoder{&b}
+	e.u32(indexVersion)
+	e.str(fingerprint)
+	all := x.termStrings
+	e.u32(uint32(len(table)))
+	for _, t := range table {
+		e.str(all[t])
+	}
+	e.u32(uint32(x.dim))
+	e.u32(uint32(len(x.docs)))
+	list := func(ts []uint32) {
+		e.u32(uint32(len(ts)))
+		for _, t := range ts {
+			e.u32(strs[t])
+		}
+	}
+	mentions := func(ms []mention) {
+		e.u32(uint32(len(ms)))
+		for _, m := range ms {
+			e.str(m.ns)
+			e.str(m.key)
+		}
+	}
+	for i, dc := range x.docs {
+		b.Write(keys[i][:])
+		e.u32(uint32(dc.tokens))
+		for f := range numFields {
+			e.u32(uint32(dc.lens[f]))
+		}
+		for f := range numFields {
+			list(dc.fields[f])
+		}
+		list(dc.notFor)
+		list(dc.baseTxt)
+		e.u32(uint32(len(dc.accepts)))
+		for _, a := range dc.accepts {
+			b.WriteByte(byte(a.kind))
+			b.WriteByte(boolByte(a.strong))
+			e.str(a.pattern)
+		}
+		mentions(dc.mentions)
+		mentions(dc.scrubbed)
+		e.u32(uint32(dc.bytes))
+		if x.dim > 0 {
+			e.u32(math.Float32bits(x.scales[i]))
+			for _, v := range x.rows[i*x.dim : (i+1)*x.dim] {
+				b.WriteByte(byte(v))
+			}
+		}
+	}
+	e.u32(crc32.Checksum(b.Bytes(), crcTable))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type encoder struct{ b *bytes.Buffer }
+
+func (e encoder) u32(v uint32) { e.b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+func (e encoder) str(s string) {
+	e.u32(uint32(len(s)))
+	e.b.WriteString(s)
+}
+
+// readIndexFile returns, by snapshot position, the cards of the file at
+// path whose key is one of keys (nil where none) and the number of cards
+// in the file, or why the file cannot be used (wrapping ErrIndexFile).
+func (d *Discoverer) readIndexFile(path string, keys []toolKey) ([]*doc, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, 0, fmt.Errorf("%w: %s does not exist yet", ErrIndexFile, path)
+		}
+		return nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
+	}
+	if st.Size() > MaxIndexFileBytes {
+		return nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ErrIndexFile, path, MaxIndexFileBytes)
+	}
+	// Read in one piece of the size the file has (a file that grows
+	// meanwhile is cut there, and then fails its checksum).
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
+	}
+	docs, n, err := d.parseIndexFile(data, keys)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
+	}
+	return docs, n, nil
+}
+
+// errCorrupt is a parse failure of an index file.
+var errCorrupt = errors.New("corrupt or truncated")
+
+// parseIndexFile parses an index file's bytes. Every length is checked
+// against the bytes left before anything is allocated for it, so the
+// work and memory are linear in len(data).
+func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, int, error) {
+	if len(data) < len(indexMagic)+8 || string(data[:len(indexMagic)]) != indexMagic {
+		return nil, 0, errors.New("not a toolgate index file")
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, crcTable) != sum {
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", errCorrupt)
+	}
+	p := &parser{b: body[len(indexMagic):]}
+	if v := p.u32(); v != indexVersion {
+		return nil, 0, fmt.Errorf("format version %d, this toolgate reads %d", v, indexVersion)
+	}
+	if fp := p.str(); p.err == nil && fp != d.fingerprint() {
+		return nil, 0, errors.New("written by another toolgate version or configuration")
+	}
+	nterms := p.count(4)
+	ids := make([]uint32, 0, nterms)
+	strs := make([]string, 1)
+	for range nterms {
+		strs[0] = p.str()
+		ids = d.terms.intern(ids, strs)
+	}
+	dim := int(p.u32())
+	if dim > maxIndexDim || (d.embedder == nil) != (dim == 0) {
+		p.fail()
+	}
+	want := make(map[toolKey]int, len(keys))
+	for i, k := range keys {
+		want[k] = i
+	}
+	out := make([]*doc, len(keys))
+	ndocs := p.count(32 + 4*(5+2*int(numFields)+2))
+	// Term lists and rows are cut from shared chunks: a few hundred
+	// allocations for 100,000 cards instead of a dozen per card.
+	var chunk []uint32
+	var rows []int8
+	list := func() []uint32 {
+		n := p.count(4)
+		if n > cap(chunk)-len(chunk) {
+			chunk = make([]uint32, 0, max(n, 1<<16))
+		}
+		ts := chunk[len(chunk) : len(chunk)+n : len(chunk)+n]
+		chunk = chunk[:len(chunk)+n]
+		for j := range ts {
+			t := p.u32()
+			if int(t) >= len(ids) {
+				p.fail()
+				return nil
+			}
+			ts[j] = ids[t]
+		}
+		return ts
+	}
+	mentions := func() []mention {
+		n := p.count(8)
+		var ms []mention
+		for range n {
+			ms = append(ms, mention{ns: p.str(), key: p.str()})
+		}
+		return ms
+	}
+	for range ndocs {
+		if p.err != nil {
+			break
+		}
+		var k toolKey
+		copy(k[:], p.bytes(32))
+		dc := &doc{tokens: int(p.u32())}
+		for f := range numFields {
+			dc.lens[f] = int(p.u32())
+		}
+		for f := range numFields {
+			dc.fields[f] = list()
+		}
+		dc.notFor = list()
+		dc.baseTxt = list()
+		na := p.count(6)
+		for range na {
+			kind, strong := p.byte(), p.byte()
+			a := acceptor{kind: idKind(kind), strong: strong == 1, pattern: p.str()}
+			if kind > byte(numKinds) || strong > 1 {
+				p.fail()
+			}
+			dc.accepts = append(dc.accepts, a)
+		}
+		dc.mentions = mentions()
+		dc.scrubbed = mentions()
+		dc.bytes = int(p.u32())
+		if dim > 0 {
+			dc.scale = math.Float32frombits(p.u32())
+			raw := p.bytes(dim)
+			if len(rows) < dim {
+				rows = make([]int8, dim*256)
+			}
+			dc.row, rows = rows[:dim:dim], rows[dim:]
+			for j, v := range raw {
+				dc.row[j] = int8(v)
+			}
+		}
+		if i, ok := want[k]; ok && p.err == nil {
+			if out[i] != nil {
+				return nil, 0, fmt.Errorf("%w: a tool is saved twice", errCorrupt)
+			}
+			out[i] = dc
+		}
+	}
+	if p.err == nil && len(p.b) != 0 {
+		p.fail()
+	}
+	if p.err != nil {
+		return nil, 0, p.err
+	}
+	return out, ndocs, nil
+}
+
+// parser reads an index file's body; its first failure sticks, and every
+// read after it returns zero values.
+type parser struct {
+	b   []byte
+	err error
+}
+
+func (p *parser) fail() {
+	if p.err == nil {
+		p.err = errCorrupt
+	}
+	p.b = nil
+}
+
+func (p *parser) bytes(n int) []byte {
+	if p.err != nil || n < 0 || n > len(p.b) {
+		p.fail()
+		return nil
+	}
+	out := p.b[:n]
+	p.b = p.b[n:]
+	return out
+}
+
+func (p *parser) u32() uint32 {
+	b := p.bytes(4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (p *parser) byte() byte {
+	b := p.bytes(1)
+	if b == nil {
+		return 0
+	}
+	return b[0]
+}
+
+// count reads a length of elements of at least size bytes each: one the
+// bytes left cannot hold is a failure (and 0).
+func (p *parser) count(size int) int {
+	n := int(p.u32())
+	if p.err != nil || n > len(p.b)/size {
+		p.fail()
+		return 0
+	}
+	return n
+}
+
+func (p *parser) str() string {
+	n := int(p.u32())
+	if n > maxIndexString {
+		p.fail()
+		return ""
+	}
+	return string(p.bytes(n))
+}
