@@ -62,6 +62,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
+	var embed embedFlags
+	embed.register(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -76,6 +78,10 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err := formatErr(*format, "text", "json"); err != nil {
 		return fail(stderr, prog, err)
 	}
+	model, err := embed.options(stderr)
+	if err != nil {
+		return fail(stderr, prog, err)
+	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
 		return exitUsage
@@ -87,7 +93,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
 		p.Scopes = splitList(*scopes)
 	}
-	d, err := discovery.New(nil)
+	d, err := discovery.New(&discovery.Options{Model: model})
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -118,6 +124,9 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 			len(sl.Candidates), sl.Authorized, sl.ShortlistTokens, sl.CatalogTokens, sl.Confidence)
 		if sl.Reformulated {
 			fmt.Fprintf(stdout, "; reformulated as %q", sl.ReformulatedQuery)
+		}
+		if sl.Model != "" {
+			fmt.Fprintf(stdout, "; embedding model: %s", sl.Model)
 		}
 		fmt.Fprintln(stdout)
 	}

@@ -34,7 +34,7 @@ const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
        [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
-       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected]`
+       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
@@ -81,6 +81,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	discoveryLog := discoveryLogFlag(fs)
+	var embed embedFlags
+	embed.register(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -126,7 +128,11 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	metrics := newMetricsRegistry()
 	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
-	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics)
+	model, err := embed.options(stderr)
+	if err != nil {
+		return fail(stderr, serveProg, err)
+	}
+	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics, model)
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
@@ -138,6 +144,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	defer closeUpstreams()
 	src.cards.warn(stderr, serveProg)
 	src.pins.warn(stderr, serveProg, src.upstreams)
+	go func() { _ = disc.EmbedCatalog(ctx, reg.Snapshot()) }() // a no-op without --embed-model
 	warnUnconnected(stderr, serveProg, reg.Snapshot(), *offerUnconnected)
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
