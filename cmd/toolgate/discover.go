@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -62,8 +63,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	scopes := fs.String("scopes", "", "comma-separated scopes the caller holds (absent: every scope)")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
-	var embed embedFlags
-	embed.register(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -78,7 +79,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err := formatErr(*format, "text", "json"); err != nil {
 		return fail(stderr, prog, err)
 	}
-	model, err := embed.options(stderr)
+	model, err := embed.Options(stderr)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

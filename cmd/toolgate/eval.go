@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime"
@@ -62,8 +63,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&learn.MinPrincipals, "learn-min-principals", 0, "with --history, cards learn's --min-principals (0: its default, 3)")
 	fs.IntVar(&learn.MaxExamples, "learn-examples", 0, "with --history, the examples learned per tool at most (0: the default, 64)")
 	fs.IntVar(&learn.MaxKeywords, "learn-tags", 0, "with --history, the tags learned per tool at most (0: the default, 32; negative: none)")
-	var embed embedFlags
-	embed.register(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	embedWeights := fs.String("embed-weights", "", "with --embed-model, score each of these comma-separated `weights` (e.g. 0.5,0.6,0.7,0.8,0.9) to calibrate --embed-weight on a dev split")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -111,7 +112,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	warnUnknownRelevant(stderr, snap, qs)
-	embedModel, err := embed.options(stderr)
+	embedModel, err := embed.Options(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage

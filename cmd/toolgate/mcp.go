@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
@@ -81,8 +82,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	discoveryLog := discoveryLogFlag(fs)
-	var embed embedFlags
-	embed.register(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -128,7 +129,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	metrics := newMetricsRegistry()
 	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
-	model, err := embed.options(stderr)
+	model, err := embed.Options(stderr)
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}

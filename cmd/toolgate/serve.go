@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/serve"
 )
@@ -63,8 +64,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var uncertainTools multiFlag
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
 	discoveryLog := discoveryLogFlag(fs)
-	var embed embedFlags
-	embed.register(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -108,7 +109,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	metrics := newMetricsRegistry()
 	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
-	model, err := embed.options(stderr)
+	model, err := embed.Options(stderr)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

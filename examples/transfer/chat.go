@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
@@ -86,6 +87,10 @@ type chatConfig struct {
 	// discoveryLog is --discovery-log: the JSON Lines file the discovery
 	// log is appended to ("": none).
 	discoveryLog string
+	// embed is the --embed-* flags: discovery's embedding model tier,
+	// and embedModel what they ask for (nil: none).
+	embed      embedflags.Flags
+	embedModel *discovery.ModelOptions
 	// pins and unpinned are --pins and --unpinned: the lock of reviewed
 	// upstream tool definitions (toolgate mcp pin) and the policy for a
 	// tool it does not pin.
@@ -150,6 +155,9 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	backend, mode, err := chatBackend(ctx, cfg)
+	if err == nil {
+		cfg.embedModel, err = cfg.embed.Options(stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
@@ -197,6 +205,7 @@ func parseChat(args []string, stdout io.Writer) (*chatConfig, error) {
 	fs.StringVar(&cfg.discoveryLog, "discovery-log", "", "append each discovery query and each tool then called to `FILE` (JSON Lines, created 0600), for toolgate log misses and cards learn")
 	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
 	fs.StringVar(&cfg.pins, "pins", "", "lock `file` of pinned upstream tool definitions (toolgate mcp pin): a tool whose definition differs is quarantined")
+	cfg.embed.Register(fs)
 	var unpinned string
 	fs.StringVar(&unpinned, "unpinned", "", "with --pins, a listed tool the lock does not pin is quarantined (default), allow (registered) or refuse (chat does not start)")
 	if err := fs.Parse(args); err != nil {
@@ -495,7 +504,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 		overlay = ov.Transform
 	}
-	var dopts discovery.Options
+	dopts := discovery.Options{Model: cfg.embedModel}
 	if cfg.discoveryLog != "" {
 		l, lerr := discovery.OpenJSONLog(cfg.discoveryLog)
 		if lerr != nil {
