@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -33,6 +35,8 @@ func evalModel(ctx context.Context, stderr io.Writer, opts discovery.Options, mo
 	if len(weights) == 0 {
 		weights = []float64{model.Weight}
 	}
+	// Each weight asks for the same requests' vectors: embedded once.
+	model.Embedder = &memoEmbedder{Embedder: model.Embedder, vecs: map[string][]float32{}}
 	var chosen *discovery.Report
 	var best *discovery.Report
 	bestW := 0.0
@@ -115,4 +119,32 @@ func weightList(s string) ([]float64, error) {
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// memoEmbedder remembers the vector of every single text it embedded
+// (eval's requests, asked again at each weight); batches of cards pass
+// through (the cache keeps those).
+type memoEmbedder struct {
+	discovery.Embedder
+	mu   sync.Mutex
+	vecs map[string][]float32
+}
+
+func (m *memoEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) != 1 {
+		return m.Embedder.Embed(ctx, texts)
+	}
+	m.mu.Lock()
+	v, ok := m.vecs[texts[0]]
+	m.mu.Unlock()
+	if ok {
+		return [][]float32{slices.Clone(v)}, nil
+	}
+	vs, err := m.Embedder.Embed(ctx, texts)
+	if err == nil && len(vs) == 1 {
+		m.mu.Lock()
+		m.vecs[texts[0]] = slices.Clone(vs[0])
+		m.mu.Unlock()
+	}
+	return vs, err
 }

@@ -304,7 +304,13 @@ func (t *modelTier) embedCatalog(ctx context.Context, x *Index, mem map[embedcac
 		cached++
 	}
 	t.cards.WithLabelValues("cache").Add(float64(cached))
-	raw, err := t.embedBatches(ctx, texts, miss)
+	raw, err := t.embedBatches(ctx, texts, keys, miss)
+	if cache := t.o.Cache; cache != nil && len(miss) > 0 {
+		// What was embedded is saved even when a later batch failed.
+		if err := cache.Save(); err != nil {
+			t.o.Logger.Warn("discovery: the embedding cache could not be saved", "path", cache.Path(), "err", err)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,17 +332,6 @@ func (t *modelTier) embedCatalog(ctx context.Context, x *Index, mem map[embedcac
 		}
 		copy(c.rows[i*c.dim:], v)
 	}
-	if cache := t.o.Cache; cache != nil && len(miss) > 0 {
-		mk := make([]embedcache.Key, len(miss))
-		for j, i := range miss {
-			mk[j] = keys[i]
-		}
-		if err := cache.Add(mk, raw); err != nil {
-			t.o.Logger.Warn("discovery: the embedding cache refused the vectors", "err", err)
-		} else if err := cache.Save(); err != nil {
-			t.o.Logger.Warn("discovery: the embedding cache could not be saved", "path", cache.Path(), "err", err)
-		}
-	}
 	next := make(map[embedcache.Key][]float32, n)
 	for i, k := range keys {
 		next[k] = vecs[i]
@@ -357,8 +352,9 @@ func (t *modelTier) lookupCache(k embedcache.Key) ([]float32, bool) {
 }
 
 // embedBatches embeds texts[i] for i in idx, Batch at a time with at most
-// Concurrency requests in flight, and returns the vectors in idx's order.
-func (t *modelTier) embedBatches(ctx context.Context, texts []string, idx []int) ([][]float32, error) {
+// Concurrency requests in flight, adds each batch to the cache under
+// keys[i], and returns the vectors in idx's order.
+func (t *modelTier) embedBatches(ctx context.Context, texts []string, keys []embedcache.Key, idx []int) ([][]float32, error) {
 	out := make([][]float32, len(idx))
 	nb := (len(idx) + t.o.Batch - 1) / t.o.Batch
 	workers := min(t.o.Concurrency, nb)
@@ -379,6 +375,15 @@ func (t *modelTier) embedBatches(ctx context.Context, texts []string, idx []int)
 			return fmt.Errorf("discovery: embed cards %d to %d of %d: %w", lo+1, hi, len(idx), err)
 		}
 		copy(out[lo:hi], vs)
+		if t.o.Cache != nil {
+			bk := make([]embedcache.Key, len(vs))
+			for j := range bk {
+				bk[j] = keys[idx[lo+j]]
+			}
+			if err := t.o.Cache.Add(bk, vs); err != nil {
+				t.o.Logger.Warn("discovery: the embedding cache refused the vectors", "err", err)
+			}
+		}
 		return nil
 	})
 }
