@@ -429,13 +429,17 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 			}
 		}
 	}
+	var modelScores []float64 // the model tier's, per res.top
 	if d.model != nil {
-		res.top, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, k)
+		res.top, modelScores, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, k)
 	}
 	sl.Confidence = res.confidence
 	sl.ContextTruncated = truncated
-	for _, f := range res.top {
-		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident, Model: f.model})
+	for i, f := range res.top {
+		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident})
+		if modelScores != nil {
+			sl.Candidates[i].Model = modelScores[i]
+		}
 		sl.ShortlistTokens += int(x.tokens[f.doc])
 	}
 	sl.CatalogTokens = x.catalogTokens(view)

@@ -409,16 +409,17 @@ func checkVectors(vs [][]float32, n int) error {
 }
 
 // rerank fuses the model's ranking of query with top, the built-in
-// ranking's best (best first), and returns the best k in top's buffer.
-// On any failure it returns top cut to k with the outcome saying why.
-func (t *modelTier) rerank(ctx context.Context, d *Discoverer, x *Index, view *tools.View, query string, top []fusedScore, k int) ([]fusedScore, ModelOutcome) {
-	fallback := func(outcome ModelOutcome, err error) ([]fusedScore, ModelOutcome) {
+// ranking's best (best first), and returns the best k in top's buffer
+// with the model's score of each. On any failure it returns top cut to k,
+// no scores, and the outcome saying why.
+func (t *modelTier) rerank(ctx context.Context, d *Discoverer, x *Index, view *tools.View, query string, top []fusedScore, k int) ([]fusedScore, []float64, ModelOutcome) {
+	fallback := func(outcome ModelOutcome, err error) ([]fusedScore, []float64, ModelOutcome) {
 		t.queries.WithLabelValues(string(outcome)).Inc()
 		t.warn(outcome, "discovery: the embedding model is not used for this query; the built-in ranking answers alone", "err", err)
-		return top[:min(k, len(top))], outcome
+		return top[:min(k, len(top))], nil, outcome
 	}
 	if strings.TrimSpace(query) == "" {
-		return top[:min(k, len(top))], ""
+		return top[:min(k, len(top))], nil, ""
 	}
 	c, err := t.catalog(ctx, x)
 	if err != nil {
@@ -444,14 +445,16 @@ func (t *modelTier) rerank(ctx context.Context, d *Discoverer, x *Index, view *t
 	}
 	q := normalize(vs[0])
 	t.queries.WithLabelValues(string(ModelFused)).Inc()
-	return fuseModel(c, view, q, top, k, t.o.Weight, view.Len() <= d.exactLimit), ModelFused
+	fused, scores := fuseModel(c, view, q, top, k, t.o.Weight, view.Len() <= d.exactLimit)
+	return fused, scores, ModelFused
 }
 
 // fuseModel scores the model's cosine of q for every tool of view (all,
 // or only those in top), normalises the cosines min-max and the built-in
 // scores by the best, and returns the best k of w*built-in + (1-w)*model
-// in top's buffer, best first. Only tools view authorizes are scored.
-func fuseModel(c *modelCatalog, view *tools.View, q []float32, top []fusedScore, k int, w float64, all bool) []fusedScore {
+// in top's buffer, best first, with the model's normalised score of each.
+// Only tools view authorizes are scored.
+func fuseModel(c *modelCatalog, view *tools.View, q []float32, top []fusedScore, k int, w float64, all bool) ([]fusedScore, []float64) {
 	type cand struct {
 		f     fusedScore
 		model float64
@@ -496,6 +499,7 @@ func fuseModel(c *modelCatalog, view *tools.View, q []float32, top []fusedScore,
 	}
 	out := top[:0]
 	var scoredCands []fusedScore
+	model := make(map[uint32]float64, len(cands))
 	for _, cd := range cands {
 		if math.IsNaN(cd.model) {
 			continue
@@ -510,10 +514,15 @@ func fuseModel(c *modelCatalog, view *tools.View, q []float32, top []fusedScore,
 		}
 		f := cd.f
 		f.score = w*h + (1-w)*m
-		f.model = m
+		model[f.doc] = m
 		scoredCands = append(scoredCands, f)
 	}
-	return topFused(out, scoredCands, k)
+	out = topFused(out, scoredCands, k)
+	scores := make([]float64, len(out))
+	for i, f := range out {
+		scores[i] = model[f.doc]
+	}
+	return out, scores
 }
 
 // EmbedCatalog embeds, with the model tier (Options.Model), the cards of

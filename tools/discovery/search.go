@@ -575,7 +575,6 @@ type fusedScore struct {
 	doc        uint32
 	score      float64
 	lex, dense float64
-	model      float64 // the model tier's score (model.go)
 	ident      bool
 }
 
