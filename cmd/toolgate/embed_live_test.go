@@ -66,8 +66,10 @@ func TestLiveEmbedDiscovery(t *testing.T) {
 		var f embedflags.Flags
 		fs := flag.NewFlagSet("live", flag.ContinueOnError)
 		f.Register(fs)
-		// A loaded CI machine embeds a card in seconds: generous bounds.
-		if err := fs.Parse([]string{"--embed-model", model, "--embed-url", url, "--embed-cache", cache, "--embed-timeout", "2m"}); err != nil {
+		// A loaded CI machine embeds a card in seconds on a CPU: generous
+		// bounds, and small batches (a batch is one HTTP request).
+		if err := fs.Parse([]string{"--embed-model", model, "--embed-url", url, "--embed-cache", cache, "--embed-timeout", "5m",
+			"--embed-catalog-timeout", "30m", "--embed-batch", "4"}); err != nil {
 			t.Fatal(err)
 		}
 		m, err := f.Options(io.Discard)

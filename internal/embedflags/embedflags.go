@@ -25,13 +25,14 @@ import (
 )
 
 // Flags are the --embed-* flags of one command: --embed-model,
-// --embed-url, --embed-api, --embed-cache, --embed-timeout, --embed-weight,
+// --embed-url, --embed-api, --embed-cache, --embed-timeout,
+// --embed-catalog-timeout, --embed-weight,
 // --embed-batch, --embed-concurrency, --embed-query-prefix and
 // --embed-card-prefix.
 type Flags struct {
 	url, model, api, cache  string
 	queryPrefix, cardPrefix string
-	timeout                 time.Duration
+	timeout, catalogTimeout time.Duration
 	weight                  float64
 	batch, concurrency      int
 }
@@ -43,6 +44,7 @@ func (e *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&e.api, "embed-api", "", "the embedding server's API: ollama (/api/embed) or openai (/v1/embeddings); default openai when --embed-url ends in /v1, else ollama")
 	fs.StringVar(&e.cache, "embed-cache", "", "`DIR` of the card vectors cache (default: toolgate/embeddings in the user's cache directory); off keeps them in memory")
 	fs.DurationVar(&e.timeout, "embed-timeout", discovery.DefaultModelTimeout, "the bound on embedding one request; past it the built-in ranking answers alone")
+	fs.DurationVar(&e.catalogTimeout, "embed-catalog-timeout", discovery.DefaultModelCatalogTimeout, "the bound on embedding a catalog's uncached cards (a CPU-only server embeds a card in a second or more)")
 	fs.Float64Var(&e.weight, "embed-weight", discovery.DefaultModelWeight, "the built-in ranking's `weight` in (0,1] in the fusion with the model's (calibrate with eval --embed-weights)")
 	fs.IntVar(&e.batch, "embed-batch", discovery.DefaultModelBatch, "cards per embedding request")
 	fs.IntVar(&e.concurrency, "embed-concurrency", discovery.DefaultModelConcurrency, "embedding requests in flight at once")
@@ -61,8 +63,8 @@ func (e *Flags) Options(stderr io.Writer) (*discovery.ModelOptions, error) {
 		return nil, nil
 	}
 	switch {
-	case e.timeout <= 0:
-		return nil, fmt.Errorf("--embed-timeout %v must be positive", e.timeout)
+	case e.timeout <= 0 || e.catalogTimeout <= 0:
+		return nil, fmt.Errorf("--embed-timeout %v and --embed-catalog-timeout %v must be positive", e.timeout, e.catalogTimeout)
 	case !(e.weight > 0 && e.weight <= 1):
 		return nil, fmt.Errorf("--embed-weight %v must be in (0,1]", e.weight)
 	case e.batch < 1 || e.concurrency < 1:
@@ -98,7 +100,7 @@ func (e *Flags) Options(stderr io.Writer) (*discovery.ModelOptions, error) {
 		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	o := &discovery.ModelOptions{Embedder: emb, Weight: e.weight, Timeout: e.timeout, Batch: e.batch, Concurrency: e.concurrency,
+	o := &discovery.ModelOptions{Embedder: emb, Weight: e.weight, Timeout: e.timeout, CatalogTimeout: e.catalogTimeout, Batch: e.batch, Concurrency: e.concurrency,
 		QueryPrefix: e.queryPrefix, CardPrefix: e.cardPrefix, Logger: logger}
 	if e.cache == "off" {
 		return o, nil

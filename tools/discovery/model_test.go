@@ -331,3 +331,52 @@ func viewHas(v *tools.View, id string) bool {
 	_, ok := v.Get(id)
 	return ok
 }
+
+// failAfter fails every card batch after the first n.
+type failAfter struct {
+	conceptModel
+	n     int32
+	calls atomic.Int32
+}
+
+func (f *failAfter) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.calls.Add(1) > f.n {
+		return nil, errors.New("server went away")
+	}
+	return f.conceptModel.Embed(ctx, texts)
+}
+
+// TestModelTierKeepsPartialWork: the batches embedded before a failure
+// are saved, so that the next try embeds only the rest.
+func TestModelTierKeepsPartialWork(t *testing.T) {
+	var ts []tools.Tool
+	for i := range 10 {
+		ts = append(ts, tool(fmt.Sprintf("ns/tool_%d", i), fmt.Sprintf("Tool number %d moves money", i)))
+	}
+	snap := catalogtest.Registry(t, ts...).Snapshot()
+	dir := t.TempDir()
+	open := func() *embedcache.Cache {
+		c, err := embedcache.Open(dir, "m", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	m := &failAfter{conceptModel: conceptModel{concepts: concepts}, n: 1}
+	opts := &discovery.Options{Model: &discovery.ModelOptions{Embedder: m, Cache: open(), Batch: 4, Concurrency: 1}}
+	d := newDiscoverer(t, opts)
+	if err := d.EmbedCatalog(context.Background(), snap); err == nil {
+		t.Fatal("EmbedCatalog succeeded with a model that fails after one batch")
+	}
+	if c := open(); c.Len() != 4 {
+		t.Fatalf("after the failure the cache holds %d vectors, want the first batch's 4", c.Len())
+	}
+	fresh := &conceptModel{concepts: concepts}
+	d = newDiscoverer(t, modelOpts(fresh, &discovery.ModelOptions{Cache: open(), Batch: 4}))
+	if err := d.EmbedCatalog(context.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, texts := fresh.cardCalls(); len(texts) != 6 {
+		t.Errorf("the retry embedded %d cards, want the 6 not saved", len(texts))
+	}
+}
