@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,20 +90,7 @@ func evaluateWith(ctx context.Context, opts discovery.Options, snap *tools.Snaps
 // modelOutcomes sums toolgate_discovery_model_queries_total in reg by
 // outcome, as "queries: fused 40, timeout 2".
 func modelOutcomes(reg *prometheus.Registry) string {
-	mfs, err := reg.Gather()
-	if err != nil {
-		return ""
-	}
-	var parts []string
-	for _, mf := range mfs {
-		if mf.GetName() != "toolgate_discovery_model_queries_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			parts = append(parts, fmt.Sprintf("%s %.0f", m.GetLabel()[0].GetValue(), m.GetCounter().GetValue()))
-		}
-	}
-	sort.Strings(parts)
+	parts, _ := byOutcome(reg, "toolgate_discovery_model_queries_total")
 	return "queries: " + strings.Join(parts, ", ")
 }
 
