@@ -98,6 +98,9 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
+	// With --embed-model, the cards first (a failure is warned about, and
+	// the built-in ranking answers); without, a no-op.
+	_ = d.EmbedCatalog(ctx, snap)
 	sl, err := d.Shortlist(ctx, snap.Authorize(p), discovery.Request{Query: fs.Arg(0), K: *k})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -524,6 +524,9 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		return err
 	}
 	defer func() { err = errors.Join(err, b.Close()) }()
+	// With --embed-model, the demo catalog's cards before the first turn
+	// (a failure is warned about; the built-in ranking answers).
+	_ = b.Discovery.EmbedCatalog(ctx, b.Registry.Snapshot())
 	var lock *mcp.Lock
 	if cfg.pins != "" {
 		if lock, err = mcp.LoadLock(cfg.pins); err != nil {

@@ -63,9 +63,10 @@ const (
 	// ModelError: the embedder failed or returned a malformed vector; the
 	// built-in ranking answered alone.
 	ModelError ModelOutcome = "error"
-	// ModelUnavailable: the catalog's cards could not be embedded (or are
-	// being embedded for another query, or a failure is waiting out
-	// DefaultModelRetry); the built-in ranking answered alone.
+	// ModelUnavailable: the catalog's cards could not be embedded, or are
+	// still being embedded (a query waits at most ModelOptions.Timeout for
+	// them), or a failure is waiting out DefaultModelRetry; the built-in
+	// ranking answered alone.
 	ModelUnavailable ModelOutcome = "unavailable"
 )
 
@@ -91,8 +92,10 @@ type ModelOptions struct {
 	Weight float64
 	// Timeout bounds embedding one request. Zero means DefaultModelTimeout.
 	Timeout time.Duration
-	// CatalogTimeout bounds embedding the uncached cards of a snapshot, at
-	// its first query. Zero means DefaultModelCatalogTimeout.
+	// CatalogTimeout bounds embedding the uncached cards of a snapshot,
+	// which runs in the background from its first query (or
+	// Discoverer.EmbedCatalog); queries meanwhile are answered by the
+	// built-in ranking. Zero means DefaultModelCatalogTimeout.
 	CatalogTimeout time.Duration
 	// Batch is the number of cards per embedding request, Concurrency the
 	// requests in flight at once. Zero means DefaultModelBatch and
@@ -121,10 +124,10 @@ type modelTier struct {
 	cards    *prometheus.CounterVec
 	warnedAt sync.Map // ModelOutcome → time.Time of the last warning
 
-	mu       sync.Mutex
-	cat      *modelCatalog // for the latest index built
-	building bool
-	retryAt  time.Time
+	mu      sync.Mutex
+	cat     *modelCatalog // for the latest index built
+	pending *catalogBuild // the catalog being embedded, nil when none
+	retryAt time.Time
 	// mem holds the normalised vectors of the last catalog by key, so
 	// that a new snapshot embeds only its changed cards.
 	mem map[embedcache.Key][]float32
@@ -246,39 +249,71 @@ func cutUTF8(s string, n int) string {
 }
 
 // catalog returns the model's vectors of x's cards, embedding those not
-// cached. Only one query embeds at a time; others meanwhile, and all for
-// DefaultModelRetry after a failure, get ModelUnavailable.
-func (t *modelTier) catalog(ctx context.Context, x *Index) (*modelCatalog, error) {
+// cached. The embedding runs in the background, bounded by
+// CatalogTimeout and not by ctx, so that a query that gives up waiting
+// (after wait; negative: until ctx ends) leaves it to finish for the next
+// ones. One catalog is embedded at a time; after a failure none is tried
+// for DefaultModelRetry.
+func (t *modelTier) catalog(ctx context.Context, x *Index, wait time.Duration) (*modelCatalog, error) {
 	t.mu.Lock()
 	if c := t.cat; c != nil && c.x == x {
 		t.mu.Unlock()
 		return c, nil
 	}
-	if t.building {
+	b := t.pending
+	switch {
+	case b != nil && b.x != x:
 		t.mu.Unlock()
-		return nil, errors.New("the catalog is being embedded for another query")
-	}
-	if now := t.clock(); now.Before(t.retryAt) {
+		return nil, errors.New("another snapshot's catalog is being embedded")
+	case b == nil && t.clock().Before(t.retryAt):
 		t.mu.Unlock()
 		return nil, fmt.Errorf("embedding the catalog failed; the next try is after %s", t.retryAt.UTC().Format(time.TimeOnly))
+	case b == nil:
+		b = &catalogBuild{x: x, done: make(chan struct{})}
+		t.pending = b
+		go t.build(context.WithoutCancel(ctx), b, t.mem)
 	}
-	t.building = true
-	mem := t.mem
 	t.mu.Unlock()
+	var timeout <-chan time.Time
+	if wait >= 0 {
+		tm := time.NewTimer(wait)
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	select {
+	case <-b.done:
+		return b.cat, b.err
+	case <-timeout:
+		return nil, fmt.Errorf("the catalog is still being embedded (%s waited)", wait)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
 
+// catalogBuild is one catalog being embedded; done closes when cat or
+// err is set.
+type catalogBuild struct {
+	x    *Index
+	done chan struct{}
+	cat  *modelCatalog
+	err  error
+}
+
+// build embeds b's catalog within CatalogTimeout and publishes it.
+func (t *modelTier) build(ctx context.Context, b *catalogBuild, mem map[embedcache.Key][]float32) {
 	ctx, cancel := context.WithTimeout(ctx, t.o.CatalogTimeout)
 	defer cancel()
-	c, next, err := t.embedCatalog(ctx, x, mem)
-
+	c, next, err := t.embedCatalog(ctx, b.x, mem)
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.building = false
+	t.pending = nil
 	if err != nil {
 		t.retryAt = t.clock().Add(DefaultModelRetry)
-		return nil, err
+	} else {
+		t.cat, t.mem = c, next
 	}
-	t.cat, t.mem = c, next
-	return c, nil
+	b.cat, b.err = c, err
+	t.mu.Unlock()
+	close(b.done)
 }
 
 // embedCatalog embeds x's cards not in mem or the cache and returns the
@@ -421,7 +456,7 @@ func (t *modelTier) rerank(ctx context.Context, d *Discoverer, x *Index, view *t
 	if strings.TrimSpace(query) == "" {
 		return top[:min(k, len(top))], nil, ""
 	}
-	c, err := t.catalog(ctx, x)
+	c, err := t.catalog(ctx, x, t.o.Timeout)
 	if err != nil {
 		return fallback(ModelUnavailable, err)
 	}
@@ -526,8 +561,9 @@ func fuseModel(c *modelCatalog, view *tools.View, q []float32, top []fusedScore,
 }
 
 // EmbedCatalog embeds, with the model tier (Options.Model), the cards of
-// snap not yet cached, so that the first query does not wait for them; a
-// server calls it at start. Without a model tier it does nothing. The
+// snap not yet cached, and waits for them (or for ctx), so that queries
+// find them ready; a server calls it at start, a one-shot command before
+// its query. Without a model tier it does nothing. The
 // error is the index build's or the embedding's (also logged as the
 // fallback of a query would be); the next query tries again after
 // DefaultModelRetry.
@@ -539,7 +575,7 @@ func (d *Discoverer) EmbedCatalog(ctx context.Context, snap *tools.Snapshot) err
 	if err != nil {
 		return err
 	}
-	if _, err = d.model.catalog(ctx, x); err != nil {
+	if _, err = d.model.catalog(ctx, x, -1); err != nil {
 		d.model.warn(ModelUnavailable, "discovery: the catalog could not be embedded; queries are answered by the built-in ranking until it is", "err", err)
 	}
 	return err

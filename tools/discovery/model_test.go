@@ -33,8 +33,10 @@ type conceptModel struct {
 	maxIn    atomic.Int32
 	// block makes a one-text (request) call wait for its context.
 	block bool
-	// failCards fails every call of more than one text... or of cards.
+	// failCards fails every call of cards.
 	failCards bool
+	// cardGate, when set, holds every call of cards until it is closed.
+	cardGate chan struct{}
 	dim       int // 0: len(concepts)+1
 }
 
@@ -63,6 +65,9 @@ func (m *conceptModel) Embed(ctx context.Context, texts []string) ([][]float32, 
 	if m.block && !cards {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if m.cardGate != nil && cards {
+		<-m.cardGate
 	}
 	if m.failCards && cards {
 		return nil, errors.New("model not found")
@@ -378,5 +383,30 @@ func TestModelTierKeepsPartialWork(t *testing.T) {
 	}
 	if _, texts := fresh.cardCalls(); len(texts) != 6 {
 		t.Errorf("the retry embedded %d cards, want the 6 not saved", len(texts))
+	}
+}
+
+// TestModelTierSlowCatalog: while the catalog is being embedded, queries
+// are answered by the built-in ranking after waiting at most Timeout;
+// once it is done, they are fused.
+func TestModelTierSlowCatalog(t *testing.T) {
+	snap := catalogtest.Registry(t, modelCatalog()...).Snapshot()
+	view := snap.Authorize(everyone)
+	m := &conceptModel{concepts: concepts, cardGate: make(chan struct{})}
+	d := newDiscoverer(t, modelOpts(m, &discovery.ModelOptions{Timeout: 10 * time.Millisecond}))
+	req := discovery.Request{Query: "zizzle the gadget"}
+	sl, err := d.Shortlist(context.Background(), view, req)
+	if err != nil || sl.Model != discovery.ModelUnavailable {
+		t.Fatalf("Shortlist during the embedding = %v, model %q, want unavailable", err, sl.Model)
+	}
+	close(m.cardGate)
+	if err := d.EmbedCatalog(context.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	if sl, err = d.Shortlist(context.Background(), view, req); err != nil || sl.Model != discovery.ModelFused {
+		t.Fatalf("Shortlist after the embedding = %v, model %q, want fused", err, sl.Model)
+	}
+	if calls, _ := m.cardCalls(); calls != 1 {
+		t.Errorf("the cards were embedded in %d calls, want 1: the waiting query and EmbedCatalog share one", calls)
 	}
 }
