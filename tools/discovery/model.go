@@ -127,6 +127,7 @@ type modelTier struct {
 	mu      sync.Mutex
 	cat     *modelCatalog // for the latest index built
 	pending *catalogBuild // the catalog being embedded, nil when none
+	stale   bool          // the cache's vectors are another model's: not read
 	retryAt time.Time
 	// mem holds the normalised vectors of the last catalog by key, so
 	// that a new snapshot embeds only its changed cards.
@@ -271,7 +272,7 @@ func (t *modelTier) catalog(ctx context.Context, x *Index, wait time.Duration) (
 	case b == nil:
 		b = &catalogBuild{x: x, done: make(chan struct{})}
 		t.pending = b
-		go t.build(context.WithoutCancel(ctx), b, t.mem)
+		go t.build(context.WithoutCancel(ctx), b, t.mem, t.stale)
 	}
 	t.mu.Unlock()
 	var timeout <-chan time.Time
@@ -300,25 +301,25 @@ type catalogBuild struct {
 }
 
 // build embeds b's catalog within CatalogTimeout and publishes it.
-func (t *modelTier) build(ctx context.Context, b *catalogBuild, mem map[embedcache.Key][]float32) {
+func (t *modelTier) build(ctx context.Context, b *catalogBuild, mem map[embedcache.Key][]float32, stale bool) {
 	ctx, cancel := context.WithTimeout(ctx, t.o.CatalogTimeout)
 	defer cancel()
-	c, next, err := t.embedCatalog(ctx, b.x, mem)
+	c, next, err := t.embedCatalog(ctx, b.x, mem, stale)
 	t.mu.Lock()
 	t.pending = nil
 	if err != nil {
 		t.retryAt = t.clock().Add(DefaultModelRetry)
 	} else {
-		t.cat, t.mem = c, next
+		t.cat, t.mem, t.stale = c, next, false
 	}
 	b.cat, b.err = c, err
 	t.mu.Unlock()
 	close(b.done)
 }
 
-// embedCatalog embeds x's cards not in mem or the cache and returns the
-// catalog with the key → vector map of its cards.
-func (t *modelTier) embedCatalog(ctx context.Context, x *Index, mem map[embedcache.Key][]float32) (*modelCatalog, map[embedcache.Key][]float32, error) {
+// embedCatalog embeds x's cards not in mem or (unless stale) the cache
+// and returns the catalog with the key → vector map of its cards.
+func (t *modelTier) embedCatalog(ctx context.Context, x *Index, mem map[embedcache.Key][]float32, stale bool) (*modelCatalog, map[embedcache.Key][]float32, error) {
 	n := len(x.docs)
 	keys := make([]embedcache.Key, n)
 	texts := make([]string, n)
@@ -330,7 +331,7 @@ func (t *modelTier) embedCatalog(ctx context.Context, x *Index, mem map[embedcac
 		keys[i] = embedcache.KeyOf(texts[i])
 		if v, ok := mem[keys[i]]; ok {
 			vecs[i] = v
-		} else if v, ok := t.lookupCache(keys[i]); ok {
+		} else if v, ok := t.lookupCache(keys[i]); ok && !stale {
 			vecs[i] = v
 		} else {
 			miss = append(miss, i)
@@ -473,8 +474,10 @@ func (t *modelTier) rerank(ctx context.Context, d *Discoverer, x *Index, view *t
 	case err != nil:
 		return fallback(ModelError, err)
 	case len(vs[0]) != c.dim:
+		// The model behind the identity changed: the cards are embedded
+		// again, not read from the cache.
 		t.mu.Lock()
-		t.cat, t.mem = nil, nil
+		t.cat, t.mem, t.stale = nil, nil, true
 		t.mu.Unlock()
 		return fallback(ModelError, fmt.Errorf("%w: the request's vector has %d dimensions, the cards' %d", ErrEmbedder, len(vs[0]), c.dim))
 	}

@@ -37,7 +37,7 @@ type conceptModel struct {
 	failCards bool
 	// cardGate, when set, holds every call of cards until it is closed.
 	cardGate chan struct{}
-	dim       int // 0: len(concepts)+1
+	dim      int // 0: len(concepts)+1
 }
 
 var concepts = [][]string{
@@ -408,5 +408,42 @@ func TestModelTierSlowCatalog(t *testing.T) {
 	}
 	if calls, _ := m.cardCalls(); calls != 1 {
 		t.Errorf("the cards were embedded in %d calls, want 1: the waiting query and EmbedCatalog share one", calls)
+	}
+}
+
+// TestModelTierModelChangedBehindName: a cache of another model's vectors
+// under the same identity (another dimension) fails one query, and the
+// cards are then embedded again instead of read from it.
+func TestModelTierModelChangedBehindName(t *testing.T) {
+	snap := catalogtest.Registry(t, modelCatalog()...).Snapshot()
+	view := snap.Authorize(everyone)
+	dir := t.TempDir()
+	var warnings []string
+	open := func() *embedcache.Cache {
+		c, err := embedcache.Open(dir, "same name", func(s string) { warnings = append(warnings, s) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	d := newDiscoverer(t, modelOpts(&conceptModel{concepts: concepts}, &discovery.ModelOptions{Cache: open()}))
+	if err := d.EmbedCatalog(context.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	other := &conceptModel{concepts: concepts, dim: 4}
+	d = newDiscoverer(t, modelOpts(other, &discovery.ModelOptions{Cache: open()}))
+	var got []discovery.ModelOutcome
+	for range 3 {
+		sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: "weather"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, sl.Model)
+	}
+	if !slices.Equal(got, []discovery.ModelOutcome{discovery.ModelError, discovery.ModelFused, discovery.ModelFused}) {
+		t.Errorf("outcomes %q, want error once, then fused", got)
+	}
+	if _, texts := other.cardCalls(); len(texts) != snap.Len() || len(warnings) != 1 {
+		t.Errorf("the new model embedded %d cards with warnings %q, want all %d and one warning", len(texts), warnings, snap.Len())
 	}
 }
