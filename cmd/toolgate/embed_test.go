@@ -1,12 +1,15 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/embedtest"
 )
@@ -155,5 +158,50 @@ func TestEvalEmbedGuard(t *testing.T) {
 	cards := slices.DeleteFunc(srv.Texts(), func(s string) bool { return !strings.Contains(s, "(lab)") })
 	if len(cards) != 5 {
 		t.Errorf("cards embedded %d times, want 5 (once each)", len(cards))
+	}
+}
+
+// TestServeEmbedModel: serve with --embed-model answers /v1/discover with
+// the model's match first, never a tool of a scope the bearer lacks, and
+// counts the fused queries in /metrics.
+func TestServeEmbedModel(t *testing.T) {
+	dir := t.TempDir()
+	srv := embedtest.New(t, "concept-embed")
+	base, _, _ := serveInProcess(t, "--tokens", aliceTokens(t, dir, "tok-alice"), "--data", filepath.Join(dir, "data"),
+		"--tools", embedCatalog(t), "--offer-unconnected", "--embed-model", "concept-embed", "--embed-url", srv.URL,
+		"--embed-cache", filepath.Join(dir, "vectors"), "--embed-weight", "0.3")
+	p := &serveProcess{url: base}
+	names := func(query string) []string {
+		t.Helper()
+		code, body := p.post(t, "tok-alice", "/v1/discover", `{"query":"`+query+`","k":3}`)
+		if code != 200 {
+			t.Fatalf("discover %q = %d %v", query, code, body)
+		}
+		var out []string
+		for _, c := range body["candidates"].([]any) {
+			out = append(out, c.(map[string]any)["name"].(string))
+		}
+		return out
+	}
+	// The catalog is embedded in the background from the start: the first
+	// queries may be answered without the model until it is done.
+	deadline := time.Now().Add(time.Minute)
+	for got := names("zizzle it"); len(got) == 0 || got[0] != "lab/frobnicate_widget"; got = names("zizzle it") {
+		if time.Now().After(deadline) {
+			t.Fatalf("discover \"zizzle it\" = %v, want lab/frobnicate_widget first once the catalog is embedded", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := names("my secret password credential"); slices.Contains(got, "lab/read_secret") {
+		t.Errorf("discover = %v: lab/read_secret needs the admin scope alice lacks", got)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(metrics), `toolgate_discovery_model_queries_total{outcome="fused"}`) {
+		t.Errorf("/metrics lacks the fused model queries:\n%s", metrics)
 	}
 }
