@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -158,12 +159,12 @@ func newModelTier(o ModelOptions, clock func() time.Time, reg prometheus.Registe
 	case o.Batch < 0 || o.Concurrency < 0 || o.Depth < 0:
 		return nil, fmt.Errorf("%w: Model.Batch, Model.Concurrency and Model.Depth must not be negative", ErrOptions)
 	}
-	o.Weight = cmpOr(o.Weight, DefaultModelWeight)
-	o.Timeout = cmpOr(o.Timeout, DefaultModelTimeout)
-	o.CatalogTimeout = cmpOr(o.CatalogTimeout, DefaultModelCatalogTimeout)
-	o.Batch = cmpOr(o.Batch, DefaultModelBatch)
-	o.Concurrency = cmpOr(o.Concurrency, DefaultModelConcurrency)
-	o.Depth = cmpOr(o.Depth, DefaultModelDepth)
+	o.Weight = cmp.Or(o.Weight, DefaultModelWeight)
+	o.Timeout = cmp.Or(o.Timeout, DefaultModelTimeout)
+	o.CatalogTimeout = cmp.Or(o.CatalogTimeout, DefaultModelCatalogTimeout)
+	o.Batch = cmp.Or(o.Batch, DefaultModelBatch)
+	o.Concurrency = cmp.Or(o.Concurrency, DefaultModelConcurrency)
+	o.Depth = cmp.Or(o.Depth, DefaultModelDepth)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -185,14 +186,6 @@ func newModelTier(o ModelOptions, clock func() time.Time, reg prometheus.Registe
 		}
 	}
 	return t, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // warn logs a fallback, at most once a minute per outcome.
