@@ -48,14 +48,22 @@ func reformulation(backend, model string, below float64, timeout time.Duration, 
 // reformulations sums toolgate_reformulations_total in reg by outcome, as
 // "rewritten 12, timeout 1", "" when the model was never called.
 func reformulations(reg *prometheus.Registry) string {
-	mfs, err := reg.Gather()
-	if err != nil {
+	parts, total := byOutcome(reg, "toolgate_reformulations_total")
+	if total == 0 {
 		return ""
 	}
-	var parts []string
-	total := 0.0
+	return fmt.Sprintf("%.0f model calls: %s", total, strings.Join(parts, ", "))
+}
+
+// byOutcome returns the series of the counter metric in reg as "OUTCOME
+// N", sorted, and their sum.
+func byOutcome(reg *prometheus.Registry, metric string) (parts []string, total float64) {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return nil, 0
+	}
 	for _, mf := range mfs {
-		if mf.GetName() != "toolgate_reformulations_total" {
+		if mf.GetName() != metric {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -67,11 +75,8 @@ func reformulations(reg *prometheus.Registry) string {
 			}
 		}
 	}
-	if total == 0 {
-		return ""
-	}
 	sort.Strings(parts)
-	return fmt.Sprintf("%.0f model calls: %s", total, strings.Join(parts, ", "))
+	return parts, total
 }
 
 // echoBackend is --backend scripted for reformulation: it answers every

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -63,6 +64,8 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text or json")
 	indexPath := indexFlag(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -77,6 +80,10 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err := formatErr(*format, "text", "json"); err != nil {
 		return fail(stderr, prog, err)
 	}
+	model, err := embed.Options(stderr, embedAPIs)
+	if err != nil {
+		return fail(stderr, prog, err)
+	}
 	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
 	if !ok {
 		return exitUsage
@@ -88,13 +95,16 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
 		p.Scopes = splitList(*scopes)
 	}
-	d, err := discovery.New(nil)
+	d, err := discovery.New(&discovery.Options{Model: model})
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
 	if err := prepareIndex(ctx, d, snap, *indexPath, stderr, prog); err != nil {
 		return fail(stderr, prog, err)
 	}
+	// With --embed-model, the cards first (a failure is warned about, and
+	// the built-in ranking answers); without, a no-op.
+	_ = d.EmbedCatalog(ctx, snap)
 	sl, err := d.Shortlist(ctx, snap.Authorize(p), discovery.Request{Query: fs.Arg(0), K: *k})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -122,6 +132,9 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 			len(sl.Candidates), sl.Authorized, sl.ShortlistTokens, sl.CatalogTokens, sl.Confidence)
 		if sl.Reformulated {
 			fmt.Fprintf(stdout, "; reformulated as %q", sl.ReformulatedQuery)
+		}
+		if sl.Model != "" {
+			fmt.Fprintf(stdout, "; embedding model: %s", sl.Model)
 		}
 		fmt.Fprintln(stdout)
 	}

@@ -18,9 +18,10 @@ func discoveryLogFlag(fs *flag.FlagSet) *string {
 // serverDiscoverer returns the Discoverer of a server: it appends to the
 // JSON Lines log at logPath when that is set, and registers its metrics
 // (toolgate_discovery_*) with reg when that is not nil. closeLog closes
-// the log; call it once the server has stopped.
-func serverDiscoverer(logPath string, reg prometheus.Registerer) (d *discovery.Discoverer, closeLog func() error, err error) {
-	opts := &discovery.Options{Registerer: reg}
+// the log; call it once the server has stopped. model is the embedding
+// model tier (--embed-model), nil for none.
+func serverDiscoverer(logPath string, reg prometheus.Registerer, model *discovery.ModelOptions) (d *discovery.Discoverer, closeLog func() error, err error) {
+	opts := &discovery.Options{Registerer: reg, Model: model}
 	closeLog = func() error { return nil }
 	if logPath != "" {
 		l, err := discovery.OpenJSONLog(logPath)

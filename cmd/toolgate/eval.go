@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/report"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime"
@@ -106,6 +109,9 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.IntVar(&learn.MinPrincipals, "learn-min-principals", 0, "with --history, cards learn's --min-principals (0: its default, 3)")
 	fs.IntVar(&learn.MaxExamples, "learn-examples", 0, "with --history, the examples learned per tool at most (0: the default, 64)")
 	fs.IntVar(&learn.MaxKeywords, "learn-tags", 0, "with --history, the tags learned per tool at most (0: the default, 32; negative: none)")
+	var embed embedflags.Flags
+	embed.Register(fs)
+	embedWeights := fs.String("embed-weights", "", "with --embed-model, score each of these comma-separated `weights` (e.g. 0.5,0.6,0.7,0.8,0.9) to calibrate --embed-weight on a dev split")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -152,6 +158,16 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	warnUnknownRelevant(stderr, snap, qs)
+	embedModel, err := embed.Options(stderr, embedAPIs)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
+		return exitUsage
+	}
+	weights, err := weightList(*embedWeights)
+	if err != nil || (len(weights) > 0 && embedModel == nil) {
+		fmt.Fprintf(stderr, "toolgate eval: %v\n", cmp.Or(err, errors.New("--embed-weights needs --embed-model")))
+		return exitUsage
+	}
 	metrics := prometheus.NewRegistry()
 	dopts, err := reformulation(*backend, *model, *below, *rtimeout, metrics)
 	if err != nil {
@@ -189,7 +205,16 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		// The page gives each miss the rank of its right tool.
 		eopts.RankDepth = htmlRankDepth
 	}
-	rep, err := discovery.Evaluate(ctx, d, snap, qs, eopts)
+	var rep *discovery.Report
+	if embedModel != nil {
+		var o discovery.Options
+		if dopts != nil {
+			o = *dopts
+		}
+		rep, err = evalModel(ctx, stderr, o, embedModel, weights, snap, qs, eopts)
+	} else {
+		rep, err = discovery.Evaluate(ctx, d, snap, qs, eopts)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage

@@ -17,7 +17,7 @@ import (
 // "mcp serve").
 var helps = map[string]cli.Usage{
 	"discover": {
-		Synopsis: `toolgate discover --tools F [--tools F2] [--cards O]... [--scopes a,b] [--k 5] [--format json] "request"`,
+		Synopsis: `toolgate discover --tools F [--tools F2] [--cards O]... [--scopes a,b] [--k 5] [--embed-model M [--embed-url URL]] [--format json] "request"`,
 		Summary:  "Shortlist the tools a request needs from catalog files or upstream MCP servers, as the model would be shown them.",
 		Examples: []string{
 			`toolgate discover --tools github=mcp-server-github.json --scopes repo:read --k 3 "close issue #42"`,
@@ -25,8 +25,9 @@ var helps = map[string]cli.Usage{
 		},
 	},
 	"eval": {
-		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history share] [--backend B [--model M] [--reformulate-below 0.3]] [--format text|json|html]`,
-		Summary:  "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
+		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history share] [--backend B [--model M] [--reformulate-below 0.3]]` + "\n       " +
+			`[--embed-model M [--embed-url URL] [--embed-weights 0.5,0.7,0.9]] [--format text|json|html]`,
+		Summary: "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
 		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`,
 			`toolgate eval --tools tools.jsonl --queries queries.jsonl --format html > eval.html`},
 	},

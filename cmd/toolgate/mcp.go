@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
@@ -36,7 +37,7 @@ const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
        [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
-       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected]`
+       [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
@@ -84,6 +85,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	k := fs.Int("k", 5, "tools find_tools returns")
 	discoveryLog := discoveryLogFlag(fs)
 	indexPath := indexFlag(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -129,7 +132,11 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	metrics := newMetricsRegistry()
 	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
-	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics)
+	model, err := embed.Options(stderr, embedAPIs)
+	if err != nil {
+		return fail(stderr, serveProg, err)
+	}
+	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics, model)
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
@@ -141,6 +148,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	defer closeUpstreams()
 	src.cards.warn(stderr, serveProg)
 	src.pins.warn(stderr, serveProg, src.upstreams)
+	go func() { _ = disc.EmbedCatalog(ctx, reg.Snapshot()) }() // a no-op without --embed-model
 	warnUnconnected(stderr, serveProg, reg.Snapshot(), *offerUnconnected)
 	if err := prepareIndex(ctx, disc, reg.Snapshot(), *indexPath, stderr, serveProg); err != nil {
 		return fail(stderr, serveProg, err)

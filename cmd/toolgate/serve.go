@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 	"github.com/toolgate/toolgate/runtime/server"
@@ -28,7 +29,7 @@ func init() {
 		Synopsis: `toolgate serve (--tokens FILE | --oauth-issuer URL --oauth-audience URI) [--addr HOST:PORT] [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]...` + "\n       " +
 			`[--mcp-config FILE] [--cards O]... [--data DIR | --store redis://…|postgres://…] [--tool-timeout 30s] [--lease-grace 5s]` + "\n       " +
 			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--uncertain rerun|reconcile] [--uncertain-tool ID=rerun|reconcile]...` + "\n       " +
-			`[--discovery-log FILE] [--offer-unconnected]`,
+			`[--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`,
 		Summary: "Serve the HTTP gateway (POST /v1/tools/call, /v1/discover, approvals, /metrics, /healthz) over catalogs and upstream MCP servers; SIGTERM stops it gracefully.",
 		Examples: []string{
 			`toolgate serve --tokens tokens.json --data ./gw --mcp "memory=npx -y @modelcontextprotocol/server-memory"`,
@@ -65,6 +66,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
 	discoveryLog := discoveryLogFlag(fs)
 	indexPath := indexFlag(fs)
+	var embed embedflags.Flags
+	embed.Register(fs)
 	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -108,7 +111,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	metrics := newMetricsRegistry()
 	src.metrics = metrics
 	// The log is opened first: a wrong path fails before any upstream starts.
-	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics)
+	model, err := embed.Options(stderr, embedAPIs)
+	if err != nil {
+		return fail(stderr, prog, err)
+	}
+	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics, model)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -120,6 +127,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeUpstreams()
 	src.cards.warn(stderr, prog)
 	src.pins.warn(stderr, prog, src.upstreams)
+	go func() { _ = disc.EmbedCatalog(ctx, reg.Snapshot()) }() // a no-op without --embed-model
 	warnUnconnected(stderr, prog, reg.Snapshot(), *offerUnconnected)
 	if err := prepareIndex(ctx, disc, reg.Snapshot(), *indexPath, stderr, prog); err != nil {
 		return fail(stderr, prog, err)

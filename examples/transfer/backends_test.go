@@ -4,6 +4,8 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/internal/anthropicchat"
 	"github.com/toolgate/toolgate/examples/transfer/internal/ollamachat"
 	"github.com/toolgate/toolgate/examples/transfer/internal/openaichat"
+	"github.com/toolgate/toolgate/internal/embedflags/ollamaembed"
+	"github.com/toolgate/toolgate/internal/embedflags/openaiembed"
 )
 
 // The tests link every backend into the chat command, so that they run
@@ -13,4 +15,6 @@ func init() {
 	chatBackends["ollama"] = ollamachat.Backend
 	chatBackends["openai"] = openaichat.Backend
 	chatBackends["anthropic"] = anthropicchat.Backend
+	chatEmbedders["ollama"] = ollamaembed.New
+	chatEmbedders["openai"] = openaiembed.New
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/internal/embedtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/cards"
 )
@@ -697,5 +698,29 @@ func TestChatCardsOverMCP(t *testing.T) {
 	}
 	if strings.Contains(out, "warning: ") {
 		t.Errorf("chat --cards with memory/* over the connected memory server warns:\n%s", out)
+	}
+}
+
+// TestChatEmbedModel runs chat with discovery's embedding model tier
+// against an Ollama-format server: the catalog is embedded once into the
+// cache, and the request runs as without it.
+func TestChatEmbedModel(t *testing.T) {
+	srv := embedtest.New(t, "concept-embed")
+	cache := t.TempDir()
+	for run := range 2 {
+		before := len(srv.Texts())
+		code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--embed-model", "concept-embed", "--embed-url", srv.URL,
+			"--embed-cache", cache, "--offer-unconnected", "--once", "send 25 dollars from ACC-00001 to ACC-00002")...)
+		if code != exitOK || !strings.Contains(out, "Sent 25.00 USD from ACC-00001 to ACC-00002.") {
+			t.Fatalf("run %d: chat = %d, %s, stderr %s", run, code, out, errOut)
+		}
+		// A card's text names its namespace, "name (namespace): summary".
+		cards := slices.DeleteFunc(srv.Texts()[before:], func(s string) bool { return !strings.Contains(s, "): ") })
+		switch {
+		case run == 0 && len(cards) < 100:
+			t.Errorf("first run embedded %d cards, want the catalog's 100+", len(cards))
+		case run == 1 && len(cards) != 0:
+			t.Errorf("second run embedded %d cards, want none (the cache)", len(cards))
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
+	"github.com/toolgate/toolgate/internal/embedflags"
 )
 
 func init() { commands["chat"] = runChat }
@@ -19,12 +20,17 @@ var stdin io.Reader = os.Stdin
 // runs each of the others' own program (chat.Programs). Tests link them.
 var chatBackends = map[string]chat.Backend{}
 
+// chatEmbedders are the embedding clients linked into this program: none,
+// for the same reason; tests link them.
+var chatEmbedders = map[string]embedflags.API{}
+
 // runChat is the chat command (package chat).
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return chat.Run(ctx, args, stdout, stderr, &chat.Options{
-		Backends: chatBackends,
-		Usage:    helps["chat"].Usage,
-		Catalogs: loadEmbeddedCatalogs,
-		Stdin:    stdin,
+		Backends:  chatBackends,
+		Embedders: chatEmbedders,
+		Usage:     helps["chat"].Usage,
+		Catalogs:  loadEmbeddedCatalogs,
+		Stdin:     stdin,
 	})
 }

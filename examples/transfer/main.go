@@ -116,7 +116,7 @@ var helps = map[string]commandUsage{
 		Synopsis: `transfer chat --backend scripted|ollama|openai|anthropic [--api chat|responses] [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
 			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--mode M]` + "\n       " +
 			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--offer-unconnected] [--v]` + "\n       " +
-			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE]`,
+			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--embed-model M [--embed-url URL]]`,
 		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
 		Examples: []string{
 			`go run ./examples/transfer chat --backend scripted --principal alice --tenant acme --scopes accounts:read,payments:write --once "move 25 USD from ACC-00001 to ACC-00002"`,

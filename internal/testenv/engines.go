@@ -38,6 +38,23 @@ func Ollama(tb testing.TB) (model string) {
 	return model
 }
 
+// LiveEmbed returns the OpenAI API root of a live embedding server
+// (TOOLGATE_LIVE_EMBED_URL, e.g. http://127.0.0.1:8081/v1: .ci/engines
+// starts llama-server --embeddings there) and the model name to send it
+// (TOOLGATE_LIVE_EMBED_MODEL, default "local"), or skips the test saying
+// why there is none.
+func LiveEmbed(tb testing.TB) (url, model string) {
+	tb.Helper()
+	url = os.Getenv("TOOLGATE_LIVE_EMBED_URL")
+	if url == "" {
+		skipEngine(tb, "TOOLGATE_LIVE_EMBED_UNAVAILABLE", "TOOLGATE_LIVE_EMBED_URL is not set: no live embedding server to test against")
+	}
+	if model = os.Getenv("TOOLGATE_LIVE_EMBED_MODEL"); model == "" {
+		model = "local"
+	}
+	return url, model
+}
+
 func skipEngine(tb testing.TB, unavailable, unset string) {
 	tb.Helper()
 	if why := os.Getenv(unavailable); why != "" {

@@ -153,6 +153,10 @@ type Options struct {
 	// embed concepts. Nil means lexicon.Default(), the embedded data;
 	// lexicon.Open adds optional files.
 	Lexicon *lexicon.Lexicon
+	// Model adds a dense ranking by an embedding model the user runs,
+	// fused with the ranking above (see [ModelOptions]). Nil means none,
+	// and costs nothing.
+	Model *ModelOptions
 }
 
 // Request is one discovery query.
@@ -183,6 +187,9 @@ type Candidate struct {
 	// Identifier reports that a parameter of the tool can take an exact id
 	// found in the request.
 	Identifier bool
+	// Model is the embedding model's normalised score in [0,1] when
+	// Shortlist.Model is ModelFused, else 0.
+	Model float64
 }
 
 // Shortlist is the result of one discovery query.
@@ -210,6 +217,10 @@ type Shortlist struct {
 	// ContextTruncated reports that a context turn used was longer than
 	// Options.MaxQueryBytes and only its beginning was analysed.
 	ContextTruncated bool
+	// Model says what became of the embedding model tier (Options.Model)
+	// for this query: ModelFused, or why the built-in ranking answered
+	// alone. Empty without a model tier or for an empty query.
+	Model ModelOutcome
 }
 
 // Discoverer finds the few authorized tools a request needs. It is safe
@@ -233,6 +244,7 @@ type Discoverer struct {
 	log          Log
 	metrics      *metrics
 	firsts       *firstShortlists // nil when Options.MaxSessions is negative
+	model        *modelTier       // nil without Options.Model
 	now          func() time.Time
 
 	mu    sync.Mutex // serialises index builds
@@ -321,6 +333,11 @@ func New(opts *Options) (*Discoverer, error) {
 		return nil, err
 	}
 	d.metrics = m
+	if o.Model != nil {
+		if d.model, err = newModelTier(*o.Model, d.now, o.Registerer); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case o.MaxSessions == 0:
 		d.firsts = newFirstShortlists(DefaultMaxSessions)
@@ -382,9 +399,13 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 	if k <= 0 {
 		k = d.k
 	}
+	depth := k // the built-in ranking's length: deeper for the model tier
+	if d.model != nil {
+		depth = max(k, d.model.o.Depth)
+	}
 	bufs := topPool.Get().(*[2][]fusedScore)
 	defer topPool.Put(bufs)
-	res, err := d.search(ctx, x, view, req.Query, turns, k, bufs[0])
+	res, err := d.search(ctx, x, view, req.Query, turns, depth, bufs[0])
 	if err != nil {
 		return err
 	}
@@ -396,14 +417,14 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 	*sl = Shortlist{Query: req.Query, Authorized: view.Len(), Lang: string(res.lang), Candidates: cands}
 	if res.confidence < d.threshold && d.method == MethodHybrid && req.Query != "" {
 		if q2, err := d.reformulator.Reformulate(ctx, req.Query); err == nil && q2 != "" && q2 != req.Query {
-			res2, err := d.search(ctx, x, view, q2, turns, k, bufs[1])
+			res2, err := d.search(ctx, x, view, q2, turns, depth, bufs[1])
 			if err != nil {
 				return err
 			}
 			bufs[1] = res2.top
 			switch {
 			case d.fuseRewrite:
-				res = fuseSearches(res, res2, k)
+				res = fuseSearches(res, res2, depth)
 				sl.Reformulated = true
 				sl.ReformulatedQuery = q2
 			case res2.confidence > res.confidence:
@@ -413,10 +434,17 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 			}
 		}
 	}
+	var modelScores []float64 // the model tier's, per res.top
+	if d.model != nil {
+		res.top, modelScores, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, k)
+	}
 	sl.Confidence = res.confidence
 	sl.ContextTruncated = truncated
-	for _, f := range res.top {
+	for i, f := range res.top {
 		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident})
+		if modelScores != nil {
+			sl.Candidates[i].Model = modelScores[i]
+		}
 		sl.ShortlistTokens += int(x.tokens[f.doc])
 	}
 	exactExampleFirst(req.Query, sl.Candidates)

@@ -58,7 +58,16 @@
 // (toolgate_discovery_linked_calls_total, toolgate_discovery_misses_total). Evaluate scores a Discoverer on a
 // labeled query set; it is what `toolgate eval` runs.
 //
+// Options.Model adds a third ranking by an embedding model the user runs
+// (ModelOptions: Ollama's /api/embed or an OpenAI-compatible
+// /v1/embeddings through the llm adapters), fused with the built-in one;
+// the cards' vectors are embedded once, in the background, and cached on
+// disk (tools/discovery/embedcache), and a request the model cannot embed
+// within its timeout is answered by the built-in ranking alone
+// (Shortlist.Model, toolgate_discovery_model_queries_total).
+//
 // Ranking is deterministic: the same snapshot, view and request give the
-// same shortlist (ties are broken by tool ID). The clock is injected and
+// same shortlist (ties are broken by tool ID); with Options.Model, given
+// the same Shortlist.Model outcome. The clock is injected and
 // only timestamps logs and metrics.
 package discovery

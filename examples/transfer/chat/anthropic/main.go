@@ -14,4 +14,4 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 )
 
-func main() { os.Exit(chat.Main("anthropic", anthropicchat.Backend)) }
+func main() { os.Exit(chat.Main("anthropic", anthropicchat.Backend, nil)) }

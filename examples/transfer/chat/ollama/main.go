@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 	"github.com/toolgate/toolgate/examples/transfer/internal/ollamachat"
+	"github.com/toolgate/toolgate/internal/embedflags/ollamaembed"
 )
 
-func main() { os.Exit(chat.Main("ollama", ollamachat.Backend)) }
+func main() { os.Exit(chat.Main("ollama", ollamachat.Backend, ollamaembed.APIs)) }

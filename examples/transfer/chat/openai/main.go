@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 	"github.com/toolgate/toolgate/examples/transfer/internal/openaichat"
+	"github.com/toolgate/toolgate/internal/embedflags/openaiembed"
 )
 
-func main() { os.Exit(chat.Main("openai", openaichat.Backend)) }
+func main() { os.Exit(chat.Main("openai", openaichat.Backend, openaiembed.APIs)) }

@@ -57,6 +57,8 @@ type Bank struct {
 	Registry *tools.Registry
 	Gateway  *gateway.Gateway
 	Agent    *runtime.Agent
+	// Discovery is the agent's Discoverer.
+	Discovery *discovery.Discoverer
 
 	mu   sync.Mutex
 	runs map[string]int      // handler executions per tool ID
@@ -121,6 +123,7 @@ func Open(ctx context.Context, dir string, backend llm.Backend, opts *Options) (
 	if err != nil {
 		return fail(err)
 	}
+	b.Discovery = disc
 	var ropts runtime.Options
 	if o.Runtime != nil {
 		ropts = *o.Runtime

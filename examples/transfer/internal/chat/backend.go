@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/catalog"
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/tools"
@@ -36,6 +37,10 @@ type Options struct {
 	Catalogs func() ([]tools.Tool, error)
 	// Stdin is what chat reads requests and approval answers from.
 	Stdin io.Reader
+	// Embedders are the embedding clients linked into the program, by
+	// --embed-api value ([embedflags.API]): a backend program links its
+	// own SDK's, the demo none.
+	Embedders map[string]embedflags.API
 	// GoCommand is the go command that builds a backend's program
 	// ([Programs]) for a --backend the program does not link; "" is "go".
 	GoCommand string
@@ -149,13 +154,14 @@ func runProgram(ctx context.Context, backend string, args []string, stdout, stde
 // Main is the main function of a backend's own program ([Programs]): the
 // chat command with that one backend linked, on the process's arguments
 // and standard streams, its output through termtext as in transfer.
-func Main(name string, b Backend) int {
+func Main(name string, b Backend, embedders map[string]embedflags.API) int {
 	out, errOut := termtext.NewWriter(os.Stdout), termtext.NewWriter(os.Stderr)
 	defer errOut.Flush()
 	defer out.Flush()
 	pkg := strings.TrimPrefix(Programs[name], "github.com/toolgate/toolgate/")
 	return Run(context.Background(), os.Args[1:], out, errOut, &Options{
-		Backends: map[string]Backend{name: b},
+		Backends:  map[string]Backend{name: b},
+		Embedders: embedders,
 		Usage: cli.Usage{
 			Synopsis: "go run ./" + pkg + " --backend " + name + " [transfer chat's flags]",
 			Summary:  "transfer chat with the " + name + " backend linked: what `go run ./examples/transfer chat --backend " + name + "` runs.",

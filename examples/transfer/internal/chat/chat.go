@@ -30,6 +30,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/internal/agent"
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/llm"
@@ -83,6 +84,10 @@ type chatConfig struct {
 	// discoveryLog is --discovery-log: the JSON Lines file the discovery
 	// log is appended to ("": none).
 	discoveryLog string
+	// embed is the --embed-* flags: discovery's embedding model tier,
+	// and embedModel what they ask for (nil: none).
+	embed      embedflags.Flags
+	embedModel *discovery.ModelOptions
 	// pins and unpinned are --pins and --unpinned: the lock of reviewed
 	// upstream tool definitions (toolgate mcp pin) and the policy for a
 	// tool it does not pin.
@@ -152,6 +157,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts *Opt
 		return runProgram(ctx, cfg.backend, args, stdout, stderr, opts)
 	}
 	backend, mode, err := chatBackend(ctx, cfg)
+	if err == nil {
+		cfg.embedModel, err = cfg.embed.Options(stderr, opts.Embedders)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "transfer chat: %v\n", err)
 		return exitUsage
@@ -199,6 +207,7 @@ func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, err
 	fs.StringVar(&cfg.discoveryLog, "discovery-log", "", "append each discovery query and each tool then called to `FILE` (JSON Lines, created 0600), for toolgate log misses and cards learn")
 	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
 	fs.StringVar(&cfg.pins, "pins", "", "lock `file` of pinned upstream tool definitions (toolgate mcp pin): a tool whose definition differs is quarantined")
+	cfg.embed.Register(fs)
 	var unpinned string
 	fs.StringVar(&unpinned, "unpinned", "", "with --pins, a listed tool the lock does not pin is quarantined (default), allow (registered) or refuse (chat does not start)")
 	if err := fs.Parse(args); err != nil {
@@ -432,7 +441,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 		overlay = ov.Transform
 	}
-	var dopts discovery.Options
+	dopts := discovery.Options{Model: cfg.embedModel}
 	if cfg.discoveryLog != "" {
 		l, lerr := discovery.OpenJSONLog(cfg.discoveryLog)
 		if lerr != nil {
@@ -452,6 +461,9 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		return err
 	}
 	defer func() { err = errors.Join(err, b.Close()) }()
+	// With --embed-model, the demo catalog's cards before the first turn
+	// (a failure is warned about; the built-in ranking answers).
+	_ = b.Discovery.EmbedCatalog(ctx, b.Registry.Snapshot())
 	var lock *mcp.Lock
 	if cfg.pins != "" {
 		if lock, err = mcp.LoadLock(cfg.pins); err != nil {
