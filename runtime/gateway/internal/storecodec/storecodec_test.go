@@ -2,6 +2,7 @@ package storecodec
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,14 +12,16 @@ import (
 )
 
 func TestTimeRoundTrip(t *testing.T) {
-	for _, tm := range []time.Time{
+	for i, tm := range []time.Time{
 		{},
 		time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC),
 		time.Date(1969, 12, 31, 23, 59, 59, 0, time.FixedZone("x", 3600)),
 	} {
-		if got := Time(NS(tm)); !got.Equal(tm) || got.IsZero() != tm.IsZero() {
-			t.Errorf("Time(NS(%v)) = %v, want the same instant", tm, got)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if got := Time(NS(tm)); !got.Equal(tm) || got.IsZero() != tm.IsZero() {
+				t.Errorf("Time(NS(%v)) = %v, want the same instant", tm, got)
+			}
+		})
 	}
 	if NS(time.Time{}) != ZeroTime || NS(time.Unix(0, 0)) <= ZeroTime {
 		t.Errorf("the zero time must encode as ZeroTime, below every real instant")
@@ -59,15 +62,17 @@ func TestAuditQuery(t *testing.T) {
 			[]any{"p", NS(t0), NS(t0.Add(time.Hour))}, 1000},
 	}
 	for _, c := range cases {
-		query, args := AuditQuery(c.q, dollar)
-		n := len(c.args) + 1
-		want := "SELECT " + AuditColumns + " FROM audit" + c.where + " ORDER BY at, seq LIMIT " + dollar(n)
-		if query != want {
-			t.Errorf("AuditQuery(%+v) = %q, want %q", c.q, query, want)
-		}
-		if wantArgs := append(c.args, c.wantLimit); !reflect.DeepEqual(args, wantArgs) {
-			t.Errorf("AuditQuery(%+v) args = %v, want %v", c.q, args, wantArgs)
-		}
+		t.Run(c.where, func(t *testing.T) {
+			query, args := AuditQuery(c.q, dollar)
+			n := len(c.args) + 1
+			want := "SELECT " + AuditReadColumns + " FROM audit" + c.where + " ORDER BY at, seq LIMIT " + dollar(n)
+			if query != want {
+				t.Errorf("AuditQuery(%+v) = %q, want %q", c.q, query, want)
+			}
+			if wantArgs := append(c.args, c.wantLimit); !reflect.DeepEqual(args, wantArgs) {
+				t.Errorf("AuditQuery(%+v) args = %v, want %v", c.q, args, wantArgs)
+			}
+		})
 	}
 }
 
