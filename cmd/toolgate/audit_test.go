@@ -456,9 +456,11 @@ func TestAuditUsage(t *testing.T) {
 		{[]string{"audit", "sign"}, `toolgate audit: unknown command "sign"`},
 	}
 	for _, tt := range tests {
-		code, out, errOut := runCmd(tt.args...)
-		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tt.want) {
-			t.Errorf("toolgate %q = %d, %q, %q; want 2 and stderr starting %q", tt.args, code, out, errOut, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			code, out, errOut := runCmd(tt.args...)
+			if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tt.want) {
+				t.Errorf("toolgate %q = %d, %q, %q; want 2 and stderr starting %q", tt.args, code, out, errOut, tt.want)
+			}
+		})
 	}
 }

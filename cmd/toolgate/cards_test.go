@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,21 +55,23 @@ func TestCardsOverlayOnDiscover(t *testing.T) {
 		{"open a pull request", "github/create_pull_request"},
 		{"what tables are in the database", "postgres/query"},
 	} {
-		_, out, _ := runCmd(append(args, tc.query)...)
-		if ids := shortlistIDs(t, out); len(ids) > 0 && ids[0] == tc.want {
-			t.Fatalf("without the overlay %q already ranks %s first; the test shows nothing", tc.query, tc.want)
-		}
-		code, out, errOut := runCmd(append(args, "--cards", overlay, tc.query)...)
-		if code != exitOK {
-			t.Fatalf("discover --cards exit %d: %s", code, errOut)
-		}
-		if ids := shortlistIDs(t, out); len(ids) == 0 || ids[0] != tc.want {
-			t.Errorf("discover --cards %q = %v, want %s first", tc.query, ids, tc.want)
-		}
-		want := overlay + ":3: github/create_issue: stale entry not applied: written for sha256:0000000000000000, the tool is now " + hashes["github/create_issue"]
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr %q lacks the stale warning %q", errOut, want)
-		}
+		t.Run(tc.query, func(t *testing.T) {
+			_, out, _ := runCmd(append(args, tc.query)...)
+			if ids := shortlistIDs(t, out); len(ids) > 0 && ids[0] == tc.want {
+				t.Fatalf("without the overlay %q already ranks %s first; the test shows nothing", tc.query, tc.want)
+			}
+			code, out, errOut := runCmd(append(args, "--cards", overlay, tc.query)...)
+			if code != exitOK {
+				t.Fatalf("discover --cards exit %d: %s", code, errOut)
+			}
+			if ids := shortlistIDs(t, out); len(ids) == 0 || ids[0] != tc.want {
+				t.Errorf("discover --cards %q = %v, want %s first", tc.query, ids, tc.want)
+			}
+			want := overlay + ":3: github/create_issue: stale entry not applied: written for sha256:0000000000000000, the tool is now " + hashes["github/create_issue"]
+			if !strings.Contains(errOut, want) {
+				t.Errorf("stderr %q lacks the stale warning %q", errOut, want)
+			}
+		})
 	}
 }
 
@@ -77,14 +80,18 @@ func TestCardsOverlayErrors(t *testing.T) {
 		{"malformed", `{"tool":"postgres/*","aliases":["db"]}` + "\n" + `{"tool":"postgres/*",`, ":2: invalid entry"},
 		{"duplicate", `{"tool":"postgres/*","aliases":["db"]}` + "\n" + `{"tool":"postgres/*","tags":["sql"]}`, `:2: duplicate entry for "postgres/*"`},
 	} {
-		overlay := writeFile(t, "bad.jsonl", tc.content)
-		for _, cmd := range [][]string{{"discover", "x"}, {"lint"}, {"eval", "--queries", overlay}} {
-			args := append(append([]string{cmd[0]}, realCatalogArgs(t)...), "--cards", overlay)
-			code, _, errOut := runCmd(append(args, cmd[1:]...)...)
-			if code != exitUsage || !strings.HasPrefix(errOut, "toolgate "+cmd[0]+": "+overlay+tc.want) || strings.Count(errOut, "\n") != 1 {
-				t.Errorf("%s %s: exit %d, stderr %q; want 2 and one line %q", tc.name, cmd[0], code, errOut, overlay+tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			overlay := writeFile(t, "bad.jsonl", tc.content)
+			for i, cmd := range [][]string{{"discover", "x"}, {"lint"}, {"eval", "--queries", overlay}} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					args := append(append([]string{cmd[0]}, realCatalogArgs(t)...), "--cards", overlay)
+					code, _, errOut := runCmd(append(args, cmd[1:]...)...)
+					if code != exitUsage || !strings.HasPrefix(errOut, "toolgate "+cmd[0]+": "+overlay+tc.want) || strings.Count(errOut, "\n") != 1 {
+						t.Errorf("%s %s: exit %d, stderr %q; want 2 and one line %q", tc.name, cmd[0], code, errOut, overlay+tc.want)
+					}
+				})
 			}
-		}
+		})
 	}
 }
 
@@ -129,7 +136,7 @@ func TestEveryCatalogCommandReportsUnappliedCards(t *testing.T) {
 	logFile := writeFile(t, "discovery.jsonl", "")
 	tokens := writeFile(t, "tokens.json", `{"tokens":{"t":{"principal":"p","tenant":"acme","scopes":[]}}}`)
 	out := filepath.Join(t.TempDir(), "suggested.jsonl")
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"discover", "my orders"},
 		{"eval", "--queries", qs},
 		{"lint"},
@@ -141,33 +148,37 @@ func TestEveryCatalogCommandReportsUnappliedCards(t *testing.T) {
 		{"serve", "--tokens", tokens, "--store", "bogus://x"},    // stops after loading
 		{"grammar", "--select", "list_orders"},
 	} {
-		n := 1
-		if args[0] == "cards" || args[0] == "mcp" {
-			n = 2
-		}
-		full := append(append(append([]string{}, args[:n]...), "--tools", cat, "--cards", overlay), args[n:]...)
-		_, stdout, errOut := runCmd(full...)
-		if want := "nope/*: no such tool or namespace"; !strings.Contains(errOut+stdout, want) {
-			t.Errorf("%s: output lacks %q:\nstdout %s\nstderr %s", strings.Join(args[:n], " "), want, stdout, errOut)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			n := 1
+			if args[0] == "cards" || args[0] == "mcp" {
+				n = 2
+			}
+			full := append(append(append([]string{}, args[:n]...), "--tools", cat, "--cards", overlay), args[n:]...)
+			_, stdout, errOut := runCmd(full...)
+			if want := "nope/*: no such tool or namespace"; !strings.Contains(errOut+stdout, want) {
+				t.Errorf("%s: output lacks %q:\nstdout %s\nstderr %s", strings.Join(args[:n], " "), want, stdout, errOut)
+			}
+		})
 	}
 }
 
 // An empty file flag (a shell variable that was not set) names the flag.
 func TestEmptyFileFlag(t *testing.T) {
 	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"discover", "--tools", cat, "--cards", "", "orders"},
 		{"lint", "--tools", ""},
 		{"cards", "check", "--tools", cat, "--cards", " "},
 	} {
-		code, _, errOut := runCmd(args...)
-		flag := args[len(args)-2]
-		if args[0] == "discover" {
-			flag = "--cards"
-		}
-		if code != exitUsage || !strings.Contains(errOut, `for flag -`+strings.TrimPrefix(flag, "--")+`: empty value`) || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, %q; want 2 and one line naming %s", args, code, errOut, flag)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			code, _, errOut := runCmd(args...)
+			flag := args[len(args)-2]
+			if args[0] == "discover" {
+				flag = "--cards"
+			}
+			if code != exitUsage || !strings.Contains(errOut, `for flag -`+strings.TrimPrefix(flag, "--")+`: empty value`) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%v: exit %d, %q; want 2 and one line naming %s", args, code, errOut, flag)
+			}
+		})
 	}
 }

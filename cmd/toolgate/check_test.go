@@ -113,24 +113,26 @@ func TestCheckCommandAgreesWithLlama(t *testing.T) {
 		"{\"tool\":\"get_time\",\"city\":\"\xff\"}",
 		`{"tool":"get_time","city":""}`,
 	} {
-		input := writeFile(t, "in", in)
-		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), []string{"check", "--grammar", g, "--input", input}, nil, &stdout, &stderr)
-		out, err := exec.Command(gc, g, input).CombinedOutput()
-		llamaCode := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			llamaCode = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != llamaCode {
-			t.Errorf("%q: toolgate check exit %d (%s), gbnf-check exit %d (%s)", in, code, stderr.String(), llamaCode, out)
-			continue
-		}
-		ours, theirs := offset.FindStringSubmatch(stderr.String()), offset.FindStringSubmatch(string(out))
-		if (ours == nil) != (theirs == nil) || ours != nil && ours[1] != theirs[1] {
-			t.Errorf("%q: toolgate check says %q, gbnf-check says %q", in, stderr.String(), out)
-		}
+		t.Run(in, func(t *testing.T) {
+			input := writeFile(t, "in", in)
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"check", "--grammar", g, "--input", input}, nil, &stdout, &stderr)
+			out, err := exec.Command(gc, g, input).CombinedOutput()
+			llamaCode := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				llamaCode = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != llamaCode {
+				t.Errorf("%q: toolgate check exit %d (%s), gbnf-check exit %d (%s)", in, code, stderr.String(), llamaCode, out)
+				return
+			}
+			ours, theirs := offset.FindStringSubmatch(stderr.String()), offset.FindStringSubmatch(string(out))
+			if (ours == nil) != (theirs == nil) || ours != nil && ours[1] != theirs[1] {
+				t.Errorf("%q: toolgate check says %q, gbnf-check says %q", in, stderr.String(), out)
+			}
+		})
 	}
 }
 

@@ -117,10 +117,12 @@ func TestDiscoverScopesAndExitCodes(t *testing.T) {
 		{[]string{"eval", "--tools", cat, "--queries", "/does/not/exist"}, "cannot read queries"},
 		{[]string{"eval", "--tools", cat, "--queries", writeFile(t, "q.jsonl", "{}\n")}, `q.jsonl:1: missing or empty "query"`},
 	} {
-		code, _, errOut := runCmd(tc.args...)
-		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line containing %q", tc.args, code, errOut, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			code, _, errOut := runCmd(tc.args...)
+			if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line containing %q", tc.args, code, errOut, tc.want)
+			}
+		})
 	}
 }
 

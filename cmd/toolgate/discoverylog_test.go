@@ -124,9 +124,11 @@ func TestServeDiscoveryLog(t *testing.T) {
 		"toolgate_discovery_shortlist_seconds_count 1",
 		"toolgate_discovery_reformulations_total ",
 	} {
-		if !strings.Contains(string(text), want+"\n") && !strings.Contains(string(text), "\n"+want) {
-			t.Errorf("GET /metrics lacks %q", want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(string(text), want+"\n") && !strings.Contains(string(text), "\n"+want) {
+				t.Errorf("GET /metrics lacks %q", want)
+			}
+		})
 	}
 	if code := stop(); code != exitOK {
 		t.Fatalf("serve exited %d, want 0", code)

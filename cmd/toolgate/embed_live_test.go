@@ -85,19 +85,21 @@ func TestLiveEmbedDiscovery(t *testing.T) {
 			t.Fatalf("ENGINE ERROR: embedding the catalog: %v", err)
 		}
 		for _, q := range queries {
-			sl, err := d.Shortlist(context.Background(), reader, discovery.Request{Query: q, K: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sl.Model != discovery.ModelFused {
-				t.Errorf("ENGINE ERROR: Shortlist(%q).Model = %q, want fused", q, sl.Model)
-			}
-			for _, c := range sl.Candidates {
-				if slices.Contains(c.Tool.Card.Scopes, "write") {
-					t.Errorf("Shortlist(%q) returned %s, which needs the write scope the caller lacks", q, c.Tool.ID)
+			t.Run(q, func(t *testing.T) {
+				sl, err := d.Shortlist(context.Background(), reader, discovery.Request{Query: q, K: 5})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			shortlists = append(shortlists, sl)
+				if sl.Model != discovery.ModelFused {
+					t.Errorf("ENGINE ERROR: Shortlist(%q).Model = %q, want fused", q, sl.Model)
+				}
+				for _, c := range sl.Candidates {
+					if slices.Contains(c.Tool.Card.Scopes, "write") {
+						t.Errorf("Shortlist(%q) returned %s, which needs the write scope the caller lacks", q, c.Tool.ID)
+					}
+				}
+				shortlists = append(shortlists, sl)
+			})
 		}
 		return reg, shortlists
 	}

@@ -39,9 +39,11 @@ func TestEvalLexicon(t *testing.T) {
 		{"es=/does/not/exist", "no such file"},
 		{"es=" + writeFile(t, "bad.txt", "no colon\n"), "bad.txt:1:"},
 	} {
-		code, _, errOut := runCmd("eval", "--tools", cat, "--queries", qs, "--lexicon", tc.spec)
-		if code != exitUsage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("eval --lexicon %s: exit %d, stderr %q; want exit 2 naming %q", tc.spec, code, errOut, tc.want)
-		}
+		t.Run(tc.spec, func(t *testing.T) {
+			code, _, errOut := runCmd("eval", "--tools", cat, "--queries", qs, "--lexicon", tc.spec)
+			if code != exitUsage || !strings.Contains(errOut, tc.want) {
+				t.Errorf("eval --lexicon %s: exit %d, stderr %q; want exit 2 naming %q", tc.spec, code, errOut, tc.want)
+			}
+		})
 	}
 }

@@ -52,7 +52,7 @@ func TestGrammarCommand(t *testing.T) {
 		t.Errorf("grammar --format openai-strict = %d, %q, %q", code, out, errOut)
 	}
 
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"--schema", broken},
 		{"--schema", filepath.Join(t.TempDir(), "missing.json")},
 		{},
@@ -61,10 +61,12 @@ func TestGrammarCommand(t *testing.T) {
 		{"--tools", github, "--select", "no_such_tool"},
 		{"--schema", transfer, "extra"},
 	} {
-		code, out, errOut := runGrammarCmd(args...)
-		if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("grammar %v = %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errOut)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			code, out, errOut := runGrammarCmd(args...)
+			if code != exitUsage || out != "" || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("grammar %v = %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errOut)
+			}
+		})
 	}
 
 	code, out, errOut = runGrammarCmd("--tools", github, "--select", "create_issue,search_repositories")
@@ -76,9 +78,11 @@ func TestGrammarCommand(t *testing.T) {
 	bd := llm.DefaultBounds()
 	for _, want := range []string{fmt.Sprintf("envelope: #/text\tmaxLength\t%d ", bd.Answer), fmt.Sprintf("envelope: #/query\tmaxLength\t%d ", bd.Query),
 		fmt.Sprintf("create_issue: #/properties/owner\tmaxLength\t%d ", bd.String)} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("grammar --tools --select stderr lacks the bound %q:\n%s", want, errOut)
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("grammar --tools --select stderr lacks the bound %q:\n%s", want, errOut)
+			}
+		})
 	}
 	g, err := gbnf.Parse(out)
 	if err != nil {

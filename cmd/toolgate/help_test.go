@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -45,11 +46,13 @@ func TestHelpEveryCommand(t *testing.T) {
 				}
 			}
 		}
-		for _, form := range [][]string{{name, "--help"}, {name, "-h"}, {name, "-help"}} {
-			code, out, errOut := runCmd(form...)
-			if code != exitOK || out != want || errOut != "" {
-				t.Errorf("toolgate %s = %d, %q, %q; want 0 and what help %s prints", strings.Join(form, " "), code, out, errOut, name)
-			}
+		for i, form := range [][]string{{name, "--help"}, {name, "-h"}, {name, "-help"}} {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				code, out, errOut := runCmd(form...)
+				if code != exitOK || out != want || errOut != "" {
+					t.Errorf("toolgate %s = %d, %q, %q; want 0 and what help %s prints", strings.Join(form, " "), code, out, errOut, name)
+				}
+			})
 		}
 	}
 }
@@ -66,24 +69,28 @@ func TestHelpOverview(t *testing.T) {
 	// The summaries start in one column, however long a command's name.
 	col := -1
 	for name, u := range helps {
-		line := "  " + name + " "
-		i := strings.Index(want, line)
-		j := strings.Index(want[max(i, 0):], u.Summary)
-		if i < 0 || j < 0 || strings.TrimSpace(want[i+len(line):i+j]) != "" {
-			t.Errorf("toolgate help lacks the line of %s and its summary:\n%s", name, want)
-			continue
-		}
-		if col == -1 {
-			col = j
-		} else if j != col {
-			t.Errorf("toolgate help: the summary of %s starts at column %d, another's at %d", name, j, col)
-		}
+		t.Run(name, func(t *testing.T) {
+			line := "  " + name + " "
+			i := strings.Index(want, line)
+			j := strings.Index(want[max(i, 0):], u.Summary)
+			if i < 0 || j < 0 || strings.TrimSpace(want[i+len(line):i+j]) != "" {
+				t.Errorf("toolgate help lacks the line of %s and its summary:\n%s", name, want)
+				return
+			}
+			if col == -1 {
+				col = j
+			} else if j != col {
+				t.Errorf("toolgate help: the summary of %s starts at column %d, another's at %d", name, j, col)
+			}
+		})
 	}
-	for _, form := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}, {"help", "help"}, {"help", "--help"}} {
-		code, out, errOut := runCmd(form...)
-		if code != exitOK || out != want || errOut != "" || !strings.Contains(out, "Example:") {
-			t.Errorf("toolgate %s = %d, %q, %q; want 0 and the overview", strings.Join(form, " "), code, out, errOut)
-		}
+	for i, form := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}, {"help", "help"}, {"help", "--help"}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			code, out, errOut := runCmd(form...)
+			if code != exitOK || out != want || errOut != "" || !strings.Contains(out, "Example:") {
+				t.Errorf("toolgate %s = %d, %q, %q; want 0 and the overview", strings.Join(form, " "), code, out, errOut)
+			}
+		})
 	}
 }
 
@@ -114,11 +121,13 @@ func TestUsageErrors(t *testing.T) {
 		}{args, "toolgate " + strings.Join(args[:len(args)-1], " ") + ": flag provided but not defined: -no-such-flag"})
 	}
 	for _, tt := range tests {
-		code, out, errOut := runCmd(tt.args...)
-		lines := strings.Count(strings.TrimSuffix(errOut, "\n"), "\n") + 1
-		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tt.want) || lines != 1 {
-			t.Errorf("toolgate %q = %d, %q, %q; want 2, one stderr line starting %q", tt.args, code, out, errOut, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			code, out, errOut := runCmd(tt.args...)
+			lines := strings.Count(strings.TrimSuffix(errOut, "\n"), "\n") + 1
+			if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tt.want) || lines != 1 {
+				t.Errorf("toolgate %q = %d, %q, %q; want 2, one stderr line starting %q", tt.args, code, out, errOut, tt.want)
+			}
+		})
 	}
 }
 
@@ -128,9 +137,11 @@ func TestVersion(t *testing.T) {
 		t.Errorf("toolgate version = %d, %q, %q; want 0 and one line \"toolgate VERSION go...\"", code, out, errOut)
 	}
 	for _, alias := range []string{"--version", "-version"} {
-		if code, got, _ := runCmd(alias); code != exitOK || got != out {
-			t.Errorf("toolgate %s = %d, %q; want what version prints", alias, code, got)
-		}
+		t.Run(alias, func(t *testing.T) {
+			if code, got, _ := runCmd(alias); code != exitOK || got != out {
+				t.Errorf("toolgate %s = %d, %q; want what version prints", alias, code, got)
+			}
+		})
 	}
 }
 
@@ -149,9 +160,11 @@ func TestVersionLine(t *testing.T) {
 		{nil, false, "toolgate (unknown version)"},
 	}
 	for _, tt := range tests {
-		if got := versionLine(tt.info, tt.ok); got != tt.want {
-			t.Errorf("versionLine(%+v) = %q, want %q", tt.info, got, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			if got := versionLine(tt.info, tt.ok); got != tt.want {
+				t.Errorf("versionLine(%+v) = %q, want %q", tt.info, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -169,18 +182,20 @@ func TestFlagsErr(t *testing.T) {
 		{[]string{"--out", "o"}, false, ""},
 	}
 	for _, tt := range tests {
-		fs, src := catalogFlagSet("t")
-		fs.String("out", "", "")
-		if err := fs.Parse(tt.args); err != nil {
-			t.Fatal(err)
-		}
-		err := flagsErr(fs, "out")
-		if tt.catalog {
-			err = src.flagsErr(fs, "out")
-		}
-		if got := errText(err); got != tt.want {
-			t.Errorf("flagsErr(%q, catalog %v) = %v, want %q", tt.args, tt.catalog, err, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			fs, src := catalogFlagSet("t")
+			fs.String("out", "", "")
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := flagsErr(fs, "out")
+			if tt.catalog {
+				err = src.flagsErr(fs, "out")
+			}
+			if got := errText(err); got != tt.want {
+				t.Errorf("flagsErr(%q, catalog %v) = %v, want %q", tt.args, tt.catalog, err, tt.want)
+			}
+		})
 	}
 }
 
@@ -195,10 +210,12 @@ func TestFormatErr(t *testing.T) {
 		{"xml", []string{"text", "json", "html"}, `unknown --format "xml" (want text, json or html)`},
 	}
 	for _, tt := range tests {
-		err := formatErr(tt.format, tt.formats...)
-		if got := errText(err); got != tt.want {
-			t.Errorf("formatErr(%q, %q) = %v, want %q", tt.format, tt.formats, err, tt.want)
-		}
+		t.Run(tt.format, func(t *testing.T) {
+			err := formatErr(tt.format, tt.formats...)
+			if got := errText(err); got != tt.want {
+				t.Errorf("formatErr(%q, %q) = %v, want %q", tt.format, tt.formats, err, tt.want)
+			}
+		})
 	}
 }
 

@@ -81,10 +81,12 @@ func TestLintCommandErrors(t *testing.T) {
 		{[]string{"--bogus"}, "toolgate lint: flag provided but not defined: -bogus\n"},
 	}
 	for _, tt := range tests {
-		code, out, errOut := runLintCmd(tt.args...)
-		if code != exitUsage || out != "" || errOut != tt.wantStderr {
-			t.Errorf("lint %v = %d, %q, %q; want 2 and stderr %q", tt.args, code, out, errOut, tt.wantStderr)
-		}
+		t.Run(tt.wantStderr, func(t *testing.T) {
+			code, out, errOut := runLintCmd(tt.args...)
+			if code != exitUsage || out != "" || errOut != tt.wantStderr {
+				t.Errorf("lint %v = %d, %q, %q; want 2 and stderr %q", tt.args, code, out, errOut, tt.wantStderr)
+			}
+		})
 	}
 	// Every malformed catalog exits 2 with FILE:LINE: reason lines only.
 	malformed := map[string]string{
@@ -95,13 +97,15 @@ func TestLintCommandErrors(t *testing.T) {
 		"noname.jsonl":   "{\"description\":\"x\"}",
 	}
 	for name, content := range malformed {
-		path := filepath.Join(dir, name)
-		os.WriteFile(path, []byte(content), 0o600)
-		code, out, errOut := runLintCmd("--tools", path)
-		lineRE := regexp.MustCompile(`^toolgate lint: ` + regexp.QuoteMeta(path) + `:[1-9][0-9]*: \S`)
-		if code != exitUsage || out != "" || !lineRE.MatchString(errOut) || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("lint --tools %s = %d, %q, %q; want 2 and one FILE:LINE: reason line", name, code, out, errOut)
-		}
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			os.WriteFile(path, []byte(content), 0o600)
+			code, out, errOut := runLintCmd("--tools", path)
+			lineRE := regexp.MustCompile(`^toolgate lint: ` + regexp.QuoteMeta(path) + `:[1-9][0-9]*: \S`)
+			if code != exitUsage || out != "" || !lineRE.MatchString(errOut) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("lint --tools %s = %d, %q, %q; want 2 and one FILE:LINE: reason line", name, code, out, errOut)
+			}
+		})
 	}
 	good := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
 	code, _, errOut := runLintCmd("--tools", good, "--skip", "typo")

@@ -68,25 +68,27 @@ func sqliteLog(t *testing.T, entries []discovery.Entry) string {
 
 func TestLogMisses(t *testing.T) {
 	for name, path := range map[string]string{"jsonl": jsonLog(t, logLines("acme")), "sqlite": sqliteLog(t, logLines("acme"))} {
-		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
-		if code != exitNegative {
-			t.Fatalf("%s: log misses exit %d (%s), want 1 with misses", name, code, errOut)
-		}
-		var got struct {
-			Calls, Hits, Misses int
-			Tools               []discovery.ToolMisses
-		}
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.Calls != 4 || got.Hits != 1 || got.Misses != 3 || len(got.Tools) != 1 ||
-			got.Tools[0].Tool != "github/create_pull_request" || got.Tools[0].Count != 3 || got.Tools[0].Principals != 3 {
-			t.Errorf("%s: log misses = %s", name, out)
-		}
-		code, out, _ = runCmd("log", "misses", "--log", path)
-		if code != exitNegative || !strings.Contains(out, "github/create_pull_request") || !strings.Contains(out, "3 missed") {
-			t.Errorf("%s: text output:\n%s", name, out)
-		}
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+			if code != exitNegative {
+				t.Fatalf("%s: log misses exit %d (%s), want 1 with misses", name, code, errOut)
+			}
+			var got struct {
+				Calls, Hits, Misses int
+				Tools               []discovery.ToolMisses
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Calls != 4 || got.Hits != 1 || got.Misses != 3 || len(got.Tools) != 1 ||
+				got.Tools[0].Tool != "github/create_pull_request" || got.Tools[0].Count != 3 || got.Tools[0].Principals != 3 {
+				t.Errorf("%s: log misses = %s", name, out)
+			}
+			code, out, _ = runCmd("log", "misses", "--log", path)
+			if code != exitNegative || !strings.Contains(out, "github/create_pull_request") || !strings.Contains(out, "3 missed") {
+				t.Errorf("%s: text output:\n%s", name, out)
+			}
+		})
 	}
 	bad := writeFile(t, "bad.jsonl", "{\"query\":\"x\"}\n{\"source\":\"call\"}\n")
 	if code, _, errOut := runCmd("log", "misses", "--log", bad); code != exitUsage || !strings.Contains(errOut, bad+`:2: a "call" entry without "called"`) {
@@ -189,10 +191,12 @@ func TestEvalBackend(t *testing.T) {
 	if !strings.Contains(errOut, "160 model calls: rewritten 160") {
 		t.Errorf("eval --backend scripted stderr = %q, want the 160 model calls counted", errOut)
 	}
-	for _, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}} {
-		if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
-		}
+	for i, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
+			}
+		})
 	}
 }
 
@@ -276,7 +280,7 @@ func TestFloatFlagsOutOfRange(t *testing.T) {
 	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}`+"\n")
 	qs := writeFile(t, "q.jsonl", `{"query":"my orders","relevant":["list_orders"]}`+"\n")
 	eval := []string{"eval", "--tools", cat, "--queries", qs}
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		append(eval, "--history", "NaN"),
 		append(eval, "--history", "-1"),
 		append(eval, "--history", "1.5"),
@@ -284,9 +288,11 @@ func TestFloatFlagsOutOfRange(t *testing.T) {
 		append(eval, "--backend", "scripted", "--reformulate-below", "NaN"),
 		{"lint", "--tools", cat, "--duplicate-threshold", "NaN"},
 	} {
-		if code, _, errOut := runCmd(args...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, %q; want 2 with one line", args[len(args)-2:], code, errOut)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if code, _, errOut := runCmd(args...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%v: exit %d, %q; want 2 with one line", args[len(args)-2:], code, errOut)
+			}
+		})
 	}
 }
 
@@ -317,16 +323,18 @@ func TestLogMissesTornLastLine(t *testing.T) {
 		{"torn in the middle", lines[0] + last[:20] + strings.Join(lines[1:], ""), exitNegative, 3, true},
 		{"JSON but not an entry", lines[0] + "[]\n" + strings.Join(lines[1:], ""), exitUsage, 0, false},
 	} {
-		path := writeFile(t, "discovery.jsonl", tc.log)
-		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
-		var got struct{ Misses int }
-		json.Unmarshal([]byte(out), &got)
-		if code != tc.code || got.Misses != tc.misses || strings.Contains(errOut, "not a JSON value") != tc.warn {
-			t.Errorf("%s: log misses exit %d, %d misses, stderr %q; want exit %d, %d misses, warning %v", tc.name, code, got.Misses, errOut, tc.code, tc.misses, tc.warn)
-		}
-		if tc.code == exitUsage && !strings.Contains(errOut, path+":2: ") {
-			t.Errorf("%s: stderr %q, want the error at %s:2", tc.name, errOut, path)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "discovery.jsonl", tc.log)
+			code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+			var got struct{ Misses int }
+			json.Unmarshal([]byte(out), &got)
+			if code != tc.code || got.Misses != tc.misses || strings.Contains(errOut, "not a JSON value") != tc.warn {
+				t.Errorf("%s: log misses exit %d, %d misses, stderr %q; want exit %d, %d misses, warning %v", tc.name, code, got.Misses, errOut, tc.code, tc.misses, tc.warn)
+			}
+			if tc.code == exitUsage && !strings.Contains(errOut, path+":2: ") {
+				t.Errorf("%s: stderr %q, want the error at %s:2", tc.name, errOut, path)
+			}
+		})
 	}
 }
 
@@ -339,11 +347,13 @@ func TestEvalWarnsOfUnknownRelevantTools(t *testing.T) {
 		relevant string
 		warn     bool
 	}{{"list_orders", false}, {"shop/list_orders", false}, {"store/list_orders", true}, {"list_order", true}} {
-		qs := writeFile(t, "q.jsonl", `{"query":"my orders","relevant":["`+tc.relevant+`"]}`+"\n")
-		code, _, errOut := runCmd("eval", "--tools", cat, "--queries", qs, "--format", "json")
-		if code != exitOK || strings.Contains(errOut, `name no tool of the catalog (first "`+tc.relevant+`")`) != tc.warn {
-			t.Errorf("eval with relevant %q: exit %d, stderr %q; want 0, warning %v", tc.relevant, code, errOut, tc.warn)
-		}
+		t.Run(tc.relevant, func(t *testing.T) {
+			qs := writeFile(t, "q.jsonl", `{"query":"my orders","relevant":["`+tc.relevant+`"]}`+"\n")
+			code, _, errOut := runCmd("eval", "--tools", cat, "--queries", qs, "--format", "json")
+			if code != exitOK || strings.Contains(errOut, `name no tool of the catalog (first "`+tc.relevant+`")`) != tc.warn {
+				t.Errorf("eval with relevant %q: exit %d, stderr %q; want 0, warning %v", tc.relevant, code, errOut, tc.warn)
+			}
+		})
 	}
 }
 
@@ -355,20 +365,22 @@ func TestLogMissesSQLiteReservedName(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"log#1.db", "log?1.db", "log%201.db"} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
-		var got struct{ Misses int }
-		json.Unmarshal([]byte(out), &got)
-		if code != exitNegative || got.Misses != 3 {
-			t.Errorf("log misses --log %s: exit %d, %d misses, stderr %q; want 1 with 3 misses", name, code, got.Misses, errOut)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-			t.Errorf("log misses --log %s left %d files in its folder, want the log alone", name, len(entries))
-		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCmd("log", "misses", "--log", path, "--format", "json")
+			var got struct{ Misses int }
+			json.Unmarshal([]byte(out), &got)
+			if code != exitNegative || got.Misses != 3 {
+				t.Errorf("log misses --log %s: exit %d, %d misses, stderr %q; want 1 with 3 misses", name, code, got.Misses, errOut)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("log misses --log %s left %d files in its folder, want the log alone", name, len(entries))
+			}
+		})
 	}
 }
 
@@ -386,10 +398,12 @@ func TestCardsSuggestUsageErrors(t *testing.T) {
 		{[]string{"--backend", "scripted", "--out", out, "--langs", "en,fr"}, `--langs: "fr" is not one of en, es, pl (the languages discovery analyses)`},
 		{[]string{"--backend", "scripted", "--out", missing}, missing + ": cannot write: no such file or directory"},
 	} {
-		code, _, errOut := runCmd(append([]string{"cards", "suggest", "--tools", cat}, tc.args...)...)
-		if code != exitUsage || errOut != "toolgate cards suggest: "+tc.want+"\n" {
-			t.Errorf("cards suggest %v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			code, _, errOut := runCmd(append([]string{"cards", "suggest", "--tools", cat}, tc.args...)...)
+			if code != exitUsage || errOut != "toolgate cards suggest: "+tc.want+"\n" {
+				t.Errorf("cards suggest %v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+			}
+		})
 	}
 }
 

@@ -85,18 +85,20 @@ func TestMCPApprove(t *testing.T) {
 		{"grant", []string{"--data", dir, "--principal", "bob", "--tenant", "acme", id}, exitOK, `"approver":"bob"`},
 		{"help", []string{"--help"}, exitOK, "Examples"},
 	} {
-		var stdout, stderr strings.Builder
-		code := run(t.Context(), append([]string{"mcp", "approve"}, tc.args...), strings.NewReader(""), &stdout, &stderr)
-		got := stderr.String()
-		if code == exitOK {
-			got = stdout.String()
-		}
-		if code != tc.code || !strings.Contains(got, tc.out) {
-			t.Errorf("mcp approve (%s) = exit %d, stdout %q, stderr %q; want exit %d with %q", tc.name, code, stdout.String(), stderr.String(), tc.code, tc.out)
-		}
-		if tc.name != "grant" && tc.name != "help" && *runs != 0 {
-			t.Fatalf("the refund ran after %s", tc.name)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), append([]string{"mcp", "approve"}, tc.args...), strings.NewReader(""), &stdout, &stderr)
+			got := stderr.String()
+			if code == exitOK {
+				got = stdout.String()
+			}
+			if code != tc.code || !strings.Contains(got, tc.out) {
+				t.Errorf("mcp approve (%s) = exit %d, stdout %q, stderr %q; want exit %d with %q", tc.name, code, stdout.String(), stderr.String(), tc.code, tc.out)
+			}
+			if tc.name != "grant" && tc.name != "help" && *runs != 0 {
+				t.Fatalf("the refund ran after %s", tc.name)
+			}
+		})
 	}
 	if err := call(); err != nil {
 		t.Fatalf("the call sent again after the approval: %v", err)
@@ -178,14 +180,16 @@ func TestMCPHelp(t *testing.T) {
 		{[]string{"mcp", "serve", "--nope"}, exitUsage, "flag provided but not defined: -nope"},
 		{[]string{"mcp", "nope"}, exitUsage, "unknown command"},
 	} {
-		var stdout, stderr strings.Builder
-		code := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
-		got := stdout.String()
-		if code != exitOK {
-			got = stderr.String()
-		}
-		if code != tc.code || !strings.Contains(got, tc.want) {
-			t.Errorf("toolgate %v = exit %d, stdout %.80q, stderr %.80q; want exit %d with %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
+			got := stdout.String()
+			if code != exitOK {
+				got = stderr.String()
+			}
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("toolgate %v = exit %d, stdout %.80q, stderr %.80q; want exit %d with %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+			}
+		})
 	}
 }

@@ -98,13 +98,15 @@ func TestMCPServeMetrics(t *testing.T) {
 		{`toolgate_gateway_calls_total{outcome="ok",tool="memory/create_entities"}`, 1},
 		{`go_goroutines`, -1}, // present, any value
 	} {
-		got, ok := seriesValue(string(body), c.series)
-		switch {
-		case !ok:
-			t.Errorf("GET /metrics has no %s", c.series)
-		case c.want >= 0 && got != c.want:
-			t.Errorf("GET /metrics: %s = %v, want %v", c.series, got, c.want)
-		}
+		t.Run(c.series, func(t *testing.T) {
+			got, ok := seriesValue(string(body), c.series)
+			switch {
+			case !ok:
+				t.Errorf("GET /metrics has no %s", c.series)
+			case c.want >= 0 && got != c.want:
+				t.Errorf("GET /metrics: %s = %v, want %v", c.series, got, c.want)
+			}
+		})
 	}
 	if logs := stderr.String(); !strings.Contains(logs, "mcpserver: session refused") || !strings.Contains(logs, "principal=alice") {
 		t.Errorf("log = %q, want the refusal with principal=alice", logs)

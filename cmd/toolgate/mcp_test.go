@@ -102,7 +102,7 @@ func (s *stdioServe) close(ctx context.Context, t *testing.T) {
 }
 
 func TestMCPServeUsage(t *testing.T) {
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"mcp"},
 		{"mcp", "serve"},
 		{"mcp", "serve", "--tools", "x.json"},
@@ -111,10 +111,12 @@ func TestMCPServeUsage(t *testing.T) {
 		{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--tokens", "t.json", "--max-sessions-per-principal", "-1"},
 		{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--tokens", "t.json", "--session-timeout", "0s"},
 	} {
-		var stderr strings.Builder
-		if code := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || stderr.Len() == 0 {
-			t.Errorf("toolgate %v = exit %d, stderr %q; want exit 2 with a reason", args, code, stderr.String())
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var stderr strings.Builder
+			if code := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || stderr.Len() == 0 {
+				t.Errorf("toolgate %v = exit %d, stderr %q; want exit 2 with a reason", args, code, stderr.String())
+			}
+		})
 	}
 }
 
@@ -196,10 +198,12 @@ func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{`null`, `[]`, `{oops`, `{"jsonrpc":"1.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`} {
-		r := exchange(bad)
-		if e, _ := r["error"].(map[string]any); e == nil || (e["code"] != -32600.0 && e["code"] != -32700.0) {
-			t.Errorf("frame %s = %v, want a -32600 or -32700 error", bad, r)
-		}
+		t.Run(bad, func(t *testing.T) {
+			r := exchange(bad)
+			if e, _ := r["error"].(map[string]any); e == nil || (e["code"] != -32600.0 && e["code"] != -32700.0) {
+				t.Errorf("frame %s = %v, want a -32600 or -32700 error", bad, r)
+			}
+		})
 	}
 	r := exchange(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"memory/read_graph","arguments":{}}}}`)
 	res, _ := r["result"].(map[string]any)
@@ -261,24 +265,26 @@ func TestMCPServeSessionFlags(t *testing.T) {
 		t.Fatalf("mcp serve exited %d: %s", code, stderr)
 	}
 	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-		req.Header.Set("Authorization", "Bearer tok-alice")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Fatalf("initialize %d = %d %q, want %d", i+1, resp.StatusCode, body, want)
-		}
-		if want == http.StatusTooManyRequests {
-			if wait, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || wait < 1 || wait > 90 {
-				t.Errorf("Retry-After %q, want 1 to 90 seconds (--session-timeout 90s)", resp.Header.Get("Retry-After"))
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+			req.Header.Set("Authorization", "Bearer tok-alice")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Fatalf("initialize %d = %d %q, want %d", i+1, resp.StatusCode, body, want)
+			}
+			if want == http.StatusTooManyRequests {
+				if wait, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || wait < 1 || wait > 90 {
+					t.Errorf("Retry-After %q, want 1 to 90 seconds (--session-timeout 90s)", resp.Header.Get("Retry-After"))
+				}
+			}
+		})
 	}
 }

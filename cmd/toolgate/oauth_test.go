@@ -143,9 +143,11 @@ func TestServeOAuth(t *testing.T) {
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{`toolgate_oauth_tokens_total{outcome="accepted"} 3`, `toolgate_oauth_tokens_total{outcome="expired"} 1`, `toolgate_oauth_key_set_fetches_total{result="ok"} 3`} {
-		if !strings.Contains(string(metrics), want) {
-			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "toolgate_oauth"))
-		}
+		t.Run(want, func(t *testing.T) {
+			if !strings.Contains(string(metrics), want) {
+				t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "toolgate_oauth"))
+			}
+		})
 	}
 	p.stop(t)
 	logs := p.stderr.String()

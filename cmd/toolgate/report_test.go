@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestHTMLReports(t *testing.T) {
 	for _, f := range files {
 		tools = append(tools, "--tools", f)
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		args []string
 		code int
 		want []string
@@ -32,19 +33,21 @@ func TestHTMLReports(t *testing.T) {
 		{append(append([]string{"lint"}, tools...), "--format", "html"),
 			exitNegative, []string{"<!DOCTYPE html>", "Near-duplicate cards", `class="pair"`, "Findings by tool"}},
 	} {
-		var stdout, stderr strings.Builder
-		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
-		if code != tc.code {
-			t.Fatalf("toolgate %s --format html = exit %d (stderr %q), want %d", tc.args[0], code, stderr.String(), tc.code)
-		}
-		page := stdout.String()
-		for _, w := range tc.want {
-			if !strings.Contains(page, w) {
-				t.Errorf("toolgate %s --format html lacks %q", tc.args[0], w)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("toolgate %s --format html = exit %d (stderr %q), want %d", tc.args[0], code, stderr.String(), tc.code)
 			}
-		}
-		if strings.Contains(page, "<script") || strings.Contains(page, "<link") || strings.Contains(page, `src="http`) || strings.Contains(page, "url(") {
-			t.Errorf("toolgate %s --format html is not self-contained", tc.args[0])
-		}
+			page := stdout.String()
+			for _, w := range tc.want {
+				if !strings.Contains(page, w) {
+					t.Errorf("toolgate %s --format html lacks %q", tc.args[0], w)
+				}
+			}
+			if strings.Contains(page, "<script") || strings.Contains(page, "<link") || strings.Contains(page, `src="http`) || strings.Contains(page, "url(") {
+				t.Errorf("toolgate %s --format html is not self-contained", tc.args[0])
+			}
+		})
 	}
 }

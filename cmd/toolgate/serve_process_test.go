@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -27,10 +28,12 @@ func buildForServe(t *testing.T) (toolgate, calc string) {
 		t.Fatal("go is not on $PATH: the serve test builds the binary")
 	}
 	dir := t.TempDir()
-	for _, b := range [][2]string{{"toolgate", "."}, {"calc", "./testdata/calc"}} {
-		if out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, b[0]), b[1]).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
-		}
+	for i, b := range [][2]string{{"toolgate", "."}, {"calc", "./testdata/calc"}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, b[0]), b[1]).CombinedOutput(); err != nil {
+				t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+			}
+		})
 	}
 	return filepath.Join(dir, "toolgate"), filepath.Join(dir, "calc")
 }

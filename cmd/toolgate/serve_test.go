@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -170,15 +171,17 @@ func TestServe(t *testing.T) {
 	}
 
 	for path, want := range map[string]string{"/healthz": "ok", "/metrics": "toolgate_gateway_calls_total"} {
-		resp, err := http.Get(p.url + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(text), want) {
-			t.Errorf("GET %s = %d, want 200 with %q", path, resp.StatusCode, want)
-		}
+		t.Run(path, func(t *testing.T) {
+			resp, err := http.Get(p.url + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(text), want) {
+				t.Errorf("GET %s = %d, want 200 with %q", path, resp.StatusCode, want)
+			}
+		})
 	}
 	if code := p.stop(t); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
@@ -196,7 +199,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestServeUsage(t *testing.T) {
-	for _, args := range [][]string{
+	for i, args := range [][]string{
 		{"serve"},
 		{"serve", "--tools", "x.json"},
 		{"serve", "--tools", "x.json", "--tokens", "t.json"},
@@ -205,13 +208,15 @@ func TestServeUsage(t *testing.T) {
 		{"serve", "--tools", "x.json", "--tokens", "t.json", "--data", "d", "--uncertain", "retry"},
 		{"serve", "--tools", "x.json", "--tokens", "t.json", "--data", "d", "--uncertain-tool", "bank/pay"},
 	} {
-		var stderr strings.Builder
-		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage {
-			t.Errorf("toolgate %v = exit %d, want %d (stderr %q)", args, code, exitUsage, stderr.String())
-		}
-		if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 || stderr.Len() == 0 {
-			t.Errorf("toolgate %v stderr = %q, want one line", args, stderr.String())
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var stderr strings.Builder
+			if code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr); code != exitUsage {
+				t.Errorf("toolgate %v = exit %d, want %d (stderr %q)", args, code, exitUsage, stderr.String())
+			}
+			if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 || stderr.Len() == 0 {
+				t.Errorf("toolgate %v stderr = %q, want one line", args, stderr.String())
+			}
+		})
 	}
 }
 

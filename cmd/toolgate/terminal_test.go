@@ -39,15 +39,17 @@ func hostileFiles(t *testing.T) map[string]string {
 	l := discovery.NewJSONLog(&log)
 	for i := range 3 {
 		p, s := fmt.Sprintf("user-%d", i), fmt.Sprintf("s-%d", i)
-		for _, e := range []discovery.Entry{
+		for i, e := range []discovery.Entry{
 			{Tenant: "acme", Principal: p, Session: s, Query: "my orders " + hostile, Candidates: []discovery.LoggedCandidate{{ID: "shop/list_order_items"}}},
 			{Tenant: "acme", Principal: p, Session: s, Source: discovery.SourceCall, Called: "shop/list_orders"},
 			{Tenant: "acme" + hostile, Principal: p + hostile, Session: s + "x", Query: hostile, Candidates: []discovery.LoggedCandidate{{ID: hostile}}},
 			{Tenant: "acme" + hostile, Principal: p + hostile, Session: s + "x", Source: discovery.SourceCall, Called: "shop/" + hostile},
 		} {
-			if err := l.Record(context.Background(), e); err != nil {
-				t.Fatal(err)
-			}
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				if err := l.Record(context.Background(), e); err != nil {
+					t.Fatal(err)
+				}
+			})
 		}
 	}
 	write := func(name, content string) string { return writeFile(t, name, content) }

@@ -45,14 +45,16 @@ func TestCheck(t *testing.T) {
 		{"undeclared property", gateway.Call{Principal: payer, SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Arguments: json.RawMessage(`{"amount":5,"memo":"x"}`)}, gateway.ValidationError},
 	}
 	for _, tt := range tests {
-		err := gw.Check(t.Context(), tt.call)
-		var ge *gateway.Error
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s: Check = %v, want nil", tt.name, err)
-		case tt.want != "" && (!errors.As(err, &ge) || ge.Type != tt.want):
-			t.Errorf("%s: Check = %v, want %s", tt.name, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			err := gw.Check(t.Context(), tt.call)
+			var ge *gateway.Error
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("%s: Check = %v, want nil", tt.name, err)
+			case tt.want != "" && (!errors.As(err, &ge) || ge.Type != tt.want):
+				t.Errorf("%s: Check = %v, want %s", tt.name, err, tt.want)
+			}
+		})
 	}
 	if ran != 0 {
 		t.Errorf("Check ran the handler %d times", ran)

@@ -106,9 +106,11 @@ func TestKeyGoldenVector(t *testing.T) {
 		"field shift2": gateway.DeriveKey("acme", "alices", "", 1, "t/x", []byte("{}")),
 	}
 	for name, k := range variants {
-		if k == base {
-			t.Errorf("DeriveKey with a different %s = the base key", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			if k == base {
+				t.Errorf("DeriveKey with a different %s = the base key", name)
+			}
+		})
 	}
 }
 
@@ -400,10 +402,12 @@ func TestDomainErrorRecordedAndReplayed(t *testing.T) {
 	})
 	call := transferCall(alice, "s1", 1, okArgs)
 	for i, wantCached := range []bool{false, true, true} {
-		ge := wantType(t, fmt.Sprintf("call %d", i), second(e.Gateway.Execute(ctx, call)), gateway.DomainErrorType)
-		if ge.Code != "INSUFFICIENT_FUNDS" || ge.Cached != wantCached || ge.Retryable {
-			t.Errorf("call %d = %+v; want INSUFFICIENT_FUNDS, cached %v, not retryable, 422", i, ge, wantCached)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			ge := wantType(t, fmt.Sprintf("call %d", i), second(e.Gateway.Execute(ctx, call)), gateway.DomainErrorType)
+			if ge.Code != "INSUFFICIENT_FUNDS" || ge.Cached != wantCached || ge.Retryable {
+				t.Errorf("call %d = %+v; want INSUFFICIENT_FUNDS, cached %v, not retryable, 422", i, ge, wantCached)
+			}
+		})
 	}
 	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
@@ -749,9 +753,11 @@ func TestAuditAndMetrics(t *testing.T) {
 		{"toolgate_gateway_calls_total", []string{"denied", "bank/transfer_funds"}, 1},
 		{"toolgate_gateway_denials_total", []string{"missing_scope", "bank/transfer_funds"}, 1},
 	} {
-		if got := counterVec(t, e, c.name, c.labels...).v; got != c.want {
-			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := counterVec(t, e, c.name, c.labels...).v; got != c.want {
+				t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+			}
+		})
 	}
 	// Unknown tool names never become label values.
 	_, _ = e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "attacker/chosen-label"})
@@ -770,12 +776,14 @@ func TestAuditAndMetrics(t *testing.T) {
 }
 
 func TestUncertainPolicyText(t *testing.T) {
-	for _, p := range []gateway.UncertainPolicy{gateway.UncertainRerun, gateway.UncertainReconcile} {
-		text, err := p.MarshalText()
-		var back gateway.UncertainPolicy
-		if err != nil || back.UnmarshalText(text) != nil || back != p {
-			t.Errorf("%v: MarshalText = %q, %v; UnmarshalText gives %v", p, text, err, back)
-		}
+	for i, p := range []gateway.UncertainPolicy{gateway.UncertainRerun, gateway.UncertainReconcile} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			text, err := p.MarshalText()
+			var back gateway.UncertainPolicy
+			if err != nil || back.UnmarshalText(text) != nil || back != p {
+				t.Errorf("%v: MarshalText = %q, %v; UnmarshalText gives %v", p, text, err, back)
+			}
+		})
 	}
 	var p gateway.UncertainPolicy
 	if err := p.UnmarshalText([]byte("retry")); !errors.Is(err, gateway.ErrInvalidOptions) {

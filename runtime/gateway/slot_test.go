@@ -31,21 +31,23 @@ func TestSlotBelongsToPrincipal(t *testing.T) {
 	}
 	keys := map[string]string{}
 	for _, tc := range tests {
-		res, err := e.Gateway.Execute(ctx, transferCall(tc.who, "guessable-session", 1, tc.args))
-		if tc.want != "" {
-			ge := wantType(t, tc.name, err, tc.want)
-			if strings.Contains(ge.Message, "carol") || strings.Contains(ge.Message, "another principal") {
-				t.Errorf("%s: message %q tells of another principal", tc.name, ge.Message)
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.Gateway.Execute(ctx, transferCall(tc.who, "guessable-session", 1, tc.args))
+			if tc.want != "" {
+				ge := wantType(t, tc.name, err, tc.want)
+				if strings.Contains(ge.Message, "carol") || strings.Contains(ge.Message, "another principal") {
+					t.Errorf("%s: message %q tells of another principal", tc.name, ge.Message)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || res.Cached != tc.cached {
-			t.Fatalf("%s = %+v, %v; want success, cached %v", tc.name, res, err, tc.cached)
-		}
-		if k, seen := keys[tc.who.ID+tc.args]; seen && k != res.IdempotencyKey {
-			t.Errorf("%s: key %s, want %s", tc.name, res.IdempotencyKey, k)
-		}
-		keys[tc.who.ID+tc.args] = res.IdempotencyKey
+			if err != nil || res.Cached != tc.cached {
+				t.Fatalf("%s = %+v, %v; want success, cached %v", tc.name, res, err, tc.cached)
+			}
+			if k, seen := keys[tc.who.ID+tc.args]; seen && k != res.IdempotencyKey {
+				t.Errorf("%s: key %s, want %s", tc.name, res.IdempotencyKey, k)
+			}
+			keys[tc.who.ID+tc.args] = res.IdempotencyKey
+		})
 	}
 	if n := e.Runs.Total(); n != 2 {
 		t.Errorf("handler ran %d times, want 2 (carol once, alice once)", n)

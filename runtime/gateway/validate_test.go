@@ -31,19 +31,23 @@ func TestValidationDeadline(t *testing.T) {
 		`{"tags":[` + strings.Join(strs, ",") + `]}`,
 		`{"labels":{` + strings.Join(members, ",") + `}}`,
 	} {
-		call := gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "notes/tag", Arguments: json.RawMessage(args)}
-		for _, run := range []struct {
-			name string
-			f    func() error
-		}{
-			{"Execute", func() error { _, err := e.Gateway.Execute(ctx, call); return err }},
-			{"Check", func() error { return e.Gateway.Check(ctx, call) }},
-		} {
-			ge := wantType(t, run.name+"(50 near misses)", run.f(), gateway.ValidationError)
-			if ge.Retryable || !strings.Contains(ge.Message, "longer than") {
-				t.Errorf("%s(50 near misses) = %+v; want a non-retryable refusal naming the deadline", run.name, ge)
+		t.Run(args, func(t *testing.T) {
+			call := gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "notes/tag", Arguments: json.RawMessage(args)}
+			for _, run := range []struct {
+				name string
+				f    func() error
+			}{
+				{"Execute", func() error { _, err := e.Gateway.Execute(ctx, call); return err }},
+				{"Check", func() error { return e.Gateway.Check(ctx, call) }},
+			} {
+				t.Run(run.name, func(t *testing.T) {
+					ge := wantType(t, run.name+"(50 near misses)", run.f(), gateway.ValidationError)
+					if ge.Retryable || !strings.Contains(ge.Message, "longer than") {
+						t.Errorf("%s(50 near misses) = %+v; want a non-retryable refusal naming the deadline", run.name, ge)
+					}
+				})
 			}
-		}
+		})
 	}
 	if _, err := e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 2, Tool: "notes/tag",
 		Arguments: json.RawMessage(`{"tags":["two words","one"]}`)}); err != nil {

@@ -104,9 +104,11 @@ func TestSessionCaps(t *testing.T) {
 	})
 	t.Run("open sessions are unharmed", func(t *testing.T) {
 		for _, id := range teller {
-			if status, body := rawMCP(t, http.MethodPost, ts.URL, "teller-token", id, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`); status != http.StatusOK {
-				t.Errorf("tools/list in an open session after the refusals = %d %q", status, body)
-			}
+			t.Run(id, func(t *testing.T) {
+				if status, body := rawMCP(t, http.MethodPost, ts.URL, "teller-token", id, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`); status != http.StatusOK {
+					t.Errorf("tools/list in an open session after the refusals = %d %q", status, body)
+				}
+			})
 		}
 	})
 	t.Run("DELETE frees the slot", func(t *testing.T) {

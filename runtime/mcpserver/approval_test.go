@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -246,17 +247,19 @@ func TestApprovalState(t *testing.T) {
 	// The same arguments written otherwise (an escaped character) are the
 	// same canonical arguments; a resent resume replays.
 	for i, wantCached := range []bool{false, true} {
-		p := &sdk.CallToolParams{Name: "call_tool", RequestState: state,
-			Arguments:      json.RawMessage(`{"name":"bank/issue_full_refund","arguments":{"transaction_id":"tx\u002d7"}}`),
-			InputResponses: sdk.InputResponseMap{mcpserver.ApprovalInput: &sdk.ElicitResult{Action: "accept"}}}
-		res, err := cs.CallTool(t.Context(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := resultJSON(t, res)
-		if res.IsError || out["success"] != true || out["cached"] != wantCached {
-			t.Errorf("resume %d = %v, want success with cached %v", i, out, wantCached)
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			p := &sdk.CallToolParams{Name: "call_tool", RequestState: state,
+				Arguments:      json.RawMessage(`{"name":"bank/issue_full_refund","arguments":{"transaction_id":"tx\u002d7"}}`),
+				InputResponses: sdk.InputResponseMap{mcpserver.ApprovalInput: &sdk.ElicitResult{Action: "accept"}}}
+			res, err := cs.CallTool(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := resultJSON(t, res)
+			if res.IsError || out["success"] != true || out["cached"] != wantCached {
+				t.Errorf("resume %d = %v, want success with cached %v", i, out, wantCached)
+			}
+		})
 	}
 	if n := f.refunds.Load(); n != 1 {
 		t.Errorf("the refund ran %d times, want 1 (a resent resume replays)", n)

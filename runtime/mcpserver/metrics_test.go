@@ -41,9 +41,11 @@ func TestSessionMetrics(t *testing.T) {
 		{"toolgate_mcp_session_refusals_total", "per_principal", 2},
 		{"toolgate_mcp_session_refusals_total", "total", 1},
 	} {
-		if got := gathered(t, reg, c.name, c.reason); got != c.want {
-			t.Errorf("%s{reason=%q} = %v, want %v", c.name, c.reason, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := gathered(t, reg, c.name, c.reason); got != c.want {
+				t.Errorf("%s{reason=%q} = %v, want %v", c.name, c.reason, got, c.want)
+			}
+		})
 	}
 	refusals := strings.Count(logs.String(), "msg=\"mcpserver: session refused\"")
 	if refusals != 3 || !strings.Contains(logs.String(), "reason=per_principal") || !strings.Contains(logs.String(), "reason=total") {

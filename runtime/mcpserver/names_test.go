@@ -59,9 +59,11 @@ func TestFirstClassNamesNeverShadow(t *testing.T) {
 	ids := []string{"github/delete_repository", "gitlab/delete_repository", "forge/delete.repository"}
 	reg := tools.NewRegistry()
 	for _, id := range ids {
-		if err := reg.Add(namedTool(id, "repo:admin")); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(id, func(t *testing.T) {
+			if err := reg.Add(namedTool(id, "repo:admin")); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	var log testenv.Buffer
 	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -129,10 +130,12 @@ func TestEveryRevisionListsSearchesCalls(t *testing.T) {
 			}
 			call := map[string]any{"name": "bank/get_balance", "arguments": map[string]any{"account": "ACC-00001"}, "step": 7}
 			for i, wantCached := range []bool{false, true} {
-				out, isErr := callTool(t, cs, call)
-				if isErr || out["success"] != true || out["cached"] != wantCached {
-					t.Errorf("call %d at step 7 = %v, want success with cached %v", i, out, wantCached)
-				}
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					out, isErr := callTool(t, cs, call)
+					if isErr || out["success"] != true || out["cached"] != wantCached {
+						t.Errorf("call %d at step 7 = %v, want success with cached %v", i, out, wantCached)
+					}
+				})
 			}
 			res, err = cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "get_balance", Arguments: map[string]any{"account": "ACC-00002"}})
 			if err != nil || res.IsError {
@@ -200,9 +203,11 @@ func TestStatelessWire(t *testing.T) {
 	}
 	versions, _ := json.Marshal(res["supportedVersions"])
 	for _, rev := range revisions {
-		if !strings.Contains(string(versions), rev) {
-			t.Errorf("server/discover supportedVersions %s, want %s among them", versions, rev)
-		}
+		t.Run(rev, func(t *testing.T) {
+			if !strings.Contains(string(versions), rev) {
+				t.Errorf("server/discover supportedVersions %s, want %s among them", versions, rev)
+			}
+		})
 	}
 
 	h["Mcp-Method"] = "tools/call" // does not match the body
@@ -331,17 +336,19 @@ func TestStatelessGetIs405(t *testing.T) {
 	f := newFixture(t)
 	_, ts := f.serveWith(t, mcpserver.Options{MaxSessions: 1})
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
-		req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, nil)
-		req.Header.Set("Authorization", "Bearer admin-token")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusMethodNotAllowed {
-			t.Errorf("%s at 2026-07-28 = %d, want 405", method, resp.StatusCode)
-		}
+		t.Run(method, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, nil)
+			req.Header.Set("Authorization", "Bearer admin-token")
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s at 2026-07-28 = %d, want 405", method, resp.StatusCode)
+			}
+		})
 	}
 	// The one slot is still free for teller's context.
 	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -196,12 +197,14 @@ func TestTypeScriptClient(t *testing.T) {
 	if len(out.ForbiddenSelect) != 0 {
 		t.Errorf("select:bank/issue_full_refund found %v, want nothing", out.ForbiddenSelect)
 	}
-	for _, list := range [][]string{out.Found, out.ChangedTools, out.FinalTools} {
-		for _, name := range list {
-			if strings.Contains(name, "refund") {
-				t.Errorf("an unauthorized tool reached the client: %v", list)
+	for i, list := range [][]string{out.Found, out.ChangedTools, out.FinalTools} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for _, name := range list {
+				if strings.Contains(name, "refund") {
+					t.Errorf("an unauthorized tool reached the client: %v", list)
+				}
 			}
-		}
+		})
 	}
 	if f.refunds.Load() != 0 {
 		t.Errorf("issue_full_refund executed %d times", f.refunds.Load())

@@ -32,14 +32,16 @@ func TestParseCall(t *testing.T) {
 		{`null`, callArgs{}, false},
 		{``, callArgs{}, false},
 	} {
-		got, err := parseCall(json.RawMessage(tc.in))
-		if tc.ok {
-			if err != nil || got.Name != tc.want.Name || string(got.Arguments) != string(tc.want.Arguments) || got.Step != tc.want.Step {
-				t.Errorf("parseCall(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseCall(json.RawMessage(tc.in))
+			if tc.ok {
+				if err != nil || got.Name != tc.want.Name || string(got.Arguments) != string(tc.want.Arguments) || got.Step != tc.want.Step {
+					t.Errorf("parseCall(%s) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+				}
+			} else if !errors.Is(err, errCallArgs) {
+				t.Errorf("parseCall(%s) = %+v, %v; want an errCallArgs", tc.in, got, err)
 			}
-		} else if !errors.Is(err, errCallArgs) {
-			t.Errorf("parseCall(%s) = %+v, %v; want an errCallArgs", tc.in, got, err)
-		}
+		})
 	}
 }
 

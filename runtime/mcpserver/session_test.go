@@ -146,16 +146,20 @@ func TestForeignSessionIs404(t *testing.T) {
 		{"GET stream", http.MethodGet, ""},
 		{"DELETE", http.MethodDelete, ""},
 	} {
-		for _, token := range []string{"admin-token", "ops-token"} {
-			status, body := rawMCP(t, tc.method, ts.URL, token, id, tc.body)
-			if status != wantStatus || body != wantBody {
-				t.Errorf("%s of teller's session with %s = %d %q, want %d %q (as for no session)", tc.name, token, status, body, wantStatus, wantBody)
+		t.Run(tc.name, func(t *testing.T) {
+			for _, token := range []string{"admin-token", "ops-token"} {
+				t.Run(token, func(t *testing.T) {
+					status, body := rawMCP(t, tc.method, ts.URL, token, id, tc.body)
+					if status != wantStatus || body != wantBody {
+						t.Errorf("%s of teller's session with %s = %d %q, want %d %q (as for no session)", tc.name, token, status, body, wantStatus, wantBody)
+					}
+					status, body = rawMCP(t, tc.method, ts.URL, token, "mcp-NOSUCHSESSIONAAAAAAAAAAAAAA", tc.body)
+					if status != wantStatus || body != wantBody {
+						t.Errorf("%s of an unknown session with %s = %d %q, want %d %q", tc.name, token, status, body, wantStatus, wantBody)
+					}
+				})
 			}
-			status, body = rawMCP(t, tc.method, ts.URL, token, "mcp-NOSUCHSESSIONAAAAAAAAAAAAAA", tc.body)
-			if status != wantStatus || body != wantBody {
-				t.Errorf("%s of an unknown session with %s = %d %q, want %d %q", tc.name, token, status, body, wantStatus, wantBody)
-			}
-		}
+		})
 	}
 	// The owner's session survived the foreign DELETE.
 	if _, err := owner.ListTools(t.Context(), nil); err != nil {
@@ -193,10 +197,12 @@ func TestCallToolArguments(t *testing.T) {
 		{"a step in exponent notation", map[string]any{"name": "get_balance", "arguments": args, "step": json.Number("1e3")}},
 		{"a step above MaxStep", map[string]any{"name": "get_balance", "arguments": args, "step": mcpserver.MaxStep + 1}},
 	} {
-		out, isErr := callTool(t, cs, tc.in)
-		if !isErr || out["error_type"] != "VALIDATION_ERROR" || out["retryable"] != true {
-			t.Errorf("call_tool with %s = %v (isError %v), want a retryable VALIDATION_ERROR", tc.name, out, isErr)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			out, isErr := callTool(t, cs, tc.in)
+			if !isErr || out["error_type"] != "VALIDATION_ERROR" || out["retryable"] != true {
+				t.Errorf("call_tool with %s = %v (isError %v), want a retryable VALIDATION_ERROR", tc.name, out, isErr)
+			}
+		})
 	}
 	if n := f.balances.Load(); n != 0 {
 		t.Fatalf("refused calls ran get_balance %d times", n)
@@ -252,9 +258,11 @@ func TestApproveOverHTTP(t *testing.T) {
 		{http.MethodPost, "no-such-token", http.StatusUnauthorized},
 		{http.MethodPost, "ops-token", http.StatusOK},
 	} {
-		if status, body := approve(tc.method, tc.token); status != tc.want {
-			t.Errorf("%s approval with %s = %d %s, want %d", tc.method, tc.token, status, body, tc.want)
-		}
+		t.Run(tc.method, func(t *testing.T) {
+			if status, body := approve(tc.method, tc.token); status != tc.want {
+				t.Errorf("%s approval with %s = %d %s, want %d", tc.method, tc.token, status, body, tc.want)
+			}
+		})
 	}
 	if f.refunds.Load() != 0 {
 		t.Fatal("the refund ran before the call was sent again")
@@ -326,16 +334,18 @@ func TestStdioMalformedFrames(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":98,"method":"ping","params":"` + strings.Repeat("x", 5000) + `"}`, -32600, nil},
 		{strings.Repeat("x", 200000), -32600, nil},
 	} {
-		send(tc.frame)
-		r := read()
-		e, _ := r["error"].(map[string]any)
-		if r["jsonrpc"] != "2.0" || e == nil || e["code"] != tc.code || r["id"] != tc.id {
-			t.Errorf("frame %.50q = %v, want error %v with id %v", tc.frame, r, tc.code, tc.id)
-		}
-		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 1000+i))
-		if r := read(); r["id"] != float64(1000+i) || r["error"] != nil {
-			t.Fatalf("after frame %.50q the ping got %v, want its result: the session must go on", tc.frame, r)
-		}
+		t.Run(tc.frame, func(t *testing.T) {
+			send(tc.frame)
+			r := read()
+			e, _ := r["error"].(map[string]any)
+			if r["jsonrpc"] != "2.0" || e == nil || e["code"] != tc.code || r["id"] != tc.id {
+				t.Errorf("frame %.50q = %v, want error %v with id %v", tc.frame, r, tc.code, tc.id)
+			}
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 1000+i))
+			if r := read(); r["id"] != float64(1000+i) || r["error"] != nil {
+				t.Fatalf("after frame %.50q the ping got %v, want its result: the session must go on", tc.frame, r)
+			}
+		})
 	}
 	send(`{"jsonrpc":"2.0","id":2000,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"get_balance","arguments":{"account":"ACC-00003"}}}}`)
 	if r := read(); !strings.Contains(fmt.Sprint(r["result"]), "1000.00") {

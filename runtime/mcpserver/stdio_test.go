@@ -44,22 +44,24 @@ func TestCheckFrame(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, false, jsonrpc.CodeInvalidRequest, "null"},
 		{`{"jsonrpc":"2.0","id":"q","result":1,"error":{"code":1,"message":"m"}}`, false, jsonrpc.CodeInvalidRequest, `"q"`},
 	} {
-		reply, ok := checkFrame([]byte(tc.frame))
-		if ok != tc.ok {
-			t.Errorf("checkFrame(%s) ok = %v, want %v (reply %s)", tc.frame, ok, tc.ok, reply)
-			continue
-		}
-		if ok {
-			continue
-		}
-		var r struct {
-			Version string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Error   struct{ Code int }
-		}
-		if err := json.Unmarshal(reply, &r); err != nil || r.Version != "2.0" || r.Error.Code != tc.code || string(r.ID) != tc.id {
-			t.Errorf("checkFrame(%s) = %s, want error %d with id %s", tc.frame, reply, tc.code, tc.id)
-		}
+		t.Run(tc.id, func(t *testing.T) {
+			reply, ok := checkFrame([]byte(tc.frame))
+			if ok != tc.ok {
+				t.Errorf("checkFrame(%s) ok = %v, want %v (reply %s)", tc.frame, ok, tc.ok, reply)
+				return
+			}
+			if ok {
+				return
+			}
+			var r struct {
+				Version string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct{ Code int }
+			}
+			if err := json.Unmarshal(reply, &r); err != nil || r.Version != "2.0" || r.Error.Code != tc.code || string(r.ID) != tc.id {
+				t.Errorf("checkFrame(%s) = %s, want error %d with id %s", tc.frame, reply, tc.code, tc.id)
+			}
+		})
 	}
 }
 
@@ -88,11 +90,13 @@ func TestPumpFrames(t *testing.T) {
 		{"a huge frame", huge + "\n" + ping + "\n", ping + "\n", 1},
 		{"a huge last frame", ping + "\n" + huge, ping + "\n", 1},
 	} {
-		fwd, rep := pump(tc.in, 256)
-		n := strings.Count(rep, "\n")
-		if fwd != tc.forwarded || n != tc.replies {
-			t.Errorf("%s: forwarded %.80q with %d replies %.200q; want %.80q and %d", tc.name, fwd, n, rep, tc.forwarded, tc.replies)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			fwd, rep := pump(tc.in, 256)
+			n := strings.Count(rep, "\n")
+			if fwd != tc.forwarded || n != tc.replies {
+				t.Errorf("%s: forwarded %.80q with %d replies %.200q; want %.80q and %d", tc.name, fwd, n, rep, tc.forwarded, tc.replies)
+			}
+		})
 	}
 }
 

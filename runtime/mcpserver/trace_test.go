@@ -30,12 +30,14 @@ func TestTraceContextFromMeta(t *testing.T) {
 			_, ts := f.serveWith(t, mcpserver.Options{})
 			cs := connectAt(t, ts.URL, "teller-token", rev, nil)
 			for _, parent := range []string{"00-" + traceID + "-" + spanID + "-01", "not-a-traceparent"} {
-				res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "call_tool",
-					Meta:      sdk.Meta{"traceparent": parent, "tracestate": "vendor=1"},
-					Arguments: map[string]any{"name": "bank/get_balance", "arguments": map[string]any{"account": "A"}}})
-				if err != nil || res.IsError {
-					t.Fatalf("call with traceparent %q = %v, %v", parent, res, err)
-				}
+				t.Run(parent, func(t *testing.T) {
+					res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "call_tool",
+						Meta:      sdk.Meta{"traceparent": parent, "tracestate": "vendor=1"},
+						Arguments: map[string]any{"name": "bank/get_balance", "arguments": map[string]any{"account": "A"}}})
+					if err != nil || res.IsError {
+						t.Fatalf("call with traceparent %q = %v, %v", parent, res, err)
+					}
+				})
 			}
 			spans := rec.Ended()
 			if len(spans) != 2 {

@@ -32,9 +32,11 @@ func TestHTTPApproveRefusesBodyMembers(t *testing.T) {
 		t.Fatalf("after refused approvals: %s; want still pending", show.raw)
 	}
 	for _, body := range []string{"", "{}", " { } "} {
-		if a := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", body); a.status != 200 {
-			t.Errorf("approve with %q = %d %s; want 200", body, a.status, a.raw)
-		}
+		t.Run(body, func(t *testing.T) {
+			if a := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", body); a.status != 200 {
+				t.Errorf("approve with %q = %d %s; want 200", body, a.status, a.raw)
+			}
+		})
 	}
 }
 

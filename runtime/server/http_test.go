@@ -159,36 +159,38 @@ func TestHTTPStatuses(t *testing.T) {
 		{"discovery not configured", "POST", "/v1/discover", "tok-alice", `{"query":"send money","k":3}`, 501, server.NotImplemented, false},
 	}
 	for _, tc := range tests {
-		r := h.do(t, tc.method, tc.path, tc.token, tc.body)
-		if tc.typ == "" {
-			if r.status != tc.status {
-				t.Errorf("%s = %d %s, want %d", tc.name, r.status, r.raw, tc.status)
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(t, tc.method, tc.path, tc.token, tc.body)
+			if tc.typ == "" {
+				if r.status != tc.status {
+					t.Errorf("%s = %d %s, want %d", tc.name, r.status, r.raw, tc.status)
+				}
+				return
 			}
-			continue
-		}
-		wantError(t, tc.name, r, tc.status, tc.typ, tc.retryable)
-		switch tc.typ {
-		case gateway.RateLimited:
-			if r.header.Get("Retry-After") != "4" || r.body["retry_after"] != float64(4) {
-				t.Errorf("rate limited: Retry-After %q, retry_after %v; want 4 and 4", r.header.Get("Retry-After"), r.body["retry_after"])
-			}
-		case gateway.ConfirmationRequired:
-			if id, _ := r.body["approval_id"].(string); !strings.HasPrefix(id, "apr_") {
-				t.Errorf("confirmation body = %s, want an approval_id", r.raw)
-			}
-		case gateway.Unauthenticated:
-			if r.header.Get("WWW-Authenticate") == "" {
-				t.Errorf("%s: no WWW-Authenticate header", tc.name)
-			}
-		case gateway.ValidationError:
-			if tc.name == "wrong type" {
-				ds, _ := r.body["details"].([]any)
-				d0, _ := firstOf(ds).(map[string]any)
-				if d0["pointer"] != "/amount" || d0["message"] == "" {
-					t.Errorf("wrong type details = %v, want a violation at /amount", r.body["details"])
+			wantError(t, tc.name, r, tc.status, tc.typ, tc.retryable)
+			switch tc.typ {
+			case gateway.RateLimited:
+				if r.header.Get("Retry-After") != "4" || r.body["retry_after"] != float64(4) {
+					t.Errorf("rate limited: Retry-After %q, retry_after %v; want 4 and 4", r.header.Get("Retry-After"), r.body["retry_after"])
+				}
+			case gateway.ConfirmationRequired:
+				if id, _ := r.body["approval_id"].(string); !strings.HasPrefix(id, "apr_") {
+					t.Errorf("confirmation body = %s, want an approval_id", r.raw)
+				}
+			case gateway.Unauthenticated:
+				if r.header.Get("WWW-Authenticate") == "" {
+					t.Errorf("%s: no WWW-Authenticate header", tc.name)
+				}
+			case gateway.ValidationError:
+				if tc.name == "wrong type" {
+					ds, _ := r.body["details"].([]any)
+					d0, _ := firstOf(ds).(map[string]any)
+					if d0["pointer"] != "/amount" || d0["message"] == "" {
+						t.Errorf("wrong type details = %v, want a violation at /amount", r.body["details"])
+					}
 				}
 			}
-		}
+		})
 	}
 	if n := h.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (the first balance)", n)
@@ -214,12 +216,14 @@ func TestHTTPMismatchAndDomainError(t *testing.T) {
 		return nil, &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance 1000.00 is less than 2000.00"}
 	})
 	body := callBody("s", 2, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":999}`)
-	for _, cached := range []bool{false, true} {
-		r = h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
-		wantError(t, "domain error", r, 422, gateway.DomainErrorType, false)
-		if r.body["code"] != "INSUFFICIENT_FUNDS" || (r.body["cached"] == true) != cached {
-			t.Errorf("domain error body = %s, want code INSUFFICIENT_FUNDS, cached %v", r.raw, cached)
-		}
+	for i, cached := range []bool{false, true} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			r = h.do(t, "POST", "/v1/tools/call", "tok-alice", body)
+			wantError(t, "domain error", r, 422, gateway.DomainErrorType, false)
+			if r.body["code"] != "INSUFFICIENT_FUNDS" || (r.body["cached"] == true) != cached {
+				t.Errorf("domain error body = %s, want code INSUFFICIENT_FUNDS, cached %v", r.raw, cached)
+			}
+		})
 	}
 }
 
@@ -258,12 +262,14 @@ func TestHTTPApprovalFlow(t *testing.T) {
 	wantError(t, "approval read by mallory", h.do(t, "GET", "/v1/approvals/"+id, "tok-mallory", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval read, unknown ID", h.do(t, "GET", "/v1/approvals/apr_x", "tok-bob", ""), 404, gateway.NotFound, false)
 	for _, tok := range []string{"tok-bob", "tok-alice"} {
-		show := h.do(t, "GET", "/v1/approvals/"+id, tok, "")
-		shown, _ := show.body["approval"].(map[string]any)
-		args, _ := shown["arguments"].(map[string]any)
-		if show.status != 200 || shown["granted"] != false || shown["requester"] != "alice" || args["amount"] != float64(5000) {
-			t.Errorf("GET approval as %s = %d %s, want 200, pending, requested by alice, amount 5000", tok, show.status, show.raw)
-		}
+		t.Run(tok, func(t *testing.T) {
+			show := h.do(t, "GET", "/v1/approvals/"+id, tok, "")
+			shown, _ := show.body["approval"].(map[string]any)
+			args, _ := shown["arguments"].(map[string]any)
+			if show.status != 200 || shown["granted"] != false || shown["requester"] != "alice" || args["amount"] != float64(5000) {
+				t.Errorf("GET approval as %s = %d %s, want 200, pending, requested by alice, amount 5000", tok, show.status, show.raw)
+			}
+		})
 	}
 	a := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", "")
 	appr, _ := a.body["approval"].(map[string]any)
@@ -345,13 +351,15 @@ func TestTokenFile(t *testing.T) {
 		"empty scope":       `{"tokens":{"t":{"principal":"a","tenant":"b","scopes":[""]}}}`,
 	}
 	for name, data := range bad {
-		_, err := server.ParseTokenFile([]byte(data))
-		if !errors.Is(err, server.ErrTokenFile) {
-			t.Errorf("ParseTokenFile(%s) error = %v, want ErrTokenFile", name, err)
-		}
-		if err != nil && strings.Contains(err.Error(), `"t"`) {
-			t.Errorf("ParseTokenFile(%s) error %q reveals the token", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			_, err := server.ParseTokenFile([]byte(data))
+			if !errors.Is(err, server.ErrTokenFile) {
+				t.Errorf("ParseTokenFile(%s) error = %v, want ErrTokenFile", name, err)
+			}
+			if err != nil && strings.Contains(err.Error(), `"t"`) {
+				t.Errorf("ParseTokenFile(%s) error %q reveals the token", name, err)
+			}
+		})
 	}
 	if _, err := server.LoadTokenFile(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, server.ErrTokenFile) {
 		t.Errorf("LoadTokenFile(missing) = %v, want ErrTokenFile", err)

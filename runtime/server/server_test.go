@@ -13,11 +13,13 @@ import (
 func TestUncertainPolicies(t *testing.T) {
 	reg := tools.NewRegistry()
 	for _, id := range []string{"pay/send_payment", "bank/get_balance"} {
-		tl := tools.Tool{ID: id, InputSchema: json.RawMessage(`{"type":"object"}`)}
-		tl.Card.Name = tl.Name()
-		if err := reg.Add(tl); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(id, func(t *testing.T) {
+			tl := tools.Tool{ID: id, InputSchema: json.RawMessage(`{"type":"object"}`)}
+			tl.Card.Name = tl.Name()
+			if err := reg.Add(tl); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	snap := reg.Snapshot()
 	type policies = map[string]gateway.UncertainPolicy

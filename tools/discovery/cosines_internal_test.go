@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -11,38 +12,42 @@ import (
 // the rest one by one) and for another one.
 func TestCosinesSameSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	for _, dim := range []int{fastDim, 256} {
-		for _, cards := range []int{1, 3, 4, 7, 150} {
-			x := &Index{dim: dim, rows: make([]int8, cards*dim), scales: make([]float32, cards)}
-			for i := range x.rows {
-				x.rows[i] = int8(r.IntN(256) - 128)
+	for row, dim := range []int{fastDim, 256} {
+		t.Run(fmt.Sprint(row), func(t *testing.T) {
+			for row, cards := range []int{1, 3, 4, 7, 150} {
+				t.Run(fmt.Sprint(row), func(t *testing.T) {
+					x := &Index{dim: dim, rows: make([]int8, cards*dim), scales: make([]float32, cards)}
+					for i := range x.rows {
+						x.rows[i] = int8(r.IntN(256) - 128)
+					}
+					for i := range x.scales {
+						x.scales[i] = r.Float32()
+					}
+					var dims []int32
+					var vals []float32
+					for d := 0; d < dim; d++ {
+						if r.IntN(3) == 0 {
+							dims = append(dims, int32(d))
+							vals = append(vals, r.Float32()*2-1)
+						}
+					}
+					c := make([]scored, cards)
+					for i := range c {
+						c[i].doc = uint32(cards - 1 - i) // not in row order
+					}
+					x.cosines(dims, vals, c)
+					for _, s := range c {
+						row := x.rows[int(s.doc)*dim : int(s.doc+1)*dim]
+						var sum float32
+						for k, d := range dims {
+							sum += vals[k] * float32(row[d])
+						}
+						if want := float64(sum * x.scales[s.doc]); s.score != want {
+							t.Fatalf("dim %d, %d cards: card %d scored %v, want %v", dim, cards, s.doc, s.score, want)
+						}
+					}
+				})
 			}
-			for i := range x.scales {
-				x.scales[i] = r.Float32()
-			}
-			var dims []int32
-			var vals []float32
-			for d := 0; d < dim; d++ {
-				if r.IntN(3) == 0 {
-					dims = append(dims, int32(d))
-					vals = append(vals, r.Float32()*2-1)
-				}
-			}
-			c := make([]scored, cards)
-			for i := range c {
-				c[i].doc = uint32(cards - 1 - i) // not in row order
-			}
-			x.cosines(dims, vals, c)
-			for _, s := range c {
-				row := x.rows[int(s.doc)*dim : int(s.doc+1)*dim]
-				var sum float32
-				for k, d := range dims {
-					sum += vals[k] * float32(row[d])
-				}
-				if want := float64(sum * x.scales[s.doc]); s.score != want {
-					t.Fatalf("dim %d, %d cards: card %d scored %v, want %v", dim, cards, s.doc, s.score, want)
-				}
-			}
-		}
+		})
 	}
 }

@@ -160,13 +160,15 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 		{"look up customer record at https://example.com/c/1", "web/open_page"},
 		{"look up customer record at example.com", "web/open_page"},
 	} {
-		sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: tc.query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := ids(sl); got[0] != tc.want || !sl.Candidates[0].Identifier {
-			t.Errorf("Shortlist(%q) = %v (identifier %v), want %s first, marked", tc.query, got, sl.Candidates[0].Identifier, tc.want)
-		}
+		t.Run(tc.query, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: tc.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(sl); got[0] != tc.want || !sl.Candidates[0].Identifier {
+				t.Errorf("Shortlist(%q) = %v (identifier %v), want %s first, marked", tc.query, got, sl.Candidates[0].Identifier, tc.want)
+			}
+		})
 	}
 }
 
@@ -251,9 +253,11 @@ func TestVerbObjectSense(t *testing.T) {
 		{"open two pull requests", create.ID}, // a verb: a determiner before its object
 		{"open pull request", create.ID},
 	} {
-		if got := first(senses, tc.query); got != tc.want {
-			t.Errorf("Shortlist(%q) starts with %s, want %s", tc.query, got, tc.want)
-		}
+		t.Run(tc.query, func(t *testing.T) {
+			if got := first(senses, tc.query); got != tc.want {
+				t.Errorf("Shortlist(%q) starts with %s, want %s", tc.query, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -313,17 +317,19 @@ func TestSpanishAndPolishRequests(t *testing.T) {
 		{"crea una carpeta nueva", "filesystem/create_directory"},
 		{"utwórz nowy katalog", "filesystem/create_directory"},
 	} {
-		sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: tc.query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, id := range ids(sl) {
-			found = found || id == tc.want
-		}
-		if !found {
-			t.Errorf("Shortlist(%q) = %v, want %s among them", tc.query, ids(sl), tc.want)
-		}
+		t.Run(tc.query, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: tc.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, id := range ids(sl) {
+				found = found || id == tc.want
+			}
+			if !found {
+				t.Errorf("Shortlist(%q) = %v, want %s among them", tc.query, ids(sl), tc.want)
+			}
+		})
 	}
 }
 
@@ -356,19 +362,21 @@ func TestLogAndMetrics(t *testing.T) {
 		t.Errorf("log entry = %+v", e)
 	}
 	for name, want := range map[string]float64{"toolgate_discovery_queries_total": 1, "toolgate_discovery_reformulations_total": 1} {
-		c, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := -1.0
-		for _, mf := range c {
-			if mf.GetName() == name {
-				got = mf.GetMetric()[0].GetCounter().GetValue()
+		t.Run(name, func(t *testing.T) {
+			c, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if got != want {
-			t.Errorf("%s = %v, want %v", name, got, want)
-		}
+			got := -1.0
+			for _, mf := range c {
+				if mf.GetName() == name {
+					got = mf.GetMetric()[0].GetCounter().GetValue()
+				}
+			}
+			if got != want {
+				t.Errorf("%s = %v, want %v", name, got, want)
+			}
+		})
 	}
 	mfs, _ := reg.Gather()
 	var observed uint64
@@ -386,10 +394,12 @@ func TestLogAndMetrics(t *testing.T) {
 }
 
 func TestNewValidatesOptions(t *testing.T) {
-	for _, o := range []discovery.Options{{K: -1}, {LexicalWeight: 2}, {ReformulateBelow: 1.5}, {Method: 9}, {Fusion: 9}, {DenseRerank: -1}} {
-		if _, err := discovery.New(&o); !errors.Is(err, discovery.ErrOptions) {
-			t.Errorf("New(%+v) err = %v, want ErrOptions", o, err)
-		}
+	for i, o := range []discovery.Options{{K: -1}, {LexicalWeight: 2}, {ReformulateBelow: 1.5}, {Method: 9}, {Fusion: 9}, {DenseRerank: -1}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, err := discovery.New(&o); !errors.Is(err, discovery.ErrOptions) {
+				t.Errorf("New(%+v) err = %v, want ErrOptions", o, err)
+			}
+		})
 	}
 }
 
@@ -424,11 +434,13 @@ func TestReadQueries(t *testing.T) {
 		{"{\"query\":\"a\",\"relevant\":[\"x\"],\"relevant\":[\"y\"]}\n", `q.jsonl:1: duplicate member name "relevant"`},
 		{"{\"query\":\"a\",\"query\":\"b\"}\n", `q.jsonl:1: duplicate member name "query"`},
 	} {
-		_, err := discovery.ReadQueries(strings.NewReader(tc.in), "q.jsonl")
-		var qe *discovery.QueryError
-		if !errors.As(err, &qe) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("ReadQueries(%q) err = %v, want prefix %q", tc.in, err, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := discovery.ReadQueries(strings.NewReader(tc.in), "q.jsonl")
+			var qe *discovery.QueryError
+			if !errors.As(err, &qe) || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("ReadQueries(%q) err = %v, want prefix %q", tc.in, err, tc.want)
+			}
+		})
 	}
 }
 

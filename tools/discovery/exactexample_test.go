@@ -33,14 +33,16 @@ func TestExactExampleRanksFirst(t *testing.T) {
 	snap := catalogtest.Registry(t, prs, merge, tool("gh/create_issue", "Create a new issue")).Snapshot()
 	// The rule matters only if the score alone ranks the other tool first.
 	for _, q := range []string{"open pull requests please", "Open pull-requests?"} {
-		byScore := q == "open pull requests please"
-		got := first(snap, everyone, q)
-		if byScore && got[0] != "gh/list_pull_requests" {
-			t.Fatalf("%q ranks %v by score: the fixture does not test the rule", q, got)
-		}
-		if !byScore && got[0] != "gh/merge_branch" {
-			t.Errorf("%q ranks %v, want the tool whose example it is first", q, got)
-		}
+		t.Run(q, func(t *testing.T) {
+			byScore := q == "open pull requests please"
+			got := first(snap, everyone, q)
+			if byScore && got[0] != "gh/list_pull_requests" {
+				t.Fatalf("%q ranks %v by score: the fixture does not test the rule", q, got)
+			}
+			if !byScore && got[0] != "gh/merge_branch" {
+				t.Errorf("%q ranks %v, want the tool whose example it is first", q, got)
+			}
+		})
 	}
 	// The same words as a catalog alias: ranked by score.
 	aliased := tool("gh/merge_branch", "Merge a branch into another branch")

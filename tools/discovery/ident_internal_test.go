@@ -31,9 +31,11 @@ func checkPrefilters(t *testing.T, s string) {
 		{"numref", reNumRef, mayHaveNumRef},
 	}
 	for _, g := range guards {
-		if g.re.MatchString(s) && !g.guard(s) {
-			t.Errorf("%s expression matches %q but its guard says it cannot", g.name, s)
-		}
+		t.Run(g.name, func(t *testing.T) {
+			if g.re.MatchString(s) && !g.guard(s) {
+				t.Errorf("%s expression matches %q but its guard says it cannot", g.name, s)
+			}
+		})
 	}
 }
 
@@ -43,9 +45,11 @@ func TestIdentifierPrefilters(t *testing.T) {
 	}
 	// And the guards do skip: a plain request runs none of them.
 	for _, s := range []string{"list the open pull requests in the payments repository.", "get the 2-day forecast for the top 10 cities", "upgrade to v1.2.3 now. Then Com."} {
-		if mayHaveFile(s) || mayHaveDomain(s) || mayHaveNumRef(s) {
-			t.Errorf("a request without ids passes a guard: %q", s)
-		}
+		t.Run(s, func(t *testing.T) {
+			if mayHaveFile(s) || mayHaveDomain(s) || mayHaveNumRef(s) {
+				t.Errorf("a request without ids passes a guard: %q", s)
+			}
+		})
 	}
 }
 
@@ -68,16 +72,18 @@ func TestBareDomains(t *testing.T) {
 		{"see https://example.com/a", []identifier{{idURL, "https://example.com/a"}}},
 		{"a node.js app for x.company, e.g. this", []identifier{{idPath, "node.js"}}},
 	} {
-		got := identifiers(tc.text)
-		if len(got) != len(tc.want) {
-			t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != tc.want[i] {
+		t.Run(tc.text, func(t *testing.T) {
+			got := identifiers(tc.text)
+			if len(got) != len(tc.want) {
 				t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
-				break
+				return
 			}
-		}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
+					break
+				}
+			}
+		})
 	}
 }

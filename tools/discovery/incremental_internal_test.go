@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -45,9 +46,11 @@ func sameIndex(t *testing.T, a, b *Index) {
 		{"keys", a.keys, b.keys},
 	}
 	for _, c := range checks {
-		if !reflect.DeepEqual(c.a, c.b) {
-			t.Errorf("%s differ", c.name)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if !reflect.DeepEqual(c.a, c.b) {
+				t.Errorf("%s differ", c.name)
+			}
+		})
 	}
 	if len(a.patterns) != len(b.patterns) {
 		t.Errorf("%d and %d identifier patterns", len(a.patterns), len(b.patterns))
@@ -170,14 +173,16 @@ func FuzzParseIndexFile(f *testing.F) {
 		if len(fixed) >= 4 {
 			binary.LittleEndian.PutUint32(fixed[len(fixed)-4:], crc32.Checksum(fixed[:len(fixed)-4], crcTable))
 		}
-		for _, b := range [][]byte{data, fixed} {
-			docs, n, err := d.parseIndexFile(b, keys)
-			if err != nil {
-				continue
-			}
-			if len(docs) != len(keys) || n < 0 {
-				t.Fatalf("%d cards for %d keys", len(docs), len(keys))
-			}
+		for i, b := range [][]byte{data, fixed} {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				docs, n, err := d.parseIndexFile(b, keys)
+				if err != nil {
+					return
+				}
+				if len(docs) != len(keys) || n < 0 {
+					t.Fatalf("%d cards for %d keys", len(docs), len(keys))
+				}
+			})
 		}
 	})
 }

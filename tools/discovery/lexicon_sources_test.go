@@ -156,25 +156,27 @@ func TestLexiconCardExpansion(t *testing.T) {
 	lex := lexicon.Default()
 	fmt.Printf("| card expansion | set | half | R@1 | R@5 | MRR |\n|---|---|---|---|---|---|\n")
 	for _, ds := range reportSets(t) {
-		for _, n := range []int{0, 2, 4} {
-			ts := make([]tools.Tool, ds.snap.Len())
-			for i, tl := range ds.snap.Tools() {
-				ts[i] = *tl
-				if n == 0 {
-					continue
+		for row, n := range []int{0, 2, 4} {
+			t.Run(fmt.Sprint(row), func(t *testing.T) {
+				ts := make([]tools.Tool, ds.snap.Len())
+				for i, tl := range ds.snap.Tools() {
+					ts[i] = *tl
+					if n == 0 {
+						continue
+					}
+					words := strings.FieldsFunc(strings.ToLower(tl.Name()), func(r rune) bool { return r < 'a' || r > 'z' })
+					ts[i].Card.Tags = lex.ExpandN(append([]string(nil), tl.Card.Tags...), words, "en", n, 0)
 				}
-				words := strings.FieldsFunc(strings.ToLower(tl.Name()), func(r rune) bool { return r < 'a' || r > 'z' })
-				ts[i].Card.Tags = lex.ExpandN(append([]string(nil), tl.Card.Tags...), words, "en", n, 0)
-			}
-			reg := tools.NewRegistry()
-			if err := reg.Add(ts...); err != nil {
-				t.Fatal(err)
-			}
-			rep := evaluate(t, dataset{name: ds.name, snap: reg.Snapshot(), queries: ds.queries}, nil)
-			for half, name := range []string{"dev", "test"} {
-				r1, r5, mrr := halfRecall(rep, half)
-				fmt.Printf("| %d synonyms per name word | %s | %s | %.3f | %.3f | %.3f |\n", n, ds.name, name, r1, r5, mrr)
-			}
+				reg := tools.NewRegistry()
+				if err := reg.Add(ts...); err != nil {
+					t.Fatal(err)
+				}
+				rep := evaluate(t, dataset{name: ds.name, snap: reg.Snapshot(), queries: ds.queries}, nil)
+				for half, name := range []string{"dev", "test"} {
+					r1, r5, mrr := halfRecall(rep, half)
+					fmt.Printf("| %d synonyms per name word | %s | %s | %.3f | %.3f | %.3f |\n", n, ds.name, name, r1, r5, mrr)
+				}
+			})
 		}
 	}
 }

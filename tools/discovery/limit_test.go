@@ -85,21 +85,23 @@ func TestQueryMemoryBounded(t *testing.T) {
 		{"16 KiB query and context", req, 16 << 20},
 		{"10 MB query", discovery.Request{Query: strings.Repeat("a ", 5<<20)}, 64 << 10},
 	} {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		sl, err := d.Shortlist(ctx, view, tc.req)
-		runtime.ReadMemStats(&after)
-		if len(tc.req.Query) > discovery.DefaultMaxQueryBytes != errors.Is(err, discovery.ErrQueryTooLong) {
-			t.Fatalf("%s: err = %v", tc.name, err)
-		}
-		if err == nil && !sl.ContextTruncated {
-			t.Errorf("%s: a context turn of %d bytes was not reported cut", tc.name, len(q+q))
-		}
-		if got := after.TotalAlloc - before.TotalAlloc; got > tc.budget {
-			t.Errorf("%s: allocated %d bytes, budget %d", tc.name, got, tc.budget)
-		} else {
-			t.Logf("%s: allocated %d bytes", tc.name, got)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			sl, err := d.Shortlist(ctx, view, tc.req)
+			runtime.ReadMemStats(&after)
+			if len(tc.req.Query) > discovery.DefaultMaxQueryBytes != errors.Is(err, discovery.ErrQueryTooLong) {
+				t.Fatalf("%s: err = %v", tc.name, err)
+			}
+			if err == nil && !sl.ContextTruncated {
+				t.Errorf("%s: a context turn of %d bytes was not reported cut", tc.name, len(q+q))
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > tc.budget {
+				t.Errorf("%s: allocated %d bytes, budget %d", tc.name, got, tc.budget)
+			} else {
+				t.Logf("%s: allocated %d bytes", tc.name, got)
+			}
+		})
 	}
 }
 
@@ -146,12 +148,14 @@ func TestShortlistToAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	var sl discovery.Shortlist
 	for _, q := range []string{"Take a screenshot of the page", "list the open pull requests", "read the file and show me its contents"} {
-		req := discovery.Request{Query: q, Context: []string{"open the browser"}}
-		if err := d.ShortlistTo(ctx, view, req, &sl); err != nil || len(sl.Candidates) == 0 {
-			t.Fatalf("ShortlistTo(%q) = %d candidates, %v", q, len(sl.Candidates), err)
-		}
-		if n := testing.AllocsPerRun(50, func() { _ = d.ShortlistTo(ctx, view, req, &sl) }); n != 0 {
-			t.Errorf("ShortlistTo(%q) allocates %v times per query, want 0", q, n)
-		}
+		t.Run(q, func(t *testing.T) {
+			req := discovery.Request{Query: q, Context: []string{"open the browser"}}
+			if err := d.ShortlistTo(ctx, view, req, &sl); err != nil || len(sl.Candidates) == 0 {
+				t.Fatalf("ShortlistTo(%q) = %d candidates, %v", q, len(sl.Candidates), err)
+			}
+			if n := testing.AllocsPerRun(50, func() { _ = d.ShortlistTo(ctx, view, req, &sl) }); n != 0 {
+				t.Errorf("ShortlistTo(%q) allocates %v times per query, want 0", q, n)
+			}
+		})
 	}
 }

@@ -93,11 +93,13 @@ func TestReadJSONLogErrors(t *testing.T) {
 		{`{"source":"guess"}`, `log:1: unknown source "guess"`},
 		{`{"query":"` + strings.Repeat("x", discovery.MaxLogLine) + `"}`, "log:1: line longer than"},
 	} {
-		_, _, err := discovery.ReadJSONLog(strings.NewReader(tc.src), "log")
-		var le *discovery.LogError
-		if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("ReadJSONLog(%.40q) error = %v, want %q", tc.src, err, tc.want)
-		}
+		t.Run(tc.src, func(t *testing.T) {
+			_, _, err := discovery.ReadJSONLog(strings.NewReader(tc.src), "log")
+			var le *discovery.LogError
+			if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("ReadJSONLog(%.40q) error = %v, want %q", tc.src, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -187,10 +189,12 @@ func TestSplitHistory(t *testing.T) {
 	if want := []string{"a2", "b2", "a3", "b3", "a4", "b4", "none"}; !reflect.DeepEqual(m, want) {
 		t.Errorf("measured = %v, want %v", m, want)
 	}
-	for _, f := range []float64{-0.1, 1} {
-		if _, _, err := discovery.SplitHistory(qs, f); !errors.Is(err, discovery.ErrOptions) {
-			t.Errorf("SplitHistory(%v) err = %v, want ErrOptions", f, err)
-		}
+	for i, f := range []float64{-0.1, 1} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if _, _, err := discovery.SplitHistory(qs, f); !errors.Is(err, discovery.ErrOptions) {
+				t.Errorf("SplitHistory(%v) err = %v, want ErrOptions", f, err)
+			}
+		})
 	}
 }
 
@@ -213,13 +217,15 @@ func TestSampleQueries(t *testing.T) {
 		{5, "02468"},
 	}
 	for _, tt := range tests {
-		var got strings.Builder
-		for _, q := range discovery.SampleQueries(qs, tt.n) {
-			got.WriteString(q.Query)
-		}
-		if got.String() != tt.want {
-			t.Errorf("SampleQueries(0..9, %d) = %s, want %s", tt.n, got.String(), tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			var got strings.Builder
+			for _, q := range discovery.SampleQueries(qs, tt.n) {
+				got.WriteString(q.Query)
+			}
+			if got.String() != tt.want {
+				t.Errorf("SampleQueries(0..9, %d) = %s, want %s", tt.n, got.String(), tt.want)
+			}
+		})
 	}
 }
 

@@ -54,9 +54,11 @@ func TestMissMetrics(t *testing.T) {
 		"toolgate_discovery_linked_calls_total": 2, "toolgate_discovery_misses_total": 1, "toolgate_discovery_queries_total": 3,
 		"toolgate_discovery_shortlist_size": 3, "toolgate_discovery_confidence": 3,
 	} {
-		if got := gathered(t, reg, name); got != want {
-			t.Errorf("%s = %v, want %v", name, got, want)
-		}
+		t.Run(name, func(t *testing.T) {
+			if got := gathered(t, reg, name); got != want {
+				t.Errorf("%s = %v, want %v", name, got, want)
+			}
+		})
 	}
 }
 
@@ -83,9 +85,11 @@ func TestMissMetricsSearchOnly(t *testing.T) {
 	search("transfer money")    // a new request: [transfer_funds]
 	call("bank/transfer_funds") // a hit
 	for name, want := range map[string]float64{"toolgate_discovery_linked_calls_total": 2, "toolgate_discovery_misses_total": 1} {
-		if got := gathered(t, reg, name); got != want {
-			t.Errorf("%s = %v, want %v", name, got, want)
-		}
+		t.Run(name, func(t *testing.T) {
+			if got := gathered(t, reg, name); got != want {
+				t.Errorf("%s = %v, want %v", name, got, want)
+			}
+		})
 	}
 }
 
@@ -97,9 +101,11 @@ func TestMissMetricsBounded(t *testing.T) {
 	view := catalogtest.Registry(t, tool("bank/get_balance", "Get the balance of an account")).Snapshot().Authorize(everyone)
 	ctx := context.Background()
 	for _, s := range []string{"s1", "s2", "s3"} {
-		if _, err := d.Shortlist(ctx, view, discovery.Request{Query: "balance", Session: s}); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(s, func(t *testing.T) {
+			if _, err := d.Shortlist(ctx, view, discovery.Request{Query: "balance", Session: s}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	for _, s := range []string{"s1", "s2", "s3"} {
 		d.RecordOutcome(ctx, view, discovery.Outcome{Session: s, Source: discovery.SourceCall, Tools: []string{"bank/get_balance"}})
@@ -126,19 +132,21 @@ func TestOpenJSONLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "discovery.jsonl")
 	ctx := context.Background()
 	for _, q := range []string{"first", "second"} {
-		l, err := discovery.OpenJSONLog(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Record(ctx, discovery.Entry{Query: q}); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Record(ctx, discovery.Entry{Query: "late"}); err == nil {
-			t.Error("Record after Close = nil, want an error")
-		}
+		t.Run(q, func(t *testing.T) {
+			l, err := discovery.OpenJSONLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Record(ctx, discovery.Entry{Query: q}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Record(ctx, discovery.Entry{Query: "late"}); err == nil {
+				t.Error("Record after Close = nil, want an error")
+			}
+		})
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

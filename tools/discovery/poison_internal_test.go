@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -95,14 +96,16 @@ func TestRepetitionBuysNoRank(t *testing.T) {
 			}
 			lex2, _ := score(fieldTFCap)
 			_, dense3 := score(denseTFCap)
-			for _, k := range []int{fieldTFCap + 1, 5, 10, 50} {
-				lex, dense := score(k)
-				if lex > lex2*(1+1e-6) {
-					t.Errorf("written %d times: lexical %.4f, above %.4f written %d times", k, lex, lex2, fieldTFCap)
-				}
-				if k > denseTFCap && dense > dense3+1e-6 {
-					t.Errorf("written %d times: dense %.4f, above %.4f written %d times", k, dense, dense3, denseTFCap)
-				}
+			for i, k := range []int{fieldTFCap + 1, 5, 10, 50} {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					lex, dense := score(k)
+					if lex > lex2*(1+1e-6) {
+						t.Errorf("written %d times: lexical %.4f, above %.4f written %d times", k, lex, lex2, fieldTFCap)
+					}
+					if k > denseTFCap && dense > dense3+1e-6 {
+						t.Errorf("written %d times: dense %.4f, above %.4f written %d times", k, dense, dense3, denseTFCap)
+					}
+				})
 			}
 		})
 	}

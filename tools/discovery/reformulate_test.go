@@ -24,40 +24,42 @@ func TestReformulateThreshold(t *testing.T) {
 	thresholds := []float64{0.1, 0.2, 0.3, 0.4, 0.5}
 	var irrelevant []float64
 	for _, ds := range sets {
-		rep := evaluate(t, ds, never)
-		if ds.name == "bfcl" {
-			d := newDiscoverer(t, never)
-			view := ds.snap.Authorize(tools.Principal{ID: "eval", Tenant: "eval", Scopes: ds.snap.Scopes()})
-			for _, q := range ds.queries {
-				if len(q.Relevant) > 0 {
-					continue
+		t.Run(ds.name, func(t *testing.T) {
+			rep := evaluate(t, ds, never)
+			if ds.name == "bfcl" {
+				d := newDiscoverer(t, never)
+				view := ds.snap.Authorize(tools.Principal{ID: "eval", Tenant: "eval", Scopes: ds.snap.Scopes()})
+				for _, q := range ds.queries {
+					if len(q.Relevant) > 0 {
+						continue
+					}
+					sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: q.Query})
+					if err != nil {
+						t.Fatal(err)
+					}
+					irrelevant = append(irrelevant, sl.Confidence)
 				}
-				sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: q.Query})
-				if err != nil {
-					t.Fatal(err)
-				}
-				irrelevant = append(irrelevant, sl.Confidence)
 			}
-		}
-		misses := 0
-		for _, qr := range rep.Details {
-			if qr.Recall[2] < 1 {
-				misses++
-			}
-		}
-		for _, th := range thresholds {
-			called, helped := 0, 0
+			misses := 0
 			for _, qr := range rep.Details {
-				if qr.Confidence < th {
-					called++
-					if qr.Recall[2] < 1 {
-						helped++
+				if qr.Recall[2] < 1 {
+					misses++
+				}
+			}
+			for _, th := range thresholds {
+				called, helped := 0, 0
+				for _, qr := range rep.Details {
+					if qr.Confidence < th {
+						called++
+						if qr.Recall[2] < 1 {
+							helped++
+						}
 					}
 				}
+				fmt.Printf("%-9s below %.1f: model called for %.3f of %d queries; %.3f of those missed top-5; catches %.3f of %d misses\n",
+					ds.name, th, float64(called)/float64(len(rep.Details)), len(rep.Details), ratio(helped, called), ratio(helped, misses), misses)
 			}
-			fmt.Printf("%-9s below %.1f: model called for %.3f of %d queries; %.3f of those missed top-5; catches %.3f of %d misses\n",
-				ds.name, th, float64(called)/float64(len(rep.Details)), len(rep.Details), ratio(helped, called), ratio(helped, misses), misses)
-		}
+		})
 	}
 	for _, th := range thresholds {
 		n := 0

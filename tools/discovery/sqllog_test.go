@@ -40,9 +40,11 @@ func TestSQLLogRecordsQueries(t *testing.T) {
 	d := newDiscoverer(t, &discovery.Options{Log: log, Clock: func() time.Time { return clock }})
 	snap := catalogtest.Registry(t, tool("a/send_invoice", "Email an invoice to a customer"), tool("a/refund", "Refund a payment")).Snapshot()
 	for _, q := range []string{"email the invoice", "refund my payment"} {
-		if _, err := d.Shortlist(ctx, snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"}), discovery.Request{Query: q}); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(q, func(t *testing.T) {
+			if _, err := d.Shortlist(ctx, snap.Authorize(tools.Principal{ID: "bob", Tenant: "acme"}), discovery.Request{Query: q}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	rows, err := db.QueryContext(ctx, `SELECT time, principal, tenant, query, top_tool, confidence FROM discovery_log ORDER BY id`)
 	if err != nil {

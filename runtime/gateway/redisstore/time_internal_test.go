@@ -13,15 +13,17 @@ func TestT20(t *testing.T) {
 	if got, want := t20(time.Time{}), fmt.Sprintf("%020d", 0); got != want {
 		t.Errorf("t20(zero time) = %q, want %q", got, want)
 	}
-	for _, n := range []int64{0, 1, -5, 1764594300123456789, math.MaxInt64} {
-		at := time.Unix(0, n)
-		want := fmt.Sprintf("%020d", max(n, 0))
-		if got := t20(at); got != want {
-			t.Errorf("t20(%d ns) = %q, want %q", n, got, want)
-		}
-		back, err := from20(want)
-		if err != nil || (n > 0 && !back.Equal(at)) || (n <= 0 && !back.IsZero()) {
-			t.Errorf("from20(%q) = %v, %v; want %d ns", want, back, err, n)
-		}
+	for i, n := range []int64{0, 1, -5, 1764594300123456789, math.MaxInt64} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			at := time.Unix(0, n)
+			want := fmt.Sprintf("%020d", max(n, 0))
+			if got := t20(at); got != want {
+				t.Errorf("t20(%d ns) = %q, want %q", n, got, want)
+			}
+			back, err := from20(want)
+			if err != nil || (n > 0 && !back.Equal(at)) || (n <= 0 && !back.IsZero()) {
+				t.Errorf("from20(%q) = %v, %v; want %d ns", want, back, err, n)
+			}
+		})
 	}
 }

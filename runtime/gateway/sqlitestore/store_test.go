@@ -136,20 +136,22 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	tokens := make(chan uint64, 2*perStore)
 	var wg sync.WaitGroup
 	for si, st := range []*sqlitestore.Store{a, b} {
-		for i := range perStore {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				slot := gateway.Slot{Tenant: "acme", Principal: "p", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
-				c, err := st.Claim(ctx, gateway.ClaimRequest{Slot: slot, Principal: "p", Key: fmt.Sprintf("k%d-%d", si, i),
-					Fingerprint: "f", Now: t0, LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
-				if err != nil || c.Status != gateway.ClaimAcquired {
-					t.Errorf("Claim = %+v, %v", c, err)
-					return
-				}
-				tokens <- c.Token
-			}()
-		}
+		t.Run(fmt.Sprint(si), func(t *testing.T) {
+			for i := range perStore {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					slot := gateway.Slot{Tenant: "acme", Principal: "p", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
+					c, err := st.Claim(ctx, gateway.ClaimRequest{Slot: slot, Principal: "p", Key: fmt.Sprintf("k%d-%d", si, i),
+						Fingerprint: "f", Now: t0, LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
+					if err != nil || c.Status != gateway.ClaimAcquired {
+						t.Errorf("Claim = %+v, %v", c, err)
+						return
+					}
+					tokens <- c.Token
+				}()
+			}
+		})
 	}
 	wg.Wait()
 	close(tokens)

@@ -38,9 +38,11 @@ func TestSplitIdentifier(t *testing.T) {
 		{"iOS", []string{"i", "os"}},
 	}
 	for _, tt := range tests {
-		if got := SplitIdentifier(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("SplitIdentifier(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got := SplitIdentifier(tt.in); !slices.Equal(got, tt.want) {
+				t.Errorf("SplitIdentifier(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -65,9 +67,11 @@ func TestFold(t *testing.T) {
 		{"e\u0301", "e"}, // combining acute
 	}
 	for _, tt := range tests {
-		if got := Fold(tt.in); got != tt.want {
-			t.Errorf("Fold(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got := Fold(tt.in); got != tt.want {
+				t.Errorf("Fold(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -133,9 +137,11 @@ func TestStemKnown(t *testing.T) {
 		{Polish, "dom", "dom"},
 	}
 	for _, tt := range tests {
-		if got := Stem(tt.lang, tt.word); got != tt.want {
-			t.Errorf("Stem(%s, %q) = %q, want %q", tt.lang, tt.word, got, tt.want)
-		}
+		t.Run(tt.word, func(t *testing.T) {
+			if got := Stem(tt.lang, tt.word); got != tt.want {
+				t.Errorf("Stem(%s, %q) = %q, want %q", tt.lang, tt.word, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -158,9 +164,11 @@ func TestTerms(t *testing.T) {
 		{"the a an", English, nil},
 	}
 	for _, tt := range tests {
-		if got := a.Terms(nil, tt.text, tt.lang); !slices.Equal(got, tt.want) {
-			t.Errorf("Terms(%q, %q) = %q, want %q", tt.text, tt.lang, got, tt.want)
-		}
+		t.Run(tt.text, func(t *testing.T) {
+			if got := a.Terms(nil, tt.text, tt.lang); !slices.Equal(got, tt.want) {
+				t.Errorf("Terms(%q, %q) = %q, want %q", tt.text, tt.lang, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -197,10 +205,12 @@ func TestParseLang(t *testing.T) {
 		{"pl_PL", Polish, false}, {"de", "", true}, {"english", "", true},
 	}
 	for _, tt := range tests {
-		got, err := ParseLang(tt.in)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("ParseLang(%q) = %q, %v, want %q, error %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseLang(tt.in)
+			if got != tt.want || (err != nil) != tt.wantErr {
+				t.Errorf("ParseLang(%q) = %q, %v, want %q, error %v", tt.in, got, err, tt.want, tt.wantErr)
+			}
+		})
 	}
 }
 
@@ -224,38 +234,48 @@ func TestDetect(t *testing.T) {
 		{"factura pendiente", English}, // no cue at all: documented fallback
 	}
 	for _, tt := range tests {
-		if got := Detect(tt.text); got != tt.want {
-			t.Errorf("Detect(%q) = %q, want %q", tt.text, got, tt.want)
-		}
+		t.Run(tt.text, func(t *testing.T) {
+			if got := Detect(tt.text); got != tt.want {
+				t.Errorf("Detect(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
 	}
 }
 
 func TestStopWordPolicy(t *testing.T) {
 	// Words that change which tool a request needs are kept (stop.go).
 	for _, w := range []string{"not", "no", "all", "new", "on", "off", "up", "down", "out", "without", "before", "after"} {
-		if IsStopWord(English, w) {
-			t.Errorf("IsStopWord(en, %q) = true, want false", w)
-		}
+		t.Run(w, func(t *testing.T) {
+			if IsStopWord(English, w) {
+				t.Errorf("IsStopWord(en, %q) = true, want false", w)
+			}
+		})
 	}
 	for _, w := range []string{"no", "sin", "todos", "nuevo"} {
-		if IsStopWord(Spanish, w) {
-			t.Errorf("IsStopWord(es, %q) = true, want false", w)
-		}
+		t.Run(w, func(t *testing.T) {
+			if IsStopWord(Spanish, w) {
+				t.Errorf("IsStopWord(es, %q) = true, want false", w)
+			}
+		})
 	}
 	for _, w := range []string{"nie", "bez", "wszystkie", "nowy"} {
-		if IsStopWord(Polish, w) {
-			t.Errorf("IsStopWord(pl, %q) = true, want false", w)
-		}
+		t.Run(w, func(t *testing.T) {
+			if IsStopWord(Polish, w) {
+				t.Errorf("IsStopWord(pl, %q) = true, want false", w)
+			}
+		})
 	}
-	for _, l := range Languages {
-		for _, w := range StopWords(l) {
-			if Fold(w) != w {
-				t.Errorf("stop word %q of %s is not folded", w, l)
+	for i, l := range Languages {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for _, w := range StopWords(l) {
+				if Fold(w) != w {
+					t.Errorf("stop word %q of %s is not folded", w, l)
+				}
+				if !IsStopWord(l, w) {
+					t.Errorf("IsStopWord(%s, %q) = false for a listed word", l, w)
+				}
 			}
-			if !IsStopWord(l, w) {
-				t.Errorf("IsStopWord(%s, %q) = false for a listed word", l, w)
-			}
-		}
+		})
 	}
 }
 

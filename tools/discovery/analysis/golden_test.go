@@ -109,20 +109,22 @@ func TestStemCache(t *testing.T) {
 	const bound = 100
 	a := New(&Options{StemCache: bound, KeepStopWords: true})
 	check := func(when string) {
-		for _, l := range Languages {
-			for _, line := range readLines(t, "words_"+string(l)+".txt") {
-				for _, w := range strings.Fields(line) {
-					if !isAlphaWord(w) {
-						continue
-					}
-					if got, want := a.Terms(nil, w, l), direct(l, w); len(got) != 1 || got[0] != want {
-						t.Errorf("%s: Terms(%q, %s) = %q, the stemmer says %q", when, w, l, got, want)
-					}
-					if got, want := a.Stem(l, w), direct(l, w); got != want {
-						t.Errorf("%s: Analyzer.Stem(%s, %q) = %q, the stemmer says %q", when, l, w, got, want)
+		for i, l := range Languages {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				for _, line := range readLines(t, "words_"+string(l)+".txt") {
+					for _, w := range strings.Fields(line) {
+						if !isAlphaWord(w) {
+							continue
+						}
+						if got, want := a.Terms(nil, w, l), direct(l, w); len(got) != 1 || got[0] != want {
+							t.Errorf("%s: Terms(%q, %s) = %q, the stemmer says %q", when, w, l, got, want)
+						}
+						if got, want := a.Stem(l, w), direct(l, w); got != want {
+							t.Errorf("%s: Analyzer.Stem(%s, %q) = %q, the stemmer says %q", when, l, w, got, want)
+						}
 					}
 				}
-			}
+			})
 		}
 	}
 	check("cold")

@@ -62,13 +62,15 @@ func TestParseArguments(t *testing.T) {
 		{``, "", false},
 		{`{"query":"a"`, "", false},
 	} {
-		got, err := findtools.ParseArguments(json.RawMessage(tc.in))
-		if tc.ok && (err != nil || got != tc.want) {
-			t.Errorf("ParseArguments(%.40s) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-		if !tc.ok && !errors.Is(err, findtools.ErrArguments) {
-			t.Errorf("ParseArguments(%.40s) = %q, %v; want an ErrArguments", tc.in, got, err)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := findtools.ParseArguments(json.RawMessage(tc.in))
+			if tc.ok && (err != nil || got != tc.want) {
+				t.Errorf("ParseArguments(%.40s) = %q, %v; want %q", tc.in, got, err, tc.want)
+			}
+			if !tc.ok && !errors.Is(err, findtools.ErrArguments) {
+				t.Errorf("ParseArguments(%.40s) = %q, %v; want an ErrArguments", tc.in, got, err)
+			}
+		})
 	}
 }
 
@@ -89,22 +91,24 @@ func TestLookup(t *testing.T) {
 		{name: "bank/no_such_tool", err: findtools.ErrNotFound},
 		{name: "", err: findtools.ErrNotFound},
 	} {
-		got, err := findtools.Lookup(view, tc.name)
-		var amb *findtools.AmbiguousError
-		switch {
-		case tc.want != "":
-			if err != nil || got.ID != tc.want {
-				t.Errorf("Lookup(%q) = %v, %v; want %s", tc.name, got, err, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := findtools.Lookup(view, tc.name)
+			var amb *findtools.AmbiguousError
+			switch {
+			case tc.want != "":
+				if err != nil || got.ID != tc.want {
+					t.Errorf("Lookup(%q) = %v, %v; want %s", tc.name, got, err, tc.want)
+				}
+			case tc.candidates != nil:
+				if !errors.As(err, &amb) || !slices.Equal(amb.Candidates, tc.candidates) {
+					t.Errorf("Lookup(%q) = %v, %v; want ambiguous among %v", tc.name, got, err, tc.candidates)
+				}
+			default:
+				if !errors.Is(err, tc.err) || got != nil {
+					t.Errorf("Lookup(%q) = %v, %v; want %v", tc.name, got, err, tc.err)
+				}
 			}
-		case tc.candidates != nil:
-			if !errors.As(err, &amb) || !slices.Equal(amb.Candidates, tc.candidates) {
-				t.Errorf("Lookup(%q) = %v, %v; want ambiguous among %v", tc.name, got, err, tc.candidates)
-			}
-		default:
-			if !errors.Is(err, tc.err) || got != nil {
-				t.Errorf("Lookup(%q) = %v, %v; want %v", tc.name, got, err, tc.err)
-			}
-		}
+		})
 	}
 }
 
@@ -134,21 +138,23 @@ func TestSearch(t *testing.T) {
 		{query: "refund the whole transaction", want: nil},
 		{query: "how much money is on my bank account", want: []string{"bank/get_balance"}},
 	} {
-		res, err := findtools.Search(t.Context(), disc, view, tc.query, &findtools.Options{K: 1, Alias: alias})
-		if err != nil {
-			t.Fatalf("Search(%q): %v", tc.query, err)
-		}
-		var got []string
-		for _, tl := range res.Tools {
-			got = append(got, tl.ID)
-			if tl.ID == "bank/issue_full_refund" {
-				t.Errorf("Search(%q) found a tool the teller may not use", tc.query)
+		t.Run(tc.query, func(t *testing.T) {
+			res, err := findtools.Search(t.Context(), disc, view, tc.query, &findtools.Options{K: 1, Alias: alias})
+			if err != nil {
+				t.Fatalf("Search(%q): %v", tc.query, err)
 			}
-		}
-		if tc.want != nil && !slices.Equal(got, tc.want) || res.Selected != tc.selected || !slices.Equal(res.Missing, tc.missing) {
-			t.Errorf("Search(%q) = %v (selected %v, missing %v), want %v (selected %v, missing %v)",
-				tc.query, got, res.Selected, res.Missing, tc.want, tc.selected, tc.missing)
-		}
+			var got []string
+			for _, tl := range res.Tools {
+				got = append(got, tl.ID)
+				if tl.ID == "bank/issue_full_refund" {
+					t.Errorf("Search(%q) found a tool the teller may not use", tc.query)
+				}
+			}
+			if tc.want != nil && !slices.Equal(got, tc.want) || res.Selected != tc.selected || !slices.Equal(res.Missing, tc.missing) {
+				t.Errorf("Search(%q) = %v (selected %v, missing %v), want %v (selected %v, missing %v)",
+					tc.query, got, res.Selected, res.Missing, tc.want, tc.selected, tc.missing)
+			}
+		})
 	}
 }
 

@@ -39,13 +39,15 @@ func TestEmbeddedLicenseBeside(t *testing.T) {
 		t.Fatalf("data/LICENSE-WordNet.txt: %v, want the WordNet 3.0 license", err)
 	}
 	for _, name := range []string{fileWordNet, fileIrreg} {
-		data, err := dataFS.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasPrefix(string(data), "# Source: Debian wordnet-base ") {
-			t.Errorf("%s does not start with the package version it was generated from", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			data, err := dataFS.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(data), "# Source: Debian wordnet-base ") {
+				t.Errorf("%s does not start with the package version it was generated from", name)
+			}
+		})
 	}
 }
 
@@ -64,12 +66,14 @@ func TestDerivedShareConcepts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ noun, verb string }{{"deletion", "delete"}, {"retrieval", "retrieve"}} {
-		if got := l.Derive(tt.noun); !slices.Contains(got, tt.verb) {
-			t.Errorf("Derive(%q) = %q, want it to contain %q", tt.noun, got, tt.verb)
-		}
-		if syn := l.Synonyms(tt.noun); !slices.Contains(syn, "remove") && tt.verb == "delete" {
-			t.Errorf("Synonyms(%q) = %q, want the derived-from verb's group (remove)", tt.noun, syn)
-		}
+		t.Run(tt.noun, func(t *testing.T) {
+			if got := l.Derive(tt.noun); !slices.Contains(got, tt.verb) {
+				t.Errorf("Derive(%q) = %q, want it to contain %q", tt.noun, got, tt.verb)
+			}
+			if syn := l.Synonyms(tt.noun); !slices.Contains(syn, "remove") && tt.verb == "delete" {
+				t.Errorf("Synonyms(%q) = %q, want the derived-from verb's group (remove)", tt.noun, syn)
+			}
+		})
 	}
 	if got := l.Derive("delete"); got != nil {
 		t.Errorf("Derive(delete) = %q, want nil (verbs do not derive from nouns here)", got)
@@ -113,11 +117,13 @@ func TestOpenAddsFiles(t *testing.T) {
 	}
 	var files []File
 	for _, spec := range []string{"es=" + es, "en=" + en} {
-		f, err := ParseFile(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
+		t.Run(spec, func(t *testing.T) {
+			f, err := ParseFile(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		})
 	}
 	l, err := Open(files...)
 	if err != nil {
@@ -145,9 +151,11 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, spec := range []string{"", "es", "es=", "de=x.txt", "=x.txt", "derive=x.txt"} {
-		if _, err := ParseFile(spec); !errors.Is(err, ErrFile) {
-			t.Errorf("ParseFile(%q) error = %v, want ErrFile", spec, err)
-		}
+		t.Run(spec, func(t *testing.T) {
+			if _, err := ParseFile(spec); !errors.Is(err, ErrFile) {
+				t.Errorf("ParseFile(%q) error = %v, want ErrFile", spec, err)
+			}
+		})
 	}
 	if _, err := Open(File{Kind: KindSpanish, Path: filepath.Join(dir, "missing.txt")}); !errors.Is(err, ErrFile) {
 		t.Errorf("Open(missing file) error = %v, want ErrFile", err)

@@ -2,6 +2,7 @@ package lexicon
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -24,9 +25,11 @@ func TestParse(t *testing.T) {
 		t.Fatalf("Parse = %d entries %+v, want %d", len(got), got, len(want))
 	}
 	for i := range want {
-		if got[i].Key != want[i].Key || !slices.Equal(got[i].Values, want[i].Values) || got[i].Line != want[i].Line {
-			t.Errorf("Parse entry %d = %+v, want %+v", i, got[i], want[i])
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if got[i].Key != want[i].Key || !slices.Equal(got[i].Values, want[i].Values) || got[i].Line != want[i].Line {
+				t.Errorf("Parse entry %d = %+v, want %+v", i, got[i], want[i])
+			}
+		})
 	}
 }
 
@@ -45,15 +48,17 @@ func TestParseErrors(t *testing.T) {
 		{"delete: \xff", "f.txt:1: invalid UTF-8"},
 	}
 	for _, tt := range tests {
-		_, err := Parse("f.txt", []byte(tt.data))
-		var se *SyntaxError
-		if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) {
-			t.Errorf("Parse(%q) error = %v, want a *SyntaxError wrapping ErrSyntax", tt.data, err)
-			continue
-		}
-		if err.Error() != tt.want {
-			t.Errorf("Parse(%q) error = %q, want %q", tt.data, err.Error(), tt.want)
-		}
+		t.Run(tt.data, func(t *testing.T) {
+			_, err := Parse("f.txt", []byte(tt.data))
+			var se *SyntaxError
+			if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) {
+				t.Errorf("Parse(%q) error = %v, want a *SyntaxError wrapping ErrSyntax", tt.data, err)
+				return
+			}
+			if err.Error() != tt.want {
+				t.Errorf("Parse(%q) error = %q, want %q", tt.data, err.Error(), tt.want)
+			}
+		})
 	}
 }
 
@@ -123,15 +128,17 @@ func TestSynonyms(t *testing.T) {
 		{"sent", []string{"send", "post"}}, // irregular form → lemma
 	}
 	for _, tt := range tests {
-		got := l.Synonyms(tt.term)
-		for _, w := range tt.want {
-			if !slices.Contains(got, w) {
-				t.Errorf("Synonyms(%q) = %q, want it to contain %q", tt.term, got, w)
+		t.Run(tt.term, func(t *testing.T) {
+			got := l.Synonyms(tt.term)
+			for _, w := range tt.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("Synonyms(%q) = %q, want it to contain %q", tt.term, got, w)
+				}
 			}
-		}
-		if slices.Contains(got, analysis.Fold(tt.term)) {
-			t.Errorf("Synonyms(%q) contains the term itself", tt.term)
-		}
+			if slices.Contains(got, analysis.Fold(tt.term)) {
+				t.Errorf("Synonyms(%q) contains the term itself", tt.term)
+			}
+		})
 	}
 	if got := l.Synonyms("qwxzv"); got != nil {
 		t.Errorf("Synonyms(unknown) = %q, want nil", got)
@@ -177,9 +184,11 @@ func TestTranslate(t *testing.T) {
 		{analysis.Polish, "fakturami", "invoice"}, // through the Polish stem
 	}
 	for _, tt := range tests {
-		if got := l.Translate(tt.lang, tt.term); !slices.Contains(got, tt.want) {
-			t.Errorf("Translate(%s, %q) = %q, want it to contain %q", tt.lang, tt.term, got, tt.want)
-		}
+		t.Run(tt.term, func(t *testing.T) {
+			if got := l.Translate(tt.lang, tt.term); !slices.Contains(got, tt.want) {
+				t.Errorf("Translate(%s, %q) = %q, want it to contain %q", tt.lang, tt.term, got, tt.want)
+			}
+		})
 	}
 	if got := l.Translate("de", "löschen"); got != nil {
 		t.Errorf("Translate(de, ...) = %q, want nil", got)
@@ -195,16 +204,18 @@ func TestTranslate(t *testing.T) {
 func TestTranslationsReachConcepts(t *testing.T) {
 	l := Default()
 	for i, name := range []string{"es", "pl"} {
-		known, total := 0, 0
-		for _, tr := range l.trans[i] {
-			total++
-			if len(tr.concepts) > 0 {
-				known++
+		t.Run(name, func(t *testing.T) {
+			known, total := 0, 0
+			for _, tr := range l.trans[i] {
+				total++
+				if len(tr.concepts) > 0 {
+					known++
+				}
 			}
-		}
-		if frac := float64(known) / float64(total); frac < 0.85 {
-			t.Errorf("%s: %d of %d entries (%.2f) reach an English concept, want at least 0.85", name, known, total, frac)
-		}
+			if frac := float64(known) / float64(total); frac < 0.85 {
+				t.Errorf("%s: %d of %d entries (%.2f) reach an English concept, want at least 0.85", name, known, total, frac)
+			}
+		})
 	}
 }
 
@@ -224,15 +235,17 @@ func TestConceptsCrossLanguage(t *testing.T) {
 		{analysis.Polish, "pogoda", "forecast"},
 	}
 	for _, p := range pairs {
-		w := analysis.Fold(p.word)
-		foreign := l.Concepts(nil, "", w)
-		english := l.Concepts(nil, analysis.English, p.enWrd)
-		if !shareConcept(foreign, english) {
-			t.Errorf("Concepts(%q) = %v and Concepts(en, %q) = %v share nothing", w, foreign, p.enWrd, english)
-		}
-		if got := l.Concepts(nil, analysis.English, w); len(got) != 0 && p.lang == analysis.Polish {
-			t.Errorf("Concepts(en, %q) = %v, want none for a Polish word", w, got)
-		}
+		t.Run(p.word, func(t *testing.T) {
+			w := analysis.Fold(p.word)
+			foreign := l.Concepts(nil, "", w)
+			english := l.Concepts(nil, analysis.English, p.enWrd)
+			if !shareConcept(foreign, english) {
+				t.Errorf("Concepts(%q) = %v and Concepts(en, %q) = %v share nothing", w, foreign, p.enWrd, english)
+			}
+			if got := l.Concepts(nil, analysis.English, w); len(got) != 0 && p.lang == analysis.Polish {
+				t.Errorf("Concepts(en, %q) = %v, want none for a Polish word", w, got)
+			}
+		})
 	}
 }
 
@@ -254,9 +267,11 @@ func TestExpand(t *testing.T) {
 	l := Default()
 	got := l.Expand(nil, []string{"borrar", "archivo"}, "")
 	for _, w := range []string{"delete", "file"} {
-		if !slices.Contains(got, w) {
-			t.Errorf("Expand([borrar archivo]) = %q, want it to contain %q", got, w)
-		}
+		t.Run(w, func(t *testing.T) {
+			if !slices.Contains(got, w) {
+				t.Errorf("Expand([borrar archivo]) = %q, want it to contain %q", got, w)
+			}
+		})
 	}
 	en := l.Expand(nil, []string{"delete", "file"}, analysis.English)
 	if !slices.Contains(en, "remove") || slices.Contains(en, "delete") {
@@ -339,21 +354,25 @@ func TestSense(t *testing.T) {
 		{"please", "", nil},
 		{"", "", nil},
 	} {
-		stems := an.Terms(nil, tc.request, analysis.English)
-		sn, ok := l.Sense(stems)
-		switch {
-		case ok != (tc.verb != ""):
-			t.Errorf("Sense(%q) = %v, %v, want a sense: %v", tc.request, sn, ok, tc.verb != "")
-		case ok && (stems[sn.Verb] != stem(tc.verb) || !slices.Equal(sn.Actions, tc.actions)):
-			t.Errorf("Sense(%q) = %+v (stems %q), want verb %q, actions %q", tc.request, sn, stems, tc.verb, tc.actions)
-		case ok && !(sn.Verb < sn.Object && sn.Object < sn.End && sn.End <= len(stems) && sn.Object-sn.Verb <= 4):
-			t.Errorf("Sense(%q) = %+v (stems %q): object span out of place", tc.request, sn, stems)
-		}
+		t.Run(tc.request, func(t *testing.T) {
+			stems := an.Terms(nil, tc.request, analysis.English)
+			sn, ok := l.Sense(stems)
+			switch {
+			case ok != (tc.verb != ""):
+				t.Errorf("Sense(%q) = %v, %v, want a sense: %v", tc.request, sn, ok, tc.verb != "")
+			case ok && (stems[sn.Verb] != stem(tc.verb) || !slices.Equal(sn.Actions, tc.actions)):
+				t.Errorf("Sense(%q) = %+v (stems %q), want verb %q, actions %q", tc.request, sn, stems, tc.verb, tc.actions)
+			case ok && !(sn.Verb < sn.Object && sn.Object < sn.End && sn.End <= len(stems) && sn.Object-sn.Verb <= 4):
+				t.Errorf("Sense(%q) = %+v (stems %q): object span out of place", tc.request, sn, stems)
+			}
+		})
 	}
 	for _, bad := range []Entry{{Key: "open", Values: []string{"create"}, Line: 4}, {Key: "open issue", Values: []string{"the"}, Line: 5}} {
-		if _, err := Build(&Source{Senses: []Entry{bad}}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "line") {
-			t.Errorf("Build(sense %q: %q) error = %v, want ErrInvalid naming the line", bad.Key, bad.Values, err)
-		}
+		t.Run(bad.Key, func(t *testing.T) {
+			if _, err := Build(&Source{Senses: []Entry{bad}}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "line") {
+				t.Errorf("Build(sense %q: %q) error = %v, want ErrInvalid naming the line", bad.Key, bad.Values, err)
+			}
+		})
 	}
 	if testing.AllocsPerRun(100, func() { l.Sense([]string{"open", "pull", "request"}) }) != 0 {
 		t.Error("Sense allocates")
@@ -370,15 +389,19 @@ func TestBuildRejectsAmbiguousIrregular(t *testing.T) {
 func TestLemma(t *testing.T) {
 	l := Default()
 	for _, tt := range []struct{ in, want string }{{"sent", "send"}, {"paid", "pay"}, {"bought", "buy"}, {"children", "child"}} {
-		if got, ok := l.Lemma(tt.in); !ok || got != tt.want {
-			t.Errorf("Lemma(%q) = %q, %v, want %q, true", tt.in, got, ok, tt.want)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got, ok := l.Lemma(tt.in); !ok || got != tt.want {
+				t.Errorf("Lemma(%q) = %q, %v, want %q, true", tt.in, got, ok, tt.want)
+			}
+		})
 	}
 	// A form that is a common noun or verb itself has no lemma: its mapping would be a guess.
 	for _, w := range []string{"data", "left", "found"} {
-		if got, ok := l.Lemma(w); ok {
-			t.Errorf("Lemma(%q) = %q, true, want none", w, got)
-		}
+		t.Run(w, func(t *testing.T) {
+			if got, ok := l.Lemma(w); ok {
+				t.Errorf("Lemma(%q) = %q, true, want none", w, got)
+			}
+		})
 	}
 }
 
@@ -418,11 +441,13 @@ func TestPhraseConcepts(t *testing.T) {
 		{"", "stan", "konta", "", "balance"},
 	}
 	for _, tt := range tests {
-		got := l.PhraseConcepts(nil, tt.lang, tt.w1, tt.w2, tt.w3)
-		want := l.Concepts(nil, analysis.English, tt.sameAs)
-		if !shareConcept(got, want) {
-			t.Errorf("PhraseConcepts(%q %q %q) = %v shares no concept with %q (%v)", tt.w1, tt.w2, tt.w3, got, tt.sameAs, want)
-		}
+		t.Run(tt.w1, func(t *testing.T) {
+			got := l.PhraseConcepts(nil, tt.lang, tt.w1, tt.w2, tt.w3)
+			want := l.Concepts(nil, analysis.English, tt.sameAs)
+			if !shareConcept(got, want) {
+				t.Errorf("PhraseConcepts(%q %q %q) = %v shares no concept with %q (%v)", tt.w1, tt.w2, tt.w3, got, tt.sameAs, want)
+			}
+		})
 	}
 	if got := l.PhraseConcepts(nil, "", "delete", "file", ""); len(got) != 0 {
 		t.Errorf("PhraseConcepts(delete file) = %v, want none (not a listed phrase)", got)
@@ -457,16 +482,20 @@ func TestMayStartPhrase(t *testing.T) {
 			mayPhrase(t, l, w)
 		}
 	}
-	for _, w := range []phraseKey{{"delete", "the", ""}, {"the", "file", ""}, {"show", "me", ""}, {"zzz", "qqq", ""},
+	for i, w := range []phraseKey{{"delete", "the", ""}, {"the", "file", ""}, {"show", "me", ""}, {"zzz", "qqq", ""},
 		{"open", "a", "pull"}, {"create", "a", "new"}, {"file", "a", "report"}} {
-		if l.MayStartPhrase(w[0], w[1], w[2]) {
-			t.Errorf("MayStartPhrase(%q, %q, %q) = true; want false (no phrase starts so)", w[0], w[1], w[2])
-		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if l.MayStartPhrase(w[0], w[1], w[2]) {
+				t.Errorf("MayStartPhrase(%q, %q, %q) = true; want false (no phrase starts so)", w[0], w[1], w[2])
+			}
+		})
 	}
-	for _, w := range []phraseKey{{"pull", "request", ""}, {"pull", "requests", "for"}, {"base", "de", "datos"}, {"kurs", "walut", ""}} {
-		if !l.MayStartPhrase(w[0], w[1], w[2]) {
-			t.Errorf("MayStartPhrase(%q, %q, %q) = false; want true", w[0], w[1], w[2])
-		}
+	for i, w := range []phraseKey{{"pull", "request", ""}, {"pull", "requests", "for"}, {"base", "de", "datos"}, {"kurs", "walut", ""}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if !l.MayStartPhrase(w[0], w[1], w[2]) {
+				t.Errorf("MayStartPhrase(%q, %q, %q) = false; want true", w[0], w[1], w[2])
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package ngram
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -150,12 +151,14 @@ func TestDenseRecallOnDatasets(t *testing.T) {
 			{"apibank", 2, 0.71},
 		}
 	}
-	for _, d := range sets {
-		dir := testenv.Shared(t, filepath.Join("datasets", d.name))
-		r5, mrr, n := denseRecall(t, e, dir, d.stride)
-		t.Logf("%s: dense-only recall@5 %.3f, MRR %.3f over %d queries", d.name, r5, mrr, n)
-		if r5 < d.floor {
-			t.Errorf("%s: dense-only recall@5 = %.3f, want at least %.3f", d.name, r5, d.floor)
-		}
+	for i, d := range sets {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			dir := testenv.Shared(t, filepath.Join("datasets", d.name))
+			r5, mrr, n := denseRecall(t, e, dir, d.stride)
+			t.Logf("%s: dense-only recall@5 %.3f, MRR %.3f over %d queries", d.name, r5, mrr, n)
+			if r5 < d.floor {
+				t.Errorf("%s: dense-only recall@5 = %.3f, want at least %.3f", d.name, r5, d.floor)
+			}
+		})
 	}
 }

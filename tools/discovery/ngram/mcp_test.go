@@ -60,10 +60,12 @@ func TestCrossLanguageOnMCPCatalogs(t *testing.T) {
 	}
 	floors := map[string]float64{"en": 0.85, "es": 0.7, "pl": 0.7}
 	for _, lang := range []string{"en", "es", "pl"} {
-		r := hits[lang] / float64(total[lang])
-		t.Logf("%s: hit@5 %.3f (%d queries)", lang, r, total[lang])
-		if r < floors[lang] {
-			t.Errorf("%s: hit@5 = %.3f, want at least %.3f", lang, r, floors[lang])
-		}
+		t.Run(lang, func(t *testing.T) {
+			r := hits[lang] / float64(total[lang])
+			t.Logf("%s: hit@5 %.3f (%d queries)", lang, r, total[lang])
+			if r < floors[lang] {
+				t.Errorf("%s: hit@5 = %.3f, want at least %.3f", lang, r, floors[lang])
+			}
+		})
 	}
 }

@@ -73,12 +73,14 @@ func TestEmbedShapeAndNorm(t *testing.T) {
 func TestEmbedDeterministic(t *testing.T) {
 	a, b := New(nil), New(nil)
 	for _, text := range []string{"send a slack message", "¿Cómo borrar el archivo?", "wyślij wiadomość"} {
-		va, vb := embed1(t, a, text), embed1(t, b, text)
-		for i := range va {
-			if va[i] != vb[i] {
-				t.Fatalf("Embed(%q)[%d] = %v and %v from two embedders", text, i, va[i], vb[i])
+		t.Run(text, func(t *testing.T) {
+			va, vb := embed1(t, a, text), embed1(t, b, text)
+			for i := range va {
+				if va[i] != vb[i] {
+					t.Fatalf("Embed(%q)[%d] = %v and %v from two embedders", text, i, va[i], vb[i])
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -151,16 +153,18 @@ func TestOptions(t *testing.T) {
 		{"max above 8", Options{MaxN: 9}, false},
 	}
 	for _, tt := range tests {
-		e, err := NewChecked(&tt.opts)
-		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrOptions)) {
-			t.Errorf("%s: NewChecked error = %v, want ok %v (ErrOptions otherwise)", tt.name, err, tt.ok)
-		}
-		if tt.ok && tt.opts.Dim != 0 && e.Dim() != tt.opts.Dim {
-			t.Errorf("%s: Dim() = %d, want %d", tt.name, e.Dim(), tt.opts.Dim)
-		}
-		if f := New(&tt.opts); f == nil || (!tt.ok && f.Dim() != DefaultDim && tt.opts.Dim != 0) {
-			t.Errorf("%s: New did not fall back to defaults", tt.name)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := NewChecked(&tt.opts)
+			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrOptions)) {
+				t.Errorf("%s: NewChecked error = %v, want ok %v (ErrOptions otherwise)", tt.name, err, tt.ok)
+			}
+			if tt.ok && tt.opts.Dim != 0 && e.Dim() != tt.opts.Dim {
+				t.Errorf("%s: Dim() = %d, want %d", tt.name, e.Dim(), tt.opts.Dim)
+			}
+			if f := New(&tt.opts); f == nil || (!tt.ok && f.Dim() != DefaultDim && tt.opts.Dim != 0) {
+				t.Errorf("%s: New did not fall back to defaults", tt.name)
+			}
+		})
 	}
 }
 
@@ -191,11 +195,13 @@ func TestQualityTriples(t *testing.T) {
 		{"turn off the lights", "disable the lights", "turn the page"},
 		{"¿cuál es el tipo de cambio?", "what is the exchange rate", "change my password"},
 	}
-	for _, tr := range triples {
-		a, n, f := embed1(t, e, tr[0]), embed1(t, e, tr[1]), embed1(t, e, tr[2])
-		if cn, cf := cosine(a, n), cosine(a, f); cn <= cf {
-			t.Errorf("cos(%q, %q) = %.3f, not above cos(%q, %q) = %.3f", tr[0], tr[1], cn, tr[0], tr[2], cf)
-		}
+	for i, tr := range triples {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			a, n, f := embed1(t, e, tr[0]), embed1(t, e, tr[1]), embed1(t, e, tr[2])
+			if cn, cf := cosine(a, n), cosine(a, f); cn <= cf {
+				t.Errorf("cos(%q, %q) = %.3f, not above cos(%q, %q) = %.3f", tr[0], tr[1], cn, tr[0], tr[2], cf)
+			}
+		})
 	}
 }
 
@@ -226,32 +232,36 @@ func TestLexiconGroupsCohere(t *testing.T) {
 		t.Errorf("synonym closer than another group's word for %d of %d pairs (%.2f), want at least 0.95", good, total, frac)
 	}
 
-	for _, lang := range []analysis.Lang{analysis.Spanish, analysis.Polish} {
-		var src []string
-		switch lang {
-		case analysis.Spanish:
-			src = []string{"borrar", "crear", "buscar", "enviar", "pagar", "factura", "archivo", "calendario", "reunión", "saldo", "mensaje", "actualizar"}
-		case analysis.Polish:
-			src = []string{"usuń", "utwórz", "szukaj", "wyślij", "zapłać", "faktura", "plik", "kalendarz", "spotkanie", "saldo", "wiadomość", "zaktualizuj"}
-		}
-		good, total := 0, 0
-		for i, w := range src {
-			tr := lex.Translate(lang, analysis.Fold(w))
-			if len(tr) == 0 {
-				t.Fatalf("Translate(%s, %q) is empty", lang, w)
+	for row, lang := range []analysis.Lang{analysis.Spanish, analysis.Polish} {
+		t.Run(fmt.Sprint(row), func(t *testing.T) {
+			var src []string
+			switch lang {
+			case analysis.Spanish:
+				src = []string{"borrar", "crear", "buscar", "enviar", "pagar", "factura", "archivo", "calendario", "reunión", "saldo", "mensaje", "actualizar"}
+			case analysis.Polish:
+				src = []string{"usuń", "utwórz", "szukaj", "wyślij", "zapłać", "faktura", "plik", "kalendarz", "spotkanie", "saldo", "wiadomość", "zaktualizuj"}
 			}
-			otherTr := lex.Translate(lang, analysis.Fold(src[(i+1)%len(src)]))
-			vw, vt, vo := embed1(t, e, w), embed1(t, e, tr[0]), embed1(t, e, otherTr[0])
-			total++
-			if cosine(vw, vt) > cosine(vw, vo) {
-				good++
-			} else {
-				t.Logf("%s %q: cos with %q %.3f, with %q %.3f", lang, w, tr[0], cosine(vw, vt), otherTr[0], cosine(vw, vo))
+			good, total := 0, 0
+			for i, w := range src {
+				t.Run(w, func(t *testing.T) {
+					tr := lex.Translate(lang, analysis.Fold(w))
+					if len(tr) == 0 {
+						t.Fatalf("Translate(%s, %q) is empty", lang, w)
+					}
+					otherTr := lex.Translate(lang, analysis.Fold(src[(i+1)%len(src)]))
+					vw, vt, vo := embed1(t, e, w), embed1(t, e, tr[0]), embed1(t, e, otherTr[0])
+					total++
+					if cosine(vw, vt) > cosine(vw, vo) {
+						good++
+					} else {
+						t.Logf("%s %q: cos with %q %.3f, with %q %.3f", lang, w, tr[0], cosine(vw, vt), otherTr[0], cosine(vw, vo))
+					}
+				})
 			}
-		}
-		if good != total {
-			t.Errorf("%s: %d of %d words closer to their translation than to another word's", lang, good, total)
-		}
+			if good != total {
+				t.Errorf("%s: %d of %d words closer to their translation than to another word's", lang, good, total)
+			}
+		})
 	}
 }
 
@@ -328,10 +338,12 @@ func TestCacheChangesNothing(t *testing.T) {
 		embed1(t, warm, s) // fills the cache
 	}
 	for _, s := range texts {
-		want := embed1(t, New(nil), s)
-		if got := embed1(t, warm, s); !slices.Equal(got, want) {
-			t.Errorf("EmbedTo(%q) with a warm cache differs from a cold one", s)
-		}
+		t.Run(s, func(t *testing.T) {
+			want := embed1(t, New(nil), s)
+			if got := embed1(t, warm, s); !slices.Equal(got, want) {
+				t.Errorf("EmbedTo(%q) with a warm cache differs from a cold one", s)
+			}
+		})
 	}
 	// Distinct words until the cache starts over, more than once.
 	var sb strings.Builder
@@ -343,19 +355,23 @@ func TestCacheChangesNothing(t *testing.T) {
 		t.Errorf("cache holds %d features, bound %d", warm.cache.n, DefaultFeatureCache)
 	}
 	for _, s := range texts {
-		if got, want := embed1(t, warm, s), embed1(t, New(nil), s); !slices.Equal(got, want) {
-			t.Errorf("EmbedTo(%q) after the cache started over differs", s)
-		}
+		t.Run(s, func(t *testing.T) {
+			if got, want := embed1(t, warm, s), embed1(t, New(nil), s); !slices.Equal(got, want) {
+				t.Errorf("EmbedTo(%q) after the cache started over differs", s)
+			}
+		})
 	}
 	small, none := New(&Options{FeatureCache: 50}), New(&Options{FeatureCache: -1})
 	for _, s := range texts {
-		want := embed1(t, New(nil), s)
-		if got := embed1(t, small, s); !slices.Equal(got, want) || small.cache.n > 50 {
-			t.Errorf("EmbedTo(%q) with a 50-feature cache differs or holds %d", s, small.cache.n)
-		}
-		if got := embed1(t, none, s); !slices.Equal(got, want) || none.cache.n != 0 {
-			t.Errorf("EmbedTo(%q) with no cache differs or holds %d", s, none.cache.n)
-		}
+		t.Run(s, func(t *testing.T) {
+			want := embed1(t, New(nil), s)
+			if got := embed1(t, small, s); !slices.Equal(got, want) || small.cache.n > 50 {
+				t.Errorf("EmbedTo(%q) with a 50-feature cache differs or holds %d", s, small.cache.n)
+			}
+			if got := embed1(t, none, s); !slices.Equal(got, want) || none.cache.n != 0 {
+				t.Errorf("EmbedTo(%q) with no cache differs or holds %d", s, none.cache.n)
+			}
+		})
 	}
 }
 
