@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/auditexport"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
@@ -186,7 +187,7 @@ func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format st
 			return fail(stderr, prog, err)
 		}
 	}
-	var rep gateway.AuditReport
+	var rep auditchain.Report
 	var err error
 	source := file
 	if file != "" {
@@ -202,7 +203,7 @@ func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format st
 		if oerr != nil {
 			return fail(stderr, prog, oerr)
 		}
-		rep, err = gateway.VerifyAuditChain(ctx, st, pub)
+		rep, err = auditchain.Verify(ctx, st, pub)
 		st.Close()
 	}
 	if err != nil {
@@ -211,11 +212,11 @@ func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format st
 	if format == "json" {
 		out := struct {
 			OK bool `json:"ok"`
-			gateway.AuditReport
+			auditchain.Report
 			First   uint64 `json:"first"`
 			Last    uint64 `json:"last"`
 			Problem any    `json:"problem"`
-		}{OK: rep.Break == nil, AuditReport: rep, First: rep.First, Last: rep.Last}
+		}{OK: rep.Break == nil, Report: rep, First: rep.First, Last: rep.Last}
 		if b := rep.Break; b != nil {
 			p := map[string]any{"seq": b.Seq, "problem": b.Problem}
 			if !b.Time.IsZero() {
@@ -238,7 +239,7 @@ func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format st
 	return exitOK
 }
 
-func printAuditReport(w io.Writer, source string, rep gateway.AuditReport, keyed bool) {
+func printAuditReport(w io.Writer, source string, rep auditchain.Report, keyed bool) {
 	if b := rep.Break; b != nil {
 		fmt.Fprintf(w, "FAILED: %s\n", termtext.Line(b.Error()))
 		fmt.Fprintf(w, "%d entries verified before it (from the anchor at entry %d)\n", rep.Entries, rep.Anchor.Seq)
@@ -285,7 +286,7 @@ func auditCheckpoint(ctx context.Context, prog, data, spec, keyPath string, stdo
 		return fail(stderr, prog, err)
 	}
 	defer st.Close()
-	cp, err := gateway.SignAuditCheckpoint(ctx, st, key, time.Now())
+	cp, err := auditchain.Sign(ctx, st, key, time.Now())
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

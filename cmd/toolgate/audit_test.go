@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/internal/testservices"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
@@ -198,7 +199,7 @@ func forgedTail(t *testing.T, c gateway.AuditChain) gateway.AuditEntry {
 	}
 	e := gateway.AuditEntry{Time: auditT0.Add(time.Hour), Tenant: "acme", Principal: "mallory", SessionID: "s9", Step: 1,
 		Tool: "bank/transfer_funds", Key: strings.Repeat("f", 64), Decision: "allow", Reason: "scopes ok", Outcome: "ok"}
-	return gateway.ChainAudit(e, 7, all[5].Hash)
+	return auditchain.Chain(e, 7, all[5].Hash)
 }
 
 // auditCase is one way to tamper with the log, and what verify must say.
@@ -224,7 +225,7 @@ var auditCases = []auditCase{
 	}, []string{"FAILED: audit entry 7 (2026-12-01T10:00:00Z): not chained"}},
 	{"forged tail, chained, forged checkpoint", func(t *testing.T, b *auditBackend, c gateway.AuditChain, attacker ed25519.PrivateKey) {
 		b.forge(t, forgedTail(t, c))
-		if _, err := gateway.SignAuditCheckpoint(context.Background(), c, attacker, auditT0.Add(2*time.Hour)); err != nil {
+		if _, err := auditchain.Sign(context.Background(), c, attacker, auditT0.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}, []string{"FAILED: audit entry 7 (2026-12-01T11:00:00Z): checkpoint: signed by key"}},
@@ -237,7 +238,7 @@ var auditCases = []auditCase{
 		}
 		all[2].Tool = "bank/transfer_fundz"
 		for i := 2; i < len(all); i++ {
-			all[i] = gateway.ChainAudit(all[i], all[i].Seq, all[i-1].Hash)
+			all[i] = auditchain.Chain(all[i], all[i].Seq, all[i-1].Hash)
 			b.remove(t, int(all[i].Seq))
 			b.forge(t, all[i])
 		}
@@ -324,7 +325,7 @@ func TestAuditExportFile(t *testing.T) {
 		t.Errorf("line 1 = %s, want the anchor", lines[0])
 	}
 	if json.Unmarshal([]byte(lines[2]), &entry) != nil || entry["type"] != "audit_entry" || entry["seq"] != 1.0 ||
-		entry["prev"] != gateway.AuditGenesis || entry["tenant"] != "acme" || entry["v"] != 1.0 || len(entry["hash"].(string)) != 64 {
+		entry["prev"] != auditchain.Genesis || entry["tenant"] != "acme" || entry["v"] != 1.0 || len(entry["hash"].(string)) != 64 {
 		t.Errorf("line 3 = %s, want entry 1 with its chain fields", lines[2])
 	}
 	code, out, errOut := runCmd("audit", "verify", "--file", path, "--pubkey", pubPath)

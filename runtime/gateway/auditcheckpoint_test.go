@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 )
 
@@ -17,7 +18,7 @@ func TestAuditCheckpointer(t *testing.T) {
 	st := memstore.New()
 	pub, key, _ := ed25519.GenerateKey(nil)
 	clock := newFakeClock()
-	cp := &gateway.AuditCheckpointer{Chain: st, Key: key, Every: 3, Clock: clock}
+	cp := &auditchain.Checkpointer{Chain: st, Key: key, Every: 3, Clock: clock}
 	appendN := func(n int) {
 		for range n {
 			if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: clock.Now(), Tenant: "acme", Principal: "p", Tool: "t", Decision: "allow", Outcome: "ok"}); err != nil {
@@ -45,8 +46,8 @@ func TestAuditCheckpointer(t *testing.T) {
 	appendN(1)
 	want("three more", 4)
 	want("nothing new", 0)
-	rep, err := gateway.VerifyAuditChain(ctx, st, pub)
+	rep, err := auditchain.Verify(ctx, st, pub)
 	if err != nil || rep.Break != nil || rep.Signed != 2 || rep.LastSigned != 4 {
-		t.Errorf("VerifyAuditChain = %+v (%v), %v; want 2 signed checkpoints, the last at 4", rep, rep.Break, err)
+		t.Errorf("auditchain.Verify = %+v (%v), %v; want 2 signed checkpoints, the last at 4", rep, rep.Break, err)
 	}
 }

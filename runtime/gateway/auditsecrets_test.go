@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -57,8 +58,8 @@ func TestAuditHoldsNoArguments(t *testing.T) {
 			t.Errorf("%s: the audit entry holds the argument: %s", calls[i].name, b)
 		}
 	}
-	rep, err := gateway.VerifyAuditChain(ctx, e.Store.(gateway.AuditChain), nil)
+	rep, err := auditchain.Verify(ctx, e.Store.(gateway.AuditChain), nil)
 	if err != nil || rep.Break != nil || rep.Entries != len(calls) {
-		t.Errorf("VerifyAuditChain = %+v (%v), %v", rep, rep.Break, err)
+		t.Errorf("auditchain.Verify = %+v (%v), %v", rep, rep.Break, err)
 	}
 }

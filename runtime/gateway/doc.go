@@ -137,9 +137,10 @@
 // ([AuditChain]): an entry carries its sequence number, the hash of the
 // entry before it and its own, over the canonical (JCS) encoding of its
 // content, assigned inside the store's write, so the entries of many
-// gateways on one store form one chain. [VerifyAuditChain] names the first
+// gateways on one store form one chain. Package runtime/gateway/auditchain
+// computes those hashes; its Verify names the first
 // entry edited, removed, moved or appended outside the chain; Ed25519
-// checkpoints ([SignAuditCheckpoint]) expose a chain rewritten as a whole or
+// checkpoints (its Sign) expose a chain rewritten as a whole or
 // a removed tail. The retention purge keeps an anchor, the hash of the last
 // entry removed, so verification starts there. "toolgate audit" verifies
 // and exports the log (runtime/gateway/auditexport, JSON Lines).

@@ -181,8 +181,8 @@ type AuditEntry struct {
 	// The chain fields (see AuditChain), set by the store that appends the
 	// entry, inside that write; what a caller passes to AppendAudit in them
 	// is ignored. Seq is the entry's number in the store's log (1, 2, …),
-	// Prev the Hash of entry Seq-1 (AuditGenesis for the first), Hash this
-	// entry's (AuditHash), V the chain version. An entry written before
+	// Prev the Hash of entry Seq-1 (auditchain.Genesis for the first), Hash this
+	// entry's (auditchain.Hash), V the chain version. An entry written before
 	// its store kept a chain has V 0 and no hashes.
 	Seq  uint64 `json:"seq,omitempty"`
 	Prev string `json:"prev,omitempty"`

@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 )
 
 // The line types.
@@ -88,7 +89,7 @@ const page = 1000
 // entries written.
 func Export(ctx context.Context, w io.Writer, c gateway.AuditChain, o Options) (int, error) {
 	// The first page comes before the anchor, as in
-	// gateway.VerifyAuditChain: a purge meanwhile only moves the anchor
+	// auditchain.Verify: a purge meanwhile only moves the anchor
 	// past entries already read, which are then skipped.
 	entries, err := c.ReadAuditChain(ctx, 0, page)
 	if err != nil {
@@ -162,15 +163,15 @@ func Export(ctx context.Context, w io.Writer, c gateway.AuditChain, o Options) (
 // is not an export (a line that is not JSON, or not of a known type, in
 // the wrong place, or too long) is an error naming the line; a chain that
 // does not verify is a report with Break set, Break.Where naming the line.
-func Verify(r io.Reader, name string, pub ed25519.PublicKey) (gateway.AuditReport, error) {
+func Verify(r io.Reader, name string, pub ed25519.PublicKey) (auditchain.Report, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
-	v := &gateway.AuditChainVerifier{PublicKey: pub}
+	v := &auditchain.Verifier{PublicKey: pub}
 	var cps []gateway.AuditCheckpoint
 	line := 0
 	state := 0 // 0: want the anchor; 1: checkpoints; 2: entries
-	fail := func(format string, args ...any) (gateway.AuditReport, error) {
-		return gateway.AuditReport{}, fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) (auditchain.Report, error) {
+		return auditchain.Report{}, fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
 	}
 	for sc.Scan() {
 		line++
@@ -230,10 +231,10 @@ func Verify(r io.Reader, name string, pub ed25519.PublicKey) (gateway.AuditRepor
 			line++
 			return fail("line longer than %d bytes", MaxLine)
 		}
-		return gateway.AuditReport{}, fmt.Errorf("%s: %w", name, err)
+		return auditchain.Report{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if state == 0 {
-		return gateway.AuditReport{}, fmt.Errorf("%s: empty: no %q line", name, TypeAnchor)
+		return auditchain.Report{}, fmt.Errorf("%s: empty: no %q line", name, TypeAnchor)
 	}
 	if state == 1 {
 		v.Want(cps)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/auditexport"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 )
@@ -29,7 +30,7 @@ func exported(t testing.TB, n int, key ed25519.PrivateKey) []byte {
 		}
 	}
 	if key != nil {
-		if _, err := gateway.SignAuditCheckpoint(ctx, st, key, t0.Add(time.Hour)); err != nil {
+		if _, err := auditchain.Sign(ctx, st, key, t0.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 )
 
 // Store is an in-memory gateway.Store. The zero value is not usable; call
@@ -46,7 +47,7 @@ func New() *Store {
 		byKey:     map[string]gateway.Slot{},
 		approvals: map[string]*gateway.Approval{},
 		buckets:   map[string]*bucket{},
-		anchor:    gateway.AuditAnchor{Hash: gateway.AuditGenesis},
+		anchor:    gateway.AuditAnchor{Hash: auditchain.Genesis},
 	}
 }
 
@@ -233,7 +234,7 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 	if n := len(s.audit); n > 0 {
 		seq, prev = s.audit[n-1].Seq, s.audit[n-1].Hash
 	}
-	s.audit = append(s.audit, gateway.ChainAudit(e, seq+1, prev))
+	s.audit = append(s.audit, auditchain.Chain(e, seq+1, prev))
 	return nil
 }
 

@@ -1,6 +1,6 @@
 package pgstore
 
-import "github.com/toolgate/toolgate/runtime/gateway"
+import "github.com/toolgate/toolgate/runtime/gateway/auditchain"
 
 // migrations[i] takes the schema from version i to i+1. Append only: a
 // released step is never edited, so every existing database can be brought
@@ -123,4 +123,4 @@ CREATE TABLE audit_checkpoints (
 );
 `}
 
-const genesis = gateway.AuditGenesis
+const genesis = auditchain.Genesis

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
@@ -269,20 +270,20 @@ var completeAuditedSQL = `WITH done AS (UPDATE records SET state = 'done', value
 		$20::text, $21::text, $22::text, $23::text, $24::bigint, ` + chainValues + ` FROM head`
 
 // chainHead is the CTE "head" that moves the audit chain's head one entry
-// on, the entry whose AuditDigest is the text parameter $digest, when cond
+// on, the entry whose auditchain.Digest is the text parameter $digest, when cond
 // holds: it takes audit_chain's row lock (a concurrent append waits for
 // this one's commit, then chains after it), and yields the new entry's
-// sequence number, prev and hash (gateway.AuditHash, computed by
+// sequence number, prev and hash (auditchain.Hash, computed by
 // PostgreSQL's sha256). Every SET expression reads the row as it was.
 func chainHead(digest int, cond string) string {
 	return fmt.Sprintf(`head AS (UPDATE audit_chain SET head_seq = head_seq + 1, head_prev = head_hash,
 		head_hash = encode(sha256(convert_to('toolgate-audit/%d' || E'\n' || (head_seq + 1)::text || E'\n' || head_hash || E'\n'
 			|| $%d::text, 'UTF8')), 'hex')
-		WHERE id = 1 AND %s RETURNING head_seq, head_prev, head_hash)`, gateway.AuditChainVersion, digest, cond)
+		WHERE id = 1 AND %s RETURNING head_seq, head_prev, head_hash)`, auditchain.Version, digest, cond)
 }
 
 // chainValues are the chain columns' values from chainHead's "head".
-var chainValues = fmt.Sprintf(`head.head_seq, head.head_prev, head.head_hash, %d`, gateway.AuditChainVersion)
+var chainValues = fmt.Sprintf(`head.head_seq, head.head_prev, head.head_hash, %d`, auditchain.Version)
 
 // CompleteAudited implements gateway.AuditedRecorder: one statement, so a
 // completed call waits for one commit instead of two.
@@ -291,7 +292,7 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	if err != nil {
 		return err
 	}
-	return s.execFenced(ctx, "complete", completeAuditedSQL, append(append(args, storecodec.AuditArgs(e)...), gateway.AuditDigest(e))...)
+	return s.execFenced(ctx, "complete", completeAuditedSQL, append(append(args, storecodec.AuditArgs(e)...), auditchain.Digest(e))...)
 }
 
 // MarkUncertain implements gateway.Store.
@@ -390,7 +391,7 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 		INSERT INTO audit(`+storecodec.AuditReadColumns+`)
 		SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::integer, $8::text, $9::text,
 			$10::text, $11::text, $12::text, $13::text, $14::bigint, `+chainValues+` FROM head`,
-		append(storecodec.AuditArgs(e), gateway.AuditDigest(e))...)
+		append(storecodec.AuditArgs(e), auditchain.Digest(e))...)
 	return wrap("append audit", err)
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 )
 
 // Times reach the scripts as 20-digit, zero-padded Unix nanoseconds, so
@@ -156,12 +156,12 @@ return {1, redis.call('HGETALL', KEYS[1])}
 
 // auditScript: KEYS audit sorted set, sequence counter, chain sorted set,
 // chain head, chain anchor. ARGV time, JSON (without the chain fields),
-// the entry's gateway.AuditDigest. Members are "time:seq:json" in the audit
+// the entry's auditchain.Digest. Members are "time:seq:json" in the audit
 // set at score 0, so the set's lexical order is the log's order by time,
 // then by insertion, and the same in the chain set at score seq, the
 // chain's order. The script chains the entry after the head (the head,
 // missing, starts at the sequence counter's value: entries from before the
-// chain are behind the anchor), computing gateway.AuditHash in Lua: Redis
+// chain are behind the anchor), computing auditchain.Hash in Lua: Redis
 // runs one script at a time, so the appends of every client are chained
 // one after another.
 var auditScript = redis.NewScript(sha256Lua + appendAudit(1, 1) + "return 1\n")
@@ -188,7 +188,7 @@ local js = string.sub(ARGV[%d], 1, -2) .. ',"seq":' .. s .. ',"prev":"' .. prev 
 local m = ARGV[%d] .. ':' .. string.format('%%020d', seq) .. ':' .. js
 redis.call('ZADD', audit, 0, m)
 redis.call('ZADD', chain, seq, m)
-`, k, k+1, k+2, k+3, k+4, gateway.AuditGenesis, gateway.AuditChainVersion, a+2, a+1, gateway.AuditChainVersion, a)
+`, k, k+1, k+2, k+3, k+4, auditchain.Genesis, auditchain.Version, a+2, a+1, auditchain.Version, a)
 }
 
 // sha256Lua defines sha256hex(msg), SHA-256 as lowercase hex, with the

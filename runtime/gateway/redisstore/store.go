@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
@@ -510,7 +511,7 @@ func (s *Store) audit(e gateway.AuditEntry) ([]string, []any, error) {
 		return nil, nil, fmt.Errorf("redisstore: encode audit entry: %w", err)
 	}
 	return []string{s.prefix + "audit", s.prefix + "audit:seq", s.prefix + "audit:chain", s.prefix + "audit:head", s.prefix + "audit:anchor"},
-		[]any{t20(e.Time), b, gateway.AuditDigest(e)}, nil
+		[]any{t20(e.Time), b, auditchain.Digest(e)}, nil
 }
 
 var _ gateway.AuditChain = (*Store)(nil)
@@ -571,7 +572,7 @@ func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
 	if err != nil {
 		return gateway.AuditAnchor{}, wrap("audit anchor", err)
 	}
-	a := gateway.AuditAnchor{Hash: gateway.AuditGenesis}
+	a := gateway.AuditAnchor{Hash: auditchain.Genesis}
 	if seq, ok := v[0].(string); ok {
 		if a.Seq, err = strconv.ParseUint(seq, 10, 64); err != nil {
 			return a, fmt.Errorf("redisstore: audit anchor: bad seq %q", seq)

@@ -1,6 +1,6 @@
 package sqlitestore
 
-import "github.com/toolgate/toolgate/runtime/gateway"
+import "github.com/toolgate/toolgate/runtime/gateway/auditchain"
 
 // migrations[i] takes the schema from user_version i to i+1. Append only:
 // a released step is never edited, so every existing database can be
@@ -157,4 +157,4 @@ CREATE TABLE audit_checkpoints (
 ) STRICT;
 `}
 
-const genesis = gateway.AuditGenesis
+const genesis = auditchain.Genesis

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 )
 
@@ -272,7 +273,7 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
-	it := &auditedCompletion{args: args, entry: auditItem{e, gateway.AuditDigest(e)}}
+	it := &auditedCompletion{args: args, entry: auditItem{e, auditchain.Digest(e)}}
 	if err := s.w.DoMerged(ctx, "complete+audit", it, completeAudited); err != nil {
 		return s.wrap(err)
 	}
@@ -408,10 +409,10 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 // multi-row INSERT per auditChunk entries, and each call returns once that
 // batch is committed.
 func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
-	return s.wrap(s.w.DoMerged(ctx, "audit", auditItem{e, gateway.AuditDigest(e)}, insertAudit))
+	return s.wrap(s.w.DoMerged(ctx, "audit", auditItem{e, auditchain.Digest(e)}, insertAudit))
 }
 
-// auditItem is an entry to append with its gateway.AuditDigest, computed
+// auditItem is an entry to append with its auditchain.Digest, computed
 // by the caller's goroutine so that the writer, which holds the write
 // lock, only hashes the short link.
 type auditItem struct {
@@ -460,7 +461,7 @@ func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
 		for _, it := range items[:n] {
 			seq++
 			a := it.(auditItem)
-			e := gateway.ChainAuditDigest(a.e, a.digest, uint64(seq), prev)
+			e := auditchain.ChainDigest(a.e, a.digest, uint64(seq), prev)
 			prev = e.Hash
 			args = append(append(args, storecodec.AuditArgs(e)...), storecodec.ChainArgs(e)...)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 )
 
 // chainOf returns s as a gateway.AuditChain, failing t when it is none:
@@ -25,17 +26,17 @@ func chainOf(t *testing.T, s any) gateway.AuditChain {
 
 // verifyChain verifies c and fails t unless it holds want entries (want < 0:
 // any number) in one unbroken chain.
-func verifyChain(t *testing.T, c gateway.AuditChain, pub ed25519.PublicKey, want int) gateway.AuditReport {
+func verifyChain(t *testing.T, c gateway.AuditChain, pub ed25519.PublicKey, want int) auditchain.Report {
 	t.Helper()
-	rep, err := gateway.VerifyAuditChain(ctx, c, pub)
+	rep, err := auditchain.Verify(ctx, c, pub)
 	if err != nil {
-		t.Fatalf("VerifyAuditChain: %v", err)
+		t.Fatalf("auditchain.Verify: %v", err)
 	}
 	if rep.Break != nil {
-		t.Fatalf("VerifyAuditChain: %v", rep.Break)
+		t.Fatalf("auditchain.Verify: %v", rep.Break)
 	}
 	if want >= 0 && rep.Entries != want {
-		t.Fatalf("VerifyAuditChain checked %d entries, want %d", rep.Entries, want)
+		t.Fatalf("auditchain.Verify checked %d entries, want %d", rep.Entries, want)
 	}
 	return rep
 }
@@ -66,15 +67,15 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 		t.Fatalf("ReadAuditChain returned %d entries, want 5", len(got))
 	}
 	a, err := c.AuditAnchor(ctx)
-	if err != nil || a.Seq != 0 || a.Hash != gateway.AuditGenesis {
+	if err != nil || a.Seq != 0 || a.Hash != auditchain.Genesis {
 		t.Fatalf("AuditAnchor of a fresh store = %+v, %v; want {0 genesis}", a, err)
 	}
 	for i, e := range got {
-		want := gateway.ChainAudit(e, a.Seq+uint64(i)+1, a.Hash)
+		want := auditchain.Chain(e, a.Seq+uint64(i)+1, a.Hash)
 		if i > 0 {
-			want = gateway.ChainAudit(e, got[i-1].Seq+1, got[i-1].Hash)
+			want = auditchain.Chain(e, got[i-1].Seq+1, got[i-1].Hash)
 		}
-		if e.Seq != want.Seq || e.Prev != want.Prev || e.Hash != want.Hash || e.V != gateway.AuditChainVersion || e.Key != fmt.Sprintf("k%d", i) {
+		if e.Seq != want.Seq || e.Prev != want.Prev || e.Hash != want.Hash || e.V != auditchain.Version || e.Key != fmt.Sprintf("k%d", i) {
 			t.Errorf("entry %d = seq %d prev %.8s hash %.8s v %d key %s; want seq %d prev %.8s hash %.8s", i, e.Seq, e.Prev, e.Hash, e.V, e.Key, want.Seq, want.Prev, want.Hash)
 		}
 	}
@@ -92,7 +93,7 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 	verifyChain(t, c, nil, 5)
 
 	pub, key, _ := ed25519.GenerateKey(nil)
-	cp, err := gateway.SignAuditCheckpoint(ctx, c, key, t0.Add(time.Minute))
+	cp, err := auditchain.Sign(ctx, c, key, t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +108,8 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 		t.Errorf("report = %+v, want 1 signed checkpoint at %d", rep, cp.Seq)
 	}
 	other, _, _ := ed25519.GenerateKey(nil)
-	if rep, err := gateway.VerifyAuditChain(ctx, c, other); err != nil || rep.Break == nil {
-		t.Errorf("VerifyAuditChain with another public key = %+v, %v; want a break at the checkpoint", rep, err)
+	if rep, err := auditchain.Verify(ctx, c, other); err != nil || rep.Break == nil {
+		t.Errorf("auditchain.Verify with another public key = %+v, %v; want a break at the checkpoint", rep, err)
 	}
 }
 
@@ -152,11 +153,11 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 	if err != nil || len(first) != 5 {
 		t.Fatalf("ReadAuditChain = %d entries, %v", len(first), err)
 	}
-	if _, err := gateway.SignAuditCheckpoint(ctx, c, key, t0); err != nil {
+	if _, err := auditchain.Sign(ctx, c, key, t0); err != nil {
 		t.Fatal(err)
 	}
 	// A checkpoint at the second entry, which the purge removes.
-	early := gateway.AuditCheckpoint{Seq: first[1].Seq, Hash: first[1].Hash, Time: t0, KeyID: gateway.AuditKeyID(pub)}
+	early := gateway.AuditCheckpoint{Seq: first[1].Seq, Hash: first[1].Hash, Time: t0, KeyID: auditchain.KeyID(pub)}
 	early.Sig = sign(key, early)
 	if err := c.AddAuditCheckpoint(ctx, early); err != nil {
 		t.Fatal(err)
@@ -197,7 +198,7 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 }
 
 func sign(key ed25519.PrivateKey, cp gateway.AuditCheckpoint) string {
-	return base64.StdEncoding.EncodeToString(ed25519.Sign(key, gateway.AuditCheckpointMessage(cp.Seq, cp.Hash, cp.Time)))
+	return base64.StdEncoding.EncodeToString(ed25519.Sign(key, auditchain.CheckpointMessage(cp.Seq, cp.Hash, cp.Time)))
 }
 
 // RunAuditShared checks that the audit entries appended concurrently
@@ -242,7 +243,7 @@ func RunLegacyAudit(t *testing.T, st gateway.Store, legacy int, t0 time.Time) {
 			t.Fatal(err)
 		}
 	}
-	if a, err := c.AuditAnchor(ctx); err != nil || a.Seq != uint64(legacy) || a.Hash != gateway.AuditGenesis {
+	if a, err := c.AuditAnchor(ctx); err != nil || a.Seq != uint64(legacy) || a.Hash != auditchain.Genesis {
 		t.Fatalf("anchor over %d entries from before the chain = %+v, %v; want {%d genesis}", legacy, a, err, legacy)
 	}
 	if rep := verifyChain(t, c, nil, 2); rep.First != uint64(legacy)+1 {

@@ -1,6 +1,8 @@
-package gateway
+package auditchain
 
 import (
+	"github.com/toolgate/toolgate/runtime/gateway"
+
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,19 +12,19 @@ import (
 )
 
 // TestAuditHashPinned pins the chain's hash input (version 1): a change
-// of AuditBody or AuditHash would make every stored chain fail to verify,
-// so it needs a new AuditChainVersion instead.
+// of Body or Hash would make every stored chain fail to verify,
+// so it needs a new Version instead.
 func TestAuditHashPinned(t *testing.T) {
-	e := AuditEntry{Time: time.Date(2026, 12, 1, 9, 0, 0, 5, time.FixedZone("x", 3600)), Tenant: "acme", Principal: "alice",
+	e := gateway.AuditEntry{Time: time.Date(2026, 12, 1, 9, 0, 0, 5, time.FixedZone("x", 3600)), Tenant: "acme", Principal: "alice",
 		Actor: "worker", Taint: "mail", SessionID: "s", Step: 3, Tool: "bank/pay", Key: "k", Decision: "allow",
 		Reason: "é \"q\"", Outcome: "ok", ApprovalID: "apr", Latency: 1500 * time.Microsecond}
 	wantBody := `{"actor":"worker","approval_id":"apr","decision":"allow","key":"k","latency_ns":"1500000","outcome":"ok",` +
 		`"principal":"alice","reason":"é \"q\"","session_id":"s","step":"3","taint":"mail","tenant":"acme",` +
 		`"time":"2026-12-01T08:00:00.000000005Z","tool":"bank/pay"}`
-	if got := string(AuditBody(e)); got != wantBody {
-		t.Errorf("AuditBody = %s\nwant        %s", got, wantBody)
+	if got := string(Body(e)); got != wantBody {
+		t.Errorf("Body = %s\nwant        %s", got, wantBody)
 	}
-	// AuditBody writes the members itself; jcs of the same object agrees.
+	// Body writes the members itself; jcs of the same object agrees.
 	m := map[string]any{}
 	if err := json.Unmarshal([]byte(wantBody), &m); err != nil {
 		t.Fatal(err)
@@ -30,9 +32,9 @@ func TestAuditHashPinned(t *testing.T) {
 	if viaJCS, err := jcs.Append(nil, m); err != nil || string(viaJCS) != wantBody {
 		t.Errorf("jcs.Append = %s, %v; want the body", viaJCS, err)
 	}
-	c := ChainAudit(e, 7, AuditGenesis)
-	if c.Seq != 7 || c.Prev != AuditGenesis || c.V != 1 || c.Hash != AuditHash(1, 7, AuditGenesis, AuditDigest(e)) {
-		t.Errorf("ChainAudit = %+v", c)
+	c := Chain(e, 7, Genesis)
+	if c.Seq != 7 || c.Prev != Genesis || c.V != 1 || c.Hash != Hash(1, 7, Genesis, Digest(e)) {
+		t.Errorf("Chain = %+v", c)
 	}
 	if c.Hash != auditHashV1 {
 		t.Errorf("hash of the pinned entry = %s, want %s", c.Hash, auditHashV1)
@@ -48,12 +50,12 @@ const auditHashV1 = "b649b1f8b730425b0ad5deeb63274f394d3944daf6d1e048f151573e380
 func TestAuditBodyUTF8(t *testing.T) {
 	for _, v := range []string{"a\xff\xfeb", "\xed\xa0\x80", "ok", "\xc3", "x\xe2\x82", "\u2028\x1b"} {
 		t.Run(v, func(t *testing.T) {
-			b, _ := json.Marshal(AuditEntry{Tenant: v})
-			var back AuditEntry
+			b, _ := json.Marshal(gateway.AuditEntry{Tenant: v})
+			var back gateway.AuditEntry
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
-			if string(AuditBody(back)) != string(AuditBody(AuditEntry{Tenant: v})) {
+			if string(Body(back)) != string(Body(gateway.AuditEntry{Tenant: v})) {
 				t.Errorf("%q: the body after a JSON round trip differs", v)
 			}
 		})
@@ -63,34 +65,34 @@ func TestAuditBodyUTF8(t *testing.T) {
 // TestVerifierBreaks: the verifier names the first bad entry for each kind
 // of damage, and a selection (Partial) allows gaps but not edits.
 func TestVerifierBreaks(t *testing.T) {
-	var chain []AuditEntry
-	prev := AuditGenesis
+	var chain []gateway.AuditEntry
+	prev := Genesis
 	for i := range 5 {
-		e := ChainAudit(AuditEntry{Time: time.Unix(int64(i), 0), Tenant: "acme", Tool: "t", Decision: "allow", Outcome: "ok"}, uint64(i+1), prev)
+		e := Chain(gateway.AuditEntry{Time: time.Unix(int64(i), 0), Tenant: "acme", Tool: "t", Decision: "allow", Outcome: "ok"}, uint64(i+1), prev)
 		prev = e.Hash
 		chain = append(chain, e)
 	}
-	clone := func() []AuditEntry { return append([]AuditEntry(nil), chain...) }
+	clone := func() []gateway.AuditEntry { return append([]gateway.AuditEntry(nil), chain...) }
 	tests := []struct {
 		name    string
-		entries []AuditEntry
+		entries []gateway.AuditEntry
 		partial bool
 		seq     uint64
 		problem string
 	}{
 		{"whole", clone(), false, 0, ""},
-		{"edited", func() []AuditEntry { c := clone(); c[2].Outcome = "oK"; return c }(), false, 3, "edited"},
-		{"removed", func() []AuditEntry { c := clone(); return append(c[:2], c[3:]...) }(), false, 3, "missing"},
-		{"repeated", func() []AuditEntry { c := clone(); return append(c[:3], c[2:]...) }(), false, 3, "out of order"},
-		{"prev replaced", func() []AuditEntry { c := clone(); c[3] = ChainAudit(c[3], 4, strings.Repeat("1", 64)); return c }(), false, 4, "does not follow entry 3"},
-		{"unchained", func() []AuditEntry { c := clone(); c[4].V, c[4].Hash = 0, ""; return c }(), false, 5, "not chained"},
-		{"selection with a gap", func() []AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, 0, ""},
-		{"selection edited", func() []AuditEntry { c := clone(); c = append(c[:1], c[3:]...); c[1].Tool = "u"; return c }(), true, 4, "edited"},
+		{"edited", func() []gateway.AuditEntry { c := clone(); c[2].Outcome = "oK"; return c }(), false, 3, "edited"},
+		{"removed", func() []gateway.AuditEntry { c := clone(); return append(c[:2], c[3:]...) }(), false, 3, "missing"},
+		{"repeated", func() []gateway.AuditEntry { c := clone(); return append(c[:3], c[2:]...) }(), false, 3, "out of order"},
+		{"prev replaced", func() []gateway.AuditEntry { c := clone(); c[3] = Chain(c[3], 4, strings.Repeat("1", 64)); return c }(), false, 4, "does not follow entry 3"},
+		{"unchained", func() []gateway.AuditEntry { c := clone(); c[4].V, c[4].Hash = 0, ""; return c }(), false, 5, "not chained"},
+		{"selection with a gap", func() []gateway.AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, 0, ""},
+		{"selection edited", func() []gateway.AuditEntry { c := clone(); c = append(c[:1], c[3:]...); c[1].Tool = "u"; return c }(), true, 4, "edited"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := &AuditChainVerifier{Partial: tc.partial}
-			v.Start(AuditAnchor{Hash: AuditGenesis})
+			v := &Verifier{Partial: tc.partial}
+			v.Start(gateway.AuditAnchor{Hash: Genesis})
 			for _, e := range tc.entries {
 				v.Add(e, "")
 			}
@@ -106,30 +108,30 @@ func TestVerifierBreaks(t *testing.T) {
 }
 
 // BenchmarkChainAudit measures what the chain adds to one append: the
-// canonical body and its digest (AuditBody, AuditDigest: computed by the
-// caller, outside the store's write) and the link hash (AuditHash, inside
+// canonical body and its digest (Body, Digest: computed by the
+// caller, outside the store's write) and the link hash (Hash, inside
 // it).
 func BenchmarkChainAudit(b *testing.B) {
-	e := AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice", SessionID: "s-1", Step: 3,
+	e := gateway.AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice", SessionID: "s-1", Step: 3,
 		Tool: "bank/transfer_funds", Key: strings.Repeat("ab", 32), Decision: "allow", Reason: "scopes ok", Outcome: "ok",
 		Latency: 1500 * time.Microsecond}
 	b.Run("body", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			AuditBody(e)
+			Body(e)
 		}
 	})
 	b.Run("digest", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			AuditDigest(e)
+			Digest(e)
 		}
 	})
-	digest := AuditDigest(e)
+	digest := Digest(e)
 	b.Run("hash", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			AuditHash(1, 12345, AuditGenesis, digest)
+			Hash(1, 12345, Genesis, digest)
 		}
 	})
 }
