@@ -190,9 +190,10 @@ func keyOf(t *tools.Tool) toolKey {
 }
 
 // fingerprint names what a saved card's analysis depends on besides the
-// tool: the file format, toolgate's build, and a probe of the analyzer
-// and embedder (so that another lexicon or embedder is noticed even
-// between two builds of one development version).
+// tool: the file format, toolgate's build, the lexicon's
+// [lexicon.Lexicon.Digest], and a probe of the analyzer and embedder (so
+// that another lexicon or embedder is noticed even between two builds of
+// one development version).
 func (d *Discoverer) fingerprint() string {
 	d.fp.once.Do(func() { d.fp.s = d.computeFingerprint() })
 	return d.fp.s
@@ -220,6 +221,10 @@ func (d *Discoverer) computeFingerprint() string {
 	sb.WriteString(strings.Join(d.analyzer.Terms(nil, probe, ""), " "))
 	sb.WriteString(" | ")
 	sb.WriteString(strings.Join(d.analyzer.Terms(nil, probe, analysis.English), " "))
+	// The probe cannot see every entry of the lexicon: its digest can.
+	if d.lex != nil {
+		fmt.Fprintf(&sb, "; lexicon %s", d.lex.Digest())
+	}
 	if d.embedder == nil {
 		sb.WriteString("; no dense side")
 	} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // rankings returns every query's shortlist (IDs and scores) over snap.
@@ -99,6 +100,30 @@ func TestIndexFile(t *testing.T) {
 			}
 		})
 	}
+
+	// A lexicon that differs in a word no probe sentence holds is
+	// another lexicon all the same: the file is not trusted.
+	t.Run("another lexicon", func(t *testing.T) {
+		if err := os.WriteFile(path, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src, err := lexicon.DefaultSource()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Tools = append(src.Tools, lexicon.Entry{Key: "frobnicate", Values: []string{"zorblax"}})
+		lex, err := lexicon.Build(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lex.Digest() == lexicon.Default().Digest() {
+			t.Fatal("a lexicon with one more entry has the default's digest")
+		}
+		_, rep := indexFile(t, ds.snap, path, &discovery.Options{Lexicon: lex})
+		if !errors.Is(rep.Warning, discovery.ErrIndexFile) || rep.Reused != 0 {
+			t.Fatalf("a Discoverer with another lexicon reading the default's file: %+v, want a warning and nothing reused", rep)
+		}
+	})
 
 	t.Run("other configuration", func(t *testing.T) {
 		if err := os.WriteFile(path, good, 0o644); err != nil {

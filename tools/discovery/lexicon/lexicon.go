@@ -1,7 +1,9 @@
 package lexicon
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -72,6 +74,7 @@ type Lexicon struct {
 	derived  map[string][]string // derived noun → verbs ("deletion" → "delete")
 	trans    [2]map[string]*translation
 	forms    [2]int // of trans' keys, the inflected forms addForms added
+	digest   string // Digest: what the lexicon was built from
 	transStm [2]map[string]*translation
 	// Phrases of two or three words, keyed by their words and by their
 	// words' stems: English phrases → concepts; Spanish and Polish phrases
@@ -334,7 +337,35 @@ func Build(src *Source) (*Lexicon, error) {
 		}
 		l.addForms(i, [2][]Entry{src.SpanishForms, src.PolishForms}[i])
 	}
+	l.digest = src.digest()
 	return l, nil
+}
+
+// Digest names the data l was built from: the hex SHA-256 of every entry
+// of its [Source], kind by kind. Two lexicons with one digest give every
+// text the same words; a saved index that depends on a lexicon keeps it
+// (tools/discovery's index file), so that a changed lexicon is never
+// mistaken for the one the file was built with.
+func (l *Lexicon) Digest() string { return l.digest }
+
+// digest is Lexicon.Digest's value for the lexicon Build makes of src.
+func (src *Source) digest() string {
+	// Each string ends in a NUL (no entry holds one), each entry in a
+	// newline and each kind in a form feed, so no two sources hash alike.
+	h := sha256.New()
+	var buf []byte
+	for _, kind := range [][]Entry{src.Tools, src.WordNet, src.Irregular, src.Derived, src.Synonyms,
+		src.Spanish, src.Polish, src.SpanishForms, src.PolishForms, src.Senses} {
+		for _, e := range kind {
+			buf = append(append(buf[:0], e.Key...), 0)
+			for _, v := range e.Values {
+				buf = append(append(buf, v...), 0)
+			}
+			h.Write(append(buf, '\n'))
+		}
+		h.Write([]byte{'\f'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // addForms lets each inflected form of a key reach the key's translation
