@@ -82,52 +82,46 @@ func writeScript(t *testing.T, lines ...string) string {
 	return path
 }
 
+// TestChatScriptedOnce: one request through the scripted model moves the
+// money once. By default only tools that can run are offered;
+// --offer-unconnected offers the demo catalog's tools without a server
+// too, for discovery at scale.
 func TestChatScriptedOnce(t *testing.T) {
-	data := t.TempDir()
-	code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", "scripted", "--once", "send 25 dollars from ACC-00001 to ACC-00002")...)
-	if code != exitOK {
-		t.Fatalf("chat = %d, stderr %s", code, errOut)
-	}
-	for _, want := range []string{
-		"105 catalog tools have no MCP server connected and are not offered to the model",
-		"alice (tenant acme, scopes accounts:read,payments:write) may use 108 of 109 tools",
-		"step 1: 3 of 3 tools shown",
-		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
-		"Sent 25.00 USD from ACC-00001 to ACC-00002.",
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		shown string
+	}{
+		{"runnable tools only", nil, "step 1: 3 of 3 tools shown"},
+		{"offer unconnected", []string{"--offer-unconnected"}, "step 1: 5 of 108 tools shown"},
 	} {
-		t.Run(want, func(t *testing.T) {
-			if !strings.Contains(out, want) {
-				t.Errorf("output lacks %q:\n%s", want, out)
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			args := append(append([]string{"--backend", "scripted"}, tc.flags...), "--once", "send 25 dollars from ACC-00001 to ACC-00002")
+			code, out, errOut := runChatCmd(t, "", chatArgs(data, args...)...)
+			if code != exitOK {
+				t.Fatalf("chat = %d, stderr %s", code, errOut)
+			}
+			for _, want := range []string{
+				"alice (tenant acme, scopes accounts:read,payments:write) may use 108 of 109 tools",
+				tc.shown,
+				`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
+				"Sent 25.00 USD from ACC-00001 to ACC-00002.",
+			} {
+				t.Run(want, func(t *testing.T) {
+					if !strings.Contains(out, want) {
+						t.Errorf("output lacks %q:\n%s", want, out)
+					}
+				})
+			}
+			const notOffered = "105 catalog tools have no MCP server connected and are not offered to the model"
+			if got := strings.Contains(out, notOffered); got != (tc.flags == nil) {
+				t.Errorf("output says %q: %v, want %v:\n%s", notOffered, got, tc.flags == nil, out)
+			}
+			if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
+				t.Errorf("balances = %v, want [975.00 1025.00]", got)
 			}
 		})
-	}
-	if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
-		t.Errorf("balances = %v, want [975.00 1025.00]", got)
-	}
-}
-
-// TestChatOfferUnconnected: --offer-unconnected offers the demo catalog's
-// tools without a server, for discovery at scale.
-func TestChatOfferUnconnected(t *testing.T) {
-	data := t.TempDir()
-	code, out, errOut := runChatCmd(t, "", chatArgs(data, "--backend", "scripted", "--offer-unconnected", "--once", "send 25 dollars from ACC-00001 to ACC-00002")...)
-	if code != exitOK {
-		t.Fatalf("chat = %d, stderr %s", code, errOut)
-	}
-	for _, want := range []string{
-		"alice (tenant acme, scopes accounts:read,payments:write) may use 108 of 109 tools",
-		"step 1: 5 of 108 tools shown",
-		`step 1: call bank/transfer_funds {"source_account":"ACC-00001","target_account":"ACC-00002","amount":25.00} -> ok`,
-		"Sent 25.00 USD from ACC-00001 to ACC-00002.",
-	} {
-		t.Run(want, func(t *testing.T) {
-			if !strings.Contains(out, want) {
-				t.Errorf("output lacks %q:\n%s", want, out)
-			}
-		})
-	}
-	if got := balances(t, data, "ACC-00001", "ACC-00002"); !slices.Equal(got, []string{"975.00", "1025.00"}) {
-		t.Errorf("balances = %v, want [975.00 1025.00]", got)
 	}
 }
 
