@@ -1,5 +1,7 @@
 package discovery
 
+import "github.com/toolgate/toolgate/tools"
+
 // SetTuning changes a ranking constant for the weight sweep in
 // datasets_test.go and returns a function restoring it. Names: w.<field>,
 // b.<field> (name, namespace, summary, description, aliases, tags, params),
@@ -19,6 +21,15 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &phraseWeight
 	case name == "widen.weight":
 		p = &widenWeight
+	case name == "companion.trigger":
+		p = &companionTriggerRatio
+	case name == "companion.clear":
+		p = &companionClearRatio
+	case name == "companion.max" || name == "companion.triggers":
+		ip := map[string]*int{"companion.max": &companionMax, "companion.triggers": &companionTriggers}[name]
+		old := *ip
+		*ip = int(v)
+		return func() { *ip = old }
 	case name == "widen.tool" || name == "widen.wordnet" || name == "phrase.tool":
 		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}[name]
 		old := *ip
@@ -34,4 +45,14 @@ func SetTuning(name string, v float64) (restore func()) {
 	old := *p
 	*p = v
 	return func() { *p = old }
+}
+
+// BuildCompanions derives snap's companions as an Index build does and
+// returns how many tools need a handle someone produces.
+func BuildCompanions(snap *tools.Snapshot) int {
+	c := buildCompanions(snap)
+	if c == nil {
+		return 0
+	}
+	return len(c.needs)
 }

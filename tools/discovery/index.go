@@ -124,6 +124,10 @@ type Index struct {
 	keys        []toolKey
 	termStrings []string
 	stats       BuildStats
+
+	// companions knows which tools need a handle (a token, an entity's
+	// id) and which produce it (companions.go); nil when none does.
+	companions *companionIndex
 }
 
 // BuildStats reports what building an index cost.
@@ -399,6 +403,9 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
+	if d.companions {
+		x.companions = buildCompanions(snap)
+	}
 	x.stats.Tools = n
 	for _, p := range x.postings {
 		if len(p) > 0 {
