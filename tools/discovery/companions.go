@@ -553,22 +553,16 @@ func (n *need) producer(b []uint64, shown []fusedScore) (uint32, bool) {
 	return 0, false
 }
 
-// requestWords are a request's folded tokens and their stems, for
-// telling whether it supplies a handle itself.
+// requestWords are a request's folded tokens, for telling whether it
+// supplies a handle itself; what it says of ids is read once, on demand.
 type requestWords struct {
-	stems []string
-	idVal bool // it carries an id: an id word, an identifier, a long number
+	query string
+	toks  []string
+	ids   int8 // 0 not read yet, 1 it carries an id, -1 it does not
 }
 
 func newRequestWords(a *analysis.Analyzer, query string) *requestWords {
-	toks := a.Tokens(nil, query)
-	r := &requestWords{stems: make([]string, len(toks))}
-	for i, t := range toks {
-		r.stems[i] = a.Stem(analysis.English, t)
-		r.idVal = r.idVal || slices.Contains(handleIDWords, t) || idLike(t)
-	}
-	r.idVal = r.idVal || len(identifiers(query)) > 0
-	return r
+	return &requestWords{query: query, toks: a.Tokens(nil, query)}
 }
 
 // idLike reports whether a folded token looks like an id: letters and
@@ -593,10 +587,19 @@ func idLike(t string) bool {
 }
 
 // supplies reports whether the request carries h: it names the
-// credential ("my token is …"), or carries an id for an entity.
+// credential ("my token is …": a token that the credential's stem
+// begins), or carries an id (an id word, an id-like token, an identifier)
+// for an entity.
 func (r *requestWords) supplies(h handle) bool {
 	if h.word != "" {
-		return slices.Contains(r.stems, h.word)
+		return slices.ContainsFunc(r.toks, func(t string) bool { return strings.HasPrefix(t, h.word) })
 	}
-	return r.idVal
+	if r.ids == 0 {
+		r.ids = -1
+		if slices.ContainsFunc(r.toks, func(t string) bool { return slices.Contains(handleIDWords, t) || idLike(t) }) ||
+			len(identifiers(r.query)) > 0 {
+			r.ids = 1
+		}
+	}
+	return r.ids > 0
 }
