@@ -1,6 +1,12 @@
 package discovery
 
-import "github.com/toolgate/toolgate/tools"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/tools"
+)
 
 // SetTuning changes a ranking constant for the weight sweep in
 // datasets_test.go and returns a function restoring it. Names: w.<field>,
@@ -55,4 +61,22 @@ func BuildCompanions(snap *tools.Snapshot) int {
 		return 0
 	}
 	return len(c.needs)
+}
+
+// BackgroundTSV writes the background file (background.go) of x's
+// catalog: its field terms in at least min tools, sorted, after head (the
+// "#" comment lines) and the tools line.
+func BackgroundTSV(x *Index, head string, min int) string {
+	var sb strings.Builder
+	sb.WriteString(head)
+	fmt.Fprintf(&sb, "tools\t%d\n", len(x.docs))
+	var lines []string
+	for t, id := range x.terms {
+		if int(id) < len(x.postings) && len(x.postings[id]) >= min {
+			lines = append(lines, fmt.Sprintf("%s\t%d\n", t, len(x.postings[id])))
+		}
+	}
+	slices.Sort(lines)
+	sb.WriteString(strings.Join(lines, ""))
+	return sb.String()
 }
