@@ -556,19 +556,18 @@ func (n *need) producer(b []uint64, shown []fusedScore) (uint32, bool) {
 // requestWords are a request's folded tokens, for telling whether it
 // supplies a handle itself; what it says of ids is read once, on demand.
 type requestWords struct {
-	query string
-	toks  []string
-	ids   int8 // 0 not read yet, 1 it carries an id, -1 it does not
+	toks []string
+	ids  int8 // 0 not read yet, 1 it carries an id, -1 it does not
 }
 
 func newRequestWords(a *analysis.Analyzer, query string) *requestWords {
-	return &requestWords{query: query, toks: a.Tokens(nil, query)}
+	return &requestWords{toks: a.Tokens(nil, query)}
 }
 
 // idLike reports whether a folded token looks like an id: letters and
 // digits mixed ("rl50", "6e123"), but not a number with a short unit
-// ("16th", "2pm", "5km"), or a number of five digits or more (a shorter
-// one may be a year, a time or an amount).
+// ("16th", "2pm", "5km"), or a number of three digits or more that is
+// not a year ("#4521", "PROJ-123", "order 1234", not "2023").
 func idLike(t string) bool {
 	digits, letters, lead := 0, 0, 0 // lead: the digits before the first letter
 	for i := 0; i < len(t); i++ {
@@ -583,21 +582,20 @@ func idLike(t string) bool {
 		}
 	}
 	unit := letters <= 2 && lead == digits && lead > 0 // 16th, 2pm
-	return digits > 0 && letters > 0 && !unit || digits >= 5
+	year := len(t) == 4 && (t[:2] == "19" || t[:2] == "20")
+	return digits > 0 && letters > 0 && !unit || letters == 0 && digits >= 3 && !year
 }
 
 // supplies reports whether the request carries h: it names the
 // credential ("my token is …": a token that the credential's stem
-// begins), or carries an id (an id word, an id-like token, an identifier)
-// for an entity.
+// begins), or carries an id (an id word, an id-like token) for an entity.
 func (r *requestWords) supplies(h handle) bool {
 	if h.word != "" {
 		return slices.ContainsFunc(r.toks, func(t string) bool { return strings.HasPrefix(t, h.word) })
 	}
 	if r.ids == 0 {
 		r.ids = -1
-		if slices.ContainsFunc(r.toks, func(t string) bool { return slices.Contains(handleIDWords, t) || idLike(t) }) ||
-			len(identifiers(r.query)) > 0 {
+		if slices.ContainsFunc(r.toks, func(t string) bool { return slices.Contains(handleIDWords, t) || idLike(t) }) {
 			r.ids = 1
 		}
 	}

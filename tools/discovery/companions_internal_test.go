@@ -52,8 +52,8 @@ func TestIDLike(t *testing.T) {
 		tok  string
 		want bool
 	}{
-		{"rl50", true}, {"6e123", true}, {"e97531", true}, {"48213", true},
-		{"16th", false}, {"2pm", false}, {"2023", false}, {"meeting", false}, {"5km", false},
+		{"rl50", true}, {"6e123", true}, {"e97531", true}, {"48213", true}, {"123", true}, {"4521", true},
+		{"16th", false}, {"2pm", false}, {"2023", false}, {"1999", false}, {"15", false}, {"meeting", false}, {"5km", false},
 	} {
 		t.Run(tc.tok, func(t *testing.T) {
 			if got := idLike(tc.tok); got != tc.want {
