@@ -312,11 +312,7 @@ func hasSuffixFold(s []byte, w string) bool {
 	}
 	s = s[len(s)-len(w):]
 	for i := range len(w) {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != w[i] {
+		if lower(s[i]) != w[i] {
 			return false
 		}
 	}
@@ -455,11 +451,7 @@ func containsFold(s, w string) bool {
 	for i := 0; i+len(w) <= len(s); i++ {
 		j := 0
 		for ; j < len(w); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != w[j] {
+			if lower(s[i+j]) != w[j] {
 				break
 			}
 		}
@@ -478,15 +470,16 @@ func containsFold(s, w string) bool {
 // last tool that did not clearly match (score under companionClearRatio
 // of the best), or an empty place when fewer than k tools ranked, and
 // never displaces a leading tool. Companions follow every tool the
-// request ranked. query is read only when a handle could be added.
-func (c *companionIndex) completeCompanions(a *analysis.Analyzer, b []uint64, query string, top []fusedScore, k int) ([]fusedScore, companionMarks) {
+// request ranked. query is read only when a handle could be added, and
+// nothing is allocated.
+func (c *companionIndex) completeCompanions(b []uint64, query string, top []fusedScore, k int) ([]fusedScore, companionMarks) {
 	var m companionMarks
 	if c == nil || len(top) == 0 || k <= 0 {
 		return top, m
 	}
 	limit := min(companionMax, maxCompanions)
 	shown := min(k, len(top))
-	var req *requestWords
+	req := requestWords{query: query}
 	best := top[0].score
 	lead := 0 // the leading tools: never displaced
 	for i := 0; i < min(shown, companionTriggers); i++ {
@@ -504,9 +497,6 @@ func (c *companionIndex) completeCompanions(a *analysis.Analyzer, b []uint64, qu
 			p, ok := n.producer(b, top[:shown])
 			if !ok {
 				continue
-			}
-			if req == nil {
-				req = newRequestWords(a, query)
 			}
 			if req.supplies(n.h) {
 				continue
@@ -553,15 +543,12 @@ func (n *need) producer(b []uint64, shown []fusedScore) (uint32, bool) {
 	return 0, false
 }
 
-// requestWords are a request's folded tokens, for telling whether it
-// supplies a handle itself; what it says of ids is read once, on demand.
+// requestWords is a request, for telling whether it supplies a handle
+// itself; what it says of ids is read once, on demand. Nothing is
+// allocated: the request is scanned as bytes.
 type requestWords struct {
-	toks []string
-	ids  int8 // 0 not read yet, 1 it carries an id, -1 it does not
-}
-
-func newRequestWords(a *analysis.Analyzer, query string) *requestWords {
-	return &requestWords{toks: a.Tokens(nil, query)}
+	query string
+	ids   int8 // 0 not read yet, 1 it carries an id, -1 it does not
 }
 
 // idLike reports whether a folded token looks like an id: letters and
@@ -587,17 +574,41 @@ func idLike(t string) bool {
 }
 
 // supplies reports whether the request carries h: it names the
-// credential ("my token is …": a token that the credential's stem
-// begins), or carries an id (an id word, an id-like token) for an entity.
+// credential ("my token is …", any case), or carries an id for an entity:
+// a word of ASCII letters and digits that is an id word or looks like an
+// id (idLike).
 func (r *requestWords) supplies(h handle) bool {
 	if h.word != "" {
-		return slices.ContainsFunc(r.toks, func(t string) bool { return strings.HasPrefix(t, h.word) })
+		return containsFold(r.query, h.word)
 	}
 	if r.ids == 0 {
 		r.ids = -1
-		if slices.ContainsFunc(r.toks, func(t string) bool { return slices.Contains(handleIDWords, t) || idLike(t) }) {
-			r.ids = 1
+		q := r.query
+		var low [16]byte // the word, lower-cased (longer words are no ids)
+		for i := 0; i < len(q); {
+			j := i
+			for j < len(q) && isAlnum(q[j]) {
+				j++
+			}
+			if n := j - i; n > 0 && n <= len(low) {
+				w := low[:n]
+				for k := range n {
+					w[k] = lower(q[i+k])
+				}
+				if slices.Contains(handleIDWords, string(w)) || idLike(string(w)) {
+					r.ids = 1
+					break
+				}
+			}
+			i = j + 1
 		}
 	}
 	return r.ids > 0
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

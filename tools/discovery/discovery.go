@@ -471,7 +471,7 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 		res.top, modelScores, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, k)
 	}
 	var marks companionMarks
-	res.top, marks = x.companions.completeCompanions(d.analyzer, view.Bits(), req.Query, res.top, k)
+	res.top, marks = x.companions.completeCompanions(view.Bits(), req.Query, res.top, k)
 	sl.Confidence = res.confidence
 	sl.ContextTruncated = truncated
 	for i, f := range res.top {
