@@ -112,6 +112,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	var embed embedflags.Flags
 	embed.Register(fs)
 	embedWeights := fs.String("embed-weights", "", "with --embed-model, score each of these comma-separated `weights` (e.g. 0.5,0.6,0.7,0.8,0.9) to calibrate --embed-weight on a dev split")
+	bgIDF := fs.Bool("background-idf", false, "cap each word's IDF with its frequency in a large catalog of tool descriptions (discovery.Options.BackgroundIDF)")
+	noCompanions := fs.Bool("no-companions", false, "do not add the tool that produces a token or an id a shortlisted tool needs (discovery.Options.NoCompanions)")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -182,6 +184,12 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "toolgate eval: --lexicon: %v\n", err)
 			return exitUsage
 		}
+	}
+	if *bgIDF || *noCompanions {
+		if dopts == nil {
+			dopts = &discovery.Options{}
+		}
+		dopts.BackgroundIDF, dopts.NoCompanions = *bgIDF, *noCompanions
 	}
 	d, err := discovery.New(dopts)
 	if err != nil {

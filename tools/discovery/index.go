@@ -124,6 +124,12 @@ type Index struct {
 	keys        []toolKey
 	termStrings []string
 	stats       BuildStats
+
+	// companions knows which tools need a handle (a token, an entity's
+	// id) and which produce it (companions.go); nil when none does.
+	companions *companionIndex
+	// background caps the terms' IDF (background.go); nil: no cap.
+	background *backgroundDF
 }
 
 // BuildStats reports what building an index cost.
@@ -396,9 +402,13 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		x.total += dc.tokens
 	}
 	x.termStrings = d.terms.snapshot()
+	x.background = d.background
 	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
+	if d.companions {
+		x.companions = buildCompanions(snap)
+	}
 	x.stats.Tools = n
 	for _, p := range x.postings {
 		if len(p) > 0 {
@@ -526,10 +536,11 @@ func (x *Index) buildPostings(strs []string) {
 		off += int(df[t])
 	}
 	lo := 0
+	idfs := x.background.idfs(n, df, strs)
 	for i := range x.docs {
 		for _, e := range tfs[lo:tfEnd[i]] {
 			id := local[e.term] - 1
-			impact := idf(n, int(df[e.term])) * e.tf * (bm25K1 + 1) / (bm25K1 + e.tf)
+			impact := idfs[e.term] * e.tf * (bm25K1 + 1) / (bm25K1 + e.tf)
 			x.postings[id] = append(x.postings[id], posting{doc: uint32(i), impact: float32(impact)})
 		}
 		lo = tfEnd[i]
