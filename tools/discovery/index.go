@@ -155,19 +155,83 @@ func (x *Index) ToolTokens(i int) int { return x.docs[i].tokens }
 // schemaText is the tool as a model is shown it: the function definition
 // of the OpenAI tools API, which is also what MCP clients forward.
 func schemaText(t *tools.Tool) string {
-	params := t.InputSchema
+	return schemaTextWith(t, parametersJSON(t.InputSchema))
+}
+
+// parametersJSON is the "parameters" member of schemaText for an input
+// schema: its keys sorted, compact, HTML-escaped (as json.Marshal writes
+// a json.RawMessage), or nil when that cannot be written.
+func parametersJSON(params json.RawMessage) []byte {
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	b, err := json.Marshal(struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name(), t.Description, compactJSON(params)})
+	b, err := json.Marshal(compactJSON(params))
 	if err != nil {
-		return t.Name() + " " + t.Description + " " + string(params)
+		return nil
 	}
-	return string(b)
+	return b
+}
+
+// schemaTextWith is schemaText with the tool's parametersJSON given, byte
+// for byte what json.Marshal writes for the struct {name, description
+// (omitted when empty), parameters}.
+func schemaTextWith(t *tools.Tool, params []byte) string {
+	if params == nil {
+		return t.Name() + " " + t.Description + " " + string(t.InputSchema)
+	}
+	name, _ := json.Marshal(t.Name())
+	var sb strings.Builder
+	sb.Grow(len(name) + len(t.Description) + len(params) + 48)
+	sb.WriteString(`{"name":`)
+	sb.Write(name)
+	if t.Description != "" {
+		desc, _ := json.Marshal(t.Description)
+		sb.WriteString(`,"description":`)
+		sb.Write(desc)
+	}
+	sb.WriteString(`,"parameters":`)
+	sb.Write(params)
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// schemaInfo is what the index derives from an input schema alone: what
+// schemaParams returns, and parametersJSON.
+type schemaInfo struct {
+	params  []param
+	accepts []acceptor
+	err     error
+	json    []byte
+}
+
+// schemaCache keeps one build's schemaInfo by schema bytes, so that
+// tools sharing an input schema (one server's tools often do, and a
+// server's tools repeat in every namespace that serves them) are walked
+// and encoded once. Safe for concurrent use; the slices it hands out are
+// shared and never modified.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*schemaInfo
+}
+
+func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
+	// The key aliases the tool's schema, which a snapshot never changes.
+	key := unsafe.String(unsafe.SliceData(raw), len(raw))
+	c.mu.Lock()
+	si, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return si
+	}
+	si = &schemaInfo{json: parametersJSON(raw)}
+	si.params, si.accepts, si.err = schemaParams(raw)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[string]*schemaInfo)
+	}
+	c.m[key] = si
+	c.mu.Unlock()
+	return si
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {
@@ -227,12 +291,13 @@ func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
 
 // buildDoc analyses the tool at i of snap, leaving out the identifiers
 // that name another namespace's tool (names resolves them).
-func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*doc, string, error) {
+func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache) (*doc, string, error) {
 	t := snap.Tool(i)
 	a := d.analyzer
 	dc := &doc{}
 	var fields [numFields][]string
-	params, accepts, err := schemaParams(t.InputSchema)
+	si := schemas.get(t.InputSchema)
+	params, accepts, err := si.params, si.accepts, si.err
 	if err != nil {
 		return nil, "", err
 	}
@@ -280,7 +345,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 		base = a.Terms(base, t.Card.Summary, "")
 	}
 	dc.baseTxt = d.terms.intern(nil, base)
-	n, err := tokens.Count(schemaText(t))
+	n, err := tokens.Count(schemaTextWith(t, si.json))
 	if err != nil {
 		return nil, "", err
 	}
@@ -624,9 +689,10 @@ func idf(n, df int) float64 {
 // embedding text in texts.
 func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
+	var schemas schemaCache
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(snap, idx[k], names)
+		dc, text, err := d.buildDoc(snap, idx[k], names, &schemas)
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
@@ -695,11 +761,21 @@ func (x *Index) quantise(prev *Index, from []int) error {
 
 // quantiseVec returns v, L2-normalised, as int8 with one scale (the
 // largest magnitude over 127); a zero vector is all zero with scale 0.
+// The normalised values are computed twice rather than kept (normalize
+// would allocate a copy of every vector of a build).
 func quantiseVec(v []float32) ([]int8, float32) {
-	v = normalize(v)
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
 	row := make([]int8, len(v))
+	if s == 0 {
+		return row, 0
+	}
+	inv := float32(1 / math.Sqrt(s))
 	var mx float32
 	for _, f := range v {
+		f *= inv
 		mx = max(mx, f, -f)
 	}
 	if mx == 0 {
@@ -707,6 +783,7 @@ func quantiseVec(v []float32) ([]int8, float32) {
 	}
 	scale := mx / 127
 	for dim, f := range v {
+		f *= inv
 		row[dim] = int8(math.Round(float64(f / scale)))
 	}
 	return row, scale

@@ -1,7 +1,7 @@
 package discovery
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -242,13 +242,13 @@ func (d *Discoverer) computeFingerprint() string {
 
 // write writes x's cards in the index file format.
 func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
-	strs := make(map[uint32]uint32) // term number -> number in the file
+	strs := make([]uint32, len(x.termStrings)) // term number -> 1 + number in the file
 	var table []uint32
 	local := func(ts []uint32) {
 		for _, t := range ts {
-			if _, ok := strs[t]; !ok {
-				strs[t] = uint32(len(table))
+			if strs[t] == 0 {
 				table = append(table, t)
+				strs[t] = uint32(len(table))
 			}
 		}
 	}
@@ -259,9 +259,13 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		local(dc.notFor)
 		local(dc.baseTxt)
 	}
-	var b bytes.Buffer
+	// Streamed through a buffer with the checksum kept as it goes: the
+	// file of 100,000 cards is 99 MB, which a bytes.Buffer held whole (and
+	// grew by doubling) on top of the index.
+	crc := crc32.New(crcTable)
+	b := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	b.WriteString(indexMagic)
-	e := encoder{&b}
+	e := encoder{b}
 	e.u32(indexVersion)
 	e.str(fingerprint)
 	all := x.termStrings
@@ -274,7 +278,7 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 	list := func(ts []uint32) {
 		e.u32(uint32(len(ts)))
 		for _, t := range ts {
-			e.u32(strs[t])
+			e.u32(strs[t] - 1)
 		}
 	}
 	mentions := func(ms []mention) {
@@ -306,13 +310,14 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		e.u32(uint32(dc.bytes))
 		if x.dim > 0 {
 			e.u32(math.Float32bits(x.scales[i]))
-			for _, v := range x.rows[i*x.dim : (i+1)*x.dim] {
-				b.WriteByte(byte(v))
-			}
+			row := x.rows[i*x.dim : (i+1)*x.dim]
+			b.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(row))), len(row)))
 		}
 	}
-	e.u32(crc32.Checksum(b.Bytes(), crcTable))
-	_, err := w.Write(b.Bytes())
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 	return err
 }
 
@@ -325,9 +330,15 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-type encoder struct{ b *bytes.Buffer }
+// encoder writes an index file's numbers and strings; a write error
+// sticks in the bufio.Writer and comes out of its Flush.
+type encoder struct{ b *bufio.Writer }
 
-func (e encoder) u32(v uint32) { e.b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+func (e encoder) u32(v uint32) {
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], v)
+	e.b.Write(n[:])
+}
 func (e encoder) str(s string) {
 	e.u32(uint32(len(s)))
 	e.b.WriteString(s)

@@ -31,6 +31,7 @@ import (
 type options struct {
 	catalog, index, query          string
 	loadProfile, cpuProfile, alloc string
+	loadOnly                       bool
 }
 
 func main() {
@@ -41,8 +42,13 @@ func main() {
 	flag.StringVar(&o.loadProfile, "loadprofile", "", "write a CPU profile of the catalog load to `file`")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the index and first query to `file`")
 	flag.StringVar(&o.alloc, "memprofile", "", "write a heap profile of the whole run (see -sample_index=alloc_space) to `file`")
+	flag.BoolVar(&o.loadOnly, "load", false, "only load the catalog")
 	flag.Parse()
-	if err := run(o); err != nil {
+	err := run(o)
+	if err == nil && o.alloc != "" {
+		err = writeAllocs(o.alloc)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "measure:", err)
 		os.Exit(1)
 	}
@@ -126,6 +132,10 @@ func run(o options) error {
 	stopLoad()
 	base := heapNow()
 	fmt.Printf("catalog: %d tools loaded in %v (CPU %v); heap %d MiB\n", snap.Len(), loadWall.Round(time.Millisecond), loadCPU.Round(time.Millisecond), base>>20)
+	if o.loadOnly {
+		fmt.Printf("heap peak %d MiB\n", peak()>>20)
+		return nil
+	}
 	stopIndex, err := profile(o.cpuProfile)
 	if err != nil {
 		return err
@@ -159,13 +169,14 @@ func run(o options) error {
 		fmt.Printf("warning: %v\n", rep.Warning)
 	}
 	runtime.KeepAlive(d)
-	if o.alloc != "" {
-		f, err := os.Create(o.alloc)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return pprof.Lookup("allocs").WriteTo(f, 0)
-	}
 	return nil
+}
+
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
