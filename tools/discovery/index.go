@@ -590,11 +590,15 @@ func (x *Index) buildPostings(strs []string) {
 		x.postings[id] = flat[off : off : off+int(df[t])]
 		off += int(df[t])
 	}
+	idfs := make([]float64, g) // by term: one logarithm a term, not a posting
+	for _, t := range keys {
+		idfs[t] = idf(n, int(df[t]))
+	}
 	lo := 0
 	for i := range x.docs {
 		for _, e := range tfs[lo:tfEnd[i]] {
 			id := local[e.term] - 1
-			impact := idf(n, int(df[e.term])) * e.tf * (bm25K1 + 1) / (bm25K1 + e.tf)
+			impact := idfs[e.term] * e.tf * (bm25K1 + 1) / (bm25K1 + e.tf)
 			x.postings[id] = append(x.postings[id], posting{doc: uint32(i), impact: float32(impact)})
 		}
 		lo = tfEnd[i]
@@ -617,11 +621,16 @@ func (x *Index) buildPostings(strs []string) {
 		baseAvg += float64(len(dc.baseTxt))
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
+	for t, d := range baseDF {
+		if d > 0 {
+			idfs[t] = idf(n, int(d))
+		}
+	}
 	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
 		func(i int, t uint32, c int32) float64 {
 			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTxt))/baseAvg
 			tf := float64(c) / norm
-			return idf(n, int(baseDF[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+			return idfs[t] * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
 }
 
