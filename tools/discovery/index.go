@@ -152,13 +152,7 @@ func (x *Index) Stats() BuildStats { return x.stats }
 // model sees it (name, description and input schema).
 func (x *Index) ToolTokens(i int) int { return x.docs[i].tokens }
 
-// schemaText is the tool as a model is shown it: the function definition
-// of the OpenAI tools API, which is also what MCP clients forward.
-func schemaText(t *tools.Tool) string {
-	return schemaTextWith(t, parametersJSON(t.InputSchema))
-}
-
-// parametersJSON is the "parameters" member of schemaText for an input
+// parametersJSON is the "parameters" member of schemaTextWith for an input
 // schema: its keys sorted, compact, HTML-escaped (as json.Marshal writes
 // a json.RawMessage), or nil when that cannot be written.
 func parametersJSON(params json.RawMessage) []byte {
@@ -172,9 +166,11 @@ func parametersJSON(params json.RawMessage) []byte {
 	return b
 }
 
-// schemaTextWith is schemaText with the tool's parametersJSON given, byte
-// for byte what json.Marshal writes for the struct {name, description
-// (omitted when empty), parameters}.
+// schemaTextWith is the tool as a model is shown it (the function
+// definition of the OpenAI tools API, which is also what MCP clients
+// forward), given its parametersJSON: byte for byte what json.Marshal
+// writes for the struct {name, description (omitted when empty),
+// parameters}.
 func schemaTextWith(t *tools.Tool, params []byte) string {
 	if params == nil {
 		return t.Name() + " " + t.Description + " " + string(t.InputSchema)
