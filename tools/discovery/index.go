@@ -287,10 +287,10 @@ func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
 
 // buildDoc analyses the tool at i of snap, leaving out the identifiers
 // that name another namespace's tool (names resolves them).
-func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache) (*doc, string, error) {
+func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache, ar *docArena) (*doc, string, error) {
 	t := snap.Tool(i)
 	a := d.analyzer
-	dc := &doc{}
+	dc := ar.doc()
 	var fields [numFields][]string
 	si := schemas.get(t.InputSchema)
 	params, accepts, err := si.params, si.accepts, si.err
@@ -332,15 +332,29 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		dc.lens[fieldAliases] += len(fields[fieldAliases]) - n
 	}
 	dc.accepts = accepts
-	for f := range fields {
-		dc.fields[f] = d.terms.intern(nil, fields[f])
-	}
-	dc.notFor = d.terms.intern(nil, a.Terms(nil, t.Card.NotFor, ""))
+	notFor := a.Terms(nil, t.Card.NotFor, "")
 	base := a.Terms(nil, name+" "+t.Description, "")
 	if t.Description == "" {
 		base = a.Terms(base, t.Card.Summary, "")
 	}
-	dc.baseTxt = d.terms.intern(nil, base)
+	size := len(notFor) + len(base)
+	for _, ts := range fields {
+		size += len(ts)
+	}
+	all := ar.terms(size)
+	cut := func(ts []string) []uint32 {
+		if len(ts) == 0 {
+			return nil
+		}
+		start := len(all)
+		all = d.terms.intern(all, ts)
+		return all[start:len(all):len(all)]
+	}
+	for f := range fields {
+		dc.fields[f] = cut(fields[f])
+	}
+	dc.notFor = cut(notFor)
+	dc.baseTxt = cut(base)
 	n, err := tokens.Count(schemaTextWith(t, si.json))
 	if err != nil {
 		return nil, "", err
@@ -695,9 +709,10 @@ func idf(n, df int) float64 {
 func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
 	var schemas schemaCache
+	arenas := make([]docArena, workers)
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(snap, idx[k], names, &schemas)
+		dc, text, err := d.buildDoc(snap, idx[k], names, &schemas, &arenas[k%workers])
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
@@ -705,6 +720,36 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*d
 		tick(1)
 		return nil
 	})
+}
+
+// docArena hands out the cards of one build worker and their term lists
+// from shared chunks, as an index file's reader does: a card a dozen
+// small allocations apart from the build's garbage left a built index of
+// 100,000 cards 130 MB larger in the heap (spans kept for a few live
+// objects each) than the same index read from a file. A chunk lives as
+// long as one of its cards does: at most 256 cards or 64 Ki terms.
+type docArena struct {
+	docs  []doc
+	chunk []uint32
+}
+
+func (ar *docArena) doc() *doc {
+	if len(ar.docs) == 0 {
+		ar.docs = make([]doc, 256)
+	}
+	dc := &ar.docs[0]
+	ar.docs = ar.docs[1:]
+	return dc
+}
+
+// terms returns an empty slice with room for n terms.
+func (ar *docArena) terms(n int) []uint32 {
+	if n > cap(ar.chunk)-len(ar.chunk) {
+		ar.chunk = make([]uint32, 0, max(n, 1<<16))
+	}
+	out := ar.chunk[len(ar.chunk) : len(ar.chunk) : len(ar.chunk)+n]
+	ar.chunk = ar.chunk[:len(ar.chunk)+n]
+	return out
 }
 
 // striped runs do(k) for every k in [0, n) on workers goroutines, worker w
