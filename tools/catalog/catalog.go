@@ -246,10 +246,19 @@ func read(r io.Reader, file, namespace string, maxBytes int64) (*parser, error) 
 	var data []byte
 	var err error
 	if sr, ok := r.(*sizedReader); ok && sr.size < maxBytes {
-		// A file that grew since it was measured reads on past its size.
-		buf := bytes.NewBuffer(make([]byte, 0, sr.size+1))
-		_, err = buf.ReadFrom(io.LimitReader(sr.Reader, maxBytes+1))
-		data = buf.Bytes()
+		// One byte more than the size, to see whether the file grew since
+		// it was measured; then it reads on, up to the limit.
+		data = make([]byte, sr.size+1)
+		var n int
+		n, err = io.ReadFull(sr.Reader, data)
+		switch err {
+		case io.EOF, io.ErrUnexpectedEOF:
+			data, err = data[:n], nil
+		case nil:
+			var rest []byte
+			rest, err = io.ReadAll(io.LimitReader(sr.Reader, maxBytes+1-int64(n)))
+			data = append(data, rest...)
+		}
 	} else {
 		data, err = io.ReadAll(io.LimitReader(r, maxBytes+1))
 	}
