@@ -369,7 +369,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 // build makes the index for snap, reusing the per-tool work of prev for
 // tools whose *tools.Tool is unchanged.
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
-	return d.buildWith(ctx, snap, prev, nil, nil, nil)
+	return d.buildWith(ctx, snap, prev, nil, nil, nil, nil)
 }
 
 // buildWith is build that may also reuse loaded[i] (a card read from an
@@ -381,7 +381,7 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 // most of them unchanged), so that updating one namespace analyses only
 // the tools that changed; postings and the rest are recomputed from the
 // cards, which is what a full rebuild computes.
-func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, keys []toolKey, progress func(done, total int)) (*Index, error) {
+func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, loadedRows []int8, keys []toolKey, progress func(done, total int)) (*Index, error) {
 	start := d.now()
 	n := snap.Len()
 	x := &Index{snap: snap, docs: make([]*doc, n), keys: keys}
@@ -461,7 +461,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick); err != nil {
 			return nil, err
 		}
-		if err := x.quantise(prev, from); err != nil {
+		if err := x.quantise(prev, from, loadedRows); err != nil {
 			return nil, err
 		}
 	}
@@ -773,8 +773,10 @@ func striped(workers, n int, do func(k int) error) error {
 }
 
 // quantise moves the cards' quantised vectors into the index's rows;
-// cards reused from prev are copied from its rows.
-func (x *Index) quantise(prev *Index, from []int) error {
+// cards reused from prev are copied from its rows. When every card's row
+// is its slot of loadedRows (all came from an index file), that array
+// becomes the rows as it is.
+func (x *Index) quantise(prev *Index, from []int, loadedRows []int8) error {
 	n := len(x.docs)
 	for _, dc := range x.docs {
 		if dc.row == nil {
@@ -793,8 +795,22 @@ func (x *Index) quantise(prev *Index, from []int) error {
 	if prev != nil && prev.dim != 0 && prev.dim != x.dim {
 		return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, prev.dim)
 	}
-	x.rows = make([]int8, n*x.dim)
 	x.scales = make([]float32, n)
+	if x.dim > 0 && len(loadedRows) == n*x.dim && n > 0 {
+		adopt := true
+		for i, dc := range x.docs {
+			adopt = adopt && len(dc.row) == x.dim && unsafe.SliceData(dc.row) == &loadedRows[i*x.dim]
+		}
+		if adopt {
+			x.rows = loadedRows
+			for i, dc := range x.docs {
+				x.scales[i] = dc.scale
+				dc.row = nil
+			}
+			return nil
+		}
+	}
+	x.rows = make([]int8, n*x.dim)
 	for i, dc := range x.docs {
 		if dc.row == nil { // reused: copy from prev
 			j := from[i]
