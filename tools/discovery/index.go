@@ -458,8 +458,12 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		embedIdx, embedTexts = nil, nil
 	}
 	if d.embedder != nil {
-		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick); err != nil {
+		embedded, err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick)
+		if err != nil {
 			return nil, err
+		}
+		if len(embedIdx) == n { // every card embedded: their rows are in one array
+			loadedRows = embedded
 		}
 		if err := x.quantise(prev, from, loadedRows); err != nil {
 			return nil, err
@@ -827,16 +831,21 @@ func (x *Index) quantise(prev *Index, from []int, loadedRows []int8) error {
 
 // quantiseVec returns v, L2-normalised, as int8 with one scale (the
 // largest magnitude over 127); a zero vector is all zero with scale 0.
-// The normalised values are computed twice rather than kept (normalize
-// would allocate a copy of every vector of a build).
 func quantiseVec(v []float32) ([]int8, float32) {
+	row := make([]int8, len(v))
+	return row, quantiseVecTo(row, v)
+}
+
+// quantiseVecTo is quantiseVec into row (of len(v), all zero). The
+// normalised values are computed twice rather than kept (normalize would
+// allocate a copy of every vector of a build).
+func quantiseVecTo(row []int8, v []float32) float32 {
 	var s float64
 	for _, f := range v {
 		s += float64(f) * float64(f)
 	}
-	row := make([]int8, len(v))
 	if s == 0 {
-		return row, 0
+		return 0
 	}
 	inv := float32(1 / math.Sqrt(s))
 	var mx float32
@@ -845,23 +854,47 @@ func quantiseVec(v []float32) ([]int8, float32) {
 		mx = max(mx, f, -f)
 	}
 	if mx == 0 {
-		return row, 0
+		return 0
 	}
 	scale := mx / 127
 	for dim, f := range v {
 		f *= inv
 		row[dim] = int8(math.Round(float64(f / scale)))
 	}
-	return row, scale
+	return scale
 }
 
-// embedAll embeds texts in batches, in parallel, and stores each normalised
-// vector in docs[idx[k]].
-func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) error {
+// embedAll embeds texts in batches, in parallel, and stores each
+// quantised vector in docs[idx[k]]. When every card is embedded, the rows
+// are cut from one array of len(docs) rows, each card's at its index
+// (the array is returned; nil otherwise), which quantise then takes
+// whole; a vector of another length than the first gets a row of its
+// own, and quantise reports the mismatch.
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) ([]int8, error) {
 	const batch = 256
 	nb := (len(texts) + batch - 1) / batch
 	workers := min(runtime.GOMAXPROCS(0), nb)
-	return striped(workers, nb, func(bi int) error {
+	var (
+		mu   sync.Mutex
+		rows []int8
+		dim  int
+	)
+	whole := len(idx) == len(docs) // else a few cards: a row each
+	slot := func(i, n int) []int8 {
+		if !whole {
+			return make([]int8, n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if rows == nil {
+			dim, rows = n, make([]int8, len(docs)*n)
+		}
+		if n != dim || n == 0 {
+			return make([]int8, n)
+		}
+		return rows[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	err := striped(workers, nb, func(bi int) error {
 		lo, hi := bi*batch, min((bi+1)*batch, len(texts))
 		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
 		if err != nil {
@@ -871,10 +904,13 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 			return fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
 		}
 		for j, v := range vecs {
-			dc := docs[idx[lo+j]]
-			dc.row, dc.scale = quantiseVec(v)
+			i := idx[lo+j]
+			dc := docs[i]
+			dc.row = slot(i, len(v))
+			dc.scale = quantiseVecTo(dc.row, v)
 		}
 		tick(hi - lo)
 		return nil
 	})
+	return rows, err
 }
