@@ -345,3 +345,22 @@ func TestLiveFitContext(t *testing.T) {
 	t.Logf("%d requests; the last trim, at step %d: %d messages left out, about %d prompt tokens + %d for the reply",
 		len(rec.all()), last.Step, last.Omitted, last.PromptTokens, last.ReplyTokens)
 }
+
+// TestLiveChatLocal runs `transfer chat --backend local` on the live GGUF
+// model and llama.cpp's library (TOOLGATE_LIVE_LOCAL_MODEL,
+// TOOLGATE_LIVE_LIBLLAMA): no server runs, and every token the model
+// writes is masked by toolgate's own engine. It asserts the plumbing: the
+// program starts the local backend in grammar mode, the turn ends (an
+// answer or the step budget) without an error, and the chat says so.
+func TestLiveChatLocal(t *testing.T) {
+	lib, model := testenv.LocalModel(t)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "local", "--model", model, "--library", lib,
+		"--temperature", "0", "--seed", "1", "--once", "What is the balance of ACC-00001?")...)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 0 {
+		t.Fatalf("chat --backend local exited %d", code)
+	}
+	if !strings.Contains(out, "backend local (local "+filepath.Base(model)+", grammar mode)") {
+		t.Errorf("the banner does not name the local backend in grammar mode")
+	}
+}
