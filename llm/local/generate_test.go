@@ -59,9 +59,9 @@ func testSession(t *testing.T, v *mask.Vocabulary, src string) *mask.Session {
 // must keep out until the grammar is complete), and that records what it
 // was asked to decode.
 type fakeRunner struct {
-	n         int      // tokens in the cache
-	prompt    int      // the prompt's length, where the script starts
-	script    []int    // the favoured tokens, by position after the prompt
+	n         int   // tokens in the cache
+	prompt    int   // the prompt's length, where the script starts
+	script    []int // the favoured tokens, by position after the prompt
 	evals     [][]int32
 	truncs    []int
 	refuseRm  bool // truncate(n > 0) fails, as for a model whose cache cannot drop a suffix
