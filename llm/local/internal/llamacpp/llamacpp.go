@@ -341,3 +341,7 @@ func CString(s string) *byte {
 	copy(b, s)
 	return &b[0]
 }
+
+// At returns element k of the array (whose Data llama.cpp's samplers may
+// have replaced).
+func (a *TokenDataArray) At(k int) TokenData { return unsafe.Slice(a.Data, a.Size)[k] }
