@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,4 +154,21 @@ func TestLiveBadModel(t *testing.T) {
 		t.Errorf("New = %v, want ErrModel naming the file", err)
 	}
 	t.Logf("New: %v", err)
+}
+
+// TestLiveContextFull: a prompt longer than the context window is refused
+// before any decode, with an error naming both sizes.
+func TestLiveContextFull(t *testing.T) {
+	lib, model := testenv.LocalModel(t)
+	b, err := local.New(model, &local.Options{Library: lib, Threads: 1, ContextSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	req := backendtest.Request(llm.ModeGrammar)
+	req.Messages[1].Content = strings.Repeat("What is the balance of ACC-00001? ", 40)
+	_, err = b.Chat(context.Background(), req)
+	if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), "context of "+fmt.Sprint(b.ContextSize())) {
+		t.Errorf("Chat with a prompt past the context = %v, want ErrInvalidRequest naming the context size", err)
+	}
 }

@@ -260,10 +260,14 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if err != nil {
 		return nil, err
 	}
-	if len(prompt)+maxTokens > b.nctx {
-		return nil, fmt.Errorf("%w: the prompt's %d tokens and a reply of up to %d do not fit the context of %d tokens (Options.ContextSize)",
-			llm.ErrInvalidRequest, len(prompt), maxTokens, b.nctx)
+	// The reply gets what the context leaves: a reply cut off there is
+	// truncated (FinishLength), which Checked repairs with a shorter one.
+	room := b.nctx - len(prompt)
+	if room < 1 {
+		return nil, fmt.Errorf("%w: the prompt's %d tokens fill the context of %d tokens (Options.ContextSize)",
+			llm.ErrInvalidRequest, len(prompt), b.nctx)
 	}
+	maxTokens = min(maxTokens, room)
 	reused, err := b.kv.prefill(ctx, prompt)
 	if err != nil {
 		return nil, b.decodeError(ctx, err)
