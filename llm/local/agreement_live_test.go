@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -18,17 +16,9 @@ import (
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/grammar/mask"
+	"github.com/toolgate/toolgate/internal/masktest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm/local/internal/llamacpp"
-)
-
-// Where llama.cpp's grammar sampler and toolgate's mask differ by design
-// (grammar/mask's package documentation); any other difference fails.
-const (
-	divControl = "control token matched by its text"
-	divUTF8    = "invalid UTF-8 that llama.cpp's decoder takes"
-	divNUL     = "a NUL inside the piece (llama.cpp reads up to it)"
-	divEnd     = "end token inside an unfinished code point"
 )
 
 // TestLiveMaskAgreesWithLlamaSampler compares, token for token, the mask
@@ -132,7 +122,7 @@ func TestLiveMaskAgreesWithLlamaSampler(t *testing.T) {
 					if o == l {
 						continue
 					}
-					why := divergence(v, id, out, mid, o)
+					why := masktest.Divergence(token(v, id), out, mid, o)
 					if why == "" {
 						t.Fatalf("%s after %q: token %d %q: ours %v, llama.cpp %v", tl.name, out, id, v.Piece(id), o, l)
 					}
@@ -144,7 +134,7 @@ func TestLiveMaskAgreesWithLlamaSampler(t *testing.T) {
 						examples[why][fmt.Sprintf("%q", v.Piece(id))] = true
 					}
 				}
-				id, ok := pickToken(v, both, rng)
+				id, ok := masktest.Pick(n, both.Has, func(id int) masktest.Token { return token(v, id) }, rng)
 				if !ok || v.Kind(id) == mask.KindEnd || step == 39 {
 					break
 				}
@@ -187,69 +177,7 @@ func modelFacing(id string) string {
 	return string(b[:min(len(b), 64)])
 }
 
-// divergence names the documented difference that explains token id
-// being allowed by one side only after out, or "" when none does. Only
-// llama.cpp may be the laxer one.
-func divergence(v *mask.Vocabulary, id int, out []byte, midCodePoint, ours bool) string {
-	if ours {
-		return ""
-	}
-	p := v.Piece(id)
-	switch {
-	case v.Kind(id) == mask.KindControl:
-		return divControl
-	case v.Kind(id) == mask.KindEnd && midCodePoint:
-		return divEnd
-	case bytes.IndexByte(p, 0) > 0:
-		return divNUL
-	case !validPrefix(append(slices.Clone(out), p...)):
-		return divUTF8
-	}
-	return ""
-}
-
-var anyText = func() *gbnf.Grammar {
-	g, err := gbnf.Parse(`root ::= .*`)
-	if err != nil {
-		panic(err)
-	}
-	return g
-}()
-
-// validPrefix reports whether b is valid UTF-8 by the matcher's rules,
-// allowing an unfinished code point at the end.
-func validPrefix(b []byte) bool {
-	m, _ := gbnf.NewMatcher(anyText)
-	_, err := m.Write(b)
-	return err == nil
-}
-
-// pickToken picks a token of allowed: the end when allowed, half the time;
-// else a structural token (JSON punctuation or digits) half the time, so
-// that walks get through objects, else any.
-func pickToken(v *mask.Vocabulary, allowed mask.Bitset, rng *rand.Rand) (int, bool) {
-	var all, structural []int
-	end := -1
-	for id := range v.Len() {
-		if !allowed.Has(id) {
-			continue
-		}
-		if v.Kind(id) == mask.KindEnd {
-			end = id
-			continue
-		}
-		all = append(all, id)
-		if strings.ContainsAny(string(v.Piece(id)), "\"{}[],:0123456789") {
-			structural = append(structural, id)
-		}
-	}
-	switch {
-	case end >= 0 && (len(all) == 0 || rng.IntN(2) == 0):
-		return end, true
-	case len(structural) > 0 && rng.IntN(2) == 0:
-		return structural[rng.IntN(len(structural))], true
-	case len(all) > 0:
-		return all[rng.IntN(len(all))], true
-	}
-	return 0, false
+// token is token id of v as masktest sees it.
+func token(v *mask.Vocabulary, id int) masktest.Token {
+	return masktest.Token{Piece: v.Piece(id), Control: v.Kind(id) == mask.KindControl, End: v.Kind(id) == mask.KindEnd}
 }

@@ -59,7 +59,8 @@
 //
 // A Backend holds one llama.cpp context (one sequence): it is safe for
 // concurrent use, and concurrent Chats run one at a time, in turn, on a
-// mutex. Open one Backend per parallel stream (each loads the weights
+// mutex; [llm.Request.OnDelta] runs with it held, so it must not call the
+// same Backend. Open one Backend per parallel stream (each loads the weights
 // again, memory-mapped). Close frees the context and the model; a Chat
 // after Close fails.
 package local

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -170,16 +171,27 @@ func (k *kvState) generate(ctx context.Context, s *mask.Session, vocab *mask.Voc
 // onlyEnd reports whether allowed holds no text token: empty, or only
 // end-of-generation tokens.
 func onlyEnd(allowed mask.Bitset, vocab *mask.Vocabulary) bool {
-	for w, word := range allowed {
-		for word != 0 {
-			i := w*64 + bits.TrailingZeros64(word)
-			if vocab.Kind(i) != mask.KindEnd {
-				return false
-			}
-			word &= word - 1
+	for i := range members(allowed, vocab.Len()) {
+		if vocab.Kind(i) != mask.KindEnd {
+			return false
 		}
 	}
 	return true
+}
+
+// members yields the ids in b below n, in order.
+func members(b mask.Bitset, n int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for w, word := range b {
+			for word != 0 {
+				i := w*64 + bits.TrailingZeros64(word)
+				word &= word - 1
+				if i >= n || !yield(i) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // splitUTF8 splits b before an unfinished code point at its end.
@@ -201,43 +213,23 @@ func splitUTF8(b []byte) (done, rest []byte) {
 // is empty.
 func sample(logits []float32, allowed mask.Bitset, temperature float64, rng *rand.Rand) (int, bool) {
 	best, bestLogit := -1, float32(math.Inf(-1))
-	for w, word := range allowed {
-		for word != 0 {
-			i := w*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			if i >= len(logits) {
-				continue
-			}
-			if best < 0 || logits[i] > bestLogit {
-				best, bestLogit = i, logits[i]
-			}
+	for i := range members(allowed, len(logits)) {
+		if best < 0 || logits[i] > bestLogit {
+			best, bestLogit = i, logits[i]
 		}
 	}
 	if best < 0 || temperature <= 0 || math.IsInf(float64(bestLogit), 0) {
 		return best, best >= 0
 	}
+	weight := func(i int) float64 { return math.Exp(float64(logits[i]-bestLogit) / temperature) }
 	total := 0.0
-	for w, word := range allowed {
-		for word != 0 {
-			i := w*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			if i < len(logits) {
-				total += math.Exp(float64(logits[i]-bestLogit) / temperature)
-			}
-		}
+	for i := range members(allowed, len(logits)) {
+		total += weight(i)
 	}
 	r := rng.Float64() * total
-	for w, word := range allowed {
-		for word != 0 {
-			i := w*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			if i >= len(logits) {
-				continue
-			}
-			r -= math.Exp(float64(logits[i]-bestLogit) / temperature)
-			if r < 0 {
-				return i, true
-			}
+	for i := range members(allowed, len(logits)) {
+		if r -= weight(i); r < 0 {
+			return i, true
 		}
 	}
 	return best, true // rounding left r at or just above 0

@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/gguf"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
@@ -41,17 +37,9 @@ func TestLive(t *testing.T) {
 	path, info := b.Library()
 	t.Logf("library %s: %s; context %d tokens", path, info, b.ContextSize())
 	backendtest.LiveModes(t, b, 5*time.Minute, true, func(t *testing.T, req *llm.Request, resp *llm.Response) {
-		switch resp.Action {
-		case llm.ActionCall:
-			if len(resp.Calls) != 1 || !slices.Contains(req.ToolNames(), resp.Calls[0].Name) {
-				t.Errorf("Chat = calls %+v, want one call of a shortlisted tool", resp.Calls)
-			}
-		case llm.ActionAnswer, llm.ActionFindTools:
-		default:
-			t.Errorf("Chat = action %q", resp.Action)
-		}
-		if resp.Usage.CompletionTokens == 0 || resp.Usage.PromptTokens == 0 || resp.FinishReason != llm.FinishStop {
-			t.Errorf("usage %+v finish %q: want prompt and completion counts, stopped at the envelope's end", resp.Usage, resp.FinishReason)
+		backendtest.UsableReply(t, req, resp)
+		if resp.FinishReason != llm.FinishStop {
+			t.Errorf("finish %q: want the reply stopped at the envelope's end", resp.FinishReason)
 		}
 	}, llm.ModeGrammar, llm.ModeEnvelope)
 }
@@ -136,15 +124,7 @@ func TestLivePlumbing(t *testing.T) {
 // reason.
 func TestLiveBadModel(t *testing.T) {
 	lib, _ := testenv.LocalModel(t)
-	data := gguf.Encode([]gguf.KeyValue{
-		{Key: "general.architecture", Value: gguf.Value{Type: gguf.TypeString, Str: "llama"}},
-		{Key: "tokenizer.ggml.model", Value: gguf.Value{Type: gguf.TypeString, Str: "llama"}},
-		{Key: "tokenizer.ggml.tokens", Value: gguf.Value{Type: gguf.TypeArray, Elem: gguf.TypeString, Strs: []string{"<s>", "</s>", "a"}}},
-	})
-	p := filepath.Join(t.TempDir(), "vocab-only.gguf")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := local.VocabOnlyGGUF(t)
 	b, err := local.New(p, &local.Options{Library: lib})
 	if err == nil {
 		b.Close()
