@@ -184,10 +184,17 @@ func conformance(t *testing.T, engine string, b llm.Backend, mode llm.Mode, half
 		ts = filterTools(t, ts, re)
 	}
 	n := len(ts)
-	if s := os.Getenv("TOOLGATE_LIVE_CONFORMANCE_N"); s != "" {
+	// The local backend decodes its prompts in the test's own process,
+	// beside the servers: TOOLGATE_LIVE_LOCAL_CONFORMANCE_N sizes its run
+	// apart from theirs.
+	name := "TOOLGATE_LIVE_CONFORMANCE_N"
+	if engine == "local" && os.Getenv("TOOLGATE_LIVE_LOCAL_CONFORMANCE_N") != "" {
+		name = "TOOLGATE_LIVE_LOCAL_CONFORMANCE_N"
+	}
+	if s := os.Getenv(name); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v <= 0 {
-			t.Fatalf("TOOLGATE_LIVE_CONFORMANCE_N=%q: want a positive count", s)
+			t.Fatalf("%s=%q: want a positive count", name, s)
 		}
 		n = v
 	}
