@@ -111,6 +111,28 @@ func TestLivePlumbing(t *testing.T) {
 			t.Errorf("Chat cancelled at the third delta = %v after %q", err, deltas)
 		}
 	})
+	t.Run("concurrent", func(t *testing.T) {
+		// Two Chats at once take turns on the context: both get a reply
+		// (cut at their budget), neither an engine error.
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				req := backendtest.Request(llm.ModeGrammar)
+				req.MaxTokens = 4
+				resp, err := chat(t, req)
+				var oe *llm.OutputError
+				if resp != nil && resp.Usage.CompletionTokens == 4 && errors.As(err, &oe) {
+					err = nil
+				}
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Errorf("concurrent Chat: %v", err)
+			}
+		}
+	})
 	t.Run("native refused", func(t *testing.T) {
 		var ce *llm.ConstraintError
 		if _, err := chat(t, backendtest.Request(llm.ModeNative)); !errors.As(err, &ce) {
