@@ -4,8 +4,9 @@
 // through purego's ABI trampolines, structs by value included.
 //
 // The struct layouts are copied from the llama.h of the llama.cpp that
-// .ci/engines builds (node-llama-cpp 3.21.1's bundle, tag v0.4.0; linux
-// and darwin on amd64 and arm64). A library of another version may order
+// .ci/engines builds (node-llama-cpp 3.21.1's bundle, tag v0.4.0), for
+// 64-bit platforms; only linux/amd64 has been run. A library of another
+// version may order
 // its fields otherwise: [Load] reads llama.cpp's default parameters back
 // through these layouts and refuses a library whose defaults do not come
 // out as that header sets them ([ErrVersion]), rather than pass it
