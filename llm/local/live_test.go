@@ -174,3 +174,17 @@ func TestLiveContextFull(t *testing.T) {
 		t.Errorf("Chat with a prompt past the context = %v, want ErrInvalidRequest naming the context size", err)
 	}
 }
+
+// TestLiveUnknownTemplate: a chat template llama.cpp does not know fails
+// New, naming it, rather than the first Chat.
+func TestLiveUnknownTemplate(t *testing.T) {
+	lib, model := testenv.LocalModel(t)
+	b, err := local.New(model, &local.Options{Library: lib, Template: "no-such-template"})
+	if err == nil {
+		b.Close()
+		t.Fatal("New accepted an unknown template")
+	}
+	if !errors.Is(err, local.ErrModel) || !strings.Contains(err.Error(), `"no-such-template"`) {
+		t.Errorf("New = %v, want ErrModel naming the template", err)
+	}
+}
