@@ -87,7 +87,7 @@ func openLexicon(specs []string) (*lexicon.Lexicon, error) {
 }
 
 // runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--lexicon KIND=FILE] [--history share]
-// [--backend B [--model M] [--reformulate-below 0.3]] --format json.
+// [--backend B [--model M] [--library F] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -99,8 +99,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
 	indexPath := indexFlag(fs)
-	backend := fs.String("backend", "", "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
-	model := fs.String("model", "", "the --backend model")
+	var mf modelFlags
+	mf.register(fs, "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only)")
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	var lexFiles multiFlag
@@ -171,7 +171,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	metrics := prometheus.NewRegistry()
-	dopts, err := reformulation(*backend, *model, *below, *rtimeout, metrics)
+	dopts, err := reformulation(mf, *below, *rtimeout, metrics)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
