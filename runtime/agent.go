@@ -202,9 +202,13 @@ type Options struct {
 
 	// Observability.
 
-	// Observer, if set, receives an Event at each stage of a step (for
-	// demos, tracing and tests). It runs on the session's goroutine.
-	Observer func(Event)
+	// Observer, if set, receives an [Event] at each stage of a step (for
+	// demos, tracing and tests). It runs on the session's goroutine, and
+	// ctx is the context of the step the event belongs to: it carries the
+	// turn's "invoke_agent" span (see [Options.TracerProvider]) and the
+	// values of the ctx given to [Session.Run], so that an observer can
+	// log or trace with them. Nil means no observer.
+	Observer func(ctx context.Context, e Event)
 	// Logger receives misses and decisions. Nil means slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the runtime metrics. Nil registers none.

@@ -213,7 +213,7 @@ func TestDeferredRefusedFallsBack(t *testing.T) {
 	var offs []runtime.Event
 	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
 	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
-		Strategy: runtime.StrategyProgressive, K: 2, Observer: func(e runtime.Event) {
+		Strategy: runtime.StrategyProgressive, K: 2, Observer: func(_ context.Context, e runtime.Event) {
 			if e.Kind == runtime.EventDeferredOff {
 				offs = append(offs, e)
 			}

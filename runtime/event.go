@@ -10,7 +10,7 @@ import (
 // EventKind names a stage of a step.
 type EventKind string
 
-// The stages an Observer sees, in the order a step goes through them.
+// The stages an [Options.Observer] sees, in the order a step goes through them.
 const (
 	// EventShortlist: the tools chosen for the step (Shortlist, Strategy,
 	// Tools, Authorized, tokens).

@@ -90,8 +90,9 @@ type teamWorker struct {
 
 // TeamOptions configures a [Team]. Nil means defaults.
 type TeamOptions struct {
-	// Supervisor configures the supervisor's agent (Instructions, Mode,
-	// Observer, ...). Its Filter is ignored.
+	// Supervisor configures the supervisor's agent ([Options.Instructions],
+	// [Options.Mode], [Options.Observer], ...). Its [Options.Filter] is
+	// ignored.
 	Supervisor *Options
 	// Worker is the base configuration of every worker's agent; a
 	// worker's K and Instructions override it, and its Filter is the
