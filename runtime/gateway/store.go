@@ -166,15 +166,10 @@ type AuditEntry struct {
 	Step      int       `json:"step"`
 	Tool      string    `json:"tool"`
 	Key       string    `json:"key,omitempty"`
-	Decision  string    `json:"decision"` // "allow" or "deny"
+	Decision  Decision  `json:"decision"` // DecisionAllow or DecisionDeny
 	Reason    string    `json:"reason,omitempty"`
-	// Outcome is one of a closed set, the same values as the outcome
-	// label of toolgate_gateway_calls_total: ok, replayed (a recorded
-	// outcome sent again), domain_error, unauthenticated, denied,
-	// unknown_tool, invalid, rate_limited, in_progress, mismatch,
-	// confirmation_required, no_effect (the handler failed before any
-	// effect), uncertain, internal.
-	Outcome    string        `json:"outcome"`
+	// Outcome is how the call ended, one of the Outcome constants.
+	Outcome    Outcome       `json:"outcome"`
 	ApprovalID string        `json:"approval_id,omitempty"`
 	Latency    time.Duration `json:"latency"`
 
@@ -189,6 +184,41 @@ type AuditEntry struct {
 	Hash string `json:"hash,omitempty"`
 	V    int    `json:"v,omitempty"`
 }
+
+// Decision is an [AuditEntry]'s authorization decision. Its values are
+// the strings the audit log's JSON, the stores' columns and the audit
+// hash chain hold.
+type Decision string
+
+// The two decisions.
+const (
+	DecisionAllow Decision = "allow" // authorized (what followed is the Outcome)
+	DecisionDeny  Decision = "deny"  // refused before anything ran
+)
+
+// Outcome is how a call or an approval ended: an [AuditEntry]'s Outcome and
+// the outcome label of toolgate_gateway_calls_total. The set is closed; its
+// values are the strings the audit log's JSON, the stores' columns and the
+// audit hash chain hold.
+type Outcome string
+
+// The outcomes, by the [ErrorType] of the answer where there is one.
+const (
+	OutcomeOK                   Outcome = "ok"                    // the tool ran and returned a result
+	OutcomeReplayed             Outcome = "replayed"              // a recorded outcome sent again (Cached)
+	OutcomeDomainError          Outcome = "domain_error"          // the tool ran and returned a [DomainError]
+	OutcomeUnauthenticated      Outcome = "unauthenticated"       // [Unauthenticated]
+	OutcomeDenied               Outcome = "denied"                // [PermissionDenied]
+	OutcomeUnknownTool          Outcome = "unknown_tool"          // [UnknownTool]
+	OutcomeInvalid              Outcome = "invalid"               // [ValidationError]
+	OutcomeRateLimited          Outcome = "rate_limited"          // [RateLimited]
+	OutcomeInProgress           Outcome = "in_progress"           // [InProgress]
+	OutcomeMismatch             Outcome = "mismatch"              // [IdempotencyMismatch]
+	OutcomeConfirmationRequired Outcome = "confirmation_required" // [ConfirmationRequired]
+	OutcomeNoEffect             Outcome = "no_effect"             // [DownstreamFailure] before any effect
+	OutcomeUncertain            Outcome = "uncertain"             // [DownstreamFailure] after a possible effect, or [UncertainOutcome]
+	OutcomeInternal             Outcome = "internal"              // any other error ([Internal], a store failure)
+)
 
 // AuditQuery selects audit entries. Zero fields do not filter.
 type AuditQuery struct {

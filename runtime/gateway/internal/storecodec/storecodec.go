@@ -150,7 +150,7 @@ const AuditReadColumns = AuditColumns + `, ` + ChainColumns
 // AuditArgs are e's values in AuditColumns' order.
 func AuditArgs(e gateway.AuditEntry) []any {
 	return []any{NS(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key,
-		e.Decision, e.Reason, e.Outcome, e.ApprovalID, int64(e.Latency)}
+		string(e.Decision), e.Reason, string(e.Outcome), e.ApprovalID, int64(e.Latency)}
 }
 
 // ChainArgs are e's chain values in ChainColumns' order.
@@ -164,11 +164,13 @@ func CollectAudit(rows Rows) ([]gateway.AuditEntry, error) {
 	for rows.Next() {
 		var e gateway.AuditEntry
 		var at, latency, seq int64
+		var decision, outcome string
 		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
-			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency, &seq, &e.Prev, &e.Hash, &e.V); err != nil {
+			&decision, &e.Reason, &outcome, &e.ApprovalID, &latency, &seq, &e.Prev, &e.Hash, &e.V); err != nil {
 			return nil, err
 		}
 		e.Time, e.Latency, e.Seq = Time(at), time.Duration(latency), uint64(seq)
+		e.Decision, e.Outcome = gateway.Decision(decision), gateway.Outcome(outcome)
 		out = append(out, e)
 	}
 	return out, rows.Err()
