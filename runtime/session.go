@@ -100,7 +100,7 @@ type CallRecord struct {
 	Step      int
 	Tool      string // tool ID
 	Arguments json.RawMessage
-	Result    json.RawMessage // nil when Err is set
+	Result    json.RawMessage // nil when [CallRecord.Err] is set
 	Cached    bool            // the gateway replayed a stored outcome
 	// Err is a *gateway.Error, or a *RepeatedCallError for a repeat the
 	// runtime did not execute; either is fed back to the model.

@@ -34,7 +34,7 @@ type Worker struct {
 	// Scopes are the most the worker may use. Its effective scopes are the
 	// intersection with the user's: it never holds more than the user.
 	Scopes []string
-	// Groups, Namespaces and Tools select the worker's tools: a tool
+	// Groups, [Worker.Namespaces] and [Worker.Tools] select the worker's tools: a tool
 	// belongs to the worker when its Card.Group is in Groups, its namespace
 	// in Namespaces, or its ID in Tools.
 	Groups, Namespaces, Tools []string
