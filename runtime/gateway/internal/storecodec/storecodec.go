@@ -200,6 +200,21 @@ func LastAudit(out []gateway.AuditEntry, err error) (gateway.AuditEntry, error) 
 	return out[0], nil
 }
 
+// AnchorQuery is the SQL query of AuditChain.AuditAnchor over the
+// audit_chain table, whose one row (id 1) holds the anchor.
+const AnchorQuery = `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`
+
+// ScanAnchor reads the anchor from AnchorQuery's row.
+func ScanAnchor(row Row) (gateway.AuditAnchor, error) {
+	var a gateway.AuditAnchor
+	var seq int64
+	if err := row.Scan(&seq, &a.Hash); err != nil {
+		return gateway.AuditAnchor{}, err
+	}
+	a.Seq = uint64(seq)
+	return a, nil
+}
+
 // CheckpointColumns are the audit_checkpoints table's columns in
 // CheckpointArgs' and CollectCheckpoints' order.
 const CheckpointColumns = `seq, hash, at, key_id, sig`
