@@ -44,17 +44,7 @@ func newOAuthSetting(t *testing.T) *oauthSetting {
 
 // claims are valid claims for audience, changed by kv (nil removes).
 func (s *oauthSetting) claims(audience string, kv ...any) map[string]any {
-	now := time.Now()
-	c := map[string]any{"iss": s.is.URL, "aud": audience, "sub": "alice", "tenant": "acme",
-		"scope": "calc:use", "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(c, kv[i].(string))
-		} else {
-			c[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return c
+	return s.is.Claims(audience, "calc:use", time.Now(), kv...)
 }
 
 // refusals are the tokens every OAuth server must refuse with 401 invalid_token.
