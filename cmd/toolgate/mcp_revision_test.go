@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,15 +47,7 @@ func TestMCPServeRevisionsApprove(t *testing.T) {
 	base, logs := startMCPHTTP(t, ctx, buildToolgate(t), "--mcp-config", config, "--tokens", tokens, "--data", data)
 
 	grant := func(id, token string) int {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+mcpserver.ApprovalsPath+id, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			return 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := testenv.Post(t, ctx, base+mcpserver.ApprovalsPath+id, token, "")
 		return resp.StatusCode
 	}
 	approvalID := regexp.MustCompile(`apr_[A-Za-z0-9_-]+`)

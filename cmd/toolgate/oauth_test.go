@@ -156,16 +156,7 @@ func TestServeOAuth(t *testing.T) {
 // and the JSON body; an answer that echoes the token fails the test.
 func oauthCall(t *testing.T, ctx context.Context, base, token, body string) (int, string, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/tools/call", strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	resp, data := testenv.Post(t, ctx, base+"/v1/tools/call", token, body)
 	if token != "" && strings.Contains(string(data)+strings.Join(headerValues(resp.Header), " "), token) {
 		t.Errorf("the answer echoes the token: %s", data)
 	}
@@ -213,18 +204,9 @@ func TestMCPServeOAuth(t *testing.T) {
 	// Without a token, and with each bad one, the MCP endpoint answers 401
 	// with the challenge.
 	post := func(token string) (int, string, string) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		resp, body := testenv.Post(t, ctx, base+"/", token,
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+			"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
 	}
 	if code, chal, _ := post(""); code != 401 || chal != `Bearer resource_metadata="`+metaURL+`"` {

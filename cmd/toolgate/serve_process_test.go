@@ -136,15 +136,9 @@ func (p *serveProc) stop(t *testing.T) {
 
 func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, p.base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, data := testenv.Post(t, context.Background(), p.base+path, token, body)
 	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}
 	return resp.StatusCode, out
