@@ -126,12 +126,7 @@ func TestServeOAuth(t *testing.T) {
 	if code != 200 {
 		t.Errorf("a token of the rotated-in key = %d %v, want 200", code, out)
 	}
-	resp, err = http.Get(p.base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, metrics := testenv.Get(t, p.base+"/metrics")
 	for _, want := range []string{`toolgate_oauth_tokens_total{outcome="accepted"} 3`, `toolgate_oauth_tokens_total{outcome="expired"} 1`, `toolgate_oauth_key_set_fetches_total{result="ok"} 3`} {
 		t.Run(want, func(t *testing.T) {
 			if !strings.Contains(string(metrics), want) {
@@ -235,12 +230,7 @@ func TestMCPServeOAuth(t *testing.T) {
 	}
 
 	// The verifier counts on /metrics, which needs no token.
-	resp, err = http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := testenv.Get(t, base+"/metrics")
 	if n, ok := seriesValue(string(body), `toolgate_oauth_tokens_total{outcome="accepted"}`); resp.StatusCode != 200 || !ok || n < 1 {
 		t.Errorf("GET /metrics = %d, toolgate_oauth_tokens_total{outcome=\"accepted\"} %v (found %v), want at least 1", resp.StatusCode, n, ok)
 	}

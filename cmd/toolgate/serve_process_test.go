@@ -209,12 +209,7 @@ func TestServeGoUpstream(t *testing.T) {
 	if status != 200 || first != "calc/add" {
 		t.Errorf("discover(add two numbers) = %d %v, want calc/add first", status, out)
 	}
-	resp, err = http.Get(p.base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := testenv.Get(t, p.base+"/metrics")
 	if !strings.Contains(string(body), `toolgate_gateway_calls_total{outcome="replayed",tool="calc/add"} 1`) {
 		t.Errorf("/metrics lacks the replayed call:\n%s", body)
 	}

@@ -35,3 +35,20 @@ func Post(tb testing.TB, ctx context.Context, url, token, body string, header ..
 	}
 	return resp, data
 }
+
+// Get fetches url (a server's /metrics, /healthz, metadata) and returns
+// the response, whose body it has read and closed, and that body; a
+// request that gets no response fails the test.
+func Get(tb testing.TB, url string) (*http.Response, []byte) {
+	tb.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: reading the answer: %v", url, err)
+	}
+	return resp, data
+}
