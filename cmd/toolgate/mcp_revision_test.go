@@ -29,13 +29,7 @@ import (
 func TestMCPServeRevisionsApprove(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return testenv.WriteFile(t, dir, name, text) }
 	config := write("mcp.json", `{"servers":{"memory":{"command":["node",`+jsonString(memory)+`],`+
 		`"env":{"MEMORY_FILE_PATH":`+jsonString(filepath.Join(dir, "memory.jsonl"))+`},`+
 		`"tools":{"delete_entities":{"irreversible":true}}}}}`)
