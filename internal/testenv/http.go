@@ -24,16 +24,7 @@ func Post(tb testing.TB, ctx context.Context, url, token, body string, header ..
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("POST %s: reading the answer: %v", url, err)
-	}
-	return resp, data
+	return do(tb, req)
 }
 
 // Get fetches url (a server's /metrics, /healthz, metadata) and returns
@@ -41,14 +32,24 @@ func Post(tb testing.TB, ctx context.Context, url, token, body string, header ..
 // request that gets no response fails the test.
 func Get(tb testing.TB, url string) (*http.Response, []byte) {
 	tb.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		tb.Fatalf("GET %s: %v", url, err)
+		tb.Fatal(err)
+	}
+	return do(tb, req)
+}
+
+// do sends req and reads the whole answer.
+func do(tb testing.TB, req *http.Request) (*http.Response, []byte) {
+	tb.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		tb.Fatalf("GET %s: reading the answer: %v", url, err)
+		tb.Fatalf("%s %s: reading the answer: %v", req.Method, req.URL, err)
 	}
 	return resp, data
 }
