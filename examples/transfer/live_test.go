@@ -174,7 +174,7 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 		mu     sync.Mutex
 		events []runtime.Event
 	)
-	observe := func(e runtime.Event) {
+	observe := func(_ context.Context, e runtime.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
@@ -350,7 +350,7 @@ func TestLiveFitContext(t *testing.T) {
 	var trimmed []runtime.Event
 	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
 		Mode: llm.ModeGrammar, K: 3, MaxSteps: 2, FitContext: true, ContextTokens: props.ContextSize, CountTokens: chat.SmallVocabTokens,
-		Observer: func(e runtime.Event) {
+		Observer: func(_ context.Context, e runtime.Event) {
 			if e.Kind == runtime.EventTrimmed {
 				trimmed = append(trimmed, e)
 			}

@@ -91,12 +91,12 @@ type Options struct {
 	// (hashed character n-grams plus the shipped lexicon; no model, no
 	// network).
 	Embedder Embedder
-	// NoDense turns the dense side off (Embedder is ignored).
+	// NoDense turns the dense side off ([Options.Embedder] is ignored).
 	NoDense bool
 	// Reformulator rewrites low-confidence requests. Nil means lexicon
 	// expansion (synonyms and Spanish/Polish → English).
 	Reformulator Reformulator
-	// ReformulateBelow is the confidence under which the Reformulator is
+	// ReformulateBelow is the confidence under which the [Options.Reformulator] is
 	// used. Zero means 0.1 (offline lexicon expansion lowered recall when
 	// used more often; an LLM rewrite may warrant more); a negative value
 	// never reformulates.
@@ -108,30 +108,30 @@ type Options struct {
 	// system in tool words but drops the request's identifiers; false
 	// keeps the offline default's choice.
 	FuseReformulation bool
-	// K is the default shortlist size when a Request leaves K zero. Zero means 5.
+	// K is the default shortlist size when a [Request] leaves K zero. Zero means 5.
 	K int
-	// Method selects the ranking. The zero value is MethodHybrid.
+	// Method selects the ranking. The zero value is [MethodHybrid].
 	Method Method
 	// Fusion selects how the hybrid method combines its sides. The zero
-	// value is FusionScore.
+	// value is [FusionScore].
 	Fusion Fusion
-	// LexicalWeight is FusionScore's weight of the lexical side in (0,1].
+	// LexicalWeight is [FusionScore]'s weight of the lexical side in (0,1].
 	// Zero means 0.8.
 	LexicalWeight float64
 	// DenseRerank is how many of the lexical side's best tools the dense
 	// side re-scores. Zero means 150.
 	DenseRerank int
 	// DenseExactLimit bounds the fallback for a request the lexical side
-	// (almost) cannot match, fewer than K tools: with at most this many
+	// (almost) cannot match, fewer than [Options.K] tools: with at most this many
 	// authorized tools, the dense side then scores every authorized tool.
 	// Zero means 5,000.
 	DenseExactLimit int
-	// MaxQueryBytes bounds the length of Request.Query: a longer query is
-	// refused with an error wrapping ErrQueryTooLong, and each of the
+	// MaxQueryBytes bounds the length of [Request.Query]: a longer query is
+	// refused with an error wrapping [ErrQueryTooLong], and each of the
 	// context turns used (the last two) is cut to this length at a UTF-8
-	// boundary (Shortlist.ContextTruncated says so). The work and memory
+	// boundary ([Shortlist.ContextTruncated] says so). The work and memory
 	// of one query are linear in its length. Zero means
-	// DefaultMaxQueryBytes (16 KiB).
+	// [DefaultMaxQueryBytes] (16 KiB).
 	MaxQueryBytes int
 	// Log records every query. Nil records nothing.
 	Log Log
@@ -139,19 +139,19 @@ type Options struct {
 	// shortlist is kept, so that RecordOutcome can count a call of a tool
 	// it lacked (toolgate_discovery_misses_total) as it happens; beyond
 	// it, the session whose first request came earliest is forgotten. Zero means
-	// DefaultMaxSessions; negative keeps none (no misses are counted).
+	// [DefaultMaxSessions]; negative keeps none (no misses are counted).
 	MaxSessions int
 	// Registerer receives the discovery metrics. Nil registers none.
 	Registerer prometheus.Registerer
 	// Clock returns the current time for logs, metrics and build stats. Nil
-	// means time.Now.
+	// means [time.Now].
 	Clock func() time.Time
 	// Analyzer analyses cards and requests. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
 	// Lexicon is the word knowledge used to translate Spanish and Polish
-	// requests, to widen English ones and (for the default Embedder) to
+	// requests, to widen English ones and (for the default [Options.Embedder]) to
 	// embed concepts. Nil means lexicon.Default(), the embedded data;
-	// lexicon.Open adds optional files.
+	// [lexicon.Open] adds optional files.
 	Lexicon *lexicon.Lexicon
 	// NoCompanions turns off companions: by default, when a tool leading
 	// the ranking needs an input the request does not carry and that
@@ -180,14 +180,14 @@ type Request struct {
 	// Query is the user's request in their words.
 	Query string
 	// Context holds recent turns of the conversation, newest last. They
-	// help follow-ups ("and close it") and weigh less than Query. Only the
-	// last two are used, each cut to Options.MaxQueryBytes.
+	// help follow-ups ("and close it") and weigh less than [Request.Query]. Only the
+	// last two are used, each cut to [Options.MaxQueryBytes].
 	Context []string
-	// K is the shortlist size. Zero means the Discoverer's default.
+	// K is the shortlist size. Zero means the [Discoverer]'s default.
 	K int
-	// Session and Source go to the log only (Entry.Session, Entry.Source),
+	// Session and [Request.Source] go to the log only ([Entry.Session], [Entry.Source]),
 	// so that a later call can be linked to this query. They never change
-	// the ranking. A Session longer than MaxSessionBytes is logged as its
+	// the ranking. A Session longer than [MaxSessionBytes] is logged as its
 	// digest.
 	Session, Source string
 }
@@ -198,13 +198,13 @@ type Candidate struct {
 	Tool *tools.Tool
 	// Score is the fused relevance in [0,1]; higher is better.
 	Score float64
-	// Lexical and Dense are the two sides' normalised scores in [0,1].
+	// Lexical and [Candidate.Dense] are the two sides' normalised scores in [0,1].
 	Lexical, Dense float64
 	// Identifier reports that a parameter of the tool can take an exact id
 	// found in the request.
 	Identifier bool
 	// Model is the embedding model's normalised score in [0,1] when
-	// Shortlist.Model is ModelFused, else 0.
+	// [Shortlist.Model] is [ModelFused], else 0.
 	Model float64
 	// CompanionOf is, for a companion, the ID of the shortlisted tool
 	// whose input (a token, a session, an entity's id) this tool
@@ -224,9 +224,9 @@ type Shortlist struct {
 	// Confidence estimates, in [0,1], the probability that the first
 	// candidate is a right tool (calibrated on the public datasets).
 	Confidence float64
-	// Reformulated reports that the Reformulator's rewrite produced this result.
+	// Reformulated reports that the [Reformulator]'s rewrite produced this result.
 	Reformulated bool
-	// ReformulatedQuery is the rewrite, when Reformulated.
+	// ReformulatedQuery is the rewrite, when [Shortlist.Reformulated].
 	ReformulatedQuery string
 	// Authorized is the number of tools the principal may use.
 	Authorized int
@@ -238,10 +238,10 @@ type Shortlist struct {
 	// Lang is the language the request was analysed in.
 	Lang string
 	// ContextTruncated reports that a context turn used was longer than
-	// Options.MaxQueryBytes and only its beginning was analysed.
+	// [Options.MaxQueryBytes] and only its beginning was analysed.
 	ContextTruncated bool
-	// Model says what became of the embedding model tier (Options.Model)
-	// for this query: ModelFused, or why the built-in ranking answered
+	// Model says what became of the embedding model tier ([Options.Model])
+	// for this query: [ModelFused], or why the built-in ranking answered
 	// alone. Empty without a model tier or for an empty query.
 	Model ModelOutcome
 }
@@ -574,14 +574,14 @@ func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request,
 // Outcome is what became of a shortlist, for the log: the tools the model
 // loaded by name or called.
 type Outcome struct {
-	// Session is the conversation, as in Request.Session.
+	// Session is the conversation, as in [Request.Session].
 	Session string
-	// Source is SourceSelect or SourceCall.
+	// Source is [SourceSelect] or [SourceCall].
 	Source string
-	// Query is the find_tools text, for SourceSelect.
+	// Query is the find_tools text, for [SourceSelect].
 	Query string
-	// Tools are the tool IDs loaded (SourceSelect) or the one called
-	// (SourceCall).
+	// Tools are the tool IDs loaded ([SourceSelect]) or the one called
+	// ([SourceCall]).
 	Tools []string
 }
 

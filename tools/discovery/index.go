@@ -142,7 +142,7 @@ type BuildStats struct {
 	Terms int
 	// Postings is the number of (term, tool) entries.
 	Postings int
-	// Duration is how long the build took (by the Discoverer's clock).
+	// Duration is how long the build took (by the [Discoverer]'s clock).
 	Duration time.Duration
 	// Bytes estimates the index's memory, vectors included.
 	Bytes int

@@ -58,10 +58,10 @@ var ErrIndexFile = errors.New("discovery: index file not used")
 // IndexFileReport says what IndexFile did with its file.
 type IndexFileReport struct {
 	// Reused is the number of cards whose analysis came from the file;
-	// Analysed those analysed again (new or changed tools, or all when the
+	// [IndexFileReport.Analysed] those analysed again (new or changed tools, or all when the
 	// file could not be used).
 	Reused, Analysed int
-	// Warning, when not nil, wraps ErrIndexFile and says why the file was
+	// Warning, when not nil, wraps [ErrIndexFile] and says why the file was
 	// not used as it is: missing, corrupt, truncated, of another version or
 	// configuration, or stale (tools changed since it was written). The
 	// index is then built from the catalog, reusing only the cards whose

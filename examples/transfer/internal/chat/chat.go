@@ -736,7 +736,7 @@ func (p *stepPrinter) turn(ctx context.Context, sess *runtime.Session, input str
 	return nil
 }
 
-func (p *stepPrinter) observe(e runtime.Event) {
+func (p *stepPrinter) observe(_ context.Context, e runtime.Event) {
 	switch e.Kind {
 	case runtime.EventShortlist:
 		names := make([]string, len(e.Tools))
