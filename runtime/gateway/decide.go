@@ -299,14 +299,18 @@ func replay(r Record) next {
 // heldAnswer answers a call whose slot has an outcome the gateway holds,
 // unrecorded: the outcome itself when it is one the store would replay (a
 // value, a domain error), IN_PROGRESS while an uncertain or no-effect
-// outcome is still being recorded, and IDEMPOTENCY_MISMATCH for other
-// arguments. The handler never runs again while the outcome is held.
+// outcome is still being recorded or while the gateway still runs the
+// call, and IDEMPOTENCY_MISMATCH for other arguments. The handler never
+// runs again while the outcome is held or the call running.
 func heldAnswer(f *facts) next {
 	h, key := f.pending, f.valid.key
 	switch {
 	case h.key != key:
 		return answer(nil, &Error{Type: IdempotencyMismatch,
 			Message: "this step already called the tool with other arguments; use a new step for a new call"})
+	case h.running:
+		return answer(nil, &Error{Type: InProgress, Retryable: true, RetryAfter: f.inProgressWait, IdempotencyKey: key,
+			Message: "the same call is being executed; retry with the same arguments to get its result"})
 	case h.kind == ranValue:
 		return answer(&Result{Value: h.value, Cached: true, IdempotencyKey: key, Attempts: h.attempts, PreviousUncertain: h.attempts > 1}, nil)
 	case h.kind == ranDomain:

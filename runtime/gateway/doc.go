@@ -93,9 +93,12 @@
 // A claim holds the slot for the tool's timeout plus Options.LeaseGrace
 // (leases, retention and approval expiry follow the injected Clock; the
 // handler's own deadline is a real-time context deadline).
-// After that a retry of the same call takes the slot over with a larger
-// fencing token and re-runs the handler with the same key; the old owner's
-// late completion is rejected (ErrFenced) and its caller told to retry. The
+// After that a retry of the same call sent to another gateway takes the
+// slot over with a larger fencing token and re-runs the handler with the
+// same key; the old owner's late completion is rejected (ErrFenced) and its
+// caller told to retry. The gateway that is itself still running the call,
+// or recording its outcome, answers its re-sends IN_PROGRESS whatever the
+// lease says: one gateway never runs a call twice at once. The
 // handler runs detached from the caller's cancellation, so a client that
 // gives up does not turn a known outcome into an unknown one.
 //

@@ -116,10 +116,14 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		}
 		return f.valid.key
 	}
+	running := false
 	defer func() {
 		// A place reserved and not taken by a held outcome is given back.
 		if f.room != nil && *f.room && !f.held {
 			g.held.unreserve()
+		}
+		if running {
+			g.held.end(slot())
 		}
 	}()
 	for {
@@ -199,6 +203,8 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			g.unclaim(ctx, rctx, f, slot())
 			f.unclaimed = true
 		case actRun:
+			g.held.begin(slot(), f.valid.key)
+			running = true
 			hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(rctx, f.valid.key), timeout)
 			value, err, panicked := g.callHandler(hctx, f)
 			cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/internal/gatewaytest"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -239,17 +240,20 @@ func Test1000DistinctKeys(t *testing.T) {
 	}
 }
 
-// TestLeaseExpiryAndFencing: the first owner stalls past its lease; a retry
-// takes the slot over and re-runs the handler with the same key; the first
-// owner's late completion is rejected, and the record keeps the new
-// owner's outcome.
+// TestLeaseExpiryAndFencing: the first owner stalls past its lease. A
+// re-send to the same gateway is told to wait (it knows the call is still
+// running); a re-send to another gateway over the same store takes the
+// slot over and re-runs the handler with the same key; the first owner's
+// late completion is rejected, and the record keeps the new owner's
+// outcome.
 func TestLeaseExpiryAndFencing(t *testing.T) {
 	e := newEnv(t, nil) // tool timeout 1h, lease grace 1m: lease 1h1m on the fake clock
+	other := gatewaytest.NewOn(t, e.Store, func(o *gateway.Options) { o.Clock = e.Clock })
 	stall := make(chan struct{})
 	entered := make(chan string, 2)
 	runs := 0
 	var mu sync.Mutex
-	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	h := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		key, _ := tools.IdempotencyKey(ctx)
 		mu.Lock()
 		runs++
@@ -261,7 +265,9 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 			return json.RawMessage(`"first"`), nil
 		}
 		return json.RawMessage(`"second"`), nil
-	})
+	}
+	e.SetTransfer(h)
+	other.SetTransfer(h)
 	call := transferCall(alice, "s1", 1, okArgs)
 	firstErr := make(chan error, 1)
 	go func() {
@@ -274,9 +280,12 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	wantType(t, "duplicate within the lease", err, gateway.InProgress)
 
 	e.Clock.Advance(time.Hour + time.Minute) // the lease is over
-	res, err := e.Gateway.Execute(ctx, call)
+	// The gateway running the call never runs it a second time.
+	_, err = e.Gateway.Execute(ctx, call)
+	wantType(t, "duplicate past the lease, on the gateway still running it", err, gateway.InProgress)
+	res, err := other.Gateway.Execute(ctx, call)
 	if err != nil {
-		t.Fatalf("retry after the lease: %v", err)
+		t.Fatalf("retry after the lease on another gateway: %v", err)
 	}
 	key2 := <-entered
 	if key1 != key2 || res.IdempotencyKey != key1 {

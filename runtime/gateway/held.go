@@ -28,6 +28,14 @@ import (
 // handler runs, since any may need to be held: at the bound, a call is
 // refused before it runs, with a retryable error, and no held outcome is
 // ever dropped.
+//
+// Until its outcome is recorded or held, an execution is also known to the
+// holder as running (begin, end): a re-send of the call to this gateway
+// gets IN_PROGRESS even after the claim's lease has expired in the store
+// (a process starved past the lease, a store that took longer than the
+// lease to fail or come back), so that one gateway never runs a call it is
+// itself still running or recording. Another gateway over the same store
+// still takes an expired lease over (invariant 5, with fencing).
 
 // recordOp is the store write a held outcome waits for.
 type recordOp uint8
@@ -81,7 +89,10 @@ func heldBytes(e *heldOutcome) int64 {
 
 // heldLookup is what actCheckHeld found for the call's slot.
 type heldLookup struct {
-	found    bool
+	found bool
+	// running: the gateway is running this slot's handler, or recording
+	// its outcome, in another call (no outcome to give yet).
+	running  bool
 	key      string
 	kind     ranKind
 	value    json.RawMessage
@@ -112,11 +123,15 @@ type holder struct {
 	reserved atomic.Int64
 	bytes    atomic.Int64
 	count    atomic.Int64 // outcomes held: lets lookup skip the lock
+	nrunning atomic.Int64 // executions running: lets lookup skip the lock
 	closed   atomic.Bool
 
 	mu     sync.Mutex
 	bySlot map[Slot]*heldOutcome
-	wg     sync.WaitGroup
+	// running maps the slots whose handler runs, or whose outcome is
+	// being recorded, to the call's key (begin, end).
+	running map[Slot]string
+	wg      sync.WaitGroup
 	// stop ends the background recording (Close, once its ctx is done).
 	stop    context.Context
 	stopNow context.CancelFunc
@@ -125,7 +140,7 @@ type holder struct {
 func newHolder(maxCount int, maxBytes int64) *holder {
 	stop, cancel := context.WithCancel(context.Background())
 	return &holder{maxCount: int64(maxCount), maxBytes: maxBytes, bySlot: map[Slot]*heldOutcome{},
-		stop: stop, stopNow: cancel}
+		running: map[Slot]string{}, stop: stop, stopNow: cancel}
 }
 
 // reserve takes a place for an execution's outcome; false means the
@@ -144,16 +159,36 @@ func (h *holder) reserve() bool {
 // unreserve gives back a place whose outcome was recorded (or never came).
 func (h *holder) unreserve() { h.reserved.Add(-1) }
 
-// lookup returns what the gateway holds for slot (&nothingHeld when
-// nothing).
+// begin marks slot as running the call whose key is key, until end.
+func (h *holder) begin(slot Slot, key string) {
+	h.mu.Lock()
+	h.running[slot] = key
+	h.nrunning.Add(1)
+	h.mu.Unlock()
+}
+
+// end marks slot as no longer running: its outcome is recorded, held, or
+// given up as fenced.
+func (h *holder) end(slot Slot) {
+	h.mu.Lock()
+	delete(h.running, slot)
+	h.nrunning.Add(-1)
+	h.mu.Unlock()
+}
+
+// lookup returns what the gateway holds for slot, or that it is running
+// it (&nothingHeld when neither).
 func (h *holder) lookup(slot Slot) *heldLookup {
-	if h.count.Load() == 0 {
+	if h.count.Load() == 0 && h.nrunning.Load() == 0 {
 		return &nothingHeld
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.bySlot[slot]
 	if e == nil {
+		if key, ok := h.running[slot]; ok {
+			return &heldLookup{found: true, running: true, key: key}
+		}
 		return &nothingHeld
 	}
 	l := &heldLookup{found: true, key: e.key, kind: e.kind, attempts: e.attempts}

@@ -121,6 +121,64 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 	}
 }
 
+// hungRecords is the memstore's records with Complete waiting until
+// release is closed, as a store whose write hangs (a server restarting,
+// a client retrying) past the claim's lease.
+// Only the first Complete hangs.
+type hungRecords struct {
+	gateway.RecordStore
+	entered chan struct{}
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (s *hungRecords) Complete(ctx context.Context, c gateway.Completion) error {
+	if s.calls.Add(1) == 1 {
+		close(s.entered)
+		<-s.release
+	}
+	return s.RecordStore.Complete(ctx, c)
+}
+
+// While the gateway is still recording a call's outcome (the store's
+// write hangs) and the claim's lease has expired in the store, a re-send
+// to that gateway is told to wait: the store alone would let it take the
+// slot over and run the handler a second time. The outage tests'
+// double executions under load came from this window.
+func TestRecordingPastTheLeaseRunsOnce(t *testing.T) {
+	recs := &hungRecords{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, func(o *gateway.Options) { o.Stores.Records = recs })
+	recs.RecordStore = e.Store
+	call := transferCall(alice, "s1", 1, okArgs)
+	first := make(chan error, 1)
+	var res *gateway.Result
+	go func() {
+		r, err := e.Gateway.Execute(ctx, call)
+		res = r
+		first <- err
+	}()
+	<-recs.entered // the handler ran; its Complete hangs
+	e.Clock.Advance(2 * time.Hour)
+	_, err := e.Gateway.Execute(ctx, call)
+	if ge := wantType(t, "re-send while the outcome is being recorded past the lease", err, gateway.InProgress); !ge.Retryable {
+		t.Errorf("IN_PROGRESS = %+v; want retryable", ge)
+	}
+	other := transferCall(alice, "s1", 1, `{"source_account":"ACC-00001","target_account":"ACC-00009","amount":1}`)
+	_, err = e.Gateway.Execute(ctx, other)
+	wantType(t, "other arguments in the running slot", err, gateway.IdempotencyMismatch)
+	close(recs.release)
+	if err := <-first; err != nil {
+		t.Fatalf("first call = %v", err)
+	}
+	again, err := e.Gateway.Execute(ctx, call)
+	if err != nil || !again.Cached || string(again.Value) != string(res.Value) {
+		t.Errorf("re-send once recorded = %+v, %v; want the recorded result", again, err)
+	}
+	if n := e.Runs.Total(); n != 1 {
+		t.Errorf("handler ran %d times, want 1", n)
+	}
+}
+
 // An uncertain outcome (or a no-effect one) the store cannot record is
 // held too: re-sends get IN_PROGRESS, never a re-run, until it is
 // recorded; then the uncertain policy applies.
