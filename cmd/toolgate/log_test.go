@@ -254,6 +254,9 @@ func TestCardsSuggestKeepsWhatItDidNotRedo(t *testing.T) {
 	other := `{"tool":"github/create_issue","hash":"sha256:0123456789abcdef","aliases":["file a bug"]}`
 	ns := `{"tool":"shop/*","aliases":["the store"]}`
 	out := writeFile(t, "team.cards.jsonl", other+"\n"+ns) // no final newline
+	if err := os.Chmod(out, 0o640); err != nil {           // a mode of the team's own, kept by the rewrite
+		t.Fatal(err)
+	}
 	code, _, errOut := runCmd("cards", "suggest", "--tools", cat, "--backend", "scripted", "--out", out)
 	if code != exitOK || !strings.Contains(errOut, "0 entries kept") || !strings.Contains(errOut, " 2 suggested") {
 		t.Fatalf("cards suggest: exit %d, %q; want 2 suggested", code, errOut)
@@ -270,8 +273,8 @@ func TestCardsSuggestKeepsWhatItDidNotRedo(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Errorf("after cards suggest, %s holds %q, want %q", out, got, want)
 	}
-	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
-		t.Errorf("after cards suggest, %s mode %v (%v), want the file's own 0644", out, st.Mode(), err)
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("after cards suggest, %s mode %v (%v), want the file's own 0640", out, st.Mode(), err)
 	}
 }
 
