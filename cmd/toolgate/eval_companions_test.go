@@ -18,7 +18,7 @@ func TestEvalCompanionFlags(t *testing.T) {
 {"name":"add_expense","description":"Add an expense to a budget"}
 `)
 	qs := writeFile(t, "q.jsonl", `{"query":"add an event called standup to my calendar","relevant":["add_event","get_user_token"]}`+"\n")
-	recall := func(args ...string) float64 {
+	recall := func(t *testing.T, args ...string) float64 {
 		t.Helper()
 		code, out, errOut := runCmd(append([]string{"eval", "--tools", cat, "--queries", qs, "--k", "3", "--format", "json"}, args...)...)
 		if code != exitOK {
@@ -33,15 +33,18 @@ func TestEvalCompanionFlags(t *testing.T) {
 		return rep.RecallAt5
 	}
 	for _, tc := range []struct {
+		name string
 		args []string
 		want float64
 	}{
-		{nil, 1},
-		{[]string{"--no-companions"}, 0.5},
-		{[]string{"--background-idf"}, 1},
+		{"default", nil, 1},
+		{"no-companions", []string{"--no-companions"}, 0.5},
+		{"background-idf", []string{"--background-idf"}, 1},
 	} {
-		if got := recall(tc.args...); got != tc.want {
-			t.Errorf("eval %v: recall@5 %v, want %v", tc.args, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := recall(t, tc.args...); got != tc.want {
+				t.Errorf("eval %v: recall@5 %v, want %v", tc.args, got, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -261,17 +262,19 @@ func TestSample(t *testing.T) {
 		for _, row := range []struct {
 			temp, want float64
 		}{{1, 0.75}, {2, math.Sqrt(3) / (1 + math.Sqrt(3))}} {
-			rng := rand.New(rand.NewPCG(7, 7))
-			n := 0
-			const draws = 20000
-			for range draws {
-				if id, _ := sample(l, allow(10, 20), row.temp, rng); id == 10 {
-					n++
+			t.Run(fmt.Sprintf("T=%v", row.temp), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(7, 7))
+				n := 0
+				const draws = 20000
+				for range draws {
+					if id, _ := sample(l, allow(10, 20), row.temp, rng); id == 10 {
+						n++
+					}
 				}
-			}
-			if got := float64(n) / draws; math.Abs(got-row.want) > 0.02 {
-				t.Errorf("T=%v: token 10 drawn %.3f of the time, want %.3f", row.temp, got, row.want)
-			}
+				if got := float64(n) / draws; math.Abs(got-row.want) > 0.02 {
+					t.Errorf("T=%v: token 10 drawn %.3f of the time, want %.3f", row.temp, got, row.want)
+				}
+			})
 		}
 	})
 	t.Run("seeded runs repeat", func(t *testing.T) {

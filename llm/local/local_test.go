@@ -3,6 +3,7 @@ package local
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,9 +127,11 @@ func TestConstraintGBNF(t *testing.T) {
 func TestTemplate(t *testing.T) {
 	t.Run("fallback", func(t *testing.T) {
 		for in, want := range map[string]string{"": "chatml", "  \n": "chatml", "zephyr": "zephyr", "{{ x }}": "{{ x }}"} {
-			if got := templateOr(in); got != want {
-				t.Errorf("templateOr(%q) = %q, want %q", in, got, want)
-			}
+			t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+				if got := templateOr(in); got != want {
+					t.Errorf("templateOr(%q) = %q, want %q", in, got, want)
+				}
+			})
 		}
 	})
 	t.Run("described", func(t *testing.T) {
@@ -156,6 +159,7 @@ func TestTemplate(t *testing.T) {
 		if len(got) != len(want) {
 			t.Fatalf("chatMessages = %v", got)
 		}
+		//testlint:rows the rows are one conversation's messages, compared in order
 		for i := range want {
 			if got[i] != want[i] {
 				t.Errorf("message %d = %+v, want %+v", i, got[i], want[i])

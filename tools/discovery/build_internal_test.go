@@ -89,6 +89,7 @@ func TestQuantiseVecMatchesNormalize(t *testing.T) {
 		}
 		vecs = append(vecs, v)
 	}
+	//testlint:rows the rows are random vectors, named by their index
 	for i, v := range vecs {
 		row, scale := quantiseVec(slices.Clone(v))
 		wantRow, wantScale := plainQuantise(slices.Clone(v))

@@ -117,23 +117,25 @@ func TestCompanionsNeverDisplaceClearMatches(t *testing.T) {
 		"cancel the meeting with the design team",
 		"list my meetings and cancel the first",
 	} {
-		for k := 1; k <= 5; k++ {
-			a, err := on.Shortlist(context.Background(), view, discovery.Request{Query: q, K: k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := off.Shortlist(context.Background(), view, discovery.Request{Query: q, K: k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range b.Candidates {
-				if c.Score < 0.8*b.Candidates[0].Score {
-					break
+		t.Run(q, func(t *testing.T) {
+			for k := 1; k <= 5; k++ {
+				a, err := on.Shortlist(context.Background(), view, discovery.Request{Query: q, K: k})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if i >= len(a.Candidates) || a.Candidates[i].Tool.ID != c.Tool.ID {
-					t.Errorf("K=%d %q: with companions %v, without %v: clear match %s (%.2f of the best) lost its place", k, q, ids(a), ids(b), c.Tool.ID, c.Score/b.Candidates[0].Score)
+				b, err := off.Shortlist(context.Background(), view, discovery.Request{Query: q, K: k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, c := range b.Candidates {
+					if c.Score < 0.8*b.Candidates[0].Score {
+						break
+					}
+					if i >= len(a.Candidates) || a.Candidates[i].Tool.ID != c.Tool.ID {
+						t.Errorf("K=%d %q: with companions %v, without %v: clear match %s (%.2f of the best) lost its place", k, q, ids(a), ids(b), c.Tool.ID, c.Score/b.Candidates[0].Score)
+					}
 				}
 			}
-		}
+		})
 	}
 }
