@@ -8,12 +8,29 @@ import (
 
 // TestCosinesSameSums checks that the dense re-scoring gives every card
 // exactly the float32 sum of a plain loop over the query's dimensions, in
-// order, for the default dimension (cosinesFast, four cards per pass, and
-// the rest one by one) and for another one.
+// order: for the default dimension row by row (cosinesFast, four cards
+// per pass, and the rest one by one) and column by column over the whole
+// catalog (cosinesAll, with and without AVX2), and for another dimension.
 func TestCosinesSameSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	for row, dim := range []int{fastDim, 256} {
-		t.Run(fmt.Sprint(row), func(t *testing.T) {
+	avx2 := hasAVX2
+	defer func() { hasAVX2 = avx2 }()
+	for _, tt := range []struct {
+		name       string
+		dim        int
+		cols, avx2 bool
+	}{
+		{"512 rows", fastDim, false, false},
+		{"512 columns", fastDim, true, false},
+		{"512 columns avx2", fastDim, true, true},
+		{"256", 256, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.avx2 && !avx2 {
+				t.Skip("no AVX2")
+			}
+			hasAVX2 = tt.avx2
+			dim := tt.dim
 			for row, cards := range []int{1, 3, 4, 7, 150} {
 				t.Run(fmt.Sprint(row), func(t *testing.T) {
 					x := &Index{dim: dim, rows: make([]int8, cards*dim), scales: make([]float32, cards)}
@@ -22,6 +39,12 @@ func TestCosinesSameSums(t *testing.T) {
 					}
 					for i := range x.scales {
 						x.scales[i] = r.Float32()
+					}
+					if tt.cols {
+						x.setCols()
+						if x.cols == nil {
+							t.Fatal("no columns")
+						}
 					}
 					var dims []int32
 					var vals []float32

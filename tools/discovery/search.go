@@ -759,6 +759,11 @@ var (
 // model's 768 or 1,536).
 func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 	vals = vals[:len(dims)]
+	if x.cols != nil && 8*len(c) >= x.colStride {
+		// Scoring every card column by column costs less than these.
+		x.cosinesAll(dims, vals, c)
+		return
+	}
 	j := 0
 	if x.dim == fastDim {
 		j = x.cosinesFast(dims, vals, c)
