@@ -173,6 +173,7 @@ type scratch struct {
 	ident   []bool    // identifier bonus given, per tool
 	touched []uint32  // tools with acc or ident set
 	cand    []scored
+	keys    []lexKey // the touched tools' positive scores, as keys
 	words   []string
 	toks    []string // a request's folded tokens, while looking for phrases
 	phrase  []string // the English words of its phrases
@@ -266,20 +267,22 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		if d.method == MethodBM25 {
 			lists = x.base
 		}
-		acc := s.acc
+		acc, touched := s.acc, s.touched
+		every := view.Len() == n // no tool to skip: no bit to test
 		for _, qt := range s.terms {
 			w := float32(qt.w)
 			for _, ps := range lists[qt.id] {
-				if allowed(b, ps.doc) {
+				if every || allowed(b, ps.doc) {
 					// No identifier bonus is given yet: a zero score is an
 					// untouched tool.
 					if acc[ps.doc] == 0 {
-						s.touched = append(s.touched, ps.doc)
+						touched = append(touched, ps.doc)
 					}
 					acc[ps.doc] += w * ps.impact
 				}
 			}
 		}
+		s.touched = touched
 		d.identifierBonus(x, b, p.ids, s)
 		if d.method != MethodBM25 {
 			for _, qt := range s.terms {
@@ -290,20 +293,25 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 				}
 			}
 		}
-		s.cand = s.cand[:0]
-		for _, i := range s.touched {
-			if v := acc[i]; v > 0 {
-				s.cand = append(s.cand, scored{i, float64(v)})
-			}
-		}
 		depth := poolSize
 		if d.embedder != nil && d.method == MethodHybrid {
 			depth = max(poolSize, d.rerank)
 		}
 		// Only sets are needed (the best depth tools, the best poolSize and
 		// the best d.rerank of them) and each side's best: selection, not
-		// sorting.
-		sel := s.cand[:selectBest(s.cand, depth)]
+		// sorting. The first, over every tool touched, compares keys.
+		keys := s.keys[:0]
+		for _, i := range s.touched {
+			if v := acc[i]; v > 0 {
+				keys = append(keys, newLexKey(i, v))
+			}
+		}
+		s.keys = keys
+		s.cand = s.cand[:0]
+		for _, key := range keys[:selectKeys(keys, depth)] {
+			s.cand = append(s.cand, key.scored())
+		}
+		sel := s.cand
 		s.pool = append(s.pool[:0], sel[:selectBest(sel, poolSize)]...)
 		lex = s.pool
 		rerank = sel[:selectBest(sel, d.rerank)]
@@ -481,6 +489,62 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 				}
 			}
 		}
+	}
+}
+
+// lexKey is a tool's positive lexical score and number as one integer
+// whose order is better's: the score's float32 bits (which order positive
+// floats as their values) above the number's complement (a lower number
+// is better at an equal score).
+type lexKey uint64
+
+func newLexKey(doc uint32, score float32) lexKey {
+	return lexKey(math.Float32bits(score))<<32 | lexKey(^doc)
+}
+
+func (k lexKey) scored() scored {
+	return scored{doc: ^uint32(k), score: float64(math.Float32frombits(uint32(k >> 32)))}
+}
+
+// selectKeys moves the n largest of keys to its front, in no particular
+// order, and returns min(n, len(keys)): a heap of the n largest seen,
+// whose root (the smallest kept) most keys fail to beat.
+func selectKeys(keys []lexKey, n int) int {
+	if n >= len(keys) {
+		return len(keys)
+	}
+	if n <= 0 {
+		return 0
+	}
+	h := keys[:n]
+	for i := n/2 - 1; i >= 0; i-- {
+		downKeys(h, i)
+	}
+	for _, k := range keys[n:] {
+		if k > h[0] {
+			h[0] = k
+			downKeys(h, 0)
+		}
+	}
+	return n
+}
+
+// downKeys restores the order of the min-heap h below i.
+func downKeys(h []lexKey, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
 }
 
