@@ -52,6 +52,7 @@ type queryPlan struct {
 func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, baseline bool) queryPlan {
 	a := d.analyzer
 	var p queryPlan
+	s.embedded = false
 	s.growTerms(len(x.postings))
 	s.terms = s.terms[:0]
 	addID := func(id uint32, w float64) {
@@ -95,10 +96,17 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				})
 			}
 		} else {
-			// One pass detects the language and analyses the words.
+			// One pass detects the language and analyses the words. An
+			// English request embeds what it embeds (text itself) from
+			// the same tokens: whatever languages the embedder's analyzer
+			// detects among, English wins there too.
 			s.words, p.lang = a.TermsDetectFunc(s.words[:0], text, func(toks []string, lang analysis.Lang) {
 				if phraseWeight > 0 {
 					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
+				}
+				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
+					s.nzDim, s.nzVal = d.tokenEmbedder.EmbedTokensNonZero(s.nzDim[:0], s.nzVal[:0], toks, lang)
+					s.embedded = true
 				}
 			})
 		}
@@ -183,12 +191,15 @@ type scratch struct {
 	qvec    []float32
 	nzDim   []int32   // the query vector's non-zero dimensions
 	nzVal   []float32 // and their values
-	fLex    []float64 // normalised lexical score per tool in the fusion
-	fDense  []float64 // normalised dense score per tool in the fusion
-	fIn     []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
-	fDocs   []uint32  // the tools with fIn set
-	fused   []fusedScore
-	pool    []scored
+	// embedded: plan has set nzDim and nzVal (not yet unit) for the
+	// text it analysed, which is the text to embed.
+	embedded bool
+	fLex     []float64 // normalised lexical score per tool in the fusion
+	fDense   []float64 // normalised dense score per tool in the fusion
+	fIn      []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
+	fDocs    []uint32  // the tools with fIn set
+	fused    []fusedScore
+	pool     []scored
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -370,7 +381,10 @@ func (d *Discoverer) embedQuery(ctx context.Context, x *Index, s *scratch, text 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.nzDim, s.nzVal = e.EmbedNonZero(s.nzDim[:0], s.nzVal[:0], text)
+		if !s.embedded { // plan has not embedded text's tokens
+			s.nzDim, s.nzVal = e.EmbedNonZero(s.nzDim[:0], s.nzVal[:0], text)
+		}
+		s.embedded = false
 		if e.Dim() != x.dim {
 			return ErrEmbedder
 		}
@@ -435,6 +449,12 @@ func unit(dims []int32, vals []float32) ([]int32, []float32) {
 type embedderNonZero interface {
 	Dim() int
 	EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32)
+}
+
+// embedderTokens is an Embedder that can give EmbedNonZero's result for
+// a text from its folded tokens and language: ngram.Embedder is one.
+type embedderTokens interface {
+	EmbedTokensNonZero(dims []int32, vals []float32, toks []string, lang analysis.Lang) ([]int32, []float32)
 }
 
 // embedderTo is an Embedder that can write one text's vector (the one
