@@ -36,8 +36,8 @@ type EnvelopeResult struct {
 	// they are not in the grammar.
 	Excluded []ExcludedTool
 	// Bounds lists, per tool name, the limits the grammar sets on the
-	// tool's arguments where its schema sets none (Options.MaxStringLength,
-	// Options.MaxItems); the key "" holds the envelope's own: the answer
+	// tool's arguments where its schema sets none ([Options.MaxStringLength],
+	// [Options.MaxItems]); the key "" holds the envelope's own: the answer
 	// text ("/text") and the find_tools query ("/query").
 	Bounds map[string][]Bound
 }

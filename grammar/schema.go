@@ -10,7 +10,7 @@ import (
 // Options configure schema compilation. A nil *Options means the zero value.
 type Options struct {
 	// Strict makes any relaxation an error (*RelaxationError, wrapping
-	// ErrRelaxed) instead of a report. Zero: relaxations are reported.
+	// [ErrRelaxed]) instead of a report. Zero: relaxations are reported.
 	Strict bool
 	// Compact removes all whitespace between JSON tokens from the grammar.
 	// Zero: between two tokens the grammar admits nothing, one space, or one
@@ -24,11 +24,11 @@ type Options struct {
 	// or a schema always admits undeclared properties, after the declared
 	// ones.
 	OpenObjects bool
-	// NoAnswer removes the answer branch from Envelope and EnvelopeSchema.
+	// NoAnswer removes the answer branch from [Envelope] and [EnvelopeSchema].
 	// Zero: the model may answer in text.
 	NoAnswer bool
-	// NoFindTools removes the find_tools branch from Envelope and
-	// EnvelopeSchema. Zero: the model may ask for other tools.
+	// NoFindTools removes the find_tools branch from [Envelope] and
+	// [EnvelopeSchema]. Zero: the model may ask for other tools.
 	NoFindTools bool
 	// Cache keeps compiled results for reuse (see Cache); it may be
 	// shared by goroutines and Options values. Zero: nothing is cached,
@@ -39,22 +39,22 @@ type Options struct {
 	// the schema leaves unbounded (no maxLength and no enum, const, format
 	// or pattern that fixes it), so that a model cannot write one without
 	// end; the grammar is then stricter than the schema, and each bound is
-	// listed in Result.Bounds. A schema's own maxLength is never lowered.
-	// Zero: unbounded in FromSchema (whose grammars are checked against
-	// the JSON Schema test suites), DefaultMaxStringLength in Envelope
+	// listed in [Result.Bounds]. A schema's own maxLength is never lowered.
+	// Zero: unbounded in [FromSchema] (whose grammars are checked against
+	// the JSON Schema test suites), [DefaultMaxStringLength] in [Envelope]
 	// (the turn a model writes). Negative: unbounded everywhere.
 	MaxStringLength int
 	// MaxItems bounds the items of every array the schema leaves unbounded
-	// (no maxItems, no prefixItems-only form), like MaxStringLength.
-	// Zero: unbounded in FromSchema, DefaultMaxItems in Envelope.
+	// (no maxItems, no prefixItems-only form), like [Options.MaxStringLength].
+	// Zero: unbounded in [FromSchema], [DefaultMaxItems] in [Envelope].
 	// Negative: unbounded everywhere.
 	MaxItems int
 	// MaxAnswerLength bounds the text of the envelope's answer branch, in
-	// code points (Envelope, and EnvelopeSchema as maxLength). Zero:
-	// DefaultMaxAnswerLength. Negative: unbounded.
+	// code points ([Envelope], and [EnvelopeSchema] as maxLength). Zero:
+	// [DefaultMaxAnswerLength]. Negative: unbounded.
 	MaxAnswerLength int
 	// MaxQueryLength bounds the query of the envelope's find_tools branch,
-	// in code points. Zero: DefaultMaxQueryLength. Negative: unbounded.
+	// in code points. Zero: [DefaultMaxQueryLength]. Negative: unbounded.
 	MaxQueryLength int
 }
 
@@ -83,7 +83,7 @@ type Result struct {
 	// schema order. Callers must not modify it.
 	Relaxations []Relaxation
 	// Bounds lists the limits the grammar adds where the schema sets none
-	// (Options.MaxStringLength, Options.MaxItems), in schema order.
+	// ([Options.MaxStringLength], [Options.MaxItems]), in schema order.
 	// Callers must not modify it.
 	Bounds []Bound
 	root   *grule

@@ -24,9 +24,9 @@ type Options struct {
 	// model with the reason. 0 means 2; negative means none.
 	MaxRepairs int
 
-	// MaxTokens bounds the token budget Checked gives a request whose
+	// MaxTokens bounds the token budget [Checked] gives a request whose
 	// MaxTokens is 0: TokenBudget(req), at most this. 0 means
-	// DefaultMaxTokens; negative means no budget is set (the backend's
+	// [DefaultMaxTokens]; negative means no budget is set (the backend's
 	// default, often the context limit).
 	MaxTokens int
 
@@ -45,10 +45,10 @@ type Options struct {
 	// Jitter returns a number in [0, 1). nil means math/rand/v2.
 	Jitter func() float64
 
-	// AllowDowngrade lets Checked answer a *ConstraintError by resending
-	// the request with validated native tools (ModeNative, BestEffort),
-	// logged at warning level and flagged in Response.Downgraded. It needs
-	// Validate. false means a rejected constraint is returned as an error.
+	// AllowDowngrade lets [Checked] answer a *ConstraintError by resending
+	// the request with validated native tools ([ModeNative], BestEffort),
+	// logged at warning level and flagged in [Response.Downgraded]. It needs
+	// [Options.Validate]. false means a rejected constraint is returned as an error.
 	AllowDowngrade bool
 	// Logger receives downgrades and repairs. nil means slog.Default().
 	Logger *slog.Logger

@@ -21,10 +21,10 @@ import (
 //	{"action":"find_tools","query":"..."}
 type Envelope struct {
 	Action    Action
-	Tool      string          // ActionCall
-	Arguments json.RawMessage // ActionCall: a JSON object, as the model wrote it
-	Text      string          // ActionAnswer
-	Query     string          // ActionFindTools
+	Tool      string          // [ActionCall]
+	Arguments json.RawMessage // [ActionCall]: a JSON object, as the model wrote it
+	Text      string          // [ActionAnswer]
+	Query     string          // [ActionFindTools]
 }
 
 // ErrBadEnvelope marks text that is not exactly one of the envelope's shapes.

@@ -50,7 +50,7 @@ type ConstraintError struct {
 	Message string
 	Err     error
 	// Deferred reports that the server refused deferred loading
-	// (Request.Deferred: a model or API version without tool search or
+	// ([Request.Deferred]: a model or API version without tool search or
 	// tool references), not the output constraint: the same request
 	// without Deferred, its shortlist as plain native tools, can succeed.
 	Deferred bool

@@ -51,11 +51,11 @@ type Message struct {
 	Content string
 	// ToolCalls are the native tool calls of an assistant message.
 	ToolCalls []ToolCall
-	// ToolCallID links a RoleTool message to the call it answers.
+	// ToolCallID links a [RoleTool] message to the call it answers.
 	ToolCallID string
-	// Name is the tool name of a RoleTool message (Ollama's tool_name).
+	// Name is the tool name of a [RoleTool] message (Ollama's tool_name).
 	Name string
-	// ToolReferences, on a RoleTool message, names Request.Deferred tools
+	// ToolReferences, on a [RoleTool] message, names [Request.Deferred] tools
 	// that this result loads (the answer to a tool search). Backends with
 	// deferred loading send them as references the API expands (Anthropic's
 	// tool_reference blocks); the model may call a deferred tool only once
@@ -67,10 +67,10 @@ type Message struct {
 type ToolCall struct {
 	// ID is the backend's call id (OpenAI), or one the adapter made up
 	// when the backend gives none; empty for an envelope call, whose result
-	// goes back as a RoleUser message (there is no native call to answer).
+	// goes back as a [RoleUser] message (there is no native call to answer).
 	// It is never an idempotency key.
 	ID string
-	// Name is the model-facing tool name, one of Request.Tools.
+	// Name is the model-facing tool name, one of [Request.Tools].
 	Name string
 	// Arguments is a JSON object.
 	Arguments json.RawMessage
@@ -83,17 +83,17 @@ type ToolSpec struct {
 	Description string
 	// Parameters is the tool's full JSON Schema (an object schema).
 	Parameters json.RawMessage
-	// StrictParameters is the OpenAI strict form of Parameters (every
+	// StrictParameters is the OpenAI strict form of [ToolSpec.Parameters] (every
 	// property required, additionalProperties false). Needed by the OpenAI
-	// adapter in ModeNative; ignored elsewhere.
+	// adapter in [ModeNative]; ignored elsewhere.
 	StrictParameters json.RawMessage
-	// Search marks the tool search of deferred loading (Request.Deferred):
+	// Search marks the tool search of deferred loading ([Request.Deferred]):
 	// the model calls it with a query and its result names the deferred
-	// tools to load (Message.ToolReferences). OpenAI's Responses API gets
+	// tools to load ([Message.ToolReferences]). OpenAI's Responses API gets
 	// it as a client-executed tool_search tool; elsewhere it is a tool like
 	// the others.
 	Search bool
-	// Namespace, on a Request.Deferred tool, names the group it belongs to
+	// Namespace, on a [Request.Deferred] tool, names the group it belongs to
 	// (its MCP server or tool namespace, e.g. "github"). Backends that
 	// group deferred tools send it as the group (OpenAI Responses'
 	// namespace tools); others ignore it. "" leaves the tool ungrouped;
@@ -139,24 +139,24 @@ func (m Mode) String() string {
 // grammar package as plain data.
 type Constraint struct {
 	Mode Mode
-	// GBNF is the llama.cpp grammar of the turn envelope (ModeGrammar).
+	// GBNF is the llama.cpp grammar of the turn envelope ([ModeGrammar]).
 	GBNF string
-	// EnvelopeSchema is the JSON Schema of the turn envelope (ModeEnvelope).
+	// EnvelopeSchema is the JSON Schema of the turn envelope ([ModeEnvelope]).
 	EnvelopeSchema json.RawMessage
-	// BestEffort, in ModeNative, sends the tools without server-side
-	// enforcement (no OpenAI strict flag). Only Checked sets it, on a
+	// BestEffort, in [ModeNative], sends the tools without server-side
+	// enforcement (no OpenAI strict flag). Only [Checked] sets it, on a
 	// downgrade the caller opted into; the reply is then validated by
 	// the Validate hook.
 	BestEffort bool
 	// Bounds are the size limits the constraint enforces where the tools'
 	// schemas set none (the envelope's answer and query; free strings and
 	// arrays of a call's arguments), as its compiler reports them.
-	// TokenBudget sizes a request from them, so that the constraint closes
+	// [TokenBudget] sizes a request from them, so that the constraint closes
 	// a reply before the budget runs out. A zero field: not bounded or not
 	// known (TokenBudget's fixed allowances).
 	Bounds Bounds
 	// Tighten, when set, compiles the same constraint again with smaller
-	// bounds (never below what the schemas themselves allow). Checked calls
+	// bounds (never below what the schemas themselves allow). [Checked] calls
 	// it with Bounds.Tighter() when a reply was cut off at the token
 	// budget, so that the repair's constraint forces a shorter reply. nil:
 	// the repair only asks for a shorter reply.
@@ -171,57 +171,57 @@ type Request struct {
 	// to the model. A reply naming any other tool is an *OutputError.
 	Tools []ToolSpec
 	// Deferred are further authorized tools that the backend may send for
-	// deferred loading (ModeNative only): their definitions are part of
+	// deferred loading ([ModeNative] only): their definitions are part of
 	// every request, in the caller's order, but stay out of the model's
-	// context until a tool result names them in Message.ToolReferences, so
+	// context until a tool result names them in [Message.ToolReferences], so
 	// the prompt prefix stays the same from step to step and the API's
 	// prompt cache holds. Backends without deferred loading ignore them.
 	// The caller must put only tools the principal may use here.
 	Deferred []ToolSpec
-	// PromptTools, when above 0, is how many of Tools (the first ones) the
+	// PromptTools, when above 0, is how many of [Request.Tools] (the first ones) the
 	// system prompt's tool section lists in the envelope modes
-	// (WithToolPrompt); the caller has shown the others in the
+	// ([WithToolPrompt]); the caller has shown the others in the
 	// conversation itself, where they were found, so the system prompt
 	// stays the same from step to step and the prompt cache holds. 0 lists
 	// all of Tools.
 	PromptTools int
 	// NoToolPrompt leaves the messages as the caller wrote them in the
-	// envelope modes: WithToolPrompt adds no tool section and no envelope
+	// envelope modes: [WithToolPrompt] adds no tool section and no envelope
 	// instructions (which offer answer and find_tools). For a request whose
 	// constraint is its own, not a turn's (a rewrite of a search request),
 	// and whose system prompt says what to write.
 	NoToolPrompt bool
 	Constraint   Constraint
-	// RequireCall asks for a call of one of Tools (or, where the
+	// RequireCall asks for a call of one of [Request.Tools] (or, where the
 	// constraint offers it, a find_tools search) instead of an answer, as
 	// OpenAI's tool_choice "required" does. In the envelope modes the
-	// caller's Constraint must already leave out the answer branch
+	// caller's [Request.Constraint] must already leave out the answer branch
 	// (grammar.Options.NoAnswer: the runtime does); the envelope prompt
 	// stays the same, so that a prompt cache keeps its prefix from a step
-	// that requires a call to one that does not. In ModeNative the backend
+	// that requires a call to one that does not. In [ModeNative] the backend
 	// sends the API's own: tool_choice "required" (OpenAI, the Responses
 	// API) or {"type":"any"} (Anthropic); Ollama's API has none. In every mode a
-	// reply that answers anyway is an *OutputError (ProblemCallRequired),
-	// which Checked repairs.
+	// reply that answers anyway is an *OutputError ([ProblemCallRequired]),
+	// which [Checked] repairs.
 	RequireCall bool
 	// MaxTokens caps the reply's length; 0 means the backend's default.
-	// Checked sets it, when it is 0, to TokenBudget(req) bounded by
-	// Options.MaxTokens, so every request it sends carries a budget.
+	// [Checked] sets it, when it is 0, to TokenBudget(req) bounded by
+	// [Options.MaxTokens], so every request it sends carries a budget.
 	MaxTokens int
 	// Temperature is the sampling temperature; nil means the backend's
 	// Options.Temperature, else the server's default.
 	Temperature *float64
-	// Seed is the sampling seed, for reproducible runs (with Temperature
+	// Seed is the sampling seed, for reproducible runs (with [Request.Temperature]
 	// 0, the same server and model answer the same request the same way);
 	// nil means the backend's Options.Seed, else none (the server picks).
 	Seed *int64
 	// CatalogTokens is the caller's count of the tokens the whole
 	// authorized catalog's definitions would take; 0 means unknown. It is
-	// reported in Usage and the metrics, next to what the request sent.
+	// reported in [Usage] and the metrics, next to what the request sent.
 	CatalogTokens int
 	// OnDelta, when set, makes streaming backends stream and receive each
 	// piece of the reply's text as it arrives, on the calling goroutine.
-	// In envelope modes the pieces are fragments of JSON. Through Checked
+	// In envelope modes the pieces are fragments of JSON. Through [Checked]
 	// it sees every attempt, including ones later rejected.
 	OnDelta func(delta string)
 }
@@ -248,7 +248,7 @@ const (
 
 // Usage is the token accounting of one request.
 type Usage struct {
-	// PromptTokens and CompletionTokens are as the backend reports them
+	// PromptTokens and [Usage.CompletionTokens] are as the backend reports them
 	// (0 when it reports none).
 	PromptTokens     int
 	CompletionTokens int
@@ -257,7 +257,7 @@ type Usage struct {
 	// response_format schema, the grammar and the system-prompt section
 	// listing the shortlist.
 	ToolDefinitionTokens int
-	// CatalogTokens echoes Request.CatalogTokens.
+	// CatalogTokens echoes [Request.CatalogTokens].
 	CatalogTokens int
 	// CachedPromptTokens is how many prompt tokens the backend read from
 	// its prompt cache (OpenAI's cached_tokens, Anthropic's
@@ -273,20 +273,20 @@ type Usage struct {
 type Response struct {
 	// Message is the assistant message to append to the conversation.
 	Message Message
-	// Action says which of Calls, Answer or FindTools holds the reply.
+	// Action says which of [Response.Calls], [Response.Answer] or [Response.FindTools] holds the reply.
 	Action Action
-	// Calls holds exactly one call when Action is ActionCall; its Name is
-	// one of Request.Tools.
+	// Calls holds exactly one call when [Response.Action] is [ActionCall]; its Name is
+	// one of [Request.Tools].
 	Calls []ToolCall
-	// Answer is the text of an ActionAnswer reply.
+	// Answer is the text of an [ActionAnswer] reply.
 	Answer string
-	// FindTools is the query of an ActionFindTools reply.
+	// FindTools is the query of an [ActionFindTools] reply.
 	FindTools    string
 	Usage        Usage
 	Raw          string // the raw model output, for the audit
 	FinishReason FinishReason
-	// Downgraded reports that Checked fell back to validated native tools
-	// because the backend rejected the constraint; DowngradeReason says why.
+	// Downgraded reports that [Checked] fell back to validated native tools
+	// because the backend rejected the constraint; [Response.DowngradeReason] says why.
 	Downgraded      bool
 	DowngradeReason string
 }

@@ -1,10 +1,11 @@
 package llm
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/promreg"
 )
 
 // metrics are the collectors of [Checked] backends. Several Checked backends
@@ -76,16 +77,9 @@ func counter(reg prometheus.Registerer, errp *error, name, help string, labels .
 // register registers c, or returns the collector already registered under
 // its name.
 func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		if *errp == nil {
-			*errp = fmt.Errorf("llm: register metrics: %w", err)
-		}
+	c, err := promreg.Shared(reg, c)
+	if err != nil && *errp == nil {
+		*errp = fmt.Errorf("llm: register metrics: %w", err)
 	}
 	return c
 }

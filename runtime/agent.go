@@ -65,11 +65,11 @@ type Options struct {
 	// The model and its constraint.
 
 	// Mode is how the backend is constrained. The zero value is
-	// llm.ModeEnvelope (structured output with the envelope schema).
+	// [llm.ModeEnvelope] (structured output with the envelope schema).
 	Mode llm.Mode
 	// StrictSchemas says the backend enforces OpenAI's strict schemas (the
 	// OpenAI API and servers that follow it). In envelope mode each tool's
-	// schema then goes through grammar.OpenAIStrict before it enters the
+	// schema then goes through [grammar.OpenAIStrict] before it enters the
 	// envelope schema, so response_format is in strict form throughout. In
 	// every mode, the nulls the strict form makes a model write for omitted
 	// optional properties are dropped before validation (native mode always
@@ -81,7 +81,7 @@ type Options struct {
 	// offers it) before it may answer, so that it cannot answer from its
 	// own knowledge what a tool should answer (OpenAI's tool_choice
 	// "required" for that step). The step's envelope then has no answer
-	// branch (llm.Request.RequireCall; the prompt stays the same, for the
+	// branch ([llm.Request.RequireCall]; the prompt stays the same, for the
 	// prompt cache); in ModeNative the backend sends the API's required
 	// tool choice. A reply
 	// that answers anyway is repaired like any unusable reply. Later steps
@@ -89,16 +89,16 @@ type Options struct {
 	CallFirst bool
 	// Bounds are the size limits a turn's envelope constraint sets where
 	// the tools' schemas set none: the answer's text, the find_tools query,
-	// free strings and arrays of a call's arguments (llm.Bounds). A zero
-	// field means llm's default for it (llm.DefaultBounds); each request's
-	// token budget is sized from them (llm.TokenBudget), so raising the
+	// free strings and arrays of a call's arguments ([llm.Bounds]). A zero
+	// field means llm's default for it ([llm.DefaultBounds]); each request's
+	// token budget is sized from them ([llm.TokenBudget]), so raising the
 	// answer bound past what the backend's MaxTokens holds lets a long
 	// answer be cut off and repaired instead of closed by the constraint.
 	Bounds llm.Bounds
 	// Repairs is the number of repair attempts for a reply that cannot be
-	// acted on (see llm.Checked). Zero means 2; negative means none.
+	// acted on (see [llm.Checked]). Zero means 2; negative means none.
 	Repairs int
-	// LLM configures the llm.Checked wrapper around the backend (its
+	// LLM configures the [llm.Checked] wrapper around the backend (its
 	// MaxRepairs and Validate are set by the runtime). Nil means defaults.
 	LLM *llm.Options
 	// Instructions are prepended to the system prompt.
@@ -106,11 +106,11 @@ type Options struct {
 
 	// The tools each step shows.
 
-	// Strategy chooses the tools shown per step. Zero means StrategyAuto.
+	// Strategy chooses the tools shown per step. Zero means [StrategyAuto].
 	Strategy Strategy
 	// K is the shortlist size of the progressive strategy. Zero means 5.
 	K int
-	// AllLimit and GroupLimit are StrategyAuto's thresholds. Zero means 10 and 30.
+	// AllLimit and [Options.GroupLimit] are [StrategyAuto]'s thresholds. Zero means 10 and 30.
 	AllLimit, GroupLimit int
 	// MaxLoaded bounds the tools found through find_tools that stay in the
 	// shortlist. Zero means 8.
@@ -118,58 +118,58 @@ type Options struct {
 	// MaxShown bounds the tools a session shows at once. Tools shown once
 	// stay shown, in the order first shown, and new ones are appended, so
 	// the prompt's prefix stays cacheable; past MaxShown tools, or past
-	// MaxToolShare of ContextTokens in their definitions' tokens, the list
-	// starts again from the step's own tools. Zero means K + MaxLoaded + 3.
+	// [Options.MaxToolShare] of [Options.ContextTokens] in their definitions' tokens, the list
+	// starts again from the step's own tools. Zero means [Options.K] + [Options.MaxLoaded] + 3.
 	MaxShown int
 	// Filter narrows what the agent may show and call to the authorized
 	// tools it accepts (a worker's tool group). Nil keeps every authorized tool.
 	Filter func(*tools.Tool) bool
 	// Deferred turns on hosted deferred loading (native mode only): every
 	// authorized tool is sent in every request for the backend's deferred
-	// loading (llm.Request.Deferred: Anthropic's defer_loading, OpenAI
+	// loading ([llm.Request.Deferred]: Anthropic's defer_loading, OpenAI
 	// Responses' tool_search), in the view's order, with find_tools as the
 	// one tool loaded up front, marked as the search tool. The model's
 	// searches are answered by discovery with references to the tools
-	// found (llm.Message.ToolReferences), and each step's own shortlist is
+	// found ([llm.Message.ToolReferences]), and each step's own shortlist is
 	// delivered the same way, as a search the runtime answers before the
 	// request, so the tools and the system prompt — the prompt cache's
 	// prefix — never change within a session. Unauthorized tools are never
-	// sent. Each deferred tool carries its namespace (llm.ToolSpec.Namespace),
+	// sent. Each deferred tool carries its namespace ([llm.ToolSpec.Namespace]),
 	// which the Responses API groups by. Backends without deferred loading
 	// ignore Deferred; use it with llm/anthropic or openai.ResponsesBackend.
 	// When the backend refuses deferred loading (a model or API version
 	// without tool search: an *llm.ConstraintError with Deferred set), the
-	// session logs a warning, reports EventDeferredOff, and sends the step
+	// session logs a warning, reports [EventDeferredOff], and sends the step
 	// again, and every later one, with its shortlist as plain native tools.
 	Deferred bool
 
 	// The context window.
 
-	// ContextTokens is the model's context size, and MaxToolShare the
-	// share of it tool definitions may take before StrategyAuto goes
-	// progressive, and the tools a session keeps shown (MaxShown) may
+	// ContextTokens is the model's context size, and [Options.MaxToolShare] the
+	// share of it tool definitions may take before [StrategyAuto] goes
+	// progressive, and the tools a session keeps shown ([Options.MaxShown]) may
 	// take. Zero means 32,768 and 0.25.
 	ContextTokens int
 	MaxToolShare  float64
-	// FitContext makes every request fit ContextTokens: its prompt (the
+	// FitContext makes every request fit [Options.ContextTokens]: its prompt (the
 	// system prompt, the tool definitions and the conversation, as
-	// CountTokens estimates them) plus room for the reply (its token
+	// [Options.CountTokens] estimates them) plus room for the reply (its token
 	// budget, at most an eighth of ContextTokens). When a request would
 	// not fit, the oldest whole turns of the conversation are left out of
-	// it (Session.History keeps them; EventTrimmed reports it), and when
+	// it ([Session.History] keeps them; [EventTrimmed] reports it), and when
 	// the current turn alone does not fit, Run returns an error wrapping
-	// ErrContextOverflow without calling the model: an engine would refuse
+	// [ErrContextOverflow] without calling the model: an engine would refuse
 	// the request (llama-server's "exceeds the available context size") or
 	// drop messages itself (Ollama), without regard for which call a tool
 	// result answers. Off by default, since ContextTokens' default is a
 	// guess, not the model's size: set ContextTokens to the window the
 	// model is served with (llama-server's -c, Ollama's num_ctx) with it.
 	FitContext bool
-	// CountTokens estimates a text's tokens for FitContext. Nil means
+	// CountTokens estimates a text's tokens for [Options.FitContext]. Nil means
 	// OpenAI's o200k encoding, which counts fewer tokens than the
 	// tokenizers of smaller vocabularies (Llama 2's 32,000 words count
 	// 8–32% more: docs/benchmarks.md, "Fitting the context"): give the
-	// model's own count, or leave that margin in ContextTokens.
+	// model's own count, or leave that margin in [Options.ContextTokens].
 	CountTokens func(text string) int
 
 	// The turn and its calls.
@@ -181,9 +181,9 @@ type Options struct {
 	CallRetries int
 	// Repeats says what a turn does when the model calls a tool again with
 	// the same arguments after that call succeeded earlier in the turn (a
-	// model in a loop). The zero value, RepeatRefuse, executes such a
+	// model in a loop). The zero value, [RepeatRefuse], executes such a
 	// repeat only for a read-only tool; otherwise the model gets the
-	// earlier result back, marked as already done (EventRepeatedCall,
+	// earlier result back, marked as already done ([EventRepeatedCall],
 	// toolgate_runtime_repeated_calls_total). The rule is per turn: the
 	// same request in a later turn executes again.
 	Repeats RepeatPolicy
@@ -202,9 +202,13 @@ type Options struct {
 
 	// Observability.
 
-	// Observer, if set, receives an Event at each stage of a step (for
-	// demos, tracing and tests). It runs on the session's goroutine.
-	Observer func(Event)
+	// Observer, if set, receives an [Event] at each stage of a step (for
+	// demos, tracing and tests). It runs on the session's goroutine, and
+	// ctx is the context of the step the event belongs to: it carries the
+	// turn's "invoke_agent" span (see [Options.TracerProvider]) and the
+	// values of the ctx given to [Session.Run], so that an observer can
+	// log or trace with them. Nil means no observer.
+	Observer func(ctx context.Context, e Event)
 	// Logger receives misses and decisions. Nil means slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the runtime metrics. Nil registers none.
@@ -402,7 +406,7 @@ type SessionOptions struct {
 	History []llm.Message
 	// Names are the model-facing names the session had shown, each with
 	// its tool ID ([Session.Names]): bound again, so that every name in
-	// History keeps naming its tool whatever the catalog has become. Nil
+	// [SessionOptions.History] keeps naming its tool whatever the catalog has become. Nil
 	// means none: the names are decided afresh, as in a new session.
 	Names map[string]string
 }

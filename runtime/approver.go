@@ -16,7 +16,7 @@ type ApprovalRequest struct {
 	Principal tools.Principal
 	SessionID string
 	Step      int
-	// Tool is the tool's ID, and Card its capability card.
+	// Tool is the tool's ID, and [ApprovalRequest.Card] its capability card.
 	Tool string
 	Card tools.Card
 	// Arguments are the call's validated arguments.

@@ -34,8 +34,8 @@ type SuggestOptions struct {
 	// Langs are the languages of the example requests ("en", "es", "pl").
 	// Nil means English only.
 	Langs []string
-	// Mode constrains the reply: llm.ModeEnvelope (zero: structured
-	// output), llm.ModeGrammar (GBNF) or llm.ModeNative (a strict tool).
+	// Mode constrains the reply: [llm.ModeEnvelope] (zero: structured
+	// output), [llm.ModeGrammar] (GBNF) or [llm.ModeNative] (a strict tool).
 	Mode llm.Mode
 	// Timeout bounds one suggestion. Zero means 60s.
 	Timeout time.Duration

@@ -175,7 +175,7 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 			// The walk reached s.from without passing the limit, so sum
 			// is the whole conversation sent.
 			if omitted > 0 {
-				a.observe(Event{Kind: EventTrimmed, Step: step, Omitted: s.from, PromptTokens: fixed + sum, ReplyTokens: reply})
+				a.observe(ctx, Event{Kind: EventTrimmed, Step: step, Omitted: s.from, PromptTokens: fixed + sum, ReplyTokens: reply})
 				a.log.LogAttrs(ctx, slog.LevelInfo, "runtime: left the oldest turns out of the request to fit the context",
 					slog.String("session", s.id), slog.Int("step", step), slog.Int("omitted_messages", s.from),
 					slog.Int("prompt_tokens", fixed+sum), slog.Int("reply_tokens", reply), slog.Int("context_tokens", limit))

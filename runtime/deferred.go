@@ -98,7 +98,7 @@ func (s *Session) refusedDeferred(ctx context.Context, step int, req *llm.Reques
 	s.messages = s.messages[:mark]
 	s.agent.log.WarnContext(ctx, "runtime: the backend refused deferred loading; sending the shortlist as native tools",
 		"session", s.id, "step", step, "backend", ce.Backend, "reason", ce.Message)
-	s.agent.observe(Event{Kind: EventDeferredOff, Step: step, Reason: ce.Message})
+	s.agent.observe(ctx, Event{Kind: EventDeferredOff, Step: step, Reason: ce.Message})
 	return true
 }
 

@@ -91,6 +91,36 @@ func deferredRegistry(t *testing.T, real []tools.Tool) *tools.Registry {
 	return reg
 }
 
+// deferredBalanceTurn runs the turn both deferred tests start with: an
+// agent over reg with Options.Deferred (progressive, K 2) and an Anthropic
+// backend talking to fake, observed by observe, is asked for the balance
+// of ACC-00001; the turn must call bank/get_balance once and answer that it
+// holds 1000.00 USD. It returns the session, for a next turn.
+func deferredBalanceTurn(t *testing.T, reg *tools.Registry, fake *messagesServer, observe func(context.Context, runtime.Event)) *runtime.Session {
+	t.Helper()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	model, err := anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
+	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
+		Strategy: runtime.StrategyProgressive, K: 2, Observer: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme", Scopes: []string{"accounts:read"}}, "s1", nil)
+	turn, err := sess.Run(context.Background(), "what is the balance of account ACC-00001?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != "ACC-00001 holds 1000.00 USD." || len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
+		t.Fatalf("turn = %+v, want one call of bank/get_balance and the answer", turn)
+	}
+	return sess
+}
+
 // TestDeferredLoading runs a turn in deferred mode over the real Anthropic
 // backend and a wire-level fake: every authorized tool is deferred in every
 // request and the unauthorized one in none, the step's shortlist arrives as
@@ -104,26 +134,7 @@ func TestDeferredLoading(t *testing.T) {
 		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
 		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
 	}}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	model, err := anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
-	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
-		Strategy: runtime.StrategyProgressive, K: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme", Scopes: []string{"accounts:read"}}, "s1", nil)
-	turn, err := sess.Run(context.Background(), "what is the balance of account ACC-00001?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if turn.Answer != "ACC-00001 holds 1000.00 USD." || len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
-		t.Fatalf("turn = %+v, want one call of bank/get_balance and the answer", turn)
-	}
+	deferredBalanceTurn(t, reg, fake, nil)
 	if len(fake.bodies) != 2 {
 		t.Fatalf("%d requests, want 2", len(fake.bodies))
 	}
@@ -204,31 +215,12 @@ func TestDeferredRefusedFallsBack(t *testing.T) {
 		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
 		`[{"type":"text","text":"Still 1000.00 USD."}]|end_turn`,
 	}}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	model, err := anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var offs []runtime.Event
-	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
-	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
-		Strategy: runtime.StrategyProgressive, K: 2, Observer: func(e runtime.Event) {
-			if e.Kind == runtime.EventDeferredOff {
-				offs = append(offs, e)
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme", Scopes: []string{"accounts:read"}}, "s1", nil)
-	turn, err := sess.Run(context.Background(), "what is the balance of account ACC-00001?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if turn.Answer != "ACC-00001 holds 1000.00 USD." || len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil {
-		t.Fatalf("turn = %+v, want one call of bank/get_balance and the answer", turn)
-	}
+	sess := deferredBalanceTurn(t, reg, fake, func(_ context.Context, e runtime.Event) {
+		if e.Kind == runtime.EventDeferredOff {
+			offs = append(offs, e)
+		}
+	})
 	if _, err := sess.Run(context.Background(), "and now?"); err != nil {
 		t.Fatal(err)
 	}

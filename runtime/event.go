@@ -10,7 +10,7 @@ import (
 // EventKind names a stage of a step.
 type EventKind string
 
-// The stages an Observer sees, in the order a step goes through them.
+// The stages an [Options.Observer] sees, in the order a step goes through them.
 const (
 	// EventShortlist: the tools chosen for the step (Shortlist, Strategy,
 	// Tools, Authorized, tokens).
@@ -54,59 +54,59 @@ type Event struct {
 	Kind EventKind
 	Step int
 
-	// EventShortlist
+	// [EventShortlist]
 	Strategy        Strategy
-	Shortlist       *discovery.Shortlist // nil for StrategyInjectAll
+	Shortlist       *discovery.Shortlist // nil for [StrategyInjectAll]
 	Tools           []string             // tool IDs shown, in order
 	Authorized      int
 	ShortlistTokens int // tokens of the shown tools' definitions
 	CatalogTokens   int // tokens of every authorized tool's definitions
 
-	// EventConstraint
+	// [EventConstraint]
 	Constraint  llm.Constraint
 	Excluded    []string // tools left out because their schema did not compile
 	Relaxations []string // constraints the grammar could not express (the gateway checks them)
 
-	// EventTrimmed: the messages of the conversation left out of this
+	// [EventTrimmed]: the messages of the conversation left out of this
 	// request and of every later one (the oldest whole turns), and the
 	// estimated tokens of the prompt sent and of the reply's budget.
 	Omitted      int
 	PromptTokens int
 	ReplyTokens  int
 
-	// EventRequest: the prompt's size and how many of its leading bytes
+	// [EventRequest]: the prompt's size and how many of its leading bytes
 	// equal the previous request's of the session (0 for the first), over
 	// the rendering of tool definitions and messages described in the
 	// package doc; PrefixBytes/PromptBytes is what a prompt cache can reuse.
 	PromptBytes int
 	PrefixBytes int
 
-	// EventDeferredOff: the backend's reason.
+	// [EventDeferredOff]: the backend's reason.
 	Reason string
 
-	// EventReply
+	// [EventReply]
 	Response *llm.Response
 
-	// EventFindTools
+	// [EventFindTools]
 	Query string
 	Found []string
 
-	// EventApproval
+	// [EventApproval]
 	Approval *ApprovalRequest
 	Approved bool
 
-	// EventRepeatedCall: what the runtime did with the repeat, and the
+	// [EventRepeatedCall]: what the runtime did with the repeat, and the
 	// step of the earlier call it repeats.
 	Repeat   RepeatAction
 	RepeatOf int
 
-	// EventCall (and EventRepeatedCall)
+	// [EventCall] (and [EventRepeatedCall])
 	Tool      string
 	Arguments json.RawMessage
 	Result    json.RawMessage
 	Cached    bool
 	Err       error
 
-	// EventAnswer
+	// [EventAnswer]
 	Answer string
 }

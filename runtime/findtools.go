@@ -32,7 +32,7 @@ func (s *Session) findTools(ctx context.Context, step int, view *tools.View, que
 	for _, t := range res.Tools {
 		s.load(t.ID)
 	}
-	a.observe(Event{Kind: EventFindTools, Step: step, Query: query, Found: ids(res.Tools)})
+	a.observe(ctx, Event{Kind: EventFindTools, Step: step, Query: query, Found: ids(res.Tools)})
 	var refs []string
 	if s.deferring() {
 		refs = s.reference(nm, res.Tools)

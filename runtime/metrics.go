@@ -1,9 +1,9 @@
 package runtime
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/promreg"
 )
 
 type metrics struct {
@@ -51,17 +51,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // register registers *c, or replaces it with the collector already
 // registered under its name (several agents share one registry).
-func register[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
-	if err := reg.Register(*c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return err
-		}
-		existing, ok := are.ExistingCollector.(C)
-		if !ok {
-			return err
-		}
-		*c = existing
-	}
-	return nil
+func register[C prometheus.Collector](reg prometheus.Registerer, c *C) (err error) {
+	*c, err = promreg.Shared(reg, *c)
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
@@ -68,7 +69,9 @@ func ExampleOptions() {
 	agent, err := runtime.New(reg, disc, gw, backend, &runtime.Options{
 		Mode:     llm.ModeEnvelope, // Ollama format; ModeGrammar for llama.cpp; ModeNative for OpenAI strict tools
 		Approver: approver,         // a human confirms irreversible calls (terminal prompt, callback)
-		Observer: func(e runtime.Event) { log.Println(e.Kind, e.Tools) },
+		Observer: func(ctx context.Context, e runtime.Event) { // ctx carries the turn's span
+			slog.InfoContext(ctx, "step", "kind", e.Kind, "tools", e.Tools)
+		},
 	})
 	if err != nil {
 		log.Fatal(err)

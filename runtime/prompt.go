@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -111,14 +112,14 @@ func sharedPrefix(a, b []byte) int {
 
 // notePrompt reports how much of req's prompt the previous request of the
 // session had as its start, and keeps req's for the next.
-func (s *Session) notePrompt(step int, req *llm.Request) {
+func (s *Session) notePrompt(ctx context.Context, step int, req *llm.Request) {
 	a := s.agent
 	prompt := promptText(req, a.opts.Mode)
 	shared := sharedPrefix(s.lastPrompt, prompt)
 	s.lastPrompt = prompt
 	a.metrics.promptBytes.Add(float64(len(prompt)))
 	a.metrics.prefixBytes.Add(float64(shared))
-	a.observe(Event{Kind: EventRequest, Step: step, PromptBytes: len(prompt), PrefixBytes: shared})
+	a.observe(ctx, Event{Kind: EventRequest, Step: step, PromptBytes: len(prompt), PrefixBytes: shared})
 }
 
 // toolsAddedPrefix starts the message that introduces tools found after

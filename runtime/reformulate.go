@@ -83,8 +83,8 @@ type ReformulatorOptions struct {
 	MaxTokens int
 	// MaxWords bounds the rewrite's words. Zero means 16.
 	MaxWords int
-	// Mode is how the reply is constrained: llm.ModeEnvelope (the zero
-	// value: structured output) or llm.ModeGrammar (GBNF, for llama.cpp
+	// Mode is how the reply is constrained: [llm.ModeEnvelope] (the zero
+	// value: structured output) or [llm.ModeGrammar] (GBNF, for llama.cpp
 	// servers). ModeNative is refused: a rewrite is not a tool call.
 	Mode llm.Mode
 	// Logger receives each rewrite and failure. Nil means slog.Default().

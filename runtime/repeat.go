@@ -149,7 +149,7 @@ func (a *Agent) repeated(ctx context.Context, s *Session, ev Event) {
 	a.metrics.repeats.WithLabelValues(ev.Tool, string(ev.Repeat)).Inc()
 	a.log.InfoContext(ctx, "runtime: repeated call", "session", s.id, "step", ev.Step, "tool", ev.Tool,
 		"action", string(ev.Repeat), "earlier_step", ev.RepeatOf)
-	a.observe(ev)
+	a.observe(ctx, ev)
 }
 
 // earlierCalls finds the calls of this turn that made the same call as

@@ -186,7 +186,7 @@ func TestRepeatedCalls(t *testing.T) {
 			var events []runtime.Event
 			o := tc.opts
 			o.Logger, o.Registerer = quiet, metrics
-			o.Observer = func(e runtime.Event) { events = append(events, e) }
+			o.Observer = func(_ context.Context, e runtime.Event) { events = append(events, e) }
 			o.Sleep = func(context.Context, time.Duration) error { return nil }
 			agent, err := runtime.New(reg, disc, gw, model, &o)
 			if err != nil {

@@ -159,7 +159,7 @@ func newEnv(t testing.TB, replies []scripted.Reply, withCatalogs bool, opts *run
 		o = *opts
 	}
 	o.Logger = quiet
-	o.Observer = func(ev runtime.Event) { e.events = append(e.events, ev) }
+	o.Observer = func(_ context.Context, ev runtime.Event) { e.events = append(e.events, ev) }
 	o.Sleep = func(context.Context, time.Duration) error { return nil }
 	var err error
 	if e.agent, err = runtime.New(e.reg, e.disc, e.gw, e.model, &o); err != nil {

@@ -100,7 +100,7 @@ type CallRecord struct {
 	Step      int
 	Tool      string // tool ID
 	Arguments json.RawMessage
-	Result    json.RawMessage // nil when Err is set
+	Result    json.RawMessage // nil when [CallRecord.Err] is set
 	Cached    bool            // the gateway replayed a stored outcome
 	// Err is a *gateway.Error, or a *RepeatedCallError for a repeat the
 	// runtime did not execute; either is fed back to the model.
@@ -154,7 +154,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	a.observe(Event{Kind: EventShortlist, Step: step, Strategy: sel.strategy, Shortlist: sel.shortlist,
+	a.observe(ctx, Event{Kind: EventShortlist, Step: step, Strategy: sel.strategy, Shortlist: sel.shortlist,
 		Tools: ids(sel.tools), Authorized: view.Len(), ShortlistTokens: sel.tokens, CatalogTokens: sel.catalogTokens})
 
 	// Options.CallFirst: the turn's first step must call (or search),
@@ -170,7 +170,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	a.observe(Event{Kind: EventConstraint, Step: step, Constraint: comp.constraint, Excluded: comp.excluded, Relaxations: comp.relaxations})
+	a.observe(ctx, Event{Kind: EventConstraint, Step: step, Constraint: comp.constraint, Excluded: comp.excluded, Relaxations: comp.relaxations})
 
 	promptTools := s.announce(comp)
 	var (
@@ -194,7 +194,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		if err := s.fit(ctx, step, view, comp, req); err != nil {
 			return false, fmt.Errorf("runtime: step %d: %w", step, err)
 		}
-		s.notePrompt(step, req)
+		s.notePrompt(ctx, step, req)
 		cctx, span := a.startChat(ctx, step, req)
 		resp, err = s.backend.Chat(cctx, req)
 		a.endChat(span, resp, err)
@@ -214,13 +214,13 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 		}
 		return false, fmt.Errorf("runtime: step %d: %w", step, err)
 	}
-	a.observe(Event{Kind: EventReply, Step: step, Response: resp})
+	a.observe(ctx, Event{Kind: EventReply, Step: step, Response: resp})
 	s.messages = append(s.messages, resp.Message)
 
 	switch resp.Action {
 	case llm.ActionAnswer:
 		turn.Answer = resp.Answer
-		a.observe(Event{Kind: EventAnswer, Step: step, Answer: resp.Answer})
+		a.observe(ctx, Event{Kind: EventAnswer, Step: step, Answer: resp.Answer})
 		return true, nil
 	case llm.ActionFindTools:
 		c := llm.ToolCall{Name: FindToolsName}
@@ -355,7 +355,7 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		if err == nil {
 			rec.Result, rec.Cached = res.Value, res.Cached
 			s.noteOutput(id, step)
-			a.observe(Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Result: res.Value, Cached: res.Cached})
+			a.observe(ctx, Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Result: res.Value, Cached: res.Cached})
 			return rec
 		}
 		var ge *gateway.Error
@@ -390,7 +390,7 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		rec.Err = ge
 		break
 	}
-	a.observe(Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Err: rec.Err})
+	a.observe(ctx, Event{Kind: EventCall, Step: step, Tool: id, Arguments: args, Err: rec.Err})
 	return rec
 }
 
@@ -413,7 +413,7 @@ func (s *Session) approve(ctx context.Context, step int, id string, args json.Ra
 	req := ApprovalRequest{ApprovalID: ge.ApprovalID, Principal: s.principal, SessionID: s.id, Step: step,
 		Tool: id, Card: card, Arguments: args, Reason: ge.Message}
 	who, ok, err := a.opts.Approver.Approve(ctx, req)
-	a.observe(Event{Kind: EventApproval, Step: step, Approval: &req, Approved: ok && err == nil})
+	a.observe(ctx, Event{Kind: EventApproval, Step: step, Approval: &req, Approved: ok && err == nil})
 	if err != nil {
 		return "", err
 	}
@@ -477,9 +477,10 @@ func addUsage(dst *llm.Usage, u llm.Usage) {
 	dst.CacheWriteTokens += u.CacheWriteTokens
 }
 
-func (a *Agent) observe(e Event) {
+// observe passes e to [Options.Observer], with ctx the step's context.
+func (a *Agent) observe(ctx context.Context, e Event) {
 	if a.opts.Observer != nil {
-		a.opts.Observer(e)
+		a.opts.Observer(ctx, e)
 	}
 }
 

@@ -34,7 +34,7 @@ type Worker struct {
 	// Scopes are the most the worker may use. Its effective scopes are the
 	// intersection with the user's: it never holds more than the user.
 	Scopes []string
-	// Groups, Namespaces and Tools select the worker's tools: a tool
+	// Groups, [Worker.Namespaces] and [Worker.Tools] select the worker's tools: a tool
 	// belongs to the worker when its Card.Group is in Groups, its namespace
 	// in Namespaces, or its ID in Tools.
 	Groups, Namespaces, Tools []string
@@ -90,8 +90,9 @@ type teamWorker struct {
 
 // TeamOptions configures a [Team]. Nil means defaults.
 type TeamOptions struct {
-	// Supervisor configures the supervisor's agent (Instructions, Mode,
-	// Observer, ...). Its Filter is ignored.
+	// Supervisor configures the supervisor's agent ([Options.Instructions],
+	// [Options.Mode], [Options.Observer], ...). Its [Options.Filter] is
+	// ignored.
 	Supervisor *Options
 	// Worker is the base configuration of every worker's agent; a
 	// worker's K and Instructions override it, and its Filter is the

@@ -21,8 +21,8 @@ import (
 // with Options.TraceContent.
 
 func (a *Agent) startTurn(ctx context.Context, s *Session) (context.Context, trace.Span) {
-	ctx, span := a.tracer.Start(ctx, tracing.TurnSpanPrefix+" toolgate", trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(tracing.OperationName.String(tracing.OpInvokeAgent), tracing.AgentName.String("toolgate"),
+	ctx, span := a.tracer.Start(ctx, tracing.OpInvokeAgent.SpanName("toolgate"), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(tracing.OpInvokeAgent.Attribute(), tracing.AgentName.String("toolgate"),
 			tracing.ConversationID.String(s.id)))
 	return ctx, span
 }
@@ -54,7 +54,7 @@ func (a *Agent) endDiscovery(span trace.Span, sl *discovery.Shortlist, err error
 }
 
 func (a *Agent) startChat(ctx context.Context, step int, req *llm.Request) (context.Context, trace.Span) {
-	attrs := []attribute.KeyValue{tracing.OperationName.String(tracing.OpChat), tracing.ProviderName.String(a.provider),
+	attrs := []attribute.KeyValue{tracing.OpChat.Attribute(), tracing.ProviderName.String(a.provider),
 		tracing.Step.Int(step), tracing.Mode.String(req.Constraint.Mode.String())}
 	if req.MaxTokens > 0 {
 		attrs = append(attrs, tracing.RequestMaxTok.Int(req.MaxTokens))
@@ -62,7 +62,7 @@ func (a *Agent) startChat(ctx context.Context, step int, req *llm.Request) (cont
 	if req.Temperature != nil {
 		attrs = append(attrs, tracing.RequestTemp.Float64(*req.Temperature))
 	}
-	ctx, span := a.tracer.Start(ctx, tracing.ChatSpanPrefix+" "+a.provider, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := a.tracer.Start(ctx, tracing.OpChat.SpanName(a.provider), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if a.opts.TraceContent {
 		if data, err := json.Marshal(req.Messages); err == nil {
 			span.SetAttributes(tracing.InputMessages.String(string(data)))

@@ -8,6 +8,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
@@ -16,10 +17,13 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
+// callerKey is a context key of the caller of Session.Run.
+type callerKey struct{}
+
 // TestSpanTree pins the spans of one turn: the model calls a tool through
 // the gateway, then answers. invoke_agent is the root; each step has a
 // discovery and a chat span, and the call an execute_tool span, all
-// children of the turn. Without TraceContent no span carries the user's
+// children of the turn, and the Observer's ctx carries the turn. Without TraceContent no span carries the user's
 // words or the arguments.
 func TestSpanTree(t *testing.T) {
 	for i, content := range []bool{false, true} {
@@ -39,13 +43,23 @@ func TestSpanTree(t *testing.T) {
 			}
 			gw, disc := runtimetest.Stack(t, reg, &gateway.Options{TracerProvider: tp, TraceContent: content, Logger: quiet})
 			model := scripted.New([]scripted.Reply{scripted.Call("get_weather", `{"city":"Paris"}`), scripted.Answer("It is clear in Paris.")}, nil)
+			type observed struct {
+				kind   runtime.EventKind
+				span   trace.SpanID
+				caller any
+			}
+			var events []observed
+			observe := func(ctx context.Context, e runtime.Event) {
+				events = append(events, observed{e.Kind, trace.SpanContextFromContext(ctx).SpanID(), ctx.Value(callerKey{})})
+			}
 			agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Strategy: runtime.StrategyProgressive,
-				TracerProvider: tp, TraceContent: content})
+				TracerProvider: tp, TraceContent: content, Observer: observe})
 			if err != nil {
 				t.Fatal(err)
 			}
 			sess := agent.NewSession(tools.Principal{ID: "u1", Tenant: "acme"}, "session-1", nil)
-			if _, err := sess.Run(context.Background(), "What is the weather in Paris?"); err != nil {
+			ctx := context.WithValue(context.Background(), callerKey{}, "request-7")
+			if _, err := sess.Run(ctx, "What is the weather in Paris?"); err != nil {
 				t.Fatal(err)
 			}
 
@@ -87,6 +101,17 @@ func TestSpanTree(t *testing.T) {
 			exec := attrs(spans[2])
 			if exec["toolgate.outcome"] != "ok" || exec["gen_ai.tool.name"] != "get_weather" || exec["gen_ai.conversation.id"] != "session-1" {
 				t.Errorf("execute_tool span attributes = %v", exec)
+			}
+			// The observer's ctx is the step's: the caller's values and the
+			// turn's span, so a log line or a span it starts joins the turn.
+			if len(events) == 0 {
+				t.Fatal("the observer saw no event")
+			}
+			for _, e := range events {
+				if e.span != root.SpanContext().SpanID() || e.caller != "request-7" {
+					t.Errorf("observer ctx of %s: span %v, value %v; want the turn's span %v and the caller's value",
+						e.kind, e.span, e.caller, root.SpanContext().SpanID())
+				}
 			}
 			if turn := attrs(root); turn["gen_ai.operation.name"] != "invoke_agent" || turn["toolgate.turn.calls"] != "1" {
 				t.Errorf("turn span attributes = %v", turn)

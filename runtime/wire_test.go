@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,7 +269,7 @@ func TestStrictEnvelopeOverWire(t *testing.T) {
 	defer srv.Close()
 	var calls []runtime.Event
 	_, agent := openAIAgent(t, srv.URL, &runtime.Options{Logger: quiet, StrictSchemas: true,
-		Observer: func(ev runtime.Event) {
+		Observer: func(_ context.Context, ev runtime.Event) {
 			if ev.Kind == runtime.EventCall {
 				calls = append(calls, ev)
 			}

@@ -136,3 +136,34 @@ func TestDefineAllMatchesDefine(t *testing.T) {
 		t.Errorf("DefineAll errors = %v, want only b and c rejected", errs)
 	}
 }
+
+// TestDefineAllRepeatedSchemas: a schema seen before gets the result it
+// got then, whether it passed or failed, and more schemas than one shared
+// compiler takes (sharedSchemas) are each checked as Define checks them.
+func TestDefineAllRepeatedSchemas(t *testing.T) {
+	good := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	bad := json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)
+	var defs []Definition
+	for i := range 2*sharedSchemas + 10 {
+		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i))
+		switch i % 7 {
+		case 0:
+			schema = good
+		case 3:
+			schema = bad
+		case 5:
+			schema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"strin"}}}`, i))
+		}
+		defs = append(defs, Definition{Name: fmt.Sprintf("t%d", i), InputSchema: schema})
+	}
+	ts, errs := DefineAll("ns", defs)
+	for i, d := range defs {
+		want, wantErr := Define("ns", d)
+		if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
+			t.Fatalf("DefineAll[%d] (%s) = %v; Define = %v", i, d.InputSchema, errs[i], wantErr)
+		}
+		if wantOK := i%7 != 3 && i%7 != 5; (errs[i] == nil) != wantOK {
+			t.Fatalf("DefineAll[%d] (%s) error = %v, want ok %v", i, d.InputSchema, errs[i], wantOK)
+		}
+	}
+}

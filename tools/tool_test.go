@@ -3,6 +3,7 @@ package tools
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -100,4 +101,19 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzIsObjectJSON: the scan Validate makes of an input schema accepts
+// exactly what json.Unmarshal takes into a map.
+func FuzzIsObjectJSON(f *testing.F) {
+	for _, s := range []string{`{}`, ` {"a":[1,{"b":null}]} `, `null`, `nul`, `[1]`, `"x"`, `{"a":1}x`, `{"a":1,"a":2}`, "{\"\xff\":1}", ``, ` `, `n`, `{`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var m map[string]json.RawMessage
+		want := json.Unmarshal(raw, &m) == nil
+		if got := isObjectJSON(raw); got != want {
+			t.Errorf("isObjectJSON(%q) = %v, json.Unmarshal into a map succeeds: %v", raw, got, want)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/local"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/runtime"
@@ -24,11 +26,11 @@ import (
 // reformulation returns the discovery options for --backend: nil without
 // one, else a runtime.ModelReformulator on that backend, fused, below the
 // threshold, counting its calls by outcome into reg (nil: nowhere).
-func reformulation(backend, model string, below float64, timeout time.Duration, reg prometheus.Registerer) (*discovery.Options, error) {
-	if backend == "" {
+func reformulation(m modelFlags, below float64, timeout time.Duration, reg prometheus.Registerer) (*discovery.Options, error) {
+	if m.backend == "" {
 		return nil, nil
 	}
-	b, _, err := modelBackend(backend, model, echoBackend{})
+	b, _, err := modelBackend(m, echoBackend{})
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +90,28 @@ func (echoBackend) Chat(_ context.Context, req *llm.Request) (*llm.Response, err
 	return &llm.Response{Action: llm.ActionAnswer, Answer: text, Message: llm.Message{Role: llm.RoleAssistant, Content: text}}, nil
 }
 
+// modelFlags are --backend, --model and --library of eval and cards
+// suggest.
+type modelFlags struct{ backend, model, library string }
+
+// register adds the flags to fs; what is --backend's help text.
+func (m *modelFlags) register(fs *flag.FlagSet, what string) {
+	fs.StringVar(&m.backend, "backend", "", what+", ollama (OLLAMA_HOST), openai (OPENAI_API_KEY, OPENAI_BASE_URL) or local (a GGUF model run in process: --model FILE.gguf)")
+	fs.StringVar(&m.model, "model", "", "the --backend model (the GGUF file for local)")
+	fs.StringVar(&m.library, "library", "", "llama.cpp's libllama.so `file` for --backend local (default $TOOLGATE_LIBLLAMA)")
+}
+
 // modelBackend builds the --backend B --model M backend of eval and cards
 // suggest (the same environment as chat: OLLAMA_HOST; OPENAI_API_KEY,
-// OPENAI_BASE_URL) and the mode to constrain it in; scripted is the given
-// stand-in.
-func modelBackend(backend, model string, scripted llm.Backend) (llm.Backend, llm.Mode, error) {
+// OPENAI_BASE_URL; TOOLGATE_LIBLLAMA) and the mode to constrain it in;
+// scripted is the given stand-in. The local backend runs in envelope
+// mode: it compiles the envelope schema to a grammar and masks every
+// token with it (llm/local).
+func modelBackend(m modelFlags, scripted llm.Backend) (llm.Backend, llm.Mode, error) {
+	backend, model := m.backend, m.model
+	if m.library != "" && backend != "local" {
+		return nil, 0, fmt.Errorf("--library needs --backend local")
+	}
 	switch backend {
 	case "scripted":
 		return scripted, llm.ModeEnvelope, nil
@@ -105,8 +124,17 @@ func modelBackend(backend, model string, scripted llm.Backend) (llm.Backend, llm
 		}
 		b, err := openai.New(orDefault(model, "gpt-4o-mini"), nil)
 		return b, llm.ModeNative, err
+	case "local":
+		if model == "" {
+			return nil, 0, fmt.Errorf("--backend local needs --model FILE.gguf, the model to run in process")
+		}
+		b, err := local.New(model, &local.Options{Library: m.library})
+		if err != nil {
+			return nil, 0, err
+		}
+		return b, llm.ModeEnvelope, nil
 	}
-	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama or openai)", backend)
+	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama, openai or local)", backend)
 }
 
 func orDefault(s, def string) string {

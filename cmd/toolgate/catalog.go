@@ -83,7 +83,9 @@ func (c *catalogSources) flagsErr(fs *flag.FlagSet, required ...string) error {
 // open is load for the command prog: it reports a failure's first line on
 // stderr, and ok is false when the command must exit with exitUsage.
 func (c *catalogSources) open(ctx context.Context, log *slog.Logger, stderr io.Writer, prog string) (reg *tools.Registry, closeUpstreams func(), ok bool) {
+	loaded := slowNotice(stderr, prog, "loading the catalog")
 	reg, closeUpstreams, err := c.load(ctx, log)
+	loaded()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
 		return nil, nil, false
@@ -120,7 +122,11 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		return nil, nil, err
 	}
 	c.mcpNamespaces = map[string]bool{}
-	var ts []tools.Tool
+	n := 0
+	for _, f := range files {
+		n += len(f.Tools)
+	}
+	ts := make([]tools.Tool, 0, n)
 	for _, f := range files {
 		ts = append(ts, f.Tools...)
 		if len(f.Tools) == 0 {

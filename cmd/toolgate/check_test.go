@@ -21,13 +21,10 @@ city ::= "\"" [^"\\\x00-\x1F]{1,40} "\""
 ws ::= [ \t\n]{0,4}
 `
 
+// writeFile writes content to name in a directory of its own.
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testenv.WriteFile(t, t.TempDir(), name, content)
 }
 
 func TestCheckCommand(t *testing.T) {

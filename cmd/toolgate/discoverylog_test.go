@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,12 +107,7 @@ func TestServeDiscoveryLog(t *testing.T) {
 		t.Fatalf("call %s in s2 = %d %v", called, code, res)
 	}
 
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, text := testenv.Get(t, base+"/metrics")
 	for _, want := range []string{
 		"toolgate_discovery_queries_total 1",
 		"toolgate_discovery_linked_calls_total 1",

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/embedtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // embedCatalog writes a catalog whose lab/frobnicate_widget only the
@@ -195,12 +194,7 @@ func TestServeEmbedModel(t *testing.T) {
 	if got := names("my secret password credential"); slices.Contains(got, "lab/read_secret") {
 		t.Errorf("discover = %v: lab/read_secret needs the admin scope alice lacks", got)
 	}
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	metrics, _ := io.ReadAll(resp.Body)
+	_, metrics := testenv.Get(t, base+"/metrics")
 	if !strings.Contains(string(metrics), `toolgate_discovery_model_queries_total{outcome="fused"}`) {
 		t.Errorf("/metrics lacks the fused model queries:\n%s", metrics)
 	}

@@ -87,7 +87,7 @@ func openLexicon(specs []string) (*lexicon.Lexicon, error) {
 }
 
 // runEval: toolgate eval --tools F --queries Q [--k 5] [--cards O] [--lexicon KIND=FILE] [--history share]
-// [--backend B [--model M] [--reformulate-below 0.3]] --format json.
+// [--backend B [--model M] [--library F] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -99,8 +99,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
 	indexPath := indexFlag(fs)
-	backend := fs.String("backend", "", "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
-	model := fs.String("model", "", "the --backend model")
+	var mf modelFlags
+	mf.register(fs, "reformulate low-confidence requests with a model: scripted (echoes the request: wiring only)")
 	below := fs.Float64("reformulate-below", runtime.ModelReformulateBelow, "with --backend, the confidence under which the model rewrites the request")
 	rtimeout := fs.Duration("reformulate-timeout", 2*time.Second, "with --backend, the bound on one rewrite")
 	var lexFiles multiFlag
@@ -112,6 +112,8 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	var embed embedflags.Flags
 	embed.Register(fs)
 	embedWeights := fs.String("embed-weights", "", "with --embed-model, score each of these comma-separated `weights` (e.g. 0.5,0.6,0.7,0.8,0.9) to calibrate --embed-weight on a dev split")
+	bgIDF := fs.Bool("background-idf", false, "cap each word's IDF with its frequency in a large catalog of tool descriptions (discovery.Options.BackgroundIDF)")
+	noCompanions := fs.Bool("no-companions", false, "do not add the tool that produces a token or an id a shortlisted tool needs (discovery.Options.NoCompanions)")
 	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -169,7 +171,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	metrics := prometheus.NewRegistry()
-	dopts, err := reformulation(*backend, *model, *below, *rtimeout, metrics)
+	dopts, err := reformulation(mf, *below, *rtimeout, metrics)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
@@ -182,6 +184,12 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "toolgate eval: --lexicon: %v\n", err)
 			return exitUsage
 		}
+	}
+	if *bgIDF || *noCompanions {
+		if dopts == nil {
+			dopts = &discovery.Options{}
+		}
+		dopts.BackgroundIDF, dopts.NoCompanions = *bgIDF, *noCompanions
 	}
 	d, err := discovery.New(dopts)
 	if err != nil {

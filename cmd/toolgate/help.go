@@ -25,7 +25,7 @@ var helps = map[string]cli.Usage{
 		},
 	},
 	"eval": {
-		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history share] [--backend B [--model M] [--reformulate-below 0.3]]` + "\n       " +
+		Synopsis: `toolgate eval --tools F --queries Q [--k 5] [--cards O]... [--history share] [--backend B [--model M] [--library F] [--reformulate-below 0.3]]` + "\n       " +
 			`[--embed-model M [--embed-url URL] [--embed-weights 0.5,0.7,0.9]] [--format text|json|html]`,
 		Summary: "Score discovery on a labeled JSON Lines query file: recall@1/3/5, MRR, denied leaks and latency; exit 1 if an unauthorized tool leaked.",
 		Examples: []string{`toolgate eval --tools tools.jsonl --queries queries.jsonl --k 5 --format json`,

@@ -69,3 +69,35 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("wrote %q, want %q", out.String(), want)
 	}
 }
+
+func TestNoticeLine(t *testing.T) {
+	tests := []struct {
+		name string
+		fire bool // the second passes before the work is done
+		want string
+	}{
+		{"slow", true, "\r\033[Ktoolgate discover: loading the catalog…\r\033[K"},
+		{"fast", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			var pending func()
+			cancelled := false
+			done := noticeLine(&out, "toolgate discover", "loading the catalog", func(f func()) func() bool {
+				pending = f
+				return func() bool { cancelled = true; return !tt.fire }
+			})
+			if tt.fire {
+				pending()
+			}
+			done()
+			if !tt.fire {
+				pending() // a timer that fires after done shows nothing
+			}
+			if out.String() != tt.want || !cancelled {
+				t.Fatalf("wrote %q (cancelled %v), want %q", out.String(), cancelled, tt.want)
+			}
+		})
+	}
+}

@@ -191,7 +191,8 @@ func TestEvalBackend(t *testing.T) {
 	if !strings.Contains(errOut, "160 model calls: rewritten 160") {
 		t.Errorf("eval --backend scripted stderr = %q, want the 160 model calls counted", errOut)
 	}
-	for i, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}} {
+	for i, bad := range [][]string{{"--backend", "gpt"}, {"--backend", "scripted", "--reformulate-below", "0"}, {"--backend", "local"},
+		{"--backend", "local", "--model", "m.gguf", "--library", filepath.Join(t.TempDir(), "libllama.so")}} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			if code, _, errOut := runCmd(append(args, bad...)...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
 				t.Errorf("eval %v: exit %d, %q; want 2 with one line", bad, code, errOut)
@@ -397,6 +398,9 @@ func TestCardsSuggestUsageErrors(t *testing.T) {
 		{[]string{"--backend", "scripted"}, "--out is required"},
 		{[]string{"--backend", "scripted", "--out", out, "--langs", "en,fr"}, `--langs: "fr" is not one of en, es, pl (the languages discovery analyses)`},
 		{[]string{"--backend", "scripted", "--out", missing}, missing + ": cannot write: no such file or directory"},
+		{[]string{"--backend", "local", "--out", out}, "--backend local needs --model FILE.gguf, the model to run in process"},
+		{[]string{"--backend", "ollama", "--library", "libllama.so", "--out", out}, "--library needs --backend local"},
+		{[]string{"--backend", "local", "--model", missing, "--out", out}, "local: cannot load the model: open " + missing + ": no such file or directory"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			code, _, errOut := runCmd(append([]string{"cards", "suggest", "--tools", cat}, tc.args...)...)

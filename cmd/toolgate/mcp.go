@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolgate/toolgate/internal/cli"
-	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
@@ -69,8 +68,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // HTTP (the principal from each request's bearer token).
 func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const serveProg = "toolgate mcp serve"
-	fs, src := catalogFlagSet("mcp serve")
-	src.pins.register(fs)
+	fs, sf := serverFlagSet("mcp serve")
 	principal := fs.String("principal", "", "principal `ID` the stdio client acts as")
 	tenant := fs.String("tenant", "", "tenant of the stdio principal")
 	scopes := fs.String("scopes", "", "comma-separated scopes of the stdio principal")
@@ -83,11 +81,6 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
 	k := fs.Int("k", 5, "tools find_tools returns")
-	discoveryLog := discoveryLogFlag(fs)
-	indexPath := indexFlag(fs)
-	var embed embedflags.Flags
-	embed.Register(fs)
-	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -96,7 +89,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(stderr, serveProg, err)
 	}
 	switch {
-	case src.empty():
+	case sf.src.empty():
 		return fail(stderr, serveProg, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *addr == "" && (*principal == "" || *tenant == ""):
 		return fail(stderr, serveProg, errors.New("stdio needs --principal and --tenant (or serve --http with --tokens)"))
@@ -129,30 +122,12 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 
 	// Over HTTP the metrics are served at GET /metrics, as serve does;
 	// over stdio nothing reads them.
-	metrics := newMetricsRegistry()
-	src.metrics = metrics
-	// The log is opened first: a wrong path fails before any upstream starts.
-	model, err := embed.Options(stderr, embedAPIs)
-	if err != nil {
-		return fail(stderr, serveProg, err)
-	}
-	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics, model)
-	if err != nil {
-		return fail(stderr, serveProg, err)
-	}
-	defer closeLog()
-	reg, closeUpstreams, ok := src.open(ctx, log, stderr, serveProg)
+	sv, ok := sf.open(ctx, log, stderr, serveProg)
 	if !ok {
 		return exitUsage
 	}
-	defer closeUpstreams()
-	src.cards.warn(stderr, serveProg)
-	src.pins.warn(stderr, serveProg, src.upstreams)
-	go func() { _ = disc.EmbedCatalog(ctx, reg.Snapshot()) }() // a no-op without --embed-model
-	warnUnconnected(stderr, serveProg, reg.Snapshot(), *offerUnconnected)
-	if err := prepareIndex(ctx, disc, reg.Snapshot(), *indexPath, stderr, serveProg); err != nil {
-		return fail(stderr, serveProg, err)
-	}
+	defer sv.close()
+	reg, disc, metrics := sv.reg, sv.disc, sv.metrics
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
@@ -163,7 +138,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
-	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics, OfferUnconnected: *offerUnconnected,
+	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics, OfferUnconnected: *sf.offerUnconnected,
 		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
 	if opts.HasApprover, err = approvers(*addr != "", *data != "", *tokenPath, oa.enabled()); err != nil {

@@ -78,12 +78,7 @@ func TestMCPServeMetrics(t *testing.T) {
 		t.Fatalf("call_tool memory/create_entities = %v, %v", res, err)
 	}
 
-	resp, err := http.Get(base + "/metrics") // no token
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := testenv.Get(t, base+"/metrics") // no token
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics = %d %q, want 200", resp.StatusCode, body)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 
 	"net/http"
 	"net/http/httptest"
@@ -224,12 +223,7 @@ func TestServePinMetrics(t *testing.T) {
 
 	addr, stop, stderr := serveInProcess(t, "--tokens", aliceTokens(t, dir, "tok"), "--data", dir,
 		"--mcp-url", "web="+up.url, "--pins", pins)
-	res, err := http.Get(addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_, body := testenv.Get(t, addr+"/metrics")
 	if !strings.Contains(string(body), `toolgate_mcp_quarantined_tools{reason="changed",server="web"} 1`) ||
 		!strings.Contains(string(body), `toolgate_mcp_pin_mismatches_total{reason="changed",server="web"} 1`) {
 		t.Errorf("/metrics lacks the quarantine of echo_a:\n%s", grepLines(string(body), "toolgate_mcp_"))

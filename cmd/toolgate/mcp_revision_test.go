@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,13 +29,7 @@ import (
 func TestMCPServeRevisionsApprove(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return testenv.WriteFile(t, dir, name, text) }
 	config := write("mcp.json", `{"servers":{"memory":{"command":["node",`+jsonString(memory)+`],`+
 		`"env":{"MEMORY_FILE_PATH":`+jsonString(filepath.Join(dir, "memory.jsonl"))+`},`+
 		`"tools":{"delete_entities":{"irreversible":true}}}}}`)
@@ -48,15 +41,7 @@ func TestMCPServeRevisionsApprove(t *testing.T) {
 	base, logs := startMCPHTTP(t, ctx, buildToolgate(t), "--mcp-config", config, "--tokens", tokens, "--data", data)
 
 	grant := func(id, token string) int {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+mcpserver.ApprovalsPath+id, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			return 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := testenv.Post(t, ctx, base+mcpserver.ApprovalsPath+id, token, "")
 		return resp.StatusCode
 	}
 	approvalID := regexp.MustCompile(`apr_[A-Za-z0-9_-]+`)

@@ -44,17 +44,7 @@ func newOAuthSetting(t *testing.T) *oauthSetting {
 
 // claims are valid claims for audience, changed by kv (nil removes).
 func (s *oauthSetting) claims(audience string, kv ...any) map[string]any {
-	now := time.Now()
-	c := map[string]any{"iss": s.is.URL, "aud": audience, "sub": "alice", "tenant": "acme",
-		"scope": "calc:use", "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(c, kv[i].(string))
-		} else {
-			c[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return c
+	return s.is.Claims(audience, "calc:use", time.Now(), kv...)
 }
 
 // refusals are the tokens every OAuth server must refuse with 401 invalid_token.
@@ -136,12 +126,7 @@ func TestServeOAuth(t *testing.T) {
 	if code != 200 {
 		t.Errorf("a token of the rotated-in key = %d %v, want 200", code, out)
 	}
-	resp, err = http.Get(p.base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, metrics := testenv.Get(t, p.base+"/metrics")
 	for _, want := range []string{`toolgate_oauth_tokens_total{outcome="accepted"} 3`, `toolgate_oauth_tokens_total{outcome="expired"} 1`, `toolgate_oauth_key_set_fetches_total{result="ok"} 3`} {
 		t.Run(want, func(t *testing.T) {
 			if !strings.Contains(string(metrics), want) {
@@ -166,16 +151,7 @@ func TestServeOAuth(t *testing.T) {
 // and the JSON body; an answer that echoes the token fails the test.
 func oauthCall(t *testing.T, ctx context.Context, base, token, body string) (int, string, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/tools/call", strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	resp, data := testenv.Post(t, ctx, base+"/v1/tools/call", token, body)
 	if token != "" && strings.Contains(string(data)+strings.Join(headerValues(resp.Header), " "), token) {
 		t.Errorf("the answer echoes the token: %s", data)
 	}
@@ -223,18 +199,9 @@ func TestMCPServeOAuth(t *testing.T) {
 	// Without a token, and with each bad one, the MCP endpoint answers 401
 	// with the challenge.
 	post := func(token string) (int, string, string) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		resp, body := testenv.Post(t, ctx, base+"/", token,
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+			"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
 	}
 	if code, chal, _ := post(""); code != 401 || chal != `Bearer resource_metadata="`+metaURL+`"` {
@@ -263,12 +230,7 @@ func TestMCPServeOAuth(t *testing.T) {
 	}
 
 	// The verifier counts on /metrics, which needs no token.
-	resp, err = http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := testenv.Get(t, base+"/metrics")
 	if n, ok := seriesValue(string(body), `toolgate_oauth_tokens_total{outcome="accepted"}`); resp.StatusCode != 200 || !ok || n < 1 {
 		t.Errorf("GET /metrics = %d, toolgate_oauth_tokens_total{outcome=\"accepted\"} %v (found %v), want at least 1", resp.StatusCode, n, ok)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/toolgate/toolgate/internal/cli"
-	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 	"github.com/toolgate/toolgate/runtime/server"
@@ -50,8 +49,7 @@ func init() {
 // code SERVER_NOT_CONNECTED.
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate serve"
-	fs, src := catalogFlagSet("serve")
-	src.pins.register(fs)
+	fs, sf := serverFlagSet("serve")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
 	tokenPath := fs.String("tokens", "", "bearer token `file`: {\"tokens\":{\"<bearer>\":{\"principal\",\"tenant\",\"scopes\"}}}")
 	var oa oauthFlags
@@ -64,11 +62,6 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	uncertain := fs.String("uncertain", "rerun", "what a retry of a call whose earlier outcome is unknown (a timeout, a crash) gets: `rerun` runs the tool again with the same idempotency key, which the tool must deduplicate; reconcile refuses with 409 OUTCOME_UNCERTAIN until the record expires")
 	var uncertainTools multiFlag
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
-	discoveryLog := discoveryLogFlag(fs)
-	indexPath := indexFlag(fs)
-	var embed embedflags.Flags
-	embed.Register(fs)
-	offerUnconnected := offerUnconnectedFlag(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -77,7 +70,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, err)
 	}
 	switch {
-	case src.empty():
+	case sf.src.empty():
 		return fail(stderr, prog, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *tokenPath == "" && !oa.enabled():
 		return fail(stderr, prog, errors.New("--tokens FILE or --oauth-issuer URL is required"))
@@ -108,30 +101,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	metrics := newMetricsRegistry()
-	src.metrics = metrics
-	// The log is opened first: a wrong path fails before any upstream starts.
-	model, err := embed.Options(stderr, embedAPIs)
-	if err != nil {
-		return fail(stderr, prog, err)
-	}
-	disc, closeLog, err := serverDiscoverer(*discoveryLog, metrics, model)
-	if err != nil {
-		return fail(stderr, prog, err)
-	}
-	defer closeLog()
-	reg, closeUpstreams, ok := src.open(ctx, log, stderr, prog)
+	sv, ok := sf.open(ctx, log, stderr, prog)
 	if !ok {
 		return exitUsage
 	}
-	defer closeUpstreams()
-	src.cards.warn(stderr, prog)
-	src.pins.warn(stderr, prog, src.upstreams)
-	go func() { _ = disc.EmbedCatalog(ctx, reg.Snapshot()) }() // a no-op without --embed-model
-	warnUnconnected(stderr, prog, reg.Snapshot(), *offerUnconnected)
-	if err := prepareIndex(ctx, disc, reg.Snapshot(), *indexPath, stderr, prog); err != nil {
-		return fail(stderr, prog, err)
-	}
+	defer sv.close()
+	reg, disc, metrics := sv.reg, sv.disc, sv.metrics
 	policy, perTool, err := server.UncertainPolicies(*uncertain, uncertainTools, reg.Snapshot())
 	if err != nil {
 		return fail(stderr, prog, err)
@@ -162,7 +137,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, err)
 	}
 	err = server.Run(ctx, server.Config{
-		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, OfferUnconnected: *offerUnconnected, Gatherer: metrics, Logger: log,
+		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, OfferUnconnected: *sf.offerUnconnected, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), storeurl.Name(*storeSpec))

@@ -136,15 +136,9 @@ func (p *serveProc) stop(t *testing.T) {
 
 func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, p.base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, data := testenv.Post(t, context.Background(), p.base+path, token, body)
 	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}
 	return resp.StatusCode, out
@@ -215,12 +209,7 @@ func TestServeGoUpstream(t *testing.T) {
 	if status != 200 || first != "calc/add" {
 		t.Errorf("discover(add two numbers) = %d %v, want calc/add first", status, out)
 	}
-	resp, err = http.Get(p.base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := testenv.Get(t, p.base+"/metrics")
 	if !strings.Contains(string(body), `toolgate_gateway_calls_total{outcome="replayed",tool="calc/add"} 1`) {
 		t.Errorf("/metrics lacks the replayed call:\n%s", body)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,9 +19,8 @@ import (
 
 // serveProcess is a running `toolgate serve` process.
 type serveProcess struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan error
+	*testenv.Process
+	url string
 }
 
 // buildToolgate builds the CLI once per test binary run.
@@ -39,57 +37,23 @@ func buildToolgate(t *testing.T) string {
 func startServe(t *testing.T, bin string, args ...string) *serveProcess {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProcess{cmd: cmd, done: make(chan error, 1)}
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		io.Copy(io.Discard, stdout)
-	}()
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case l, ok := <-line:
-		rest, found := strings.CutPrefix(l, "listening on ")
-		if !ok || !found {
-			t.Fatalf("serve did not start: %q\nstderr: %s", l, stderr.String())
-		}
-		p.url, _, _ = strings.Cut(rest, " ")
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("serve did not say it listens; stderr: %s", stderr.String())
-	}
-	return p
+	proc, rest := testenv.StartProcess(t, cmd, "listening on ", 2*time.Minute)
+	url, _, _ := strings.Cut(rest, " ")
+	return &serveProcess{Process: proc, url: url}
 }
 
 // stop sends SIGTERM and returns the exit code.
 func (p *serveProcess) stop(t *testing.T) int {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(time.Minute):
 		t.Fatal("serve did not stop after SIGTERM")
 	}
-	return p.cmd.ProcessState.ExitCode()
+	return p.Cmd.ProcessState.ExitCode()
 }
 
 func (p *serveProcess) post(t *testing.T, token, path, body string) (int, map[string]any) {

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	helps["cards suggest"] = cli.Usage{
-		Synopsis: `toolgate cards suggest --tools F... --backend scripted|ollama|openai [--model M] --out FILE [--only-flagged] [--langs en,es,pl]`,
+		Synopsis: `toolgate cards suggest --tools F... --backend scripted|ollama|openai|local [--model M] [--library F] --out FILE [--only-flagged] [--langs en,es,pl]`,
 		Summary: "Ask a model for an overlay entry per tool (aliases, 3–5 example requests, a not_for naming lint's nearest sibling), constrained and validated; " +
 			"entries already in --out for the tool's current hash are kept (a re-run costs nothing; an interrupted run resumes).",
 		Examples: []string{`toolgate cards suggest --tools github=mcp-server-github.json --backend ollama --model qwen3:8b --out github.cards.jsonl --only-flagged`},
@@ -34,8 +34,8 @@ func init() {
 func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const prog = "toolgate cards suggest"
 	fs, src := catalogFlagSet("cards suggest")
-	backend := fs.String("backend", "", "scripted (a stand-in built from each card: wiring only), ollama (OLLAMA_HOST) or openai (OPENAI_API_KEY, OPENAI_BASE_URL)")
-	model := fs.String("model", "", "the --backend model")
+	var mf modelFlags
+	mf.register(fs, "scripted (a stand-in built from each card: wiring only)")
 	outPath := fs.String("out", "", "the overlay `file` to write; its entries for unchanged tools are kept")
 	onlyFlagged := fs.Bool("only-flagged", false, "only tools lint flags for missing aliases or not_for")
 	langs := fs.String("langs", "en", "comma-separated languages of the example requests (en, es, pl)")
@@ -52,7 +52,7 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 			return fail(stderr, prog, fmt.Errorf("--langs: %q is not one of en, es, pl (the languages discovery analyses)", l))
 		}
 	}
-	b, mode, err := modelBackend(*backend, *model, cardStandIn{})
+	b, mode, err := modelBackend(mf, cardStandIn{})
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/toolgate/toolgate/examples/transfer/internal/anthropicchat"
+	"github.com/toolgate/toolgate/examples/transfer/internal/localchat"
 	"github.com/toolgate/toolgate/examples/transfer/internal/ollamachat"
 	"github.com/toolgate/toolgate/examples/transfer/internal/openaichat"
 	"github.com/toolgate/toolgate/internal/embedflags/ollamaembed"
@@ -15,6 +16,7 @@ func init() {
 	chatBackends["ollama"] = ollamachat.Backend
 	chatBackends["openai"] = openaichat.Backend
 	chatBackends["anthropic"] = anthropicchat.Backend
+	chatBackends["local"] = localchat.Backend
 	chatEmbedders["ollama"] = ollamaembed.New
 	chatEmbedders["openai"] = openaiembed.New
 }

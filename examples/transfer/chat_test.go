@@ -422,6 +422,9 @@ func TestChatUsageErrors(t *testing.T) {
 		{append([]string{"--backend", "scripted", "--bogus"}, aliceArgs...), "bogus"},
 		{append([]string{"--backend", "scripted", "--unpinned", "allow"}, aliceArgs...), "--unpinned needs --pins"},
 		{append([]string{"--backend", "scripted", "--pins", "x.pins", "--unpinned", "deny"}, aliceArgs...), `--unpinned "deny"`},
+		{append([]string{"--backend", "local"}, aliceArgs...), "--backend local needs --model FILE.gguf"},
+		{append([]string{"--backend", "ollama", "--library", "libllama.so"}, aliceArgs...), "--library needs --backend local"},
+		{append([]string{"--backend", "local", "--model", "m.gguf", "--mode", "native"}, aliceArgs...), "a local model runs in grammar or envelope mode"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			code, _, errOut := runChatCmd(t, "", tc.args...)

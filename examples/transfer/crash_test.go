@@ -76,14 +76,13 @@ func TestCrashExactlyOnce(t *testing.T) {
 		acked[i] = answerOf(t, r)
 		if ackCount.Add(1) == killAt {
 			killOnce.Do(func() {
-				srv.cmd.Process.Kill() // SIGKILL: no shutdown, no flush
+				srv.Cmd.Process.Kill() // SIGKILL: no shutdown, no flush
 				close(killed)
 			})
 		}
 	})
-	killOnce.Do(func() { srv.cmd.Process.Kill(); close(killed) })
-	<-srv.exited
-	srv.exited <- nil
+	killOnce.Do(func() { srv.Cmd.Process.Kill(); close(killed) })
+	srv.Wait()
 	unacked := 0
 	for _, a := range acked {
 		if a == nil {

@@ -331,7 +331,7 @@ func (d *demoRun) balances(ctx context.Context) (string, error) {
 
 // observe prints the runtime's events: in full for the first transfer's
 // first step (discovery, constraint, call), one line each otherwise.
-func (d *demoRun) observe(e runtime.Event) {
+func (d *demoRun) observe(_ context.Context, e runtime.Event) {
 	switch e.Kind {
 	case runtime.EventShortlist:
 		d.step = e.Step

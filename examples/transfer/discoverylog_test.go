@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -59,12 +59,7 @@ func TestServeDiscoveryLog(t *testing.T) {
 		t.Fatalf("list_transactions = %+v, %v", r, err)
 	}
 
-	resp, err = http.Get(s.base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, text := testenv.Get(t, s.base+"/metrics")
 	for _, want := range []string{"toolgate_discovery_queries_total 1\n", "toolgate_discovery_misses_total 1\n",
 		"toolgate_discovery_linked_calls_total 1\n", "toolgate_discovery_shortlist_size_count 1\n", "toolgate_discovery_confidence_count 1\n"} {
 		t.Run(want, func(t *testing.T) {

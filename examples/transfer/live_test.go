@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/internal/chat"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/local"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/runtime"
@@ -58,7 +59,8 @@ func (r *recorder) all() []string {
 
 // TestLiveAgent runs the transfer agent end to end on real engines
 // (llama.cpp in grammar mode and in envelope mode through response_format,
-// Ollama in envelope mode through format), greedy with a fixed seed. It
+// Ollama in envelope mode through format, and the GGUF model in this
+// process through llm/local in grammar mode), greedy with a fixed seed. It
 // asserts the plumbing, not the model's judgement: the turn ends with an
 // answer within the step budget; every reply was usable or repaired within
 // the repair budget; every call went through the gateway and has a
@@ -86,6 +88,17 @@ func TestLiveAgent(t *testing.T) {
 		}
 		return b
 	}
+	// The GGUF model in this process (llm/local): no HTTP, so the
+	// recorder sees each request as the backend received it.
+	localBackend := func(t *testing.T, hc *http.Client) llm.Backend {
+		lib, model := testenv.LocalModel(t)
+		b, err := local.New(model, &local.Options{Library: lib, Threads: 2, Temperature: &temp, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return &recordedBackend{b: b, rec: hc.Transport.(*recorder)}
+	}
 	for _, tc := range []struct {
 		name      string
 		mode      llm.Mode
@@ -98,6 +111,8 @@ func TestLiveAgent(t *testing.T) {
 		{"llama.cpp/grammar/call-first", llm.ModeGrammar, llamaCpp, true},
 		{"llama.cpp/envelope/call-first", llm.ModeEnvelope, llamaCpp, true},
 		{"ollama/envelope/call-first", llm.ModeEnvelope, ollamaBackend, true},
+		{"local/grammar", llm.ModeGrammar, localBackend, false},
+		{"local/grammar/call-first", llm.ModeGrammar, localBackend, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -105,6 +120,34 @@ func TestLiveAgent(t *testing.T) {
 			liveAgent(t, tc.name, backend, tc.mode, rec, tc.callFirst)
 		})
 	}
+}
+
+// recordedBackend keeps each request an in-process backend receives in
+// rec, as the JSON of its messages, tools and constraint with its budget
+// as "max_tokens",
+// so that liveAgent checks it as it checks a server's request bodies.
+type recordedBackend struct {
+	b   llm.Backend
+	rec *recorder
+}
+
+func (r *recordedBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	data, err := json.Marshal(struct {
+		Messages   []llm.Message
+		Tools      []llm.ToolSpec
+		Constraint llm.Constraint
+	}{req.Messages, req.Tools, req.Constraint})
+	if err != nil {
+		return nil, err
+	}
+	body := string(data)
+	if req.MaxTokens > 0 {
+		body = fmt.Sprintf(`{"max_tokens":%d,"request":%s}`, req.MaxTokens, data)
+	}
+	r.rec.mu.Lock()
+	r.rec.bodies = append(r.rec.bodies, body)
+	r.rec.mu.Unlock()
+	return r.b.Chat(ctx, req)
 }
 
 // liveRun is what one end-to-end run recorded; it is written to
@@ -131,7 +174,7 @@ func liveAgent(t *testing.T, name string, backend llm.Backend, mode llm.Mode, re
 		mu     sync.Mutex
 		events []runtime.Event
 	)
-	observe := func(e runtime.Event) {
+	observe := func(_ context.Context, e runtime.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
@@ -307,7 +350,7 @@ func TestLiveFitContext(t *testing.T) {
 	var trimmed []runtime.Event
 	b, err := agent.Open(ctx, t.TempDir(), backend, &agent.Options{Catalog: catalog, Runtime: &runtime.Options{
 		Mode: llm.ModeGrammar, K: 3, MaxSteps: 2, FitContext: true, ContextTokens: props.ContextSize, CountTokens: chat.SmallVocabTokens,
-		Observer: func(e runtime.Event) {
+		Observer: func(_ context.Context, e runtime.Event) {
 			if e.Kind == runtime.EventTrimmed {
 				trimmed = append(trimmed, e)
 			}
@@ -344,4 +387,23 @@ func TestLiveFitContext(t *testing.T) {
 	last := trimmed[len(trimmed)-1]
 	t.Logf("%d requests; the last trim, at step %d: %d messages left out, about %d prompt tokens + %d for the reply",
 		len(rec.all()), last.Step, last.Omitted, last.PromptTokens, last.ReplyTokens)
+}
+
+// TestLiveChatLocal runs `transfer chat --backend local` on the live GGUF
+// model and llama.cpp's library (TOOLGATE_LIVE_LOCAL_MODEL,
+// TOOLGATE_LIVE_LIBLLAMA): no server runs, and every token the model
+// writes is masked by toolgate's own engine. It asserts the plumbing: the
+// program starts the local backend in grammar mode, the turn ends (an
+// answer or the step budget) without an error, and the chat says so.
+func TestLiveChatLocal(t *testing.T) {
+	lib, model := testenv.LocalModel(t)
+	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "local", "--model", model, "--library", lib,
+		"--temperature", "0", "--seed", "1", "--once", "What is the balance of ACC-00001?")...)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 0 {
+		t.Fatalf("chat --backend local exited %d", code)
+	}
+	if !strings.Contains(out, "backend local (local "+filepath.Base(model)+", grammar mode)") {
+		t.Errorf("the banner does not name the local backend in grammar mode")
+	}
 }

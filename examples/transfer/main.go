@@ -3,7 +3,7 @@
 //
 //	go run ./examples/transfer                       the guided demo; exits 0
 //	go run ./examples/transfer serve --addr HOST:PORT --data DIR --tokens FILE [--store redis://…|postgres://…]
-//	go run ./examples/transfer chat --backend scripted|ollama|openai|anthropic [--api chat|responses] [--model M] --principal P --tenant T --scopes a,b
+//	go run ./examples/transfer chat --backend scripted|ollama|openai|anthropic|local [--api chat|responses] [--model M] --principal P --tenant T --scopes a,b
 //	        [--data DIR] [--approve never|prompt] [--once "request"]
 //	go run ./examples/transfer team                  router–worker agents and the untrusted-output policy; exits 0
 //
@@ -113,15 +113,16 @@ var helps = map[string]commandUsage{
 		},
 	}},
 	"chat": {Usage: cli.Usage{
-		Synopsis: `transfer chat --backend scripted|ollama|openai|anthropic [--api chat|responses] [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
+		Synopsis: `transfer chat --backend scripted|ollama|openai|anthropic|local [--api chat|responses] [--model M] --principal P --tenant T --scopes a,b` + "\n       " +
 			`[--data DIR] [--approve never|prompt] [--approver P] [--once "request"] [--script FILE] [--mode M]` + "\n       " +
-			`[--temperature T] [--seed N] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--offer-unconnected] [--v]` + "\n       " +
+			`[--temperature T] [--seed N] [--library FILE] [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--offer-unconnected] [--v]` + "\n       " +
 			`[--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--embed-model M [--embed-url URL]]`,
 		Summary: "Chat with the agent over the finance tools and the real MCP catalogs; calls go through the gateway.",
 		Examples: []string{
 			`go run ./examples/transfer chat --backend scripted --principal alice --tenant acme --scopes accounts:read,payments:write --once "move 25 USD from ACC-00001 to ACC-00002"`,
 			`OLLAMA_HOST=http://127.0.0.1:11434 go run ./examples/transfer chat --backend ollama --model qwen3:8b --principal alice --tenant acme --scopes accounts:read`,
 			`OPENAI_API_KEY=sk-... go run ./examples/transfer chat --backend openai --api responses --principal alice --tenant acme --scopes accounts:read`,
+			`go run ./examples/transfer chat --backend local --model tinyllama-1.1b-chat-q4_0.gguf --library /opt/llama/libllama.so --principal alice --tenant acme --scopes accounts:read`,
 		},
 	}},
 	"team": {NoFlags: true, Usage: cli.Usage{

@@ -181,7 +181,7 @@ func testMultiProcess(t *testing.T, store *testservices.Server, pg bool) {
 		parallel(workers, n, func(i int) {
 			kill[i].answer = settle(ctx, t, &c, client, i, kill[i].body, &refusals)
 			if acked.Add(1) == n/3 {
-				c.procs[1].Load().cmd.Process.Kill() // SIGKILL: no shutdown, no flush
+				c.procs[1].Load().Cmd.Process.Kill() // SIGKILL: no shutdown, no flush
 				close(killed)
 			}
 		})
@@ -192,8 +192,7 @@ func testMultiProcess(t *testing.T, store *testservices.Server, pg bool) {
 		t.Fatal("the load finished without the kill")
 	}
 	victim := c.procs[1].Load()
-	<-victim.exited
-	victim.exited <- nil
+	victim.Wait()
 	c.procs[1].Store(startServe(t, data, tokens, flags...))
 	<-done
 	t.Logf("kill: %d transfers, %d retryable refusals on the way (IN_PROGRESS until the dead process's leases expired)", n, refusals.Load())

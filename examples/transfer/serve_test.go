@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,10 +51,8 @@ const testTokens = `{"tokens":{
 
 // server is one `transfer serve` subprocess.
 type server struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *testenv.Buffer
-	exited chan error
+	*testenv.Process
+	base string
 }
 
 // startServe starts serve on a free loopback port over dataDir and waits,
@@ -66,43 +63,15 @@ func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *serv
 		t.Fatal("no go command on PATH to build examples/transfer")
 	}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--tokens", tokensFile}, extra...)
-	cmd := exec.Command(transferBin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, stderr: &testenv.Buffer{}, exited: make(chan error, 1)}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-s.exited
-		if t.Failed() {
-			t.Logf("serve stderr (last 4 KiB):\n%s", tail(s.stderr.String(), 4096))
+	s := &server{}
+	t.Cleanup(func() { // after the process is killed (cleanups run last first)
+		if t.Failed() && s.Process != nil {
+			t.Logf("serve stderr (last 4 KiB):\n%s", tail(s.Stderr.String(), 4096))
 		}
 	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				addr <- a
-			}
-		}
-		s.exited <- cmd.Wait()
-	}()
+	s.Process, s.base = testenv.StartProcess(t, exec.Command(transferBin, args...), "listening on ", 60*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	select {
-	case s.base = <-addr:
-	case err := <-s.exited:
-		s.exited <- err
-		t.Fatalf("serve exited before listening: %v\n%s", err, s.stderr.String())
-	case <-ctx.Done():
-		t.Fatalf("serve did not report its address: %v", ctx.Err())
-	}
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/healthz", nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -121,13 +90,12 @@ func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *serv
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop(t testing.TB) {
 	t.Helper()
-	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := s.Cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-s.exited; err != nil {
-		t.Fatalf("serve after SIGINT: %v\n%s", err, s.stderr.String())
+	if err := s.Wait(); err != nil {
+		t.Fatalf("serve after SIGINT: %v\n%s", err, s.Stderr.String())
 	}
-	s.exited <- nil
 }
 
 func tail(s string, n int) string {

@@ -114,8 +114,8 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 		fmt.Fprintf(out, "  [approval] operator approves\n")
 		return operator, true, nil
 	})
-	observe := func(who string) func(runtime.Event) {
-		return func(e runtime.Event) {
+	observe := func(who string) func(context.Context, runtime.Event) {
+		return func(_ context.Context, e runtime.Event) {
 			switch e.Kind {
 			case runtime.EventShortlist:
 				fmt.Fprintf(out, "  [%s] step %d shows %s\n", who, e.Step, strings.Join(e.Tools, ", "))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/internal/masktest"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -180,30 +181,7 @@ func diff(v *Vocabulary, got, want Bitset) string {
 // allowed, else a token with JSON punctuation or a digit one time in two,
 // else any.
 func pick(v *Vocabulary, allowed Bitset, rng *rand.Rand) (int, bool) {
-	var all, structural []int
-	end := -1
-	for id := range v.Len() {
-		if !allowed.Has(id) {
-			continue
-		}
-		if v.Kind(id) == KindEnd {
-			end = id
-			continue
-		}
-		all = append(all, id)
-		if bytes.ContainsAny(v.Piece(id), "\"{}[],:0123456789") {
-			structural = append(structural, id)
-		}
-	}
-	switch {
-	case end >= 0 && (len(all) == 0 || rng.IntN(2) == 0):
-		return end, true
-	case len(structural) > 0 && rng.IntN(2) == 0:
-		return structural[rng.IntN(len(structural))], true
-	case len(all) > 0:
-		return all[rng.IntN(len(all))], true
-	}
-	return 0, false
+	return masktest.Pick(v.Len(), allowed.Has, func(id int) masktest.Token { return token(v, id) }, rng)
 }
 
 // TestMaskEqualsBruteForce is the differential test: over every grammar

@@ -1,7 +1,6 @@
 package mask
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -11,18 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/gbnfcheck"
+	"github.com/toolgate/toolgate/internal/masktest"
 	"github.com/toolgate/toolgate/internal/testenv"
-)
-
-// Where llama.cpp's sampler and this engine differ by design (the package
-// documentation lists them); any other difference fails the test.
-const (
-	divControl = "control token matched by its text"
-	divUTF8    = "invalid UTF-8 that llama.cpp's decoder takes"
-	divNUL     = "a NUL inside the piece (llama.cpp reads up to it)"
-	divEnd     = "end token inside an unfinished code point"
 )
 
 // TestMaskAgreesWithLlamaCpp compares the masks with llama.cpp's own
@@ -129,36 +119,13 @@ func TestMaskAgreesWithLlamaCpp(t *testing.T) {
 	}
 }
 
-// divergence names the documented difference that explains token id being
-// allowed by one side only after out, or "" when none does. Only
-// llama.cpp may be the laxer one.
+// divergence names the documented difference that explains token id
+// being allowed by one side only after out, or "" when none does.
 func divergence(v *Vocabulary, id int, out []byte, midCodePoint, ours bool) string {
-	if ours {
-		return "" // this engine must never allow what llama.cpp refuses
-	}
-	p := v.Piece(id)
-	switch {
-	case v.Kind(id) == KindControl:
-		return divControl
-	case v.Kind(id) == KindEnd && midCodePoint:
-		return divEnd
-	case bytes.IndexByte(p, 0) > 0:
-		return divNUL
-	case !validPrefix(append(slices.Clone(out), p...)):
-		return divUTF8
-	}
-	return ""
+	return masktest.Divergence(token(v, id), out, midCodePoint, ours)
 }
 
-// validPrefix reports whether b is valid UTF-8 by the Matcher's rules,
-// allowing an unfinished code point at the end: whether the grammar of
-// any text takes it byte by byte.
-func validPrefix(b []byte) bool {
-	g, err := gbnf.Parse(`root ::= .*`)
-	if err != nil {
-		panic(err)
-	}
-	m, _ := gbnf.NewMatcher(g)
-	_, err = m.Write(b)
-	return err == nil
+// token is token id of v as masktest sees it.
+func token(v *Vocabulary, id int) masktest.Token {
+	return masktest.Token{Piece: v.Piece(id), Control: v.Kind(id) == KindControl, End: v.Kind(id) == KindEnd}
 }

@@ -28,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Issuer is a test authorization server. Its methods are safe for
@@ -43,6 +44,22 @@ type Issuer struct {
 	keys       []*Key // published
 	jwksHits   atomic.Int64
 	discovered atomic.Int64
+}
+
+// Claims are valid access-token claims of is for audience at now: subject
+// alice of tenant acme with scope, valid for five minutes. kv changes them
+// in pairs (name, value); a nil value removes the claim.
+func (is *Issuer) Claims(audience, scope string, now time.Time, kv ...any) map[string]any {
+	c := map[string]any{"iss": is.URL, "aud": audience, "sub": "alice", "tenant": "acme",
+		"scope": scope, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(c, kv[i].(string))
+		} else {
+			c[kv[i].(string)] = kv[i+1]
+		}
+	}
+	return c
 }
 
 // Key is a signing key of an [Issuer].

@@ -1,7 +1,6 @@
 package oauthtest
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // Provider is a running real OpenID provider (.ci/oidc-op: zitadel/oidc's
@@ -27,22 +28,8 @@ type Provider struct {
 func StartProvider(t testing.TB, bin, resource string) *Provider {
 	t.Helper()
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-resource", resource, "-tenant", "acme")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "issuer ") {
-		t.Fatalf("oidc-op did not start: %q %s", sc.Text(), stderr.String())
-	}
-	go io.Copy(io.Discard, stdout)
-	return &Provider{URL: strings.TrimPrefix(sc.Text(), "issuer ")}
+	_, issuer := testenv.StartProcess(t, cmd, "issuer ", time.Minute)
+	return &Provider{URL: issuer}
 }
 
 // Token runs the client_credentials grant for client (its secret is

@@ -77,3 +77,16 @@ func HostedModel(tb testing.TB, keyEnv, modelEnv, def, what string) (model strin
 	}
 	return model
 }
+
+// LocalModel returns llama.cpp's library and a GGUF model for the
+// in-process local backend (TOOLGATE_LIVE_LIBLLAMA and
+// TOOLGATE_LIVE_LOCAL_MODEL: .ci/engines builds libllama.so beside
+// llama-server), or skips the test saying why there are none.
+func LocalModel(tb testing.TB) (library, model string) {
+	tb.Helper()
+	library, model = os.Getenv("TOOLGATE_LIVE_LIBLLAMA"), os.Getenv("TOOLGATE_LIVE_LOCAL_MODEL")
+	if library == "" || model == "" {
+		skipEngine(tb, "TOOLGATE_LIVE_LOCAL_UNAVAILABLE", "TOOLGATE_LIVE_LIBLLAMA and TOOLGATE_LIVE_LOCAL_MODEL are not both set: no libllama.so and GGUF model to test the local backend with")
+	}
+	return library, model
+}

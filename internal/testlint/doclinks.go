@@ -16,13 +16,15 @@ import (
 type DocLinks struct {
 	// Lines counts the lines of the package's non-test Go files.
 	Lines int
-	// Links counts the doc links ([Name], [pkg.Name], [Type.Method]) that
+	// Links counts the doc links (a name, pkg.Name or Type.Method in
+	// square brackets) that
 	// go/doc resolves in the doc comments of the package and of its
-	// exported and unexported declarations.
+	// exported and unexported declarations, their struct fields and
+	// interface methods included.
 	Links int
-	// Unresolved lists bracketed dotted names ([Type.Method], [pkg.Name])
-	// that go/doc did not resolve: meant as links, they render as plain
-	// text.
+	// Unresolved lists the bracketed dotted names (Type.Method or
+	// pkg.Name in square brackets) that go/doc did not resolve: meant as
+	// links, they render as plain text.
 	Unresolved []string
 }
 
@@ -57,6 +59,7 @@ func CountDocLinks(dir string) (DocLinks, error) {
 		texts = append(texts, funcDocs(dp.Funcs)...)
 		for _, t := range dp.Types {
 			texts = append(texts, t.Doc)
+			texts = append(texts, fieldDocs(t.Decl)...)
 			texts = append(texts, valueDocs(t.Consts, t.Vars)...)
 			texts = append(texts, funcDocs(t.Funcs, t.Methods)...)
 		}
@@ -65,6 +68,37 @@ func CountDocLinks(dir string) (DocLinks, error) {
 		}
 	}
 	return dl, nil
+}
+
+// fieldDocs returns the comments of the fields of the struct types and the
+// methods of the interface types that decl declares: go doc shows them
+// with the type, and links in them resolve like the type's own.
+func fieldDocs(decl *ast.GenDecl) []string {
+	var texts []string
+	for _, s := range decl.Specs {
+		ts, ok := s.(*ast.TypeSpec)
+		if !ok {
+			continue
+		}
+		var fields *ast.FieldList
+		switch t := ts.Type.(type) {
+		case *ast.StructType:
+			fields = t.Fields
+		case *ast.InterfaceType:
+			fields = t.Methods
+		}
+		if fields == nil {
+			continue
+		}
+		for _, f := range fields.List {
+			for _, cg := range []*ast.CommentGroup{f.Doc, f.Comment} {
+				if cg != nil {
+					texts = append(texts, cg.Text())
+				}
+			}
+		}
+	}
+	return texts
 }
 
 // valueDocs returns the doc comments of the const and var groups.

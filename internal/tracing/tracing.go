@@ -47,11 +47,31 @@ const (
 	InputMessages  = attribute.Key("gen_ai.input.messages")
 	OutputMessages = attribute.Key("gen_ai.output.messages")
 	ErrorType      = attribute.Key("error.type")
-
-	OpInvokeAgent = "invoke_agent"
-	OpChat        = "chat"
-	OpExecuteTool = "execute_tool"
 )
+
+// Operation is a GenAI operation name: the value of [OperationName] and
+// the first word of the span's name.
+type Operation string
+
+// The operations toolgate's spans are.
+const (
+	OpInvokeAgent Operation = "invoke_agent" // a turn of the agent (the runtime's Session.Run)
+	OpChat        Operation = "chat"         // a request to the model
+	OpExecuteTool Operation = "execute_tool" // a call through the gateway
+)
+
+// Attribute is the [OperationName] attribute naming o.
+func (o Operation) Attribute() attribute.KeyValue { return OperationName.String(string(o)) }
+
+// SpanName is the conventions' span name of o on target ("chat gpt-4o",
+// "execute_tool bank/pay"): o and target with a space between, or o
+// alone when target is empty.
+func (o Operation) SpanName(target string) string {
+	if target == "" {
+		return string(o)
+	}
+	return string(o) + " " + target
+}
 
 // toolgate's own attribute keys.
 const (
@@ -71,9 +91,6 @@ const (
 	SharedPrefixBytes  = attribute.Key("toolgate.prompt.shared_prefix_bytes")
 	Query              = attribute.Key("toolgate.discovery.query")
 	DiscoverySpanName  = "toolgate.discover"
-	GatewaySpanPrefix  = "execute_tool "
-	ChatSpanPrefix     = "chat"
-	TurnSpanPrefix     = "invoke_agent"
 	ErrorTypeOtherName = "_OTHER"
 )
 

@@ -78,6 +78,10 @@ var _ llm.Backend = (*Backend)(nil)
 
 const defaultMaxTokens = 1024
 
+// sdk is the SDK's option constructors, for wire.
+var sdk = wire.SDK[option.RequestOption]{WithMaxRetries: option.WithMaxRetries, WithBaseURL: option.WithBaseURL,
+	WithAPIKey: option.WithAPIKey, WithHTTPClient: func(c *http.Client) option.RequestOption { return option.WithHTTPClient(c) }}
+
 // New returns a [Backend] for model (e.g. "claude-sonnet-4-5"). Deferred
 // loading needs a model with tool search (at its launch: Claude Opus 4.5
 // and Sonnet 4.5 and later); a model or API version that refuses it fails
@@ -97,16 +101,7 @@ func New(model string, opts *Options) (*Backend, error) {
 	if err := wire.CheckBaseURL("anthropic", o.BaseURL); err != nil {
 		return nil, err
 	}
-	ropts := []option.RequestOption{option.WithMaxRetries(0)}
-	if o.BaseURL != "" {
-		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
-	}
-	if o.APIKey != "" {
-		ropts = append(ropts, option.WithAPIKey(o.APIKey))
-	}
-	if o.HTTPClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(o.HTTPClient))
-	}
+	ropts := sdk.ClientOptions(o.BaseURL, o.APIKey, o.HTTPClient)
 	return &Backend{client: anthropic.NewClient(ropts...), model: model, opts: o}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/local"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/tools"
@@ -50,8 +51,10 @@ const genTimeout = 3 * time.Minute
 // parse as the envelope and, when it is a call, validate against the
 // tool's JSON Schema. A reply cut off at the token budget is counted and
 // reported, not failed: the budget is an estimate, and a weak model may
-// repeat within the schema's bounds. The two engines run at once: each
-// generates on one thread (.ci/engines), so on two cores neither waits.
+// repeat within the schema's bounds. The engines run at once, each
+// generating on one thread (.ci/engines; the local backend in this
+// process, TOOLGATE_LIVE_LIBLLAMA and TOOLGATE_LIVE_LOCAL_MODEL, takes the
+// same tools as llama.cpp's server).
 func TestLiveConformance(t *testing.T) {
 	t.Run("llama.cpp/grammar", func(t *testing.T) {
 		t.Parallel()
@@ -76,6 +79,20 @@ func TestLiveConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		conformance(t, "ollama", b, llm.ModeEnvelope, 1)
+	})
+	t.Run("local/grammar", func(t *testing.T) {
+		t.Parallel()
+		// The GGUF model in this process (llm/local): the grammar
+		// package's GBNF masks every token through toolgate's own engine,
+		// on one thread like the servers. It takes the same tools as
+		// llama.cpp's server, so that the two reports compare.
+		lib, model := testenv.LocalModel(t)
+		b, err := local.New(model, &local.Options{Library: lib, Threads: 1, Temperature: &temperature, Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		conformance(t, "local", b, llm.ModeGrammar, 0)
 	})
 }
 
@@ -167,10 +184,17 @@ func conformance(t *testing.T, engine string, b llm.Backend, mode llm.Mode, half
 		ts = filterTools(t, ts, re)
 	}
 	n := len(ts)
-	if s := os.Getenv("TOOLGATE_LIVE_CONFORMANCE_N"); s != "" {
+	// The local backend decodes its prompts in the test's own process,
+	// beside the servers: TOOLGATE_LIVE_LOCAL_CONFORMANCE_N sizes its run
+	// apart from theirs.
+	name := "TOOLGATE_LIVE_CONFORMANCE_N"
+	if engine == "local" && os.Getenv("TOOLGATE_LIVE_LOCAL_CONFORMANCE_N") != "" {
+		name = "TOOLGATE_LIVE_LOCAL_CONFORMANCE_N"
+	}
+	if s := os.Getenv(name); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v <= 0 {
-			t.Fatalf("TOOLGATE_LIVE_CONFORMANCE_N=%q: want a positive count", s)
+			t.Fatalf("%s=%q: want a positive count", name, s)
 		}
 		n = v
 	}

@@ -3,7 +3,6 @@ package ollama_test
 import (
 	"context"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -28,27 +27,9 @@ func TestLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backendtest.LiveModes(t, b, 5*time.Minute, true, usableReply, llm.ModeEnvelope, llm.ModeNative)
+	backendtest.LiveModes(t, b, 5*time.Minute, true, backendtest.UsableReply, llm.ModeEnvelope, llm.ModeNative)
 	if os.Getenv("TOOLGATE_OLLAMA_EMBED_MODEL") != "" {
 		backendtest.LiveEmbed(t, b)
-	}
-}
-
-// usableReply is what any model must manage under the constraint: a reply
-// of the turn's shape, a call only of a shortlisted tool, and the server's
-// token counts.
-func usableReply(t *testing.T, req *llm.Request, resp *llm.Response) {
-	switch resp.Action {
-	case llm.ActionCall:
-		if len(resp.Calls) != 1 || !slices.Contains(req.ToolNames(), resp.Calls[0].Name) {
-			t.Errorf("Chat = calls %+v, want one call of a shortlisted tool", resp.Calls)
-		}
-	case llm.ActionAnswer, llm.ActionFindTools:
-	default:
-		t.Errorf("Chat = action %q", resp.Action)
-	}
-	if resp.Usage.CompletionTokens == 0 || resp.Usage.PromptTokens == 0 {
-		t.Errorf("usage %+v: want the server's prompt and completion counts", resp.Usage)
 	}
 }
 

@@ -120,6 +120,10 @@ func checkAPIKey(o Options) error {
 	return fmt.Errorf("%w for %s: set Options.APIKey or OPENAI_API_KEY (an OpenAI-compatible server, set by Options.BaseURL or OPENAI_BASE_URL, needs none)", ErrNoAPIKey, base)
 }
 
+// sdk is the SDK's option constructors, for wire.
+var sdk = wire.SDK[option.RequestOption]{WithMaxRetries: option.WithMaxRetries, WithBaseURL: option.WithBaseURL,
+	WithAPIKey: option.WithAPIKey, WithHTTPClient: func(c *http.Client) option.RequestOption { return option.WithHTTPClient(c) }}
+
 // New returns a [Backend] for model (e.g. "gpt-4.1-mini"). It fails with
 // [ErrNoAPIKey] when the server is OpenAI's own and no key is given.
 func New(model string, opts *Options) (*Backend, error) {
@@ -136,16 +140,7 @@ func New(model string, opts *Options) (*Backend, error) {
 	if err := checkAPIKey(o); err != nil {
 		return nil, err
 	}
-	ropts := []option.RequestOption{option.WithMaxRetries(0)}
-	if o.BaseURL != "" {
-		ropts = append(ropts, option.WithBaseURL(o.BaseURL))
-	}
-	if o.APIKey != "" {
-		ropts = append(ropts, option.WithAPIKey(o.APIKey))
-	}
-	if o.HTTPClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(o.HTTPClient))
-	}
+	ropts := sdk.ClientOptions(o.BaseURL, o.APIKey, o.HTTPClient)
 	return &Backend{client: openai.NewClient(ropts...), model: model, opts: o}, nil
 }
 

@@ -22,13 +22,13 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
 	e := AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
-		ApprovalID: truncate(id, 128), Decision: "allow", Outcome: outcomeOK}
+		ApprovalID: truncate(id, 128), Decision: DecisionAllow, Outcome: OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
 		e.Reason = "approval granted for " + a.Requester
 	}
 	if gerr != nil {
-		e.Decision, e.Reason, e.Outcome = "deny", gerr.Message, outcomeOf(nil, gerr, false)
+		e.Decision, e.Reason, e.Outcome = DecisionDeny, gerr.Message, outcomeOf(nil, gerr, false)
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval refused", slog.String("approver", approver.ID),
 			slog.String("approval_id", e.ApprovalID), slog.String("reason", gerr.Message))
 	}

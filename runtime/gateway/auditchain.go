@@ -21,7 +21,7 @@ type AuditAnchor struct {
 // recomputed) or a tail forged under a made-up checkpoint is found out.
 type AuditCheckpoint struct {
 	Seq  uint64    `json:"seq"`
-	Hash string    `json:"hash"` // the hash of entry Seq
+	Hash string    `json:"hash"` // the hash of entry [AuditCheckpoint.Seq]
 	Time time.Time `json:"time"` // when it was signed
 	// KeyID names the signing key: the first 16 hex digits of the SHA-256
 	// of its public key.

@@ -83,23 +83,23 @@ type Error struct {
 	// arguments (or the request) and calls again — the same call would fail
 	// the same way (RetrySame is false); it is false when no correction can
 	// help (the validation ran past its deadline). IN_PROGRESS,
-	// RATE_LIMITED: the same call, after RetryAfter. DOWNSTREAM_FAILURE:
+	// RATE_LIMITED: the same call, after [Error.RetryAfter]. DOWNSTREAM_FAILURE:
 	// the same call, which re-runs with the same idempotency key (false
-	// under UncertainReconcile). INTERNAL_ERROR: the same call; nothing was
+	// under [UncertainReconcile]). INTERNAL_ERROR: the same call; nothing was
 	// acknowledged. Every other type is final for these arguments:
 	// UNAUTHENTICATED, PERMISSION_DENIED, UNKNOWN_TOOL,
 	// IDEMPOTENCY_MISMATCH (use a new step), CONFIRMATION_REQUIRED (retry
-	// once ApprovalID is granted), DOMAIN_ERROR, OUTCOME_UNCERTAIN.
+	// once [Error.ApprovalID] is granted), DOMAIN_ERROR, OUTCOME_UNCERTAIN.
 	Retryable bool `json:"retryable"`
 	// RetryAfter, when positive, is how long to wait before retrying.
 	RetryAfter time.Duration `json:"-"`
-	// Details carries structured data: []Violation for VALIDATION_ERROR,
+	// Details carries structured data: a slice of [Violation] for VALIDATION_ERROR,
 	// the domain error's details for DOMAIN_ERROR. It may be nil.
 	Details any `json:"details,omitempty"`
 	// ApprovalID names the approval to grant (CONFIRMATION_REQUIRED only).
 	ApprovalID string `json:"approval_id,omitempty"`
 	// Code is the domain error's code (DOMAIN_ERROR), or
-	// CodeServerNotConnected (UNKNOWN_TOOL of a tool that exists but has no
+	// [CodeServerNotConnected] (UNKNOWN_TOOL of a tool that exists but has no
 	// handler). Empty elsewhere.
 	Code string `json:"code,omitempty"`
 	// IdempotencyKey is the call's key when it was derived (from the claim

@@ -22,25 +22,6 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// Outcomes, as the audit log ([AuditEntry.Outcome]) and the calls_total
-// metric name them.
-const (
-	outcomeOK                   = "ok"
-	outcomeDomainError          = "domain_error"
-	outcomeReplayed             = "replayed"
-	outcomeUnauthenticated      = "unauthenticated"
-	outcomeDenied               = "denied"
-	outcomeUnknownTool          = "unknown_tool"
-	outcomeInvalid              = "invalid"
-	outcomeRateLimited          = "rate_limited"
-	outcomeInProgress           = "in_progress"
-	outcomeMismatch             = "mismatch"
-	outcomeConfirmationRequired = "confirmation_required"
-	outcomeNoEffect             = "no_effect"
-	outcomeUncertain            = "uncertain"
-	outcomeInternal             = "internal"
-)
-
 // maxSessionIDBytes bounds Call.SessionID.
 const maxSessionIDBytes = 256
 
@@ -554,44 +535,45 @@ func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error
 		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call (error " + id + ")"}
 }
 
-func outcomeOf(res *Result, gerr *Error, noEffect bool) string {
+// outcomeOf is the [Outcome] of a call answered with res or gerr.
+func outcomeOf(res *Result, gerr *Error, noEffect bool) Outcome {
 	if gerr == nil {
 		if res.Cached {
-			return outcomeReplayed
+			return OutcomeReplayed
 		}
-		return outcomeOK
+		return OutcomeOK
 	}
 	switch gerr.Type {
 	case Unauthenticated:
-		return outcomeUnauthenticated
+		return OutcomeUnauthenticated
 	case PermissionDenied:
-		return outcomeDenied
+		return OutcomeDenied
 	case UnknownTool:
-		return outcomeUnknownTool
+		return OutcomeUnknownTool
 	case ValidationError:
-		return outcomeInvalid
+		return OutcomeInvalid
 	case RateLimited:
-		return outcomeRateLimited
+		return OutcomeRateLimited
 	case InProgress:
-		return outcomeInProgress
+		return OutcomeInProgress
 	case IdempotencyMismatch:
-		return outcomeMismatch
+		return OutcomeMismatch
 	case ConfirmationRequired:
-		return outcomeConfirmationRequired
+		return OutcomeConfirmationRequired
 	case DomainErrorType:
 		if gerr.Cached {
-			return outcomeReplayed
+			return OutcomeReplayed
 		}
-		return outcomeDomainError
+		return OutcomeDomainError
 	case DownstreamFailure:
 		if noEffect {
-			return outcomeNoEffect
+			return OutcomeNoEffect
 		}
-		return outcomeUncertain
+		return OutcomeUncertain
 	case UncertainOutcome:
-		return outcomeUncertain
+		return OutcomeUncertain
 	default:
-		return outcomeInternal
+		return OutcomeInternal
 	}
 }
 
@@ -627,9 +609,9 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 // gerr; allowed is the authorization decision, f.reason its reason.
 func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, latency time.Duration) AuditEntry {
 	call := f.call
-	decision := "allow"
+	decision := DecisionAllow
 	if !allowed {
-		decision = "deny"
+		decision = DecisionDeny
 	}
 	e := AuditEntry{
 		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,

@@ -30,7 +30,7 @@ type Call struct {
 	// Tool is the tool's ID ("namespace/name"). A client's bare name is
 	// mapped to an ID by Resolve first (the HTTP handler does).
 	Tool string
-	// Actor names the agent acting for Principal (a worker of a
+	// Actor names the agent acting for [Call.Principal] (a worker of a
 	// router–worker setup); empty means the principal itself. It is
 	// audited beside the principal; authorization is always the
 	// principal's (a worker narrows it before calling).
@@ -56,7 +56,7 @@ type Call struct {
 type Result struct {
 	// Value is the handler's JSON result. The caller owns it.
 	Value json.RawMessage
-	// Cached reports that Value is a replay of a recorded outcome; the
+	// Cached reports that [Result.Value] is a replay of a recorded outcome; the
 	// handler did not run for this call.
 	Cached bool
 	// IdempotencyKey is the key the handler ran (or had run) with.
@@ -66,8 +66,8 @@ type Result struct {
 	Attempts int
 	// PreviousUncertain reports that an earlier attempt of this call had an
 	// unknown outcome (its handler timed out, failed without
-	// tools.NoEffect, or its gateway vanished) and the handler ran again
-	// with the same idempotency key (UncertainRerun): the downstream's
+	// [tools.NoEffect], or its gateway vanished) and the handler ran again
+	// with the same idempotency key ([UncertainRerun]): the downstream's
 	// deduplication by that key is what kept it to one effect.
 	PreviousUncertain bool
 }
@@ -156,7 +156,7 @@ type Options struct {
 	// RateLimit is the per principal×tool token bucket for every tool.
 	// The zero value means no limit.
 	RateLimit RateLimit
-	// RateLimits overrides RateLimit per tool ID.
+	// RateLimits overrides [Options.RateLimit] per tool ID.
 	RateLimits map[string]RateLimit
 	// Validators adds typed decoding and domain checks per tool ID.
 	Validators map[string]Validator
@@ -168,7 +168,7 @@ type Options struct {
 	MaxArgumentBytes int
 	// ValidationTimeout bounds the JSON Schema validation of one call, all
 	// its pattern matches together (wall-clock time: it bounds CPU, so it
-	// does not follow Clock). A call whose validation runs past it is
+	// does not follow [Options.Clock]). A call whose validation runs past it is
 	// refused as VALIDATION_ERROR, not retryable, and nothing runs. Zero
 	// means 500ms.
 	ValidationTimeout time.Duration
@@ -182,11 +182,11 @@ type Options struct {
 	// Uncertain outcomes and the store.
 
 	// Uncertain is the policy for retries of uncertain outcomes. The zero
-	// value is UncertainRerun.
+	// value is [UncertainRerun].
 	Uncertain UncertainPolicy
-	// UncertainTools overrides Uncertain per tool ID: UncertainReconcile
+	// UncertainTools overrides [Options.Uncertain] per tool ID: [UncertainReconcile]
 	// for a tool whose downstream cannot deduplicate by the key,
-	// UncertainRerun for one that can under a Reconcile default. Nil
+	// [UncertainRerun] for one that can under a Reconcile default. Nil
 	// overrides nothing.
 	UncertainTools map[string]UncertainPolicy
 	// MaxHeldOutcomes bounds the outcomes the gateway holds in memory
@@ -201,7 +201,7 @@ type Options struct {
 	// whole, so the last one may pass the bound. Zero means 64 MiB.
 	MaxHeldBytes int64
 	// Stores takes some concerns from other stores than the one passed to
-	// New: the audit log elsewhere, rate limits in Redis while claims live
+	// [New]: the audit log elsewhere, rate limits in Redis while claims live
 	// in SQLite. The zero value keeps every concern in New's store.
 	Stores Stores
 }

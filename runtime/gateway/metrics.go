@@ -82,11 +82,11 @@ func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) call(tool, outcome string, d time.Duration) {
+func (m *metrics) call(tool string, outcome Outcome, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.calls.WithLabelValues(tool, outcome).Inc()
+	m.calls.WithLabelValues(tool, string(outcome)).Inc()
 	m.duration.WithLabelValues(tool).Observe(d.Seconds())
 }
 

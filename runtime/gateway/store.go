@@ -43,7 +43,7 @@ const (
 // may keep and modify them.
 type Record struct {
 	Slot        Slot   `json:"slot"`
-	Principal   string `json:"principal"`   // the principal ID that claimed the slot: Slot.Principal
+	Principal   string `json:"principal"`   // the principal ID that claimed the slot: [Slot.Principal]
 	Key         string `json:"key"`         // idempotency key, lowercase hex
 	Fingerprint string `json:"fingerprint"` // sha256 of the canonical arguments, lowercase hex
 	State       State  `json:"state"`
@@ -53,9 +53,9 @@ type Record struct {
 	// LeaseExpires bounds an in-progress claim; after it the slot may be
 	// taken over by a new claim with the same key.
 	LeaseExpires time.Time `json:"lease_expires"`
-	// Value is the handler's result (StateDone without DomainError).
+	// Value is the handler's result ([StateDone] without [Record.DomainError]).
 	Value json.RawMessage `json:"value,omitempty"`
-	// DomainError is the handler's business refusal (StateDone).
+	// DomainError is the handler's business refusal ([StateDone]).
 	DomainError *tools.DomainError `json:"domain_error,omitempty"`
 	// Reason says why the record is uncertain.
 	Reason string `json:"reason,omitempty"`
@@ -64,7 +64,7 @@ type Record struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// ExpiresAt is when the record may be purged; a record past it is
-	// treated as absent by Claim.
+	// treated as absent by [Claim].
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
@@ -72,7 +72,7 @@ type Record struct {
 type ClaimRequest struct {
 	Slot Slot
 	// Principal is the claiming principal's ID. It must equal
-	// Slot.Principal; stores bind the record to Slot.Principal.
+	// [Slot.Principal]; stores bind the record to Slot.Principal.
 	Principal   string
 	Key         string
 	Fingerprint string
@@ -83,8 +83,8 @@ type ClaimRequest struct {
 	// ExpiresAt is the new record's retention deadline.
 	ExpiresAt time.Time
 	// TakeOver allows the claim to take over an uncertain record or an
-	// expired lease (the gateway's UncertainRerun policy). When false such
-	// a slot yields ClaimUncertain.
+	// expired lease (the gateway's [UncertainRerun] policy). When false such
+	// a slot yields [ClaimUncertain].
 	TakeOver bool
 }
 
@@ -113,12 +113,12 @@ const (
 // Claim is the result of Store.Claim.
 type Claim struct {
 	Status ClaimStatus
-	// Token is the fencing token of the new ownership (ClaimAcquired only).
+	// Token is the fencing token of the new ownership ([ClaimAcquired] only).
 	Token uint64
 	// Record is the slot's record after the claim (a copy).
 	Record Record
 	// Previous is the state the slot had before an acquiring claim took it
-	// over (StateUncertain or StateInProgress with an expired lease); empty
+	// over ([StateUncertain] or [StateInProgress] with an expired lease); empty
 	// for a fresh slot.
 	Previous State
 }
@@ -127,7 +127,7 @@ type Claim struct {
 type Completion struct {
 	Slot  Slot
 	Token uint64
-	// Value is the result; DomainError, when set, is recorded instead.
+	// Value is the result; [Completion.DomainError], when set, is recorded instead.
 	Value       json.RawMessage
 	DomainError *tools.DomainError
 	Now         time.Time
@@ -166,29 +166,61 @@ type AuditEntry struct {
 	Step      int       `json:"step"`
 	Tool      string    `json:"tool"`
 	Key       string    `json:"key,omitempty"`
-	Decision  string    `json:"decision"` // "allow" or "deny"
+	Decision  Decision  `json:"decision"` // [DecisionAllow] or [DecisionDeny]
 	Reason    string    `json:"reason,omitempty"`
-	// Outcome is one of a closed set, the same values as the outcome
-	// label of toolgate_gateway_calls_total: ok, replayed (a recorded
-	// outcome sent again), domain_error, unauthenticated, denied,
-	// unknown_tool, invalid, rate_limited, in_progress, mismatch,
-	// confirmation_required, no_effect (the handler failed before any
-	// effect), uncertain, internal.
-	Outcome    string        `json:"outcome"`
+	// Outcome is how the call ended: [OutcomeOK], [OutcomeDenied], … (see
+	// [Outcome]).
+	Outcome    Outcome       `json:"outcome"`
 	ApprovalID string        `json:"approval_id,omitempty"`
 	Latency    time.Duration `json:"latency"`
 
-	// The chain fields (see AuditChain), set by the store that appends the
-	// entry, inside that write; what a caller passes to AppendAudit in them
-	// is ignored. Seq is the entry's number in the store's log (1, 2, …),
-	// Prev the Hash of entry Seq-1 (auditchain.Genesis for the first), Hash this
-	// entry's (auditchain.Hash), V the chain version. An entry written before
-	// its store kept a chain has V 0 and no hashes.
+	// The chain fields (see [AuditChain]), set by the store that appends the
+	// entry, inside that write; what a caller passes to
+	// [AuditLog.AppendAudit] in them is ignored. Seq is the entry's
+	// number in the store's log (1, 2, …), Prev the Hash of entry Seq-1
+	// (auditchain.Genesis for the first), Hash this entry's
+	// (auditchain.Hash), V the chain version. An entry written before its
+	// store kept a chain has V 0 and no hashes.
 	Seq  uint64 `json:"seq,omitempty"`
 	Prev string `json:"prev,omitempty"`
 	Hash string `json:"hash,omitempty"`
 	V    int    `json:"v,omitempty"`
 }
+
+// Decision is an [AuditEntry]'s authorization decision. Its values are
+// the strings the audit log's JSON, the stores' columns and the audit
+// hash chain hold.
+type Decision string
+
+// The two decisions.
+const (
+	DecisionAllow Decision = "allow" // authorized (what followed is the Outcome)
+	DecisionDeny  Decision = "deny"  // refused before anything ran
+)
+
+// Outcome is how a call or an approval ended: an [AuditEntry]'s Outcome and
+// the outcome label of toolgate_gateway_calls_total. The set is closed; its
+// values are the strings the audit log's JSON, the stores' columns and the
+// audit hash chain hold.
+type Outcome string
+
+// The outcomes, by the [ErrorType] of the answer where there is one.
+const (
+	OutcomeOK                   Outcome = "ok"                    // the tool ran and returned a result
+	OutcomeReplayed             Outcome = "replayed"              // a recorded outcome sent again (Cached)
+	OutcomeDomainError          Outcome = "domain_error"          // the tool ran and returned a [DomainError]
+	OutcomeUnauthenticated      Outcome = "unauthenticated"       // [Unauthenticated]
+	OutcomeDenied               Outcome = "denied"                // [PermissionDenied]
+	OutcomeUnknownTool          Outcome = "unknown_tool"          // [UnknownTool]
+	OutcomeInvalid              Outcome = "invalid"               // [ValidationError]
+	OutcomeRateLimited          Outcome = "rate_limited"          // [RateLimited]
+	OutcomeInProgress           Outcome = "in_progress"           // [InProgress]
+	OutcomeMismatch             Outcome = "mismatch"              // [IdempotencyMismatch]
+	OutcomeConfirmationRequired Outcome = "confirmation_required" // [ConfirmationRequired]
+	OutcomeNoEffect             Outcome = "no_effect"             // [DownstreamFailure] before any effect
+	OutcomeUncertain            Outcome = "uncertain"             // [DownstreamFailure] after a possible effect, or [UncertainOutcome]
+	OutcomeInternal             Outcome = "internal"              // any other error ([Internal], a store failure)
+)
 
 // AuditQuery selects audit entries. Zero fields do not filter.
 type AuditQuery struct {
@@ -245,7 +277,7 @@ type PurgeRequest struct {
 	// while their Time < AuditBefore; zero keeps all. The chain stays
 	// whole: an entry older than the bound that follows a newer one (the
 	// clocks of several gateways differ a little) waits for that one, and
-	// the last entry removed becomes the chain's AuditAnchor.
+	// the last entry removed becomes the chain's [AuditAnchor].
 	AuditBefore time.Time
 	// Concerns limits the purge to these concerns; zero means all. A
 	// gateway whose concerns live in several stores purges each store only

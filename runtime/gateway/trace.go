@@ -17,8 +17,8 @@ const maxTracedContent = 4096
 // tool's ID only once the tool is known: the client's raw tool string is
 // never a span name (unbounded, and possibly a probe).
 func (g *Gateway) startSpan(ctx context.Context, call Call) (context.Context, trace.Span) {
-	ctx, span := g.tracer.Start(ctx, tracing.OpExecuteTool, trace.WithAttributes(
-		tracing.OperationName.String(tracing.OpExecuteTool), tracing.ToolType.String("function"),
+	ctx, span := g.tracer.Start(ctx, tracing.OpExecuteTool.SpanName(""), trace.WithAttributes(
+		tracing.OpExecuteTool.Attribute(), tracing.ToolType.String("function"),
 		tracing.ConversationID.String(call.SessionID), tracing.Step.Int(call.Step)))
 	if g.opts.TraceContent && span.IsRecording() {
 		span.SetAttributes(tracing.ToolArguments.String(clip(string(call.Arguments))))
@@ -34,7 +34,7 @@ func (g *Gateway) endSpan(span trace.Span, tool *tools.Tool, res *Result, gerr *
 		return
 	}
 	if tool != nil {
-		span.SetName(tracing.GatewaySpanPrefix + tool.ID)
+		span.SetName(tracing.OpExecuteTool.SpanName(tool.ID))
 		span.SetAttributes(tracing.ToolName.String(tool.Card.Name), tracing.ToolID.String(tool.ID))
 	}
 	if gerr != nil {

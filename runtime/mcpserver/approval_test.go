@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -33,15 +32,7 @@ var approvalIDRe = regexp.MustCompile(`apr_[A-Za-z0-9_-]+`)
 // to the server's approval endpoint and returns its status.
 func grant(t *testing.T, url, token, id string) int {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(context.WithoutCancel(t.Context()), http.MethodPost, url+mcpserver.ApprovalsPath+id, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Error(err)
-		return 0
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, _ := testenv.Post(t, context.WithoutCancel(t.Context()), url+mcpserver.ApprovalsPath+id, token, "")
 	return resp.StatusCode
 }
 

@@ -1,12 +1,14 @@
 package catalog
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/bigcatalog"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -81,5 +83,48 @@ func BenchmarkParseDeepSchema(b *testing.B) {
 		if _, err := Parse(strings.NewReader(line), "deep.jsonl", "ns"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkLoadBig parses a synthetic JSON Lines catalog of 10,000 tools
+// (internal/bigcatalog: copies of the real catalogs' tools, whose input
+// schemas repeat as a server's do across namespaces), and the same with
+// every schema made distinct by a "$comment", so that each is compiled:
+// the cost of a catalog whose schemas never repeat.
+func BenchmarkLoadBig(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(b), "examples/transfer/catalog/*.json"))
+	base, err := LoadAll(files...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ptrs := make([]*tools.Tool, len(base))
+	for i := range base {
+		ptrs[i] = &base[i]
+	}
+	const n = 10000
+	var buf bytes.Buffer
+	if err := bigcatalog.WriteJSONL(&buf, ptrs, n); err != nil {
+		b.Fatal(err)
+	}
+	repeated := buf.Bytes()
+	var distinct []byte
+	for i, line := range bytes.SplitAfter(repeated, []byte("\n")) {
+		distinct = append(distinct, bytes.Replace(line, []byte(`"inputSchema":{`), fmt.Appendf(nil, `"inputSchema":{"$comment":"%d",`, i), 1)...)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"schemas=repeated", repeated}, {"schemas=distinct", distinct}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				ts, err := Parse(bytes.NewReader(c.data), "big.jsonl", "big")
+				if err != nil || len(ts) != n {
+					b.Fatalf("Parse = %d tools, %v", len(ts), err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
+		})
 	}
 }

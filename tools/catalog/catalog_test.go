@@ -511,3 +511,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestReadSized: a file read into a buffer of the size it had when
+// measured reads the same whether it has that size still, grew or shrank
+// since, and the size limit holds either way.
+func TestReadSized(t *testing.T) {
+	content := "{\"name\":\"a\"}\n{\"name\":\"b\"}\n{\"name\":\"c\"}\n"
+	tests := []struct {
+		name  string
+		size  int64 // as measured
+		limit int64
+		tools int
+		err   string
+	}{
+		{"same size", int64(len(content)), 1 << 20, 3, ""},
+		{"grew", 13, 1 << 20, 3, ""},
+		{"shrank", int64(len(content)) + 100, 1 << 20, 3, ""},
+		{"empty", 0, 1 << 20, 3, ""},
+		{"grew past the limit", 13, 30, 0, "catalog is larger than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := read(&sizedReader{strings.NewReader(content), tt.size}, "f.jsonl", "ns", tt.limit)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("read = %v, want an error with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || p == nil || len(p.tools) != tt.tools {
+				t.Fatalf("read = %v, %v; want %d tools", p, err, tt.tools)
+			}
+		})
+	}
+}

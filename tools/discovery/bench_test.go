@@ -239,3 +239,29 @@ func BenchmarkShortlistSets(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildCompanions measures what deriving the companions
+// (companions.go) adds to an index build: BFCL's 2,573 tools and the
+// synthetic catalog of 100,000.
+func BenchmarkBuildCompanions(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		snap func() *tools.Snapshot
+	}{
+		{"bfcl", func() *tools.Snapshot { return publicDataset(b, "bfcl", 1).snap }},
+		{"synthetic-100000", func() *tools.Snapshot { return syntheticCatalog(b, 100000) }},
+	} {
+		b.Run(ds.name, func(b *testing.B) {
+			snap := ds.snap()
+			n := 0
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			for b.Loop() {
+				n = discovery.BuildCompanions(snap)
+			}
+			b.ReportMetric(float64(n), "consumers")
+			b.ReportMetric(float64((threadCPU()-cpu0).Nanoseconds())/1e3/float64(b.N*snap.Len()), "cpu-µs/tool")
+		})
+	}
+}

@@ -91,12 +91,12 @@ type Options struct {
 	// (hashed character n-grams plus the shipped lexicon; no model, no
 	// network).
 	Embedder Embedder
-	// NoDense turns the dense side off (Embedder is ignored).
+	// NoDense turns the dense side off ([Options.Embedder] is ignored).
 	NoDense bool
 	// Reformulator rewrites low-confidence requests. Nil means lexicon
 	// expansion (synonyms and Spanish/Polish → English).
 	Reformulator Reformulator
-	// ReformulateBelow is the confidence under which the Reformulator is
+	// ReformulateBelow is the confidence under which the [Options.Reformulator] is
 	// used. Zero means 0.1 (offline lexicon expansion lowered recall when
 	// used more often; an LLM rewrite may warrant more); a negative value
 	// never reformulates.
@@ -108,30 +108,30 @@ type Options struct {
 	// system in tool words but drops the request's identifiers; false
 	// keeps the offline default's choice.
 	FuseReformulation bool
-	// K is the default shortlist size when a Request leaves K zero. Zero means 5.
+	// K is the default shortlist size when a [Request] leaves K zero. Zero means 5.
 	K int
-	// Method selects the ranking. The zero value is MethodHybrid.
+	// Method selects the ranking. The zero value is [MethodHybrid].
 	Method Method
 	// Fusion selects how the hybrid method combines its sides. The zero
-	// value is FusionScore.
+	// value is [FusionScore].
 	Fusion Fusion
-	// LexicalWeight is FusionScore's weight of the lexical side in (0,1].
+	// LexicalWeight is [FusionScore]'s weight of the lexical side in (0,1].
 	// Zero means 0.8.
 	LexicalWeight float64
 	// DenseRerank is how many of the lexical side's best tools the dense
 	// side re-scores. Zero means 150.
 	DenseRerank int
 	// DenseExactLimit bounds the fallback for a request the lexical side
-	// (almost) cannot match, fewer than K tools: with at most this many
+	// (almost) cannot match, fewer than [Options.K] tools: with at most this many
 	// authorized tools, the dense side then scores every authorized tool.
 	// Zero means 5,000.
 	DenseExactLimit int
-	// MaxQueryBytes bounds the length of Request.Query: a longer query is
-	// refused with an error wrapping ErrQueryTooLong, and each of the
+	// MaxQueryBytes bounds the length of [Request.Query]: a longer query is
+	// refused with an error wrapping [ErrQueryTooLong], and each of the
 	// context turns used (the last two) is cut to this length at a UTF-8
-	// boundary (Shortlist.ContextTruncated says so). The work and memory
+	// boundary ([Shortlist.ContextTruncated] says so). The work and memory
 	// of one query are linear in its length. Zero means
-	// DefaultMaxQueryBytes (16 KiB).
+	// [DefaultMaxQueryBytes] (16 KiB).
 	MaxQueryBytes int
 	// Log records every query. Nil records nothing.
 	Log Log
@@ -139,20 +139,36 @@ type Options struct {
 	// shortlist is kept, so that RecordOutcome can count a call of a tool
 	// it lacked (toolgate_discovery_misses_total) as it happens; beyond
 	// it, the session whose first request came earliest is forgotten. Zero means
-	// DefaultMaxSessions; negative keeps none (no misses are counted).
+	// [DefaultMaxSessions]; negative keeps none (no misses are counted).
 	MaxSessions int
 	// Registerer receives the discovery metrics. Nil registers none.
 	Registerer prometheus.Registerer
 	// Clock returns the current time for logs, metrics and build stats. Nil
-	// means time.Now.
+	// means [time.Now].
 	Clock func() time.Time
 	// Analyzer analyses cards and requests. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
 	// Lexicon is the word knowledge used to translate Spanish and Polish
-	// requests, to widen English ones and (for the default Embedder) to
+	// requests, to widen English ones and (for the default [Options.Embedder]) to
 	// embed concepts. Nil means lexicon.Default(), the embedded data;
-	// lexicon.Open adds optional files.
+	// [lexicon.Open] adds optional files.
 	Lexicon *lexicon.Lexicon
+	// NoCompanions turns off companions: by default, when a tool leading
+	// the ranking needs an input the request does not carry and that
+	// another authorized tool produces (an authentication token from a
+	// get-token tool, an entity's id from the tool that lists or finds
+	// it), that producer is added to the shortlist, after every tool the
+	// request ranked and in place of one that did not clearly match
+	// ([Candidate.CompanionOf]).
+	NoCompanions bool
+	// BackgroundIDF caps each term's IDF with its frequency in a large
+	// catalog of tool descriptions (BFCL's 2,573 functions, embedded), so
+	// that in a small catalog a word every tool description uses
+	// ("detailed", "information") does not make the one short card that
+	// has it rank first. Off by default: it raised recall@5 on MetaTool
+	// (+0.016) and API-Bank (+0.008) but lost one request of our 160 on
+	// the real MCP catalogs (docs/discovery.md).
+	BackgroundIDF bool
 	// Model adds a dense ranking by an embedding model the user runs,
 	// fused with the ranking above (see [ModelOptions]). Nil means none,
 	// and costs nothing.
@@ -164,14 +180,14 @@ type Request struct {
 	// Query is the user's request in their words.
 	Query string
 	// Context holds recent turns of the conversation, newest last. They
-	// help follow-ups ("and close it") and weigh less than Query. Only the
-	// last two are used, each cut to Options.MaxQueryBytes.
+	// help follow-ups ("and close it") and weigh less than [Request.Query]. Only the
+	// last two are used, each cut to [Options.MaxQueryBytes].
 	Context []string
-	// K is the shortlist size. Zero means the Discoverer's default.
+	// K is the shortlist size. Zero means the [Discoverer]'s default.
 	K int
-	// Session and Source go to the log only (Entry.Session, Entry.Source),
+	// Session and [Request.Source] go to the log only ([Entry.Session], [Entry.Source]),
 	// so that a later call can be linked to this query. They never change
-	// the ranking. A Session longer than MaxSessionBytes is logged as its
+	// the ranking. A Session longer than [MaxSessionBytes] is logged as its
 	// digest.
 	Session, Source string
 }
@@ -182,14 +198,21 @@ type Candidate struct {
 	Tool *tools.Tool
 	// Score is the fused relevance in [0,1]; higher is better.
 	Score float64
-	// Lexical and Dense are the two sides' normalised scores in [0,1].
+	// Lexical and [Candidate.Dense] are the two sides' normalised scores in [0,1].
 	Lexical, Dense float64
 	// Identifier reports that a parameter of the tool can take an exact id
 	// found in the request.
 	Identifier bool
 	// Model is the embedding model's normalised score in [0,1] when
-	// Shortlist.Model is ModelFused, else 0.
+	// [Shortlist.Model] is [ModelFused], else 0.
 	Model float64
+	// CompanionOf is, for a companion, the ID of the shortlisted tool
+	// whose input (a token, a session, an entity's id) this tool
+	// produces though the request never asked for it (see
+	// [Options.NoCompanions]); empty for a tool the request ranked. A
+	// companion's Score is that of the place it took, its Lexical, Dense
+	// and Model are 0.
+	CompanionOf string
 }
 
 // Shortlist is the result of one discovery query.
@@ -201,9 +224,9 @@ type Shortlist struct {
 	// Confidence estimates, in [0,1], the probability that the first
 	// candidate is a right tool (calibrated on the public datasets).
 	Confidence float64
-	// Reformulated reports that the Reformulator's rewrite produced this result.
+	// Reformulated reports that the [Reformulator]'s rewrite produced this result.
 	Reformulated bool
-	// ReformulatedQuery is the rewrite, when Reformulated.
+	// ReformulatedQuery is the rewrite, when [Shortlist.Reformulated].
 	ReformulatedQuery string
 	// Authorized is the number of tools the principal may use.
 	Authorized int
@@ -215,10 +238,10 @@ type Shortlist struct {
 	// Lang is the language the request was analysed in.
 	Lang string
 	// ContextTruncated reports that a context turn used was longer than
-	// Options.MaxQueryBytes and only its beginning was analysed.
+	// [Options.MaxQueryBytes] and only its beginning was analysed.
 	ContextTruncated bool
-	// Model says what became of the embedding model tier (Options.Model)
-	// for this query: ModelFused, or why the built-in ranking answered
+	// Model says what became of the embedding model tier ([Options.Model])
+	// for this query: [ModelFused], or why the built-in ranking answered
 	// alone. Empty without a model tier or for an empty query.
 	Model ModelOutcome
 }
@@ -234,6 +257,8 @@ type Discoverer struct {
 	reformulator Reformulator
 	threshold    float64
 	fuseRewrite  bool
+	companions   bool          // add producers of the leading tools' handles
+	background   *backgroundDF // Options.BackgroundIDF; nil when off
 	k            int
 	method       Method
 	fusion       Fusion
@@ -287,7 +312,7 @@ func New(opts *Options) (*Discoverer, error) {
 		analyzer: o.Analyzer, embedder: o.Embedder, reformulator: o.Reformulator,
 		threshold: o.ReformulateBelow, fuseRewrite: o.FuseReformulation, k: o.K, method: o.Method, fusion: o.Fusion,
 		lexWeight: o.LexicalWeight, exactLimit: o.DenseExactLimit, rerank: o.DenseRerank,
-		log: o.Log, now: o.Clock, maxQuery: o.MaxQueryBytes, terms: newTermTable(),
+		log: o.Log, now: o.Clock, maxQuery: o.MaxQueryBytes, terms: newTermTable(), companions: !o.NoCompanions && o.Method != MethodBM25,
 	}
 	if d.maxQuery == 0 {
 		d.maxQuery = DefaultMaxQueryBytes
@@ -331,6 +356,13 @@ func New(opts *Options) (*Discoverer, error) {
 	}
 	if d.now == nil {
 		d.now = time.Now
+	}
+	if o.BackgroundIDF {
+		b, err := loadBackground()
+		if err != nil {
+			return nil, err
+		}
+		d.background = b
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
@@ -442,11 +474,15 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 	if d.model != nil {
 		res.top, modelScores, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, k)
 	}
+	var marks companionMarks
+	res.top, marks = x.companions.completeCompanions(view.Bits(), req.Query, res.top, k)
 	sl.Confidence = res.confidence
 	sl.ContextTruncated = truncated
 	for i, f := range res.top {
 		sl.Candidates = append(sl.Candidates, Candidate{Tool: x.snap.Tool(int(f.doc)), Score: f.score, Lexical: f.lex, Dense: f.dense, Identifier: f.ident})
-		if modelScores != nil {
+		if of, ok := marks.companionOf(i); ok {
+			sl.Candidates[i].CompanionOf = x.snap.Tool(int(of)).ID
+		} else if modelScores != nil {
 			sl.Candidates[i].Model = modelScores[i]
 		}
 		sl.ShortlistTokens += int(x.tokens[f.doc])
@@ -542,14 +578,14 @@ func (d *Discoverer) observe(ctx context.Context, view *tools.View, req Request,
 // Outcome is what became of a shortlist, for the log: the tools the model
 // loaded by name or called.
 type Outcome struct {
-	// Session is the conversation, as in Request.Session.
+	// Session is the conversation, as in [Request.Session].
 	Session string
-	// Source is SourceSelect or SourceCall.
+	// Source is [SourceSelect] or [SourceCall].
 	Source string
-	// Query is the find_tools text, for SourceSelect.
+	// Query is the find_tools text, for [SourceSelect].
 	Query string
-	// Tools are the tool IDs loaded (SourceSelect) or the one called
-	// (SourceCall).
+	// Tools are the tool IDs loaded ([SourceSelect]) or the one called
+	// ([SourceCall]).
 	Tools []string
 }
 

@@ -34,6 +34,13 @@
 //     (uri, email) or a telling name (url, path, repo, issue_number,
 //     account). A request carrying an exact id (#94218, ACC-12345, owner/repo,
 //     a path, a URL, an email) adds a bonus to those tools.
+//   - the handles its input schema requires: a credential (token,
+//     session) or the id of an entity (meeting_id), and the tools of its
+//     namespace that produce each (a get-token tool, list_meetings).
+//     When a tool leading the ranking needs a handle the request does
+//     not carry, its producer joins the shortlist after the tools the
+//     request ranked, in place of one that did not clearly match, if the
+//     view authorizes it (Candidate.CompanionOf, Options.NoCompanions).
 //   - a dense vector from the Embedder (default: tools/discovery/ngram),
 //     stored as an int8 row; the request's vector re-scores the lexical
 //     side's best tools.

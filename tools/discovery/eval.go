@@ -26,11 +26,11 @@ type Query struct {
 	Relevant []string `json:"relevant"`
 	// Scopes the caller holds; nil means every scope of the catalog.
 	Scopes []string `json:"scopes,omitempty"`
-	// Context is earlier conversation, as in Request.Context.
+	// Context is earlier conversation, as in [Request.Context].
 	Context []string `json:"context,omitempty"`
 	Kind    string   `json:"kind,omitempty"`
 	Lang    string   `json:"lang,omitempty"`
-	// Subset is the dataset's own grouping; it stands in for Kind when
+	// Subset is the dataset's own grouping; it stands in for [Query.Kind] when
 	// Kind is empty.
 	Subset string `json:"subset,omitempty"`
 }
@@ -86,9 +86,9 @@ type EvalOptions struct {
 	// K is the shortlist size. Zero means 5 (recall@5 needs K ≥ 5; recall
 	// at 1 and 3 come from the same shortlist).
 	K int
-	// Clock times each Shortlist for the latency percentiles. Nil means time.Now.
+	// Clock times each [Shortlist] for the latency percentiles. Nil means [time.Now].
 	Clock func() time.Time
-	// RankDepth, when above K, ranks each query whose top K lacks a
+	// RankDepth, when above [EvalOptions.K], ranks each query whose top K lacks a
 	// relevant tool again, this deep, to fill [QueryResult.Rank] (not
 	// timed). Zero ranks only within the top K.
 	RankDepth int
@@ -108,14 +108,14 @@ type Report struct {
 	DeniedLeaks int     `json:"denied_leaks"`
 	P50us       float64 `json:"p50_us"`
 	P99us       float64 `json:"p99_us"`
-	// ByKind and ByLang break recall@5 and MRR down by the queries' kind
+	// ByKind and [Report.ByLang] break recall@5 and [Report.MRR] down by the queries' kind
 	// (or subset) and language; queries without one are not grouped.
 	ByKind map[string]Group `json:"by_kind"`
 	ByLang map[string]Group `json:"by_lang"`
 	// The fields below are not part of the JSON contract.
 
 	// Denied counts queries whose relevant tools the caller may not use;
-	// Unanswerable those with no relevant tool (BFCL's irrelevance sets).
+	// [Report.Unanswerable] those with no relevant tool (BFCL's irrelevance sets).
 	Denied, Unanswerable int `json:"-"`
 	// Details holds each scored query's outcome, in input order.
 	Details []QueryResult `json:"-"`

@@ -1,5 +1,13 @@
 package discovery
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
 // SetTuning changes a ranking constant for the weight sweep in
 // datasets_test.go and returns a function restoring it. Names: w.<field>,
 // b.<field> (name, namespace, summary, description, aliases, tags, params),
@@ -19,6 +27,15 @@ func SetTuning(name string, v float64) (restore func()) {
 		p = &phraseWeight
 	case name == "widen.weight":
 		p = &widenWeight
+	case name == "companion.trigger":
+		p = &companionTriggerRatio
+	case name == "companion.clear":
+		p = &companionClearRatio
+	case name == "companion.max" || name == "companion.triggers":
+		ip := map[string]*int{"companion.max": &companionMax, "companion.triggers": &companionTriggers}[name]
+		old := *ip
+		*ip = int(v)
+		return func() { *ip = old }
 	case name == "widen.tool" || name == "widen.wordnet" || name == "phrase.tool":
 		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}[name]
 		old := *ip
@@ -34,4 +51,32 @@ func SetTuning(name string, v float64) (restore func()) {
 	old := *p
 	*p = v
 	return func() { *p = old }
+}
+
+// BuildCompanions derives snap's companions as an Index build does and
+// returns how many tools need a handle someone produces.
+func BuildCompanions(snap *tools.Snapshot) int {
+	c := buildCompanions(snap)
+	if c == nil {
+		return 0
+	}
+	return len(c.needs)
+}
+
+// BackgroundTSV writes the background file (background.go) of x's
+// catalog: its field terms in at least min tools, sorted, after head (the
+// "#" comment lines) and the tools line.
+func BackgroundTSV(x *Index, head string, min int) string {
+	var sb strings.Builder
+	sb.WriteString(head)
+	fmt.Fprintf(&sb, "tools\t%d\n", len(x.docs))
+	var lines []string
+	for t, id := range x.terms {
+		if int(id) < len(x.postings) && len(x.postings[id]) >= min {
+			lines = append(lines, fmt.Sprintf("%s\t%d\n", t, len(x.postings[id])))
+		}
+	}
+	slices.Sort(lines)
+	sb.WriteString(strings.Join(lines, ""))
+	return sb.String()
 }

@@ -175,7 +175,7 @@ func FuzzParseIndexFile(f *testing.F) {
 		}
 		for i, b := range [][]byte{data, fixed} {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				docs, n, err := d.parseIndexFile(b, keys)
+				docs, _, n, err := d.parseIndexFile(b, keys)
 				if err != nil {
 					return
 				}

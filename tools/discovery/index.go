@@ -129,6 +129,12 @@ type Index struct {
 	// is cols[d*colStride:], a value per card. Nil otherwise.
 	cols      []int8
 	colStride int
+
+	// companions knows which tools need a handle (a token, an entity's
+	// id) and which produce it (companions.go); nil when none does.
+	companions *companionIndex
+	// background caps the terms' IDF (background.go); nil: no cap.
+	background *backgroundDF
 }
 
 // BuildStats reports what building an index cost.
@@ -141,7 +147,7 @@ type BuildStats struct {
 	Terms int
 	// Postings is the number of (term, tool) entries.
 	Postings int
-	// Duration is how long the build took (by the Discoverer's clock).
+	// Duration is how long the build took (by the [Discoverer]'s clock).
 	Duration time.Duration
 	// Bytes estimates the index's memory, vectors included.
 	Bytes int
@@ -157,22 +163,82 @@ func (x *Index) Stats() BuildStats { return x.stats }
 // model sees it (name, description and input schema).
 func (x *Index) ToolTokens(i int) int { return x.docs[i].tokens }
 
-// schemaText is the tool as a model is shown it: the function definition
-// of the OpenAI tools API, which is also what MCP clients forward.
-func schemaText(t *tools.Tool) string {
-	params := t.InputSchema
+// parametersJSON is the "parameters" member of schemaTextWith for an input
+// schema: its keys sorted, compact, HTML-escaped (as json.Marshal writes
+// a json.RawMessage), or nil when that cannot be written.
+func parametersJSON(params json.RawMessage) []byte {
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	b, err := json.Marshal(struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name(), t.Description, compactJSON(params)})
+	b, err := json.Marshal(compactJSON(params))
 	if err != nil {
-		return t.Name() + " " + t.Description + " " + string(params)
+		return nil
 	}
-	return string(b)
+	return b
+}
+
+// schemaTextWith is the tool as a model is shown it (the function
+// definition of the OpenAI tools API, which is also what MCP clients
+// forward), given its parametersJSON: byte for byte what json.Marshal
+// writes for the struct {name, description (omitted when empty),
+// parameters}.
+func schemaTextWith(t *tools.Tool, params []byte) string {
+	if params == nil {
+		return t.Name() + " " + t.Description + " " + string(t.InputSchema)
+	}
+	name, _ := json.Marshal(t.Name())
+	var sb strings.Builder
+	sb.Grow(len(name) + len(t.Description) + len(params) + 48)
+	sb.WriteString(`{"name":`)
+	sb.Write(name)
+	if t.Description != "" {
+		desc, _ := json.Marshal(t.Description)
+		sb.WriteString(`,"description":`)
+		sb.Write(desc)
+	}
+	sb.WriteString(`,"parameters":`)
+	sb.Write(params)
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// schemaInfo is what the index derives from an input schema alone: what
+// schemaParams returns, and parametersJSON.
+type schemaInfo struct {
+	params  []param
+	accepts []acceptor
+	err     error
+	json    []byte
+}
+
+// schemaCache keeps one build's schemaInfo by schema bytes, so that
+// tools sharing an input schema (one server's tools often do, and a
+// server's tools repeat in every namespace that serves them) are walked
+// and encoded once. Safe for concurrent use; the slices it hands out are
+// shared and never modified.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*schemaInfo
+}
+
+func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
+	// The key aliases the tool's schema, which a snapshot never changes.
+	key := unsafe.String(unsafe.SliceData(raw), len(raw))
+	c.mu.Lock()
+	si, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return si
+	}
+	si = &schemaInfo{json: parametersJSON(raw)}
+	si.params, si.accepts, si.err = schemaParams(raw)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[string]*schemaInfo)
+	}
+	c.m[key] = si
+	c.mu.Unlock()
+	return si
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {
@@ -232,12 +298,13 @@ func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
 
 // buildDoc analyses the tool at i of snap, leaving out the identifiers
 // that name another namespace's tool (names resolves them).
-func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*doc, string, error) {
+func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache, ar *docArena) (*doc, string, error) {
 	t := snap.Tool(i)
 	a := d.analyzer
-	dc := &doc{}
+	dc := ar.doc()
 	var fields [numFields][]string
-	params, accepts, err := schemaParams(t.InputSchema)
+	si := schemas.get(t.InputSchema)
+	params, accepts, err := si.params, si.accepts, si.err
 	if err != nil {
 		return nil, "", err
 	}
@@ -276,16 +343,30 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 		dc.lens[fieldAliases] += len(fields[fieldAliases]) - n
 	}
 	dc.accepts = accepts
-	for f := range fields {
-		dc.fields[f] = d.terms.intern(nil, fields[f])
-	}
-	dc.notFor = d.terms.intern(nil, a.Terms(nil, t.Card.NotFor, ""))
+	notFor := a.Terms(nil, t.Card.NotFor, "")
 	base := a.Terms(nil, name+" "+t.Description, "")
 	if t.Description == "" {
 		base = a.Terms(base, t.Card.Summary, "")
 	}
-	dc.baseTxt = d.terms.intern(nil, base)
-	n, err := tokens.Count(schemaText(t))
+	size := len(notFor) + len(base)
+	for _, ts := range fields {
+		size += len(ts)
+	}
+	all := ar.terms(size)
+	cut := func(ts []string) []uint32 {
+		if len(ts) == 0 {
+			return nil
+		}
+		start := len(all)
+		all = d.terms.intern(all, ts)
+		return all[start:len(all):len(all)]
+	}
+	for f := range fields {
+		dc.fields[f] = cut(fields[f])
+	}
+	dc.notFor = cut(notFor)
+	dc.baseTxt = cut(base)
+	n, err := tokens.Count(schemaTextWith(t, si.json))
 	if err != nil {
 		return nil, "", err
 	}
@@ -299,7 +380,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex) (*d
 // build makes the index for snap, reusing the per-tool work of prev for
 // tools whose *tools.Tool is unchanged.
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
-	return d.buildWith(ctx, snap, prev, nil, nil, nil)
+	return d.buildWith(ctx, snap, prev, nil, nil, nil, nil)
 }
 
 // buildWith is build that may also reuse loaded[i] (a card read from an
@@ -311,7 +392,7 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 // most of them unchanged), so that updating one namespace analyses only
 // the tools that changed; postings and the rest are recomputed from the
 // cards, which is what a full rebuild computes.
-func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, keys []toolKey, progress func(done, total int)) (*Index, error) {
+func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, loadedRows []int8, keys []toolKey, progress func(done, total int)) (*Index, error) {
 	start := d.now()
 	n := snap.Len()
 	x := &Index{snap: snap, docs: make([]*doc, n), keys: keys}
@@ -388,10 +469,14 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		embedIdx, embedTexts = nil, nil
 	}
 	if d.embedder != nil {
-		if err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick); err != nil {
+		embedded, err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick)
+		if err != nil {
 			return nil, err
 		}
-		if err := x.quantise(prev, from); err != nil {
+		if len(embedIdx) == n { // every card embedded: their rows are in one array
+			loadedRows = embedded
+		}
+		if err := x.quantise(prev, from, loadedRows); err != nil {
 			return nil, err
 		}
 		x.setCols()
@@ -402,9 +487,13 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		x.total += dc.tokens
 	}
 	x.termStrings = d.terms.snapshot()
+	x.background = d.background
 	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
+	if d.companions {
+		x.companions = buildCompanions(snap)
+	}
 	x.stats.Tools = n
 	for _, p := range x.postings {
 		if len(p) > 0 {
@@ -453,27 +542,19 @@ func (x *Index) buildPostings(strs []string) {
 	for f := range numFields {
 		avg[f] = max(avg[f]/float64(max(n, 1)), 1)
 	}
-	// Each card's distinct field terms with their tf', card after card.
-	type termTF struct {
-		term uint32
-		tf   float64
-	}
+	// Two passes over the cards: the document frequencies, then each
+	// card's tf' of its distinct field terms, computed again, straight
+	// into the posting lists (keeping every (term, tf') of a pass, 16
+	// bytes each, took 112 MB at 100,000 tools).
 	var (
-		tfs   []termTF
-		tfEnd = make([]int, n) // tfs[tfEnd[i-1]:tfEnd[i]] is card i's
 		df    = make([]int32, g)
 		acc   = make([]float64, g)
 		seen  = make([]bool, g)
 		order []uint32
 	)
-	most := 0 // tfs's length is at most the cards' field terms
-	for _, dc := range x.docs {
-		for _, ts := range dc.fields {
-			most += len(ts)
-		}
-	}
-	tfs = make([]termTF, 0, most)
-	for i, dc := range x.docs {
+	// distinct sets order to dc's distinct field terms, first seen first,
+	// with their tf' in acc (when tf) and seen set; the caller resets both.
+	distinct := func(dc *doc, tf bool) {
 		order = order[:0]
 		for f := range numFields {
 			fw := fieldWeights[f]
@@ -483,15 +564,20 @@ func (x *Index) buildPostings(strs []string) {
 					seen[t] = true
 					order = append(order, t)
 				}
-				acc[t] += fw.w / norm
+				if tf {
+					acc[t] += fw.w / norm
+				}
 			}
 		}
+	}
+	total := 0
+	for _, dc := range x.docs {
+		distinct(dc, false)
 		for _, t := range order {
-			tfs = append(tfs, termTF{t, min(acc[t], toolTFCap)})
 			df[t]++
-			acc[t], seen[t] = 0, false
+			seen[t] = false
 		}
-		tfEnd[i] = len(tfs)
+		total += len(order)
 	}
 	// Field terms are numbered first, in sorted order; not_for and
 	// baseline terms that no field has get the next numbers.
@@ -523,7 +609,7 @@ func (x *Index) buildPostings(strs []string) {
 	}
 	nt := len(keys) + len(extra)
 	// The field postings, one shared array cut by document frequency.
-	flat := make([]posting, len(tfs))
+	flat := make([]posting, total)
 	x.postings = make([][]posting, nt)
 	off := 0
 	for _, t := range keys {
@@ -531,16 +617,17 @@ func (x *Index) buildPostings(strs []string) {
 		x.postings[id] = flat[off : off : off+int(df[t])]
 		off += int(df[t])
 	}
-	lo := 0
-	for i := range x.docs {
-		for _, e := range tfs[lo:tfEnd[i]] {
-			id := local[e.term] - 1
-			impact := idf(n, int(df[e.term])) * e.tf * (bm25K1 + 1) / (bm25K1 + e.tf)
+	idfs := x.background.idfs(n, df, strs) // by term: one logarithm a term, not a posting
+	for i, dc := range x.docs {
+		distinct(dc, true)
+		for _, t := range order {
+			tf := min(acc[t], toolTFCap)
+			id := local[t] - 1
+			impact := idfs[t] * tf * (bm25K1 + 1) / (bm25K1 + tf)
 			x.postings[id] = append(x.postings[id], posting{doc: uint32(i), impact: float32(impact)})
+			acc[t], seen[t] = 0, false
 		}
-		lo = tfEnd[i]
 	}
-	tfs = nil
 	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
 	cnt := make([]int32, g)
 	notFor := func(i int, dc *doc) []uint32 { return dc.notFor }
@@ -558,11 +645,16 @@ func (x *Index) buildPostings(strs []string) {
 		baseAvg += float64(len(dc.baseTxt))
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
+	for t, d := range baseDF {
+		if d > 0 {
+			idfs[t] = idf(n, int(d))
+		}
+	}
 	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
 		func(i int, t uint32, c int32) float64 {
 			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTxt))/baseAvg
 			tf := float64(c) / norm
-			return idf(n, int(baseDF[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
+			return idfs[t] * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
 }
 
@@ -630,9 +722,11 @@ func idf(n, df int) float64 {
 // embedding text in texts.
 func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
+	var schemas schemaCache
+	arenas := make([]docArena, workers)
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(snap, idx[k], names)
+		dc, text, err := d.buildDoc(snap, idx[k], names, &schemas, &arenas[k%workers])
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
@@ -640,6 +734,36 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*d
 		tick(1)
 		return nil
 	})
+}
+
+// docArena hands out the cards of one build worker and their term lists
+// from shared chunks, as an index file's reader does: a card a dozen
+// small allocations apart from the build's garbage left a built index of
+// 100,000 cards 130 MB larger in the heap (spans kept for a few live
+// objects each) than the same index read from a file. A chunk lives as
+// long as one of its cards does: at most 256 cards or 64 Ki terms.
+type docArena struct {
+	docs  []doc
+	chunk []uint32
+}
+
+func (ar *docArena) doc() *doc {
+	if len(ar.docs) == 0 {
+		ar.docs = make([]doc, 256)
+	}
+	dc := &ar.docs[0]
+	ar.docs = ar.docs[1:]
+	return dc
+}
+
+// terms returns an empty slice with room for n terms.
+func (ar *docArena) terms(n int) []uint32 {
+	if n > cap(ar.chunk)-len(ar.chunk) {
+		ar.chunk = make([]uint32, 0, max(n, 1<<16))
+	}
+	out := ar.chunk[len(ar.chunk) : len(ar.chunk) : len(ar.chunk)+n]
+	ar.chunk = ar.chunk[:len(ar.chunk)+n]
+	return out
 }
 
 // striped runs do(k) for every k in [0, n) on workers goroutines, worker w
@@ -663,8 +787,10 @@ func striped(workers, n int, do func(k int) error) error {
 }
 
 // quantise moves the cards' quantised vectors into the index's rows;
-// cards reused from prev are copied from its rows.
-func (x *Index) quantise(prev *Index, from []int) error {
+// cards reused from prev are copied from its rows. When every card's row
+// is its slot of loadedRows (all came from an index file), that array
+// becomes the rows as it is.
+func (x *Index) quantise(prev *Index, from []int, loadedRows []int8) error {
 	n := len(x.docs)
 	for _, dc := range x.docs {
 		if dc.row == nil {
@@ -683,8 +809,22 @@ func (x *Index) quantise(prev *Index, from []int) error {
 	if prev != nil && prev.dim != 0 && prev.dim != x.dim {
 		return fmt.Errorf("discovery: embed cards: %w: vectors of %d and %d dimensions", ErrEmbedder, x.dim, prev.dim)
 	}
-	x.rows = make([]int8, n*x.dim)
 	x.scales = make([]float32, n)
+	if x.dim > 0 && len(loadedRows) == n*x.dim && n > 0 {
+		adopt := true
+		for i, dc := range x.docs {
+			adopt = adopt && len(dc.row) == x.dim && unsafe.SliceData(dc.row) == &loadedRows[i*x.dim]
+		}
+		if adopt {
+			x.rows = loadedRows
+			for i, dc := range x.docs {
+				x.scales[i] = dc.scale
+				dc.row = nil
+			}
+			return nil
+		}
+	}
+	x.rows = make([]int8, n*x.dim)
 	for i, dc := range x.docs {
 		if dc.row == nil { // reused: copy from prev
 			j := from[i]
@@ -702,29 +842,69 @@ func (x *Index) quantise(prev *Index, from []int) error {
 // quantiseVec returns v, L2-normalised, as int8 with one scale (the
 // largest magnitude over 127); a zero vector is all zero with scale 0.
 func quantiseVec(v []float32) ([]int8, float32) {
-	v = normalize(v)
 	row := make([]int8, len(v))
+	return row, quantiseVecTo(row, v)
+}
+
+// quantiseVecTo is quantiseVec into row (of len(v), all zero). The
+// normalised values are computed twice rather than kept (normalize would
+// allocate a copy of every vector of a build).
+func quantiseVecTo(row []int8, v []float32) float32 {
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	if s == 0 {
+		return 0
+	}
+	inv := float32(1 / math.Sqrt(s))
 	var mx float32
 	for _, f := range v {
+		f *= inv
 		mx = max(mx, f, -f)
 	}
 	if mx == 0 {
-		return row, 0
+		return 0
 	}
 	scale := mx / 127
 	for dim, f := range v {
+		f *= inv
 		row[dim] = int8(math.Round(float64(f / scale)))
 	}
-	return row, scale
+	return scale
 }
 
-// embedAll embeds texts in batches, in parallel, and stores each normalised
-// vector in docs[idx[k]].
-func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) error {
+// embedAll embeds texts in batches, in parallel, and stores each
+// quantised vector in docs[idx[k]]. When every card is embedded, the rows
+// are cut from one array of len(docs) rows, each card's at its index
+// (the array is returned; nil otherwise), which quantise then takes
+// whole; a vector of another length than the first gets a row of its
+// own, and quantise reports the mismatch.
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) ([]int8, error) {
 	const batch = 256
 	nb := (len(texts) + batch - 1) / batch
 	workers := min(runtime.GOMAXPROCS(0), nb)
-	return striped(workers, nb, func(bi int) error {
+	var (
+		mu   sync.Mutex
+		rows []int8
+		dim  int
+	)
+	whole := len(idx) == len(docs) // else a few cards: a row each
+	slot := func(i, n int) []int8 {
+		if !whole {
+			return make([]int8, n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if rows == nil {
+			dim, rows = n, make([]int8, len(docs)*n)
+		}
+		if n != dim || n == 0 {
+			return make([]int8, n)
+		}
+		return rows[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	err := striped(workers, nb, func(bi int) error {
 		lo, hi := bi*batch, min((bi+1)*batch, len(texts))
 		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
 		if err != nil {
@@ -734,10 +914,13 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 			return fmt.Errorf("discovery: embed cards: %w: got %d vectors for %d texts", ErrEmbedder, len(vecs), hi-lo)
 		}
 		for j, v := range vecs {
-			dc := docs[idx[lo+j]]
-			dc.row, dc.scale = quantiseVec(v)
+			i := idx[lo+j]
+			dc := docs[i]
+			dc.row = slot(i, len(v))
+			dc.scale = quantiseVecTo(dc.row, v)
 		}
 		tick(hi - lo)
 		return nil
 	})
+	return rows, err
 }

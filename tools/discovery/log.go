@@ -44,9 +44,9 @@ type Entry struct {
 	// Session links the entries of one conversation; empty when the caller
 	// did not give one (then no outcome can be linked to the query).
 	Session string `json:"session,omitempty"`
-	// Source is one of the Source constants; empty means SourceTurn.
+	// Source is one of the Source constants; empty means [SourceTurn].
 	Source string `json:"source,omitempty"`
-	// Called is the tool ID a SourceCall entry records.
+	// Called is the tool ID a [SourceCall] entry records.
 	Called            string            `json:"called,omitempty"`
 	Query             string            `json:"query"`
 	Context           []string          `json:"context,omitempty"`

@@ -13,23 +13,23 @@ type Miss struct {
 	// Hit reports that the first shortlist held the tool: not a miss.
 	Hit                        bool
 	Tenant, Principal, Session string
-	// Query is the request; Shortlist the tool IDs its first shortlist held.
+	// Query is the request; [Miss.Shortlist] the tool IDs its first shortlist held.
 	Query     string
 	Shortlist []string
 	// Called is the tool called.
 	Called string
-	// Via is how the tool was found: SourceFindTools, SourceSelect, or
+	// Via is how the tool was found: [SourceFindTools], [SourceSelect], or
 	// empty when it was loaded earlier in the session.
 	Via string
-	// Search is the find_tools query that found it, when Via says so.
+	// Search is the find_tools query that found it, when [Miss.Via] says so.
 	Search string
 	Time   time.Time
 }
 
 // MissReport is what Misses found in a log.
 type MissReport struct {
-	// Calls counts the calls linked to a request of their session; Hits
-	// those whose tool the first shortlist held. Unlinked counts calls
+	// Calls counts the calls linked to a request of their session; [MissReport.Hits]
+	// those whose tool the first shortlist held. [MissReport.Unlinked] counts calls
 	// with no earlier request in their session (or no session at all).
 	Calls, Hits, Unlinked int
 	// Misses lists each miss in log order.
@@ -43,7 +43,7 @@ type MissReport struct {
 type ToolMisses struct {
 	Tenant string `json:"tenant"`
 	Tool   string `json:"tool"`
-	// Count is the number of misses; Principals the distinct principals
+	// Count is the number of misses; [ToolMisses.Principals] the distinct principals
 	// who had them.
 	Count      int `json:"count"`
 	Principals int `json:"principals"`

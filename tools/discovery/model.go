@@ -95,25 +95,25 @@ type ModelOptions struct {
 	// them in memory only.
 	Cache *embedcache.Cache
 	// Weight is the built-in ranking's weight in (0,1]; the model's is 1 -
-	// Weight. Zero means DefaultModelWeight.
+	// Weight. Zero means [DefaultModelWeight].
 	Weight float64
-	// Timeout bounds embedding one request. Zero means DefaultModelTimeout.
+	// Timeout bounds embedding one request. Zero means [DefaultModelTimeout].
 	Timeout time.Duration
 	// CatalogTimeout bounds embedding the uncached cards of a snapshot,
 	// which runs in the background from its first query (or
-	// Discoverer.EmbedCatalog); queries meanwhile are answered by the
-	// built-in ranking. Zero means DefaultModelCatalogTimeout.
+	// [Discoverer.EmbedCatalog]); queries meanwhile are answered by the
+	// built-in ranking. Zero means [DefaultModelCatalogTimeout].
 	CatalogTimeout time.Duration
-	// Batch is the number of cards per embedding request, Concurrency the
-	// requests in flight at once. Zero means DefaultModelBatch and
-	// DefaultModelConcurrency.
+	// Batch is the number of cards per embedding request, [ModelOptions.Concurrency] the
+	// requests in flight at once. Zero means [DefaultModelBatch] and
+	// [DefaultModelConcurrency].
 	Batch, Concurrency int
 	// Depth is how many of the built-in ranking's best tools are fused with
 	// the model's ranking; the model scores every authorized tool when the
-	// view has at most Options.DenseExactLimit, else only those. Zero
-	// means DefaultModelDepth.
+	// view has at most [Options.DenseExactLimit], else only those. Zero
+	// means [DefaultModelDepth].
 	Depth int
-	// QueryPrefix and CardPrefix are put before each request and card
+	// QueryPrefix and [ModelOptions.CardPrefix] are put before each request and card
 	// text, for models trained with them (nomic-embed-text: "search_query: "
 	// and "search_document: "; e5: "query: " and "passage: ").
 	QueryPrefix, CardPrefix string

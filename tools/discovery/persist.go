@@ -1,7 +1,7 @@
 package discovery
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -57,10 +58,10 @@ var ErrIndexFile = errors.New("discovery: index file not used")
 // IndexFileReport says what IndexFile did with its file.
 type IndexFileReport struct {
 	// Reused is the number of cards whose analysis came from the file;
-	// Analysed those analysed again (new or changed tools, or all when the
+	// [IndexFileReport.Analysed] those analysed again (new or changed tools, or all when the
 	// file could not be used).
 	Reused, Analysed int
-	// Warning, when not nil, wraps ErrIndexFile and says why the file was
+	// Warning, when not nil, wraps [ErrIndexFile] and says why the file was
 	// not used as it is: missing, corrupt, truncated, of another version or
 	// configuration, or stale (tools changed since it was written). The
 	// index is then built from the catalog, reusing only the cards whose
@@ -85,7 +86,7 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 	defer d.mu.Unlock()
 	var rep IndexFileReport
 	if path == "" {
-		x, err := d.buildWith(ctx, snap, d.idx, nil, nil, progress)
+		x, err := d.buildWith(ctx, snap, d.idx, nil, nil, nil, progress)
 		if err != nil {
 			return nil, rep, err
 		}
@@ -94,11 +95,11 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 		return x, rep, nil
 	}
 	keys := toolKeys(snap)
-	loaded, saved, err := d.readIndexFile(path, keys)
+	loaded, rows, saved, err := d.readIndexFile(path, keys)
 	if err != nil {
 		rep.Warning = err
 	}
-	x, err := d.buildWith(ctx, snap, d.idx, loaded, keys, progress)
+	x, err := d.buildWith(ctx, snap, d.idx, loaded, rows, keys, progress)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -152,23 +153,32 @@ type toolKey [32]byte
 
 func toolKeys(snap *tools.Snapshot) []toolKey {
 	keys := make([]toolKey, snap.Len())
-	striped(min(4, max(1, snap.Len()/256)), snap.Len(), func(i int) error {
-		keys[i] = keyOf(snap.Tool(i))
+	workers := min(4, max(1, snap.Len()/256))
+	bufs := make([][]byte, workers)
+	striped(workers, snap.Len(), func(i int) error {
+		w := i % workers // striped gives worker w the i ≡ w (mod workers)
+		keys[i], bufs[w] = keyOfBuf(snap.Tool(i), bufs[w])
 		return nil
 	})
 	return keys
 }
 
 func keyOf(t *tools.Tool) toolKey {
-	h := sha256.New()
-	var n [8]byte
+	k, _ := keyOfBuf(t, nil)
+	return k
+}
+
+// keyOfBuf is keyOf that lays the hashed bytes out in buf (returned, for
+// reuse) and hashes them in one call: many small writes cost a restart at
+// 100,000 tools three times what the hashing does.
+func keyOfBuf(t *tools.Tool, buf []byte) (toolKey, []byte) {
+	buf = buf[:0]
 	put := func(s string) {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // not kept: hashed
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(s)))
+		buf = append(buf, s...)
 	}
 	putAll := func(ss []string) {
-		put(fmt.Sprint(len(ss)))
+		put(strconv.Itoa(len(ss)))
 		for _, s := range ss {
 			put(s)
 		}
@@ -176,7 +186,7 @@ func keyOf(t *tools.Tool) toolKey {
 	c := &t.Card
 	put(t.ID)
 	put(t.Description)
-	put(string(t.InputSchema))
+	put(unsafe.String(unsafe.SliceData(t.InputSchema), len(t.InputSchema))) // copied into buf
 	put(c.Name)
 	put(c.Summary)
 	put(c.NotFor)
@@ -184,9 +194,7 @@ func keyOf(t *tools.Tool) toolKey {
 	putAll(c.Aliases)
 	putAll(c.Tags)
 	putAll(c.Examples)
-	var k toolKey
-	h.Sum(k[:0])
-	return k
+	return sha256.Sum256(buf), buf
 }
 
 // fingerprint names what a saved card's analysis depends on besides the
@@ -242,13 +250,13 @@ func (d *Discoverer) computeFingerprint() string {
 
 // write writes x's cards in the index file format.
 func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
-	strs := make(map[uint32]uint32) // term number -> number in the file
+	strs := make([]uint32, len(x.termStrings)) // term number -> 1 + number in the file
 	var table []uint32
 	local := func(ts []uint32) {
 		for _, t := range ts {
-			if _, ok := strs[t]; !ok {
-				strs[t] = uint32(len(table))
+			if strs[t] == 0 {
 				table = append(table, t)
+				strs[t] = uint32(len(table))
 			}
 		}
 	}
@@ -259,9 +267,13 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		local(dc.notFor)
 		local(dc.baseTxt)
 	}
-	var b bytes.Buffer
+	// Streamed through a buffer with the checksum kept as it goes: the
+	// file of 100,000 cards is 99 MB, which a bytes.Buffer held whole (and
+	// grew by doubling) on top of the index.
+	crc := crc32.New(crcTable)
+	b := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	b.WriteString(indexMagic)
-	e := encoder{&b}
+	e := encoder{b}
 	e.u32(indexVersion)
 	e.str(fingerprint)
 	all := x.termStrings
@@ -274,7 +286,7 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 	list := func(ts []uint32) {
 		e.u32(uint32(len(ts)))
 		for _, t := range ts {
-			e.u32(strs[t])
+			e.u32(strs[t] - 1)
 		}
 	}
 	mentions := func(ms []mention) {
@@ -306,13 +318,14 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		e.u32(uint32(dc.bytes))
 		if x.dim > 0 {
 			e.u32(math.Float32bits(x.scales[i]))
-			for _, v := range x.rows[i*x.dim : (i+1)*x.dim] {
-				b.WriteByte(byte(v))
-			}
+			row := x.rows[i*x.dim : (i+1)*x.dim]
+			b.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(row))), len(row)))
 		}
 	}
-	e.u32(crc32.Checksum(b.Bytes(), crcTable))
-	_, err := w.Write(b.Bytes())
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 	return err
 }
 
@@ -325,44 +338,51 @@ func boolByte(b bool) byte {
 	return 0
 }
 
-type encoder struct{ b *bytes.Buffer }
+// encoder writes an index file's numbers and strings; a write error
+// sticks in the bufio.Writer and comes out of its Flush.
+type encoder struct{ b *bufio.Writer }
 
-func (e encoder) u32(v uint32) { e.b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+func (e encoder) u32(v uint32) {
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], v)
+	e.b.Write(n[:])
+}
 func (e encoder) str(s string) {
 	e.u32(uint32(len(s)))
 	e.b.WriteString(s)
 }
 
 // readIndexFile returns, by snapshot position, the cards of the file at
-// path whose key is one of keys (nil where none) and the number of cards
-// in the file, or why the file cannot be used (wrapping ErrIndexFile).
-func (d *Discoverer) readIndexFile(path string, keys []toolKey) ([]*doc, int, error) {
+// path whose key is one of keys (nil where none), the array their vectors
+// are in (parseIndexFile) and the number of cards in the file, or why the
+// file cannot be used (wrapping ErrIndexFile).
+func (d *Discoverer) readIndexFile(path string, keys []toolKey) ([]*doc, []int8, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, fmt.Errorf("%w: %s does not exist yet", ErrIndexFile, path)
+			return nil, nil, 0, fmt.Errorf("%w: %s does not exist yet", ErrIndexFile, path)
 		}
-		return nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
+		return nil, nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
+		return nil, nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
 	}
 	if st.Size() > MaxIndexFileBytes {
-		return nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ErrIndexFile, path, MaxIndexFileBytes)
+		return nil, nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ErrIndexFile, path, MaxIndexFileBytes)
 	}
 	// Read in one piece of the size the file has (a file that grows
 	// meanwhile is cut there, and then fails its checksum).
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
+		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
 	}
-	docs, n, err := d.parseIndexFile(data, keys)
+	docs, rows, n, err := d.parseIndexFile(data, keys)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
+		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
 	}
-	return docs, n, nil
+	return docs, rows, n, nil
 }
 
 // errCorrupt is a parse failure of an index file.
@@ -370,21 +390,25 @@ var errCorrupt = errors.New("corrupt or truncated")
 
 // parseIndexFile parses an index file's bytes. Every length is checked
 // against the bytes left before anything is allocated for it, so the
-// work and memory are linear in len(data).
-func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, int, error) {
+// work and memory are linear in len(data). The vector of the card for
+// keys[i] is read into rows[i*dim:(i+1)*dim] of one array, which
+// quantise adopts as the index's when every card came from the file:
+// the vectors (51 MB at 100,000 tools) are then neither held twice nor
+// copied again.
+func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8, int, error) {
 	if len(data) < len(indexMagic)+8 || string(data[:len(indexMagic)]) != indexMagic {
-		return nil, 0, errors.New("not a toolgate index file")
+		return nil, nil, 0, errors.New("not a toolgate index file")
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, crcTable) != sum {
-		return nil, 0, fmt.Errorf("%w: checksum mismatch", errCorrupt)
+		return nil, nil, 0, fmt.Errorf("%w: checksum mismatch", errCorrupt)
 	}
 	p := &parser{b: body[len(indexMagic):]}
 	if v := p.u32(); v != indexVersion {
-		return nil, 0, fmt.Errorf("format version %d, this toolgate reads %d", v, indexVersion)
+		return nil, nil, 0, fmt.Errorf("format version %d, this toolgate reads %d", v, indexVersion)
 	}
 	if fp := p.str(); p.err == nil && fp != d.fingerprint() {
-		return nil, 0, errors.New("written by another toolgate version or configuration")
+		return nil, nil, 0, errors.New("written by another toolgate version or configuration")
 	}
 	nterms := p.count(4)
 	ids := make([]uint32, 0, nterms)
@@ -406,7 +430,8 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, int, e
 	// Term lists and rows are cut from shared chunks: a few hundred
 	// allocations for 100,000 cards instead of a dozen per card.
 	var chunk []uint32
-	var rows []int8
+	var rows []int8  // len(keys)*dim, allocated at the first wanted card
+	var spare []int8 // rows for when the file is too short for that
 	list := func() []uint32 {
 		n := p.count(4)
 		if n > cap(chunk)-len(chunk) {
@@ -438,6 +463,7 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, int, e
 		}
 		var k toolKey
 		copy(k[:], p.bytes(32))
+		i, wanted := want[k]
 		dc := &doc{tokens: int(p.u32())}
 		for f := range numFields {
 			dc.lens[f] = int(p.u32())
@@ -461,18 +487,30 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, int, e
 		dc.bytes = int(p.u32())
 		if dim > 0 {
 			dc.scale = math.Float32frombits(p.u32())
-			raw := p.bytes(dim)
-			if len(rows) < dim {
-				rows = make([]int8, dim*256)
+			if wanted && rows == nil && spare == nil {
+				// One array for every tool's vector only when the bytes
+				// left could hold them all: the cost stays bounded by
+				// the file's size. Else chunks, as cards come.
+				if len(keys)*dim <= len(p.b) {
+					rows = make([]int8, len(keys)*dim)
+				}
 			}
-			dc.row, rows = rows[:dim:dim], rows[dim:]
-			for j, v := range raw {
-				dc.row[j] = int8(v)
+			raw := p.bytes(dim)
+			if wanted && p.err == nil {
+				if rows != nil {
+					dc.row = rows[i*dim : (i+1)*dim : (i+1)*dim]
+				} else {
+					if len(spare) < dim {
+						spare = make([]int8, dim*256)
+					}
+					dc.row, spare = spare[:dim:dim], spare[dim:]
+				}
+				copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dc.row))), dim), raw)
 			}
 		}
-		if i, ok := want[k]; ok && p.err == nil {
+		if wanted && p.err == nil {
 			if out[i] != nil {
-				return nil, 0, fmt.Errorf("%w: a tool is saved twice", errCorrupt)
+				return nil, nil, 0, fmt.Errorf("%w: a tool is saved twice", errCorrupt)
 			}
 			out[i] = dc
 		}
@@ -481,9 +519,9 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, int, e
 		p.fail()
 	}
 	if p.err != nil {
-		return nil, 0, p.err
+		return nil, nil, 0, p.err
 	}
-	return out, ndocs, nil
+	return out, rows, ndocs, nil
 }
 
 // parser reads an index file's body; its first failure sticks, and every

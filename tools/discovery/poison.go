@@ -199,16 +199,26 @@ func catalogTexts(t *tools.Tool, params []param) []string {
 
 // nameIndex finds a snapshot's tools by the keys of their names and IDs.
 type nameIndex struct {
-	byName map[string][]int // name key -> tools
-	byID   map[mention]int  // (namespace key, name key) -> tool
+	byName  map[string][]int // name key -> tools
+	byID    map[mention]int  // (namespace key, name key) -> tool
+	nameKey []string         // tool -> its name key
 }
 
 func newNameIndex(snap *tools.Snapshot) *nameIndex {
-	x := &nameIndex{byName: map[string][]int{}, byID: map[mention]int{}}
+	n := snap.Len()
+	x := &nameIndex{byName: make(map[string][]int, n), byID: make(map[mention]int, n), nameKey: make([]string, n)}
+	nsKeys := map[string]string{} // a snapshot has few namespaces
 	for i, t := range snap.Tools() {
 		k := identKey(t.Name())
+		x.nameKey[i] = k
 		x.byName[k] = append(x.byName[k], i)
-		x.byID[mention{ns: identKey(t.Namespace()), key: k}] = i
+		ns := t.Namespace()
+		nk, ok := nsKeys[ns]
+		if !ok {
+			nk = identKey(ns)
+			nsKeys[ns] = nk
+		}
+		x.byID[mention{ns: nk, key: k}] = i
 	}
 	return x
 }
@@ -224,7 +234,7 @@ func (x *nameIndex) named(snap *tools.Snapshot, self int, m mention, dst []int) 
 		}
 		return dst
 	}
-	if m.key == identKey(t.Name()) {
+	if m.key == x.nameKey[self] {
 		return dst
 	}
 	js := x.byName[m.key]

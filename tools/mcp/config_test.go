@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 func TestParseCommandSpec(t *testing.T) {
@@ -63,13 +65,7 @@ func TestParseURLSpec(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return testenv.WriteFile(t, dir, name, text) }
 	good := write("good.json", `{"servers":{
 		"memory":{"command":["npx","-y","@modelcontextprotocol/server-memory"],"scopes":["memory:write"],
 		          "tools":{"delete_entities":{"scopes":["memory:admin"],"irreversible":true}}},

@@ -1,10 +1,11 @@
 package mcp
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/promreg"
 )
 
 // pinMetrics are the pinning metrics, shared by every [Upstream] of one
@@ -43,17 +44,11 @@ func newPinMetrics(reg prometheus.Registerer) (*pinMetrics, error) {
 // registerOrExisting registers c, or returns the equal collector already
 // registered: every [Upstream] of a program shares one set of metrics.
 func registerOrExisting[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	switch {
-	case err == nil:
-		return c, nil
-	case errors.As(err, &are):
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
+	c, err := promreg.Shared(reg, c)
+	if err != nil {
+		return c, fmt.Errorf("mcp: Options.Registerer: %w", err)
 	}
-	return c, fmt.Errorf("mcp: Options.Registerer: %w", err)
+	return c, nil
 }
 
 // set publishes the server's current quarantine counts.

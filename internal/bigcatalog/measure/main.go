@@ -1,14 +1,15 @@
 // Command measure times what a big catalog costs discovery: loading the
 // catalog file, then building the index (or reading it from an index
-// file) and answering a first query, with the CPU time of that and the
-// heap it used:
+// file) and answering a first query, with the CPU time of each and the
+// heap they used:
 //
 //	go run ./internal/bigcatalog/gen -n 100000 -o /tmp/big.jsonl examples/transfer/catalog/*.json
 //	go run ./internal/bigcatalog/measure -catalog /tmp/big.jsonl -index /tmp/big.idx   # builds, writes
 //	go run ./internal/bigcatalog/measure -catalog /tmp/big.jsonl -index /tmp/big.idx   # restart: reads
 //
 // CPU time is reported beside wall time: on a shared machine it is the
-// steadier measure of the work done.
+// steadier measure of the work done. The heap peak is sampled every 10 ms
+// from the start, so it is the whole run's: the catalog and the index.
 package main
 
 import (
@@ -27,16 +28,27 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-var cpuProfile string
+type options struct {
+	catalog, index, query          string
+	loadProfile, cpuProfile, alloc string
+	loadOnly                       bool
+}
 
 func main() {
-	cat := flag.String("catalog", "", "catalog `file` (required)")
-	idx := flag.String("index", "", "index `file` (none: build only)")
-	query := flag.String("query", "create an issue on github", "the first query")
-	profile := flag.String("cpuprofile", "", "write a CPU profile of the index and first query to `file`")
+	var o options
+	flag.StringVar(&o.catalog, "catalog", "", "catalog `file` (required)")
+	flag.StringVar(&o.index, "index", "", "index `file` (none: build only)")
+	flag.StringVar(&o.query, "query", "create an issue on github", "the first query")
+	flag.StringVar(&o.loadProfile, "loadprofile", "", "write a CPU profile of the catalog load to `file`")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the index and first query to `file`")
+	flag.StringVar(&o.alloc, "memprofile", "", "write a heap profile of the whole run (see -sample_index=alloc_space) to `file`")
+	flag.BoolVar(&o.loadOnly, "load", false, "only load the catalog")
 	flag.Parse()
-	cpuProfile = *profile
-	if err := run(*cat, *idx, *query); err != nil {
+	err := run(o)
+	if err == nil && o.alloc != "" {
+		err = writeAllocs(o.alloc)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "measure:", err)
 		os.Exit(1)
 	}
@@ -51,12 +63,62 @@ func cpu() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func run(path, idx, query string) error {
+// profile starts a CPU profile to path (none when path is empty) and
+// returns what stops it.
+func profile(path string) (stop func(), err error) {
 	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// heapPeak samples the heap in use until stop is called, and returns its
+// largest value then.
+func heapPeak() (stop func() uint64) {
+	var peak atomic.Uint64
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			peak.Store(max(peak.Load(), m.HeapInuse))
+			select {
+			case <-quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 { close(quit); <-done; return peak.Load() }
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+func run(o options) error {
+	if o.catalog == "" {
 		return fmt.Errorf("-catalog is required")
 	}
+	peak := heapPeak()
+	stopLoad, err := profile(o.loadProfile)
+	if err != nil {
+		return err
+	}
 	t0, c0 := time.Now(), cpu()
-	ts, err := catalog.LoadAll(path)
+	ts, err := catalog.LoadAll(o.catalog)
 	if err != nil {
 		return err
 	}
@@ -66,64 +128,55 @@ func run(path, idx, query string) error {
 	}
 	ts = nil
 	snap := reg.Snapshot()
-	fmt.Printf("catalog: %d tools loaded in %v (CPU %v)\n", snap.Len(), time.Since(t0).Round(time.Millisecond), (cpu() - c0).Round(time.Millisecond))
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	go func() {
-		var m runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-		}
-	}()
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	loadWall, loadCPU := time.Since(t0), cpu()-c0
+	stopLoad()
+	base := heapNow()
+	fmt.Printf("catalog: %d tools loaded in %v (CPU %v); heap %d MiB\n", snap.Len(), loadWall.Round(time.Millisecond), loadCPU.Round(time.Millisecond), base>>20)
+	if o.loadOnly {
+		fmt.Printf("heap peak %d MiB\n", peak()>>20)
+		return nil
+	}
+	stopIndex, err := profile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
 	t1, c1 := time.Now(), cpu()
 	d, err := discovery.New(nil)
 	if err != nil {
 		return err
 	}
-	_, rep, err := d.IndexFile(context.Background(), snap, idx, nil)
+	_, rep, err := d.IndexFile(context.Background(), snap, o.index, nil)
 	if err != nil {
 		return err
 	}
-	sl, err := d.Shortlist(context.Background(), snap.Authorize(tools.Principal{ID: "p", Tenant: "t"}), discovery.Request{Query: query})
+	sl, err := d.Shortlist(context.Background(), snap.Authorize(tools.Principal{ID: "p", Tenant: "t"}), discovery.Request{Query: o.query})
 	if err != nil {
 		return err
 	}
 	wall, c := time.Since(t1), cpu()-c1
-	pprof.StopCPUProfile()
-	close(stop)
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
+	stopIndex()
+	top := peak()
+	after := heapNow()
 	first := "nothing"
 	if len(sl.Candidates) > 0 {
 		first = sl.Candidates[0].Tool.ID
 	}
-	fmt.Printf("index and first query: %v (CPU %v); %d cards reused, %d analysed; heap above the catalog: peak %d MiB, after %d MiB; first %s\n",
-		wall.Round(time.Millisecond), c.Round(time.Millisecond), rep.Reused, rep.Analysed, (peak.Load()-base)>>20, (ms.HeapInuse-base)>>20, first)
+	fmt.Printf("index and first query: %v (CPU %v); %d cards reused, %d analysed; first %s\n",
+		wall.Round(time.Millisecond), c.Round(time.Millisecond), rep.Reused, rep.Analysed, first)
+	fmt.Printf("total: CPU %v; heap peak %d MiB, after %d MiB (index %d MiB)\n",
+		(loadCPU + c).Round(time.Millisecond), top>>20, after>>20, (after-base)>>20)
 	if rep.Warning != nil {
 		fmt.Printf("warning: %v\n", rep.Warning)
 	}
 	runtime.KeepAlive(d)
 	return nil
+}
+
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,5 +79,24 @@ func LiveEmbed(t *testing.T, e llm.Embedder) {
 	vecs, err := e.Embed(context.Background(), []string{"check my balance", "send money"})
 	if err != nil || len(vecs) != 2 || len(vecs[0]) == 0 {
 		t.Errorf("Embed = %d vectors, %v", len(vecs), err)
+	}
+}
+
+// UsableReply is what any model must manage under the constraint, as a
+// LiveModes check: a reply of the turn's shape, a call only of a
+// shortlisted tool, and the engine's token counts.
+func UsableReply(t *testing.T, req *llm.Request, resp *llm.Response) {
+	t.Helper()
+	switch resp.Action {
+	case llm.ActionCall:
+		if len(resp.Calls) != 1 || !slices.Contains(req.ToolNames(), resp.Calls[0].Name) {
+			t.Errorf("Chat = calls %+v, want one call of a shortlisted tool", resp.Calls)
+		}
+	case llm.ActionAnswer, llm.ActionFindTools:
+	default:
+		t.Errorf("Chat = action %q", resp.Action)
+	}
+	if resp.Usage.CompletionTokens == 0 || resp.Usage.PromptTokens == 0 {
+		t.Errorf("usage %+v: want the engine's prompt and completion counts", resp.Usage)
 	}
 }

@@ -5,6 +5,35 @@ import (
 	"net/http"
 )
 
+// SDK holds an SDK-generated client's option constructors (the
+// WithMaxRetries, WithBaseURL, WithAPIKey and WithHTTPClient of
+// anthropic-sdk-go's and openai-go's option packages).
+type SDK[O any] struct {
+	WithMaxRetries func(int) O
+	WithBaseURL    func(string) O
+	WithAPIKey     func(string) O
+	WithHTTPClient func(*http.Client) O
+}
+
+// ClientOptions are the options an adapter builds its SDK client with: no
+// retries of the SDK's own (a 429 or 5xx goes back as an
+// *llm.StatusError with its RetryAfter, and the caller's policy decides),
+// and baseURL, apiKey and client where set (else the SDK's defaults,
+// its environment variables included).
+func (s SDK[O]) ClientOptions(baseURL, apiKey string, client *http.Client) []O {
+	ropts := []O{s.WithMaxRetries(0)}
+	if baseURL != "" {
+		ropts = append(ropts, s.WithBaseURL(baseURL))
+	}
+	if apiKey != "" {
+		ropts = append(ropts, s.WithAPIKey(apiKey))
+	}
+	if client != nil {
+		ropts = append(ropts, s.WithHTTPClient(client))
+	}
+	return ropts
+}
+
 // Send makes one call of an SDK-generated client (anthropic-sdk-go,
 // openai-go) with params and ropts: through stream when onDelta is set,
 // else through plain, with the HTTP response captured by responseInto (the

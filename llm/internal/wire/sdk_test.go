@@ -2,7 +2,10 @@ package wire
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +50,33 @@ func TestDrain(t *testing.T) {
 			}
 			if !s.closed {
 				t.Error("Drain left the stream open")
+			}
+		})
+	}
+}
+
+// TestClientOptions: the SDK never retries on its own, and only the
+// settings given become options.
+func TestClientOptions(t *testing.T) {
+	s := SDK[string]{
+		WithMaxRetries: func(n int) string { return fmt.Sprintf("retries=%d", n) },
+		WithBaseURL:    func(u string) string { return "base=" + u },
+		WithAPIKey:     func(k string) string { return "key=" + k },
+		WithHTTPClient: func(*http.Client) string { return "client" },
+	}
+	for _, tc := range []struct {
+		name         string
+		baseURL, key string
+		client       *http.Client
+		want         string
+	}{
+		{"defaults", "", "", nil, "retries=0"},
+		{"all", "http://127.0.0.1:8080/v1", "sk", http.DefaultClient, "retries=0 base=http://127.0.0.1:8080/v1 key=sk client"},
+		{"key only", "", "sk", nil, "retries=0 key=sk"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(s.ClientOptions(tc.baseURL, tc.key, tc.client), " "); got != tc.want {
+				t.Errorf("ClientOptions(%q, %q, %v) = %q, want %q", tc.baseURL, tc.key, tc.client, got, tc.want)
 			}
 		})
 	}

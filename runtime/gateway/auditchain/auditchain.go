@@ -55,8 +55,8 @@ func Body(e gateway.AuditEntry) []byte {
 	// order is byte order), written directly: TestAuditHashPinned checks
 	// the result against jcs.
 	fields := [...]struct{ name, value string }{
-		{"actor", e.Actor}, {"approval_id", e.ApprovalID}, {"decision", e.Decision}, {"key", e.Key},
-		{"latency_ns", strconv.FormatInt(int64(e.Latency), 10)}, {"outcome", e.Outcome}, {"principal", e.Principal},
+		{"actor", e.Actor}, {"approval_id", e.ApprovalID}, {"decision", string(e.Decision)}, {"key", e.Key},
+		{"latency_ns", strconv.FormatInt(int64(e.Latency), 10)}, {"outcome", string(e.Outcome)}, {"principal", e.Principal},
 		{"reason", e.Reason}, {"session_id", e.SessionID}, {"step", strconv.Itoa(e.Step)}, {"taint", e.Taint},
 		{"tenant", e.Tenant}, {"time", e.Time.UTC().Format(time.RFC3339Nano)}, {"tool", e.Tool},
 	}

@@ -45,6 +45,37 @@ func TestAuditHashPinned(t *testing.T) {
 // hex(sha256(body))), computed once with sha256sum.
 const auditHashV1 = "b649b1f8b730425b0ad5deeb63274f394d3944daf6d1e048f151573e3804ed2f"
 
+// auditLineV1 is the entry after the pinned one (seq 8, denied), as the
+// audit log's JSON held it when AuditEntry.Decision and Outcome were plain
+// strings: written by that code, not by this one.
+const auditLineV1 = `{"time":"2026-12-01T08:00:00.000000005Z","tenant":"acme","principal":"alice","actor":"worker",` +
+	`"taint":"mail","session_id":"s","step":3,"tool":"bank/pay","key":"k","decision":"deny","reason":"é \"q\"",` +
+	`"outcome":"denied","approval_id":"apr","latency":1500000,"seq":8,` +
+	`"prev":"b649b1f8b730425b0ad5deeb63274f394d3944daf6d1e048f151573e3804ed2f",` +
+	`"hash":"8ac22f604cce2353885fd93097e86d072b4be9605afa11695476a679a0153cab","v":1}`
+
+// TestAuditLineBeforeTypedOutcome: an entry written before Decision and
+// Outcome had their own types reads back into the typed constants, still
+// verifies in its chain, and encodes to the same bytes.
+func TestAuditLineBeforeTypedOutcome(t *testing.T) {
+	var e gateway.AuditEntry
+	if err := json.Unmarshal([]byte(auditLineV1), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Decision != gateway.DecisionDeny || e.Outcome != gateway.OutcomeDenied {
+		t.Errorf("decoded decision, outcome = %q, %q; want %q, %q", e.Decision, e.Outcome, gateway.DecisionDeny, gateway.OutcomeDenied)
+	}
+	if e.Prev != auditHashV1 {
+		t.Errorf("prev = %s, want the pinned entry's hash %s", e.Prev, auditHashV1)
+	}
+	if got := Hash(e.V, e.Seq, e.Prev, Digest(e)); got != e.Hash {
+		t.Errorf("hash of the entry read back = %s, want the stored %s", got, e.Hash)
+	}
+	if b, err := json.Marshal(e); err != nil || string(b) != auditLineV1 {
+		t.Errorf("json.Marshal = %s, %v\nwant the line as written:  %s", b, err, auditLineV1)
+	}
+}
+
 // TestAuditBodyUTF8: invalid UTF-8 is hashed as encoding/json writes it,
 // so an entry read back from a JSON export hashes the same.
 func TestAuditBodyUTF8(t *testing.T) {

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
+	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // openPrivate starts a PostgreSQL server for this test alone, which the
 // test may kill, and opens a store on it.
-func openPrivate(t *testing.T) (*pgstore.Store, *testservices.Server) {
+func openPrivate(t *testing.T) (gateway.Store, storetest.Server) {
 	t.Helper()
 	srv := testservices.NewPostgres(t)
 	st, err := pgstore.Open(context.Background(), srv.URL, nil)
@@ -26,16 +27,12 @@ func openPrivate(t *testing.T) (*pgstore.Store, *testservices.Server) {
 // answered to re-sends, and recorded once the server is back; the tool
 // runs once (security invariant 9).
 func TestRecordOutage(t *testing.T) {
-	st, srv := openPrivate(t)
-	storetest.RunRecordOutage(t, st, srv)
+	storetest.RunRecordOutage(t, openPrivate)
 }
 
 // 1,500 calls from 32 clients while PostgreSQL is killed and restarted
-// three times: no call runs twice. The figures are in docs/security.md.
+// three times: no call runs twice (skipped with -short). The figures are in
+// docs/security.md.
 func TestOutageUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills and restarts PostgreSQL under load")
-	}
-	st, srv := openPrivate(t)
-	t.Log(storetest.RunOutageLoad(t, st, srv, storetest.OutageLoad{}))
+	storetest.RunOutageLoad(t, openPrivate, storetest.OutageLoad{})
 }

@@ -423,13 +423,8 @@ func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
 
 // AuditAnchor implements gateway.AuditChain.
 func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
-	var a gateway.AuditAnchor
-	var seq int64
-	if err := s.pool.QueryRow(ctx, `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`).Scan(&seq, &a.Hash); err != nil {
-		return a, wrap("audit anchor", err)
-	}
-	a.Seq = uint64(seq)
-	return a, nil
+	a, err := storecodec.ScanAnchor(s.pool.QueryRow(ctx, storecodec.AnchorQuery))
+	return a, wrap("audit anchor", err)
 }
 
 // AddAuditCheckpoint implements gateway.AuditChain.

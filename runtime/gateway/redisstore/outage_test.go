@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
+	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
@@ -12,7 +13,7 @@ import (
 // openPrivate starts a Redis for this test alone, with an append-only
 // file synced on every write (the durability docs/operations.md asks of
 // a Redis store), which the test may kill, and opens a store on it.
-func openPrivate(t *testing.T) (*redisstore.Store, *testservices.Server) {
+func openPrivate(t *testing.T) (gateway.Store, storetest.Server) {
 	t.Helper()
 	srv := testservices.NewDurableRedis(t)
 	st, err := redisstore.Open(context.Background(), srv.URL, nil)
@@ -27,16 +28,12 @@ func openPrivate(t *testing.T) (*redisstore.Store, *testservices.Server) {
 // answered to re-sends, and recorded once the server is back; the tool
 // runs once (security invariant 9).
 func TestRecordOutage(t *testing.T) {
-	st, srv := openPrivate(t)
-	storetest.RunRecordOutage(t, st, srv)
+	storetest.RunRecordOutage(t, openPrivate)
 }
 
 // 1,500 calls from 32 clients while Redis is killed and restarted three
-// times: no call runs twice. The figures are in docs/security.md.
+// times: no call runs twice (skipped with -short). The figures are in
+// docs/security.md.
 func TestOutageUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills and restarts Redis under load")
-	}
-	st, srv := openPrivate(t)
-	t.Log(storetest.RunOutageLoad(t, st, srv, storetest.OutageLoad{}))
+	storetest.RunOutageLoad(t, openPrivate, storetest.OutageLoad{})
 }

@@ -506,12 +506,10 @@ func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
 
 // AuditAnchor implements gateway.AuditChain.
 func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
-	var a gateway.AuditAnchor
-	var seq int64
-	if err := s.db.R.QueryRowContext(ctx, `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`).Scan(&seq, &a.Hash); err != nil {
+	a, err := storecodec.ScanAnchor(s.db.R.QueryRowContext(ctx, storecodec.AnchorQuery))
+	if err != nil {
 		return a, fmt.Errorf("sqlitestore: audit anchor: %w", err)
 	}
-	a.Seq = uint64(seq)
 	return a, nil
 }
 

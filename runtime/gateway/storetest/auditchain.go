@@ -53,7 +53,7 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 	for i := range 5 {
 		// Times out of order: the chain's order is the append order.
 		e := gateway.AuditEntry{Time: t0.Add(time.Duration(5-i) * time.Second), Tenant: "acme", Principal: "alice",
-			Tool: "bank/pay", Key: fmt.Sprintf("k%d", i), Decision: "allow", Outcome: "ok", Reason: "ünïcode \t \"quoted\"",
+			Tool: "bank/pay", Key: fmt.Sprintf("k%d", i), Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK, Reason: "ünïcode \t \"quoted\"",
 			Seq: 99, Prev: "forged", Hash: "forged"} // ignored: the store assigns them
 		if err := s.AppendAudit(ctx, e); err != nil {
 			t.Fatal(err)
@@ -123,7 +123,7 @@ func testAuditChainConcurrent(t *testing.T, s gateway.AuditLog) {
 		wg.Go(func() {
 			for i := range each {
 				if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: fmt.Sprintf("p%d", w),
-					Tool: "bank/pay", Key: fmt.Sprintf("k%d-%d", w, i), Decision: "allow", Outcome: "ok"}); err != nil {
+					Tool: "bank/pay", Key: fmt.Sprintf("k%d-%d", w, i), Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -143,7 +143,7 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 	// Hours 0, 1, 3, 2, 4: the entry of hour 2 follows the one of hour 3.
 	for _, h := range []int{0, 1, 3, 2, 4} {
 		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(h) * time.Hour), Tenant: "acme", Principal: "p",
-			Tool: "t", Decision: "allow", Outcome: "ok", Key: fmt.Sprintf("h%d", h)}); err != nil {
+			Tool: "t", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK, Key: fmt.Sprintf("h%d", h)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -175,7 +175,7 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 		t.Errorf("checkpoints after the purge = %+v, %v; want only the one at %d", cps, err, first[4].Seq)
 	}
 	verifyChain(t, c, pub, 3)
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(6 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: "allow", Outcome: "ok"}); err != nil {
+	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(6 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	verifyChain(t, c, pub, 4)
@@ -189,7 +189,7 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 	if _, err := c.LastAudit(ctx); !errors.Is(err, gateway.ErrNotFound) {
 		t.Errorf("LastAudit after purging every entry = %v, want ErrNotFound", err)
 	}
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(8 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: "allow", Outcome: "ok"}); err != nil {
+	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(8 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	if rep := verifyChain(t, c, pub, 1); rep.First != first[4].Seq+2 {
@@ -213,7 +213,7 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 			wg.Go(func() {
 				for j := range each / 4 {
 					if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(j) * time.Millisecond), Tenant: "acme",
-						Principal: fmt.Sprintf("h%d", i), Tool: "t", Key: fmt.Sprintf("%d-%d-%d", i, w, j), Decision: "allow", Outcome: "ok"}); err != nil {
+						Principal: fmt.Sprintf("h%d", i), Tool: "t", Key: fmt.Sprintf("%d-%d-%d", i, w, j), Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 						t.Error(err)
 						return
 					}
@@ -239,7 +239,7 @@ func RunLegacyAudit(t *testing.T, st gateway.Store, legacy int, t0 time.Time) {
 	c := chainOf(t, st)
 	for i := range 2 {
 		if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i)), Tenant: "acme", Principal: "bob", Tool: "t",
-			Decision: "allow", Outcome: "ok"}); err != nil {
+			Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}

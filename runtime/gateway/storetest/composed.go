@@ -94,7 +94,7 @@ func RunComposed(t *testing.T, newSetup func(t *testing.T) Composed) {
 	}
 
 	// Purge: the base store keeps what is not this gateway's to remove.
-	if err := c.Base.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "other", Principal: "carol", Decision: "allow", Outcome: "ok"}); err != nil {
+	if err := c.Base.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "other", Principal: "carol", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	clock.set(t0.Add(3 * time.Hour))

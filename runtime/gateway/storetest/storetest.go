@@ -670,10 +670,10 @@ func testConcurrentGrant(t *testing.T, s gateway.ApprovalStore) {
 
 func testAudit(t *testing.T, s gateway.AuditLog) {
 	entries := []gateway.AuditEntry{
-		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Actor: "worker:accounts", Taint: "mail/read_inbox at step 2", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: "allow", Outcome: "ok", Latency: 1500 * time.Microsecond},
-		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: "deny", Reason: "missing scope", Outcome: "denied"},
-		{Time: t0.Add(time.Second), Tenant: "globex", Principal: "carol", Tool: "bank/transfer_funds", Key: "k2", Decision: "allow", Outcome: "replayed", ApprovalID: "apr_1"},
-		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Tool: "bank/get_balance", Key: "k3", Decision: "allow", Outcome: "ok"},
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Actor: "worker:accounts", Taint: "mail/read_inbox at step 2", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK, Latency: 1500 * time.Microsecond},
+		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: gateway.DecisionDeny, Reason: "missing scope", Outcome: gateway.OutcomeDenied},
+		{Time: t0.Add(time.Second), Tenant: "globex", Principal: "carol", Tool: "bank/transfer_funds", Key: "k2", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeReplayed, ApprovalID: "apr_1"},
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Tool: "bank/get_balance", Key: "k3", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK},
 	}
 	for _, e := range entries {
 		if err := s.AppendAudit(ctx, e); err != nil {
@@ -699,7 +699,7 @@ func testAudit(t *testing.T, s gateway.AuditLog) {
 		}
 	}
 	first := all[2]
-	if first.Latency != 1500*time.Microsecond || first.Decision != "allow" || first.Outcome != "ok" || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) ||
+	if first.Latency != 1500*time.Microsecond || first.Decision != gateway.DecisionAllow || first.Outcome != gateway.OutcomeOK || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) ||
 		first.Actor != "worker:accounts" || first.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("audit entry round trip = %+v, want %+v", first, entries[0])
 	}
@@ -823,7 +823,7 @@ func testPurge(t *testing.T, s gateway.Store) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: "allow", Outcome: "ok"}); err != nil {
+		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -936,7 +936,7 @@ func testPurgeApprovals(t *testing.T, s gateway.ApprovalStore) {
 
 func testPurgeAudit(t *testing.T, s gateway.AuditLog) {
 	for i := range 3 {
-		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: "allow", Outcome: "ok"}); err != nil {
+		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -965,7 +965,7 @@ func testPurgeConcerns(t *testing.T, s gateway.Store) {
 	if _, err := s.CreateApproval(ctx, approval("apr_1", "k1", t0)); err != nil { // expires t0+1h
 		t.Fatal(err)
 	}
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Decision: "allow", Outcome: "ok"}); err != nil {
+	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	l := gateway.RateLimit{Rate: 1, Burst: 1}
@@ -983,7 +983,7 @@ func testPurgeConcerns(t *testing.T, s gateway.Store) {
 	if _, err := s.GetApproval(ctx, "apr_1"); err != nil {
 		t.Errorf("GetApproval after an audit-only purge = %v, want the approval", err)
 	}
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "bob", Decision: "allow", Outcome: "ok"}); err != nil {
+	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "bob", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	st, err = s.Purge(ctx, gateway.PurgeRequest{Now: later, AuditBefore: later, Concerns: gateway.ConcernRecords | gateway.ConcernApprovals})
@@ -1011,7 +1011,7 @@ func testCompleteAudited(t *testing.T, s gateway.Store) {
 	}
 	entry := func(key, reason string) gateway.AuditEntry {
 		return gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds",
-			Key: key, Decision: "allow", Reason: reason, Outcome: "ok", Latency: time.Millisecond}
+			Key: key, Decision: gateway.DecisionAllow, Reason: reason, Outcome: gateway.OutcomeOK, Latency: time.Millisecond}
 	}
 	audited := func(key string) []gateway.AuditEntry {
 		t.Helper()

@@ -49,16 +49,7 @@ func newVerifier(t *testing.T, issuer string, c *clock, mod func(*oauth.Options)
 
 // claims returns valid claims at now, changed by kv (a nil value removes a claim).
 func claims(is *oauthtest.Issuer, now time.Time, kv ...any) map[string]any {
-	c := map[string]any{"iss": is.URL, "aud": resource, "sub": "alice", "tenant": "acme",
-		"scope": "accounts:read payments:write", "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
-	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] == nil {
-			delete(c, kv[i].(string))
-		} else {
-			c[kv[i].(string)] = kv[i+1]
-		}
-	}
-	return c
+	return is.Claims(resource, "accounts:read payments:write", now, kv...)
 }
 
 func TestVerify(t *testing.T) {

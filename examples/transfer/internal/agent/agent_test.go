@@ -81,7 +81,7 @@ func TestLoopingModelTransfersOnce(t *testing.T) {
 	var repeats []runtime.Event
 	b, err := agent.Open(ctx, t.TempDir(), model, &agent.Options{Runtime: &runtime.Options{
 		Registerer: metrics,
-		Observer: func(e runtime.Event) {
+		Observer: func(_ context.Context, e runtime.Event) {
 			if e.Kind == runtime.EventRepeatedCall {
 				repeats = append(repeats, e)
 			}

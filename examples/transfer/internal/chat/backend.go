@@ -58,6 +58,9 @@ type Flags struct {
 	// server's default.
 	Temperature *float64
 	Seed        *int64
+	// Library is --library: llama.cpp's libllama.so for --backend local
+	// ("": $TOOLGATE_LIBLLAMA).
+	Library string
 }
 
 // Setup is a model backend ready for the agent, with how to run it.
@@ -86,6 +89,7 @@ var Programs = map[string]string{
 	"ollama":    "github.com/toolgate/toolgate/examples/transfer/chat/ollama",
 	"openai":    "github.com/toolgate/toolgate/examples/transfer/chat/openai",
 	"anthropic": "github.com/toolgate/toolgate/examples/transfer/chat/anthropic",
+	"local":     "github.com/toolgate/toolgate/examples/transfer/chat/local",
 }
 
 // runProgram builds the program of backend (cached in the user's cache

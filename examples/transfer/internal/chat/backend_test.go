@@ -14,8 +14,9 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
-// sdks are the vendor SDK modules a backend program may link.
-var sdks = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go", "github.com/ollama/ollama"}
+// sdks are the vendor SDK modules a backend program may link; the local
+// backend's is purego, through which it loads llama.cpp's library.
+var sdks = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go", "github.com/ollama/ollama", "github.com/ebitengine/purego"}
 
 // TestProgramsLinkOneSDK pins the cold start (docs/example.md): the demo
 // program links no model SDK, and each backend's program links its own
@@ -27,7 +28,7 @@ func TestProgramsLinkOneSDK(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	rows := map[string]string{"github.com/toolgate/toolgate/examples/transfer": ""}
 	for name, pkg := range chat.Programs {
-		rows[pkg] = map[string]string{"ollama": sdks[2], "openai": sdks[0], "anthropic": sdks[1]}[name]
+		rows[pkg] = map[string]string{"ollama": sdks[2], "openai": sdks[0], "anthropic": sdks[1], "local": sdks[3]}[name]
 	}
 	for pkg, want := range rows {
 		t.Run(pkg, func(t *testing.T) {

@@ -58,6 +58,9 @@ const (
 // chatConfig is chat's parsed command line.
 type chatConfig struct {
 	backend, model string
+	// library is --library: libllama.so for --backend local ("":
+	// $TOOLGATE_LIBLLAMA).
+	library string
 	// api is --api: "chat" (Chat Completions, the default) or
 	// "responses" (OpenAI's Responses API), for --backend openai.
 	api string
@@ -117,7 +120,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // runChat is the agent over the finance tools plus the real MCP catalogs:
 //
-//	transfer chat --backend scripted|ollama|openai|anthropic [--api chat|responses] [--model M]
+//	transfer chat --backend scripted|ollama|openai|anthropic|local [--api chat|responses] [--model M] [--library FILE]
 //	    --principal P --tenant T --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
 //	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
 //	    [--pins FILE [--unpinned quarantine|allow|refuse]]
@@ -129,6 +132,9 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // for OpenAI-compatible servers) speaks Chat Completions, in grammar mode
 // when the server is llama.cpp's (its /props endpoint says so: a weak local
 // model needs the GBNF), else in native mode with strict function tools;
+// local runs the GGUF model file --model names inside the chat program
+// (llama.cpp's library, --library or TOOLGATE_LIBLLAMA, loaded without
+// cgo), in grammar mode, every token masked by toolgate's own engine;
 // --api responses speaks OpenAI's Responses API instead, and anthropic the
 // Messages API, both in native mode with hosted deferred loading (every
 // authorized tool deferred, loaded by toolgate's search); --mode
@@ -180,9 +186,10 @@ func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, err
 	fs.SetOutput(io.Discard)
 	cfg := &chatConfig{opts: opts}
 	var tenant, scopes, approver string
-	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama, openai or anthropic")
+	fs.StringVar(&cfg.backend, "backend", "", "scripted, ollama, openai, anthropic or local")
 	fs.StringVar(&cfg.model, "model", "", "model name (default "+DefaultOllamaModel+" for ollama, "+DefaultOpenAIModel+" for openai, "+
-		DefaultResponsesModel+" for openai --api responses, "+DefaultAnthropicModel+" for anthropic)")
+		DefaultResponsesModel+" for openai --api responses, "+DefaultAnthropicModel+" for anthropic; the GGUF file for local)")
+	fs.StringVar(&cfg.library, "library", "", "llama.cpp's libllama.so `file` for --backend local (default $TOOLGATE_LIBLLAMA)")
 	fs.StringVar(&cfg.api, "api", "chat", "the OpenAI API for --backend openai: chat (Chat Completions) or responses (the Responses API, with hosted tool search)")
 	fs.BoolVar(&cfg.offerUnconnected, "offer-unconnected", false, "also offer the demo catalog's tools that have no MCP server connected (their calls are refused)")
 	fs.StringVar(&cfg.principal.ID, "principal", "", "who the agent acts for")
@@ -198,7 +205,7 @@ func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, err
 		cfg.cards = append(cfg.cards, f)
 		return nil
 	})
-	fs.StringVar(&cfg.mode, "mode", "", "grammar, envelope or native (default: grammar for a llama.cpp server, native for other openai servers, envelope for ollama)")
+	fs.StringVar(&cfg.mode, "mode", "", "grammar, envelope or native (default: grammar for a llama.cpp server and for local, native for other openai servers, envelope for ollama)")
 	var temperature, seed string
 	fs.StringVar(&temperature, "temperature", "", "sampling temperature, e.g. 0 (default: the server's)")
 	fs.StringVar(&seed, "seed", "", "sampling seed, for repeatable runs (default: none)")
@@ -241,9 +248,15 @@ func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, err
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case cfg.backend == "":
-		return nil, fmt.Errorf("--backend scripted|ollama|openai|anthropic is required")
-	case cfg.backend != "scripted" && cfg.backend != "ollama" && cfg.backend != "openai" && cfg.backend != "anthropic":
-		return nil, fmt.Errorf("--backend %q: want scripted, ollama, openai or anthropic", cfg.backend)
+		return nil, fmt.Errorf("--backend scripted|ollama|openai|anthropic|local is required")
+	case cfg.backend != "scripted" && cfg.backend != "ollama" && cfg.backend != "openai" && cfg.backend != "anthropic" && cfg.backend != "local":
+		return nil, fmt.Errorf("--backend %q: want scripted, ollama, openai, anthropic or local", cfg.backend)
+	case cfg.backend == "local" && cfg.model == "":
+		return nil, fmt.Errorf("--backend local needs --model FILE.gguf, the model to run in process")
+	case cfg.library != "" && cfg.backend != "local":
+		return nil, fmt.Errorf("--library needs --backend local")
+	case cfg.backend == "local" && cfg.mode == "native":
+		return nil, fmt.Errorf("--mode native needs a server with tool calling: a local model runs in grammar or envelope mode")
 	case cfg.principal.ID == "" || tenant == "":
 		return nil, fmt.Errorf("--principal and --tenant are required")
 	case cfg.approve != "never" && cfg.approve != "prompt":
@@ -285,7 +298,7 @@ func isFlagSet(fs *flag.FlagSet, name string) bool {
 // the scripted model, or one of the program's [Options.Backends].
 func chatBackend(ctx context.Context, cfg *chatConfig) (llm.Backend, llm.Mode, error) {
 	if b, ok := cfg.opts.Backends[cfg.backend]; ok {
-		s, err := b(ctx, Flags{Model: cfg.model, API: cfg.api, Mode: cfg.mode, Temperature: cfg.temperature, Seed: cfg.seed})
+		s, err := b(ctx, Flags{Model: cfg.model, API: cfg.api, Mode: cfg.mode, Temperature: cfg.temperature, Seed: cfg.seed, Library: cfg.library})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -723,7 +736,7 @@ func (p *stepPrinter) turn(ctx context.Context, sess *runtime.Session, input str
 	return nil
 }
 
-func (p *stepPrinter) observe(e runtime.Event) {
+func (p *stepPrinter) observe(_ context.Context, e runtime.Event) {
 	switch e.Kind {
 	case runtime.EventShortlist:
 		names := make([]string, len(e.Tools))

@@ -150,7 +150,7 @@ const AuditReadColumns = AuditColumns + `, ` + ChainColumns
 // AuditArgs are e's values in AuditColumns' order.
 func AuditArgs(e gateway.AuditEntry) []any {
 	return []any{NS(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key,
-		e.Decision, e.Reason, e.Outcome, e.ApprovalID, int64(e.Latency)}
+		string(e.Decision), e.Reason, string(e.Outcome), e.ApprovalID, int64(e.Latency)}
 }
 
 // ChainArgs are e's chain values in ChainColumns' order.
@@ -164,11 +164,13 @@ func CollectAudit(rows Rows) ([]gateway.AuditEntry, error) {
 	for rows.Next() {
 		var e gateway.AuditEntry
 		var at, latency, seq int64
+		var decision, outcome string
 		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
-			&e.Decision, &e.Reason, &e.Outcome, &e.ApprovalID, &latency, &seq, &e.Prev, &e.Hash, &e.V); err != nil {
+			&decision, &e.Reason, &outcome, &e.ApprovalID, &latency, &seq, &e.Prev, &e.Hash, &e.V); err != nil {
 			return nil, err
 		}
 		e.Time, e.Latency, e.Seq = Time(at), time.Duration(latency), uint64(seq)
+		e.Decision, e.Outcome = gateway.Decision(decision), gateway.Outcome(outcome)
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -196,6 +198,21 @@ func LastAudit(out []gateway.AuditEntry, err error) (gateway.AuditEntry, error) 
 		return gateway.AuditEntry{}, gateway.ErrNotFound
 	}
 	return out[0], nil
+}
+
+// AnchorQuery is the SQL query of AuditChain.AuditAnchor over the
+// audit_chain table, whose one row (id 1) holds the anchor.
+const AnchorQuery = `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`
+
+// ScanAnchor reads the anchor from AnchorQuery's row.
+func ScanAnchor(row Row) (gateway.AuditAnchor, error) {
+	var a gateway.AuditAnchor
+	var seq int64
+	if err := row.Scan(&seq, &a.Hash); err != nil {
+		return gateway.AuditAnchor{}, err
+	}
+	a.Seq = uint64(seq)
+	return a, nil
 }
 
 // CheckpointColumns are the audit_checkpoints table's columns in

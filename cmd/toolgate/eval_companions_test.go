@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestEvalCompanionFlags: eval adds the tool producing a token a
+// shortlisted tool needs unless --no-companions, and --background-idf is
+// accepted.
+func TestEvalCompanionFlags(t *testing.T) {
+	cat := writeFile(t, "cal.jsonl", `{"name":"add_event","description":"Add an event to the calendar","inputSchema":{"type":"object","properties":{"title":{"type":"string"},"token":{"type":"string","description":"The user's authentication token"}},"required":["title","token"]}}
+{"name":"get_user_token","description":"Log a user in and return their authentication token","inputSchema":{"type":"object","properties":{"username":{"type":"string"},"password":{"type":"string"}}}}
+{"name":"add_photo","description":"Add a photo to an album"}
+{"name":"add_contact","description":"Add a contact to the address book"}
+{"name":"add_song","description":"Add a song to a playlist"}
+{"name":"add_task","description":"Add a task to a to-do list"}
+{"name":"add_expense","description":"Add an expense to a budget"}
+`)
+	qs := writeFile(t, "q.jsonl", `{"query":"add an event called standup to my calendar","relevant":["add_event","get_user_token"]}`+"\n")
+	recall := func(args ...string) float64 {
+		t.Helper()
+		code, out, errOut := runCmd(append([]string{"eval", "--tools", cat, "--queries", qs, "--k", "3", "--format", "json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("eval %v: exit %d, stderr %q", args, code, errOut)
+		}
+		var rep struct {
+			RecallAt5 float64 `json:"recall_at_5"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.RecallAt5
+	}
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{nil, 1},
+		{[]string{"--no-companions"}, 0.5},
+		{[]string{"--background-idf"}, 1},
+	} {
+		if got := recall(tc.args...); got != tc.want {
+			t.Errorf("eval %v: recall@5 %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

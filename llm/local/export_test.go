@@ -1,0 +1,4 @@
+package local
+
+// VocabOnlyGGUF is vocabOnlyGGUF for the package's external tests.
+var VocabOnlyGGUF = vocabOnlyGGUF

@@ -1,0 +1,148 @@
+package discovery
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools"
+)
+
+// The build's shortcuts must give what the plain computations they
+// replace give, byte for byte: an index file written before them is
+// read after them, and rankings must not move.
+
+// plainSchemaText is schemaText as json.Marshal writes it.
+func plainSchemaText(t *tools.Tool) string {
+	params := t.InputSchema
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	b, err := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name(), t.Description, compactJSON(params)})
+	if err != nil {
+		return t.Name() + " " + t.Description + " " + string(params)
+	}
+	return string(b)
+}
+
+func TestSchemaTextMatchesMarshal(t *testing.T) {
+	tests := []struct{ name, desc, schema string }{
+		{"plain", "Create an issue.", `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}}}`},
+		{"no_description", "", `{"type":"object"}`},
+		{"no_schema", "Lists <things> & \"stuff\".", ``},
+		{"html_in_schema", "x", `{"type":"object","properties":{"q":{"description":"a <b> & c\u2028"}}}`},
+		{"unicode", "Envía el correo — zamknij zgłoszenie \u2029", `{"type":"object","properties":{"ñ":{"enum":["é",1.50,1e3]}}}`},
+		{"invalid_schema", "x", `{"type":`},
+		{"spaced_schema", "x", "{ \"type\" : \"object\" ,\n \"required\" : [ ] }"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool := &tools.Tool{ID: "ns/" + tt.name, Description: tt.desc, InputSchema: json.RawMessage(tt.schema)}
+			var c schemaCache
+			got := schemaTextWith(tool, c.get(tool.InputSchema).json)
+			if want := plainSchemaText(tool); got != want {
+				t.Errorf("schemaTextWith = %s, want %s", got, want)
+			}
+			if again := schemaTextWith(tool, c.get(tool.InputSchema).json); again != got {
+				t.Errorf("from the cache: %s, want %s", again, got)
+			}
+		})
+	}
+}
+
+// plainQuantise is quantiseVec through normalize.
+func plainQuantise(v []float32) ([]int8, float32) {
+	v = normalize(v)
+	row := make([]int8, len(v))
+	var mx float32
+	for _, f := range v {
+		mx = max(mx, f, -f)
+	}
+	if mx == 0 {
+		return row, 0
+	}
+	scale := mx / 127
+	for dim, f := range v {
+		row[dim] = int8(math.Round(float64(f / scale)))
+	}
+	return row, scale
+}
+
+func TestQuantiseVecMatchesNormalize(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	vecs := [][]float32{{}, {0, 0, 0}, {1}, {-3, 4}, {1e-30, -1e-30, 0}, {math.MaxFloat32 / 4, 1}}
+	for range 200 {
+		v := make([]float32, 1+r.IntN(600))
+		for i := range v {
+			if r.IntN(4) > 0 {
+				v[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-4)))
+			}
+		}
+		vecs = append(vecs, v)
+	}
+	for i, v := range vecs {
+		row, scale := quantiseVec(slices.Clone(v))
+		wantRow, wantScale := plainQuantise(slices.Clone(v))
+		if !slices.Equal(row, wantRow) || math.Float32bits(scale) != math.Float32bits(wantScale) {
+			t.Fatalf("vector %d: quantiseVec = %v, %v; through normalize %v, %v", i, row, scale, wantRow, wantScale)
+		}
+	}
+}
+
+// plainKey is keyOf written to the hash piece by piece.
+func plainKey(t *tools.Tool) toolKey {
+	h := sha256.New()
+	put := func(s string) {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(s))))
+		h.Write([]byte(s))
+	}
+	putAll := func(ss []string) {
+		put(fmt.Sprint(len(ss)))
+		for _, s := range ss {
+			put(s)
+		}
+	}
+	c := &t.Card
+	put(t.ID)
+	put(t.Description)
+	put(string(t.InputSchema))
+	put(c.Name)
+	put(c.Summary)
+	put(c.NotFor)
+	put(c.Group)
+	putAll(c.Aliases)
+	putAll(c.Tags)
+	putAll(c.Examples)
+	var k toolKey
+	h.Sum(k[:0])
+	return k
+}
+
+func TestToolKeysMatchPlainHash(t *testing.T) {
+	ts := realTools(t)
+	extra := &tools.Tool{ID: "ns/x", Card: tools.Card{Name: "x", Aliases: []string{"a", ""}, Tags: []string{"t"}, Examples: []string{"e"}, NotFor: "n", Group: "g"}}
+	snap := tools.NewRegistry()
+	all := []tools.Tool{*extra}
+	for _, t := range ts {
+		all = append(all, *t)
+	}
+	if err := snap.Add(all...); err != nil {
+		t.Fatal(err)
+	}
+	s := snap.Snapshot()
+	keys := toolKeys(s)
+	for i, tool := range s.Tools() {
+		if want := plainKey(tool); keys[i] != want || keyOf(tool) != want {
+			t.Fatalf("key of %s = %x (keyOf %x), want %x", tool.ID, keys[i], keyOf(tool), want)
+		}
+	}
+}
