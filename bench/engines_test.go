@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -72,24 +74,43 @@ func TestEnginesEmptyQuery(t *testing.T) {
 	}
 }
 
-// TestScore checks recall and MRR on a hand-computed case.
+// TestScore checks recall and MRR on a hand-computed case, for two
+// engines scored interleaved (each query to each engine in turn, and in
+// blocks), each on its own answers.
 func TestScore(t *testing.T) {
 	qs := []discovery.Query{
 		{Query: "a", Relevant: []string{"s/x"}},
 		{Query: "b", Relevant: []string{"y"}},
+		{Query: "c", Relevant: []string{"s/z"}},
 	}
-	fn := func(q string) ([]string, error) {
-		if q == "a" {
-			return []string{"s/x", "s/y"}, nil
-		}
-		return []string{"s/x", "s/y"}, nil
-	}
-	r, err := score(qs, fn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.r1 != 0.5 || r.r5 != 1 || r.mrr != 0.75 {
-		t.Errorf("score = R@1 %v R@5 %v MRR %v, want 0.5 1 0.75", r.r1, r.r5, r.mrr)
+	for _, block := range []int{1, 2, 64} {
+		t.Run(fmt.Sprint("block=", block), func(t *testing.T) {
+			first := func(q string) ([]string, error) { return []string{"s/x", "s/y"}, nil }
+			var seen []string
+			second := func(q string) ([]string, error) {
+				seen = append(seen, q)
+				return []string{"s/y", "s/z"}, nil
+			}
+			rs, err := score(qs, []opened{{"first", first, nil}, {"second", second, nil}}, block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+			if r := rs[0]; !near(r.r1, 1.0/3) || !near(r.r5, 2.0/3) || !near(r.mrr, 0.5) {
+				t.Errorf("first: R@1 %v R@5 %v MRR %v, want 1/3 2/3 1/2", r.r1, r.r5, r.mrr)
+			}
+			if r := rs[1]; !near(r.r1, 1.0/3) || !near(r.r5, 2.0/3) || !near(r.mrr, 0.5) {
+				t.Errorf("second: R@1 %v R@5 %v MRR %v, want 1/3 2/3 1/2", r.r1, r.r5, r.mrr)
+			}
+			if !slices.Equal(seen, []string{"a", "b", "c"}) {
+				t.Errorf("second engine saw %v, want every query once, in order", seen)
+			}
+			for i, r := range rs {
+				if len(r.cpu) != len(qs) || r.p50 < 0 || r.p99 < r.p50 || r.cpu50 < 0 || r.cpu99 < r.cpu50 {
+					t.Errorf("engine %d: %d CPU times, latencies p50 %v p99 %v CPU %v %v", i, len(r.cpu), r.p50, r.p99, r.cpu50, r.cpu99)
+				}
+			}
+		})
 	}
 }
 

@@ -8,9 +8,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
@@ -124,14 +125,15 @@ func BenchmarkShortlist(b *testing.B) {
 	}
 }
 
-// threadCPU returns the CPU time (user+system) of the calling OS thread.
+// threadCPU returns the CPU time (user+system) of the calling OS thread,
+// to the nanosecond (CLOCK_THREAD_CPUTIME_ID; getrusage's RUSAGE_THREAD
+// counts in scheduler ticks).
 func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	const rusageThread = 1 // RUSAGE_THREAD on Linux
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ts.Nano())
 }
 
 // BenchmarkShortlistRealMCP measures the default Discoverer over the 105

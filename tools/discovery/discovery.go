@@ -271,6 +271,9 @@ type Discoverer struct {
 	firsts       *firstShortlists // nil when Options.MaxSessions is negative
 	model        *modelTier       // nil without Options.Model
 	now          func() time.Time
+	// tokenEmbedder is embedder when it can embed a request's tokens
+	// from the lexical side's analysis (ngram.Embedder can), else nil.
+	tokenEmbedder embedderTokens
 
 	mu    sync.Mutex // serialises index builds
 	idx   *Index
@@ -332,6 +335,7 @@ func New(opts *Options) (*Discoverer, error) {
 	if o.NoDense || o.Method == MethodLexical || o.Method == MethodBM25 {
 		d.embedder = nil
 	}
+	d.tokenEmbedder, _ = d.embedder.(embedderTokens)
 	if d.reformulator == nil {
 		d.reformulator = &LexiconReformulator{analyzer: d.analyzer, lex: d.lex}
 	}

@@ -124,6 +124,11 @@ type Index struct {
 	keys        []toolKey
 	termStrings []string
 	stats       BuildStats
+	// cols are the card vectors again, column by column, for catalogs of
+	// at most colsLimit cards of the default dimension (setCols): column d
+	// is cols[d*colStride:], a value per card. Nil otherwise.
+	cols      []int8
+	colStride int
 
 	// companions knows which tools need a handle (a token, an entity's
 	// id) and which produce it (companions.go); nil when none does.
@@ -474,6 +479,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		if err := x.quantise(prev, from, loadedRows); err != nil {
 			return nil, err
 		}
+		x.setCols()
 	}
 	x.tokens = make([]int32, n)
 	for i, dc := range x.docs {

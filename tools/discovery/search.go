@@ -52,6 +52,7 @@ type queryPlan struct {
 func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, baseline bool) queryPlan {
 	a := d.analyzer
 	var p queryPlan
+	s.embedded = false
 	s.growTerms(len(x.postings))
 	s.terms = s.terms[:0]
 	addID := func(id uint32, w float64) {
@@ -95,10 +96,17 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				})
 			}
 		} else {
-			// One pass detects the language and analyses the words.
+			// One pass detects the language and analyses the words. An
+			// English request embeds what it embeds (text itself) from
+			// the same tokens: whatever languages the embedder's analyzer
+			// detects among, English wins there too.
 			s.words, p.lang = a.TermsDetectFunc(s.words[:0], text, func(toks []string, lang analysis.Lang) {
 				if phraseWeight > 0 {
 					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
+				}
+				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
+					s.nzDim, s.nzVal = d.tokenEmbedder.EmbedTokensNonZero(s.nzDim[:0], s.nzVal[:0], toks, lang)
+					s.embedded = true
 				}
 			})
 		}
@@ -173,6 +181,7 @@ type scratch struct {
 	ident   []bool    // identifier bonus given, per tool
 	touched []uint32  // tools with acc or ident set
 	cand    []scored
+	keys    []lexKey // the touched tools' positive scores, as keys
 	words   []string
 	toks    []string // a request's folded tokens, while looking for phrases
 	phrase  []string // the English words of its phrases
@@ -182,12 +191,15 @@ type scratch struct {
 	qvec    []float32
 	nzDim   []int32   // the query vector's non-zero dimensions
 	nzVal   []float32 // and their values
-	fLex    []float64 // normalised lexical score per tool in the fusion
-	fDense  []float64 // normalised dense score per tool in the fusion
-	fIn     []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
-	fDocs   []uint32  // the tools with fIn set
-	fused   []fusedScore
-	pool    []scored
+	// embedded: plan has set nzDim and nzVal (not yet unit) for the
+	// text it analysed, which is the text to embed.
+	embedded bool
+	fLex     []float64 // normalised lexical score per tool in the fusion
+	fDense   []float64 // normalised dense score per tool in the fusion
+	fIn      []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
+	fDocs    []uint32  // the tools with fIn set
+	fused    []fusedScore
+	pool     []scored
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -266,20 +278,22 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		if d.method == MethodBM25 {
 			lists = x.base
 		}
-		acc := s.acc
+		acc, touched := s.acc, s.touched
+		every := view.Len() == n // no tool to skip: no bit to test
 		for _, qt := range s.terms {
 			w := float32(qt.w)
 			for _, ps := range lists[qt.id] {
-				if allowed(b, ps.doc) {
+				if every || allowed(b, ps.doc) {
 					// No identifier bonus is given yet: a zero score is an
 					// untouched tool.
 					if acc[ps.doc] == 0 {
-						s.touched = append(s.touched, ps.doc)
+						touched = append(touched, ps.doc)
 					}
 					acc[ps.doc] += w * ps.impact
 				}
 			}
 		}
+		s.touched = touched
 		d.identifierBonus(x, b, p.ids, s)
 		if d.method != MethodBM25 {
 			for _, qt := range s.terms {
@@ -290,20 +304,25 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 				}
 			}
 		}
-		s.cand = s.cand[:0]
-		for _, i := range s.touched {
-			if v := acc[i]; v > 0 {
-				s.cand = append(s.cand, scored{i, float64(v)})
-			}
-		}
 		depth := poolSize
 		if d.embedder != nil && d.method == MethodHybrid {
 			depth = max(poolSize, d.rerank)
 		}
 		// Only sets are needed (the best depth tools, the best poolSize and
 		// the best d.rerank of them) and each side's best: selection, not
-		// sorting.
-		sel := s.cand[:selectBest(s.cand, depth)]
+		// sorting. The first, over every tool touched, compares keys.
+		keys := s.keys[:0]
+		for _, i := range s.touched {
+			if v := acc[i]; v > 0 {
+				keys = append(keys, newLexKey(i, v))
+			}
+		}
+		s.keys = keys
+		s.cand = s.cand[:0]
+		for _, key := range keys[:selectKeys(keys, depth)] {
+			s.cand = append(s.cand, key.scored())
+		}
+		sel := s.cand
 		s.pool = append(s.pool[:0], sel[:selectBest(sel, poolSize)]...)
 		lex = s.pool
 		rerank = sel[:selectBest(sel, d.rerank)]
@@ -362,7 +381,10 @@ func (d *Discoverer) embedQuery(ctx context.Context, x *Index, s *scratch, text 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.nzDim, s.nzVal = e.EmbedNonZero(s.nzDim[:0], s.nzVal[:0], text)
+		if !s.embedded { // plan has not embedded text's tokens
+			s.nzDim, s.nzVal = e.EmbedNonZero(s.nzDim[:0], s.nzVal[:0], text)
+		}
+		s.embedded = false
 		if e.Dim() != x.dim {
 			return ErrEmbedder
 		}
@@ -429,6 +451,12 @@ type embedderNonZero interface {
 	EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32)
 }
 
+// embedderTokens is an Embedder that can give EmbedNonZero's result for
+// a text from its folded tokens and language: ngram.Embedder is one.
+type embedderTokens interface {
+	EmbedTokensNonZero(dims []int32, vals []float32, toks []string, lang analysis.Lang) ([]int32, []float32)
+}
+
 // embedderTo is an Embedder that can write one text's vector (the one
 // Embed returns) into a caller's buffer, reused when its capacity is the
 // dimension: ngram.Embedder is one.
@@ -481,6 +509,62 @@ func (d *Discoverer) identifierBonus(x *Index, b []uint64, ids []identifier, s *
 				}
 			}
 		}
+	}
+}
+
+// lexKey is a tool's positive lexical score and number as one integer
+// whose order is better's: the score's float32 bits (which order positive
+// floats as their values) above the number's complement (a lower number
+// is better at an equal score).
+type lexKey uint64
+
+func newLexKey(doc uint32, score float32) lexKey {
+	return lexKey(math.Float32bits(score))<<32 | lexKey(^doc)
+}
+
+func (k lexKey) scored() scored {
+	return scored{doc: ^uint32(k), score: float64(math.Float32frombits(uint32(k >> 32)))}
+}
+
+// selectKeys moves the n largest of keys to its front, in no particular
+// order, and returns min(n, len(keys)): a heap of the n largest seen,
+// whose root (the smallest kept) most keys fail to beat.
+func selectKeys(keys []lexKey, n int) int {
+	if n >= len(keys) {
+		return len(keys)
+	}
+	if n <= 0 {
+		return 0
+	}
+	h := keys[:n]
+	for i := n/2 - 1; i >= 0; i-- {
+		downKeys(h, i)
+	}
+	for _, k := range keys[n:] {
+		if k > h[0] {
+			h[0] = k
+			downKeys(h, 0)
+		}
+	}
+	return n
+}
+
+// downKeys restores the order of the min-heap h below i.
+func downKeys(h []lexKey, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
 }
 
@@ -759,6 +843,11 @@ var (
 // model's 768 or 1,536).
 func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 	vals = vals[:len(dims)]
+	if x.cols != nil && 8*len(c) >= x.colStride {
+		// Scoring every card column by column costs less than these.
+		x.cosinesAll(dims, vals, c)
+		return
+	}
 	j := 0
 	if x.dim == fastDim {
 		j = x.cosinesFast(dims, vals, c)

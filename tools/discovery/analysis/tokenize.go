@@ -98,6 +98,20 @@ func (sc *scratch) tokenize(dst []string, text string, transient bool) ([]string
 		var cl int
 		if r < utf8.RuneSelf {
 			cl = int(asciiClass[r])
+			if cl == clLower && prev == clLower {
+				// The rest of a run of lower-case ASCII letters: each
+				// would only be appended, so append the run at once,
+				// leaving the state its last letter would.
+				j := i + 1
+				for j < len(text) && 'a' <= text[j] && text[j] <= 'z' {
+					j++
+				}
+				buf = append(buf, text[i:j]...)
+				prevStart = len(buf) - 1
+				prev2 = clLower
+				i = j
+				continue
+			}
 		} else {
 			r, size = utf8.DecodeRuneInString(text[i:])
 			cues.see(r)

@@ -327,13 +327,35 @@ func (f Feature) bucket(mask uint64) (uint64, float32) {
 // with reused slices it does not allocate in the steady state.
 func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32) {
 	sc := e.scratchers.Get().(*scratch)
+	dims, vals = e.nonZero(sc, dims, vals, e.distinct(sc, text))
+	e.scratchers.Put(sc)
+	return dims, vals
+}
+
+// EmbedTokensNonZero is EmbedNonZero for a text whose folded tokens (what
+// analysis.Analyzer.Tokens returns for it, stop words included) and
+// language (what the Embedder's Analyzer detects for it) the caller has
+// already: the same dimensions and values, without analysing the text
+// again. toks is only read.
+func (e *Embedder) EmbedTokensNonZero(dims []int32, vals []float32, toks []string, lang analysis.Lang) ([]int32, []float32) {
+	sc := e.scratchers.Get().(*scratch)
+	sc.raw = e.tokensFeatures(sc, sc.raw[:0], toks, lang)
+	sc.merged = sc.table.merge(sc.merged[:0], sc.raw)
+	dims, vals = e.nonZero(sc, dims, vals, sc.merged)
+	e.scratchers.Put(sc)
+	return dims, vals
+}
+
+// nonZero appends the non-zero dimensions of the unit vector of the
+// distinct features fs, ascending, to dims and their values to vals.
+func (e *Embedder) nonZero(sc *scratch, dims []int32, vals []float32, fs []Feature) ([]int32, []float32) {
 	if len(sc.dense) != e.dim {
 		sc.dense = make([]float32, e.dim)
 		sc.used = make([]uint64, (e.dim+63)/64)
 	}
 	dense, used := sc.dense, sc.used
 	mask := uint64(e.dim - 1)
-	for _, f := range e.distinct(sc, text) {
+	for _, f := range fs {
 		b, v := f.bucket(mask)
 		dense[b] += v
 		used[b/64] |= 1 << (b % 64)
@@ -354,7 +376,6 @@ func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]in
 		}
 		used[w] = 0
 	}
-	e.scratchers.Put(sc)
 	if norm > 0 {
 		inv := float32(1 / math.Sqrt(norm))
 		for i := start; i < len(vals); i++ {
@@ -472,29 +493,34 @@ const (
 // The tokens are the analyzer's transient ones: read here, copied only
 // into cache keys, cleared before the analyzer reuses their buffer.
 func (e *Embedder) rawFeatures(sc *scratch, text string) []Feature {
-	raw := sc.raw[:0]
 	e.an.TokensLangFunc(sc.toks[:0], text, func(toks []string, lang analysis.Lang) {
 		sc.toks = toks
-		for _, tok := range toks {
-			// A token without features (digits, a stop word) is cached
-			// too: one look-up decides it.
-			sc.key = tokenKey(sc.key, lang, tok)
-			if f, ok := e.cache.get(sc.key); ok {
-				raw = append(raw, f...)
-				continue
-			}
-			n0 := len(raw)
-			if hasLetter(tok) && !analysis.IsStopWord(lang, tok) && (lang == analysis.English || !analysis.IsStopWord(analysis.English, tok)) {
-				raw = e.tokenFeatures(sc, raw, lang, tok)
-			}
-			e.cache.put(sc.key, raw[n0:])
-		}
-		if e.lex != nil && e.wConcept > 0 {
-			raw = e.phraseFeatures(sc, raw, lang)
-		}
+		sc.raw = e.tokensFeatures(sc, sc.raw[:0], toks, lang)
 		clear(sc.toks)
 	})
-	sc.raw = raw
+	return sc.raw
+}
+
+// tokensFeatures appends to raw the features of a text whose folded
+// tokens are toks, in lang, and returns it; toks is only read.
+func (e *Embedder) tokensFeatures(sc *scratch, raw []Feature, toks []string, lang analysis.Lang) []Feature {
+	for _, tok := range toks {
+		// A token without features (digits, a stop word) is cached
+		// too: one look-up decides it.
+		sc.key = tokenKey(sc.key, lang, tok)
+		if f, ok := e.cache.get(sc.key); ok {
+			raw = append(raw, f...)
+			continue
+		}
+		n0 := len(raw)
+		if hasLetter(tok) && !analysis.IsStopWord(lang, tok) && (lang == analysis.English || !analysis.IsStopWord(analysis.English, tok)) {
+			raw = e.tokenFeatures(sc, raw, lang, tok)
+		}
+		e.cache.put(sc.key, raw[n0:])
+	}
+	if e.lex != nil && e.wConcept > 0 {
+		raw = e.phraseFeatures(sc, raw, toks)
+	}
 	return raw
 }
 
@@ -539,8 +565,7 @@ func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang,
 // phraseFeatures appends the concepts of the two- and three-word phrases
 // the lexicon knows ("pull request", "turn off", "base de datos"), matched
 // on the tokens before stop-word removal.
-func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, lang analysis.Lang) []Feature {
-	toks := sc.toks
+func (e *Embedder) phraseFeatures(sc *scratch, raw []Feature, toks []string) []Feature {
 	for i := 0; i+1 < len(toks); i++ {
 		// Most windows start no phrase the lexicon knows: deciding that
 		// costs less than a cache look-up, and they stay out of the cache.
