@@ -50,17 +50,21 @@ func TestRankDump(t *testing.T) {
 	}
 	ctx := context.Background()
 	lines := 0
+	//testlint:rows a writer of one file, not a table of cases: every row goes to the dump in order
 	for _, ds := range sets {
 		p := tools.Principal{ID: "b", Tenant: "b"}
 		if ds.name == syn.name {
 			p.Scopes = []string{"scope0", "scope1", "scope2", "scope3"}
 		}
 		view := ds.snap.Authorize(p)
+		//testlint:rows the dump's configurations, written in order
 		for _, c := range configs {
 			o := c.opts
 			d := newDiscoverer(t, &o)
 			var sl discovery.Shortlist
+			//testlint:rows the dump's queries, written in order
 			for i, q := range ds.queries {
+				//testlint:rows with and without context, written in order
 				for _, withContext := range []bool{false, true} {
 					req := discovery.Request{Query: q.Query, K: 10}
 					if withContext {

@@ -456,6 +456,7 @@ func TestEmbedTokensNonZero(t *testing.T) {
 					e.EmbedNonZero(nil, nil, text)
 				}
 			}
+			//testlint:rows each text is compared in turn against one warm or cold embedder
 			for i, text := range texts {
 				toks, lang := an.TokensLang(nil, text)
 				gotD, gotV := e.EmbedTokensNonZero(nil, nil, toks, lang)
