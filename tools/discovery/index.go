@@ -501,7 +501,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		}
 		x.stats.Postings += len(p)
 	}
-	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + 4*len(x.scales) + len(x.terms)*48
+	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
 	for _, dc := range x.docs {
 		x.stats.Bytes += dc.bytes + int(unsafe.Sizeof(*dc))
 	}
