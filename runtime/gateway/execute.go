@@ -172,6 +172,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			if err != nil {
 				return nil, g.internal(ctx, f, "claim", err)
 			}
+			if cl.Status == ClaimAcquired {
+				// From here the call is this gateway's until drive
+				// returns: a re-send meets it in the holder whatever the
+				// store's lease says.
+				g.held.begin(slot(), f.valid.key)
+				running = true
+			}
 			if cl.Status == ClaimAcquired && cl.Previous != "" {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: re-running a call with an uncertain outcome under the same key",
 					slog.String("tool", t.ID), slog.String("key", f.valid.key), slog.String("previous", string(cl.Previous)),
@@ -203,8 +210,6 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			g.unclaim(ctx, rctx, f, slot())
 			f.unclaimed = true
 		case actRun:
-			g.held.begin(slot(), f.valid.key)
-			running = true
 			hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(rctx, f.valid.key), timeout)
 			value, err, panicked := g.callHandler(hctx, f)
 			cancel()

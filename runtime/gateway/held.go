@@ -29,8 +29,8 @@ import (
 // refused before it runs, with a retryable error, and no held outcome is
 // ever dropped.
 //
-// Until its outcome is recorded or held, an execution is also known to the
-// holder as running (begin, end): a re-send of the call to this gateway
+// From its claim until its outcome is recorded or held, an execution is
+// also known to the holder as running (begin, end): a re-send of the call to this gateway
 // gets IN_PROGRESS even after the claim's lease has expired in the store
 // (a process starved past the lease, a store that took longer than the
 // lease to fail or come back), so that one gateway never runs a call it is
@@ -128,8 +128,9 @@ type holder struct {
 
 	mu     sync.Mutex
 	bySlot map[Slot]*heldOutcome
-	// running maps the slots whose handler runs, or whose outcome is
-	// being recorded, to the call's key (begin, end).
+	// running maps the slots this gateway has claimed and not yet
+	// finished (handler running, outcome being recorded) to the call's
+	// key (begin, end).
 	running map[Slot]string
 	wg      sync.WaitGroup
 	// stop ends the background recording (Close, once its ctx is done).
