@@ -116,13 +116,12 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		}
 		return f.valid.key
 	}
-	running := false
 	defer func() {
 		// A place reserved and not taken by a held outcome is given back.
 		if f.room != nil && *f.room && !f.held {
 			g.held.unreserve()
 		}
-		if running {
+		if f.claim != nil && f.claim.Status == ClaimAcquired { // begun at actClaim
 			g.held.end(slot())
 		}
 	}()
@@ -177,7 +176,6 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 				// returns: a re-send meets it in the holder whatever the
 				// store's lease says.
 				g.held.begin(slot(), f.valid.key)
-				running = true
 			}
 			if cl.Status == ClaimAcquired && cl.Previous != "" {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: re-running a call with an uncertain outcome under the same key",

@@ -128,11 +128,15 @@ type holder struct {
 
 	mu     sync.Mutex
 	bySlot map[Slot]*heldOutcome
+	wg     sync.WaitGroup
+
+	// runMu guards running, apart from mu: every claimed call takes it
+	// twice (begin, end), while mu is for the rare held outcomes.
+	runMu sync.Mutex
 	// running maps the slots this gateway has claimed and not yet
 	// finished (handler running, outcome being recorded) to the call's
 	// key (begin, end).
 	running map[Slot]string
-	wg      sync.WaitGroup
 	// stop ends the background recording (Close, once its ctx is done).
 	stop    context.Context
 	stopNow context.CancelFunc
@@ -162,35 +166,49 @@ func (h *holder) unreserve() { h.reserved.Add(-1) }
 
 // begin marks slot as running the call whose key is key, until end.
 func (h *holder) begin(slot Slot, key string) {
-	h.mu.Lock()
+	h.runMu.Lock()
 	h.running[slot] = key
 	h.nrunning.Add(1)
-	h.mu.Unlock()
+	h.runMu.Unlock()
 }
 
 // end marks slot as no longer running: its outcome is recorded, held, or
 // given up as fenced.
 func (h *holder) end(slot Slot) {
-	h.mu.Lock()
+	h.runMu.Lock()
 	delete(h.running, slot)
 	h.nrunning.Add(-1)
-	h.mu.Unlock()
+	h.runMu.Unlock()
 }
 
 // lookup returns what the gateway holds for slot, or that it is running
-// it (&nothingHeld when neither).
+// it (&nothingHeld when neither). A held outcome is looked for first: an
+// execution holds its outcome before it ends running, so a call that is
+// in neither place has been recorded in the store.
 func (h *holder) lookup(slot Slot) *heldLookup {
-	if h.count.Load() == 0 && h.nrunning.Load() == 0 {
-		return &nothingHeld
+	if h.count.Load() != 0 {
+		if l := h.lookupHeld(slot); l != nil {
+			return l
+		}
 	}
+	if h.nrunning.Load() != 0 {
+		h.runMu.Lock()
+		key, ok := h.running[slot]
+		h.runMu.Unlock()
+		if ok {
+			return &heldLookup{found: true, running: true, key: key}
+		}
+	}
+	return &nothingHeld
+}
+
+// lookupHeld returns the outcome held for slot, or nil.
+func (h *holder) lookupHeld(slot Slot) *heldLookup {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.bySlot[slot]
 	if e == nil {
-		if key, ok := h.running[slot]; ok {
-			return &heldLookup{found: true, running: true, key: key}
-		}
-		return &nothingHeld
+		return nil
 	}
 	l := &heldLookup{found: true, key: e.key, kind: e.kind, attempts: e.attempts}
 	if e.op == opComplete {
