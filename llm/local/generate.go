@@ -24,8 +24,9 @@ type runner interface {
 	// logits of the last one.
 	eval(tokens []int32) error
 	// logits returns the logits after the last eval, one per token of the
-	// vocabulary; valid until the next eval.
-	logits() []float32
+	// vocabulary; valid until the next eval. An error says why there are
+	// none.
+	logits() ([]float32, error)
 }
 
 // kvState is a runner with the tokens its cache holds, for the reuse of
@@ -55,7 +56,7 @@ func reusable(cached, prompt []int32) int {
 // reused.
 func (k *kvState) prefill(ctx context.Context, prompt []int32) (int, error) {
 	if len(prompt) == 0 {
-		return 0, errors.New("local: the prompt has no tokens")
+		return 0, errors.New("the prompt has no tokens")
 	}
 	keep := reusable(k.cached, prompt)
 	if !k.r.truncate(keep) {
@@ -93,6 +94,9 @@ type sampling struct {
 	rng         *rand.Rand
 	maxTokens   int
 	onDelta     func(string)
+	// ids and weights are sample's scratch at temperature > 0.
+	ids     []int32
+	weights []float64
 }
 
 // generation is what a generation produced.
@@ -104,7 +108,7 @@ type generation struct {
 
 // errDeadEnd: the grammar allows no token at all, which a well-formed
 // grammar never does mid-sentence.
-var errDeadEnd = errors.New("local: the grammar allows no token here")
+var errDeadEnd = errors.New("the grammar allows no token here")
 
 // generate samples after the prompt the cache holds, each token masked by
 // s's grammar, until the grammar is complete and allows nothing more (the
@@ -138,13 +142,17 @@ func (k *kvState) generate(ctx context.Context, s *mask.Session, vocab *mask.Voc
 				return g, err
 			}
 		}
-		id, ok := sample(k.r.logits(), allowed, sp.temperature, sp.rng)
+		logits, err := k.r.logits()
+		if err != nil {
+			return g, err
+		}
+		id, ok := sample(logits, allowed, &sp)
 		if !ok {
 			return g, fmt.Errorf("%w after %q", errDeadEnd, s.Output())
 		}
 		g.tokens++
 		if err := s.Accept(id); err != nil {
-			return g, fmt.Errorf("local: the sampled token was refused: %w", err)
+			return g, fmt.Errorf("the sampled token was refused: %w", err)
 		}
 		if s.Ended() {
 			g.finish = llm.FinishStop
@@ -208,28 +216,31 @@ func splitUTF8(b []byte) (done, rest []byte) {
 }
 
 // sample picks a token of allowed from logits: the most likely at
-// temperature 0 (the lowest id among equals), else one drawn with
-// probability softmax(logit/temperature) over allowed. false when allowed
-// is empty.
-func sample(logits []float32, allowed mask.Bitset, temperature float64, rng *rand.Rand) (int, bool) {
+// sp.temperature 0 (the lowest id among equals), else one drawn with sp.rng
+// with probability softmax(logit/temperature) over allowed, each weight
+// computed once (into sp.weights, reused). false when allowed is empty.
+func sample(logits []float32, allowed mask.Bitset, sp *sampling) (int, bool) {
 	best, bestLogit := -1, float32(math.Inf(-1))
 	for i := range members(allowed, len(logits)) {
 		if best < 0 || logits[i] > bestLogit {
 			best, bestLogit = i, logits[i]
 		}
 	}
-	if best < 0 || temperature <= 0 || math.IsInf(float64(bestLogit), 0) {
+	if best < 0 || sp.temperature <= 0 || math.IsInf(float64(bestLogit), 0) {
 		return best, best >= 0
 	}
-	weight := func(i int) float64 { return math.Exp(float64(logits[i]-bestLogit) / temperature) }
+	ids, weights := sp.ids[:0], sp.weights[:0]
 	total := 0.0
 	for i := range members(allowed, len(logits)) {
-		total += weight(i)
+		w := math.Exp(float64(logits[i]-bestLogit) / sp.temperature)
+		ids, weights = append(ids, int32(i)), append(weights, w)
+		total += w
 	}
-	r := rng.Float64() * total
-	for i := range members(allowed, len(logits)) {
-		if r -= weight(i); r < 0 {
-			return i, true
+	sp.ids, sp.weights = ids, weights
+	r := sp.rng.Float64() * total
+	for j, w := range weights {
+		if r -= w; r < 0 {
+			return int(ids[j]), true
 		}
 	}
 	return best, true // rounding left r at or just above 0

@@ -88,13 +88,13 @@ func (f *fakeRunner) eval(toks []int32) error {
 	return nil
 }
 
-func (f *fakeRunner) logits() []float32 {
+func (f *fakeRunner) logits() ([]float32, error) {
 	l := make([]float32, f.vocabSize)
 	l[tEnd] = 10 // the most likely, and refused until the grammar ends
 	if i := f.n - f.prompt; i >= 0 && i < len(f.script) {
 		l[f.script[i]] = 5
 	}
-	return l
+	return l, nil
 }
 
 func TestGenerate(t *testing.T) {
@@ -240,18 +240,18 @@ func TestSample(t *testing.T) {
 	logits[3], logits[70], logits[129] = 2, 9, 2
 	rng := rand.New(rand.NewPCG(1, 2))
 	t.Run("greedy takes the best allowed", func(t *testing.T) {
-		if id, ok := sample(logits, allow(3, 129, 5), 0, rng); !ok || id != 3 {
+		if id, ok := sample(logits, allow(3, 129, 5), &sampling{temperature: 0, rng: rng}); !ok || id != 3 {
 			t.Errorf("sample = %d, %v; want 3 (70 is better but masked; 129 ties and comes later)", id, ok)
 		}
 	})
 	t.Run("nothing allowed", func(t *testing.T) {
-		if id, ok := sample(logits, allow(), 0.7, rng); ok {
+		if id, ok := sample(logits, allow(), &sampling{temperature: 0.7, rng: rng}); ok {
 			t.Errorf("sample = %d, want none", id)
 		}
 	})
 	t.Run("never a masked token", func(t *testing.T) {
 		for range 500 {
-			if id, _ := sample(logits, allow(3, 129, 5), 5, rng); id == 70 || (id != 3 && id != 129 && id != 5) {
+			if id, _ := sample(logits, allow(3, 129, 5), &sampling{temperature: 5, rng: rng}); id == 70 || (id != 3 && id != 129 && id != 5) {
 				t.Fatalf("sample = %d outside the mask", id)
 			}
 		}
@@ -267,7 +267,7 @@ func TestSample(t *testing.T) {
 				n := 0
 				const draws = 20000
 				for range draws {
-					if id, _ := sample(l, allow(10, 20), row.temp, rng); id == 10 {
+					if id, _ := sample(l, allow(10, 20), &sampling{temperature: row.temp, rng: rng}); id == 10 {
 						n++
 					}
 				}
@@ -282,7 +282,7 @@ func TestSample(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, seed))
 			var out []int
 			for range 50 {
-				id, _ := sample(logits, allow(3, 5, 129), 3, rng)
+				id, _ := sample(logits, allow(3, 5, 129), &sampling{temperature: 3, rng: rng})
 				out = append(out, id)
 			}
 			return out

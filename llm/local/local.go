@@ -80,6 +80,12 @@ type Backend struct {
 	batch   llamacpp.Batch
 	kv      kvState
 	engines map[string]*mask.Engine
+	// schemas holds the envelope schemas' grammars, compiled once each.
+	schemas *grammar.Cache
+	// sess is the last generation's session, reused (Reset keeps its
+	// masks) while the next one is of the same engine.
+	sess    *mask.Session
+	sessEng *mask.Engine
 }
 
 var _ llm.Backend = (*Backend)(nil)
@@ -112,7 +118,8 @@ func New(modelPath string, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLibrary, err)
 	}
-	b := &Backend{opts: o, lib: lib, vocab: vocab, path: modelPath, engines: map[string]*mask.Engine{}}
+	b := &Backend{opts: o, lib: lib, vocab: vocab, path: modelPath, engines: map[string]*mask.Engine{},
+		schemas: grammar.NewCache(maxEngines)}
 	if err := b.load(); err != nil {
 		b.Close()
 		return nil, err
@@ -229,7 +236,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	src, defTokens, err := constraintGBNF(req)
+	src, defTokens, err := constraintGBNF(req, b.schemas)
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +246,8 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if t := cmp.Or(req.Temperature, b.opts.Temperature); t != nil {
 		temp = *t
 	}
-	if temp < 0 {
-		return nil, fmt.Errorf("%w: Temperature %v is negative", llm.ErrInvalidRequest, temp)
+	if !(temp >= 0) { // NaN too
+		return nil, fmt.Errorf("%w: Temperature %v is negative or not a number", llm.ErrInvalidRequest, temp)
 	}
 	seed := rand.Uint64()
 	if s := cmp.Or(req.Seed, b.opts.Seed); s != nil {
@@ -272,7 +279,12 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if err != nil {
 		return nil, b.decodeError(ctx, err)
 	}
-	g, err := b.kv.generate(ctx, eng.NewSession(), b.vocab, sampling{
+	if b.sessEng != eng {
+		b.sess, b.sessEng = eng.NewSession(), eng
+	} else {
+		b.sess.Reset()
+	}
+	g, err := b.kv.generate(ctx, b.sess, b.vocab, sampling{
 		temperature: temp, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), maxTokens: maxTokens, onDelta: req.OnDelta,
 	})
 	if err != nil {
@@ -304,7 +316,7 @@ func (b *Backend) decodeError(ctx context.Context, err error) error {
 
 // constraintGBNF returns the grammar that masks a reply to req and the
 // tokens of the tool definitions it carries.
-func constraintGBNF(req *llm.Request) (string, int, error) {
+func constraintGBNF(req *llm.Request, cache *grammar.Cache) (string, int, error) {
 	switch req.Constraint.Mode {
 	case llm.ModeGrammar:
 		return req.Constraint.GBNF, tokens.Estimate(req.Constraint.GBNF) + llm.ToolPromptTokens(req.Tools), nil
@@ -313,7 +325,7 @@ func constraintGBNF(req *llm.Request) (string, int, error) {
 		if err := json.Compact(&buf, req.Constraint.EnvelopeSchema); err != nil {
 			return "", 0, fmt.Errorf("%w: Constraint.EnvelopeSchema: %v", llm.ErrInvalidRequest, err)
 		}
-		res, err := grammar.FromSchema(buf.Bytes(), nil)
+		res, err := grammar.FromSchema(buf.Bytes(), &grammar.Options{Cache: cache})
 		if err != nil {
 			return "", 0, &llm.ConstraintError{Backend: "local", Mode: llm.ModeEnvelope,
 				Message: "the envelope schema does not compile to a grammar: " + err.Error()}
@@ -439,10 +451,10 @@ func (r *llamaRunner) eval(toks []int32) error {
 	return nil
 }
 
-func (r *llamaRunner) logits() []float32 {
+func (r *llamaRunner) logits() ([]float32, error) {
 	p := r.b.lib.GetLogitsIth(r.b.lctx, -1)
 	if p == nil {
-		return nil
+		return nil, fmt.Errorf("llama_get_logits_ith gave no logits: %s", orUnknown(r.b.lib.LastLog()))
 	}
-	return unsafe.Slice(p, r.b.vocab.Len())
+	return unsafe.Slice(p, r.b.vocab.Len()), nil
 }

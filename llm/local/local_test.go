@@ -88,13 +88,13 @@ func TestNewErrors(t *testing.T) {
 func TestConstraintGBNF(t *testing.T) {
 	t.Run("grammar", func(t *testing.T) {
 		req := backendtest.Request(llm.ModeGrammar)
-		src, n, err := constraintGBNF(req)
+		src, n, err := constraintGBNF(req, nil)
 		if err != nil || src != backendtest.GBNF || n == 0 {
 			t.Errorf("constraintGBNF = %q, %d, %v; want the request's GBNF and its tokens", src, n, err)
 		}
 	})
 	t.Run("envelope", func(t *testing.T) {
-		src, _, err := constraintGBNF(backendtest.Request(llm.ModeEnvelope))
+		src, _, err := constraintGBNF(backendtest.Request(llm.ModeEnvelope), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestConstraintGBNF(t *testing.T) {
 		}
 	})
 	t.Run("native refused", func(t *testing.T) {
-		_, _, err := constraintGBNF(backendtest.Request(llm.ModeNative))
+		_, _, err := constraintGBNF(backendtest.Request(llm.ModeNative), nil)
 		var ce *llm.ConstraintError
 		if !errors.As(err, &ce) || ce.Mode != llm.ModeNative {
 			t.Errorf("constraintGBNF = %v, want a ConstraintError for native mode", err)
@@ -118,7 +118,7 @@ func TestConstraintGBNF(t *testing.T) {
 		req := backendtest.Request(llm.ModeEnvelope)
 		req.Constraint.EnvelopeSchema = json.RawMessage(`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`)
 		var ce *llm.ConstraintError
-		if _, _, err := constraintGBNF(req); !errors.As(err, &ce) {
+		if _, _, err := constraintGBNF(req, nil); !errors.As(err, &ce) {
 			t.Errorf("constraintGBNF = %v, want a ConstraintError", err)
 		}
 	})
