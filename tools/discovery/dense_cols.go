@@ -60,7 +60,7 @@ func colDotsGo(acc []float32, cols []int8, stride int, dims []int32, vals []floa
 		v := vals[k]
 		col := cols[int(d)*stride:][:len(acc)]
 		for i, q := range col {
-			acc[i] += v * float32(q)
+			acc[i] += float32(v * float32(q))
 		}
 	}
 }

@@ -841,6 +841,11 @@ var (
 // dimension go through cosinesFast, the same loop without bounds checks;
 // this one serves any other dimension (an Embedder of the caller's, a
 // model's 768 or 1,536).
+//
+// Each product is converted to float32 before it is added: the explicit
+// conversion rounds it, so no compiler fuses the multiply and the add
+// (GOAMD64=v3 does, into VFMADD), and the rows, the columns and the AVX2
+// loop (dense_cols.go) add the same rounded products: the same bits.
 func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 	vals = vals[:len(dims)]
 	if x.cols != nil && 8*len(c) >= x.colStride {
@@ -857,10 +862,10 @@ func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 		var s0, s1, s2, s3 float32
 		for k, d := range dims {
 			v := vals[k]
-			s0 += v * float32(r0[d])
-			s1 += v * float32(r1[d])
-			s2 += v * float32(r2[d])
-			s3 += v * float32(r3[d])
+			s0 += float32(v * float32(r0[d]))
+			s1 += float32(v * float32(r1[d]))
+			s2 += float32(v * float32(r2[d]))
+			s3 += float32(v * float32(r3[d]))
 		}
 		c[j].score = float64(s0 * x.scales[c[j].doc])
 		c[j+1].score = float64(s1 * x.scales[c[j+1].doc])
@@ -871,7 +876,7 @@ func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 		r := x.row(c[j].doc)
 		var sum float32
 		for k, d := range dims {
-			sum += vals[k] * float32(r[d])
+			sum += float32(vals[k] * float32(r[d]))
 		}
 		c[j].score = float64(sum * x.scales[c[j].doc])
 	}
@@ -896,10 +901,10 @@ func (x *Index) cosinesFast(dims []int32, vals []float32, c []scored) int {
 		for k, d := range dims {
 			v := vals[k]
 			d &= fastDim - 1
-			s0 += v * float32(r0[d])
-			s1 += v * float32(r1[d])
-			s2 += v * float32(r2[d])
-			s3 += v * float32(r3[d])
+			s0 += float32(v * float32(r0[d]))
+			s1 += float32(v * float32(r1[d]))
+			s2 += float32(v * float32(r2[d]))
+			s3 += float32(v * float32(r3[d]))
 		}
 		c[j].score = float64(s0 * x.scales[c[j].doc])
 		c[j+1].score = float64(s1 * x.scales[c[j+1].doc])
