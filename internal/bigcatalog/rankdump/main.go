@@ -100,8 +100,11 @@ func dump(w *bufio.Writer, s set, index string) error {
 		if err != nil {
 			return err
 		}
-		x, err := d.Index(ctx, snap)
-		if index != "" {
+		var x *discovery.Index
+		if index == "" {
+			x, err = d.Index(ctx, snap)
+		} else {
+			// Built and written by one Discoverer, read back by a new one.
 			path := filepath.Join(index, fmt.Sprintf("%s-%d.idx", s.name, m))
 			if _, _, err := d.IndexFile(ctx, snap, path, nil); err != nil {
 				return err
