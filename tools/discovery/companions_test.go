@@ -106,11 +106,14 @@ func TestCompanions(t *testing.T) {
 
 // TestCompanionsNeverDisplaceClearMatches checks the ranking's clear
 // matches against the same shortlist without companions: every tool the
-// request ranked at or above 0.8 of the best score stays, in its place.
+// request ranked at or above the clear-match share of the best score
+// (discovery.CompanionClearRatio) stays, in its place. Some shortlist
+// must carry a companion, or the comparison would prove nothing.
 func TestCompanionsNeverDisplaceClearMatches(t *testing.T) {
 	snap := companionCatalog(t)
 	view := snap.Authorize(tools.Principal{ID: "u1", Tenant: "t1", Scopes: []string{"auth"}})
 	on, off := newDiscoverer(t, nil), newDiscoverer(t, &discovery.Options{NoCompanions: true})
+	companions := 0
 	for _, q := range []string{
 		"add an event to my calendar called standup at 9",
 		"set a reminder for the calendar event",
@@ -127,8 +130,13 @@ func TestCompanionsNeverDisplaceClearMatches(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				for _, c := range a.Candidates {
+					if c.CompanionOf != "" {
+						companions++
+					}
+				}
 				for i, c := range b.Candidates {
-					if c.Score < 0.8*b.Candidates[0].Score {
+					if c.Score < discovery.CompanionClearRatio*b.Candidates[0].Score {
 						break
 					}
 					if i >= len(a.Candidates) || a.Candidates[i].Tool.ID != c.Tool.ID {
@@ -137,5 +145,8 @@ func TestCompanionsNeverDisplaceClearMatches(t *testing.T) {
 				}
 			}
 		})
+	}
+	if companions == 0 {
+		t.Error("no shortlist carried a companion: the check compared two identical rankings")
 	}
 }

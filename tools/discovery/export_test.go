@@ -80,3 +80,6 @@ func BackgroundTSV(x *Index, head string, min int) string {
 	sb.WriteString(strings.Join(lines, ""))
 	return sb.String()
 }
+
+// CompanionClearRatio is companionClearRatio, for the companion tests.
+var CompanionClearRatio = companionClearRatio
