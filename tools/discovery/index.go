@@ -713,9 +713,7 @@ func (x *Index) sparsePostings(nt int, local []uint32, df []int32, terms func(in
 	return lists
 }
 
-func idf(n, df int) float64 {
-	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
-}
+func idf(n, df int) float64 { return bm25IDF(float64(n), float64(df)) }
 
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
 // counter and the schema walk are safe for concurrent use) and stores each
