@@ -58,16 +58,8 @@ func (p *serveProcess) stop(t *testing.T) int {
 
 func (p *serveProcess) post(t *testing.T, token, path, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, p.url+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, data := testenv.Post(t, t.Context(), p.url+path, token, body, "Content-Type", "application/json")
 	var out map[string]any
-	data, _ := io.ReadAll(resp.Body)
 	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatalf("POST %s: %d %s: not JSON", path, resp.StatusCode, data)
 	}

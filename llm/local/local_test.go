@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/gguf"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
 )
@@ -33,20 +34,11 @@ func vocabOnlyGGUF(t *testing.T) string {
 	return p
 }
 
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestNewErrors runs without llama.cpp: every way New can be pointed at
 // something missing or wrong fails with an error that says which.
 func TestNewErrors(t *testing.T) {
 	model := vocabOnlyGGUF(t)
-	notLib := writeFile(t, "libllama.so", "not an ELF file")
+	notLib := testenv.WriteFile(t, t.TempDir(), "libllama.so", "not an ELF file")
 	for _, row := range []struct {
 		name, model, library, env string
 		want                      error
@@ -54,8 +46,8 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"no model", "", "/x/libllama.so", "", ErrModel, "no model file"},
 		{"missing model", filepath.Join(t.TempDir(), "absent.gguf"), "/x/libllama.so", "", ErrModel, "absent.gguf"},
-		{"not a GGUF file", writeFile(t, "m.gguf", "GGML and more bytes"), "/x/libllama.so", "", ErrModel, "not a GGUF file"},
-		{"truncated GGUF", writeFile(t, "cut.gguf", "GGUF\x03\x00"), "/x/libllama.so", "", ErrModel, "vocabulary"},
+		{"not a GGUF file", testenv.WriteFile(t, t.TempDir(), "m.gguf", "GGML and more bytes"), "/x/libllama.so", "", ErrModel, "not a GGUF file"},
+		{"truncated GGUF", testenv.WriteFile(t, t.TempDir(), "cut.gguf", "GGUF\x03\x00"), "/x/libllama.so", "", ErrModel, "vocabulary"},
 		{"no library named", model, "", "", ErrLibrary, LibraryEnv},
 		{"missing library", model, filepath.Join(t.TempDir(), "libllama.so"), "", ErrLibrary, "no such file"},
 		{"missing library from the environment", model, "", filepath.Join(t.TempDir(), "libllama.so"), ErrLibrary, "no such file"},
