@@ -52,7 +52,7 @@ type queryPlan struct {
 func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, baseline bool) queryPlan {
 	a := d.analyzer
 	var p queryPlan
-	s.embedded = false
+	s.embeddedFor = ""
 	s.growTerms(len(x.postings))
 	s.terms = s.terms[:0]
 	addID := func(id uint32, w float64) {
@@ -106,7 +106,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				}
 				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
 					s.nzDim, s.nzVal = d.tokenEmbedder.EmbedTokensNonZero(s.nzDim[:0], s.nzVal[:0], toks, lang)
-					s.embedded = true
+					s.embeddedFor = text
 				}
 			})
 		}
@@ -191,15 +191,16 @@ type scratch struct {
 	qvec    []float32
 	nzDim   []int32   // the query vector's non-zero dimensions
 	nzVal   []float32 // and their values
-	// embedded: plan has set nzDim and nzVal (not yet unit) for the
-	// text it analysed, which is the text to embed.
-	embedded bool
-	fLex     []float64 // normalised lexical score per tool in the fusion
-	fDense   []float64 // normalised dense score per tool in the fusion
-	fIn      []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
-	fDocs    []uint32  // the tools with fIn set
-	fused    []fusedScore
-	pool     []scored
+	// embeddedFor is the text whose vector plan has put in nzDim and
+	// nzVal (not yet unit), from the tokens it analysed; "" when none.
+	// embedQuery uses it only for that very text.
+	embeddedFor string
+	fLex        []float64 // normalised lexical score per tool in the fusion
+	fDense      []float64 // normalised dense score per tool in the fusion
+	fIn         []uint8   // per tool: 1 in the lexical pool, 2 in the dense pool
+	fDocs       []uint32  // the tools with fIn set
+	fused       []fusedScore
+	pool        []scored
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -381,10 +382,10 @@ func (d *Discoverer) embedQuery(ctx context.Context, x *Index, s *scratch, text 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !s.embedded { // plan has not embedded text's tokens
+		if text == "" || s.embeddedFor != text { // plan has not embedded text's tokens
 			s.nzDim, s.nzVal = e.EmbedNonZero(s.nzDim[:0], s.nzVal[:0], text)
 		}
-		s.embedded = false
+		s.embeddedFor = ""
 		if e.Dim() != x.dim {
 			return ErrEmbedder
 		}
