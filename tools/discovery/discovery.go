@@ -159,7 +159,8 @@ type Options struct {
 	// get-token tool, an entity's id from the tool that lists or finds
 	// it), that producer is added to the shortlist, after every tool the
 	// request ranked and in place of one that did not clearly match
-	// ([Candidate.CompanionOf]).
+	// ([Candidate.CompanionOf]). [MethodBM25], the plain baseline, never
+	// adds companions.
 	NoCompanions bool
 	// BackgroundIDF caps each term's IDF with its frequency in a large
 	// catalog of tool descriptions (BFCL's 2,573 functions, embedded), so
@@ -167,7 +168,8 @@ type Options struct {
 	// ("detailed", "information") does not make the one short card that
 	// has it rank first. Off by default: it raised recall@5 on MetaTool
 	// (+0.016) and API-Bank (+0.008) but lost one request of our 160 on
-	// the real MCP catalogs (docs/discovery.md).
+	// the real MCP catalogs (docs/discovery.md). [MethodBM25], the plain
+	// baseline, keeps its plain IDF.
 	BackgroundIDF bool
 	// Model adds a dense ranking by an embedding model the user runs,
 	// fused with the ranking above (see [ModelOptions]). Nil means none,
