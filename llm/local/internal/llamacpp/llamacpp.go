@@ -145,39 +145,37 @@ const (
 type Lib struct {
 	Path string
 
-	backendInit           func()
-	logSet                func(cb, ud uintptr)
-	ModelDefaultParams    func() ModelParams
-	ContextDefaultParams  func() ContextParams
-	ModelLoadFromFile     func(path string, p ModelParams) uintptr
-	ModelFree             func(model uintptr)
-	InitFromModel         func(model uintptr, p ContextParams) uintptr
-	Free                  func(ctx uintptr)
-	ModelGetVocab         func(model uintptr) uintptr
-	ModelChatTemplate     func(model uintptr, name *byte) *byte
-	VocabNTokens          func(vocab uintptr) int32
-	VocabIsEOG            func(vocab uintptr, t Token) bool
-	ChatApplyTemplate     func(tmpl *byte, chat *ChatMessage, n uintptr, addAss bool, buf *byte, length int32) int32
-	Tokenize              func(vocab uintptr, text *byte, textLen int32, tokens *Token, max int32, addSpecial, parseSpecial bool) int32
-	NCtx                  func(ctx uintptr) uint32
-	NBatch                func(ctx uintptr) uint32
-	GetMemory             func(ctx uintptr) uintptr
-	MemorySeqRm           func(mem uintptr, seq int32, p0, p1 int32) bool
-	MemoryClear           func(mem uintptr, data bool)
-	BatchInit             func(n, embd, nSeqMax int32) Batch
-	BatchFree             func(b Batch)
-	Decode                func(ctx uintptr, b Batch) int32
-	GetLogitsIth          func(ctx uintptr, i int32) *float32
-	SetNThreads           func(ctx uintptr, n, nBatch int32)
-	SamplerInitGrammar    func(vocab uintptr, grammar, root string) uintptr
-	SamplerApply          func(s uintptr, cur *TokenDataArray)
-	SamplerAccept         func(s uintptr, t Token)
-	SamplerFree           func(s uintptr)
-	printSystemInfo       func() *byte
-	logMu                 sync.Mutex
-	logTail               []string
-	logCallback           uintptr
-	defaultContextThreads int32
+	backendInit          func()
+	logSet               func(cb, ud uintptr)
+	ModelDefaultParams   func() ModelParams
+	ContextDefaultParams func() ContextParams
+	ModelLoadFromFile    func(path string, p ModelParams) uintptr
+	ModelFree            func(model uintptr)
+	InitFromModel        func(model uintptr, p ContextParams) uintptr
+	Free                 func(ctx uintptr)
+	ModelGetVocab        func(model uintptr) uintptr
+	ModelChatTemplate    func(model uintptr, name *byte) *byte
+	VocabNTokens         func(vocab uintptr) int32
+	ChatApplyTemplate    func(tmpl *byte, chat *ChatMessage, n uintptr, addAss bool, buf *byte, length int32) int32
+	Tokenize             func(vocab uintptr, text *byte, textLen int32, tokens *Token, max int32, addSpecial, parseSpecial bool) int32
+	NCtx                 func(ctx uintptr) uint32
+	GetMemory            func(ctx uintptr) uintptr
+	MemorySeqRm          func(mem uintptr, seq int32, p0, p1 int32) bool
+	MemoryClear          func(mem uintptr, data bool)
+	BatchInit            func(n, embd, nSeqMax int32) Batch
+	BatchFree            func(b Batch)
+	Decode               func(ctx uintptr, b Batch) int32
+	GetLogitsIth         func(ctx uintptr, i int32) *float32
+	// llama.cpp's own grammar sampler: the backend masks with grammar/mask;
+	// these serve the agreement test (TestLiveMaskAgreesWithLlamaSampler).
+	SamplerInitGrammar func(vocab uintptr, grammar, root string) uintptr
+	SamplerApply       func(s uintptr, cur *TokenDataArray)
+	SamplerAccept      func(s uintptr, t Token)
+	SamplerFree        func(s uintptr)
+	printSystemInfo    func() *byte
+	logMu              sync.Mutex
+	logTail            []string
+	logCallback        uintptr
 }
 
 var (
@@ -224,11 +222,9 @@ func Load(path string) (*Lib, error) {
 		{&l.ModelGetVocab, "llama_model_get_vocab"},
 		{&l.ModelChatTemplate, "llama_model_chat_template"},
 		{&l.VocabNTokens, "llama_vocab_n_tokens"},
-		{&l.VocabIsEOG, "llama_vocab_is_eog"},
 		{&l.ChatApplyTemplate, "llama_chat_apply_template"},
 		{&l.Tokenize, "llama_tokenize"},
 		{&l.NCtx, "llama_n_ctx"},
-		{&l.NBatch, "llama_n_batch"},
 		{&l.GetMemory, "llama_get_memory"},
 		{&l.MemorySeqRm, "llama_memory_seq_rm"},
 		{&l.MemoryClear, "llama_memory_clear"},
@@ -236,7 +232,6 @@ func Load(path string) (*Lib, error) {
 		{&l.BatchFree, "llama_batch_free"},
 		{&l.Decode, "llama_decode"},
 		{&l.GetLogitsIth, "llama_get_logits_ith"},
-		{&l.SetNThreads, "llama_set_n_threads"},
 		{&l.SamplerInitGrammar, "llama_sampler_init_grammar"},
 		{&l.SamplerApply, "llama_sampler_apply"},
 		{&l.SamplerAccept, "llama_sampler_accept"},
@@ -280,7 +275,6 @@ func (l *Lib) checkLayout() error {
 		c.Embeddings || !c.OffloadKQV || !c.NoPerf || !c.OpOffload || !c.SwaFull || c.KVUnified || c.Samplers != 0 || c.CtxOther != 0 {
 		return fmt.Errorf("llama_context_default_params reads back as %+v", c)
 	}
-	l.defaultContextThreads = c.NThreads
 	return nil
 }
 
