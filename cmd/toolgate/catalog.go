@@ -87,11 +87,21 @@ func (c *catalogSources) open(ctx context.Context, log *slog.Logger, stderr io.W
 	reg, closeUpstreams, err := c.load(ctx, log)
 	loaded()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+		failLine(stderr, prog, err)
 		return nil, nil, false
 	}
 	c.warnRejected(stderr, prog)
 	return reg, closeUpstreams, true
+}
+
+// openWarned is open with a quiet log, then the cards' warnings: how a
+// one-shot command (not a server) opens its catalog.
+func (c *catalogSources) openWarned(ctx context.Context, stderr io.Writer, prog string) (reg *tools.Registry, closeUpstreams func(), ok bool) {
+	reg, closeUpstreams, ok = c.open(ctx, quietLogger(), stderr, prog)
+	if ok {
+		c.cards.warn(stderr, prog)
+	}
+	return reg, closeUpstreams, ok
 }
 
 // warnRejected prints, one line each prefixed by prog, the catalog files

@@ -84,12 +84,11 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
-	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
+	reg, closeUpstreams, ok := src.openWarned(ctx, stderr, prog)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
 	p := tools.Principal{ID: "cli", Tenant: "cli", Scopes: snap.Scopes()}
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {

@@ -20,11 +20,11 @@ import (
 // serveInProcess runs `toolgate serve args...` in this process on a free
 // port and returns its base URL, a stop function that cancels it and
 // returns its exit code, and what it wrote on stderr so far.
-func serveInProcess(t *testing.T, args ...string) (base string, stop func() int, stderr *lockedBuilder) {
+func serveInProcess(t *testing.T, args ...string) (base string, stop func() int, stderr *testenv.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	stderr = &lockedBuilder{}
+	stderr = &testenv.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), strings.NewReader(""), pw, stderr)
@@ -154,11 +154,6 @@ func TestServeDiscoveryLog(t *testing.T) {
 		rep.Tools[0].Tool != called || rep.Tools[0].Tenant != "acme" || rep.Tools[0].Queries[0].Query != query {
 		t.Errorf("toolgate log misses = %s; want one miss of %s for %q, and s2's call unlinked", out, called, query)
 	}
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.add(string(p))
-	return len(p), nil
 }
 
 // TestMCPServeDiscoveryLog: `toolgate mcp serve --discovery-log` logs an

@@ -141,12 +141,11 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
 		return exitUsage
 	}
-	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, "toolgate eval")
+	reg, closeUpstreams, ok := src.openWarned(ctx, stderr, "toolgate eval")
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, "toolgate eval")
 	snap := reg.Snapshot()
 	f, err := os.Open(*queriesPath)
 	if err != nil {

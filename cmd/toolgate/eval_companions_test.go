@@ -3,7 +3,24 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/toolgate/toolgate/tools/discovery"
 )
+
+// evalReport runs `toolgate eval args... --format json`, fails t unless it
+// exits 0, and returns the report it prints.
+func evalReport(t *testing.T, args ...string) discovery.Report {
+	t.Helper()
+	code, out, errOut := runCmd(append(append([]string{"eval"}, args...), "--format", "json")...)
+	if code != exitOK {
+		t.Fatalf("eval %v: exit %d, stderr %q", args, code, errOut)
+	}
+	var rep discovery.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
 
 // TestEvalCompanionFlags: eval adds the tool producing a token a
 // shortlisted tool needs unless --no-companions, and --background-idf is
@@ -20,17 +37,7 @@ func TestEvalCompanionFlags(t *testing.T) {
 	qs := writeFile(t, "q.jsonl", `{"query":"add an event called standup to my calendar","relevant":["add_event","get_user_token"]}`+"\n")
 	recall := func(t *testing.T, args ...string) float64 {
 		t.Helper()
-		code, out, errOut := runCmd(append([]string{"eval", "--tools", cat, "--queries", qs, "--k", "3", "--format", "json"}, args...)...)
-		if code != exitOK {
-			t.Fatalf("eval %v: exit %d, stderr %q", args, code, errOut)
-		}
-		var rep struct {
-			RecallAt5 float64 `json:"recall_at_5"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep.RecallAt5
+		return evalReport(t, append([]string{"--tools", cat, "--queries", qs, "--k", "3"}, args...)...).RecallAt5
 	}
 	for _, tc := range []struct {
 		name string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -16,17 +15,7 @@ func TestEvalLexicon(t *testing.T) {
 	lex := writeFile(t, "es.txt", "garabatear: share\n")
 	r1 := func(args ...string) float64 {
 		t.Helper()
-		code, out, errOut := runCmd(append([]string{"eval", "--tools", cat, "--queries", qs, "--format", "json"}, args...)...)
-		if code != exitOK {
-			t.Fatalf("eval %v: exit %d, stderr %q", args, code, errOut)
-		}
-		var rep struct {
-			RecallAt1 float64 `json:"recall_at_1"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep.RecallAt1
+		return evalReport(t, append([]string{"--tools", cat, "--queries", qs}, args...)...).RecallAt1
 	}
 	if got := r1("--lexicon", "es="+lex); got != 1 {
 		t.Errorf("eval --lexicon es=FILE: recall@1 %v, want 1 (the file translates the request's verb)", got)

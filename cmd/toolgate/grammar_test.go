@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -15,9 +13,7 @@ import (
 )
 
 func runGrammarCmd(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"grammar"}, args...), strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
+	return runCmd(append([]string{"grammar"}, args...)...)
 }
 
 func TestGrammarCommand(t *testing.T) {

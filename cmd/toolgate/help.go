@@ -84,6 +84,14 @@ func fail(stderr io.Writer, prog string, err error) int {
 	return exitUsage
 }
 
+// failLine is [fail] for an error whose first line is its reason (a token
+// file's, a store's, an upstream server's): it writes "PROG: first line"
+// on stderr and returns exitUsage.
+func failLine(stderr io.Writer, prog string, err error) int {
+	fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
+	return exitUsage
+}
+
 // writeJSON writes v as indented JSON, with <, > and & as they are: the
 // --format json output of the commands.
 func writeJSON(w io.Writer, v any) error {

@@ -176,12 +176,11 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *minPrincipals < 1 || *perPrincipal < 1 {
 		return fail(stderr, prog, errors.New("--min-principals and --max-per-principal must be at least 1"))
 	}
-	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
+	reg, closeUpstreams, ok := src.openWarned(ctx, stderr, prog)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, prog)
 	rep, err := readMisses(ctx, *logPath, *tenant, stderr, prog)
 	if err != nil {
 		return fail(stderr, prog, err)

@@ -85,12 +85,10 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if err := flagsErr(fs); err != nil {
+	if err := sf.flagsErr(fs); err != nil {
 		return fail(stderr, serveProg, err)
 	}
 	switch {
-	case sf.src.empty():
-		return fail(stderr, serveProg, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *addr == "" && (*principal == "" || *tenant == ""):
 		return fail(stderr, serveProg, errors.New("stdio needs --principal and --tenant (or serve --http with --tokens)"))
 	case *addr != "" && *tokenPath == "" && !oa.enabled():
@@ -111,8 +109,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if *addr != "" && *tokenPath != "" {
 		var err error
 		if tf, err = server.LoadTokenFile(*tokenPath); err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-			return exitUsage
+			return failLine(stderr, serveProg, err)
 		}
 	}
 	log := quietLogger()
@@ -130,8 +127,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	reg, disc, metrics := sv.reg, sv.disc, sv.metrics
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-		return exitUsage
+		return failLine(stderr, serveProg, err)
 	}
 	defer closeStore()
 	gw, err := gateway.New(reg, store, &gateway.Options{Logger: log, Registerer: metrics})
@@ -142,13 +138,11 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
 		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
 	if opts.HasApprover, err = approvers(*addr != "", *data != "", *tokenPath, oa.enabled()); err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-		return exitUsage
+		return failLine(stderr, serveProg, err)
 	}
 	if *data != "" {
 		if opts.StateKey, err = stateKey(*data); err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-			return exitUsage
+			return failLine(stderr, serveProg, err)
 		}
 	}
 
@@ -168,8 +162,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var verifier *oauth.Verifier
 	if oa.enabled() {
 		if verifier, err = oa.verifier(ctx, reg.Snapshot(), log, metrics); err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", serveProg, firstLine(err))
-			return exitUsage
+			return failLine(stderr, serveProg, err)
 		}
 		auth = verifier
 	}
@@ -251,8 +244,7 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	store, closeStore, err := openStore(ctx, *data)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", approveProg, firstLine(err))
-		return exitUsage
+		return failLine(stderr, approveProg, err)
 	}
 	defer closeStore()
 	// Approving needs the store only: the tool and its arguments are in the approval.

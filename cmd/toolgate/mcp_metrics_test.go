@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -27,28 +26,9 @@ func TestMCPServeMetrics(t *testing.T) {
 	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	stderr := &addrWriter{addr: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"mcp", "serve", "-v", "--mcp", "memory=node " + memory, "--http", "127.0.0.1:0",
-			"--tokens", tokens, "--max-sessions-per-principal", "2"}, strings.NewReader(""), io.Discard, stderr)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	var base string
-	select {
-	case base = <-stderr.addr:
-	case code := <-done:
-		t.Fatalf("mcp serve exited %d: %s", code, stderr)
-	}
+	base, stderr := mcpServeHTTP(t, ctx, "-v", "--mcp", "memory=node "+memory, "--tokens", tokens, "--max-sessions-per-principal", "2")
 
-	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer tok-alice")
-		return http.DefaultTransport.RoundTrip(r)
-	})}
+	hc := bearerClient("tok-alice")
 	var sessions []*sdk.ClientSession
 	for range 2 {
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil).

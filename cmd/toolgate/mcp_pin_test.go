@@ -57,13 +57,6 @@ func (u *echoUpstream) setEcho(name, desc string) {
 		})
 }
 
-func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errOut strings.Builder
-	code = run(t.Context(), args, strings.NewReader(""), &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
 // callTool sends call_tool(name) through a client of mcp serve and
 // returns the gateway's answer text.
 func callTool(t *testing.T, ctx context.Context, cs *sdk.ClientSession, name string) string {
@@ -89,7 +82,7 @@ func TestMCPPinThenServe(t *testing.T) {
 	pins := filepath.Join(t.TempDir(), "mcp.pins")
 	server := "web=" + up.url
 
-	code, _, stderr := runCLI(t, "mcp", "pin", "--mcp-url", server, "--pins", pins)
+	code, _, stderr := runCmd("mcp", "pin", "--mcp-url", server, "--pins", pins)
 	if code != exitOK || !strings.Contains(stderr, `web: 0 changed, 2 new ("echo_a", "echo_b")`) {
 		t.Fatalf("mcp pin = exit %d, stderr %q; want 0 and two new pins", code, stderr)
 	}
@@ -100,12 +93,12 @@ func TestMCPPinThenServe(t *testing.T) {
 	if !strings.HasPrefix(string(text), "# toolgate MCP tool pins") || !strings.Contains(string(text), "\nweb/echo_a sha256:") || !strings.Contains(string(text), "\nweb/echo_b sha256:") {
 		t.Fatalf("lock file:\n%s", text)
 	}
-	if code, _, stderr := runCLI(t, "mcp", "pin", "--mcp-url", server, "--pins", pins, "--check"); code != exitOK {
+	if code, _, stderr := runCmd("mcp", "pin", "--mcp-url", server, "--pins", pins, "--check"); code != exitOK {
 		t.Fatalf("mcp pin --check on a fresh lock = exit %d, %q; want 0", code, stderr)
 	}
 
 	up.setEcho("echo_a", rugPull)
-	code, _, stderr = runCLI(t, "mcp", "pin", "--mcp-url", server, "--pins", pins, "--check")
+	code, _, stderr = runCmd("mcp", "pin", "--mcp-url", server, "--pins", pins, "--check")
 	if code != exitNegative || !strings.Contains(stderr, `1 changed ("echo_a")`) {
 		t.Fatalf("mcp pin --check after a change = exit %d, %q; want 1 naming echo_a", code, stderr)
 	}
@@ -160,7 +153,7 @@ func TestMCPPinThenServe(t *testing.T) {
 	srv.close(ctx, t)
 
 	// Re-pinned after review, the new definitions are served.
-	code, _, stderr = runCLI(t, "mcp", "pin", "--mcp-url", server, "--pins", pins)
+	code, _, stderr = runCmd("mcp", "pin", "--mcp-url", server, "--pins", pins)
 	if code != exitOK || !strings.Contains(stderr, `web: 2 changed ("echo_a", "echo_b"), 0 new, 0 removed, 0 unchanged`) {
 		t.Fatalf("re-pin = exit %d, %q", code, stderr)
 	}
@@ -198,13 +191,13 @@ func TestMCPPinUsage(t *testing.T) {
 		{"unknown policy", []string{"mcp", "serve", "--tools", catalog, "--pins", bad, "--unpinned", "deny", "--principal", "p", "--tenant", "t"}, `--unpinned "deny"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, tc.args...)
+			code, _, stderr := runCmd(tc.args...)
 			if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("toolgate %v = exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
 			}
 		})
 	}
-	code, stdout, _ := runCLI(t, "mcp", "pin", "--help")
+	code, stdout, _ := runCmd("mcp", "pin", "--help")
 	if code != exitOK || !strings.Contains(stdout, "--check") {
 		t.Errorf("mcp pin --help = %d, %q", code, stdout)
 	}
@@ -216,7 +209,7 @@ func TestServePinMetrics(t *testing.T) {
 	up := newEchoUpstream(t, "echo_a", "echo_b")
 	dir := t.TempDir()
 	pins := filepath.Join(dir, "mcp.pins")
-	if code, _, stderr := runCLI(t, "mcp", "pin", "--mcp-url", "web="+up.url, "--pins", pins); code != exitOK {
+	if code, _, stderr := runCmd("mcp", "pin", "--mcp-url", "web="+up.url, "--pins", pins); code != exitOK {
 		t.Fatalf("mcp pin = %d, %q", code, stderr)
 	}
 	up.setEcho("echo_a", rugPull)

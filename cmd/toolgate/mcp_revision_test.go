@@ -47,11 +47,7 @@ func TestMCPServeRevisionsApprove(t *testing.T) {
 	approvalID := regexp.MustCompile(`apr_[A-Za-z0-9_-]+`)
 	for i, rev := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
 		t.Run(rev, func(t *testing.T) {
-			hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
-				r = r.Clone(r.Context())
-				r.Header.Set("Authorization", "Bearer tok-alice")
-				return http.DefaultTransport.RoundTrip(r)
-			})}
+			hc := bearerClient("tok-alice")
 			var self, ops int
 			client := sdk.NewClient(&sdk.Implementation{Name: "revision-test", Version: "1"}, &sdk.ClientOptions{
 				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {

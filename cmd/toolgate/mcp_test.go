@@ -240,6 +240,31 @@ func (w *addrWriter) String() string {
 	return w.buf.String()
 }
 
+// mcpServeHTTP runs `toolgate mcp serve --http 127.0.0.1:0 args...` in
+// this process under ctx and returns the URL it announces and its
+// stderr. The server is stopped, and waited for, when the test ends.
+func mcpServeHTTP(t *testing.T, ctx context.Context, args ...string) (string, *addrWriter) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	stderr := &addrWriter{addr: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...), strings.NewReader(""), io.Discard, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case url := <-stderr.addr:
+		return url, stderr
+	case code := <-done:
+		done <- code // for the cleanup
+		t.Fatalf("mcp serve exited %d: %s", code, stderr)
+	}
+	return "", nil
+}
+
 // TestMCPServeSessionFlags: --max-sessions-per-principal and
 // --session-timeout reach the Streamable HTTP server: a principal's
 // session beyond the cap is answered 429 with a Retry-After within the
@@ -247,23 +272,8 @@ func (w *addrWriter) String() string {
 func TestMCPServeSessionFlags(t *testing.T) {
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
 	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
-	ctx, cancel := context.WithCancel(t.Context())
-	stderr := &addrWriter{addr: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"mcp", "serve", "--tools", github, "--http", "127.0.0.1:0", "--tokens", tokens,
-			"--max-sessions-per-principal", "2", "--session-timeout", "90s"}, strings.NewReader(""), io.Discard, stderr)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	var url string
-	select {
-	case url = <-stderr.addr:
-	case code := <-done:
-		t.Fatalf("mcp serve exited %d: %s", code, stderr)
-	}
+	ctx := t.Context()
+	url, _ := mcpServeHTTP(t, ctx, "--tools", github, "--tokens", tokens, "--max-sessions-per-principal", "2", "--session-timeout", "90s")
 	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(

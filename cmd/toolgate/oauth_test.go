@@ -238,7 +238,7 @@ func TestMCPServeOAuth(t *testing.T) {
 
 // startMCPHTTP starts `toolgate mcp serve -v --http 127.0.0.1:0 args...`
 // and returns its base URL and its log; it stops when the test ends.
-func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string) (string, *lockedBuilder) {
+func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string) (string, *testenv.Buffer) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp", "serve", "-v", "--http", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -248,7 +248,7 @@ func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuilder{}
+	logs := &testenv.Buffer{}
 	addr := make(chan string, 1)
 	copied := make(chan struct{})
 	go func() {
@@ -256,7 +256,7 @@ func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string)
 		re := regexp.MustCompile(`Streamable HTTP on (http://[0-9.:]+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			logs.add(sc.Text() + "\n")
+			io.WriteString(logs, sc.Text()+"\n")
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
 			}
@@ -274,13 +274,9 @@ func startMCPHTTP(t *testing.T, ctx context.Context, bin string, args ...string)
 
 // mcpAdd connects the go-sdk client to base with the bearer token and
 // calls calc/add through call_tool.
-func mcpAdd(t *testing.T, ctx context.Context, base, token string, logs *lockedBuilder) {
+func mcpAdd(t *testing.T, ctx context.Context, base, token string, logs *testenv.Buffer) {
 	t.Helper()
-	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+token)
-		return http.DefaultTransport.RoundTrip(r)
-	})}
+	hc := bearerClient(token)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "oauth-test", Version: "1"}, nil).
 		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: hc}, nil)
 	if err != nil {
@@ -294,6 +290,16 @@ func mcpAdd(t *testing.T, ctx context.Context, base, token string, logs *lockedB
 	if out, _ := json.Marshal(res); !strings.Contains(string(out), "42") {
 		t.Errorf("call_tool calc/add = %s, want 42", out)
 	}
+}
+
+// bearerClient is an HTTP client that sends every request with the
+// bearer token.
+func bearerClient(token string) *http.Client {
+	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+token)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
 }
 
 type roundTrip func(*http.Request) (*http.Response, error)

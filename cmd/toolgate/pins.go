@@ -110,14 +110,12 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	servers, err := src.servers()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-		return exitUsage
+		return failLine(stderr, prog, err)
 	}
 	lock := mcp.NewLock()
 	if _, err := os.Stat(*file); *file != "" && !errors.Is(err, os.ErrNotExist) {
 		if lock, err = mcp.LoadLock(*file); err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-			return exitUsage
+			return failLine(stderr, prog, err)
 		}
 	}
 	stale := false
@@ -125,8 +123,7 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		before := lock.Tools(s.Name)
 		listed, err := mcp.ListTools(ctx, s, &mcp.Options{Logger: quietLogger()})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-			return exitUsage
+			return failLine(stderr, prog, err)
 		}
 		if err := lock.Pin(s.Name, listed); err != nil {
 			for _, e := range strings.Split(err.Error(), "\n") {

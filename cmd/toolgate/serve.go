@@ -66,12 +66,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if err := flagsErr(fs); err != nil {
+	if err := sf.flagsErr(fs); err != nil {
 		return fail(stderr, prog, err)
 	}
 	switch {
-	case sf.src.empty():
-		return fail(stderr, prog, errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config"))
 	case *tokenPath == "" && !oa.enabled():
 		return fail(stderr, prog, errors.New("--tokens FILE or --oauth-issuer URL is required"))
 	case oa.check(*tokenPath) != nil:
@@ -88,8 +86,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *tokenPath != "" {
 		tf, err := server.LoadTokenFile(*tokenPath)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-			return exitUsage
+			return failLine(stderr, prog, err)
 		}
 		auth = tf
 	}
@@ -115,8 +112,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if oa.enabled() {
 		v, err := oa.verifier(ctx, reg.Snapshot(), log, metrics)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-			return exitUsage
+			return failLine(stderr, prog, err)
 		}
 		auth, wrap = v, v.Protect
 	}
@@ -127,8 +123,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	st, err := storeurl.Open(ctx, *storeSpec, *data)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, firstLine(err))
-		return exitUsage
+		return failLine(stderr, prog, err)
 	}
 	defer st.Close()
 	gw, err := gateway.New(reg, st, &gateway.Options{Logger: log, Registerer: metrics,

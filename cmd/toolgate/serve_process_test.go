@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,27 +57,10 @@ func newCalcServe(t *testing.T) *calcServe {
 type serveProc struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *lockedBuilder
+	stderr *testenv.Buffer
 	// draining is closed when serve logs (with -v) that it shuts down.
 	draining chan struct{}
 	done     chan error
-}
-
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) add(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(s)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // start starts `toolgate serve` with env and args and returns once it said
@@ -95,7 +77,7 @@ func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{cmd: cmd, stderr: &lockedBuilder{}, draining: make(chan struct{}), done: make(chan error, 1)}
+	p := &serveProc{cmd: cmd, stderr: &testenv.Buffer{}, draining: make(chan struct{}), done: make(chan error, 1)}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +87,7 @@ func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args 
 		sc := bufio.NewScanner(stderr)
 		closed := false
 		for sc.Scan() {
-			p.stderr.add(sc.Text() + "\n")
+			io.WriteString(p.stderr, sc.Text()+"\n")
 			if !closed && strings.Contains(sc.Text(), "shutting down") {
 				close(p.draining)
 				closed = true

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -33,6 +34,22 @@ func serverFlagSet(name string) (*flag.FlagSet, *serverFlags) {
 	sf.embed.Register(fs)
 	sf.offerUnconnected = offerUnconnectedFlag(fs)
 	return fs, sf
+}
+
+// errNoServerCatalog is the usage error of a server command given no
+// catalog source.
+var errNoServerCatalog = errors.New("no catalog: give --tools, --mcp, --mcp-url or --mcp-config")
+
+// flagsErr is the usage check of a server command once its flags are
+// parsed: [flagsErr] (no argument), then a catalog is required.
+func (sf *serverFlags) flagsErr(fs *flag.FlagSet) error {
+	if err := flagsErr(fs); err != nil {
+		return err
+	}
+	if sf.src.empty() {
+		return errNoServerCatalog
+	}
+	return nil
 }
 
 // served is the catalog a server serves: the registry, its discoverer

@@ -56,12 +56,11 @@ func runCardsSuggest(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
-	reg, closeUpstreams, ok := src.open(ctx, quietLogger(), stderr, prog)
+	reg, closeUpstreams, ok := src.openWarned(ctx, stderr, prog)
 	if !ok {
 		return exitUsage
 	}
 	defer closeUpstreams()
-	src.cards.warn(stderr, prog)
 	snap := reg.Snapshot()
 	findings, err := lint.Check(ctx, snap, &lint.Options{Skip: []lint.Kind{lint.Unfindable}})
 	if err != nil {

@@ -32,17 +32,9 @@ func newFake(t *testing.T, reply backendtest.Reply) *fakeAnthropic {
 }
 
 func (f *fakeAnthropic) backend(t *testing.T, opts *anthropic.Options) *anthropic.Backend {
-	var o anthropic.Options
-	if opts != nil {
-		o = *opts
-	}
-	o.BaseURL = f.URL
-	o.APIKey = "sk-ant-test"
-	b, err := anthropic.New("claude-sonnet-4-5", &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return backendtest.NewBackend(t, anthropic.New, "claude-sonnet-4-5", opts, func(o *anthropic.Options) {
+		o.BaseURL, o.APIKey = f.URL, "sk-ant-test"
+	})
 }
 
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
@@ -326,29 +318,20 @@ func TestDeferredLoading(t *testing.T) {
 // shortlist as plain tools), and a refusal of something else stays what
 // it was.
 func TestDeferredRefused(t *testing.T) {
-	for _, tc := range []struct {
-		name, msg    string
-		deferred     bool
-		wantDeferred bool
-	}{
-		{"defer_loading not permitted", "tools.1.custom.defer_loading: Extra inputs are not permitted", true, true},
-		{"tool_reference not supported", "messages.2.content.0.tool_result.content.1: tool_reference blocks are not supported by this model", true, true},
-		{"strict refused", "tools.0.strict: Extra inputs are not permitted", false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, backendtest.Reply{})
-			f.status, f.errMsg = http.StatusBadRequest, tc.msg
-			req := backendtest.Request(llm.ModeNative)
-			if tc.deferred {
-				req = deferredRequest()
-			}
-			_, err := f.backend(t, nil).Chat(context.Background(), req)
-			var ce *llm.ConstraintError
-			if !errors.As(err, &ce) || ce.Deferred != tc.wantDeferred || ce.Message != tc.msg {
-				t.Errorf("Chat error = %#v, want a *llm.ConstraintError with Deferred %v and the API's message", err, tc.wantDeferred)
-			}
-		})
-	}
+	backendtest.RunDeferredRefused(t, []backendtest.DeferredRefusal{
+		{Name: "defer_loading not permitted", Msg: "tools.1.custom.defer_loading: Extra inputs are not permitted", Deferred: true, WantDeferred: true},
+		{Name: "tool_reference not supported", Msg: "messages.2.content.0.tool_result.content.1: tool_reference blocks are not supported by this model", Deferred: true, WantDeferred: true},
+		{Name: "strict refused", Msg: "tools.0.strict: Extra inputs are not permitted"},
+	}, func(t *testing.T, msg string, deferred bool) error {
+		f := newFake(t, backendtest.Reply{})
+		f.status, f.errMsg = http.StatusBadRequest, msg
+		req := backendtest.Request(llm.ModeNative)
+		if deferred {
+			req = deferredRequest()
+		}
+		_, err := f.backend(t, nil).Chat(context.Background(), req)
+		return err
+	})
 }
 
 // TestReferencesNeedDeferredTools: without deferred tools a tool result's

@@ -39,16 +39,7 @@ func newFake(t *testing.T, reply backendtest.Reply) fakeOllama {
 }
 
 func (f fakeOllama) backend(t *testing.T, opts *ollama.Options) *ollama.Backend {
-	var o ollama.Options
-	if opts != nil {
-		o = *opts
-	}
-	o.BaseURL = f.URL
-	b, err := ollama.New("qwen3:8b", &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return backendtest.NewBackend(t, ollama.New, "qwen3:8b", opts, func(o *ollama.Options) { o.BaseURL = f.URL })
 }
 
 // apiError writes an error as Ollama does: {"error":msg}.

@@ -36,17 +36,9 @@ func newFake(t *testing.T, reply backendtest.Reply) fakeOpenAI {
 }
 
 func (f fakeOpenAI) backend(t *testing.T, opts *openai.Options) *openai.Backend {
-	var o openai.Options
-	if opts != nil {
-		o = *opts
-	}
-	o.BaseURL = f.URL + "/v1"
-	o.APIKey = "sk-test"
-	b, err := openai.New("gpt-4.1-mini", &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return backendtest.NewBackend(t, openai.New, "gpt-4.1-mini", opts, func(o *openai.Options) {
+		o.BaseURL, o.APIKey = f.URL+"/v1", "sk-test"
+	})
 }
 
 // writeChat writes reply as Chat Completions does: JSON, or SSE when the
@@ -177,13 +169,7 @@ func TestRequestBodies(t *testing.T) {
 					if body["grammar"] != backendtest.GBNF {
 						t.Errorf("grammar = %v, want the GBNF verbatim", body["grammar"])
 					}
-					for _, k := range []string{"response_format", "tools", "parallel_tool_calls"} {
-						t.Run(k, func(t *testing.T) {
-							if _, ok := body[k]; ok {
-								t.Errorf("grammar request has %s", k)
-							}
-						})
-					}
+					checkAbsent(t, body, "grammar", "response_format", "tools", "parallel_tool_calls")
 					checkToolPrompt(t, body)
 				}
 				if bytes.Contains(raw, []byte(backendtest.Unauthorized)) {
@@ -194,6 +180,19 @@ func TestRequestBodies(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// checkAbsent checks, one subtest per key, that a mode request's body
+// has none of keys: the fields of the other modes.
+func checkAbsent(t *testing.T, body map[string]any, mode string, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		t.Run(k, func(t *testing.T) {
+			if _, ok := body[k]; ok {
+				t.Errorf("%s request has %s", mode, k)
+			}
+		})
 	}
 }
 
@@ -222,13 +221,7 @@ func checkNative(t *testing.T, raw []byte, body map[string]any) {
 	if body["parallel_tool_calls"] != false {
 		t.Errorf("parallel_tool_calls = %v, want false", body["parallel_tool_calls"])
 	}
-	for _, k := range []string{"response_format", "grammar"} {
-		t.Run(k, func(t *testing.T) {
-			if _, ok := body[k]; ok {
-				t.Errorf("native request has %s", k)
-			}
-		})
-	}
+	checkAbsent(t, body, "native", "response_format", "grammar")
 	tools, _ := body["tools"].([]any)
 	shortlist := backendtest.Shortlist()
 	if len(tools) != len(shortlist) {
@@ -267,13 +260,7 @@ func checkEnvelope(t *testing.T, body map[string]any) {
 	if !backendtest.JSONEqual(t, js["schema"], wrapped) {
 		t.Errorf("response_format schema = %v, want the envelope schema wrapped in a root object", js["schema"])
 	}
-	for _, k := range []string{"tools", "grammar", "parallel_tool_calls"} {
-		t.Run(k, func(t *testing.T) {
-			if _, ok := body[k]; ok {
-				t.Errorf("envelope request has %s", k)
-			}
-		})
-	}
+	checkAbsent(t, body, "envelope", "tools", "grammar", "parallel_tool_calls")
 	checkToolPrompt(t, body)
 }
 

@@ -34,11 +34,9 @@ func newFakeResponses(t *testing.T, reply backendtest.Reply) *fakeResponses {
 }
 
 func (f *fakeResponses) backend(t *testing.T) *openai.ResponsesBackend {
-	b, err := openai.NewResponses("gpt-5-mini", &openai.Options{BaseURL: f.URL + "/v1", APIKey: "sk-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return backendtest.NewBackend(t, openai.NewResponses, "gpt-5-mini", nil, func(o *openai.Options) {
+		o.BaseURL, o.APIKey = f.URL+"/v1", "sk-test"
+	})
 }
 
 func (f *fakeResponses) serve(_ int, w http.ResponseWriter, r *http.Request, data []byte) {
@@ -246,30 +244,21 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 // before gpt-5.4) is an *llm.ConstraintError with Deferred set, so the
 // runtime can resend the shortlist as plain tools.
 func TestResponsesDeferredRefused(t *testing.T) {
-	for _, tc := range []struct {
-		name, msg    string
-		deferred     bool
-		wantDeferred bool
-	}{
-		{"tool_search refused", "Tool 'tool_search' is not supported with gpt-4.1-mini.", true, true},
-		{"namespace refused", "Invalid value: 'namespace'. Supported values are: 'function', 'file_search'.", true, true},
-		{"strict refused without deferred tools", "strict is not supported", false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeResponses(t, backendtest.Reply{})
-			f.refuse = tc.msg
-			req := backendtest.Request(llm.ModeNative)
-			if tc.deferred {
-				req.Deferred = req.Tools
-				req.Tools = []llm.ToolSpec{{Name: "find_tools", Search: true, Parameters: json.RawMessage(`{"type":"object"}`)}}
-			}
-			_, err := f.backend(t).Chat(context.Background(), req)
-			var ce *llm.ConstraintError
-			if !errors.As(err, &ce) || ce.Deferred != tc.wantDeferred {
-				t.Errorf("Chat error = %#v, want a *llm.ConstraintError with Deferred %v", err, tc.wantDeferred)
-			}
-		})
-	}
+	backendtest.RunDeferredRefused(t, []backendtest.DeferredRefusal{
+		{Name: "tool_search refused", Msg: "Tool 'tool_search' is not supported with gpt-4.1-mini.", Deferred: true, WantDeferred: true},
+		{Name: "namespace refused", Msg: "Invalid value: 'namespace'. Supported values are: 'function', 'file_search'.", Deferred: true, WantDeferred: true},
+		{Name: "strict refused without deferred tools", Msg: "strict is not supported"},
+	}, func(t *testing.T, msg string, deferred bool) error {
+		f := newFakeResponses(t, backendtest.Reply{})
+		f.refuse = msg
+		req := backendtest.Request(llm.ModeNative)
+		if deferred {
+			req.Deferred = req.Tools
+			req.Tools = []llm.ToolSpec{{Name: "find_tools", Search: true, Parameters: json.RawMessage(`{"type":"object"}`)}}
+		}
+		_, err := f.backend(t).Chat(context.Background(), req)
+		return err
+	})
 }
 
 func TestResponsesDeferredNeedsSearchTool(t *testing.T) {

@@ -6,8 +6,9 @@
 //
 // Fake (over a [Recorder]) is the provider-independent half of such a fake:
 // an adapter's test gives it the provider's [Wire] (paths, reply and error
-// formats). RunSampling, [RunRepair], [AnswerAfterRetries] and
-// BenchBuildRequest are the checks and the benchmark every adapter shares.
+// formats), and [NewBackend] points an adapter at it. [RunSampling],
+// [RunRepair], [RunDeferredRefused], [AnswerAfterRetries] and
+// [BenchBuildRequest] are the checks and the benchmark the adapters share.
 package backendtest
 
 import (

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -151,4 +152,49 @@ func CheckedChat(t *testing.T, b llm.Backend, opts *llm.Options, req *llm.Reques
 		t.Fatal(err)
 	}
 	return cb.Chat(context.Background(), req)
+}
+
+// NewBackend returns the adapter newBackend builds for model from a copy
+// of *opts (the zero O when opts is nil) that at has pointed at a fake
+// (its base URL, a test key); it fails t on an error. It is each adapter
+// test's f.backend.
+func NewBackend[O, B any](t testing.TB, newBackend func(model string, opts *O) (B, error), model string, opts *O, at func(*O)) B {
+	t.Helper()
+	var o O
+	if opts != nil {
+		o = *opts
+	}
+	at(&o)
+	b, err := newBackend(model, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// DeferredRefusal is a row of [RunDeferredRefused]: the message of the
+// API's HTTP 400, whether the request carried deferred tools, and whether
+// the adapter must mark the refusal [llm.ConstraintError.Deferred].
+type DeferredRefusal struct {
+	Name, Msg    string
+	Deferred     bool
+	WantDeferred bool
+}
+
+// RunDeferredRefused checks, row by row, that the 400 chat gets (its fake
+// answers with msg, to a request with deferred tools when deferred) is an
+// *[llm.ConstraintError] that carries the API's message, with Deferred as
+// the row wants: a model or API version without tool search is told
+// apart from a refusal of something else, so that the runtime can resend
+// the shortlist as plain tools.
+func RunDeferredRefused(t *testing.T, rows []DeferredRefusal, chat func(t *testing.T, msg string, deferred bool) error) {
+	for _, tc := range rows {
+		t.Run(tc.Name, func(t *testing.T) {
+			err := chat(t, tc.Msg, tc.Deferred)
+			var ce *llm.ConstraintError
+			if !errors.As(err, &ce) || ce.Deferred != tc.WantDeferred || ce.Message != tc.Msg {
+				t.Errorf("Chat error = %#v, want a *llm.ConstraintError with Deferred %v and the API's message", err, tc.WantDeferred)
+			}
+		})
+	}
 }
