@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // metrics are the gateway's Prometheus collectors. Labels are bounded: a
@@ -82,7 +83,7 @@ func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) call(tool string, outcome Outcome, d time.Duration) {
+func (m *metrics) call(tool string, outcome store.Outcome, d time.Duration) {
 	if m == nil {
 		return
 	}
