@@ -13,17 +13,6 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
-// chainOf returns s as a store.AuditChain, failing t when it is none:
-// every audit log of this module keeps a chain.
-func chainOf(t *testing.T, s any) store.AuditChain {
-	t.Helper()
-	c, ok := s.(store.AuditChain)
-	if !ok {
-		t.Fatalf("%T is no store.AuditChain", s)
-	}
-	return c
-}
-
 // verifyChain verifies c and fails t unless it holds want entries (want < 0:
 // any number) in one unbroken chain.
 func verifyChain(t *testing.T, c store.AuditChain, pub ed25519.PublicKey, want int) auditchain.Report {
@@ -45,7 +34,7 @@ func verifyChain(t *testing.T, c store.AuditChain, pub ed25519.PublicKey, want i
 // to the one before, the hashes match the content, QueryAudit returns the
 // chain fields too, and a signed checkpoint verifies.
 func testAuditChain(t *testing.T, s store.AuditLog) {
-	c := chainOf(t, s)
+	c := must[store.AuditChain](t, s)
 	verifyChain(t, c, nil, 0)
 	if _, err := c.LastAudit(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("LastAudit of an empty log = %v, want ErrNotFound", err)
@@ -116,7 +105,7 @@ func testAuditChain(t *testing.T, s store.AuditLog) {
 // testAuditChainConcurrent: entries appended concurrently form one chain
 // with no gap and no repeat.
 func testAuditChainConcurrent(t *testing.T, s store.AuditLog) {
-	c := chainOf(t, s)
+	c := must[store.AuditChain](t, s)
 	const writers, each = 16, 20
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -139,7 +128,7 @@ func testAuditChainConcurrent(t *testing.T, s store.AuditLog) {
 // newer one, moves the anchor and drops the checkpoints before it, and
 // the rest still verifies, also after more appends.
 func testPurgeAuditChain(t *testing.T, s store.AuditLog) {
-	c, p := chainOf(t, s), purger(t, s)
+	c, p := must[store.AuditChain](t, s), must[store.Purger](t, s)
 	// Hours 0, 1, 3, 2, 4: the entry of hour 2 follows the one of hour 3.
 	for _, h := range []int{0, 1, 3, 2, 4} {
 		if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(h) * time.Hour), Tenant: "acme", Principal: "p",
@@ -224,7 +213,7 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 	wg.Wait()
 	for i, st := range stores {
 		t.Run(fmt.Sprintf("handle%d", i), func(t *testing.T) {
-			verifyChain(t, chainOf(t, st), nil, n*each)
+			verifyChain(t, must[store.AuditChain](t, st), nil, n*each)
 		})
 	}
 }
@@ -236,7 +225,7 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 // without moving the anchor back.
 func RunLegacyAudit(t *testing.T, st store.Store, legacy int, t0 time.Time) {
 	t.Helper()
-	c := chainOf(t, st)
+	c := must[store.AuditChain](t, st)
 	for i := range 2 {
 		if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(i)), Tenant: "acme", Principal: "bob", Tool: "t",
 			Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -247,15 +248,7 @@ func RunOutageLoad(t *testing.T, open Private, load OutageLoad) {
 		t.Skip("kills and restarts the store's server under load")
 	}
 	st, srv := open(t)
-	if load.Calls == 0 {
-		load.Calls = 1500
-	}
-	if load.Workers == 0 {
-		load.Workers = 32
-	}
-	if load.Restarts == 0 {
-		load.Restarts = 3
-	}
+	load.Calls, load.Workers, load.Restarts = cmp.Or(load.Calls, 1500), cmp.Or(load.Workers, 32), cmp.Or(load.Restarts, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var runs runCounter

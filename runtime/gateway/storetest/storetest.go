@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -882,13 +883,16 @@ func testValuesAreCopies(t *testing.T, s store.RecordStore) {
 	}
 }
 
-func purger(t *testing.T, s any) store.Purger {
+// must returns s as a T, failing t when it is none: a concern's suite uses
+// the interface its store keeps beside it (every audit log of this module
+// keeps a chain; a store of one concern purges it).
+func must[T any](t *testing.T, s any) T {
 	t.Helper()
-	p, ok := s.(store.Purger)
+	v, ok := s.(T)
 	if !ok {
-		t.Fatalf("%T is not a store.Purger", s)
+		t.Fatalf("%T is not a %v", s, reflect.TypeFor[T]())
 	}
-	return p
+	return v
 }
 
 func testPurgeRecords(t *testing.T, s store.RecordStore) {
@@ -901,7 +905,7 @@ func testPurgeRecords(t *testing.T, s store.RecordStore) {
 		t.Fatal(err)
 	}
 	claim(t, s, request(slot(3), "k3", t0), store.ClaimAcquired) // expires t0+lease+retention
-	st, err := purger(t, s).Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: store.ConcernRecords})
+	st, err := must[store.Purger](t, s).Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: store.ConcernRecords})
 	if err != nil || st != (store.PurgeStats{Records: 1}) {
 		t.Errorf("Purge(records) at +3h = %+v, %v; want 1 record (the uncertain one)", st, err)
 	}
@@ -922,7 +926,7 @@ func testPurgeApprovals(t *testing.T, s store.ApprovalStore) {
 	if _, err := s.CreateApproval(ctx, approval("apr_new", "k2", t0.Add(90*time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	st, err := purger(t, s).Purge(ctx, store.PurgeRequest{Now: t0.Add(2 * time.Hour), Concerns: store.ConcernApprovals})
+	st, err := must[store.Purger](t, s).Purge(ctx, store.PurgeRequest{Now: t0.Add(2 * time.Hour), Concerns: store.ConcernApprovals})
 	if err != nil || st != (store.PurgeStats{Approvals: 1}) {
 		t.Errorf("Purge(approvals) at +2h = %+v, %v; want 1 approval", st, err)
 	}
@@ -940,7 +944,7 @@ func testPurgeAudit(t *testing.T, s store.AuditLog) {
 			t.Fatal(err)
 		}
 	}
-	p := purger(t, s)
+	p := must[store.Purger](t, s)
 	if st, err := p.Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: store.ConcernAudit}); err != nil || st.Audit != 0 {
 		t.Errorf("Purge(audit) without AuditBefore = %+v, %v; want nothing removed", st, err)
 	}
