@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -54,11 +53,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		o.Schema = "toolgate"
 	}
 	if o.MaxConns < 0 {
-		return nil, fmt.Errorf("%w: pgstore: Options.MaxConns is negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: pgstore: Options.MaxConns is negative", store.ErrInvalidOptions)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: pgstore: %v", gateway.ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: pgstore: %v", store.ErrInvalidOptions, err)
 	}
 	switch {
 	case o.MaxConns > 0:

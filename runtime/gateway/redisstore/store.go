@@ -14,7 +14,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -49,7 +48,7 @@ type Store struct {
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: redisstore: %v", gateway.ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: redisstore: %v", store.ErrInvalidOptions, err)
 	}
 	if !strings.Contains(url, "protocol=") {
 		// RESP2: RESP3 makes the client look for push notifications before
@@ -76,7 +75,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 // hash slots).
 func New(rdb redis.UniversalClient, opts *Options) (*Store, error) {
 	if rdb == nil {
-		return nil, fmt.Errorf("%w: redisstore: nil client", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: redisstore: nil client", store.ErrInvalidOptions)
 	}
 	o := Options{}
 	if opts != nil {
@@ -86,7 +85,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Store, error) {
 		o.Prefix = "toolgate:"
 	}
 	if o.MaxPipeline < 0 {
-		return nil, fmt.Errorf("%w: redisstore: Options.MaxPipeline is negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: redisstore: Options.MaxPipeline is negative", store.ErrInvalidOptions)
 	}
 	if o.MaxPipeline == 0 {
 		o.MaxPipeline = 128

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -52,10 +51,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		o = *opts
 	}
 	if o.MaxBatch < 0 {
-		return nil, fmt.Errorf("%w: sqlitestore: Options.MaxBatch is negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: sqlitestore: Options.MaxBatch is negative", store.ErrInvalidOptions)
 	}
 	if o.BusyTimeout < 0 || o.Readers < 0 {
-		return nil, fmt.Errorf("%w: sqlitestore: Options.BusyTimeout and Options.Readers must not be negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: sqlitestore: Options.BusyTimeout and Options.Readers must not be negative", store.ErrInvalidOptions)
 	}
 	db, err := sqliteutil.Open(ctx, path, &sqliteutil.Options{BusyTimeout: o.BusyTimeout, Readers: o.Readers})
 	if err != nil {

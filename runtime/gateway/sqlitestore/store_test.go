@@ -121,7 +121,7 @@ func TestExecuteAuditsWithTheCompletion(t *testing.T) {
 
 func TestOpenRejectsBadOptions(t *testing.T) {
 	_, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), &sqlitestore.Options{MaxBatch: -1})
-	if !errors.Is(err, gateway.ErrInvalidOptions) {
+	if !errors.Is(err, store.ErrInvalidOptions) {
 		t.Errorf("Open(MaxBatch: -1) = %v, want ErrInvalidOptions", err)
 	}
 }

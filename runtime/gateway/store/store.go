@@ -2,7 +2,8 @@
 // a store implements, as database/sql/driver does for database/sql: the
 // gateway ([github.com/toolgate/toolgate/runtime/gateway]) calls these
 // interfaces, and a store driver (memstore, sqlitestore, redisstore,
-// pgstore) implements them. This package imports nothing of the gateway.
+// pgstore) implements them. This package imports nothing of the gateway,
+// and neither does a driver.
 //
 // The data model is the claim protocol of one idempotency slot ([Slot],
 // [ClaimRequest], [Claim], [Completion], [Record]), the approvals of calls
@@ -503,3 +504,9 @@ var (
 	// expired).
 	ErrApprovalState = errors.New("store: approval cannot be granted in its state")
 )
+
+// ErrInvalidOptions is wrapped by the error a store driver's constructor
+// returns for options it cannot use, naming the field, so that a program
+// opening a store tells a configuration mistake from an unreachable
+// server.
+var ErrInvalidOptions = errors.New("store: invalid options")
