@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -76,7 +77,7 @@ func EffectiveScopes(user tools.Principal, w Worker) tools.Principal {
 type Team struct {
 	disc    *discovery.Discoverer
 	backend llm.Backend
-	store   gateway.Store
+	store   store.Store
 	gwOpts  gateway.Options
 	supOpts Options
 	workers []*teamWorker // in the order given
@@ -102,7 +103,7 @@ type TeamOptions struct {
 	// answers and audit), usually the caller's own gateway store, so that a
 	// delegation re-sent after a restart replays. Nil means a memory store
 	// of the team's own.
-	Store gateway.Store
+	Store store.Store
 	// Gateway configures the supervisor's gateway (Logger, Registerer,
 	// DefaultTimeout, Retention...). Nil means gateway defaults.
 	Gateway *gateway.Options

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -27,7 +28,7 @@ type teamEnv struct {
 	bank      *bank
 	model     *scripted.Backend
 	team      *runtime.Team
-	store     gateway.Store
+	store     store.Store
 	approvals []runtime.ApprovalRequest
 }
 
@@ -41,7 +42,7 @@ func newTeam(t *testing.T, replies []scripted.Reply, approve bool) *teamEnv {
 
 // newTeamOn is newTeam with the gateway on store, which the supervisor's
 // delegations use too when shared is set.
-func newTeamOn(t *testing.T, replies []scripted.Reply, approve bool, store gateway.Store, shared bool) *teamEnv {
+func newTeamOn(t *testing.T, replies []scripted.Reply, approve bool, store store.Store, shared bool) *teamEnv {
 	t.Helper()
 	e := &teamEnv{bank: newBank(), model: scripted.New(replies, nil), store: store}
 	reg := tools.NewRegistry()
@@ -158,7 +159,7 @@ func TestSupervisorRoutesToWorkers(t *testing.T) {
 		t.Errorf("requests came from %v, want %v", owners, want)
 	}
 	// The gateway audits the worker beside the real principal.
-	audit, err := e.store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/get_balance"})
+	audit, err := e.store.QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/get_balance"})
 	if err != nil || len(audit) != 1 || audit[0].Principal != "carol" || audit[0].Actor != "worker:accounts" {
 		t.Errorf("audit of get_balance = %+v, %v; want carol acting through worker:accounts", audit, err)
 	}
@@ -220,7 +221,7 @@ func TestInjectedTransferHeldForApproval(t *testing.T) {
 			if !strings.Contains(sess.Taint(), "support/read_inbox") {
 				t.Errorf("supervisor taint = %q, want it taken back from the support worker", sess.Taint())
 			}
-			audit, _ := e.store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/transfer_funds"})
+			audit, _ := e.store.QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/transfer_funds"})
 			if len(audit) == 0 || !strings.Contains(audit[0].Taint, "support/read_inbox") || audit[0].Actor != "worker:accounts" {
 				t.Errorf("audit = %+v, want the taint and the worker on the held transfer", audit)
 			}
@@ -284,7 +285,7 @@ func TestNewTeamValidates(t *testing.T) {
 func TestDelegationReplaysFromTheCallersStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gateway.db")
 	const task = `{"task":"What is the balance of ACC-00002?"}`
-	open := func() gateway.Store {
+	open := func() store.Store {
 		st, err := sqlitestore.Open(t.Context(), path, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -306,7 +307,7 @@ func TestDelegationReplaysFromTheCallersStore(t *testing.T) {
 	if len(turn.Calls) != 1 || turn.Calls[0].Cached || first.bank.count("get_balance") != 1 {
 		t.Fatalf("first run: calls %+v, get_balance ran %d times; want one fresh delegation", turn.Calls, first.bank.count("get_balance"))
 	}
-	audit, err := first.store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "workers/accounts"})
+	audit, err := first.store.QueryAudit(t.Context(), store.AuditQuery{Tool: "workers/accounts"})
 	if err != nil || len(audit) != 1 || audit[0].Principal != customer.ID {
 		t.Errorf("the caller's store audits the delegation: %+v, %v; want one entry for %s", audit, err, customer.ID)
 	}

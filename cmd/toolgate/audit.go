@@ -17,9 +17,9 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/termtext"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/auditexport"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
@@ -151,7 +151,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // auditStore is a store whose audit log keeps a chain.
 type auditStore interface {
-	gateway.AuditChain
+	store.AuditChain
 	Close() error
 }
 

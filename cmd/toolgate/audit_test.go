@@ -20,8 +20,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
 	"github.com/toolgate/toolgate/internal/testservices"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
@@ -40,7 +40,7 @@ type auditBackend struct {
 
 // newAuditBackend opens a fresh store of kind, appends six entries through
 // the store's own write, and returns it with its flags.
-func newAuditBackend(t *testing.T, kind string) (*auditBackend, gateway.AuditChain) {
+func newAuditBackend(t *testing.T, kind string) (*auditBackend, store.AuditChain) {
 	t.Helper()
 	ctx := context.Background()
 	b := &auditBackend{}
@@ -90,13 +90,13 @@ func newAuditBackend(t *testing.T, kind string) (*auditBackend, gateway.AuditCha
 	}
 	t.Cleanup(func() { st.Close() })
 	for i := range 6 {
-		if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: auditT0.Add(time.Duration(i) * time.Minute), Tenant: "acme",
+		if err := st.AppendAudit(ctx, store.AuditEntry{Time: auditT0.Add(time.Duration(i) * time.Minute), Tenant: "acme",
 			Principal: "alice", SessionID: "s1", Step: i, Tool: "bank/transfer_funds", Key: fmt.Sprintf("%064d", i),
 			Decision: "allow", Reason: "scopes ok", Outcome: "ok", Latency: time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return b, st.(gateway.AuditChain)
+	return b, st.(store.AuditChain)
 }
 
 // member returns the Redis chain member of entry seq.
@@ -152,7 +152,7 @@ func (b *auditBackend) swap(t *testing.T, i, j int) {
 
 // forge appends entry e (chained or not, as its fields say) at its Seq
 // behind the store's back.
-func (b *auditBackend) forge(t *testing.T, e gateway.AuditEntry) {
+func (b *auditBackend) forge(t *testing.T, e store.AuditEntry) {
 	if b.rdb == nil {
 		b.sql(t, fmt.Sprintf(`INSERT INTO audit(at, tenant, principal, actor, taint, session_id, step, tool, key, decision, reason,
 			outcome, approval_id, latency, seq, prev, hash, v) VALUES (%d, '%s', '%s', '', '', '%s', %d, '%s', '%s', '%s', '%s', '%s', '', %d, %d, '%s', '%s', %d)`,
@@ -191,13 +191,13 @@ func auditKeys(t *testing.T) (keyPath, pubPath string, key ed25519.PrivateKey) {
 
 // forgedTail is entry 7, chained correctly after entry 6 (the algorithm is
 // public), as an attacker would append it.
-func forgedTail(t *testing.T, c gateway.AuditChain) gateway.AuditEntry {
+func forgedTail(t *testing.T, c store.AuditChain) store.AuditEntry {
 	t.Helper()
 	all, err := c.ReadAuditChain(context.Background(), 0, 100)
 	if err != nil || len(all) != 6 {
 		t.Fatalf("ReadAuditChain = %d entries, %v", len(all), err)
 	}
-	e := gateway.AuditEntry{Time: auditT0.Add(time.Hour), Tenant: "acme", Principal: "mallory", SessionID: "s9", Step: 1,
+	e := store.AuditEntry{Time: auditT0.Add(time.Hour), Tenant: "acme", Principal: "mallory", SessionID: "s9", Step: 1,
 		Tool: "bank/transfer_funds", Key: strings.Repeat("f", 64), Decision: "allow", Reason: "scopes ok", Outcome: "ok"}
 	return auditchain.Chain(e, 7, all[5].Hash)
 }
@@ -205,33 +205,33 @@ func forgedTail(t *testing.T, c gateway.AuditChain) gateway.AuditEntry {
 // auditCase is one way to tamper with the log, and what verify must say.
 type auditCase struct {
 	name   string
-	tamper func(t *testing.T, b *auditBackend, c gateway.AuditChain, attacker ed25519.PrivateKey)
+	tamper func(t *testing.T, b *auditBackend, c store.AuditChain, attacker ed25519.PrivateKey)
 	// want are substrings of verify's report; empty: the chain verifies.
 	want []string
 }
 
 var auditCases = []auditCase{
 	{"intact", nil, nil},
-	{"one byte changed", func(t *testing.T, b *auditBackend, _ gateway.AuditChain, _ ed25519.PrivateKey) { b.edit(t, 3) },
+	{"one byte changed", func(t *testing.T, b *auditBackend, _ store.AuditChain, _ ed25519.PrivateKey) { b.edit(t, 3) },
 		[]string{"FAILED: audit entry 3 (2026-12-01T09:02:00Z): edited"}},
-	{"entry removed", func(t *testing.T, b *auditBackend, _ gateway.AuditChain, _ ed25519.PrivateKey) { b.remove(t, 3) },
+	{"entry removed", func(t *testing.T, b *auditBackend, _ store.AuditChain, _ ed25519.PrivateKey) { b.remove(t, 3) },
 		[]string{"FAILED: audit entry 3: missing"}},
-	{"two entries swapped", func(t *testing.T, b *auditBackend, _ gateway.AuditChain, _ ed25519.PrivateKey) { b.swap(t, 2, 4) },
+	{"two entries swapped", func(t *testing.T, b *auditBackend, _ store.AuditChain, _ ed25519.PrivateKey) { b.swap(t, 2, 4) },
 		[]string{"FAILED: audit entry 2"}},
-	{"forged tail, not chained", func(t *testing.T, b *auditBackend, c gateway.AuditChain, _ ed25519.PrivateKey) {
+	{"forged tail, not chained", func(t *testing.T, b *auditBackend, c store.AuditChain, _ ed25519.PrivateKey) {
 		e := forgedTail(t, c)
 		e.Prev, e.Hash, e.V = "", "", 0
 		b.forge(t, e)
 	}, []string{"FAILED: audit entry 7 (2026-12-01T10:00:00Z): not chained"}},
-	{"forged tail, chained, forged checkpoint", func(t *testing.T, b *auditBackend, c gateway.AuditChain, attacker ed25519.PrivateKey) {
+	{"forged tail, chained, forged checkpoint", func(t *testing.T, b *auditBackend, c store.AuditChain, attacker ed25519.PrivateKey) {
 		b.forge(t, forgedTail(t, c))
 		if _, err := auditchain.Sign(context.Background(), c, attacker, auditT0.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}, []string{"FAILED: audit entry 7 (2026-12-01T11:00:00Z): checkpoint: signed by key"}},
-	{"tail removed", func(t *testing.T, b *auditBackend, _ gateway.AuditChain, _ ed25519.PrivateKey) { b.remove(t, 6) },
+	{"tail removed", func(t *testing.T, b *auditBackend, _ store.AuditChain, _ ed25519.PrivateKey) { b.remove(t, 6) },
 		[]string{"FAILED: audit entry 6", "checkpoint: it signs entry 6, but the log ends at 5"}},
-	{"chain rewritten after an edit", func(t *testing.T, b *auditBackend, c gateway.AuditChain, _ ed25519.PrivateKey) {
+	{"chain rewritten after an edit", func(t *testing.T, b *auditBackend, c store.AuditChain, _ ed25519.PrivateKey) {
 		all, err := c.ReadAuditChain(context.Background(), 0, 100)
 		if err != nil {
 			t.Fatal(err)
@@ -409,7 +409,7 @@ func TestAuditVerifyJSON(t *testing.T) {
 // entry by entry.
 func TestAuditExportSelect(t *testing.T) {
 	b, c := newAuditBackend(t, "sqlite")
-	if err := c.AppendAudit(context.Background(), gateway.AuditEntry{Time: auditT0.Add(time.Hour), Tenant: "globex", Principal: "carol",
+	if err := c.AppendAudit(context.Background(), store.AuditEntry{Time: auditT0.Add(time.Hour), Tenant: "globex", Principal: "carol",
 		Tool: "bank/get_balance", Decision: "deny", Reason: "missing scope", Outcome: "denied"}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/runtime/server/oauth"
@@ -242,18 +243,18 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: no gateway store in %s\n", approveProg, *data)
 		return exitUsage
 	}
-	store, closeStore, err := openStore(ctx, *data)
+	st, closeStore, err := openStore(ctx, *data)
 	if err != nil {
 		return failLine(stderr, approveProg, err)
 	}
 	defer closeStore()
 	// Approving needs the store only: the tool and its arguments are in the approval.
-	gw, err := gateway.New(tools.NewRegistry(), store, &gateway.Options{Logger: quietLogger()})
+	gw, err := gateway.New(tools.NewRegistry(), st, &gateway.Options{Logger: quietLogger()})
 	if err != nil {
 		return fail(stderr, approveProg, err)
 	}
 	approver := tools.Principal{ID: *principal, Tenant: *tenant, Scopes: []string{gateway.ApprovalScope}}
-	var a *gateway.Approval
+	var a *store.Approval
 	if *show {
 		a, err = gw.Approval(ctx, approver, fs.Arg(0))
 	} else {
@@ -347,7 +348,7 @@ func approvers(overHTTP, withData bool, tokenPath string, oauth bool) (func(cont
 }
 
 // openStore opens the gateway's store: SQLite in dir, or memory when dir is empty.
-func openStore(ctx context.Context, dir string) (gateway.Store, func(), error) {
+func openStore(ctx context.Context, dir string) (store.Store, func(), error) {
 	if dir == "" {
 		return memstore.New(), func() {}, nil
 	}

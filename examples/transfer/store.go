@@ -7,13 +7,13 @@ import (
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
 	"github.com/toolgate/toolgate/examples/transfer/pgledger"
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
 // closingStore is a gateway store the bank closes with itself.
 type closingStore interface {
-	gateway.Store
+	store.Store
 	Close() error
 }
 

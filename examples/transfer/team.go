@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -77,11 +78,11 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 		return err
 	}
 	defer led.Close()
-	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "gateway.db"), nil)
+	st, err := sqlitestore.Open(ctx, filepath.Join(dir, "gateway.db"), nil)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer st.Close()
 
 	reg := tools.NewRegistry()
 	if err := reg.Add(finance.Tools(led)...); err != nil {
@@ -99,7 +100,7 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 	if err := reg.Add(inbox); err != nil {
 		return err
 	}
-	gw, err := gateway.New(reg, store, &gateway.Options{Logger: quiet, Validators: finance.Validators(), NeedsApproval: finance.NeedsApproval})
+	gw, err := gateway.New(reg, st, &gateway.Options{Logger: quiet, Validators: finance.Validators(), NeedsApproval: finance.NeedsApproval})
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 		Worker:     &runtime.Options{Logger: quiet, Observer: observe("worker"), Approver: approver, Sleep: sleep},
 		// The delegations live in the same SQLite store as the calls, so a
 		// restarted session replays them too.
-		Store:   store,
+		Store:   st,
 		Gateway: &gateway.Options{Logger: quiet},
 	})
 	if err != nil {
@@ -172,7 +173,7 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "balance %s = %s\n", acc, bal)
 	}
-	audit, err := store.QueryAudit(ctx, gateway.AuditQuery{Tool: finance.TransferFunds})
+	audit, err := st.QueryAudit(ctx, store.AuditQuery{Tool: finance.TransferFunds})
 	if err != nil {
 		return err
 	}

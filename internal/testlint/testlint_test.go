@@ -104,7 +104,7 @@ var linkedPackages = []string{
 	"grammar", "grammar/gbnf", "grammar/mask",
 	"llm", "llm/anthropic", "llm/ollama", "llm/openai", "llm/scripted", "llm/livetest", "llm/internal/wire",
 	"tools", "tools/catalog", "tools/cards", "tools/lint", "tools/mcp",
-	"runtime", "runtime/gateway", "tools/discovery",
+	"runtime", "runtime/gateway", "runtime/gateway/store", "tools/discovery",
 }
 
 // TestDocLinksResolve fails for a [Type.Member] or [pkg.Name] in a doc

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate/internal/errorid"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -18,17 +19,17 @@ import (
 // UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND (also for another tenant's
 // approval), VALIDATION_ERROR (expired), INTERNAL_ERROR. Every decision is
 // audited. Safe for concurrent use.
-func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*Approval, error) {
+func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
-	e := AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
-		ApprovalID: truncate(id, 128), Decision: DecisionAllow, Outcome: OutcomeOK}
+	e := store.AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
+		ApprovalID: truncate(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
 		e.Reason = "approval granted for " + a.Requester
 	}
 	if gerr != nil {
-		e.Decision, e.Reason, e.Outcome = DecisionDeny, gerr.Message, outcomeOf(nil, gerr, false)
+		e.Decision, e.Reason, e.Outcome = store.DecisionDeny, gerr.Message, outcomeOf(nil, gerr, false)
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval refused", slog.String("approver", approver.ID),
 			slog.String("approval_id", e.ApprovalID), slog.String("reason", gerr.Message))
 	}
@@ -43,7 +44,7 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	return a, nil
 }
 
-func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id string) (*Approval, *Error) {
+func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, *Error) {
 	if approver.ID == "" || approver.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "the approval has no authenticated approver"}
 	}
@@ -52,7 +53,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope}
 	}
 	a, err := g.store.GetApproval(ctx, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
 		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
 	}
 	if err != nil {
@@ -72,9 +73,9 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	switch {
 	case err == nil:
 		return &granted, nil
-	case errors.Is(err, ErrApprovalState):
+	case errors.Is(err, store.ErrApprovalState):
 		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
 	default:
 		return nil, g.storeFailure(ctx, "grant the approval", err)
@@ -85,12 +86,12 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 // tenant who may see it: the requester, or a holder of ApprovalScope (an
 // approver reads what the call will do before granting it). Another
 // tenant's approval is NOT_FOUND. Safe for concurrent use.
-func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*Approval, error) {
+func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*store.Approval, error) {
 	if p.ID == "" || p.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "no authenticated principal"}
 	}
 	a, err := g.store.GetApproval(ctx, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
 		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
 	}
 	if err != nil {

@@ -5,9 +5,9 @@ import (
 	"crypto/ed25519"
 	"testing"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // TestAuditCheckpointer: Tick signs nothing on an empty log, the first
@@ -21,7 +21,7 @@ func TestAuditCheckpointer(t *testing.T) {
 	cp := &auditchain.Checkpointer{Chain: st, Key: key, Every: 3, Clock: clock}
 	appendN := func(n int) {
 		for range n {
-			if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: clock.Now(), Tenant: "acme", Principal: "p", Tool: "t", Decision: "allow", Outcome: "ok"}); err != nil {
+			if err := st.AppendAudit(ctx, store.AuditEntry{Time: clock.Now(), Tenant: "acme", Principal: "p", Tool: "t", Decision: "allow", Outcome: "ok"}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -45,7 +45,7 @@ func TestAuditHoldsNoArguments(t *testing.T) {
 		}
 		_, _ = e.Gateway.Execute(ctx, transferCall(alice, "s", i, c.args))
 	}
-	entries, err := e.Store.QueryAudit(ctx, gateway.AuditQuery{})
+	entries, err := e.Store.QueryAudit(ctx, store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestAuditHoldsNoArguments(t *testing.T) {
 			t.Errorf("%s: the audit entry holds the argument: %s", calls[i].name, b)
 		}
 	}
-	rep, err := auditchain.Verify(ctx, e.Store.(gateway.AuditChain), nil)
+	rep, err := auditchain.Verify(ctx, e.Store.(store.AuditChain), nil)
 	if err != nil || rep.Break != nil || rep.Entries != len(calls) {
 		t.Errorf("auditchain.Verify = %+v (%v), %v", rep, rep.Break, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -58,7 +59,7 @@ type facts struct {
 	start time.Time // the gateway clock at admission: claims, leases and approvals use it
 	// reason is the authorization decision's reason, for the audit entry.
 	reason string
-	limit  RateLimit
+	limit  store.RateLimit
 	// rerun is the UncertainRerun policy; askPolicy says that
 	// Options.NeedsApproval is set; inProgressWait caps IN_PROGRESS's hint.
 	rerun, askPolicy bool
@@ -67,10 +68,10 @@ type facts struct {
 	token         *tokenTaken
 	valid         *validation
 	pending       *heldLookup // an outcome of the slot held unrecorded (held.go)
-	claim         *Claim
+	claim         *store.Claim
 	needsApproval *bool
-	approval      *Approval // the stored approval (ID of a missing one: empty)
-	created       *Approval
+	approval      *store.Approval // the stored approval (ID of a missing one: empty)
+	created       *store.Approval
 	unclaimed     bool
 	room          *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
 	ran           *ran
@@ -80,7 +81,7 @@ type facts struct {
 	// records it in the background.
 	recordFailed, held bool
 	// audited: the completion wrote the call's audit entry too
-	// (AuditedRecorder), so finish appends none.
+	// ([store.AuditedRecorder]), so finish appends none.
 	audited bool
 }
 
@@ -163,7 +164,7 @@ func (f *facts) noEffect() bool { return f.ran != nil && f.ran.kind == ranNoEffe
 
 // approved reports that a is a granted approval of exactly this call,
 // still valid at admission.
-func (f *facts) approved(a *Approval) bool {
+func (f *facts) approved(a *store.Approval) bool {
 	return a != nil && a.Granted && a.Key == f.valid.key && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start)
 }
 
@@ -190,18 +191,18 @@ func decide(f *facts) next {
 	}
 	key := f.valid.key
 	switch cl := f.claim; cl.Status {
-	case ClaimAcquired:
-	case ClaimDone:
+	case store.ClaimAcquired:
+	case store.ClaimDone:
 		return replay(cl.Record)
-	case ClaimInProgress:
+	case store.ClaimInProgress:
 		wait := min(max(cl.Record.LeaseExpires.Sub(f.start), 0), f.inProgressWait)
 		return answer(nil, &Error{Type: InProgress, Retryable: true, RetryAfter: wait, IdempotencyKey: key,
 			Message: "the same call is being executed; retry with the same arguments to get its result"})
-	case ClaimUncertain:
+	case store.ClaimUncertain:
 		return next{do: actAnswer, internal: "an earlier execution has an unknown outcome: " + cl.Record.Reason,
 			err: &Error{Type: UncertainOutcome, IdempotencyKey: key, Attempts: cl.Record.Attempts,
 				Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again"}}
-	case ClaimMismatch:
+	case store.ClaimMismatch:
 		return answer(nil, &Error{Type: IdempotencyMismatch,
 			Message: "this step already called the tool with other arguments; use a new step for a new call"})
 	default:
@@ -288,7 +289,7 @@ func decide(f *facts) next {
 		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Attempts: f.claim.Record.Attempts, Message: msg}}
 }
 
-func replay(r Record) next {
+func replay(r store.Record) next {
 	if r.DomainError != nil {
 		return answer(nil, domainError(r.DomainError, r.Key, true))
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -20,10 +21,10 @@ func TestDecide(t *testing.T) {
 	irreversible := &tools.Tool{ID: "bank/refund", Card: tools.Card{Name: "refund", Irreversible: true}}
 	readOnly := &tools.Tool{ID: "bank/get_balance", Card: tools.Card{Name: "get_balance", ReadOnly: true}}
 	valid := &validation{canon: []byte(`{}`), key: "k1", fp: "f1"}
-	acquired := &Claim{Status: ClaimAcquired, Token: 7, Record: Record{Attempts: 1}}
+	acquired := &store.Claim{Status: store.ClaimAcquired, Token: 7, Record: store.Record{Attempts: 1}}
 	yes, no := true, false
 	heldValue := &heldLookup{found: true, key: "k1", kind: ranValue, value: json.RawMessage(`{"ok":true}`), attempts: 1}
-	granted := &Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
+	granted := &store.Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
 	ranValueOK := &ran{kind: ranValue, value: json.RawMessage(`{"ok":true}`), at: start}
 
 	base := func(mod func(f *facts)) *facts {
@@ -48,13 +49,13 @@ func TestDecide(t *testing.T) {
 		want want
 	}{
 		{"no limit: validate first", base(nil), want{do: actValidate}},
-		{"limit: take a token first", base(func(f *facts) { f.limit = RateLimit{Rate: 1, Burst: 1} }), want{do: actTakeToken}},
+		{"limit: take a token first", base(func(f *facts) { f.limit = store.RateLimit{Rate: 1, Burst: 1} }), want{do: actTakeToken}},
 		{"no token", base(func(f *facts) {
-			f.limit = RateLimit{Rate: 1, Burst: 1}
+			f.limit = store.RateLimit{Rate: 1, Burst: 1}
 			f.token = &tokenTaken{ok: false, wait: 3 * time.Second}
 		}), want{do: actAnswer, typ: RateLimited, retryable: true}},
 		{"token taken: validate", base(func(f *facts) {
-			f.limit = RateLimit{Rate: 1, Burst: 1}
+			f.limit = store.RateLimit{Rate: 1, Burst: 1}
 			f.token = &tokenTaken{ok: true}
 		}), want{do: actValidate}},
 		{"invalid", base(func(f *facts) { f.valid = &validation{err: Invalid(Violation{Message: "x"})} }), want{do: actAnswer, typ: ValidationError, retryable: true}},
@@ -77,22 +78,22 @@ func TestDecide(t *testing.T) {
 		}), want{do: actAnswer, typ: IdempotencyMismatch}},
 		{"done: replay", base(func(f *facts) {
 			f.valid = valid
-			f.claim = &Claim{Status: ClaimDone, Record: Record{Key: "k1", Value: json.RawMessage(`1`)}}
+			f.claim = &store.Claim{Status: store.ClaimDone, Record: store.Record{Key: "k1", Value: json.RawMessage(`1`)}}
 		}), want{do: actAnswer}},
 		{"done with a domain error: replayed refusal", base(func(f *facts) {
 			f.valid = valid
-			f.claim = &Claim{Status: ClaimDone, Record: Record{Key: "k1", DomainError: &tools.DomainError{Code: "NO"}}}
+			f.claim = &store.Claim{Status: store.ClaimDone, Record: store.Record{Key: "k1", DomainError: &tools.DomainError{Code: "NO"}}}
 		}), want{do: actAnswer, typ: DomainErrorType}},
 		{"in progress", base(func(f *facts) {
 			f.valid = valid
-			f.claim = &Claim{Status: ClaimInProgress, Record: Record{LeaseExpires: start.Add(10 * time.Second)}}
+			f.claim = &store.Claim{Status: store.ClaimInProgress, Record: store.Record{LeaseExpires: start.Add(10 * time.Second)}}
 		}), want{do: actAnswer, typ: InProgress, retryable: true}},
 		{"uncertain, reconcile", base(func(f *facts) {
 			f.valid, f.rerun = valid, false
-			f.claim = &Claim{Status: ClaimUncertain, Record: Record{Reason: "timeout"}}
+			f.claim = &store.Claim{Status: store.ClaimUncertain, Record: store.Record{Reason: "timeout"}}
 		}), want{do: actAnswer, typ: UncertainOutcome, internal: true}},
-		{"mismatch", base(func(f *facts) { f.valid = valid; f.claim = &Claim{Status: ClaimMismatch} }), want{do: actAnswer, typ: IdempotencyMismatch}},
-		{"unknown claim status", base(func(f *facts) { f.valid = valid; f.claim = &Claim{Status: 99} }), want{do: actAnswer, typ: Internal, retryable: true, internal: true}},
+		{"mismatch", base(func(f *facts) { f.valid = valid; f.claim = &store.Claim{Status: store.ClaimMismatch} }), want{do: actAnswer, typ: IdempotencyMismatch}},
+		{"unknown claim status", base(func(f *facts) { f.valid = valid; f.claim = &store.Claim{Status: 99} }), want{do: actAnswer, typ: Internal, retryable: true, internal: true}},
 		{"acquired, no approval needed: run", base(func(f *facts) { f.valid = valid; f.claim = acquired }), want{do: actRun}},
 		{"acquired, policy set: ask it", base(func(f *facts) { f.valid, f.claim, f.askPolicy = valid, acquired, true }), want{do: actAskPolicy}},
 		{"policy says no: run", base(func(f *facts) {
@@ -124,13 +125,13 @@ func TestDecide(t *testing.T) {
 			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &old
 		}), want{do: actCreateApproval}},
 		{"approval pending: create (idempotently)", base(func(f *facts) {
-			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &Approval{ID: "apr_1", Key: "k1", Fingerprint: "f1"}
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &store.Approval{ID: "apr_1", Key: "k1", Fingerprint: "f1"}
 		}), want{do: actCreateApproval}},
 		{"created: give the claim back", base(func(f *facts) {
-			f.tool, f.valid, f.claim, f.approval, f.created = irreversible, valid, acquired, &Approval{}, &Approval{ID: "apr_1"}
+			f.tool, f.valid, f.claim, f.approval, f.created = irreversible, valid, acquired, &store.Approval{}, &store.Approval{ID: "apr_1"}
 		}), want{do: actUnclaim}},
 		{"given back: confirmation required", base(func(f *facts) {
-			f.tool, f.valid, f.claim, f.approval, f.created, f.unclaimed = irreversible, valid, acquired, &Approval{}, &Approval{ID: "apr_1"}, true
+			f.tool, f.valid, f.claim, f.approval, f.created, f.unclaimed = irreversible, valid, acquired, &store.Approval{}, &store.Approval{ID: "apr_1"}, true
 		}), want{do: actAnswer, typ: ConfirmationRequired}},
 		{"acquired, no place reserved: reserve", base(func(f *facts) { f.valid, f.claim, f.room = valid, acquired, nil }), want{do: actReserve}},
 		{"approved, no place reserved: reserve", base(func(f *facts) {
@@ -213,7 +214,7 @@ func TestDecide(t *testing.T) {
 // changes none of them.
 func TestDecideIsPure(t *testing.T) {
 	f := &facts{call: Call{SessionID: "s"}, tool: &tools.Tool{ID: "a/b"}, rerun: true,
-		valid: &validation{key: "k"}, pending: &heldLookup{}, claim: &Claim{Status: ClaimAcquired},
+		valid: &validation{key: "k"}, pending: &heldLookup{}, claim: &store.Claim{Status: store.ClaimAcquired},
 		ran: &ran{kind: ranUncertain, reason: "r"}, fenced: new(bool)}
 	before := *f
 	a, b := decide(f), decide(f)

@@ -20,7 +20,7 @@
 // decoding and domain rules), derives the idempotency key (DeriveKey:
 // sha256 over the length-prefixed tenant, principal, session id, step, tool
 // and RFC 8785 canonical arguments — never a model-generated id), claims
-// the slot (tenant, principal, session, step, tool) in the Store, checks the approval
+// the slot (tenant, principal, session, step, tool) in the store, checks the approval
 // when the tool is irreversible or Options.NeedsApproval says so, runs the
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
@@ -95,7 +95,7 @@
 // handler's own deadline is a real-time context deadline).
 // After that a retry of the same call sent to another gateway takes the
 // slot over with a larger fencing token and re-runs the handler with the
-// same key; the old owner's late completion is rejected (ErrFenced) and its
+// same key; the old owner's late completion is rejected ([store.ErrFenced]) and its
 // caller told to retry. The gateway that is itself still running the call,
 // or recording its outcome, answers its re-sends IN_PROGRESS whatever the
 // lease says: one gateway never runs a call twice at once. The
@@ -120,24 +120,28 @@
 //
 // # Stores
 //
-// The durable state is split by concern: RecordStore (claims, leases,
-// fencing tokens, outcomes), ApprovalStore, AuditLog, RateLimitStore and
-// Purger; Store is all of them in one. memstore is the in-memory reference;
+// What the gateway keeps, and the interfaces a store implements, are
+// package [store]'s, as database/sql/driver sits beside database/sql: a
+// store driver implements that package's interfaces, and this package
+// calls them. The durable state is split by concern: [store.RecordStore] (claims, leases, fencing tokens,
+// outcomes), [store.ApprovalStore], [store.AuditLog],
+// [store.RateLimitStore] and [store.Purger]; [store.Store] is all of them
+// in one, which [New] takes. memstore is the in-memory reference;
 // sqlitestore is the embedded durable default; redisstore and pgstore serve
-// several hosts. Options.Stores takes some concerns from other stores (the
+// several hosts. [Options.Stores] takes some concerns from other stores (the
 // audit log elsewhere, rate limits in Redis beside a SQLite store). Every
 // store passes storetest.Run; a store of one concern passes that concern's
 // suite (storetest.RunRecords and the like). A store keeping both the
-// records and the audit log may implement AuditedRecorder; the gateway then
-// writes a completed call's outcome and audit entry in one atomic, durable
-// step instead of two in a row.
+// records and the audit log may implement [store.AuditedRecorder]; the
+// gateway then writes a completed call's outcome and audit entry in one
+// atomic, durable step instead of two in a row.
 //
 // # The audit log
 //
-// Every call's decision and outcome is an [AuditEntry]: who, what, the
+// Every call's decision and outcome is a [store.AuditEntry]: who, what, the
 // decision and its reason, the idempotency key (never the arguments), the
 // outcome and the latency. Each store keeps its entries in a hash chain
-// ([AuditChain]): an entry carries its sequence number, the hash of the
+// ([store.AuditChain]): an entry carries its sequence number, the hash of the
 // entry before it and its own, over the canonical (JCS) encoding of its
 // content, assigned inside the store's write, so the entries of many
 // gateways on one store form one chain. Package runtime/gateway/auditchain

@@ -161,19 +161,5 @@ func Invalid(violations ...Violation) *Error {
 	return &Error{Type: ValidationError, Message: msg, Details: violations, Retryable: true}
 }
 
-// Store errors. A Store returns them (possibly wrapped) so that the gateway
-// and the conformance kit can branch on them with errors.Is.
-var (
-	// ErrFenced: a completion, release or uncertain mark came from an owner
-	// whose claim is no longer current (another owner took over, the lease
-	// expired, or the record is not in progress).
-	ErrFenced = errors.New("gateway: fenced: claim is no longer held")
-	// ErrNotFound: no record or approval with that key or ID.
-	ErrNotFound = errors.New("gateway: not found")
-	// ErrApprovalState: the approval cannot be granted (already granted,
-	// expired).
-	ErrApprovalState = errors.New("gateway: approval cannot be granted in its state")
-)
-
 // Option validation errors wrap ErrInvalidOptions.
 var ErrInvalidOptions = errors.New("gateway: invalid options")

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/internal/jsonschema"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -103,8 +104,8 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 	rctx := context.WithoutCancel(ctx)
 	t := f.tool
 	p := f.call.Principal
-	slot := func() Slot {
-		return Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: f.call.SessionID, Step: f.call.Step, Tool: t.ID}
+	slot := func() store.Slot {
+		return store.Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: f.call.SessionID, Step: f.call.Step, Tool: t.ID}
 	}
 	timeout := t.Timeout
 	if timeout <= 0 {
@@ -121,7 +122,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		if f.room != nil && *f.room && !f.held {
 			g.held.unreserve()
 		}
-		if f.claim != nil && f.claim.Status == ClaimAcquired { // begun at actClaim
+		if f.claim != nil && f.claim.Status == store.ClaimAcquired { // begun at actClaim
 			g.held.end(slot())
 		}
 	}()
@@ -164,20 +165,20 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			f.held = true
 		case actClaim:
 			lease := f.start.Add(timeout + g.opts.LeaseGrace)
-			cl, err := g.store.Claim(ctx, ClaimRequest{
+			cl, err := g.store.Claim(ctx, store.ClaimRequest{
 				Slot: slot(), Principal: p.ID, Key: f.valid.key, Fingerprint: f.valid.fp, Now: f.start,
 				LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention), TakeOver: f.rerun,
 			})
 			if err != nil {
 				return nil, g.internal(ctx, f, "claim", err)
 			}
-			if cl.Status == ClaimAcquired {
+			if cl.Status == store.ClaimAcquired {
 				// From here the call is this gateway's until drive
 				// returns: a re-send meets it in the holder whatever the
 				// store's lease says.
 				g.held.begin(slot(), f.valid.key)
 			}
-			if cl.Status == ClaimAcquired && cl.Previous != "" {
+			if cl.Status == store.ClaimAcquired && cl.Previous != "" {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: re-running a call with an uncertain outcome under the same key",
 					slog.String("tool", t.ID), slog.String("key", f.valid.key), slog.String("previous", string(cl.Previous)),
 					slog.Int("attempt", cl.Record.Attempts))
@@ -189,14 +190,14 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		case actGetApproval:
 			a, err := g.store.GetApproval(ctx, approvalID(f.valid.key))
 			switch {
-			case errors.Is(err, ErrNotFound):
-				a = Approval{}
+			case errors.Is(err, store.ErrNotFound):
+				a = store.Approval{}
 			case err != nil:
 				return nil, g.internal(ctx, f, "approval lookup", err)
 			}
 			f.approval = &a
 		case actCreateApproval:
-			a, err := g.store.CreateApproval(rctx, Approval{
+			a, err := g.store.CreateApproval(rctx, store.Approval{
 				ID: approvalID(f.valid.key), Slot: slot(), Key: f.valid.key, Fingerprint: f.valid.fp, Requester: p.ID,
 				Arguments: f.valid.canon, Taint: f.call.Taint, CreatedAt: f.start, ExpiresAt: f.start.Add(g.opts.ApprovalTTL),
 			})
@@ -215,13 +216,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			r.at = g.clock.Now()
 			f.ran = &r
 		case actComplete:
-			c := Completion{Slot: slot(), Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
+			c := store.Completion{Slot: slot(), Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
 				Now: f.ran.at, ExpiresAt: f.ran.at.Add(g.opts.Retention)}
 			err := g.complete(rctx, f, c)
 			if f.recordFailed = g.logRecordFailure(ctx, f, "recording an outcome", err); f.recordFailed {
 				break
 			}
-			fenced := errors.Is(err, ErrFenced)
+			fenced := errors.Is(err, store.ErrFenced)
 			if fenced {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: late completion rejected (lease expired or taken over)",
 					slog.String("tool", t.ID), slog.String("key", f.valid.key))
@@ -246,13 +247,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 }
 
 // complete records the handler's outcome. When the records and the audit
-// log are one AuditedRecorder, the call's audit entry goes into the same
+// log are one [store.AuditedRecorder], the call's audit entry goes into the same
 // write: the entry finish would append for the answer an unfenced
 // completion gives (decide on the facts with fenced false), its latency
 // measured now. A fenced completion writes neither, and finish then
 // audits the answer it really gives.
-func (g *Gateway) complete(ctx context.Context, f *facts, c Completion) error {
-	ar, ok := g.store.(AuditedRecorder)
+func (g *Gateway) complete(ctx context.Context, f *facts, c store.Completion) error {
+	ar, ok := g.store.(store.AuditedRecorder)
 	if !ok {
 		return g.store.Complete(ctx, c)
 	}
@@ -270,7 +271,7 @@ func (g *Gateway) complete(ctx context.Context, f *facts, c Completion) error {
 // logRecordFailure logs a store failure of the record step and reports
 // whether there was one (ErrFenced is an answer, not a failure).
 func (g *Gateway) logRecordFailure(ctx context.Context, f *facts, what string, err error) bool {
-	if err == nil || errors.Is(err, ErrFenced) {
+	if err == nil || errors.Is(err, store.ErrFenced) {
 		return false
 	}
 	g.log.LogAttrs(ctx, slog.LevelError, "gateway: "+what+" failed",
@@ -308,7 +309,7 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 // fresh claim is released: nothing ran. A claim that took over an earlier,
 // possibly effective execution goes back to uncertain, so the slot stays
 // bound to its key and no other arguments can run in it.
-func (g *Gateway) unclaim(ctx, rctx context.Context, f *facts, slot Slot) {
+func (g *Gateway) unclaim(ctx, rctx context.Context, f *facts, slot store.Slot) {
 	cl := f.claim
 	var err error
 	if cl.Previous == "" {
@@ -320,7 +321,7 @@ func (g *Gateway) unclaim(ctx, rctx context.Context, f *facts, slot Slot) {
 		}
 		err = g.store.MarkUncertain(rctx, slot, cl.Token, reason, f.start, f.start.Add(g.opts.Retention))
 	}
-	if err != nil && !errors.Is(err, ErrFenced) {
+	if err != nil && !errors.Is(err, store.ErrFenced) {
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: giving up a claim awaiting approval failed",
 			slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("error", err.Error()))
 	}
@@ -544,45 +545,45 @@ func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error
 		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call (error " + id + ")"}
 }
 
-// outcomeOf is the [Outcome] of a call answered with res or gerr.
-func outcomeOf(res *Result, gerr *Error, noEffect bool) Outcome {
+// outcomeOf is the [store.Outcome] of a call answered with res or gerr.
+func outcomeOf(res *Result, gerr *Error, noEffect bool) store.Outcome {
 	if gerr == nil {
 		if res.Cached {
-			return OutcomeReplayed
+			return store.OutcomeReplayed
 		}
-		return OutcomeOK
+		return store.OutcomeOK
 	}
 	switch gerr.Type {
 	case Unauthenticated:
-		return OutcomeUnauthenticated
+		return store.OutcomeUnauthenticated
 	case PermissionDenied:
-		return OutcomeDenied
+		return store.OutcomeDenied
 	case UnknownTool:
-		return OutcomeUnknownTool
+		return store.OutcomeUnknownTool
 	case ValidationError:
-		return OutcomeInvalid
+		return store.OutcomeInvalid
 	case RateLimited:
-		return OutcomeRateLimited
+		return store.OutcomeRateLimited
 	case InProgress:
-		return OutcomeInProgress
+		return store.OutcomeInProgress
 	case IdempotencyMismatch:
-		return OutcomeMismatch
+		return store.OutcomeMismatch
 	case ConfirmationRequired:
-		return OutcomeConfirmationRequired
+		return store.OutcomeConfirmationRequired
 	case DomainErrorType:
 		if gerr.Cached {
-			return OutcomeReplayed
+			return store.OutcomeReplayed
 		}
-		return OutcomeDomainError
+		return store.OutcomeDomainError
 	case DownstreamFailure:
 		if noEffect {
-			return OutcomeNoEffect
+			return store.OutcomeNoEffect
 		}
-		return OutcomeUncertain
+		return store.OutcomeUncertain
 	case UncertainOutcome:
-		return OutcomeUncertain
+		return store.OutcomeUncertain
 	default:
-		return OutcomeInternal
+		return store.OutcomeInternal
 	}
 }
 
@@ -597,7 +598,7 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 		toolLabel = f.tool.ID
 	}
 	g.metrics.call(toolLabel, outcome, latency)
-	if (f.claim != nil && f.claim.Status == ClaimDone) || (f.pending != nil && f.pending.found && (res != nil || gerr.Cached)) {
+	if (f.claim != nil && f.claim.Status == store.ClaimDone) || (f.pending != nil && f.pending.found && (res != nil || gerr.Cached)) {
 		g.metrics.replay(toolLabel)
 	}
 	if !allowed {
@@ -616,13 +617,13 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 
 // auditEntry is the audit log's line for a call answered with res or
 // gerr; allowed is the authorization decision, f.reason its reason.
-func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, latency time.Duration) AuditEntry {
+func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, latency time.Duration) store.AuditEntry {
 	call := f.call
-	decision := DecisionAllow
+	decision := store.DecisionAllow
 	if !allowed {
-		decision = DecisionDeny
+		decision = store.DecisionDeny
 	}
-	e := AuditEntry{
+	e := store.AuditEntry{
 		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
 		Actor: truncate(call.Actor, 256), Taint: truncate(call.Taint, 512),
 		SessionID: truncate(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: truncate(call.Tool, 256),
@@ -666,7 +667,7 @@ func violationPointers(gerr *Error) string {
 	return " at " + strings.Join(ps, ", ")
 }
 
-func (g *Gateway) limitFor(id string) RateLimit {
+func (g *Gateway) limitFor(id string) store.RateLimit {
 	if l, ok := g.opts.RateLimits[id]; ok {
 		return l
 	}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/internal/tracing"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -155,9 +156,9 @@ type Options struct {
 
 	// RateLimit is the per principal×tool token bucket for every tool.
 	// The zero value means no limit.
-	RateLimit RateLimit
+	RateLimit store.RateLimit
 	// RateLimits overrides [Options.RateLimit] per tool ID.
-	RateLimits map[string]RateLimit
+	RateLimits map[string]store.RateLimit
 	// Validators adds typed decoding and domain checks per tool ID.
 	Validators map[string]Validator
 	// AllowUndeclared keeps a schema's object open when it declares
@@ -325,7 +326,7 @@ func (p UncertainPolicy) MarshalText() ([]byte, error) {
 	return []byte(p.String()), nil
 }
 
-func checkLimit(name string, l RateLimit) error {
+func checkLimit(name string, l store.RateLimit) error {
 	if l.Rate < 0 || l.Burst < 0 {
 		return fmt.Errorf("%w: %s has a negative rate or burst", ErrInvalidOptions, name)
 	}
@@ -334,14 +335,14 @@ func checkLimit(name string, l RateLimit) error {
 
 // Gateway executes tool calls exactly once: it authorizes every call
 // against the registry's current snapshot, validates the arguments,
-// derives the idempotency key, claims the call's slot in the Store, asks
+// derives the idempotency key, claims the call's slot in the store, asks
 // for approval when needed, runs the handler with a deadline and records
 // the outcome (see the package documentation for the recording table).
 //
-// A Gateway is safe for concurrent use. Several gateways may share a Store.
+// A Gateway is safe for concurrent use. Several gateways may share a [store.Store].
 type Gateway struct {
 	reg     *tools.Registry
-	store   Store
+	store   store.Store
 	opts    Options
 	clock   Clock
 	log     *slog.Logger
@@ -357,7 +358,7 @@ type Gateway struct {
 // concern that opts.Stores does not send elsewhere (store may be nil when
 // opts.Stores names all four). It fails, naming the field, when opts are
 // invalid, or when it cannot register its metrics.
-func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
+func New(reg *tools.Registry, store store.Store, opts *Options) (*Gateway, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("%w: nil registry", ErrInvalidOptions)
 	}
@@ -380,13 +381,13 @@ func New(reg *tools.Registry, store Store, opts *Options) (*Gateway, error) {
 // Store returns the gateway's store (for audit queries and purges): the
 // store passed to New, or, when Options.Stores sends concerns elsewhere, a
 // Store that sends each concern where the gateway keeps it.
-func (g *Gateway) Store() Store { return g.store }
+func (g *Gateway) Store() store.Store { return g.store }
 
 // Purge removes the records, approvals and buckets whose retention has
 // passed, and audit entries older than auditRetention (zero keeps them).
-func (g *Gateway) Purge(ctx context.Context, auditRetention time.Duration) (PurgeStats, error) {
+func (g *Gateway) Purge(ctx context.Context, auditRetention time.Duration) (store.PurgeStats, error) {
 	now := g.clock.Now()
-	r := PurgeRequest{Now: now}
+	r := store.PurgeRequest{Now: now}
 	if auditRetention > 0 {
 		r.AuditBefore = now.Add(-auditRetention)
 	}

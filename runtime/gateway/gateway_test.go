@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/internal/gatewaytest"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -304,7 +305,7 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 		t.Errorf("replay after fencing = %v, %v; want cached \"second\"", rep, err)
 	}
 	rec, err := e.Store.Get(ctx, key1)
-	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != `"second"` || rec.Attempts != 2 {
+	if err != nil || rec.State != store.StateDone || string(rec.Value) != `"second"` || rec.Attempts != 2 {
 		t.Errorf("record = %+v, %v; want done with \"second\" after 2 attempts", rec, err)
 	}
 }
@@ -330,7 +331,7 @@ func TestUncertainRerun(t *testing.T) {
 		t.Errorf("uncertain error = %+v, want retryable with the key", ge)
 	}
 	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
-	if err != nil || rec.State != gateway.StateUncertain || !strings.Contains(rec.Reason, "connection reset") {
+	if err != nil || rec.State != store.StateUncertain || !strings.Contains(rec.Reason, "connection reset") {
 		t.Fatalf("record = %+v, %v; want uncertain with the error as reason", rec, err)
 	}
 	res, err := e.Gateway.Execute(ctx, call)
@@ -354,7 +355,7 @@ func TestHandlerTimeoutIsUncertain(t *testing.T) {
 	_, err := e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "slow/wait"})
 	ge := wantType(t, "handler past its deadline", err, gateway.DownstreamFailure)
 	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
-	if err != nil || rec.State != gateway.StateUncertain {
+	if err != nil || rec.State != store.StateUncertain {
 		t.Errorf("record after a timeout = %+v, %v; want uncertain", rec, err)
 	}
 }
@@ -394,7 +395,7 @@ func TestNoEffectReleasesClaim(t *testing.T) {
 	if !ge.Retryable {
 		t.Error("no-effect failure is not retryable, want retryable")
 	}
-	if _, err := e.Store.Get(ctx, ge.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := e.Store.Get(ctx, ge.IdempotencyKey); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("record after a no-effect failure: %v, want ErrNotFound (released)", err)
 	}
 	res, err := e.Gateway.Execute(ctx, call)
@@ -506,7 +507,7 @@ func TestApprovals(t *testing.T) {
 	refund := gateway.Call{Principal: alice, SessionID: "s1", Step: 3, Tool: "billing/issue_full_refund", Arguments: json.RawMessage(`{"transaction_id":"tx-1"}`)}
 	wantType(t, "irreversible tool", second(e.Gateway.Execute(ctx, refund)), gateway.ConfirmationRequired)
 	// Audit shows the grant and the refusals.
-	entries, _ := e.Store.QueryAudit(ctx, gateway.AuditQuery{Principal: "bob"})
+	entries, _ := e.Store.QueryAudit(ctx, store.AuditQuery{Principal: "bob"})
 	if len(entries) < 2 || entries[0].Decision != "deny" || entries[len(entries)-1].ApprovalID != id {
 		t.Errorf("bob's audit = %+v, want a denial then the grant of %s", entries, id)
 	}
@@ -594,7 +595,7 @@ func TestHostileCalls(t *testing.T) {
 		t.Errorf("handler ran %d times for hostile calls, want 0", n)
 	}
 	// Every refusal was audited as such, none with a key.
-	entries, _ := e.Store.QueryAudit(ctx, gateway.AuditQuery{})
+	entries, _ := e.Store.QueryAudit(ctx, store.AuditQuery{})
 	if len(entries) != len(tests) {
 		t.Errorf("audit has %d entries, want %d", len(entries), len(tests))
 	}
@@ -678,7 +679,7 @@ func TestTypedValidator(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	e := newEnv(t, func(o *gateway.Options) {
-		o.RateLimits = map[string]gateway.RateLimit{"bank/get_balance": {Rate: 0.5, Burst: 2}}
+		o.RateLimits = map[string]store.RateLimit{"bank/get_balance": {Rate: 0.5, Burst: 2}}
 	})
 	call := func(p tools.Principal, step int) error {
 		_, err := e.Gateway.Execute(ctx, gateway.Call{Principal: p, SessionID: "s", Step: step, Tool: "bank/get_balance", Arguments: json.RawMessage(`{"account":"A"}`)})
@@ -725,7 +726,7 @@ func TestRetentionAndPurge(t *testing.T) {
 	if err != nil || st.Records != 1 || st.Audit != 1 {
 		t.Errorf("Purge after the retention = %+v, %v; want 1 record and the first call's audit entry", st, err)
 	}
-	if _, err := e.Store.Get(ctx, first.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := e.Store.Get(ctx, first.IdempotencyKey); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("record after purge: %v, want ErrNotFound", err)
 	}
 }
@@ -741,7 +742,7 @@ func TestAuditAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = e.Gateway.Execute(ctx, transferCall(mallory, "s", 1, okArgs))
-	entries, err := e.Store.QueryAudit(ctx, gateway.AuditQuery{Tool: "bank/transfer_funds"})
+	entries, err := e.Store.QueryAudit(ctx, store.AuditQuery{Tool: "bank/transfer_funds"})
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("audit = %+v, %v; want 2 entries", entries, err)
 	}
@@ -813,8 +814,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}{
 		{"negative timeout", &gateway.Options{DefaultTimeout: -1}, "DefaultTimeout"},
 		{"negative validation timeout", &gateway.Options{ValidationTimeout: -1}, "ValidationTimeout"},
-		{"negative rate", &gateway.Options{RateLimit: gateway.RateLimit{Rate: -1, Burst: 1}}, "RateLimit"},
-		{"negative tool rate", &gateway.Options{RateLimits: map[string]gateway.RateLimit{"x/y": {Burst: -1}}}, "RateLimits[x/y]"},
+		{"negative rate", &gateway.Options{RateLimit: store.RateLimit{Rate: -1, Burst: 1}}, "RateLimit"},
+		{"negative tool rate", &gateway.Options{RateLimits: map[string]store.RateLimit{"x/y": {Burst: -1}}}, "RateLimits[x/y]"},
 		{"nil validator", &gateway.Options{Validators: map[string]gateway.Validator{"x/y": nil}}, "Validators[x/y]"},
 		{"unknown policy", &gateway.Options{Uncertain: 7}, "Uncertain"},
 		{"unknown tool policy", &gateway.Options{UncertainTools: map[string]gateway.UncertainPolicy{"x/y": 9}}, "UncertainTools[x/y]"},
@@ -857,7 +858,7 @@ func TestUncertainAwaitingApprovalKeepsBinding(t *testing.T) {
 	e.Clock.Advance(time.Hour)
 	wantType(t, "retry after the approval expired", second(e.Gateway.Execute(ctx, big)), gateway.ConfirmationRequired)
 	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
-	if err != nil || rec.State != gateway.StateUncertain || !strings.Contains(rec.Reason, "timeout talking to the ledger") {
+	if err != nil || rec.State != store.StateUncertain || !strings.Contains(rec.Reason, "timeout talking to the ledger") {
 		t.Fatalf("record while awaiting re-approval = %+v, %v; want still uncertain with its reason", rec, err)
 	}
 	small := transferCall(alice, "s1", 1, okArgs)

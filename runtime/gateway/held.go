@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -54,16 +55,16 @@ func (o recordOp) String() string { return recordOpNames[o] }
 // retry, and what a re-send of the call gets meanwhile.
 type heldOutcome struct {
 	op         recordOp
-	slot       Slot
+	slot       store.Slot
 	key        string
 	tool       string
 	token      uint64
-	completion Completion  // opComplete
-	audit      *AuditEntry // opComplete through an AuditedRecorder: written with it
-	reason     string      // opMarkUncertain
-	now        time.Time   // opMarkUncertain, opRelease
-	expiresAt  time.Time   // opMarkUncertain
-	kind       ranKind     // what the handler did
+	completion store.Completion  // opComplete
+	audit      *store.AuditEntry // opComplete through an AuditedRecorder: written with it
+	reason     string            // opMarkUncertain
+	now        time.Time         // opMarkUncertain, opRelease
+	expiresAt  time.Time         // opMarkUncertain
+	kind       ranKind           // what the handler did
 	attempts   int
 	bytes      int64
 	abandoned  bool // Close has counted it as left unrecorded (under holder.mu)
@@ -127,7 +128,7 @@ type holder struct {
 	closed   atomic.Bool
 
 	mu     sync.Mutex
-	bySlot map[Slot]*heldOutcome
+	bySlot map[store.Slot]*heldOutcome
 	wg     sync.WaitGroup
 
 	// runMu guards running, apart from mu: every claimed call takes it
@@ -136,7 +137,7 @@ type holder struct {
 	// running maps the slots this gateway has claimed and not yet
 	// finished (handler running, outcome being recorded) to the call's
 	// key (begin, end).
-	running map[Slot]string
+	running map[store.Slot]string
 	// stop ends the background recording (Close, once its ctx is done).
 	stop    context.Context
 	stopNow context.CancelFunc
@@ -144,8 +145,8 @@ type holder struct {
 
 func newHolder(maxCount int, maxBytes int64) *holder {
 	stop, cancel := context.WithCancel(context.Background())
-	return &holder{maxCount: int64(maxCount), maxBytes: maxBytes, bySlot: map[Slot]*heldOutcome{},
-		running: map[Slot]string{}, stop: stop, stopNow: cancel}
+	return &holder{maxCount: int64(maxCount), maxBytes: maxBytes, bySlot: map[store.Slot]*heldOutcome{},
+		running: map[store.Slot]string{}, stop: stop, stopNow: cancel}
 }
 
 // reserve takes a place for an execution's outcome; false means the
@@ -165,7 +166,7 @@ func (h *holder) reserve() bool {
 func (h *holder) unreserve() { h.reserved.Add(-1) }
 
 // begin marks slot as running the call whose key is key, until end.
-func (h *holder) begin(slot Slot, key string) {
+func (h *holder) begin(slot store.Slot, key string) {
 	h.runMu.Lock()
 	h.running[slot] = key
 	h.nrunning.Add(1)
@@ -174,7 +175,7 @@ func (h *holder) begin(slot Slot, key string) {
 
 // end marks slot as no longer running: its outcome is recorded, held, or
 // given up as fenced.
-func (h *holder) end(slot Slot) {
+func (h *holder) end(slot store.Slot) {
 	h.runMu.Lock()
 	delete(h.running, slot)
 	h.nrunning.Add(-1)
@@ -185,7 +186,7 @@ func (h *holder) end(slot Slot) {
 // it (&nothingHeld when neither). A held outcome is looked for first: an
 // execution holds its outcome before it ends running, so a call that is
 // in neither place has been recorded in the store.
-func (h *holder) lookup(slot Slot) *heldLookup {
+func (h *holder) lookup(slot store.Slot) *heldLookup {
 	if h.count.Load() != 0 {
 		if l := h.lookupHeld(slot); l != nil {
 			return l
@@ -203,7 +204,7 @@ func (h *holder) lookup(slot Slot) *heldLookup {
 }
 
 // lookupHeld returns the outcome held for slot, or nil.
-func (h *holder) lookupHeld(slot Slot) *heldLookup {
+func (h *holder) lookupHeld(slot store.Slot) *heldLookup {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	e := h.bySlot[slot]
@@ -267,15 +268,15 @@ func (h *holder) abandon() (left []*heldOutcome, fresh int) {
 // record, to the holder, and starts recording it in the background. ctx is
 // the call's context: the recording keeps its values, never its
 // cancellation (context.WithoutCancel); it stops on Close.
-func (g *Gateway) hold(ctx context.Context, f *facts, slot Slot) {
+func (g *Gateway) hold(ctx context.Context, f *facts, slot store.Slot) {
 	e := &heldOutcome{slot: slot, key: f.valid.key, tool: f.tool.ID, token: f.claim.Token, kind: f.ran.kind,
 		attempts: f.claim.Record.Attempts, now: f.ran.at}
 	switch f.ran.kind {
 	case ranValue, ranDomain:
 		e.op = opComplete
-		e.completion = Completion{Slot: slot, Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
+		e.completion = store.Completion{Slot: slot, Token: f.claim.Token, Value: f.ran.value, DomainError: f.ran.domain,
 			Now: f.ran.at, ExpiresAt: f.ran.at.Add(g.opts.Retention)}
-		if _, ok := g.store.(AuditedRecorder); ok {
+		if _, ok := g.store.(store.AuditedRecorder); ok {
 			// The call's audit entry is written with its completion: the
 			// entry for the answer an unfenced completion gives.
 			unfenced := *f
@@ -332,7 +333,7 @@ func (g *Gateway) recordHeld(ctx context.Context, e *heldOutcome) {
 			g.log.LogAttrs(ctx, slog.LevelInfo, "gateway: a held outcome is recorded",
 				slog.String("tool", e.tool), slog.String("key", e.key), slog.Int("tries", attempt))
 			return
-		case errors.Is(err, ErrFenced):
+		case errors.Is(err, store.ErrFenced):
 			g.held.drop(e)
 			g.metrics.heldEnded("fenced")
 			g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: a held outcome was refused as fenced (recorded already, or the slot was taken over)",
@@ -353,7 +354,7 @@ func (g *Gateway) recordHeld(ctx context.Context, e *heldOutcome) {
 func (g *Gateway) writeHeld(ctx context.Context, e *heldOutcome) error {
 	switch e.op {
 	case opComplete:
-		if ar, ok := g.store.(AuditedRecorder); ok && e.audit != nil {
+		if ar, ok := g.store.(store.AuditedRecorder); ok && e.audit != nil {
 			return ar.CompleteAudited(ctx, e.completion, *e.audit)
 		}
 		return g.store.Complete(ctx, e.completion)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // downRecords is the memstore's records with the record step failing
@@ -17,27 +18,27 @@ import (
 // MarkUncertain and Release fail; claims and reads still work. The proof
 // on real, killed stores is storetest.RunRecordOutage.
 type downRecords struct {
-	gateway.RecordStore
+	store.RecordStore
 	down atomic.Bool
 }
 
 var errDown = errors.New("store down: connection refused")
 
-func (s *downRecords) Complete(ctx context.Context, c gateway.Completion) error {
+func (s *downRecords) Complete(ctx context.Context, c store.Completion) error {
 	if s.down.Load() {
 		return errDown
 	}
 	return s.RecordStore.Complete(ctx, c)
 }
 
-func (s *downRecords) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+func (s *downRecords) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	if s.down.Load() {
 		return errDown
 	}
 	return s.RecordStore.MarkUncertain(ctx, slot, token, reason, now, expiresAt)
 }
 
-func (s *downRecords) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+func (s *downRecords) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	if s.down.Load() {
 		return errDown
 	}
@@ -103,7 +104,7 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	rec, err := e.Store.Get(ctx, res.IdempotencyKey)
-	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != string(res.Value) {
+	if err != nil || rec.State != store.StateDone || string(rec.Value) != string(res.Value) {
 		t.Errorf("record after the store came back = %+v, %v; want done with the result", rec, err)
 	}
 	replay, err := e.Gateway.Execute(ctx, call)
@@ -126,13 +127,13 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 // a client retrying) past the claim's lease.
 // Only the first Complete hangs.
 type hungRecords struct {
-	gateway.RecordStore
+	store.RecordStore
 	entered chan struct{}
 	release chan struct{}
 	calls   atomic.Int32
 }
 
-func (s *hungRecords) Complete(ctx context.Context, c gateway.Completion) error {
+func (s *hungRecords) Complete(ctx context.Context, c store.Completion) error {
 	if s.calls.Add(1) == 1 {
 		close(s.entered)
 		<-s.release
@@ -203,7 +204,7 @@ func TestHeldUncertainOutcome(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
-	if err != nil || rec.State != gateway.StateUncertain {
+	if err != nil || rec.State != store.StateUncertain {
 		t.Errorf("record = %+v, %v; want uncertain", rec, err)
 	}
 }

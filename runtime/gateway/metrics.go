@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // metrics are the gateway's Prometheus collectors. Labels are bounded: a
@@ -27,47 +28,31 @@ func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
 		return nil, nil
 	}
 	m := &metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_gateway_calls_total",
-			Help: "Tool calls through the gateway, by tool and outcome.",
-		}, []string{"tool", "outcome"}),
+		calls: counterVec("toolgate_gateway_calls_total",
+			"Tool calls through the gateway, by tool and outcome.", "tool", "outcome"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolgate_gateway_call_duration_seconds",
 			Help:    "Time from a call's arrival to its answer, by tool.",
 			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 12),
 		}, []string{"tool"}),
-		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_gateway_replays_total",
-			Help: "Calls answered from a recorded outcome (cached: true), by tool.",
-		}, []string{"tool"}),
-		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_gateway_denials_total",
-			Help: "Calls refused by authorization, by tool and reason.",
-		}, []string{"tool", "reason"}),
-		auditFail: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_gateway_audit_failures_total",
-			Help: "Audit entries the store failed to append.",
-		}),
-		heldCount: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "toolgate_gateway_held_outcomes",
-			Help: "Outcomes of calls that ran which the store has not recorded yet; the gateway holds them and retries.",
-		}, func() float64 { return float64(h.count.Load()) }),
-		heldSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "toolgate_gateway_held_outcome_bytes",
-			Help: "Memory the held outcomes take, estimated.",
-		}, func() float64 { return float64(h.bytes.Load()) }),
-		heldEnds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolgate_gateway_held_outcomes_ended_total",
-			Help: "Held outcomes that left the gateway, by end: recorded, fenced (recorded already or taken over), abandoned (the gateway closed first).",
-		}, []string{"end"}),
-		recordRetries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_gateway_record_retries_total",
-			Help: "Background attempts to record a held outcome.",
-		}),
-		heldRefusals: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_gateway_held_refusals_total",
-			Help: "Calls refused before their handler ran because the gateway held as many outcomes as it may, or was closed.",
-		}),
+		replays: counterVec("toolgate_gateway_replays_total",
+			"Calls answered from a recorded outcome (cached: true), by tool.", "tool"),
+		denials: counterVec("toolgate_gateway_denials_total",
+			"Calls refused by authorization, by tool and reason.", "tool", "reason"),
+		auditFail: counter("toolgate_gateway_audit_failures_total",
+			"Audit entries the store failed to append."),
+		heldCount: gauge("toolgate_gateway_held_outcomes",
+			"Outcomes of calls that ran which the store has not recorded yet; the gateway holds them and retries.",
+			func() float64 { return float64(h.count.Load()) }),
+		heldSize: gauge("toolgate_gateway_held_outcome_bytes",
+			"Memory the held outcomes take, estimated.",
+			func() float64 { return float64(h.bytes.Load()) }),
+		heldEnds: counterVec("toolgate_gateway_held_outcomes_ended_total",
+			"Held outcomes that left the gateway, by end: recorded, fenced (recorded already or taken over), abandoned (the gateway closed first).", "end"),
+		recordRetries: counter("toolgate_gateway_record_retries_total",
+			"Background attempts to record a held outcome."),
+		heldRefusals: counter("toolgate_gateway_held_refusals_total",
+			"Calls refused before their handler ran because the gateway held as many outcomes as it may, or was closed."),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.denials, m.auditFail,
 		m.heldCount, m.heldSize, m.heldEnds, m.recordRetries, m.heldRefusals} {
@@ -82,7 +67,21 @@ func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) call(tool string, outcome Outcome, d time.Duration) {
+// counter, counterVec and gauge build the gateway's collectors from a
+// name, its help text and (for a vector) its label names.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gauge(name, help string, value func() float64) prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, value)
+}
+
+func (m *metrics) call(tool string, outcome store.Outcome, d time.Duration) {
 	if m == nil {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -31,8 +32,8 @@ func TestTaintRequiresApprovalForWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memstore.New()
-	gw, err := gateway.New(reg, store, nil)
+	st := memstore.New()
+	gw, err := gateway.New(reg, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestTaintRequiresApprovalForWrites(t *testing.T) {
 	if runs["transfer"] != 1 || runs["balance"] != 1 {
 		t.Errorf("runs = %v, want one transfer (untainted) and one balance", runs)
 	}
-	audit, err := store.QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/transfer_funds"})
+	audit, err := st.QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/transfer_funds"})
 	if err != nil || len(audit) != 2 || audit[0].Actor != "worker:accounts" || audit[0].Taint != taint || audit[0].Outcome != "confirmation_required" {
 		t.Errorf("audit = %+v, %v; want the held call with its actor and taint first", audit, err)
 	}

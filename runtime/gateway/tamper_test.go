@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // tamperStore rewrites approvals on their way out of the store, as a
 // confused or compromised store might.
 type tamperStore struct {
-	gateway.Store
-	tamper func(*gateway.Approval)
+	store.Store
+	tamper func(*store.Approval)
 }
 
-func (s tamperStore) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+func (s tamperStore) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	a, err := s.Store.GetApproval(ctx, id)
 	if err == nil {
 		s.tamper(&a)
@@ -26,13 +27,13 @@ func (s tamperStore) GetApproval(ctx context.Context, id string) (gateway.Approv
 // TestApprovalBinding: a granted approval lets the call run only when its
 // stored key and fingerprint both match the call's.
 func TestApprovalBinding(t *testing.T) {
-	for name, tamper := range map[string]func(*gateway.Approval){
-		"other fingerprint": func(a *gateway.Approval) { a.Fingerprint = gateway.Fingerprint([]byte(`{"amount":1}`)) },
-		"other key":         func(a *gateway.Approval) { a.Key = "0000" + a.Key[4:] },
+	for name, tamper := range map[string]func(*store.Approval){
+		"other fingerprint": func(a *store.Approval) { a.Fingerprint = gateway.Fingerprint([]byte(`{"amount":1}`)) },
+		"other key":         func(a *store.Approval) { a.Key = "0000" + a.Key[4:] },
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, nil)
-			ts := tamperStore{Store: e.Store, tamper: func(*gateway.Approval) {}}
+			ts := tamperStore{Store: e.Store, tamper: func(*store.Approval) {}}
 			g, err := gateway.New(e.Registry, &ts, &gateway.Options{Clock: e.Clock, Logger: quietLogger(), NeedsApproval: func(context.Context, gateway.Call, json.RawMessage) bool { return true }})
 			if err != nil {
 				t.Fatal(err)
@@ -47,7 +48,7 @@ func TestApprovalBinding(t *testing.T) {
 			if n := e.Runs.Total(); n != 0 {
 				t.Fatalf("handler ran %d times on a tampered approval, want 0", n)
 			}
-			ts.tamper = func(*gateway.Approval) {}
+			ts.tamper = func(*store.Approval) {}
 			if _, err := g.Execute(ctx, call); err != nil {
 				t.Errorf("call with the genuine approval: %v", err)
 			}

@@ -14,7 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 )
 
@@ -285,7 +285,7 @@ func TestStatelessNamesPerPrincipal(t *testing.T) {
 	if out, _ := callTool(t, other, call); out["success"] != true || out["cached"] != false {
 		t.Errorf("the same step from another principal = %v, want its own run", out)
 	}
-	audit, err := f.gw.Store().QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/get_balance"})
+	audit, err := f.gw.Store().QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/get_balance"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -79,7 +80,7 @@ func TestSessionIDsAreRandom(t *testing.T) {
 	if got := f.balances.Load(); got != 5 {
 		t.Errorf("get_balance ran %d times, want 5 (one per session)", got)
 	}
-	audit, err := f.gw.Store().QueryAudit(t.Context(), gateway.AuditQuery{Tool: "bank/get_balance"})
+	audit, err := f.gw.Store().QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/get_balance"})
 	if err != nil {
 		t.Fatal(err)
 	}

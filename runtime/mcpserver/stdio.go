@@ -178,16 +178,14 @@ func errorFrame(id json.RawMessage, code int, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
+	type wireError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
 	b, _ := json.Marshal(struct {
 		Version string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{Version: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
+		Error   wireError       `json:"error"`
+	}{Version: "2.0", ID: id, Error: wireError{code, msg}})
 	return append(b, '\n')
 }

@@ -11,7 +11,7 @@ import (
 var storeDrivers = []string{"modernc.org/sqlite", "github.com/redis/go-redis", "github.com/jackc/pgx"}
 
 // TestNoStoreDriverLinked: the HTTP API, the MCP server and the gateway
-// take a gateway.Store and link no store driver (docs/design.md's package
+// take a store.Store and link no store driver (docs/design.md's package
 // table), so a program that embeds one of them carries only the driver it
 // opens. storeurl must link all of them, which shows the check can fail.
 func TestNoStoreDriverLinked(t *testing.T) {

@@ -13,7 +13,7 @@
 //     ([NewHTTPServer]), a periodic purge, and a graceful shutdown when the
 //     context ends (SIGTERM in the programs).
 //
-// The package takes a [gateway.Store] and links no store driver; a program
+// The package takes a [store.Store] and links no store driver; a program
 // that opens one by URL uses runtime/gateway/storeurl:
 //
 //	st, err := storeurl.Open(ctx, "", dataDir) // or redis://…, postgres://…

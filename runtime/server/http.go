@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -409,14 +410,14 @@ func (h *httpHandler) showApproval(w http.ResponseWriter, r *http.Request) {
 // writeApproval answers the approvals endpoints: {"success":true,
 // "approval":{...}}, or err (see asError; what names the step) when it is
 // not nil.
-func (h *httpHandler) writeApproval(w http.ResponseWriter, r *http.Request, what string, a *gateway.Approval, err error) {
+func (h *httpHandler) writeApproval(w http.ResponseWriter, r *http.Request, what string, a *store.Approval, err error) {
 	if err != nil {
 		writeError(w, h.asError(r, what, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Success  bool              `json:"success"`
-		Approval *gateway.Approval `json:"approval"`
+		Success  bool            `json:"success"`
+		Approval *store.Approval `json:"approval"`
 	}{true, a})
 }
 

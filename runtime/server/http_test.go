@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/internal/gatewaytest"
 	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
@@ -124,7 +125,7 @@ func TestHTTPCallAndReplay(t *testing.T) {
 // HTTP round trip.
 func TestHTTPStatuses(t *testing.T) {
 	h := newHTTPEnv(t, func(o *gateway.Options) {
-		o.RateLimits = map[string]gateway.RateLimit{"bank/get_balance": {Rate: 0.25, Burst: 1}}
+		o.RateLimits = map[string]store.RateLimit{"bank/get_balance": {Rate: 0.25, Burst: 1}}
 	}, &server.HandlerOptions{MaxBodyBytes: 4096})
 	balance := callBody("s9", 1, "bank/get_balance", `{"account":"ACC-00001"}`)
 	tests := []struct {

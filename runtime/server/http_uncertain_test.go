@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // crashedClaim leaves alice's slot (s1, step 1, bank/transfer_funds, okArgs)
@@ -21,8 +22,8 @@ func crashedClaim(t *testing.T, e *env) string {
 	canon := []byte(`{"amount":250.5,"source_account":"ACC-00001","target_account":"ACC-00002"}`)
 	key := gateway.DeriveKey("acme", "alice", "s1", 1, "bank/transfer_funds", canon)
 	now := e.Clock.Now()
-	_, err := e.Store.Claim(context.Background(), gateway.ClaimRequest{
-		Slot:      gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s1", Step: 1, Tool: "bank/transfer_funds"},
+	_, err := e.Store.Claim(context.Background(), store.ClaimRequest{
+		Slot:      store.Slot{Tenant: "acme", Principal: "alice", SessionID: "s1", Step: 1, Tool: "bank/transfer_funds"},
 		Principal: "alice", Key: key, Fingerprint: fmt.Sprintf("%x", sha256.Sum256(canon)), Now: now,
 		LeaseExpires: now.Add(time.Minute), ExpiresAt: now.Add(24 * time.Hour)})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -29,16 +30,16 @@ type failingStore struct {
 	claim, approval atomic.Bool
 }
 
-func (s *failingStore) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+func (s *failingStore) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	if s.claim.Load() {
-		return gateway.Claim{}, errors.New("claim: " + secret)
+		return store.Claim{}, errors.New("claim: " + secret)
 	}
 	return s.Store.Claim(ctx, req)
 }
 
-func (s *failingStore) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+func (s *failingStore) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	if s.approval.Load() {
-		return gateway.Approval{}, errors.New("approval: " + secret)
+		return store.Approval{}, errors.New("approval: " + secret)
 	}
 	return s.Store.GetApproval(ctx, id)
 }

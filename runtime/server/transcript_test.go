@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/internal/gatewaytest"
 	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -96,7 +97,7 @@ func transcriptServer(t *testing.T) *httptest.Server {
 	}
 	t.Cleanup(func() { st.Close() })
 	e := gatewaytest.NewOn(t, st, func(o *gateway.Options) {
-		o.RateLimits = map[string]gateway.RateLimit{"bank/get_balance": {Rate: 0.1, Burst: 3}}
+		o.RateLimits = map[string]store.RateLimit{"bank/get_balance": {Rate: 0.1, Burst: 3}}
 	})
 	auth, err := server.ParseTokenFile([]byte(tokenFileJSON))
 	if err != nil {

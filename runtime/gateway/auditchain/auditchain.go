@@ -4,9 +4,9 @@
 // ([Sign], [Checkpointer]).
 //
 // The audit log is a hash chain (docs/operations.md, "A tamper-evident
-// audit"): each entry carries its sequence number in the log (gateway.AuditEntry.Seq,
-// 1, 2, 3, … per store), the hash of the entry before it (gateway.AuditEntry.Prev)
-// and its own hash (gateway.AuditEntry.Hash), which covers the version, the
+// audit"): each entry carries its sequence number in the log (store.AuditEntry.Seq,
+// 1, 2, 3, … per store), the hash of the entry before it (store.AuditEntry.Prev)
+// and its own hash (store.AuditEntry.Hash), which covers the version, the
 // sequence number, Prev and the entry's content. A store assigns them inside
 // the write that appends the entry, atomically with the append, so that the
 // entries of many gateways sharing one store form one chain. An entry
@@ -38,11 +38,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/jcs"
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // Version is the version of the chain's hash input that this
-// module writes (gateway.AuditEntry.V).
+// module writes (store.AuditEntry.V).
 const Version = 1
 
 // Genesis is the Prev of the first entry of a chain: 64 zeros.
@@ -50,7 +50,7 @@ const Genesis = "000000000000000000000000000000000000000000000000000000000000000
 
 // Body is the canonical (JCS) encoding of e's content, the part of
 // the hash input that is the entry's own (the chain fields excluded).
-func Body(e gateway.AuditEntry) []byte {
+func Body(e store.AuditEntry) []byte {
 	// The members in RFC 8785's order (their names are ASCII, so UTF-16
 	// order is byte order), written directly: TestAuditHashPinned checks
 	// the result against jcs.
@@ -80,7 +80,7 @@ func Body(e gateway.AuditEntry) []byte {
 
 // Digest is the hex SHA-256 of e's Body: the entry's content
 // as the chain hashes it.
-func Digest(e gateway.AuditEntry) string {
+func Digest(e store.AuditEntry) string {
 	sum := sha256.Sum256(Body(e))
 	return hex.EncodeToString(sum[:])
 }
@@ -88,7 +88,7 @@ func Digest(e gateway.AuditEntry) string {
 // ChainDigest is Chain with e's Digest computed already (a
 // store computes it before taking its write lock, and hashes only the
 // short chain link inside: 3 SHA-256 blocks, whatever the entry's size).
-func ChainDigest(e gateway.AuditEntry, digest string, seq uint64, prev string) gateway.AuditEntry {
+func ChainDigest(e store.AuditEntry, digest string, seq uint64, prev string) store.AuditEntry {
 	e.Seq, e.Prev, e.V = seq, prev, Version
 	e.Hash = Hash(e.V, seq, prev, digest)
 	return e
@@ -126,11 +126,11 @@ func Hash(v int, seq uint64, prev, digest string) string {
 // Chain returns e as the entry seq of the chain, after the entry whose
 // hash is prev: with Seq, Prev, V and Hash set. Stores call it inside the
 // write that appends e.
-func Chain(e gateway.AuditEntry, seq uint64, prev string) gateway.AuditEntry {
+func Chain(e store.AuditEntry, seq uint64, prev string) store.AuditEntry {
 	return ChainDigest(e, Digest(e), seq, prev)
 }
 
-// CheckpointMessage is what an gateway.AuditCheckpoint's signature signs.
+// CheckpointMessage is what an store.AuditCheckpoint's signature signs.
 func CheckpointMessage(seq uint64, hash string, t time.Time) []byte {
 	return []byte("toolgate-audit-checkpoint/1\n" + strconv.FormatUint(seq, 10) + "\n" + hash + "\n" + t.UTC().Format(time.RFC3339Nano))
 }
@@ -142,21 +142,21 @@ func KeyID(pub ed25519.PublicKey) string {
 }
 
 // Sign signs the chain's last entry with key at now and
-// stores the checkpoint. It returns gateway.ErrNotFound when the chain holds no
+// stores the checkpoint. It returns store.ErrNotFound when the chain holds no
 // entry.
-func Sign(ctx context.Context, c gateway.AuditChain, key ed25519.PrivateKey, now time.Time) (gateway.AuditCheckpoint, error) {
+func Sign(ctx context.Context, c store.AuditChain, key ed25519.PrivateKey, now time.Time) (store.AuditCheckpoint, error) {
 	last, err := c.LastAudit(ctx)
 	if err != nil {
-		return gateway.AuditCheckpoint{}, err
+		return store.AuditCheckpoint{}, err
 	}
 	cp := signCheckpoint(last, key, now)
 	return cp, c.AddAuditCheckpoint(ctx, cp)
 }
 
 // signCheckpoint is the checkpoint of entry last signed with key at now.
-func signCheckpoint(last gateway.AuditEntry, key ed25519.PrivateKey, now time.Time) gateway.AuditCheckpoint {
+func signCheckpoint(last store.AuditEntry, key ed25519.PrivateKey, now time.Time) store.AuditCheckpoint {
 	now = now.UTC()
-	return gateway.AuditCheckpoint{Seq: last.Seq, Hash: last.Hash, Time: now, KeyID: KeyID(key.Public().(ed25519.PublicKey)),
+	return store.AuditCheckpoint{Seq: last.Seq, Hash: last.Hash, Time: now, KeyID: KeyID(key.Public().(ed25519.PublicKey)),
 		Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(key, CheckpointMessage(last.Seq, last.Hash, now)))}
 }
 
@@ -190,7 +190,7 @@ func (b *Break) Error() string {
 
 // Report is what a verification found.
 type Report struct {
-	Anchor gateway.AuditAnchor `json:"anchor"`
+	Anchor store.AuditAnchor `json:"anchor"`
 	// Entries is how many entries were checked; First and Last their
 	// sequence numbers (0 when none).
 	Entries     int    `json:"entries"`
@@ -234,7 +234,7 @@ type Verifier struct {
 }
 
 // Start begins a verification from a, the chain's anchor.
-func (v *Verifier) Start(a gateway.AuditAnchor) {
+func (v *Verifier) Start(a store.AuditAnchor) {
 	v.rep = Report{Anchor: a, Partial: v.Partial}
 	v.prevSeq, v.prevHash = a.Seq, a.Hash
 	v.want, v.hashes = map[uint64]bool{}, map[uint64]string{}
@@ -242,7 +242,7 @@ func (v *Verifier) Start(a gateway.AuditAnchor) {
 
 // Want names the checkpoints that Finish will check, before the entries
 // are added, so that only those entries' hashes are kept.
-func (v *Verifier) Want(cps []gateway.AuditCheckpoint) {
+func (v *Verifier) Want(cps []store.AuditCheckpoint) {
 	for _, cp := range cps {
 		v.want[cp.Seq] = true
 	}
@@ -250,7 +250,7 @@ func (v *Verifier) Want(cps []gateway.AuditCheckpoint) {
 
 // Add checks the next entry e, read at where ("" for a store), and
 // reports whether the chain still verifies.
-func (v *Verifier) Add(e gateway.AuditEntry, where string) bool {
+func (v *Verifier) Add(e store.AuditEntry, where string) bool {
 	if v.rep.Break != nil {
 		return false
 	}
@@ -299,7 +299,7 @@ func (v *Verifier) Add(e gateway.AuditEntry, where string) bool {
 // added and returns the report. A checkpoint at or before the anchor is
 // skipped (its entry was pruned); one past the last entry means the tail
 // it signed was removed.
-func (v *Verifier) Finish(cps []gateway.AuditCheckpoint) Report {
+func (v *Verifier) Finish(cps []store.AuditCheckpoint) Report {
 	for _, cp := range cps {
 		if v.rep.Break != nil {
 			break
@@ -346,7 +346,7 @@ func (v *Verifier) Finish(cps []gateway.AuditCheckpoint) Report {
 // a page at a time, and checks its checkpoints, their signatures with pub
 // when it is not nil. A store failure is an error; a chain that does not
 // verify is a report with Break set.
-func Verify(ctx context.Context, c gateway.AuditChain, pub ed25519.PublicKey) (Report, error) {
+func Verify(ctx context.Context, c store.AuditChain, pub ed25519.PublicKey) (Report, error) {
 	cps, err := c.AuditCheckpoints(ctx)
 	if err != nil {
 		return Report{}, err
@@ -392,25 +392,26 @@ func Verify(ctx context.Context, c gateway.AuditChain, pub ed25519.PublicKey) (R
 // store's other writers do not hold; "toolgate audit checkpoint" signs one
 // on demand.
 type Checkpointer struct {
-	Chain gateway.AuditChain
+	Chain store.AuditChain
 	Key   ed25519.PrivateKey
 	// Every is how many entries the chain grows by between checkpoints;
 	// zero means 1000.
 	Every uint64
-	// Clock stamps the checkpoints; nil means the wall clock.
-	Clock gateway.Clock
+	// Clock stamps the checkpoints (a gateway's Clock serves); nil means
+	// the wall clock.
+	Clock interface{ Now() time.Time }
 }
 
 // Tick signs the chain's last entry when it is at least Every entries past
 // the last checkpoint stored (by any key), or when the chain has entries
 // and no checkpoint yet. It returns the checkpoint signed, or nil.
-func (a *Checkpointer) Tick(ctx context.Context) (*gateway.AuditCheckpoint, error) {
+func (a *Checkpointer) Tick(ctx context.Context) (*store.AuditCheckpoint, error) {
 	every := a.Every
 	if every == 0 {
 		every = 1000
 	}
 	last, err := a.Chain.LastAudit(ctx)
-	if errors.Is(err, gateway.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

@@ -1,7 +1,7 @@
 package auditchain
 
 import (
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 
 	"encoding/json"
 	"strings"
@@ -15,7 +15,7 @@ import (
 // of Body or Hash would make every stored chain fail to verify,
 // so it needs a new Version instead.
 func TestAuditHashPinned(t *testing.T) {
-	e := gateway.AuditEntry{Time: time.Date(2026, 12, 1, 9, 0, 0, 5, time.FixedZone("x", 3600)), Tenant: "acme", Principal: "alice",
+	e := store.AuditEntry{Time: time.Date(2026, 12, 1, 9, 0, 0, 5, time.FixedZone("x", 3600)), Tenant: "acme", Principal: "alice",
 		Actor: "worker", Taint: "mail", SessionID: "s", Step: 3, Tool: "bank/pay", Key: "k", Decision: "allow",
 		Reason: "é \"q\"", Outcome: "ok", ApprovalID: "apr", Latency: 1500 * time.Microsecond}
 	wantBody := `{"actor":"worker","approval_id":"apr","decision":"allow","key":"k","latency_ns":"1500000","outcome":"ok",` +
@@ -58,12 +58,12 @@ const auditLineV1 = `{"time":"2026-12-01T08:00:00.000000005Z","tenant":"acme","p
 // Outcome had their own types reads back into the typed constants, still
 // verifies in its chain, and encodes to the same bytes.
 func TestAuditLineBeforeTypedOutcome(t *testing.T) {
-	var e gateway.AuditEntry
+	var e store.AuditEntry
 	if err := json.Unmarshal([]byte(auditLineV1), &e); err != nil {
 		t.Fatal(err)
 	}
-	if e.Decision != gateway.DecisionDeny || e.Outcome != gateway.OutcomeDenied {
-		t.Errorf("decoded decision, outcome = %q, %q; want %q, %q", e.Decision, e.Outcome, gateway.DecisionDeny, gateway.OutcomeDenied)
+	if e.Decision != store.DecisionDeny || e.Outcome != store.OutcomeDenied {
+		t.Errorf("decoded decision, outcome = %q, %q; want %q, %q", e.Decision, e.Outcome, store.DecisionDeny, store.OutcomeDenied)
 	}
 	if e.Prev != auditHashV1 {
 		t.Errorf("prev = %s, want the pinned entry's hash %s", e.Prev, auditHashV1)
@@ -81,12 +81,12 @@ func TestAuditLineBeforeTypedOutcome(t *testing.T) {
 func TestAuditBodyUTF8(t *testing.T) {
 	for _, v := range []string{"a\xff\xfeb", "\xed\xa0\x80", "ok", "\xc3", "x\xe2\x82", "\u2028\x1b"} {
 		t.Run(v, func(t *testing.T) {
-			b, _ := json.Marshal(gateway.AuditEntry{Tenant: v})
-			var back gateway.AuditEntry
+			b, _ := json.Marshal(store.AuditEntry{Tenant: v})
+			var back store.AuditEntry
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
-			if string(Body(back)) != string(Body(gateway.AuditEntry{Tenant: v})) {
+			if string(Body(back)) != string(Body(store.AuditEntry{Tenant: v})) {
 				t.Errorf("%q: the body after a JSON round trip differs", v)
 			}
 		})
@@ -96,34 +96,34 @@ func TestAuditBodyUTF8(t *testing.T) {
 // TestVerifierBreaks: the verifier names the first bad entry for each kind
 // of damage, and a selection (Partial) allows gaps but not edits.
 func TestVerifierBreaks(t *testing.T) {
-	var chain []gateway.AuditEntry
+	var chain []store.AuditEntry
 	prev := Genesis
 	for i := range 5 {
-		e := Chain(gateway.AuditEntry{Time: time.Unix(int64(i), 0), Tenant: "acme", Tool: "t", Decision: "allow", Outcome: "ok"}, uint64(i+1), prev)
+		e := Chain(store.AuditEntry{Time: time.Unix(int64(i), 0), Tenant: "acme", Tool: "t", Decision: "allow", Outcome: "ok"}, uint64(i+1), prev)
 		prev = e.Hash
 		chain = append(chain, e)
 	}
-	clone := func() []gateway.AuditEntry { return append([]gateway.AuditEntry(nil), chain...) }
+	clone := func() []store.AuditEntry { return append([]store.AuditEntry(nil), chain...) }
 	tests := []struct {
 		name    string
-		entries []gateway.AuditEntry
+		entries []store.AuditEntry
 		partial bool
 		seq     uint64
 		problem string
 	}{
 		{"whole", clone(), false, 0, ""},
-		{"edited", func() []gateway.AuditEntry { c := clone(); c[2].Outcome = "oK"; return c }(), false, 3, "edited"},
-		{"removed", func() []gateway.AuditEntry { c := clone(); return append(c[:2], c[3:]...) }(), false, 3, "missing"},
-		{"repeated", func() []gateway.AuditEntry { c := clone(); return append(c[:3], c[2:]...) }(), false, 3, "out of order"},
-		{"prev replaced", func() []gateway.AuditEntry { c := clone(); c[3] = Chain(c[3], 4, strings.Repeat("1", 64)); return c }(), false, 4, "does not follow entry 3"},
-		{"unchained", func() []gateway.AuditEntry { c := clone(); c[4].V, c[4].Hash = 0, ""; return c }(), false, 5, "not chained"},
-		{"selection with a gap", func() []gateway.AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, 0, ""},
-		{"selection edited", func() []gateway.AuditEntry { c := clone(); c = append(c[:1], c[3:]...); c[1].Tool = "u"; return c }(), true, 4, "edited"},
+		{"edited", func() []store.AuditEntry { c := clone(); c[2].Outcome = "oK"; return c }(), false, 3, "edited"},
+		{"removed", func() []store.AuditEntry { c := clone(); return append(c[:2], c[3:]...) }(), false, 3, "missing"},
+		{"repeated", func() []store.AuditEntry { c := clone(); return append(c[:3], c[2:]...) }(), false, 3, "out of order"},
+		{"prev replaced", func() []store.AuditEntry { c := clone(); c[3] = Chain(c[3], 4, strings.Repeat("1", 64)); return c }(), false, 4, "does not follow entry 3"},
+		{"unchained", func() []store.AuditEntry { c := clone(); c[4].V, c[4].Hash = 0, ""; return c }(), false, 5, "not chained"},
+		{"selection with a gap", func() []store.AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, 0, ""},
+		{"selection edited", func() []store.AuditEntry { c := clone(); c = append(c[:1], c[3:]...); c[1].Tool = "u"; return c }(), true, 4, "edited"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v := &Verifier{Partial: tc.partial}
-			v.Start(gateway.AuditAnchor{Hash: Genesis})
+			v.Start(store.AuditAnchor{Hash: Genesis})
 			for _, e := range tc.entries {
 				v.Add(e, "")
 			}
@@ -143,7 +143,7 @@ func TestVerifierBreaks(t *testing.T) {
 // caller, outside the store's write) and the link hash (Hash, inside
 // it).
 func BenchmarkChainAudit(b *testing.B) {
-	e := gateway.AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice", SessionID: "s-1", Step: 3,
+	e := store.AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice", SessionID: "s-1", Step: 3,
 		Tool: "bank/transfer_funds", Key: strings.Repeat("ab", 32), Decision: "allow", Reason: "scopes ok", Outcome: "ok",
 		Latency: 1500 * time.Microsecond}
 	b.Run("body", func(b *testing.B) {

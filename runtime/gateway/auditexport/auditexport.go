@@ -1,4 +1,4 @@
-// Package auditexport writes the gateway's audit log (a gateway.AuditChain)
+// Package auditexport writes the gateway's audit log (a store.AuditChain)
 // as JSON Lines that a SIEM can ingest, and reads such a file back to
 // verify its hash chain away from the store.
 //
@@ -9,7 +9,7 @@
 //	{"type":"audit_entry","time":"…","tenant":"acme",…,"seq":42,"prev":"…","hash":"…","v":1}  one per entry
 //
 // The entries are in the chain's order (by seq); each carries every field
-// of gateway.AuditEntry, chain fields included. An export of one tenant's
+// of store.AuditEntry, chain fields included. An export of one tenant's
 // entries says so in its anchor line ("tenant"); its entries are not
 // consecutive, so Verify checks each entry's hash and order, and the links
 // only between entries that follow each other.
@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jcs"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // The line types.
@@ -55,7 +55,7 @@ const (
 // Anchor is the first line of a file.
 type Anchor struct {
 	Type string `json:"type"`
-	gateway.AuditAnchor
+	store.AuditAnchor
 	// Tenant, when set, says the file holds that tenant's entries only.
 	Tenant string `json:"tenant,omitempty"`
 }
@@ -63,13 +63,13 @@ type Anchor struct {
 // Checkpoint is a checkpoint line.
 type Checkpoint struct {
 	Type string `json:"type"`
-	gateway.AuditCheckpoint
+	store.AuditCheckpoint
 }
 
 // Entry is an entry line.
 type Entry struct {
 	Type string `json:"type"`
-	gateway.AuditEntry
+	store.AuditEntry
 }
 
 // Options selects what Export writes.
@@ -87,7 +87,7 @@ const page = 1000
 
 // Export writes c's chain to w as JSON Lines and returns the number of
 // entries written.
-func Export(ctx context.Context, w io.Writer, c gateway.AuditChain, o Options) (int, error) {
+func Export(ctx context.Context, w io.Writer, c store.AuditChain, o Options) (int, error) {
 	// The first page comes before the anchor, as in
 	// auditchain.Verify: a purge meanwhile only moves the anchor
 	// past entries already read, which are then skipped.
@@ -127,7 +127,7 @@ func Export(ctx context.Context, w io.Writer, c gateway.AuditChain, o Options) (
 			case e.Seq <= a.Seq:
 				continue
 			case !started && !o.Since.IsZero() && e.Time.Before(o.Since):
-				a = gateway.AuditAnchor{Seq: e.Seq, Hash: e.Hash}
+				a = store.AuditAnchor{Seq: e.Seq, Hash: e.Hash}
 				continue
 			case !started:
 				if err := start(); err != nil {
@@ -167,7 +167,7 @@ func Verify(r io.Reader, name string, pub ed25519.PublicKey) (auditchain.Report,
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	v := &auditchain.Verifier{PublicKey: pub}
-	var cps []gateway.AuditCheckpoint
+	var cps []store.AuditCheckpoint
 	line := 0
 	state := 0 // 0: want the anchor; 1: checkpoints; 2: entries
 	fail := func(format string, args ...any) (auditchain.Report, error) {

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/auditexport"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -24,7 +24,7 @@ func exported(t testing.TB, n int, key ed25519.PrivateKey) []byte {
 	for i := range n {
 		// Invalid UTF-8 and controls survive the round trip: the hash is over
 		// what encoding/json writes.
-		if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Second), Tenant: "acme", Principal: "p\xff\xfe",
+		if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(i) * time.Second), Tenant: "acme", Principal: "p\xff\xfe",
 			Tool: "t\u2028\x1b[31m", Step: 1 << 60, Decision: "allow", Outcome: "ok", Latency: time.Duration(1<<62 + i)}); err != nil {
 			t.Fatal(err)
 		}

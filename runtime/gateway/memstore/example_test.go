@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -32,8 +33,8 @@ func Example_auditElsewhere() {
 		Arguments: json.RawMessage(`{}`)}); err != nil {
 		log.Fatal(err)
 	}
-	inAudit, _ := audit.QueryAudit(ctx, gateway.AuditQuery{})
-	inStore, _ := st.QueryAudit(ctx, gateway.AuditQuery{})
+	inAudit, _ := audit.QueryAudit(ctx, store.AuditQuery{})
+	inStore, _ := st.QueryAudit(ctx, store.AuditQuery{})
 	fmt.Println(len(inAudit), inAudit[0].Principal, inAudit[0].Outcome)
 	fmt.Println(len(inStore))
 	// Output:

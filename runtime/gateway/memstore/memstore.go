@@ -1,5 +1,5 @@
 // Package memstore is the in-memory reference implementation of
-// gateway.Store: every method under one mutex, nothing durable. It is what
+// store.Store: every method under one mutex, nothing durable. It is what
 // tests and single-process demos use, and the behaviour other stores are
 // measured against (storetest.Run).
 package memstore
@@ -11,20 +11,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
-// Store is an in-memory gateway.Store. The zero value is not usable; call
+// Store is an in-memory store.Store. The zero value is not usable; call
 // New. Safe for concurrent use; every method is atomic.
 type Store struct {
 	mu        sync.Mutex
-	records   map[gateway.Slot]*gateway.Record
-	byKey     map[string]gateway.Slot
-	approvals map[string]*gateway.Approval
-	audit     []gateway.AuditEntry // in chain order
-	anchor    gateway.AuditAnchor
-	cps       []gateway.AuditCheckpoint
+	records   map[store.Slot]*store.Record
+	byKey     map[string]store.Slot
+	approvals map[string]*store.Approval
+	audit     []store.AuditEntry // in chain order
+	anchor    store.AuditAnchor
+	cps       []store.AuditCheckpoint
 	buckets   map[string]*bucket
 	nextToken uint64
 }
@@ -32,26 +32,26 @@ type Store struct {
 type bucket struct {
 	tokens float64
 	last   time.Time
-	limit  gateway.RateLimit
+	limit  store.RateLimit
 }
 
 var (
-	_ gateway.Store      = (*Store)(nil)
-	_ gateway.AuditChain = (*Store)(nil)
+	_ store.Store      = (*Store)(nil)
+	_ store.AuditChain = (*Store)(nil)
 )
 
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		records:   map[gateway.Slot]*gateway.Record{},
-		byKey:     map[string]gateway.Slot{},
-		approvals: map[string]*gateway.Approval{},
+		records:   map[store.Slot]*store.Record{},
+		byKey:     map[string]store.Slot{},
+		approvals: map[string]*store.Approval{},
 		buckets:   map[string]*bucket{},
-		anchor:    gateway.AuditAnchor{Hash: auditchain.Genesis},
+		anchor:    store.AuditAnchor{Hash: auditchain.Genesis},
 	}
 }
 
-func copyRecord(r *gateway.Record) gateway.Record {
+func copyRecord(r *store.Record) store.Record {
 	c := *r
 	c.Value = slices.Clone(r.Value)
 	if r.DomainError != nil {
@@ -61,10 +61,10 @@ func copyRecord(r *gateway.Record) gateway.Record {
 	return c
 }
 
-// Claim implements gateway.Store.
-func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	if err := ctx.Err(); err != nil {
-		return gateway.Claim{}, err
+		return store.Claim{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,55 +75,55 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 	}
 	if !ok {
 		s.nextToken++
-		r = &gateway.Record{
+		r = &store.Record{
 			Slot: req.Slot, Principal: req.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
-			State: gateway.StateInProgress, Token: s.nextToken, LeaseExpires: req.LeaseExpires,
+			State: store.StateInProgress, Token: s.nextToken, LeaseExpires: req.LeaseExpires,
 			Attempts: 1, CreatedAt: req.Now, UpdatedAt: req.Now, ExpiresAt: req.ExpiresAt,
 		}
 		s.records[req.Slot] = r
 		s.byKey[req.Key] = req.Slot
-		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: copyRecord(r)}, nil
+		return store.Claim{Status: store.ClaimAcquired, Token: r.Token, Record: copyRecord(r)}, nil
 	}
 	if r.Key != req.Key {
-		return gateway.Claim{Status: gateway.ClaimMismatch, Record: copyRecord(r)}, nil
+		return store.Claim{Status: store.ClaimMismatch, Record: copyRecord(r)}, nil
 	}
 	switch {
-	case r.State == gateway.StateDone:
-		return gateway.Claim{Status: gateway.ClaimDone, Record: copyRecord(r)}, nil
-	case r.State == gateway.StateInProgress && r.LeaseExpires.After(req.Now):
-		return gateway.Claim{Status: gateway.ClaimInProgress, Record: copyRecord(r)}, nil
+	case r.State == store.StateDone:
+		return store.Claim{Status: store.ClaimDone, Record: copyRecord(r)}, nil
+	case r.State == store.StateInProgress && r.LeaseExpires.After(req.Now):
+		return store.Claim{Status: store.ClaimInProgress, Record: copyRecord(r)}, nil
 	case !req.TakeOver:
-		return gateway.Claim{Status: gateway.ClaimUncertain, Record: copyRecord(r)}, nil
+		return store.Claim{Status: store.ClaimUncertain, Record: copyRecord(r)}, nil
 	}
 	prev := r.State
 	s.nextToken++
-	r.State = gateway.StateInProgress
+	r.State = store.StateInProgress
 	r.Token = s.nextToken
 	r.LeaseExpires = req.LeaseExpires
 	r.ExpiresAt = req.ExpiresAt
 	r.Attempts++
 	r.UpdatedAt = req.Now
-	return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: copyRecord(r), Previous: prev}, nil
+	return store.Claim{Status: store.ClaimAcquired, Token: r.Token, Record: copyRecord(r), Previous: prev}, nil
 }
 
 // owned returns the record held by token, or ErrFenced. s.mu is held.
-func (s *Store) owned(slot gateway.Slot, token uint64, now time.Time) (*gateway.Record, error) {
+func (s *Store) owned(slot store.Slot, token uint64, now time.Time) (*store.Record, error) {
 	r, ok := s.records[slot]
-	if !ok || r.Token != token || r.State != gateway.StateInProgress || !r.LeaseExpires.After(now) {
-		return nil, gateway.ErrFenced
+	if !ok || r.Token != token || r.State != store.StateInProgress || !r.LeaseExpires.After(now) {
+		return nil, store.ErrFenced
 	}
 	return r, nil
 }
 
-// Complete implements gateway.Store.
-func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+// Complete implements store.Store.
+func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.owned(c.Slot, c.Token, c.Now)
 	if err != nil {
 		return err
 	}
-	r.State = gateway.StateDone
+	r.State = store.StateDone
 	if c.DomainError != nil {
 		d := *c.DomainError
 		r.DomainError, r.Value = &d, nil
@@ -135,23 +135,23 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 	return nil
 }
 
-// MarkUncertain implements gateway.Store.
-func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+// MarkUncertain implements store.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.owned(slot, token, now)
 	if err != nil {
 		return err
 	}
-	r.State = gateway.StateUncertain
+	r.State = store.StateUncertain
 	r.Reason = reason
 	r.UpdatedAt = now
 	r.ExpiresAt = expiresAt
 	return nil
 }
 
-// Release implements gateway.Store.
-func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.owned(slot, token, now); err != nil {
@@ -161,7 +161,7 @@ func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, no
 	return nil
 }
 
-func (s *Store) deleteLocked(slot gateway.Slot) {
+func (s *Store) deleteLocked(slot store.Slot) {
 	if r, ok := s.records[slot]; ok {
 		if s.byKey[r.Key] == slot {
 			delete(s.byKey, r.Key)
@@ -170,25 +170,25 @@ func (s *Store) deleteLocked(slot gateway.Slot) {
 	}
 }
 
-// Get implements gateway.Store.
-func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	slot, ok := s.byKey[key]
 	if !ok {
-		return gateway.Record{}, gateway.ErrNotFound
+		return store.Record{}, store.ErrNotFound
 	}
 	return copyRecord(s.records[slot]), nil
 }
 
-func copyApproval(a *gateway.Approval) gateway.Approval {
+func copyApproval(a *store.Approval) store.Approval {
 	c := *a
 	c.Arguments = slices.Clone(a.Arguments)
 	return c
 }
 
-// CreateApproval implements gateway.Store.
-func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
+// CreateApproval implements store.Store.
+func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.approvals[a.ID]; ok && old.ExpiresAt.After(a.CreatedAt) {
@@ -200,34 +200,34 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 	return copyApproval(&n), nil
 }
 
-// GetApproval implements gateway.Store.
-func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+// GetApproval implements store.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.approvals[id]
 	if !ok {
-		return gateway.Approval{}, gateway.ErrNotFound
+		return store.Approval{}, store.ErrNotFound
 	}
 	return copyApproval(a), nil
 }
 
-// GrantApproval implements gateway.Store.
-func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
+// GrantApproval implements store.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.approvals[id]
 	if !ok {
-		return gateway.Approval{}, gateway.ErrNotFound
+		return store.Approval{}, store.ErrNotFound
 	}
 	if a.Granted || !a.ExpiresAt.After(now) {
-		return gateway.Approval{}, gateway.ErrApprovalState
+		return store.Approval{}, store.ErrApprovalState
 	}
 	a.Granted, a.Approver, a.GrantedAt = true, approver, now
 	return copyApproval(a), nil
 }
 
-// AppendAudit implements gateway.Store.
-func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+// AppendAudit implements store.Store.
+func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seq, prev := s.anchor.Seq, s.anchor.Hash
@@ -238,59 +238,59 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 	return nil
 }
 
-// ReadAuditChain implements gateway.AuditChain.
-func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+// ReadAuditChain implements store.AuditChain.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, _ := slices.BinarySearchFunc(s.audit, after+1, func(e gateway.AuditEntry, seq uint64) int {
+	i, _ := slices.BinarySearchFunc(s.audit, after+1, func(e store.AuditEntry, seq uint64) int {
 		return cmp.Compare(e.Seq, seq)
 	})
 	return slices.Clone(s.audit[i:min(len(s.audit), i+max(limit, 0))]), nil
 }
 
-// LastAudit implements gateway.AuditChain.
-func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+// LastAudit implements store.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.audit) == 0 {
-		return gateway.AuditEntry{}, gateway.ErrNotFound
+		return store.AuditEntry{}, store.ErrNotFound
 	}
 	return s.audit[len(s.audit)-1], nil
 }
 
-// AuditAnchor implements gateway.AuditChain.
-func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+// AuditAnchor implements store.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.anchor, nil
 }
 
-// AddAuditCheckpoint implements gateway.AuditChain.
-func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+// AddAuditCheckpoint implements store.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cps = slices.DeleteFunc(s.cps, func(o gateway.AuditCheckpoint) bool { return o.Seq == c.Seq })
+	s.cps = slices.DeleteFunc(s.cps, func(o store.AuditCheckpoint) bool { return o.Seq == c.Seq })
 	s.cps = append(s.cps, c)
-	slices.SortFunc(s.cps, func(a, b gateway.AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(s.cps, func(a, b store.AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
 	return nil
 }
 
-// AuditCheckpoints implements gateway.AuditChain.
-func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+// AuditCheckpoints implements store.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.cps), nil
 }
 
-// QueryAudit implements gateway.Store.
-func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+// QueryAudit implements store.Store.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 1000
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []gateway.AuditEntry
+	var out []store.AuditEntry
 	for _, e := range s.audit {
 		if (q.Tenant != "" && e.Tenant != q.Tenant) || (q.Principal != "" && e.Principal != q.Principal) ||
 			(q.Tool != "" && e.Tool != q.Tool) || (q.Key != "" && e.Key != q.Key) ||
@@ -300,15 +300,15 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 		out = append(out, e)
 	}
 	// Stable: equal times keep insertion order.
-	slices.SortStableFunc(out, func(a, b gateway.AuditEntry) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(out, func(a, b store.AuditEntry) int { return a.Time.Compare(b.Time) })
 	if len(out) > limit {
 		out = out[:limit]
 	}
 	return out, nil
 }
 
-// TakeToken implements gateway.Store.
-func (s *Store) TakeToken(ctx context.Context, name string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+// TakeToken implements store.Store.
+func (s *Store) TakeToken(ctx context.Context, name string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
 		return true, 0, nil
 	}
@@ -335,12 +335,12 @@ func (s *Store) TakeToken(ctx context.Context, name string, l gateway.RateLimit,
 	return false, wait, nil
 }
 
-// Purge implements gateway.Store.
-func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
+// Purge implements store.Store.
+func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var st gateway.PurgeStats
-	if r.Concerns.Has(gateway.ConcernRecords) {
+	var st store.PurgeStats
+	if r.Concerns.Has(store.ConcernRecords) {
 		for slot, rec := range s.records {
 			if !rec.ExpiresAt.After(r.Now) {
 				s.deleteLocked(slot)
@@ -348,7 +348,7 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 			}
 		}
 	}
-	if r.Concerns.Has(gateway.ConcernApprovals) {
+	if r.Concerns.Has(store.ConcernApprovals) {
 		for id, a := range s.approvals {
 			if !a.ExpiresAt.After(r.Now) {
 				delete(s.approvals, id)
@@ -356,19 +356,19 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 			}
 		}
 	}
-	if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+	if r.Concerns.Has(store.ConcernAudit) && !r.AuditBefore.IsZero() {
 		n := 0
 		for n < len(s.audit) && s.audit[n].Time.Before(r.AuditBefore) {
 			n++
 		}
 		if n > 0 {
-			s.anchor = gateway.AuditAnchor{Seq: s.audit[n-1].Seq, Hash: s.audit[n-1].Hash}
+			s.anchor = store.AuditAnchor{Seq: s.audit[n-1].Seq, Hash: s.audit[n-1].Hash}
 			s.audit = slices.Delete(s.audit, 0, n)
-			s.cps = slices.DeleteFunc(s.cps, func(c gateway.AuditCheckpoint) bool { return c.Seq <= s.anchor.Seq })
+			s.cps = slices.DeleteFunc(s.cps, func(c store.AuditCheckpoint) bool { return c.Seq <= s.anchor.Seq })
 			st.Audit = n
 		}
 	}
-	if r.Concerns.Has(gateway.ConcernRateLimits) {
+	if r.Concerns.Has(store.ConcernRateLimits) {
 		for name, b := range s.buckets {
 			if b.tokens+r.Now.Sub(b.last).Seconds()*b.limit.Rate >= float64(b.limit.Burst) {
 				delete(s.buckets, name)

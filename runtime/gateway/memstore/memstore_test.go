@@ -6,18 +6,19 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 	"github.com/toolgate/toolgate/tools"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) gateway.Store { return memstore.New() })
+	storetest.Run(t, func(t *testing.T) store.Store { return memstore.New() })
 }
 
 // Through Gateway.Execute: three gateways over one in-memory store.
 func TestGatewaysShareOneStore(t *testing.T) {
 	st := memstore.New()
-	storetest.RunGateways(t, func(testing.TB, int) []gateway.Store { return []gateway.Store{st, st, st} }, 3)
+	storetest.RunGateways(t, func(testing.TB, int) []store.Store { return []store.Store{st, st, st} }, 3)
 }
 
 // Records, audit and rate limits in three stores.
@@ -43,7 +44,7 @@ func TestNewNeedsEveryConcern(t *testing.T) {
 	}
 	st := memstore.New()
 	g, err := gateway.New(reg, st, &gateway.Options{Stores: gateway.Stores{Records: st, Audit: st}})
-	if err != nil || g.Store() != gateway.Store(st) {
+	if err != nil || g.Store() != store.Store(st) {
 		t.Errorf("New(st, Stores naming st only).Store() = %v, %v; want st itself", g.Store(), err)
 	}
 }

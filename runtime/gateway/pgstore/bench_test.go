@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
@@ -14,9 +14,9 @@ import (
 // schema of the test database (testservices.PostgresSchema), as n
 // processes would. They are closed, and the schema dropped, when the test
 // ends.
-func handles(tb testing.TB, n int) []gateway.Store {
+func handles(tb testing.TB, n int) []store.Store {
 	url, schema := testservices.PostgresSchema(tb, "toolgate_test")
-	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
+	return storetest.OpenN(tb, n, func() (store.Store, error) {
 		return pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
 	})
 }

@@ -1,4 +1,4 @@
-// Package pgstore is a gateway.Store in PostgreSQL (github.com/jackc/pgx/v5,
+// Package pgstore is a store.Store in PostgreSQL (github.com/jackc/pgx/v5,
 // pgxpool), for several gateway processes that must share one exactly-once
 // guarantee, one set of approvals, one audit log and one set of rate limits,
 // on a database operators already back up and replicate.
@@ -12,7 +12,7 @@
 // (of many concurrent claims, in one process or many, exactly one inserts);
 // a claim of a taken slot locks its row (SELECT … FOR UPDATE) and decides in
 // that transaction. A completion and its call's audit entry
-// (CompleteAudited, gateway.AuditedRecorder) are one statement: the fenced
+// (CompleteAudited, store.AuditedRecorder) are one statement: the fenced
 // UPDATE in a WITH clause and an INSERT of the entry that reads its result,
 // so the entry lands exactly when the completion does, in one commit.
 // Completions, uncertain marks and releases are single
@@ -29,7 +29,7 @@
 // as exact Unix nanoseconds (bigint); the store never reads the database's
 // clock to decide anything.
 //
-// The audit log is a hash chain (gateway.AuditChain): an append moves the
+// The audit log is a hash chain (store.AuditChain): an append moves the
 // chain's head row (audit_chain) and inserts the entry chained after it in
 // one statement, hashing with PostgreSQL's sha256, so appends from every
 // process form one chain in commit order. The head's row lock is held to

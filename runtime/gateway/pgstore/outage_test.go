@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // openPrivate starts a PostgreSQL server for this test alone, which the
 // test may kill, and opens a store on it.
-func openPrivate(t *testing.T) (gateway.Store, storetest.Server) {
+func openPrivate(t *testing.T) (store.Store, storetest.Server) {
 	t.Helper()
 	srv := testservices.NewPostgres(t)
 	st, err := pgstore.Open(context.Background(), srv.URL, nil)

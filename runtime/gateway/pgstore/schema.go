@@ -95,7 +95,7 @@ ALTER TABLE records DROP CONSTRAINT records_pkey,
 ALTER TABLE approvals ADD COLUMN principal text NOT NULL DEFAULT '';
 UPDATE approvals SET principal = requester;
 `, `
--- 3: the audit log is a hash chain (gateway.AuditChain). audit_chain's one
+-- 3: the audit log is a hash chain (store.AuditChain). audit_chain's one
 -- row is the chain's head and anchor; an append updates it (taking its row
 -- lock, so appends from every process are chained one after another, in
 -- the order they commit) and inserts the entry in the same statement.

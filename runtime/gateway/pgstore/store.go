@@ -11,12 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
-var _ gateway.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Options configures Open. A nil *Options means defaults.
 type Options struct {
@@ -30,7 +30,7 @@ type Options struct {
 	MaxConns int
 }
 
-// Store is the PostgreSQL implementation of gateway.Store. It is safe for
+// Store is the PostgreSQL implementation of store.Store. It is safe for
 // concurrent use, by many goroutines and many processes sharing one
 // database and schema.
 type Store struct {
@@ -53,11 +53,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		o.Schema = "toolgate"
 	}
 	if o.MaxConns < 0 {
-		return nil, fmt.Errorf("%w: pgstore: Options.MaxConns is negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: pgstore: Options.MaxConns is negative", store.ErrInvalidOptions)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: pgstore: %v", gateway.ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: pgstore: %v", store.ErrInvalidOptions, err)
 	}
 	switch {
 	case o.MaxConns > 0:
@@ -129,8 +129,8 @@ var ns, fromNS = storecodec.NS, storecodec.Time
 
 // wrap prefixes store failures, leaving the sentinels and context errors bare.
 func wrap(op string, err error) error {
-	if err == nil || errors.Is(err, gateway.ErrFenced) || errors.Is(err, gateway.ErrNotFound) ||
-		errors.Is(err, gateway.ErrApprovalState) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrNotFound) ||
+		errors.Is(err, store.ErrApprovalState) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)
@@ -146,14 +146,14 @@ var slotArgs = storecodec.SlotArgs
 // vanished (released or purged) between its insert and its lock.
 const claimRetries = 16
 
-// Claim implements gateway.Store. A free slot takes one statement (an
+// Claim implements store.Store. A free slot takes one statement (an
 // insert that does nothing on conflict); a taken one a transaction that
 // locks its row (SELECT … FOR UPDATE) and decides.
-func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	now := ns(req.Now)
 	insertArgs := append(slotArgs(req.Slot), req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
-	fresh := func(r gateway.Record) gateway.Claim {
-		return gateway.Claim{Status: gateway.ClaimAcquired, Token: r.Token, Record: r}
+	fresh := func(r store.Record) store.Claim {
+		return store.Claim{Status: store.ClaimAcquired, Token: r.Token, Record: r}
 	}
 	for range claimRetries {
 		r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
@@ -163,9 +163,9 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			return fresh(r), nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return gateway.Claim{}, wrap("claim", err)
+			return store.Claim{}, wrap("claim", err)
 		}
-		var out gateway.Claim
+		var out store.Claim
 		gone := false
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			cur, err := storecodec.ScanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE `+slotWhere+` FOR UPDATE`, slotArgs(req.Slot)...))
@@ -187,16 +187,16 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			}
 			switch {
 			case cur.Key != req.Key:
-				out = gateway.Claim{Status: gateway.ClaimMismatch, Record: cur}
+				out = store.Claim{Status: store.ClaimMismatch, Record: cur}
 				return nil
-			case cur.State == gateway.StateDone:
-				out = gateway.Claim{Status: gateway.ClaimDone, Record: cur}
+			case cur.State == store.StateDone:
+				out = store.Claim{Status: store.ClaimDone, Record: cur}
 				return nil
-			case cur.State == gateway.StateInProgress && ns(cur.LeaseExpires) > now:
-				out = gateway.Claim{Status: gateway.ClaimInProgress, Record: cur}
+			case cur.State == store.StateInProgress && ns(cur.LeaseExpires) > now:
+				out = store.Claim{Status: store.ClaimInProgress, Record: cur}
 				return nil
 			case !req.TakeOver:
-				out = gateway.Claim{Status: gateway.ClaimUncertain, Record: cur}
+				out = store.Claim{Status: store.ClaimUncertain, Record: cur}
 				return nil
 			}
 			r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
@@ -207,13 +207,13 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 			return err
 		})
 		if err != nil {
-			return gateway.Claim{}, wrap("claim", err)
+			return store.Claim{}, wrap("claim", err)
 		}
 		if !gone {
 			return out, nil
 		}
 	}
-	return gateway.Claim{}, fmt.Errorf("pgstore: claim: the slot's record kept vanishing (%d tries)", claimRetries)
+	return store.Claim{}, fmt.Errorf("pgstore: claim: the slot's record kept vanishing (%d tries)", claimRetries)
 }
 
 const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = $6 AND lease_expires > $7`
@@ -226,13 +226,13 @@ func (s *Store) execFenced(ctx context.Context, op, query string, args ...any) e
 		return wrap(op, err)
 	}
 	if tag.RowsAffected() != 1 {
-		return gateway.ErrFenced
+		return store.ErrFenced
 	}
 	return nil
 }
 
-// Complete implements gateway.Store.
-func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+// Complete implements store.Store.
+func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	args, err := completionArgs(c)
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 
 // completionArgs are c's $1–$10: the slot, the fence (token, now), the
 // outcome (value or domain error) and the new expiry.
-func completionArgs(c gateway.Completion) ([]any, error) {
+func completionArgs(c store.Completion) ([]any, error) {
 	de, err := storecodec.EncodeDomainError(c.DomainError)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
@@ -255,7 +255,7 @@ func completionArgs(c gateway.Completion) ([]any, error) {
 	return append(slotArgs(c.Slot), int64(c.Token), ns(c.Now), value, de, ns(c.ExpiresAt)), nil
 }
 
-var _ gateway.AuditedRecorder = (*Store)(nil)
+var _ store.AuditedRecorder = (*Store)(nil)
 
 // completeAuditedSQL is the fenced completion and, only when it changed the
 // row, the call's audit entry, as one statement: the INSERT reads the
@@ -285,9 +285,9 @@ func chainHead(digest int, cond string) string {
 // chainValues are the chain columns' values from chainHead's "head".
 var chainValues = fmt.Sprintf(`head.head_seq, head.head_prev, head.head_hash, %d`, auditchain.Version)
 
-// CompleteAudited implements gateway.AuditedRecorder: one statement, so a
+// CompleteAudited implements store.AuditedRecorder: one statement, so a
 // completed call waits for one commit instead of two.
-func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gateway.AuditEntry) error {
+func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store.AuditEntry) error {
 	args, err := completionArgs(c)
 	if err != nil {
 		return err
@@ -295,35 +295,35 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	return s.execFenced(ctx, "complete", completeAuditedSQL, append(append(args, storecodec.AuditArgs(e)...), auditchain.Digest(e))...)
 }
 
-// MarkUncertain implements gateway.Store.
-func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+// MarkUncertain implements store.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $8, updated = $7, expires = $9
 		WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now), reason, ns(expiresAt))...)
 }
 
-// Release implements gateway.Store.
-func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	return s.execFenced(ctx, "release", `DELETE FROM records WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now))...)
 }
 
-// Get implements gateway.Store.
-func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
 		ORDER BY updated DESC LIMIT 1`, key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return gateway.Record{}, gateway.ErrNotFound
+		return store.Record{}, store.ErrNotFound
 	}
 	if err != nil {
-		return gateway.Record{}, wrap("get", err)
+		return store.Record{}, wrap("get", err)
 	}
 	return r, nil
 }
 
 const approvalColumns = storecodec.ApprovalColumns
 
-// CreateApproval implements gateway.Store: one upsert that replaces only an
+// CreateApproval implements store.Store: one upsert that replaces only an
 // approval expired by a.CreatedAt; otherwise the stored one is returned.
-func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
+func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	var args []byte
 	if a.Arguments != nil {
 		args = a.Arguments
@@ -344,49 +344,49 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 			return out, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return gateway.Approval{}, wrap("create approval", err)
+			return store.Approval{}, wrap("create approval", err)
 		}
 		// A live approval with that ID exists: return it, unless it was
 		// purged in between (then try again).
 		out, err = s.GetApproval(ctx, a.ID)
-		if !errors.Is(err, gateway.ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			return out, err
 		}
 	}
-	return gateway.Approval{}, fmt.Errorf("pgstore: create approval: the approval kept vanishing (%d tries)", claimRetries)
+	return store.Approval{}, fmt.Errorf("pgstore: create approval: the approval kept vanishing (%d tries)", claimRetries)
 }
 
-// GetApproval implements gateway.Store.
-func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+// GetApproval implements store.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return gateway.Approval{}, gateway.ErrNotFound
+		return store.Approval{}, store.ErrNotFound
 	}
 	if err != nil {
-		return gateway.Approval{}, wrap("get approval", err)
+		return store.Approval{}, wrap("get approval", err)
 	}
 	return a, nil
 }
 
-// GrantApproval implements gateway.Store.
-func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
+// GrantApproval implements store.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
 		WHERE id = $1 AND NOT granted AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now)))
 	if err == nil {
 		return a, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return gateway.Approval{}, wrap("grant approval", err)
+		return store.Approval{}, wrap("grant approval", err)
 	}
 	if _, err := s.GetApproval(ctx, id); err != nil {
-		return gateway.Approval{}, err
+		return store.Approval{}, err
 	}
-	return gateway.Approval{}, gateway.ErrApprovalState
+	return store.Approval{}, store.ErrApprovalState
 }
 
-// AppendAudit implements gateway.Store: one statement moves the chain's
+// AppendAudit implements store.Store: one statement moves the chain's
 // head (under its row lock) and inserts the entry chained after it.
-func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	_, err := s.pool.Exec(ctx, `WITH `+chainHead(15, "true")+`
 		INSERT INTO audit(`+storecodec.AuditReadColumns+`)
 		SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::integer, $8::text, $9::text,
@@ -395,15 +395,15 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 	return wrap("append audit", err)
 }
 
-var _ gateway.AuditChain = (*Store)(nil)
+var _ store.AuditChain = (*Store)(nil)
 
-// ReadAuditChain implements gateway.AuditChain.
-func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+// ReadAuditChain implements store.AuditChain.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	query, args := storecodec.ChainQuery(after, limit, func(n int) string { return fmt.Sprintf("$%d", n) })
 	return s.collectAudit(ctx, "read audit chain", query, args)
 }
 
-func (s *Store) collectAudit(ctx context.Context, op, query string, args []any) ([]gateway.AuditEntry, error) {
+func (s *Store) collectAudit(ctx context.Context, op, query string, args []any) ([]store.AuditEntry, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)
@@ -416,27 +416,27 @@ func (s *Store) collectAudit(ctx context.Context, op, query string, args []any) 
 	return out, nil
 }
 
-// LastAudit implements gateway.AuditChain.
-func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+// LastAudit implements store.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
 }
 
-// AuditAnchor implements gateway.AuditChain.
-func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+// AuditAnchor implements store.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	a, err := storecodec.ScanAnchor(s.pool.QueryRow(ctx, storecodec.AnchorQuery))
 	return a, wrap("audit anchor", err)
 }
 
-// AddAuditCheckpoint implements gateway.AuditChain.
-func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+// AddAuditCheckpoint implements store.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO audit_checkpoints(`+storecodec.CheckpointColumns+`) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (seq) DO UPDATE SET hash = excluded.hash, at = excluded.at, key_id = excluded.key_id, sig = excluded.sig`,
 		storecodec.CheckpointArgs(c)...)
 	return wrap("add audit checkpoint", err)
 }
 
-// AuditCheckpoints implements gateway.AuditChain.
-func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+// AuditCheckpoints implements store.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+storecodec.CheckpointColumns+` FROM audit_checkpoints ORDER BY seq`)
 	if err != nil {
 		return nil, wrap("audit checkpoints", err)
@@ -449,8 +449,8 @@ func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint
 	return out, nil
 }
 
-// QueryAudit implements gateway.Store.
-func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+// QueryAudit implements store.Store.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	query, args := storecodec.AuditQuery(q, func(n int) string { return fmt.Sprintf("$%d", n) })
 	return s.collectAudit(ctx, "query audit", query, args)
 }
@@ -459,10 +459,10 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 // rate, up to burst, and never for time going backwards.
 const refill = `CASE WHEN $3 > b.updated THEN least($5::float8, b.tokens + ($3 - b.updated)::float8 / 1e9 * $4) ELSE b.tokens END`
 
-// TakeToken implements gateway.Store: one upsert, which locks the bucket's
+// TakeToken implements store.Store: one upsert, which locks the bucket's
 // row, refills it, takes a token when there is one and reports whether it
 // did (took), so the bucket is shared by every process.
-func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
 		return true, 0, nil
 	}
@@ -484,12 +484,12 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 	return false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9)), nil
 }
 
-// Purge implements gateway.Store, in one transaction.
-func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
-	var st gateway.PurgeStats
+// Purge implements store.Store, in one transaction.
+func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
+	var st store.PurgeStats
 	now := ns(r.Now)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		st = gateway.PurgeStats{}
+		st = store.PurgeStats{}
 		del := func(n *int, query string, arg int64) error {
 			tag, err := tx.Exec(ctx, query, arg)
 			if err == nil && n != nil {
@@ -498,22 +498,22 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 			return err
 		}
 		var err error
-		if r.Concerns.Has(gateway.ConcernRecords) {
+		if r.Concerns.Has(store.ConcernRecords) {
 			err = del(&st.Records, `DELETE FROM records WHERE expires <= $1`, now)
 		}
-		if err == nil && r.Concerns.Has(gateway.ConcernApprovals) {
+		if err == nil && r.Concerns.Has(store.ConcernApprovals) {
 			err = del(&st.Approvals, `DELETE FROM approvals WHERE expires <= $1`, now)
 		}
-		if err == nil && r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+		if err == nil && r.Concerns.Has(store.ConcernAudit) && !r.AuditBefore.IsZero() {
 			st.Audit, err = pruneAudit(ctx, tx, ns(r.AuditBefore))
 		}
-		if err == nil && r.Concerns.Has(gateway.ConcernRateLimits) {
+		if err == nil && r.Concerns.Has(store.ConcernRateLimits) {
 			err = del(nil, `DELETE FROM buckets WHERE tokens + greatest($1 - updated, 0)::float8 / 1e9 * rate >= burst`, now)
 		}
 		return err
 	})
 	if err != nil {
-		return gateway.PurgeStats{}, wrap("purge", err)
+		return store.PurgeStats{}, wrap("purge", err)
 	}
 	return st, nil
 }

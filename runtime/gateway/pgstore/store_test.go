@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
@@ -14,5 +14,5 @@ func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
 // TestConformance runs the store kit on one store per subtest, each in a
 // fresh schema (handles).
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) gateway.Store { return handles(t, 1)[0] })
+	storetest.Run(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
 }

@@ -4,16 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // handles opens n stores, each with its own connection pool, on one fresh
 // key prefix of the test Redis, as n processes would.
-func handles(tb testing.TB, n int) []gateway.Store {
+func handles(tb testing.TB, n int) []store.Store {
 	url, prefix := freshPrefix(tb, "shared")
-	return storetest.OpenN(tb, n, func() (gateway.Store, error) {
+	return storetest.OpenN(tb, n, func() (store.Store, error) {
 		return redisstore.Open(context.Background(), url, &redisstore.Options{Prefix: prefix})
 	})
 }

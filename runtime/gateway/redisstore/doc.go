@@ -1,4 +1,4 @@
-// Package redisstore is a gateway.Store in Redis (github.com/redis/go-redis/v9),
+// Package redisstore is a store.Store in Redis (github.com/redis/go-redis/v9),
 // for several gateway processes that must share one exactly-once guarantee,
 // one set of approvals, one audit log and one set of rate limits.
 //
@@ -21,9 +21,9 @@
 // system call per batch instead of per call. Redis still runs each script
 // alone, in order; a server that forgot the scripts gets them again. A
 // completed call's outcome and audit entry are one script
-// (CompleteAudited, gateway.AuditedRecorder), so a call is two scripts.
+// (CompleteAudited, store.AuditedRecorder), so a call is two scripts.
 //
-// The audit log is a hash chain (gateway.AuditChain): the append script
+// The audit log is a hash chain (store.AuditChain): the append script
 // chains the entry after the head and hashes the link in Lua (SHA-256 over
 // LuaBitOp), so the entries of every client form one chain in the order
 // Redis runs the scripts. The chain is a second sorted set (by sequence

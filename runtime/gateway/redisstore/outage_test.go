@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testservices"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // openPrivate starts a Redis for this test alone, with an append-only
 // file synced on every write (the durability docs/operations.md asks of
 // a Redis store), which the test may kill, and opens a store on it.
-func openPrivate(t *testing.T) (gateway.Store, storetest.Server) {
+func openPrivate(t *testing.T) (store.Store, storetest.Server) {
 	t.Helper()
 	srv := testservices.NewDurableRedis(t)
 	st, err := redisstore.Open(context.Background(), srv.URL, nil)

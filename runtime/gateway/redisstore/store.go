@@ -14,12 +14,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
-var _ gateway.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Options configures Open and New. A nil *Options means defaults.
 type Options struct {
@@ -32,7 +32,7 @@ type Options struct {
 	MaxPipeline int
 }
 
-// Store is the Redis implementation of gateway.Store. It is safe for
+// Store is the Redis implementation of store.Store. It is safe for
 // concurrent use, by many goroutines and many processes sharing one Redis
 // server and prefix.
 type Store struct {
@@ -48,7 +48,7 @@ type Store struct {
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: redisstore: %v", gateway.ErrInvalidOptions, err)
+		return nil, fmt.Errorf("%w: redisstore: %v", store.ErrInvalidOptions, err)
 	}
 	if !strings.Contains(url, "protocol=") {
 		// RESP2: RESP3 makes the client look for push notifications before
@@ -75,7 +75,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 // hash slots).
 func New(rdb redis.UniversalClient, opts *Options) (*Store, error) {
 	if rdb == nil {
-		return nil, fmt.Errorf("%w: redisstore: nil client", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: redisstore: nil client", store.ErrInvalidOptions)
 	}
 	o := Options{}
 	if opts != nil {
@@ -85,7 +85,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Store, error) {
 		o.Prefix = "toolgate:"
 	}
 	if o.MaxPipeline < 0 {
-		return nil, fmt.Errorf("%w: redisstore: Options.MaxPipeline is negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: redisstore: Options.MaxPipeline is negative", store.ErrInvalidOptions)
 	}
 	if o.MaxPipeline == 0 {
 		o.MaxPipeline = 128
@@ -131,11 +131,11 @@ func (s *Store) Close() error {
 // the principal that wrote one moves it to that principal's slot, so no
 // outcome recorded before an upgrade is lost or run again. Every gateway
 // sharing a prefix must be upgraded together.
-func (s *Store) recKey(sl gateway.Slot) string {
+func (s *Store) recKey(sl store.Slot) string {
 	return s.prefix + "slot:" + sl.Tenant + "\x1f" + sl.Principal + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
 }
 
-func (s *Store) legacyRecKey(sl gateway.Slot) string {
+func (s *Store) legacyRecKey(sl store.Slot) string {
 	return s.prefix + "rec:" + sl.Tenant + "\x1f" + sl.SessionID + "\x1f" + strconv.Itoa(sl.Step) + "\x1f" + sl.Tool
 }
 
@@ -197,12 +197,12 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("redisstore: %s: %w", op, err)
 }
 
-var claimStatus = map[int64]gateway.ClaimStatus{
-	1: gateway.ClaimAcquired, 2: gateway.ClaimInProgress, 3: gateway.ClaimDone, 4: gateway.ClaimUncertain, 5: gateway.ClaimMismatch,
+var claimStatus = map[int64]store.ClaimStatus{
+	1: store.ClaimAcquired, 2: store.ClaimInProgress, 3: store.ClaimDone, 4: store.ClaimUncertain, 5: store.ClaimMismatch,
 }
 
-// Claim implements gateway.Store.
-func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	takeover := "0"
 	if req.TakeOver {
 		takeover = "1"
@@ -213,34 +213,34 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, ttl(req.Now, req.ExpiresAt), score(req.ExpiresAt),
 		s.prefix+"key:", max(req.Now.UnixMicro(), 0)).Slice()
 	if err != nil {
-		return gateway.Claim{}, wrap("claim", err)
+		return store.Claim{}, wrap("claim", err)
 	}
 	if len(v) != 3 {
-		return gateway.Claim{}, fmt.Errorf("redisstore: claim: unexpected reply %v", v)
+		return store.Claim{}, fmt.Errorf("redisstore: claim: unexpected reply %v", v)
 	}
 	code, _ := v[0].(int64)
 	st, ok := claimStatus[code]
 	if !ok {
-		return gateway.Claim{}, fmt.Errorf("redisstore: claim: unexpected status %v", v[0])
+		return store.Claim{}, fmt.Errorf("redisstore: claim: unexpected status %v", v[0])
 	}
-	var r gateway.Record
-	if tok, fresh := v[2].(string); fresh && st == gateway.ClaimAcquired {
+	var r store.Record
+	if tok, fresh := v[2].(string); fresh && st == store.ClaimAcquired {
 		token, err := strconv.ParseUint(tok, 10, 64)
 		if err != nil {
-			return gateway.Claim{}, fmt.Errorf("redisstore: claim: bad token %q", tok)
+			return store.Claim{}, fmt.Errorf("redisstore: claim: bad token %q", tok)
 		}
 		now := round(req.Now)
-		r = gateway.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
-			State: gateway.StateInProgress, Token: token, LeaseExpires: round(req.LeaseExpires), Attempts: 1,
+		r = store.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
+			State: store.StateInProgress, Token: token, LeaseExpires: round(req.LeaseExpires), Attempts: 1,
 			CreatedAt: now, UpdatedAt: now, ExpiresAt: round(req.ExpiresAt)}
 	} else if r, err = decodeRecord(v[2]); err != nil {
-		return gateway.Claim{}, fmt.Errorf("redisstore: claim: %w", err)
+		return store.Claim{}, fmt.Errorf("redisstore: claim: %w", err)
 	}
-	out := gateway.Claim{Status: st, Record: r}
-	if st == gateway.ClaimAcquired {
+	out := store.Claim{Status: st, Record: r}
+	if st == store.ClaimAcquired {
 		out.Token = r.Token
 		prev, _ := v[1].(string)
-		out.Previous = gateway.State(prev)
+		out.Previous = store.State(prev)
 	}
 	return out, nil
 }
@@ -260,16 +260,16 @@ func pairs(v any) (map[string]string, error) {
 	return m, nil
 }
 
-func decodeRecord(v any) (gateway.Record, error) {
+func decodeRecord(v any) (store.Record, error) {
 	m, err := pairs(v)
 	if err != nil {
-		return gateway.Record{}, err
+		return store.Record{}, err
 	}
 	return recordFrom(m)
 }
 
-func recordFrom(m map[string]string) (gateway.Record, error) {
-	var r gateway.Record
+func recordFrom(m map[string]string) (store.Record, error) {
+	var r store.Record
 	var errs []error
 	num := func(f string) int64 {
 		n, err := strconv.ParseInt(m[f], 10, 64)
@@ -283,8 +283,8 @@ func recordFrom(m map[string]string) (gateway.Record, error) {
 		errs = append(errs, err)
 		return t
 	}
-	r.Slot = gateway.Slot{Tenant: m["tenant"], Principal: m["principal"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
-	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason = m["principal"], m["key"], m["fp"], gateway.State(m["state"]), m["reason"]
+	r.Slot = store.Slot{Tenant: m["tenant"], Principal: m["principal"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
+	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason = m["principal"], m["key"], m["fp"], store.State(m["state"]), m["reason"]
 	r.Token = uint64(num("token"))
 	r.Attempts = int(num("attempts"))
 	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = tm("lease"), tm("created"), tm("updated"), tm("expires")
@@ -304,13 +304,13 @@ func fenced(op string, n int64, err error) error {
 		return wrap(op, err)
 	}
 	if n != 1 {
-		return gateway.ErrFenced
+		return store.ErrFenced
 	}
 	return nil
 }
 
-// Complete implements gateway.Store.
-func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+// Complete implements store.Store.
+func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	keys, args, err := s.completion(c)
 	if err != nil {
 		return err
@@ -320,7 +320,7 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 }
 
 // completion is completeScript's keys and arguments for c.
-func (s *Store) completion(c gateway.Completion) ([]string, []any, error) {
+func (s *Store) completion(c store.Completion) ([]string, []any, error) {
 	kind, payload := "none", ""
 	switch {
 	case c.DomainError != nil:
@@ -336,12 +336,12 @@ func (s *Store) completion(c gateway.Completion) ([]string, []any, error) {
 		ttl(c.Now, c.ExpiresAt), score(c.ExpiresAt), kind, payload, s.prefix + "key:"}, nil
 }
 
-var _ gateway.AuditedRecorder = (*Store)(nil)
+var _ store.AuditedRecorder = (*Store)(nil)
 
-// CompleteAudited implements gateway.AuditedRecorder: one script does the
+// CompleteAudited implements store.AuditedRecorder: one script does the
 // fenced completion and, when it lands, the audit append, so a completed
 // call costs one script (and one place in a pipeline) instead of two.
-func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gateway.AuditEntry) error {
+func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store.AuditEntry) error {
 	keys, args, err := s.completion(c)
 	if err != nil {
 		return err
@@ -354,49 +354,49 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 	return fenced("complete", n, err)
 }
 
-// MarkUncertain implements gateway.Store.
-func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+// MarkUncertain implements store.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	n, err := s.pipe.run(ctx, uncertainScript, []string{s.recKey(slot), s.prefix + "recs"},
 		strconv.FormatUint(token, 10), t20(now), t20(expiresAt), ttl(now, expiresAt), score(expiresAt), reason, s.prefix+"key:").Int64()
 	return fenced("mark uncertain", n, err)
 }
 
-// Release implements gateway.Store.
-func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	n, err := s.pipe.run(ctx, releaseScript, []string{s.recKey(slot), s.prefix + "recs"},
 		strconv.FormatUint(token, 10), t20(now), s.prefix+"key:").Int64()
 	return fenced("release", n, err)
 }
 
-// Get implements gateway.Store.
-func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	rec, err := s.rdb.Get(ctx, s.prefix+"key:"+key).Result()
 	if errors.Is(err, redis.Nil) {
-		return gateway.Record{}, gateway.ErrNotFound
+		return store.Record{}, store.ErrNotFound
 	}
 	if err != nil {
-		return gateway.Record{}, wrap("get", err)
+		return store.Record{}, wrap("get", err)
 	}
 	m, err := s.rdb.HGetAll(ctx, rec).Result()
 	if err != nil {
-		return gateway.Record{}, wrap("get", err)
+		return store.Record{}, wrap("get", err)
 	}
 	// The key index and the record are written together; a record gone
 	// (released or purged between the two reads) or now bound to another
 	// key is not this key's.
 	if len(m) == 0 || m["key"] != key {
-		return gateway.Record{}, gateway.ErrNotFound
+		return store.Record{}, store.ErrNotFound
 	}
 	r, err := recordFrom(m)
 	if err != nil {
-		return gateway.Record{}, fmt.Errorf("redisstore: get: %w", err)
+		return store.Record{}, fmt.Errorf("redisstore: get: %w", err)
 	}
 	return r, nil
 }
 
 // approvalBody is the immutable part of an approval, stored as JSON.
 type approvalBody struct {
-	Slot        gateway.Slot    `json:"slot"`
+	Slot        store.Slot      `json:"slot"`
 	Key         string          `json:"key"`
 	Fingerprint string          `json:"fingerprint"`
 	Requester   string          `json:"requester"`
@@ -404,16 +404,16 @@ type approvalBody struct {
 	Taint       string          `json:"taint,omitempty"`
 }
 
-func decodeApproval(id string, v any) (gateway.Approval, error) {
+func decodeApproval(id string, v any) (store.Approval, error) {
 	m, err := pairs(v)
 	if err != nil {
-		return gateway.Approval{}, err
+		return store.Approval{}, err
 	}
 	var b approvalBody
 	if err := json.Unmarshal([]byte(m["body"]), &b); err != nil {
-		return gateway.Approval{}, fmt.Errorf("decode approval: %w", err)
+		return store.Approval{}, fmt.Errorf("decode approval: %w", err)
 	}
-	a := gateway.Approval{ID: id, Slot: b.Slot, Key: b.Key, Fingerprint: b.Fingerprint, Requester: b.Requester,
+	a := store.Approval{ID: id, Slot: b.Slot, Key: b.Key, Fingerprint: b.Fingerprint, Requester: b.Requester,
 		Arguments: b.Arguments, Taint: b.Taint, Granted: m["granted"] == "1", Approver: m["approver"]}
 	var e1, e2, e3 error
 	a.CreatedAt, e1 = from20(m["created"])
@@ -422,11 +422,11 @@ func decodeApproval(id string, v any) (gateway.Approval, error) {
 	return a, errors.Join(e1, e2, e3)
 }
 
-// CreateApproval implements gateway.Store.
-func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
+// CreateApproval implements store.Store.
+func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	body, err := json.Marshal(approvalBody{Slot: a.Slot, Key: a.Key, Fingerprint: a.Fingerprint, Requester: a.Requester, Arguments: a.Arguments, Taint: a.Taint})
 	if err != nil {
-		return gateway.Approval{}, fmt.Errorf("redisstore: encode approval: %w", err)
+		return store.Approval{}, fmt.Errorf("redisstore: encode approval: %w", err)
 	}
 	granted := "0"
 	if a.Granted {
@@ -436,26 +436,26 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 		t20(a.CreatedAt), t20(a.ExpiresAt), body, granted, a.Approver, t20(a.GrantedAt), ttl(a.CreatedAt, a.ExpiresAt),
 		score(a.ExpiresAt)).Slice()
 	if err != nil {
-		return gateway.Approval{}, wrap("create approval", err)
+		return store.Approval{}, wrap("create approval", err)
 	}
 	if len(v) != 2 {
-		return gateway.Approval{}, fmt.Errorf("redisstore: create approval: unexpected reply %v", v)
+		return store.Approval{}, fmt.Errorf("redisstore: create approval: unexpected reply %v", v)
 	}
 	out, err := decodeApproval(a.ID, v[1])
 	if err != nil {
-		return gateway.Approval{}, fmt.Errorf("redisstore: create approval: %w", err)
+		return store.Approval{}, fmt.Errorf("redisstore: create approval: %w", err)
 	}
 	return out, nil
 }
 
-// GetApproval implements gateway.Store.
-func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+// GetApproval implements store.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	m, err := s.rdb.HGetAll(ctx, s.prefix+"apr:"+id).Result()
 	if err != nil {
-		return gateway.Approval{}, wrap("get approval", err)
+		return store.Approval{}, wrap("get approval", err)
 	}
 	if len(m) == 0 {
-		return gateway.Approval{}, gateway.ErrNotFound
+		return store.Approval{}, store.ErrNotFound
 	}
 	flat := make([]any, 0, 2*len(m))
 	for k, v := range m {
@@ -463,36 +463,36 @@ func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, e
 	}
 	a, err := decodeApproval(id, flat)
 	if err != nil {
-		return gateway.Approval{}, fmt.Errorf("redisstore: get approval: %w", err)
+		return store.Approval{}, fmt.Errorf("redisstore: get approval: %w", err)
 	}
 	return a, nil
 }
 
-// GrantApproval implements gateway.Store.
-func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
+// GrantApproval implements store.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	v, err := grantScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + id}, approver, t20(now)).Slice()
 	if err != nil {
-		return gateway.Approval{}, wrap("grant approval", err)
+		return store.Approval{}, wrap("grant approval", err)
 	}
 	if len(v) != 2 {
-		return gateway.Approval{}, fmt.Errorf("redisstore: grant approval: unexpected reply %v", v)
+		return store.Approval{}, fmt.Errorf("redisstore: grant approval: unexpected reply %v", v)
 	}
 	switch code, _ := v[0].(int64); code {
 	case 0:
-		return gateway.Approval{}, gateway.ErrNotFound
+		return store.Approval{}, store.ErrNotFound
 	case 2:
-		return gateway.Approval{}, gateway.ErrApprovalState
+		return store.Approval{}, store.ErrApprovalState
 	}
 	a, err := decodeApproval(id, v[1])
 	if err != nil {
-		return gateway.Approval{}, fmt.Errorf("redisstore: grant approval: %w", err)
+		return store.Approval{}, fmt.Errorf("redisstore: grant approval: %w", err)
 	}
 	return a, nil
 }
 
-// AppendAudit implements gateway.Store: one script chains the entry after
+// AppendAudit implements store.Store: one script chains the entry after
 // the head and appends it (see auditScript).
-func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	keys, args, err := s.audit(e)
 	if err != nil {
 		return err
@@ -504,7 +504,7 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 }
 
 // audit returns auditScript's KEYS and ARGV for e.
-func (s *Store) audit(e gateway.AuditEntry) ([]string, []any, error) {
+func (s *Store) audit(e store.AuditEntry) ([]string, []any, error) {
 	e.Seq, e.Prev, e.Hash, e.V = 0, "", "", 0 // the script sets them
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -514,10 +514,10 @@ func (s *Store) audit(e gateway.AuditEntry) ([]string, []any, error) {
 		[]any{t20(e.Time), b, auditchain.Digest(e)}, nil
 }
 
-var _ gateway.AuditChain = (*Store)(nil)
+var _ store.AuditChain = (*Store)(nil)
 
-// ReadAuditChain implements gateway.AuditChain: the chain set, by score.
-func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+// ReadAuditChain implements store.AuditChain: the chain set, by score.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -526,7 +526,7 @@ func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]
 	if err != nil {
 		return nil, wrap("read audit chain", err)
 	}
-	out := make([]gateway.AuditEntry, 0, len(page))
+	out := make([]store.AuditEntry, 0, len(page))
 	for _, m := range page {
 		e, err := decodeAudit(m)
 		if err != nil {
@@ -539,8 +539,8 @@ func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]
 
 // decodeAudit decodes a member of the audit sets: time:seq:json; the first
 // two parts have fixed widths.
-func decodeAudit(m string) (gateway.AuditEntry, error) {
-	var e gateway.AuditEntry
+func decodeAudit(m string) (store.AuditEntry, error) {
+	var e store.AuditEntry
 	if len(m) < 42 {
 		return e, fmt.Errorf("malformed entry %q", m)
 	}
@@ -550,29 +550,29 @@ func decodeAudit(m string) (gateway.AuditEntry, error) {
 	return e, nil
 }
 
-// LastAudit implements gateway.AuditChain: the chain set's last member.
-func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+// LastAudit implements store.AuditChain: the chain set's last member.
+func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	m, err := s.rdb.ZRange(ctx, s.prefix+"audit:chain", -1, -1).Result()
 	if err != nil {
-		return gateway.AuditEntry{}, wrap("last audit entry", err)
+		return store.AuditEntry{}, wrap("last audit entry", err)
 	}
 	if len(m) == 0 {
-		return gateway.AuditEntry{}, gateway.ErrNotFound
+		return store.AuditEntry{}, store.ErrNotFound
 	}
 	e, err := decodeAudit(m[0])
 	if err != nil {
-		return gateway.AuditEntry{}, fmt.Errorf("redisstore: last audit entry: %w", err)
+		return store.AuditEntry{}, fmt.Errorf("redisstore: last audit entry: %w", err)
 	}
 	return e, nil
 }
 
-// AuditAnchor implements gateway.AuditChain.
-func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+// AuditAnchor implements store.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	v, err := s.rdb.HMGet(ctx, s.prefix+"audit:anchor", "seq", "hash").Result()
 	if err != nil {
-		return gateway.AuditAnchor{}, wrap("audit anchor", err)
+		return store.AuditAnchor{}, wrap("audit anchor", err)
 	}
-	a := gateway.AuditAnchor{Hash: auditchain.Genesis}
+	a := store.AuditAnchor{Hash: auditchain.Genesis}
 	if seq, ok := v[0].(string); ok {
 		if a.Seq, err = strconv.ParseUint(seq, 10, 64); err != nil {
 			return a, fmt.Errorf("redisstore: audit anchor: bad seq %q", seq)
@@ -582,8 +582,8 @@ func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
 	return a, nil
 }
 
-// AddAuditCheckpoint implements gateway.AuditChain.
-func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+// AddAuditCheckpoint implements store.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("redisstore: encode audit checkpoint: %w", err)
@@ -594,32 +594,32 @@ func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoin
 	return nil
 }
 
-// AuditCheckpoints implements gateway.AuditChain.
-func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+// AuditCheckpoints implements store.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	m, err := s.rdb.HGetAll(ctx, s.prefix+"audit:cps").Result()
 	if err != nil {
 		return nil, wrap("audit checkpoints", err)
 	}
-	out := make([]gateway.AuditCheckpoint, 0, len(m))
+	out := make([]store.AuditCheckpoint, 0, len(m))
 	for _, v := range m {
-		var c gateway.AuditCheckpoint
+		var c store.AuditCheckpoint
 		if err := json.Unmarshal([]byte(v), &c); err != nil {
 			return nil, fmt.Errorf("redisstore: audit checkpoints: %w", err)
 		}
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b gateway.AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b store.AuditCheckpoint) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
 }
 
 // auditPage is how many entries QueryAudit reads per round trip.
 const auditPage = 1000
 
-// QueryAudit implements gateway.Store. The time bounds select a range of
+// QueryAudit implements store.Store. The time bounds select a range of
 // the log; the other filters are applied while reading it, so a narrow
 // filter over a long range reads the whole range (audit queries are an
 // operator's, rare, and should be bounded by time).
-func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 1000
@@ -631,7 +631,7 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 	if !q.Until.IsZero() {
 		hi = "(" + t20(q.Until)
 	}
-	var out []gateway.AuditEntry
+	var out []store.AuditEntry
 	for offset := int64(0); len(out) < limit; offset += auditPage {
 		page, err := s.rdb.ZRangeByLex(ctx, s.prefix+"audit", &redis.ZRangeBy{Min: lo, Max: hi, Offset: offset, Count: auditPage}).Result()
 		if err != nil {
@@ -657,9 +657,9 @@ func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway
 	return out, nil
 }
 
-// TakeToken implements gateway.Store. The bucket lives in Redis, so every
+// TakeToken implements store.Store. The bucket lives in Redis, so every
 // process sharing the store shares it.
-func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
 		return true, 0, nil
 	}
@@ -687,15 +687,15 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 	return false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9)), nil
 }
 
-// Purge implements gateway.Store. Buckets need no purge: each expires in
+// Purge implements store.Store. Buckets need no purge: each expires in
 // Redis a minute after it would be full again (a full bucket and no bucket
 // are the same).
-func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
+func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
 	before := ""
-	if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+	if r.Concerns.Has(store.ConcernAudit) && !r.AuditBefore.IsZero() {
 		before = t20(r.AuditBefore)
 	}
-	flag := func(c gateway.Concerns) string {
+	flag := func(c store.Concerns) string {
 		if r.Concerns.Has(c) {
 			return "1"
 		}
@@ -703,12 +703,12 @@ func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.Purg
 	}
 	v, err := purgeScript.Run(ctx, s.rdb, []string{s.prefix + "recs", s.prefix + "aprs", s.prefix + "audit",
 		s.prefix + "audit:chain", s.prefix + "audit:anchor", s.prefix + "audit:cps"},
-		t20(r.Now), score(r.Now), before, s.prefix+"key:", flag(gateway.ConcernRecords), flag(gateway.ConcernApprovals)).Int64Slice()
+		t20(r.Now), score(r.Now), before, s.prefix+"key:", flag(store.ConcernRecords), flag(store.ConcernApprovals)).Int64Slice()
 	if err != nil {
-		return gateway.PurgeStats{}, wrap("purge", err)
+		return store.PurgeStats{}, wrap("purge", err)
 	}
 	if len(v) != 3 {
-		return gateway.PurgeStats{}, fmt.Errorf("redisstore: purge: unexpected reply %v", v)
+		return store.PurgeStats{}, fmt.Errorf("redisstore: purge: unexpected reply %v", v)
 	}
-	return gateway.PurgeStats{Records: int(v[0]), Approvals: int(v[1]), Audit: int(v[2])}, nil
+	return store.PurgeStats{Records: int(v[0]), Approvals: int(v[1]), Audit: int(v[2])}, nil
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolgate/toolgate/internal/testservices"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
@@ -56,7 +56,7 @@ func openBehind(t *testing.T, tag string) (*redisstore.Store, string, *redis.Cli
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) gateway.Store { return open(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
 }
 
 // A Redis that loses its data (restarted without persistence) loses the
@@ -66,11 +66,11 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 	ctx := context.Background()
 	s, prefix, rdb := openBehind(t, "loss")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
-	req := gateway.ClaimRequest{Slot: sl, Principal: "alice", Key: "k1", Fingerprint: "fp", Now: t0,
+	sl := store.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	req := store.ClaimRequest{Slot: sl, Principal: "alice", Key: "k1", Fingerprint: "fp", Now: t0,
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour), TakeOver: true}
 	c1, err := s.Claim(ctx, req)
-	if err != nil || c1.Status != gateway.ClaimAcquired {
+	if err != nil || c1.Status != store.ClaimAcquired {
 		t.Fatalf("Claim = %+v, %v; want acquired", c1, err)
 	}
 
@@ -85,14 +85,14 @@ func TestTokensGrowAcrossDataLoss(t *testing.T) {
 
 	req.Now = t0.Add(time.Second)
 	c2, err := s.Claim(ctx, req)
-	if err != nil || c2.Status != gateway.ClaimAcquired {
+	if err != nil || c2.Status != store.ClaimAcquired {
 		t.Fatalf("Claim after the loss = %+v, %v; want acquired", c2, err)
 	}
 	if c2.Token <= c1.Token {
 		t.Errorf("token after the data loss = %d, want > %d (the token before it)", c2.Token, c1.Token)
 	}
-	err = s.Complete(ctx, gateway.Completion{Slot: sl, Token: c1.Token, Value: json.RawMessage(`"stale"`), Now: req.Now, ExpiresAt: t0.Add(time.Hour)})
-	if !errors.Is(err, gateway.ErrFenced) {
+	err = s.Complete(ctx, store.Completion{Slot: sl, Token: c1.Token, Value: json.RawMessage(`"stale"`), Now: req.Now, ExpiresAt: t0.Add(time.Hour)})
+	if !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Complete by the owner from before the loss = %v, want ErrFenced", err)
 	}
 }
@@ -122,17 +122,17 @@ func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bob := gateway.Slot{Tenant: "acme", Principal: "bob", SessionID: "s", Step: 1, Tool: "bank/pay"}
-	c, err := s.Claim(ctx, gateway.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp",
+	bob := store.Slot{Tenant: "acme", Principal: "bob", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	c, err := s.Claim(ctx, store.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp",
 		Now: t0.Add(time.Second), LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
-	if err != nil || c.Status != gateway.ClaimAcquired || c.Token <= 41 {
+	if err != nil || c.Status != store.ClaimAcquired || c.Token <= 41 {
 		t.Errorf("bob's claim of the same session step = %+v, %v; want acquired with a token above 41", c, err)
 	}
 	alice := bob
 	alice.Principal = "alice"
-	c, err = s.Claim(ctx, gateway.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp",
+	c, err = s.Claim(ctx, store.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp",
 		Now: t0.Add(2 * time.Second), LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
-	if err != nil || c.Status != gateway.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
+	if err != nil || c.Status != store.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
 		t.Fatalf("alice's claim of her legacy record = %+v, %v; want done with {\"ok\":1} in %+v", c, err, alice)
 	}
 	r, err := s.Get(ctx, "k-old")
@@ -142,7 +142,7 @@ func TestLegacyRecordMovesToItsPrincipalsSlot(t *testing.T) {
 	if n, err := rdb.Exists(ctx, legacy).Result(); err != nil || n != 0 {
 		t.Errorf("legacy key still exists (%d, %v) after the move", n, err)
 	}
-	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(2 * time.Hour)})
+	st, err := s.Purge(ctx, store.PurgeRequest{Now: t0.Add(2 * time.Hour)})
 	if err != nil || st.Records != 2 {
 		t.Errorf("Purge after the retention = %+v, %v; want 2 records (bob's and the moved one)", st, err)
 	}
@@ -156,12 +156,12 @@ func TestPipelineSurvivesScriptFlush(t *testing.T) {
 	ctx := context.Background()
 	s, _, rdb := openBehind(t, "flush")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	req := func(i int) gateway.ClaimRequest {
-		sl := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "flush", Step: i, Tool: "bank/pay"}
-		return gateway.ClaimRequest{Slot: sl, Principal: "alice", Key: fmt.Sprintf("k%d", i), Fingerprint: "fp", Now: t0,
+	req := func(i int) store.ClaimRequest {
+		sl := store.Slot{Tenant: "acme", Principal: "alice", SessionID: "flush", Step: i, Tool: "bank/pay"}
+		return store.ClaimRequest{Slot: sl, Principal: "alice", Key: fmt.Sprintf("k%d", i), Fingerprint: "fp", Now: t0,
 			LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
 	}
-	if c, err := s.Claim(ctx, req(0)); err != nil || c.Status != gateway.ClaimAcquired {
+	if c, err := s.Claim(ctx, req(0)); err != nil || c.Status != store.ClaimAcquired {
 		t.Fatalf("Claim = %+v, %v; want acquired", c, err)
 	}
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
@@ -176,7 +176,7 @@ func TestPipelineSurvivesScriptFlush(t *testing.T) {
 				c, err := s.Claim(ctx, req(i))
 				if err != nil {
 					errs <- err
-				} else if c.Status != gateway.ClaimAcquired && c.Status != gateway.ClaimInProgress {
+				} else if c.Status != store.ClaimAcquired && c.Status != store.ClaimInProgress {
 					errs <- fmt.Errorf("claim %d status %d", i, c.Status)
 				}
 			}
@@ -189,7 +189,7 @@ func TestPipelineSurvivesScriptFlush(t *testing.T) {
 	}
 	for i := 1; i <= n; i++ {
 		r, err := s.Get(ctx, fmt.Sprintf("k%d", i))
-		if err != nil || r.Attempts != 1 || r.State != gateway.StateInProgress {
+		if err != nil || r.Attempts != 1 || r.State != store.StateInProgress {
 			t.Errorf("Get(k%d) = %+v, %v; want one in-progress claim", i, r, err)
 		}
 	}

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
 // handles opens n stores on one SQLite file with opts, as n processes would.
 func handles(opts *sqlitestore.Options) storetest.Handles {
-	return func(tb testing.TB, n int) []gateway.Store {
+	return func(tb testing.TB, n int) []store.Store {
 		path := filepath.Join(tb.TempDir(), "gateway.db")
-		return storetest.OpenN(tb, n, func() (gateway.Store, error) {
+		return storetest.OpenN(tb, n, func() (store.Store, error) {
 			return sqlitestore.Open(context.Background(), path, opts)
 		})
 	}
@@ -38,7 +38,7 @@ func BenchmarkExecuteConcurrent(b *testing.B) {
 	}{{"groupcommit", 0}, {"nobatch", 1}} {
 		b.Run(bc.name, func(b *testing.B) {
 			var stores []*sqlitestore.Store
-			open := func(tb testing.TB, n int) []gateway.Store {
+			open := func(tb testing.TB, n int) []store.Store {
 				sts := handles(&sqlitestore.Options{MaxBatch: bc.maxBatch})(tb, n)
 				for _, st := range sts {
 					stores = append(stores, st.(*sqlitestore.Store))
@@ -75,7 +75,7 @@ func BenchmarkAppendAudit(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			e := gateway.AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice",
+			e := store.AuditEntry{Time: time.Unix(1_700_000_000, 0), Tenant: "acme", Principal: "alice",
 				SessionID: "s-1", Step: 3, Tool: "bank/transfer_funds", Key: strings.Repeat("ab", 32),
 				Decision: "allow", Reason: "scopes ok", Outcome: "ok", Latency: 1500 * time.Microsecond}
 			ctx := context.Background()

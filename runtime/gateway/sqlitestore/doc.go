@@ -1,4 +1,4 @@
-// Package sqlitestore is the embedded default gateway.Store: one SQLite file
+// Package sqlitestore is the embedded default store.Store: one SQLite file
 // (modernc.org/sqlite, pure Go, no cgo) holding the idempotency records,
 // approvals, the audit log and the rate-limit buckets.
 //
@@ -28,11 +28,11 @@
 // … ON CONFLICT DO NOTHING (a taken slot reads its record and decides), a
 // completion one fenced UPDATE, and the audit entries appended while a
 // batch fills are written by one multi-row INSERT. CompleteAudited
-// (gateway.AuditedRecorder) writes a completion and its call's audit entry
+// (store.AuditedRecorder) writes a completion and its call's audit entry
 // in one write, so a gateway over this store waits for two commits per
 // call (the claim, the outcome with its entry), not three.
 //
-// The audit log is a hash chain (gateway.AuditChain): the entries of a
+// The audit log is a hash chain (store.AuditChain): the entries of a
 // batch are chained after the head row (audit_chain) inside the batch's
 // transaction, so every process sharing the file writes one chain. The
 // canonical body's digest is computed by the caller; the writer only

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 )
 
@@ -43,25 +43,25 @@ func TestMigrationKeepsRecordsOfSchema2(t *testing.T) {
 		t.Fatalf("Open of a schema-2 database: %v", err)
 	}
 	defer st.Close()
-	alice := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
-	req := gateway.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp", Now: t0.Add(time.Second),
+	alice := store.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/pay"}
+	req := store.ClaimRequest{Slot: alice, Principal: "alice", Key: "k-old", Fingerprint: "fp", Now: t0.Add(time.Second),
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
 	c, err := st.Claim(ctx, req)
-	if err != nil || c.Status != gateway.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
+	if err != nil || c.Status != store.ClaimDone || string(c.Record.Value) != `{"ok":1}` || c.Record.Slot != alice {
 		t.Fatalf("Claim of the migrated record = %+v, %v; want done with {\"ok\":1} in %+v", c, err, alice)
 	}
 	bob := alice
 	bob.Principal = "bob"
-	c, err = st.Claim(ctx, gateway.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp", Now: t0.Add(time.Second),
+	c, err = st.Claim(ctx, store.ClaimRequest{Slot: bob, Principal: "bob", Key: "k-bob", Fingerprint: "fp", Now: t0.Add(time.Second),
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
-	if err != nil || c.Status != gateway.ClaimAcquired || c.Token <= 41 {
+	if err != nil || c.Status != store.ClaimAcquired || c.Token <= 41 {
 		t.Errorf("bob's claim of the same session step = %+v, %v; want acquired with a token above 41", c, err)
 	}
 	a, err := st.GetApproval(ctx, "apr_old")
 	if err != nil || a.Slot.Principal != "alice" || a.Requester != "alice" {
 		t.Errorf("migrated approval = %+v, %v; want its slot's principal alice", a, err)
 	}
-	if _, err := st.Get(ctx, "k-missing"); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := st.Get(ctx, "k-missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
 	}
 }

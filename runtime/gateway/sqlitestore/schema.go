@@ -130,7 +130,7 @@ CREATE INDEX records_by_expiry ON records(expires);
 ALTER TABLE approvals ADD COLUMN principal TEXT NOT NULL DEFAULT '';
 UPDATE approvals SET principal = requester;
 `, `
--- 4: the audit log is a hash chain (gateway.AuditChain). Each entry gets
+-- 4: the audit log is a hash chain (store.AuditChain). Each entry gets
 -- its chain version, the hash of the entry before it and its own; the
 -- sequence number it already had is its place in the chain, now assigned
 -- by the store from audit_chain's head inside the write that appends it.

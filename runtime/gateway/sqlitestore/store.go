@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sqliteutil"
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
-var _ gateway.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Options configures Open. A nil *Options means defaults.
 type Options struct {
@@ -30,7 +30,7 @@ type Options struct {
 	MaxBatch int
 }
 
-// Store is the SQLite implementation of gateway.Store. It is safe for
+// Store is the SQLite implementation of store.Store. It is safe for
 // concurrent use; see the package documentation for durability and
 // concurrency guarantees.
 type Store struct {
@@ -51,10 +51,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		o = *opts
 	}
 	if o.MaxBatch < 0 {
-		return nil, fmt.Errorf("%w: sqlitestore: Options.MaxBatch is negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: sqlitestore: Options.MaxBatch is negative", store.ErrInvalidOptions)
 	}
 	if o.BusyTimeout < 0 || o.Readers < 0 {
-		return nil, fmt.Errorf("%w: sqlitestore: Options.BusyTimeout and Options.Readers must not be negative", gateway.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: sqlitestore: Options.BusyTimeout and Options.Readers must not be negative", store.ErrInvalidOptions)
 	}
 	db, err := sqliteutil.Open(ctx, path, &sqliteutil.Options{BusyTimeout: o.BusyTimeout, Readers: o.Readers})
 	if err != nil {
@@ -87,8 +87,8 @@ func (s *Store) writeBare(ctx context.Context, fn sqliteutil.WriteFunc) error {
 
 // wrap prefixes store failures, leaving the sentinels and context errors bare.
 func (s *Store) wrap(err error) error {
-	if err != nil && !errors.Is(err, gateway.ErrFenced) && !errors.Is(err, gateway.ErrNotFound) &&
-		!errors.Is(err, gateway.ErrApprovalState) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	if err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) &&
+		!errors.Is(err, store.ErrApprovalState) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("sqlitestore: %w", err)
 	}
 	return err
@@ -107,13 +107,13 @@ const slotWhere = `tenant = ? AND principal = ? AND session_id = ? AND step = ? 
 
 var slotArgs = storecodec.SlotArgs
 
-// Claim implements gateway.Store.
-func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Claim, error) {
-	var out gateway.Claim
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
+	var out store.Claim
 	// Without a savepoint: a claim that fails part-way has at most deleted
 	// an expired record (which counts as absent anyway) or used a token.
 	err := s.writeBare(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		out = gateway.Claim{}
+		out = store.Claim{}
 		now := ns(req.Now)
 		// A fresh slot, the common case, is one statement: an insert that
 		// does nothing when the slot has a record.
@@ -129,9 +129,9 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 				return false, err
 			}
 			s.token = token
-			out.Status, out.Token = gateway.ClaimAcquired, token
-			out.Record = gateway.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
-				State: gateway.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
+			out.Status, out.Token = store.ClaimAcquired, token
+			out.Record = store.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
+				State: store.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
 				CreatedAt: fromNS(now), UpdatedAt: fromNS(now), ExpiresAt: fromNS(ns(req.ExpiresAt))}
 			return true, nil
 		}
@@ -155,16 +155,16 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		}
 		switch {
 		case cur.Key != req.Key:
-			out.Status, out.Record = gateway.ClaimMismatch, cur
+			out.Status, out.Record = store.ClaimMismatch, cur
 			return nil
-		case cur.State == gateway.StateDone:
-			out.Status, out.Record = gateway.ClaimDone, cur
+		case cur.State == store.StateDone:
+			out.Status, out.Record = store.ClaimDone, cur
 			return nil
-		case cur.State == gateway.StateInProgress && ns(cur.LeaseExpires) > now:
-			out.Status, out.Record = gateway.ClaimInProgress, cur
+		case cur.State == store.StateInProgress && ns(cur.LeaseExpires) > now:
+			out.Status, out.Record = store.ClaimInProgress, cur
 			return nil
 		case !req.TakeOver:
-			out.Status, out.Record = gateway.ClaimUncertain, cur
+			out.Status, out.Record = store.ClaimUncertain, cur
 			return nil
 		}
 		token := s.nextToken()
@@ -174,8 +174,8 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		if err != nil {
 			return err
 		}
-		out.Status, out.Token, out.Previous = gateway.ClaimAcquired, token, cur.State
-		cur.State, cur.Token, cur.LeaseExpires, cur.ExpiresAt = gateway.StateInProgress, token, fromNS(ns(req.LeaseExpires)), fromNS(ns(req.ExpiresAt))
+		out.Status, out.Token, out.Previous = store.ClaimAcquired, token, cur.State
+		cur.State, cur.Token, cur.LeaseExpires, cur.ExpiresAt = store.StateInProgress, token, fromNS(ns(req.LeaseExpires)), fromNS(ns(req.ExpiresAt))
 		cur.Attempts++
 		cur.UpdatedAt = fromNS(now)
 		cur.Value, cur.DomainError, cur.Reason = nil, nil, ""
@@ -183,7 +183,7 @@ func (s *Store) Claim(ctx context.Context, req gateway.ClaimRequest) (gateway.Cl
 		return nil
 	})
 	if err != nil {
-		return gateway.Claim{}, err
+		return store.Claim{}, err
 	}
 	return out, nil
 }
@@ -220,15 +220,15 @@ func (s *Store) execFenced(ctx context.Context, query string, args []any) error 
 		return s.wrap(err)
 	}
 	if n != 1 {
-		return gateway.ErrFenced
+		return store.ErrFenced
 	}
 	return nil
 }
 
 const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = ? AND lease_expires > ?`
 
-// Complete implements gateway.Store.
-func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
+// Complete implements store.Store.
+func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	args, err := completeArgs(c)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
@@ -239,7 +239,7 @@ func (s *Store) Complete(ctx context.Context, c gateway.Completion) error {
 const completeUpdate = `UPDATE records SET state = 'done', value = ?, domain_error = ?, reason = '',
 	updated = ?, expires = ? WHERE ` + fenceWhere
 
-func completeArgs(c gateway.Completion) ([]any, error) {
+func completeArgs(c store.Completion) ([]any, error) {
 	de, err := storecodec.EncodeDomainError(c.DomainError)
 	if err != nil {
 		return nil, err
@@ -253,7 +253,7 @@ func completeArgs(c gateway.Completion) ([]any, error) {
 	return append(args, int64(c.Token), now), nil
 }
 
-var _ gateway.AuditedRecorder = (*Store)(nil)
+var _ store.AuditedRecorder = (*Store)(nil)
 
 // auditedCompletion is one CompleteAudited in a batch.
 type auditedCompletion struct {
@@ -262,13 +262,13 @@ type auditedCompletion struct {
 	done  bool // the update found the live claim
 }
 
-// CompleteAudited implements gateway.AuditedRecorder: the completion and,
+// CompleteAudited implements store.AuditedRecorder: the completion and,
 // when it is not fenced, its audit entry, in one transaction. The calls
 // that share a batch run together inside one savepoint (their fenced
 // updates one by one, then their audit entries as one multi-row INSERT),
 // so either all of them are written or, on an error, none is, and every
 // one returns once that batch is committed.
-func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gateway.AuditEntry) error {
+func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store.AuditEntry) error {
 	args, err := completeArgs(c)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: %w", err)
@@ -278,7 +278,7 @@ func (s *Store) CompleteAudited(ctx context.Context, c gateway.Completion, e gat
 		return s.wrap(err)
 	}
 	if !it.done {
-		return gateway.ErrFenced
+		return store.ErrFenced
 	}
 	return nil
 }
@@ -298,39 +298,39 @@ func completeAudited(ctx context.Context, tx *sqliteutil.Tx, items []any) error 
 	return insertAudit(ctx, tx, entries)
 }
 
-// MarkUncertain implements gateway.Store.
-func (s *Store) MarkUncertain(ctx context.Context, slot gateway.Slot, token uint64, reason string, now, expiresAt time.Time) error {
+// MarkUncertain implements store.Store.
+func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	args := append([]any{reason, ns(now), ns(expiresAt)}, slotArgs(slot)...)
 	args = append(args, int64(token), ns(now))
 	return s.execFenced(ctx, `UPDATE records SET state = 'uncertain', reason = ?, updated = ?, expires = ?
 		WHERE `+fenceWhere, args)
 }
 
-// Release implements gateway.Store.
-func (s *Store) Release(ctx context.Context, slot gateway.Slot, token uint64, now time.Time) error {
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	args := append(slotArgs(slot), int64(token), ns(now))
 	return s.execFenced(ctx, `DELETE FROM records WHERE `+fenceWhere, args)
 }
 
-// Get implements gateway.Store. It scans the records table: there is no
+// Get implements store.Store. It scans the records table: there is no
 // index by key (see the schema), as Get serves operators, not calls.
-func (s *Store) Get(ctx context.Context, key string) (gateway.Record, error) {
+func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	r, err := storecodec.ScanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
 		ORDER BY updated DESC LIMIT 1`, key))
 	if errors.Is(err, sql.ErrNoRows) {
-		return gateway.Record{}, gateway.ErrNotFound
+		return store.Record{}, store.ErrNotFound
 	}
 	if err != nil {
-		return gateway.Record{}, fmt.Errorf("sqlitestore: get: %w", err)
+		return store.Record{}, fmt.Errorf("sqlitestore: get: %w", err)
 	}
 	return r, nil
 }
 
 const approvalColumns = storecodec.ApprovalColumns
 
-// CreateApproval implements gateway.Store.
-func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway.Approval, error) {
-	var out gateway.Approval
+// CreateApproval implements store.Store.
+func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
+	var out store.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		cur, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, a.ID))
 		if err == nil && ns(cur.ExpiresAt) > ns(a.CreatedAt) {
@@ -359,36 +359,36 @@ func (s *Store) CreateApproval(ctx context.Context, a gateway.Approval) (gateway
 		return nil
 	})
 	if err != nil {
-		return gateway.Approval{}, err
+		return store.Approval{}, err
 	}
 	return out, nil
 }
 
-// GetApproval implements gateway.Store.
-func (s *Store) GetApproval(ctx context.Context, id string) (gateway.Approval, error) {
+// GetApproval implements store.Store.
+func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	a, err := storecodec.ScanApproval(s.db.R.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return gateway.Approval{}, gateway.ErrNotFound
+		return store.Approval{}, store.ErrNotFound
 	}
 	if err != nil {
-		return gateway.Approval{}, fmt.Errorf("sqlitestore: get approval: %w", err)
+		return store.Approval{}, fmt.Errorf("sqlitestore: get approval: %w", err)
 	}
 	return a, nil
 }
 
-// GrantApproval implements gateway.Store.
-func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (gateway.Approval, error) {
-	var out gateway.Approval
+// GrantApproval implements store.Store.
+func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	var out store.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		a, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return gateway.ErrNotFound
+			return store.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
 		if a.Granted || ns(a.ExpiresAt) <= ns(now) {
-			return gateway.ErrApprovalState
+			return store.ErrApprovalState
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE approvals SET granted = 1, approver = ?, granted_at = ? WHERE id = ?`,
 			approver, ns(now), id); err != nil {
@@ -399,16 +399,16 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 		return nil
 	})
 	if err != nil {
-		return gateway.Approval{}, err
+		return store.Approval{}, err
 	}
 	return out, nil
 }
 
-// AppendAudit implements gateway.Store. The entries appended concurrently
+// AppendAudit implements store.Store. The entries appended concurrently
 // that share a batch are chained in the batch's order and written by one
 // multi-row INSERT per auditChunk entries, and each call returns once that
 // batch is committed.
-func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
+func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	return s.wrap(s.w.DoMerged(ctx, "audit", auditItem{e, auditchain.Digest(e)}, insertAudit))
 }
 
@@ -416,11 +416,11 @@ func (s *Store) AppendAudit(ctx context.Context, e gateway.AuditEntry) error {
 // by the caller's goroutine so that the writer, which holds the write
 // lock, only hashes the short link.
 type auditItem struct {
-	e      gateway.AuditEntry
+	e      store.AuditEntry
 	digest string
 }
 
-var _ gateway.AuditChain = (*Store)(nil)
+var _ store.AuditChain = (*Store)(nil)
 
 // auditChunk bounds the rows of one audit INSERT (and so the number of
 // distinct statements the writer prepares: one per row count).
@@ -474,19 +474,19 @@ func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
 	return err
 }
 
-// QueryAudit implements gateway.Store.
-func (s *Store) QueryAudit(ctx context.Context, q gateway.AuditQuery) ([]gateway.AuditEntry, error) {
+// QueryAudit implements store.Store.
+func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	query, args := storecodec.AuditQuery(q, func(int) string { return "?" })
 	return s.collectAudit(ctx, "query audit", query, args)
 }
 
-// ReadAuditChain implements gateway.AuditChain.
-func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]gateway.AuditEntry, error) {
+// ReadAuditChain implements store.AuditChain.
+func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	query, args := storecodec.ChainQuery(after, limit, func(int) string { return "?" })
 	return s.collectAudit(ctx, "read audit chain", query, args)
 }
 
-func (s *Store) collectAudit(ctx context.Context, what, query string, args []any) ([]gateway.AuditEntry, error) {
+func (s *Store) collectAudit(ctx context.Context, what, query string, args []any) ([]store.AuditEntry, error) {
 	rows, err := s.db.R.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %s: %w", what, err)
@@ -499,13 +499,13 @@ func (s *Store) collectAudit(ctx context.Context, what, query string, args []any
 	return out, nil
 }
 
-// LastAudit implements gateway.AuditChain.
-func (s *Store) LastAudit(ctx context.Context) (gateway.AuditEntry, error) {
+// LastAudit implements store.AuditChain.
+func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
 }
 
-// AuditAnchor implements gateway.AuditChain.
-func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
+// AuditAnchor implements store.AuditChain.
+func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	a, err := storecodec.ScanAnchor(s.db.R.QueryRowContext(ctx, storecodec.AnchorQuery))
 	if err != nil {
 		return a, fmt.Errorf("sqlitestore: audit anchor: %w", err)
@@ -513,15 +513,15 @@ func (s *Store) AuditAnchor(ctx context.Context) (gateway.AuditAnchor, error) {
 	return a, nil
 }
 
-// AddAuditCheckpoint implements gateway.AuditChain.
-func (s *Store) AddAuditCheckpoint(ctx context.Context, c gateway.AuditCheckpoint) error {
+// AddAuditCheckpoint implements store.AuditChain.
+func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	_, err := s.w.Exec(ctx, `INSERT OR REPLACE INTO audit_checkpoints(`+storecodec.CheckpointColumns+`) VALUES (?, ?, ?, ?, ?)`,
 		storecodec.CheckpointArgs(c)...)
 	return s.wrap(err)
 }
 
-// AuditCheckpoints implements gateway.AuditChain.
-func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint, error) {
+// AuditCheckpoints implements store.AuditChain.
+func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+storecodec.CheckpointColumns+` FROM audit_checkpoints ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: audit checkpoints: %w", err)
@@ -534,8 +534,8 @@ func (s *Store) AuditCheckpoints(ctx context.Context) ([]gateway.AuditCheckpoint
 	return out, nil
 }
 
-// TakeToken implements gateway.Store.
-func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimit, now time.Time) (bool, time.Duration, error) {
+// TakeToken implements store.Store.
+func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
 		return true, 0, nil
 	}
@@ -561,7 +561,7 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l gateway.RateLimi
 
 // take is the token-bucket arithmetic: refill since last (never for time
 // going backwards), then take one token or say how long until one is there.
-func take(tokens float64, last int64, l gateway.RateLimit, now int64) (float64, int64, bool, time.Duration) {
+func take(tokens float64, last int64, l store.RateLimit, now int64) (float64, int64, bool, time.Duration) {
 	if now > last {
 		tokens = math.Min(float64(l.Burst), tokens+float64(now-last)/1e9*l.Rate)
 		last = now
@@ -572,35 +572,35 @@ func take(tokens float64, last int64, l gateway.RateLimit, now int64) (float64, 
 	return tokens, last, false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9))
 }
 
-// Purge implements gateway.Store.
-func (s *Store) Purge(ctx context.Context, r gateway.PurgeRequest) (gateway.PurgeStats, error) {
-	var st gateway.PurgeStats
+// Purge implements store.Store.
+func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
+	var st store.PurgeStats
 	now := ns(r.Now)
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
-		st = gateway.PurgeStats{}
+		st = store.PurgeStats{}
 		var err error
-		if r.Concerns.Has(gateway.ConcernRecords) {
+		if r.Concerns.Has(store.ConcernRecords) {
 			if st.Records, err = exec(ctx, tx, `DELETE FROM records WHERE expires <= ?`, now); err != nil {
 				return err
 			}
 		}
-		if r.Concerns.Has(gateway.ConcernApprovals) {
+		if r.Concerns.Has(store.ConcernApprovals) {
 			if st.Approvals, err = exec(ctx, tx, `DELETE FROM approvals WHERE expires <= ?`, now); err != nil {
 				return err
 			}
 		}
-		if r.Concerns.Has(gateway.ConcernAudit) && !r.AuditBefore.IsZero() {
+		if r.Concerns.Has(store.ConcernAudit) && !r.AuditBefore.IsZero() {
 			if st.Audit, err = pruneAudit(ctx, tx, ns(r.AuditBefore)); err != nil {
 				return err
 			}
 		}
-		if r.Concerns.Has(gateway.ConcernRateLimits) {
+		if r.Concerns.Has(store.ConcernRateLimits) {
 			_, err = exec(ctx, tx, `DELETE FROM buckets WHERE tokens + max(? - updated, 0) / 1e9 * rate >= burst`, now)
 		}
 		return err
 	})
 	if err != nil {
-		return gateway.PurgeStats{}, err
+		return store.PurgeStats{}, err
 	}
 	return st, nil
 }

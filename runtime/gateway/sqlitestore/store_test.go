@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storetest"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -27,7 +28,7 @@ func open(t *testing.T, path string) *sqlitestore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) gateway.Store {
+	storetest.Run(t, func(t *testing.T) store.Store {
 		return open(t, filepath.Join(t.TempDir(), "gateway.db"))
 	})
 }
@@ -38,8 +39,8 @@ func TestReopenKeepsState(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gateway.db")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	slot := gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds"}
-	req := gateway.ClaimRequest{Slot: slot, Principal: "alice", Key: "k1", Fingerprint: "f1", Now: t0,
+	slot := store.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds"}
+	req := store.ClaimRequest{Slot: slot, Principal: "alice", Key: "k1", Fingerprint: "f1", Now: t0,
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(24 * time.Hour)}
 
 	st, err := sqlitestore.Open(ctx, path, nil)
@@ -47,14 +48,14 @@ func TestReopenKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := st.Claim(ctx, req)
-	if err != nil || c.Status != gateway.ClaimAcquired {
+	if err != nil || c.Status != store.ClaimAcquired {
 		t.Fatalf("Claim = %+v, %v, want acquired", c, err)
 	}
-	if err := st.Complete(ctx, gateway.Completion{Slot: slot, Token: c.Token, Value: json.RawMessage(`{"ok":1}`),
+	if err := st.Complete(ctx, store.Completion{Slot: slot, Token: c.Token, Value: json.RawMessage(`{"ok":1}`),
 		Now: t0, ExpiresAt: t0.Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Tool: slot.Tool,
+	if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Tool: slot.Tool,
 		Key: "k1", Decision: "allow", Outcome: "success", Latency: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestReopenKeepsState(t *testing.T) {
 
 	st = open(t, path)
 	again, err := st.Claim(ctx, req)
-	if err != nil || again.Status != gateway.ClaimDone || string(again.Record.Value) != `{"ok":1}` {
+	if err != nil || again.Status != store.ClaimDone || string(again.Record.Value) != `{"ok":1}` {
 		t.Fatalf("Claim after reopen = %+v, %v, want done with {\"ok\":1}", again, err)
 	}
 	other := req
@@ -71,14 +72,14 @@ func TestReopenKeepsState(t *testing.T) {
 	if err != nil || c2.Token <= c.Token {
 		t.Errorf("token after reopen = %d, %v, want > %d", c2.Token, err, c.Token)
 	}
-	audit, err := st.QueryAudit(ctx, gateway.AuditQuery{Key: "k1"})
+	audit, err := st.QueryAudit(ctx, store.AuditQuery{Key: "k1"})
 	if err != nil || len(audit) != 1 || audit[0].Latency != time.Millisecond || !audit[0].Time.Equal(t0) {
 		t.Errorf("QueryAudit after reopen = %+v, %v, want the one entry", audit, err)
 	}
 }
 
 // Through the gateway, a completed call's audit entry is written with its
-// completion (gateway.AuditedRecorder): exactly one entry per call, the
+// completion (store.AuditedRecorder): exactly one entry per call, the
 // one the answer describes, next to the done record; a replay adds its own.
 func TestExecuteAuditsWithTheCompletion(t *testing.T) {
 	ctx := context.Background()
@@ -102,17 +103,17 @@ func TestExecuteAuditsWithTheCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := st.Get(ctx, res.IdempotencyKey)
-	if err != nil || rec.State != gateway.StateDone || string(rec.Value) != `{"paid":true}` {
+	if err != nil || rec.State != store.StateDone || string(rec.Value) != `{"paid":true}` {
 		t.Fatalf("record = %+v, %v; want done with the value", rec, err)
 	}
-	audit, err := st.QueryAudit(ctx, gateway.AuditQuery{Key: res.IdempotencyKey})
+	audit, err := st.QueryAudit(ctx, store.AuditQuery{Key: res.IdempotencyKey})
 	if err != nil || len(audit) != 1 || audit[0].Outcome != "ok" || audit[0].Decision != "allow" || audit[0].Tool != "bank/pay" {
 		t.Fatalf("audit = %+v, %v; want one allowed ok entry", audit, err)
 	}
 	if _, err := g.Execute(ctx, call); err != nil {
 		t.Fatal(err)
 	}
-	audit, err = st.QueryAudit(ctx, gateway.AuditQuery{Key: res.IdempotencyKey})
+	audit, err = st.QueryAudit(ctx, store.AuditQuery{Key: res.IdempotencyKey})
 	if err != nil || len(audit) != 2 || audit[1].Outcome != "replayed" {
 		t.Errorf("audit after a replay = %+v, %v; want the call's entry and the replay's", audit, err)
 	}
@@ -120,7 +121,7 @@ func TestExecuteAuditsWithTheCompletion(t *testing.T) {
 
 func TestOpenRejectsBadOptions(t *testing.T) {
 	_, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), &sqlitestore.Options{MaxBatch: -1})
-	if !errors.Is(err, gateway.ErrInvalidOptions) {
+	if !errors.Is(err, store.ErrInvalidOptions) {
 		t.Errorf("Open(MaxBatch: -1) = %v, want ErrInvalidOptions", err)
 	}
 }
@@ -141,10 +142,10 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					slot := gateway.Slot{Tenant: "acme", Principal: "p", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
-					c, err := st.Claim(ctx, gateway.ClaimRequest{Slot: slot, Principal: "p", Key: fmt.Sprintf("k%d-%d", si, i),
+					slot := store.Slot{Tenant: "acme", Principal: "p", SessionID: fmt.Sprintf("s%d", si), Step: i, Tool: "bank/pay"}
+					c, err := st.Claim(ctx, store.ClaimRequest{Slot: slot, Principal: "p", Key: fmt.Sprintf("k%d-%d", si, i),
 						Fingerprint: "f", Now: t0, LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)})
-					if err != nil || c.Status != gateway.ClaimAcquired {
+					if err != nil || c.Status != store.ClaimAcquired {
 						t.Errorf("Claim = %+v, %v", c, err)
 						return
 					}
@@ -163,8 +164,8 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 		seen[tok] = true
 	}
 	// A slot released through one store and claimed through the other gets a larger token.
-	slot := gateway.Slot{Tenant: "acme", Principal: "p", SessionID: "shared", Step: 1, Tool: "bank/pay"}
-	req := gateway.ClaimRequest{Slot: slot, Principal: "p", Key: "k", Fingerprint: "f", Now: t0,
+	slot := store.Slot{Tenant: "acme", Principal: "p", SessionID: "shared", Step: 1, Tool: "bank/pay"}
+	req := store.ClaimRequest{Slot: slot, Principal: "p", Key: "k", Fingerprint: "f", Now: t0,
 		LeaseExpires: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}
 	c1, err := a.Claim(ctx, req)
 	if err != nil {
@@ -174,11 +175,11 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2, err := b.Claim(ctx, req)
-	if err != nil || c2.Status != gateway.ClaimAcquired || c2.Token <= c1.Token {
+	if err != nil || c2.Status != store.ClaimAcquired || c2.Token <= c1.Token {
 		t.Errorf("claim through the other store = %+v, %v; want acquired with a token above %d", c2, err, c1.Token)
 	}
-	if err := a.Complete(ctx, gateway.Completion{Slot: slot, Token: c1.Token, Value: json.RawMessage(`1`), Now: t0,
-		ExpiresAt: t0.Add(time.Hour)}); !errors.Is(err, gateway.ErrFenced) {
+	if err := a.Complete(ctx, store.Completion{Slot: slot, Token: c1.Token, Value: json.RawMessage(`1`), Now: t0,
+		ExpiresAt: t0.Add(time.Hour)}); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("late completion with the released token = %v, want ErrFenced", err)
 	}
 }

@@ -9,24 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
-
-// chainOf returns s as a gateway.AuditChain, failing t when it is none:
-// every audit log of this module keeps a chain.
-func chainOf(t *testing.T, s any) gateway.AuditChain {
-	t.Helper()
-	c, ok := s.(gateway.AuditChain)
-	if !ok {
-		t.Fatalf("%T is no gateway.AuditChain", s)
-	}
-	return c
-}
 
 // verifyChain verifies c and fails t unless it holds want entries (want < 0:
 // any number) in one unbroken chain.
-func verifyChain(t *testing.T, c gateway.AuditChain, pub ed25519.PublicKey, want int) auditchain.Report {
+func verifyChain(t *testing.T, c store.AuditChain, pub ed25519.PublicKey, want int) auditchain.Report {
 	t.Helper()
 	rep, err := auditchain.Verify(ctx, c, pub)
 	if err != nil {
@@ -44,16 +33,16 @@ func verifyChain(t *testing.T, c gateway.AuditChain, pub ed25519.PublicKey, want
 // testAuditChain: the entries get consecutive sequence numbers, each links
 // to the one before, the hashes match the content, QueryAudit returns the
 // chain fields too, and a signed checkpoint verifies.
-func testAuditChain(t *testing.T, s gateway.AuditLog) {
-	c := chainOf(t, s)
+func testAuditChain(t *testing.T, s store.AuditLog) {
+	c := must[store.AuditChain](t, s)
 	verifyChain(t, c, nil, 0)
-	if _, err := c.LastAudit(ctx); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := c.LastAudit(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("LastAudit of an empty log = %v, want ErrNotFound", err)
 	}
 	for i := range 5 {
 		// Times out of order: the chain's order is the append order.
-		e := gateway.AuditEntry{Time: t0.Add(time.Duration(5-i) * time.Second), Tenant: "acme", Principal: "alice",
-			Tool: "bank/pay", Key: fmt.Sprintf("k%d", i), Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK, Reason: "ünïcode \t \"quoted\"",
+		e := store.AuditEntry{Time: t0.Add(time.Duration(5-i) * time.Second), Tenant: "acme", Principal: "alice",
+			Tool: "bank/pay", Key: fmt.Sprintf("k%d", i), Decision: store.DecisionAllow, Outcome: store.OutcomeOK, Reason: "ünïcode \t \"quoted\"",
 			Seq: 99, Prev: "forged", Hash: "forged"} // ignored: the store assigns them
 		if err := s.AppendAudit(ctx, e); err != nil {
 			t.Fatal(err)
@@ -86,7 +75,7 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 	if err != nil || len(page) != 2 || page[0].Seq != got[2].Seq {
 		t.Errorf("ReadAuditChain(after %d, limit 2) = %d entries (%v), want entries %d and %d", got[1].Seq, len(page), err, got[2].Seq, got[3].Seq)
 	}
-	q, err := s.QueryAudit(ctx, gateway.AuditQuery{Key: "k3"})
+	q, err := s.QueryAudit(ctx, store.AuditQuery{Key: "k3"})
 	if err != nil || len(q) != 1 || q[0].Hash != got[3].Hash || q[0].Seq != got[3].Seq {
 		t.Errorf("QueryAudit(k3) = %+v, %v; want the entry with its chain fields", q, err)
 	}
@@ -115,15 +104,15 @@ func testAuditChain(t *testing.T, s gateway.AuditLog) {
 
 // testAuditChainConcurrent: entries appended concurrently form one chain
 // with no gap and no repeat.
-func testAuditChainConcurrent(t *testing.T, s gateway.AuditLog) {
-	c := chainOf(t, s)
+func testAuditChainConcurrent(t *testing.T, s store.AuditLog) {
+	c := must[store.AuditChain](t, s)
 	const writers, each = 16, 20
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: fmt.Sprintf("p%d", w),
-					Tool: "bank/pay", Key: fmt.Sprintf("k%d-%d", w, i), Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+				if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0, Tenant: "acme", Principal: fmt.Sprintf("p%d", w),
+					Tool: "bank/pay", Key: fmt.Sprintf("k%d-%d", w, i), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -138,12 +127,12 @@ func testAuditChainConcurrent(t *testing.T, s gateway.AuditLog) {
 // the chain's order, keeps an entry older than the bound that follows a
 // newer one, moves the anchor and drops the checkpoints before it, and
 // the rest still verifies, also after more appends.
-func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
-	c, p := chainOf(t, s), purger(t, s)
+func testPurgeAuditChain(t *testing.T, s store.AuditLog) {
+	c, p := must[store.AuditChain](t, s), must[store.Purger](t, s)
 	// Hours 0, 1, 3, 2, 4: the entry of hour 2 follows the one of hour 3.
 	for _, h := range []int{0, 1, 3, 2, 4} {
-		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(h) * time.Hour), Tenant: "acme", Principal: "p",
-			Tool: "t", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK, Key: fmt.Sprintf("h%d", h)}); err != nil {
+		if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(h) * time.Hour), Tenant: "acme", Principal: "p",
+			Tool: "t", Decision: store.DecisionAllow, Outcome: store.OutcomeOK, Key: fmt.Sprintf("h%d", h)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,12 +146,12 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 		t.Fatal(err)
 	}
 	// A checkpoint at the second entry, which the purge removes.
-	early := gateway.AuditCheckpoint{Seq: first[1].Seq, Hash: first[1].Hash, Time: t0, KeyID: auditchain.KeyID(pub)}
+	early := store.AuditCheckpoint{Seq: first[1].Seq, Hash: first[1].Hash, Time: t0, KeyID: auditchain.KeyID(pub)}
 	early.Sig = sign(key, early)
 	if err := c.AddAuditCheckpoint(ctx, early); err != nil {
 		t.Fatal(err)
 	}
-	st, err := p.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(5 * time.Hour), AuditBefore: t0.Add(150 * time.Minute), Concerns: gateway.ConcernAudit})
+	st, err := p.Purge(ctx, store.PurgeRequest{Now: t0.Add(5 * time.Hour), AuditBefore: t0.Add(150 * time.Minute), Concerns: store.ConcernAudit})
 	if err != nil || st.Audit != 2 {
 		t.Fatalf("Purge(before hour 2.5) = %+v, %v; want the 2 entries before the hour-3 one removed", st, err)
 	}
@@ -175,21 +164,21 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 		t.Errorf("checkpoints after the purge = %+v, %v; want only the one at %d", cps, err, first[4].Seq)
 	}
 	verifyChain(t, c, pub, 3)
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(6 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+	if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(6 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	verifyChain(t, c, pub, 4)
 	// Everything goes; the anchor is the last entry, and the next append
 	// follows it.
-	st, err = p.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(7 * time.Hour), AuditBefore: t0.Add(7 * time.Hour), Concerns: gateway.ConcernAudit})
+	st, err = p.Purge(ctx, store.PurgeRequest{Now: t0.Add(7 * time.Hour), AuditBefore: t0.Add(7 * time.Hour), Concerns: store.ConcernAudit})
 	if err != nil || st.Audit != 4 {
 		t.Fatalf("Purge(all) = %+v, %v; want 4 removed", st, err)
 	}
 	verifyChain(t, c, pub, 0)
-	if _, err := c.LastAudit(ctx); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := c.LastAudit(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("LastAudit after purging every entry = %v, want ErrNotFound", err)
 	}
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(8 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+	if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(8 * time.Hour), Tenant: "acme", Principal: "p", Tool: "t", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	if rep := verifyChain(t, c, pub, 1); rep.First != first[4].Seq+2 {
@@ -197,7 +186,7 @@ func testPurgeAuditChain(t *testing.T, s gateway.AuditLog) {
 	}
 }
 
-func sign(key ed25519.PrivateKey, cp gateway.AuditCheckpoint) string {
+func sign(key ed25519.PrivateKey, cp store.AuditCheckpoint) string {
 	return base64.StdEncoding.EncodeToString(ed25519.Sign(key, auditchain.CheckpointMessage(cp.Seq, cp.Hash, cp.Time)))
 }
 
@@ -212,8 +201,8 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 		for w := range 4 {
 			wg.Go(func() {
 				for j := range each / 4 {
-					if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(j) * time.Millisecond), Tenant: "acme",
-						Principal: fmt.Sprintf("h%d", i), Tool: "t", Key: fmt.Sprintf("%d-%d-%d", i, w, j), Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+					if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(j) * time.Millisecond), Tenant: "acme",
+						Principal: fmt.Sprintf("h%d", i), Tool: "t", Key: fmt.Sprintf("%d-%d-%d", i, w, j), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 						t.Error(err)
 						return
 					}
@@ -224,7 +213,7 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 	wg.Wait()
 	for i, st := range stores {
 		t.Run(fmt.Sprintf("handle%d", i), func(t *testing.T) {
-			verifyChain(t, chainOf(t, st), nil, n*each)
+			verifyChain(t, must[store.AuditChain](t, st), nil, n*each)
 		})
 	}
 }
@@ -234,12 +223,12 @@ func RunAuditShared(t *testing.T, open Handles, n int) {
 // an earlier toolgate). The anchor is past them, new entries follow them
 // in sequence and verify, and the retention purge removes them by time
 // without moving the anchor back.
-func RunLegacyAudit(t *testing.T, st gateway.Store, legacy int, t0 time.Time) {
+func RunLegacyAudit(t *testing.T, st store.Store, legacy int, t0 time.Time) {
 	t.Helper()
-	c := chainOf(t, st)
+	c := must[store.AuditChain](t, st)
 	for i := range 2 {
-		if err := st.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i)), Tenant: "acme", Principal: "bob", Tool: "t",
-			Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+		if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(i)), Tenant: "acme", Principal: "bob", Tool: "t",
+			Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -249,14 +238,14 @@ func RunLegacyAudit(t *testing.T, st gateway.Store, legacy int, t0 time.Time) {
 	if rep := verifyChain(t, c, nil, 2); rep.First != uint64(legacy)+1 {
 		t.Errorf("the first chained entry is %d, want %d", rep.First, legacy+1)
 	}
-	st2, err := st.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(time.Hour), AuditBefore: t0, Concerns: gateway.ConcernAudit})
+	st2, err := st.Purge(ctx, store.PurgeRequest{Now: t0.Add(time.Hour), AuditBefore: t0, Concerns: store.ConcernAudit})
 	if err != nil || st2.Audit != legacy {
 		t.Fatalf("Purge(before t0) = %+v, %v; want the %d old entries removed", st2, err, legacy)
 	}
 	if rep := verifyChain(t, c, nil, 2); rep.Anchor.Seq != uint64(legacy) {
 		t.Errorf("anchor after purging the old entries = %+v, want %d", rep.Anchor, legacy)
 	}
-	if left, err := st.QueryAudit(ctx, gateway.AuditQuery{}); err != nil || len(left) != 2 {
+	if left, err := st.QueryAudit(ctx, store.AuditQuery{}); err != nil || len(left) != 2 {
 		t.Errorf("QueryAudit after the purge = %d entries, %v; want the 2 chained ones", len(left), err)
 	}
 }

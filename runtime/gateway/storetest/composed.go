@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -18,9 +19,9 @@ import (
 // Parts, its Options.Stores. Other is a store no part uses, for a second
 // gateway that shares only the rate limits with the first.
 type Composed struct {
-	Base  gateway.Store
+	Base  store.Store
 	Parts gateway.Stores
-	Other gateway.Store
+	Other store.Store
 }
 
 // RunComposed checks a gateway whose concerns live in different stores
@@ -32,7 +33,7 @@ func RunComposed(t *testing.T, newSetup func(t *testing.T) Composed) {
 	t.Helper()
 	ctx := context.Background()
 	c := newSetup(t)
-	records, audit := where[gateway.RecordStore](c.Parts.Records, c.Base), where[gateway.AuditLog](c.Parts.Audit, c.Base)
+	records, audit := where[store.RecordStore](c.Parts.Records, c.Base), where[store.AuditLog](c.Parts.Audit, c.Base)
 	clock := newManualClock(t0)
 	reg := tools.NewRegistry()
 	if err := reg.Add(tools.Tool{ID: "bank/pay", Card: tools.Card{Name: "pay", Scopes: []string{"payments:write"}},
@@ -44,7 +45,7 @@ func RunComposed(t *testing.T, newSetup func(t *testing.T) Composed) {
 	}
 	opts := func(stores gateway.Stores) *gateway.Options {
 		return &gateway.Options{Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stores: stores,
-			RateLimit: gateway.RateLimit{Rate: 1.0 / 3600, Burst: 2}, Retention: time.Hour}
+			RateLimit: store.RateLimit{Rate: 1.0 / 3600, Burst: 2}, Retention: time.Hour}
 	}
 	g, err := gateway.New(reg, c.Base, opts(c.Parts))
 	if err != nil {
@@ -60,16 +61,16 @@ func RunComposed(t *testing.T, newSetup func(t *testing.T) Composed) {
 		t.Errorf("record in the records store = %+v, %v; want the call's outcome", r, err)
 	}
 	if c.Parts.Records != nil && !same(c.Parts.Records, c.Base) {
-		if _, err := c.Base.Get(ctx, res.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
+		if _, err := c.Base.Get(ctx, res.IdempotencyKey); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("record in the base store = %v, want ErrNotFound (records live elsewhere)", err)
 		}
 	}
-	entries, err := audit.QueryAudit(ctx, gateway.AuditQuery{Key: res.IdempotencyKey})
+	entries, err := audit.QueryAudit(ctx, store.AuditQuery{Key: res.IdempotencyKey})
 	if err != nil || len(entries) != 1 || entries[0].Principal != "alice" {
 		t.Errorf("audit entries for the call in the audit log = %+v, %v; want alice's one", entries, err)
 	}
 	if c.Parts.Audit != nil && !same(c.Parts.Audit, c.Base) {
-		if got, err := c.Base.QueryAudit(ctx, gateway.AuditQuery{}); err != nil || len(got) != 0 {
+		if got, err := c.Base.QueryAudit(ctx, store.AuditQuery{}); err != nil || len(got) != 0 {
 			t.Errorf("audit entries in the base store = %+v, %v; want none (the audit log lives elsewhere)", got, err)
 		}
 	}
@@ -94,7 +95,7 @@ func RunComposed(t *testing.T, newSetup func(t *testing.T) Composed) {
 	}
 
 	// Purge: the base store keeps what is not this gateway's to remove.
-	if err := c.Base.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "other", Principal: "carol", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+	if err := c.Base.AppendAudit(ctx, store.AuditEntry{Time: t0, Tenant: "other", Principal: "carol", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	clock.set(t0.Add(3 * time.Hour))
@@ -105,21 +106,21 @@ func RunComposed(t *testing.T, newSetup func(t *testing.T) Composed) {
 	if st.Records < 1 {
 		t.Errorf("Gateway.Purge = %+v, want the call's record removed", st)
 	}
-	if _, err := records.Get(ctx, res.IdempotencyKey); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := records.Get(ctx, res.IdempotencyKey); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("record after the purge = %v, want ErrNotFound", err)
 	}
 	if c.Parts.Audit != nil && !same(c.Parts.Audit, c.Base) {
-		if got, err := c.Base.QueryAudit(ctx, gateway.AuditQuery{}); err != nil || len(got) != 1 || got[0].Principal != "carol" {
+		if got, err := c.Base.QueryAudit(ctx, store.AuditQuery{}); err != nil || len(got) != 1 || got[0].Principal != "carol" {
 			t.Errorf("base store's audit after this gateway's purge = %+v, %v; want carol's entry kept", got, err)
 		}
-		if got, err := audit.QueryAudit(ctx, gateway.AuditQuery{Key: res.IdempotencyKey}); err != nil || len(got) != 0 {
+		if got, err := audit.QueryAudit(ctx, store.AuditQuery{Key: res.IdempotencyKey}); err != nil || len(got) != 0 {
 			t.Errorf("audit log after the purge = %+v, %v; want alice's old entry removed", got, err)
 		}
 	}
 }
 
 // where returns the store that holds a concern: its part, else the base.
-func where[S any](part S, base gateway.Store) S {
+func where[S any](part S, base store.Store) S {
 	if any(part) != nil {
 		return part
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -21,7 +22,7 @@ import (
 // file; for Redis or PostgreSQL, n clients of one server and key space.
 // Each handle stands for a process of its own. Handles are closed by the
 // function's own t.Cleanup.
-type Handles func(tb testing.TB, n int) []gateway.Store
+type Handles func(tb testing.TB, n int) []store.Store
 
 // RunGateways is the kit's end-to-end check through Gateway.Execute: n
 // gateways, each over its own handle to one store, receive 64 concurrent
@@ -163,7 +164,7 @@ func BenchmarkExecute(b *testing.B, open Handles, gateways, callers int) {
 	}
 }
 
-func newGateways(tb testing.TB, reg *tools.Registry, stores []gateway.Store) []*gateway.Gateway {
+func newGateways(tb testing.TB, reg *tools.Registry, stores []store.Store) []*gateway.Gateway {
 	tb.Helper()
 	var gws []*gateway.Gateway
 	for _, st := range stores {
@@ -179,9 +180,9 @@ func newGateways(tb testing.TB, reg *tools.Registry, stores []gateway.Store) []*
 // OpenN opens n handles with open, failing tb on the first error, and
 // closes each (when it has a Close method) when tb ends: the body of most
 // Handles functions.
-func OpenN(tb testing.TB, n int, open func() (gateway.Store, error)) []gateway.Store {
+func OpenN(tb testing.TB, n int, open func() (store.Store, error)) []store.Store {
 	tb.Helper()
-	out := make([]gateway.Store, 0, n)
+	out := make([]store.Store, 0, n)
 	for range n {
 		st, err := open()
 		if err != nil {

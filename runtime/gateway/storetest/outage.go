@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -31,7 +33,7 @@ type Server interface {
 // Private opens a store on a server of the test's own, on durable
 // storage, and returns both; the outage tests kill and restart the server.
 // The store is closed when the test ends.
-type Private func(t *testing.T) (gateway.Store, Server)
+type Private func(t *testing.T) (store.Store, Server)
 
 // runCounter counts a tool's executions per idempotency key.
 type runCounter struct {
@@ -100,10 +102,10 @@ func settle(ctx context.Context, g *gateway.Gateway, call gateway.Call, maxWait 
 // waitRecorded polls the store until the record of key is done, or ctx
 // ends: the gateway records a held outcome in the background once the
 // store is back.
-func waitRecorded(ctx context.Context, st gateway.RecordStore, key string) (gateway.Record, error) {
+func waitRecorded(ctx context.Context, st store.RecordStore, key string) (store.Record, error) {
 	for {
 		r, err := st.Get(ctx, key)
-		if err == nil && r.State == gateway.StateDone {
+		if err == nil && r.State == store.StateDone {
 			return r, nil
 		}
 		select {
@@ -246,15 +248,7 @@ func RunOutageLoad(t *testing.T, open Private, load OutageLoad) {
 		t.Skip("kills and restarts the store's server under load")
 	}
 	st, srv := open(t)
-	if load.Calls == 0 {
-		load.Calls = 1500
-	}
-	if load.Workers == 0 {
-		load.Workers = 32
-	}
-	if load.Restarts == 0 {
-		load.Restarts = 3
-	}
+	load.Calls, load.Workers, load.Restarts = cmp.Or(load.Calls, 1500), cmp.Or(load.Workers, 32), cmp.Or(load.Restarts, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var runs runCounter

@@ -1,8 +1,8 @@
 // Package storetest is the conformance kit for the gateway's stores, in
-// the manner of testing/slogtest: every gateway.Store runs
+// the manner of testing/slogtest: every store.Store runs
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) gateway.Store { return mystore.Open(t.TempDir()) })
+//		storetest.Run(t, func(t *testing.T) store.Store { return mystore.Open(t.TempDir()) })
 //	}
 //
 // and a store that keeps only some of the gateway's concerns runs the suite
@@ -10,7 +10,7 @@
 // lease expiry and takeover, fencing, mismatch, replay of results and
 // domain errors, uncertain records, release, a slot per principal),
 // RunApprovals, RunAudit and RunRateLimits; each checks the purge of its
-// concern when the store is a gateway.Purger. RunComposed checks a gateway
+// concern when the store is a store.Purger. RunComposed checks a gateway
 // whose concerns live in different stores, RunGateways several gateways
 // sharing one store. RunRecordOutage and RunOutageLoad kill and restart a
 // store's real server (a Server) under a gateway, while a slow tool runs
@@ -24,12 +24,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -46,35 +47,35 @@ const (
 // store per subtest: every concern's suite (RunRecords, RunApprovals,
 // RunAudit, RunRateLimits) and the purge of several concerns at once.
 // newStore registers any cleanup with t.Cleanup.
-func Run(t *testing.T, newStore func(t *testing.T) gateway.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
 	t.Run("Records", func(t *testing.T) {
-		RunRecords(t, func(t *testing.T) gateway.RecordStore { return newStore(t) })
+		RunRecords(t, func(t *testing.T) store.RecordStore { return newStore(t) })
 	})
 	t.Run("Approvals", func(t *testing.T) {
-		RunApprovals(t, func(t *testing.T) gateway.ApprovalStore { return newStore(t) })
+		RunApprovals(t, func(t *testing.T) store.ApprovalStore { return newStore(t) })
 	})
 	t.Run("Audit", func(t *testing.T) {
-		RunAudit(t, func(t *testing.T) gateway.AuditLog { return newStore(t) })
+		RunAudit(t, func(t *testing.T) store.AuditLog { return newStore(t) })
 	})
 	t.Run("RateLimits", func(t *testing.T) {
-		RunRateLimits(t, func(t *testing.T) gateway.RateLimitStore { return newStore(t) })
+		RunRateLimits(t, func(t *testing.T) store.RateLimitStore { return newStore(t) })
 	})
-	run(t, newStore, []test[gateway.Store]{
+	run(t, newStore, []test[store.Store]{
 		{"Purge", testPurge},
 		{"PurgeConcerns", testPurgeConcerns},
 		{"CompleteAudited", testCompleteAudited},
 	})
 }
 
-// RunRecords checks a gateway.RecordStore: claims, concurrent claims
+// RunRecords checks a store.RecordStore: claims, concurrent claims
 // (exactly one winner), lease expiry and takeover, fencing (late
 // completions rejected), mismatch, replay of results and domain errors,
 // uncertain records, release, slots per principal, and, when the store is a
-// gateway.Purger too, the purge of records.
-func RunRecords(t *testing.T, newStore func(t *testing.T) gateway.RecordStore) {
+// store.Purger too, the purge of records.
+func RunRecords(t *testing.T, newStore func(t *testing.T) store.RecordStore) {
 	t.Helper()
-	run(t, newStore, []test[gateway.RecordStore]{
+	run(t, newStore, []test[store.RecordStore]{
 		{"ClaimFresh", testClaimFresh},
 		{"ClaimInProgress", testClaimInProgress},
 		{"CompleteAndReplay", testCompleteAndReplay},
@@ -97,12 +98,12 @@ func RunRecords(t *testing.T, newStore func(t *testing.T) gateway.RecordStore) {
 	})
 }
 
-// RunApprovals checks a gateway.ApprovalStore: create, get, grant (exactly
+// RunApprovals checks a store.ApprovalStore: create, get, grant (exactly
 // once, also concurrently), expiry, and, when the store is a
-// gateway.Purger too, the purge of approvals.
-func RunApprovals(t *testing.T, newStore func(t *testing.T) gateway.ApprovalStore) {
+// store.Purger too, the purge of approvals.
+func RunApprovals(t *testing.T, newStore func(t *testing.T) store.ApprovalStore) {
 	t.Helper()
-	run(t, newStore, []test[gateway.ApprovalStore]{
+	run(t, newStore, []test[store.ApprovalStore]{
 		{"Approvals", testApprovals},
 		{"ApprovalExpiry", testApprovalExpiry},
 		{"ConcurrentGrant", testConcurrentGrant},
@@ -110,15 +111,15 @@ func RunApprovals(t *testing.T, newStore func(t *testing.T) gateway.ApprovalStor
 	})
 }
 
-// RunAudit checks a gateway.AuditLog: the round trip of every field, the
-// order, the filters and the limit, the hash chain (gateway.AuditChain,
+// RunAudit checks a store.AuditLog: the round trip of every field, the
+// order, the filters and the limit, the hash chain (store.AuditChain,
 // which the log must be: every entry linked to the one before, also when
 // appended concurrently; checkpoints), and, when the log is a
-// gateway.Purger too, the purge of old entries, after which the chain
+// store.Purger too, the purge of old entries, after which the chain
 // still verifies from its anchor.
-func RunAudit(t *testing.T, newStore func(t *testing.T) gateway.AuditLog) {
+func RunAudit(t *testing.T, newStore func(t *testing.T) store.AuditLog) {
 	t.Helper()
-	run(t, newStore, []test[gateway.AuditLog]{
+	run(t, newStore, []test[store.AuditLog]{
 		{"Audit", testAudit},
 		{"PurgeAudit", testPurgeAudit},
 		{"AuditChain", testAuditChain},
@@ -127,11 +128,11 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) gateway.AuditLog) {
 	})
 }
 
-// RunRateLimits checks a gateway.RateLimitStore: refill, burst, time going
+// RunRateLimits checks a store.RateLimitStore: refill, burst, time going
 // backwards, no limit, and concurrent takes.
-func RunRateLimits(t *testing.T, newStore func(t *testing.T) gateway.RateLimitStore) {
+func RunRateLimits(t *testing.T, newStore func(t *testing.T) store.RateLimitStore) {
 	t.Helper()
-	run(t, newStore, []test[gateway.RateLimitStore]{
+	run(t, newStore, []test[store.RateLimitStore]{
 		{"TokenBucket", testTokenBucket},
 		{"TokenBucketConcurrent", testTokenBucketConcurrent},
 	})
@@ -143,17 +144,17 @@ type test[S any] struct {
 }
 
 // run runs each test on a fresh store. A Purge* test runs only when the
-// store is a gateway.Purger: a store that keeps one concern need not purge
+// store is a store.Purger: a store that keeps one concern need not purge
 // it itself.
 func run[S any](t *testing.T, newStore func(t *testing.T) S, tests []test[S]) {
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
-			if _, ok := any(s).(gateway.Purger); !ok && strings.HasPrefix(tc.name, "Purge") {
+			if _, ok := any(s).(store.Purger); !ok && strings.HasPrefix(tc.name, "Purge") {
 				return
 			}
-			if _, ok := any(s).(gateway.AuditedRecorder); !ok && tc.name == "CompleteAudited" {
+			if _, ok := any(s).(store.AuditedRecorder); !ok && tc.name == "CompleteAudited" {
 				return
 			}
 			tc.fn(t, s)
@@ -163,24 +164,24 @@ func run[S any](t *testing.T, newStore func(t *testing.T) S, tests []test[S]) {
 
 var ctx = context.Background()
 
-func slot(i int) gateway.Slot {
-	return gateway.Slot{Tenant: "acme", Principal: "alice", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
+func slot(i int) store.Slot {
+	return store.Slot{Tenant: "acme", Principal: "alice", SessionID: "sess-1", Step: i, Tool: "bank/transfer_funds"}
 }
 
 // as returns s for another principal of the same tenant.
-func as(principal string, s gateway.Slot) gateway.Slot {
+func as(principal string, s store.Slot) store.Slot {
 	s.Principal = principal
 	return s
 }
 
-func request(s gateway.Slot, key string, now time.Time) gateway.ClaimRequest {
-	return gateway.ClaimRequest{
+func request(s store.Slot, key string, now time.Time) store.ClaimRequest {
+	return store.ClaimRequest{
 		Slot: s, Principal: s.Principal, Key: key, Fingerprint: "fp-" + key, Now: now,
 		LeaseExpires: now.Add(lease), ExpiresAt: now.Add(lease + retention), TakeOver: true,
 	}
 }
 
-func claim(t *testing.T, s gateway.RecordStore, req gateway.ClaimRequest, want gateway.ClaimStatus) gateway.Claim {
+func claim(t *testing.T, s store.RecordStore, req store.ClaimRequest, want store.ClaimStatus) store.Claim {
 	t.Helper()
 	c, err := s.Claim(ctx, req)
 	if err != nil {
@@ -192,33 +193,33 @@ func claim(t *testing.T, s gateway.RecordStore, req gateway.ClaimRequest, want g
 	return c
 }
 
-func statusName(s gateway.ClaimStatus) string {
+func statusName(s store.ClaimStatus) string {
 	switch s {
-	case gateway.ClaimAcquired:
+	case store.ClaimAcquired:
 		return "acquired"
-	case gateway.ClaimInProgress:
+	case store.ClaimInProgress:
 		return "in_progress"
-	case gateway.ClaimDone:
+	case store.ClaimDone:
 		return "done"
-	case gateway.ClaimUncertain:
+	case store.ClaimUncertain:
 		return "uncertain"
-	case gateway.ClaimMismatch:
+	case store.ClaimMismatch:
 		return "mismatch"
 	}
 	return fmt.Sprintf("ClaimStatus(%d)", int(s))
 }
 
-func complete(s gateway.RecordStore, sl gateway.Slot, token uint64, value string, now time.Time) error {
-	return s.Complete(ctx, gateway.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: now, ExpiresAt: now.Add(retention)})
+func complete(s store.RecordStore, sl store.Slot, token uint64, value string, now time.Time) error {
+	return s.Complete(ctx, store.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: now, ExpiresAt: now.Add(retention)})
 }
 
-func testClaimFresh(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testClaimFresh(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	r := c.Record
 	if c.Token == 0 || r.Token != c.Token {
 		t.Errorf("Claim token = %d, record token %d; want equal and nonzero", c.Token, r.Token)
 	}
-	if r.State != gateway.StateInProgress || r.Key != "k1" || r.Fingerprint != "fp-k1" || r.Principal != "alice" || r.Attempts != 1 {
+	if r.State != store.StateInProgress || r.Key != "k1" || r.Fingerprint != "fp-k1" || r.Principal != "alice" || r.Attempts != 1 {
 		t.Errorf("Claim record = %+v, want in_progress k1/fp-k1/alice, 1 attempt", r)
 	}
 	if !r.LeaseExpires.Equal(t0.Add(lease)) {
@@ -229,9 +230,9 @@ func testClaimFresh(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testClaimInProgress(t *testing.T, s gateway.RecordStore) {
-	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
-	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease-time.Millisecond)), gateway.ClaimInProgress)
+func testClaimInProgress(t *testing.T, s store.RecordStore) {
+	c1 := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease-time.Millisecond)), store.ClaimInProgress)
 	if !c2.Record.LeaseExpires.Equal(t0.Add(lease)) || c2.Record.Token != c1.Token {
 		t.Errorf("in-progress claim record = %+v, want the first owner's lease %v and token %d", c2.Record, t0.Add(lease), c1.Token)
 	}
@@ -240,32 +241,32 @@ func testClaimInProgress(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testCompleteAndReplay(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testCompleteAndReplay(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `{"transaction_id":"tx-1"}`, t0.Add(time.Second)); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 	for i := range 3 {
-		r := claim(t, s, request(slot(1), "k1", t0.Add(time.Duration(i+2)*time.Second)), gateway.ClaimDone)
-		if string(r.Record.Value) != `{"transaction_id":"tx-1"}` || r.Record.DomainError != nil || r.Record.State != gateway.StateDone {
+		r := claim(t, s, request(slot(1), "k1", t0.Add(time.Duration(i+2)*time.Second)), store.ClaimDone)
+		if string(r.Record.Value) != `{"transaction_id":"tx-1"}` || r.Record.DomainError != nil || r.Record.State != store.StateDone {
 			t.Fatalf("replay %d record = %+v, want the stored value", i, r.Record)
 		}
 		if !r.Record.ExpiresAt.Equal(t0.Add(time.Second + retention)) {
 			t.Errorf("replay record ExpiresAt = %v, want %v (completion time + retention)", r.Record.ExpiresAt, t0.Add(time.Second+retention))
 		}
 	}
-	if err := complete(s, slot(1), c.Token, `{"again":true}`, t0.Add(2*time.Second)); !errors.Is(err, gateway.ErrFenced) {
+	if err := complete(s, slot(1), c.Token, `{"again":true}`, t0.Add(2*time.Second)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("second Complete of a done record = %v, want ErrFenced", err)
 	}
 }
 
-func testDomainErrorReplay(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testDomainErrorReplay(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	de := &tools.DomainError{Code: "INSUFFICIENT_FUNDS", Message: "balance 10.00 < 50.00", Details: map[string]any{"balance": "10.00"}}
-	if err := s.Complete(ctx, gateway.Completion{Slot: slot(1), Token: c.Token, DomainError: de, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
+	if err := s.Complete(ctx, store.Completion{Slot: slot(1), Token: c.Token, DomainError: de, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
 		t.Fatalf("Complete(domain error): %v", err)
 	}
-	r := claim(t, s, request(slot(1), "k1", t0.Add(time.Second)), gateway.ClaimDone)
+	r := claim(t, s, request(slot(1), "k1", t0.Add(time.Second)), store.ClaimDone)
 	got := r.Record.DomainError
 	if got == nil || got.Code != de.Code || got.Message != de.Message {
 		t.Fatalf("replayed domain error = %+v, want %+v", got, de)
@@ -278,95 +279,95 @@ func testDomainErrorReplay(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testMismatch(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
-	m := claim(t, s, request(slot(1), "k2", t0), gateway.ClaimMismatch)
+func testMismatch(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
+	m := claim(t, s, request(slot(1), "k2", t0), store.ClaimMismatch)
 	if m.Record.Key != "k1" || m.Record.Fingerprint != "fp-k1" {
 		t.Errorf("mismatch record binds %s/%s, want k1/fp-k1", m.Record.Key, m.Record.Fingerprint)
 	}
 	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil {
 		t.Fatal(err)
 	}
-	claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), gateway.ClaimMismatch)
+	claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), store.ClaimMismatch)
 	// The binding is unchanged.
-	claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimDone)
+	claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), store.ClaimDone)
 }
 
-func testRelease(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
-	if err := s.Release(ctx, slot(1), c.Token+1, t0); !errors.Is(err, gateway.ErrFenced) {
+func testRelease(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
+	if err := s.Release(ctx, slot(1), c.Token+1, t0); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Release with a wrong token = %v, want ErrFenced", err)
 	}
 	if err := s.Release(ctx, slot(1), c.Token, t0); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	if _, err := s.Get(ctx, "k1"); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := s.Get(ctx, "k1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get after Release = %v, want ErrNotFound", err)
 	}
 	// The slot is free, even for other arguments.
-	c2 := claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(1), "k2", t0.Add(time.Second)), store.ClaimAcquired)
 	if c2.Token <= c.Token {
 		t.Errorf("token after release = %d, want > %d (tokens grow)", c2.Token, c.Token)
 	}
-	if err := s.Release(ctx, slot(1), c.Token, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+	if err := s.Release(ctx, slot(1), c.Token, t0.Add(time.Second)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("stale Release = %v, want ErrFenced", err)
 	}
 }
 
-func testUncertain(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testUncertain(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := s.MarkUncertain(ctx, slot(1), c.Token, "timeout", t0.Add(time.Second), t0.Add(retention)); err != nil {
 		t.Fatalf("MarkUncertain: %v", err)
 	}
 	r, err := s.Get(ctx, "k1")
-	if err != nil || r.State != gateway.StateUncertain || r.Reason != "timeout" {
+	if err != nil || r.State != store.StateUncertain || r.Reason != "timeout" {
 		t.Fatalf("Get after MarkUncertain = %+v, %v; want uncertain with reason timeout", r, err)
 	}
 	// The same key takes it over (the gateway re-runs with the same key).
-	c2 := claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimAcquired)
-	if c2.Previous != gateway.StateUncertain || c2.Record.Attempts != 2 || c2.Token <= c.Token {
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), store.ClaimAcquired)
+	if c2.Previous != store.StateUncertain || c2.Record.Attempts != 2 || c2.Token <= c.Token {
 		t.Errorf("takeover = %+v (previous %q, token %d); want previous uncertain, 2 attempts, token > %d", c2.Record, c2.Previous, c2.Token, c.Token)
 	}
 	// Other arguments still mismatch.
-	claim(t, s, request(slot(1), "k2", t0.Add(2*time.Second)), gateway.ClaimMismatch)
-	if err := complete(s, slot(1), c.Token, `"stale"`, t0.Add(3*time.Second)); !errors.Is(err, gateway.ErrFenced) {
+	claim(t, s, request(slot(1), "k2", t0.Add(2*time.Second)), store.ClaimMismatch)
+	if err := complete(s, slot(1), c.Token, `"stale"`, t0.Add(3*time.Second)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Complete by the first owner after takeover = %v, want ErrFenced", err)
 	}
 	if err := complete(s, slot(1), c2.Token, `"ok"`, t0.Add(3*time.Second)); err != nil {
 		t.Fatalf("Complete by the new owner: %v", err)
 	}
-	d := claim(t, s, request(slot(1), "k1", t0.Add(4*time.Second)), gateway.ClaimDone)
+	d := claim(t, s, request(slot(1), "k1", t0.Add(4*time.Second)), store.ClaimDone)
 	if string(d.Record.Value) != `"ok"` {
 		t.Errorf("replay after rerun = %s, want \"ok\"", d.Record.Value)
 	}
 }
 
-func testUncertainNoTakeOver(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testUncertainNoTakeOver(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := s.MarkUncertain(ctx, slot(1), c.Token, "panic", t0, t0.Add(retention)); err != nil {
 		t.Fatal(err)
 	}
 	req := request(slot(1), "k1", t0.Add(time.Second))
 	req.TakeOver = false
-	u := claim(t, s, req, gateway.ClaimUncertain)
-	if u.Record.State != gateway.StateUncertain || u.Record.Token != c.Token || u.Record.Attempts != 1 {
+	u := claim(t, s, req, store.ClaimUncertain)
+	if u.Record.State != store.StateUncertain || u.Record.Token != c.Token || u.Record.Attempts != 1 {
 		t.Errorf("uncertain claim without takeover changed the record: %+v", u.Record)
 	}
 	// An expired lease counts as uncertain too.
-	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(2), "k2", t0), store.ClaimAcquired)
 	req = request(slot(2), "k2", t0.Add(lease))
 	req.TakeOver = false
-	u = claim(t, s, req, gateway.ClaimUncertain)
-	if u.Record.Token != c2.Token || u.Record.State != gateway.StateInProgress {
+	u = claim(t, s, req, store.ClaimUncertain)
+	if u.Record.Token != c2.Token || u.Record.State != store.StateInProgress {
 		t.Errorf("expired lease without takeover changed the record: %+v", u.Record)
 	}
 }
 
-func testLeaseExpiry(t *testing.T, s gateway.RecordStore) {
-	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testLeaseExpiry(t *testing.T, s store.RecordStore) {
+	c1 := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	// Exactly at LeaseExpires the lease is over.
-	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease)), gateway.ClaimAcquired)
-	if c2.Previous != gateway.StateInProgress || c2.Token <= c1.Token || c2.Record.Attempts != 2 {
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease)), store.ClaimAcquired)
+	if c2.Previous != store.StateInProgress || c2.Token <= c1.Token || c2.Record.Attempts != 2 {
 		t.Fatalf("takeover of an expired lease = %+v (previous %q, token %d); want previous in_progress, token > %d, 2 attempts",
 			c2.Record, c2.Previous, c2.Token, c1.Token)
 	}
@@ -376,45 +377,45 @@ func testLeaseExpiry(t *testing.T, s gateway.RecordStore) {
 	if want := t0.Add(2*lease + retention); !c2.Record.ExpiresAt.Equal(want) {
 		t.Errorf("takeover ExpiresAt = %v, want the request's %v", c2.Record.ExpiresAt, want)
 	}
-	claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimInProgress)
+	claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), store.ClaimInProgress)
 }
 
-func testFencing(t *testing.T, s gateway.RecordStore) {
-	c1 := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
-	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), gateway.ClaimAcquired)
+func testFencing(t *testing.T, s store.RecordStore) {
+	c1 := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
+	c2 := claim(t, s, request(slot(1), "k1", t0.Add(lease+time.Second)), store.ClaimAcquired)
 	now := t0.Add(lease + 2*time.Second)
-	if err := complete(s, slot(1), c1.Token, `"late"`, now); !errors.Is(err, gateway.ErrFenced) {
+	if err := complete(s, slot(1), c1.Token, `"late"`, now); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("late Complete by the expired owner = %v, want ErrFenced", err)
 	}
-	if err := s.MarkUncertain(ctx, slot(1), c1.Token, "late", now, now.Add(retention)); !errors.Is(err, gateway.ErrFenced) {
+	if err := s.MarkUncertain(ctx, slot(1), c1.Token, "late", now, now.Add(retention)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("late MarkUncertain by the expired owner = %v, want ErrFenced", err)
 	}
-	if err := s.Release(ctx, slot(1), c1.Token, now); !errors.Is(err, gateway.ErrFenced) {
+	if err := s.Release(ctx, slot(1), c1.Token, now); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("late Release by the expired owner = %v, want ErrFenced", err)
 	}
 	if err := complete(s, slot(1), c2.Token, `"current"`, now); err != nil {
 		t.Fatalf("Complete by the current owner: %v", err)
 	}
-	d := claim(t, s, request(slot(1), "k1", now), gateway.ClaimDone)
+	d := claim(t, s, request(slot(1), "k1", now), store.ClaimDone)
 	if string(d.Record.Value) != `"current"` {
 		t.Errorf("recorded value = %s, want the current owner's \"current\"", d.Record.Value)
 	}
-	if err := complete(s, slot(1), 0, `"zero"`, now); !errors.Is(err, gateway.ErrFenced) {
+	if err := complete(s, slot(1), 0, `"zero"`, now); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Complete with token 0 = %v, want ErrFenced", err)
 	}
-	if err := complete(s, slot(99), c2.Token, `"absent"`, now); !errors.Is(err, gateway.ErrFenced) {
+	if err := complete(s, slot(99), c2.Token, `"absent"`, now); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Complete of an absent slot = %v, want ErrFenced", err)
 	}
 }
 
-func testLateCompletionAfterLease(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testLateCompletionAfterLease(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	// Nobody took over, but the lease is over: the completion is late.
-	if err := complete(s, slot(1), c.Token, `"late"`, t0.Add(lease)); !errors.Is(err, gateway.ErrFenced) {
+	if err := complete(s, slot(1), c.Token, `"late"`, t0.Add(lease)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Complete at the lease's end = %v, want ErrFenced", err)
 	}
 	r, err := s.Get(ctx, "k1")
-	if err != nil || r.State != gateway.StateInProgress || r.Value != nil {
+	if err != nil || r.State != store.StateInProgress || r.Value != nil {
 		t.Errorf("record after a rejected completion = %+v, %v; want unchanged in progress", r, err)
 	}
 	if err := complete(s, slot(1), c.Token, `"ok"`, t0.Add(lease-time.Millisecond)); err != nil {
@@ -422,10 +423,10 @@ func testLateCompletionAfterLease(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testConcurrentClaims(t *testing.T, s gateway.RecordStore) {
+func testConcurrentClaims(t *testing.T, s store.RecordStore) {
 	const n = 64
 	var wg sync.WaitGroup
-	results := make([]gateway.Claim, n)
+	results := make([]store.Claim, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
 	for i := range n {
@@ -443,10 +444,10 @@ func testConcurrentClaims(t *testing.T, s gateway.RecordStore) {
 			t.Fatalf("claim %d: %v", i, errs[i])
 		}
 		switch results[i].Status {
-		case gateway.ClaimAcquired:
+		case store.ClaimAcquired:
 			won++
 			token = results[i].Token
-		case gateway.ClaimInProgress:
+		case store.ClaimInProgress:
 		default:
 			t.Errorf("claim %d status = %s, want acquired or in_progress", i, statusName(results[i].Status))
 		}
@@ -465,7 +466,7 @@ func testConcurrentClaims(t *testing.T, s gateway.RecordStore) {
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, gateway.ErrFenced):
+			case errors.Is(err, store.ErrFenced):
 				fenced++
 			default:
 				t.Errorf("Complete: %v", err)
@@ -478,7 +479,7 @@ func testConcurrentClaims(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testConcurrentDistinctSlots(t *testing.T, s gateway.RecordStore) {
+func testConcurrentDistinctSlots(t *testing.T, s store.RecordStore) {
 	const n = 200
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -487,7 +488,7 @@ func testConcurrentDistinctSlots(t *testing.T, s gateway.RecordStore) {
 			sl := slot(i)
 			key := fmt.Sprintf("key-%d", i)
 			c, err := s.Claim(ctx, request(sl, key, t0))
-			if err != nil || c.Status != gateway.ClaimAcquired {
+			if err != nil || c.Status != store.ClaimAcquired {
 				errs <- fmt.Errorf("claim %d = %v, %v; want acquired", i, statusName(c.Status), err)
 				return
 			}
@@ -509,10 +510,10 @@ func testConcurrentDistinctSlots(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testSlotIsolation(t *testing.T, s gateway.RecordStore) {
+func testSlotIsolation(t *testing.T, s store.RecordStore) {
 	base := slot(1)
-	claim(t, s, request(base, "k1", t0), gateway.ClaimAcquired)
-	variants := []gateway.Slot{
+	claim(t, s, request(base, "k1", t0), store.ClaimAcquired)
+	variants := []store.Slot{
 		{Tenant: "other", Principal: base.Principal, SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
 		{Tenant: base.Tenant, Principal: "bob", SessionID: base.SessionID, Step: base.Step, Tool: base.Tool},
 		{Tenant: base.Tenant, Principal: base.Principal, SessionID: "sess-2", Step: base.Step, Tool: base.Tool},
@@ -520,42 +521,42 @@ func testSlotIsolation(t *testing.T, s gateway.RecordStore) {
 		{Tenant: base.Tenant, Principal: base.Principal, SessionID: base.SessionID, Step: base.Step, Tool: "bank/get_balance"},
 	}
 	for i, v := range variants {
-		claim(t, s, request(v, fmt.Sprintf("iso-%d", i), t0), gateway.ClaimAcquired)
+		claim(t, s, request(v, fmt.Sprintf("iso-%d", i), t0), store.ClaimAcquired)
 	}
 }
 
 // Two principals of one tenant with the same session, step and tool have
 // two slots: neither can occupy, block, complete or read the other's, and
 // neither learns that the other called.
-func testPrincipalsHaveOwnSlots(t *testing.T, s gateway.RecordStore) {
+func testPrincipalsHaveOwnSlots(t *testing.T, s store.RecordStore) {
 	alice, mallory := slot(1), as("mallory", slot(1))
-	a := claim(t, s, request(alice, "k-alice", t0), gateway.ClaimAcquired)
+	a := claim(t, s, request(alice, "k-alice", t0), store.ClaimAcquired)
 	// While alice's call is in progress, mallory's own call of the same
 	// session step runs: no IN_PROGRESS, no mismatch.
-	m := claim(t, s, request(mallory, "k-mallory", t0), gateway.ClaimAcquired)
+	m := claim(t, s, request(mallory, "k-mallory", t0), store.ClaimAcquired)
 	if m.Token == a.Token || m.Record.Slot != mallory || m.Record.Principal != "mallory" || m.Record.Key != "k-mallory" {
 		t.Fatalf("mallory's claim = %+v (token %d); want her own record with a token other than alice's %d", m.Record, m.Token, a.Token)
 	}
 	// Tokens fence per slot: mallory's token does not complete alice's slot.
-	if err := complete(s, alice, m.Token, `"mallory"`, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+	if err := complete(s, alice, m.Token, `"mallory"`, t0.Add(time.Second)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Complete of alice's slot with mallory's token = %v, want ErrFenced", err)
 	}
-	if err := s.Release(ctx, alice, m.Token, t0.Add(time.Second)); !errors.Is(err, gateway.ErrFenced) {
+	if err := s.Release(ctx, alice, m.Token, t0.Add(time.Second)); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Release of alice's slot with mallory's token = %v, want ErrFenced", err)
 	}
 	if err := complete(s, mallory, m.Token, `"mallory"`, t0.Add(time.Second)); err != nil {
 		t.Fatalf("Complete of mallory's slot: %v", err)
 	}
 	// alice's claim is untouched and still hers to finish.
-	claim(t, s, request(alice, "k-alice", t0.Add(2*time.Second)), gateway.ClaimInProgress)
+	claim(t, s, request(alice, "k-alice", t0.Add(2*time.Second)), store.ClaimInProgress)
 	if err := complete(s, alice, a.Token, `"alice"`, t0.Add(2*time.Second)); err != nil {
 		t.Fatalf("Complete of alice's slot: %v", err)
 	}
 	for _, c := range []struct {
-		slot       gateway.Slot
+		slot       store.Slot
 		key, value string
 	}{{alice, "k-alice", `"alice"`}, {mallory, "k-mallory", `"mallory"`}} {
-		d := claim(t, s, request(c.slot, c.key, t0.Add(3*time.Second)), gateway.ClaimDone)
+		d := claim(t, s, request(c.slot, c.key, t0.Add(3*time.Second)), store.ClaimDone)
 		if string(d.Record.Value) != c.value || d.Record.Slot != c.slot {
 			t.Errorf("replay of %s's slot = %s in %+v, want %s in %+v", c.slot.Principal, d.Record.Value, d.Record.Slot, c.value, c.slot)
 		}
@@ -565,33 +566,33 @@ func testPrincipalsHaveOwnSlots(t *testing.T, s gateway.RecordStore) {
 		}
 	}
 	// Other arguments are a mismatch within one principal's slot only.
-	claim(t, s, request(mallory, "k-mallory-2", t0.Add(4*time.Second)), gateway.ClaimMismatch)
-	claim(t, s, request(as("bob", slot(1)), "k-mallory-2", t0.Add(4*time.Second)), gateway.ClaimAcquired)
+	claim(t, s, request(mallory, "k-mallory-2", t0.Add(4*time.Second)), store.ClaimMismatch)
+	claim(t, s, request(as("bob", slot(1)), "k-mallory-2", t0.Add(4*time.Second)), store.ClaimAcquired)
 }
 
-func testGet(t *testing.T, s gateway.RecordStore) {
-	if _, err := s.Get(ctx, "missing"); !errors.Is(err, gateway.ErrNotFound) {
+func testGet(t *testing.T, s store.RecordStore) {
+	if _, err := s.Get(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(missing) = %v, want ErrNotFound", err)
 	}
-	c := claim(t, s, request(slot(7), "k7", t0), gateway.ClaimAcquired)
+	c := claim(t, s, request(slot(7), "k7", t0), store.ClaimAcquired)
 	r, err := s.Get(ctx, "k7")
-	if err != nil || r.Slot != slot(7) || r.Token != c.Token || r.State != gateway.StateInProgress {
+	if err != nil || r.Slot != slot(7) || r.Token != c.Token || r.State != store.StateInProgress {
 		t.Errorf("Get(k7) = %+v, %v; want the in-progress record of %v", r, err, slot(7))
 	}
 }
 
-func approval(id, key string, now time.Time) gateway.Approval {
-	return gateway.Approval{
+func approval(id, key string, now time.Time) store.Approval {
+	return store.Approval{
 		ID: id, Slot: slot(1), Key: key, Fingerprint: "fp-" + key, Requester: "alice",
 		Arguments: json.RawMessage(`{"amount":5000}`), Taint: "mail/read_inbox at step 2", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
 	}
 }
 
-func testApprovals(t *testing.T, s gateway.ApprovalStore) {
-	if _, err := s.GetApproval(ctx, "apr_missing"); !errors.Is(err, gateway.ErrNotFound) {
+func testApprovals(t *testing.T, s store.ApprovalStore) {
+	if _, err := s.GetApproval(ctx, "apr_missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetApproval(missing) = %v, want ErrNotFound", err)
 	}
-	if _, err := s.GrantApproval(ctx, "apr_missing", "bob", t0); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := s.GrantApproval(ctx, "apr_missing", "bob", t0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GrantApproval(missing) = %v, want ErrNotFound", err)
 	}
 	a, err := s.CreateApproval(ctx, approval("apr_1", "k1", t0))
@@ -615,7 +616,7 @@ func testApprovals(t *testing.T, s gateway.ApprovalStore) {
 	if err != nil || !g.Granted || g.Approver != "bob" || !g.GrantedAt.Equal(t0.Add(2*time.Minute)) {
 		t.Fatalf("GrantApproval = %+v, %v; want granted by bob at +2m", g, err)
 	}
-	if _, err := s.GrantApproval(ctx, "apr_1", "carol", t0.Add(3*time.Minute)); !errors.Is(err, gateway.ErrApprovalState) {
+	if _, err := s.GrantApproval(ctx, "apr_1", "carol", t0.Add(3*time.Minute)); !errors.Is(err, store.ErrApprovalState) {
 		t.Errorf("second GrantApproval = %v, want ErrApprovalState", err)
 	}
 	got, err := s.GetApproval(ctx, "apr_1")
@@ -629,11 +630,11 @@ func testApprovals(t *testing.T, s gateway.ApprovalStore) {
 	}
 }
 
-func testApprovalExpiry(t *testing.T, s gateway.ApprovalStore) {
+func testApprovalExpiry(t *testing.T, s store.ApprovalStore) {
 	if _, err := s.CreateApproval(ctx, approval("apr_2", "k2", t0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GrantApproval(ctx, "apr_2", "bob", t0.Add(time.Hour)); !errors.Is(err, gateway.ErrApprovalState) {
+	if _, err := s.GrantApproval(ctx, "apr_2", "bob", t0.Add(time.Hour)); !errors.Is(err, store.ErrApprovalState) {
 		t.Errorf("GrantApproval at expiry = %v, want ErrApprovalState", err)
 	}
 	// An expired approval is replaced by a fresh pending one.
@@ -643,7 +644,7 @@ func testApprovalExpiry(t *testing.T, s gateway.ApprovalStore) {
 	}
 }
 
-func testConcurrentGrant(t *testing.T, s gateway.ApprovalStore) {
+func testConcurrentGrant(t *testing.T, s store.ApprovalStore) {
 	if _, err := s.CreateApproval(ctx, approval("apr_3", "k3", t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +658,7 @@ func testConcurrentGrant(t *testing.T, s gateway.ApprovalStore) {
 			defer mu.Unlock()
 			if err == nil {
 				granted++
-			} else if !errors.Is(err, gateway.ErrApprovalState) {
+			} else if !errors.Is(err, store.ErrApprovalState) {
 				t.Errorf("GrantApproval: %v", err)
 			}
 		})
@@ -668,19 +669,19 @@ func testConcurrentGrant(t *testing.T, s gateway.ApprovalStore) {
 	}
 }
 
-func testAudit(t *testing.T, s gateway.AuditLog) {
-	entries := []gateway.AuditEntry{
-		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Actor: "worker:accounts", Taint: "mail/read_inbox at step 2", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK, Latency: 1500 * time.Microsecond},
-		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: gateway.DecisionDeny, Reason: "missing scope", Outcome: gateway.OutcomeDenied},
-		{Time: t0.Add(time.Second), Tenant: "globex", Principal: "carol", Tool: "bank/transfer_funds", Key: "k2", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeReplayed, ApprovalID: "apr_1"},
-		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Tool: "bank/get_balance", Key: "k3", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK},
+func testAudit(t *testing.T, s store.AuditLog) {
+	entries := []store.AuditEntry{
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Actor: "worker:accounts", Taint: "mail/read_inbox at step 2", SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Key: "k1", Decision: store.DecisionAllow, Outcome: store.OutcomeOK, Latency: 1500 * time.Microsecond},
+		{Time: t0, Tenant: "acme", Principal: "bob", Tool: "bank/get_balance", Decision: store.DecisionDeny, Reason: "missing scope", Outcome: store.OutcomeDenied},
+		{Time: t0.Add(time.Second), Tenant: "globex", Principal: "carol", Tool: "bank/transfer_funds", Key: "k2", Decision: store.DecisionAllow, Outcome: store.OutcomeReplayed, ApprovalID: "apr_1"},
+		{Time: t0.Add(2 * time.Second), Tenant: "acme", Principal: "alice", Tool: "bank/get_balance", Key: "k3", Decision: store.DecisionAllow, Outcome: store.OutcomeOK},
 	}
 	for _, e := range entries {
 		if err := s.AppendAudit(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, err := s.QueryAudit(ctx, gateway.AuditQuery{})
+	all, err := s.QueryAudit(ctx, store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -699,7 +700,7 @@ func testAudit(t *testing.T, s gateway.AuditLog) {
 		}
 	}
 	first := all[2]
-	if first.Latency != 1500*time.Microsecond || first.Decision != gateway.DecisionAllow || first.Outcome != gateway.OutcomeOK || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) ||
+	if first.Latency != 1500*time.Microsecond || first.Decision != store.DecisionAllow || first.Outcome != store.OutcomeOK || first.Step != 1 || first.SessionID != "s" || !first.Time.Equal(t0.Add(2*time.Second)) ||
 		first.Actor != "worker:accounts" || first.Taint != "mail/read_inbox at step 2" {
 		t.Errorf("audit entry round trip = %+v, want %+v", first, entries[0])
 	}
@@ -707,18 +708,18 @@ func testAudit(t *testing.T, s gateway.AuditLog) {
 		t.Errorf("audit approval id / reason lost: %+v, %+v", all[1], all[0])
 	}
 	cases := []struct {
-		q    gateway.AuditQuery
+		q    store.AuditQuery
 		want int
 	}{
-		{gateway.AuditQuery{Tenant: "acme"}, 3},
-		{gateway.AuditQuery{Principal: "alice"}, 2},
-		{gateway.AuditQuery{Tool: "bank/transfer_funds"}, 2},
-		{gateway.AuditQuery{Key: "k2"}, 1},
-		{gateway.AuditQuery{Since: t0.Add(time.Second)}, 3},
-		{gateway.AuditQuery{Until: t0.Add(time.Second)}, 1},
-		{gateway.AuditQuery{Tenant: "acme", Principal: "alice", Tool: "bank/get_balance"}, 1},
-		{gateway.AuditQuery{Limit: 2}, 2},
-		{gateway.AuditQuery{Tenant: "nobody"}, 0},
+		{store.AuditQuery{Tenant: "acme"}, 3},
+		{store.AuditQuery{Principal: "alice"}, 2},
+		{store.AuditQuery{Tool: "bank/transfer_funds"}, 2},
+		{store.AuditQuery{Key: "k2"}, 1},
+		{store.AuditQuery{Since: t0.Add(time.Second)}, 3},
+		{store.AuditQuery{Until: t0.Add(time.Second)}, 1},
+		{store.AuditQuery{Tenant: "acme", Principal: "alice", Tool: "bank/get_balance"}, 1},
+		{store.AuditQuery{Limit: 2}, 2},
+		{store.AuditQuery{Tenant: "nobody"}, 0},
 	}
 	for _, c := range cases {
 		got, err := s.QueryAudit(ctx, c.q)
@@ -728,8 +729,8 @@ func testAudit(t *testing.T, s gateway.AuditLog) {
 	}
 }
 
-func testTokenBucket(t *testing.T, s gateway.RateLimitStore) {
-	l := gateway.RateLimit{Rate: 2, Burst: 3} // 2 tokens/s, bucket of 3
+func testTokenBucket(t *testing.T, s store.RateLimitStore) {
+	l := store.RateLimit{Rate: 2, Burst: 3} // 2 tokens/s, bucket of 3
 	take := func(name string, at time.Time) (bool, time.Duration) {
 		t.Helper()
 		ok, wait, err := s.TakeToken(ctx, name, l, at)
@@ -775,15 +776,15 @@ func testTokenBucket(t *testing.T, s gateway.RateLimitStore) {
 	}
 	// No limit.
 	for range 10 {
-		ok, _, err := s.TakeToken(ctx, "free", gateway.RateLimit{}, t0)
+		ok, _, err := s.TakeToken(ctx, "free", store.RateLimit{}, t0)
 		if err != nil || !ok {
 			t.Fatalf("TakeToken(zero limit) = %v, %v; want ok", ok, err)
 		}
 	}
 }
 
-func testTokenBucketConcurrent(t *testing.T, s gateway.RateLimitStore) {
-	l := gateway.RateLimit{Rate: 1, Burst: 10}
+func testTokenBucketConcurrent(t *testing.T, s store.RateLimitStore) {
+	l := store.RateLimit{Rate: 1, Burst: 10}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	granted := 0
@@ -806,71 +807,71 @@ func testTokenBucketConcurrent(t *testing.T, s gateway.RateLimitStore) {
 	}
 }
 
-func testPurge(t *testing.T, s gateway.Store) {
+func testPurge(t *testing.T, s store.Store) {
 	// done at t0+1s, expires t0+1s+retention
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `1`, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	// uncertain, expires t0+2h
-	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(2), "k2", t0), store.ClaimAcquired)
 	if err := s.MarkUncertain(ctx, slot(2), c2.Token, "timeout", t0, t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	// in progress, expires t0+lease+retention
-	claim(t, s, request(slot(3), "k3", t0), gateway.ClaimAcquired)
+	claim(t, s, request(slot(3), "k3", t0), store.ClaimAcquired)
 	if _, err := s.CreateApproval(ctx, approval("apr_p", "kp", t0)); err != nil { // expires t0+1h
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+		if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), AuditBefore: t0.Add(90 * time.Minute)})
+	st, err := s.Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), AuditBefore: t0.Add(90 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st != (gateway.PurgeStats{Records: 1, Approvals: 1, Audit: 2}) {
+	if st != (store.PurgeStats{Records: 1, Approvals: 1, Audit: 2}) {
 		t.Errorf("Purge at +3h = %+v, want 1 record (uncertain), 1 approval, 2 audit entries", st)
 	}
-	if _, err := s.Get(ctx, "k2"); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := s.Get(ctx, "k2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(k2) after purge = %v, want ErrNotFound", err)
 	}
-	if _, err := s.GetApproval(ctx, "apr_p"); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := s.GetApproval(ctx, "apr_p"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetApproval after purge = %v, want ErrNotFound", err)
 	}
 	if _, err := s.Get(ctx, "k1"); err != nil {
 		t.Errorf("Get(k1) after purge = %v, want the record (retained)", err)
 	}
-	left, _ := s.QueryAudit(ctx, gateway.AuditQuery{})
+	left, _ := s.QueryAudit(ctx, store.AuditQuery{})
 	if len(left) != 1 || !left[0].Time.Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("audit after purge = %+v, want the +2h entry only", left)
 	}
-	st, err = s.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(lease + retention + time.Second)})
+	st, err = s.Purge(ctx, store.PurgeRequest{Now: t0.Add(lease + retention + time.Second)})
 	if err != nil || st.Records != 2 || st.Audit != 0 {
 		t.Errorf("Purge after the retention = %+v, %v; want 2 records (done, in progress), audit kept", st, err)
 	}
-	claim(t, s, request(slot(1), "other", t0.Add(lease+retention+time.Second)), gateway.ClaimAcquired)
+	claim(t, s, request(slot(1), "other", t0.Add(lease+retention+time.Second)), store.ClaimAcquired)
 }
 
-func testExpiredRecordIsAbsent(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testExpiredRecordIsAbsent(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil { // expires t0+retention
 		t.Fatal(err)
 	}
-	claim(t, s, request(slot(1), "k1", t0.Add(retention-time.Millisecond)), gateway.ClaimDone)
+	claim(t, s, request(slot(1), "k1", t0.Add(retention-time.Millisecond)), store.ClaimDone)
 	// Past the retention, the slot is free: no purge needed.
-	n := claim(t, s, request(slot(1), "k2", t0.Add(retention)), gateway.ClaimAcquired)
+	n := claim(t, s, request(slot(1), "k2", t0.Add(retention)), store.ClaimAcquired)
 	if n.Record.Key != "k2" || n.Record.Attempts != 1 || n.Previous != "" {
 		t.Errorf("claim of an expired slot = %+v (previous %q), want a fresh record for k2", n.Record, n.Previous)
 	}
 }
 
-func testValuesAreCopies(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testValuesAreCopies(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	v := json.RawMessage(`{"a":1}`)
-	if err := s.Complete(ctx, gateway.Completion{Slot: slot(1), Token: c.Token, Value: v, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
+	if err := s.Complete(ctx, store.Completion{Slot: slot(1), Token: c.Token, Value: v, Now: t0, ExpiresAt: t0.Add(retention)}); err != nil {
 		t.Fatal(err)
 	}
 	v[2] = 'X'
@@ -882,30 +883,33 @@ func testValuesAreCopies(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func purger(t *testing.T, s any) gateway.Purger {
+// must returns s as a T, failing t when it is none: a concern's suite uses
+// the interface its store keeps beside it (every audit log of this module
+// keeps a chain; a store of one concern purges it).
+func must[T any](t *testing.T, s any) T {
 	t.Helper()
-	p, ok := s.(gateway.Purger)
+	v, ok := s.(T)
 	if !ok {
-		t.Fatalf("%T is not a gateway.Purger", s)
+		t.Fatalf("%T is not a %v", s, reflect.TypeFor[T]())
 	}
-	return p
+	return v
 }
 
-func testPurgeRecords(t *testing.T, s gateway.RecordStore) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testPurgeRecords(t *testing.T, s store.RecordStore) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `1`, t0.Add(time.Second)); err != nil { // expires t0+1s+retention
 		t.Fatal(err)
 	}
-	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(2), "k2", t0), store.ClaimAcquired)
 	if err := s.MarkUncertain(ctx, slot(2), c2.Token, "timeout", t0, t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	claim(t, s, request(slot(3), "k3", t0), gateway.ClaimAcquired) // expires t0+lease+retention
-	st, err := purger(t, s).Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: gateway.ConcernRecords})
-	if err != nil || st != (gateway.PurgeStats{Records: 1}) {
+	claim(t, s, request(slot(3), "k3", t0), store.ClaimAcquired) // expires t0+lease+retention
+	st, err := must[store.Purger](t, s).Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: store.ConcernRecords})
+	if err != nil || st != (store.PurgeStats{Records: 1}) {
 		t.Errorf("Purge(records) at +3h = %+v, %v; want 1 record (the uncertain one)", st, err)
 	}
-	if _, err := s.Get(ctx, "k2"); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := s.Get(ctx, "k2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(k2) after purge = %v, want ErrNotFound", err)
 	}
 	for _, k := range []string{"k1", "k3"} {
@@ -915,18 +919,18 @@ func testPurgeRecords(t *testing.T, s gateway.RecordStore) {
 	}
 }
 
-func testPurgeApprovals(t *testing.T, s gateway.ApprovalStore) {
+func testPurgeApprovals(t *testing.T, s store.ApprovalStore) {
 	if _, err := s.CreateApproval(ctx, approval("apr_old", "k1", t0)); err != nil { // expires t0+1h
 		t.Fatal(err)
 	}
 	if _, err := s.CreateApproval(ctx, approval("apr_new", "k2", t0.Add(90*time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	st, err := purger(t, s).Purge(ctx, gateway.PurgeRequest{Now: t0.Add(2 * time.Hour), Concerns: gateway.ConcernApprovals})
-	if err != nil || st != (gateway.PurgeStats{Approvals: 1}) {
+	st, err := must[store.Purger](t, s).Purge(ctx, store.PurgeRequest{Now: t0.Add(2 * time.Hour), Concerns: store.ConcernApprovals})
+	if err != nil || st != (store.PurgeStats{Approvals: 1}) {
 		t.Errorf("Purge(approvals) at +2h = %+v, %v; want 1 approval", st, err)
 	}
-	if _, err := s.GetApproval(ctx, "apr_old"); !errors.Is(err, gateway.ErrNotFound) {
+	if _, err := s.GetApproval(ctx, "apr_old"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetApproval(apr_old) after purge = %v, want ErrNotFound", err)
 	}
 	if _, err := s.GetApproval(ctx, "apr_new"); err != nil {
@@ -934,21 +938,21 @@ func testPurgeApprovals(t *testing.T, s gateway.ApprovalStore) {
 	}
 }
 
-func testPurgeAudit(t *testing.T, s gateway.AuditLog) {
+func testPurgeAudit(t *testing.T, s store.AuditLog) {
 	for i := range 3 {
-		if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+		if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(i) * time.Hour), Tenant: "acme", Principal: "p", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := purger(t, s)
-	if st, err := p.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: gateway.ConcernAudit}); err != nil || st.Audit != 0 {
+	p := must[store.Purger](t, s)
+	if st, err := p.Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), Concerns: store.ConcernAudit}); err != nil || st.Audit != 0 {
 		t.Errorf("Purge(audit) without AuditBefore = %+v, %v; want nothing removed", st, err)
 	}
-	st, err := p.Purge(ctx, gateway.PurgeRequest{Now: t0.Add(3 * time.Hour), AuditBefore: t0.Add(90 * time.Minute), Concerns: gateway.ConcernAudit})
-	if err != nil || st != (gateway.PurgeStats{Audit: 2}) {
+	st, err := p.Purge(ctx, store.PurgeRequest{Now: t0.Add(3 * time.Hour), AuditBefore: t0.Add(90 * time.Minute), Concerns: store.ConcernAudit})
+	if err != nil || st != (store.PurgeStats{Audit: 2}) {
 		t.Errorf("Purge(audit before +90m) = %+v, %v; want 2 entries", st, err)
 	}
-	left, err := s.QueryAudit(ctx, gateway.AuditQuery{})
+	left, err := s.QueryAudit(ctx, store.AuditQuery{})
 	if err != nil || len(left) != 1 || !left[0].Time.Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("audit after purge = %+v, %v; want the +2h entry only", left, err)
 	}
@@ -957,24 +961,24 @@ func testPurgeAudit(t *testing.T, s gateway.AuditLog) {
 // A purge limited to some concerns leaves the others alone: a store that
 // keeps another gateway's audit log, say, loses none of it when this
 // gateway purges its records there.
-func testPurgeConcerns(t *testing.T, s gateway.Store) {
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
+func testPurgeConcerns(t *testing.T, s store.Store) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
 	if err := complete(s, slot(1), c.Token, `1`, t0); err != nil { // expires t0+retention
 		t.Fatal(err)
 	}
 	if _, err := s.CreateApproval(ctx, approval("apr_1", "k1", t0)); err != nil { // expires t0+1h
 		t.Fatal(err)
 	}
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+	if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
-	l := gateway.RateLimit{Rate: 1, Burst: 1}
+	l := store.RateLimit{Rate: 1, Burst: 1}
 	if ok, _, err := s.TakeToken(ctx, "alice|pay", l, t0); err != nil || !ok {
 		t.Fatalf("TakeToken of a new bucket = %v, %v; want ok", ok, err)
 	}
 	later := t0.Add(retention + time.Hour)
-	st, err := s.Purge(ctx, gateway.PurgeRequest{Now: later, AuditBefore: later, Concerns: gateway.ConcernAudit})
-	if err != nil || st != (gateway.PurgeStats{Audit: 1}) {
+	st, err := s.Purge(ctx, store.PurgeRequest{Now: later, AuditBefore: later, Concerns: store.ConcernAudit})
+	if err != nil || st != (store.PurgeStats{Audit: 1}) {
 		t.Errorf("Purge(audit only) = %+v, %v; want the audit entry only", st, err)
 	}
 	if _, err := s.Get(ctx, "k1"); err != nil {
@@ -983,14 +987,14 @@ func testPurgeConcerns(t *testing.T, s gateway.Store) {
 	if _, err := s.GetApproval(ctx, "apr_1"); err != nil {
 		t.Errorf("GetApproval after an audit-only purge = %v, want the approval", err)
 	}
-	if err := s.AppendAudit(ctx, gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "bob", Decision: gateway.DecisionAllow, Outcome: gateway.OutcomeOK}); err != nil {
+	if err := s.AppendAudit(ctx, store.AuditEntry{Time: t0, Tenant: "acme", Principal: "bob", Decision: store.DecisionAllow, Outcome: store.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
-	st, err = s.Purge(ctx, gateway.PurgeRequest{Now: later, AuditBefore: later, Concerns: gateway.ConcernRecords | gateway.ConcernApprovals})
-	if err != nil || st != (gateway.PurgeStats{Records: 1, Approvals: 1}) {
+	st, err = s.Purge(ctx, store.PurgeRequest{Now: later, AuditBefore: later, Concerns: store.ConcernRecords | store.ConcernApprovals})
+	if err != nil || st != (store.PurgeStats{Records: 1, Approvals: 1}) {
 		t.Errorf("Purge(records, approvals) = %+v, %v; want 1 record and 1 approval, no audit", st, err)
 	}
-	if got, err := s.QueryAudit(ctx, gateway.AuditQuery{}); err != nil || len(got) != 1 || got[0].Principal != "bob" {
+	if got, err := s.QueryAudit(ctx, store.AuditQuery{}); err != nil || len(got) != 1 || got[0].Principal != "bob" {
 		t.Errorf("audit after a records-and-approvals purge = %+v, %v; want bob's entry kept", got, err)
 	}
 	// The bucket was kept too: it is still empty at t0 (a bucket purged and
@@ -1000,47 +1004,47 @@ func testPurgeConcerns(t *testing.T, s gateway.Store) {
 	}
 }
 
-// testCompleteAudited checks a gateway.AuditedRecorder: a fenced
+// testCompleteAudited checks a store.AuditedRecorder: a fenced
 // completion writes neither the outcome nor the audit entry; a live one
 // writes both; of concurrent completions of one claim exactly one lands,
 // with its own entry and no other.
-func testCompleteAudited(t *testing.T, s gateway.Store) {
-	ar := s.(gateway.AuditedRecorder)
-	completion := func(sl gateway.Slot, token uint64, value string) gateway.Completion {
-		return gateway.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: t0.Add(time.Second), ExpiresAt: t0.Add(time.Second + retention)}
+func testCompleteAudited(t *testing.T, s store.Store) {
+	ar := s.(store.AuditedRecorder)
+	completion := func(sl store.Slot, token uint64, value string) store.Completion {
+		return store.Completion{Slot: sl, Token: token, Value: json.RawMessage(value), Now: t0.Add(time.Second), ExpiresAt: t0.Add(time.Second + retention)}
 	}
-	entry := func(key, reason string) gateway.AuditEntry {
-		return gateway.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds",
-			Key: key, Decision: gateway.DecisionAllow, Reason: reason, Outcome: gateway.OutcomeOK, Latency: time.Millisecond}
+	entry := func(key, reason string) store.AuditEntry {
+		return store.AuditEntry{Time: t0, Tenant: "acme", Principal: "alice", SessionID: "s", Step: 1, Tool: "bank/transfer_funds",
+			Key: key, Decision: store.DecisionAllow, Reason: reason, Outcome: store.OutcomeOK, Latency: time.Millisecond}
 	}
-	audited := func(key string) []gateway.AuditEntry {
+	audited := func(key string) []store.AuditEntry {
 		t.Helper()
-		es, err := s.QueryAudit(ctx, gateway.AuditQuery{Key: key})
+		es, err := s.QueryAudit(ctx, store.AuditQuery{Key: key})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return es
 	}
 
-	c := claim(t, s, request(slot(1), "k1", t0), gateway.ClaimAcquired)
-	if err := ar.CompleteAudited(ctx, completion(slot(1), c.Token+1, `{"late":true}`), entry("k1", "stale owner")); !errors.Is(err, gateway.ErrFenced) {
+	c := claim(t, s, request(slot(1), "k1", t0), store.ClaimAcquired)
+	if err := ar.CompleteAudited(ctx, completion(slot(1), c.Token+1, `{"late":true}`), entry("k1", "stale owner")); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("CompleteAudited with another token = %v, want ErrFenced", err)
 	}
 	if es := audited("k1"); len(es) != 0 {
 		t.Errorf("a fenced CompleteAudited left audit entries %+v, want none", es)
 	}
-	claim(t, s, request(slot(1), "k1", t0.Add(time.Second)), gateway.ClaimInProgress)
+	claim(t, s, request(slot(1), "k1", t0.Add(time.Second)), store.ClaimInProgress)
 	if err := ar.CompleteAudited(ctx, completion(slot(1), c.Token, `{"transaction_id":"tx-1"}`), entry("k1", "owner")); err != nil {
 		t.Fatalf("CompleteAudited: %v", err)
 	}
-	if r := claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), gateway.ClaimDone); string(r.Record.Value) != `{"transaction_id":"tx-1"}` {
+	if r := claim(t, s, request(slot(1), "k1", t0.Add(2*time.Second)), store.ClaimDone); string(r.Record.Value) != `{"transaction_id":"tx-1"}` {
 		t.Errorf("record after CompleteAudited = %+v, want done with the value", r.Record)
 	}
 	if es := audited("k1"); len(es) != 1 || es[0].Reason != "owner" || es[0].Outcome != "ok" || es[0].Latency != time.Millisecond {
 		t.Errorf("audit after CompleteAudited = %+v, want the one entry written with it", es)
 	}
 
-	c2 := claim(t, s, request(slot(2), "k2", t0), gateway.ClaimAcquired)
+	c2 := claim(t, s, request(slot(2), "k2", t0), store.ClaimAcquired)
 	errs := make([]error, 16)
 	var wg sync.WaitGroup
 	for i := range errs {
@@ -1056,14 +1060,14 @@ func testCompleteAudited(t *testing.T, s gateway.Store) {
 			t.Errorf("callers %d and %d both completed one claim", winner, i)
 		case err == nil:
 			winner = i
-		case !errors.Is(err, gateway.ErrFenced):
+		case !errors.Is(err, store.ErrFenced):
 			t.Errorf("concurrent CompleteAudited %d = %v, want nil or ErrFenced", i, err)
 		}
 	}
 	if winner < 0 {
 		t.Fatal("no concurrent CompleteAudited succeeded")
 	}
-	if r := claim(t, s, request(slot(2), "k2", t0.Add(2*time.Second)), gateway.ClaimDone); string(r.Record.Value) != fmt.Sprintf(`{"n":%d}`, winner) {
+	if r := claim(t, s, request(slot(2), "k2", t0.Add(2*time.Second)), store.ClaimDone); string(r.Record.Value) != fmt.Sprintf(`{"n":%d}`, winner) {
 		t.Errorf("record = %s, want the winner's {\"n\":%d}", r.Record.Value, winner)
 	}
 	if es := audited("k2"); len(es) != 1 || es[0].Reason != fmt.Sprintf("caller %d", winner) {

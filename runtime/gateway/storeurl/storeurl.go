@@ -6,7 +6,7 @@
 // a program that lets its user choose the store at run time (`toolgate
 // serve --store`, `examples/transfer serve`) carries them; the HTTP API
 // (runtime/server) and the MCP server (runtime/mcpserver) take a
-// [gateway.Store] and link none.
+// [store.Store] and link none.
 //
 //	st, err := storeurl.Open(ctx, spec, dataDir) // "" → SQLite gateway.db in dataDir
 //	if err != nil { ... }
@@ -22,16 +22,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 // Store is a gateway store a program closes when it stops.
 type Store interface {
-	gateway.Store
+	store.Store
 	Close() error
 }
 

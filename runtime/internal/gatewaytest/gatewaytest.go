@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -108,7 +109,7 @@ func (c *Counter) Total() int64 { return c.all.Load() }
 type Env struct {
 	T        testing.TB
 	Registry *tools.Registry
-	Store    gateway.Store
+	Store    store.Store
 	Clock    *Clock
 	Gateway  *gateway.Gateway
 	Runs     *Counter
@@ -151,7 +152,7 @@ func New(t testing.TB, opt func(*gateway.Options)) *Env {
 }
 
 // NewOn builds an Env over st, as [New] does.
-func NewOn(t testing.TB, st gateway.Store, opt func(*gateway.Options)) *Env {
+func NewOn(t testing.TB, st store.Store, opt func(*gateway.Options)) *Env {
 	t.Helper()
 	e := &Env{T: t, Registry: tools.NewRegistry(), Store: st, Clock: NewClock(), Runs: &Counter{}, Prom: prometheus.NewRegistry()}
 	e.SetTransfer(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -84,11 +84,11 @@ const RecordColumns = `tenant, principal, session_id, step, tool, key, fingerpri
 	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
 
 // SlotArgs are a slot's values in the order of its columns.
-func SlotArgs(s gateway.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
+func SlotArgs(s store.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
 
 // ScanRecord scans a row of RecordColumns.
-func ScanRecord(row Row) (gateway.Record, error) {
-	var r gateway.Record
+func ScanRecord(row Row) (store.Record, error) {
+	var r store.Record
 	var state string
 	var token, lease, created, updated, expires int64
 	var value, domainErr []byte
@@ -98,7 +98,7 @@ func ScanRecord(row Row) (gateway.Record, error) {
 		return r, err
 	}
 	r.Principal = r.Slot.Principal
-	r.State = gateway.State(state)
+	r.State = store.State(state)
 	r.Token = uint64(token)
 	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = Time(lease), Time(created), Time(updated), Time(expires)
 	if value != nil {
@@ -119,8 +119,8 @@ const ApprovalColumns = `id, tenant, principal, session_id, step, tool, key, fin
 
 // ScanApproval scans a row of ApprovalColumns. granted may be a boolean or
 // an integer 0/1 column.
-func ScanApproval(row Row) (gateway.Approval, error) {
-	var a gateway.Approval
+func ScanApproval(row Row) (store.Approval, error) {
+	var a store.Approval
 	var args []byte
 	var created, grantedAt, expires int64
 	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.Principal, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key,
@@ -148,21 +148,21 @@ const ChainColumns = `seq, prev, hash, v`
 const AuditReadColumns = AuditColumns + `, ` + ChainColumns
 
 // AuditArgs are e's values in AuditColumns' order.
-func AuditArgs(e gateway.AuditEntry) []any {
+func AuditArgs(e store.AuditEntry) []any {
 	return []any{NS(e.Time), e.Tenant, e.Principal, e.Actor, e.Taint, e.SessionID, e.Step, e.Tool, e.Key,
 		string(e.Decision), e.Reason, string(e.Outcome), e.ApprovalID, int64(e.Latency)}
 }
 
 // ChainArgs are e's chain values in ChainColumns' order.
-func ChainArgs(e gateway.AuditEntry) []any {
+func ChainArgs(e store.AuditEntry) []any {
 	return []any{int64(e.Seq), e.Prev, e.Hash, e.V}
 }
 
 // CollectAudit reads every row of AuditReadColumns.
-func CollectAudit(rows Rows) ([]gateway.AuditEntry, error) {
-	var out []gateway.AuditEntry
+func CollectAudit(rows Rows) ([]store.AuditEntry, error) {
+	var out []store.AuditEntry
 	for rows.Next() {
-		var e gateway.AuditEntry
+		var e store.AuditEntry
 		var at, latency, seq int64
 		var decision, outcome string
 		if err := rows.Scan(&at, &e.Tenant, &e.Principal, &e.Actor, &e.Taint, &e.SessionID, &e.Step, &e.Tool, &e.Key,
@@ -170,7 +170,7 @@ func CollectAudit(rows Rows) ([]gateway.AuditEntry, error) {
 			return nil, err
 		}
 		e.Time, e.Latency, e.Seq = Time(at), time.Duration(latency), uint64(seq)
-		e.Decision, e.Outcome = gateway.Decision(decision), gateway.Outcome(outcome)
+		e.Decision, e.Outcome = store.Decision(decision), store.Outcome(outcome)
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -189,13 +189,13 @@ func ChainQuery(after uint64, limit int, placeholder func(n int) string) (string
 const LastAuditQuery = `SELECT ` + AuditReadColumns + ` FROM audit ORDER BY seq DESC LIMIT 1`
 
 // LastAudit is the answer of AuditChain.LastAudit from LastAuditQuery's
-// rows: the entry, or gateway.ErrNotFound when there is none.
-func LastAudit(out []gateway.AuditEntry, err error) (gateway.AuditEntry, error) {
+// rows: the entry, or store.ErrNotFound when there is none.
+func LastAudit(out []store.AuditEntry, err error) (store.AuditEntry, error) {
 	switch {
 	case err != nil:
-		return gateway.AuditEntry{}, err
+		return store.AuditEntry{}, err
 	case len(out) == 0:
-		return gateway.AuditEntry{}, gateway.ErrNotFound
+		return store.AuditEntry{}, store.ErrNotFound
 	}
 	return out[0], nil
 }
@@ -205,11 +205,11 @@ func LastAudit(out []gateway.AuditEntry, err error) (gateway.AuditEntry, error) 
 const AnchorQuery = `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`
 
 // ScanAnchor reads the anchor from AnchorQuery's row.
-func ScanAnchor(row Row) (gateway.AuditAnchor, error) {
-	var a gateway.AuditAnchor
+func ScanAnchor(row Row) (store.AuditAnchor, error) {
+	var a store.AuditAnchor
 	var seq int64
 	if err := row.Scan(&seq, &a.Hash); err != nil {
-		return gateway.AuditAnchor{}, err
+		return store.AuditAnchor{}, err
 	}
 	a.Seq = uint64(seq)
 	return a, nil
@@ -220,15 +220,15 @@ func ScanAnchor(row Row) (gateway.AuditAnchor, error) {
 const CheckpointColumns = `seq, hash, at, key_id, sig`
 
 // CheckpointArgs are c's values in CheckpointColumns' order.
-func CheckpointArgs(c gateway.AuditCheckpoint) []any {
+func CheckpointArgs(c store.AuditCheckpoint) []any {
 	return []any{int64(c.Seq), c.Hash, NS(c.Time), c.KeyID, c.Sig}
 }
 
 // CollectCheckpoints reads every row of CheckpointColumns.
-func CollectCheckpoints(rows Rows) ([]gateway.AuditCheckpoint, error) {
-	var out []gateway.AuditCheckpoint
+func CollectCheckpoints(rows Rows) ([]store.AuditCheckpoint, error) {
+	var out []store.AuditCheckpoint
 	for rows.Next() {
-		var c gateway.AuditCheckpoint
+		var c store.AuditCheckpoint
 		var seq, at int64
 		if err := rows.Scan(&seq, &c.Hash, &at, &c.KeyID, &c.Sig); err != nil {
 			return nil, err
@@ -241,7 +241,7 @@ func CollectCheckpoints(rows Rows) ([]gateway.AuditCheckpoint, error) {
 
 // AuditQuery is the SQL query for q over the audit table, oldest first,
 // with placeholder(n) writing the dialect's n-th parameter (? or $n).
-func AuditQuery(q gateway.AuditQuery, placeholder func(n int) string) (string, []any) {
+func AuditQuery(q store.AuditQuery, placeholder func(n int) string) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
 func TestTimeRoundTrip(t *testing.T) {
@@ -51,14 +51,14 @@ func TestAuditQuery(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	dollar := func(n int) string { return "$" + string(rune('0'+n)) }
 	cases := []struct {
-		q         gateway.AuditQuery
+		q         store.AuditQuery
 		where     string
 		args      []any
 		wantLimit any
 	}{
-		{gateway.AuditQuery{}, "", nil, 1000},
-		{gateway.AuditQuery{Tenant: "acme", Key: "k", Limit: 5}, " WHERE tenant = $1 AND key = $2", []any{"acme", "k"}, 5},
-		{gateway.AuditQuery{Principal: "p", Since: t0, Until: t0.Add(time.Hour)}, " WHERE principal = $1 AND at >= $2 AND at < $3",
+		{store.AuditQuery{}, "", nil, 1000},
+		{store.AuditQuery{Tenant: "acme", Key: "k", Limit: 5}, " WHERE tenant = $1 AND key = $2", []any{"acme", "k"}, 5},
+		{store.AuditQuery{Principal: "p", Since: t0, Until: t0.Add(time.Hour)}, " WHERE principal = $1 AND at >= $2 AND at < $3",
 			[]any{"p", NS(t0), NS(t0.Add(time.Hour))}, 1000},
 	}
 	for _, c := range cases {
