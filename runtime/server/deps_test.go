@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,42 @@ func TestNoStoreDriverLinked(t *testing.T) {
 						t.Errorf("go list -deps %s: links %s = %v, want %v", tc.pkg, driver, linked, !tc.wantNone)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestDriversLinkNoGateway: the store drivers implement
+// runtime/gateway/store, the way database/sql drivers implement
+// database/sql/driver, and link nothing of the gateway itself, so the
+// gateway can change without touching them. runtime/server, which links
+// the gateway, is the row that shows the check can fail.
+func TestDriversLinkNoGateway(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list dependencies with")
+	}
+	const mod = "github.com/toolgate/toolgate/"
+	tests := []struct {
+		pkg         string
+		wantGateway bool
+	}{
+		{"runtime/gateway/store", false},
+		{"runtime/gateway/memstore", false},
+		{"runtime/gateway/sqlitestore", false},
+		{"runtime/gateway/pgstore", false},
+		{"runtime/gateway/redisstore", false},
+		{"runtime/gateway/storeurl", false},
+		{"runtime/server", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pkg, func(t *testing.T) {
+			out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", mod+tc.pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v\n%s", tc.pkg, err, out)
+			}
+			if got := slices.Contains(strings.Fields(string(out)), mod+"runtime/gateway"); got != tc.wantGateway {
+				t.Errorf("go list -deps %s: links runtime/gateway = %v, want %v", tc.pkg, got, tc.wantGateway)
 			}
 		})
 	}
