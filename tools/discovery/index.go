@@ -68,18 +68,21 @@ type posting struct {
 // and from which of the snapshot's tools its text names (scrubbed), so it
 // is reused across snapshots for tools where neither changed.
 type doc struct {
-	// The analysed terms, as numbers of the Discoverer's termTable.
-	fields  [numFields][]uint32 // per field, saturated (capTerms)
-	lens    [numFields]int      // each field's length before saturation
-	notFor  []uint32
-	baseTxt []uint32 // name + description terms, for the plain BM25 baseline
+	// The analysed terms, as numbers of the Discoverer's termTable: the
+	// numLists lists (field), notFor and baseTerms read are cut from terms,
+	// list l ending at ends[l]. One slice and narrow numbers: a card
+	// of a dozen slice headers and ints was 416 bytes, 40 MiB at 100,000
+	// tools.
+	terms []uint32
+	ends  [numLists]uint32
+	lens  [numFields]int32 // each field's length before saturation
 	// row and scale are the card's quantised vector (see Index.rows),
 	// transient: set by embedAll, moved into the index by quantise.
 	row     []int8
 	scale   float32
-	tokens  int // o200k tokens of the schema as a model sees it
+	tokens  int32 // o200k tokens of the schema as a model sees it
+	bytes   int32
 	accepts []acceptor
-	bytes   int
 	// mentions are the identifiers of the catalog text that may name a
 	// tool (poison.go); scrubbed are those that named another namespace's
 	// tool in the snapshot the doc was built for, and were left out of
@@ -88,6 +91,32 @@ type doc struct {
 	mentions []mention
 	scrubbed []mention
 }
+
+// The term lists of a doc: one per field (saturated, capTerms), then the
+// not_for sentence's and the plain BM25 baseline's (name + description).
+const (
+	listNotFor = int(numFields) + iota
+	listBase
+	numLists
+)
+
+// list returns the doc's term list l.
+func (dc *doc) list(l int) []uint32 {
+	var lo uint32
+	if l > 0 {
+		lo = dc.ends[l-1]
+	}
+	return dc.terms[lo:dc.ends[l]:dc.ends[l]]
+}
+
+// field returns the terms of field f, saturated.
+func (dc *doc) field(f field) []uint32 { return dc.list(int(f)) }
+
+// notFor returns the terms of the tool's not_for sentence.
+func (dc *doc) notFor() []uint32 { return dc.list(listNotFor) }
+
+// baseTerms returns the terms of the plain BM25 baseline.
+func (dc *doc) baseTerms() []uint32 { return dc.list(listBase) }
 
 // Index is an immutable search index over one snapshot's cards. It is
 // built by Discoverer (or NewIndex) and is safe for concurrent use.
@@ -161,7 +190,7 @@ func (x *Index) Stats() BuildStats { return x.stats }
 
 // ToolTokens returns the o200k token count of the i-th tool's schema as a
 // model sees it (name, description and input schema).
-func (x *Index) ToolTokens(i int) int { return x.docs[i].tokens }
+func (x *Index) ToolTokens(i int) int { return int(x.docs[i].tokens) }
 
 // parametersJSON is the "parameters" member of schemaTextWith for an input
 // schema: its keys sorted, compact, HTML-escaped (as json.Marshal writes
@@ -334,13 +363,13 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(sc(p.name)), " "))
 	}
 	for f := range fields {
-		dc.lens[f] = len(fields[f])
+		dc.lens[f] = int32(len(fields[f]))
 		fields[f] = capTerms(fields[f], fieldTFCap)
 	}
 	for _, s := range t.Card.Examples { // overlay examples count as aliases, unsaturated
 		n := len(fields[fieldAliases])
 		fields[fieldAliases] = a.Terms(fields[fieldAliases], s, "")
-		dc.lens[fieldAliases] += len(fields[fieldAliases]) - n
+		dc.lens[fieldAliases] += int32(len(fields[fieldAliases]) - n)
 	}
 	dc.accepts = accepts
 	notFor := a.Terms(nil, t.Card.NotFor, "")
@@ -353,27 +382,17 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		size += len(ts)
 	}
 	all := ar.terms(size)
-	cut := func(ts []string) []uint32 {
-		if len(ts) == 0 {
-			return nil
-		}
-		start := len(all)
+	for l, ts := range append(fields[:], notFor, base) {
 		all = d.terms.intern(all, ts)
-		return all[start:len(all):len(all)]
+		dc.ends[l] = uint32(len(all))
 	}
-	for f := range fields {
-		dc.fields[f] = cut(fields[f])
-	}
-	dc.notFor = cut(notFor)
-	dc.baseTxt = cut(base)
+	dc.terms = all
 	n, err := tokens.Count(schemaTextWith(t, si.json))
 	if err != nil {
 		return nil, "", err
 	}
-	dc.tokens = n
-	for _, f := range dc.fields {
-		dc.bytes += 4 * len(f)
-	}
+	dc.tokens = int32(n)
+	dc.bytes = int32(4 * dc.ends[numFields-1])
 	return dc, embedText(t, paramNames, dc.scrubbed), nil
 }
 
@@ -483,8 +502,8 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	x.tokens = make([]int32, n)
 	for i, dc := range x.docs {
-		x.tokens[i] = int32(dc.tokens)
-		x.total += dc.tokens
+		x.tokens[i] = dc.tokens
+		x.total += int(dc.tokens)
 	}
 	x.termStrings = d.terms.snapshot()
 	x.background = d.background
@@ -503,7 +522,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
 	for _, dc := range x.docs {
-		x.stats.Bytes += dc.bytes + int(unsafe.Sizeof(*dc))
+		x.stats.Bytes += int(dc.bytes) + int(unsafe.Sizeof(*dc))
 	}
 	x.stats.Duration = d.now().Sub(start)
 	return x, nil
@@ -559,7 +578,7 @@ func (x *Index) buildPostings(strs []string) {
 		for f := range numFields {
 			fw := fieldWeights[f]
 			norm := 1 - fw.b + fw.b*float64(dc.lens[f])/avg[f]
-			for _, t := range dc.fields[f] {
+			for _, t := range dc.field(field(f)) {
 				if !seen[t] {
 					seen[t] = true
 					order = append(order, t)
@@ -589,7 +608,7 @@ func (x *Index) buildPostings(strs []string) {
 		}
 	}
 	for _, dc := range x.docs {
-		for _, ts := range [2][]uint32{dc.notFor, dc.baseTxt} {
+		for _, ts := range [2][]uint32{dc.notFor(), dc.baseTerms()} {
 			for _, t := range ts {
 				if df[t] == 0 && !seen[t] {
 					seen[t] = true
@@ -630,7 +649,7 @@ func (x *Index) buildPostings(strs []string) {
 	}
 	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
 	cnt := make([]int32, g)
-	notFor := func(i int, dc *doc) []uint32 { return dc.notFor }
+	notFor := func(i int, dc *doc) []uint32 { return dc.notFor() }
 	negDF := x.docFreq(g, notFor, cnt)
 	x.negative = x.sparsePostings(nt, local, negDF, notFor,
 		func(i int, t uint32, c int32) float64 {
@@ -638,11 +657,11 @@ func (x *Index) buildPostings(strs []string) {
 			return idf(n, int(max(negDF[t], df[t]))) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
 	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
-	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTxt }
+	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTerms() }
 	baseDF := x.docFreq(g, baseTxt, cnt)
 	var baseAvg float64
 	for _, dc := range x.docs {
-		baseAvg += float64(len(dc.baseTxt))
+		baseAvg += float64(len(dc.baseTerms()))
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
 	for t, d := range baseDF {
@@ -652,7 +671,7 @@ func (x *Index) buildPostings(strs []string) {
 	}
 	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
 		func(i int, t uint32, c int32) float64 {
-			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTxt))/baseAvg
+			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTerms()))/baseAvg
 			tf := float64(c) / norm
 			return idfs[t] * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)

@@ -261,11 +261,7 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		}
 	}
 	for _, dc := range x.docs {
-		for _, f := range dc.fields {
-			local(f)
-		}
-		local(dc.notFor)
-		local(dc.baseTxt)
+		local(dc.terms)
 	}
 	// Streamed through a buffer with the checksum kept as it goes: the
 	// file of 100,000 cards is 99 MB, which a bytes.Buffer held whole (and
@@ -302,11 +298,9 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		for f := range numFields {
 			e.u32(uint32(dc.lens[f]))
 		}
-		for f := range numFields {
-			list(dc.fields[f])
+		for l := range numLists {
+			list(dc.list(l))
 		}
-		list(dc.notFor)
-		list(dc.baseTxt)
 		e.u32(uint32(len(dc.accepts)))
 		for _, a := range dc.accepts {
 			b.WriteByte(byte(a.kind))
@@ -453,33 +447,45 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 	}
 	out := make([]*doc, len(keys))
 	ndocs := p.count(32 + 4*(5+2*int(numFields)+2))
-	// Term lists and rows are cut from shared chunks: a few hundred
-	// allocations for 100,000 cards instead of a dozen per card.
-	var chunk []uint32
-	var rows []int8  // len(keys)*dim, allocated at the first wanted card
-	var spare []int8 // rows for when the file is too short for that
-	list := func() []uint32 {
+	// Cards, term lists and rows are cut from shared chunks: a few
+	// hundred allocations for 100,000 cards instead of a dozen per card.
+	var ar docArena
+	var scratch []uint32 // a card's lists, read before their length is known
+	var rows []int8      // len(keys)*dim, allocated at the first wanted card
+	var spare []int8     // rows for when the file is too short for that
+	list := func() {
 		n := p.count(4)
-		if n > cap(chunk)-len(chunk) {
-			chunk = make([]uint32, 0, max(n, 1<<16))
-		}
-		ts := chunk[len(chunk) : len(chunk)+n : len(chunk)+n]
-		chunk = chunk[:len(chunk)+n]
-		for j := range ts {
+		for range n {
 			t := p.u32()
 			if int(t) >= len(ids) {
 				p.fail()
-				return nil
+				return
 			}
-			ts[j] = ids[t]
+			scratch = append(scratch, ids[t])
 		}
-		return ts
+	}
+	// The mentions' namespaces and keys, and the acceptors' patterns,
+	// repeat across cards: one string each.
+	interned := map[string]string{}
+	str := func() string {
+		n := int(p.u32())
+		if n > maxIndexString {
+			p.fail()
+			return ""
+		}
+		b := p.bytes(n)
+		s, ok := interned[string(b)]
+		if !ok {
+			s = string(b)
+			interned[s] = s
+		}
+		return s
 	}
 	mentions := func() []mention {
 		n := p.count(8)
 		var ms []mention
 		for range n {
-			ms = append(ms, mention{ns: p.str(), key: p.str()})
+			ms = append(ms, mention{ns: str(), key: str()})
 		}
 		return ms
 	}
@@ -490,19 +496,21 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 		var k toolKey
 		copy(k[:], p.bytes(32))
 		i, wanted := want[k]
-		dc := &doc{tokens: int(p.u32())}
+		dc := ar.doc()
+		dc.tokens = int32(p.u32())
 		for f := range numFields {
-			dc.lens[f] = int(p.u32())
+			dc.lens[f] = int32(p.u32())
 		}
-		for f := range numFields {
-			dc.fields[f] = list()
+		scratch = scratch[:0]
+		for l := range numLists {
+			list()
+			dc.ends[l] = uint32(len(scratch))
 		}
-		dc.notFor = list()
-		dc.baseTxt = list()
+		dc.terms = append(ar.terms(len(scratch)), scratch...)
 		na := p.count(6)
 		for range na {
 			kind, strong := p.byte(), p.byte()
-			a := acceptor{kind: idKind(kind), strong: strong == 1, pattern: p.str()}
+			a := acceptor{kind: idKind(kind), strong: strong == 1, pattern: str()}
 			if kind > byte(numKinds) || strong > 1 {
 				p.fail()
 			}
@@ -510,7 +518,7 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 		}
 		dc.mentions = mentions()
 		dc.scrubbed = mentions()
-		dc.bytes = int(p.u32())
+		dc.bytes = int32(p.u32())
 		if dim > 0 {
 			dc.scale = math.Float32frombits(p.u32())
 			if wanted && rows == nil && spare == nil {
