@@ -445,7 +445,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	from := make([]int, n) // the card of prev reused at i, or -1
 	var embedIdx []int
-	var embedTexts []string
+	var embedTexts []string // one chunk's
 	names := newNameIndex(snap)
 	// A card is reused unless the tools its text names changed.
 	reusable := func(i int, dc *doc) bool {
@@ -470,7 +470,6 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		}
 		embedIdx = append(embedIdx, i)
 	}
-	embedTexts = make([]string, len(embedIdx))
 	var done atomic.Int64
 	total := len(embedIdx)
 	if d.embedder != nil {
@@ -481,19 +480,33 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 			progress(int(done.Add(int64(k))), total)
 		}
 	}
-	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts, tick); err != nil {
-		return nil, err
+	// The cards are analysed and embedded a chunk at a time, so that the
+	// texts to embed are held for one chunk, not for every card: at
+	// 100,000 tools they were 35 MiB of small strings, and the build's
+	// garbage around them kept 80 MiB of the heap's spans half used.
+	w := &buildWork{arenas: make([]docArena, runtime.GOMAXPROCS(0))}
+	if len(embedIdx) == n && d.embedder != nil {
+		w.rows = &rowArray{}
 	}
-	if d.embedder == nil {
-		embedIdx, embedTexts = nil, nil
-	}
-	if d.embedder != nil {
-		embedded, err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick)
-		if err != nil {
+	for lo := 0; lo < len(embedIdx); lo += buildChunk {
+		idx := embedIdx[lo:min(lo+buildChunk, len(embedIdx))]
+		if embedTexts == nil {
+			embedTexts = make([]string, len(idx))
+		}
+		embedTexts = embedTexts[:len(idx)]
+		if err := d.buildDocs(snap, names, x.docs, idx, embedTexts, w, tick); err != nil {
 			return nil, err
 		}
-		if len(embedIdx) == n { // every card embedded: their rows are in one array
-			loadedRows = embedded
+		if d.embedder != nil {
+			if err := d.embedAll(ctx, x.docs, idx, embedTexts, w.rows, tick); err != nil {
+				return nil, err
+			}
+		}
+		clear(embedTexts)
+	}
+	if d.embedder != nil {
+		if w.rows != nil { // every card embedded: their rows are in one array
+			loadedRows = w.rows.rows
 		}
 		if err := x.quantise(prev, from, loadedRows); err != nil {
 			return nil, err
@@ -734,16 +747,28 @@ func (x *Index) sparsePostings(nt int, local []uint32, df []int32, terms func(in
 
 func idf(n, df int) float64 { return bm25IDF(float64(n), float64(df)) }
 
+// buildChunk is how many cards a build analyses and then embeds before
+// the next: a multiple of embedAll's batch, so that the batches are the
+// same as one pass over every card would make.
+const buildChunk = 16 * embedBatch
+
+// buildWork is what the chunks of one build share: the schemas' analysis,
+// each worker's arena, and the array of every card's row when all are
+// embedded (nil otherwise).
+type buildWork struct {
+	schemas schemaCache
+	arenas  []docArena
+	rows    *rowArray
+}
+
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
 // counter and the schema walk are safe for concurrent use) and stores each
 // embedding text in texts.
-func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
-	var schemas schemaCache
-	arenas := make([]docArena, workers)
+func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, w *buildWork, tick func(int)) error {
+	workers := min(len(w.arenas), max(1, len(idx)/64))
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(snap, idx[k], names, &schemas, &arenas[k%workers])
+		dc, text, err := d.buildDoc(snap, idx[k], names, &w.schemas, &w.arenas[k%workers])
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
@@ -891,38 +916,41 @@ func quantiseVecTo(row []int8, v []float32) float32 {
 	return scale
 }
 
-// embedAll embeds texts in batches, in parallel, and stores each
-// quantised vector in docs[idx[k]]. When every card is embedded, the rows
-// are cut from one array of len(docs) rows, each card's at its index
-// (the array is returned; nil otherwise), which quantise then takes
-// whole; a vector of another length than the first gets a row of its
-// own, and quantise reports the mismatch.
-func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) ([]int8, error) {
-	const batch = 256
-	nb := (len(texts) + batch - 1) / batch
-	workers := min(runtime.GOMAXPROCS(0), nb)
-	var (
-		mu   sync.Mutex
-		rows []int8
-		dim  int
-	)
-	whole := len(idx) == len(docs) // else a few cards: a row each
-	slot := func(i, n int) []int8 {
-		if !whole {
-			return make([]int8, n)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if rows == nil {
-			dim, rows = n, make([]int8, len(docs)*n)
-		}
-		if n != dim || n == 0 {
-			return make([]int8, n)
-		}
-		return rows[i*dim : (i+1)*dim : (i+1)*dim]
+// embedBatch is how many texts embedAll gives the embedder at a time.
+const embedBatch = 256
+
+// rowArray is one array of every card's quantised row, row i at
+// rows[i*dim:], which embedAll fills as the cards are embedded and
+// quantise takes whole. Safe for concurrent use.
+type rowArray struct {
+	mu   sync.Mutex
+	rows []int8
+	dim  int
+}
+
+// slot returns card i's row of n values among the n cards of docs: its
+// slot of the array, or a row of its own when n is not the first
+// vector's length (quantise then reports the mismatch).
+func (ra *rowArray) slot(i, n, cards int) []int8 {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if ra.rows == nil {
+		ra.dim, ra.rows = n, make([]int8, cards*n)
 	}
-	err := striped(workers, nb, func(bi int) error {
-		lo, hi := bi*batch, min((bi+1)*batch, len(texts))
+	if n != ra.dim || n == 0 {
+		return make([]int8, n)
+	}
+	return ra.rows[i*ra.dim : (i+1)*ra.dim : (i+1)*ra.dim]
+}
+
+// embedAll embeds texts in batches, in parallel, and stores each
+// quantised vector in docs[idx[k]]: in its slot of rows when rows is not
+// nil (every card of docs is embedded), else in a row of its own.
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, rows *rowArray, tick func(int)) error {
+	nb := (len(texts) + embedBatch - 1) / embedBatch
+	workers := min(runtime.GOMAXPROCS(0), nb)
+	return striped(workers, nb, func(bi int) error {
+		lo, hi := bi*embedBatch, min((bi+1)*embedBatch, len(texts))
 		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
 		if err != nil {
 			return fmt.Errorf("discovery: embed cards: %w", err)
@@ -933,11 +961,14 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 		for j, v := range vecs {
 			i := idx[lo+j]
 			dc := docs[i]
-			dc.row = slot(i, len(v))
+			if rows != nil {
+				dc.row = rows.slot(i, len(v), len(docs))
+			} else {
+				dc.row = make([]int8, len(v))
+			}
 			dc.scale = quantiseVecTo(dc.row, v)
 		}
 		tick(hi - lo)
 		return nil
 	})
-	return rows, err
 }
