@@ -481,13 +481,14 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 		}
 		return s
 	}
+	var ms []mention
 	mentions := func() []mention {
 		n := p.count(8)
-		var ms []mention
+		ms = ms[:0]
 		for range n {
 			ms = append(ms, mention{ns: str(), key: str()})
 		}
-		return ms
+		return ar.mentions(ms)
 	}
 	for range ndocs {
 		if p.err != nil {
