@@ -288,7 +288,7 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 // called and what it is for, without the long tail of the description.
 // The catalog's part has each word at most denseTFCap times (capWords) and
 // no identifier of scrubbed; the overlay's examples follow as they are.
-func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
+func embedText(t *tools.Tool, params []string, scrubbed []mention, seen map[string]int) string {
 	var sb strings.Builder
 	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
 	sb.WriteString(". ")
@@ -312,7 +312,7 @@ func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
 		sb.WriteString(". ")
 		sb.WriteString(scrub(strings.Join(params, " "), scrubbed))
 	}
-	text := capWords(sb.String(), denseTFCap)
+	text := capWords(sb.String(), denseTFCap, seen)
 	if len(t.Card.Examples) == 0 {
 		return text
 	}
@@ -368,7 +368,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	}
 	for f := range fields {
 		dc.lens[f] = int32(len(fields[f]))
-		fields[f] = capTerms(fields[f], fieldTFCap)
+		fields[f] = capTerms(fields[f], fieldTFCap, ar.seen)
 	}
 	for _, s := range t.Card.Examples { // overlay examples count as aliases, unsaturated
 		n := len(fields[fieldAliases])
@@ -397,7 +397,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	}
 	dc.tokens = int32(n)
 	dc.bytes = int32(4 * dc.ends[numFields-1])
-	return dc, embedText(t, paramNames, dc.scrubbed), nil
+	return dc, embedText(t, paramNames, dc.scrubbed, ar.seen), nil
 }
 
 // build makes the index for snap, reusing the per-tool work of prev for
@@ -436,10 +436,9 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 				need = append(need, i)
 			}
 		}
-		striped(min(runtime.GOMAXPROCS(0), max(1, len(need)/256)), len(need), func(k int) error {
-			x.keys[need[k]] = keyOf(snap.Tool(need[k]))
-			return nil
-		})
+		if len(need) > 0 {
+			fillKeys(snap, x.keys, need)
+		}
 	}
 	if prev != nil && len(old) != n || prev != nil && len(prev.docs) != n {
 		prevByKey = make(map[toolKey]int, len(prev.keys))
@@ -801,6 +800,8 @@ type docArena struct {
 	// recur across cards (94,000 strings at 100,000 tools).
 	strs map[string]string
 	ms   []mention
+	// seen is capTerms' and capWords' scratch map.
+	seen map[string]int
 }
 
 // mentions returns a copy of ms cut from the arena's chunk: a card's own
@@ -832,6 +833,9 @@ func (ar *docArena) intern(s string) string {
 }
 
 func (ar *docArena) doc() *doc {
+	if ar.seen == nil {
+		ar.seen = make(map[string]int)
+	}
 	if len(ar.docs) == 0 {
 		ar.docs = make([]doc, 256)
 	}

@@ -185,7 +185,7 @@ func TestCapWords(t *testing.T) {
 		{"zł zł zł zł", "zł zł zł "},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := capWords(tc.in, 3); got != tc.want {
+			if got := capWords(tc.in, 3, nil); got != tc.want {
 				t.Errorf("capWords(%q, 3) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
