@@ -123,9 +123,10 @@ func Define(namespace string, def Definition) (Tool, error) {
 // nil. It compiles the input schemas with a shared JSON Schema compiler
 // (replaced every 512 schemas, so that memory stays bounded), which takes
 // a quarter less CPU than Define in a loop, and does not compile again a
-// schema byte-identical to one that passed earlier in defs; a schema is
-// never resolved against another's (see [CheckInputSchema]). The results
-// are those of [Define], one definition at a time.
+// schema byte-identical to one that passed earlier in defs (the tools of
+// such a schema share one compact copy of it, which they must not modify);
+// a schema is never resolved against another's (see [CheckInputSchema]).
+// The results are those of [Define], one definition at a time.
 func DefineAll(namespace string, defs []Definition) ([]Tool, []error) {
 	ts := make([]Tool, len(defs))
 	errs := make([]error, len(defs))
@@ -178,15 +179,12 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 		t.Card.Summary = FirstSentence(t.Description)
 	}
 	if len(def.InputSchema) > 0 && !bytes.Equal(bytes.TrimSpace(def.InputSchema), []byte("null")) {
-		if err := sc.check(def.InputSchema); err != nil {
+		c, err := sc.compact(def.InputSchema)
+		if err != nil {
 			return Tool{}, &DefinitionError{Name: name, Field: FieldInputSchema,
 				Reason: "invalid \"inputSchema\": " + SchemaReason(err), Err: err}
 		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, def.InputSchema); err != nil {
-			return fail(FieldInputSchema, "invalid \"inputSchema\": %v", err)
-		}
-		t.InputSchema = buf.Bytes()
+		t.InputSchema = c
 	}
 	if err := t.Validate(); err != nil {
 		return Tool{}, &DefinitionError{Name: name, Field: FieldID, Reason: strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+" "), Err: err}

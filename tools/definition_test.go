@@ -139,7 +139,8 @@ func TestDefineAllMatchesDefine(t *testing.T) {
 
 // TestDefineAllRepeatedSchemas: a schema seen before gets the result it
 // got then, whether it passed or failed, and more schemas than one shared
-// compiler takes (sharedSchemas) are each checked as Define checks them.
+// compiler takes (sharedSchemas) are each checked as Define checks them;
+// the tools of one schema share one copy of it.
 func TestDefineAllRepeatedSchemas(t *testing.T) {
 	good := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
 	bad := json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)
@@ -164,6 +165,10 @@ func TestDefineAllRepeatedSchemas(t *testing.T) {
 		}
 		if wantOK := i%7 != 3 && i%7 != 5; (errs[i] == nil) != wantOK {
 			t.Fatalf("DefineAll[%d] (%s) error = %v, want ok %v", i, d.InputSchema, errs[i], wantOK)
+		}
+		// The tools of one schema share its compact form.
+		if i%7 == 0 && i > 0 && &ts[i].InputSchema[0] != &ts[0].InputSchema[0] {
+			t.Fatalf("DefineAll[%d] has its own copy of the schema DefineAll[0] has", i)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,21 +76,32 @@ func checkBatch(ts []Tool, check func(*Tool) error) error {
 // put registers copies of ts and publishes a snapshot; the caller holds
 // r.mu and has checked the batch.
 func (r *Registry) put(ts []Tool) {
+	schemas := make(map[string]json.RawMessage)
 	for i := range ts {
-		r.tools[ts[i].ID] = ownCopy(ts[i])
+		r.tools[ts[i].ID] = ownCopy(ts[i], schemas)
 	}
 	r.publish()
 }
 
 // ownCopy returns a copy of t that shares no slice with it: a snapshot's
-// precomputed scope bits must never disagree with its tools' scopes.
-func ownCopy(t Tool) *Tool {
+// precomputed scope bits must never disagree with its tools' scopes. The
+// copies of one batch share one copy of each input schema (schemas holds
+// them by content; [DefineAll] shares them the same way): a catalog's
+// tools repeat schemas, and 100,000 copies held 42 MB.
+func ownCopy(t Tool, schemas map[string]json.RawMessage) *Tool {
 	t.Card.Scopes = slices.Clone(t.Card.Scopes)
 	t.Card.Aliases = slices.Clone(t.Card.Aliases)
 	t.Card.Tags = slices.Clone(t.Card.Tags)
 	t.Card.Examples = slices.Clone(t.Card.Examples)
 	t.Tenants = slices.Clone(t.Tenants)
-	t.InputSchema = slices.Clone(t.InputSchema)
+	if len(t.InputSchema) > 0 {
+		s, ok := schemas[string(t.InputSchema)]
+		if !ok {
+			s = slices.Clone(t.InputSchema)
+			schemas[string(s)] = s
+		}
+		t.InputSchema = s
+	}
 	return &t
 }
 

@@ -279,3 +279,31 @@ func TestViewFilterNeverWidens(t *testing.T) {
 		t.Error("Filter kept a tool its predicate rejects")
 	}
 }
+
+// TestRegistrySharesRepeatedSchemas: tools of one batch with
+// byte-identical input schemas share one registry-owned copy, which the
+// caller's slices never alias.
+func TestRegistrySharesRepeatedSchemas(t *testing.T) {
+	schema := []byte(`{"type":"object"}`)
+	a, b, c := tool("a/x"), tool("a/y"), tool("a/z")
+	a.InputSchema, b.InputSchema = schema, slices.Clone(schema)
+	c.InputSchema = []byte(`{"type":"object","properties":{}}`)
+	r := NewRegistry()
+	if err := r.Add(a, b, c); err != nil {
+		t.Fatal(err)
+	}
+	snap := r.Snapshot()
+	x, y, z := snap.Tool(0).InputSchema, snap.Tool(1).InputSchema, snap.Tool(2).InputSchema
+	if string(x) != string(schema) || string(y) != string(schema) {
+		t.Fatalf("schemas = %s, %s, want %s", x, y, schema)
+	}
+	if &x[0] != &y[0] {
+		t.Error("a/x and a/y have two copies of one schema, want one shared")
+	}
+	if &x[0] == &schema[0] || &y[0] == &b.InputSchema[0] {
+		t.Error("the registry's schema aliases the caller's slice")
+	}
+	if &z[0] == &x[0] || string(z) != string(c.InputSchema) {
+		t.Errorf("a/z's schema = %s (shared: %v), want its own %s", z, &z[0] == &x[0], c.InputSchema)
+	}
+}

@@ -273,6 +273,7 @@ func read(r io.Reader, file, namespace string, maxBytes int64) (*parser, error) 
 	}
 	p := &parser{file: file, data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
 	p.parse()
+	p.data = nil // the objects hold copies; the file's bytes may go before define's
 	p.define(namespace)
 	slices.SortStableFunc(p.errs, func(a, b error) int { return a.(*Error).Line - b.(*Error).Line })
 	return p, errors.Join(p.errs...)
@@ -283,6 +284,9 @@ type parser struct {
 	data    []byte
 	format  Format
 	pending []object // tool objects decoded, in file order, not yet defined
+	// schemas holds one copy of each input schema of pending, by content:
+	// a big catalog's tools repeat their servers' schemas.
+	schemas map[string]json.RawMessage
 	tools   []tools.Tool
 	lines   []int   // lines[i] is where tools[i] starts
 	errs    []error // every one an *Error
@@ -610,6 +614,16 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 		return
 	}
 	o.line = line
+	if raw := o.def.InputSchema; len(raw) > 0 {
+		if s, ok := p.schemas[string(raw)]; ok {
+			o.def.InputSchema = s
+		} else {
+			if p.schemas == nil {
+				p.schemas = make(map[string]json.RawMessage)
+			}
+			p.schemas[string(raw)] = raw
+		}
+	}
 	p.pending = append(p.pending, o)
 }
 
@@ -638,7 +652,7 @@ func (p *parser) define(namespace string) {
 		p.tools = append(p.tools, t)
 		p.lines = append(p.lines, o.line)
 	}
-	p.pending = nil
+	p.pending, p.schemas = nil, nil
 }
 
 // definitionReason words a [tools.Define] error in the file's terms: prefixed

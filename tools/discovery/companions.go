@@ -139,13 +139,25 @@ func buildCompanions(snap *tools.Snapshot) *companionIndex {
 	type nsObject struct{ ns, object string }
 	wanted := map[nsObject][]handle{}
 	credentials := map[string][]string{}
+	// A schema's handles, but for their namespace, by schema: tools
+	// repeat their servers' schemas, whose parse was 50 MB of garbage
+	// at 100,000 tools.
+	bySchema := map[string][]paramNeed{}
 	for i, t := range ts {
 		if !mayNeedHandle(t.InputSchema) {
 			continue
 		}
-		ps := schemaHandles(t.Namespace(), t.InputSchema)
+		ps, ok := bySchema[string(t.InputSchema)]
+		if !ok {
+			ps = schemaHandles("", t.InputSchema)
+			bySchema[string(t.InputSchema)] = ps
+		}
 		if len(ps) == 0 {
 			continue
+		}
+		ps = slices.Clone(ps)
+		for k := range ps {
+			ps[k].h.ns = t.Namespace()
 		}
 		raw[uint32(i)] = ps
 		for _, p := range ps {

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -175,7 +176,7 @@ func FuzzParseIndexFile(f *testing.F) {
 		}
 		for i, b := range [][]byte{data, fixed} {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				docs, _, n, err := d.parseIndexFile(b, keys)
+				docs, _, n, err := d.parseIndexFile(bytes.NewReader(b), int64(len(b)), keys)
 				if err != nil {
 					return
 				}

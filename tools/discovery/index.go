@@ -68,18 +68,21 @@ type posting struct {
 // and from which of the snapshot's tools its text names (scrubbed), so it
 // is reused across snapshots for tools where neither changed.
 type doc struct {
-	// The analysed terms, as numbers of the Discoverer's termTable.
-	fields  [numFields][]uint32 // per field, saturated (capTerms)
-	lens    [numFields]int      // each field's length before saturation
-	notFor  []uint32
-	baseTxt []uint32 // name + description terms, for the plain BM25 baseline
+	// The analysed terms, as numbers of the Discoverer's termTable: the
+	// numLists lists (field), notFor and baseTerms read are cut from terms,
+	// list l ending at ends[l]. One slice and narrow numbers: a card
+	// of a dozen slice headers and ints was 416 bytes, 40 MiB at 100,000
+	// tools.
+	terms []uint32
+	ends  [numLists]uint32
+	lens  [numFields]int32 // each field's length before saturation
 	// row and scale are the card's quantised vector (see Index.rows),
 	// transient: set by embedAll, moved into the index by quantise.
 	row     []int8
 	scale   float32
-	tokens  int // o200k tokens of the schema as a model sees it
+	tokens  int32 // o200k tokens of the schema as a model sees it
+	bytes   int32
 	accepts []acceptor
-	bytes   int
 	// mentions are the identifiers of the catalog text that may name a
 	// tool (poison.go); scrubbed are those that named another namespace's
 	// tool in the snapshot the doc was built for, and were left out of
@@ -88,6 +91,32 @@ type doc struct {
 	mentions []mention
 	scrubbed []mention
 }
+
+// The term lists of a doc: one per field (saturated, capTerms), then the
+// not_for sentence's and the plain BM25 baseline's (name + description).
+const (
+	listNotFor = int(numFields) + iota
+	listBase
+	numLists
+)
+
+// list returns the doc's term list l.
+func (dc *doc) list(l int) []uint32 {
+	var lo uint32
+	if l > 0 {
+		lo = dc.ends[l-1]
+	}
+	return dc.terms[lo:dc.ends[l]:dc.ends[l]]
+}
+
+// field returns the terms of field f, saturated.
+func (dc *doc) field(f field) []uint32 { return dc.list(int(f)) }
+
+// notFor returns the terms of the tool's not_for sentence.
+func (dc *doc) notFor() []uint32 { return dc.list(listNotFor) }
+
+// baseTerms returns the terms of the plain BM25 baseline.
+func (dc *doc) baseTerms() []uint32 { return dc.list(listBase) }
 
 // Index is an immutable search index over one snapshot's cards. It is
 // built by Discoverer (or NewIndex) and is safe for concurrent use.
@@ -161,7 +190,7 @@ func (x *Index) Stats() BuildStats { return x.stats }
 
 // ToolTokens returns the o200k token count of the i-th tool's schema as a
 // model sees it (name, description and input schema).
-func (x *Index) ToolTokens(i int) int { return x.docs[i].tokens }
+func (x *Index) ToolTokens(i int) int { return int(x.docs[i].tokens) }
 
 // parametersJSON is the "parameters" member of schemaTextWith for an input
 // schema: its keys sorted, compact, HTML-escaped (as json.Marshal writes
@@ -259,7 +288,7 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 // called and what it is for, without the long tail of the description.
 // The catalog's part has each word at most denseTFCap times (capWords) and
 // no identifier of scrubbed; the overlay's examples follow as they are.
-func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
+func embedText(t *tools.Tool, params []string, scrubbed []mention, seen map[string]int) string {
 	var sb strings.Builder
 	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
 	sb.WriteString(". ")
@@ -283,7 +312,7 @@ func embedText(t *tools.Tool, params []string, scrubbed []mention) string {
 		sb.WriteString(". ")
 		sb.WriteString(scrub(strings.Join(params, " "), scrubbed))
 	}
-	text := capWords(sb.String(), denseTFCap)
+	text := capWords(sb.String(), denseTFCap, seen)
 	if len(t.Card.Examples) == 0 {
 		return text
 	}
@@ -308,7 +337,11 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	if err != nil {
 		return nil, "", err
 	}
-	dc.mentions = textMentions(catalogTexts(t, params))
+	ms := textMentions(catalogTexts(t, params))
+	for k, m := range ms {
+		ms[k] = mention{ns: ar.intern(m.ns), key: ar.intern(m.key)}
+	}
+	dc.mentions = ar.mentions(ms)
 	_, dc.scrubbed = names.resolve(snap, i, dc.mentions)
 	sc := func(s string) string { return scrub(s, dc.scrubbed) }
 	name := t.Name()
@@ -334,13 +367,13 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(sc(p.name)), " "))
 	}
 	for f := range fields {
-		dc.lens[f] = len(fields[f])
-		fields[f] = capTerms(fields[f], fieldTFCap)
+		dc.lens[f] = int32(len(fields[f]))
+		fields[f] = capTerms(fields[f], fieldTFCap, ar.seen)
 	}
 	for _, s := range t.Card.Examples { // overlay examples count as aliases, unsaturated
 		n := len(fields[fieldAliases])
 		fields[fieldAliases] = a.Terms(fields[fieldAliases], s, "")
-		dc.lens[fieldAliases] += len(fields[fieldAliases]) - n
+		dc.lens[fieldAliases] += int32(len(fields[fieldAliases]) - n)
 	}
 	dc.accepts = accepts
 	notFor := a.Terms(nil, t.Card.NotFor, "")
@@ -353,28 +386,18 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		size += len(ts)
 	}
 	all := ar.terms(size)
-	cut := func(ts []string) []uint32 {
-		if len(ts) == 0 {
-			return nil
-		}
-		start := len(all)
+	for l, ts := range append(fields[:], notFor, base) {
 		all = d.terms.intern(all, ts)
-		return all[start:len(all):len(all)]
+		dc.ends[l] = uint32(len(all))
 	}
-	for f := range fields {
-		dc.fields[f] = cut(fields[f])
-	}
-	dc.notFor = cut(notFor)
-	dc.baseTxt = cut(base)
+	dc.terms = all
 	n, err := tokens.Count(schemaTextWith(t, si.json))
 	if err != nil {
 		return nil, "", err
 	}
-	dc.tokens = n
-	for _, f := range dc.fields {
-		dc.bytes += 4 * len(f)
-	}
-	return dc, embedText(t, paramNames, dc.scrubbed), nil
+	dc.tokens = int32(n)
+	dc.bytes = int32(4 * dc.ends[numFields-1])
+	return dc, embedText(t, paramNames, dc.scrubbed, ar.seen), nil
 }
 
 // build makes the index for snap, reusing the per-tool work of prev for
@@ -413,10 +436,9 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 				need = append(need, i)
 			}
 		}
-		striped(min(runtime.GOMAXPROCS(0), max(1, len(need)/256)), len(need), func(k int) error {
-			x.keys[need[k]] = keyOf(snap.Tool(need[k]))
-			return nil
-		})
+		if len(need) > 0 {
+			fillKeys(snap, x.keys, need)
+		}
 	}
 	if prev != nil && len(old) != n || prev != nil && len(prev.docs) != n {
 		prevByKey = make(map[toolKey]int, len(prev.keys))
@@ -426,7 +448,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	from := make([]int, n) // the card of prev reused at i, or -1
 	var embedIdx []int
-	var embedTexts []string
+	var embedTexts []string // one chunk's
 	names := newNameIndex(snap)
 	// A card is reused unless the tools its text names changed.
 	reusable := func(i int, dc *doc) bool {
@@ -451,7 +473,6 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		}
 		embedIdx = append(embedIdx, i)
 	}
-	embedTexts = make([]string, len(embedIdx))
 	var done atomic.Int64
 	total := len(embedIdx)
 	if d.embedder != nil {
@@ -462,19 +483,39 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 			progress(int(done.Add(int64(k))), total)
 		}
 	}
-	if err := d.buildDocs(snap, names, x.docs, embedIdx, embedTexts, tick); err != nil {
-		return nil, err
+	// The cards are analysed and embedded a chunk at a time, so that the
+	// texts to embed are held for one chunk, not for every card: at
+	// 100,000 tools they were 35 MiB of small strings, and the build's
+	// garbage around them kept 80 MiB of the heap's spans half used.
+	w := &buildWork{arenas: make([]docArena, runtime.GOMAXPROCS(0))}
+	if len(embedIdx) > 0 {
+		// The token counter's tables (25 MiB, loaded at its first use)
+		// are loaded before the garbage of analysis begins, not spread
+		// among it.
+		tokens.Count("")
 	}
-	if d.embedder == nil {
-		embedIdx, embedTexts = nil, nil
+	if len(embedIdx) == n && d.embedder != nil {
+		w.rows = &rowArray{}
 	}
-	if d.embedder != nil {
-		embedded, err := d.embedAll(ctx, x.docs, embedIdx, embedTexts, tick)
-		if err != nil {
+	for lo := 0; lo < len(embedIdx); lo += buildChunk {
+		idx := embedIdx[lo:min(lo+buildChunk, len(embedIdx))]
+		if embedTexts == nil {
+			embedTexts = make([]string, len(idx))
+		}
+		embedTexts = embedTexts[:len(idx)]
+		if err := d.buildDocs(snap, names, x.docs, idx, embedTexts, w, tick); err != nil {
 			return nil, err
 		}
-		if len(embedIdx) == n { // every card embedded: their rows are in one array
-			loadedRows = embedded
+		if d.embedder != nil {
+			if err := d.embedAll(ctx, x.docs, idx, embedTexts, w.rows, tick); err != nil {
+				return nil, err
+			}
+		}
+		clear(embedTexts)
+	}
+	if d.embedder != nil {
+		if w.rows != nil { // every card embedded: their rows are in one array
+			loadedRows = w.rows.rows
 		}
 		if err := x.quantise(prev, from, loadedRows); err != nil {
 			return nil, err
@@ -483,8 +524,8 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	x.tokens = make([]int32, n)
 	for i, dc := range x.docs {
-		x.tokens[i] = int32(dc.tokens)
-		x.total += dc.tokens
+		x.tokens[i] = dc.tokens
+		x.total += int(dc.tokens)
 	}
 	x.termStrings = d.terms.snapshot()
 	x.background = d.background
@@ -503,7 +544,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
 	for _, dc := range x.docs {
-		x.stats.Bytes += dc.bytes + int(unsafe.Sizeof(*dc))
+		x.stats.Bytes += int(dc.bytes) + int(unsafe.Sizeof(*dc))
 	}
 	x.stats.Duration = d.now().Sub(start)
 	return x, nil
@@ -559,7 +600,7 @@ func (x *Index) buildPostings(strs []string) {
 		for f := range numFields {
 			fw := fieldWeights[f]
 			norm := 1 - fw.b + fw.b*float64(dc.lens[f])/avg[f]
-			for _, t := range dc.fields[f] {
+			for _, t := range dc.field(field(f)) {
 				if !seen[t] {
 					seen[t] = true
 					order = append(order, t)
@@ -589,7 +630,7 @@ func (x *Index) buildPostings(strs []string) {
 		}
 	}
 	for _, dc := range x.docs {
-		for _, ts := range [2][]uint32{dc.notFor, dc.baseTxt} {
+		for _, ts := range [2][]uint32{dc.notFor(), dc.baseTerms()} {
 			for _, t := range ts {
 				if df[t] == 0 && !seen[t] {
 					seen[t] = true
@@ -630,7 +671,7 @@ func (x *Index) buildPostings(strs []string) {
 	}
 	// not_for: plain BM25 over the sentence, kept apart and only subtracted.
 	cnt := make([]int32, g)
-	notFor := func(i int, dc *doc) []uint32 { return dc.notFor }
+	notFor := func(i int, dc *doc) []uint32 { return dc.notFor() }
 	negDF := x.docFreq(g, notFor, cnt)
 	x.negative = x.sparsePostings(nt, local, negDF, notFor,
 		func(i int, t uint32, c int32) float64 {
@@ -638,11 +679,11 @@ func (x *Index) buildPostings(strs []string) {
 			return idf(n, int(max(negDF[t], df[t]))) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
 	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
-	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTxt }
+	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTerms() }
 	baseDF := x.docFreq(g, baseTxt, cnt)
 	var baseAvg float64
 	for _, dc := range x.docs {
-		baseAvg += float64(len(dc.baseTxt))
+		baseAvg += float64(len(dc.baseTerms()))
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
 	for t, d := range baseDF {
@@ -652,7 +693,7 @@ func (x *Index) buildPostings(strs []string) {
 	}
 	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
 		func(i int, t uint32, c int32) float64 {
-			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTxt))/baseAvg
+			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTerms()))/baseAvg
 			tf := float64(c) / norm
 			return idfs[t] * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
@@ -715,16 +756,28 @@ func (x *Index) sparsePostings(nt int, local []uint32, df []int32, terms func(in
 
 func idf(n, df int) float64 { return bm25IDF(float64(n), float64(df)) }
 
+// buildChunk is how many cards a build analyses and then embeds before
+// the next: a multiple of embedAll's batch, so that the batches are the
+// same as one pass over every card would make.
+const buildChunk = 16 * embedBatch
+
+// buildWork is what the chunks of one build share: the schemas' analysis,
+// each worker's arena, and the array of every card's row when all are
+// embedded (nil otherwise).
+type buildWork struct {
+	schemas schemaCache
+	arenas  []docArena
+	rows    *rowArray
+}
+
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
 // counter and the schema walk are safe for concurrent use) and stores each
 // embedding text in texts.
-func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, tick func(int)) error {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(idx)/64))
-	var schemas schemaCache
-	arenas := make([]docArena, workers)
+func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, w *buildWork, tick func(int)) error {
+	workers := min(len(w.arenas), max(1, len(idx)/64))
 	return striped(workers, len(idx), func(k int) error {
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(snap, idx[k], names, &schemas, &arenas[k%workers])
+		dc, text, err := d.buildDoc(snap, idx[k], names, &w.schemas, &w.arenas[k%workers])
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
@@ -743,9 +796,46 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*d
 type docArena struct {
 	docs  []doc
 	chunk []uint32
+	// strs holds one copy of each mention's key: the same identifiers
+	// recur across cards (94,000 strings at 100,000 tools).
+	strs map[string]string
+	ms   []mention
+	// seen is capTerms' and capWords' scratch map.
+	seen map[string]int
+}
+
+// mentions returns a copy of ms cut from the arena's chunk: a card's own
+// slice and strings (see intern), live among the analysis garbage, kept
+// 40 MiB of the heap's spans half used at 100,000 tools.
+func (ar *docArena) mentions(ms []mention) []mention {
+	if len(ms) == 0 {
+		return nil
+	}
+	if len(ms) > cap(ar.ms)-len(ar.ms) {
+		ar.ms = make([]mention, 0, max(len(ms), 1<<12))
+	}
+	start := len(ar.ms)
+	ar.ms = append(ar.ms, ms...)
+	return ar.ms[start:len(ar.ms):len(ar.ms)]
+}
+
+// intern returns the arena's copy of s, taking s as that copy the first
+// time.
+func (ar *docArena) intern(s string) string {
+	if c, ok := ar.strs[s]; ok {
+		return c
+	}
+	if ar.strs == nil {
+		ar.strs = make(map[string]string)
+	}
+	ar.strs[s] = s
+	return s
 }
 
 func (ar *docArena) doc() *doc {
+	if ar.seen == nil {
+		ar.seen = make(map[string]int)
+	}
 	if len(ar.docs) == 0 {
 		ar.docs = make([]doc, 256)
 	}
@@ -872,38 +962,41 @@ func quantiseVecTo(row []int8, v []float32) float32 {
 	return scale
 }
 
-// embedAll embeds texts in batches, in parallel, and stores each
-// quantised vector in docs[idx[k]]. When every card is embedded, the rows
-// are cut from one array of len(docs) rows, each card's at its index
-// (the array is returned; nil otherwise), which quantise then takes
-// whole; a vector of another length than the first gets a row of its
-// own, and quantise reports the mismatch.
-func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, tick func(int)) ([]int8, error) {
-	const batch = 256
-	nb := (len(texts) + batch - 1) / batch
-	workers := min(runtime.GOMAXPROCS(0), nb)
-	var (
-		mu   sync.Mutex
-		rows []int8
-		dim  int
-	)
-	whole := len(idx) == len(docs) // else a few cards: a row each
-	slot := func(i, n int) []int8 {
-		if !whole {
-			return make([]int8, n)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if rows == nil {
-			dim, rows = n, make([]int8, len(docs)*n)
-		}
-		if n != dim || n == 0 {
-			return make([]int8, n)
-		}
-		return rows[i*dim : (i+1)*dim : (i+1)*dim]
+// embedBatch is how many texts embedAll gives the embedder at a time.
+const embedBatch = 256
+
+// rowArray is one array of every card's quantised row, row i at
+// rows[i*dim:], which embedAll fills as the cards are embedded and
+// quantise takes whole. Safe for concurrent use.
+type rowArray struct {
+	mu   sync.Mutex
+	rows []int8
+	dim  int
+}
+
+// slot returns card i's row of n values among the n cards of docs: its
+// slot of the array, or a row of its own when n is not the first
+// vector's length (quantise then reports the mismatch).
+func (ra *rowArray) slot(i, n, cards int) []int8 {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if ra.rows == nil {
+		ra.dim, ra.rows = n, make([]int8, cards*n)
 	}
-	err := striped(workers, nb, func(bi int) error {
-		lo, hi := bi*batch, min((bi+1)*batch, len(texts))
+	if n != ra.dim || n == 0 {
+		return make([]int8, n)
+	}
+	return ra.rows[i*ra.dim : (i+1)*ra.dim : (i+1)*ra.dim]
+}
+
+// embedAll embeds texts in batches, in parallel, and stores each
+// quantised vector in docs[idx[k]]: in its slot of rows when rows is not
+// nil (every card of docs is embedded), else in a row of its own.
+func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, rows *rowArray, tick func(int)) error {
+	nb := (len(texts) + embedBatch - 1) / embedBatch
+	workers := min(runtime.GOMAXPROCS(0), nb)
+	return striped(workers, nb, func(bi int) error {
+		lo, hi := bi*embedBatch, min((bi+1)*embedBatch, len(texts))
 		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
 		if err != nil {
 			return fmt.Errorf("discovery: embed cards: %w", err)
@@ -914,11 +1007,14 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 		for j, v := range vecs {
 			i := idx[lo+j]
 			dc := docs[i]
-			dc.row = slot(i, len(v))
+			if rows != nil {
+				dc.row = rows.slot(i, len(v), len(docs))
+			} else {
+				dc.row = make([]int8, len(v))
+			}
 			dc.scale = quantiseVecTo(dc.row, v)
 		}
 		tick(hi - lo)
 		return nil
 	})
-	return rows, err
 }

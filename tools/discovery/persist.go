@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -153,14 +154,29 @@ type toolKey [32]byte
 
 func toolKeys(snap *tools.Snapshot) []toolKey {
 	keys := make([]toolKey, snap.Len())
-	workers := min(4, max(1, snap.Len()/256))
+	fillKeys(snap, keys, nil)
+	return keys
+}
+
+// fillKeys sets keys[i] to the key of the snapshot's tool i for each i
+// of idx (every tool when idx is nil), on a few goroutines that each
+// reuse one buffer (one a tool cost 160 MB of garbage at 100,000 tools).
+func fillKeys(snap *tools.Snapshot, keys []toolKey, idx []int) {
+	n := len(idx)
+	if idx == nil {
+		n = snap.Len()
+	}
+	workers := min(4, runtime.GOMAXPROCS(0), max(1, n/256))
 	bufs := make([][]byte, workers)
-	striped(workers, snap.Len(), func(i int) error {
-		w := i % workers // striped gives worker w the i ≡ w (mod workers)
+	striped(workers, n, func(k int) error {
+		i := k
+		if idx != nil {
+			i = idx[k]
+		}
+		w := k % workers // striped gives worker w the k ≡ w (mod workers)
 		keys[i], bufs[w] = keyOfBuf(snap.Tool(i), bufs[w])
 		return nil
 	})
-	return keys
 }
 
 func keyOf(t *tools.Tool) toolKey {
@@ -261,11 +277,7 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		}
 	}
 	for _, dc := range x.docs {
-		for _, f := range dc.fields {
-			local(f)
-		}
-		local(dc.notFor)
-		local(dc.baseTxt)
+		local(dc.terms)
 	}
 	// Streamed through a buffer with the checksum kept as it goes: the
 	// file of 100,000 cards is 99 MB, which a bytes.Buffer held whole (and
@@ -302,11 +314,9 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		for f := range numFields {
 			e.u32(uint32(dc.lens[f]))
 		}
-		for f := range numFields {
-			list(dc.fields[f])
+		for l := range numLists {
+			list(dc.list(l))
 		}
-		list(dc.notFor)
-		list(dc.baseTxt)
 		e.u32(uint32(len(dc.accepts)))
 		for _, a := range dc.accepts {
 			b.WriteByte(byte(a.kind))
@@ -372,13 +382,10 @@ func (d *Discoverer) readIndexFile(path string, keys []toolKey) ([]*doc, []int8,
 	if st.Size() > MaxIndexFileBytes {
 		return nil, nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ErrIndexFile, path, MaxIndexFileBytes)
 	}
-	// Read in one piece of the size the file has (a file that grows
-	// meanwhile is cut there, and then fails its checksum).
-	data := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
-	}
-	docs, rows, n, err := d.parseIndexFile(data, keys)
+	// Read as a stream of the size the file has (a file that grows
+	// meanwhile is cut there, and then fails its checksum): held whole,
+	// the 98 MB of 100,000 cards were a third of a restart's heap peak.
+	docs, rows, n, err := d.parseIndexFile(f, st.Size(), keys)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
 	}
@@ -388,22 +395,51 @@ func (d *Discoverer) readIndexFile(path string, keys []toolKey) ([]*doc, []int8,
 // errCorrupt is a parse failure of an index file.
 var errCorrupt = errors.New("corrupt or truncated")
 
-// parseIndexFile parses an index file's bytes. Every length is checked
-// against the bytes left before anything is allocated for it, so the
-// work and memory are linear in len(data). The vector of the card for
+// parseIndexFile parses an index file of size bytes read from r. Every
+// length is checked against the bytes left before anything is allocated
+// for it, so the work and memory are linear in size. The checksum is
+// computed as the bytes stream by and checked at the end, before anything
+// parsed is returned: a file that fails it is not used, whatever the
+// parse found (a corrupt file is reported as such, not by the first
+// field that its corruption made wrong). The vector of the card for
 // keys[i] is read into rows[i*dim:(i+1)*dim] of one array, which
 // quantise adopts as the index's when every card came from the file:
 // the vectors (51 MB at 100,000 tools) are then neither held twice nor
 // copied again.
-func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8, int, error) {
-	if len(data) < len(indexMagic)+8 || string(data[:len(indexMagic)]) != indexMagic {
-		return nil, nil, 0, errors.New("not a toolgate index file")
+func (d *Discoverer) parseIndexFile(r io.Reader, size int64, keys []toolKey) ([]*doc, []int8, int, error) {
+	if size < int64(len(indexMagic))+8 {
+		return nil, nil, 0, errNotIndex
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
+	crc := crc32.New(crcTable)
+	// Peek needs the longest string or row in the buffer.
+	br := bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, size-4), crc), 2*max(maxIndexString, maxIndexDim))
+	p := &parser{r: br, left: size - 4}
+	if string(p.bytes(len(indexMagic))) != indexMagic {
+		return nil, nil, 0, errNotIndex
+	}
+	docs, rows, n, err := d.parseIndexBody(p, keys)
+	// The rest of the body through the checksum, then the checksum.
+	var sum [4]byte
+	if _, cerr := io.Copy(io.Discard, br); cerr != nil {
+		return nil, nil, 0, cerr
+	}
+	if _, cerr := io.ReadFull(r, sum[:]); cerr != nil {
+		return nil, nil, 0, fmt.Errorf("%w: %w", errCorrupt, cerr)
+	}
+	if crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
 		return nil, nil, 0, fmt.Errorf("%w: checksum mismatch", errCorrupt)
 	}
-	p := &parser{b: body[len(indexMagic):]}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return docs, rows, n, nil
+}
+
+// errNotIndex is the error of a file that does not start as an index file.
+var errNotIndex = errors.New("not a toolgate index file")
+
+// parseIndexBody parses the index file p reads, after its magic.
+func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, int, error) {
 	if v := p.u32(); v != indexVersion {
 		return nil, nil, 0, fmt.Errorf("format version %d, this toolgate reads %d", v, indexVersion)
 	}
@@ -427,35 +463,48 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8
 	}
 	out := make([]*doc, len(keys))
 	ndocs := p.count(32 + 4*(5+2*int(numFields)+2))
-	// Term lists and rows are cut from shared chunks: a few hundred
-	// allocations for 100,000 cards instead of a dozen per card.
-	var chunk []uint32
-	var rows []int8  // len(keys)*dim, allocated at the first wanted card
-	var spare []int8 // rows for when the file is too short for that
-	list := func() []uint32 {
+	// Cards, term lists and rows are cut from shared chunks: a few
+	// hundred allocations for 100,000 cards instead of a dozen per card.
+	var ar docArena
+	var scratch []uint32 // a card's lists, read before their length is known
+	var rows []int8      // len(keys)*dim, allocated at the first wanted card
+	var spare []int8     // rows for when the file is too short for that
+	list := func() {
 		n := p.count(4)
-		if n > cap(chunk)-len(chunk) {
-			chunk = make([]uint32, 0, max(n, 1<<16))
-		}
-		ts := chunk[len(chunk) : len(chunk)+n : len(chunk)+n]
-		chunk = chunk[:len(chunk)+n]
-		for j := range ts {
+		for range n {
 			t := p.u32()
 			if int(t) >= len(ids) {
 				p.fail()
-				return nil
+				return
 			}
-			ts[j] = ids[t]
+			scratch = append(scratch, ids[t])
 		}
-		return ts
 	}
+	// The mentions' namespaces and keys, and the acceptors' patterns,
+	// repeat across cards: one string each.
+	interned := map[string]string{}
+	str := func() string {
+		n := int(p.u32())
+		if n > maxIndexString {
+			p.fail()
+			return ""
+		}
+		b := p.bytes(n)
+		s, ok := interned[string(b)]
+		if !ok {
+			s = string(b)
+			interned[s] = s
+		}
+		return s
+	}
+	var ms []mention
 	mentions := func() []mention {
 		n := p.count(8)
-		var ms []mention
+		ms = ms[:0]
 		for range n {
-			ms = append(ms, mention{ns: p.str(), key: p.str()})
+			ms = append(ms, mention{ns: str(), key: str()})
 		}
-		return ms
+		return ar.mentions(ms)
 	}
 	for range ndocs {
 		if p.err != nil {
@@ -464,19 +513,21 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8
 		var k toolKey
 		copy(k[:], p.bytes(32))
 		i, wanted := want[k]
-		dc := &doc{tokens: int(p.u32())}
+		dc := ar.doc()
+		dc.tokens = int32(p.u32())
 		for f := range numFields {
-			dc.lens[f] = int(p.u32())
+			dc.lens[f] = int32(p.u32())
 		}
-		for f := range numFields {
-			dc.fields[f] = list()
+		scratch = scratch[:0]
+		for l := range numLists {
+			list()
+			dc.ends[l] = uint32(len(scratch))
 		}
-		dc.notFor = list()
-		dc.baseTxt = list()
+		dc.terms = append(ar.terms(len(scratch)), scratch...)
 		na := p.count(6)
 		for range na {
 			kind, strong := p.byte(), p.byte()
-			a := acceptor{kind: idKind(kind), strong: strong == 1, pattern: p.str()}
+			a := acceptor{kind: idKind(kind), strong: strong == 1, pattern: str()}
 			if kind > byte(numKinds) || strong > 1 {
 				p.fail()
 			}
@@ -484,14 +535,14 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8
 		}
 		dc.mentions = mentions()
 		dc.scrubbed = mentions()
-		dc.bytes = int(p.u32())
+		dc.bytes = int32(p.u32())
 		if dim > 0 {
 			dc.scale = math.Float32frombits(p.u32())
 			if wanted && rows == nil && spare == nil {
 				// One array for every tool's vector only when the bytes
 				// left could hold them all: the cost stays bounded by
 				// the file's size. Else chunks, as cards come.
-				if len(keys)*dim <= len(p.b) {
+				if int64(len(keys)*dim) <= p.left {
 					rows = make([]int8, len(keys)*dim)
 				}
 			}
@@ -515,7 +566,7 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8
 			out[i] = dc
 		}
 	}
-	if p.err == nil && len(p.b) != 0 {
+	if p.err == nil && p.left != 0 {
 		p.fail()
 	}
 	if p.err != nil {
@@ -524,27 +575,35 @@ func (d *Discoverer) parseIndexFile(data []byte, keys []toolKey) ([]*doc, []int8
 	return out, rows, ndocs, nil
 }
 
-// parser reads an index file's body; its first failure sticks, and every
-// read after it returns zero values.
+// parser reads an index file's body from r, of which left bytes are
+// not read yet; its first failure sticks, and every read after it
+// returns zero values.
 type parser struct {
-	b   []byte
-	err error
+	r    *bufio.Reader
+	left int64
+	err  error
 }
 
 func (p *parser) fail() {
 	if p.err == nil {
 		p.err = errCorrupt
 	}
-	p.b = nil
+	p.left = 0
 }
 
+// bytes returns the next n bytes, valid until the next read.
 func (p *parser) bytes(n int) []byte {
-	if p.err != nil || n < 0 || n > len(p.b) {
+	if p.err != nil || n < 0 || int64(n) > p.left {
 		p.fail()
 		return nil
 	}
-	out := p.b[:n]
-	p.b = p.b[n:]
+	out, err := p.r.Peek(n)
+	if err != nil {
+		p.fail()
+		return nil
+	}
+	p.r.Discard(n)
+	p.left -= int64(n)
 	return out
 }
 
@@ -568,7 +627,7 @@ func (p *parser) byte() byte {
 // bytes left cannot hold is a failure (and 0).
 func (p *parser) count(size int) int {
 	n := int(p.u32())
-	if p.err != nil || n > len(p.b)/size {
+	if p.err != nil || int64(n) > p.left/int64(size) {
 		p.fail()
 		return 0
 	}

@@ -50,12 +50,16 @@ const (
 var toolTFCap = fieldTFCap * fieldWeights[fieldName].w
 
 // capTerms keeps the first n occurrences of each term of ts, in order, in
-// place, and returns the kept prefix.
-func capTerms(ts []string, n int) []string {
+// place, and returns the kept prefix. seen is a scratch map (nil: one is
+// made), cleared first.
+func capTerms(ts []string, n int, seen map[string]int) []string {
 	if len(ts) <= n {
 		return ts
 	}
-	seen := make(map[string]int, len(ts))
+	if seen == nil {
+		seen = make(map[string]int, len(ts))
+	}
+	clear(seen)
 	out := ts[:0]
 	for _, t := range ts {
 		if seen[t] < n {
@@ -69,9 +73,13 @@ func capTerms(ts []string, n int) []string {
 // capWords returns text with each word (a run of letters and digits,
 // compared case-insensitively) after its n-th occurrence removed, with the
 // separators before it: what the dense side embeds of a catalog's text.
-func capWords(text string, n int) string {
+// seen is a scratch map (nil: one is made), cleared first.
+func capWords(text string, n int, seen map[string]int) string {
 	var sb strings.Builder
-	seen := map[string]int{}
+	if seen == nil {
+		seen = map[string]int{}
+	}
+	clear(seen)
 	last := 0 // end of the text kept so far
 	cut := false
 	for i := 0; i < len(text); {

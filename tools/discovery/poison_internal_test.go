@@ -155,7 +155,7 @@ func TestNamingAnotherToolBuysNoRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(x1.docs[0].fields[fieldAliases]) == 0 {
+	if len(x1.docs[0].field(fieldAliases)) == 0 {
 		t.Fatalf("with no transfer_funds in the registry the alias is indexed: got none")
 	}
 	if err := reg.Add(payments()...); err != nil {
@@ -167,7 +167,7 @@ func TestNamingAnotherToolBuysNoRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	i, _ := snap.Lookup(stuffed.ID)
-	if got := x2.docs[i].fields[fieldAliases]; len(got) != 0 {
+	if got := x2.docs[i].field(fieldAliases); len(got) != 0 {
 		t.Errorf("after bank/transfer_funds was added, the stuffer's aliases index %v, want none", got)
 	}
 	if x2.Stats().Reused != 0 {
@@ -185,7 +185,7 @@ func TestCapWords(t *testing.T) {
 		{"zł zł zł zł", "zł zł zł "},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := capWords(tc.in, 3); got != tc.want {
+			if got := capWords(tc.in, 3, nil); got != tc.want {
 				t.Errorf("capWords(%q, 3) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
