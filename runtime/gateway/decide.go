@@ -28,7 +28,7 @@ const (
 	actAskPolicy                        // ask Options.NeedsApproval
 	actGetApproval                      // look up the call's approval
 	actCreateApproval                   // file the approval request
-	actUnclaim                          // give the claim back: the call waits for its approval
+	actUnclaim                          // give the claim back before the handler runs: the call waits for its approval, or cannot run now
 	actRun                              // run the handler
 	actComplete                         // record the value or the domain error
 	actMarkUncertain                    // record an unknown outcome
@@ -37,11 +37,12 @@ const (
 	actCheckHeld                        // look for an outcome of the slot the gateway holds unrecorded
 	actReserve                          // reserve a place to hold the outcome, should the store fail to record it
 	actHold                             // hold the outcome the store failed to record, and record it in the background
+	actCheckLease                       // check that the claim's lease still covers the handler's whole timeout
 )
 
 var actionNames = [...]string{"", "take token", "validate", "claim", "ask policy", "get approval",
 	"create approval", "unclaim", "run", "complete", "mark uncertain", "release", "answer",
-	"check held", "reserve", "hold"}
+	"check held", "reserve", "hold", "check lease"}
 
 func (a action) String() string {
 	if int(a) < len(actionNames) {
@@ -74,8 +75,13 @@ type facts struct {
 	created       *store.Approval
 	unclaimed     bool
 	room          *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
-	ran           *ran
-	fenced        *bool // the record step was refused as fenced (only Complete reports it)
+	// leaseLeft: the claim's lease, taken at admission, still covers the
+	// handler's whole timeout with half of Options.LeaseGrace to spare
+	// (false: the store was so slow to get here that the outcome could
+	// reach it after the lease, be fenced, and the call run again).
+	leaseLeft *bool
+	ran       *ran
+	fenced    *bool // the record step was refused as fenced (only Complete reports it)
 	// recordFailed: the record step failed on a store error, so the
 	// outcome is unrecorded; held: it was handed to the holder, which
 	// records it in the background.
@@ -237,16 +243,25 @@ func decide(f *facts) next {
 		}
 		// Any outcome may have to be held (the store can fail after the
 		// handler ran), so the handler runs only with a place reserved.
+		// It runs only if its outcome can reach the store within the
+		// lease: a completion after it is fenced, and the call is run
+		// again by the re-send that takes the slot over.
 		switch {
 		case f.room == nil:
 			return next{do: actReserve}
-		case *f.room:
+		case *f.room && f.leaseLeft == nil:
+			return next{do: actCheckLease}
+		case *f.room && *f.leaseLeft:
 			return next{do: actRun}
 		case !f.unclaimed:
 			return next{do: actUnclaim}
+		case !*f.room:
+			return answer(nil, &Error{Type: Internal, Retryable: true, RetryAfter: f.inProgressWait, IdempotencyKey: key,
+				Message: "the gateway cannot take on another call now: it holds as many outcomes its store has not recorded as it may, or it is closing; nothing ran, retry the same call"})
 		}
-		return answer(nil, &Error{Type: Internal, Retryable: true, RetryAfter: f.inProgressWait, IdempotencyKey: key,
-			Message: "the gateway cannot take on another call now: it holds as many outcomes its store has not recorded as it may, or it is closing; nothing ran, retry the same call"})
+		return next{do: actAnswer, internal: "the claim's lease no longer covers the tool's timeout: the store was slow before the handler could start",
+			err: &Error{Type: Internal, Retryable: true, IdempotencyKey: key,
+				Message: "the gateway's store answered too slowly for the tool to run within its lease; nothing ran, retry the same call"}}
 	}
 
 	r := f.ran

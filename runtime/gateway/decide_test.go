@@ -31,7 +31,7 @@ func TestDecide(t *testing.T) {
 		// Unless a row says otherwise, nothing of the slot is held and a
 		// place to hold the outcome is reserved.
 		f := &facts{call: Call{Principal: tools.Principal{ID: "alice", Tenant: "acme"}, SessionID: "s", Step: 1},
-			tool: plain, start: start, rerun: true, inProgressWait: time.Second, pending: &heldLookup{}, room: &yes}
+			tool: plain, start: start, rerun: true, inProgressWait: time.Second, pending: &heldLookup{}, room: &yes, leaseLeft: &yes}
 		if mod != nil {
 			mod(f)
 		}
@@ -137,6 +137,14 @@ func TestDecide(t *testing.T) {
 		{"approved, no place reserved: reserve", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval, f.room = irreversible, valid, acquired, granted, nil
 		}), want{do: actReserve}},
+		{"lease not checked: check it", base(func(f *facts) { f.valid, f.claim, f.leaseLeft = valid, acquired, nil }), want{do: actCheckLease}},
+		{"no place reserved: reserve before checking the lease", base(func(f *facts) {
+			f.valid, f.claim, f.room, f.leaseLeft = valid, acquired, nil, nil
+		}), want{do: actReserve}},
+		{"lease too short to run: give the claim back", base(func(f *facts) { f.valid, f.claim, f.leaseLeft = valid, acquired, &no }), want{do: actUnclaim}},
+		{"lease too short, claim given back: retry", base(func(f *facts) {
+			f.valid, f.claim, f.leaseLeft, f.unclaimed = valid, acquired, &no, true
+		}), want{do: actAnswer, typ: Internal, retryable: true, internal: true}},
 		{"no place to hold the outcome: give the claim back", base(func(f *facts) { f.valid, f.claim, f.room = valid, acquired, &no }), want{do: actUnclaim}},
 		{"no place, claim given back: retryable refusal, nothing ran", base(func(f *facts) {
 			f.valid, f.claim, f.room, f.unclaimed = valid, acquired, &no, true

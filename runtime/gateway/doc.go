@@ -92,7 +92,11 @@
 //
 // A claim holds the slot for the tool's timeout plus Options.LeaseGrace
 // (leases, retention and approval expiry follow the injected Clock; the
-// handler's own deadline is a real-time context deadline).
+// handler's own deadline is a real-time context deadline). The handler
+// starts only while its whole timeout and half the grace are left of the
+// lease, so that an outcome within the timeout reaches the store in time;
+// a claim granted later than that (a store slow to answer) is given back
+// and the caller told to retry, nothing having run.
 // After that a retry of the same call sent to another gateway takes the
 // slot over with a larger fencing token and re-runs the handler with the
 // same key; the old owner's late completion is rejected ([store.ErrFenced]) and its

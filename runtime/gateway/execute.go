@@ -111,6 +111,9 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 	if timeout <= 0 {
 		timeout = g.opts.DefaultTimeout
 	}
+	// The claim's lease: the handler's timeout and the grace, from
+	// admission (the claim, and the check before the handler runs).
+	lease := f.start.Add(timeout + g.opts.LeaseGrace)
 	key := func() string {
 		if f.valid == nil {
 			return ""
@@ -164,7 +167,6 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			g.hold(ctx, f, slot())
 			f.held = true
 		case actClaim:
-			lease := f.start.Add(timeout + g.opts.LeaseGrace)
 			cl, err := g.store.Claim(ctx, store.ClaimRequest{
 				Slot: slot(), Principal: p.ID, Key: f.valid.key, Fingerprint: f.valid.fp, Now: f.start,
 				LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention), TakeOver: f.rerun,
@@ -208,6 +210,12 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		case actUnclaim:
 			g.unclaim(ctx, rctx, f, slot())
 			f.unclaimed = true
+		case actCheckLease:
+			// A handler that starts now may return at now+timeout; its
+			// completion must land before the lease, half the grace
+			// spare for the write itself.
+			left := !g.clock.Now().Add(timeout).After(lease.Add(-g.opts.LeaseGrace / 2))
+			f.leaseLeft = &left
 		case actRun:
 			hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(rctx, f.valid.key), timeout)
 			value, err, panicked := g.callHandler(hctx, f)
@@ -305,7 +313,8 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 	return t, "principal holds every scope of the tool", "", nil
 }
 
-// unclaim gives up a claim that will not run now (it awaits approval). A
+// unclaim gives up a claim that will not run now (it awaits approval, or
+// the gateway cannot hold its outcome, or its lease is too short). A
 // fresh claim is released: nothing ran. A claim that took over an earlier,
 // possibly effective execution goes back to uncertain, so the slot stays
 // bound to its key and no other arguments can run in it.
@@ -322,7 +331,7 @@ func (g *Gateway) unclaim(ctx, rctx context.Context, f *facts, slot store.Slot) 
 		err = g.store.MarkUncertain(rctx, slot, cl.Token, reason, f.start, f.start.Add(g.opts.Retention))
 	}
 	if err != nil && !errors.Is(err, store.ErrFenced) {
-		g.log.LogAttrs(ctx, slog.LevelError, "gateway: giving up a claim awaiting approval failed",
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: giving up a claim failed",
 			slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("error", err.Error()))
 	}
 }

@@ -141,7 +141,11 @@ type Options struct {
 	// DefaultTimeout bounds a handler whose tool has no Timeout. Zero means 30s.
 	DefaultTimeout time.Duration
 	// LeaseGrace is added to the handler's timeout to form the claim's
-	// lease. Zero means 5s.
+	// lease, counted from admission. A handler starts only while its
+	// whole timeout and half the grace are left of the lease; when the
+	// store was slower than that to grant the claim, the claim is given
+	// back and the caller told to retry (nothing ran), since an outcome
+	// recorded after the lease is fenced. Zero means 5s.
 	LeaseGrace time.Duration
 	// Retention keeps recorded outcomes (done and uncertain). Zero means 24h.
 	Retention time.Duration

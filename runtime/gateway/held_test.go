@@ -296,3 +296,68 @@ func gathered(t *testing.T, e *env, name string, labels ...string) float64 {
 	}
 	return c.v
 }
+
+// slowClaims moves the gateway's clock on by delay in every Claim, as a
+// store that grants a claim only after a restart, its client's retries or
+// a long queue: the lease, counted from admission, is partly spent.
+type slowClaims struct {
+	store.RecordStore
+	clock interface{ Advance(time.Duration) }
+	delay time.Duration
+}
+
+func (s *slowClaims) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
+	s.clock.Advance(s.delay)
+	return s.RecordStore.Claim(ctx, req)
+}
+
+// A handler runs only while its claim's lease covers its whole timeout
+// with half the grace to spare: the claim is given back and the caller
+// told to retry when the store was slower, since a handler started then
+// could complete after the lease, be fenced, and run again for the re-send
+// that takes the slot over. The outage tests' double executions under load
+// (TestOutageUnderLoad, Redis and PostgreSQL) came from these late claims.
+// The grace is a minute and the transfer's timeout an hour.
+func TestLateClaimDoesNotRun(t *testing.T) {
+	tests := []struct {
+		name  string
+		delay time.Duration
+		runs  int64
+	}{
+		{"claim within half the grace: runs", 29 * time.Second, 1},
+		{"claim past half the grace: given back", 31 * time.Second, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := &slowClaims{delay: tc.delay}
+			e := newEnv(t, func(o *gateway.Options) { o.Stores.Records = recs })
+			recs.RecordStore, recs.clock = e.Store, e.Clock
+			call := transferCall(alice, "s1", 1, okArgs)
+			res, err := e.Gateway.Execute(ctx, call)
+			if n := e.Runs.Total(); n != tc.runs {
+				t.Fatalf("handler ran %d times, want %d", n, tc.runs)
+			}
+			if tc.runs == 1 {
+				if err != nil || res.Cached {
+					t.Fatalf("Execute = %+v, %v; want the first run's result", res, err)
+				}
+				return
+			}
+			ge := wantType(t, "late claim", err, gateway.Internal)
+			if !ge.Retryable || !strings.Contains(ge.Message, "nothing ran") {
+				t.Errorf("late claim = %+v; want retryable, nothing ran", ge)
+			}
+			if _, err := e.Store.Get(ctx, ge.IdempotencyKey); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("record after the late claim: %v; want it released (not found)", err)
+			}
+			recs.delay = 0
+			res, err = e.Gateway.Execute(ctx, call)
+			if err != nil || res.Cached || res.Attempts != 1 {
+				t.Errorf("re-send with a prompt store = %+v, %v; want a first run, attempt 1", res, err)
+			}
+			if n := e.Runs.Total(); n != 1 {
+				t.Errorf("handler ran %d times after the re-send, want 1", n)
+			}
+		})
+	}
+}
