@@ -2,6 +2,8 @@ package discovery
 
 import (
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +20,7 @@ var prefilterCases = []string{
 	"/var/log/app.log", "~/x", "./a", "../b", "(/etc)", "'/tmp'", "a/b", "C:\\x", "c:\\", "z:\\\"", "9 m/s^2", "x.//", "/-",
 	"golang/go", "\"a/b\"", "(a-b/c.d)", "a/b.", "a/b.c^", "a/b^", "_a/b", "-a/b", "a./b?", "x a/b!c", "a/bé", "ab/ c",
 	"x.tar", "a.jpeg.", "a-.yml", "_.c", "x.cpp2", "x.cppé", "x.Txt", "a.mp3_", "a.env",
+	"see https://a.b/c, https://a.b/c and x@y.org; z@w.io at example.com.", strings.Repeat("https://x.io a@b.co c.dev ", 10),
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -40,6 +43,21 @@ func checkPrefilters(t *testing.T, s string) {
 		t.Run(g.name, func(t *testing.T) {
 			if g.re.MatchString(s) && !g.guard(s) {
 				t.Errorf("%s expression matches %q but its guard says it cannot", g.name, s)
+			}
+		})
+	}
+	// findCut gives what FindAllString and ReplaceAllString give.
+	for _, c := range []struct {
+		name string
+		re   *regexp.Regexp
+	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}} {
+		t.Run(c.name, func(t *testing.T) {
+			ms, rest := findCut(c.re, s, 8)
+			if want := c.re.FindAllString(s, 8); !slices.Equal(ms, want) {
+				t.Errorf("findCut(%v, %q) finds %q, FindAllString %q", c.re, s, ms, want)
+			}
+			if want := c.re.ReplaceAllString(s, " "); rest != want {
+				t.Errorf("findCut(%v, %q) leaves %q, ReplaceAllString %q", c.re, s, rest, want)
 			}
 		})
 	}
