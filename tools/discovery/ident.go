@@ -66,34 +66,39 @@ func identifiers(text string) []identifier {
 	has := func(chars string) bool { return strings.ContainsAny(text, chars) }
 	rest := text
 	if strings.Contains(text, "://") {
-		for _, u := range reURL.FindAllString(text, 8) {
+		var us []string
+		us, rest = findCut(reURL, text, 8)
+		for _, u := range us {
 			add(idURL, strings.TrimRight(u, ".,;:)?!"))
 		}
-		rest = reURL.ReplaceAllString(text, " ")
 	}
 	if has("@") {
-		for _, m := range reEmail.FindAllString(rest, 8) {
+		var ms []string
+		ms, rest = findCut(reEmail, rest, 8)
+		for _, m := range ms {
 			add(idEmail, m)
 		}
-		rest = reEmail.ReplaceAllString(rest, " ")
 	}
-	if has("/\\") {
+	if mayHavePath(rest) {
 		for _, m := range rePath.FindAllStringSubmatch(rest, 8) {
 			add(idPath, m[1])
 		}
 	}
 	if mayHaveFile(rest) {
 		if mayHaveDomain(rest) {
-			for _, m := range reDomain.FindAllString(rest, 8) {
+			var ms []string
+			ms, rest = findCut(reDomain, rest, 8)
+			for _, m := range ms {
 				add(idURL, strings.TrimRight(m, ".,;:)?!"))
 			}
-			rest = reDomain.ReplaceAllString(rest, " ")
 		}
-		for _, m := range reFile.FindAllString(rest, 8) {
-			add(idPath, m)
+		if mayHaveExt(rest) {
+			for _, m := range reFile.FindAllString(rest, 8) {
+				add(idPath, m)
+			}
 		}
 	}
-	if has("/") {
+	if mayHaveRepo(rest) {
 		for _, m := range reRepo.FindAllStringSubmatch(rest, 8) {
 			if !seen[m[1]] && !strings.HasPrefix(m[1], "/") && !seen["/"+m[1]] {
 				add(idRepo, m[1])
@@ -119,6 +124,31 @@ func identifiers(text string) []identifier {
 		}
 	}
 	return out
+}
+
+// findCut returns re's first n matches in text (FindAllString(text, n))
+// and text with every match replaced by a space (ReplaceAllString(text,
+// " ")), from one pass of the expression instead of two: both visit the
+// same matches, and none of these expressions matches the empty string.
+func findCut(re *regexp.Regexp, text string, n int) ([]string, string) {
+	locs := re.FindAllStringIndex(text, -1)
+	if len(locs) == 0 {
+		return nil, text
+	}
+	ms := make([]string, 0, min(n, len(locs)))
+	var b strings.Builder
+	b.Grow(len(text))
+	last := 0
+	for i, l := range locs {
+		if i < n {
+			ms = append(ms, text[l[0]:l[1]])
+		}
+		b.WriteString(text[last:l[0]])
+		b.WriteByte(' ')
+		last = l[1]
+	}
+	b.WriteString(text[last:])
+	return ms, b.String()
 }
 
 // The byte tests below are necessary conditions of the expressions they
@@ -167,6 +197,87 @@ func mayHaveDomain(text string) bool {
 }
 
 func isAlnum(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' || isDigit(c) }
+
+// isWord is the expressions' \w: an ASCII letter, digit or underscore.
+func isWord(c byte) bool { return isAlnum(c) || c == '_' }
+
+// isSpace is the expressions' \s: tab, newline, form feed, carriage
+// return, space.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// mayHavePath guards rePath: a slash that follows the start, a \s, a
+// quote, a parenthesis, '~' or '.', and precedes a \w, '.', '-' or '/';
+// or a letter, a colon and a backslash before a byte other than a \s or
+// a quote.
+func mayHavePath(text string) bool {
+	for i := 0; i+1 < len(text); i++ {
+		switch c := text[i]; {
+		case c == '/':
+			if n := text[i+1]; (isWord(n) || n == '.' || n == '-' || n == '/') &&
+				(i == 0 || isSpace(text[i-1]) || strings.IndexByte("\"'(~.", text[i-1]) >= 0) {
+				return true
+			}
+		case c == ':':
+			if i > 0 && isLetter(text[i-1]) && text[i+1] == '\\' && i+2 < len(text) && !isSpace(text[i+2]) && text[i+2] != '"' && text[i+2] != '\'' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' }
+
+// isRepoByte is a byte of reRepo's [\w.-].
+func isRepoByte(c byte) bool { return isWord(c) || c == '.' || c == '-' }
+
+// mayHaveRepo guards reRepo: a slash between two runs of [\w.-], the
+// first starting with a letter or digit at the start or after a \s, a
+// quote or a parenthesis, the second starting with a letter or digit and
+// able to end (at its own end or at one of its dots) before the end or
+// one of the expression's closing bytes.
+func mayHaveRepo(text string) bool {
+	for i := 1; i+1 < len(text); i++ {
+		if text[i] != '/' || !isAlnum(text[i+1]) {
+			continue
+		}
+		l := i
+		for l > 0 && isRepoByte(text[l-1]) {
+			l--
+		}
+		if l == i || !isAlnum(text[l]) || l > 0 && !isSpace(text[l-1]) && strings.IndexByte("\"'(", text[l-1]) < 0 {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isRepoByte(text[j]) {
+			j++
+		}
+		if j == len(text) || isSpace(text[j]) || strings.IndexByte("\"'),.;:?!", text[j]) >= 0 || strings.IndexByte(text[i+2:j], '.') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fileExts are reFile's extensions, each spelling.
+var fileExts = []string{"txt", "md", "json", "yaml", "yml", "toml", "csv", "tsv", "log", "go", "py", "js", "ts", "java", "rs", "c", "h", "cpp",
+	"html", "css", "xml", "pdf", "png", "jpeg", "jpg", "gif", "svg", "mp3", "mp4", "wav", "zip", "gz", "tar", "sql", "sh", "ini", "conf", "cfg", "env"}
+
+// mayHaveExt guards reFile: a \w or '-', a dot, one of its extensions,
+// then the end or a byte other than a \w.
+func mayHaveExt(text string) bool {
+	for i := 1; i+1 < len(text); i++ {
+		if text[i] != '.' || !isWord(text[i-1]) && text[i-1] != '-' || !isLower(text[i+1]) {
+			continue
+		}
+		for _, ext := range fileExts {
+			if end := i + 1 + len(ext); strings.HasPrefix(text[i+1:], ext) && (end == len(text) || !isWord(text[end])) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // mayHaveNumRef guards reNumRef: a digit that follows, past an optional
 // '#' and spaces, one of the expression's keywords (ASCII, any case). Near

@@ -2,6 +2,8 @@ package discovery
 
 import (
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -15,6 +17,10 @@ var prefilterCases = []string{
 	"go to example.com", "Docs.Example.org/start?x=1", "a.io", "x.company", "node.js", "-a.dev", "_.co", "x.co_", "x.co-y", "a.pl.",
 	"9.eu", "x.comé", "ab.c", "a.ioé",
 	"iſſue 12", "ticKet 3", "pull requeſt #4", "the top 10 tools", "PULL  REQUEST\t#5", "xissue 5", "Invoice# 6", "NR.7",
+	"/var/log/app.log", "~/x", "./a", "../b", "(/etc)", "'/tmp'", "a/b", "C:\\x", "c:\\", "z:\\\"", "9 m/s^2", "x.//", "/-",
+	"golang/go", "\"a/b\"", "(a-b/c.d)", "a/b.", "a/b.c^", "a/b^", "_a/b", "-a/b", "a./b?", "x a/b!c", "a/bé", "ab/ c",
+	"x.tar", "a.jpeg.", "a-.yml", "_.c", "x.cpp2", "x.cppé", "x.Txt", "a.mp3_", "a.env",
+	"see https://a.b/c, https://a.b/c and x@y.org; z@w.io at example.com.", strings.Repeat("https://x.io a@b.co c.dev ", 10),
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -25,6 +31,9 @@ func checkPrefilters(t *testing.T, s string) {
 		guard func(string) bool
 	}{
 		{"file", reFile, mayHaveFile},
+		{"ext", reFile, mayHaveExt},
+		{"path", rePath, mayHavePath},
+		{"repo", reRepo, mayHaveRepo},
 		{"domain", reDomain, mayHaveDomain},
 		{"key", reKey, func(s string) bool { return mayHave(s, '-', isKeyByte, isDigit) }},
 		{"hash", reHash, func(s string) bool { return mayHave(s, '#', func(byte) bool { return true }, isDigit) }},
@@ -37,6 +46,21 @@ func checkPrefilters(t *testing.T, s string) {
 			}
 		})
 	}
+	// findCut gives what FindAllString and ReplaceAllString give.
+	for _, c := range []struct {
+		name string
+		re   *regexp.Regexp
+	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}} {
+		t.Run(c.name, func(t *testing.T) {
+			ms, rest := findCut(c.re, s, 8)
+			if want := c.re.FindAllString(s, 8); !slices.Equal(ms, want) {
+				t.Errorf("findCut(%v, %q) finds %q, FindAllString %q", c.re, s, ms, want)
+			}
+			if want := c.re.ReplaceAllString(s, " "); rest != want {
+				t.Errorf("findCut(%v, %q) leaves %q, ReplaceAllString %q", c.re, s, rest, want)
+			}
+		})
+	}
 }
 
 func TestIdentifierPrefilters(t *testing.T) {
@@ -44,9 +68,9 @@ func TestIdentifierPrefilters(t *testing.T) {
 		checkPrefilters(t, s)
 	}
 	// And the guards do skip: a plain request runs none of them.
-	for _, s := range []string{"list the open pull requests in the payments repository.", "get the 2-day forecast for the top 10 cities", "upgrade to v1.2.3 now. Then Com."} {
+	for _, s := range []string{"list the open pull requests in the payments repository.", "get the 2-day forecast for the top 10 cities", "upgrade to v1.2.3 now. Then Com.", "a speed of 3 m/s^2, 9.8 m/s²"} {
 		t.Run(s, func(t *testing.T) {
-			if mayHaveFile(s) || mayHaveDomain(s) || mayHaveNumRef(s) {
+			if mayHaveFile(s) || mayHaveDomain(s) || mayHaveNumRef(s) || mayHavePath(s) || mayHaveRepo(s) || mayHaveExt(s) {
 				t.Errorf("a request without ids passes a guard: %q", s)
 			}
 		})
