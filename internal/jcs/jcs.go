@@ -68,6 +68,21 @@ func Canonicalize(data []byte) ([]byte, error) {
 // their text as json.Number so a validator can still check them exactly.
 func Parse(data []byte) (any, error) {
 	p := parser{data: data}
+	return p.parse()
+}
+
+// Check reports what [Parse] would report about data, the same
+// *[SyntaxError] or nil, without building the tree: a caller that only
+// needs the strict check (no duplicate member name, valid UTF-8, …) before
+// decoding with encoding/json allocates little beyond the names of
+// members that have escapes.
+func Check(data []byte) error {
+	p := parser{data: data, check: true}
+	_, err := p.parse()
+	return err
+}
+
+func (p *parser) parse() (any, error) {
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -80,9 +95,12 @@ func Parse(data []byte) (any, error) {
 	return v, nil
 }
 
+// parser reads data from pos; with check set it builds no value (every
+// value it returns is nil) and keeps of each object only its member names.
 type parser struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	check bool
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -124,29 +142,23 @@ func (p *parser) literal(word string) bool {
 }
 
 func (p *parser) object(depth int) (any, error) {
+	if p.check {
+		return nil, p.checkObject(depth)
+	}
 	obj := map[string]any{}
 	err := p.container(depth, '}', "object", func() error {
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return p.errorf("expected a member name")
-		}
-		name, err := p.string()
+		name, err := p.name()
 		if err != nil {
 			return err
 		}
-		if _, dup := obj[name]; dup {
-			return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("duplicate member name %q", name), Duplicate: true}
+		if _, dup := obj[string(name)]; dup {
+			return p.duplicate(name)
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return p.errorf("expected ':'")
-		}
-		p.pos++
-		p.skipSpace()
-		v, err := p.value(depth)
+		v, err := p.member(depth)
 		if err != nil {
 			return err
 		}
-		obj[name] = v
+		obj[string(name)] = v
 		return nil
 	})
 	if err != nil {
@@ -155,7 +167,77 @@ func (p *parser) object(depth int) (any, error) {
 	return obj, nil
 }
 
+// checkObject is object for Check: the names seen are kept as slices of
+// the input where they have no escape, compared one by one while there
+// are few of them and through a set beyond.
+func (p *parser) checkObject(depth int) error {
+	var (
+		names [16][]byte
+		n     int
+		set   map[string]struct{}
+	)
+	return p.container(depth, '}', "object", func() error {
+		name, err := p.name()
+		if err != nil {
+			return err
+		}
+		switch {
+		case set != nil:
+			if _, dup := set[string(name)]; dup {
+				return p.duplicate(name)
+			}
+			set[string(name)] = struct{}{}
+		default:
+			for _, seen := range names[:n] {
+				if string(seen) == string(name) {
+					return p.duplicate(name)
+				}
+			}
+			if n < len(names) {
+				names[n], n = name, n+1
+				break
+			}
+			set = make(map[string]struct{}, 2*len(names))
+			for _, seen := range names {
+				set[string(seen)] = struct{}{}
+			}
+			set[string(name)] = struct{}{}
+		}
+		_, err = p.member(depth)
+		return err
+	})
+}
+
+// name reads a member name, at p.pos, as rawString does.
+func (p *parser) name() ([]byte, error) {
+	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+		return nil, p.errorf("expected a member name")
+	}
+	return p.rawString()
+}
+
+func (p *parser) duplicate(name []byte) error {
+	return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("duplicate member name %q", name), Duplicate: true}
+}
+
+// member reads the ':' after a member's name and the member's value.
+func (p *parser) member(depth int) (any, error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+		return nil, p.errorf("expected ':'")
+	}
+	p.pos++
+	p.skipSpace()
+	return p.value(depth)
+}
+
 func (p *parser) array(depth int) (any, error) {
+	if p.check {
+		return nil, p.container(depth, ']', "array", func() error {
+			_, err := p.value(depth)
+			return err
+		})
+	}
 	arr := []any{}
 	err := p.container(depth, ']', "array", func() error {
 		v, err := p.value(depth)
@@ -217,10 +299,23 @@ func (p *parser) number() (any, error) {
 	case jsonsyntax.NumberExponent:
 		return nil, p.errorf("invalid number: digit expected in exponent")
 	}
+	if p.check {
+		return nil, nil
+	}
 	return json.Number(p.data[start:end]), nil
 }
 
-func (p *parser) string() (string, error) {
+func (p *parser) string() (any, error) {
+	b, err := p.rawString()
+	if err != nil || p.check {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// rawString reads the string at p.pos and returns its value: a slice of
+// the input when it has no escape, else a decoded copy.
+func (p *parser) rawString() ([]byte, error) {
 	p.pos++ // opening quote
 	d := p.data
 	start := p.pos
@@ -230,10 +325,10 @@ func (p *parser) string() (string, error) {
 		if c == '"' {
 			s := d[start:p.pos]
 			if !utf8.Valid(s) {
-				return "", p.errorf("invalid UTF-8 in string")
+				return nil, p.errorf("invalid UTF-8 in string")
 			}
 			p.pos++
-			return string(s), nil
+			return s, nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -246,12 +341,12 @@ func (p *parser) string() (string, error) {
 		switch {
 		case c == '"':
 			if !utf8.Valid(buf) {
-				return "", p.errorf("invalid UTF-8 in string")
+				return nil, p.errorf("invalid UTF-8 in string")
 			}
 			p.pos++
-			return string(buf), nil
+			return buf, nil
 		case c < 0x20:
-			return "", p.errorf("control character in string")
+			return nil, p.errorf("control character in string")
 		case c != '\\':
 			buf = append(buf, c)
 			p.pos++
@@ -271,28 +366,28 @@ func (p *parser) string() (string, error) {
 		case 'u':
 			r, err := p.hex4()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if utf16.IsSurrogate(r) {
 				if r >= 0xDC00 || len(d)-p.pos < 6 || d[p.pos] != '\\' || d[p.pos+1] != 'u' {
-					return "", p.errorf("lone surrogate \\u%04x", r)
+					return nil, p.errorf("lone surrogate \\u%04x", r)
 				}
 				p.pos += 2
 				r2, err := p.hex4()
 				if err != nil {
-					return "", err
+					return nil, err
 				}
 				if r2 < 0xDC00 || r2 > 0xDFFF {
-					return "", p.errorf("lone surrogate \\u%04x", r)
+					return nil, p.errorf("lone surrogate \\u%04x", r)
 				}
 				r = utf16.DecodeRune(r, r2)
 			}
 			buf = utf8.AppendRune(buf, r)
 		default:
-			return "", p.errorf("invalid escape \\%c", e)
+			return nil, p.errorf("invalid escape \\%c", e)
 		}
 	}
-	return "", p.errorf("unterminated string")
+	return nil, p.errorf("unterminated string")
 }
 
 func (p *parser) hex4() (rune, error) {

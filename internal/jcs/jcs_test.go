@@ -229,6 +229,7 @@ func FuzzCanonicalize(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		sameCheck(t, data)
 		out, err := Canonicalize(data)
 		if err != nil {
 			return
@@ -270,4 +271,68 @@ func TestParseErrorMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameCheck fails t unless Check reports about data what Parse does.
+func sameCheck(t *testing.T, data []byte) {
+	t.Helper()
+	_, want := Parse(data)
+	if got := Check(data); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Check(%q) = %v, Parse's error %v", data, got, want)
+	}
+}
+
+func TestCheckIsParse(t *testing.T) {
+	files, _ := filepath.Glob("testdata/input/*.json")
+	if len(files) == 0 {
+		t.Fatal("no testdata/input/*.json")
+	}
+	var ins [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, data)
+	}
+	// Duplicates among few members and among more than Check compares
+	// one by one, with and without escapes, at every depth; and each way
+	// a document can be wrong.
+	many := `"a0":0`
+	for i := 1; i < 40; i++ {
+		many += fmt.Sprintf(`,"a%d":%d`, i, i)
+	}
+	for _, s := range []string{
+		`{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"x":{"b":[{"c":1,"c":2}]}}`, `[{"a":1},{"a":1}]`,
+		"{" + many + "}", "{" + many + `,"a39":1}`, "{" + many + `,"a3":1}`, "{" + many + `,"\u00613":1}`,
+		`{"a":1`, `{"a":1 x`, `[1`, `[1 }`, `{1:2}`, `{"a" 1}`, `"\ud800"`, "\"\xff\"", `1.`, `1e`, `-`, `[1] 2`,
+		`"a\qb"`, "\"a\x01\"", `{"a":tru}`, "", " ", strings.Repeat("[", MaxDepth+1),
+	} {
+		ins = append(ins, []byte(s))
+	}
+	for _, in := range ins {
+		sameCheck(t, in)
+	}
+	if err := Check([]byte(`{"a":1,"b":{"a":2}}`)); err != nil {
+		t.Errorf("Check of a valid document: %v", err)
+	}
+	if err := Check([]byte(`{"k":1,"k":2}`)); !errors.Is(err, ErrSyntax) {
+		t.Errorf("Check of a duplicate = %v, want a syntax error", err)
+	}
+}
+
+func BenchmarkCheck(b *testing.B) {
+	data := []byte(`{"name":"create_issue","description":"Create a new issue in a repository","inputSchema":{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"title":{"type":"string"},"labels":{"type":"array","items":{"type":"string"}}},"required":["owner","repo","title"]}}`)
+	b.Run("Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = Parse(data)
+		}
+	})
+	b.Run("Check", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Check(data)
+		}
+	})
 }

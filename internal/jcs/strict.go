@@ -11,7 +11,7 @@ import "encoding/json"
 // encoding/json alone {"scopes":["admin"],"scopes":[]} silently means the
 // last member.
 func Unmarshal(data []byte, v any) error {
-	if _, err := Parse(data); err != nil {
+	if err := Check(data); err != nil {
 		return err
 	}
 	return json.Unmarshal(data, v)

@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -11,8 +10,8 @@ import (
 // then encodes each piece on its own, so a text's token count is the sum
 // of its pieces' counts. split finds the same pieces as that expression
 // (run by github.com/dlclark/regexp2, as tiktoken-go does) by hand, about
-// thirty times faster, and Count looks each piece's count up in a bounded
-// cache, filled by the encoder: catalogs repeat their words. The
+// thirty times faster, and Count encodes each piece with the ranks (a
+// piece that is itself a token, as most words are, costs one look-up). The
 // expression, alternatives tried in order at each position:
 //
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
@@ -191,59 +190,43 @@ func split(rs []rune, piece func(start, end int)) {
 	}
 }
 
-// The piece cache holds the counts of pieces up to maxCachedPiece bytes,
-// at most maxCachedPieces of them: beyond, pieces are encoded each time.
-const (
-	maxCachedPiece  = 64
-	maxCachedPieces = 1 << 18
-)
+// runeBufs holds the scratch of countFast: a text's runes and the byte
+// offsets of their boundaries.
+var runeBufs = sync.Pool{New: func() any { return new(runeBuf) }}
 
-var (
-	pieceMu    sync.RWMutex
-	pieceCache = map[string]int32{}
-)
-
-// countPiece is the number of tokens of one piece.
-func countPiece(p string) int {
-	if len(p) > maxCachedPiece {
-		return len(enc.EncodeOrdinary(p))
-	}
-	pieceMu.RLock()
-	n, ok := pieceCache[p]
-	pieceMu.RUnlock()
-	if ok {
-		return int(n)
-	}
-	n = int32(len(enc.EncodeOrdinary(p)))
-	pieceMu.Lock()
-	if len(pieceCache) < maxCachedPieces {
-		pieceCache[strings.Clone(p)] = n
-	}
-	pieceMu.Unlock()
-	return int(n)
+type runeBuf struct {
+	rs  []rune
+	off []int
 }
 
-// countFast is Count's work once the encoder is loaded.
+// countFast is Count's work once the ranks are loaded.
 func countFast(text string) int {
-	rs := []rune(text)
+	b := runeBufs.Get().(*runeBuf)
+	defer runeBufs.Put(b)
+	rs := b.rs[:0]
+	for _, r := range text {
+		rs = append(rs, r)
+	}
+	b.rs = rs
 	if !utf8.ValidString(text) {
 		text = string(rs) // as the regexp sees it: each bad byte a U+FFFD
 	}
 	// Byte offsets of the rune boundaries, so that a piece is a substring.
 	var off []int
 	if len(rs) != len(text) {
-		off = make([]int, 0, len(rs)+1)
+		off = b.off[:0]
 		for i := range text {
 			off = append(off, i)
 		}
 		off = append(off, len(text))
+		b.off = off
 	}
 	n := 0
 	split(rs, func(s, e int) {
 		if off != nil {
 			s, e = off[s], off[e]
 		}
-		n += countPiece(text[s:e])
+		n += enc.count(text[s:e])
 	})
 	return n
 }

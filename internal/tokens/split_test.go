@@ -5,10 +5,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dlclark/regexp2"
+	tiktoken "github.com/pkoukk/tiktoken-go"
+	loader "github.com/pkoukk/tiktoken-go-loader"
 )
+
+// reference is tiktoken-go's own o200k_base encoder, which Count must
+// agree with.
+var reference = sync.OnceValue(func() *tiktoken.Tiktoken {
+	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
+	e, err := tiktoken.GetEncoding(Encoding)
+	if err != nil {
+		panic(err)
+	}
+	return e
+})
 
 // o200kPattern is tiktoken-go's o200k_base pattern, which split implements.
 var o200kPattern = strings.Join([]string{
@@ -60,7 +74,7 @@ func checkSplit(t *testing.T, text string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := len(enc.EncodeOrdinary(text)); n != w {
+	if w := len(reference().EncodeOrdinary(text)); n != w {
 		t.Fatalf("Count(%q) = %d, the encoder's %d", text, n, w)
 	}
 }
@@ -81,6 +95,14 @@ func TestSplitMatchesRegexp(t *testing.T) {
 			"", "hello world", `{"type":"object"}`, "don't I'LL we've", "ABCdef", "abcDEF", "É\u0301a",
 			"x  \n  y", "a   b", "a \t\n\n  b", "   ", "12345 6", "path/to/file\r\n//x", " !!\n/", "ǅǅa",
 			"ʰʰʰ", "中文字", "a\u0301\u0301B", "'s'S", "\xff\xfeabc", "€100/月",
+		} {
+			checkSplit(t, s)
+		}
+	})
+	t.Run("long pieces", func(t *testing.T) { // past count's buffer of 64 parts
+		for _, s := range []string{
+			strings.Repeat("ab", 100), strings.Repeat("x", 63), strings.Repeat("x", 64), strings.Repeat("€", 40),
+			"Pneumonoultramicroscopicsilicovolcanoconiosis" + strings.Repeat("zq", 30), strings.Repeat("!?", 50),
 		} {
 			checkSplit(t, s)
 		}
@@ -127,9 +149,9 @@ func FuzzSplit(f *testing.F) {
 // expression and the encoding of every piece), for comparison.
 func BenchmarkCountRegexp(b *testing.B) {
 	text := `{"name":"create_issue","description":"Create a new issue in a GitHub repository","inputSchema":{"type":"object"}}`
-	MustCount(text)
+	reference()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = len(enc.EncodeOrdinary(text))
+		_ = len(reference().EncodeOrdinary(text))
 	}
 }

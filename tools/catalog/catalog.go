@@ -599,7 +599,7 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 		p.fail(line, "invalid JSON: %s", jsonErrorReason(err))
 		return
 	}
-	if _, err := jcs.Parse(trimmed); err != nil {
+	if err := jcs.Check(trimmed); err != nil {
 		var se *jcs.SyntaxError
 		if errors.As(err, &se) {
 			p.fail(line, "%s", se.Msg)

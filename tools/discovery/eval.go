@@ -61,7 +61,7 @@ func ReadQueries(r io.Reader, file string) ([]Query, error) {
 		if dec.More() {
 			return nil, &QueryError{file, line, "more than one JSON value on the line"}
 		}
-		if _, err := jcs.Parse(b); err != nil {
+		if err := jcs.Check(b); err != nil {
 			// One meaning per line: {"query":"a","scopes":["x"],"scopes":[]}
 			// is refused, not read as its last member.
 			var se *jcs.SyntaxError

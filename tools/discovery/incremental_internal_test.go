@@ -38,7 +38,7 @@ func sameIndex(t *testing.T, a, b *Index) {
 		{"terms", a.terms, b.terms},
 		{"postings", a.postings, b.postings},
 		{"negative", a.negative, b.negative},
-		{"base", a.base, b.base},
+		{"base", a.basePostings(), b.basePostings()},
 		{"rows", a.rows, b.rows},
 		{"scales", a.scales, b.scales},
 		{"tokens", a.tokens, b.tokens},

@@ -130,7 +130,10 @@ type Index struct {
 	terms    map[string]uint32
 	postings [][]posting
 	negative [][]posting // not_for postings (never positive)
-	base     [][]posting // plain BM25 over name+description
+	// base is the plain BM25 baseline's postings over name+description,
+	// built on first use by basePostings: only [MethodBM25] reads them.
+	base     [][]posting
+	baseOnce sync.Once
 	dim      int
 	// The card vectors, L2-normalised and quantised to int8 with one scale
 	// per card, one row per card (rows[i*dim+d]): a query multiplies only
@@ -489,7 +492,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	// garbage around them kept 80 MiB of the heap's spans half used.
 	w := &buildWork{arenas: make([]docArena, runtime.GOMAXPROCS(0))}
 	if len(embedIdx) > 0 {
-		// The token counter's tables (25 MiB, loaded at its first use)
+		// The token counter's tables (4 MiB, loaded at its first use)
 		// are loaded before the garbage of analysis begins, not spread
 		// among it.
 		tokens.Count("")
@@ -678,7 +681,26 @@ func (x *Index) buildPostings(strs []string) {
 			tf := float64(c)
 			return idf(n, int(max(negDF[t], df[t]))) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
-	// The plain BM25 baseline (k1 1.2, b 0.75) over name+description.
+}
+
+// basePostings returns the plain BM25 baseline's posting lists (k1 1.2,
+// b 0.75, over name+description), by the index's term numbers. They are
+// built on first use: at 100,000 tools they hold 17 MiB that an index
+// searched only by the default method never reads.
+func (x *Index) basePostings() [][]posting {
+	x.baseOnce.Do(x.buildBase)
+	return x.base
+}
+
+func (x *Index) buildBase() {
+	n, g := len(x.docs), len(x.termStrings)
+	local := make([]uint32, g) // termTable number -> 1 + the index's number
+	for t, s := range x.termStrings {
+		if id, ok := x.terms[s]; ok {
+			local[t] = id + 1
+		}
+	}
+	cnt := make([]int32, g)
 	baseTxt := func(i int, dc *doc) []uint32 { return dc.baseTerms() }
 	baseDF := x.docFreq(g, baseTxt, cnt)
 	var baseAvg float64
@@ -686,16 +708,11 @@ func (x *Index) buildPostings(strs []string) {
 		baseAvg += float64(len(dc.baseTerms()))
 	}
 	baseAvg = max(baseAvg/float64(max(n, 1)), 1)
-	for t, d := range baseDF {
-		if d > 0 {
-			idfs[t] = idf(n, int(d))
-		}
-	}
-	x.base = x.sparsePostings(nt, local, baseDF, baseTxt,
+	x.base = x.sparsePostings(len(x.postings), local, baseDF, baseTxt,
 		func(i int, t uint32, c int32) float64 {
 			norm := 1 - 0.75 + 0.75*float64(len(x.docs[i].baseTerms()))/baseAvg
 			tf := float64(c) / norm
-			return idfs[t] * tf * (bm25K1 + 1) / (bm25K1 + tf)
+			return idf(n, int(baseDF[t])) * tf * (bm25K1 + 1) / (bm25K1 + tf)
 		}, cnt)
 }
 

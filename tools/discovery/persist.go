@@ -352,10 +352,13 @@ func boolByte(b bool) byte {
 // sticks in the bufio.Writer and comes out of its Flush.
 type encoder struct{ b *bufio.Writer }
 
+// u32 appends v in the writer's own buffer: a 4-byte array passed to
+// Write escaped, 11 million allocations in a file of 100,000 cards.
 func (e encoder) u32(v uint32) {
-	var n [4]byte
-	binary.LittleEndian.PutUint32(n[:], v)
-	e.b.Write(n[:])
+	if e.b.Available() < 4 {
+		e.b.Flush() // an error stays in the writer, as Write's would
+	}
+	e.b.Write(binary.LittleEndian.AppendUint32(e.b.AvailableBuffer(), v))
 }
 func (e encoder) str(s string) {
 	e.u32(uint32(len(s)))

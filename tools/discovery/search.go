@@ -277,7 +277,7 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	if d.method != MethodDense {
 		lists := x.postings
 		if d.method == MethodBM25 {
-			lists = x.base
+			lists = x.basePostings()
 		}
 		acc, touched := s.acc, s.touched
 		every := view.Len() == n // no tool to skip: no bit to test
