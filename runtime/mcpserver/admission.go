@@ -279,7 +279,7 @@ func mayInitialize(body []byte) bool {
 	if len(body) == 0 || body[0] != '{' {
 		return true
 	}
-	if _, err := jcs.Parse(body); err != nil {
+	if err := jcs.Check(body); err != nil {
 		return true
 	}
 	var msg struct {

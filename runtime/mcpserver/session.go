@@ -288,7 +288,7 @@ var errCallArgs = errors.New(`call_tool needs {"name": "...", "arguments": {...}
 // the gateway validates them, on the numbers as written.
 func parseCall(raw json.RawMessage) (callArgs, error) {
 	var out callArgs
-	if _, err := jcs.Parse(raw); err != nil {
+	if err := jcs.Check(raw); err != nil {
 		return out, fmt.Errorf("%w: %v", errCallArgs, err)
 	}
 	var members map[string]json.RawMessage

@@ -133,7 +133,7 @@ func checkFrame(frame []byte) (reply []byte, ok bool) {
 	}
 	_ = json.Unmarshal(frame, &head) // valid JSON object: only member types can differ
 	id := validID(head.ID)
-	if _, err := jcs.Parse(frame); err != nil {
+	if err := jcs.Check(frame); err != nil {
 		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()), false
 	}
 	if head.Version == nil || *head.Version != "2.0" {

@@ -82,7 +82,7 @@ func parseTokenFile(data []byte) (*TokenFile, error) {
 	}
 	// Syntax, UTF-8 and escapes first; the walk below reports duplicates
 	// without naming the member (which may be a token).
-	if _, err := jcs.Parse(data); err != nil {
+	if err := jcs.Check(data); err != nil {
 		var se *jcs.SyntaxError
 		switch {
 		case !errors.As(err, &se):

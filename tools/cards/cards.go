@@ -244,7 +244,7 @@ func parseLine(b []byte) (*Entry, string) {
 	// reading {"hash":H1,...,"hash":H2} sees another entry than the one
 	// applied.
 	var se *jcs.SyntaxError
-	if _, err := jcs.Parse(b); errors.As(err, &se) {
+	if err := jcs.Check(b); errors.As(err, &se) {
 		return nil, "invalid entry: " + se.Msg
 	}
 	if reason := check(&e); reason != "" {

@@ -139,7 +139,7 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		off = max(0, min(off, int64(len(data))))
 		return bytes.Count(data[:off], []byte("\n")) + 1
 	}
-	if _, err := jcs.Parse(data); err != nil {
+	if err := jcs.Check(data); err != nil {
 		var se *jcs.SyntaxError
 		if errors.As(err, &se) {
 			return nil, &ConfigError{File: file, Line: lineAt(int64(se.Offset)), Reason: se.Msg}
