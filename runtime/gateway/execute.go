@@ -215,6 +215,9 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			// completion must land before the lease, half the grace
 			// spare for the write itself.
 			left := !g.clock.Now().Add(timeout).After(lease.Add(-g.opts.LeaseGrace / 2))
+			if !left {
+				g.metrics.lateClaim()
+			}
 			f.leaseLeft = &left
 		case actRun:
 			hctx, cancel := context.WithTimeout(tools.WithIdempotencyKey(rctx, f.valid.key), timeout)

@@ -337,6 +337,9 @@ func TestLateClaimDoesNotRun(t *testing.T) {
 			if n := e.Runs.Total(); n != tc.runs {
 				t.Fatalf("handler ran %d times, want %d", n, tc.runs)
 			}
+			if got, want := gathered(t, e, "toolgate_gateway_late_claims_total"), float64(1-tc.runs); got != want {
+				t.Errorf("toolgate_gateway_late_claims_total = %v, want %v", got, want)
+			}
 			if tc.runs == 1 {
 				if err != nil || res.Cached {
 					t.Fatalf("Execute = %+v, %v; want the first run's result", res, err)

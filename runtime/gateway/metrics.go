@@ -21,6 +21,9 @@ type metrics struct {
 	heldEnds            *prometheus.CounterVec
 	recordRetries       prometheus.Counter
 	heldRefusals        prometheus.Counter
+	// lateClaims: claims given back because the lease no longer covered
+	// the handler's timeout (decide's actCheckLease).
+	lateClaims prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
@@ -53,9 +56,11 @@ func newMetrics(reg prometheus.Registerer, h *holder) (*metrics, error) {
 			"Background attempts to record a held outcome."),
 		heldRefusals: counter("toolgate_gateway_held_refusals_total",
 			"Calls refused before their handler ran because the gateway held as many outcomes as it may, or was closed."),
+		lateClaims: counter("toolgate_gateway_late_claims_total",
+			"Calls refused before their handler ran because the store granted the claim too late for the handler's timeout to fit in the lease."),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.duration, m.replays, m.denials, m.auditFail,
-		m.heldCount, m.heldSize, m.heldEnds, m.recordRetries, m.heldRefusals} {
+		m.heldCount, m.heldSize, m.heldEnds, m.recordRetries, m.heldRefusals, m.lateClaims} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {
@@ -126,5 +131,11 @@ func (m *metrics) recordRetry() {
 func (m *metrics) heldRefusal() {
 	if m != nil {
 		m.heldRefusals.Inc()
+	}
+}
+
+func (m *metrics) lateClaim() {
+	if m != nil {
+		m.lateClaims.Inc()
 	}
 }
