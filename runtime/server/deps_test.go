@@ -7,6 +7,24 @@ import (
 	"testing"
 )
 
+// mod is the module path the dependency tests list packages under.
+const mod = "github.com/toolgate/toolgate/"
+
+// deps lists the import paths pkg (under mod) links, with the go
+// command; it skips the test where there is none.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list dependencies with")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
 // storeDrivers are the module paths of the store drivers; only
 // runtime/gateway/storeurl and the stores themselves may link them.
 var storeDrivers = []string{"modernc.org/sqlite", "github.com/redis/go-redis", "github.com/jackc/pgx"}
@@ -16,11 +34,6 @@ var storeDrivers = []string{"modernc.org/sqlite", "github.com/redis/go-redis", "
 // table), so a program that embeds one of them carries only the driver it
 // opens. storeurl must link all of them, which shows the check can fail.
 func TestNoStoreDriverLinked(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to list dependencies with")
-	}
-	const mod = "github.com/toolgate/toolgate/"
 	tests := []struct {
 		pkg      string
 		wantNone bool
@@ -32,17 +45,12 @@ func TestNoStoreDriverLinked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pkg, func(t *testing.T) {
-			out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", mod+tc.pkg).CombinedOutput()
-			if err != nil {
-				t.Fatalf("go list -deps %s: %v\n%s", tc.pkg, err, out)
-			}
-			deps := strings.Fields(string(out))
+			linkedPkgs := deps(t, tc.pkg)
 			for _, driver := range storeDrivers {
 				t.Run(driver, func(t *testing.T) {
-					linked := false
-					for _, d := range deps {
-						linked = linked || d == driver || strings.HasPrefix(d, driver+"/")
-					}
+					linked := slices.ContainsFunc(linkedPkgs, func(d string) bool {
+						return d == driver || strings.HasPrefix(d, driver+"/")
+					})
 					if linked == tc.wantNone {
 						t.Errorf("go list -deps %s: links %s = %v, want %v", tc.pkg, driver, linked, !tc.wantNone)
 					}
@@ -58,11 +66,6 @@ func TestNoStoreDriverLinked(t *testing.T) {
 // gateway can change without touching them. runtime/server, which links
 // the gateway, is the row that shows the check can fail.
 func TestDriversLinkNoGateway(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to list dependencies with")
-	}
-	const mod = "github.com/toolgate/toolgate/"
 	tests := []struct {
 		pkg         string
 		wantGateway bool
@@ -77,11 +80,7 @@ func TestDriversLinkNoGateway(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pkg, func(t *testing.T) {
-			out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", mod+tc.pkg).CombinedOutput()
-			if err != nil {
-				t.Fatalf("go list -deps %s: %v\n%s", tc.pkg, err, out)
-			}
-			if got := slices.Contains(strings.Fields(string(out)), mod+"runtime/gateway"); got != tc.wantGateway {
+			if got := slices.Contains(deps(t, tc.pkg), mod+"runtime/gateway"); got != tc.wantGateway {
 				t.Errorf("go list -deps %s: links runtime/gateway = %v, want %v", tc.pkg, got, tc.wantGateway)
 			}
 		})
