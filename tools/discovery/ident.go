@@ -37,7 +37,7 @@ var (
 	reURL   = regexp.MustCompile(`\bhttps?://[^\s<>"']+`)
 	reEmail = regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b`)
 	rePath  = regexp.MustCompile(`(?:^|[\s"'(])((?:~|\.{1,2})?/[\w.\-/]+|[A-Za-z]:\\[^\s"']+)`)
-	reFile  = regexp.MustCompile(`\b[\w-]+\.(?:txt|md|json|ya?ml|toml|csv|tsv|log|go|py|js|ts|java|rs|c|h|cpp|html|css|xml|pdf|png|jpe?g|gif|svg|mp3|mp4|wav|zip|gz|tar|sql|sh|ini|conf|cfg|env)\b`)
+	reFile  = regexp.MustCompile(`\b[\w-]+\.(?:` + strings.Join(fileExts, "|") + `)\b`)
 	// reDomain is a bare web address, a host name without a scheme
 	// ("example.com", "docs.example.org/start"), under the common top-level
 	// domains that are not also file extensions reFile knows.
@@ -259,7 +259,8 @@ func mayHaveRepo(text string) bool {
 	return false
 }
 
-// fileExts are reFile's extensions, each spelling.
+// fileExts are reFile's extensions, each spelling: the expression is
+// built from them, and mayHaveExt looks for them.
 var fileExts = []string{"txt", "md", "json", "yaml", "yml", "toml", "csv", "tsv", "log", "go", "py", "js", "ts", "java", "rs", "c", "h", "cpp",
 	"html", "css", "xml", "pdf", "png", "jpeg", "jpg", "gif", "svg", "mp3", "mp4", "wav", "zip", "gz", "tar", "sql", "sh", "ini", "conf", "cfg", "env"}
 
