@@ -81,7 +81,6 @@ type doc struct {
 	row     []int8
 	scale   float32
 	tokens  int32 // o200k tokens of the schema as a model sees it
-	bytes   int32
 	accepts []acceptor
 	// mentions are the identifiers of the catalog text that may name a
 	// tool (poison.go); scrubbed are those that named another namespace's
@@ -108,6 +107,9 @@ func (dc *doc) list(l int) []uint32 {
 	}
 	return dc.terms[lo:dc.ends[l]:dc.ends[l]]
 }
+
+// termBytes is the memory of the doc's field terms ([BuildStats.Bytes]).
+func (dc *doc) termBytes() int { return 4 * int(dc.ends[numFields-1]) }
 
 // field returns the terms of field f, saturated.
 func (dc *doc) field(f field) []uint32 { return dc.list(int(f)) }
@@ -399,7 +401,6 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		return nil, "", err
 	}
 	dc.tokens = int32(n)
-	dc.bytes = int32(4 * dc.ends[numFields-1])
 	return dc, embedText(t, paramNames, dc.scrubbed, ar.seen), nil
 }
 
@@ -547,7 +548,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
 	for _, dc := range x.docs {
-		x.stats.Bytes += int(dc.bytes) + int(unsafe.Sizeof(*dc))
+		x.stats.Bytes += dc.termBytes() + int(unsafe.Sizeof(*dc))
 	}
 	x.stats.Duration = d.now().Sub(start)
 	return x, nil

@@ -325,7 +325,7 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 		}
 		mentions(dc.mentions)
 		mentions(dc.scrubbed)
-		e.u32(uint32(dc.bytes))
+		e.u32(uint32(dc.termBytes())) // derivable; kept so the format stays
 		if x.dim > 0 {
 			e.u32(math.Float32bits(x.scales[i]))
 			row := x.rows[i*x.dim : (i+1)*x.dim]
@@ -538,7 +538,9 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 		}
 		dc.mentions = mentions()
 		dc.scrubbed = mentions()
-		dc.bytes = int32(p.u32())
+		if int(p.u32()) != dc.termBytes() {
+			p.fail()
+		}
 		if dim > 0 {
 			dc.scale = math.Float32frombits(p.u32())
 			if wanted && rows == nil && spare == nil {
