@@ -173,6 +173,15 @@ func mentions(text string, fn func(start, end int, m mention)) {
 			j++
 		}
 		run := strings.Trim(text[i:j], "_-./")
+		if strings.IndexByte(run, '/') < 0 {
+			// Most runs are one word: the loop below with parts = {run},
+			// whose ends the Trim above has already stripped.
+			if run != "" && identifierForm(run) {
+				fn(i, j, mention{key: identKey(run)})
+			}
+			i = j
+			continue
+		}
 		parts := strings.Split(run, "/")
 		for k, p := range parts {
 			p = strings.Trim(p, "_-.")

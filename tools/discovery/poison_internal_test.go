@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,4 +191,52 @@ func TestCapWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// plainMentions is mentions splitting every run at its slashes.
+func plainMentions(text string) []mention {
+	var ms []mention
+	for i := 0; i < len(text); {
+		if !isIdentByte(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isIdentByte(text[j]) {
+			j++
+		}
+		parts := strings.Split(strings.Trim(text[i:j], "_-./"), "/")
+		for k, p := range parts {
+			p = strings.Trim(p, "_-.")
+			if p == "" {
+				continue
+			}
+			if k > 0 {
+				if ns := strings.Trim(parts[k-1], "_-."); ns != "" {
+					ms = append(ms, mention{ns: identKey(ns), key: identKey(p)})
+				}
+			}
+			if identifierForm(p) {
+				ms = append(ms, mention{key: identKey(p)})
+			}
+		}
+		i = j
+	}
+	return ms
+}
+
+func FuzzMentions(f *testing.F) {
+	for _, s := range []string{
+		"Call github/create_issue, then create-issue or Jira.createIssue.",
+		"plain words only", "_x_ ./a/ b//c -d-. list_files/", "ns/tool/sub", "", "a/_/b",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var got []mention
+		mentions(text, func(_, _ int, m mention) { got = append(got, m) })
+		if want := plainMentions(text); !slices.Equal(got, want) {
+			t.Errorf("mentions(%q) = %v, want %v", text, got, want)
+		}
+	})
 }

@@ -1,6 +1,9 @@
 package discovery
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // termTable numbers every analysed term a Discoverer has seen, so that a
 // card keeps its terms as 4-byte numbers rather than strings and the
@@ -38,6 +41,9 @@ func (tt *termTable) intern(dst []uint32, ts []string) []uint32 {
 	for i, t := range ts {
 		id, ok := tt.ids[t]
 		if !ok {
+			// A term is a piece of the text it was cut from: a copy
+			// keeps that text from living as long as the table.
+			t = strings.Clone(t)
 			id = uint32(len(tt.strs))
 			tt.strs = append(tt.strs, t)
 			tt.ids[t] = id
