@@ -1,15 +1,19 @@
 package discovery
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -146,4 +150,34 @@ func TestToolKeysMatchPlainHash(t *testing.T) {
 			t.Fatalf("key of %s = %x (keyOf %x), want %x", tool.ID, keys[i], keyOf(tool), want)
 		}
 	}
+}
+
+// denseOnly hides every method of an Embedder but Embed.
+type denseOnly struct{ Embedder }
+
+func TestSparseEmbeddingMatchesDense(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "examples/transfer/catalog/*.json"))
+	held, _ := filepath.Glob(filepath.Join(root, "tools/discovery/testdata/heldout/catalogs/*.json"))
+	snap := catalogtest.Snapshot(t, append(files, held...)...)
+	if snap.Len() < 200 {
+		t.Fatalf("%d tools, want the examples' and the held-out catalogs'", snap.Len())
+	}
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.embedder.(embedderSparse); !ok {
+		t.Fatalf("the default embedder %T does not embed sparse", d.embedder)
+	}
+	sparse, err := d.build(context.Background(), snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.embedder = denseOnly{d.embedder}
+	dense, err := d.build(context.Background(), snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameIndex(t, sparse, dense)
 }

@@ -237,12 +237,36 @@ func schemaTextWith(t *tools.Tool, params []byte) string {
 }
 
 // schemaInfo is what the index derives from an input schema alone: what
-// schemaParams returns, and parametersJSON.
+// schemaParams returns, parametersJSON, and the tokens of the text that
+// ends every schemaTextWith written with it (see schemaTokens).
 type schemaInfo struct {
-	params  []param
-	accepts []acceptor
-	err     error
-	json    []byte
+	params     []param
+	accepts    []acceptor
+	err        error
+	json       []byte
+	tailTokens int
+}
+
+// paramsKey is where schemaTextWith's last member begins, after the
+// quote that opens its key.
+const paramsKey = `parameters":`
+
+// schemaTokens is tokens.Count(schemaTextWith(t, si.json)), counting the
+// parameters once per schema instead of once per tool. The count is the
+// sum of the two halves split before paramsKey: o200k splits a text into
+// pieces before it merges bytes, and the key always begins a piece (the
+// run of symbols before it, the quote closing the name or the
+// description, a comma and a quote, ends where its letters begin), and
+// what a piece is depends only on the text from where it starts.
+// TestSchemaTokensSplit and FuzzSchemaTokens hold it to the whole count.
+func schemaTokens(t *tools.Tool, si *schemaInfo) (int, error) {
+	text := schemaTextWith(t, si.json)
+	if si.json == nil {
+		return tokens.Count(text)
+	}
+	head := text[:len(text)-len(paramsKey)-len(si.json)-1]
+	n, err := tokens.Count(head)
+	return n + si.tailTokens, err
 }
 
 // schemaCache keeps one build's schemaInfo by schema bytes, so that
@@ -266,6 +290,11 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 	}
 	si = &schemaInfo{json: parametersJSON(raw)}
 	si.params, si.accepts, si.err = schemaParams(raw)
+	if si.json != nil {
+		// A count fails only when the tables cannot load; then the
+		// head's fails too, and schemaTokens reports it.
+		si.tailTokens, _ = tokens.Count(paramsKey + string(si.json) + "}")
+	}
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = make(map[string]*schemaInfo)
@@ -350,27 +379,35 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	_, dc.scrubbed = names.resolve(snap, i, dc.mentions)
 	sc := func(s string) string { return scrub(s, dc.scrubbed) }
 	name := t.Name()
-	fields[fieldName] = a.Terms(nil, name, analysis.English)
-	fields[fieldNamespace] = a.Terms(nil, t.Namespace(), analysis.English)
-	fields[fieldSummary] = a.Terms(nil, sc(t.Card.Summary), "")
+	tb := termBuf{a: a, buf: ar.termBuf[:0]}
+	tb.add(name, analysis.English)
+	fields[fieldName] = tb.cut()
+	tb.add(t.Namespace(), analysis.English)
+	fields[fieldNamespace] = tb.cut()
+	tb.add(sc(t.Card.Summary), "")
+	fields[fieldSummary] = tb.cut()
 	if t.Description != t.Card.Summary {
-		fields[fieldDescription] = a.Terms(nil, sc(t.Description), "")
+		tb.add(sc(t.Description), "")
+		fields[fieldDescription] = tb.cut()
 	}
 	for _, s := range t.Card.Aliases {
-		fields[fieldAliases] = a.Terms(fields[fieldAliases], sc(s), "")
+		tb.add(sc(s), "")
 	}
+	fields[fieldAliases] = tb.cut()
 	for _, s := range t.Card.Tags {
-		fields[fieldTags] = a.Terms(fields[fieldTags], sc(s), "")
+		tb.add(sc(s), "")
 	}
 	if t.Card.Group != "" {
-		fields[fieldTags] = a.Terms(fields[fieldTags], t.Card.Group, analysis.English)
+		tb.add(t.Card.Group, analysis.English)
 	}
+	fields[fieldTags] = tb.cut()
 	var paramNames []string
 	for _, p := range params {
-		fields[fieldParams] = a.Terms(fields[fieldParams], sc(p.name), analysis.English)
-		fields[fieldParams] = a.Terms(fields[fieldParams], sc(p.text), "")
+		tb.add(sc(p.name), analysis.English)
+		tb.add(sc(p.text), "")
 		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(sc(p.name)), " "))
 	}
+	fields[fieldParams] = tb.cut()
 	for f := range fields {
 		dc.lens[f] = int32(len(fields[f]))
 		fields[f] = capTerms(fields[f], fieldTFCap, ar.seen)
@@ -381,11 +418,14 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		dc.lens[fieldAliases] += int32(len(fields[fieldAliases]) - n)
 	}
 	dc.accepts = accepts
-	notFor := a.Terms(nil, t.Card.NotFor, "")
-	base := a.Terms(nil, name+" "+t.Description, "")
+	tb.add(t.Card.NotFor, "")
+	notFor := tb.cut()
+	tb.add(name+" "+t.Description, "")
 	if t.Description == "" {
-		base = a.Terms(base, t.Card.Summary, "")
+		tb.add(t.Card.Summary, "")
 	}
+	base := tb.cut()
+	defer func() { clear(tb.buf); ar.termBuf = tb.buf[:0] }()
 	size := len(notFor) + len(base)
 	for _, ts := range fields {
 		size += len(ts)
@@ -396,7 +436,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		dc.ends[l] = uint32(len(all))
 	}
 	dc.terms = all
-	n, err := tokens.Count(schemaTextWith(t, si.json))
+	n, err := schemaTokens(t, si)
 	if err != nil {
 		return nil, "", err
 	}
@@ -814,6 +854,8 @@ func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*d
 type docArena struct {
 	docs  []doc
 	chunk []uint32
+	// termBuf holds one card's terms before they are numbered (termBuf).
+	termBuf []string
 	// strs holds one copy of each mention's key: the same identifiers
 	// recur across cards (94,000 strings at 100,000 tools).
 	strs map[string]string
@@ -848,6 +890,26 @@ func (ar *docArena) intern(s string) string {
 	}
 	ar.strs[s] = s
 	return s
+}
+
+// termBuf lays a card's fields' terms out in one array, field after
+// field, so that analysing a card allocates that array once rather than a
+// slice per field (at 100,000 tools those slices were 0.4 GB of garbage).
+type termBuf struct {
+	a   *analysis.Analyzer
+	buf []string
+	lo  int
+}
+
+// add appends the terms of text to the field being laid out.
+func (b *termBuf) add(text string, lang analysis.Lang) { b.buf = b.a.Terms(b.buf, text, lang) }
+
+// cut ends the field being laid out and returns its terms, capped so that
+// appending to them copies them rather than writing over the next field.
+func (b *termBuf) cut() []string {
+	f := b.buf[b.lo:len(b.buf):len(b.buf)]
+	b.lo = len(b.buf)
+	return f
 }
 
 func (ar *docArena) doc() *doc {
@@ -980,6 +1042,44 @@ func quantiseVecTo(row []int8, v []float32) float32 {
 	return scale
 }
 
+// embedderSparse is an Embedder that can give the non-zero dimensions of
+// the vector Embed returns for a text, ascending, and their values:
+// ngram.Embedder is one. The build embeds cards that way, without a dense
+// vector per card to allocate, normalise and scan.
+type embedderSparse interface {
+	Dim() int
+	EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32)
+}
+
+// quantiseSparseTo is quantiseVecTo for the vector whose non-zero
+// dimensions are dims, ascending, with values vals: the same row and
+// scale, the sums taken in the same order (a zero adds nothing to them).
+func quantiseSparseTo(row []int8, dims []int32, vals []float32) float32 {
+	clear(row)
+	var s float64
+	for _, f := range vals {
+		s += float64(f) * float64(f)
+	}
+	if s == 0 {
+		return 0
+	}
+	inv := float32(1 / math.Sqrt(s))
+	var mx float32
+	for _, f := range vals {
+		f *= inv
+		mx = max(mx, f, -f)
+	}
+	if mx == 0 {
+		return 0
+	}
+	scale := mx / 127
+	for k, f := range vals {
+		f *= inv
+		row[dims[k]] = int8(math.Round(float64(f / scale)))
+	}
+	return scale
+}
+
 // embedBatch is how many texts embedAll gives the embedder at a time.
 const embedBatch = 256
 
@@ -1013,6 +1113,30 @@ func (ra *rowArray) slot(i, n, cards int) []int8 {
 func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, rows *rowArray, tick func(int)) error {
 	nb := (len(texts) + embedBatch - 1) / embedBatch
 	workers := min(runtime.GOMAXPROCS(0), nb)
+	if sp, ok := d.embedder.(embedderSparse); ok {
+		return striped(workers, nb, func(bi int) error {
+			lo, hi := bi*embedBatch, min((bi+1)*embedBatch, len(texts))
+			var dims []int32
+			var vals []float32
+			n := sp.Dim()
+			for j, text := range texts[lo:hi] {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("discovery: embed cards: %w", err)
+				}
+				i := idx[lo+j]
+				dc := docs[i]
+				if rows != nil {
+					dc.row = rows.slot(i, n, len(docs))
+				} else {
+					dc.row = make([]int8, n)
+				}
+				dims, vals = sp.EmbedNonZero(dims[:0], vals[:0], text)
+				dc.scale = quantiseSparseTo(dc.row, dims, vals)
+			}
+			tick(hi - lo)
+			return nil
+		})
+	}
 	return striped(workers, nb, func(bi int) error {
 		lo, hi := bi*embedBatch, min((bi+1)*embedBatch, len(texts))
 		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])
