@@ -220,9 +220,19 @@ func schemaTextWith(t *tools.Tool, params []byte) string {
 	if params == nil {
 		return t.Name() + " " + t.Description + " " + string(t.InputSchema)
 	}
-	name, _ := json.Marshal(t.Name())
 	var sb strings.Builder
-	sb.Grow(len(name) + len(t.Description) + len(params) + 48)
+	sb.Grow(len(t.Name()) + len(t.Description) + len(params) + 48)
+	writeSchemaHead(&sb, t)
+	sb.WriteString(`,"parameters":`)
+	sb.Write(params)
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// writeSchemaHead writes what schemaTextWith writes before the
+// parameters: the name and the description members.
+func writeSchemaHead(sb *strings.Builder, t *tools.Tool) {
+	name, _ := json.Marshal(t.Name())
 	sb.WriteString(`{"name":`)
 	sb.Write(name)
 	if t.Description != "" {
@@ -230,10 +240,6 @@ func schemaTextWith(t *tools.Tool, params []byte) string {
 		sb.WriteString(`,"description":`)
 		sb.Write(desc)
 	}
-	sb.WriteString(`,"parameters":`)
-	sb.Write(params)
-	sb.WriteByte('}')
-	return sb.String()
 }
 
 // schemaInfo is what the index derives from an input schema alone: what
@@ -260,12 +266,14 @@ const paramsKey = `parameters":`
 // what a piece is depends only on the text from where it starts.
 // TestSchemaTokensSplit and FuzzSchemaTokens hold it to the whole count.
 func schemaTokens(t *tools.Tool, si *schemaInfo) (int, error) {
-	text := schemaTextWith(t, si.json)
 	if si.json == nil {
-		return tokens.Count(text)
+		return tokens.Count(schemaTextWith(t, nil))
 	}
-	head := text[:len(text)-len(paramsKey)-len(si.json)-1]
-	n, err := tokens.Count(head)
+	var sb strings.Builder
+	sb.Grow(len(t.Name()) + len(t.Description) + 32)
+	writeSchemaHead(&sb, t)
+	sb.WriteString(`,"`)
+	n, err := tokens.Count(sb.String())
 	return n + si.tailTokens, err
 }
 
@@ -324,6 +332,13 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 // no identifier of scrubbed; the overlay's examples follow as they are.
 func embedText(t *tools.Tool, params []string, scrubbed []mention, seen map[string]int) string {
 	var sb strings.Builder
+	size := len(t.Name()) + len(t.Card.Summary) + min(len(t.Description), 400) + 8
+	for _, ss := range [][]string{t.Card.Aliases, t.Card.Tags, params} {
+		for _, s := range ss {
+			size += len(s) + 2
+		}
+	}
+	sb.Grow(size)
 	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
 	sb.WriteString(". ")
 	sb.WriteString(scrub(t.Card.Summary, scrubbed))
