@@ -35,7 +35,10 @@ type engine struct {
 
 // engines lists the systems compared, in table order.
 var engines = []engine{
-	{"toolgate", newToolgate},
+	{"toolgate", func(s *tools.Snapshot) (search, func(), error) { return newToolgate(s, nil) }},
+	{"toolgate lexical", func(s *tools.Snapshot) (search, func(), error) {
+		return newToolgate(s, &discovery.Options{Method: discovery.MethodLexical})
+	}},
 	{"sqlite fts5", newFTS},
 	{"bleve", func(s *tools.Snapshot) (search, func(), error) { return newBleve(s, "") }},
 	{"bleve bm25", func(s *tools.Snapshot) (search, func(), error) { return newBleve(s, index.BM25Scoring) }},
@@ -52,10 +55,10 @@ func card(t *tools.Tool) (name, desc string) {
 	return name, desc
 }
 
-// newToolgate indexes the snapshot with toolgate's default Discoverer (no
-// model) and shortlists for one principal that sees every tool.
-func newToolgate(snap *tools.Snapshot) (search, func(), error) {
-	d, err := discovery.New(nil)
+// newToolgate indexes the snapshot with a Discoverer of opts (nil: the
+// default, no model) and shortlists for one principal that sees every tool.
+func newToolgate(snap *tools.Snapshot, opts *discovery.Options) (search, func(), error) {
+	d, err := discovery.New(opts)
 	if err != nil {
 		return nil, nil, err
 	}
