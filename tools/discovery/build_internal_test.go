@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -180,4 +181,37 @@ func TestSparseEmbeddingMatchesDense(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameIndex(t, sparse, dense)
+}
+
+// badSparse is an embedder whose sparse vectors name a dimension past
+// its Dim.
+type badSparse struct{ dims []int32 }
+
+func (badSparse) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	return make([][]float32, len(texts)), nil
+}
+func (badSparse) Dim() int { return 64 }
+func (b badSparse) EmbedNonZero(dims []int32, vals []float32, _ string) ([]int32, []float32) {
+	for _, d := range b.dims {
+		dims, vals = append(dims, d), append(vals, 1)
+	}
+	return dims, vals
+}
+
+func TestSparseEmbedderOutOfRange(t *testing.T) {
+	snap := catalogtest.Snapshot(t, filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/memory.json"))
+	for _, tt := range []struct {
+		name string
+		dims []int32
+	}{{"past_dim", []int32{3, 64}}, {"negative", []int32{-1}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := New(&Options{Embedder: badSparse{tt.dims}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.build(context.Background(), snap, nil); !errors.Is(err, ErrEmbedder) {
+				t.Fatalf("build = %v, want an error wrapping ErrEmbedder", err)
+			}
+		})
+	}
 }

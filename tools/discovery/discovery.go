@@ -24,7 +24,11 @@ import (
 // Embedder that also has a method EmbedTo(dst []float32, text string)
 // []float32, returning the vector Embed would (written into dst when its
 // capacity suffices), is called that way for requests, so that a query
-// does not allocate its vector; ngram.Embedder has one.
+// does not allocate its vector; ngram.Embedder has one. One that also has
+// Dim() int and EmbedNonZero(dims []int32, vals []float32, text string)
+// ([]int32, []float32), appending the non-zero dimensions of that vector
+// (ascending, each below Dim) and their values, embeds the cards that way
+// when a catalog is indexed, as ngram.Embedder does.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }

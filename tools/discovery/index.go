@@ -1066,6 +1066,20 @@ type embedderSparse interface {
 	EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32)
 }
 
+// sparseFits reports whether dims and vals are a sparse vector of n
+// dimensions: as many of each, every dimension in [0, n).
+func sparseFits(dims []int32, vals []float32, n int) bool {
+	if len(dims) != len(vals) {
+		return false
+	}
+	for _, d := range dims {
+		if d < 0 || int(d) >= n {
+			return false
+		}
+	}
+	return true
+}
+
 // quantiseSparseTo is quantiseVecTo for the vector whose non-zero
 // dimensions are dims, ascending, with values vals: the same row and
 // scale, the sums taken in the same order (a zero adds nothing to them).
@@ -1146,6 +1160,9 @@ func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts
 					dc.row = make([]int8, n)
 				}
 				dims, vals = sp.EmbedNonZero(dims[:0], vals[:0], text)
+				if !sparseFits(dims, vals, n) {
+					return fmt.Errorf("discovery: embed cards: %w: a sparse vector does not fit %d dimensions", ErrEmbedder, n)
+				}
 				dc.scale = quantiseSparseTo(dc.row, dims, vals)
 			}
 			tick(hi - lo)
