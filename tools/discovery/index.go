@@ -1032,9 +1032,14 @@ func quantiseVec(v []float32) ([]int8, float32) {
 // quantiseVecTo is quantiseVec into row (of len(v), all zero). The
 // normalised values are computed twice rather than kept (normalize would
 // allocate a copy of every vector of a build).
-func quantiseVecTo(row []int8, v []float32) float32 {
+func quantiseVecTo(row []int8, v []float32) float32 { return quantiseTo(row, nil, v) }
+
+// quantiseTo quantises into row (all zero) the vector whose dimension k
+// has the value vals[k], or, when dims is not nil, whose dimension
+// dims[k] does (the others are zero).
+func quantiseTo(row []int8, dims []int32, vals []float32) float32 {
 	var s float64
-	for _, f := range v {
+	for _, f := range vals {
 		s += float64(f) * float64(f)
 	}
 	if s == 0 {
@@ -1042,7 +1047,7 @@ func quantiseVecTo(row []int8, v []float32) float32 {
 	}
 	inv := float32(1 / math.Sqrt(s))
 	var mx float32
-	for _, f := range v {
+	for _, f := range vals {
 		f *= inv
 		mx = max(mx, f, -f)
 	}
@@ -1050,9 +1055,13 @@ func quantiseVecTo(row []int8, v []float32) float32 {
 		return 0
 	}
 	scale := mx / 127
-	for dim, f := range v {
+	for k, f := range vals {
 		f *= inv
-		row[dim] = int8(math.Round(float64(f / scale)))
+		d := k
+		if dims != nil {
+			d = int(dims[k])
+		}
+		row[d] = int8(math.Round(float64(f / scale)))
 	}
 	return scale
 }
@@ -1085,28 +1094,7 @@ func sparseFits(dims []int32, vals []float32, n int) bool {
 // scale, the sums taken in the same order (a zero adds nothing to them).
 func quantiseSparseTo(row []int8, dims []int32, vals []float32) float32 {
 	clear(row)
-	var s float64
-	for _, f := range vals {
-		s += float64(f) * float64(f)
-	}
-	if s == 0 {
-		return 0
-	}
-	inv := float32(1 / math.Sqrt(s))
-	var mx float32
-	for _, f := range vals {
-		f *= inv
-		mx = max(mx, f, -f)
-	}
-	if mx == 0 {
-		return 0
-	}
-	scale := mx / 127
-	for k, f := range vals {
-		f *= inv
-		row[dims[k]] = int8(math.Round(float64(f / scale)))
-	}
-	return scale
+	return quantiseTo(row, dims, vals)
 }
 
 // embedBatch is how many texts embedAll gives the embedder at a time.
