@@ -200,7 +200,7 @@ func TestMaskEqualsBruteForce(t *testing.T) {
 			if testing.Short() && i%8 != 0 {
 				t.Skip("-short: one grammar in eight")
 			}
-			if raceEnabled {
+			if testenv.Race {
 				walks, maxSteps = 1, 25
 			}
 			for _, vr := range variants {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -139,7 +140,7 @@ func FuzzShortlistLimit(f *testing.F) {
 // are warm (the race detector's pools drop items on purpose, so it is
 // skipped there).
 func TestShortlistToAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
 	ds := realMCP(t)

@@ -3,6 +3,7 @@ package discovery_test
 import (
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
@@ -37,7 +38,7 @@ func TestRetrievalFloors(t *testing.T) {
 			if rep.RecallAt1 < tc.r1 || rep.RecallAt5 < tc.r5 || rep.MRR < tc.mrr {
 				t.Errorf("R@1 %.3f R@5 %.3f MRR %.3f, want at least %.3f %.3f %.3f", rep.RecallAt1, rep.RecallAt5, rep.MRR, tc.r1, tc.r5, tc.mrr)
 			}
-			if raceEnabled {
+			if testenv.Race {
 				return
 			}
 			base := evaluate(t, ds, &discovery.Options{Method: discovery.MethodBM25})

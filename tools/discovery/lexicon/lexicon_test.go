@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
@@ -258,7 +259,7 @@ func shareConcept(a, b []Concept) bool {
 func TestConceptsNoAlloc(t *testing.T) {
 	l := Default()
 	dst := make([]Concept, 0, 64)
-	if n := testing.AllocsPerRun(100, func() { dst = l.Concepts(dst[:0], "", "archivos") }); n != 0 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { dst = l.Concepts(dst[:0], "", "archivos") }); n != 0 && !testenv.Race {
 		t.Errorf("Concepts allocates %v times per call, want 0", n)
 	}
 }
@@ -453,7 +454,7 @@ func TestPhraseConcepts(t *testing.T) {
 		t.Errorf("PhraseConcepts(delete file) = %v, want none (not a listed phrase)", got)
 	}
 	dst := make([]Concept, 0, 16)
-	if n := testing.AllocsPerRun(100, func() { dst = l.PhraseConcepts(dst[:0], "", "pull", "requests", "") }); n != 0 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { dst = l.PhraseConcepts(dst[:0], "", "pull", "requests", "") }); n != 0 && !testenv.Race {
 		t.Errorf("PhraseConcepts allocates %v times per call, want 0", n)
 	}
 }

@@ -142,7 +142,7 @@ func TestDenseRecallOnDatasets(t *testing.T) {
 		{"bfcl", 4, 0.58},
 		{"apibank", 1, 0.69},
 	}
-	if raceEnabled || testing.Short() {
+	if testenv.Race || testing.Short() {
 		// Under the race detector (CI) embedding is ~10× slower: a coarser
 		// sample, with floors measured on that sample.
 		sets = []dataset{

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
@@ -272,7 +273,7 @@ func TestEmbedToReuses(t *testing.T) {
 	if &got[0] != &dst[0] {
 		t.Error("EmbedTo did not reuse dst")
 	}
-	if raceEnabled {
+	if testenv.Race {
 		return
 	}
 	if n := testing.AllocsPerRun(50, func() { e.EmbedTo(dst, "delete a file") }); n > 0 {
@@ -414,7 +415,7 @@ func TestEmbedNonZeroIsEmbedTo(t *testing.T) {
 	}
 	small := New(&Options{Dim: 64})
 	checkNonZero(t, small, "delete a file and send an email to the whole team about the invoice")
-	if raceEnabled {
+	if testenv.Race {
 		return
 	}
 	dims, vals = make([]int32, 0, 512), make([]float32, 0, 512)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package mask
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package lexicon
-
-const raceEnabled = false

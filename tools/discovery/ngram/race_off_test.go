@@ -1,5 +1,0 @@
-//go:build !race
-
-package ngram
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package discovery_test
-
-const raceEnabled = false
