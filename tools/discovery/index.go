@@ -339,7 +339,8 @@ func embedText(t *tools.Tool, params []string, scrubbed []mention, seen map[stri
 		}
 	}
 	sb.Grow(size)
-	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
+	var a [64]byte
+	sb.Write(analysis.AppendIdentifier(a[:0], t.Name(), " "))
 	sb.WriteString(". ")
 	sb.WriteString(scrub(t.Card.Summary, scrubbed))
 	if d := t.Description; d != "" && d != t.Card.Summary {
@@ -417,10 +418,11 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	}
 	fields[fieldTags] = tb.cut()
 	var paramNames []string
+	var word [64]byte
 	for _, p := range params {
 		tb.add(sc(p.name), analysis.English)
 		tb.add(sc(p.text), "")
-		paramNames = append(paramNames, strings.Join(analysis.SplitIdentifier(sc(p.name)), " "))
+		paramNames = append(paramNames, string(analysis.AppendIdentifier(word[:0], sc(p.name), " ")))
 	}
 	fields[fieldParams] = tb.cut()
 	for f := range fields {

@@ -207,7 +207,8 @@ func cardText(x *Index, i int) string {
 	scrubbed := x.docs[i].scrubbed
 	sc := func(s string) string { return scrub(s, scrubbed) }
 	var sb strings.Builder
-	sb.WriteString(strings.Join(analysis.SplitIdentifier(t.Name()), " "))
+	var a [64]byte
+	sb.Write(analysis.AppendIdentifier(a[:0], t.Name(), " "))
 	sb.WriteString(" (")
 	sb.WriteString(t.Namespace())
 	sb.WriteString("): ")

@@ -135,7 +135,10 @@ type mention struct {
 
 // identKey is the key of a tool name or namespace: its folded words
 // (analysis.SplitIdentifier) joined by "_".
-func identKey(s string) string { return strings.Join(analysis.SplitIdentifier(s), "_") }
+func identKey(s string) string {
+	var a [64]byte
+	return string(analysis.AppendIdentifier(a[:0], s, "_"))
+}
 
 func isIdentByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' || c == '/' }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 func TestSplitIdentifier(t *testing.T) {
@@ -323,7 +325,7 @@ func FuzzTerms(f *testing.F) {
 }
 
 func FuzzSplitIdentifier(f *testing.F) {
-	for _, s := range []string{"create_issue", "getHTTPResponse", "utf8Decode", "ACC-12345", "a.b-c_d", "ŁódźCity", "", "ÀÉÎõü"} {
+	for _, s := range []string{"create_issue", "getHTTPResponse", "utf8Decode", "ACC-12345", "a.b-c_d", "ŁódźCity", "", "ÀÉÎõü", "already folded words"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -332,6 +334,13 @@ func FuzzSplitIdentifier(f *testing.F) {
 		// Splitting is idempotent: the joined parts split into themselves.
 		if again := SplitIdentifier(strings.Join(parts, "_")); !slices.Equal(again, parts) {
 			t.Fatalf("SplitIdentifier(%q) = %q, but splitting their join gives %q", s, parts, again)
+		}
+		// AppendIdentifier writes the join, after what dst held.
+		if got, want := string(AppendIdentifier([]byte("x"), s, "_")), "x"+strings.Join(parts, "_"); got != want {
+			t.Fatalf("AppendIdentifier(x, %q, _) = %q, want %q", s, got, want)
+		}
+		if got, want := string(AppendIdentifier(nil, s, " ")), strings.Join(parts, " "); got != want {
+			t.Fatalf("AppendIdentifier(nil, %q, space) = %q, want %q", s, got, want)
 		}
 	})
 }
@@ -420,5 +429,16 @@ func TestTermsDetectFunc(t *testing.T) {
 				t.Errorf("TokensFunc saw %q, want %q", viaFunc, wantToks)
 			}
 		})
+	}
+}
+
+func TestAppendIdentifierAllocatesNothing(t *testing.T) {
+	if testing.CoverMode() != "" || testenv.Race {
+		t.Skip("coverage and the race detector allocate")
+	}
+	buf := make([]byte, 0, 256)
+	AppendIdentifier(buf, "getHTTPResponse_v2", " ") // the pool's scratch
+	if n := testing.AllocsPerRun(100, func() { buf = AppendIdentifier(buf[:0], "getHTTPResponse_v2 ŁódźCity", "_") }); n != 0 {
+		t.Errorf("AppendIdentifier allocates %v times a call, want 0", n)
 	}
 }

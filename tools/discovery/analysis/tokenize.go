@@ -205,6 +205,25 @@ func SplitIdentifier(s string) []string {
 	return out
 }
 
+// AppendIdentifier appends the words SplitIdentifier returns for s to
+// dst, sep between each two, and returns the extended slice:
+// strings.Join(SplitIdentifier(s), sep) for a caller that only writes the
+// words, without allocating them (nor anything but dst's growth).
+func AppendIdentifier(dst []byte, s, sep string) []byte {
+	sc := scratchPool.Get().(*scratch)
+	toks, _ := sc.tokenize(sc.toks[:0], s, true)
+	for i, t := range toks {
+		if i > 0 {
+			dst = append(dst, sep...)
+		}
+		dst = append(dst, t...)
+	}
+	clear(toks)
+	sc.toks = toks[:0]
+	scratchPool.Put(sc)
+	return dst
+}
+
 // own makes the strings of ts that point into sc.buf (transient tokens, or
 // stems that are prefixes of them) point into one copy of it instead, made
 // only when one does: a text whose terms all come from the stem cache
