@@ -166,6 +166,20 @@ func identifierForm(s string) bool {
 // part of a run written in identifier form (identifierForm) may be a bare
 // name.
 func mentions(text string, fn func(start, end int, m mention)) {
+	identRuns(text, func(i, j int, run string) {
+		if strings.IndexByte(run, '/') >= 0 {
+			runMentions(run, i, j, fn)
+		} else if run != "" && identifierForm(run) {
+			// Most runs are one word: runMentions' one part, whose ends
+			// identRuns has already stripped.
+			fn(i, j, mention{key: identKey(run)})
+		}
+	})
+}
+
+// identRuns calls fn for each run of identifier characters in text, with
+// its byte range and the run without the separators at its ends.
+func identRuns(text string, fn func(i, j int, run string)) {
 	for i := 0; i < len(text); {
 		if !isIdentByte(text[i]) {
 			i++
@@ -175,32 +189,28 @@ func mentions(text string, fn func(start, end int, m mention)) {
 		for j < len(text) && isIdentByte(text[j]) {
 			j++
 		}
-		run := strings.Trim(text[i:j], "_-./")
-		if strings.IndexByte(run, '/') < 0 {
-			// Most runs are one word: the loop below with parts = {run},
-			// whose ends the Trim above has already stripped.
-			if run != "" && identifierForm(run) {
-				fn(i, j, mention{key: identKey(run)})
-			}
-			i = j
+		fn(i, j, strings.Trim(text[i:j], "_-./"))
+		i = j
+	}
+}
+
+// runMentions calls fn for the mentions of one run (text[i:j], its ends
+// stripped): each ns/name pair, and each part in identifier form.
+func runMentions(run string, i, j int, fn func(start, end int, m mention)) {
+	parts := strings.Split(run, "/")
+	for k, p := range parts {
+		p = strings.Trim(p, "_-.")
+		if p == "" {
 			continue
 		}
-		parts := strings.Split(run, "/")
-		for k, p := range parts {
-			p = strings.Trim(p, "_-.")
-			if p == "" {
-				continue
-			}
-			if k > 0 {
-				if ns := strings.Trim(parts[k-1], "_-."); ns != "" {
-					fn(i, j, mention{ns: identKey(ns), key: identKey(p)})
-				}
-			}
-			if identifierForm(p) {
-				fn(i, j, mention{key: identKey(p)})
+		if k > 0 {
+			if ns := strings.Trim(parts[k-1], "_-."); ns != "" {
+				fn(i, j, mention{ns: identKey(ns), key: identKey(p)})
 			}
 		}
-		i = j
+		if identifierForm(p) {
+			fn(i, j, mention{key: identKey(p)})
+		}
 	}
 }
 

@@ -196,32 +196,8 @@ func TestCapWords(t *testing.T) {
 // plainMentions is mentions splitting every run at its slashes.
 func plainMentions(text string) []mention {
 	var ms []mention
-	for i := 0; i < len(text); {
-		if !isIdentByte(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isIdentByte(text[j]) {
-			j++
-		}
-		parts := strings.Split(strings.Trim(text[i:j], "_-./"), "/")
-		for k, p := range parts {
-			p = strings.Trim(p, "_-.")
-			if p == "" {
-				continue
-			}
-			if k > 0 {
-				if ns := strings.Trim(parts[k-1], "_-."); ns != "" {
-					ms = append(ms, mention{ns: identKey(ns), key: identKey(p)})
-				}
-			}
-			if identifierForm(p) {
-				ms = append(ms, mention{key: identKey(p)})
-			}
-		}
-		i = j
-	}
+	add := func(_, _ int, m mention) { ms = append(ms, m) }
+	identRuns(text, func(i, j int, run string) { runMentions(run, i, j, add) })
 	return ms
 }
 
