@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/ngram"
 )
 
 // field is one indexed part of a card. BM25F weighs and length-normalises
@@ -220,26 +221,21 @@ func schemaTextWith(t *tools.Tool, params []byte) string {
 	if params == nil {
 		return t.Name() + " " + t.Description + " " + string(t.InputSchema)
 	}
-	var sb strings.Builder
-	sb.Grow(len(t.Name()) + len(t.Description) + len(params) + 48)
-	writeSchemaHead(&sb, t)
-	sb.WriteString(`,"parameters":`)
-	sb.Write(params)
-	sb.WriteByte('}')
-	return sb.String()
+	b := appendSchemaHead(make([]byte, 0, len(t.Name())+len(t.Description)+len(params)+48), t)
+	b = append(append(append(b, `,"parameters":`...), params...), '}')
+	return string(b)
 }
 
-// writeSchemaHead writes what schemaTextWith writes before the
+// appendSchemaHead appends what schemaTextWith writes before the
 // parameters: the name and the description members.
-func writeSchemaHead(sb *strings.Builder, t *tools.Tool) {
-	name, _ := json.Marshal(t.Name())
-	sb.WriteString(`{"name":`)
-	sb.Write(name)
+func appendSchemaHead(dst []byte, t *tools.Tool) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, t.Name())
 	if t.Description != "" {
-		desc, _ := json.Marshal(t.Description)
-		sb.WriteString(`,"description":`)
-		sb.Write(desc)
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, t.Description)
 	}
+	return dst
 }
 
 // schemaInfo is what the index derives from an input schema alone: what
@@ -265,15 +261,18 @@ const paramsKey = `parameters":`
 // description, a comma and a quote, ends where its letters begin), and
 // what a piece is depends only on the text from where it starts.
 // TestSchemaTokensSplit and FuzzSchemaTokens hold it to the whole count.
-func schemaTokens(t *tools.Tool, si *schemaInfo) (int, error) {
+// The head is written in *buf (nil: a buffer of its own), which is left
+// holding it.
+func schemaTokens(t *tools.Tool, si *schemaInfo, buf *[]byte) (int, error) {
 	if si.json == nil {
 		return tokens.Count(schemaTextWith(t, nil))
 	}
-	var sb strings.Builder
-	sb.Grow(len(t.Name()) + len(t.Description) + 32)
-	writeSchemaHead(&sb, t)
-	sb.WriteString(`,"`)
-	n, err := tokens.Count(sb.String())
+	if buf == nil {
+		buf = new([]byte)
+	}
+	*buf = append(appendSchemaHead((*buf)[:0], t), `,"`...)
+	// Count keeps nothing of the text, which may then alias the buffer.
+	n, err := tokens.Count(unsafe.String(unsafe.SliceData(*buf), len(*buf)))
 	return n + si.tailTokens, err
 }
 
@@ -326,58 +325,48 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(strings.TrimSpace(sb.String()))
 }
 
-// embedText is the text the dense side embeds for a card: what the tool is
-// called and what it is for, without the long tail of the description.
-// The catalog's part has each word at most denseTFCap times (capWords) and
-// no identifier of scrubbed; the overlay's examples follow as they are.
-func embedText(t *tools.Tool, params []string, scrubbed []mention, seen map[string]int) string {
-	var sb strings.Builder
-	size := len(t.Name()) + len(t.Card.Summary) + min(len(t.Description), 400) + 8
-	for _, ss := range [][]string{t.Card.Aliases, t.Card.Tags, params} {
-		for _, s := range ss {
-			size += len(s) + 2
-		}
-	}
-	sb.Grow(size)
-	var a [64]byte
-	sb.Write(analysis.AppendIdentifier(a[:0], t.Name(), " "))
-	sb.WriteString(". ")
-	sb.WriteString(scrub(t.Card.Summary, scrubbed))
+// embedText returns the text the dense side embeds for a card: what the
+// tool is called and what it is for, without the long tail of the
+// description. The catalog's part has each word at most denseTFCap times
+// (appendCapWords) and no identifier of scrubbed; the overlay's examples
+// follow as they are. The text is in the arena's buffer, valid until the
+// next call.
+func (ar *docArena) embedText(t *tools.Tool, params []string, scrubbed []mention) []byte {
+	b := analysis.AppendIdentifier(ar.raw[:0], t.Name(), " ")
+	b = append(b, ". "...)
+	b = append(b, scrub(t.Card.Summary, scrubbed)...)
 	if d := t.Description; d != "" && d != t.Card.Summary {
 		if len(d) > 400 {
 			d = d[:400]
 		}
-		sb.WriteString(" ")
-		sb.WriteString(scrub(d, scrubbed))
+		b = append(b, ' ')
+		b = append(b, scrub(d, scrubbed)...)
 	}
 	for _, a := range t.Card.Aliases {
-		sb.WriteString(". ")
-		sb.WriteString(scrub(a, scrubbed))
+		b = append(b, ". "...)
+		b = append(b, scrub(a, scrubbed)...)
 	}
 	if len(t.Card.Tags) > 0 {
-		sb.WriteString(". ")
-		sb.WriteString(scrub(strings.Join(t.Card.Tags, " "), scrubbed))
+		b = append(b, ". "...)
+		b = append(b, scrub(strings.Join(t.Card.Tags, " "), scrubbed)...)
 	}
 	if len(params) > 0 {
-		sb.WriteString(". ")
-		sb.WriteString(scrub(strings.Join(params, " "), scrubbed))
+		b = append(b, ". "...)
+		b = append(b, scrub(strings.Join(params, " "), scrubbed)...)
 	}
-	text := capWords(sb.String(), denseTFCap, seen)
-	if len(t.Card.Examples) == 0 {
-		return text
-	}
-	sb.Reset()
-	sb.WriteString(text)
+	ar.raw = b
+	ar.text = appendCapWords(ar.text[:0], unsafe.String(unsafe.SliceData(b), len(b)), denseTFCap, ar.seen)
+	clear(ar.seen) // its keys may alias ar.raw
 	for _, a := range t.Card.Examples {
-		sb.WriteString(". ")
-		sb.WriteString(a)
+		ar.text = append(ar.text, ". "...)
+		ar.text = append(ar.text, a...)
 	}
-	return sb.String()
+	return ar.text
 }
 
 // buildDoc analyses the tool at i of snap, leaving out the identifiers
 // that name another namespace's tool (names resolves them).
-func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache, ar *docArena) (*doc, string, error) {
+func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache, ar *docArena) (*doc, []byte, error) {
 	t := snap.Tool(i)
 	a := d.analyzer
 	dc := ar.doc()
@@ -385,7 +374,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	si := schemas.get(t.InputSchema)
 	params, accepts, err := si.params, si.accepts, si.err
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	ms := textMentions(catalogTexts(t, params))
 	for k, m := range ms {
@@ -448,17 +437,19 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		size += len(ts)
 	}
 	all := ar.terms(size)
-	for l, ts := range append(fields[:], notFor, base) {
+	lists := [numLists][]string{listNotFor: notFor, listBase: base}
+	copy(lists[:], fields[:])
+	for l, ts := range lists {
 		all = d.terms.intern(all, ts)
 		dc.ends[l] = uint32(len(all))
 	}
 	dc.terms = all
-	n, err := schemaTokens(t, si)
+	n, err := schemaTokens(t, si, &ar.head)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	dc.tokens = int32(n)
-	return dc, embedText(t, paramNames, dc.scrubbed, ar.seen), nil
+	return dc, ar.embedText(t, paramNames, dc.scrubbed), nil
 }
 
 // build makes the index for snap, reusing the per-tool work of prev for
@@ -564,10 +555,10 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 			embedTexts = make([]string, len(idx))
 		}
 		embedTexts = embedTexts[:len(idx)]
-		if err := d.buildDocs(snap, names, x.docs, idx, embedTexts, w, tick); err != nil {
+		if err := d.buildDocs(ctx, snap, names, x.docs, idx, embedTexts, w, tick); err != nil {
 			return nil, err
 		}
-		if d.embedder != nil {
+		if _, sparse := d.embedder.(embedderSparse); d.embedder != nil && !sparse {
 			if err := d.embedAll(ctx, x.docs, idx, embedTexts, w.rows, tick); err != nil {
 				return nil, err
 			}
@@ -846,18 +837,47 @@ type buildWork struct {
 }
 
 // buildDocs analyses the tools at idx (in parallel: the analyzer, the token
-// counter and the schema walk are safe for concurrent use) and stores each
-// embedding text in texts.
-func (d *Discoverer) buildDocs(snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, w *buildWork, tick func(int)) error {
+// counter and the schema walk are safe for concurrent use). A sparse
+// embedder (embedderSparse) embeds each card there and then, from the
+// worker's buffer: at 100,000 tools the embedding texts were 85 MB of
+// garbage. For any other embedder the text is stored in texts, for
+// embedAll's batches.
+func (d *Discoverer) buildDocs(ctx context.Context, snap *tools.Snapshot, names *nameIndex, docs []*doc, idx []int, texts []string, w *buildWork, tick func(int)) error {
+	sp, sparse := d.embedder.(embedderSparse)
+	_, keepsNothing := d.embedder.(*ngram.Embedder) // of the texts it embeds
 	workers := min(len(w.arenas), max(1, len(idx)/64))
 	return striped(workers, len(idx), func(k int) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("discovery: index: %w", err)
+		}
 		t := snap.Tool(idx[k])
-		dc, text, err := d.buildDoc(snap, idx[k], names, &w.schemas, &w.arenas[k%workers])
+		ar := &w.arenas[k%workers]
+		dc, text, err := d.buildDoc(snap, idx[k], names, &w.schemas, ar)
 		if err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.ID, err)
 		}
-		docs[idx[k]], texts[k] = dc, text
-		tick(1)
+		docs[idx[k]] = dc
+		if !sparse {
+			texts[k] = string(text)
+			tick(1)
+			return nil
+		}
+		n := sp.Dim()
+		if w.rows != nil {
+			dc.row = w.rows.slot(idx[k], n, len(docs))
+		} else {
+			dc.row = make([]int8, n)
+		}
+		s := unsafe.String(unsafe.SliceData(text), len(text))
+		if !keepsNothing {
+			s = string(text)
+		}
+		ar.dims, ar.vals = sp.EmbedNonZero(ar.dims[:0], ar.vals[:0], s)
+		if !sparseFits(ar.dims, ar.vals, n) {
+			return fmt.Errorf("discovery: embed cards: %w: a sparse vector does not fit %d dimensions", ErrEmbedder, n)
+		}
+		dc.scale = quantiseSparseTo(dc.row, ar.dims, ar.vals)
+		tick(2)
 		return nil
 	})
 }
@@ -879,6 +899,11 @@ type docArena struct {
 	ms   []mention
 	// seen is capTerms' and capWords' scratch map.
 	seen map[string]int
+	// head, raw and text are buildDoc's buffers: a schema head to count
+	// (schemaTokens), then the text to embed before and after capWords.
+	head, raw, text []byte
+	dims            []int32
+	vals            []float32
 }
 
 // mentions returns a copy of ms cut from the arena's chunk: a card's own
@@ -1126,39 +1151,13 @@ func (ra *rowArray) slot(i, n, cards int) []int8 {
 	return ra.rows[i*ra.dim : (i+1)*ra.dim : (i+1)*ra.dim]
 }
 
-// embedAll embeds texts in batches, in parallel, and stores each
+// embedAll embeds texts in batches, in parallel (for an embedder that is
+// not embedderSparse: buildDocs embeds with those), and stores each
 // quantised vector in docs[idx[k]]: in its slot of rows when rows is not
 // nil (every card of docs is embedded), else in a row of its own.
 func (d *Discoverer) embedAll(ctx context.Context, docs []*doc, idx []int, texts []string, rows *rowArray, tick func(int)) error {
 	nb := (len(texts) + embedBatch - 1) / embedBatch
 	workers := min(runtime.GOMAXPROCS(0), nb)
-	if sp, ok := d.embedder.(embedderSparse); ok {
-		return striped(workers, nb, func(bi int) error {
-			lo, hi := bi*embedBatch, min((bi+1)*embedBatch, len(texts))
-			var dims []int32
-			var vals []float32
-			n := sp.Dim()
-			for j, text := range texts[lo:hi] {
-				if err := ctx.Err(); err != nil {
-					return fmt.Errorf("discovery: embed cards: %w", err)
-				}
-				i := idx[lo+j]
-				dc := docs[i]
-				if rows != nil {
-					dc.row = rows.slot(i, n, len(docs))
-				} else {
-					dc.row = make([]int8, n)
-				}
-				dims, vals = sp.EmbedNonZero(dims[:0], vals[:0], text)
-				if !sparseFits(dims, vals, n) {
-					return fmt.Errorf("discovery: embed cards: %w: a sparse vector does not fit %d dimensions", ErrEmbedder, n)
-				}
-				dc.scale = quantiseSparseTo(dc.row, dims, vals)
-			}
-			tick(hi - lo)
-			return nil
-		})
-	}
 	return striped(workers, nb, func(bi int) error {
 		lo, hi := bi*embedBatch, min((bi+1)*embedBatch, len(texts))
 		vecs, err := d.embedder.Embed(ctx, texts[lo:hi])

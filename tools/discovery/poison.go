@@ -70,18 +70,17 @@ func capTerms(ts []string, n int, seen map[string]int) []string {
 	return out
 }
 
-// capWords returns text with each word (a run of letters and digits,
-// compared case-insensitively) after its n-th occurrence removed, with the
-// separators before it: what the dense side embeds of a catalog's text.
-// seen is a scratch map (nil: one is made), cleared first.
-func capWords(text string, n int, seen map[string]int) string {
-	var sb strings.Builder
+// appendCapWords appends to dst the text with each word (a run of letters
+// and digits, compared case-insensitively) after its n-th occurrence
+// removed, with the separators before it: what the dense side embeds of a
+// catalog's text. seen is a scratch map (nil: one is made), cleared first;
+// its keys may then alias text.
+func appendCapWords(dst []byte, text string, n int, seen map[string]int) []byte {
 	if seen == nil {
 		seen = map[string]int{}
 	}
 	clear(seen)
 	last := 0 // end of the text kept so far
-	cut := false
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if !isWordRune(r) {
@@ -99,11 +98,7 @@ func capWords(text string, n int, seen map[string]int) string {
 		w := strings.ToLower(text[i:j])
 		seen[w]++
 		if seen[w] > n {
-			if !cut {
-				sb.Grow(len(text))
-				cut = true
-			}
-			sb.WriteString(text[last:i])
+			dst = append(dst, text[last:i]...)
 			last = j
 			// Drop the separators between this word and the next one.
 			for last < len(text) {
@@ -116,11 +111,7 @@ func capWords(text string, n int, seen map[string]int) string {
 		}
 		i = j
 	}
-	if !cut {
-		return text
-	}
-	sb.WriteString(text[last:])
-	return sb.String()
+	return append(dst, text[last:]...)
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

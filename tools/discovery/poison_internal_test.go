@@ -186,8 +186,8 @@ func TestCapWords(t *testing.T) {
 		{"zł zł zł zł", "zł zł zł "},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := capWords(tc.in, 3, nil); got != tc.want {
-				t.Errorf("capWords(%q, 3) = %q, want %q", tc.in, got, tc.want)
+			if got := string(appendCapWords([]byte("x:"), tc.in, 3, nil)); got != "x:"+tc.want {
+				t.Errorf("appendCapWords(x:, %q, 3) = %q, want %q", tc.in, got, "x:"+tc.want)
 			}
 		})
 	}

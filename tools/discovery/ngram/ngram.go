@@ -324,7 +324,8 @@ func (f Feature) bucket(mask uint64) (uint64, float32) {
 // one EmbedTo returns), in ascending order, to dims and their values to
 // vals, and returns both. It touches only the dimensions the text's
 // features hash to, so a short text costs its features rather than Dim;
-// with reused slices it does not allocate in the steady state.
+// with reused slices it does not allocate in the steady state. It keeps
+// no reference to text, which the caller may then overwrite.
 func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32) {
 	sc := e.scratchers.Get().(*scratch)
 	dims, vals = e.nonZero(sc, dims, vals, e.distinct(sc, text))
