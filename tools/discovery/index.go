@@ -376,7 +376,10 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 	if err != nil {
 		return nil, nil, err
 	}
-	ms := textMentions(catalogTexts(t, params))
+	ar.texts = appendCatalogTexts(ar.texts, t, params)
+	ms := appendTextMentions(ar.found, ar.texts)
+	clear(ar.texts) // of the tool's strings
+	ar.found = ms
 	for k, m := range ms {
 		ms[k] = mention{ns: ar.intern(m.ns), key: ar.intern(m.key)}
 	}
@@ -902,6 +905,10 @@ type docArena struct {
 	// head, raw and text are buildDoc's buffers: a schema head to count
 	// (schemaTokens), then the text to embed before and after capWords.
 	head, raw, text []byte
+	// texts and found are buildDoc's scratch for a card's catalog texts
+	// and the mentions found in them.
+	texts []string
+	found []mention
 	dims            []int32
 	vals            []float32
 }

@@ -209,7 +209,12 @@ func runMentions(run string, i, j int, fn func(start, end int, m mention)) {
 // name other tools: the summary, the description, each alias and tag, and
 // each parameter's name and text.
 func catalogTexts(t *tools.Tool, params []param) []string {
-	out := []string{t.Card.Summary, t.Description}
+	return appendCatalogTexts(nil, t, params)
+}
+
+// appendCatalogTexts is catalogTexts appending to out[:0].
+func appendCatalogTexts(out []string, t *tools.Tool, params []param) []string {
+	out = append(out[:0], t.Card.Summary, t.Description)
 	out = append(out, t.Card.Aliases...)
 	out = append(out, t.Card.Tags...)
 	for _, p := range params {
@@ -269,7 +274,12 @@ func (x *nameIndex) named(snap *tools.Snapshot, self int, m mention, dst []int) 
 
 // textMentions returns the mentions of texts, sorted, each once.
 func textMentions(texts []string) []mention {
-	var ms []mention
+	return appendTextMentions(nil, texts)
+}
+
+// appendTextMentions is textMentions appending to ms[:0].
+func appendTextMentions(ms []mention, texts []string) []mention {
+	ms = ms[:0]
 	for _, s := range texts {
 		mentions(s, func(_, _ int, m mention) { ms = append(ms, m) })
 	}
