@@ -215,3 +215,31 @@ func TestSparseEmbedderOutOfRange(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildCanceled holds both ways of embedding cards (sparse in the
+// analysing workers, dense in batches) to a context canceled before the
+// build: it fails with the context's error.
+func TestBuildCanceled(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	snap := catalogtest.Snapshot(t, files...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name  string
+		dense bool
+	}{{"sparse", false}, {"dense", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.dense {
+				d.embedder = denseOnly{d.embedder}
+			}
+			x, err := d.build(ctx, snap, nil)
+			if x != nil || !errors.Is(err, context.Canceled) {
+				t.Fatalf("build with a canceled context: index %t, error %v; want no index and an error wrapping context.Canceled", x != nil, err)
+			}
+		})
+	}
+}
