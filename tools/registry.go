@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // ErrDuplicate is returned when a tool's ID is already registered.
@@ -98,7 +99,8 @@ func ownCopy(t Tool, schemas map[string]json.RawMessage) *Tool {
 		s, ok := schemas[string(t.InputSchema)]
 		if !ok {
 			s = slices.Clone(t.InputSchema)
-			schemas[string(s)] = s
+			// The key aliases the copy, which nothing changes.
+			schemas[unsafe.String(unsafe.SliceData(s), len(s))] = s
 		}
 		t.InputSchema = s
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -144,7 +145,9 @@ func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error
 		if sc.passed == nil {
 			sc.passed = make(map[string]json.RawMessage)
 		}
-		sc.passed[string(schema)] = c
+		// The key aliases the caller's schema, read-only for the call
+		// (sc lives no longer than DefineAll).
+		sc.passed[unsafe.String(unsafe.SliceData(schema), len(schema))] = c
 	}
 	return c, nil
 }

@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/tools"
@@ -621,7 +622,8 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 			if p.schemas == nil {
 				p.schemas = make(map[string]json.RawMessage)
 			}
-			p.schemas[string(raw)] = raw
+			// The key aliases raw, a copy the parser owns and never changes.
+			p.schemas[unsafe.String(unsafe.SliceData(raw), len(raw))] = raw
 		}
 	}
 	p.pending = append(p.pending, o)

@@ -243,3 +243,30 @@ func TestBuildCanceled(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaCacheBounded fills a schemaCache past schemaCacheMax with
+// schemas that all differ: it starts over instead of growing, and what it
+// answers after starting over is what it answered before.
+func TestSchemaCacheBounded(t *testing.T) {
+	var c schemaCache
+	schema := func(i int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string","description":"the %d-th"}}}`, i, i))
+	}
+	first := c.get(schema(0))
+	for i := 1; i <= schemaCacheMax; i++ {
+		c.get(schema(i))
+		if len(c.m) > schemaCacheMax {
+			t.Fatalf("after %d schemas the cache holds %d, want at most %d", i+1, len(c.m), schemaCacheMax)
+		}
+	}
+	if _, ok := c.m[string(schema(0))]; ok {
+		t.Fatalf("the first schema is still cached after %d others", schemaCacheMax)
+	}
+	again := c.get(schema(0))
+	if again == first {
+		t.Fatal("the first schema's info was kept, want it computed again")
+	}
+	if string(again.json) != string(first.json) || again.tailTokens != first.tailTokens || !slices.Equal(again.params, first.params) {
+		t.Errorf("computed again: %+v, first: %+v", again, first)
+	}
+}

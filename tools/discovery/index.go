@@ -280,11 +280,19 @@ func schemaTokens(t *tools.Tool, si *schemaInfo, buf *[]byte) (int, error) {
 // tools sharing an input schema (one server's tools often do, and a
 // server's tools repeat in every namespace that serves them) are walked
 // and encoded once. Safe for concurrent use; the slices it hands out are
-// shared and never modified.
+// shared and never modified. It holds at most schemaCacheMax schemas and
+// starts over when full: a catalog whose schemas all differ gains nothing
+// from it, and kept every schema's walk to the end of the build (90 MB
+// at 100,000 tools).
 type schemaCache struct {
 	mu sync.Mutex
 	m  map[string]*schemaInfo
 }
+
+// schemaCacheMax bounds a schemaCache. It is above the number of distinct
+// schemas of the synthetic big catalogs (2,681), whose tools cycle
+// through them.
+const schemaCacheMax = 8192
 
 func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 	// The key aliases the tool's schema, which a snapshot never changes.
@@ -303,7 +311,7 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 		si.tailTokens, _ = tokens.Count(paramsKey + string(si.json) + "}")
 	}
 	c.mu.Lock()
-	if c.m == nil {
+	if c.m == nil || len(c.m) >= schemaCacheMax {
 		c.m = make(map[string]*schemaInfo)
 	}
 	c.m[key] = si
@@ -909,8 +917,8 @@ type docArena struct {
 	// and the mentions found in them.
 	texts []string
 	found []mention
-	dims            []int32
-	vals            []float32
+	dims  []int32
+	vals  []float32
 }
 
 // mentions returns a copy of ms cut from the arena's chunk: a card's own
