@@ -356,6 +356,12 @@ func schemaParams(raw json.RawMessage) ([]param, []acceptor, error) {
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return nil, nil, err
 	}
+	params, accepts := walkParams(root)
+	return params, accepts, nil
+}
+
+// walkParams is schemaParams of a decoded schema, which it only reads.
+func walkParams(root map[string]any) ([]param, []acceptor) {
 	var params []param
 	var accepts []acceptor
 	var walk func(s map[string]any, depth int)
@@ -397,7 +403,7 @@ func schemaParams(raw json.RawMessage) ([]param, []acceptor, error) {
 		}
 	}
 	walk(root, 0)
-	return params, accepts, nil
+	return params, accepts
 }
 
 var nameKinds = []struct {

@@ -303,8 +303,7 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 	if ok {
 		return si
 	}
-	si = &schemaInfo{json: parametersJSON(raw)}
-	si.params, si.accepts, si.err = schemaParams(raw)
+	si = newSchemaInfo(raw)
 	if si.json != nil {
 		// A count fails only when the tables cannot load; then the
 		// head's fails too, and schemaTokens reports it.
@@ -316,6 +315,27 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 	}
 	c.m[key] = si
 	c.mu.Unlock()
+	return si
+}
+
+// newSchemaInfo is parametersJSON and schemaParams of raw from one decode
+// of it: an object schema's parameters JSON is json.Marshal of the decoded
+// value (what parametersJSON's compact re-encoding comes to), which
+// TestSchemaTextMatchesMarshal and FuzzSchemaInfo hold it to.
+func newSchemaInfo(raw json.RawMessage) *schemaInfo {
+	var v any
+	if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
+		if root, ok := v.(map[string]any); ok {
+			si := &schemaInfo{}
+			si.params, si.accepts = walkParams(root)
+			if b, err := json.Marshal(root); err == nil {
+				si.json = b
+			}
+			return si
+		}
+	}
+	si := &schemaInfo{json: parametersJSON(raw)}
+	si.params, si.accepts, si.err = schemaParams(raw)
 	return si
 }
 

@@ -2,6 +2,8 @@ package discovery
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -32,4 +34,31 @@ func TestAppendJSONStringAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { buf = appendJSONString(buf[:0], s) }); n != 0 {
 		t.Errorf("appendJSONString allocates %v times, want 0", n)
 	}
+}
+
+// FuzzSchemaInfo holds newSchemaInfo, which decodes a schema once, to the
+// two functions it stands for: parametersJSON and schemaParams.
+func FuzzSchemaInfo(f *testing.F) {
+	for _, s := range []string{
+		``, `null`, `[]`, `"x"`, `{}`, `{"type":"object"}`, `{"type":`,
+		`{"type":"object","properties":{"b":{"type":"string","description":"a <b> & c\u2028"},"a":{"enum":["x",1.50,1e3]}}}`,
+		`{"properties":{"repo":{"type":"object","properties":{"url":{"format":"uri","pattern":"^h"}},"items":{"format":"email"}}}}`,
+		`{"a":1,"a":2}`, `{"x":"\ud800"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := newSchemaInfo(raw)
+		params, accepts, err := schemaParams(raw)
+		want := &schemaInfo{json: parametersJSON(raw), params: params, accepts: accepts, err: err}
+		if string(got.json) != string(want.json) {
+			t.Errorf("%q: json %q, parametersJSON gives %q", raw, got.json, want.json)
+		}
+		if !reflect.DeepEqual(got.params, want.params) || !reflect.DeepEqual(got.accepts, want.accepts) {
+			t.Errorf("%q: params %+v accepts %+v, schemaParams gives %+v %+v", raw, got.params, got.accepts, want.params, want.accepts)
+		}
+		if fmt.Sprint(got.err) != fmt.Sprint(want.err) {
+			t.Errorf("%q: error %v, schemaParams gives %v", raw, got.err, want.err)
+		}
+	})
 }
