@@ -87,11 +87,52 @@ func Tools(base []*tools.Tool, n int) ([]tools.Tool, error) {
 	return out, nil
 }
 
+// DistinctSchemas gives each of defs an input schema of its own: one more
+// string property, request_<i>, for the i-th. The copies of Definitions
+// share their base tool's schema, as the replicas of one server would; a
+// catalog gathered from many different servers has mostly distinct
+// schemas, and costs more to load and index.
+func DistinctSchemas(defs []tools.Definition) error {
+	for i := range defs {
+		d := &defs[i]
+		top := map[string]json.RawMessage{}
+		if len(d.InputSchema) > 0 {
+			if err := json.Unmarshal(d.InputSchema, &top); err != nil {
+				return fmt.Errorf("bigcatalog: tool %d (%s): %w", i, d.Name, err)
+			}
+		}
+		props := map[string]json.RawMessage{}
+		if p, ok := top["properties"]; ok {
+			if err := json.Unmarshal(p, &props); err != nil {
+				return fmt.Errorf("bigcatalog: tool %d (%s): properties: %w", i, d.Name, err)
+			}
+		}
+		props[fmt.Sprintf("request_%d", i)] = json.RawMessage(fmt.Sprintf(`{"type":"string","description":"Identifier of request %d"}`, i))
+		var err error
+		if top["properties"], err = json.Marshal(props); err != nil {
+			return err
+		}
+		if _, ok := top["type"]; !ok {
+			top["type"] = json.RawMessage(`"object"`)
+		}
+		if d.InputSchema, err = json.Marshal(top); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteJSONL writes the n definitions of Definitions as a JSON Lines
 // catalog file of one namespace (the file's; the replica number is in
-// every name, so names stay unique).
-func WriteJSONL(w io.Writer, base []*tools.Tool, n int) error {
+// every name, so names stay unique), their schemas made distinct
+// (DistinctSchemas) when distinct is set.
+func WriteJSONL(w io.Writer, base []*tools.Tool, n int, distinct bool) error {
 	defs, _ := Definitions(base, n)
+	if distinct {
+		if err := DistinctSchemas(defs); err != nil {
+			return err
+		}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, d := range defs {

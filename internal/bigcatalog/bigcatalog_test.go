@@ -2,8 +2,11 @@ package bigcatalog_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/bigcatalog"
@@ -34,7 +37,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatalf("registry holds %d tools, want %d", got, n)
 	}
 	var buf bytes.Buffer
-	if err := bigcatalog.WriteJSONL(&buf, base, n); err != nil {
+	if err := bigcatalog.WriteJSONL(&buf, base, n, false); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := catalog.Parse(&buf, "big.jsonl", "big")
@@ -44,4 +47,51 @@ func TestGenerate(t *testing.T) {
 	if len(ts) != n {
 		t.Fatalf("the file holds %d tools, want %d", len(ts), n)
 	}
+}
+
+// TestDistinctSchemas: with distinct set, the file's tools read back valid,
+// each with a schema no other tool has, keeping its base tool's
+// parameters.
+func TestDistinctSchemas(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	base := catalogtest.Snapshot(t, files...).Tools()
+	const n = 600
+	var buf bytes.Buffer
+	if err := bigcatalog.WriteJSONL(&buf, base, n, true); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := catalog.Parse(&buf, "big.jsonl", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != n {
+		t.Fatalf("the file holds %d tools, want %d", len(ts), n)
+	}
+	seen := map[string]string{}
+	for i, tl := range ts {
+		s := string(tl.InputSchema)
+		if other, ok := seen[s]; ok {
+			t.Fatalf("%s and %s share the schema %s", other, tl.ID, s)
+		}
+		seen[s] = tl.ID
+		if want := fmt.Sprintf(`"request_%d"`, i); !strings.Contains(s, want) {
+			t.Errorf("%s: schema %s lacks %s", tl.ID, s, want)
+		}
+		if got, want := props(t, tl.InputSchema), props(t, base[i%len(base)].InputSchema); len(got) != len(want)+1 {
+			t.Errorf("%s: %d properties, want its base's %d and one more", tl.ID, len(got), len(want))
+		}
+	}
+}
+
+func props(t *testing.T, schema json.RawMessage) map[string]json.RawMessage {
+	t.Helper()
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(schema) > 0 {
+		if err := json.Unmarshal(schema, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s.Properties
 }

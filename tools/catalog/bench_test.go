@@ -103,7 +103,7 @@ func BenchmarkLoadBig(b *testing.B) {
 	}
 	const n = 10000
 	var buf bytes.Buffer
-	if err := bigcatalog.WriteJSONL(&buf, ptrs, n); err != nil {
+	if err := bigcatalog.WriteJSONL(&buf, ptrs, n, false); err != nil {
 		b.Fatal(err)
 	}
 	repeated := buf.Bytes()

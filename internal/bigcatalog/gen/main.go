@@ -3,6 +3,10 @@
 //
 //	go run ./internal/bigcatalog/gen -n 100000 -o /tmp/big.jsonl examples/transfer/catalog/*.json
 //
+// With -distinct every tool gets an input schema of its own
+// (bigcatalog.DistinctSchemas), as in a catalog gathered from many
+// different servers.
+//
 // The same inputs and -n give the same file.
 package main
 
@@ -20,16 +24,17 @@ import (
 func main() {
 	n := flag.Int("n", 100000, "number of tools")
 	out := flag.String("o", "", "output `file` (required)")
+	distinct := flag.Bool("distinct", false, "give every tool an input schema of its own")
 	flag.Parse()
-	if err := run(*n, *out, flag.Args()); err != nil {
+	if err := run(*n, *out, *distinct, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, out string, specs []string) error {
+func run(n int, out string, distinct bool, specs []string) error {
 	if out == "" || len(specs) == 0 || n < 1 {
-		return fmt.Errorf("usage: gen -n N -o FILE CATALOG...")
+		return fmt.Errorf("usage: gen [-distinct] -n N -o FILE CATALOG...")
 	}
 	ts, err := catalog.LoadAll(specs...)
 	if err != nil {
@@ -44,7 +49,7 @@ func run(n int, out string, specs []string) error {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	if err := bigcatalog.WriteJSONL(w, reg.Snapshot().Tools(), n); err != nil {
+	if err := bigcatalog.WriteJSONL(w, reg.Snapshot().Tools(), n, distinct); err != nil {
 		f.Close()
 		return err
 	}
