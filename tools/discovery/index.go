@@ -889,7 +889,9 @@ func (d *Discoverer) buildDocs(ctx context.Context, snap *tools.Snapshot, names 
 		}
 		docs[idx[k]] = dc
 		if !sparse {
-			texts[k] = string(text)
+			if d.embedder != nil { // else nothing embeds the text
+				texts[k] = string(text)
+			}
 			tick(1)
 			return nil
 		}
