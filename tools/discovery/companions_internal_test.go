@@ -43,6 +43,9 @@ func TestNameObject(t *testing.T) {
 			if got := nameObject(functionWords(tc.words)); got != tc.want {
 				t.Errorf("nameObject(%q) = %q, want %q", tc.words, got, tc.want)
 			}
+			if got, _ := toolNameObject([]byte("earlier words"), tc.words); got != tc.want {
+				t.Errorf("toolNameObject(%q) = %q, want %q", tc.words, got, tc.want)
+			}
 		})
 	}
 }
@@ -92,6 +95,22 @@ func FuzzSchemaHandles(f *testing.F) {
 			if (p.h.word == "") == (p.h.entity == "") {
 				t.Errorf("schemaHandles(%q): handle %+v has not exactly one of word and entity", schema, p.h)
 			}
+		}
+	})
+}
+
+// FuzzToolNameObject holds toolNameObject to the two functions it joins.
+func FuzzToolNameObject(f *testing.F) {
+	for _, s := range []string{"list_events", "get_province_id", "QueryMeeting", "get_all_user_list", "token",
+		"a.b.create_user_id", "", "x_", "__list", "getHTTPResponseID", "mod.sub.", "Ünïcode_Name", "ids_list_uuid"} {
+		f.Add(s)
+	}
+	var buf []byte
+	f.Fuzz(func(t *testing.T, name string) {
+		var got string
+		got, buf = toolNameObject(buf, name)
+		if want := nameObject(functionWords(name)); got != want {
+			t.Errorf("toolNameObject(%q) = %q, nameObject(functionWords) = %q", name, got, want)
 		}
 	})
 }
