@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/bigcatalog"
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
 )
 
@@ -19,8 +20,7 @@ import (
 // that every tool is valid and unique in a registry, and that the JSON
 // Lines file reads back as that many tools.
 func TestGenerate(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
-	base := catalogtest.Snapshot(t, files...).Tools()
+	base := baseTools(t)
 	const n = 1500
 	a, err := bigcatalog.Tools(base, n)
 	if err != nil {
@@ -36,8 +36,22 @@ func TestGenerate(t *testing.T) {
 	if got := catalogtest.Registry(t, a...).Snapshot().Len(); got != n {
 		t.Fatalf("registry holds %d tools, want %d", got, n)
 	}
+	writeAndRead(t, base, n, false)
+}
+
+// baseTools are the example's real catalogs, the base the tests grow.
+func baseTools(t *testing.T) []*tools.Tool {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	return catalogtest.Snapshot(t, files...).Tools()
+}
+
+// writeAndRead writes the JSON Lines file of n tools grown from base and
+// reads it back: every tool valid, n of them.
+func writeAndRead(t *testing.T, base []*tools.Tool, n int, distinct bool) []tools.Tool {
+	t.Helper()
 	var buf bytes.Buffer
-	if err := bigcatalog.WriteJSONL(&buf, base, n, false); err != nil {
+	if err := bigcatalog.WriteJSONL(&buf, base, n, distinct); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := catalog.Parse(&buf, "big.jsonl", "big")
@@ -47,26 +61,15 @@ func TestGenerate(t *testing.T) {
 	if len(ts) != n {
 		t.Fatalf("the file holds %d tools, want %d", len(ts), n)
 	}
+	return ts
 }
 
 // TestDistinctSchemas: with distinct set, the file's tools read back valid,
 // each with a schema no other tool has, keeping its base tool's
 // parameters.
 func TestDistinctSchemas(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
-	base := catalogtest.Snapshot(t, files...).Tools()
-	const n = 600
-	var buf bytes.Buffer
-	if err := bigcatalog.WriteJSONL(&buf, base, n, true); err != nil {
-		t.Fatal(err)
-	}
-	ts, err := catalog.Parse(&buf, "big.jsonl", "big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ts) != n {
-		t.Fatalf("the file holds %d tools, want %d", len(ts), n)
-	}
+	base := baseTools(t)
+	ts := writeAndRead(t, base, 600, true)
 	seen := map[string]string{}
 	for i, tl := range ts {
 		s := string(tl.InputSchema)
