@@ -1,0 +1,240 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+)
+
+// ProvablyValid reports whether the compiler of [NewCompiler] accepts doc
+// (a tree from [ParseDocument]) as a schema, where that can be told
+// without compiling. True is certain; false means "not known", and the
+// caller compiles. Like the instance fast path (fast.go), it decides the
+// shapes tool schemas use and steps aside for everything else:
+//
+//   - the draft is the default one or names 2020-12, 2019-09 or draft-07,
+//     whose meta-schemas constrain the keywords below alike;
+//   - every keyword the compiler knows is one of: the annotations, type,
+//     enum, const, format, the numeric bounds and multipleOf, the lengths
+//     and sizes, uniqueItems, required, properties, additionalProperties,
+//     items (one schema), allOf, anyOf, oneOf, not; and each has a value
+//     of the kind its meta-schema asks (a pattern only when it means the
+//     same in RE2 and ECMA-262, [Portable]);
+//   - no identifier, reference or definition ($id, $ref, $defs, ...): those
+//     are resolved, so the compiler decides them.
+//
+// Other member names are not keywords; every draft ignores them. A nested
+// schema is checked the same way. The cost is one walk of doc, against a
+// meta-schema validation and a compile (about 50 µs for a tool's schema);
+// FuzzProvablyValid holds the answer to the compiler's.
+func ProvablyValid(doc any) bool {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return false
+	}
+	if d, has := m["$schema"]; has {
+		s, _ := d.(string)
+		if !fastDrafts[s] {
+			return false
+		}
+	}
+	return validSchema(m, true, 0)
+}
+
+// validDepth bounds the recursion; parsed documents nest at most
+// jcs.MaxDepth levels, so this is a guard, not a limit callers reach.
+const validDepth = 512
+
+// keywordKind is how ProvablyValid checks one keyword's value.
+type keywordKind uint8
+
+const (
+	kindUnknown   keywordKind = iota // a keyword the compiler resolves or the walk does not decide
+	kindAny                          // any value (default, const)
+	kindString                       // title, description, $comment, format
+	kindBool                         // deprecated, readOnly, writeOnly, uniqueItems
+	kindArray                        // enum, examples
+	kindNumber                       // the numeric bounds
+	kindPositive                     // multipleOf
+	kindCount                        // lengths, sizes: a non-negative integer
+	kindType                         // type
+	kindStrings                      // required
+	kindPattern                      // pattern
+	kindSchema                       // additionalProperties, items, not
+	kindSchemas                      // allOf, anyOf, oneOf
+	kindSchemaMap                    // properties
+)
+
+// keywords holds every keyword of every draft the compiler knows, with
+// how ProvablyValid checks it; kindUnknown makes it step aside. A member
+// name not in it is not a keyword and is ignored.
+var keywords = map[string]keywordKind{
+	"title": kindString, "description": kindString, "$comment": kindString, "format": kindString,
+	"default": kindAny, "const": kindAny, "examples": kindArray, "enum": kindArray,
+	"deprecated": kindBool, "readOnly": kindBool, "writeOnly": kindBool, "uniqueItems": kindBool,
+	"minimum": kindNumber, "maximum": kindNumber, "exclusiveMinimum": kindNumber, "exclusiveMaximum": kindNumber, "multipleOf": kindPositive,
+	"minLength": kindCount, "maxLength": kindCount, "minItems": kindCount, "maxItems": kindCount,
+	"minProperties": kindCount, "maxProperties": kindCount,
+	"type": kindType, "required": kindStrings, "pattern": kindPattern,
+	"additionalProperties": kindSchema, "items": kindSchema, "not": kindSchema,
+	"allOf": kindSchemas, "anyOf": kindSchemas, "oneOf": kindSchemas, "properties": kindSchemaMap,
+
+	"$schema": kindUnknown, "$id": kindUnknown, "id": kindUnknown, "$ref": kindUnknown,
+	"$anchor": kindUnknown, "$dynamicRef": kindUnknown, "$dynamicAnchor": kindUnknown,
+	"$recursiveRef": kindUnknown, "$recursiveAnchor": kindUnknown, "$vocabulary": kindUnknown,
+	"$defs": kindUnknown, "definitions": kindUnknown, "dependencies": kindUnknown,
+	"dependentRequired": kindUnknown, "dependentSchemas": kindUnknown, "patternProperties": kindUnknown,
+	"propertyNames": kindUnknown, "additionalItems": kindUnknown, "prefixItems": kindUnknown,
+	"contains": kindUnknown, "minContains": kindUnknown, "maxContains": kindUnknown,
+	"unevaluatedItems": kindUnknown, "unevaluatedProperties": kindUnknown,
+	"if": kindUnknown, "then": kindUnknown, "else": kindUnknown,
+	"contentEncoding": kindUnknown, "contentMediaType": kindUnknown, "contentSchema": kindUnknown,
+}
+
+// simpleTypes are the values "type" takes.
+var simpleTypes = map[string]bool{"array": true, "boolean": true, "integer": true, "null": true,
+	"number": true, "object": true, "string": true}
+
+// validSchema checks one schema object; root allows the $schema the
+// caller has already checked.
+func validSchema(m map[string]any, root bool, depth int) bool {
+	if depth > validDepth {
+		return false
+	}
+	for k, v := range m {
+		kind, known := keywords[k]
+		if !known {
+			continue
+		}
+		if !validKeyword(kind, v, depth) && !(root && k == "$schema") {
+			return false
+		}
+	}
+	return true
+}
+
+// validKeyword checks a keyword's value against what its meta-schema asks.
+func validKeyword(kind keywordKind, v any, depth int) bool {
+	switch kind {
+	case kindAny:
+		return true
+	case kindString:
+		_, ok := v.(string)
+		return ok
+	case kindBool:
+		_, ok := v.(bool)
+		return ok
+	case kindArray:
+		_, ok := v.([]any)
+		return ok
+	case kindNumber:
+		_, ok := finite(v)
+		return ok
+	case kindPositive:
+		f, ok := finite(v)
+		return ok && f > 0
+	case kindCount:
+		num, ok := v.(json.Number)
+		if !ok || len(num) == 0 || len(num) > 18 {
+			return false
+		}
+		for _, c := range []byte(num) {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	case kindType:
+		if s, ok := v.(string); ok {
+			return simpleTypes[s]
+		}
+		list, ok := v.([]any)
+		return ok && len(list) > 0 && uniqueStrings(list, simpleTypes)
+	case kindStrings:
+		list, ok := v.([]any)
+		return ok && uniqueStrings(list, nil)
+	case kindPattern:
+		s, ok := v.(string)
+		if !ok || !Portable(s) {
+			return false
+		}
+		_, err := regexp.Compile(s)
+		return err == nil
+	case kindSchema:
+		return validSub(v, depth)
+	case kindSchemas:
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return false
+		}
+		for _, e := range list {
+			if !validSub(e, depth) {
+				return false
+			}
+		}
+		return true
+	case kindSchemaMap:
+		props, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, e := range props {
+			if !validSub(e, depth) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// validSub checks a nested schema: a boolean or an object.
+func validSub(v any, depth int) bool {
+	switch v := v.(type) {
+	case bool:
+		return true
+	case map[string]any:
+		return validSchema(v, false, depth+1)
+	}
+	return false
+}
+
+// finite reads a number that a double holds without overflow.
+func finite(v any) (float64, bool) {
+	num, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	return f, err == nil && !math.IsInf(f, 0)
+}
+
+// uniqueStrings reports whether list holds distinct strings, each in
+// allowed when allowed is not nil. Short lists compare pairwise; a long
+// one goes through a set, so the cost stays linear.
+func uniqueStrings(list []any, allowed map[string]bool) bool {
+	var seen map[string]bool
+	if len(list) > 16 {
+		seen = make(map[string]bool, len(list))
+	}
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok || (allowed != nil && !allowed[s]) {
+			return false
+		}
+		if seen != nil {
+			if seen[s] {
+				return false
+			}
+			seen[s] = true
+			continue
+		}
+		for _, p := range list[:i] {
+			if p == s {
+				return false
+			}
+		}
+	}
+	return true
+}
