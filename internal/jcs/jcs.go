@@ -82,6 +82,20 @@ func Check(data []byte) error {
 	return err
 }
 
+// CheckMembers reports what [Check] reports about data and, while data
+// is valid so far and its value is an object, calls member with each of
+// the object's members in order: the name, decoded (a slice of data, or
+// of a copy where it has escapes), and the value's bytes as written (a
+// slice of data, without the space around it). Both are valid only
+// during the call. An error from member stops the check and is returned
+// as it is. For a decoder that wants one strict pass over a JSON object
+// instead of a check and a decode.
+func CheckMembers(data []byte, member func(name, value []byte) error) error {
+	p := parser{data: data, check: true, onMember: member}
+	_, err := p.parse()
+	return err
+}
+
 func (p *parser) parse() (any, error) {
 	p.skipSpace()
 	v, err := p.value(0)
@@ -101,6 +115,9 @@ type parser struct {
 	data  []byte
 	pos   int
 	check bool
+	// onMember, when not nil, gets the top-level object's members
+	// (CheckMembers); check is set.
+	onMember func(name, value []byte) error
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -203,8 +220,17 @@ func (p *parser) checkObject(depth int) error {
 			}
 			set[string(name)] = struct{}{}
 		}
-		_, err = p.member(depth)
-		return err
+		if p.onMember == nil || depth != 1 {
+			_, err = p.member(depth)
+			return err
+		}
+		start := p.pos
+		if _, err = p.member(depth); err != nil {
+			return err
+		}
+		value := p.data[start:p.pos]
+		value = value[jsonsyntax.Space(value, jsonsyntax.Space(value, 0)+1):] // past ':' and the space around it
+		return p.onMember(name, value)
 	})
 }
 

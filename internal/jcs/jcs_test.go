@@ -273,12 +273,60 @@ func TestParseErrorMessages(t *testing.T) {
 	}
 }
 
-// sameCheck fails t unless Check reports about data what Parse does.
+// sameCheck fails t unless Check and CheckMembers report about data what
+// Parse does, and CheckMembers gives a valid object's members as
+// encoding/json decodes them into json.RawMessage values.
 func sameCheck(t *testing.T, data []byte) {
 	t.Helper()
 	_, want := Parse(data)
 	if got := Check(data); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Check(%q) = %v, Parse's error %v", data, got, want)
+	}
+	var names []string
+	members := map[string]json.RawMessage{}
+	got := CheckMembers(data, func(name, value []byte) error {
+		names = append(names, string(name))
+		members[string(name)] = append(json.RawMessage(nil), value...)
+		return nil
+	})
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("CheckMembers(%q) = %v, Parse's error %v", data, got, want)
+	}
+	var obj map[string]json.RawMessage
+	if want != nil || json.Unmarshal(data, &obj) != nil {
+		return
+	}
+	if len(names) != len(obj) || !reflect.DeepEqual(members, obj) {
+		t.Fatalf("CheckMembers(%q) gave %q = %q; encoding/json %q", data, names, members, obj)
+	}
+}
+
+// TestCheckMembers: the members of a top-level object only, in order,
+// their values as written, and the callback's error returned as it is.
+func TestCheckMembers(t *testing.T) {
+	data := []byte(" { \"a\" : [1, {\"x\":2}] ,\"b\\u0021\":\"s\"\t,\"c\":{\"d\":null} } ")
+	var got []string
+	if err := CheckMembers(data, func(name, value []byte) error {
+		got = append(got, string(name)+"="+string(value))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`a=[1, {"x":2}]`, `b!="s"`, `c={"d":null}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("members %q, want %q", got, want)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	err := CheckMembers(data, func(name, value []byte) error { calls++; return stop })
+	if err != stop || calls != 1 {
+		t.Errorf("a failing callback: %v after %d calls, want %v after 1", err, calls, stop)
+	}
+	if err := CheckMembers([]byte(`[{"a":1}]`), func(name, value []byte) error {
+		t.Errorf("member %s of an array's object", name)
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -595,18 +595,15 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 		p.fail(line, "tool is not a JSON object")
 		return
 	}
-	var obj members
-	if err := json.Unmarshal(trimmed, &obj); err != nil {
-		p.fail(line, "invalid JSON: %s", jsonErrorReason(err))
-		return
-	}
-	if err := jcs.Check(trimmed); err != nil {
-		var se *jcs.SyntaxError
-		if errors.As(err, &se) {
-			p.fail(line, "%s", se.Msg)
-		} else {
-			p.fail(line, "invalid JSON: %v", err)
-		}
+	// One strict pass (jcs: no duplicate member, valid UTF-8, ...) gives
+	// the members as slices of trimmed; what the object keeps is copied
+	// below, so the file's bytes can go before define.
+	obj := make(members, 8)
+	if err := jcs.CheckMembers(trimmed, func(name, value []byte) error {
+		obj[string(name)] = value
+		return nil
+	}); err != nil {
+		p.failObject(line, trimmed, err)
 		return
 	}
 	o, reason := decodeDefinition(obj)
@@ -622,11 +619,30 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 			if p.schemas == nil {
 				p.schemas = make(map[string]json.RawMessage)
 			}
-			// The key aliases raw, a copy the parser owns and never changes.
-			p.schemas[unsafe.String(unsafe.SliceData(raw), len(raw))] = raw
+			s = slices.Clone(raw)
+			// The key aliases s, a copy the parser owns and never changes.
+			p.schemas[unsafe.String(unsafe.SliceData(s), len(s))] = s
+			o.def.InputSchema = s
 		}
 	}
 	p.pending = append(p.pending, o)
+}
+
+// failObject reports why a tool object is not strict JSON: encoding/json's
+// reason where it refuses the object too, else jcs's (a duplicate member,
+// invalid UTF-8, a lone surrogate, ...).
+func (p *parser) failObject(line int, obj []byte, err error) {
+	var m members
+	if uerr := json.Unmarshal(obj, &m); uerr != nil {
+		p.fail(line, "invalid JSON: %s", jsonErrorReason(uerr))
+		return
+	}
+	var se *jcs.SyntaxError
+	if errors.As(err, &se) {
+		p.fail(line, "%s", se.Msg)
+	} else {
+		p.fail(line, "invalid JSON: %v", err)
+	}
 }
 
 // define turns the pending objects into tools, in file order, and rejects
@@ -749,6 +765,11 @@ func (o members) str(key string) (s string, ok bool, reason string) {
 	raw, present := o[key]
 	if !present || isNull(raw) {
 		return "", false, ""
+	}
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		// A string without escapes, checked strictly by jcs: its bytes
+		// are its value.
+		return string(raw[1 : len(raw)-1]), true, ""
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false, fmt.Sprintf("%q is not a string", key)
