@@ -186,7 +186,9 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 		}
 		t.InputSchema = c
 	}
-	if err := t.Validate(); err != nil {
+	// The schema, if any, is a checked JSON object: only the rest needs
+	// validating.
+	if err := t.validateCard(); err != nil {
 		return Tool{}, &DefinitionError{Name: name, Field: FieldID, Reason: strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+" "), Err: err}
 	}
 	return t, nil

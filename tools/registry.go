@@ -59,8 +59,9 @@ func (r *Registry) Add(ts ...Tool) error {
 // and have an ID no other tool of the batch has.
 func checkBatch(ts []Tool, check func(*Tool) error) error {
 	seen := make(map[string]bool, len(ts))
+	objects := make(objectSchemas)
 	for i := range ts {
-		if err := ts[i].Validate(); err != nil {
+		if err := ts[i].validate(objects); err != nil {
 			return err
 		}
 		if err := check(&ts[i]); err != nil {

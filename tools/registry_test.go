@@ -22,6 +22,15 @@ func snapshotIDs(s *Snapshot) []string {
 	return ids
 }
 
+// sharedPrefix returns two tools whose schemas start at the same byte:
+// the first `{}`, valid, the second `{}]`, not JSON.
+func sharedPrefix() []Tool {
+	buf := []byte(`{}]`)
+	a, b := tool("c/ok"), tool("c/new")
+	a.InputSchema, b.InputSchema = buf[:2], buf[:3]
+	return []Tool{a, b}
+}
+
 func TestRegistryAdd(t *testing.T) {
 	r := NewRegistry()
 	if err := r.Add(tool("b/x"), tool("a/y", "s1")); err != nil {
@@ -41,6 +50,9 @@ func TestRegistryAdd(t *testing.T) {
 		{"card name differs", []Tool{{ID: "c/new", Card: Card{Name: "other"}}}, ErrInvalidTool},
 		{"empty scope", []Tool{tool("c/new", "")}, ErrInvalidTool},
 		{"schema not an object", []Tool{{ID: "c/new", Card: Card{Name: "new"}, InputSchema: []byte(`[1]`)}}, ErrInvalidTool},
+		// A batch scans a shared schema once; a longer slice of the same
+		// bytes is another schema.
+		{"schema shares the start of a valid one", sharedPrefix(), ErrInvalidTool},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Card is a tool's capability card: the short, user-worded text that
@@ -114,7 +115,40 @@ var ErrInvalidTool = errors.New("tools: invalid tool")
 // pass for another tool's: a Cyrillic "а", a zero width or bidirectional
 // character; the error shows it escaped, with its position);
 // [Card.Name] matches the ID; the input schema, when present, is a JSON object.
-func (t *Tool) Validate() error {
+func (t *Tool) Validate() error { return t.validate(nil) }
+
+// objectSchemas holds input schemas found to be JSON objects, by the
+// address and length of their bytes: the tools of one batch from
+// [DefineAll] share one slice per schema, so a batch scans each once.
+type objectSchemas map[*byte]int
+
+// validate is Validate, skipping the scan of a schema that objects (when
+// not nil) already holds, and adding the ones it scans.
+func (t *Tool) validate(objects objectSchemas) error {
+	if err := t.validateCard(); err != nil {
+		return err
+	}
+	if len(t.InputSchema) == 0 {
+		return nil
+	}
+	at := unsafe.SliceData(t.InputSchema)
+	if n, ok := objects[at]; ok && n == len(t.InputSchema) {
+		return nil
+	}
+	if !isObjectJSON(t.InputSchema) {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.InputSchema, &obj); err != nil {
+			return fmt.Errorf("%w %q: input schema is not a JSON object: %v", ErrInvalidTool, t.ID, err)
+		}
+	}
+	if objects != nil {
+		objects[at] = len(t.InputSchema)
+	}
+	return nil
+}
+
+// validateCard is Validate but for the input schema.
+func (t *Tool) validateCard() error {
 	ns, name, ok := strings.Cut(t.ID, "/")
 	nameErr := checkName(name)
 	switch {
@@ -132,12 +166,6 @@ func (t *Tool) Validate() error {
 	for _, s := range t.Card.Scopes {
 		if s == "" {
 			return fmt.Errorf("%w %q: empty scope", ErrInvalidTool, t.ID)
-		}
-	}
-	if len(t.InputSchema) > 0 && !isObjectJSON(t.InputSchema) {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(t.InputSchema, &obj); err != nil {
-			return fmt.Errorf("%w %q: input schema is not a JSON object: %v", ErrInvalidTool, t.ID, err)
 		}
 	}
 	return nil
