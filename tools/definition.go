@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -126,15 +128,37 @@ func Define(namespace string, def Definition) (Tool, error) {
 // schema byte-identical to one that passed earlier in defs (the tools of
 // such a schema share one compact copy of it, which they must not modify);
 // a schema is never resolved against another's (see [CheckInputSchema]).
-// The results are those of [Define], one definition at a time.
+// The results are those of [Define], one definition at a time. A long
+// defs is cut into parts defined in parallel, one per CPU
+// (runtime.GOMAXPROCS), each with its own compiler: a schema repeated
+// across parts is then checked once per part, and its tools share one
+// copy per part.
 func DefineAll(namespace string, defs []Definition) ([]Tool, []error) {
 	ts := make([]Tool, len(defs))
 	errs := make([]error, len(defs))
+	parts := min(runtime.GOMAXPROCS(0), len(defs)/defineAllPart)
+	if parts <= 1 {
+		defineRange(namespace, defs, ts, errs)
+		return ts, errs
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(defs)/parts, (p+1)*len(defs)/parts
+		wg.Go(func() { defineRange(namespace, defs[lo:hi], ts[lo:hi], errs[lo:hi]) })
+	}
+	wg.Wait()
+	return ts, errs
+}
+
+// defineAllPart is the fewest definitions DefineAll gives a goroutine of
+// their own: a few milliseconds of work.
+const defineAllPart = 2048
+
+func defineRange(namespace string, defs []Definition, ts []Tool, errs []error) {
 	var sc schemaChecker
 	for i, d := range defs {
 		ts[i], errs[i] = define(namespace, d, &sc)
 	}
-	return ts, errs
 }
 
 func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {

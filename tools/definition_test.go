@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -170,5 +171,40 @@ func TestDefineAllRepeatedSchemas(t *testing.T) {
 		if i%7 == 0 && i > 0 && &ts[i].InputSchema[0] != &ts[0].InputSchema[0] {
 			t.Fatalf("DefineAll[%d] has its own copy of the schema DefineAll[0] has", i)
 		}
+	}
+}
+
+// TestDefineAllParallel: a defs long enough to be cut into parts gives,
+// definition by definition, what Define gives, whatever the CPUs.
+func TestDefineAllParallel(t *testing.T) {
+	good := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	bad := json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)
+	var defs []Definition
+	for i := range 3*defineAllPart + 17 {
+		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i))
+		switch i % 5 {
+		case 0:
+			schema = good
+		case 2:
+			schema = bad
+		case 4:
+			schema = json.RawMessage(fmt.Sprintf(`{"$id":"urn:t%d","type":"object","properties":{"q":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"strin"}}}`, i%3))
+		}
+		defs = append(defs, Definition{Name: fmt.Sprintf("t%d", i), InputSchema: schema})
+	}
+	for _, procs := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			ts, errs := DefineAll("ns", defs)
+			for i, d := range defs {
+				want, wantErr := Define("ns", d)
+				if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
+					t.Fatalf("DefineAll[%d] (%s) = %v; Define = %v", i, d.InputSchema, errs[i], wantErr)
+				}
+				if wantOK := i%5 == 1 || i%5 == 3 || i%5 == 0; (errs[i] == nil) != wantOK {
+					t.Fatalf("DefineAll[%d] (%s) error = %v, want ok %v", i, d.InputSchema, errs[i], wantOK)
+				}
+			}
+		})
 	}
 }
