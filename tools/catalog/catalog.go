@@ -24,8 +24,10 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/toolgate/toolgate/internal/jcs"
@@ -560,9 +562,46 @@ func jsonErrorReason(err error) string {
 	return err.Error()
 }
 
+// parseLines parses a JSON Lines file. A big one is cut at line ends into
+// parts parsed in parallel, one per CPU (runtime.GOMAXPROCS), whose
+// objects and errors are joined in file order.
 func (p *parser) parseLines() {
-	data := p.data
-	for n := 1; len(data) > 0; n++ {
+	parts := min(runtime.GOMAXPROCS(0), len(p.data)/parallelLinesPart)
+	if parts <= 1 {
+		p.parseLinesFrom(p.data, 1)
+		return
+	}
+	subs := make([]parser, parts)
+	var wg sync.WaitGroup
+	rest, line := p.data, 1
+	for i := range subs {
+		part := rest
+		if i < parts-1 {
+			cut := min(len(rest), len(p.data)/parts)
+			if nl := bytes.IndexByte(rest[cut:], '\n'); nl >= 0 {
+				part = rest[:cut+nl+1]
+			}
+		}
+		rest = rest[len(part):]
+		sub, first := &subs[i], line
+		sub.file = p.file
+		wg.Go(func() { sub.parseLinesFrom(part, first) })
+		line += bytes.Count(part, []byte("\n"))
+	}
+	wg.Wait()
+	for i := range subs {
+		p.pending = append(p.pending, subs[i].pending...)
+		p.errs = append(p.errs, subs[i].errs...)
+	}
+}
+
+// parallelLinesPart is the fewest bytes of a JSON Lines file parseLines
+// gives a goroutine of their own: a few thousand tools.
+const parallelLinesPart = 4 << 20
+
+// parseLinesFrom parses data, whose first line is the file's line first.
+func (p *parser) parseLinesFrom(data []byte, first int) {
+	for n := first; len(data) > 0; n++ {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i], data[i+1:]

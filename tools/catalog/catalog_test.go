@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -541,6 +543,53 @@ func TestReadSized(t *testing.T) {
 			}
 			if err != nil || p == nil || len(p.tools) != tt.tools {
 				t.Fatalf("read = %v, %v; want %d tools", p, err, tt.tools)
+			}
+		})
+	}
+}
+
+// TestParseLinesParallel: a JSON Lines file big enough to be parsed in
+// parts gives the tools and the errors, with their lines, that one part
+// gives, whatever the CPUs.
+func TestParseLinesParallel(t *testing.T) {
+	var b strings.Builder
+	pad := strings.Repeat("x", 600)
+	for i := 0; b.Len() < 3*parallelLinesPart+1000; i++ {
+		switch i % 997 {
+		case 0:
+			b.WriteString("\r\n") // a blank line
+		case 1:
+			fmt.Fprintf(&b, "{\"name\":\"bad%d\",\"name\":\"dup\"}\n", i)
+		case 2:
+			fmt.Fprintf(&b, "{\"name\":\"t%d\",\"inputSchema\":{\"type\":\"strin\"}}\r\n", i)
+		case 3:
+			b.WriteString("{\"name\": \"broken\"\n")
+		default:
+			fmt.Fprintf(&b, "{\"name\":\"t%d\",\"description\":\"%s\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"p%d\":{\"type\":\"string\"}}}}\n", i, pad, i%50)
+		}
+	}
+	b.WriteString(`{"name":"last"}`) // no final newline
+	in := b.String()
+	var want []string
+	for _, procs := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			ids, errText := parseNames(t, in)
+			got := append(ids, strings.Split(errText, "\n")...)
+			if len(ids) < 10_000 || !strings.Contains(errText, "cat.jsonl:") || ids[len(ids)-1] != "ns/last" {
+				t.Fatalf("%d tools (last %q), errors %.200q", len(ids), ids[len(ids)-1], errText)
+			}
+			if want == nil {
+				want = got
+				return
+			}
+			if !slices.Equal(got, want) {
+				for i := range min(len(got), len(want)) {
+					if got[i] != want[i] {
+						t.Fatalf("item %d: %q, with one CPU %q", i, got[i], want[i])
+					}
+				}
+				t.Fatalf("%d items, with one CPU %d", len(got), len(want))
 			}
 		})
 	}
