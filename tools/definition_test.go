@@ -138,35 +138,39 @@ func TestDefineAllMatchesDefine(t *testing.T) {
 	}
 }
 
+// mixedDefs returns n definitions t0, t1, ... whose schemas cycle with
+// period mod: i%mod == 0 one valid schema shared by all, 3 one invalid
+// schema shared by all, mod-1 invalid(i), others a valid schema of their
+// own.
+func mixedDefs(n, mod int, invalid func(i int) string) []Definition {
+	good := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	bad := json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)
+	defs := make([]Definition, n)
+	for i := range defs {
+		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i))
+		switch i % mod {
+		case 0:
+			schema = good
+		case 3:
+			schema = bad
+		case mod - 1:
+			schema = json.RawMessage(invalid(i))
+		}
+		defs[i] = Definition{Name: fmt.Sprintf("t%d", i), InputSchema: schema}
+	}
+	return defs
+}
+
 // TestDefineAllRepeatedSchemas: a schema seen before gets the result it
 // got then, whether it passed or failed, and more schemas than one shared
 // compiler takes (sharedSchemas) are each checked as Define checks them;
 // the tools of one schema share one copy of it.
 func TestDefineAllRepeatedSchemas(t *testing.T) {
-	good := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	bad := json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)
-	var defs []Definition
-	for i := range 2*sharedSchemas + 10 {
-		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i))
-		switch i % 7 {
-		case 0:
-			schema = good
-		case 3:
-			schema = bad
-		case 5:
-			schema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"strin"}}}`, i))
-		}
-		defs = append(defs, Definition{Name: fmt.Sprintf("t%d", i), InputSchema: schema})
-	}
-	ts, errs := DefineAll("ns", defs)
-	for i, d := range defs {
-		want, wantErr := Define("ns", d)
-		if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
-			t.Fatalf("DefineAll[%d] (%s) = %v; Define = %v", i, d.InputSchema, errs[i], wantErr)
-		}
-		if wantOK := i%7 != 3 && i%7 != 5; (errs[i] == nil) != wantOK {
-			t.Fatalf("DefineAll[%d] (%s) error = %v, want ok %v", i, d.InputSchema, errs[i], wantOK)
-		}
+	defs := mixedDefs(2*sharedSchemas+10, 7, func(i int) string {
+		return fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"strin"}}}`, i)
+	})
+	ts := defineAllLikeDefine(t, defs, 7)
+	for i := range defs {
 		// The tools of one schema share its compact form.
 		if i%7 == 0 && i > 0 && &ts[i].InputSchema[0] != &ts[0].InputSchema[0] {
 			t.Fatalf("DefineAll[%d] has its own copy of the schema DefineAll[0] has", i)
@@ -174,37 +178,34 @@ func TestDefineAllRepeatedSchemas(t *testing.T) {
 	}
 }
 
+// defineAllLikeDefine calls DefineAll on defs from mixedDefs(_, mod, _)
+// and fails t unless each result is Define's, and an error exactly where
+// mixedDefs put an invalid schema.
+func defineAllLikeDefine(t *testing.T, defs []Definition, mod int) []Tool {
+	t.Helper()
+	ts, errs := DefineAll("ns", defs)
+	for i, d := range defs {
+		want, wantErr := Define("ns", d)
+		if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
+			t.Fatalf("DefineAll[%d] (%s) = %v; Define = %v", i, d.InputSchema, errs[i], wantErr)
+		}
+		if wantOK := i%mod != 3 && i%mod != mod-1; (errs[i] == nil) != wantOK {
+			t.Fatalf("DefineAll[%d] (%s) error = %v, want ok %v", i, d.InputSchema, errs[i], wantOK)
+		}
+	}
+	return ts
+}
+
 // TestDefineAllParallel: a defs long enough to be cut into parts gives,
 // definition by definition, what Define gives, whatever the CPUs.
 func TestDefineAllParallel(t *testing.T) {
-	good := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	bad := json.RawMessage(`{"type":"object","properties":{"n":{"minimum":"x"}}}`)
-	var defs []Definition
-	for i := range 3*defineAllPart + 17 {
-		schema := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"p%d":{"type":"string"}}}`, i))
-		switch i % 5 {
-		case 0:
-			schema = good
-		case 2:
-			schema = bad
-		case 4:
-			schema = json.RawMessage(fmt.Sprintf(`{"$id":"urn:t%d","type":"object","properties":{"q":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"strin"}}}`, i%3))
-		}
-		defs = append(defs, Definition{Name: fmt.Sprintf("t%d", i), InputSchema: schema})
-	}
+	defs := mixedDefs(3*defineAllPart+17, 5, func(i int) string {
+		return fmt.Sprintf(`{"$id":"urn:t%d","type":"object","properties":{"q":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"strin"}}}`, i%3)
+	})
 	for _, procs := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			ts, errs := DefineAll("ns", defs)
-			for i, d := range defs {
-				want, wantErr := Define("ns", d)
-				if fmt.Sprint(errs[i]) != fmt.Sprint(wantErr) || !reflect.DeepEqual(ts[i], want) {
-					t.Fatalf("DefineAll[%d] (%s) = %v; Define = %v", i, d.InputSchema, errs[i], wantErr)
-				}
-				if wantOK := i%5 == 1 || i%5 == 3 || i%5 == 0; (errs[i] == nil) != wantOK {
-					t.Fatalf("DefineAll[%d] (%s) error = %v, want ok %v", i, d.InputSchema, errs[i], wantOK)
-				}
-			}
+			defineAllLikeDefine(t, defs, 5)
 		})
 	}
 }
