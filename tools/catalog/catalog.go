@@ -283,11 +283,14 @@ func read(r io.Reader, file, namespace string, maxBytes int64) (*parser, error) 
 }
 
 type parser struct {
-	file    string
-	data    []byte
-	format  Format
-	pending []object // tool objects decoded, in file order, not yet defined
-	// schemas holds one copy of each input schema of pending, by content:
+	file   string
+	data   []byte
+	format Format
+	// defs and meta are the tool objects decoded, in file order, not yet
+	// defined: apart, so that defs goes to tools.DefineAll as it is.
+	defs []tools.Definition
+	meta []objectMeta
+	// schemas holds one copy of each input schema of defs, by content:
 	// a big catalog's tools repeat their servers' schemas.
 	schemas map[string]json.RawMessage
 	tools   []tools.Tool
@@ -302,9 +305,20 @@ type parser struct {
 
 // object is one decoded tool object awaiting [tools.DefineAll].
 type object struct {
+	def tools.Definition
+	objectMeta
+}
+
+// objectMeta is where an object was and what it called its schema.
+type objectMeta struct {
 	line      int
-	def       tools.Definition
 	schemaKey string // "inputSchema" or "parameters", for messages
+}
+
+// pend adds o to the objects awaiting define.
+func (p *parser) pend(o object) {
+	p.defs = append(p.defs, o.def)
+	p.meta = append(p.meta, o.objectMeta)
 }
 
 func (p *parser) fail(line int, format string, args ...any) {
@@ -568,12 +582,18 @@ func jsonErrorReason(err error) string {
 func (p *parser) parseLines() {
 	parts := min(runtime.GOMAXPROCS(0), len(p.data)/parallelLinesPart)
 	if parts <= 1 {
+		lines := bytes.Count(p.data, []byte("\n")) + 1
+		p.defs = make([]tools.Definition, 0, lines)
+		p.meta = make([]objectMeta, 0, lines)
 		p.parseLinesFrom(p.data, 1)
 		return
 	}
+	// Each part appends to its own window of one array, as long as its
+	// lines: no part grows a slice, and joining them moves each window
+	// down over the unused ends before it.
 	subs := make([]parser, parts)
-	var wg sync.WaitGroup
-	rest, line := p.data, 1
+	ends := make([]int, parts) // the newlines of each part
+	rest, total := p.data, 0
 	for i := range subs {
 		part := rest
 		if i < parts-1 {
@@ -583,16 +603,29 @@ func (p *parser) parseLines() {
 			}
 		}
 		rest = rest[len(part):]
-		sub, first := &subs[i], line
+		subs[i].data = part
+		ends[i] = bytes.Count(part, []byte("\n"))
+		total += ends[i] + 1
+	}
+	defs, meta := make([]tools.Definition, total), make([]objectMeta, total)
+	var wg sync.WaitGroup
+	line, at := 1, 0
+	for i := range subs {
+		sub, first, n := &subs[i], line, ends[i]+1
 		sub.file = p.file
-		wg.Go(func() { sub.parseLinesFrom(part, first) })
-		line += bytes.Count(part, []byte("\n"))
+		sub.defs, sub.meta = defs[at:at:at+n], meta[at:at:at+n]
+		wg.Go(func() { sub.parseLinesFrom(sub.data, first) })
+		line, at = line+ends[i], at+n
 	}
 	wg.Wait()
+	k := 0
 	for i := range subs {
-		p.pending = append(p.pending, subs[i].pending...)
+		copy(meta[k:], subs[i].meta)
+		k += copy(defs[k:], subs[i].defs)
 		p.errs = append(p.errs, subs[i].errs...)
 	}
+	clear(defs[k:]) // what the parts left behind in the tail
+	p.defs, p.meta = defs[:k:k], meta[:k:k]
 }
 
 // parallelLinesPart is the fewest bytes of a JSON Lines file parseLines
@@ -664,7 +697,7 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 			o.def.InputSchema = s
 		}
 	}
-	p.pending = append(p.pending, o)
+	p.pend(o)
 }
 
 // failObject reports why a tool object is not strict JSON: encoding/json's
@@ -687,15 +720,11 @@ func (p *parser) failObject(line int, obj []byte, err error) {
 // define turns the pending objects into tools, in file order, and rejects
 // repeated IDs.
 func (p *parser) define(namespace string) {
-	defs := make([]tools.Definition, len(p.pending))
-	for i, o := range p.pending {
-		defs[i] = o.def
-	}
-	ts, errs := tools.DefineAll(namespace, defs)
+	ts, errs := tools.DefineAll(namespace, p.defs)
 	firstLine := make(map[string]int, len(ts)) // tool ID -> line of its first definition
 	p.tools = ts[:0]                           // filtered in place: tools[i] is never ahead of ts[i]
 	p.lines = make([]int, 0, len(ts))
-	for i, o := range p.pending {
+	for i, o := range p.meta {
 		if errs[i] != nil {
 			p.fail(o.line, "%s", definitionReason(o, errs[i]))
 			continue
@@ -709,12 +738,12 @@ func (p *parser) define(namespace string) {
 		p.tools = append(p.tools, t)
 		p.lines = append(p.lines, o.line)
 	}
-	p.pending, p.schemas = nil, nil
+	p.defs, p.meta, p.schemas = nil, nil, nil
 }
 
 // definitionReason words a [tools.Define] error in the file's terms: prefixed
 // with the tool's name, the schema named by the member that held it.
-func definitionReason(o object, err error) string {
+func definitionReason(o objectMeta, err error) string {
 	var de *tools.DefinitionError
 	if !errors.As(err, &de) {
 		return err.Error()
