@@ -486,7 +486,39 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 // build makes the index for snap, reusing the per-tool work of prev for
 // tools whose *tools.Tool is unchanged.
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
-	return d.buildWith(ctx, snap, prev, nil, nil, nil, nil)
+	return d.buildWith(ctx, snap, prev, nil, nil, nil, nil, nil)
+}
+
+// companionsJob is buildCompanions(snap) on a goroutine of its own: it
+// depends on the snapshot alone, so it runs beside the reading of an
+// index file and the analysis of the cards (at a restart of 100,000
+// tools, 0.15 s of the 0.6 s).
+type companionsJob struct {
+	done chan struct{}
+	ci   *companionIndex
+}
+
+// startCompanions starts the companions of snap, or returns nil when d
+// finds none.
+func (d *Discoverer) startCompanions(snap *tools.Snapshot) *companionsJob {
+	if !d.companions {
+		return nil
+	}
+	j := &companionsJob{done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.ci = buildCompanions(snap)
+	}()
+	return j
+}
+
+// wait returns the job's index once it is built; nil for a nil job.
+func (j *companionsJob) wait() *companionIndex {
+	if j == nil {
+		return nil
+	}
+	<-j.done
+	return j.ci
 }
 
 // buildWith is build that may also reuse loaded[i] (a card read from an
@@ -497,8 +529,14 @@ func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Inde
 // upstream's list_changed replaces its namespace's tools with new values,
 // most of them unchanged), so that updating one namespace analyses only
 // the tools that changed; postings and the rest are recomputed from the
-// cards, which is what a full rebuild computes.
-func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, loadedRows []int8, keys []toolKey, progress func(done, total int)) (*Index, error) {
+// cards, which is what a full rebuild computes. companions is the
+// snapshot's companions job when the caller started it earlier (nil:
+// buildWith starts it).
+func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, loadedRows []int8, keys []toolKey, progress func(done, total int), companions *companionsJob) (*Index, error) {
+	if companions == nil {
+		companions = d.startCompanions(snap)
+	}
+	defer companions.wait() // no goroutine outlives the call
 	start := d.now()
 	n := snap.Len()
 	x := &Index{snap: snap, docs: make([]*doc, n), keys: keys}
@@ -615,9 +653,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
-	if d.companions {
-		x.companions = buildCompanions(snap)
-	}
+	x.companions = companions.wait()
 	x.stats.Tools = n
 	for _, p := range x.postings {
 		if len(p) > 0 {

@@ -87,7 +87,7 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 	defer d.mu.Unlock()
 	var rep IndexFileReport
 	if path == "" {
-		x, err := d.buildWith(ctx, snap, d.idx, nil, nil, nil, progress)
+		x, err := d.buildWith(ctx, snap, d.idx, nil, nil, nil, progress, nil)
 		if err != nil {
 			return nil, rep, err
 		}
@@ -95,12 +95,13 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 		rep.Reused, rep.Analysed = x.stats.Reused, x.stats.Tools-x.stats.Reused
 		return x, rep, nil
 	}
+	companions := d.startCompanions(snap) // beside the file's reading
 	keys := toolKeys(snap)
 	loaded, rows, saved, err := d.readIndexFile(path, keys)
 	if err != nil {
 		rep.Warning = err
 	}
-	x, err := d.buildWith(ctx, snap, d.idx, loaded, rows, keys, progress)
+	x, err := d.buildWith(ctx, snap, d.idx, loaded, rows, keys, progress, companions)
 	if err != nil {
 		return nil, rep, err
 	}
