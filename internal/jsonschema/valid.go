@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // ProvablyValid reports whether the compiler of [NewCompiler] accepts doc
@@ -21,8 +22,10 @@ import (
 //     items (one schema), allOf, anyOf, oneOf, not; and each has a value
 //     of the kind its meta-schema asks (a pattern only when it means the
 //     same in RE2 and ECMA-262, [Portable]);
-//   - no identifier, reference or definition ($id, $ref, $defs, ...): those
-//     are resolved, so the compiler decides them.
+//   - no identifier ($id, $anchor, ...); a reference only to the root
+//     ("#") or to a member of the root's "$defs" or "definitions"
+//     ("#/$defs/Name": the shape pydantic and zod write), whose members
+//     are checked as schemas in turn.
 //
 // Other member names are not keywords; every draft ignores them. A nested
 // schema is checked the same way. The cost is one walk of doc, against a
@@ -39,7 +42,14 @@ func ProvablyValid(doc any) bool {
 			return false
 		}
 	}
-	return validSchema(m, true, 0)
+	w := walk{root: m}
+	return w.schema(m, true, 0)
+}
+
+// walk is one ProvablyValid: the root, whose $defs and definitions
+// local references name.
+type walk struct {
+	root map[string]any
 }
 
 // validDepth bounds the recursion; parsed documents nest at most
@@ -64,6 +74,8 @@ const (
 	kindSchema                       // additionalProperties, items, not
 	kindSchemas                      // allOf, anyOf, oneOf
 	kindSchemaMap                    // properties
+	kindRef                          // $ref: a local reference ProvablyValid resolves
+	kindDefs                         // $defs, definitions: at the root only
 )
 
 // keywords holds every keyword of every draft the compiler knows, with
@@ -80,10 +92,12 @@ var keywords = map[string]keywordKind{
 	"additionalProperties": kindSchema, "items": kindSchema, "not": kindSchema,
 	"allOf": kindSchemas, "anyOf": kindSchemas, "oneOf": kindSchemas, "properties": kindSchemaMap,
 
-	"$schema": kindUnknown, "$id": kindUnknown, "id": kindUnknown, "$ref": kindUnknown,
+	"$ref": kindRef, "$defs": kindDefs, "definitions": kindDefs,
+
+	"$schema": kindUnknown, "$id": kindUnknown, "id": kindUnknown,
 	"$anchor": kindUnknown, "$dynamicRef": kindUnknown, "$dynamicAnchor": kindUnknown,
 	"$recursiveRef": kindUnknown, "$recursiveAnchor": kindUnknown, "$vocabulary": kindUnknown,
-	"$defs": kindUnknown, "definitions": kindUnknown, "dependencies": kindUnknown,
+	"dependencies":      kindUnknown,
 	"dependentRequired": kindUnknown, "dependentSchemas": kindUnknown, "patternProperties": kindUnknown,
 	"propertyNames": kindUnknown, "additionalItems": kindUnknown, "prefixItems": kindUnknown,
 	"contains": kindUnknown, "minContains": kindUnknown, "maxContains": kindUnknown,
@@ -96,26 +110,28 @@ var keywords = map[string]keywordKind{
 var simpleTypes = map[string]bool{"array": true, "boolean": true, "integer": true, "null": true,
 	"number": true, "object": true, "string": true}
 
-// validSchema checks one schema object; root allows the $schema the
-// caller has already checked.
-func validSchema(m map[string]any, root bool, depth int) bool {
+// schema checks one schema object; root allows the $schema the caller
+// has already checked, and the definitions.
+func (w *walk) schema(m map[string]any, root bool, depth int) bool {
 	if depth > validDepth {
 		return false
 	}
 	for k, v := range m {
 		kind, known := keywords[k]
-		if !known {
-			continue
-		}
-		if !validKeyword(kind, v, depth) && !(root && k == "$schema") {
+		switch {
+		case !known:
+		case root && k == "$schema":
+		case kind == kindDefs && !root:
+			return false // nested definitions: the compiler decides
+		case !w.keyword(kind, v, depth):
 			return false
 		}
 	}
 	return true
 }
 
-// validKeyword checks a keyword's value against what its meta-schema asks.
-func validKeyword(kind keywordKind, v any, depth int) bool {
+// keyword checks a keyword's value against what its meta-schema asks.
+func (w *walk) keyword(kind keywordKind, v any, depth int) bool {
 	switch kind {
 	case kindAny:
 		return true
@@ -162,40 +178,63 @@ func validKeyword(kind keywordKind, v any, depth int) bool {
 		_, err := regexp.Compile(s)
 		return err == nil
 	case kindSchema:
-		return validSub(v, depth)
+		return w.sub(v, depth)
 	case kindSchemas:
 		list, ok := v.([]any)
 		if !ok || len(list) == 0 {
 			return false
 		}
 		for _, e := range list {
-			if !validSub(e, depth) {
+			if !w.sub(e, depth) {
 				return false
 			}
 		}
 		return true
-	case kindSchemaMap:
+	case kindSchemaMap, kindDefs:
 		props, ok := v.(map[string]any)
 		if !ok {
 			return false
 		}
 		for _, e := range props {
-			if !validSub(e, depth) {
+			if !w.sub(e, depth) {
 				return false
 			}
 		}
 		return true
+	case kindRef:
+		s, ok := v.(string)
+		return ok && w.resolves(s)
 	}
 	return false
 }
 
-// validSub checks a nested schema: a boolean or an object.
-func validSub(v any, depth int) bool {
+// sub checks a nested schema: a boolean or an object.
+func (w *walk) sub(v any, depth int) bool {
 	switch v := v.(type) {
 	case bool:
 		return true
 	case map[string]any:
-		return validSchema(v, false, depth+1)
+		return w.schema(v, false, depth+1)
+	}
+	return false
+}
+
+// resolves reports whether ref is "#" or names a member of the root's
+// "$defs" or "definitions" ("#/$defs/Name"), a name with no character
+// that a JSON pointer or a URI fragment escapes. The member itself is
+// checked where the root's keyword is.
+func (w *walk) resolves(ref string) bool {
+	if ref == "#" {
+		return true
+	}
+	for _, defs := range [...]string{"$defs", "definitions"} {
+		name, ok := strings.CutPrefix(ref, "#/"+defs+"/")
+		if !ok || name == "" || strings.ContainsAny(name, "/~%#") {
+			continue
+		}
+		members, _ := w.root[defs].(map[string]any)
+		_, ok = members[name]
+		return ok
 	}
 	return false
 }

@@ -41,7 +41,17 @@ func TestProvablyValid(t *testing.T) {
 		{"portable pattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"^[a-z]{2,5}$"}}}`, true},
 		{"positive multipleOf", `{"type":"number","multipleOf":0.01}`, true},
 
-		{"ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`, false},
+		{"ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`, true},
+		{"pydantic", `{"$defs":{"Item":{"properties":{"n":{"title":"N","type":"integer"}},"required":["n"],"title":"Item","type":"object"}},"properties":{"items":{"items":{"$ref":"#/$defs/Item"},"title":"Items","type":"array"},"note":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null}},"required":["items"],"type":"object"}`, true},
+		{"draft-07 definitions", `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"x":{"type":"string"}},"properties":{"a":{"$ref":"#/definitions/x"}}}`, true},
+		{"ref to the root", `{"type":"object","properties":{"child":{"$ref":"#"}}}`, true},
+		{"ref cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, true},
+		{"ref to a missing definition", `{"type":"object","properties":{"a":{"$ref":"#/$defs/y"}},"$defs":{"x":{}}}`, false},
+		{"ref escaped", `{"type":"object","properties":{"a":{"$ref":"#/$defs/a%20b"}},"$defs":{"a b":{}}}`, false},
+		{"ref into a property", `{"type":"object","properties":{"a":{"type":"string"},"b":{"$ref":"#/properties/a"}}}`, false},
+		{"remote ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, false},
+		{"nested definitions", `{"type":"object","properties":{"a":{"$defs":{"x":{}},"$ref":"#/$defs/x"}},"$defs":{"x":{}}}`, false},
+		{"invalid definition", `{"type":"object","$defs":{"x":{"type":"text"}}}`, false},
 		{"id", `{"$id":"https://example.com/s","type":"object"}`, false},
 		{"draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`, false},
 		{"unknown draft", `{"$schema":"https://example.com/meta","type":"object"}`, false},
@@ -179,6 +189,8 @@ func FuzzProvablyValid(f *testing.F) {
 		`{"type":"array","items":{"type":"array","items":{"enum":[]}},"maxItems":0}`,
 		`{"type":["object","null"],"required":["a","b"],"minProperties":1,"exclusiveMinimum":1e308}`,
 		`{"multipleOf":1e-320}`,
+		`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"},"y":{"$ref":"#"}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"a":{}},"items":{"$ref":"#/definitions/a"}}`,
 	} {
 		f.Add([]byte(s))
 	}
