@@ -18,10 +18,15 @@ import (
 //     whose meta-schemas constrain the keywords below alike;
 //   - every keyword the compiler knows is one of: the annotations, type,
 //     enum, const, format, the numeric bounds and multipleOf, the lengths
-//     and sizes, uniqueItems, required, properties, additionalProperties,
-//     items (one schema), allOf, anyOf, oneOf, not; and each has a value
-//     of the kind its meta-schema asks (a pattern only when it means the
-//     same in RE2 and ECMA-262, [Portable]);
+//     and sizes, uniqueItems, required, dependentRequired, the keywords
+//     whose values are schemas (properties, patternProperties,
+//     additionalProperties, propertyNames, items as one schema,
+//     prefixItems, contains, allOf, anyOf, oneOf, not, if, then, else,
+//     the unevaluated and dependent ones, contentSchema); and each has a
+//     value of the kind its meta-schema asks (a pattern, or a
+//     patternProperties name, only when it means the same in RE2 and
+//     ECMA-262, [Portable]), a keyword some drafts do not know being
+//     held to the form the others give it;
 //   - no identifier ($id, $anchor, ...); a reference only to the root
 //     ("#") or to a member of the root's "$defs" or "definitions"
 //     ("#/$defs/Name": the shape pydantic and zod write), whose members
@@ -60,22 +65,24 @@ const validDepth = 512
 type keywordKind uint8
 
 const (
-	kindUnknown   keywordKind = iota // a keyword the compiler resolves or the walk does not decide
-	kindAny                          // any value (default, const)
-	kindString                       // title, description, $comment, format
-	kindBool                         // deprecated, readOnly, writeOnly, uniqueItems
-	kindArray                        // enum, examples
-	kindNumber                       // the numeric bounds
-	kindPositive                     // multipleOf
-	kindCount                        // lengths, sizes: a non-negative integer
-	kindType                         // type
-	kindStrings                      // required
-	kindPattern                      // pattern
-	kindSchema                       // additionalProperties, items, not
-	kindSchemas                      // allOf, anyOf, oneOf
-	kindSchemaMap                    // properties
-	kindRef                          // $ref: a local reference ProvablyValid resolves
-	kindDefs                         // $defs, definitions: at the root only
+	kindUnknown     keywordKind = iota // a keyword the compiler resolves or the walk does not decide
+	kindAny                            // any value (default, const)
+	kindString                         // title, description, $comment, format
+	kindBool                           // deprecated, readOnly, writeOnly, uniqueItems
+	kindArray                          // enum, examples
+	kindNumber                         // the numeric bounds
+	kindPositive                       // multipleOf
+	kindCount                          // lengths, sizes: a non-negative integer
+	kindType                           // type
+	kindStrings                        // required
+	kindPattern                        // pattern
+	kindSchema                         // additionalProperties, items, not
+	kindSchemas                        // allOf, anyOf, oneOf
+	kindSchemaMap                      // properties
+	kindPatternMap                     // patternProperties: portable patterns to schemas
+	kindRequiredMap                    // dependentRequired: names to required lists
+	kindRef                            // $ref: a local reference ProvablyValid resolves
+	kindDefs                           // $defs, definitions: at the root only
 )
 
 // keywords holds every keyword of every draft the compiler knows, with
@@ -93,17 +100,16 @@ var keywords = map[string]keywordKind{
 	"allOf": kindSchemas, "anyOf": kindSchemas, "oneOf": kindSchemas, "properties": kindSchemaMap,
 
 	"$ref": kindRef, "$defs": kindDefs, "definitions": kindDefs,
+	"propertyNames": kindSchema, "contains": kindSchema, "if": kindSchema, "then": kindSchema, "else": kindSchema,
+	"unevaluatedProperties": kindSchema, "unevaluatedItems": kindSchema, "additionalItems": kindSchema,
+	"contentSchema": kindSchema, "prefixItems": kindSchemas, "dependentSchemas": kindSchemaMap,
+	"patternProperties": kindPatternMap, "dependentRequired": kindRequiredMap,
+	"minContains": kindCount, "maxContains": kindCount, "contentEncoding": kindString, "contentMediaType": kindString,
 
 	"$schema": kindUnknown, "$id": kindUnknown, "id": kindUnknown,
 	"$anchor": kindUnknown, "$dynamicRef": kindUnknown, "$dynamicAnchor": kindUnknown,
 	"$recursiveRef": kindUnknown, "$recursiveAnchor": kindUnknown, "$vocabulary": kindUnknown,
-	"dependencies":      kindUnknown,
-	"dependentRequired": kindUnknown, "dependentSchemas": kindUnknown, "patternProperties": kindUnknown,
-	"propertyNames": kindUnknown, "additionalItems": kindUnknown, "prefixItems": kindUnknown,
-	"contains": kindUnknown, "minContains": kindUnknown, "maxContains": kindUnknown,
-	"unevaluatedItems": kindUnknown, "unevaluatedProperties": kindUnknown,
-	"if": kindUnknown, "then": kindUnknown, "else": kindUnknown,
-	"contentEncoding": kindUnknown, "contentMediaType": kindUnknown, "contentSchema": kindUnknown,
+	"dependencies": kindUnknown,
 }
 
 // simpleTypes are the values "type" takes.
@@ -172,11 +178,7 @@ func (w *walk) keyword(kind keywordKind, v any, depth int) bool {
 		return ok && uniqueStrings(list, nil)
 	case kindPattern:
 		s, ok := v.(string)
-		if !ok || !Portable(s) {
-			return false
-		}
-		_, err := regexp.Compile(s)
-		return err == nil
+		return ok && portablePattern(s)
 	case kindSchema:
 		return w.sub(v, depth)
 	case kindSchemas:
@@ -190,13 +192,25 @@ func (w *walk) keyword(kind keywordKind, v any, depth int) bool {
 			}
 		}
 		return true
-	case kindSchemaMap, kindDefs:
+	case kindSchemaMap, kindDefs, kindPatternMap:
 		props, ok := v.(map[string]any)
 		if !ok {
 			return false
 		}
-		for _, e := range props {
-			if !w.sub(e, depth) {
+		for name, e := range props {
+			if kind == kindPatternMap && !portablePattern(name) || !w.sub(e, depth) {
+				return false
+			}
+		}
+		return true
+	case kindRequiredMap:
+		deps, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, e := range deps {
+			list, ok := e.([]any)
+			if !ok || !uniqueStrings(list, nil) {
 				return false
 			}
 		}
@@ -206,6 +220,16 @@ func (w *walk) keyword(kind keywordKind, v any, depth int) bool {
 		return ok && w.resolves(s)
 	}
 	return false
+}
+
+// portablePattern reports whether p means the same in RE2 and ECMA-262
+// ([Portable]) and compiles.
+func portablePattern(p string) bool {
+	if !Portable(p) {
+		return false
+	}
+	_, err := regexp.Compile(p)
+	return err == nil
 }
 
 // sub checks a nested schema: a boolean or an object.

@@ -58,8 +58,15 @@ func TestProvablyValid(t *testing.T) {
 		{"nested $schema", `{"type":"object","properties":{"a":{"$schema":"https://json-schema.org/draft/2020-12/schema"}}}`, false},
 		{"items array", `{"type":"array","items":[{"type":"string"}]}`, false},
 		{"backtracking pattern", transferSchema, false}, // memo's lookahead
-		{"patternProperties", `{"type":"object","patternProperties":{"^x":{}}}`, false},
-		{"if then", `{"if":{"type":"string"},"then":{"minLength":1}}`, false},
+		{"patternProperties", `{"type":"object","patternProperties":{"^x":{}}}`, true},
+		{"if then", `{"if":{"type":"string"},"then":{"minLength":1}}`, true},
+		{"zod record", `{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"number"}}`, true},
+		{"array keywords", `{"type":"array","prefixItems":[{"type":"string"}],"contains":{"const":1},"minContains":1,"unevaluatedItems":false}`, true},
+		{"dependents", `{"dependentRequired":{"a":["b","c"]},"dependentSchemas":{"a":{"required":["d"]}}}`, true},
+		{"lookahead patternProperties", `{"type":"object","patternProperties":{"^(?!x)":{}}}`, false},
+		{"dependentRequired repeated", `{"dependentRequired":{"a":["b","b"]}}`, false},
+		{"empty prefixItems", `{"prefixItems":[]}`, false},
+		{"draft-07 dependencies", `{"$schema":"http://json-schema.org/draft-07/schema#","dependencies":{"a":["b"]}}`, false},
 
 		// Invalid: the compiler says why.
 		{"bad type", `{"type":"text"}`, false},
@@ -162,8 +169,12 @@ func TestProvablyValidAgreesOnCorpora(t *testing.T) {
 	for _, c := range []string{"suite", "jsonschemabench", "mcp"} {
 		t.Logf("%s: %d of %d schemas proven valid without a compile", c, proven[c], total[c])
 	}
-	if total["mcp"] == 0 || proven["mcp"]*10 < total["mcp"]*9 {
-		t.Errorf("real MCP tools: %d of %d schemas proven, want at least 90%%", proven["mcp"], total["mcp"])
+	// Measured: all 105 real tools, 4,020 of JSONSchemaBench's 6,081.
+	if total["mcp"] == 0 || proven["mcp"]*100 < total["mcp"]*99 {
+		t.Errorf("real MCP tools: %d of %d schemas proven, want at least 99%%", proven["mcp"], total["mcp"])
+	}
+	if proven["jsonschemabench"]*100 < total["jsonschemabench"]*65 {
+		t.Errorf("JSONSchemaBench: %d of %d schemas proven, want at least 65%%", proven["jsonschemabench"], total["jsonschemabench"])
 	}
 }
 
