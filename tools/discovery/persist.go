@@ -95,13 +95,13 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 		rep.Reused, rep.Analysed = x.stats.Reused, x.stats.Tools-x.stats.Reused
 		return x, rep, nil
 	}
-	companions := d.startCompanions(snap) // beside the file's reading
+	jobs := d.startJobs(snap) // beside the file's reading
 	keys := toolKeys(snap)
 	loaded, rows, saved, err := d.readIndexFile(path, keys)
 	if err != nil {
 		rep.Warning = err
 	}
-	x, err := d.buildWith(ctx, snap, d.idx, loaded, rows, keys, progress, companions)
+	x, err := d.buildWith(ctx, snap, d.idx, loaded, rows, keys, progress, jobs)
 	if err != nil {
 		return nil, rep, err
 	}
