@@ -209,3 +209,17 @@ func TestDefineAllParallel(t *testing.T) {
 		})
 	}
 }
+
+// TestDefineAllSchemaAddresses: a schema that starts where one already
+// checked starts, but is longer, is checked on its own.
+func TestDefineAllSchemaAddresses(t *testing.T) {
+	buf := []byte(`{"type":"object"}}`)
+	defs := []Definition{{Name: "a", InputSchema: buf[:17]}, {Name: "b", InputSchema: buf[:17]}, {Name: "c", InputSchema: buf}}
+	ts, errs := DefineAll("ns", defs)
+	if errs[0] != nil || errs[1] != nil || &ts[0].InputSchema[0] != &ts[1].InputSchema[0] {
+		t.Fatalf("a and b: %v, %v (one compact copy: %v)", errs[0], errs[1], errs[0] == nil && errs[1] == nil && &ts[0].InputSchema[0] == &ts[1].InputSchema[0])
+	}
+	if errs[2] == nil {
+		t.Errorf("c's schema %s is not JSON, DefineAll accepted it as %s", buf, ts[2].InputSchema)
+	}
+}

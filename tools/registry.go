@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -228,7 +229,7 @@ type tenantGroup struct {
 }
 
 func newSnapshot(list []*Tool, version uint64) *Snapshot {
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	slices.SortFunc(list, func(a, b *Tool) int { return strings.Compare(a.ID, b.ID) }) // IDs are unique: one order
 	s := &Snapshot{
 		version: version, tools: list,
 		byID:     make(map[string]int, len(list)),

@@ -60,6 +60,17 @@ type schemaChecker struct {
 	c      *jsonschema.Compiler
 	n      int
 	passed map[string]json.RawMessage // schema -> its compact form
+	// byAddr is passed by the address of the schema's bytes: a catalog's
+	// parser gives the tools of one schema one slice, whose bytes then
+	// need no hashing (100,000 tools hashed 60 MB).
+	byAddr map[*byte]checkedAt
+}
+
+// checkedAt is a schema that passed, by where its bytes are: how many
+// bytes from there, and its compact form.
+type checkedAt struct {
+	n       int
+	compact json.RawMessage
 }
 
 // sharedSchemas is how many schemas one shared compiler compiles before it
@@ -128,7 +139,12 @@ func (sc *schemaChecker) check(schema json.RawMessage) error {
 // slice, which its holders never modify.
 func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error) {
 	if sc != nil {
+		// An address names the same bytes only with the same length.
+		if at, ok := sc.byAddr[unsafe.SliceData(schema)]; ok && at.n == len(schema) {
+			return at.compact, nil
+		}
 		if c, ok := sc.passed[string(schema)]; ok {
+			sc.remember(schema, c)
 			return c, nil
 		}
 	}
@@ -148,8 +164,22 @@ func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error
 		// The key aliases the caller's schema, read-only for the call
 		// (sc lives no longer than DefineAll).
 		sc.passed[unsafe.String(unsafe.SliceData(schema), len(schema))] = c
+		sc.remember(schema, c)
 	}
 	return c, nil
+}
+
+// remember files schema's compact form c by the address of its bytes.
+// Like passed's keys, the address is the caller's, whose bytes are
+// read-only for the checker's life (DefineAll's call).
+func (sc *schemaChecker) remember(schema, c json.RawMessage) {
+	if len(schema) == 0 {
+		return
+	}
+	if sc.byAddr == nil {
+		sc.byAddr = make(map[*byte]checkedAt)
+	}
+	sc.byAddr[unsafe.SliceData(schema)] = checkedAt{len(schema), c}
 }
 
 // checkSchema checks schema, with sc's shared compiler when sc is not nil.
