@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -84,7 +85,21 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
+	// The discoverer (its lexicon) and the token tables the answer counts
+	// with are made beside the catalog's load, which is most of a
+	// restart with --index.
+	type made struct {
+		d   *discovery.Discoverer
+		err error
+	}
+	ready := make(chan made, 1)
+	go func() {
+		d, err := discovery.New(&discovery.Options{Model: model})
+		tokens.Count("")
+		ready <- made{d, err}
+	}()
 	reg, closeUpstreams, ok := src.openWarned(ctx, stderr, prog)
+	m := <-ready
 	if !ok {
 		return exitUsage
 	}
@@ -94,7 +109,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if fs.Lookup("scopes") != nil && isSet(fs, "scopes") {
 		p.Scopes = splitList(*scopes)
 	}
-	d, err := discovery.New(&discovery.Options{Model: model})
+	d, err := m.d, m.err
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
