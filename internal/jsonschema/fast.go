@@ -56,17 +56,25 @@ var fastDrafts = map[string]bool{"https://json-schema.org/draft/2020-12/schema":
 	"https://json-schema.org/draft/2019-09/schema": true, "http://json-schema.org/draft-07/schema#": true,
 	"http://json-schema.org/draft-07/schema": true}
 
-// compileFast returns the fast checker of the schema document, or nil.
-func compileFast(doc any) *fastNode {
+// fastRoot returns doc as an object when it is one whose $schema, if
+// any, is one of fastDrafts.
+func fastRoot(doc any) (map[string]any, bool) {
 	m, ok := doc.(map[string]any)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	if d, has := m["$schema"]; has {
 		s, _ := d.(string)
-		if !fastDrafts[s] {
-			return nil
-		}
+		return m, fastDrafts[s]
+	}
+	return m, true
+}
+
+// compileFast returns the fast checker of the schema document, or nil.
+func compileFast(doc any) *fastNode {
+	m, ok := fastRoot(doc)
+	if !ok {
+		return nil
 	}
 	return fastCompile(m, true)
 }
