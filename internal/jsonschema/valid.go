@@ -2,9 +2,7 @@ package jsonschema
 
 import (
 	"encoding/json"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -145,10 +143,10 @@ func (w *walk) keyword(kind keywordKind, v any, depth int) bool {
 		_, ok := v.([]any)
 		return ok
 	case kindNumber:
-		_, ok := finite(v)
+		_, ok := boundFloat(v)
 		return ok
 	case kindPositive:
-		f, ok := finite(v)
+		f, ok := boundFloat(v)
 		return ok && f > 0
 	case kindCount:
 		num, ok := v.(json.Number)
@@ -255,16 +253,6 @@ func (w *walk) resolves(ref string) bool {
 		return ok
 	}
 	return false
-}
-
-// finite reads a number that a double holds without overflow.
-func finite(v any) (float64, bool) {
-	num, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(num), 64)
-	return f, err == nil && !math.IsInf(f, 0)
 }
 
 // uniqueStrings reports whether list holds distinct strings, each in
