@@ -176,11 +176,18 @@ func FuzzParseIndexFile(f *testing.F) {
 		}
 		for i, b := range [][]byte{data, fixed} {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				docs, _, n, err := d.parseIndexFile(bytes.NewReader(b), int64(len(b)), keys)
+				fc, err := d.parseIndexFile(bytes.NewReader(b), int64(len(b)))
 				if err != nil {
 					return
 				}
-				if len(docs) != len(keys) || n < 0 {
+				if len(fc.keys) != len(fc.docs) || (d.embedder != nil) != (len(fc.rows) > 0) {
+					t.Fatalf("%d keys, %d cards, %d row bytes", len(fc.keys), len(fc.docs), len(fc.rows))
+				}
+				docs, err := fc.match(keys)
+				if err != nil {
+					return
+				}
+				if len(docs) != len(keys) {
 					t.Fatalf("%d cards for %d keys", len(docs), len(keys))
 				}
 			})

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -95,9 +96,10 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 		rep.Reused, rep.Analysed = x.stats.Reused, x.stats.Tools-x.stats.Reused
 		return x, rep, nil
 	}
-	jobs := d.startJobs(snap) // beside the file's reading
+	file := d.readAhead(path) // beside the keys and the jobs
+	jobs := d.startJobs(snap)
 	keys := toolKeys(snap)
-	loaded, rows, saved, err := d.readIndexFile(path, keys)
+	loaded, rows, saved, err := file.match(keys)
 	if err != nil {
 		rep.Warning = err
 	}
@@ -125,6 +127,76 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 	}
 	rep.Saved = true
 	return x, rep, nil
+}
+
+// fileRead is an index file's reading on a goroutine: once done is
+// closed, cards holds the file's cards, or err why it cannot be used
+// (wrapping ErrIndexFile).
+type fileRead struct {
+	path  string
+	done  chan struct{}
+	cards *fileCards
+	err   error
+}
+
+// readAhead starts reading the index file at path: at a restart of
+// 100,000 tools, the 0.3 s of its parse run beside the keys' hashing and
+// the snapshot's jobs.
+func (d *Discoverer) readAhead(path string) *fileRead {
+	fr := &fileRead{path: path, done: make(chan struct{})}
+	go func() {
+		defer close(fr.done)
+		fr.cards, fr.err = d.readIndexFile(path)
+	}()
+	return fr
+}
+
+// match waits for the reading and returns, by snapshot position, the
+// file's cards whose key is one of keys (nil where none), the array
+// their vectors are in, and the number of cards in the file; or why the
+// file cannot be used.
+func (fr *fileRead) match(keys []toolKey) ([]*doc, []int8, int, error) {
+	<-fr.done
+	if fr.err != nil {
+		return nil, nil, 0, fr.err
+	}
+	docs, err := fr.cards.match(keys)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, fr.path, err)
+	}
+	return docs, fr.cards.rows, len(fr.cards.docs), nil
+}
+
+// fileCards are an index file's cards in the file's order: docs[j] is
+// the card saved under keys[j], its vector in rows[j*dim:(j+1)*dim].
+type fileCards struct {
+	keys []toolKey
+	docs []*doc
+	rows []int8
+}
+
+// match returns, by snapshot position, the cards whose key is one of
+// keys, nil where none. When the file holds the snapshot's tools in its
+// order (a restart), that is the file's own list, and rows is laid out
+// as quantise adopts it.
+func (fc *fileCards) match(keys []toolKey) ([]*doc, error) {
+	if slices.Equal(fc.keys, keys) {
+		return fc.docs, nil
+	}
+	want := make(map[toolKey]int, len(keys))
+	for i, k := range keys {
+		want[k] = i
+	}
+	out := make([]*doc, len(keys))
+	for j, k := range fc.keys {
+		if i, ok := want[k]; ok {
+			if out[i] != nil {
+				return nil, fmt.Errorf("%w: a tool is saved twice", errCorrupt)
+			}
+			out[i] = fc.docs[j]
+		}
+	}
+	return out, nil
 }
 
 // WriteIndexFile writes x to path in the index file format, for
@@ -366,34 +438,32 @@ func (e encoder) str(s string) {
 	e.b.WriteString(s)
 }
 
-// readIndexFile returns, by snapshot position, the cards of the file at
-// path whose key is one of keys (nil where none), the array their vectors
-// are in (parseIndexFile) and the number of cards in the file, or why the
-// file cannot be used (wrapping ErrIndexFile).
-func (d *Discoverer) readIndexFile(path string, keys []toolKey) ([]*doc, []int8, int, error) {
+// readIndexFile returns the cards of the file at path, or why the file
+// cannot be used (wrapping ErrIndexFile).
+func (d *Discoverer) readIndexFile(path string) (*fileCards, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, 0, fmt.Errorf("%w: %s does not exist yet", ErrIndexFile, path)
+			return nil, fmt.Errorf("%w: %s does not exist yet", ErrIndexFile, path)
 		}
-		return nil, nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
+		return nil, fmt.Errorf("%w: %w", ErrIndexFile, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: %w", ErrIndexFile, err)
+		return nil, fmt.Errorf("%w: %w", ErrIndexFile, err)
 	}
 	if st.Size() > MaxIndexFileBytes {
-		return nil, nil, 0, fmt.Errorf("%w: %s is larger than %d bytes", ErrIndexFile, path, MaxIndexFileBytes)
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrIndexFile, path, MaxIndexFileBytes)
 	}
 	// Read as a stream of the size the file has (a file that grows
 	// meanwhile is cut there, and then fails its checksum): held whole,
 	// the 98 MB of 100,000 cards were a third of a restart's heap peak.
-	docs, rows, n, err := d.parseIndexFile(f, st.Size(), keys)
+	fc, err := d.parseIndexFile(f, st.Size())
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrIndexFile, path, err)
 	}
-	return docs, rows, n, nil
+	return fc, nil
 }
 
 // errCorrupt is a parse failure of an index file.
@@ -405,50 +475,49 @@ var errCorrupt = errors.New("corrupt or truncated")
 // computed as the bytes stream by and checked at the end, before anything
 // parsed is returned: a file that fails it is not used, whatever the
 // parse found (a corrupt file is reported as such, not by the first
-// field that its corruption made wrong). The vector of the card for
-// keys[i] is read into rows[i*dim:(i+1)*dim] of one array, which
-// quantise adopts as the index's when every card came from the file:
-// the vectors (51 MB at 100,000 tools) are then neither held twice nor
-// copied again.
-func (d *Discoverer) parseIndexFile(r io.Reader, size int64, keys []toolKey) ([]*doc, []int8, int, error) {
+// field that its corruption made wrong). The cards' vectors are read
+// into one array, which quantise adopts as the index's when the file
+// holds the snapshot's tools in its order: the vectors (51 MB at 100,000
+// tools) are then neither held twice nor copied again.
+func (d *Discoverer) parseIndexFile(r io.Reader, size int64) (*fileCards, error) {
 	if size < int64(len(indexMagic))+8 {
-		return nil, nil, 0, errNotIndex
+		return nil, errNotIndex
 	}
 	crc := crc32.New(crcTable)
 	// Peek needs the longest string or row in the buffer.
 	br := bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, size-4), crc), 2*max(maxIndexString, maxIndexDim))
 	p := &parser{r: br, left: size - 4}
 	if string(p.bytes(len(indexMagic))) != indexMagic {
-		return nil, nil, 0, errNotIndex
+		return nil, errNotIndex
 	}
-	docs, rows, n, err := d.parseIndexBody(p, keys)
+	fc, err := d.parseIndexBody(p)
 	// The rest of the body through the checksum, then the checksum.
 	var sum [4]byte
 	if _, cerr := io.Copy(io.Discard, br); cerr != nil {
-		return nil, nil, 0, cerr
+		return nil, cerr
 	}
 	if _, cerr := io.ReadFull(r, sum[:]); cerr != nil {
-		return nil, nil, 0, fmt.Errorf("%w: %w", errCorrupt, cerr)
+		return nil, fmt.Errorf("%w: %w", errCorrupt, cerr)
 	}
 	if crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
-		return nil, nil, 0, fmt.Errorf("%w: checksum mismatch", errCorrupt)
+		return nil, fmt.Errorf("%w: checksum mismatch", errCorrupt)
 	}
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, err
 	}
-	return docs, rows, n, nil
+	return fc, nil
 }
 
 // errNotIndex is the error of a file that does not start as an index file.
 var errNotIndex = errors.New("not a toolgate index file")
 
 // parseIndexBody parses the index file p reads, after its magic.
-func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, int, error) {
+func (d *Discoverer) parseIndexBody(p *parser) (*fileCards, error) {
 	if v := p.u32(); v != indexVersion {
-		return nil, nil, 0, fmt.Errorf("format version %d, this toolgate reads %d", v, indexVersion)
+		return nil, fmt.Errorf("format version %d, this toolgate reads %d", v, indexVersion)
 	}
 	if fp := p.str(); p.err == nil && fp != d.fingerprint() {
-		return nil, nil, 0, errors.New("written by another toolgate version or configuration")
+		return nil, errors.New("written by another toolgate version or configuration")
 	}
 	nterms := p.count(4)
 	ids := make([]uint32, 0, nterms)
@@ -461,18 +530,16 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 	if dim > maxIndexDim || (d.embedder == nil) != (dim == 0) {
 		p.fail()
 	}
-	want := make(map[toolKey]int, len(keys))
-	for i, k := range keys {
-		want[k] = i
+	// The count is bounded by the bytes left, as are the arrays below.
+	ndocs := p.count(32 + 4*(5+2*int(numFields)+2) + dim)
+	fc := &fileCards{keys: make([]toolKey, 0, ndocs), docs: make([]*doc, 0, ndocs)}
+	if dim > 0 {
+		fc.rows = make([]int8, ndocs*dim)
 	}
-	out := make([]*doc, len(keys))
-	ndocs := p.count(32 + 4*(5+2*int(numFields)+2))
 	// Cards, term lists and rows are cut from shared chunks: a few
 	// hundred allocations for 100,000 cards instead of a dozen per card.
 	var ar docArena
 	var scratch []uint32 // a card's lists, read before their length is known
-	var rows []int8      // len(keys)*dim, allocated at the first wanted card
-	var spare []int8     // rows for when the file is too short for that
 	list := func() {
 		n := p.count(4)
 		for range n {
@@ -516,7 +583,6 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 		}
 		var k toolKey
 		copy(k[:], p.bytes(32))
-		i, wanted := want[k]
 		dc := ar.doc()
 		dc.tokens = int32(p.u32())
 		for f := range numFields {
@@ -544,41 +610,25 @@ func (d *Discoverer) parseIndexBody(p *parser, keys []toolKey) ([]*doc, []int8, 
 		}
 		if dim > 0 {
 			dc.scale = math.Float32frombits(p.u32())
-			if wanted && rows == nil && spare == nil {
-				// One array for every tool's vector only when the bytes
-				// left could hold them all: the cost stays bounded by
-				// the file's size. Else chunks, as cards come.
-				if int64(len(keys)*dim) <= p.left {
-					rows = make([]int8, len(keys)*dim)
-				}
-			}
 			raw := p.bytes(dim)
-			if wanted && p.err == nil {
-				if rows != nil {
-					dc.row = rows[i*dim : (i+1)*dim : (i+1)*dim]
-				} else {
-					if len(spare) < dim {
-						spare = make([]int8, dim*256)
-					}
-					dc.row, spare = spare[:dim:dim], spare[dim:]
-				}
+			if p.err == nil {
+				j := len(fc.docs)
+				dc.row = fc.rows[j*dim : (j+1)*dim : (j+1)*dim]
 				copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dc.row))), dim), raw)
 			}
 		}
-		if wanted && p.err == nil {
-			if out[i] != nil {
-				return nil, nil, 0, fmt.Errorf("%w: a tool is saved twice", errCorrupt)
-			}
-			out[i] = dc
+		if p.err == nil {
+			fc.keys = append(fc.keys, k)
+			fc.docs = append(fc.docs, dc)
 		}
 	}
 	if p.err == nil && p.left != 0 {
 		p.fail()
 	}
 	if p.err != nil {
-		return nil, nil, 0, p.err
+		return nil, p.err
 	}
-	return out, rows, ndocs, nil
+	return fc, nil
 }
 
 // parser reads an index file's body from r, of which left bytes are
