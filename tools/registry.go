@@ -79,30 +79,48 @@ func checkBatch(ts []Tool, check func(*Tool) error) error {
 // put registers copies of ts and publishes a snapshot; the caller holds
 // r.mu and has checked the batch.
 func (r *Registry) put(ts []Tool) {
-	schemas := make(map[string]json.RawMessage)
+	if len(r.tools) == 0 {
+		// Sized once: a first batch of 100,000 tools grew it eight times.
+		r.tools = make(map[string]*Tool, len(ts))
+	}
+	c := copier{byContent: make(map[string]json.RawMessage)}
 	for i := range ts {
-		r.tools[ts[i].ID] = ownCopy(ts[i], schemas)
+		r.tools[ts[i].ID] = c.own(ts[i])
 	}
 	r.publish()
 }
 
-// ownCopy returns a copy of t that shares no slice with it: a snapshot's
-// precomputed scope bits must never disagree with its tools' scopes. The
-// copies of one batch share one copy of each input schema (schemas holds
-// them by content; [DefineAll] shares them the same way): a catalog's
-// tools repeat schemas, and 100,000 copies held 42 MB.
-func ownCopy(t Tool, schemas map[string]json.RawMessage) *Tool {
+// copier makes the registry's copies of one batch of tools: they share
+// one copy of each input schema, found by content. A catalog's tools
+// repeat schemas (100,000 copies held 42 MB), and [DefineAll] and the
+// catalog loader already share them: a schema seen at the same address
+// and length is found without hashing its bytes again.
+type copier struct {
+	byContent map[string]json.RawMessage
+	byAddr    map[schemaAddr]json.RawMessage
+}
+
+// own returns a copy of t that shares no slice with it: a snapshot's
+// precomputed scope bits must never disagree with its tools' scopes.
+func (c *copier) own(t Tool) *Tool {
 	t.Card.Scopes = slices.Clone(t.Card.Scopes)
 	t.Card.Aliases = slices.Clone(t.Card.Aliases)
 	t.Card.Tags = slices.Clone(t.Card.Tags)
 	t.Card.Examples = slices.Clone(t.Card.Examples)
 	t.Tenants = slices.Clone(t.Tenants)
 	if len(t.InputSchema) > 0 {
-		s, ok := schemas[string(t.InputSchema)]
+		at := addrOf(t.InputSchema)
+		s, ok := c.byAddr[at]
 		if !ok {
-			s = slices.Clone(t.InputSchema)
-			// The key aliases the copy, which nothing changes.
-			schemas[unsafe.String(unsafe.SliceData(s), len(s))] = s
+			if s, ok = c.byContent[string(t.InputSchema)]; !ok {
+				s = slices.Clone(t.InputSchema)
+				// The key aliases the copy, which nothing changes.
+				c.byContent[unsafe.String(unsafe.SliceData(s), len(s))] = s
+			}
+			if c.byAddr == nil {
+				c.byAddr = make(map[schemaAddr]json.RawMessage)
+			}
+			c.byAddr[at] = s
 		}
 		t.InputSchema = s
 	}

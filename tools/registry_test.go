@@ -294,18 +294,35 @@ func TestViewFilterNeverWidens(t *testing.T) {
 
 // TestRegistrySharesRepeatedSchemas: tools of one batch with
 // byte-identical input schemas share one registry-owned copy, which the
-// caller's slices never alias.
+// caller's slices never alias; slices that start at the same byte but
+// end apart are two schemas.
 func TestRegistrySharesRepeatedSchemas(t *testing.T) {
 	schema := []byte(`{"type":"object"}`)
-	a, b, c := tool("a/x"), tool("a/y"), tool("a/z")
-	a.InputSchema, b.InputSchema = schema, slices.Clone(schema)
+	a, b, c, d := tool("a/x"), tool("a/y"), tool("a/z"), tool("a/zz")
+	a.InputSchema, b.InputSchema, d.InputSchema = schema, slices.Clone(schema), schema
 	c.InputSchema = []byte(`{"type":"object","properties":{}}`)
+	buf := []byte(`{} `)
+	e, f := tool("b/short"), tool("b/long")
+	e.InputSchema, f.InputSchema = buf[:2], buf[:3]
 	r := NewRegistry()
-	if err := r.Add(a, b, c); err != nil {
+	if err := r.Add(a, b, c, d, e, f); err != nil {
 		t.Fatal(err)
 	}
 	snap := r.Snapshot()
-	x, y, z := snap.Tool(0).InputSchema, snap.Tool(1).InputSchema, snap.Tool(2).InputSchema
+	schemaOf := func(id string) []byte {
+		i, ok := snap.Lookup(id)
+		if !ok {
+			t.Fatalf("%s is not in the snapshot", id)
+		}
+		return snap.Tool(i).InputSchema
+	}
+	if got, got2 := schemaOf("b/short"), schemaOf("b/long"); string(got) != `{}` || string(got2) != `{} ` {
+		t.Errorf("schemas from one start = %q, %q, want %q, %q", got, got2, `{}`, `{} `)
+	}
+	if &schemaOf("a/zz")[0] != &schemaOf("a/x")[0] {
+		t.Error("a/x and a/zz, given one slice, have two copies of it")
+	}
+	x, y, z := schemaOf("a/x"), schemaOf("a/y"), schemaOf("a/z")
 	if string(x) != string(schema) || string(y) != string(schema) {
 		t.Fatalf("schemas = %s, %s, want %s", x, y, schema)
 	}

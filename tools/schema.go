@@ -63,14 +63,7 @@ type schemaChecker struct {
 	// byAddr is passed by the address of the schema's bytes: a catalog's
 	// parser gives the tools of one schema one slice, whose bytes then
 	// need no hashing (100,000 tools hashed 60 MB).
-	byAddr map[*byte]checkedAt
-}
-
-// checkedAt is a schema that passed, by where its bytes are: how many
-// bytes from there, and its compact form.
-type checkedAt struct {
-	n       int
-	compact json.RawMessage
+	byAddr map[schemaAddr]json.RawMessage
 }
 
 // sharedSchemas is how many schemas one shared compiler compiles before it
@@ -140,8 +133,8 @@ func (sc *schemaChecker) check(schema json.RawMessage) error {
 func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error) {
 	if sc != nil {
 		// An address names the same bytes only with the same length.
-		if at, ok := sc.byAddr[unsafe.SliceData(schema)]; ok && at.n == len(schema) {
-			return at.compact, nil
+		if c, ok := sc.byAddr[addrOf(schema)]; ok {
+			return c, nil
 		}
 		if c, ok := sc.passed[string(schema)]; ok {
 			sc.remember(schema, c)
@@ -177,9 +170,9 @@ func (sc *schemaChecker) remember(schema, c json.RawMessage) {
 		return
 	}
 	if sc.byAddr == nil {
-		sc.byAddr = make(map[*byte]checkedAt)
+		sc.byAddr = make(map[schemaAddr]json.RawMessage)
 	}
-	sc.byAddr[unsafe.SliceData(schema)] = checkedAt{len(schema), c}
+	sc.byAddr[addrOf(schema)] = c
 }
 
 // checkSchema checks schema, with sc's shared compiler when sc is not nil.
