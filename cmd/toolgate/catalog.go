@@ -132,13 +132,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		return nil, nil, err
 	}
 	c.mcpNamespaces = map[string]bool{}
-	n := 0
 	for _, f := range files {
-		n += len(f.Tools)
-	}
-	ts := make([]tools.Tool, 0, n)
-	for _, f := range files {
-		ts = append(ts, f.Tools...)
 		if len(f.Tools) == 0 {
 			c.emptyFiles = append(c.emptyFiles, f.Path)
 		}
@@ -146,6 +140,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 			c.mcpNamespaces[f.Namespace] = true
 		}
 	}
+	ts := catalog.Tools(files)
 	if err := reg.Add(c.cards.apply(ts)...); err != nil {
 		return nil, nil, err
 	}

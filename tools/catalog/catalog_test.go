@@ -594,3 +594,32 @@ func TestParseLinesParallel(t *testing.T) {
 		})
 	}
 }
+
+func TestTools(t *testing.T) {
+	a := []tools.Tool{{ID: "a/1"}, {ID: "a/2"}}
+	b := []tools.Tool{{ID: "b/1"}}
+	tests := []struct {
+		name  string
+		files []File
+		want  []string
+	}{
+		{"none", nil, []string{}},
+		{"one", []File{{Tools: a}}, []string{"a/1", "a/2"}},
+		{"several", []File{{Tools: a}, {}, {Tools: b}}, []string{"a/1", "a/2", "b/1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Tools(tt.files)
+			ids := []string{}
+			for _, tool := range got {
+				ids = append(ids, tool.ID)
+			}
+			if !slices.Equal(ids, tt.want) {
+				t.Fatalf("Tools = %v, want %v", ids, tt.want)
+			}
+			if len(tt.files) == 1 && &got[0] != &a[0] {
+				t.Error("one file's tools were copied")
+			}
+		})
+	}
+}
