@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/internal/buildstamp"
 )
 
 // An index file keeps the expensive part of an index, each card's
@@ -299,19 +299,8 @@ func (d *Discoverer) fingerprint() string {
 func (d *Discoverer) computeFingerprint() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "format %d", indexVersion)
-	if info, ok := debug.ReadBuildInfo(); ok {
-		v := info.Main.Version
-		for _, dep := range info.Deps {
-			if dep.Path == "github.com/toolgate/toolgate" {
-				v = dep.Version
-			}
-		}
-		fmt.Fprintf(&sb, "; toolgate %s", v)
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
-				fmt.Fprintf(&sb, " %s=%s", s.Key, s.Value)
-			}
-		}
+	if b := buildstamp.String(); b != "" {
+		fmt.Fprintf(&sb, "; %s", b)
 	}
 	const probe = "Create or update files, pull requests and issues in GitHub repositories; envía el correo; zamknij zgłoszenie"
 	sb.WriteString("; analysis ")
