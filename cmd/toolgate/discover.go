@@ -85,6 +85,7 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
+	src.useIndex(*indexPath)
 	// The discoverer (its lexicon) and the token tables the answer counts
 	// with are made beside the catalog's load, which is most of a
 	// restart with --index.

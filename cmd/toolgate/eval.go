@@ -141,6 +141,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolgate eval: --history %v must be in [0,1)\n", *history)
 		return exitUsage
 	}
+	src.useIndex(*indexPath)
 	reg, closeUpstreams, ok := src.openWarned(ctx, stderr, "toolgate eval")
 	if !ok {
 		return exitUsage

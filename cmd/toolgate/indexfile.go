@@ -15,8 +15,9 @@ import (
 
 // indexFlag registers --index, the discovery index file, on fs.
 func indexFlag(fs *flag.FlagSet) *string {
-	return fs.String("index", "", "keep the discovery index in `FILE`: a restart reads the analysis of unchanged tools from it "+
-		"instead of redoing it (about 0.7 s instead of 5.5 s of CPU at 100,000 tools); a missing, corrupt or stale file is rebuilt, with a warning, and written again")
+	return fs.String("index", "", "keep the discovery index in `FILE` and the catalog files' load in FILE.catalog: a restart reads "+
+		"the analysis of unchanged tools, and the tools of unchanged catalog files, instead of redoing them (a restart of 100,000 tools "+
+		"in about 0.8 s instead of a 4.5 s build); a missing, corrupt or stale file is rebuilt, with a warning, and written again")
 }
 
 // prepareIndex builds d's index for snap before the first request: through

@@ -43,6 +43,58 @@ func TestDiscoverIndexFile(t *testing.T) {
 	}
 }
 
+// TestDiscoverCatalogCache: with --index, the catalog files' load is kept
+// beside the index file (FILE.catalog) and read while they are unchanged;
+// a changed file is parsed again (its new tool is found), and a corrupt
+// cache is warned about and written again, the shortlist unchanged.
+func TestDiscoverCatalogCache(t *testing.T) {
+	dir := t.TempDir()
+	extra := filepath.Join(dir, "extra.jsonl")
+	if err := os.WriteFile(extra, []byte(`{"name":"water_plants","description":"Water the office plants."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "discovery.idx")
+	args := append(realCatalogArgs(t), "--tools", extra, "--index", index, "--format", "json")
+	discover := func(query string) (string, string) {
+		t.Helper()
+		code, out, stderr := runCmd(append(append([]string{"discover"}, args...), query)...)
+		if code != exitOK {
+			t.Fatalf("discover %q: exit %d, stderr %q", query, code, stderr)
+		}
+		return out, stderr
+	}
+	want, _ := discover("create an issue on github")
+	cache := index + ".catalog"
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("the catalog cache was not written: %v", err)
+	}
+	if got, stderr := discover("create an issue on github"); got != want || stderr != "" {
+		t.Fatalf("second run: stderr %q, output equal %v", stderr, got == want)
+	}
+
+	f, err := os.OpenFile(extra, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"name":"feed_the_fish","description":"Feed the aquarium fish."}` + "\n")
+	f.Close()
+	got, stderr := discover("feed the aquarium fish")
+	if !strings.Contains(got, "extra/feed_the_fish") || !strings.Contains(stderr, "catalog: cache not used") || !strings.Contains(stderr, "extra.jsonl changed") {
+		t.Fatalf("a changed file: stderr %q, output %s", stderr, got)
+	}
+	want, _ = discover("create an issue on github") // of the catalog as it is now
+
+	if err := os.WriteFile(cache, []byte("TGCATCCH garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, stderr := discover("create an issue on github"); got != want || !strings.Contains(stderr, "corrupt") {
+		t.Fatalf("corrupt cache: stderr %q, output equal %v", stderr, got == want)
+	}
+	if got, stderr := discover("create an issue on github"); got != want || stderr != "" {
+		t.Fatalf("the cache written again: stderr %q, output equal %v", stderr, got == want)
+	}
+}
+
 // TestProgressLine drives the terminal progress line by a fake clock: it
 // stays silent for the first second, is redrawn at most every 100 ms
 // (the last step always), and is cleared only when it was shown.

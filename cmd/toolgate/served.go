@@ -92,6 +92,7 @@ func (sf *serverFlags) open(ctx context.Context, log *slog.Logger, stderr io.Wri
 	}
 	s.disc = disc
 	s.closers = append(s.closers, func() { closeLog() })
+	sf.src.useIndex(*sf.indexPath)
 	reg, closeUpstreams, ok := sf.src.open(ctx, log, stderr, prog)
 	if !ok {
 		s.close()

@@ -18,6 +18,7 @@ package catalog
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ func fileNamespace(path string) string {
 // "<namespace>/<name>". It is [Parse] on the file's contents, reporting
 // positions against path; an unreadable file is a single *[Error] with Line 0.
 func Load(path, namespace string) ([]tools.Tool, error) {
-	p, err := parseFile(path, namespace)
+	p, err := parseFile(path, namespace, nil)
 	if p == nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func Load(path, namespace string) ([]tools.Tool, error) {
 
 // parseFile is [Load] that returns the parser, which holds each tool's line
 // and the file's format; it is nil when the file could not be read.
-func parseFile(path, namespace string) (*parser, error) {
+func parseFile(path, namespace string, sum *fileSum) (*parser, error) {
 	f, err := fileline.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Reason: "cannot read catalog: " + err.Error()}
@@ -106,7 +107,7 @@ func parseFile(path, namespace string) (*parser, error) {
 		// instead of 166 MB of allocations for 100,000 tools.
 		r = &sizedReader{f, st.Size()}
 	}
-	return read(r, path, namespace, MaxFileBytes)
+	return read(r, path, namespace, MaxFileBytes, sum)
 }
 
 // sizedReader is a reader whose size is known ahead, which read uses to
@@ -171,6 +172,12 @@ func Tools(files []File) []tools.Tool {
 // order, each with its format (a file that could not be read has no
 // tools and an empty [Format]).
 func LoadFiles(specs ...string) ([]File, error) {
+	return loadFiles(specs, nil)
+}
+
+// loadFiles is LoadFiles that also sets sums[i], when sums is not nil, to
+// the size and SHA-256 of the bytes it parsed for specs[i].
+func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 	type at struct {
 		path string
 		line int
@@ -180,10 +187,14 @@ func LoadFiles(specs ...string) ([]File, error) {
 		errs  []error
 		seen  = map[string]at{} // ID -> where it was first defined
 	)
-	for _, spec := range specs {
+	for i, spec := range specs {
 		path, ns := ParseSpec(spec)
 		file := File{Path: path, Namespace: ns}
-		p, err := parseFile(path, ns)
+		var sum *fileSum
+		if sums != nil {
+			sum = &sums[i]
+		}
+		p, err := parseFile(path, ns, sum)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -242,7 +253,7 @@ func Parse(r io.Reader, file, namespace string) ([]tools.Tool, error) {
 // parseLimited is [Parse] with a size limit of maxBytes, also returning
 // each tool's line.
 func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.Tool, []int, error) {
-	p, err := read(r, file, namespace, maxBytes)
+	p, err := read(r, file, namespace, maxBytes, nil)
 	if p == nil {
 		return nil, nil, err
 	}
@@ -251,8 +262,9 @@ func parseLimited(r io.Reader, file, namespace string, maxBytes int64) ([]tools.
 
 // read parses the catalog in r, of at most maxBytes, and returns the
 // parser holding its tools, their lines and the format; the parser is nil
-// when r could not be read or the namespace is invalid.
-func read(r io.Reader, file, namespace string, maxBytes int64) (*parser, error) {
+// when r could not be read or the namespace is invalid. When sum is not
+// nil, it is set to the size and SHA-256 of the bytes read.
+func read(r io.Reader, file, namespace string, maxBytes int64, sum *fileSum) (*parser, error) {
 	var data []byte
 	var err error
 	if sr, ok := r.(*sizedReader); ok && sr.size < maxBytes {
@@ -277,6 +289,9 @@ func read(r io.Reader, file, namespace string, maxBytes int64) (*parser, error) 
 	}
 	if int64(len(data)) > maxBytes {
 		return nil, &Error{File: file, Reason: fmt.Sprintf("catalog is larger than %d MiB", maxBytes>>20)}
+	}
+	if sum != nil {
+		*sum = fileSum{int64(len(data)), sha256.Sum256(data)}
 	}
 	if err := tools.CheckNamespace(namespace); err != nil {
 		return nil, &Error{File: file, Reason: err.Error()}

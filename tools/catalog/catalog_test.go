@@ -534,7 +534,7 @@ func TestReadSized(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := read(&sizedReader{strings.NewReader(content), tt.size}, "f.jsonl", "ns", tt.limit)
+			p, err := read(&sizedReader{strings.NewReader(content), tt.size}, "f.jsonl", "ns", tt.limit, nil)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("read = %v, want an error with %q", err, tt.err)
