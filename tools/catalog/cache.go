@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -316,22 +317,29 @@ type parsedCache struct {
 }
 
 // matches reports why c is not the load of specs as their files are now.
-// It hashes the files on a few goroutines.
+// It hashes the files on at most one goroutine per CPU.
 func (c *parsedCache) matches(specs []string) error {
 	if !slices.Equal(c.specs, specs) {
 		return errors.New("it holds other catalog files")
 	}
 	errs := make([]error, len(specs))
+	next := make(chan int, len(specs))
+	for i := range specs {
+		next <- i
+	}
+	close(next)
 	var wg sync.WaitGroup
-	for i, spec := range specs {
+	for range min(len(specs), runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			path, _ := ParseSpec(spec)
-			s, err := sumFile(path)
-			switch {
-			case err != nil:
-				errs[i] = err
-			case s != c.sums[i]:
-				errs[i] = fmt.Errorf("%s changed", path)
+			for i := range next {
+				path, _ := ParseSpec(specs[i])
+				s, err := sumFile(path)
+				switch {
+				case err != nil:
+					errs[i] = err
+				case s != c.sums[i]:
+					errs[i] = fmt.Errorf("%s changed", path)
+				}
 			}
 		})
 	}
