@@ -396,15 +396,59 @@ func parseCache(data []byte) (*parsedCache, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	if d.schemaBytes > len(data)/4 {
+		c.ownStrings()
+	}
 	return c, nil
+}
+
+// ownStrings moves the strings of c's tools out of the cache's bytes to
+// a block of their own. They point into those bytes, which also hold the
+// input schemas; the registry copies the schemas but keeps the strings,
+// so where schemas are a big part of the cache (every tool its own: 50 of
+// 89 MB at 100,000 tools), the strings alone are kept, not the whole.
+func (c *parsedCache) ownStrings() {
+	n := 0
+	c.eachString(func(s *string) { n += len(*s) })
+	block := make([]byte, 0, n) // never grown: the strings point into it
+	c.eachString(func(s *string) {
+		if len(*s) > 0 {
+			off := len(block)
+			block = append(block, *s...)
+			*s = unsafe.String(&block[off], len(*s))
+		}
+	})
+}
+
+// eachString calls f with each string of c's files and tools.
+func (c *parsedCache) eachString(f func(*string)) {
+	for i := range c.files {
+		file := &c.files[i]
+		f(&file.Path)
+		f(&file.Namespace)
+		f((*string)(&file.Format))
+		for j := range file.Tools {
+			t := &file.Tools[j]
+			card := &t.Card
+			for _, s := range [...]*string{&t.ID, &t.Title, &t.Description, &card.Name, &card.Summary, &card.NotFor, &card.Group} {
+				f(s)
+			}
+			for _, l := range [...][]string{card.Scopes, card.Aliases, card.Tags, card.Examples, t.Tenants} {
+				for k := range l {
+					f(&l[k])
+				}
+			}
+		}
+	}
 }
 
 // cacheDecoder reads a cache's body; its first failure sticks, and every
 // read after it returns zero values.
 type cacheDecoder struct {
-	b       []byte
-	schemas []json.RawMessage // by number
-	err     error
+	b           []byte
+	schemas     []json.RawMessage // by number
+	schemaBytes int               // their length, all together
+	err         error
 }
 
 func (d *cacheDecoder) fail() {
@@ -509,6 +553,7 @@ func (d *cacheDecoder) schema() json.RawMessage {
 			s = []byte{}
 		}
 		d.schemas = append(d.schemas, s)
+		d.schemaBytes += len(s)
 		return s
 	}
 	if int64(n) >= int64(len(d.schemas)) {

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
@@ -216,6 +218,54 @@ func TestCacheKeepsEveryField(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.files, in) {
 		t.Fatalf("from the cache:\n%+v\nwant\n%+v", c.files, in)
+	}
+}
+
+// TestCacheOwnsStrings: where schemas are most of a cache, its tools'
+// strings are moved out of its bytes (which the registry's copies of the
+// schemas then let go); elsewhere they stay there, one block.
+func TestCacheOwnsStrings(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		schema string
+		moved  bool
+	}{
+		{"small schemas", `{"type":"object"}`, false},
+		{"big schemas", `{"type":"object","description":"` + strings.Repeat("x", 4000) + `"}`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ts []tools.Tool
+			for i := range 50 {
+				ts = append(ts, tools.Tool{ID: fmt.Sprintf("ns/t%d", i), Description: strings.Repeat("d", 200),
+					InputSchema: []byte(tt.schema[:len(tt.schema)-1] + fmt.Sprintf(`,"n":%d}`, i)),
+					Card:        tools.Card{Name: fmt.Sprintf("t%d", i), Tags: []string{"tag"}}})
+			}
+			var buf bytes.Buffer
+			if err := encodeCache(&buf, nil, nil, []File{{Path: "p", Namespace: "ns", Format: FormatJSONLines, Tools: ts}}); err != nil {
+				t.Fatal(err)
+			}
+			data := buf.Bytes()
+			c, err := parseCache(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi := uintptr(unsafe.Pointer(&data[0])), uintptr(unsafe.Pointer(&data[len(data)-1]))
+			inData, all := 0, 0
+			c.eachString(func(s *string) {
+				if *s != "" {
+					all++
+					if p := uintptr(unsafe.Pointer(unsafe.StringData(*s))); p >= lo && p <= hi {
+						inData++
+					}
+				}
+			})
+			if tt.moved && inData != 0 || !tt.moved && inData != all {
+				t.Fatalf("%d of %d strings point into the cache's bytes, want %v", inData, all, map[bool]string{true: "none", false: "all"}[tt.moved])
+			}
+			if !reflect.DeepEqual(c.files[0].Tools, ts) {
+				t.Fatal("the tools changed on the way")
+			}
+		})
 	}
 }
 
