@@ -73,12 +73,24 @@ type CacheReport struct {
 // are loaded and, when that loads every file without error, the cache is
 // written again (atomically, through a temporary file beside it); the
 // report's Warning says why the cache was not used. A cache that cannot
-// be used is never trusted: it changes nothing but the time. The result
+// be used is never trusted: it changes nothing but the time. A list with
+// a path that is not a regular file (a pipe, a device, a missing file) is
+// loaded without the cache, which it neither reads nor writes. The result
 // is what LoadFiles returns for the same files; the strings and schemas
 // of tools from the cache share one block of memory, which they keep
 // whole while any of them is used, and which must not be written.
 func LoadFilesCached(cache string, specs ...string) ([]File, CacheReport, error) {
 	var rep CacheReport
+	for _, spec := range specs {
+		// A pipe or a device cannot be read twice (once to be hashed,
+		// once to be parsed), nor its content keyed: such a list is
+		// loaded as it is.
+		path, _ := ParseSpec(spec)
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+			files, err := LoadFiles(specs...)
+			return files, rep, err
+		}
+	}
 	files, err := readCache(cache, specs)
 	if err == nil {
 		rep.Hit = true

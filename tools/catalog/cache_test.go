@@ -175,6 +175,16 @@ func TestLoadFilesCached(t *testing.T) {
 		}
 	})
 
+	t.Run("a device is not cached", func(t *testing.T) {
+		os.Remove(cache)
+		if rep := loadCached(t, cache, append(slices.Clone(specs), os.DevNull)); rep.Hit || rep.Saved || rep.Warning != nil {
+			t.Fatalf("%+v, want the files loaded without the cache", rep)
+		}
+		if _, err := os.Stat(cache); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("cache after a load with a device: %v", err)
+		}
+	})
+
 	t.Run("unwritable", func(t *testing.T) {
 		rep := loadCached(t, filepath.Join(dir, "no", "such", "dir", "c"), specs)
 		if rep.Hit || rep.Saved || !errors.Is(rep.Warning, ErrCache) {
