@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/toolgate/toolgate/internal/atomicfile"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/internal/buildstamp"
 )
@@ -267,21 +267,9 @@ func encodeCache(w io.Writer, specs []string, sums []fileSum, files []File) erro
 }
 
 // writeCache writes the cache of files, loaded from specs whose files
-// had sums, to path (through a temporary file beside it).
+// had sums, to path, whole or not at all.
 func writeCache(path string, specs []string, sums []fileSum, files []File) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := encodeCache(f, specs, sums, files); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, func(w io.Writer) error { return encodeCache(w, specs, sums, files) })
 }
 
 // readCache returns the files of the cache at path when it holds the load

@@ -11,13 +11,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/toolgate/toolgate/internal/atomicfile"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 	"github.com/toolgate/toolgate/tools/internal/buildstamp"
@@ -122,7 +122,7 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 	if rep.Warning == nil {
 		return x, rep, nil
 	}
-	if err := writeFileAtomic(path, func(w io.Writer) error { return x.write(w, d.fingerprint(), keys) }); err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return x.write(w, d.fingerprint(), keys) }); err != nil {
 		return x, rep, fmt.Errorf("discovery: write index file: %w", err)
 	}
 	rep.Saved = true
@@ -202,23 +202,7 @@ func (fc *fileCards) match(keys []toolKey) ([]*doc, error) {
 // WriteIndexFile writes x to path in the index file format, for
 // IndexFile to read; d must be the Discoverer that built x.
 func (d *Discoverer) WriteIndexFile(x *Index, path string) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return x.write(w, d.fingerprint(), toolKeys(x.snap)) })
-}
-
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, func(w io.Writer) error { return x.write(w, d.fingerprint(), toolKeys(x.snap)) })
 }
 
 // toolKey is a SHA-256 of every part of a tool that its card's analysis

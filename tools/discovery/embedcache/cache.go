@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/atomicfile"
 )
 
 // Bounds of a cache file; [Decode] refuses a file beyond them before it
@@ -373,20 +375,8 @@ func (c *Cache) Save() error {
 	if len(f.Entries) > keep {
 		f.Entries = f.Entries[:keep]
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".tgvec-*")
-	if err != nil {
-		return fmt.Errorf("embedcache: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if err := Encode(tmp, f); err != nil {
-		tmp.Close()
-		return fmt.Errorf("embedcache: write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("embedcache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
-		return fmt.Errorf("embedcache: %w", err)
+	if err := atomicfile.Write(c.path, func(w io.Writer) error { return Encode(w, f) }); err != nil {
+		return fmt.Errorf("embedcache: write %s: %w", c.path, err)
 	}
 	c.added = 0
 	return nil

@@ -189,7 +189,7 @@ func TestConcurrentSaves(t *testing.T) {
 	if c.Len() == 0 || len(*warnings) != 0 {
 		t.Errorf("after concurrent saves: Len() = %d, warnings %q, want a whole file", c.Len(), *warnings)
 	}
-	if tmp, _ := filepath.Glob(filepath.Join(dir, ".tgvec-*")); len(tmp) != 0 {
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".*")); len(tmp) != 0 { // atomicfile's temporary files
 		t.Errorf("temporary files left: %v", tmp)
 	}
 	// A save after reading merges: each process adds one more and saves in turn.
