@@ -279,12 +279,16 @@ func readCache(path string, specs []string) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCache, err)
 	}
-	c, err := parseCache(data)
-	if err != nil {
+	var stale error
+	c, err := parseCache(data, func(c *parsedCache) error {
+		stale = c.matches(specs)
+		return stale
+	})
+	switch {
+	case stale != nil:
+		return nil, fmt.Errorf("%w: %s is stale: %w", ErrCache, path, stale)
+	case err != nil:
 		return nil, fmt.Errorf("%w: %s: %w", ErrCache, path, err)
-	}
-	if err := c.matches(specs); err != nil {
-		return nil, fmt.Errorf("%w: %s is stale: %w", ErrCache, path, err)
 	}
 	return c.files, nil
 }
@@ -350,11 +354,13 @@ func (c *parsedCache) matches(specs []string) error {
 // errCacheCorrupt is a parse failure of a cache file.
 var errCacheCorrupt = errors.New("corrupt or truncated")
 
-// parseCache parses a cache file. The checksum is checked first; every
-// count and piece is then checked against the bytes there are before
-// anything is allocated for it, so the work and memory are linear in
-// len(data). The tools' strings and schemas point into data.
-func parseCache(data []byte) (*parsedCache, error) {
+// parseCache parses a cache file. The checksum is checked first; then
+// check, when not nil, is given the specs and sums (of a cache not yet
+// decoded further), and its error stops the parse: a stale cache costs
+// no decoding. Every count and piece is checked against the bytes there
+// are before anything is allocated for it, so the work and memory are
+// linear in len(data). The tools' strings and schemas point into data.
+func parseCache(data []byte, check func(*parsedCache) error) (*parsedCache, error) {
 	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
 		return nil, errors.New("not a toolgate catalog cache")
 	}
@@ -377,6 +383,14 @@ func parseCache(data []byte) (*parsedCache, error) {
 		s.size = int64(d.u64())
 		copy(s.sum[:], d.bytes(sha256.Size))
 		c.sums = append(c.sums, s)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if check != nil {
+		if err := check(c); err != nil {
+			return nil, err
+		}
 	}
 	nfiles := d.count(3*4 + 4)
 	for range nfiles {

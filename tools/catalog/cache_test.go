@@ -222,7 +222,7 @@ func TestCacheKeepsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	c, err := parseCache(data)
+	c, err := parseCache(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestCacheOwnsStrings(t *testing.T) {
 				t.Fatal(err)
 			}
 			data := buf.Bytes()
-			c, err := parseCache(data)
+			c, err := parseCache(data, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -297,7 +297,7 @@ func FuzzParseCache(f *testing.F) {
 		// behind the checksum is reached.
 		for i, b := range [][]byte{data, fixCRC(data)} {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				c, err := parseCache(b)
+				c, err := parseCache(b, nil)
 				if err != nil {
 					return
 				}
