@@ -10,6 +10,8 @@
 // name, at any depth ({"scopes":["admin"],"scopes":[]}), is rejected, never
 // read as its last member. Cost is linear in the file, which may hold at
 // most [MaxFileBytes]; input schemas nest at most [tools.MaxSchemaDepth] levels.
+// [LoadFilesCached] keeps the load of a list of files in a cache file, read
+// instead of the files while they are unchanged.
 //
 //	ts, err := catalog.LoadAll("github=servers/github.json", "bank.jsonl")
 //	if err != nil { ... } // each line "FILE:LINE: reason"
