@@ -76,9 +76,10 @@ type CacheReport struct {
 // be used is never trusted: it changes nothing but the time. A list with
 // a path that is not a regular file (a pipe, a device, a missing file) is
 // loaded without the cache, which it neither reads nor writes. The result
-// is what LoadFiles returns for the same files; the strings and schemas
-// of tools from the cache share one block of memory, which they keep
-// whole while any of them is used, and which must not be written.
+// is what LoadFiles returns for the same files. The strings and schemas
+// of tools from the cache point into the cache's bytes, one block kept
+// whole while any of them is used (where schemas are most of it, the
+// strings move to a block of their own); none of it may be written.
 func LoadFilesCached(cache string, specs ...string) ([]File, CacheReport, error) {
 	var rep CacheReport
 	for _, spec := range specs {
