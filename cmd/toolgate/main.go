@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/heapcap"
 	"github.com/toolgate/toolgate/internal/termtext"
 )
 
@@ -52,9 +53,11 @@ var commands = map[string]command{}
 
 func main() {
 	setGCPercent(os.Getenv)
+	memCap := heapcap.Start(memoryLimit, os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	memCap.Stop()
 	os.Exit(code)
 }
 
@@ -64,6 +67,13 @@ func main() {
 // let the heap grow to 30 MiB more (356–366 against 326–334 MiB of RSS)
 // for no CPU that could be measured (docs/operations.md).
 const gcPercent = 50
+
+// memoryLimit is the soft memory limit the program runs with when the
+// environment sets no GOMEMLIMIT, while its live heap stays under 7/8 of
+// it (package heapcap). It holds the discovery index build of 100,000
+// tools whose schemas all differ, whose live heap ends near 300 MiB,
+// under 400 MB of RSS with the binary's own pages (docs/operations.md).
+const memoryLimit = 340 << 20
 
 // setGCPercent sets gcPercent unless getenv("GOGC") says otherwise.
 func setGCPercent(getenv func(string) string) {
