@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
 // Card is a tool's capability card: the short, user-worded text that
@@ -189,7 +191,7 @@ func (t *Tool) validateCard() error {
 // twice that way, 1.3 s).
 func isObjectJSON(raw json.RawMessage) bool {
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == 'n') && json.Valid(raw)
+	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == 'n') && jsonsyntax.Valid(raw)
 }
 
 // DomainError is a business refusal from a tool that ran: the request was

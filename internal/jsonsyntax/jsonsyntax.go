@@ -3,7 +3,9 @@
 // canonical arguments) and grammar's schema decoder (one pass, member
 // order kept). Each parser keeps its own policy (what an invalid string
 // becomes, how errors read); what is written once here is the syntax:
-// whitespace, the number grammar and the escapes of a string.
+// whitespace, the number grammar and the escapes of a string. [Valid] is
+// encoding/json.Valid's answer, for the places that check bytes they keep
+// as they are (the registry's schemas, a tool's result, an MCP frame).
 //
 // The functions take the input and an offset and return offsets; they
 // never allocate.

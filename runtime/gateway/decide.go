@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -132,7 +133,7 @@ func classify(value json.RawMessage, err error, panicked any) ran {
 		return ran{kind: ranUncertain, reason: fmt.Sprintf("handler panicked: %v", panicked)}
 	case err == nil && len(value) == 0:
 		return ran{kind: ranValue, value: json.RawMessage("null")}
-	case err == nil && !json.Valid(value):
+	case err == nil && !jsonsyntax.Valid(value):
 		return ran{kind: ranUncertain, reason: "handler returned invalid JSON"}
 	case err == nil:
 		return ran{kind: ranValue, value: value}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
 // guardFrames returns a transport over in and out that hands the SDK only
@@ -118,7 +119,7 @@ func skipLine(r *bufio.Reader) error {
 // that is not a string or an integer, a response without exactly one of
 // result and error). The reply carries the frame's id when it has a valid one.
 func checkFrame(frame []byte) (reply []byte, ok bool) {
-	if !json.Valid(frame) {
+	if !jsonsyntax.Valid(frame) {
 		return errorFrame(nil, jsonrpc.CodeParseError, "parse error: the frame is not JSON"), false
 	}
 	if frame[0] != '{' {
