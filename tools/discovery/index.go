@@ -305,9 +305,13 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 	}
 	si = newSchemaInfo(raw)
 	if si.json != nil {
-		// A count fails only when the tables cannot load; then the
-		// head's fails too, and schemaTokens reports it.
-		si.tailTokens, _ = tokens.Count(paramsKey + string(si.json) + "}")
+		sc := getSchemaScratch()
+		sc.buf = append(append(append(sc.buf[:0], paramsKey...), si.json...), '}')
+		// Count keeps nothing of the text, which may then alias the
+		// buffer. A count fails only when the tables cannot load; then
+		// the head's fails too, and schemaTokens reports it.
+		si.tailTokens, _ = tokens.Count(unsafe.String(unsafe.SliceData(sc.buf), len(sc.buf)))
+		putSchemaScratch(sc)
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= schemaCacheMax {
@@ -318,19 +322,43 @@ func (c *schemaCache) get(raw json.RawMessage) *schemaInfo {
 	return si
 }
 
+// schemaScratch is a schema's encoding buffers while the build derives its
+// schemaInfo: the encoder's key stack and the text it writes.
+type schemaScratch struct {
+	enc valueEncoder
+	buf []byte
+}
+
+var schemaScratches = sync.Pool{New: func() any { return new(schemaScratch) }}
+
+func getSchemaScratch() *schemaScratch { return schemaScratches.Get().(*schemaScratch) }
+
+// putSchemaScratch returns sc to the pool, unless one huge schema grew its
+// buffer past what a pool should keep.
+func putSchemaScratch(sc *schemaScratch) {
+	if cap(sc.buf) <= 1<<20 {
+		schemaScratches.Put(sc)
+	}
+}
+
 // newSchemaInfo is parametersJSON and schemaParams of raw from one decode
 // of it: an object schema's parameters JSON is json.Marshal of the decoded
-// value (what parametersJSON's compact re-encoding comes to), which
-// TestSchemaTextMatchesMarshal and FuzzSchemaInfo hold it to.
+// value (what parametersJSON's compact re-encoding comes to), written by a
+// valueEncoder, which TestSchemaTextMatchesMarshal and FuzzSchemaInfo hold
+// to json.Marshal.
 func newSchemaInfo(raw json.RawMessage) *schemaInfo {
 	var v any
 	if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
 		if root, ok := v.(map[string]any); ok {
 			si := &schemaInfo{}
 			si.params, si.accepts = walkParams(root)
-			if b, err := json.Marshal(root); err == nil {
-				si.json = b
+			sc := getSchemaScratch()
+			b, ok := sc.enc.append(sc.buf[:0], root)
+			if ok {
+				si.json = slices.Clone(b)
 			}
+			sc.buf = b
+			putSchemaScratch(sc)
 			return si
 		}
 	}

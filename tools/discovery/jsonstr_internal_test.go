@@ -44,6 +44,8 @@ func FuzzSchemaInfo(f *testing.F) {
 		`{"type":"object","properties":{"b":{"type":"string","description":"a <b> & c\u2028"},"a":{"enum":["x",1.50,1e3]}}}`,
 		`{"properties":{"repo":{"type":"object","properties":{"url":{"format":"uri","pattern":"^h"}},"items":{"format":"email"}}}}`,
 		`{"a":1,"a":2}`, `{"x":"\ud800"}`,
+		`{"n":[1e-7,1e-6,-0,0.1,1e20,1e21,123456789012345678901234,-2.5e-300,true,false,null,[],{}]}`,
+		`{"z":{"b":{"d":1,"c":2},"a":[{"y":1,"x":2}]},"y":"<&>","é":1,"e":2,"E":3}`,
 	} {
 		f.Add([]byte(s))
 	}
