@@ -347,8 +347,7 @@ func putSchemaScratch(sc *schemaScratch) {
 // valueEncoder, which TestSchemaTextMatchesMarshal and FuzzSchemaInfo hold
 // to json.Marshal.
 func newSchemaInfo(raw json.RawMessage) *schemaInfo {
-	var v any
-	if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
+	if v, ok := decodeAny(raw); ok {
 		if root, ok := v.(map[string]any); ok {
 			si := &schemaInfo{}
 			si.params, si.accepts = walkParams(root)

@@ -4,7 +4,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
 // appendJSONString appends s to dst as json.Marshal encodes a string: HTML
@@ -147,4 +151,129 @@ func appendJSONFloat(dst []byte, f float64) ([]byte, bool) {
 		dst = dst[:n-1]
 	}
 	return dst, true
+}
+
+// decodeAny decodes data as json.Unmarshal decodes into an any: objects
+// as map[string]any (a repeated name keeps its last value), arrays as
+// []any, numbers as float64, strings with invalid UTF-8 and lone
+// surrogates each made U+FFFD. ok is false exactly where Unmarshal fails:
+// invalid JSON (jsonsyntax.Valid, nesting bound included) or a number
+// out of float64's range. FuzzDecodeAny holds it to json.Unmarshal; the
+// build decodes every distinct input schema with it, at two thirds of
+// Unmarshal's time (BenchmarkDecodeSchemas).
+func decodeAny(data []byte) (v any, ok bool) {
+	if !jsonsyntax.Valid(data) {
+		return nil, false
+	}
+	d := anyDecoder{data: data, ok: true}
+	v = d.value()
+	return v, d.ok
+}
+
+// anyDecoder decodes JSON that jsonsyntax.Valid has accepted, so it
+// checks no syntax.
+type anyDecoder struct {
+	data []byte
+	pos  int
+	ok   bool // false once a number is out of range
+}
+
+func (d *anyDecoder) value() any {
+	d.pos = jsonsyntax.Space(d.data, d.pos)
+	switch d.data[d.pos] {
+	case '{':
+		m := make(map[string]any)
+		d.pos = jsonsyntax.Space(d.data, d.pos+1)
+		for d.data[d.pos] != '}' {
+			k := d.string()
+			d.pos = jsonsyntax.Space(d.data, d.pos) + 1 // the colon
+			m[k] = d.value()
+			if d.pos = jsonsyntax.Space(d.data, d.pos); d.data[d.pos] == ',' {
+				d.pos = jsonsyntax.Space(d.data, d.pos+1)
+			}
+		}
+		d.pos++
+		return m
+	case '[':
+		a := make([]any, 0)
+		d.pos = jsonsyntax.Space(d.data, d.pos+1)
+		for d.data[d.pos] != ']' {
+			a = append(a, d.value())
+			if d.pos = jsonsyntax.Space(d.data, d.pos); d.data[d.pos] == ',' {
+				d.pos++
+			}
+		}
+		d.pos++
+		return a
+	case '"':
+		return d.string()
+	case 't':
+		d.pos += len("true")
+		return true
+	case 'f':
+		d.pos += len("false")
+		return false
+	case 'n':
+		d.pos += len("null")
+		return nil
+	}
+	end, _ := jsonsyntax.Number(d.data, d.pos)
+	// ParseFloat keeps its argument only in an error, which is dropped.
+	f, err := strconv.ParseFloat(unsafe.String(&d.data[d.pos], end-d.pos), 64)
+	if err != nil {
+		d.ok = false
+	}
+	d.pos = end
+	return f
+}
+
+// string decodes the string whose quote is at d.pos, as encoding/json's
+// unquote does.
+func (d *anyDecoder) string() string {
+	start := d.pos + 1
+	i := start
+	ascii := true
+	for d.data[i] != '"' && d.data[i] != '\\' {
+		ascii = ascii && d.data[i] < utf8.RuneSelf
+		i++
+	}
+	if d.data[i] == '"' && (ascii || utf8.Valid(d.data[start:i])) {
+		d.pos = i + 1
+		return string(d.data[start:i])
+	}
+	b := make([]byte, 0, i-start+16)
+	for r := start; ; {
+		switch c := d.data[r]; {
+		case c == '"':
+			d.pos = r + 1
+			return string(b)
+		case c == '\\' && d.data[r+1] == 'u':
+			rr, _ := jsonsyntax.Hex4(d.data, r+2)
+			r += 6
+			if utf16.IsSurrogate(rr) {
+				rr1 := rune(-1)
+				if d.data[r] == '\\' && d.data[r+1] == 'u' {
+					rr1, _ = jsonsyntax.Hex4(d.data, r+2)
+				}
+				if dec := utf16.DecodeRune(rr, rr1); dec != utf8.RuneError {
+					b = utf8.AppendRune(b, dec) // a pair: both consumed
+					r += 6
+					continue
+				}
+				rr = utf8.RuneError
+			}
+			b = utf8.AppendRune(b, rr)
+		case c == '\\':
+			e, _ := jsonsyntax.Escape(d.data[r+1])
+			b = append(b, e)
+			r += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(d.data[r:])
+			b = utf8.AppendRune(b, rr) // invalid UTF-8: U+FFFD a byte
+			r += size
+		}
+	}
 }

@@ -3,6 +3,8 @@ package discovery
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -36,6 +38,29 @@ func TestAppendJSONStringAllocatesNothing(t *testing.T) {
 	}
 }
 
+// FuzzDecodeAny holds decodeAny to json.Unmarshal into an any.
+func FuzzDecodeAny(f *testing.F) {
+	for _, s := range []string{
+		``, ` `, `null`, `true`, `false`, `0`, `-0`, `1.5e3`, `1e400`, `-1e400`, `1e-400`, `[1,1e999]`,
+		`"plain"`, `"esc \" \\ \/ \b \f \n \r \t"`, `"\u00e9\u20AC"`, `"\ud83d\ude00"`, `"\ud800"`,
+		`"\ud800\u0041"`, `"\udc00\ud800"`, `"\ud800\ud800\udc00"`, "\"bad \xff\xfe \xed\xa0\x80 \xef\xbf\xbd\"",
+		`{"a":1,"a":{"b":[]},"c":[{},[],"x"]}`, ` { "k" : [ 1 , 2 ] } `, `{"a":1,}`, `[1 2]`, `{"\u0061":1,"a":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want any
+		wantErr := json.Unmarshal(data, &want)
+		got, ok := decodeAny(data)
+		if ok != (wantErr == nil) {
+			t.Fatalf("decodeAny(%q) ok = %v, json.Unmarshal's error: %v", data, ok, wantErr)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeAny(%q) = %#v, json.Unmarshal gives %#v", data, got, want)
+		}
+	})
+}
+
 // FuzzSchemaInfo holds newSchemaInfo, which decodes a schema once, to the
 // two functions it stands for: parametersJSON and schemaParams.
 func FuzzSchemaInfo(f *testing.F) {
@@ -61,6 +86,52 @@ func FuzzSchemaInfo(f *testing.F) {
 		}
 		if fmt.Sprint(got.err) != fmt.Sprint(want.err) {
 			t.Errorf("%q: error %v, schemaParams gives %v", raw, got.err, want.err)
+		}
+	})
+}
+
+// BenchmarkDecodeSchemas compares decodeAny with json.Unmarshal on the
+// input schemas of the real MCP catalogs.
+func BenchmarkDecodeSchemas(b *testing.B) {
+	files, _ := filepath.Glob("../../examples/transfer/catalog/*.json")
+	var schemas [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var list struct {
+			Tools []struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			b.Fatal(f, err)
+		}
+		for _, t := range list.Tools {
+			schemas = append(schemas, t.InputSchema)
+		}
+	}
+	if len(schemas) == 0 {
+		b.Fatal("no schemas")
+	}
+	b.Run("decodeAny", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range schemas {
+				if _, ok := decodeAny(s); !ok {
+					b.Fatal("refused")
+				}
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range schemas {
+				var v any
+				if err := json.Unmarshal(s, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 	})
 }
