@@ -157,6 +157,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			tr := translate(a, d.lex, text, p.lang)
 			add(tr, translationWeight)
 			english = append(english, tr...)
+			if acts := translatedSense(a, d.lex, text, p.lang); len(acts) > 0 {
+				add(acts, translationWeight)
+				english = append(english, acts...)
+			}
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
 			s.words = a.Terms(s.words[:0], context[i], "")

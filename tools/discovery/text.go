@@ -46,6 +46,37 @@ func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang ana
 	return a.Terms(nil, strings.Join(words, " "), analysis.English)
 }
 
+// translatedSense is lexicon.Sense read in a Spanish or Polish request's
+// word-for-word English: each content word's first translation in the
+// request's order (an untranslated word, often a borrowed English one,
+// as it is). It returns the English stems of the action a verb and its
+// object mean together, as an English request's pair does ("zapisz tekst
+// do pliku": save … file → write; "abre la página": open page →
+// navigate), or nil. The verb counts only when written as the lexicon's
+// own entry, an infinitive or an imperative: a participle that leads a
+// request ("otwarte zgłoszenia", open issues) is no command.
+func translatedSense(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []string {
+	toks := contentTokens(a, text, lang)
+	var stems []string
+	var from []int // the token each stem comes from
+	for i, t := range toks {
+		w := t
+		if tr := lex.Translate(lang, t); len(tr) > 0 {
+			w = tr[0]
+		}
+		n := len(stems)
+		stems = a.Terms(stems, w, analysis.English)
+		for range len(stems) - n {
+			from = append(from, i)
+		}
+	}
+	sn, ok := lex.Sense(stems)
+	if !ok || !lex.IsEntry(lang, toks[from[sn.Verb]]) {
+		return nil
+	}
+	return sn.Actions
+}
+
 // expansion returns the lexicon's expansion of text: translations for
 // Spanish and Polish words and English synonyms, as words (not analysed).
 func expansion(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []string {

@@ -74,6 +74,7 @@ type Lexicon struct {
 	derived  map[string][]string // derived noun → verbs ("deletion" → "delete")
 	trans    [2]map[string]*translation
 	forms    [2]int // of trans' keys, the inflected forms addForms added
+	isForm   [2]map[string]bool
 	digest   string // Digest: what the lexicon was built from
 	transStm [2]map[string]*translation
 	// Phrases of two or three words, keyed by their words and by their
@@ -177,6 +178,7 @@ func empty() *Lexicon {
 	l.anyPhrase3 = map[[3]string]struct{}{}
 	for i := range l.trans {
 		l.trans[i] = map[string]*translation{}
+		l.isForm[i] = map[string]bool{}
 		l.transStm[i] = map[string]*translation{}
 		l.transPhrase[i] = map[phraseKey]*translation{}
 	}
@@ -380,6 +382,7 @@ func (l *Lexicon) addForms(i int, entries []Entry) {
 		for _, f := range e.Values {
 			if _, ok := l.trans[i][f]; !ok && !strings.Contains(f, " ") {
 				l.trans[i][f] = t
+				l.isForm[i][f] = true
 				l.forms[i]++
 			}
 		}
@@ -515,6 +518,21 @@ func (l *Lexicon) Translate(lang analysis.Lang, term string) []string {
 		return t.english
 	}
 	return nil
+}
+
+// IsEntry reports whether a folded Spanish or Polish word is itself a key
+// of the lexicon's list for lang, as written there: for a verb its
+// infinitive or an imperative a request uses ("zapisz", "guarda"), not
+// one of the inflected forms (participles among them: "otwarte") or stems
+// that reach a key.
+func (l *Lexicon) IsEntry(lang analysis.Lang, word string) bool {
+	i := transIndex(lang)
+	if i < 0 {
+		return false
+	}
+	w := fold(word)
+	_, ok := l.trans[i][w]
+	return ok && !l.isForm[i][w]
 }
 
 // Concepts appends to dst the concepts of one folded token and returns the

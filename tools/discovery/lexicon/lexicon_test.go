@@ -666,3 +666,27 @@ func TestMayStartPhraseIn(t *testing.T) {
 		})
 	}
 }
+
+func TestIsEntry(t *testing.T) {
+	lex := Default()
+	for _, c := range []struct {
+		name string
+		lang analysis.Lang
+		word string
+		want bool
+	}{
+		{"polish imperative", analysis.Polish, "zapisz", true},
+		{"polish infinitive, written with its letters", analysis.Polish, "utworzyć", true},
+		{"polish participle, a form", analysis.Polish, "otwarte", false},
+		{"spanish imperative", analysis.Spanish, "guarda", true},
+		{"spanish verb with a pronoun, a form", analysis.Spanish, "guardalos", false},
+		{"unknown word", analysis.Polish, "qwertyuiop", false},
+		{"english", analysis.English, "save", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := lex.IsEntry(c.lang, c.word); got != c.want {
+				t.Errorf("IsEntry(%s, %q) = %v, want %v", c.lang, c.word, got, c.want)
+			}
+		})
+	}
+}

@@ -361,6 +361,9 @@ func formsLines(h *hunspell, listPath string, lang analysis.Lang) ([]string, err
 			byLemma[k] = append(byLemma[k], f)
 		}
 	}
+	for _, fs := range byLemma {
+		sort.Strings(fs) // the map gave them in any order
+	}
 	return sortedLines(byLemma), nil
 }
 
