@@ -8,9 +8,9 @@
 // data. Past the limit the runtime spends up to half the CPU collecting;
 // a program whose live data outgrows the limit would then run at about
 // half speed for no memory saved. [Start] watches the live heap after every
-// collection: when it passes [LiftAt] of the limit, the limit is lifted
-// (to what it was before [Start]) and GOGC alone paces the collector; when it falls under [RestoreAt],
-// the limit is set again.
+// collection: when it passes [LiftAt] of the limit, the limit is lifted (to
+// what it was before [Start]) and GOGC alone paces the collector; when it
+// falls under [RestoreAt], the limit is set again.
 //
 // An operator's GOMEMLIMIT always wins: then [Start] does nothing.
 package heapcap
