@@ -154,13 +154,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			// Tool names and borrowed words ("pull request") stay English.
 			s.words = a.Terms(s.words[:0], text, analysis.English)
 			add(s.words, translationWeight)
-			tr := translate(a, d.lex, text, p.lang)
+			tr, acts := translate(a, d.lex, text, p.lang)
 			add(tr, translationWeight)
-			english = append(english, tr...)
-			if acts := translatedSense(a, d.lex, text, p.lang); len(acts) > 0 {
-				add(acts, translationWeight)
-				english = append(english, acts...)
-			}
+			add(acts, translationWeight)
+			english = append(append(english, tr...), acts...)
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
 			s.words = a.Terms(s.words[:0], context[i], "")

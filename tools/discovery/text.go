@@ -34,47 +34,44 @@ func contentTokens(a *analysis.Analyzer, text string, lang analysis.Lang) []stri
 }
 
 // translate returns the English terms (analysed as English) of the words
-// of a Spanish or Polish text that the lexicon can translate.
-func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []string {
-	var words []string
-	for _, t := range contentTokens(a, text, lang) {
-		words = append(words, lex.Translate(lang, t)...)
-	}
-	if len(words) == 0 {
-		return nil
-	}
-	return a.Terms(nil, strings.Join(words, " "), analysis.English)
-}
-
-// translatedSense is lexicon.Sense read in a Spanish or Polish request's
-// word-for-word English: each content word's first translation in the
-// request's order (an untranslated word, often a borrowed English one,
-// as it is). It returns the English stems of the action a verb and its
-// object mean together, as an English request's pair does ("zapisz tekst
-// do pliku": save … file → write; "abre la página": open page →
-// navigate), or nil. The verb counts only when written as the lexicon's
-// own entry, an infinitive or an imperative: a participle that leads a
-// request ("otwarte zgłoszenia", open issues) is no command.
-func translatedSense(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []string {
+// of a Spanish or Polish text that the lexicon can translate, and the
+// actions of the verb-object sense (lexicon.Sense) that the text's
+// word-for-word English reads as: each content word's first translation
+// in the text's order, an untranslated word (often a borrowed English one)
+// as it is. "zapisz tekst do pliku" is save … file, to write; "abre la
+// página" is open page, to navigate. The verb counts only when written as
+// the lexicon's own entry, an infinitive or an imperative: a participle
+// that leads a request ("otwarte zgłoszenia", open issues) is no command.
+func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) (terms, actions []string) {
 	toks := contentTokens(a, text, lang)
-	var stems []string
-	var from []int // the token each stem comes from
-	for i, t := range toks {
-		w := t
-		if tr := lex.Translate(lang, t); len(tr) > 0 {
-			w = tr[0]
-		}
-		n := len(stems)
-		stems = a.Terms(stems, w, analysis.English)
-		for range len(stems) - n {
-			from = append(from, i)
+	var all, first []string
+	for _, t := range toks {
+		tr := lex.Translate(lang, t)
+		all = append(all, tr...)
+		if len(tr) > 0 {
+			first = append(first, tr[0])
+		} else {
+			first = append(first, t)
 		}
 	}
+	if len(all) > 0 {
+		terms = a.Terms(nil, strings.Join(all, " "), analysis.English)
+	}
+	stems := a.Terms(nil, strings.Join(first, " "), analysis.English)
 	sn, ok := lex.Sense(stems)
-	if !ok || !lex.IsEntry(lang, toks[from[sn.Verb]]) {
-		return nil
+	if !ok {
+		return terms, nil
 	}
-	return sn.Actions
+	// The verb is the first token whose English begins with its stem.
+	for i, t := range toks {
+		if ts := a.Terms(nil, first[i], analysis.English); len(ts) > 0 && ts[0] == stems[sn.Verb] {
+			if lex.IsEntry(lang, t) {
+				actions = sn.Actions
+			}
+			break
+		}
+	}
+	return terms, actions
 }
 
 // expansion returns the lexicon's expansion of text: translations for

@@ -8,10 +8,10 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
-// translatedSense reads a Spanish or Polish verb and its object as the
-// English pair of the senses data does, only when the verb is written as
-// a command.
-func TestTranslatedSense(t *testing.T) {
+// translate reads a Spanish or Polish verb and its object as the English
+// pair of the senses data does, only when the verb is written as a
+// command.
+func TestTranslateSense(t *testing.T) {
 	a, lex := analysis.New(nil), lexicon.Default()
 	for _, c := range []struct {
 		name, text string
@@ -26,15 +26,15 @@ func TestTranslatedSense(t *testing.T) {
 		{"english is not translated", "save the text to a file", analysis.English, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := translatedSense(a, lex, c.text, c.lang)
+			_, got := translate(a, lex, c.text, c.lang)
 			if c.want == "" {
 				if got != nil {
-					t.Errorf("translatedSense(%q) = %q, want none", c.text, got)
+					t.Errorf("translate(%q) = %q, want none", c.text, got)
 				}
 				return
 			}
 			if !slices.Contains(got, c.want) {
-				t.Errorf("translatedSense(%q) = %q, want it to hold %q", c.text, got, c.want)
+				t.Errorf("translate(%q) = %q, want it to hold %q", c.text, got, c.want)
 			}
 		})
 	}
