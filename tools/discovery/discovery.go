@@ -280,6 +280,9 @@ type Discoverer struct {
 	// tokenEmbedder is embedder when it can embed a request's tokens
 	// from the lexical side's analysis (ngram.Embedder can), else nil.
 	tokenEmbedder embedderTokens
+	// translations keeps what translate makes of each Spanish or Polish
+	// word: a request of known words is look-ups.
+	translations transCache
 
 	mu    sync.Mutex // serialises index builds
 	idx   *Index

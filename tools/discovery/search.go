@@ -154,7 +154,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			// Tool names and borrowed words ("pull request") stay English.
 			s.words = a.Terms(s.words[:0], text, analysis.English)
 			add(s.words, translationWeight)
-			tr, acts := translate(a, d.lex, text, p.lang)
+			tr, acts := translate(a, d.lex, &d.translations, text, p.lang)
 			add(tr, translationWeight)
 			add(acts, translationWeight)
 			english = append(append(english, tr...), acts...)

@@ -3,6 +3,7 @@ package discovery
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
@@ -42,36 +43,76 @@ func contentTokens(a *analysis.Analyzer, text string, lang analysis.Lang) []stri
 // página" is open page, to navigate. The verb counts only when written as
 // the lexicon's own entry, an infinitive or an imperative: a participle
 // that leads a request ("otwarte zgłoszenia", open issues) is no command.
-func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) (terms, actions []string) {
+// c keeps each word's analysis (nil: none kept).
+func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text string, lang analysis.Lang) (terms, actions []string) {
 	toks := contentTokens(a, text, lang)
-	var all, first []string
-	for _, t := range toks {
-		tr := lex.Translate(lang, t)
-		all = append(all, tr...)
-		if len(tr) > 0 {
-			first = append(first, tr[0])
-		} else {
-			first = append(first, t)
-		}
-	}
-	if len(all) > 0 {
-		terms = a.Terms(nil, strings.Join(all, " "), analysis.English)
-	}
-	stems := a.Terms(nil, strings.Join(first, " "), analysis.English)
-	sn, ok := lex.Sense(stems)
-	if !ok {
-		return terms, nil
-	}
-	// The verb is the first token whose English begins with its stem.
+	var stems []string
+	var from []int // the token each of stems comes from
 	for i, t := range toks {
-		if ts := a.Terms(nil, first[i], analysis.English); len(ts) > 0 && ts[0] == stems[sn.Verb] {
-			if lex.IsEntry(lang, t) {
-				actions = sn.Actions
-			}
-			break
+		tt := c.get(a, lex, lang, t)
+		terms = append(terms, tt.all...)
+		stems = append(stems, tt.first...)
+		for range tt.first {
+			from = append(from, i)
 		}
+	}
+	if sn, ok := lex.Sense(stems); ok && lex.IsEntry(lang, toks[from[sn.Verb]]) {
+		actions = sn.Actions
 	}
 	return terms, actions
+}
+
+// transTerms is what translate takes from one Spanish or Polish word: the
+// English terms of all its translations, and those of its first (of the
+// word itself when it has none), as Analyzer.Terms analyses them. Terms
+// analyses each token on its own, so a text's terms are its words' in
+// order.
+type transTerms struct {
+	all, first []string
+}
+
+// transCache keeps transTerms by language and word, at most
+// transCacheMax of them, starting over when full. Safe for concurrent
+// use; the slices it hands out are shared and never modified.
+type transCache struct {
+	mu sync.RWMutex
+	m  map[string]*transTerms
+}
+
+const transCacheMax = 4096
+
+// get returns word's transTerms in lang, through the cache when c is not
+// nil.
+func (c *transCache) get(a *analysis.Analyzer, lex *lexicon.Lexicon, lang analysis.Lang, word string) *transTerms {
+	var buf [64]byte
+	key := append(append(append(buf[:0], lang...), 0), word...)
+	if c != nil {
+		c.mu.RLock()
+		tt, ok := c.m[string(key)]
+		c.mu.RUnlock()
+		if ok {
+			return tt
+		}
+	}
+	tt := &transTerms{}
+	tr := lex.Translate(lang, word)
+	for _, e := range tr {
+		tt.all = a.Terms(tt.all, e, analysis.English)
+	}
+	first := word
+	if len(tr) > 0 {
+		first = tr[0]
+	}
+	tt.first = a.Terms(nil, first, analysis.English)
+	if c != nil {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= transCacheMax {
+			c.m = make(map[string]*transTerms)
+		}
+		c.m[string(key)] = tt
+		c.mu.Unlock()
+	}
+	return tt
 }
 
 // expansion returns the lexicon's expansion of text: translations for

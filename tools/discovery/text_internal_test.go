@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
@@ -26,7 +27,7 @@ func TestTranslateSense(t *testing.T) {
 		{"english is not translated", "save the text to a file", analysis.English, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, got := translate(a, lex, c.text, c.lang)
+			_, got := translate(a, lex, nil, c.text, c.lang)
 			if c.want == "" {
 				if got != nil {
 					t.Errorf("translate(%q) = %q, want none", c.text, got)
@@ -35,6 +36,44 @@ func TestTranslateSense(t *testing.T) {
 			}
 			if !slices.Contains(got, c.want) {
 				t.Errorf("translate(%q) = %q, want it to hold %q", c.text, got, c.want)
+			}
+		})
+	}
+}
+
+// translate's terms are those of the joined English of every word's
+// translations (word by word, through its cache, they come to the same),
+// and its cache changes neither them nor the actions, on the first
+// request or on a second that finds every word there.
+func TestTranslateCache(t *testing.T) {
+	a, lex := analysis.New(nil), lexicon.Default()
+	var c transCache
+	for _, q := range []struct {
+		name, text string
+		lang       analysis.Lang
+	}{
+		{"polish", "zapisz ten tekst do pliku notatki.txt i pokaż otwarte zgłoszenia", analysis.Polish},
+		{"spanish", "guarda este contenido en un fichero y abre la página de inicio", analysis.Spanish},
+		{"untranslated words", "qwerty asdfgh pull request", analysis.Polish},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			var all []string
+			for _, w := range contentTokens(a, q.text, q.lang) {
+				all = append(all, lex.Translate(q.lang, w)...)
+			}
+			var wantTerms []string
+			if len(all) > 0 {
+				wantTerms = a.Terms(nil, strings.Join(all, " "), analysis.English)
+			}
+			gotTerms, wantActs := translate(a, lex, nil, q.text, q.lang)
+			if !slices.Equal(gotTerms, wantTerms) {
+				t.Errorf("translate's terms = %q, the joined translations' = %q", gotTerms, wantTerms)
+			}
+			for round := range 2 {
+				terms, acts := translate(a, lex, &c, q.text, q.lang)
+				if !slices.Equal(terms, wantTerms) || !slices.Equal(acts, wantActs) {
+					t.Errorf("round %d: translate through the cache = %q, %q; without it %q, %q", round, terms, acts, wantTerms, wantActs)
+				}
 			}
 		})
 	}
