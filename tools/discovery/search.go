@@ -154,10 +154,19 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			// Tool names and borrowed words ("pull request") stay English.
 			s.words = a.Terms(s.words[:0], text, analysis.English)
 			add(s.words, translationWeight)
-			tr, acts := translate(a, d.lex, &d.translations, text, p.lang)
+			tr, acts, lead := translate(a, d.lex, &d.translations, text, p.lang)
 			add(tr, translationWeight)
 			add(acts, translationWeight)
 			english = append(append(english, tr...), acts...)
+			// The command's English is widened as an English word no
+			// card uses is ("zapomnij": forget, which a catalog says
+			// as delete); widening every translated word cost the
+			// held-out dev split (docs/discovery.md).
+			for _, t := range lead {
+				for _, id := range x.widen[t] {
+					addID(id, widenWeight*translationWeight)
+				}
+			}
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
 			s.words = a.Terms(s.words[:0], context[i], "")

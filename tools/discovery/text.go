@@ -43,8 +43,10 @@ func contentTokens(a *analysis.Analyzer, text string, lang analysis.Lang) []stri
 // página" is open page, to navigate. The verb counts only when written as
 // the lexicon's own entry, an infinitive or an imperative: a participle
 // that leads a request ("otwarte zgłoszenia", open issues) is no command.
-// c keeps each word's analysis (nil: none kept).
-func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text string, lang analysis.Lang) (terms, actions []string) {
+// lead is the English of the request's first word when it is such an
+// entry: the command, which the caller widens as it widens an English
+// request's words. c keeps each word's analysis (nil: none kept).
+func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text string, lang analysis.Lang) (terms, actions, lead []string) {
 	toks := contentTokens(a, text, lang)
 	var stems []string
 	var from []int // the token each of stems comes from
@@ -59,7 +61,14 @@ func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text s
 	if sn, ok := lex.Sense(stems); ok && lex.IsEntry(lang, toks[from[sn.Verb]]) {
 		actions = sn.Actions
 	}
-	return terms, actions
+	if len(toks) > 0 && lex.IsEntry(lang, toks[0]) {
+		n := 0 // the stems of the first token
+		for n < len(from) && from[n] == 0 {
+			n++
+		}
+		lead = stems[:n]
+	}
+	return terms, actions, lead
 }
 
 // transTerms is what translate takes from one Spanish or Polish word: the
