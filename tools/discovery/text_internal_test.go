@@ -99,3 +99,22 @@ func TestTranslateLead(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTranslate measures translate on one Polish request, without
+// the Discoverer's cache of each word's analysed English and with it.
+func BenchmarkTranslate(b *testing.B) {
+	a, lex := analysis.New(nil), lexicon.Default()
+	const q = "pokaż otwarte pull requesty w moim repozytorium na githubie"
+	var c transCache
+	for _, bc := range []struct {
+		name  string
+		cache *transCache
+	}{{"uncached", nil}, {"cached", &c}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				translate(a, lex, bc.cache, q, analysis.Polish)
+			}
+		})
+	}
+}
