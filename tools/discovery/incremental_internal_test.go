@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -45,6 +47,7 @@ func sameIndex(t *testing.T, a, b *Index) {
 		{"kinds", a.kinds, b.kinds},
 		{"widen", a.widen, b.widen},
 		{"keys", a.keys, b.keys},
+		{"companions", a.companions, b.companions},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,6 +168,14 @@ func FuzzParseIndexFile(f *testing.F) {
 	}
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
+	// A file with companions (the twelve tools above have none).
+	withCompanions := filepath.Join(f.TempDir(), "companions.tgidx")
+	if _, _, err := d.IndexFile(context.Background(), catalogtest.Snapshot(f, filepath.Join(testenv.RepoRoot(f), "examples/transfer/catalog/github.json")), withCompanions, nil); err != nil {
+		f.Fatal(err)
+	}
+	if seed, err := os.ReadFile(withCompanions); err == nil {
+		f.Add(seed)
+	}
 	f.Add([]byte(indexMagic))
 	keys := toolKeys(snap)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -183,6 +194,15 @@ func FuzzParseIndexFile(f *testing.F) {
 				if len(fc.keys) != len(fc.docs) || (d.embedder != nil) != (len(fc.rows) > 0) {
 					t.Fatalf("%d keys, %d cards, %d row bytes", len(fc.keys), len(fc.docs), len(fc.rows))
 				}
+				if fc.companions != nil {
+					for i, ns := range fc.companions.needs {
+						for _, n := range ns {
+							if int(i) >= len(fc.docs) || len(n.producers) == 0 || slices.ContainsFunc(n.producers, func(p uint32) bool { return int(p) >= len(fc.docs) }) {
+								t.Fatalf("companions of tool %d name tools outside the file's %d: %+v", i, len(fc.docs), n)
+							}
+						}
+					}
+				}
 				docs, err := fc.match(keys)
 				if err != nil {
 					return
@@ -191,6 +211,88 @@ func FuzzParseIndexFile(f *testing.F) {
 					t.Fatalf("%d cards for %d keys", len(docs), len(keys))
 				}
 			})
+		}
+	})
+}
+
+// TestIndexFileCompanions checks that a restart takes the companions
+// from the index file when the file holds exactly the snapshot's tools,
+// and works them out again otherwise: for another catalog, and for a
+// file written without them.
+func TestIndexFileCompanions(t *testing.T) {
+	// The real catalogs and, copied across namespaces with them, tools
+	// that need a token or a meeting's id and tools that produce them.
+	base := realTools(t)
+	for _, c := range []struct{ id, desc, schema string }{
+		{"cal/add_event", "Add an event to the user's calendar.", `{"type":"object","properties":{"title":{"type":"string"},"token":{"type":"string","description":"The user's authentication token."}},"required":["title","token"]}`},
+		{"cal/get_user_token", "Log a user in and return their authentication token.", `{"type":"object","properties":{"username":{"type":"string"}},"required":["username"]}`},
+		{"cal/cancel_meeting", "Cancel a meeting.", `{"type":"object","properties":{"meeting_id":{"type":"string"}},"required":["meeting_id"]}`},
+		{"cal/list_meetings", "List the user's meetings.", `{"type":"object","properties":{}}`},
+	} {
+		base = append(base, &tools.Tool{ID: c.id, Description: c.desc, InputSchema: json.RawMessage(c.schema)})
+	}
+	ts, err := bigcatalog.Tools(base, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := catalogtest.Registry(t, ts...).Snapshot()
+	want := buildCompanions(snap)
+	if want == nil || len(want.needs) == 0 {
+		t.Fatal("the catalog has no companions to save")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	restart := func(t *testing.T, path string, snap *tools.Snapshot) *Index {
+		t.Helper()
+		d, _ := New(nil)
+		x, _, err := d.IndexFile(ctx, snap, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	t.Run("read from the file", func(t *testing.T) {
+		path := filepath.Join(dir, "read.tgidx")
+		d, _ := New(nil)
+		x, err := d.Index(ctx, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A file whose companions differ from the catalog's shows
+		// which were used: one tool's first need loses its producers
+		// but the first.
+		doctored := &companionIndex{needs: maps.Clone(x.companions.needs)}
+		i := slices.Min(slices.Collect(maps.Keys(doctored.needs)))
+		ns := slices.Clone(doctored.needs[i])
+		ns[0].producers = []uint32{uint32(snap.Len() - 1)}
+		doctored.needs[i] = ns
+		built := x.companions
+		x.companions = doctored
+		err = d.WriteIndexFile(x, path)
+		x.companions = built
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := restart(t, path, snap).companions; !reflect.DeepEqual(got, doctored) {
+			t.Error("the restart worked the companions out instead of reading them")
+		}
+	})
+	t.Run("another catalog", func(t *testing.T) {
+		path := filepath.Join(dir, "other.tgidx")
+		restart(t, path, snap)
+		fewer := catalogtest.Registry(t, ts[1:]...).Snapshot()
+		if got, want := restart(t, path, fewer).companions, buildCompanions(fewer); !reflect.DeepEqual(got, want) {
+			t.Error("the companions of another catalog's file were used")
+		}
+	})
+	t.Run("written without", func(t *testing.T) {
+		path := filepath.Join(dir, "without.tgidx")
+		d, _ := New(&Options{NoCompanions: true})
+		if _, _, err := d.IndexFile(ctx, snap, path, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := restart(t, path, snap).companions; !reflect.DeepEqual(got, want) {
+			t.Error("a file written without companions gave none")
 		}
 	})
 }

@@ -168,6 +168,9 @@ type Index struct {
 	// companions knows which tools need a handle (a token, an entity's
 	// id) and which produce it (companions.go); nil when none does.
 	companions *companionIndex
+	// companionsBuilt is whether companions were worked out (a
+	// Discoverer with NoCompanions does not): an index file says so.
+	companionsBuilt bool
 	// background caps the terms' IDF (background.go); nil: no cap.
 	background *backgroundDF
 }
@@ -527,13 +530,23 @@ type snapJobs struct {
 	companions *companionIndex // nil when d finds none
 }
 
-// startJobs starts the snapshot's jobs.
-func (d *Discoverer) startJobs(snap *tools.Snapshot) *snapJobs {
+// startJobs starts the snapshot's jobs. saved, when not nil, returns the
+// companions an index file holds for snap, if it does (it may block
+// until the file is read): they are then not worked out again.
+func (d *Discoverer) startJobs(snap *tools.Snapshot, saved func() (*companionIndex, bool)) *snapJobs {
 	j := &snapJobs{done: make(chan struct{})}
 	var wg sync.WaitGroup
 	wg.Go(func() { j.names = newNameIndex(snap) })
 	if d.companions {
-		wg.Go(func() { j.companions = buildCompanions(snap) })
+		wg.Go(func() {
+			if saved != nil {
+				var ok bool
+				if j.companions, ok = saved(); ok {
+					return
+				}
+			}
+			j.companions = buildCompanions(snap)
+		})
 	}
 	go func() {
 		wg.Wait()
@@ -560,7 +573,7 @@ func (j *snapJobs) wait() *snapJobs {
 // jobs when the caller started them earlier (nil: buildWith starts them).
 func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *Index, loaded []*doc, loadedRows []int8, keys []toolKey, progress func(done, total int), jobs *snapJobs) (*Index, error) {
 	if jobs == nil {
-		jobs = d.startJobs(snap)
+		jobs = d.startJobs(snap, nil)
 	}
 	defer jobs.wait() // no goroutine outlives the call
 	start := d.now()
@@ -679,7 +692,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	x.buildPostings(x.termStrings)
 	d.buildWiden(x)
 	x.buildAcceptors()
-	x.companions = jobs.companions
+	x.companions, x.companionsBuilt = jobs.companions, d.companions
 	x.stats.Tools = n
 	for _, p := range x.postings {
 		if len(p) > 0 {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"runtime"
@@ -40,11 +41,13 @@ import (
 // seven field lengths, seven field term lists, the not_for and baseline
 // term lists, its acceptors (kind, strength, pattern), its mentions and
 // scrubbed mentions (namespace and name keys), its vector scale (float32
-// bits) and row (dim bytes).
+// bits) and row (dim bytes). After the cards, the companions
+// (writeCompanions): they depend on the whole catalog, and are read only
+// when the file holds exactly the snapshot's tools in its order.
 
 const (
 	indexMagic   = "TGDSCIDX"
-	indexVersion = 1
+	indexVersion = 2
 	// MaxIndexFileBytes bounds the index file a Discoverer reads (1 GiB:
 	// about nine times what 100,000 tools need).
 	MaxIndexFileBytes = 1 << 30
@@ -97,8 +100,14 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 		return x, rep, nil
 	}
 	file := d.readAhead(path) // beside the keys and the jobs
-	jobs := d.startJobs(snap)
-	keys := toolKeys(snap)
+	var keys []toolKey
+	keyed := make(chan struct{})
+	jobs := d.startJobs(snap, func() (*companionIndex, bool) {
+		<-keyed
+		return file.companions(keys)
+	})
+	keys = toolKeys(snap)
+	close(keyed)
 	loaded, rows, saved, err := file.match(keys)
 	if err != nil {
 		rep.Warning = err
@@ -167,12 +176,28 @@ func (fr *fileRead) match(keys []toolKey) ([]*doc, []int8, int, error) {
 	return docs, fr.cards.rows, len(fr.cards.docs), nil
 }
 
+// companions waits for the reading and returns the companions the file
+// holds, when it holds them for exactly the tools of keys in their order
+// (a restart): they are derived from the whole catalog, with tools named
+// by their position.
+func (fr *fileRead) companions(keys []toolKey) (*companionIndex, bool) {
+	<-fr.done
+	if fr.err != nil || !fr.cards.hasCompanions || !slices.Equal(fr.cards.keys, keys) {
+		return nil, false
+	}
+	return fr.cards.companions, true
+}
+
 // fileCards are an index file's cards in the file's order: docs[j] is
 // the card saved under keys[j], its vector in rows[j*dim:(j+1)*dim].
+// hasCompanions says whether the file holds the companions of its tools
+// (companions, nil when none has any).
 type fileCards struct {
-	keys []toolKey
-	docs []*doc
-	rows []int8
+	keys          []toolKey
+	docs          []*doc
+	rows          []int8
+	hasCompanions bool
+	companions    *companionIndex
 }
 
 // match returns, by snapshot position, the cards whose key is one of
@@ -378,11 +403,99 @@ func (x *Index) write(w io.Writer, fingerprint string, keys []toolKey) error {
 			b.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(row))), len(row)))
 		}
 	}
+	x.writeCompanions(e)
 	if err := b.Flush(); err != nil {
 		return err
 	}
 	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 	return err
+}
+
+// writeCompanions writes x's companions: a byte 0 when they were not
+// worked out, else 1, the number of tools that need a handle and, for
+// each in snapshot order, its position and its needs (the handle's
+// namespace, word, entity and qualifier, and its producers' positions).
+func (x *Index) writeCompanions(e encoder) {
+	if !x.companionsBuilt {
+		e.b.WriteByte(0)
+		return
+	}
+	e.b.WriteByte(1)
+	var needs map[uint32][]need
+	if x.companions != nil {
+		needs = x.companions.needs
+	}
+	e.u32(uint32(len(needs)))
+	for _, i := range slices.Sorted(maps.Keys(needs)) {
+		e.u32(i)
+		e.u32(uint32(len(needs[i])))
+		for _, n := range needs[i] {
+			e.str(n.h.ns)
+			e.str(n.h.word)
+			e.str(n.h.entity)
+			e.str(n.h.qual)
+			e.u32(uint32(len(n.producers)))
+			for _, p := range n.producers {
+				e.u32(p)
+			}
+		}
+	}
+}
+
+// parseCompanions reads what writeCompanions wrote for a file of ndocs
+// cards; str reads a string.
+func (p *parser) parseCompanions(ndocs int, str func() string) (c *companionIndex, ok bool) {
+	switch p.byte() {
+	case 0:
+		return nil, false
+	case 1:
+	default:
+		p.fail()
+		return nil, false
+	}
+	n := p.count(8)
+	if n == 0 {
+		return nil, true
+	}
+	c = &companionIndex{needs: make(map[uint32][]need, n)}
+	valid := func(i uint32) bool {
+		if int(i) >= ndocs {
+			p.fail()
+		}
+		return p.err == nil
+	}
+	last := -1
+	for range n {
+		i := p.u32()
+		if !valid(i) || int(i) <= last { // in snapshot order, each once
+			p.fail()
+			break
+		}
+		last = int(i)
+		m := p.count(20)
+		if m == 0 {
+			p.fail()
+		}
+		ns := make([]need, 0, m)
+		for range m {
+			nd := need{h: handle{ns: str(), word: str(), entity: str(), qual: str()}}
+			k := p.count(4)
+			if k == 0 || k > maxProducers {
+				p.fail()
+			}
+			for range k {
+				if j := p.u32(); valid(j) {
+					nd.producers = append(nd.producers, j)
+				}
+			}
+			ns = append(ns, nd)
+		}
+		if p.err != nil {
+			break
+		}
+		c.needs[i] = ns
+	}
+	return c, p.err == nil
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -594,6 +707,9 @@ func (d *Discoverer) parseIndexBody(p *parser) (*fileCards, error) {
 			fc.keys = append(fc.keys, k)
 			fc.docs = append(fc.docs, dc)
 		}
+	}
+	if p.err == nil {
+		fc.companions, fc.hasCompanions = p.parseCompanions(len(fc.docs), str)
 	}
 	if p.err == nil && p.left != 0 {
 		p.fail()
