@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -40,7 +41,18 @@ func NewRegistry() *Registry {
 // if one is invalid ([ErrInvalidTool]) or its ID is already taken
 // ([ErrDuplicate]). The registry keeps its own copy of each tool's slices, so
 // the caller may reuse ts afterwards without affecting any [Snapshot].
-func (r *Registry) Add(ts ...Tool) error {
+func (r *Registry) Add(ts ...Tool) error { return r.add(ts, false) }
+
+// Adopt is [Registry.Add] for tools whose input schemas the caller hands
+// over: the registry keeps those bytes where they are instead of copying
+// them, so the caller must never write them again (as with the buffer
+// [bytes.NewBuffer] takes). Every other slice is copied as Add copies
+// it. A loader that has just decoded its tools saves the copy: 0.12 s
+// of a restart of 100,000 tools whose schemas all differ. Schemas equal
+// in content but apart in memory stay apart (Add shares one copy).
+func (r *Registry) Adopt(ts ...Tool) error { return r.add(ts, true) }
+
+func (r *Registry) add(ts []Tool, adopt bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := checkBatch(ts, func(t *Tool) error {
@@ -52,18 +64,18 @@ func (r *Registry) Add(ts ...Tool) error {
 	if err != nil {
 		return err
 	}
-	r.put(ts)
+	r.put(ts, adopt)
 	return nil
 }
 
 // checkBatch validates a batch of tools: each must be valid, pass check,
 // and have an ID no other tool of the batch has.
 func checkBatch(ts []Tool, check func(*Tool) error) error {
+	bad, invalid := validateAll(ts)
 	seen := make(map[string]bool, len(ts))
-	objects := make(objectSchemas, len(ts))
 	for i := range ts {
-		if err := ts[i].validate(objects); err != nil {
-			return err
+		if i == bad {
+			return invalid
 		}
 		if err := check(&ts[i]); err != nil {
 			return err
@@ -76,18 +88,65 @@ func checkBatch(ts []Tool, check func(*Tool) error) error {
 	return nil
 }
 
+// validateAll validates ts and returns the first invalid tool's position
+// and why (len(ts) and nil when every tool is valid). A big batch is
+// validated in contiguous parts on up to four goroutines, each with its
+// own memo of the schemas it scanned: at 100,000 tools whose schemas all
+// differ the scans take 0.1 s of CPU, most of a restart's registry work.
+func validateAll(ts []Tool) (int, error) {
+	const part = 8192
+	workers := min(4, runtime.GOMAXPROCS(0), (len(ts)+part-1)/part)
+	if workers <= 1 {
+		objects := make(objectSchemas, len(ts))
+		for i := range ts {
+			if err := ts[i].validate(objects); err != nil {
+				return i, err
+			}
+		}
+		return len(ts), nil
+	}
+	type failure struct {
+		at  int
+		err error
+	}
+	first := make([]failure, workers)
+	per := (len(ts) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*per, min((w+1)*per, len(ts))
+		wg.Go(func() {
+			objects := make(objectSchemas, hi-lo)
+			for i := lo; i < hi; i++ {
+				if err := ts[i].validate(objects); err != nil {
+					first[w] = failure{i, err}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range first { // the parts are in order
+		if f.err != nil {
+			return f.at, f.err
+		}
+	}
+	return len(ts), nil
+}
+
 // put registers copies of ts and publishes a snapshot; the caller holds
-// r.mu and has checked the batch.
-func (r *Registry) put(ts []Tool) {
+// r.mu and has checked the batch. With adopt, the copies keep the
+// schemas of ts.
+func (r *Registry) put(ts []Tool, adopt bool) {
 	if len(r.tools) == 0 {
 		// Sized once: a first batch of 100,000 tools grew it eight times.
 		r.tools = make(map[string]*Tool, len(ts))
 	}
-	// Sized for a batch whose schemas all differ: growing the two maps
-	// to 100,000 entries cost a third of their time.
-	c := copier{
-		byContent: make(map[string]json.RawMessage, len(ts)),
-		byAddr:    make(map[schemaAddr]json.RawMessage, len(ts)),
+	c := copier{adopt: adopt}
+	if !adopt {
+		// Sized for a batch whose schemas all differ: growing the two
+		// maps to 100,000 entries cost a third of their time.
+		c.byContent = make(map[string]json.RawMessage, len(ts))
+		c.byAddr = make(map[schemaAddr]json.RawMessage, len(ts))
 	}
 	for i := range ts {
 		r.tools[ts[i].ID] = c.own(ts[i])
@@ -101,6 +160,7 @@ func (r *Registry) put(ts []Tool) {
 // catalog loader already share them: a schema seen at the same address
 // and length is found without hashing its bytes again.
 type copier struct {
+	adopt     bool // keep the schemas as they are (Adopt)
 	byContent map[string]json.RawMessage
 	byAddr    map[schemaAddr]json.RawMessage
 }
@@ -113,7 +173,7 @@ func (c *copier) own(t Tool) *Tool {
 	t.Card.Tags = slices.Clone(t.Card.Tags)
 	t.Card.Examples = slices.Clone(t.Card.Examples)
 	t.Tenants = slices.Clone(t.Tenants)
-	if len(t.InputSchema) > 0 {
+	if len(t.InputSchema) > 0 && !c.adopt {
 		at := addrOf(t.InputSchema)
 		s, ok := c.byAddr[at]
 		if !ok {
@@ -151,7 +211,7 @@ func (r *Registry) ReplaceNamespace(ns string, ts []Tool) error {
 			delete(r.tools, id)
 		}
 	}
-	r.put(ts)
+	r.put(ts, false)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -54,20 +55,79 @@ func TestRegistryAdd(t *testing.T) {
 		// bytes is another schema.
 		{"schema shares the start of a valid one", sharedPrefix(), ErrInvalidTool},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := r.Snapshot()
-			err := r.Add(tt.add...)
-			if !errors.Is(err, tt.want) {
-				t.Errorf("%s: Add = %v, want %v", tt.name, err, tt.want)
-			}
-			if r.Snapshot() != before {
-				t.Errorf("%s: a failed Add published a new snapshot", tt.name)
-			}
-			if _, ok := r.Snapshot().Lookup("c/new"); ok {
-				t.Errorf("%s: a failed Add registered c/new", tt.name)
-			}
-		})
+	for _, m := range []struct {
+		name string
+		add  func(...Tool) error
+	}{{"Add", r.Add}, {"Adopt", r.Adopt}} {
+		for _, tt := range tests {
+			t.Run(m.name+"/"+tt.name, func(t *testing.T) {
+				before := r.Snapshot()
+				err := m.add(tt.add...)
+				if !errors.Is(err, tt.want) {
+					t.Errorf("%s = %v, want %v", m.name, err, tt.want)
+				}
+				if r.Snapshot() != before {
+					t.Errorf("a failed %s published a new snapshot", m.name)
+				}
+				if _, ok := r.Snapshot().Lookup("c/new"); ok {
+					t.Errorf("a failed %s registered c/new", m.name)
+				}
+			})
+		}
+	}
+}
+
+// TestRegistryAddBigBatch checks that a batch big enough to be validated
+// in parts reports its first invalid tool, whichever part finds one
+// first, and registers nothing.
+func TestRegistryAddBigBatch(t *testing.T) {
+	ts := make([]Tool, 40000)
+	for i := range ts {
+		ts[i] = tool(fmt.Sprintf("big/t%d", i))
+		ts[i].InputSchema = []byte(fmt.Sprintf(`{"type":"object","description":"tool %d"}`, i))
+	}
+	for _, bad := range []int{39999, 31000, 12345} {
+		ts[bad].InputSchema = []byte(`[1]`)
+	}
+	r := NewRegistry()
+	err := r.Add(ts...)
+	if !errors.Is(err, ErrInvalidTool) || !strings.Contains(err.Error(), `"big/t12345"`) {
+		t.Errorf("Add = %v, want the invalid schema of big/t12345", err)
+	}
+	if r.Snapshot().Len() != 0 {
+		t.Errorf("a failed Add registered %d tools", r.Snapshot().Len())
+	}
+	for _, bad := range []int{39999, 31000, 12345} {
+		ts[bad].InputSchema = nil
+	}
+	ts[20000] = tool("big/t1")
+	if err := r.Add(ts...); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("Add of a batch with a duplicate = %v, want %v", err, ErrDuplicate)
+	}
+	ts[20000] = tool("big/t20000")
+	if err := r.Add(ts...); err != nil || r.Snapshot().Len() != len(ts) {
+		t.Errorf("Add = %v and %d tools, want %d", err, r.Snapshot().Len(), len(ts))
+	}
+}
+
+// TestRegistryAdopt checks that Adopt keeps the schemas it is given and
+// copies every other slice, as Add does.
+func TestRegistryAdopt(t *testing.T) {
+	schema := []byte(`{"type":"object"}`)
+	scopes := []string{"read"}
+	a := tool("a/x")
+	a.InputSchema, a.Card.Scopes = schema, scopes
+	r := NewRegistry()
+	if err := r.Adopt(a); err != nil {
+		t.Fatal(err)
+	}
+	x := r.Snapshot().Tool(0)
+	if &x.InputSchema[0] != &schema[0] {
+		t.Error("Adopt copied the schema it was handed")
+	}
+	scopes[0] = "admin"
+	if x.Card.Scopes[0] != "read" {
+		t.Errorf("the adopted tool's scopes = %v after the caller changed its slice, want [read]", x.Card.Scopes)
 	}
 }
 

@@ -139,7 +139,7 @@ func run(o options) error {
 		return err
 	}
 	reg := tools.NewRegistry()
-	if err := reg.Add(files[0].Tools...); err != nil {
+	if err := reg.Adopt(files[0].Tools...); err != nil {
 		return err
 	}
 	files = nil
