@@ -139,7 +139,11 @@ func run(o options) error {
 		return err
 	}
 	reg := tools.NewRegistry()
-	if err := reg.Adopt(files[0].Tools...); err != nil {
+	add := reg.Add
+	if from == " from the cache" {
+		add = reg.Adopt // as the CLI does
+	}
+	if err := add(files[0].Tools...); err != nil {
 		return err
 	}
 	files = nil
