@@ -570,7 +570,6 @@ func (d *Discoverer) parseIndexFile(r io.Reader, size int64) (*fileCards, error)
 		return nil, errNotIndex
 	}
 	crc := crc32.New(crcTable)
-	// Peek needs the longest string or row in the buffer.
 	body := io.TeeReader(io.LimitReader(r, size-4), crc)
 	p := &parser{r: body, buf: make([]byte, 0, parseBuffer), left: size - 4}
 	if string(p.bytes(len(indexMagic))) != indexMagic {
