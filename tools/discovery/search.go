@@ -70,6 +70,15 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 	}
+	// widen adds, at w, the catalog's words for the synonyms of each of
+	// ts that no card uses (buildWiden).
+	widen := func(ts []string, w float64) {
+		for _, t := range ts {
+			for _, id := range x.widen[t] {
+				addID(id, w)
+			}
+		}
+	}
 	if baseline {
 		p.lang = detect(query)
 		s.words = a.Terms(s.words[:0], query, analysis.English)
@@ -111,12 +120,8 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			})
 		}
 		add(s.words, 1)
-		if p.lang == analysis.English && len(x.widen) > 0 {
-			for _, t := range s.words {
-				for _, id := range x.widen[t] {
-					addID(id, widenWeight)
-				}
-			}
+		if p.lang == analysis.English {
+			widen(s.words, widenWeight)
 		}
 		if p.lang == analysis.English && !namesObject(p.ids) {
 			if sn, ok := d.lex.Sense(s.words); ok && d.verbUse(text, s.words, sn) {
@@ -162,11 +167,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			// card uses is ("zapomnij": forget, which a catalog says
 			// as delete); widening every translated word cost the
 			// held-out dev split (docs/discovery.md).
-			for _, t := range lead {
-				for _, id := range x.widen[t] {
-					addID(id, widenWeight*translationWeight)
-				}
-			}
+			widen(lead, widenWeight*translationWeight)
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
 			s.words = a.Terms(s.words[:0], context[i], "")
