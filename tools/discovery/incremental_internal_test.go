@@ -30,6 +30,23 @@ func realTools(t testing.TB) []*tools.Tool {
 	return catalogtest.Snapshot(t, files...).Tools()
 }
 
+// handleTools are the real MCP catalogs' tools and a calendar's tools
+// that need a token or a meeting's id, with the tools that produce them:
+// an index of their copies has companions to compare and to save.
+func handleTools(t testing.TB) []*tools.Tool {
+	t.Helper()
+	ts := realTools(t)
+	for _, c := range []struct{ id, desc, schema string }{
+		{"cal/add_event", "Add an event to the user's calendar.", `{"type":"object","properties":{"title":{"type":"string"},"token":{"type":"string","description":"The user's authentication token."}},"required":["title","token"]}`},
+		{"cal/get_user_token", "Log a user in and return their authentication token.", `{"type":"object","properties":{"username":{"type":"string"}},"required":["username"]}`},
+		{"cal/cancel_meeting", "Cancel a meeting.", `{"type":"object","properties":{"meeting_id":{"type":"string"}},"required":["meeting_id"]}`},
+		{"cal/list_meetings", "List the user's meetings.", `{"type":"object","properties":{}}`},
+	} {
+		ts = append(ts, &tools.Tool{ID: c.id, Description: c.desc, InputSchema: json.RawMessage(c.schema)})
+	}
+	return ts
+}
+
 // sameIndex fails t unless a and b hold the same search structures.
 func sameIndex(t *testing.T, a, b *Index) {
 	t.Helper()
@@ -49,6 +66,9 @@ func sameIndex(t *testing.T, a, b *Index) {
 		{"keys", a.keys, b.keys},
 		{"companions", a.companions, b.companions},
 	}
+	if a.companions == nil && a.companionsBuilt {
+		t.Error("the index has no companions to compare: use a catalog with some (handleTools)")
+	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			if !reflect.DeepEqual(c.a, c.b) {
@@ -66,7 +86,7 @@ func sameIndex(t *testing.T, a, b *Index) {
 // values of unchanged tools), and checks that only the changed and added
 // tools are analysed again and that the index equals a full rebuild.
 func TestNamespaceUpdate(t *testing.T) {
-	ts, err := bigcatalog.Tools(realTools(t), 2000)
+	ts, err := bigcatalog.Tools(handleTools(t), 2000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +144,7 @@ func TestNamespaceUpdate(t *testing.T) {
 // the same search structures as one built from the catalog.
 func TestIndexFileEqualsBuild(t *testing.T) {
 	snap := catalogtest.Registry(t, func() []tools.Tool {
-		ts, err := bigcatalog.Tools(realTools(t), 1000)
+		ts, err := bigcatalog.Tools(handleTools(t), 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,18 +240,7 @@ func FuzzParseIndexFile(f *testing.F) {
 // and works them out again otherwise: for another catalog, and for a
 // file written without them.
 func TestIndexFileCompanions(t *testing.T) {
-	// The real catalogs and, copied across namespaces with them, tools
-	// that need a token or a meeting's id and tools that produce them.
-	base := realTools(t)
-	for _, c := range []struct{ id, desc, schema string }{
-		{"cal/add_event", "Add an event to the user's calendar.", `{"type":"object","properties":{"title":{"type":"string"},"token":{"type":"string","description":"The user's authentication token."}},"required":["title","token"]}`},
-		{"cal/get_user_token", "Log a user in and return their authentication token.", `{"type":"object","properties":{"username":{"type":"string"}},"required":["username"]}`},
-		{"cal/cancel_meeting", "Cancel a meeting.", `{"type":"object","properties":{"meeting_id":{"type":"string"}},"required":["meeting_id"]}`},
-		{"cal/list_meetings", "List the user's meetings.", `{"type":"object","properties":{}}`},
-	} {
-		base = append(base, &tools.Tool{ID: c.id, Description: c.desc, InputSchema: json.RawMessage(c.schema)})
-	}
-	ts, err := bigcatalog.Tools(base, 600)
+	ts, err := bigcatalog.Tools(handleTools(t), 600)
 	if err != nil {
 		t.Fatal(err)
 	}
