@@ -125,10 +125,15 @@ func run(o options) error {
 	// beside it.
 	var files []catalog.File
 	var from string
+	reg := tools.NewRegistry()
+	add := reg.Add
 	if o.index != "" {
 		var rep catalog.CacheReport
 		files, rep, err = catalog.LoadFilesCached(o.index+".catalog", o.catalog)
 		from = map[bool]string{true: " from the cache", false: " (cache missed)"}[rep.Hit]
+		if rep.Hit {
+			add = reg.Adopt // as the CLI does
+		}
 		if rep.Warning != nil {
 			fmt.Println("warning:", rep.Warning)
 		}
@@ -137,11 +142,6 @@ func run(o options) error {
 	}
 	if err != nil {
 		return err
-	}
-	reg := tools.NewRegistry()
-	add := reg.Add
-	if from == " from the cache" {
-		add = reg.Adopt // as the CLI does
 	}
 	if err := add(files[0].Tools...); err != nil {
 		return err
