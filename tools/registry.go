@@ -97,40 +97,35 @@ func validateAll(ts []Tool) (int, error) {
 	const part = 8192
 	workers := min(4, runtime.GOMAXPROCS(0), (len(ts)+part-1)/part)
 	if workers <= 1 {
-		objects := make(objectSchemas, len(ts))
-		for i := range ts {
-			if err := ts[i].validate(objects); err != nil {
-				return i, err
-			}
-		}
-		return len(ts), nil
+		return validateRange(ts, 0, len(ts))
 	}
-	type failure struct {
-		at  int
-		err error
-	}
-	first := make([]failure, workers)
+	at := make([]int, workers)
+	errs := make([]error, workers)
 	per := (len(ts) + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := w*per, min((w+1)*per, len(ts))
-		wg.Go(func() {
-			objects := make(objectSchemas, hi-lo)
-			for i := lo; i < hi; i++ {
-				if err := ts[i].validate(objects); err != nil {
-					first[w] = failure{i, err}
-					return
-				}
-			}
-		})
+		wg.Go(func() { at[w], errs[w] = validateRange(ts, w*per, min((w+1)*per, len(ts))) })
 	}
 	wg.Wait()
-	for _, f := range first { // the parts are in order
-		if f.err != nil {
-			return f.at, f.err
+	for w, err := range errs { // the parts are in order
+		if err != nil {
+			return at[w], err
 		}
 	}
 	return len(ts), nil
+}
+
+// validateRange validates ts[lo:hi] with a memo of the schemas it scans
+// and returns the first invalid tool's position and why (hi and nil when
+// all are valid).
+func validateRange(ts []Tool, lo, hi int) (int, error) {
+	objects := make(objectSchemas, hi-lo)
+	for i := lo; i < hi; i++ {
+		if err := ts[i].validate(objects); err != nil {
+			return i, err
+		}
+	}
+	return hi, nil
 }
 
 // put registers copies of ts and publishes a snapshot; the caller holds
