@@ -151,7 +151,10 @@ type Index struct {
 	total  int
 	// widen maps an English stem no card uses to the terms its lexicon
 	// synonyms analyse to (buildWiden).
-	widen    map[string][]uint32
+	widen map[string][]uint32
+	// cognates finds the terms a Spanish or Polish word spells
+	// (cognate.go); built on the first such request.
+	cognates cognateIndex
 	lastView atomic.Pointer[viewTokens]
 	// keys[i] is the key of tool i (toolKey), by which a card is reused
 	// across snapshots and index files; termStrings are the termTable's

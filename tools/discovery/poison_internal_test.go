@@ -12,21 +12,28 @@ import (
 
 // scoresOf returns the raw lexical score (the sum of BM25F impacts) and the
 // dense cosine of the tool id for query in an index of ts.
-func scoresOf(t *testing.T, ts []tools.Tool, id, query string) (lex, dense float64) {
+// indexed returns a default Discoverer and its index of ts.
+func indexed(t *testing.T, ts ...tools.Tool) (*Discoverer, *Index) {
 	t.Helper()
 	reg := tools.NewRegistry()
 	if err := reg.Add(ts...); err != nil {
 		t.Fatal(err)
 	}
-	snap := reg.Snapshot()
 	d, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := d.Index(context.Background(), snap)
+	x, err := d.Index(context.Background(), reg.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, x
+}
+
+func scoresOf(t *testing.T, ts []tools.Tool, id, query string) (lex, dense float64) {
+	t.Helper()
+	d, x := indexed(t, ts...)
+	snap := x.snap
 	i, ok := snap.Lookup(id)
 	if !ok {
 		t.Fatalf("no tool %s", id)

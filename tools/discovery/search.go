@@ -25,6 +25,10 @@ const (
 	contextWeight = 0.3
 	// translationWeight scales English terms added for a Spanish or Polish request.
 	translationWeight = 0.9
+	// cognateWeight scales, on top of translationWeight, the catalog's
+	// terms that an untranslated Spanish or Polish word spells
+	// (cognate.go).
+	cognateWeight = 1.0
 	// poolSize is how many of each side's best tools enter fusion.
 	poolSize = 100
 )
@@ -161,6 +165,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			add(s.words, translationWeight)
 			tr, acts, lead := translate(a, d.lex, &d.translations, text, p.lang)
 			add(tr, translationWeight)
+			s.cognates = x.cognateTerms(s.cognates[:0], a, d.lex, text, p.lang)
+			for _, id := range s.cognates {
+				addID(id, translationWeight*cognateWeight)
+			}
 			add(acts, translationWeight)
 			english = append(append(english, tr...), acts...)
 			// The command's English is widened as an English word no
@@ -188,20 +196,21 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 // scratch is per-query working memory, pooled. Between queries every
 // per-tool and per-term array is all zero; a query resets what it touched.
 type scratch struct {
-	acc     []float32 // lexical score per tool
-	ident   []bool    // identifier bonus given, per tool
-	touched []uint32  // tools with acc or ident set
-	cand    []scored
-	keys    []lexKey // the touched tools' positive scores, as keys
-	words   []string
-	toks    []string // a request's folded tokens, while looking for phrases
-	phrase  []string // the English words of its phrases
-	pterms  []string // and their terms
-	terms   []queryTerm
-	termAt  []int32 // per term id: 1 + its index in terms, during plan
-	qvec    []float32
-	nzDim   []int32   // the query vector's non-zero dimensions
-	nzVal   []float32 // and their values
+	cognates []uint32  // a request's cognate terms
+	acc      []float32 // lexical score per tool
+	ident    []bool    // identifier bonus given, per tool
+	touched  []uint32  // tools with acc or ident set
+	cand     []scored
+	keys     []lexKey // the touched tools' positive scores, as keys
+	words    []string
+	toks     []string // a request's folded tokens, while looking for phrases
+	phrase   []string // the English words of its phrases
+	pterms   []string // and their terms
+	terms    []queryTerm
+	termAt   []int32 // per term id: 1 + its index in terms, during plan
+	qvec     []float32
+	nzDim    []int32   // the query vector's non-zero dimensions
+	nzVal    []float32 // and their values
 	// embeddedFor is the text whose vector plan has put in nzDim and
 	// nzVal (not yet unit), from the tokens it analysed; "" when none.
 	// embedQuery uses it only for that very text.

@@ -1,0 +1,147 @@
+package discovery
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
+)
+
+// Cognates: a Spanish or Polish word that the lexicon does not translate is
+// often an international word spelt the language's way ("kolekcje",
+// "indeks", "migraciones", "rekordow", "sesion"), and the catalog's English
+// says the same word ("collection", "index", "migration", "record",
+// "session"). cognateTerms finds the catalog's terms such a word spells:
+// both are reduced to a skeleton (skeleton) and compared by their common
+// prefix, which must cover the English stem and be at least
+// cognateMinPrefix bytes, or be at least cognateLongPrefix bytes.
+const (
+	cognateMinPrefix  = 5
+	cognateLongPrefix = 6
+	// cognateMinWord is the shortest request word looked up: shorter
+	// words share prefixes with too many English ones.
+	cognateMinWord = 5
+)
+
+// skeleton appends to dst the folded word w with the spellings that
+// Spanish, Polish and English write differently for one sound made one:
+// Polish "cj" and Spanish "ci" before "on" as English "ti" ("-cja",
+// "-cion": "-tion"), Spanish "xion" as "ction", "ks" as "x", "k" and "q"
+// as "c", "w" as "v", "y" and "j" as "i", "ph" as "f", "th" as "t", and
+// doubled letters once.
+func skeleton(dst []byte, w string) []byte {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		rest := w[i:]
+		switch {
+		case strings.HasPrefix(rest, "cj"):
+			dst = appendOnce(dst, 't')
+			c = 'i'
+			i++
+		case strings.HasPrefix(rest, "cion"):
+			c = 't'
+		case strings.HasPrefix(rest, "xion"):
+			dst = appendOnce(dst, 'c')
+			c = 't'
+		case strings.HasPrefix(rest, "ks"):
+			c = 'x'
+			i++
+		case strings.HasPrefix(rest, "ph"):
+			c = 'f'
+			i++
+		case strings.HasPrefix(rest, "th"):
+			c = 't'
+			i++
+		case c == 'k' || c == 'q':
+			c = 'c'
+		case c == 'w':
+			c = 'v'
+		case c == 'y' || c == 'j':
+			c = 'i'
+		}
+		dst = appendOnce(dst, c)
+	}
+	return dst
+}
+
+// appendOnce appends c unless dst already ends in it.
+func appendOnce(dst []byte, c byte) []byte {
+	if n := len(dst); n > 0 && dst[n-1] == c {
+		return dst
+	}
+	return append(dst, c)
+}
+
+// cognateIndex maps the first cognateMinPrefix bytes of the skeleton of
+// every term the cards use to those terms and their skeletons. An index
+// builds it on the first Spanish or Polish request.
+type cognateIndex struct {
+	once sync.Once
+	m    map[string][]cognateTerm
+}
+
+type cognateTerm struct {
+	id   uint32
+	skel string
+}
+
+func (x *Index) cognateIndex() map[string][]cognateTerm {
+	c := &x.cognates
+	c.once.Do(func() {
+		c.m = map[string][]cognateTerm{}
+		var buf []byte
+		for t, id := range x.terms {
+			if len(x.postings[id]) == 0 || len(t) < cognateMinPrefix || isDigits(t) {
+				continue
+			}
+			buf = skeleton(buf[:0], t)
+			if len(buf) < cognateMinPrefix {
+				continue
+			}
+			k := string(buf[:cognateMinPrefix])
+			c.m[k] = append(c.m[k], cognateTerm{id, string(buf)})
+		}
+	})
+	return c.m
+}
+
+// cognateTerms appends to dst the catalog terms that the words of text
+// (in lang, Spanish or Polish) which the lexicon does not translate spell
+// as cognates, and returns dst.
+func (x *Index) cognateTerms(dst []uint32, a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []uint32 {
+	var m map[string][]cognateTerm
+	var buf []byte
+	for _, tok := range contentTokens(a, text, lang) {
+		if len(tok) < cognateMinWord || isDigits(tok) || lex.Translate(lang, tok) != nil {
+			continue
+		}
+		if x.uses(analysis.Stem(analysis.English, tok)) {
+			continue // an English word the cards use: the lexical side has it
+		}
+		if m == nil {
+			m = x.cognateIndex()
+		}
+		buf = skeleton(buf[:0], tok)
+		if len(buf) < cognateMinPrefix {
+			continue
+		}
+		for _, ct := range m[string(buf[:cognateMinPrefix])] {
+			n := commonPrefix(string(buf), ct.skel)
+			if n >= cognateLongPrefix || (n == len(ct.skel) && n >= cognateMinPrefix) {
+				dst = append(dst, ct.id)
+			}
+		}
+	}
+	return dst
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

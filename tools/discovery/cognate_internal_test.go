@@ -1,0 +1,74 @@
+package discovery
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
+)
+
+func TestSkeleton(t *testing.T) {
+	for _, row := range []struct{ word, want string }{
+		{"kolekcje", "colectie"},
+		{"collection", "colection"},
+		{"migraciones", "migrationes"},
+		{"conexion", "conection"},
+		{"indeks", "index"},
+		{"rekordow", "recordov"},
+		{"telephone", "telefone"},
+		{"automatyzacja", "automatizatia"},
+		{"", ""},
+	} {
+		t.Run(row.word, func(t *testing.T) {
+			if got := string(skeleton(nil, row.word)); got != row.want {
+				t.Errorf("skeleton(%q) = %q, want %q", row.word, got, row.want)
+			}
+		})
+	}
+}
+
+// TestCognateTerms checks which words of a Spanish or Polish request reach
+// a catalog's English terms by their spelling: untranslated words of five
+// letters or more whose skeleton covers a term's, and nothing else.
+func TestCognateTerms(t *testing.T) {
+	tool := func(name, desc string) tools.Tool {
+		return tools.Tool{ID: "db/" + name, Description: desc, Card: tools.Card{Name: name}}
+	}
+	d, x := indexed(t,
+		tool("list_collections", "List the collections of a database."),
+		tool("create_index", "Create an index on a collection."),
+		tool("list_migrations", "List the applied migrations."),
+		tool("count", "Count the documents of a collection."),
+		tool("get_session", "Get the current session."),
+	)
+	for _, row := range []struct {
+		name, text string
+		lang       analysis.Lang
+		want       []string // stems of the terms found, sorted
+	}{
+		{"polish inflected", "pokaz kolekcje w bazie", analysis.Polish, []string{"collect"}},
+		{"polish ks", "usun indeks email", analysis.Polish, []string{"index"}},
+		{"polish genitive", "ile dokumentow w kolekcji", analysis.Polish, []string{"collect"}}, // "dokumentow" is translated
+		{"translated word", "zmien status rekordow", analysis.Polish, nil},
+		{"spanish cion", "lista las migraciones aplicadas", analysis.Spanish, []string{"migrat"}},
+		{"spanish single s", "cierra la sesion", analysis.Spanish, []string{"session"}},
+		{"short word", "crea un indice", analysis.Spanish, nil},
+		{"no cognate", "pokaz szczegoly numeru", analysis.Polish, nil},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			var got []string
+			for _, id := range x.cognateTerms(nil, d.analyzer, d.lex, row.text, row.lang) {
+				for term, tid := range x.terms {
+					if tid == id {
+						got = append(got, term)
+					}
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, row.want) {
+				t.Errorf("cognateTerms(%q) = %q, want %q", row.text, got, row.want)
+			}
+		})
+	}
+}
