@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 func TestSkeleton(t *testing.T) {
@@ -30,16 +31,23 @@ func TestSkeleton(t *testing.T) {
 
 // TestCognateTerms checks which words of a Spanish or Polish request reach
 // a catalog's English terms by their spelling: untranslated words of five
-// letters or more whose skeleton covers a term's, and nothing else.
+// letters or more whose skeleton covers a term's, and nothing else. Its
+// lexicon translates one word, so that the embedded lists, which grow,
+// decide nothing here.
 func TestCognateTerms(t *testing.T) {
+	lex, err := lexicon.Build(&lexicon.Source{Polish: []lexicon.Entry{{Key: "rekordow", Values: []string{"record"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tool := func(name, desc string) tools.Tool {
 		return tools.Tool{ID: "db/" + name, Description: desc, Card: tools.Card{Name: name}}
 	}
-	d, x := indexed(t,
+	d, x := indexed(t, &Options{Lexicon: lex},
 		tool("list_collections", "List the collections of a database."),
 		tool("create_index", "Create an index on a collection."),
 		tool("list_migrations", "List the applied migrations."),
 		tool("count", "Count the documents of a collection."),
+		tool("update_records", "Update records of a table."),
 		tool("get_session", "Get the current session."),
 	)
 	for _, row := range []struct {
@@ -49,7 +57,7 @@ func TestCognateTerms(t *testing.T) {
 	}{
 		{"polish inflected", "pokaz kolekcje w bazie", analysis.Polish, []string{"collect"}},
 		{"polish ks", "usun indeks email", analysis.Polish, []string{"index"}},
-		{"polish genitive", "ile dokumentow w kolekcji", analysis.Polish, []string{"collect"}}, // "dokumentow" is translated
+		{"polish genitive", "ile dokumentow w kolekcji", analysis.Polish, []string{"collect", "document"}},
 		{"translated word", "zmien status rekordow", analysis.Polish, nil},
 		{"spanish cion", "lista las migraciones aplicadas", analysis.Spanish, []string{"migrat"}},
 		{"spanish single s", "cierra la sesion", analysis.Spanish, []string{"session"}},

@@ -143,13 +143,14 @@ func TestHeldoutFloors(t *testing.T) {
 			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
 		{"heldout", "test", 0.86, 0.70, map[string]float64{"en": 0.88, "es": 0.90, "pl": 0.80,
 			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.68, "paraphrase": 0.91}},
-		// The second set: no word of the lexicon was written after its
-		// requests. As recorded (5f47b1a) dev read 0.671 and test 0.580;
-		// cognates (cognate.go) took them to 0.699 and 0.610.
-		{"heldout2", "dev", 0.69, 0.52, map[string]float64{"en": 0.71, "es": 0.74, "pl": 0.62,
-			"direct": 0.82, "multi-word": 0.76, "no-overlap": 0.25, "paraphrase": 0.85}},
-		{"heldout2", "test", 0.61, 0.47, map[string]float64{"en": 0.56, "es": 0.57, "pl": 0.68,
-			"direct": 0.94, "multi-word": 0.82, "no-overlap": 0.15, "paraphrase": 0.60}},
+		// The second set. As recorded (5f47b1a) dev read 0.671 and test
+		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, and
+		// the es/pl business vocabulary written after its dev misses to
+		// 0.764 and 0.630.
+		{"heldout2", "dev", 0.76, 0.56, map[string]float64{"en": 0.71, "es": 0.85, "pl": 0.71,
+			"direct": 0.85, "multi-word": 0.80, "no-overlap": 0.38, "paraphrase": 0.92}},
+		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.68,
+			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.60}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)

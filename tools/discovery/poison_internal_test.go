@@ -12,14 +12,15 @@ import (
 
 // scoresOf returns the raw lexical score (the sum of BM25F impacts) and the
 // dense cosine of the tool id for query in an index of ts.
-// indexed returns a default Discoverer and its index of ts.
-func indexed(t *testing.T, ts ...tools.Tool) (*Discoverer, *Index) {
+// indexed returns a Discoverer configured by opts (nil: the default) and
+// its index of ts.
+func indexed(t *testing.T, opts *Options, ts ...tools.Tool) (*Discoverer, *Index) {
 	t.Helper()
 	reg := tools.NewRegistry()
 	if err := reg.Add(ts...); err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(nil)
+	d, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func indexed(t *testing.T, ts ...tools.Tool) (*Discoverer, *Index) {
 
 func scoresOf(t *testing.T, ts []tools.Tool, id, query string) (lex, dense float64) {
 	t.Helper()
-	d, x := indexed(t, ts...)
+	d, x := indexed(t, nil, ts...)
 	snap := x.snap
 	i, ok := snap.Lookup(id)
 	if !ok {
