@@ -1,11 +1,9 @@
 package discovery
 
 import (
+	"slices"
 	"strings"
 	"sync"
-
-	"github.com/toolgate/toolgate/tools/discovery/analysis"
-	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // Cognates: a Spanish or Polish word that the lexicon does not translate is
@@ -106,28 +104,22 @@ func (x *Index) cognateIndex() map[string][]cognateTerm {
 	return c.m
 }
 
-// cognateTerms appends to dst the catalog terms that the words of text
-// (in lang, Spanish or Polish) which the lexicon does not translate spell
-// as cognates, and returns dst.
-func (x *Index) cognateTerms(dst []uint32, a *analysis.Analyzer, lex *lexicon.Lexicon, text string, lang analysis.Lang) []uint32 {
-	var m map[string][]cognateTerm
-	var buf []byte
-	for _, tok := range contentTokens(a, text, lang) {
-		if len(tok) < cognateMinWord || isDigits(tok) || lex.Translate(lang, tok) != nil {
+// cognateTerms appends to dst the catalog terms that the untranslated
+// words of a Spanish or Polish request (translate's unknown) spell as
+// cognates, and returns dst. A word whose English reading the cards use
+// already reaches them.
+func (x *Index) cognateTerms(dst []uint32, unknown []unknownWord) []uint32 {
+	var buf [64]byte
+	for _, u := range unknown {
+		if len(u.word) < cognateMinWord || len(u.word) > len(buf) || isDigits(u.word) || slices.ContainsFunc(u.english, x.uses) {
 			continue
 		}
-		if x.uses(analysis.Stem(analysis.English, tok)) {
-			continue // an English word the cards use: the lexical side has it
-		}
-		if m == nil {
-			m = x.cognateIndex()
-		}
-		buf = skeleton(buf[:0], tok)
-		if len(buf) < cognateMinPrefix {
+		skel := skeleton(buf[:0], u.word)
+		if len(skel) < cognateMinPrefix {
 			continue
 		}
-		for _, ct := range m[string(buf[:cognateMinPrefix])] {
-			n := commonPrefix(string(buf), ct.skel)
+		for _, ct := range x.cognateIndex()[string(skel[:cognateMinPrefix])] {
+			n := commonPrefix(skel, ct.skel)
 			if n >= cognateLongPrefix || (n == len(ct.skel) && n >= cognateMinPrefix) {
 				dst = append(dst, ct.id)
 			}
@@ -136,7 +128,7 @@ func (x *Index) cognateTerms(dst []uint32, a *analysis.Analyzer, lex *lexicon.Le
 	return dst
 }
 
-func commonPrefix(a, b string) int {
+func commonPrefix(a []byte, b string) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {

@@ -66,7 +66,8 @@ func TestCognateTerms(t *testing.T) {
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			var got []string
-			for _, id := range x.cognateTerms(nil, d.analyzer, d.lex, row.text, row.lang) {
+			_, _, _, unknown := translate(d.analyzer, d.lex, nil, row.text, row.lang)
+			for _, id := range x.cognateTerms(nil, unknown) {
 				for term, tid := range x.terms {
 					if tid == id {
 						got = append(got, term)

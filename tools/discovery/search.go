@@ -163,9 +163,9 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			// Tool names and borrowed words ("pull request") stay English.
 			s.words = a.Terms(s.words[:0], text, analysis.English)
 			add(s.words, translationWeight)
-			tr, acts, lead := translate(a, d.lex, &d.translations, text, p.lang)
+			tr, acts, lead, unknown := translate(a, d.lex, &d.translations, text, p.lang)
 			add(tr, translationWeight)
-			s.cognates = x.cognateTerms(s.cognates[:0], a, d.lex, text, p.lang)
+			s.cognates = x.cognateTerms(s.cognates[:0], unknown)
 			for _, id := range s.cognates {
 				addID(id, translationWeight*cognateWeight)
 			}

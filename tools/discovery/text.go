@@ -45,13 +45,18 @@ func contentTokens(a *analysis.Analyzer, text string, lang analysis.Lang) []stri
 // that leads a request ("otwarte zgłoszenia", open issues) is no command.
 // lead is the English of the request's first word when it is such an
 // entry: the command, which the caller widens as it widens an English
-// request's words. c keeps each word's analysis (nil: none kept).
-func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text string, lang analysis.Lang) (terms, actions, lead []string) {
+// request's words. unknown holds the content words the lexicon does not
+// translate, with their English terms (for cognateTerms). c keeps each
+// word's analysis (nil: none kept).
+func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text string, lang analysis.Lang) (terms, actions, lead []string, unknown []unknownWord) {
 	toks := contentTokens(a, text, lang)
 	var stems []string
 	var from []int // the token each of stems comes from
 	for i, t := range toks {
 		tt := c.get(a, lex, lang, t)
+		if len(tt.all) == 0 {
+			unknown = append(unknown, unknownWord{t, tt.first})
+		}
 		terms = append(terms, tt.all...)
 		stems = append(stems, tt.first...)
 		for range tt.first {
@@ -68,7 +73,14 @@ func translate(a *analysis.Analyzer, lex *lexicon.Lexicon, c *transCache, text s
 		}
 		lead = stems[:n]
 	}
-	return terms, actions, lead
+	return terms, actions, lead, unknown
+}
+
+// unknownWord is a content word of a Spanish or Polish request that the
+// lexicon does not translate, and its terms read as English.
+type unknownWord struct {
+	word    string
+	english []string
 }
 
 // transTerms is what translate takes from one Spanish or Polish word: the

@@ -27,7 +27,7 @@ func TestTranslateSense(t *testing.T) {
 		{"english is not translated", "save the text to a file", analysis.English, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, got, _ := translate(a, lex, nil, c.text, c.lang)
+			_, got, _, _ := translate(a, lex, nil, c.text, c.lang)
 			if c.want == "" {
 				if got != nil {
 					t.Errorf("translate(%q) = %q, want none", c.text, got)
@@ -65,12 +65,12 @@ func TestTranslateCache(t *testing.T) {
 			if len(all) > 0 {
 				wantTerms = a.Terms(nil, strings.Join(all, " "), analysis.English)
 			}
-			gotTerms, wantActs, wantLead := translate(a, lex, nil, q.text, q.lang)
+			gotTerms, wantActs, wantLead, _ := translate(a, lex, nil, q.text, q.lang)
 			if !slices.Equal(gotTerms, wantTerms) {
 				t.Errorf("translate's terms = %q, the joined translations' = %q", gotTerms, wantTerms)
 			}
 			for round := range 2 {
-				terms, acts, lead := translate(a, lex, &c, q.text, q.lang)
+				terms, acts, lead, _ := translate(a, lex, &c, q.text, q.lang)
 				if !slices.Equal(terms, wantTerms) || !slices.Equal(acts, wantActs) || !slices.Equal(lead, wantLead) {
 					t.Errorf("round %d: translate through the cache = %q, %q; without it %q, %q", round, terms, acts, wantTerms, wantActs)
 				}
@@ -93,7 +93,7 @@ func TestTranslateLead(t *testing.T) {
 		{"a word no list has leads", "qwerty zapomnij", analysis.Polish, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, _, got := translate(a, lex, nil, c.text, c.lang); !slices.Equal(got, c.want) {
+			if _, _, got, _ := translate(a, lex, nil, c.text, c.lang); !slices.Equal(got, c.want) {
 				t.Errorf("translate(%q) lead = %q, want %q", c.text, got, c.want)
 			}
 		})
