@@ -196,21 +196,20 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 // scratch is per-query working memory, pooled. Between queries every
 // per-tool and per-term array is all zero; a query resets what it touched.
 type scratch struct {
-	cognates []uint32  // a request's cognate terms
-	acc      []float32 // lexical score per tool
-	ident    []bool    // identifier bonus given, per tool
-	touched  []uint32  // tools with acc or ident set
-	cand     []scored
-	keys     []lexKey // the touched tools' positive scores, as keys
-	words    []string
-	toks     []string // a request's folded tokens, while looking for phrases
-	phrase   []string // the English words of its phrases
-	pterms   []string // and their terms
-	terms    []queryTerm
-	termAt   []int32 // per term id: 1 + its index in terms, during plan
-	qvec     []float32
-	nzDim    []int32   // the query vector's non-zero dimensions
-	nzVal    []float32 // and their values
+	acc     []float32 // lexical score per tool
+	ident   []bool    // identifier bonus given, per tool
+	touched []uint32  // tools with acc or ident set
+	cand    []scored
+	keys    []lexKey // the touched tools' positive scores, as keys
+	words   []string
+	toks    []string // a request's folded tokens, while looking for phrases
+	phrase  []string // the English words of its phrases
+	pterms  []string // and their terms
+	terms   []queryTerm
+	termAt  []int32 // per term id: 1 + its index in terms, during plan
+	qvec    []float32
+	nzDim   []int32   // the query vector's non-zero dimensions
+	nzVal   []float32 // and their values
 	// embeddedFor is the text whose vector plan has put in nzDim and
 	// nzVal (not yet unit), from the tokens it analysed; "" when none.
 	// embedQuery uses it only for that very text.
@@ -221,6 +220,7 @@ type scratch struct {
 	fDocs       []uint32  // the tools with fIn set
 	fused       []fusedScore
 	pool        []scored
+	cognates    []uint32 // a Spanish or Polish request's cognate terms
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
