@@ -144,13 +144,14 @@ func TestHeldoutFloors(t *testing.T) {
 		{"heldout", "test", 0.86, 0.70, map[string]float64{"en": 0.88, "es": 0.90, "pl": 0.80,
 			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.68, "paraphrase": 0.91}},
 		// The second set. As recorded (5f47b1a) dev read 0.671 and test
-		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, and
-		// the es/pl business vocabulary written after its dev misses to
-		// 0.764 and 0.630.
-		{"heldout2", "dev", 0.76, 0.56, map[string]float64{"en": 0.71, "es": 0.85, "pl": 0.71,
-			"direct": 0.85, "multi-word": 0.80, "no-overlap": 0.38, "paraphrase": 0.92}},
-		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.68,
-			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.60}},
+		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, the
+		// es/pl business vocabulary written after its dev misses to 0.764
+		// and 0.630, and reading cue-less requests by their words
+		// (foreignLang) to 0.773 and 0.640.
+		{"heldout2", "dev", 0.77, 0.57, map[string]float64{"en": 0.71, "es": 0.85, "pl": 0.75,
+			"direct": 0.85, "multi-word": 0.80, "no-overlap": 0.43, "paraphrase": 0.92}},
+		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
+			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.63}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)

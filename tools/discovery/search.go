@@ -100,20 +100,31 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		s.phrase = s.phrase[:0]
 		if cut {
 			p.lang = detect(query)
-			s.words = a.Terms(s.words[:0], text, p.lang)
-			if phraseWeight > 0 {
-				a.TokensFunc(s.toks[:0], text, func(toks []string) {
+			a.TokensFunc(s.toks[:0], text, func(toks []string) {
+				if p.lang == analysis.English {
+					if f := foreignLang(a, d.lex, x, toks); f != "" {
+						p.lang = f
+					}
+				}
+				if phraseWeight > 0 {
 					s.phrase = phraseWords(s.phrase, a, d.lex, toks, p.lang)
-					clear(toks)
-					s.toks = toks[:0]
-				})
-			}
+				}
+				clear(toks)
+				s.toks = toks[:0]
+			})
+			s.words = a.Terms(s.words[:0], text, p.lang)
 		} else {
 			// One pass detects the language and analyses the words. An
 			// English request embeds what it embeds (text itself) from
 			// the same tokens: whatever languages the embedder's analyzer
 			// detects among, English wins there too.
+			foreign := analysis.Lang("")
 			s.words, p.lang = a.TermsDetectFunc(s.words[:0], text, func(toks []string, lang analysis.Lang) {
+				if lang == analysis.English {
+					if foreign = foreignLang(a, d.lex, x, toks); foreign != "" {
+						lang = foreign
+					}
+				}
 				if phraseWeight > 0 {
 					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
 				}
@@ -122,6 +133,12 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 					s.embeddedFor = text
 				}
 			})
+			if foreign != "" {
+				// Words detection could not place: read as the language
+				// they are words of (foreignLang).
+				p.lang = foreign
+				s.words = a.Terms(s.words[:0], text, p.lang)
+			}
 		}
 		add(s.words, 1)
 		if p.lang == analysis.English {

@@ -34,6 +34,61 @@ func contentTokens(a *analysis.Analyzer, text string, lang analysis.Lang) []stri
 	return out
 }
 
+// foreignLang returns the language, Spanish or Polish, that a request
+// detected as English is written in, judged by its words; "" when it is
+// English. Detection reads cue words and letters, and a short request
+// without accents or function words ("zmien status rekordow") has none,
+// so it falls back to English and its words go untranslated. Here a word
+// counts for English when it is an English stop word, an English word of
+// the lexicon or a term the cards use (read as English); for Spanish or
+// Polish when it is neither, and a stop word or a word of that language's
+// list (or its inflection). The language with more words than English and than the other
+// wins. A request with one of detection's English cue words ("the",
+// "my", "show") is English by evidence and returns at once, as do most
+// others in the second loop: none of their words is a Spanish or Polish
+// word as written.
+func foreignLang(a *analysis.Analyzer, lex *lexicon.Lexicon, x *Index, toks []string) analysis.Lang {
+	isForeign := func(l analysis.Lang, t string) bool {
+		return a.Detects(l) && (analysis.IsStopWord(l, t) || lex.Knows(l, t))
+	}
+	if slices.ContainsFunc(toks, analysis.IsEnglishCue) {
+		return ""
+	}
+	if !slices.ContainsFunc(toks, func(t string) bool {
+		return isForeign(analysis.Spanish, t) || isForeign(analysis.Polish, t)
+	}) {
+		return ""
+	}
+	// Counting, a word of the language's list may also be an inflection
+	// that only its stem finds ("rekordow").
+	reads := func(l analysis.Lang, t string) bool {
+		return a.Detects(l) && (analysis.IsStopWord(l, t) || lex.Translate(l, t) != nil)
+	}
+	var en, es, pl int
+	for _, t := range toks {
+		if isDigits(t) {
+			continue
+		}
+		if analysis.IsStopWord(analysis.English, t) || lex.KnowsEnglish(t) || x.uses(analysis.Stem(analysis.English, t)) {
+			en++
+			continue
+		}
+		if reads(analysis.Spanish, t) {
+			es++
+		}
+		if reads(analysis.Polish, t) {
+			pl++
+		}
+	}
+	switch {
+	case pl > en && pl > es:
+		return analysis.Polish
+	case es > en && es > pl:
+		return analysis.Spanish
+	}
+	return ""
+}
+
 // translate returns the English terms (analysed as English) of the words
 // of a Spanish or Polish text that the lexicon can translate, and the
 // actions of the verb-object sense (lexicon.Sense) that the text's

@@ -73,6 +73,13 @@ type Analyzer struct {
 	stems    *stemCache // nil: none
 }
 
+// Detects reports whether the Analyzer detects and analyses lang (English
+// always; Spanish and Polish unless Options.Languages leaves them out).
+func (a *Analyzer) Detects(lang Lang) bool {
+	i := langIndex(lang)
+	return i >= 0 && a.langs[i]
+}
+
 // New returns an Analyzer configured by opts (nil means defaults). Unknown
 // languages in opts.Languages are ignored; use NewChecked to reject them.
 func New(opts *Options) *Analyzer {

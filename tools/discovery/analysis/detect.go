@@ -18,6 +18,11 @@ pokaz znajdz utworz usun wyslij dodaj nowy nowa nowe moich`)
 	return m
 }()
 
+// IsEnglishCue reports whether the folded token is one of the words that
+// Detect counts for English alone ("the", "my", "show"): a request with
+// one is English by evidence, not by default.
+func IsEnglishCue(t string) bool { return cueWords[t] == 1 }
+
 func splitFields(s string) []string {
 	var out []string
 	start := -1

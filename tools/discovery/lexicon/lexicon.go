@@ -535,6 +535,32 @@ func (l *Lexicon) IsEntry(lang analysis.Lang, word string) bool {
 	return ok && !l.isForm[i][w]
 }
 
+// Knows reports whether the folded word is, exactly as written, a key of
+// the lexicon's list for lang ("es" or "pl") or an inflected form of one:
+// a look-up without stemming, which tells a Spanish or Polish word from
+// an English one cheaply.
+func (l *Lexicon) Knows(lang analysis.Lang, word string) bool {
+	i := transIndex(lang)
+	if i < 0 {
+		return false
+	}
+	_, ok := l.trans[i][word]
+	return ok
+}
+
+// KnowsEnglish reports whether the folded word, or its lemma when it is an
+// irregular form, is an English word of the lexicon, exactly as written.
+func (l *Lexicon) KnowsEnglish(word string) bool {
+	if _, ok := l.english[word]; ok {
+		return true
+	}
+	lemma, ok := l.irreg[word]
+	if ok {
+		_, ok = l.english[lemma]
+	}
+	return ok
+}
+
 // Concepts appends to dst the concepts of one folded token and returns the
 // extended slice. For lang "en" the token is read as English; for "es" or
 // "pl" it is translated first and the concepts of its English words are
