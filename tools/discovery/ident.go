@@ -20,10 +20,11 @@ const (
 	idRepo                 // owner/repo
 	idKey                  // ACC-12345, PROJ-123, INV-1024
 	idNumber               // #94218, "issue 1234"
+	idSQL                  // SELECT count(*) FROM users
 	numKinds
 )
 
-var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number"}
+var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql"}
 
 func (k idKind) String() string { return kindNames[k] }
 
@@ -45,11 +46,24 @@ var (
 	reRepo   = regexp.MustCompile(`(?:^|[\s"'(])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:$|[\s"'),.;:?!])`)
 	reKey    = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
 	reHash   = regexp.MustCompile(`#(\d+)\b`)
+	// reSQL is a SQL statement written into a request, from its keyword
+	// to the end of the line: what only a tool that runs SQL can take.
+	// Keywords in capitals are SQL enough; in lower case a statement needs
+	// a mark that English lacks ("select count(", "delete from t where",
+	// "update t set c ="), so that "delete from my inbox" stays a request.
+	reSQL = regexp.MustCompile(`(?:\b(?:SELECT\s.+?\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|(?:CREATE|ALTER|DROP|TRUNCATE)\s+(?:TABLE|INDEX|VIEW|SCHEMA))\b` +
+		`|(?i:\bselect\s+(?:\*|count\s*\(|distinct\b|[\w.]+\s*,)[^\n]*?\bfrom\b)` +
+		`|(?i:\binsert\s+into\s+[\w."]+\s*(?:\(|values\b))` +
+		`|(?i:\bdelete\s+from\s+[\w."]+\s+where\b)` +
+		`|(?i:\bupdate\s+[\w."]+\s+set\s+[\w."]+\s*=)` +
+		`|(?i:\b(?:create|alter)\s+table\s+[\w."]+\s*\())[^\n]*`)
 	reNumRef = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
 )
 
-// identifiers extracts the exact ids in text, at most one per value.
-func identifiers(text string) []identifier {
+// identifiers extracts the exact ids in text, at most one per value. A
+// SQL statement is looked for only when sql is true (a catalog with a tool
+// that takes one: the look costs a pass over the text).
+func identifiers(text string, sql bool) []identifier {
 	if len(text) > 4096 {
 		text = text[:4096]
 	}
@@ -65,9 +79,16 @@ func identifiers(text string) []identifier {
 	// Cheap byte tests skip the expressions that cannot match.
 	has := func(chars string) bool { return strings.ContainsAny(text, chars) }
 	rest := text
-	if strings.Contains(text, "://") {
+	if sql && mayHaveSQL(text) {
+		var ms []string
+		ms, rest = findCut(reSQL, rest, 8)
+		for _, m := range ms {
+			add(idSQL, strings.TrimSpace(m))
+		}
+	}
+	if strings.Contains(rest, "://") {
 		var us []string
-		us, rest = findCut(reURL, text, 8)
+		us, rest = findCut(reURL, rest, 8)
 		for _, u := range us {
 			add(idURL, strings.TrimRight(u, ".,;:)?!"))
 		}
@@ -280,6 +301,70 @@ func mayHaveExt(text string) bool {
 	return false
 }
 
+// mayHaveSQL guards reSQL: one of its statements' pairs of words, each
+// word in any case at the start of a word ("select" and "from", "update"
+// and "set", "create" and "table"). One pass marks the words seen.
+func mayHaveSQL(text string) bool {
+	var seen uint16
+	for i := 0; i < len(text); i++ {
+		if i > 0 && isAlnum(text[i-1]) {
+			continue
+		}
+		c := lower(text[i])
+		if c < 'a' || c > 'z' {
+			continue
+		}
+		for _, k := range sqlByLetter[c-'a'] {
+			w := sqlWords[k]
+			if len(text)-i >= len(w) && lower(text[i+1]) == w[1] && containsFold(text[i+2:i+len(w)], w[2:]) {
+				seen |= 1 << k
+			}
+		}
+	}
+	has := func(ws ...int) bool {
+		for _, w := range ws {
+			if seen&(1<<w) != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return has(sqlSelect) && has(sqlFrom) || has(sqlInsert) && has(sqlInto) || has(sqlUpdate) && has(sqlSet) ||
+		has(sqlDelete) && has(sqlFrom) || has(sqlCreate, sqlAlter, sqlDrop, sqlTruncate) && has(sqlTable, sqlIndex, sqlView, sqlSchema)
+}
+
+// sqlWords are the words mayHaveSQL looks for, numbered by the constants
+// below.
+var sqlWords = [...]string{"select", "from", "insert", "into", "update", "set", "delete", "create", "alter",
+	"drop", "truncate", "table", "index", "view", "schema"}
+
+// sqlByLetter lists, by first letter, the numbers of the sqlWords that
+// start with it.
+var sqlByLetter = func() (by [26][]uint8) {
+	for k, w := range sqlWords {
+		by[w[0]-'a'] = append(by[w[0]-'a'], uint8(k))
+	}
+	return by
+}()
+
+const (
+	sqlSelect = iota
+	sqlFrom
+	sqlInsert
+	sqlInto
+	sqlUpdate
+	sqlSet
+	sqlDelete
+	sqlCreate
+	sqlAlter
+	sqlDrop
+	sqlTruncate
+	sqlTable
+	sqlIndex
+	sqlView
+	sqlSchema
+)
+
 // mayHaveNumRef guards reNumRef: a digit that follows, past an optional
 // '#' and spaces, one of the expression's keywords (ASCII, any case). Near
 // a byte above ASCII it says yes, since (?i) also folds non-ASCII letters
@@ -416,6 +501,7 @@ var nameKinds = []struct {
 	{idRepo, []string{"repo", "repository", "owner", "project"}},
 	{idKey, []string{"account", "invoice", "ticket", "key", "order", "sku", "reference", "ref", "code"}},
 	{idNumber, []string{"number", "issue", "pull", "index", "id", "num", "no"}},
+	{idSQL, []string{"sql", "statement", "statements"}}, // not "query": a search's too
 }
 
 func paramAcceptors(name string, s map[string]any) []acceptor {

@@ -21,6 +21,8 @@ var prefilterCases = []string{
 	"golang/go", "\"a/b\"", "(a-b/c.d)", "a/b.", "a/b.c^", "a/b^", "_a/b", "-a/b", "a./b?", "x a/b!c", "a/bé", "ab/ c",
 	"x.tar", "a.jpeg.", "a-.yml", "_.c", "x.cpp2", "x.cppé", "x.Txt", "a.mp3_", "a.env",
 	"see https://a.b/c, https://a.b/c and x@y.org; z@w.io at example.com.", strings.Repeat("https://x.io a@b.co c.dev ", 10),
+	"SELECT name FROM users", "run select count(*) from orders where x=1", "xselect * from t", "DELETE FROM t WHERE id=1",
+	"insert into t (a) values (1)", "update t set a = 1", "Create Table x (a int)", "DROP TABLE t; then\nselect * from u",
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -38,6 +40,7 @@ func checkPrefilters(t *testing.T, s string) {
 		{"key", reKey, func(s string) bool { return mayHave(s, '-', isKeyByte, isDigit) }},
 		{"hash", reHash, func(s string) bool { return mayHave(s, '#', func(byte) bool { return true }, isDigit) }},
 		{"numref", reNumRef, mayHaveNumRef},
+		{"sql", reSQL, mayHaveSQL},
 	}
 	for _, g := range guards {
 		t.Run(g.name, func(t *testing.T) {
@@ -50,7 +53,7 @@ func checkPrefilters(t *testing.T, s string) {
 	for _, c := range []struct {
 		name string
 		re   *regexp.Regexp
-	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}} {
+	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}, {"sql-cut", reSQL}} {
 		t.Run(c.name, func(t *testing.T) {
 			ms, rest := findCut(c.re, s, 8)
 			if want := c.re.FindAllString(s, 8); !slices.Equal(ms, want) {
@@ -84,6 +87,42 @@ func FuzzIdentifierPrefilters(f *testing.F) {
 	f.Fuzz(checkPrefilters)
 }
 
+// TestSQLStatements checks which requests carry a SQL statement (cut from
+// the request and given to the tools that take SQL) and which only use
+// SQL's words in English.
+func TestSQLStatements(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"ejecuta en neon: SELECT count(*) FROM users", "SELECT count(*) FROM users"},
+		{"run select name, email from customers where plan='pro'", "select name, email from customers where plan='pro'"},
+		{"please DELETE FROM sessions WHERE expired", "DELETE FROM sessions WHERE expired"},
+		{"insert into events (kind) values ('x')\nthen list them", "insert into events (kind) values ('x')"},
+		{"update orders set status = 'paid' where id = 4", "update orders set status = 'paid' where id = 4"},
+		{"create table notes (id int)", "create table notes (id int)"},
+		{"delete from my inbox all the spam", ""},
+		{"select all from the list and archive them", ""},
+		{"update the ticket set to high priority", ""},
+		{"create a table of contents", ""},
+		{"drop the table from the report", ""},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			var got string
+			for _, id := range identifiers(tc.text, true) {
+				if id.kind == idSQL {
+					got = id.value
+				}
+			}
+			if got != tc.want {
+				t.Errorf("identifiers(%q) has SQL %q, want %q", tc.text, got, tc.want)
+			}
+			for _, id := range identifiers(tc.text, false) {
+				if id.kind == idSQL {
+					t.Errorf("identifiers(%q, false) has SQL %q: a catalog without SQL tools looks for none", tc.text, id.value)
+				}
+			}
+		})
+	}
+}
+
 func TestBareDomains(t *testing.T) {
 	for _, tc := range []struct {
 		text string
@@ -97,7 +136,7 @@ func TestBareDomains(t *testing.T) {
 		{"a node.js app for x.company, e.g. this", []identifier{{idPath, "node.js"}}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
-			got := identifiers(tc.text)
+			got := identifiers(tc.text, true)
 			if len(got) != len(tc.want) {
 				t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
 				return

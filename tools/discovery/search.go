@@ -88,10 +88,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		s.words = a.Terms(s.words[:0], query, analysis.English)
 		add(s.words, 1)
 	} else {
-		p.ids = identifiers(query)
+		p.ids = identifiers(query, len(x.kinds[idSQL]) > 0)
 		text, cut := query, false
 		for _, id := range p.ids {
-			if id.kind == idURL || id.kind == idEmail || id.kind == idPath {
+			if id.kind == idURL || id.kind == idEmail || id.kind == idPath || id.kind == idSQL {
 				text, cut = strings.ReplaceAll(text, id.value, " "), true
 			}
 		}
