@@ -41,12 +41,12 @@ func contentTokens(a *analysis.Analyzer, text string, lang analysis.Lang) []stri
 // so it falls back to English and its words go untranslated. Here a word
 // counts for English when it is an English stop word, an English word of
 // the lexicon or a term the cards use (read as English); for Spanish or
-// Polish when it is neither, and a stop word or a word of that language's
-// list (or its inflection). The language with more words than English and than the other
-// wins. A request with one of detection's English cue words ("the",
-// "my", "show") is English by evidence and returns at once, as do most
-// others in the second loop: none of their words is a Spanish or Polish
-// word as written.
+// Polish when it is neither, and a stop word or a word (or inflection) of
+// that language's list. The language with more words than English and
+// than the other wins. A request with one of detection's English cue
+// words ("the", "my", "show") is English by evidence and returns at once,
+// as do most others at the second test: none of their words is a Spanish
+// or Polish word as written.
 func foreignLang(a *analysis.Analyzer, lex *lexicon.Lexicon, x *Index, toks []string) analysis.Lang {
 	isForeign := func(l analysis.Lang, t string) bool {
 		return a.Detects(l) && (analysis.IsStopWord(l, t) || lex.Knows(l, t))
