@@ -79,35 +79,6 @@ func TestCognateTerms(t *testing.T) {
 	}
 }
 
-// TestForeignLang checks which requests that detection leaves in English
-// (no cue word, no accent) are read as Spanish or Polish by their words,
-// and that English ones, and an analyzer without those languages, stay.
-func TestForeignLang(t *testing.T) {
-	_, x := indexed(t, nil,
-		dbTool("update_records", "Update the status of records."),
-		dbTool("export_data", "Export data as CSV."),
-	)
-	for _, row := range []struct {
-		name, text string
-		langs      []analysis.Lang // the analyzer's (nil: all)
-		want       analysis.Lang
-	}{
-		{"polish, no cue", "zmien status rekordow", nil, analysis.Polish},
-		{"spanish, no cue", "borrar registros viejos", nil, analysis.Spanish},
-		{"english cue word", "zmien the status", nil, ""},
-		{"english words", "export data records", nil, ""},
-		{"english only analyzer", "zmien status rekordow", []analysis.Lang{analysis.English}, ""},
-	} {
-		t.Run(row.name, func(t *testing.T) {
-			a := analysis.New(&analysis.Options{Languages: row.langs})
-			toks := a.Tokens(nil, row.text)
-			if got := foreignLang(a, lexicon.Default(), x, toks); got != row.want {
-				t.Errorf("foreignLang(%q) = %q, want %q", row.text, got, row.want)
-			}
-		})
-	}
-}
-
 // dbTool is a tool of namespace db with name and description.
 func dbTool(name, desc string) tools.Tool {
 	return tools.Tool{ID: "db/" + name, Description: desc, Card: tools.Card{Name: name}}

@@ -88,12 +88,10 @@ func TestHeldoutReport(t *testing.T) {
 	if !*report {
 		t.Skip("run with -discovery.report")
 	}
-	for _, split := range []string{"dev", "test", "2-dev", "2-test"} {
-		set, sp, two := strings.Cut(split, "-")
-		if !two {
-			set, sp = "", split
-		}
-		ds := heldoutSet(t, "heldout"+set, sp)
+	for _, sp := range []struct{ set, split string }{
+		{"heldout", "dev"}, {"heldout", "test"}, {"heldout2", "dev"}, {"heldout2", "test"},
+	} {
+		ds := heldoutSet(t, sp.set, sp.split)
 		for _, mix := range []bool{false, true} {
 			name := ds.name
 			if mix {
