@@ -21,10 +21,11 @@ const (
 	idKey                  // ACC-12345, PROJ-123, INV-1024
 	idNumber               // #94218, "issue 1234"
 	idSQL                  // SELECT count(*) FROM users
+	idPhone                // +14155550123, +48 600 123 456, (415) 555-0100
 	numKinds
 )
 
-var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql"}
+var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql", "phone"}
 
 func (k idKind) String() string { return kindNames[k] }
 
@@ -57,6 +58,11 @@ var (
 		`|(?i:\bdelete\s+from\s+[\w."]+\s+where\b)` +
 		`|(?i:\bupdate\s+[\w."]+\s+set\s+[\w."]+\s*=)` +
 		`|(?i:\b(?:create|alter)\s+table\s+[\w."]+\s*\())[^\n]*`)
+	// rePhone is a telephone number: international (a plus, then 7 to 15
+	// digits, which single spaces, dots, dashes or parentheses may group)
+	// or the North American national forms "(415) 555-0100" and
+	// "415-555-0100". A date (2026-12-05) or a version has other groups.
+	rePhone  = regexp.MustCompile(`(?:\+\d(?:[\s.()-]{0,2}\d){6,14}|\(\d{3}\)\s?\d{3}[-.\s]\d{4}|\b\d{3}[-.]\d{3}[-.]\d{4})\b`)
 	reNumRef = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
 )
 
@@ -128,6 +134,13 @@ func identifiers(text string, sql bool) []identifier {
 	}
 	if !has("0123456789") {
 		return out
+	}
+	if mayHavePhone(rest) {
+		var ms []string
+		ms, rest = findCut(rePhone, rest, 8)
+		for _, m := range ms {
+			add(idPhone, m)
+		}
 	}
 	if mayHave(rest, '-', isKeyByte, isDigit) {
 		for _, m := range reKey.FindAllString(rest, 8) {
@@ -365,6 +378,24 @@ const (
 	sqlSchema
 )
 
+// mayHavePhone guards rePhone: a plus before a digit, or a dash, a dot or
+// a closing parenthesis between two digits or a digit and a space.
+func mayHavePhone(text string) bool {
+	for i := 0; i+1 < len(text); i++ {
+		switch text[i] {
+		case '+':
+			if isDigit(text[i+1]) {
+				return true
+			}
+		case '-', '.', ')':
+			if i > 0 && isDigit(text[i-1]) && (isDigit(text[i+1]) || text[i] == ')' && text[i+1] == ' ') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // mayHaveNumRef guards reNumRef: a digit that follows, past an optional
 // '#' and spaces, one of the expression's keywords (ASCII, any case). Near
 // a byte above ASCII it says yes, since (?i) also folds non-ASCII letters
@@ -502,6 +533,40 @@ var nameKinds = []struct {
 	{idKey, []string{"account", "invoice", "ticket", "key", "order", "sku", "reference", "ref", "code"}},
 	{idNumber, []string{"number", "issue", "pull", "index", "id", "num", "no"}},
 	{idSQL, []string{"sql", "statement", "statements"}}, // not "query": a search's too
+	{idPhone, []string{"phone", "telephone", "tel", "mobile", "msisdn", "sms", "caller", "callee"}},
+}
+
+// phoneDescWords bounds how far into a parameter's description "phone
+// number" may stand for the parameter to take one ("The phone number to
+// call", "Only show calls made to this phone number"), and not only to be
+// about one ("A descriptive string that you created to describe this
+// phone number").
+const phoneDescWords = 8
+
+// describesPhone reports whether a parameter's description says it takes
+// a telephone number: E.164 anywhere, or "phone number" (not "phone
+// numbers": a count or a filter of them) among its first phoneDescWords
+// words.
+func describesPhone(desc string) bool {
+	if desc == "" {
+		return false
+	}
+	if strings.Contains(desc, "E.164") || strings.Contains(desc, "E164") {
+		return true
+	}
+	words := 0
+	for i := 0; i < len(desc) && words < phoneDescWords; i++ {
+		if desc[i] == ' ' {
+			words++
+			continue
+		}
+		const pn = "phone number"
+		if end := i + len(pn); (i == 0 || desc[i-1] == ' ') && end <= len(desc) && strings.EqualFold(desc[i:end], pn) &&
+			(end == len(desc) || !isLetter(desc[end])) {
+			return true
+		}
+	}
+	return false
 }
 
 func paramAcceptors(name string, s map[string]any) []acceptor {
@@ -514,6 +579,9 @@ func paramAcceptors(name string, s map[string]any) []acceptor {
 		out = append(out, acceptor{kind: idURL, strong: true})
 	case "email", "idn-email":
 		out = append(out, acceptor{kind: idEmail, strong: true})
+	}
+	if d, _ := s["description"].(string); describesPhone(d) {
+		out = append(out, acceptor{kind: idPhone})
 	}
 	words := splitName(name)
 	for _, nk := range nameKinds {

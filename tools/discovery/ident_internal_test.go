@@ -23,6 +23,8 @@ var prefilterCases = []string{
 	"see https://a.b/c, https://a.b/c and x@y.org; z@w.io at example.com.", strings.Repeat("https://x.io a@b.co c.dev ", 10),
 	"SELECT name FROM users", "run select count(*) from orders where x=1", "xselect * from t", "DELETE FROM t WHERE id=1",
 	"insert into t (a) values (1)", "update t set a = 1", "Create Table x (a int)", "DROP TABLE t; then\nselect * from u",
+	"text +14155550123 now", "+48 600 123 456", "+1 (415) 555-0100", "(415) 555-0100", "(415)555-0100", "415-555-0100",
+	"415.555.0100", "415 555 0100", "+1-415-555-0100.", "+12", "a+1234567b", "2026-12-05", "v1.2.3", "10.0.0.1", "(415)  555-0100",
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -41,6 +43,7 @@ func checkPrefilters(t *testing.T, s string) {
 		{"hash", reHash, func(s string) bool { return mayHave(s, '#', func(byte) bool { return true }, isDigit) }},
 		{"numref", reNumRef, mayHaveNumRef},
 		{"sql", reSQL, mayHaveSQL},
+		{"phone", rePhone, mayHavePhone},
 	}
 	for _, g := range guards {
 		t.Run(g.name, func(t *testing.T) {
@@ -53,7 +56,7 @@ func checkPrefilters(t *testing.T, s string) {
 	for _, c := range []struct {
 		name string
 		re   *regexp.Regexp
-	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}, {"sql-cut", reSQL}} {
+	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}, {"sql-cut", reSQL}, {"phone-cut", rePhone}} {
 		t.Run(c.name, func(t *testing.T) {
 			ms, rest := findCut(c.re, s, 8)
 			if want := c.re.FindAllString(s, 8); !slices.Equal(ms, want) {
@@ -87,6 +90,17 @@ func FuzzIdentifierPrefilters(f *testing.F) {
 	f.Fuzz(checkPrefilters)
 }
 
+// valueOf is the value of the last of ids of kind k, "" when none is.
+func valueOf(ids []identifier, k idKind) string {
+	v := ""
+	for _, id := range ids {
+		if id.kind == k {
+			v = id.value
+		}
+	}
+	return v
+}
+
 // TestSQLStatements checks which requests carry a SQL statement (cut from
 // the request and given to the tools that take SQL) and which only use
 // SQL's words in English.
@@ -105,19 +119,62 @@ func TestSQLStatements(t *testing.T) {
 		{"drop the table from the report", ""},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
-			var got string
-			for _, id := range identifiers(tc.text, true) {
-				if id.kind == idSQL {
-					got = id.value
-				}
-			}
-			if got != tc.want {
+			if got := valueOf(identifiers(tc.text, true), idSQL); got != tc.want {
 				t.Errorf("identifiers(%q) has SQL %q, want %q", tc.text, got, tc.want)
 			}
-			for _, id := range identifiers(tc.text, false) {
-				if id.kind == idSQL {
-					t.Errorf("identifiers(%q, false) has SQL %q: a catalog without SQL tools looks for none", tc.text, id.value)
-				}
+			if got := valueOf(identifiers(tc.text, false), idSQL); got != "" {
+				t.Errorf("identifiers(%q, false) has SQL %q: a catalog without SQL tools looks for none", tc.text, got)
+			}
+		})
+	}
+}
+
+// TestPhoneNumbers checks which requests carry a telephone number (cut
+// from the request and given to the tools that take one) and which only
+// have digits in a number's other shapes.
+func TestPhoneNumbers(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"text +14155550123 that the package has shipped", "+14155550123"},
+		{"wyślij SMS na +48 600 123 456", "+48 600 123 456"},
+		{"call +1 (415) 555-0100 from our number", "+1 (415) 555-0100"},
+		{"llama al (415) 555-0100", "(415) 555-0100"},
+		{"call 415-555-0100 back", "415-555-0100"},
+		{"the release of 2026-12-05", ""},
+		{"upgrade to v1.2.3 on 10.0.0.1", ""},
+		{"raise the price by +15 percent", ""},
+		{"invoice 1234567", ""},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			if got := valueOf(identifiers(tc.text, true), idPhone); got != tc.want {
+				t.Errorf("identifiers(%q) has phone %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPhoneAcceptors checks which parameters take a telephone number: by
+// name, by E.164 in the description, or by "phone number" near its start.
+func TestPhoneAcceptors(t *testing.T) {
+	for _, tc := range []struct {
+		name, desc string
+		want       bool
+	}{
+		{"PhoneNumber", "", true},
+		{"to_mobile", "", true},
+		{"To", "The recipient's phone number in [E.164](https://example.com/e164) format.", true},
+		{"To", "The phone number, SIP address, or client identifier to call.", true},
+		{"To", "Only show calls made to this phone number, SIP address or SIM SID.", true},
+		{"FriendlyName", "A descriptive string that you created to describe this phone number.", false},
+		{"to", "The recipient's email address.", false},
+		{"limit", "How many phone numbers to return, at most.", false},
+	} {
+		t.Run(tc.name+" "+tc.desc, func(t *testing.T) {
+			got := false
+			for _, a := range paramAcceptors(tc.name, map[string]any{"type": "string", "description": tc.desc}) {
+				got = got || a.kind == idPhone
+			}
+			if got != tc.want {
+				t.Errorf("paramAcceptors(%q, %q) takes a phone: %v, want %v", tc.name, tc.desc, got, tc.want)
 			}
 		})
 	}

@@ -35,7 +35,8 @@ func TestRankDump(t *testing.T) {
 	}
 	w := bufio.NewWriter(f)
 	sets := []dataset{publicDataset(t, "metatool", 0), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0),
-		realMCP(t), realMCPNatural(t), heldout(t, "dev")}
+		realMCP(t), realMCPNatural(t), realMCPSet(t, "real-mcp-espl", "real-mcp-espl.jsonl"), heldout(t, "dev"),
+		heldoutSet(t, "heldout2", "dev")}
 	syn := dataset{name: "synthetic-3000", snap: syntheticCatalog(t, 3000), queries: realMCP(t).queries}
 	sets = append(sets, syn)
 	configs := []struct {

@@ -91,7 +91,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		p.ids = identifiers(query, len(x.kinds[idSQL]) > 0)
 		text, cut := query, false
 		for _, id := range p.ids {
-			if id.kind == idURL || id.kind == idEmail || id.kind == idPath || id.kind == idSQL {
+			if id.kind == idURL || id.kind == idEmail || id.kind == idPath || id.kind == idSQL || id.kind == idPhone {
 				text, cut = strings.ReplaceAll(text, id.value, " "), true
 			}
 		}
