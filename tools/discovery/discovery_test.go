@@ -172,6 +172,53 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 	}
 }
 
+// TestPhoneNumberFavoursToolsThatTakeOne: a telephone number goes to the
+// tools whose parameters take one, by name or by an E.164 description.
+func TestPhoneNumberFavoursToolsThatTakeOne(t *testing.T) {
+	schema := func(props string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+	}
+	sms := tool("tel/create_message", "Create a new message resource")
+	sms.InputSchema = schema(`"To":{"type":"string","description":"The recipient's phone number in E.164 format."}`)
+	mail := tool("mail/create_message", "Create a new message resource")
+	mail.InputSchema = schema(`"to":{"type":"string","description":"The recipient's address."}`)
+	snap := catalogtest.Registry(t, mail, sms).Snapshot()
+	d := newDiscoverer(t, nil)
+	for _, q := range []string{"create a message to +14155550123", "create a message to (415) 555-0100"} {
+		t.Run(q, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(sl); got[0] != sms.ID || !sl.Candidates[0].Identifier {
+				t.Errorf("Shortlist(%q) = %v, want %s first, marked", q, got, sms.ID)
+			}
+		})
+	}
+}
+
+// TestListQuestions: a question for which things of a kind there are
+// ranks the tool that lists them above others that name the kind.
+func TestListQuestions(t *testing.T) {
+	list := tool("db/list_collections", "List all collections in a database")
+	rename := tool("db/rename_collection", "Rename a collection in a database")
+	drop := tool("db/drop_collection", "Remove a collection from a database")
+	snap := catalogtest.Registry(t, rename, drop, list).Snapshot()
+	d := newDiscoverer(t, nil)
+	for _, q := range []string{"which collections are in the shop database", "¿qué colecciones hay en la base shop?",
+		"jakie kolekcje są w bazie shop"} {
+		t.Run(q, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(sl); got[0] != list.ID {
+				t.Errorf("Shortlist(%q) = %v, want %s first", q, got, list.ID)
+			}
+		})
+	}
+}
+
 // TestWidenWordsNoCardUses: a request word that no card uses reaches, on
 // the lexical side alone, the cards that use a lexicon synonym of it; a
 // word some card uses is taken at its word.

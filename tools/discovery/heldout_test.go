@@ -146,9 +146,9 @@ func TestHeldoutFloors(t *testing.T) {
 		// es/pl business vocabulary written after its dev misses to 0.764
 		// and 0.630, and reading cue-less requests by their words
 		// (foreignLang) to 0.773 and 0.640; SQL statements took dev to
-		// 0.782.
-		{"heldout2", "dev", 0.78, 0.57, map[string]float64{"en": 0.71, "es": 0.88, "pl": 0.74,
-			"direct": 0.88, "multi-word": 0.80, "no-overlap": 0.43, "paraphrase": 0.92}},
+		// 0.782, telephone numbers and list questions to 0.801.
+		{"heldout2", "dev", 0.80, 0.60, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.78,
+			"direct": 0.91, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.92}},
 		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
 			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.63}},
 	} {

@@ -29,9 +29,15 @@ const (
 	// terms that an untranslated Spanish or Polish word spells
 	// (cognate.go).
 	cognateWeight = 1.0
+	// listWeight is the weight of listTerm in a request that asks which
+	// things of a kind there are (listQuestion).
+	listWeight = 0.75
 	// poolSize is how many of each side's best tools enter fusion.
 	poolSize = 100
 )
+
+// listTerm is the index's term for "list".
+var listTerm = analysis.Stem(analysis.English, "list")
 
 func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
 
@@ -89,7 +95,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		add(s.words, 1)
 	} else {
 		p.ids = identifiers(query, len(x.kinds[idSQL]) > 0)
-		text, cut := query, false
+		text, cut, asksList := query, false, false
 		for _, id := range p.ids {
 			if id.kind == idURL || id.kind == idEmail || id.kind == idPath || id.kind == idSQL || id.kind == idPhone {
 				text, cut = strings.ReplaceAll(text, id.value, " "), true
@@ -109,6 +115,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				if phraseWeight > 0 {
 					s.phrase = phraseWords(s.phrase, a, d.lex, toks, p.lang)
 				}
+				asksList = listQuestion(toks, p.lang)
 				clear(toks)
 				s.toks = toks[:0]
 			})
@@ -128,6 +135,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				if phraseWeight > 0 {
 					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
 				}
+				asksList = listQuestion(toks, lang)
 				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
 					s.nzDim, s.nzVal = d.tokenEmbedder.EmbedTokensNonZero(s.nzDim[:0], s.nzVal[:0], toks, lang)
 					s.embeddedFor = text
@@ -143,6 +151,11 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		add(s.words, 1)
 		if p.lang == analysis.English {
 			widen(s.words, widenWeight)
+		}
+		if asksList {
+			if id, ok := x.terms[listTerm]; ok {
+				addID(id, listWeight)
+			}
 		}
 		if p.lang == analysis.English && !namesObject(p.ids) {
 			if sn, ok := d.lex.Sense(s.words); ok && d.verbUse(text, s.words, sn) {

@@ -346,3 +346,57 @@ func (x *Index) uses(term string) bool {
 	id, ok := x.terms[term]
 	return ok && len(x.postings[id]) > 0
 }
+
+// listQuestion reports whether a request's folded tokens ask which things
+// of a kind there are: an interrogative opening the request before a
+// plural ("which pods are running", "what tables are in the database",
+// "¿qué tablas hay?"), or one that is itself plural in Polish ("jakie
+// kolekcje są", "które firmy"). Such a question asks for a list.
+func listQuestion(toks []string, lang analysis.Lang) bool {
+	if len(toks) < 2 {
+		return false
+	}
+	switch lang {
+	case analysis.Polish:
+		return pluralWhich[toks[0]]
+	case analysis.English, analysis.Spanish:
+		if !openWhich[toks[0]] {
+			return false
+		}
+	default:
+		return false
+	}
+	// The plural stands in the next two words, past a determiner.
+	for i, n := 1, 0; i < len(toks) && n < 2; i++ {
+		t := toks[i]
+		if listDeterminers[t] {
+			continue
+		}
+		if nonPlurals[t] {
+			return false
+		}
+		if len(t) > 3 && t[len(t)-1] == 's' && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us") && !strings.HasSuffix(t, "is") {
+			return true
+		}
+		n++
+	}
+	return false
+}
+
+// openWhich are the English and Spanish interrogatives that open a
+// question for a list before its plural; pluralWhich, Polish's plural
+// ones, ask for one alone.
+var (
+	openWhich   = map[string]bool{"what": true, "which": true, "que": true, "cuales": true}
+	pluralWhich = map[string]bool{"jakie": true, "jakich": true, "ktore": true, "ktorych": true}
+	// listDeterminers may stand between the interrogative and its plural.
+	listDeterminers = map[string]bool{"the": true, "my": true, "our": true, "all": true, "your": true,
+		"los": true, "las": true, "mis": true, "tus": true, "sus": true, "nuestros": true, "nuestras": true}
+	// nonPlurals end in s and are not plurals: a question about one thing
+	// ("what does", "what is", "what's"), or the verbs of a question put
+	// to "tú" ("¿qué sabes de María?").
+	nonPlurals = map[string]bool{"does": true, "was": true, "has": true, "whats": true, "its": true, "this": true,
+		"thus": true, "es": true, "mas": true, "pues": true, "tres": true, "eres": true, "estas": true,
+		"sabes": true, "tienes": true, "puedes": true, "quieres": true, "necesitas": true, "recuerdas": true,
+		"piensas": true, "opinas": true, "haces": true, "dices": true, "crees": true, "ves": true}
+)

@@ -147,3 +147,35 @@ func TestForeignLang(t *testing.T) {
 		})
 	}
 }
+
+func TestListQuestion(t *testing.T) {
+	a := analysis.New(nil)
+	for _, row := range []struct {
+		text string
+		lang analysis.Lang
+		want bool
+	}{
+		{"which pods are running in staging", analysis.English, true},
+		{"what are the open bugs", analysis.English, false}, // "are", then a determiner and an adjective
+		{"what files are in /var/log", analysis.English, true},
+		{"which is the default branch", analysis.English, false},
+		{"what does issue 1234 say", analysis.English, false},
+		{"what's in notes.txt", analysis.English, false},
+		{"what is the status", analysis.English, false},
+		{"list the files", analysis.English, false},
+		{"¿qué tablas hay en la base?", analysis.Spanish, true},
+		{"que las ramas", analysis.Spanish, true},
+		{"qué sabes de María", analysis.Spanish, false},
+		{"que plan tiene acme", analysis.Spanish, false},
+		{"jakie kolekcje są w bazie", analysis.Polish, true},
+		{"które firmy", analysis.Polish, true},
+		{"pokaż kolekcje", analysis.Polish, false},
+		{"jakie", analysis.Polish, false},
+	} {
+		t.Run(row.text, func(t *testing.T) {
+			if got := listQuestion(a.Tokens(nil, row.text), row.lang); got != row.want {
+				t.Errorf("listQuestion(%q, %s) = %v, want %v", row.text, row.lang, got, row.want)
+			}
+		})
+	}
+}
