@@ -172,6 +172,25 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 	}
 }
 
+// firstFor runs each query over snap as one subtest and wants the tool
+// want first, and marked as taking an identifier of the request when
+// marked is true.
+func firstFor(t *testing.T, snap *tools.Snapshot, want string, marked bool, queries ...string) {
+	t.Helper()
+	d := newDiscoverer(t, nil)
+	for _, q := range queries {
+		t.Run(q, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(sl); len(got) == 0 || got[0] != want || marked && !sl.Candidates[0].Identifier {
+				t.Errorf("Shortlist(%q) = %v, want %s first (marked as taking an id: %v)", q, got, want, marked)
+			}
+		})
+	}
+}
+
 // TestPhoneNumberFavoursToolsThatTakeOne: a telephone number goes to the
 // tools whose parameters take one, by name or by an E.164 description.
 func TestPhoneNumberFavoursToolsThatTakeOne(t *testing.T) {
@@ -182,19 +201,19 @@ func TestPhoneNumberFavoursToolsThatTakeOne(t *testing.T) {
 	sms.InputSchema = schema(`"To":{"type":"string","description":"The recipient's phone number in E.164 format."}`)
 	mail := tool("mail/create_message", "Create a new message resource")
 	mail.InputSchema = schema(`"to":{"type":"string","description":"The recipient's address."}`)
-	snap := catalogtest.Registry(t, mail, sms).Snapshot()
-	d := newDiscoverer(t, nil)
-	for _, q := range []string{"create a message to +14155550123", "create a message to (415) 555-0100"} {
-		t.Run(q, func(t *testing.T) {
-			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: q})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(sl); got[0] != sms.ID || !sl.Candidates[0].Identifier {
-				t.Errorf("Shortlist(%q) = %v, want %s first, marked", q, got, sms.ID)
-			}
-		})
-	}
+	firstFor(t, catalogtest.Registry(t, mail, sms).Snapshot(), sms.ID, true,
+		"create a message to +14155550123", "create a message to (415) 555-0100")
+}
+
+// TestSQLToolsAreAboutDatabases: a tool that takes a SQL statement answers
+// a question about a database's tables though its card names neither.
+func TestSQLToolsAreAboutDatabases(t *testing.T) {
+	query := tool("pg/query", "Run a read-only SQL query")
+	query.InputSchema = json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string"}}}`)
+	mail := tool("mail/send_email", "Send an email message to a recipient")
+	people := tool("kg/read_graph", "Read the whole knowledge graph of people and projects")
+	firstFor(t, catalogtest.Registry(t, mail, people, query).Snapshot(), query.ID, false,
+		"what tables are in the database", "jakie tabele są w bazie danych")
 }
 
 // TestListQuestions: a question for which things of a kind there are
@@ -203,20 +222,8 @@ func TestListQuestions(t *testing.T) {
 	list := tool("db/list_collections", "List all collections in a database")
 	rename := tool("db/rename_collection", "Rename a collection in a database")
 	drop := tool("db/drop_collection", "Remove a collection from a database")
-	snap := catalogtest.Registry(t, rename, drop, list).Snapshot()
-	d := newDiscoverer(t, nil)
-	for _, q := range []string{"which collections are in the shop database", "¿qué colecciones hay en la base shop?",
-		"jakie kolekcje są w bazie shop"} {
-		t.Run(q, func(t *testing.T) {
-			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: q})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(sl); got[0] != list.ID {
-				t.Errorf("Shortlist(%q) = %v, want %s first", q, got, list.ID)
-			}
-		})
-	}
+	firstFor(t, catalogtest.Registry(t, rename, drop, list).Snapshot(), list.ID, false,
+		"which collections are in the shop database", "¿qué colecciones hay en la base shop?", "jakie kolekcje są w bazie shop")
 }
 
 // TestWidenWordsNoCardUses: a request word that no card uses reaches, on

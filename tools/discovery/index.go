@@ -425,6 +425,22 @@ func (ar *docArena) embedText(t *tools.Tool, params []string, scrubbed []mention
 	return ar.text
 }
 
+// sqlImplies is what a tool that takes a SQL statement works on, whether
+// or not its card says so ("query: Run a read-only SQL query" answers
+// "what tables are in the database"): its parameters' field has these
+// words too.
+const sqlImplies = "database table"
+
+// takesSQL reports whether one of accepts takes a SQL statement.
+func takesSQL(accepts []acceptor) bool {
+	for _, a := range accepts {
+		if a.kind == idSQL {
+			return true
+		}
+	}
+	return false
+}
+
 // buildDoc analyses the tool at i of snap, leaving out the identifiers
 // that name another namespace's tool (names resolves them).
 func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, schemas *schemaCache, ar *docArena) (*doc, []byte, error) {
@@ -476,6 +492,9 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 		tb.add(sc(p.name), analysis.English)
 		tb.add(sc(p.text), "")
 		paramNames = append(paramNames, string(analysis.AppendIdentifier(word[:0], sc(p.name), " ")))
+	}
+	if takesSQL(accepts) {
+		tb.add(sqlImplies, analysis.English)
 	}
 	fields[fieldParams] = tb.cut()
 	for f := range fields {

@@ -47,7 +47,7 @@ import (
 
 const (
 	indexMagic   = "TGDSCIDX"
-	indexVersion = 4 // 4: acceptors of kind phone (the pattern kind moved up one)
+	indexVersion = 5 // 4: acceptors of kind phone; 5: a SQL tool's implied words (sqlImplies)
 	// MaxIndexFileBytes bounds the index file a Discoverer reads (1 GiB:
 	// about nine times what 100,000 tools need).
 	MaxIndexFileBytes = 1 << 30
