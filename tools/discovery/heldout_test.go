@@ -139,16 +139,17 @@ func TestHeldoutFloors(t *testing.T) {
 		// ("pull request" searched "merge"): 0.915 → 0.895, 0.962 → 0.948.
 		{"heldout", "dev", 0.92, 0.71, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.95,
 			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
-		{"heldout", "test", 0.86, 0.70, map[string]float64{"en": 0.88, "es": 0.90, "pl": 0.80,
-			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.68, "paraphrase": 0.91}},
+		{"heldout", "test", 0.87, 0.73, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.80,
+			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.75, "paraphrase": 0.91}},
 		// The second set. As recorded (5f47b1a) dev read 0.671 and test
 		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, the
 		// es/pl business vocabulary written after its dev misses to 0.764
 		// and 0.630, and reading cue-less requests by their words
 		// (foreignLang) to 0.773 and 0.640; SQL statements took dev to
-		// 0.782, telephone numbers and list questions to 0.801.
-		{"heldout2", "dev", 0.80, 0.60, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.78,
-			"direct": 0.91, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.92}},
+		// 0.782, telephone numbers and list questions to 0.801, "a" as no
+		// English cue to 0.810.
+		{"heldout2", "dev", 0.81, 0.61, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.81,
+			"direct": 0.91, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.96}},
 		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
 			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.63}},
 	} {

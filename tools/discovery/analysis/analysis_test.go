@@ -234,6 +234,11 @@ func TestDetect(t *testing.T) {
 		{"usun plik z dysku", Polish},
 		{"borrar archivo", Spanish},    // a listed request verb
 		{"factura pendiente", English}, // no cue at all: documented fallback
+		// "a" is a word of all three ("to" in Spanish, "and" in Polish),
+		// and "recA" splits into rec and a: it counts for none.
+		{"zmien status rekordow recA i recB na Gotowe", Polish},
+		{"pasa el pedido a enviado", Spanish},
+		{"add a ticket", English},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

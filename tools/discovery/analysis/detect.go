@@ -12,9 +12,9 @@ var cueWords = func() map[string]uint8 {
 	add(1, `the a an of to for and in on with my me i is are from this that what how please it by at be your you all
 show find get list create delete send make new update`)
 	add(2, `el la los las de del que y en un una por para con mi mis es al lo como se todos todas favor cual que
-este esta nuevo nueva quiero puedes muestra mostrar buscar crear borrar eliminar enviar dame necesito mis`)
+este esta nuevo nueva quiero puedes muestra mostrar buscar crear borrar eliminar enviar dame necesito mis a me`)
 	add(4, `i w z na do nie sie jak co to jest dla od po moj moje moja mi mnie prosze wszystkie czy ze o sa ten ta te
-pokaz znajdz utworz usun wyslij dodaj nowy nowa nowe moich`)
+pokaz znajdz utworz usun wyslij dodaj nowy nowa nowe moich a`)
 	return m
 }()
 
