@@ -153,22 +153,13 @@ func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
 	c := tool("web/open_page", "Look up a customer record")
 	c.InputSchema = schema(`"target":{"type":"string","format":"uri"}`)
 	snap := catalogtest.Registry(t, a, b, c).Snapshot()
-	d := newDiscoverer(t, nil)
 	for _, tc := range []struct{ query, want string }{
 		{"look up customer record ACC-12345", "crm/get_account"},
 		{"look up customer record INV-1024", "crm/get_invoice"},
 		{"look up customer record at https://example.com/c/1", "web/open_page"},
 		{"look up customer record at example.com", "web/open_page"},
 	} {
-		t.Run(tc.query, func(t *testing.T) {
-			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: tc.query})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(sl); got[0] != tc.want || !sl.Candidates[0].Identifier {
-				t.Errorf("Shortlist(%q) = %v (identifier %v), want %s first, marked", tc.query, got, sl.Candidates[0].Identifier, tc.want)
-			}
-		})
+		firstFor(t, snap, tc.want, true, tc.query)
 	}
 }
 

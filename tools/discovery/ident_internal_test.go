@@ -101,52 +101,43 @@ func valueOf(ids []identifier, k idKind) string {
 	return v
 }
 
-// TestSQLStatements checks which requests carry a SQL statement (cut from
-// the request and given to the tools that take SQL) and which only use
-// SQL's words in English.
-func TestSQLStatements(t *testing.T) {
-	for _, tc := range []struct{ text, want string }{
-		{"ejecuta en neon: SELECT count(*) FROM users", "SELECT count(*) FROM users"},
-		{"run select name, email from customers where plan='pro'", "select name, email from customers where plan='pro'"},
-		{"please DELETE FROM sessions WHERE expired", "DELETE FROM sessions WHERE expired"},
-		{"insert into events (kind) values ('x')\nthen list them", "insert into events (kind) values ('x')"},
-		{"update orders set status = 'paid' where id = 4", "update orders set status = 'paid' where id = 4"},
-		{"create table notes (id int)", "create table notes (id int)"},
-		{"delete from my inbox all the spam", ""},
-		{"select all from the list and archive them", ""},
-		{"update the ticket set to high priority", ""},
-		{"create a table of contents", ""},
-		{"drop the table from the report", ""},
+// TestIdentifierValues checks which requests carry a SQL statement or a
+// telephone number (cut from the request and given to the tools that take
+// one) and which only use SQL's words in English or have digits in a
+// number's other shapes. SQL is looked for only where a catalog has a tool
+// that takes it.
+func TestIdentifierValues(t *testing.T) {
+	for _, tc := range []struct {
+		kind       idKind
+		text, want string
+	}{
+		{idSQL, "ejecuta en neon: SELECT count(*) FROM users", "SELECT count(*) FROM users"},
+		{idSQL, "run select name, email from customers where plan='pro'", "select name, email from customers where plan='pro'"},
+		{idSQL, "please DELETE FROM sessions WHERE expired", "DELETE FROM sessions WHERE expired"},
+		{idSQL, "insert into events (kind) values ('x')\nthen list them", "insert into events (kind) values ('x')"},
+		{idSQL, "update orders set status = 'paid' where id = 4", "update orders set status = 'paid' where id = 4"},
+		{idSQL, "create table notes (id int)", "create table notes (id int)"},
+		{idSQL, "delete from my inbox all the spam", ""},
+		{idSQL, "select all from the list and archive them", ""},
+		{idSQL, "update the ticket set to high priority", ""},
+		{idSQL, "create a table of contents", ""},
+		{idSQL, "drop the table from the report", ""},
+		{idPhone, "text +14155550123 that the package has shipped", "+14155550123"},
+		{idPhone, "wyślij SMS na +48 600 123 456", "+48 600 123 456"},
+		{idPhone, "call +1 (415) 555-0100 from our number", "+1 (415) 555-0100"},
+		{idPhone, "llama al (415) 555-0100", "(415) 555-0100"},
+		{idPhone, "call 415-555-0100 back", "415-555-0100"},
+		{idPhone, "the release of 2026-12-05", ""},
+		{idPhone, "upgrade to v1.2.3 on 10.0.0.1", ""},
+		{idPhone, "raise the price by +15 percent", ""},
+		{idPhone, "invoice 1234567", ""},
 	} {
-		t.Run(tc.text, func(t *testing.T) {
-			if got := valueOf(identifiers(tc.text, true), idSQL); got != tc.want {
-				t.Errorf("identifiers(%q) has SQL %q, want %q", tc.text, got, tc.want)
+		t.Run(tc.kind.String()+" "+tc.text, func(t *testing.T) {
+			if got := valueOf(identifiers(tc.text, true), tc.kind); got != tc.want {
+				t.Errorf("identifiers(%q) has %s %q, want %q", tc.text, tc.kind, got, tc.want)
 			}
 			if got := valueOf(identifiers(tc.text, false), idSQL); got != "" {
 				t.Errorf("identifiers(%q, false) has SQL %q: a catalog without SQL tools looks for none", tc.text, got)
-			}
-		})
-	}
-}
-
-// TestPhoneNumbers checks which requests carry a telephone number (cut
-// from the request and given to the tools that take one) and which only
-// have digits in a number's other shapes.
-func TestPhoneNumbers(t *testing.T) {
-	for _, tc := range []struct{ text, want string }{
-		{"text +14155550123 that the package has shipped", "+14155550123"},
-		{"wyślij SMS na +48 600 123 456", "+48 600 123 456"},
-		{"call +1 (415) 555-0100 from our number", "+1 (415) 555-0100"},
-		{"llama al (415) 555-0100", "(415) 555-0100"},
-		{"call 415-555-0100 back", "415-555-0100"},
-		{"the release of 2026-12-05", ""},
-		{"upgrade to v1.2.3 on 10.0.0.1", ""},
-		{"raise the price by +15 percent", ""},
-		{"invoice 1234567", ""},
-	} {
-		t.Run(tc.text, func(t *testing.T) {
-			if got := valueOf(identifiers(tc.text, true), idPhone); got != tc.want {
-				t.Errorf("identifiers(%q) has phone %q, want %q", tc.text, got, tc.want)
 			}
 		})
 	}
