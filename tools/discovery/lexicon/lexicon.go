@@ -482,10 +482,52 @@ func transIndex(lang analysis.Lang) int {
 }
 
 func (l *Lexicon) translation(i int, w string) *translation {
+	if t := l.translationOf(i, w); t != nil {
+		return t
+	}
+	if i == 0 {
+		if base, ok := l.encliticBase(w); ok {
+			return l.trans[i][base]
+		}
+	}
+	return nil
+}
+
+// translationOf is w's translation by the word itself, else by its stem.
+func (l *Lexicon) translationOf(i int, w string) *translation {
 	if t, ok := l.trans[i][w]; ok {
 		return t
 	}
 	return l.transStm[i][analysis.Stem([2]analysis.Lang{analysis.Spanish, analysis.Polish}[i], w)]
+}
+
+// enclitics are the object pronouns Spanish writes onto an imperative,
+// infinitive or gerund ("ábreme", "enséñamelos", "avísanos"), folded,
+// longest first.
+var enclitics = []string{"melos", "melas", "selos", "selas", "noslo", "nosla", "telos", "telas",
+	"melo", "mela", "selo", "sela", "telo", "tela", "nos", "les", "los", "las", "me", "te", "se", "le", "lo", "la", "os"}
+
+// encliticBase returns the Spanish key that a folded word is with object
+// pronouns written onto it ("abreme": "abre", "avisanos": "avisa"), and
+// whether there is one. The rest must end in a vowel or an r, as a verb
+// form that takes them does, and be a key as written: stripping a word's
+// own ending ("tabla", "modelo") seldom leaves one.
+func (l *Lexicon) encliticBase(w string) (string, bool) {
+	for _, e := range enclitics {
+		if len(w) < len(e)+3 || !strings.HasSuffix(w, e) {
+			continue
+		}
+		base := w[:len(w)-len(e)]
+		switch base[len(base)-1] {
+		case 'a', 'e', 'i', 'o', 'u', 'r':
+		default:
+			continue
+		}
+		if _, ok := l.trans[0][base]; ok {
+			return base, true
+		}
+	}
+	return "", false
 }
 
 // Synonyms returns the English words and phrases that share a concept with

@@ -178,6 +178,9 @@ func TestTranslate(t *testing.T) {
 		{analysis.Spanish, "facturas", "invoices"},
 		{analysis.Spanish, "envíe", "send"},
 		{analysis.Spanish, "eliminando", "delete"}, // through the Spanish stem
+		{analysis.Spanish, "ábreme", "open"},       // abre with a pronoun written on
+		{analysis.Spanish, "muéstramelos", "show"},
+		{analysis.Spanish, "avísanos", "notify"},
 		{analysis.Polish, "usuń", "delete"},
 		{analysis.Polish, "usunąć", "delete"},
 		{analysis.Polish, "plików", "files"},
@@ -194,8 +197,11 @@ func TestTranslate(t *testing.T) {
 	if got := l.Translate("de", "löschen"); got != nil {
 		t.Errorf("Translate(de, ...) = %q, want nil", got)
 	}
-	if got := l.Translate(analysis.Spanish, "qwxzv"); got != nil {
-		t.Errorf("Translate(es, unknown) = %q, want nil", got)
+	// A word's own ending is no pronoun where what is left is no key.
+	for _, w := range []string{"qwxzv", "escuela", "hola"} {
+		if got := l.Translate(analysis.Spanish, w); got != nil {
+			t.Errorf("Translate(es, %q) = %q, want nil", w, got)
+		}
 	}
 }
 
