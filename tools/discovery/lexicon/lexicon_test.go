@@ -199,9 +199,11 @@ func TestTranslate(t *testing.T) {
 	}
 	// A word's own ending is no pronoun where what is left is no key.
 	for _, w := range []string{"qwxzv", "escuela", "hola"} {
-		if got := l.Translate(analysis.Spanish, w); got != nil {
-			t.Errorf("Translate(es, %q) = %q, want nil", w, got)
-		}
+		t.Run(w, func(t *testing.T) {
+			if got := l.Translate(analysis.Spanish, w); got != nil {
+				t.Errorf("Translate(es, %q) = %q, want nil", w, got)
+			}
+		})
 	}
 }
 
