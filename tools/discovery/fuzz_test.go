@@ -51,7 +51,8 @@ func FuzzReadQueries(f *testing.F) {
 // and only with authorized tools.
 func FuzzShortlist(f *testing.F) {
 	for _, s := range []string{"close issue #4521", "ACC-12345 → INV-1024", "https://x.y/z?q=1 ana@example.com ./a/b.txt",
-		"owner/repo#12", "crea una carpeta", "zrób zrzut ekranu", "", "\x00\xff", strings.Repeat("a/", 3000)} {
+		"owner/repo#12", "crea una carpeta", "zrób zrzut ekranu", "", "\x00\xff", strings.Repeat("a/", 3000),
+		"text +1 (415) 555-0100 now", "¿qué tablas hay?", "jakie konta", "ábreme la cuenta ACC-12345"} {
 		f.Add(s)
 	}
 	a := tool("bank/get_account", "Look up an account", "accounts:read")
