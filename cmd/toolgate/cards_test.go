@@ -47,13 +47,13 @@ func TestCardsOverlayOnDiscover(t *testing.T) {
 	}
 	overlay := writeFile(t, "team.jsonl", strings.Join([]string{
 		`{"tool":"github/create_pull_request","hash":"` + hashes["github/create_pull_request"] + `","aliases":["open a pull request"]}`,
-		`{"tool":"postgres/*","aliases":["the database","tables"]}`,
+		`{"tool":"postgres/*","aliases":["the db","orders"]}`,
 		`{"tool":"github/create_issue","hash":"sha256:0000000000000000","aliases":["open a pull request"]}`,
 	}, "\n"))
 	args := append([]string{"discover", "--format", "json", "--k", "3"}, realCatalogArgs(t)...)
 	for _, tc := range []struct{ query, want string }{
 		{"open a pull request", "github/create_pull_request"},
-		{"what tables are in the database", "postgres/query"},
+		{"how many orders came in yesterday, check the db", "postgres/query"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			_, out, _ := runCmd(append(args, tc.query)...)
