@@ -154,7 +154,7 @@ func TestModelReformulatorOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ = io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(chatCompletion(`{"action":"answer","text":"list tables database sql query"}`))
+		w.Write(chatCompletion(`{"action":"answer","text":"get channel history slack"}`))
 	}))
 	defer srv.Close()
 	b, err := openai.New("tiny", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
@@ -165,14 +165,23 @@ func TestModelReformulatorOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := reformulating(t, r, nil)
 	snap := realCatalog(t)
-	sl, err := d.Shortlist(t.Context(), snap.Authorize(tools.Principal{ID: "a", Tenant: "t", Scopes: []string{}}), discovery.Request{Query: "what tables are in the database", K: 5})
+	view := snap.Authorize(tools.Principal{ID: "a", Tenant: "t", Scopes: []string{}})
+	req := discovery.Request{Query: "what have people been saying in #random lately", K: 5}
+	const want = "slack/slack_get_channel_history"
+	plain, err := discovery.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := shortlisted(sl); !slices.Contains(got, "postgres/query") {
-		t.Errorf("shortlist %v, want postgres/query after the rewrite", got)
+	if sl, err := plain.Shortlist(t.Context(), view, req); err != nil || slices.Contains(shortlisted(sl), want) {
+		t.Fatalf("without a rewrite the shortlist already has %s (err %v): the test shows nothing", want, err)
+	}
+	sl, err := reformulating(t, r, nil).Shortlist(t.Context(), view, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := shortlisted(sl); !slices.Contains(got, want) {
+		t.Errorf("shortlist %v, want %s after the rewrite", got, want)
 	}
 	if !bytes.Contains(body, []byte(`"response_format"`)) || !bytes.Contains(body, []byte(`"max_completion_tokens":64`)) {
 		t.Errorf("request body lacks the constraint or the token cap: %s", body)
