@@ -142,16 +142,19 @@ func TestShortlistRanksAndCountsTokens(t *testing.T) {
 	}
 }
 
+// objectSchema is an object schema with the given properties (JSON
+// members, without the braces).
+func objectSchema(props string) json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+}
+
 func TestIdentifierFavoursToolsThatTakeIt(t *testing.T) {
-	schema := func(props string) json.RawMessage {
-		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
-	}
 	a := tool("crm/get_account", "Look up a customer record")
-	a.InputSchema = schema(`"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}`)
+	a.InputSchema = objectSchema(`"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}`)
 	b := tool("crm/get_invoice", "Look up a customer record")
-	b.InputSchema = schema(`"invoice":{"type":"string","pattern":"^INV-[0-9]{4}$"}`)
+	b.InputSchema = objectSchema(`"invoice":{"type":"string","pattern":"^INV-[0-9]{4}$"}`)
 	c := tool("web/open_page", "Look up a customer record")
-	c.InputSchema = schema(`"target":{"type":"string","format":"uri"}`)
+	c.InputSchema = objectSchema(`"target":{"type":"string","format":"uri"}`)
 	snap := catalogtest.Registry(t, a, b, c).Snapshot()
 	for _, tc := range []struct{ query, want string }{
 		{"look up customer record ACC-12345", "crm/get_account"},
@@ -185,13 +188,10 @@ func firstFor(t *testing.T, snap *tools.Snapshot, want string, marked bool, quer
 // TestPhoneNumberFavoursToolsThatTakeOne: a telephone number goes to the
 // tools whose parameters take one, by name or by an E.164 description.
 func TestPhoneNumberFavoursToolsThatTakeOne(t *testing.T) {
-	schema := func(props string) json.RawMessage {
-		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
-	}
 	sms := tool("tel/create_message", "Create a new message resource")
-	sms.InputSchema = schema(`"To":{"type":"string","description":"The recipient's phone number in E.164 format."}`)
+	sms.InputSchema = objectSchema(`"To":{"type":"string","description":"The recipient's phone number in E.164 format."}`)
 	mail := tool("mail/create_message", "Create a new message resource")
-	mail.InputSchema = schema(`"to":{"type":"string","description":"The recipient's address."}`)
+	mail.InputSchema = objectSchema(`"to":{"type":"string","description":"The recipient's address."}`)
 	firstFor(t, catalogtest.Registry(t, mail, sms).Snapshot(), sms.ID, true,
 		"create a message to +14155550123", "create a message to (415) 555-0100")
 }
@@ -200,7 +200,7 @@ func TestPhoneNumberFavoursToolsThatTakeOne(t *testing.T) {
 // a question about a database's tables though its card names neither.
 func TestSQLToolsAreAboutDatabases(t *testing.T) {
 	query := tool("pg/query", "Run a read-only SQL query")
-	query.InputSchema = json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string"}}}`)
+	query.InputSchema = objectSchema(`"sql":{"type":"string"}`)
 	mail := tool("mail/send_email", "Send an email message to a recipient")
 	people := tool("kg/read_graph", "Read the whole knowledge graph of people and projects")
 	firstFor(t, catalogtest.Registry(t, mail, people, query).Snapshot(), query.ID, false,
