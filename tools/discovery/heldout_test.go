@@ -148,7 +148,7 @@ func TestHeldoutFloors(t *testing.T) {
 		// (foreignLang) to 0.773 and 0.640; SQL statements took dev to
 		// 0.782, telephone numbers and list questions to 0.801, "a" as no
 		// English cue to 0.810.
-		{"heldout2", "dev", 0.81, 0.61, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.81,
+		{"heldout2", "dev", 0.81, 0.62, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.81,
 			"direct": 0.91, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.96}},
 		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
 			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.63}},

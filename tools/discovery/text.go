@@ -64,12 +64,15 @@ func foreignLang(a *analysis.Analyzer, lex *lexicon.Lexicon, x *Index, toks []st
 	reads := func(l analysis.Lang, t string) bool {
 		return a.Detects(l) && (analysis.IsStopWord(l, t) || lex.Translate(l, t) != nil)
 	}
+	isEnglish := func(t string) bool {
+		return analysis.IsStopWord(analysis.English, t) || lex.KnowsEnglish(t) || x.uses(analysis.Stem(analysis.English, t))
+	}
 	var en, es, pl int
 	for _, t := range toks {
 		if isDigits(t) {
 			continue
 		}
-		if analysis.IsStopWord(analysis.English, t) || lex.KnowsEnglish(t) || x.uses(analysis.Stem(analysis.English, t)) {
+		if isEnglish(t) {
 			en++
 			continue
 		}
@@ -85,6 +88,17 @@ func foreignLang(a *analysis.Analyzer, lex *lexicon.Lexicon, x *Index, toks []st
 		return analysis.Polish
 	case es > en && es > pl:
 		return analysis.Spanish
+	}
+	// A request opened by a Spanish or Polish command that is no English
+	// word is in that language ("scal pull request"): the English words
+	// are the borrowed ones.
+	if lead := toks[0]; !isEnglish(lead) {
+		switch {
+		case pl > es && lex.IsEntry(analysis.Polish, lead):
+			return analysis.Polish
+		case es > pl && lex.IsEntry(analysis.Spanish, lead):
+			return analysis.Spanish
+		}
 	}
 	return ""
 }

@@ -137,6 +137,9 @@ func TestForeignLang(t *testing.T) {
 		{"english cue word", "zmien the status", nil, ""},
 		{"english words", "export data records", nil, ""},
 		{"english only analyzer", "zmien status rekordow", []analysis.Lang{analysis.English}, ""},
+		{"polish command, english words", "scal pull request", nil, analysis.Polish},
+		{"spanish command, english words", "ejecuta export data", nil, analysis.Spanish},
+		{"english command, a polish word", "merge pull request numer", nil, ""},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			a := analysis.New(&analysis.Options{Languages: row.langs})
