@@ -378,17 +378,18 @@ const (
 	sqlSchema
 )
 
-// mayHavePhone guards rePhone: a plus before a digit, or a dash, a dot or
-// a closing parenthesis between two digits or a digit and a space.
+// mayHavePhone guards rePhone: a plus before a digit, a dash or a dot
+// between two digits, or a closing parenthesis after a digit and before
+// a digit or a \s.
 func mayHavePhone(text string) bool {
 	for i := 0; i+1 < len(text); i++ {
-		switch text[i] {
+		switch c, next := text[i], text[i+1]; c {
 		case '+':
-			if isDigit(text[i+1]) {
+			if isDigit(next) {
 				return true
 			}
 		case '-', '.', ')':
-			if i > 0 && isDigit(text[i-1]) && (isDigit(text[i+1]) || text[i] == ')' && text[i+1] == ' ') {
+			if i > 0 && isDigit(text[i-1]) && (isDigit(next) || c == ')' && isSpace(next)) {
 				return true
 			}
 		}

@@ -24,7 +24,7 @@ var prefilterCases = []string{
 	"SELECT name FROM users", "run select count(*) from orders where x=1", "xselect * from t", "DELETE FROM t WHERE id=1",
 	"insert into t (a) values (1)", "update t set a = 1", "Create Table x (a int)", "DROP TABLE t; then\nselect * from u",
 	"text +14155550123 now", "+48 600 123 456", "+1 (415) 555-0100", "(415) 555-0100", "(415)555-0100", "415-555-0100",
-	"415.555.0100", "415 555 0100", "+1-415-555-0100.", "+12", "a+1234567b", "2026-12-05", "v1.2.3", "10.0.0.1", "(415)  555-0100",
+	"415.555.0100", "415 555 0100", "(415)\t555 0100", "(415)\n555-0100", "+1-415-555-0100.", "+12", "a+1234567b", "2026-12-05", "v1.2.3", "10.0.0.1", "(415)  555-0100",
 }
 
 func checkPrefilters(t *testing.T, s string) {
