@@ -207,6 +207,14 @@ func TestSQLToolsAreAboutDatabases(t *testing.T) {
 		"what tables are in the database", "jakie tabele są w bazie danych")
 }
 
+// TestLightVerbOfAPhrase: the light verb of a phrasal verb ("get" of "get
+// rid of") does not pull in the tools named by that verb.
+func TestLightVerbOfAPhrase(t *testing.T) {
+	get := tool("cache/get_cache", "Get the cache contents")
+	del := tool("cache/delete_cache", "Delete the cache")
+	firstFor(t, catalogtest.Registry(t, get, del).Snapshot(), del.ID, false, "get rid of the cache", "please get rid of the cache")
+}
+
 // TestListQuestions: a question for which things of a kind there are
 // ranks the tool that lists them above others that name the kind.
 func TestListQuestions(t *testing.T) {

@@ -103,7 +103,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 		// The request's phrases (the English words they stand for) are
 		// looked up in its folded tokens, stop words included.
-		s.phrase = s.phrase[:0]
+		s.phrase, s.light = s.phrase[:0], s.light[:0]
 		if cut {
 			p.lang = detect(query)
 			a.TokensFunc(s.toks[:0], text, func(toks []string) {
@@ -113,7 +113,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 					}
 				}
 				if phraseWeight > 0 {
-					s.phrase = phraseWords(s.phrase, a, d.lex, toks, p.lang)
+					s.phrase, s.light = phraseWords(s.phrase, s.light[:0], a, d.lex, toks, p.lang)
+				}
+				if p.lang == analysis.English {
+					s.light = framingVerbs(s.light, toks)
 				}
 				asksList = listQuestion(toks, p.lang)
 				clear(toks)
@@ -133,7 +136,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 					}
 				}
 				if phraseWeight > 0 {
-					s.phrase = phraseWords(s.phrase, a, d.lex, toks, lang)
+					s.phrase, s.light = phraseWords(s.phrase, s.light[:0], a, d.lex, toks, lang)
+				}
+				if lang == analysis.English {
+					s.light = framingVerbs(s.light, toks)
 				}
 				asksList = listQuestion(toks, lang)
 				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
@@ -151,6 +157,13 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		add(s.words, 1)
 		if p.lang == analysis.English {
 			widen(s.words, widenWeight)
+			for _, v := range s.light {
+				if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
+					if at := s.termAt[id]; at != 0 {
+						s.terms[at-1].w = min(s.terms[at-1].w, lightVerbWeight)
+					}
+				}
+			}
 		}
 		if asksList {
 			if id, ok := x.terms[listTerm]; ok {
@@ -235,6 +248,7 @@ type scratch struct {
 	toks    []string // a request's folded tokens, while looking for phrases
 	phrase  []string // the English words of its phrases
 	pterms  []string // and their terms
+	light   []string // its light and framing verbs (lightVerbs, framingVerb)
 	terms   []queryTerm
 	termAt  []int32 // per term id: 1 + its index in terms, during plan
 	qvec    []float32

@@ -225,8 +225,10 @@ var (
 
 // phraseWords appends to dst the English words of the lexicon's phrases
 // found among a request's folded tokens, read in lang: by the words, and
-// by their stems (through a's cache) where the words match no phrase.
-func phraseWords(dst []string, a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) []string {
+// by their stems (through a's cache) where the words match no phrase. It
+// appends to light the light verbs that open an English phrase found
+// (lightVerbs), and returns both.
+func phraseWords(dst, light []string, a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) ([]string, []string) {
 	for i := 0; i+1 < len(toks); i++ {
 		w1, w2, w3 := toks[i], toks[i+1], ""
 		if i+2 < len(toks) {
@@ -240,16 +242,54 @@ func phraseWords(dst []string, a *analysis.Analyzer, lex *lexicon.Lexicon, toks 
 			dst = lex.PhraseWords(dst, lang, w1, w2, w3, phraseTool)
 		}
 		dst = lex.PhraseWords(dst, lang, w1, w2, "", phraseTool)
-		if len(dst) > n {
+		if len(dst) == n {
+			s1, s2 := a.Stem(lang, w1), a.Stem(lang, w2)
+			if w3 != "" {
+				dst = lex.PhraseWords(dst, lang, s1, s2, a.Stem(lang, w3), phraseTool)
+			}
+			dst = lex.PhraseWords(dst, lang, s1, s2, "", phraseTool)
+		}
+		if len(dst) > n && lang == analysis.English {
+			if v, ok := lightVerbs[w1]; ok {
+				light = append(light, v)
+			}
+		}
+	}
+	return dst, light
+}
+
+// framingVerbs appends to light the verbs of English toks that frame a
+// request rather than name its action: "show me", "tell me", "help us",
+// "give me". What is asked for is in the rest of the request.
+func framingVerbs(light, toks []string) []string {
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i+1] != "me" && toks[i+1] != "us" {
 			continue
 		}
-		s1, s2 := a.Stem(lang, w1), a.Stem(lang, w2)
-		if w3 != "" {
-			dst = lex.PhraseWords(dst, lang, s1, s2, a.Stem(lang, w3), phraseTool)
+		if v, ok := framingVerb[toks[i]]; ok {
+			light = append(light, v)
 		}
-		dst = lex.PhraseWords(dst, lang, s1, s2, "", phraseTool)
 	}
-	return dst
+	return light
+}
+
+// lightVerbs are English's light verbs, whose meaning in a phrasal verb
+// comes from the rest of it ("get rid of", "look up", "turn off", "set
+// up"): inside a phrase the lexicon knows, such a verb names no action of
+// its own. framingVerb holds the verbs that, before "me" or "us", frame a
+// request. Each maps a word to itself, so that what is kept of a request's
+// transient token is a constant string.
+var (
+	lightVerbs  = wordSet("get", "go", "make", "take", "do", "give", "have", "put", "set", "turn", "look", "come", "keep", "let", "bring")
+	framingVerb = wordSet("help", "provide", "assist", "give", "show", "tell", "guide")
+)
+
+func wordSet(words ...string) map[string]string {
+	m := make(map[string]string, len(words))
+	for _, w := range words {
+		m[w] = w
+	}
+	return m
 }
 
 // Query widening: a request word that no card of the index uses (its stem
@@ -265,6 +305,11 @@ var (
 	widenTool    = 3
 	widenWordNet = 0
 )
+
+// lightVerbWeight is what is left of the weight of a light verb inside a
+// phrasal verb the lexicon knows, and of a verb framing the request
+// (lightVerbs, framingVerb).
+var lightVerbWeight = 0.25
 
 // senseVerbWeight is what is left of the weight of a verb whose object
 // gives it another action's meaning (lexicon.Sense: to "open" a pull

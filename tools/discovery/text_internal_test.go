@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
@@ -178,6 +179,63 @@ func TestListQuestion(t *testing.T) {
 		t.Run(row.text, func(t *testing.T) {
 			if got := listQuestion(a.Tokens(nil, row.text), row.lang); got != row.want {
 				t.Errorf("listQuestion(%q, %s) = %v, want %v", row.text, row.lang, got, row.want)
+			}
+		})
+	}
+}
+
+func TestLightVerbs(t *testing.T) {
+	a := analysis.New(nil)
+	lex := lexicon.Default()
+	for _, row := range []struct {
+		text string
+		want []string
+	}{
+		{"get rid of the old branch", []string{"get"}},
+		{"look up the user", []string{"look"}},
+		{"get the user", nil}, // no phrase: "get" is the action
+		{"show me the open issues", []string{"show"}},
+		{"help us find the file", []string{"help"}},
+		{"send me the report", nil}, // "send" is the action
+		{"show the open issues", nil},
+	} {
+		t.Run(row.text, func(t *testing.T) {
+			toks := a.Tokens(nil, row.text)
+			_, light := phraseWords(nil, nil, a, lex, toks, analysis.English)
+			light = framingVerbs(light, toks)
+			if !slices.Equal(light, row.want) {
+				t.Errorf("light verbs of %q = %q, want %q", row.text, light, row.want)
+			}
+		})
+	}
+}
+
+// The plan keeps a light or framing verb as a hint only, and the rest of
+// the request at full weight.
+func TestPlanLightVerbWeight(t *testing.T) {
+	const about = "Get and tell a story about prices"
+	d, x := indexed(t, nil, tools.Tool{ID: "kids/tell_story", Description: about, Card: tools.Card{Name: "tell_story", Summary: about}})
+	for _, row := range []struct {
+		query string
+		light string
+	}{
+		{"can you tell me the prices", "tell"},
+		{"get rid of the story", "get"},
+	} {
+		t.Run(row.query, func(t *testing.T) {
+			s := getScratch(len(x.docs))
+			defer putScratch(s)
+			d.plan(x, s, row.query, nil, false)
+			weights := map[string]float64{}
+			for name, id := range x.terms {
+				for _, qt := range s.terms {
+					if qt.id == id {
+						weights[name] = qt.w
+					}
+				}
+			}
+			if w := weights[analysis.Stem(analysis.English, row.light)]; w != lightVerbWeight {
+				t.Errorf("weight of %q = %v, want %v (terms %v)", row.light, w, lightVerbWeight, weights)
 			}
 		})
 	}
