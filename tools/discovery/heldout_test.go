@@ -139,7 +139,11 @@ func TestHeldoutFloors(t *testing.T) {
 		// ("pull request" searched "merge"): 0.915 → 0.895, 0.962 → 0.948.
 		{"heldout", "dev", 0.92, 0.71, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.95,
 			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
-		{"heldout", "test", 0.87, 0.73, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.80,
+		// test MRR 0.733 → 0.729 when a foreign request's function words
+		// stopped being English terms (TermsBorrowed, chosen on dev): a
+		// Polish request had ranked its tool first by "na", two others
+		// rose a place.
+		{"heldout", "test", 0.87, 0.72, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.80,
 			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.75, "paraphrase": 0.91}},
 		// The second set. As recorded (5f47b1a) dev read 0.671 and test
 		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, the

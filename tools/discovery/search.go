@@ -204,7 +204,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 		if p.lang != analysis.English {
 			// Tool names and borrowed words ("pull request") stay English.
-			s.words = a.Terms(s.words[:0], text, analysis.English)
+			s.words = a.TermsBorrowed(s.words[:0], text, p.lang)
 			add(s.words, translationWeight)
 			tr, acts, lead, unknown := translate(a, d.lex, &d.translations, text, p.lang)
 			add(tr, translationWeight)

@@ -207,6 +207,15 @@ func (a *Analyzer) Terms(dst []string, text string, lang Lang) []string {
 	return dst
 }
 
+// TermsBorrowed appends to dst the English terms of a text written in
+// lang, for the words it may have borrowed from English (tool names,
+// "pull request"): Terms(dst, text, English) without lang's stop words as
+// well, so that the Spanish "en" or the Polish "na" is no English term.
+func (a *Analyzer) TermsBorrowed(dst []string, text string, lang Lang) []string {
+	dst, _ = a.termsFunc(dst, text, English, a, lang, nil)
+	return dst
+}
+
 // TermsDetect returns the language Detect guesses for text (among all
 // supported languages, whatever the Analyzer's Languages) and appends the
 // terms of text in that language to dst: Terms(dst, text, Detect(text)),
@@ -221,16 +230,17 @@ func (a *Analyzer) TermsDetect(dst []string, text string) ([]string, Lang) {
 // over text for a caller that needs both. The tokens are valid only until
 // fn returns; fn must not modify them.
 func (a *Analyzer) TermsDetectFunc(dst []string, text string, fn func(toks []string, lang Lang)) ([]string, Lang) {
-	return a.termsFunc(dst, text, "", defaultAnalyzer, fn)
+	return a.termsFunc(dst, text, "", defaultAnalyzer, "", fn)
 }
 
 // terms is Terms; an empty lang is detected by det's languages.
 func (a *Analyzer) terms(dst []string, text string, lang Lang, det *Analyzer) ([]string, Lang) {
-	return a.termsFunc(dst, text, lang, det, nil)
+	return a.termsFunc(dst, text, lang, det, "", nil)
 }
 
-// termsFunc is terms that calls fn, when not nil, with the tokens.
-func (a *Analyzer) termsFunc(dst []string, text string, lang Lang, det *Analyzer, fn func([]string, Lang)) ([]string, Lang) {
+// termsFunc is terms that calls fn, when not nil, with the tokens, and
+// removes the stop words of also (when not "") as well as lang's.
+func (a *Analyzer) termsFunc(dst []string, text string, lang Lang, det *Analyzer, also Lang, fn func([]string, Lang)) ([]string, Lang) {
 	sc := scratchPool.Get().(*scratch)
 	start := len(dst)
 	var cues langCues
@@ -246,7 +256,7 @@ func (a *Analyzer) termsFunc(dst []string, text string, lang Lang, det *Analyzer
 	}
 	out := dst[:start]
 	for _, t := range toks {
-		if !a.keepStop && isStop(lang, t) {
+		if !a.keepStop && (isStop(lang, t) || also != "" && isStop(also, t)) {
 			continue
 		}
 		if !a.noStem {

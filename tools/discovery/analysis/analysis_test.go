@@ -174,6 +174,27 @@ func TestTerms(t *testing.T) {
 	}
 }
 
+// TermsBorrowed reads a Spanish or Polish request's words as English,
+// without the function words of its own language.
+func TestTermsBorrowed(t *testing.T) {
+	a := New(nil)
+	for _, row := range []struct {
+		text string
+		lang Lang
+		want []string
+	}{
+		{"abre el pull request en github", Spanish, []string{"abr", "pull", "request", "github"}},
+		{"scal pull request na githubie z main", Polish, []string{"scal", "pull", "request", "githubi", "main"}},
+		{"open the pull request", English, []string{"open", "pull", "request"}},
+	} {
+		t.Run(row.text, func(t *testing.T) {
+			if got := a.TermsBorrowed(nil, row.text, row.lang); !slices.Equal(got, row.want) {
+				t.Errorf("TermsBorrowed(%q, %q) = %q, want %q", row.text, row.lang, got, row.want)
+			}
+		})
+	}
+}
+
 func TestTermsAppendsToDst(t *testing.T) {
 	a := New(nil)
 	dst := []string{"keep"}
