@@ -143,17 +143,20 @@ func TestHeldoutFloors(t *testing.T) {
 		// stopped being English terms (TermsBorrowed, chosen on dev): a
 		// Polish request had ranked its tool first by "na", two others
 		// rose a place.
-		{"heldout", "test", 0.87, 0.72, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.80,
-			"direct": 0.96, "multi-word": 0.69, "no-overlap": 0.75, "paraphrase": 0.91}},
+		// A request opened by a Polish or Spanish function word read in
+		// that language (foreignLang) took it to 0.885, MRR 0.7396.
+		{"heldout", "test", 0.88, 0.73, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.83,
+			"direct": 1.00, "multi-word": 0.69, "no-overlap": 0.75, "paraphrase": 0.91}},
 		// The second set. As recorded (5f47b1a) dev read 0.671 and test
 		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, the
 		// es/pl business vocabulary written after its dev misses to 0.764
 		// and 0.630, and reading cue-less requests by their words
 		// (foreignLang) to 0.773 and 0.640; SQL statements took dev to
 		// 0.782, telephone numbers and list questions to 0.801, "a" as no
-		// English cue to 0.810.
-		{"heldout2", "dev", 0.81, 0.62, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.81,
-			"direct": 0.91, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.96}},
+		// English cue to 0.810, a Polish question word opening a
+		// request to 0.819.
+		{"heldout2", "dev", 0.81, 0.62, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.84,
+			"direct": 0.94, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.96}},
 		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
 			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.63}},
 	} {

@@ -89,14 +89,15 @@ func foreignLang(a *analysis.Analyzer, lex *lexicon.Lexicon, x *Index, toks []st
 	case es > en && es > pl:
 		return analysis.Spanish
 	}
-	// A request opened by a Spanish or Polish command that is no English
-	// word is in that language ("scal pull request"): the English words
-	// are the borrowed ones.
+	// A request opened by a Spanish or Polish command or function word
+	// that is no English word is in that language ("scal pull request",
+	// "jakie kamienie milowe ma projekt Mobile Redesign"): the English
+	// words are the borrowed ones, or names.
 	if lead := toks[0]; !isEnglish(lead) {
 		switch {
-		case pl > es && lex.IsEntry(analysis.Polish, lead):
+		case pl > es && (lex.IsEntry(analysis.Polish, lead) || analysis.IsStopWord(analysis.Polish, lead)):
 			return analysis.Polish
-		case es > pl && lex.IsEntry(analysis.Spanish, lead):
+		case es > pl && (lex.IsEntry(analysis.Spanish, lead) || analysis.IsStopWord(analysis.Spanish, lead)):
 			return analysis.Spanish
 		}
 	}

@@ -141,6 +141,9 @@ func TestForeignLang(t *testing.T) {
 		{"polish command, english words", "scal pull request", nil, analysis.Polish},
 		{"spanish command, english words", "ejecuta export data", nil, analysis.Spanish},
 		{"english command, a polish word", "merge pull request numer", nil, ""},
+		{"polish question word, english names", "jakie rekordy ma Export Data", nil, analysis.Polish},
+		{"spanish question word, english names", "cuales registros tiene Export Data", nil, analysis.Spanish},
+		{"english question word", "which records has Export Data", nil, ""},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			a := analysis.New(&analysis.Options{Languages: row.langs})
