@@ -76,6 +76,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 	add := func(ts []string, w float64) {
 		for _, t := range ts {
 			if id, ok := x.terms[t]; ok {
+				if isDigits(t) && !baseline {
+					addID(id, w*digitWeight) // a value, seldom a card's word
+					continue
+				}
 				addID(id, w)
 			}
 		}

@@ -312,6 +312,13 @@ var (
 // (lightVerbs, framingVerb).
 var lightVerbWeight = 0.25
 
+// digitWeight is the weight of a request's digit run as a lexical term
+// ("ip-10-0-1-12", "PN123", "claude-3-5"): it is a value, an id or a count,
+// and matches a card that holds the same digits mostly by chance
+// ("base64" and "oauth2" are the exceptions it keeps as a hint). The
+// identifier kinds are what give an exact value its tool.
+var digitWeight = 0.25
+
 // senseVerbWeight is what is left of the weight of a verb whose object
 // gives it another action's meaning (lexicon.Sense: to "open" a pull
 // request is to create one); the action's words get the verb's weight.

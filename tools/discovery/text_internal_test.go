@@ -213,17 +213,19 @@ func TestLightVerbs(t *testing.T) {
 	}
 }
 
-// The plan keeps a light or framing verb as a hint only, and the rest of
-// the request at full weight.
-func TestPlanLightVerbWeight(t *testing.T) {
-	const about = "Get and tell a story about prices"
+// The plan keeps a light or framing verb, and a digit run, as a hint only,
+// and the rest of the request at full weight.
+func TestPlanHintWeights(t *testing.T) {
+	const about = "Get and tell a story about prices, in base64"
 	d, x := indexed(t, nil, tools.Tool{ID: "kids/tell_story", Description: about, Card: tools.Card{Name: "tell_story", Summary: about}})
 	for _, row := range []struct {
 		query string
 		light string
+		want  float64
 	}{
-		{"can you tell me the prices", "tell"},
-		{"get rid of the story", "get"},
+		{"can you tell me the prices", "tell", lightVerbWeight},
+		{"get rid of the story", "get", lightVerbWeight},
+		{"story 64 in base64", "64", digitWeight},
 	} {
 		t.Run(row.query, func(t *testing.T) {
 			s := getScratch(len(x.docs))
@@ -237,8 +239,11 @@ func TestPlanLightVerbWeight(t *testing.T) {
 					}
 				}
 			}
-			if w := weights[analysis.Stem(analysis.English, row.light)]; w != lightVerbWeight {
-				t.Errorf("weight of %q = %v, want %v (terms %v)", row.light, w, lightVerbWeight, weights)
+			if w := weights[analysis.Stem(analysis.English, row.light)]; w != row.want {
+				t.Errorf("weight of %q = %v, want %v (terms %v)", row.light, w, row.want, weights)
+			}
+			if w := weights[analysis.Stem(analysis.English, "story")]; row.query != "can you tell me the prices" && w != 1 {
+				t.Errorf("weight of \"story\" = %v, want 1 (terms %v)", w, weights)
 			}
 		})
 	}
