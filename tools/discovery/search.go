@@ -88,6 +88,9 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 	// ts that no card uses (buildWiden).
 	widen := func(ts []string, w float64) {
 		for _, t := range ts {
+			if slices.Contains(s.names, t) {
+				continue
+			}
 			for _, id := range x.widen[t] {
 				addID(id, w)
 			}
@@ -160,6 +163,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 		add(s.words, 1)
 		if p.lang == analysis.English {
+			s.names = nameWords(s.names[:0], a, text)
 			widen(s.words, widenWeight)
 			for _, v := range s.light {
 				if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
@@ -253,6 +257,7 @@ type scratch struct {
 	phrase  []string // the English words of its phrases
 	pterms  []string // and their terms
 	light   []string // its light and framing verbs (lightVerbs, framingVerb)
+	names   []string // the terms of its joined names (nameWords)
 	terms   []queryTerm
 	termAt  []int32 // per term id: 1 + its index in terms, during plan
 	qvec    []float32

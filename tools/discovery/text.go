@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
@@ -467,3 +468,20 @@ var (
 		"sabes": true, "tienes": true, "puedes": true, "quieres": true, "necesitas": true, "recuerdas": true,
 		"piensas": true, "opinas": true, "haces": true, "dices": true, "crees": true, "ves": true}
 )
+
+// nameWords appends to dst the English terms of the words joined into
+// names in text ("shop-prod", "temp_import", "queue-worker"): a name's
+// words are matched as they are, never widened to their synonyms ("shop"
+// is no place of business there).
+func nameWords(dst []string, a *analysis.Analyzer, text string) []string {
+	if !strings.ContainsAny(text, "-_") {
+		return dst
+	}
+	for _, f := range strings.Fields(text) {
+		f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if strings.ContainsAny(f, "-_") {
+			dst = a.Terms(dst, f, analysis.English)
+		}
+	}
+	return dst
+}

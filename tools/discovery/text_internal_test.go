@@ -248,3 +248,27 @@ func TestPlanHintWeights(t *testing.T) {
 		})
 	}
 }
+
+// A word of a name joined by hyphens or underscores is matched as it is,
+// never widened to its synonyms: "shop" of "shop-prod" is no business.
+func TestNameWordsAreNotWidened(t *testing.T) {
+	const about = "Get the profile of a business"
+	d, x := indexed(t, nil, tools.Tool{ID: "biz/get_profile", Description: about, Card: tools.Card{Name: "get_profile", Summary: about}})
+	widened := func(query string) bool {
+		s := getScratch(len(x.docs))
+		defer putScratch(s)
+		d.plan(x, s, query, nil, false)
+		id, ok := x.terms[analysis.Stem(analysis.English, "business")]
+		return ok && slices.ContainsFunc(s.terms, func(qt queryTerm) bool { return qt.id == id })
+	}
+	if !widened("profile of the shop") {
+		t.Fatal(`"shop" is not widened to "business": the premise of this test is gone`)
+	}
+	for _, q := range []string{"profile of shop-prod", "profile of shop_prod", "profile of (shop-prod)"} {
+		t.Run(q, func(t *testing.T) {
+			if widened(q) {
+				t.Errorf("plan(%q) widened the name's word \"shop\"", q)
+			}
+		})
+	}
+}
