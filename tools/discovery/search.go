@@ -110,7 +110,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 		// The request's phrases (the English words they stand for) are
 		// looked up in its folded tokens, stop words included.
-		s.phrase, s.light = s.phrase[:0], s.light[:0]
+		s.phrase, s.light, s.idiom = s.phrase[:0], s.light[:0], s.idiom[:0]
 		if cut {
 			p.lang = detect(query)
 			a.TokensFunc(s.toks[:0], text, func(toks []string) {
@@ -124,6 +124,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				}
 				if p.lang == analysis.English {
 					s.light = framingVerbs(s.light, toks)
+					s.idiom = idiomWords(s.idiom[:0], toks)
 				}
 				asksList = listQuestion(toks, p.lang)
 				clear(toks)
@@ -147,6 +148,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				}
 				if lang == analysis.English {
 					s.light = framingVerbs(s.light, toks)
+					s.idiom = idiomWords(s.idiom[:0], toks)
 				}
 				asksList = listQuestion(toks, lang)
 				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
@@ -164,11 +166,21 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		add(s.words, 1)
 		if p.lang == analysis.English {
 			s.names = nameWords(s.names[:0], a, text)
+			for _, w := range s.idiom {
+				s.names = append(s.names, a.Stem(analysis.English, w))
+			}
 			widen(s.words, widenWeight)
 			for _, v := range s.light {
 				if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
 					if at := s.termAt[id]; at != 0 {
 						s.terms[at-1].w = min(s.terms[at-1].w, lightVerbWeight)
+					}
+				}
+			}
+			for _, v := range s.idiom {
+				if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
+					if at := s.termAt[id]; at != 0 {
+						s.terms[at-1].w = 0 // dropped below
 					}
 				}
 			}
@@ -241,6 +253,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 	for _, t := range s.terms {
 		s.termAt[t.id] = 0
 	}
+	s.terms = slices.DeleteFunc(s.terms, func(t queryTerm) bool { return t.w == 0 })
 	return p
 }
 
@@ -257,7 +270,8 @@ type scratch struct {
 	phrase  []string // the English words of its phrases
 	pterms  []string // and their terms
 	light   []string // its light and framing verbs (lightVerbs, framingVerb)
-	names   []string // the terms of its joined names (nameWords)
+	names   []string // the terms of its joined names (nameWords) and idioms
+	idiom   []string // the words of its adverbial idioms (idiomWords)
 	terms   []queryTerm
 	termAt  []int32 // per term id: 1 + its index in terms, during plan
 	qvec    []float32

@@ -275,6 +275,27 @@ func framingVerbs(light, toks []string) []string {
 	return light
 }
 
+// idiomWords appends to dst the words of English toks that stand in an
+// adverbial idiom ("right now", "for good", "as well", "at all"): they
+// name no tool's object there.
+func idiomWords(dst, toks []string) []string {
+	for i := 0; i+1 < len(toks); i++ {
+		if w, ok := idioms[[2]string{toks[i], toks[i+1]}]; ok {
+			dst = append(dst, w)
+		}
+	}
+	return dst
+}
+
+// idioms maps the two-word adverbial idioms of English to their word that
+// is no stop word ("right" of "right now"), a constant string.
+var idioms = map[[2]string]string{
+	{"right", "now"}: "right", {"right", "away"}: "right", {"for", "good"}: "good",
+	{"so", "far"}: "far", {"as", "well"}: "well", {"at", "all"}: "all",
+	{"in", "general"}: "general", {"of", "course"}: "course", {"at", "once"}: "once",
+	{"the", "moment"}: "moment",
+}
+
 // lightVerbs are English's light verbs, whose meaning in a phrasal verb
 // comes from the rest of it ("get rid of", "look up", "turn off", "set
 // up"): inside a phrase the lexicon knows, such a verb names no action of

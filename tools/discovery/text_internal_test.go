@@ -272,3 +272,47 @@ func TestNameWordsAreNotWidened(t *testing.T) {
 		})
 	}
 }
+
+func TestIdiomWords(t *testing.T) {
+	a := analysis.New(nil)
+	for _, row := range []struct {
+		text string
+		want []string
+	}{
+		{"hang up the call right now", []string{"right"}},
+		{"delete the branch for good", []string{"good"}},
+		{"read both files at once", []string{"once"}},
+		{"list all files at all", []string{"all"}},
+		{"grant the right role", nil},
+		{"list the good products", nil},
+		{"list all files", nil},
+	} {
+		t.Run(row.text, func(t *testing.T) {
+			if got := idiomWords(nil, a.Tokens(nil, row.text)); !slices.Equal(got, row.want) {
+				t.Errorf("idiomWords(%q) = %q, want %q", row.text, got, row.want)
+			}
+		})
+	}
+}
+
+// The word of an adverbial idiom is no term of the plan, nor widened.
+func TestPlanDropsIdioms(t *testing.T) {
+	const about = "Grant a role the right to read"
+	d, x := indexed(t, nil, tools.Tool{ID: "iam/grant_role", Description: about, Card: tools.Card{Name: "grant_role", Summary: about}})
+	has := func(query, word string) bool {
+		s := getScratch(len(x.docs))
+		defer putScratch(s)
+		d.plan(x, s, query, nil, false)
+		id, ok := x.terms[analysis.Stem(analysis.English, word)]
+		return ok && slices.ContainsFunc(s.terms, func(qt queryTerm) bool { return qt.id == id })
+	}
+	if !has("grant the right", "right") {
+		t.Fatal(`"right" is no term of "grant the right": the premise of this test is gone`)
+	}
+	if has("grant it right now", "right") {
+		t.Error(`plan("grant it right now") has the term "right"`)
+	}
+	if !has("grant it right now", "grant") {
+		t.Error(`plan("grant it right now") lost the term "grant"`)
+	}
+}
