@@ -215,6 +215,17 @@ func TestLightVerbOfAPhrase(t *testing.T) {
 	firstFor(t, catalogtest.Registry(t, get, del).Snapshot(), del.ID, false, "get rid of the cache", "please get rid of the cache")
 }
 
+// TestIdentifierKindStandsIn: a URL cut from a request leaves the word for
+// what it was, so that the verb reads with its object: to open a URL is
+// to navigate to it.
+func TestIdentifierKindStandsIn(t *testing.T) {
+	nav := tool("web/navigate", "Navigate the browser to a page")
+	nav.InputSchema = objectSchema(`"target":{"type":"string"}`)
+	open := tool("kg/open_nodes", "Open the nodes of the knowledge graph by name")
+	firstFor(t, catalogtest.Registry(t, open, nav).Snapshot(), nav.ID, false,
+		"open https://example.com", "abre https://example.com en el navegador")
+}
+
 // TestListQuestions: a question for which things of a kind there are
 // ranks the tool that lists them above others that name the kind.
 func TestListQuestions(t *testing.T) {

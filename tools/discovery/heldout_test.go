@@ -137,7 +137,7 @@ func TestHeldoutFloors(t *testing.T) {
 		// dev en and paraphrase lost one request when an English
 		// phrase stopped adding the words of its multi-word synonyms
 		// ("pull request" searched "merge"): 0.915 → 0.895, 0.962 → 0.948.
-		{"heldout", "dev", 0.92, 0.71, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.95,
+		{"heldout", "dev", 0.92, 0.75, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.96,
 			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
 		// test MRR 0.733 → 0.729 when a foreign request's function words
 		// stopped being English terms (TermsBorrowed, chosen on dev): a
@@ -145,7 +145,7 @@ func TestHeldoutFloors(t *testing.T) {
 		// rose a place.
 		// A request opened by a Polish or Spanish function word read in
 		// that language (foreignLang) took it to 0.885, MRR 0.7396.
-		{"heldout", "test", 0.88, 0.73, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.83,
+		{"heldout", "test", 0.88, 0.75, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.83,
 			"direct": 1.00, "multi-word": 0.69, "no-overlap": 0.75, "paraphrase": 0.91}},
 		// The second set. As recorded (5f47b1a) dev read 0.671 and test
 		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, the
@@ -157,8 +157,11 @@ func TestHeldoutFloors(t *testing.T) {
 		// request to 0.819.
 		{"heldout2", "dev", 0.81, 0.62, map[string]float64{"en": 0.74, "es": 0.88, "pl": 0.84,
 			"direct": 0.94, "multi-word": 0.84, "no-overlap": 0.43, "paraphrase": 0.96}},
-		{"heldout2", "test", 0.63, 0.48, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
-			"direct": 1.00, "multi-word": 0.82, "no-overlap": 0.19, "paraphrase": 0.63}},
+		// An identifier's kind word in its place (idKind.standIn, chosen
+		// on dev) moved one test request from multi-word (0.827 → 0.788)
+		// to paraphrase (0.638 → 0.672); overall the same.
+		{"heldout2", "test", 0.63, 0.50, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
+			"direct": 1.00, "multi-word": 0.78, "no-overlap": 0.19, "paraphrase": 0.67}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)

@@ -29,6 +29,29 @@ var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number"
 
 func (k idKind) String() string { return kindNames[k] }
 
+// standIn reports whether an identifier of kind k is cut from the words of
+// the request it is found in, and returns the text that takes its place:
+// the word for what it is, so that "open https://example.com" reads as
+// "open url" (a verb and its object: lexicon.Sense) and "read
+// ./notes/todo.md" as "read file". A telephone number leaves a space: the
+// tools that call or text one name it by the call or the message, and
+// "phone" would pull the ones that manage numbers.
+func (k idKind) standIn() (string, bool) {
+	switch k {
+	case idURL:
+		return " url ", true
+	case idEmail:
+		return " email ", true
+	case idPath:
+		return " file ", true
+	case idSQL:
+		return " sql ", true
+	case idPhone:
+		return " ", true
+	}
+	return "", false
+}
+
 // identifier is one exact id found in a request.
 type identifier struct {
 	kind  idKind

@@ -104,8 +104,8 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		p.ids = identifiers(query, len(x.kinds[idSQL]) > 0)
 		text, cut, asksList := query, false, false
 		for _, id := range p.ids {
-			if id.kind == idURL || id.kind == idEmail || id.kind == idPath || id.kind == idSQL || id.kind == idPhone {
-				text, cut = strings.ReplaceAll(text, id.value, " "), true
+			if w, ok := id.kind.standIn(); ok {
+				text, cut = strings.ReplaceAll(text, id.value, w), true
 			}
 		}
 		// The request's phrases (the English words they stand for) are
