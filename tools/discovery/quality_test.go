@@ -26,7 +26,7 @@ func TestRetrievalFloors(t *testing.T) {
 		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.40, 0.72, 0.55},
 		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.38, 0.73, 0.67},
 		{"real-mcp", realMCP, 0.80, 0.95, 0.88},
-		{"real-mcp-natural", realMCPNatural, 0.59, 0.88, 0.72},
+		{"real-mcp-natural", realMCPNatural, 0.59, 0.89, 0.73},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := tc.load(t)

@@ -39,6 +39,10 @@ const (
 // listTerm is the index's term for "list".
 var listTerm = analysis.Stem(analysis.English, "list")
 
+// placeTerms are the index's terms for "search" and "find", which a
+// question where something is asks for (placeQuestion), at listWeight.
+var placeTerms = []string{analysis.Stem(analysis.English, "search"), analysis.Stem(analysis.English, "find")}
+
 func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
 
 // queryTerm is one distinct term of a request that the index knows, by
@@ -102,7 +106,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		add(s.words, 1)
 	} else {
 		p.ids = identifiers(query, len(x.kinds[idSQL]) > 0)
-		text, cut, asksList := query, false, false
+		text, cut, asksList, asksPlace := query, false, false, false
 		for _, id := range p.ids {
 			if w, ok := id.kind.standIn(); ok {
 				text, cut = strings.ReplaceAll(text, id.value, w), true
@@ -127,6 +131,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 					s.idiom = idiomWords(s.idiom[:0], toks)
 				}
 				asksList = listQuestion(toks, p.lang)
+				asksPlace = placeQuestion(toks, p.lang)
 				clear(toks)
 				s.toks = toks[:0]
 			})
@@ -151,6 +156,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 					s.idiom = idiomWords(s.idiom[:0], toks)
 				}
 				asksList = listQuestion(toks, lang)
+				asksPlace = placeQuestion(toks, lang)
 				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
 					s.nzDim, s.nzVal = d.tokenEmbedder.EmbedTokensNonZero(s.nzDim[:0], s.nzVal[:0], toks, lang)
 					s.embeddedFor = text
@@ -188,6 +194,13 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		if asksList {
 			if id, ok := x.terms[listTerm]; ok {
 				addID(id, listWeight)
+			}
+		}
+		if asksPlace {
+			for _, t := range placeTerms {
+				if id, ok := x.terms[t]; ok {
+					addID(id, listWeight)
+				}
 			}
 		}
 		if p.lang == analysis.English && !namesObject(p.ids) {

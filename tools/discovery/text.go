@@ -472,6 +472,24 @@ func listQuestion(toks []string, lang analysis.Lang) bool {
 	return false
 }
 
+// placeQuestion reports whether toks, read in lang, ask where something is
+// ("where is config.yaml", "¿dónde está el informe?", "gdzie jest
+// raport"): a question to search for it.
+func placeQuestion(toks []string, lang analysis.Lang) bool {
+	if len(toks) < 2 {
+		return false
+	}
+	switch lang {
+	case analysis.English:
+		return toks[0] == "where" || toks[0] == "wheres"
+	case analysis.Spanish:
+		return toks[0] == "donde"
+	case analysis.Polish:
+		return toks[0] == "gdzie"
+	}
+	return false
+}
+
 // openWhich are the English and Spanish interrogatives that open a
 // question for a list before its plural; pluralWhich, Polish's plural
 // ones, ask for one alone.

@@ -155,33 +155,49 @@ func TestForeignLang(t *testing.T) {
 	}
 }
 
+// listQuestion and placeQuestion, on the same requests: a question for
+// which things there are, and one where something is.
 func TestListQuestion(t *testing.T) {
 	a := analysis.New(nil)
 	for _, row := range []struct {
 		text string
 		lang analysis.Lang
-		want bool
+		want bool // listQuestion
+		// placeQuestion
+		place bool
 	}{
-		{"which pods are running in staging", analysis.English, true},
-		{"what are the open bugs", analysis.English, false}, // "are", then a determiner and an adjective
-		{"what files are in /var/log", analysis.English, true},
-		{"which is the default branch", analysis.English, false},
-		{"what does issue 1234 say", analysis.English, false},
-		{"what's in notes.txt", analysis.English, false},
-		{"what is the status", analysis.English, false},
-		{"list the files", analysis.English, false},
-		{"¿qué tablas hay en la base?", analysis.Spanish, true},
-		{"que las ramas", analysis.Spanish, true},
-		{"qué sabes de María", analysis.Spanish, false},
-		{"que plan tiene acme", analysis.Spanish, false},
-		{"jakie kolekcje są w bazie", analysis.Polish, true},
-		{"które firmy", analysis.Polish, true},
-		{"pokaż kolekcje", analysis.Polish, false},
-		{"jakie", analysis.Polish, false},
+		{"which pods are running in staging", analysis.English, true, false},
+		{"what are the open bugs", analysis.English, false, false}, // "are", then a determiner and an adjective
+		{"what files are in /var/log", analysis.English, true, false},
+		{"which is the default branch", analysis.English, false, false},
+		{"what does issue 1234 say", analysis.English, false, false},
+		{"what's in notes.txt", analysis.English, false, false},
+		{"what is the status", analysis.English, false, false},
+		{"list the files", analysis.English, false, false},
+		{"¿qué tablas hay en la base?", analysis.Spanish, true, false},
+		{"que las ramas", analysis.Spanish, true, false},
+		{"qué sabes de María", analysis.Spanish, false, false},
+		{"que plan tiene acme", analysis.Spanish, false, false},
+		{"jakie kolekcje są w bazie", analysis.Polish, true, false},
+		{"które firmy", analysis.Polish, true, false},
+		{"pokaż kolekcje", analysis.Polish, false, false},
+		{"jakie", analysis.Polish, false, false},
+		{"where is config.yaml under this project", analysis.English, false, true},
+		{"where's the report", analysis.English, false, true},
+		{"where are the logs", analysis.English, false, true},
+		{"¿dónde está el informe?", analysis.Spanish, false, true},
+		{"gdzie jest raport", analysis.Polish, false, true},
+		{"show where the report is", analysis.English, false, false},
+		{"where", analysis.English, false, false},
+		{"donde", analysis.English, false, false},
 	} {
 		t.Run(row.text, func(t *testing.T) {
-			if got := listQuestion(a.Tokens(nil, row.text), row.lang); got != row.want {
+			toks := a.Tokens(nil, row.text)
+			if got := listQuestion(toks, row.lang); got != row.want {
 				t.Errorf("listQuestion(%q, %s) = %v, want %v", row.text, row.lang, got, row.want)
+			}
+			if got := placeQuestion(toks, row.lang); got != row.place {
+				t.Errorf("placeQuestion(%q, %s) = %v, want %v", row.text, row.lang, got, row.place)
 			}
 		})
 	}
@@ -314,5 +330,26 @@ func TestPlanDropsIdioms(t *testing.T) {
 	}
 	if !has("grant it right now", "grant") {
 		t.Error(`plan("grant it right now") lost the term "grant"`)
+	}
+}
+
+// A question where something is searches for it: the plan adds the
+// index's "search" and "find" at listWeight.
+func TestPlanPlaceQuestion(t *testing.T) {
+	const about = "Search for files and find text in them"
+	d, x := indexed(t, nil, tools.Tool{ID: "fs/search_files", Description: about, Card: tools.Card{Name: "search_files", Summary: about}})
+	for _, q := range []string{"where is the report", "dónde está el informe", "gdzie jest raport"} {
+		t.Run(q, func(t *testing.T) {
+			s := getScratch(len(x.docs))
+			defer putScratch(s)
+			d.plan(x, s, q, nil, false)
+			missing := slices.DeleteFunc(slices.Clone(placeTerms), func(term string) bool {
+				id := x.terms[term]
+				return slices.ContainsFunc(s.terms, func(qt queryTerm) bool { return qt.id == id && qt.w == listWeight })
+			})
+			if len(missing) > 0 {
+				t.Errorf("plan(%q): terms %q missing or not at %v (terms %v)", q, missing, listWeight, s.terms)
+			}
+		})
 	}
 }
