@@ -25,8 +25,8 @@ func TestRetrievalFloors(t *testing.T) {
 		{"metatool", func(tb testing.TB) dataset { return publicDataset(tb, "metatool", 1000) }, 0.40, 0.62, 0.49},
 		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.40, 0.72, 0.55},
 		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.38, 0.73, 0.67},
-		{"real-mcp", realMCP, 0.80, 0.95, 0.88},
-		{"real-mcp-natural", realMCPNatural, 0.59, 0.89, 0.73},
+		{"real-mcp", realMCP, 0.81, 0.96, 0.88},
+		{"real-mcp-natural", realMCPNatural, 0.61, 0.90, 0.74},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := tc.load(t)

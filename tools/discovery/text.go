@@ -474,21 +474,29 @@ func listQuestion(toks []string, lang analysis.Lang) bool {
 
 // placeQuestion reports whether toks, read in lang, ask where something is
 // ("where is config.yaml", "¿dónde está el informe?", "gdzie jest
-// raport"): a question to search for it.
+// raport") or what the assistant knows of it ("what do you remember about
+// Apollo", "¿qué sabes de María?", "co wiesz o Marku"): a question to
+// search for it.
 func placeQuestion(toks []string, lang analysis.Lang) bool {
 	if len(toks) < 2 {
 		return false
 	}
 	switch lang {
 	case analysis.English:
-		return toks[0] == "where" || toks[0] == "wheres"
+		return toks[0] == "where" || toks[0] == "wheres" ||
+			len(toks) > 3 && toks[0] == "what" && toks[1] == "do" && toks[2] == "you" && knowVerbs[toks[3]]
 	case analysis.Spanish:
-		return toks[0] == "donde"
+		return toks[0] == "donde" || toks[0] == "que" && knowVerbs[toks[1]]
 	case analysis.Polish:
-		return toks[0] == "gdzie"
+		return toks[0] == "gdzie" || toks[0] == "co" && knowVerbs[toks[1]]
 	}
 	return false
 }
+
+// knowVerbs ask what the assistant knows or remembers, after "what do
+// you", "qué", "co": such a question searches what is stored.
+var knowVerbs = map[string]bool{"know": true, "remember": true, "recall": true,
+	"sabes": true, "recuerdas": true, "wiesz": true, "pamietasz": true}
 
 // openWhich are the English and Spanish interrogatives that open a
 // question for a list before its plural; pluralWhich, Polish's plural
