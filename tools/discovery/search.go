@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // bonusScale scales the identifier bonuses below.
@@ -88,6 +89,17 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 	}
+	// capWords lowers to w the weight of the English words ws among the
+	// request's terms.
+	capWords := func(ws []string, w float64) {
+		for _, v := range ws {
+			if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
+				if at := s.termAt[id]; at != 0 {
+					s.terms[at-1].w = min(s.terms[at-1].w, w)
+				}
+			}
+		}
+	}
 	// widen adds, at w, the catalog's words for the synonyms of each of
 	// ts that no card uses (buildWiden).
 	widen := func(ts []string, w float64) {
@@ -123,15 +135,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 						p.lang = f
 					}
 				}
-				if phraseWeight > 0 {
-					s.phrase, s.light = phraseWords(s.phrase, s.light[:0], a, d.lex, toks, p.lang)
-				}
-				if p.lang == analysis.English {
-					s.light = framingVerbs(s.light, toks)
-					s.idiom = idiomWords(s.idiom[:0], toks)
-				}
-				asksList = listQuestion(toks, p.lang)
-				asksPlace = placeQuestion(toks, p.lang)
+				asksList, asksPlace = s.readTokens(a, d.lex, toks, p.lang)
 				clear(toks)
 				s.toks = toks[:0]
 			})
@@ -148,15 +152,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 						lang = foreign
 					}
 				}
-				if phraseWeight > 0 {
-					s.phrase, s.light = phraseWords(s.phrase, s.light[:0], a, d.lex, toks, lang)
-				}
-				if lang == analysis.English {
-					s.light = framingVerbs(s.light, toks)
-					s.idiom = idiomWords(s.idiom[:0], toks)
-				}
-				asksList = listQuestion(toks, lang)
-				asksPlace = placeQuestion(toks, lang)
+				asksList, asksPlace = s.readTokens(a, d.lex, toks, lang)
 				if lang == analysis.English && d.tokenEmbedder != nil && x.dim > 0 && text != "" {
 					s.nzDim, s.nzVal = d.tokenEmbedder.EmbedTokensNonZero(s.nzDim[:0], s.nzVal[:0], toks, lang)
 					s.embeddedFor = text
@@ -176,20 +172,8 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				s.names = append(s.names, a.Stem(analysis.English, w))
 			}
 			widen(s.words, widenWeight)
-			for _, v := range s.light {
-				if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
-					if at := s.termAt[id]; at != 0 {
-						s.terms[at-1].w = min(s.terms[at-1].w, lightVerbWeight)
-					}
-				}
-			}
-			for _, v := range s.idiom {
-				if id, ok := x.terms[a.Stem(analysis.English, v)]; ok {
-					if at := s.termAt[id]; at != 0 {
-						s.terms[at-1].w = 0 // dropped below
-					}
-				}
-			}
+			capWords(s.light, lightVerbWeight)
+			capWords(s.idiom, 0) // dropped below
 		}
 		if asksList {
 			if id, ok := x.terms[listTerm]; ok {
@@ -301,6 +285,21 @@ type scratch struct {
 	fused       []fusedScore
 	pool        []scored
 	cognates    []uint32 // a Spanish or Polish request's cognate terms
+}
+
+// readTokens reads a request's folded tokens in lang for what its words
+// alone do not say: the English words of its phrases (s.phrase), its light
+// and framing verbs (s.light) and idioms (s.idiom), and whether it asks
+// which things there are or where something is.
+func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) (asksList, asksPlace bool) {
+	if phraseWeight > 0 {
+		s.phrase, s.light = phraseWords(s.phrase, s.light, a, lex, toks, lang)
+	}
+	if lang == analysis.English {
+		s.light = framingVerbs(s.light, toks)
+		s.idiom = idiomWords(s.idiom, toks)
+	}
+	return listQuestion(toks, lang), placeQuestion(toks, lang)
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
