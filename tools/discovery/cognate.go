@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +100,12 @@ func (x *Index) cognateIndex() map[string][]cognateTerm {
 			}
 			k := string(buf[:cognateMinPrefix])
 			c.m[k] = append(c.m[k], cognateTerm{id, string(buf)})
+		}
+		// In term order, not the map's: a request's terms are summed in
+		// the order they come, and floating-point sums in another order
+		// differ in the last bits (rankings must not vary run to run).
+		for _, ts := range c.m {
+			slices.SortFunc(ts, func(a, b cognateTerm) int { return cmp.Compare(a.id, b.id) })
 		}
 	})
 	return c.m

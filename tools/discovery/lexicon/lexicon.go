@@ -315,7 +315,11 @@ func Build(src *Source) (*Lexicon, error) {
 			}
 			t.english = dedup(append(t.english, e.Values...))
 		}
-		for key, t := range l.trans[i] {
+		// In key order: a stem two keys share merges their translations
+		// in the order met, and the first phrase key of a stem takes it,
+		// so the map's order would make translations vary run to run.
+		for _, key := range slices.Sorted(maps.Keys(l.trans[i])) {
+			t := l.trans[i][key]
 			for _, en := range t.english {
 				for _, c := range l.englishConcepts(en) {
 					t.concepts = appendUnique(t.concepts, c)
