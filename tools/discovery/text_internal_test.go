@@ -232,66 +232,6 @@ func TestLightVerbs(t *testing.T) {
 	}
 }
 
-// The plan keeps a light or framing verb, and a digit run, as a hint only,
-// and the rest of the request at full weight.
-func TestPlanHintWeights(t *testing.T) {
-	const about = "Get and tell a story about prices, in base64"
-	d, x := indexed(t, nil, tools.Tool{ID: "kids/tell_story", Description: about, Card: tools.Card{Name: "tell_story", Summary: about}})
-	for _, row := range []struct {
-		query string
-		light string
-		want  float64
-	}{
-		{"can you tell me the prices", "tell", lightVerbWeight},
-		{"get rid of the story", "get", lightVerbWeight},
-		{"story 64 in base64", "64", digitWeight},
-	} {
-		t.Run(row.query, func(t *testing.T) {
-			s := getScratch(len(x.docs))
-			defer putScratch(s)
-			d.plan(x, s, row.query, nil, false)
-			weights := map[string]float64{}
-			for name, id := range x.terms {
-				for _, qt := range s.terms {
-					if qt.id == id {
-						weights[name] = qt.w
-					}
-				}
-			}
-			if w := weights[analysis.Stem(analysis.English, row.light)]; w != row.want {
-				t.Errorf("weight of %q = %v, want %v (terms %v)", row.light, w, row.want, weights)
-			}
-			if w := weights[analysis.Stem(analysis.English, "story")]; row.query != "can you tell me the prices" && w != 1 {
-				t.Errorf("weight of \"story\" = %v, want 1 (terms %v)", w, weights)
-			}
-		})
-	}
-}
-
-// A word of a name joined by hyphens or underscores is matched as it is,
-// never widened to its synonyms: "shop" of "shop-prod" is no business.
-func TestNameWordsAreNotWidened(t *testing.T) {
-	const about = "Get the profile of a business"
-	d, x := indexed(t, nil, tools.Tool{ID: "biz/get_profile", Description: about, Card: tools.Card{Name: "get_profile", Summary: about}})
-	widened := func(query string) bool {
-		s := getScratch(len(x.docs))
-		defer putScratch(s)
-		d.plan(x, s, query, nil, false)
-		id, ok := x.terms[analysis.Stem(analysis.English, "business")]
-		return ok && slices.ContainsFunc(s.terms, func(qt queryTerm) bool { return qt.id == id })
-	}
-	if !widened("profile of the shop") {
-		t.Fatal(`"shop" is not widened to "business": the premise of this test is gone`)
-	}
-	for _, q := range []string{"profile of shop-prod", "profile of shop_prod", "profile of (shop-prod)"} {
-		t.Run(q, func(t *testing.T) {
-			if widened(q) {
-				t.Errorf("plan(%q) widened the name's word \"shop\"", q)
-			}
-		})
-	}
-}
-
 func TestIdiomWords(t *testing.T) {
 	a := analysis.New(nil)
 	for _, row := range []struct {
@@ -314,44 +254,65 @@ func TestIdiomWords(t *testing.T) {
 	}
 }
 
-// The word of an adverbial idiom is no term of the plan, nor widened.
-func TestPlanDropsIdioms(t *testing.T) {
-	const about = "Grant a role the right to read"
-	d, x := indexed(t, nil, tools.Tool{ID: "iam/grant_role", Description: about, Card: tools.Card{Name: "grant_role", Summary: about}})
-	has := func(query, word string) bool {
-		s := getScratch(len(x.docs))
-		defer putScratch(s)
-		d.plan(x, s, query, nil, false)
-		id, ok := x.terms[analysis.Stem(analysis.English, word)]
-		return ok && slices.ContainsFunc(s.terms, func(qt queryTerm) bool { return qt.id == id })
+// planWeights returns the weights plan gives query's terms over an index
+// of one tool described by about, by term (an English stem).
+func planWeights(t *testing.T, about, query string) map[string]float64 {
+	t.Helper()
+	d, x := indexed(t, nil, tools.Tool{ID: "t/tool", Description: about, Card: tools.Card{Name: "tool", Summary: about}})
+	s := getScratch(len(x.docs))
+	defer putScratch(s)
+	d.plan(x, s, query, nil, false)
+	names := make(map[uint32]string, len(x.terms))
+	for name, id := range x.terms {
+		names[id] = name
 	}
-	if !has("grant the right", "right") {
-		t.Fatal(`"right" is no term of "grant the right": the premise of this test is gone`)
+	weights := make(map[string]float64, len(s.terms))
+	for _, qt := range s.terms {
+		weights[names[qt.id]] = qt.w
 	}
-	if has("grant it right now", "right") {
-		t.Error(`plan("grant it right now") has the term "right"`)
-	}
-	if !has("grant it right now", "grant") {
-		t.Error(`plan("grant it right now") lost the term "grant"`)
-	}
+	return weights
 }
 
-// A question where something is searches for it: the plan adds the
-// index's "search" and "find" at listWeight.
-func TestPlanPlaceQuestion(t *testing.T) {
-	const about = "Search for files and find text in them"
-	d, x := indexed(t, nil, tools.Tool{ID: "fs/search_files", Description: about, Card: tools.Card{Name: "search_files", Summary: about}})
-	for _, q := range []string{"where is the report", "dónde está el informe", "gdzie jest raport", "what do you know about the report"} {
-		t.Run(q, func(t *testing.T) {
-			s := getScratch(len(x.docs))
-			defer putScratch(s)
-			d.plan(x, s, q, nil, false)
-			missing := slices.DeleteFunc(slices.Clone(placeTerms), func(term string) bool {
-				id := x.terms[term]
-				return slices.ContainsFunc(s.terms, func(qt queryTerm) bool { return qt.id == id && qt.w == listWeight })
-			})
-			if len(missing) > 0 {
-				t.Errorf("plan(%q): terms %q missing or not at %v (terms %v)", q, missing, listWeight, s.terms)
+// The weight plan gives a request's word (0: not a term): light and
+// framing verbs and digit runs are hints, a name's words are not widened,
+// an idiom's word is dropped, a question where something is (or what the
+// assistant knows of it) adds "search" and "find". The rows at full or
+// widened weight are the premises the others contrast with.
+func TestPlanWeights(t *testing.T) {
+	const (
+		story   = "Get and tell a story about prices, in base64"
+		profile = "Get the profile of a business"
+		grant   = "Grant a role the right to read"
+		files   = "Search for files and find text in them"
+	)
+	for _, row := range []struct {
+		about, query, word string
+		want               float64
+	}{
+		{story, "can you tell me the prices", "tell", lightVerbWeight},
+		{story, "can you tell me the prices", "prices", 1},
+		{story, "get rid of the story", "get", lightVerbWeight},
+		{story, "get rid of the story", "story", 1},
+		{story, "story 64 in base64", "64", digitWeight},
+		{story, "story 64 in base64", "story", 1},
+		{profile, "profile of the shop", "business", widenWeight},
+		{profile, "profile of shop-prod", "business", 0},
+		{profile, "profile of shop_prod", "business", 0},
+		{profile, "profile of (shop-prod)", "business", 0},
+		{grant, "grant the right", "right", 1},
+		{grant, "grant it right now", "right", 0},
+		{grant, "grant it right now", "grant", 1},
+		{files, "where is the report", "search", listWeight},
+		{files, "where is the report", "find", listWeight},
+		{files, "dónde está el informe", "search", listWeight},
+		{files, "gdzie jest raport", "find", listWeight},
+		{files, "what do you know about the report", "search", listWeight},
+		{files, "search the report", "search", 1},
+	} {
+		t.Run(row.query+"/"+row.word, func(t *testing.T) {
+			weights := planWeights(t, row.about, row.query)
+			if w := weights[analysis.Stem(analysis.English, row.word)]; w != row.want {
+				t.Errorf("plan(%q): weight of %q = %v, want %v (terms %v)", row.query, row.word, w, row.want, weights)
 			}
 		})
 	}
