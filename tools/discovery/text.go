@@ -521,11 +521,21 @@ var (
 // words are matched as they are, never widened to their synonyms ("shop"
 // is no place of business there).
 func nameWords(dst []string, a *analysis.Analyzer, text string) []string {
-	if !strings.ContainsAny(text, "-_") {
-		return dst
-	}
-	for _, f := range strings.Fields(text) {
-		f = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	// Only the fields around a joiner are read: most of a request has none.
+	for end := 0; end < len(text); {
+		j := strings.IndexAny(text[end:], "-_")
+		if j < 0 {
+			break
+		}
+		j += end
+		start := strings.LastIndexFunc(text[:j], unicode.IsSpace) + 1
+		end = j + 1
+		if k := strings.IndexFunc(text[end:], unicode.IsSpace); k >= 0 {
+			end += k
+		} else {
+			end = len(text)
+		}
+		f := strings.TrimFunc(text[start:end], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		if strings.ContainsAny(f, "-_") {
 			dst = a.Terms(dst, f, analysis.English)
 		}

@@ -317,3 +317,24 @@ func TestPlanWeights(t *testing.T) {
 		})
 	}
 }
+
+func TestNameWords(t *testing.T) {
+	a := analysis.New(nil)
+	for _, row := range []struct {
+		text string
+		want []string
+	}{
+		{"nuke staging_old, then restart shop-prod and queue-worker", []string{"stage", "old", "shop", "prod", "queue", "worker"}},
+		{"profile of (shop-prod)", []string{"shop", "prod"}},
+		{"x-y-z w_v", []string{"x", "y", "z", "w", "v"}},
+		{"a - b", nil},
+		{"the end-", nil},
+		{"no joiner here", nil},
+	} {
+		t.Run(row.text, func(t *testing.T) {
+			if got := nameWords(nil, a, row.text); !slices.Equal(got, row.want) {
+				t.Errorf("nameWords(%q) = %q, want %q", row.text, got, row.want)
+			}
+		})
+	}
+}
