@@ -22,11 +22,11 @@ func TestRetrievalFloors(t *testing.T) {
 		load        func(testing.TB) dataset
 		r1, r5, mrr float64
 	}{
-		{"metatool", func(tb testing.TB) dataset { return publicDataset(tb, "metatool", 1000) }, 0.40, 0.62, 0.49},
-		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.40, 0.72, 0.55},
-		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.38, 0.73, 0.67},
+		{"metatool", func(tb testing.TB) dataset { return publicDataset(tb, "metatool", 1000) }, 0.43, 0.65, 0.52},
+		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.41, 0.73, 0.56},
+		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.42, 0.75, 0.71},
 		{"real-mcp", realMCP, 0.81, 0.96, 0.88},
-		{"real-mcp-natural", realMCPNatural, 0.61, 0.90, 0.74},
+		{"real-mcp-natural", realMCPNatural, 0.62, 0.91, 0.75},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := tc.load(t)

@@ -126,7 +126,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 		// The request's phrases (the English words they stand for) are
 		// looked up in its folded tokens, stop words included.
-		s.phrase, s.light, s.idiom = s.phrase[:0], s.light[:0], s.idiom[:0]
+		s.phrase, s.light, s.idiom, s.prep = s.phrase[:0], s.light[:0], s.idiom[:0], s.prep[:0]
 		if cut {
 			p.lang = detect(query)
 			a.TokensFunc(s.toks[:0], text, func(toks []string) {
@@ -174,6 +174,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			widen(s.words, widenWeight)
 			capWords(s.light, lightVerbWeight)
 			capWords(s.idiom, 0) // dropped below
+			capWords(s.prep, prepositionWeight)
 		}
 		if asksList {
 			if id, ok := x.terms[listTerm]; ok {
@@ -269,6 +270,7 @@ type scratch struct {
 	light   []string // its light and framing verbs (lightVerbs, framingVerb)
 	names   []string // the terms of its joined names (nameWords) and idioms
 	idiom   []string // the words of its adverbial idioms (idiomWords)
+	prep    []string // its particles that stand as prepositions (prepositionWords)
 	terms   []queryTerm
 	termAt  []int32 // per term id: 1 + its index in terms, during plan
 	qvec    []float32
@@ -298,6 +300,7 @@ func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []
 	if lang == analysis.English {
 		s.light = framingVerbs(s.light, toks)
 		s.idiom = idiomWords(s.idiom, toks)
+		s.prep = prepositionWords(s.prep, lex, toks)
 	}
 	return listQuestion(toks, lang), placeQuestion(toks, lang)
 }

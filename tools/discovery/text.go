@@ -287,6 +287,60 @@ func idiomWords(dst, toks []string) []string {
 	return dst
 }
 
+// prepositionWords appends to dst the particles of English toks (on, in,
+// up, down, out, off, over) that stand as a preposition before what
+// follows ("a pull request on github", "the queries running on the
+// database") rather than in a phrasal verb ("turn on", "spin up a
+// server", "log in to"): a particle is read as a verb's when it ends the
+// request, precedes a function word other than a determiner, follows a
+// light verb or the request's first content word (its imperative), or
+// stands in a phrase the lexicon knows.
+func prepositionWords(dst []string, lex *lexicon.Lexicon, toks []string) []string {
+	first := -1
+	for i, w := range toks {
+		p, ok := particles[w]
+		if first < 0 && !ok && !analysis.IsStopWord(analysis.English, w) {
+			first = i
+		}
+		if !ok || i+1 == len(toks) || i == first {
+			continue
+		}
+		next, next2 := toks[i+1], ""
+		if i+2 < len(toks) {
+			next2 = toks[i+2]
+		}
+		if analysis.IsStopWord(analysis.English, next) && !determiners[next] {
+			continue
+		}
+		if i > 0 {
+			prev := toks[i-1]
+			if _, ok := lightVerbs[prev]; ok || i-1 == first || knownPhrase(lex, prev, w, next) {
+				continue
+			}
+		}
+		if knownPhrase(lex, w, next, next2) {
+			continue
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
+
+// knownPhrase reports whether an English phrase of the lexicon starts
+// with w1 w2 (and w3).
+func knownPhrase(lex *lexicon.Lexicon, w1, w2, w3 string) bool {
+	if !lex.MayStartPhraseIn(analysis.English, w1, w2, w3) {
+		return false
+	}
+	var buf [8]string
+	return len(lex.PhraseWords(buf[:0], analysis.English, w1, w2, w3, phraseTool)) > 0 ||
+		len(lex.PhraseWords(buf[:0], analysis.English, w1, w2, "", phraseTool)) > 0
+}
+
+// particles are the English particles kept out of the stop words for
+// their phrasal verbs.
+var particles = wordSet("on", "in", "up", "down", "out", "off", "over")
+
 // idioms maps the two-word adverbial idioms of English to their word that
 // is no stop word ("right" of "right now"), a constant string.
 var idioms = map[[2]string]string{
@@ -334,6 +388,10 @@ var (
 // (lightVerbs, framingVerb).
 var lightVerbWeight = 0.25
 
+// prepositionWeight is what is left of the weight of a particle that
+// stands as a preposition (prepositionWords).
+var prepositionWeight = 0.0
+
 // digitWeight is the weight of a request's digit run as a lexical term
 // ("ip-10-0-1-12", "PN123", "claude-3-5"): it is a value, an id or a count,
 // and matches a card that holds the same digits mostly by chance
@@ -360,7 +418,8 @@ func namesObject(ids []identifier) bool {
 
 // determiners are the words that, between a verb and its object, show the
 // verb is one: "open a pull request", "kill the jobs", "spin up two
-// instances".
+// instances"; after a particle, that it stands as a preposition
+// (prepositionWords).
 var determiners = map[string]bool{"a": true, "an": true, "the": true, "new": true, "my": true, "our": true,
 	"your": true, "this": true, "that": true, "these": true, "those": true, "another": true, "some": true,
 	"one": true, "two": true, "three": true, "few": true}

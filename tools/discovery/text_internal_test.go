@@ -206,49 +206,52 @@ func TestListQuestion(t *testing.T) {
 	}
 }
 
-func TestLightVerbs(t *testing.T) {
+// TestRequestWords holds the readings of a request's tokens that pick
+// words out for another weight: light and framing verbs, idioms'
+// words, particles standing as prepositions.
+func TestRequestWords(t *testing.T) {
 	a := analysis.New(nil)
 	lex := lexicon.Default()
-	for _, row := range []struct {
-		text string
-		want []string
-	}{
-		{"get rid of the old branch", []string{"get"}},
-		{"look up the user", []string{"look"}},
-		{"get the user", nil}, // no phrase: "get" is the action
-		{"show me the open issues", []string{"show"}},
-		{"help us find the file", []string{"help"}},
-		{"send me the report", nil}, // "send" is the action
-		{"show the open issues", nil},
-	} {
-		t.Run(row.text, func(t *testing.T) {
-			toks := a.Tokens(nil, row.text)
-			_, light := phraseWords(nil, nil, a, lex, toks, analysis.English)
-			light = framingVerbs(light, toks)
-			if !slices.Equal(light, row.want) {
-				t.Errorf("light verbs of %q = %q, want %q", row.text, light, row.want)
-			}
-		})
+	light := func(toks []string) []string {
+		_, light := phraseWords(nil, nil, a, lex, toks, analysis.English)
+		return framingVerbs(light, toks)
 	}
-}
-
-func TestIdiomWords(t *testing.T) {
-	a := analysis.New(nil)
+	idiom := func(toks []string) []string { return idiomWords(nil, toks) }
+	prep := func(toks []string) []string { return prepositionWords(nil, lex, toks) }
 	for _, row := range []struct {
+		rule string
+		read func(toks []string) []string
 		text string
 		want []string
 	}{
-		{"hang up the call right now", []string{"right"}},
-		{"delete the branch for good", []string{"good"}},
-		{"read both files at once", []string{"once"}},
-		{"list all files at all", []string{"all"}},
-		{"grant the right role", nil},
-		{"list the good products", nil},
-		{"list all files", nil},
+		{"light", light, "get rid of the old branch", []string{"get"}},
+		{"light", light, "look up the user", []string{"look"}},
+		{"light", light, "get the user", nil}, // no phrase: "get" is the action
+		{"light", light, "show me the open issues", []string{"show"}},
+		{"light", light, "help us find the file", []string{"help"}},
+		{"light", light, "send me the report", nil}, // "send" is the action
+		{"light", light, "show the open issues", nil},
+		{"idiom", idiom, "hang up the call right now", []string{"right"}},
+		{"idiom", idiom, "delete the branch for good", []string{"good"}},
+		{"idiom", idiom, "read both files at once", []string{"once"}},
+		{"idiom", idiom, "list all files at all", []string{"all"}},
+		{"idiom", idiom, "grant the right role", nil},
+		{"idiom", idiom, "list the good products", nil},
+		{"idiom", idiom, "list all files", nil},
+		{"preposition", prep, "open a pull request on github", []string{"on"}},
+		{"preposition", prep, "which pods are running in the staging namespace", []string{"in"}},
+		{"preposition", prep, "on the page, dismiss the alert", []string{"on"}},
+		{"preposition", prep, "comment on the issue", nil},                // after the imperative
+		{"preposition", prep, "turn on notifications", nil},               // after the imperative
+		{"preposition", prep, "please spin up a new app", nil},            // after the first content word
+		{"preposition", prep, "can you log in to the portal", nil},        // before a function word
+		{"preposition", prep, "switch maintenance mode on", nil},          // ends the request
+		{"preposition", prep, "I want to set up a project", nil},          // after a light verb
+		{"preposition", prep, "the app should scale up its workers", nil}, // a phrase the lexicon knows
 	} {
-		t.Run(row.text, func(t *testing.T) {
-			if got := idiomWords(nil, a.Tokens(nil, row.text)); !slices.Equal(got, row.want) {
-				t.Errorf("idiomWords(%q) = %q, want %q", row.text, got, row.want)
+		t.Run(row.rule+"/"+row.text, func(t *testing.T) {
+			if got := row.read(a.Tokens(nil, row.text)); !slices.Equal(got, row.want) {
+				t.Errorf("%s words of %q = %q, want %q", row.rule, row.text, got, row.want)
 			}
 		})
 	}
@@ -275,7 +278,7 @@ func planWeights(t *testing.T, about, query string) map[string]float64 {
 
 // The weight plan gives a request's word (0: not a term): light and
 // framing verbs and digit runs are hints, a name's words are not widened,
-// an idiom's word is dropped, a question where something is (or what the
+// an idiom's word and a particle standing as a preposition are dropped, a question where something is (or what the
 // assistant knows of it) adds "search" and "find". The rows at full or
 // widened weight are the premises the others contrast with.
 func TestPlanWeights(t *testing.T) {
@@ -308,6 +311,8 @@ func TestPlanWeights(t *testing.T) {
 		{files, "gdzie jest raport", "find", listWeight},
 		{files, "what do you know about the report", "search", listWeight},
 		{files, "search the report", "search", 1},
+		{files, "find text in the files", "in", 0},
+		{files, "find text in", "in", 1},
 	} {
 		t.Run(row.query+"/"+row.word, func(t *testing.T) {
 			weights := planWeights(t, row.about, row.query)
