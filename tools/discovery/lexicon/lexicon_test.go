@@ -180,6 +180,7 @@ func TestTranslate(t *testing.T) {
 		{analysis.Spanish, "eliminando", "delete"}, // through the Spanish stem
 		{analysis.Spanish, "ábreme", "open"},       // abre with a pronoun written on
 		{analysis.Spanish, "muéstramelos", "show"},
+		{analysis.Spanish, "ensename", "show me"}, // enséñame, accents skipped
 		{analysis.Spanish, "avísanos", "notify"},
 		{analysis.Polish, "usuń", "delete"},
 		{analysis.Polish, "usunąć", "delete"},
