@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
 	"github.com/toolgate/toolgate/llm/scripted"
@@ -257,27 +258,11 @@ func TestMetrics(t *testing.T) {
 // of the series of name whose label has value.
 func metricValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	v, ok := metricstest.Value(t, reg, name, label, value)
+	if !ok {
+		t.Fatalf("no series %s{%s=%q}", name, label, value)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					if h := m.GetHistogram(); h != nil {
-						return float64(h.GetSampleCount())
-					}
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no series %s{%s=%q}", name, label, value)
-	return 0
+	return v
 }
 
 func TestUsageSumsAttempts(t *testing.T) {

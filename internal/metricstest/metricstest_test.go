@@ -44,3 +44,32 @@ func TestValue(t *testing.T) {
 		})
 	}
 }
+
+func TestSum(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	ends := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ends_total"}, []string{"end", "tool"})
+	reg.MustRegister(ends)
+	ends.WithLabelValues("recorded", "a").Add(3)
+	ends.WithLabelValues("recorded", "b").Add(4)
+	ends.WithLabelValues("abandoned", "a").Add(1)
+
+	tests := []struct {
+		name   string
+		metric string
+		labels []string
+		want   float64
+	}{
+		{"every series", "ends_total", nil, 8},
+		{"series with a label", "ends_total", []string{"end", "recorded"}, 7},
+		{"one series", "ends_total", []string{"end", "abandoned", "tool", "a"}, 1},
+		{"no series matches", "ends_total", []string{"end", "fenced"}, 0},
+		{"no such metric", "nothing", nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := metricstest.Sum(t, reg, tc.metric, tc.labels...); got != tc.want {
+				t.Errorf("Sum(%s, %q) = %v, want %v", tc.metric, tc.labels, got, tc.want)
+			}
+		})
+	}
+}

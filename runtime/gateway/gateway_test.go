@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -45,34 +46,9 @@ func TestExecuteAndReplay(t *testing.T) {
 	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1", n)
 	}
-	if got := counterVec(t, e, "toolgate_gateway_replays_total", "bank/transfer_funds").v; got != 1 {
+	if got := metricstest.Count(t, e.Prom, "toolgate_gateway_replays_total", "tool", "bank/transfer_funds"); got != 1 {
 		t.Errorf("replays_total = %v, want 1", got)
 	}
-}
-
-// counterVec reads one series of a gathered counter by its label values,
-// in the order of the label names (Gather sorts them: outcome, reason, tool).
-func counterVec(t *testing.T, e *env, name string, labels ...string) prometheusCollector {
-	t.Helper()
-	mfs, err := e.Prom.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for i, l := range labels {
-				if i >= len(m.GetLabel()) || m.GetLabel()[i].GetValue() != l {
-					continue next
-				}
-			}
-			return prometheusCollector{v: m.GetCounter().GetValue()}
-		}
-	}
-	return prometheusCollector{}
 }
 
 func TestKeyGoldenVector(t *testing.T) {
@@ -759,19 +735,19 @@ func TestAuditAndMetrics(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"toolgate_gateway_calls_total", []string{"ok", "bank/transfer_funds"}, 1},
-		{"toolgate_gateway_calls_total", []string{"denied", "bank/transfer_funds"}, 1},
-		{"toolgate_gateway_denials_total", []string{"missing_scope", "bank/transfer_funds"}, 1},
+		{"toolgate_gateway_calls_total", []string{"outcome", "ok", "tool", "bank/transfer_funds"}, 1},
+		{"toolgate_gateway_calls_total", []string{"outcome", "denied", "tool", "bank/transfer_funds"}, 1},
+		{"toolgate_gateway_denials_total", []string{"reason", "missing_scope", "tool", "bank/transfer_funds"}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := counterVec(t, e, c.name, c.labels...).v; got != c.want {
+			if got := metricstest.Count(t, e.Prom, c.name, c.labels...); got != c.want {
 				t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 			}
 		})
 	}
 	// Unknown tool names never become label values.
 	_, _ = e.Gateway.Execute(ctx, gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "attacker/chosen-label"})
-	if got := counterVec(t, e, "toolgate_gateway_calls_total", "unknown_tool", "unknown").v; got != 1 {
+	if got := metricstest.Count(t, e.Prom, "toolgate_gateway_calls_total", "outcome", "unknown_tool", "tool", "unknown"); got != 1 {
 		t.Errorf("calls_total{unknown,unknown_tool} = %v, want 1", got)
 	}
 	mfs, err := e.Prom.Gather()
@@ -837,8 +813,6 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		t.Error("New registering the same metrics twice succeeded, want an error")
 	}
 }
-
-type prometheusCollector struct{ v float64 }
 
 // TestUncertainAwaitingApprovalKeepsBinding: an approved call whose outcome
 // became uncertain, retried after its approval expired, asks for approval

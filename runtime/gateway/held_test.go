@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
@@ -86,7 +87,7 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 	if n := e.Gateway.HeldOutcomes(); n != 1 {
 		t.Errorf("HeldOutcomes() = %d, want 1", n)
 	}
-	if got := gathered(t, e, "toolgate_gateway_held_outcomes"); got != 1 {
+	if got := metricstest.Count(t, e.Prom, "toolgate_gateway_held_outcomes"); got != 1 {
 		t.Errorf("toolgate_gateway_held_outcomes = %v, want 1", got)
 	}
 	// Past the claim's lease a store-side retry would take the slot over
@@ -117,7 +118,7 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 	if n := e.Gateway.HeldOutcomes(); n != 0 {
 		t.Errorf("HeldOutcomes() after recording = %d, want 0", n)
 	}
-	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "recorded"); got != 1 {
+	if got := metricstest.Count(t, e.Prom, "toolgate_gateway_held_outcomes_ended_total", "end", "recorded"); got != 1 {
 		t.Errorf("held outcomes ended recorded = %v, want 1", got)
 	}
 }
@@ -225,7 +226,7 @@ func TestHeldOutcomesBounded(t *testing.T) {
 	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times, want 1 (the refused call must not run)", n)
 	}
-	if got := gathered(t, e, "toolgate_gateway_held_refusals_total"); got != 1 {
+	if got := metricstest.Count(t, e.Prom, "toolgate_gateway_held_refusals_total"); got != 1 {
 		t.Errorf("toolgate_gateway_held_refusals_total = %v, want 1", got)
 	}
 	again, err := e.Gateway.Execute(ctx, first)
@@ -275,26 +276,9 @@ func TestCloseLeavesUnrecorded(t *testing.T) {
 	if err := e.Gateway.Close(cctx); !errors.Is(err, gateway.ErrUnrecorded) {
 		t.Errorf("Close again = %v, want ErrUnrecorded still", err)
 	}
-	if got := gathered(t, e, "toolgate_gateway_held_outcomes_ended_total", "abandoned"); got != 1 {
+	if got := metricstest.Count(t, e.Prom, "toolgate_gateway_held_outcomes_ended_total", "end", "abandoned"); got != 1 {
 		t.Errorf("held outcomes abandoned after two Closes = %v, want 1", got)
 	}
-}
-
-// gathered returns the value of the gauge or counter name whose label
-// values (sorted by label name) are labels; 0 when there is none.
-func gathered(t *testing.T, e *env, name string, labels ...string) float64 {
-	t.Helper()
-	c := counterVec(t, e, name, labels...)
-	mfs, err := e.Prom.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && mf.GetMetric()[0].GetGauge() != nil {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	return c.v
 }
 
 // slowClaims moves the gateway's clock on by delay in every Claim, as a
@@ -337,7 +321,7 @@ func TestLateClaimDoesNotRun(t *testing.T) {
 			if n := e.Runs.Total(); n != tc.runs {
 				t.Fatalf("handler ran %d times, want %d", n, tc.runs)
 			}
-			if got, want := gathered(t, e, "toolgate_gateway_late_claims_total"), float64(1-tc.runs); got != want {
+			if got, want := metricstest.Count(t, e.Prom, "toolgate_gateway_late_claims_total"), float64(1-tc.runs); got != want {
 				t.Errorf("toolgate_gateway_late_claims_total = %v, want %v", got, want)
 			}
 			if tc.runs == 1 {

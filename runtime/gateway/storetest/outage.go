@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/metricstest"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
@@ -331,29 +332,11 @@ func RunOutageLoad(t *testing.T, open Private, load OutageLoad) {
 		}
 	}
 	closeGateway(t, g)
-	stats.Held = int(heldEnded(t, prom))
+	stats.Held = int(metricstest.Sum(t, prom, "toolgate_gateway_held_outcomes_ended_total"))
 	if doubles != 0 {
 		t.Errorf("%d of %d executions ran a call a second time (%s)", doubles, all, stats)
 	}
 	t.Log(stats)
-}
-
-// heldEnded sums toolgate_gateway_held_outcomes_ended_total over its ends.
-func heldEnded(t *testing.T, g prometheus.Gatherer) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() == "toolgate_gateway_held_outcomes_ended_total" {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }
 
 // until polls cond until it holds (true), or done closes or ctx ends
