@@ -203,14 +203,7 @@ func TestLockRoundTrip(t *testing.T) {
 	if !bytes.Contains(text, []byte("toolgate mcp pin")) {
 		t.Errorf("lock header does not say how to regenerate it:\n%s", text)
 	}
-	back, err := mcp.ParseLock(text, "mcp.pins")
-	if err != nil {
-		t.Fatalf("ParseLock(MarshalText()) = %v\n%s", err, text)
-	}
-	again, _ := back.MarshalText()
-	if !bytes.Equal(again, text) {
-		t.Errorf("round trip changed the lock:\n%s\nwant\n%s", again, text)
-	}
+	back := roundTrip(t, text, "mcp.pins")
 	if got := back.Servers(); !slices.Equal(got, []string{"alpha", "web"}) {
 		t.Errorf("Servers() = %q", got)
 	}
@@ -304,15 +297,22 @@ func FuzzParseLock(f *testing.F) {
 		if err != nil {
 			t.Fatalf("MarshalText of a parsed lock: %v", err)
 		}
-		back, err := mcp.ParseLock(text, "fuzz")
-		if err != nil {
-			t.Fatalf("ParseLock(MarshalText()) = %v\n%s", err, text)
-		}
-		again, _ := back.MarshalText()
-		if !bytes.Equal(again, text) {
-			t.Fatalf("round trip changed the lock:\n%s\nwant\n%s", again, text)
-		}
+		roundTrip(t, text, "fuzz")
 	})
+}
+
+// roundTrip parses text, a lock's MarshalText, back as the lock file name
+// and checks that marshaling it again gives text: the format loses nothing.
+func roundTrip(t *testing.T, text []byte, name string) *mcp.Lock {
+	t.Helper()
+	back, err := mcp.ParseLock(text, name)
+	if err != nil {
+		t.Fatalf("ParseLock(MarshalText()) = %v\n%s", err, text)
+	}
+	if again, _ := back.MarshalText(); !bytes.Equal(again, text) {
+		t.Errorf("round trip changed the lock:\n%s\nwant\n%s", again, text)
+	}
+	return back
 }
 
 // BenchmarkVerify: the pin check of one listing of the real catalogs'
