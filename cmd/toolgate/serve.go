@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
@@ -143,14 +140,4 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitNegative
 	}
 	return exitOK
-}
-
-// newMetricsRegistry is the registry a server's /metrics serves ("serve",
-// "mcp serve --http"): the Go and process collectors, and whatever the
-// gateway, discovery, the upstreams, the OAuth verifier and the MCP
-// sessions register.
-func newMetricsRegistry() *prometheus.Registry {
-	r := prometheus.NewRegistry()
-	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return r
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolgate/toolgate/internal/embedflags"
+	"github.com/toolgate/toolgate/internal/promreg"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -78,7 +79,7 @@ func (s *served) close() {
 // by prog, closed what it opened, and returns false: the command exits
 // with exitUsage.
 func (sf *serverFlags) open(ctx context.Context, log *slog.Logger, stderr io.Writer, prog string) (*served, bool) {
-	s := &served{metrics: newMetricsRegistry()}
+	s := &served{metrics: promreg.NewProcessRegistry()}
 	sf.src.metrics = s.metrics
 	model, err := sf.embed.Options(stderr, embedAPIs)
 	if err != nil {

@@ -12,10 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/promreg"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 	api "github.com/toolgate/toolgate/runtime/server"
@@ -71,8 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := promreg.NewProcessRegistry()
 
 	dopts := &discovery.Options{Registerer: metrics}
 	if *discoveryLog != "" {

@@ -38,3 +38,12 @@ func TestShared(t *testing.T) {
 		t.Error("Shared(another help under the same name) = nil error, want the registry's")
 	}
 }
+
+// TestNewProcessRegistry: the registry a server serves holds the Go
+// runtime's collector.
+func TestNewProcessRegistry(t *testing.T) {
+	reg := NewProcessRegistry()
+	if _, ok := metricstest.Value(t, reg, "go_goroutines"); !ok {
+		t.Error("NewProcessRegistry() has no go_goroutines series")
+	}
+}
