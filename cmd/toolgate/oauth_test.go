@@ -81,7 +81,7 @@ func TestServeOAuth(t *testing.T) {
 	metaURL := audience + "/.well-known/oauth-protected-resource"
 
 	// RFC 9728 metadata, public.
-	resp, err := http.Get(p.base + "/.well-known/oauth-protected-resource")
+	resp, err := http.Get(p.url + "/.well-known/oauth-protected-resource")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestServeOAuth(t *testing.T) {
 	call := func(token, body string) (int, string, map[string]any) {
 		t.Helper()
 		seen = append(seen, token)
-		return oauthCall(t, ctx, p.base, token, body)
+		return oauthCall(t, ctx, p.url, token, body)
 	}
 
 	code, chal, out := call("", calcAdd(1))
@@ -126,7 +126,7 @@ func TestServeOAuth(t *testing.T) {
 	if code != 200 {
 		t.Errorf("a token of the rotated-in key = %d %v, want 200", code, out)
 	}
-	resp, metrics := testenv.Get(t, p.base+"/metrics")
+	resp, metrics := testenv.Get(t, p.url+"/metrics")
 	for _, want := range []string{`toolgate_oauth_tokens_total{outcome="accepted"} 3`, `toolgate_oauth_tokens_total{outcome="expired"} 1`, `toolgate_oauth_key_set_fetches_total{result="ok"} 3`} {
 		t.Run(want, func(t *testing.T) {
 			if !strings.Contains(string(metrics), want) {
@@ -134,8 +134,8 @@ func TestServeOAuth(t *testing.T) {
 			}
 		})
 	}
-	p.stop(t)
-	logs := p.stderr.String()
+	stopClean(t, p)
+	logs := p.Stderr.String()
 	for _, tok := range seen {
 		if tok != "" && strings.Contains(logs, tok) {
 			t.Errorf("the log holds a token")
@@ -361,7 +361,7 @@ func TestOAuthRealProvider(t *testing.T) {
 	call := func(name, token string, step, wantCode int, wantChallenge string) {
 		t.Helper()
 		sent = append(sent, token)
-		code, chal, out := oauthCall(t, ctx, p.base, token, calcAdd(step))
+		code, chal, out := oauthCall(t, ctx, p.url, token, calcAdd(step))
 		if code != wantCode || chal != wantChallenge {
 			t.Errorf("%s = %d %q %v, want %d %q", name, code, chal, out, wantCode, wantChallenge)
 		}
@@ -373,9 +373,9 @@ func TestOAuthRealProvider(t *testing.T) {
 	call("alg none", base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))+"."+parts[1]+".", 4, 401, challenge+`, error="invalid_token"`)
 	op.Rotate(t, "EdDSA")
 	call("a token of the rotated-in EdDSA key", op.Token(t, "agent", "calc:use"), 5, 200, "")
-	p.stop(t)
+	stopClean(t, p)
 	for _, tok := range sent {
-		if strings.Contains(p.stderr.String(), tok) {
+		if strings.Contains(p.Stderr.String(), tok) {
 			t.Error("the serve log holds a token")
 		}
 	}

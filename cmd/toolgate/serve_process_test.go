@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,76 +52,21 @@ func newCalcServe(t *testing.T) *calcServe {
 		tokens: aliceTokens(t, dir, "tok-a"), count: filepath.Join(dir, "count")}
 }
 
-type serveProc struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *testenv.Buffer
-	// draining is closed when serve logs (with -v) that it shuts down.
-	draining chan struct{}
-	done     chan error
-}
-
 // start starts `toolgate serve` with env and args and returns once it said
 // where it listens.
-func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args ...string) *serveProc {
+func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args ...string) *serveProcess {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, s.toolgate, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProc{cmd: cmd, stderr: &testenv.Buffer{}, draining: make(chan struct{}), done: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		sc := bufio.NewScanner(stderr)
-		closed := false
-		for sc.Scan() {
-			io.WriteString(p.stderr, sc.Text()+"\n")
-			if !closed && strings.Contains(sc.Text(), "shutting down") {
-				close(p.draining)
-				closed = true
-			}
-		}
-	}()
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "listening on http://") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("toolgate serve did not start: %q (stderr %s)", sc.Text(), p.stderr.String())
-	}
-	p.base = strings.Fields(sc.Text())[2] // "listening on http://ADDR (...)"
-	go func() { io.Copy(io.Discard, stdout); <-copied; p.done <- cmd.Wait() }()
-	return p
+	return startServeCmd(t, cmd)
 }
 
-// stop sends SIGTERM and wants a clean exit.
-func (p *serveProc) stop(t *testing.T) {
+// stopClean stops p with SIGTERM and wants a clean exit.
+func stopClean(t *testing.T, p *serveProcess) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("toolgate serve after SIGTERM: exit status %d (stderr %s)", code, p.Stderr.String())
 	}
-	if err := <-p.done; err != nil {
-		t.Fatalf("toolgate serve after SIGTERM: %v (stderr %s)", err, p.stderr.String())
-	}
-}
-
-func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[string]any) {
-	t.Helper()
-	resp, data := testenv.Post(t, context.Background(), p.base+path, token, body)
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("POST %s: %v", path, err)
-	}
-	return resp.StatusCode, out
 }
 
 // replaysAfterRestart starts serve again on env and args (the same --data),
@@ -132,11 +75,11 @@ func (p *serveProc) post(t *testing.T, path, token, body string) (int, map[strin
 func (s *calcServe) replaysAfterRestart(t *testing.T, ctx context.Context, env, args []string, call, what string) {
 	t.Helper()
 	p := s.start(t, ctx, env, args...)
-	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
+	status, out := p.post(t, "tok-a", "/v1/tools/call", call)
 	if status != 200 || out["cached"] != true {
 		t.Errorf("%s after a restart = %d %v, want the cached replay", what, status, out)
 	}
-	p.stop(t)
+	stopClean(t, p)
 	if n, _ := os.ReadFile(s.count); string(n) != "x" {
 		t.Errorf("calc ran %d times, want once", len(n))
 	}
@@ -158,14 +101,14 @@ func TestServeGoUpstream(t *testing.T) {
 	env := []string{"CALC_COUNT=" + s.count}
 
 	p := s.start(t, ctx, env, args...)
-	resp, err := http.Get(p.base + "/healthz")
+	resp, err := http.Get(p.url + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/healthz = %v, %v", resp, err)
 	}
 	resp.Body.Close()
 
 	call := `{"session_id":"s1","step":1,"tool":"add","arguments":{"a":2,"b":40}}`
-	status, out := p.post(t, "/v1/tools/call", "tok-a", call)
+	status, out := p.post(t, "tok-a", "/v1/tools/call", call)
 	result, _ := out["result"].(map[string]any)
 	if status != 200 || out["cached"] != false || result == nil {
 		t.Fatalf("add by bare name = %d %v, want 200 fresh", status, out)
@@ -173,29 +116,29 @@ func TestServeGoUpstream(t *testing.T) {
 	if sc, _ := json.Marshal(result); !strings.Contains(string(sc), "42") {
 		t.Errorf("add(2, 40) = %s, want 42 in it", sc)
 	}
-	status, again := p.post(t, "/v1/tools/call", "tok-a", strings.Replace(call, `"add"`, `"calc/add"`, 1))
+	status, again := p.post(t, "tok-a", "/v1/tools/call", strings.Replace(call, `"add"`, `"calc/add"`, 1))
 	if status != 200 || again["cached"] != true || again["idempotency_key"] != out["idempotency_key"] {
 		t.Errorf("the same call by ID = %d %v, want the cached replay", status, again)
 	}
-	status, out = p.post(t, "/v1/tools/call", "tok-a", `{"session_id":"s1","step":2,"tool":"github/create_issue","arguments":{}}`)
+	status, out = p.post(t, "tok-a", "/v1/tools/call", `{"session_id":"s1","step":2,"tool":"github/create_issue","arguments":{}}`)
 	if status != 404 || out["error_type"] != "UNKNOWN_TOOL" {
 		t.Errorf("a catalog-only tool = %d %v, want 404 UNKNOWN_TOOL", status, out)
 	}
-	status, out = p.post(t, "/v1/tools/call", "nobody", call)
+	status, out = p.post(t, "nobody", "/v1/tools/call", call)
 	if status != 401 {
 		t.Errorf("unknown token = %d %v, want 401", status, out)
 	}
-	status, out = p.post(t, "/v1/discover", "tok-a", `{"query":"add two numbers together","k":3}`)
+	status, out = p.post(t, "tok-a", "/v1/discover", `{"query":"add two numbers together","k":3}`)
 	cands, _ := out["candidates"].([]any)
 	first, _ := firstCandidate(cands)["name"].(string)
 	if status != 200 || first != "calc/add" {
 		t.Errorf("discover(add two numbers) = %d %v, want calc/add first", status, out)
 	}
-	resp, body := testenv.Get(t, p.base+"/metrics")
+	resp, body := testenv.Get(t, p.url+"/metrics")
 	if !strings.Contains(string(body), `toolgate_gateway_calls_total{outcome="replayed",tool="calc/add"} 1`) {
 		t.Errorf("/metrics lacks the replayed call:\n%s", body)
 	}
-	p.stop(t)
+	stopClean(t, p)
 
 	// Restart on the same data: the recorded call is still answered from
 	// the store, and the upstream ran once in all.
@@ -226,7 +169,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	}
 	answers := make(chan answer, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/v1/tools/call", strings.NewReader(call))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/v1/tools/call", strings.NewReader(call))
 		req.Header.Set("Authorization", "Bearer tok-a")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -241,13 +184,13 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.draining:
+	case <-p.Stderr.Await("shutting down"):
 	case <-ctx.Done():
-		t.Fatalf("serve did not start shutting down after SIGTERM (stderr %s)", p.stderr.String())
+		t.Fatalf("serve did not start shutting down after SIGTERM (stderr %s)", p.Stderr.String())
 	}
 	// The server has stopped accepting; the call in flight goes on. Let it finish.
 	if err := os.WriteFile(release, []byte("r"), 0); err != nil {
@@ -257,8 +200,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if a.status != 200 || a.body["cached"] != false {
 		t.Fatalf("the call in flight at SIGTERM = %d %v, want 200", a.status, a.body)
 	}
-	if err := <-p.done; err != nil {
-		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.stderr.String())
+	if err := p.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.Stderr.String())
 	}
 	s.replaysAfterRestart(t, ctx, env, args, call, "the drained call")
 }

@@ -34,9 +34,16 @@ func buildToolgate(t *testing.T) string {
 	return bin
 }
 
+// startServe starts bin serve on a free loopback port with args.
 func startServe(t *testing.T, bin string, args ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return startServeCmd(t, exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...))
+}
+
+// startServeCmd starts cmd, a `toolgate serve` command line, and returns
+// once serve said where it listens ("listening on http://ADDR (...)").
+func startServeCmd(t *testing.T, cmd *exec.Cmd) *serveProcess {
+	t.Helper()
 	proc, rest := testenv.StartProcess(t, cmd, "listening on ", 2*time.Minute)
 	url, _, _ := strings.Cut(rest, " ")
 	return &serveProcess{Process: proc, url: url}
