@@ -279,6 +279,14 @@ func TestStopWordPolicy(t *testing.T) {
 			}
 		})
 	}
+	// "any" opens questions far more than it selects (stop.go).
+	for _, w := range []string{"any", "please", "the"} {
+		t.Run(w, func(t *testing.T) {
+			if !IsStopWord(English, w) {
+				t.Errorf("IsStopWord(en, %q) = false, want true", w)
+			}
+		})
+	}
 	for _, w := range []string{"no", "sin", "todos", "nuevo"} {
 		t.Run(w, func(t *testing.T) {
 			if IsStopWord(Spanish, w) {

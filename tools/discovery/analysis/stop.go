@@ -11,8 +11,10 @@ import "strings"
 // words, though general-purpose lists include them:
 //   - negation and absence: not, no, nor, without / no, sin / nie, bez
 //     ("list files not archived", "send without attachment");
-//   - quantity and selection: all, any, each, every, more, most, only, first,
-//     last / todo(s), cada / wszystkie, każdy ("list all", "delete every");
+//   - quantity and selection: all, each, every, more, most, only, first,
+//     last / todo(s), cada / wszystkie, każdy ("list all", "delete every").
+//     "any" is a stop word: it opens questions ("are there any", "do you
+//     have any") far more than it selects, and no tool is told apart by it;
 //   - direction and state particles of phrasal verbs: up, down, on, off, out,
 //     over, in ("look up", "turn off", "sign out", "check in");
 //   - order and time: before, after, again / antes, después / przed, po;
@@ -24,7 +26,7 @@ through during to from i me my myself we our ours ourselves you your yours yours
 his himself she her hers herself it its itself they them their theirs themselves what which who whom
 whose this that these those am is are was were be been being have has had having do does did doing
 would should could can will shall may might must ought im ive id youre theyre thats lets please
-here there where when why how whats wheres hows whos such own same too very just also`
+here there where when why how whats wheres hows whos such own same too very just also any`
 
 	stopSpanish = `de la que el en y a los del se las por un para con una su al lo como mas pero sus le ya o
 u e este esta esto estos estas ese esa eso esos esas aquel aquella porque entre cuando muy sobre tambien
