@@ -17,25 +17,16 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "toolgate", Subsystem: "discovery", Name: name, Help: help})
+	}
 	m := &metrics{
-		queries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_discovery_queries_total", Help: "Discovery queries answered.",
-		}),
-		reformulations: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_discovery_reformulations_total", Help: "Queries answered from a reformulated request.",
-		}),
-		lowConfidence: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_discovery_low_confidence_total", Help: "Queries whose final confidence stayed under the reformulation threshold.",
-		}),
-		logErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_discovery_log_errors_total", Help: "Discovery log records that failed.",
-		}),
-		linkedCalls: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_discovery_linked_calls_total", Help: "Calls linked to the first shortlist of their session's current request.",
-		}),
-		misses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolgate_discovery_misses_total", Help: "Linked calls whose tool the first shortlist of their request did not hold.",
-		}),
+		queries:        counter("queries_total", "Discovery queries answered."),
+		reformulations: counter("reformulations_total", "Queries answered from a reformulated request."),
+		lowConfidence:  counter("low_confidence_total", "Queries whose final confidence stayed under the reformulation threshold."),
+		logErrors:      counter("log_errors_total", "Discovery log records that failed."),
+		linkedCalls:    counter("linked_calls_total", "Calls linked to the first shortlist of their session's current request."),
+		misses:         counter("misses_total", "Linked calls whose tool the first shortlist of their request did not hold."),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "toolgate_discovery_shortlist_seconds", Help: "Time to answer a discovery query.",
 			Buckets: []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 50e-3},
