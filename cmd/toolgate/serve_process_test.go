@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,19 +19,7 @@ import (
 // into a temporary folder.
 func buildForServe(t *testing.T) (toolgate, calc string) {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatal("go is not on $PATH: the serve test builds the binary")
-	}
-	dir := t.TempDir()
-	for i, b := range [][2]string{{"toolgate", "."}, {"calc", "./testdata/calc"}} {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			if out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, b[0]), b[1]).CombinedOutput(); err != nil {
-				t.Fatalf("go build %s: %v\n%s", b[1], err, out)
-			}
-		})
-	}
-	return filepath.Join(dir, "toolgate"), filepath.Join(dir, "calc")
+	return buildToolgate(t), goBuild(t, "calc", "./testdata/calc")
 }
 
 // calcServe is the setting of a test of `toolgate serve` over the calc

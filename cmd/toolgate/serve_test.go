@@ -23,13 +23,20 @@ type serveProcess struct {
 	url string
 }
 
-// buildToolgate builds the CLI once per test binary run.
+// buildToolgate builds the CLI into a temporary folder and returns its
+// path.
 func buildToolgate(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolgate")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return goBuild(t, "toolgate", ".")
+}
+
+// goBuild builds the package pkg into a temporary folder as name and
+// returns its path.
+func goBuild(t *testing.T, name, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
