@@ -402,8 +402,9 @@ const (
 )
 
 // mayHavePhone guards rePhone: a plus before a digit, a dash or a dot
-// between two digits, or a closing parenthesis after a digit and before
-// a digit or a \s.
+// between three digits and three more (415-555-0100; not a date's
+// 2026-12-05), or a parenthesis closing three digits, before a digit or
+// a \s ((415) 555-0100).
 func mayHavePhone(text string) bool {
 	for i := 0; i+1 < len(text); i++ {
 		switch c, next := text[i], text[i+1]; c {
@@ -411,8 +412,12 @@ func mayHavePhone(text string) bool {
 			if isDigit(next) {
 				return true
 			}
-		case '-', '.', ')':
-			if i > 0 && isDigit(text[i-1]) && (isDigit(next) || c == ')' && isSpace(next)) {
+		case '-', '.':
+			if i >= 3 && i+3 < len(text) && isDigits(text[i-3:i]) && isDigits(text[i+1:i+4]) {
+				return true
+			}
+		case ')':
+			if i >= 4 && text[i-4] == '(' && isDigits(text[i-3:i]) && (isDigit(next) || isSpace(next)) {
 				return true
 			}
 		}

@@ -81,6 +81,14 @@ func TestIdentifierPrefilters(t *testing.T) {
 			}
 		})
 	}
+	// Dates, versions and addresses run no phone expression.
+	for _, s := range []string{"book it for 2026-12-05 at 10:15", "upgrade to v1.2.3", "ping 10.0.0.1", "call me at 9"} {
+		t.Run("phone/"+s, func(t *testing.T) {
+			if mayHavePhone(s) {
+				t.Errorf("mayHavePhone(%q) = true, want false", s)
+			}
+		})
+	}
 }
 
 func FuzzIdentifierPrefilters(f *testing.F) {

@@ -803,6 +803,10 @@ func (l *Lexicon) MayStartPhraseIn(lang analysis.Lang, w1, w2, w3 string) bool {
 // unchanged, so a caller can skip the window, and any cache of it, for a
 // few map look-ups.
 func (l *Lexicon) MayStartPhrase(w1, w2, w3 string) bool {
+	// Most words start no phrase: three bit tests say so before any map.
+	if h := prefixHash(w1); !l.anyFirstBit(h) {
+		return false
+	}
 	p1 := prefix3(w1)
 	if _, ok := l.phraseFirst[p1]; !ok {
 		return false
@@ -816,6 +820,17 @@ func (l *Lexicon) MayStartPhrase(w1, w2, w3 string) bool {
 	}
 	_, ok := l.anyPhrase3[[3]string{p1, p2, prefix3(w3)}]
 	return ok
+}
+
+// anyFirstBit reports whether the prefix hash h of a phrase's first word
+// is set for any language.
+func (l *Lexicon) anyFirstBit(h uint32) bool {
+	for _, b := range l.firstBits {
+		if b != nil && hasBit(b, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayStart is PhraseConcepts' filter: whether a phrase of language i (en,
