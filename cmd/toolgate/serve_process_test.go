@@ -15,8 +15,8 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
-// buildForServe builds toolgate and the calc MCP server (testdata/calc)
-// into a temporary folder.
+// buildForServe returns toolgate and the calc MCP server (testdata/calc)
+// built for this test run.
 func buildForServe(t *testing.T) (toolgate, calc string) {
 	t.Helper()
 	return buildToolgate(t), goBuild(t, "calc", "./testdata/calc")

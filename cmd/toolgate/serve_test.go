@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,22 +24,53 @@ type serveProcess struct {
 	url string
 }
 
-// buildToolgate builds the CLI into a temporary folder and returns its
-// path.
+// buildToolgate returns the path of the CLI built for this test run.
 func buildToolgate(t *testing.T) string {
 	t.Helper()
 	return goBuild(t, "toolgate", ".")
 }
 
-// goBuild builds the package pkg into a temporary folder as name and
-// returns its path.
+// built holds the binaries goBuild made in this test run, by name, in a
+// folder TestMain removes.
+var built struct {
+	sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// goBuild returns the path of the package pkg built as name: built on the
+// first call of the run, the same file after (the tests only run it).
 func goBuild(t *testing.T, name, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
+	built.Lock()
+	defer built.Unlock()
+	if bin, ok := built.bins[name]; ok {
+		return bin
+	}
+	if built.dir == "" {
+		t.Fatal("goBuild: no build folder (TestMain makes it)")
+	}
+	bin := filepath.Join(built.dir, name)
 	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
+	if built.bins == nil {
+		built.bins = map[string]string{}
+	}
+	built.bins[name] = bin
 	return bin
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolgate-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	built.dir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // startServe starts bin serve on a free loopback port with args.
