@@ -291,8 +291,9 @@ type scratch struct {
 
 // readTokens reads a request's folded tokens in lang for what its words
 // alone do not say: the English words of its phrases (s.phrase), its light
-// and framing verbs (s.light) and idioms (s.idiom), and whether it asks
-// which things there are or where something is.
+// and framing verbs (s.light), idioms (s.idiom) and particles standing as
+// prepositions (s.prep), and whether it asks which things there are or
+// where something is.
 func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) (asksList, asksPlace bool) {
 	if phraseWeight > 0 {
 		s.phrase, s.light = phraseWords(s.phrase, s.light, a, lex, toks, lang)
