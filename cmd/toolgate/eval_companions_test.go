@@ -23,8 +23,8 @@ func evalReport(t *testing.T, args ...string) discovery.Report {
 }
 
 // TestEvalCompanionFlags: eval adds the tool producing a token a
-// shortlisted tool needs unless --no-companions, and --background-idf is
-// accepted.
+// shortlisted tool needs unless --no-companions, and --no-background-idf
+// is accepted.
 func TestEvalCompanionFlags(t *testing.T) {
 	cat := writeFile(t, "cal.jsonl", `{"name":"add_event","description":"Add an event to the calendar","inputSchema":{"type":"object","properties":{"title":{"type":"string"},"token":{"type":"string","description":"The user's authentication token"}},"required":["title","token"]}}
 {"name":"get_user_token","description":"Log a user in and return their authentication token","inputSchema":{"type":"object","properties":{"username":{"type":"string"},"password":{"type":"string"}}}}
@@ -46,7 +46,7 @@ func TestEvalCompanionFlags(t *testing.T) {
 	}{
 		{"default", nil, 1},
 		{"no-companions", []string{"--no-companions"}, 0.5},
-		{"background-idf", []string{"--background-idf"}, 1},
+		{"no-background-idf", []string{"--no-background-idf"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := recall(t, tc.args...); got != tc.want {

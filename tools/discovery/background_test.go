@@ -16,7 +16,7 @@ import (
 var updateBackground = flag.Bool("update-background", false, "rewrite data/background_df.tsv from ../shared/datasets/bfcl")
 
 const backgroundHead = `# Document frequencies of index terms over BFCL's 2,573 function descriptions (Apache-2.0,
-# ../shared/datasets/bfcl/SOURCE.md), terms in 3 tools or more: the background of Options.BackgroundIDF.
+# ../shared/datasets/bfcl/SOURCE.md), terms in 3 tools or more: the background IDF (Options.NoBackgroundIDF).
 # Regenerate: go test ./tools/discovery -run TestBackgroundDF -update-background
 `
 
@@ -69,8 +69,8 @@ func TestBackgroundIDF(t *testing.T) {
 		opts  *discovery.Options
 		first string
 	}{
-		{"off", &discovery.Options{Method: discovery.MethodLexical}, "a/sake_finder"},
-		{"on", &discovery.Options{Method: discovery.MethodLexical, BackgroundIDF: true}, "a/ticker_feed"},
+		{"off", &discovery.Options{Method: discovery.MethodLexical, NoBackgroundIDF: true}, "a/sake_finder"},
+		{"on (the default)", &discovery.Options{Method: discovery.MethodLexical}, "a/ticker_feed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sl, err := newDiscoverer(t, tc.opts).Shortlist(context.Background(), view, discovery.Request{Query: q, K: 2})

@@ -20,12 +20,13 @@
 //     the namespace, summary, description, aliases, tags and group, and the
 //     input schema's parameter names, descriptions and enum values. Text is
 //     analysed by tools/discovery/analysis (folding, stop words, stemming for English,
-//     Spanish and Polish). The per-term impact is precomputed, so a query
-//     is a sum of impacts. Repetition buys no rank (security invariant
-//     10): a term counts at most twice per field and, summed over the
-//     card's fields, at most as much as twice in the name; an identifier
-//     naming another namespace's tool is not indexed for the card that
-//     writes it (NamedTools).
+//     Spanish and Polish). A term's IDF is capped by its frequency in a
+//     large catalog of tool descriptions ([Options.NoBackgroundIDF]). The
+//     per-term impact is precomputed, so a query is a sum of impacts.
+//     Repetition buys no rank (security invariant 10): a term counts at
+//     most twice per field and, summed over the card's fields, at most as
+//     much as twice in the name; an identifier naming another namespace's
+//     tool is not indexed for the card that writes it (NamedTools).
 //   - not_for postings, kept apart: a request matching a tool's not_for
 //     sentence lowers that tool's score (by half the BM25 weight of the
 //     match) and never raises any score or adds a tool to the candidates.
