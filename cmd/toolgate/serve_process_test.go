@@ -19,7 +19,7 @@ import (
 // built for this test run.
 func buildForServe(t *testing.T) (toolgate, calc string) {
 	t.Helper()
-	return buildToolgate(t), goBuild(t, "calc", "./testdata/calc")
+	return buildToolgate(t), testenv.Build(t, "calc", "./testdata/calc")
 }
 
 // calcServe is the setting of a test of `toolgate serve` over the calc

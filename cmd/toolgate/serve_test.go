@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,51 +26,10 @@ type serveProcess struct {
 // buildToolgate returns the path of the CLI built for this test run.
 func buildToolgate(t *testing.T) string {
 	t.Helper()
-	return goBuild(t, "toolgate", ".")
+	return testenv.Build(t, "toolgate", ".")
 }
 
-// built holds the binaries goBuild made in this test run, by name, in a
-// folder TestMain removes.
-var built struct {
-	sync.Mutex
-	dir  string
-	bins map[string]string
-}
-
-// goBuild returns the path of the package pkg built as name: built on the
-// first call of the run, the same file after (the tests only run it).
-func goBuild(t *testing.T, name, pkg string) string {
-	t.Helper()
-	built.Lock()
-	defer built.Unlock()
-	if bin, ok := built.bins[name]; ok {
-		return bin
-	}
-	if built.dir == "" {
-		t.Fatal("goBuild: no build folder (TestMain makes it)")
-	}
-	bin := filepath.Join(built.dir, name)
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	if built.bins == nil {
-		built.bins = map[string]string{}
-	}
-	built.bins[name] = bin
-	return bin
-}
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "toolgate-test-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	built.dir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.BuildMain(m)) }
 
 // startServe starts bin serve on a free loopback port with args.
 func startServe(t *testing.T, bin string, args ...string) *serveProcess {

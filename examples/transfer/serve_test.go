@@ -16,32 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
-// transferBin is the example built once for the tests that run it as a
-// subprocess (TestMain builds it).
-var transferBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "transfer-test-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	transferBin = filepath.Join(dir, "transfer")
-	gobin, err := exec.LookPath("go")
-	if err == nil {
-		out, berr := exec.Command(gobin, "build", "-o", transferBin, ".").CombinedOutput()
-		if berr != nil {
-			fmt.Fprintf(os.Stderr, "go build: %v\n%s", berr, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	} else {
-		transferBin = "" // tests that need the binary fail with a message
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.BuildMain(m)) }
 
 const testTokens = `{"tokens":{
  "alice-token":{"principal":"alice","tenant":"acme","scopes":["accounts:read","payments:write"]},
@@ -59,9 +34,7 @@ type server struct {
 // within a deadline, until it says where it listens and /healthz answers.
 func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *server {
 	t.Helper()
-	if transferBin == "" {
-		t.Fatal("no go command on PATH to build examples/transfer")
-	}
+	bin := testenv.Build(t, "transfer", ".")
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir, "--tokens", tokensFile}, extra...)
 	s := &server{}
 	t.Cleanup(func() { // after the process is killed (cleanups run last first)
@@ -69,7 +42,7 @@ func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *serv
 			t.Logf("serve stderr (last 4 KiB):\n%s", tail(s.Stderr.String(), 4096))
 		}
 	})
-	s.Process, s.base = testenv.StartProcess(t, exec.Command(transferBin, args...), "listening on ", 60*time.Second)
+	s.Process, s.base = testenv.StartProcess(t, exec.Command(bin, args...), "listening on ", 60*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {

@@ -2,8 +2,9 @@
 // benchmarks use but the module does not ship: the shared datasets and
 // catalogs (../shared beside the repository) and llama.cpp's gbnf-check;
 // [Buffer], for output that goroutines or a child process write while a
-// test reads it; [StartProcess], a program run beside a test; and [Get]
-// and [Post], requests to a server under test.
+// test reads it; [Build], a package built once per run for the tests to
+// run; [StartProcess], a program run beside a test; and [Get] and [Post],
+// requests to a server under test.
 //
 // Outside CI a missing resource skips the test with a message saying what
 // is missing. In CI (CI=true, as .ci/run sets) a missing resource fails the
