@@ -528,25 +528,16 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
+// errorBody is the HTTP error body: the [gateway.Error]'s members, with
+// "success" and "retry_after", the Error's RetryAfter in whole seconds.
 type errorBody struct {
-	Success        bool              `json:"success"`
-	Type           gateway.ErrorType `json:"error_type"`
-	Message        string            `json:"message"`
-	Retryable      bool              `json:"retryable"`
-	RetryAfter     int64             `json:"retry_after,omitempty"`
-	Details        any               `json:"details,omitempty"`
-	ApprovalID     string            `json:"approval_id,omitempty"`
-	Code           string            `json:"code,omitempty"`
-	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	Cached         bool              `json:"cached,omitempty"`
-	ErrorID        string            `json:"error_id,omitempty"`
-	Candidates     []string          `json:"candidates,omitempty"`
-	Attempts       int               `json:"attempts,omitempty"`
+	Success bool `json:"success"`
+	*gateway.Error
+	RetryAfter int64 `json:"retry_after,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, e *gateway.Error) {
-	body := errorBody{Type: e.Type, Message: e.Message, Retryable: e.Retryable, Details: e.Details,
-		ApprovalID: e.ApprovalID, Code: e.Code, IdempotencyKey: e.IdempotencyKey, Cached: e.Cached, ErrorID: e.ErrorID, Candidates: e.Candidates, Attempts: e.Attempts}
+	body := errorBody{Error: e}
 	if e.RetryAfter > 0 {
 		body.RetryAfter = int64(math.Ceil(e.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.FormatInt(body.RetryAfter, 10))
