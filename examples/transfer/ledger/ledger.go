@@ -247,7 +247,7 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cent
 		return t.Kind == KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
 	}, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
 		if src == dst {
-			return Transaction{}, &tools.DomainError{Code: CodeSameAccount, Message: "source and target accounts are the same"}, nil
+			return Transaction{}, SameAccount(), nil
 		}
 		return l.move(ctx, tx, Transaction{Kind: KindTransfer, Source: src, Target: dst, Amount: amount, Key: key})
 	})
@@ -271,16 +271,16 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (Transaction, err
 		}
 		switch {
 		case !found:
-			return Transaction{}, &tools.DomainError{Code: CodeUnknownTx, Message: fmt.Sprintf("no transaction %q", txID)}, nil
+			return Transaction{}, UnknownTransaction(txID), nil
 		case orig.Kind != KindTransfer:
-			return Transaction{}, &tools.DomainError{Code: CodeNotRefundable, Message: fmt.Sprintf("%s is a %s, only transfers can be refunded", txID, orig.Kind)}, nil
+			return Transaction{}, NotRefundable(txID, orig.Kind), nil
 		}
 		var refunded int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM transactions WHERE refund_of = ?", txID).Scan(&refunded); err != nil {
 			return Transaction{}, nil, err
 		}
 		if refunded > 0 {
-			return Transaction{}, &tools.DomainError{Code: CodeAlreadyRefunded, Message: fmt.Sprintf("%s was already refunded", txID)}, nil
+			return Transaction{}, AlreadyRefunded(txID), nil
 		}
 		return l.move(ctx, tx, Transaction{Kind: KindRefund, Source: orig.Target, Target: orig.Source,
 			Amount: orig.Amount, RefundOf: txID, Key: key})
@@ -380,9 +380,7 @@ func (l *Ledger) move(ctx context.Context, tx *sqliteutil.Tx, t Transaction) (Tr
 		return Transaction{}, nil, err
 	}
 	if srcBal < int64(t.Amount) {
-		return Transaction{}, &tools.DomainError{Code: CodeInsufficientFunds,
-			Message: fmt.Sprintf("%s holds %s USD, less than %s USD", t.Source, Cents(srcBal), t.Amount),
-			Details: map[string]any{"account": t.Source, "balance": Cents(srcBal), "amount": t.Amount}}, nil
+		return Transaction{}, InsufficientFunds(t.Source, Cents(srcBal), t.Amount), nil
 	}
 	t.ID = TxID(t.Key)
 	t.Created = l.now().UTC().Truncate(time.Millisecond)
@@ -416,10 +414,42 @@ func wrapWrite(err error) error {
 	return fmt.Errorf("ledger: %w", err)
 }
 
-// UnknownAccount is the domain error for an account id no ledger holds;
-// every backend of the ledger reports it so.
+// The domain errors of the ledger's refusals; every backend of the ledger
+// reports them so.
+
+// UnknownAccount is the domain error for an account id no ledger holds.
 func UnknownAccount(id string) *tools.DomainError {
 	return &tools.DomainError{Code: CodeUnknownAccount, Message: fmt.Sprintf("no account %q", id)}
+}
+
+// SameAccount is the domain error for a transfer from an account to itself.
+func SameAccount() *tools.DomainError {
+	return &tools.DomainError{Code: CodeSameAccount, Message: "source and target accounts are the same"}
+}
+
+// InsufficientFunds is the domain error for moving amount out of account,
+// which holds only balance.
+func InsufficientFunds(account string, balance, amount Cents) *tools.DomainError {
+	return &tools.DomainError{Code: CodeInsufficientFunds,
+		Message: fmt.Sprintf("%s holds %s USD, less than %s USD", account, balance, amount),
+		Details: map[string]any{"account": account, "balance": balance, "amount": amount}}
+}
+
+// UnknownTransaction is the domain error for a refund of a transaction id
+// no ledger holds.
+func UnknownTransaction(id string) *tools.DomainError {
+	return &tools.DomainError{Code: CodeUnknownTx, Message: fmt.Sprintf("no transaction %q", id)}
+}
+
+// NotRefundable is the domain error for a refund of the transaction id,
+// which is of kind, not a transfer.
+func NotRefundable(id, kind string) *tools.DomainError {
+	return &tools.DomainError{Code: CodeNotRefundable, Message: fmt.Sprintf("%s is a %s, only transfers can be refunded", id, kind)}
+}
+
+// AlreadyRefunded is the domain error for a second refund of the transfer id.
+func AlreadyRefunded(id string) *tools.DomainError {
+	return &tools.DomainError{Code: CodeAlreadyRefunded, Message: fmt.Sprintf("%s was already refunded", id)}
 }
 
 // TxID derives the transaction id from the idempotency key, so the id a

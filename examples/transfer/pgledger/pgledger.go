@@ -224,7 +224,7 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount ledg
 		return t.Kind == ledger.KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
 	}, func(tx pgx.Tx) (ledger.Transaction, *tools.DomainError, error) {
 		if src == dst {
-			return ledger.Transaction{}, &tools.DomainError{Code: ledger.CodeSameAccount, Message: "source and target accounts are the same"}, nil
+			return ledger.Transaction{}, ledger.SameAccount(), nil
 		}
 		return l.move(ctx, tx, ledger.Transaction{Kind: ledger.KindTransfer, Source: src, Target: dst, Amount: amount, Key: key})
 	})
@@ -245,10 +245,9 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (ledger.Transacti
 		}
 		switch {
 		case len(orig) == 0:
-			return ledger.Transaction{}, &tools.DomainError{Code: ledger.CodeUnknownTx, Message: fmt.Sprintf("no transaction %q", txID)}, nil
+			return ledger.Transaction{}, ledger.UnknownTransaction(txID), nil
 		case orig[0].Kind != ledger.KindTransfer:
-			return ledger.Transaction{}, &tools.DomainError{Code: ledger.CodeNotRefundable,
-				Message: fmt.Sprintf("%s is a %s, only transfers can be refunded", txID, orig[0].Kind)}, nil
+			return ledger.Transaction{}, ledger.NotRefundable(txID, orig[0].Kind), nil
 		}
 		var refunded int
 		// The original's row lock serializes refunds of one transfer.
@@ -259,7 +258,7 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (ledger.Transacti
 			return ledger.Transaction{}, nil, err
 		}
 		if refunded > 0 {
-			return ledger.Transaction{}, &tools.DomainError{Code: ledger.CodeAlreadyRefunded, Message: fmt.Sprintf("%s was already refunded", txID)}, nil
+			return ledger.Transaction{}, ledger.AlreadyRefunded(txID), nil
 		}
 		o := orig[0]
 		return l.move(ctx, tx, ledger.Transaction{Kind: ledger.KindRefund, Source: o.Target, Target: o.Source,
@@ -352,9 +351,7 @@ func (l *Ledger) move(ctx context.Context, tx pgx.Tx, t ledger.Transaction) (led
 		return ledger.Transaction{}, ledger.UnknownAccount(t.Target), nil
 	}
 	if srcBal < int64(t.Amount) {
-		return ledger.Transaction{}, &tools.DomainError{Code: ledger.CodeInsufficientFunds,
-			Message: fmt.Sprintf("%s holds %s USD, less than %s USD", t.Source, ledger.Cents(srcBal), t.Amount),
-			Details: map[string]any{"account": t.Source, "balance": ledger.Cents(srcBal), "amount": t.Amount}}, nil
+		return ledger.Transaction{}, ledger.InsufficientFunds(t.Source, ledger.Cents(srcBal), t.Amount), nil
 	}
 	t.ID = ledger.TxID(t.Key)
 	t.Created = l.now().UTC().Truncate(time.Millisecond)
