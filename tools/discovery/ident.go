@@ -14,18 +14,19 @@ import (
 type idKind uint8
 
 const (
-	idURL    idKind = iota // https://example.com/x, example.com
-	idEmail                // ana@example.com
-	idPath                 // /var/log/app.log, ./x, C:\x, report.md
-	idRepo                 // owner/repo
-	idKey                  // ACC-12345, PROJ-123, INV-1024
-	idNumber               // #94218, "issue 1234"
-	idSQL                  // SELECT count(*) FROM users
-	idPhone                // +14155550123, +48 600 123 456, (415) 555-0100
+	idURL     idKind = iota // https://example.com/x, example.com
+	idEmail                 // ana@example.com
+	idPath                  // /var/log/app.log, ./x, C:\x, report.md
+	idRepo                  // owner/repo
+	idKey                   // ACC-12345, PROJ-123, INV-1024
+	idNumber                // #94218, "issue 1234"
+	idSQL                   // SELECT count(*) FROM users
+	idPhone                 // +14155550123, +48 600 123 456, (415) 555-0100
+	idChannel               // #general, #eng-alerts (a chat channel)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql", "phone"}
+var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql", "phone", "channel"}
 
 func (k idKind) String() string { return kindNames[k] }
 
@@ -33,7 +34,8 @@ func (k idKind) String() string { return kindNames[k] }
 // the request it is found in, and returns the text that takes its place:
 // the word for what it is, so that "open https://example.com" reads as
 // "open url" (a verb and its object: lexicon.Sense) and "read
-// ./notes/todo.md" as "read file". A telephone number leaves a space: the
+// ./notes/todo.md" as "read file", "post to #general" as "post to
+// channel". A telephone number leaves a space: the
 // tools that call or text one name it by the call or the message, and
 // "phone" would pull the ones that manage numbers.
 func (k idKind) standIn() (string, bool) {
@@ -48,6 +50,8 @@ func (k idKind) standIn() (string, bool) {
 		return " sql ", true
 	case idPhone:
 		return " ", true
+	case idChannel:
+		return " channel ", true
 	}
 	return "", false
 }
@@ -85,14 +89,24 @@ var (
 	// digits, which single spaces, dots, dashes or parentheses may group)
 	// or the North American national forms "(415) 555-0100" and
 	// "415-555-0100". A date (2026-12-05) or a version has other groups.
-	rePhone  = regexp.MustCompile(`(?:\+\d(?:[\s.()-]{0,2}\d){6,14}|\(\d{3}\)\s?\d{3}[-.\s]\d{4}|\b\d{3}[-.]\d{3}[-.]\d{4})\b`)
-	reNumRef = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
+	rePhone = regexp.MustCompile(`(?:\+\d(?:[\s.()-]{0,2}\d){6,14}|\(\d{3}\)\s?\d{3}[-.\s]\d{4}|\b\d{3}[-.]\d{3}[-.]\d{4})\b`)
+	// reChannel is a chat channel written the way chat programs write
+	// one: a hash at the start of a word, then a letter, then letters,
+	// digits, dots, dashes or underscores ("#general", "#eng-alerts").
+	// "#42" is a number (reHash); "C#" and "# heading" are neither.
+	reChannel = regexp.MustCompile(`(?:^|[\s"'(])(#\pL[\pL\pN_.-]{0,79})`)
+	reNumRef  = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
 )
 
-// identifiers extracts the exact ids in text, at most one per value. A
-// SQL statement is looked for only when sql is true (a catalog with a tool
-// that takes one: the look costs a pass over the text).
-func identifiers(text string, sql bool) []identifier {
+// lookFor names the identifier kinds looked for only in a catalog with a
+// tool that takes one: a SQL statement (the look costs a pass over the
+// text) and a chat channel (elsewhere "#golang" is a hashtag, whose word
+// is the request's).
+type lookFor struct{ sql, channel bool }
+
+// identifiers extracts the exact ids in text, at most one per value, of
+// every kind but those look leaves out.
+func identifiers(text string, look lookFor) []identifier {
 	if len(text) > 4096 {
 		text = text[:4096]
 	}
@@ -108,7 +122,7 @@ func identifiers(text string, sql bool) []identifier {
 	// Cheap byte tests skip the expressions that cannot match.
 	has := func(chars string) bool { return strings.ContainsAny(text, chars) }
 	rest := text
-	if sql && mayHaveSQL(text) {
+	if look.sql && mayHaveSQL(text) {
 		var ms []string
 		ms, rest = findCut(reSQL, rest, 8)
 		for _, m := range ms {
@@ -153,6 +167,11 @@ func identifiers(text string, sql bool) []identifier {
 			if !seen[m[1]] && !strings.HasPrefix(m[1], "/") && !seen["/"+m[1]] {
 				add(idRepo, m[1])
 			}
+		}
+	}
+	if look.channel && mayHave(rest, '#', isChannelStart, isChannelLetter) {
+		for _, m := range reChannel.FindAllStringSubmatch(rest, 8) {
+			add(idChannel, strings.TrimRight(m[1], ".-"))
 		}
 	}
 	if !has("0123456789") {
@@ -284,6 +303,12 @@ func mayHavePath(text string) bool {
 }
 
 func isLetter(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' }
+
+// isChannelStart and isChannelLetter guard reChannel: its hash follows
+// the start (0), a \s, a quote or a parenthesis, and precedes a letter
+// (an ASCII one, or the first byte of any other: the expression decides).
+func isChannelStart(c byte) bool  { return c == 0 || isSpace(c) || c == '"' || c == '\'' || c == '(' }
+func isChannelLetter(c byte) bool { return isLetter(c) || c >= 0x80 }
 
 // isRepoByte is a byte of reRepo's [\w.-].
 func isRepoByte(c byte) bool { return isWord(c) || c == '.' || c == '-' }
@@ -563,6 +588,7 @@ var nameKinds = []struct {
 	{idNumber, []string{"number", "issue", "pull", "index", "id", "num", "no"}},
 	{idSQL, []string{"sql", "statement", "statements"}}, // not "query": a search's too
 	{idPhone, []string{"phone", "telephone", "tel", "mobile", "msisdn", "sms", "caller", "callee"}},
+	{idChannel, []string{"channel", "channels"}},
 }
 
 // phoneDescWords bounds how far into a parameter's description "phone

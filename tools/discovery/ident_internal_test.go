@@ -25,6 +25,7 @@ var prefilterCases = []string{
 	"insert into t (a) values (1)", "update t set a = 1", "Create Table x (a int)", "DROP TABLE t; then\nselect * from u",
 	"text +14155550123 now", "+48 600 123 456", "+1 (415) 555-0100", "(415) 555-0100", "(415)555-0100", "415-555-0100",
 	"415.555.0100", "415 555 0100", "(415)\t555 0100", "(415)\n555-0100", "+1-415-555-0100.", "+12", "a+1234567b", "2026-12-05", "v1.2.3", "10.0.0.1", "(415)  555-0100",
+	"#general", "post to #eng-alerts.", "C# code", "# heading", "(#random)", "a#b", "#ogólny", "#é", "x #_", "\"#q\"",
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -44,6 +45,7 @@ func checkPrefilters(t *testing.T, s string) {
 		{"numref", reNumRef, mayHaveNumRef},
 		{"sql", reSQL, mayHaveSQL},
 		{"phone", rePhone, mayHavePhone},
+		{"channel", reChannel, func(s string) bool { return mayHave(s, '#', isChannelStart, isChannelLetter) }},
 	}
 	for _, g := range guards {
 		t.Run(g.name, func(t *testing.T) {
@@ -109,11 +111,12 @@ func valueOf(ids []identifier, k idKind) string {
 	return v
 }
 
-// TestIdentifierValues checks which requests carry a SQL statement or a
-// telephone number (cut from the request and given to the tools that take
-// one) and which only use SQL's words in English or have digits in a
-// number's other shapes. SQL is looked for only where a catalog has a tool
-// that takes it.
+// TestIdentifierValues checks which requests carry a SQL statement, a
+// telephone number or a chat channel (cut from the request and given to
+// the tools that take one) and which only use SQL's words in English, have
+// digits in a number's other shapes or a hash that is no channel's. SQL
+// and channels are looked for only where a catalog has a tool that takes
+// one.
 func TestIdentifierValues(t *testing.T) {
 	for _, tc := range []struct {
 		kind       idKind
@@ -139,41 +142,55 @@ func TestIdentifierValues(t *testing.T) {
 		{idPhone, "upgrade to v1.2.3 on 10.0.0.1", ""},
 		{idPhone, "raise the price by +15 percent", ""},
 		{idPhone, "invoice 1234567", ""},
+		{idChannel, "ping the team in the #general channel", "#general"},
+		{idChannel, "what have people been saying in #random lately", "#random"},
+		{idChannel, "post it to #eng-alerts.", "#eng-alerts"},
+		{idChannel, "wyślij wiadomość na kanał #ogólny", "#ogólny"},
+		{idChannel, "close issue #42", ""},
+		{idChannel, "port this C# code", ""},
+		{idChannel, "# Release notes", ""},
 	} {
 		t.Run(tc.kind.String()+" "+tc.text, func(t *testing.T) {
-			if got := valueOf(identifiers(tc.text, true), tc.kind); got != tc.want {
+			if got := valueOf(identifiers(tc.text, lookFor{sql: true, channel: true}), tc.kind); got != tc.want {
 				t.Errorf("identifiers(%q) has %s %q, want %q", tc.text, tc.kind, got, tc.want)
 			}
-			if got := valueOf(identifiers(tc.text, false), idSQL); got != "" {
-				t.Errorf("identifiers(%q, false) has SQL %q: a catalog without SQL tools looks for none", tc.text, got)
+			// A catalog without a tool that takes one looks for none.
+			ids := identifiers(tc.text, lookFor{})
+			if got := valueOf(ids, idSQL) + valueOf(ids, idChannel); got != "" {
+				t.Errorf("identifiers(%q, lookFor{}) has SQL or a channel: %q", tc.text, got)
 			}
 		})
 	}
 }
 
-// TestPhoneAcceptors checks which parameters take a telephone number: by
-// name, by E.164 in the description, or by "phone number" near its start.
-func TestPhoneAcceptors(t *testing.T) {
+// TestParamAcceptors checks which parameters take a telephone number (by
+// name, by E.164 in the description, or by "phone number" near its start)
+// and which a chat channel (by name).
+func TestParamAcceptors(t *testing.T) {
 	for _, tc := range []struct {
+		kind       idKind
 		name, desc string
 		want       bool
 	}{
-		{"PhoneNumber", "", true},
-		{"to_mobile", "", true},
-		{"To", "The recipient's phone number in [E.164](https://example.com/e164) format.", true},
-		{"To", "The phone number, SIP address, or client identifier to call.", true},
-		{"To", "Only show calls made to this phone number, SIP address or SIM SID.", true},
-		{"FriendlyName", "A descriptive string that you created to describe this phone number.", false},
-		{"to", "The recipient's email address.", false},
-		{"limit", "How many phone numbers to return, at most.", false},
+		{idPhone, "PhoneNumber", "", true},
+		{idPhone, "to_mobile", "", true},
+		{idPhone, "To", "The recipient's phone number in [E.164](https://example.com/e164) format.", true},
+		{idPhone, "To", "The phone number, SIP address, or client identifier to call.", true},
+		{idPhone, "To", "Only show calls made to this phone number, SIP address or SIM SID.", true},
+		{idPhone, "FriendlyName", "A descriptive string that you created to describe this phone number.", false},
+		{idPhone, "to", "The recipient's email address.", false},
+		{idPhone, "limit", "How many phone numbers to return, at most.", false},
+		{idChannel, "channel_id", "The ID of the channel to post to", true},
+		{idChannel, "channelName", "", true},
+		{idChannel, "text", "The message to post to the channel", false},
 	} {
-		t.Run(tc.name+" "+tc.desc, func(t *testing.T) {
+		t.Run(tc.kind.String()+" "+tc.name+" "+tc.desc, func(t *testing.T) {
 			got := false
 			for _, a := range paramAcceptors(tc.name, map[string]any{"type": "string", "description": tc.desc}) {
-				got = got || a.kind == idPhone
+				got = got || a.kind == tc.kind
 			}
 			if got != tc.want {
-				t.Errorf("paramAcceptors(%q, %q) takes a phone: %v, want %v", tc.name, tc.desc, got, tc.want)
+				t.Errorf("paramAcceptors(%q, %q) takes a %s: %v, want %v", tc.name, tc.desc, tc.kind, got, tc.want)
 			}
 		})
 	}
@@ -192,7 +209,7 @@ func TestBareDomains(t *testing.T) {
 		{"a node.js app for x.company, e.g. this", []identifier{{idPath, "node.js"}}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
-			got := identifiers(tc.text, true)
+			got := identifiers(tc.text, lookFor{sql: true, channel: true})
 			if len(got) != len(tc.want) {
 				t.Errorf("identifiers(%q) = %v, want %v", tc.text, got, tc.want)
 				return

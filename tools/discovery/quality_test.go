@@ -26,7 +26,7 @@ func TestRetrievalFloors(t *testing.T) {
 		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.41, 0.73, 0.56},
 		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.42, 0.75, 0.71},
 		{"real-mcp", realMCP, 0.81, 0.96, 0.88},
-		{"real-mcp-natural", realMCPNatural, 0.62, 0.91, 0.75},
+		{"real-mcp-natural", realMCPNatural, 0.65, 0.92, 0.77},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := tc.load(t)

@@ -117,7 +117,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		s.words = a.Terms(s.words[:0], query, analysis.English)
 		add(s.words, 1)
 	} else {
-		p.ids = identifiers(query, len(x.kinds[idSQL]) > 0)
+		p.ids = identifiers(query, lookFor{sql: len(x.kinds[idSQL]) > 0, channel: len(x.kinds[idChannel]) > 0})
 		text, cut, asksList, asksPlace := query, false, false, false
 		for _, id := range p.ids {
 			if w, ok := id.kind.standIn(); ok {
