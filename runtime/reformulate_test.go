@@ -167,7 +167,7 @@ func TestModelReformulatorOverHTTP(t *testing.T) {
 	}
 	snap := realCatalog(t)
 	view := snap.Authorize(tools.Principal{ID: "a", Tenant: "t", Scopes: []string{}})
-	req := discovery.Request{Query: "what have people been saying in #random lately", K: 5}
+	req := discovery.Request{Query: "catch me up on the chatter in the lounge", K: 5}
 	const want = "slack/slack_get_channel_history"
 	plain, err := discovery.New(nil)
 	if err != nil {
