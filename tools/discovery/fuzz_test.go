@@ -52,12 +52,19 @@ func FuzzReadQueries(f *testing.F) {
 func FuzzShortlist(f *testing.F) {
 	for _, s := range []string{"close issue #4521", "ACC-12345 → INV-1024", "https://x.y/z?q=1 ana@example.com ./a/b.txt",
 		"owner/repo#12", "crea una carpeta", "zrób zrzut ekranu", "", "\x00\xff", strings.Repeat("a/", 3000),
-		"text +1 (415) 555-0100 now", "¿qué tablas hay?", "jakie konta", "ábreme la cuenta ACC-12345"} {
+		"text +1 (415) 555-0100 now", "¿qué tablas hay?", "jakie konta", "ábreme la cuenta ACC-12345",
+		"post to #general that SELECT * FROM t is slow", "#é #ó (#x) C# #42"} {
 		f.Add(s)
 	}
 	a := tool("bank/get_account", "Look up an account", "accounts:read")
 	a.InputSchema = []byte(`{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$"}}}`)
-	snap := catalogtest.Registry(f, a, tool("bank/refund", "Refund a payment", "billing:admin"), tool("web/open", "Open a web page")).Snapshot()
+	// A tool that takes a chat channel and one that takes SQL: the
+	// identifier kinds looked for only in a catalog with such a tool.
+	post := tool("chat/post", "Post a message to a channel")
+	post.InputSchema = []byte(`{"type":"object","properties":{"channel_id":{"type":"string"},"text":{"type":"string"}}}`)
+	query := tool("db/query", "Run a query")
+	query.InputSchema = []byte(`{"type":"object","properties":{"sql":{"type":"string"}}}`)
+	snap := catalogtest.Registry(f, a, tool("bank/refund", "Refund a payment", "billing:admin"), tool("web/open", "Open a web page"), post, query).Snapshot()
 	view := snap.Authorize(tools.Principal{ID: "u", Tenant: "t", Scopes: []string{"accounts:read"}})
 	d := newDiscoverer(f, &discovery.Options{ReformulateBelow: 0.9})
 	f.Fuzz(func(t *testing.T, q string) {
