@@ -14,7 +14,16 @@ import (
 var builds struct {
 	sync.Mutex
 	dir  string
-	bins map[string]string
+	bins map[string]*build
+}
+
+// build is one binary of the run: built once, by the first test that asks
+// for it; a failed build is remembered too, so that the tests after it
+// fail at once instead of building again.
+type build struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // BuildMain runs the package's tests, with a folder for [Build]'s
@@ -37,25 +46,33 @@ func BuildMain(m *testing.M) int {
 
 // Build returns the path of the package pkg (a `go build` package path,
 // relative to the test's package directory) built as name: built by the
-// first call of the run, the same file after (the tests only run it). It
-// needs [BuildMain].
+// first call of the run, the same file after (the tests only run it).
+// Binaries of different names build at the same time. It needs
+// [BuildMain].
 func Build(tb testing.TB, name, pkg string) string {
 	tb.Helper()
 	builds.Lock()
-	defer builds.Unlock()
-	if bin, ok := builds.bins[name]; ok {
-		return bin
+	dir := builds.dir
+	b := builds.bins[name]
+	if b == nil {
+		b = &build{}
+		if builds.bins == nil {
+			builds.bins = map[string]*build{}
+		}
+		builds.bins[name] = b
 	}
-	if builds.dir == "" {
+	builds.Unlock()
+	if dir == "" {
 		tb.Fatal("testenv.Build: no build folder (TestMain runs testenv.BuildMain)")
 	}
-	bin := filepath.Join(builds.dir, name)
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		tb.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	b.once.Do(func() {
+		b.path = filepath.Join(dir, name)
+		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
 	}
-	if builds.bins == nil {
-		builds.bins = map[string]string{}
-	}
-	builds.bins[name] = bin
-	return bin
+	return b.path
 }
