@@ -3,6 +3,7 @@ package discovery
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,39 @@ func (k idKind) standIn() (string, bool) {
 		return " channel ", true
 	}
 	return "", false
+}
+
+// cutStandIns replaces, in text, every identifier of ids whose kind has a
+// stand-in (idKind.standIn) with that stand-in, and reports whether it
+// replaced any. The longest value goes first: a value is replaced
+// wherever it stands, so "#eng" cut first would leave "#eng-alerts" as
+// "channel -alerts".
+func cutStandIns(text string, ids []identifier) (string, bool) {
+	n := 0
+	for _, id := range ids {
+		if _, ok := id.kind.standIn(); ok {
+			n++
+		}
+	}
+	if n == 0 {
+		return text, false
+	}
+	if n > 1 {
+		cut := make([]identifier, 0, n)
+		for _, id := range ids {
+			if _, ok := id.kind.standIn(); ok {
+				cut = append(cut, id)
+			}
+		}
+		slices.SortStableFunc(cut, func(a, b identifier) int { return len(b.value) - len(a.value) })
+		ids = cut
+	}
+	for _, id := range ids {
+		if w, ok := id.kind.standIn(); ok {
+			text = strings.ReplaceAll(text, id.value, w)
+		}
+	}
+	return text, true
 }
 
 // identifier is one exact id found in a request.

@@ -223,3 +223,25 @@ func TestBareDomains(t *testing.T) {
 		})
 	}
 }
+
+// TestCutStandIns checks that every identifier with a stand-in is cut
+// whole, whatever order identifiers found them in: a value that begins a
+// longer one must not cut the longer one's head off.
+func TestCutStandIns(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"shorter first", "post to #eng and #eng-alerts", "post to  channel  and  channel "},
+		{"longer first", "post to #eng-alerts and #eng", "post to  channel  and  channel "},
+		{"prefix of a word", "mute #eng, keep #engineering", "mute  channel , keep  channel "},
+		{"path and its file", "diff report.md with ./out/report.md", "diff  file  with  file "},
+		{"no stand-in", "close issue #42", "close issue #42"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, cut := cutStandIns(tc.text, identifiers(tc.text, lookFor{channel: true}))
+			if got != tc.want || cut != (tc.text != tc.want) {
+				t.Errorf("cutStandIns(%q) = %q, %v; want %q", tc.text, got, cut, tc.want)
+			}
+		})
+	}
+}

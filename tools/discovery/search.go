@@ -118,12 +118,8 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		add(s.words, 1)
 	} else {
 		p.ids = identifiers(query, lookFor{sql: len(x.kinds[idSQL]) > 0, channel: len(x.kinds[idChannel]) > 0})
-		text, cut, asksList, asksPlace := query, false, false, false
-		for _, id := range p.ids {
-			if w, ok := id.kind.standIn(); ok {
-				text, cut = strings.ReplaceAll(text, id.value, w), true
-			}
-		}
+		text, cut := cutStandIns(query, p.ids)
+		asksList, asksPlace := false, false
 		// The request's phrases (the English words they stand for) are
 		// looked up in its folded tokens, stop words included.
 		s.phrase, s.light, s.idiom, s.prep = s.phrase[:0], s.light[:0], s.idiom[:0], s.prep[:0]
