@@ -52,17 +52,7 @@ func TestBackgroundDF(t *testing.T) {
 // with the request no longer outranks, on the lexical side the option
 // acts on, the tool the request's topic names.
 func TestBackgroundIDF(t *testing.T) {
-	ts := []tools.Tool{
-		tool("a/sake_finder", "Find sake and get detailed information."),
-		tool("a/ticker_feed", "Stock prices, market quotes, dividends, earnings calendars, analyst ratings and charts for the companies listed on exchanges worldwide."),
-	}
-	// A catalog of MetaTool's size: one card in it is half a percent of
-	// it, where BFCL's descriptions use "detailed" in one of nine.
-	for i := range 200 {
-		ts = append(ts, tool(fmt.Sprintf("a/parts_%d", i), fmt.Sprintf("Spare parts for the machine model m%d.", i)))
-	}
-	snap := catalogtest.Registry(t, ts...).Snapshot()
-	view := snap.Authorize(tools.Principal{ID: "u", Tenant: "t"})
+	view := sakeAndTicker(t).Authorize(tools.Principal{ID: "u", Tenant: "t"})
 	const q = "detailed information about dividends and earnings"
 	for _, tc := range []struct {
 		name  string
@@ -82,4 +72,20 @@ func TestBackgroundIDF(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sakeAndTicker is a catalog of MetaTool's size, 202 tools: a short card
+// whose words tool descriptions use everywhere ("detailed information"), a
+// long one about stocks, and 200 spare-parts cards that share no word with
+// a request about either. One card in it is half a percent of it, where
+// BFCL's descriptions use "detailed" in one of nine.
+func sakeAndTicker(tb testing.TB) *tools.Snapshot {
+	ts := []tools.Tool{
+		tool("a/sake_finder", "Find sake and get detailed information."),
+		tool("a/ticker_feed", "Stock prices, market quotes, dividends, earnings calendars, analyst ratings and charts for the companies listed on exchanges worldwide."),
+	}
+	for i := range 200 {
+		ts = append(ts, tool(fmt.Sprintf("a/parts_%d", i), fmt.Sprintf("Spare parts for the machine model m%d.", i)))
+	}
+	return catalogtest.Registry(tb, ts...).Snapshot()
 }

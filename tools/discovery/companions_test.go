@@ -59,8 +59,8 @@ func TestCompanions(t *testing.T) {
 		{"token producer added", all, "add an event to my calendar called standup at 9", 5, "cal/add_event", "cal/get_user_token", "cal/add_event"},
 		{"producer the caller may not use", noAuth, "add an event to my calendar called standup at 9", 5, "cal/add_event", "", ""},
 		{"token the request carries", all, "add an event to my calendar called standup at 9, my token is abc", 5, "cal/add_event", "", ""},
-		{"entity id producer added", all, "cancel the meeting with the design team", 3, "cal/cancel_meeting", "cal/list_meetings", "cal/cancel_meeting"},
-		{"entity id the request carries", all, "cancel the meeting MT-48213 with the design team", 3, "cal/cancel_meeting", "", ""},
+		{"entity id producer added", all, "cancel the meeting and notify the team", 3, "cal/cancel_meeting", "cal/list_meetings", "cal/cancel_meeting"},
+		{"entity id the request carries", all, "cancel the meeting MT-48213 and notify the team", 3, "cal/cancel_meeting", "", ""},
 		{"no place below the leading tool", all, "add an event to my calendar called standup at 9", 1, "cal/add_event", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -282,6 +282,7 @@ type scratch struct {
 	fDocs       []uint32  // the tools with fIn set
 	fused       []fusedScore
 	pool        []scored
+	fill        []scored // fillDense's tools
 	cognates    []uint32 // a Spanish or Polish request's cognate terms
 }
 
@@ -431,15 +432,18 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		}
 	}
 	var dense []scored
-	if d.embedder != nil && d.method != MethodLexical && d.method != MethodBM25 && x.dim > 0 && p.dense != "" {
+	dense0, scanned := false, false
+	if dense0 = d.embedder != nil && d.method != MethodLexical && d.method != MethodBM25 && x.dim > 0 && p.dense != ""; dense0 {
 		if err := d.embedQuery(ctx, x, s, p.dense); err != nil {
 			return res, err
 		}
 		// Re-scoring the lexical side's best tools measured as well as
 		// scoring every tool (docs/benchmarks.md) at a fraction of the cost;
 		// only a request sharing (almost) no word with any card falls back to
-		// the exact scan, in catalogs small enough for it.
-		if len(lex) < k && view.Len() <= d.exactLimit {
+		// the exact scan, in catalogs small enough for it. "Almost" is the
+		// Discoverer's default k, not the request's: the ranking must not
+		// depend on how much of it is asked for (fillDense).
+		if scanned = len(lex) < d.k && view.Len() <= d.exactLimit; scanned {
 			s.cand = s.cand[:0]
 			for w, word := range b {
 				for word != 0 {
@@ -465,6 +469,9 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	res.confidence = confidence(res.top, lex, dense)
 	if len(res.top) > k {
 		res.top = res.top[:k]
+	}
+	if dense0 && !scanned && len(res.top) < k && view.Len() <= d.exactLimit {
+		res.top = x.fillDense(s, b, res.top, k)
 	}
 	for i := range res.top {
 		res.top[i].ident = s.ident[res.top[i].doc]
@@ -784,6 +791,43 @@ func best(c []scored) scored {
 		}
 	}
 	return b
+}
+
+// fillDense appends to top, the whole fused ranking of a request that
+// matched more than the Discoverer's default k tools by their words but
+// fewer than the k asked for, the authorized tools it did not rank, by
+// their dense cosine, up to k: what the exact scan would have offered,
+// after every ranked tool, so that the ranked ones keep their order
+// whatever k is. A filled tool's score is its cosine scaled by the best
+// filled one's, times the last ranked score: no higher than any
+// ranked tool's.
+func (x *Index) fillDense(s *scratch, b []uint64, top []fusedScore, k int) []fusedScore {
+	s.fill = s.fill[:0]
+	for w, word := range b {
+		for word != 0 {
+			i := uint32(w*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+			if s.fIn[i] == 0 {
+				s.fill = append(s.fill, scored{doc: i})
+			}
+		}
+	}
+	if len(s.fill) == 0 || len(top) == 0 {
+		return top
+	}
+	x.cosines(s.nzDim, s.nzVal, s.fill)
+	fill := s.fill[:selectBest(s.fill, k-len(top))]
+	sortScored(fill)
+	last, hi := top[len(top)-1].score, fill[0].score
+	for _, c := range fill {
+		f := fusedScore{doc: c.doc}
+		if hi > 0 && c.score > 0 {
+			f.dense = c.score / hi
+			f.score = last * f.dense
+		}
+		top = append(top, f)
+	}
+	return top
 }
 
 // fusedScore is one tool in the fused ranking.
