@@ -210,7 +210,7 @@ func (l *Ledger) ListTransactions(ctx context.Context, account string, limit int
 	if _, err := l.Balance(ctx, account); err != nil {
 		return nil, err
 	}
-	rows, err := l.db.R.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+TxColumns+` FROM transactions
 		WHERE source = ?1 OR target = ?1 ORDER BY seq DESC LIMIT ?2`, account, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: list transactions: %w", err)
@@ -221,7 +221,7 @@ func (l *Ledger) ListTransactions(ctx context.Context, account string, limit int
 // AllTransactions returns every transaction in commit order. It is meant
 // for audits and tests of small ledgers.
 func (l *Ledger) AllTransactions(ctx context.Context) ([]Transaction, error) {
-	rows, err := l.db.R.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions ORDER BY seq`)
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+TxColumns+` FROM transactions ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: transactions: %w", err)
 	}
@@ -289,7 +289,7 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (Transaction, err
 
 // TransactionByKey returns the transaction committed with key, if any.
 func (l *Ledger) TransactionByKey(ctx context.Context, key string) (Transaction, bool, error) {
-	rows, err := l.db.R.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE idempotency_key = ?`, key)
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+TxColumns+` FROM transactions WHERE idempotency_key = ?`, key)
 	if err != nil {
 		return Transaction{}, false, fmt.Errorf("ledger: %w", err)
 	}
@@ -332,7 +332,7 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(Transacti
 // replay answers a key seen before: the transaction it committed, or the
 // refusal it recorded. same checks the stored transaction against this request.
 func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key, req string, same func(Transaction) bool) (Transaction, error, bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE idempotency_key = ?`, key)
+	rows, err := tx.QueryContext(ctx, `SELECT `+TxColumns+` FROM transactions WHERE idempotency_key = ?`, key)
 	if err != nil {
 		return Transaction{}, nil, false, err
 	}
@@ -459,10 +459,13 @@ func TxID(key string) string {
 	return "TX-" + hex.EncodeToString(sum[:8])
 }
 
-const txColumns = `id, idempotency_key, kind, source, target, amount_cents, coalesce(refund_of, ''), created_ms`
+// TxColumns are the columns of the transactions table, in the order
+// [CollectTransactions] reads them: a SELECT of them over the ledger's schema
+// (this package's or package pgledger's) scans into a [Transaction].
+const TxColumns = `id, idempotency_key, kind, source, target, amount_cents, coalesce(refund_of, ''), created_ms`
 
 func txByID(ctx context.Context, tx *sqliteutil.Tx, id string) (Transaction, bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = ?`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT `+TxColumns+` FROM transactions WHERE id = ?`, id)
 	if err != nil {
 		return Transaction{}, false, err
 	}
@@ -475,19 +478,31 @@ func txByID(ctx context.Context, tx *sqliteutil.Tx, id string) (Transaction, boo
 
 func scanTransactions(rows *sql.Rows) ([]Transaction, error) {
 	defer rows.Close()
+	out, err := CollectTransactions(rows)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: scan transaction: %w", err)
+	}
+	return out, nil
+}
+
+// CollectTransactions reads every row of rows (a *sql.Rows or a pgx.Rows),
+// the result of a SELECT of [TxColumns], as a transaction. The caller
+// closes rows.
+func CollectTransactions(rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}) ([]Transaction, error) {
 	var out []Transaction
 	for rows.Next() {
 		var t Transaction
 		var amount, ms int64
 		if err := rows.Scan(&t.ID, &t.Key, &t.Kind, &t.Source, &t.Target, &amount, &t.RefundOf, &ms); err != nil {
-			return nil, fmt.Errorf("ledger: scan transaction: %w", err)
+			return nil, err
 		}
 		t.Amount = Cents(amount)
 		t.Created = time.UnixMilli(ms).UTC()
 		out = append(out, t)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("ledger: scan transaction: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }

@@ -162,8 +162,6 @@ func (l *Ledger) Total(ctx context.Context) (ledger.Cents, error) {
 	return ledger.Cents(c), nil
 }
 
-const txColumns = `id, idempotency_key, kind, source, target, amount_cents, coalesce(refund_of, ''), created_ms`
-
 // ListTransactions returns up to limit transactions touching account, newest
 // first. A limit <= 0 means 20. An unknown account is a *tools.DomainError.
 func (l *Ledger) ListTransactions(ctx context.Context, account string, limit int) ([]ledger.Transaction, error) {
@@ -173,14 +171,14 @@ func (l *Ledger) ListTransactions(ctx context.Context, account string, limit int
 	if _, err := l.Balance(ctx, account); err != nil {
 		return nil, err
 	}
-	return l.query(ctx, l.pool, `SELECT `+txColumns+` FROM transactions WHERE source = $1 OR target = $1
+	return l.query(ctx, l.pool, `SELECT `+ledger.TxColumns+` FROM transactions WHERE source = $1 OR target = $1
 		ORDER BY seq DESC LIMIT $2`, account, limit)
 }
 
 // AllTransactions returns every transaction in insertion order. It is
 // meant for audits and tests of small ledgers.
 func (l *Ledger) AllTransactions(ctx context.Context) ([]ledger.Transaction, error) {
-	return l.query(ctx, l.pool, `SELECT `+txColumns+` FROM transactions ORDER BY seq`)
+	return l.query(ctx, l.pool, `SELECT `+ledger.TxColumns+` FROM transactions ORDER BY seq`)
 }
 
 type querier interface {
@@ -193,19 +191,9 @@ func (l *Ledger) query(ctx context.Context, q querier, sql string, args ...any) 
 		return nil, fmt.Errorf("pgledger: %w", err)
 	}
 	defer rows.Close()
-	var out []ledger.Transaction
-	for rows.Next() {
-		var t ledger.Transaction
-		var amount, ms int64
-		if err := rows.Scan(&t.ID, &t.Key, &t.Kind, &t.Source, &t.Target, &amount, &t.RefundOf, &ms); err != nil {
-			return nil, fmt.Errorf("pgledger: scan transaction: %w", err)
-		}
-		t.Amount = ledger.Cents(amount)
-		t.Created = time.UnixMilli(ms).UTC()
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgledger: %w", err)
+	out, err := ledger.CollectTransactions(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgledger: scan transaction: %w", err)
 	}
 	return out, nil
 }
@@ -239,7 +227,7 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (ledger.Transacti
 	return l.write(ctx, key, "refund "+txID, func(t ledger.Transaction) bool {
 		return t.Kind == ledger.KindRefund && t.RefundOf == txID
 	}, func(tx pgx.Tx) (ledger.Transaction, *tools.DomainError, error) {
-		orig, err := l.query(ctx, tx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`, txID)
+		orig, err := l.query(ctx, tx, `SELECT `+ledger.TxColumns+` FROM transactions WHERE id = $1`, txID)
 		if err != nil {
 			return ledger.Transaction{}, nil, err
 		}
@@ -279,7 +267,7 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(ledger.Tr
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 			return err
 		}
-		prior, err := l.query(ctx, tx, `SELECT `+txColumns+` FROM transactions WHERE idempotency_key = $1`, key)
+		prior, err := l.query(ctx, tx, `SELECT `+ledger.TxColumns+` FROM transactions WHERE idempotency_key = $1`, key)
 		if err != nil {
 			return err
 		}
