@@ -11,41 +11,30 @@ import (
 // SetTuning changes a ranking constant for the weight sweep in
 // datasets_test.go and returns a function restoring it. Names: w.<field>,
 // b.<field> (name, namespace, summary, description, aliases, tags, params),
-// k1, bonus, notfor.
+// and the keys of its tables of counts and of weights (k1, bonus, ...).
 func SetTuning(name string, v float64) (restore func()) {
 	fields := map[string]field{"name": fieldName, "namespace": fieldNamespace, "summary": fieldSummary,
 		"description": fieldDescription, "aliases": fieldAliases, "tags": fieldTags, "params": fieldParams}
-	var p *float64
-	switch {
-	case name == "k1":
-		p = &bm25K1
-	case name == "bonus":
-		p = &bonusScale
-	case name == "sense.verb":
-		p = &senseVerbWeight
-	case name == "phrase.weight":
-		p = &phraseWeight
-	case name == "widen.weight":
-		p = &widenWeight
-	case name == "companion.trigger":
-		p = &companionTriggerRatio
-	case name == "companion.clear":
-		p = &companionClearRatio
-	case name == "companion.max" || name == "companion.triggers":
-		ip := map[string]*int{"companion.max": &companionMax, "companion.triggers": &companionTriggers}[name]
+	counts := map[string]*int{"companion.max": &companionMax, "companion.triggers": &companionTriggers,
+		"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}
+	if ip, ok := counts[name]; ok {
 		old := *ip
 		*ip = int(v)
 		return func() { *ip = old }
-	case name == "widen.tool" || name == "widen.wordnet" || name == "phrase.tool":
-		ip := map[string]*int{"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}[name]
-		old := *ip
-		*ip = int(v)
-		return func() { *ip = old }
-	case len(name) > 2 && name[:2] == "w.":
-		p = &fieldWeights[fields[name[2:]]].w
-	case len(name) > 2 && name[:2] == "b.":
-		p = &fieldWeights[fields[name[2:]]].b
-	default:
+	}
+	p := map[string]*float64{"k1": &bm25K1, "bonus": &bonusScale, "sense.verb": &senseVerbWeight,
+		"phrase.weight": &phraseWeight, "widen.weight": &widenWeight,
+		"companion.trigger": &companionTriggerRatio, "companion.clear": &companionClearRatio}[name]
+	weight, fname, _ := strings.Cut(name, ".")
+	if f, ok := fields[fname]; ok && p == nil {
+		switch weight {
+		case "w":
+			p = &fieldWeights[f].w
+		case "b":
+			p = &fieldWeights[f].b
+		}
+	}
+	if p == nil {
 		panic("unknown tuning " + name)
 	}
 	old := *p
