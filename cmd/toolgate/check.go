@@ -21,7 +21,6 @@ func init() { commands["check"] = runCheck }
 // reports it), 2 for a grammar error or a usage or input error.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	grammarPath := fs.String("grammar", "", "GBNF grammar file (llama.cpp syntax, start rule root)")
 	inputPath := fs.String("input", "-", "input file, or - for stdin")
 	fail := func(format string, a ...any) int {

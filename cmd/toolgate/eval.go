@@ -92,7 +92,6 @@ func openLexicon(specs []string) (*lexicon.Lexicon, error) {
 // input errors.
 func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var src catalogSources
 	src.register(fs)
 	queriesPath := fs.String("queries", "", "JSON Lines queries file")

@@ -32,7 +32,6 @@ func init() { commands["grammar"] = runGrammar }
 // invalid schema, or (with --strict) a schema that needs relaxations.
 func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("grammar", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var files multiFlag
 	schemaPath := fs.String("schema", "", "JSON Schema `file` to compile (- for stdin is not supported; give a path)")
 	format := fs.String("format", "gbnf", "artifact: gbnf, openai-strict (schema only) or ollama")
