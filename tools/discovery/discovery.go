@@ -444,9 +444,13 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 	if k <= 0 {
 		k = d.k
 	}
-	depth := k // the built-in ranking's length: deeper for the model tier
+	// The ranking an exact example is looked for in is the first
+	// max(k, d.k), so that k only cuts it (exactExample); the built-in
+	// ranking is deeper for the model tier.
+	ranked := max(k, d.k)
+	depth := ranked
 	if d.model != nil {
-		depth = max(k, d.model.o.Depth)
+		depth = max(ranked, d.model.o.Depth)
 	}
 	bufs := topPool.Get().(*[2][]fusedScore)
 	defer topPool.Put(bufs)
@@ -481,7 +485,20 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 	}
 	var modelScores []float64 // the model tier's, per res.top
 	if d.model != nil {
-		res.top, modelScores, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, k)
+		res.top, modelScores, sl.Model = d.model.rerank(ctx, d, x, view, req.Query, res.top, ranked)
+	}
+	if i := exactExample(req.Query, res.top, func(f fusedScore) *tools.Tool { return x.snap.Tool(int(f.doc)) }); i > 0 {
+		// The moved tool takes the first one's score, so scores stay
+		// non-increasing.
+		res.top[i].score = max(res.top[i].score, res.top[0].score)
+		moveFirst(res.top, i)
+		if modelScores != nil {
+			moveFirst(modelScores, i)
+		}
+	}
+	res.top = res.top[:min(k, len(res.top))]
+	if modelScores != nil {
+		modelScores = modelScores[:len(res.top)]
 	}
 	var marks companionMarks
 	res.top, marks = x.companions.completeCompanions(view.Bits(), req.Query, res.top, k)
@@ -496,7 +513,6 @@ func (d *Discoverer) ShortlistTo(ctx context.Context, view *tools.View, req Requ
 		}
 		sl.ShortlistTokens += int(x.tokens[f.doc])
 	}
-	exactExampleFirst(req.Query, sl.Candidates)
 	sl.CatalogTokens = x.catalogTokens(view)
 	d.observe(ctx, view, req, sl, d.now().Sub(start))
 	return nil

@@ -3,41 +3,48 @@ package discovery
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/tools"
 )
 
-// exactExampleFirst moves to the front of cands the first candidate one
-// of whose examples is the request itself, compared word by word
-// ([sameWords]): an operator who wrote "open a pull request" as an example
-// request of a tool (a card overlay, tools/cards, or one learned from the
-// discovery log) has said which tool that request means, and the fused
-// score, which also weighs the tool's description and the other tools'
-// words, must not rank another above it. Only [tools.Card.Examples] count:
-// a catalog file or an MCP server cannot write them, whereas a catalog's
-// aliases are its author's, and an alias equal to a common request
-// ("transfer funds") would give any catalog a rank-1 lever (security
-// invariant 10; the stuffing tests of examples/transfer/finance). Only
-// the shortlist is reordered: a tool the principal may not use, or that
-// the search did not shortlist, is never added. The moved candidate takes
-// the first one's score, so scores stay non-increasing. It allocates
-// nothing.
-func exactExampleFirst(query string, cands []Candidate) {
-	for i := 1; i < len(cands); i++ {
-		for _, a := range cands[i].Tool.Card.Examples {
+// exactExample returns the place, after the first, of the first of ranked
+// (best first) one of whose tool's examples is the request itself,
+// compared word by word ([sameWords]), or 0 when there is none or the
+// first has one too: an operator who wrote "open a pull request" as an
+// example request of a tool (a card overlay, tools/cards, or one learned
+// from the discovery log) has said which tool that request means, and the
+// fused score, which also weighs the tool's description and the other
+// tools' words, must not rank another above it. Only [tools.Card.Examples]
+// count: a catalog file or an MCP server cannot write them, whereas a
+// catalog's aliases are its author's, and an alias equal to a common
+// request ("transfer funds") would give any catalog a rank-1 lever
+// (security invariant 10; the stuffing tests of examples/transfer/finance).
+// Only the ranking is looked in (ShortlistTo passes its first
+// max(K, [Options.K]), so that a request's k does not decide it): a tool
+// the principal may not use, or that the search did not rank, is never
+// added. It allocates nothing.
+func exactExample[T any](query string, ranked []T, tool func(T) *tools.Tool) int {
+	for i := 1; i < len(ranked); i++ {
+		for _, a := range tool(ranked[i]).Card.Examples {
 			if !sameWords(query, a) {
 				continue
 			}
-			for _, b := range cands[0].Tool.Card.Examples {
+			for _, b := range tool(ranked[0]).Card.Examples {
 				if sameWords(query, b) {
-					return // the first candidate has the example too
+					return 0 // the first has the example too
 				}
 			}
-			c := cands[i]
-			c.Score = max(c.Score, cands[0].Score)
-			copy(cands[1:i+1], cands[:i])
-			cands[0] = c
-			return
+			return i
 		}
 	}
+	return 0
+}
+
+// moveFirst moves s[i] to the front of s, keeping the order of the rest.
+func moveFirst[T any](s []T, i int) {
+	v := s[i]
+	copy(s[1:i+1], s[:i])
+	s[0] = v
 }
 
 // sameWords reports whether a and b hold the same words: the same runs of

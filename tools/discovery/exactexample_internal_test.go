@@ -47,7 +47,7 @@ func FuzzSameWords(f *testing.F) {
 	})
 }
 
-func TestExactExampleFirst(t *testing.T) {
+func TestExactExample(t *testing.T) {
 	tool := func(id string, examples ...string) *tools.Tool {
 		return &tools.Tool{ID: id, Card: tools.Card{Examples: examples}}
 	}
@@ -77,7 +77,10 @@ func TestExactExampleFirst(t *testing.T) {
 		{"a catalog alias is not an example", "open a pull request", cands(tool("a"), &tools.Tool{ID: "b", Card: tools.Card{Aliases: []string{"open a pull request"}}}), []string{"a", "b"}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			exactExampleFirst(row.query, row.in)
+			if i := exactExample(row.query, row.in, func(c Candidate) *tools.Tool { return c.Tool }); i > 0 {
+				row.in[i].Score = max(row.in[i].Score, row.in[0].Score)
+				moveFirst(row.in, i)
+			}
 			got := ids(row.in)
 			if len(got) != len(row.want) {
 				t.Fatalf("got %v, want %v", got, row.want)

@@ -11,7 +11,7 @@ import (
 
 // TestExactExampleRanksFirst: a tool one of whose examples (an operator's
 // overlay) is the request is first even where the fused score ranks another
-// tool above it; a request that only contains the example is ranked by
+// tool above it, in a shortlist of any length; a request that only contains the example is ranked by
 // score; a catalog alias equal to the request buys nothing; and a tool the
 // caller may not use is never added.
 func TestExactExampleRanksFirst(t *testing.T) {
@@ -19,8 +19,9 @@ func TestExactExampleRanksFirst(t *testing.T) {
 	merge := tool("gh/merge_branch", "Merge a branch into another branch")
 	merge.Card.Examples = []string{"open pull requests"}
 	d := newDiscoverer(t, nil)
+	k := 3
 	first := func(snap *tools.Snapshot, p tools.Principal, q string) []string {
-		sl, err := d.Shortlist(context.Background(), snap.Authorize(p), discovery.Request{Query: q, K: 3})
+		sl, err := d.Shortlist(context.Background(), snap.Authorize(p), discovery.Request{Query: q, K: k})
 		if err != nil || len(sl.Candidates) == 0 {
 			t.Fatalf("Shortlist(%q) = %v, %v", q, sl, err)
 		}
@@ -44,6 +45,13 @@ func TestExactExampleRanksFirst(t *testing.T) {
 			}
 		})
 	}
+	// A shortlist of one: the example's tool still, not the score's first
+	// (k only cuts the ranking the example is looked for in).
+	k = 1
+	if got := first(snap, everyone, "Open pull-requests?"); got[0] != "gh/merge_branch" {
+		t.Errorf("with K=1 %q ranks %v, want the tool whose example it is", "Open pull-requests?", got)
+	}
+	k = 3
 	// The same words as a catalog alias: ranked by score.
 	aliased := tool("gh/merge_branch", "Merge a branch into another branch")
 	aliased.Card.Aliases = []string{"open pull requests"}

@@ -67,6 +67,10 @@ func FuzzShortlist(f *testing.F) {
 	snap := catalogtest.Registry(f, a, tool("bank/refund", "Refund a payment", "billing:admin"), tool("web/open", "Open a web page"), post, query).Snapshot()
 	view := snap.Authorize(tools.Principal{ID: "u", Tenant: "t", Scopes: []string{"accounts:read"}})
 	d := newDiscoverer(f, &discovery.Options{ReformulateBelow: 0.9})
+	// A default k of 1: a request that matches a card by its words is not
+	// scanned by the dense side, and asked for 4 gets the others by cosine
+	// after the ranked one (fillDense).
+	one := newDiscoverer(f, &discovery.Options{K: 1, ReformulateBelow: 0.9})
 	f.Fuzz(func(t *testing.T, q string) {
 		sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: q, K: 2, Context: []string{q}})
 		if err != nil {
@@ -79,6 +83,30 @@ func FuzzShortlist(f *testing.F) {
 			if c.Tool.ID == "bank/refund" {
 				t.Fatalf("Shortlist(%q) returned the unauthorized bank/refund", q)
 			}
+		}
+		top, err := one.Shortlist(context.Background(), view, discovery.Request{Query: q, K: 1})
+		if err != nil {
+			t.Fatalf("Shortlist(%q, K=1): %v", q, err)
+		}
+		four, err := one.Shortlist(context.Background(), view, discovery.Request{Query: q, K: 4})
+		if err != nil {
+			t.Fatalf("Shortlist(%q, K=4): %v", q, err)
+		}
+		if len(four.Candidates) > 4 {
+			t.Fatalf("Shortlist(%q, K=4) returned %d candidates", q, len(four.Candidates))
+		}
+		seen := map[string]bool{}
+		for i, c := range four.Candidates {
+			if c.Tool.ID == "bank/refund" || seen[c.Tool.ID] {
+				t.Fatalf("Shortlist(%q, K=4) = %v: unauthorized or repeated %s", q, ids(four), c.Tool.ID)
+			}
+			seen[c.Tool.ID] = true
+			if i > 0 && c.Score > four.Candidates[i-1].Score {
+				t.Fatalf("Shortlist(%q, K=4) = %v: scores rise at %s", q, ids(four), c.Tool.ID)
+			}
+		}
+		if len(top.Candidates) > 0 && (len(four.Candidates) == 0 || four.Candidates[0].Tool.ID != top.Candidates[0].Tool.ID) {
+			t.Fatalf("Shortlist(%q): K=1 ranks %v first, K=4 ranks %v", q, ids(top), ids(four))
 		}
 	})
 }
