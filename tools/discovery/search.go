@@ -432,8 +432,8 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		}
 	}
 	var dense []scored
-	dense0, scanned := false, false
-	if dense0 = d.embedder != nil && d.method != MethodLexical && d.method != MethodBM25 && x.dim > 0 && p.dense != ""; dense0 {
+	denseOn, scanned := false, false
+	if denseOn = d.embedder != nil && d.method != MethodLexical && d.method != MethodBM25 && x.dim > 0 && p.dense != ""; denseOn {
 		if err := d.embedQuery(ctx, x, s, p.dense); err != nil {
 			return res, err
 		}
@@ -470,7 +470,7 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	if len(res.top) > k {
 		res.top = res.top[:k]
 	}
-	if dense0 && !scanned && len(res.top) < k && view.Len() <= d.exactLimit {
+	if denseOn && !scanned && len(res.top) < k && view.Len() <= d.exactLimit {
 		res.top = x.fillDense(s, b, res.top, k)
 	}
 	for i := range res.top {
@@ -793,14 +793,14 @@ func best(c []scored) scored {
 	return b
 }
 
-// fillDense appends to top, the whole fused ranking of a request that
-// matched more than the Discoverer's default k tools by their words but
-// fewer than the k asked for, the authorized tools it did not rank, by
-// their dense cosine, up to k: what the exact scan would have offered,
-// after every ranked tool, so that the ranked ones keep their order
-// whatever k is. A filled tool's score is its cosine scaled by the best
-// filled one's, times the last ranked score: no higher than any
-// ranked tool's.
+// fillDense is for a request that matched at least the Discoverer's
+// default k tools by their words (so the dense side scanned no others)
+// but fewer than the k it asks for. top is its whole fused ranking;
+// fillDense appends the authorized tools it does not hold, best dense
+// cosine first, up to k: what the exact scan would have offered, after
+// every ranked tool, so that the ranked ones keep their order whatever k
+// is. A filled tool's score is its cosine scaled by the best filled
+// one's, times the last ranked score: no higher than any ranked tool's.
 func (x *Index) fillDense(s *scratch, b []uint64, top []fusedScore, k int) []fusedScore {
 	s.fill = s.fill[:0]
 	for w, word := range b {
