@@ -28,31 +28,19 @@ func ranked(sl *discovery.Shortlist) []string {
 // where the two could part: the dense side then scores every tool, and
 // whether it did must not depend on how many tools were asked for.
 func TestShortlistKCutsOneRanking(t *testing.T) {
-	// Two cards share a word with the request; two hundred share none.
-	few := sakeAndTicker(t)
-	sets := []struct {
-		name    string
-		snap    *tools.Snapshot
-		queries []string
-	}{
-		{"two lexical matches", few, []string{"detailed information about dividends and earnings", "sake prices"}},
+	sets := []dataset{
+		// Two cards share a word with the requests; two hundred share none.
+		{name: "two lexical matches", snap: sakeAndTicker(t), queries: []discovery.Query{
+			{Query: "detailed information about dividends and earnings"}, {Query: "sake prices"}}},
+		heldoutSet(t, "heldout2", "dev"),
 	}
-	dev := heldoutSet(t, "heldout2", "dev")
-	var qs []string
-	for _, q := range dev.queries {
-		qs = append(qs, q.Query)
-	}
-	sets = append(sets, struct {
-		name    string
-		snap    *tools.Snapshot
-		queries []string
-	}{dev.name, dev.snap, qs})
 	d := newDiscoverer(t, nil)
 	ctx := context.Background()
 	for _, set := range sets {
 		t.Run(set.name, func(t *testing.T) {
 			view := set.snap.Authorize(tools.Principal{ID: "u", Tenant: "t"})
-			for _, q := range set.queries {
+			for _, dq := range set.queries {
+				q := dq.Query
 				long, err := d.Shortlist(ctx, view, discovery.Request{Query: q, K: 10})
 				if err != nil {
 					t.Fatal(err)
