@@ -162,17 +162,7 @@ func BenchmarkHTTPSessionMemory(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			f := newFixture(b)
-			srv, err := mcpserver.New(f.reg, f.disc, f.gw, &mcpserver.Options{Authenticate: bearer, Logger: quiet,
-				MaxSessions: b.N + 1, MaxSessionsPerPrincipal: b.N + 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			h, err := srv.Handler()
-			if err != nil {
-				b.Fatal(err)
-			}
-			ts := httptest.NewServer(h)
-			b.Cleanup(ts.Close)
+			_, ts := f.serveWith(b, mcpserver.Options{MaxSessions: b.N + 1, MaxSessionsPerPrincipal: b.N + 1})
 			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			b.Cleanup(hc.CloseIdleConnections)
 			post := func(session, body string) *http.Response {
