@@ -61,13 +61,16 @@ func newDownEnv(t *testing.T, opt func(*gateway.Options)) (*env, *downRecords) {
 	return e, recs
 }
 
-// closeWithin closes the gateway, waiting for its held outcomes to be
-// recorded.
-func closeWithin(t *testing.T, g *gateway.Gateway) error {
+// storeBack brings the records back and closes the gateway, waiting for
+// its held outcomes to be recorded.
+func storeBack(t *testing.T, g *gateway.Gateway, recs *downRecords) {
 	t.Helper()
+	recs.down.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return g.Close(ctx)
+	if err := g.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
 }
 
 // Invariant 9: once the handler returned, a store failure while recording
@@ -100,10 +103,7 @@ func TestHeldOutcomeAnsweredAndRecorded(t *testing.T) {
 	if string(again.Value) != string(res.Value) || !again.Cached || again.IdempotencyKey != res.IdempotencyKey {
 		t.Errorf("re-send while held = %s cached=%v; want %s cached", again.Value, again.Cached, res.Value)
 	}
-	recs.down.Store(false)
-	if err := closeWithin(t, e.Gateway); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
+	storeBack(t, e.Gateway, recs)
 	rec, err := e.Store.Get(ctx, res.IdempotencyKey)
 	if err != nil || rec.State != store.StateDone || string(rec.Value) != string(res.Value) {
 		t.Errorf("record after the store came back = %+v, %v; want done with the result", rec, err)
@@ -200,10 +200,7 @@ func TestHeldUncertainOutcome(t *testing.T) {
 	if n := e.Runs.Total(); n != 1 {
 		t.Errorf("handler ran %d times while held, want 1", n)
 	}
-	recs.down.Store(false)
-	if err := closeWithin(t, e.Gateway); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
+	storeBack(t, e.Gateway, recs)
 	rec, err := e.Store.Get(ctx, ge.IdempotencyKey)
 	if err != nil || rec.State != store.StateUncertain {
 		t.Errorf("record = %+v, %v; want uncertain", rec, err)
@@ -233,10 +230,7 @@ func TestHeldOutcomesBounded(t *testing.T) {
 	if err != nil || string(again.Value) != string(res.Value) {
 		t.Errorf("the held call re-sent = %v, %v; want its held outcome (never dropped)", again, err)
 	}
-	recs.down.Store(false)
-	if err := closeWithin(t, e.Gateway); err != nil {
-		t.Fatal(err)
-	}
+	storeBack(t, e.Gateway, recs)
 }
 
 // Other arguments in the slot of a held outcome are a mismatch, even when
@@ -248,10 +242,7 @@ func TestHeldOutcomeBindsTheSlot(t *testing.T) {
 	}
 	other := `{"source_account":"ACC-00001","target_account":"ACC-00003","amount":5}`
 	wantType(t, "other arguments in a held slot", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, other))), gateway.IdempotencyMismatch)
-	recs.down.Store(false)
-	if err := closeWithin(t, e.Gateway); err != nil {
-		t.Fatal(err)
-	}
+	storeBack(t, e.Gateway, recs)
 }
 
 // Close stops the background recording when its context ends and says
