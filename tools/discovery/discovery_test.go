@@ -28,6 +28,22 @@ func newDiscoverer(tb testing.TB, opts *discovery.Options) *discovery.Discoverer
 	return d
 }
 
+// editedLexicon builds the embedded lexicon from its sources as edit
+// leaves them.
+func editedLexicon(t *testing.T, edit func(*lexicon.Source)) *lexicon.Lexicon {
+	t.Helper()
+	src, err := lexicon.DefaultSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(src)
+	lex, err := lexicon.Build(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lex
+}
+
 func tool(id, summary string, scopes ...string) tools.Tool {
 	_, name, _ := strings.Cut(id, "/")
 	return tools.Tool{ID: id, Description: summary, Card: tools.Card{Name: name, Summary: summary, Scopes: scopes}}
@@ -279,20 +295,11 @@ func TestVerbObjectSense(t *testing.T) {
 	create := tool("gh/create_pull_request", "Create a new pull request")
 	get := tool("gh/get_pull_request", "Get a pull request by its number")
 	snap := catalogtest.Registry(t, list, create, get).Snapshot()
-	src, err := lexicon.DefaultSource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src.Senses = nil // the premise is a lexicon without any pair
-	plain, err := lexicon.Build(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src.Senses = append(src.Senses, lexicon.Entry{Key: "open pull request", Values: []string{"create"}})
-	senses, err := lexicon.Build(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The premise is a lexicon without any pair.
+	plain := editedLexicon(t, func(src *lexicon.Source) { src.Senses = nil })
+	senses := editedLexicon(t, func(src *lexicon.Source) {
+		src.Senses = []lexicon.Entry{{Key: "open pull request", Values: []string{"create"}}}
+	})
 	first := func(lex *lexicon.Lexicon, query string) string {
 		t.Helper()
 		d := newDiscoverer(t, &discovery.Options{Lexicon: lex, NoDense: true})

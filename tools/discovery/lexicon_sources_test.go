@@ -102,28 +102,21 @@ func TestLexiconSources(t *testing.T) {
 
 func variantLexicon(t *testing.T, v lexiconVariant) *lexicon.Lexicon {
 	t.Helper()
-	src, err := lexicon.DefaultSource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.src != nil {
-		v.src(src)
-	}
-	for _, spec := range v.files {
-		f, err := lexicon.ParseFile(spec)
-		if err != nil {
-			t.Fatal(err)
+	return editedLexicon(t, func(src *lexicon.Source) {
+		if v.src != nil {
+			v.src(src)
 		}
-		f.Path = filepath.Join(os.Getenv("DISCOVERY_LEXICON_OPTIONAL"), f.Path)
-		if err := src.AddFile(f); err != nil {
-			t.Fatal(err)
+		for _, spec := range v.files {
+			f, err := lexicon.ParseFile(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Path = filepath.Join(os.Getenv("DISCOVERY_LEXICON_OPTIONAL"), f.Path)
+			if err := src.AddFile(f); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	lex, err := lexicon.Build(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lex
+	})
 }
 
 // halfRecall returns recall@1, recall@5 and MRR over the scored queries

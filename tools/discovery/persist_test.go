@@ -107,15 +107,9 @@ func TestIndexFile(t *testing.T) {
 		if err := os.WriteFile(path, good, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		src, err := lexicon.DefaultSource()
-		if err != nil {
-			t.Fatal(err)
-		}
-		src.Tools = append(src.Tools, lexicon.Entry{Key: "frobnicate", Values: []string{"zorblax"}})
-		lex, err := lexicon.Build(src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lex := editedLexicon(t, func(src *lexicon.Source) {
+			src.Tools = append(src.Tools, lexicon.Entry{Key: "frobnicate", Values: []string{"zorblax"}})
+		})
 		if lex.Digest() == lexicon.Default().Digest() {
 			t.Fatal("a lexicon with one more entry has the default's digest")
 		}
