@@ -51,6 +51,13 @@ func TestIndexFile(t *testing.T) {
 	want := rankings(t, newDiscoverer(t, nil), ds.snap, queries)
 	path := filepath.Join(t.TempDir(), "real.tgidx")
 	n := ds.snap.Len()
+	// put replaces the index file with data.
+	put := func(t *testing.T, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	d, rep := indexFile(t, ds.snap, path, nil)
 	if !errors.Is(rep.Warning, discovery.ErrIndexFile) || !rep.Saved || rep.Analysed != n {
@@ -85,9 +92,7 @@ func TestIndexFile(t *testing.T) {
 	}
 	for _, tc := range broken {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			put(t, tc.data)
 			d, rep := indexFile(t, ds.snap, path, nil)
 			if !errors.Is(rep.Warning, discovery.ErrIndexFile) || rep.Reused != 0 || !rep.Saved {
 				t.Fatalf("%+v, want a warning, nothing reused, the file written again", rep)
@@ -104,9 +109,7 @@ func TestIndexFile(t *testing.T) {
 	// A lexicon that differs in a word no probe sentence holds is
 	// another lexicon all the same: the file is not trusted.
 	t.Run("another lexicon", func(t *testing.T) {
-		if err := os.WriteFile(path, good, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		put(t, good)
 		lex := editedLexicon(t, func(src *lexicon.Source) {
 			src.Tools = append(src.Tools, lexicon.Entry{Key: "frobnicate", Values: []string{"zorblax"}})
 		})
@@ -120,9 +123,7 @@ func TestIndexFile(t *testing.T) {
 	})
 
 	t.Run("other configuration", func(t *testing.T) {
-		if err := os.WriteFile(path, good, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		put(t, good)
 		_, rep := indexFile(t, ds.snap, path, &discovery.Options{NoDense: true})
 		if !errors.Is(rep.Warning, discovery.ErrIndexFile) || rep.Reused != 0 {
 			t.Fatalf("a lexical-only Discoverer reading a hybrid file: %+v, want a warning and nothing reused", rep)
@@ -130,9 +131,7 @@ func TestIndexFile(t *testing.T) {
 	})
 
 	t.Run("stale", func(t *testing.T) {
-		if err := os.WriteFile(path, good, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		put(t, good)
 		ts := make([]tools.Tool, 0, n)
 		for _, tool := range ds.snap.Tools()[1:] { // the first removed
 			ts = append(ts, *tool)
