@@ -38,10 +38,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := processCPU()
 			for b.Loop() {
-				d, err := discovery.New(nil)
-				if err != nil {
-					b.Fatal(err)
-				}
+				d := newDiscoverer(b, nil)
 				if _, err := d.Index(ctx, snap); err != nil {
 					b.Fatal(err)
 				}
@@ -67,10 +64,7 @@ func BenchmarkIndexRestart(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := processCPU()
 			for b.Loop() {
-				d, err := discovery.New(nil)
-				if err != nil {
-					b.Fatal(err)
-				}
+				d := newDiscoverer(b, nil)
 				_, rep, err := d.IndexFile(ctx, snap, path, nil)
 				if err != nil || rep.Warning != nil || rep.Analysed != 0 {
 					b.Fatalf("IndexFile = %+v, %v: the file was not used", rep, err)
