@@ -209,29 +209,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 
 // servers are the upstream servers of --mcp, --mcp-url and --mcp-config.
 func (c *catalogSources) servers() ([]mcp.Server, error) {
-	var servers []mcp.Server
-	for _, spec := range c.commands {
-		s, err := mcp.ParseCommandSpec(spec)
-		if err != nil {
-			return nil, err
-		}
-		servers = append(servers, s)
-	}
-	for _, spec := range c.urls {
-		s, err := mcp.ParseURLSpec(spec)
-		if err != nil {
-			return nil, err
-		}
-		servers = append(servers, s)
-	}
-	if c.config != "" {
-		cfg, err := mcp.LoadConfig(c.config)
-		if err != nil {
-			return nil, err
-		}
-		servers = append(servers, cfg.List()...)
-	}
-	return servers, nil
+	return mcp.FlagServers(c.commands, c.urls, c.config)
 }
 
 // quietLogger discards library logs: the CLI reports failures itself.

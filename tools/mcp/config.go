@@ -227,6 +227,37 @@ func ParseURLSpec(spec string) (Server, error) {
 	return s, s.validate()
 }
 
+// FlagServers returns the servers of a command line's MCP flags, in this
+// order: each "--mcp" value in commands ([ParseCommandSpec]), each
+// "--mcp-url" value in urls ([ParseURLSpec]), and the servers of the
+// "--mcp-config" file config ([LoadConfig]; "" for none). An error of a
+// value names its flag; every error wraps [ErrConfig].
+func FlagServers(commands, urls []string, config string) ([]Server, error) {
+	var out []Server
+	for _, spec := range commands {
+		s, err := ParseCommandSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--mcp: %w", err)
+		}
+		out = append(out, s)
+	}
+	for _, spec := range urls {
+		s, err := ParseURLSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("--mcp-url: %w", err)
+		}
+		out = append(out, s)
+	}
+	if config != "" {
+		c, err := LoadConfig(config)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c.List()...)
+	}
+	return out, nil
+}
+
 func deriveName(args []string) string {
 	for i := len(args) - 1; i >= 0; i-- {
 		a := args[i]

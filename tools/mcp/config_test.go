@@ -63,6 +63,37 @@ func TestParseURLSpec(t *testing.T) {
 	}
 }
 
+// TestFlagServers: the servers of --mcp, --mcp-url and --mcp-config come
+// in that order, and a bad value's error names its flag.
+func TestFlagServers(t *testing.T) {
+	config := testenv.WriteFile(t, t.TempDir(), "servers.json", `{"servers":{"docs":{"url":"https://example.com/mcp"}}}`)
+	got, err := FlagServers([]string{"memory=npx -y @modelcontextprotocol/server-memory"}, []string{"search=http://127.0.0.1:8080/mcp"}, config)
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Name)
+	}
+	if want := []string{"memory", "search", "docs"}; err != nil || !slices.Equal(names, want) {
+		t.Errorf("FlagServers = %q, %v; want %q", names, err, want)
+	}
+	tests := []struct {
+		name, want     string
+		commands, urls []string
+		config         string
+	}{
+		{name: "empty command", commands: []string{" "}, want: "--mcp: "},
+		{name: "bad URL", urls: []string{"ftp://example.com"}, want: "--mcp-url: "},
+		{name: "missing config", config: filepath.Join(t.TempDir(), "none.json"), want: "none.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := FlagServers(tc.commands, tc.urls, tc.config)
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("FlagServers error = %v, want ErrConfig naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string { return testenv.WriteFile(t, dir, name, text) }

@@ -436,7 +436,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 		defer os.RemoveAll(dir)
 	}
-	servers, err := chatServers(cfg)
+	servers, err := mcp.FlagServers(cfg.mcpCommands, cfg.mcpURLs, cfg.mcpConfig)
 	if err != nil {
 		return err
 	}
@@ -608,33 +608,6 @@ func notConnected(server string) tools.Handler {
 		return nil, &tools.DomainError{Code: codeServerNotConnected,
 			Message: fmt.Sprintf("the MCP server %q is not connected, so its tools cannot run; connect it with --mcp, --mcp-url or --mcp-config", server)}
 	}
-}
-
-// chatServers are the MCP servers of --mcp, --mcp-url and --mcp-config.
-func chatServers(cfg *chatConfig) ([]mcp.Server, error) {
-	var out []mcp.Server
-	for _, spec := range cfg.mcpCommands {
-		s, err := mcp.ParseCommandSpec(spec)
-		if err != nil {
-			return nil, fmt.Errorf("--mcp: %v", err)
-		}
-		out = append(out, s)
-	}
-	for _, spec := range cfg.mcpURLs {
-		s, err := mcp.ParseURLSpec(spec)
-		if err != nil {
-			return nil, fmt.Errorf("--mcp-url: %v", err)
-		}
-		out = append(out, s)
-	}
-	if cfg.mcpConfig != "" {
-		c, err := mcp.LoadConfig(cfg.mcpConfig)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c.List()...)
-	}
-	return out, nil
 }
 
 func orNone(s string) string {
