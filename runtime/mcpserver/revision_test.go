@@ -14,7 +14,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 )
 
@@ -285,13 +284,9 @@ func TestStatelessNamesPerPrincipal(t *testing.T) {
 	if out, _ := callTool(t, other, call); out["success"] != true || out["cached"] != false {
 		t.Errorf("the same step from another principal = %v, want its own run", out)
 	}
-	audit, err := f.gw.Store().QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/get_balance"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sessions := map[string]bool{}
-	for _, e := range audit {
-		sessions[e.SessionID] = true
+	for _, id := range f.balanceSessions(t) {
+		sessions[id] = true
 	}
 	if len(sessions) != 2 {
 		t.Errorf("gateway sessions %v, want one per principal", sessions)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/runtime/mcpserver"
 	"github.com/toolgate/toolgate/tools"
@@ -97,6 +98,21 @@ func (f *fixture) serveHTTP(t testing.TB) *httptest.Server {
 	t.Helper()
 	_, ts := f.serveWith(t, mcpserver.Options{})
 	return ts
+}
+
+// balanceSessions returns the gateway session of each get_balance entry
+// of the audit log.
+func (f *fixture) balanceSessions(t *testing.T) []string {
+	t.Helper()
+	audit, err := f.gw.Store().QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/get_balance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(audit))
+	for i, e := range audit {
+		ids[i] = e.SessionID
+	}
+	return ids
 }
 
 var tokens = map[string]tools.Principal{
