@@ -9,9 +9,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 
+	"github.com/toolgate/toolgate/internal/cputime"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -99,13 +100,13 @@ func BenchmarkSnapshotAuthorize(b *testing.B) {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			var v *View
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				v = s.Authorize(p)
 			}
 			// CPU time per op: on a machine shared with other work, ns/op
 			// includes time spent waiting for a core; cpu-ns/op does not.
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(v.Len()), "allowed")
 			b.ReportMetric(float64(len(s.scopes)), "scopes")
 			b.ReportMetric(float64(len(s.setStart)-1), "scope-sets")
@@ -171,15 +172,6 @@ func heapInUse() int64 {
 	return int64(m.HeapAlloc)
 }
 
-// cpuTime returns the process's user+system CPU time in nanoseconds.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
 // loadServer defines the tools of one committed MCP tools/list file, in
 // the namespace of its file stem, through the typed path (DefineAll).
 func loadServer(path string) ([]Tool, error) {
@@ -217,24 +209,24 @@ func BenchmarkViewResolve(b *testing.B) {
 			b.Run(fmt.Sprintf("tools=%d/%s", n, what), func(b *testing.B) {
 				b.ReportAllocs()
 				var cands []string
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					_, cands = v.Resolve(name)
 				}
-				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 				b.ReportMetric(float64(len(cands)), "candidates")
 			})
 		}
 		b.Run(fmt.Sprintf("tools=%d/first", n), func(b *testing.B) {
 			b.ReportAllocs()
-			var cpu int64
+			var cpu time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				s := newSnapshot(slices.Clone(v.Snapshot().tools), 1)
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				b.StartTimer()
 				s.SameModelName("tenant7", "create_issue")
-				cpu += cpuTime() - cpu0
+				cpu += cputime.Process() - cpu0
 			}
 			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 		})

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/bigcatalog"
+	"github.com/toolgate/toolgate/internal/cputime"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -20,7 +20,7 @@ func BenchmarkLoadCatalog(b *testing.B) {
 	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(b), "examples/transfer/catalog/*.json"))
 	b.ReportAllocs()
 	n := 0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		n = 0
 		for _, f := range files {
@@ -32,15 +32,7 @@ func BenchmarkLoadCatalog(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tool")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
-}
-
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N*n), "cpu-ns/tool")
 }
 
 // BenchmarkParseSize parses pretty-printed JSON arrays of n small tools:
@@ -59,7 +51,7 @@ func BenchmarkParseSize(b *testing.B) {
 		sb.WriteString("\n]\n")
 		data := sb.String()
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				ts, err := Parse(strings.NewReader(data), "big.json", "ns")
 				if err != nil || len(ts) != n {
@@ -67,7 +59,7 @@ func BenchmarkParseSize(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/tool")
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N*n), "cpu-ns/tool")
 		})
 	}
 }
@@ -117,14 +109,14 @@ func BenchmarkLoadBig(b *testing.B) {
 	}{{"schemas=repeated", repeated}, {"schemas=distinct", distinct}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				ts, err := Parse(bytes.NewReader(c.data), "big.jsonl", "big")
 				if err != nil || len(ts) != n {
 					b.Fatalf("Parse = %d tools, %v", len(ts), err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/tool")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N*n), "cpu-ns/tool")
 		})
 	}
 }

@@ -4,23 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/toolgate/toolgate/internal/cputime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
-
-// processCPU returns the CPU time (user+system) of the whole process: an
-// index is built on several goroutines.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // indexBenchSizes are the catalog sizes of the build and restart
 // benchmarks; internal/bigcatalog/measure does 100,000 from a catalog file.
@@ -36,14 +25,14 @@ func BenchmarkIndexBuild(b *testing.B) {
 			snap := syntheticCatalog(b, n)
 			ctx := context.Background()
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				d := newDiscoverer(b, nil)
 				if _, err := d.Index(ctx, snap); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
@@ -62,7 +51,7 @@ func BenchmarkIndexRestart(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				d := newDiscoverer(b, nil)
 				_, rep, err := d.IndexFile(ctx, snap, path, nil)
@@ -73,7 +62,7 @@ func BenchmarkIndexRestart(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

@@ -23,9 +23,9 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/cputime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -55,15 +55,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "measure:", err)
 		os.Exit(1)
 	}
-}
-
-// cpu is the process's CPU time, user and system.
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // profile starts a CPU profile to path (none when path is empty) and
@@ -120,7 +111,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	t0, c0 := time.Now(), cpu()
+	t0, c0 := time.Now(), cputime.Process()
 	// As the CLI loads it: with an index file, through the catalog cache
 	// beside it.
 	var files []catalog.File
@@ -148,7 +139,7 @@ func run(o options) error {
 	}
 	files = nil
 	snap := reg.Snapshot()
-	loadWall, loadCPU := time.Since(t0), cpu()-c0
+	loadWall, loadCPU := time.Since(t0), cputime.Process()-c0
 	stopLoad()
 	base := heapNow()
 	fmt.Printf("catalog: %d tools loaded%s in %v (CPU %v); heap %d MiB\n", snap.Len(), from, loadWall.Round(time.Millisecond), loadCPU.Round(time.Millisecond), base>>20)
@@ -160,7 +151,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	t1, c1 := time.Now(), cpu()
+	t1, c1 := time.Now(), cputime.Process()
 	d, err := discovery.New(nil)
 	if err != nil {
 		return err
@@ -173,7 +164,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	wall, c := time.Since(t1), cpu()-c1
+	wall, c := time.Since(t1), cputime.Process()-c1
 	stopIndex()
 	top := peak()
 	after := heapNow()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/cputime"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
@@ -124,7 +125,7 @@ func BenchmarkExecute(b *testing.B, open Handles, gateways, callers int) {
 	lat := make([][]time.Duration, callers)
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	start := time.Now()
 	for c := range callers {
 		wg.Go(func() {
@@ -147,7 +148,7 @@ func BenchmarkExecute(b *testing.B, open Handles, gateways, callers int) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.StopTimer()
 	// CPU time per call (the whole process: gateways, store client, and the
 	// store itself when it is in process) does not depend on what else the

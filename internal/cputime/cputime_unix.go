@@ -1,14 +1,15 @@
 //go:build unix
 
-package storetest
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's user+system CPU time, 0 when unknown.
-func cpuTime() time.Duration {
+// Process returns the CPU time, user and system, of the whole process
+// (all its threads) so far; 0 when the platform does not say.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
