@@ -113,9 +113,10 @@ type Status struct {
 	LastError  error
 	// Rejected holds, for each tool of the last listing that the catalog
 	// rules refused (tools.Define: a lookalike name, an invalid schema),
-	// why it was left out, as "mcp: SERVER: tool left out: reason"; nil when
-	// every tool was registered. One bad tool costs only itself: the
-	// server's other tools are registered, and the refusal is logged too.
+	// and for each name listed twice with different definitions, why it
+	// was left out, as "mcp: SERVER: tool left out: reason"; nil when every tool
+	// was registered. One bad tool costs only itself: the server's other
+	// tools are registered, and the refusal is logged too.
 	Rejected []error
 }
 
@@ -323,10 +324,14 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 // [tools.DefineAll], the rules every tool's card follows (summary from the
 // description, risk from the annotations, schema checks), then applies the
 // configured scopes and overrides. A tool the rules reject is left out and
-// reported, one error each; the others are returned.
+// reported, one error each; the others are returned. A name listed twice
+// is one tool when the copies are alike, and otherwise every copy is left
+// out: a call names the tool only by name, so which definition it would
+// run is unknown.
 func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 	defs := make([]tools.Definition, 0, len(listed))
 	var errs []error
+	listed, errs = u.dedupe(listed)
 	for _, t := range listed {
 		d, err := definition(t)
 		if err != nil {
@@ -351,6 +356,55 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 		ts = append(ts, t)
 	}
 	return ts, errs
+}
+
+// dedupe returns listed with the second and later copies of a name
+// dropped when every copy has the same definition ([DefinitionHash]), and
+// with every copy dropped, the name reported once, when they differ.
+func (u *Upstream) dedupe(listed []*sdk.Tool) ([]*sdk.Tool, []error) {
+	copies := make(map[string]int, len(listed))
+	for _, t := range listed {
+		copies[t.Name]++
+	}
+	if len(copies) == len(listed) {
+		return listed, nil
+	}
+	// alike[name] is whether every copy so far hashed as the first did.
+	alike := make(map[string]bool, len(listed)-len(copies))
+	first := make(map[string]string, len(listed)-len(copies))
+	for _, t := range listed {
+		if copies[t.Name] < 2 {
+			continue
+		}
+		h, err := DefinitionHash(t)
+		prev, ok := first[t.Name]
+		switch {
+		case !ok:
+			first[t.Name], alike[t.Name] = h, err == nil
+		case err != nil || h != prev:
+			alike[t.Name] = false
+		}
+	}
+	out := make([]*sdk.Tool, 0, len(copies))
+	seen := make(map[string]bool, len(alike))
+	var errs []error
+	for _, t := range listed {
+		ok, dup := alike[t.Name]
+		switch {
+		case !dup:
+			out = append(out, t)
+		case !ok:
+			if seen[t.Name] {
+				continue
+			}
+			seen[t.Name] = true
+			errs = append(errs, fmt.Errorf("mcp: %s: tool left out: %+q: the server lists the name %d times with different definitions, so which one a call runs is unknown", u.cfg.Name, t.Name, copies[t.Name]))
+		case !seen[t.Name]:
+			seen[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	return out, errs
 }
 
 // rejectedError is a tool of an upstream's listing that [tools.Define]
