@@ -269,8 +269,9 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	// The validator visits an object's members in map order, so the
 	// leaves are sorted (by pointer, then message) before the first
 	// MaxViolations are kept: the same instance always gets the same
-	// violations in the same order. The tree is the validator's own,
-	// already bounded by the schema and the instance.
+	// violations in the same order. Leaves alike (the branches of an
+	// anyOf failing the same way) are kept once. The tree is the
+	// validator's own, already bounded by the schema and the instance.
 	var out []Violation
 	var walk func(e *sj.ValidationError)
 	walk = func(e *sj.ValidationError) {
@@ -286,6 +287,7 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	slices.SortFunc(out, func(a, b Violation) int {
 		return cmp.Or(strings.Compare(a.Pointer, b.Pointer), strings.Compare(a.Message, b.Message))
 	})
+	out = slices.Compact(out)
 	return out[:min(len(out), MaxViolations)], nil
 }
 

@@ -162,6 +162,22 @@ func TestValidateViolations(t *testing.T) {
 	}
 }
 
+// TestViolationsOnce: branches of an anyOf that fail alike (git-mcp-server's
+// git_checkout target: two strings, both minLength 1) give one violation,
+// not one per branch, so the error body names each problem once and
+// repeats cannot crowd others out of the first MaxViolations.
+func TestViolationsOnce(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"target":{"anyOf":[
+		{"type":"string","minLength":1,"maxLength":255},{"type":"string","minLength":1}]}}}`, nil)
+	vs, err := s.Validate(mustParse(t, `{"target":""}`), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{/target minLength: got 0, want 1}]`; fmt.Sprint(vs) != want {
+		t.Errorf("Validate({\"target\":\"\"}) = %v, want %s", vs, want)
+	}
+}
+
 // TestViolationsInOneOrder: the validator visits an object's members in
 // map order; the violations of one instance still come in one order
 // (by pointer), so an error body is the same on every call.
