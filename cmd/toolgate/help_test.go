@@ -57,6 +57,25 @@ func TestHelpEveryCommand(t *testing.T) {
 	}
 }
 
+// TestHelpSubcommandByName: "help mcp pin" prints what "mcp pin --help"
+// prints, for every two-word command of the overview (it was a usage
+// error, "want at most one command", though the overview lists them).
+func TestHelpSubcommandByName(t *testing.T) {
+	for name := range helps {
+		words := strings.Fields(name)
+		if len(words) < 2 {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCmd(append([]string{"help"}, words...)...)
+			_, want, _ := runCmd(append(words, "--help")...)
+			if code != exitOK || errOut != "" || out != want || !strings.HasPrefix(out, "usage: toolgate "+name) {
+				t.Errorf("toolgate help %s = %d, %q, %q; want 0 and what %s --help prints", name, code, out, errOut, name)
+			}
+		})
+	}
+}
+
 // TestHelpOverview: every way to ask for the overview prints it on stdout,
 // naming every command, and exits 0.
 func TestHelpOverview(t *testing.T) {
@@ -104,7 +123,8 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "toolgate: no command (want one of "},
 		{[]string{"nope"}, `toolgate: unknown command "nope"`},
 		{[]string{"help", "nope"}, `toolgate help: unknown command "nope"`},
-		{[]string{"help", "discover", "eval"}, "toolgate help: want at most one command"},
+		{[]string{"help", "discover", "eval"}, `toolgate help: unknown command "discover eval"`},
+		{[]string{"help", "mcp", "nope"}, `toolgate help: unknown command "mcp nope"`},
 		{[]string{"version", "--bogus"}, `toolgate version: unexpected argument "--bogus"`},
 	}
 	for _, name := range subcommands() {

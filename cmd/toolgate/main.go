@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,15 +115,21 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // runHelp is "toolgate help [CMD]": the overview, or CMD's usage (what
-// "toolgate CMD --help" prints), on stdout.
+// "toolgate CMD --help" prints), on stdout. CMD is one of the overview's
+// commands, one word ("discover") or two ("mcp pin").
 func runHelp(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 0:
 		overview(stdout)
 		return exitOK
 	case len(args) > 1:
-		fmt.Fprintf(stderr, "toolgate help: want at most one command, got %q\n", strings.Join(args, " "))
-		return exitUsage
+		name := strings.Join(args, " ")
+		cmd, ok := commands[args[0]]
+		if _, known := helps[name]; !ok || !known {
+			fmt.Fprintf(stderr, "toolgate help: unknown command %q (want one of %s)\n", name, strings.Join(commandNames(), ", "))
+			return exitUsage
+		}
+		return cmd(ctx, append(slices.Clone(args[1:]), "--help"), stdin, stdout, stderr)
 	case args[0] == "help" || cli.IsHelpFlag(args[0]):
 		overview(stdout)
 		return exitOK
