@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/cards"
 	"github.com/toolgate/toolgate/tools/catalog"
@@ -133,11 +134,19 @@ func grammarEnvelope(files, cardFiles []string, sel, format string, opts *gramma
 		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
 		return exitUsage
 	}
-	taken := map[string]bool{}
+	// Each tool is named as the agent and mcp serve show it: a bare name
+	// another tool of the catalogs shares, selected or not, is qualified.
+	reg := tools.NewRegistry()
+	if err := reg.Add(all...); err != nil {
+		fmt.Fprintf(stderr, "toolgate grammar: %s\n", oneLineErr(err))
+		return exitUsage
+	}
+	snap := reg.Snapshot()
+	names := tools.NewSessionNames("", runtime.FindToolsName)
 	env := make([]grammar.EnvelopeTool, 0, len(picked))
 	for _, t := range picked {
-		name := tools.ModelName(t.ID, func(s string) bool { return taken[s] })
-		taken[name] = true
+		i, _ := snap.Lookup(t.ID)
+		name, _ := names.Name(snap, snap.Tool(i))
 		env = append(env, grammar.EnvelopeTool{Name: name, Schema: t.InputSchema})
 	}
 	if format == "ollama" {

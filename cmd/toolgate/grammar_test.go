@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,5 +94,42 @@ func TestGrammarCommand(t *testing.T) {
 	code, out, _ = runGrammarCmd("--tools", github, "--select", "create_issue", "--format", "ollama")
 	if code != exitOK || !json.Valid([]byte(out)) || !strings.Contains(out, `"anyOf"`) {
 		t.Errorf("grammar --format ollama envelope = %d, %q", code, out)
+	}
+}
+
+// envelopeToolName finds the tool names of a --compact envelope's call rule.
+var envelopeToolName = regexp.MustCompile(`\\"([a-zA-Z0-9_-]+)\\",\\"arguments\\":`)
+
+// TestGrammarEnvelopeNames: the envelope names each tool as the agent and
+// mcp serve show it (tools.SessionNames): a bare name that another tool of
+// the catalogs shares is server-qualified, whether or not that other tool
+// is selected, so the grammar never has the model write an ambiguous name.
+// Before, the first selected tool took the bare name ("create_issue" for
+// github/create_issue beside gitlab's), one a gateway refuses as ambiguous.
+func TestGrammarEnvelopeNames(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	github := filepath.Join(root, "examples", "transfer", "catalog", "github.json")
+	gitlab := filepath.Join(root, "examples", "transfer", "catalog", "gitlab.json")
+	for _, tc := range []struct {
+		name, sel string
+		want      []string
+	}{
+		{"both selected", "github/create_issue,gitlab/create_issue,get_issue", []string{"github__create_issue", "gitlab__create_issue", "get_issue"}},
+		{"one selected", "github/create_issue", []string{"github__create_issue"}},
+		{"unshared", "get_issue,list_issues", []string{"get_issue", "list_issues"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runGrammarCmd("--tools", github, "--tools", gitlab, "--select", tc.sel, "--compact")
+			if code != exitOK {
+				t.Fatalf("grammar --select %s = %d, %q", tc.sel, code, errOut)
+			}
+			var got []string
+			for _, m := range envelopeToolName.FindAllStringSubmatch(out, -1) {
+				got = append(got, m[1])
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("grammar --select %s names %v, want %v", tc.sel, got, tc.want)
+			}
+		})
 	}
 }
