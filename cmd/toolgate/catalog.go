@@ -32,7 +32,8 @@ type catalogSources struct {
 	// upstreams are the servers load connected.
 	upstreams []*mcp.Upstream
 	// rejected holds the upstream tools the catalog rules left out (a
-	// lookalike name, say), from load; warnRejected reports them.
+	// lookalike name, say) and the --mcp-config overrides of tools no
+	// server lists, from load; warnRejected reports them.
 	rejected []error
 	// mcpNamespaces are the namespaces whose tools came, from load, as an
 	// MCP server lists them (a tools/list file or an upstream server):
@@ -120,8 +121,9 @@ func (c *catalogSources) openWarned(ctx context.Context, stderr io.Writer, prog 
 }
 
 // warnRejected prints, one line each prefixed by prog, the catalog files
-// that hold no tools (an empty file, "tools": [], the wrong file given)
-// and the upstream tools load left out. A catalog file's bad line stops
+// that hold no tools (an empty file, "tools": [], the wrong file given),
+// the upstream tools load left out and the overrides of tools no server
+// lists. A catalog file's bad line stops
 // the command (its author can fix it); an upstream's bad tool costs only
 // itself, since the server is not the operator's to fix, but it is never
 // dropped silently.
@@ -200,7 +202,11 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 			return nil, nil, err
 		}
 		ups = append(ups, u)
-		c.rejected = append(c.rejected, u.Status().Rejected...)
+		st := u.Status()
+		c.rejected = append(c.rejected, st.Rejected...)
+		for _, name := range st.UnknownOverrides {
+			c.rejected = append(c.rejected, fmt.Errorf("mcp: %s: the override of %+q names no tool the server lists, so it applies to nothing", s.Name, name))
+		}
 	}
 	c.upstreams = ups
 	c.cards.check(reg.Snapshot())

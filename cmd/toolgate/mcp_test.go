@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/hostiletest"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -163,6 +164,21 @@ func TestDiscoverMCPUpstream(t *testing.T) {
 	}
 	if out.Authorized < 30 || len(out.Candidates) == 0 || out.Candidates[0].Name != "memory/add_observations" {
 		t.Errorf("discover --mcp = %+v, want memory/add_observations first over the memory and github tools", out)
+	}
+}
+
+// TestUnknownOverrideWarned: an --mcp-config override for a tool the
+// server does not list (here "erase_notes" for erase_note) is named in a
+// warning line, so an irreversible flag or a scope that applies to nothing
+// is not lost silently; the overrides of listed tools say nothing.
+func TestUnknownOverrideWarned(t *testing.T) {
+	config := writeFile(t, "servers.json", `{"servers": {"notes": {"url": "`+hostiletest.MCPServer(t)+`",
+		"tools": {"erase_notes": {"irreversible": true}, "read_note": {"scopes": ["notes:read"]}}}}}`)
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), []string{"discover", "--mcp-config", config, "read a note"}, strings.NewReader(""), &stdout, &stderr)
+	want := `toolgate discover: warning: mcp: notes: the override of "erase_notes" names no tool the server lists, so it applies to nothing` + "\n"
+	if code != exitOK || stderr.String() != want {
+		t.Errorf("discover with an override of an unlisted tool = %d, stderr %q; want 0 and %q", code, stderr.String(), want)
 	}
 }
 

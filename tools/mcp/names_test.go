@@ -130,3 +130,26 @@ func TestDuplicateToolNamesLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// An override in Server.Tools for a name the server does not list (a
+// typo, a tool renamed upstream) applies to nothing: Status names it, so
+// a scope or an irreversible flag meant for a tool is never lost
+// silently; an override of a listed tool is not named.
+func TestUnknownOverridesReported(t *testing.T) {
+	ctx := testContext(t)
+	_, url := sdkServer(t, 0, "echo_a", "echo_b")
+	yes := true
+	reg := tools.NewRegistry()
+	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "web", URL: url, Tools: map[string]mcp.ToolOverride{
+		"echo_a":  {Scopes: []string{"web:admin"}},
+		"echo_bb": {Irreversible: &yes},
+		"echo_c":  {Scopes: []string{"web:admin"}},
+	}}, &mcp.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	if got, want := up.Status().UnknownOverrides, []string{"echo_bb", "echo_c"}; !slices.Equal(got, want) {
+		t.Errorf("Status.UnknownOverrides = %q, want %q", got, want)
+	}
+}

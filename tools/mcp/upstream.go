@@ -118,6 +118,10 @@ type Status struct {
 	// was registered. One bad tool costs only itself: the server's other
 	// tools are registered, and the refusal is logged too.
 	Rejected []error
+	// UnknownOverrides are the names in [Server.Tools] that the last
+	// listing did not have (a typo, a tool renamed upstream), sorted: their
+	// overrides apply to nothing until the server lists them. Logged too.
+	UnknownOverrides []string
 }
 
 // Upstream is one connected MCP server whose tools live in a Registry under
@@ -139,6 +143,7 @@ type Upstream struct {
 	session    *sdk.ClientSession
 	ntools     int
 	rejected   []error
+	unknown    []string // Status.UnknownOverrides
 	reconnects int
 	lastErr    error
 	closed     bool
@@ -272,6 +277,10 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 	if err != nil {
 		return err
 	}
+	unknown := u.unknownOverrides(listed)
+	if len(unknown) > 0 {
+		u.opts.Logger.Warn("mcp: overrides name no listed tool", "server", u.cfg.Name, "tools", unknown)
+	}
 	if u.opts.Pins != nil {
 		v := Verify(u.opts.Pins, u.cfg.Name, listed, u.opts.Unpinned)
 		if first && u.opts.Unpinned == UnpinnedRefuse {
@@ -305,12 +314,12 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 	// Status reflects the new list before the registry publishes it, so a
 	// reader woken by the registry never sees a stale count.
 	u.mu.Lock()
-	prev, prevRejected := u.ntools, u.rejected
-	u.ntools, u.rejected = len(ts), rejected
+	prev, prevRejected, prevUnknown := u.ntools, u.rejected, u.unknown
+	u.ntools, u.rejected, u.unknown = len(ts), rejected, unknown
 	u.mu.Unlock()
 	if err := u.reg.ReplaceNamespace(u.cfg.Name, ts); err != nil {
 		u.mu.Lock()
-		u.ntools, u.rejected = prev, prevRejected
+		u.ntools, u.rejected, u.unknown = prev, prevRejected, prevUnknown
 		u.mu.Unlock()
 		return err
 	}
@@ -356,6 +365,26 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 		ts = append(ts, t)
 	}
 	return ts, errs
+}
+
+// unknownOverrides returns, sorted, the names in [Server.Tools] that
+// listed lacks.
+func (u *Upstream) unknownOverrides(listed []*sdk.Tool) []string {
+	if len(u.cfg.Tools) == 0 {
+		return nil
+	}
+	names := make(map[string]bool, len(listed))
+	for _, t := range listed {
+		names[t.Name] = true
+	}
+	var out []string
+	for name := range u.cfg.Tools {
+		if !names[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // dedupe returns listed with the second and later copies of a name
@@ -606,7 +635,7 @@ func (u *Upstream) Status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return Status{Server: u.cfg.Name, Connected: u.session != nil, Tools: u.ntools, Reconnects: u.reconnects, LastError: u.lastErr,
-		Rejected: slices.Clone(u.rejected)}
+		Rejected: slices.Clone(u.rejected), UnknownOverrides: slices.Clone(u.unknown)}
 }
 
 // Quarantined returns the tools the last listing quarantined (see
