@@ -36,6 +36,7 @@ import (
 	"time"
 
 	sj "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -276,7 +277,7 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	var walk func(e *sj.ValidationError)
 	walk = func(e *sj.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Violation{Pointer: Pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+			out = append(out, Violation{Pointer: Pointer(e.InstanceLocation), Message: violationText(e.ErrorKind)})
 			return
 		}
 		for _, c := range e.Causes {
@@ -289,6 +290,24 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	})
 	out = slices.Compact(out)
 	return out[:min(len(out), MaxViolations)], nil
+}
+
+// violationText is the text of a violation: the library's, except for the
+// exclusive bounds, whose "exclusiveMinimum: got 0, want 0" contradicts
+// itself; they say "want more than 0" ("want less than 0"), in words,
+// since an error body is JSON and encoding/json escapes < and >.
+func violationText(k sj.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.ExclusiveMinimum:
+		got, _ := k.Got.Float64()
+		want, _ := k.Want.Float64()
+		return fmt.Sprintf("exclusiveMinimum: got %v, want more than %v", got, want)
+	case *kind.ExclusiveMaximum:
+		got, _ := k.Got.Float64()
+		want, _ := k.Want.Float64()
+		return fmt.Sprintf("exclusiveMaximum: got %v, want less than %v", got, want)
+	}
+	return k.LocalizedString(printer)
 }
 
 // Pointer returns the JSON pointer (RFC 6901) of a path of member names
@@ -313,7 +332,7 @@ func Reason(err error) string {
 			for len(leaf.Causes) > 0 {
 				leaf = leaf.Causes[0]
 			}
-			return fmt.Sprintf("at %s: %s", "/"+strings.Join(leaf.InstanceLocation, "/"), oneLine(leaf.ErrorKind.LocalizedString(printer)))
+			return fmt.Sprintf("at %s: %s", "/"+strings.Join(leaf.InstanceLocation, "/"), oneLine(violationText(leaf.ErrorKind)))
 		}
 	}
 	return strings.ReplaceAll(oneLine(err.Error()), resourceURL, "schema")

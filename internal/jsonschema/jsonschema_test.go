@@ -178,6 +178,25 @@ func TestViolationsOnce(t *testing.T) {
 	}
 }
 
+// TestViolationMessages: a message says what the keyword wants, so a
+// model can correct its arguments. The library's exclusive bounds read
+// "got 0, want 0", which contradicts itself; they say "want more than 0" here.
+func TestViolationMessages(t *testing.T) {
+	for _, tc := range []struct{ name, schema, instance, want string }{
+		{"exclusiveMinimum", `{"properties":{"n":{"exclusiveMinimum":0}}}`, `{"n":0}`, "exclusiveMinimum: got 0, want more than 0"},
+		{"exclusiveMaximum", `{"properties":{"n":{"exclusiveMaximum":2.5}}}`, `{"n":3}`, "exclusiveMaximum: got 3, want less than 2.5"},
+		{"draft-04 exclusiveMinimum", `{"$schema":"http://json-schema.org/draft-04/schema#","properties":{"n":{"minimum":0,"exclusiveMinimum":true}}}`, `{"n":0}`, "exclusiveMinimum: got 0, want more than 0"},
+		{"minimum", `{"properties":{"n":{"minimum":0}}}`, `{"n":-1}`, "minimum: got -1, want 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs, err := mustCompile(t, tc.schema, nil).Validate(mustParse(t, tc.instance), time.Time{})
+			if err != nil || len(vs) != 1 || vs[0].Message != tc.want {
+				t.Errorf("Validate(%s) = %v, %v; want one violation %q", tc.instance, vs, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestViolationsInOneOrder: the validator visits an object's members in
 // map order; the violations of one instance still come in one order
 // (by pointer), so an error body is the same on every call.
