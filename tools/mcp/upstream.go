@@ -211,6 +211,7 @@ func newUpstream(reg *tools.Registry, cfg Server, opts *Options) *Upstream {
 
 func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 	var t sdk.Transport
+	var stderr *logWriter // a stdio server's
 	if u.cfg.URL != "" {
 		hc := u.opts.HTTPClient
 		if hc == nil {
@@ -226,11 +227,17 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 		for k, v := range u.cfg.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
+		stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
+		cmd.Stderr = stderr
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	cs, err := u.client.Connect(ctx, t, nil)
 	if err != nil {
+		if ex := stderr.excerpt(); ex != "" {
+			// A server that exits before it answers usually says why
+			// there, and the SDK's error is only "EOF".
+			err = fmt.Errorf("%w; the server wrote on stderr: %s", err, ex)
+		}
 		return nil, err
 	}
 	u.mu.Lock()
@@ -693,14 +700,62 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // logWriter forwards an upstream's stderr to the logger, one record a write.
+// logWriter logs what a stdio server writes on stderr (at Debug), and
+// keeps its first and its last stderrKeep bytes for its excerpt.
 type logWriter struct {
 	log    *slog.Logger
 	server string
+
+	mu   sync.Mutex
+	head []byte // the first stderrKeep bytes written
+	tail []byte // the last stderrKeep bytes written after head
 }
+
+const (
+	stderrKeep    = 2048
+	stderrExcerpt = 200 // bytes of each end an excerpt shows
+)
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	w.log.Debug("mcp: upstream stderr", "server", w.server, "text", strings.TrimSpace(string(p)))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rest := p
+	if n := min(len(rest), stderrKeep-len(w.head)); n > 0 {
+		w.head = append(w.head, rest[:n]...)
+		rest = rest[n:]
+	}
+	if len(rest) > 0 {
+		w.tail = append(w.tail, rest...)
+		if len(w.tail) > stderrKeep {
+			w.tail = append(w.tail[:0], w.tail[len(w.tail)-stderrKeep:]...)
+		}
+	}
 	return len(p), nil
+}
+
+// excerpt returns what was written, its white space collapsed, its first
+// and last stderrExcerpt bytes when longer, Go-quoted with only ASCII
+// (a terminal control or a lookalike letter shows escaped); "" when w is
+// nil or nothing but white space was written.
+func (w *logWriter) excerpt() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	text := string(w.head)
+	if len(w.tail) > 0 {
+		text += " ... " + string(w.tail)
+	}
+	w.mu.Unlock()
+	text = strings.Join(strings.Fields(text), " ")
+	if text == "" {
+		return ""
+	}
+	if len(text) > 2*stderrExcerpt+len(" ... ") {
+		text = text[:stderrExcerpt] + " ... " + text[len(text)-stderrExcerpt:]
+	}
+	return fmt.Sprintf("%+q", text)
 }
 
 func appendUnique(dst []string, add ...string) []string {

@@ -263,6 +263,38 @@ func TestConnectFailsForBrokenServer(t *testing.T) {
 	}
 }
 
+// TestConnectErrorQuotesStderr: a stdio server that exits before it
+// answers (dbhub without a DSN, say) usually says why on stderr; the
+// connection error quotes what it wrote, escaped (no terminal control
+// passes) and cut to its start and end, instead of only "EOF".
+func TestConnectErrorQuotesStderr(t *testing.T) {
+	ctx := testContext(t)
+	long := strings.Repeat("x", 600)
+	for _, tc := range []struct{ name, script, want string }{
+		{"reason", `echo "ERROR: Database connection configuration is required." >&2; echo "  Use --dsn" >&2; exit 1`,
+			`; the server wrote on stderr: "ERROR: Database connection configuration is required. Use --dsn"`},
+		{"control characters", `printf '\033]0;owned\007\033[31mbad\n' >&2; exit 1`,
+			`; the server wrote on stderr: "\x1b]0;owned\a\x1b[31mbad"`},
+		{"long", `echo "start ` + long + ` end" >&2; exit 1`,
+			`; the server wrote on stderr: "start ` + long[:194] + ` ... ` + long[:196] + ` end"`},
+		{"silent", `exit 3`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := mcp.Connect(ctx, tools.NewRegistry(), mcp.Server{Name: "db", Command: []string{"sh", "-c", tc.script}}, &mcp.Options{Logger: quiet})
+			if err == nil {
+				t.Fatal("Connect to a server that exits succeeded")
+			}
+			_, got, _ := strings.Cut(err.Error(), "; the server wrote")
+			if got != "" {
+				got = "; the server wrote" + got
+			}
+			if got != tc.want {
+				t.Errorf("Connect error = %q, want it to end %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
