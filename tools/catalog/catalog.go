@@ -225,7 +225,8 @@ func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 //   - '[': a JSON array of tool objects;
 //   - '{' and the first JSON value is an object with a "tools" array and
 //     no "name": an MCP tools/list result {"tools":[...]} (a whole JSON-RPC
-//     response {"result":{"tools":[...]}} works too);
+//     response {"result":{"tools":[...]}} works too; another JSON-RPC
+//     response, an error say, is reported as not a tools/list result);
 //   - otherwise JSON Lines: one tool object per line; blank lines are
 //     skipped and a trailing "\r" is ignored.
 //
@@ -437,6 +438,20 @@ func (p *parser) toolsListPath(start int64) []string {
 	}
 	if path != nil {
 		p.rejectTrailing(start+dec.InputOffset(), "tools/list result")
+	}
+	if _, rpc := first["jsonrpc"]; rpc && path == nil {
+		// A response recorded from the wrong request, or a failed one:
+		// say so, rather than "missing "name"" of a JSON Lines reading.
+		var e struct {
+			Code    json.Number `json:"code"`
+			Message string      `json:"message"`
+		}
+		if raw, ok := first["error"]; ok && json.Unmarshal(raw, &e) == nil {
+			p.fail(p.lineAt(start), "a JSON-RPC error response (%s %+q), not a tools/list result", e.Code, e.Message[:min(len(e.Message), 200)])
+		} else {
+			p.fail(p.lineAt(start), `a JSON-RPC response whose result has no "tools": not a tools/list result`)
+		}
+		return []string{}
 	}
 	return path
 }
