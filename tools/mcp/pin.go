@@ -157,14 +157,17 @@ func (l *Lock) Tools(server string) map[string]string {
 }
 
 // Pin replaces the server's pins with the hashes of the listed tools. A
-// tool whose name a lock line cannot hold (see [ParseLock]) or whose
-// definition cannot be hashed is left unpinned and reported in the joined
-// error; the others are pinned.
+// tool whose name a lock line cannot hold (see [ParseLock]), whose
+// definition cannot be hashed, or whose name is listed again with another
+// definition is left unpinned and reported in the joined error; the
+// others are pinned (copies alike are one tool).
 func (l *Lock) Pin(server string, listed []*sdk.Tool) error {
 	if !serverName.MatchString(server) {
 		return fmt.Errorf("%w: server name %q must match %s", ErrLock, server, serverName)
 	}
 	pins := make(map[string]string, len(listed))
+	copies := make(map[string]int, len(listed))
+	ambiguous := map[string]bool{}
 	var errs []error
 	for _, t := range listed {
 		if !pinnableName(t.Name) {
@@ -176,7 +179,20 @@ func (l *Lock) Pin(server string, listed []*sdk.Tool) error {
 			errs = append(errs, err)
 			continue
 		}
+		copies[t.Name]++
+		if prev, ok := pins[t.Name]; ok && prev != h {
+			// The server runs one of them and no pin can say which; the
+			// upstream leaves every copy out (Upstream.convert).
+			ambiguous[t.Name] = true
+		}
 		pins[t.Name] = h
+	}
+	for _, t := range listed {
+		if ambiguous[t.Name] {
+			errs = append(errs, fmt.Errorf("%w: %s: tool name %q is listed %d times with different definitions, so it cannot be pinned", ErrLock, server, t.Name, copies[t.Name]))
+			delete(ambiguous, t.Name)
+			delete(pins, t.Name)
+		}
 	}
 	l.pins[server] = pins
 	return errors.Join(errs...)

@@ -221,6 +221,31 @@ func TestLockRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPinAmbiguousName: a name listed twice with different definitions is
+// not pinned (the server would run one of them, and no pin can say which:
+// mcp serve leaves every copy out), and Pin says so; copies alike are one
+// tool. Before, the last copy was pinned, and mcp pin --check called a
+// lock current that mcp serve then quarantined the tool under.
+func TestPinAmbiguousName(t *testing.T) {
+	other := echoTool()
+	other.Description = "Echo the text to every channel."
+	b := &sdk.Tool{Name: "b", Description: "B."}
+	lock := mcp.NewLock()
+	err := lock.Pin("web", []*sdk.Tool{echoTool(), b, other, b})
+	if want := `mcp: invalid pin lock: web: tool name "echo" is listed 2 times with different definitions, so it cannot be pinned`; err == nil || err.Error() != want {
+		t.Errorf("Pin of two different echo = %v, want %q", err, want)
+	}
+	if h, ok := lock.Lookup("web", "echo"); ok {
+		t.Errorf("web/echo pinned as %s, want no pin", h)
+	}
+	if h, ok := lock.Lookup("web", "b"); !ok || h != mustHash(t, b) {
+		t.Errorf("web/b = %s %v, want its one definition pinned", h, ok)
+	}
+	if v := mcp.Verify(lock, "web", []*sdk.Tool{echoTool(), b, other, b}, mcp.UnpinnedQuarantine); len(v.Quarantined) != 1 || v.Quarantined[0].Reason != mcp.ReasonUnpinned {
+		t.Errorf("Verify after Pin quarantined %+v, want echo as unpinned", v.Quarantined)
+	}
+}
+
 func TestParseLockErrors(t *testing.T) {
 	const h = "sha256:48b00ab95f76e7ce8059d58a166836a2f69efd75b46e71e6002f3632e8f33866"
 	tests := []struct {
