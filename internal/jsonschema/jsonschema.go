@@ -332,7 +332,7 @@ func Reason(err error) string {
 			for len(leaf.Causes) > 0 {
 				leaf = leaf.Causes[0]
 			}
-			return fmt.Sprintf("at %s: %s", "/"+strings.Join(leaf.InstanceLocation, "/"), oneLine(violationText(leaf.ErrorKind)))
+			return fmt.Sprintf("at %s: %s", cmp.Or(Pointer(leaf.InstanceLocation), "/"), oneLine(violationText(leaf.ErrorKind)))
 		}
 	}
 	return strings.ReplaceAll(oneLine(err.Error()), resourceURL, "schema")

@@ -259,6 +259,10 @@ func TestCompileErrors(t *testing.T) {
 		{`{"pattern":"(?<"}`, "pattern"},
 		{`{"$ref":"https://example.com/s.json"}`, "not fetched"},
 		{`{"minimum":"1"}`, "/minimum"},
+		// JSON pointers (RFC 6901): a "/" or "~" in a member name is escaped,
+		// so the place is not read as another (/properties/a/b/type).
+		{`{"properties":{"a/b":{"type":"strin"}}}`, "at /properties/a~1b/type: "},
+		{`{"properties":{"c~d":{"minimum":"x"}}}`, "at /properties/c~0d/minimum: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.schema, func(t *testing.T) {
