@@ -213,7 +213,8 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	return reg, closeAll, nil
 }
 
-// servers are the upstream servers of --mcp, --mcp-url and --mcp-config.
+// servers are the upstream servers of --mcp, --mcp-url and --mcp-config,
+// each name once.
 func (c *catalogSources) servers() ([]mcp.Server, error) {
 	return mcp.FlagServers(c.commands, c.urls, c.config)
 }

@@ -167,6 +167,32 @@ func TestDiscoverMCPUpstream(t *testing.T) {
 	}
 }
 
+// TestServersNamedTwice: two upstream servers under one name (two
+// entry points both named index.js, or a name given twice) are refused
+// before either starts: the second's listing would replace the first's
+// tools in the namespace, so a whole server vanished without a word.
+func TestServersNamedTwice(t *testing.T) {
+	config := writeFile(t, "servers.json", `{"servers": {"web": {"url": "http://127.0.0.1:1/mcp"}}}`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"derived", []string{"--mcp", "/nonexistent/chart/build/index.js", "--mcp", "/nonexistent/git/dist/index.js"}, `"index"`},
+		{"given", []string{"--mcp", "a=/nonexistent/chart.js", "--mcp-url", "a=http://127.0.0.1:1/mcp"}, `"a"`},
+		{"flag and config", []string{"--mcp", "web=/nonexistent/web.js", "--mcp-config", config}, `"web"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), append([]string{"discover"}, append(tc.args, "draw a chart")...), strings.NewReader(""), &stdout, &stderr)
+			want := "toolgate discover: mcp: invalid server configuration: two upstream servers are named " + tc.want
+			if code != exitUsage || !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("discover %q = %d, stderr %q; want 2 and one line starting %q", tc.args, code, stderr.String(), want)
+			}
+		})
+	}
+}
+
 // TestUnknownOverrideWarned: an --mcp-config override for a tool the
 // server does not list (here "erase_notes" for erase_note) is named in a
 // warning line, so an irreversible flag or a scope that applies to nothing

@@ -208,6 +208,24 @@ func ParseCommandSpec(spec string) (Server, error) {
 	return s, s.validate()
 }
 
+// checkServerNames returns an error wrapping [ErrConfig] that names the
+// first name two of servers share, or nil. Each server's listing replaces
+// the tools of its namespace, so of two servers under one name (two
+// commands whose derived names agree, "index" for two index.js, or one
+// name given twice) the second would silently take the place of the
+// first's tools; callers that gather servers from several flags check
+// them all together.
+func checkServerNames(servers []Server) error {
+	seen := make(map[string]bool, len(servers))
+	for _, s := range servers {
+		if seen[s.Name] {
+			return fmt.Errorf("%w: two upstream servers are named %q: one would replace the other's tools; name each (--mcp \"NAME=CMD ARGS\", --mcp-url NAME=URL)", ErrConfig, s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
 // ParseURLSpec turns a CLI "--mcp-url" value ("NAME=URL" or "URL") into a
 // Streamable HTTP [Server]; a bare URL is named after its host.
 func ParseURLSpec(spec string) (Server, error) {
@@ -230,8 +248,9 @@ func ParseURLSpec(spec string) (Server, error) {
 // FlagServers returns the servers of a command line's MCP flags, in this
 // order: each "--mcp" value in commands ([ParseCommandSpec]), each
 // "--mcp-url" value in urls ([ParseURLSpec]), and the servers of the
-// "--mcp-config" file config ([LoadConfig]; "" for none). An error of a
-// value names its flag; every error wraps [ErrConfig].
+// "--mcp-config" file config ([LoadConfig]; "" for none), each name once
+// ([checkServerNames]). An error of a value names its flag; every error
+// wraps [ErrConfig].
 func FlagServers(commands, urls []string, config string) ([]Server, error) {
 	var out []Server
 	for _, spec := range commands {
@@ -254,6 +273,9 @@ func FlagServers(commands, urls []string, config string) ([]Server, error) {
 			return nil, err
 		}
 		out = append(out, c.List()...)
+	}
+	if err := checkServerNames(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,6 +84,8 @@ func TestFlagServers(t *testing.T) {
 		{name: "empty command", commands: []string{" "}, want: "--mcp: "},
 		{name: "bad URL", urls: []string{"ftp://example.com"}, want: "--mcp-url: "},
 		{name: "missing config", config: filepath.Join(t.TempDir(), "none.json"), want: "none.json"},
+		{name: "one name twice", commands: []string{"node a/index.js", "node b/index.js"}, want: `two upstream servers are named "index"`},
+		{name: "one name across flags", commands: []string{"docs=node index.js"}, config: config, want: `named "docs"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,4 +213,37 @@ func FuzzParseCommandSpec(f *testing.F) {
 			t.Fatalf("ParseCommandSpec(%q) returned no command", spec)
 		}
 	})
+}
+
+// TestCheckServerNames: servers gathered from several flags may share a
+// name (two index.js entry points derive "index"); one listing would then
+// replace the other's tools, so the shared name is an ErrConfig.
+func TestCheckServerNames(t *testing.T) {
+	mustSpec := func(spec string) Server {
+		s, err := ParseCommandSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name    string
+		servers []Server
+		want    string // "" for nil
+	}{
+		{"distinct", []Server{mustSpec("node /a/chart.js"), mustSpec("node /b/git.js")}, ""},
+		{"derived alike", []Server{mustSpec("node /a/index.js"), mustSpec("node /b/index.js")}, `two upstream servers are named "index"`},
+		{"given twice", []Server{mustSpec("a=node x.js"), {Name: "a", URL: "http://127.0.0.1:1/mcp"}}, `two upstream servers are named "a"`},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkServerNames(tc.servers)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("checkServerNames = %v, want nil", err)
+			case tc.want != "" && (!errors.Is(err, ErrConfig) || !strings.Contains(fmt.Sprint(err), tc.want)):
+				t.Errorf("checkServerNames = %v, want ErrConfig saying %q", err, tc.want)
+			}
+		})
+	}
 }
