@@ -229,7 +229,7 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
 		cmd.Stderr = stderr
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		t = &stdioTransport{cmd: cmd, terminate: 2 * time.Second, log: u.opts.Logger, server: u.cfg.Name}
 	}
 	cs, err := u.client.Connect(ctx, t, nil)
 	if err != nil {

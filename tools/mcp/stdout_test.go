@@ -1,0 +1,59 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/mcp"
+)
+
+// bannerServerEnv makes the test binary, run by TestStdoutBannerSkipped,
+// a stdio MCP server that prints lines that are not JSON on its stdout
+// before and between its messages (mcp-server-code-runner 0.1.8 prints
+// "Code Runner MCP Server running on stdio" there).
+const bannerServerEnv = "TOOLGATE_TEST_BANNER_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(bannerServerEnv) != "" {
+		fmt.Println("Code Runner MCP Server running on stdio")
+		fmt.Println()
+		srv := sdk.NewServer(&sdk.Implementation{Name: "banner", Version: "1"}, nil)
+		addEcho(srv, "run_code")
+		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestStdoutBannerSkipped: a stdio server that writes a line that is not
+// JSON on stdout (a banner) is still imported and called: the line is
+// skipped and logged, as the TypeScript SDK's client does, instead of
+// failing the connection with "invalid character 'C' looking for
+// beginning of value".
+func TestStdoutBannerSkipped(t *testing.T) {
+	ctx := testContext(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tools.NewRegistry()
+	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "runner", Command: []string{exe},
+		Env: map[string]string{bannerServerEnv: "1"}}, &mcp.Options{Logger: quiet})
+	if err != nil {
+		t.Fatalf("Connect to a server with a stdout banner = %v, want it connected", err)
+	}
+	defer up.Close()
+	got, err := call(t, ctx, reg, "runner/run_code", map[string]any{"text": "print(1)"})
+	if err != nil || !strings.Contains(string(got), `"text":"print(1)"`) {
+		t.Errorf("run_code = %s, %v; want the echo", got, err)
+	}
+}
