@@ -55,11 +55,18 @@ type Definition struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 }
 
-// Annotations are the MCP tool annotations that bear on risk. An absent
-// hint is false. Define reads them as: ReadOnlyHint → read-only,
-// DestructiveHint → irreversible unless the tool is read-only (MCP gives the
-// hint meaning only when readOnlyHint is false), IdempotentHint →
-// idempotent, OpenWorldHint → open world.
+// Annotations are the MCP tool annotations that bear on risk. Define reads
+// them as: ReadOnlyHint → read-only, DestructiveHint → irreversible unless
+// the tool is read-only (MCP gives the hint meaning only when readOnlyHint
+// is false), IdempotentHint → idempotent, OpenWorldHint → open world.
+//
+// The fields are what a tool's annotations say once read: a catalog file
+// or an MCP server whose tool has an annotations object without
+// destructiveHint gets DestructiveHint true, MCP's default for it (a
+// server that says readOnlyHint false and nothing more has said the tool
+// may destroy), and every other absent hint false. A tool without
+// annotations has no hints (nil): its risk is its own flags, or an
+// operator's override.
 type Annotations struct {
 	ReadOnlyHint    bool `json:"readOnlyHint,omitempty"`
 	DestructiveHint bool `json:"destructiveHint,omitempty"`

@@ -842,7 +842,9 @@ func decodeDefinition(obj members) (object, string) {
 		if err := json.Unmarshal(raw, &ann); err != nil {
 			return o, fmt.Sprintf(`%s: "annotations" is not a JSON object`, name)
 		}
-		a := &tools.Annotations{}
+		// destructiveHint is true unless said otherwise: MCP's default
+		// ([tools.Annotations]).
+		a := &tools.Annotations{DestructiveHint: true}
 		if reason := ann.booleans(flag{"readOnlyHint", &a.ReadOnlyHint}, flag{"destructiveHint", &a.DestructiveHint},
 			flag{"idempotentHint", &a.IdempotentHint}, flag{"openWorldHint", &a.OpenWorldHint}); reason != "" {
 			return o, fmt.Sprintf("%s: annotations: %s", name, reason)

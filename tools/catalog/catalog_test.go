@@ -313,6 +313,37 @@ func TestParseFields(t *testing.T) {
 	}
 }
 
+// TestAnnotationDefaults: an annotations object without destructiveHint
+// says, as MCP defines it, that a tool which is not read-only may destroy;
+// a tool without annotations has no hints.
+func TestAnnotationDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool   string
+		irreversible bool
+		readOnly     bool
+	}{
+		{"no annotations", `{"name":"push"}`, false, false},
+		{"null annotations", `{"name":"push","annotations":null}`, false, false},
+		{"readOnlyHint false alone", `{"name":"push","annotations":{"readOnlyHint":false}}`, true, false},
+		{"empty object", `{"name":"push","annotations":{}}`, true, false},
+		{"title only", `{"name":"push","annotations":{"title":"Push"}}`, true, false},
+		{"destructiveHint null", `{"name":"push","annotations":{"destructiveHint":null}}`, true, false},
+		{"destructiveHint false", `{"name":"push","annotations":{"readOnlyHint":false,"destructiveHint":false}}`, false, false},
+		{"read-only", `{"name":"push","annotations":{"readOnlyHint":true}}`, false, true},
+		{"explicit flag wins nothing back", `{"name":"push","irreversible":false,"annotations":{"idempotentHint":true}}`, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := Parse(strings.NewReader(tc.tool), "git.jsonl", "git")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := ts[0].Card; c.Irreversible != tc.irreversible || c.ReadOnly != tc.readOnly {
+				t.Errorf("Parse(%s): irreversible %v, read-only %v; want %v, %v", tc.tool, c.Irreversible, c.ReadOnly, tc.irreversible, tc.readOnly)
+			}
+		})
+	}
+}
+
 func TestParseSpec(t *testing.T) {
 	tests := []struct{ spec, path, ns string }{
 		{"gh=catalogs/github.json", "catalogs/github.json", "gh"},

@@ -467,8 +467,9 @@ func (e *rejectedError) Error() string {
 func (e *rejectedError) Unwrap() error { return e.err }
 
 // definition states an SDK tool as a [tools.Definition]: its name, title,
-// description, input schema and annotations (an absent destructiveHint or
-// openWorldHint counts as false, as in a catalog file).
+// description, input schema and annotations (as in a catalog file, an
+// absent destructiveHint counts as true, MCP's default, and an absent
+// openWorldHint as false: [tools.Annotations]).
 func definition(t *sdk.Tool) (tools.Definition, error) {
 	d := tools.Definition{Name: t.Name, Title: t.Title, Description: t.Description}
 	switch s := t.InputSchema.(type) {
@@ -485,7 +486,7 @@ func definition(t *sdk.Tool) (tools.Definition, error) {
 	if a := t.Annotations; a != nil {
 		d.Annotations = &tools.Annotations{
 			ReadOnlyHint:    a.ReadOnlyHint,
-			DestructiveHint: a.DestructiveHint != nil && *a.DestructiveHint,
+			DestructiveHint: a.DestructiveHint == nil || *a.DestructiveHint,
 			IdempotentHint:  a.IdempotentHint,
 			OpenWorldHint:   a.OpenWorldHint != nil && *a.OpenWorldHint,
 		}
