@@ -14,6 +14,9 @@
 //     where the pattern is in the subset where ECMA-262 and RE2 provably
 //     agree (Portable), github.com/dlclark/regexp2 in ECMAScript mode
 //     otherwise;
+//   - OpenAPI's `nullable: true` beside `type` adds null to the type
+//     (OpenNullable), as package grammar reads it, so that a call the
+//     grammar lets a model write is not refused here;
 //   - a deadline for one whole validation (Schema.Validate), not per match:
 //     a backtracking pattern gets what is left of it, and a validation that
 //     runs past it fails with ErrDeadline instead of an answer.
@@ -167,6 +170,7 @@ func Compile(doc any, opts *Options) (*Schema, error) {
 		}
 		doc = CloseObjects(obj)
 	}
+	doc = OpenNullable(doc)
 	s := &Schema{doc: doc, opts: o, fast: compileFast(doc)}
 	in, err := s.compile()
 	if err != nil {
@@ -339,6 +343,106 @@ func Reason(err error) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// OpenNullable returns doc with OpenAPI's nullable read into JSON Schema:
+// every schema object whose "nullable" is true and which has a "type"
+// gets "null" added to that type (a string becomes a list of two).
+// JSON Schema itself ignores the keyword, but schemas made from OpenAPI
+// documents (and MCP servers generated from them) use it, and package
+// grammar widens the type the same way. The values of enum, const,
+// default and examples are data, not schemas, and are left as they are;
+// so is an enum without null, which still refuses it. Objects are copied
+// only where something changes: doc is not modified.
+func OpenNullable(doc any) any {
+	out, _ := openNullable(doc)
+	return out
+}
+
+// openNullable is OpenNullable, and whether it changed anything.
+func openNullable(v any) (any, bool) {
+	switch v := v.(type) {
+	case []any:
+		var out []any
+		for i, e := range v {
+			if ne, changed := openNullable(e); changed {
+				if out == nil {
+					out = slices.Clone(v)
+				}
+				out[i] = ne
+			}
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case map[string]any:
+		var out map[string]any
+		set := func(k string, val any) {
+			if out == nil {
+				out = make(map[string]any, len(v))
+				for k, e := range v {
+					out[k] = e
+				}
+			}
+			out[k] = val
+		}
+		for k, e := range v {
+			var ne any
+			changed := false
+			switch k {
+			case "enum", "const", "default", "examples":
+				continue // data
+			case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies":
+				// Names to schemas: a property may be named "enum".
+				if m, ok := e.(map[string]any); ok {
+					ne, changed = openNullableEach(m)
+				}
+			default:
+				ne, changed = openNullable(e)
+			}
+			if changed {
+				set(k, ne)
+			}
+		}
+		if n, _ := v["nullable"].(bool); n {
+			switch t := v["type"].(type) {
+			case string:
+				if t != "null" {
+					set("type", []any{t, "null"})
+				}
+			case []any:
+				if !slices.Contains(t, any("null")) {
+					set("type", append(slices.Clone(t), "null"))
+				}
+			}
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+// openNullableEach is openNullable of each value of m (names to schemas).
+func openNullableEach(m map[string]any) (any, bool) {
+	var out map[string]any
+	for name, sub := range m {
+		if ns, changed := openNullable(sub); changed {
+			if out == nil {
+				out = make(map[string]any, len(m))
+				for k, e := range m {
+					out[k] = e
+				}
+			}
+			out[name] = ns
+		}
+	}
+	if out == nil {
+		return m, false
+	}
+	return out, true
+}
 
 // CloseObjects returns a copy of the schema s in which every object schema
 // that declares properties and says nothing else about other members gets

@@ -253,6 +253,45 @@ func TestCloseObjects(t *testing.T) {
 	}
 }
 
+// TestOpenNullable: OpenAPI's nullable beside a type admits null, as the
+// grammar compiler reads it, at any depth; data (enum, const, default) is
+// not a schema, an enum without null still refuses it, and a property
+// named like a data keyword is still a schema.
+func TestOpenNullable(t *testing.T) {
+	tests := []struct {
+		name, schema, instance string
+		valid                  bool
+	}{
+		{"property", `{"type":"object","properties":{"a":{"type":"string","nullable":true}},"required":["a"]}`, `{"a":null}`, true},
+		{"property, a string still", `{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`, `{"a":"x"}`, true},
+		{"property, another type", `{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`, `{"a":1}`, false},
+		{"nullable false", `{"type":"object","properties":{"a":{"type":"string","nullable":false}}}`, `{"a":null}`, false},
+		{"no type", `{"type":"object","properties":{"a":{"minLength":2,"nullable":true}}}`, `{"a":null}`, true},
+		{"type list", `{"type":"object","properties":{"a":{"type":["string","integer"],"nullable":true}}}`, `{"a":null}`, true},
+		{"items", `{"type":"array","items":{"type":"integer","nullable":true}}`, `[1,null]`, true},
+		{"through $ref", `{"$defs":{"n":{"type":"number","nullable":true}},"type":"object","properties":{"a":{"$ref":"#/$defs/n"}}}`, `{"a":null}`, true},
+		{"anyOf branch", `{"anyOf":[{"type":"string","nullable":true},{"type":"integer"}]}`, `null`, true},
+		{"property named enum", `{"type":"object","properties":{"enum":{"type":"string","nullable":true}}}`, `{"enum":null}`, true},
+		{"enum without null", `{"type":"string","nullable":true,"enum":["a","b"]}`, `null`, false},
+		{"enum data untouched", `{"enum":[{"type":"string","nullable":true}]}`, `{"type":"string","nullable":true}`, true},
+		{"root", `{"type":"object","nullable":true}`, `null`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustCompile(t, tc.schema, nil)
+			vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
+			if err != nil || (len(vs) == 0) != tc.valid {
+				t.Errorf("%s on %s = %v, %v; want valid %v", tc.schema, tc.instance, vs, err, tc.valid)
+			}
+		})
+	}
+	orig := mustParse(t, `{"properties":{"a":{"type":"string","nullable":true}}}`).(map[string]any)
+	OpenNullable(orig)
+	if got := orig["properties"].(map[string]any)["a"].(map[string]any)["type"]; got != "string" {
+		t.Errorf("OpenNullable modified its argument: type %v", got)
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	tests := []struct{ schema, want string }{
 		{`{"type":"strnig"}`, "/type"},
