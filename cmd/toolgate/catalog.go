@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -195,6 +197,7 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	}
 	for _, s := range servers {
 		c.mcpNamespaces[s.Name] = true
+		fileTools := namespaceIDs(ts, s.Name)
 		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform(),
 			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics})
 		if err != nil {
@@ -207,10 +210,38 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 		for _, name := range st.UnknownOverrides {
 			c.rejected = append(c.rejected, fmt.Errorf("mcp: %s: the override of %+q names no tool the server lists, so it applies to nothing", s.Name, name))
 		}
+		if gone := missing(reg.Snapshot(), fileTools); len(gone) > 0 {
+			c.rejected = append(c.rejected, fmt.Errorf("mcp: %s: the server's listing replaced the catalog files' tools of its namespace, and does not list %d of them: %s",
+				s.Name, len(gone), strings.Join(gone, ", ")))
+		}
 	}
 	c.upstreams = ups
 	c.cards.check(reg.Snapshot())
 	return reg, closeAll, nil
+}
+
+// namespaceIDs returns the IDs of the tools of ts in namespace ns: a
+// catalog file's tools that an upstream of that name replaces with its
+// listing (docs/mcp.md: a file's tools run once their server is connected).
+func namespaceIDs(ts []tools.Tool, ns string) []string {
+	var ids []string
+	for i := range ts {
+		if ts[i].Namespace() == ns {
+			ids = append(ids, ts[i].ID)
+		}
+	}
+	return ids
+}
+
+// missing returns those of ids that snap does not hold, quoted.
+func missing(snap *tools.Snapshot, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if _, ok := snap.Lookup(id); !ok {
+			out = append(out, strconv.Quote(id))
+		}
+	}
+	return out
 }
 
 // servers are the upstream servers of --mcp, --mcp-url and --mcp-config,

@@ -208,6 +208,33 @@ func TestUnknownOverrideWarned(t *testing.T) {
 	}
 }
 
+// TestFileToolsReplacedWarned: a catalog file's tools in the namespace an
+// upstream server is named for are replaced by its listing (they run once
+// their server is connected); those it does not list are named in a
+// warning line rather than gone without a word. A file of another
+// namespace says nothing.
+func TestFileToolsReplacedWarned(t *testing.T) {
+	url := hostiletest.MCPServer(t)
+	notes := writeFile(t, "notes.jsonl", `{"name":"read_note","description":"Read a note."}
+{"name":"archive_note","description":"Archive a note."}
+{"name":"pin_note","description":"Pin a note."}
+`)
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"same namespace", "notes=" + notes, `toolgate discover: warning: mcp: notes: the server's listing replaced the catalog files' tools of its namespace, and does not list 2 of them: "notes/archive_note", "notes/pin_note"` + "\n"},
+		{"another namespace", "other=" + notes, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), []string{"discover", "--tools", tc.spec, "--mcp-url", "notes=" + url, "read a note"}, strings.NewReader(""), &stdout, &stderr)
+			if code != exitOK || stderr.String() != tc.want {
+				t.Errorf("discover --tools %s = %d, stderr %q; want 0 and %q", tc.spec, code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
 // TestMCPServeStdioSurvivesBadFrames: "toolgate mcp serve" in front of a
 // real upstream (server-memory) answers malformed frames with JSON-RPC
 // errors, and the server and its upstream keep running: a call through to
