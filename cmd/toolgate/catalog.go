@@ -44,6 +44,9 @@ type catalogSources struct {
 	// emptyFiles are the catalog files that hold no tools, from load;
 	// warnRejected reports them.
 	emptyFiles []string
+	// pageFiles are the tools/list files with a nextCursor: one page of a
+	// longer list, from load; warnRejected reports them.
+	pageFiles []string
 	// cache, when set, is the cache file of the catalog files' load
 	// (useIndex); cacheWarning, from load, says why it was not used, and
 	// warnRejected reports it.
@@ -136,6 +139,9 @@ func (c *catalogSources) warnRejected(stderr io.Writer, prog string) {
 	for _, path := range c.emptyFiles {
 		fmt.Fprintf(stderr, "%s: warning: %s: the catalog holds no tools\n", prog, termtext.Line(path))
 	}
+	for _, path := range c.pageFiles {
+		fmt.Fprintf(stderr, "%s: warning: %s: one page of a tools/list result: its nextCursor says the server lists more tools than the file holds\n", prog, termtext.Line(path))
+	}
 	for _, err := range c.rejected {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, termtext.Line(err.Error()))
 	}
@@ -173,6 +179,9 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	for _, f := range files {
 		if len(f.Tools) == 0 {
 			c.emptyFiles = append(c.emptyFiles, f.Path)
+		}
+		if f.NextCursor != "" {
+			c.pageFiles = append(c.pageFiles, f.Path)
 		}
 		if f.Format == catalog.FormatToolsList {
 			c.mcpNamespaces[f.Namespace] = true

@@ -169,6 +169,45 @@ func TestDiscoverFlagsAfterRequest(t *testing.T) {
 	}
 }
 
+// TestPageCatalogWarning: a tools/list result whose nextCursor says the
+// server lists more is named in one warning line, its tools still used,
+// also when its load is read back from the --index cache; a last page
+// (nextCursor empty or null) says nothing.
+func TestPageCatalogWarning(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file string
+		warn       bool
+	}{
+		{"result", `{"tools":[{"name":"get_balance","description":"Show the balance of an account"}],"nextCursor":"page-2"}`, true},
+		{"JSON-RPC response", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get_balance","description":"Show the balance of an account"}],"nextCursor":"c2"}}`, true},
+		{"last page", `{"tools":[{"name":"get_balance","description":"Show the balance of an account"}],"nextCursor":""}`, false},
+		{"null cursor", `{"tools":[{"name":"get_balance","description":"Show the balance of an account"}],"nextCursor":null}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "bank.json", tc.file)
+			want := ""
+			if tc.warn {
+				want = "toolgate discover: warning: " + path + ": one page of a tools/list result: its nextCursor says the server lists more tools than the file holds\n"
+			}
+			index := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".idx")
+			// The first run also warns that the index file is new; the
+			// second reads the catalog's load back from its cache.
+			for _, pass := range []string{"first", "from the cache"} {
+				t.Run(pass, func(t *testing.T) {
+					code, out, errOut := runCmd("discover", "--tools", path, "--index", index, "balance of my account")
+					if code != exitOK || !strings.Contains(out, "get_balance") {
+						t.Errorf("discover = %d, stdout %q; want 0 and get_balance", code, out)
+					}
+					if pass == "first" && strings.Contains(errOut, "nextCursor") != tc.warn || pass != "first" && errOut != want {
+						t.Errorf("stderr %q; want %q", errOut, want)
+					}
+				})
+			}
+		})
+	}
+}
+
 // TestEmptyCatalogWarning: a catalog file that holds no tools is named in
 // one warning line on stderr; the other catalogs are still used.
 func TestEmptyCatalogWarning(t *testing.T) {

@@ -34,7 +34,7 @@ import (
 // the parser), the specs (each its text, the file's size as a uint64 and
 // its SHA-256), the files, and a CRC-32C of all that. A string or list is
 // a uint32 length and its elements. A file: its path, namespace and
-// format, and its tools. A tool: its ID, title, description, card name,
+// format, its tools/list nextCursor, and its tools. A tool: its ID, title, description, card name,
 // summary, not_for and group, a flags byte (the card's four risk flags,
 // and whether it has an input schema), its input schema when it has one
 // (a uint32: the number of a schema an earlier tool has, or 2³²−1 and the
@@ -45,7 +45,7 @@ import (
 
 const (
 	cacheMagic   = "TGCATCCH"
-	cacheVersion = 1
+	cacheVersion = 2
 	// MaxCacheBytes bounds the cache file LoadFilesCached reads.
 	MaxCacheBytes = 1 << 30
 )
@@ -209,6 +209,7 @@ func (e *cacheEncoder) files(files []File) {
 		e.str(f.Path)
 		e.str(f.Namespace)
 		e.str(string(f.Format))
+		e.str(f.NextCursor)
 		e.u32(uint32(len(f.Tools)))
 		for i := range f.Tools {
 			e.tool(&f.Tools[i])
@@ -394,9 +395,9 @@ func parseCache(data []byte, check func(*parsedCache) error) (*parsedCache, erro
 			return nil, err
 		}
 	}
-	nfiles := d.count(3*4 + 4)
+	nfiles := d.count(4*4 + 4)
 	for range nfiles {
-		f := File{Path: d.piece(), Namespace: d.piece(), Format: Format(d.piece())}
+		f := File{Path: d.piece(), Namespace: d.piece(), Format: Format(d.piece()), NextCursor: d.piece()}
 		nt := d.count(7*4 + 1 + 8 + 5*4)
 		if nt > 0 {
 			f.Tools = make([]tools.Tool, nt)

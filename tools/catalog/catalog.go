@@ -142,6 +142,10 @@ type File struct {
 	// Tools are the file's good tools, in file order, less those whose ID
 	// an earlier file already defined. Empty for a file holding no tools.
 	Tools []tools.Tool
+	// NextCursor is a tools/list result's nextCursor: when not empty, the
+	// file holds one page of a longer list, and the server lists tools
+	// that it does not.
+	NextCursor string
 }
 
 // LoadAll loads every "NS=FILE" (or "FILE") spec, in order, and rejects a
@@ -201,7 +205,7 @@ func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 			errs = append(errs, err)
 		}
 		if p != nil {
-			file.Format = p.format
+			file.Format, file.NextCursor = p.format, p.nextCursor
 			file.Tools = p.tools[:0] // filtered in place
 			for i, t := range p.tools {
 				if first, dup := seen[t.ID]; dup {
@@ -311,6 +315,8 @@ type parser struct {
 	file   string
 	data   []byte
 	format Format
+	// nextCursor is a tools/list result's, "" when it has none.
+	nextCursor string
 	// defs and meta are the tool objects decoded, in file order, not yet
 	// defined: apart, so that defs goes to tools.DefineAll as it is.
 	defs []tools.Definition
@@ -426,15 +432,21 @@ func (p *parser) toolsListPath(start int64) []string {
 		return nil
 	}
 	var path []string
+	page := first
 	if _, ok := first["tools"]; ok {
 		path = []string{"tools"}
 	} else if res, ok := first["result"]; ok {
 		var inner map[string]json.RawMessage
 		if json.Unmarshal(res, &inner) == nil {
 			if _, ok := inner["tools"]; ok {
-				path = []string{"result", "tools"}
+				path, page = []string{"result", "tools"}, inner
 			}
 		}
+	}
+	if path != nil {
+		// A page of a longer list says where the next one starts (a
+		// member that is not a string is none).
+		_ = json.Unmarshal(page["nextCursor"], &p.nextCursor)
 	}
 	if path != nil {
 		p.rejectTrailing(start+dec.InputOffset(), "tools/list result")
