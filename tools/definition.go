@@ -24,7 +24,8 @@ type Definition struct {
 	// Title is an optional display name (MCP "title").
 	Title string `json:"title,omitempty"`
 	// Description is the author's full description. The card's summary is
-	// its first sentence (FirstSentence) when Summary is empty.
+	// its first sentence (FirstSentence) when Summary is empty, and the
+	// title's when both are.
 	Description string `json:"description,omitempty"`
 	// Summary is the card's one-sentence summary, in the user's words.
 	Summary string `json:"summary,omitempty"`
@@ -117,10 +118,11 @@ func (e *DefinitionError) Unwrap() []error {
 
 // Define turns def into the [Tool] with ID "<namespace>/<def.Name>". Text
 // fields are trimmed of surrounding white space; the card's summary is
-// def.Summary, else FirstSentence(def.Description); the risk flags are the
-// explicit ones joined with the annotations' (see [Annotations]), and a
-// read-only tool is never irreversible. The input schema is checked with
-// CheckInputSchema and stored compact (member order kept). Every error is
+// def.Summary, else FirstSentence(def.Description), else the title's; the
+// risk flags are the explicit ones joined with the annotations' (see
+// [Annotations]), and a read-only tool is never irreversible. The input
+// schema is checked with CheckInputSchema and stored compact (member
+// order kept). Every error is
 // a *[DefinitionError] or, for an invalid namespace, an error wrapping
 // ErrInvalidTool. The Tool has no [Handler]; the caller sets one.
 func Define(namespace string, def Definition) (Tool, error) {
@@ -208,6 +210,9 @@ func define(namespace string, def Definition, sc *schemaChecker) (Tool, error) {
 	}
 	if t.Card.Summary == "" {
 		t.Card.Summary = FirstSentence(t.Description)
+	}
+	if t.Card.Summary == "" {
+		t.Card.Summary = FirstSentence(t.Title) // a model is shown something
 	}
 	if len(def.InputSchema) > 0 && !bytes.Equal(bytes.TrimSpace(def.InputSchema), []byte("null")) {
 		c, err := sc.compact(def.InputSchema)

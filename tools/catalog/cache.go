@@ -150,7 +150,7 @@ var cacheFingerprint = sync.OnceValue(func() string {
 		fmt.Fprintf(&sb, "; %s", b)
 	}
 	const probe = `{"name":"  create_issue ","description":"Create an issue. In a repo.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]},"scopes":["repo:write"],"aliases":["open a ticket"],"annotations":{"readOnlyHint":false,"destructiveHint":true}}
-{"name":"push","description":"Push commits.","annotations":{"readOnlyHint":false}}
+{"name":"push","title":"Push commits","annotations":{"readOnlyHint":false}}
 {"name":"list_issues","title":"List","description":"List issues","tags":["issues"],"examples":["show my issues"],"not_for":"closing","group":"issues","tenants":["acme"],"read_only":true,"inputSchema":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}}
 `
 	ts, err := Parse(strings.NewReader(probe), "probe.jsonl", "probe")
