@@ -275,7 +275,8 @@ func TestNoApprover(t *testing.T) {
 	_, ts := f.serveWith(t, mcpserver.Options{HasApprover: func(context.Context, tools.Principal) bool { return false }})
 	res := resumeWith(t, heldClient(t, ts.URL, "admin-token"), refundArgs("tx-1"), "", "")
 	out := resultJSON(t, res)
-	if res.NeedsInput() || !res.IsError || out["code"] != mcpserver.CodeNoApprover || out["approval_id"] != "" ||
+	_, named := out["approval_id"]
+	if res.NeedsInput() || !res.IsError || out["code"] != mcpserver.CodeNoApprover || named ||
 		!strings.Contains(out["message"].(string), "no approver") {
 		t.Errorf("held call without an approver = %v, want %s saying there is no approver", out, mcpserver.CodeNoApprover)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -422,10 +423,20 @@ const (
 )
 
 // gatewayError is a gateway refusal in the contract's error body, with
-// the step the client resends to retry it.
+// the step the client resends to retry it: as over HTTP, details and
+// approval_id only when there are some, and retry_after (whole seconds)
+// when the gateway says when to retry.
 func gatewayError(ge *gateway.Error, step int) *sdk.CallToolResult {
-	m := map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message,
-		"retryable": ge.Retryable, "details": ge.Details, "approval_id": ge.ApprovalID}
+	m := map[string]any{"success": false, "error_type": ge.Type, "message": ge.Message, "retryable": ge.Retryable}
+	if ge.Details != nil {
+		m["details"] = ge.Details
+	}
+	if ge.ApprovalID != "" {
+		m["approval_id"] = ge.ApprovalID
+	}
+	if ge.RetryAfter > 0 {
+		m["retry_after"] = int64(math.Ceil(ge.RetryAfter.Seconds()))
+	}
 	if ge.Code != "" {
 		m["code"] = ge.Code
 	}

@@ -5,6 +5,11 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
 )
 
 func TestParseCall(t *testing.T) {
@@ -61,4 +66,29 @@ func FuzzParseCall(f *testing.F) {
 			t.Fatalf("parseCall(%q) accepted %+v", in, got)
 		}
 	})
+}
+
+// TestGatewayErrorBody: a refusal reads as the HTTP contract's error body
+// (docs/mcp.md): approval_id and details only when there are some, and
+// retry_after in whole seconds, rounded up, when the gateway gives one.
+func TestGatewayErrorBody(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ge   *gateway.Error
+		want string
+	}{
+		{"rate limited", &gateway.Error{Type: gateway.RateLimited, Message: "slow down", Retryable: true, RetryAfter: 1200 * time.Millisecond},
+			`{"error_type":"RATE_LIMITED","message":"slow down","retry_after":2,"retryable":true,"step":3,"success":false}`},
+		{"held", &gateway.Error{Type: gateway.ConfirmationRequired, Message: "approve it", ApprovalID: "ap-1"},
+			`{"approval_id":"ap-1","error_type":"CONFIRMATION_REQUIRED","message":"approve it","retryable":false,"step":3,"success":false}`},
+		{"violations", &gateway.Error{Type: gateway.ValidationError, Message: "bad", Retryable: true, Details: []gateway.Violation{{Pointer: "/a", Message: "m"}}},
+			`{"details":[{"pointer":"/a","message":"m"}],"error_type":"VALIDATION_ERROR","message":"bad","retryable":true,"step":3,"success":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := gatewayError(tc.ge, 3)
+			if got := res.Content[0].(*sdk.TextContent).Text; got != tc.want || !res.IsError {
+				t.Errorf("gatewayError = %s (error %v), want %s", got, res.IsError, tc.want)
+			}
+		})
+	}
 }
