@@ -166,12 +166,20 @@ func (l *Lock) Pin(server string, listed []*sdk.Tool) error {
 		return fmt.Errorf("%w: server name %q must match %s", ErrLock, server, serverName)
 	}
 	pins := make(map[string]string, len(listed))
-	copies := make(map[string]int, len(listed))
-	ambiguous := map[string]bool{}
+	twice, said := listedTwice(listed), map[string]bool{}
 	var errs []error
 	for _, t := range listed {
 		if !pinnableName(t.Name) {
 			errs = append(errs, fmt.Errorf("%w: %s: tool name %q cannot be pinned (control characters, invalid UTF-8 or surrounding space)", ErrLock, server, t.Name))
+			continue
+		}
+		if tw, dup := twice[t.Name]; dup && !tw.alike {
+			// The server runs one of them and no pin can say which; the
+			// upstream leaves every copy out (Upstream.dedupe).
+			if !said[t.Name] {
+				said[t.Name] = true
+				errs = append(errs, fmt.Errorf("%w: %s: tool name %q is listed %d times with different definitions, so it cannot be pinned", ErrLock, server, t.Name, tw.copies))
+			}
 			continue
 		}
 		h, err := DefinitionHash(t)
@@ -179,20 +187,7 @@ func (l *Lock) Pin(server string, listed []*sdk.Tool) error {
 			errs = append(errs, err)
 			continue
 		}
-		copies[t.Name]++
-		if prev, ok := pins[t.Name]; ok && prev != h {
-			// The server runs one of them and no pin can say which; the
-			// upstream leaves every copy out (Upstream.convert).
-			ambiguous[t.Name] = true
-		}
 		pins[t.Name] = h
-	}
-	for _, t := range listed {
-		if ambiguous[t.Name] {
-			errs = append(errs, fmt.Errorf("%w: %s: tool name %q is listed %d times with different definitions, so it cannot be pinned", ErrLock, server, t.Name, copies[t.Name]))
-			delete(ambiguous, t.Name)
-			delete(pins, t.Name)
-		}
 	}
 	l.pins[server] = pins
 	return errors.Join(errs...)

@@ -395,52 +395,70 @@ func (u *Upstream) unknownOverrides(listed []*sdk.Tool) []string {
 }
 
 // dedupe returns listed with the second and later copies of a name
-// dropped when every copy has the same definition ([DefinitionHash]), and
-// with every copy dropped, the name reported once, when they differ.
+// dropped when every copy has the same definition, and with every copy
+// dropped, the name reported once, when they differ ([listedTwice]).
 func (u *Upstream) dedupe(listed []*sdk.Tool) ([]*sdk.Tool, []error) {
+	twice := listedTwice(listed)
+	if len(twice) == 0 {
+		return listed, nil
+	}
+	out := make([]*sdk.Tool, 0, len(listed))
+	seen := make(map[string]bool, len(twice))
+	var errs []error
+	for _, t := range listed {
+		tw, dup := twice[t.Name]
+		switch {
+		case !dup:
+			out = append(out, t)
+		case seen[t.Name]:
+		case !tw.alike:
+			seen[t.Name] = true
+			errs = append(errs, fmt.Errorf("mcp: %s: tool left out: %+q: the server lists the name %d times with different definitions, so which one a call runs is unknown", u.cfg.Name, t.Name, tw.copies))
+		default:
+			seen[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	return out, errs
+}
+
+// twice is what [listedTwice] says of a name listed more than once.
+type twice struct {
+	copies int
+	alike  bool // every copy has the first's DefinitionHash
+}
+
+// listedTwice returns the names listed holds more than once: how many
+// times, and whether every copy has the same definition ([DefinitionHash];
+// one that cannot be hashed is not alike). A call names only the tool, so
+// of copies that differ nobody can say which the server runs: the
+// upstream leaves them all out (dedupe) and a lock pins none ([Lock.Pin]).
+func listedTwice(listed []*sdk.Tool) map[string]twice {
 	copies := make(map[string]int, len(listed))
 	for _, t := range listed {
 		copies[t.Name]++
 	}
 	if len(copies) == len(listed) {
-		return listed, nil
+		return nil
 	}
-	// alike[name] is whether every copy so far hashed as the first did.
-	alike := make(map[string]bool, len(listed)-len(copies))
+	out := make(map[string]twice, len(listed)-len(copies))
 	first := make(map[string]string, len(listed)-len(copies))
 	for _, t := range listed {
-		if copies[t.Name] < 2 {
+		n := copies[t.Name]
+		if n < 2 {
 			continue
 		}
 		h, err := DefinitionHash(t)
 		prev, ok := first[t.Name]
 		switch {
 		case !ok:
-			first[t.Name], alike[t.Name] = h, err == nil
+			first[t.Name] = h
+			out[t.Name] = twice{copies: n, alike: err == nil}
 		case err != nil || h != prev:
-			alike[t.Name] = false
+			out[t.Name] = twice{copies: n}
 		}
 	}
-	out := make([]*sdk.Tool, 0, len(copies))
-	seen := make(map[string]bool, len(alike))
-	var errs []error
-	for _, t := range listed {
-		ok, dup := alike[t.Name]
-		switch {
-		case !dup:
-			out = append(out, t)
-		case !ok:
-			if seen[t.Name] {
-				continue
-			}
-			seen[t.Name] = true
-			errs = append(errs, fmt.Errorf("mcp: %s: tool left out: %+q: the server lists the name %d times with different definitions, so which one a call runs is unknown", u.cfg.Name, t.Name, copies[t.Name]))
-		case !seen[t.Name]:
-			seen[t.Name] = true
-			out = append(out, t)
-		}
-	}
-	return out, errs
+	return out
 }
 
 // rejectedError is a tool of an upstream's listing that [tools.Define]
