@@ -33,6 +33,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -379,10 +380,7 @@ func openNullable(v any) (any, bool) {
 		var out map[string]any
 		set := func(k string, val any) {
 			if out == nil {
-				out = make(map[string]any, len(v))
-				for k, e := range v {
-					out[k] = e
-				}
+				out = maps.Clone(v)
 			}
 			out[k] = val
 		}
@@ -430,10 +428,7 @@ func openNullableEach(m map[string]any) (any, bool) {
 	for name, sub := range m {
 		if ns, changed := openNullable(sub); changed {
 			if out == nil {
-				out = make(map[string]any, len(m))
-				for k, e := range m {
-					out[k] = e
-				}
+				out = maps.Clone(m)
 			}
 			out[name] = ns
 		}
