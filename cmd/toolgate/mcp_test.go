@@ -168,7 +168,7 @@ func TestDiscoverMCPUpstream(t *testing.T) {
 }
 
 // TestServersNamedTwice: two upstream servers under one name (two
-// entry points both named index.js, or a name given twice) are refused
+// commands both named after a package server-chart, or a name given twice) are refused
 // before either starts: the second's listing would replace the first's
 // tools in the namespace, so a whole server vanished without a word.
 func TestServersNamedTwice(t *testing.T) {
@@ -178,7 +178,7 @@ func TestServersNamedTwice(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"derived", []string{"--mcp", "/nonexistent/chart/build/index.js", "--mcp", "/nonexistent/git/dist/index.js"}, `"index"`},
+		{"derived", []string{"--mcp", "/nonexistent/a/server-chart/build/index.js", "--mcp", "npx -y @b/server-chart"}, `"server-chart"`},
 		{"given", []string{"--mcp", "a=/nonexistent/chart.js", "--mcp-url", "a=http://127.0.0.1:1/mcp"}, `"a"`},
 		{"flag and config", []string{"--mcp", "web=/nonexistent/web.js", "--mcp-config", config}, `"web"`},
 	} {

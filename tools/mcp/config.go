@@ -188,9 +188,10 @@ func (c *Config) List() []Server {
 }
 
 // ParseCommandSpec turns a CLI "--mcp" value into a stdio [Server]:
-// "NAME=CMD ARGS" names the namespace; a bare "CMD ARGS" takes it from the
-// last word that does not start with '-' (a package or script name), cut
-// to its base name ("@modelcontextprotocol/server-memory" → "server-memory").
+// "NAME=CMD ARGS" names the namespace; a bare "CMD ARGS" is named after the
+// package, script or program it runs ("npx -y @modelcontextprotocol/server-memory"
+// → "server-memory", "node /srv/git/dist/index.js" → "git", "uvx
+// mcp-server-git --repository ." → "mcp-server-git").
 // Arguments are split on spaces; quote nothing.
 func ParseCommandSpec(spec string) (Server, error) {
 	name, cmdline, hasName := strings.Cut(spec, "=")
@@ -280,26 +281,191 @@ func FlagServers(commands, urls []string, config string) ([]Server, error) {
 	return out, nil
 }
 
+// deriveName names a bare "--mcp" command after what it runs, the first
+// of these that names something:
+//
+//  1. a package or image reference ("@scope/name@1.2", "ghcr.io/org/name:tag"),
+//     named after its last part, or its scope when the last part is generic
+//     ("@playwright/mcp" → "playwright");
+//  2. a script (".js", ".mjs", ".cjs", ".ts", ".py") or a path after a
+//     runner, named after its file, or the nearest folder above it whose
+//     name is not generic (".../server-everything/dist/index.js" →
+//     "server-everything");
+//  3. the first word after a runner ("uvx mcp-server-git …", "npx -y pkg");
+//  4. the command itself, when it is neither a runner nor an interpreter
+//     ("github-mcp-server stdio" → "github-mcp-server");
+//  5. the last word that is not a flag, as before any of these.
+//
+// Flags, their values after a runner's package, and environment
+// assignments ("env KEY=VALUE node …") name nothing, so a flag's value
+// ("--transport stdio") no longer names a server that rule 1 to 4 name.
 func deriveName(args []string) string {
-	for i := len(args) - 1; i >= 0; i-- {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			continue
+	words := make([]string, 0, len(args))
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && !isAssignment(a) {
+			words = append(words, a)
 		}
-		a = strings.TrimSuffix(a, "/")
-		if j := strings.LastIndex(a, "/"); j >= 0 {
-			a = a[j+1:]
+	}
+	for _, w := range words {
+		if n := packageName(w); n != "" {
+			return n
 		}
-		for _, ext := range []string{".js", ".mjs", ".py", ".ts"} {
-			a = strings.TrimSuffix(a, ext)
-		}
-		if a, _, _ = strings.Cut(a, "@"); a != "" {
-			if n := sanitize(a); n != "" {
+	}
+	for _, w := range words {
+		if hasScriptExt(w) {
+			if n := pathName(w); n != "" {
 				return n
 			}
 		}
 	}
+	for i, w := range words {
+		if !isRunner(baseOf(w)) || i+1 >= len(words) {
+			continue
+		}
+		next := words[i+1]
+		if runnerVerbs[next] && i+2 < len(words) {
+			next = words[i+2]
+		}
+		if n := pathName(next); n != "" {
+			return n
+		}
+	}
+	if len(words) > 0 && len(args) > 0 && words[0] == args[0] && !isRunner(baseOf(args[0])) {
+		if n := pathName(args[0]); n != "" {
+			return n
+		}
+	}
+	for i := len(words) - 1; i >= 0; i-- {
+		if n := pathName(words[i]); n != "" {
+			return n
+		}
+	}
 	return "mcp"
+}
+
+// isAssignment reports whether w is an environment assignment
+// ("KEY=VALUE", as env and shells take them).
+func isAssignment(w string) bool {
+	key, _, ok := strings.Cut(w, "=")
+	if !ok || key == "" {
+		return false
+	}
+	for i, r := range key {
+		if r != '_' && !(r >= 'A' && r <= 'Z') && !(r >= 'a' && r <= 'z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// runners start a program named by a later word: interpreters, package
+// runners and container engines. Their subcommands (runnerVerbs) are
+// skipped when looking for that word.
+var runners = map[string]bool{
+	"node": true, "nodejs": true, "deno": true, "bun": true, "bunx": true, "npx": true, "pnpx": true,
+	"npm": true, "pnpm": true, "yarn": true, "uv": true, "uvx": true, "pipx": true, "python": true,
+	"python3": true, "py": true, "ruby": true, "java": true, "go": true, "docker": true, "podman": true,
+	"env": true, "sh": true, "bash": true, "cmd": true, "dotnet": true,
+}
+
+var runnerVerbs = map[string]bool{"run": true, "exec": true, "dlx": true, "x": true, "tool": true, "start": true}
+
+func isRunner(base string) bool {
+	if runners[base] {
+		return true
+	}
+	// python3.12, node22 and the like.
+	trimmed := strings.TrimRight(base, "0123456789.")
+	return trimmed != base && runners[trimmed]
+}
+
+// genericNames say nothing of which server a word belongs to.
+var genericNames = map[string]bool{
+	"index": true, "main": true, "server": true, "cli": true, "app": true, "dist": true, "build": true,
+	"lib": true, "src": true, "bin": true, "out": true, "mcp": true, "stdio": true, "start": true,
+	"cmd": true, "node_modules": true, "run": true, "latest": true,
+}
+
+// packageName returns the name of an npm package ("@scope/name@1.2") or a
+// container image ("ghcr.io/org/name:tag", "mcp/fetch") in w, or "" when w
+// is neither (paths start with '/', '.' or '~'; URLs hold "://").
+func packageName(w string) string {
+	if strings.Contains(w, "://") || strings.HasPrefix(w, "/") || strings.HasPrefix(w, ".") ||
+		strings.HasPrefix(w, "~") || hasScriptExt(w) {
+		return ""
+	}
+	scoped := strings.HasPrefix(w, "@")
+	if scoped {
+		w = w[1:]
+	}
+	if !strings.Contains(w, "/") {
+		return ""
+	}
+	parts := strings.Split(w, "/")
+	last := parts[len(parts)-1]
+	if scoped {
+		last, _, _ = strings.Cut(last, "@")
+	} else {
+		last, _, _ = strings.Cut(last, ":")
+		last, _, _ = strings.Cut(last, "@")
+	}
+	if n := sanitize(last); n != "" && !genericNames[strings.ToLower(n)] {
+		return n
+	}
+	for i := len(parts) - 2; i >= 0; i-- {
+		if n := sanitize(parts[i]); n != "" && !genericNames[strings.ToLower(n)] && !strings.Contains(parts[i], ".") {
+			return n
+		}
+	}
+	return sanitize(last)
+}
+
+var scriptExts = []string{".js", ".mjs", ".cjs", ".ts", ".py"}
+
+func hasScriptExt(w string) bool {
+	for _, ext := range scriptExts {
+		if strings.HasSuffix(w, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+func baseOf(w string) string {
+	w = strings.TrimRight(w, "/\\")
+	if j := strings.LastIndexAny(w, "/\\"); j >= 0 {
+		w = w[j+1:]
+	}
+	return w
+}
+
+// pathName names a path or a word after its last element without a
+// script extension or a version ("pkg@1.2", "pkg==1.2"), walking up over
+// generic folder names; "" when nothing in it names anything.
+func pathName(w string) string {
+	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '/' || r == '\\' })
+	var fallback string
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := parts[i]
+		for _, ext := range scriptExts {
+			p = strings.TrimSuffix(p, ext)
+		}
+		p, _, _ = strings.Cut(p, "==")
+		if j := strings.LastIndex(p, "@"); j > 0 {
+			p = p[:j]
+		}
+		n := sanitize(p)
+		if n == "" {
+			continue
+		}
+		if !genericNames[strings.ToLower(n)] {
+			return n
+		}
+		if fallback == "" {
+			fallback = n
+		}
+	}
+	return fallback
 }
 
 func sanitize(s string) string {

@@ -22,8 +22,18 @@ func TestParseCommandSpec(t *testing.T) {
 		{"memory=npx -y @modelcontextprotocol/server-memory", "memory", []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
 		{"npx -y @modelcontextprotocol/server-memory", "server-memory", []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
 		{"node /opt/servers/weather.js --verbose", "weather", []string{"node", "/opt/servers/weather.js", "--verbose"}},
-		{"npx -y @playwright/mcp@latest", "mcp", []string{"npx", "-y", "@playwright/mcp@latest"}},
+		{"npx -y @playwright/mcp@latest", "playwright", []string{"npx", "-y", "@playwright/mcp@latest"}},
 		{"python3 server.py", "server", []string{"python3", "server.py"}},
+		{"npx -y @bytebase/dbhub --transport stdio", "dbhub", []string{"npx", "-y", "@bytebase/dbhub", "--transport", "stdio"}},
+		{"node /srv/mcp/server-everything/dist/index.js stdio", "server-everything", []string{"node", "/srv/mcp/server-everything/dist/index.js", "stdio"}},
+		{"env MEMORY_FILE_PATH=/tmp/m.jsonl node /srv/memory/index.js", "memory", []string{"env", "MEMORY_FILE_PATH=/tmp/m.jsonl", "node", "/srv/memory/index.js"}},
+		{"github-mcp-server stdio --read-only", "github-mcp-server", []string{"github-mcp-server", "stdio", "--read-only"}},
+		{"./bin/payments-mcp --port 0", "payments-mcp", []string{"./bin/payments-mcp", "--port", "0"}},
+		{"uvx mcp-server-git --repository /home/me/repo", "mcp-server-git", []string{"uvx", "mcp-server-git", "--repository", "/home/me/repo"}},
+		{"pipx run mcp-server-fetch==2025.1 stdio", "mcp-server-fetch", []string{"pipx", "run", "mcp-server-fetch==2025.1", "stdio"}},
+		{"docker run -i --rm -e GITHUB_TOKEN ghcr.io/github/github-mcp-server:v1", "github-mcp-server", []string{"docker", "run", "-i", "--rm", "-e", "GITHUB_TOKEN", "ghcr.io/github/github-mcp-server:v1"}},
+		{"go run github.com/acme/tools/cmd/server@latest", "tools", []string{"go", "run", "github.com/acme/tools/cmd/server@latest"}},
+		{"python3.12 -m", "python3.12", []string{"python3.12", "-m"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +94,7 @@ func TestFlagServers(t *testing.T) {
 		{name: "empty command", commands: []string{" "}, want: "--mcp: "},
 		{name: "bad URL", urls: []string{"ftp://example.com"}, want: "--mcp-url: "},
 		{name: "missing config", config: filepath.Join(t.TempDir(), "none.json"), want: "none.json"},
-		{name: "one name twice", commands: []string{"node a/index.js", "node b/index.js"}, want: `two upstream servers are named "index"`},
+		{name: "one name twice", commands: []string{"node a/chart/index.js", "node b/chart/dist/index.js"}, want: `two upstream servers are named "chart"`},
 		{name: "one name across flags", commands: []string{"docs=node index.js"}, config: config, want: `named "docs"`},
 	}
 	for _, tc := range tests {
@@ -216,7 +226,7 @@ func FuzzParseCommandSpec(f *testing.F) {
 }
 
 // TestCheckServerNames: servers gathered from several flags may share a
-// name (two index.js entry points derive "index"); one listing would then
+// name (two entry points in folders both named chart); one listing would then
 // replace the other's tools, so the shared name is an ErrConfig.
 func TestCheckServerNames(t *testing.T) {
 	mustSpec := func(spec string) Server {
@@ -232,7 +242,8 @@ func TestCheckServerNames(t *testing.T) {
 		want    string // "" for nil
 	}{
 		{"distinct", []Server{mustSpec("node /a/chart.js"), mustSpec("node /b/git.js")}, ""},
-		{"derived alike", []Server{mustSpec("node /a/index.js"), mustSpec("node /b/index.js")}, `two upstream servers are named "index"`},
+		{"two index.js", []Server{mustSpec("node /a/chart/dist/index.js"), mustSpec("node /b/git/dist/index.js")}, ""},
+		{"derived alike", []Server{mustSpec("node /a/chart/index.js"), mustSpec("node /b/chart/index.js")}, `two upstream servers are named "chart"`},
 		{"given twice", []Server{mustSpec("a=node x.js"), {Name: "a", URL: "http://127.0.0.1:1/mcp"}}, `two upstream servers are named "a"`},
 		{"none", nil, ""},
 	} {
