@@ -27,9 +27,11 @@ func init() {
 		Examples: []string{`toolgate cards hash --tools github=mcp-server-github.json > team.cards.jsonl`},
 	}
 	helps["cards hash"] = cli.Usage{Synopsis: "toolgate cards hash" + catalogFlags,
-		Summary: `Print one {"tool","hash"} line per tool: the start of an overlay.`}
+		Summary:  `Print one {"tool","hash"} line per tool: the start of an overlay.`,
+		Examples: []string{`toolgate cards hash --tools github=mcp-server-github.json > team.cards.jsonl`}}
 	helps["cards check"] = cli.Usage{Synopsis: "toolgate cards check" + catalogFlags,
-		Summary: "Report the overlays' stale and unknown entries; exit 1 if any."}
+		Summary:  "Report the overlays' stale and unknown entries; exit 1 if any.",
+		Examples: []string{`toolgate cards check --tools github=mcp-server-github.json --cards team.cards.jsonl`}}
 	helps["cards learn"] = cli.Usage{Synopsis: "toolgate cards learn" + catalogFlags + " --log FILE [--tenant T] [--min-principals 3] [--max-per-principal 3] [--out FILE]",
 		Summary:  "Propose an overlay (examples and tags) from a discovery log's calls, for a person to review; one tenant, bounded against poisoning.",
 		Examples: []string{`toolgate cards learn --tools github=mcp-server-github.json --log discovery.jsonl --tenant acme --out proposed.cards.jsonl`}}

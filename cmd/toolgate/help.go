@@ -50,6 +50,15 @@ var helps = map[string]cli.Usage{
 		Summary:  "Check input, byte for byte (a trailing newline included), against a llama.cpp GBNF grammar (start rule root): exit 0 accepted, 1 rejected (byte offset on stderr), 2 grammar error.",
 		Examples: []string{`printf '%s' '{"action":"answer","text":"hi"}' | toolgate check --grammar turn.gbnf`},
 	},
+	"mcp": {
+		Synopsis: "toolgate mcp serve|approve|pin [flags] (toolgate mcp SUB -h lists each subcommand's flags)",
+		Summary: "The MCP gateway: serve discovery and calls to an MCP client (serve), grant a call held for a human (approve), " +
+			"pin upstream servers' tool definitions (pin).",
+		Examples: []string{
+			`toolgate mcp pin --mcp-config servers.json --pins mcp.pins`,
+			`toolgate mcp serve --mcp-config servers.json --pins mcp.pins --http 127.0.0.1:8080 --tokens tokens.json --data ./state`,
+		},
+	},
 	"mcp serve": {
 		Synopsis: mcpServeSynopsis,
 		Summary: "Serve progressive discovery (find_tools) and the gateway (call_tool) to an MCP client, over stdio or Streamable HTTP " +

@@ -42,11 +42,13 @@ const (
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
 
-// runMCP is "toolgate mcp serve" and "toolgate mcp approve"; "toolgate mcp
-// --help" is serve's usage (which names approve).
+// runMCP is "toolgate mcp serve", "toolgate mcp approve" and "toolgate mcp
+// pin"; "toolgate mcp --help" names the three (each one's --help lists its
+// flags).
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
-		args = []string{"serve", args[0]}
+		cli.PrintUsage(stdout, nil, helps["mcp"])
+		return exitOK
 	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, mcpUsage)

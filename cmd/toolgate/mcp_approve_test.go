@@ -172,11 +172,11 @@ func TestMCPHelp(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"mcp", "--help"}, exitOK, "toolgate mcp approve grants them"},
-		{[]string{"mcp", "-h"}, exitOK, "usage: toolgate mcp serve"},
+		{[]string{"mcp", "--help"}, exitOK, "toolgate mcp pin --mcp-config"},
+		{[]string{"mcp", "-h"}, exitOK, "usage: toolgate mcp serve|approve|pin"},
 		{[]string{"mcp", "serve", "--help"}, exitOK, "--tokens"},
 		{[]string{"mcp", "approve", "-h"}, exitOK, "--show"},
-		{[]string{"help", "mcp"}, exitOK, "usage: toolgate mcp serve"},
+		{[]string{"help", "mcp"}, exitOK, "(toolgate mcp SUB -h lists each subcommand's flags)"},
 		{[]string{"mcp", "serve", "--nope"}, exitUsage, "flag provided but not defined: -nope"},
 		{[]string{"mcp", "nope"}, exitUsage, "unknown command"},
 	} {
