@@ -51,25 +51,30 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 const skippedLineMax = 200
 
 // skipNonJSON returns r without the lines whose first byte that is not
-// white space opens no JSON object or array; skipped is called with the
-// start of each (at most skippedLineMax bytes). Lines kept pass through
-// unbuffered whatever their length. Closing the result stops the copy;
-// r itself is the process's to close (cmd.Wait).
+// white space opens no JSON object or array, unless they continue a
+// message a kept line left open (a server that pretty-prints its messages
+// over several lines, which the stdio transport forbids but decoders
+// read); skipped is called with the start of each (at most
+// skippedLineMax bytes). Lines kept pass through unbuffered whatever
+// their length. Closing the result stops the copy; r itself is the
+// process's to close (cmd.Wait).
 func skipNonJSON(r io.Reader, skipped func(line []byte)) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(r)
 		start, keep := true, true
 		var shown []byte
+		var open jsonDepth
 		for {
 			chunk, err := br.ReadSlice('\n')
 			if len(chunk) > 0 {
 				if start {
 					first := bytes.TrimLeft(chunk, " \t\r\n")
-					keep = len(first) == 0 || first[0] == '{' || first[0] == '['
+					keep = open.inside() || len(first) == 0 || first[0] == '{' || first[0] == '['
 					shown = shown[:0]
 				}
 				if keep {
+					open.scan(chunk)
 					if _, werr := pw.Write(chunk); werr != nil {
 						return // the reader closed
 					}
@@ -88,6 +93,40 @@ func skipNonJSON(r io.Reader, skipped func(line []byte)) io.ReadCloser {
 		}
 	}()
 	return pr
+}
+
+// jsonDepth follows how deep the kept bytes are inside JSON objects,
+// arrays and strings, so that the lines of a message written over several
+// lines are kept whatever they start with.
+type jsonDepth struct {
+	depth            int
+	inString, escape bool
+}
+
+func (d *jsonDepth) inside() bool { return d.depth > 0 || d.inString }
+
+func (d *jsonDepth) scan(b []byte) {
+	for _, c := range b {
+		switch {
+		case d.escape:
+			d.escape = false
+		case d.inString:
+			switch c {
+			case '\\':
+				d.escape = true
+			case '"':
+				d.inString = false
+			}
+		case c == '"':
+			d.inString = true
+		case c == '{' || c == '[':
+			d.depth++
+		case c == '}' || c == ']':
+			// A stray closer cannot make the depth negative: the next
+			// line is judged by its own first byte again.
+			d.depth = max(d.depth-1, 0)
+		}
+	}
 }
 
 // processStdin is the server's stdin; Close ends the process as the SDK's

@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSkipNonJSON: lines that open no JSON value are dropped and reported,
+// while every line of a message (one line, or pretty-printed over several
+// whose continuation lines start with '"' or '}') passes through as written.
+func TestSkipNonJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		skipped        []string
+	}{
+		{
+			name: "banner before a message",
+			in:   "Server running on stdio\n{\"jsonrpc\":\"2.0\",\"id\":1}\n",
+			want: "{\"jsonrpc\":\"2.0\",\"id\":1}\n", skipped: []string{"Server running on stdio\n"},
+		},
+		{
+			name: "pretty-printed message",
+			in:   "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\n    \"tools\": []\n  }\n}\nready\n",
+			want: "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\n    \"tools\": []\n  }\n}\n", skipped: []string{"ready\n"},
+		},
+		{
+			name: "braces and escaped quotes in strings",
+			in:   "{\"a\": \"} \\\" {\",\n\"b\": [\n1]}\nlog: done }\n",
+			want: "{\"a\": \"} \\\" {\",\n\"b\": [\n1]}\n", skipped: []string{"log: done }\n"},
+		},
+		{
+			name: "a stray closer does not keep what follows",
+			in:   "{\"id\":1}\n}\nbanner\n[1]\n",
+			want: "{\"id\":1}\n[1]\n", skipped: []string{"}\n", "banner\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var skipped []string
+			r := skipNonJSON(strings.NewReader(tc.in), func(line []byte) { skipped = append(skipped, string(line)) })
+			got, err := io.ReadAll(r)
+			if err != nil || string(got) != tc.want || !slices.Equal(skipped, tc.skipped) {
+				t.Errorf("skipNonJSON(%q) = %q, %v, skipped %q; want %q, skipped %q", tc.in, got, err, skipped, tc.want, tc.skipped)
+			}
+		})
+	}
+}
+
+// FuzzSkipNonJSON: whatever a server writes, the lines passed on are
+// input lines in their order, and every line that opens an object or an
+// array is among them.
+func FuzzSkipNonJSON(f *testing.F) {
+	f.Add("banner\n{\"id\":1}\n")
+	f.Add("{\n \"a\": \"}\\\"\",\n \"b\": [1,\n2]\n}\nx\n")
+	f.Add("}}]]\n{\n\"x\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := io.ReadAll(skipNonJSON(strings.NewReader(in), func([]byte) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(in, "\n")
+		i := 0
+		dropped := func(line string) {
+			if first := strings.TrimLeft(line, " \t\r\n"); first != "" && (first[0] == '{' || first[0] == '[') {
+				t.Fatalf("line %q opens a value and was dropped", line)
+			}
+		}
+		for _, line := range strings.SplitAfter(string(got), "\n") {
+			if line == "" {
+				continue
+			}
+			for i < len(lines) && lines[i] != line {
+				dropped(lines[i])
+				i++
+			}
+			if i == len(lines) {
+				t.Fatalf("output line %q is no input line in order; input %q, output %q", line, in, got)
+			}
+			i++
+		}
+		for ; i < len(lines); i++ {
+			dropped(lines[i])
+		}
+	})
+}
