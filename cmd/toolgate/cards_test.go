@@ -75,6 +75,33 @@ func TestCardsOverlayOnDiscover(t *testing.T) {
 	}
 }
 
+// TestCardsHashFileIsAnOverlay: the file cards hash writes is an overlay
+// as it stands (docs/discovery.md has discover read it before anyone
+// fills it in); its unfilled lines apply nothing and say nothing, and a
+// line filled in among them applies.
+func TestCardsHashFileIsAnOverlay(t *testing.T) {
+	_, hashed, _ := runCmd(append([]string{"cards", "hash"}, realCatalogArgs(t)...)...)
+	args := append([]string{"discover", "--format", "json", "--k", "3"}, realCatalogArgs(t)...)
+	const query = "open a pull request"
+	_, plain, _ := runCmd(append(args, query)...)
+	unfilled := writeFile(t, "unfilled.jsonl", hashed)
+	code, out, errOut := runCmd(append(args, "--cards", unfilled, query)...)
+	if code != exitOK || errOut != "" || out != plain {
+		t.Errorf("discover --cards (the file cards hash wrote) = %d, stderr %q, %s; want 0, nothing on stderr and the shortlist without it:\n%s", code, errOut, out, plain)
+	}
+	var filled []string
+	for _, line := range strings.Split(strings.TrimSpace(hashed), "\n") {
+		if strings.Contains(line, `"github/create_pull_request"`) {
+			line = strings.TrimSuffix(line, "}") + `,"aliases":["open a pull request"]}`
+		}
+		filled = append(filled, line)
+	}
+	code, out, errOut = runCmd(append(args, "--cards", writeFile(t, "filled.jsonl", strings.Join(filled, "\n")), query)...)
+	if ids := shortlistIDs(t, out); code != exitOK || errOut != "" || len(ids) == 0 || ids[0] != "github/create_pull_request" {
+		t.Errorf("discover --cards (one line filled in) = %d, stderr %q, %v; want create_pull_request first", code, errOut, ids)
+	}
+}
+
 func TestCardsOverlayErrors(t *testing.T) {
 	for _, tc := range []struct{ name, content, want string }{
 		{"malformed", `{"tool":"postgres/*","aliases":["db"]}` + "\n" + `{"tool":"postgres/*",`, ":2: invalid entry"},

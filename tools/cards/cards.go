@@ -146,6 +146,9 @@ func New(entries []Entry) (*Overlay, error) {
 		if reason := check(&e); reason != "" {
 			return nil, &Error{File: e.File, Line: e.Line, Reason: reason}
 		}
+		if e.unfilled() {
+			continue
+		}
 		if err := o.add(&e); err != nil {
 			return nil, err
 		}
@@ -167,6 +170,9 @@ func (o *Overlay) read(r io.Reader, file string) error {
 		e, reason := parseLine(b)
 		if reason != "" {
 			return &Error{File: file, Line: line, Reason: reason}
+		}
+		if e.unfilled() {
+			continue
 		}
 		e.File, e.Line = file, line
 		if err := o.add(e); err != nil {
@@ -309,11 +315,20 @@ func check(e *Entry) string {
 			return "not_for: " + reason
 		}
 	}
-	if len(e.Aliases)+len(e.Examples)+len(e.Tags) == 0 && e.NotFor == "" {
+	if e.addsNothing() && e.Hash == "" {
 		return fmt.Sprintf("tool %q: the entry adds nothing (aliases, examples, not_for, tags)", e.Tool)
 	}
 	return ""
 }
+
+func (e *Entry) addsNothing() bool {
+	return len(e.Aliases)+len(e.Examples)+len(e.Tags) == 0 && e.NotFor == ""
+}
+
+// unfilled reports whether e is a line as toolgate cards hash prints it, a
+// tool and its hash only, not filled in yet: it applies nothing, so a file
+// of such lines is an overlay to grow, not an error.
+func (e *Entry) unfilled() bool { return e.Hash != "" && e.addsNothing() }
 
 func checkText(s string) string {
 	switch {

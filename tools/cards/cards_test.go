@@ -166,6 +166,7 @@ func TestParseErrors(t *testing.T) {
 		{"namespace hash", `{"tool":"a/*","hash":"sha256:0123456789abcdef","aliases":["x"]}`, `f:1: tool "a/*": a namespace entry has no hash`},
 		{"namespace not_for", `{"tool":"a/*","not_for":"x"}`, `f:1: tool "a/*": a namespace entry takes only aliases and tags`},
 		{"empty entry", `{"tool":"a/*"}`, `f:1: tool "a/*": the entry adds nothing`},
+		{"empty entry after an unfilled one", `{"tool":"a/b","hash":"sha256:0123456789abcdef"}` + "\n" + `{"tool":"a/*"}`, `f:2: tool "a/*": the entry adds nothing`},
 		{"empty alias", `{"tool":"a/*","aliases":["x"," "]}`, `f:1: aliases[1]: empty`},
 		{"control", `{"tool":"a/*","tags":["a\u0007"]}`, `f:1: tags[0]: contains control characters`},
 		{"long text", `{"tool":"a/*","aliases":["` + strings.Repeat("x", cards.MaxText+1) + `"]}`, `f:1: aliases[0]: 301 bytes, at most 300`},
@@ -201,6 +202,22 @@ func TestParseAcceptsBOMAndCRLF(t *testing.T) {
 	}
 	if e := ov.Entries()[1]; e.Line != 2 || e.Aliases[0] != "y" {
 		t.Errorf("Parse(BOM, CRLF): second entry %+v, want line 2 with alias y", e)
+	}
+}
+
+// TestParseSkipsUnfilledLines: a line as cards hash prints it (tool and
+// hash only) applies nothing and is not an entry, even beside the filled
+// copy of the same tool's line.
+func TestParseSkipsUnfilledLines(t *testing.T) {
+	src := `{"tool":"a/b","hash":"sha256:0123456789abcdef"}` + "\n" +
+		`{"tool":"a/c","hash":"sha256:0123456789abcdef"}` + "\n" +
+		`{"tool":"a/b","hash":"sha256:0123456789abcdef","aliases":["y"]}` + "\n"
+	ov, err := cards.Parse(strings.NewReader(src), "f")
+	if err != nil || ov.Len() != 1 {
+		t.Fatalf("Parse(two unfilled lines, one filled) = %d entries, %v; want 1", ov.Len(), err)
+	}
+	if e := ov.Entries()[0]; e.Tool != "a/b" || e.Line != 3 {
+		t.Errorf("Parse: entry %+v, want a/b of line 3", e)
 	}
 }
 

@@ -34,5 +34,9 @@
 // files of one [Load]), a tool entry
 // without a hash, and lines, lists or strings over the limits below are
 // errors naming the file and line. A UTF-8 byte order mark and CRLF line
-// ends are accepted. An [Overlay] is immutable once loaded and safe for concurrent use.
+// ends are accepted. A tool entry with nothing but its hash, a line
+// `toolgate cards hash` printed and nobody filled in yet, is skipped: it
+// applies nothing, so the file that command writes is an overlay from the
+// start (a namespace entry that adds nothing is an error). An [Overlay] is
+// immutable once loaded and safe for concurrent use.
 package cards
