@@ -273,6 +273,36 @@ func TestAuditVerifyTamper(t *testing.T) {
 	}
 }
 
+// TestAuditVerifyTailWithoutCheckpoint: on each real store, entries
+// removed from the end of the log are found with no checkpoint signed,
+// from the chain head the store moves in the write that appends an entry.
+func TestAuditVerifyTailWithoutCheckpoint(t *testing.T) {
+	cases := []auditCase{
+		{"intact", nil, nil},
+		{"last entry removed", func(t *testing.T, b *auditBackend, _ store.AuditChain, _ ed25519.PrivateKey) { b.remove(t, 6) },
+			[]string{"FAILED: audit entry 6: missing: the log ends at 5, but the store's chain head is entry 6"}},
+		{"every entry removed", func(t *testing.T, b *auditBackend, _ store.AuditChain, _ ed25519.PrivateKey) {
+			for seq := 1; seq <= 6; seq++ {
+				b.remove(t, seq)
+			}
+		}, []string{"FAILED: audit entry 1: missing: the log ends at 0, but the store's chain head is entry 6 (entries 1 to 6 were removed"}},
+	}
+	for _, kind := range []string{"sqlite", "postgres", "redis"} {
+		t.Run(kind, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					b, c := newAuditBackend(t, kind)
+					if tc.tamper != nil {
+						tc.tamper(t, b, c, nil)
+					}
+					code, out, errOut := runCmd(append([]string{"audit", "verify"}, b.flags...)...)
+					checkVerify(t, tc.want, code, out, errOut)
+				})
+			}
+		})
+	}
+}
+
 func checkVerify(t *testing.T, want []string, code int, out, errOut string) {
 	t.Helper()
 	if len(want) == 0 {

@@ -351,6 +351,17 @@ func Verify(ctx context.Context, c store.AuditChain, pub ed25519.PublicKey) (Rep
 	if err != nil {
 		return Report{}, err
 	}
+	// The head is read before the entries, so that entries appended
+	// meanwhile lie past it: the log must reach it, whatever follows.
+	var head *store.AuditAnchor
+	if h, ok := c.(store.AuditHeader); ok {
+		hd, err := h.AuditHead(ctx)
+		if err != nil {
+			return Report{}, err
+		}
+		head = &hd
+	}
+	var atHead *store.AuditEntry // the entry at the head's Seq, once read
 	// The first page is read before the anchor: a purge running meanwhile
 	// moves the anchor past entries already read, which are then skipped,
 	// instead of leaving a gap that would read as removed entries.
@@ -373,6 +384,9 @@ func Verify(ctx context.Context, c store.AuditChain, pub ed25519.PublicKey) (Rep
 			if !v.Add(e, "") {
 				return v.rep, nil
 			}
+			if head != nil && e.Seq == head.Seq {
+				atHead = &e
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
@@ -383,7 +397,26 @@ func Verify(ctx context.Context, c store.AuditChain, pub ed25519.PublicKey) (Rep
 			return Report{}, err
 		}
 	}
-	return v.Finish(cps), nil
+	rep := v.Finish(cps)
+	if rep.Break != nil || head == nil {
+		return rep, nil
+	}
+	// The entries alone cannot show a cut-off tail, or a last entry
+	// replaced and rehashed: the head, moved by the write that appended
+	// it, can (a checkpoint, checked above, is the stronger evidence).
+	switch end := max(rep.Last, a.Seq); {
+	case head.Seq > end:
+		removed := fmt.Sprintf("entries %d to %d were", end+1, head.Seq)
+		if head.Seq == end+1 {
+			removed = "it was"
+		}
+		rep.Break = &Break{Seq: end + 1, Problem: fmt.Sprintf(
+			"missing: the log ends at %d, but the store's chain head is entry %d (%s removed from its end)", end, head.Seq, removed)}
+	case atHead != nil && atHead.Hash != head.Hash:
+		rep.Break = &Break{Seq: atHead.Seq, Time: atHead.Time,
+			Problem: "edited or moved: its hash is not the one the store's chain head holds (the entry was replaced and the chain rewritten)"}
+	}
+	return rep, nil
 }
 
 // Checkpointer signs checkpoints of an audit chain as it grows: every

@@ -395,7 +395,10 @@ func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	return wrap("append audit", err)
 }
 
-var _ store.AuditChain = (*Store)(nil)
+var (
+	_ store.AuditChain  = (*Store)(nil)
+	_ store.AuditHeader = (*Store)(nil)
+)
 
 // ReadAuditChain implements store.AuditChain.
 func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
@@ -425,6 +428,12 @@ func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	a, err := storecodec.ScanAnchor(s.pool.QueryRow(ctx, storecodec.AnchorQuery))
 	return a, wrap("audit anchor", err)
+}
+
+// AuditHead implements store.AuditHeader.
+func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
+	h, err := storecodec.ScanAnchor(s.pool.QueryRow(ctx, storecodec.HeadQuery))
+	return h, wrap("audit head", err)
 }
 
 // AddAuditCheckpoint implements store.AuditChain.

@@ -514,7 +514,10 @@ func (s *Store) audit(e store.AuditEntry) ([]string, []any, error) {
 		[]any{t20(e.Time), b, auditchain.Digest(e)}, nil
 }
 
-var _ store.AuditChain = (*Store)(nil)
+var (
+	_ store.AuditChain  = (*Store)(nil)
+	_ store.AuditHeader = (*Store)(nil)
+)
 
 // ReadAuditChain implements store.AuditChain: the chain set, by score.
 func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
@@ -568,14 +571,30 @@ func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 
 // AuditAnchor implements store.AuditChain.
 func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
-	v, err := s.rdb.HMGet(ctx, s.prefix+"audit:anchor", "seq", "hash").Result()
+	return s.chainEnd(ctx, "audit anchor", s.prefix+"audit:anchor")
+}
+
+// AuditHead implements store.AuditHeader. A chain that has had no entry
+// appended has no head hash; its head is then its anchor.
+func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
+	h, err := s.chainEnd(ctx, "audit head", s.prefix+"audit:head")
+	if err != nil || h.Seq > 0 {
+		return h, err
+	}
+	return s.AuditAnchor(ctx)
+}
+
+// chainEnd reads the hash {seq, hash} at key: the anchor or the head
+// ({0, auditchain.Genesis} when absent).
+func (s *Store) chainEnd(ctx context.Context, what, key string) (store.AuditAnchor, error) {
+	v, err := s.rdb.HMGet(ctx, key, "seq", "hash").Result()
 	if err != nil {
-		return store.AuditAnchor{}, wrap("audit anchor", err)
+		return store.AuditAnchor{}, wrap(what, err)
 	}
 	a := store.AuditAnchor{Hash: auditchain.Genesis}
 	if seq, ok := v[0].(string); ok {
 		if a.Seq, err = strconv.ParseUint(seq, 10, 64); err != nil {
-			return a, fmt.Errorf("redisstore: audit anchor: bad seq %q", seq)
+			return a, fmt.Errorf("redisstore: %s: bad seq %q", what, seq)
 		}
 		a.Hash, _ = v[1].(string)
 	}

@@ -420,7 +420,10 @@ type auditItem struct {
 	digest string
 }
 
-var _ store.AuditChain = (*Store)(nil)
+var (
+	_ store.AuditChain  = (*Store)(nil)
+	_ store.AuditHeader = (*Store)(nil)
+)
 
 // auditChunk bounds the rows of one audit INSERT (and so the number of
 // distinct statements the writer prepares: one per row count).
@@ -511,6 +514,15 @@ func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 		return a, fmt.Errorf("sqlitestore: audit anchor: %w", err)
 	}
 	return a, nil
+}
+
+// AuditHead implements store.AuditHeader.
+func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
+	h, err := storecodec.ScanAnchor(s.db.R.QueryRowContext(ctx, storecodec.HeadQuery))
+	if err != nil {
+		return h, fmt.Errorf("sqlitestore: audit head: %w", err)
+	}
+	return h, nil
 }
 
 // AddAuditCheckpoint implements store.AuditChain.

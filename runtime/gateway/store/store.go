@@ -455,6 +455,17 @@ type AuditAnchor struct {
 	Hash string `json:"hash"`
 }
 
+// AuditHeader is an AuditChain that keeps its head (the sequence number
+// and hash of the last entry appended) apart from the entries, moved by the
+// same write that appends one: the SQLite, PostgreSQL and Redis stores. It
+// lets verification find entries removed from the end of the log, which
+// the entries alone cannot show.
+type AuditHeader interface {
+	// AuditHead returns the chain's head: the anchor's values while the
+	// chain has had no entry appended.
+	AuditHead(ctx context.Context) (AuditAnchor, error)
+}
+
 // AuditCheckpoint is an Ed25519 signature over the chain's state at one
 // entry: whoever holds the public key can check that the entries up to Seq
 // are those the key's holder saw, so a chain rewritten after it (every hash

@@ -204,7 +204,12 @@ func LastAudit(out []store.AuditEntry, err error) (store.AuditEntry, error) {
 // audit_chain table, whose one row (id 1) holds the anchor.
 const AnchorQuery = `SELECT anchor_seq, anchor_hash FROM audit_chain WHERE id = 1`
 
-// ScanAnchor reads the anchor from AnchorQuery's row.
+// HeadQuery is the SQL query of AuditHeader.AuditHead over the audit_chain
+// table, whose one row (id 1) holds the head.
+const HeadQuery = `SELECT head_seq, head_hash FROM audit_chain WHERE id = 1`
+
+// ScanAnchor reads the anchor from AnchorQuery's row, or the head from
+// HeadQuery's.
 func ScanAnchor(row Row) (store.AuditAnchor, error) {
 	var a store.AuditAnchor
 	var seq int64
