@@ -36,7 +36,7 @@ func init() { commands["mcp"] = runMCP }
 const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
-       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m]] [--data DIR] [--k 5] [-v]
+       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m] [--allow-origin O]...] [--data DIR] [--k 5] [-v]
        [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
@@ -83,6 +83,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "HTTP sessions open at once, all principals together (beyond: 429)")
 	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
+	var origins multiFlag
+	fs.Var(&origins, "allow-origin", "with --http, an `ORIGIN` (https://app.example.com) besides the server's own whose browser pages may call it; any other Origin header is refused with 403; repeatable")
 	k := fs.Int("k", 5, "tools find_tools returns")
 	verbose := fs.Bool("v", false, "log to stderr")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -139,7 +141,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	opts := &mcpserver.Options{K: *k, Logger: log, Registerer: metrics, OfferUnconnected: *sf.offerUnconnected,
 		MaxSessions: *maxSessions, MaxSessionsPerPrincipal: *maxPerPrincipal, SessionTimeout: *sessionTimeout,
-		Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
+		AllowedOrigins: origins, Principal: tools.Principal{ID: *principal, Tenant: *tenant, Scopes: splitList(*scopes)}}
 	if opts.HasApprover, err = approvers(*addr != "", *data != "", *tokenPath, oa.enabled()); err != nil {
 		return failLine(stderr, serveProg, err)
 	}

@@ -32,7 +32,9 @@ const principalKey = "toolgate.principal"
 // a session beyond Options.MaxSessionsPerPrincipal or Options.MaxSessions
 // is answered 429 with Retry-After (the seconds until the least recently
 // used session expires if it stays idle) and a JSON-RPC error (-32000)
-// for its id.
+// for its id. A request from a browser page of another origin (an Origin
+// header that is not the server's own, nor in Options.AllowedOrigins) is
+// answered 403 before anything else.
 func (s *Server) Handler() (http.Handler, error) {
 	if s.opts.Authenticate == nil {
 		return nil, errors.New("mcpserver: Options.Authenticate is required to serve HTTP")
@@ -87,7 +89,7 @@ func (s *Server) Handler() (http.Handler, error) {
 		protected.ServeHTTP(g, r)
 		g.finish()
 	}))
-	return mux, nil
+	return s.checkOrigin(mux), nil
 }
 
 // ownerKey is the SDK's user ID of a principal: tenant and ID, unambiguously.

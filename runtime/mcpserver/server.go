@@ -110,6 +110,13 @@ type Options struct {
 	// Authenticate maps each HTTP request to a principal. It must be set to
 	// serve HTTP.
 	Authenticate Authenticator
+	// AllowedOrigins lists the origins ("https://app.example.com"), besides
+	// the server's own, whose browser pages may call the HTTP handler: a
+	// request with any other Origin header is refused with 403 (DNS
+	// rebinding, cross-site requests). A request without Origin (a client
+	// that is not a browser) is never refused for it. Nil allows the
+	// server's own origin only.
+	AllowedOrigins []string
 	// K is the number of tools find_tools returns. Zero means 5.
 	K int
 	// NoFirstClass turns off adding found tools to the session's tool list.
