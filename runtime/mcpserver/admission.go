@@ -204,11 +204,12 @@ func (s *Server) admit(next, stateless http.Handler) http.Handler {
 			if rec.status == http.StatusNoContent {
 				s.sessions.closed(owner, id)
 			}
+		case id != "" && r.Method == http.MethodPost:
+			body, _ := peekBody(r)
+			serveGuarded(next, w, r, body)
+			s.sessions.used(owner, id, time.Now()) // the SDK restarts its idle timer
 		case id != "":
 			next.ServeHTTP(w, r)
-			if r.Method == http.MethodPost {
-				s.sessions.used(owner, id, time.Now()) // the SDK restarts its idle timer
-			}
 		case r.Method != http.MethodPost:
 			next.ServeHTTP(w, r) // the SDK refuses it: nothing to open
 		default:
@@ -223,7 +224,7 @@ func (s *Server) admit(next, stateless http.Handler) http.Handler {
 func (s *Server) openSession(w http.ResponseWriter, r *http.Request, p tools.Principal, owner string, next http.Handler) {
 	head, err := peekBody(r)
 	if err != nil || !mayInitialize(head) {
-		next.ServeHTTP(w, r) // on the probe server: answered, then closed
+		serveGuarded(next, w, r, head) // on the probe server: answered, then closed
 		return
 	}
 	if no := s.sessions.reserve(owner, time.Now()); no != nil {

@@ -85,7 +85,7 @@ func (s *Server) Handler() (http.Handler, error) {
 			// session, past the server's write timeout.
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		}
-		g := &sessionGuard{ResponseWriter: w, hide: r.Header.Get("Mcp-Session-Id") != ""}
+		g := &sessionGuard{heldWriter: heldWriter{ResponseWriter: w}, hide: r.Header.Get("Mcp-Session-Id") != ""}
 		protected.ServeHTTP(g, r)
 		g.finish()
 	}))
@@ -112,10 +112,9 @@ func principalOf(ti *auth.TokenInfo) (tools.Principal, bool) {
 // "session not found" of an unknown ID, so that another principal learns
 // nothing about a session, not even that it exists.
 type sessionGuard struct {
-	http.ResponseWriter
-	hide   bool // the request named a session
-	held   int  // a 403 status not yet written
-	hidden bool // the answer was replaced
+	heldWriter      // holds a 403
+	hide       bool // the request named a session
+	hidden     bool // the answer was replaced
 }
 
 var mismatch = []byte("session user mismatch")
@@ -149,20 +148,26 @@ func (g *sessionGuard) Write(b []byte) (int, error) {
 	return g.ResponseWriter.Write(b)
 }
 
+// heldWriter is a ResponseWriter that a guard can hold a status in until
+// it sees the body that follows; Flush lets the SDK stream events through
+// it, and Unwrap gives http.ResponseController the connection underneath.
+type heldWriter struct {
+	http.ResponseWriter
+	held int // a status not yet written
+}
+
 // finish writes a held status that no body followed.
-func (g *sessionGuard) finish() {
+func (g *heldWriter) finish() {
 	if g.held != 0 {
 		g.ResponseWriter.WriteHeader(g.held)
 		g.held = 0
 	}
 }
 
-// Flush lets the SDK stream events through the guard.
-func (g *sessionGuard) Flush() {
+func (g *heldWriter) Flush() {
 	if f, ok := g.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
-// Unwrap gives http.ResponseController the connection underneath.
-func (g *sessionGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+func (g *heldWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }

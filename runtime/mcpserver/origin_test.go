@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,22 +32,11 @@ func TestOriginChecked(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, ts.URL+tc.path, strings.NewReader(initializeBody(1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer teller-token")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Content-Type", "application/json")
+			hdr := map[string]string{}
 			if tc.origin != "" {
-				req.Header.Set("Origin", tc.origin)
+				hdr["Origin"] = tc.origin
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
+			resp, body := postMCP(t, ts.URL+tc.path, "teller-token", hdr, initializeBody(1))
 			if resp.StatusCode != tc.want {
 				t.Fatalf("POST %s with Origin %q = %d %q, want %d", tc.path, tc.origin, resp.StatusCode, body, tc.want)
 			}

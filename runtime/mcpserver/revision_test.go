@@ -156,6 +156,22 @@ func TestEveryRevisionListsSearchesCalls(t *testing.T) {
 // line of an event stream, or the body).
 func postRaw(t *testing.T, url, token string, headers map[string]string, body string) (int, map[string]any) {
 	t.Helper()
+	resp, b := postMCP(t, url, token, headers, body)
+	text := string(b)
+	for line := range strings.SplitSeq(text, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			text = data
+		}
+	}
+	var msg map[string]any
+	json.Unmarshal([]byte(text), &msg)
+	return resp.StatusCode, msg
+}
+
+// postMCP POSTs body to url as token's MCP client would, with the extra
+// headers, and returns the response and its body (read and closed).
+func postMCP(t *testing.T, url, token string, headers map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -172,15 +188,7 @@ func postRaw(t *testing.T, url, token string, headers map[string]string, body st
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	text := string(b)
-	for line := range strings.SplitSeq(text, "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
-			text = data
-		}
-	}
-	var msg map[string]any
-	json.Unmarshal([]byte(text), &msg)
-	return resp.StatusCode, msg
+	return resp, b
 }
 
 // newMeta is the per-request _meta of a 2026-07-28 request.
