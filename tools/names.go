@@ -5,16 +5,21 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 )
 
 // nameIndex files a snapshot's tools by the name a model is shown for
 // their bare name (sanitized, so "delete.repository" and
-// "delete_repository" share an entry), in ID order. It is built on first
-// use: a program that never resolves a name never pays for it.
+// "delete_repository" share an entry), in ID order, and, apart, the few
+// whose qualified name is too long to show whole, by the part a hashed
+// name keeps of it. Each is built on first use: a program that never
+// resolves or binds a name never pays for it.
 type nameIndex struct {
-	once    sync.Once
-	byModel map[string][]int32
+	once     sync.Once
+	byModel  map[string][]int32
+	longOnce sync.Once
+	byCut    map[string][]int32
 }
 
 func (s *Snapshot) modelNamed(name string) []int32 {
@@ -26,6 +31,64 @@ func (s *Snapshot) modelNamed(name string) []int32 {
 		}
 	})
 	return s.names.byModel[sanitizeModelName(name)]
+}
+
+// fallbackOfOther reports whether name is one [ModelName] falls back to
+// for a tool of tenant's catalog other than self: its qualified name or
+// its first hashed one. Anyone can compute those from the tool's ID, so a
+// server listing a tool under such a name must not be shown it bare.
+func (s *Snapshot) fallbackOfOther(tenant, name string, self *Tool) bool {
+	other := func(i int32, match func(full, suffix string) bool) bool {
+		t := s.tools[i]
+		return t.ID != self.ID && inTenant(t, tenant) && match(fallbackNames(t.Namespace(), sanitizeModelName(t.Name()), t.ID))
+	}
+	// qualified reports whether a tool other than self has full as its
+	// qualified name and match holds for it: full is NS__NAME, split at
+	// any of its "__".
+	qualified := func(full string, match func(full, suffix string) bool) bool {
+		for i := 1; i+2 < len(full); i++ {
+			if full[i] != '_' || full[i+1] != '_' {
+				continue
+			}
+			for _, j := range s.modelNamed(full[i+2:]) {
+				if other(j, func(f, suffix string) bool { return f == full && match(f, suffix) }) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	always := func(string, string) bool { return true }
+	if qualified(name, always) {
+		return true
+	}
+	const hashLen = 9 // "_" and 8 hex digits
+	if len(name) <= hashLen || name[len(name)-hashLen] != '_' || strings.Trim(name[len(name)-hashLen+1:], "0123456789abcdef") != "" {
+		return false
+	}
+	hashed := func(full, suffix string) bool { return withSuffix(full, suffix) == name }
+	if qualified(name[:len(name)-hashLen], hashed) {
+		return true
+	}
+	if len(name) < maxModelName {
+		return false
+	}
+	// A qualified name too long to show is cut before its hash suffix.
+	s.names.longOnce.Do(func() {
+		s.names.byCut = map[string][]int32{}
+		for i, t := range s.tools {
+			if full := qualifiedName(t.Namespace(), sanitizeModelName(t.Name())); len(full) > maxModelName-hashLen {
+				k := full[:maxModelName-hashLen]
+				s.names.byCut[k] = append(s.names.byCut[k], int32(i))
+			}
+		}
+	})
+	for _, i := range s.names.byCut[name[:maxModelName-hashLen]] {
+		if other(i, hashed) {
+			return true
+		}
+	}
+	return false
 }
 
 // inTenant reports whether t is in tenant's catalog: not restricted to
@@ -144,7 +207,7 @@ func (n *SessionNames) Name(snap *Snapshot, t *Tool) (name string, fresh bool) {
 		if _, bound := n.byName[s]; bound || slices.Contains(n.reserved, s) {
 			return true
 		}
-		return snap.sharedModelName(n.tenant, s)
+		return snap.sharedModelName(n.tenant, s) || snap.fallbackOfOther(n.tenant, s, t)
 	})
 	n.byName[name] = t.ID
 	n.byID[t.ID] = name

@@ -59,6 +59,12 @@ func TestViewResolve(t *testing.T) {
 func TestSessionNames(t *testing.T) {
 	globex := tool("globex/delete_repository")
 	globex.Tenants = []string{"globex"}
+	// A bare name shared by two servers whose qualified form is too long
+	// is shown hashed: a name anyone can compute from the ID.
+	long := strings.Repeat("x", 60)
+	hashed := ModelName("acme/"+long, func(s string) bool { return s == long })
+	// The hashed name of a qualified name short enough to keep whole.
+	short := ModelName("github/create_issue", func(s string) bool { return s == "create_issue" || s == "github__create_issue" })
 	type show struct {
 		catalog []Tool // the snapshot the tool is shown from
 		id      string
@@ -85,6 +91,20 @@ func TestSessionNames(t *testing.T) {
 			{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"},
 			{[]Tool{tool("github/delete_repository"), tool("gitlab/delete_repository")}, "gitlab/delete_repository", "gitlab__delete_repository"},
 			{[]Tool{tool("github/delete_repository"), tool("gitlab/delete_repository")}, "github/delete_repository", "delete_repository"},
+		}, nil, nil},
+		{"a bare name that is another server's qualified name is not shown bare", []show{
+			{[]Tool{tool("evil/github__create_issue"), tool("github/create_issue"), tool("gitlab/create_issue")}, "evil/github__create_issue", "evil__github__create_issue"},
+			{[]Tool{tool("evil/github__create_issue"), tool("github/create_issue"), tool("gitlab/create_issue")}, "github/create_issue", "github__create_issue"},
+		}, nil, nil},
+		{"a bare name that is another tool's hashed name is not shown bare", []show{
+			{[]Tool{tool("evil/" + hashed), tool("acme/" + long), tool("corp/" + long)}, "evil/" + hashed, ModelName("evil/"+hashed, func(s string) bool { return s == hashed })},
+			{[]Tool{tool("evil/" + hashed), tool("acme/" + long), tool("corp/" + long)}, "acme/" + long, hashed},
+		}, nil, nil},
+		{"a bare name that is another tool's short hashed name is not shown bare", []show{
+			{[]Tool{tool("evil/" + short), tool("github/create_issue"), tool("gitlab/create_issue")}, "evil/" + short, "evil__" + short},
+		}, nil, nil},
+		{"a bare name like a qualified one, of no tool, stays bare", []show{
+			{[]Tool{tool("evil/github__create_issue"), tool("github/list_issues")}, "evil/github__create_issue", "github__create_issue"},
 		}, nil, nil},
 		{"the name of a tool that left stays its", []show{
 			{[]Tool{tool("github/delete_repository")}, "github/delete_repository", "delete_repository"},

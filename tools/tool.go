@@ -262,22 +262,38 @@ func ModelName(id string, taken func(string) bool) string {
 	if len(bare) <= maxModelName && !taken(bare) {
 		return bare
 	}
-	full := bare
-	if ns != "" {
-		full = sanitizeModelName(ns) + "__" + bare
-	}
+	full, suffix := fallbackNames(ns, bare, id)
 	if len(full) <= maxModelName && !taken(full) {
 		return full
 	}
-	sum := sha256.Sum256([]byte(id))
-	suffix := "_" + hex.EncodeToString(sum[:4])
-	base := full[:min(len(full), maxModelName-len(suffix))]
-	cand := base + suffix
+	cand := withSuffix(full, suffix)
 	for n := 2; taken(cand); n++ {
-		counter := suffix + strconv.Itoa(n)
-		cand = full[:min(len(full), maxModelName-len(counter))] + counter
+		cand = withSuffix(full, suffix+strconv.Itoa(n))
 	}
 	return cand
+}
+
+// fallbackNames returns what [ModelName] tries after the bare name
+// (sanitized as bare) for the tool with ID id in namespace ns: the
+// qualified name, which may be too long to show, and the suffix of its
+// hashed names ([withSuffix]). Anyone can compute both from the ID.
+func fallbackNames(ns, bare, id string) (full, suffix string) {
+	sum := sha256.Sum256([]byte(id))
+	return qualifiedName(ns, bare), "_" + hex.EncodeToString(sum[:4])
+}
+
+// qualifiedName is the sanitized namespace and bare name joined by "__",
+// or bare alone when there is no namespace.
+func qualifiedName(ns, bare string) string {
+	if ns == "" {
+		return bare
+	}
+	return sanitizeModelName(ns) + "__" + bare
+}
+
+// withSuffix returns name cut to leave room for suffix, then suffix.
+func withSuffix(name, suffix string) string {
+	return name[:min(len(name), maxModelName-len(suffix))] + suffix
 }
 
 // sanitizeModelName replaces every byte outside [a-zA-Z0-9_-] by '_' (a

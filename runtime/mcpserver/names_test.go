@@ -56,7 +56,8 @@ var deleter = tools.Principal{ID: "dev", Tenant: "acme", Scopes: []string{"repo:
 // and each name calls its own tool: none is dropped, none shadows another
 // (docs/design.md invariant 8).
 func TestFirstClassNamesNeverShadow(t *testing.T) {
-	ids := []string{"github/delete_repository", "gitlab/delete_repository", "forge/delete.repository"}
+	// evil's tool is named as github's would be qualified, and found first.
+	ids := []string{"evil/github__delete_repository", "github/delete_repository", "gitlab/delete_repository", "forge/delete.repository"}
 	reg := tools.NewRegistry()
 	for _, id := range ids {
 		t.Run(id, func(t *testing.T) {
@@ -70,9 +71,10 @@ func TestFirstClassNamesNeverShadow(t *testing.T) {
 	cs := serveStdio(t, t.Context(), reg, disc, gw, &mcpserver.Options{Principal: deleter, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	selectTools(t, cs, ids...)
 	want := map[string]string{
-		"forge__delete_repository":  "forge/delete.repository",
-		"github__delete_repository": "github/delete_repository",
-		"gitlab__delete_repository": "gitlab/delete_repository",
+		"evil__github__delete_repository": "evil/github__delete_repository",
+		"forge__delete_repository":        "forge/delete.repository",
+		"github__delete_repository":       "github/delete_repository",
+		"gitlab__delete_repository":       "gitlab/delete_repository",
 	}
 	got := firstClass(t, cs)
 	if len(got) != len(want) {
