@@ -3,6 +3,8 @@ package runtime
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/toolgate/toolgate/internal/jcs"
 )
 
 // dropStrictNulls undoes OpenAI's strict form on a model's arguments. In
@@ -12,11 +14,16 @@ import (
 // removes, recursively through properties and items, each null whose
 // property is optional in schema and whose schema does not admit null. It
 // returns args unchanged when there is nothing to drop or either side is
-// not the JSON it expects.
+// not the JSON it expects (args strictly, as the gateway parses them).
 func dropStrictNulls(schema, args json.RawMessage) json.RawMessage {
+	// args are read as the gateway reads them (jcs.Parse: numbers keep
+	// their text, a member given twice is an error), so that dropping a
+	// null changes nothing else: encoding/json would round a number a
+	// double cannot hold, which the gateway refuses, to one it accepts,
+	// and keep only the last of two members, which the gateway refuses.
 	var s map[string]any
-	var a any
-	if json.Unmarshal(schema, &s) != nil || json.Unmarshal(args, &a) != nil {
+	a, err := jcs.Parse(args)
+	if err != nil || json.Unmarshal(schema, &s) != nil {
 		return args
 	}
 	if !dropNulls(s, a) {

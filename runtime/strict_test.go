@@ -21,6 +21,12 @@ func TestDropStrictNulls(t *testing.T) {
 		{`{"account":"A","limit":3,"filter":null}`, `{"account":"A","limit":3}`},
 		{`{"account":"A","limit":3,"tags":[{"k":"a","v":null},{"k":null}]}`, `{"account":"A","limit":3,"tags":[{"k":"a"},{"k":null}]}`},
 		{`not json`, `not json`},
+		// Dropping a null must not touch the rest: a number keeps its
+		// text (the gateway refuses one a double cannot hold), and a
+		// member given twice stays for the gateway's strict parse to refuse.
+		{`{"account":"A","limit":12345678901234567890,"filter":null}`, `{"account":"A","limit":12345678901234567890}`},
+		{`{"account":"A","limit":1.0000000000000000001,"filter":null}`, `{"account":"A","limit":1.0000000000000000001}`},
+		{`{"account":"A","account":"B","limit":3,"filter":null}`, `{"account":"A","account":"B","limit":3,"filter":null}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
