@@ -38,7 +38,9 @@ type Server struct {
 type ToolOverride struct {
 	// Scopes are added to the tool's required scopes.
 	Scopes []string `json:"scopes,omitempty"`
-	// Irreversible, when set, replaces what the annotations said.
+	// Irreversible, when set, replaces what the annotations said; set
+	// true, the tool is not read-only either, whatever its readOnlyHint
+	// or ReadOnly.
 	Irreversible *bool `json:"irreversible,omitempty"`
 	// ReadOnly, when set, replaces what the annotations said.
 	ReadOnly *bool    `json:"read_only,omitempty"`
@@ -50,11 +52,17 @@ type ToolOverride struct {
 
 func (o ToolOverride) apply(c *tools.Card) {
 	c.Scopes = appendUnique(c.Scopes, o.Scopes...)
-	if o.Irreversible != nil {
-		c.Irreversible = *o.Irreversible
-	}
 	if o.ReadOnly != nil {
 		c.ReadOnly = *o.ReadOnly
+	}
+	if o.Irreversible != nil {
+		c.Irreversible = *o.Irreversible
+		// A server that adds readOnlyHint to a tool the operator made
+		// irreversible must not make it read-only too: read-only tools
+		// repeat freely in a turn and are announced so to clients.
+		if c.Irreversible {
+			c.ReadOnly = false
+		}
 	}
 	c.Aliases = appendUnique(c.Aliases, o.Aliases...)
 	if o.NotFor != "" {
