@@ -59,6 +59,8 @@ func (e *OutputError) Unwrap() []error {
 //
 // In ModeNative an empty resp.Raw is filled from the message: its content
 // when it made no call, else {"content","tool_calls":[{"name","arguments"}]}.
+// A native call's arguments sent as "" or null (a no-argument call, as vLLM
+// and other OpenAI-compatible servers send it) are read as {}.
 //
 // A truncated reply, a reply that is not of the mode's shape, or one that
 // names a tool outside req.Tools is an *[OutputError], and then resp.Calls,
@@ -132,6 +134,11 @@ func parseNative(req *Request, resp *Response) error {
 		return unknownTool(req, resp.Raw)
 	}
 	args := bytes.TrimSpace(call.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		// A no-argument call as vLLM, Gemini's OpenAI-compatible API and
+		// other servers send it: "" or null where OpenAI sends "{}".
+		args = []byte("{}")
+	}
 	if err := checkJSON(args); err != nil || !bytes.HasPrefix(args, []byte("{")) {
 		if err == nil {
 			err = errors.New("not a JSON object")

@@ -105,6 +105,8 @@ type tcase struct {
 	query   string
 	problem llm.OutputProblem
 	rawArgs bool
+	// args, when set, is the call's arguments as the reply must carry them.
+	args string
 	// requireCall sets Request.RequireCall.
 	requireCall bool
 }
@@ -137,6 +139,10 @@ func cases() []tcase {
 		{name: "native call where a call is required", modes: "native", requireCall: true, reply: Reply{Calls: call("get_balance", `{"account":"ACC-00001"}`), Finish: "tool_calls"}, action: llm.ActionCall, tool: "get_balance"},
 		{name: "native truncated", modes: "native", reply: Reply{Content: "The balance of ACC-00001 is", Finish: "length"}, problem: llm.ProblemTruncated},
 		{name: "native malformed arguments", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-0`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
+		// vLLM, Gemini's and other OpenAI-compatible servers send a
+		// no-argument call's arguments as "" or null, not "{}".
+		{name: "native call without arguments", modes: "native", reply: Reply{Calls: call("get_balance", ``), Finish: "tool_calls"}, action: llm.ActionCall, tool: "get_balance", args: `{}`, rawArgs: true},
+		{name: "native call with null arguments", modes: "native", reply: Reply{Calls: call("get_balance", ` null `), Finish: "tool_calls"}, action: llm.ActionCall, tool: "get_balance", args: `{}`, rawArgs: true},
 		{name: "native repeated key", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-00001","account":"ACC-00002"}`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
 	}
 }
@@ -216,6 +222,9 @@ func runCase(t *testing.T, h Harness, mode llm.Mode, tc tcase, stream bool) {
 		}
 		if !json.Valid(resp.Calls[0].Arguments) {
 			t.Errorf("Arguments %s are not JSON", resp.Calls[0].Arguments)
+		}
+		if tc.args != "" && string(resp.Calls[0].Arguments) != tc.args {
+			t.Errorf("Arguments = %s, want %s", resp.Calls[0].Arguments, tc.args)
 		}
 	case llm.ActionAnswer:
 		if resp.Answer != tc.answer {
