@@ -342,7 +342,12 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 	if !errors.As(err, &ae) {
 		return fmt.Errorf("anthropic: chat: %w", err)
 	}
-	msg := apiMessage(ae)
+	typ, msg := apiMessage(ae)
+	status := ae.StatusCode
+	if status == http.StatusOK {
+		// An `event: error` in a stream that began with 200.
+		status = streamErrorStatus(typ)
+	}
 	if ae.StatusCode == http.StatusBadRequest && wire.RejectsDeferred(req, msg) {
 		return &llm.ConstraintError{Backend: "anthropic", Mode: req.Constraint.Mode, Message: msg, Err: err, Deferred: true}
 	}
@@ -350,12 +355,40 @@ func chatError(ctx context.Context, req *llm.Request, err error, httpResp *http.
 		return &llm.ConstraintError{Backend: "anthropic", Mode: req.Constraint.Mode, Message: msg, Err: err}
 	}
 	retryAfter := wire.RetryAfter(cmp.Or(ae.Response, httpResp))
-	return &llm.StatusError{Backend: "anthropic", StatusCode: ae.StatusCode, RetryAfter: retryAfter, Message: msg, Err: ae}
+	return &llm.StatusError{Backend: "anthropic", StatusCode: status, RetryAfter: retryAfter, Message: msg, Err: ae}
 }
 
-// apiMessage is the message of the API's error body
-// {"type":"error","error":{"type","message"}}, else the body itself.
-func apiMessage(ae *anthropic.Error) string {
+// streamErrorStatus is the HTTP status the API sends an error of type typ
+// with before a stream begins (docs.claude.com/en/api/errors), for the
+// same error sent as an `event: error` inside a stream, whose response
+// said 200. An unknown type is a server error, worth a retry like the
+// api_error it most likely is.
+func streamErrorStatus(typ string) int {
+	switch typ {
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "billing_error":
+		return http.StatusPaymentRequired
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error":
+		return http.StatusNotFound
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	case "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "overloaded_error":
+		return 529
+	}
+	return http.StatusInternalServerError
+}
+
+// apiMessage is the type and message of the API's error body
+// {"type":"error","error":{"type","message"}}; no type and the body itself
+// when it is not one.
+func apiMessage(ae *anthropic.Error) (typ, msg string) {
 	var body struct {
 		Error struct {
 			Type    string `json:"type"`
@@ -364,9 +397,9 @@ func apiMessage(ae *anthropic.Error) string {
 	}
 	raw := ae.RawJSON()
 	if json.Unmarshal([]byte(raw), &body) == nil && body.Error.Message != "" {
-		return body.Error.Message
+		return body.Error.Type, body.Error.Message
 	}
-	return strings.TrimSpace(raw)
+	return "", strings.TrimSpace(raw)
 }
 
 // rejectsConstraint recognizes a 400 about the constraint: a model

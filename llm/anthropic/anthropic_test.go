@@ -23,6 +23,9 @@ type fakeAnthropic struct {
 	usage  string // the usage object of every reply
 	status int    // when set, every request fails with this status
 	errMsg string
+	// streamError, when set, is the type of the error event a stream
+	// sends after its first text delta, in place of the rest.
+	streamError string
 }
 
 func newFake(t *testing.T, reply backendtest.Reply) *fakeAnthropic {
@@ -114,6 +117,10 @@ func (f *fakeAnthropic) stream(w http.ResponseWriter, reply backendtest.Reply, s
 		send("content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
 		for _, piece := range backendtest.Split(reply.Content, 3) {
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": piece}})
+			if f.streamError != "" {
+				send("error", map[string]any{"type": "error", "error": map[string]any{"type": f.streamError, "message": "Overloaded"}})
+				return
+			}
 		}
 		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++
@@ -389,6 +396,37 @@ func TestErrors(t *testing.T) {
 				t.Errorf("%d %q: error = %v, want *llm.StatusError with the API's message", tc.status, tc.msg, err)
 			case tc.status == http.StatusTooManyRequests && se.RetryAfter.Seconds() != 7:
 				t.Errorf("429: RetryAfter = %v, want 7s", se.RetryAfter)
+			}
+		})
+	}
+}
+
+// TestStreamErrors: an error the API sends as an `event: error` in a
+// stream that began with HTTP 200 (an overloaded_error in the middle of a
+// reply, the common case) is the *llm.StatusError of the status its type
+// stands for, so that llm.Checked retries the temporary ones as it does
+// the same error sent before the stream.
+func TestStreamErrors(t *testing.T) {
+	statusOf := map[string]int{
+		"overloaded_error":      529,
+		"api_error":             http.StatusInternalServerError,
+		"rate_limit_error":      http.StatusTooManyRequests,
+		"invalid_request_error": http.StatusBadRequest,
+		"some_new_error":        http.StatusInternalServerError,
+	}
+	for typ, status := range statusOf {
+		t.Run(typ, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Content: "The balance is 1000.00 USD.", Finish: "stop"})
+			f.streamError = typ
+			req := backendtest.Request(llm.ModeNative)
+			req.OnDelta = func(string) {}
+			_, err := f.backend(t, nil).Chat(context.Background(), req)
+			var se *llm.StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("stream with error %s: error = %v, want *llm.StatusError", typ, err)
+			}
+			if se.StatusCode != status || se.Message != "Overloaded" {
+				t.Errorf("stream with error %s: StatusCode %d, Message %q; want %d, %q", typ, se.StatusCode, se.Message, status, "Overloaded")
 			}
 		})
 	}
