@@ -150,11 +150,15 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 }
 
 func (b *Backend) stream(ctx context.Context, params anthropic.MessageNewParams, onDelta func(string), ropts []option.RequestOption) (*anthropic.Message, error) {
-	var acc anthropic.Message
+	var (
+		acc     anthropic.Message
+		stopped bool
+	)
 	err := wire.Drain(b.client.Messages.NewStreaming(ctx, params, ropts...), func(ev anthropic.MessageStreamEventUnion) error {
 		if err := acc.Accumulate(ev); err != nil {
 			return fmt.Errorf("the stream sent an inconsistent event: %w", err)
 		}
+		stopped = stopped || ev.Type == "message_stop"
 		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 			onDelta(ev.Delta.Text)
 		}
@@ -162,6 +166,11 @@ func (b *Backend) stream(ctx context.Context, params anthropic.MessageNewParams,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !stopped {
+		// A dropped connection or a proxy's timeout: the text so far would
+		// pass for a complete answer.
+		return nil, errors.New("the stream ended before its message_stop event")
 	}
 	return &acc, nil
 }

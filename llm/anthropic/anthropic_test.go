@@ -26,6 +26,9 @@ type fakeAnthropic struct {
 	// streamError, when set, is the type of the error event a stream
 	// sends after its first text delta, in place of the rest.
 	streamError string
+	// cut ends every stream after its content blocks, before the
+	// message_delta with the stop reason and the message_stop.
+	cut bool
 }
 
 func newFake(t *testing.T, reply backendtest.Reply) *fakeAnthropic {
@@ -133,6 +136,9 @@ func (f *fakeAnthropic) stream(w http.ResponseWriter, reply backendtest.Reply, s
 		}
 		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++
+	}
+	if f.cut {
+		return
 	}
 	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 15}})
 	send("message_stop", map[string]any{"type": "message_stop"})
@@ -427,6 +433,27 @@ func TestStreamErrors(t *testing.T) {
 			}
 			if se.StatusCode != status || se.Message != "Overloaded" {
 				t.Errorf("stream with error %s: StatusCode %d, Message %q; want %d, %q", typ, se.StatusCode, se.Message, status, "Overloaded")
+			}
+		})
+	}
+}
+
+// TestStreamCutOff: a stream that ends before its message_stop (a
+// dropped connection, a proxy's timeout) is an error, not a reply: the
+// text so far would be taken for a complete answer.
+func TestStreamCutOff(t *testing.T) {
+	for name, reply := range map[string]backendtest.Reply{
+		"answer": {Content: "The balance of ACC-00001 is", Finish: "stop"},
+		"call":   {Calls: []llm.ToolCall{{ID: "1", Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFake(t, reply)
+			f.cut = true
+			req := backendtest.Request(llm.ModeNative)
+			req.OnDelta = func(string) {}
+			resp, err := f.backend(t, nil).Chat(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), "ended before") {
+				t.Fatalf("Chat(stream cut off) = %+v, %v; want an error saying the stream ended early", resp, err)
 			}
 		})
 	}

@@ -194,20 +194,32 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 
 func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewParams, onDelta func(string), ropts []option.RequestOption) (*openai.ChatCompletion, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
-	var acc openai.ChatCompletionAccumulator
+	var (
+		acc      openai.ChatCompletionAccumulator
+		finished bool
+	)
 	err := wire.Drain(b.client.Chat.Completions.NewStreaming(ctx, params, ropts...), func(chunk openai.ChatCompletionChunk) error {
 		if !acc.AddChunk(chunk) {
 			return errors.New("openai: chat: the stream sent an inconsistent chunk")
 		}
 		for _, c := range chunk.Choices {
-			if c.Index == 0 && c.Delta.Content != "" {
+			if c.Index != 0 {
+				continue
+			}
+			if c.Delta.Content != "" {
 				onDelta(c.Delta.Content)
 			}
+			finished = finished || c.FinishReason != ""
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !finished {
+		// A dropped connection or a proxy's timeout: the text so far would
+		// pass for a complete answer, the arguments so far for a call.
+		return nil, errors.New("openai: chat: the stream ended before its final chunk (one with a finish_reason)")
 	}
 	cc := acc.ChatCompletion
 	return &cc, nil

@@ -593,6 +593,40 @@ func TestStreamingStatusErrors(t *testing.T) {
 	}
 }
 
+// TestStreamCutOff: a stream that ends before the chunk with the
+// finish_reason (a dropped connection, a proxy's timeout) is an error, not
+// a reply: the text so far would be taken for a complete answer, and the
+// arguments so far for a complete call.
+func TestStreamCutOff(t *testing.T) {
+	type cut struct {
+		name, delta string
+		done        bool // a [DONE] after the delta
+	}
+	for _, tc := range []cut{
+		{"answer", `{"content":"The balance of ACC-00001 is"}`, false},
+		{"answer then DONE", `{"content":"The balance of ACC-00001 is"}`, true},
+		{"call", `{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}]}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.Handle = func(_ int, w http.ResponseWriter, _ map[string]any) bool {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":null}]}\n\n", tc.delta)
+				if tc.done {
+					fmt.Fprint(w, "data: [DONE]\n\n")
+				}
+				return true
+			}
+			req := backendtest.Request(llm.ModeNative)
+			req.OnDelta = func(string) {}
+			resp, err := f.backend(t, nil).Chat(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), "ended before") {
+				t.Fatalf("Chat(stream cut off after %s) = %+v, %v; want an error saying the stream ended early", tc.delta, resp, err)
+			}
+		})
+	}
+}
+
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
 		f := newFake(t, backendtest.Reply{})
