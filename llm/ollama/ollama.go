@@ -103,10 +103,7 @@ func New(model string, opts *Options) (*Backend, error) {
 		}
 		base = u
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	hc := wire.LimitReplies(o.HTTPClient, wire.MaxReplyBytes)
 	// A copy whose transport notes Retry-After: api.StatusError drops headers.
 	wrapped := *hc
 	wrapped.Transport = retryAfterTransport{base: hc.Transport}

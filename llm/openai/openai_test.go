@@ -627,6 +627,49 @@ func TestStreamCutOff(t *testing.T) {
 	}
 }
 
+// TestReplySizeBounded: a server that sends more than
+// wire.MaxReplyBytes (64 MiB), streamed in pieces or as one argument
+// string, costs no more than that: the reply fails with an error naming
+// the limit instead of being read whole.
+func TestReplySizeBounded(t *testing.T) {
+	const mib = 1 << 20
+	piece := strings.Repeat("a", mib)
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.Handle = func(_ int, w http.ResponseWriter, _ map[string]any) bool {
+				if !stream {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"`)
+					for range 65 {
+						io.WriteString(w, piece)
+					}
+					io.WriteString(w, `\"}"}}]}}]}`)
+					return true
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				for range 65 {
+					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", piece)
+				}
+				fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+				return true
+			}
+			req := backendtest.Request(llm.ModeNative)
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := f.backend(t, nil).Chat(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), "exceeds") {
+				got := 0
+				if resp != nil {
+					got = len(resp.Raw)
+				}
+				t.Fatalf("Chat(a 65 MiB reply) = a reply of %d bytes, %v; want an error naming the limit", got, err)
+			}
+		})
+	}
+}
+
 func TestRepairNeverSendsTheUnknownTool(t *testing.T) {
 	backendtest.RunRepair(t, []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative}, func(t *testing.T) (*backendtest.Fake, llm.Backend) {
 		f := newFake(t, backendtest.Reply{})

@@ -18,18 +18,16 @@ type SDK[O any] struct {
 // ClientOptions are the options an adapter builds its SDK client with: no
 // retries of the SDK's own (a 429 or 5xx goes back as an
 // *llm.StatusError with its RetryAfter, and the caller's policy decides),
-// and baseURL, apiKey and client where set (else the SDK's defaults,
-// its environment variables included).
+// client (http.DefaultClient when nil) with its responses bounded by
+// [MaxReplyBytes], and baseURL and apiKey where set (else the SDK's
+// defaults, its environment variables included).
 func (s SDK[O]) ClientOptions(baseURL, apiKey string, client *http.Client) []O {
-	ropts := []O{s.WithMaxRetries(0)}
+	ropts := []O{s.WithMaxRetries(0), s.WithHTTPClient(LimitReplies(client, MaxReplyBytes))}
 	if baseURL != "" {
 		ropts = append(ropts, s.WithBaseURL(baseURL))
 	}
 	if apiKey != "" {
 		ropts = append(ropts, s.WithAPIKey(apiKey))
-	}
-	if client != nil {
-		ropts = append(ropts, s.WithHTTPClient(client))
 	}
 	return ropts
 }

@@ -55,14 +55,20 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// TestClientOptions: the SDK never retries on its own, and only the
-// settings given become options.
+// TestClientOptions: the SDK never retries on its own, its client (the
+// one given, else the default) reads at most MaxReplyBytes of a response,
+// and only the other settings given become options.
 func TestClientOptions(t *testing.T) {
 	s := SDK[string]{
 		WithMaxRetries: func(n int) string { return fmt.Sprintf("retries=%d", n) },
 		WithBaseURL:    func(u string) string { return "base=" + u },
 		WithAPIKey:     func(k string) string { return "key=" + k },
-		WithHTTPClient: func(*http.Client) string { return "client" },
+		WithHTTPClient: func(c *http.Client) string {
+			if lt, ok := c.Transport.(limitTransport); ok && lt.max == MaxReplyBytes {
+				return "limited-client"
+			}
+			return "client"
+		},
 	}
 	for _, tc := range []struct {
 		name         string
@@ -70,9 +76,9 @@ func TestClientOptions(t *testing.T) {
 		client       *http.Client
 		want         string
 	}{
-		{"defaults", "", "", nil, "retries=0"},
-		{"all", "http://127.0.0.1:8080/v1", "sk", http.DefaultClient, "retries=0 base=http://127.0.0.1:8080/v1 key=sk client"},
-		{"key only", "", "sk", nil, "retries=0 key=sk"},
+		{"defaults", "", "", nil, "retries=0 limited-client"},
+		{"all", "http://127.0.0.1:8080/v1", "sk", http.DefaultClient, "retries=0 limited-client base=http://127.0.0.1:8080/v1 key=sk"},
+		{"key only", "", "sk", nil, "retries=0 limited-client key=sk"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := strings.Join(s.ClientOptions(tc.baseURL, tc.key, tc.client), " "); got != tc.want {

@@ -4,8 +4,9 @@
 // schema a native tool is sent with, the envelope schema of a strict
 // structured output, the text of a reply that the envelope parser reads,
 // the Retry-After of a failed response, one call, plain or streamed, of
-// an SDK-generated client (sdk.go), and the frame of an [Embed] call
-// (embed.go).
+// an SDK-generated client (sdk.go), the frame of an [Embed] call
+// (embed.go), and the bound on what a response may cost ([LimitReplies],
+// limit.go).
 //
 // Each function's errors are the adapters' contract: they wrap
 // [llm.ErrInvalidRequest] and name the field at fault.
