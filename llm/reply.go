@@ -61,6 +61,11 @@ func (e *OutputError) Unwrap() []error {
 // when it made no call, else {"content","tool_calls":[{"name","arguments"}]}.
 // A native call's arguments sent as "" or null (a no-argument call, as vLLM
 // and other OpenAI-compatible servers send it) are read as {}.
+// A native reply without calls whose text is a call in a chat template's
+// own syntax (Hermes/Qwen <tool_call>, Llama <|python_tag|>, Mistral
+// [TOOL_CALLS]), as a server without a tool-call parser for the model
+// passes it on, is read as that call, with the same checks, and
+// resp.Message becomes the call.
 //
 // A truncated reply, a reply that is not of the mode's shape, or one that
 // names a tool outside req.Tools is an *[OutputError], and then resp.Calls,
@@ -117,6 +122,18 @@ func parseReply(req *Request, resp *Response) error {
 
 func parseNative(req *Request, resp *Response) error {
 	calls := resp.Message.ToolCalls
+	if len(calls) == 0 {
+		written, err := textCalls(resp.Message.Content)
+		if err != nil {
+			return &OutputError{Problem: ProblemMalformed, Raw: resp.Raw, Err: err,
+				Reason: "the reply wrote a tool call as text that could not be read (" + err.Error() + "); call the tool with its name and a JSON object of arguments"}
+		}
+		if written != nil {
+			// The conversation keeps it as the call it is, so that its
+			// result can follow it.
+			resp.Message.Content, resp.Message.ToolCalls, calls = "", written, written
+		}
+	}
 	switch {
 	case len(calls) == 0 && strings.TrimSpace(resp.Message.Content) == "":
 		return &OutputError{Problem: ProblemEmpty, Raw: resp.Raw, Reason: "the reply was empty; call one tool or answer"}

@@ -25,6 +25,9 @@ func FuzzParseReply(f *testing.F) {
 	f.Add(`hello`, "", ``, false)
 	f.Add(``, "get_balance", `{"a":1,"a":2}`, true)
 	f.Add(`{"action":"answer","text":"x"}`, "get_balance", `[1]`, false)
+	f.Add(`<tool_call>{"name":"get_balance","arguments":{"account":"A"}}</tool_call>`, "", ``, false)
+	f.Add(`<|python_tag|>{"name":"get_balance","parameters":"{\"a\":1}"}<|eom_id|>`, "", ``, false)
+	f.Add(`[TOOL_CALLS][{"name":"get_balance","arguments":{}}]`, "", ``, false)
 	f.Fuzz(func(t *testing.T, content, callName, callArgs string, truncated bool) {
 		for i, mode := range []Mode{ModeEnvelope, ModeNative} {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {

@@ -143,6 +143,15 @@ func cases() []tcase {
 		// no-argument call's arguments as "" or null, not "{}".
 		{name: "native call without arguments", modes: "native", reply: Reply{Calls: call("get_balance", ``), Finish: "tool_calls"}, action: llm.ActionCall, tool: "get_balance", args: `{}`, rawArgs: true},
 		{name: "native call with null arguments", modes: "native", reply: Reply{Calls: call("get_balance", ` null `), Finish: "tool_calls"}, action: llm.ActionCall, tool: "get_balance", args: `{}`, rawArgs: true},
+		// A server without a tool-call parser for the model's template
+		// (vLLM without --tool-call-parser, llama-server without --jinja)
+		// returns the call as the model wrote it, in the text.
+		{name: "native call written as Hermes text", modes: "native", reply: Reply{Content: "<tool_call>\n{\"name\": \"get_balance\", \"arguments\": {\"account\": \"ACC-00001\"}}\n</tool_call>", Finish: "stop"}, action: llm.ActionCall, tool: "get_balance", args: `{"account": "ACC-00001"}`},
+		{name: "native call written as Llama text", modes: "native", reply: Reply{Content: `<|python_tag|>{"name": "get_balance", "parameters": {"account": "ACC-00001"}}<|eom_id|>`, Finish: "stop"}, action: llm.ActionCall, tool: "get_balance", args: `{"account": "ACC-00001"}`},
+		{name: "native call written as Mistral text", modes: "native", reply: Reply{Content: `[TOOL_CALLS][{"name": "get_balance", "arguments": {"account": "ACC-00001"}}]`, Finish: "stop"}, action: llm.ActionCall, tool: "get_balance", args: `{"account": "ACC-00001"}`},
+		{name: "native text call of an unknown tool", modes: "native", reply: Reply{Content: `<tool_call>{"name": "` + Unauthorized + `", "arguments": {}}</tool_call>`, Finish: "stop"}, problem: llm.ProblemUnknownTool},
+		{name: "native two text calls", modes: "native", reply: Reply{Content: `<tool_call>{"name": "get_balance", "arguments": {"account": "ACC-00001"}}</tool_call><tool_call>{"name": "get_balance", "arguments": {"account": "ACC-00002"}}</tool_call>`, Finish: "stop"}, problem: llm.ProblemTooManyCalls},
+		{name: "native text call not JSON", modes: "native", reply: Reply{Content: `<tool_call>get_balance(account="ACC-00001")</tool_call>`, Finish: "stop"}, problem: llm.ProblemMalformed},
 		{name: "native repeated key", modes: "native", reply: Reply{Calls: call("get_balance", `{"account":"ACC-00001","account":"ACC-00002"}`), Finish: "tool_calls"}, problem: llm.ProblemMalformed, rawArgs: true},
 	}
 }
