@@ -34,6 +34,7 @@ func TestParseCommandSpec(t *testing.T) {
 		{"docker run -i --rm -e GITHUB_TOKEN ghcr.io/github/github-mcp-server:v1", "github-mcp-server", []string{"docker", "run", "-i", "--rm", "-e", "GITHUB_TOKEN", "ghcr.io/github/github-mcp-server:v1"}},
 		{"go run github.com/acme/tools/cmd/server@latest", "tools", []string{"go", "run", "github.com/acme/tools/cmd/server@latest"}},
 		{"python3.12 -m", "python3.12", []string{"python3.12", "-m"}},
+		{"env -i PATH=/usr/bin:/bin HOME=/var/empty npx -y @acme/weather-mcp", "weather-mcp", []string{"env", "-i", "PATH=/usr/bin:/bin", "HOME=/var/empty", "npx", "-y", "@acme/weather-mcp"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
