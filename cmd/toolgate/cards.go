@@ -265,9 +265,10 @@ func fixedList(fixed map[lint.Kind]int) string {
 }
 
 // learnHistory is eval --history: it replays the first share of each
-// tool's queries as usage, learns an overlay from their misses with cards
-// learn's defaults, and returns the overlaid snapshot, the queries left to
-// measure and a one-line account of what was learned.
+// tool's queries as usage, learns an overlay from their calls (hits and
+// misses, as cards learn does) with its defaults, and returns the overlaid
+// snapshot, the queries left to measure and a one-line account of what was
+// learned.
 func learnHistory(ctx context.Context, d *discovery.Discoverer, snap *tools.Snapshot, qs []discovery.Query, share float64, k int, lopts *cards.LearnOptions) (*tools.Snapshot, []discovery.Query, string, error) {
 	hist, measured, err := discovery.SplitHistory(qs, share)
 	if err != nil {

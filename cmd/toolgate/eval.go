@@ -113,7 +113,7 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	embedWeights := fs.String("embed-weights", "", "with --embed-model, score each of these comma-separated `weights` (e.g. 0.5,0.6,0.7,0.8,0.9) to calibrate --embed-weight on a dev split")
 	noBgIDF := fs.Bool("no-background-idf", false, "do not cap each word's IDF with its frequency in a large catalog of tool descriptions (discovery.Options.NoBackgroundIDF)")
 	noCompanions := fs.Bool("no-companions", false, "do not add the tool that produces a token or an id a shortlisted tool needs (discovery.Options.NoCompanions)")
-	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its misses (cards learn), measure the rest")
+	history := fs.Float64("history", 0, "replay this `share` of each tool's queries as usage, learn an overlay from its calls, hits and misses (cards learn), measure the rest")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
