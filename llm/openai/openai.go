@@ -196,9 +196,11 @@ func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewPar
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
 	var (
 		acc      openai.ChatCompletionAccumulator
+		calls    callIndexes
 		finished bool
 	)
 	err := wire.Drain(b.client.Chat.Completions.NewStreaming(ctx, params, ropts...), func(chunk openai.ChatCompletionChunk) error {
+		calls.renumber(&chunk)
 		if !acc.AddChunk(chunk) {
 			return errors.New("openai: chat: the stream sent an inconsistent chunk")
 		}
@@ -223,6 +225,57 @@ func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewPar
 	}
 	cc := acc.ChatCompletion
 	return &cc, nil
+}
+
+// callIndexes numbers the tool calls of a streamed reply's first choice
+// by their ids, for openai-go's accumulator, which joins every delta of one
+// index into one call. Servers that stream parallel calls without an
+// "index", or all under index 0, would have them joined into one call
+// named "get_balanceget_balance" with arguments "{..}{..}": refused as an
+// unknown tool rather than as the several calls it was. A delta with an id
+// the call at its index does not have starts a new call; a delta without
+// an id continues the call of its index, or, without an index, the last
+// call.
+type callIndexes struct {
+	ids    []string        // by our index: the call's id ("" until one is sent)
+	byWire map[int64]int64 // the server's index → ours
+}
+
+func (c *callIndexes) renumber(chunk *openai.ChatCompletionChunk) {
+	for i := range chunk.Choices {
+		if chunk.Choices[i].Index != 0 {
+			continue // only the first choice is read
+		}
+		tcs := chunk.Choices[i].Delta.ToolCalls
+		for j := range tcs {
+			tcs[j].Index = c.index(tcs[j])
+		}
+	}
+}
+
+func (c *callIndexes) index(tc openai.ChatCompletionChunkChoiceDeltaToolCall) int64 {
+	hasIndex := tc.JSON.Index.Valid()
+	ours, known := c.byWire[tc.Index]
+	switch {
+	case hasIndex && known && (tc.ID == "" || c.ids[ours] == "" || c.ids[ours] == tc.ID):
+		if c.ids[ours] == "" {
+			c.ids[ours] = tc.ID
+		}
+		return ours
+	case !hasIndex && tc.ID == "" && len(c.ids) > 0:
+		return int64(len(c.ids) - 1)
+	case !hasIndex && len(c.ids) > 0 && c.ids[len(c.ids)-1] == tc.ID:
+		return int64(len(c.ids) - 1)
+	}
+	ours = int64(len(c.ids))
+	c.ids = append(c.ids, tc.ID)
+	if hasIndex {
+		if c.byWire == nil {
+			c.byWire = map[int64]int64{}
+		}
+		c.byWire[tc.Index] = ours
+	}
+	return ours
 }
 
 func finishReason(r string) llm.FinishReason {

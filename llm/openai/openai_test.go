@@ -742,3 +742,64 @@ func TestProbeLlamaCpp(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamParallelCalls: parallel tool calls streamed without an "index",
+// or under one index with different ids, are separate calls (a new id
+// starts a new call), so the reply is refused as too_many_calls; before,
+// openai-go's accumulator joined them into one call of
+// "get_balanceget_balance" with arguments "{..}{..}", refused as an
+// unknown tool. Continuation deltas (no id) still extend the call they
+// follow.
+func TestStreamParallelCalls(t *testing.T) {
+	const (
+		c1 = `{"id":"c1","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}"}}`
+		c2 = `{"id":"c2","type":"function","function":{"name":"get_balance","arguments":"{\"account\":\"ACC-00002\"}"}}`
+	)
+	var (
+		c1i0 = `{"index":0,` + c1[1:]
+		c2i0 = `{"index":0,` + c2[1:]
+	)
+	for _, tc := range []struct {
+		name    string
+		deltas  []string
+		problem llm.OutputProblem
+		args    string
+	}{
+		{"no index", []string{`[` + c1 + `]`, `[` + c2 + `]`}, llm.ProblemTooManyCalls, ""},
+		{"no index, one chunk", []string{`[` + c1 + `,` + c2 + `]`}, llm.ProblemTooManyCalls, ""},
+		{"same index, new id", []string{`[` + c1i0 + `]`, `[` + c2i0 + `]`}, llm.ProblemTooManyCalls, ""},
+		{"same index, same chunk", []string{`[` + c1i0 + `,` + c2i0 + `]`}, llm.ProblemTooManyCalls, ""},
+		{"one call in pieces", []string{
+			`[{"index":0,"id":"c1","type":"function","function":{"name":"get_balance","arguments":""}}]`,
+			`[{"index":0,"function":{"arguments":"{\"account\":"}}]`,
+			`[{"index":0,"id":"c1","function":{"arguments":"\"ACC-00001\"}"}}]`}, "", `{"account":"ACC-00001"}`},
+		{"one call in pieces, no index", []string{
+			`[{"id":"c1","type":"function","function":{"name":"get_balance","arguments":"{\"account\":"}}]`,
+			`[{"function":{"arguments":"\"ACC-00001\"}"}}]`}, "", `{"account":"ACC-00001"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.Handle = func(_ int, w http.ResponseWriter, _ map[string]any) bool {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, d := range tc.deltas {
+					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":%s},\"finish_reason\":null}]}\n\n", d)
+				}
+				fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n")
+				return true
+			}
+			req := backendtest.Request(llm.ModeNative)
+			req.OnDelta = func(string) {}
+			resp, err := f.backend(t, nil).Chat(context.Background(), req)
+			if tc.problem != "" {
+				var oe *llm.OutputError
+				if !errors.As(err, &oe) || oe.Problem != tc.problem {
+					t.Fatalf("Chat(%s) = %+v, %v; want problem %s", tc.name, resp, err, tc.problem)
+				}
+				return
+			}
+			if err != nil || len(resp.Calls) != 1 || string(resp.Calls[0].Arguments) != tc.args || resp.Calls[0].ID != "c1" {
+				t.Fatalf("Chat(%s) = %+v, %v; want one call c1 with %s", tc.name, resp, err, tc.args)
+			}
+		})
+	}
+}
