@@ -41,6 +41,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/toolgate/toolgate/internal/tokens"
@@ -158,6 +159,9 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		return nil, chatError(ctx, req, err, httpResp)
 	}
 	if len(cc.Choices) == 0 {
+		if se := bodyError(cc.RawJSON()); se != nil {
+			return nil, se
+		}
 		return nil, errors.New("openai: chat: the response has no choices")
 	}
 	choice := cc.Choices[0]
@@ -200,6 +204,11 @@ func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewPar
 		finished bool
 	)
 	err := wire.Drain(b.client.Chat.Completions.NewStreaming(ctx, params, ropts...), func(chunk openai.ChatCompletionChunk) error {
+		if len(chunk.Choices) == 0 {
+			if se := bodyError(chunk.RawJSON()); se != nil {
+				return se
+			}
+		}
 		calls.renumber(&chunk)
 		if !acc.AddChunk(chunk) {
 			return errors.New("openai: chat: the stream sent an inconsistent chunk")
@@ -404,7 +413,21 @@ func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error,
 	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %s: %w", op, ctx.Err())
 	}
-	var ae *openai.Error
+	var (
+		ae  *openai.Error
+		sse *ssestream.StreamError
+		se  *llm.StatusError
+	)
+	if errors.As(err, &se) {
+		se.Backend = backend
+		return se
+	}
+	if errors.As(err, &sse) {
+		if se := bodyError(string(sse.Event.Data)); se != nil {
+			se.Backend, se.Err = backend, err
+			return se
+		}
+	}
 	if !errors.As(err, &ae) {
 		return fmt.Errorf("openai: %s: %w", op, err)
 	}
@@ -415,9 +438,69 @@ func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error,
 	if ae.StatusCode == http.StatusBadRequest && rejects(msg) {
 		return &llm.ConstraintError{Backend: backend, Mode: mode, Message: msg, Err: err}
 	}
-	se := statusError(ae, msg, httpResp)
+	se = statusError(ae, msg, httpResp)
 	se.Backend = backend
 	return se
+}
+
+// bodyError reads an error that a server sent with HTTP 200, as a body or
+// a stream's event, into the *[llm.StatusError] it would have been before
+// the response began: {"error":{"message","type","code"}} (OpenAI's
+// chunk after a stream began, OpenRouter's body) or
+// {"object":"error","message","type","code"} (vLLM). Its status is the
+// code where that is an HTTP error status, else the one the type names
+// ([errorTypeStatus]), so that llm.Checked retries an overload and not an
+// invalid request. nil when raw is not such an error.
+func bodyError(raw string) *llm.StatusError {
+	type apiErr struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	var body struct {
+		apiErr
+		Object string  `json:"object"`
+		Error  *apiErr `json:"error"`
+	}
+	if json.Unmarshal([]byte(raw), &body) != nil {
+		return nil
+	}
+	e := body.Error
+	if e == nil {
+		if body.Object != "error" {
+			return nil
+		}
+		e = &body.apiErr
+	}
+	status := errorTypeStatus(e.Type)
+	if code, err := strconv.Atoi(strings.Trim(string(e.Code), `"`)); err == nil && code >= 400 && code <= 599 {
+		status = code
+	}
+	msg := cmp.Or(e.Message, e.Type, "the server sent an error with HTTP 200")
+	return &llm.StatusError{Backend: "openai", StatusCode: status, Message: wire.ServerMessage(msg)}
+}
+
+// errorTypeStatus is the HTTP status of an error type as OpenAI and the
+// servers that imitate it (vLLM's exception names, OpenRouter) name them.
+// An unknown type is a server error: worth a retry, like the server_error
+// it most likely is.
+func errorTypeStatus(typ string) int {
+	t := strings.ToLower(strings.ReplaceAll(typ, "_", ""))
+	switch {
+	case strings.Contains(t, "ratelimit"), strings.Contains(t, "toomanyrequests"), t == "insufficientquota":
+		return http.StatusTooManyRequests
+	case strings.Contains(t, "overload"), strings.Contains(t, "unavailable"):
+		return http.StatusServiceUnavailable
+	case strings.Contains(t, "invalidrequest"), strings.Contains(t, "badrequest"), t == "invalidvalue":
+		return http.StatusBadRequest
+	case strings.Contains(t, "authentication"), strings.Contains(t, "unauthorized"), t == "invalidapikey":
+		return http.StatusUnauthorized
+	case strings.Contains(t, "permission"):
+		return http.StatusForbidden
+	case strings.Contains(t, "notfound"):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
 }
 
 // statusError turns an API error into an *[llm.StatusError] with the

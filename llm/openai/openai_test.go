@@ -803,3 +803,75 @@ func TestStreamParallelCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsWithStatus200: an error a server sends with HTTP 200 (OpenAI's
+// error chunk after a stream began, OpenRouter's error body, vLLM's
+// {"object":"error"}) is the *llm.StatusError it would have been before
+// the response began, with the server's message (escaped, bounded) and a
+// status by its code or type, so that llm.Checked retries a server error
+// and not an invalid request. Before, the stream's was openai-go's
+// "received error while streaming" and a body's "the response has no
+// choices", neither retried.
+func TestErrorsWithStatus200(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		stream        bool
+		body, message string
+		status        int
+	}{
+		{"stream server_error", true, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`, "The server had an error while processing your request.", 500},
+		{"stream invalid_request_error", true, `{"error":{"message":"Invalid 'messages'.","type":"invalid_request_error","param":null,"code":null}}`, "Invalid 'messages'.", 400},
+		{"stream rate limit", true, `{"error":{"message":"Rate limit reached","type":"rate_limit_exceeded"}}`, "Rate limit reached", 429},
+		{"stream vLLM", true, `{"object":"error","message":"The engine is overloaded.","type":"ServiceUnavailableError","param":null,"code":503}`, "The engine is overloaded.", 503},
+		{"OpenRouter body", false, `{"error":{"message":"Provider returned error","code":502,"metadata":{"provider_name":"x"}}}`, "Provider returned error", 502},
+		{"vLLM body", false, `{"object":"error","message":"This model's maximum context length is 2048 tokens.","type":"BadRequestError","param":null,"code":400}`, "This model's maximum context length is 2048 tokens.", 400},
+		{"overloaded body", false, `{"error":{"message":"Overloaded","type":"overloaded_error"}}`, "Overloaded", 503},
+		{"escaped message", false, `{"error":{"message":"bad\u001b[2J\nthing","type":"server_error"}}`, `bad\u001b[2J\nthing`, 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.Handle = func(_ int, w http.ResponseWriter, _ map[string]any) bool {
+				if tc.stream {
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"The\"},\"finish_reason\":null}]}\n\ndata: %s\n\n", tc.body)
+					return true
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, tc.body)
+				return true
+			}
+			req := backendtest.Request(llm.ModeNative)
+			if tc.stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := f.backend(t, nil).Chat(context.Background(), req)
+			var se *llm.StatusError
+			if !errors.As(err, &se) || se.StatusCode != tc.status || se.Message != tc.message || se.Temporary() != (tc.status >= 429 && tc.status != 400) {
+				t.Fatalf("Chat(200 with %s) = %+v, %v; want an *llm.StatusError %d %q", tc.body, resp, err, tc.status, tc.message)
+			}
+		})
+	}
+	t.Run("retried", func(t *testing.T) {
+		f := newFake(t, backendtest.Reply{Content: backendtest.Answer, Finish: "stop"})
+		f.Handle = func(i int, w http.ResponseWriter, _ map[string]any) bool {
+			if i > 0 {
+				return false
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n")
+			return true
+		}
+		retries := 0
+		cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler),
+			Sleep: func(context.Context, time.Duration) error { retries++; return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := backendtest.Request(llm.ModeEnvelope)
+		req.OnDelta = func(string) {}
+		resp, err := cb.Chat(context.Background(), req)
+		if err != nil || resp.Answer != "ok" || retries != 1 {
+			t.Fatalf("Checked Chat(a server_error chunk, then ok) = %+v, %v after %d retries; want ok after 1", resp, err, retries)
+		}
+	})
+}

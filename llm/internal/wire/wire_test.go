@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/llm"
@@ -41,6 +42,21 @@ func TestCheckBaseURL(t *testing.T) {
 		t.Run(url, func(t *testing.T) {
 			if err := CheckBaseURL("openai", url); (err == nil) != ok {
 				t.Errorf("CheckBaseURL(%q) = %v, want ok %v", url, err, ok)
+			}
+		})
+	}
+}
+
+func TestServerMessage(t *testing.T) {
+	long := strings.Repeat("é", MaxMessageBytes)
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", " The server is overloaded. ", "The server is overloaded."},
+		{"escape sequence", "bad\x1b[2Jthing\nnext", `bad\u001b[2Jthing\nnext`},
+		{"long", long, long[:MaxMessageBytes] + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ServerMessage(tc.in); got != tc.want {
+				t.Errorf("ServerMessage(%.40q) = %.60q, want %.60q", tc.in, got, tc.want)
 			}
 		})
 	}
