@@ -221,6 +221,11 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 		attempts = append(attempts, Attempt{Raw: oe.Raw, Problem: oe.Problem, Reason: oe.Reason, Err: oe})
 		c.metrics.repair(c.name, oe.Problem)
 		left := c.opts.MaxRepairs + 1 - len(attempts)
+		if oe.Problem == ProblemRefused {
+			// Asked again in the same conversation, a model that refused
+			// refuses again; the repairs would only cost their tokens.
+			left = 0
+		}
 		if left <= 0 {
 			c.metrics.outcome(c.name, outcomeExhausted)
 			return nil, &RepairError{Attempts: attempts, Usage: total}

@@ -244,6 +244,10 @@ const (
 	FinishStop      FinishReason = "stop"
 	FinishLength    FinishReason = "length"
 	FinishToolCalls FinishReason = "tool_calls"
+	// FinishRefusal is a reply the model (or the provider's safety
+	// system) refused: Anthropic's stop_reason "refusal", OpenAI's
+	// "content_filter" or a message whose text is its `refusal`.
+	FinishRefusal FinishReason = "refusal"
 )
 
 // Usage is the token accounting of one request.

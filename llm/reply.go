@@ -25,6 +25,7 @@ const (
 	ProblemEmpty            OutputProblem = "empty"             // no text and no call
 	ProblemInvalidArguments OutputProblem = "invalid_arguments" // rejected by the Validate hook
 	ProblemCallRequired     OutputProblem = "call_required"     // an answer where Request.RequireCall asked for a call
+	ProblemRefused          OutputProblem = "refused"           // the model refused ([FinishRefusal]); not repaired
 )
 
 // OutputError is a reply the model produced that must not be acted on.
@@ -90,6 +91,10 @@ func parseReply(req *Request, resp *Response) error {
 		}
 		return &OutputError{Problem: ProblemTruncated, Reason: reason, Raw: resp.Raw}
 	}
+	if resp.FinishReason == FinishRefusal && !refusalAnswer(req, resp) {
+		return &OutputError{Problem: ProblemRefused, Raw: resp.Raw,
+			Reason: "the model refused to reply (finish reason refusal); nothing in the reply can be used"}
+	}
 	if req.Constraint.Mode == ModeNative {
 		return parseNative(req, resp)
 	}
@@ -118,6 +123,16 @@ func parseReply(req *Request, resp *Response) error {
 		resp.FindTools = env.Query
 	}
 	return nil
+}
+
+// refusalAnswer reports whether a refused reply is an answer to pass on:
+// in native mode, a text without calls (OpenAI's `refusal` message, a
+// model's own "I can't help with that") where an answer may be given.
+// A refusal with no text, a call, or text where an envelope was asked for
+// is not: a stopped stream's partial call or envelope must not be read.
+func refusalAnswer(req *Request, resp *Response) bool {
+	return req.Constraint.Mode == ModeNative && !req.RequireCall && len(resp.Message.ToolCalls) == 0 &&
+		strings.TrimSpace(resp.Message.Content) != ""
 }
 
 func parseNative(req *Request, resp *Response) error {

@@ -183,6 +183,8 @@ func finishReason(r anthropic.StopReason) llm.FinishReason {
 		return llm.FinishToolCalls
 	case "", anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence:
 		return llm.FinishStop
+	case anthropic.StopReasonRefusal:
+		return llm.FinishRefusal
 	}
 	return llm.FinishReason(r)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func (f *fakeAnthropic) serve(_ int, w http.ResponseWriter, r *http.Request, dat
 		// The server enforces the wrapped envelope schema.
 		reply.Content = backendtest.WireContent(reply.Content)
 	}
-	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[reply.Finish]
+	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "refusal": "refusal"}[reply.Finish]
 	if body.Stream {
 		f.stream(w, reply, stop)
 		return
@@ -468,5 +469,35 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := anthropic.New("m", &anthropic.Options{MaxTokens: -1}); err == nil || !strings.Contains(err.Error(), "MaxTokens") {
 		t.Errorf("New(MaxTokens -1) error = %v, want one naming MaxTokens", err)
+	}
+}
+
+// TestRefusal: a reply the API stopped with stop_reason "refusal" and no
+// content is a refusal, not an empty reply: its reason says the model
+// refused, and llm.Checked does not ask again in the same conversation
+// (which refuses again), so the request is sent once. Before, it was
+// "the reply was empty; call one tool or answer", repaired twice.
+func TestRefusal(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Finish: "refusal"})
+			cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := backendtest.Request(llm.ModeNative)
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := cb.Chat(context.Background(), req)
+			var re *llm.RepairError
+			if !errors.As(err, &re) || len(re.Attempts) != 1 || re.Attempts[0].Problem != llm.ProblemRefused ||
+				!strings.Contains(re.Attempts[0].Reason, "refused") {
+				t.Fatalf("Checked Chat(a refusal) = %+v, %v; want one attempt with problem %s saying so", resp, err, llm.ProblemRefused)
+			}
+			if n := len(f.Requests()); n != 1 {
+				t.Errorf("%d requests sent for a refusal, want 1", n)
+			}
+		})
 	}
 }

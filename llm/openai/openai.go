@@ -192,6 +192,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	if choice.Message.Refusal != "" && msg.Content == "" && len(msg.ToolCalls) == 0 {
 		resp.Message.Content = choice.Message.Refusal
 		resp.Raw = choice.Message.Refusal
+		resp.FinishReason = llm.FinishRefusal
 	}
 	return resp, llm.ParseReply(req, resp)
 }
@@ -295,6 +296,8 @@ func finishReason(r string) llm.FinishReason {
 		return llm.FinishToolCalls
 	case "", "stop":
 		return llm.FinishStop
+	case "content_filter":
+		return llm.FinishRefusal
 	}
 	return llm.FinishReason(r)
 }

@@ -875,3 +875,44 @@ func TestErrorsWithStatus200(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusal: OpenAI's `refusal` message where an envelope was asked for,
+// and a reply stopped by the content filter, are refusals: problem
+// refused, not asked again. Before, the refusal text was a malformed
+// envelope, repaired twice, and a filtered empty reply "empty". In native
+// mode the refusal's text stays the answer.
+func TestRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name, message, finish string
+		mode                  llm.Mode
+		answer                string // "" means problem refused
+	}{
+		{"refusal in envelope mode", `{"role":"assistant","content":null,"refusal":"I can't help with that."}`, "stop", llm.ModeEnvelope, ""},
+		{"content filter", `{"role":"assistant","content":null}`, "content_filter", llm.ModeNative, ""},
+		{"refusal in native mode", `{"role":"assistant","content":null,"refusal":"I can't help with that."}`, "stop", llm.ModeNative, "I can't help with that."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{})
+			f.Handle = func(_ int, w http.ResponseWriter, _ map[string]any) bool {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":%q,"message":%s}]}`, tc.finish, tc.message)
+				return true
+			}
+			cb, err := llm.Checked(f.backend(t, nil), &llm.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := cb.Chat(context.Background(), backendtest.Request(tc.mode))
+			if tc.answer != "" {
+				if err != nil || resp.Answer != tc.answer {
+					t.Fatalf("Checked Chat(%s) = %+v, %v; want the answer %q", tc.name, resp, err, tc.answer)
+				}
+				return
+			}
+			var re *llm.RepairError
+			if !errors.As(err, &re) || len(re.Attempts) != 1 || re.Attempts[0].Problem != llm.ProblemRefused {
+				t.Fatalf("Checked Chat(%s) = %+v, %v; want one attempt refused", tc.name, resp, err)
+			}
+		})
+	}
+}
