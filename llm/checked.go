@@ -277,16 +277,18 @@ func (c *CheckedBackend) validate(resp *Response) *OutputError {
 	return nil
 }
 
-// send calls the backend, retrying temporary HTTP failures.
+// send calls the backend, retrying temporary HTTP failures and silent
+// streams (*[IdleError]).
 func (c *CheckedBackend) send(ctx context.Context, req *Request) (*Response, error) {
 	for retry := 0; ; retry++ {
 		resp, err := c.b.Chat(ctx, req)
 		var se *StatusError
-		if !errors.As(err, &se) || !se.Temporary() || retry >= c.opts.MaxRetries || ctx.Err() != nil {
+		temporary := errors.As(err, &se) && se.Temporary() || errors.Is(err, ErrStreamIdle)
+		if !temporary || retry >= c.opts.MaxRetries || ctx.Err() != nil {
 			return resp, err
 		}
 		d := c.backoff(retry)
-		if se.RetryAfter > 0 {
+		if se != nil && se.RetryAfter > 0 {
 			if se.RetryAfter > c.opts.MaxDelay {
 				return resp, err
 			}

@@ -299,3 +299,16 @@ func TestParseRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleStreamRetried: a stream that went silent (*llm.IdleError) is
+// retried like a 5xx, and the next reply is used.
+func TestIdleStreamRetried(t *testing.T) {
+	idle := &llm.IdleError{Backend: "scripted", Timeout: time.Minute}
+	b := scripted.New([]scripted.Reply{scripted.Fail(fmt.Errorf("scripted: chat: %w", idle)), scripted.Answer("ok")}, nil)
+	retries := 0
+	cb := checked(t, b, &llm.Options{Sleep: func(context.Context, time.Duration) error { retries++; return nil }})
+	resp, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope))
+	if err != nil || resp.Answer != "ok" || retries != 1 {
+		t.Fatalf("Chat(silent stream, then ok) = %+v, %v after %d retries; want ok after 1", resp, err, retries)
+	}
+}

@@ -41,6 +41,36 @@ func (e *StatusError) Temporary() bool {
 	return e.StatusCode == 429 || e.StatusCode >= 500
 }
 
+// DefaultStreamIdleTimeout is how long a streamed reply may stay silent
+// (no event before its first, or between two) when an adapter's
+// StreamIdleTimeout option is 0. It is long enough for a CPU server to
+// read a long prompt before its first token, or to load a model, and
+// bounds a stream that sends nothing, or only keep-alive comments.
+const DefaultStreamIdleTimeout = 5 * time.Minute
+
+// ErrStreamIdle is matched by every *[IdleError].
+var ErrStreamIdle = errors.New("llm: the stream was silent for too long")
+
+// IdleError is a streamed reply that sent no event for Timeout: before
+// its first event, or between two (a keep-alive comment is no event). It
+// is [Temporary]: [Checked] retries it like a 5xx.
+//
+// [Temporary]: IdleError.Temporary
+type IdleError struct {
+	Backend string
+	Timeout time.Duration
+}
+
+func (e *IdleError) Error() string {
+	return fmt.Sprintf("llm: %s: the stream sent no event for %v (the stream idle timeout)", e.Backend, e.Timeout)
+}
+
+// Is reports whether target is [ErrStreamIdle].
+func (e *IdleError) Is(target error) bool { return target == ErrStreamIdle }
+
+// Temporary reports true: a server that went silent may answer again.
+func (e *IdleError) Temporary() bool { return true }
+
 // ConstraintError is a backend's refusal of the request's constraint.
 type ConstraintError struct {
 	Backend string

@@ -40,6 +40,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -64,6 +65,13 @@ type Options struct {
 	MaxTokens int
 	// NoCache leaves out the cache_control breakpoint on the system prompt.
 	NoCache bool
+	// StreamIdleTimeout bounds the silence of a streamed reply
+	// (Request.OnDelta set): the time to its first event and between two;
+	// a keep-alive comment is no event. Past it the request fails with an
+	// *llm.IdleError, which llm.Checked retries. 0 means
+	// llm.DefaultStreamIdleTimeout (5 minutes); negative means no bound
+	// but the caller's context.
+	StreamIdleTimeout time.Duration
 }
 
 // Backend talks to the Messages API with one model. It is safe for
@@ -154,7 +162,9 @@ func (b *Backend) stream(ctx context.Context, params anthropic.MessageNewParams,
 		acc     anthropic.Message
 		stopped bool
 	)
-	err := wire.Drain(b.client.Messages.NewStreaming(ctx, params, ropts...), func(ev anthropic.MessageStreamEventUnion) error {
+	ctx, idle := wire.WatchIdle(ctx, "anthropic", b.opts.StreamIdleTimeout)
+	defer idle.Stop()
+	err := wire.Drain(b.client.Messages.NewStreaming(ctx, params, ropts...), idle, func(ev anthropic.MessageStreamEventUnion) error {
 		if err := acc.Accumulate(ev); err != nil {
 			return fmt.Errorf("the stream sent an inconsistent event: %w", err)
 		}

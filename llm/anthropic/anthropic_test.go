@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/anthropic"
@@ -500,4 +501,13 @@ func TestRefusal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamIdle: a stream that sends nothing, or only keep-alive
+// comments, fails after Options.StreamIdleTimeout with an *llm.IdleError
+// (retried by llm.Checked); before, only the caller's context ended it.
+func TestStreamIdle(t *testing.T) {
+	backendtest.RunStreamIdle(t, backendtest.SSESilences, func(t *testing.T, url string, idle time.Duration) llm.Backend {
+		return backendtest.NewBackend(t, anthropic.New, "m", &anthropic.Options{StreamIdleTimeout: idle}, func(o *anthropic.Options) { o.BaseURL, o.APIKey = url, "sk-ant-test" })
+	})
 }

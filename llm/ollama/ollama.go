@@ -68,6 +68,13 @@ type Options struct {
 	// Seed is the sampling seed of requests that set none (options.seed);
 	// with Temperature 0 it makes runs repeatable. nil means none.
 	Seed *int64
+	// StreamIdleTimeout bounds the silence of a streamed reply
+	// (Request.OnDelta set): the time to its first event and between two;
+	// a keep-alive comment is no event. Past it the request fails with an
+	// *llm.IdleError, which llm.Checked retries. 0 means
+	// llm.DefaultStreamIdleTimeout (5 minutes); negative means no bound
+	// but the caller's context.
+	StreamIdleTimeout time.Duration
 }
 
 // Backend talks to one Ollama server and model. It is safe for concurrent use.
@@ -129,7 +136,16 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		sawFinal  bool
 		argsError error
 	)
-	err = b.client.Chat(ctx, creq, func(r api.ChatResponse) error {
+	// Only a stream is watched: a plain reply's first byte comes when the
+	// whole reply is written.
+	d := b.opts.StreamIdleTimeout
+	if req.OnDelta == nil {
+		d = -1
+	}
+	sctx, idle := wire.WatchIdle(ctx, "ollama", d)
+	defer idle.Stop()
+	err = b.client.Chat(sctx, creq, func(r api.ChatResponse) error {
+		idle.Event()
 		if r.Message.Content != "" {
 			content.WriteString(r.Message.Content)
 			if req.OnDelta != nil {
@@ -152,6 +168,12 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		}
 		return nil
 	})
+	if err == nil && !sawFinal || err != nil && ctx.Err() == nil {
+		// The client ends a stream quietly when its context ends.
+		if ierr := idle.Err(nil); ierr != nil {
+			return nil, fmt.Errorf("ollama: chat: %w", ierr)
+		}
+	}
 	if err != nil {
 		return nil, b.chatError(ctx, req, err, slot)
 	}

@@ -502,3 +502,13 @@ func TestSamplingOptions(t *testing.T) {
 		t.Errorf("New with Temperature -1 = %v, want an error naming Options.Temperature", err)
 	}
 }
+
+// TestStreamIdle: a stream that sends nothing, or headers and then
+// nothing, fails after Options.StreamIdleTimeout with an *llm.IdleError
+// (retried by llm.Checked); before, only the caller's context ended it.
+func TestStreamIdle(t *testing.T) {
+	backendtest.RunStreamIdle(t, []backendtest.Silence{{Name: "nothing"}, {Name: "headers only", ContentType: "application/x-ndjson"}},
+		func(t *testing.T, url string, idle time.Duration) llm.Backend {
+			return backendtest.NewBackend(t, ollama.New, "m", &ollama.Options{StreamIdleTimeout: idle}, func(o *ollama.Options) { o.BaseURL = url })
+		})
+}

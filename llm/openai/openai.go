@@ -73,6 +73,13 @@ type Options struct {
 	// Temperature 0 it makes runs repeatable on servers that honour it
 	// (llama.cpp; OpenAI on a best-effort basis). nil means none.
 	Seed *int64
+	// StreamIdleTimeout bounds the silence of a streamed reply
+	// (Request.OnDelta set): the time to its first event and between two;
+	// a keep-alive comment is no event. Past it the request fails with an
+	// *llm.IdleError, which llm.Checked retries. 0 means
+	// llm.DefaultStreamIdleTimeout (5 minutes); negative means no bound
+	// but the caller's context.
+	StreamIdleTimeout time.Duration
 }
 
 // Backend talks to one Chat Completions endpoint and model. It is safe for
@@ -204,7 +211,9 @@ func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewPar
 		calls    callIndexes
 		finished bool
 	)
-	err := wire.Drain(b.client.Chat.Completions.NewStreaming(ctx, params, ropts...), func(chunk openai.ChatCompletionChunk) error {
+	ctx, idle := wire.WatchIdle(ctx, "openai", b.opts.StreamIdleTimeout)
+	defer idle.Stop()
+	err := wire.Drain(b.client.Chat.Completions.NewStreaming(ctx, params, ropts...), idle, func(chunk openai.ChatCompletionChunk) error {
 		if len(chunk.Choices) == 0 {
 			if se := bodyError(chunk.RawJSON()); se != nil {
 				return se

@@ -916,3 +916,19 @@ func TestRefusal(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamIdle: a stream that sends nothing, or only keep-alive
+// comments, fails after Options.StreamIdleTimeout with an *llm.IdleError
+// (retried by llm.Checked); before, only the caller's context ended it.
+func TestStreamIdle(t *testing.T) {
+	t.Run("chat", func(t *testing.T) {
+		backendtest.RunStreamIdle(t, backendtest.SSESilences, func(t *testing.T, url string, idle time.Duration) llm.Backend {
+			return backendtest.NewBackend(t, openai.New, "m", &openai.Options{StreamIdleTimeout: idle}, func(o *openai.Options) { o.BaseURL, o.APIKey = url+"/v1", "sk-test" })
+		})
+	})
+	t.Run("responses", func(t *testing.T) {
+		backendtest.RunStreamIdle(t, backendtest.SSESilences, func(t *testing.T, url string, idle time.Duration) llm.Backend {
+			return backendtest.NewBackend(t, openai.NewResponses, "m", &openai.Options{StreamIdleTimeout: idle}, func(o *openai.Options) { o.BaseURL, o.APIKey = url+"/v1", "sk-test" })
+		})
+	})
+}

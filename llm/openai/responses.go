@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -52,6 +53,7 @@ import (
 type ResponsesBackend struct {
 	client openai.Client
 	model  string
+	idle   time.Duration // Options.StreamIdleTimeout
 }
 
 var _ llm.Backend = (*ResponsesBackend)(nil)
@@ -62,7 +64,7 @@ func NewResponses(model string, opts *Options) (*ResponsesBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ResponsesBackend{client: b.client, model: model}, nil
+	return &ResponsesBackend{client: b.client, model: model, idle: b.opts.StreamIdleTimeout}, nil
 }
 
 // Name returns "openai-responses".
@@ -154,7 +156,9 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 
 func (b *ResponsesBackend) stream(ctx context.Context, params responses.ResponseNewParams, onDelta func(string), ropts []option.RequestOption) (*responses.Response, error) {
 	var final *responses.Response
-	err := wire.Drain(b.client.Responses.NewStreaming(ctx, params, ropts...), func(ev responses.ResponseStreamEventUnion) error {
+	ctx, idle := wire.WatchIdle(ctx, "openai-responses", b.idle)
+	defer idle.Stop()
+	err := wire.Drain(b.client.Responses.NewStreaming(ctx, params, ropts...), idle, func(ev responses.ResponseStreamEventUnion) error {
 		switch ev.Type {
 		case "response.output_text.delta":
 			if ev.Delta != "" {

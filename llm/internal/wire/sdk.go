@@ -65,14 +65,17 @@ type Stream[T any] interface {
 	Close() error
 }
 
-// Drain passes every event of s to each, in order, and closes s. It
-// returns the first error of each, else the stream's.
-func Drain[T any](s Stream[T], each func(T) error) error {
+// Drain passes every event of s to each, in order, noting each to idle
+// (the watchdog s was opened under, see [WatchIdle]), and closes s. It
+// returns the first error of each, else the stream's, or the
+// *[llm.IdleError] when idle ended the stream.
+func Drain[T any](s Stream[T], idle *Idle, each func(T) error) error {
 	defer s.Close()
 	for s.Next() {
+		idle.Event()
 		if err := each(s.Current()); err != nil {
 			return err
 		}
 	}
-	return s.Err()
+	return idle.Err(s.Err())
 }

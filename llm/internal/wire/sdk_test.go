@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -38,7 +39,8 @@ func TestDrain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &events{evs: []int{1, 2, 3}, err: tc.streamErr}
 			var got []int
-			err := Drain(s, func(ev int) error {
+			_, idle := WatchIdle(context.Background(), "test", -1)
+			err := Drain(s, idle, func(ev int) error {
 				got = append(got, ev)
 				if ev == tc.stopAt {
 					return errStop

@@ -5,8 +5,10 @@
 // structured output, the text of a reply that the envelope parser reads,
 // the Retry-After of a failed response, one call, plain or streamed, of
 // an SDK-generated client (sdk.go), the frame of an [Embed] call
-// (embed.go), and the bound on what a response may cost ([LimitReplies],
-// limit.go).
+// (embed.go), the bound on what a response may cost ([LimitReplies],
+// limit.go) and on how long a stream may stay silent ([WatchIdle],
+// idle.go), and a server's message made fit for an error
+// ([ServerMessage], message.go).
 //
 // Each function's errors are the adapters' contract: they wrap
 // [llm.ErrInvalidRequest] and name the field at fault.
