@@ -352,6 +352,12 @@ func addUsage(a, b Usage) Usage {
 // "attempts_left" and, for arguments rejected by validation, the "call"
 // (its tool is in the shortlist). The rejected output itself is not
 // echoed, so a tool name the model made up is never sent back to it.
+// maxRepairEchoBytes bounds the arguments a repair message echoes: a call
+// whose arguments are larger (a model that wrote a megabyte into a string)
+// is not sent back, so that each repair does not cost the model that much
+// prompt again; the reason still says what is wrong.
+const maxRepairEchoBytes = 4096
+
 func RepairMessage(oe *OutputError, resp *Response, attemptsLeft int) Message {
 	body := struct {
 		Error        string        `json:"error"`
@@ -360,7 +366,7 @@ func RepairMessage(oe *OutputError, resp *Response, attemptsLeft int) Message {
 		AttemptsLeft int           `json:"attempts_left"`
 		Call         *repairCall   `json:"call,omitempty"`
 	}{"your previous reply could not be used", oe.Problem, oe.Reason, attemptsLeft, nil}
-	if oe.Problem == ProblemInvalidArguments && resp != nil && len(resp.Calls) == 1 {
+	if oe.Problem == ProblemInvalidArguments && resp != nil && len(resp.Calls) == 1 && len(resp.Calls[0].Arguments) <= maxRepairEchoBytes {
 		body.Call = &repairCall{Tool: resp.Calls[0].Name, Arguments: resp.Calls[0].Arguments}
 	}
 	data, _ := json.Marshal(body)

@@ -312,3 +312,23 @@ func TestIdleStreamRetried(t *testing.T) {
 		t.Fatalf("Chat(silent stream, then ok) = %+v, %v after %d retries; want ok after 1", resp, err, retries)
 	}
 }
+
+// TestRepairDoesNotEchoGiantArguments: a call with arguments past 4 KiB is
+// not echoed in its repair message (before, a 64 KiB argument string was
+// sent back whole with every repair); the reason still says what is wrong.
+func TestRepairDoesNotEchoGiantArguments(t *testing.T) {
+	b := scripted.New([]scripted.Reply{
+		scripted.Call("get_balance", `{"account":"ACC-00001","admin":"`+strings.Repeat("A", 64<<10)+`"}`),
+		scripted.Answer("done"),
+	}, nil)
+	cb := checked(t, b, &llm.Options{Validate: rejectUnknownProperties})
+	if _, err := cb.Chat(context.Background(), backendtest.Request(llm.ModeEnvelope)); err != nil {
+		t.Fatal(err)
+	}
+	reqs := b.Requests()
+	last := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+	rm := repairMessages(t, reqs[1])[0]
+	if len(last) > 8192 || rm["call"] != nil || !strings.Contains(rm["reason"].(string), "/admin: property not allowed") {
+		t.Errorf("repair message of %d bytes, call %v; want the reason without the giant call", len(last), rm["call"] != nil)
+	}
+}
