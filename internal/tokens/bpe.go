@@ -112,6 +112,15 @@ func (r *ranks) count(piece string) int {
 	if len(piece) <= 1 || r.rank(piece) >= 0 {
 		return min(len(piece), 1) // every byte is a token
 	}
+	if len(piece) >= longPiece {
+		return r.countLong(piece)
+	}
+	return r.countShort(piece)
+}
+
+// countShort is count for a piece that is no token, by the pairs' scan:
+// quadratic, and the fastest below longPiece bytes.
+func (r *ranks) countShort(piece string) int {
 	// parts[i] is a part's start and the rank of its union with the next
 	// part (math.MaxInt32: none).
 	var buf [64][2]int32 // no allocation for a piece under 64 bytes
@@ -153,4 +162,103 @@ func (r *ranks) count(piece string) int {
 		parts = append(parts[:at+1], parts[at+2:]...)
 	}
 	return len(parts) - 1
+}
+
+// longPiece is the length from which count merges with a heap: the scan
+// of every pair at each merge is quadratic in the piece, and one piece
+// can be a whole message (a 128 KiB string of one letter took 17 s).
+const longPiece = 256
+
+// merge is a pair of adjacent parts, [start, end) joined, and its rank.
+type merge struct{ rank, start, end int32 }
+
+// countLong is count for a long piece: the same merges in the same order
+// (the lowest rank first, the leftmost of equal ones), in O(n log n). The
+// parts are a linked list over their start offsets; each pair's union
+// waits in a min-heap by (rank, start), and an entry whose parts have
+// changed since (its end is no longer the end of the pair at its start)
+// is skipped when it comes up.
+func (r *ranks) countLong(piece string) int {
+	n := int32(len(piece))
+	next := make([]int32, n) // next[i]: the start of the part after the one at i; n at the end
+	prev := make([]int32, n+1)
+	for i := range next {
+		next[i] = int32(i) + 1
+		prev[i+1] = int32(i)
+	}
+	h := make(mergeHeap, 0, n)
+	// push queues the union of the part at i with the one after it.
+	push := func(i int32) {
+		if i < 0 || next[i] >= n {
+			return
+		}
+		end := next[next[i]]
+		if rk := r.rank(piece[i:end]); rk >= 0 {
+			h.push(merge{int32(rk), i, end})
+		}
+	}
+	for i := int32(0); i < n-1; i++ {
+		push(i)
+	}
+	parts := n
+	for len(h) > 0 {
+		m := h.pop()
+		if next[m.start] == 0 || next[m.start] >= n || next[next[m.start]] != m.end {
+			continue // a part of it was merged into another since
+		}
+		j := next[m.start] // the second part's start: joined to the first
+		next[m.start] = next[j]
+		prev[next[j]] = m.start
+		next[j] = 0 // dead (no live part's next is 0)
+		parts--
+		push(m.start)
+		if m.start > 0 {
+			push(prev[m.start])
+		}
+	}
+	return int(parts)
+}
+
+// mergeHeap is a binary min-heap of merges by (rank, start).
+type mergeHeap []merge
+
+func (h mergeHeap) less(a, b int) bool {
+	return h[a].rank < h[b].rank || h[a].rank == h[b].rank && h[a].start < h[b].start
+}
+
+func (h *mergeHeap) push(m merge) {
+	*h = append(*h, m)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() merge {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(s) && s.less(l, m) {
+			m = l
+		}
+		if l+1 < len(s) && s.less(l+1, m) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
