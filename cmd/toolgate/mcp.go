@@ -172,6 +172,14 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		auth = verifier
 	}
 	opts.Authenticate = bearerAuth(auth)
+	// The Origin check comes first: a browser page of another origin gets
+	// 403, not the verifier's 401 challenge, nor /metrics.
+	opts.Wrap = func(h http.Handler) http.Handler {
+		if verifier != nil {
+			h = verifier.Protect(h)
+		}
+		return withMetrics(h, metrics)
+	}
 	srv, err := mcpserver.New(reg, disc, gw, opts)
 	if err != nil {
 		return fail(stderr, serveProg, err)
@@ -184,10 +192,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return fail(stderr, serveProg, err)
 	}
-	if verifier != nil {
-		h = verifier.Protect(h)
-	}
-	hs := mcpHTTPServer(withMetrics(h, metrics))
+	hs := mcpHTTPServer(h)
 	fmt.Fprintf(stderr, "%s: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
 		serveProg, reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
 	go func() {

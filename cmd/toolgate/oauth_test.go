@@ -219,6 +219,36 @@ func TestMCPServeOAuth(t *testing.T) {
 		}
 	}
 
+	// The Origin check comes before the verifier and /metrics: a browser
+	// page of another origin gets 403 and no challenge, token or not.
+	for _, tc := range []struct{ name, method, path, token string }{
+		{"no token", "POST", "/", ""},
+		{"a bad token", "POST", "/", "not-a-jwt-at-all"},
+		{"a valid token", "POST", "/", s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil)},
+		{"approvals, no token", "POST", "/v1/approvals/apr_x", ""},
+		{"metrics", "GET", "/metrics", ""},
+		{"resource metadata", "GET", "/.well-known/oauth-protected-resource", ""},
+	} {
+		t.Run("foreign origin, "+tc.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(ctx, tc.method, base+tc.path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Origin", "https://evil.example")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if chal := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || chal != "" || !strings.Contains(string(body), "Origin") {
+				t.Errorf("%s %s with a foreign Origin = %d %q %s, want 403 without a challenge", tc.method, tc.path, resp.StatusCode, chal, body)
+			}
+		})
+	}
+
 	// The go-sdk client with a valid token (no tenant claim: --oauth-tenant).
 	token := s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil)
 	seen = append(seen, token)

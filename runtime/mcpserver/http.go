@@ -34,7 +34,7 @@ const principalKey = "toolgate.principal"
 // used session expires if it stays idle) and a JSON-RPC error (-32000)
 // for its id. A request from a browser page of another origin (an Origin
 // header that is not the server's own, nor in Options.AllowedOrigins) is
-// answered 403 before anything else.
+// answered 403 before anything else, Options.Wrap included.
 func (s *Server) Handler() (http.Handler, error) {
 	if s.opts.Authenticate == nil {
 		return nil, errors.New("mcpserver: Options.Authenticate is required to serve HTTP")
@@ -89,7 +89,11 @@ func (s *Server) Handler() (http.Handler, error) {
 		protected.ServeHTTP(g, r)
 		g.finish()
 	}))
-	return s.checkOrigin(mux), nil
+	var h http.Handler = mux
+	if s.opts.Wrap != nil {
+		h = s.opts.Wrap(h)
+	}
+	return s.checkOrigin(h), nil
 }
 
 // ownerKey is the SDK's user ID of a principal: tenant and ID, unambiguously.

@@ -117,6 +117,13 @@ type Options struct {
 	// that is not a browser) is never refused for it. Nil allows the
 	// server's own origin only.
 	AllowedOrigins []string
+	// Wrap, when set, wraps the HTTP handler's endpoints (the MCP endpoint
+	// and the approval endpoints) inside the Origin check, so that a
+	// request of a foreign origin is refused with 403 before the wrapper
+	// sees it, whatever the wrapper would answer: an OAuth resource
+	// server's oauth.Verifier.Protect (which would challenge it with 401),
+	// a mux that adds GET /metrics. Nil wraps nothing.
+	Wrap func(http.Handler) http.Handler
 	// K is the number of tools find_tools returns. Zero means 5.
 	K int
 	// NoFirstClass turns off adding found tools to the session's tool list.
