@@ -115,7 +115,7 @@ func TestServeOAuth(t *testing.T) {
 		t.Errorf("a valid ES256 token = %d %v, want 200 with 42", code, out)
 	}
 	code, chal, out = call(s.is.Key("ed-1").Sign(s.claims(audience, "scope", "other:thing"), nil), calcAdd(2))
-	if want := `Bearer resource_metadata="` + metaURL + `", error="insufficient_scope"`; code != 403 || chal != want || out["error_type"] != "PERMISSION_DENIED" {
+	if want := `Bearer resource_metadata="` + metaURL + `", error="insufficient_scope", scope="calc:use"`; code != 403 || chal != want || out["error_type"] != "PERMISSION_DENIED" {
 		t.Errorf("a token without calc:use = %d %q %v, want 403 %q", code, chal, out, want)
 	}
 
@@ -249,6 +249,12 @@ func TestMCPServeOAuth(t *testing.T) {
 		})
 	}
 
+	// Step-up: granting needs approvals:grant, and the 403 says so.
+	resp, body := testenv.Post(t, ctx, base+"/v1/approvals/apr_x", s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil), "")
+	if want := `Bearer resource_metadata="` + metaURL + `", error="insufficient_scope", scope="approvals:grant"`; resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != want {
+		t.Errorf("POST /v1/approvals/apr_x without approvals:grant = %d %q %s, want 403 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body, want)
+	}
+
 	// The go-sdk client with a valid token (no tenant claim: --oauth-tenant).
 	token := s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil)
 	seen = append(seen, token)
@@ -260,7 +266,7 @@ func TestMCPServeOAuth(t *testing.T) {
 	}
 
 	// The verifier counts on /metrics, which needs no token.
-	resp, body := testenv.Get(t, base+"/metrics")
+	resp, body = testenv.Get(t, base+"/metrics")
 	if n, ok := seriesValue(string(body), `toolgate_oauth_tokens_total{outcome="accepted"}`); resp.StatusCode != 200 || !ok || n < 1 {
 		t.Errorf("GET /metrics = %d, toolgate_oauth_tokens_total{outcome=\"accepted\"} %v (found %v), want at least 1", resp.StatusCode, n, ok)
 	}
@@ -397,7 +403,7 @@ func TestOAuthRealProvider(t *testing.T) {
 		}
 	}
 	call("the provider's token", token, 1, 200, "")
-	call("a token without calc:use", op.Token(t, "agent", "openid"), 2, 403, challenge+`, error="insufficient_scope"`)
+	call("a token without calc:use", op.Token(t, "agent", "openid"), 2, 403, challenge+`, error="insufficient_scope", scope="calc:use"`)
 	call("a token for another audience", op.Token(t, "other", "calc:use"), 3, 401, challenge+`, error="invalid_token"`)
 	parts := strings.Split(token, ".")
 	call("alg none", base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))+"."+parts[1]+".", 4, 401, challenge+`, error="invalid_token"`)

@@ -50,7 +50,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	}
 	if !approver.HasScope(ApprovalScope) {
 		g.metrics.denied("", "missing_scope")
-		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope}
+		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
@@ -98,7 +98,7 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 		return nil, g.storeFailure(ctx, "read the approval", err)
 	}
 	if a.Requester != p.ID && !p.HasScope(ApprovalScope) {
-		return nil, &Error{Type: PermissionDenied, Message: "reading another principal's approval needs scope " + ApprovalScope}
+		return nil, &Error{Type: PermissionDenied, Message: "reading another principal's approval needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
 	return &a, nil
 }

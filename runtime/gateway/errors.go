@@ -116,6 +116,13 @@ type Error struct {
 	// Candidates are the tool IDs an ambiguous bare tool name may mean
 	// among the tools the caller may use (VALIDATION_ERROR from Resolve).
 	Candidates []string `json:"candidates,omitempty"`
+	// Scopes, for a PERMISSION_DENIED that a principal holding more scopes
+	// would pass, are the scopes the refused action needs (all of them,
+	// held or not): a tool's scopes, or [ApprovalScope]. Over HTTP they are
+	// the scope of the 403's WWW-Authenticate challenge (RFC 6750 §3, the
+	// MCP authorization specification's step-up), not part of the body.
+	// Nil elsewhere.
+	Scopes []string `json:"-"`
 	// Attempts is how many executions the call's slot has had, for an
 	// uncertain outcome: DOWNSTREAM_FAILURE after the handler ran (its
 	// effect unknown) and OUTCOME_UNCERTAIN. Zero elsewhere.

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -311,7 +312,7 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 			// A tool restricted to other tenants does not exist for this one.
 			return t, err.Error(), "wrong_tenant", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", call.Tool)}
 		}
-		return t, err.Error(), "missing_scope", &Error{Type: PermissionDenied, Message: err.Error()}
+		return t, err.Error(), "missing_scope", &Error{Type: PermissionDenied, Message: err.Error(), Scopes: slices.Clone(t.Card.Scopes)}
 	}
 	return t, "principal holds every scope of the tool", "", nil
 }

@@ -537,6 +537,9 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, e *gateway.Error) {
+	if e.Type == gateway.PermissionDenied && len(e.Scopes) > 0 {
+		w.Header().Set("WWW-Authenticate", insufficientScope(e.Scopes))
+	}
 	body := errorBody{Error: e}
 	if e.RetryAfter > 0 {
 		body.RetryAfter = int64(math.Ceil(e.RetryAfter.Seconds()))
@@ -563,4 +566,23 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// insufficientScope is the WWW-Authenticate challenge of a 403 that a
+// token with more scopes would pass (RFC 6750 §3): error
+// "insufficient_scope" and, space-separated, the scopes the action needs
+// that are scope-tokens (RFC 6749 §3.3; others cannot be quoted here).
+// oauth.Verifier.Protect keeps its scope in the challenge it sends.
+func insufficientScope(scopes []string) string {
+	var ok []string
+	for _, sc := range scopes {
+		if sc != "" && !strings.ContainsFunc(sc, func(r rune) bool { return r < 0x21 || r > 0x7e || r == '"' || r == '\\' }) {
+			ok = append(ok, sc)
+		}
+	}
+	h := `Bearer realm="toolgate", error="insufficient_scope"`
+	if len(ok) > 0 {
+		h += `, scope="` + strings.Join(ok, " ") + `"`
+	}
+	return h
 }

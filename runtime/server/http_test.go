@@ -262,6 +262,22 @@ func TestHTTPApprovalFlow(t *testing.T) {
 	wantError(t, "approval PUT", h.do(t, "PUT", "/v1/approvals/"+id, "tok-bob", ""), 405, server.MethodNotAllowed, false)
 	wantError(t, "approval read by mallory", h.do(t, "GET", "/v1/approvals/"+id, "tok-mallory", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval read, unknown ID", h.do(t, "GET", "/v1/approvals/apr_x", "tok-bob", ""), 404, gateway.NotFound, false)
+	// RFC 6750 §3 / the MCP authorization spec's step-up: a 403 that more
+	// scopes would lift names them.
+	for _, tc := range []struct {
+		name, method, path, token, body, challenge string
+	}{
+		{"grant without approvals:grant", "POST", "/v1/approvals/" + id, "tok-mallory", "", `Bearer realm="toolgate", error="insufficient_scope", scope="approvals:grant"`},
+		{"read without approvals:grant", "GET", "/v1/approvals/" + id, "tok-mallory", "", `Bearer realm="toolgate", error="insufficient_scope", scope="approvals:grant"`},
+		{"a tool's missing scope", "POST", "/v1/tools/call", "tok-mallory", callBody("s", 7, "bank/transfer_funds", okArgs), `Bearer realm="toolgate", error="insufficient_scope", scope="payments:write"`},
+	} {
+		t.Run("challenge: "+tc.name, func(t *testing.T) {
+			r := h.do(t, tc.method, tc.path, tc.token, tc.body)
+			if got := r.header.Get("WWW-Authenticate"); r.status != 403 || got != tc.challenge {
+				t.Errorf("%s %s = %d WWW-Authenticate %q, want 403 %q", tc.method, tc.path, r.status, got, tc.challenge)
+			}
+		})
+	}
 	for _, tok := range []string{"tok-bob", "tok-alice"} {
 		t.Run(tok, func(t *testing.T) {
 			show := h.do(t, "GET", "/v1/approvals/"+id, tok, "")

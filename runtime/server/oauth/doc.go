@@ -24,8 +24,8 @@
 // Streamable HTTP handler) with what the MCP authorization specification
 // asks of a resource server: the protected-resource metadata of RFC 9728 at
 // /.well-known/oauth-protected-resource, and WWW-Authenticate challenges
-// that point to it (error="invalid_token" or "insufficient_scope" as RFC
-// 6750 says).
+// that point to it (error="invalid_token", or "insufficient_scope" with
+// the scopes needed, as RFC 6750 says).
 //
 //	v, err := oauth.New(&oauth.Options{Issuer: "https://id.example.com",
 //		Audience: "https://gw.example.com"})

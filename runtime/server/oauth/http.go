@@ -68,7 +68,11 @@ func (v *Verifier) Challenge(errCode, scope string) string {
 // every other request to next, rewriting the WWW-Authenticate header of
 // next's refusals: a 401 gets Challenge("invalid_token") when the request
 // carried an Authorization header and Challenge("") when it did not; a 403
-// gets Challenge("insufficient_scope"). next authenticates with v (it is
+// whose challenge says error="insufficient_scope" (runtime/server's, for a
+// missing scope) gets Challenge("insufficient_scope", its scope), so a
+// client knows which scopes to ask for (step-up); any other 403 (a
+// principal approving its own call) is left as next wrote it, since no
+// scope would help. next authenticates with v (it is
 // a server.Authenticator) or with anything else: Protect only shapes the
 // answers the MCP authorization specification asks for.
 func (v *Verifier) Protect(next http.Handler) http.Handler {
@@ -119,7 +123,9 @@ func (c *challenger) WriteHeader(code int) {
 		case code == http.StatusUnauthorized:
 			c.Header().Set("WWW-Authenticate", c.v.Challenge("", ""))
 		case code == http.StatusForbidden:
-			c.Header().Set("WWW-Authenticate", c.v.Challenge("insufficient_scope", ""))
+			if scope, ok := insufficientScope(c.Header().Get("WWW-Authenticate")); ok {
+				c.Header().Set("WWW-Authenticate", c.v.Challenge("insufficient_scope", scope))
+			}
 		}
 	}
 	c.ResponseWriter.WriteHeader(code)
@@ -141,3 +147,18 @@ func (c *challenger) Flush() {
 
 // Unwrap gives http.ResponseController the writer underneath.
 func (c *challenger) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// insufficientScope reports whether challenge (a WWW-Authenticate value
+// next set) is an insufficient_scope one, and returns its scope parameter
+// ("" when it has none).
+func insufficientScope(challenge string) (scope string, ok bool) {
+	if !strings.Contains(challenge, `error="insufficient_scope"`) {
+		return "", false
+	}
+	_, rest, found := strings.Cut(challenge, ` scope="`)
+	if !found {
+		return "", true
+	}
+	scope, _, _ = strings.Cut(rest, `"`)
+	return scope, true
+}

@@ -38,6 +38,9 @@ func TestProtect(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 		case "/403":
 			w.WriteHeader(http.StatusForbidden)
+		case "/403-scope":
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="insufficient_scope", scope="calc:use approvals:grant"`)
+			w.WriteHeader(http.StatusForbidden)
 		default:
 			w.Write([]byte("ok"))
 		}
@@ -54,7 +57,8 @@ func TestProtect(t *testing.T) {
 		{"metadata POST", "POST", "/.well-known/oauth-protected-resource/mcp", "", 405, ""},
 		{"no credentials", "POST", "/401", "", 401, meta},
 		{"bad token", "POST", "/401", "Bearer x", 401, meta + `, error="invalid_token"`},
-		{"insufficient scope", "POST", "/403", "Bearer x", 403, meta + `, error="insufficient_scope"`},
+		{"insufficient scope", "POST", "/403-scope", "Bearer x", 403, meta + `, error="insufficient_scope", scope="calc:use approvals:grant"`},
+		{"forbidden, no scope would help", "POST", "/403", "Bearer x", 403, ""},
 		{"ok untouched", "POST", "/", "Bearer x", 200, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
