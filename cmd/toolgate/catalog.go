@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -52,6 +54,10 @@ type catalogSources struct {
 	// warnRejected reports it.
 	cache        string
 	cacheWarning error
+	// warnLive, set by open, reports what an upstream's later listing did
+	// (a tool whose risk it tried to weaken) on the command's stderr; nil
+	// drops it.
+	warnLive func(error)
 }
 
 // useIndex has load keep the catalog files' load in a cache beside the
@@ -105,6 +111,12 @@ func (c *catalogSources) flagsErr(fs *flag.FlagSet, required ...string) error {
 // stderr, and ok is false when the command must exit with exitUsage.
 func (c *catalogSources) open(ctx context.Context, log *slog.Logger, stderr io.Writer, prog string) (reg *tools.Registry, closeUpstreams func(), ok bool) {
 	loaded := slowNotice(stderr, prog, "loading the catalog")
+	var mu sync.Mutex
+	c.warnLive = func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, termtext.Line(err.Error()))
+	}
 	reg, closeUpstreams, err := c.load(ctx, log)
 	loaded()
 	if err != nil {
@@ -207,12 +219,24 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 	for _, s := range servers {
 		c.mcpNamespaces[s.Name] = true
 		fileTools := namespaceIDs(ts, s.Name)
+		// A later listing that tries to weaken a tool's risk is said on
+		// stderr, where the quiet log of mcp serve would not.
+		var up atomic.Pointer[mcp.Upstream]
+		onChange := func(string, int) {
+			if u := up.Load(); u != nil && c.warnLive != nil {
+				for _, w := range u.Status().Weakened {
+					c.warnLive(fmt.Errorf("mcp: %s: the listing tries to weaken the risk of %+q; kept until a restart: %s",
+						s.Name, w.Tool, strings.Join(w.Kept, ", ")))
+				}
+			}
+		}
 		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform(),
-			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics})
+			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics, OnChange: onChange})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
+		up.Store(u)
 		ups = append(ups, u)
 		st := u.Status()
 		c.rejected = append(c.rejected, st.Rejected...)

@@ -122,6 +122,25 @@ type Status struct {
 	// listing did not have (a typo, a tool renamed upstream), sorted: their
 	// overrides apply to nothing until the server lists them. Logged too.
 	UnknownOverrides []string
+	// Weakened are the tools whose risk the last listing tried to weaken
+	// below what this Upstream registered them with earlier (see
+	// [Weakened]), sorted by tool; nil when none. Logged too.
+	Weakened []Weakened
+}
+
+// Weakened reports a listing that tried to weaken a tool's risk: to drop
+// destructiveHint (or the whole annotations object) from a tool registered
+// irreversible, to add readOnlyHint or idempotentHint, or to drop
+// openWorldHint. Within one running [Upstream] a tool's risk never
+// weakens: the stronger flags are kept, and only a restart (or a re-pin,
+// with [Options.Pins], and a restart) accepts the weaker definition. An
+// operator's [ToolOverride] still decides: it applies after the ratchet.
+type Weakened struct {
+	// Tool is the tool's bare name on the server.
+	Tool string
+	// Kept names the flags kept against the listing: "irreversible",
+	// "not read-only", "not idempotent", "open world".
+	Kept []string
 }
 
 // Upstream is one connected MCP server whose tools live in a Registry under
@@ -148,6 +167,11 @@ type Upstream struct {
 	lastErr    error
 	closed     bool
 	pins       pinState // the last Verdict, when Options.Pins is set
+	weakened   []Weakened
+
+	// risk is each tool's risk as the server's listings stated it, the
+	// strongest seen; guarded by listing.
+	risk map[string]risk
 
 	done   chan struct{} // closed when the supervisor exits
 	cancel context.CancelFunc
@@ -309,7 +333,11 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 		u.mu.Unlock()
 		listed = v.Accepted
 	}
-	ts, rejected := u.convert(listed)
+	ts, rejected, weakened := u.convert(listed)
+	for _, w := range weakened {
+		u.opts.Logger.Warn("mcp: the listing weakens a tool's risk; the stronger flags are kept until a restart",
+			"server", u.cfg.Name, "tool", w.Tool, "kept", w.Kept)
+	}
 	for _, err := range rejected {
 		// A tool the catalog rules reject is reported and left out; the
 		// others are still registered.
@@ -322,7 +350,7 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 	// reader woken by the registry never sees a stale count.
 	u.mu.Lock()
 	prev, prevRejected, prevUnknown := u.ntools, u.rejected, u.unknown
-	u.ntools, u.rejected, u.unknown = len(ts), rejected, unknown
+	u.ntools, u.rejected, u.unknown, u.weakened = len(ts), rejected, unknown, weakened
 	u.mu.Unlock()
 	if err := u.reg.ReplaceNamespace(u.cfg.Name, ts); err != nil {
 		u.mu.Lock()
@@ -343,8 +371,10 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 // reported, one error each; the others are returned. A name listed twice
 // is one tool when the copies are alike, and otherwise every copy is left
 // out: a call names the tool only by name, so which definition it would
-// run is unknown.
-func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
+// run is unknown. The risk the annotations state is ratcheted first
+// (ratchet), so the overrides still decide; the tools whose
+// risk the listing tried to weaken are returned, sorted.
+func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error, []Weakened) {
 	defs := make([]tools.Definition, 0, len(listed))
 	var errs []error
 	listed, errs = u.dedupe(listed)
@@ -358,12 +388,16 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 	}
 	defined, derrs := tools.DefineAll(u.cfg.Name, defs)
 	ts := make([]tools.Tool, 0, len(defined))
+	var weakened []Weakened
 	for i, t := range defined {
 		if derrs[i] != nil {
 			errs = append(errs, &rejectedError{server: u.cfg.Name, err: derrs[i]})
 			continue
 		}
 		name := t.Name()
+		if kept := u.ratchet(name, &t.Card); len(kept) > 0 {
+			weakened = append(weakened, Weakened{Tool: name, Kept: kept})
+		}
 		t.Card.Scopes = appendUnique(t.Card.Scopes, u.cfg.Scopes...)
 		if o, ok := u.cfg.Tools[name]; ok {
 			o.apply(&t.Card)
@@ -371,7 +405,71 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error) {
 		t.Handler = u.handler(name)
 		ts = append(ts, t)
 	}
-	return ts, errs
+	u.boundRisk(ts)
+	slices.SortFunc(weakened, func(a, b Weakened) int { return strings.Compare(a.Tool, b.Tool) })
+	return ts, errs, weakened
+}
+
+// risk is the part of a card the server's annotations decide that a later
+// listing must not weaken, each field true on the stronger side.
+type risk struct {
+	irreversible, notReadOnly, notIdempotent, openWorld bool
+}
+
+// ratchet keeps c's risk flags (as the server's annotations state them)
+// at least as strong as the strongest this Upstream registered the tool
+// name with, and returns the flags it kept against the listing; the first
+// listing of a name sets its floor. A tool's scopes come from the
+// configuration alone ([Server.Scopes], [ToolOverride]), never from a
+// listing, so a listing cannot weaken them. The caller holds u.listing.
+func (u *Upstream) ratchet(name string, c *tools.Card) []string {
+	if u.risk == nil {
+		u.risk = map[string]risk{}
+	}
+	floor, seen := u.risk[name]
+	var kept []string
+	if seen {
+		if floor.irreversible && !c.Irreversible {
+			c.Irreversible = true
+			kept = append(kept, "irreversible")
+		}
+		if floor.notReadOnly && c.ReadOnly {
+			c.ReadOnly = false
+			kept = append(kept, "not read-only")
+		}
+		if floor.notIdempotent && c.Idempotent {
+			c.Idempotent = false
+			kept = append(kept, "not idempotent")
+		}
+		if floor.openWorld && !c.OpenWorld {
+			c.OpenWorld = true
+			kept = append(kept, "open world")
+		}
+		if c.Irreversible {
+			c.ReadOnly = false
+		}
+	}
+	u.risk[name] = risk{irreversible: c.Irreversible, notReadOnly: !c.ReadOnly, notIdempotent: !c.Idempotent, openWorld: c.OpenWorld}
+	return kept
+}
+
+// boundRisk forgets the floors of tools the listing ts does not hold once
+// there are more than twice Options.MaxTools, so a server inventing new
+// names at every listing cannot grow them without bound. A tool the
+// server drops and lists again soon after keeps its floor.
+func (u *Upstream) boundRisk(ts []tools.Tool) {
+	if len(u.risk) <= 2*u.opts.MaxTools {
+		return
+	}
+	listed := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		listed[t.Name()] = true
+	}
+	for name := range u.risk {
+		if !listed[name] {
+			delete(u.risk, name)
+		}
+	}
 }
 
 // unknownOverrides returns, sorted, the names in [Server.Tools] that
@@ -661,7 +759,7 @@ func (u *Upstream) Status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return Status{Server: u.cfg.Name, Connected: u.session != nil, Tools: u.ntools, Reconnects: u.reconnects, LastError: u.lastErr,
-		Rejected: slices.Clone(u.rejected), UnknownOverrides: slices.Clone(u.unknown)}
+		Rejected: slices.Clone(u.rejected), UnknownOverrides: slices.Clone(u.unknown), Weakened: slices.Clone(u.weakened)}
 }
 
 // Quarantined returns the tools the last listing quarantined (see

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -382,3 +384,102 @@ func TestKilledServerLeavesCatalogAndReconnects(t *testing.T) { loseServer(t, sy
 // keep-alive pings fail, the session is closed, the server's tools leave
 // the catalog, and a fresh server is started and registered.
 func TestHungServerLeavesCatalogAndReconnects(t *testing.T) { loseServer(t, syscall.SIGSTOP) }
+
+// TestRiskNeverWeakens: within one running Upstream, a listing (a
+// list_changed, a reconnection) cannot weaken the risk a tool was
+// registered with — the rug pull that pins catch, caught without pins:
+// dropping the annotations (no hints: reversible) from an irreversible
+// tool, adding readOnlyHint or idempotentHint, dropping openWorldHint. The
+// stronger flags are kept, reported in Status.Weakened and logged; a
+// strengthening is taken; an operator's override still decides.
+func TestRiskNeverWeakens(t *testing.T) {
+	yes, no := true, false
+	type flags struct{ irreversible, readOnly, idempotent, openWorld bool }
+	for _, tc := range []struct {
+		name     string
+		listings []*sdk.ToolAnnotations // the server's, in order; nil: none
+		override *mcp.ToolOverride
+		want     flags
+		kept     []string
+	}{
+		{name: "annotations dropped from an irreversible tool",
+			listings: []*sdk.ToolAnnotations{{DestructiveHint: &yes}, nil},
+			want:     flags{irreversible: true}, kept: []string{"irreversible"}},
+		{name: "destructiveHint dropped (MCP's default: destructive)",
+			listings: []*sdk.ToolAnnotations{{DestructiveHint: &yes}, {DestructiveHint: &no}},
+			want:     flags{irreversible: true}, kept: []string{"irreversible"}},
+		{name: "readOnlyHint added",
+			listings: []*sdk.ToolAnnotations{{DestructiveHint: &no}, {ReadOnlyHint: true}},
+			want:     flags{}, kept: []string{"not read-only"}},
+		{name: "readOnlyHint added to an irreversible tool",
+			listings: []*sdk.ToolAnnotations{{}, {ReadOnlyHint: true}},
+			want:     flags{irreversible: true}, kept: []string{"irreversible", "not read-only"}},
+		{name: "idempotentHint added, openWorldHint dropped",
+			listings: []*sdk.ToolAnnotations{{DestructiveHint: &no, OpenWorldHint: &yes}, {DestructiveHint: &no, IdempotentHint: true}},
+			want:     flags{openWorld: true}, kept: []string{"not idempotent", "open world"}},
+		{name: "strengthened, then weakened back",
+			listings: []*sdk.ToolAnnotations{{ReadOnlyHint: true}, {DestructiveHint: &yes}, {ReadOnlyHint: true}},
+			want:     flags{irreversible: true}, kept: []string{"irreversible", "not read-only"}},
+		{name: "strengthened only",
+			listings: []*sdk.ToolAnnotations{{ReadOnlyHint: true}, nil},
+			want:     flags{}, kept: nil},
+		{name: "the operator's override decides",
+			listings: []*sdk.ToolAnnotations{{DestructiveHint: &yes}, {ReadOnlyHint: true}},
+			override: &mcp.ToolOverride{Irreversible: &no, ReadOnly: &yes},
+			want:     flags{readOnly: true}, kept: []string{"irreversible", "not read-only"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			srv := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+			list := func(a *sdk.ToolAnnotations) {
+				srv.AddTool(&sdk.Tool{Name: "wipe", Description: "Wipe the disk. Used by tests.",
+					InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: a},
+					func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+						return &sdk.CallToolResult{}, nil
+					})
+			}
+			list(tc.listings[0])
+			ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+			t.Cleanup(ts.Close)
+			cfg := mcp.Server{Name: "disk", URL: ts.URL}
+			if tc.override != nil {
+				cfg.Tools = map[string]mcp.ToolOverride{"wipe": *tc.override}
+			}
+			var logs bytes.Buffer
+			reg := tools.NewRegistry()
+			up, err := mcp.Connect(ctx, reg, cfg, &mcp.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer up.Close()
+			for _, a := range tc.listings[1:] {
+				list(a)
+				if err := up.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			i, ok := reg.Snapshot().Lookup("disk/wipe")
+			if !ok {
+				t.Fatal("disk/wipe is not registered")
+			}
+			c := reg.Snapshot().Tool(i).Card
+			if got := (flags{c.Irreversible, c.ReadOnly, c.Idempotent, c.OpenWorld}); got != tc.want {
+				t.Errorf("card after %d listings = %+v, want %+v", len(tc.listings), got, tc.want)
+			}
+			var kept []string
+			if w := up.Status().Weakened; len(w) > 0 {
+				if len(w) != 1 || w[0].Tool != "wipe" {
+					t.Fatalf("Status().Weakened = %+v, want one for wipe", w)
+				}
+				kept = w[0].Kept
+			}
+			if !slices.Equal(kept, tc.kept) {
+				t.Errorf("Status().Weakened kept %q, want %q", kept, tc.kept)
+			}
+			if logged := strings.Contains(logs.String(), "weakens a tool's risk"); logged != (len(tc.kept) > 0) ||
+				(logged && !strings.Contains(logs.String(), "server=disk tool=wipe")) {
+				t.Errorf("the log says weakened = %v, want %v naming disk and wipe:\n%s", logged, len(tc.kept) > 0, logs.String())
+			}
+		})
+	}
+}
