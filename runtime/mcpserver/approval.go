@@ -25,6 +25,33 @@ const CodeNoApprover = "NO_APPROVER"
 // default approval lifetime.
 const DefaultStateTTL = time.Hour
 
+// DefaultElicitTimeout is Options.ElicitTimeout's default: how long a
+// held call waits for a session revision's client to answer its approval
+// elicitation.
+const DefaultElicitTimeout = 2 * time.Minute
+
+// elicitTimeout is a sending middleware that bounds the server's
+// elicitation/create requests (the approval request the SDK sends a
+// session revision's client during a held call) by Options.ElicitTimeout,
+// so a client that never answers does not hold the call, and its
+// goroutine, forever. Only the wait for the answer is bounded: the call
+// the answer resumes runs with the request's own context.
+func (s *Server) elicitTimeout(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "elicitation/create" {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithTimeout(ctx, s.opts.ElicitTimeout)
+		defer cancel()
+		res, err := next(ctx, method, req)
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no answer to the approval request within %s: the call was not executed; "+
+				"send it again with the same step (once the approval is granted, it runs)", s.opts.ElicitTimeout)
+		}
+		return res, err
+	}
+}
+
 // newest is the first protocol revision with multi-round-trip results.
 const newest = "2026-07-28"
 

@@ -295,3 +295,54 @@ func TestNoApprover(t *testing.T) {
 		t.Errorf("the refund ran %d times", n)
 	}
 }
+
+// TestApprovalAnswerTimeout: a session-revision client that never answers
+// the elicitation of a held call does not hold the call open forever: after
+// Options.ElicitTimeout the call is answered with an error that says to
+// send it again with the same step, nothing runs, and the approval stays;
+// once granted, the same call at the same step runs once.
+func TestApprovalAnswerTimeout(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.serveWith(t, mcpserver.Options{ElicitTimeout: time.Millisecond})
+	var asked atomic.Int32
+	var approval atomic.Value
+	answered := make(chan struct{})
+	cs := connectAt(t, ts.URL, "admin-token", sessionRevision, &sdk.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			if asked.Add(1) == 1 {
+				approval.Store(approvalIDRe.FindString(req.Params.Message))
+				select { // the person never answers; the server gives up
+				case <-ctx.Done():
+				case <-answered:
+				}
+				return &sdk.ElicitResult{Action: "cancel"}, nil
+			}
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	t.Cleanup(func() { close(answered) }) // before the session closes
+	call := &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "bank/issue_full_refund", "arguments": refundArgs("tx-9"), "step": 3}}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang, not a timing
+	defer cancel()
+	res, err := cs.CallTool(ctx, call)
+	if ctx.Err() != nil {
+		t.Fatal("the held call still waits for an answer that never comes")
+	}
+	if err == nil || !strings.Contains(err.Error(), "same step") {
+		t.Fatalf("the unanswered held call = %v, %v; want an error saying to send it again with the same step", res, err)
+	}
+	if n := f.refunds.Load(); n != 0 {
+		t.Fatalf("the refund ran %d times before any answer", n)
+	}
+	id, _ := approval.Load().(string)
+	if id == "" || grant(t, ts.URL, "ops-token", id) != http.StatusOK {
+		t.Fatalf("ops could not grant approval %q", id)
+	}
+	out, isErr := callTool(t, cs, call.Arguments)
+	if isErr || out["success"] != true {
+		t.Errorf("the granted call at the same step = %v, want success", out)
+	}
+	if n := f.refunds.Load(); n != 1 {
+		t.Errorf("the refund ran %d times, want 1", n)
+	}
+}

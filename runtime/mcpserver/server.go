@@ -184,6 +184,14 @@ type Options struct {
 	// it. Zero means DefaultStateTTL (1 hour, the gateway's default
 	// approval lifetime); past it the client sends the call again.
 	StateTTL time.Duration
+	// ElicitTimeout bounds how long a held call waits for a session
+	// revision's client (2025-06-18, 2025-11-25) to answer the approval
+	// elicitation the server sends it during the call: past it the call
+	// is answered with a JSON-RPC error saying to send it again with the
+	// same step, nothing runs, and the approval stays pending. Zero
+	// means DefaultElicitTimeout (2 minutes). 2026-07-28 clients are
+	// answered at once (input_required) and never wait.
+	ElicitTimeout time.Duration
 	// HasApprover reports whether a principal other than requester can
 	// grant requester's held calls on this server. Where it reports
 	// false, a held call is refused with code CodeNoApprover and a
@@ -239,6 +247,8 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 		return nil, fmt.Errorf("mcpserver: Options.StateKey must be at least 32 bytes, not %d", len(o.StateKey))
 	case o.StateTTL < 0:
 		return nil, errors.New("mcpserver: Options.StateTTL must not be negative")
+	case o.ElicitTimeout < 0:
+		return nil, errors.New("mcpserver: Options.ElicitTimeout must not be negative")
 	}
 	if o.K == 0 {
 		o.K = 5
@@ -263,6 +273,9 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	}
 	if o.StateTTL == 0 {
 		o.StateTTL = DefaultStateTTL
+	}
+	if o.ElicitTimeout == 0 {
+		o.ElicitTimeout = DefaultElicitTimeout
 	}
 	key := o.StateKey
 	if key == nil {

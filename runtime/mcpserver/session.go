@@ -81,6 +81,7 @@ func (s *Server) newSession(owner tools.Principal, overHTTP bool) *session {
 		SetCacheable: s.cacheable,
 	})
 	ss.srv.AddReceivingMiddleware(traceContext)
+	ss.srv.AddSendingMiddleware(s.elicitTimeout)
 	ss.srv.AddTool(&sdk.Tool{
 		Name:        findtools.Name,
 		Description: findtools.Description,
