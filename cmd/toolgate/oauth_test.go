@@ -180,9 +180,8 @@ func TestMCPServeOAuth(t *testing.T) {
 	s := newOAuthSetting(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	const audience = "https://mcp.test/"
-	base, logs := startMCPHTTP(t, ctx, s.toolgate, "--mcp-config", s.config,
-		"--oauth-issuer", s.is.URL, "--oauth-audience", audience, "--oauth-tenant", "acme")
+	const audience = mcpAudience
+	base, logs := s.mcpServe(t, ctx, "--oauth-tenant", "acme")
 	metaURL := "https://mcp.test/.well-known/oauth-protected-resource"
 
 	resp, err := http.Get(base + "/.well-known/oauth-protected-resource")
@@ -270,6 +269,18 @@ func TestMCPServeOAuth(t *testing.T) {
 	if n, ok := seriesValue(string(body), `toolgate_oauth_tokens_total{outcome="accepted"}`); resp.StatusCode != 200 || !ok || n < 1 {
 		t.Errorf("GET /metrics = %d, toolgate_oauth_tokens_total{outcome=\"accepted\"} %v (found %v), want at least 1", resp.StatusCode, n, ok)
 	}
+}
+
+// mcpAudience is the resource (audience) of the mcp serve OAuth tests.
+const mcpAudience = "https://mcp.test/"
+
+// mcpServe starts `toolgate mcp serve --http` over the calc upstream as
+// the OAuth resource server mcpAudience for the test issuer, with the
+// extra flags; it returns its base URL and its log.
+func (s *oauthSetting) mcpServe(t *testing.T, ctx context.Context, extra ...string) (string, *testenv.Buffer) {
+	t.Helper()
+	return startMCPHTTP(t, ctx, s.toolgate, append([]string{"--mcp-config", s.config,
+		"--oauth-issuer", s.is.URL, "--oauth-audience", mcpAudience}, extra...)...)
 }
 
 // startMCPHTTP starts `toolgate mcp serve -v --http 127.0.0.1:0 args...`
@@ -421,5 +432,57 @@ func TestOAuthRealProvider(t *testing.T) {
 	mcpAdd(t, ctx, base, mcpToken, logs)
 	if strings.Contains(logs.String(), mcpToken) {
 		t.Error("the mcp serve log holds the token")
+	}
+}
+
+// TestMCPServeOAuthTenantClaim runs `toolgate mcp serve --http` with
+// --oauth-tenant-claim tid (Entra ID's): a token whose scopes are an scp
+// array calls; a session opened with one tenant's token is not found with
+// a token of the same subject in another tenant; a token whose "scope"
+// string lacks calc:use is refused even when its "scp" array has it (the
+// "scope" claim wins).
+func TestMCPServeOAuthTenantClaim(t *testing.T) {
+	s := newOAuthSetting(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	base, logs := s.mcpServe(t, ctx, "--oauth-tenant-claim", "tid")
+	key := s.is.Key("rsa-1")
+	token := func(tid string, kv ...any) string {
+		return key.Sign(s.claims(mcpAudience, append([]any{"tenant", nil, "tid", tid, "scope", nil, "scp", []string{"calc:use"}}, kv...)...), nil)
+	}
+	mcpAdd(t, ctx, base, token("t-1"), logs)
+
+	post := func(tok, session, body string) (*http.Response, []byte) {
+		hdr := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "MCP-Protocol-Version", "2025-06-18"}
+		if session != "" {
+			hdr = append(hdr, "Mcp-Session-Id", session)
+		}
+		return testenv.Post(t, ctx, base+"/", tok, body, hdr...)
+	}
+	resp, body := post(token("t-1"), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || session == "" {
+		t.Fatalf("initialize = %d %s", resp.StatusCode, body)
+	}
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if resp, body := post(token("t-2"), session, list); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the session with the same subject's token of another tenant = %d %s, want 404", resp.StatusCode, body)
+	}
+	if resp, body := post(token("t-1"), session, list); resp.StatusCode != 200 {
+		t.Errorf("the session with its own token = %d %s, want 200", resp.StatusCode, body)
+	}
+	if resp, body := post(key.Sign(s.claims(mcpAudience, "tenant", nil, "scp", []string{"calc:use"}), nil), "", list); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a token without tid = %d %s, want 401", resp.StatusCode, body)
+	}
+
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "oauth-test", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: bearerClient(token("t-1", "scope", "other:thing"))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "calc/add", "arguments": map[string]any{"a": 2, "b": 40}}})
+	if out, _ := json.Marshal(res); err != nil || !res.IsError || !strings.Contains(string(out), "PERMISSION_DENIED") {
+		t.Errorf("calc/add with scope \"other:thing\" and scp [calc:use] = %s, %v; want PERMISSION_DENIED", out, err)
 	}
 }
