@@ -121,17 +121,7 @@ func TestFirstClassToolLeavesTheList(t *testing.T) {
 			if err := lock.Pin("web", listed); err != nil {
 				t.Fatal(err)
 			}
-			reg := tools.NewRegistry()
-			up, err := mcp.Connect(ctx, reg, server, &mcp.Options{Logger: quiet, Pins: lock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { up.Close() })
-
-			changed := make(chan struct{}, 64)
-			cs := listingClient(t, reg, deleter, changed)
-			selectTools(t, cs, "web/echo")
-			awaitList(t, cs, changed, []string{"echo"})
+			reg, _, cs, changed := echoListed(t, server, &mcp.Options{Logger: quiet, Pins: lock})
 
 			tc.leave(t, reg, upstream)
 			awaitList(t, cs, changed, nil)
@@ -154,6 +144,24 @@ func TestFirstClassToolLeavesTheList(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoListed connects server (whose echo tool is web/echo) to a new
+// registry, and a stdio client that found web/echo, listed first-class as
+// echo; changed reports the client's tools/list_changed.
+func echoListed(t *testing.T, server mcp.Server, opts *mcp.Options) (*tools.Registry, *mcp.Upstream, *sdk.ClientSession, chan struct{}) {
+	t.Helper()
+	reg := tools.NewRegistry()
+	up, err := mcp.Connect(t.Context(), reg, server, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	changed := make(chan struct{}, 64)
+	cs := listingClient(t, reg, deleter, changed)
+	selectTools(t, cs, "web/echo")
+	awaitList(t, cs, changed, []string{"echo"})
+	return reg, up, cs, changed
 }
 
 // addEcho adds (or replaces) the upstream's echo tool with description
@@ -196,6 +204,55 @@ func awaitList(t *testing.T, cs *sdk.ClientSession, changed <-chan struct{}, wan
 		case <-changed:
 		case <-ctx.Done():
 			t.Fatalf("first-class tools = %v, want %v after tools/list_changed", got, want)
+		}
+	}
+}
+
+// TestFirstClassToolFollowsItsDefinition: when a first-class tool's
+// definition changes in the catalog (its server's list_changed: a new
+// description, schema or risk), the session's listing of it changes too,
+// with tools/list_changed, under the same name: a client never keeps
+// showing a tool read-only that is no longer, nor a stale schema.
+func TestFirstClassToolFollowsItsDefinition(t *testing.T) {
+	ctx := t.Context()
+	upstream := sdk.NewServer(&sdk.Implementation{Name: "upstream", Version: "1"}, nil)
+	add := func(desc string, a *sdk.ToolAnnotations) {
+		upstream.AddTool(&sdk.Tool{Name: "echo", Description: desc, Annotations: a,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{StructuredContent: map[string]string{"ran": "web/echo"}}, nil
+			})
+	}
+	add("Echo the text back.", &sdk.ToolAnnotations{ReadOnlyHint: true})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return upstream }, nil))
+	t.Cleanup(hs.Close)
+	_, up, cs, changed := echoListed(t, mcp.Server{Name: "web", URL: hs.URL}, &mcp.Options{Logger: quiet})
+
+	add("Echo the text back, and write it to the log.", &sdk.ToolAnnotations{DestructiveHint: new(bool)})
+	if err := up.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second) // ends a hang; no duration is asserted
+	defer cancel()
+	for {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var echo *sdk.Tool
+		for _, tl := range res.Tools {
+			if tl.Name == "echo" {
+				echo = tl
+			}
+		}
+		if echo != nil && echo.Description == "Echo the text back, and write it to the log." && echo.Annotations != nil && !echo.Annotations.ReadOnlyHint {
+			return
+		}
+		select {
+		case <-changed:
+		case <-waitCtx.Done():
+			got, _ := json.Marshal(echo)
+			t.Fatalf("the first-class echo after its definition changed = %s, want the new description and not read-only", got)
 		}
 	}
 }

@@ -55,6 +55,9 @@ type session struct {
 	mu    sync.Mutex
 	step  int
 	added []string // names of the first-class tools in the list, oldest first
+	// shown is, for each name in added, the definition the list shows
+	// (its JSON), so a tool whose definition changed is listed anew.
+	shown map[string]string
 	// names binds each first-class name the session has listed to its
 	// tool ID for the session's whole life: a name that left the list
 	// (Options.MaxFirstClass, the tool leaving the catalog) is never given
@@ -187,6 +190,9 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 	if over := len(ss.added) - ss.s.opts.MaxFirstClass; over > 0 {
 		drop = append(drop, ss.added[:over]...)
 		ss.added = ss.added[over:]
+		for _, n := range drop {
+			delete(ss.shown, n)
+		}
 	}
 	watch := !ss.watching
 	ss.watching = true
@@ -197,6 +203,22 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 	if len(drop) > 0 {
 		ss.srv.RemoveTools(drop...)
 	}
+	ss.show(name, t)
+	if fresh {
+		if plain := tools.ModelName(t.ID, reserved); name != plain {
+			ss.s.opts.Logger.InfoContext(ctx, "mcpserver: tool name shared, shown server-qualified",
+				"session", ss.id, "tool", t.ID, "name", name)
+		}
+	}
+	// The tool may have left the catalog since snap, or changed: follow
+	// it now rather than at the registry's next change.
+	ss.follow(ctx, ss.s.reg.Snapshot())
+}
+
+// show lists t under name, first-class (the SDK notifies clients with
+// tools/list_changed), unless the list shows exactly that already, and
+// reports whether it listed it; the caller holds ss.list.
+func (ss *session) show(name string, t *tools.Tool) bool {
 	schema := t.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
@@ -205,24 +227,57 @@ func (ss *session) addFirstClass(ctx context.Context, snap *tools.Snapshot, t *t
 	if desc == "" {
 		desc = t.Card.Summary
 	}
-	id := t.ID
-	ss.srv.AddTool(&sdk.Tool{
+	irreversible := t.Card.Irreversible
+	def := &sdk.Tool{
 		Name:        name,
 		Description: desc,
 		InputSchema: schema,
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: t.Card.ReadOnly, DestructiveHint: &t.Card.Irreversible, IdempotentHint: t.Card.Idempotent},
-	}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: t.Card.ReadOnly, DestructiveHint: &irreversible, IdempotentHint: t.Card.Idempotent},
+	}
+	b, _ := json.Marshal(def)
+	shown := t.ID + "\x00" + string(b)
+	ss.mu.Lock()
+	if ss.shown[name] == shown {
+		ss.mu.Unlock()
+		return false
+	}
+	if ss.shown == nil {
+		ss.shown = map[string]string{}
+	}
+	ss.shown[name] = shown
+	ss.mu.Unlock()
+	id := t.ID
+	ss.srv.AddTool(def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return ss.execute(ctx, req, id, req.Params.Arguments, 0)
 	})
-	if fresh {
-		if plain := tools.ModelName(t.ID, reserved); name != plain {
-			ss.s.opts.Logger.InfoContext(ctx, "mcpserver: tool name shared, shown server-qualified",
+	return true
+}
+
+// follow brings the session's first-class list in line with snap: the
+// tools that left the catalog leave the list (dropLeft), and a tool whose
+// definition changed (its server's list_changed: a description, a schema,
+// its risk) is listed anew under its name, so a client never shows a
+// stale schema or a tool read-only that is no longer. The caller holds
+// ss.list.
+func (ss *session) follow(ctx context.Context, snap *tools.Snapshot) {
+	ss.dropLeft(ctx, snap)
+	ss.mu.Lock()
+	names := slices.Clone(ss.added)
+	ids := make([]string, len(names))
+	for i, name := range names {
+		ids[i], _ = ss.names.ID(name)
+	}
+	ss.mu.Unlock()
+	for i, name := range names {
+		j, ok := snap.Lookup(ids[i])
+		if !ok {
+			continue
+		}
+		if t := snap.Tool(j); ss.show(name, t) {
+			ss.s.opts.Logger.InfoContext(ctx, "mcpserver: a first-class tool's definition changed, listed anew",
 				"session", ss.id, "tool", t.ID, "name", name)
 		}
 	}
-	// The tool may have left the catalog since snap: drop it now rather
-	// than at the registry's next change.
-	ss.dropLeft(ctx, ss.s.reg.Snapshot())
 }
 
 // reserved reports the names of the session's own tools.
@@ -231,8 +286,9 @@ func reserved(name string) bool { return name == findtools.Name || name == callT
 // watch follows the registry's changes until the session closes: after
 // each, the first-class tools that left the catalog (removed, or
 // quarantined because their pinned definition changed, tools/mcp) leave
-// the session's list, and the SDK notifies clients with
-// tools/list_changed. Their names stay bound (see session.names).
+// the session's list, those whose definition changed are listed anew
+// (see follow), and the SDK notifies clients with tools/list_changed.
+// Their names stay bound (see session.names).
 func (ss *session) watch() {
 	notice := make(chan struct{}, 1)
 	ss.s.reg.Subscribe(notice)
@@ -244,7 +300,7 @@ func (ss *session) watch() {
 				return
 			case <-notice:
 				ss.list.Lock()
-				ss.dropLeft(context.Background(), ss.s.reg.Snapshot())
+				ss.follow(context.Background(), ss.s.reg.Snapshot())
 				ss.list.Unlock()
 			}
 		}
@@ -265,6 +321,9 @@ func (ss *session) dropLeft(ctx context.Context, snap *tools.Snapshot) {
 		}
 	}
 	ss.added = kept
+	for _, name := range drop {
+		delete(ss.shown, name)
+	}
 	ss.mu.Unlock()
 	if len(drop) > 0 {
 		ss.srv.RemoveTools(drop...)
