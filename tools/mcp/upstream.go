@@ -168,6 +168,9 @@ type Upstream struct {
 	closed     bool
 	pins       pinState // the last Verdict, when Options.Pins is set
 	weakened   []Weakened
+	// refreshing: a refresh after list_changed runs; again: another
+	// notification came meanwhile (see listChanged).
+	refreshing, again bool
 
 	// risk is each tool's risk as the server's listings stated it, the
 	// strongest seen; guarded by listing.
@@ -221,16 +224,42 @@ func newUpstream(reg *tools.Registry, cfg Server, opts *Options) *Upstream {
 			if u.reg == nil {
 				return // ListTools: one listing, no registry to keep current
 			}
-			// The handler runs on the session's reader; listing from it
-			// would wait on the reader it blocks, so refresh asynchronously.
-			go func() {
-				if err := u.Refresh(context.WithoutCancel(ctx)); err != nil {
-					u.opts.Logger.Warn("mcp: refresh after list_changed failed", "server", u.cfg.Name, "err", err)
-				}
-			}()
+			u.listChanged(ctx)
 		},
 	})
 	return u
+}
+
+// listChanged answers notifications/tools/list_changed. The handler runs
+// on the session's reader, and listing from it would wait on the reader it
+// blocks, so it refreshes asynchronously; and as a server may send the
+// notification as often as it likes, refreshes coalesce: one runs at a
+// time, and notifications that arrive meanwhile make one more, not one
+// each (a goroutine and a full listing per notification, otherwise).
+func (u *Upstream) listChanged(ctx context.Context) {
+	u.mu.Lock()
+	if u.refreshing {
+		u.again = true
+		u.mu.Unlock()
+		return
+	}
+	u.refreshing = true
+	u.mu.Unlock()
+	go func() {
+		for {
+			if err := u.Refresh(context.WithoutCancel(ctx)); err != nil {
+				u.opts.Logger.Warn("mcp: refresh after list_changed failed", "server", u.cfg.Name, "err", err)
+			}
+			u.mu.Lock()
+			if !u.again {
+				u.refreshing = false
+				u.mu.Unlock()
+				return
+			}
+			u.again = false
+			u.mu.Unlock()
+		}
+	}()
 }
 
 func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
