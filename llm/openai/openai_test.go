@@ -903,17 +903,25 @@ func TestRefusal(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp, err := cb.Chat(context.Background(), backendtest.Request(tc.mode))
-			if tc.answer != "" {
-				if err != nil || resp.Answer != tc.answer {
-					t.Fatalf("Checked Chat(%s) = %+v, %v; want the answer %q", tc.name, resp, err, tc.answer)
-				}
-				return
-			}
-			var re *llm.RepairError
-			if !errors.As(err, &re) || len(re.Attempts) != 1 || re.Attempts[0].Problem != llm.ProblemRefused {
-				t.Fatalf("Checked Chat(%s) = %+v, %v; want one attempt refused", tc.name, resp, err)
-			}
+			checkRefused(t, tc.name, resp, err, tc.answer)
 		})
+	}
+}
+
+// checkRefused fails t unless Checked Chat of the reply called name
+// returned answer or, where answer is "", a RepairError with one attempt,
+// refused.
+func checkRefused(t *testing.T, name string, resp *llm.Response, err error, answer string) {
+	t.Helper()
+	if answer != "" {
+		if err != nil || resp.Answer != answer {
+			t.Fatalf("Checked Chat(%s) = %+v, %v; want the answer %q", name, resp, err, answer)
+		}
+		return
+	}
+	var re *llm.RepairError
+	if !errors.As(err, &re) || len(re.Attempts) != 1 || re.Attempts[0].Problem != llm.ProblemRefused {
+		t.Fatalf("Checked Chat(%s) = %+v, %v; want one attempt refused", name, resp, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,7 +97,7 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 		return nil, responsesError(ctx, req, err, httpResp)
 	}
 	if r.Status == "failed" {
-		return nil, fmt.Errorf("openai: responses: the response failed: %s", r.Error.Message)
+		return nil, failedError(string(r.Error.Code), r.Error.Message)
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
 	var text, refusal strings.Builder
@@ -125,7 +126,8 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 		}
 	}
 	msg.Content = text.String()
-	if msg.Content == "" && len(msg.ToolCalls) == 0 {
+	refused := msg.Content == "" && len(msg.ToolCalls) == 0 && refusal.Len() > 0
+	if refused {
 		msg.Content = refusal.String()
 	}
 	resp := &llm.Response{
@@ -143,6 +145,8 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 	switch {
 	case r.Status == "incomplete" && r.IncompleteDetails.Reason == "max_output_tokens":
 		resp.FinishReason = llm.FinishLength
+	case r.Status == "incomplete" && r.IncompleteDetails.Reason == "content_filter", refused:
+		resp.FinishReason = llm.FinishRefusal
 	case r.Status == "incomplete":
 		resp.FinishReason = llm.FinishReason(r.IncompleteDetails.Reason)
 	case len(msg.ToolCalls) > 0:
@@ -150,6 +154,9 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 	}
 	if req.Constraint.Mode == llm.ModeEnvelope {
 		resp.Raw = wire.EnvelopeRaw(req, msg.Content)
+	}
+	if refused {
+		resp.Raw = msg.Content
 	}
 	return resp, llm.ParseReply(req, resp)
 }
@@ -167,6 +174,8 @@ func (b *ResponsesBackend) stream(ctx context.Context, params responses.Response
 		case "response.completed", "response.incomplete", "response.failed":
 			r := ev.Response
 			final = &r
+		case "error":
+			return failedError(ev.Code, ev.Message)
 		}
 		return nil
 	})
@@ -402,6 +411,25 @@ func deferredTool(deferred []llm.ToolSpec, name string) (llm.ToolSpec, bool) {
 func namespaceOf(deferred []llm.ToolSpec, name string) string {
 	d, _ := deferredTool(deferred, name)
 	return d.Namespace
+}
+
+// failedError is the *[llm.StatusError] of an error the Responses API
+// reports after HTTP 200 (a failed response, a stream's `error` event),
+// with the status the request would have had had it failed at once, so
+// that llm.Checked retries a server error and not an invalid prompt.
+func failedError(code, message string) *llm.StatusError {
+	status := errorTypeStatus(code)
+	switch {
+	case code == "vector_store_timeout":
+		status = http.StatusGatewayTimeout
+	case code == "invalid_prompt", code == "data_residency_mismatch", strings.HasSuffix(code, "_policy"),
+		strings.HasSuffix(code, "_policy_violation"), strings.Contains(code, "image"):
+		// About the request (its prompt, its images, the usage
+		// policies): asked again, it fails again.
+		status = http.StatusBadRequest
+	}
+	msg := cmp.Or(message, code, "the response failed")
+	return &llm.StatusError{Backend: "openai-responses", StatusCode: status, Message: wire.ServerMessage(msg)}
 }
 
 // responsesError maps openai-go's errors to llm's. A refusal of deferred

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
@@ -280,4 +283,148 @@ func TestResponsesGrammarMode(t *testing.T) {
 	if _, err := f.backend(t).Chat(context.Background(), backendtest.Request(llm.ModeGrammar)); !errors.As(err, &ce) {
 		t.Errorf("Chat(grammar) error = %v, want *llm.ConstraintError", err)
 	}
+}
+
+// responsesWire is a Responses server whose i-th answer write writes, given
+// whether the request asked for a stream. It records every body.
+func responsesWire(t *testing.T, write func(i int, w http.ResponseWriter, stream bool)) (*backendtest.Recorder, *openai.ResponsesBackend) {
+	rec := backendtest.NewRecorder(t, func(i int, w http.ResponseWriter, _ *http.Request, data []byte) {
+		var body struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.Unmarshal(data, &body)
+		if body.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		write(i, w, body.Stream)
+	})
+	return rec, backendtest.NewBackend(t, openai.NewResponses, "gpt-5-mini", nil, func(o *openai.Options) {
+		o.BaseURL, o.APIKey = rec.URL+"/v1", "sk-test"
+	})
+}
+
+// responseJSON is a Responses response object of status with output and
+// the given incomplete_details and error (JSON, "null" for none).
+func responseJSON(status, output, incomplete, errJSON string) string {
+	return fmt.Sprintf(`{"id":"resp_1","object":"response","created_at":1741570283,"status":%q,"model":"gpt-5-mini","output":%s,"incomplete_details":%s,"error":%s,"usage":{"input_tokens":10,"output_tokens":3,"total_tokens":13}}`,
+		status, output, incomplete, errJSON)
+}
+
+// writeResponse writes resp as a JSON body or, streaming, as
+// response.created then the terminal event its status names.
+func writeResponse(w http.ResponseWriter, stream bool, resp string) {
+	if !stream {
+		io.WriteString(w, resp)
+		return
+	}
+	var r struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal([]byte(resp), &r)
+	done := map[string]string{"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}[r.Status]
+	fmt.Fprintf(w, "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":%s}\n\n", responseJSON("in_progress", "[]", "null", "null"))
+	fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,\"sequence_number\":1,\"response\":%s}\n\n", done, done, resp)
+}
+
+// TestResponsesRefusal: a `refusal` content part, and a reply cut off by
+// the content filter (status incomplete, reason content_filter), are
+// refusals, as in Chat Completions: problem refused, asked no more. Before,
+// the refusal's text was a malformed envelope (repaired twice) and a
+// filtered reply finished with the unknown reason "content_filter".
+func TestResponsesRefusal(t *testing.T) {
+	refusal := `[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"refusal","refusal":"I can't help with that."}]}]`
+	for _, tc := range []struct {
+		name   string
+		resp   string
+		mode   llm.Mode
+		answer string // "" means problem refused
+	}{
+		{"refusal in envelope mode", responseJSON("completed", refusal, "null", "null"), llm.ModeEnvelope, ""},
+		{"content filter", responseJSON("incomplete", "[]", `{"reason":"content_filter"}`, "null"), llm.ModeNative, ""},
+		{"content filter in envelope mode", responseJSON("incomplete", "[]", `{"reason":"content_filter"}`, "null"), llm.ModeEnvelope, ""},
+		{"refusal in native mode", responseJSON("completed", refusal, "null", "null"), llm.ModeNative, "I can't help with that."},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+				_, b := responsesWire(t, func(_ int, w http.ResponseWriter, stream bool) { writeResponse(w, stream, tc.resp) })
+				req := backendtest.Request(tc.mode)
+				if stream {
+					req.OnDelta = func(string) {}
+				}
+				resp, err := backendtest.CheckedChat(t, b, &llm.Options{Logger: slog.New(slog.DiscardHandler)}, req)
+				checkRefused(t, tc.name, resp, err, tc.answer)
+			})
+		}
+	}
+}
+
+// TestResponsesErrorEvents: an error the Responses API reports after HTTP
+// 200 (a `type: "error"` stream event, a `response.failed` event or a
+// failed response body) is the *llm.StatusError it would have been before
+// the response began, so llm.Checked retries a server error and not an
+// invalid prompt. Before, the error event was skipped ("the stream ended
+// without the response") and a failed response was a plain error.
+func TestResponsesErrorEvents(t *testing.T) {
+	failed := func(code, msg string) string {
+		return responseJSON("failed", "[]", "null", fmt.Sprintf(`{"code":%q,"message":%q}`, code, msg))
+	}
+	errorEvent := func(code, msg string) string {
+		return fmt.Sprintf("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":%s}\n\nevent: error\ndata: {\"type\":\"error\",\"code\":%s,\"message\":%q,\"param\":null,\"sequence_number\":1}\n\n",
+			responseJSON("in_progress", "[]", "null", "null"), code, msg)
+	}
+	for _, tc := range []struct {
+		name    string
+		stream  bool
+		body    string // for a stream, the whole stream; else a response to write either way
+		message string
+		status  int
+	}{
+		{"error event server_error", true, errorEvent(`"server_error"`, "The server had an error."), "The server had an error.", 500},
+		{"error event rate limit", true, errorEvent(`"rate_limit_exceeded"`, "Rate limit reached."), "Rate limit reached.", 429},
+		{"error event without code", true, errorEvent(`null`, "Something went wrong."), "Something went wrong.", 500},
+		{"error event invalid prompt", true, errorEvent(`"invalid_prompt"`, "Invalid prompt."), "Invalid prompt.", 400},
+		{"nested error event", true, "event: error\ndata: {\"type\":\"error\",\"sequence_number\":1,\"error\":{\"type\":\"server_error\",\"code\":\"server_error\",\"message\":\"Oops.\",\"param\":null}}\n\n", "Oops.", 500},
+		{"response.failed server_error", true, failed("server_error", "The model failed."), "The model failed.", 500},
+		{"response.failed invalid_prompt", true, failed("invalid_prompt", "Invalid prompt."), "Invalid prompt.", 400},
+		{"failed body rate limit", false, failed("rate_limit_exceeded", "Slow down."), "Slow down.", 429},
+		{"failed body policy", false, failed("bio_policy", "Refused by policy."), "Refused by policy.", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, b := responsesWire(t, func(_ int, w http.ResponseWriter, stream bool) {
+				if strings.HasPrefix(tc.body, "event:") {
+					io.WriteString(w, tc.body)
+					return
+				}
+				writeResponse(w, stream, tc.body)
+			})
+			req := backendtest.Request(llm.ModeNative)
+			if tc.stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := b.Chat(context.Background(), req)
+			var se *llm.StatusError
+			if !errors.As(err, &se) || se.StatusCode != tc.status || se.Message != tc.message || se.Backend != "openai-responses" || se.Temporary() != (tc.status >= 429 && tc.status != 400) {
+				t.Fatalf("Chat(%s) = %+v, %v; want an *llm.StatusError %d %q of openai-responses", tc.name, resp, err, tc.status, tc.message)
+			}
+		})
+	}
+	t.Run("retried", func(t *testing.T) {
+		_, b := responsesWire(t, func(i int, w http.ResponseWriter, stream bool) {
+			if i == 0 {
+				io.WriteString(w, errorEvent(`"server_error"`, "The server had an error."))
+				return
+			}
+			writeResponse(w, stream, responseJSON("completed", `[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[]}]}]`, "null", "null"))
+		})
+		req := backendtest.Request(llm.ModeNative)
+		req.OnDelta = func(string) {}
+		slept := 0
+		resp, err := backendtest.CheckedChat(t, b, &llm.Options{Logger: slog.New(slog.DiscardHandler),
+			Sleep: func(context.Context, time.Duration) error { slept++; return nil }}, req)
+		if err != nil || resp.Answer != "ok" || slept != 1 {
+			t.Fatalf("Checked Chat(an error event, then ok) = %+v, %v after %d retries; want ok after 1", resp, err, slept)
+		}
+	})
 }
