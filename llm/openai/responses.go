@@ -161,6 +161,9 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 	return resp, llm.ParseReply(req, resp)
 }
 
+// errStreamEnd stops reading a stream at its terminal event.
+var errStreamEnd = errors.New("openai: responses: the stream's terminal event")
+
 func (b *ResponsesBackend) stream(ctx context.Context, params responses.ResponseNewParams, onDelta func(string), ropts []option.RequestOption) (*responses.Response, error) {
 	var final *responses.Response
 	ctx, idle := wire.WatchIdle(ctx, "openai-responses", b.idle)
@@ -174,12 +177,15 @@ func (b *ResponsesBackend) stream(ctx context.Context, params responses.Response
 		case "response.completed", "response.incomplete", "response.failed":
 			r := ev.Response
 			final = &r
+			// The reply is complete: what a server sends after it (a
+			// late delta, an error) is not part of it.
+			return errStreamEnd
 		case "error":
 			return failedError(ev.Code, ev.Message)
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errStreamEnd) {
 		return nil, err
 	}
 	if final == nil {

@@ -428,3 +428,26 @@ func TestResponsesErrorEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestResponsesStreamAfterTheEnd: events a stream sends after its
+// terminal event (a late text delta, an error) are not part of the reply.
+// Before, the late delta reached OnDelta, so the text shown ("hello
+// late") was not the answer ("hello"), and a late error event would fail
+// a reply that had completed.
+func TestResponsesStreamAfterTheEnd(t *testing.T) {
+	msg := `[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"hello","annotations":[]}]}]`
+	_, b := responsesWire(t, func(_ int, w http.ResponseWriter, _ bool) {
+		fmt.Fprint(w, "event: response.brand_new_event\ndata: {\"type\":\"response.brand_new_event\",\"sequence_number\":0,\"x\":{\"y\":1}}\n\n")
+		fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"hello\"}\n\n")
+		fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":%s}\n\n", responseJSON("completed", msg, "null", "null"))
+		fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":3,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\" late\"}\n\n")
+		fmt.Fprint(w, "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"late\",\"param\":null,\"sequence_number\":4}\n\n")
+	})
+	req := backendtest.Request(llm.ModeNative)
+	var shown strings.Builder
+	req.OnDelta = func(d string) { shown.WriteString(d) }
+	resp, err := b.Chat(context.Background(), req)
+	if err != nil || resp.Answer != "hello" || shown.String() != "hello" {
+		t.Fatalf("Chat(a stream with events after response.completed) = %+v, %v, shown %q; want the answer hello, shown hello", resp, err, shown.String())
+	}
+}
