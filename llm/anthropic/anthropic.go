@@ -274,7 +274,7 @@ func (b *Backend) buildRequest(req *llm.Request) (anthropic.MessageNewParams, []
 		}
 		p.System = append(p.System, block)
 	}
-	p.Messages = messages(conv, len(req.Deferred) > 0)
+	p.Messages = messages(conv, req.Deferred)
 	if len(p.Messages) == 0 {
 		return p, nil, 0, fmt.Errorf("%w: no user or assistant message (the Messages API needs one)", llm.ErrInvalidRequest)
 	}
@@ -299,9 +299,11 @@ func splitSystem(msgs []llm.Message) (system []string, conv []llm.Message) {
 // messages translates the conversation. Tool results are content blocks
 // of a user message; consecutive messages of one side are merged into one
 // message, as the API wants the sides to alternate. Tool references go
-// out only with deferred tools (refs): without them there is nothing to
-// load, and a model without tool search refuses the blocks.
-func messages(conv []llm.Message, refs bool) []anthropic.MessageParam {
+// out only to the request's deferred tools: without them there is nothing
+// to load, and a model without tool search refuses the blocks; a
+// reference to a tool not deferred (removed from the view since the
+// search) the API would refuse, with a 400 that names tool_reference.
+func messages(conv []llm.Message, deferred []llm.ToolSpec) []anthropic.MessageParam {
 	var out []anthropic.MessageParam
 	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
 		if len(blocks) == 0 {
@@ -329,7 +331,7 @@ func messages(conv []llm.Message, refs bool) []anthropic.MessageParam {
 			}
 			add(anthropic.MessageParamRoleAssistant, blocks...)
 		case llm.RoleTool:
-			add(anthropic.MessageParamRoleUser, toolResult(m, refs))
+			add(anthropic.MessageParamRoleUser, toolResult(m, deferred))
 		default:
 			if m.Content != "" {
 				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
@@ -340,14 +342,14 @@ func messages(conv []llm.Message, refs bool) []anthropic.MessageParam {
 }
 
 // toolResult is a tool_result block: the result's text, then one
-// tool_reference block per deferred tool it loads.
-func toolResult(m llm.Message, refs bool) anthropic.ContentBlockParamUnion {
+// tool_reference block per tool of deferred it loads.
+func toolResult(m llm.Message, deferred []llm.ToolSpec) anthropic.ContentBlockParamUnion {
 	tr := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
 	if m.Content != "" {
 		tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: m.Content}})
 	}
 	for _, name := range m.ToolReferences {
-		if refs {
+		if _, ok := wire.DeferredTool(deferred, name); ok {
 			tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name}})
 		}
 	}

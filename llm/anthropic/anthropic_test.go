@@ -511,3 +511,26 @@ func TestStreamIdle(t *testing.T) {
 		return backendtest.NewBackend(t, anthropic.New, "m", &anthropic.Options{StreamIdleTimeout: idle}, func(o *anthropic.Options) { o.BaseURL, o.APIKey = url, "sk-ant-test" })
 	})
 }
+
+// TestDeferredStaleReference: a tool result that references a tool the
+// request no longer defers (removed from the view since the search, or a
+// name never offered) sends no tool_reference for it: the API expands a
+// reference only to a tool in `tools`, and answers one to any other with
+// a 400 that, naming tool_reference, would pass for a model without tool
+// search. Before, every name went out as a tool_reference block.
+func TestDeferredStaleReference(t *testing.T) {
+	f := newFake(t, backendtest.Reply{Content: "ok", Finish: "stop"})
+	req := deferredRequest()
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "toolu_1", Name: "find_tools", Arguments: json.RawMessage(`{"query":"balance"}`)}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "toolu_1", Name: "find_tools", Content: "2 tools found", ToolReferences: []string{"get_balance", "removed_tool", "find_tools"}},
+	)
+	if _, err := f.backend(t, nil).Chat(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	body := backendtest.DecodeBody(t, f.Requests()[0])
+	msgs, _ := json.Marshal(body["messages"])
+	if got := strings.Count(string(msgs), `"type":"tool_reference"`); got != 1 || !strings.Contains(string(msgs), `{"tool_name":"get_balance","type":"tool_reference"}`) {
+		t.Errorf("messages = %s\nwant one tool_reference, to get_balance", msgs)
+	}
+}

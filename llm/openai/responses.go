@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -333,7 +332,7 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 			if searchCalls[m.ToolCallID] {
 				var loaded []llm.ToolSpec
 				for _, name := range m.ToolReferences {
-					if d, ok := deferredTool(req.Deferred, name); ok {
+					if d, ok := wire.DeferredTool(req.Deferred, name); ok {
 						loaded = append(loaded, d)
 					}
 				}
@@ -404,18 +403,10 @@ func namespaceDescription(ns string, all []llm.ToolSpec) string {
 	return fmt.Sprintf("Tools of %s, loaded by tool_search: %s.", ns, strings.Join(names, ", "))
 }
 
-// deferredTool returns the deferred tool named name.
-func deferredTool(deferred []llm.ToolSpec, name string) (llm.ToolSpec, bool) {
-	if i := slices.IndexFunc(deferred, func(d llm.ToolSpec) bool { return d.Name == name }); i >= 0 {
-		return deferred[i], true
-	}
-	return llm.ToolSpec{}, false
-}
-
 // namespaceOf is the Namespace of the deferred tool named name, "" when
 // there is none.
 func namespaceOf(deferred []llm.ToolSpec, name string) string {
-	d, _ := deferredTool(deferred, name)
+	d, _ := wire.DeferredTool(deferred, name)
 	return d.Namespace
 }
 

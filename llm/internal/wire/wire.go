@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,6 +129,15 @@ func CheckTemperature(pkg string, t *float64) error {
 // deferred loading: the tool field, the blocks that load tools, the search
 // tool and the Responses API's tool groups.
 var deferredTerms = []string{"defer_loading", "tool_reference", "tool_search", "tool search", "namespace"}
+
+// DeferredTool returns the tool of deferred (a request's
+// [llm.Request.Deferred]) named name.
+func DeferredTool(deferred []llm.ToolSpec, name string) (llm.ToolSpec, bool) {
+	if i := slices.IndexFunc(deferred, func(d llm.ToolSpec) bool { return d.Name == name }); i >= 0 {
+		return deferred[i], true
+	}
+	return llm.ToolSpec{}, false
+}
 
 // RejectsDeferred reports whether msg, the message of an HTTP 400 answering
 // req, refuses deferred loading (a model or API version without tool
