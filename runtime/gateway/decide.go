@@ -73,9 +73,13 @@ type facts struct {
 	claim         *store.Claim
 	needsApproval *bool
 	approval      *store.Approval // the stored approval (ID of a missing one: empty)
-	created       *store.Approval
-	unclaimed     bool
-	room          *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
+	// definition is the tool's DefinitionHash, set with approval;
+	// superseded is the ID of the call's approval requested for another
+	// definition of the tool, when approval is the one for this definition.
+	definition, superseded string
+	created                *store.Approval
+	unclaimed              bool
+	room                   *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
 	// leaseLeft: the claim's lease, taken at admission, still covers the
 	// handler's whole timeout with half of Options.LeaseGrace to spare
 	// (false: the store was so slow to get here that the outcome could
@@ -172,7 +176,8 @@ func (f *facts) noEffect() bool { return f.ran != nil && f.ran.kind == ranNoEffe
 // approved reports that a is a granted approval of exactly this call,
 // still valid at admission.
 func (f *facts) approved(a *store.Approval) bool {
-	return a != nil && a.Granted && a.Key == f.valid.key && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start)
+	return a != nil && a.Granted && a.Key == f.valid.key && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start) &&
+		(a.Definition == "" || a.Definition == f.definition)
 }
 
 // decide returns what to do next for an admitted call, given the facts.
@@ -237,6 +242,9 @@ func decide(f *facts) next {
 			return next{do: actUnclaim}
 		default:
 			msg := fmt.Sprintf("%s needs a human approval: a principal holding %q must grant approval %s; then send the same call again", t.ID, ApprovalScope, f.created.ID)
+			if f.superseded != "" {
+				msg += " (the tool's definition changed since approval " + f.superseded + " was requested; that approval does not cover it)"
+			}
 			if f.call.Taint != "" {
 				msg += " (the conversation read untrusted output: " + truncate(f.call.Taint, 200) + ")"
 			}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -191,18 +192,28 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			need := g.needsApproval(ctx, f)
 			f.needsApproval = &need
 		case actGetApproval:
-			a, err := g.store.GetApproval(ctx, approvalID(f.valid.key))
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				a = store.Approval{}
-			case err != nil:
+			f.definition = DefinitionHash(t)
+			a, err := g.getApproval(ctx, approvalID(f.valid.key))
+			// The call's approval was requested for another definition
+			// of the tool (an upstream changed it since): the call needs
+			// an approval of this definition, under an ID of its own.
+			if err == nil && a.ID != "" && a.Definition != "" && a.Definition != f.definition {
+				f.superseded = a.ID
+				a, err = g.getApproval(ctx, definitionApprovalID(f.valid.key, f.definition))
+			}
+			if err != nil {
 				return nil, g.internal(ctx, f, "approval lookup", err)
 			}
 			f.approval = &a
 		case actCreateApproval:
+			id := approvalID(f.valid.key)
+			if f.superseded != "" {
+				id = definitionApprovalID(f.valid.key, f.definition)
+			}
 			a, err := g.store.CreateApproval(rctx, store.Approval{
-				ID: approvalID(f.valid.key), Slot: slot(), Key: f.valid.key, Fingerprint: f.valid.fp, Requester: p.ID,
-				Arguments: f.valid.canon, Taint: f.call.Taint, CreatedAt: f.start, ExpiresAt: f.start.Add(g.opts.ApprovalTTL),
+				ID: id, Slot: slot(), Key: f.valid.key, Fingerprint: f.valid.fp, Requester: p.ID,
+				Arguments: f.valid.canon, Taint: f.call.Taint, Definition: f.definition,
+				CreatedAt: f.start, ExpiresAt: f.start.Add(g.opts.ApprovalTTL),
 			})
 			if err != nil {
 				return nil, g.internal(ctx, f, "approval create", err)
@@ -525,6 +536,46 @@ func (g *Gateway) runValidator(ctx context.Context, v Validator, call Call, t *t
 func approvalID(key string) string {
 	sum := sha256.Sum256([]byte("toolgate/approval/v1\x00" + key))
 	return "apr_" + hex.EncodeToString(sum[:16])
+}
+
+// definitionApprovalID derives the ID of the approval a call needs when
+// the tool's definition is no longer the one its first approval (ID
+// approvalID(key)) was requested for: one per key and definition, so a
+// retried call finds it, and a tool changed back finds the first again.
+func definitionApprovalID(key, definition string) string {
+	sum := sha256.Sum256([]byte("toolgate/approval/v2\x00" + key + "\x00" + definition))
+	return "apr_" + hex.EncodeToString(sum[:16])
+}
+
+// getApproval returns the stored approval id, or an empty one when there
+// is none.
+func (g *Gateway) getApproval(ctx context.Context, id string) (store.Approval, error) {
+	a, err := g.store.GetApproval(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Approval{}, nil
+	}
+	return a, err
+}
+
+// DefinitionHash returns the hash an approval binds of the tool's
+// definition: "sha256:" and the hex SHA-256 of its ID, title,
+// description, card (its scopes, risk flags and the rest) and RFC 8785
+// canonical input schema, each length-prefixed. A call whose tool hashes
+// otherwise than when its approval was requested needs a new approval
+// (an upstream server may rewrite a tool after a human approved a call of
+// it). The handler, tenants and timeout do not enter it.
+func DefinitionHash(t *tools.Tool) string {
+	card, _ := json.Marshal(t.Card) // a struct of strings, slices and bools: cannot fail
+	schema := []byte(t.InputSchema)
+	if c, err := jcs.Canonicalize(schema); err == nil {
+		schema = c
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(t.ID), []byte(t.Title), []byte(t.Description), card, schema} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
+		h.Write(part)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // callHandler runs the handler in the caller's goroutine, turning a panic

@@ -121,6 +121,11 @@ CREATE TABLE audit_checkpoints (
 	key_id text   NOT NULL,
 	sig    text   NOT NULL
 );
+`, `
+-- 4: an approval binds the tool's definition it was requested for
+-- (gateway.DefinitionHash). An approval stored before has none ('') and
+-- is not bound to one.
+ALTER TABLE approvals ADD COLUMN definition text NOT NULL DEFAULT '';
 `}
 
 const genesis = auditchain.Genesis

@@ -330,16 +330,16 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	}
 	for range claimRetries {
 		out, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `INSERT INTO approvals AS a (`+approvalColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 			ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, session_id = excluded.session_id, step = excluded.step,
 				tool = excluded.tool, key = excluded.key, fingerprint = excluded.fingerprint, requester = excluded.requester,
 				arguments = excluded.arguments, taint = excluded.taint, granted = excluded.granted, approver = excluded.approver,
 				created = excluded.created, granted_at = excluded.granted_at, expires = excluded.expires,
-				principal = excluded.principal
+				principal = excluded.principal, definition = excluded.definition
 			WHERE a.expires <= excluded.created
 			RETURNING `+approvalColumns,
 			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
-			a.Requester, args, a.Taint, a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt)))
+			a.Requester, args, a.Taint, a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Definition))
 		if err == nil {
 			return out, nil
 		}

@@ -402,6 +402,7 @@ type approvalBody struct {
 	Requester   string          `json:"requester"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`
 	Taint       string          `json:"taint,omitempty"`
+	Definition  string          `json:"definition,omitempty"` // absent in an approval stored before it was kept
 }
 
 func decodeApproval(id string, v any) (store.Approval, error) {
@@ -414,7 +415,7 @@ func decodeApproval(id string, v any) (store.Approval, error) {
 		return store.Approval{}, fmt.Errorf("decode approval: %w", err)
 	}
 	a := store.Approval{ID: id, Slot: b.Slot, Key: b.Key, Fingerprint: b.Fingerprint, Requester: b.Requester,
-		Arguments: b.Arguments, Taint: b.Taint, Granted: m["granted"] == "1", Approver: m["approver"]}
+		Arguments: b.Arguments, Taint: b.Taint, Definition: b.Definition, Granted: m["granted"] == "1", Approver: m["approver"]}
 	var e1, e2, e3 error
 	a.CreatedAt, e1 = from20(m["created"])
 	a.GrantedAt, e2 = from20(m["granted_at"])
@@ -424,7 +425,7 @@ func decodeApproval(id string, v any) (store.Approval, error) {
 
 // CreateApproval implements store.Store.
 func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
-	body, err := json.Marshal(approvalBody{Slot: a.Slot, Key: a.Key, Fingerprint: a.Fingerprint, Requester: a.Requester, Arguments: a.Arguments, Taint: a.Taint})
+	body, err := json.Marshal(approvalBody{Slot: a.Slot, Key: a.Key, Fingerprint: a.Fingerprint, Requester: a.Requester, Arguments: a.Arguments, Taint: a.Taint, Definition: a.Definition})
 	if err != nil {
 		return store.Approval{}, fmt.Errorf("redisstore: encode approval: %w", err)
 	}

@@ -155,6 +155,11 @@ CREATE TABLE audit_checkpoints (
 	key_id TEXT    NOT NULL,
 	sig    TEXT    NOT NULL
 ) STRICT;
+`, `
+-- 5: an approval binds the tool's definition it was requested for
+-- (gateway.DefinitionHash). An approval stored before has none ('') and
+-- is not bound to one.
+ALTER TABLE approvals ADD COLUMN definition TEXT NOT NULL DEFAULT '';
 `}
 
 const genesis = auditchain.Genesis

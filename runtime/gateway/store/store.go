@@ -173,7 +173,8 @@ type Completion struct {
 }
 
 // Approval is a human confirmation bound to one call: its idempotency key
-// and argument fingerprint (docs/design.md invariant 6).
+// and argument fingerprint (docs/design.md invariant 6), and the tool's
+// definition the approver was shown.
 type Approval struct {
 	ID          string          `json:"approval_id"`
 	Slot        Slot            `json:"slot"`
@@ -182,11 +183,17 @@ type Approval struct {
 	Requester   string          `json:"requester"`       // principal ID of the caller
 	Arguments   json.RawMessage `json:"arguments"`       // canonical JSON, shown to the approver
 	Taint       string          `json:"taint,omitempty"` // the untrusted output that made it needed, if any
-	Granted     bool            `json:"granted"`
-	Approver    string          `json:"approver,omitempty"` // principal ID of the granter
-	CreatedAt   time.Time       `json:"created_at"`
-	GrantedAt   time.Time       `json:"granted_at,omitzero"`
-	ExpiresAt   time.Time       `json:"expires_at"`
+	// Definition is the hash of the tool's definition when the approval
+	// was requested (gateway.DefinitionHash): the approval lets the call
+	// run only while the tool still has that definition. Empty in an
+	// approval stored before approvals recorded it; such an approval is
+	// not bound to a definition.
+	Definition string    `json:"definition,omitempty"`
+	Granted    bool      `json:"granted"`
+	Approver   string    `json:"approver,omitempty"` // principal ID of the granter
+	CreatedAt  time.Time `json:"created_at"`
+	GrantedAt  time.Time `json:"granted_at,omitzero"`
+	ExpiresAt  time.Time `json:"expires_at"`
 }
 
 // AuditEntry is one line of the audit log: who, what, the decision, the

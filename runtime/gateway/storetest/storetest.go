@@ -584,7 +584,7 @@ func testGet(t *testing.T, s store.RecordStore) {
 func approval(id, key string, now time.Time) store.Approval {
 	return store.Approval{
 		ID: id, Slot: slot(1), Key: key, Fingerprint: "fp-" + key, Requester: "alice",
-		Arguments: json.RawMessage(`{"amount":5000}`), Taint: "mail/read_inbox at step 2", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+		Arguments: json.RawMessage(`{"amount":5000}`), Taint: "mail/read_inbox at step 2", Definition: "sha256:def", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
 	}
 }
 
@@ -599,7 +599,7 @@ func testApprovals(t *testing.T, s store.ApprovalStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` || a.Taint != "mail/read_inbox at step 2" {
+	if a.Granted || a.Key != "k1" || a.Fingerprint != "fp-k1" || a.Requester != "alice" || string(a.Arguments) != `{"amount":5000}` || a.Taint != "mail/read_inbox at step 2" || a.Definition != "sha256:def" {
 		t.Errorf("CreateApproval = %+v, want pending, bound to k1/fp-k1, requested by alice", a)
 	}
 	if a.Slot != slot(1) {
@@ -620,7 +620,7 @@ func testApprovals(t *testing.T, s store.ApprovalStore) {
 		t.Errorf("second GrantApproval = %v, want ErrApprovalState", err)
 	}
 	got, err := s.GetApproval(ctx, "apr_1")
-	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" || got.Slot != slot(1) {
+	if err != nil || !got.Granted || got.Approver != "bob" || got.Key != "k1" || got.Fingerprint != "fp-k1" || got.Taint != "mail/read_inbox at step 2" || got.Definition != "sha256:def" || got.Slot != slot(1) {
 		t.Errorf("GetApproval after grant = %+v, %v; want granted by bob, bound to k1/fp-k1", got, err)
 	}
 	// Create on a granted, unexpired approval does not reset it.

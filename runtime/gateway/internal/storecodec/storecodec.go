@@ -115,7 +115,7 @@ func ScanRecord(row Row) (store.Record, error) {
 // ApprovalColumns are the approvals table's columns in ScanApproval's
 // order.
 const ApprovalColumns = `id, tenant, principal, session_id, step, tool, key, fingerprint, requester, arguments,
-	taint, granted, approver, created, granted_at, expires`
+	taint, granted, approver, created, granted_at, expires, definition`
 
 // ScanApproval scans a row of ApprovalColumns. granted may be a boolean or
 // an integer 0/1 column.
@@ -124,7 +124,7 @@ func ScanApproval(row Row) (store.Approval, error) {
 	var args []byte
 	var created, grantedAt, expires int64
 	err := row.Scan(&a.ID, &a.Slot.Tenant, &a.Slot.Principal, &a.Slot.SessionID, &a.Slot.Step, &a.Slot.Tool, &a.Key,
-		&a.Fingerprint, &a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires)
+		&a.Fingerprint, &a.Requester, &args, &a.Taint, &a.Granted, &a.Approver, &created, &grantedAt, &expires, &a.Definition)
 	if err != nil {
 		return a, err
 	}
