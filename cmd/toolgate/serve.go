@@ -59,6 +59,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	uncertain := fs.String("uncertain", "rerun", "what a retry of a call whose earlier outcome is unknown (a timeout, a crash) gets: `rerun` runs the tool again with the same idempotency key, which the tool must deduplicate; reconcile refuses with 409 OUTCOME_UNCERTAIN until the record expires")
 	var uncertainTools multiFlag
 	fs.Var(&uncertainTools, "uncertain-tool", "`ID=POLICY` overrides --uncertain for one tool (rerun or reconcile), e.g. reconcile for a tool whose downstream cannot deduplicate; repeatable")
+	var origins multiFlag
+	fs.Var(&origins, "allow-origin", "an `ORIGIN` (https://app.example.com) besides the server's own whose browser pages may call it; any other Origin header is refused with 403 on every endpoint; repeatable")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -129,7 +131,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, err)
 	}
 	err = server.Run(ctx, server.Config{
-		Addr: *addr, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, OfferUnconnected: *sf.offerUnconnected, Gatherer: metrics, Logger: log,
+		Addr: *addr, AllowedOrigins: origins, Gateway: gw, Registry: reg, Auth: auth, Wrap: wrap, Discoverer: disc, OfferUnconnected: *sf.offerUnconnected, Gatherer: metrics, Logger: log,
 		WriteTimeout: *toolTimeout + *leaseGrace + 30*time.Second, ShutdownTimeout: *shutdown,
 		Ready: func(a net.Addr) {
 			fmt.Fprintf(stdout, "listening on http://%s (%d tools, store %s)\n", a, reg.Snapshot().Len(), storeurl.Name(*storeSpec))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,5 +224,46 @@ func TestUnusableTokenRefused(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestServeOrigin pins serve's defence against DNS rebinding: a request
+// whose Origin is neither the server's own nor an --allow-origin is 403
+// PERMISSION_DENIED on every endpoint, before authentication.
+func TestServeOrigin(t *testing.T) {
+	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	dir := t.TempDir()
+	p := startServe(t, buildToolgate(t), "--tokens", aliceTokens(t, dir, "tok-alice"), "--data", filepath.Join(dir, "data"),
+		"--tools", github, "--allow-origin", "https://app.example.com")
+	get := func(path, origin string) (int, string) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, p.url+path, nil)
+		req.RequestURI, req.Header = "", http.Header{"Origin": {origin}}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		io.Copy(&b, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, b.String()
+	}
+	for _, path := range []string{"/metrics", "/healthz", "/v1/tools/call", "/v1/discover", "/v1/approvals/apr_x", "/nowhere"} {
+		t.Run(path, func(t *testing.T) {
+			code, body := get(path, "http://attacker.example")
+			if code != 403 || !strings.Contains(body, `"error_type":"PERMISSION_DENIED"`) {
+				t.Errorf("GET %s from another origin = %d %s, want 403 PERMISSION_DENIED", path, code, body)
+			}
+		})
+	}
+	for name, origin := range map[string]string{"none": "", "allowed": "https://app.example.com", "own": p.url} {
+		t.Run(name, func(t *testing.T) {
+			if code, body := get("/metrics", origin); code != 200 {
+				t.Errorf("GET /metrics with Origin %q = %d %.200s, want 200", origin, code, body)
+			}
+		})
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM, want 0", code)
 	}
 }

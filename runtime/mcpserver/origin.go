@@ -3,9 +3,9 @@ package mcpserver
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/runtime/server"
 )
 
 // codeForbiddenOrigin is the JSON-RPC error code of a request refused for
@@ -28,7 +28,7 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		msg := "forbidden: the Origin " + strings.ToValidUTF8(origin, "\uFFFD") + " may not call this server (it is not the server's own origin)"
+		msg := server.ForbiddenOriginMessage(origin)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		if strings.HasPrefix(r.URL.Path, ApprovalsPath) {
@@ -40,16 +40,9 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// originAllowed reports whether origin (an Origin header) is host's own
-// (scheme http or https, the same host and port) or listed in
+// originAllowed reports whether origin (an Origin header) may call the
+// server reached as host: [server.OriginAllowed] with
 // Options.AllowedOrigins.
 func (s *Server) originAllowed(origin, host string) bool {
-	if slices.Contains(s.opts.AllowedOrigins, origin) {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.User != nil {
-		return false
-	}
-	return strings.EqualFold(u.Host, host)
+	return server.OriginAllowed(origin, host, s.opts.AllowedOrigins)
 }

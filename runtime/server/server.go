@@ -29,6 +29,11 @@ type Config struct {
 	Addr string
 	// Listener, when set, is served instead of listening on Addr.
 	Listener net.Listener
+	// AllowedOrigins lists the origins ("https://app.example.com"),
+	// besides the server's own, whose browser pages may call it; any other
+	// Origin header is refused with 403 before anything else
+	// ([CheckOrigin]). Nil allows only the server's own origin.
+	AllowedOrigins []string
 	// Gateway executes the calls; Registry is the catalog it runs over
 	// (discovery searches its current snapshot).
 	Gateway  *gateway.Gateway
@@ -117,6 +122,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Wrap != nil {
 		handler = cfg.Wrap(handler)
 	}
+	handler = CheckOrigin(handler, cfg.AllowedOrigins)
 	srv := NewHTTPServer(ln.Addr().String(), handler, cfg.WriteTimeout)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
