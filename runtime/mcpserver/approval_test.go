@@ -300,10 +300,14 @@ func TestNoApprover(t *testing.T) {
 // the elicitation of a held call does not hold the call open forever: after
 // Options.ElicitTimeout the call is answered with an error that says to
 // send it again with the same step, nothing runs, and the approval stays;
-// once granted, the same call at the same step runs once.
+// once granted, the same call at the same step runs once. The timeout must
+// leave the elicitation time to reach the client, whose handler reads the
+// approval ID from it (at 1 ms it expired before sending under -race on a
+// loaded CI host); the handler then never answers, so the test does not
+// depend on how long the timeout is beyond that.
 func TestApprovalAnswerTimeout(t *testing.T) {
 	f := newFixture(t)
-	_, ts := f.serveWith(t, mcpserver.Options{ElicitTimeout: time.Millisecond})
+	_, ts := f.serveWith(t, mcpserver.Options{ElicitTimeout: time.Second})
 	var asked atomic.Int32
 	var approval atomic.Value
 	answered := make(chan struct{})
