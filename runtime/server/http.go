@@ -122,6 +122,9 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //	GET  /metrics                   Prometheus exposition of HandlerOptions.Gatherer
 //	GET  /healthz                   200 {"status":"ok"}
 //
+// HEAD is served wherever GET is; any other method an endpoint does not
+// serve is 405 METHOD_NOT_ALLOWED with an Allow header naming those it does.
+//
 // Every error has the body {"success":false,"error_type","message",
 // "retryable","retry_after"?,"details"?} (plus "approval_id" for 428,
 // "idempotency_key" once derived, "code" and "cached" for DOMAIN_ERROR,
@@ -156,20 +159,14 @@ func NewHandler(g *gateway.Gateway, auth Authenticator, opts *HandlerOptions) ht
 		}
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/tools/call", h.method(http.MethodPost, h.call))
-	mux.HandleFunc("/v1/approvals/{approval_id}", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			h.showApproval(w, r)
-			return
-		}
-		h.method(http.MethodPost, h.approve)(w, r)
-	})
-	mux.HandleFunc("/v1/discover", h.method(http.MethodPost, h.discoverTools))
-	mux.HandleFunc("/healthz", h.method(http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/v1/tools/call", route(nil, h.call))
+	mux.HandleFunc("/v1/approvals/{approval_id}", route(h.showApproval, h.approve))
+	mux.HandleFunc("/v1/discover", route(nil, h.discoverTools))
+	mux.HandleFunc("/healthz", route(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	}))
+	}, nil))
 	if h.metrics != nil {
-		mux.Handle("/metrics", h.method(http.MethodGet, h.metrics.ServeHTTP))
+		mux.HandleFunc("/metrics", route(h.metrics.ServeHTTP, nil))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &gateway.Error{Type: gateway.NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
@@ -187,14 +184,29 @@ type httpHandler struct {
 	log      *slog.Logger
 }
 
-func (h *httpHandler) method(m string, f http.HandlerFunc) http.HandlerFunc {
+// route serves an endpoint's methods: GET (and HEAD, which net/http
+// answers without the body) with get, POST with post; a nil handler is a
+// method the endpoint does not serve. Any other method is 405 with an
+// Allow header naming those it serves (RFC 9110 §15.5.6).
+func route(get, post http.HandlerFunc) http.HandlerFunc {
+	var allowed []string
+	if get != nil {
+		allowed = append(allowed, http.MethodGet, http.MethodHead)
+	}
+	if post != nil {
+		allowed = append(allowed, http.MethodPost)
+	}
+	allow := strings.Join(allowed, ", ")
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != m {
-			w.Header().Set("Allow", m)
-			writeError(w, &gateway.Error{Type: MethodNotAllowed, Message: r.URL.Path + " accepts " + m + " only"})
-			return
+		switch {
+		case get != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			get(w, r)
+		case post != nil && r.Method == http.MethodPost:
+			post(w, r)
+		default:
+			w.Header().Set("Allow", allow)
+			writeError(w, &gateway.Error{Type: MethodNotAllowed, Message: r.URL.Path + " accepts " + allow + " only"})
 		}
-		f(w, r)
 	}
 }
 

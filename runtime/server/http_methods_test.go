@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/toolgate/toolgate/runtime/server"
+)
+
+// TestHTTPMethods pins each endpoint's methods: a method it does not serve
+// is 405 with an Allow header naming every method it does serve (RFC 9110
+// §15.5.6), and HEAD is served wherever GET is (RFC 9110 §9.3.2: same
+// status and headers, no body).
+func TestHTTPMethods(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	tests := []struct {
+		name, method, path string
+		status             int
+		allow              string
+	}{
+		{"call GET", "GET", "/v1/tools/call", 405, "POST"},
+		{"call HEAD", "HEAD", "/v1/tools/call", 405, "POST"},
+		{"discover OPTIONS", "OPTIONS", "/v1/discover", 405, "POST"},
+		{"approval PUT", "PUT", "/v1/approvals/apr_x", 405, "GET, HEAD, POST"},
+		{"approval DELETE", "DELETE", "/v1/approvals/apr_x", 405, "GET, HEAD, POST"},
+		{"approval HEAD", "HEAD", "/v1/approvals/apr_x", 404, ""},
+		{"healthz POST", "POST", "/healthz", 405, "GET, HEAD"},
+		{"healthz HEAD", "HEAD", "/healthz", 200, ""},
+		{"metrics DELETE", "DELETE", "/metrics", 405, "GET, HEAD"},
+		{"metrics HEAD", "HEAD", "/metrics", 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(t, tc.method, tc.path, "tok-bob", "")
+			if r.status != tc.status {
+				t.Errorf("%s %s = %d %s, want %d", tc.method, tc.path, r.status, r.raw, tc.status)
+			}
+			if got := r.header.Get("Allow"); got != tc.allow {
+				t.Errorf("%s %s: Allow = %q, want %q", tc.method, tc.path, got, tc.allow)
+			}
+			if tc.method == "HEAD" && r.raw != "" {
+				t.Errorf("%s %s: body %q, want none", tc.method, tc.path, r.raw)
+			}
+			if tc.status == 405 && tc.method != "HEAD" {
+				wantError(t, tc.name, r, 405, server.MethodNotAllowed, false)
+			}
+		})
+	}
+}
