@@ -47,6 +47,18 @@ func (e *SyntaxError) Error() string {
 // Unwrap returns [ErrSyntax].
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
+// Describe says what is wrong with the input of a failed [Parse] in words
+// a client may read ("at offset 16: duplicate member name \"step\""):
+// the place and the reason of a [*SyntaxError], none of this package's
+// error text; "" for any other error.
+func Describe(err error) string {
+	var se *SyntaxError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	return fmt.Sprintf("at offset %d: %s", se.Offset, se.Msg)
+}
+
 // ErrUnsupported is wrapped when a value cannot be canonicalized (NaN,
 // infinities, numbers out of range, Go types outside the JSON data model).
 var ErrUnsupported = errors.New("jcs: value not canonicalizable")

@@ -384,3 +384,25 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	})
 }
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"duplicate", `{"a":1,"a":2}`, `at offset 10: duplicate member name "a"`},
+		{"empty", ``, `at offset 0: unexpected end of input`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			if got := Describe(err); got != tc.want {
+				t.Errorf("Describe(Parse(%q)) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	if got := Describe(ErrUnsupported); got != "" {
+		t.Errorf("Describe(ErrUnsupported) = %q, want \"\"", got)
+	}
+}

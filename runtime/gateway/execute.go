@@ -372,7 +372,7 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 	}
 	tree, err := jcs.Parse(args)
 	if err != nil {
-		return nil, Invalid(Violation{Pointer: "", Message: "arguments are not valid JSON: " + err.Error()})
+		return nil, Invalid(Violation{Pointer: "", Message: strings.TrimSpace("arguments are not valid JSON " + jcs.Describe(err))})
 	}
 	if _, ok := tree.(map[string]any); !ok {
 		return nil, Invalid(Violation{Pointer: "", Message: "arguments must be a JSON object"})

@@ -261,7 +261,7 @@ func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool)
 	}
 	v, err := jcs.Parse(data)
 	if err != nil {
-		writeError(w, gateway.Invalid(gateway.Violation{Pointer: "", Message: "request body is not valid JSON: " + err.Error()}))
+		writeError(w, gateway.Invalid(gateway.Violation{Pointer: "", Message: strings.TrimSpace("request body is not valid JSON " + jcs.Describe(err))}))
 		return nil, nil
 	}
 	obj, ok := v.(map[string]any)

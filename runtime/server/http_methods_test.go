@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"regexp"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/server"
@@ -42,6 +45,30 @@ func TestHTTPMethods(t *testing.T) {
 			}
 			if tc.status == 405 && tc.method != "HEAD" {
 				wantError(t, tc.name, r, 405, server.MethodNotAllowed, false)
+			}
+		})
+	}
+}
+
+// internalPrefix matches the prefix of an internal package's error text.
+var internalPrefix = regexp.MustCompile(`\b(jcs|tools|gateway|server|strconv|json): `)
+
+// TestHTTPErrorsNameNoPackage pins that a refusal's message is written for
+// the client: no Go package prefix ("jcs: ", "tools: ") of an internal error.
+func TestHTTPErrorsNameNoPackage(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	tests := []struct{ name, path, token, body string }{
+		{"not JSON", "/v1/tools/call", "tok-alice", "not json"},
+		{"empty body", "/v1/tools/call", "tok-alice", ""},
+		{"duplicate member", "/v1/tools/call", "tok-alice", `{"step":1,"step":2}`},
+		{"approval body not JSON", "/v1/approvals/apr_x", "tok-bob", "{"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(t, "POST", tc.path, tc.token, tc.body)
+			wantError(t, tc.name, r, 422, gateway.ValidationError, true)
+			if m := internalPrefix.FindString(r.raw); m != "" {
+				t.Errorf("POST %s %q = %s; names the internal %q", tc.path, tc.body, r.raw, m)
 			}
 		})
 	}
