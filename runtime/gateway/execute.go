@@ -323,9 +323,25 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 			// A tool restricted to other tenants does not exist for this one.
 			return t, err.Error(), "wrong_tenant", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", call.Tool)}
 		}
-		return t, err.Error(), "missing_scope", &Error{Type: PermissionDenied, Message: err.Error(), Scopes: slices.Clone(t.Card.Scopes)}
+		return t, err.Error(), "missing_scope", &Error{Type: PermissionDenied, Message: deniedMessage(p, t), Scopes: slices.Clone(t.Card.Scopes)}
 	}
 	return t, "principal holds every scope of the tool", "", nil
+}
+
+// deniedMessage is the client's message of a call p may not make: the
+// scopes of t that p lacks, in the words of the contract, not the text of
+// [tools.Authorize]'s error.
+func deniedMessage(p tools.Principal, t *tools.Tool) string {
+	var missing []string
+	for _, sc := range t.Card.Scopes {
+		if !p.HasScope(sc) {
+			missing = append(missing, strconv.Quote(sc))
+		}
+	}
+	if len(missing) == 0 {
+		return fmt.Sprintf("the caller may not use %s", t.ID)
+	}
+	return fmt.Sprintf("%s needs scope %s", t.ID, strings.Join(missing, ", "))
 }
 
 // unclaim gives up a claim that will not run now (it awaits approval, or

@@ -57,16 +57,22 @@ var internalPrefix = regexp.MustCompile(`\b(jcs|tools|gateway|server|strconv|jso
 // the client: no Go package prefix ("jcs: ", "tools: ") of an internal error.
 func TestHTTPErrorsNameNoPackage(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
-	tests := []struct{ name, path, token, body string }{
-		{"not JSON", "/v1/tools/call", "tok-alice", "not json"},
-		{"empty body", "/v1/tools/call", "tok-alice", ""},
-		{"duplicate member", "/v1/tools/call", "tok-alice", `{"step":1,"step":2}`},
-		{"approval body not JSON", "/v1/approvals/apr_x", "tok-bob", "{"},
+	tests := []struct {
+		name, path, token, body string
+		status                  int
+		typ                     gateway.ErrorType
+		retryable               bool
+	}{
+		{"not JSON", "/v1/tools/call", "tok-alice", "not json", 422, gateway.ValidationError, true},
+		{"empty body", "/v1/tools/call", "tok-alice", "", 422, gateway.ValidationError, true},
+		{"duplicate member", "/v1/tools/call", "tok-alice", `{"step":1,"step":2}`, 422, gateway.ValidationError, true},
+		{"approval body not JSON", "/v1/approvals/apr_x", "tok-bob", "{", 422, gateway.ValidationError, true},
+		{"missing scope", "/v1/tools/call", "tok-mallory", callBody("s", 1, "bank/transfer_funds", `{}`), 403, gateway.PermissionDenied, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.do(t, "POST", tc.path, tc.token, tc.body)
-			wantError(t, tc.name, r, 422, gateway.ValidationError, true)
+			wantError(t, tc.name, r, tc.status, tc.typ, tc.retryable)
 			if m := internalPrefix.FindString(r.raw); m != "" {
 				t.Errorf("POST %s %q = %s; names the internal %q", tc.path, tc.body, r.raw, m)
 			}
