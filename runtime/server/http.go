@@ -319,8 +319,10 @@ func intField(obj map[string]any, name string, required bool, def int) (int, *ga
 	}
 	i, err := strconv.Atoi(string(n))
 	if err != nil {
+		// Another spelling of an integer (1e10, 4.0) names the same number as
+		// its digits do, below 2^53, where a float64 holds every integer.
 		f, ferr := strconv.ParseFloat(string(n), 64)
-		if ferr != nil || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
 			return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be an integer"})
 		}
 		i = int(f)

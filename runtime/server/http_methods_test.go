@@ -79,3 +79,28 @@ func TestHTTPErrorsNameNoPackage(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPStepSpellings pins that "step" is a number, not a spelling: each
+// way JSON writes the same integer names the same slot (the same
+// idempotency key), and the integers that JSON numbers hold exactly are
+// accepted however they are written.
+func TestHTTPStepSpellings(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	tests := []struct{ name, plain, other string }{
+		{"exponent", "10000000000", "1e10"},
+		{"fraction zero", "4294967296", "4294967296.0"},
+		{"2^53-1", "9007199254740991", "9.007199254740991e15"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := func(step string) string {
+				return `{"session_id":"spell-` + tc.name + `","step":` + step + `,"tool":"bank/get_balance","arguments":{"account":"ACC-00001"}}`
+			}
+			a := h.do(t, "POST", "/v1/tools/call", "tok-alice", body(tc.plain))
+			b := h.do(t, "POST", "/v1/tools/call", "tok-alice", body(tc.other))
+			if a.status != 200 || b.status != 200 || a.body["idempotency_key"] != b.body["idempotency_key"] || b.body["cached"] != true {
+				t.Errorf("step %s = %d %s; step %s = %d %s; want 200 twice, the same key, the second cached", tc.plain, a.status, a.raw, tc.other, b.status, b.raw)
+			}
+		})
+	}
+}
