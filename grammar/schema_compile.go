@@ -598,7 +598,9 @@ func (c *compiler) flat(s *jsonValue, ptr string) *gnode {
 	if types&tBool != 0 {
 		alts = append(alts, lit("true"), lit("false"))
 	}
-	if types&tNum != 0 {
+	if types&(tInt|tNum) == tNum {
+		alts = append(alts, c.fractionNode(s, ptr))
+	} else if types&tNum != 0 {
 		alts = append(alts, c.numberNode(s, ptr, false))
 	} else if types&tInt != 0 {
 		alts = append(alts, c.numberNode(s, ptr, true))

@@ -14,6 +14,21 @@ import (
 // maxBoundDigits is the largest bound, in decimal digits, compiled exactly.
 const maxBoundDigits = 400
 
+// fractionNode compiles the numbers left once `not` excludes the integers
+// ({"not": {"type": "integer"}}): a decimal whose last fraction digit is
+// not zero, the form in which the grammars write non-integral values (an
+// integral value such as 1.0 or 1e2 is an integer to JSON Schema). Beside
+// bounds or multipleOf the number grammar cannot also exclude integers,
+// which is reported.
+func (c *compiler) fractionNode(s *jsonValue, ptr string) *gnode {
+	n := c.numberNode(s, ptr, false)
+	if n.op == gRef && n.rule == c.p.number {
+		return seq(opt(lit("-")), alt(lit("0"), seq(nonZeroDigitClass, star(digitClass))), lit("."), star(digitClass), nonZeroDigitClass)
+	}
+	c.relaxf(ptr, "not", "integers are not excluded from a bounded number; the gateway checks it")
+	return n
+}
+
 // numberNode compiles numeric keywords. integer restricts to integral
 // values written as integers (1, not 1.0: see the package documentation).
 func (c *compiler) numberNode(s *jsonValue, ptr string, integer bool) *gnode {

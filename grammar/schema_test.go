@@ -145,6 +145,9 @@ var failureModes = []struct {
 		accept: []string{`{"a":1}`}, reject: []string{`{"a": 1}`}},
 	{name: "dependentRequired is exact", schema: `{"type":"object","properties":{"card":{"type":"string"},"billing":{"type":"string"},"name":{"type":"string"}},"dependentRequired":{"card":["billing"]}}`,
 		accept: []string{`{}`, `{"name":"x"}`, `{"billing":"b"}`, `{"card":"c","billing":"b"}`}, reject: []string{`{"card":"c"}`, `{"card":"c","name":"x"}`}},
+	{name: "not integer keeps integers out", schema: `{"not":{"type":"integer"}}`,
+		accept: []string{`1.5`, `-0.25`, `10.01`, `"x"`, `null`}, reject: []string{`1`, `0`, `-3`, `1.0`, `1e2`, `1.50`}},
+	{name: "not integer beside bounds relaxed", schema: `{"type":"number","minimum":1,"not":{"type":"integer"}}`, accept: []string{`1.5`}, relax: []string{"not"}},
 	{name: "uniqueItems relaxed", schema: `{"type":"array","items":{"type":"integer"},"uniqueItems":true}`, accept: []string{`[1,1]`}, relax: []string{"uniqueItems"}},
 	{name: "unknown keyword reported", schema: `{"type":"string","frobnicate":3}`, accept: []string{`"x"`}, relax: []string{"frobnicate"}},
 }
