@@ -325,24 +325,7 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 			}
 			m.set(k, c.allOfOf(av, bv))
 		case "prefixItems":
-			if av.kind != jsonArray || bv.kind != jsonArray {
-				continue
-			}
-			pi := &jsonValue{kind: jsonArray}
-			for j := 0; j < len(av.arr) || j < len(bv.arr); j++ {
-				switch {
-				case j < len(av.arr) && j < len(bv.arr):
-					pi.arr = append(pi.arr, c.allOfOf(av.arr[j], bv.arr[j]))
-				case j < len(av.arr):
-					pi.arr = append(pi.arr, av.arr[j])
-				default:
-					pi.arr = append(pi.arr, bv.arr[j])
-				}
-			}
-			if len(av.arr) != len(bv.arr) {
-				c.relaxf(ptr, "prefixItems", "allOf: prefixItems of different lengths merged position by position; items of the shorter one not applied to the extra positions")
-			}
-			m.set(k, pi)
+			// below, with each side's items
 		default:
 			if info, ok := keywords[k]; (ok && info.class == kwAnnotation) || strings.HasPrefix(k, "x-") {
 				continue
@@ -351,6 +334,9 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 				c.relaxf(ptr, k, "allOf: two different values of %s could not be merged; the first is enforced", k)
 			}
 		}
+	}
+	if pi := c.mergePrefixItems(a, b); pi != nil {
+		m.set("prefixItems", pi)
 	}
 	if mergedProps != nil {
 		m.set("properties", mergedProps)
@@ -380,6 +366,48 @@ func (c *compiler) merge(a, b *jsonValue, ptr string) (*jsonValue, bool) {
 		}
 	}
 	return m, true
+}
+
+// mergePrefixItems returns the prefixItems of allOf(a, b), or nil when
+// neither declares one. A position takes what each side applies there: its
+// prefixItems schema, else its items (which cover every position past its
+// own prefix), so {"items": {"minimum": 5}} beside {"prefixItems":
+// [{"minimum": 3}]} still applies minimum 5 at index 0. Draft-07 tuple
+// forms (items as an array) are left to the keyword loop.
+func (c *compiler) mergePrefixItems(a, b *jsonValue) *jsonValue {
+	pa, pb := a.get("prefixItems"), b.get("prefixItems")
+	if (pa == nil || pa.kind != jsonArray) && (pb == nil || pb.kind != jsonArray) {
+		return nil
+	}
+	ia, ib := a.get("items"), b.get("items")
+	if (ia != nil && ia.kind == jsonArray) || (ib != nil && ib.kind == jsonArray) {
+		return nil
+	}
+	at := func(p, items *jsonValue, j int) *jsonValue {
+		if p != nil && p.kind == jsonArray && j < len(p.arr) {
+			return p.arr[j]
+		}
+		return items
+	}
+	n := 0
+	for _, p := range []*jsonValue{pa, pb} {
+		if p != nil && p.kind == jsonArray {
+			n = max(n, len(p.arr))
+		}
+	}
+	pi := &jsonValue{kind: jsonArray}
+	for j := range n {
+		x, y := at(pa, ia, j), at(pb, ib, j)
+		switch {
+		case x == nil:
+			pi.arr = append(pi.arr, y)
+		case y == nil:
+			pi.arr = append(pi.arr, x)
+		default:
+			pi.arr = append(pi.arr, c.allOfOf(x, y))
+		}
+	}
+	return pi
 }
 
 // closingOf returns the schema a flat subschema applies to names it does

@@ -148,6 +148,10 @@ var failureModes = []struct {
 	{name: "not integer keeps integers out", schema: `{"not":{"type":"integer"}}`,
 		accept: []string{`1.5`, `-0.25`, `10.01`, `"x"`, `null`}, reject: []string{`1`, `0`, `-3`, `1.0`, `1e2`, `1.50`}},
 	{name: "not integer beside bounds relaxed", schema: `{"type":"number","minimum":1,"not":{"type":"integer"}}`, accept: []string{`1.5`}, relax: []string{"not"}},
+	{name: "allOf prefixItems beside items", schema: `{"allOf":[{"prefixItems":[{"minimum":3}]}],"items":{"minimum":5}}`,
+		accept: []string{`[5,5]`, `[6]`}, reject: []string{`[3,5]`, `[4]`, `[5,4]`}},
+	{name: "allOf items beside prefixItems", schema: `{"type":"array","prefixItems":[{"type":"integer"}],"allOf":[{"items":{"maximum":9}},{"prefixItems":[{},{"type":"string"}]}]}`,
+		accept: []string{`[1]`, `[9,"a"]`, `[1,"a",9]`}, reject: []string{`[10]`, `[9,3]`, `[1,"a",10]`, `["a"]`}},
 	{name: "uniqueItems relaxed", schema: `{"type":"array","items":{"type":"integer"},"uniqueItems":true}`, accept: []string{`[1,1]`}, relax: []string{"uniqueItems"}},
 	{name: "unknown keyword reported", schema: `{"type":"string","frobnicate":3}`, accept: []string{`"x"`}, relax: []string{"frobnicate"}},
 }
