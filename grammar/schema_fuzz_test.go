@@ -1,10 +1,12 @@
 package grammar
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
@@ -108,4 +110,47 @@ func regexMatch(pattern, s string) (bool, error) {
 		return x.MatchString(s)
 	}
 	return false, nil
+}
+
+// FuzzURITemplate: the uri-template grammar and the gateway's validator
+// (internal/jsonschema with formats asserted) agree on every string, so a
+// template a model writes under the grammar is never refused, and one the
+// gateway takes is never out of the model's reach.
+func FuzzURITemplate(f *testing.F) {
+	for _, s := range []string{``, `http://example.com/{id}`, `{#var}`, `{/var}`, `{?q,lang}`, `{v:1000}`, `{v:10000}`,
+		`{list*}`, `{a.b}`, `{a%20b}`, `a'b`, `/é/{x}`, `{`, `{}`, `a}`, `{a.}`, `100%`, `a b`} {
+		f.Add(s)
+	}
+	schema := `{"type":"string","format":"uri-template"}`
+	res, err := FromSchema([]byte(schema), &Options{Compact: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	g, err := gbnf.Parse(res.GBNF)
+	if err != nil {
+		f.Fatal(err)
+	}
+	doc, _ := jsonschema.ParseDocument([]byte(schema))
+	v, err := jsonschema.Compile(doc, &jsonschema.Options{AssertFormat: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			return
+		}
+		text := strings.TrimSuffix(b.String(), "\n")
+		byGrammar, _ := g.Match([]byte(text))
+		vs, err := v.Validate(s, time.Time{})
+		byGateway := err == nil && len(vs) == 0
+		if byGrammar != byGateway {
+			t.Fatalf("uri-template %q: grammar accepts %v, gateway validator %v (%v)", s, byGrammar, byGateway, vs)
+		}
+	})
 }

@@ -194,6 +194,9 @@ func (s *Schema) compile() (*instance, error) {
 	c.UseLoader(noLoader{})
 	if s.opts.AssertFormat {
 		c.AssertFormat()
+		for _, f := range formats {
+			c.RegisterFormat(f)
+		}
 	}
 	c.UseRegexpEngine(func(p string) (sj.Regexp, error) {
 		r, err := CompileRegexp(p)

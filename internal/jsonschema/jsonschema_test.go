@@ -438,3 +438,44 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// TestURITemplateFormat pins RFC 6570 syntax for format uri-template: the
+// library's check refused valid operators and prefixes ("{#var}",
+// "{v:1000}") that the grammars let a model write.
+func TestURITemplateFormat(t *testing.T) {
+	s := mustCompile(t, `{"format":"uri-template"}`, &Options{AssertFormat: true})
+	for _, tc := range []struct {
+		name, in string
+		valid    bool
+	}{
+		{"empty", ``, true},
+		{"literal", `http://example.com/a`, true},
+		{"simple", `http://example.com/{id}`, true},
+		{"fragment operator", `{#var}`, true},
+		{"path segment operator", `{/var}`, true},
+		{"form query operator", `/search{?q,lang}`, true},
+		{"reserved operator", `{+path}/x`, true},
+		{"four-digit prefix", `{v:1000}`, true},
+		{"explode", `{list*}`, true},
+		{"dotted name", `{a.b}`, true},
+		{"pct-encoded name", `{a%20b}`, true},
+		{"apostrophe literal", `a'b`, true},
+		{"unicode literal", `/é/{x}`, true},
+		{"unclosed", `http://example.com/{`, false},
+		{"empty expression", `{}`, false},
+		{"nested", `{{a}}`, false},
+		{"space", `a b`, false},
+		{"bad percent", `100%`, false},
+		{"five-digit prefix", `{v:10000}`, false},
+		{"zero prefix", `{v:0}`, false},
+		{"trailing dot", `{a.}`, false},
+		{"stray close", `a}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs, err := s.Validate(tc.in, time.Time{})
+			if err != nil || (len(vs) == 0) != tc.valid {
+				t.Errorf("Validate(%q) = %v, %v; want valid %v", tc.in, vs, err, tc.valid)
+			}
+		})
+	}
+}
