@@ -152,6 +152,9 @@ var failureModes = []struct {
 		accept: []string{`[5,5]`, `[6]`}, reject: []string{`[3,5]`, `[4]`, `[5,4]`}},
 	{name: "allOf items beside prefixItems", schema: `{"type":"array","prefixItems":[{"type":"integer"}],"allOf":[{"items":{"maximum":9}},{"prefixItems":[{},{"type":"string"}]}]}`,
 		accept: []string{`[1]`, `[9,"a"]`, `[1,"a",9]`}, reject: []string{`[10]`, `[9,3]`, `[1,"a",10]`, `["a"]`}},
+	{name: "email as the gateway checks it", schema: `{"type":"string","format":"email"}`,
+		accept: []string{`"joe.bloggs@example.com"`, `"a/b@example.com"`, `"\"joe bloggs\"@example.com"`},
+		reject: []string{`"\"a\\b\"@example.com"`, `"\"a\\\"b\"@example.com"`, `"a..b@example.com"`}, relax: []string{"format"}},
 	{name: "uniqueItems relaxed", schema: `{"type":"array","items":{"type":"integer"},"uniqueItems":true}`, accept: []string{`[1,1]`}, relax: []string{"uniqueItems"}},
 	{name: "unknown keyword reported", schema: `{"type":"string","frobnicate":3}`, accept: []string{`"x"`}, relax: []string{"frobnicate"}},
 }
