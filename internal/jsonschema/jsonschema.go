@@ -31,10 +31,12 @@ package jsonschema
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -264,6 +266,9 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 			s.pool.Put(in)
 		}()
 	}
+	if ptr, bad := hugeNumber(v, nil); bad {
+		return []Violation{{Pointer: ptr, Message: fmt.Sprintf("number out of range: exponent beyond ±%d", maxExponent)}}, nil
+	}
 	err := in.s.Validate(v)
 	if in.b.exceeded {
 		return nil, ErrDeadline
@@ -298,6 +303,43 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	})
 	out = slices.Compact(out)
 	return out[:min(len(out), MaxViolations)], nil
+}
+
+// maxExponent bounds the decimal exponent of an instance's numbers. The
+// library compares numbers as big.Rat: past about ±10^9 its SetString
+// fails and the validator dereferenced the nil (1e1000000000 against a
+// minimum crashed Validate), and below that it allocates every digit. No
+// double comes near ±10,000.
+const maxExponent = 10000
+
+// hugeNumber returns the pointer of the first number in v (members in name
+// order) whose exponent is beyond ±maxExponent.
+func hugeNumber(v any, path []string) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		s := string(v)
+		i := strings.IndexAny(s, "eE")
+		if i < 0 {
+			return "", false
+		}
+		e := strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")
+		if n, err := strconv.Atoi(e); len(e) > 6 || (err == nil && n > maxExponent) {
+			return Pointer(path), true
+		}
+	case []any:
+		for i, x := range v {
+			if p, bad := hugeNumber(x, append(path, strconv.Itoa(i))); bad {
+				return p, true
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) { // the same pointer every time
+			if p, bad := hugeNumber(v[k], append(path, k)); bad {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // violationText is the text of a violation: the library's, except for the

@@ -479,3 +479,29 @@ func TestURITemplateFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeExponentIsAViolation pins that a number whose exponent the
+// library's big.Rat cannot hold is refused, not a crash: 1e1000000000
+// against a minimum or a multipleOf dereferenced a nil in the validator.
+func TestHugeExponentIsAViolation(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema, instance, pointer string
+	}{
+		{"minimum", `{"type":"number","minimum":0}`, `1e1000000000`, ""},
+		{"multipleOf", `{"multipleOf":0.5}`, `-1E+99999999999`, ""},
+		{"nested maximum", `{"type":"object","properties":{"b":{"maximum":3}},"required":["a"]}`, `{"b":[1,2e10001]}`, "/b/1"},
+		{"first in name order", `{"type":"object","properties":{"a":{"minimum":1},"b":{"minimum":1}}}`, `{"b":1e20000,"a":1e-20000}`, "/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustCompile(t, tc.schema, nil)
+			vs, err := s.Validate(mustParse(t, tc.instance), time.Time{})
+			if err != nil || len(vs) != 1 || vs[0].Pointer != tc.pointer || !strings.Contains(vs[0].Message, "out of range") {
+				t.Errorf("Validate(%s) = %v, %v; want one out-of-range violation at %q", tc.instance, vs, err, tc.pointer)
+			}
+		})
+	}
+	s := mustCompile(t, `{"type":"number","maximum":1e400}`, nil)
+	if vs, err := s.Validate(mustParse(t, `1e399`), time.Time{}); err != nil || len(vs) != 0 {
+		t.Errorf("Validate(1e399) = %v, %v; want valid (an exponent within bounds is compared exactly)", vs, err)
+	}
+}
