@@ -96,7 +96,9 @@ func buildPrims(compactMode bool) *prims {
 	p.integer = &grule{hint: "integer", body: seq(opt(lit("-")), intPart)}
 	p.number = &grule{hint: "number", body: seq(opt(lit("-")), intPart,
 		opt(seq(lit("."), plus(digitClass))),
-		opt(seq(class(crange{Lo: 'e', Hi: 'e'}, crange{Lo: 'E', Hi: 'E'}), opt(class(crange{Lo: '+', Hi: '+'}, crange{Lo: '-', Hi: '-'})), plus(digitClass))))}
+		// At most four exponent digits: the gateway's validator refuses an
+		// exponent beyond ±10,000 (internal/jsonschema maxExponent).
+		opt(seq(class(crange{Lo: 'e', Hi: 'e'}, crange{Lo: 'E', Hi: 'E'}), opt(class(crange{Lo: '+', Hi: '+'}, crange{Lo: '-', Hi: '-'})), rep(digitClass, 1, 4))))}
 	p.value = &grule{hint: suffix("value")}
 	p.object = &grule{hint: suffix("object")}
 	p.array = &grule{hint: suffix("array")}

@@ -155,6 +155,8 @@ var failureModes = []struct {
 	{name: "email as the gateway checks it", schema: `{"type":"string","format":"email"}`,
 		accept: []string{`"joe.bloggs@example.com"`, `"a/b@example.com"`, `"\"joe bloggs\"@example.com"`},
 		reject: []string{`"\"a\\b\"@example.com"`, `"\"a\\\"b\"@example.com"`, `"a..b@example.com"`}, relax: []string{"format"}},
+	{name: "exponent within the validator's range", schema: `{"type":"number"}`,
+		accept: []string{`1e9999`, `-2.5E-0001`, `3e+12`}, reject: []string{`1e10000`, `1e1000000000`}},
 	{name: "uniqueItems relaxed", schema: `{"type":"array","items":{"type":"integer"},"uniqueItems":true}`, accept: []string{`[1,1]`}, relax: []string{"uniqueItems"}},
 	{name: "unknown keyword reported", schema: `{"type":"string","frobnicate":3}`, accept: []string{`"x"`}, relax: []string{"frobnicate"}},
 }
