@@ -493,27 +493,46 @@ func openNullableEach(m map[string]any) (any, bool) {
 // already speak of other members are left open: closing them would reject
 // valid instances. s is not modified.
 func CloseObjects(s map[string]any) map[string]any {
+	merged, ok := mergedDefs(s)
+	if !ok {
+		merged = nil // a merged reference this walk cannot name: close no definition
+	}
+	return closeObjects(s, merged, ok, false)
+}
+
+// closeObjects is CloseObjects below the root. keep leaves the subtree as
+// it is: the grammar compiler merges the properties of a combining
+// schema's subschemas with its branches' (allOf, anyOf beside properties,
+// $ref with siblings), so closing one of them would refuse what the merged
+// grammar lets a model write. merged names the definitions ("$defs/x",
+// "definitions/x") that a merge reaches; closeDefs is false when some
+// merge could not be traced.
+func closeObjects(s map[string]any, merged map[string]bool, closeDefs, keep bool) map[string]any {
 	out := make(map[string]any, len(s)+1)
 	for k, v := range s {
 		out[k] = v
 	}
 	_, hasProps := s["properties"].(map[string]any)
-	open := false
-	for _, k := range []string{"additionalProperties", "patternProperties", "unevaluatedProperties",
-		"allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "dependentSchemas"} {
+	open := combines(s)
+	for _, k := range []string{"additionalProperties", "patternProperties", "unevaluatedProperties"} {
 		if _, ok := s[k]; ok {
 			open = true
 		}
 	}
-	if hasProps && !open {
+	if hasProps && !open && !keep {
 		out["additionalProperties"] = false
 	}
+	below := keep || combines(s)
 	for _, k := range []string{"properties", "$defs", "definitions"} {
 		if m, ok := s[k].(map[string]any); ok {
 			mm := make(map[string]any, len(m))
 			for name, sub := range m {
 				if sm, ok := sub.(map[string]any); ok {
-					sub = CloseObjects(sm)
+					kp := below
+					if k != "properties" {
+						kp = !closeDefs || merged[k+"/"+name]
+					}
+					sub = closeObjects(sm, merged, closeDefs, kp)
 				}
 				mm[name] = sub
 			}
@@ -521,7 +540,72 @@ func CloseObjects(s map[string]any) map[string]any {
 		}
 	}
 	if sm, ok := s["items"].(map[string]any); ok {
-		out["items"] = CloseObjects(sm)
+		out["items"] = closeObjects(sm, merged, closeDefs, below)
 	}
 	return out
+}
+
+// combines reports whether s combines with other subschemas.
+func combines(s map[string]any) bool {
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "dependentSchemas"} {
+		if _, ok := s[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// mergedDefs returns the root definitions ("$defs/x", "definitions/x")
+// that the grammar compiler merges with other subschemas: the targets of a
+// $ref in an allOf, anyOf or oneOf branch or beside other keywords, and
+// what those reach through $ref in turn. ok is false when such a
+// reference is not to a root definition.
+func mergedDefs(root map[string]any) (map[string]bool, bool) {
+	merged := map[string]bool{}
+	var queue []string
+	ok := true
+	add := func(ref string) {
+		name, found := strings.CutPrefix(ref, "#/")
+		if !found || strings.Count(name, "/") != 1 || strings.Contains(name, "%") ||
+			!(strings.HasPrefix(name, "$defs/") || strings.HasPrefix(name, "definitions/")) {
+			if ref != "#" {
+				ok = false
+			}
+			return
+		}
+		name = strings.NewReplacer("~1", "/", "~0", "~").Replace(name)
+		if !merged[name] {
+			merged[name] = true
+			queue = append(queue, name)
+		}
+	}
+	var walk func(v any, inBranch bool)
+	walk = func(v any, inBranch bool) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, isStr := v["$ref"].(string); isStr && (inBranch || len(v) > 1) {
+				add(ref)
+			}
+			for k, x := range v {
+				walk(x, k == "allOf" || k == "anyOf" || k == "oneOf")
+			}
+		case []any:
+			for _, x := range v {
+				walk(x, inBranch)
+			}
+		}
+	}
+	walk(root, false)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		kind, def, _ := strings.Cut(name, "/")
+		defs, _ := root[kind].(map[string]any)
+		if d, isMap := defs[def].(map[string]any); isMap {
+			if ref, isStr := d["$ref"].(string); isStr {
+				add(ref)
+			}
+		}
+	}
+	return merged, ok
 }

@@ -236,6 +236,13 @@ func TestCloseObjects(t *testing.T) {
 		{`{"type":"object","properties":{"a":{}},"additionalProperties":true}`, `{"a":1,"b":2}`, true},
 		{`{"type":"object","properties":{"a":{}},"allOf":[{"properties":{"b":{}}}]}`, `{"a":1,"b":2}`, true},
 		{`{"type":"object"}`, `{"b":2}`, true},
+		// What the grammar merges stays open: a definition an allOf
+		// branch references, and the properties of a combining schema.
+		{`{"$defs":{"p":{"type":"object","properties":{"a":{}}}},"allOf":[{"$ref":"#/$defs/p"},{"properties":{"b":{}}}]}`, `{"a":1,"b":2}`, true},
+		{`{"$defs":{"p":{"$ref":"#/$defs/q"},"q":{"properties":{"a":{}}}},"properties":{"b":{}},"$ref":"#/$defs/p"}`, `{"a":1,"b":2}`, true},
+		{`{"properties":{"o":{"properties":{"x":{}}}},"allOf":[{"properties":{"o":{"properties":{"y":{}}}}}]}`, `{"o":{"x":1,"y":2}}`, true},
+		{`{"$defs":{"p":{"properties":{"a":{}}}},"properties":{"q":{"$ref":"#/$defs/p"}}}`, `{"q":{"a":1,"z":2}}`, false},
+		{`{"$defs":{"a/b":{"properties":{"a":{}}}},"allOf":[{"$ref":"#/$defs/a~1b"},{"properties":{"b":{}}}]}`, `{"a":1,"b":2}`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.schema, func(t *testing.T) {
