@@ -313,33 +313,68 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 const maxExponent = 10000
 
 // hugeNumber returns the pointer of the first number in v (members in name
-// order) whose exponent is beyond ±maxExponent.
+// order) whose exponent is beyond ±maxExponent. It walks v once without
+// allocating; only an instance that holds such a number is walked again,
+// in order, for the pointer.
 func hugeNumber(v any, path []string) (string, bool) {
+	if !hasHugeNumber(v) {
+		return "", false
+	}
+	return hugePointer(v, path)
+}
+
+func hasHugeNumber(v any) bool {
 	switch v := v.(type) {
 	case json.Number:
-		s := string(v)
-		i := strings.IndexAny(s, "eE")
-		if i < 0 {
-			return "", false
+		return hugeExponent(string(v))
+	case []any:
+		for _, x := range v {
+			if hasHugeNumber(x) {
+				return true
+			}
 		}
-		e := strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")
-		if n, err := strconv.Atoi(e); len(e) > 6 || (err == nil && n > maxExponent) {
+	case map[string]any:
+		for _, x := range v {
+			if hasHugeNumber(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hugePointer(v any, path []string) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if hugeExponent(string(v)) {
 			return Pointer(path), true
 		}
 	case []any:
 		for i, x := range v {
-			if p, bad := hugeNumber(x, append(path, strconv.Itoa(i))); bad {
+			if p, bad := hugePointer(x, append(path, strconv.Itoa(i))); bad {
 				return p, true
 			}
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) { // the same pointer every time
-			if p, bad := hugeNumber(v[k], append(path, k)); bad {
+			if p, bad := hugePointer(v[k], append(path, k)); bad {
 				return p, true
 			}
 		}
 	}
 	return "", false
+}
+
+// hugeExponent reports whether the number literal s has an exponent
+// beyond ±maxExponent.
+func hugeExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	e := strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")
+	n, err := strconv.Atoi(e)
+	return len(e) > 6 || (err == nil && n > maxExponent)
 }
 
 // violationText is the text of a violation: the library's, except for the
