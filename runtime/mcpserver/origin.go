@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -19,30 +18,23 @@ const codeForbiddenOrigin = -32000
 // MUST validate the Origin header ... If the Origin header is present and
 // invalid, servers MUST respond with HTTP 403 Forbidden"). A request
 // without Origin (every client that is not a browser) passes. The MCP
-// endpoint answers with a JSON-RPC error (id null), the approval
-// endpoints with the HTTP contract's error body.
+// endpoint answers with a JSON-RPC error (id null); the approval
+// endpoints are the HTTP contract's, so [server.CheckOrigin] answers
+// them, in the contract's error body.
 func (s *Server) checkOrigin(next http.Handler) http.Handler {
+	contract := server.CheckOrigin(next, s.opts.AllowedOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, ApprovalsPath) {
+			contract.ServeHTTP(w, r)
+			return
+		}
 		origin := r.Header.Get("Origin")
-		if origin == "" || s.originAllowed(origin, r.Host) {
+		if origin == "" || server.OriginAllowed(origin, r.Host, s.opts.AllowedOrigins) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		msg := server.ForbiddenOriginMessage(origin)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
-		if strings.HasPrefix(r.URL.Path, ApprovalsPath) {
-			b, _ := json.Marshal(map[string]any{"success": false, "error_type": "PERMISSION_DENIED", "message": msg, "retryable": false})
-			w.Write(b)
-			return
-		}
-		w.Write(errorFrame(nil, codeForbiddenOrigin, msg))
+		w.Write(errorFrame(nil, codeForbiddenOrigin, server.ForbiddenOriginMessage(origin)))
 	})
-}
-
-// originAllowed reports whether origin (an Origin header) may call the
-// server reached as host: [server.OriginAllowed] with
-// Options.AllowedOrigins.
-func (s *Server) originAllowed(origin, host string) bool {
-	return server.OriginAllowed(origin, host, s.opts.AllowedOrigins)
 }
