@@ -68,8 +68,11 @@ var printer = message.NewPrinter(language.English)
 // ParseDocument parses a schema (or an instance) strictly into the tree the
 // compiler and the validator take: map[string]any, []any, string,
 // json.Number, bool and nil. Duplicate members, invalid UTF-8, lone
-// surrogates, numbers out of the double range and nesting deeper than
-// [jcs.MaxDepth] are errors (wrapping [ErrInvalidSchema]) that give the offset.
+// surrogates and nesting deeper than [jcs.MaxDepth] are errors (wrapping
+// [ErrInvalidSchema]) that give the offset. Numbers keep their text
+// whatever their size: one a double cannot hold is refused where it is
+// used, by canonicalization ([jcs.Append]) and, past an exponent of
+// ±10,000, by [Schema.Validate].
 func ParseDocument(data []byte) (any, error) {
 	v, err := jcs.Parse(data)
 	if err != nil {
