@@ -221,7 +221,7 @@ func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewPar
 		}
 		calls.renumber(&chunk)
 		if !acc.AddChunk(chunk) {
-			return errors.New("openai: chat: the stream sent an inconsistent chunk")
+			return errors.New("the stream sent an inconsistent chunk")
 		}
 		for _, c := range chunk.Choices {
 			if c.Index != 0 {
@@ -240,7 +240,7 @@ func (b *Backend) stream(ctx context.Context, params openai.ChatCompletionNewPar
 	if !finished {
 		// A dropped connection or a proxy's timeout: the text so far would
 		// pass for a complete answer, the arguments so far for a call.
-		return nil, errors.New("openai: chat: the stream ended before its final chunk (one with a finish_reason)")
+		return nil, errors.New("the stream ended before its final chunk (one with a finish_reason)")
 	}
 	cc := acc.ChatCompletion
 	return &cc, nil

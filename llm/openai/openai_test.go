@@ -620,8 +620,8 @@ func TestStreamCutOff(t *testing.T) {
 			req := backendtest.Request(llm.ModeNative)
 			req.OnDelta = func(string) {}
 			resp, err := f.backend(t, nil).Chat(context.Background(), req)
-			if err == nil || !strings.Contains(err.Error(), "ended before") {
-				t.Fatalf("Chat(stream cut off after %s) = %+v, %v; want an error saying the stream ended early", tc.delta, resp, err)
+			if err == nil || !strings.HasPrefix(err.Error(), "openai: chat: the stream ended before") || strings.Count(err.Error(), "openai:") != 1 {
+				t.Fatalf("Chat(stream cut off after %s) = %+v, %v; want one error saying the stream ended early, prefixed once", tc.delta, resp, err)
 			}
 		})
 	}

@@ -188,7 +188,7 @@ func (b *ResponsesBackend) stream(ctx context.Context, params responses.Response
 		return nil, err
 	}
 	if final == nil {
-		return nil, errors.New("openai: responses: the stream ended without the response")
+		return nil, errors.New("the stream ended without the response")
 	}
 	return final, nil
 }

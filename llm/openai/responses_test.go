@@ -451,3 +451,19 @@ func TestResponsesStreamAfterTheEnd(t *testing.T) {
 		t.Fatalf("Chat(a stream with events after response.completed) = %+v, %v, shown %q; want the answer hello, shown hello", resp, err, shown.String())
 	}
 }
+
+// TestResponsesStreamCutOff: a stream that ends before its terminal event
+// is one error naming that, prefixed once. Before, it read "openai:
+// responses: openai: responses: the stream ended without the response".
+func TestResponsesStreamCutOff(t *testing.T) {
+	_, b := responsesWire(t, func(_ int, w http.ResponseWriter, _ bool) {
+		fmt.Fprintf(w, "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":%s}\n\n", responseJSON("in_progress", "[]", "null", "null"))
+		fmt.Fprint(w, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"The balance is\"}\n\n")
+	})
+	req := backendtest.Request(llm.ModeNative)
+	req.OnDelta = func(string) {}
+	resp, err := b.Chat(context.Background(), req)
+	if err == nil || !strings.HasPrefix(err.Error(), "openai: responses: the stream ended") || strings.Count(err.Error(), "openai:") != 1 {
+		t.Fatalf("Chat(a stream cut off before its terminal event) = %+v, %v; want one error saying the stream ended, prefixed once", resp, err)
+	}
+}
