@@ -261,12 +261,12 @@ func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool)
 	}
 	v, err := jcs.Parse(data)
 	if err != nil {
-		writeError(w, gateway.Invalid(gateway.Violation{Pointer: "", Message: strings.TrimSpace("request body is not valid JSON " + jcs.Describe(err))}))
+		writeError(w, invalidBody("", strings.TrimSpace("not valid JSON "+jcs.Describe(err))))
 		return nil, nil
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		writeError(w, gateway.Invalid(gateway.Violation{Pointer: "", Message: "request body must be a JSON object"}))
+		writeError(w, invalidBody("", "not a JSON object"))
 		return nil, nil
 	}
 	return obj, data
@@ -284,7 +284,7 @@ func fields(obj map[string]any, allowed ...string) *gateway.Error {
 			if len(allowed) == 0 {
 				msg = "unknown member; the body must be empty or {}"
 			}
-			return gateway.Invalid(gateway.Violation{Pointer: "/" + truncate(k, 64), Message: msg})
+			return invalidBody("/"+truncate(k, 64), msg)
 		}
 	}
 	return nil
@@ -294,13 +294,13 @@ func stringField(obj map[string]any, name string, required bool) (string, *gatew
 	v, ok := obj[name]
 	if !ok {
 		if required {
-			return "", gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "is required"})
+			return "", invalidBody("/"+name, "is required")
 		}
 		return "", nil
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be a string"})
+		return "", invalidBody("/"+name, "must be a string")
 	}
 	return s, nil
 }
@@ -309,13 +309,13 @@ func intField(obj map[string]any, name string, required bool, def int) (int, *ga
 	v, ok := obj[name]
 	if !ok {
 		if required {
-			return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "is required"})
+			return 0, invalidBody("/"+name, "is required")
 		}
 		return def, nil
 	}
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be an integer"})
+		return 0, invalidBody("/"+name, "must be an integer")
 	}
 	i, err := strconv.Atoi(string(n))
 	if err != nil {
@@ -323,7 +323,7 @@ func intField(obj map[string]any, name string, required bool, def int) (int, *ga
 		// its digits do, below 2^53, where a float64 holds every integer.
 		f, ferr := strconv.ParseFloat(string(n), 64)
 		if ferr != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
-			return 0, gateway.Invalid(gateway.Violation{Pointer: "/" + name, Message: "must be an integer"})
+			return 0, invalidBody("/"+name, "must be an integer")
 		}
 		i = int(f)
 	}
@@ -372,7 +372,7 @@ func callFromBody(p tools.Principal, obj map[string]any, data []byte) (gateway.C
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(data, &raw); err != nil {
-			return call, gateway.Invalid(gateway.Violation{Pointer: "/arguments", Message: "cannot read the arguments"})
+			return call, invalidBody("/arguments", "cannot read the arguments")
 		}
 		call.Arguments = raw.Arguments
 	}
@@ -452,15 +452,15 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case e != nil:
 	case strings.TrimSpace(query) == "":
-		e = gateway.Invalid(gateway.Violation{Pointer: "/query", Message: "must not be empty"})
+		e = invalidBody("/query", "must not be empty")
 	case len(query) > MaxQueryBytes:
-		e = gateway.Invalid(gateway.Violation{Pointer: "/query", Message: fmt.Sprintf("is longer than %d bytes", MaxQueryBytes)})
+		e = invalidBody("/query", fmt.Sprintf("is longer than %d bytes", MaxQueryBytes))
 	}
 	k, session := 0, ""
 	if e == nil {
 		k, e = intField(obj, "k", false, 5)
 		if e == nil && (k < 1 || k > 50) {
-			e = gateway.Invalid(gateway.Violation{Pointer: "/k", Message: "must be between 1 and 50"})
+			e = invalidBody("/k", "must be between 1 and 50")
 		}
 	}
 	if e == nil {
@@ -599,4 +599,17 @@ func insufficientScope(scopes []string) string {
 		h += `, scope="` + strings.Join(ok, " ") + `"`
 	}
 	return h
+}
+
+// invalidBody is the VALIDATION_ERROR of a request body the contract does
+// not accept: the pointer is into the body, so the message says so, where
+// [gateway.Invalid]'s speaks of a tool's arguments (a model told its
+// arguments are invalid corrects the wrong thing).
+func invalidBody(pointer, message string) *gateway.Error {
+	e := gateway.Invalid(gateway.Violation{Pointer: pointer, Message: message})
+	e.Message = "invalid request body: " + message
+	if pointer != "" {
+		e.Message = "invalid request body: " + pointer + ": " + message
+	}
+	return e
 }
