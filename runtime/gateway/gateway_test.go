@@ -916,3 +916,27 @@ func TestCatalogOnlyToolCode(t *testing.T) {
 		})
 	}
 }
+
+// TestNumberRangeReason: a number a double cannot hold is refused with
+// the reason that is true of it. Before, 1e999 and 1e-400 were refused as
+// having "more significant digits than a double keeps", which a model
+// cannot act on (they have one).
+func TestNumberRangeReason(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct{ name, amount, want string }{
+		{"overflow", "1e999", "beyond the range of a double"},
+		{"negative overflow", "-2e308", "beyond the range of a double"},
+		{"underflow", "1e-400", "too close to zero for a double"},
+		{"too many digits", "1.00000000000000000001", "more significant digits than a double keeps"},
+		{"beyond 2^53", "9007199254740993", "beyond ±2^53"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":` + tc.amount + `}`
+			_, err := e.Gateway.Execute(context.Background(), transferCall(alice, "s-"+tc.name, 1, args))
+			ge := wantType(t, tc.name, err, gateway.ValidationError)
+			if !strings.Contains(ge.Message, tc.want) {
+				t.Errorf("amount %s: message %q, want it to say %q", tc.amount, ge.Message, tc.want)
+			}
+		})
+	}
+}
