@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"testing"
@@ -100,6 +101,21 @@ func TestHTTPStepSpellings(t *testing.T) {
 			b := h.do(t, "POST", "/v1/tools/call", "tok-alice", body(tc.other))
 			if a.status != 200 || b.status != 200 || a.body["idempotency_key"] != b.body["idempotency_key"] || b.body["cached"] != true {
 				t.Errorf("step %s = %d %s; step %s = %d %s; want 200 twice, the same key, the second cached", tc.plain, a.status, a.raw, tc.other, b.status, b.raw)
+			}
+		})
+	}
+}
+
+// TestHTTPStepNotAnInteger: a step whose literal is not an integer is
+// refused even where a double rounds it to one. Before,
+// 1.00000000000000001 read as step 1 and replayed step 1's result.
+func TestHTTPStepNotAnInteger(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	for _, step := range []string{"1.00000000000000001", "0.99999999999999999", "1.5", "1e-400"} {
+		t.Run(step, func(t *testing.T) {
+			r := h.do(t, "POST", "/v1/tools/call", "tok-alice", `{"session_id":"frac","step":`+step+`,"tool":"bank/get_balance","arguments":{"account":"ACC-00001"}}`)
+			if r.status != 422 || r.body["error_type"] != "VALIDATION_ERROR" || !strings.Contains(r.raw, "/step: must be an integer") {
+				t.Errorf("step %s = %d %s; want 422 naming /step", step, r.status, r.raw)
 			}
 		})
 	}
