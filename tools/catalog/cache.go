@@ -152,6 +152,8 @@ var cacheFingerprint = sync.OnceValue(func() string {
 	const probe = `{"name":"  create_issue ","description":"Create an issue. In a repo.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]},"scopes":["repo:write"],"aliases":["open a ticket"],"annotations":{"readOnlyHint":false,"destructiveHint":true}}
 {"name":"push","title":"Push commits","annotations":{"readOnlyHint":false}}
 {"name":"list_issues","title":"List","description":"List issues","tags":["issues"],"examples":["show my issues"],"not_for":"closing","group":"issues","tenants":["acme"],"read_only":true,"inputSchema":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}}
+{"type":"function","function":{"name":"close_issue","description":"Close an issue","parameters":{"type":"object"}},"scopes":["repo:write"]}
+{"name":"label_issue","input_schema":{"type":"object","properties":{"label":{"type":"string"}}}}
 `
 	ts, err := Parse(strings.NewReader(probe), "probe.jsonl", "probe")
 	h := sha256.New()

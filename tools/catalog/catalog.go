@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -235,12 +236,16 @@ func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 //     skipped and a trailing "\r" is ignored.
 //
 // One tool object holds the members of [tools.Definition]: "name"
-// (required), "description" and/or "summary", "inputSchema" or
-// "parameters" (a JSON Schema object, or null for none), and optionally
+// (required), "description" and/or "summary", "inputSchema",
+// "parameters" or "input_schema" (a JSON Schema object, or null for none;
+// at most one of them), and optionally
 // "title", "scopes", "aliases", "not_for", "tags", "group", "tenants",
 // "read_only", "irreversible", "idempotent", "open_world" and MCP
 // "annotations" (readOnlyHint, destructiveHint, idempotentHint,
 // openWorldHint). Other members are ignored. [tools.Define] derives the card.
+// OpenAI Chat Completions' wrapper {"type":"function","function":{...}}
+// is read as the object under "function" (with the members beside it);
+// an object without "name" whose "type" is not "function" is refused.
 //
 // Every problem is an *[Error] "FILE:LINE: reason", LINE being where the
 // offending object starts: invalid JSON, a duplicate member name at any
@@ -343,7 +348,7 @@ type object struct {
 // objectMeta is where an object was and what it called its schema.
 type objectMeta struct {
 	line      int
-	schemaKey string // "inputSchema" or "parameters", for messages
+	schemaKey string // one of schemaKeys, for messages
 }
 
 // pend adds o to the objects awaiting define.
@@ -729,6 +734,11 @@ func (p *parser) addObject(line int, raw json.RawMessage) {
 		p.failObject(line, trimmed, err)
 		return
 	}
+	obj, reason := unwrapFunction(obj)
+	if reason != "" {
+		p.fail(line, "%s", reason)
+		return
+	}
 	o, reason := decodeDefinition(obj)
 	if reason != "" {
 		p.fail(line, "%s", reason)
@@ -810,6 +820,46 @@ func definitionReason(o objectMeta, err error) string {
 	return de.Name + ": " + de.Reason
 }
 
+// unwrapFunction returns the tool object obj stands for: the object
+// under "function" for OpenAI Chat Completions' {"type":"function",
+// "function":{...}} (an object without "name"), else obj itself. An
+// object without "name" whose "type" names another kind of tool (a
+// hosted one, web_search say) is refused as such.
+func unwrapFunction(obj members) (members, string) {
+	if _, named := obj["name"]; named {
+		return obj, ""
+	}
+	typ, _, _ := obj.str("type")
+	if typ != "" && typ != "function" {
+		return nil, fmt.Sprintf("a %+q tool, not a function: only function tools can be read", typ[:min(len(typ), 64)])
+	}
+	raw, ok := obj["function"]
+	if !ok {
+		return obj, ""
+	}
+	fn := make(members, 8)
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+		return nil, `"function" is not a JSON object`
+	}
+	// The whole object passed jcs's strict check: this one cannot fail.
+	_ = jcs.CheckMembers(raw, func(name, value []byte) error {
+		fn[string(name)] = value
+		return nil
+	})
+	// Members beside "function" (toolgate's "scopes", say) belong to the
+	// tool too: dropping them would drop a scope unseen.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if k == "type" || k == "function" {
+			continue
+		}
+		if _, both := fn[k]; both {
+			return nil, fmt.Sprintf("%+q is given both inside and beside \"function\"", k[:min(len(k), 64)])
+		}
+		fn[k] = obj[k]
+	}
+	return fn, ""
+}
+
 // decodeDefinition reads the members of one tool object into a
 // Definition, or returns why a member has the wrong type.
 func decodeDefinition(obj members) (object, string) {
@@ -863,21 +913,26 @@ func decodeDefinition(obj members) (object, string) {
 		}
 		d.Annotations = a
 	}
-	o.schemaKey = "inputSchema"
-	raw, ok := obj["inputSchema"]
-	if alt, hasAlt := obj["parameters"]; hasAlt {
-		if ok && !isNull(raw) && !isNull(alt) {
-			return o, fmt.Sprintf(`%s: both "inputSchema" and "parameters" are given`, name)
-		}
+	// The schema under MCP's name, OpenAI's or Anthropic's (which is also
+	// how toolgate's own JSON writes a tool): one of them, or none.
+	for _, key := range schemaKeys {
+		raw, ok := obj[key]
 		if !ok || isNull(raw) {
-			o.schemaKey, raw, ok = "parameters", alt, true
+			continue
 		}
+		if d.InputSchema != nil {
+			return o, fmt.Sprintf(`%s: both %q and %q are given`, name, o.schemaKey, key)
+		}
+		o.schemaKey, d.InputSchema = key, raw
 	}
-	if ok && !isNull(raw) {
-		d.InputSchema = raw
+	if o.schemaKey == "" {
+		o.schemaKey = schemaKeys[0]
 	}
 	return o, ""
 }
+
+// schemaKeys are the members a tool object may hold its input schema in.
+var schemaKeys = [...]string{"inputSchema", "parameters", "input_schema"}
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 

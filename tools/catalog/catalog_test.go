@@ -313,6 +313,50 @@ func TestParseFields(t *testing.T) {
 	}
 }
 
+// TestParseToolFormats: the tool definitions other APIs write are read
+// as they are: OpenAI Chat Completions' {"type":"function","function":
+// {...}}, the Responses API's flat {"type":"function","name",...} and
+// Anthropic's (and toolgate's own JSON's) "input_schema". Before, the
+// first was refused ("missing "name"") and the last loaded without its
+// schema, silently.
+func TestParseToolFormats(t *testing.T) {
+	const schema = `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
+	for _, tc := range []struct{ name, in string }{
+		{"chat completions", `{"type":"function","function":{"name":"get_weather","description":"Weather now.","parameters":` + schema + `,"strict":true}}`},
+		{"chat completions, no type", `{"function":{"name":"get_weather","description":"Weather now.","parameters":` + schema + `}}`},
+		{"chat completions, scopes beside", `{"type":"function","function":{"name":"get_weather","description":"Weather now.","parameters":` + schema + `},"scopes":["weather:read"]}`},
+		{"responses", `{"type":"function","name":"get_weather","description":"Weather now.","parameters":` + schema + `,"strict":true}`},
+		{"anthropic", `{"name":"get_weather","description":"Weather now.","input_schema":` + schema + `}`},
+		{"anthropic, inputSchema null", `{"name":"get_weather","description":"Weather now.","inputSchema":null,"input_schema":` + schema + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := Parse(strings.NewReader(tc.in), "w.jsonl", "w")
+			if err != nil || len(ts) != 1 {
+				t.Fatalf("Parse(%s) = %d tools, %v; want one", tc.in, len(ts), err)
+			}
+			if tl := ts[0]; tl.ID != "w/get_weather" || tl.Card.Summary != "Weather now." || string(tl.InputSchema) != schema ||
+				strings.Contains(tc.in, "scopes") != slices.Equal(tl.Card.Scopes, []string{"weather:read"}) {
+				t.Errorf("Parse(%s) = %s %q %s; want w/get_weather with its description and schema", tc.in, tl.ID, tl.Card.Summary, tl.InputSchema)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"two schemas", `{"name":"x","parameters":{"type":"object"},"input_schema":{"type":"object"}}`, `cat.jsonl:1: x: both "parameters" and "input_schema" are given`},
+		{"function not an object", `{"type":"function","function":"get_weather"}`, `cat.jsonl:1: "function" is not a JSON object`},
+		{"another tool type", `{"type":"web_search","function":{"name":"x"}}`, `cat.jsonl:1: a "web_search" tool, not a function: only function tools can be read`},
+		{"function without name", `{"type":"function","function":{"description":"d"}}`, `cat.jsonl:1: missing "name"`},
+		{"member inside and beside", `{"type":"function","function":{"name":"x","description":"a"},"description":"b"}`, `cat.jsonl:1: "description" is given both inside and beside "function"`},
+		{"bad inner schema", `{"type":"function","function":{"name":"x","parameters":{"type":"strin"}}}`, `cat.jsonl:1: x: invalid "parameters"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids, err := parseNames(t, tc.in)
+			if len(ids) != 0 || !strings.HasPrefix(err, tc.want) {
+				t.Errorf("Parse(%s) = %v, %q; want no tool and %q", tc.in, ids, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestAnnotationDefaults: an annotations object without destructiveHint
 // says, as MCP defines it, that a tool which is not read-only may destroy;
 // a tool without annotations has no hints.
