@@ -91,7 +91,7 @@ func TestScore(t *testing.T) {
 				seen = append(seen, q)
 				return []string{"s/y", "s/z"}, nil
 			}
-			rs, err := score(qs, []opened{{"first", first, nil}, {"second", second, nil}}, block)
+			rs, err := score("s", qs, []opened{{"first", first, nil}, {"second", second, nil}}, block)
 			if err != nil {
 				t.Fatal(err)
 			}

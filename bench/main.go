@@ -7,18 +7,23 @@
 // both the wall time and the thread CPU time of every query are kept, so
 // that a shared machine's load falls on all engines alike. It is a nested
 // module so that comparison-only dependencies stay out of the library's
-// go.mod.
+// go.mod. With -cpuprofile FILE, each engine's queries are profiled under
+// the label engine (and set): go tool pprof -tagfocus engine=toolgate
+// shows where toolgate's CPU goes, index builds and the other engines left
+// out.
 //
 //	cd bench && go run . -shared ../../shared
 package main
 
 import (
 	"cmp"
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/toolgate/toolgate/internal/cpuprofile"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -36,13 +42,23 @@ func main() {
 	sample := flag.Int("sample", 0, "answerable queries per dataset (evenly spread); 0 = all")
 	only := flag.String("engines", "", "comma-separated engines to run (toolgate is always run); empty = all")
 	slowest := flag.Int("slowest", 0, "print this many of toolgate's slowest queries (CPU time) per set")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file, each sample labelled with its engine and set (go tool pprof -tagfocus engine=toolgate)")
 	block := flag.Int("block", 64, "queries an engine runs in a row before the next engine takes the same ones (1 = every query goes to each engine in turn)")
 	flag.Parse()
 	if *block < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -block must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*shared, *sample, *only, *block, *slowest); err != nil {
+	stop, err := cpuprofile.Start(*profile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -cpuprofile:", err)
+		os.Exit(2)
+	}
+	err = run(*shared, *sample, *only, *block, *slowest)
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -118,7 +134,7 @@ func run(shared string, sample int, only string, block, slowest int) error {
 			}
 			open = append(open, opened{e.name, fn, closeFn})
 		}
-		rs, err := score(answerable, open, block)
+		rs, err := score(s.name, answerable, open, block)
 		for _, o := range open {
 			o.close()
 		}
@@ -171,8 +187,10 @@ type result struct {
 // alone. A block of 1 sends each query to every engine in turn, so that
 // each engine's caches are cold for every query. Each query's wall time
 // and its thread's CPU time are kept; the goroutine stays on one OS thread
-// so that the CPU clock is the query's.
-func score(qs []discovery.Query, es []opened, block int) ([]result, error) {
+// so that the CPU clock is the query's. Each block runs under the profiler
+// labels engine and set, so that -cpuprofile tells the engines' queries
+// apart from each other and from the index builds.
+func score(set string, qs []discovery.Query, es []opened, block int) ([]result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	rs := make([]result, len(es))
@@ -181,10 +199,16 @@ func score(qs []discovery.Query, es []opened, block int) ([]result, error) {
 	for b := 0; b < len(qs); b += block {
 		for j := range es {
 			e := (b/block + j) % len(es)
-			for _, q := range qs[b:min(b+block, len(qs))] {
-				if err := one(q, es[e], &rs[e], &lat[e], &cpu[e]); err != nil {
-					return nil, err
+			var err error
+			pprof.Do(context.Background(), pprof.Labels("engine", es[e].name, "set", set), func(context.Context) {
+				for _, q := range qs[b:min(b+block, len(qs))] {
+					if err = one(q, es[e], &rs[e], &lat[e], &cpu[e]); err != nil {
+						return
+					}
 				}
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/cpuprofile"
 	"github.com/toolgate/toolgate/internal/cputime"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
@@ -55,23 +56,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "measure:", err)
 		os.Exit(1)
 	}
-}
-
-// profile starts a CPU profile to path (none when path is empty) and
-// returns what stops it.
-func profile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // heapPeak samples the heap in use until stop is called, and returns its
@@ -107,7 +91,7 @@ func run(o options) error {
 		return fmt.Errorf("-catalog is required")
 	}
 	peak := heapPeak()
-	stopLoad, err := profile(o.loadProfile)
+	stopLoad, err := cpuprofile.Start(o.loadProfile)
 	if err != nil {
 		return err
 	}
@@ -140,14 +124,16 @@ func run(o options) error {
 	files = nil
 	snap := reg.Snapshot()
 	loadWall, loadCPU := time.Since(t0), cputime.Process()-c0
-	stopLoad()
+	if err := stopLoad(); err != nil {
+		return err
+	}
 	base := heapNow()
 	fmt.Printf("catalog: %d tools loaded%s in %v (CPU %v); heap %d MiB\n", snap.Len(), from, loadWall.Round(time.Millisecond), loadCPU.Round(time.Millisecond), base>>20)
 	if o.loadOnly {
 		fmt.Printf("heap peak %d MiB\n", peak()>>20)
 		return nil
 	}
-	stopIndex, err := profile(o.cpuProfile)
+	stopIndex, err := cpuprofile.Start(o.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -165,7 +151,9 @@ func run(o options) error {
 		return err
 	}
 	wall, c := time.Since(t1), cputime.Process()-c1
-	stopIndex()
+	if err := stopIndex(); err != nil {
+		return err
+	}
 	top := peak()
 	after := heapNow()
 	first := "nothing"
