@@ -102,7 +102,8 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		}
 	}
 	// widen adds, at w, the catalog's words for the synonyms of each of
-	// ts that no card uses (buildWiden).
+	// ts that no card uses (buildWiden), and the catalog's words that
+	// differ from it by a nominal suffix (derivedTerm).
 	widen := func(ts []string, w float64) {
 		for _, t := range ts {
 			if slices.Contains(s.names, t) {
@@ -110,6 +111,14 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 			for _, id := range x.widen[t] {
 				addID(id, w)
+			}
+			if len(t) < minDerivedBase || x.uses(t) {
+				continue
+			}
+			for _, suf := range nominalSuffixes {
+				if id, ok := x.derivedTerm(t, suf); ok {
+					addID(id, w)
+				}
 			}
 		}
 	}
@@ -123,7 +132,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		asksList, asksPlace := false, false
 		// The request's phrases (the English words they stand for) are
 		// looked up in its folded tokens, stop words included.
-		s.phrase, s.light, s.idiom, s.prep = s.phrase[:0], s.light[:0], s.idiom[:0], s.prep[:0]
+		s.phrase, s.light, s.idiom, s.prep, s.lemmas = s.phrase[:0], s.light[:0], s.idiom[:0], s.prep[:0], s.lemmas[:0]
 		if cut {
 			p.lang = detect(query)
 			a.TokensFunc(s.toks[:0], text, func(toks []string) {
@@ -167,6 +176,14 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			s.names = nameWords(s.names[:0], a, text)
 			for _, w := range s.idiom {
 				s.names = append(s.names, a.Stem(analysis.English, w))
+			}
+			if len(s.lemmas) > 0 {
+				// "paid" is the word "pay": its terms weigh as the word's.
+				n := len(s.words)
+				for _, l := range s.lemmas {
+					s.words = a.Terms(s.words, l, analysis.English)
+				}
+				add(s.words[n:], 1)
 			}
 			widen(s.words, widenWeight)
 			capWords(s.light, lightVerbWeight)
@@ -267,6 +284,7 @@ type scratch struct {
 	light   []string // its light and framing verbs (lightVerbs, framingVerb)
 	names   []string // the terms of its joined names (nameWords) and idioms
 	idiom   []string // the words of its adverbial idioms (idiomWords)
+	lemmas  []string // the lemmas of its irregular English forms (lemmaWords)
 	prep    []string // its particles that stand as prepositions (prepositionWords)
 	terms   []queryTerm
 	termAt  []int32 // per term id: 1 + its index in terms, during plan
@@ -300,6 +318,7 @@ func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []
 		s.light = framingVerbs(s.light, toks)
 		s.idiom = idiomWords(s.idiom, toks)
 		s.prep = prepositionWords(s.prep, lex, toks)
+		s.lemmas = lemmaWords(s.lemmas, lex, toks)
 	}
 	return listQuestion(toks, lang), placeQuestion(toks, lang)
 }

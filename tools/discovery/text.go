@@ -489,6 +489,47 @@ func (d *Discoverer) buildWiden(x *Index) {
 	}
 }
 
+// nominalSuffixes are the English suffixes that make a noun of a verb or
+// an adjective ("pay" → "payment", "ship" → "shipment", "arrive" →
+// "arrival", "store" → "storage"): a word no card uses reaches the card
+// word it derives or is derived from (widen). The stemmer strips them only
+// from longer words, so "payment" stays a term of its own and "paid", once
+// "pay", matched nothing. Measured on the dev and public sets
+// (docs/discovery.md); a suffix of agents ("-er", "-or") read the same.
+var nominalSuffixes = [...]string{"ment", "er", "or", "al", "ion", "age", "ance", "ence", "ure"}
+
+// minDerivedBase is the shortest word that is looked up with a nominal
+// suffix, and the shortest base left when one is cut.
+const minDerivedBase = 3
+
+// derivedTerm returns the term of x that is t with the suffix suf added,
+// or t without it, if some card uses it.
+func (x *Index) derivedTerm(t, suf string) (uint32, bool) {
+	if id, ok := x.terms[t+suf]; ok && len(x.postings[id]) > 0 {
+		return id, true
+	}
+	if base, ok := strings.CutSuffix(t, suf); ok && len(base) >= minDerivedBase {
+		if id, ok := x.terms[base]; ok && len(x.postings[id]) > 0 {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// lemmaWords appends to dst the lemmas of the irregular English forms among
+// a request's folded tokens ("paid" → "pay", "sent" → "send", "children" →
+// "child"; WordNet's exception lists): the stemmer leaves such a form as
+// it is, and the cards say the lemma. A light verb's lemma ("got" → "get")
+// is left out: its meaning is in the rest of the request (lightVerbs).
+func lemmaWords(dst []string, lex *lexicon.Lexicon, toks []string) []string {
+	for _, t := range toks {
+		if l, ok := lex.Lemma(t); ok && lightVerbs[l] == "" {
+			dst = append(dst, l)
+		}
+	}
+	return dst
+}
+
 // uses reports whether some card of x has the term in a field.
 func (x *Index) uses(term string) bool {
 	id, ok := x.terms[term]

@@ -278,6 +278,9 @@ func planWeights(t *testing.T, about, query string) map[string]float64 {
 
 // The weight plan gives a request's word (0: not a term): light and
 // framing verbs and digit runs are hints, a name's words are not widened,
+// an irregular form weighs as its lemma ("sent": "send") unless that is a
+// light verb, a word no card uses reaches the card word it differs from by
+// a nominal suffix ("pay": "payment", "shipment": "ship") at widenWeight,
 // an idiom's word and a particle standing as a preposition are dropped, a question where something is (or what the
 // assistant knows of it) adds "search" and "find". The rows at full or
 // widened weight are the premises the others contrast with.
@@ -287,6 +290,8 @@ func TestPlanWeights(t *testing.T) {
 		profile = "Get the profile of a business"
 		grant   = "Grant a role the right to read"
 		files   = "Search for files and find text in them"
+		paid    = "Get the payments of a customer and send the invoice"
+		ship    = "Ship an order to an address"
 	)
 	for _, row := range []struct {
 		about, query, word string
@@ -313,6 +318,13 @@ func TestPlanWeights(t *testing.T) {
 		{files, "search the report", "search", 1},
 		{files, "find text in the files", "in", 0},
 		{files, "find text in", "in", 1},
+		{paid, "who sent the invoice", "send", 1},
+		{paid, "who sent the invoice", "invoice", 1},
+		{paid, "what has the customer paid", "payment", widenWeight},
+		{paid, "pay the customer", "payment", widenWeight},
+		{paid, "payment of the customer", "payment", 1},
+		{paid, "what invoices we got", "get", 0},
+		{ship, "track a shipment", "ship", widenWeight},
 	} {
 		t.Run(row.query+"/"+row.word, func(t *testing.T) {
 			weights := planWeights(t, row.about, row.query)
