@@ -122,6 +122,27 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 	}
+	// widenCommand adds, at w, the catalog's words for the synonyms of an
+	// English request's command (the stem of its first word, when that is
+	// a content word) that cards use but no tool's name: widen covers a
+	// word no card uses. A catalog names its tools' actions with one
+	// synonym each, so a command no tool is named by is said in the
+	// catalog in another word, and the cards that use it use it in
+	// passing ("text" in a card about templates, where "text +1415…"
+	// asks for the tool that sends a message).
+	widenCommand := func(t string, w float64) {
+		if !x.uses(t) || lightVerbs[t] != "" || slices.Contains(s.names, t) || x.names(t) {
+			return
+		}
+		s.synonyms = d.lex.StemSynonyms(s.synonyms[:0], t, widenTool, widenWordNet)
+		s.pterms = s.pterms[:0]
+		for _, syn := range s.synonyms {
+			s.pterms = a.Terms(s.pterms, syn, analysis.English)
+		}
+		add(s.pterms, w)
+		clear(s.pterms)
+		clear(s.synonyms)
+	}
 	if baseline {
 		p.lang = detect(query)
 		s.words = a.Terms(s.words[:0], query, analysis.English)
@@ -133,6 +154,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 		// The request's phrases (the English words they stand for) are
 		// looked up in its folded tokens, stop words included.
 		s.phrase, s.light, s.idiom, s.prep, s.lemmas = s.phrase[:0], s.light[:0], s.idiom[:0], s.prep[:0], s.lemmas[:0]
+		s.command = s.command[:0]
 		if cut {
 			p.lang = detect(query)
 			a.TokensFunc(s.toks[:0], text, func(toks []string) {
@@ -186,6 +208,9 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				add(s.words[n:], 1)
 			}
 			widen(s.words, widenWeight)
+			if len(s.words) > 0 && string(s.command) == s.words[0] {
+				widenCommand(s.words[0], widenWeight)
+			}
 			capWords(s.light, lightVerbWeight)
 			capWords(s.idiom, 0) // dropped below
 			capWords(s.prep, prepositionWeight)
@@ -303,6 +328,11 @@ type scratch struct {
 	pool        []scored
 	fill        []scored // fillDense's tools
 	cognates    []uint32 // a Spanish or Polish request's cognate terms
+
+	// command is the English stem of a request's first token (readTokens),
+	// copied: the tokens are cut from a buffer the next request reuses.
+	command  []byte
+	synonyms []string // widenCommand's synonyms of a word
 }
 
 // readTokens reads a request's folded tokens in lang for what its words
@@ -319,6 +349,9 @@ func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []
 		s.idiom = idiomWords(s.idiom, toks)
 		s.prep = prepositionWords(s.prep, lex, toks)
 		s.lemmas = lemmaWords(s.lemmas, lex, toks)
+		if len(toks) > 0 {
+			s.command = append(s.command[:0], a.Stem(analysis.English, toks[0])...)
+		}
 	}
 	return listQuestion(toks, lang), placeQuestion(toks, lang)
 }

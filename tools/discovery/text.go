@@ -536,6 +536,18 @@ func (x *Index) uses(term string) bool {
 	return ok && len(x.postings[id]) > 0
 }
 
+// names reports whether some tool of x has the term in its name.
+func (x *Index) names(term string) bool {
+	for _, p := range x.postings[x.terms[term]] {
+		for _, t := range x.docs[p.doc].field(fieldName) {
+			if x.termStrings[t] == term {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // listQuestion reports whether a request's folded tokens ask which things
 // of a kind there are: an interrogative opening the request before a
 // plural ("which pods are running", "what tables are in the database",

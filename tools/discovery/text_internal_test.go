@@ -281,6 +281,9 @@ func planWeights(t *testing.T, about, query string) map[string]float64 {
 // an irregular form weighs as its lemma ("sent": "send") unless that is a
 // light verb, a word no card uses reaches the card word it differs from by
 // a nominal suffix ("pay": "payment", "shipment": "ship") at widenWeight,
+// the word that opens a request, its command, is widened to its synonyms
+// at widenWeight though a card uses it, if no tool is named by it ("text":
+// "message"),
 // an idiom's word and a particle standing as a preposition are dropped, a question where something is (or what the
 // assistant knows of it) adds "search" and "find". The rows at full or
 // widened weight are the premises the others contrast with.
@@ -292,6 +295,7 @@ func TestPlanWeights(t *testing.T) {
 		files   = "Search for files and find text in them"
 		paid    = "Get the payments of a customer and send the invoice"
 		ship    = "Ship an order to an address"
+		text    = "Send a message, or render the text of a template"
 	)
 	for _, row := range []struct {
 		about, query, word string
@@ -325,11 +329,51 @@ func TestPlanWeights(t *testing.T) {
 		{paid, "payment of the customer", "payment", 1},
 		{paid, "what invoices we got", "get", 0},
 		{ship, "track a shipment", "ship", widenWeight},
+		{text, "text the customer", "text", 1},
+		{text, "text the customer", "message", widenWeight},
+		{text, "the text of the customer", "message", 0},
+		{text, "render the text", "message", 0},
 	} {
 		t.Run(row.query+"/"+row.word, func(t *testing.T) {
 			weights := planWeights(t, row.about, row.query)
 			if w := weights[analysis.Stem(analysis.English, row.word)]; w != row.want {
 				t.Errorf("plan(%q): weight of %q = %v, want %v (terms %v)", row.query, row.word, w, row.want, weights)
+			}
+		})
+	}
+}
+
+// TestWidenCommand: the word that opens a request is widened to its
+// synonyms when cards use it but no tool is named by it; a tool named by
+// it takes it at its word.
+func TestWidenCommand(t *testing.T) {
+	send := tools.Tool{ID: "t/send_message", Description: "Send a message to a number", Card: tools.Card{Name: "send_message"}}
+	render := tools.Tool{ID: "t/render_template", Description: "Render the text of a template", Card: tools.Card{Name: "render_template"}}
+	replace := tools.Tool{ID: "t/replace_text", Description: "Replace text in a file", Card: tools.Card{Name: "replace_text"}}
+	for _, row := range []struct {
+		name  string
+		query string
+		ts    []tools.Tool
+		want  float64
+	}{
+		{"no tool named text", "text the customer", []tools.Tool{send, render}, widenWeight},
+		{"a tool named text", "text the customer", []tools.Tool{send, render, replace}, 0},
+		{"text not first", "the customer wants a text", []tools.Tool{send, render}, 0},
+		{"a light verb", "get the text", []tools.Tool{send, render}, 0},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			d, x := indexed(t, nil, row.ts...)
+			s := getScratch(len(x.docs))
+			defer putScratch(s)
+			d.plan(x, s, row.query, nil, false)
+			var got float64
+			for _, qt := range s.terms {
+				if qt.id == x.terms["messag"] {
+					got = qt.w
+				}
+			}
+			if got != row.want {
+				t.Errorf("plan(%q) over %d tools: weight of message = %v, want %v", row.query, len(row.ts), got, row.want)
 			}
 		})
 	}
