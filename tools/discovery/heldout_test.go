@@ -137,7 +137,9 @@ func TestHeldoutFloors(t *testing.T) {
 		// dev en and paraphrase lost one request when an English
 		// phrase stopped adding the words of its multi-word synonyms
 		// ("pull request" searched "merge"): 0.915 → 0.895, 0.962 → 0.948.
-		{"heldout", "dev", 0.92, 0.75, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.96,
+		// Irregular forms read as lemmas and a command no tool is named
+		// by widened took MRR 0.765 → 0.769.
+		{"heldout", "dev", 0.92, 0.76, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.96,
 			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
 		// test MRR 0.733 → 0.729 when a foreign request's function words
 		// stopped being English terms (TermsBorrowed, chosen on dev): a
@@ -147,8 +149,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// that language (foreignLang) took it to 0.885, MRR 0.7396.
 		// A particle standing as a preposition dropped (prepositionWords,
 		// chosen on dev) took MRR 0.753 → 0.748: "do deep research on
-		// the state of …" had ranked its tool first by "on".
-		{"heldout", "test", 0.88, 0.74, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.83,
+		// the state of …" had ranked its tool first by "on". Irregular
+		// forms read as lemmas, nominal derivatives and a command no tool
+		// is named by widened (chosen on dev) took MRR 0.748 → 0.759.
+		{"heldout", "test", 0.88, 0.75, map[string]float64{"en": 0.88, "es": 0.93, "pl": 0.83,
 			"direct": 1.00, "multi-word": 0.69, "no-overlap": 0.75, "paraphrase": 0.91}},
 		// The second set. As recorded (5f47b1a) dev read 0.671 and test
 		// 0.580; cognates (cognate.go) took them to 0.699 and 0.610, the
@@ -158,12 +162,17 @@ func TestHeldoutFloors(t *testing.T) {
 		// 0.782, telephone numbers and list questions to 0.801, "a" as no
 		// English cue to 0.810, a Polish question word opening a
 		// request to 0.819, a particle standing as a preposition
-		// dropped ("a pull request on github") to 0.838.
-		{"heldout2", "dev", 0.83, 0.64, map[string]float64{"en": 0.79, "es": 0.88, "pl": 0.84,
-			"direct": 0.94, "multi-word": 0.92, "no-overlap": 0.43, "paraphrase": 0.96}},
+		// dropped ("a pull request on github") to 0.838, irregular forms
+		// read as lemmas with nominal derivatives ("paid": payment) to
+		// 0.843, a command no tool is named by widened ("text": message)
+		// to 0.852 (en 0.829, no-overlap 0.500, MRR 0.657).
+		{"heldout2", "dev", 0.85, 0.65, map[string]float64{"en": 0.82, "es": 0.88, "pl": 0.84,
+			"direct": 0.94, "multi-word": 0.92, "no-overlap": 0.50, "paraphrase": 0.96}},
 		// An identifier's kind word in its place (idKind.standIn, chosen
 		// on dev) moved one test request from multi-word (0.827 → 0.788)
-		// to paraphrase (0.638 → 0.672); overall the same.
+		// to paraphrase (0.638 → 0.672); overall the same. Lemmas,
+		// derivatives and widened commands (chosen on dev) left recall at
+		// 0.640 and took MRR 0.513 → 0.516.
 		{"heldout2", "test", 0.63, 0.51, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
 			"direct": 1.00, "multi-word": 0.78, "no-overlap": 0.19, "paraphrase": 0.67}},
 	} {
