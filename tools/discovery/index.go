@@ -155,6 +155,9 @@ type Index struct {
 	// cognates finds the terms a Spanish or Polish word spells
 	// (cognate.go); built on the first such request.
 	cognates cognateIndex
+	// named marks the terms some tool's name has (Index.names); built on
+	// the first request that asks.
+	named    namedTerms
 	lastView atomic.Pointer[viewTokens]
 	// keys[i] is the key of tool i (toolKey), by which a card is reused
 	// across snapshots and index files; termStrings are the termTable's
