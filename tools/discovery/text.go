@@ -489,14 +489,15 @@ func (d *Discoverer) buildWiden(x *Index) {
 	}
 }
 
-// nominalSuffixes are the English suffixes that make a noun of a verb or
-// an adjective ("pay" → "payment", "ship" → "shipment", "arrive" →
-// "arrival", "store" → "storage"): a word no card uses reaches the card
-// word it derives or is derived from (widen). The stemmer strips them only
-// from longer words, so "payment" stays a term of its own and "paid", once
-// "pay", matched nothing. Measured on the dev and public sets
-// (docs/discovery.md); a suffix of agents ("-er", "-or") read the same.
-var nominalSuffixes = [...]string{"ment", "er", "or", "al", "ion", "age", "ance", "ence", "ure"}
+// nominalSuffixes are the English suffixes that make a noun of a verb
+// ("pay" → "payment", "send" → "sender", "edit" → "editor", "rent" →
+// "rental", "act" → "action"): a word no card uses reaches the card word
+// it derives or is derived from (widen). The stemmer strips them only from
+// longer words, so "payment" stays a term of its own and "paid", once
+// "pay", matched nothing. Those it never leaves on a stem ("-age", "-ance",
+// "-ence", "-ure": "storag", "allow", "failur") are not looked up; with
+// them every set ranked the same.
+var nominalSuffixes = [...]string{"ment", "er", "or", "al", "ion"}
 
 // minDerivedBase is the shortest word that is looked up with a nominal
 // suffix, and the shortest base left when one is cut.
