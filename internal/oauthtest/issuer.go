@@ -64,9 +64,12 @@ func (is *Issuer) Claims(audience, scope string, now time.Time, kv ...any) map[s
 
 // Key is a signing key of an [Issuer].
 type Key struct {
-	ID   string
-	Alg  string // RS256, ES256 or EdDSA
-	priv crypto.Signer
+	ID  string
+	Alg string // RS256, PS256, ES256 or EdDSA
+	// JWKExtra changes the published JWK's members (a nil value removes
+	// one): a key without "alg", or one whose "use" is "enc".
+	JWKExtra map[string]any
+	priv     crypto.Signer
 }
 
 var b64 = base64.RawURLEncoding
@@ -108,7 +111,7 @@ func NewKey(t testing.TB, id, alg string) *Key {
 	var priv crypto.Signer
 	var err error
 	switch alg {
-	case "RS256":
+	case "RS256", "PS256":
 		priv, err = rsa.GenerateKey(rand.Reader, 2048)
 	case "ES256":
 		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -169,6 +172,13 @@ func (k *Key) JWK() map[string]any {
 	case ed25519.PublicKey:
 		j["kty"], j["crv"], j["x"] = "OKP", "Ed25519", b64.EncodeToString(pub)
 	}
+	for n, v := range k.JWKExtra {
+		if v == nil {
+			delete(j, n)
+		} else {
+			j[n] = v
+		}
+	}
 	return j
 }
 
@@ -208,7 +218,12 @@ func (k *Key) Sign(claims map[string]any, extra map[string]any) string {
 	switch p := k.priv.(type) {
 	case *rsa.PrivateKey:
 		sum := sha256.Sum256([]byte(signed))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, p, crypto.SHA256, sum[:])
+		if hdr["alg"] == "PS256" {
+			// RFC 7518 §3.5: the salt is as long as the hash.
+			sig, err = rsa.SignPSS(rand.Reader, p, crypto.SHA256, sum[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+		} else {
+			sig, err = rsa.SignPKCS1v15(rand.Reader, p, crypto.SHA256, sum[:])
+		}
 	case *ecdsa.PrivateKey:
 		sum := sha256.Sum256([]byte(signed))
 		var r, s *big.Int

@@ -69,28 +69,31 @@ func parseKeySet(data []byte, allowed []Algorithm) ([]key, error) {
 		if j.Ops != nil && !slices.Contains(j.Ops, "verify") {
 			continue
 		}
-		k, err := j.key()
+		ks, err := j.keys()
 		if err != nil {
 			return nil, fmt.Errorf("%w: key %d (kid %q): %v", ErrKeySet, i, truncate(j.Kid, 64), err)
 		}
-		if k == nil || !slices.Contains(allowed, k.alg) {
-			continue
+		for _, k := range ks {
+			if slices.Contains(allowed, k.alg) {
+				keys = append(keys, k)
+			}
 		}
-		keys = append(keys, *k)
 	}
 	return keys, nil
 }
 
-// key converts j; nil without error means a key type or algorithm this
-// package does not verify.
-func (j *jwk) key() (*key, error) {
+// keys converts j to one key per algorithm it serves: an RSA key serves
+// RS256 and PS256, an EC or OKP key the one its curve implies, and a key
+// whose "alg" names an algorithm serves that one only. None without error
+// means a key type or algorithm this package does not verify.
+func (j *jwk) keys() ([]key, error) {
 	if j.D != "" {
 		return nil, errors.New("holds private key material")
 	}
-	k := &key{kid: j.Kid}
+	k := key{kid: j.Kid}
+	algs := []Algorithm{RS256, PS256}
 	switch j.Kty {
 	case "RSA":
-		k.alg = RS256
 		n, err := b64.DecodeString(j.N)
 		if err != nil || len(n) == 0 || n[0] == 0 {
 			return nil, errors.New("bad modulus")
@@ -111,7 +114,7 @@ func (j *jwk) key() (*key, error) {
 		if j.Crv != "P-256" {
 			return nil, nil
 		}
-		k.alg = ES256
+		algs = []Algorithm{ES256}
 		x, errX := b64.DecodeString(j.X)
 		y, errY := b64.DecodeString(j.Y)
 		if errX != nil || errY != nil || len(x) != 32 || len(y) != 32 {
@@ -126,7 +129,7 @@ func (j *jwk) key() (*key, error) {
 		if j.Crv != "Ed25519" {
 			return nil, nil
 		}
-		k.alg = EdDSA
+		algs = []Algorithm{EdDSA}
 		x, err := b64.DecodeString(j.X)
 		if err != nil || len(x) != ed25519.PublicKeySize {
 			return nil, errors.New("bad Ed25519 key")
@@ -136,10 +139,18 @@ func (j *jwk) key() (*key, error) {
 		return nil, nil
 	}
 	// A key that names its algorithm serves that one only.
-	if j.Alg != "" && Algorithm(j.Alg) != k.alg {
-		return nil, nil
+	if j.Alg != "" {
+		if !slices.Contains(algs, Algorithm(j.Alg)) {
+			return nil, nil
+		}
+		algs = []Algorithm{Algorithm(j.Alg)}
 	}
-	return k, nil
+	var keys []key
+	for _, a := range algs {
+		k.alg = a
+		keys = append(keys, k)
+	}
+	return keys, nil
 }
 
 // truncate shortens s to at most n bytes for a message.

@@ -21,6 +21,7 @@ type Algorithm string
 // accepting HS256 with a public key as the secret is the classic forgery.
 const (
 	RS256 Algorithm = "RS256"
+	PS256 Algorithm = "PS256"
 	ES256 Algorithm = "ES256"
 	EdDSA Algorithm = "EdDSA"
 )
@@ -115,6 +116,10 @@ func verifySignature(t *jws, key crypto.PublicKey) bool {
 	case RS256:
 		k, ok := key.(*rsa.PublicKey)
 		return ok && rsa.VerifyPKCS1v15(k, crypto.SHA256, sum[:], t.signature) == nil
+	case PS256:
+		// RFC 7518 §3.5: MGF1 with SHA-256, a salt as long as the hash.
+		k, ok := key.(*rsa.PublicKey)
+		return ok && rsa.VerifyPSS(k, crypto.SHA256, sum[:], t.signature, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash}) == nil
 	case ES256:
 		k, ok := key.(*ecdsa.PublicKey)
 		// JWS carries R||S, 32 bytes each for P-256 (RFC 7518 §3.4), not ASN.1.

@@ -37,8 +37,8 @@ type Options struct {
 	// discovery, then RFC 8414 authorization-server metadata).
 	JWKSURL string
 	// Algorithms is the allow-list of signature algorithms, a non-empty
-	// subset of [RS256], [ES256] and [EdDSA]. Nil means all three; any
-	// other algorithm is an error.
+	// subset of [RS256], [PS256], [ES256] and [EdDSA]. Nil means all four;
+	// any other algorithm is an error.
 	Algorithms []Algorithm
 	// Leeway is the clock skew tolerated on "exp", "nbf" and "iat". Zero
 	// means 30 seconds; it may not exceed 5 minutes. Use a negative value
@@ -75,6 +75,9 @@ type Options struct {
 
 // maxDocumentBytes bounds a discovery document or key set.
 const maxDocumentBytes = 1 << 20
+
+// algorithms are the algorithms a Verifier can accept, its default.
+var algorithms = []Algorithm{RS256, PS256, ES256, EdDSA}
 
 // fetchTimeout bounds a refetch a token caused (discovery and key set).
 const fetchTimeout = 10 * time.Second
@@ -124,15 +127,15 @@ func New(opts *Options) (*Verifier, error) {
 			return nil, err
 		}
 	}
-	v := &Verifier{opts: o, algs: []Algorithm{RS256, ES256, EdDSA}, leeway: 30 * time.Second,
+	v := &Verifier{opts: o, algs: slices.Clone(algorithms), leeway: 30 * time.Second,
 		client: o.HTTPClient, now: o.Now, log: o.Logger, minGap: time.Minute, maxAge: time.Hour, jwksURL: o.JWKSURL}
 	if o.Algorithms != nil {
 		if len(o.Algorithms) == 0 {
 			return nil, errors.New("oauth: Options.Algorithms is empty")
 		}
 		for _, a := range o.Algorithms {
-			if a != RS256 && a != ES256 && a != EdDSA {
-				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, ES256, EdDSA)", truncate(string(a), 32))
+			if !slices.Contains(algorithms, a) {
+				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, PS256, ES256, EdDSA)", truncate(string(a), 32))
 			}
 		}
 		v.algs = slices.Clone(o.Algorithms)

@@ -109,13 +109,7 @@ func TestVerify(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := v.Verify(context.Background(), tc.token)
-			var te *oauth.TokenError
-			switch {
-			case tc.err == "" && err != nil:
-				t.Fatalf("Verify = %v, want %+v", err, tc.want)
-			case tc.err != "" && (!errors.As(err, &te) || te.Reason != tc.err || !errors.Is(err, oauth.ErrInvalidToken)):
-				t.Fatalf("Verify = %+v, %v, want reason %s", got, err, tc.err)
-			}
+			wantReason(t, err, tc.err)
 			if !equalPrincipal(got, tc.want) {
 				t.Errorf("Verify = %+v, want %+v", got, tc.want)
 			}
@@ -126,6 +120,19 @@ func TestVerify(t *testing.T) {
 	}
 	if n := is.JWKSFetches(); n != 1 {
 		t.Errorf("the key set was fetched %d times, want 1 (unknown kids within a minute of the first fetch)", n)
+	}
+}
+
+// wantReason fails t unless err is a refusal for reason, or nil when
+// reason is "".
+func wantReason(t *testing.T, err error, reason oauth.Reason) {
+	t.Helper()
+	var te *oauth.TokenError
+	switch {
+	case reason == "" && err != nil:
+		t.Fatalf("Verify = %v, want it accepted", err)
+	case reason != "" && (!errors.As(err, &te) || te.Reason != reason || !errors.Is(err, oauth.ErrInvalidToken)):
+		t.Fatalf("Verify = %v, want reason %s", err, reason)
 	}
 }
 
@@ -347,5 +354,43 @@ func TestMetrics(t *testing.T) {
 	}
 	if _, err := oauth.New(&oauth.Options{Issuer: is.URL, Audience: resource, Registerer: reg}); err == nil {
 		t.Error("New with a Registerer that has the counters already = nil error")
+	}
+}
+
+// TestKeySetShapes: tokens against key sets as real providers publish
+// them. RSA keys serve RS256 and PS256 (RFC 7518 §3.3, §3.5) unless
+// their JWK names one "alg"; a key whose "use" is "enc" verifies nothing;
+// a token without "kid" needs exactly one key of its algorithm.
+func TestKeySetShapes(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rs := is.Key("rsa-1")                            // "alg":"RS256"
+	ps := oauthtest.NewKey(t, "ps-1", "PS256")       // "alg":"PS256"
+	bare := oauthtest.NewKey(t, "rsa-bare", "RS256") // no "alg": Entra ID, Google
+	bare.JWKExtra = map[string]any{"alg": nil}
+	enc := oauthtest.NewKey(t, "enc-1", "ES256")
+	enc.JWKExtra = map[string]any{"use": "enc"}
+	ec2 := oauthtest.NewKey(t, "ec-2", "ES256")
+	is.Publish(rs, ps, bare, enc, is.Key("ec-1"), ec2, is.Key("ed-1"))
+	now := t0
+	tests := []struct {
+		name  string
+		token string
+		err   oauth.Reason
+	}{
+		{"PS256 key", ps.Sign(claims(is, now), nil), ""},
+		{"RS256 on a key without alg", bare.Sign(claims(is, now), nil), ""},
+		{"PS256 on a key without alg", bare.Sign(claims(is, now), map[string]any{"alg": "PS256"}), ""},
+		{"PS256 on a key whose alg is RS256", rs.Sign(claims(is, now), map[string]any{"alg": "PS256"}), oauth.ReasonUnknownKey},
+		{"RS256 on a key whose alg is PS256", ps.Sign(claims(is, now), map[string]any{"alg": "RS256"}), oauth.ReasonUnknownKey},
+		{"key for encryption", enc.Sign(claims(is, now), nil), oauth.ReasonUnknownKey},
+		{"no kid, several keys of the algorithm", ec2.Sign(claims(is, now), map[string]any{"kid": nil}), oauth.ReasonUnknownKey},
+		{"no kid, one key of the algorithm", is.Key("ed-1").Sign(claims(is, now), map[string]any{"kid": nil}), ""},
+	}
+	v, _ := newVerifier(t, is.URL, &clock{t: now}, nil)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(context.Background(), tc.token)
+			wantReason(t, err, tc.err)
+		})
 	}
 }
