@@ -123,20 +123,40 @@ func numericDate(claims map[string]any, name string) (t time.Time, ok, valid boo
 	return time.Unix(int64(sec), int64(frac*1e9)), true, true
 }
 
-// audienceHas reports whether the "aud" claim (a string or an array of
-// strings) contains want.
-func audienceHas(claims map[string]any, want string) bool {
+// audience reads the "aud" claim: a string or an array of strings (RFC
+// 7519 §4.1.3; Entra ID and Google write a string, Auth0 and Okta an
+// array when there are several). Members that are not strings are skipped.
+func audience(claims map[string]any) ([]string, bool) {
 	switch aud := claims["aud"].(type) {
 	case string:
-		return aud == want
+		return []string{aud}, true
 	case []any:
+		var auds []string
 		for _, a := range aud {
-			if s, ok := a.(string); ok && s == want {
-				return true
+			if s, ok := a.(string); ok {
+				auds = append(auds, s)
 			}
 		}
+		return auds, true
 	}
-	return false
+	return nil, false
+}
+
+// nearMiss describes how the values of a claim (named as claim) missed
+// want, the configured value (named as what): by a trailing slash, by
+// letter case, or entirely. It holds no claim text, so it may be logged.
+func nearMiss(claim, what string, got []string, want string) string {
+	for _, g := range got {
+		switch {
+		case g == want+"/":
+			return claim + " has a trailing slash the " + what + " lacks"
+		case g+"/" == want:
+			return "the " + what + " has a trailing slash " + claim + " lacks"
+		case strings.EqualFold(g, want):
+			return claim + " differs from the " + what + " in letter case"
+		}
+	}
+	return claim + " is another " + what
 }
 
 func or(s, def string) string {

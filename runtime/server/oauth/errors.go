@@ -43,11 +43,20 @@ const (
 // TokenError is a refused token. It wraps ErrInvalidToken.
 type TokenError struct {
 	Reason Reason
+	// Detail, when set, says more for an operator: how "iss" or "aud"
+	// missed the configured value (a trailing slash, letter case). Like
+	// Reason it never holds token or claim text.
+	Detail string
 }
 
 func tokenError(r Reason) error { return &TokenError{Reason: r} }
 
-func (e *TokenError) Error() string { return fmt.Sprintf("%v: %s", ErrInvalidToken, e.Reason) }
+func (e *TokenError) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%v: %s (%s)", ErrInvalidToken, e.Reason, e.Detail)
+	}
+	return fmt.Sprintf("%v: %s", ErrInvalidToken, e.Reason)
+}
 
 // Unwrap returns ErrInvalidToken.
 func (e *TokenError) Unwrap() error { return ErrInvalidToken }

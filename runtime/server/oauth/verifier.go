@@ -216,7 +216,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (tools.Principal, e
 	if err != nil {
 		var te *TokenError
 		if errors.As(err, &te) {
-			v.log.Debug("oauth: token refused", "reason", string(te.Reason))
+			args := []any{"reason", string(te.Reason)}
+			if te.Detail != "" {
+				args = append(args, "detail", te.Detail)
+			}
+			v.log.Debug("oauth: token refused", args...)
 			v.metrics.token(string(te.Reason))
 		}
 		return tools.Principal{}, err
@@ -246,11 +250,15 @@ func (v *Verifier) verify(ctx context.Context, token string) (tools.Principal, e
 		return tools.Principal{}, tokenError(ReasonSignature)
 	}
 	// Only now, with the signature good, do the claims mean anything.
-	if iss, _ := t.claims["iss"].(string); iss != v.opts.Issuer {
-		return tools.Principal{}, tokenError(ReasonIssuer)
+	if iss, ok := t.claims["iss"].(string); !ok {
+		return tools.Principal{}, &TokenError{Reason: ReasonIssuer, Detail: "no iss string"}
+	} else if iss != v.opts.Issuer {
+		return tools.Principal{}, &TokenError{Reason: ReasonIssuer, Detail: nearMiss("iss", "issuer", []string{iss}, v.opts.Issuer)}
 	}
-	if !audienceHas(t.claims, v.opts.Audience) {
-		return tools.Principal{}, tokenError(ReasonAudience)
+	if auds, ok := audience(t.claims); !ok {
+		return tools.Principal{}, &TokenError{Reason: ReasonAudience, Detail: "no aud string or array of strings"}
+	} else if !slices.Contains(auds, v.opts.Audience) {
+		return tools.Principal{}, &TokenError{Reason: ReasonAudience, Detail: nearMiss("aud", "audience", auds, v.opts.Audience)}
 	}
 	now := v.now()
 	exp, ok, valid := numericDate(t.claims, "exp")

@@ -394,3 +394,38 @@ func TestKeySetShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestNearMiss: "iss" and "aud" must equal the configured issuer and
+// resource exactly (RFC 9068 §4, OpenID Connect Core §3.1.3.7), but a
+// refusal says how a near miss differed, in the error and the debug log,
+// without the claim's value: a trailing slash is the usual mistake.
+func TestNearMiss(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rsa := is.Key("rsa-1")
+	tests := []struct {
+		name   string
+		claims map[string]any
+		reason oauth.Reason
+		detail string
+	}{
+		{"iss with a trailing slash", claims(is, t0, "iss", is.URL+"/"), oauth.ReasonIssuer, "iss has a trailing slash the issuer lacks"},
+		{"iss in upper case", claims(is, t0, "iss", strings.ToUpper(is.URL)), oauth.ReasonIssuer, "iss differs from the issuer in letter case"},
+		{"another iss", claims(is, t0, "iss", "https://evil.example.com"), oauth.ReasonIssuer, "iss is another issuer"},
+		{"no iss", claims(is, t0, "iss", nil), oauth.ReasonIssuer, "no iss string"},
+		{"aud with a trailing slash", claims(is, t0, "aud", []string{"x", resource + "/"}), oauth.ReasonAudience, "aud has a trailing slash the audience lacks"},
+		{"another aud", claims(is, t0, "aud", "api://gw"), oauth.ReasonAudience, "aud is another audience"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, logs := newVerifier(t, is.URL, &clock{t: t0}, nil)
+			_, err := v.Verify(context.Background(), rsa.Sign(tc.claims, nil))
+			wantReason(t, err, tc.reason)
+			if !strings.Contains(err.Error(), tc.detail) || !strings.Contains(logs.String(), tc.detail) {
+				t.Errorf("Verify = %v, log %q; want both to say %q", err, logs, tc.detail)
+			}
+			if strings.Contains(logs.String(), "evil") || strings.Contains(err.Error(), "evil") || strings.Contains(err.Error(), "api://") {
+				t.Errorf("the claim's value leaked: %v\n%s", err, logs)
+			}
+		})
+	}
+}
