@@ -380,15 +380,22 @@ func (v *Verifier) fetch(ctx context.Context) ([]key, error) {
 }
 
 // discover reads "jwks_uri" from the issuer's OpenID Connect discovery
-// document, else its RFC 8414 metadata; the document's "issuer" must be
-// the configured one (OpenID Connect Discovery §4.3, RFC 8414 §3.3).
+// document, else its RFC 8414 metadata, else (an issuer with a path)
+// openid-configuration inserted before the path, as RFC 8414 §5 allows;
+// the first document found must name the configured issuer (OpenID
+// Connect Discovery §4.3, RFC 8414 §3.3): another is a mix-up, refused.
 func (v *Verifier) discover(ctx context.Context) (string, error) {
 	iss := v.opts.Issuer
 	u, _ := url.Parse(iss)
 	path := strings.TrimSuffix(u.Path, "/")
+	root := u.Scheme + "://" + u.Host
 	candidates := []string{
 		strings.TrimSuffix(iss, "/") + "/.well-known/openid-configuration",
-		u.Scheme + "://" + u.Host + "/.well-known/oauth-authorization-server" + path,
+		root + "/.well-known/oauth-authorization-server" + path,
+	}
+	if path != "" {
+		// RFC 8414 §5: openid-configuration under the insertion rule.
+		candidates = append(candidates, root+"/.well-known/openid-configuration"+path)
 	}
 	var errs []error
 	for _, c := range candidates {

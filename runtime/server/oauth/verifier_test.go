@@ -2,10 +2,14 @@ package oauth_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -425,6 +429,60 @@ func TestNearMiss(t *testing.T) {
 			}
 			if strings.Contains(logs.String(), "evil") || strings.Contains(err.Error(), "evil") || strings.Contains(err.Error(), "api://") {
 				t.Errorf("the claim's value leaked: %v\n%s", err, logs)
+			}
+		})
+	}
+}
+
+// TestDiscoveryPaths: an issuer with a path (Entra ID's
+// https://login.microsoftonline.com/TENANT/v2.0, Okta's
+// https://ORG/oauth2/default) publishes its metadata at one of the
+// well-known forms: OpenID Connect's (the suffix appended), RFC 8414's
+// (the prefix inserted before the path) or openid-configuration inserted
+// (RFC 8414 §5). Each is found; a document naming another issuer is
+// refused (mix-up) whichever form served it.
+func TestDiscoveryPaths(t *testing.T) {
+	const path = "/tenant/v2.0"
+	key := oauthtest.NewKey(t, "k1", "ES256")
+	tests := []struct {
+		name, at string
+		issuer   string // the document's "issuer"; "" means the right one
+		want     string // the Refresh error; "" means none
+	}{
+		{"OpenID Connect, appended", path + "/.well-known/openid-configuration", "", ""},
+		{"RFC 8414, inserted", "/.well-known/oauth-authorization-server" + path, "", ""},
+		{"openid-configuration, inserted", "/.well-known/openid-configuration" + path, "", ""},
+		{"mix-up, appended", path + "/.well-known/openid-configuration", "https://evil.example.com" + path, "names issuer"},
+		{"mix-up, inserted", "/.well-known/oauth-authorization-server" + path, "https://evil.example.com" + path, "names issuer"},
+		{"no document", "/elsewhere", "", "no discovery document"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var issuer string
+			mux := http.NewServeMux()
+			mux.HandleFunc(tc.at, func(w http.ResponseWriter, r *http.Request) {
+				json.NewEncoder(w).Encode(map[string]any{"issuer": cmp.Or(tc.issuer, issuer), "jwks_uri": issuer + "/keys"})
+			})
+			mux.HandleFunc(path+"/keys", func(w http.ResponseWriter, r *http.Request) {
+				json.NewEncoder(w).Encode(map[string]any{"keys": []any{key.JWK()}})
+			})
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			issuer = srv.URL + path
+			v, _ := newVerifier(t, issuer, &clock{t: t0}, nil)
+			err := v.Refresh(context.Background())
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Refresh = %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Refresh = %v", err)
+			}
+			c := map[string]any{"iss": issuer, "aud": resource, "sub": "alice", "tenant": "acme", "exp": t0.Add(time.Minute).Unix()}
+			if _, err := v.Verify(context.Background(), key.Sign(c, nil)); err != nil {
+				t.Errorf("Verify = %v", err)
 			}
 		})
 	}
