@@ -81,9 +81,12 @@ func parseJWS(token string) (*jws, error) {
 	if _, ok := hdr["crit"]; ok {
 		return nil, tokenError(ReasonMalformed)
 	}
+	// "typ" is a media type, compared without case and with
+	// "application/" optional (RFC 7515 §4.1.9): JWT, or at+jwt (RFC 9068).
 	if typ, ok := hdr["typ"]; ok {
-		switch typ {
-		case "JWT", "jwt", "at+jwt", "application/at+jwt", "at+JWT", "application/jwt":
+		s, _ := typ.(string)
+		switch strings.TrimPrefix(strings.ToLower(s), "application/") {
+		case "jwt", "at+jwt":
 		default:
 			return nil, tokenError(ReasonMalformed)
 		}

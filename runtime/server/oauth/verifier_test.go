@@ -108,6 +108,15 @@ func TestVerify(t *testing.T) {
 		{"scp array", rsa.Sign(claims(is, now, "scope", nil, "scp", []string{"accounts:read", "payments:write"}), nil), alice, ""},
 		{"no scopes", rsa.Sign(claims(is, now, "scope", nil), nil), tools.Principal{ID: "alice", Tenant: "acme"}, ""},
 		{"scope of the wrong type", rsa.Sign(claims(is, now, "scope", 3), nil), tools.Principal{}, oauth.ReasonClaims},
+		{"Auth0: aud array with userinfo", rsa.Sign(claims(is, now, "aud", []string{resource, "https://acme.auth0.com/userinfo"}), nil), alice, ""},
+		{"Entra ID: aud string, scp string", rsa.Sign(claims(is, now, "scope", nil, "scp", "accounts:read payments:write"), nil), alice, ""},
+		{"scope wins over scp", rsa.Sign(claims(is, now, "scp", []string{"other"}), nil), alice, ""},
+		{"RFC 9068 typ application/at+jwt", rsa.Sign(claims(is, now), map[string]any{"typ": "application/at+jwt"}), alice, ""},
+		{"typ in upper case (RFC 7515 §4.1.9)", rsa.Sign(claims(is, now), map[string]any{"typ": "AT+JWT"}), alice, ""},
+		{"no typ", rsa.Sign(claims(is, now), map[string]any{"typ": nil}), alice, ""},
+		{"typ not a string", rsa.Sign(claims(is, now), map[string]any{"typ": 1}), tools.Principal{}, oauth.ReasonMalformed},
+		{"fractional exp", rsa.Sign(claims(is, now, "exp", float64(now.Unix())+0.5), nil), alice, ""},
+		{"iat within the leeway ahead", rsa.Sign(claims(is, now, "iat", now.Add(20*time.Second).Unix()), nil), alice, ""},
 	}
 	v, logs := newVerifier(t, is.URL, &clock{t: now}, nil)
 	for _, tc := range tests {
@@ -485,5 +494,17 @@ func TestDiscoveryPaths(t *testing.T) {
 				t.Errorf("Verify = %v", err)
 			}
 		})
+	}
+}
+
+// TestHugeToken: a token over MaxTokenBytes is refused before anything
+// is fetched or verified.
+func TestHugeToken(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	v, _ := newVerifier(t, is.URL, &clock{t: t0}, nil)
+	_, err := v.Verify(context.Background(), is.Key("rsa-1").Sign(claims(is, t0, "pad", strings.Repeat("x", oauth.MaxTokenBytes)), nil))
+	wantReason(t, err, oauth.ReasonMalformed)
+	if n := is.JWKSFetches(); n != 0 {
+		t.Errorf("key set fetches = %d, want 0", n)
 	}
 }
