@@ -3,6 +3,7 @@ package oauth
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,17 +40,18 @@ type ClaimMapping struct {
 // token.
 const MaxClaimBytes = 256
 
-// principal maps verified claims to a principal.
+// principal maps verified claims to a principal. A refusal's Detail
+// names the claim and what is wrong with it, never its value.
 func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) {
 	var p tools.Principal
-	var ok bool
-	if p.ID, ok = stringClaim(claims, or(m.Principal, "sub")); !ok {
-		return p, tokenError(ReasonClaims)
+	var err error
+	if p.ID, err = stringClaim(claims, "principal", or(m.Principal, "sub")); err != nil {
+		return tools.Principal{}, err
 	}
 	p.Tenant = m.FixedTenant
 	if p.Tenant == "" {
-		if p.Tenant, ok = stringClaim(claims, or(m.Tenant, "tenant")); !ok {
-			return tools.Principal{}, tokenError(ReasonClaims)
+		if p.Tenant, err = stringClaim(claims, "tenant", or(m.Tenant, "tenant")); err != nil {
+			return tools.Principal{}, err
 		}
 	}
 	names := []string{"scope", "scp"}
@@ -63,7 +65,8 @@ func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) 
 		}
 		scopes, ok := scopeList(v)
 		if !ok {
-			return tools.Principal{}, tokenError(ReasonClaims)
+			return tools.Principal{}, &TokenError{Reason: ReasonClaims,
+				Detail: "the scope claim " + name + " is neither a string nor an array of strings (each at most " + strconv.Itoa(MaxClaimBytes) + " bytes)"}
 		}
 		p.Scopes = scopes
 		break
@@ -71,10 +74,41 @@ func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) 
 	return p, nil
 }
 
-// stringClaim returns a non-empty string claim of bounded length.
-func stringClaim(claims map[string]any, name string) (string, bool) {
-	s, ok := claims[name].(string)
-	return s, ok && s != "" && len(s) <= MaxClaimBytes
+// stringClaim returns a non-empty string claim of bounded length, the
+// one playing role (principal, tenant).
+func stringClaim(claims map[string]any, role, name string) (string, error) {
+	v, present := claims[name]
+	if !present {
+		return "", &TokenError{Reason: ReasonClaims, Detail: "no " + role + " claim " + name}
+	}
+	what := "the " + role + " claim " + name
+	s, ok := v.(string)
+	switch {
+	case !ok:
+		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is " + jsonKind(v) + ", not a string"}
+	case s == "":
+		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is empty"}
+	case len(s) > MaxClaimBytes:
+		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is over " + strconv.Itoa(MaxClaimBytes) + " bytes"}
+	}
+	return s, nil
+}
+
+// jsonKind names the JSON type of a decoded value, with its article.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	case nil:
+		return "null"
+	}
+	return "a string"
 }
 
 // scopeList reads a scope claim: a space-separated string or an array of

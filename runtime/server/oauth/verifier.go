@@ -264,15 +264,17 @@ func (v *Verifier) verify(ctx context.Context, token string) (tools.Principal, e
 	exp, ok, valid := numericDate(t.claims, "exp")
 	switch {
 	case !valid:
-		return tools.Principal{}, tokenError(ReasonClaims)
-	case !ok || !now.Before(exp.Add(v.leeway)):
+		return tools.Principal{}, &TokenError{Reason: ReasonClaims, Detail: "exp is not a NumericDate"}
+	case !ok:
+		return tools.Principal{}, &TokenError{Reason: ReasonExpired, Detail: "no exp"}
+	case !now.Before(exp.Add(v.leeway)):
 		return tools.Principal{}, tokenError(ReasonExpired)
 	}
 	for _, name := range []string{"nbf", "iat"} {
 		at, ok, valid := numericDate(t.claims, name)
 		switch {
 		case !valid:
-			return tools.Principal{}, tokenError(ReasonClaims)
+			return tools.Principal{}, &TokenError{Reason: ReasonClaims, Detail: name + " is not a NumericDate"}
 		case ok && at.After(now.Add(v.leeway)):
 			return tools.Principal{}, tokenError(ReasonNotYetValid)
 		}

@@ -411,7 +411,9 @@ func TestKeySetShapes(t *testing.T) {
 // TestNearMiss: "iss" and "aud" must equal the configured issuer and
 // resource exactly (RFC 9068 §4, OpenID Connect Core §3.1.3.7), but a
 // refusal says how a near miss differed, in the error and the debug log,
-// without the claim's value: a trailing slash is the usual mistake.
+// without the claim's value: a trailing slash is the usual mistake. A
+// claim of the wrong type or size (a numeric tenant ID) is named with
+// what is wrong, likewise without its value.
 func TestNearMiss(t *testing.T) {
 	is := oauthtest.NewIssuer(t)
 	rsa := is.Key("rsa-1")
@@ -427,6 +429,14 @@ func TestNearMiss(t *testing.T) {
 		{"no iss", claims(is, t0, "iss", nil), oauth.ReasonIssuer, "no iss string"},
 		{"aud with a trailing slash", claims(is, t0, "aud", []string{"x", resource + "/"}), oauth.ReasonAudience, "aud has a trailing slash the audience lacks"},
 		{"another aud", claims(is, t0, "aud", "api://gw"), oauth.ReasonAudience, "aud is another audience"},
+		{"tenant a number", claims(is, t0, "tenant", 42), oauth.ReasonClaims, "the tenant claim tenant is a number, not a string"},
+		{"tenant an array", claims(is, t0, "tenant", []string{"acme"}), oauth.ReasonClaims, "the tenant claim tenant is an array, not a string"},
+		{"tenant empty", claims(is, t0, "tenant", ""), oauth.ReasonClaims, "the tenant claim tenant is empty"},
+		{"tenant too long", claims(is, t0, "tenant", strings.Repeat("t", oauth.MaxClaimBytes+1)), oauth.ReasonClaims, "the tenant claim tenant is over 256 bytes"},
+		{"no sub", claims(is, t0, "sub", nil), oauth.ReasonClaims, "no principal claim sub"},
+		{"scope an object", claims(is, t0, "scope", map[string]any{"a": 1}), oauth.ReasonClaims, "the scope claim scope is neither a string nor an array of strings"},
+		{"exp a string", claims(is, t0, "exp", "soon"), oauth.ReasonClaims, "exp is not a NumericDate"},
+		{"no exp", claims(is, t0, "exp", nil), oauth.ReasonExpired, "no exp"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
