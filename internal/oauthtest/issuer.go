@@ -41,7 +41,8 @@ type Issuer struct {
 
 	srv        *httptest.Server
 	mu         sync.Mutex
-	keys       []*Key // published
+	keys       []*Key           // published
+	jwks       http.HandlerFunc // when set, answers for the key set
 	jwksHits   atomic.Int64
 	discovered atomic.Int64
 }
@@ -90,6 +91,13 @@ func NewIssuer(t testing.TB) *Issuer {
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		is.jwksHits.Add(1)
+		is.mu.Lock()
+		h := is.jwks
+		is.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(is.KeySet())
 	})
@@ -143,6 +151,14 @@ func (is *Issuer) Publish(keys ...*Key) {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	is.keys = keys
+}
+
+// ServeJWKS makes h answer the key set's requests (a failing or slow
+// issuer); nil serves the published keys again.
+func (is *Issuer) ServeJWKS(h http.HandlerFunc) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.jwks = h
 }
 
 // JWKSFetches returns how often the key set was fetched.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,8 +56,9 @@ type Options struct {
 	// the issuer. Zero means 1 minute.
 	MinRefreshInterval time.Duration
 	// MaxKeyAge is how long a fetched key set is used before it is
-	// fetched again (a key the issuer withdrew stops being accepted).
-	// Zero means 1 hour.
+	// fetched again (a key the issuer withdrew stops being accepted). The
+	// refetch runs in the background: tokens of the keys in hand do not
+	// wait for it, and are accepted while it fails. Zero means 1 hour.
 	MaxKeyAge time.Duration
 	// HTTPClient fetches the discovery document and the key set. Nil
 	// means a client with a 10 second timeout.
@@ -103,9 +105,10 @@ type Verifier struct {
 	keys      []key
 	fetchedAt time.Time // the last successful fetch
 
-	fetchMu sync.Mutex // one fetch at a time
-	triedAt time.Time  // the last fetch attempt, successful or not
-	jwksURL string     // resolved from discovery, under fetchMu
+	refreshing atomic.Bool // a background refetch is running
+	fetchMu    sync.Mutex  // one fetch at a time
+	triedAt    time.Time   // the last fetch attempt, successful or not
+	jwksURL    string      // resolved from discovery, under fetchMu
 }
 
 // New validates opts and returns a Verifier. It does no I/O: the key set
@@ -283,14 +286,21 @@ func (v *Verifier) verify(ctx context.Context, token string) (tools.Principal, e
 }
 
 // key returns the key for kid and alg, fetching the key set when it has
-// none yet, is older than MaxKeyAge, or lacks kid (a rotation), at most
-// once per MinRefreshInterval.
+// none yet or lacks kid (a rotation), at most once per
+// MinRefreshInterval. A set older than MaxKeyAge that has the key is
+// refetched in the background; the key serves meanwhile.
 func (v *Verifier) key(ctx context.Context, kid string, alg Algorithm) (key, error) {
 	v.mu.RLock()
 	k, found := v.lookup(kid, alg)
 	stale := v.fetchedAt.IsZero() || v.now().Sub(v.fetchedAt) > v.maxAge
 	v.mu.RUnlock()
 	if found && !stale {
+		return k, nil
+	}
+	if found {
+		// A stale set still has the key: refetch in the background, so
+		// a slow or unreachable issuer does not hold up tokens it signed.
+		v.refreshInBackground(ctx)
 		return k, nil
 	}
 	// Whether this caller fetched, another just did (errTooSoon), or the
@@ -302,6 +312,17 @@ func (v *Verifier) key(ctx context.Context, kid string, alg Algorithm) (key, err
 		return key{}, tokenError(ReasonUnknownKey)
 	}
 	return k, nil
+}
+
+// refreshInBackground starts a refetch unless one is running.
+func (v *Verifier) refreshInBackground(ctx context.Context) {
+	if !v.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer v.refreshing.Store(false)
+		_ = v.refresh(context.WithoutCancel(ctx), false)
+	}()
 }
 
 // lookup finds the key with kid serving alg; a token without "kid"

@@ -201,18 +201,26 @@ func TestAlgorithmAllowList(t *testing.T) {
 	}
 }
 
+// warmVerifier returns a test issuer, a clock at t0 and a verifier that
+// has fetched the key set for a token of the issuer's key kid.
+func warmVerifier(t *testing.T, kid string) (*oauthtest.Issuer, *clock, *oauth.Verifier, *bytes.Buffer) {
+	t.Helper()
+	is := oauthtest.NewIssuer(t)
+	c := &clock{t: t0}
+	v, logs := newVerifier(t, is.URL, c, nil)
+	if _, err := v.Verify(context.Background(), is.Key(kid).Sign(claims(is, c.Now()), nil)); err != nil {
+		t.Fatal(err)
+	}
+	return is, c, v, logs
+}
+
 // TestRotation: a token signed by a key the verifier has not seen makes it
 // refetch the key set, once per MinRefreshInterval however many unknown
 // kids arrive; a withdrawn key stops working once the set is refetched.
 func TestRotation(t *testing.T) {
 	ctx := context.Background()
-	is := oauthtest.NewIssuer(t)
-	c := &clock{t: t0}
-	v, _ := newVerifier(t, is.URL, c, nil)
+	is, c, v, _ := warmVerifier(t, "rsa-1")
 	old := is.Key("rsa-1")
-	if _, err := v.Verify(ctx, old.Sign(claims(is, c.Now()), nil)); err != nil {
-		t.Fatal(err)
-	}
 	// The issuer rotates; the first token with the new kid arrives 2 minutes later.
 	next := oauthtest.NewKey(t, "rsa-2", "RS256")
 	is.Publish(next, is.Key("ec-1"))
@@ -248,11 +256,14 @@ func TestRotation(t *testing.T) {
 	if n := is.JWKSFetches(); n != 3 {
 		t.Errorf("key set fetches = %d, want 3", n)
 	}
-	// A key set older than MaxKeyAge is refetched even for a known kid.
+	// A key set older than MaxKeyAge is refetched even for a known kid,
+	// in the background; a token of an unknown kid, whose refetch waits
+	// for the one running, makes sure it is done.
 	c.Add(61 * time.Minute)
 	if _, err := v.Verify(ctx, next.Sign(claims(is, c.Now()), nil)); err != nil {
 		t.Fatal(err)
 	}
+	v.Verify(ctx, oauthtest.NewKey(t, "bogus", "EdDSA").Sign(claims(is, c.Now()), nil))
 	if n := is.JWKSFetches(); n != 4 {
 		t.Errorf("key set fetches after MaxKeyAge = %d, want 4", n)
 	}
@@ -516,5 +527,46 @@ func TestHugeToken(t *testing.T) {
 	wantReason(t, err, oauth.ReasonMalformed)
 	if n := is.JWKSFetches(); n != 0 {
 		t.Errorf("key set fetches = %d, want 0", n)
+	}
+}
+
+// TestKeySetUnavailable: an issuer whose key set fails or hangs. A token
+// naming an unknown kid is refused once the refetch fails, with a WARN
+// line saying why; a key set past MaxKeyAge is refetched in the
+// background, so tokens of the keys in hand do not wait for a slow
+// issuer.
+func TestKeySetUnavailable(t *testing.T) {
+	ctx := context.Background()
+	is, c, v, logs := warmVerifier(t, "ec-1")
+	known := is.Key("ec-1")
+
+	is.ServeJWKS(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusBadGateway) })
+	c.Add(2 * time.Minute)
+	_, err := v.Verify(ctx, oauthtest.NewKey(t, "new", "ES256").Sign(claims(is, c.Now()), nil))
+	wantReason(t, err, oauth.ReasonUnknownKey)
+	if !strings.Contains(logs.String(), `level=WARN msg="oauth: key set fetch failed"`) || !strings.Contains(logs.String(), "502 Bad Gateway") {
+		t.Errorf("no WARN line with the cause:\n%s", logs)
+	}
+
+	// The key set is now stale, and the issuer hangs until the token
+	// has been answered (or the fetch gives up: the failure).
+	answered, done := make(chan struct{}), make(chan bool, 1)
+	is.ServeJWKS(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-answered:
+			w.Write(is.KeySet())
+			done <- true
+		case <-r.Context().Done():
+			done <- false
+		}
+	})
+	c.Add(time.Hour)
+	_, err = v.Verify(ctx, known.Sign(claims(is, c.Now()), nil))
+	close(answered)
+	if err != nil {
+		t.Errorf("a token of a known key while the key set is stale: %v", err)
+	}
+	if !<-done {
+		t.Error("the token waited for the stale key set's refetch")
 	}
 }
