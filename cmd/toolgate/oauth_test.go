@@ -104,6 +104,14 @@ func TestServeOAuth(t *testing.T) {
 	if want := `Bearer resource_metadata="` + metaURL + `"`; code != 401 || chal != want {
 		t.Errorf("no token = %d %q %v, want 401 %q", code, chal, out, want)
 	}
+	// A valid token in the query (RFC 6750 §2.3) is not read: the header
+	// is the only bearer method the metadata names.
+	inQuery := s.is.Key("ec-1").Sign(s.claims(audience), nil)
+	seen = append(seen, inQuery)
+	resp, _ = testenv.Post(t, ctx, p.url+"/v1/tools/call?access_token="+inQuery, "", calcAdd(1))
+	if want := `Bearer resource_metadata="` + metaURL + `"`; resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != want {
+		t.Errorf("a token in the query = %d %q, want 401 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	}
 	for name, tok := range s.refusals(t, audience) {
 		code, chal, out := call(tok, calcAdd(1))
 		if want := `Bearer resource_metadata="` + metaURL + `", error="invalid_token"`; code != 401 || chal != want || out["error_type"] != "UNAUTHENTICATED" {
@@ -207,6 +215,14 @@ func TestMCPServeOAuth(t *testing.T) {
 		t.Errorf("no token = %d %q", code, chal)
 	}
 	var seen []string
+	// A valid token in the query (RFC 6750 §2.3) is not read.
+	inQuery := s.is.Key("ec-1").Sign(s.claims(audience), nil)
+	seen = append(seen, inQuery)
+	qresp, _ := testenv.Post(t, ctx, base+"/?access_token="+inQuery, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		"Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	if qresp.StatusCode != 401 || qresp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+metaURL+`"` {
+		t.Errorf("a token in the query = %d %q, want 401 without a token", qresp.StatusCode, qresp.Header.Get("WWW-Authenticate"))
+	}
 	for name, tok := range s.refusals(t, audience) {
 		seen = append(seen, tok)
 		code, chal, body := post(tok)
