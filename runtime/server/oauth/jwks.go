@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -94,12 +95,17 @@ func (j *jwk) keys() ([]key, error) {
 	algs := []Algorithm{RS256, PS256}
 	switch j.Kty {
 	case "RSA":
+		// RFC 7518 §6.3.1.1 asks for no leading zero octets, and notes
+		// that some libraries write one (Java's BigInteger, behind
+		// Firebase's and OpenAM's key sets): the integer is the same.
 		n, err := b64.DecodeString(j.N)
-		if err != nil || len(n) == 0 || n[0] == 0 {
+		n = bytes.TrimLeft(n, "\x00")
+		if err != nil || len(n) == 0 {
 			return nil, errors.New("bad modulus")
 		}
 		e, err := b64.DecodeString(j.E)
-		if err != nil || len(e) == 0 || len(e) > 4 || e[0] == 0 {
+		e = bytes.TrimLeft(e, "\x00")
+		if err != nil || len(e) == 0 || len(e) > 4 {
 			return nil, errors.New("bad exponent")
 		}
 		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -394,7 +395,12 @@ func TestKeySetShapes(t *testing.T) {
 	enc := oauthtest.NewKey(t, "enc-1", "ES256")
 	enc.JWKExtra = map[string]any{"use": "enc"}
 	ec2 := oauthtest.NewKey(t, "ec-2", "ES256")
-	is.Publish(rs, ps, bare, enc, is.Key("ec-1"), ec2, is.Key("ed-1"))
+	// Java's BigInteger.toByteArray() writes a sign byte: Firebase's and
+	// OpenAM's key sets have had a 257-byte modulus (RFC 7518 §6.3.1.1).
+	zero := oauthtest.NewKey(t, "rsa-zero", "RS256")
+	n, _ := base64.RawURLEncoding.DecodeString(zero.JWK()["n"].(string))
+	zero.JWKExtra = map[string]any{"n": base64.RawURLEncoding.EncodeToString(append([]byte{0}, n...))}
+	is.Publish(rs, ps, bare, enc, is.Key("ec-1"), ec2, is.Key("ed-1"), zero)
 	now := t0
 	tests := []struct {
 		name  string
@@ -409,6 +415,7 @@ func TestKeySetShapes(t *testing.T) {
 		{"key for encryption", enc.Sign(claims(is, now), nil), oauth.ReasonUnknownKey},
 		{"no kid, several keys of the algorithm", ec2.Sign(claims(is, now), map[string]any{"kid": nil}), oauth.ReasonUnknownKey},
 		{"no kid, one key of the algorithm", is.Key("ed-1").Sign(claims(is, now), map[string]any{"kid": nil}), ""},
+		{"modulus with a leading zero octet", zero.Sign(claims(is, now), nil), ""},
 	}
 	v, _ := newVerifier(t, is.URL, &clock{t: now}, nil)
 	for _, tc := range tests {
