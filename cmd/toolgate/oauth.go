@@ -38,7 +38,7 @@ func (o *oauthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.tenantClaim, "oauth-tenant-claim", "tenant", "token `claim` naming the tenant (tid for Entra ID)")
 	fs.StringVar(&o.tenant, "oauth-tenant", "", "fixed `tenant` of every token (ignores --oauth-tenant-claim)")
 	fs.StringVar(&o.scopeClaim, "oauth-scope-claim", "", "token `claim` holding the scopes (default: scope, else scp)")
-	fs.StringVar(&o.algs, "oauth-algs", "RS256,PS256,ES256,EdDSA", "accepted signature `algorithms`, comma-separated")
+	fs.StringVar(&o.algs, "oauth-algs", "RS256,PS256,ES256,EdDSA,Ed25519", "accepted signature `algorithms`, comma-separated")
 	fs.StringVar(&o.scopes, "oauth-scopes", "", "scopes_supported of the resource metadata, comma-separated (default: the catalog's scopes and approvals:grant)")
 	fs.DurationVar(&o.leeway, "oauth-leeway", 30*time.Second, "clock skew tolerated on exp, nbf and iat (at most 5m)")
 	fs.DurationVar(&o.minRefresh, "oauth-min-refresh", time.Minute, "least time between two fetches of the key set (an unknown kid refetches it)")

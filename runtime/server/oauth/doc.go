@@ -4,10 +4,10 @@
 // [tools.Principal].
 //
 // A [Verifier] checks, for every token: the JWS compact form; an algorithm
-// on the allow-list (RS256, PS256, ES256, EdDSA; "none" and every HS* are always
-// refused, so a public key can never be used as an HMAC secret); the
-// signature against the issuer's JSON Web Key Set; "iss" equal to
-// [Options.Issuer]; "aud" containing [Options.Audience], the resource URI
+// on the allow-list (RS256, PS256, ES256, EdDSA, Ed25519; "none" and
+// every HS* are always refused, so a public key can never be used as an
+// HMAC secret); the signature against the issuer's JSON Web Key Set;
+// "iss" equal to [Options.Issuer]; "aud" containing [Options.Audience], the resource URI
 // (RFC 8707); "exp" (required) and "nbf"/"iat" with [Options.Leeway] of clock
 // skew. The key set comes from [Options.JWKSURL] or from the issuer's
 // discovery document (OpenID Connect discovery, then RFC 8414). It is

@@ -84,8 +84,8 @@ func parseKeySet(data []byte, allowed []Algorithm) ([]key, error) {
 }
 
 // keys converts j to one key per algorithm it serves: an RSA key serves
-// RS256 and PS256, an EC or OKP key the one its curve implies, and a key
-// whose "alg" names an algorithm serves that one only. None without error
+// RS256 and PS256, an EC key ES256, an Ed25519 key EdDSA and Ed25519,
+// and a key whose "alg" names an algorithm serves that one only. None without error
 // means a key type or algorithm this package does not verify.
 func (j *jwk) keys() ([]key, error) {
 	if j.D != "" {
@@ -135,7 +135,7 @@ func (j *jwk) keys() ([]key, error) {
 		if j.Crv != "Ed25519" {
 			return nil, nil
 		}
-		algs = []Algorithm{EdDSA}
+		algs = []Algorithm{EdDSA, Ed25519}
 		x, err := b64.DecodeString(j.X)
 		if err != nil || len(x) != ed25519.PublicKeySize {
 			return nil, errors.New("bad Ed25519 key")

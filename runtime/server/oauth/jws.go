@@ -24,6 +24,9 @@ const (
 	PS256 Algorithm = "PS256"
 	ES256 Algorithm = "ES256"
 	EdDSA Algorithm = "EdDSA"
+	// Ed25519 is EdDSA on Ed25519 by its fully-specified name (RFC 9864,
+	// which deprecates the polymorphic EdDSA).
+	Ed25519 Algorithm = "Ed25519"
 )
 
 // MaxTokenBytes bounds the bearer tokens a Verifier parses.
@@ -132,7 +135,7 @@ func verifySignature(t *jws, key crypto.PublicKey) bool {
 		r := new(big.Int).SetBytes(t.signature[:32])
 		s := new(big.Int).SetBytes(t.signature[32:])
 		return ecdsa.Verify(k, sum[:], r, s)
-	case EdDSA:
+	case EdDSA, Ed25519:
 		k, ok := key.(ed25519.PublicKey)
 		return ok && ed25519.Verify(k, []byte(t.signed), t.signature)
 	}

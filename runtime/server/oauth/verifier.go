@@ -38,8 +38,8 @@ type Options struct {
 	// discovery, then RFC 8414 authorization-server metadata).
 	JWKSURL string
 	// Algorithms is the allow-list of signature algorithms, a non-empty
-	// subset of [RS256], [PS256], [ES256] and [EdDSA]. Nil means all four;
-	// any other algorithm is an error.
+	// subset of [RS256], [PS256], [ES256], [EdDSA] and [Ed25519]. Nil
+	// means all five; any other algorithm is an error.
 	Algorithms []Algorithm
 	// Leeway is the clock skew tolerated on "exp", "nbf" and "iat". Zero
 	// means 30 seconds; it may not exceed 5 minutes. Use a negative value
@@ -79,7 +79,7 @@ type Options struct {
 const maxDocumentBytes = 1 << 20
 
 // algorithms are the algorithms a Verifier can accept, its default.
-var algorithms = []Algorithm{RS256, PS256, ES256, EdDSA}
+var algorithms = []Algorithm{RS256, PS256, ES256, EdDSA, Ed25519}
 
 // fetchTimeout bounds a refetch a token caused (discovery and key set).
 const fetchTimeout = 10 * time.Second
@@ -138,7 +138,7 @@ func New(opts *Options) (*Verifier, error) {
 		}
 		for _, a := range o.Algorithms {
 			if !slices.Contains(algorithms, a) {
-				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, PS256, ES256, EdDSA)", truncate(string(a), 32))
+				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, PS256, ES256, EdDSA, Ed25519)", truncate(string(a), 32))
 			}
 		}
 		v.algs = slices.Clone(o.Algorithms)

@@ -400,7 +400,10 @@ func TestKeySetShapes(t *testing.T) {
 	zero := oauthtest.NewKey(t, "rsa-zero", "RS256")
 	n, _ := base64.RawURLEncoding.DecodeString(zero.JWK()["n"].(string))
 	zero.JWKExtra = map[string]any{"n": base64.RawURLEncoding.EncodeToString(append([]byte{0}, n...))}
-	is.Publish(rs, ps, bare, enc, is.Key("ec-1"), ec2, is.Key("ed-1"), zero)
+	// RFC 9864 deprecates the polymorphic EdDSA for Ed25519.
+	ed2 := oauthtest.NewKey(t, "ed-2", "EdDSA")
+	ed2.JWKExtra = map[string]any{"alg": "Ed25519"}
+	is.Publish(rs, ps, bare, enc, is.Key("ec-1"), ec2, is.Key("ed-1"), zero, ed2)
 	now := t0
 	tests := []struct {
 		name  string
@@ -416,6 +419,8 @@ func TestKeySetShapes(t *testing.T) {
 		{"no kid, several keys of the algorithm", ec2.Sign(claims(is, now), map[string]any{"kid": nil}), oauth.ReasonUnknownKey},
 		{"no kid, one key of the algorithm", is.Key("ed-1").Sign(claims(is, now), map[string]any{"kid": nil}), ""},
 		{"modulus with a leading zero octet", zero.Sign(claims(is, now), nil), ""},
+		{"Ed25519 (RFC 9864) on its key", ed2.Sign(claims(is, now), map[string]any{"alg": "Ed25519"}), ""},
+		{"EdDSA on a key whose alg is Ed25519", ed2.Sign(claims(is, now), nil), oauth.ReasonUnknownKey},
 	}
 	v, _ := newVerifier(t, is.URL, &clock{t: now}, nil)
 	for _, tc := range tests {
