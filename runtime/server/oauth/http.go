@@ -67,7 +67,8 @@ func (v *Verifier) Challenge(errCode, scope string) string {
 // (and at the bare prefix, for clients that try the root first) and passes
 // every other request to next, rewriting the WWW-Authenticate header of
 // next's refusals: a 401 gets Challenge("invalid_token") when the request
-// carried an Authorization header and Challenge("") when it did not; a 403
+// carried a bearer token and Challenge("") when it did not (no
+// Authorization header, another scheme, an empty token); a 403
 // whose challenge says error="insufficient_scope" (runtime/server's, for a
 // missing scope) gets Challenge("insufficient_scope", its scope), so a
 // client knows which scopes to ask for (step-up); any other 403 (a
@@ -102,8 +103,16 @@ func (v *Verifier) Protect(next http.Handler) http.Handler {
 			serveMeta(w, r)
 			return
 		}
-		next.ServeHTTP(&challenger{ResponseWriter: w, v: v, hadAuth: r.Header.Get("Authorization") != ""}, r)
+		next.ServeHTTP(&challenger{ResponseWriter: w, v: v, hadAuth: hasBearer(r)}, r)
 	})
+}
+
+// hasBearer reports whether r carries a bearer token. Another scheme
+// (Basic) or an empty token is no credential as RFC 6750 §3.1 means it:
+// the challenge then has no error code.
+func hasBearer(r *http.Request) bool {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != ""
 }
 
 // challenger sets the WWW-Authenticate header of 401 and 403 answers.
