@@ -559,6 +559,16 @@ func TestKeySetUnavailable(t *testing.T) {
 	if !strings.Contains(logs.String(), `level=WARN msg="oauth: key set fetch failed"`) || !strings.Contains(logs.String(), "502 Bad Gateway") {
 		t.Errorf("no WARN line with the cause:\n%s", logs)
 	}
+	// While it is down, more unknown kids within the interval do not
+	// retry: a failed fetch spends the interval as a good one does.
+	fetches := is.JWKSFetches()
+	for i := range 20 {
+		_, err := v.Verify(ctx, oauthtest.NewKey(t, fmt.Sprint("flood-", i), "ES256").Sign(claims(is, c.Now()), nil))
+		wantReason(t, err, oauth.ReasonUnknownKey)
+	}
+	if n := is.JWKSFetches(); n != fetches {
+		t.Errorf("key set fetches while the issuer is down = %d, want %d", n, fetches)
+	}
 
 	// The key set is now stale, and the issuer hangs until the token
 	// has been answered (or the fetch gives up: the failure).
