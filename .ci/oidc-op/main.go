@@ -11,7 +11,7 @@
 //     whose tokens are for https://other.test (the wrong-audience case);
 //   - the claims "tenant" (-tenant) and "scope" (the granted scopes,
 //     space-separated) in every access token;
-//   - key rotation: POST /rotate?alg=RS256|ES256|EdDSA makes a new signing
+//   - key rotation: POST /rotate?alg=RS256|PS256|ES256|EdDSA makes a new signing
 //     key with a new kid, keeps the old key in the JWK Set, and signs with
 //     the new one from then on.
 //
@@ -166,6 +166,8 @@ func (s *opStorage) rotate(alg string) error {
 	switch alg {
 	case "RS256", "":
 		alg = "RS256"
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	case "PS256":
 		key, err = rsa.GenerateKey(rand.Reader, 2048)
 	case "ES256":
 		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -58,7 +58,7 @@ func (p *Provider) Token(t testing.TB, client, scope string) string {
 	return out.AccessToken
 }
 
-// Rotate makes the provider sign with a new key of alg (RS256, ES256 or
+// Rotate makes the provider sign with a new key of alg (RS256, PS256, ES256 or
 // EdDSA), keeping the old keys in its key set, and returns the new kid.
 func (p *Provider) Rotate(t testing.TB, alg string) string {
 	t.Helper()

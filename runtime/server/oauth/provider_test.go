@@ -25,7 +25,7 @@ import (
 // valid token, expiry and nbf around the leeway (the verifier's clock
 // moved, the token untouched), the wrong audience and issuer, "alg":"none"
 // and HS256 forged from the provider's public key, a tampered payload,
-// and key rotation to ES256 and EdDSA with the refetch limit.
+// and key rotation to ES256, EdDSA and PS256 with the refetch limit.
 func TestRealProvider(t *testing.T) {
 	ctx := context.Background()
 	op := oauthtest.StartProvider(t, testenv.OIDCProvider(t), resource)
@@ -94,6 +94,10 @@ func TestRealProvider(t *testing.T) {
 	op.Rotate(t, "EdDSA")
 	c.Add(61 * time.Second)
 	accepted("EdDSA", op.Token(t, "agent", "calc:use accounts:read"))
+	// PS256 as another JOSE implementation (go-jose) signs it.
+	op.Rotate(t, "PS256")
+	c.Add(61 * time.Second)
+	accepted("PS256", op.Token(t, "agent", "calc:use accounts:read"))
 
 	if strings.Contains(logs.String(), parts[2]) {
 		t.Error("the log holds a token")
