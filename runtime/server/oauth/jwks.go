@@ -85,16 +85,18 @@ func parseKeySet(data []byte, allowed []Algorithm) ([]key, error) {
 
 // keys converts j to one key per algorithm it serves: an RSA key serves
 // RS256 and PS256, an EC key ES256, an Ed25519 key EdDSA and Ed25519,
-// and a key whose "alg" names an algorithm serves that one only. None without error
-// means a key type or algorithm this package does not verify.
+// and a key whose "alg" names an algorithm serves that one only. None
+// without error means a key type or algorithm this package does not
+// verify.
 func (j *jwk) keys() ([]key, error) {
 	if j.D != "" {
 		return nil, errors.New("holds private key material")
 	}
 	k := key{kid: j.Kid}
-	algs := []Algorithm{RS256, PS256}
+	var algs []Algorithm
 	switch j.Kty {
 	case "RSA":
+		algs = []Algorithm{RS256, PS256}
 		// RFC 7518 §6.3.1.1 asks for no leading zero octets, and notes
 		// that some libraries write one (Java's BigInteger, behind
 		// Firebase's and OpenAM's key sets): the integer is the same.
