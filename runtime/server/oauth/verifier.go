@@ -105,10 +105,10 @@ type Verifier struct {
 	keys      []key
 	fetchedAt time.Time // the last successful fetch
 
-	refreshing atomic.Bool // a background refetch is running
-	fetchMu    sync.Mutex  // one fetch at a time
-	triedAt    time.Time   // the last fetch attempt, successful or not
-	jwksURL    string      // resolved from discovery, under fetchMu
+	refreshing atomic.Bool   // a background refetch is running
+	fetchSem   chan struct{} // holds a token during a fetch: one at a time
+	triedAt    time.Time     // the last fetch attempt, successful or not, under fetchSem
+	jwksURL    string        // resolved from discovery, under fetchSem
 }
 
 // New validates opts and returns a Verifier. It does no I/O: the key set
@@ -131,7 +131,8 @@ func New(opts *Options) (*Verifier, error) {
 		}
 	}
 	v := &Verifier{opts: o, algs: slices.Clone(algorithms), leeway: 30 * time.Second,
-		client: o.HTTPClient, now: o.Now, log: o.Logger, minGap: time.Minute, maxAge: time.Hour, jwksURL: o.JWKSURL}
+		client: o.HTTPClient, now: o.Now, log: o.Logger, minGap: time.Minute, maxAge: time.Hour, jwksURL: o.JWKSURL,
+		fetchSem: make(chan struct{}, 1)}
 	if o.Algorithms != nil {
 		if len(o.Algorithms) == 0 {
 			return nil, errors.New("oauth: Options.Algorithms is empty")
@@ -351,8 +352,14 @@ func (v *Verifier) Refresh(ctx context.Context) error {
 }
 
 func (v *Verifier) refresh(ctx context.Context, force bool) error {
-	v.fetchMu.Lock()
-	defer v.fetchMu.Unlock()
+	// Wait for a fetch under way only as long as the caller does: a
+	// request whose client left is answered with the keys in hand.
+	select {
+	case v.fetchSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-v.fetchSem }()
 	now := v.now()
 	if !v.triedAt.IsZero() && now.Sub(v.triedAt) < v.minGap && !(force && v.fetchedAt.IsZero()) {
 		// Another caller may have just fetched what this one needs.

@@ -572,16 +572,7 @@ func TestKeySetUnavailable(t *testing.T) {
 
 	// The key set is now stale, and the issuer hangs until the token
 	// has been answered (or the fetch gives up: the failure).
-	answered, done := make(chan struct{}), make(chan bool, 1)
-	is.ServeJWKS(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-answered:
-			w.Write(is.KeySet())
-			done <- true
-		case <-r.Context().Done():
-			done <- false
-		}
-	})
+	_, answered, done := hangJWKS(is)
 	c.Add(time.Hour)
 	_, err = v.Verify(ctx, known.Sign(claims(is, c.Now()), nil))
 	close(answered)
@@ -591,4 +582,47 @@ func TestKeySetUnavailable(t *testing.T) {
 	if !<-done {
 		t.Error("the token waited for the stale key set's refetch")
 	}
+}
+
+// hangJWKS makes is's key set hang: a request closes entered, then waits
+// until release is closed (it answers with the keys, done gets true) or
+// until its client gives up (done gets false).
+func hangJWKS(is *oauthtest.Issuer) (entered <-chan struct{}, release chan struct{}, done <-chan bool) {
+	in, rel, out := make(chan struct{}), make(chan struct{}), make(chan bool, 1)
+	var once sync.Once
+	is.ServeJWKS(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(in) })
+		select {
+		case <-rel:
+			w.Write(is.KeySet())
+			out <- true
+		case <-r.Context().Done():
+			out <- false
+		}
+	})
+	return in, rel, out
+}
+
+// TestFetchWaiterLeaves: while one token's refetch hangs on a slow
+// issuer, a request that needs a fetch too and whose client has gone
+// away is answered at once (refused) instead of queueing behind it.
+func TestFetchWaiterLeaves(t *testing.T) {
+	is, c, v, _ := warmVerifier(t, "ec-1")
+	entered, release, done := hangJWKS(is)
+	c.Add(2 * time.Minute)
+	first := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(context.Background(), oauthtest.NewKey(t, "a", "ES256").Sign(claims(is, c.Now()), nil))
+		first <- err
+	}()
+	<-entered
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := v.Verify(gone, oauthtest.NewKey(t, "b", "ES256").Sign(claims(is, c.Now()), nil))
+	close(release)
+	wantReason(t, err, oauth.ReasonUnknownKey)
+	if !<-done {
+		t.Error("the request whose client left waited for the hanging fetch")
+	}
+	wantReason(t, <-first, oauth.ReasonUnknownKey)
 }
