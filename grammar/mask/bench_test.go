@@ -80,7 +80,7 @@ func benchSetup(b *testing.B) {
 // tiktoken-go-loader ships (cl100k_base: 100,256 tokens, the base of
 // Llama 3's 128k vocabulary; o200k_base: 199,998), token id = rank, plus an
 // end token.
-func tiktokenVocab(b *testing.B, file string) *Vocabulary {
+func tiktokenVocab(b testing.TB, file string) *Vocabulary {
 	ranks, err := loader.NewOfflineLoader().LoadTiktokenBpe(file)
 	if err != nil {
 		b.Fatal(err)
@@ -110,7 +110,7 @@ func tiktokenVocab(b *testing.B, file string) *Vocabulary {
 // tokenize returns the tokens of text as a constrained model could write
 // them: at each step the longest allowed token that text continues with,
 // then an end token.
-func tokenize(b *testing.B, e *Engine, text string) []int {
+func tokenize(b testing.TB, e *Engine, text string) []int {
 	s := e.NewSession()
 	allowed := NewBitset(e.vocab.Len())
 	var ids []int
