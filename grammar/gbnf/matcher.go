@@ -75,7 +75,21 @@ type gbnfSet struct {
 	allowed   ByteSet // valid when allowedOK
 	allowedOK bool
 	accepts   bool
+	// wide is what the set's terminals make of the code points from
+	// U+0080 up (surrogates aside): 0 not known yet, wideSame when every
+	// terminal takes all of them or none, so that one transition stands
+	// for them all, wideMixed otherwise.
+	wide uint8
 }
+
+const (
+	wideSame uint8 = 1 + iota
+	wideMixed
+)
+
+// nonASCII is the code points a Matcher may meet past ASCII: its UTF-8
+// decoder refuses surrogates.
+var nonASCII = gbnfClass{ranges: []CharRange{{0x80, 0xD7FF}, {0xE000, 0x10FFFF}}}
 
 // Limits of a Matcher's caches; past them it starts afresh from its current
 // stacks (the results do not change, only the time).
@@ -501,17 +515,7 @@ func (m *Matcher) Advance(b byte) bool {
 		return false
 	}
 	if m.pn+1 == m.pneed {
-		key := uint64(m.cur)<<32 | uint64(lo)
-		next, ok := m.cpTrans[key]
-		if !ok {
-			next = m.step(m.cur, lo)
-			if next != -2 {
-				if m.cpTrans == nil {
-					m.cpTrans = map[uint64]int32{}
-				}
-				m.cpTrans[key] = next
-			}
-		}
+		next := m.transition(m.cur, lo)
 		if next < 0 {
 			if next == -2 {
 				m.err = ErrTooManyStacks

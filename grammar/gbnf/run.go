@@ -181,6 +181,12 @@ func (m *Matcher) transition(set int32, c rune) int32 {
 		}
 		return next
 	}
+	// Inside a JSON string every code point past ASCII leads to the same
+	// set: keyed by each, the cache would fill up with thousands of equal
+	// transitions on a large vocabulary's walk and be rebuilt mid-walk.
+	if m.wideOf(set) == wideSame {
+		c = 0x80
+	}
 	key := uint64(set)<<32 | uint64(c)
 	if next, ok := m.cpTrans[key]; ok {
 		return next
@@ -193,6 +199,27 @@ func (m *Matcher) transition(set int32, c rune) int32 {
 		m.cpTrans[key] = next
 	}
 	return next
+}
+
+// wideOf returns what set's terminals make of the code points past ASCII
+// (gbnfSet.wide), working it out on first use.
+func (m *Matcher) wideOf(set int32) uint8 {
+	if w := m.sets[set].wide; w != 0 {
+		return w
+	}
+	w := wideSame
+	for _, s := range m.stacksOf(set) {
+		if s < 0 {
+			continue
+		}
+		in := m.prog.code[m.nodes[s].pos]
+		if in.op == gbnfTerm && classRelation(&m.prog.classes[in.arg], &nonASCII) == relPartial {
+			w = wideMixed
+			break
+		}
+	}
+	m.sets[set].wide = w
+	return w
 }
 
 type relation uint8

@@ -62,7 +62,11 @@
 // made only of them. Of the other tokens, those whose first byte after
 // their run of the class can follow no such run
 // ([gbnf.Matcher.RunAllowed]: a raw newline in a JSON string) are ruled
-// out without a walk, leaving the few with a quote or a backslash.
+// out without a walk, leaving the few with a quote or a backslash. Inside
+// a run shorter than the longest such token (a string whose maxLength is
+// below the 128 characters of cl100k's and o200k's longest tokens), the
+// walk admits at once each trie subtree made only of the
+// class's tokens, none longer than the run from its node.
 //
 // Preparing an [Engine] for a grammar costs a scan of its rules once the
 // vocabulary has met its character classes (the per-class token sets are

@@ -3,6 +3,7 @@ package mask
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sort"
 	"sync"
@@ -91,6 +92,13 @@ type slice struct {
 	exitK   []int32
 	exitB   []byte
 	maxExit int // the largest exitK, at most maxExitRun
+	// longest is, for each trie node whose subtree holds only tokens of
+	// the slice, the most code points any of them has (a split code point
+	// at its end counted); -1 where the subtree holds another token. A
+	// walk inside a run shorter than maxLen (a string bounded below the
+	// vocabulary's longest tokens) admits such a subtree at once when the
+	// run from its node covers it, instead of walking every token of it.
+	longest []int16
 
 	mu     sync.Mutex
 	pruned map[gbnf.ByteSet]*links // by the bytes that may follow the run
@@ -235,6 +243,7 @@ func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
 	t := v.theTrie()
 	s.exitK = make([]int32, len(t.ids))
 	s.exitB = make([]byte, len(t.ids))
+	spans := make([]int16, len(t.ids))
 	for k, id := range t.ids {
 		p := v.Piece(int(id))
 		n, end := s.run.Span(p)
@@ -243,12 +252,34 @@ func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
 			s.tokens.Set(int(id))
 			s.count++
 			s.maxLen = max(s.maxLen, n)
+			spans[k] = int16(min(n, math.MaxInt16))
 			continue
 		}
 		s.exitK[k], s.exitB[k] = int32(n), p[end]
 		s.maxExit = max(s.maxExit, min(n, maxExitRun))
 	}
 	s.links = s.prune(t, nil)
+	// Children come after their parent in preorder: a reverse scan sees
+	// them first.
+	s.longest = make([]int16, len(t.edge))
+	for n := len(t.edge) - 1; n >= 0; n-- {
+		l := int16(0)
+		for k := t.tokLo[n]; k < t.tokHi[n] && l >= 0; k++ {
+			if s.exitK[k] >= 0 {
+				l = -1
+			} else {
+				l = max(l, spans[k])
+			}
+		}
+		for c := t.first[n]; c >= 0 && l >= 0; c = t.next[c] {
+			if s.longest[c] < 0 {
+				l = -1
+			} else {
+				l = max(l, s.longest[c])
+			}
+		}
+		s.longest[n] = l
+	}
 	return s
 }
 
@@ -321,6 +352,12 @@ type Session struct {
 
 	cache map[gbnf.State]Bitset
 	stats Stats
+
+	// part is the slice whose run the walk is inside, though shorter than
+	// its longest token (nil: none); depth counts the code points the
+	// walk's current trie node starts.
+	part  *slice
+	depth int
 }
 
 // Stats counts what a Session's masks cost.
@@ -330,6 +367,9 @@ type Stats struct {
 	Masks, Cached, Sliced int
 	// Nodes is the number of trie edges the walks advanced over.
 	Nodes int
+	// Subtrees counts the trie subtrees admitted whole inside a run
+	// shorter than the longest token of its class (a bounded string).
+	Subtrees int
 	// Replays counts recoveries after the matcher rebuilt its bounded
 	// caches during a walk.
 	Replays int
@@ -438,15 +478,21 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 		return true
 	}
 	l := &links{s.e.t.first, s.e.t.next}
+	s.part, s.depth = nil, 0
 	for _, sl := range s.e.slices {
-		if s.m.Run(sl.run, sl.maxLen) >= sl.maxLen {
+		run := s.m.Run(sl.run, sl.maxLen)
+		if run >= sl.maxLen {
 			dst.or(sl.tokens)
 			l = &sl.links
 			if follow, ok := s.m.RunAllowed(sl.run, sl.maxExit); ok {
 				l = sl.prunedFor(s.e.t, follow)
 			}
 			s.stats.Sliced++
+			s.part = nil
 			break
+		}
+		if run > 0 && s.part == nil {
+			s.part = sl
 		}
 	}
 	return s.walk(0, dst, l.first, l.next)
@@ -471,10 +517,23 @@ func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 	} else {
 		allowed.Add(t.edge[c])
 	}
+	// Inside a run shorter than the class's longest token, a child whose
+	// subtree holds only the class's tokens, none longer than the run from
+	// here, is admitted without a step.
+	run := 0
+	if s.part != nil {
+		run = s.m.Run(s.part.run, s.part.maxLen)
+	}
 	mk := s.m.Mark()
 	for ; c >= 0; c = next[c] {
 		if !allowed.Has(t.edge[c]) {
 			continue
+		}
+		if run > 0 {
+			if l := s.part.longest[c]; l >= 0 && int(l)-s.depth <= run {
+				s.admit(c, dst)
+				continue
+			}
 		}
 		if !s.m.Advance(t.edge[c]) {
 			continue
@@ -483,14 +542,46 @@ func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 		for k := t.tokLo[c]; k < t.tokHi[c]; k++ {
 			dst.Set(int(t.ids[k]))
 		}
-		if first[c] >= 0 && !s.walk(c, dst, first, next) {
+		cp := 0
+		if t.edge[c]&0xC0 != 0x80 {
+			cp = 1 // c starts a code point
+		}
+		s.depth += cp
+		if first[c] >= 0 && !s.admitSubtree(c, dst) && !s.walk(c, dst, first, next) {
 			return false
 		}
+		s.depth -= cp
 		if !s.m.Rewind(mk) {
 			return false
 		}
 	}
 	return true
+}
+
+// admitSubtree adds every token below trie node c, where the matcher
+// stands, when they are all tokens of s.part's slice and the run from
+// here surely takes the rest of each (Run refuses in the middle of a code
+// point, where depth would miscount); it reports whether it did.
+func (s *Session) admitSubtree(c int32, dst Bitset) bool {
+	sl := s.part
+	if sl == nil || sl.longest[c] < 0 {
+		return false
+	}
+	rest := int(sl.longest[c]) - s.depth
+	if rest <= 0 || s.m.Run(sl.run, rest) < rest {
+		return false
+	}
+	s.admit(c, dst)
+	return true
+}
+
+// admit adds every token of trie node c's subtree.
+func (s *Session) admit(c int32, dst Bitset) {
+	t := s.e.t
+	for k := t.tokAt[c]; k < t.tokAt[t.subtree[c]]; k++ {
+		dst.Set(int(t.ids[k]))
+	}
+	s.stats.Subtrees++
 }
 
 // Accept feeds token id: its bytes, or for an end-of-generation token the

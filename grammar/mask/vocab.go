@@ -123,6 +123,10 @@ type trie struct {
 	tokHi   []int32
 	subtree []int32 // the end of each node's subtree in preorder
 	ids     []int32 // textual token ids sorted by piece
+	// tokAt[n] is the first index into ids of a token at node n or after
+	// it in preorder (one more entry, len(ids), for the end), so the
+	// tokens of n's subtree are ids[tokAt[n]:tokAt[subtree[n]]].
+	tokAt []int32
 }
 
 // buildTrie builds the trie from the pieces in sorted order: each piece
@@ -171,12 +175,18 @@ func (v *Vocabulary) buildTrie() *trie {
 		t.tokHi[end] = int32(k) + 1
 		prev = p
 	}
+	t.tokAt = make([]int32, len(t.edge)+1)
+	t.tokAt[len(t.edge)] = int32(len(ids))
 	for n := len(t.edge) - 1; n >= 0; n-- {
 		end := int32(n) + 1
 		for c := t.first[n]; c >= 0; c = t.next[c] {
 			end = t.subtree[c]
 		}
 		t.subtree[n] = end
+		t.tokAt[n] = t.tokAt[n+1]
+		if t.tokHi[n] > t.tokLo[n] {
+			t.tokAt[n] = t.tokLo[n]
+		}
 	}
 	return t
 }

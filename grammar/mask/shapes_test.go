@@ -1,0 +1,150 @@
+package mask
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/grammar/gbnf"
+)
+
+// shape is a schema of a shape that stresses the mask, with an output
+// the benchmark generates through it.
+type shape struct {
+	name   string
+	schema string
+	output string
+}
+
+// shapes are schemas of the kinds unseen catalogs hold: short bounded
+// strings (a maxLength below the longest token of the vocabulary, where
+// the free-text fast path cannot admit the class at once), a large enum,
+// many optional properties, deep nesting.
+func shapes() []shape {
+	var out []shape
+	out = append(out, shape{"bounded-strings",
+		`{"type":"object","properties":{"name":{"type":"string","maxLength":40},"email":{"type":"string","maxLength":60},"theme":{"type":"string","maxLength":40}},"required":["name","email","theme"],"additionalProperties":false}`,
+		`{"name": "Jöhn Doe — 日本語のテキスト", "email": "john.doe@example.com", "theme": "Dark Mode, Привет"}`})
+	vals := make([]string, 2000)
+	for i := range vals {
+		vals[i] = fmt.Sprintf("region-%04d-zone", i)
+	}
+	enum, _ := json.Marshal(vals)
+	out = append(out, shape{"enum-2000",
+		`{"type":"object","properties":{"region":{"enum":` + string(enum) + `}},"required":["region"]}`,
+		`{"region": "region-1999-zone"}`})
+	var props []string
+	for i := range 200 {
+		props = append(props, fmt.Sprintf(`"opt_%03d":{"type":"integer"}`, i))
+	}
+	out = append(out, shape{"optional-200",
+		`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`,
+		`{"opt_003": 1, "opt_050": 2, "opt_120": 3, "opt_199": 4}`})
+	schema, inst := `{"type":"string"}`, `"leaf"`
+	for range 40 {
+		schema = `{"type":"object","properties":{"child":` + schema + `},"required":["child"]}`
+		inst = `{"child": ` + inst + `}`
+	}
+	out = append(out, shape{"nested-40", schema, inst})
+	return out
+}
+
+// grammar compiles the shape's schema.
+func (sh shape) grammar(tb testing.TB) *gbnf.Grammar {
+	tb.Helper()
+	res, err := grammar.FromSchema([]byte(sh.schema), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := gbnf.Parse(res.GBNF)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkMaskShapes times each Fill (a new Session per generation) of
+// the shapes' outputs over each vocabulary and reports the per-token p50
+// and p99 in µs, the trie nodes walked and the replays per generation.
+func BenchmarkMaskShapes(b *testing.B) {
+	benchSetup(b)
+	for _, sh := range shapes() {
+		g := sh.grammar(b)
+		for _, bv := range benchVocabs {
+			b.Run(sh.name+"/"+bv.name, func(b *testing.B) {
+				e, err := NewEngine(g, bv.v, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids := tokenize(b, e, sh.output)
+				allowed := NewBitset(bv.v.Len())
+				var times []time.Duration
+				var st Stats
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					s := e.NewSession()
+					for _, id := range ids {
+						t0 := time.Now()
+						s.Fill(allowed)
+						times = append(times, time.Since(t0))
+						if err := s.Accept(id); err != nil {
+							b.Fatal(err)
+						}
+					}
+					st = s.Stats()
+				}
+				b.StopTimer()
+				slices.Sort(times)
+				q := func(p float64) float64 { return float64(times[int(p*float64(len(times)-1))]) / 1e3 }
+				b.ReportMetric(q(0.50), "p50-µs")
+				b.ReportMetric(q(0.99), "p99-µs")
+				b.ReportMetric(float64(st.Nodes), "nodes/gen")
+				b.ReportMetric(float64(st.Replays), "replays/gen")
+				b.ReportMetric(float64(len(ids)), "tokens/gen")
+			})
+		}
+	}
+}
+
+// TestMaskInsideBoundedStrings: inside a string whose maxLength is below
+// the longest token of the vocabulary (cl100k and o200k hold tokens of
+// 128 characters), the free-text slice cannot be admitted whole;
+// the mask must still equal the brute-force one and cost a bounded walk,
+// not one over every token of the string's class (6.7 million trie nodes
+// and 7 cache rebuilds for 40 cl100k tokens before subtrees were
+// admitted whole; 13.8 million and 46 for o200k).
+func TestMaskInsideBoundedStrings(t *testing.T) {
+	sh := shapes()[0]
+	g := sh.grammar(t)
+	for _, rv := range realVocabs(t) {
+		t.Run(rv.name, func(t *testing.T) {
+			e, err := NewEngine(g, rv.v, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := tokenize(t, e, sh.output)
+			s := e.NewSession()
+			got := NewBitset(rv.v.Len())
+			for i, id := range ids {
+				s.Fill(got)
+				if i%4 == 0 || testing.Short() && i < 8 {
+					if want := bruteMask(t, g, rv.v, s.Output()); !slices.Equal(got, want) {
+						t.Fatalf("after %q: mask differs from brute force: %s", s.Output(), diff(rv.v, got, want))
+					}
+				}
+				if err := s.Accept(id); err != nil {
+					t.Fatalf("after %q: Accept(%d %q): %v", s.Output(), id, rv.v.Piece(id), err)
+				}
+			}
+			st := s.Stats()
+			t.Logf("%d tokens: %+v", len(ids), st)
+			if st.Replays > 0 || st.Nodes > 5000*len(ids) {
+				t.Errorf("Stats() = %+v over %d tokens, want no replay and at most 5,000 trie nodes a token", st, len(ids))
+			}
+		})
+	}
+}
