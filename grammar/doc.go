@@ -64,7 +64,9 @@
 //     format-assertion vocabulary), not only annotated.
 //   - enum and const take any JSON value, written in canonical form
 //     (compact, numbers as above); values the sibling keywords exclude are
-//     left out.
+//     left out. Past 1,024 values their common prefixes are factored out,
+//     so that a matcher holds a parse stack per next code point rather
+//     than per value (past [gbnf.MaxStacks] it would refuse them all).
 //   - $ref and $defs (also definitions, $id, $anchor, JSON pointers into
 //     any subschema such as an anyOf index) compile to rules, so recursive
 //     schemas stay finite; references to other documents are relaxations.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // typeSet is a set of JSON Schema types; tInt is the integral numbers,
@@ -663,7 +664,7 @@ func (c *compiler) checkKeywords(s *jsonValue, types typeSet, ptr string) {
 // literals compiles enum/const values, keeping those the sibling keywords
 // admit; fromEnum says that vals are s's own enum.
 func (c *compiler) literals(s *jsonValue, vals []*jsonValue, types typeSet, fromEnum bool) *gnode {
-	alts := make([]*gnode, 0, len(vals))
+	texts := make([]string, 0, len(vals))
 	for _, v := range vals {
 		if typeOf(v)&types == 0 {
 			continue
@@ -671,9 +672,63 @@ func (c *compiler) literals(s *jsonValue, vals []*jsonValue, types typeSet, from
 		if !c.admitsAs(s, v, 0, fromEnum) {
 			continue
 		}
-		alts = append(alts, lit(canonicalJSON(v)))
+		texts = append(texts, canonicalJSON(v))
+	}
+	if len(texts) > factorLiteralsAbove {
+		slices.Sort(texts)
+		return prefixTree(slices.Compact(texts))
+	}
+	alts := make([]*gnode, len(texts))
+	for i, t := range texts {
+		alts[i] = lit(t)
 	}
 	return alt(alts...)
+}
+
+// factorLiteralsAbove is the number of enum values past which their
+// common prefixes are factored out ([prefixTree]): side by side, each
+// value is a parse stack of the matcher from its first byte on, and past
+// gbnf.MaxStacks (65,536) every value would be refused. Smaller enums keep
+// the plain alternation a reader expects.
+const factorLiteralsAbove = 1024
+
+// prefixTree returns the alternation of the sorted, distinct literals ss
+// with common prefixes factored out, code point by code point: the
+// matcher then holds a stack per distinct next code point, not per value.
+// It is linear in the literals' total length.
+func prefixTree(ss []string) *gnode {
+	if len(ss) == 1 {
+		return lit(ss[0])
+	}
+	first, last := ss[0], ss[len(ss)-1]
+	p := 0
+	for p < len(first) && p < len(last) && first[p] == last[p] {
+		p++
+	}
+	for p > 0 && p < len(first) && !utf8.RuneStart(first[p]) {
+		p-- // keep a code point whole
+	}
+	var alts []*gnode
+	for i := 0; i < len(ss); {
+		rest := ss[i][p:]
+		if rest == "" {
+			alts = append(alts, nEmpty)
+			i++
+			continue
+		}
+		_, n := utf8.DecodeRuneInString(rest)
+		j := i + 1
+		for j < len(ss) && strings.HasPrefix(ss[j][p:], rest[:n]) {
+			j++
+		}
+		group := make([]string, j-i)
+		for k := range group {
+			group[k] = ss[i+k][p:]
+		}
+		alts = append(alts, prefixTree(group))
+		i = j
+	}
+	return seq(lit(first[:p]), alt(alts...))
 }
 
 // intKeyword reads a non-negative integer keyword; -1 when absent.

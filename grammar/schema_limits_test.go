@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/toolgate/toolgate/grammar/gbnf"
 )
 
 // TestPatternPropertiesDecidedStatically: whether a property name matches
@@ -119,20 +117,21 @@ func TestLargeAndDeepSchemas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// 200,000 alternatives are more parse stacks than a Matcher keeps
-		// (gbnf.MaxStacks), so the grammar is checked as text here and by
-		// the matcher at 20,000 below.
-		g, err := gbnf.Parse(res.GBNF)
-		if err != nil {
-			t.Fatal(err)
+		// 200,000 alternatives side by side would be more parse stacks
+		// than a Matcher keeps (gbnf.MaxStacks): every value would be
+		// refused at its opening quote, a dead end for a token mask.
+		// Common prefixes are factored out instead.
+		for _, in := range []string{`"v0"`, `"v199999"`, `"v19999"`} {
+			t.Run(in, func(t *testing.T) {
+				if !accepts(t, res.GBNF, in) {
+					t.Errorf("grammar rejects %s", in)
+				}
+			})
 		}
-		if n := len(g.Rules[0].Alts); n != 200000 {
-			t.Errorf("root has %d alternatives, want 200000", n)
-		}
-		for _, v := range []string{`"\"v0\""`, `"\"v199999\""`} {
-			t.Run(v, func(t *testing.T) {
-				if !strings.Contains(res.GBNF, v) {
-					t.Errorf("grammar lacks %s", v)
+		for _, in := range []string{`"v200000"`, `"v"`, `"v01"`} {
+			t.Run(in, func(t *testing.T) {
+				if accepts(t, res.GBNF, in) {
+					t.Errorf("grammar accepts %s", in)
 				}
 			})
 		}
