@@ -459,3 +459,50 @@ func passTokens(t *testing.T, s *Session, rv realVocab, byPiece map[string]int, 
 	}
 	return len(ways)
 }
+
+// TestStraddlingTokens feeds values whose tokens straddle what the
+// grammar keeps apart: a string's closing quote joined with a comma, a
+// brace or a colon, leading spaces, escapes (\" \\ \n \u00e9, a
+// surrogate pair), multi-byte code points split over byte-level tokens,
+// a string at its maxLength; by each vocabulary's own BPE, the longest
+// piece and byte by byte (TinyLlama's bytes are its <0xXX> tokens), each
+// followed by the end token.
+func TestStraddlingTokens(t *testing.T) {
+	schema := `{"type":"object","properties":{"s":{"type":"string"},"t":{"type":"string","maxLength":10},"n":{"type":"number"},"k":{"type":"array","items":{"type":"string"}}},"required":["s","t"]}`
+	texts := []string{
+		`{"s": "a\"b\\c\n\u00e9\ud83d\ude00 Jöhn — 日本語のテキスト 😀🤖", "t": "Привет мир", "n": -1.5e3, "k": ["", "x", "\"", "\\"]}`,
+		`{"s":"","t":"","k":[]}`,
+		`{"s":"\"\",\"t\":\"","t":"0123456789","n":0}`,
+		"{\n  \"s\": \"   leading spaces\",\n  \"t\": \" \"\n}",
+	}
+	for _, compact := range []bool{false, true} {
+		res, err := grammar.FromSchema([]byte(schema), &grammar.Options{Compact: compact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := gbnf.Parse(res.GBNF)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rv := range realVocabs(t) {
+			byPiece := piecesOf(rv.v)
+			e, err := NewEngine(g, rv.v, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, text := range texts {
+				if ok, _ := g.Match([]byte(text)); !ok {
+					if !compact {
+						t.Fatalf("the grammar refuses %q", text)
+					}
+					continue // spaced texts in the compact grammar
+				}
+				t.Run(fmt.Sprintf("%s/compact=%v/%d", rv.name, compact, i), func(t *testing.T) {
+					if n := passTokens(t, e.NewSession(), rv, byPiece, []byte(text)); n < 2 {
+						t.Fatalf("%d ways to tokenize %q, want at least 2", n, text)
+					}
+				})
+			}
+		}
+	}
+}
