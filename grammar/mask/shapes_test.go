@@ -1,8 +1,10 @@
 package mask
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -147,4 +149,33 @@ func TestMaskInsideBoundedStrings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMaskEqualsBruteForceBoundedUnseen is the differential test over
+// unseen schemas with bounded strings (JSONSchemaBench and the test
+// suite, those with a maxLength) and cl100k's 100k tokens, where masks
+// admit trie subtrees whole inside short runs: at every step of random
+// walks the mask must equal the brute-force one.
+func TestMaskEqualsBruteForceBoundedUnseen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brute force over 100k tokens per step")
+	}
+	var cl realVocab
+	for _, rv := range realVocabs(t) {
+		if rv.name == "cl100k" {
+			cl = rv
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	n, steps := 0, 0
+	for _, us := range unseenSchemas(t, 7, nil) {
+		if !bytes.Contains(us.schema, []byte(`"maxLength"`)) || n >= 6 {
+			continue
+		}
+		n++
+		t.Run(us.name, func(t *testing.T) {
+			steps += walkAndCompare(t, namedGrammar{us.name, us.g}, cl.v, nil, rng, 1, 30)
+		})
+	}
+	t.Logf("%d schemas, %d steps compared", n, steps)
 }
