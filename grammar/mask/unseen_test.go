@@ -506,3 +506,64 @@ func TestStraddlingTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestUnseenEnvelopeWalk walks turn envelopes (what the agent compiles
+// for a shortlist) over unseen tool schemas, four at a time, with real
+// vocabularies and the answer branch removed so that walks call tools: no
+// dead end, and each finished call's arguments must pass the chosen
+// tool's validator.
+func TestUnseenEnvelopeWalk(t *testing.T) {
+	stride := 40
+	if testing.Short() {
+		stride = 160
+	}
+	schemas := unseenSchemas(t, stride, nil)
+	rng := rand.New(rand.NewPCG(9, 10))
+	calls := 0
+	for i := 0; i+4 <= len(schemas); i += 4 {
+		var tools []grammar.EnvelopeTool
+		byName := map[string]unseenSchema{}
+		for k, us := range schemas[i : i+4] {
+			name := fmt.Sprintf("tool_%d", k)
+			tools = append(tools, grammar.EnvelopeTool{Name: name, Schema: us.schema})
+			byName[name] = us
+		}
+		res, err := grammar.Envelope(tools, &grammar.Options{NoAnswer: true, NoFindTools: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Excluded) > 0 {
+			continue // a schema the envelope leaves out: grammar's business
+		}
+		g, err := gbnf.Parse(res.GBNF)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rv := range realVocabs(t) {
+			t.Run(fmt.Sprintf("%s/%d", rv.name, i/4), func(t *testing.T) {
+				e, err := NewEngine(g, rv.v, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := e.NewSession()
+				if _, done := walkUnseen(t, s, rv, NewBitset(rv.v.Len()), rng, 300); !done {
+					return
+				}
+				var call struct {
+					Tool      string          `json:"tool"`
+					Arguments json.RawMessage `json:"arguments"`
+				}
+				if err := json.Unmarshal(s.Output(), &call); err != nil {
+					t.Fatalf("the mask let %q through, not JSON: %v", s.Output(), err)
+				}
+				us, ok := byName[call.Tool]
+				if !ok {
+					t.Fatalf("the mask let %q through: no tool %q", s.Output(), call.Tool)
+				}
+				calls++
+				checkValid(t, us, call.Arguments)
+			})
+		}
+	}
+	t.Logf("%d calls finished and valid", calls)
+}
