@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/grammar"
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // shape is a schema of a shape that stresses the mask, with an output
@@ -46,6 +47,9 @@ func shapes() []shape {
 	out = append(out, shape{"optional-200",
 		`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`,
 		`{"opt_003": 1, "opt_050": 2, "opt_120": 3, "opt_199": 4}`})
+	out = append(out, shape{"pattern-strings",
+		`{"type":"object","properties":{"ssh":{"type":"string","pattern":"^.+@.+$"},"url":{"type":"string","pattern":"^https?://"}},"required":["ssh","url"]}`,
+		`{"ssh": "deploy.user@build-host.example.com", "url": "https://example.com/a/path?q=1"}`})
 	schema, inst := `{"type":"string"}`, `"leaf"`
 	for range 40 {
 		schema = `{"type":"object","properties":{"child":` + schema + `},"required":["child"]}`
@@ -131,9 +135,13 @@ func TestMaskInsideBoundedStrings(t *testing.T) {
 			ids := tokenize(t, e, sh.output)
 			s := e.NewSession()
 			got := NewBitset(rv.v.Len())
+			every := 4 // steps between brute-force comparisons
+			if light() {
+				every = 8
+			}
 			for i, id := range ids {
 				s.Fill(got)
-				if i%4 == 0 || testing.Short() && i < 8 {
+				if !testenv.Race && i%every == 0 {
 					if want := bruteMask(t, g, rv.v, s.Output()); !slices.Equal(got, want) {
 						t.Fatalf("after %q: mask differs from brute force: %s", s.Output(), diff(rv.v, got, want))
 					}
@@ -157,8 +165,8 @@ func TestMaskInsideBoundedStrings(t *testing.T) {
 // admit trie subtrees whole inside short runs: at every step of random
 // walks the mask must equal the brute-force one.
 func TestMaskEqualsBruteForceBoundedUnseen(t *testing.T) {
-	if testing.Short() {
-		t.Skip("brute force over 100k tokens per step")
+	if light() {
+		t.Skip("-short or -race: brute force over 100k tokens per step")
 	}
 	var cl realVocab
 	for _, rv := range realVocabs(t) {

@@ -116,6 +116,10 @@ func unseenSchemas(tb testing.TB, stride int, opts *grammar.Options) []unseenSch
 	return out
 }
 
+// light reports whether the tests here run a smaller sample: with -short
+// and under the race detector (the CI runs every package with -race).
+func light() bool { return testing.Short() || testenv.Race }
+
 // realVocab is a real model vocabulary, with its own tokenizer where the
 // test has one (tiktoken's BPE for cl100k and o200k).
 type realVocab struct {
@@ -238,7 +242,7 @@ func realVocabs(tb testing.TB) []realVocab {
 // validator accepts.
 func TestUnseenSchemasWalk(t *testing.T) {
 	stride, walks, maxSteps := 40, 2, 200
-	if testing.Short() {
+	if light() {
 		stride, walks = 160, 1
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -380,9 +384,14 @@ func piecesOf(v *Vocabulary) map[string]int {
 // token, however it is tokenized: by the vocabulary's own BPE where the
 // test has it, by the longest piece, and byte by byte; then the end token.
 func TestUnseenInstancesPass(t *testing.T) {
+	if testenv.Race {
+		// One goroutine, nothing for the detector; the full trie walks
+		// inside pattern strings take minutes under it.
+		t.Skip("-race")
+	}
 	stride := 30
-	if testing.Short() {
-		stride = 120
+	if light() {
+		stride = 240
 	}
 	schemas := unseenSchemas(t, stride, nil)
 	checked := 0
@@ -475,6 +484,9 @@ func TestStraddlingTokens(t *testing.T) {
 		`{"s":"\"\",\"t\":\"","t":"0123456789","n":0}`,
 		"{\n  \"s\": \"   leading spaces\",\n  \"t\": \" \"\n}",
 	}
+	if light() {
+		texts = texts[:2]
+	}
 	for _, compact := range []bool{false, true} {
 		res, err := grammar.FromSchema([]byte(schema), &grammar.Options{Compact: compact})
 		if err != nil {
@@ -514,7 +526,7 @@ func TestStraddlingTokens(t *testing.T) {
 // tool's validator.
 func TestUnseenEnvelopeWalk(t *testing.T) {
 	stride := 40
-	if testing.Short() {
+	if light() {
 		stride = 160
 	}
 	schemas := unseenSchemas(t, stride, nil)
