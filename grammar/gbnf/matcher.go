@@ -75,21 +75,11 @@ type gbnfSet struct {
 	allowed   ByteSet // valid when allowedOK
 	allowedOK bool
 	accepts   bool
-	// wide is what the set's terminals make of the code points from
-	// U+0080 up (surrogates aside): 0 not known yet, wideSame when every
-	// terminal takes all of them or none, so that one transition stands
-	// for them all, wideMixed otherwise.
-	wide uint8
+	// wide starts the stretches of code points from U+0080 up in each of
+	// which every terminal of the set takes all code points or none, so
+	// that one transition stands for a whole stretch (nil: not known yet).
+	wide []rune
 }
-
-const (
-	wideSame uint8 = 1 + iota
-	wideMixed
-)
-
-// nonASCII is the code points a Matcher may meet past ASCII: its UTF-8
-// decoder refuses surrogates.
-var nonASCII = gbnfClass{ranges: []CharRange{{0x80, 0xD7FF}, {0xE000, 0x10FFFF}}}
 
 // Limits of a Matcher's caches; past them it starts afresh from its current
 // stacks (the results do not change, only the time).

@@ -1,5 +1,10 @@
 package gbnf
 
+import (
+	"slices"
+	"unicode"
+)
+
 // What a token mask needs from a Matcher beyond Advance, Mark and Rewind: a
 // comparable key of the position (to cache a mask per position) and how
 // far a run of code points of one class surely goes from here (to admit,
@@ -181,12 +186,11 @@ func (m *Matcher) transition(set int32, c rune) int32 {
 		}
 		return next
 	}
-	// Inside a JSON string every code point past ASCII leads to the same
-	// set: keyed by each, the cache would fill up with thousands of equal
-	// transitions on a large vocabulary's walk and be rebuilt mid-walk.
-	if m.wideOf(set) == wideSame {
-		c = 0x80
-	}
+	// Inside a JSON string every code point past ASCII (or every one of a
+	// few stretches) leads to the same set: keyed by each code point, the
+	// cache would fill up with thousands of equal transitions on a large
+	// vocabulary's walk and be rebuilt mid-walk.
+	c = m.stretchOf(set, c)
 	key := uint64(set)<<32 | uint64(c)
 	if next, ok := m.cpTrans[key]; ok {
 		return next
@@ -201,25 +205,40 @@ func (m *Matcher) transition(set int32, c rune) int32 {
 	return next
 }
 
-// wideOf returns what set's terminals make of the code points past ASCII
-// (gbnfSet.wide), working it out on first use.
-func (m *Matcher) wideOf(set int32) uint8 {
-	if w := m.sets[set].wide; w != 0 {
-		return w
-	}
-	w := wideSame
-	for _, s := range m.stacksOf(set) {
-		if s < 0 {
-			continue
+// stretchOf returns the first code point of the stretch of set's
+// gbnfSet.wide that holds c (c >= 0x80), working the stretches out on
+// first use: where each terminal takes all code points or none, any one
+// stands for the others.
+func (m *Matcher) stretchOf(set int32, c rune) rune {
+	w := m.sets[set].wide
+	if w == nil {
+		w = []rune{0x80}
+		for _, s := range m.stacksOf(set) {
+			if s < 0 {
+				continue
+			}
+			in := m.prog.code[m.nodes[s].pos]
+			if in.op != gbnfTerm {
+				continue
+			}
+			for _, r := range m.prog.classes[in.arg].ranges {
+				if r.Hi >= 0x80 {
+					w = append(w, max(r.Lo, 0x80))
+					if r.Hi < unicode.MaxRune {
+						w = append(w, r.Hi+1)
+					}
+				}
+			}
 		}
-		in := m.prog.code[m.nodes[s].pos]
-		if in.op == gbnfTerm && classRelation(&m.prog.classes[in.arg], &nonASCII) == relPartial {
-			w = wideMixed
-			break
-		}
+		slices.Sort(w)
+		w = slices.Compact(w)
+		m.sets[set].wide = w
 	}
-	m.sets[set].wide = w
-	return w
+	i, found := slices.BinarySearch(w, c)
+	if !found {
+		i--
+	}
+	return w[i]
 }
 
 type relation uint8
