@@ -12,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +38,7 @@ func init() { commands["mcp"] = runMCP }
 const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
-       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m] [--allow-origin O]...] [--data DIR] [--k 5] [-v]
+       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m] [--shutdown-timeout 30s] [--allow-origin O]...] [--data DIR] [--k 5] [-v]
        [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
@@ -83,6 +85,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "HTTP sessions open at once, all principals together (beyond: 429)")
 	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "with --http, how long calls in flight may finish after SIGTERM or SIGINT")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "with --http, an `ORIGIN` (https://app.example.com) besides the server's own whose browser pages may call it; any other Origin header is refused with 403; repeatable")
 	k := fs.Int("k", 5, "tools find_tools returns")
@@ -106,8 +109,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(stderr, serveProg, errors.New("--k must be at least 1"))
 	case *maxSessions < 1 || *maxPerPrincipal < 1:
 		return fail(stderr, serveProg, errors.New("--max-sessions and --max-sessions-per-principal must be at least 1"))
-	case *sessionTimeout <= 0:
-		return fail(stderr, serveProg, errors.New("--session-timeout must be positive"))
+	case *sessionTimeout <= 0 || *shutdown <= 0:
+		return fail(stderr, serveProg, errors.New("--session-timeout and --shutdown-timeout must be positive"))
 	}
 	// The token file is checked before any upstream server starts.
 	var tf *server.TokenFile
@@ -195,13 +198,12 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	hs := mcpHTTPServer(h)
 	fmt.Fprintf(stderr, "%s: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
 		serveProg, reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(sctx)
-	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// SIGTERM (how a service manager stops a server) drains the calls in
+	// flight as SIGINT does, as serve does: the process returns only once
+	// they are answered and recorded.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+	if err := server.Serve(ctx, hs, ln, gw, *shutdown, log); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", serveProg, err)
 		return exitNegative
 	}

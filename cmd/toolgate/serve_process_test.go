@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -46,6 +49,21 @@ func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args 
 	cmd := exec.CommandContext(ctx, s.toolgate, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	return startServeCmd(t, cmd)
+}
+
+// fifos makes the FIFOs calc's slow_add writes when it starts
+// (CALC_STARTED) and reads before it returns (CALC_RELEASE), so that a test
+// holds a call in flight without sleeping; it skips the test where there
+// are no FIFOs.
+func (s *calcServe) fifos(t *testing.T) (started, release string) {
+	t.Helper()
+	started, release = filepath.Join(s.dir, "started"), filepath.Join(s.dir, "release")
+	for _, f := range []string{started, release} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+	}
+	return started, release
 }
 
 // stopClean stops p with SIGTERM and wants a clean exit.
@@ -139,12 +157,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	started, release := filepath.Join(s.dir, "started"), filepath.Join(s.dir, "release")
-	for _, f := range []string{started, release} {
-		if err := syscall.Mkfifo(f, 0o600); err != nil {
-			t.Skipf("no FIFOs here: %v", err)
-		}
-	}
+	started, release := s.fifos(t)
 	env := []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + s.count}
 	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data"), "-v"}
 	p := s.start(t, ctx, env, args...)
@@ -199,4 +212,93 @@ func firstCandidate(cs []any) map[string]any {
 	}
 	m, _ := cs[0].(map[string]any)
 	return m
+}
+
+// TestMCPServeDrainsOnSIGTERM: `mcp serve --http` (a real process, the
+// go-sdk client) with a call_tool in flight when SIGTERM arrives stops
+// taking new connections, lets the call finish and answers it, records it
+// (the audit chain verifies, with the call's entry ok), and exits 0; the
+// tool ran once.
+func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
+	s := newCalcServe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	started, release := s.fifos(t)
+	data := filepath.Join(s.dir, "data")
+	cmd := exec.CommandContext(ctx, s.toolgate, "mcp", "serve", "-v", "--http", "127.0.0.1:0",
+		"--mcp", "calc="+s.calc, "--tokens", s.tokens, "--data", data)
+	cmd.Env = append(os.Environ(), "CALC_STARTED="+started, "CALC_RELEASE="+release, "CALC_COUNT="+s.count)
+	logs := &testenv.Buffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	select {
+	case <-logs.Await("Streamable HTTP on "):
+	case <-exited:
+		t.Fatalf("mcp serve exited before listening: %s", logs)
+	}
+	base := regexp.MustCompile(`Streamable HTTP on (http://[0-9.:]+)`).FindStringSubmatch(logs.String())[1]
+
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "drain", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: bearerClient("tok-a")}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, logs)
+	}
+	defer cs.Close()
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool",
+			Arguments: map[string]any{"name": "calc/slow_add", "arguments": map[string]any{"a": 1, "b": 2}}})
+		answers <- answer{res, err}
+	}()
+	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-logs.Await("shutting down"):
+	case <-exited:
+		t.Fatalf("mcp serve exited on SIGTERM with a call in flight (%v), without draining it:\n%s", cmd.ProcessState, logs)
+	}
+	// A new client is refused while the call in flight finishes.
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}} // no connection of before
+	if _, err := fresh.Post(base+"/", "application/json", strings.NewReader("{}")); err == nil {
+		t.Errorf("a new request during the shutdown was served; want it refused")
+	}
+	if err := os.WriteFile(release, []byte("r"), 0); err != nil {
+		t.Fatal(err)
+	}
+	a := <-answers
+	if a.err != nil || a.res.IsError {
+		t.Fatalf("the call in flight at SIGTERM = %+v, %v; want its result\n%s", a.res, a.err, logs)
+	}
+	if out, _ := json.Marshal(a.res); !strings.Contains(string(out), `\"sum\":3`) {
+		t.Errorf("the call in flight = %s, want sum 3", out)
+	}
+	<-exited
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("mcp serve after SIGTERM with a call in flight: exit %d (%v)\n%s", code, cmd.ProcessState, logs)
+	}
+	var stdout, stderr strings.Builder
+	if code := run(ctx, []string{"audit", "verify", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Errorf("audit verify after the drain = exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := run(ctx, []string{"audit", "export", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
+		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
+		t.Errorf("audit export after the drain = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if n, _ := os.ReadFile(s.count); string(n) != "x" {
+		t.Errorf("calc ran %d times, want once", len(n))
+	}
 }

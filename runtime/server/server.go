@@ -124,8 +124,6 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	handler = CheckOrigin(handler, cfg.AllowedOrigins)
 	srv := NewHTTPServer(ln.Addr().String(), handler, cfg.WriteTimeout)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	purgeCtx, stopPurge := context.WithCancel(ctx)
 	defer stopPurge()
 	if cfg.PurgeEvery >= 0 {
@@ -135,14 +133,33 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr())
 	}
+	return Serve(ctx, srv, ln, cfg.Gateway, cfg.ShutdownTimeout, log)
+}
 
+// Serve serves srv on ln until ctx ends, then shuts down gracefully, as
+// [Run] does: the listener closes at once (a new connection is refused),
+// the requests in flight get timeout (zero means 30 seconds) to finish and
+// record their outcome, and then gw, when not nil, gets what is left of it
+// to record the outcomes it holds ([gateway.Gateway.Close]). Serve
+// returns only once that is over: nil after a clean shutdown, or the error
+// that stopped it, which says when calls were left running or outcomes
+// unrecorded (their claims' leases then expire to uncertain). log, nil
+// meaning slog.Default(), says when the shutdown starts.
+func Serve(ctx context.Context, srv *http.Server, ln net.Listener, gw *gateway.Gateway, timeout time.Duration, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	// Shutdown runs this once it has closed the listener: from the line
+	// on, a new connection is refused.
+	srv.RegisterOnShutdown(func() { log.Info("server: shutting down; calls in flight may finish") })
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("server: shutting down; calls in flight may finish")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(cfg.ShutdownTimeout, 30*time.Second))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(timeout, 30*time.Second))
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("server: shutdown: %w (calls still running keep their claims; their leases expire to uncertain)", err)
@@ -150,9 +167,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("server: %w", err)
 	}
+	if gw == nil {
+		return nil
+	}
 	// Outcomes the store failed to record get what is left of the
 	// shutdown's time to be recorded.
-	if err := cfg.Gateway.Close(sctx); err != nil {
+	if err := gw.Close(sctx); err != nil {
 		return fmt.Errorf("server: %w (their leases expire to uncertain)", err)
 	}
 	return nil
