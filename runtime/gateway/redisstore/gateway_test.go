@@ -37,3 +37,10 @@ func TestComposedWithSQLite(t *testing.T) {
 func TestAuditChainShared(t *testing.T) {
 	storetest.RunAuditShared(t, handles, 3)
 }
+
+// Approvals through two gateways over one Redis (two processes): expired
+// unanswered, granted late, re-sent twice at once, granted for other
+// arguments, refused.
+func TestApprovalLifecycle(t *testing.T) {
+	storetest.RunApprovalLifecycle(t, handles)
+}

@@ -18,3 +18,10 @@ func TestGatewaysShareOneFile(t *testing.T) {
 func TestAuditChainShared(t *testing.T) {
 	storetest.RunAuditShared(t, handles(nil), 3)
 }
+
+// Approvals through two gateways over one file (two processes): expired
+// unanswered, granted late, re-sent twice at once, granted for other
+// arguments, refused.
+func TestApprovalLifecycle(t *testing.T) {
+	storetest.RunApprovalLifecycle(t, handles(nil))
+}

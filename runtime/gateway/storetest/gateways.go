@@ -92,6 +92,174 @@ func RunGateways(t *testing.T, open Handles, n int) {
 	}
 }
 
+// RunApprovalLifecycle checks, through two gateways over two handles to
+// one store (two processes), what a production day does to an approval
+// (docs/design.md invariant 6): one requested and never answered, then
+// granted after it expired; one granted and then re-sent twice at once;
+// one granted for some arguments and re-sent with others; one whose
+// grant was refused. The irreversible tool bank/refund must run once for
+// each approved call and never for the others. Time follows a manual
+// clock: ApprovalTTL is 10 minutes.
+func RunApprovalLifecycle(t *testing.T, open Handles) {
+	t.Helper()
+	alice := tools.Principal{ID: "alice", Tenant: "acme"}
+	bob := tools.Principal{ID: "bob", Tenant: "acme", Scopes: []string{gateway.ApprovalScope}}
+	const ttl = 10 * time.Minute
+
+	setup := func(t *testing.T) *approvalSetting {
+		s := &approvalSetting{clock: newManualClock(t0), started: make(chan struct{}, 4), release: make(chan struct{})}
+		close(s.release)
+		reg := tools.NewRegistry()
+		if err := reg.Add(tools.Tool{ID: "bank/refund", Card: tools.Card{Name: "refund", Irreversible: true},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"tx":{"type":"string"}},"additionalProperties":false}`),
+			Handler: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+				s.runs.Add(1)
+				s.started <- struct{}{}
+				<-s.release
+				return args, nil
+			}}); err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range open(t, 2) {
+			g, err := gateway.New(reg, st, &gateway.Options{Clock: s.clock, ApprovalTTL: ttl,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.gws[i] = g
+		}
+		return s
+	}
+	call := func(step int, args string) gateway.Call {
+		return gateway.Call{Principal: alice, SessionID: "approvals", Step: step, Tool: "bank/refund", Arguments: json.RawMessage(args)}
+	}
+	// held wants call refused as CONFIRMATION_REQUIRED and returns its approval ID.
+	held := func(t *testing.T, g *gateway.Gateway, c gateway.Call, what string) string {
+		t.Helper()
+		_, err := g.Execute(context.Background(), c)
+		var ge *gateway.Error
+		if !errors.As(err, &ge) || ge.Type != gateway.ConfirmationRequired || ge.ApprovalID == "" {
+			t.Fatalf("%s = %v, want CONFIRMATION_REQUIRED with an approval ID", what, err)
+		}
+		return ge.ApprovalID
+	}
+	refusedAs := func(t *testing.T, err error, want gateway.ErrorType, what string) {
+		t.Helper()
+		var ge *gateway.Error
+		if !errors.As(err, &ge) || ge.Type != want {
+			t.Fatalf("%s = %v, want %s", what, err, want)
+		}
+	}
+	ctx := context.Background()
+
+	t.Run("never answered, then granted late", func(t *testing.T) {
+		s := setup(t)
+		c := call(1, `{"tx":"tx-1"}`)
+		id := held(t, s.gws[0], c, "the refund")
+		s.clock.set(t0.Add(ttl))
+		_, err := s.gws[1].Approve(ctx, bob, id)
+		refusedAs(t, err, gateway.ValidationError, "granting the approval once it expired")
+		again := held(t, s.gws[1], c, "the refund sent again after its approval expired")
+		s.wantRuns(t, 0, "on an expired approval")
+		// The call sent again asked afresh (the ID is the key's); that
+		// one can be granted, and lets the call run once.
+		if _, err := s.gws[0].Approve(ctx, bob, again); err != nil {
+			t.Fatalf("granting the renewed approval %s: %v", again, err)
+		}
+		for i, g := range s.gws {
+			res, err := g.Execute(ctx, c)
+			if err != nil || res.Cached != (i == 1) {
+				t.Fatalf("the approved refund through gateway %d = %+v, %v; want it run, then replayed", i, res, err)
+			}
+		}
+		s.wantRuns(t, 1, "in all")
+	})
+
+	t.Run("granted, then sent twice at once", func(t *testing.T) {
+		s := setup(t)
+		s.release = make(chan struct{})
+		c := call(2, `{"tx":"tx-2"}`)
+		id := held(t, s.gws[0], c, "the refund")
+		if _, err := s.gws[1].Approve(ctx, bob, id); err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan error, 1)
+		go func() {
+			_, err := s.gws[0].Execute(ctx, c)
+			first <- err
+		}()
+		<-s.started
+		// The same approved call, re-sent to the other process while the
+		// first runs, does not run it again.
+		_, err := s.gws[1].Execute(ctx, c)
+		refusedAs(t, err, gateway.InProgress, "the approved refund sent again while it runs")
+		close(s.release)
+		if err := <-first; err != nil {
+			t.Fatalf("the approved refund: %v", err)
+		}
+		if res, err := s.gws[1].Execute(ctx, c); err != nil || !res.Cached {
+			t.Errorf("the approved refund sent again after it ran = %+v, %v; want the replay", res, err)
+		}
+		s.wantRuns(t, 1, "in all")
+	})
+
+	t.Run("granted for other arguments", func(t *testing.T) {
+		s := setup(t)
+		c := call(3, `{"tx":"tx-3"}`)
+		id := held(t, s.gws[0], c, "the refund")
+		if _, err := s.gws[1].Approve(ctx, bob, id); err != nil {
+			t.Fatal(err)
+		}
+		other := call(3, `{"tx":"tx-999"}`)
+		if oid := held(t, s.gws[1], other, "the same step with other arguments"); oid == id {
+			t.Errorf("other arguments got the granted approval %s", id)
+		}
+		s.wantRuns(t, 0, "for arguments no one approved")
+		if _, err := s.gws[0].Execute(ctx, c); err != nil {
+			t.Fatalf("the approved refund: %v", err)
+		}
+		_, err := s.gws[1].Execute(ctx, other)
+		refusedAs(t, err, gateway.IdempotencyMismatch, "the other arguments once the step ran")
+		s.wantRuns(t, 1, "in all")
+	})
+
+	t.Run("grant refused, then sent again", func(t *testing.T) {
+		s := setup(t)
+		c := call(4, `{"tx":"tx-4"}`)
+		id := held(t, s.gws[0], c, "the refund")
+		self := alice
+		self.Scopes = []string{gateway.ApprovalScope}
+		_, err := s.gws[1].Approve(ctx, self, id)
+		refusedAs(t, err, gateway.PermissionDenied, "the requester granting its own call")
+		_, err = s.gws[1].Approve(ctx, tools.Principal{ID: "carol", Tenant: "acme"}, id)
+		refusedAs(t, err, gateway.PermissionDenied, "a principal without the scope granting it")
+		for i, g := range s.gws {
+			if again := held(t, g, c, "the refund sent again"); again != id {
+				t.Errorf("the refund sent again to gateway %d asks approval %s, want %s", i, again, id)
+			}
+		}
+		s.wantRuns(t, 0, "without a grant")
+	})
+}
+
+// approvalSetting is one case of RunApprovalLifecycle: two gateways over
+// two handles to one store, their clock, and the irreversible tool's runs.
+type approvalSetting struct {
+	gws     [2]*gateway.Gateway
+	clock   *manualClock
+	runs    atomic.Int32
+	started chan struct{} // receives when the handler starts
+	release chan struct{} // closed lets the handler return
+}
+
+// wantRuns fails t unless the tool has run n times (when says at what point).
+func (s *approvalSetting) wantRuns(t *testing.T, n int32, when string) {
+	t.Helper()
+	if got := s.runs.Load(); got != n {
+		t.Fatalf("the refund ran %d times %s, want %d", got, when, n)
+	}
+}
+
 // BenchmarkScaleOut runs BenchmarkExecute with 32 callers through one
 // gateway and through three (sub-benchmarks gateways=1 and gateways=3):
 // what a store shared by several processes gains, or loses, from more of
