@@ -173,6 +173,9 @@ func RunRecordOutage(t *testing.T, open Private) {
 	if string(a.res.Value) != `{"run":1}` || a.res.Cached {
 		t.Errorf("the call = %s cached=%v, want {\"run\":1} uncached", a.res.Value, a.res.Cached)
 	}
+	if n := g.HeldOutcomes(); n != 1 {
+		t.Errorf("the gateway holds %d outcomes after the store refused the record, want 1 (did Stop stop the store?)", n)
+	}
 
 	// The store is still down: a re-send gets the held outcome.
 	res, err := g.Execute(ctx, call)
