@@ -215,10 +215,10 @@ func firstCandidate(cs []any) map[string]any {
 }
 
 // TestMCPServeDrainsOnSIGTERM: `mcp serve --http` (a real process, the
-// go-sdk client) with a call_tool in flight when SIGTERM arrives stops
-// taking new connections, lets the call finish and answers it, records it
-// (the audit chain verifies, with the call's entry ok), and exits 0; the
-// tool ran once.
+// go-sdk client) with a call_tool in flight and an event stream open when
+// SIGTERM arrives stops taking new connections, ends the stream, lets the
+// call finish and answers it, records it (the audit chain verifies, with
+// the call's entry ok), and exits 0; the tool ran once.
 func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -244,7 +244,10 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	base := regexp.MustCompile(`Streamable HTTP on (http://[0-9.:]+)`).FindStringSubmatch(logs.String())[1]
 
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "drain", Version: "1"}, nil).
-		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: bearerClient("tok-a")}, nil)
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/", HTTPClient: bearerClient("tok-a")},
+			// A revision with sessions: the client keeps the session's stream of
+			// server notifications (a GET) open, through the shutdown too.
+			&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, logs)
 	}

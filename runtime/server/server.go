@@ -143,15 +143,25 @@ func Run(ctx context.Context, cfg Config) error {
 // to record the outcomes it holds ([gateway.Gateway.Close]). Serve
 // returns only once that is over: nil after a clean shutdown, or the error
 // that stopped it, which says when calls were left running or outcomes
-// unrecorded (their claims' leases then expire to uncertain). log, nil
-// meaning slog.Default(), says when the shutdown starts.
+// unrecorded (their claims' leases then expire to uncertain). An event
+// stream (a GET accepting text/event-stream, as an MCP client's stream of
+// server notifications) never ends by itself: Serve ends its request's
+// context when the shutdown starts, so that it does not hold the shutdown
+// to its timeout (Serve wraps srv.Handler for that). log, nil meaning
+// slog.Default(), says when the shutdown starts.
 func Serve(ctx context.Context, srv *http.Server, ln net.Listener, gw *gateway.Gateway, timeout time.Duration, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv.Handler = endOnShutdown(streams, srv.Handler)
 	// Shutdown runs this once it has closed the listener: from the line
 	// on, a new connection is refused.
-	srv.RegisterOnShutdown(func() { log.Info("server: shutting down; calls in flight may finish") })
+	srv.RegisterOnShutdown(func() {
+		log.Info("server: shutting down; calls in flight may finish")
+		endStreams()
+	})
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -176,6 +186,24 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, gw *gateway.G
 		return fmt.Errorf("server: %w (their leases expire to uncertain)", err)
 	}
 	return nil
+}
+
+// endOnShutdown serves h, ending the context of every event stream (a GET
+// accepting text/event-stream) once shutdown is done. Other requests keep
+// theirs: a call in flight finishes and is answered.
+func endOnShutdown(shutdown context.Context, h http.Handler) http.Handler {
+	if h == nil {
+		h = http.DefaultServeMux // what http.Server serves for a nil Handler
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.Contains(strings.Join(r.Header.Values("Accept"), ","), "text/event-stream") {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(shutdown, cancel)()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // UncertainPolicies reads the uncertain-outcome policy flags of `toolgate
