@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,11 +28,12 @@ func buildForServe(t *testing.T) (toolgate, calc string) {
 
 // calcServe is the setting of a test of `toolgate serve` over the calc
 // upstream: the built binaries and a temporary folder with alice's token
-// file (bearer tok-a) and the file calc counts its runs in (CALC_COUNT).
+// file (bearer tok-a), the file calc counts its runs in (CALC_COUNT) and
+// the folder for serve's --data.
 type calcServe struct {
 	toolgate, calc string
 	dir, tokens    string
-	count          string
+	count, data    string
 }
 
 func newCalcServe(t *testing.T) *calcServe {
@@ -39,7 +41,7 @@ func newCalcServe(t *testing.T) *calcServe {
 	toolgate, calc := buildForServe(t)
 	dir := t.TempDir()
 	return &calcServe{toolgate: toolgate, calc: calc, dir: dir,
-		tokens: aliceTokens(t, dir, "tok-a"), count: filepath.Join(dir, "count")}
+		tokens: aliceTokens(t, dir, "tok-a"), count: filepath.Join(dir, "count"), data: filepath.Join(dir, "data")}
 }
 
 // start starts `toolgate serve` with env and args and returns once it said
@@ -51,11 +53,12 @@ func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args 
 	return startServeCmd(t, cmd)
 }
 
-// fifos makes the FIFOs calc's slow_add writes when it starts
+// slowEnv makes the FIFOs calc's slow_add writes when it starts
 // (CALC_STARTED) and reads before it returns (CALC_RELEASE), so that a test
-// holds a call in flight without sleeping; it skips the test where there
-// are no FIFOs.
-func (s *calcServe) fifos(t *testing.T) (started, release string) {
+// holds a call in flight without sleeping, and returns them with calc's
+// environment (the two and CALC_COUNT); it skips the test where there are
+// no FIFOs.
+func (s *calcServe) slowEnv(t *testing.T) (started, release string, env []string) {
 	t.Helper()
 	started, release = filepath.Join(s.dir, "started"), filepath.Join(s.dir, "release")
 	for _, f := range []string{started, release} {
@@ -63,7 +66,17 @@ func (s *calcServe) fifos(t *testing.T) (started, release string) {
 			t.Skipf("no FIFOs here: %v", err)
 		}
 	}
-	return started, release
+	return started, release, []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + s.count}
+}
+
+// auditVerifies wants `toolgate audit verify --data data` to pass (after:
+// what happened to the store).
+func auditVerifies(t *testing.T, ctx context.Context, data, after string) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	if code := run(ctx, []string{"audit", "verify", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Errorf("audit verify after %s = exit %d: %s%s", after, code, stdout.String(), stderr.String())
+	}
 }
 
 // stopClean stops p with SIGTERM and wants a clean exit.
@@ -157,9 +170,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	started, release := s.fifos(t)
-	env := []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + s.count}
-	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data"), "-v"}
+	started, release, env := s.slowEnv(t)
+	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", s.data, "-v"}
 	p := s.start(t, ctx, env, args...)
 
 	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
@@ -203,7 +215,62 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.Stderr.String())
 	}
+	auditVerifies(t, ctx, s.data, "the drain")
 	s.replaysAfterRestart(t, ctx, env, args, call, "the drained call")
+}
+
+// TestServeShutdownTimeoutLeavesUncertain: a call still running when
+// --shutdown-timeout ends is abandoned: serve exits 1 saying so, the store
+// file stays consistent (the audit chain verifies), and after a restart a
+// retry of the call is told IN_PROGRESS until the claim's lease expires,
+// then (under --uncertain reconcile) OUTCOME_UNCERTAIN: the tool is never
+// run a second time.
+func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
+	s := newCalcServe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	started, _, env := s.slowEnv(t)
+	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", s.data, "--uncertain", "reconcile",
+		"--shutdown-timeout", "1s", "--tool-timeout", "2s", "--lease-grace", "1s"}
+	p := s.start(t, ctx, env, args...)
+	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
+	go testenv.Post(t, ctx, p.url+"/v1/tools/call", "tok-a", call) // its connection dies with serve
+	if _, err := os.ReadFile(started); err != nil {                // blocks until the tool runs
+		t.Fatal(err)
+	}
+	if code := p.stop(t); code != exitNegative || !strings.Contains(p.Stderr.String(), "calls still running keep their claims") {
+		t.Fatalf("serve past --shutdown-timeout with a call running: exit %d, stderr %s; want exit 1 naming the calls left", code, p.Stderr.String())
+	}
+	auditVerifies(t, ctx, s.data, "the abandoned call")
+
+	p = s.start(t, ctx, env, args...)
+	var inProgress int
+	for {
+		resp, body := testenv.Post(t, ctx, p.url+"/v1/tools/call", "tok-a", call)
+		var out map[string]any
+		json.Unmarshal(body, &out)
+		if resp.StatusCode == http.StatusConflict && out["error_type"] == "IN_PROGRESS" {
+			inProgress++
+			wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			select { // a client's back-off, as the hint says
+			case <-time.After(time.Duration(max(wait, 1)) * time.Second):
+			case <-ctx.Done():
+				t.Fatal("the retry stayed IN_PROGRESS")
+			}
+			continue
+		}
+		if resp.StatusCode != http.StatusConflict || out["error_type"] != "OUTCOME_UNCERTAIN" {
+			t.Errorf("the retry after the restart = %d %s; want 409 OUTCOME_UNCERTAIN once the lease expired", resp.StatusCode, body)
+		}
+		break
+	}
+	if inProgress == 0 {
+		t.Log("the lease had expired before the first retry")
+	}
+	stopClean(t, p)
+	if n, _ := os.ReadFile(s.count); len(n) != 0 {
+		t.Errorf("calc completed %d times, want 0: the abandoned call must not run again", len(n))
+	}
 }
 
 func firstCandidate(cs []any) map[string]any {
@@ -223,11 +290,10 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	started, release := s.fifos(t)
-	data := filepath.Join(s.dir, "data")
+	started, release, env := s.slowEnv(t)
 	cmd := exec.CommandContext(ctx, s.toolgate, "mcp", "serve", "-v", "--http", "127.0.0.1:0",
-		"--mcp", "calc="+s.calc, "--tokens", s.tokens, "--data", data)
-	cmd.Env = append(os.Environ(), "CALC_STARTED="+started, "CALC_RELEASE="+release, "CALC_COUNT="+s.count)
+		"--mcp", "calc="+s.calc, "--tokens", s.tokens, "--data", s.data)
+	cmd.Env = append(os.Environ(), env...)
 	logs := &testenv.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
@@ -292,12 +358,9 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("mcp serve after SIGTERM with a call in flight: exit %d (%v)\n%s", code, cmd.ProcessState, logs)
 	}
+	auditVerifies(t, ctx, s.data, "the drain")
 	var stdout, stderr strings.Builder
-	if code := run(ctx, []string{"audit", "verify", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
-		t.Errorf("audit verify after the drain = exit %d: %s%s", code, stdout.String(), stderr.String())
-	}
-	stdout.Reset()
-	if code := run(ctx, []string{"audit", "export", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
+	if code := run(ctx, []string{"audit", "export", "--data", s.data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
 		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
 		t.Errorf("audit export after the drain = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
 	}
