@@ -125,6 +125,12 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 
+	// SIGTERM (how a service manager stops a server, and the MCP stdio
+	// shutdown's step after closing stdin) drains the calls in flight as
+	// SIGINT does, as serve does: the process returns only once they are
+	// answered and recorded.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
 	// Over HTTP the metrics are served at GET /metrics, as serve does;
 	// over stdio nothing reads them.
 	sv, ok := sf.open(ctx, log, stderr, serveProg)
@@ -198,11 +204,6 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	hs := mcpHTTPServer(h)
 	fmt.Fprintf(stderr, "%s: %d tools, Streamable HTTP on http://%s (approvals at %s{approval_id})\n",
 		serveProg, reg.Snapshot().Len(), ln.Addr(), mcpserver.ApprovalsPath)
-	// SIGTERM (how a service manager stops a server) drains the calls in
-	// flight as SIGINT does, as serve does: the process returns only once
-	// they are answered and recorded.
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
-	defer stop()
 	if err := server.Serve(ctx, hs, ln, gw, *shutdown, log); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", serveProg, err)
 		return exitNegative

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -270,6 +271,58 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 	stopClean(t, p)
 	if n, _ := os.ReadFile(s.count); len(n) != 0 {
 		t.Errorf("calc completed %d times, want 0: the abandoned call must not run again", len(n))
+	}
+}
+
+// TestMCPServeStdioDrainsOnSIGTERM: `mcp serve` over stdio (a real
+// process) with a call_tool in flight when SIGTERM arrives (the last
+// step but one of the MCP stdio shutdown, and how a service manager stops
+// a process) lets the call finish, answers and records it, and exits 0,
+// as it does on SIGINT or when its stdin closes; the tool ran once.
+func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
+	s := newCalcServe(t)
+	started, release, env := s.slowEnv(t)
+	cmd := exec.Command(s.toolgate, "mcp", "serve", "--principal", "alice", "--tenant", "acme", "--mcp", "calc="+s.calc, "--data", s.data)
+	cmd.Env = append(os.Environ(), env...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Into the pipe's buffer; serve reads it once it starts.
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"calc/slow_add","arguments":{"a":1,"b":2}}}}
+`); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := testenv.StartProcess(t, cmd, `{"jsonrpc":"2.0","id":1,`, time.Minute) // the initialize result
+	if _, err := os.ReadFile(started); err != nil {                               // blocks until the tool runs
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() { released <- os.WriteFile(release, []byte("r"), 0) }() // blocks until calc reads: never if serve died
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-p.Done():
+		t.Fatalf("mcp serve (stdio) died on SIGTERM with a call in flight (%v), without draining it: %s", p.Cmd.ProcessState, p.Stderr.String())
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatalf("mcp serve (stdio) after SIGTERM with a call in flight: %v (stderr %s)", err, p.Stderr.String())
+	}
+	auditVerifies(t, t.Context(), s.data, "the drain")
+	var stdout, stderr strings.Builder
+	if code := run(t.Context(), []string{"audit", "export", "--data", s.data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
+		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
+		t.Errorf("audit export after the drain = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if n, _ := os.ReadFile(s.count); string(n) != "x" {
+		t.Errorf("calc ran %d times, want once", len(n))
 	}
 }
 
