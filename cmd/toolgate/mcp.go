@@ -38,7 +38,7 @@ func init() { commands["mcp"] = runMCP }
 const (
 	mcpServeSynopsis = `toolgate mcp serve [--tools F]... [--mcp "CMD ARGS"]... [--mcp-url URL]... [--mcp-config FILE] [--cards O]...
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
-       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m] [--shutdown-timeout 30s] [--allow-origin O]...] [--data DIR] [--k 5] [-v]
+       [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m] [--allow-origin O]...] [--data DIR] [--shutdown-timeout 30s] [--k 5] [-v]
        [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`
 	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
@@ -85,7 +85,7 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "HTTP sessions open at once, all principals together (beyond: 429)")
 	maxPerPrincipal := fs.Int("max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "HTTP sessions one principal holds open at once (beyond: 429)")
 	sessionTimeout := fs.Duration("session-timeout", mcpserver.DefaultSessionTimeout, "close an HTTP session after this long without a POST (an open event stream does not count)")
-	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "with --http, how long calls in flight may finish after SIGTERM or SIGINT")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long calls in flight may finish after SIGTERM or SIGINT (with --http), and outcomes the store failed to record may still be recorded")
 	var origins multiFlag
 	fs.Var(&origins, "allow-origin", "with --http, an `ORIGIN` (https://app.example.com) besides the server's own whose browser pages may call it; any other Origin header is refused with 403; repeatable")
 	k := fs.Int("k", 5, "tools find_tools returns")
@@ -165,7 +165,17 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		if err != nil {
 			return fail(stderr, serveProg, err)
 		}
-		if err := srv.ServeStdio(ctx, stdin, termtext.Raw(stdout)); err != nil && !errors.Is(err, context.Canceled) {
+		err = srv.ServeStdio(ctx, stdin, termtext.Raw(stdout))
+		// The session is over and its calls answered; outcomes the store
+		// failed to record get --shutdown-timeout to be recorded, as over
+		// HTTP.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdown)
+		defer cancel()
+		if cerr := gw.Close(cctx); cerr != nil {
+			fmt.Fprintf(stderr, "%s: %v (their leases expire to uncertain)\n", serveProg, cerr)
+			return exitNegative
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "%s: %v\n", serveProg, err)
 			return exitNegative
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -77,6 +78,42 @@ func auditVerifies(t *testing.T, ctx context.Context, data, after string) {
 	var stdout, stderr strings.Builder
 	if code := run(ctx, []string{"audit", "verify", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
 		t.Errorf("audit verify after %s = exit %d: %s%s", after, code, stdout.String(), stderr.String())
+	}
+}
+
+// startStdio starts `mcp serve` over stdio over calc with env and extra
+// flags, as alice of acme with --data, and sends it what a client sends
+// to call calc/slow_add {"a":1,"b":2}; it returns once serve answered
+// initialize, with serve's stdin.
+func (s *calcServe) startStdio(t *testing.T, env []string, extra ...string) (*testenv.Process, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(s.toolgate, append([]string{"mcp", "serve", "--principal", "alice", "--tenant", "acme",
+		"--mcp", "calc=" + s.calc, "--data", s.data}, extra...)...)
+	cmd.Env = append(os.Environ(), env...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Into the pipe's buffer; serve reads it once it starts.
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"calc/slow_add","arguments":{"a":1,"b":2}}}}
+`); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := testenv.StartProcess(t, cmd, `{"jsonrpc":"2.0","id":1,`, time.Minute) // the initialize result
+	return p, in
+}
+
+// wantCallAudited wants the audit chain of the store in data to verify
+// and to hold calc/slow_add's call with outcome ok.
+func wantCallAudited(t *testing.T, data string) {
+	t.Helper()
+	auditVerifies(t, t.Context(), data, "the call")
+	var stdout, stderr strings.Builder
+	if code := run(t.Context(), []string{"audit", "export", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
+		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
+		t.Errorf("audit export = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
 
@@ -282,24 +319,11 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	started, release, env := s.slowEnv(t)
-	cmd := exec.Command(s.toolgate, "mcp", "serve", "--principal", "alice", "--tenant", "acme", "--mcp", "calc="+s.calc, "--data", s.data)
-	cmd.Env = append(os.Environ(), env...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
+	p, _ := s.startStdio(t, env)
+	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
 		t.Fatal(err)
 	}
-	// Into the pipe's buffer; serve reads it once it starts.
-	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"calc/slow_add","arguments":{"a":1,"b":2}}}}
-`); err != nil {
-		t.Fatal(err)
-	}
-	p, _ := testenv.StartProcess(t, cmd, `{"jsonrpc":"2.0","id":1,`, time.Minute) // the initialize result
-	if _, err := os.ReadFile(started); err != nil {                               // blocks until the tool runs
-		t.Fatal(err)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	released := make(chan error, 1)
@@ -315,12 +339,55 @@ func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatalf("mcp serve (stdio) after SIGTERM with a call in flight: %v (stderr %s)", err, p.Stderr.String())
 	}
-	auditVerifies(t, t.Context(), s.data, "the drain")
-	var stdout, stderr strings.Builder
-	if code := run(t.Context(), []string{"audit", "export", "--data", s.data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
-		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
-		t.Errorf("audit export after the drain = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
+	wantCallAudited(t, s.data)
+	if n, _ := os.ReadFile(s.count); string(n) != "x" {
+		t.Errorf("calc ran %d times, want once", len(n))
 	}
+}
+
+// TestMCPServeStdioRecordsHeldOutcomeBeforeExit: over stdio, the store
+// refuses to record a call's outcome (another process holds the SQLite
+// file's write lock), so the gateway holds it; the client then ends the
+// session. The process must record the held outcome once the store takes
+// it (within --shutdown-timeout) before it exits 0, not drop it: a
+// dropped outcome leaves the claim to expire to uncertain and the tool to
+// run again on a retry.
+func TestMCPServeStdioRecordsHeldOutcomeBeforeExit(t *testing.T) {
+	s := newCalcServe(t)
+	started, release, env := s.slowEnv(t)
+	p, in := s.startStdio(t, env, "-v")
+	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.data, "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.Conn(t.Context())
+	if err == nil {
+		_, err = lock.ExecContext(t.Context(), "BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(release, []byte("r"), 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Stderr.Await("holding an outcome the store could not record"):
+	case <-p.Done():
+		t.Fatalf("mcp serve exited before holding the outcome: %s", p.Stderr.String())
+	}
+	in.Close() // the client ends the session
+	if _, err := lock.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+	if err := p.Wait(); err != nil {
+		t.Fatalf("mcp serve (stdio) after its stdin closed with an outcome held: %v (stderr %s)", err, p.Stderr.String())
+	}
+	wantCallAudited(t, s.data)
 	if n, _ := os.ReadFile(s.count); string(n) != "x" {
 		t.Errorf("calc ran %d times, want once", len(n))
 	}
@@ -411,12 +478,7 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("mcp serve after SIGTERM with a call in flight: exit %d (%v)\n%s", code, cmd.ProcessState, logs)
 	}
-	auditVerifies(t, ctx, s.data, "the drain")
-	var stdout, stderr strings.Builder
-	if code := run(ctx, []string{"audit", "export", "--data", s.data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
-		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
-		t.Errorf("audit export after the drain = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
-	}
+	wantCallAudited(t, s.data)
 	if n, _ := os.ReadFile(s.count); string(n) != "x" {
 		t.Errorf("calc ran %d times, want once", len(n))
 	}
