@@ -189,8 +189,9 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, gw *gateway.G
 }
 
 // endOnShutdown serves h, ending the context of every event stream (a GET
-// accepting text/event-stream) once shutdown is done. Other requests keep
-// theirs: a call in flight finishes and is answered.
+// accepting text/event-stream) when shutdown ends (Serve ends it as the
+// server's shutdown starts). Other requests keep theirs: a call in flight
+// finishes and is answered.
 func endOnShutdown(shutdown context.Context, h http.Handler) http.Handler {
 	if h == nil {
 		h = http.DefaultServeMux // what http.Server serves for a nil Handler
