@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestFirstSentence(t *testing.T) {
@@ -227,5 +228,47 @@ func TestDefineAllSchemaAddresses(t *testing.T) {
 	}
 	if errs[2] == nil {
 		t.Errorf("c's schema %s is not JSON, DefineAll accepted it as %s", buf, ts[2].InputSchema)
+	}
+}
+
+// TestDefineAllSharesBlocks: the tools of one DefineAll part have their
+// strings and compact schemas cut from shared blocks, one after the other,
+// and a card's name is the tail of the ID: a big catalog is a few big
+// allocations rather than a million small ones among the garbage of the
+// schema checks (chunks).
+func TestDefineAllSharesBlocks(t *testing.T) {
+	defs := make([]Definition, 4)
+	for i := range defs {
+		defs[i] = Definition{
+			Name:        fmt.Sprintf("tool_%d", i),
+			Description: fmt.Sprintf("Does thing number %d for you.", i),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type": "object", "properties": {"p%d": {"type": "string"}}}`, i)),
+		}
+	}
+	ts, errs := DefineAll("ns", defs)
+	end := func(s string) *byte { return unsafe.StringData(s[len(s)-1:]) }
+	for i, tl := range ts {
+		if errs[i] != nil {
+			t.Fatalf("DefineAll[%d]: %v", i, errs[i])
+		}
+		if unsafe.StringData(tl.Card.Name) != unsafe.StringData(tl.ID[len("ns/"):]) {
+			t.Errorf("DefineAll[%d].Card.Name %q is a copy, want the tail of the ID %q", i, tl.Card.Name, tl.ID)
+		}
+		if unsafe.StringData(tl.Card.Summary) != unsafe.StringData(tl.Description) {
+			t.Errorf("DefineAll[%d].Card.Summary %q is a copy, want the description's %q", i, tl.Card.Summary, tl.Description)
+		}
+		if i == 0 {
+			continue
+		}
+		prev := ts[i-1]
+		if got := unsafe.StringData(tl.ID); uintptr(unsafe.Pointer(got)) != uintptr(unsafe.Pointer(end(prev.Description)))+1 {
+			t.Errorf("DefineAll[%d].ID %q is not next to DefineAll[%d].Description %q", i, tl.ID, i-1, prev.Description)
+		}
+		if got := &tl.InputSchema[0]; uintptr(unsafe.Pointer(got)) != uintptr(unsafe.Pointer(&prev.InputSchema[len(prev.InputSchema)-1]))+1 {
+			t.Errorf("DefineAll[%d].InputSchema %s is not next to DefineAll[%d]'s %s", i, tl.InputSchema, i-1, prev.InputSchema)
+		}
+		if cap(prev.InputSchema) != len(prev.InputSchema) {
+			t.Errorf("DefineAll[%d].InputSchema has room to grow over its neighbour: cap %d, len %d", i-1, cap(prev.InputSchema), len(prev.InputSchema))
+		}
 	}
 }

@@ -64,6 +64,10 @@ type schemaChecker struct {
 	// parser gives the tools of one schema one slice, whose bytes then
 	// need no hashing (100,000 tools hashed 60 MB).
 	byAddr map[schemaAddr]json.RawMessage
+	// buf is where a schema is compacted; copies holds the compact forms
+	// compact returns (see chunks).
+	buf    bytes.Buffer
+	copies chunks
 }
 
 // sharedSchemas is how many schemas one shared compiler compiles before it
@@ -129,7 +133,7 @@ func (sc *schemaChecker) check(schema json.RawMessage) error {
 
 // compact checks schema and returns it compact (json.Compact: member
 // order kept). Through a non-nil sc, byte-identical schemas get the same
-// slice, which its holders never modify.
+// slice, which its holders never modify, cut from sc's blocks (chunks).
 func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error) {
 	if sc != nil {
 		// An address names the same bytes only with the same length.
@@ -144,21 +148,26 @@ func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error
 	if err := checkSchema(sc, schema); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(schema)) // compact is never longer
-	if err := json.Compact(&buf, schema); err != nil {
+	if sc == nil {
+		var buf bytes.Buffer
+		buf.Grow(len(schema)) // compact is never longer
+		if err := json.Compact(&buf, schema); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
+		}
+		return json.RawMessage(slices.Clip(buf.Bytes())), nil
+	}
+	sc.buf.Reset()
+	if err := json.Compact(&sc.buf, schema); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSchema, err)
 	}
-	c := json.RawMessage(slices.Clip(buf.Bytes()))
-	if sc != nil {
-		if sc.passed == nil {
-			sc.passed = make(map[string]json.RawMessage)
-		}
-		// The key aliases the caller's schema, read-only for the call
-		// (sc lives no longer than DefineAll).
-		sc.passed[unsafe.String(unsafe.SliceData(schema), len(schema))] = c
-		sc.remember(schema, c)
+	c := json.RawMessage(sc.copies.bytes(sc.buf.Bytes()))
+	if sc.passed == nil {
+		sc.passed = make(map[string]json.RawMessage)
 	}
+	// The key aliases the caller's schema, read-only for the call (sc
+	// lives no longer than DefineAll).
+	sc.passed[unsafe.String(unsafe.SliceData(schema), len(schema))] = c
+	sc.remember(schema, c)
 	return c, nil
 }
 
