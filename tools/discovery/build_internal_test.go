@@ -13,9 +13,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/bigcatalog"
 	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/discovery/ngram"
 )
 
 // The build's shortcuts must give what the plain computations they
@@ -268,5 +270,38 @@ func TestSchemaCacheBounded(t *testing.T) {
 	}
 	if string(again.json) != string(first.json) || again.tailTokens != first.tailTokens || !slices.Equal(again.params, first.params) {
 		t.Errorf("computed again: %+v, first: %+v", again, first)
+	}
+}
+
+// TestBuildDropsFeatureCache: a build that embeds dropCacheCards cards or
+// more leaves the default embedder's feature cache empty (the catalog's
+// last words, which it would hold, are no request's); a smaller one
+// leaves it as it is.
+func TestBuildDropsFeatureCache(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tools int
+		empty bool
+	}{
+		{"small", 600, false},
+		{"big", dropCacheCards, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := bigcatalog.Tools(handleTools(t), tc.tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Index(context.Background(), catalogtest.Registry(t, ts...).Snapshot()); err != nil {
+				t.Fatal(err)
+			}
+			got := d.embedder.(*ngram.Embedder).CachedFeatures()
+			if (got == 0) != tc.empty {
+				t.Errorf("after indexing %d tools the feature cache holds %d features, want empty %v", tc.tools, got, tc.empty)
+			}
+		})
 	}
 }

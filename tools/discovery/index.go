@@ -698,6 +698,10 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		}
 		clear(embedTexts)
 	}
+	if ng, ok := d.embedder.(*ngram.Embedder); ok && len(embedIdx) >= dropCacheCards {
+		// A restart from an index file starts with it empty too.
+		ng.DropCache()
+	}
 	if d.embedder != nil {
 		if w.rows != nil { // every card embedded: their rows are in one array
 			loadedRows = w.rows.rows
@@ -957,6 +961,14 @@ func idf(n, df int) float64 { return bm25IDF(float64(n), float64(df)) }
 // the next: a multiple of embedAll's batch, so that the batches are the
 // same as one pass over every card would make.
 const buildChunk = 16 * embedBatch
+
+// dropCacheCards is the fewest cards a build embeds that leave the
+// default embedder's feature cache dropped ([ngram.Embedder.DropCache]):
+// what a big catalog's cards leave there is their vocabulary, not a
+// request's (at 100,000 tools whose schemas all differ, 8 MiB of it, held
+// through the rest of the build and after); a small build or an update
+// of a few cards keeps what the requests before it put there.
+const dropCacheCards = 4 * buildChunk
 
 // buildWork is what the chunks of one build share: the schemas' analysis,
 // each worker's arena, and the array of every card's row when all are

@@ -469,3 +469,24 @@ func TestEmbedTokensNonZero(t *testing.T) {
 		})
 	}
 }
+
+// TestDropCache: DropCache empties the cache (CachedFeatures says so),
+// and the vectors after it are those before.
+func TestDropCache(t *testing.T) {
+	e := New(nil)
+	const text = "please create a new issue in the payments repository"
+	want := embed1(t, e, text)
+	if n := e.CachedFeatures(); n == 0 || n != e.cache.n {
+		t.Fatalf("CachedFeatures() = %d after one text, want the cache's %d, not 0", n, e.cache.n)
+	}
+	e.DropCache()
+	if n := e.CachedFeatures(); n != 0 || len(e.cache.m) != 0 {
+		t.Fatalf("CachedFeatures() = %d (%d keys) after DropCache, want 0", n, len(e.cache.m))
+	}
+	if got := embed1(t, e, text); !slices.Equal(got, want) {
+		t.Errorf("EmbedTo(%q) after DropCache differs", text)
+	}
+	if e.CachedFeatures() == 0 {
+		t.Errorf("the cache stays empty after DropCache: it must fill again")
+	}
+}
