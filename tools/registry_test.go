@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func tool(id string, scopes ...string) Tool {
@@ -394,5 +395,36 @@ func TestRegistrySharesRepeatedSchemas(t *testing.T) {
 	}
 	if &z[0] == &x[0] || string(z) != string(c.InputSchema) {
 		t.Errorf("a/z's schema = %s (shared: %v), want its own %s", z, &z[0] == &x[0], c.InputSchema)
+	}
+}
+
+// TestRegistryAddCutsSchemasFromBlocks: the copies of a batch's distinct
+// schemas lie one after the other in a shared block (chunks), each with
+// no room to grow over the next.
+func TestRegistryAddCutsSchemasFromBlocks(t *testing.T) {
+	batch := make([]Tool, 3)
+	for i := range batch {
+		batch[i] = tool(fmt.Sprintf("a/t%d", i))
+		batch[i].InputSchema = []byte(fmt.Sprintf(`{"type":"object","properties":{"p%d":{}}}`, i))
+	}
+	r := NewRegistry()
+	if err := r.Add(batch...); err != nil {
+		t.Fatal(err)
+	}
+	snap := r.Snapshot()
+	var prev []byte
+	for i := range batch {
+		j, ok := snap.Lookup(batch[i].ID)
+		if !ok {
+			t.Fatalf("%s is not in the snapshot", batch[i].ID)
+		}
+		s := snap.Tool(j).InputSchema
+		if cap(s) != len(s) {
+			t.Errorf("%s's schema has room to grow: cap %d, len %d", batch[i].ID, cap(s), len(s))
+		}
+		if prev != nil && uintptr(unsafe.Pointer(&s[0])) != uintptr(unsafe.Pointer(&prev[len(prev)-1]))+1 {
+			t.Errorf("%s's schema %s is not next to the one before, %s", batch[i].ID, s, prev)
+		}
+		prev = s
 	}
 }
