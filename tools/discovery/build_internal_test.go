@@ -305,3 +305,22 @@ func TestBuildDropsFeatureCache(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildLetsGoOfNameIndex: once the cards are analysed, the build
+// holds the snapshot's name index no more (the posting lists, built
+// after, are where its live heap peaks).
+func TestBuildLetsGoOfNameIndex(t *testing.T) {
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	snap := catalogtest.Snapshot(t, files...)
+	jobs := d.startJobs(snap, nil)
+	if _, err := d.buildWith(context.Background(), snap, nil, nil, nil, nil, nil, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if jobs.names != nil {
+		t.Errorf("after the build its jobs still hold the name index")
+	}
+}
