@@ -79,7 +79,8 @@ type CacheReport struct {
 // is what LoadFiles returns for the same files. The strings and schemas
 // of tools from the cache point into the cache's bytes, one block kept
 // whole while any of them is used (where schemas are most of it, the
-// strings move to a block of their own); none of it may be written.
+// strings and the schemas move to a block each); none of it may be
+// written.
 func LoadFilesCached(cache string, specs ...string) ([]File, CacheReport, error) {
 	var rep CacheReport
 	for _, spec := range specs {
@@ -417,6 +418,7 @@ func parseCache(data []byte, check func(*parsedCache) error) (*parsedCache, erro
 	}
 	if d.schemaBytes > len(data)/4 {
 		c.ownStrings()
+		c.ownSchemas(d.schemas, d.schemaBytes)
 	}
 	return c, nil
 }
@@ -437,6 +439,32 @@ func (c *parsedCache) ownStrings() {
 			*s = unsafe.String(&block[off], len(*s))
 		}
 	})
+}
+
+// ownSchemas moves the input schemas of c's tools, schemas (n bytes in
+// all), out of the cache's bytes to a block of their own, as ownStrings
+// does the strings: then nothing points into those bytes, which go. A
+// registry that adopts the schemas (as toolgate does at a restart) kept
+// the whole cache for them, strings and all: at 100,000 tools whose
+// schemas all differ, 89 MB instead of the schemas' 50, which the restart
+// lifted the CLI's memory limit over (internal/heapcap).
+func (c *parsedCache) ownSchemas(schemas []json.RawMessage, n int) {
+	block := make([]byte, 0, n) // never grown: the schemas point into it
+	moved := make(map[*byte]json.RawMessage, len(schemas))
+	for _, s := range schemas {
+		if len(s) > 0 {
+			off := len(block)
+			block = append(block, s...)
+			moved[&s[0]] = block[off:len(block):len(block)]
+		}
+	}
+	for i := range c.files {
+		for j := range c.files[i].Tools {
+			if t := &c.files[i].Tools[j]; len(t.InputSchema) > 0 {
+				t.InputSchema = moved[&t.InputSchema[0]]
+			}
+		}
+	}
 }
 
 // eachString calls f with each string of c's files and tools.

@@ -232,8 +232,9 @@ func TestCacheKeepsEveryField(t *testing.T) {
 }
 
 // TestCacheOwnsStrings: where schemas are most of a cache, its tools'
-// strings are moved out of its bytes (which the registry's copies of the
-// schemas then let go); elsewhere they stay there, one block.
+// strings and schemas are moved out of its bytes (which then go, whether
+// a registry copies the schemas or adopts them); elsewhere they stay
+// there, one block.
 func TestCacheOwnsStrings(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -271,6 +272,15 @@ func TestCacheOwnsStrings(t *testing.T) {
 			})
 			if tt.moved && inData != 0 || !tt.moved && inData != all {
 				t.Fatalf("%d of %d strings point into the cache's bytes, want %v", inData, all, map[bool]string{true: "none", false: "all"}[tt.moved])
+			}
+			inData = 0
+			for _, tl := range c.files[0].Tools {
+				if p := uintptr(unsafe.Pointer(&tl.InputSchema[0])); p >= lo && p <= hi {
+					inData++
+				}
+			}
+			if tt.moved && inData != 0 || !tt.moved && inData != len(ts) {
+				t.Fatalf("%d of %d schemas point into the cache's bytes, want %v", inData, len(ts), map[bool]string{true: "none", false: "all"}[tt.moved])
 			}
 			if !reflect.DeepEqual(c.files[0].Tools, ts) {
 				t.Fatal("the tools changed on the way")
