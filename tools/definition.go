@@ -137,8 +137,10 @@ func Define(namespace string, def Definition) (Tool, error) {
 // schema byte-identical to one that passed earlier in defs (the tools of
 // such a schema share one compact copy of it, which they must not modify);
 // a schema is never resolved against another's (see [CheckInputSchema]).
-// The results are those of [Define], one definition at a time. A long
-// defs is cut into parts defined in parallel, one per CPU
+// The tools' strings and compact schemas are cut from blocks of 32 KiB
+// that they share (a tool kept alone keeps its blocks), none of which may
+// be written. The results are those of [Define], one definition at a
+// time. A long defs is cut into parts defined in parallel, one per CPU
 // (runtime.GOMAXPROCS), each with its own compiler: a schema repeated
 // across parts is then checked once per part, and its tools share one
 // copy per part.
