@@ -684,6 +684,11 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	}
 	for lo := 0; lo < len(embedIdx); lo += buildChunk {
 		idx := embedIdx[lo:min(lo+buildChunk, len(embedIdx))]
+		if ng, ok := d.embedder.(*ngram.Embedder); ok && lo > 0 && len(embedIdx) >= dropCacheCards {
+			// It holds one chunk's words at most, and after the build
+			// the last chunk's: the common words a request shares.
+			ng.DropCache()
+		}
 		if embedTexts == nil {
 			embedTexts = make([]string, len(idx))
 		}
@@ -697,10 +702,6 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 			}
 		}
 		clear(embedTexts)
-		if ng, ok := d.embedder.(*ngram.Embedder); ok && len(embedIdx) >= dropCacheCards {
-			// A restart from an index file starts with it empty too.
-			ng.DropCache()
-		}
 	}
 	// The cards are done with the name index (11 MiB at 100,000 tools):
 	// it goes before the posting lists are built.
