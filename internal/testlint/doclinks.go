@@ -55,13 +55,13 @@ func CountDocLinks(dir string) (DocLinks, error) {
 			return dl, err
 		}
 		p := dp.Parser()
-		texts := append([]string{dp.Doc}, valueDocs(dp.Consts, dp.Vars)...)
-		texts = append(texts, funcDocs(dp.Funcs)...)
+		texts := append([]string{dp.Doc}, docs(valueDoc, dp.Consts, dp.Vars)...)
+		texts = append(texts, docs(funcDoc, dp.Funcs)...)
 		for _, t := range dp.Types {
 			texts = append(texts, t.Doc)
 			texts = append(texts, fieldDocs(t.Decl)...)
-			texts = append(texts, valueDocs(t.Consts, t.Vars)...)
-			texts = append(texts, funcDocs(t.Funcs, t.Methods)...)
+			texts = append(texts, docs(valueDoc, t.Consts, t.Vars)...)
+			texts = append(texts, docs(funcDoc, t.Funcs, t.Methods)...)
 		}
 		for _, t := range texts {
 			countLinks(p.Parse(t), &dl)
@@ -101,27 +101,23 @@ func fieldDocs(decl *ast.GenDecl) []string {
 	return texts
 }
 
-// valueDocs returns the doc comments of the const and var groups.
-func valueDocs(groups ...[]*doc.Value) []string {
+// docs returns the doc comment of each declaration in the groups, as
+// text reads it off the declaration.
+func docs[D any](text func(D) string, groups ...[]D) []string {
 	var texts []string
 	for _, g := range groups {
-		for _, v := range g {
-			texts = append(texts, v.Doc)
+		for _, d := range g {
+			texts = append(texts, text(d))
 		}
 	}
 	return texts
 }
 
-// funcDocs returns the doc comments of the functions and methods.
-func funcDocs(groups ...[]*doc.Func) []string {
-	var texts []string
-	for _, g := range groups {
-		for _, f := range g {
-			texts = append(texts, f.Doc)
-		}
-	}
-	return texts
-}
+// valueDoc is the doc comment of a const or var group.
+func valueDoc(v *doc.Value) string { return v.Doc }
+
+// funcDoc is the doc comment of a function or method.
+func funcDoc(f *doc.Func) string { return f.Doc }
 
 var dottedBracket = regexp.MustCompile(`\[\*?[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+\]`)
 
