@@ -16,11 +16,7 @@ import (
 func openPrivate(t *testing.T) (store.Store, storetest.Server) {
 	t.Helper()
 	srv := testservices.NewDurableRedis(t)
-	st, err := redisstore.Open(context.Background(), srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.OpenN(t, 1, func() (store.Store, error) { return redisstore.Open(context.Background(), srv.URL, nil) })[0]
 	return st, srv
 }
 

@@ -20,11 +20,9 @@ import (
 func TestRecordOutage(t *testing.T) {
 	storetest.RunRecordOutage(t, func(t *testing.T) (store.Store, storetest.Server) {
 		path := filepath.Join(t.TempDir(), "gateway.db")
-		st, err := sqlitestore.Open(context.Background(), path, &sqlitestore.Options{BusyTimeout: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := storetest.OpenN(t, 1, func() (store.Store, error) {
+			return sqlitestore.Open(context.Background(), path, &sqlitestore.Options{BusyTimeout: 20 * time.Millisecond})
+		})[0]
 		return st, &writeLock{t: t, path: path}
 	})
 }
