@@ -36,7 +36,7 @@ func (o *oauthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.jwksURL, "oauth-jwks-url", "", "the issuer's JWK Set `URL` (default: its discovery document's jwks_uri)")
 	fs.StringVar(&o.principalClaim, "oauth-principal-claim", "sub", "token `claim` naming the principal")
 	fs.StringVar(&o.tenantClaim, "oauth-tenant-claim", "tenant", "token `claim` naming the tenant (tid for Entra ID)")
-	fs.StringVar(&o.tenant, "oauth-tenant", "", "fixed `tenant` of every token (ignores --oauth-tenant-claim)")
+	fs.StringVar(&o.tenant, "oauth-tenant", "", "fixed `tenant` of every token; one whose --oauth-tenant-claim names another tenant is refused")
 	fs.StringVar(&o.scopeClaim, "oauth-scope-claim", "", "token `claim` holding the scopes (default: scope, else scp)")
 	fs.StringVar(&o.algs, "oauth-algs", "RS256,PS256,ES256,EdDSA,Ed25519", "accepted signature `algorithms`, comma-separated")
 	fs.StringVar(&o.scopes, "oauth-scopes", "", "scopes_supported of the resource metadata, comma-separated (default: the catalog's scopes and approvals:grant)")

@@ -270,10 +270,21 @@ func TestMCPServeOAuth(t *testing.T) {
 		t.Errorf("POST /v1/approvals/apr_x without approvals:grant = %d %q %s, want 403 %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body, want)
 	}
 
-	// The go-sdk client with a valid token (no tenant claim: --oauth-tenant).
+	// The go-sdk client with a valid token (no tenant claim: --oauth-tenant),
+	// and with one whose tenant claim is acme too.
 	token := s.is.Key("ed-1").Sign(s.claims(audience, "tenant", nil), nil)
 	seen = append(seen, token)
 	mcpAdd(t, ctx, base, token, logs)
+	mcpAdd(t, ctx, base, s.is.Key("ed-1").Sign(s.claims(audience, "tenant", "acme"), nil), logs)
+	// A token the issuer signed for another tenant is not mapped to acme.
+	other := s.is.Key("ed-1").Sign(s.claims(audience, "tenant", "globex"), nil)
+	seen = append(seen, other)
+	if code, chal, _ := post(other); code != 401 || chal != `Bearer resource_metadata="`+metaURL+`", error="invalid_token"` {
+		t.Errorf("a token of tenant globex under --oauth-tenant acme = %d %q, want 401 invalid_token", code, chal)
+	}
+	if strings.Contains(logs.String(), "globex") {
+		t.Errorf("the log names the refused token's tenant:\n%s", logs.String())
+	}
 	for _, tok := range seen {
 		if strings.Contains(logs.String(), tok) {
 			t.Errorf("the log holds a token")

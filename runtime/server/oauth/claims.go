@@ -25,11 +25,15 @@ import (
 type ClaimMapping struct {
 	// Principal is the claim naming the principal. Empty means "sub".
 	Principal string
-	// Tenant is the claim naming the tenant. Empty means "tenant". It is
-	// ignored when FixedTenant is set.
+	// Tenant is the claim naming the tenant. Empty means "tenant". With
+	// FixedTenant set it is optional, but a token that has it must name
+	// FixedTenant.
 	Tenant string
 	// FixedTenant, when set, is every token's tenant (a single-tenant
-	// deployment whose issuer has no tenant claim).
+	// deployment whose issuer has no tenant claim). A token whose Tenant
+	// claim is present and names another tenant (compared exactly), or is
+	// not a non-empty string, is refused (ReasonClaims): its issuer serves
+	// several tenants, and the token was issued for another one.
 	FixedTenant string
 	// Scopes is the claim holding the scopes, a space-separated string or
 	// an array of strings. Empty means "scope", else "scp".
@@ -48,11 +52,8 @@ func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) 
 	if p.ID, err = stringClaim(claims, "principal", or(m.Principal, "sub")); err != nil {
 		return tools.Principal{}, err
 	}
-	p.Tenant = m.FixedTenant
-	if p.Tenant == "" {
-		if p.Tenant, err = stringClaim(claims, "tenant", or(m.Tenant, "tenant")); err != nil {
-			return tools.Principal{}, err
-		}
+	if p.Tenant, err = m.tenant(claims); err != nil {
+		return tools.Principal{}, err
 	}
 	names := []string{"scope", "scp"}
 	if m.Scopes != "" {
@@ -72,6 +73,29 @@ func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) 
 		break
 	}
 	return p, nil
+}
+
+// tenant returns the token's tenant. With FixedTenant it is that tenant,
+// and a token whose tenant claim names another one is refused: one
+// issuer serving several tenants must not let a token issued for one of
+// them into a deployment fixed to another.
+func (m ClaimMapping) tenant(claims map[string]any) (string, error) {
+	name := or(m.Tenant, "tenant")
+	if m.FixedTenant == "" {
+		return stringClaim(claims, "tenant", name)
+	}
+	if _, present := claims[name]; !present {
+		return m.FixedTenant, nil
+	}
+	t, err := stringClaim(claims, "tenant", name)
+	if err != nil {
+		return "", err
+	}
+	if t != m.FixedTenant {
+		return "", &TokenError{Reason: ReasonClaims,
+			Detail: "the tenant claim " + name + " names a tenant other than the fixed tenant " + m.FixedTenant}
+	}
+	return t, nil
 }
 
 // stringClaim returns a non-empty string claim of bounded length, the

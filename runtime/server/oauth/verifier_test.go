@@ -165,8 +165,6 @@ func TestClaimMapping(t *testing.T) {
 	}{
 		{"Entra ID: oid, tid, scp string", oauth.ClaimMapping{Principal: "oid", Tenant: "tid"},
 			claims(is, t0, "oid", "0000-1", "tid", "t-9", "scope", nil, "scp", "a b"), tools.Principal{ID: "0000-1", Tenant: "t-9", Scopes: []string{"a", "b"}}},
-		{"fixed tenant ignores the claim", oauth.ClaimMapping{FixedTenant: "acme"},
-			claims(is, t0, "tenant", "other", "scope", "a"), tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"a"}}},
 		{"renamed scopes claim", oauth.ClaimMapping{Scopes: "permissions"},
 			claims(is, t0, "permissions", []string{"x:y"}), tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"x:y"}}},
 		{"renamed scopes claim absent: no scopes", oauth.ClaimMapping{Scopes: "permissions"},
@@ -178,6 +176,58 @@ func TestClaimMapping(t *testing.T) {
 			got, err := v.Verify(context.Background(), rsa.Sign(tc.claims, nil))
 			if err != nil || !equalPrincipal(got, tc.want) {
 				t.Errorf("Verify = %+v, %v, want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestFixedTenant: with ClaimMapping.FixedTenant every accepted token is
+// of that tenant. A token without the tenant claim gets it; a token whose
+// tenant claim names another tenant (exactly: letter case counts) was
+// issued for someone else and is refused, with a detail naming the claim
+// and the fixed tenant but not the token's value.
+func TestFixedTenant(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rsa := is.Key("rsa-1")
+	acme := tools.Principal{ID: "alice", Tenant: "acme", Scopes: []string{"a"}}
+	tests := []struct {
+		name    string
+		mapping oauth.ClaimMapping
+		claims  map[string]any
+		want    tools.Principal
+		detail  string // the refusal's detail; "" means accepted
+	}{
+		{"no tenant claim", oauth.ClaimMapping{FixedTenant: "acme"}, claims(is, t0, "tenant", nil, "scope", "a"), acme, ""},
+		{"the same tenant", oauth.ClaimMapping{FixedTenant: "acme"}, claims(is, t0, "tenant", "acme", "scope", "a"), acme, ""},
+		{"another tenant", oauth.ClaimMapping{FixedTenant: "acme"}, claims(is, t0, "tenant", "globex", "scope", "a"), tools.Principal{},
+			`the tenant claim tenant names a tenant other than the fixed tenant acme`},
+		{"the tenant in another letter case", oauth.ClaimMapping{FixedTenant: "acme"}, claims(is, t0, "tenant", "ACME", "scope", "a"), tools.Principal{},
+			`the tenant claim tenant names a tenant other than the fixed tenant acme`},
+		{"renamed claim, another tenant", oauth.ClaimMapping{Tenant: "tid", FixedTenant: "acme"}, claims(is, t0, "tenant", nil, "tid", "globex", "scope", "a"), tools.Principal{},
+			`the tenant claim tid names a tenant other than the fixed tenant acme`},
+		{"renamed claim absent, default claim ignored", oauth.ClaimMapping{Tenant: "tid", FixedTenant: "acme"}, claims(is, t0, "tenant", "globex", "scope", "a"), acme, ""},
+		{"tenant claim a number", oauth.ClaimMapping{FixedTenant: "acme"}, claims(is, t0, "tenant", 7, "scope", "a"), tools.Principal{},
+			"the tenant claim tenant is a number, not a string"},
+		{"tenant claim empty", oauth.ClaimMapping{FixedTenant: "acme"}, claims(is, t0, "tenant", "", "scope", "a"), tools.Principal{},
+			"the tenant claim tenant is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, logs := newVerifier(t, is.URL, &clock{t: t0}, func(o *oauth.Options) { o.Claims = tc.mapping })
+			got, err := v.Verify(context.Background(), rsa.Sign(tc.claims, nil))
+			if tc.detail == "" {
+				wantReason(t, err, "")
+			} else {
+				wantReason(t, err, oauth.ReasonClaims)
+				if !strings.Contains(err.Error(), tc.detail) || !strings.Contains(logs.String(), tc.detail) {
+					t.Errorf("Verify = %v, log %q; want both to say %q", err, logs, tc.detail)
+				}
+				if strings.Contains(err.Error()+logs.String(), "globex") {
+					t.Errorf("the token's tenant leaked: %v\n%s", err, logs)
+				}
+			}
+			if !equalPrincipal(got, tc.want) {
+				t.Errorf("Verify = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
