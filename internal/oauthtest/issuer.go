@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -51,8 +52,14 @@ type Issuer struct {
 // alice of tenant acme with scope, valid for five minutes. kv changes them
 // in pairs (name, value); a nil value removes the claim.
 func (is *Issuer) Claims(audience, scope string, now time.Time, kv ...any) map[string]any {
-	c := map[string]any{"iss": is.URL, "aud": audience, "sub": "alice", "tenant": "acme",
-		"scope": scope, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
+	return With(map[string]any{"iss": is.URL, "aud": audience, "sub": "alice", "tenant": "acme",
+		"scope": scope, "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}, kv...)
+}
+
+// With returns a copy of m (claims, a JWK) changed by kv in pairs (name,
+// value); a nil value removes the member.
+func With(m map[string]any, kv ...any) map[string]any {
+	c := maps.Clone(m)
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] == nil {
 			delete(c, kv[i].(string))

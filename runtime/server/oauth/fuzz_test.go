@@ -70,15 +70,31 @@ func FuzzParseKeySet(f *testing.F) {
 	f.Add(`{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB"}]}`)
 	f.Add(`{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`)
 	f.Add(`{"keys":null}`)
+	f.Add(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"a"},{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"a"},"x",{"kid":5}]}`)
 	f.Fuzz(func(t *testing.T, set string) {
 		allowed := []Algorithm{ES256, EdDSA}
-		keys, err := parseKeySet([]byte(set), allowed)
+		keys, skipped, err := parseKeySet([]byte(set), allowed)
 		if err != nil {
 			return
 		}
+		type slot struct {
+			kid string
+			alg Algorithm
+		}
+		seen := map[slot]bool{}
 		for _, k := range keys {
 			if !slices.Contains(allowed, k.alg) || k.pub == nil {
 				t.Fatalf("parseKeySet(%s) gave %+v", set, k)
+			}
+			if s := (slot{k.kid, k.alg}); k.kid != "" && seen[s] {
+				t.Fatalf("parseKeySet(%s) gave two keys with kid %q for %s", set, k.kid, k.alg)
+			} else {
+				seen[s] = true
+			}
+		}
+		for _, s := range skipped {
+			if s.why == "" {
+				t.Fatalf("parseKeySet(%s) skipped %+v without saying why", set, s)
 			}
 		}
 	})

@@ -22,9 +22,10 @@ const minRSABits = 2048
 
 // key is one usable verification key of a key set.
 type key struct {
-	kid string
-	alg Algorithm // the algorithm the key serves
-	pub crypto.PublicKey
+	kid   string
+	alg   Algorithm // the algorithm the key serves
+	pub   crypto.PublicKey
+	index int // its place in the set, for messages
 }
 
 // jwk is the members of a JWK that verification reads (RFC 7517, 7518, 8037).
@@ -42,55 +43,112 @@ type jwk struct {
 	D   string   `json:"d"`
 }
 
+// skippedKey is a key of a set that the verifier does not use, and why.
+type skippedKey struct {
+	index int    // its place in the set's "keys"
+	kid   string // "" when it has none (or none that is a string)
+	why   string // holds no key material
+	// defect is true for a key of a type the verifier reads that is
+	// malformed, weak, ambiguous or private (an operator should look),
+	// false for a key meant for something else (encryption, another
+	// algorithm or curve).
+	defect bool
+}
+
+func (s skippedKey) String() string {
+	return fmt.Sprintf("key %d (kid %q): %s", s.index, truncate(s.kid, 64), s.why)
+}
+
 // parseKeySet parses a JWK Set and returns the keys that can verify one of
-// the algorithms in allowed. Keys for other uses ("use":"enc"), other
-// algorithms, or types this package does not verify are skipped, as RFC
-// 7517 §5 allows; a key of a known type that is malformed (a point off
-// its curve, a short RSA modulus, private material) is an error, since it
-// means the set is not what the operator thinks.
-func parseKeySet(data []byte, allowed []Algorithm) ([]key, error) {
+// the algorithms in allowed, and the keys it skipped. A key it cannot use
+// is skipped, not fatal, since real providers publish mixed sets: keys
+// for other uses ("use":"enc"), other algorithms or curves, types this
+// package does not verify (RFC 7517 §5), and keys that are malformed, too
+// weak (an RSA modulus under 2048 bits) or published with their private
+// part, none of which may verify anything while the others still should.
+// Two different keys with one kid serving one algorithm are ambiguous
+// (RFC 7517 §4.5): neither is used. Only a set that is not a JSON object
+// with a "keys" array is an error.
+func parseKeySet(data []byte, allowed []Algorithm) ([]key, []skippedKey, error) {
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(data, &set); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKeySet, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrKeySet, err)
 	}
 	if set.Keys == nil {
-		return nil, fmt.Errorf("%w: no \"keys\" array", ErrKeySet)
+		return nil, nil, fmt.Errorf("%w: no \"keys\" array", ErrKeySet)
 	}
 	var keys []key
+	var skipped []skippedKey
 	for i, raw := range set.Keys {
 		var j jwk
 		if err := json.Unmarshal(raw, &j); err != nil {
-			return nil, fmt.Errorf("%w: key %d: %v", ErrKeySet, i, err)
-		}
-		if j.Use != "" && j.Use != "sig" {
+			var named struct{ Kid any }
+			json.Unmarshal(raw, &named)
+			kid, _ := named.Kid.(string)
+			skipped = append(skipped, skippedKey{index: i, kid: kid, why: "not a JWK: " + err.Error(), defect: true})
 			continue
 		}
-		if j.Ops != nil && !slices.Contains(j.Ops, "verify") {
+		ks, why, defect := j.keys(allowed)
+		if why != "" {
+			skipped = append(skipped, skippedKey{index: i, kid: j.Kid, why: why, defect: defect})
 			continue
-		}
-		ks, err := j.keys()
-		if err != nil {
-			return nil, fmt.Errorf("%w: key %d (kid %q): %v", ErrKeySet, i, truncate(j.Kid, 64), err)
 		}
 		for _, k := range ks {
-			if slices.Contains(allowed, k.alg) {
-				keys = append(keys, k)
-			}
+			k.index = i
+			keys = append(keys, k)
 		}
 	}
-	return keys, nil
+	keys, dups := dropAmbiguous(keys)
+	return keys, append(skipped, dups...), nil
 }
 
-// keys converts j to one key per algorithm it serves: an RSA key serves
-// RS256 and PS256, an EC key ES256, an Ed25519 key EdDSA and Ed25519,
-// and a key whose "alg" names an algorithm serves that one only. None
-// without error means a key type or algorithm this package does not
-// verify.
-func (j *jwk) keys() ([]key, error) {
-	if j.D != "" {
-		return nil, errors.New("holds private key material")
+// dropAmbiguous removes the keys whose kid another, different key has
+// for the same algorithm, and reports each such kid once; a key
+// published twice is kept once.
+func dropAmbiguous(keys []key) ([]key, []skippedKey) {
+	type slot struct {
+		kid string
+		alg Algorithm
+	}
+	first := map[slot]key{}
+	bad := map[slot]bool{}
+	var skipped []skippedKey
+	out := keys[:0:0]
+	for _, k := range keys {
+		s := slot{k.kid, k.alg}
+		f, seen := first[s]
+		switch {
+		case k.kid == "" || !seen:
+			first[s] = k
+			out = append(out, k)
+		case f.pub.(interface{ Equal(crypto.PublicKey) bool }).Equal(k.pub):
+			// The same key again: one key.
+		case !bad[s]:
+			bad[s] = true
+			skipped = append(skipped, skippedKey{index: k.index, kid: k.kid, defect: true,
+				why: fmt.Sprintf("another key of the set has kid %q for %s", truncate(k.kid, 64), k.alg)})
+		}
+	}
+	if len(bad) == 0 {
+		return out, nil
+	}
+	return slices.DeleteFunc(out, func(k key) bool { return bad[slot{k.kid, k.alg}] }), skipped
+}
+
+// keys converts j to one key per algorithm of allowed it serves: an RSA
+// key serves RS256 and PS256, an EC key ES256, an Ed25519 key EdDSA and
+// Ed25519, and a key whose "alg" names an algorithm serves that one
+// only. A key it cannot use yields why (and whether that is a defect).
+func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {
+	switch {
+	case j.Use != "" && j.Use != "sig":
+		return nil, fmt.Sprintf("use %q, not sig", truncate(j.Use, 32)), false
+	case j.Ops != nil && !slices.Contains(j.Ops, "verify"):
+		return nil, "key_ops without verify", false
+	case j.D != "":
+		return nil, "holds private key material", true
 	}
 	k := key{kid: j.Kid}
 	var algs []Algorithm
@@ -103,62 +161,66 @@ func (j *jwk) keys() ([]key, error) {
 		n, err := b64.DecodeString(j.N)
 		n = bytes.TrimLeft(n, "\x00")
 		if err != nil || len(n) == 0 {
-			return nil, errors.New("bad modulus")
+			return nil, "bad modulus", true
 		}
 		e, err := b64.DecodeString(j.E)
 		e = bytes.TrimLeft(e, "\x00")
 		if err != nil || len(e) == 0 || len(e) > 4 {
-			return nil, errors.New("bad exponent")
+			return nil, "bad exponent", true
 		}
 		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
 		if pub.N.BitLen() < minRSABits {
-			return nil, fmt.Errorf("modulus of %d bits (at least %d)", pub.N.BitLen(), minRSABits)
+			return nil, fmt.Sprintf("modulus of %d bits (at least %d)", pub.N.BitLen(), minRSABits), true
 		}
 		if pub.E < 3 || pub.E%2 == 0 {
-			return nil, errors.New("bad exponent")
+			return nil, "bad exponent", true
 		}
 		k.pub = pub
 	case "EC":
 		if j.Crv != "P-256" {
-			return nil, nil
+			return nil, fmt.Sprintf("curve %q is not P-256", truncate(j.Crv, 32)), false
 		}
 		algs = []Algorithm{ES256}
 		x, errX := b64.DecodeString(j.X)
 		y, errY := b64.DecodeString(j.Y)
 		if errX != nil || errY != nil || len(x) != 32 || len(y) != 32 {
-			return nil, errors.New("bad P-256 point")
+			return nil, "bad P-256 point", true
 		}
 		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
 		if err != nil {
-			return nil, errors.New("bad P-256 point")
+			return nil, "bad P-256 point", true
 		}
 		k.pub = pub
 	case "OKP":
 		if j.Crv != "Ed25519" {
-			return nil, nil
+			return nil, fmt.Sprintf("curve %q is not Ed25519", truncate(j.Crv, 32)), false
 		}
 		algs = []Algorithm{EdDSA, Ed25519}
 		x, err := b64.DecodeString(j.X)
 		if err != nil || len(x) != ed25519.PublicKeySize {
-			return nil, errors.New("bad Ed25519 key")
+			return nil, "bad Ed25519 key", true
 		}
 		k.pub = ed25519.PublicKey(x)
 	default:
-		return nil, nil
+		return nil, fmt.Sprintf("key type %q is not RSA, EC or OKP", truncate(j.Kty, 32)), false
 	}
 	// A key that names its algorithm serves that one only.
 	if j.Alg != "" {
 		if !slices.Contains(algs, Algorithm(j.Alg)) {
-			return nil, nil
+			return nil, fmt.Sprintf("alg %q is not accepted for a key of type %s", truncate(j.Alg, 32), j.Kty), false
 		}
 		algs = []Algorithm{Algorithm(j.Alg)}
 	}
-	var keys []key
 	for _, a := range algs {
-		k.alg = a
-		keys = append(keys, k)
+		if slices.Contains(allowed, a) {
+			k.alg = a
+			keys = append(keys, k)
+		}
 	}
-	return keys, nil
+	if keys == nil {
+		return nil, fmt.Sprintf("serves %v, none of them accepted", algs), false
+	}
+	return keys, "", false
 }
 
 // truncate shortens s to at most n bytes for a message.

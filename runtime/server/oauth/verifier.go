@@ -70,8 +70,10 @@ type Options struct {
 	// toolgate_oauth_key_set_fetches_total{result} (ok, error). Nil
 	// means no metrics.
 	Registerer prometheus.Registerer
-	// Logger receives refusals (their Reason only) at debug level and key
-	// set fetches at info/warn. Nil means slog.Default().
+	// Logger receives refusals (their Reason only) at debug level, key
+	// set fetches at info/warn, and each key a fetch skipped (once, with
+	// its kid and why) at info, or warn for a defective one. Nil means
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -105,10 +107,11 @@ type Verifier struct {
 	keys      []key
 	fetchedAt time.Time // the last successful fetch
 
-	refreshing atomic.Bool   // a background refetch is running
-	fetchSem   chan struct{} // holds a token during a fetch: one at a time
-	triedAt    time.Time     // the last fetch attempt, successful or not, under fetchSem
-	jwksURL    string        // resolved from discovery, under fetchSem
+	refreshing atomic.Bool     // a background refetch is running
+	fetchSem   chan struct{}   // holds a token during a fetch: one at a time
+	triedAt    time.Time       // the last fetch attempt, successful or not, under fetchSem
+	jwksURL    string          // resolved from discovery, under fetchSem
+	skipped    map[string]bool // the keys the last fetch skipped (kid, why), under fetchSem
 }
 
 // New validates opts and returns a Verifier. It does no I/O: the key set
@@ -399,14 +402,43 @@ func (v *Verifier) fetch(ctx context.Context) ([]key, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := parseKeySet(data, v.algs)
+	keys, skipped, err := parseKeySet(data, v.algs)
 	if err != nil {
 		return nil, err
 	}
+	v.logSkipped(skipped)
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: no key for %v", ErrKeySet, v.algs)
+		why := make([]string, 0, maxSkipsNamed)
+		for _, s := range skipped[:min(len(skipped), maxSkipsNamed)] {
+			why = append(why, s.String())
+		}
+		return nil, fmt.Errorf("%w: no usable key for %v among %d (%s)", ErrKeySet, v.algs, len(skipped), strings.Join(why, "; "))
 	}
 	return keys, nil
+}
+
+// maxSkipsNamed bounds the skipped keys an error names.
+const maxSkipsNamed = 4
+
+// logSkipped logs each key the set's fetch skipped, once: a key skipped
+// by the previous fetch too is not logged again. Callers serialize
+// fetches.
+func (v *Verifier) logSkipped(skipped []skippedKey) {
+	seen := make(map[string]bool, len(skipped))
+	for _, s := range skipped {
+		id := s.kid + "\x00" + s.why
+		seen[id] = true
+		if v.skipped[id] {
+			continue
+		}
+		level := slog.LevelInfo
+		if s.defect {
+			level = slog.LevelWarn
+		}
+		v.log.Log(context.Background(), level, "oauth: key set key skipped", "issuer", v.opts.Issuer,
+			"key", s.index, "kid", truncate(s.kid, 64), "why", s.why)
+	}
+	v.skipped = seen
 }
 
 // discover reads "jwks_uri" from the issuer's OpenID Connect discovery

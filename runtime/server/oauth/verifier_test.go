@@ -676,3 +676,119 @@ func TestFetchWaiterLeaves(t *testing.T) {
 	}
 	wantReason(t, <-first, oauth.ReasonUnknownKey)
 }
+
+// serveKeySet makes is serve a key set of the given JWKs (maps, or any
+// JSON value, to publish a member that is not a key).
+func serveKeySet(is *oauthtest.Issuer, keys ...any) {
+	set, _ := json.Marshal(map[string]any{"keys": keys})
+	is.ServeJWKS(func(w http.ResponseWriter, r *http.Request) { w.Write(set) })
+}
+
+// TestKeySetUnusableKeys: real providers publish mixed key sets (keys for
+// encryption, other curves, algorithms rotated out, a key some tool wrote
+// wrong). A key the verifier cannot use is skipped and logged once with
+// its kid and why; the set's other keys keep working. A set without any
+// usable key is an error that says why each key was skipped.
+func TestKeySetUnusableKeys(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	good := oauthtest.NewKey(t, "good", "ES256")
+	ec := oauthtest.NewKey(t, "bad", "ES256").JWK()
+	ed := oauthtest.NewKey(t, "bad", "EdDSA").JWK()
+	rsa := oauthtest.NewKey(t, "bad", "RS256").JWK()
+	small := append([]byte{0xc0}, bytes.Repeat([]byte{0x5a}, 127)...) // a 1024-bit modulus
+	tests := []struct {
+		name string
+		jwk  any
+		why  string
+	}{
+		{"unknown kty", map[string]any{"kty": "XYZ", "kid": "bad"}, `key type \"XYZ\" is not RSA, EC or OKP`},
+		{"no kty", map[string]any{"kid": "bad", "x": ec["x"]}, `key type \"\" is not RSA, EC or OKP`},
+		{"symmetric key", map[string]any{"kty": "oct", "kid": "bad", "k": "c2VjcmV0"}, `key type \"oct\" is not RSA, EC or OKP`},
+		{"EC on P-384", oauthtest.With(ec, "crv", "P-384"), `curve \"P-384\" is not P-256`},
+		{"OKP on X25519", oauthtest.With(ed, "crv", "X25519"), `curve \"X25519\" is not Ed25519`},
+		{"RSA of 1024 bits", oauthtest.With(rsa, "n", base64.RawURLEncoding.EncodeToString(small)), "modulus of 1024 bits (at least 2048)"},
+		{"RSA without e", oauthtest.With(rsa, "e", nil), "bad exponent"},
+		{"RSA without n", oauthtest.With(rsa, "n", nil), "bad modulus"},
+		{"EC without y", oauthtest.With(ec, "y", nil), "bad P-256 point"},
+		{"OKP without x", oauthtest.With(ed, "x", nil), "bad Ed25519 key"},
+		{"for encryption", oauthtest.With(ec, "use", "enc"), `use \"enc\", not sig`},
+		{"key_ops without verify", oauthtest.With(ec, "key_ops", []string{"encrypt"}), "key_ops without verify"},
+		{"private part published", oauthtest.With(ec, "d", "c2VjcmV0"), "holds private key material"},
+		{"alg rotated out", oauthtest.With(rsa, "alg", "RS384"), `alg \"RS384\" is not accepted`},
+		{"kid not a string", oauthtest.With(ec, "kid", 5), "not a JWK"},
+		{"not an object", "bad", "not a JWK"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clock{t: t0}
+			v, logs := newVerifier(t, is.URL, c, nil)
+			serveKeySet(is, tc.jwk, good.JWK())
+			if _, err := v.Verify(context.Background(), good.Sign(claims(is, c.Now()), nil)); err != nil {
+				t.Fatalf("a token of the good key beside the unusable one: %v\n%s", err, logs)
+			}
+			line := func() string {
+				for l := range strings.Lines(logs.String()) {
+					if strings.Contains(l, `msg="oauth: key set key skipped"`) {
+						return l
+					}
+				}
+				return ""
+			}()
+			// A member that is not a JWK has no kid to name.
+			wantKid := tc.name != "not an object" && tc.name != "kid not a string"
+			if !strings.Contains(line, tc.why) || wantKid != strings.Contains(line, "kid=bad") {
+				t.Errorf("the skip line = %q, want it to name kid bad and say %q\n%s", line, tc.why, logs)
+			}
+			// A refetch finds the same key: it is not logged again.
+			c.Add(2 * time.Minute)
+			v.Verify(context.Background(), oauthtest.NewKey(t, "new", "ES256").Sign(claims(is, c.Now()), nil))
+			if n, f := strings.Count(logs.String(), "key set key skipped"), is.JWKSFetches(); n != 1 || f < 2 {
+				t.Errorf("after %d fetches the key was logged %d times, want once:\n%s", f, n, logs)
+			}
+
+			w, _ := newVerifier(t, is.URL, c, nil)
+			serveKeySet(is, tc.jwk)
+			err := w.Refresh(context.Background())
+			if !errors.Is(err, oauth.ErrKeySet) || !strings.Contains(err.Error(), "no usable key") || !strings.Contains(err.Error(), strings.ReplaceAll(tc.why, `\"`, `"`)) {
+				t.Errorf("Refresh of a set of only that key = %v, want %v saying %q", err, oauth.ErrKeySet, tc.why)
+			}
+		})
+	}
+}
+
+// TestKeySetDuplicateKid: two different keys of one algorithm under one
+// kid are ambiguous (RFC 7517 §4.5 wants distinct kids), so that kid
+// verifies nothing (a token naming it is refused, unknown_key) and is
+// logged, while the other keys keep working. The same key published twice
+// is one key, and one kid on keys of different types (§4.5's exception)
+// serves each type's algorithms.
+func TestKeySetDuplicateKid(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	good := oauthtest.NewKey(t, "good", "EdDSA")
+	dupA, dupB := oauthtest.NewKey(t, "dup", "ES256"), oauthtest.NewKey(t, "dup", "ES256")
+	twin := oauthtest.NewKey(t, "twin", "RS256")
+	multiRSA, multiEC := oauthtest.NewKey(t, "multi", "RS256"), oauthtest.NewKey(t, "multi", "ES256")
+	serveKeySet(is, good.JWK(), dupA.JWK(), dupB.JWK(), twin.JWK(), twin.JWK(), multiRSA.JWK(), multiEC.JWK())
+	v, logs := newVerifier(t, is.URL, &clock{t: t0}, nil)
+	tests := []struct {
+		name  string
+		token string
+		err   oauth.Reason
+	}{
+		{"the first key of the duplicate kid", dupA.Sign(claims(is, t0), nil), oauth.ReasonUnknownKey},
+		{"the second key of the duplicate kid", dupB.Sign(claims(is, t0), nil), oauth.ReasonUnknownKey},
+		{"another key of the set", good.Sign(claims(is, t0), nil), ""},
+		{"the same key twice", twin.Sign(claims(is, t0), nil), ""},
+		{"one kid, RSA", multiRSA.Sign(claims(is, t0), nil), ""},
+		{"one kid, EC", multiEC.Sign(claims(is, t0), nil), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(context.Background(), tc.token)
+			wantReason(t, err, tc.err)
+		})
+	}
+	if want := `kid=dup why="another key of the set has kid \"dup\" for ES256"`; strings.Count(logs.String(), want) != 1 {
+		t.Errorf("the log does not say once %s:\n%s", want, logs)
+	}
+}
