@@ -171,6 +171,9 @@ func (is *Issuer) ServeJWKS(h http.HandlerFunc) {
 // JWKSFetches returns how often the key set was fetched.
 func (is *Issuer) JWKSFetches() int { return int(is.jwksHits.Load()) }
 
+// Discoveries returns how often the discovery document was fetched.
+func (is *Issuer) Discoveries() int { return int(is.discovered.Load()) }
+
 // KeySet returns the published keys as a JWK Set.
 func (is *Issuer) KeySet() []byte {
 	is.mu.Lock()

@@ -22,10 +22,12 @@ const (
 	// never are).
 	ReasonAlgorithm Reason = "algorithm"
 	// ReasonUnknownKey: no key of the issuer's key set has the token's
-	// "kid" and algorithm, even after a refetch (or a refetch was not
-	// allowed yet, or failed).
+	// "kid" and algorithm (for a token without "kid": serves its
+	// algorithm), even after a refetch (or a refetch was not allowed
+	// yet, or failed).
 	ReasonUnknownKey Reason = "unknown_key"
-	// ReasonSignature: the signature does not verify.
+	// ReasonSignature: the signature does not verify (with any key
+	// serving the algorithm, for a token without "kid").
 	ReasonSignature Reason = "signature"
 	// ReasonIssuer: "iss" is not Options.Issuer.
 	ReasonIssuer Reason = "issuer"

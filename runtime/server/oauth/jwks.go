@@ -17,6 +17,11 @@ import (
 // ErrKeySet wraps every error reading a JSON Web Key Set.
 var ErrKeySet = errors.New("oauth: invalid key set")
 
+// maxKeys bounds the keys of a set that are read, so that a token
+// without "kid" costs a bounded number of signature checks; providers
+// publish a handful.
+const maxKeys = 100
+
 // minRSABits is the smallest RSA modulus accepted (RFC 7518 §3.3).
 const minRSABits = 2048
 
@@ -67,8 +72,9 @@ func (s skippedKey) String() string {
 // weak (an RSA modulus under 2048 bits) or published with their private
 // part, none of which may verify anything while the others still should.
 // Two different keys with one kid serving one algorithm are ambiguous
-// (RFC 7517 §4.5): neither is used. Only a set that is not a JSON object
-// with a "keys" array is an error.
+// (RFC 7517 §4.5): neither is used. Keys after the first maxKeys are
+// skipped. Only a set that is not a JSON object with a "keys" array is
+// an error.
 func parseKeySet(data []byte, allowed []Algorithm) ([]key, []skippedKey, error) {
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
@@ -81,6 +87,11 @@ func parseKeySet(data []byte, allowed []Algorithm) ([]key, []skippedKey, error) 
 	}
 	var keys []key
 	var skipped []skippedKey
+	if n := len(set.Keys); n > maxKeys {
+		skipped = append(skipped, skippedKey{index: maxKeys, defect: true,
+			why: fmt.Sprintf("the set has %d keys; those after the first %d are not read", n, maxKeys)})
+		set.Keys = set.Keys[:maxKeys]
+	}
 	for i, raw := range set.Keys {
 		var j jwk
 		if err := json.Unmarshal(raw, &j); err != nil {

@@ -103,9 +103,10 @@ type Verifier struct {
 	metaURL string // the resource_metadata URL of the challenges
 	metrics *metrics
 
-	mu        sync.RWMutex
-	keys      []key
-	fetchedAt time.Time // the last successful fetch
+	mu         sync.RWMutex
+	keys       []key
+	fetchedAt  time.Time // the last successful fetch
+	generation int       // counts successful fetches
 
 	refreshing atomic.Bool     // a background refetch is running
 	fetchSem   chan struct{}   // holds a token during a fetch: one at a time
@@ -249,12 +250,8 @@ func (v *Verifier) verify(ctx context.Context, token string) (tools.Principal, e
 	if !slices.Contains(v.algs, t.alg) {
 		return tools.Principal{}, tokenError(ReasonAlgorithm)
 	}
-	k, err := v.key(ctx, t.kid, t.alg)
-	if err != nil {
+	if err := v.checkSignature(ctx, t); err != nil {
 		return tools.Principal{}, err
-	}
-	if !verifySignature(t, k.pub) {
-		return tools.Principal{}, tokenError(ReasonSignature)
 	}
 	// Only now, with the signature good, do the claims mean anything.
 	if iss, ok := t.claims["iss"].(string); !ok {
@@ -289,33 +286,49 @@ func (v *Verifier) verify(ctx context.Context, token string) (tools.Principal, e
 	return v.opts.Claims.principal(t.claims)
 }
 
-// key returns the key for kid and alg, fetching the key set when it has
-// none yet or lacks kid (a rotation), at most once per
+// checkSignature verifies t with the key set: the key with t's kid
+// serving t's algorithm or, for a token without kid, each key serving
+// it. The set is fetched when it has none yet, lacks the kid (a
+// rotation), or has no key that verifies a token without kid (a
+// rotation at a provider that writes no kid), at most once per
 // MinRefreshInterval. A set older than MaxKeyAge that has the key is
 // refetched in the background; the key serves meanwhile.
-func (v *Verifier) key(ctx context.Context, kid string, alg Algorithm) (key, error) {
+func (v *Verifier) checkSignature(ctx context.Context, t *jws) error {
 	v.mu.RLock()
-	k, found := v.lookup(kid, alg)
+	keys, gen := v.candidates(t.kid, t.alg), v.generation
 	stale := v.fetchedAt.IsZero() || v.now().Sub(v.fetchedAt) > v.maxAge
 	v.mu.RUnlock()
-	if found && !stale {
-		return k, nil
-	}
-	if found {
-		// A stale set still has the key: refetch in the background, so
-		// a slow or unreachable issuer does not hold up tokens it signed.
-		v.refreshInBackground(ctx)
-		return k, nil
+	if len(keys) > 0 {
+		if stale {
+			// A slow or unreachable issuer must not hold up the
+			// tokens of the keys in hand.
+			v.refreshInBackground(ctx)
+		}
+		if verifiesAny(t, keys) {
+			return nil
+		}
+		if t.kid != "" {
+			return tokenError(ReasonSignature)
+		}
 	}
 	// Whether this caller fetched, another just did (errTooSoon), or the
 	// fetch failed (the keys are unchanged), the key set now in hand decides.
 	_ = v.refresh(ctx, false)
 	v.mu.RLock()
-	defer v.mu.RUnlock()
-	if k, found = v.lookup(kid, alg); !found {
-		return key{}, tokenError(ReasonUnknownKey)
+	again, changed := v.candidates(t.kid, t.alg), v.generation != gen
+	v.mu.RUnlock()
+	switch {
+	case len(again) == 0:
+		return tokenError(ReasonUnknownKey)
+	case (changed || len(keys) == 0) && verifiesAny(t, again):
+		return nil
 	}
-	return k, nil
+	return tokenError(ReasonSignature)
+}
+
+// verifiesAny reports whether one of keys verifies t.
+func verifiesAny(t *jws, keys []key) bool {
+	return slices.ContainsFunc(keys, func(k key) bool { return verifySignature(t, k.pub) })
 }
 
 // refreshInBackground starts a refetch unless one is running.
@@ -329,19 +342,18 @@ func (v *Verifier) refreshInBackground(ctx context.Context) {
 	}()
 }
 
-// lookup finds the key with kid serving alg; a token without "kid"
-// matches when exactly one key serves alg. Callers hold mu.
-func (v *Verifier) lookup(kid string, alg Algorithm) (key, bool) {
+// candidates returns the keys that may verify a token of kid and alg:
+// the one with that kid serving alg (the set has no two), or, for a
+// token without kid, every key serving alg (at most maxKeys). Callers
+// hold mu.
+func (v *Verifier) candidates(kid string, alg Algorithm) []key {
 	var match []key
 	for _, k := range v.keys {
 		if k.alg == alg && (kid == "" || k.kid == kid) {
 			match = append(match, k)
 		}
 	}
-	if len(match) != 1 {
-		return key{}, false
-	}
-	return match[0], true
+	return match
 }
 
 // errTooSoon is refresh's answer inside MinRefreshInterval.
@@ -384,6 +396,7 @@ func (v *Verifier) refresh(ctx context.Context, force bool) error {
 	}
 	v.mu.Lock()
 	v.keys, v.fetchedAt = keys, now
+	v.generation++
 	v.mu.Unlock()
 	v.log.Info("oauth: key set fetched", "issuer", v.opts.Issuer, "keys", len(keys))
 	return nil

@@ -435,7 +435,7 @@ func TestMetrics(t *testing.T) {
 // TestKeySetShapes: tokens against key sets as real providers publish
 // them. RSA keys serve RS256 and PS256 (RFC 7518 §3.3, §3.5) unless
 // their JWK names one "alg"; a key whose "use" is "enc" verifies nothing;
-// a token without "kid" needs exactly one key of its algorithm.
+// a token without "kid" is tried on each key of its algorithm.
 func TestKeySetShapes(t *testing.T) {
 	is := oauthtest.NewIssuer(t)
 	rs := is.Key("rsa-1")                            // "alg":"RS256"
@@ -455,24 +455,32 @@ func TestKeySetShapes(t *testing.T) {
 	ed2.JWKExtra = map[string]any{"alg": "Ed25519"}
 	is.Publish(rs, ps, bare, enc, is.Key("ec-1"), ec2, is.Key("ed-1"), zero, ed2)
 	now := t0
-	tests := []struct {
-		name  string
-		token string
-		err   oauth.Reason
-	}{
+	v, _ := newVerifier(t, is.URL, &clock{t: now}, nil)
+	verifyEach(t, v, []tokenCase{
 		{"PS256 key", ps.Sign(claims(is, now), nil), ""},
 		{"RS256 on a key without alg", bare.Sign(claims(is, now), nil), ""},
 		{"PS256 on a key without alg", bare.Sign(claims(is, now), map[string]any{"alg": "PS256"}), ""},
 		{"PS256 on a key whose alg is RS256", rs.Sign(claims(is, now), map[string]any{"alg": "PS256"}), oauth.ReasonUnknownKey},
 		{"RS256 on a key whose alg is PS256", ps.Sign(claims(is, now), map[string]any{"alg": "RS256"}), oauth.ReasonUnknownKey},
 		{"key for encryption", enc.Sign(claims(is, now), nil), oauth.ReasonUnknownKey},
-		{"no kid, several keys of the algorithm", ec2.Sign(claims(is, now), map[string]any{"kid": nil}), oauth.ReasonUnknownKey},
+		{"no kid, several keys of the algorithm", ec2.Sign(claims(is, now), map[string]any{"kid": nil}), ""},
 		{"no kid, one key of the algorithm", is.Key("ed-1").Sign(claims(is, now), map[string]any{"kid": nil}), ""},
 		{"modulus with a leading zero octet", zero.Sign(claims(is, now), nil), ""},
 		{"Ed25519 (RFC 9864) on its key", ed2.Sign(claims(is, now), map[string]any{"alg": "Ed25519"}), ""},
 		{"EdDSA on a key whose alg is Ed25519", ed2.Sign(claims(is, now), nil), oauth.ReasonUnknownKey},
-	}
-	v, _ := newVerifier(t, is.URL, &clock{t: now}, nil)
+	})
+}
+
+// tokenCase is a token and the reason Verify refuses it ("" for none).
+type tokenCase struct {
+	name  string
+	token string
+	err   oauth.Reason
+}
+
+// verifyEach verifies each case's token with v, in a subtest named by it.
+func verifyEach(t *testing.T, v *oauth.Verifier, tests []tokenCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := v.Verify(context.Background(), tc.token)
@@ -770,25 +778,114 @@ func TestKeySetDuplicateKid(t *testing.T) {
 	multiRSA, multiEC := oauthtest.NewKey(t, "multi", "RS256"), oauthtest.NewKey(t, "multi", "ES256")
 	serveKeySet(is, good.JWK(), dupA.JWK(), dupB.JWK(), twin.JWK(), twin.JWK(), multiRSA.JWK(), multiEC.JWK())
 	v, logs := newVerifier(t, is.URL, &clock{t: t0}, nil)
-	tests := []struct {
-		name  string
-		token string
-		err   oauth.Reason
-	}{
+	verifyEach(t, v, []tokenCase{
 		{"the first key of the duplicate kid", dupA.Sign(claims(is, t0), nil), oauth.ReasonUnknownKey},
 		{"the second key of the duplicate kid", dupB.Sign(claims(is, t0), nil), oauth.ReasonUnknownKey},
 		{"another key of the set", good.Sign(claims(is, t0), nil), ""},
 		{"the same key twice", twin.Sign(claims(is, t0), nil), ""},
 		{"one kid, RSA", multiRSA.Sign(claims(is, t0), nil), ""},
 		{"one kid, EC", multiEC.Sign(claims(is, t0), nil), ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := v.Verify(context.Background(), tc.token)
-			wantReason(t, err, tc.err)
-		})
-	}
+	})
 	if want := `kid=dup why="another key of the set has kid \"dup\" for ES256"`; strings.Count(logs.String(), want) != 1 {
 		t.Errorf("the log does not say once %s:\n%s", want, logs)
+	}
+}
+
+// TestNoKid: a token without "kid" (providers with one key often leave it
+// out, and keep leaving it out after adding a second) is verified with
+// each key that serves its algorithm, and accepted when one verifies;
+// "none", HS256 and an algorithm no key serves stay refused. One that no
+// key verifies may mean a rotation: it refetches the set, at most once per
+// MinRefreshInterval, like an unknown kid.
+func TestNoKid(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rs := is.Key("rsa-1") // "alg":"RS256"
+	bare := oauthtest.NewKey(t, "rsa-bare", "RS256")
+	bare.JWKExtra = map[string]any{"alg": nil}
+	ec1, ec2, ec3 := is.Key("ec-1"), oauthtest.NewKey(t, "ec-2", "ES256"), oauthtest.NewKey(t, "ec-3", "ES256")
+	is.Publish(rs, bare, ec1, ec2, ec3, is.Key("ed-1"))
+	stranger := oauthtest.NewKey(t, "ec-9", "ES256")
+	c := &clock{t: t0}
+	v, _ := newVerifier(t, is.URL, c, nil)
+	noKid := map[string]any{"kid": nil}
+	verifyEach(t, v, []tokenCase{
+		{"ES256, the last of three EC keys", ec3.Sign(claims(is, t0), noKid), ""},
+		{"ES256, the first of three EC keys", ec1.Sign(claims(is, t0), noKid), ""},
+		{"RS256, a key without alg beside one with", bare.Sign(claims(is, t0), noKid), ""},
+		{"PS256 on the key whose alg is RS256", rs.Sign(claims(is, t0), map[string]any{"kid": nil, "alg": "PS256"}), oauth.ReasonSignature},
+		{"PS256 on the key without alg", bare.Sign(claims(is, t0), map[string]any{"kid": nil, "alg": "PS256"}), ""},
+		{"EdDSA, one key", is.Key("ed-1").Sign(claims(is, t0), noKid), ""},
+		{"RS256 header on an EC signature", ec1.Sign(claims(is, t0), map[string]any{"kid": nil, "alg": "RS256"}), oauth.ReasonSignature},
+		{"a stranger's ES256 key", stranger.Sign(claims(is, t0), noKid), oauth.ReasonSignature},
+		{"alg none", oauthtest.Unsigned(map[string]any{"alg": "none"}, claims(is, t0)), oauth.ReasonAlgorithm},
+		{"HS256 with a public key as secret", oauthtest.HS256(rs.PublicKeyPEM(), "", claims(is, t0)), oauth.ReasonAlgorithm},
+		{"Ed25519 on the key whose alg is EdDSA", is.Key("ed-1").Sign(claims(is, t0), map[string]any{"kid": nil, "alg": "Ed25519"}), oauth.ReasonUnknownKey},
+	})
+	if n := is.JWKSFetches(); n != 1 {
+		t.Errorf("key set fetches = %d, want 1 (tokens no key verifies within the interval refetch nothing)", n)
+	}
+	// The provider rotates to a new key and still writes no kid: the
+	// first token of it after the interval refetches, once.
+	next := oauthtest.NewKey(t, "ec-next", "ES256")
+	is.Publish(next)
+	c.Add(2 * time.Minute)
+	for i := range 3 {
+		if _, err := v.Verify(context.Background(), next.Sign(claims(is, c.Now()), noKid)); err != nil {
+			t.Fatalf("token %d of the rotated-in key without kid: %v", i, err)
+		}
+	}
+	if n := is.JWKSFetches(); n != 2 {
+		t.Errorf("key set fetches = %d, want 2", n)
+	}
+	for range 5 {
+		_, err := v.Verify(context.Background(), stranger.Sign(claims(is, c.Now()), noKid))
+		wantReason(t, err, oauth.ReasonSignature)
+	}
+	if n := is.JWKSFetches(); n != 2 {
+		t.Errorf("key set fetches after 5 forged tokens without kid = %d, want still 2", n)
+	}
+}
+
+// TestUnknownKidRefetch: a token naming a kid the set lacks refetches the
+// set once (not discovery again, not twice for one token), and the same
+// kid within MinRefreshInterval refetches nothing more.
+func TestUnknownKidRefetch(t *testing.T) {
+	is, c, v, _ := warmVerifier(t, "ec-1")
+	c.Add(2 * time.Minute)
+	token := oauthtest.NewKey(t, "ghost", "ES256").Sign(claims(is, c.Now()), nil)
+	for i := range 3 {
+		_, err := v.Verify(context.Background(), token)
+		wantReason(t, err, oauth.ReasonUnknownKey)
+		if n := is.JWKSFetches(); n != 2 {
+			t.Fatalf("after the unknown kid's token %d: key set fetches = %d, want 2", i, n)
+		}
+	}
+	if n := is.Discoveries(); n != 1 {
+		t.Errorf("discovery fetches = %d, want 1", n)
+	}
+}
+
+// TestKeySetCap: a verifier reads at most the first 100 keys of a set
+// (providers publish a handful), so a token without kid costs at most
+// that many signature checks; the rest are skipped, and said so once.
+func TestKeySetCap(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	many := oauthtest.NewKey(t, "k", "ES256")
+	last := oauthtest.NewKey(t, "last", "ES256")
+	var keys []any
+	for i := range 100 {
+		keys = append(keys, oauthtest.With(many.JWK(), "kid", fmt.Sprint("k", i)))
+	}
+	serveKeySet(is, append(keys, last.JWK())...)
+	v, logs := newVerifier(t, is.URL, &clock{t: t0}, nil)
+	verifyEach(t, v, []tokenCase{
+		{"the first key", many.Sign(claims(is, t0), map[string]any{"kid": "k0"}), ""},
+		{"the 100th key", many.Sign(claims(is, t0), map[string]any{"kid": "k99"}), ""},
+		{"the 101st key", last.Sign(claims(is, t0), nil), oauth.ReasonUnknownKey},
+		{"no kid, a key among the first 100", many.Sign(claims(is, t0), map[string]any{"kid": nil}), ""},
+		{"no kid, the 101st key", last.Sign(claims(is, t0), map[string]any{"kid": nil}), oauth.ReasonSignature},
+	})
+	if want := "the set has 101 keys; those after the first 100 are not read"; strings.Count(logs.String(), want) != 1 {
+		t.Errorf("the log does not say once %q:\n%s", want, logs)
 	}
 }
