@@ -27,7 +27,7 @@ type oauthFlags struct {
 	issuer, audience, jwksURL        string
 	principalClaim, tenantClaim      string
 	tenant, scopeClaim, algs, scopes string
-	leeway, minRefresh               time.Duration
+	leeway, minRefresh, fetchTimeout time.Duration
 }
 
 func (o *oauthFlags) register(fs *flag.FlagSet) {
@@ -42,6 +42,7 @@ func (o *oauthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.scopes, "oauth-scopes", "", "scopes_supported of the resource metadata, comma-separated (default: the catalog's scopes and approvals:grant)")
 	fs.DurationVar(&o.leeway, "oauth-leeway", 30*time.Second, "clock skew tolerated on exp, nbf and iat (at most 5m)")
 	fs.DurationVar(&o.minRefresh, "oauth-min-refresh", time.Minute, "least time between two fetches of the key set (an unknown kid refetches it)")
+	fs.DurationVar(&o.fetchTimeout, "oauth-fetch-timeout", 10*time.Second, "most time a fetch of the issuer's discovery document and key set may take, and a request wait on it (at most 1m)")
 }
 
 // enabled reports whether any OAuth flag was given.
@@ -73,8 +74,12 @@ func (o *oauthFlags) options(scopes []string, log *slog.Logger, reg prometheus.R
 	if leeway == 0 {
 		leeway = -1 // none, not the default
 	}
+	if o.fetchTimeout <= 0 {
+		return nil, errors.New("--oauth-fetch-timeout must be positive (at most 1m): a fetch is always bounded")
+	}
 	v, err := oauth.New(&oauth.Options{Issuer: o.issuer, Audience: o.audience, JWKSURL: o.jwksURL,
-		Algorithms: algs, Leeway: leeway, MinRefreshInterval: o.minRefresh, ScopesSupported: scopes, Logger: log, Registerer: reg,
+		Algorithms: algs, Leeway: leeway, MinRefreshInterval: o.minRefresh, FetchTimeout: o.fetchTimeout,
+		ScopesSupported: scopes, Logger: log, Registerer: reg,
 		Claims: oauth.ClaimMapping{Principal: o.principalClaim, Tenant: o.tenantClaim, FixedTenant: o.tenant, Scopes: o.scopeClaim}})
 	if err != nil {
 		return nil, errors.New(strings.Replace(err.Error(), "oauth: Options.", "OAuth option ", 1))
@@ -84,7 +89,7 @@ func (o *oauthFlags) options(scopes []string, log *slog.Logger, reg prometheus.R
 
 // verifier builds the Verifier (its counters in reg, when set) and fetches
 // the key set once, so that a wrong issuer or JWKS URL stops the program
-// at start.
+// at start; --oauth-fetch-timeout bounds that fetch.
 func (o *oauthFlags) verifier(ctx context.Context, snap *tools.Snapshot, log *slog.Logger, reg prometheus.Registerer) (*oauth.Verifier, error) {
 	scopes := splitList(o.scopes)
 	if len(scopes) == 0 {
@@ -96,9 +101,7 @@ func (o *oauthFlags) verifier(ctx context.Context, snap *tools.Snapshot, log *sl
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := v.Refresh(rctx); err != nil {
+	if err := v.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("the issuer's key set: %w", err)
 	}
 	return v, nil

@@ -61,8 +61,16 @@ type Options struct {
 	// wait for it, and are accepted while it fails. Zero means 1 hour.
 	MaxKeyAge time.Duration
 	// HTTPClient fetches the discovery document and the key set. Nil
-	// means a client with a 10 second timeout.
+	// means a client of its own (FetchTimeout bounds its fetches).
 	HTTPClient *http.Client
+	// FetchTimeout bounds each fetch of the discovery document and the
+	// key set, together, whatever HTTPClient's own timeout: a stalled
+	// issuer cannot hold the start ([Verifier.Refresh]) or a request
+	// longer. A request waiting on a fetch waits at most until its own
+	// context ends or this bound, whichever comes first; the fetch itself
+	// goes on to the bound for the requests after it. Zero means 10
+	// seconds; it may not be negative or exceed 1 minute.
+	FetchTimeout time.Duration
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 	// Registerer, when set, receives the counters
@@ -83,8 +91,11 @@ const maxDocumentBytes = 1 << 20
 // algorithms are the algorithms a Verifier can accept, its default.
 var algorithms = []Algorithm{RS256, PS256, ES256, EdDSA, Ed25519}
 
-// fetchTimeout bounds a refetch a token caused (discovery and key set).
-const fetchTimeout = 10 * time.Second
+// The default and the largest Options.FetchTimeout.
+const (
+	defaultFetchTimeout = 10 * time.Second
+	maxFetchTimeout     = time.Minute
+)
 
 // Verifier validates bearer JWTs of one issuer for one resource and maps
 // them to principals ([Verifier.Verify]). It is safe for concurrent use.
@@ -108,11 +119,20 @@ type Verifier struct {
 	fetchedAt  time.Time // the last successful fetch
 	generation int       // counts successful fetches
 
-	refreshing atomic.Bool     // a background refetch is running
-	fetchSem   chan struct{}   // holds a token during a fetch: one at a time
-	triedAt    time.Time       // the last fetch attempt, successful or not, under fetchSem
-	jwksURL    string          // resolved from discovery, under fetchSem
-	skipped    map[string]bool // the keys the last fetch skipped (kid, why), under fetchSem
+	refreshing   atomic.Bool // a background refetch is running
+	fetchTimeout time.Duration
+	fetchMu      sync.Mutex
+	inflight     *fetchCall // the fetch under way, under fetchMu: one at a time
+	triedAt      time.Time  // the last fetch attempt, successful or not, under fetchMu
+	// Only the fetch under way reads and writes these.
+	jwksURL string          // resolved from discovery
+	skipped map[string]bool // the keys the last fetch skipped (kid, why)
+}
+
+// fetchCall is a fetch of the key set that requests wait on.
+type fetchCall struct {
+	done chan struct{} // closed when err is set
+	err  error
 }
 
 // New validates opts and returns a Verifier. It does no I/O: the key set
@@ -136,7 +156,7 @@ func New(opts *Options) (*Verifier, error) {
 	}
 	v := &Verifier{opts: o, algs: slices.Clone(algorithms), leeway: 30 * time.Second,
 		client: o.HTTPClient, now: o.Now, log: o.Logger, minGap: time.Minute, maxAge: time.Hour, jwksURL: o.JWKSURL,
-		fetchSem: make(chan struct{}, 1)}
+		fetchTimeout: defaultFetchTimeout}
 	if o.Algorithms != nil {
 		if len(o.Algorithms) == 0 {
 			return nil, errors.New("oauth: Options.Algorithms is empty")
@@ -165,8 +185,16 @@ func New(opts *Options) (*Verifier, error) {
 	if o.MaxKeyAge > 0 {
 		v.maxAge = o.MaxKeyAge
 	}
+	switch {
+	case o.FetchTimeout < 0:
+		return nil, errors.New("oauth: Options.FetchTimeout may not be negative")
+	case o.FetchTimeout > maxFetchTimeout:
+		return nil, errors.New("oauth: Options.FetchTimeout exceeds 1 minute")
+	case o.FetchTimeout > 0:
+		v.fetchTimeout = o.FetchTimeout
+	}
 	if v.client == nil {
-		v.client = &http.Client{Timeout: 10 * time.Second}
+		v.client = &http.Client{}
 	}
 	if v.now == nil {
 		v.now = time.Now
@@ -217,8 +245,8 @@ func isLoopback(host string) bool {
 // Verify validates token and returns its claims mapped to a principal. A
 // refused token is an error wrapping ErrInvalidToken (a *TokenError says
 // why). A key set fetch the token causes serves every request waiting on
-// it, so it outlives ctx (up to 10 seconds); ctx's values reach the
-// HTTP client.
+// it, so it outlives ctx (up to [Options.FetchTimeout]), but the token
+// waits for it only while ctx lasts; ctx's values reach the HTTP client.
 func (v *Verifier) Verify(ctx context.Context, token string) (tools.Principal, error) {
 	p, err := v.verify(ctx, token)
 	if err != nil {
@@ -367,39 +395,62 @@ func (v *Verifier) Refresh(ctx context.Context) error {
 }
 
 func (v *Verifier) refresh(ctx context.Context, force bool) error {
-	// Wait for a fetch under way only as long as the caller does: a
-	// request whose client left is answered with the keys in hand.
-	select {
-	case v.fetchSem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	v.fetchMu.Lock()
+	if c := v.inflight; c != nil {
+		v.fetchMu.Unlock()
+		return c.wait(ctx)
 	}
-	defer func() { <-v.fetchSem }()
+	v.mu.RLock()
+	never := v.fetchedAt.IsZero()
+	v.mu.RUnlock()
 	now := v.now()
-	if !v.triedAt.IsZero() && now.Sub(v.triedAt) < v.minGap && !(force && v.fetchedAt.IsZero()) {
+	if !v.triedAt.IsZero() && now.Sub(v.triedAt) < v.minGap && !(force && never) {
+		v.fetchMu.Unlock()
 		// Another caller may have just fetched what this one needs.
 		return errTooSoon
 	}
 	v.triedAt = now
-	if !force {
-		// The fetch serves every request waiting for it: one caller
-		// going away must not cancel it (and spend the interval).
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
-		defer cancel()
+	c := &fetchCall{done: make(chan struct{})}
+	v.inflight = c
+	v.fetchMu.Unlock()
+	// The fetch serves every request waiting for it: one caller going
+	// away must not cancel it (and spend the interval), so it runs on its
+	// own, bounded by FetchTimeout.
+	go v.run(context.WithoutCancel(ctx), c, now)
+	return c.wait(ctx)
+}
+
+// wait returns c's error once it is done, or ctx's once ctx ends: a
+// request whose client left is answered with the keys in hand.
+func (c *fetchCall) wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+}
+
+// run fetches the key set for c, started at now, and installs it.
+func (v *Verifier) run(ctx context.Context, c *fetchCall, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, v.fetchTimeout)
+	defer cancel()
 	keys, err := v.fetch(ctx)
 	v.metrics.fetch(err)
 	if err != nil {
 		v.log.Warn("oauth: key set fetch failed", "issuer", v.opts.Issuer, "error", err)
-		return err
+	} else {
+		v.mu.Lock()
+		v.keys, v.fetchedAt = keys, now
+		v.generation++
+		v.mu.Unlock()
+		v.log.Info("oauth: key set fetched", "issuer", v.opts.Issuer, "keys", len(keys))
 	}
-	v.mu.Lock()
-	v.keys, v.fetchedAt = keys, now
-	v.generation++
-	v.mu.Unlock()
-	v.log.Info("oauth: key set fetched", "issuer", v.opts.Issuer, "keys", len(keys))
-	return nil
+	v.fetchMu.Lock()
+	v.inflight = nil
+	v.fetchMu.Unlock()
+	c.err = err
+	close(c.done)
 }
 
 // fetch reads the key set, resolving its URL from discovery the first time.

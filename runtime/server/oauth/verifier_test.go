@@ -355,6 +355,8 @@ func TestNewOptions(t *testing.T) {
 		{"relative audience", oauth.Options{Issuer: "https://id.example.com", Audience: "gw"}, "not an absolute URL"},
 		{"audience with fragment", oauth.Options{Issuer: "https://id.example.com", Audience: resource + "#x"}, "not an absolute URL"},
 		{"leeway too large", oauth.Options{Issuer: "https://id.example.com", Audience: resource, Leeway: time.Hour}, "Leeway"},
+		{"fetch timeout negative", oauth.Options{Issuer: "https://id.example.com", Audience: resource, FetchTimeout: -time.Second}, "Options.FetchTimeout may not be negative"},
+		{"fetch timeout too long", oauth.Options{Issuer: "https://id.example.com", Audience: resource, FetchTimeout: 2 * time.Minute}, "Options.FetchTimeout exceeds 1 minute"},
 		{"ok on loopback", oauth.Options{Issuer: "http://127.0.0.1:9", Audience: "http://localhost:8080"}, ""},
 	}
 	for _, tc := range tests {
@@ -887,5 +889,62 @@ func TestKeySetCap(t *testing.T) {
 	})
 	if want := "the set has 101 keys; those after the first 100 are not read"; strings.Count(logs.String(), want) != 1 {
 		t.Errorf("the log does not say once %q:\n%s", want, logs)
+	}
+}
+
+// TestFetchFollowsWaiter: a request that caused a refetch waits for it
+// only as long as its own context lasts: when its client leaves while
+// the issuer hangs, it is answered at once (refused), and the fetch goes
+// on for the requests after it.
+func TestFetchFollowsWaiter(t *testing.T) {
+	is, c, v, _ := warmVerifier(t, "ec-1")
+	entered, release, done := hangJWKS(is)
+	c.Add(2 * time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	answered := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, oauthtest.NewKey(t, "a", "ES256").Sign(claims(is, c.Now()), nil))
+		answered <- err
+	}()
+	<-entered
+	cancel()
+	err := <-answered
+	close(release)
+	wantReason(t, err, oauth.ReasonUnknownKey)
+	if !<-done {
+		t.Error("the request whose client left waited for the fetch it caused")
+	}
+}
+
+// TestFetchTimeout: Options.FetchTimeout bounds every fetch, so a stalled
+// issuer cannot hold a request, or the start, longer than that: a token
+// that needs a refetch is refused (unknown_key) with a WARN naming the
+// deadline, and Refresh returns the deadline's error, even with an
+// HTTPClient that has no timeout of its own.
+func TestFetchTimeout(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	stall := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	c := &clock{t: t0}
+	v, logs := newVerifier(t, is.URL, c, func(o *oauth.Options) {
+		o.FetchTimeout = 50 * time.Millisecond
+		o.HTTPClient = &http.Client{}
+	})
+	is.ServeJWKS(stall)
+	if err := v.Refresh(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Refresh from a stalled issuer = %v, want %v", err, context.DeadlineExceeded)
+	}
+	is.ServeJWKS(nil)
+	if err := v.Refresh(context.Background()); err != nil {
+		t.Fatalf("Refresh = %v", err)
+	}
+	is.ServeJWKS(stall)
+	c.Add(2 * time.Minute)
+	_, err := v.Verify(context.Background(), oauthtest.NewKey(t, "new", "ES256").Sign(claims(is, c.Now()), nil))
+	wantReason(t, err, oauth.ReasonUnknownKey)
+	if !strings.Contains(logs.String(), `level=WARN msg="oauth: key set fetch failed"`) || !strings.Contains(logs.String(), "context deadline exceeded") {
+		t.Errorf("no WARN line naming the deadline:\n%s", logs)
+	}
+	if _, err := v.Verify(context.Background(), is.Key("ec-1").Sign(claims(is, c.Now()), nil)); err != nil {
+		t.Errorf("a token of a key in hand while the issuer stalls: %v", err)
 	}
 }
