@@ -202,19 +202,22 @@ func audience(claims map[string]any) ([]string, bool) {
 
 // nearMiss describes how the values of a claim (named as claim) missed
 // want, the configured value (named as what): by a trailing slash, by
-// letter case, or entirely. It holds no claim text, so it may be logged.
+// letter case, or entirely, and names want. It holds no claim text, so
+// it may be logged: the configured value is no secret (the resource
+// metadata publishes both).
 func nearMiss(claim, what string, got []string, want string) string {
+	expected := " (expected " + truncate(want, 128) + ")"
 	for _, g := range got {
 		switch {
 		case g == want+"/":
-			return claim + " has a trailing slash the " + what + " lacks"
+			return claim + " has a trailing slash the " + what + " lacks" + expected
 		case g+"/" == want:
-			return "the " + what + " has a trailing slash " + claim + " lacks"
+			return "the " + what + " has a trailing slash " + claim + " lacks" + expected
 		case strings.EqualFold(g, want):
-			return claim + " differs from the " + what + " in letter case"
+			return claim + " differs from the " + what + " in letter case" + expected
 		}
 	}
-	return claim + " is another " + what
+	return claim + " is another " + what + expected
 }
 
 func or(s, def string) string {

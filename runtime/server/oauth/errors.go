@@ -46,9 +46,9 @@ const (
 type TokenError struct {
 	Reason Reason
 	// Detail, when set, says more for an operator: how "iss" or "aud"
-	// missed the configured value (a trailing slash, letter case), or
-	// which claim has the wrong type or size. Like Reason it never holds
-	// token or claim text.
+	// missed the configured value (a trailing slash, letter case), with
+	// that value, or which claim has the wrong type or size. Like Reason
+	// it never holds token or claim text.
 	Detail string
 }
 

@@ -948,3 +948,46 @@ func TestFetchTimeout(t *testing.T) {
 		t.Errorf("a token of a key in hand while the issuer stalls: %v", err)
 	}
 }
+
+// TestIssuerExact: "iss" must be the configured issuer character for
+// character (RFC 9068 §4, OpenID Connect Core §3.1.3.7 "exactly match"):
+// no URL normalization of a trailing slash, letter case or a default
+// port, since an issuer that wrote another form is another issuer as far
+// as the specifications go, and normalizing would let a look-alike in.
+// The refusal names the expected issuer and how iss missed it, never the
+// token or iss's value.
+func TestIssuerExact(t *testing.T) {
+	is := oauthtest.NewIssuer(t)
+	rsa := is.Key("rsa-1")
+	tests := []struct {
+		name, issuer, iss string
+		detail            string // "" means accepted
+	}{
+		{"equal", "https://idp.example", "https://idp.example", ""},
+		{"equal, both with a slash (Auth0)", "https://idp.example/", "https://idp.example/", ""},
+		{"iss with a trailing slash", "https://idp.example", "https://idp.example/", "iss has a trailing slash the issuer lacks (expected https://idp.example)"},
+		{"issuer with a trailing slash", "https://idp.example/", "https://idp.example", "the issuer has a trailing slash iss lacks (expected https://idp.example/)"},
+		{"iss in upper case", "https://idp.example", "HTTPS://IDP.EXAMPLE", "iss differs from the issuer in letter case (expected https://idp.example)"},
+		{"iss with the default port", "https://idp.example", "https://idp.example:443", "iss is another issuer (expected https://idp.example)"},
+		{"iss with a path", "https://login.example/tenant-a/v2.0", "https://login.example/tenant-b/v2.0", "iss is another issuer (expected https://login.example/tenant-a/v2.0)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, logs := newVerifier(t, tc.issuer, &clock{t: t0}, func(o *oauth.Options) { o.JWKSURL = is.JWKSURL })
+			token := rsa.Sign(claims(is, t0, "iss", tc.iss), nil)
+			_, err := v.Verify(context.Background(), token)
+			if tc.detail == "" {
+				wantReason(t, err, "")
+				return
+			}
+			wantReason(t, err, oauth.ReasonIssuer)
+			if !strings.Contains(err.Error(), tc.detail) || !strings.Contains(logs.String(), tc.detail) {
+				t.Errorf("Verify = %v, log %q; want both to say %q", err, logs, tc.detail)
+			}
+			out := err.Error() + logs.String()
+			if slices.ContainsFunc([]string{token, ":443", "tenant-b", "IDP"}, func(s string) bool { return strings.Contains(out, s) }) {
+				t.Errorf("the error or log holds the token or iss: %v\n%s", err, logs)
+			}
+		})
+	}
+}
