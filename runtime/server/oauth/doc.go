@@ -14,6 +14,9 @@
 // cached, refetched when a token names an unknown "kid" (key rotation) at
 // most once per [Options.MinRefreshInterval] (a flood of bogus kids cannot
 // hammer the issuer), and refetched when older than [Options.MaxKeyAge].
+// Every fetch is bounded by [Options.FetchTimeout]. A key the verifier
+// cannot use (another use, type or curve; malformed; too weak; an
+// ambiguous kid) is skipped and logged; the set's other keys serve.
 //
 // The claims map to the principal as [ClaimMapping] documents: "sub" is
 // the principal, a configurable claim ("tenant" by default, "tid" for

@@ -388,8 +388,11 @@ func (v *Verifier) candidates(kid string, alg Algorithm) []key {
 var errTooSoon = errors.New("oauth: key set fetched too recently")
 
 // Refresh fetches the issuer's key set now, unless another fetch happened
-// within MinRefreshInterval. A program calls it at start to find a wrong
-// issuer or JWKS URL at once; after that the Verifier refreshes by itself.
+// within MinRefreshInterval (a fetch under way is joined). It returns
+// when the fetch is done, failing after [Options.FetchTimeout], or when
+// ctx ends, whichever is first; the fetch itself does not end with ctx.
+// A program calls it at start to find a wrong issuer or JWKS URL at
+// once; after that the Verifier refreshes by itself.
 func (v *Verifier) Refresh(ctx context.Context) error {
 	return v.refresh(ctx, true)
 }
