@@ -394,6 +394,7 @@ func TestOAuthUsage(t *testing.T) {
 		{"serve: http issuer", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", "http://id.example.com", "--oauth-audience", aud}, "must be https"},
 		{"serve: bad algorithm", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-algs", "HS256"}, "HS256"},
 		{"serve: leeway too large", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-leeway", "1h"}, "Leeway"},
+		{"serve: fixed tenant too long", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-tenant", strings.Repeat("t", 257)}, "FixedTenant is over 256 bytes"},
 		{"serve: fetch timeout too long", []string{"serve", "--tools", "x.json", "--data", "d", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-fetch-timeout", "1h"}, "FetchTimeout exceeds 1 minute"},
 		{"mcp serve: fetch timeout zero", []string{"mcp", "serve", "--tools", "x.json", "--http", ":0", "--oauth-issuer", iss, "--oauth-audience", aud, "--oauth-fetch-timeout", "0s"}, "--oauth-fetch-timeout"},
 		{"mcp serve: OAuth on stdio", []string{"mcp", "serve", "--tools", "x.json", "--principal", "p", "--tenant", "t", "--oauth-issuer", iss, "--oauth-audience", aud}, "need --http"},

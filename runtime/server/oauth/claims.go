@@ -33,7 +33,8 @@ type ClaimMapping struct {
 	// deployment whose issuer has no tenant claim). A token whose Tenant
 	// claim is present and names another tenant (compared exactly), or is
 	// not a non-empty string, is refused (ReasonClaims): its issuer serves
-	// several tenants, and the token was issued for another one.
+	// several tenants, and the token was issued for another one. It may
+	// not exceed [MaxClaimBytes] nor have surrounding spaces.
 	FixedTenant string
 	// Scopes is the claim holding the scopes, a space-separated string or
 	// an array of strings. Empty means "scope", else "scp".

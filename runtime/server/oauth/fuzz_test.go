@@ -30,7 +30,7 @@ func FuzzParseJWS(f *testing.F) {
 
 // FuzzClaimMapping: the mapping never panics, and a principal it returns
 // has a non-empty ID and tenant within MaxClaimBytes and scopes without
-// spaces.
+// spaces; with a fixed tenant, the tenant is always that one.
 func FuzzClaimMapping(f *testing.F) {
 	for _, s := range []string{
 		`{"sub":"alice","tenant":"acme","scope":"a b"}`,
@@ -39,19 +39,26 @@ func FuzzClaimMapping(f *testing.F) {
 		`{"sub":"","tenant":"acme"}`,
 		`{"sub":"alice","tenant":7,"scope":["a b"]}`,
 	} {
-		f.Add(s, "", "")
-		f.Add(s, "tid", "scp")
+		f.Add(s, "", "", "")
+		f.Add(s, "tid", "scp", "")
+		f.Add(s, "", "", "acme")
 	}
-	f.Fuzz(func(t *testing.T, claims, tenantClaim, scopeClaim string) {
+	f.Fuzz(func(t *testing.T, claims, tenantClaim, scopeClaim, fixed string) {
 		var c map[string]any
 		dec := json.NewDecoder(strings.NewReader(claims))
 		dec.UseNumber()
 		if dec.Decode(&c) != nil {
 			return
 		}
-		p, err := ClaimMapping{Tenant: tenantClaim, Scopes: scopeClaim}.principal(c)
+		if len(fixed) > MaxClaimBytes || strings.TrimSpace(fixed) != fixed {
+			return // New refuses such a fixed tenant (TestNewOptions)
+		}
+		p, err := ClaimMapping{Tenant: tenantClaim, Scopes: scopeClaim, FixedTenant: fixed}.principal(c)
 		if err != nil {
 			return
+		}
+		if fixed != "" && p.Tenant != fixed {
+			t.Fatalf("principal(%s) with fixed tenant %q = tenant %q", claims, fixed, p.Tenant)
 		}
 		if p.ID == "" || p.Tenant == "" || len(p.ID) > MaxClaimBytes || len(p.Tenant) > MaxClaimBytes {
 			t.Fatalf("principal(%s) = %+v", claims, p)

@@ -202,10 +202,14 @@ func New(opts *Options) (*Verifier, error) {
 	if v.log == nil {
 		v.log = slog.Default()
 	}
-	for name, c := range map[string]string{"Principal": o.Claims.Principal, "Tenant": o.Claims.Tenant, "Scopes": o.Claims.Scopes} {
+	for name, c := range map[string]string{"Principal": o.Claims.Principal, "Tenant": o.Claims.Tenant, "FixedTenant": o.Claims.FixedTenant, "Scopes": o.Claims.Scopes} {
 		if strings.TrimSpace(c) != c {
 			return nil, fmt.Errorf("oauth: Options.Claims.%s has surrounding spaces", name)
 		}
+	}
+	// A fixed tenant is every principal's: it obeys a tenant claim's bound.
+	if len(o.Claims.FixedTenant) > MaxClaimBytes {
+		return nil, fmt.Errorf("oauth: Options.Claims.FixedTenant is over %d bytes", MaxClaimBytes)
 	}
 	v.metaURL = MetadataURL(o.Audience)
 	var err error

@@ -355,6 +355,8 @@ func TestNewOptions(t *testing.T) {
 		{"relative audience", oauth.Options{Issuer: "https://id.example.com", Audience: "gw"}, "not an absolute URL"},
 		{"audience with fragment", oauth.Options{Issuer: "https://id.example.com", Audience: resource + "#x"}, "not an absolute URL"},
 		{"leeway too large", oauth.Options{Issuer: "https://id.example.com", Audience: resource, Leeway: time.Hour}, "Leeway"},
+		{"fixed tenant too long", oauth.Options{Issuer: "https://id.example.com", Audience: resource, Claims: oauth.ClaimMapping{FixedTenant: strings.Repeat("t", oauth.MaxClaimBytes+1)}}, "Options.Claims.FixedTenant is over 256 bytes"},
+		{"fixed tenant with spaces", oauth.Options{Issuer: "https://id.example.com", Audience: resource, Claims: oauth.ClaimMapping{FixedTenant: " acme"}}, "Options.Claims.FixedTenant has surrounding spaces"},
 		{"fetch timeout negative", oauth.Options{Issuer: "https://id.example.com", Audience: resource, FetchTimeout: -time.Second}, "Options.FetchTimeout may not be negative"},
 		{"fetch timeout too long", oauth.Options{Issuer: "https://id.example.com", Audience: resource, FetchTimeout: 2 * time.Minute}, "Options.FetchTimeout exceeds 1 minute"},
 		{"ok on loopback", oauth.Options{Issuer: "http://127.0.0.1:9", Audience: "http://localhost:8080"}, ""},
