@@ -38,6 +38,15 @@ type calcServe struct {
 	count, data    string
 }
 
+// mcp is the --mcp value of calc, named calc. Its environment comes on its
+// command line: a stdio server gets only a default environment of
+// toolgate's own (tools/mcp), not the variables a test gives serve. They
+// are CALC_COUNT and the FIFOs of slowEnv, which slow_add uses.
+func (s *calcServe) mcp() string {
+	return "calc=env CALC_COUNT=" + s.count + " CALC_STARTED=" + filepath.Join(s.dir, "started") +
+		" CALC_RELEASE=" + filepath.Join(s.dir, "release") + " " + s.calc
+}
+
 func newCalcServe(t *testing.T) *calcServe {
 	t.Helper()
 	toolgate, calc := buildForServe(t)
@@ -47,7 +56,7 @@ func newCalcServe(t *testing.T) *calcServe {
 }
 
 // start starts `toolgate serve` with env and args and returns once it said
-// where it listens.
+// where it listens. env is serve's, not calc's (see mcp).
 func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args ...string) *serveProcess {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, s.toolgate, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
@@ -57,10 +66,9 @@ func (s *calcServe) start(t *testing.T, ctx context.Context, env []string, args 
 
 // slowEnv makes the FIFOs calc's slow_add writes when it starts
 // (CALC_STARTED) and reads before it returns (CALC_RELEASE), so that a test
-// holds a call in flight without sleeping, and returns them with calc's
-// environment (the two and CALC_COUNT); it skips the test where there are
-// no FIFOs.
-func (s *calcServe) slowEnv(t *testing.T) (started, release string, env []string) {
+// holds a call in flight without sleeping, and returns them; it skips the
+// test where there are no FIFOs.
+func (s *calcServe) slowEnv(t *testing.T) (started, release string) {
 	t.Helper()
 	started, release = filepath.Join(s.dir, "started"), filepath.Join(s.dir, "release")
 	for _, f := range []string{started, release} {
@@ -68,7 +76,7 @@ func (s *calcServe) slowEnv(t *testing.T) (started, release string, env []string
 			t.Skipf("no FIFOs here: %v", err)
 		}
 	}
-	return started, release, []string{"CALC_STARTED=" + started, "CALC_RELEASE=" + release, "CALC_COUNT=" + s.count}
+	return started, release
 }
 
 // auditVerifies wants `toolgate audit verify --data data` to pass (after:
@@ -81,15 +89,13 @@ func auditVerifies(t *testing.T, ctx context.Context, data, after string) {
 	}
 }
 
-// startStdio starts `mcp serve` over stdio over calc with env and extra
-// flags, as alice of acme with --data, and sends it what a client sends
+// startStdio starts `mcp serve` over stdio over calc with extra flags, as alice of acme with --data, and sends it what a client sends
 // to call calc/slow_add {"a":1,"b":2}; it returns once serve answered
 // initialize, with serve's stdin.
-func (s *calcServe) startStdio(t *testing.T, env []string, extra ...string) (*testenv.Process, io.WriteCloser) {
+func (s *calcServe) startStdio(t *testing.T, extra ...string) (*testenv.Process, io.WriteCloser) {
 	t.Helper()
 	cmd := exec.Command(s.toolgate, append([]string{"mcp", "serve", "--principal", "alice", "--tenant", "acme",
-		"--mcp", "calc=" + s.calc, "--data", s.data}, extra...)...)
-	cmd.Env = append(os.Environ(), env...)
+		"--mcp", s.mcp(), "--data", s.data}, extra...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -125,12 +131,12 @@ func stopClean(t *testing.T, p *serveProcess) {
 	}
 }
 
-// replaysAfterRestart starts serve again on env and args (the same --data),
+// replaysAfterRestart starts serve again on args (the same --data),
 // wants call (what) answered from the store, stops serve and wants calc to
 // have run once in all.
-func (s *calcServe) replaysAfterRestart(t *testing.T, ctx context.Context, env, args []string, call, what string) {
+func (s *calcServe) replaysAfterRestart(t *testing.T, ctx context.Context, args []string, call, what string) {
 	t.Helper()
-	p := s.start(t, ctx, env, args...)
+	p := s.start(t, ctx, nil, args...)
 	status, out := p.post(t, "tok-a", "/v1/tools/call", call)
 	if status != 200 || out["cached"] != true {
 		t.Errorf("%s after a restart = %d %v, want the cached replay", what, status, out)
@@ -153,10 +159,9 @@ func TestServeGoUpstream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
-	args := []string{"--tools", github, "--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data")}
-	env := []string{"CALC_COUNT=" + s.count}
+	args := []string{"--tools", github, "--mcp", s.mcp(), "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data")}
 
-	p := s.start(t, ctx, env, args...)
+	p := s.start(t, ctx, nil, args...)
 	resp, err := http.Get(p.url + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("/healthz = %v, %v", resp, err)
@@ -198,7 +203,7 @@ func TestServeGoUpstream(t *testing.T) {
 
 	// Restart on the same data: the recorded call is still answered from
 	// the store, and the upstream ran once in all.
-	s.replaysAfterRestart(t, ctx, env, args, call, "the call")
+	s.replaysAfterRestart(t, ctx, args, call, "the call")
 }
 
 // TestServeDrainsOnSIGTERM: a call in flight when SIGTERM arrives finishes,
@@ -208,9 +213,9 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	started, release, env := s.slowEnv(t)
-	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", s.data, "-v"}
-	p := s.start(t, ctx, env, args...)
+	started, release := s.slowEnv(t)
+	args := []string{"--mcp", s.mcp(), "--tokens", s.tokens, "--data", s.data, "-v"}
+	p := s.start(t, ctx, nil, args...)
 
 	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
 	type answer struct {
@@ -254,7 +259,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("serve after SIGTERM with a call in flight: %v (stderr %s)", err, p.Stderr.String())
 	}
 	auditVerifies(t, ctx, s.data, "the drain")
-	s.replaysAfterRestart(t, ctx, env, args, call, "the drained call")
+	s.replaysAfterRestart(t, ctx, args, call, "the drained call")
 }
 
 // TestServeShutdownTimeoutLeavesUncertain: a call still running when
@@ -267,10 +272,10 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	started, _, env := s.slowEnv(t)
-	args := []string{"--mcp", "calc=" + s.calc, "--tokens", s.tokens, "--data", s.data, "--uncertain", "reconcile",
+	started, _ := s.slowEnv(t)
+	args := []string{"--mcp", s.mcp(), "--tokens", s.tokens, "--data", s.data, "--uncertain", "reconcile",
 		"--shutdown-timeout", "1s", "--tool-timeout", "2s", "--lease-grace", "1s"}
-	p := s.start(t, ctx, env, args...)
+	p := s.start(t, ctx, nil, args...)
 	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
 	go func() { // its connection dies with serve: an error is expected, not a failure
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/v1/tools/call", strings.NewReader(call))
@@ -287,7 +292,7 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 	}
 	auditVerifies(t, ctx, s.data, "the abandoned call")
 
-	p = s.start(t, ctx, env, args...)
+	p = s.start(t, ctx, nil, args...)
 	var inProgress int
 	for {
 		resp, body := testenv.Post(t, ctx, p.url+"/v1/tools/call", "tok-a", call)
@@ -324,8 +329,8 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 // as it does on SIGINT or when its stdin closes; the tool ran once.
 func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
-	started, release, env := s.slowEnv(t)
-	p, _ := s.startStdio(t, env)
+	started, release := s.slowEnv(t)
+	p, _ := s.startStdio(t)
 	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
 		t.Fatal(err)
 	}
@@ -360,8 +365,8 @@ func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
 // run again on a retry.
 func TestMCPServeStdioRecordsHeldOutcomeBeforeExit(t *testing.T) {
 	s := newCalcServe(t)
-	started, release, env := s.slowEnv(t)
-	p, in := s.startStdio(t, env, "-v")
+	started, release := s.slowEnv(t)
+	p, in := s.startStdio(t, "-v")
 	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
 		t.Fatal(err)
 	}
@@ -416,10 +421,9 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	started, release, env := s.slowEnv(t)
+	started, release := s.slowEnv(t)
 	cmd := exec.CommandContext(ctx, s.toolgate, "mcp", "serve", "-v", "--http", "127.0.0.1:0",
-		"--mcp", "calc="+s.calc, "--tokens", s.tokens, "--data", s.data)
-	cmd.Env = append(os.Environ(), env...)
+		"--mcp", s.mcp(), "--tokens", s.tokens, "--data", s.data)
 	logs := &testenv.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {

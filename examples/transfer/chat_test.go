@@ -562,12 +562,12 @@ func TestChatModes(t *testing.T) {
 // and a call of one runs on the server.
 func TestChatMCP(t *testing.T) {
 	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
-	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
+	memory := "memory=env MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl") + " node " + filepath.Join(dir, "dist", "index.js")
 	script := writeScript(t, `{"find_tools":"select:create_entities"}`,
 		`{"call":"create_entities","arguments":{"entities":[{"name":"tea","entityType":"drink","observations":["alice likes it"]}]}}`,
 		`{"answer":"Noted."}`)
 	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script,
-		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--once", "remember that I like tea")...)
+		"--mcp", memory, "--once", "remember that I like tea")...)
 	if code != exitOK {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}
@@ -585,7 +585,7 @@ func TestChatMCP(t *testing.T) {
 // chat warns, names them quoted, and the model cannot call them.
 func TestChatMCPPins(t *testing.T) {
 	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
-	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
+	memory := "memory=env MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl") + " node " + filepath.Join(dir, "dist", "index.js")
 	pins := filepath.Join(t.TempDir(), "mcp.pins")
 	// A pin no definition hashes to: create_entities "changed" upstream.
 	lock := "memory/create_entities sha256:" + strings.Repeat("0", 64) + "\n"
@@ -595,7 +595,7 @@ func TestChatMCPPins(t *testing.T) {
 	script := writeScript(t, `{"call":"create_entities","arguments":{"entities":[{"name":"tea","entityType":"drink","observations":["alice likes it"]}]}}`,
 		`{"answer":"Noted."}`)
 	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script,
-		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--pins", pins, "--once", "remember that I like tea")...)
+		"--mcp", memory, "--pins", pins, "--once", "remember that I like tea")...)
 	if code != exitOK {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}
@@ -682,14 +682,14 @@ func TestChatCardsCoverEveryTool(t *testing.T) {
 // lists, which replace the demo catalog's entries of its namespace.
 func TestChatCardsOverMCP(t *testing.T) {
 	dir := testenv.NodeModule(t, "@modelcontextprotocol/server-memory")
-	t.Setenv("MEMORY_FILE_PATH", filepath.Join(t.TempDir(), "memory.jsonl"))
+	memory := "memory=env MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl") + " node " + filepath.Join(dir, "dist", "index.js")
 	overlay := filepath.Join(t.TempDir(), "team.cards.jsonl")
 	if err := os.WriteFile(overlay, []byte(`{"tool":"memory/*","aliases":["the notebook"]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := writeScript(t, `{"answer":"Noted."}`)
 	code, out, errOut := runChatCmd(t, "", chatArgs(t.TempDir(), "--backend", "scripted", "--script", script, "--cards", overlay,
-		"--mcp", "memory=node "+filepath.Join(dir, "dist", "index.js"), "--once", "remember that I like tea")...)
+		"--mcp", memory, "--once", "remember that I like tea")...)
 	if code != exitOK {
 		t.Fatalf("chat = %d, stderr %s\n%s", code, errOut, out)
 	}

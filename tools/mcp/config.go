@@ -22,8 +22,18 @@ type Server struct {
 	Name string `json:"-"`
 	// Command starts a stdio server: the program and its arguments.
 	Command []string `json:"command,omitempty"`
-	// Env adds variables to the command's environment.
+	// Env sets variables of the command's environment. A stdio server is
+	// started with only a default environment (see [DefaultPassEnv]),
+	// the variables PassEnv names and these, never the rest of the
+	// parent's: a secret in toolgate's environment is not the server's.
+	// Env wins over both.
 	Env map[string]string `json:"env,omitempty"`
+	// PassEnv names variables of toolgate's own environment to pass to
+	// the command as they are, beyond [DefaultPassEnv]: a token the
+	// server reads ("GITHUB_PERSONAL_ACCESS_TOKEN"), a proxy
+	// ("HTTPS_PROXY"). A name the environment lacks is logged and
+	// passes nothing. Only for a Command.
+	PassEnv []string `json:"pass_env,omitempty"`
 	// URL is a Streamable HTTP endpoint. Exactly one of Command and URL is set.
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every HTTP request (an Authorization header, say).
@@ -91,6 +101,13 @@ func (s Server) validate() error {
 		return fmt.Errorf("%w: server %q has an empty command", ErrConfig, s.Name)
 	case s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://"):
 		return fmt.Errorf("%w: server %q url %q is not http(s)", ErrConfig, s.Name, s.URL)
+	case s.URL != "" && len(s.PassEnv) > 0:
+		return fmt.Errorf("%w: server %q has pass_env but no command to pass it to", ErrConfig, s.Name)
+	}
+	for i, name := range s.PassEnv {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return fmt.Errorf("%w: server %q pass_env[%d] %q is not a variable name", ErrConfig, s.Name, i, name)
+		}
 	}
 	return nil
 }

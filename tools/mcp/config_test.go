@@ -114,17 +114,21 @@ func TestLoadConfig(t *testing.T) {
 	good := write("good.json", `{"servers":{
 		"memory":{"command":["npx","-y","@modelcontextprotocol/server-memory"],"scopes":["memory:write"],
 		          "tools":{"delete_entities":{"scopes":["memory:admin"],"irreversible":true}}},
-		"docs":{"url":"https://example.com/mcp"}}}`)
+		"docs":{"url":"https://example.com/mcp"},
+		"github":{"command":["npx","-y","@modelcontextprotocol/server-github"],"pass_env":["GITHUB_PERSONAL_ACCESS_TOKEN","HTTPS_PROXY"]}}}`)
 	c, err := LoadConfig(good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	list := c.List()
-	if len(list) != 2 || list[0].Name != "docs" || list[1].Name != "memory" {
-		t.Fatalf("List() = %+v, want docs and memory in order", list)
+	if len(list) != 3 || list[0].Name != "docs" || list[1].Name != "github" || list[2].Name != "memory" {
+		t.Fatalf("List() = %+v, want docs, github and memory in order", list)
 	}
-	if o := list[1].Tools["delete_entities"]; o.Irreversible == nil || !*o.Irreversible {
+	if o := list[2].Tools["delete_entities"]; o.Irreversible == nil || !*o.Irreversible {
 		t.Errorf("override of delete_entities = %+v", o)
+	}
+	if want := []string{"GITHUB_PERSONAL_ACCESS_TOKEN", "HTTPS_PROXY"}; !slices.Equal(list[1].PassEnv, want) {
+		t.Errorf("github's PassEnv = %q, want %q", list[1].PassEnv, want)
 	}
 	for name, text := range map[string]string{
 		"unknown-field.json": `{"servers":{"a":{"command":["x"],"scope":["typo"]}}}`,
@@ -158,6 +162,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{"truncated", "{\"servers\":\n", `c.json:2: unexpected end of input`},
 		{"no command nor url", `{"servers":{"b":{"command":["x"]},"a":{}}}`,
 			`c.json: mcp: invalid server configuration: server "a" has neither command nor url`},
+		{"pass_env not a list", "{\"servers\":{\"a\":{\"command\":[\"x\"],\n\"pass_env\":\"HOME\"}}}",
+			`c.json:2: "pass_env" is a JSON string, want []string`},
+		{"pass_env with =", `{"servers":{"a":{"command":["x"],"pass_env":["GITHUB_TOKEN=abc"]}}}`,
+			`c.json: mcp: invalid server configuration: server "a" pass_env[0] "GITHUB_TOKEN=abc" is not a variable name`},
+		{"pass_env empty name", `{"servers":{"a":{"command":["x"],"pass_env":["HOME",""]}}}`,
+			`c.json: mcp: invalid server configuration: server "a" pass_env[1] "" is not a variable name`},
+		{"pass_env for a url", `{"servers":{"a":{"url":"https://example.com/mcp","pass_env":["HOME"]}}}`,
+			`c.json: mcp: invalid server configuration: server "a" has pass_env but no command to pass it to`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +196,7 @@ func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{
 		`{"servers":{"memory":{"command":["npx","-y","pkg"],"scopes":["m:w"],"tools":{"t":{"irreversible":true}}}}}`,
 		`{"servers":{"docs":{"url":"https://example.com/mcp","headers":{"A":"b"}}}}`,
+		`{"servers":{"gh":{"command":["npx"],"env":{"A":"b"},"pass_env":["GITHUB_TOKEN"]}}}`,
 		`{"servers":{"a":{"command":["x"]},"a":{"command":["y"]}}}`,
 		`{"servers":{"a":{"command":"x"}}}`,
 		`{"servers":`,

@@ -16,6 +16,12 @@
 //		Scopes:  []string{"memory:write"}}, nil)
 //	defer up.Close()
 //
+// A stdio server is started with a default environment
+// ([DefaultPassEnv]: PATH, HOME and the like), the variables its
+// [Server.PassEnv] names and its [Server.Env], never the rest of
+// toolgate's: a secret in the parent's environment is not the server's to
+// read.
+//
 // Each imported tool's handler calls the upstream. Its errors follow the
 // gateway's recording table: a tool error (isError) is a *tools.DomainError;
 // a JSON-RPC error answer or a disconnected server is wrapped by

@@ -276,10 +276,7 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 		t = &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
 	} else {
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
-		cmd.Env = os.Environ()
-		for k, v := range u.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = stdioEnviron(u.cfg, os.LookupEnv, u.opts.Logger)
 		stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
 		cmd.Stderr = stderr
 		t = &stdioTransport{cmd: cmd, terminate: 2 * time.Second, log: u.opts.Logger, server: u.cfg.Name}
