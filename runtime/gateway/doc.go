@@ -96,7 +96,12 @@
 // starts only while its whole timeout and half the grace are left of the
 // lease, so that an outcome within the timeout reaches the store in time;
 // a claim granted later than that (a store slow to answer) is given back
-// and the caller told to retry, nothing having run.
+// and the caller told to retry, nothing having run. So is a claim the
+// store applied although Claim returned an error (its answer lost after
+// the commit): each claim carries a random [store.ClaimRequest.Owner], and
+// after a failed claim the gateway reads the slot's record and gives back
+// the claim its owner shows to be its own, so that the retry runs at once,
+// not as a second attempt after an owner that seemed to vanish.
 // After that a retry of the same call sent to another gateway takes the
 // slot over with a larger fencing token and re-runs the handler with the
 // same key; the old owner's late completion is rejected ([store.ErrFenced]) and its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -169,11 +170,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			g.hold(ctx, f, slot())
 			f.held = true
 		case actClaim:
+			owner := rand.Text()
 			cl, err := g.store.Claim(ctx, store.ClaimRequest{
 				Slot: slot(), Principal: p.ID, Key: f.valid.key, Fingerprint: f.valid.fp, Now: f.start,
-				LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention), TakeOver: f.rerun,
+				LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention), TakeOver: f.rerun, Owner: owner,
 			})
 			if err != nil {
+				g.giveBackLostClaim(rctx, f, slot(), owner)
 				return nil, g.internal(ctx, f, "claim", err)
 			}
 			if cl.Status == store.ClaimAcquired {
@@ -289,6 +292,37 @@ func (g *Gateway) complete(ctx context.Context, f *facts, c store.Completion) er
 	err := ar.CompleteAudited(ctx, c, g.auditEntry(&unfenced, true, n.result, n.err, g.clock.Now().Sub(f.start)))
 	f.audited = err == nil
 	return err
+}
+
+// giveBackLostClaim gives back the claim named owner when the store took
+// it although Claim returned an error (it committed, and its answer was
+// lost): the gateway runs no tool after a failed claim, so nothing ran
+// under it, and the retry the caller is told to send must find the slot as
+// it was, not held by an owner that vanished (IN_PROGRESS until the lease
+// expires, then a previous attempt whose outcome is unknown, or
+// OUTCOME_UNCERTAIN under [UncertainReconcile]). A fresh claim is released;
+// one that took over an earlier attempt's uncertain or expired claim is
+// marked uncertain again, as that attempt left it. When the record is not
+// this claim's, or the store cannot say, the slot stays as it is: its
+// lease bounds it.
+func (g *Gateway) giveBackLostClaim(ctx context.Context, f *facts, slot store.Slot, owner string) {
+	r, err := g.store.Get(ctx, f.valid.key)
+	if err != nil || r.Slot != slot || r.State != store.StateInProgress || r.Owner != owner {
+		return
+	}
+	what := "released"
+	if r.Attempts > 1 {
+		what = "marked uncertain again"
+		err = g.store.MarkUncertain(ctx, slot, r.Token, "an earlier attempt's outcome is unknown (the claim after it was lost before anything ran)",
+			g.clock.Now(), r.ExpiresAt)
+	} else {
+		err = g.store.Release(ctx, slot, r.Token, g.clock.Now())
+	}
+	if err != nil {
+		what = "not given back: " + err.Error()
+	}
+	g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: a claim whose answer was lost took the slot; nothing ran under it",
+		slog.String("tool", f.tool.ID), slog.String("key", f.valid.key), slog.String("claim", what))
 }
 
 // logRecordFailure logs a store failure of the record step and reports

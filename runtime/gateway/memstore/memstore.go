@@ -78,7 +78,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 		r = &store.Record{
 			Slot: req.Slot, Principal: req.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
 			State: store.StateInProgress, Token: s.nextToken, LeaseExpires: req.LeaseExpires,
-			Attempts: 1, CreatedAt: req.Now, UpdatedAt: req.Now, ExpiresAt: req.ExpiresAt,
+			Attempts: 1, Owner: req.Owner, CreatedAt: req.Now, UpdatedAt: req.Now, ExpiresAt: req.ExpiresAt,
 		}
 		s.records[req.Slot] = r
 		s.byKey[req.Key] = req.Slot
@@ -102,6 +102,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 	r.LeaseExpires = req.LeaseExpires
 	r.ExpiresAt = req.ExpiresAt
 	r.Attempts++
+	r.Owner = req.Owner
 	r.UpdatedAt = req.Now
 	return store.Claim{Status: store.ClaimAcquired, Token: r.Token, Record: copyRecord(r), Previous: prev}, nil
 }

@@ -15,6 +15,12 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return memstore.New() })
 }
 
+// A claim applied but whose answer was lost never ran; the retry runs it
+// at once.
+func TestLostClaimReply(t *testing.T) {
+	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return memstore.New() })
+}
+
 // Through Gateway.Execute: three gateways over one in-memory store.
 func TestGatewaysShareOneStore(t *testing.T) {
 	st := memstore.New()

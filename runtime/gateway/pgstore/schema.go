@@ -126,6 +126,11 @@ CREATE TABLE audit_checkpoints (
 -- (gateway.DefinitionHash). An approval stored before has none ('') and
 -- is not bound to one.
 ALTER TABLE approvals ADD COLUMN definition text NOT NULL DEFAULT '';
+`, `
+-- 5: a record names the claim that acquired it (store.ClaimRequest.Owner),
+-- so that a gateway whose claim's answer was lost can find its claim. A
+-- record stored before has none ('').
+ALTER TABLE records ADD COLUMN owner text NOT NULL DEFAULT '';
 `}
 
 const genesis = auditchain.Genesis

@@ -151,13 +151,13 @@ const claimRetries = 16
 // locks its row (SELECT … FOR UPDATE) and decides.
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	now := ns(req.Now)
-	insertArgs := append(slotArgs(req.Slot), req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt))
+	insertArgs := append(slotArgs(req.Slot), req.Key, req.Fingerprint, ns(req.LeaseExpires), now, ns(req.ExpiresAt), req.Owner)
 	fresh := func(r store.Record) store.Claim {
 		return store.Claim{Status: store.ClaimAcquired, Token: r.Token, Record: r}
 	}
 	for range claimRetries {
 		r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `INSERT INTO records(`+recordColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 'in_progress', nextval('fencing'), $8, NULL, NULL, '', 1, $9, $9, $10)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'in_progress', nextval('fencing'), $8, NULL, NULL, '', 1, $9, $9, $10, $11)
 			ON CONFLICT DO NOTHING RETURNING `+recordColumns, insertArgs...))
 		if err == nil {
 			return fresh(r), nil
@@ -180,7 +180,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 				// Past its retention the record counts as absent: replace it.
 				r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET key = $6, fingerprint = $7,
 					state = 'in_progress', token = nextval('fencing'), lease_expires = $8, value = NULL, domain_error = NULL,
-					reason = '', attempts = 1, created = $9, updated = $9, expires = $10
+					reason = '', attempts = 1, created = $9, updated = $9, expires = $10, owner = $11
 					WHERE `+slotWhere+` RETURNING `+recordColumns, insertArgs...))
 				out = fresh(r)
 				return err
@@ -200,8 +200,9 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 				return nil
 			}
 			r, err := storecodec.ScanRecord(tx.QueryRow(ctx, `UPDATE records SET state = 'in_progress', token = nextval('fencing'),
-				lease_expires = $6, expires = $7, attempts = attempts + 1, updated = $8, value = NULL, domain_error = NULL, reason = ''
-				WHERE `+slotWhere+` RETURNING `+recordColumns, append(slotArgs(req.Slot), ns(req.LeaseExpires), ns(req.ExpiresAt), now)...))
+				lease_expires = $6, expires = $7, attempts = attempts + 1, updated = $8, value = NULL, domain_error = NULL, reason = '',
+				owner = $9
+				WHERE `+slotWhere+` RETURNING `+recordColumns, append(slotArgs(req.Slot), ns(req.LeaseExpires), ns(req.ExpiresAt), now, req.Owner)...))
 			out = fresh(r)
 			out.Previous = cur.State
 			return err

@@ -16,3 +16,9 @@ func TestMain(m *testing.M) { os.Exit(testservices.Main(m)) }
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
 }
+
+// A claim PostgreSQL committed but whose answer was lost never ran; the
+// retry runs it at once.
+func TestLostClaimReply(t *testing.T) {
+	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
+}

@@ -17,7 +17,7 @@ import (
 // of the request's key, the slot's record under the layout before the slot
 // held its principal (see legacyRecKey). ARGV now, lease, expires, principal, key,
 // fingerprint, takeover (1/0), tenant, session, step, tool, ttl ms, expiry
-// score (ms), key-index prefix, now in microseconds. Returns {status,
+// score (ms), key-index prefix, now in microseconds, owner. Returns {status,
 // previous state, record}, where a fresh record is only its token: the
 // caller knows the rest, and the reply stays small.
 //
@@ -59,7 +59,8 @@ if not cur[1] then
   local tok = next_token()
   redis.call('HSET', rec, 'tenant', ARGV[8], 'session', ARGV[9], 'step', ARGV[10], 'tool', ARGV[11],
     'principal', ARGV[4], 'key', ARGV[5], 'fp', ARGV[6], 'state', 'in_progress', 'token', tok,
-    'lease', ARGV[2], 'reason', '', 'attempts', 1, 'created', ARGV[1], 'updated', ARGV[1], 'expires', ARGV[3])
+    'lease', ARGV[2], 'reason', '', 'attempts', 1, 'created', ARGV[1], 'updated', ARGV[1], 'expires', ARGV[3],
+    'owner', ARGV[16])
   redis.call('PEXPIRE', rec, ARGV[12])
   redis.call('SET', KEYS[4], rec, 'PX', ARGV[12])
   redis.call('ZADD', KEYS[3], ARGV[13], rec)
@@ -72,7 +73,7 @@ if ARGV[7] ~= '1' then return {4, '', redis.call('HGETALL', rec)} end
 local tok = next_token()
 redis.call('HDEL', rec, 'value', 'derr')
 redis.call('HSET', rec, 'state', 'in_progress', 'token', tok, 'lease', ARGV[2], 'expires', ARGV[3],
-  'updated', ARGV[1], 'reason', '')
+  'updated', ARGV[1], 'reason', '', 'owner', ARGV[16])
 redis.call('HINCRBY', rec, 'attempts', 1)
 redis.call('PEXPIRE', rec, ARGV[12])
 redis.call('SET', KEYS[4], rec, 'PX', ARGV[12])

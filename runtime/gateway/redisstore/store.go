@@ -211,7 +211,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 	v, err := s.pipe.run(ctx, claimScript, []string{rec, s.prefix + "fence", s.prefix + "recs", s.prefix + "key:" + req.Key, s.legacyRecKey(req.Slot)},
 		t20(req.Now), t20(req.LeaseExpires), t20(req.ExpiresAt), req.Slot.Principal, req.Key, req.Fingerprint, takeover,
 		req.Slot.Tenant, req.Slot.SessionID, req.Slot.Step, req.Slot.Tool, ttl(req.Now, req.ExpiresAt), score(req.ExpiresAt),
-		s.prefix+"key:", max(req.Now.UnixMicro(), 0)).Slice()
+		s.prefix+"key:", max(req.Now.UnixMicro(), 0), req.Owner).Slice()
 	if err != nil {
 		return store.Claim{}, wrap("claim", err)
 	}
@@ -231,7 +231,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 		}
 		now := round(req.Now)
 		r = store.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
-			State: store.StateInProgress, Token: token, LeaseExpires: round(req.LeaseExpires), Attempts: 1,
+			State: store.StateInProgress, Token: token, LeaseExpires: round(req.LeaseExpires), Attempts: 1, Owner: req.Owner,
 			CreatedAt: now, UpdatedAt: now, ExpiresAt: round(req.ExpiresAt)}
 	} else if r, err = decodeRecord(v[2]); err != nil {
 		return store.Claim{}, fmt.Errorf("redisstore: claim: %w", err)
@@ -284,7 +284,7 @@ func recordFrom(m map[string]string) (store.Record, error) {
 		return t
 	}
 	r.Slot = store.Slot{Tenant: m["tenant"], Principal: m["principal"], SessionID: m["session"], Step: int(num("step")), Tool: m["tool"]}
-	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason = m["principal"], m["key"], m["fp"], store.State(m["state"]), m["reason"]
+	r.Principal, r.Key, r.Fingerprint, r.State, r.Reason, r.Owner = m["principal"], m["key"], m["fp"], store.State(m["state"]), m["reason"], m["owner"]
 	r.Token = uint64(num("token"))
 	r.Attempts = int(num("attempts"))
 	r.LeaseExpires, r.CreatedAt, r.UpdatedAt, r.ExpiresAt = tm("lease"), tm("created"), tm("updated"), tm("expires")

@@ -59,6 +59,12 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
 }
 
+// A claim Redis applied but whose answer was lost never ran; the retry
+// runs it at once.
+func TestLostClaimReply(t *testing.T) {
+	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return open(t) })
+}
+
 // A Redis that loses its data (restarted without persistence) loses the
 // fencing counter too; tokens handed out afterwards must still exceed the
 // old ones, so an owner from before the loss cannot complete a new claim.

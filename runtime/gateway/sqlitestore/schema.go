@@ -160,6 +160,11 @@ CREATE TABLE audit_checkpoints (
 -- (gateway.DefinitionHash). An approval stored before has none ('') and
 -- is not bound to one.
 ALTER TABLE approvals ADD COLUMN definition TEXT NOT NULL DEFAULT '';
+`, `
+-- 6: a record names the claim that acquired it (store.ClaimRequest.Owner),
+-- so that a gateway whose claim's answer was lost can find its claim. A
+-- record stored before has none ('').
+ALTER TABLE records ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 `}
 
 const genesis = auditchain.Genesis

@@ -120,8 +120,8 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 		insert := func() (bool, error) {
 			token := s.token + 1
 			res, err := tx.ExecContext(ctx, `INSERT INTO records(`+recordColumns+`)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?) ON CONFLICT DO NOTHING`,
-				append(slotArgs(req.Slot), req.Key, req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt))...)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, NULL, NULL, '', 1, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				append(slotArgs(req.Slot), req.Key, req.Fingerprint, int64(token), ns(req.LeaseExpires), now, now, ns(req.ExpiresAt), req.Owner)...)
 			if err != nil {
 				return false, err
 			}
@@ -131,7 +131,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 			s.token = token
 			out.Status, out.Token = store.ClaimAcquired, token
 			out.Record = store.Record{Slot: req.Slot, Principal: req.Slot.Principal, Key: req.Key, Fingerprint: req.Fingerprint,
-				State: store.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1,
+				State: store.StateInProgress, Token: token, LeaseExpires: fromNS(ns(req.LeaseExpires)), Attempts: 1, Owner: req.Owner,
 				CreatedAt: fromNS(now), UpdatedAt: fromNS(now), ExpiresAt: fromNS(ns(req.ExpiresAt))}
 			return true, nil
 		}
@@ -169,14 +169,15 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim,
 		}
 		token := s.nextToken()
 		_, err = tx.ExecContext(ctx, `UPDATE records SET state = 'in_progress', token = ?, lease_expires = ?,
-			expires = ?, attempts = attempts + 1, updated = ?, value = NULL, domain_error = NULL, reason = ''
-			WHERE `+slotWhere, append([]any{int64(token), ns(req.LeaseExpires), ns(req.ExpiresAt), now}, slotArgs(req.Slot)...)...)
+			expires = ?, attempts = attempts + 1, updated = ?, value = NULL, domain_error = NULL, reason = '', owner = ?
+			WHERE `+slotWhere, append([]any{int64(token), ns(req.LeaseExpires), ns(req.ExpiresAt), now, req.Owner}, slotArgs(req.Slot)...)...)
 		if err != nil {
 			return err
 		}
 		out.Status, out.Token, out.Previous = store.ClaimAcquired, token, cur.State
 		cur.State, cur.Token, cur.LeaseExpires, cur.ExpiresAt = store.StateInProgress, token, fromNS(ns(req.LeaseExpires)), fromNS(ns(req.ExpiresAt))
 		cur.Attempts++
+		cur.Owner = req.Owner
 		cur.UpdatedAt = fromNS(now)
 		cur.Value, cur.DomainError, cur.Reason = nil, nil, ""
 		out.Record = cur

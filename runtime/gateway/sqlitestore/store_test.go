@@ -35,6 +35,14 @@ func TestConformance(t *testing.T) {
 
 // An acknowledged outcome is in the file: a store opened afresh on it
 // replays the result, keeps fencing tokens growing and keeps the audit log.
+// A claim SQLite committed but whose answer was lost never ran; the retry
+// runs it at once.
+func TestLostClaimReply(t *testing.T) {
+	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "gateway.db"))
+	})
+}
+
 func TestReopenKeepsState(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gateway.db")

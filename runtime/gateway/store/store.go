@@ -97,7 +97,10 @@ type Record struct {
 	// Reason says why the record is uncertain.
 	Reason string `json:"reason,omitempty"`
 	// Attempts counts the claims that acquired the slot (1 for the first).
-	Attempts  int       `json:"attempts"`
+	Attempts int `json:"attempts"`
+	// Owner is the [ClaimRequest.Owner] of the claim that last acquired
+	// the slot; empty in a record written before stores kept it.
+	Owner     string    `json:"owner,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// ExpiresAt is when the record may be purged; a record past it is
@@ -119,6 +122,12 @@ type ClaimRequest struct {
 	LeaseExpires time.Time
 	// ExpiresAt is the new record's retention deadline.
 	ExpiresAt time.Time
+	// Owner names this one claim (the gateway draws a fresh random one
+	// for each): a claim that acquires the slot records it as
+	// [Record.Owner], so that a caller whose Claim returned an error can
+	// tell with [RecordStore.Get] whether its claim took the slot after
+	// all (the store committed it, and its answer was lost).
+	Owner string
 	// TakeOver allows the claim to take over an uncertain record or an
 	// expired lease (the gateway's UncertainRerun policy). When false such
 	// a slot yields [ClaimUncertain].
@@ -343,13 +352,13 @@ type RecordStore interface {
 	// Claim atomically claims req.Slot. Against the slot's record (a record
 	// whose ExpiresAt <= req.Now counts as absent):
 	//   - absent: a new in-progress record binding Key, Fingerprint and
-	//     Slot.Principal, Attempts 1, with a fresh Token → ClaimAcquired;
+	//     Slot.Principal, Attempts 1, Owner, with a fresh Token → ClaimAcquired;
 	//   - Key differs (other arguments) → ClaimMismatch, whatever the state;
 	//   - done → ClaimDone;
 	//   - in progress with LeaseExpires > req.Now → ClaimInProgress;
 	//   - in progress with an expired lease, or uncertain: with req.TakeOver
 	//     it is taken over: in progress again with a new, larger Token, the
-	//     new lease, ExpiresAt and Attempts+1 → ClaimAcquired with Previous
+	//     new lease, ExpiresAt, Owner and Attempts+1 → ClaimAcquired with Previous
 	//     set; without it → ClaimUncertain, nothing changed.
 	// Of many concurrent claims of one free slot exactly one acquires it.
 	Claim(ctx context.Context, req ClaimRequest) (Claim, error)

@@ -78,6 +78,7 @@ func RunRecords(t *testing.T, newStore func(t *testing.T) store.RecordStore) {
 	run(t, newStore, []test[store.RecordStore]{
 		{"ClaimFresh", testClaimFresh},
 		{"ClaimInProgress", testClaimInProgress},
+		{"ClaimOwner", testClaimOwner},
 		{"CompleteAndReplay", testCompleteAndReplay},
 		{"DomainErrorReplay", testDomainErrorReplay},
 		{"Mismatch", testMismatch},
@@ -239,6 +240,47 @@ func testClaimInProgress(t *testing.T, s store.RecordStore) {
 	if c2.Token != 0 {
 		t.Errorf("in-progress claim Token = %d, want 0 (not acquired)", c2.Token)
 	}
+}
+
+// testClaimOwner: the record names the claim that acquired the slot
+// (ClaimRequest.Owner), in Claim's answer and in Get's, so that a caller
+// whose Claim failed can tell whether its claim took the slot after all.
+// A claim that does not acquire the slot leaves the owner as it was; a
+// takeover records its own.
+func testClaimOwner(t *testing.T, s store.RecordStore) {
+	owned := func(owner string) store.ClaimRequest {
+		r := request(slot(1), "k1", t0)
+		r.Owner = owner
+		return r
+	}
+	wantOwner := func(what string, r store.Record, want string) {
+		t.Helper()
+		if r.Owner != want {
+			t.Errorf("%s: record owner = %q, want %q", what, r.Owner, want)
+		}
+	}
+	c := claim(t, s, owned("claim-a"), store.ClaimAcquired)
+	wantOwner("fresh claim", c.Record, "claim-a")
+	r, err := s.Get(ctx, "k1")
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	wantOwner("Get after the fresh claim", r, "claim-a")
+	again := owned("claim-b")
+	again.Now = t0.Add(time.Millisecond)
+	wantOwner("a claim in progress", claim(t, s, again, store.ClaimInProgress).Record, "claim-a")
+	if r, err = s.Get(ctx, "k1"); err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	wantOwner("Get after a claim that found it in progress", r, "claim-a")
+	later := owned("claim-c")
+	later.Now = t0.Add(lease + time.Millisecond)
+	later.LeaseExpires = later.Now.Add(lease)
+	wantOwner("a takeover", claim(t, s, later, store.ClaimAcquired).Record, "claim-c")
+	if r, err = s.Get(ctx, "k1"); err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	wantOwner("Get after a takeover", r, "claim-c")
 }
 
 func testCompleteAndReplay(t *testing.T, s store.RecordStore) {

@@ -81,7 +81,7 @@ func DecodeDomainError(b []byte) (*tools.DomainError, error) {
 // RecordColumns are the records table's columns in ScanRecord's order; the
 // slot's columns come first, in SlotArgs' order.
 const RecordColumns = `tenant, principal, session_id, step, tool, key, fingerprint, state, token,
-	lease_expires, value, domain_error, reason, attempts, created, updated, expires`
+	lease_expires, value, domain_error, reason, attempts, created, updated, expires, owner`
 
 // SlotArgs are a slot's values in the order of its columns.
 func SlotArgs(s store.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
@@ -93,7 +93,7 @@ func ScanRecord(row Row) (store.Record, error) {
 	var token, lease, created, updated, expires int64
 	var value, domainErr []byte
 	err := row.Scan(&r.Slot.Tenant, &r.Slot.Principal, &r.Slot.SessionID, &r.Slot.Step, &r.Slot.Tool, &r.Key,
-		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires)
+		&r.Fingerprint, &state, &token, &lease, &value, &domainErr, &r.Reason, &r.Attempts, &created, &updated, &expires, &r.Owner)
 	if err != nil {
 		return r, err
 	}
