@@ -653,27 +653,62 @@ func AppendNumber(dst []byte, f float64) ([]byte, error) {
 	return dst, nil
 }
 
-// Exact reports whether canonicalization keeps the value of the JSON
-// number literal num: the double nearest to it, written as RFC 8785
-// writes it (shortest round-trip digits), is the same decimal number. It
-// is false for more significant digits than a double holds
-// ("1.0000000000000000001", "9007199254740993.0",
-// "9.007199254740993e15"), for an underflow to zero ("1e-400") and for
-// anything that is not a finite number literal. Equal values in other
-// notations ("1.50", "15e-1", "0.0") are exact. Its cost is linear in
-// len(num).
-func Exact(num string) bool {
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return false
+// Loss is what canonicalization would lose of a JSON number literal: the
+// answer of [ParseNumber].
+type Loss uint8
+
+// The losses, from none to a literal that is no number.
+const (
+	// LossNone: the literal's value is a double, kept exactly ("1.50",
+	// "15e-1", "-0", "9007199254740992").
+	LossNone Loss = iota
+	// LossDigits: the literal has more significant digits than a double
+	// holds, and canonicalization would round it ("1.00000000000000001",
+	// "9007199254740993", "9.007199254740993e15", "4e-324").
+	LossDigits
+	// LossUnderflow: a literal that is not zero would read as zero
+	// ("1e-400").
+	LossUnderflow
+	// LossOverflow: the literal is beyond a double's range, about
+	// ±1.8e308 ("1e400").
+	LossOverflow
+	// LossSyntax: the text is not a JSON number literal ("0x10", "Inf",
+	// "1_0", "+1", "").
+	LossSyntax
+)
+
+// ParseNumber returns the double nearest to the JSON number literal num
+// and what canonicalization would lose of num's value: [LossNone] when
+// that double, written as RFC 8785 writes it (shortest round-trip digits),
+// is the same decimal number. The double is ±Inf for [LossOverflow] and 0
+// for [LossSyntax]. Its cost is linear in len(num).
+func ParseNumber(num string) (float64, Loss) {
+	if end, fault := jsonsyntax.Number([]byte(num), 0); fault != jsonsyntax.NumberOK || end != len(num) {
+		return 0, LossSyntax
 	}
+	f, err := strconv.ParseFloat(num, 64)
+	switch {
+	case err != nil:
+		// The syntax is JSON's, so the only error left is the range.
+		return f, LossOverflow
+	case exact(num, f):
+		return f, LossNone
+	case f == 0:
+		return f, LossUnderflow // exact keeps every zero literal
+	}
+	return f, LossDigits
+}
+
+// exact reports whether f, the double ParseFloat reads from the JSON
+// number literal num, is the same decimal number as num.
+func exact(num string, f float64) bool {
 	if len(num) <= 15 && strings.Trim(num, "-.0123456789") == "" {
 		// At most 15 digits in plain notation: at most 15 significant
 		// digits, at least 1e-14 unless zero.
 		return true
 	}
 	neg, digits, exp, ok := decimal(num)
-	if !ok || strings.Trim(num, "-+.eE0123456789") != "" {
+	if !ok {
 		return false
 	}
 	if f == 0 {

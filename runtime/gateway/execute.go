@@ -536,36 +536,21 @@ func hasInexactNumber(v any) bool {
 	return false
 }
 
-// mantissa is the number literal s without its exponent.
-func mantissa(s string) string {
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // numberProblem says why the number n cannot reach a handler unchanged,
 // or "" when it can.
 func numberProblem(n json.Number) string {
 	s := string(n)
-	if !jcs.Exact(s) {
-		f, err := strconv.ParseFloat(s, 64)
-		switch {
-		case err != nil && math.IsInf(f, 0):
-			return "number " + truncate(s, 40) + " is beyond the range of a double (about ±1.8e308); send it as a string"
-		case err == nil && f == 0 && strings.Trim(mantissa(s), "-+.0") != "":
-			return "number " + truncate(s, 40) + " is too close to zero for a double (it would read as 0); send it as a string"
-		case err == nil && f == math.Trunc(f) && math.Abs(f) >= maxSafeInteger:
-			return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
-		}
-		return "number " + truncate(s, 40) + " has more significant digits than a double keeps (at most 15 are exact); send it rounded, or as a string"
-	}
-	// Fast path: short literals with no exponent are below 2^53.
-	if len(s) < 16 && !strings.ContainsAny(s, "eE") {
-		return ""
-	}
-	if f, _ := strconv.ParseFloat(s, 64); f == math.Trunc(f) && math.Abs(f) > maxSafeInteger {
+	f, loss := jcs.ParseNumber(s)
+	switch {
+	case loss == jcs.LossOverflow:
+		return "number " + truncate(s, 40) + " is beyond the range of a double (about ±1.8e308); send it as a string"
+	case loss == jcs.LossUnderflow:
+		return "number " + truncate(s, 40) + " is too close to zero for a double (it would read as 0); send it as a string"
+	case loss == jcs.LossNone && f == math.Trunc(f) && math.Abs(f) > maxSafeInteger,
+		loss == jcs.LossDigits && f == math.Trunc(f) && math.Abs(f) >= maxSafeInteger:
 		return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
+	case loss != jcs.LossNone:
+		return "number " + truncate(s, 40) + " has more significant digits than a double keeps (at most 15 are exact); send it rounded, or as a string"
 	}
 	return ""
 }

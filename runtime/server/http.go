@@ -323,8 +323,8 @@ func intField(obj map[string]any, name string, required bool, def int) (int, *ga
 		// its digits do, below 2^53, where a float64 holds every integer;
 		// a literal the double only rounds to one (1.00000000000000001) is
 		// not an integer.
-		f, ferr := strconv.ParseFloat(string(n), 64)
-		if ferr != nil || !jcs.Exact(string(n)) || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+		f, loss := jcs.ParseNumber(string(n))
+		if loss != jcs.LossNone || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
 			return 0, invalidBody("/"+name, "must be an integer")
 		}
 		i = int(f)
