@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -170,7 +169,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			g.hold(ctx, f, slot())
 			f.held = true
 		case actClaim:
-			owner := rand.Text()
+			owner := g.owner + strconv.FormatUint(g.claims.Add(1), 36)
 			cl, err := g.store.Claim(ctx, store.ClaimRequest{
 				Slot: slot(), Principal: p.ID, Key: f.valid.key, Fingerprint: f.valid.fp, Now: f.start,
 				LeaseExpires: lease, ExpiresAt: lease.Add(g.opts.Retention), TakeOver: f.rerun, Owner: owner,

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -356,6 +357,11 @@ type Gateway struct {
 	metrics *metrics
 	tracer  trace.Tracer
 	held    *holder
+	// owner and claims name each claim the gateway sends
+	// ([store.ClaimRequest.Owner]): a random prefix drawn in [New], so
+	// that no two gateways share one, and a count.
+	owner  string
+	claims atomic.Uint64
 }
 
 // New returns a Gateway over the registry and the store, which keeps every
@@ -379,7 +385,7 @@ func New(reg *tools.Registry, store store.Store, opts *Options) (*Gateway, error
 		return nil, err
 	}
 	return &Gateway{reg: reg, store: store, opts: o, clock: o.Clock, log: o.Logger, metrics: m,
-		tracer: tracing.Tracer(o.TracerProvider), held: h}, nil
+		tracer: tracing.Tracer(o.TracerProvider), held: h, owner: rand.Text() + "-"}, nil
 }
 
 // Store returns the gateway's store (for audit queries and purges): the
