@@ -26,8 +26,10 @@ import (
 // overlays --cards FILE (repeatable) applied to every catalog.
 type catalogSources struct {
 	files, commands, urls multiFlag
-	config                string
-	cards                 cardFlags
+	// passEnv are the --mcp-pass-env names, given to every --mcp server.
+	passEnv multiFlag
+	config  string
+	cards   cardFlags
 	// pins are --pins and --unpinned, registered by the commands that run
 	// upstream tools (pins.register); unset elsewhere.
 	pins pinFlags
@@ -89,6 +91,7 @@ func (c *catalogSources) register(fs *flag.FlagSet) {
 func (c *catalogSources) registerServers(fs *flag.FlagSet) {
 	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
 	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
+	fs.Var(&c.passEnv, "mcp-pass-env", "`NAME`s of toolgate's environment variables to pass to every --mcp server (a token it reads), comma-separated; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
 }
 
@@ -278,9 +281,32 @@ func missing(snap *tools.Snapshot, ids []string) []string {
 }
 
 // servers are the upstream servers of --mcp, --mcp-url and --mcp-config,
-// each name once.
+// each name once; each --mcp server passes on the --mcp-pass-env
+// variables ([mcp.Server.PassEnv]) beside the default environment.
 func (c *catalogSources) servers() ([]mcp.Server, error) {
-	return mcp.FlagServers(c.commands, c.urls, c.config)
+	var names []string
+	for _, v := range c.passEnv {
+		for n := range strings.SplitSeq(v, ",") {
+			if n = strings.TrimSpace(n); n == "" || strings.ContainsAny(n, "=\x00") {
+				if name, _, ok := strings.Cut(n, "="); ok {
+					n = name + "=…" // not the value: it may be a secret
+				}
+				return nil, fmt.Errorf("--mcp-pass-env: %q is not a variable name (a value belongs in the server's command: env NAME=VALUE CMD)", n)
+			}
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 && len(c.commands) == 0 {
+		return nil, errors.New("--mcp-pass-env: no --mcp server to pass it to (a --mcp-config server names its own pass_env)")
+	}
+	out, err := mcp.FlagServers(c.commands, c.urls, c.config)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.commands { // FlagServers lists the --mcp servers first
+		out[i].PassEnv = names
+	}
+	return out, nil
 }
 
 // quietLogger discards library logs: the CLI reports failures itself.
