@@ -25,8 +25,13 @@ const heldoutTestSHA256 = "0ba60a0e87d3d4c4af1bcb57c2cf9caac79b21ce1d79f5db320f1
 // 2026-12-05), under the same rule.
 const heldout2TestSHA256 = "c3ee8648d81ebb82d111d9900b9804f9bf8648550a9da3c4e765950d94985f36"
 
+// heldout3TestSHA256 pins testdata/heldout3/queries/test.jsonl, the third
+// held-out set's test split (nine other npm servers, written blind on
+// 2026-12-06), under the same rule.
+const heldout3TestSHA256 = "267bf0a9068921328fcc024669d9eddaa618c50b64d17757802e1264b40216ac"
+
 func TestHeldoutTestSplitFrozen(t *testing.T) {
-	for _, tc := range []struct{ set, sum string }{{"heldout", heldoutTestSHA256}, {"heldout2", heldout2TestSHA256}} {
+	for _, tc := range []struct{ set, sum string }{{"heldout", heldoutTestSHA256}, {"heldout2", heldout2TestSHA256}, {"heldout3", heldout3TestSHA256}} {
 		t.Run(tc.set, func(t *testing.T) {
 			name := filepath.Join("testdata", tc.set, "queries", "test.jsonl")
 			data, err := os.ReadFile(name)
