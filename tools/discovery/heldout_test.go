@@ -184,9 +184,12 @@ func TestHeldoutFloors(t *testing.T) {
 		// The third set. Blind, as recorded (5a284e3), the whole set
 		// (175 requests) read 0.723 (en 0.750, es 0.723, pl 0.691;
 		// direct 0.875, multi-word 0.500, no-overlap 0.278, paraphrase
-		// 0.814; MRR 0.598) and dev 0.740 (MRR 0.683).
-		{"heldout3", "dev", 0.73, 0.68, map[string]float64{"en": 0.76, "es": 0.72, "pl": 0.73,
-			"direct": 0.82, "multi-word": 0.75, "no-overlap": 0.29, "paraphrase": 0.83}},
+		// 0.814; MRR 0.598) and dev 0.740 (MRR 0.683). Vocabulary of
+		// boards, spreadsheet formatting, CI, bookkeeping and payroll,
+		// written after reading its dev misses, took dev to 0.836 (MRR
+		// 0.765).
+		{"heldout3", "dev", 0.83, 0.76, map[string]float64{"en": 0.80, "es": 0.82, "pl": 0.89,
+			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.54, "paraphrase": 0.91}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)
