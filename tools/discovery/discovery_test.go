@@ -332,6 +332,33 @@ func TestVerbObjectSense(t *testing.T) {
 	}
 }
 
+// TestScheduleMeetingSense: to schedule, arrange or organise a meeting
+// is to create a calendar event, in English and through the Spanish and
+// Polish verbs that translate to "schedule", even where the catalog uses
+// "schedule" and "meeting" only in passing in other tools' descriptions.
+func TestScheduleMeetingSense(t *testing.T) {
+	create := tool("cal/create_event", "Create a new calendar event.")
+	now := tool("cal/get_current_time", "Get the current date and time. Call this first before scheduling anything.")
+	bytes := tool("files/download_bytes", "Download binary content: drive files, mail attachments, meeting recordings.")
+	snap := catalogtest.Registry(t, create, now, bytes).Snapshot()
+	d := newDiscoverer(t, &discovery.Options{NoDense: true})
+	for _, q := range []string{
+		"schedule a meeting with ana tomorrow at 3pm",
+		"arrange a call with the vendor on friday",
+		"umów spotkanie z klientem na wtorek o 14",
+	} {
+		t.Run(q, func(t *testing.T) {
+			sl, err := d.Shortlist(context.Background(), snap.Authorize(everyone), discovery.Request{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(sl); len(got) == 0 || got[0] != create.ID {
+				t.Errorf("Shortlist(%q) = %v, want %s first", q, got, create.ID)
+			}
+		})
+	}
+}
+
 func TestNotForIsNeverPositiveEvidence(t *testing.T) {
 	track := tool("ship/track_package", "Show where a parcel is now")
 	delay := tool("ship/report_delay", "Report a late delivery to the carrier")

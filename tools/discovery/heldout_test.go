@@ -187,9 +187,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// 0.814; MRR 0.598) and dev 0.740 (MRR 0.683). Vocabulary of
 		// boards, spreadsheet formatting, CI, bookkeeping and payroll,
 		// written after reading its dev misses, took dev to 0.836 (MRR
-		// 0.765).
-		{"heldout3", "dev", 0.83, 0.76, map[string]float64{"en": 0.80, "es": 0.82, "pl": 0.89,
-			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.54, "paraphrase": 0.91}},
+		// 0.765); "schedule a meeting" read as creating one to 0.863
+		// (MRR 0.773).
+		{"heldout3", "dev", 0.86, 0.77, map[string]float64{"en": 0.84, "es": 0.82, "pl": 0.94,
+			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.91}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)

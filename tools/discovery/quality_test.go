@@ -24,7 +24,7 @@ func TestRetrievalFloors(t *testing.T) {
 	}{
 		{"metatool", func(tb testing.TB) dataset { return publicDataset(tb, "metatool", 1000) }, 0.45, 0.655, 0.53},
 		{"bfcl", func(tb testing.TB) dataset { return publicDataset(tb, "bfcl", 1000) }, 0.41, 0.73, 0.56},
-		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.42, 0.75, 0.71},
+		{"apibank", func(tb testing.TB) dataset { return publicDataset(tb, "apibank", 0) }, 0.42, 0.76, 0.71}, // 0.761 with "schedule a meeting" read as adding one
 		{"real-mcp", realMCP, 0.81, 0.96, 0.88},
 		{"real-mcp-natural", realMCPNatural, 0.65, 0.93, 0.78}, // 0.938, MRR 0.785 with widened commands
 	} {
