@@ -188,9 +188,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// boards, spreadsheet formatting, CI, bookkeeping and payroll,
 		// written after reading its dev misses, took dev to 0.836 (MRR
 		// 0.765); "schedule a meeting" read as creating one to 0.863
-		// (MRR 0.773).
-		{"heldout3", "dev", 0.86, 0.77, map[string]float64{"en": 0.84, "es": 0.82, "pl": 0.94,
-			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.91}},
+		// (MRR 0.773); "muéstrame los tableros" as asking for a list
+		// (showList) to 0.877 (MRR 0.776).
+		{"heldout3", "dev", 0.87, 0.77, map[string]float64{"en": 0.84, "es": 0.86, "pl": 0.94,
+			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.94}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)

@@ -338,8 +338,8 @@ type scratch struct {
 // readTokens reads a request's folded tokens in lang for what its words
 // alone do not say: the English words of its phrases (s.phrase), its light
 // and framing verbs (s.light), idioms (s.idiom) and particles standing as
-// prepositions (s.prep), and whether it asks which things there are or
-// where something is.
+// prepositions (s.prep), and whether it asks which things there are (or
+// to be shown them) or where something is.
 func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []string, lang analysis.Lang) (asksList, asksPlace bool) {
 	if phraseWeight > 0 {
 		s.phrase, s.light = phraseWords(s.phrase, s.light, a, lex, toks, lang)
@@ -353,7 +353,7 @@ func (s *scratch) readTokens(a *analysis.Analyzer, lex *lexicon.Lexicon, toks []
 			s.command = append(s.command[:0], a.Stem(analysis.English, toks[0])...)
 		}
 	}
-	return listQuestion(toks, lang), placeQuestion(toks, lang)
+	return listQuestion(toks, lang) || showList(toks, lang), placeQuestion(toks, lang)
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}

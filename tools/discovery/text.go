@@ -584,8 +584,13 @@ func listQuestion(toks []string, lang analysis.Lang) bool {
 	default:
 		return false
 	}
-	// The plural stands in the next two words, past a determiner.
-	for i, n := 1, 0; i < len(toks) && n < 2; i++ {
+	return pluralNext(toks[1:])
+}
+
+// pluralNext reports whether an English or Spanish plural stands in the
+// first two words of toks, past a determiner.
+func pluralNext(toks []string) bool {
+	for i, n := 0, 0; i < len(toks) && n < 2; i++ {
 		t := toks[i]
 		if listDeterminers[t] {
 			continue
@@ -600,6 +605,25 @@ func listQuestion(toks []string, lang analysis.Lang) bool {
 	}
 	return false
 }
+
+// showList reports whether English or Spanish toks ask to be shown
+// things of a kind: a verb of showing opening the request ("show me my
+// boards", "muéstrame los tableros"), before a plural (pluralNext).
+func showList(toks []string, lang analysis.Lang) bool {
+	if len(toks) < 2 || (lang != analysis.English && lang != analysis.Spanish) || !showVerbs[toks[0]] {
+		return false
+	}
+	rest := toks[1:]
+	if rest[0] == "me" || rest[0] == "us" {
+		rest = rest[1:]
+	}
+	return pluralNext(rest)
+}
+
+// showVerbs open a request to be shown something, in English and Spanish
+// (folded, with the enclitic "me" written on).
+var showVerbs = map[string]bool{"show": true, "display": true, "muestrame": true, "muestra": true,
+	"muestranos": true, "ensename": true, "ensenanos": true}
 
 // placeQuestion reports whether toks, read in lang, ask where something is
 // ("where is config.yaml", "¿dónde está el informe?", "gdzie jest

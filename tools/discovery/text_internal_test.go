@@ -399,3 +399,69 @@ func TestNameWords(t *testing.T) {
 		})
 	}
 }
+
+// showList reads an English or Spanish request opened by a verb of
+// showing before a plural as asking for a list.
+func TestShowList(t *testing.T) {
+	a := analysis.New(nil)
+	for _, row := range []struct {
+		text string
+		lang analysis.Lang
+		want bool
+	}{
+		{"show me my boards", analysis.English, true},
+		{"display all invoices from May", analysis.English, true},
+		{"muéstrame los tableros que tengo", analysis.Spanish, true},
+		{"enséñanos las facturas", analysis.Spanish, true},
+		{"show me the status", analysis.English, false},       // no plural
+		{"show where the report is", analysis.English, false}, // a question of place
+		{"show me what this does", analysis.English, false},
+		{"list my boards", analysis.English, false}, // "list" says it already
+		{"pokaż kolekcje", analysis.Polish, false},  // Polish plurals are not read
+		{"show", analysis.English, false},
+	} {
+		t.Run(row.text, func(t *testing.T) {
+			if got := showList(a.Tokens(nil, row.text), row.lang); got != row.want {
+				t.Errorf("showList(%q, %s) = %v, want %v", row.text, row.lang, got, row.want)
+			}
+		})
+	}
+}
+
+// A request to be shown things of a kind adds the list term, as a
+// question which things there are does.
+func TestShowListAsksList(t *testing.T) {
+	reg := tools.NewRegistry()
+	if err := reg.Add(dbTool("list_boards", "List all boards the user has access to."),
+		dbTool("get_board_labels", "Get all labels of a specific board.")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(&Options{NoDense: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := d.Index(t.Context(), reg.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := x.terms[listTerm]
+	if !ok {
+		t.Fatalf("no term %q in the index", listTerm)
+	}
+	for _, q := range []string{"show me my boards", "muestrame los tableros que tengo"} {
+		t.Run(q, func(t *testing.T) {
+			s := getScratch(len(x.docs))
+			defer putScratch(s)
+			d.plan(x, s, q, nil, false)
+			var w float64
+			for _, qt := range s.terms {
+				if qt.id == id {
+					w = qt.w
+				}
+			}
+			if w < listWeight {
+				t.Errorf("plan(%q): term %q weighs %v, want at least %v", q, listTerm, w, listWeight)
+			}
+		})
+	}
+}
