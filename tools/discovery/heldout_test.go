@@ -192,6 +192,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// (showList) to 0.877 (MRR 0.776).
 		{"heldout3", "dev", 0.87, 0.77, map[string]float64{"en": 0.84, "es": 0.86, "pl": 0.94,
 			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.94}},
+		// Blind (5a284e3) the test split read 0.711; after the dev
+		// changes above, measured once, 0.750 (MRR 0.580).
+		{"heldout3", "test", 0.75, 0.58, map[string]float64{"en": 0.76, "es": 0.75, "pl": 0.72,
+			"direct": 0.94, "multi-word": 0.40, "no-overlap": 0.40, "paraphrase": 0.83}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
 			rep := evaluate(t, heldoutSet(t, tc.set, tc.split), nil)
