@@ -264,7 +264,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 
 // TestServeShutdownTimeoutLeavesUncertain: a call still running when
 // --shutdown-timeout ends is abandoned: serve exits 1 saying so, the store
-// file stays consistent (the audit chain verifies), and after a restart a
+// file stays consistent (the audit chain verifies) and holds the call's
+// claim in progress with no outcome, and after a restart a
 // retry of the call is told IN_PROGRESS until the claim's lease expires,
 // then (under --uncertain reconcile) OUTCOME_UNCERTAIN: the tool is never
 // run a second time.
@@ -291,6 +292,14 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 		t.Fatalf("serve past --shutdown-timeout with a call running: exit %d, stderr %s; want exit 1 naming the calls left", code, p.Stderr.String())
 	}
 	auditVerifies(t, ctx, s.data, "the abandoned call")
+	// What serve left in the store: the call's claim, still in progress
+	// after its one attempt, no outcome recorded (neither released, which
+	// would let a retry run it afresh, nor completed, nor marked uncertain
+	// as if the handler had failed).
+	rec := slowAddRecord(t, s.data)
+	if rec.state != "in_progress" || rec.attempts != 1 || rec.hasOutcome {
+		t.Fatalf("the record of the call abandoned at shutdown = %+v, want in_progress, 1 attempt, no outcome", rec)
+	}
 
 	p = s.start(t, ctx, nil, args...)
 	var inProgress int
@@ -308,8 +317,11 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 			}
 			continue
 		}
-		if resp.StatusCode != http.StatusConflict || out["error_type"] != "OUTCOME_UNCERTAIN" {
-			t.Errorf("the retry after the restart = %d %s; want 409 OUTCOME_UNCERTAIN once the lease expired", resp.StatusCode, body)
+		// Told about the same slot's one execution, not a new one: a
+		// retry that ran slow_add again would be its second attempt.
+		if resp.StatusCode != http.StatusConflict || out["error_type"] != "OUTCOME_UNCERTAIN" ||
+			out["idempotency_key"] != rec.key || out["attempts"] != 1.0 {
+			t.Errorf("the retry after the restart = %d %s; want 409 OUTCOME_UNCERTAIN of key %s, attempts 1, once the lease expired", resp.StatusCode, body, rec.key)
 		}
 		break
 	}
@@ -320,6 +332,48 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 	if n, _ := os.ReadFile(s.count); len(n) != 0 {
 		t.Errorf("calc completed %d times, want 0: the abandoned call must not run again", len(n))
 	}
+}
+
+// callRecord is a call's record in the SQLite store: its idempotency
+// key, state, attempts, and whether an outcome (a value or a domain
+// error) is recorded.
+type callRecord struct {
+	key, state string
+	attempts   int
+	hasOutcome bool
+}
+
+// slowAddRecord returns the record the SQLite store in data holds for the
+// one call of calc/slow_add. It reads the table itself, read-only: the
+// store's interface has no way to look at a record without claiming it.
+func slowAddRecord(t *testing.T, data string) callRecord {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "gateway.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(t.Context(),
+		`SELECT key, state, attempts, value IS NOT NULL OR domain_error IS NOT NULL FROM records WHERE tool = 'calc/slow_add'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var recs []callRecord
+	for rows.Next() {
+		var r callRecord
+		if err := rows.Scan(&r.key, &r.state, &r.attempts, &r.hasOutcome); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("records of calc/slow_add = %+v, want one", recs)
+	}
+	return recs[0]
 }
 
 // TestMCPServeStdioDrainsOnSIGTERM: `mcp serve` over stdio (a real
