@@ -41,7 +41,7 @@ func (s *Server) elicitTimeout(next sdk.MethodHandler) sdk.MethodHandler {
 		if method != "elicitation/create" {
 			return next(ctx, method, req)
 		}
-		ctx, cancel := context.WithTimeout(ctx, s.opts.ElicitTimeout)
+		ctx, cancel := s.elicitDeadline(ctx, s.opts.ElicitTimeout)
 		defer cancel()
 		res, err := next(ctx, method, req)
 		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -298,60 +300,101 @@ func TestNoApprover(t *testing.T) {
 }
 
 // TestApprovalAnswerTimeout: a session-revision client that never answers
-// the elicitation of a held call does not hold the call open forever: after
-// Options.ElicitTimeout the call is answered with an error that says to
-// send it again with the same step, nothing runs, and the approval stays;
-// once granted, the same call at the same step runs once. The timeout must
-// leave the elicitation time to reach the client, whose handler reads the
-// approval ID from it (at 1 ms it expired before sending under -race on a
-// loaded CI host); the handler then never answers, so the test does not
-// depend on how long the timeout is beyond that.
+// the elicitation of a held call does not hold the call open forever: the
+// client is asked once, in-band (elicitation/create), naming the approval
+// the gateway holds and how an approver grants it; once
+// Options.ElicitTimeout passes without an answer the call is answered
+// with an error that says to send it again with the same step, nothing
+// runs, and the approval stays; once granted, the same call at the same
+// step runs once. The test holds the server's answer deadline until the
+// client has the request (SetElicitDeadline), so a host slow enough to
+// deliver it late cannot make the deadline pass first: at a real 1 ms it
+// expired before sending under -race on a loaded CI host.
 func TestApprovalAnswerTimeout(t *testing.T) {
 	f := newFixture(t)
-	_, ts := f.serveWith(t, mcpserver.Options{ElicitTimeout: time.Second})
-	var asked atomic.Int32
-	answered := make(chan struct{})
+	srv, ts := f.serveWith(t, mcpserver.Options{ElicitTimeout: time.Second})
+	expire := make(chan struct{}) // closed: the answer deadline has passed
+	pass := sync.OnceFunc(func() { close(expire) })
+	t.Cleanup(pass) // a failure before it passed must not hold the server's close
+
+	var mu sync.Mutex
+	var deadlines []time.Duration // the server's waits for an answer
+	mcpserver.SetElicitDeadline(srv, func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+		mu.Lock()
+		deadlines = append(deadlines, d)
+		mu.Unlock()
+		return heldDeadline{ctx, expire}, func() {}
+	})
+	asks := make(chan *sdk.ElicitParams, 4)
+	gaveUp := make(chan struct{})
 	cs := connectAt(t, ts.URL, "admin-token", sessionRevision, &sdk.ClientOptions{
-		ElicitationHandler: func(ctx context.Context, _ *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-			if asked.Add(1) == 1 {
-				select { // the person never answers; the server gives up
-				case <-ctx.Done():
-				case <-answered:
-				}
-				return &sdk.ElicitResult{Action: "cancel"}, nil
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asks <- req.Params
+			select { // the person never answers; the server gives up
+			case <-ctx.Done():
+			case <-gaveUp:
 			}
-			return &sdk.ElicitResult{Action: "accept"}, nil
+			return &sdk.ElicitResult{Action: "cancel"}, nil
 		},
 	})
-	t.Cleanup(func() { close(answered) }) // before the session closes
+	t.Cleanup(func() { close(gaveUp) }) // before the session closes
 	call := &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "bank/issue_full_refund", "arguments": refundArgs("tx-9"), "step": 3}}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang, not a timing
 	defer cancel()
-	res, err := cs.CallTool(ctx, call)
-	if ctx.Err() != nil {
-		t.Fatal("the held call still waits for an answer that never comes")
+	var res *sdk.CallToolResult
+	var callErr error
+	answered := make(chan struct{}) // closed once res and callErr are the call's answer
+	go func() {
+		defer close(answered)
+		res, callErr = cs.CallTool(ctx, call)
+	}()
+
+	var ask *sdk.ElicitParams
+	select {
+	case ask = <-asks:
+	case <-answered:
+		t.Fatalf("the held call was answered without asking the client: %v, %v", res, callErr)
+	case <-ctx.Done():
+		t.Fatal("the client was never asked to approve the held call")
 	}
-	if err == nil || !strings.Contains(err.Error(), "same step") {
-		t.Fatalf("the unanswered held call = %v, %v; want an error saying to send it again with the same step", res, err)
+	id := approvalIDRe.FindString(ask.Message)
+	if id == "" || !strings.Contains(ask.Message, "POST "+mcpserver.ApprovalsPath+id) || !strings.Contains(ask.Message, "bank/issue_full_refund") {
+		t.Fatalf("the elicitation = %q, want it to name the tool, its approval and the endpoint that grants it", ask.Message)
 	}
-	if n := f.refunds.Load(); n != 0 {
-		t.Fatalf("the refund ran %d times before any answer", n)
-	}
-	// The approval's ID from the audit log, not from the elicitation: a
-	// host slow enough that the request reached the client after the
-	// timeout still tests what this test is about.
 	entries, err := f.gw.Store().QueryAudit(ctx, store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var id string
+	var held string
 	for _, en := range entries {
 		if en.ApprovalID != "" {
-			id = en.ApprovalID
+			held = en.ApprovalID
 		}
 	}
-	if id == "" || grant(t, ts.URL, "ops-token", id) != http.StatusOK {
-		t.Fatalf("ops could not grant approval %q", id)
+	if held != id {
+		t.Fatalf("the elicitation names approval %s, the gateway holds %q", id, held)
+	}
+
+	pass()
+	select {
+	case <-answered:
+	case <-ctx.Done():
+		t.Fatal("the held call still waits for an answer that never comes")
+	}
+	if callErr == nil || !strings.Contains(callErr.Error(), "same step") || !strings.Contains(callErr.Error(), "within 1s") {
+		t.Fatalf("the unanswered held call = %v, %v; want an error saying no answer came within 1s, to send it again with the same step", res, callErr)
+	}
+	mu.Lock()
+	waits := slices.Clone(deadlines)
+	mu.Unlock()
+	if !slices.Equal(waits, []time.Duration{time.Second}) {
+		t.Errorf("the server waited for answers with deadlines %v, want one of Options.ElicitTimeout (1s)", waits)
+	}
+	if n := f.refunds.Load(); n != 0 {
+		t.Fatalf("the refund ran %d times before any answer", n)
+	}
+	if grant(t, ts.URL, "ops-token", id) != http.StatusOK {
+		t.Fatalf("ops could not grant approval %s", id)
 	}
 	out, isErr := callTool(t, cs, call.Arguments)
 	if isErr || out["success"] != true {
@@ -359,5 +402,27 @@ func TestApprovalAnswerTimeout(t *testing.T) {
 	}
 	if n := f.refunds.Load(); n != 1 {
 		t.Errorf("the refund ran %d times, want 1", n)
+	}
+	if n := len(asks); n != 0 {
+		t.Errorf("the client was asked %d more times, want once in all", n)
+	}
+}
+
+// heldDeadline is a context whose deadline passes when expire is closed
+// (Err is then context.DeadlineExceeded), whatever the clock says; its
+// values are its parent's.
+type heldDeadline struct {
+	context.Context
+	expire <-chan struct{}
+}
+
+func (h heldDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (h heldDeadline) Done() <-chan struct{}       { return h.expire }
+func (h heldDeadline) Err() error {
+	select {
+	case <-h.expire:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }

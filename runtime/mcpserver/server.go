@@ -216,6 +216,10 @@ type Server struct {
 	now           func() time.Time // the clock of request states (tests set it)
 	metrics       *metrics         // nil without Options.Registerer
 	sessionClosed func(id string)  // for tests: after an HTTP session's slot is freed
+	// elicitDeadline bounds the wait for an answer to an elicitation:
+	// context.WithTimeout (tests hold the deadline until the client has
+	// the request).
+	elicitDeadline func(context.Context, time.Duration) (context.Context, context.CancelFunc)
 }
 
 // New returns a Server. gw must execute over reg. disc answers find_tools
@@ -288,7 +292,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	if o.Version == "" {
 		o.Version = "0.1.0"
 	}
-	s := &Server{reg: reg, disc: disc, gw: gw, opts: o, stateKey: key, now: time.Now,
+	s := &Server{reg: reg, disc: disc, gw: gw, opts: o, stateKey: key, now: time.Now, elicitDeadline: context.WithTimeout,
 		sessions: newAdmission(o.MaxSessionsPerPrincipal, o.MaxSessions, o.SessionTimeout)}
 	s.stateless = newPrincipalContexts(s)
 	m, err := newMetrics(o.Registerer, s.sessions.open)
