@@ -89,10 +89,6 @@ type Lexicon struct {
 	// (A stem is a prefix of its word, but for a changed final letter.)
 	phrase2 [3]map[[2]string]struct{}
 	phrase3 [3]map[[3]string]struct{}
-	// phraseFirst, anyPhrase2 and anyPhrase3 are the same in all three
-	// languages together, for MayStartPhrase: most windows fail at the
-	// first word's prefix, one look-up.
-	phraseFirst map[string]struct{}
 	// firstBits holds, per language (en, es, pl), a bit for the hash of the
 	// first three bytes of every phrase's first word and first stem:
 	// MayStartPhraseIn's first test, without a map look-up.
@@ -100,8 +96,10 @@ type Lexicon struct {
 	// pairBits and tripleBits are the same for the first two and three
 	// words' prefixes (every word/stem combination).
 	pairBits, tripleBits [3]*[firstBitWords]uint64
-	anyPhrase2           map[[2]string]struct{}
-	anyPhrase3           map[[3]string]struct{}
+	// anyPhrase2 and anyPhrase3 are phrase2 and phrase3 in all three
+	// languages together, for MayStartPhrase.
+	anyPhrase2 map[[2]string]struct{}
+	anyPhrase3 map[[3]string]struct{}
 	// senses maps a verb's English stem to the objects that give it
 	// another action's meaning (Sense).
 	senses map[string][]sense
@@ -173,7 +171,6 @@ func empty() *Lexicon {
 		l.phrase2[i] = map[[2]string]struct{}{}
 		l.phrase3[i] = map[[3]string]struct{}{}
 	}
-	l.phraseFirst = map[string]struct{}{}
 	l.anyPhrase2 = map[[2]string]struct{}{}
 	l.anyPhrase3 = map[[3]string]struct{}{}
 	for i := range l.trans {
@@ -803,29 +800,28 @@ func (l *Lexicon) MayStartPhraseIn(lang analysis.Lang, w1, w2, w3 string) bool {
 // unchanged, so a caller can skip the window, and any cache of it, for a
 // few map look-ups.
 func (l *Lexicon) MayStartPhrase(w1, w2, w3 string) bool {
-	// Most words start no phrase: three bit tests say so before any map.
-	if h := prefixHash(w1); !l.anyFirstBit(h) {
+	// Most words start no phrase, and most windows whose first word may
+	// start one are none: bit tests say so before any map (each map key
+	// has its bit set, in the language of its phrase).
+	if !anyBit(&l.firstBits, prefixHash(w1)) {
 		return false
 	}
-	p1 := prefix3(w1)
-	if _, ok := l.phraseFirst[p1]; !ok {
-		return false
+	p1, p2 := prefix3(w1), prefix3(w2)
+	if anyBit(&l.pairBits, prefixHash(w1, w2)) {
+		if _, ok := l.anyPhrase2[[2]string{p1, p2}]; ok {
+			return true
+		}
 	}
-	p2 := prefix3(w2)
-	if _, ok := l.anyPhrase2[[2]string{p1, p2}]; ok {
-		return true
-	}
-	if w3 == "" {
+	if w3 == "" || !anyBit(&l.tripleBits, prefixHash(w1, w2, w3)) {
 		return false
 	}
 	_, ok := l.anyPhrase3[[3]string{p1, p2, prefix3(w3)}]
 	return ok
 }
 
-// anyFirstBit reports whether the prefix hash h of a phrase's first word
-// is set for any language.
-func (l *Lexicon) anyFirstBit(h uint32) bool {
-	for _, b := range l.firstBits {
+// anyBit reports whether bit h is set in any language's set of bs.
+func anyBit(bs *[3]*[firstBitWords]uint64, h uint32) bool {
+	for _, b := range bs {
 		if b != nil && hasBit(b, h) {
 			return true
 		}
@@ -873,8 +869,6 @@ func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
 		}
 		return prefix3(words[j])
 	}
-	l.phraseFirst[prefix3(words[0])] = struct{}{}
-	l.phraseFirst[prefix3(stems[0])] = struct{}{}
 	if words[2] == "" {
 		for m := range 4 {
 			k := [2]string{pick(m, 0), pick(m, 1)}
