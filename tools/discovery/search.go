@@ -517,9 +517,9 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 			sortScored(dense)
 		}
 	}
-	fused := d.fuse(s, lex, dense)
-	res.top = topFused(res.top, fused, max(k, 2))
-	res.confidence = confidence(res.top, lex, dense)
+	var agree bool
+	res.top, agree = d.fuse(s, lex, dense, res.top, max(k, 2))
+	res.confidence = confidence(res.top, agree, len(lex) == 0)
 	if len(res.top) > k {
 		res.top = res.top[:k]
 	}
@@ -908,10 +908,12 @@ func (a fusedScore) better(b fusedScore) bool {
 	return a.doc < b.doc
 }
 
-// fuse combines the two pools into s.fused, in no particular order. Both
-// sides are normalised to [0,1]: the lexical score by the query's best,
-// the dense cosine min-max over its pool. RRF needs both pools sorted.
-func (d *Discoverer) fuse(s *scratch, lex, dense []scored) []fusedScore {
+// fuse combines the two pools and appends the n best of the combined
+// ranking to dst, best first (topFused's order); it also reports whether
+// both pools have the same best tool. Both sides are normalised to
+// [0,1]: the lexical score by the query's best, the dense cosine min-max
+// over its pool. RRF needs both pools sorted.
+func (d *Discoverer) fuse(s *scratch, lex, dense []scored, dst []fusedScore, n int) ([]fusedScore, bool) {
 	const inLex, inDense = 1, 2
 	mark := func(doc uint32, bit uint8) {
 		if s.fIn[doc] == 0 {
@@ -927,34 +929,47 @@ func (d *Discoverer) fuse(s *scratch, lex, dense []scored) []fusedScore {
 		}
 		return -1
 	}
+	var bestLex, bestDense scored
 	if len(lex) > 0 {
-		top := best(lex).score
+		bestLex = best(lex)
+		top := bestLex.score
 		for _, c := range lex {
 			mark(c.doc, inLex)
 			s.fLex[c.doc] = c.score / top
 		}
 	}
 	if len(dense) > 0 {
-		hi, lo := best(dense).score, dense[0].score
-		for _, c := range dense {
+		bestDense = dense[0]
+		lo := dense[0].score
+		for _, c := range dense[1:] {
+			if better(c, bestDense) {
+				bestDense = c
+			}
 			lo = min(lo, c.score)
 		}
+		hi := bestDense.score
 		if len(dense) == 1 || hi <= lo {
 			lo = 0
 		}
 		for _, c := range dense {
 			mark(c.doc, inDense)
 			if hi > lo {
-				s.fDense[c.doc] = math.Max(0, (c.score-lo)/(hi-lo))
+				// The built-in max is math.Max here (no NaN, and +0 over
+				// -0 alike), inlined.
+				s.fDense[c.doc] = max(0, (c.score-lo)/(hi-lo))
 			}
 		}
 	}
+	agree := len(lex) > 0 && len(dense) > 0 && bestLex.doc == bestDense.doc
 	w := d.lexWeight
 	if len(dense) == 0 {
 		w = 1
 	} else if len(lex) == 0 {
 		w = 0
 	}
+	// A shortlist's few best are kept as they come (topFused's
+	// insertion), without writing out the whole fused pool.
+	keep := n <= topFusedInsert
 	out := s.fused[:0]
 	for _, doc := range s.fDocs {
 		var sc float64
@@ -971,16 +986,32 @@ func (d *Discoverer) fuse(s *scratch, lex, dense []scored) []fusedScore {
 		default:
 			sc = w*s.fLex[doc] + (1-w)*s.fDense[doc]
 		}
-		out = append(out, fusedScore{doc: doc, score: sc, lex: s.fLex[doc], dense: s.fDense[doc]})
+		f := fusedScore{doc: doc, score: sc}
+		if keep {
+			if len(dst) < n || f.better(dst[n-1]) {
+				f.lex, f.dense = s.fLex[doc], s.fDense[doc]
+				dst = insertFused(dst, f, n)
+			}
+			continue
+		}
+		f.lex, f.dense = s.fLex[doc], s.fDense[doc]
+		out = append(out, f)
 	}
 	s.fused = out
-	return out
+	if keep {
+		return dst, agree
+	}
+	return topFused(dst, out, n), agree
 }
+
+// topFusedInsert is the largest n for which topFused keeps the best by
+// insertion; a larger one sorts.
+const topFusedInsert = 32
 
 // topFused appends the n best of fused to dst, best first: an insertion
 // into the kept best for a shortlist's small n, a sort beyond.
 func topFused(dst, fused []fusedScore, n int) []fusedScore {
-	if n > 32 {
+	if n > topFusedInsert {
 		slices.SortFunc(fused, func(a, b fusedScore) int {
 			switch {
 			case a.better(b):
@@ -993,26 +1024,33 @@ func topFused(dst, fused []fusedScore, n int) []fusedScore {
 		return append(dst, fused[:min(n, len(fused))]...)
 	}
 	for _, f := range fused {
-		if len(dst) == n && !f.better(dst[n-1]) {
-			continue
-		}
-		if len(dst) < n {
-			dst = append(dst, f)
-		} else {
-			dst[n-1] = f
-		}
-		for i := len(dst) - 1; i > 0 && dst[i].better(dst[i-1]); i-- {
-			dst[i], dst[i-1] = dst[i-1], dst[i]
+		if len(dst) < n || f.better(dst[n-1]) {
+			dst = insertFused(dst, f, n)
 		}
 	}
 	return dst
 }
 
+// insertFused puts f in its place among dst, the best so far (at most n,
+// best first), dropping the worst when n are there and f beats it.
+func insertFused(dst []fusedScore, f fusedScore, n int) []fusedScore {
+	if len(dst) < n {
+		dst = append(dst, f)
+	} else {
+		dst[n-1] = f
+	}
+	for i := len(dst) - 1; i > 0 && dst[i].better(dst[i-1]); i-- {
+		dst[i], dst[i-1] = dst[i-1], dst[i]
+	}
+	return dst
+}
+
 // confidence estimates the probability that the first fused candidate is
-// right, from how far it leads and whether the two sides agree. The
-// coefficients are a Platt scaling fitted on the public datasets (TestCalibrate)
-// (docs/benchmarks.md has the calibration table).
-func confidence(fused []fusedScore, lex, dense []scored) float64 {
+// right, from how far it leads and whether the two sides agree (their
+// best tools are one). The coefficients are a Platt scaling fitted on
+// the public datasets (TestCalibrate) (docs/benchmarks.md has the
+// calibration table).
+func confidence(fused []fusedScore, agree, noLex bool) float64 {
 	if len(fused) == 0 {
 		return 0
 	}
@@ -1020,12 +1058,11 @@ func confidence(fused []fusedScore, lex, dense []scored) float64 {
 	if len(fused) > 1 {
 		gap -= fused[1].score
 	}
-	agree := 0.0
-	if len(lex) > 0 && len(dense) > 0 && best(lex).doc == best(dense).doc {
-		agree = 1
+	z := confBias + confGap*gap
+	if agree {
+		z += confAgree
 	}
-	z := confBias + confGap*gap + confAgree*agree
-	if len(lex) == 0 {
+	if noLex {
 		z += confNoLex
 	}
 	return 1 / (1 + math.Exp(-z))
