@@ -838,11 +838,16 @@ func sortScored(c []scored) {
 	})
 }
 
-func better(a, b scored) bool {
-	if a.score != b.score {
-		return a.score > b.score
+func better(a, b scored) bool { return ahead(a.score, a.doc, b.score, b.doc) }
+
+// ahead reports whether a tool scored sa, numbered da, ranks before one
+// scored sb, numbered db: a higher score first, a lower number at equal
+// scores.
+func ahead(sa float64, da uint32, sb float64, db uint32) bool {
+	if sa != sb {
+		return sa > sb
 	}
-	return a.doc < b.doc
+	return da < db
 }
 
 // best returns the best of c, which is not empty.
@@ -901,12 +906,7 @@ type fusedScore struct {
 	ident      bool
 }
 
-func (a fusedScore) better(b fusedScore) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	return a.doc < b.doc
-}
+func (a fusedScore) better(b fusedScore) bool { return ahead(a.score, a.doc, b.score, b.doc) }
 
 // fuse combines the two pools and appends the n best of the combined
 // ranking to dst, best first (topFused's order); it also reports whether
@@ -970,6 +970,18 @@ func (d *Discoverer) fuse(s *scratch, lex, dense []scored, dst []fusedScore, n i
 	// A shortlist's few best are kept as they come (topFused's
 	// insertion), without writing out the whole fused pool.
 	keep := n <= topFusedInsert
+	if keep && d.fusion != FusionRRF {
+		// The weighted sum, the default, in a loop of its own: a tool
+		// that does not beat the kept best is not made a fusedScore.
+		fLex, fDense := s.fLex, s.fDense
+		for _, doc := range s.fDocs {
+			sc := w*fLex[doc] + (1-w)*fDense[doc]
+			if len(dst) < n || ahead(sc, doc, dst[n-1].score, dst[n-1].doc) {
+				dst = insertFused(dst, fusedScore{doc: doc, score: sc, lex: fLex[doc], dense: fDense[doc]}, n)
+			}
+		}
+		return dst, agree
+	}
 	out := s.fused[:0]
 	for _, doc := range s.fDocs {
 		var sc float64
