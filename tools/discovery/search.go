@@ -435,17 +435,7 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		acc, touched := s.acc, s.touched
 		every := view.Len() == n // no tool to skip: no bit to test
 		for _, qt := range s.terms {
-			w := float32(qt.w)
-			for _, ps := range lists[qt.id] {
-				if every || allowed(b, ps.doc) {
-					// No identifier bonus is given yet: a zero score is an
-					// untouched tool.
-					if acc[ps.doc] == 0 {
-						touched = append(touched, ps.doc)
-					}
-					acc[ps.doc] += w * ps.impact
-				}
-			}
+			touched = addPostings(acc, touched, lists[qt.id], float32(qt.w), b, every)
 		}
 		s.touched = touched
 		d.identifierBonus(x, b, p.ids, s)
@@ -530,6 +520,27 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 		res.top[i].ident = s.ident[res.top[i].doc]
 	}
 	return res, nil
+}
+
+// addPostings adds w times the impact of each of ps to its tool's score
+// in acc, appends to touched the tools it scores first, and returns
+// touched. No identifier bonus is given yet: a zero score is an untouched
+// tool. Unless every, it skips the tools b does not allow. A function of
+// its own, so that the loop's few variables stay in registers (in search
+// they were kept on the stack).
+//
+//go:noinline
+func addPostings(acc []float32, touched []uint32, ps []posting, w float32, b []uint64, every bool) []uint32 {
+	for _, p := range ps {
+		if every || allowed(b, p.doc) {
+			a := &acc[p.doc]
+			if *a == 0 {
+				touched = append(touched, p.doc)
+			}
+			*a += w * p.impact
+		}
+	}
+	return touched
 }
 
 // embedQuery puts the normalised vector of text and its non-zero
