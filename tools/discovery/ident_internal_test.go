@@ -71,6 +71,46 @@ func checkPrefilters(t *testing.T, s string) {
 	}
 }
 
+// TestMayHaveIsByteLoop checks mayHave, which jumps between separators,
+// against the loop over every byte that it replaced: the same answer for
+// every prefix and suffix of the prefilter cases, for each separator and
+// pair of tests its callers pass.
+func TestMayHaveIsByteLoop(t *testing.T) {
+	loop := func(text string, sep byte, before, after func(byte) bool) bool {
+		for i := 0; i+1 < len(text); i++ {
+			if text[i] == sep && after(text[i+1]) && (i == 0 && before(0) || i > 0 && before(text[i-1])) {
+				return true
+			}
+		}
+		return false
+	}
+	always := func(byte) bool { return true }
+	for _, g := range []struct {
+		name          string
+		sep           byte
+		before, after func(byte) bool
+	}{
+		{"file", '.', isWordByte, isLower},
+		{"key", '-', isKeyByte, isDigit},
+		{"hash", '#', always, isDigit},
+		{"channel", '#', isChannelStart, isChannelLetter},
+	} {
+		t.Run(g.name, func(t *testing.T) {
+			check := func(sub string) {
+				if got, want := mayHave(sub, g.sep, g.before, g.after), loop(sub, g.sep, g.before, g.after); got != want {
+					t.Errorf("mayHave(%q, %q) = %v, want %v", sub, g.sep, got, want)
+				}
+			}
+			for _, s := range slices.Concat(prefilterCases, []string{"", "#", "#1", "a.", ".b", "x-1-", "--1"}) {
+				for i := 0; i <= len(s); i++ {
+					check(s[:i])
+					check(s[i:])
+				}
+			}
+		})
+	}
+}
+
 func TestIdentifierPrefilters(t *testing.T) {
 	for _, s := range prefilterCases {
 		checkPrefilters(t, s)
