@@ -51,7 +51,7 @@ func (c *Cache) Len() int {
 type cacheEntry struct {
 	hash     uint64
 	material []byte // the length-prefixed key pieces, to confirm a hit
-	val      any    // *compiled or *EnvelopeResult
+	val      any    // *compiled or [*EnvelopeResult]
 }
 
 // cacheKey is the key of one lookup: its pieces are hashed as they are

@@ -58,7 +58,7 @@ func TestCache(t *testing.T) {
 	})
 
 	t.Run("bounded, least recently used dropped", func(t *testing.T) {
-		c := NewCache(4) // a FromSchema miss stores two entries: raw bytes and canonical form
+		c := NewCache(4) // a [FromSchema] miss stores two entries: raw bytes and canonical form
 		a, _ := FromSchema(schema(0), &Options{Cache: c})
 		FromSchema(schema(1), &Options{Cache: c})
 		if got, _ := FromSchema(schema(0), &Options{Cache: c}); got != a { // schema 0 is now the most recent

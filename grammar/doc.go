@@ -90,15 +90,15 @@
 // and [Options.MaxAnswerLength] and MaxQueryLength bound the envelope's
 // answer text and find_tools query. Each bound is reported as a [Bound]
 // ([Result.Bounds], [EnvelopeResult.Bounds]; [EnvelopeSchema] writes the
-// envelope's as maxLength). The defaults differ by entry point: FromSchema
+// envelope's as maxLength). The defaults differ by entry point: [FromSchema]
 // bounds nothing unless asked (its grammars are checked against the JSON
 // Schema test suites, whose valid instances a bound could refuse), while
 // Envelope, the grammar a model writes a turn under, applies
-// DefaultMaxStringLength (1000 code points), DefaultMaxItems (50),
-// DefaultMaxAnswerLength (600) and DefaultMaxQueryLength (200), the
+// [DefaultMaxStringLength] (1000 code points), [DefaultMaxItems] (50),
+// [DefaultMaxAnswerLength] (600) and [DefaultMaxQueryLength] (200), the
 // bounds the agent compiles every turn with (llm.DefaultBounds); a
 // negative value turns a bound off. Values above the repetition limit
-// (2000) are refused with ErrOptions. Nested generic values (a property
+// (2000) are refused with [ErrOptions]. Nested generic values (a property
 // declared as {} or additionalProperties: true) are not bounded.
 //
 // Compilation is a pure function of the schema and the options (no clock,

@@ -67,8 +67,8 @@ func validToolName(name string) bool {
 // [Options.Strict], needs relaxations) is listed in Excluded and left out;
 // when no tool compiles the call branch is absent, never unconstrained.
 // [Options.NoAnswer] and [Options.NoFindTools] remove those branches; with no
-// branch left the error wraps ErrNoTools. A name that does not fit the
-// model-name rule, or a repeated name, is an error (ErrInvalidSchema).
+// branch left the error wraps [ErrNoTools]. A name that does not fit the
+// model-name rule, or a repeated name, is an error ([ErrInvalidSchema]).
 // Envelope is safe for concurrent use. With [Options.Cache] set, a repeated
 // shortlist (the same names, schema bytes and options) costs a hash of its
 // inputs, and each tool's grammar is cached on its own, so a shortlist

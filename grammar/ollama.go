@@ -15,8 +15,8 @@ import (
 // definitions of different tools cannot collide.
 //
 // Tools whose schema is not valid JSON are left out and reported as
-// relaxations with Keyword "tool"; the error wraps ErrNoTools when no
-// branch is left, ErrInvalidSchema for a bad tool name.
+// relaxations with Keyword "tool"; the error wraps [ErrNoTools] when no
+// branch is left, [ErrInvalidSchema] for a bad tool name.
 func EnvelopeSchema(tools []EnvelopeTool, opts *Options) (json.RawMessage, []Relaxation, error) {
 	o := opts.orZero()
 	if err := o.validate(); err != nil {

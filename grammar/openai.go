@@ -42,8 +42,8 @@ var openAIFormats = map[string]bool{"date-time": true, "time": true, "date": tru
 // The result is checked against OpenAI's limits (5,000 properties, 10
 // levels of object nesting, 1,000 enum values, 120,000 characters of
 // names, enum and const values); exceeding one is an error wrapping
-// ErrLimit. A schema that is not JSON or not an object is an error wrapping
-// ErrInvalidSchema.
+// [ErrLimit]. A schema that is not JSON or not an object is an error wrapping
+// [ErrInvalidSchema].
 func OpenAIStrict(schema []byte) (json.RawMessage, []Relaxation, error) {
 	doc, err := decodeJSON(schema)
 	if err != nil {

@@ -34,7 +34,7 @@ var (
 	// ErrUnsatisfiable: no JSON value satisfies the schema, so no grammar
 	// can be produced (a grammar must match something).
 	ErrUnsatisfiable = errors.New("grammar: schema admits no value")
-	// ErrRelaxed: Options.Strict was set and the schema needs relaxations.
+	// ErrRelaxed: [Options.Strict] was set and the schema needs relaxations.
 	ErrRelaxed = errors.New("grammar: schema needs relaxations")
 	// ErrUnsupported: the schema uses a construct the compiler cannot turn
 	// into a grammar at all (such as a reference cycle that consumes no
@@ -72,7 +72,7 @@ func (b Bound) String() string {
 }
 
 // RelaxationError is returned in strict mode: it lists the relaxations and
-// wraps ErrRelaxed.
+// wraps [ErrRelaxed].
 type RelaxationError struct {
 	Relaxations []Relaxation
 }
@@ -92,7 +92,7 @@ func (e *RelaxationError) Error() string {
 func (e *RelaxationError) Unwrap() error { return ErrRelaxed }
 
 // SchemaError is a schema the compiler rejects, with where and why; it
-// wraps ErrInvalidSchema, ErrUnsatisfiable or ErrUnsupported.
+// wraps [ErrInvalidSchema], [ErrUnsatisfiable] or [ErrUnsupported].
 type SchemaError struct {
 	Pointer string
 	Msg     string

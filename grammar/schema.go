@@ -9,7 +9,7 @@ import (
 
 // Options configure schema compilation. A nil *Options means the zero value.
 type Options struct {
-	// Strict makes any relaxation an error (*RelaxationError, wrapping
+	// Strict makes any relaxation an error ([*RelaxationError], wrapping
 	// [ErrRelaxed]) instead of a report. Zero: relaxations are reported.
 	Strict bool
 	// Compact removes all whitespace between JSON tokens from the grammar.
@@ -102,8 +102,8 @@ type compiled struct {
 // order. Every constraint the grammar cannot express is listed in
 // [Result.Relaxations] (or, with [Options.Strict], fails the compilation).
 //
-// Errors wrap ErrInvalidSchema (not JSON, or not a schema),
-// ErrUnsatisfiable (no value satisfies it), ErrUnsupported or ErrRelaxed.
+// Errors wrap [ErrInvalidSchema] (not JSON, or not a schema),
+// [ErrUnsatisfiable] (no value satisfies it), [ErrUnsupported] or [ErrRelaxed].
 // With [Options.Cache] set, results are cached by the schema and options, so
 // compiling the same schema again costs a hash; FromSchema is safe for
 // concurrent use.

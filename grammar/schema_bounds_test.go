@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestBounds: Options.MaxStringLength and MaxItems bound what the schema
+// TestBounds: [Options.MaxStringLength] and MaxItems bound what the schema
 // leaves unbounded, never below what the schema requires, and report each
-// bound; FromSchema sets none by default.
+// bound; [FromSchema] sets none by default.
 func TestBounds(t *testing.T) {
 	str := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
 	arr := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]" }

@@ -167,7 +167,7 @@ func (c *compiler) bound(ptr, keyword string, limit int) {
 }
 
 // step counts work and reports whether the budget is spent; the first
-// time it is, the compilation fails with ErrUnsupported.
+// time it is, the compilation fails with [ErrUnsupported].
 func (c *compiler) step(ptr string) bool {
 	c.steps++
 	if c.steps > maxSteps {

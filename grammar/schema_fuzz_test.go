@@ -13,7 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/jsonschema"
 )
 
-// FuzzFromSchema: no input makes FromSchema panic, every grammar it
+// FuzzFromSchema: no input makes [FromSchema] panic, every grammar it
 // returns parses, and an error is one of the package's sentinels.
 func FuzzFromSchema(f *testing.F) {
 	for _, tc := range failureModes {
@@ -84,7 +84,7 @@ func FuzzRegex(f *testing.F) {
 }
 
 // referenceRegexps holds the reference engine's compiled patterns.
-var referenceRegexps sync.Map // pattern → *jsonschema.Regexp or error
+var referenceRegexps sync.Map // pattern → [*jsonschema.Regexp] or error
 
 // regexMatch is the reference: whether s contains a match of the ECMA-262
 // pattern according to the module's one ECMA regex setup

@@ -9,7 +9,7 @@ import (
 
 // The compiler's gnode trees become GBNF here in one of two ways: printed
 // straight into one buffer (printGBNF: every compile that returns text) or
-// lowered into gbnf values (toGBNF: for a gbnf.Matcher). Both walk the tree
+// lowered into gbnf values (toGBNF: for a [gbnf.Matcher]). Both walk the tree
 // in the same order and name rules alike, and the printer writes each
 // literal, class and repetition count with gbnf's Append functions, so the
 // text is byte for byte toGBNF(root).String() (TestPrintGBNFAgreesWithLowering)

@@ -32,7 +32,7 @@ type gnode struct {
 	h        uint64 // structural hash, set by mk
 	op       gop
 	null     bool  // matches the empty string
-	min, max int32 // counts stay within gbnf.MaxRepetition; int32 keeps a node at 96 bytes
+	min, max int32 // counts stay within [gbnf.MaxRepetition]; int32 keeps a node at 96 bytes
 	lit      string
 	ranges   []crange // sorted, non-overlapping, non-adjacent
 	subs     []*gnode
@@ -401,7 +401,7 @@ func star(n *gnode) *gnode { return rep(n, 0, -1) }
 func plus(n *gnode) *gnode { return rep(n, 1, -1) }
 
 // rep repeats n between min and max times (max < 0: unbounded). Callers
-// keep min and max within gbnf.MaxRepetition. An unbounded repetition of something
+// keep min and max within [gbnf.MaxRepetition]. An unbounded repetition of something
 // that can match empty is rewritten to repeat its non-empty part, because
 // llama.cpp recurses without end on such grammars.
 func rep(n *gnode, min, max int) *gnode {
@@ -438,7 +438,7 @@ func rep(n *gnode, min, max int) *gnode {
 	}
 	if max > emitRepetitionLimit || min > emitRepetitionLimit {
 		// Newer llama.cpp servers refuse a count of 2000 or more (the old
-		// one gbnf.Parse follows accepts 2000): n{min,max} is written as
+		// one [gbnf.Parse] follows accepts 2000): n{min,max} is written as
 		// n{min1,max1} n{min2,max2} with every count under 2000.
 		firstMin, lo, hi := min, 0, -1
 		if firstMin > emitRepetitionLimit {
@@ -458,7 +458,7 @@ func rep(n *gnode, min, max int) *gnode {
 // repetition: llama.cpp's servers since its MAX_REPETITION_THRESHOLD check
 // refuse {2000} and above ("failed to parse grammar"), measured against
 // the llama-server of node-llama-cpp 3.21.1; larger bounds (up to
-// gbnf.MaxRepetition) are split into consecutive repetitions.
+// [gbnf.MaxRepetition]) are split into consecutive repetitions.
 const emitRepetitionLimit = 1999
 
 // nullable reports whether n matches the empty string.

@@ -80,7 +80,7 @@ func TestPatternPropertiesDecidedStatically(t *testing.T) {
 // TestLargeAndDeepSchemas: each loader and compiler limit is answered with
 // an error that names the limit and where it was hit, or the work is
 // linear (a large enum compiles, every value kept). Speed itself lives in
-// BenchmarkLargeEnum.
+// [BenchmarkLargeEnum].
 func TestLargeAndDeepSchemas(t *testing.T) {
 	deepItems := strings.Repeat(`{"items":`, 2000) + `{}` + strings.Repeat(`}`, 2000)
 	deepProps := strings.Repeat(`{"type":"object","properties":{"a":`, 2000) + `{}` + strings.Repeat(`}}`, 2000)

@@ -15,10 +15,10 @@ import (
 // legitimate reply instead of the context limit, and the truncation is
 // repaired by asking for a shorter reply.
 const (
-	// DefaultMaxTokens bounds TokenBudget when Options.MaxTokens is 0.
+	// DefaultMaxTokens bounds [TokenBudget] when [Options.MaxTokens] is 0.
 	DefaultMaxTokens = 1024
 	// AnswerTokens is the budget of an answer or a find_tools query whose
-	// length the constraint does not report (Constraint.Bounds).
+	// length the constraint does not report ([Constraint.Bounds]).
 	AnswerTokens = 256
 	// envelopeTokens covers {"action":"call","tool":"…","arguments":…}.
 	envelopeTokens = 24
@@ -51,8 +51,8 @@ const (
 // and the rest there), so that toolgate grammar prints the agent's envelope.
 const (
 	// DefaultAnswerLength bounds the answer's text, in code points: with
-	// the envelope around it TokenBudget gives it 827 tokens, within
-	// DefaultMaxTokens, which every such reply of ASCII text fits at a
+	// the envelope around it [TokenBudget] gives it 827 tokens, within
+	// [DefaultMaxTokens], which every such reply of ASCII text fits at a
 	// token per character.
 	DefaultAnswerLength = envbounds.Answer
 	// DefaultQueryLength bounds the find_tools query, in code points.
@@ -82,8 +82,8 @@ type Bounds struct {
 }
 
 // DefaultBounds returns the bounds the runtime compiles a turn's envelope
-// with: DefaultAnswerLength, DefaultQueryLength, DefaultStringLength and
-// DefaultItems. The grammar never goes below a schema's own minimum.
+// with: [DefaultAnswerLength], [DefaultQueryLength], [DefaultStringLength] and
+// [DefaultItems]. The grammar never goes below a schema's own minimum.
 func DefaultBounds() Bounds {
 	return Bounds{Answer: DefaultAnswerLength, Query: DefaultQueryLength, String: DefaultStringLength, Items: DefaultItems}
 }
@@ -139,7 +139,7 @@ func TokenBudget(req *Request) int {
 
 // textBranchTokens is the worst case of an answer or find_tools envelope
 // of fixed characters around a text of at most bound code points, or
-// AnswerTokens when the bound is not known.
+// [AnswerTokens] when the bound is not known.
 func textBranchTokens(fixed, bound int) int {
 	if bound <= 0 {
 		return AnswerTokens

@@ -37,7 +37,7 @@ type Options struct {
 	// jitter). 0 means 500ms.
 	BaseDelay time.Duration
 	// MaxDelay caps the backoff. A Retry-After above it ends the retries
-	// (the *StatusError carries it for the caller). 0 means 30s.
+	// (the [*StatusError] carries it for the caller). 0 means 30s.
 	MaxDelay time.Duration
 	// Sleep waits d or until ctx ends, returning ctx's error then. nil
 	// means a timer.
@@ -45,7 +45,7 @@ type Options struct {
 	// Jitter returns a number in [0, 1). nil means math/rand/v2.
 	Jitter func() float64
 
-	// AllowDowngrade lets [Checked] answer a *ConstraintError by resending
+	// AllowDowngrade lets [Checked] answer a [*ConstraintError] by resending
 	// the request with validated native tools ([ModeNative], BestEffort),
 	// logged at warning level and flagged in [Response.Downgraded]. It needs
 	// [Options.Validate]. false means a rejected constraint is returned as an error.
@@ -152,7 +152,7 @@ func (c *CheckedBackend) Name() string { return c.name }
 
 // Budget is the token budget Chat sends with req: its own MaxTokens, or
 // TokenBudget(req) bounded by [Options.MaxTokens], or 0 when none is sent
-// (Options.MaxTokens negative: the backend's default applies).
+// ([Options.MaxTokens] negative: the backend's default applies).
 func (c *CheckedBackend) Budget(req *Request) int {
 	switch {
 	case req.MaxTokens > 0:

@@ -300,7 +300,7 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-// TestIdleStreamRetried: a stream that went silent (*llm.IdleError) is
+// TestIdleStreamRetried: a stream that went silent ([*llm.IdleError]) is
 // retried like a 5xx, and the next reply is used.
 func TestIdleStreamRetried(t *testing.T) {
 	idle := &llm.IdleError{Backend: "scripted", Timeout: time.Minute}

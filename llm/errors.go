@@ -55,7 +55,7 @@ var ErrStreamIdle = errors.New("llm: the stream was silent for too long")
 // its first event, or between two (a keep-alive comment is no event). It
 // is [Temporary]: [Checked] retries it like a 5xx.
 //
-// [Temporary]: IdleError.Temporary
+// [Temporary]: [IdleError.Temporary]
 type IdleError struct {
 	Backend string
 	Timeout time.Duration
@@ -111,7 +111,7 @@ type Attempt struct {
 
 // RepairError says that the model kept replying with output that could
 // not be acted on until the repair budget ran out. It matches
-// ErrInvalidOutput, and [errors.As] finds the first attempt's *[OutputError].
+// [ErrInvalidOutput], and [errors.As] finds the first attempt's *[OutputError].
 type RepairError struct {
 	Attempts []Attempt // every attempt, in order
 	// Usage sums the attempts' token usage (the tokens were spent).

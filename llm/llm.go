@@ -107,11 +107,11 @@ type Mode int
 const (
 	// ModeEnvelope (the zero value) asks for the turn envelope, enforced
 	// by the backend's structured-output feature with
-	// Constraint.EnvelopeSchema: Ollama `format`, OpenAI `response_format`
+	// [Constraint.EnvelopeSchema]: Ollama `format`, OpenAI `response_format`
 	// json_schema strict. The shortlist's schemas go in the system prompt.
 	ModeEnvelope Mode = iota
 	// ModeGrammar asks for the turn envelope, enforced by
-	// Constraint.GBNF in the request's `grammar` field (llama.cpp server
+	// [Constraint.GBNF] in the request's `grammar` field (llama.cpp server
 	// behind the OpenAI adapter). The shortlist's schemas go in the
 	// system prompt.
 	ModeGrammar
@@ -168,7 +168,7 @@ type Constraint struct {
 type Request struct {
 	Messages []Message
 	// Tools is the turn's shortlist, and the only tools the backend sends
-	// to the model. A reply naming any other tool is an *OutputError.
+	// to the model. A reply naming any other tool is an [*OutputError].
 	Tools []ToolSpec
 	// Deferred are further authorized tools that the backend may send for
 	// deferred loading ([ModeNative] only): their definitions are part of
@@ -201,7 +201,7 @@ type Request struct {
 	// that requires a call to one that does not. In [ModeNative] the backend
 	// sends the API's own: tool_choice "required" (OpenAI, the Responses
 	// API) or {"type":"any"} (Anthropic); Ollama's API has none. In every mode a
-	// reply that answers anyway is an *OutputError ([ProblemCallRequired]),
+	// reply that answers anyway is an [*OutputError] ([ProblemCallRequired]),
 	// which [Checked] repairs.
 	RequireCall bool
 	// MaxTokens caps the reply's length; 0 means the backend's default.
@@ -395,7 +395,7 @@ func (r *Request) Tool(name string) (ToolSpec, bool) {
 }
 
 // Callable returns the tool a reply may call by name: one of Tools, or a
-// Deferred tool that a RoleTool message of the conversation has referenced.
+// Deferred tool that a [RoleTool] message of the conversation has referenced.
 func (r *Request) Callable(name string) (ToolSpec, bool) {
 	if t, ok := r.Tool(name); ok {
 		return t, true

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestWithToolPromptListsPromptTools: Request.PromptTools limits the
+// TestWithToolPromptListsPromptTools: [Request.PromptTools] limits the
 // system prompt's tool section to the first tools; the rest are the
 // caller's to show in the conversation (in ToolLine's form).
 func TestWithToolPromptListsPromptTools(t *testing.T) {

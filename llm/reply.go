@@ -19,12 +19,12 @@ type OutputProblem string
 // The kinds of unusable replies.
 const (
 	ProblemMalformed        OutputProblem = "malformed"         // not the expected shape (not an envelope, bad JSON)
-	ProblemUnknownTool      OutputProblem = "unknown_tool"      // names a tool outside Request.Tools
+	ProblemUnknownTool      OutputProblem = "unknown_tool"      // names a tool outside [Request.Tools]
 	ProblemTruncated        OutputProblem = "truncated"         // stopped at the token limit
 	ProblemTooManyCalls     OutputProblem = "too_many_calls"    // more than one native tool call
 	ProblemEmpty            OutputProblem = "empty"             // no text and no call
 	ProblemInvalidArguments OutputProblem = "invalid_arguments" // rejected by the Validate hook
-	ProblemCallRequired     OutputProblem = "call_required"     // an answer where Request.RequireCall asked for a call
+	ProblemCallRequired     OutputProblem = "call_required"     // an answer where [Request.RequireCall] asked for a call
 	ProblemRefused          OutputProblem = "refused"           // the model refused ([FinishRefusal]); not repaired
 )
 
@@ -55,10 +55,10 @@ func (e *OutputError) Unwrap() []error {
 
 // ParseReply interprets resp, as received for req, into resp.Action and
 // the matching field (Calls, Answer or FindTools). Backends call it on
-// every reply; Raw, [Message], [FinishReason] and, in ModeNative,
+// every reply; Raw, [Message], [FinishReason] and, in [ModeNative],
 // [Message.ToolCalls] must be set before.
 //
-// In ModeNative an empty resp.Raw is filled from the message: its content
+// In [ModeNative] an empty resp.Raw is filled from the message: its content
 // when it made no call, else {"content","tool_calls":[{"name","arguments"}]}.
 // A native call's arguments sent as "" or null (a no-argument call, as vLLM
 // and other OpenAI-compatible servers send it) are read as {}.

@@ -16,7 +16,7 @@ func replyRequest(mode Mode) *Request {
 }
 
 // FuzzParseReply checks ParseReply's guarantees on any model output, in
-// envelope and native modes: a reply either fails with an *OutputError
+// envelope and native modes: a reply either fails with an [*OutputError]
 // and carries nothing to act on, or is exactly one action, and a call
 // names a shortlisted tool with a JSON object as arguments.
 func FuzzParseReply(f *testing.F) {

@@ -138,7 +138,7 @@ type Options struct {
 	// which the Responses API groups by. Backends without deferred loading
 	// ignore Deferred; use it with llm/anthropic or openai.ResponsesBackend.
 	// When the backend refuses deferred loading (a model or API version
-	// without tool search: an *llm.ConstraintError with Deferred set), the
+	// without tool search: an [*llm.ConstraintError] with Deferred set), the
 	// session logs a warning, reports [EventDeferredOff], and sends the step
 	// again, and every later one, with its shortlist as plain native tools.
 	Deferred bool
@@ -252,7 +252,7 @@ type Agent struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *metrics
-	raw     llm.Backend // the backend as given; sessions wrap it with llm.Checked
+	raw     llm.Backend // the backend as given; sessions wrap it with [llm.Checked]
 	llmOpts llm.Options
 	// grammars keeps the compiled constraints of repeated shortlists.
 	grammars *grammar.Cache

@@ -11,7 +11,7 @@ import (
 	"github.com/toolgate/toolgate/runtime"
 )
 
-// TestEnvelopeBounds: a turn's envelope is compiled with llm.DefaultBounds,
+// TestEnvelopeBounds: a turn's envelope is compiled with [llm.DefaultBounds],
 // which its constraint reports and its budget is sized to; a reply cut off
 // at the budget is repaired under the same envelope compiled again with
 // halved bounds: a shorter answer in the grammar or schema, and a smaller

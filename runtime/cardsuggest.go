@@ -66,7 +66,7 @@ const (
 // keeps it: the entry then has none. The entry carries t's hash
 // ([cards.Hash]). The model is shown t's name and description and the
 // sibling's name only (its ID when the bare name is t's own, or another
-// tool's of SuggestOptions.Names).
+// tool's of [SuggestOptions.Names]).
 func SuggestCard(ctx context.Context, backend llm.Backend, t *tools.Tool, sibling string, opts *SuggestOptions) (cards.Entry, error) {
 	var o SuggestOptions
 	if opts != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// Fitting the context (Options.FitContext). A request is the system prompt
+// Fitting the context ([Options.FitContext]). A request is the system prompt
 // with the tool definitions, the conversation, and room for the reply. The
 // conversation is what grows: every step adds the model's reply and a tool
 // result. When the estimate would pass ContextTokens, the request starts
@@ -23,7 +23,7 @@ import (
 // separated from the call it answers. What was left out stays out of later
 // requests too (Session.from only grows), which keeps their prefix
 // cacheable. The current turn is never cut: when it alone does not fit,
-// the step fails with ErrContextOverflow before the model is called.
+// the step fails with [ErrContextOverflow] before the model is called.
 
 // perMessageTokens is what a chat template adds around one message (role
 // header and separators: 4–8 tokens in the Llama 2 and 3, ChatML and Gemma

@@ -87,7 +87,7 @@ func (s *Session) deferTools(step int, view *tools.View, nm names, comp *compile
 // deferred loading for a request that had deferred tools. If so, the
 // session stops deferring: the messages the step added for it (the
 // shortlist's search, from index mark on) are dropped, a warning is
-// logged and observed (EventDeferredOff), and the caller sends the step
+// logged and observed ([EventDeferredOff]), and the caller sends the step
 // again with the shortlist as plain native tools.
 func (s *Session) refusedDeferred(ctx context.Context, step int, req *llm.Request, mark int, err error) bool {
 	var ce *llm.ConstraintError

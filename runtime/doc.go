@@ -24,7 +24,7 @@
 // A model that calls again, at a later step of the same turn, a tool that
 // is not read-only with the arguments of a call that already succeeded is
 // not executed again ([Options.Repeats], [RepeatPolicy]): the model reads the
-// earlier result, marked as already done, and EventRepeatedCall reports
+// earlier result, marked as already done, and [EventRepeatedCall] reports
 // it. The rule is per turn; the user's same request in a later turn runs.
 //
 // Strategy by catalog size ([Options.Strategy], automatic by default): up to
@@ -40,7 +40,7 @@
 // session has shown stay byte-identical from step to step, tools found
 // later are appended after them (in the envelope modes introduced by a
 // message where they were found), and each request reports how many of its
-// leading bytes equal the previous request's (EventRequest), so the prompt
+// leading bytes equal the previous request's ([EventRequest]), so the prompt
 // caches of hosted APIs and local servers hold.
 //
 // A [Team] is a supervisor over workers; each [TeamSession] owns the user and

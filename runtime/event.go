@@ -17,11 +17,11 @@ const (
 	EventShortlist EventKind = "shortlist"
 	// EventConstraint: the compiled constraint sent with the request.
 	EventConstraint EventKind = "constraint"
-	// EventTrimmed: with Options.FitContext, the request leaves out the
-	// conversation's oldest turns to fit Options.ContextTokens (Omitted,
+	// EventTrimmed: with [Options.FitContext], the request leaves out the
+	// conversation's oldest turns to fit [Options.ContextTokens] (Omitted,
 	// PromptTokens, ReplyTokens).
 	EventTrimmed EventKind = "trimmed"
-	// EventDeferredOff: with Options.Deferred, the backend refused
+	// EventDeferredOff: with [Options.Deferred], the backend refused
 	// deferred loading (a model or API version without tool search,
 	// Reason); the session sends its shortlists as plain native tools from
 	// this step on, which it sends again.
@@ -37,9 +37,9 @@ const (
 	EventApproval EventKind = "approval"
 	// EventRepeatedCall: the model repeated a call that already succeeded
 	// (or whose outcome is unknown) earlier in the turn, with the same
-	// arguments (Tool, Arguments, Repeat, RepeatOf; for RepeatRefused the
-	// earlier Result and Err, a *RepeatedCallError). Unless refused, the
-	// call then goes through the gateway and EventCall follows.
+	// arguments (Tool, Arguments, Repeat, RepeatOf; for [RepeatRefused] the
+	// earlier Result and Err, a [*RepeatedCallError]). Unless refused, the
+	// call then goes through the gateway and [EventCall] follows.
 	EventRepeatedCall EventKind = "repeated_call"
 	// EventCall: a call went through the gateway (Call, Result or Err).
 	EventCall EventKind = "call"

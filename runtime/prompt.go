@@ -22,7 +22,7 @@ import (
 // the conversation where it was found (announce); in native mode the tools
 // array is the API's, and a tool found later is appended to it. Each request's
 // rendering (promptText) is compared with the previous request's, and the
-// shared leading bytes are reported (EventRequest, and the
+// shared leading bytes are reported ([EventRequest], and the
 // toolgate_runtime_prompt_*_bytes_total counters).
 
 // stable returns the step's tools in cache-stable order: the tools shown

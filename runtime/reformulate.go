@@ -60,7 +60,7 @@ const ModelReformulateBelow = 0.3
 // first shortlist. Each rewrite and failure is logged.
 //
 // Use it with [discovery.Options]{Reformulator: r, FuseReformulation: true,
-// ReformulateBelow: ModelReformulateBelow}; it is safe for concurrent use
+// ReformulateBelow: [ModelReformulateBelow]}; it is safe for concurrent use
 // if the backend is.
 type ModelReformulator struct {
 	backend   llm.Backend

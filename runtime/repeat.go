@@ -63,7 +63,7 @@ const (
 	// RepeatReadOnly: executed again, since the tool is read-only (what it
 	// reads may have changed since).
 	RepeatReadOnly RepeatAction = "read_only"
-	// RepeatAllowed: executed again, since Options.Repeats is RepeatAllow.
+	// RepeatAllowed: executed again, since [Options.Repeats] is [RepeatAllow].
 	RepeatAllowed RepeatAction = "allowed"
 )
 

@@ -161,7 +161,7 @@ func TestRepeatedCalls(t *testing.T) {
 			wantSends: 5, sameKey: true, wantActions: []runtime.RepeatAction{runtime.RepeatSameKey, runtime.RepeatRefused}},
 		{name: "two identical calls in one reply",
 			// More than one native call in a reply is refused and repaired
-			// (llm.ProblemTooManyCalls): the pair never reaches the gateway.
+			// ([llm.ProblemTooManyCalls]): the pair never reaches the gateway.
 			script: []scripted.Reply{scripted.NativeCalls(
 				llm.ToolCall{ID: "c1", Name: "send_notice", Arguments: []byte(hi)},
 				llm.ToolCall{ID: "c2", Name: "send_notice", Arguments: []byte(hi)}),

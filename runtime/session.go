@@ -102,7 +102,7 @@ type CallRecord struct {
 	Arguments json.RawMessage
 	Result    json.RawMessage // nil when [CallRecord.Err] is set
 	Cached    bool            // the gateway replayed a stored outcome
-	// Err is a *gateway.Error, or a *RepeatedCallError for a repeat the
+	// Err is a [*gateway.Error], or a [*RepeatedCallError] for a repeat the
 	// runtime did not execute; either is fed back to the model.
 	Err error
 }
@@ -114,7 +114,7 @@ type Turn struct {
 	// Steps is the number of model calls the turn took.
 	Steps int
 	// Calls are the model's tool calls, in order: the gateway's, and the
-	// repeats the runtime refused (Err a *RepeatedCallError).
+	// repeats the runtime refused (Err a [*RepeatedCallError]).
 	Calls []CallRecord
 	// Usage sums the token accounting of every model call.
 	Usage llm.Usage

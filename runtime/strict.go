@@ -16,7 +16,7 @@ import (
 // returns args unchanged when there is nothing to drop or either side is
 // not the JSON it expects (args strictly, as the gateway parses them).
 func dropStrictNulls(schema, args json.RawMessage) json.RawMessage {
-	// args are read as the gateway reads them (jcs.Parse: numbers keep
+	// args are read as the gateway reads them ([jcs.Parse]: numbers keep
 	// their text, a member given twice is an error), so that dropping a
 	// null changes nothing else: encoding/json would round a number a
 	// double cannot hold, which the gateway refuses, to one it accepts,

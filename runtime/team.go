@@ -68,7 +68,7 @@ func EffectiveScopes(user tools.Principal, w Worker) tools.Principal {
 // tool); it delegates with a task description, and a worker's answer comes
 // back as the tool result. Each worker is an [Agent] over the shared registry,
 // narrowed to its group, discovering inside it, acting with
-// EffectiveScopes. Safe for concurrent use; conversations are TeamSessions.
+// [EffectiveScopes]. Safe for concurrent use; conversations are TeamSessions.
 //
 // A delegation is a gateway call of the supervisor's session, so a re-sent
 // delegation (same session, same step, same task) is replayed from
@@ -243,7 +243,7 @@ func (t *Team) NewSession(user tools.Principal, id string, opts *SessionOptions)
 	ts := &TeamSession{}
 	sup, err := t.supervisor(ts)
 	if err != nil {
-		// Unreachable: NewTeam built a supervisor from the same options.
+		// Unreachable: [NewTeam] built a supervisor from the same options.
 		// Should it happen, Run reports it and nothing is delegated.
 		sup, ts.err = t.probe, err
 	}

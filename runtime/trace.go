@@ -13,12 +13,12 @@ import (
 	"github.com/toolgate/toolgate/tools/discovery"
 )
 
-// The runtime's spans (Options.TracerProvider): one "invoke_agent" span a
-// turn (Session.Run), with a "toolgate.discover" span for each search and a
+// The runtime's spans ([Options.TracerProvider]): one "invoke_agent" span a
+// turn ([Session.Run]), with a "toolgate.discover" span for each search and a
 // "chat" span for each model request below it; the gateway adds an
 // "execute_tool" span for each call. Attributes follow the GenAI semantic
 // conventions; the user's text and the model's replies are recorded only
-// with Options.TraceContent.
+// with [Options.TraceContent].
 
 func (a *Agent) startTurn(ctx context.Context, s *Session) (context.Context, trace.Span) {
 	ctx, span := a.tracer.Start(ctx, tracing.OpInvokeAgent.SpanName("toolgate"), trace.WithSpanKind(trace.SpanKindInternal),

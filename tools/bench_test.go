@@ -117,7 +117,7 @@ func BenchmarkSnapshotAuthorize(b *testing.B) {
 
 // BenchmarkSnapshotMemory reports heap bytes per tool: "index-B/tool" is
 // what a Snapshot's authorization index and ID map cost beyond the tools
-// themselves; "registry-B/tool" what Registry.Add costs per tool (its own
+// themselves; "registry-B/tool" what [Registry.Add] costs per tool (its own
 // copy of the tool with its slices and schema, the ID map, the first
 // snapshot), with strings shared with the caller's tools; "loaded-B/tool"
 // what one tool loaded from the real MCP catalogs costs in all (strings,
@@ -173,7 +173,7 @@ func heapInUse() int64 {
 }
 
 // loadServer defines the tools of one committed MCP tools/list file, in
-// the namespace of its file stem, through the typed path (DefineAll).
+// the namespace of its file stem, through the typed path ([DefineAll]).
 func loadServer(path string) ([]Tool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

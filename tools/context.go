@@ -7,7 +7,7 @@ type idempotencyKeyCtx struct{}
 // WithIdempotencyKey returns a context carrying the idempotency key of the
 // call a handler is executing. The gateway sets it before running a handler
 // (tests of a handler may call it directly); handlers read it with
-// IdempotencyKey, without importing the gateway, and pass it downstream (a ledger, an API that takes
+// [IdempotencyKey], without importing the gateway, and pass it downstream (a ledger, an API that takes
 // idempotency keys, an upstream MCP server's _meta) so that a re-run of an
 // uncertain call is deduplicated there.
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {

@@ -24,13 +24,13 @@ type Definition struct {
 	// Title is an optional display name (MCP "title").
 	Title string `json:"title,omitempty"`
 	// Description is the author's full description. The card's summary is
-	// its first sentence (FirstSentence) when Summary is empty, and the
+	// its first sentence ([FirstSentence]) when Summary is empty, and the
 	// title's when both are.
 	Description string `json:"description,omitempty"`
 	// Summary is the card's one-sentence summary, in the user's words.
 	Summary string `json:"summary,omitempty"`
 	// InputSchema is the JSON Schema of the arguments object; nil means an
-	// object with no declared properties. It must pass CheckInputSchema.
+	// object with no declared properties. It must pass [CheckInputSchema].
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// Scopes are all required to use the tool; none means no scope is
 	// needed. An empty or blank scope is an error.
@@ -89,7 +89,7 @@ const (
 )
 
 // DefinitionError is why a [Definition] cannot become a [Tool]. It wraps
-// ErrInvalidTool, and Err (which wraps [ErrInvalidSchema]) when the input
+// [ErrInvalidTool], and Err (which wraps [ErrInvalidSchema]) when the input
 // schema is at fault.
 type DefinitionError struct {
 	// Name is the definition's name as given.
@@ -121,10 +121,10 @@ func (e *DefinitionError) Unwrap() []error {
 // def.Summary, else FirstSentence(def.Description), else the title's; the
 // risk flags are the explicit ones joined with the annotations' (see
 // [Annotations]), and a read-only tool is never irreversible. The input
-// schema is checked with CheckInputSchema and stored compact (member
+// schema is checked with [CheckInputSchema] and stored compact (member
 // order kept). Every error is
 // a *[DefinitionError] or, for an invalid namespace, an error wrapping
-// ErrInvalidTool. The Tool has no [Handler]; the caller sets one.
+// [ErrInvalidTool]. The Tool has no [Handler]; the caller sets one.
 func Define(namespace string, def Definition) (Tool, error) {
 	return define(namespace, def, nil)
 }
@@ -141,7 +141,7 @@ func Define(namespace string, def Definition) (Tool, error) {
 // that they share (a tool kept alone keeps its blocks), none of which may
 // be written. The results are those of [Define], one definition at a
 // time. A long defs is cut into parts defined in parallel, one per CPU
-// (runtime.GOMAXPROCS), each with its own compiler: a schema repeated
+// ([runtime.GOMAXPROCS]), each with its own compiler: a schema repeated
 // across parts is then checked once per part, and its tools share one
 // copy per part.
 func DefineAll(namespace string, defs []Definition) ([]Tool, []error) {
@@ -161,7 +161,7 @@ func DefineAll(namespace string, defs []Definition) ([]Tool, []error) {
 	return ts, errs
 }
 
-// defineAllPart is the fewest definitions DefineAll gives a goroutine of
+// defineAllPart is the fewest definitions [DefineAll] gives a goroutine of
 // their own: a few milliseconds of work.
 const defineAllPart = 2048
 

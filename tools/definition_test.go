@@ -118,7 +118,7 @@ func TestDefineErrors(t *testing.T) {
 	}
 }
 
-// TestDefineAllMatchesDefine: the shared compiler of DefineAll gives every
+// TestDefineAllMatchesDefine: the shared compiler of [DefineAll] gives every
 // definition the result Define gives it alone.
 func TestDefineAllMatchesDefine(t *testing.T) {
 	defs := []Definition{
@@ -185,7 +185,7 @@ func TestDefineAllRepeatedSchemas(t *testing.T) {
 	}
 }
 
-// defineAllLikeDefine calls DefineAll on defs from mixedDefs(_, mod, _)
+// defineAllLikeDefine calls [DefineAll] on defs from mixedDefs(_, mod, _)
 // and fails t unless each result is Define's, and an error exactly where
 // mixedDefs put an invalid schema.
 func defineAllLikeDefine(t *testing.T, defs []Definition, mod int) []Tool {
@@ -231,7 +231,7 @@ func TestDefineAllSchemaAddresses(t *testing.T) {
 	}
 }
 
-// TestDefineAllSharesBlocks: the tools of one DefineAll part have their
+// TestDefineAllSharesBlocks: the tools of one [DefineAll] part have their
 // strings and compact schemas cut from shared blocks, one after the other,
 // and a card's name is the tail of the ID: a big catalog is a few big
 // allocations rather than a million small ones among the garbage of the

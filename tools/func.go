@@ -28,7 +28,7 @@ var ErrInvalidArguments = errors.New("tools: invalid arguments")
 // The Tool's ID is id ("<namespace>/<name>"); card.Name may be left empty
 // and is then set from id. The card and the derived schema go through
 // Define, like every other tool's, so the same rules hold (errors wrap
-// ErrInvalidTool).
+// [ErrInvalidTool]).
 //
 // The handler decodes the arguments object into In strictly: it is checked
 // against the derived schema, and unknown fields are rejected. Null or

@@ -66,7 +66,7 @@ func TestToolNames(t *testing.T) {
 	}
 }
 
-// A registry refuses a lookalike whatever made the tool (NewFunc, a
+// A registry refuses a lookalike whatever made the tool ([NewFunc], a
 // literal), not only catalog files.
 func TestRegistryRefusesLookalikes(t *testing.T) {
 	reg := NewRegistry()

@@ -148,7 +148,7 @@ func TestSessionNames(t *testing.T) {
 func TestSessionNamesBind(t *testing.T) {
 	tests := []struct {
 		name, bind, id string
-		bound          bool // the error wraps ErrNameBound
+		bound          bool // the error wraps [ErrNameBound]
 		ok             bool
 	}{
 		{"a new pair", "delete_repository", "gitlab/delete_repository", false, true},

@@ -30,8 +30,8 @@ var (
 // build a [View] before discovery and by the gateway before every call: deny
 // by default, every scope of the tool required, and the principal's tenant
 // among the tool's tenants when the tool names any. It returns nil when p may
-// use t, else an error wrapping ErrUnauthenticated, ErrMissingScope or
-// ErrWrongTenant that names what is missing.
+// use t, else an error wrapping [ErrUnauthenticated], [ErrMissingScope] or
+// [ErrWrongTenant] that names what is missing.
 func Authorize(p Principal, t *Tool) error {
 	if p.ID == "" || p.Tenant == "" {
 		return ErrUnauthenticated

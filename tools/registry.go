@@ -298,7 +298,7 @@ type Snapshot struct {
 	// byTenant lists, per tenant, the tools restricted to tenants that
 	// include it, grouped by scope set (-1 when they need no scope).
 	byTenant map[string][]tenantGroup
-	// names files the tools by model name, for View.Resolve and SameModelName.
+	// names files the tools by model name, for [View.Resolve] and SameModelName.
 	names nameIndex
 }
 

@@ -131,7 +131,7 @@ func (sc *schemaChecker) check(schema json.RawMessage) error {
 	return err
 }
 
-// compact checks schema and returns it compact (json.Compact: member
+// compact checks schema and returns it compact ([json.Compact]: member
 // order kept). Through a non-nil sc, byte-identical schemas get the same
 // slice, which its holders never modify, cut from sc's blocks (chunks).
 func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error) {
@@ -165,7 +165,7 @@ func (sc *schemaChecker) compact(schema json.RawMessage) (json.RawMessage, error
 		sc.passed = make(map[string]json.RawMessage)
 	}
 	// The key aliases the caller's schema, read-only for the call (sc
-	// lives no longer than DefineAll).
+	// lives no longer than [DefineAll]).
 	sc.passed[unsafe.String(unsafe.SliceData(schema), len(schema))] = c
 	sc.remember(schema, c)
 	return c, nil

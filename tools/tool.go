@@ -68,12 +68,12 @@ type Handler func(ctx context.Context, args json.RawMessage) (json.RawMessage, e
 type Tool struct {
 	// ID is "<namespace>/<name>"; it is unique in a registry.
 	ID string `json:"id"`
-	// Card is what discovery searches. Card.Name must equal the name part of ID.
+	// Card is what discovery searches. [Card.Name] must equal the name part of ID.
 	Card Card `json:"card"`
 	// Title is an optional human-readable display name (MCP "title").
 	Title string `json:"title,omitempty"`
 	// Description is the tool's full description as its author wrote it (an
-	// MCP server's description, say). Card.Summary is derived from it when empty.
+	// MCP server's description, say). [Card.Summary] is derived from it when empty.
 	Description string `json:"description,omitempty"`
 	// InputSchema is the JSON Schema of the arguments object. Nil means an
 	// object with no declared properties.
@@ -185,7 +185,7 @@ func (t *Tool) validateCard() error {
 	return nil
 }
 
-// isObjectJSON reports whether raw is valid JSON that json.Unmarshal
+// isObjectJSON reports whether raw is valid JSON that [json.Unmarshal]
 // takes into a map: an object or null. It only scans, where Unmarshal
 // would build the map (a registry of 100,000 tools validated each schema
 // twice that way, 1.3 s).

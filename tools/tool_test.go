@@ -104,7 +104,7 @@ func TestValidate(t *testing.T) {
 }
 
 // FuzzIsObjectJSON: the scan Validate makes of an input schema accepts
-// exactly what json.Unmarshal takes into a map.
+// exactly what [json.Unmarshal] takes into a map.
 func FuzzIsObjectJSON(f *testing.F) {
 	for _, s := range []string{`{}`, ` {"a":[1,{"b":null}]} `, `null`, `nul`, `[1]`, `"x"`, `{"a":1}x`, `{"a":1,"a":2}`, "{\"\xff\":1}", ``, ` `, `n`, `{`} {
 		f.Add([]byte(s))

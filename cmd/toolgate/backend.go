@@ -24,7 +24,7 @@ import (
 // backends and the scripted stand-ins that run the wiring without a model.
 
 // reformulation returns the discovery options for --backend: nil without
-// one, else a runtime.ModelReformulator on that backend, fused, below the
+// one, else a [runtime.ModelReformulator] on that backend, fused, below the
 // threshold, counting its calls by outcome into reg (nil: nowhere).
 func reformulation(m modelFlags, below float64, timeout time.Duration, reg prometheus.Registerer) (*discovery.Options, error) {
 	if m.backend == "" {

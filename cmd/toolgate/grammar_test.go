@@ -71,7 +71,7 @@ func TestGrammarCommand(t *testing.T) {
 		t.Fatalf("grammar --tools --select = %d, %q, %q", code, out, errOut)
 	}
 	// The bounds are the agent's: toolgate grammar prints the envelope a
-	// model writes a turn under (llm.DefaultBounds).
+	// model writes a turn under ([llm.DefaultBounds]).
 	bd := llm.DefaultBounds()
 	for _, want := range []string{fmt.Sprintf("envelope: #/text\tmaxLength\t%d ", bd.Answer), fmt.Sprintf("envelope: #/query\tmaxLength\t%d ", bd.Query),
 		fmt.Sprintf("create_issue: #/properties/owner\tmaxLength\t%d ", bd.String)} {

@@ -80,14 +80,14 @@ var helps = map[string]cli.Usage{
 }
 
 // parseFlags parses a command's flags with its entry in helps (see
-// cli.ParseFlags): ok means go on, else code is the exit code.
+// [cli.ParseFlags]): ok means go on, else code is the exit code.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	return cli.ParseFlags("toolgate", fs, helps[fs.Name()], args, stdout, stderr)
 }
 
 // fail writes err as the one-line reason of a usage or input error,
 // "PROG: err", on stderr and returns exitUsage. The reason may quote a
-// catalog or a server: termtext.Line keeps it to one line.
+// catalog or a server: [termtext.Line] keeps it to one line.
 func fail(stderr io.Writer, prog string, err error) int {
 	fmt.Fprintf(stderr, "%s: %s\n", prog, termtext.Line(err.Error()))
 	return exitUsage

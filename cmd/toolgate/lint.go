@@ -146,7 +146,7 @@ func splitMCPCardFindings(findings []lint.Finding, mcpNS map[string]bool) (liste
 	return listed, grouped
 }
 
-// countList is "N kind, M kind2", in the order of lint.Kinds.
+// countList is "N kind, M kind2", in the order of [lint.Kinds].
 func countList(findings []lint.Finding) string {
 	counts := map[lint.Kind]int{}
 	for _, f := range findings {

@@ -16,7 +16,7 @@ import (
 // (TOOLGATE_LIVE_LOCAL_MODEL, TOOLGATE_LIVE_LIBLLAMA), on a two-tool
 // catalog. It asserts the plumbing: the model was called (every rewrite
 // counted, whatever its outcome), and each suggestion was either written
-// (valid: cards.Load reads it) or reported as failed, never a crash.
+// (valid: [cards.Load] reads it) or reported as failed, never a crash.
 func TestLiveLocalBackend(t *testing.T) {
 	lib, model := testenv.LocalModel(t)
 	cat := writeFile(t, "shop.jsonl", `{"name":"list_orders","description":"List the orders of a customer"}

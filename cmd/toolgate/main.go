@@ -88,7 +88,7 @@ func setGCPercent(getenv func(string) string) {
 // termtext, so that no text from a catalog, a server, a tool or a model
 // reaches the terminal as controls (security invariant 10). JSON keeps its
 // meaning through it; the MCP protocol of "mcp serve" on stdout bypasses it
-// (termtext.Raw).
+// ([termtext.Raw]).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out, errOut := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	defer errOut.Flush()

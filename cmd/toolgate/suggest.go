@@ -225,8 +225,8 @@ func replaceFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// pathCause is err without the operation and path an *os.PathError or
-// *os.LinkError adds, for messages that name the file themselves.
+// pathCause is err without the operation and path an [*os.PathError] or
+// [*os.LinkError] adds, for messages that name the file themselves.
 func pathCause(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {

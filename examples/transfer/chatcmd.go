@@ -17,7 +17,7 @@ var stdin io.Reader = os.Stdin
 
 // chatBackends are the model backends linked into this program besides
 // the scripted one: none, so that the demo compiles no vendor SDK; chat
-// runs each of the others' own program (chat.Programs). Tests link them.
+// runs each of the others' own program ([chat.Programs]). Tests link them.
 var chatBackends = map[string]chat.Backend{}
 
 // chatEmbedders are the embedding clients linked into this program: none,

@@ -14,7 +14,7 @@ import (
 )
 
 // readDiscoveryLog reads the JSON Lines discovery log at path, checks its
-// mode is 0600, and links its calls (discovery.Misses).
+// mode is 0600, and links its calls ([discovery.Misses]).
 func readDiscoveryLog(t *testing.T, path string) *discovery.MissReport {
 	t.Helper()
 	f, err := os.Open(path)

@@ -29,7 +29,7 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// recorder is an http.RoundTripper that keeps every request body sent to
+// recorder is an [http.RoundTripper] that keeps every request body sent to
 // the engine.
 type recorder struct {
 	mu     sync.Mutex
@@ -66,7 +66,7 @@ func (r *recorder) all() []string {
 // the repair budget; every call went through the gateway and has a
 // recorded outcome; no request sent to the engine names a tool or scope
 // the principal does not hold. Each engine also runs one step under
-// runtime.Options.CallFirst ("…/call-first"): the constraint has no
+// [runtime.Options.CallFirst] ("…/call-first"): the constraint has no
 // answer branch there, so the step is a call, which goes through the
 // gateway and has an outcome, or a find_tools search; that run is not
 // asked to finish its turn (a weak model may search again and again).
@@ -322,8 +322,8 @@ func counts(t *testing.T, reg *prometheus.Registry, family, label string) map[st
 }
 
 // TestLiveFitContext runs a conversation longer than llama-server's window
-// (the -c its /props reports) with runtime.Options.FitContext, counting
-// tokens as chat does (chat.SmallVocabTokens), greedy with a fixed seed. It
+// (the -c its /props reports) with [runtime.Options.FitContext], counting
+// tokens as chat does ([chat.SmallVocabTokens]), greedy with a fixed seed. It
 // asserts the plumbing: every turn ends (an answer, or the step budget)
 // without the engine refusing a request, the conversation sent never
 // starts with a tool result, and the oldest turns were left out on the

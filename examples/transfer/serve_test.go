@@ -60,7 +60,7 @@ func startServe(t testing.TB, dataDir, tokensFile string, extra ...string) *serv
 	}
 }
 
-// stop sends SIGINT (os.Interrupt) and waits for a clean exit.
+// stop sends SIGINT ([os.Interrupt]) and waits for a clean exit.
 func (s *server) stop(t testing.TB) {
 	t.Helper()
 	if err := s.Cmd.Process.Signal(os.Interrupt); err != nil {

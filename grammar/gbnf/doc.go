@@ -51,7 +51,7 @@
 // llama.cpp's work grows exponentially (shared rules reached along many
 // paths) the Matcher expands each distinct stack once per byte, and where
 // the number of live stacks itself explodes it refuses the byte
-// (ErrTooManyStacks) instead of exhausting memory.
+// ([ErrTooManyStacks]) instead of exhausting memory.
 //
 // A token mask (package grammar/mask) asks more of a Matcher: [State] keys
 // its position for caching, and [Matcher.Run] and [Matcher.RunAllowed]

@@ -104,12 +104,12 @@ func (Repeat) gbnfExpr()  {}
 func (Token) gbnfExpr()   {}
 
 // Errors that a *[ParseError] wraps (test with [errors.Is]). Each is a class of
-// grammar that llama.cpp also refuses, except ErrEmptyLoop and ErrTooLarge,
+// grammar that llama.cpp also refuses, except [ErrEmptyLoop] and [ErrTooLarge],
 // which guard against grammars llama.cpp crashes or hangs on.
 var (
 	// ErrSyntax: the text is not GBNF (llama.cpp's parser throws).
 	ErrSyntax = errors.New("gbnf: syntax error")
-	// ErrRepetition: a repetition count above MaxRepetition, or {m,n}
+	// ErrRepetition: a repetition count above [MaxRepetition], or {m,n}
 	// with n < m.
 	ErrRepetition = errors.New("gbnf: bad repetition count")
 	// ErrUndefinedRule: a rule is referenced but not defined.
@@ -126,7 +126,7 @@ var (
 	// does not detect this and overflows its stack when it gets there.
 	ErrEmptyLoop = errors.New("gbnf: rule can recurse without consuming input")
 	// ErrTooLarge: expanding the repetitions would need more than
-	// MaxGrammarElements elements.
+	// [MaxGrammarElements] elements.
 	ErrTooLarge = errors.New("gbnf: grammar too large")
 )
 
@@ -148,9 +148,9 @@ type ParseError struct {
 	// Msg describes the problem; for syntax errors it is llama.cpp's own
 	// wording ("expecting ::=", "unknown escape", ...).
 	Msg string
-	// Err is the class of the problem: ErrSyntax, ErrRepetition,
-	// ErrUndefinedRule, ErrEmptyGrammar, ErrNoRoot, ErrLeftRecursion,
-	// ErrEmptyLoop or ErrTooLarge.
+	// Err is the class of the problem: [ErrSyntax], [ErrRepetition],
+	// [ErrUndefinedRule], [ErrEmptyGrammar], [ErrNoRoot], [ErrLeftRecursion],
+	// [ErrEmptyLoop] or [ErrTooLarge].
 	Err error
 }
 

@@ -8,7 +8,7 @@ import (
 
 // MaxStacks bounds the number of live parse stacks a [Matcher] keeps. A byte
 // that would need more (a grammar ambiguous enough that the set explodes)
-// is refused with ErrTooManyStacks instead of exhausting memory; llama.cpp
+// is refused with [ErrTooManyStacks] instead of exhausting memory; llama.cpp
 // has no bound.
 const MaxStacks = 1 << 16
 
@@ -16,7 +16,7 @@ const MaxStacks = 1 << 16
 var (
 	// ErrInvalidUTF8: the byte cannot continue valid UTF-8.
 	ErrInvalidUTF8 = errors.New("gbnf: invalid UTF-8")
-	// ErrTooManyStacks: the byte would leave more than MaxStacks
+	// ErrTooManyStacks: the byte would leave more than [MaxStacks]
 	// alternatives alive.
 	ErrTooManyStacks = errors.New("gbnf: too many parse stacks")
 )
@@ -32,7 +32,7 @@ type RejectError struct {
 	// Offset when the refused byte continues a multi-byte code point.
 	Byte int
 	// Err is nil when the grammar does not allow the code point, else
-	// ErrInvalidUTF8, ErrTooManyStacks, or io.ErrUnexpectedEOF (from End:
+	// [ErrInvalidUTF8], [ErrTooManyStacks], or [io.ErrUnexpectedEOF] (from End:
 	// the input stops before a sentence is complete).
 	Err error
 }

@@ -504,7 +504,7 @@ func BenchmarkMatcher(b *testing.B) {
 	}
 }
 
-// BenchmarkMatcherCold is BenchmarkMatcher with a new Matcher per output:
+// BenchmarkMatcherCold is [BenchmarkMatcher] with a new Matcher per output:
 // no cached transitions, the cost of a first encounter.
 func BenchmarkMatcherCold(b *testing.B) {
 	g := mustParseGBNFFile(b, "json.gbnf")

@@ -205,10 +205,10 @@ func BenchmarkMask(b *testing.B) {
 	}
 }
 
-// BenchmarkPrepare times NewEngine for the finance envelope once the
+// BenchmarkPrepare times [NewEngine] for the finance envelope once the
 // vocabulary's trie is built: "first" is the first grammar over the
 // vocabulary (its character classes' token sets computed), "shared" a
-// later one (the classes found, shared). BenchmarkTrie times the trie.
+// later one (the classes found, shared). [BenchmarkTrie] times the trie.
 func BenchmarkPrepare(b *testing.B) {
 	benchSetup(b)
 	for _, bv := range benchVocabs {

@@ -35,7 +35,7 @@ func parsed(tb testing.TB, name, src string) namedGrammar {
 // toolgateGrammars returns the grammars of the differential test: each
 // finance tool's schema (the transfer example's), each real MCP catalog
 // tool's, and turn envelopes over the finance tools and over a few MCP
-// tools, through grammar.FromSchema and grammar.Envelope.
+// tools, through [grammar.FromSchema] and [grammar.Envelope].
 func toolgateGrammars(tb testing.TB) []namedGrammar {
 	tb.Helper()
 	var out []namedGrammar

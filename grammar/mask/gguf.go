@@ -43,7 +43,7 @@ var ggufEndTexts = map[string]bool{
 //
 // Every count and length in the file is checked before it is allocated:
 // at most [MaxTokens] tokens and 256 MiB of metadata. Errors wrap
-// ErrVocabulary, or the reader's error ([io.ErrUnexpectedEOF] for a file cut
+// [ErrVocabulary], or the reader's error ([io.ErrUnexpectedEOF] for a file cut
 // short).
 func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 	keys := map[string]bool{

@@ -12,7 +12,7 @@ import (
 )
 
 // Bitset is a set of token ids, one bit each: id i is bit i%64 of word
-// i/64. NewBitset makes one for a vocabulary.
+// i/64. [NewBitset] makes one for a vocabulary.
 type Bitset []uint64
 
 // NewBitset returns an empty set with room for ids 0..n-1.
@@ -78,7 +78,7 @@ type Engine struct {
 // slice is the fast path for one character class of the grammar.
 type slice struct {
 	run    *gbnf.CodeRun
-	tokens Bitset // tokens made only of the class's code points (gbnf.CodeRun.Span)
+	tokens Bitset // tokens made only of the class's code points ([gbnf.CodeRun.Span])
 	// links are each trie node's children that are not covered (their
 	// subtree holds a token outside the slice), so that a walk never even
 	// scans the covered ones (a node such as " " has thousands of
@@ -377,7 +377,7 @@ type Stats struct {
 
 // NewSession starts a generation at the beginning of the grammar.
 func (e *Engine) NewSession() *Session {
-	m, _ := gbnf.NewMatcher(e.g) // checked by NewEngine
+	m, _ := gbnf.NewMatcher(e.g) // checked by [NewEngine]
 	s := &Session{e: e, m: m}
 	if e.cache > 0 {
 		s.cache = make(map[gbnf.State]Bitset)
@@ -585,9 +585,9 @@ func (s *Session) admit(c int32, dst Bitset) {
 }
 
 // Accept feeds token id: its bytes, or for an end-of-generation token the
-// end. It returns an error wrapping ErrRefused, and leaves the [Session]
+// end. It returns an error wrapping [ErrRefused], and leaves the [Session]
 // unchanged, when the token is not allowed here (exactly when Fill would
-// not have set it), ErrFinished after the end.
+// not have set it), [ErrFinished] after the end.
 func (s *Session) Accept(id int) error {
 	if s.ended {
 		return ErrFinished

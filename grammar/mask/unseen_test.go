@@ -36,7 +36,7 @@ type unseenSchema struct {
 
 // unseenSchemas returns every stride-th schema of JSONSchemaBench (files
 // in name order) and of the test suite's draft2020-12 groups that
-// grammar.FromSchema compiles (opts) without a relaxation and the
+// [grammar.FromSchema] compiles (opts) without a relaxation and the
 // gateway's validator compiles.
 func unseenSchemas(tb testing.TB, stride int, opts *grammar.Options) []unseenSchema {
 	tb.Helper()

@@ -105,7 +105,7 @@ func (v *Vocabulary) Piece(id int) []byte { return v.data[v.off[id]:v.off[id+1]:
 // Kind returns the kind of token id.
 func (v *Vocabulary) Kind(id int) Kind { return v.kinds[id] }
 
-// textual reports whether token id can be matched as text: a KindText
+// textual reports whether token id can be matched as text: a [KindText]
 // token with a non-empty piece holding no NUL byte.
 func (v *Vocabulary) textual(id int) bool {
 	p := v.Piece(id)

@@ -125,7 +125,7 @@ func DistinctSchemas(defs []tools.Definition) error {
 // WriteJSONL writes the n definitions of Definitions as a JSON Lines
 // catalog file of one namespace (the file's; the replica number is in
 // every name, so names stay unique), their schemas made distinct
-// (DistinctSchemas) when distinct is set.
+// ([DistinctSchemas]) when distinct is set.
 func WriteJSONL(w io.Writer, base []*tools.Tool, n int, distinct bool) error {
 	defs, _ := Definitions(base, n)
 	if distinct {

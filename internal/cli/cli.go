@@ -42,8 +42,8 @@ func IsHelpFlag(arg string) bool {
 // "request" --k 3), as in most command-line tools; after "--" everything is
 // an argument, so an argument that starts with '-' can follow it. fs.Args()
 // is then the arguments in order. It reports ok when the command should go
-// on; otherwise code is the exit code: ExitOK after writing [PrintUsage] to
-// stdout for -h or --help, ExitUsage after writing "PROG NAME: reason"
+// on; otherwise code is the exit code: [ExitOK] after writing [PrintUsage] to
+// stdout for -h or --help, [ExitUsage] after writing "PROG NAME: reason"
 // (NAME is fs.Name()) as one line on stderr.
 func ParseFlags(prog string, fs *flag.FlagSet, u Usage, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)

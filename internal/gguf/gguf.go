@@ -88,7 +88,7 @@ func (l *Limits) orDefault() Limits {
 // Uint for the unsigned types and bool (0 or 1), Int for the signed ones,
 // Float for the floats, Str for a string, and for an array Elem is the
 // element type and one of Strs, Uints, Ints, Floats holds the elements
-// (arrays of arrays are skipped: Elem is TypeArray and no slice is set).
+// (arrays of arrays are skipped: Elem is [TypeArray] and no slice is set).
 type Value struct {
 	Type   Type
 	Uint   uint64
@@ -113,7 +113,7 @@ type Metadata struct {
 // Read reads the header and metadata of a GGUF file from r, keeping the
 // values of the keys keep reports true for (nil keeps all); the others are
 // read past without being stored. It stops after the last key/value pair:
-// the tensor infos and data are not read. Errors wrap ErrFormat, ErrLimit,
+// the tensor infos and data are not read. Errors wrap [ErrFormat], [ErrLimit],
 // or the reader's error ([io.ErrUnexpectedEOF] for a file cut short).
 func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, error) {
 	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), lim: limits.orDefault()}

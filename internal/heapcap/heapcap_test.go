@@ -77,7 +77,7 @@ func TestLiveHeapLiftsAndRestores(t *testing.T) {
 		t.Fatal("lifted before any live data")
 	}
 
-	// Live data past LiftAt of the limit lifts it.
+	// Live data past [LiftAt] of the limit lifts it.
 	keep := make([][]byte, 0, 64)
 	for range 60 {
 		b := make([]byte, 1<<20)
@@ -90,7 +90,7 @@ func TestLiveHeapLiftsAndRestores(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 
-	// Live data under RestoreAt sets it again.
+	// Live data under [RestoreAt] sets it again.
 	keep = nil
 	waitFor(t, "the limit set again", func() bool { return !c.Lifted() })
 	if got := currentLimit(); got != limit {

@@ -71,9 +71,9 @@ func TestParseNumber(t *testing.T) {
 	}
 }
 
-// FuzzParseNumber: a literal Parse accepts is never LossSyntax, and its
+// FuzzParseNumber: a literal Parse accepts is never [LossSyntax], and its
 // double is ParseFloat's; text Parse refuses as a whole (or reads as
-// another kind of value) is LossSyntax; an overflow is infinite, an
+// another kind of value) is [LossSyntax]; an overflow is infinite, an
 // underflow zero, and any other double finite.
 func FuzzParseNumber(f *testing.F) {
 	for _, s := range []string{"1", "-0", "1e400", "1e-400", "9007199254740993", "1.00000000000000001", "0x10", "+1", "1."} {
@@ -102,7 +102,7 @@ func FuzzParseNumber(f *testing.F) {
 	})
 }
 
-// FuzzExact checks ParseNumber's LossNone against exact rational arithmetic on what
+// FuzzExact checks ParseNumber's [LossNone] against exact rational arithmetic on what
 // canonicalization writes: a number is exact iff its canonical text parses
 // back to the same value as the original text, compared as decimals.
 func FuzzExact(f *testing.F) {
@@ -117,7 +117,7 @@ func FuzzExact(f *testing.F) {
 		}
 		num := n.String()
 		if _, e, ok := strings.Cut(strings.ToLower(num), "e"); ok && len(strings.TrimLeft(strings.TrimLeft(e, "+-"), "0")) > 3 {
-			return // keep the big.Rat oracle cheap
+			return // keep the [big.Rat] oracle cheap
 		}
 		_, loss := ParseNumber(num)
 		got := loss == LossNone
@@ -139,7 +139,7 @@ func FuzzExact(f *testing.F) {
 	})
 }
 
-// sameDecimal compares two number literals exactly (big.Rat), for the
+// sameDecimal compares two number literals exactly ([big.Rat]), for the
 // fuzz target's oracle; exponents are small in what it is given.
 func sameDecimal(t *testing.T, a, b string) bool {
 	t.Helper()

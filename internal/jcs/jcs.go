@@ -77,7 +77,7 @@ func Canonicalize(data []byte) ([]byte, error) {
 
 // Parse decodes one JSON value strictly into the tree [Append] serializes:
 // map[string]any, []any, string, [json.Number], bool and nil. Numbers keep
-// their text as json.Number so a validator can still check them exactly.
+// their text as [json.Number] so a validator can still check them exactly.
 func Parse(data []byte) (any, error) {
 	p := parser{data: data}
 	return p.parse()
@@ -128,7 +128,7 @@ type parser struct {
 	pos   int
 	check bool
 	// onMember, when not nil, gets the top-level object's members
-	// (CheckMembers); check is set.
+	// ([CheckMembers]); check is set.
 	onMember func(name, value []byte) error
 }
 

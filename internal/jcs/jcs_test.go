@@ -273,9 +273,9 @@ func TestParseErrorMessages(t *testing.T) {
 	}
 }
 
-// sameCheck fails t unless Check and CheckMembers report about data what
-// Parse does, and CheckMembers gives a valid object's members as
-// encoding/json decodes them into json.RawMessage values.
+// sameCheck fails t unless Check and [CheckMembers] report about data what
+// Parse does, and [CheckMembers] gives a valid object's members as
+// encoding/json decodes them into [json.RawMessage] values.
 func sameCheck(t *testing.T, data []byte) {
 	t.Helper()
 	_, want := Parse(data)

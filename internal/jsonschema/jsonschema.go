@@ -67,7 +67,7 @@ var printer = message.NewPrinter(language.English)
 
 // ParseDocument parses a schema (or an instance) strictly into the tree the
 // compiler and the validator take: map[string]any, []any, string,
-// json.Number, bool and nil. Duplicate members, invalid UTF-8, lone
+// [json.Number], bool and nil. Duplicate members, invalid UTF-8, lone
 // surrogates and nesting deeper than [jcs.MaxDepth] are errors (wrapping
 // [ErrInvalidSchema]) that give the offset. Numbers keep their text
 // whatever their size: one a double cannot hold is refused where it is
@@ -160,7 +160,7 @@ type budget struct {
 
 // Compile compiles doc (from [ParseDocument], or any tree of the same types).
 // A nil or empty doc is an object with no declared properties. Errors wrap
-// ErrInvalidSchema and say, in one line, which keyword fails.
+// [ErrInvalidSchema] and say, in one line, which keyword fails.
 func Compile(doc any, opts *Options) (*Schema, error) {
 	var o Options
 	if opts != nil {
@@ -239,9 +239,9 @@ type Violation struct {
 }
 
 // Validate validates v (a tree of ParseDocument's types; numbers as
-// json.Number are compared exactly) and returns its violations, leaves
+// [json.Number] are compared exactly) and returns its violations, leaves
 // first, at most [MaxViolations]; none means valid. Backtracking patterns
-// share the time left until deadline (zero: DefaultMatchTimeout per
+// share the time left until deadline (zero: [DefaultMatchTimeout] per
 // match); when it passes, Validate returns [ErrDeadline] and the instance
 // must be refused. Safe for concurrent use.
 func (s *Schema) Validate(v any, deadline time.Time) ([]Violation, error) {
@@ -285,7 +285,7 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	}
 	// The validator visits an object's members in map order, so the
 	// leaves are sorted (by pointer, then message) before the first
-	// MaxViolations are kept: the same instance always gets the same
+	// [MaxViolations] are kept: the same instance always gets the same
 	// violations in the same order. Leaves alike (the branches of an
 	// anyOf failing the same way) are kept once. The tree is the
 	// validator's own, already bounded by the schema and the instance.
@@ -442,7 +442,7 @@ func OpenNullable(doc any) any {
 	return out
 }
 
-// openNullable is OpenNullable, and whether it changed anything.
+// openNullable is [OpenNullable], and whether it changed anything.
 func openNullable(v any) (any, bool) {
 	switch v := v.(type) {
 	case []any:
@@ -538,7 +538,7 @@ func CloseObjects(s map[string]any) map[string]any {
 	return closeObjects(s, merged, ok, false)
 }
 
-// closeObjects is CloseObjects below the root. keep leaves the subtree as
+// closeObjects is [CloseObjects] below the root. keep leaves the subtree as
 // it is: the grammar compiler merges the properties of a combining
 // schema's subschemas with its branches' (allOf, anyOf beside properties,
 // $ref with siblings), so closing one of them would refuse what the merged

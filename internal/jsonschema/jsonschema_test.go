@@ -75,7 +75,7 @@ var nearMiss = strings.Repeat("a", 40) + "!"
 
 // TestValidateDeadlineIsPerValidation sends many near-miss strings at
 // catastrophic patterns in every place a pattern is matched: one
-// validation is refused with ErrDeadline, whatever the number of matches.
+// validation is refused with [ErrDeadline], whatever the number of matches.
 func TestValidateDeadlineIsPerValidation(t *testing.T) {
 	many := func(n int) string {
 		parts := make([]string, n)
@@ -121,7 +121,7 @@ func TestValidateDeadlineIsPerValidation(t *testing.T) {
 }
 
 // TestLinearPatternsNeedNoDeadline: a schema whose patterns all run on RE2
-// never reports ErrDeadline, even with a deadline already past.
+// never reports [ErrDeadline], even with a deadline already past.
 func TestLinearPatternsNeedNoDeadline(t *testing.T) {
 	s := mustCompile(t, `{"type":"object","properties":{"a":{"type":"string","pattern":"^ACC-[0-9]{5}$"}}}`, nil)
 	if s.shared == nil {
@@ -165,7 +165,7 @@ func TestValidateViolations(t *testing.T) {
 // TestViolationsOnce: branches of an anyOf that fail alike (git-mcp-server's
 // git_checkout target: two strings, both minLength 1) give one violation,
 // not one per branch, so the error body names each problem once and
-// repeats cannot crowd others out of the first MaxViolations.
+// repeats cannot crowd others out of the first [MaxViolations].
 func TestViolationsOnce(t *testing.T) {
 	s := mustCompile(t, `{"type":"object","properties":{"target":{"anyOf":[
 		{"type":"string","minLength":1,"maxLength":255},{"type":"string","minLength":1}]}}}`, nil)

@@ -43,7 +43,7 @@ func ProvablyValid(doc any) bool {
 	return w.schema(m, true, 0)
 }
 
-// walk is one ProvablyValid: the root, whose $defs and definitions
+// walk is one [ProvablyValid]: the root, whose $defs and definitions
 // local references name.
 type walk struct {
 	root map[string]any
@@ -53,7 +53,7 @@ type walk struct {
 // jcs.MaxDepth levels, so this is a guard, not a limit callers reach.
 const validDepth = 512
 
-// keywordKind is how ProvablyValid checks one keyword's value.
+// keywordKind is how [ProvablyValid] checks one keyword's value.
 type keywordKind uint8
 
 const (
@@ -73,12 +73,12 @@ const (
 	kindSchemaMap                      // properties
 	kindPatternMap                     // patternProperties: portable patterns to schemas
 	kindRequiredMap                    // dependentRequired: names to required lists
-	kindRef                            // $ref: a local reference ProvablyValid resolves
+	kindRef                            // $ref: a local reference [ProvablyValid] resolves
 	kindDefs                           // $defs, definitions: at the root only
 )
 
 // keywords holds every keyword of every draft the compiler knows, with
-// how ProvablyValid checks it; kindUnknown makes it step aside. A member
+// how [ProvablyValid] checks it; kindUnknown makes it step aside. A member
 // name not in it is not a keyword and is ignored.
 var keywords = map[string]keywordKind{
 	"title": kindString, "description": kindString, "$comment": kindString, "format": kindString,

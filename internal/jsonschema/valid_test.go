@@ -11,8 +11,8 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
-// compiles reports whether NewCompiler accepts doc, the answer
-// ProvablyValid stands in for.
+// compiles reports whether [NewCompiler] accepts doc, the answer
+// [ProvablyValid] stands in for.
 func compiles(doc any) error {
 	c := NewCompiler()
 	if err := c.AddResource(resourceURL, doc); err != nil {

@@ -43,7 +43,7 @@ const (
 
 // Number scans the number that starts at data[pos] ('-' or a digit):
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? . It returns the offset
-// just after it and NumberOK, or the offset where a digit was expected and
+// just after it and [NumberOK], or the offset where a digit was expected and
 // the part that lacks it. The scan stops at the first byte that cannot
 // continue the number; what follows is the caller's to judge.
 func Number(data []byte, pos int) (end int, fault NumberFault) {

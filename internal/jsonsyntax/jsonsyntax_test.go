@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// numberRE is RFC 8259's number grammar, the reference FuzzNumber checks
+// numberRE is RFC 8259's number grammar, the reference [FuzzNumber] checks
 // Number against.
 var numberRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`)
 

@@ -122,7 +122,7 @@ func (r *ranks) count(piece string) int {
 // quadratic, and the fastest below longPiece bytes.
 func (r *ranks) countShort(piece string) int {
 	// parts[i] is a part's start and the rank of its union with the next
-	// part (math.MaxInt32: none).
+	// part ([math.MaxInt32]: none).
 	var buf [64][2]int32 // no allocation for a piece under 64 bytes
 	var parts [][2]int32
 	if len(piece) < len(buf) {

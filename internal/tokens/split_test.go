@@ -145,7 +145,7 @@ func FuzzSplit(f *testing.F) {
 	})
 }
 
-// BenchmarkCountRegexp is BenchmarkCount through the encoder alone (the
+// BenchmarkCountRegexp is [BenchmarkCount] through the encoder alone (the
 // expression and the encoding of every piece), for comparison.
 func BenchmarkCountRegexp(b *testing.B) {
 	text := `{"name":"create_issue","description":"Create a new issue in a GitHub repository","inputSchema":{"type":"object"}}`

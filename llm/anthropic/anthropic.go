@@ -68,8 +68,8 @@ type Options struct {
 	// StreamIdleTimeout bounds the silence of a streamed reply
 	// (Request.OnDelta set): the time to its first event and between two;
 	// a keep-alive comment is no event. Past it the request fails with an
-	// *llm.IdleError, which llm.Checked retries. 0 means
-	// llm.DefaultStreamIdleTimeout (5 minutes); negative means no bound
+	// [*llm.IdleError], which [llm.Checked] retries. 0 means
+	// [llm.DefaultStreamIdleTimeout] (5 minutes); negative means no bound
 	// but the caller's context.
 	StreamIdleTimeout time.Duration
 }

@@ -329,7 +329,7 @@ func TestDeferredLoading(t *testing.T) {
 
 // TestDeferredRefused: a model or API version without tool search answers
 // HTTP 400 with the API's error body; the backend returns an
-// *llm.ConstraintError with Deferred set (the runtime then sends the
+// [*llm.ConstraintError] with Deferred set (the runtime then sends the
 // shortlist as plain tools), and a refusal of something else stays what
 // it was.
 func TestDeferredRefused(t *testing.T) {
@@ -411,8 +411,8 @@ func TestErrors(t *testing.T) {
 
 // TestStreamErrors: an error the API sends as an `event: error` in a
 // stream that began with HTTP 200 (an overloaded_error in the middle of a
-// reply, the common case) is the *llm.StatusError of the status its type
-// stands for, so that llm.Checked retries the temporary ones as it does
+// reply, the common case) is the [*llm.StatusError] of the status its type
+// stands for, so that [llm.Checked] retries the temporary ones as it does
 // the same error sent before the stream.
 func TestStreamErrors(t *testing.T) {
 	statusOf := map[string]int{
@@ -475,7 +475,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 // TestRefusal: a reply the API stopped with stop_reason "refusal" and no
 // content is a refusal, not an empty reply: its reason says the model
-// refused, and llm.Checked does not ask again in the same conversation
+// refused, and [llm.Checked] does not ask again in the same conversation
 // (which refuses again), so the request is sent once. Before, it was
 // "the reply was empty; call one tool or answer", repaired twice.
 func TestRefusal(t *testing.T) {
@@ -504,8 +504,8 @@ func TestRefusal(t *testing.T) {
 }
 
 // TestStreamIdle: a stream that sends nothing, or only keep-alive
-// comments, fails after Options.StreamIdleTimeout with an *llm.IdleError
-// (retried by llm.Checked); before, only the caller's context ended it.
+// comments, fails after Options.StreamIdleTimeout with an [*llm.IdleError]
+// (retried by [llm.Checked]); before, only the caller's context ended it.
 func TestStreamIdle(t *testing.T) {
 	backendtest.RunStreamIdle(t, backendtest.SSESilences, func(t *testing.T, url string, idle time.Duration) llm.Backend {
 		return backendtest.NewBackend(t, anthropic.New, "m", &anthropic.Options{StreamIdleTimeout: idle}, func(o *anthropic.Options) { o.BaseURL, o.APIKey = url, "sk-ant-test" })

@@ -52,7 +52,7 @@ type Options struct {
 	// BaseURL is the server, e.g. "http://localhost:11434". "" means
 	// OLLAMA_HOST (default http://127.0.0.1:11434).
 	BaseURL string
-	// HTTPClient sends the requests. nil means http.DefaultClient.
+	// HTTPClient sends the requests. nil means [http.DefaultClient].
 	HTTPClient *http.Client
 	// EmbedModel is the model Embed uses. "" makes Embed fail.
 	EmbedModel string
@@ -71,8 +71,8 @@ type Options struct {
 	// StreamIdleTimeout bounds the silence of a streamed reply
 	// (Request.OnDelta set): the time to its first event and between two;
 	// a keep-alive comment is no event. Past it the request fails with an
-	// *llm.IdleError, which llm.Checked retries. 0 means
-	// llm.DefaultStreamIdleTimeout (5 minutes); negative means no bound
+	// [*llm.IdleError], which [llm.Checked] retries. 0 means
+	// [llm.DefaultStreamIdleTimeout] (5 minutes); negative means no bound
 	// but the caller's context.
 	StreamIdleTimeout time.Duration
 }

@@ -504,8 +504,8 @@ func TestSamplingOptions(t *testing.T) {
 }
 
 // TestStreamIdle: a stream that sends nothing, or headers and then
-// nothing, fails after Options.StreamIdleTimeout with an *llm.IdleError
-// (retried by llm.Checked); before, only the caller's context ended it.
+// nothing, fails after Options.StreamIdleTimeout with an [*llm.IdleError]
+// (retried by [llm.Checked]); before, only the caller's context ended it.
 func TestStreamIdle(t *testing.T) {
 	backendtest.RunStreamIdle(t, []backendtest.Silence{{Name: "nothing"}, {Name: "headers only", ContentType: "application/x-ndjson"}},
 		func(t *testing.T, url string, idle time.Duration) llm.Backend {

@@ -7,7 +7,7 @@ import (
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
 )
 
-// BenchmarkBuildRequest measures translating an llm.Request into Chat
+// BenchmarkBuildRequest measures translating an [llm.Request] into Chat
 // Completions parameters (tool definitions token-counted), for the 5-tool
 // shortlist and for all 105 tools of the real MCP catalogs, and reports
 // the tokens of tool definitions each request carries. openai-go

@@ -76,8 +76,8 @@ type Options struct {
 	// StreamIdleTimeout bounds the silence of a streamed reply
 	// (Request.OnDelta set): the time to its first event and between two;
 	// a keep-alive comment is no event. Past it the request fails with an
-	// *llm.IdleError, which llm.Checked retries. 0 means
-	// llm.DefaultStreamIdleTimeout (5 minutes); negative means no bound
+	// [*llm.IdleError], which [llm.Checked] retries. 0 means
+	// [llm.DefaultStreamIdleTimeout] (5 minutes); negative means no bound
 	// but the caller's context.
 	StreamIdleTimeout time.Duration
 }
@@ -461,7 +461,7 @@ func apiError(ctx context.Context, backend, op string, mode llm.Mode, err error,
 // chunk after a stream began, OpenRouter's body) or
 // {"object":"error","message","type","code"} (vLLM). Its status is the
 // code where that is an HTTP error status, else the one the type names
-// ([errorTypeStatus]), so that llm.Checked retries an overload and not an
+// ([errorTypeStatus]), so that [llm.Checked] retries an overload and not an
 // invalid request. nil when raw is not such an error.
 func bodyError(raw string) *llm.StatusError {
 	type apiErr struct {

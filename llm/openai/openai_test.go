@@ -806,9 +806,9 @@ func TestStreamParallelCalls(t *testing.T) {
 
 // TestErrorsWithStatus200: an error a server sends with HTTP 200 (OpenAI's
 // error chunk after a stream began, OpenRouter's error body, vLLM's
-// {"object":"error"}) is the *llm.StatusError it would have been before
+// {"object":"error"}) is the [*llm.StatusError] it would have been before
 // the response began, with the server's message (escaped, bounded) and a
-// status by its code or type, so that llm.Checked retries a server error
+// status by its code or type, so that [llm.Checked] retries a server error
 // and not an invalid request. Before, the stream's was openai-go's
 // "received error while streaming" and a body's "the response has no
 // choices", neither retried.
@@ -926,8 +926,8 @@ func checkRefused(t *testing.T, name string, resp *llm.Response, err error, answ
 }
 
 // TestStreamIdle: a stream that sends nothing, or only keep-alive
-// comments, fails after Options.StreamIdleTimeout with an *llm.IdleError
-// (retried by llm.Checked); before, only the caller's context ended it.
+// comments, fails after Options.StreamIdleTimeout with an [*llm.IdleError]
+// (retried by [llm.Checked]); before, only the caller's context ended it.
 func TestStreamIdle(t *testing.T) {
 	t.Run("chat", func(t *testing.T) {
 		backendtest.RunStreamIdle(t, backendtest.SSESilences, func(t *testing.T, url string, idle time.Duration) llm.Backend {

@@ -413,7 +413,7 @@ func namespaceOf(deferred []llm.ToolSpec, name string) string {
 // failedError is the *[llm.StatusError] of an error the Responses API
 // reports after HTTP 200 (a failed response, a stream's `error` event),
 // with the status the request would have had had it failed at once, so
-// that llm.Checked retries a server error and not an invalid prompt.
+// that [llm.Checked] retries a server error and not an invalid prompt.
 func failedError(code, message string) *llm.StatusError {
 	status := errorTypeStatus(code)
 	switch {

@@ -244,7 +244,7 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 }
 
 // TestResponsesDeferredRefused: a 400 that refuses tool search (a model
-// before gpt-5.4) is an *llm.ConstraintError with Deferred set, so the
+// before gpt-5.4) is an [*llm.ConstraintError] with Deferred set, so the
 // runtime can resend the shortlist as plain tools.
 func TestResponsesDeferredRefused(t *testing.T) {
 	backendtest.RunDeferredRefused(t, []backendtest.DeferredRefusal{
@@ -362,8 +362,8 @@ func TestResponsesRefusal(t *testing.T) {
 
 // TestResponsesErrorEvents: an error the Responses API reports after HTTP
 // 200 (a `type: "error"` stream event, a `response.failed` event or a
-// failed response body) is the *llm.StatusError it would have been before
-// the response began, so llm.Checked retries a server error and not an
+// failed response body) is the [*llm.StatusError] it would have been before
+// the response began, so [llm.Checked] retries a server error and not an
 // invalid prompt. Before, the error event was skipped ("the stream ended
 // without the response") and a failed response was a plain error.
 func TestResponsesErrorEvents(t *testing.T) {

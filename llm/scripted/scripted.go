@@ -28,7 +28,7 @@ import (
 var ErrScriptExhausted = errors.New("scripted: the script has no more replies")
 
 // Reply is one scripted model reply. Build it with [Call], [Answer],
-// FindTools, [Text], [NativeCalls] or [Fail].
+// [FindTools], [Text], [NativeCalls] or [Fail].
 type Reply struct {
 	render func(mode llm.Mode) (content string, calls []llm.ToolCall, err error)
 	finish llm.FinishReason

@@ -11,7 +11,7 @@ import (
 )
 
 // Approve grants the approval with the given ID on behalf of approver, who
-// must be authenticated, hold ApprovalScope, belong to the requester's
+// must be authenticated, hold [ApprovalScope], belong to the requester's
 // tenant and not be the requester (a caller cannot approve its own call).
 // Granting an approval the same approver already granted returns it again.
 // The approval lets exactly the call it was created for run: the same
@@ -83,7 +83,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 }
 
 // Approval returns the approval with the given ID to a principal of its
-// tenant who may see it: the requester, or a holder of ApprovalScope (an
+// tenant who may see it: the requester, or a holder of [ApprovalScope] (an
 // approver reads what the call will do before granting it). Another
 // tenant's approval is NOT_FOUND. Safe for concurrent use.
 func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*store.Approval, error) {

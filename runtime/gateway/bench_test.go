@@ -77,7 +77,7 @@ func BenchmarkExecute(b *testing.B) {
 	measureFresh(b, noopGateway(b), "bench/noop", json.RawMessage(okArgs))
 }
 
-// BenchmarkExecuteNoSchema is BenchmarkExecute for a tool without an
+// BenchmarkExecuteNoSchema is [BenchmarkExecute] for a tool without an
 // input schema and with {} arguments: the gateway's own overhead, without
 // JSON Schema validation.
 func BenchmarkExecuteNoSchema(b *testing.B) {

@@ -26,7 +26,7 @@ const (
 	actTakeToken      action = iota + 1 // take a rate-limit token (principal × tool)
 	actValidate                         // validate the arguments, derive the key and fingerprint
 	actClaim                            // claim the slot
-	actAskPolicy                        // ask Options.NeedsApproval
+	actAskPolicy                        // ask [Options.NeedsApproval]
 	actGetApproval                      // look up the call's approval
 	actCreateApproval                   // file the approval request
 	actUnclaim                          // give the claim back before the handler runs: the call waits for its approval, or cannot run now
@@ -62,8 +62,8 @@ type facts struct {
 	// reason is the authorization decision's reason, for the audit entry.
 	reason string
 	limit  store.RateLimit
-	// rerun is the UncertainRerun policy; askPolicy says that
-	// Options.NeedsApproval is set; inProgressWait caps IN_PROGRESS's hint.
+	// rerun is the [UncertainRerun] policy; askPolicy says that
+	// [Options.NeedsApproval] is set; inProgressWait caps IN_PROGRESS's hint.
 	rerun, askPolicy bool
 	inProgressWait   time.Duration
 
@@ -73,7 +73,7 @@ type facts struct {
 	claim         *store.Claim
 	needsApproval *bool
 	approval      *store.Approval // the stored approval (ID of a missing one: empty)
-	// definition is the tool's DefinitionHash, set with approval;
+	// definition is the tool's [DefinitionHash], set with approval;
 	// superseded is the ID of the call's approval requested for another
 	// definition of the tool, when approval is the one for this definition.
 	definition, superseded string
@@ -81,7 +81,7 @@ type facts struct {
 	unclaimed              bool
 	room                   *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
 	// leaseLeft: the claim's lease, taken at admission, still covers the
-	// handler's whole timeout with half of Options.LeaseGrace to spare
+	// handler's whole timeout with half of [Options.LeaseGrace] to spare
 	// (false: the store was so slow to get here that the outcome could
 	// reach it after the lease, be fenced, and the call run again).
 	leaseLeft *bool
@@ -123,8 +123,8 @@ type ranKind uint8
 
 const (
 	ranValue     ranKind = iota + 1 // a JSON value
-	ranDomain                       // a *tools.DomainError: a refusal on the merits
-	ranNoEffect                     // failed before any effect (tools.NoEffect)
+	ranDomain                       // a [*tools.DomainError]: a refusal on the merits
+	ranNoEffect                     // failed before any effect ([tools.NoEffect])
 	ranUncertain                    // panic, invalid JSON, any other error: the effect is unknown
 )
 

@@ -17,11 +17,11 @@
 // the decision and its reason are logged and audited), takes a rate-limit
 // token (principal × tool), validates (the tool's JSON Schema, with
 // ECMA-262 `pattern` semantics, then the tool's Validator for typed
-// decoding and domain rules), derives the idempotency key (DeriveKey:
+// decoding and domain rules), derives the idempotency key ([DeriveKey]:
 // sha256 over the length-prefixed tenant, principal, session id, step, tool
 // and RFC 8785 canonical arguments — never a model-generated id), claims
 // the slot (tenant, principal, session, step, tool) in the store, checks the approval
-// when the tool is irreversible or Options.NeedsApproval says so, runs the
+// when the tool is irreversible or [Options.NeedsApproval] says so, runs the
 // handler with its timeout and the key in its context (IdempotencyKey),
 // records the outcome, and audits.
 //
@@ -66,10 +66,10 @@
 // A call whose slot is bound to other arguments (or another principal) is
 // IDEMPOTENCY_MISMATCH and never runs; a duplicate of a call in flight is
 // IN_PROGRESS with a retry-after hint. A result says how many executions
-// its slot has had (Result.Attempts) and whether an earlier one's outcome
-// was uncertain (Result.PreviousUncertain); so do the HTTP body
+// its slot has had ([Result.Attempts]) and whether an earlier one's outcome
+// was uncertain ([Result.PreviousUncertain]); so do the HTTP body
 // ("attempts", "previous_attempt_uncertain") and runtime/mcpserver's
-// _meta. Options.UncertainTools sets the uncertain policy per tool.
+// _meta. [Options.UncertainTools] sets the uncertain policy per tool.
 //
 // # Held outcomes
 //
@@ -79,9 +79,9 @@
 // context.WithoutCancel of the call's context until the store takes it (or
 // refuses it as fenced: recorded after all, or taken over). Every
 // execution reserves its place before its handler runs
-// (Options.MaxHeldOutcomes, Options.MaxHeldBytes); at the bound a call is
+// ([Options.MaxHeldOutcomes], [Options.MaxHeldBytes]); at the bound a call is
 // refused before it runs, retryably, and no held outcome is dropped.
-// Gateway.Close waits for the held outcomes to be recorded until its
+// [Gateway.Close] waits for the held outcomes to be recorded until its
 // context ends. A process that dies while holding one leaves its claim in
 // progress: the lease expires and the call becomes uncertain. Only the
 // gateway holding an outcome answers from it; another process sharing the
@@ -90,7 +90,7 @@
 //
 // # Leases and fencing
 //
-// A claim holds the slot for the tool's timeout plus Options.LeaseGrace
+// A claim holds the slot for the tool's timeout plus [Options.LeaseGrace]
 // (leases, retention and approval expiry follow the injected Clock; the
 // handler's own deadline is a real-time context deadline). The handler
 // starts only while its whole timeout and half the grace are left of the
@@ -116,7 +116,7 @@
 // An approval is bound to the call's idempotency key and its arguments'
 // fingerprint, so it cannot be replayed for other arguments. The model
 // cannot produce one: a different principal of the same tenant holding
-// ApprovalScope grants it (Approve, or POST /v1/approvals/{id}); the
+// [ApprovalScope] grants it (Approve, or POST /v1/approvals/{id}); the
 // requester cannot approve its own call. The approval ID is derived from
 // the key, so the retried call finds its approval.
 //
@@ -180,6 +180,6 @@
 // linear-time regexp, any other — lookarounds, backreferences, '.', \s,
 // negated classes — on github.com/dlclark/regexp2 in ECMAScript mode), and
 // one deadline for the whole validation of a call
-// (Options.ValidationTimeout), shared by all its backtracking matches.
+// ([Options.ValidationTimeout]), shared by all its backtracking matches.
 // Metrics use the Prometheus client.
 package gateway

@@ -23,7 +23,7 @@ const (
 	PermissionDenied ErrorType = "PERMISSION_DENIED"
 	// UnknownTool: no tool with that ID exists in the current registry
 	// snapshot, or it is restricted to other tenants, or it has no handler
-	// (HTTP 404). The last is told apart by Code CodeServerNotConnected.
+	// (HTTP 404). The last is told apart by Code [CodeServerNotConnected].
 	UnknownTool ErrorType = "UNKNOWN_TOOL"
 	// ValidationError: the arguments (or the request) are malformed or break
 	// the tool's schema or domain rules; Details lists the violations (HTTP
@@ -49,7 +49,7 @@ const (
 	// *tools.DomainError, e.g. insufficient funds); Code carries its code.
 	// It is recorded and replayed like a success (HTTP 422, not retryable).
 	DomainErrorType ErrorType = "DOMAIN_ERROR"
-	// UncertainOutcome: under UncertainReconcile, the slot's earlier
+	// UncertainOutcome: under [UncertainReconcile], the slot's earlier
 	// execution has an unknown outcome and must be reconciled by an operator
 	// or the downstream; the gateway will not re-run it (HTTP 409, not retryable).
 	UncertainOutcome ErrorType = "OUTCOME_UNCERTAIN"
@@ -57,7 +57,7 @@ const (
 	NotFound ErrorType = "NOT_FOUND"
 	// Internal: the gateway or its store failed before the handler ran, or
 	// the gateway could not take on another call (it holds as many
-	// unrecorded outcomes as Options.MaxHeldOutcomes allows, or it is
+	// unrecorded outcomes as [Options.MaxHeldOutcomes] allows, or it is
 	// closing); nothing ran (HTTP 500, retryable).
 	Internal ErrorType = "INTERNAL_ERROR"
 )
@@ -70,7 +70,7 @@ const CodeServerNotConnected = "SERVER_NOT_CONNECTED"
 
 // Error is a structured refusal of a call: everything a model (or a client)
 // needs to fix its call or to retry it. Execute returns every refusal as an
-// *Error; match it with errors.As. Protocol failures (bad arguments, denied,
+// *Error; match it with [errors.As]. Protocol failures (bad arguments, denied,
 // in progress) and tool outcomes (DOMAIN_ERROR) share this type so they can
 // go back to the model as a tool result rather than crash a turn.
 type Error struct {
@@ -168,5 +168,5 @@ func Invalid(violations ...Violation) *Error {
 	return &Error{Type: ValidationError, Message: msg, Details: violations, Retryable: true}
 }
 
-// Option validation errors wrap ErrInvalidOptions.
+// Option validation errors wrap [ErrInvalidOptions].
 var ErrInvalidOptions = errors.New("gateway: invalid options")

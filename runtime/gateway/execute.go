@@ -25,21 +25,21 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// maxSessionIDBytes bounds Call.SessionID.
+// maxSessionIDBytes bounds [Call.SessionID].
 const maxSessionIDBytes = 256
 
 // Execute runs one call through the gateway, in this order: authenticate
-// (a principal with ID and tenant) → authorize with tools.Authorize on the
+// (a principal with ID and tenant) → authorize with [tools.Authorize] on the
 // registry's current snapshot (deny by default; the decision and its reason
 // are logged and audited) → rate limit (principal × tool) → validate (the
 // JSON Schema with ECMA-262 patterns, then the tool's Validator) → derive
-// the idempotency key (DeriveKey over the RFC 8785 arguments) → claim the
+// the idempotency key ([DeriveKey] over the RFC 8785 arguments) → claim the
 // slot → approval when the tool is irreversible or NeedsApproval says so →
 // run the handler with its deadline and the key in its context → record
 // (see the recording table in the package documentation) → audit → metrics.
 //
 // It returns a *Result, or an *Error for every refusal and failure (match
-// with errors.As); a domain error from the tool is an *Error of type
+// with [errors.As]); a domain error from the tool is an *Error of type
 // DOMAIN_ERROR. The handler receives the canonical arguments. Execute is
 // safe for concurrent use. Once the handler has started, the caller's
 // cancellation no longer stops it: the handler runs to completion or to its

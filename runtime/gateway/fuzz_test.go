@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzValidateArguments sends arbitrary argument bytes to transfer_funds.
-// Whatever arrives: Execute does not panic; a refusal is a *gateway.Error
+// Whatever arrives: Execute does not panic; a refusal is a [*gateway.Error]
 // and runs nothing; a success ran the handler once with the canonical
 // form of the arguments, and re-sending the same bytes replays it.
 func FuzzValidateArguments(f *testing.F) {

@@ -103,7 +103,7 @@ type UncertainPolicy int
 
 const (
 	// UncertainRerun re-runs the handler with the same idempotency key; the
-	// downstream must deduplicate by it (tools.IdempotencyKey). Default.
+	// downstream must deduplicate by it ([tools.IdempotencyKey]). Default.
 	UncertainRerun UncertainPolicy = iota
 	// UncertainReconcile refuses with OUTCOME_UNCERTAIN until the record
 	// expires or an operator reconciles it: for tools whose downstream
@@ -352,7 +352,7 @@ type Gateway struct {
 	clock   Clock
 	log     *slog.Logger
 	schemas schemaCache
-	byTool  sync.Map // *tools.Tool -> *compiledSchema
+	byTool  sync.Map // [*tools.Tool] -> *compiledSchema
 	byToolN atomic.Int64
 	metrics *metrics
 	tracer  trace.Tracer
@@ -389,7 +389,7 @@ func New(reg *tools.Registry, store store.Store, opts *Options) (*Gateway, error
 }
 
 // Store returns the gateway's store (for audit queries and purges): the
-// store passed to New, or, when Options.Stores sends concerns elsewhere, a
+// store passed to New, or, when [Options.Stores] sends concerns elsewhere, a
 // Store that sends each concern where the gateway keeps it.
 func (g *Gateway) Store() store.Store { return g.store }
 

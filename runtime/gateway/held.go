@@ -24,8 +24,8 @@ import (
 // progress; its lease expires and the call becomes uncertain (the recording
 // table in the package documentation).
 //
-// The held outcomes are bounded (Options.MaxHeldOutcomes,
-// Options.MaxHeldBytes). Every execution reserves its place before its
+// The held outcomes are bounded ([Options.MaxHeldOutcomes],
+// [Options.MaxHeldBytes]). Every execution reserves its place before its
 // handler runs, since any may need to be held: at the bound, a call is
 // refused before it runs, with a retryable error, and no held outcome is
 // ever dropped.
@@ -267,7 +267,7 @@ func (h *holder) abandon() (left []*heldOutcome, fresh int) {
 // hold hands the outcome of f's execution, which the store failed to
 // record, to the holder, and starts recording it in the background. ctx is
 // the call's context: the recording keeps its values, never its
-// cancellation (context.WithoutCancel); it stops on Close.
+// cancellation ([context.WithoutCancel]); it stops on Close.
 func (g *Gateway) hold(ctx context.Context, f *facts, slot store.Slot) {
 	e := &heldOutcome{slot: slot, key: f.valid.key, tool: f.tool.ID, token: f.claim.Token, kind: f.ran.kind,
 		attempts: f.claim.Record.Attempts, now: f.ran.at}
@@ -379,7 +379,7 @@ func (g *Gateway) HeldOutcomes() int { return int(g.held.count.Load()) }
 // with a retryable INTERNAL_ERROR before it runs (replays are still
 // answered). An outcome left unrecorded is logged; its claim's lease then
 // expires and the call becomes uncertain, as after a crash. Close returns
-// nil, or an error wrapping ErrUnrecorded that counts them. It is safe to
+// nil, or an error wrapping [ErrUnrecorded] that counts them. It is safe to
 // call more than once and concurrently with Execute.
 func (g *Gateway) Close(ctx context.Context) error {
 	h := g.held

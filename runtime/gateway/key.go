@@ -44,7 +44,7 @@ func fingerprint(canonical []byte) string {
 	return hexString(sum[:])
 }
 
-// hexString is hex.EncodeToString with one allocation instead of two.
+// hexString is [hex.EncodeToString] with one allocation instead of two.
 func hexString(b []byte) string {
 	var buf [2 * sha256.Size]byte
 	return string(hex.AppendEncode(buf[:0], b))

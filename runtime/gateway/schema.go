@@ -80,8 +80,8 @@ func compileSchema(raw json.RawMessage, closeObjects bool) (*compiledSchema, err
 }
 
 // checkSchema validates a parsed instance against s before deadline and
-// returns its violations (leaves first, at most jsonschema.MaxViolations),
-// or jsonschema.ErrDeadline.
+// returns its violations (leaves first, at most [jsonschema.MaxViolations]),
+// or [jsonschema.ErrDeadline].
 func checkSchema(s *compiledSchema, instance any, deadline time.Time) ([]Violation, error) {
 	vs, err := s.Validate(instance, deadline)
 	if err != nil {

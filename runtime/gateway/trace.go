@@ -10,7 +10,7 @@ import (
 )
 
 // maxTracedContent bounds the arguments and result a span carries when
-// Options.TraceContent is on.
+// [Options.TraceContent] is on.
 const maxTracedContent = 4096
 
 // startSpan starts the call's "execute_tool" span. Its name gets the

@@ -32,7 +32,7 @@ const DefaultElicitTimeout = 2 * time.Minute
 
 // elicitTimeout is a sending middleware that bounds the server's
 // elicitation/create requests (the approval request the SDK sends a
-// session revision's client during a held call) by Options.ElicitTimeout,
+// session revision's client during a held call) by [Options.ElicitTimeout],
 // so a client that never answers does not hold the call, and its
 // goroutine, forever. Only the wait for the answer is bounded: the call
 // the answer resumes runs with the request's own context.

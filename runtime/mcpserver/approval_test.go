@@ -409,7 +409,7 @@ func TestApprovalAnswerTimeout(t *testing.T) {
 }
 
 // heldDeadline is a context whose deadline passes when expire is closed
-// (Err is then context.DeadlineExceeded), whatever the clock says; its
+// (Err is then [context.DeadlineExceeded]), whatever the clock says; its
 // values are its parent's.
 type heldDeadline struct {
 	context.Context

@@ -16,25 +16,25 @@ import (
 )
 
 // ApprovalsPath is where Handler serves the gateway's approval endpoints:
-// GET and POST ApprovalsPath + "{approval_id}" (see server.NewHandler).
+// GET and POST ApprovalsPath + "{approval_id}" (see [server.NewHandler]).
 const ApprovalsPath = "/v1/approvals/"
 
 // principalKey holds the authenticated principal in auth.TokenInfo.Extra.
 const principalKey = "toolgate.principal"
 
 // Handler returns the Streamable HTTP handler, and the approval endpoints
-// under ApprovalsPath. Every request must carry a bearer token
-// Options.Authenticate accepts (else 401). The principal goes to the SDK as
+// under [ApprovalsPath]. Every request must carry a bearer token
+// [Options.Authenticate] accepts (else 401). The principal goes to the SDK as
 // the token's user, so the SDK's own session-owner check runs on every
 // request of a session (POST of any method, GET streams, DELETE); a
 // request presenting another principal's session ID is answered 404, the
 // same answer as for an ID that does not exist. A request that would open
-// a session beyond Options.MaxSessionsPerPrincipal or Options.MaxSessions
+// a session beyond [Options.MaxSessionsPerPrincipal] or [Options.MaxSessions]
 // is answered 429 with Retry-After (the seconds until the least recently
 // used session expires if it stays idle) and a JSON-RPC error (-32000)
 // for its id. A request from a browser page of another origin (an Origin
-// header that is not the server's own, nor in Options.AllowedOrigins) is
-// answered 403 before anything else, Options.Wrap included.
+// header that is not the server's own, nor in [Options.AllowedOrigins]) is
+// answered 403 before anything else, [Options.Wrap] included.
 func (s *Server) Handler() (http.Handler, error) {
 	if s.opts.Authenticate == nil {
 		return nil, errors.New("mcpserver: Options.Authenticate is required to serve HTTP")
@@ -154,7 +154,7 @@ func (g *sessionGuard) Write(b []byte) (int, error) {
 
 // heldWriter is a ResponseWriter that a guard can hold a status in until
 // it sees the body that follows; Flush lets the SDK stream events through
-// it, and Unwrap gives http.ResponseController the connection underneath.
+// it, and Unwrap gives [http.ResponseController] the connection underneath.
 type heldWriter struct {
 	http.ResponseWriter
 	held int // a status not yet written

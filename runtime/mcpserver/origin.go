@@ -13,7 +13,7 @@ const codeForbiddenOrigin = -32000
 
 // checkOrigin refuses, with 403 and before anything else, a request whose
 // Origin header is present and names neither the request's own host nor
-// one of Options.AllowedOrigins: the Streamable HTTP transport's defence
+// one of [Options.AllowedOrigins]: the Streamable HTTP transport's defence
 // against DNS rebinding and cross-site requests from a browser ("servers
 // MUST validate the Origin header ... If the Origin header is present and
 // invalid, servers MUST respond with HTTP 403 Forbidden"). A request

@@ -14,13 +14,13 @@
 // tool (with its full input schema) that calls through the gateway too.
 //
 // Names. A first-class tool is listed under its bare name, sanitized to
-// ^[a-zA-Z0-9_-]{1,64}$ (tools.ModelName), unless another tool of the
+// ^[a-zA-Z0-9_-]{1,64}$ ([tools.ModelName]), unless another tool of the
 // tenant's catalog, whatever its scopes, is shown alike: the same bare name
 // on another server (github/create_issue, gitlab/create_issue), or one that
 // sanitizes the same (delete.repository, delete_repository). Then every such
 // tool is listed under its server-qualified name (github__create_issue), so
 // no server's tool can shadow another's. A name, once listed in a session,
-// names the same tool for the whole session (tools.SessionNames): after
+// names the same tool for the whole session ([tools.SessionNames]): after
 // the catalog changes and after the tool has left the list, another tool
 // that now has that name is listed under its qualified name instead. A
 // first-class tool that leaves the catalog (removed upstream, or
@@ -28,7 +28,7 @@
 // tools/list_changed; its name stays reserved. call_tool takes a name the
 // session listed, for the tool it was listed for (unknown once that tool
 // has left); otherwise a tool's ID, or a bare name only one tool of the
-// tenant has, whatever the caller's scopes (gateway.Gateway.Resolve): a
+// tenant has, whatever the caller's scopes ([gateway.Gateway.Resolve]): a
 // shared bare name is refused for everyone, naming only the candidates
 // the caller may use.
 //
@@ -39,17 +39,17 @@
 // over Streamable HTTP, where a session belongs to the principal that
 // opened it for every method (the SDK's session-owner check): another
 // principal presenting its ID gets 404, as for an ID that does not exist.
-// A principal holds at most Options.MaxSessionsPerPrincipal sessions and
-// the server Options.MaxSessions; one more is refused with 429 and
-// Retry-After, and a session idle for Options.SessionTimeout closes.
+// A principal holds at most [Options.MaxSessionsPerPrincipal] sessions and
+// the server [Options.MaxSessions]; one more is refused with 429 and
+// Retry-After, and a session idle for [Options.SessionTimeout] closes.
 // Discovery works on the caller's authorized view only, so a tool it may
 // not use can be neither found nor called (docs/design.md invariants 1 and 2).
 //
 // Hostile input. Over stdio a malformed frame (not JSON, not one JSON-RPC
-// 2.0 object, a member twice, over Options.MaxFrameBytes) is answered with
+// 2.0 object, a member twice, over [Options.MaxFrameBytes]) is answered with
 // a JSON-RPC error (-32700 or -32600) and the session goes on. call_tool
 // checks its own arguments (a name, an arguments object, a step from 1 to
-// MaxStep, nothing else); the tool's arguments reach the gateway as the
+// [MaxStep], nothing else); the tool's arguments reach the gateway as the
 // bytes the client sent, and are validated there.
 //
 // Revisions. Over HTTP a request of protocol revision 2026-07-28 (named
@@ -146,16 +146,16 @@ type Options struct {
 	// SessionTimeout closes an HTTP session that has had no POST for that
 	// long (the SDK's StreamableHTTPOptions.SessionTimeout: an open GET
 	// event stream does not keep a session alive; a client pings). Zero
-	// means DefaultSessionTimeout (10 minutes).
+	// means [DefaultSessionTimeout] (10 minutes).
 	SessionTimeout time.Duration
 	// MaxSessionsPerPrincipal bounds the HTTP sessions one principal
 	// (tenant and ID, whatever its tokens) holds open at once; a request
 	// for one more is answered 429 with Retry-After and a JSON-RPC error.
-	// Zero means DefaultMaxSessionsPerPrincipal (32).
+	// Zero means [DefaultMaxSessionsPerPrincipal] (32).
 	MaxSessionsPerPrincipal int
 	// MaxSessions bounds the HTTP sessions open at once, all principals
 	// together, answered as MaxSessionsPerPrincipal. Zero means
-	// DefaultMaxSessions (1024). For both caps, and for SessionTimeout,
+	// [DefaultMaxSessions] (1024). For both caps, and for SessionTimeout,
 	// a principal's context for its stateless (2026-07-28) requests
 	// counts as one session.
 	MaxSessions int
@@ -181,7 +181,7 @@ type Options struct {
 	// store, still holds).
 	StateKey []byte
 	// StateTTL bounds how long a held call's request state can resume
-	// it. Zero means DefaultStateTTL (1 hour, the gateway's default
+	// it. Zero means [DefaultStateTTL] (1 hour, the gateway's default
 	// approval lifetime); past it the client sends the call again.
 	StateTTL time.Duration
 	// ElicitTimeout bounds how long a held call waits for a session
@@ -189,12 +189,12 @@ type Options struct {
 	// elicitation the server sends it during the call: past it the call
 	// is answered with a JSON-RPC error saying to send it again with the
 	// same step, nothing runs, and the approval stays pending. Zero
-	// means DefaultElicitTimeout (2 minutes). 2026-07-28 clients are
+	// means [DefaultElicitTimeout] (2 minutes). 2026-07-28 clients are
 	// answered at once (input_required) and never wait.
 	ElicitTimeout time.Duration
 	// HasApprover reports whether a principal other than requester can
 	// grant requester's held calls on this server. Where it reports
-	// false, a held call is refused with code CodeNoApprover and a
+	// false, a held call is refused with code [CodeNoApprover] and a
 	// message that says so, rather than waiting for an approval no one
 	// can give. Nil means an approver may exist (the server cannot know
 	// who else holds approvals:grant or the store): the held call is
@@ -214,18 +214,18 @@ type Server struct {
 	stateless     *principalContexts
 	stateKey      []byte           // Options.StateKey, or a random one
 	now           func() time.Time // the clock of request states (tests set it)
-	metrics       *metrics         // nil without Options.Registerer
+	metrics       *metrics         // nil without [Options.Registerer]
 	sessionClosed func(id string)  // for tests: after an HTTP session's slot is freed
 	// elicitDeadline bounds the wait for an answer to an elicitation:
-	// context.WithTimeout (tests hold the deadline until the client has
+	// [context.WithTimeout] (tests hold the deadline until the client has
 	// the request).
 	elicitDeadline func(context.Context, time.Duration) (context.Context, context.CancelFunc)
 }
 
 // New returns a Server. gw must execute over reg. disc answers find_tools
-// and is told of every call (discovery.Discoverer.RecordOutcome) under the
+// and is told of every call ([discovery.Discoverer.RecordOutcome]) under the
 // MCP session's ID, so that its Log and metrics link each call to the
-// session's searches (discovery.Misses).
+// session's searches ([discovery.Misses]).
 func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, opts *Options) (*Server, error) {
 	if reg == nil || disc == nil || gw == nil {
 		return nil, errors.New("mcpserver: registry, discoverer and gateway are required")
@@ -303,7 +303,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, o
 	return s, nil
 }
 
-// Run serves one session over t as Options.Principal until the client
+// Run serves one session over t as [Options.Principal] until the client
 // disconnects or ctx ends. t is used as it is: to serve a process's stdin
 // and stdout, use ServeStdio, which also answers malformed frames.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
@@ -315,11 +315,11 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return ss.srv.Run(ctx, t)
 }
 
-// ServeStdio serves one session as Options.Principal over newline-delimited
+// ServeStdio serves one session as [Options.Principal] over newline-delimited
 // JSON-RPC on in and out (a process's stdin and stdout) until in ends, the
 // client disconnects or ctx ends. A frame that is not one JSON-RPC 2.0
 // message gets a JSON-RPC error on out (-32700 not JSON, -32600 anything
-// else, among them a frame over Options.MaxFrameBytes), and the session
+// else, among them a frame over [Options.MaxFrameBytes]), and the session
 // continues.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err := s.stdioPrincipal(); err != nil {
@@ -338,7 +338,7 @@ func (s *Server) stdioPrincipal() error {
 }
 
 // offered narrows view to the tools find_tools offers: those that can run,
-// unless Options.OfferUnconnected.
+// unless [Options.OfferUnconnected].
 func (s *Server) offered(view *tools.View) *tools.View {
 	if s.opts.OfferUnconnected {
 		return view

@@ -60,7 +60,7 @@ type session struct {
 	shown map[string]string
 	// names binds each first-class name the session has listed to its
 	// tool ID for the session's whole life: a name that left the list
-	// (Options.MaxFirstClass, the tool leaving the catalog) is never given
+	// ([Options.MaxFirstClass], the tool leaving the catalog) is never given
 	// to another tool, and call_tool takes it for its tool alone
 	// (docs/design.md invariant 8).
 	names *tools.SessionNames
@@ -344,7 +344,7 @@ var errCallArgs = errors.New(`call_tool needs {"name": "...", "arguments": {...}
 
 // parseCall checks call_tool's arguments against callToolSchema: an object
 // with no member twice and no member beside name (a string of 1 to 256
-// bytes), arguments (an object) and step (an integer from 1 to MaxStep,
+// bytes), arguments (an object) and step (an integer from 1 to [MaxStep],
 // written as digits). The tool's arguments are kept as the client's bytes:
 // the gateway validates them, on the numbers as written.
 func parseCall(raw json.RawMessage) (callArgs, error) {
@@ -455,7 +455,7 @@ func (ss *session) execute(ctx context.Context, req *sdk.CallToolRequest, id str
 }
 
 // nextStep returns the gateway step of a call: step when the client gave
-// one (1 to MaxStep), else the session's next. An explicit step names a
+// one (1 to [MaxStep]), else the session's next. An explicit step names a
 // slot the client may resend; automatic steps continue after the highest
 // step seen, so they never collide with one.
 func (ss *session) nextStep(step int) (int, error) {
@@ -476,7 +476,7 @@ func (ss *session) nextStep(step int) (int, error) {
 // slot has had, and whether an earlier one's outcome was uncertain (the
 // handler then ran again with the same idempotency key; see
 // [gateway.Result]). A client that cannot rely on the downstream's
-// deduplication reconciles when MetaPreviousUncertain is true.
+// deduplication reconciles when [MetaPreviousUncertain] is true.
 const (
 	MetaAttempts          = "io.toolgate/attempts"
 	MetaPreviousUncertain = "io.toolgate/previous-attempt-uncertain"

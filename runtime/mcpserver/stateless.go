@@ -23,14 +23,14 @@ import (
 // bindings, the step counter and the gateway session) then lives in a
 // principal context: one per principal (tenant and ID) per server,
 // opened by its first stateless request and closed after
-// Options.SessionTimeout without one (a request in flight, such as an
+// [Options.SessionTimeout] without one (a request in flight, such as an
 // open subscriptions/listen stream, keeps it open). So for a principal's
 // stateless requests a name, once listed, names the same tool for the
 // context's life, exactly as in a session; its calls without a step take
 // the context's next step; a call with a step names the slot (context,
 // step), so a retried request replays instead of running again. Each
-// open context counts as one session under Options.MaxSessions and
-// Options.MaxSessionsPerPrincipal: a request that would open one beyond
+// open context counts as one session under [Options.MaxSessions] and
+// [Options.MaxSessionsPerPrincipal]: a request that would open one beyond
 // them is refused with 429, Retry-After and a JSON-RPC error.
 
 // isStateless reports whether r speaks a revision without sessions.
@@ -121,7 +121,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, p tools.
 }
 
 // StaticListTTL is the ttlMs of a tools/list that never changes (with
-// Options.NoFirstClass: find_tools and call_tool only).
+// [Options.NoFirstClass]: find_tools and call_tool only).
 const StaticListTTL = 24 * time.Hour
 
 // cacheable sets the cache fields of the results that carry them

@@ -368,7 +368,7 @@ func callFromBody(p tools.Principal, obj map[string]any, data []byte) (gateway.C
 	}
 	if _, has := obj["arguments"]; has {
 		// obj holds exactly the four members (no duplicates, no others,
-		// jcs.Parse and fields checked), so the decoder's case-insensitive
+		// [jcs.Parse] and fields checked), so the decoder's case-insensitive
 		// matching cannot pick another member.
 		var raw struct {
 			Arguments json.RawMessage `json:"arguments"`
@@ -480,8 +480,8 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// asError returns err as the *gateway.Error a client may see: a
-// *gateway.Error as it is,
+// asError returns err as the [*gateway.Error] a client may see: a
+// [*gateway.Error] as it is,
 // anything else logged under a fresh error ID and answered with the ID only.
 func (h *httpHandler) asError(r *http.Request, what string, err error) *gateway.Error {
 	var ge *gateway.Error
@@ -503,7 +503,7 @@ func (h *httpHandler) internal(r *http.Request, what string, cause any) *gateway
 
 // recoverPanics answers a panic below it (an Authenticator, a Discover
 // hook) with INTERNAL_ERROR and an error ID, logging the panic value and
-// the stack; the client learns nothing else. http.ErrAbortHandler is
+// the stack; the client learns nothing else. [http.ErrAbortHandler] is
 // passed on, as net/http expects.
 func (h *httpHandler) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -541,7 +541,7 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 	return t.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
+// Unwrap lets [http.ResponseController] reach the underlying writer.
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // errorBody is the HTTP error body: the [gateway.Error]'s members, with

@@ -194,7 +194,7 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, gw *gateway.G
 // finishes and is answered.
 func endOnShutdown(shutdown context.Context, h http.Handler) http.Handler {
 	if h == nil {
-		h = http.DefaultServeMux // what http.Server serves for a nil Handler
+		h = http.DefaultServeMux // what [http.Server] serves for a nil Handler
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.Contains(strings.Join(r.Header.Values("Accept"), ","), "text/event-stream") {

@@ -84,7 +84,7 @@ type Overlay struct {
 	tools map[string]*Entry // by tool ID
 	ns    map[string]*Entry // by namespace
 	order []*Entry          // in file order
-	bytes int64             // read so far, for MaxBytes
+	bytes int64             // read so far, for [MaxBytes]
 }
 
 // Entries returns the entries in the order they were read. The slice and
@@ -189,8 +189,8 @@ func (o *Overlay) read(r io.Reader, file string) error {
 }
 
 // countingReader adds what it reads to *n, and stops a little past
-// MaxBytes, so that a huge file (of comments or blank lines too) costs no
-// more than reading MaxBytes.
+// [MaxBytes], so that a huge file (of comments or blank lines too) costs no
+// more than reading [MaxBytes].
 type countingReader struct {
 	r io.Reader
 	n *int64

@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzParse checks that any input either parses into entries that Write
-// and Parse round-trip, or fails with a *cards.Error naming a line; never a
+// and Parse round-trip, or fails with a [*cards.Error] naming a line; never a
 // panic.
 func FuzzParse(f *testing.F) {
 	f.Add(`{"tool":"github/create_pull_request","hash":"sha256:0123456789abcdef","aliases":["open a PR"],"examples":["open a pull request"],"not_for":"merging","tags":["pr"]}`)

@@ -20,7 +20,7 @@ import (
 type LearnOptions struct {
 	// Tenant is the tenant learned for: only its misses are read. Empty
 	// means the misses' only tenant; misses of several tenants without a
-	// Tenant are refused (ErrTenants): learning never crosses tenants.
+	// Tenant are refused ([ErrTenants]): learning never crosses tenants.
 	Tenant string
 	// MinPrincipals is how many distinct principals must have called a tool
 	// after similar requests before one of those requests becomes an
@@ -30,7 +30,7 @@ type LearnOptions struct {
 	// MaxPerPrincipal bounds the requests one principal contributes per
 	// tool. Zero means 3.
 	MaxPerPrincipal int
-	// MaxExamples bounds the examples proposed per tool. Zero means MaxList.
+	// MaxExamples bounds the examples proposed per tool. Zero means [MaxList].
 	MaxExamples int
 	// Similar is the share, in (0,1], of a request's analysed terms another
 	// request must contain to support it. Zero means 0.5.
@@ -47,7 +47,7 @@ type LearnOptions struct {
 // Errors of [Learn].
 var (
 	// ErrTenants is returned when misses of several tenants come without
-	// LearnOptions.Tenant.
+	// [LearnOptions.Tenant].
 	ErrTenants = errors.New("cards: misses of several tenants: choose one")
 	// ErrOptions is wrapped for an invalid option.
 	ErrOptions = errors.New("cards: invalid options")

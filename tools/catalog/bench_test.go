@@ -65,7 +65,7 @@ func BenchmarkParseSize(b *testing.B) {
 }
 
 // BenchmarkParseDeepSchema parses one tool whose input schema nests as
-// deep as tools.MaxSchemaDepth allows: the most a schema's depth can cost
+// deep as [tools.MaxSchemaDepth] allows: the most a schema's depth can cost
 // (compiling costs time quadratic in depth inside the JSON Schema library).
 func BenchmarkParseDeepSchema(b *testing.B) {
 	levels := (tools.MaxSchemaDepth - 1) / 2 // each level is {"properties":{"a":…}}, 2 deep

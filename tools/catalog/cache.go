@@ -46,7 +46,7 @@ import (
 const (
 	cacheMagic   = "TGCATCCH"
 	cacheVersion = 2
-	// MaxCacheBytes bounds the cache file LoadFilesCached reads.
+	// MaxCacheBytes bounds the cache file [LoadFilesCached] reads.
 	MaxCacheBytes = 1 << 30
 )
 
@@ -76,7 +76,7 @@ type CacheReport struct {
 // be used is never trusted: it changes nothing but the time. A list with
 // a path that is not a regular file (a pipe, a device, a missing file) is
 // loaded without the cache, which it neither reads nor writes. The result
-// is what LoadFiles returns for the same files. The strings and schemas
+// is what [LoadFiles] returns for the same files. The strings and schemas
 // of tools from the cache point into the cache's bytes, one block kept
 // whole while any of them is used (where schemas are most of it, the
 // strings and the schemas move to a block each); none of it may be
@@ -279,7 +279,7 @@ func writeCache(path string, specs []string, sums []fileSum, files []File) error
 }
 
 // readCache returns the files of the cache at path when it holds the load
-// of specs as their files are now, or why not (wrapping ErrCache).
+// of specs as their files are now, or why not (wrapping [ErrCache]).
 func readCache(path string, specs []string) ([]File, error) {
 	data, err := readCacheFile(path)
 	if err != nil {

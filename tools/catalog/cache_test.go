@@ -60,7 +60,7 @@ func cacheSpecs(t testing.TB) (dir string, specs []string) {
 	return dir, specs
 }
 
-// loadCached calls LoadFilesCached and checks its result against
+// loadCached calls [LoadFilesCached] and checks its result against
 // LoadFiles'.
 func loadCached(t *testing.T, cache string, specs []string) CacheReport {
 	t.Helper()
@@ -194,7 +194,7 @@ func TestLoadFilesCached(t *testing.T) {
 }
 
 // TestCacheKeepsEveryField: a tool with every field set comes back from
-// a cache as it went in. A field added to tools.Tool or tools.Card fails
+// a cache as it went in. A field added to [tools.Tool] or [tools.Card] fails
 // here until the cache carries it.
 func TestCacheKeepsEveryField(t *testing.T) {
 	tool := tools.Tool{

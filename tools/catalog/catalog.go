@@ -136,7 +136,7 @@ const (
 
 // File is one catalog file that [LoadFiles] read.
 type File struct {
-	// Path and Namespace are the spec's, as ParseSpec splits it.
+	// Path and Namespace are the spec's, as [ParseSpec] splits it.
 	Path, Namespace string
 	// Format is how the file was read.
 	Format Format
@@ -182,7 +182,7 @@ func LoadFiles(specs ...string) ([]File, error) {
 	return loadFiles(specs, nil)
 }
 
-// loadFiles is LoadFiles that also sets sums[i], when sums is not nil, to
+// loadFiles is [LoadFiles] that also sets sums[i], when sums is not nil, to
 // the size and SHA-256 of the bytes it parsed for specs[i].
 func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 	type at struct {
@@ -250,7 +250,7 @@ func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 // Every problem is an *[Error] "FILE:LINE: reason", LINE being where the
 // offending object starts: invalid JSON, a duplicate member name at any
 // depth, a missing or non-string name, a name outside printable ASCII or
-// with a space at an end (tools.Define: a lookalike of another name), a
+// with a space at an end ([tools.Define]: a lookalike of another name), a
 // member of the wrong type, an input schema [tools.CheckInputSchema]
 // refuses, a duplicate ID, a file over [MaxFileBytes]. Parse loses nothing
 // already accepted: it returns every good tool, in file order, plus an
@@ -323,7 +323,7 @@ type parser struct {
 	// nextCursor is a tools/list result's, "" when it has none.
 	nextCursor string
 	// defs and meta are the tool objects decoded, in file order, not yet
-	// defined: apart, so that defs goes to tools.DefineAll as it is.
+	// defined: apart, so that defs goes to [tools.DefineAll] as it is.
 	defs []tools.Definition
 	meta []objectMeta
 	// schemas holds one copy of each input schema of defs, by content:
@@ -633,7 +633,7 @@ func jsonErrorReason(err error) string {
 }
 
 // parseLines parses a JSON Lines file. A big one is cut at line ends into
-// parts parsed in parallel, one per CPU (runtime.GOMAXPROCS), whose
+// parts parsed in parallel, one per CPU ([runtime.GOMAXPROCS]), whose
 // objects and errors are joined in file order.
 func (p *parser) parseLines() {
 	parts := min(runtime.GOMAXPROCS(0), len(p.data)/parallelLinesPart)

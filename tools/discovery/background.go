@@ -9,7 +9,7 @@ import (
 	"sync"
 )
 
-// Background IDF (on unless Options.NoBackgroundIDF).
+// Background IDF (on unless [Options.NoBackgroundIDF]).
 //
 // A small catalog estimates how telling a word is from few cards: a word
 // that tool descriptions use everywhere ("detailed", "information",

@@ -24,7 +24,7 @@ import (
 // replace give, byte for byte: an index file written before them is
 // read after them, and rankings must not move.
 
-// plainSchemaText is schemaText as json.Marshal writes it.
+// plainSchemaText is schemaText as [json.Marshal] writes it.
 func plainSchemaText(t *tools.Tool) string {
 	params := t.InputSchema
 	if len(params) == 0 {

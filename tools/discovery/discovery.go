@@ -49,18 +49,18 @@ var (
 	ErrOptions = errors.New("discovery: invalid options")
 	// ErrNoView is returned by Shortlist for a nil view.
 	ErrNoView = errors.New("discovery: no authorized view")
-	// ErrQueryTooLong is wrapped by Shortlist for a Request.Query longer
-	// than Options.MaxQueryBytes; the error names both lengths. It is the
+	// ErrQueryTooLong is wrapped by Shortlist for a [Request.Query] longer
+	// than [Options.MaxQueryBytes]; the error names both lengths. It is the
 	// caller's input error (an HTTP 400), not a failure of discovery.
 	ErrQueryTooLong = errors.New("discovery: query too long")
 )
 
-// DefaultMaxQueryBytes is the default Options.MaxQueryBytes: above every
+// DefaultMaxQueryBytes is the default [Options.MaxQueryBytes]: above every
 // request of the public datasets (the longest, in BFCL, is 10,759 bytes),
 // small enough that a query's memory stays in the low megabytes.
 const DefaultMaxQueryBytes = 16 << 10
 
-// Method selects how Shortlist ranks. Only MethodHybrid is meant for
+// Method selects how Shortlist ranks. Only [MethodHybrid] is meant for
 // production; the others exist for measurement.
 type Method int
 
@@ -264,7 +264,7 @@ type Discoverer struct {
 	threshold    float64
 	fuseRewrite  bool
 	companions   bool          // add producers of the leading tools' handles
-	background   *backgroundDF // nil when Options.NoBackgroundIDF
+	background   *backgroundDF // nil when [Options.NoBackgroundIDF]
 	k            int
 	method       Method
 	fusion       Fusion
@@ -274,8 +274,8 @@ type Discoverer struct {
 	maxQuery     int
 	log          Log
 	metrics      *metrics
-	firsts       *firstShortlists // nil when Options.MaxSessions is negative
-	model        *modelTier       // nil without Options.Model
+	firsts       *firstShortlists // nil when [Options.MaxSessions] is negative
+	model        *modelTier       // nil without [Options.Model]
 	now          func() time.Time
 	// tokenEmbedder is embedder when it can embed a request's tokens
 	// from the lexical side's analysis (ngram.Embedder can), else nil.
@@ -294,7 +294,7 @@ type Discoverer struct {
 }
 
 // New returns a Discoverer configured by opts (nil means defaults). It
-// fails only for invalid options, with an error wrapping ErrOptions that
+// fails only for invalid options, with an error wrapping [ErrOptions] that
 // names the field.
 func New(opts *Options) (*Discoverer, error) {
 	var o Options

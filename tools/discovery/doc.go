@@ -49,33 +49,33 @@
 //
 // Spanish and Polish requests are analysed in their language and translated
 // word by word to English with tools/discovery/lexicon. The lexical and dense scores
-// are normalised and fused (FusionScore by default; FusionRRF is there for
+// are normalised and fused ([FusionScore] by default; [FusionRRF] is there for
 // comparison), and a confidence in [0,1], Platt-calibrated on the public
 // datasets, estimates whether the first candidate is right. Below
-// Options.ReformulateBelow the Reformulator rewrites the request and the
+// [Options.ReformulateBelow] the Reformulator rewrites the request and the
 // more confident of the two results is kept.
 //
-// Every query can be recorded in a Log (NewJSONLog, OpenJSONLog) and counted
+// Every query can be recorded in a Log ([NewJSONLog], [OpenJSONLog]) and counted
 // in Prometheus metrics (toolgate_discovery_queries_total,
 // toolgate_discovery_reformulations_total,
 // toolgate_discovery_low_confidence_total,
 // toolgate_discovery_shortlist_seconds, toolgate_discovery_shortlist_size,
-// toolgate_discovery_confidence). Discoverer.RecordOutcome records the
+// toolgate_discovery_confidence). [Discoverer.RecordOutcome] records the
 // tool finally called, so that Misses can find the requests whose first
 // shortlist lacked it, and counts such calls as they happen
 // (toolgate_discovery_linked_calls_total, toolgate_discovery_misses_total). Evaluate scores a Discoverer on a
 // labeled query set; it is what `toolgate eval` runs.
 //
-// Options.Model adds a third ranking by an embedding model the user runs
-// (ModelOptions: Ollama's /api/embed or an OpenAI-compatible
+// [Options.Model] adds a third ranking by an embedding model the user runs
+// ([ModelOptions]: Ollama's /api/embed or an OpenAI-compatible
 // /v1/embeddings through the llm adapters), fused with the built-in one;
 // the cards' vectors are embedded once, in the background, and cached on
 // disk (tools/discovery/embedcache), and a request the model cannot embed
 // within its timeout is answered by the built-in ranking alone
-// (Shortlist.Model, toolgate_discovery_model_queries_total).
+// ([Shortlist.Model], toolgate_discovery_model_queries_total).
 //
 // Ranking is deterministic: the same snapshot, view and request give the
-// same shortlist (ties are broken by tool ID); with Options.Model, given
-// the same Shortlist.Model outcome. The clock is injected and
+// same shortlist (ties are broken by tool ID); with [Options.Model], given
+// the same [Shortlist.Model] outcome. The clock is injected and
 // only timestamps logs and metrics.
 package discovery

@@ -47,7 +47,7 @@ func (e *QueryError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.
 // ReadQueries parses a JSON Lines queries file; file names it in errors.
 // Blank lines are skipped. Every other line must be one JSON object with a
 // non-empty "query" and no member name repeated at any depth; the first bad
-// line is returned as a *QueryError. A line may hold at most 16 MiB.
+// line is returned as a [*QueryError]. A line may hold at most 16 MiB.
 func ReadQueries(r io.Reader, file string) ([]Query, error) {
 	sc := fileline.NewScanner(r, 16<<20)
 	var out []Query

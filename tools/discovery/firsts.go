@@ -11,11 +11,11 @@ import (
 // keep it: a longer one (a client's session_id is its own text) is
 // replaced by "sha256:" and the hex of its SHA-256, which still links the
 // session's entries, so that a client cannot grow a log line past what
-// ReadJSONLog reads (MaxLogLine) or the kept sessions' memory.
+// [ReadJSONLog] reads ([MaxLogLine]) or the kept sessions' memory.
 const MaxSessionBytes = 256
 
 // boundSession returns s, or its digest when it is longer than
-// MaxSessionBytes.
+// [MaxSessionBytes].
 func boundSession(s string) string {
 	if len(s) <= MaxSessionBytes {
 		return s
@@ -24,15 +24,15 @@ func boundSession(s string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// DefaultMaxSessions is Options.MaxSessions when it is zero.
+// DefaultMaxSessions is [Options.MaxSessions] when it is zero.
 const DefaultMaxSessions = 10_000
 
 // firstShortlists remembers, per session, the first shortlist of its
 // current request, so that RecordOutcome can count a call whose tool that
 // shortlist lacked as it happens: the live form of Misses, with the same
 // rules (a session is tenant, principal and session id together; a
-// SourceTurn query that differs from the current one starts a request, and
-// so does a SourceFindTools search when the session has no request or a
+// [SourceTurn] query that differs from the current one starts a request, and
+// so does a [SourceFindTools] search when the session has no request or a
 // call followed the search that started the current one).
 // It holds at most max sessions; a new one evicts the one first seen
 // earliest.

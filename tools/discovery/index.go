@@ -65,7 +65,7 @@ type posting struct {
 	impact float32
 }
 
-// doc is what the index keeps per tool. It is derived from the *tools.Tool
+// doc is what the index keeps per tool. It is derived from the [*tools.Tool]
 // and from which of the snapshot's tools its text names (scrubbed), so it
 // is reused across snapshots for tools where neither changed.
 type doc struct {
@@ -208,8 +208,8 @@ func (x *Index) Stats() BuildStats { return x.stats }
 func (x *Index) ToolTokens(i int) int { return int(x.docs[i].tokens) }
 
 // parametersJSON is the "parameters" member of schemaTextWith for an input
-// schema: its keys sorted, compact, HTML-escaped (as json.Marshal writes
-// a json.RawMessage), or nil when that cannot be written.
+// schema: its keys sorted, compact, HTML-escaped (as [json.Marshal] writes
+// a [json.RawMessage]), or nil when that cannot be written.
 func parametersJSON(params json.RawMessage) []byte {
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -223,7 +223,7 @@ func parametersJSON(params json.RawMessage) []byte {
 
 // schemaTextWith is the tool as a model is shown it (the function
 // definition of the OpenAI tools API, which is also what MCP clients
-// forward), given its parametersJSON: byte for byte what json.Marshal
+// forward), given its parametersJSON: byte for byte what [json.Marshal]
 // writes for the struct {name, description (omitted when empty),
 // parameters}.
 func schemaTextWith(t *tools.Tool, params []byte) string {
@@ -351,10 +351,10 @@ func putSchemaScratch(sc *schemaScratch) {
 }
 
 // newSchemaInfo is parametersJSON and schemaParams of raw from one decode
-// of it: an object schema's parameters JSON is json.Marshal of the decoded
+// of it: an object schema's parameters JSON is [json.Marshal] of the decoded
 // value (what parametersJSON's compact re-encoding comes to), written by a
 // valueEncoder, which TestSchemaTextMatchesMarshal and FuzzSchemaInfo hold
-// to json.Marshal.
+// to [json.Marshal].
 func newSchemaInfo(raw json.RawMessage) *schemaInfo {
 	if v, ok := decodeAny(raw); ok {
 		if root, ok := v.(map[string]any); ok {
@@ -539,7 +539,7 @@ func (d *Discoverer) buildDoc(snap *tools.Snapshot, i int, names *nameIndex, sch
 }
 
 // build makes the index for snap, reusing the per-tool work of prev for
-// tools whose *tools.Tool is unchanged.
+// tools whose [*tools.Tool] is unchanged.
 func (d *Discoverer) build(ctx context.Context, snap *tools.Snapshot, prev *Index) (*Index, error) {
 	return d.buildWith(ctx, snap, prev, nil, nil, nil, nil, nil)
 }
@@ -590,7 +590,7 @@ func (j *snapJobs) wait() *snapJobs {
 // index file, with its vector in row) for the tool at i, keys are the
 // snapshot's tool keys when the caller has them, and progress (when not
 // nil) hears of the cards analysed and embedded. A card of prev is
-// reused for a tool that is the same *tools.Tool or has the same key (an
+// reused for a tool that is the same [*tools.Tool] or has the same key (an
 // upstream's list_changed replaces its namespace's tools with new values,
 // most of them unchanged), so that updating one namespace analyses only
 // the tools that changed; postings and the rest are recomputed from the
@@ -1248,7 +1248,7 @@ func quantiseTo(row []int8, dims []int32, vals []float32) float32 {
 
 // embedderSparse is an Embedder that can give the non-zero dimensions of
 // the vector Embed returns for a text, ascending, and their values:
-// ngram.Embedder is one. The build embeds cards that way, without a dense
+// [ngram.Embedder] is one. The build embeds cards that way, without a dense
 // vector per card to allocate, normalise and scan.
 type embedderSparse interface {
 	Dim() int

@@ -157,7 +157,7 @@ func appendJSONFloat(dst []byte, f float64) ([]byte, bool) {
 // as map[string]any (a repeated name keeps its last value), arrays as
 // []any, numbers as float64, strings with invalid UTF-8 and lone
 // surrogates each made U+FFFD. ok is false exactly where Unmarshal fails:
-// invalid JSON (jsonsyntax.Valid, nesting bound included) or a number
+// invalid JSON ([jsonsyntax.Valid], nesting bound included) or a number
 // out of float64's range. FuzzDecodeAny holds it to json.Unmarshal; the
 // build decodes every distinct input schema with it, at two thirds of
 // Unmarshal's time (BenchmarkDecodeSchemas).
@@ -170,7 +170,7 @@ func decodeAny(data []byte) (v any, ok bool) {
 	return v, d.ok
 }
 
-// anyDecoder decodes JSON that jsonsyntax.Valid has accepted, so it
+// anyDecoder decodes JSON that [jsonsyntax.Valid] has accepted, so it
 // checks no syntax.
 type anyDecoder struct {
 	data []byte

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// FuzzAppendJSONString holds appendJSONString to json.Marshal, appending
+// FuzzAppendJSONString holds appendJSONString to [json.Marshal], appending
 // after what dst already holds.
 func FuzzAppendJSONString(f *testing.F) {
 	for _, s := range []string{
@@ -38,7 +38,7 @@ func TestAppendJSONStringAllocatesNothing(t *testing.T) {
 	}
 }
 
-// FuzzDecodeAny holds decodeAny to json.Unmarshal into an any.
+// FuzzDecodeAny holds decodeAny to [json.Unmarshal] into an any.
 func FuzzDecodeAny(f *testing.F) {
 	for _, s := range []string{
 		``, ` `, `null`, `true`, `false`, `0`, `-0`, `1.5e3`, `1e400`, `-1e400`, `1e-400`, `[1,1e999]`,
@@ -90,7 +90,7 @@ func FuzzSchemaInfo(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeSchemas compares decodeAny with json.Unmarshal on the
+// BenchmarkDecodeSchemas compares decodeAny with [json.Unmarshal] on the
 // input schemas of the real MCP catalogs.
 func BenchmarkDecodeSchemas(b *testing.B) {
 	files, _ := filepath.Glob("../../examples/transfer/catalog/*.json")

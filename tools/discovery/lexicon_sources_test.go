@@ -13,7 +13,7 @@ import (
 )
 
 // lexiconVariant is one combination of lexicon sources and query widening
-// measured by TestLexiconSources.
+// measured by [TestLexiconSources].
 type lexiconVariant struct {
 	name  string
 	src   func(*lexicon.Source) // drops or adds data; nil keeps the embedded data
@@ -141,7 +141,7 @@ func halfRecall(rep *discovery.Report, half int) (r1, r5, mrr float64) {
 // TestLexiconCardExpansion prints, with -discovery.report, recall with
 // card expansion: each tool's tags gain the closest hand-written synonyms
 // of its name's words (as an overlay would add them), on the same halves
-// as TestLexiconSources.
+// as [TestLexiconSources].
 func TestLexiconCardExpansion(t *testing.T) {
 	if !*report {
 		t.Skip("run with -discovery.report")

@@ -58,7 +58,7 @@ type Entry struct {
 	Authorized        int               `json:"authorized"`
 }
 
-// source returns the entry's Source, SourceTurn for the empty one.
+// source returns the entry's Source, [SourceTurn] for the empty one.
 func (e *Entry) source() string {
 	if e.Source == "" {
 		return SourceTurn
@@ -72,12 +72,12 @@ type LoggedCandidate struct {
 	Score float64 `json:"score"`
 }
 
-// JSONLog writes one JSON object per line to an io.Writer. It is safe for
+// JSONLog writes one JSON object per line to an [io.Writer]. It is safe for
 // concurrent use; lines are never interleaved.
 type JSONLog struct {
 	mu   sync.Mutex
 	w    io.Writer
-	file *os.File // the file OpenJSONLog opened, closed by Close
+	file *os.File // the file [OpenJSONLog] opened, closed by Close
 }
 
 var _ Log = (*JSONLog)(nil)
@@ -99,8 +99,8 @@ func OpenJSONLog(path string) (*JSONLog, error) {
 	return &JSONLog{w: f, file: f}, nil
 }
 
-// Close closes the file OpenJSONLog opened; later Records fail. For a log
-// of NewJSONLog it does nothing: the caller owns the writer.
+// Close closes the file [OpenJSONLog] opened; later Records fail. For a log
+// of [NewJSONLog] it does nothing: the caller owns the writer.
 func (l *JSONLog) Close() error {
 	if l.file == nil {
 		return nil
@@ -137,16 +137,16 @@ type LogError struct {
 
 func (e *LogError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
-// MaxLogLine bounds one line of a JSON Lines log ReadJSONLog accepts.
+// MaxLogLine bounds one line of a JSON Lines log [ReadJSONLog] accepts.
 const MaxLogLine = 1 << 20
 
-// ReadJSONLog parses a JSON Lines discovery log (what JSONLog writes);
+// ReadJSONLog parses a JSON Lines discovery log (what [JSONLog] writes);
 // file names it in errors. Entries come back in file order. Blank lines
 // are skipped, and so is a line that is not a JSON value, whose number is
 // then in torn: a write a crash cut short (a restarted agent's next entry
 // continues on that line) or the last line while an agent still writes
 // it; a log is machine-written and read while it grows. A line that is
-// JSON but not an entry, or longer than MaxLogLine, is a *LogError.
+// JSON but not an entry, or longer than [MaxLogLine], is a [*LogError].
 func ReadJSONLog(r io.Reader, file string) (entries []Entry, torn []int, err error) {
 	sc := fileline.NewScanner(r, MaxLogLine)
 	for sc.Scan() {

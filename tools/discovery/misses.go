@@ -63,11 +63,11 @@ type QueryCount struct {
 // A session is keyed by tenant, principal and session id together, so
 // entries of different tenants or principals are never linked, whatever
 // session ids they carry. Within a session, a turn starts at the first
-// SourceTurn entry whose query differs from the current turn's (later
+// [SourceTurn] entry whose query differs from the current turn's (later
 // steps of the same request repeat its query and are not first
 // shortlists); a call is attributed to the current turn. A client that
 // only searches (an MCP client of `toolgate mcp serve`, whose requests the
-// server never sees) has its requests started by SourceFindTools entries
+// server never sees) has its requests started by [SourceFindTools] entries
 // instead: a search starts one when the session has none, or when the
 // current one was started by a search and a call followed it; the
 // searches before the next call refine it (Via). Entries without a

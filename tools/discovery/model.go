@@ -23,12 +23,12 @@ import (
 // This file is the model tier: a dense ranking by an embedding model the
 // user runs (Ollama, llama-server --embeddings, any OpenAI-compatible
 // /v1/embeddings), fused with the built-in ranking. Without
-// Options.Model none of it runs.
+// [Options.Model] none of it runs.
 
 // Defaults of [ModelOptions].
 const (
 	// DefaultModelWeight is the built-in ranking's weight in the fusion
-	// with the model's (ModelOptions.Weight): the smallest weight at
+	// with the model's ([ModelOptions.Weight]): the smallest weight at
 	// which the only model measured (TinyLlama's mean-pooled states
 	// through llama-server --embeddings, a chat model) did not lower
 	// recall@5 on the 80 requests of testdata/queries/real-mcp-natural
@@ -59,31 +59,31 @@ const (
 // ModelOutcome says what became of the model tier for one query.
 type ModelOutcome string
 
-// Model outcomes, the values of Shortlist.Model and of the outcome label
+// Model outcomes, the values of [Shortlist.Model] and of the outcome label
 // of toolgate_discovery_model_queries_total.
 const (
 	// ModelFused: the model's ranking was fused with the built-in one.
 	ModelFused ModelOutcome = "fused"
 	// ModelTimeout: embedding the request took longer than
-	// ModelOptions.Timeout; the built-in ranking answered alone.
+	// [ModelOptions.Timeout]; the built-in ranking answered alone.
 	ModelTimeout ModelOutcome = "timeout"
 	// ModelError: the embedder failed or returned a malformed vector; the
 	// built-in ranking answered alone.
 	ModelError ModelOutcome = "error"
 	// ModelUnavailable: the catalog's cards could not be embedded, or are
-	// still being embedded (a query waits at most ModelOptions.Timeout for
-	// them), or a failure is waiting out DefaultModelRetry; the built-in
+	// still being embedded (a query waits at most [ModelOptions.Timeout] for
+	// them), or a failure is waiting out [DefaultModelRetry]; the built-in
 	// ranking answered alone.
 	ModelUnavailable ModelOutcome = "unavailable"
 )
 
 // ModelOptions configures the model tier of a Discoverer
-// (Options.Model): a dense ranking by an embedding model, fused with the
+// ([Options.Model]): a dense ranking by an embedding model, fused with the
 // built-in ranking (lexical BM25F plus the n-gram dense side) by
 // Weight. Cards are embedded once per snapshot in batches, their vectors
 // kept in Cache across restarts; each request is embedded within Timeout,
 // and a request the model cannot serve in time is answered by the built-in
-// ranking alone (Shortlist.Model says which, and
+// ranking alone ([Shortlist.Model] says which, and
 // toolgate_discovery_model_queries_total counts it). Only the tools of the
 // caller's view are scored.
 type ModelOptions struct {
@@ -129,7 +129,7 @@ type modelTier struct {
 	clock    func() time.Time
 	queries  *prometheus.CounterVec
 	cards    *prometheus.CounterVec
-	warnedAt sync.Map // ModelOutcome → time.Time of the last warning
+	warnedAt sync.Map // ModelOutcome → [time.Time] of the last warning
 
 	mu      sync.Mutex
 	cat     *modelCatalog // for the latest index built
@@ -254,7 +254,7 @@ func cutUTF8(s string, n int) string {
 // CatalogTimeout and not by ctx, so that a query that gives up waiting
 // (after wait; negative: until ctx ends) leaves it to finish for the next
 // ones. One catalog is embedded at a time; after a failure none is tried
-// for DefaultModelRetry.
+// for [DefaultModelRetry].
 func (t *modelTier) catalog(ctx context.Context, x *Index, wait time.Duration) (*modelCatalog, error) {
 	t.mu.Lock()
 	if c := t.cat; c != nil && c.x == x {
@@ -563,13 +563,13 @@ func fuseModel(c *modelCatalog, view *tools.View, q []float32, top []fusedScore,
 	return out, scores
 }
 
-// EmbedCatalog embeds, with the model tier (Options.Model), the cards of
+// EmbedCatalog embeds, with the model tier ([Options.Model]), the cards of
 // snap not yet cached, and waits for them (or for ctx), so that queries
 // find them ready; a server calls it at start, a one-shot command before
 // its query. Without a model tier it does nothing. The
 // error is the index build's or the embedding's (also logged as the
 // fallback of a query would be); the next query tries again after
-// DefaultModelRetry.
+// [DefaultModelRetry].
 func (d *Discoverer) EmbedCatalog(ctx context.Context, snap *tools.Snapshot) error {
 	if d.model == nil {
 		return nil

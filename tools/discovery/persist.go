@@ -56,7 +56,7 @@ const (
 )
 
 // ErrIndexFile is wrapped by the error that says why an index file was
-// not used as it is (IndexFileReport.Warning): it is corrupt, truncated,
+// not used as it is ([IndexFileReport.Warning]): it is corrupt, truncated,
 // from another toolgate version or configuration, or stale.
 var ErrIndexFile = errors.New("discovery: index file not used")
 
@@ -140,7 +140,7 @@ func (d *Discoverer) IndexFile(ctx context.Context, snap *tools.Snapshot, path s
 
 // fileRead is an index file's reading on a goroutine: once done is
 // closed, cards holds the file's cards, or err why it cannot be used
-// (wrapping ErrIndexFile).
+// (wrapping [ErrIndexFile]).
 type fileRead struct {
 	path  string
 	done  chan struct{}
@@ -508,7 +508,7 @@ func boolByte(b bool) byte {
 }
 
 // encoder writes an index file's numbers and strings; a write error
-// sticks in the bufio.Writer and comes out of its Flush.
+// sticks in the [bufio.Writer] and comes out of its Flush.
 type encoder struct{ b *bufio.Writer }
 
 // u32 appends v in the writer's own buffer: a 4-byte array passed to
@@ -525,7 +525,7 @@ func (e encoder) str(s string) {
 }
 
 // readIndexFile returns the cards of the file at path, or why the file
-// cannot be used (wrapping ErrIndexFile).
+// cannot be used (wrapping [ErrIndexFile]).
 func (d *Discoverer) readIndexFile(path string) (*fileCards, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -35,7 +35,7 @@ import (
 // Card.Examples (from the operator's overlays, learned from the log) are
 // neither saturated nor scrubbed: they are not catalog text, and how often
 // users asked in a word is evidence. The plain BM25 baseline
-// (MethodBM25) is a reference for measurements and is left as it is.
+// ([MethodBM25]) is a reference for measurements and is left as it is.
 const (
 	// fieldTFCap is how many times a term counts in one field of a card.
 	fieldTFCap = 2
@@ -125,7 +125,7 @@ type mention struct {
 }
 
 // identKey is the key of a tool name or namespace: its folded words
-// (analysis.SplitIdentifier) joined by "_".
+// ([analysis.SplitIdentifier]) joined by "_".
 func identKey(s string) string {
 	var a [64]byte
 	return string(analysis.AppendIdentifier(a[:0], s, "_"))

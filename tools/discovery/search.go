@@ -965,7 +965,7 @@ func (d *Discoverer) fuse(s *scratch, lex, dense []scored, dst []fusedScore, n i
 		for _, c := range dense {
 			mark(c.doc, inDense)
 			if hi > lo {
-				// The built-in max is math.Max here (no NaN, and +0 over
+				// The built-in max is [math.Max] here (no NaN, and +0 over
 				// -0 alike), inlined.
 				s.fDense[c.doc] = max(0, (c.score-lo)/(hi-lo))
 			}

@@ -13,7 +13,7 @@ import (
 // confidence, a tool never shortlisted, one principal's requests). It is
 // written for SQLite (modernc.org/sqlite, the embedded store toolgate uses
 // elsewhere) and uses only portable SQL. Safe for concurrent use as far as
-// the *sql.DB is.
+// the [*sql.DB] is.
 type SQLLog struct {
 	db *sql.DB
 }

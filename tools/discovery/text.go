@@ -107,7 +107,7 @@ func foreignLang(a *analysis.Analyzer, lex *lexicon.Lexicon, x *Index, toks []st
 
 // translate returns the English terms (analysed as English) of the words
 // of a Spanish or Polish text that the lexicon can translate, and the
-// actions of the verb-object sense (lexicon.Sense) that the text's
+// actions of the verb-object sense ([lexicon.Sense]) that the text's
 // word-for-word English reads as: each content word's first translation
 // in the text's order, an untranslated word (often a borrowed English one)
 // as it is. "zapisz tekst do pliku" is save … file, to write; "abre la
@@ -400,7 +400,7 @@ var prepositionWeight = 0.0
 var digitWeight = 0.25
 
 // senseVerbWeight is what is left of the weight of a verb whose object
-// gives it another action's meaning (lexicon.Sense: to "open" a pull
+// gives it another action's meaning ([lexicon.Sense]: to "open" a pull
 // request is to create one); the action's words get the verb's weight.
 var senseVerbWeight = 0.25
 

@@ -191,7 +191,7 @@ func TestParseConfigErrors(t *testing.T) {
 var configErrLine = regexp.MustCompile(`^c\.json(:[1-9][0-9]*)?: \S`)
 
 // FuzzParseConfig: any input either parses into servers that validate, or
-// is one ErrConfig error "c.json[:LINE]: reason".
+// is one [ErrConfig] error "c.json[:LINE]: reason".
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{
 		`{"servers":{"memory":{"command":["npx","-y","pkg"],"scopes":["m:w"],"tools":{"t":{"irreversible":true}}}}}`,
@@ -241,7 +241,7 @@ func FuzzParseCommandSpec(f *testing.F) {
 
 // TestCheckServerNames: servers gathered from several flags may share a
 // name (two entry points in folders both named chart); one listing would then
-// replace the other's tools, so the shared name is an ErrConfig.
+// replace the other's tools, so the shared name is an [ErrConfig].
 func TestCheckServerNames(t *testing.T) {
 	mustSpec := func(spec string) Server {
 		s, err := ParseCommandSpec(spec)

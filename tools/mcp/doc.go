@@ -30,7 +30,7 @@
 // _meta under [MetaIdempotencyKey], for servers that deduplicate.
 //
 // Pinning defends against a server that changes a tool's definition after
-// it was reviewed (a "rug pull"): ListTools and [Lock.Pin] write a lock of
+// it was reviewed (a "rug pull"): [ListTools] and [Lock.Pin] write a lock of
 // definition hashes ([DefinitionHash]: SHA-256 over the RFC 8785 JSON of the
 // name, title, description, schemas and annotations), and [Options.Pins]
 // makes every listing pass [Verify]: a tool whose definition differs from

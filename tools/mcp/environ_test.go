@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
-// environServerEnv makes the test binary, run by TestStdioEnvironment, a
+// environServerEnv makes the test binary, run by [TestStdioEnvironment], a
 // stdio MCP server whose tool "environ" returns the environment it was
 // started with.
 const environServerEnv = "TOOLGATE_TEST_ENVIRON_SERVER"

@@ -35,8 +35,8 @@ var (
 	// ErrQuarantined is returned (wrapped by tools.NoEffect) by the handler
 	// of a tool whose current definition is quarantined.
 	ErrQuarantined = errors.New("mcp: tool quarantined: its definition differs from its pin")
-	// ErrUnpinned is wrapped by Connect's error when Options.Unpinned is
-	// UnpinnedRefuse and the first listing holds a tool the lock does not pin.
+	// ErrUnpinned is wrapped by Connect's error when [Options.Unpinned] is
+	// [UnpinnedRefuse] and the first listing holds a tool the lock does not pin.
 	ErrUnpinned = errors.New("mcp: tool not pinned")
 )
 
@@ -226,13 +226,13 @@ const maxLockBytes = 16 << 20
 
 // LockError is a lock file that cannot be read as one: the File, the
 // 1-based Line of the problem (0 for the whole file) and the [Reason]. It
-// wraps ErrLock.
+// wraps [ErrLock].
 type LockError fileline.Error
 
 // Error reads "FILE:LINE: reason" ("FILE: reason" when Line is 0).
 func (e *LockError) Error() string { return (*fileline.Error)(e).Error() }
 
-// Unwrap returns ErrLock.
+// Unwrap returns [ErrLock].
 func (e *LockError) Unwrap() error { return ErrLock }
 
 // LoadLock reads a lock file of at most 16 MiB (see [ParseLock]).
@@ -332,12 +332,12 @@ const (
 	// A pinned tool whose definition changed is quarantined all the same.
 	UnpinnedAllow Unpinned = "allow"
 	// UnpinnedRefuse fails Connect when the first listing holds an unpinned
-	// tool (ErrUnpinned); one that appears later is quarantined.
+	// tool ([ErrUnpinned]); one that appears later is quarantined.
 	UnpinnedRefuse Unpinned = "refuse"
 )
 
 // ParseUnpinned reads an [Unpinned] policy by name; "" is
-// UnpinnedQuarantine.
+// [UnpinnedQuarantine].
 func ParseUnpinned(s string) (Unpinned, error) {
 	switch p := Unpinned(s); p {
 	case "":
@@ -354,8 +354,8 @@ type Reason string
 const (
 	// ReasonChanged: the tool is pinned and its definition hashes otherwise.
 	ReasonChanged Reason = "changed"
-	// ReasonUnpinned: the lock has no pin for the tool (UnpinnedQuarantine
-	// or UnpinnedRefuse).
+	// ReasonUnpinned: the lock has no pin for the tool ([UnpinnedQuarantine]
+	// or [UnpinnedRefuse]).
 	ReasonUnpinned Reason = "unpinned"
 	// ReasonInvalid: the definition cannot be hashed (a schema that is not
 	// JSON), so it cannot match a pin.
@@ -376,7 +376,7 @@ type Quarantined struct {
 // Verdict is Verify's decision on one listing.
 type Verdict struct {
 	// Accepted are the listed tools to register, in listing order: pinned
-	// ones whose definitions match, and unpinned ones UnpinnedAllow lets in.
+	// ones whose definitions match, and unpinned ones [UnpinnedAllow] lets in.
 	Accepted []*sdk.Tool
 	// Quarantined are the listed tools kept out, sorted by name.
 	Quarantined []Quarantined
@@ -389,7 +389,7 @@ type Verdict struct {
 // Verify decides which of a server's listed tools keep their pins. A tool
 // whose definition hash ([DefinitionHash]) differs from its pin is
 // quarantined whatever the policy; a tool the lock does not pin follows
-// policy (the zero value is UnpinnedQuarantine); a name listed twice is
+// policy (the zero value is [UnpinnedQuarantine]); a name listed twice is
 // judged on every copy, so one differing copy quarantines it. A nil lock
 // pins nothing. Verify is a pure function of its arguments.
 func Verify(lock *Lock, server string, listed []*sdk.Tool, policy Unpinned) Verdict {
@@ -472,7 +472,7 @@ func ListTools(ctx context.Context, cfg Server, opts *Options) ([]*sdk.Tool, err
 type pinState struct {
 	quarantined map[string]Quarantined // by tool
 	removed     map[string]bool        // pinned tools not listed
-	unpinned    map[string]bool        // accepted under UnpinnedAllow
+	unpinned    map[string]bool        // accepted under [UnpinnedAllow]
 }
 
 // applyVerdict logs and counts what changed since the last verdict and

@@ -30,7 +30,7 @@ func setEcho(srv *sdk.Server, name, desc string) {
 }
 
 // pinnedUpstream serves echo_a and echo_b over Streamable HTTP, pins them
-// with mcp.ListTools, and connects with the lock and opts' other fields.
+// with [mcp.ListTools], and connects with the lock and opts' other fields.
 // Every refresh is reported on the returned channel.
 func pinnedUpstream(t *testing.T, opts mcp.Options) (*sdk.Server, *mcp.Upstream, *tools.Registry, chan int) {
 	t.Helper()

@@ -13,7 +13,7 @@ import (
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
-// bannerServerEnv makes the test binary, run by TestStdoutBannerSkipped,
+// bannerServerEnv makes the test binary, run by [TestStdoutBannerSkipped],
 // a stdio MCP server that prints lines that are not JSON on its stdout
 // before and between its messages (mcp-server-code-runner 0.1.8 prints
 // "Code Runner MCP Server running on stdio" there).

@@ -25,7 +25,7 @@ import (
 // Errors a tool handler returns when the upstream cannot take the call.
 var (
 	// ErrDisconnected means the upstream server is not connected; the call
-	// was not sent (it is wrapped by tools.NoEffect).
+	// was not sent (it is wrapped by [tools.NoEffect]).
 	ErrDisconnected = errors.New("mcp: upstream server not connected")
 	// ErrClosed is returned by methods of a closed Upstream.
 	ErrClosed = errors.New("mcp: upstream closed")
@@ -64,13 +64,13 @@ type Options struct {
 	// Pins, if set, is checked at every listing (the first, each
 	// list_changed, each reconnection) by Verify: a tool whose definition
 	// differs from its pin, or that Unpinned keeps out, is quarantined:
-	// not registered, its handler refusing calls with ErrQuarantined,
+	// not registered, its handler refusing calls with [ErrQuarantined],
 	// logged with both hashes and counted, until the definition matches
 	// again or the lock pins the new one. A pinned tool no longer listed
 	// is logged. Nil pins nothing and checks nothing.
 	Pins *Lock
 	// Unpinned is the policy for a listed tool Pins has no pin for. Zero
-	// means UnpinnedQuarantine. Ignored when Pins is nil.
+	// means [UnpinnedQuarantine]. Ignored when Pins is nil.
 	Unpinned Unpinned
 	// Registerer, if set, receives the pin metrics
 	// (toolgate_mcp_quarantined_tools, toolgate_mcp_pin_mismatches_total);
@@ -112,7 +112,7 @@ type Status struct {
 	Reconnects int
 	LastError  error
 	// Rejected holds, for each tool of the last listing that the catalog
-	// rules refused (tools.Define: a lookalike name, an invalid schema),
+	// rules refused ([tools.Define]: a lookalike name, an invalid schema),
 	// and for each name listed twice with different definitions, why it
 	// was left out, as "mcp: SERVER: tool left out: reason"; nil when every tool
 	// was registered. One bad tool costs only itself: the server's other
@@ -166,7 +166,7 @@ type Upstream struct {
 	reconnects int
 	lastErr    error
 	closed     bool
-	pins       pinState // the last Verdict, when Options.Pins is set
+	pins       pinState // the last Verdict, when [Options.Pins] is set
 	weakened   []Weakened
 	// refreshing: a refresh after list_changed runs; again: another
 	// notification came meanwhile (see listChanged).
@@ -325,8 +325,8 @@ func (u *Upstream) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool
 
 // register lists every tool of cs, keeps out what [Options.Pins]
 // quarantines, and replaces the namespace's tools with the rest. On the
-// first listing under UnpinnedRefuse, an unpinned tool fails it with
-// ErrUnpinned and nothing is registered.
+// first listing under [UnpinnedRefuse], an unpinned tool fails it with
+// [ErrUnpinned] and nothing is registered.
 func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bool) error {
 	u.listing.Lock()
 	defer u.listing.Unlock()
@@ -480,7 +480,7 @@ func (u *Upstream) ratchet(name string, c *tools.Card) []string {
 }
 
 // boundRisk forgets the floors of tools the listing ts does not hold once
-// there are more than twice Options.MaxTools, so a server inventing new
+// there are more than twice [Options.MaxTools], so a server inventing new
 // names at every listing cannot grow them without bound. A tool the
 // server drops and lists again soon after keeps its floor.
 func (u *Upstream) boundRisk(ts []tools.Tool) {
@@ -549,7 +549,7 @@ func (u *Upstream) dedupe(listed []*sdk.Tool) ([]*sdk.Tool, []error) {
 // twice is what [listedTwice] says of a name listed more than once.
 type twice struct {
 	copies int
-	alike  bool // every copy has the first's DefinitionHash
+	alike  bool // every copy has the first's [DefinitionHash]
 }
 
 // listedTwice returns the names listed holds more than once: how many

@@ -1,10 +1,10 @@
 // Package finance is the transfer example's tool set: get_balance,
 // list_transactions, transfer_funds and issue_full_refund over a
-// ledger.Ledger, as tools.Tool values with hand-written JSON Schemas
+// [ledger.Ledger], as [tools.Tool] values with hand-written JSON Schemas
 // (every object closed with additionalProperties:false).
 //
 // The handlers take the call's idempotency key from their context
-// (tools.IdempotencyKey, which the gateway sets) and pass it to the ledger,
+// ([tools.IdempotencyKey], which the gateway sets) and pass it to the ledger,
 // which commits the money movement and the key together: a re-run of an
 // uncertain call with the same key never moves money twice. A call without
 // a key is refused before any effect.
@@ -15,8 +15,8 @@
 // number of cents, decided on the decimal text of the JSON number rather
 // than on a float64 (multipleOf: 0.01 is float-fragile).
 //
-// NeedsApproval is the example's approval policy: every issue_full_refund,
-// and transfer_funds above ApprovalThreshold. Wire both into the gateway:
+// [NeedsApproval] is the example's approval policy: every issue_full_refund,
+// and transfer_funds above [ApprovalThreshold]. Wire both into the gateway:
 //
 //	gw, err := gateway.New(reg, store, &gateway.Options{
 //		Validators: finance.Validators(), NeedsApproval: finance.NeedsApproval})
@@ -58,7 +58,7 @@ const (
 // approval: 1000.00 USD.
 const ApprovalThreshold ledger.Cents = 100000
 
-// ErrNoKey is wrapped (inside tools.NoEffect) by a write handler's error
+// ErrNoKey is wrapped (inside [tools.NoEffect]) by a write handler's error
 // when its context carries no idempotency key: the tool must run through
 // the gateway.
 var ErrNoKey = errors.New("finance: no idempotency key in context (call through the gateway)")
@@ -217,7 +217,7 @@ func validateTransfer(_ context.Context, call gateway.Call, _ json.RawMessage) e
 }
 
 // NeedsApproval is the example's approval policy for [gateway.Options.NeedsApproval]:
-// transfer_funds above ApprovalThreshold. (issue_full_refund is marked
+// transfer_funds above [ApprovalThreshold]. (issue_full_refund is marked
 // Irreversible, so the gateway asks for an approval of every call anyway.)
 func NeedsApproval(_ context.Context, call gateway.Call, args json.RawMessage) bool {
 	switch call.Tool {
@@ -244,7 +244,7 @@ type transfer struct {
 }
 
 // decodeTransfer decodes and checks transfer_funds arguments; a failure is
-// a NoEffect error wrapping tools.ErrInvalidArguments.
+// a NoEffect error wrapping [tools.ErrInvalidArguments].
 func decodeTransfer(args json.RawMessage) (transfer, error) {
 	var in transferArgs
 	if err := decode(args, &in); err != nil {
@@ -263,7 +263,7 @@ func decodeTransfer(args json.RawMessage) (transfer, error) {
 	return transfer{source: in.Source, target: in.Target, amount: amount}, nil
 }
 
-// decode decodes an arguments object strictly: numbers as json.Number,
+// decode decodes an arguments object strictly: numbers as [json.Number],
 // unknown fields and trailing data refused.
 func decode(args json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(args))

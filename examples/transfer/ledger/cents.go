@@ -25,7 +25,7 @@ var ErrAmount = errors.New("ledger: invalid amount")
 // ParseAmount converts the text of a JSON number of dollars ("12.5",
 // "1000.00", "1e2") into cents, exactly: the value must be a whole number of
 // cents (at most two significant decimals, so "10.50" and "10.500" are 1050
-// cents but "10.005" is refused), positive, and at most MaxCents. Reading
+// cents but "10.005" is refused), positive, and at most [MaxCents]. Reading
 // the decimal text instead of a float64 is what makes "at most 2 decimals"
 // decidable: 0.1+0.2 style rounding never enters.
 func ParseAmount(text string) (Cents, error) {
@@ -36,7 +36,7 @@ func ParseAmount(text string) (Cents, error) {
 	if !jsonNumber.MatchString(s) {
 		return 0, fmt.Errorf("%w: %q is not a JSON number", ErrAmount, text)
 	}
-	// big.Rat accepts exponents; bound them so "1e999999999" cannot make it
+	// [big.Rat] accepts exponents; bound them so "1e999999999" cannot make it
 	// allocate a huge integer.
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		exp, err := strconv.Atoi(s[i+1:])

@@ -10,7 +10,7 @@
 // the handler with the same key and the ledger answers with what it already did.
 //
 // Business refusals (insufficient funds, unknown account, already refunded)
-// are *tools.DomainError values, which the gateway stores and replays.
+// are [*tools.DomainError] values, which the gateway stores and replays.
 package ledger
 
 import (
@@ -37,7 +37,7 @@ const (
 	CodeSameAccount       = "SAME_ACCOUNT"
 )
 
-// Errors that are not business refusals. Both are wrapped with tools.NoEffect:
+// Errors that are not business refusals. Both are wrapped with [tools.NoEffect]:
 // nothing was written.
 var (
 	// ErrNoKey means a write was attempted without an idempotency key.
@@ -73,7 +73,7 @@ type Options struct {
 	Accounts int
 	// Opening is each seeded account's balance. Zero means 1000.00 USD.
 	Opening Cents
-	// Now is the clock for transaction timestamps. Nil means time.Now.
+	// Now is the clock for transaction timestamps. Nil means [time.Now].
 	Now func() time.Time
 }
 
@@ -178,7 +178,7 @@ func (l *Ledger) Close() error {
 	return errors.Join(l.w.Close(), l.db.Close())
 }
 
-// Balance returns the account's balance, or a *tools.DomainError with code
+// Balance returns the account's balance, or a [*tools.DomainError] with code
 // UNKNOWN_ACCOUNT.
 func (l *Ledger) Balance(ctx context.Context, account string) (Cents, error) {
 	var c int64
@@ -202,7 +202,7 @@ func (l *Ledger) Total(ctx context.Context) (Cents, error) {
 }
 
 // ListTransactions returns up to limit transactions touching account, newest
-// first. A limit <= 0 means 20. An unknown account is a *tools.DomainError.
+// first. A limit <= 0 means 20. An unknown account is a [*tools.DomainError].
 func (l *Ledger) ListTransactions(ctx context.Context, account string, limit int) ([]Transaction, error) {
 	if limit <= 0 {
 		limit = 20
@@ -231,9 +231,9 @@ func (l *Ledger) AllTransactions(ctx context.Context) ([]Transaction, error) {
 // Transfer moves amount from src to dst, once per key: the movement and
 // the key are committed in one transaction, and a repeated key returns the
 // original transaction (or the original refusal) without moving money again.
-// Refusals are *tools.DomainError values: INSUFFICIENT_FUNDS,
-// UNKNOWN_ACCOUNT, SAME_ACCOUNT. ErrNoKey and ErrKeyReuse come wrapped in
-// tools.NoEffect; any other error leaves the outcome to be resolved by
+// Refusals are [*tools.DomainError] values: INSUFFICIENT_FUNDS,
+// UNKNOWN_ACCOUNT, SAME_ACCOUNT. [ErrNoKey] and [ErrKeyReuse] come wrapped in
+// [tools.NoEffect]; any other error leaves the outcome to be resolved by
 // retrying with the same key.
 func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cents) (Transaction, error) {
 	if key == "" {
@@ -257,7 +257,7 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cent
 // from the transfer's target back to its source. A transfer can be refunded
 // once (ALREADY_REFUNDED), refunds themselves cannot (NOT_REFUNDABLE), an
 // unknown id is UNKNOWN_TRANSACTION, and the target may lack the funds
-// (INSUFFICIENT_FUNDS); all are *tools.DomainError values replayed per key.
+// (INSUFFICIENT_FUNDS); all are [*tools.DomainError] values replayed per key.
 func (l *Ledger) Refund(ctx context.Context, key, txID string) (Transaction, error) {
 	if key == "" {
 		return Transaction{}, tools.NoEffect(ErrNoKey)
@@ -485,7 +485,7 @@ func scanTransactions(rows *sql.Rows) ([]Transaction, error) {
 	return out, nil
 }
 
-// CollectTransactions reads every row of rows (a *sql.Rows or a pgx.Rows),
+// CollectTransactions reads every row of rows (a [*sql.Rows] or a pgx.Rows),
 // the result of a SELECT of [TxColumns], as a transaction. The caller
 // closes rows.
 func CollectTransactions(rows interface {

@@ -139,7 +139,7 @@ func (l *Ledger) Close() error {
 	return nil
 }
 
-// Balance returns the account's balance, or a *tools.DomainError with code
+// Balance returns the account's balance, or a [*tools.DomainError] with code
 // UNKNOWN_ACCOUNT.
 func (l *Ledger) Balance(ctx context.Context, account string) (ledger.Cents, error) {
 	var c int64
@@ -163,7 +163,7 @@ func (l *Ledger) Total(ctx context.Context) (ledger.Cents, error) {
 }
 
 // ListTransactions returns up to limit transactions touching account, newest
-// first. A limit <= 0 means 20. An unknown account is a *tools.DomainError.
+// first. A limit <= 0 means 20. An unknown account is a [*tools.DomainError].
 func (l *Ledger) ListTransactions(ctx context.Context, account string, limit int) ([]ledger.Transaction, error) {
 	if limit <= 0 {
 		limit = 20

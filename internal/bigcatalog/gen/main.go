@@ -4,7 +4,7 @@
 //	go run ./internal/bigcatalog/gen -n 100000 -o /tmp/big.jsonl examples/transfer/catalog/*.json
 //
 // With -distinct every tool gets an input schema of its own
-// (bigcatalog.DistinctSchemas), as in a catalog gathered from many
+// ([bigcatalog.DistinctSchemas]), as in a catalog gathered from many
 // different servers.
 //
 // The same inputs and -n give the same file.

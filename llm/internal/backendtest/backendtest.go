@@ -88,7 +88,7 @@ type Harness struct {
 	New func(t *testing.T, r Reply) llm.Backend
 	// WrapEnvelope says that the adapter asks for the envelope wrapped as
 	// {"envelope":...} (OpenAI strict needs an object at the root); the
-	// fake server must then wrap JSON content with WireContent.
+	// fake server must then wrap JSON content with [WireContent].
 	WrapEnvelope bool
 	// RawArguments says whether the wire format can carry arguments that
 	// are not a JSON object (OpenAI's are a string; Ollama's an object).
@@ -383,7 +383,7 @@ func JSONEqual(t *testing.T, got any, want string) bool {
 // BenchBuildRequest runs one benchmark per mode of build, an adapter's
 // translation of an [llm.Request] into its wire request, over the real
 // catalogs' 5-tool shortlist and over all their tools (see
-// CatalogRequests), and reports the tokens of tool definitions build
+// [CatalogRequests]), and reports the tokens of tool definitions build
 // counts and the number of tools.
 func BenchBuildRequest(b *testing.B, modes []llm.Mode, build func(*llm.Request) (tokens int, err error)) {
 	for _, mode := range modes {
@@ -484,7 +484,7 @@ const Answer = `{"action":"answer","text":"ok"}`
 // AnswerAfterRetries sends an envelope request (streaming when stream)
 // through [llm.Checked] over b, whose server fails the first requests and
 // then replies [Answer], and checks that the answer is "ok" after exactly
-// the sleeps want, which llm.Checked takes from the servers' Retry-After.
+// the sleeps want, which [llm.Checked] takes from the servers' Retry-After.
 // It returns the text streamed.
 func AnswerAfterRetries(t *testing.T, b llm.Backend, stream bool, want []time.Duration) string {
 	t.Helper()

@@ -83,7 +83,7 @@ func LiveEmbed(t *testing.T, e llm.Embedder) {
 }
 
 // UsableReply is what any model must manage under the constraint, as a
-// LiveModes check: a reply of the turn's shape, a call only of a
+// [LiveModes] check: a reply of the turn's shape, a call only of a
 // shortlisted tool, and the engine's token counts.
 func UsableReply(t *testing.T, req *llm.Request, resp *llm.Response) {
 	t.Helper()

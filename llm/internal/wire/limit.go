@@ -14,7 +14,7 @@ import (
 // costing more than that much memory.
 const MaxReplyBytes = 64 << 20
 
-// LimitReplies returns a copy of client (http.DefaultClient when nil)
+// LimitReplies returns a copy of client ([http.DefaultClient] when nil)
 // whose responses fail to read, with an error naming the limit, past max
 // bytes of body.
 func LimitReplies(client *http.Client, max int64) *http.Client {

@@ -17,8 +17,8 @@ type SDK[O any] struct {
 
 // ClientOptions are the options an adapter builds its SDK client with: no
 // retries of the SDK's own (a 429 or 5xx goes back as an
-// *llm.StatusError with its RetryAfter, and the caller's policy decides),
-// client (http.DefaultClient when nil) with its responses bounded by
+// *llm.StatusError with its [RetryAfter], and the caller's policy decides),
+// client ([http.DefaultClient] when nil) with its responses bounded by
 // [MaxReplyBytes], and baseURL and apiKey where set (else the SDK's
 // defaults, its environment variables included).
 func (s SDK[O]) ClientOptions(baseURL, apiKey string, client *http.Client) []O {

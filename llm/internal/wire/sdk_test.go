@@ -58,7 +58,7 @@ func TestDrain(t *testing.T) {
 }
 
 // TestClientOptions: the SDK never retries on its own, its client (the
-// one given, else the default) reads at most MaxReplyBytes of a response,
+// one given, else the default) reads at most [MaxReplyBytes] of a response,
 // and only the other settings given become options.
 func TestClientOptions(t *testing.T) {
 	s := SDK[string]{

@@ -4,9 +4,9 @@
 // ([Sign], [Checkpointer]).
 //
 // The audit log is a hash chain (docs/operations.md, "A tamper-evident
-// audit"): each entry carries its sequence number in the log (store.AuditEntry.Seq,
-// 1, 2, 3, … per store), the hash of the entry before it (store.AuditEntry.Prev)
-// and its own hash (store.AuditEntry.Hash), which covers the version, the
+// audit"): each entry carries its sequence number in the log ([store.AuditEntry.Seq],
+// 1, 2, 3, … per store), the hash of the entry before it ([store.AuditEntry.Prev])
+// and its own hash ([store.AuditEntry.Hash]), which covers the version, the
 // sequence number, Prev and the entry's content. A store assigns them inside
 // the write that appends the entry, atomically with the append, so that the
 // entries of many gateways sharing one store form one chain. An entry
@@ -42,7 +42,7 @@ import (
 )
 
 // Version is the version of the chain's hash input that this
-// module writes (store.AuditEntry.V).
+// module writes ([store.AuditEntry.V]).
 const Version = 1
 
 // Genesis is the Prev of the first entry of a chain: 64 zeros.
@@ -95,14 +95,14 @@ func ChainDigest(e store.AuditEntry, digest string, seq uint64, prev string) sto
 }
 
 // validUTF8 is v with each byte that is not part of valid UTF-8 replaced
-// by U+FFFD, as encoding/json writes it (strings.ToValidUTF8 would replace
+// by U+FFFD, as encoding/json writes it ([strings.ToValidUTF8] would replace
 // a run of such bytes by one).
 func validUTF8(v string) string {
 	if utf8.ValidString(v) {
 		return v
 	}
 	var b strings.Builder
-	for _, r := range v { // an invalid byte ranges as one utf8.RuneError
+	for _, r := range v { // an invalid byte ranges as one [utf8.RuneError]
 		b.WriteRune(r)
 	}
 	return b.String()
@@ -142,7 +142,7 @@ func KeyID(pub ed25519.PublicKey) string {
 }
 
 // Sign signs the chain's last entry with key at now and
-// stores the checkpoint. It returns store.ErrNotFound when the chain holds no
+// stores the checkpoint. It returns [store.ErrNotFound] when the chain holds no
 // entry.
 func Sign(ctx context.Context, c store.AuditChain, key ed25519.PrivateKey, now time.Time) (store.AuditCheckpoint, error) {
 	last, err := c.LastAudit(ctx)
@@ -204,7 +204,7 @@ type Report struct {
 	// only.
 	LastSigned uint64 `json:"last_signed"`
 	// Partial says the entries were a selection (see
-	// Verifier.Partial): gaps were allowed.
+	// [Verifier.Partial]): gaps were allowed.
 	Partial bool `json:"partial,omitempty"`
 	// Break is the first bad entry or checkpoint; nil when the chain
 	// verifies.

@@ -1,4 +1,4 @@
-// Package auditexport writes the gateway's audit log (a store.AuditChain)
+// Package auditexport writes the gateway's audit log (a [store.AuditChain])
 // as JSON Lines that a SIEM can ingest, and reads such a file back to
 // verify its hash chain away from the store.
 //
@@ -9,13 +9,13 @@
 //	{"type":"audit_entry","time":"…","tenant":"acme",…,"seq":42,"prev":"…","hash":"…","v":1}  one per entry
 //
 // The entries are in the chain's order (by seq); each carries every field
-// of store.AuditEntry, chain fields included. An export of one tenant's
+// of [store.AuditEntry], chain fields included. An export of one tenant's
 // entries says so in its anchor line ("tenant"); its entries are not
 // consecutive, so Verify checks each entry's hash and order, and the links
 // only between entries that follow each other.
 //
 // Verify is a parser of untrusted input with a bounded cost: lines of at
-// most MaxLine bytes, at most MaxCheckpoints checkpoints (kept in memory),
+// most [MaxLine] bytes, at most [MaxCheckpoints] checkpoints (kept in memory),
 // entries streamed in constant memory.
 package auditexport
 
@@ -89,7 +89,7 @@ const page = 1000
 // entries written.
 func Export(ctx context.Context, w io.Writer, c store.AuditChain, o Options) (int, error) {
 	// The first page comes before the anchor, as in
-	// auditchain.Verify: a purge meanwhile only moves the anchor
+	// [auditchain.Verify]: a purge meanwhile only moves the anchor
 	// past entries already read, which are then skipped.
 	entries, err := c.ReadAuditChain(ctx, 0, page)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package memstore is the in-memory reference implementation of
-// store.Store: every method under one mutex, nothing durable. It is what
+// [store.Store]: every method under one mutex, nothing durable. It is what
 // tests and single-process demos use, and the behaviour other stores are
 // measured against (storetest.Run).
 package memstore
@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
-// Store is an in-memory store.Store. The zero value is not usable; call
+// Store is an in-memory [store.Store]. The zero value is not usable; call
 // New. Safe for concurrent use; every method is atomic.
 type Store struct {
 	mu        sync.Mutex
@@ -61,7 +61,7 @@ func copyRecord(r *store.Record) store.Record {
 	return c
 }
 
-// Claim implements store.Store.
+// Claim implements [store.Store].
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return store.Claim{}, err
@@ -116,7 +116,7 @@ func (s *Store) owned(slot store.Slot, token uint64, now time.Time) (*store.Reco
 	return r, nil
 }
 
-// Complete implements store.Store.
+// Complete implements [store.Store].
 func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,7 +136,7 @@ func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	return nil
 }
 
-// MarkUncertain implements store.Store.
+// MarkUncertain implements [store.Store].
 func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,7 +151,7 @@ func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64
 	return nil
 }
 
-// Release implements store.Store.
+// Release implements [store.Store].
 func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -171,7 +171,7 @@ func (s *Store) deleteLocked(slot store.Slot) {
 	}
 }
 
-// Get implements store.Store.
+// Get implements [store.Store].
 func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,7 +188,7 @@ func copyApproval(a *store.Approval) store.Approval {
 	return c
 }
 
-// CreateApproval implements store.Store.
+// CreateApproval implements [store.Store].
 func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,7 +201,7 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	return copyApproval(&n), nil
 }
 
-// GetApproval implements store.Store.
+// GetApproval implements [store.Store].
 func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,7 +212,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 	return copyApproval(a), nil
 }
 
-// GrantApproval implements store.Store.
+// GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -227,7 +227,7 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return copyApproval(a), nil
 }
 
-// AppendAudit implements store.Store.
+// AppendAudit implements [store.Store].
 func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -239,7 +239,7 @@ func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	return nil
 }
 
-// ReadAuditChain implements store.AuditChain.
+// ReadAuditChain implements [store.AuditChain].
 func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -249,7 +249,7 @@ func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]
 	return slices.Clone(s.audit[i:min(len(s.audit), i+max(limit, 0))]), nil
 }
 
-// LastAudit implements store.AuditChain.
+// LastAudit implements [store.AuditChain].
 func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,14 +259,14 @@ func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	return s.audit[len(s.audit)-1], nil
 }
 
-// AuditAnchor implements store.AuditChain.
+// AuditAnchor implements [store.AuditChain].
 func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.anchor, nil
 }
 
-// AddAuditCheckpoint implements store.AuditChain.
+// AddAuditCheckpoint implements [store.AuditChain].
 func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -276,14 +276,14 @@ func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint)
 	return nil
 }
 
-// AuditCheckpoints implements store.AuditChain.
+// AuditCheckpoints implements [store.AuditChain].
 func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.cps), nil
 }
 
-// QueryAudit implements store.Store.
+// QueryAudit implements [store.Store].
 func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	limit := q.Limit
 	if limit <= 0 {
@@ -308,7 +308,7 @@ func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.Aud
 	return out, nil
 }
 
-// TakeToken implements store.Store.
+// TakeToken implements [store.Store].
 func (s *Store) TakeToken(ctx context.Context, name string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
 		return true, 0, nil
@@ -336,7 +336,7 @@ func (s *Store) TakeToken(ctx context.Context, name string, l store.RateLimit, n
 	return false, wait, nil
 }
 
-// Purge implements store.Store.
+// Purge implements [store.Store].
 func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

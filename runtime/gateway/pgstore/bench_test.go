@@ -11,7 +11,7 @@ import (
 )
 
 // handles opens n stores, each with its own connection pool, on one fresh
-// schema of the test database (testservices.PostgresSchema), as n
+// schema of the test database ([testservices.PostgresSchema]), as n
 // processes would. They are closed, and the schema dropped, when the test
 // ends.
 func handles(tb testing.TB, n int) []store.Store {
@@ -22,6 +22,6 @@ func handles(tb testing.TB, n int) []store.Store {
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one PostgreSQL
-// database on loopback with 32 concurrent callers (storetest.BenchmarkScaleOut),
+// database on loopback with 32 concurrent callers ([storetest.BenchmarkScaleOut]),
 // through one gateway or three.
 func BenchmarkExecuteConcurrent(b *testing.B) { storetest.BenchmarkScaleOut(b, handles) }

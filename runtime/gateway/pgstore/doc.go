@@ -35,7 +35,7 @@
 // process form one chain in commit order. The head's row lock is held to
 // each append's commit: audit appends to one database are serialized.
 //
-// Open creates the schema (Options.Schema, "toolgate" by default) and
+// Open creates the schema ([Options.Schema], "toolgate" by default) and
 // applies the embedded migrations in one transaction under an advisory
 // lock, so several processes may start at once; a schema written by a newer
 // program is refused. Pool size and timeouts come from the URL (pgxpool's

@@ -62,7 +62,7 @@ func TestMigrationKeepsRecordsOfSchema1(t *testing.T) {
 }
 
 // A database with audit entries written before the chain (schema 2) is
-// brought forward with the anchor past them (storetest.RunLegacyAudit).
+// brought forward with the anchor past them ([storetest.RunLegacyAudit]).
 func TestMigrationAnchorsOldAudit(t *testing.T) {
 	ctx := context.Background()
 	url, schema, pool := oldSchema(t, 2)

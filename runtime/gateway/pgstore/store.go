@@ -30,7 +30,7 @@ type Options struct {
 	MaxConns int
 }
 
-// Store is the PostgreSQL implementation of store.Store. It is safe for
+// Store is the PostgreSQL implementation of [store.Store]. It is safe for
 // concurrent use, by many goroutines and many processes sharing one
 // database and schema.
 type Store struct {
@@ -146,7 +146,7 @@ var slotArgs = storecodec.SlotArgs
 // vanished (released or purged) between its insert and its lock.
 const claimRetries = 16
 
-// Claim implements store.Store. A free slot takes one statement (an
+// Claim implements [store.Store]. A free slot takes one statement (an
 // insert that does nothing on conflict); a taken one a transaction that
 // locks its row (SELECT … FOR UPDATE) and decides.
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
@@ -232,7 +232,7 @@ func (s *Store) execFenced(ctx context.Context, op, query string, args ...any) e
 	return nil
 }
 
-// Complete implements store.Store.
+// Complete implements [store.Store].
 func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	args, err := completionArgs(c)
 	if err != nil {
@@ -271,10 +271,10 @@ var completeAuditedSQL = `WITH done AS (UPDATE records SET state = 'done', value
 		$20::text, $21::text, $22::text, $23::text, $24::bigint, ` + chainValues + ` FROM head`
 
 // chainHead is the CTE "head" that moves the audit chain's head one entry
-// on, the entry whose auditchain.Digest is the text parameter $digest, when cond
+// on, the entry whose [auditchain.Digest] is the text parameter $digest, when cond
 // holds: it takes audit_chain's row lock (a concurrent append waits for
 // this one's commit, then chains after it), and yields the new entry's
-// sequence number, prev and hash (auditchain.Hash, computed by
+// sequence number, prev and hash ([auditchain.Hash], computed by
 // PostgreSQL's sha256). Every SET expression reads the row as it was.
 func chainHead(digest int, cond string) string {
 	return fmt.Sprintf(`head AS (UPDATE audit_chain SET head_seq = head_seq + 1, head_prev = head_hash,
@@ -286,7 +286,7 @@ func chainHead(digest int, cond string) string {
 // chainValues are the chain columns' values from chainHead's "head".
 var chainValues = fmt.Sprintf(`head.head_seq, head.head_prev, head.head_hash, %d`, auditchain.Version)
 
-// CompleteAudited implements store.AuditedRecorder: one statement, so a
+// CompleteAudited implements [store.AuditedRecorder]: one statement, so a
 // completed call waits for one commit instead of two.
 func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store.AuditEntry) error {
 	args, err := completionArgs(c)
@@ -296,18 +296,18 @@ func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store
 	return s.execFenced(ctx, "complete", completeAuditedSQL, append(append(args, storecodec.AuditArgs(e)...), auditchain.Digest(e))...)
 }
 
-// MarkUncertain implements store.Store.
+// MarkUncertain implements [store.Store].
 func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	return s.execFenced(ctx, "mark uncertain", `UPDATE records SET state = 'uncertain', reason = $8, updated = $7, expires = $9
 		WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now), reason, ns(expiresAt))...)
 }
 
-// Release implements store.Store.
+// Release implements [store.Store].
 func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	return s.execFenced(ctx, "release", `DELETE FROM records WHERE `+fenceWhere, append(slotArgs(slot), int64(token), ns(now))...)
 }
 
-// Get implements store.Store.
+// Get implements [store.Store].
 func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	r, err := storecodec.ScanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE key = $1
 		ORDER BY updated DESC LIMIT 1`, key))
@@ -322,7 +322,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 
 const approvalColumns = storecodec.ApprovalColumns
 
-// CreateApproval implements store.Store: one upsert that replaces only an
+// CreateApproval implements [store.Store]: one upsert that replaces only an
 // approval expired by a.CreatedAt; otherwise the stored one is returned.
 func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	var args []byte
@@ -357,7 +357,7 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	return store.Approval{}, fmt.Errorf("pgstore: create approval: the approval kept vanishing (%d tries)", claimRetries)
 }
 
-// GetApproval implements store.Store.
+// GetApproval implements [store.Store].
 func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -369,7 +369,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 	return a, nil
 }
 
-// GrantApproval implements store.Store.
+// GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
 		WHERE id = $1 AND NOT granted AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now)))
@@ -385,7 +385,7 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return store.Approval{}, store.ErrApprovalState
 }
 
-// AppendAudit implements store.Store: one statement moves the chain's
+// AppendAudit implements [store.Store]: one statement moves the chain's
 // head (under its row lock) and inserts the entry chained after it.
 func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	_, err := s.pool.Exec(ctx, `WITH `+chainHead(15, "true")+`
@@ -401,7 +401,7 @@ var (
 	_ store.AuditHeader = (*Store)(nil)
 )
 
-// ReadAuditChain implements store.AuditChain.
+// ReadAuditChain implements [store.AuditChain].
 func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	query, args := storecodec.ChainQuery(after, limit, func(n int) string { return fmt.Sprintf("$%d", n) })
 	return s.collectAudit(ctx, "read audit chain", query, args)
@@ -420,24 +420,24 @@ func (s *Store) collectAudit(ctx context.Context, op, query string, args []any) 
 	return out, nil
 }
 
-// LastAudit implements store.AuditChain.
+// LastAudit implements [store.AuditChain].
 func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
 }
 
-// AuditAnchor implements store.AuditChain.
+// AuditAnchor implements [store.AuditChain].
 func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	a, err := storecodec.ScanAnchor(s.pool.QueryRow(ctx, storecodec.AnchorQuery))
 	return a, wrap("audit anchor", err)
 }
 
-// AuditHead implements store.AuditHeader.
+// AuditHead implements [store.AuditHeader].
 func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
 	h, err := storecodec.ScanAnchor(s.pool.QueryRow(ctx, storecodec.HeadQuery))
 	return h, wrap("audit head", err)
 }
 
-// AddAuditCheckpoint implements store.AuditChain.
+// AddAuditCheckpoint implements [store.AuditChain].
 func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO audit_checkpoints(`+storecodec.CheckpointColumns+`) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (seq) DO UPDATE SET hash = excluded.hash, at = excluded.at, key_id = excluded.key_id, sig = excluded.sig`,
@@ -445,7 +445,7 @@ func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint)
 	return wrap("add audit checkpoint", err)
 }
 
-// AuditCheckpoints implements store.AuditChain.
+// AuditCheckpoints implements [store.AuditChain].
 func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+storecodec.CheckpointColumns+` FROM audit_checkpoints ORDER BY seq`)
 	if err != nil {
@@ -459,7 +459,7 @@ func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, 
 	return out, nil
 }
 
-// QueryAudit implements store.Store.
+// QueryAudit implements [store.Store].
 func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	query, args := storecodec.AuditQuery(q, func(n int) string { return fmt.Sprintf("$%d", n) })
 	return s.collectAudit(ctx, "query audit", query, args)
@@ -469,7 +469,7 @@ func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.Aud
 // rate, up to burst, and never for time going backwards.
 const refill = `CASE WHEN $3 > b.updated THEN least($5::float8, b.tokens + ($3 - b.updated)::float8 / 1e9 * $4) ELSE b.tokens END`
 
-// TakeToken implements store.Store: one upsert, which locks the bucket's
+// TakeToken implements [store.Store]: one upsert, which locks the bucket's
 // row, refills it, takes a token when there is one and reports whether it
 // did (took), so the bucket is shared by every process.
 func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
@@ -494,7 +494,7 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit,
 	return false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9)), nil
 }
 
-// Purge implements store.Store, in one transaction.
+// Purge implements [store.Store], in one transaction.
 func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
 	var st store.PurgeStats
 	now := ns(r.Now)

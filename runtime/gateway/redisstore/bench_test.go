@@ -19,6 +19,6 @@ func handles(tb testing.TB, n int) []store.Store {
 }
 
 // BenchmarkExecuteConcurrent measures Gateway.Execute over one Redis on
-// loopback with 32 concurrent callers (storetest.BenchmarkScaleOut), through
+// loopback with 32 concurrent callers ([storetest.BenchmarkScaleOut]), through
 // one gateway or three.
 func BenchmarkExecuteConcurrent(b *testing.B) { storetest.BenchmarkScaleOut(b, handles) }

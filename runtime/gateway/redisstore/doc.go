@@ -16,7 +16,7 @@
 //
 // Round trips: the scripts of concurrent callers (claims, completions,
 // audit appends, token takes) are sent together, whatever arrived during
-// the previous round trip as one pipeline of EVALSHAs (Options.MaxPipeline
+// the previous round trip as one pipeline of EVALSHAs ([Options.MaxPipeline]
 // bounds a batch), so a busy gateway pays about one write and one read
 // system call per batch instead of per call. Redis still runs each script
 // alone, in order; a server that forgot the scripts gets them again. A
@@ -51,6 +51,6 @@
 // approvals also leave by their TTL without a purge).
 //
 // Redis Cluster is not supported (a script touches keys in several hash
-// slots); use one server or a primary with replicas. Options.Prefix
+// slots); use one server or a primary with replicas. [Options.Prefix]
 // namespaces the keys, so several stores can share one database.
 package redisstore

@@ -157,12 +157,12 @@ return {1, redis.call('HGETALL', KEYS[1])}
 
 // auditScript: KEYS audit sorted set, sequence counter, chain sorted set,
 // chain head, chain anchor. ARGV time, JSON (without the chain fields),
-// the entry's auditchain.Digest. Members are "time:seq:json" in the audit
+// the entry's [auditchain.Digest]. Members are "time:seq:json" in the audit
 // set at score 0, so the set's lexical order is the log's order by time,
 // then by insertion, and the same in the chain set at score seq, the
 // chain's order. The script chains the entry after the head (the head,
 // missing, starts at the sequence counter's value: entries from before the
-// chain are behind the anchor), computing auditchain.Hash in Lua: Redis
+// chain are behind the anchor), computing [auditchain.Hash] in Lua: Redis
 // runs one script at a time, so the appends of every client are chained
 // one after another.
 var auditScript = redis.NewScript(sha256Lua + appendAudit(1, 1) + "return 1\n")

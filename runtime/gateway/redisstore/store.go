@@ -32,7 +32,7 @@ type Options struct {
 	MaxPipeline int
 }
 
-// Store is the Redis implementation of store.Store. It is safe for
+// Store is the Redis implementation of [store.Store]. It is safe for
 // concurrent use, by many goroutines and many processes sharing one Redis
 // server and prefix.
 type Store struct {
@@ -201,7 +201,7 @@ var claimStatus = map[int64]store.ClaimStatus{
 	1: store.ClaimAcquired, 2: store.ClaimInProgress, 3: store.ClaimDone, 4: store.ClaimUncertain, 5: store.ClaimMismatch,
 }
 
-// Claim implements store.Store.
+// Claim implements [store.Store].
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	takeover := "0"
 	if req.TakeOver {
@@ -309,7 +309,7 @@ func fenced(op string, n int64, err error) error {
 	return nil
 }
 
-// Complete implements store.Store.
+// Complete implements [store.Store].
 func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	keys, args, err := s.completion(c)
 	if err != nil {
@@ -338,7 +338,7 @@ func (s *Store) completion(c store.Completion) ([]string, []any, error) {
 
 var _ store.AuditedRecorder = (*Store)(nil)
 
-// CompleteAudited implements store.AuditedRecorder: one script does the
+// CompleteAudited implements [store.AuditedRecorder]: one script does the
 // fenced completion and, when it lands, the audit append, so a completed
 // call costs one script (and one place in a pipeline) instead of two.
 func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store.AuditEntry) error {
@@ -354,21 +354,21 @@ func (s *Store) CompleteAudited(ctx context.Context, c store.Completion, e store
 	return fenced("complete", n, err)
 }
 
-// MarkUncertain implements store.Store.
+// MarkUncertain implements [store.Store].
 func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	n, err := s.pipe.run(ctx, uncertainScript, []string{s.recKey(slot), s.prefix + "recs"},
 		strconv.FormatUint(token, 10), t20(now), t20(expiresAt), ttl(now, expiresAt), score(expiresAt), reason, s.prefix+"key:").Int64()
 	return fenced("mark uncertain", n, err)
 }
 
-// Release implements store.Store.
+// Release implements [store.Store].
 func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	n, err := s.pipe.run(ctx, releaseScript, []string{s.recKey(slot), s.prefix + "recs"},
 		strconv.FormatUint(token, 10), t20(now), s.prefix+"key:").Int64()
 	return fenced("release", n, err)
 }
 
-// Get implements store.Store.
+// Get implements [store.Store].
 func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	rec, err := s.rdb.Get(ctx, s.prefix+"key:"+key).Result()
 	if errors.Is(err, redis.Nil) {
@@ -423,7 +423,7 @@ func decodeApproval(id string, v any) (store.Approval, error) {
 	return a, errors.Join(e1, e2, e3)
 }
 
-// CreateApproval implements store.Store.
+// CreateApproval implements [store.Store].
 func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	body, err := json.Marshal(approvalBody{Slot: a.Slot, Key: a.Key, Fingerprint: a.Fingerprint, Requester: a.Requester, Arguments: a.Arguments, Taint: a.Taint, Definition: a.Definition})
 	if err != nil {
@@ -449,7 +449,7 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	return out, nil
 }
 
-// GetApproval implements store.Store.
+// GetApproval implements [store.Store].
 func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	m, err := s.rdb.HGetAll(ctx, s.prefix+"apr:"+id).Result()
 	if err != nil {
@@ -469,7 +469,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 	return a, nil
 }
 
-// GrantApproval implements store.Store.
+// GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	v, err := grantScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + id}, approver, t20(now)).Slice()
 	if err != nil {
@@ -491,7 +491,7 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return a, nil
 }
 
-// AppendAudit implements store.Store: one script chains the entry after
+// AppendAudit implements [store.Store]: one script chains the entry after
 // the head and appends it (see auditScript).
 func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	keys, args, err := s.audit(e)
@@ -520,7 +520,7 @@ var (
 	_ store.AuditHeader = (*Store)(nil)
 )
 
-// ReadAuditChain implements store.AuditChain: the chain set, by score.
+// ReadAuditChain implements [store.AuditChain]: the chain set, by score.
 func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -554,7 +554,7 @@ func decodeAudit(m string) (store.AuditEntry, error) {
 	return e, nil
 }
 
-// LastAudit implements store.AuditChain: the chain set's last member.
+// LastAudit implements [store.AuditChain]: the chain set's last member.
 func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	m, err := s.rdb.ZRange(ctx, s.prefix+"audit:chain", -1, -1).Result()
 	if err != nil {
@@ -570,12 +570,12 @@ func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	return e, nil
 }
 
-// AuditAnchor implements store.AuditChain.
+// AuditAnchor implements [store.AuditChain].
 func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	return s.chainEnd(ctx, "audit anchor", s.prefix+"audit:anchor")
 }
 
-// AuditHead implements store.AuditHeader. A chain that has had no entry
+// AuditHead implements [store.AuditHeader]. A chain that has had no entry
 // appended has no head hash; its head is then its anchor.
 func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
 	h, err := s.chainEnd(ctx, "audit head", s.prefix+"audit:head")
@@ -586,7 +586,7 @@ func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
 }
 
 // chainEnd reads the hash {seq, hash} at key: the anchor or the head
-// ({0, auditchain.Genesis} when absent).
+// ({0, [auditchain.Genesis]} when absent).
 func (s *Store) chainEnd(ctx context.Context, what, key string) (store.AuditAnchor, error) {
 	v, err := s.rdb.HMGet(ctx, key, "seq", "hash").Result()
 	if err != nil {
@@ -602,7 +602,7 @@ func (s *Store) chainEnd(ctx context.Context, what, key string) (store.AuditAnch
 	return a, nil
 }
 
-// AddAuditCheckpoint implements store.AuditChain.
+// AddAuditCheckpoint implements [store.AuditChain].
 func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -614,7 +614,7 @@ func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint)
 	return nil
 }
 
-// AuditCheckpoints implements store.AuditChain.
+// AuditCheckpoints implements [store.AuditChain].
 func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	m, err := s.rdb.HGetAll(ctx, s.prefix+"audit:cps").Result()
 	if err != nil {
@@ -635,7 +635,7 @@ func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, 
 // auditPage is how many entries QueryAudit reads per round trip.
 const auditPage = 1000
 
-// QueryAudit implements store.Store. The time bounds select a range of
+// QueryAudit implements [store.Store]. The time bounds select a range of
 // the log; the other filters are applied while reading it, so a narrow
 // filter over a long range reads the whole range (audit queries are an
 // operator's, rare, and should be bounded by time).
@@ -677,7 +677,7 @@ func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.Aud
 	return out, nil
 }
 
-// TakeToken implements store.Store. The bucket lives in Redis, so every
+// TakeToken implements [store.Store]. The bucket lives in Redis, so every
 // process sharing the store shares it.
 func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
@@ -707,7 +707,7 @@ func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit,
 	return false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9)), nil
 }
 
-// Purge implements store.Store. Buckets need no purge: each expires in
+// Purge implements [store.Store]. Buckets need no purge: each expires in
 // Redis a minute after it would be full again (a full bucket and no bucket
 // are the same).
 func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {

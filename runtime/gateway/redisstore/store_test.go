@@ -207,7 +207,7 @@ func TestPipelineSurvivesScriptFlush(t *testing.T) {
 
 // Audit entries written before the store kept a chain (members of the time
 // set only, numbered by the audit:seq counter) stay behind the anchor
-// (storetest.RunLegacyAudit).
+// ([storetest.RunLegacyAudit]).
 func TestLegacyAuditBehindTheAnchor(t *testing.T) {
 	st, prefix, rdb := openBehind(t, "legacy-audit")
 	ctx := context.Background()

@@ -15,7 +15,7 @@
 // whose transactions begin IMMEDIATE, so each method's read-check-write
 // (a claim, a fenced completion, a grant, a token take) runs serially and
 // atomically, also against other processes opening the same file (they wait
-// up to Options.BusyTimeout for the write lock). Reads (Get, GetApproval,
+// up to [Options.BusyTimeout] for the write lock). Reads (Get, GetApproval,
 // QueryAudit) use a pool of reader connections and see committed data only.
 //
 // Group commit: writes that arrive while a transaction is being committed

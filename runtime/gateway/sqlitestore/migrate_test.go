@@ -67,7 +67,7 @@ func TestMigrationKeepsRecordsOfSchema2(t *testing.T) {
 }
 
 // A database with audit entries written before the chain (schema 3) is
-// brought forward with the anchor past them (storetest.RunLegacyAudit).
+// brought forward with the anchor past them ([storetest.RunLegacyAudit]).
 func TestMigrationAnchorsOldAudit(t *testing.T) {
 	ctx := context.Background()
 	path, db := oldSchema(t, 3)

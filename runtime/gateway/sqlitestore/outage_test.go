@@ -27,7 +27,7 @@ func TestRecordOutage(t *testing.T) {
 	})
 }
 
-// writeLock is the storetest.Server of a SQLite file: Stop takes the
+// writeLock is the [storetest.Server] of a SQLite file: Stop takes the
 // file's write lock from another connection (BEGIN IMMEDIATE) and keeps
 // it, so that every write of the store fails once its busy timeout has
 // passed; Start gives it back.

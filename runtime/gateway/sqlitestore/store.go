@@ -30,7 +30,7 @@ type Options struct {
 	MaxBatch int
 }
 
-// Store is the SQLite implementation of store.Store. It is safe for
+// Store is the SQLite implementation of [store.Store]. It is safe for
 // concurrent use; see the package documentation for durability and
 // concurrency guarantees.
 type Store struct {
@@ -107,7 +107,7 @@ const slotWhere = `tenant = ? AND principal = ? AND session_id = ? AND step = ? 
 
 var slotArgs = storecodec.SlotArgs
 
-// Claim implements store.Store.
+// Claim implements [store.Store].
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) (store.Claim, error) {
 	var out store.Claim
 	// Without a savepoint: a claim that fails part-way has at most deleted
@@ -228,7 +228,7 @@ func (s *Store) execFenced(ctx context.Context, query string, args []any) error 
 
 const fenceWhere = slotWhere + ` AND state = 'in_progress' AND token = ? AND lease_expires > ?`
 
-// Complete implements store.Store.
+// Complete implements [store.Store].
 func (s *Store) Complete(ctx context.Context, c store.Completion) error {
 	args, err := completeArgs(c)
 	if err != nil {
@@ -263,7 +263,7 @@ type auditedCompletion struct {
 	done  bool // the update found the live claim
 }
 
-// CompleteAudited implements store.AuditedRecorder: the completion and,
+// CompleteAudited implements [store.AuditedRecorder]: the completion and,
 // when it is not fenced, its audit entry, in one transaction. The calls
 // that share a batch run together inside one savepoint (their fenced
 // updates one by one, then their audit entries as one multi-row INSERT),
@@ -299,7 +299,7 @@ func completeAudited(ctx context.Context, tx *sqliteutil.Tx, items []any) error 
 	return insertAudit(ctx, tx, entries)
 }
 
-// MarkUncertain implements store.Store.
+// MarkUncertain implements [store.Store].
 func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64, reason string, now, expiresAt time.Time) error {
 	args := append([]any{reason, ns(now), ns(expiresAt)}, slotArgs(slot)...)
 	args = append(args, int64(token), ns(now))
@@ -307,13 +307,13 @@ func (s *Store) MarkUncertain(ctx context.Context, slot store.Slot, token uint64
 		WHERE `+fenceWhere, args)
 }
 
-// Release implements store.Store.
+// Release implements [store.Store].
 func (s *Store) Release(ctx context.Context, slot store.Slot, token uint64, now time.Time) error {
 	args := append(slotArgs(slot), int64(token), ns(now))
 	return s.execFenced(ctx, `DELETE FROM records WHERE `+fenceWhere, args)
 }
 
-// Get implements store.Store. It scans the records table: there is no
+// Get implements [store.Store]. It scans the records table: there is no
 // index by key (see the schema), as Get serves operators, not calls.
 func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 	r, err := storecodec.ScanRecord(s.db.R.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE key = ?
@@ -329,7 +329,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Record, error) {
 
 const approvalColumns = storecodec.ApprovalColumns
 
-// CreateApproval implements store.Store.
+// CreateApproval implements [store.Store].
 func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
 	var out store.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
@@ -365,7 +365,7 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	return out, nil
 }
 
-// GetApproval implements store.Store.
+// GetApproval implements [store.Store].
 func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, error) {
 	a, err := storecodec.ScanApproval(s.db.R.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -377,7 +377,7 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 	return a, nil
 }
 
-// GrantApproval implements store.Store.
+// GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
 	var out store.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
@@ -405,7 +405,7 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	return out, nil
 }
 
-// AppendAudit implements store.Store. The entries appended concurrently
+// AppendAudit implements [store.Store]. The entries appended concurrently
 // that share a batch are chained in the batch's order and written by one
 // multi-row INSERT per auditChunk entries, and each call returns once that
 // batch is committed.
@@ -413,7 +413,7 @@ func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 	return s.wrap(s.w.DoMerged(ctx, "audit", auditItem{e, auditchain.Digest(e)}, insertAudit))
 }
 
-// auditItem is an entry to append with its auditchain.Digest, computed
+// auditItem is an entry to append with its [auditchain.Digest], computed
 // by the caller's goroutine so that the writer, which holds the write
 // lock, only hashes the short link.
 type auditItem struct {
@@ -478,13 +478,13 @@ func insertAudit(ctx context.Context, tx *sqliteutil.Tx, items []any) error {
 	return err
 }
 
-// QueryAudit implements store.Store.
+// QueryAudit implements [store.Store].
 func (s *Store) QueryAudit(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error) {
 	query, args := storecodec.AuditQuery(q, func(int) string { return "?" })
 	return s.collectAudit(ctx, "query audit", query, args)
 }
 
-// ReadAuditChain implements store.AuditChain.
+// ReadAuditChain implements [store.AuditChain].
 func (s *Store) ReadAuditChain(ctx context.Context, after uint64, limit int) ([]store.AuditEntry, error) {
 	query, args := storecodec.ChainQuery(after, limit, func(int) string { return "?" })
 	return s.collectAudit(ctx, "read audit chain", query, args)
@@ -503,12 +503,12 @@ func (s *Store) collectAudit(ctx context.Context, what, query string, args []any
 	return out, nil
 }
 
-// LastAudit implements store.AuditChain.
+// LastAudit implements [store.AuditChain].
 func (s *Store) LastAudit(ctx context.Context) (store.AuditEntry, error) {
 	return storecodec.LastAudit(s.collectAudit(ctx, "last audit entry", storecodec.LastAuditQuery, nil))
 }
 
-// AuditAnchor implements store.AuditChain.
+// AuditAnchor implements [store.AuditChain].
 func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	a, err := storecodec.ScanAnchor(s.db.R.QueryRowContext(ctx, storecodec.AnchorQuery))
 	if err != nil {
@@ -517,7 +517,7 @@ func (s *Store) AuditAnchor(ctx context.Context) (store.AuditAnchor, error) {
 	return a, nil
 }
 
-// AuditHead implements store.AuditHeader.
+// AuditHead implements [store.AuditHeader].
 func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
 	h, err := storecodec.ScanAnchor(s.db.R.QueryRowContext(ctx, storecodec.HeadQuery))
 	if err != nil {
@@ -526,14 +526,14 @@ func (s *Store) AuditHead(ctx context.Context) (store.AuditAnchor, error) {
 	return h, nil
 }
 
-// AddAuditCheckpoint implements store.AuditChain.
+// AddAuditCheckpoint implements [store.AuditChain].
 func (s *Store) AddAuditCheckpoint(ctx context.Context, c store.AuditCheckpoint) error {
 	_, err := s.w.Exec(ctx, `INSERT OR REPLACE INTO audit_checkpoints(`+storecodec.CheckpointColumns+`) VALUES (?, ?, ?, ?, ?)`,
 		storecodec.CheckpointArgs(c)...)
 	return s.wrap(err)
 }
 
-// AuditCheckpoints implements store.AuditChain.
+// AuditCheckpoints implements [store.AuditChain].
 func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+storecodec.CheckpointColumns+` FROM audit_checkpoints ORDER BY seq`)
 	if err != nil {
@@ -547,7 +547,7 @@ func (s *Store) AuditCheckpoints(ctx context.Context) ([]store.AuditCheckpoint, 
 	return out, nil
 }
 
-// TakeToken implements store.Store.
+// TakeToken implements [store.Store].
 func (s *Store) TakeToken(ctx context.Context, bucket string, l store.RateLimit, now time.Time) (bool, time.Duration, error) {
 	if l.Rate <= 0 || l.Burst <= 0 {
 		return true, 0, nil
@@ -585,7 +585,7 @@ func take(tokens float64, last int64, l store.RateLimit, now int64) (float64, in
 	return tokens, last, false, time.Duration(math.Ceil((1 - tokens) / l.Rate * 1e9))
 }
 
-// Purge implements store.Store.
+// Purge implements [store.Store].
 func (s *Store) Purge(ctx context.Context, r store.PurgeRequest) (store.PurgeStats, error) {
 	var st store.PurgeStats
 	now := ns(r.Now)

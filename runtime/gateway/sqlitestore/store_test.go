@@ -87,7 +87,7 @@ func TestReopenKeepsState(t *testing.T) {
 }
 
 // Through the gateway, a completed call's audit entry is written with its
-// completion (store.AuditedRecorder): exactly one entry per call, the
+// completion ([store.AuditedRecorder]): exactly one entry per call, the
 // one the answer describes, next to the done record; a replay adds its own.
 func TestExecuteAuditsWithTheCompletion(t *testing.T) {
 	ctx := context.Background()

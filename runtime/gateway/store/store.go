@@ -112,7 +112,7 @@ type Record struct {
 type ClaimRequest struct {
 	Slot Slot
 	// Principal is the claiming principal's ID. It must equal
-	// [Slot.Principal]; stores bind the record to Slot.Principal.
+	// [Slot.Principal]; stores bind the record to [Slot.Principal].
 	Principal   string
 	Key         string
 	Fingerprint string
@@ -139,8 +139,8 @@ type ClaimStatus int
 
 // Claim statuses.
 const (
-	// ClaimAcquired: the caller now owns the slot with Claim.Token and
-	// must finish with Complete, MarkUncertain or Release. Record.Attempts
+	// ClaimAcquired: the caller now owns the slot with [Claim.Token] and
+	// must finish with Complete, MarkUncertain or Release. [Record.Attempts]
 	// is above 1 when it took over an uncertain record or an expired lease.
 	ClaimAcquired ClaimStatus = iota + 1
 	// ClaimInProgress: another owner holds a live lease (Record shows it).
@@ -149,7 +149,7 @@ const (
 	ClaimDone
 	// ClaimUncertain: the record is uncertain (or its in-progress lease
 	// expired) and the request did not ask to take it over
-	// (ClaimRequest.TakeOver false); nothing changed.
+	// ([ClaimRequest.TakeOver] false); nothing changed.
 	ClaimUncertain
 	// ClaimMismatch: the slot is bound to another key (the same principal
 	// called it with other arguments); Record shows the binding.
@@ -299,13 +299,13 @@ type Concerns uint8
 
 // The concerns a store may hold.
 const (
-	// ConcernRecords: idempotency records (RecordStore).
+	// ConcernRecords: idempotency records ([RecordStore]).
 	ConcernRecords Concerns = 1 << iota
-	// ConcernApprovals: approvals (ApprovalStore).
+	// ConcernApprovals: approvals ([ApprovalStore]).
 	ConcernApprovals
-	// ConcernAudit: the audit log (AuditLog).
+	// ConcernAudit: the audit log ([AuditLog]).
 	ConcernAudit
-	// ConcernRateLimits: token buckets (RateLimitStore).
+	// ConcernRateLimits: token buckets ([RateLimitStore]).
 	ConcernRateLimits
 
 	// allConcerns is every concern.
@@ -364,7 +364,7 @@ type RecordStore interface {
 	Claim(ctx context.Context, req ClaimRequest) (Claim, error)
 
 	// Complete records the outcome of the claim holding c.Token: the record
-	// becomes done with c.Value or c.DomainError. It returns ErrFenced, and
+	// becomes done with c.Value or c.DomainError. It returns [ErrFenced], and
 	// changes nothing, unless the record is in progress with Token ==
 	// c.Token and LeaseExpires > c.Now (a late completion from an expired or
 	// superseded owner is rejected). A nil error means the outcome is
@@ -380,7 +380,7 @@ type RecordStore interface {
 	// is free. Fencing as in Complete.
 	Release(ctx context.Context, slot Slot, token uint64, now time.Time) error
 
-	// Get returns the record with idempotency key key, or ErrNotFound.
+	// Get returns the record with idempotency key key, or [ErrNotFound].
 	// Expired records may still be returned until purged.
 	Get(ctx context.Context, key string) (Record, error)
 }
@@ -393,12 +393,12 @@ type ApprovalStore interface {
 	// unchanged. It returns the stored approval.
 	CreateApproval(ctx context.Context, a Approval) (Approval, error)
 
-	// GetApproval returns the approval with that ID, or ErrNotFound.
+	// GetApproval returns the approval with that ID, or [ErrNotFound].
 	GetApproval(ctx context.Context, id string) (Approval, error)
 
 	// GrantApproval atomically marks the pending approval id as granted by
-	// approver at now. It returns ErrNotFound when absent, and
-	// ErrApprovalState (changing nothing) when it is already granted or
+	// approver at now. It returns [ErrNotFound] when absent, and
+	// [ErrApprovalState] (changing nothing) when it is already granted or
 	// expired (ExpiresAt <= now). The policy checks (who may grant) are the
 	// gateway's.
 	GrantApproval(ctx context.Context, id, approver string, now time.Time) (Approval, error)
@@ -425,7 +425,7 @@ type AuditLog interface {
 type AuditedRecorder interface {
 	// CompleteAudited is Complete(ctx, c) and, when that records the
 	// outcome, AppendAudit(ctx, e), as one atomic write: a nil error means
-	// both are stored (durably, for a durable store); ErrFenced or any
+	// both are stored (durably, for a durable store); [ErrFenced] or any
 	// other error means neither is.
 	CompleteAudited(ctx context.Context, c Completion, e AuditEntry) error
 }
@@ -471,7 +471,7 @@ type AuditAnchor struct {
 	Hash string `json:"hash"`
 }
 
-// AuditHeader is an AuditChain that keeps its head (the sequence number
+// AuditHeader is an [AuditChain] that keeps its head (the sequence number
 // and hash of the last entry appended) apart from the entries, moved by the
 // same write that appends one: the SQLite, PostgreSQL and Redis stores. It
 // lets verification find entries removed from the end of the log, which
@@ -498,7 +498,7 @@ type AuditCheckpoint struct {
 	Sig string `json:"sig"`
 }
 
-// AuditChain is an AuditLog that keeps its entries in a hash chain: every
+// AuditChain is an [AuditLog] that keeps its entries in a hash chain: every
 // store of this module is one. Verification and export read it in sequence
 // order.
 type AuditChain interface {
@@ -507,7 +507,7 @@ type AuditChain interface {
 	// sequence order, with their chain fields as stored.
 	ReadAuditChain(ctx context.Context, after uint64, limit int) ([]AuditEntry, error)
 	// LastAudit returns the chain's last entry (the highest Seq), or
-	// ErrNotFound when the log holds none.
+	// [ErrNotFound] when the log holds none.
 	LastAudit(ctx context.Context) (AuditEntry, error)
 	// AuditAnchor returns the chain's anchor.
 	AuditAnchor(ctx context.Context) (AuditAnchor, error)
@@ -519,7 +519,7 @@ type AuditChain interface {
 }
 
 // Store errors. A Store returns them (possibly wrapped) so that the gateway
-// and the conformance kit can branch on them with errors.Is.
+// and the conformance kit can branch on them with [errors.Is].
 var (
 	// ErrFenced: a completion, release or uncertain mark came from an owner
 	// whose claim is no longer current (another owner took over, the lease

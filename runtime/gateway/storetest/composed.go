@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/tools"
 )
 
-// Composed is a gateway's store setup: Base, passed to gateway.New, and
+// Composed is a gateway's store setup: Base, passed to [gateway.New], and
 // Parts, its Options.Stores. Other is a store no part uses, for a second
 // gateway that shares only the rate limits with the first.
 type Composed struct {
@@ -133,7 +133,7 @@ func same(a, b any) bool {
 	return a == b
 }
 
-// manualClock is a gateway.Clock the test moves by hand.
+// manualClock is a [gateway.Clock] the test moves by hand.
 type manualClock struct{ ns atomic.Int64 }
 
 func newManualClock(t time.Time) *manualClock {

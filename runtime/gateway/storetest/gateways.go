@@ -242,7 +242,7 @@ func RunApprovalLifecycle(t *testing.T, open Handles) {
 	})
 }
 
-// approvalSetting is one case of RunApprovalLifecycle: two gateways over
+// approvalSetting is one case of [RunApprovalLifecycle]: two gateways over
 // two handles to one store, their clock, and the irreversible tool's runs.
 type approvalSetting struct {
 	gws     [2]*gateway.Gateway
@@ -260,7 +260,7 @@ func (s *approvalSetting) wantRuns(t *testing.T, n int32, when string) {
 	}
 }
 
-// BenchmarkScaleOut runs BenchmarkExecute with 32 callers through one
+// BenchmarkScaleOut runs [BenchmarkExecute] with 32 callers through one
 // gateway and through three (sub-benchmarks gateways=1 and gateways=3):
 // what a store shared by several processes gains, or loses, from more of
 // them.

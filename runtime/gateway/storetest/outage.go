@@ -211,13 +211,13 @@ func RunRecordOutage(t *testing.T, open Private) {
 	}
 }
 
-// OutageLoad configures RunOutageLoad. Zero fields mean 1,500 calls, 32
+// OutageLoad configures [RunOutageLoad]. Zero fields mean 1,500 calls, 32
 // workers and 3 restarts.
 type OutageLoad struct {
 	Calls, Workers, Restarts int
 }
 
-// OutageStats is what RunOutageLoad measured.
+// OutageStats is what [RunOutageLoad] measured.
 type OutageStats struct {
 	// Calls is the calls sent (each to a definitive answer); Restarts the
 	// store's kills and restarts during them.

@@ -1,18 +1,18 @@
 // Package storetest is the conformance kit for the gateway's stores, in
-// the manner of testing/slogtest: every store.Store runs
+// the manner of testing/slogtest: every [store.Store] runs
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { return mystore.Open(t.TempDir()) })
 //	}
 //
 // and a store that keeps only some of the gateway's concerns runs the suite
-// of each: RunRecords (claims, concurrent claims with exactly one winner,
+// of each: [RunRecords] (claims, concurrent claims with exactly one winner,
 // lease expiry and takeover, fencing, mismatch, replay of results and
 // domain errors, uncertain records, release, a slot per principal),
-// RunApprovals, RunAudit and RunRateLimits; each checks the purge of its
-// concern when the store is a store.Purger. RunComposed checks a gateway
-// whose concerns live in different stores, RunGateways several gateways
-// sharing one store. RunRecordOutage and RunOutageLoad kill and restart a
+// [RunApprovals], [RunAudit] and [RunRateLimits]; each checks the purge of its
+// concern when the store is a [store.Purger]. [RunComposed] checks a gateway
+// whose concerns live in different stores, [RunGateways] several gateways
+// sharing one store. [RunRecordOutage] and [RunOutageLoad] kill and restart a
 // store's real server (a Server) under a gateway, while a slow tool runs
 // and under load, and check that no call runs twice (invariant 9). Times
 // are explicit arguments, so no test waits on a clock (the outage tests
@@ -44,8 +44,8 @@ const (
 )
 
 // Run runs the conformance kit against stores made by newStore, one fresh
-// store per subtest: every concern's suite (RunRecords, RunApprovals,
-// RunAudit, RunRateLimits) and the purge of several concerns at once.
+// store per subtest: every concern's suite ([RunRecords], [RunApprovals],
+// [RunAudit], [RunRateLimits]) and the purge of several concerns at once.
 // newStore registers any cleanup with t.Cleanup.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
@@ -68,11 +68,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	})
 }
 
-// RunRecords checks a store.RecordStore: claims, concurrent claims
+// RunRecords checks a [store.RecordStore]: claims, concurrent claims
 // (exactly one winner), lease expiry and takeover, fencing (late
 // completions rejected), mismatch, replay of results and domain errors,
 // uncertain records, release, slots per principal, and, when the store is a
-// store.Purger too, the purge of records.
+// [store.Purger] too, the purge of records.
 func RunRecords(t *testing.T, newStore func(t *testing.T) store.RecordStore) {
 	t.Helper()
 	run(t, newStore, []test[store.RecordStore]{
@@ -99,9 +99,9 @@ func RunRecords(t *testing.T, newStore func(t *testing.T) store.RecordStore) {
 	})
 }
 
-// RunApprovals checks a store.ApprovalStore: create, get, grant (exactly
+// RunApprovals checks a [store.ApprovalStore]: create, get, grant (exactly
 // once, also concurrently), expiry, and, when the store is a
-// store.Purger too, the purge of approvals.
+// [store.Purger] too, the purge of approvals.
 func RunApprovals(t *testing.T, newStore func(t *testing.T) store.ApprovalStore) {
 	t.Helper()
 	run(t, newStore, []test[store.ApprovalStore]{
@@ -112,11 +112,11 @@ func RunApprovals(t *testing.T, newStore func(t *testing.T) store.ApprovalStore)
 	})
 }
 
-// RunAudit checks a store.AuditLog: the round trip of every field, the
-// order, the filters and the limit, the hash chain (store.AuditChain,
+// RunAudit checks a [store.AuditLog]: the round trip of every field, the
+// order, the filters and the limit, the hash chain ([store.AuditChain],
 // which the log must be: every entry linked to the one before, also when
 // appended concurrently; checkpoints), and, when the log is a
-// store.Purger too, the purge of old entries, after which the chain
+// [store.Purger] too, the purge of old entries, after which the chain
 // still verifies from its anchor.
 func RunAudit(t *testing.T, newStore func(t *testing.T) store.AuditLog) {
 	t.Helper()
@@ -129,7 +129,7 @@ func RunAudit(t *testing.T, newStore func(t *testing.T) store.AuditLog) {
 	})
 }
 
-// RunRateLimits checks a store.RateLimitStore: refill, burst, time going
+// RunRateLimits checks a [store.RateLimitStore]: refill, burst, time going
 // backwards, no limit, and concurrent takes.
 func RunRateLimits(t *testing.T, newStore func(t *testing.T) store.RateLimitStore) {
 	t.Helper()
@@ -145,7 +145,7 @@ type test[S any] struct {
 }
 
 // run runs each test on a fresh store. A Purge* test runs only when the
-// store is a store.Purger: a store that keeps one concern need not purge
+// store is a [store.Purger]: a store that keeps one concern need not purge
 // it itself.
 func run[S any](t *testing.T, newStore func(t *testing.T) S, tests []test[S]) {
 	t.Helper()
@@ -1046,7 +1046,7 @@ func testPurgeConcerns(t *testing.T, s store.Store) {
 	}
 }
 
-// testCompleteAudited checks a store.AuditedRecorder: a fenced
+// testCompleteAudited checks a [store.AuditedRecorder]: a fenced
 // completion writes neither the outcome nor the audit entry; a live one
 // writes both; of concurrent completions of one claim exactly one lands,
 // with its own entry and no other.

@@ -199,7 +199,7 @@ func TransferCall(p tools.Principal, session string, step int, args string) gate
 	return gateway.Call{Principal: p, SessionID: session, Step: step, Tool: "bank/transfer_funds", Arguments: json.RawMessage(args)}
 }
 
-// AsError returns err as a *gateway.Error, failing t if it is not one.
+// AsError returns err as a [*gateway.Error], failing t if it is not one.
 func AsError(t testing.TB, err error) *gateway.Error {
 	t.Helper()
 	var ge *gateway.Error
@@ -209,7 +209,7 @@ func AsError(t testing.TB, err error) *gateway.Error {
 	return ge
 }
 
-// WantType asserts that err is a *gateway.Error of type want and returns it.
+// WantType asserts that err is a [*gateway.Error] of type want and returns it.
 func WantType(t testing.TB, what string, err error, want gateway.ErrorType) *gateway.Error {
 	t.Helper()
 	if err == nil {

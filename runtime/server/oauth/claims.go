@@ -20,7 +20,7 @@ import (
 //	           string: Entra ID, Okta)
 //
 // The principal and the tenant must be non-empty strings of at most
-// [MaxClaimBytes]; a token without them is refused (ReasonClaims). Scopes
+// [MaxClaimBytes]; a token without them is refused ([ReasonClaims]). Scopes
 // are optional: a token without any holds no scope.
 type ClaimMapping struct {
 	// Principal is the claim naming the principal. Empty means "sub".
@@ -32,7 +32,7 @@ type ClaimMapping struct {
 	// FixedTenant, when set, is every token's tenant (a single-tenant
 	// deployment whose issuer has no tenant claim). A token whose Tenant
 	// claim is present and names another tenant (compared exactly), or is
-	// not a non-empty string, is refused (ReasonClaims): its issuer serves
+	// not a non-empty string, is refused ([ReasonClaims]): its issuer serves
 	// several tenants, and the token was issued for another one. It may
 	// not exceed [MaxClaimBytes] nor have surrounding spaces.
 	FixedTenant string

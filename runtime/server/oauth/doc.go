@@ -4,7 +4,7 @@
 // [tools.Principal].
 //
 // A [Verifier] checks, for every token: the JWS compact form; an algorithm
-// on the allow-list (RS256, PS256, ES256, EdDSA, Ed25519; "none" and
+// on the allow-list (RS256, PS256, ES256, [EdDSA], Ed25519; "none" and
 // every HS* are always refused, so a public key can never be used as an
 // HMAC secret); the signature against the issuer's JSON Web Key Set;
 // "iss" equal to [Options.Issuer]; "aud" containing [Options.Audience], the resource URI

@@ -18,7 +18,7 @@ const (
 	// ReasonMalformed: not a JWS compact serialization this package reads
 	// (three base64url parts, JSON object header and payload, no "crit").
 	ReasonMalformed Reason = "malformed"
-	// ReasonAlgorithm: "alg" is not on Options.Algorithms ("none" and HS*
+	// ReasonAlgorithm: "alg" is not on [Options.Algorithms] ("none" and HS*
 	// never are).
 	ReasonAlgorithm Reason = "algorithm"
 	// ReasonUnknownKey: no key of the issuer's key set has the token's
@@ -29,20 +29,20 @@ const (
 	// ReasonSignature: the signature does not verify (with any key
 	// serving the algorithm, for a token without "kid").
 	ReasonSignature Reason = "signature"
-	// ReasonIssuer: "iss" is not Options.Issuer.
+	// ReasonIssuer: "iss" is not [Options.Issuer].
 	ReasonIssuer Reason = "issuer"
-	// ReasonAudience: "aud" does not contain Options.Audience.
+	// ReasonAudience: "aud" does not contain [Options.Audience].
 	ReasonAudience Reason = "audience"
-	// ReasonExpired: "exp" is missing, or passed more than Options.Leeway ago.
+	// ReasonExpired: "exp" is missing, or passed more than [Options.Leeway] ago.
 	ReasonExpired Reason = "expired"
-	// ReasonNotYetValid: "nbf" or "iat" lies more than Options.Leeway ahead.
+	// ReasonNotYetValid: "nbf" or "iat" lies more than [Options.Leeway] ahead.
 	ReasonNotYetValid Reason = "not_yet_valid"
 	// ReasonClaims: a claim has the wrong type, or the principal or
 	// tenant claim is missing or empty.
 	ReasonClaims Reason = "claims"
 )
 
-// TokenError is a refused token. It wraps ErrInvalidToken.
+// TokenError is a refused token. It wraps [ErrInvalidToken].
 type TokenError struct {
 	Reason Reason
 	// Detail, when set, says more for an operator: how "iss" or "aud"
@@ -61,5 +61,5 @@ func (e *TokenError) Error() string {
 	return fmt.Sprintf("%v: %s", ErrInvalidToken, e.Reason)
 }
 
-// Unwrap returns ErrInvalidToken.
+// Unwrap returns [ErrInvalidToken].
 func (e *TokenError) Unwrap() error { return ErrInvalidToken }

@@ -29,7 +29,7 @@ func FuzzParseJWS(f *testing.F) {
 }
 
 // FuzzClaimMapping: the mapping never panics, and a principal it returns
-// has a non-empty ID and tenant within MaxClaimBytes and scopes without
+// has a non-empty ID and tenant within [MaxClaimBytes] and scopes without
 // spaces; with a fixed tenant, the tenant is always that one.
 func FuzzClaimMapping(f *testing.F) {
 	for _, s := range []string{

@@ -32,8 +32,8 @@ func metadataPath(u *url.URL) string {
 }
 
 // Metadata returns the protected-resource metadata (RFC 9728 §2) that
-// Protect serves: the resource (Options.Audience), the issuer as its one
-// authorization server, Options.ScopesSupported, and "header" as the only
+// Protect serves: the resource ([Options.Audience]), the issuer as its one
+// authorization server, [Options.ScopesSupported], and "header" as the only
 // bearer method (tokens in a query or a form body are not read).
 func (v *Verifier) Metadata() *oauthex.ProtectedResourceMetadata {
 	return &oauthex.ProtectedResourceMetadata{
@@ -154,7 +154,7 @@ func (c *challenger) Flush() {
 	}
 }
 
-// Unwrap gives http.ResponseController the writer underneath.
+// Unwrap gives [http.ResponseController] the writer underneath.
 func (c *challenger) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // insufficientScope reports whether challenge (a WWW-Authenticate value

@@ -149,7 +149,7 @@ func dropAmbiguous(keys []key) ([]key, []skippedKey) {
 }
 
 // keys converts j to one key per algorithm of allowed it serves: an RSA
-// key serves RS256 and PS256, an EC key ES256, an Ed25519 key EdDSA and
+// key serves RS256 and PS256, an EC key ES256, an Ed25519 key [EdDSA] and
 // Ed25519, and a key whose "alg" names an algorithm serves that one
 // only. A key it cannot use yields why (and whether that is a defect).
 func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {

@@ -24,8 +24,8 @@ const (
 	PS256 Algorithm = "PS256"
 	ES256 Algorithm = "ES256"
 	EdDSA Algorithm = "EdDSA"
-	// Ed25519 is EdDSA on Ed25519 by its fully-specified name (RFC 9864,
-	// which deprecates the polymorphic EdDSA).
+	// Ed25519 is [EdDSA] on Ed25519 by its fully-specified name (RFC 9864,
+	// which deprecates the polymorphic [EdDSA]).
 	Ed25519 Algorithm = "Ed25519"
 )
 

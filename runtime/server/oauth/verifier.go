@@ -71,7 +71,7 @@ type Options struct {
 	// goes on to the bound for the requests after it. Zero means 10
 	// seconds; it may not be negative or exceed 1 minute.
 	FetchTimeout time.Duration
-	// Now is the clock. Nil means time.Now.
+	// Now is the clock. Nil means [time.Now].
 	Now func() time.Time
 	// Registerer, when set, receives the counters
 	// toolgate_oauth_tokens_total{outcome} (accepted, or a [Reason]) and
@@ -91,7 +91,7 @@ const maxDocumentBytes = 1 << 20
 // algorithms are the algorithms a Verifier can accept, its default.
 var algorithms = []Algorithm{RS256, PS256, ES256, EdDSA, Ed25519}
 
-// The default and the largest Options.FetchTimeout.
+// The default and the largest [Options.FetchTimeout].
 const (
 	defaultFetchTimeout = 10 * time.Second
 	maxFetchTimeout     = time.Minute
@@ -247,7 +247,7 @@ func isLoopback(host string) bool {
 }
 
 // Verify validates token and returns its claims mapped to a principal. A
-// refused token is an error wrapping ErrInvalidToken (a *TokenError says
+// refused token is an error wrapping [ErrInvalidToken] (a [*TokenError] says
 // why). A key set fetch the token causes serves every request waiting on
 // it, so it outlives ctx (up to [Options.FetchTimeout]), but the token
 // waits for it only while ctx lasts; ctx's values reach the HTTP client.

@@ -56,11 +56,11 @@ type Options struct {
 	// StemCache bounds how many words per language the Analyzer keeps the
 	// stems of (the words a catalog and its requests repeat are then
 	// stemmed once; the cache starts over when full and changes no stem).
-	// Zero means DefaultStemCache; a negative value keeps none.
+	// Zero means [DefaultStemCache]; a negative value keeps none.
 	StemCache int
 }
 
-// DefaultStemCache is the default Options.StemCache: 32,768 words per
+// DefaultStemCache is the default [Options.StemCache]: 32,768 words per
 // language, a few MiB at most.
 const DefaultStemCache = 1 << 15
 
@@ -74,21 +74,21 @@ type Analyzer struct {
 }
 
 // Detects reports whether the Analyzer detects and analyses lang (English
-// always; Spanish and Polish unless Options.Languages leaves them out).
+// always; Spanish and Polish unless [Options.Languages] leaves them out).
 func (a *Analyzer) Detects(lang Lang) bool {
 	i := langIndex(lang)
 	return i >= 0 && a.langs[i]
 }
 
 // New returns an Analyzer configured by opts (nil means defaults). Unknown
-// languages in opts.Languages are ignored; use NewChecked to reject them.
+// languages in opts.Languages are ignored; use [NewChecked] to reject them.
 func New(opts *Options) *Analyzer {
 	a, _ := build(opts)
 	return a
 }
 
 // NewChecked is New that reports an unsupported language in opts.Languages
-// as an error wrapping ErrUnsupportedLanguage.
+// as an error wrapping [ErrUnsupportedLanguage].
 func NewChecked(opts *Options) (*Analyzer, error) {
 	return build(opts)
 }
@@ -285,7 +285,7 @@ func Stem(lang Lang, word string) string {
 }
 
 // Stem is the package's Stem through the Analyzer's stem cache, so that
-// the words its Terms have stemmed cost a look-up. Options.NoStemming
+// the words its Terms have stemmed cost a look-up. [Options.NoStemming]
 // does not apply: it governs Terms.
 func (a *Analyzer) Stem(lang Lang, word string) string {
 	sc := scratchPool.Get().(*scratch)

@@ -26,7 +26,7 @@
 // append to a caller-owned slice and allocate at most one string per call
 // for the folded text plus one per stem that is not a prefix of its word
 // the first time it is seen: an Analyzer caches stems per language
-// (Options.StemCache words each, 2^15 by default, the cache starting over
+// ([Options.StemCache] words each, 2^15 by default, the cache starting over
 // when full), so that the words a catalog and its requests repeat are
 // stemmed once. The package function Stem keeps no cache.
 package analysis

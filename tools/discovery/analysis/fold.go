@@ -27,7 +27,7 @@ var special = map[rune]string{
 // foldRanges are the blocks whose letters fold to something other than
 // their plain lower case: Latin with diacritics, Greek and Cyrillic with
 // accents, Latin Extended Additional, Greek Extended, ligatures and
-// fullwidth forms. Letters elsewhere fold with unicode.ToLower alone.
+// fullwidth forms. Letters elsewhere fold with [unicode.ToLower] alone.
 var foldRanges = [][2]rune{
 	{0x00C0, 0x0250}, {0x0370, 0x0530}, {0x1E00, 0x2000}, {0xFB00, 0xFB07}, {0xFF01, 0xFF5F},
 }
@@ -38,7 +38,7 @@ var (
 )
 
 // buildFoldTable precomputes, once, the folded spelling of every rune in
-// foldRanges whose fold differs from unicode.ToLower.
+// foldRanges whose fold differs from [unicode.ToLower].
 func buildFoldTable() {
 	t := make(map[rune]string, 1500)
 	var b strings.Builder

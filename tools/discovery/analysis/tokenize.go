@@ -205,7 +205,7 @@ func SplitIdentifier(s string) []string {
 	return out
 }
 
-// AppendIdentifier appends the words SplitIdentifier returns for s to
+// AppendIdentifier appends the words [SplitIdentifier] returns for s to
 // dst, sep between each two, and returns the extended slice:
 // strings.Join(SplitIdentifier(s), sep) for a caller that only writes the
 // words, without allocating them (nor anything but dst's growth).

@@ -303,7 +303,7 @@ func (c *Cache) stamp() uint32 { return uint32(min(max(c.now().Unix(), 0), math.
 // Add keeps vecs[i] as the vector of keys[i], copying them. Vectors of
 // another length than those held replace all of them (the model behind
 // the identity changed), reported to the warn function. A vector of no
-// dimensions, more than MaxDim or with a non-finite component is an error,
+// dimensions, more than [MaxDim] or with a non-finite component is an error,
 // and nothing is added.
 func (c *Cache) Add(keys []Key, vecs [][]float32) error {
 	if len(keys) != len(vecs) {
@@ -340,7 +340,7 @@ func (c *Cache) Add(keys []Key, vecs [][]float32) error {
 
 // Save writes the vectors held to the file, merged with those another
 // process saved there since (same model and dimension), keeping the most
-// recently used within MaxEntries and MaxBytes. It writes a temporary
+// recently used within [MaxEntries] and [MaxBytes]. It writes a temporary
 // file in the same directory and renames it over the old one. With nothing
 // added since the last Save it writes nothing.
 func (c *Cache) Save() error {

@@ -11,7 +11,7 @@
 // search over the view) or "select:a,b" to load tools by name. Names are
 // resolved by Lookup: a tool ID, or a bare name that exactly one tool of
 // the caller's tenant has (whatever its scopes, so that a name resolves
-// alike for every caller). Everything here works on a *tools.View, so a tool the
+// alike for every caller). Everything here works on a [*tools.View], so a tool the
 // caller may not use can be neither found nor selected, and a name that
 // exists but is not authorized is answered exactly like one that does not
 // exist (docs/design.md invariant 1).
@@ -51,7 +51,7 @@ const DeferredDescription = "Search the tools you may use for a task: give what 
 // OpenAI's strict form as it is.
 var Schema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What you need to do, in a few words, or select:<name> to load a tool by name."}},"required":["query"],"additionalProperties":false}`)
 
-// MaxQueryBytes bounds a query: longer ones are refused by ParseArguments.
+// MaxQueryBytes bounds a query: longer ones are refused by [ParseArguments].
 const MaxQueryBytes = 2048
 
 // MaxSelect bounds the names of one "select:" query.
@@ -60,13 +60,13 @@ const MaxSelect = 16
 // selectPrefix starts a query that loads tools by name.
 const selectPrefix = "select:"
 
-// ErrArguments is wrapped by ParseArguments for arguments that do not match
+// ErrArguments is wrapped by [ParseArguments] for arguments that do not match
 // Schema; the message says what is wrong, for the model to correct.
 var ErrArguments = errors.New(`find_tools needs {"query": "..."}`)
 
 // ParseArguments returns the query of a find_tools call. The arguments must
 // be exactly Schema's object: a "query" string that is not blank and at
-// most MaxQueryBytes long, no other member, no member twice.
+// most [MaxQueryBytes] long, no other member, no member twice.
 func ParseArguments(args json.RawMessage) (string, error) {
 	v, err := jcs.Parse(args)
 	if err != nil {
@@ -91,10 +91,10 @@ func ParseArguments(args json.RawMessage) (string, error) {
 	return q, nil
 }
 
-// CheckQuery refuses a blank query, one over MaxQueryBytes, and one with
+// CheckQuery refuses a blank query, one over [MaxQueryBytes], and one with
 // no letter or digit in it (`{`, `???`: nothing a search can match; a weak
 // model writing JSON into the query string does this), wrapping
-// ErrArguments. ParseArguments calls it; a facade that receives the query
+// [ErrArguments]. [ParseArguments] calls it; a facade that receives the query
 // another way (the turn envelope's find_tools action) calls it itself.
 func CheckQuery(q string) error {
 	switch {
@@ -120,7 +120,7 @@ type Options struct {
 	Alias func(name string) (id string, ok bool)
 	// Session, if set, goes to the discovery log with the search (or the
 	// tools a select: loaded), so a later call can be linked to it
-	// (discovery.Misses).
+	// ([discovery.Misses]).
 	Session string
 }
 
@@ -137,7 +137,7 @@ type Result struct {
 }
 
 // Search answers query on view: a discovery search for the K best tools,
-// or "select:a,b" for the tools those names resolve to (at most MaxSelect
+// or "select:a,b" for the tools those names resolve to (at most [MaxSelect]
 // names). The error is the discoverer's (the view's index could not be
 // built, ctx ended).
 func Search(ctx context.Context, disc *discovery.Discoverer, view *tools.View, query string, opts *Options) (*Result, error) {
@@ -206,8 +206,8 @@ func (e *AmbiguousError) Error() string {
 // Lookup resolves name on view ([tools.View.Resolve]): a tool ID, or a
 // bare name that exactly one tool of the view's tenant has, whatever its
 // scopes, so that a name resolves alike for every caller (docs/design.md
-// invariant 8). It returns ErrNotFound (also for a name only tools the
-// caller may not use have) or an *AmbiguousError.
+// invariant 8). It returns [ErrNotFound] (also for a name only tools the
+// caller may not use have) or an [*AmbiguousError].
 func Lookup(view *tools.View, name string) (*tools.Tool, error) {
 	return lookup(view, name, nil)
 }

@@ -20,7 +20,7 @@ const (
 	// KindPolish: Polish → English, "słowo: word, word".
 	KindPolish Kind = "pl"
 	// KindDerived: English nouns and the verbs they derive from,
-	// "deletion: delete" (Source.Derived; the generator's derived_en.txt).
+	// "deletion: delete" ([Source.Derived]; the generator's derived_en.txt).
 	KindDerived Kind = "derived"
 )
 
@@ -28,7 +28,7 @@ const (
 const MaxFileBytes = 32 << 20
 
 // ErrFile is wrapped by Open's errors for a file spec, a file that cannot
-// be read or one over MaxFileBytes.
+// be read or one over [MaxFileBytes].
 var ErrFile = errors.New("lexicon: bad file")
 
 // File is an optional lexicon file: data a user points to (with
@@ -54,8 +54,8 @@ func ParseFile(spec string) (File, error) {
 }
 
 // Open returns a lexicon built from the embedded data plus the optional
-// files, added in order. It fails with an error wrapping ErrFile for a
-// file that cannot be read or is too big, or a *SyntaxError naming the
+// files, added in order. It fails with an error wrapping [ErrFile] for a
+// file that cannot be read or is too big, or a [*SyntaxError] naming the
 // file and line.
 func Open(files ...File) (*Lexicon, error) {
 	src, err := DefaultSource()

@@ -145,7 +145,7 @@ var (
 
 // Default returns the lexicon built from the embedded data, parsed on first
 // use. Its data is verified by this package's tests; should it ever fail to
-// parse, Default returns an empty lexicon and DefaultErr reports why.
+// parse, Default returns an empty lexicon and [DefaultErr] reports why.
 func Default() *Lexicon {
 	defaultOnce.Do(func() {
 		defaultLex, defaultErr = load()
@@ -193,7 +193,7 @@ type Source struct {
 	// Derived maps an English word (key) to the words it derives from in
 	// another part of speech (values): "deletion: delete". The key shares
 	// its values' concepts. Not embedded (it did not raise recall on the
-	// labeled sets, docs/benchmarks.md): an optional file of KindDerived.
+	// labeled sets, docs/benchmarks.md): an optional file of [KindDerived].
 	Derived []Entry
 	// Synonyms are groups from an optional file a user points to (see
 	// Open): key and values share one concept, weighted as WordNet's.
@@ -249,7 +249,7 @@ func DefaultSource() (*Source, error) {
 var ErrInvalid = errors.New("lexicon: invalid data")
 
 // Build makes a Lexicon from parsed data. It reports an irregular form with
-// more than one lemma as an error wrapping ErrInvalid.
+// more than one lemma as an error wrapping [ErrInvalid].
 func Build(src *Source) (*Lexicon, error) {
 	l := empty()
 	addConcept := func(name string, weight float32, words []string) {
@@ -958,7 +958,7 @@ func (l *Lexicon) ExpandN(dst []string, terms []string, lang analysis.Lang, maxT
 }
 
 // StemSynonyms appends to dst the English words and phrases the lexicon
-// groups with the words whose English stem is stem (as analysis.Stem and
+// groups with the words whose English stem is stem (as [analysis.Stem] and
 // an Analyzer's Terms give it): for each of their concepts in turn, the
 // data's closest first, up to maxTool hand-written and maxWordNet WordNet
 // synonyms in all, leaving out words with that stem and words already in
@@ -998,7 +998,7 @@ func (l *Lexicon) EnglishStems() iter.Seq[string] { return maps.Keys(l.enStem) }
 var senseAnalyzer = analysis.New(nil)
 
 // addSenses indexes the verb-object pairs by the verb's stem. A key without
-// an object or an entry without an action is an error wrapping ErrInvalid.
+// an object or an entry without an action is an error wrapping [ErrInvalid].
 func (l *Lexicon) addSenses(entries []Entry) error {
 	for _, e := range entries {
 		key := senseAnalyzer.Terms(nil, e.Key, analysis.English)

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// ErrSyntax is wrapped by every *SyntaxError.
+// ErrSyntax is wrapped by every [*SyntaxError].
 var ErrSyntax = errors.New("lexicon: syntax error")
 
 // SyntaxError reports a malformed line of a lexicon data file.
@@ -22,7 +22,7 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
-// Unwrap returns ErrSyntax.
+// Unwrap returns [ErrSyntax].
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
 
 // Entry is one line of a lexicon data file: a key and its values.

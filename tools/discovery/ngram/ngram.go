@@ -24,7 +24,7 @@
 //
 // An Embedder caches the features of the tokens it has seen and of the
 // three-token windows that may start a phrase of the lexicon
-// (Options.FeatureCache features, 2^18 or about 4 MiB by default; the cache
+// ([Options.FeatureCache] features, 2^18 or about 4 MiB by default; the cache
 // starts over when full), so that a request made of known words costs
 // look-ups rather than hashing, stemming and lexicon queries. A window
 // that starts no phrase (most of them: lexicon.MayStartPhrase) is decided
@@ -58,10 +58,10 @@ var ErrOptions = errors.New("ngram: invalid options")
 // Options configures an Embedder. A nil *Options means all defaults.
 type Options struct {
 	// Dim is the vector length, a power of two in [64, 65536]. Zero means
-	// DefaultDim (512).
+	// [DefaultDim] (512).
 	Dim int
 	// MinN and MaxN bound the character n-gram sizes, 1 ≤ MinN ≤ MaxN ≤ 8.
-	// Zero means DefaultMinN (3) and DefaultMaxN (5).
+	// Zero means [DefaultMinN] (3) and [DefaultMaxN] (5).
 	MinN, MaxN int
 	// Analyzer tokenizes, detects the language, removes stop words and
 	// stems. Nil means analysis.New(nil).
@@ -77,11 +77,11 @@ type Options struct {
 	// FeatureCache bounds how many features the Embedder keeps for the
 	// tokens and phrase windows it has seen (16 bytes each; the cache
 	// starts over when full and changes no vector). Zero means
-	// DefaultFeatureCache; a negative value keeps none.
+	// [DefaultFeatureCache]; a negative value keeps none.
 	FeatureCache int
 }
 
-// DefaultFeatureCache is the default Options.FeatureCache: 2^18 features,
+// DefaultFeatureCache is the default [Options.FeatureCache]: 2^18 features,
 // about 4 MiB.
 const DefaultFeatureCache = 1 << 18
 
@@ -155,7 +155,7 @@ func (c *featureCache) put(key []byte, f []Feature) {
 }
 
 // New returns an Embedder configured by opts (nil means defaults). Invalid
-// fields are replaced by their defaults; NewChecked reports them instead.
+// fields are replaced by their defaults; [NewChecked] reports them instead.
 func New(opts *Options) *Embedder {
 	e, err := NewChecked(opts)
 	if err == nil {
@@ -202,7 +202,7 @@ func validN(minN, maxN int) error {
 }
 
 // NewChecked is New that rejects invalid options with an error wrapping
-// ErrOptions that names the field.
+// [ErrOptions] that names the field.
 func NewChecked(opts *Options) (*Embedder, error) {
 	var o Options
 	if opts != nil {
@@ -267,7 +267,7 @@ func (e *Embedder) DropCache() {
 }
 
 // CachedFeatures returns how many features the cache holds, at most
-// Options.FeatureCache.
+// [Options.FeatureCache].
 func (e *Embedder) CachedFeatures() int {
 	e.cache.mu.RLock()
 	defer e.cache.mu.RUnlock()
@@ -353,7 +353,7 @@ func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]in
 }
 
 // EmbedTokensNonZero is EmbedNonZero for a text whose folded tokens (what
-// analysis.Analyzer.Tokens returns for it, stop words included) and
+// [analysis.Analyzer.Tokens] returns for it, stop words included) and
 // language (what the Embedder's Analyzer detects for it) the caller has
 // already: the same dimensions and values, without analysing the text
 // again. toks is only read.

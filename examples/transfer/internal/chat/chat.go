@@ -47,7 +47,7 @@ import (
 // native mode with deferred loading, so theirs support tool search: at
 // its launch Anthropic listed Claude Opus 4.5 and Sonnet 4.5, OpenAI
 // gpt-5.4 and later. A model that refuses it still works: the session
-// falls back to plain tools (runtime.EventDeferredOff) with a warning.
+// falls back to plain tools ([runtime.EventDeferredOff]) with a warning.
 const (
 	DefaultOllamaModel    = "qwen3:8b"
 	DefaultOpenAIModel    = "gpt-4.1-mini"
@@ -97,7 +97,7 @@ type chatConfig struct {
 	pins     string
 	unpinned mcp.Unpinned
 	// deferred is set by chatBackend for Anthropic and the Responses API
-	// in native mode: hosted deferred loading (runtime.Options.Deferred).
+	// in native mode: hosted deferred loading ([runtime.Options.Deferred]).
 	deferred bool
 	// strictSchemas is set by chatBackend for the OpenAI API, whose
 	// response_format needs every schema in strict form.
@@ -106,7 +106,7 @@ type chatConfig struct {
 	// window its /props reports) and for an Ollama model with a num_ctx
 	// parameter (ollama.Backend.ContextSize), so the runtime leaves the
 	// oldest turns out of a request that would not fit
-	// (runtime.Options.FitContext, counting with SmallVocabTokens).
+	// ([runtime.Options.FitContext], counting with [SmallVocabTokens]).
 	contextTokens int
 	// opts is what the program gave Run.
 	opts *Options
@@ -138,7 +138,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // --api responses speaks OpenAI's Responses API instead, and anthropic the
 // Messages API, both in native mode with hosted deferred loading (every
 // authorized tool deferred, loaded by toolgate's search); --mode
-// overrides. scripted plays --script FILE (JSON Lines, see ParseScript) or
+// overrides. scripted plays --script FILE (JSON Lines, see [ParseScript]) or
 // a built-in script. The demo catalog's MCP tools have no server behind
 // them: they are registered (the count is printed) but not offered to the
 // model, unless --offer-unconnected offers them for discovery at scale (a
@@ -180,7 +180,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts *Opt
 }
 
 // parseChat reads chat's flags; for -h or --help it prints the usage on
-// stdout and returns flag.ErrHelp.
+// stdout and returns [flag.ErrHelp].
 func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -569,7 +569,7 @@ const codeServerNotConnected = gateway.CodeServerNotConnected
 // DemoCatalog is the embedded catalogs (load) less the namespaces a connected
 // server takes (its live tools replace them). The entries left have no
 // server behind them; each gets a handler that refuses every call with a
-// *tools.DomainError coded SERVER_NOT_CONNECTED, which the gateway records
+// [*tools.DomainError] coded SERVER_NOT_CONNECTED, which the gateway records
 // and the model reads as the tool's result, so the catalog still shows
 // discovery at scale and a call of it says plainly why it cannot run.
 func DemoCatalog(load func() ([]tools.Tool, error), servers []mcp.Server) ([]tools.Tool, error) {

@@ -1,7 +1,7 @@
 // Package ledgertest is the conformance suite of the transfer example's
 // ledgers: package ledger's SQLite ledger and package pgledger's PostgreSQL
 // one answer every request alike (one transaction per key, refusals as
-// *tools.DomainError values replayed per key, money conserved), and each
+// [*tools.DomainError] values replayed per key, money conserved), and each
 // backend's tests run Run.
 //
 //	func TestConformance(t *testing.T) {
@@ -48,7 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) Ledger) {
 	}
 }
 
-// Code is err's *tools.DomainError code, or "" when err is not one.
+// Code is err's [*tools.DomainError] code, or "" when err is not one.
 func Code(err error) string {
 	var de *tools.DomainError
 	if errors.As(err, &de) {

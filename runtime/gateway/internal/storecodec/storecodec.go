@@ -29,11 +29,11 @@ type Rows interface {
 	Err() error
 }
 
-// ZeroTime encodes the zero time.Time (whose UnixNano is undefined), so
+// ZeroTime encodes the zero [time.Time] (whose UnixNano is undefined), so
 // that it sorts before every real instant.
 const ZeroTime = math.MinInt64
 
-// NS encodes t as Unix nanoseconds, the zero time as ZeroTime.
+// NS encodes t as Unix nanoseconds, the zero time as [ZeroTime].
 func NS(t time.Time) int64 {
 	if t.IsZero() {
 		return ZeroTime
@@ -66,7 +66,7 @@ func EncodeDomainError(de *tools.DomainError) ([]byte, error) {
 }
 
 // DecodeDomainError decodes EncodeDomainError's bytes. Numbers stay
-// json.Number so a replayed refusal's details are the recorded bytes
+// [json.Number] so a replayed refusal's details are the recorded bytes
 // ("974.50"), not a float's rendering ("974.5").
 func DecodeDomainError(b []byte) (*tools.DomainError, error) {
 	de := new(tools.DomainError)
@@ -86,7 +86,7 @@ const RecordColumns = `tenant, principal, session_id, step, tool, key, fingerpri
 // SlotArgs are a slot's values in the order of its columns.
 func SlotArgs(s store.Slot) []any { return []any{s.Tenant, s.Principal, s.SessionID, s.Step, s.Tool} }
 
-// ScanRecord scans a row of RecordColumns.
+// ScanRecord scans a row of [RecordColumns].
 func ScanRecord(row Row) (store.Record, error) {
 	var r store.Record
 	var state string
@@ -117,7 +117,7 @@ func ScanRecord(row Row) (store.Record, error) {
 const ApprovalColumns = `id, tenant, principal, session_id, step, tool, key, fingerprint, requester, arguments,
 	taint, granted, approver, created, granted_at, expires, definition`
 
-// ScanApproval scans a row of ApprovalColumns. granted may be a boolean or
+// ScanApproval scans a row of [ApprovalColumns]. granted may be a boolean or
 // an integer 0/1 column.
 func ScanApproval(row Row) (store.Approval, error) {
 	var a store.Approval
@@ -143,7 +143,7 @@ const AuditColumns = `at, tenant, principal, actor, taint, session_id, step, too
 // ChainColumns are the audit table's chain columns in ChainArgs' order.
 const ChainColumns = `seq, prev, hash, v`
 
-// AuditReadColumns are AuditColumns and ChainColumns, in CollectAudit's
+// AuditReadColumns are [AuditColumns] and [ChainColumns], in CollectAudit's
 // order.
 const AuditReadColumns = AuditColumns + `, ` + ChainColumns
 
@@ -158,7 +158,7 @@ func ChainArgs(e store.AuditEntry) []any {
 	return []any{int64(e.Seq), e.Prev, e.Hash, e.V}
 }
 
-// CollectAudit reads every row of AuditReadColumns.
+// CollectAudit reads every row of [AuditReadColumns].
 func CollectAudit(rows Rows) ([]store.AuditEntry, error) {
 	var out []store.AuditEntry
 	for rows.Next() {
@@ -178,7 +178,7 @@ func CollectAudit(rows Rows) ([]store.AuditEntry, error) {
 
 // ChainQuery is the SQL query of AuditChain.ReadAuditChain over the audit
 // table: the entries after a sequence number, in the chain's order, with
-// placeholder as in AuditQuery.
+// placeholder as in [AuditQuery].
 func ChainQuery(after uint64, limit int, placeholder func(n int) string) (string, []any) {
 	return `SELECT ` + AuditReadColumns + ` FROM audit WHERE seq > ` + placeholder(1) + ` ORDER BY seq LIMIT ` + placeholder(2),
 		[]any{int64(after), max(limit, 0)}
@@ -189,7 +189,7 @@ func ChainQuery(after uint64, limit int, placeholder func(n int) string) (string
 const LastAuditQuery = `SELECT ` + AuditReadColumns + ` FROM audit ORDER BY seq DESC LIMIT 1`
 
 // LastAudit is the answer of AuditChain.LastAudit from LastAuditQuery's
-// rows: the entry, or store.ErrNotFound when there is none.
+// rows: the entry, or [store.ErrNotFound] when there is none.
 func LastAudit(out []store.AuditEntry, err error) (store.AuditEntry, error) {
 	switch {
 	case err != nil:
@@ -229,7 +229,7 @@ func CheckpointArgs(c store.AuditCheckpoint) []any {
 	return []any{int64(c.Seq), c.Hash, NS(c.Time), c.KeyID, c.Sig}
 }
 
-// CollectCheckpoints reads every row of CheckpointColumns.
+// CollectCheckpoints reads every row of [CheckpointColumns].
 func CollectCheckpoints(rows Rows) ([]store.AuditCheckpoint, error) {
 	var out []store.AuditCheckpoint
 	for rows.Next() {

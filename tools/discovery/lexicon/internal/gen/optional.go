@@ -182,7 +182,7 @@ func freedictLines(name string) ([]string, error) {
 	return sortedLines(english), nil
 }
 
-// validPhrase reports whether lexicon.Parse accepts t as a value.
+// validPhrase reports whether [lexicon.Parse] accepts t as a value.
 func validPhrase(t string) bool {
 	_, err := lexicon.Parse("", []byte("k: "+t))
 	return err == nil
