@@ -2,6 +2,7 @@ package testlint
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,28 +99,14 @@ func TestTableTestsNameTheirRows(t *testing.T) {
 	}
 }
 
-// linkedPackages are the packages whose doc comments were given doc links;
-// a bracketed dotted name there must resolve.
-var linkedPackages = []string{
-	"grammar", "grammar/gbnf", "grammar/mask",
-	"llm", "llm/anthropic", "llm/ollama", "llm/openai", "llm/scripted", "llm/livetest", "llm/internal/wire",
-	"tools", "tools/catalog", "tools/cards", "tools/lint", "tools/mcp",
-	"runtime", "runtime/gateway", "runtime/gateway/store", "tools/discovery",
-}
-
 // TestDocLinksResolve fails for a [Type.Member] or [pkg.Name] in a doc
-// comment of the linked packages and of internal/... that go doc does not
-// resolve, and logs the links per 1,000 lines.
+// comment of any package of the module that go doc does not resolve, and
+// logs the links per 1,000 lines.
 func TestDocLinksResolve(t *testing.T) {
 	root := filepath.Join("..", "..")
-	dirs := append([]string(nil), linkedPackages...)
-	internal, err := filepath.Glob(filepath.Join(root, "internal", "*"))
+	dirs, err := packageDirs(root)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, d := range internal {
-		rel, _ := filepath.Rel(root, d)
-		dirs = append(dirs, filepath.ToSlash(rel))
 	}
 	var lines, links int
 	for _, d := range dirs {
@@ -139,4 +126,39 @@ func TestDocLinksResolve(t *testing.T) {
 		t.Fatal("no lines counted: the package list or the root is wrong")
 	}
 	t.Logf("%d doc links in %d lines: %.1f per 1,000 lines", links, lines, float64(links)*1000/float64(lines))
+}
+
+// packageDirs returns the folders below root, relative to it, that hold
+// a non-test Go file of root's module: not testdata, hidden folders or
+// nested modules (bench, .ci/oidc-op).
+func packageDirs(root string) ([]string, error) {
+	var dirs []string
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			if rel = filepath.ToSlash(rel); !seen[rel] {
+				seen[rel] = true
+				dirs = append(dirs, rel)
+			}
+		}
+		return nil
+	})
+	return dirs, err
 }
