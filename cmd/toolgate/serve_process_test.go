@@ -265,7 +265,8 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 // TestServeShutdownTimeoutLeavesUncertain: a call still running when
 // --shutdown-timeout ends is abandoned: serve exits 1 saying so, the store
 // file stays consistent (the audit chain verifies) and holds the call's
-// claim in progress with no outcome, and after a restart a
+// claim in progress with no outcome, the audit holds an uncertain entry
+// of it, and after a restart a
 // retry of the call is told IN_PROGRESS until the claim's lease expires,
 // then (under --uncertain reconcile) OUTCOME_UNCERTAIN: the tool is never
 // run a second time.
@@ -299,6 +300,13 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 	rec := slowAddRecord(t, s.data)
 	if rec.state != "in_progress" || rec.attempts != 1 || rec.hasOutcome {
 		t.Fatalf("the record of the call abandoned at shutdown = %+v, want in_progress, 1 attempt, no outcome", rec)
+	}
+	// The audit tells of the attempt: serve closed its gateway past the
+	// timeout, which audits the call still running as uncertain.
+	var export, exportErr strings.Builder
+	if code := run(ctx, []string{"audit", "export", "--data", s.data}, strings.NewReader(""), &export, &exportErr); code != exitOK ||
+		!regexp.MustCompile(`"tool":"calc/slow_add","key":"`+regexp.QuoteMeta(rec.key)+`".*"reason":"[^"]*running when the gateway closed[^"]*","outcome":"uncertain"`).MatchString(export.String()) {
+		t.Errorf("audit export = exit %d, no uncertain entry of the abandoned call %s:\n%s%s", code, rec.key, export.String(), exportErr.String())
 	}
 
 	p = s.start(t, ctx, nil, args...)

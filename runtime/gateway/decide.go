@@ -66,6 +66,9 @@ type facts struct {
 	// [Options.NeedsApproval] is set; inProgressWait caps IN_PROGRESS's hint.
 	rerun, askPolicy bool
 	inProgressWait   time.Duration
+	// abandonAudited: Close audited the call as running (auditRunning);
+	// guarded by the holder's runMu.
+	abandonAudited bool
 
 	token         *tokenTaken
 	valid         *validation

@@ -182,7 +182,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 				// From here the call is this gateway's until drive
 				// returns: a re-send meets it in the holder whatever the
 				// store's lease says.
-				g.held.begin(slot(), f.valid.key)
+				g.held.begin(slot(), f)
 			}
 			if cl.Status == store.ClaimAcquired && cl.Previous != "" {
 				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: re-running a call with an uncertain outcome under the same key",

@@ -135,9 +135,9 @@ type holder struct {
 	// twice (begin, end), while mu is for the rare held outcomes.
 	runMu sync.Mutex
 	// running maps the slots this gateway has claimed and not yet
-	// finished (handler running, outcome being recorded) to the call's
-	// key (begin, end).
-	running map[store.Slot]string
+	// finished (handler running, outcome being recorded) to the call
+	// (begin, end); f.valid.key is its key.
+	running map[store.Slot]*facts
 	// stop ends the background recording (Close, once its ctx is done).
 	stop    context.Context
 	stopNow context.CancelFunc
@@ -146,7 +146,7 @@ type holder struct {
 func newHolder(maxCount int, maxBytes int64) *holder {
 	stop, cancel := context.WithCancel(context.Background())
 	return &holder{maxCount: int64(maxCount), maxBytes: maxBytes, bySlot: map[store.Slot]*heldOutcome{},
-		running: map[store.Slot]string{}, stop: stop, stopNow: cancel}
+		running: map[store.Slot]*facts{}, stop: stop, stopNow: cancel}
 }
 
 // reserve takes a place for an execution's outcome; false means the
@@ -165,10 +165,10 @@ func (h *holder) reserve() bool {
 // unreserve gives back a place whose outcome was recorded (or never came).
 func (h *holder) unreserve() { h.reserved.Add(-1) }
 
-// begin marks slot as running the call whose key is key, until end.
-func (h *holder) begin(slot store.Slot, key string) {
+// begin marks slot as running the call f, until end.
+func (h *holder) begin(slot store.Slot, f *facts) {
 	h.runMu.Lock()
-	h.running[slot] = key
+	h.running[slot] = f
 	h.nrunning.Add(1)
 	h.runMu.Unlock()
 }
@@ -194,10 +194,10 @@ func (h *holder) lookup(slot store.Slot) *heldLookup {
 	}
 	if h.nrunning.Load() != 0 {
 		h.runMu.Lock()
-		key, ok := h.running[slot]
+		f, ok := h.running[slot]
 		h.runMu.Unlock()
 		if ok {
-			return &heldLookup{found: true, running: true, key: key}
+			return &heldLookup{found: true, running: true, key: f.valid.key}
 		}
 	}
 	return &nothingHeld
@@ -379,8 +379,13 @@ func (g *Gateway) HeldOutcomes() int { return int(g.held.count.Load()) }
 // with a retryable INTERNAL_ERROR before it runs (replays are still
 // answered). An outcome left unrecorded is logged; its claim's lease then
 // expires and the call becomes uncertain, as after a crash. Close returns
-// nil, or an error wrapping [ErrUnrecorded] that counts them. It is safe to
-// call more than once and concurrently with Execute.
+// nil, or an error wrapping [ErrUnrecorded] that counts them. A call whose
+// handler still runs when Close returns (a server's shutdown timeout
+// passed and its process is about to exit) is audited then, outcome
+// uncertain, so that the audit log tells of the attempt even if the
+// process ends before the handler does; if the handler returns first,
+// the call's own entry follows under the same key. It is safe to call
+// more than once and concurrently with Execute.
 func (g *Gateway) Close(ctx context.Context) error {
 	h := g.held
 	h.mu.Lock()
@@ -403,8 +408,51 @@ func (g *Gateway) Close(ctx context.Context) error {
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: closed with an outcome unrecorded (its lease will expire to uncertain)",
 			slog.String("tool", e.tool), slog.String("key", e.key), slog.String("op", e.op.String()))
 	}
+	g.auditRunning(ctx)
 	if len(left) > 0 {
 		return fmt.Errorf("%w: %d", ErrUnrecorded, len(left))
 	}
 	return nil
+}
+
+// auditRunning appends an audit entry, outcome uncertain, for each call
+// whose handler is running (Close), once per call. It reads only what a
+// call's facts hold before its claim (begin), which no one writes after.
+func (g *Gateway) auditRunning(ctx context.Context) {
+	h := g.held
+	h.runMu.Lock()
+	var running []*facts
+	for _, f := range h.running {
+		if !f.abandonAudited {
+			f.abandonAudited = true
+			running = append(running, f)
+		}
+	}
+	h.runMu.Unlock()
+	// The shutdown's own time may be spent: each entry gets a bound of
+	// its own.
+	for _, f := range running {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordRetryMax)
+		err := g.store.AppendAudit(actx, g.runningEntry(f))
+		cancel()
+		if err != nil {
+			g.metrics.auditFailure()
+			g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
+		}
+	}
+}
+
+// runningEntry is the audit entry of a call whose handler was running
+// when the gateway closed.
+func (g *Gateway) runningEntry(f *facts) store.AuditEntry {
+	call := f.call
+	return store.AuditEntry{
+		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
+		Actor: truncate(call.Actor, 256), Taint: truncate(call.Taint, 512),
+		SessionID: truncate(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: truncate(call.Tool, 256),
+		Decision: store.DecisionAllow, Outcome: store.OutcomeUncertain, Key: f.valid.key,
+		Reason: truncate(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
+			"(a later entry under the same key tells it; none if the process ended first)", 512),
+		Latency: g.clock.Now().Sub(f.start),
+	}
 }

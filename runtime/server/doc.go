@@ -28,5 +28,6 @@
 // it ([gateway.Gateway.Close]). A call still running, or an outcome still
 // unrecorded, after that keeps its claim, whose lease then expires: a
 // retry with the same key finds it uncertain (the gateway's recording
-// table), never a silent second execution.
+// table), never a silent second execution. A call still running is
+// audited as it is left, outcome uncertain.
 package server

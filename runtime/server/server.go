@@ -143,7 +143,9 @@ func Run(ctx context.Context, cfg Config) error {
 // to record the outcomes it holds ([gateway.Gateway.Close]). Serve
 // returns only once that is over: nil after a clean shutdown, or the error
 // that stopped it, which says when calls were left running or outcomes
-// unrecorded (their claims' leases then expire to uncertain). An event
+// unrecorded (their claims' leases then expire to uncertain); past the
+// timeout gw is closed all the same, which audits the calls still running
+// ([gateway.Gateway.Close]). An event
 // stream (a GET accepting text/event-stream, as an MCP client's stream of
 // server notifications) never ends by itself: Serve ends its request's
 // context when the shutdown starts, so that it does not hold the shutdown
@@ -172,6 +174,14 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, gw *gateway.G
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(timeout, 30*time.Second))
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
+		if gw != nil {
+			// No time is left: Close runs no new handler, and audits
+			// the calls still running (outcome uncertain) before the
+			// process ends under them.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			gw.Close(cctx)
+			cancel()
+		}
 		return fmt.Errorf("server: shutdown: %w (calls still running keep their claims; their leases expire to uncertain)", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
