@@ -284,29 +284,7 @@ func missing(snap *tools.Snapshot, ids []string) []string {
 // each name once; each --mcp server passes on the --mcp-pass-env
 // variables ([mcp.Server.PassEnv]) beside the default environment.
 func (c *catalogSources) servers() ([]mcp.Server, error) {
-	var names []string
-	for _, v := range c.passEnv {
-		for n := range strings.SplitSeq(v, ",") {
-			if n = strings.TrimSpace(n); n == "" || strings.ContainsAny(n, "=\x00") {
-				if name, _, ok := strings.Cut(n, "="); ok {
-					n = name + "=…" // not the value: it may be a secret
-				}
-				return nil, fmt.Errorf("--mcp-pass-env: %q is not a variable name (a value belongs in the server's command: env NAME=VALUE CMD)", n)
-			}
-			names = append(names, n)
-		}
-	}
-	if len(names) > 0 && len(c.commands) == 0 {
-		return nil, errors.New("--mcp-pass-env: no --mcp server to pass it to (a --mcp-config server names its own pass_env)")
-	}
-	out, err := mcp.FlagServers(c.commands, c.urls, c.config)
-	if err != nil {
-		return nil, err
-	}
-	for i := range c.commands { // FlagServers lists the --mcp servers first
-		out[i].PassEnv = names
-	}
-	return out, nil
+	return mcp.Flags{Commands: c.commands, PassEnv: c.passEnv, URLs: c.urls, Config: c.config}.Servers()
 }
 
 // quietLogger discards library logs: the CLI reports failures itself.

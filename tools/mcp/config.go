@@ -212,6 +212,29 @@ func (c *Config) List() []Server {
 	return out
 }
 
+// ParsePassEnv reads the values of a repeatable "--mcp-pass-env" flag, each
+// a comma-separated list of variable names, into the names a stdio
+// server's [Server.PassEnv] takes, in order. An empty name, or one with
+// "=" or NUL, is an [ErrConfig] that shows the name and never what
+// follows its "=" (a value there may be a secret).
+func ParsePassEnv(values []string) ([]string, error) {
+	var names []string
+	for _, v := range values {
+		for n := range strings.SplitSeq(v, ",") {
+			n = strings.TrimSpace(n)
+			if n != "" && !strings.ContainsAny(n, "=\x00") {
+				names = append(names, n)
+				continue
+			}
+			if name, _, ok := strings.Cut(n, "="); ok {
+				n = name + "=…"
+			}
+			return nil, fmt.Errorf("%w: pass-env %q is not a variable name (a value belongs in the server's env)", ErrConfig, strings.ToValidUTF8(strings.ReplaceAll(n, "\x00", ""), "?"))
+		}
+	}
+	return names, nil
+}
+
 // ParseCommandSpec turns a CLI "--mcp" value into a stdio [Server]:
 // "NAME=CMD ARGS" names the namespace; a bare "CMD ARGS" is named after the
 // package, script or program it runs ("npx -y @modelcontextprotocol/server-memory"
@@ -278,23 +301,52 @@ func ParseURLSpec(spec string) (Server, error) {
 // ([checkServerNames]). An error of a value names its flag; every error
 // wraps [ErrConfig].
 func FlagServers(commands, urls []string, config string) ([]Server, error) {
+	return Flags{Commands: commands, URLs: urls, Config: config}.Servers()
+}
+
+// Flags are a command line's MCP flags, as the toolgate CLI names them.
+type Flags struct {
+	// Commands are the "--mcp" values ([ParseCommandSpec]).
+	Commands []string
+	// PassEnv are the "--mcp-pass-env" values ([ParsePassEnv]): the
+	// variables every Commands server gets beside the default
+	// environment ([Server.PassEnv]).
+	PassEnv []string
+	// URLs are the "--mcp-url" values ([ParseURLSpec]).
+	URLs []string
+	// Config is the "--mcp-config" file ([LoadConfig]; "" for none).
+	Config string
+}
+
+// Servers returns the servers of the flags, as [FlagServers] does, each
+// "--mcp" server with the PassEnv names. PassEnv without a "--mcp" server
+// is an [ErrConfig]: a "--mcp-config" server names its own "pass_env".
+func (fl Flags) Servers() ([]Server, error) {
+	names, err := ParsePassEnv(fl.PassEnv)
+	if err != nil {
+		return nil, fmt.Errorf("--mcp-pass-env: %w", err)
+	}
+	if len(names) > 0 && len(fl.Commands) == 0 {
+		return nil, fmt.Errorf("--mcp-pass-env: %w: no --mcp server to pass it to (a --mcp-config server names its own pass_env)", ErrConfig)
+	}
 	var out []Server
-	for _, spec := range commands {
+	for _, spec := range fl.Commands {
 		s, err := ParseCommandSpec(spec)
 		if err != nil {
 			return nil, fmt.Errorf("--mcp: %w", err)
 		}
+		s.PassEnv = names
 		out = append(out, s)
 	}
-	for _, spec := range urls {
+	for _, spec := range fl.URLs {
 		s, err := ParseURLSpec(spec)
 		if err != nil {
 			return nil, fmt.Errorf("--mcp-url: %w", err)
 		}
 		out = append(out, s)
 	}
-	if config != "" {
-		c, err := LoadConfig(config)
+	if fl.Config != "" {
+		c, err := LoadConfig(fl.Config)
 		if err != nil {
 			return nil, err
 		}

@@ -75,6 +75,27 @@ func TestParseURLSpec(t *testing.T) {
 	}
 }
 
+// TestFlagsPassEnv: the --mcp-pass-env names go to every --mcp server
+// and to no other (a --mcp-config server names its own pass_env, a URL
+// server has no environment); without a --mcp server they are an error.
+func TestFlagsPassEnv(t *testing.T) {
+	config := testenv.WriteFile(t, t.TempDir(), "servers.json", `{"servers":{"docs":{"command":["node","d.js"],"pass_env":["D"]}}}`)
+	got, err := Flags{Commands: []string{"a=node a.js", "b=node b.js"}, PassEnv: []string{"TOKEN,HOME", "X"},
+		URLs: []string{"search=http://127.0.0.1:8080/mcp"}, Config: config}.Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"a": {"TOKEN", "HOME", "X"}, "b": {"TOKEN", "HOME", "X"}, "search": nil, "docs": {"D"}}
+	for _, s := range got {
+		if !slices.Equal(s.PassEnv, want[s.Name]) {
+			t.Errorf("server %s PassEnv = %q, want %q", s.Name, s.PassEnv, want[s.Name])
+		}
+	}
+	if _, err := (Flags{PassEnv: []string{"TOKEN"}, Config: config}).Servers(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "no --mcp server") {
+		t.Errorf("PassEnv without --mcp = %v, want an ErrConfig saying there is no --mcp server", err)
+	}
+}
+
 // TestFlagServers: the servers of --mcp, --mcp-url and --mcp-config come
 // in that order, and a bad value's error names its flag.
 func TestFlagServers(t *testing.T) {
@@ -271,4 +292,62 @@ func TestCheckServerNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParsePassEnv: --mcp-pass-env values split at commas into names; a
+// name with "=" or an empty one is refused showing the name, never what
+// follows "=".
+func TestParsePassEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values []string
+		want   []string
+		err    string // "" for none
+	}{
+		{"none", nil, nil, ""},
+		{"one", []string{"GITHUB_TOKEN"}, []string{"GITHUB_TOKEN"}, ""},
+		{"commas and repeats", []string{"A, B", "C"}, []string{"A", "B", "C"}, ""},
+		{"a value", []string{"TOKEN=s3cret"}, nil, `"TOKEN=…" is not a variable name`},
+		{"empty between commas", []string{"A,,B"}, nil, `"" is not a variable name`},
+		{"NUL", []string{"A\x00B"}, nil, `"AB" is not a variable name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParsePassEnv(tc.values)
+			if tc.err != "" {
+				if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret") {
+					t.Fatalf("ParsePassEnv(%q) = %v, %v; want an ErrConfig saying %s, without the value", tc.values, got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("ParsePassEnv(%q) = %q, %v; want %q", tc.values, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParsePassEnv(f *testing.F) {
+	for _, s := range []string{"A", "A,B", "A=b", ",", "A\x00", " A , B "} {
+		f.Add(s, "")
+		f.Add(s, "x")
+	}
+	f.Fuzz(func(t *testing.T, v, value string) {
+		names, err := ParsePassEnv([]string{v})
+		for _, n := range names {
+			if n == "" || strings.ContainsAny(n, "=\x00") {
+				t.Fatalf("ParsePassEnv(%q) returned the name %q", v, n)
+			}
+		}
+		if err != nil && !errors.Is(err, ErrConfig) {
+			t.Fatalf("ParsePassEnv(%q) error %v is not an ErrConfig", v, err)
+		}
+		// A value given where a name belongs never shows in the error.
+		if strings.Contains(v, "SECRET") {
+			return
+		}
+		secret := v + "=SECRET" + value
+		if _, err := ParsePassEnv([]string{secret}); err == nil || strings.Contains(err.Error(), "SECRET") {
+			t.Fatalf("ParsePassEnv(%q) = %v; want an error that does not show the value", secret, err)
+		}
+	})
 }

@@ -83,7 +83,9 @@ type chatConfig struct {
 	// mcpCommands, mcpURLs and mcpConfig are --mcp, --mcp-url and
 	// --mcp-config: real MCP servers connected behind the demo catalog.
 	mcpCommands, mcpURLs multiFlag
-	mcpConfig            string
+	// mcpPassEnv is --mcp-pass-env: variables the --mcp servers get.
+	mcpPassEnv multiFlag
+	mcpConfig  string
 	// discoveryLog is --discovery-log: the JSON Lines file the discovery
 	// log is appended to ("": none).
 	discoveryLog string
@@ -122,7 +124,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 //
 //	transfer chat --backend scripted|ollama|openai|anthropic|local [--api chat|responses] [--model M] [--library FILE]
 //	    --principal P --tenant T --scopes a,b [--mode grammar|envelope|native] [--temperature T] [--seed N]
-//	    [--mcp "[NAME=]CMD ARGS"] [--mcp-url [NAME=]URL] [--mcp-config FILE]
+//	    [--mcp "[NAME=]CMD ARGS"] [--mcp-pass-env NAME,...] [--mcp-url [NAME=]URL] [--mcp-config FILE]
 //	    [--pins FILE [--unpinned quarantine|allow|refuse]]
 //	    [--data DIR] [--approve never|prompt] [--approver NAME]
 //	    [--once "request"] [--script FILE] [--cards FILE]... [--offer-unconnected] [-v]
@@ -210,6 +212,7 @@ func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, err
 	fs.StringVar(&temperature, "temperature", "", "sampling temperature, e.g. 0 (default: the server's)")
 	fs.StringVar(&seed, "seed", "", "sampling seed, for repeatable runs (default: none)")
 	fs.Var(&cfg.mcpCommands, "mcp", "upstream MCP server over stdio, as \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
+	fs.Var(&cfg.mcpPassEnv, "mcp-pass-env", "`NAME`s of environment variables to pass to every --mcp server (a token it reads), comma-separated; repeatable")
 	fs.Var(&cfg.mcpURLs, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
 	fs.StringVar(&cfg.discoveryLog, "discovery-log", "", "append each discovery query and each tool then called to `FILE` (JSON Lines, created 0600), for toolgate log misses and cards learn")
 	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides")
@@ -436,7 +439,7 @@ func chat(ctx context.Context, cfg *chatConfig, backend llm.Backend, mode llm.Mo
 		}
 		defer os.RemoveAll(dir)
 	}
-	servers, err := mcp.FlagServers(cfg.mcpCommands, cfg.mcpURLs, cfg.mcpConfig)
+	servers, err := mcp.Flags{Commands: cfg.mcpCommands, PassEnv: cfg.mcpPassEnv, URLs: cfg.mcpURLs, Config: cfg.mcpConfig}.Servers()
 	if err != nil {
 		return err
 	}
