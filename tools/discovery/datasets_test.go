@@ -211,7 +211,7 @@ func TestTune(t *testing.T) {
 		t.Skip("run with -discovery.report and DISCOVERY_TUNE")
 	}
 	// The held-out sets' dev splits are tuned on; their test splits never are.
-	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t), realMCPNatural(t), heldout(t, "dev"), heldoutSet(t, "heldout2", "dev")}
+	sets := []dataset{publicDataset(t, "metatool", 3000), publicDataset(t, "bfcl", 0), publicDataset(t, "apibank", 0), realMCP(t), realMCPNatural(t), heldout(t, "dev"), heldoutSet(t, "heldout2", "dev"), heldoutSet(t, "heldout3", "dev")}
 	run := func(label string) {
 		var sum float64
 		fmt.Printf("%-22s", label)

@@ -16,14 +16,14 @@ func SetTuning(name string, v float64) (restore func()) {
 	fields := map[string]field{"name": fieldName, "namespace": fieldNamespace, "summary": fieldSummary,
 		"description": fieldDescription, "aliases": fieldAliases, "tags": fieldTags, "params": fieldParams}
 	counts := map[string]*int{"companion.max": &companionMax, "companion.triggers": &companionTriggers,
-		"widen.tool": &widenTool, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}
+		"widen.tool": &widenTool, "widen.passing.terms": &passingMaxTerms, "widen.wordnet": &widenWordNet, "phrase.tool": &phraseTool}
 	if ip, ok := counts[name]; ok {
 		old := *ip
 		*ip = int(v)
 		return func() { *ip = old }
 	}
 	p := map[string]*float64{"k1": &bm25K1, "bonus": &bonusScale, "sense.verb": &senseVerbWeight,
-		"phrase.weight": &phraseWeight, "widen.weight": &widenWeight,
+		"phrase.weight": &phraseWeight, "widen.weight": &widenWeight, "widen.passing": &passingWeight,
 		"companion.trigger": &companionTriggerRatio, "companion.clear": &companionClearRatio}[name]
 	weight, fname, _ := strings.Cut(name, ".")
 	if f, ok := fields[fname]; ok && p == nil {

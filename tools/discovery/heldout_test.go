@@ -145,7 +145,9 @@ func TestHeldoutFloors(t *testing.T) {
 		// ("pull request" searched "merge"): 0.915 → 0.895, 0.962 → 0.948.
 		// Irregular forms read as lemmas and a command no tool is named
 		// by widened took MRR 0.765 → 0.769.
-		{"heldout", "dev", 0.92, 0.76, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.96,
+		// Words used in passing widened (passingWeight) took MRR 0.769 →
+		// 0.774.
+		{"heldout", "dev", 0.92, 0.77, map[string]float64{"en": 0.89, "es": 0.92, "pl": 0.96,
 			"direct": 0.95, "multi-word": 0.81, "no-overlap": 0.80, "paraphrase": 0.94}},
 		// test MRR 0.733 → 0.729 when a foreign request's function words
 		// stopped being English terms (TermsBorrowed, chosen on dev): a
@@ -179,7 +181,9 @@ func TestHeldoutFloors(t *testing.T) {
 		// to paraphrase (0.638 → 0.672); overall the same. Lemmas,
 		// derivatives and widened commands (chosen on dev) left recall at
 		// 0.640 and took MRR 0.513 → 0.516.
-		{"heldout2", "test", 0.63, 0.51, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
+		// Words used in passing widened (passingWeight, chosen on dev)
+		// took MRR 0.516 → 0.521.
+		{"heldout2", "test", 0.63, 0.52, map[string]float64{"en": 0.56, "es": 0.64, "pl": 0.70,
 			"direct": 1.00, "multi-word": 0.78, "no-overlap": 0.19, "paraphrase": 0.67}},
 		// The third set. Blind, as recorded (5a284e3), the whole set
 		// (175 requests) read 0.723 (en 0.750, es 0.723, pl 0.691;
@@ -189,9 +193,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// written after reading its dev misses, took dev to 0.836 (MRR
 		// 0.765); "schedule a meeting" read as creating one to 0.863
 		// (MRR 0.773); "muéstrame los tableros" as asking for a list
-		// (showList) to 0.877 (MRR 0.776).
-		{"heldout3", "dev", 0.87, 0.77, map[string]float64{"en": 0.84, "es": 0.86, "pl": 0.94,
-			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.94}},
+		// (showList) to 0.877 (MRR 0.776); words used in passing widened
+		// (passingWeight) to 0.884 (en 0.860, paraphrase 0.964).
+		{"heldout3", "dev", 0.88, 0.77, map[string]float64{"en": 0.86, "es": 0.86, "pl": 0.94,
+			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.96}},
 		// Blind (5a284e3) the test split read 0.711; after the dev
 		// changes above, measured once, 0.750 (MRR 0.580).
 		{"heldout3", "test", 0.75, 0.58, map[string]float64{"en": 0.76, "es": 0.75, "pl": 0.72,

@@ -152,6 +152,10 @@ type Index struct {
 	// widen maps an English stem no card uses to the terms its lexicon
 	// synonyms analyse to (buildWiden).
 	widen map[string][]uint32
+	// unnamed maps an English stem that cards use but no tool's name has
+	// to the terms its lexicon synonyms analyse to, and whether some
+	// tool's summary has it (buildWiden; plan widens such a word).
+	unnamed map[string]unnamedWord
 	// cognates finds the terms a Spanish or Polish word spells
 	// (cognate.go); built on the first such request.
 	cognates cognateIndex

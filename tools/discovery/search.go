@@ -122,26 +122,24 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			}
 		}
 	}
-	// widenCommand adds, at w, the catalog's words for the synonyms of an
-	// English request's command (the stem of its first word, when that is
-	// a content word) that cards use but no tool's name: widen covers a
-	// word no card uses. A catalog names its tools' actions with one
-	// synonym each, so a command no tool is named by is said in the
+	// widenUnnamed adds, at w, the catalog's words for the synonyms of a
+	// word of an English request that cards use but no tool's name: widen
+	// covers a word no card uses. A catalog names its tools' actions with
+	// one synonym each, so a command no tool is named by is said in the
 	// catalog in another word, and the cards that use it use it in
 	// passing ("text" in a card about templates, where "text +1415…"
-	// asks for the tool that sends a message).
-	widenCommand := func(t string, w float64) {
-		if !x.uses(t) || lightVerbs[t] != "" || slices.Contains(s.names, t) || x.names(t) {
+	// asks for the tool that sends a message). The request's command (the
+	// stem of its first word, when that is a content word) is widened at
+	// widenWeight, its other words (passing) at passingWeight unless a
+	// tool's summary has them.
+	widenUnnamed := func(t string, w float64, passing bool) {
+		u := x.unnamed[t]
+		if lightVerbs[t] != "" || slices.Contains(s.names, t) || (passing && u.summarised) {
 			return
 		}
-		s.synonyms = d.lex.StemSynonyms(s.synonyms[:0], t, widenTool, widenWordNet)
-		s.pterms = s.pterms[:0]
-		for _, syn := range s.synonyms {
-			s.pterms = a.Terms(s.pterms, syn, analysis.English)
+		for _, id := range u.ids {
+			addID(id, w)
 		}
-		add(s.pterms, w)
-		clear(s.pterms)
-		clear(s.synonyms)
 	}
 	if baseline {
 		p.lang = detect(query)
@@ -208,8 +206,12 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				add(s.words[n:], 1)
 			}
 			widen(s.words, widenWeight)
-			if len(s.words) > 0 && string(s.command) == s.words[0] {
-				widenCommand(s.words[0], widenWeight)
+			for k, t := range s.words {
+				if k == 0 && string(s.command) == t {
+					widenUnnamed(t, widenWeight, false)
+				} else if passingWeight > 0 && len(s.words) <= passingMaxTerms {
+					widenUnnamed(t, passingWeight, true)
+				}
 			}
 			capWords(s.light, lightVerbWeight)
 			capWords(s.idiom, 0) // dropped below
@@ -331,8 +333,7 @@ type scratch struct {
 
 	// command is the English stem of a request's first token (readTokens),
 	// copied: the tokens are cut from a buffer the next request reuses.
-	command  []byte
-	synonyms []string // widenCommand's synonyms of a word
+	command []byte
 }
 
 // readTokens reads a request's folded tokens in lang for what its words

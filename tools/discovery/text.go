@@ -383,6 +383,23 @@ var (
 	widenWordNet = 0
 )
 
+// passingWeight is the weight of the synonyms of a request word that
+// cards use in passing, in no tool's name or summary, when the word is
+// not the request's command (widenUnnamed widens that one at widenWeight,
+// a summary's word included). A catalog names each action and object
+// with one word; a card that uses another one uses it in passing, in a
+// long description's list of what it touches ("meeting recording" and
+// "chat" in a download tool's). The word is kept at its weight; its
+// synonyms reach the tools named by them. Only a request of at most
+// passingMaxTerms terms has its words widened so.
+var passingWeight = 0.25
+
+// passingMaxTerms is the most terms a request may have for its words in
+// passing to be widened. A longer one describes a situation (a dialogue's
+// names, dates and places): most of its words are details, and their
+// synonyms drew tools about those details.
+var passingMaxTerms = 12
+
 // lightVerbWeight is what is left of the weight of a light verb inside a
 // phrasal verb the lexicon knows, and of a verb framing the request
 // (lightVerbs, framingVerb).
@@ -459,17 +476,27 @@ func isDigits(t string) bool {
 }
 
 // buildWiden fills x.widen: for each English stem the lexicon knows and
-// no card of x uses, the terms of x its synonyms analyse to. English
-// requests look each of their words up there (plan): one map look-up a
-// word.
+// no card of x uses, the terms of x its synonyms analyse to; and
+// x.unnamed the same for each stem that cards use but no tool's name has
+// (unnamedWord). English requests look each of their words up there
+// (plan): one map look-up a word.
 func (d *Discoverer) buildWiden(x *Index) {
 	if widenWeight <= 0 {
 		return
 	}
-	x.widen = map[string][]uint32{}
+	x.widen, x.unnamed = map[string][]uint32{}, map[string]unnamedWord{}
+	summarised := make([]bool, len(x.postings)) // by the index's term number
+	for _, dc := range x.docs {
+		for _, t := range dc.field(fieldSummary) {
+			if id, ok := x.terms[x.termStrings[t]]; ok {
+				summarised[id] = true
+			}
+		}
+	}
 	var words, terms []string
 	for stem := range d.lex.EnglishStems() {
-		if x.uses(stem) {
+		used := x.uses(stem)
+		if used && x.names(stem) {
 			continue
 		}
 		words = d.lex.StemSynonyms(words[:0], stem, widenTool, widenWordNet)
@@ -483,10 +510,23 @@ func (d *Discoverer) buildWiden(x *Index) {
 				ids = append(ids, id)
 			}
 		}
-		if len(ids) > 0 {
+		switch {
+		case len(ids) == 0:
+		case used:
+			x.unnamed[stem] = unnamedWord{ids: ids, summarised: summarised[x.terms[stem]]}
+		default:
 			x.widen[stem] = ids
 		}
 	}
+}
+
+// unnamedWord is what buildWiden keeps of a stem that cards use but no
+// tool's name has: the terms of its synonyms, and whether some tool's
+// summary has it (then a request's word in passing is not widened: the
+// summary says what a tool is for).
+type unnamedWord struct {
+	ids        []uint32
+	summarised bool
 }
 
 // nominalSuffixes are the English suffixes that make a noun of a verb

@@ -283,7 +283,8 @@ func planWeights(t *testing.T, about, query string) map[string]float64 {
 // a nominal suffix ("pay": "payment", "shipment": "ship") at widenWeight,
 // the word that opens a request, its command, is widened to its synonyms
 // at widenWeight though a card uses it, if no tool is named by it ("text":
-// "message"),
+// "message"), and its other words that no tool's name or summary has at
+// passingWeight,
 // an idiom's word and a particle standing as a preposition are dropped, a question where something is (or what the
 // assistant knows of it) adds "search" and "find". The rows at full or
 // widened weight are the premises the others contrast with.
@@ -331,7 +332,7 @@ func TestPlanWeights(t *testing.T) {
 		{ship, "track a shipment", "ship", widenWeight},
 		{text, "text the customer", "text", 1},
 		{text, "text the customer", "message", widenWeight},
-		{text, "the text of the customer", "message", 0},
+		{text, "the text of the customer", "message", 0}, // the summary has "text"
 		{text, "render the text", "message", 0},
 	} {
 		t.Run(row.query+"/"+row.word, func(t *testing.T) {
@@ -345,11 +346,14 @@ func TestPlanWeights(t *testing.T) {
 
 // TestWidenCommand: the word that opens a request is widened to its
 // synonyms when cards use it but no tool is named by it; a tool named by
-// it takes it at its word.
+// it takes it at its word. The request's other words are widened less,
+// and only where no tool's summary has them and the request is short.
 func TestWidenCommand(t *testing.T) {
 	send := tools.Tool{ID: "t/send_message", Description: "Send a message to a number", Card: tools.Card{Name: "send_message"}}
 	render := tools.Tool{ID: "t/render_template", Description: "Render the text of a template", Card: tools.Card{Name: "render_template"}}
 	replace := tools.Tool{ID: "t/replace_text", Description: "Replace text in a file", Card: tools.Card{Name: "replace_text"}}
+	summarised := render
+	summarised.Card.Summary = render.Description
 	for _, row := range []struct {
 		name  string
 		query string
@@ -358,8 +362,21 @@ func TestWidenCommand(t *testing.T) {
 	}{
 		{"no tool named text", "text the customer", []tools.Tool{send, render}, widenWeight},
 		{"a tool named text", "text the customer", []tools.Tool{send, render, replace}, 0},
-		{"text not first", "the customer wants a text", []tools.Tool{send, render}, 0},
-		{"a light verb", "get the text", []tools.Tool{send, render}, 0},
+		// A word no tool is named by, used in passing, is widened too,
+		// at passingWeight: it is a detail of the request, not its
+		// action.
+		{"text not first", "the customer wants a text", []tools.Tool{send, render}, passingWeight},
+		{"text not first, a tool named text", "the customer wants a text", []tools.Tool{send, render, replace}, 0},
+		{"a light verb", "get the text", []tools.Tool{send, render}, passingWeight},
+		{"a word no card uses", "the customer wants a pear", []tools.Tool{send, render}, 0},
+		{"text not first, in a summary", "the customer wants a text", []tools.Tool{send, summarised}, 0},
+		{"text first, in a summary", "text the customer", []tools.Tool{send, summarised}, widenWeight},
+		// In a long request the words are mostly details: none is
+		// widened but the command.
+		{"a long request", "the customer from the Lisbon office wants the text about the order, the invoice, the delivery date, the warranty and the refund policy of the shop",
+			[]tools.Tool{send, render}, 0},
+		{"a long request's command", "text the customer from the Lisbon office about the order, the invoice, the delivery date and the refund policy of the shop",
+			[]tools.Tool{send, render}, widenWeight},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			d, x := indexed(t, nil, row.ts...)
