@@ -159,9 +159,11 @@ type Index struct {
 	// cognates finds the terms a Spanish or Polish word spells
 	// (cognate.go); built on the first such request.
 	cognates cognateIndex
-	// named marks the terms some tool's name has (Index.names); built on
-	// the first request that asks.
-	named    namedTerms
+	// named is a bit per term: whether some tool's name has it
+	// (Index.names). Built with the postings, so that no request pays for
+	// it (reading the names of a common word's cards on every request cost
+	// up to a scan of the catalog).
+	named    []uint64
 	lastView atomic.Pointer[viewTokens]
 	// keys[i] is the key of tool i (toolKey), by which a card is reused
 	// across snapshots and index files; termStrings are the termTable's
@@ -854,7 +856,12 @@ func (x *Index) buildPostings(strs []string) {
 		off += int(df[t])
 	}
 	idfs := x.background.idfs(n, df, strs) // by term: one logarithm a term, not a posting
+	x.named = make([]uint64, (nt+63)/64)
 	for i, dc := range x.docs {
+		for _, t := range dc.field(fieldName) {
+			id := local[t] - 1
+			x.named[id/64] |= 1 << (id % 64)
+		}
 		distinct(dc, true)
 		for _, t := range order {
 			tf := min(acc[t], toolTFCap)

@@ -577,32 +577,10 @@ func (x *Index) uses(term string) bool {
 	return ok && len(x.postings[id]) > 0
 }
 
-// namedTerms is a bit per term of an index: whether some tool's name has
-// it. Reading the names of a common word's cards on every request cost
-// up to a scan of the catalog; the bits cost one pass over the names.
-type namedTerms struct {
-	once sync.Once
-	bits []uint64
-}
-
 // names reports whether some tool of x has the term in its name.
 func (x *Index) names(term string) bool {
 	id, ok := x.terms[term]
-	if !ok {
-		return false
-	}
-	nt := &x.named
-	nt.once.Do(func() {
-		nt.bits = make([]uint64, (len(x.postings)+63)/64)
-		for _, dc := range x.docs {
-			for _, t := range dc.field(fieldName) {
-				if id, ok := x.terms[x.termStrings[t]]; ok {
-					nt.bits[id/64] |= 1 << (id % 64)
-				}
-			}
-		}
-	})
-	return nt.bits[id/64]&(1<<(id%64)) != 0
+	return ok && x.named[id/64]&(1<<(id%64)) != 0
 }
 
 // listQuestion reports whether a request's folded tokens ask which things
