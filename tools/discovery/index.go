@@ -157,7 +157,7 @@ type Index struct {
 	// tool's summary has it (buildWiden; plan widens such a word).
 	unnamed map[string]unnamedWord
 	// cognates finds the terms a Spanish or Polish word spells
-	// (cognate.go); built on the first such request.
+	// (cognate.go).
 	cognates cognateIndex
 	// named is a bit per term: whether some tool's name has it
 	// (Index.names). Built with the postings, so that no request pays for
@@ -729,6 +729,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	x.termStrings = d.terms.snapshot()
 	x.background = d.background
 	x.buildPostings(x.termStrings)
+	x.buildCognates()
 	d.buildWiden(x)
 	x.buildAcceptors()
 	x.companions, x.companionsBuilt = jobs.companions, d.companions
