@@ -265,11 +265,10 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 // TestServeShutdownTimeoutLeavesUncertain: a call still running when
 // --shutdown-timeout ends is abandoned: serve exits 1 saying so, the store
 // file stays consistent (the audit chain verifies) and holds the call's
-// claim in progress with no outcome, the audit holds an uncertain entry
-// of it, and after a restart a
-// retry of the call is told IN_PROGRESS until the claim's lease expires,
-// then (under --uncertain reconcile) OUTCOME_UNCERTAIN: the tool is never
-// run a second time.
+// claim in progress with no outcome, the audit holds an uncertain entry of
+// it, and after a restart a retry of the call is told IN_PROGRESS until the
+// claim's lease expires, then (under --uncertain reconcile)
+// OUTCOME_UNCERTAIN: the tool is never run a second time.
 func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
