@@ -229,7 +229,7 @@ func ParsePassEnv(values []string) ([]string, error) {
 			if name, _, ok := strings.Cut(n, "="); ok {
 				n = name + "=…"
 			}
-			return nil, fmt.Errorf("%w: pass-env %q is not a variable name (a value belongs in the server's env)", ErrConfig, strings.ToValidUTF8(strings.ReplaceAll(n, "\x00", ""), "?"))
+			return nil, fmt.Errorf("%w: pass-env %q is not a variable name (a value belongs in the server's env)", ErrConfig, n)
 		}
 	}
 	return names, nil
@@ -294,16 +294,6 @@ func ParseURLSpec(spec string) (Server, error) {
 	return s, s.validate()
 }
 
-// FlagServers returns the servers of a command line's MCP flags, in this
-// order: each "--mcp" value in commands ([ParseCommandSpec]), each
-// "--mcp-url" value in urls ([ParseURLSpec]), and the servers of the
-// "--mcp-config" file config ([LoadConfig]; "" for none), each name once
-// ([checkServerNames]). An error of a value names its flag; every error
-// wraps [ErrConfig].
-func FlagServers(commands, urls []string, config string) ([]Server, error) {
-	return Flags{Commands: commands, URLs: urls, Config: config}.Servers()
-}
-
 // Flags are a command line's MCP flags, as the toolgate CLI names them.
 type Flags struct {
 	// Commands are the "--mcp" values ([ParseCommandSpec]).
@@ -318,9 +308,12 @@ type Flags struct {
 	Config string
 }
 
-// Servers returns the servers of the flags, as [FlagServers] does, each
-// "--mcp" server with the PassEnv names. PassEnv without a "--mcp" server
-// is an [ErrConfig]: a "--mcp-config" server names its own "pass_env".
+// Servers returns the servers of the flags, in this order: each "--mcp"
+// value ([ParseCommandSpec]) with the PassEnv names, each "--mcp-url"
+// value ([ParseURLSpec]), and the servers of the "--mcp-config" file
+// ([LoadConfig]), each name once ([checkServerNames]). An error of a value
+// names its flag; every error wraps [ErrConfig]. PassEnv without a "--mcp"
+// server is one: a "--mcp-config" server names its own "pass_env".
 func (fl Flags) Servers() ([]Server, error) {
 	names, err := ParsePassEnv(fl.PassEnv)
 	if err != nil {

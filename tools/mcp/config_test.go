@@ -96,17 +96,17 @@ func TestFlagsPassEnv(t *testing.T) {
 	}
 }
 
-// TestFlagServers: the servers of --mcp, --mcp-url and --mcp-config come
+// TestFlagsServers: the servers of --mcp, --mcp-url and --mcp-config come
 // in that order, and a bad value's error names its flag.
-func TestFlagServers(t *testing.T) {
+func TestFlagsServers(t *testing.T) {
 	config := testenv.WriteFile(t, t.TempDir(), "servers.json", `{"servers":{"docs":{"url":"https://example.com/mcp"}}}`)
-	got, err := FlagServers([]string{"memory=npx -y @modelcontextprotocol/server-memory"}, []string{"search=http://127.0.0.1:8080/mcp"}, config)
+	got, err := Flags{Commands: []string{"memory=npx -y @modelcontextprotocol/server-memory"}, URLs: []string{"search=http://127.0.0.1:8080/mcp"}, Config: config}.Servers()
 	var names []string
 	for _, s := range got {
 		names = append(names, s.Name)
 	}
 	if want := []string{"memory", "search", "docs"}; err != nil || !slices.Equal(names, want) {
-		t.Errorf("FlagServers = %q, %v; want %q", names, err, want)
+		t.Errorf("Flags.Servers = %q, %v; want %q", names, err, want)
 	}
 	tests := []struct {
 		name, want     string
@@ -121,9 +121,9 @@ func TestFlagServers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := FlagServers(tc.commands, tc.urls, tc.config)
+			_, err := Flags{Commands: tc.commands, URLs: tc.urls, Config: tc.config}.Servers()
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("FlagServers error = %v, want ErrConfig naming %q", err, tc.want)
+				t.Errorf("Flags.Servers error = %v, want ErrConfig naming %q", err, tc.want)
 			}
 		})
 	}
@@ -309,7 +309,7 @@ func TestParsePassEnv(t *testing.T) {
 		{"commas and repeats", []string{"A, B", "C"}, []string{"A", "B", "C"}, ""},
 		{"a value", []string{"TOKEN=s3cret"}, nil, `"TOKEN=…" is not a variable name`},
 		{"empty between commas", []string{"A,,B"}, nil, `"" is not a variable name`},
-		{"NUL", []string{"A\x00B"}, nil, `"AB" is not a variable name`},
+		{"NUL", []string{"A\x00B"}, nil, `"A\x00B" is not a variable name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParsePassEnv(tc.values)
