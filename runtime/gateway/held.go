@@ -429,13 +429,13 @@ func (g *Gateway) auditRunning(ctx context.Context) {
 		}
 	}
 	h.runMu.Unlock()
-	// The shutdown's own time may be spent: each entry gets a bound of
-	// its own.
+	// The shutdown's own time may be spent: the entries get a bound of
+	// their own, one for all, so that a dead store cannot hold Close for
+	// a bound per running call.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordRetryMax)
+	defer cancel()
 	for _, f := range running {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordRetryMax)
-		err := g.store.AppendAudit(actx, g.runningEntry(f))
-		cancel()
-		if err != nil {
+		if err := g.store.AppendAudit(actx, g.runningEntry(f)); err != nil {
 			g.metrics.auditFailure()
 			g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
 		}
