@@ -236,16 +236,11 @@ func (l *Ledger) AllTransactions(ctx context.Context) ([]Transaction, error) {
 // [tools.NoEffect]; any other error leaves the outcome to be resolved by
 // retrying with the same key.
 func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cents) (Transaction, error) {
-	if key == "" {
-		return Transaction{}, tools.NoEffect(ErrNoKey)
+	r, err := TransferRequest(key, src, dst, amount)
+	if err != nil {
+		return Transaction{}, err
 	}
-	if amount <= 0 || amount > MaxCents {
-		return Transaction{}, tools.NoEffect(fmt.Errorf("%w: %s", ErrAmount, amount))
-	}
-	req := fmt.Sprintf("transfer %s %s %d", src, dst, amount)
-	return l.write(ctx, key, req, func(t Transaction) bool {
-		return t.Kind == KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
-	}, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
+	return l.write(ctx, key, r, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
 		if src == dst {
 			return Transaction{}, SameAccount(), nil
 		}
@@ -259,12 +254,11 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount Cent
 // unknown id is UNKNOWN_TRANSACTION, and the target may lack the funds
 // (INSUFFICIENT_FUNDS); all are [*tools.DomainError] values replayed per key.
 func (l *Ledger) Refund(ctx context.Context, key, txID string) (Transaction, error) {
-	if key == "" {
-		return Transaction{}, tools.NoEffect(ErrNoKey)
+	r, err := RefundRequest(key, txID)
+	if err != nil {
+		return Transaction{}, err
 	}
-	return l.write(ctx, key, "refund "+txID, func(t Transaction) bool {
-		return t.Kind == KindRefund && t.RefundOf == txID
-	}, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
+	return l.write(ctx, key, r, func(ctx context.Context, tx *sqliteutil.Tx) (Transaction, *tools.DomainError, error) {
 		orig, found, err := txByID(ctx, tx, txID)
 		if err != nil {
 			return Transaction{}, nil, err
@@ -300,19 +294,18 @@ func (l *Ledger) TransactionByKey(ctx context.Context, key string) (Transaction,
 	return ts[0], true, nil
 }
 
-// write runs one keyed write in the writer's transaction: a key seen before
-// answers with what it committed (replay; same checks the stored
-// transaction against this request); otherwise apply runs (with the
-// writer's context) and its transaction or its refusal is committed with
-// the key.
-func (l *Ledger) write(ctx context.Context, key, req string, same func(Transaction) bool,
+// write runs one keyed write of r in the writer's transaction: a key seen
+// before answers with what it committed (replay); otherwise apply runs
+// (with the writer's context) and its transaction or its refusal is
+// committed with the key.
+func (l *Ledger) write(ctx context.Context, key string, r Request,
 	apply func(context.Context, *sqliteutil.Tx) (Transaction, *tools.DomainError, error)) (Transaction, error) {
 	var out Transaction
 	var refusal error
 	err := l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		var done bool
 		var err error
-		out, refusal, done, err = l.replay(ctx, tx, key, req, same)
+		out, refusal, done, err = l.replay(ctx, tx, key, r)
 		if err != nil || done {
 			return err
 		}
@@ -321,7 +314,7 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(Transacti
 			return err
 		}
 		refusal = de
-		return l.decline(ctx, tx, key, req, de)
+		return l.decline(ctx, tx, key, r.Text, de)
 	})
 	if err != nil {
 		return Transaction{}, wrapWrite(err)
@@ -329,9 +322,9 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(Transacti
 	return out, refusal
 }
 
-// replay answers a key seen before: the transaction it committed, or the
-// refusal it recorded. same checks the stored transaction against this request.
-func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key, req string, same func(Transaction) bool) (Transaction, error, bool, error) {
+// replay answers a key seen before, if r is the request it was first
+// written with: the transaction it committed, or the refusal it recorded.
+func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key string, r Request) (Transaction, error, bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+TxColumns+` FROM transactions WHERE idempotency_key = ?`, key)
 	if err != nil {
 		return Transaction{}, nil, false, err
@@ -341,7 +334,7 @@ func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key, req string,
 		return Transaction{}, nil, false, err
 	}
 	if len(ts) > 0 {
-		if !same(ts[0]) {
+		if !r.Same(ts[0]) {
 			return Transaction{}, nil, false, ErrKeyReuse
 		}
 		return ts[0], nil, true, nil
@@ -354,7 +347,7 @@ func (l *Ledger) replay(ctx context.Context, tx *sqliteutil.Tx, key, req string,
 	if err != nil {
 		return Transaction{}, nil, false, err
 	}
-	if storedReq != req {
+	if storedReq != r.Text {
 		return Transaction{}, nil, false, ErrKeyReuse
 	}
 	return Transaction{}, &tools.DomainError{Code: code, Message: msg}, true, nil
@@ -412,6 +405,43 @@ func wrapWrite(err error) error {
 		return tools.NoEffect(err)
 	}
 	return fmt.Errorf("ledger: %w", err)
+}
+
+// A Request is what a keyed write binds its key to: Text, recorded with a
+// refusal, and Same, which a transaction committed under the key must
+// satisfy. The key sent again with another request is [ErrKeyReuse].
+// Every backend of the ledger builds its writes' requests with
+// [TransferRequest] and [RefundRequest], so that a key stands for the same
+// request whatever the store.
+type Request struct {
+	Text string
+	Same func(Transaction) bool
+}
+
+// TransferRequest checks a transfer's key and amount and returns its
+// [Request]. Its errors, [ErrNoKey] and [ErrAmount], come wrapped in
+// [tools.NoEffect]: nothing was written.
+func TransferRequest(key, src, dst string, amount Cents) (Request, error) {
+	if key == "" {
+		return Request{}, tools.NoEffect(ErrNoKey)
+	}
+	if amount <= 0 || amount > MaxCents {
+		return Request{}, tools.NoEffect(fmt.Errorf("%w: %s", ErrAmount, amount))
+	}
+	return Request{Text: fmt.Sprintf("transfer %s %s %d", src, dst, amount), Same: func(t Transaction) bool {
+		return t.Kind == KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
+	}}, nil
+}
+
+// RefundRequest checks a refund's key and returns its [Request]. Its
+// error, [ErrNoKey], comes wrapped in [tools.NoEffect].
+func RefundRequest(key, txID string) (Request, error) {
+	if key == "" {
+		return Request{}, tools.NoEffect(ErrNoKey)
+	}
+	return Request{Text: "refund " + txID, Same: func(t Transaction) bool {
+		return t.Kind == KindRefund && t.RefundOf == txID
+	}}, nil
 }
 
 // The domain errors of the ledger's refusals; every backend of the ledger

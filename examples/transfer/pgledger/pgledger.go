@@ -201,16 +201,11 @@ func (l *Ledger) query(ctx context.Context, q querier, sql string, args ...any) 
 // Transfer moves amount from src to dst, once per key, as package ledger's
 // Transfer does.
 func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount ledger.Cents) (ledger.Transaction, error) {
-	if key == "" {
-		return ledger.Transaction{}, tools.NoEffect(ledger.ErrNoKey)
+	r, err := ledger.TransferRequest(key, src, dst, amount)
+	if err != nil {
+		return ledger.Transaction{}, err
 	}
-	if amount <= 0 || amount > ledger.MaxCents {
-		return ledger.Transaction{}, tools.NoEffect(fmt.Errorf("%w: %s", ledger.ErrAmount, amount))
-	}
-	req := fmt.Sprintf("transfer %s %s %d", src, dst, amount)
-	return l.write(ctx, key, req, func(t ledger.Transaction) bool {
-		return t.Kind == ledger.KindTransfer && t.Source == src && t.Target == dst && t.Amount == amount
-	}, func(tx pgx.Tx) (ledger.Transaction, *tools.DomainError, error) {
+	return l.write(ctx, key, r, func(tx pgx.Tx) (ledger.Transaction, *tools.DomainError, error) {
 		if src == dst {
 			return ledger.Transaction{}, ledger.SameAccount(), nil
 		}
@@ -221,12 +216,11 @@ func (l *Ledger) Transfer(ctx context.Context, key, src, dst string, amount ledg
 // Refund reverses the whole transfer txID, once per key, as package
 // ledger's Refund does.
 func (l *Ledger) Refund(ctx context.Context, key, txID string) (ledger.Transaction, error) {
-	if key == "" {
-		return ledger.Transaction{}, tools.NoEffect(ledger.ErrNoKey)
+	r, err := ledger.RefundRequest(key, txID)
+	if err != nil {
+		return ledger.Transaction{}, err
 	}
-	return l.write(ctx, key, "refund "+txID, func(t ledger.Transaction) bool {
-		return t.Kind == ledger.KindRefund && t.RefundOf == txID
-	}, func(tx pgx.Tx) (ledger.Transaction, *tools.DomainError, error) {
+	return l.write(ctx, key, r, func(tx pgx.Tx) (ledger.Transaction, *tools.DomainError, error) {
 		orig, err := l.query(ctx, tx, `SELECT `+ledger.TxColumns+` FROM transactions WHERE id = $1`, txID)
 		if err != nil {
 			return ledger.Transaction{}, nil, err
@@ -254,11 +248,11 @@ func (l *Ledger) Refund(ctx context.Context, key, txID string) (ledger.Transacti
 	})
 }
 
-// write runs one keyed write: under the key's advisory lock, a key seen
-// before answers with what it committed (same checks the stored transaction
-// against this request); otherwise apply runs and its transaction or its
+// write runs one keyed write of r: under the key's advisory lock, a key
+// seen before answers with what it committed, if r is the request it was
+// first written with; otherwise apply runs and its transaction or its
 // refusal is committed with the key.
-func (l *Ledger) write(ctx context.Context, key, req string, same func(ledger.Transaction) bool,
+func (l *Ledger) write(ctx context.Context, key string, r ledger.Request,
 	apply func(pgx.Tx) (ledger.Transaction, *tools.DomainError, error)) (ledger.Transaction, error) {
 	var out ledger.Transaction
 	var refusal *tools.DomainError
@@ -272,7 +266,7 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(ledger.Tr
 			return err
 		}
 		if len(prior) > 0 {
-			if !same(prior[0]) {
+			if !r.Same(prior[0]) {
 				return ledger.ErrKeyReuse
 			}
 			out = prior[0]
@@ -281,7 +275,7 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(ledger.Tr
 		var storedReq, code, msg string
 		err = tx.QueryRow(ctx, `SELECT request, code, message FROM declines WHERE idempotency_key = $1`, key).Scan(&storedReq, &code, &msg)
 		if err == nil {
-			if storedReq != req {
+			if storedReq != r.Text {
 				return ledger.ErrKeyReuse
 			}
 			refusal = &tools.DomainError{Code: code, Message: msg}
@@ -295,7 +289,7 @@ func (l *Ledger) write(ctx context.Context, key, req string, same func(ledger.Tr
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO declines(idempotency_key, request, code, message, created_ms) VALUES ($1, $2, $3, $4, $5)`,
-			key, req, refusal.Code, refusal.Message, l.now().UnixMilli())
+			key, r.Text, refusal.Code, refusal.Message, l.now().UnixMilli())
 		return err
 	})
 	if err != nil {
