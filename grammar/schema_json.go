@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/internal/jsonsyntax"
 )
 
@@ -514,37 +515,18 @@ func (d *jsonDecoder) hex4() (rune, bool) {
 	return r, ok
 }
 
-// writeJSONString appends the canonical JSON form of s: `"` and `\` and
-// the control characters escaped (\b \f \n \r \t, else \u00xx), every other
-// code point raw. It is the form the string grammars of this package
-// produce for literal text (enum and const values, property names).
+// writeJSONString appends the canonical JSON form of s, RFC 8785's
+// ([jcs.AppendString]): `"` and `\` and the control characters escaped
+// (\b \f \n \r \t, else \u00xx), every other code point raw, and each
+// byte of s that is not valid UTF-8 as U+FFFD. It is the form the string
+// grammars of this package produce for literal text (enum and const
+// values, property names).
 func writeJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
+	if !utf8.ValidString(s) {
+		s = validString([]byte(s))
 	}
-	b.WriteByte('"')
+	var buf [64]byte
+	b.Write(jcs.AppendString(buf[:0], s))
 }
 
 // canonicalJSON is the compact serialization of v with object keys in v's
