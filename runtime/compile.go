@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,7 +78,7 @@ func (a *Agent) compile(ts []*tools.Tool, nm names, findTools, requireCall bool)
 	if len(c.excluded) > 0 {
 		kept := c.specs[:0]
 		for _, s := range c.specs {
-			if t, ok := byName[s.Name]; !ok || !contains(c.excluded, t.ID) {
+			if t, ok := byName[s.Name]; !ok || !slices.Contains(c.excluded, t.ID) {
 				kept = append(kept, s)
 			}
 		}
@@ -160,13 +161,4 @@ func description(t *tools.Tool) string {
 		return t.Description
 	}
 	return t.Card.Summary
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

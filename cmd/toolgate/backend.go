@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -116,13 +117,13 @@ func modelBackend(m modelFlags, scripted llm.Backend) (llm.Backend, llm.Mode, er
 	case "scripted":
 		return scripted, llm.ModeEnvelope, nil
 	case "ollama":
-		b, err := ollama.New(orDefault(model, "llama3.2"), nil)
+		b, err := ollama.New(cmp.Or(model, "llama3.2"), nil)
 		return b, llm.ModeEnvelope, err
 	case "openai":
 		if os.Getenv("OPENAI_API_KEY") == "" && os.Getenv("OPENAI_BASE_URL") == "" {
 			return nil, 0, fmt.Errorf("--backend openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
 		}
-		b, err := openai.New(orDefault(model, "gpt-4o-mini"), nil)
+		b, err := openai.New(cmp.Or(model, "gpt-4o-mini"), nil)
 		return b, llm.ModeNative, err
 	case "local":
 		if model == "" {
@@ -135,13 +136,6 @@ func modelBackend(m modelFlags, scripted llm.Backend) (llm.Backend, llm.Mode, er
 		return b, llm.ModeEnvelope, nil
 	}
 	return nil, 0, fmt.Errorf("unknown --backend %q (want scripted, ollama, openai or local)", backend)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // cardStandIn is --backend scripted for cards suggest: it answers each

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // MaxStacks bounds the number of live parse stacks a [Matcher] keeps. A byte
@@ -302,7 +303,7 @@ func (m *Matcher) internSet() int32 {
 	i := h & mask
 	for ; m.stable[i] >= 0; i = (i + 1) & mask {
 		set := &m.sets[m.stable[i]]
-		if int(set.n) == len(stacks) && equalInt32(m.pool[set.start:set.start+set.n], stacks) {
+		if slices.Equal(m.pool[set.start:set.start+set.n], stacks) {
 			return m.stable[i]
 		}
 	}
@@ -371,15 +372,6 @@ func sortInt32(a []int32) {
 			a[j], a[j-1] = a[j-1], a[j]
 		}
 	}
-}
-
-func equalInt32(a, b []int32) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (m *Matcher) stacksOf(set int32) []int32 {

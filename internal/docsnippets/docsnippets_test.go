@@ -72,21 +72,8 @@ func contains(have, want []string) bool {
 	if len(want) == 0 {
 		return true
 	}
-	for i := 0; i+len(want) <= len(have); i++ {
-		if have[i] == want[0] && equal(have[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
-}
-
-func equal(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	// Lines hold no newline: a run of them is a substring between newlines.
+	return strings.Contains("\n"+strings.Join(have, "\n")+"\n", "\n"+strings.Join(want, "\n")+"\n")
 }
 
 // root is the repository root: the nearest parent holding go.mod and README.md.

@@ -76,7 +76,7 @@ func TestImportMemoryServer(t *testing.T) {
 		if tl.Namespace() != "memory" {
 			t.Errorf("tool %s not in namespace memory", tl.ID)
 		}
-		if !containsString(tl.Card.Scopes, "memory:write") {
+		if !slices.Contains(tl.Card.Scopes, "memory:write") {
 			t.Errorf("tool %s scopes = %v, want the server's memory:write", tl.ID, tl.Card.Scopes)
 		}
 		if tl.Card.Summary == "" || tl.InputSchema == nil || tl.Handler == nil {
@@ -295,15 +295,6 @@ func TestConnectErrorQuotesStderr(t *testing.T) {
 			}
 		})
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // recordedServer connects to server-memory started through a shell that

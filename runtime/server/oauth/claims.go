@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -50,7 +51,7 @@ const MaxClaimBytes = 256
 func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) {
 	var p tools.Principal
 	var err error
-	if p.ID, err = stringClaim(claims, "principal", or(m.Principal, "sub")); err != nil {
+	if p.ID, err = stringClaim(claims, "principal", cmp.Or(m.Principal, "sub")); err != nil {
 		return tools.Principal{}, err
 	}
 	if p.Tenant, err = m.tenant(claims); err != nil {
@@ -81,7 +82,7 @@ func (m ClaimMapping) principal(claims map[string]any) (tools.Principal, error) 
 // issuer serving several tenants must not let a token issued for one of
 // them into a deployment fixed to another.
 func (m ClaimMapping) tenant(claims map[string]any) (string, error) {
-	name := or(m.Tenant, "tenant")
+	name := cmp.Or(m.Tenant, "tenant")
 	if m.FixedTenant == "" {
 		return stringClaim(claims, "tenant", name)
 	}
@@ -219,11 +220,4 @@ func nearMiss(claim, what string, got []string, want string) string {
 		}
 	}
 	return claim + " is another " + what + expected
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
