@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/examples/transfer/finance"
 	"github.com/toolgate/toolgate/examples/transfer/ledger"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -125,7 +126,7 @@ func teamDemo(ctx context.Context, dir string, out io.Writer) error {
 				case e.Err != nil:
 					fmt.Fprintf(out, "  [%s] %s -> refused: %v\n", who, e.Tool, e.Err)
 				default:
-					fmt.Fprintf(out, "  [%s] %s %s -> %s\n", who, e.Tool, e.Arguments, shorten(string(e.Result), 110))
+					fmt.Fprintf(out, "  [%s] %s %s -> %s\n", who, e.Tool, e.Arguments, textcut.Shorten(string(e.Result), 110))
 				}
 			}
 		}
@@ -190,11 +191,4 @@ func approvalReason(msg string) string {
 		return strings.TrimSuffix(msg[i+1:], ")")
 	}
 	return msg
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

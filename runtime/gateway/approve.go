@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate/internal/errorid"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -23,7 +24,7 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
 	e := store.AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
-		ApprovalID: truncate(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
+		ApprovalID: textcut.Prefix(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
 		e.Reason = "approval granted for " + a.Requester
@@ -54,7 +55,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + textcut.Prefix(id, 128)}
 	}
 	if err != nil {
 		return nil, g.storeFailure(ctx, "read the approval", err)
@@ -76,7 +77,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	case errors.Is(err, store.ErrApprovalState):
 		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
 	case errors.Is(err, store.ErrNotFound):
-		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + textcut.Prefix(id, 128)}
 	default:
 		return nil, g.storeFailure(ctx, "grant the approval", err)
 	}
@@ -92,7 +93,7 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + truncate(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + textcut.Prefix(id, 128)}
 	}
 	if err != nil {
 		return nil, g.storeFailure(ctx, "read the approval", err)

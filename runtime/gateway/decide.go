@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jsonsyntax"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -249,7 +250,7 @@ func decide(f *facts) next {
 				msg += " (the tool's definition changed since approval " + f.superseded + " was requested; that approval does not cover it)"
 			}
 			if f.call.Taint != "" {
-				msg += " (the conversation read untrusted output: " + truncate(f.call.Taint, 200) + ")"
+				msg += " (the conversation read untrusted output: " + textcut.Prefix(f.call.Taint, 200) + ")"
 			}
 			return answer(nil, &Error{Type: ConfirmationRequired, ApprovalID: f.created.ID, IdempotencyKey: key, Message: msg})
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
 	"github.com/toolgate/toolgate/internal/jsonschema"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -254,7 +255,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			}
 			f.fenced = &fenced
 		case actMarkUncertain:
-			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, truncate(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
+			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, textcut.Prefix(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
 			f.recordFailed = g.logRecordFailure(ctx, f, "marking a call uncertain", err)
 			if !f.recordFailed {
 				f.fenced = new(bool)
@@ -348,7 +349,7 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 	}
 	i, ok := snap.Lookup(call.Tool)
 	if !ok {
-		return nil, "unknown tool", "", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", truncate(call.Tool, 128))}
+		return nil, "unknown tool", "", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", textcut.Prefix(call.Tool, 128))}
 	}
 	t = snap.Tool(i)
 	if err := tools.Authorize(p, t); err != nil {
@@ -542,14 +543,14 @@ func numberProblem(n json.Number) string {
 	f, loss := jcs.ParseNumber(s)
 	switch {
 	case loss == jcs.LossOverflow:
-		return "number " + truncate(s, 40) + " is beyond the range of a double (about ±1.8e308); send it as a string"
+		return "number " + textcut.Prefix(s, 40) + " is beyond the range of a double (about ±1.8e308); send it as a string"
 	case loss == jcs.LossUnderflow:
-		return "number " + truncate(s, 40) + " is too close to zero for a double (it would read as 0); send it as a string"
+		return "number " + textcut.Prefix(s, 40) + " is too close to zero for a double (it would read as 0); send it as a string"
 	case loss == jcs.LossNone && f == math.Trunc(f) && math.Abs(f) > maxSafeInteger,
 		loss == jcs.LossDigits && f == math.Trunc(f) && math.Abs(f) >= maxSafeInteger:
 		return "integer beyond ±2^53 cannot be represented exactly; send it as a string"
 	case loss != jcs.LossNone:
-		return "number " + truncate(s, 40) + " has more significant digits than a double keeps (at most 15 are exact); send it rounded, or as a string"
+		return "number " + textcut.Prefix(s, 40) + " has more significant digits than a double keeps (at most 15 are exact); send it rounded, or as a string"
 	}
 	return ""
 }
@@ -652,7 +653,7 @@ func (g *Gateway) internal(ctx context.Context, f *facts, what string, err error
 		key = f.valid.key
 	}
 	g.log.LogAttrs(ctx, slog.LevelError, "gateway: store failure", slog.String("error_id", id),
-		slog.String("step", what), slog.String("tool", truncate(f.call.Tool, 128)), slog.String("error", err.Error()))
+		slog.String("step", what), slog.String("tool", textcut.Prefix(f.call.Tool, 128)), slog.String("error", err.Error()))
 	return &Error{Type: Internal, Retryable: true, IdempotencyKey: key, ErrorID: id,
 		Message: "the gateway could not " + what + "; nothing was acknowledged, retry the same call (error " + id + ")"}
 }
@@ -716,7 +717,7 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 	if !allowed {
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: call denied",
 			slog.String("tenant", call.Principal.Tenant), slog.String("principal", call.Principal.ID),
-			slog.String("tool", truncate(call.Tool, 128)), slog.String("reason", reason))
+			slog.String("tool", textcut.Prefix(call.Tool, 128)), slog.String("reason", reason))
 	}
 	if f.audited {
 		return
@@ -737,8 +738,8 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	}
 	e := store.AuditEntry{
 		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
-		Actor: truncate(call.Actor, 256), Taint: truncate(call.Taint, 512),
-		SessionID: truncate(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: truncate(call.Tool, 256),
+		Actor: textcut.Prefix(call.Actor, 256), Taint: textcut.Prefix(call.Taint, 512),
+		SessionID: textcut.Prefix(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: textcut.Prefix(call.Tool, 256),
 		Decision: decision, Reason: f.reason, Outcome: outcomeOf(res, gerr, f.noEffect()), Latency: latency,
 	}
 	if f.valid != nil {
@@ -754,9 +755,9 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	case gerr.Type == ValidationError:
 		// A violation's message may quote the value it refuses (a pattern
 		// mismatch does): the entry names where, never what.
-		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
+		e.Reason = textcut.Prefix(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
 	default:
-		e.Reason = truncate(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
+		e.Reason = textcut.Prefix(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
 	return e
 }
@@ -771,7 +772,7 @@ func violationPointers(gerr *Error) string {
 			ps = append(ps, "…")
 			break
 		}
-		ps = append(ps, truncate(cmp.Or(v.Pointer, "/"), 64))
+		ps = append(ps, textcut.Prefix(cmp.Or(v.Pointer, "/"), 64))
 	}
 	if len(ps) == 0 {
 		return ""
@@ -788,13 +789,6 @@ func (g *Gateway) limitFor(id string) store.RateLimit {
 
 func bucketName(p tools.Principal, tool string) string {
 	return p.Tenant + "\x00" + p.ID + "\x00" + tool
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 func ceilSecond(d time.Duration) time.Duration {

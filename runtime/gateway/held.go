@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -291,7 +292,7 @@ func (g *Gateway) hold(ctx context.Context, f *facts, slot store.Slot) {
 		e.op = opRelease
 	default:
 		e.op = opMarkUncertain
-		e.reason = truncate(f.ran.reason, 512)
+		e.reason = textcut.Prefix(f.ran.reason, 512)
 		e.expiresAt = f.ran.at.Add(g.opts.Retention)
 	}
 	e.bytes = heldBytes(e)
@@ -448,10 +449,10 @@ func (g *Gateway) runningEntry(f *facts) store.AuditEntry {
 	call := f.call
 	return store.AuditEntry{
 		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
-		Actor: truncate(call.Actor, 256), Taint: truncate(call.Taint, 512),
-		SessionID: truncate(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: truncate(call.Tool, 256),
+		Actor: textcut.Prefix(call.Actor, 256), Taint: textcut.Prefix(call.Taint, 512),
+		SessionID: textcut.Prefix(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: textcut.Prefix(call.Tool, 256),
 		Decision: store.DecisionAllow, Outcome: store.OutcomeUncertain, Key: f.valid.key,
-		Reason: truncate(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
+		Reason: textcut.Prefix(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
 			"(a later entry under the same key tells it; none if the process ended first)", 512),
 		Latency: g.clock.Now().Sub(f.start),
 	}

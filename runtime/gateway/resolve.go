@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -36,7 +37,7 @@ func (g *Gateway) Resolve(p tools.Principal, tool string) (string, *Error) {
 	if len(ids) > maxCandidates {
 		ids = ids[:maxCandidates]
 	}
-	msg := fmt.Sprintf("tool name %q is ambiguous: several tools have it; call one by its ID (yours: %s)", truncate(tool, 64), strings.Join(ids, ", "))
+	msg := fmt.Sprintf("tool name %q is ambiguous: several tools have it; call one by its ID (yours: %s)", textcut.Prefix(tool, 64), strings.Join(ids, ", "))
 	e := Invalid(Violation{Pointer: "/tool", Message: msg})
 	e.Message = msg
 	e.Candidates = ids

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -21,7 +22,7 @@ func (g *Gateway) startSpan(ctx context.Context, call Call) (context.Context, tr
 		tracing.OpExecuteTool.Attribute(), tracing.ToolType.String("function"),
 		tracing.ConversationID.String(call.SessionID), tracing.Step.Int(call.Step)))
 	if g.opts.TraceContent && span.IsRecording() {
-		span.SetAttributes(tracing.ToolArguments.String(clip(string(call.Arguments))))
+		span.SetAttributes(tracing.ToolArguments.String(textcut.Prefix(string(call.Arguments), maxTracedContent)))
 	}
 	return ctx, span
 }
@@ -48,14 +49,7 @@ func (g *Gateway) endSpan(span trace.Span, tool *tools.Tool, res *Result, gerr *
 	}
 	span.SetAttributes(tracing.Outcome.String(outcome), tracing.Cached.Bool(res.Cached), tracing.Attempts.Int(res.Attempts))
 	if g.opts.TraceContent {
-		span.SetAttributes(tracing.ToolResult.String(clip(string(res.Value))))
+		span.SetAttributes(tracing.ToolResult.String(textcut.Prefix(string(res.Value), maxTracedContent)))
 	}
 	span.End()
-}
-
-func clip(s string) string {
-	if len(s) > maxTracedContent {
-		return s[:maxTracedContent]
-	}
-	return s
 }

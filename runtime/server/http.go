@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
@@ -169,7 +170,7 @@ func NewHandler(g *gateway.Gateway, auth Authenticator, opts *HandlerOptions) ht
 		mux.HandleFunc("/metrics", route(h.metrics.ServeHTTP, nil))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &gateway.Error{Type: gateway.NotFound, Message: "no endpoint " + truncate(r.URL.Path, 128)})
+		writeError(w, &gateway.Error{Type: gateway.NotFound, Message: "no endpoint " + textcut.Prefix(r.URL.Path, 128)})
 	})
 	return h.recoverPanics(mux)
 }
@@ -284,7 +285,7 @@ func fields(obj map[string]any, allowed ...string) *gateway.Error {
 			if len(allowed) == 0 {
 				msg = "unknown member; the body must be empty or {}"
 			}
-			return invalidBody("/"+truncate(k, 64), msg)
+			return invalidBody("/"+textcut.Prefix(k, 64), msg)
 		}
 	}
 	return nil
@@ -497,7 +498,7 @@ func (h *httpHandler) asError(r *http.Request, what string, err error) *gateway.
 func (h *httpHandler) internal(r *http.Request, what string, cause any) *gateway.Error {
 	id := errorid.New()
 	h.log.LogAttrs(r.Context(), slog.LevelError, "gateway: "+what+" failed", slog.String("error_id", id),
-		slog.String("path", truncate(r.URL.Path, 128)), slog.Any("error", cause))
+		slog.String("path", textcut.Prefix(r.URL.Path, 128)), slog.Any("error", cause))
 	return &gateway.Error{Type: gateway.Internal, Retryable: true, ErrorID: id, Message: what + " failed (error " + id + ")"}
 }
 
@@ -574,14 +575,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(data, '\n'))
-}
-
-// truncate cuts s to at most n bytes, for an echo of client input.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // insufficientScope is the WWW-Authenticate challenge of a 403 that a

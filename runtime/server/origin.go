@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway"
 )
 
@@ -29,7 +30,7 @@ func OriginAllowed(origin, host string, allowed []string) bool {
 // ForbiddenOriginMessage is the message of a request refused for its
 // Origin.
 func ForbiddenOriginMessage(origin string) string {
-	return "forbidden: the Origin " + strings.ToValidUTF8(truncate(origin, 256), "\uFFFD") + " may not call this server (it is not the server's own origin)"
+	return "forbidden: the Origin " + strings.ToValidUTF8(textcut.Prefix(origin, 256), "\uFFFD") + " may not call this server (it is not the server's own origin)"
 }
 
 // CheckOrigin refuses, with 403 PERMISSION_DENIED in the contract's error

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -155,7 +156,7 @@ func (w *tokenWalker) file(f *TokenFile) error {
 	hasTokens := false
 	err := w.members("the file", false, func(name string) error {
 		if name != "tokens" {
-			return w.errorf("unknown member %q (want \"tokens\")", truncate(name, 64))
+			return w.errorf("unknown member %q (want \"tokens\")", textcut.Prefix(name, 64))
 		}
 		hasTokens = true
 		return w.members("\"tokens\"", true, func(bearer string) error {
@@ -233,7 +234,7 @@ func (w *tokenWalker) entry() (tools.Principal, error) {
 			}
 			p.Scopes = scopes
 		default:
-			return w.errorf("unknown member %q in a token entry (want principal, tenant, scopes)", truncate(name, 64))
+			return w.errorf("unknown member %q in a token entry (want principal, tenant, scopes)", textcut.Prefix(name, 64))
 		}
 		return nil
 	})

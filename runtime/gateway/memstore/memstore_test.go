@@ -21,6 +21,12 @@ func TestLostClaimReply(t *testing.T) {
 	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return memstore.New() })
 }
 
+// Text fields longer than an audit entry keeps are cut at a character's
+// start: every entry is appended, valid UTF-8, and its chain verifies.
+func TestLongText(t *testing.T) {
+	storetest.RunLongText(t, func(t *testing.T) store.Store { return memstore.New() })
+}
+
 // Through Gateway.Execute: three gateways over one in-memory store.
 func TestGatewaysShareOneStore(t *testing.T) {
 	st := memstore.New()

@@ -22,3 +22,9 @@ func TestConformance(t *testing.T) {
 func TestLostClaimReply(t *testing.T) {
 	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
 }
+
+// Text fields longer than an audit entry keeps are cut at a character's
+// start: every entry is appended, valid UTF-8, and its chain verifies.
+func TestLongText(t *testing.T) {
+	storetest.RunLongText(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
+}

@@ -65,6 +65,12 @@ func TestLostClaimReply(t *testing.T) {
 	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return open(t) })
 }
 
+// Text fields longer than an audit entry keeps are cut at a character's
+// start: every entry is appended, valid UTF-8, and its chain verifies.
+func TestLongText(t *testing.T) {
+	storetest.RunLongText(t, func(t *testing.T) store.Store { return open(t) })
+}
+
 // A Redis that loses its data (restarted without persistence) loses the
 // fencing counter too; tokens handed out afterwards must still exceed the
 // old ones, so an owner from before the loss cannot complete a new claim.

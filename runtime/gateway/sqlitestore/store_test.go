@@ -43,6 +43,12 @@ func TestLostClaimReply(t *testing.T) {
 	})
 }
 
+// Text fields longer than an audit entry keeps are cut at a character's
+// start: every entry is appended, valid UTF-8, and its chain verifies.
+func TestLongText(t *testing.T) {
+	storetest.RunLongText(t, func(t *testing.T) store.Store { return open(t, filepath.Join(t.TempDir(), "gateway.db")) })
+}
+
 func TestReopenKeepsState(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gateway.db")

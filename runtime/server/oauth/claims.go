@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -208,7 +209,7 @@ func audience(claims map[string]any) ([]string, bool) {
 // it may be logged: the configured value is no secret (the resource
 // metadata publishes both).
 func nearMiss(claim, what string, got []string, want string) string {
-	expected := " (expected " + truncate(want, 128) + ")"
+	expected := " (expected " + textcut.Shorten(want, 128) + ")"
 	for _, g := range got {
 		switch {
 		case g == want+"/":

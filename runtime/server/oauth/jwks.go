@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+
+	"github.com/toolgate/toolgate/internal/textcut"
 )
 
 // ErrKeySet wraps every error reading a JSON Web Key Set.
@@ -61,7 +63,7 @@ type skippedKey struct {
 }
 
 func (s skippedKey) String() string {
-	return fmt.Sprintf("key %d (kid %q): %s", s.index, truncate(s.kid, 64), s.why)
+	return fmt.Sprintf("key %d (kid %q): %s", s.index, textcut.Shorten(s.kid, 64), s.why)
 }
 
 // parseKeySet parses a JWK Set and returns the keys that can verify one of
@@ -139,7 +141,7 @@ func dropAmbiguous(keys []key) ([]key, []skippedKey) {
 		case !bad[s]:
 			bad[s] = true
 			skipped = append(skipped, skippedKey{index: k.index, kid: k.kid, defect: true,
-				why: fmt.Sprintf("another key of the set has kid %q for %s", truncate(k.kid, 64), k.alg)})
+				why: fmt.Sprintf("another key of the set has kid %q for %s", textcut.Shorten(k.kid, 64), k.alg)})
 		}
 	}
 	if len(bad) == 0 {
@@ -155,7 +157,7 @@ func dropAmbiguous(keys []key) ([]key, []skippedKey) {
 func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {
 	switch {
 	case j.Use != "" && j.Use != "sig":
-		return nil, fmt.Sprintf("use %q, not sig", truncate(j.Use, 32)), false
+		return nil, fmt.Sprintf("use %q, not sig", textcut.Shorten(j.Use, 32)), false
 	case j.Ops != nil && !slices.Contains(j.Ops, "verify"):
 		return nil, "key_ops without verify", false
 	case j.D != "":
@@ -189,7 +191,7 @@ func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {
 		k.pub = pub
 	case "EC":
 		if j.Crv != "P-256" {
-			return nil, fmt.Sprintf("curve %q is not P-256", truncate(j.Crv, 32)), false
+			return nil, fmt.Sprintf("curve %q is not P-256", textcut.Shorten(j.Crv, 32)), false
 		}
 		algs = []Algorithm{ES256}
 		x, errX := b64.DecodeString(j.X)
@@ -204,7 +206,7 @@ func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {
 		k.pub = pub
 	case "OKP":
 		if j.Crv != "Ed25519" {
-			return nil, fmt.Sprintf("curve %q is not Ed25519", truncate(j.Crv, 32)), false
+			return nil, fmt.Sprintf("curve %q is not Ed25519", textcut.Shorten(j.Crv, 32)), false
 		}
 		algs = []Algorithm{EdDSA, Ed25519}
 		x, err := b64.DecodeString(j.X)
@@ -213,12 +215,12 @@ func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {
 		}
 		k.pub = ed25519.PublicKey(x)
 	default:
-		return nil, fmt.Sprintf("key type %q is not RSA, EC or OKP", truncate(j.Kty, 32)), false
+		return nil, fmt.Sprintf("key type %q is not RSA, EC or OKP", textcut.Shorten(j.Kty, 32)), false
 	}
 	// A key that names its algorithm serves that one only.
 	if j.Alg != "" {
 		if !slices.Contains(algs, Algorithm(j.Alg)) {
-			return nil, fmt.Sprintf("alg %q is not accepted for a key of type %s", truncate(j.Alg, 32), j.Kty), false
+			return nil, fmt.Sprintf("alg %q is not accepted for a key of type %s", textcut.Shorten(j.Alg, 32), j.Kty), false
 		}
 		algs = []Algorithm{Algorithm(j.Alg)}
 	}
@@ -232,12 +234,4 @@ func (j *jwk) keys(allowed []Algorithm) (keys []key, why string, defect bool) {
 		return nil, fmt.Sprintf("serves %v, none of them accepted", algs), false
 	}
 	return keys, "", false
-}
-
-// truncate shortens s to at most n bytes for a message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

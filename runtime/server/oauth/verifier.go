@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -163,7 +164,7 @@ func New(opts *Options) (*Verifier, error) {
 		}
 		for _, a := range o.Algorithms {
 			if !slices.Contains(algorithms, a) {
-				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, PS256, ES256, EdDSA, Ed25519)", truncate(string(a), 32))
+				return nil, fmt.Errorf("oauth: Options.Algorithms: %q is not accepted (RS256, PS256, ES256, EdDSA, Ed25519)", textcut.Shorten(string(a), 32))
 			}
 		}
 		v.algs = slices.Clone(o.Algorithms)
@@ -227,13 +228,13 @@ func checkURL(s, field string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" && !strings.HasPrefix(field, "JWKSURL") {
-		return fmt.Errorf("oauth: Options.%s %q is not an absolute URL without query or fragment", field, truncate(s, 128))
+		return fmt.Errorf("oauth: Options.%s %q is not an absolute URL without query or fragment", field, textcut.Shorten(s, 128))
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && isLoopback(u.Hostname()):
 	default:
-		return fmt.Errorf("oauth: Options.%s %q must be https (http only on a loopback host)", field, truncate(s, 128))
+		return fmt.Errorf("oauth: Options.%s %q must be https (http only on a loopback host)", field, textcut.Shorten(s, 128))
 	}
 	return nil
 }
@@ -507,7 +508,7 @@ func (v *Verifier) logSkipped(skipped []skippedKey) {
 			level = slog.LevelWarn
 		}
 		v.log.Log(context.Background(), level, "oauth: key set key skipped", "issuer", v.opts.Issuer,
-			"key", s.index, "kid", truncate(s.kid, 64), "why", s.why)
+			"key", s.index, "kid", textcut.Shorten(s.kid, 64), "why", s.why)
 	}
 	v.skipped = seen
 }
@@ -546,7 +547,7 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 			continue
 		}
 		if doc.Issuer != iss {
-			return "", fmt.Errorf("oauth: %s names issuer %q, not %q", c, truncate(doc.Issuer, 128), iss)
+			return "", fmt.Errorf("oauth: %s names issuer %q, not %q", c, textcut.Shorten(doc.Issuer, 128), iss)
 		}
 		if err := checkURL(doc.JWKSURI, "JWKSURL (the discovered jwks_uri)"); err != nil {
 			return "", err

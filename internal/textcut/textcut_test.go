@@ -1,0 +1,64 @@
+package textcut_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/textcut"
+)
+
+func TestPrefix(t *testing.T) {
+	for _, c := range []struct {
+		name, s string
+		n       int
+		want    string
+	}{
+		{"short", "abc", 5, "abc"},
+		{"exact", "abc", 3, "abc"},
+		{"ascii", "abcdef", 4, "abcd"},
+		{"inside a two-byte character", "aé", 2, "a"},
+		{"after a two-byte character", "aéb", 3, "aé"},
+		{"inside a four-byte character", "a😀", 3, "a"},
+		{"inside the first character", "😀", 2, ""},
+		{"zero", "abc", 0, ""},
+		{"negative", "abc", -1, ""},
+		{"invalid bytes kept", "a\xff\xffb", 3, "a\xff\xff"},
+		{"continuation bytes only", "\x80\x80\x80\x80\x80\x80", 4, "\x80\x80\x80\x80"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := textcut.Prefix(c.s, c.n); got != c.want {
+				t.Errorf("Prefix(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+			}
+		})
+	}
+}
+
+func TestShorten(t *testing.T) {
+	if got := textcut.Shorten("abc", 3); got != "abc" {
+		t.Errorf("Shorten uncut = %q", got)
+	}
+	if got := textcut.Shorten("aéb", 2); got != "a…" {
+		t.Errorf("Shorten = %q, want %q", got, "a…")
+	}
+}
+
+// FuzzPrefix: the prefix is a prefix of at most n bytes, at most 3 short
+// of n, and valid UTF-8 whenever s is.
+func FuzzPrefix(f *testing.F) {
+	f.Add("aé😀b", 4)
+	f.Add(strings.Repeat("é", 10), 7)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n %= 64
+		p := textcut.Prefix(s, n)
+		if !strings.HasPrefix(s, p) || len(p) > max(n, 0) && len(p) != len(s) {
+			t.Fatalf("Prefix(%q, %d) = %q", s, n, p)
+		}
+		if len(s) > n && len(p) < max(n, 0)-(utf8.UTFMax-1) {
+			t.Fatalf("Prefix(%q, %d) = %q: backed off too far", s, n, p)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(p) {
+			t.Fatalf("Prefix(%q, %d) = %q: not valid UTF-8", s, n, p)
+		}
+	})
+}
