@@ -9,8 +9,8 @@ import (
 
 // TestCosinesSameSums checks that the dense re-scoring gives every card
 // exactly the float32 sum of a plain loop over the query's dimensions, in
-// order: for the default dimension row by row (cosinesFast, four cards
-// per pass, and the rest one by one) and column by column over the whole
+// order: for the default dimension row by row (cosinesFast, eight cards
+// a pass, then four, then one by one) and column by column over the whole
 // catalog (cosinesAll, with and without AVX2), and for another dimension.
 func TestCosinesSameSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
@@ -32,7 +32,7 @@ func TestCosinesSameSums(t *testing.T) {
 			}
 			hasAVX2 = tt.avx2
 			dim := tt.dim
-			for row, cards := range []int{1, 3, 4, 7, 150} {
+			for row, cards := range []int{1, 3, 4, 7, 8, 13, 150} {
 				t.Run(fmt.Sprint(row), func(t *testing.T) {
 					x := &Index{dim: dim, rows: make([]int8, cards*dim), scales: make([]float32, cards)}
 					for i := range x.rows {
