@@ -63,6 +63,7 @@ func sameIndex(t *testing.T, a, b *Index) {
 		{"tokens", a.tokens, b.tokens},
 		{"kinds", a.kinds, b.kinds},
 		{"widen", a.widen, b.widen},
+		{"suffixed", a.suffixed, b.suffixed},
 		{"keys", a.keys, b.keys},
 		{"companions", a.companions, b.companions},
 	}

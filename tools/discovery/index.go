@@ -156,6 +156,10 @@ type Index struct {
 	// to the terms its lexicon synonyms analyse to, and whether some
 	// tool's summary has it (buildWiden; plan widens such a word).
 	unnamed map[string]unnamedWord
+	// suffixed maps a stem to the terms cards use that are it with a
+	// nominal suffix added, a number plus one per suffix (buildSuffixed,
+	// derivedTerm).
+	suffixed map[string][len(nominalSuffixes)]uint32
 	// cognates finds the terms a Spanish or Polish word spells
 	// (cognate.go).
 	cognates cognateIndex
@@ -730,6 +734,7 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 	x.background = d.background
 	x.buildPostings(x.termStrings)
 	x.buildCognates()
+	x.buildSuffixed()
 	d.buildWiden(x)
 	x.buildAcceptors()
 	x.companions, x.companionsBuilt = jobs.companions, d.companions
@@ -740,7 +745,8 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		}
 		x.stats.Postings += len(p)
 	}
-	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48
+	x.stats.Bytes = x.stats.Postings*int(unsafe.Sizeof(posting{})) + len(x.rows) + len(x.cols) + 4*len(x.scales) + len(x.terms)*48 +
+		len(x.suffixed)*56
 	for _, dc := range x.docs {
 		x.stats.Bytes += dc.termBytes() + int(unsafe.Sizeof(*dc))
 	}

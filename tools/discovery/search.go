@@ -115,8 +115,9 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			if len(t) < minDerivedBase || x.uses(t) {
 				continue
 			}
-			for _, suf := range nominalSuffixes {
-				if id, ok := x.derivedTerm(t, suf); ok {
+			plus := x.suffixed[t]
+			for k := range nominalSuffixes {
+				if id, ok := x.derivedTerm(t, k, plus[k]); ok {
 					addID(id, w)
 				}
 			}

@@ -543,18 +543,40 @@ var nominalSuffixes = [...]string{"ment", "er", "or", "al", "ion"}
 // suffix, and the shortest base left when one is cut.
 const minDerivedBase = 3
 
-// derivedTerm returns the term of x that is t with the suffix suf added,
-// or t without it, if some card uses it.
-func (x *Index) derivedTerm(t, suf string) (uint32, bool) {
-	if id, ok := x.terms[t+suf]; ok && len(x.postings[id]) > 0 {
-		return id, true
+// derivedTerm returns the term of x that is t with the k-th of
+// nominalSuffixes added, or t without it, if some card uses it. plus is
+// x.suffixed[t][k]: the number plus one of the term with the suffix added,
+// 0 when no card uses it, so that a word looks its derived terms up once
+// rather than once per suffix.
+func (x *Index) derivedTerm(t string, k int, plus uint32) (uint32, bool) {
+	if plus != 0 {
+		return plus - 1, true
 	}
-	if base, ok := strings.CutSuffix(t, suf); ok && len(base) >= minDerivedBase {
+	if base, ok := strings.CutSuffix(t, nominalSuffixes[k]); ok && len(base) >= minDerivedBase {
 		if id, ok := x.terms[base]; ok && len(x.postings[id]) > 0 {
 			return id, true
 		}
 	}
 	return 0, false
+}
+
+// buildSuffixed fills x.suffixed: for each term some card uses that ends
+// in one of nominalSuffixes after at least minDerivedBase bytes, its
+// number plus one under the rest, at the suffix's place.
+func (x *Index) buildSuffixed() {
+	x.suffixed = map[string][len(nominalSuffixes)]uint32{}
+	for t, id := range x.terms {
+		if len(x.postings[id]) == 0 {
+			continue
+		}
+		for k, suf := range nominalSuffixes {
+			if base, ok := strings.CutSuffix(t, suf); ok && len(base) >= minDerivedBase {
+				plus := x.suffixed[base]
+				plus[k] = id + 1
+				x.suffixed[base] = plus
+			}
+		}
+	}
 }
 
 // lemmaWords appends to dst the lemmas of the irregular English forms among

@@ -482,3 +482,54 @@ func TestShowListAsksList(t *testing.T) {
 		})
 	}
 }
+
+// TestDerivedTermSuffixed checks derivedTerm, which reads the terms with a
+// suffix added from x.suffixed, against looking each word plus each
+// suffix up in the terms: the same term for every word of the cards,
+// every word with each suffix added or cut, and words no card has.
+func TestDerivedTermSuffixed(t *testing.T) {
+	_, x := indexed(t, nil,
+		tools.Tool{ID: "t/pay", Description: "Record a payment for the sender's order and pay the seller", Card: tools.Card{Name: "pay"}},
+		tools.Tool{ID: "t/edit_rental", Description: "Open the editor to edit an action, or act on a rental", Card: tools.Card{Name: "edit_rental"}},
+		tools.Tool{ID: "t/ship", Description: "Track a shipment; a shipper's arrival", Card: tools.Card{Name: "ship"}})
+	lookedUp := func(w, suf string) (uint32, bool) {
+		if id, ok := x.terms[w+suf]; ok && len(x.postings[id]) > 0 {
+			return id, true
+		}
+		if base, ok := strings.CutSuffix(w, suf); ok && len(base) >= minDerivedBase {
+			if id, ok := x.terms[base]; ok && len(x.postings[id]) > 0 {
+				return id, true
+			}
+		}
+		return 0, false
+	}
+	words := []string{"pear", "zzz", "ren", "shipp"}
+	for w := range x.terms {
+		words = append(words, w)
+		for _, suf := range nominalSuffixes {
+			words = append(words, w+suf)
+			if base, ok := strings.CutSuffix(w, suf); ok {
+				words = append(words, base)
+			}
+		}
+	}
+	found := 0
+	for _, w := range words {
+		plus := x.suffixed[w]
+		for k, suf := range nominalSuffixes {
+			t.Run(w+"+"+suf, func(t *testing.T) {
+				id, ok := x.derivedTerm(w, k, plus[k])
+				wantID, wantOK := lookedUp(w, suf)
+				if id != wantID || ok != wantOK {
+					t.Errorf("derivedTerm(%q, %q) = %d, %v, want %d, %v", w, suf, id, ok, wantID, wantOK)
+				}
+				if ok {
+					found++
+				}
+			})
+		}
+	}
+	if found == 0 {
+		t.Error("no word has a derived term: the catalog tests nothing")
+	}
+}
