@@ -23,8 +23,9 @@ import (
 func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
-	e := store.AuditEntry{Time: now, Tenant: approver.Tenant, Principal: approver.ID, Tool: "approval",
-		ApprovalID: textcut.Prefix(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
+	e := store.AuditEntry{Time: now, Tenant: auditText(approver.Tenant, len(approver.Tenant)),
+		Principal: auditText(approver.ID, len(approver.ID)), Tool: "approval",
+		ApprovalID: auditText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
 		e.Reason = "approval granted for " + a.Requester

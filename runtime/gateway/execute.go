@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/internal/jcs"
@@ -347,6 +348,12 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 		return nil, "no authenticated principal", "unauthenticated",
 			&Error{Type: Unauthenticated, Message: "the call has no authenticated principal"}
 	}
+	if !utf8.ValidString(p.ID) || !utf8.ValidString(p.Tenant) {
+		// No authenticator gives such an identity, and no store could key
+		// a record by it.
+		return nil, "principal not valid UTF-8", "unauthenticated",
+			&Error{Type: Unauthenticated, Message: "the call's principal is not valid UTF-8"}
+	}
 	i, ok := snap.Lookup(call.Tool)
 	if !ok {
 		return nil, "unknown tool", "", &Error{Type: UnknownTool, Message: fmt.Sprintf("no tool %q", textcut.Prefix(call.Tool, 128))}
@@ -410,6 +417,9 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 		return nil, Invalid(Violation{Pointer: "", Message: "session_id must not be empty"})
 	case len(call.SessionID) > maxSessionIDBytes:
 		return nil, Invalid(Violation{Pointer: "", Message: fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes)})
+	case !utf8.ValidString(call.SessionID):
+		// It is part of the key and of the record a store keeps.
+		return nil, Invalid(Violation{Pointer: "", Message: "session_id is not valid UTF-8"})
 	case call.Step < 0:
 		return nil, Invalid(Violation{Pointer: "", Message: "step must not be negative"})
 	}
@@ -728,19 +738,33 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 	}
 }
 
+// callEntry is the part of an audit entry that comes from the call: its
+// time, who made it and where, each text as [auditText] keeps it.
+func callEntry(f *facts) store.AuditEntry {
+	call := f.call
+	return store.AuditEntry{
+		Time: f.start, Tenant: auditText(call.Principal.Tenant, len(call.Principal.Tenant)),
+		Principal: auditText(call.Principal.ID, len(call.Principal.ID)),
+		Actor:     auditText(call.Actor, 256), Taint: auditText(call.Taint, 512),
+		SessionID: auditText(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: auditText(call.Tool, 256),
+	}
+}
+
+// auditText is s as an audit entry keeps it: valid UTF-8, each invalid
+// byte sequence replaced by U+FFFD (a store may refuse invalid UTF-8, as
+// PostgreSQL's text columns do, and JSON would change it on export), cut
+// to at most n bytes at a character's start.
+func auditText(s string, n int) string {
+	return textcut.Prefix(strings.ToValidUTF8(s, "\uFFFD"), n)
+}
+
 // auditEntry is the audit log's line for a call answered with res or
 // gerr; allowed is the authorization decision, f.reason its reason.
 func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, latency time.Duration) store.AuditEntry {
-	call := f.call
-	decision := store.DecisionAllow
+	e := callEntry(f)
+	e.Decision, e.Reason, e.Outcome, e.Latency = store.DecisionAllow, auditText(f.reason, 512), outcomeOf(res, gerr, f.noEffect()), latency
 	if !allowed {
-		decision = store.DecisionDeny
-	}
-	e := store.AuditEntry{
-		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
-		Actor: textcut.Prefix(call.Actor, 256), Taint: textcut.Prefix(call.Taint, 512),
-		SessionID: textcut.Prefix(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: textcut.Prefix(call.Tool, 256),
-		Decision: decision, Reason: f.reason, Outcome: outcomeOf(res, gerr, f.noEffect()), Latency: latency,
+		e.Decision = store.DecisionDeny
 	}
 	if f.valid != nil {
 		e.Key = f.valid.key
@@ -755,9 +779,9 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	case gerr.Type == ValidationError:
 		// A violation's message may quote the value it refuses (a pattern
 		// mismatch does): the entry names where, never what.
-		e.Reason = textcut.Prefix(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
+		e.Reason = auditText(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
 	default:
-		e.Reason = textcut.Prefix(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
+		e.Reason = auditText(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
 	return e
 }

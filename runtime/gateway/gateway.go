@@ -21,9 +21,11 @@ import (
 // Call is one tool call as a model or a raw client sent it, with the
 // principal the transport authenticated.
 type Call struct {
-	// Principal is who calls; an empty ID or Tenant is UNAUTHENTICATED.
+	// Principal is who calls; an empty ID or Tenant, or one that is not
+	// valid UTF-8, is UNAUTHENTICATED.
 	Principal tools.Principal
-	// SessionID names the conversation; it must not be empty. Sessions are
+	// SessionID names the conversation; it must not be empty, and must be
+	// valid UTF-8 of at most 256 bytes (else VALIDATION_ERROR). Sessions are
 	// namespaced by tenant: two tenants' equal session IDs never meet.
 	SessionID string
 	// Step numbers the model's step within the session (0 or more). One
@@ -35,7 +37,8 @@ type Call struct {
 	// Actor names the agent acting for [Call.Principal] (a worker of a
 	// router–worker setup); empty means the principal itself. It is
 	// audited beside the principal; authorization is always the
-	// principal's (a worker narrows it before calling).
+	// principal's (a worker narrows it before calling). The audit keeps
+	// at most 256 bytes of it, and U+FFFD for bytes that are not UTF-8.
 	Actor string
 	// Taint, when not empty, says the conversation has read untrusted tool
 	// output (which tool, which step). A tool that is not Card.ReadOnly then

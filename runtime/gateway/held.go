@@ -446,14 +446,10 @@ func (g *Gateway) auditRunning(ctx context.Context) {
 // runningEntry is the audit entry of a call whose handler was running
 // when the gateway closed.
 func (g *Gateway) runningEntry(f *facts) store.AuditEntry {
-	call := f.call
-	return store.AuditEntry{
-		Time: f.start, Tenant: call.Principal.Tenant, Principal: call.Principal.ID,
-		Actor: textcut.Prefix(call.Actor, 256), Taint: textcut.Prefix(call.Taint, 512),
-		SessionID: textcut.Prefix(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: textcut.Prefix(call.Tool, 256),
-		Decision: store.DecisionAllow, Outcome: store.OutcomeUncertain, Key: f.valid.key,
-		Reason: textcut.Prefix(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
-			"(a later entry under the same key tells it; none if the process ended first)", 512),
-		Latency: g.clock.Now().Sub(f.start),
-	}
+	e := callEntry(f)
+	e.Decision, e.Outcome, e.Key = store.DecisionAllow, store.OutcomeUncertain, f.valid.key
+	e.Reason = auditText(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
+		"(a later entry under the same key tells it; none if the process ended first)", 512)
+	e.Latency = g.clock.Now().Sub(f.start)
+	return e
 }

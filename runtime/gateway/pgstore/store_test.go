@@ -23,8 +23,9 @@ func TestLostClaimReply(t *testing.T) {
 	storetest.RunLostClaimReply(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
 }
 
-// Text fields longer than an audit entry keeps are cut at a character's
-// start: every entry is appended, valid UTF-8, and its chain verifies.
-func TestLongText(t *testing.T) {
-	storetest.RunLongText(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
+// Text an audit entry cannot keep as it is (too long, not UTF-8) is cut
+// at a character's start or replaced: every call gets its entry, valid
+// UTF-8, and the chain verifies.
+func TestAuditText(t *testing.T) {
+	storetest.RunAuditText(t, func(t *testing.T) store.Store { return handles(t, 1)[0] })
 }

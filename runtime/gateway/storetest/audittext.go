@@ -1,0 +1,90 @@
+package storetest
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/auditexport"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
+	"github.com/toolgate/toolgate/runtime/internal/gatewaytest"
+)
+
+// RunAuditText checks, through [gateway.Gateway.Execute] on a store
+// newStore opens, calls whose text the audit entry cannot keep as it is:
+// a tool name, a session, an actor and a taint of 600 bytes of "é" (longer
+// than an entry keeps), and a tool, actor, session and principal with a
+// byte that is not UTF-8. The gateway cuts text at a character's start
+// and writes U+FFFD for invalid bytes, so every call gets its entry
+// (PostgreSQL refuses invalid UTF-8 in a text column), every entry is
+// valid UTF-8, and the chain verifies both in the store and as exported
+// (JSON would turn half a character into U+FFFD). A session or principal
+// that is not UTF-8 is refused as the caller's error, never as the
+// store's: they are part of the key and of the record.
+func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
+	st := newStore(t)
+	e := gatewaytest.NewOn(t, st, nil)
+	long := strings.Repeat("é", 300)
+	transfer := "bank/transfer_funds"
+	cases := []struct {
+		name, tool, actor, taint, session, principal string
+		want                                         gateway.ErrorType // "": the call runs
+	}{
+		{"long tool", "bank/" + long, "", "", "s", "", gateway.UnknownTool},
+		{"long session", transfer, "", "", "x" + long, "", gateway.ValidationError},
+		{"long actor and taint", transfer, "x" + long, "x" + long, "s", "", gateway.ConfirmationRequired},
+		{"tool not UTF-8", transfer + "\xff", "", "", "s", "", gateway.UnknownTool},
+		{"actor not UTF-8", transfer, "a\xffb", "", "s2", "", ""},
+		{"session not UTF-8", transfer, "", "", "s\xff", "", gateway.ValidationError},
+		{"principal not UTF-8", transfer, "", "", "s3", "alice\xff", gateway.Unauthenticated},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := gatewaytest.Alice
+			if c.principal != "" {
+				p.ID = c.principal
+			}
+			call := gatewaytest.TransferCall(p, c.session, i, gatewaytest.OKArgs)
+			call.Tool, call.Actor, call.Taint = c.tool, c.actor, c.taint
+			_, err := e.Gateway.Execute(t.Context(), call)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("Execute = %v, want the call run", err)
+				}
+				return
+			}
+			gatewaytest.WantType(t, c.name, err, c.want)
+		})
+	}
+	entries, err := st.QueryAudit(t.Context(), store.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(cases) {
+		t.Fatalf("%d audit entries, want %d", len(entries), len(cases))
+	}
+	for _, en := range entries {
+		for field, v := range map[string]string{"tool": en.Tool, "actor": en.Actor, "taint": en.Taint, "session": en.SessionID, "reason": en.Reason} {
+			if !utf8.ValidString(v) {
+				t.Errorf("entry %d: %s is not valid UTF-8: …%q", en.Seq, field, v[max(0, len(v)-8):])
+			}
+		}
+	}
+	chain, ok := st.(store.AuditChain)
+	if !ok {
+		return
+	}
+	if rep, err := auditchain.Verify(t.Context(), chain, nil); err != nil || rep.Break != nil {
+		t.Errorf("auditchain.Verify = %+v (break %v), %v", rep, rep.Break, err)
+	}
+	var buf bytes.Buffer
+	if _, err := auditexport.Export(t.Context(), &buf, chain, auditexport.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := auditexport.Verify(&buf, "audit.jsonl", nil); err != nil || rep.Break != nil || rep.Entries != len(cases) {
+		t.Errorf("auditexport.Verify = %+v (break %v), %v", rep, rep.Break, err)
+	}
+}
