@@ -148,7 +148,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		case actTakeToken:
 			ok, wait, err := g.store.TakeToken(ctx, bucketName(p, t.ID), f.limit, f.start)
 			if err != nil {
-				return nil, g.internal(ctx, f, "rate limit", err)
+				return nil, g.internal(ctx, f, "check the rate limit", err)
 			}
 			f.token = &tokenTaken{ok: ok, wait: wait}
 		case actValidate:
@@ -206,7 +206,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 				a, err = g.getApproval(ctx, definitionApprovalID(f.valid.key, f.definition))
 			}
 			if err != nil {
-				return nil, g.internal(ctx, f, "approval lookup", err)
+				return nil, g.internal(ctx, f, "look up the approval", err)
 			}
 			f.approval = &a
 		case actCreateApproval:
@@ -216,11 +216,11 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			}
 			a, err := g.store.CreateApproval(rctx, store.Approval{
 				ID: id, Slot: slot(), Key: f.valid.key, Fingerprint: f.valid.fp, Requester: p.ID,
-				Arguments: f.valid.canon, Taint: f.call.Taint, Definition: f.definition,
+				Arguments: f.valid.canon, Taint: auditText(f.call.Taint, 512), Definition: f.definition,
 				CreatedAt: f.start, ExpiresAt: f.start.Add(g.opts.ApprovalTTL),
 			})
 			if err != nil {
-				return nil, g.internal(ctx, f, "approval create", err)
+				return nil, g.internal(ctx, f, "create the approval", err)
 			}
 			f.created = &a
 		case actUnclaim:

@@ -43,7 +43,8 @@ type Call struct {
 	// Taint, when not empty, says the conversation has read untrusted tool
 	// output (which tool, which step). A tool that is not Card.ReadOnly then
 	// needs a human approval whatever NeedsApproval says, and the taint is
-	// shown in the approval and the audit.
+	// shown in the approval and the audit (at most 512 bytes of it, U+FFFD
+	// for bytes that are not UTF-8).
 	Taint string
 	// Arguments is the JSON object of arguments, as the client sent it;
 	// empty means {}. It is parsed strictly (duplicate members, invalid

@@ -16,7 +16,7 @@ import (
 // RunAuditText checks, through [gateway.Gateway.Execute] on a store
 // newStore opens, calls whose text the audit entry cannot keep as it is:
 // a tool name, a session, an actor and a taint of 600 bytes of "é" (longer
-// than an entry keeps), and a tool, actor, session and principal with a
+// than an entry keeps), and a tool, actor, taint, session and principal with a
 // byte that is not UTF-8. The gateway cuts text at a character's start
 // and writes U+FFFD for invalid bytes, so every call gets its entry
 // (PostgreSQL refuses invalid UTF-8 in a text column), every entry is
@@ -38,6 +38,7 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"long actor and taint", transfer, "x" + long, "x" + long, "s", "", gateway.ConfirmationRequired},
 		{"tool not UTF-8", transfer + "\xff", "", "", "s", "", gateway.UnknownTool},
 		{"actor not UTF-8", transfer, "a\xffb", "", "s2", "", ""},
+		{"taint not UTF-8", transfer, "", "t\xff", "s4", "", gateway.ConfirmationRequired},
 		{"session not UTF-8", transfer, "", "", "s\xff", "", gateway.ValidationError},
 		{"principal not UTF-8", transfer, "", "", "s3", "alice\xff", gateway.Unauthenticated},
 	}
