@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/errorid"
-	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -28,10 +28,10 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 		ApprovalID: auditText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
-		e.Reason = "approval granted for " + a.Requester
+		e.Reason = auditText("approval granted for "+a.Requester, 512)
 	}
 	if gerr != nil {
-		e.Decision, e.Reason, e.Outcome = store.DecisionDeny, gerr.Message, outcomeOf(nil, gerr, false)
+		e.Decision, e.Reason, e.Outcome = store.DecisionDeny, auditText(gerr.Message, 512), outcomeOf(nil, gerr, false)
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval refused", slog.String("approver", approver.ID),
 			slog.String("approval_id", e.ApprovalID), slog.String("reason", gerr.Message))
 	}
@@ -54,9 +54,12 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 		g.metrics.denied("", "missing_scope")
 		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
+	if !possibleApprovalID(id) {
+		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + textcut.Prefix(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
 	}
 	if err != nil {
 		return nil, g.storeFailure(ctx, "read the approval", err)
@@ -78,7 +81,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	case errors.Is(err, store.ErrApprovalState):
 		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
 	case errors.Is(err, store.ErrNotFound):
-		return nil, &Error{Type: NotFound, Message: "no approval " + textcut.Prefix(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
 	default:
 		return nil, g.storeFailure(ctx, "grant the approval", err)
 	}
@@ -92,9 +95,12 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 	if p.ID == "" || p.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "no authenticated principal"}
 	}
+	if !possibleApprovalID(id) {
+		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + textcut.Prefix(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
 	}
 	if err != nil {
 		return nil, g.storeFailure(ctx, "read the approval", err)
@@ -113,4 +119,12 @@ func (g *Gateway) storeFailure(ctx context.Context, what string, err error) *Err
 		slog.String("step", what), slog.String("error", err.Error()))
 	return &Error{Type: Internal, Retryable: true, ErrorID: id,
 		Message: "the gateway could not " + what + "; retry (error " + id + ")"}
+}
+
+// possibleApprovalID reports whether id could name an approval: valid
+// UTF-8 (an ID arrives in a URL path, where "%ff" is not; a store such as
+// PostgreSQL fails on it rather than finding nothing) of at most 128 bytes
+// (the gateway's are 36).
+func possibleApprovalID(id string) bool {
+	return len(id) <= 128 && utf8.ValidString(id)
 }

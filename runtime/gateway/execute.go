@@ -750,10 +750,11 @@ func callEntry(f *facts) store.AuditEntry {
 	}
 }
 
-// auditText is s as an audit entry keeps it: valid UTF-8, each invalid
-// byte sequence replaced by U+FFFD (a store may refuse invalid UTF-8, as
-// PostgreSQL's text columns do, and JSON would change it on export), cut
-// to at most n bytes at a character's start.
+// auditText is s as an audit entry keeps it, and as a message quotes a
+// caller's text: valid UTF-8, each invalid byte sequence replaced by
+// U+FFFD (a store may refuse invalid UTF-8, as PostgreSQL's text columns
+// do, and JSON would change it on export), cut to at most n bytes at a
+// character's start.
 func auditText(s string, n int) string {
 	return textcut.Prefix(strings.ToValidUTF8(s, "\uFFFD"), n)
 }

@@ -21,7 +21,9 @@ import (
 // and writes U+FFFD for invalid bytes, so every call gets its entry
 // (PostgreSQL refuses invalid UTF-8 in a text column), every entry is
 // valid UTF-8, and the chain verifies both in the store and as exported
-// (JSON would turn half a character into U+FFFD). A session or principal
+// (JSON would turn half a character into U+FFFD). An approval ID that is
+// not UTF-8 or longer than any is NOT_FOUND, and its refused grant
+// audited. A session or principal
 // that is not UTF-8 is refused as the caller's error, never as the
 // store's: they are part of the key and of the record.
 func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
@@ -60,12 +62,22 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 			gatewaytest.WantType(t, c.name, err, c.want)
 		})
 	}
+	// An approval ID arrives in a URL path, where "%ff" is a byte that is
+	// not UTF-8: no approval has such an ID.
+	t.Run("approval ID not UTF-8", func(t *testing.T) {
+		for _, id := range []string{"apr_\xff", "apr_" + long} {
+			_, err := e.Gateway.Approve(t.Context(), gatewaytest.Bob, id)
+			gatewaytest.WantType(t, "Approve", err, gateway.NotFound)
+			_, err = e.Gateway.Approval(t.Context(), gatewaytest.Bob, id)
+			gatewaytest.WantType(t, "Approval", err, gateway.NotFound)
+		}
+	})
 	entries, err := st.QueryAudit(t.Context(), store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != len(cases) {
-		t.Fatalf("%d audit entries, want %d", len(entries), len(cases))
+	if want := len(cases) + 2; len(entries) != want { // and the two grants refused
+		t.Fatalf("%d audit entries, want %d", len(entries), want)
 	}
 	for _, en := range entries {
 		for field, v := range map[string]string{"tool": en.Tool, "actor": en.Actor, "taint": en.Taint, "session": en.SessionID, "reason": en.Reason} {
@@ -85,7 +97,7 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if _, err := auditexport.Export(t.Context(), &buf, chain, auditexport.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := auditexport.Verify(&buf, "audit.jsonl", nil); err != nil || rep.Break != nil || rep.Entries != len(cases) {
+	if rep, err := auditexport.Verify(&buf, "audit.jsonl", nil); err != nil || rep.Break != nil || rep.Entries != len(entries) {
 		t.Errorf("auditexport.Verify = %+v (break %v), %v", rep, rep.Break, err)
 	}
 }
