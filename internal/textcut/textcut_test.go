@@ -1,13 +1,13 @@
-package textcut_test
+package textcut
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/toolgate/toolgate/internal/textcut"
 )
 
+// TestPrefix cuts ASCII, two- and four-byte characters at and inside a
+// bound, and keeps bytes that are not UTF-8 as they are.
 func TestPrefix(t *testing.T) {
 	for _, c := range []struct {
 		name, s string
@@ -27,7 +27,7 @@ func TestPrefix(t *testing.T) {
 		{"continuation bytes only", "\x80\x80\x80\x80\x80\x80", 4, "\x80\x80\x80\x80"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := textcut.Prefix(c.s, c.n); got != c.want {
+			if got := Prefix(c.s, c.n); got != c.want {
 				t.Errorf("Prefix(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
 			}
 		})
@@ -35,10 +35,10 @@ func TestPrefix(t *testing.T) {
 }
 
 func TestShorten(t *testing.T) {
-	if got := textcut.Shorten("abc", 3); got != "abc" {
+	if got := Shorten("abc", 3); got != "abc" {
 		t.Errorf("Shorten uncut = %q", got)
 	}
-	if got := textcut.Shorten("aéb", 2); got != "a…" {
+	if got := Shorten("aéb", 2); got != "a…" {
 		t.Errorf("Shorten = %q, want %q", got, "a…")
 	}
 }
@@ -50,7 +50,7 @@ func FuzzPrefix(f *testing.F) {
 	f.Add(strings.Repeat("é", 10), 7)
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		n %= 64
-		p := textcut.Prefix(s, n)
+		p := Prefix(s, n)
 		if !strings.HasPrefix(s, p) || len(p) > max(n, 0) && len(p) != len(s) {
 			t.Fatalf("Prefix(%q, %d) = %q", s, n, p)
 		}
