@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/errorid"
@@ -23,8 +24,8 @@ import (
 func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
-	e := store.AuditEntry{Time: now, Tenant: auditText(approver.Tenant, len(approver.Tenant)),
-		Principal: auditText(approver.ID, len(approver.ID)), Tool: "approval",
+	e := store.AuditEntry{Time: now, Tenant: strings.ToValidUTF8(approver.Tenant, "\uFFFD"),
+		Principal: strings.ToValidUTF8(approver.ID, "\uFFFD"), Tool: "approval",
 		ApprovalID: auditText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
@@ -49,6 +50,9 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, *Error) {
 	if approver.ID == "" || approver.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "the approval has no authenticated approver"}
+	}
+	if !utf8.ValidString(approver.ID) || !utf8.ValidString(approver.Tenant) {
+		return nil, &Error{Type: Unauthenticated, Message: "the approver is not valid UTF-8"}
 	}
 	if !approver.HasScope(ApprovalScope) {
 		g.metrics.denied("", "missing_scope")

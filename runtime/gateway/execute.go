@@ -256,7 +256,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			}
 			f.fenced = &fenced
 		case actMarkUncertain:
-			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, textcut.Prefix(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
+			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, auditText(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
 			f.recordFailed = g.logRecordFailure(ctx, f, "marking a call uncertain", err)
 			if !f.recordFailed {
 				f.fenced = new(bool)
@@ -743,8 +743,8 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 func callEntry(f *facts) store.AuditEntry {
 	call := f.call
 	return store.AuditEntry{
-		Time: f.start, Tenant: auditText(call.Principal.Tenant, len(call.Principal.Tenant)),
-		Principal: auditText(call.Principal.ID, len(call.Principal.ID)),
+		Time: f.start, Tenant: strings.ToValidUTF8(call.Principal.Tenant, "\uFFFD"),
+		Principal: strings.ToValidUTF8(call.Principal.ID, "\uFFFD"),
 		Actor:     auditText(call.Actor, 256), Taint: auditText(call.Taint, 512),
 		SessionID: auditText(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: auditText(call.Tool, 256),
 	}

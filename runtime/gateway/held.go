@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -292,7 +291,7 @@ func (g *Gateway) hold(ctx context.Context, f *facts, slot store.Slot) {
 		e.op = opRelease
 	default:
 		e.op = opMarkUncertain
-		e.reason = textcut.Prefix(f.ran.reason, 512)
+		e.reason = auditText(f.ran.reason, 512)
 		e.expiresAt = f.ran.at.Add(g.opts.Retention)
 	}
 	e.bytes = heldBytes(e)

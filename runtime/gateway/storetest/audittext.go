@@ -2,6 +2,9 @@ package storetest
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -21,8 +24,10 @@ import (
 // and writes U+FFFD for invalid bytes, so every call gets its entry
 // (PostgreSQL refuses invalid UTF-8 in a text column), every entry is
 // valid UTF-8, and the chain verifies both in the store and as exported
-// (JSON would turn half a character into U+FFFD). An approval ID that is
-// not UTF-8 or longer than any is NOT_FOUND, and its refused grant
+// (JSON would turn half a character into U+FFFD). A handler's error that
+// is not UTF-8 still makes its record uncertain, with a reason that is.
+// An approval ID that is not UTF-8 or longer than any is NOT_FOUND, an
+// approver that is not UTF-8 UNAUTHENTICATED, and each refused grant
 // audited. A session or principal
 // that is not UTF-8 is refused as the caller's error, never as the
 // store's: they are part of the key and of the record.
@@ -62,6 +67,19 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 			gatewaytest.WantType(t, c.name, err, c.want)
 		})
 	}
+	// A handler's error is the uncertain record's reason: a Go handler's
+	// may hold bytes that are not UTF-8.
+	t.Run("handler error not UTF-8", func(t *testing.T) {
+		e.SetTransfer(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("bank: connection reset after \xff")
+		})
+		_, err := e.Gateway.Execute(t.Context(), gatewaytest.TransferCall(gatewaytest.Alice, "s5", 1, gatewaytest.OKArgs))
+		ge := gatewaytest.WantType(t, "the failed call", err, gateway.DownstreamFailure)
+		r, err := st.Get(t.Context(), ge.IdempotencyKey)
+		if err != nil || r.State != store.StateUncertain || !utf8.ValidString(r.Reason) {
+			t.Errorf("its record = %+v, %v; want uncertain with a reason of valid UTF-8", r, err)
+		}
+	})
 	// An approval ID arrives in a URL path, where "%ff" is a byte that is
 	// not UTF-8: no approval has such an ID.
 	t.Run("approval ID not UTF-8", func(t *testing.T) {
@@ -71,12 +89,16 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 			_, err = e.Gateway.Approval(t.Context(), gatewaytest.Bob, id)
 			gatewaytest.WantType(t, "Approval", err, gateway.NotFound)
 		}
+		bad := gatewaytest.Bob
+		bad.ID = "bob\xff"
+		_, err := e.Gateway.Approve(t.Context(), bad, "apr_0")
+		gatewaytest.WantType(t, "Approve by an approver not UTF-8", err, gateway.Unauthenticated)
 	})
 	entries, err := st.QueryAudit(t.Context(), store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(cases) + 2; len(entries) != want { // and the two grants refused
+	if want := len(cases) + 4; len(entries) != want { // the failed call and the three grants refused
 		t.Fatalf("%d audit entries, want %d", len(entries), want)
 	}
 	for _, en := range entries {
