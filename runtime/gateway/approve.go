@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -24,8 +22,8 @@ import (
 func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
 	now := g.clock.Now()
 	a, gerr := g.approve(ctx, approver, id)
-	e := store.AuditEntry{Time: now, Tenant: strings.ToValidUTF8(approver.Tenant, "\uFFFD"),
-		Principal: strings.ToValidUTF8(approver.ID, "\uFFFD"), Tool: "approval",
+	e := store.AuditEntry{Time: now, Tenant: storableText(approver.Tenant),
+		Principal: storableText(approver.ID), Tool: "approval",
 		ApprovalID: auditText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
@@ -51,8 +49,8 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	if approver.ID == "" || approver.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "the approval has no authenticated approver"}
 	}
-	if !utf8.ValidString(approver.ID) || !utf8.ValidString(approver.Tenant) {
-		return nil, &Error{Type: Unauthenticated, Message: "the approver is not valid UTF-8"}
+	if !storable(approver.ID) || !storable(approver.Tenant) {
+		return nil, &Error{Type: Unauthenticated, Message: "the approver is not valid UTF-8 or holds a NUL byte"}
 	}
 	if !approver.HasScope(ApprovalScope) {
 		g.metrics.denied("", "missing_scope")
@@ -125,10 +123,10 @@ func (g *Gateway) storeFailure(ctx context.Context, what string, err error) *Err
 		Message: "the gateway could not " + what + "; retry (error " + id + ")"}
 }
 
-// possibleApprovalID reports whether id could name an approval: valid
-// UTF-8 (an ID arrives in a URL path, where "%ff" is not; a store such as
-// PostgreSQL fails on it rather than finding nothing) of at most 128 bytes
-// (the gateway's are 36).
+// possibleApprovalID reports whether id could name an approval: text of
+// at most 128 bytes (the gateway's are 36) that is [storable] (an ID
+// arrives in a URL path, where "%ff" and "%00" are not; a store such as
+// PostgreSQL fails on them rather than finding nothing).
 func possibleApprovalID(id string) bool {
-	return len(id) <= 128 && utf8.ValidString(id)
+	return len(id) <= 128 && storable(id)
 }

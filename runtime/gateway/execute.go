@@ -348,11 +348,11 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 		return nil, "no authenticated principal", "unauthenticated",
 			&Error{Type: Unauthenticated, Message: "the call has no authenticated principal"}
 	}
-	if !utf8.ValidString(p.ID) || !utf8.ValidString(p.Tenant) {
-		// No authenticator gives such an identity, and no store could key
-		// a record by it.
-		return nil, "principal not valid UTF-8", "unauthenticated",
-			&Error{Type: Unauthenticated, Message: "the call's principal is not valid UTF-8"}
+	if !storable(p.ID) || !storable(p.Tenant) {
+		// No authenticator gives such an identity, and not every store
+		// could key a record by it.
+		return nil, "principal not valid UTF-8 or holds NUL", "unauthenticated",
+			&Error{Type: Unauthenticated, Message: "the call's principal is not valid UTF-8 or holds a NUL byte"}
 	}
 	i, ok := snap.Lookup(call.Tool)
 	if !ok {
@@ -417,9 +417,9 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 		return nil, Invalid(Violation{Pointer: "", Message: "session_id must not be empty"})
 	case len(call.SessionID) > maxSessionIDBytes:
 		return nil, Invalid(Violation{Pointer: "", Message: fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes)})
-	case !utf8.ValidString(call.SessionID):
+	case !storable(call.SessionID):
 		// It is part of the key and of the record a store keeps.
-		return nil, Invalid(Violation{Pointer: "", Message: "session_id is not valid UTF-8"})
+		return nil, Invalid(Violation{Pointer: "", Message: "session_id must be valid UTF-8 without NUL bytes"})
 	case call.Step < 0:
 		return nil, Invalid(Violation{Pointer: "", Message: "step must not be negative"})
 	}
@@ -743,20 +743,31 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 func callEntry(f *facts) store.AuditEntry {
 	call := f.call
 	return store.AuditEntry{
-		Time: f.start, Tenant: strings.ToValidUTF8(call.Principal.Tenant, "\uFFFD"),
-		Principal: strings.ToValidUTF8(call.Principal.ID, "\uFFFD"),
-		Actor:     auditText(call.Actor, 256), Taint: auditText(call.Taint, 512),
+		Time: f.start, Tenant: storableText(call.Principal.Tenant), Principal: storableText(call.Principal.ID),
+		Actor: auditText(call.Actor, 256), Taint: auditText(call.Taint, 512),
 		SessionID: auditText(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: auditText(call.Tool, 256),
 	}
 }
 
 // auditText is s as an audit entry keeps it, and as a message quotes a
-// caller's text: valid UTF-8, each invalid byte sequence replaced by
-// U+FFFD (a store may refuse invalid UTF-8, as PostgreSQL's text columns
-// do, and JSON would change it on export), cut to at most n bytes at a
-// character's start.
+// caller's text: [storable], each invalid byte sequence and each NUL
+// replaced by U+FFFD, cut to at most n bytes at a character's start.
 func auditText(s string, n int) string {
-	return textcut.Prefix(strings.ToValidUTF8(s, "\uFFFD"), n)
+	return textcut.Prefix(storableText(s), n)
+}
+
+// storableText is s with each invalid UTF-8 sequence and each NUL byte
+// replaced by U+FFFD: s itself, without a copy, when it is [storable].
+func storableText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// storable reports whether every store keeps s as it is: valid UTF-8
+// without NUL bytes. PostgreSQL's text columns refuse both; JSON would
+// change invalid UTF-8 on export. A caller can send a NUL ("\u0000" in
+// JSON), never invalid UTF-8 over HTTP or MCP (JSON decoding replaces it).
+func storable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // auditEntry is the audit log's line for a call answered with res or
@@ -812,8 +823,16 @@ func (g *Gateway) limitFor(id string) store.RateLimit {
 	return g.opts.RateLimit
 }
 
+// bucketName is the rate-limit bucket of p's calls of tool: the tenant and
+// the principal as JSON strings, then the tool. Unambiguous (a JSON
+// string ends at its first unescaped quote) and [storable]: PostgreSQL
+// refused the NUL bytes that separated them before, failing every
+// rate-limited call.
 func bucketName(p tools.Principal, tool string) string {
-	return p.Tenant + "\x00" + p.ID + "\x00" + tool
+	b := make([]byte, 0, len(p.Tenant)+len(p.ID)+len(tool)+4)
+	b = jcs.AppendString(b, p.Tenant)
+	b = jcs.AppendString(b, p.ID)
+	return string(append(b, tool...))
 }
 
 func ceilSecond(d time.Duration) time.Duration {

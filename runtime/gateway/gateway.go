@@ -22,10 +22,11 @@ import (
 // principal the transport authenticated.
 type Call struct {
 	// Principal is who calls; an empty ID or Tenant, or one that is not
-	// valid UTF-8, is UNAUTHENTICATED.
+	// valid UTF-8 or holds a NUL byte, is UNAUTHENTICATED.
 	Principal tools.Principal
 	// SessionID names the conversation; it must not be empty, and must be
-	// valid UTF-8 of at most 256 bytes (else VALIDATION_ERROR). Sessions are
+	// valid UTF-8 without NUL, of at most 256 bytes (else
+	// VALIDATION_ERROR). Sessions are
 	// namespaced by tenant: two tenants' equal session IDs never meet.
 	SessionID string
 	// Step numbers the model's step within the session (0 or more). One
@@ -38,13 +39,14 @@ type Call struct {
 	// router–worker setup); empty means the principal itself. It is
 	// audited beside the principal; authorization is always the
 	// principal's (a worker narrows it before calling). The audit keeps
-	// at most 256 bytes of it, and U+FFFD for bytes that are not UTF-8.
+	// at most 256 bytes of it, and U+FFFD for NUL and bytes that are not
+	// UTF-8.
 	Actor string
 	// Taint, when not empty, says the conversation has read untrusted tool
 	// output (which tool, which step). A tool that is not Card.ReadOnly then
 	// needs a human approval whatever NeedsApproval says, and the taint is
 	// shown in the approval and the audit (at most 512 bytes of it, U+FFFD
-	// for bytes that are not UTF-8).
+	// for NUL and bytes that are not UTF-8).
 	Taint string
 	// Arguments is the JSON object of arguments, as the client sent it;
 	// empty means {}. It is parsed strictly (duplicate members, invalid

@@ -17,23 +17,26 @@ import (
 )
 
 // RunAuditText checks, through [gateway.Gateway.Execute] on a store
-// newStore opens, calls whose text the audit entry cannot keep as it is:
-// a tool name, a session, an actor and a taint of 600 bytes of "é" (longer
-// than an entry keeps), and a tool, actor, taint, session and principal with a
-// byte that is not UTF-8. The gateway cuts text at a character's start
-// and writes U+FFFD for invalid bytes, so every call gets its entry
-// (PostgreSQL refuses invalid UTF-8 in a text column), every entry is
-// valid UTF-8, and the chain verifies both in the store and as exported
-// (JSON would turn half a character into U+FFFD). A handler's error that
-// is not UTF-8 still makes its record uncertain, with a reason that is.
-// An approval ID that is not UTF-8 or longer than any is NOT_FOUND, an
-// approver that is not UTF-8 UNAUTHENTICATED, and each refused grant
-// audited. A session or principal
-// that is not UTF-8 is refused as the caller's error, never as the
-// store's: they are part of the key and of the record.
+// newStore opens, with a rate limit (a bucket's name holds the caller's
+// text too), calls whose text a store cannot keep as it is: a tool name,
+// a session, an actor and a taint of 600 bytes of "é" (longer than an
+// audit entry keeps), and a tool, actor, taint, session and principal
+// with a byte that is not UTF-8 or with a NUL (PostgreSQL's text columns
+// refuse both). The gateway cuts text at a character's start and writes
+// U+FFFD for invalid bytes and NUL, so every call gets its entry, every
+// entry is valid UTF-8 without NUL, and the chain verifies in the store
+// and as exported (JSON would turn half a character into U+FFFD). A
+// session or principal that is not storable is refused as the caller's
+// error, never as the store's: both are part of the key and the record.
+// A handler's error that is not UTF-8 still makes its record uncertain,
+// with a reason that is. An approval ID that is not storable or longer
+// than any is NOT_FOUND, an approver that is not storable
+// UNAUTHENTICATED, and each refused grant is audited.
 func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 	st := newStore(t)
-	e := gatewaytest.NewOn(t, st, nil)
+	// Every call also takes a token of a rate limit: a bucket's name is
+	// made of the principal's text too.
+	e := gatewaytest.NewOn(t, st, func(o *gateway.Options) { o.RateLimit = store.RateLimit{Rate: 1000, Burst: 1000} })
 	long := strings.Repeat("é", 300)
 	transfer := "bank/transfer_funds"
 	cases := []struct {
@@ -48,6 +51,12 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"taint not UTF-8", transfer, "", "t\xff", "s4", "", gateway.ConfirmationRequired},
 		{"session not UTF-8", transfer, "", "", "s\xff", "", gateway.ValidationError},
 		{"principal not UTF-8", transfer, "", "", "s3", "alice\xff", gateway.Unauthenticated},
+		// NUL is valid UTF-8, and a client can send it ("\u0000" in JSON).
+		{"tool with NUL", transfer + "\x00", "", "", "s", "", gateway.UnknownTool},
+		{"actor with NUL", transfer, "a\x00b", "", "s6", "", ""},
+		{"taint with NUL", transfer, "", "t\x00", "s7", "", gateway.ConfirmationRequired},
+		{"session with NUL", transfer, "", "", "s\x00", "", gateway.ValidationError},
+		{"principal with NUL", transfer, "", "", "s8", "alice\x00", gateway.Unauthenticated},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,7 +92,7 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 	// An approval ID arrives in a URL path, where "%ff" is a byte that is
 	// not UTF-8: no approval has such an ID.
 	t.Run("approval ID not UTF-8", func(t *testing.T) {
-		for _, id := range []string{"apr_\xff", "apr_" + long} {
+		for _, id := range []string{"apr_\xff", "apr_\x00", "apr_" + long} {
 			_, err := e.Gateway.Approve(t.Context(), gatewaytest.Bob, id)
 			gatewaytest.WantType(t, "Approve", err, gateway.NotFound)
 			_, err = e.Gateway.Approval(t.Context(), gatewaytest.Bob, id)
@@ -98,13 +107,13 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(cases) + 4; len(entries) != want { // the failed call and the three grants refused
+	if want := len(cases) + 5; len(entries) != want { // the failed call and the four grants refused
 		t.Fatalf("%d audit entries, want %d", len(entries), want)
 	}
 	for _, en := range entries {
 		for field, v := range map[string]string{"tool": en.Tool, "actor": en.Actor, "taint": en.Taint, "session": en.SessionID, "reason": en.Reason} {
-			if !utf8.ValidString(v) {
-				t.Errorf("entry %d: %s is not valid UTF-8: …%q", en.Seq, field, v[max(0, len(v)-8):])
+			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+				t.Errorf("entry %d: %s is not valid UTF-8 without NUL: …%q", en.Seq, field, v[max(0, len(v)-8):])
 			}
 		}
 	}
