@@ -366,6 +366,8 @@ func TestTokenFile(t *testing.T) {
 		"missing principal": `{"tokens":{"t":{"tenant":"b"}}}`,
 		"empty token":       `{"tokens":{"":{"principal":"a","tenant":"b"}}}`,
 		"empty scope":       `{"tokens":{"t":{"principal":"a","tenant":"b","scopes":[""]}}}`,
+		"NUL in principal":  `{"tokens":{"t":{"principal":"a\u0000b","tenant":"b"}}}`,
+		"NUL in tenant":     `{"tokens":{"t":{"principal":"a","tenant":"b\u0000"}}}`,
 	}
 	for name, data := range bad {
 		t.Run(name, func(t *testing.T) {

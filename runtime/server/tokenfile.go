@@ -41,7 +41,8 @@ var _ Authenticator = (*TokenFile)(nil)
 // (invalid UTF-8 and lone surrogates included), a member given twice at
 // any level (a token listed twice, or an entry with two "scopes"), unknown
 // members, a token no request can present (blank, or holding whitespace
-// or a control character), entries without principal or tenant, and empty
+// or a control character), entries without principal or tenant, a
+// principal or tenant holding a NUL byte, and empty
 // scopes are errors that read "PATH:LINE: reason" (for a token, the line
 // of its key), name the principal, never a token, and wrap [ErrTokenFile].
 func LoadTokenFile(path string) (*TokenFile, error) {
@@ -216,6 +217,11 @@ func (w *tokenWalker) entry() (tools.Principal, error) {
 			var s string
 			if err := w.dec.Decode(&s); err != nil {
 				return w.errorf("%q must be a string", name)
+			}
+			if strings.IndexByte(s, 0) >= 0 {
+				// "\u0000": no store keys a record by it (the gateway
+				// refuses such a principal).
+				return w.errorf("%q holds a NUL byte", name)
 			}
 			if name == "principal" {
 				p.ID = s

@@ -117,6 +117,10 @@ func stringClaim(claims map[string]any, role, name string) (string, error) {
 		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is empty"}
 	case len(s) > MaxClaimBytes:
 		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is over " + strconv.Itoa(MaxClaimBytes) + " bytes"}
+	case strings.IndexByte(s, 0) >= 0:
+		// JSON's "\u0000": no identity has one, and PostgreSQL cannot key
+		// a record by it (the gateway refuses it too).
+		return "", &TokenError{Reason: ReasonClaims, Detail: what + " holds a NUL byte"}
 	}
 	return s, nil
 }

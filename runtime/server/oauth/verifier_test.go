@@ -519,6 +519,7 @@ func TestNearMiss(t *testing.T) {
 		{"tenant empty", claims(is, t0, "tenant", ""), oauth.ReasonClaims, "the tenant claim tenant is empty"},
 		{"tenant too long", claims(is, t0, "tenant", strings.Repeat("t", oauth.MaxClaimBytes+1)), oauth.ReasonClaims, "the tenant claim tenant is over 256 bytes"},
 		{"no sub", claims(is, t0, "sub", nil), oauth.ReasonClaims, "no principal claim sub"},
+		{"sub with NUL", claims(is, t0, "sub", "alice\x00admin"), oauth.ReasonClaims, "the principal claim sub holds a NUL byte"},
 		{"scope an object", claims(is, t0, "scope", map[string]any{"a": 1}), oauth.ReasonClaims, "the scope claim scope is neither a string nor an array of strings"},
 		{"exp a string", claims(is, t0, "exp", "soon"), oauth.ReasonClaims, "exp is not a NumericDate"},
 		{"no exp", claims(is, t0, "exp", nil), oauth.ReasonExpired, "no exp"},
