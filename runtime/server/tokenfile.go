@@ -42,9 +42,9 @@ var _ Authenticator = (*TokenFile)(nil)
 // any level (a token listed twice, or an entry with two "scopes"), unknown
 // members, a token no request can present (blank, or holding whitespace
 // or a control character), entries without principal or tenant, a
-// principal or tenant holding a NUL byte, and empty
-// scopes are errors that read "PATH:LINE: reason" (for a token, the line
-// of its key), name the principal, never a token, and wrap [ErrTokenFile].
+// principal or tenant holding a NUL byte, and empty scopes are errors
+// that read "PATH:LINE: reason" (for a token, the line of its key), name
+// the principal, never a token, and wrap [ErrTokenFile].
 func LoadTokenFile(path string) (*TokenFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
