@@ -49,8 +49,8 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	if approver.ID == "" || approver.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "the approval has no authenticated approver"}
 	}
-	if !storable(approver.ID) || !storable(approver.Tenant) {
-		return nil, &Error{Type: Unauthenticated, Message: "the approver is not valid UTF-8 or holds a NUL byte"}
+	if !plainName(approver.ID) || !plainName(approver.Tenant) {
+		return nil, &Error{Type: Unauthenticated, Message: "the approver is not valid UTF-8 or holds a control character"}
 	}
 	if !approver.HasScope(ApprovalScope) {
 		g.metrics.denied("", "missing_scope")

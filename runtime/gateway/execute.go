@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/errorid"
@@ -348,11 +349,11 @@ func admit(snap *tools.Snapshot, call Call) (t *tools.Tool, reason, denial strin
 		return nil, "no authenticated principal", "unauthenticated",
 			&Error{Type: Unauthenticated, Message: "the call has no authenticated principal"}
 	}
-	if !storable(p.ID) || !storable(p.Tenant) {
+	if !plainName(p.ID) || !plainName(p.Tenant) {
 		// No authenticator gives such an identity, and not every store
 		// could key a record by it.
-		return nil, "principal not valid UTF-8 or holds NUL", "unauthenticated",
-			&Error{Type: Unauthenticated, Message: "the call's principal is not valid UTF-8 or holds a NUL byte"}
+		return nil, "principal not plain text", "unauthenticated",
+			&Error{Type: Unauthenticated, Message: "the call's principal is not valid UTF-8 or holds a control character"}
 	}
 	i, ok := snap.Lookup(call.Tool)
 	if !ok {
@@ -417,9 +418,9 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 		return nil, Invalid(Violation{Pointer: "", Message: "session_id must not be empty"})
 	case len(call.SessionID) > maxSessionIDBytes:
 		return nil, Invalid(Violation{Pointer: "", Message: fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes)})
-	case !storable(call.SessionID):
+	case !plainName(call.SessionID):
 		// It is part of the key and of the record a store keeps.
-		return nil, Invalid(Violation{Pointer: "", Message: "session_id must be valid UTF-8 without NUL bytes"})
+		return nil, Invalid(Violation{Pointer: "", Message: "session_id must be valid UTF-8 without control characters"})
 	case call.Step < 0:
 		return nil, Invalid(Violation{Pointer: "", Message: "step must not be negative"})
 	}
@@ -768,6 +769,22 @@ func storableText(s string) string {
 // JSON), never invalid UTF-8 over HTTP or MCP (JSON decoding replaces it).
 func storable(s string) bool {
 	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// plainName reports whether s, a name a store keys records by (a tenant,
+// a principal, a session ID), is valid UTF-8 without control characters:
+// [storable], and never holding the separators a store may join such
+// names with (redisstore's record keys join them with U+001F).
+func plainName(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // auditEntry is the audit log's line for a call answered with res or

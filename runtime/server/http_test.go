@@ -368,6 +368,7 @@ func TestTokenFile(t *testing.T) {
 		"empty scope":       `{"tokens":{"t":{"principal":"a","tenant":"b","scopes":[""]}}}`,
 		"NUL in principal":  `{"tokens":{"t":{"principal":"a\u0000b","tenant":"b"}}}`,
 		"NUL in tenant":     `{"tokens":{"t":{"principal":"a","tenant":"b\u0000"}}}`,
+		"newline in tenant": `{"tokens":{"t":{"principal":"a","tenant":"b\nc"}}}`,
 	}
 	for name, data := range bad {
 		t.Run(name, func(t *testing.T) {

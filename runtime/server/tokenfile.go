@@ -42,9 +42,9 @@ var _ Authenticator = (*TokenFile)(nil)
 // any level (a token listed twice, or an entry with two "scopes"), unknown
 // members, a token no request can present (blank, or holding whitespace
 // or a control character), entries without principal or tenant, a
-// principal or tenant holding a NUL byte, and empty scopes are errors
-// that read "PATH:LINE: reason" (for a token, the line of its key), name
-// the principal, never a token, and wrap [ErrTokenFile].
+// principal or tenant holding a control character, and empty scopes are
+// errors that read "PATH:LINE: reason" (for a token, the line of its key),
+// name the principal, never a token, and wrap [ErrTokenFile].
 func LoadTokenFile(path string) (*TokenFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -218,10 +218,11 @@ func (w *tokenWalker) entry() (tools.Principal, error) {
 			if err := w.dec.Decode(&s); err != nil {
 				return w.errorf("%q must be a string", name)
 			}
-			if strings.IndexByte(s, 0) >= 0 {
-				// "\u0000": no store keys a record by it (the gateway
-				// refuses such a principal).
-				return w.errorf("%q holds a NUL byte", name)
+			if strings.ContainsFunc(s, unicode.IsControl) {
+				// "\u0000", "\n": the gateway refuses such a principal
+				// (no store keys a record by a NUL; one may join names
+				// with a control character).
+				return w.errorf("%q holds a control character", name)
 			}
 			if name == "principal" {
 				p.ID = s

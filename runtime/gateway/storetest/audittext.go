@@ -26,12 +26,14 @@ import (
 // U+FFFD for invalid bytes and NUL, so every call gets its entry, every
 // entry is valid UTF-8 without NUL, and the chain verifies in the store
 // and as exported (JSON would turn half a character into U+FFFD). A
-// session or principal that is not storable is refused as the caller's
-// error, never as the store's: both are part of the key and the record.
+// session or principal that is not storable, or holds any control
+// character (a store may join such names with one), is refused as the
+// caller's error, never as the store's: both are part of the key and the
+// record.
 // A handler's error that is not UTF-8 still makes its record uncertain,
 // with a reason that is. An approval ID that is not storable or longer
-// than any is NOT_FOUND, an approver that is not storable
-// UNAUTHENTICATED, and each refused grant is audited.
+// than any is NOT_FOUND, an approver with a control character or bytes
+// that are not UTF-8 UNAUTHENTICATED, and each refused grant is audited.
 func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 	st := newStore(t)
 	// Every call also takes a token of a rate limit: a bucket's name is
@@ -57,6 +59,9 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"taint with NUL", transfer, "", "t\x00", "s7", "", gateway.ConfirmationRequired},
 		{"session with NUL", transfer, "", "", "s\x00", "", gateway.ValidationError},
 		{"principal with NUL", transfer, "", "", "s8", "alice\x00", gateway.Unauthenticated},
+		// A control character could stand for a separator of a store's keys.
+		{"session with U+001F", transfer, "", "", "s\x1f9", "", gateway.ValidationError},
+		{"principal with a newline", transfer, "", "", "s9", "alice\nbob", gateway.Unauthenticated},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/tools"
@@ -117,10 +118,11 @@ func stringClaim(claims map[string]any, role, name string) (string, error) {
 		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is empty"}
 	case len(s) > MaxClaimBytes:
 		return "", &TokenError{Reason: ReasonClaims, Detail: what + " is over " + strconv.Itoa(MaxClaimBytes) + " bytes"}
-	case strings.IndexByte(s, 0) >= 0:
-		// JSON's "\u0000": no identity has one, and PostgreSQL cannot key
-		// a record by it (the gateway refuses it too).
-		return "", &TokenError{Reason: ReasonClaims, Detail: what + " holds a NUL byte"}
+	case strings.ContainsFunc(s, unicode.IsControl):
+		// JSON's "\u0000" or "\n": no identity has one, PostgreSQL cannot
+		// key a record by a NUL, and a store may join names with a control
+		// character (the gateway refuses such a principal too).
+		return "", &TokenError{Reason: ReasonClaims, Detail: what + " holds a control character"}
 	}
 	return s, nil
 }
