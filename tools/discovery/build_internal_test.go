@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/bigcatalog"
@@ -316,5 +318,56 @@ func TestBuildLetsGoOfNameIndex(t *testing.T) {
 	}
 	if jobs.names != nil {
 		t.Errorf("after the build its jobs still hold the name index")
+	}
+}
+
+// textsEmbedder embeds every text as the same vector and records the
+// texts it is given.
+type textsEmbedder struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (e *textsEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	e.texts = append(e.texts, texts...)
+	e.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0, 0, 0}
+	}
+	return out, nil
+}
+
+// TestBuildWarmsUnseen: a build runs warmRequest against its new index
+// (warm) with the built-in embedder, and the request is neither logged
+// nor shown to a caller's embedder, which may be a model behind a network.
+func TestBuildWarmsUnseen(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/*.json"))
+	snap := catalogtest.Snapshot(t, files...)
+	for _, tc := range []struct {
+		name string
+		emb  *textsEmbedder
+	}{{"built-in embedder", nil}, {"caller's embedder", &textsEmbedder{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			opts := &Options{Log: NewJSONLog(&log)}
+			if tc.emb != nil {
+				opts.Embedder = tc.emb
+			}
+			d, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Index(context.Background(), snap); err != nil {
+				t.Fatal(err)
+			}
+			if log.Len() != 0 {
+				t.Errorf("after Index the log holds %q, want nothing", log.String())
+			}
+			if tc.emb != nil && slices.Contains(tc.emb.texts, warmRequest) {
+				t.Errorf("the caller's embedder was given the warm request %q", warmRequest)
+			}
+		})
 	}
 }

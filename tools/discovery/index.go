@@ -751,7 +751,35 @@ func (d *Discoverer) buildWith(ctx context.Context, snap *tools.Snapshot, prev *
 		x.stats.Bytes += dc.termBytes() + int(unsafe.Sizeof(*dc))
 	}
 	x.stats.Duration = d.now().Sub(start)
+	d.warm(x)
 	return x, nil
+}
+
+// warmRequest is the request a build runs against its new index (warm).
+const warmRequest = "list the files"
+
+// warm runs warmRequest against the new index x, seen by a principal that
+// holds no scope, so that the first request after a build does not pay
+// alone for what every request shares: the scratch memory that the
+// build's garbage collections emptied the pools of, and code and tables
+// that the build pushed out of the processor's caches (on the real MCP
+// catalogs, the first request took about twice the next ones' CPU time;
+// a build of 10,000 tools takes 0.7 s of CPU, a restart from its file
+// 0.05 s, the request about 0.1 ms).
+// The request goes through search alone: it is neither observed nor
+// logged, and it changes only caches, which change no ranking. It runs
+// only with the built-in embedder or none: a caller's embedder may be a
+// model behind a network.
+func (d *Discoverer) warm(x *Index) {
+	if _, builtIn := d.embedder.(*ngram.Embedder); d.embedder != nil && !builtIn {
+		return
+	}
+	view := x.snap.Authorize(tools.Principal{ID: "warm", Tenant: "warm"})
+	bufs := topPool.Get().(*[2][]fusedScore)
+	if res, err := d.search(context.Background(), x, view, warmRequest, nil, d.k, bufs[0]); err == nil {
+		bufs[0] = res.top
+	}
+	topPool.Put(bufs)
 }
 
 func normalize(v []float32) []float32 {
