@@ -288,10 +288,18 @@ func Stem(lang Lang, word string) string {
 // the words its Terms have stemmed cost a look-up. [Options.NoStemming]
 // does not apply: it governs Terms.
 func (a *Analyzer) Stem(lang Lang, word string) string {
+	if !isAlphaWord(word) {
+		return word
+	}
+	li := max(langIndex(lang), 0)
+	if st, ok := a.stems.get(li, word); ok {
+		return st // without borrowing a scratch
+	}
 	sc := scratchPool.Get().(*scratch)
-	s := sc.stemWord(a.stems, lang, word)
+	st := sc.stemAlpha(lang, word)
 	scratchPool.Put(sc)
-	return s
+	a.stems.put(li, word, st)
+	return st
 }
 
 // stemWord stems w in lang, through cache when it is not nil.
@@ -303,17 +311,20 @@ func (sc *scratch) stemWord(cache *stemCache, lang Lang, w string) string {
 	if st, ok := cache.get(li, w); ok {
 		return st
 	}
-	var st string
-	switch lang {
-	case Spanish:
-		st = sc.stemSpanish(w)
-	case Polish:
-		st = sc.stemPolish(w)
-	default:
-		st = sc.stemEnglish(w)
-	}
+	st := sc.stemAlpha(lang, w)
 	cache.put(li, w, st)
 	return st
+}
+
+// stemAlpha stems w, a word of ASCII letters (isAlphaWord), in lang.
+func (sc *scratch) stemAlpha(lang Lang, w string) string {
+	switch lang {
+	case Spanish:
+		return sc.stemSpanish(w)
+	case Polish:
+		return sc.stemPolish(w)
+	}
+	return sc.stemEnglish(w)
 }
 
 // stemCache keeps the stems of recently seen words, per language: a

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -132,11 +133,58 @@ func TestStemCache(t *testing.T) {
 	for i := range 3*bound + 10 {
 		a.Terms(nil, fmt.Sprintf("zq%dxing", i), English)
 	}
-	if n := len(a.stems.m[0]); n > bound || n == 0 {
-		t.Errorf("the English stem cache holds %d words, bound %d", n, bound)
+	for _, l := range Languages {
+		for i := range 3*bound + 10 {
+			a.Stem(l, fmt.Sprintf("zq%dxing", i))
+		}
+	}
+	for i, l := range Languages {
+		t.Run(string(l), func(t *testing.T) {
+			if n := len(a.stems.m[i]); n > bound || n == 0 {
+				t.Errorf("the %s stem cache holds %d words, bound %d", l, n, bound)
+			}
+		})
 	}
 	check("after starting over")
 	if New(&Options{StemCache: -1}).stems != nil {
 		t.Error("StemCache -1 keeps a cache")
 	}
+}
+
+// TestStemCacheConcurrent: Terms and Stem of several goroutines, through a
+// cache small enough to start over while they run, give the stemmer's
+// stems (run with -race).
+func TestStemCacheConcurrent(t *testing.T) {
+	a := New(&Options{StemCache: 16, KeepStopWords: true})
+	words := map[Lang][]string{}
+	for _, l := range Languages {
+		for _, line := range readLines(t, "words_"+string(l)+".txt") {
+			for _, w := range strings.Fields(line) {
+				if isAlphaWord(w) && len(words[l]) < 200 {
+					words[l] = append(words[l], w)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			//testlint:rows the goroutines read every language's words at once, to race
+			for _, l := range Languages {
+				for i, w := range words[l] {
+					want := Stem(l, w)
+					var got string
+					if (i+g)%2 == 0 {
+						got = a.Stem(l, w)
+					} else if ts := a.Terms(nil, w, l); len(ts) == 1 {
+						got = ts[0]
+					}
+					if got != want {
+						t.Errorf("goroutine %d: stem of %q in %s = %q, want %q", g, w, l, got, want)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
