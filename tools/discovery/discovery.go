@@ -338,6 +338,9 @@ func New(opts *Options) (*Discoverer, error) {
 	if d.lex == nil {
 		d.lex = lexicon.Default()
 	}
+	// The words a request is looked up by in the lexicon are the ones its
+	// terms were stemmed from: their stems come from the analyzer's cache.
+	d.lex = d.lex.WithStemmer(d.analyzer)
 	if d.embedder == nil {
 		d.embedder = defaultEmbedder(d.lex, shared)
 	}

@@ -103,6 +103,40 @@ type Lexicon struct {
 	// senses maps a verb's English stem to the objects that give it
 	// another action's meaning (Sense).
 	senses map[string][]sense
+	// stemmer stems the English words the lexicon is asked about; nil
+	// means [analysis.Stem] (WithStemmer).
+	stemmer Stemmer
+}
+
+// Stemmer stems one folded word in a language. Its Stem must return what
+// [analysis.Stem] returns and be safe for concurrent use; an
+// [*analysis.Analyzer] is a Stemmer that keeps the stems it has made.
+type Stemmer interface {
+	Stem(lang analysis.Lang, word string) string
+}
+
+// WithStemmer returns a Lexicon with l's data that stems the English words
+// it is asked about (by [Lexicon.Concepts], [Lexicon.PhraseConcepts],
+// [Lexicon.StemSynonyms] and the rest) with s instead of [analysis.Stem],
+// so that a caller whose [analysis.Analyzer] has stemmed a request's words
+// for its terms finds their stems in its cache. Spanish and Polish words
+// are still stemmed by [analysis.Stem]: an English word is also read as
+// Spanish and Polish, once (an embedder keeps its features), and caching
+// those stems cost more than it saved. The two Lexicons share their data,
+// which neither modifies; l is unchanged, and the answers are the same.
+func (l *Lexicon) WithStemmer(s Stemmer) *Lexicon {
+	c := *l
+	c.stemmer = s
+	return &c
+}
+
+// stem returns the stem of the folded word w in lang, an English one
+// through l.stemmer.
+func (l *Lexicon) stem(lang analysis.Lang, w string) string {
+	if l.stemmer != nil && lang == analysis.English {
+		return l.stemmer.Stem(lang, w)
+	}
+	return analysis.Stem(lang, w)
 }
 
 // sense is one line of the senses data: with its particle, if any ("spin
@@ -469,7 +503,7 @@ func (l *Lexicon) englishConcepts(w string) []int32 {
 			return c
 		}
 	}
-	return l.enStem[analysis.Stem(analysis.English, w)]
+	return l.enStem[l.stem(analysis.English, w)]
 }
 
 func transIndex(lang analysis.Lang) int {
@@ -499,7 +533,7 @@ func (l *Lexicon) translationOf(i int, w string) *translation {
 	if t, ok := l.trans[i][w]; ok {
 		return t
 	}
-	return l.transStm[i][analysis.Stem([2]analysis.Lang{analysis.Spanish, analysis.Polish}[i], w)]
+	return l.transStm[i][l.stem([2]analysis.Lang{analysis.Spanish, analysis.Polish}[i], w)]
 }
 
 // enclitics are the object pronouns Spanish writes onto an imperative,
@@ -665,7 +699,7 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 	if may(0) && (lang == "" || lang == analysis.English) {
 		idx, ok := l.enPhrase[words]
 		if !ok {
-			idx = l.enPhrase[stemKey(analysis.English, words)]
+			idx = l.enPhrase[l.stemKey(analysis.English, words)]
 		}
 		add(idx)
 	}
@@ -673,7 +707,7 @@ func (l *Lexicon) PhraseConcepts(dst []Concept, lang analysis.Lang, w1, w2, w3 s
 		if may(i+1) && (lang == "" || lang == tl) {
 			t, ok := l.transPhrase[i][words]
 			if !ok {
-				t = l.transPhrase[i][stemKey(tl, words)]
+				t = l.transPhrase[i][l.stemKey(tl, words)]
 			}
 			if t != nil {
 				add(t.concepts)
@@ -884,10 +918,10 @@ func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
 	}
 }
 
-func stemKey(lang analysis.Lang, k phraseKey) phraseKey {
+func (l *Lexicon) stemKey(lang analysis.Lang, k phraseKey) phraseKey {
 	for i, w := range k {
 		if w != "" {
-			k[i] = analysis.Stem(lang, w)
+			k[i] = l.stem(lang, w)
 		}
 	}
 	return k
@@ -975,7 +1009,7 @@ func (l *Lexicon) StemSynonyms(dst []string, stem string, maxTool, maxWordNet in
 			if (strong && tool >= maxTool) || (!strong && wn >= maxWordNet) {
 				break
 			}
-			if slices.Contains(dst, w) || (!strings.Contains(w, " ") && analysis.Stem(analysis.English, w) == stem) {
+			if slices.Contains(dst, w) || (!strings.Contains(w, " ") && l.stem(analysis.English, w) == stem) {
 				continue
 			}
 			dst = append(dst, w)

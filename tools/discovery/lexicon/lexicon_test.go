@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -730,5 +731,63 @@ func TestBuildIsDeterministic(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// countingStemmer is an Analyzer's Stem that counts its calls.
+type countingStemmer struct {
+	a     *analysis.Analyzer
+	calls atomic.Int64
+}
+
+func (s *countingStemmer) Stem(lang analysis.Lang, w string) string {
+	s.calls.Add(1)
+	return s.a.Stem(lang, w)
+}
+
+// TestWithStemmer: a Lexicon WithStemmer stems through its Stemmer and
+// answers as the one it came from, which keeps stemming on its own.
+func TestWithStemmer(t *testing.T) {
+	l := Default()
+	s := &countingStemmer{a: analysis.New(nil)}
+	ls := l.WithStemmer(s)
+	words := []string{"deleting", "files", "archivos", "borrame", "plikow", "usunac", "wyslij", "facturas", "forecasts", "sent", "zq"}
+	langs := []analysis.Lang{"", analysis.English, analysis.Spanish, analysis.Polish}
+	for _, w := range words {
+		t.Run(w, func(t *testing.T) {
+			for _, lang := range langs {
+				t.Run("lang="+string(lang), func(t *testing.T) {
+					if got, want := ls.Concepts(nil, lang, w), l.Concepts(nil, lang, w); !slices.Equal(got, want) {
+						t.Errorf("WithStemmer: Concepts(%q, %q) = %v, want %v", lang, w, got, want)
+					}
+					if got, want := ls.Translate(lang, w), l.Translate(lang, w); !slices.Equal(got, want) {
+						t.Errorf("WithStemmer: Translate(%q, %q) = %v, want %v", lang, w, got, want)
+					}
+				})
+			}
+			stem := analysis.Stem(analysis.English, w)
+			if got, want := ls.StemSynonyms(nil, stem, 6, 2), l.StemSynonyms(nil, stem, 6, 2); !slices.Equal(got, want) {
+				t.Errorf("WithStemmer: StemSynonyms(%q) = %v, want %v", stem, got, want)
+			}
+		})
+	}
+	for _, p := range [][3]string{{"pull", "requests", ""}, {"correos", "electronicos", ""}, {"zrzuty", "ekranu", ""}, {"looking", "up", "files"}} {
+		t.Run(strings.Join(p[:], " "), func(t *testing.T) {
+			for _, lang := range langs {
+				t.Run("lang="+string(lang), func(t *testing.T) {
+					if got, want := ls.PhraseConcepts(nil, lang, p[0], p[1], p[2]), l.PhraseConcepts(nil, lang, p[0], p[1], p[2]); !slices.Equal(got, want) {
+						t.Errorf("WithStemmer: PhraseConcepts(%q, %q) = %v, want %v", lang, p, got, want)
+					}
+				})
+			}
+		})
+	}
+	if s.calls.Load() == 0 {
+		t.Error("WithStemmer: the Stemmer was never called")
+	}
+	n := s.calls.Load()
+	l.Concepts(nil, "", "archivos")
+	if s.calls.Load() != n {
+		t.Error("the Lexicon that WithStemmer was called on stems through the Stemmer too")
 	}
 }

@@ -233,6 +233,11 @@ func NewChecked(opts *Options) (*Embedder, error) {
 	if o.NoLexicon {
 		e.lex = nil
 	}
+	if e.lex != nil {
+		// A token's English concepts are looked up by the stem its term
+		// feature has made: the Analyzer keeps it.
+		e.lex = e.lex.WithStemmer(e.an)
+	}
 	weight := func(w, def float64) float32 {
 		switch {
 		case w == 0:
