@@ -302,6 +302,17 @@ func (a *Analyzer) Stem(lang Lang, word string) string {
 	return st
 }
 
+// CachedStem returns the stem of one folded word in lang, as Stem does,
+// when the Analyzer need not stem it: when its stem cache holds the word
+// (or the word is one stemmers leave alone). It stores nothing, so that a
+// caller asking about words seldom seen twice does not fill the cache.
+func (a *Analyzer) CachedStem(lang Lang, word string) (string, bool) {
+	if !isAlphaWord(word) {
+		return word, true
+	}
+	return a.stems.get(max(langIndex(lang), 0), word)
+}
+
 // stemWord stems w in lang, through cache when it is not nil.
 func (sc *scratch) stemWord(cache *stemCache, lang Lang, w string) string {
 	if !isAlphaWord(w) {

@@ -188,3 +188,30 @@ func TestStemCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCachedStem: CachedStem finds a stem the Analyzer has made, and only
+// then, and stores none; a word stemmers leave alone is its own stem.
+func TestCachedStem(t *testing.T) {
+	a := New(nil)
+	for _, tc := range []struct {
+		name string
+		lang Lang
+		word string
+	}{{"english", English, "deleting"}, {"spanish", Spanish, "archivos"}, {"polish", Polish, "plikow"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if st, ok := a.CachedStem(tc.lang, tc.word); ok {
+				t.Fatalf("CachedStem(%s, %q) = %q before any Stem, want none", tc.lang, tc.word, st)
+			}
+			if _, ok := a.CachedStem(tc.lang, tc.word); ok {
+				t.Fatalf("CachedStem(%s, %q) stored the stem", tc.lang, tc.word)
+			}
+			want := a.Stem(tc.lang, tc.word)
+			if st, ok := a.CachedStem(tc.lang, tc.word); !ok || st != want {
+				t.Errorf("CachedStem(%s, %q) after Stem = %q, %v, want %q, true", tc.lang, tc.word, st, ok, want)
+			}
+		})
+	}
+	if st, ok := a.CachedStem(English, "v2"); !ok || st != "v2" {
+		t.Errorf(`CachedStem(en, "v2") = %q, %v, want "v2", true`, st, ok)
+	}
+}

@@ -103,25 +103,30 @@ type Lexicon struct {
 	// senses maps a verb's English stem to the objects that give it
 	// another action's meaning (Sense).
 	senses map[string][]sense
-	// stemmer stems the English words the lexicon is asked about; nil
-	// means [analysis.Stem] (WithStemmer).
+	// stemmer stems the words the lexicon is asked about; nil means
+	// [analysis.Stem] (WithStemmer).
 	stemmer Stemmer
 }
 
-// Stemmer stems one folded word in a language. Its Stem must return what
-// [analysis.Stem] returns and be safe for concurrent use; an
-// [*analysis.Analyzer] is a Stemmer that keeps the stems it has made.
+// Stemmer stems folded words, as [analysis.Stem] does, and is safe for
+// concurrent use. An [*analysis.Analyzer] is a Stemmer that keeps the
+// stems it has made.
 type Stemmer interface {
+	// Stem returns the stem of word in lang.
 	Stem(lang analysis.Lang, word string) string
+	// CachedStem returns the stem of word in lang when it is known
+	// without stemming, storing nothing, and whether it is.
+	CachedStem(lang analysis.Lang, word string) (string, bool)
 }
 
-// WithStemmer returns a Lexicon with l's data that stems the English words
-// it is asked about (by [Lexicon.Concepts], [Lexicon.PhraseConcepts],
-// [Lexicon.StemSynonyms] and the rest) with s instead of [analysis.Stem],
-// so that a caller whose [analysis.Analyzer] has stemmed a request's words
-// for its terms finds their stems in its cache. Spanish and Polish words
-// are still stemmed by [analysis.Stem]: an English word is also read as
-// Spanish and Polish, once (an embedder keeps its features), and caching
+// WithStemmer returns a Lexicon with l's data that stems the words it is
+// asked about (by [Lexicon.Concepts], [Lexicon.PhraseConcepts],
+// [Lexicon.StemSynonyms] and the rest) through s, so that a caller whose
+// [analysis.Analyzer] has stemmed a request's words for its terms finds
+// their stems in its cache. English words are stemmed with s.Stem;
+// Spanish and Polish ones are looked up with s.CachedStem and otherwise
+// stemmed by [analysis.Stem], not stored: an English word is also read as
+// Spanish and Polish, once (an embedder keeps its features), and storing
 // those stems cost more than it saved. The two Lexicons share their data,
 // which neither modifies; l is unchanged, and the answers are the same.
 func (l *Lexicon) WithStemmer(s Stemmer) *Lexicon {
@@ -130,11 +135,15 @@ func (l *Lexicon) WithStemmer(s Stemmer) *Lexicon {
 	return &c
 }
 
-// stem returns the stem of the folded word w in lang, an English one
-// through l.stemmer.
+// stem returns the stem of the folded word w in lang, through l.stemmer.
 func (l *Lexicon) stem(lang analysis.Lang, w string) string {
-	if l.stemmer != nil && lang == analysis.English {
-		return l.stemmer.Stem(lang, w)
+	if l.stemmer != nil {
+		if lang == analysis.English {
+			return l.stemmer.Stem(lang, w)
+		}
+		if st, ok := l.stemmer.CachedStem(lang, w); ok {
+			return st
+		}
 	}
 	return analysis.Stem(lang, w)
 }

@@ -734,7 +734,8 @@ func TestBuildIsDeterministic(t *testing.T) {
 	}
 }
 
-// countingStemmer is an Analyzer's Stem that counts its calls.
+// countingStemmer is an Analyzer's Stem and CachedStem that counts their
+// calls.
 type countingStemmer struct {
 	a     *analysis.Analyzer
 	calls atomic.Int64
@@ -745,6 +746,11 @@ func (s *countingStemmer) Stem(lang analysis.Lang, w string) string {
 	return s.a.Stem(lang, w)
 }
 
+func (s *countingStemmer) CachedStem(lang analysis.Lang, w string) (string, bool) {
+	s.calls.Add(1)
+	return s.a.CachedStem(lang, w)
+}
+
 // TestWithStemmer: a Lexicon WithStemmer stems through its Stemmer and
 // answers as the one it came from, which keeps stemming on its own.
 func TestWithStemmer(t *testing.T) {
@@ -753,6 +759,12 @@ func TestWithStemmer(t *testing.T) {
 	ls := l.WithStemmer(s)
 	words := []string{"deleting", "files", "archivos", "borrame", "plikow", "usunac", "wyslij", "facturas", "forecasts", "sent", "zq"}
 	langs := []analysis.Lang{"", analysis.English, analysis.Spanish, analysis.Polish}
+	for i, w := range words {
+		if i%2 == 0 { // in the analyzer's cache: CachedStem finds them
+			s.a.Stem(analysis.Spanish, w)
+			s.a.Stem(analysis.Polish, w)
+		}
+	}
 	for _, w := range words {
 		t.Run(w, func(t *testing.T) {
 			for _, lang := range langs {
