@@ -107,13 +107,23 @@ type Embedder struct {
 // features it contributes. It holds at most max features and starts over
 // when full. Keys are one string each (see tokenKey and phraseKey), built
 // in a scratch buffer so that a look-up hashes one string and allocates
-// nothing; stored keys are copies.
+// nothing; stored keys are copies. Stored features are copied into slab,
+// a block of slabFeatures shared by many entries, rather than each into
+// an allocation of its own: a new request's words are stored a few at a
+// time. Each entry's slice is capped at its length, so that an append to
+// it cannot write into the next; the slabs go with the map when the cache
+// starts over. A slab given up for a new one leaves fewer than
+// slabFeatures/8 of its features unused: a longer entry is stored alone.
 type featureCache struct {
-	max int // 0: keep nothing
-	mu  sync.RWMutex
-	m   map[string][]Feature
-	n   int
+	max  int // 0: keep nothing
+	mu   sync.RWMutex
+	m    map[string][]Feature
+	n    int
+	slab []Feature
 }
+
+// slabFeatures is how many features a featureCache's slab holds (16 KiB).
+const slabFeatures = 1024
 
 // tokenKey is the key of a token in lang: the language, a 0 byte, the
 // token. phraseKey is the key of a window: a 1 byte, then its three tokens
@@ -148,9 +158,21 @@ func (c *featureCache) put(key []byte, f []Feature) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.n+len(f)+1 > c.max {
-		c.m, c.n = make(map[string][]Feature), 0
+		c.m, c.n, c.slab = make(map[string][]Feature), 0, nil
 	}
-	c.m[string(key)] = slices.Clone(f)
+	switch {
+	case len(f) > slabFeatures/8:
+		// A long token's features go on their own: the slab's free tail,
+		// which a new slab leaves unused, is never more than an eighth.
+		c.m[string(key)] = slices.Clip(slices.Clone(f))
+	default:
+		if len(f) > cap(c.slab)-len(c.slab) {
+			c.slab = make([]Feature, 0, min(slabFeatures, c.max))
+		}
+		at := len(c.slab)
+		c.slab = append(c.slab, f...)
+		c.m[string(key)] = c.slab[at:len(c.slab):len(c.slab)]
+	}
 	c.n += len(f) + 1
 }
 
@@ -268,7 +290,7 @@ func NewChecked(opts *Options) (*Embedder, error) {
 func (e *Embedder) DropCache() {
 	e.cache.mu.Lock()
 	defer e.cache.mu.Unlock()
-	e.cache.m, e.cache.n = nil, 0
+	e.cache.m, e.cache.n, e.cache.slab = nil, 0, nil
 }
 
 // CachedFeatures returns how many features the cache holds, at most

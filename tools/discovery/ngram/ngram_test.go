@@ -362,6 +362,23 @@ func TestCacheChangesNothing(t *testing.T) {
 			}
 		})
 	}
+	// A token with more features than a slab takes an eighth of is stored
+	// alone, between tokens stored in the slab.
+	long := "delete " + strings.Repeat("abcdefghij", 8) + " file"
+	embed1(t, warm, long)
+	if got, want := embed1(t, warm, long), embed1(t, New(nil), long); !slices.Equal(got, want) {
+		t.Errorf("EmbedTo(%q) from the cache differs", long)
+	}
+	// The entries share slabs: each is capped at its length, so that an
+	// append to one cannot write into the next.
+	for k, f := range warm.cache.m {
+		if cap(f) != len(f) {
+			t.Fatalf("cache entry %q has capacity %d beyond its %d features", k, cap(f), len(f))
+		}
+	}
+	if len(warm.cache.m) == 0 || cap(warm.cache.slab) > slabFeatures {
+		t.Errorf("cache holds %d entries, its slab %d features, want some, at most %d", len(warm.cache.m), cap(warm.cache.slab), slabFeatures)
+	}
 	small, none := New(&Options{FeatureCache: 50}), New(&Options{FeatureCache: -1})
 	for _, s := range texts {
 		t.Run(s, func(t *testing.T) {
