@@ -29,6 +29,12 @@
 // caller owns. [ErrFenced], [ErrNotFound] and [ErrApprovalState] are
 // answers, not failures: the method changed nothing. Any other error is a
 // store failure; the gateway then acknowledges nothing to its caller.
+//
+// Every string the gateway passes a store (a slot's names, a bucket's
+// name, an approval's and an audit entry's text) is valid UTF-8 without
+// NUL bytes, which PostgreSQL's text columns require; tenants, principals
+// and session IDs hold no control characters either, so a store may join
+// them with one (redisstore's keys use U+001F). A store need not check.
 // Several gateways may share one store (and thereby their claims,
 // approvals and rate limits).
 //
