@@ -846,8 +846,8 @@ func (g *Gateway) limitFor(id string) store.RateLimit {
 // refused the NUL bytes that separated them before, failing every
 // rate-limited call.
 func bucketName(p tools.Principal, tool string) string {
-	b := make([]byte, 0, len(p.Tenant)+len(p.ID)+len(tool)+4)
-	b = jcs.AppendString(b, p.Tenant)
+	var buf [128]byte // a usual name fits: one allocation, the string's
+	b := jcs.AppendString(buf[:0], p.Tenant)
 	b = jcs.AppendString(b, p.ID)
 	return string(append(b, tool...))
 }
