@@ -116,7 +116,8 @@ func RunAuditText(t *testing.T, newStore func(t *testing.T) store.Store) {
 		t.Fatalf("%d audit entries, want %d", len(entries), want)
 	}
 	for _, en := range entries {
-		for field, v := range map[string]string{"tool": en.Tool, "actor": en.Actor, "taint": en.Taint, "session": en.SessionID, "reason": en.Reason} {
+		for field, v := range map[string]string{"tenant": en.Tenant, "principal": en.Principal, "tool": en.Tool, "actor": en.Actor,
+			"taint": en.Taint, "session": en.SessionID, "reason": en.Reason, "approval": en.ApprovalID} {
 			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
 				t.Errorf("entry %d: %s is not valid UTF-8 without NUL: …%q", en.Seq, field, v[max(0, len(v)-8):])
 			}
