@@ -24,13 +24,13 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	a, gerr := g.approve(ctx, approver, id)
 	e := store.AuditEntry{Time: now, Tenant: storableText(approver.Tenant),
 		Principal: storableText(approver.ID), Tool: "approval",
-		ApprovalID: auditText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
+		ApprovalID: cleanText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
-		e.Reason = auditText("approval granted for "+a.Requester, 512)
+		e.Reason = cleanText("approval granted for "+a.Requester, 512)
 	}
 	if gerr != nil {
-		e.Decision, e.Reason, e.Outcome = store.DecisionDeny, auditText(gerr.Message, 512), outcomeOf(nil, gerr, false)
+		e.Decision, e.Reason, e.Outcome = store.DecisionDeny, cleanText(gerr.Message, 512), outcomeOf(nil, gerr, false)
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval refused", slog.String("approver", approver.ID),
 			slog.String("approval_id", e.ApprovalID), slog.String("reason", gerr.Message))
 	}
@@ -57,11 +57,11 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
 	if !possibleApprovalID(id) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
 	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
 	}
 	if err != nil {
 		return nil, g.storeFailure(ctx, "read the approval", err)
@@ -83,7 +83,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	case errors.Is(err, store.ErrApprovalState):
 		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
 	case errors.Is(err, store.ErrNotFound):
-		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
 	default:
 		return nil, g.storeFailure(ctx, "grant the approval", err)
 	}
@@ -98,11 +98,11 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 		return nil, &Error{Type: Unauthenticated, Message: "no authenticated principal"}
 	}
 	if !possibleApprovalID(id) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
 	}
 	a, err := g.store.GetApproval(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + auditText(id, 128)}
+		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
 	}
 	if err != nil {
 		return nil, g.storeFailure(ctx, "read the approval", err)
@@ -123,10 +123,10 @@ func (g *Gateway) storeFailure(ctx context.Context, what string, err error) *Err
 		Message: "the gateway could not " + what + "; retry (error " + id + ")"}
 }
 
-// possibleApprovalID reports whether id could name an approval: text of
-// at most 128 bytes (the gateway's are 36) that is [storable] (an ID
-// arrives in a URL path, where "%ff" and "%00" are not; a store such as
-// PostgreSQL fails on them rather than finding nothing).
+// possibleApprovalID reports whether id could name an approval: a
+// [plainName] of at most 128 bytes (the gateway's are 36). An ID arrives
+// in a URL path, where "%ff" and "%00" may be; a store such as PostgreSQL
+// fails on them rather than finding nothing, so they are never looked up.
 func possibleApprovalID(id string) bool {
-	return len(id) <= 128 && storable(id)
+	return len(id) <= 128 && plainName(id)
 }

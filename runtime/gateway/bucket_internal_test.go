@@ -3,6 +3,7 @@ package gateway
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tools"
 )
@@ -31,7 +32,7 @@ func TestBucketNameUnambiguous(t *testing.T) {
 			t.Errorf("%+v and %+v share bucket %q", o, c, name)
 		}
 		seen[name] = c
-		if !storable(name) && !strings.Contains(c.tool, "\x00") {
+		if (!utf8.ValidString(name) || strings.Contains(name, "\x00")) && !strings.Contains(c.tool, "\x00") {
 			t.Errorf("bucket %q of %+v is not storable", name, c)
 		}
 	}

@@ -217,7 +217,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			}
 			a, err := g.store.CreateApproval(rctx, store.Approval{
 				ID: id, Slot: slot(), Key: f.valid.key, Fingerprint: f.valid.fp, Requester: p.ID,
-				Arguments: f.valid.canon, Taint: auditText(f.call.Taint, 512), Definition: f.definition,
+				Arguments: f.valid.canon, Taint: cleanText(f.call.Taint, 512), Definition: f.definition,
 				CreatedAt: f.start, ExpiresAt: f.start.Add(g.opts.ApprovalTTL),
 			})
 			if err != nil {
@@ -257,7 +257,7 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			}
 			f.fenced = &fenced
 		case actMarkUncertain:
-			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, auditText(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
+			err := g.store.MarkUncertain(rctx, slot(), f.claim.Token, cleanText(f.ran.reason, 512), f.ran.at, f.ran.at.Add(g.opts.Retention))
 			f.recordFailed = g.logRecordFailure(ctx, f, "marking a call uncertain", err)
 			if !f.recordFailed {
 				f.fenced = new(bool)
@@ -740,40 +740,35 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 }
 
 // callEntry is the part of an audit entry that comes from the call: its
-// time, who made it and where, each text as [auditText] keeps it.
+// time, who made it and where, each text as [cleanText] keeps it.
 func callEntry(f *facts) store.AuditEntry {
 	call := f.call
 	return store.AuditEntry{
 		Time: f.start, Tenant: storableText(call.Principal.Tenant), Principal: storableText(call.Principal.ID),
-		Actor: auditText(call.Actor, 256), Taint: auditText(call.Taint, 512),
-		SessionID: auditText(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: auditText(call.Tool, 256),
+		Actor: cleanText(call.Actor, 256), Taint: cleanText(call.Taint, 512),
+		SessionID: cleanText(call.SessionID, maxSessionIDBytes), Step: call.Step, Tool: cleanText(call.Tool, 256),
 	}
 }
 
-// auditText is s as an audit entry keeps it, and as a message quotes a
-// caller's text: [storable], each invalid byte sequence and each NUL
-// replaced by U+FFFD, cut to at most n bytes at a character's start.
-func auditText(s string, n int) string {
+// cleanText is a caller's text as the gateway writes it into an audit
+// entry, an approval or a client's message: each invalid byte sequence
+// and each NUL replaced by U+FFFD (so every store keeps it as it is),
+// cut to at most n bytes at a character's start.
+func cleanText(s string, n int) string {
 	return textcut.Prefix(storableText(s), n)
 }
 
 // storableText is s with each invalid UTF-8 sequence and each NUL byte
-// replaced by U+FFFD: s itself, without a copy, when it is [storable].
+// replaced by U+FFFD: s itself, without a copy, when it holds neither.
 func storableText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// storable reports whether every store keeps s as it is: valid UTF-8
-// without NUL bytes. PostgreSQL's text columns refuse both; JSON would
-// change invalid UTF-8 on export. A caller can send a NUL ("\u0000" in
-// JSON), never invalid UTF-8 over HTTP or MCP (JSON decoding replaces it).
-func storable(s string) bool {
-	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
-}
-
 // plainName reports whether s, a name a store keys records by (a tenant,
-// a principal, a session ID), is valid UTF-8 without control characters:
-// [storable], and never holding the separators a store may join such
+// a principal, a session ID, an approval ID), is valid UTF-8 without
+// control characters. Every store keeps such text as it is (PostgreSQL's
+// text columns refuse invalid UTF-8 and NUL; a caller can send a NUL as
+// "\u0000" in JSON), and it never holds the separators a store may join
 // names with (redisstore's record keys join them with U+001F).
 func plainName(s string) bool {
 	if !utf8.ValidString(s) {
@@ -791,7 +786,7 @@ func plainName(s string) bool {
 // gerr; allowed is the authorization decision, f.reason its reason.
 func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, latency time.Duration) store.AuditEntry {
 	e := callEntry(f)
-	e.Decision, e.Reason, e.Outcome, e.Latency = store.DecisionAllow, auditText(f.reason, 512), outcomeOf(res, gerr, f.noEffect()), latency
+	e.Decision, e.Reason, e.Outcome, e.Latency = store.DecisionAllow, cleanText(f.reason, 512), outcomeOf(res, gerr, f.noEffect()), latency
 	if !allowed {
 		e.Decision = store.DecisionDeny
 	}
@@ -808,9 +803,9 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	case gerr.Type == ValidationError:
 		// A violation's message may quote the value it refuses (a pattern
 		// mismatch does): the entry names where, never what.
-		e.Reason = auditText(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
+		e.Reason = cleanText(e.Reason+"; "+string(gerr.Type)+violationPointers(gerr), 512)
 	default:
-		e.Reason = auditText(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
+		e.Reason = cleanText(e.Reason+"; "+string(gerr.Type)+": "+gerr.Message, 512)
 	}
 	return e
 }
@@ -842,7 +837,7 @@ func (g *Gateway) limitFor(id string) store.RateLimit {
 
 // bucketName is the rate-limit bucket of p's calls of tool: the tenant and
 // the principal as JSON strings, then the tool. Unambiguous (a JSON
-// string ends at its first unescaped quote) and [storable]: PostgreSQL
+// string ends at its first unescaped quote) and holds no NUL: PostgreSQL
 // refused the NUL bytes that separated them before, failing every
 // rate-limited call.
 func bucketName(p tools.Principal, tool string) string {

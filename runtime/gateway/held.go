@@ -291,7 +291,7 @@ func (g *Gateway) hold(ctx context.Context, f *facts, slot store.Slot) {
 		e.op = opRelease
 	default:
 		e.op = opMarkUncertain
-		e.reason = auditText(f.ran.reason, 512)
+		e.reason = cleanText(f.ran.reason, 512)
 		e.expiresAt = f.ran.at.Add(g.opts.Retention)
 	}
 	e.bytes = heldBytes(e)
@@ -447,7 +447,7 @@ func (g *Gateway) auditRunning(ctx context.Context) {
 func (g *Gateway) runningEntry(f *facts) store.AuditEntry {
 	e := callEntry(f)
 	e.Decision, e.Outcome, e.Key = store.DecisionAllow, store.OutcomeUncertain, f.valid.key
-	e.Reason = auditText(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
+	e.Reason = cleanText(f.reason+"; running when the gateway closed: its outcome is unknown to this entry "+
 		"(a later entry under the same key tells it; none if the process ended first)", 512)
 	e.Latency = g.clock.Now().Sub(f.start)
 	return e
