@@ -12,8 +12,9 @@ import (
 // the table discovery_log, so that misses can be found with a query (low
 // confidence, a tool never shortlisted, one principal's requests). It is
 // written for SQLite (modernc.org/sqlite, the embedded store toolgate uses
-// elsewhere) and uses only portable SQL. Safe for concurrent use as far as
-// the [*sql.DB] is.
+// elsewhere): its "?" placeholders and "INTEGER PRIMARY KEY" row IDs are
+// SQLite's (and MySQL's placeholders), not PostgreSQL's. Safe for
+// concurrent use as far as the [*sql.DB] is.
 type SQLLog struct {
 	db *sql.DB
 }
