@@ -67,9 +67,10 @@ type facts struct {
 	// [Options.NeedsApproval] is set; inProgressWait caps IN_PROGRESS's hint.
 	rerun, askPolicy bool
 	inProgressWait   time.Duration
-	// abandonAudited: Close audited the call as running (auditRunning);
-	// guarded by the holder's runMu.
-	abandonAudited bool
+	// runningAudit, once set, says that Close audits the call as running
+	// (auditRunning) and is closed when that entry is written: the call's
+	// own entry waits for it. Set under the holder's runMu.
+	runningAudit chan struct{}
 
 	token         *tokenTaken
 	valid         *validation

@@ -733,6 +733,7 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 	if f.audited {
 		return
 	}
+	g.held.awaitRunningAudit(f)
 	if err := g.store.AppendAudit(context.WithoutCancel(ctx), g.auditEntry(f, allowed, res, gerr, latency)); err != nil {
 		g.metrics.auditFailure()
 		g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))

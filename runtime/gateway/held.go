@@ -420,11 +420,13 @@ func (g *Gateway) Close(ctx context.Context) error {
 // call's facts hold before its claim (begin), which no one writes after.
 func (g *Gateway) auditRunning(ctx context.Context) {
 	h := g.held
+	written := make(chan struct{})
+	defer close(written)
 	h.runMu.Lock()
 	var running []*facts
 	for _, f := range h.running {
-		if !f.abandonAudited {
-			f.abandonAudited = true
+		if f.runningAudit == nil {
+			f.runningAudit = written
 			running = append(running, f)
 		}
 	}
@@ -439,6 +441,18 @@ func (g *Gateway) auditRunning(ctx context.Context) {
 			g.metrics.auditFailure()
 			g.log.LogAttrs(ctx, slog.LevelError, "gateway: audit append failed", slog.String("error", err.Error()))
 		}
+	}
+}
+
+// awaitRunningAudit waits until the entry Close writes for f as a
+// running call, if it writes one, is written, so that f's own entry
+// comes after it. It returns at once for a call Close did not see running.
+func (h *holder) awaitRunningAudit(f *facts) {
+	h.runMu.Lock()
+	written := f.runningAudit
+	h.runMu.Unlock()
+	if written != nil {
+		<-written
 	}
 }
 
