@@ -47,6 +47,26 @@ func handleTools(t testing.TB) []*tools.Tool {
 	return ts
 }
 
+// indexedBig grows the real catalogs to n tools, registers them and
+// indexes them with a default Discoverer, which it returns for the next
+// (incremental) build.
+func indexedBig(t *testing.T, n int) ([]tools.Tool, *tools.Registry, *Discoverer) {
+	t.Helper()
+	ts, err := bigcatalog.Tools(handleTools(t), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := catalogtest.Registry(t, ts...)
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Index(context.Background(), reg.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	return ts, reg, d
+}
+
 // sameIndex fails t unless a and b hold the same search structures.
 func sameIndex(t *testing.T, a, b *Index) {
 	t.Helper()
@@ -87,19 +107,8 @@ func sameIndex(t *testing.T, a, b *Index) {
 // values of unchanged tools), and checks that only the changed and added
 // tools are analysed again and that the index equals a full rebuild.
 func TestNamespaceUpdate(t *testing.T) {
-	ts, err := bigcatalog.Tools(handleTools(t), 2000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := catalogtest.Registry(t, ts...)
-	d, err := New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, reg, d := indexedBig(t, 2000)
 	ctx := context.Background()
-	if _, err := d.Index(ctx, reg.Snapshot()); err != nil {
-		t.Fatal(err)
-	}
 	ns := ts[len(ts)/2].Namespace()
 	var next []tools.Tool
 	for _, tool := range reg.Snapshot().Tools() {
