@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/internal/clock"
 )
 
 // Options configures [Checked]. A nil *Options means all defaults.
@@ -125,7 +127,7 @@ func Checked(b Backend, opts *Options) (*CheckedBackend, error) {
 		o.MaxDelay = 30 * time.Second
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = clock.Sleep
 	}
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64
@@ -311,17 +313,6 @@ func (c *CheckedBackend) backoff(retry int) time.Duration {
 	}
 	d = min(d, c.opts.MaxDelay)
 	return d/2 + time.Duration(c.opts.Jitter()*float64(d/2))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func errorOutcome(ctx context.Context, err error) string {

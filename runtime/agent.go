@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/grammar"
+	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -320,7 +321,7 @@ func (opts *Options) withDefaults() (Options, error) {
 		o.Logger = slog.Default()
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = clock.Sleep
 	}
 	return o, nil
 }
@@ -418,15 +419,4 @@ func (a *Agent) view(p tools.Principal) *tools.View {
 		v = v.Filter(a.opts.Filter)
 	}
 	return v
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
