@@ -79,6 +79,38 @@ func (s *calcServe) slowEnv(t *testing.T) (started, release string) {
 	return started, release
 }
 
+// inFlightAnswer is what a call held in flight by callInFlight got:
+// status -1 and body {"error": …} when its connection died.
+type inFlightAnswer struct {
+	status int
+	body   map[string]any
+}
+
+// callInFlight posts call to p's /v1/tools/call as alice (bearer tok-a)
+// from a goroutine and returns once the tool runs (slowEnv's started FIFO
+// opens), with where the answer will arrive; a test may leave it unread.
+func (p *serveProcess) callInFlight(t *testing.T, ctx context.Context, call, started string) <-chan inFlightAnswer {
+	t.Helper()
+	answers := make(chan inFlightAnswer, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/v1/tools/call", strings.NewReader(call))
+		req.Header.Set("Authorization", "Bearer tok-a")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answers <- inFlightAnswer{status: -1, body: map[string]any{"error": err.Error()}}
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		json.NewDecoder(resp.Body).Decode(&body)
+		answers <- inFlightAnswer{resp.StatusCode, body}
+	}()
+	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
+		t.Fatal(err)
+	}
+	return answers
+}
+
 // auditVerifies wants `toolgate audit verify --data data` to pass (after:
 // what happened to the store).
 func auditVerifies(t *testing.T, ctx context.Context, data, after string) {
@@ -218,27 +250,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	p := s.start(t, ctx, nil, args...)
 
 	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
-	type answer struct {
-		status int
-		body   map[string]any
-	}
-	answers := make(chan answer, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/v1/tools/call", strings.NewReader(call))
-		req.Header.Set("Authorization", "Bearer tok-a")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			answers <- answer{status: -1, body: map[string]any{"error": err.Error()}}
-			return
-		}
-		defer resp.Body.Close()
-		var body map[string]any
-		json.NewDecoder(resp.Body).Decode(&body)
-		answers <- answer{resp.StatusCode, body}
-	}()
-	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
-		t.Fatal(err)
-	}
+	answers := p.callInFlight(t, ctx, call, started)
 	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -278,16 +290,7 @@ func TestServeShutdownTimeoutLeavesUncertain(t *testing.T) {
 		"--shutdown-timeout", "1s", "--tool-timeout", "2s", "--lease-grace", "1s"}
 	p := s.start(t, ctx, nil, args...)
 	call := `{"session_id":"s1","step":1,"tool":"slow_add","arguments":{"a":1,"b":2}}`
-	go func() { // its connection dies with serve: an error is expected, not a failure
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/v1/tools/call", strings.NewReader(call))
-		req.Header.Set("Authorization", "Bearer tok-a")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
-		t.Fatal(err)
-	}
+	p.callInFlight(t, ctx, call, started) // its connection dies with serve: no answer is awaited
 	if code := p.stop(t); code != exitNegative || !strings.Contains(p.Stderr.String(), "calls still running keep their claims") {
 		t.Fatalf("serve past --shutdown-timeout with a call running: exit %d, stderr %s; want exit 1 naming the calls left", code, p.Stderr.String())
 	}
