@@ -56,15 +56,9 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 		g.metrics.denied("", "missing_scope")
 		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
-	if !possibleApprovalID(id) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
-	}
-	a, err := g.store.GetApproval(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != approver.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
-	}
-	if err != nil {
-		return nil, g.storeFailure(ctx, "read the approval", err)
+	a, gerr := g.tenantApproval(ctx, approver.Tenant, id)
+	if gerr != nil {
+		return nil, gerr
 	}
 	if a.Requester == approver.ID {
 		g.metrics.denied(a.Slot.Tool, "self_approval")
@@ -83,7 +77,7 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	case errors.Is(err, store.ErrApprovalState):
 		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
 	case errors.Is(err, store.ErrNotFound):
-		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
+		return nil, noApproval(id)
 	default:
 		return nil, g.storeFailure(ctx, "grant the approval", err)
 	}
@@ -97,20 +91,37 @@ func (g *Gateway) Approval(ctx context.Context, p tools.Principal, id string) (*
 	if p.ID == "" || p.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "no authenticated principal"}
 	}
-	if !possibleApprovalID(id) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
-	}
-	a, err := g.store.GetApproval(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != p.Tenant) {
-		return nil, &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
-	}
-	if err != nil {
-		return nil, g.storeFailure(ctx, "read the approval", err)
+	a, gerr := g.tenantApproval(ctx, p.Tenant, id)
+	if gerr != nil {
+		return nil, gerr
 	}
 	if a.Requester != p.ID && !p.HasScope(ApprovalScope) {
 		return nil, &Error{Type: PermissionDenied, Message: "reading another principal's approval needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
 	return &a, nil
+}
+
+// tenantApproval reads the approval id for a principal of tenant. An ID
+// no approval could have, and an approval of another tenant, are
+// NOT_FOUND alike, so that a principal cannot learn another tenant's IDs;
+// a store failure is INTERNAL_ERROR.
+func (g *Gateway) tenantApproval(ctx context.Context, tenant, id string) (store.Approval, *Error) {
+	if !possibleApprovalID(id) {
+		return store.Approval{}, noApproval(id)
+	}
+	a, err := g.store.GetApproval(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && a.Slot.Tenant != tenant) {
+		return store.Approval{}, noApproval(id)
+	}
+	if err != nil {
+		return store.Approval{}, g.storeFailure(ctx, "read the approval", err)
+	}
+	return a, nil
+}
+
+// noApproval is the NOT_FOUND of an approval ID, echoed bounded.
+func noApproval(id string) *Error {
+	return &Error{Type: NotFound, Message: "no approval " + cleanText(id, 128)}
 }
 
 // storeFailure logs a store error under a fresh error ID and returns the
