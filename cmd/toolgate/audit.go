@@ -118,7 +118,7 @@ func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		return auditCheckpoint(ctx, prog, *data, *storeSpec, *keyPath, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "toolgate audit: unknown command %q (verify, export or checkpoint)\n%s\n", termtext.Line(sub), auditUsage)
+	fmt.Fprintf(stderr, "toolgate audit: unknown command %q (verify, export or checkpoint); see \"toolgate help audit\"\n", sub)
 	return exitUsage
 }
 

@@ -137,7 +137,7 @@ const cardsUsage = `usage: toolgate cards hash --tools F...           print {"to
        toolgate cards learn --tools F... --log FILE [--tenant T] [--min-principals 3] [--max-per-principal 3] [--out FILE]
        toolgate cards suggest --tools F... --backend scripted|ollama|openai [--model M] --out FILE [--only-flagged] [--langs en,es,pl]`
 
-// runCards: toolgate cards hash|check|learn.
+// runCards: toolgate cards hash|check|learn|suggest.
 func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, cardsUsage)
@@ -160,7 +160,7 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "suggest":
 		return runCardsSuggest(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "toolgate cards: unknown subcommand %q\n%s\n", args[0], cardsUsage)
+	fmt.Fprintf(stderr, "toolgate cards: unknown command %q (hash, check, learn or suggest); see \"toolgate help cards\"\n", args[0])
 	return exitUsage
 }
 

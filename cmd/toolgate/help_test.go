@@ -138,6 +138,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"help", "discover", "eval"}, `toolgate help: unknown command "discover eval"`},
 		{[]string{"help", "mcp", "nope"}, `toolgate help: unknown command "mcp nope"`},
 		{[]string{"version", "--bogus"}, `toolgate version: unexpected argument "--bogus"`},
+		{[]string{"cards", "nope"}, `toolgate cards: unknown command "nope" (hash, check, learn or suggest); see "toolgate help cards"`},
+		{[]string{"mcp", "nope"}, `toolgate mcp: unknown command "nope" (serve, approve or pin); see "toolgate help mcp"`},
+		{[]string{"audit", "no\x1b[2Jpe"}, `toolgate audit: unknown command "no\x1b[2Jpe" (verify, export or checkpoint); see "toolgate help audit"`},
 	}
 	for _, name := range subcommands() {
 		if name == "version" {

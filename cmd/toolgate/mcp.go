@@ -64,7 +64,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case "pin":
 		return runMCPPin(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve, approve or pin)\n%s\n", args[0], mcpUsage)
+	fmt.Fprintf(stderr, "toolgate mcp: unknown command %q (serve, approve or pin); see \"toolgate help mcp\"\n", args[0])
 	return exitUsage
 }
 
