@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
+	"github.com/toolgate/toolgate/runtime/gateway/internal/storecodec"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 )
 
@@ -36,8 +37,9 @@ type bucket struct {
 }
 
 var (
-	_ store.Store      = (*Store)(nil)
-	_ store.AuditChain = (*Store)(nil)
+	_ store.Store          = (*Store)(nil)
+	_ store.AuditChain     = (*Store)(nil)
+	_ store.ApprovalDenier = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -195,8 +197,7 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	if old, ok := s.approvals[a.ID]; ok && old.ExpiresAt.After(a.CreatedAt) {
 		return copyApproval(old), nil
 	}
-	n := copyApproval(&a)
-	n.Granted, n.Approver, n.GrantedAt = false, "", time.Time{}
+	n := storecodec.Pending(copyApproval(&a))
 	s.approvals[a.ID] = &n
 	return copyApproval(&n), nil
 }
@@ -214,16 +215,26 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 
 // GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	return s.decide(id, approver, now, true)
+}
+
+// DenyApproval implements [store.ApprovalDenier].
+func (s *Store) DenyApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	return s.decide(id, approver, now, false)
+}
+
+// decide records approver's decision on the pending approval id.
+func (s *Store) decide(id, approver string, now time.Time, grant bool) (store.Approval, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.approvals[id]
 	if !ok {
 		return store.Approval{}, store.ErrNotFound
 	}
-	if a.Granted || !a.ExpiresAt.After(now) {
+	if a.Decided() || !a.ExpiresAt.After(now) {
 		return store.Approval{}, store.ErrApprovalState
 	}
-	a.Granted, a.Approver, a.GrantedAt = true, approver, now
+	*a = storecodec.Decided(*a, approver, now, grant)
 	return copyApproval(a), nil
 }
 

@@ -340,7 +340,7 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 			WHERE a.expires <= excluded.created
 			RETURNING `+approvalColumns,
 			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
-			a.Requester, args, a.Taint, a.Granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Definition))
+			a.Requester, args, a.Taint, false, "", ns(a.CreatedAt), ns(time.Time{}), ns(a.ExpiresAt), a.Definition))
 		if err == nil {
 			return out, nil
 		}
@@ -371,13 +371,25 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 
 // GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
-	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = true, approver = $2, granted_at = $3
-		WHERE id = $1 AND NOT granted AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now)))
+	return s.decide(ctx, id, approver, now, true)
+}
+
+// DenyApproval implements [store.ApprovalDenier].
+func (s *Store) DenyApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	return s.decide(ctx, id, approver, now, false)
+}
+
+// decide records approver's decision on the pending approval id in one
+// conditional update (the columns a denial takes: see
+// [storecodec.ScanApproval]).
+func (s *Store) decide(ctx context.Context, id, approver string, now time.Time, grant bool) (store.Approval, error) {
+	a, err := storecodec.ScanApproval(s.pool.QueryRow(ctx, `UPDATE approvals SET granted = $4, approver = $2, granted_at = $3
+		WHERE id = $1 AND NOT granted AND approver = '' AND expires > $3 RETURNING `+approvalColumns, id, approver, ns(now), grant))
 	if err == nil {
 		return a, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return store.Approval{}, wrap("grant approval", err)
+		return store.Approval{}, wrap("decide approval", err)
 	}
 	if _, err := s.GetApproval(ctx, id); err != nil {
 		return store.Approval{}, err
@@ -397,8 +409,9 @@ func (s *Store) AppendAudit(ctx context.Context, e store.AuditEntry) error {
 }
 
 var (
-	_ store.AuditChain  = (*Store)(nil)
-	_ store.AuditHeader = (*Store)(nil)
+	_ store.AuditChain     = (*Store)(nil)
+	_ store.AuditHeader    = (*Store)(nil)
+	_ store.ApprovalDenier = (*Store)(nil)
 )
 
 // ReadAuditChain implements [store.AuditChain].

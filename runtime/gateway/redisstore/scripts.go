@@ -145,13 +145,15 @@ redis.call('ZADD', KEYS[2], ARGV[8], KEYS[1])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
-// grantScript: KEYS approval. ARGV approver, now. Returns {code, hash}:
-// code 0 not found, 1 granted, 2 wrong state.
-var grantScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'granted', 'expires')
+// decideScript: KEYS approval. ARGV approver, now, granted ("1" a grant,
+// "0" a denial: the approver set without a grant). Returns {code, hash}:
+// code 0 not found, 1 decided, 2 wrong state (decided already, or
+// expired).
+var decideScript = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'granted', 'expires', 'approver')
 if not cur[2] then return {0, {}} end
-if cur[1] == '1' or cur[2] <= ARGV[2] then return {2, {}} end
-redis.call('HSET', KEYS[1], 'granted', '1', 'approver', ARGV[1], 'granted_at', ARGV[2])
+if cur[1] == '1' or (cur[3] and cur[3] ~= '') or cur[2] <= ARGV[2] then return {2, {}} end
+redis.call('HSET', KEYS[1], 'granted', ARGV[3], 'approver', ARGV[1], 'granted_at', ARGV[2])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 

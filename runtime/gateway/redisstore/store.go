@@ -420,7 +420,8 @@ func decodeApproval(id string, v any) (store.Approval, error) {
 	a.CreatedAt, e1 = from20(m["created"])
 	a.GrantedAt, e2 = from20(m["granted_at"])
 	a.ExpiresAt, e3 = from20(m["expires"])
-	return a, errors.Join(e1, e2, e3)
+	// A denial is kept as the SQL stores keep it (storecodec.ScanApproval).
+	return storecodec.Denial(a), errors.Join(e1, e2, e3)
 }
 
 // CreateApproval implements [store.Store].
@@ -429,12 +430,8 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 	if err != nil {
 		return store.Approval{}, fmt.Errorf("redisstore: encode approval: %w", err)
 	}
-	granted := "0"
-	if a.Granted {
-		granted = "1"
-	}
 	v, err := createApprovalScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + a.ID, s.prefix + "aprs"},
-		t20(a.CreatedAt), t20(a.ExpiresAt), body, granted, a.Approver, t20(a.GrantedAt), ttl(a.CreatedAt, a.ExpiresAt),
+		t20(a.CreatedAt), t20(a.ExpiresAt), body, "0", "", t20(time.Time{}), ttl(a.CreatedAt, a.ExpiresAt),
 		score(a.ExpiresAt)).Slice()
 	if err != nil {
 		return store.Approval{}, wrap("create approval", err)
@@ -471,12 +468,23 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 
 // GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
-	v, err := grantScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + id}, approver, t20(now)).Slice()
+	return s.decide(ctx, id, approver, now, "1")
+}
+
+// DenyApproval implements [store.ApprovalDenier].
+func (s *Store) DenyApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	return s.decide(ctx, id, approver, now, "0")
+}
+
+// decide records approver's decision on the pending approval id: granted
+// "1" or "0" (a denial: the approver set without a grant).
+func (s *Store) decide(ctx context.Context, id, approver string, now time.Time, granted string) (store.Approval, error) {
+	v, err := decideScript.Run(ctx, s.rdb, []string{s.prefix + "apr:" + id}, approver, t20(now), granted).Slice()
 	if err != nil {
-		return store.Approval{}, wrap("grant approval", err)
+		return store.Approval{}, wrap("decide approval", err)
 	}
 	if len(v) != 2 {
-		return store.Approval{}, fmt.Errorf("redisstore: grant approval: unexpected reply %v", v)
+		return store.Approval{}, fmt.Errorf("redisstore: decide approval: unexpected reply %v", v)
 	}
 	switch code, _ := v[0].(int64); code {
 	case 0:
@@ -486,7 +494,7 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 	}
 	a, err := decodeApproval(id, v[1])
 	if err != nil {
-		return store.Approval{}, fmt.Errorf("redisstore: grant approval: %w", err)
+		return store.Approval{}, fmt.Errorf("redisstore: decide approval: %w", err)
 	}
 	return a, nil
 }
@@ -516,8 +524,9 @@ func (s *Store) audit(e store.AuditEntry) ([]string, []any, error) {
 }
 
 var (
-	_ store.AuditChain  = (*Store)(nil)
-	_ store.AuditHeader = (*Store)(nil)
+	_ store.AuditChain     = (*Store)(nil)
+	_ store.AuditHeader    = (*Store)(nil)
+	_ store.ApprovalDenier = (*Store)(nil)
 )
 
 // ReadAuditChain implements [store.AuditChain]: the chain set, by score.

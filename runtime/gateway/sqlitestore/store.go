@@ -254,7 +254,10 @@ func completeArgs(c store.Completion) ([]any, error) {
 	return append(args, int64(c.Token), now), nil
 }
 
-var _ store.AuditedRecorder = (*Store)(nil)
+var (
+	_ store.AuditedRecorder = (*Store)(nil)
+	_ store.ApprovalDenier  = (*Store)(nil)
+)
 
 // auditedCompletion is one CompleteAudited in a batch.
 type auditedCompletion struct {
@@ -341,19 +344,15 @@ func (s *Store) CreateApproval(ctx context.Context, a store.Approval) (store.App
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		granted := 0
-		if a.Granted {
-			granted = 1
-		}
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO approvals(`+approvalColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?, ?, ?)`,
 			a.ID, a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool, a.Key, a.Fingerprint,
-			a.Requester, nullBytes(a.Arguments), a.Taint, granted, a.Approver, ns(a.CreatedAt), ns(a.GrantedAt), ns(a.ExpiresAt), a.Definition)
+			a.Requester, nullBytes(a.Arguments), a.Taint, ns(a.CreatedAt), storecodec.ZeroTime, ns(a.ExpiresAt), a.Definition)
 		if err != nil {
 			return err
 		}
-		out = a
-		out.CreatedAt, out.GrantedAt, out.ExpiresAt = fromNS(ns(a.CreatedAt)), fromNS(ns(a.GrantedAt)), fromNS(ns(a.ExpiresAt))
+		out = storecodec.Pending(a)
+		out.CreatedAt, out.ExpiresAt = fromNS(ns(a.CreatedAt)), fromNS(ns(a.ExpiresAt))
 		if a.Arguments != nil {
 			out.Arguments = append(json.RawMessage(nil), a.Arguments...)
 		}
@@ -379,6 +378,17 @@ func (s *Store) GetApproval(ctx context.Context, id string) (store.Approval, err
 
 // GrantApproval implements [store.Store].
 func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	return s.decide(ctx, id, approver, now, true)
+}
+
+// DenyApproval implements [store.ApprovalDenier].
+func (s *Store) DenyApproval(ctx context.Context, id, approver string, now time.Time) (store.Approval, error) {
+	return s.decide(ctx, id, approver, now, false)
+}
+
+// decide records approver's decision on the pending approval id (the
+// columns a denial takes: see [storecodec.ScanApproval]).
+func (s *Store) decide(ctx context.Context, id, approver string, now time.Time, grant bool) (store.Approval, error) {
 	var out store.Approval
 	err := s.write(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		a, err := storecodec.ScanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id))
@@ -388,15 +398,14 @@ func (s *Store) GrantApproval(ctx context.Context, id, approver string, now time
 		if err != nil {
 			return err
 		}
-		if a.Granted || ns(a.ExpiresAt) <= ns(now) {
+		if a.Decided() || ns(a.ExpiresAt) <= ns(now) {
 			return store.ErrApprovalState
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE approvals SET granted = 1, approver = ?, granted_at = ? WHERE id = ?`,
-			approver, ns(now), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE approvals SET granted = ?, approver = ?, granted_at = ? WHERE id = ?`,
+			grant, approver, ns(now), id); err != nil {
 			return err
 		}
-		a.Granted, a.Approver, a.GrantedAt = true, approver, fromNS(ns(now))
-		out = a
+		out = storecodec.Decided(a, approver, fromNS(ns(now)), grant)
 		return nil
 	})
 	if err != nil {

@@ -203,13 +203,21 @@ type Approval struct {
 	// run only while the tool still has that definition. Empty in an
 	// approval stored before approvals recorded it; such an approval is
 	// not bound to a definition.
-	Definition string    `json:"definition,omitempty"`
-	Granted    bool      `json:"granted"`
-	Approver   string    `json:"approver,omitempty"` // principal ID of the granter
-	CreatedAt  time.Time `json:"created_at"`
-	GrantedAt  time.Time `json:"granted_at,omitzero"`
-	ExpiresAt  time.Time `json:"expires_at"`
+	Definition string `json:"definition,omitempty"`
+	Granted    bool   `json:"granted"`
+	// Denied says an approver refused the call ([ApprovalDenier]): it
+	// will not run under this approval, and a re-send of it is refused
+	// until the approval expires.
+	Denied    bool      `json:"denied,omitempty"`
+	Approver  string    `json:"approver,omitempty"` // principal ID of the one who granted or denied it
+	CreatedAt time.Time `json:"created_at"`
+	GrantedAt time.Time `json:"granted_at,omitzero"`
+	DeniedAt  time.Time `json:"denied_at,omitzero"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
+
+// Decided reports whether an approver granted or denied a.
+func (a *Approval) Decided() bool { return a.Granted || a.Denied }
 
 // AuditEntry is one line of the audit log: who, what, the decision, the
 // key, the outcome and the latency, and its place in the store's hash
@@ -404,10 +412,22 @@ type ApprovalStore interface {
 
 	// GrantApproval atomically marks the pending approval id as granted by
 	// approver at now. It returns [ErrNotFound] when absent, and
-	// [ErrApprovalState] (changing nothing) when it is already granted or
-	// expired (ExpiresAt <= now). The policy checks (who may grant) are the
-	// gateway's.
+	// [ErrApprovalState] (changing nothing) when it is already granted,
+	// denied or expired (ExpiresAt <= now). The policy checks (who may
+	// grant) are the gateway's.
 	GrantApproval(ctx context.Context, id, approver string, now time.Time) (Approval, error)
+}
+
+// ApprovalDenier is an optional interface of a Store that records an
+// approver's refusal of a pending approval, so that the call it covers is
+// refused, not asked about again (gateway.Gateway.Deny). The four stores
+// of this module implement it; the gateway answers a denial on a store
+// without it with an error saying so.
+type ApprovalDenier interface {
+	// DenyApproval atomically marks the pending approval id as denied by
+	// approver at now, with [GrantApproval]'s errors: [ErrNotFound], and
+	// [ErrApprovalState] when it is already granted, denied or expired.
+	DenyApproval(ctx context.Context, id, approver string, now time.Time) (Approval, error)
 }
 
 // AuditLog is the append-only log of every call's decision and outcome.

@@ -100,14 +100,17 @@ func RunRecords(t *testing.T, newStore func(t *testing.T) store.RecordStore) {
 }
 
 // RunApprovals checks a [store.ApprovalStore]: create, get, grant (exactly
-// once, also concurrently), expiry, and, when the store is a
-// [store.Purger] too, the purge of approvals.
+// once, also concurrently), expiry, denials ([store.ApprovalDenier]:
+// exactly one decision, also when grants race them), and, when the store
+// is a [store.Purger] too, the purge of approvals.
 func RunApprovals(t *testing.T, newStore func(t *testing.T) store.ApprovalStore) {
 	t.Helper()
 	run(t, newStore, []test[store.ApprovalStore]{
 		{"Approvals", testApprovals},
 		{"ApprovalExpiry", testApprovalExpiry},
 		{"ConcurrentGrant", testConcurrentGrant},
+		{"Denials", testDenials},
+		{"ConcurrentDecisions", testConcurrentDecisions},
 		{"PurgeApprovals", testPurgeApprovals},
 	})
 }
@@ -708,6 +711,91 @@ func testConcurrentGrant(t *testing.T, s store.ApprovalStore) {
 	wg.Wait()
 	if granted != 1 {
 		t.Errorf("%d of 16 concurrent grants succeeded, want 1", granted)
+	}
+}
+
+func testDenials(t *testing.T, s store.ApprovalStore) {
+	d := must[store.ApprovalDenier](t, s)
+	if _, err := d.DenyApproval(ctx, "apr_missing", "bob", t0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("DenyApproval(missing) = %v, want ErrNotFound", err)
+	}
+	if _, err := s.CreateApproval(ctx, approval("apr_d", "kd", t0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.DenyApproval(ctx, "apr_d", "bob", t0.Add(time.Minute))
+	if err != nil || !got.Denied || got.Granted || got.Approver != "bob" || !got.DeniedAt.Equal(t0.Add(time.Minute)) ||
+		!got.GrantedAt.IsZero() || got.Key != "kd" || got.Fingerprint != "fp-kd" || got.Slot != slot(1) {
+		t.Fatalf("DenyApproval = %+v, %v; want denied by bob at +1m, bound to kd/fp-kd", got, err)
+	}
+	read, err := s.GetApproval(ctx, "apr_d")
+	if err != nil || !read.Denied || read.Granted || read.Approver != "bob" || !read.DeniedAt.Equal(t0.Add(time.Minute)) || !read.GrantedAt.IsZero() {
+		t.Errorf("GetApproval after a denial = %+v, %v; want denied by bob at +1m", read, err)
+	}
+	// A decided approval takes no other decision.
+	if _, err := s.GrantApproval(ctx, "apr_d", "carol", t0.Add(2*time.Minute)); !errors.Is(err, store.ErrApprovalState) {
+		t.Errorf("GrantApproval of a denied approval = %v, want ErrApprovalState", err)
+	}
+	if _, err := d.DenyApproval(ctx, "apr_d", "carol", t0.Add(2*time.Minute)); !errors.Is(err, store.ErrApprovalState) {
+		t.Errorf("second DenyApproval = %v, want ErrApprovalState", err)
+	}
+	// Create on a denied, unexpired approval does not reset it.
+	if c, err := s.CreateApproval(ctx, approval("apr_d", "kd", t0.Add(3*time.Minute))); err != nil || !c.Denied || c.Approver != "bob" {
+		t.Errorf("CreateApproval on a denied approval = %+v, %v; want it still denied by bob", c, err)
+	}
+	if _, err := s.CreateApproval(ctx, approval("apr_g", "kg", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GrantApproval(ctx, "apr_g", "bob", t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.DenyApproval(ctx, "apr_g", "carol", t0.Add(2*time.Minute)); !errors.Is(err, store.ErrApprovalState) {
+		t.Errorf("DenyApproval of a granted approval = %v, want ErrApprovalState", err)
+	}
+	// An expired approval cannot be denied, and is replaced by a fresh
+	// pending one, as after a grant.
+	if _, err := d.DenyApproval(ctx, "apr_d", "carol", t0.Add(time.Hour)); !errors.Is(err, store.ErrApprovalState) {
+		t.Errorf("DenyApproval at expiry = %v, want ErrApprovalState", err)
+	}
+	n, err := s.CreateApproval(ctx, approval("apr_d", "kd", t0.Add(2*time.Hour)))
+	if err != nil || n.Denied || n.Granted || n.Approver != "" || !n.DeniedAt.IsZero() {
+		t.Errorf("CreateApproval after a denied one expired = %+v, %v; want a fresh pending approval", n, err)
+	}
+}
+
+func testConcurrentDecisions(t *testing.T, s store.ApprovalStore) {
+	d := must[store.ApprovalDenier](t, s)
+	if _, err := s.CreateApproval(ctx, approval("apr_c", "kc", t0)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var decided []store.Approval
+	for i := range 16 {
+		wg.Go(func() {
+			who := fmt.Sprintf("approver-%d", i)
+			var a store.Approval
+			var err error
+			if i%2 == 0 {
+				a, err = s.GrantApproval(ctx, "apr_c", who, t0.Add(time.Second))
+			} else {
+				a, err = d.DenyApproval(ctx, "apr_c", who, t0.Add(time.Second))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				decided = append(decided, a)
+			} else if !errors.Is(err, store.ErrApprovalState) {
+				t.Errorf("%s's decision: %v", who, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(decided) != 1 {
+		t.Fatalf("%d of 16 racing grants and denials succeeded, want 1", len(decided))
+	}
+	got, err := s.GetApproval(ctx, "apr_c")
+	if err != nil || got.Granted != decided[0].Granted || got.Denied != decided[0].Denied || got.Approver != decided[0].Approver {
+		t.Errorf("GetApproval after the race = %+v, %v; want the one decision that succeeded, %+v", got, err, decided[0])
 	}
 }
 

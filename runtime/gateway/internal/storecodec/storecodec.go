@@ -118,7 +118,11 @@ const ApprovalColumns = `id, tenant, principal, session_id, step, tool, key, fin
 	taint, granted, approver, created, granted_at, expires, definition`
 
 // ScanApproval scans a row of [ApprovalColumns]. granted may be a boolean or
-// an integer 0/1 column.
+// an integer 0/1 column. A denial has no columns of its own: a row whose
+// approver is set and which is not granted was denied by that approver at
+// granted_at (the time of the decision), so that stores written before
+// denials existed need no migration (their approver was set only by a
+// grant).
 func ScanApproval(row Row) (store.Approval, error) {
 	var a store.Approval
 	var args []byte
@@ -132,7 +136,33 @@ func ScanApproval(row Row) (store.Approval, error) {
 		a.Arguments = json.RawMessage(args)
 	}
 	a.CreatedAt, a.GrantedAt, a.ExpiresAt = Time(created), Time(grantedAt), Time(expires)
-	return a, nil
+	return Denial(a), nil
+}
+
+// Denial returns a read from columns that keep a denial as [ScanApproval]
+// says: a set approver without a grant, its time in GrantedAt.
+func Denial(a store.Approval) store.Approval {
+	if !a.Granted && a.Approver != "" {
+		a.Denied, a.DeniedAt, a.GrantedAt = true, a.GrantedAt, time.Time{}
+	}
+	return a
+}
+
+// Pending returns a with no decision: what CreateApproval stores.
+func Pending(a store.Approval) store.Approval {
+	a.Granted, a.Denied, a.Approver, a.GrantedAt, a.DeniedAt = false, false, "", time.Time{}, time.Time{}
+	return a
+}
+
+// Decided returns the pending a with approver's decision at now.
+func Decided(a store.Approval, approver string, now time.Time, grant bool) store.Approval {
+	a.Approver = approver
+	if grant {
+		a.Granted, a.GrantedAt = true, now
+	} else {
+		a.Denied, a.DeniedAt = true, now
+	}
+	return a
 }
 
 // AuditColumns are the audit table's content columns (the entry without
