@@ -17,22 +17,42 @@ import (
 // The approval lets exactly the call it was created for run: the same
 // idempotency key and argument fingerprint. It returns *Error values:
 // UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND (also for another tenant's
-// approval), VALIDATION_ERROR (expired), INTERNAL_ERROR. Every decision is
-// audited. Safe for concurrent use.
+// approval), VALIDATION_ERROR (expired, or already decided by another
+// approver or the other way), INTERNAL_ERROR. Every decision is audited.
+// Safe for concurrent use.
 func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
+	return g.decideApproval(ctx, approver, id, true)
+}
+
+// Deny refuses the approval with the given ID on behalf of approver, with
+// [Gateway.Approve]'s checks and errors. The call it covers does not run:
+// sent again with the same arguments, it is PERMISSION_DENIED (naming the
+// approval and the approver) without a new approval request, until the
+// approval expires ([Options.ApprovalTTL]); a model that loops on a
+// refused payment meets the same answer each time. Other arguments are
+// another call, asked about anew. Denying an approval the same approver
+// already denied returns it again. The store must record denials
+// ([store.ApprovalDenier]; the four stores of this module do);
+// otherwise Deny is INTERNAL_ERROR, saying so. Safe for concurrent use.
+func (g *Gateway) Deny(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
+	return g.decideApproval(ctx, approver, id, false)
+}
+
+// decideApproval is Approve (grant) or Deny, audited.
+func (g *Gateway) decideApproval(ctx context.Context, approver tools.Principal, id string, grant bool) (*store.Approval, error) {
 	now := g.clock.Now()
-	a, gerr := g.approve(ctx, approver, id)
+	a, gerr := g.decide(ctx, approver, id, grant)
 	e := store.AuditEntry{Time: now, Tenant: storableText(approver.Tenant),
 		Principal: storableText(approver.ID), Tool: "approval",
 		ApprovalID: cleanText(id, 128), Decision: store.DecisionAllow, Outcome: store.OutcomeOK}
 	if a != nil {
 		e.Key, e.SessionID, e.Step, e.Tool = a.Key, a.Slot.SessionID, a.Slot.Step, a.Slot.Tool
-		e.Reason = cleanText("approval granted for "+a.Requester, 512)
+		e.Reason = cleanText("approval "+decision(grant)+" for "+a.Requester, 512)
 	}
 	if gerr != nil {
 		e.Decision, e.Reason, e.Outcome = store.DecisionDeny, cleanText(gerr.Message, 512), outcomeOf(nil, gerr, false)
-		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval refused", slog.String("approver", approver.ID),
-			slog.String("approval_id", e.ApprovalID), slog.String("reason", gerr.Message))
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: approval decision refused", slog.String("approver", approver.ID),
+			slog.String("approval_id", e.ApprovalID), slog.String("decision", decision(grant)), slog.String("reason", gerr.Message))
 	}
 	e.Latency = g.clock.Now().Sub(now)
 	if err := g.store.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
@@ -45,16 +65,28 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 	return a, nil
 }
 
-func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, *Error) {
+// decision names a grant or a denial, as the audit and messages say it.
+func decision(grant bool) string {
+	if grant {
+		return "granted"
+	}
+	return "denied"
+}
+
+func (g *Gateway) decide(ctx context.Context, approver tools.Principal, id string, grant bool) (*store.Approval, *Error) {
 	if approver.ID == "" || approver.Tenant == "" {
 		return nil, &Error{Type: Unauthenticated, Message: "the approval has no authenticated approver"}
 	}
 	if !plainName(approver.ID) || !plainName(approver.Tenant) {
 		return nil, &Error{Type: Unauthenticated, Message: "the approver is not valid UTF-8 or holds a control character"}
 	}
+	verb := "grant"
+	if !grant {
+		verb = "deny"
+	}
 	if !approver.HasScope(ApprovalScope) {
 		g.metrics.denied("", "missing_scope")
-		return nil, &Error{Type: PermissionDenied, Message: "granting approvals needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
+		return nil, &Error{Type: PermissionDenied, Message: verb + "ing approvals needs scope " + ApprovalScope, Scopes: []string{ApprovalScope}}
 	}
 	a, gerr := g.tenantApproval(ctx, approver.Tenant, id)
 	if gerr != nil {
@@ -62,24 +94,35 @@ func (g *Gateway) approve(ctx context.Context, approver tools.Principal, id stri
 	}
 	if a.Requester == approver.ID {
 		g.metrics.denied(a.Slot.Tool, "self_approval")
-		return nil, &Error{Type: PermissionDenied, Message: "a principal cannot approve its own call"}
+		return nil, &Error{Type: PermissionDenied, Message: "a principal cannot " + verb + " the approval of its own call"}
 	}
-	if a.Granted {
-		if a.Approver == approver.ID {
+	if a.Decided() {
+		if a.Granted == grant && a.Approver == approver.ID {
 			return &a, nil
 		}
-		return nil, &Error{Type: ValidationError, Message: "the approval was already granted by another principal"}
+		return nil, &Error{Type: ValidationError, Message: "the approval was already " + decision(a.Granted) + " by " + cleanText(a.Approver, 128)}
 	}
-	granted, err := g.store.GrantApproval(context.WithoutCancel(ctx), id, approver.ID, g.clock.Now())
+	var (
+		decided store.Approval
+		err     error
+	)
+	now := g.clock.Now()
+	if grant {
+		decided, err = g.store.GrantApproval(context.WithoutCancel(ctx), id, approver.ID, now)
+	} else if d, ok := g.store.(store.ApprovalDenier); ok {
+		decided, err = d.DenyApproval(context.WithoutCancel(ctx), id, approver.ID, now)
+	} else {
+		return nil, &Error{Type: Internal, Message: "the gateway's store does not record denials (store.ApprovalDenier); the approval stays pending until it expires"}
+	}
 	switch {
 	case err == nil:
-		return &granted, nil
+		return &decided, nil
 	case errors.Is(err, store.ErrApprovalState):
-		return nil, &Error{Type: ValidationError, Message: "the approval expired or was granted concurrently; send the call again for a new one"}
+		return nil, &Error{Type: ValidationError, Message: "the approval expired or was decided concurrently; read it again, or send the call again for a new one"}
 	case errors.Is(err, store.ErrNotFound):
 		return nil, noApproval(id)
 	default:
-		return nil, g.storeFailure(ctx, "grant the approval", err)
+		return nil, g.storeFailure(ctx, verb+" the approval", err)
 	}
 }
 

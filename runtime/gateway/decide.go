@@ -185,6 +185,19 @@ func (f *facts) approved(a *store.Approval) bool {
 		(a.Definition == "" || a.Definition == f.definition)
 }
 
+// refused returns the approval an approver denied for exactly this call,
+// still in force at admission: the one looked up or, when a denial came
+// between the look-up and the request, the one the request found.
+func (f *facts) refused() *store.Approval {
+	for _, a := range [...]*store.Approval{f.approval, f.created} {
+		if a != nil && a.Denied && a.Key == f.valid.key && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start) &&
+			(a.Definition == "" || a.Definition == f.definition) {
+			return a
+		}
+	}
+	return nil
+}
+
 // decide returns what to do next for an admitted call, given the facts.
 // It is a pure function.
 func decide(f *facts) next {
@@ -241,6 +254,13 @@ func decide(f *facts) next {
 		case f.approval == nil:
 			return next{do: actGetApproval}
 		case f.approved(f.approval):
+		case f.refused() != nil && !f.unclaimed:
+			return next{do: actUnclaim}
+		case f.refused() != nil:
+			a := f.refused()
+			return answer(nil, &Error{Type: PermissionDenied, ApprovalID: a.ID, IdempotencyKey: key,
+				Message: fmt.Sprintf("%s was denied: %s refused approval %s at %s; this call will not run, do not send it again (other arguments are another call, which needs its own approval)",
+					t.ID, a.Approver, a.ID, a.DeniedAt.UTC().Format(time.RFC3339))})
 		case f.created == nil:
 			return next{do: actCreateApproval}
 		case !f.unclaimed:

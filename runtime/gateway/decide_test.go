@@ -25,6 +25,7 @@ func TestDecide(t *testing.T) {
 	yes, no := true, false
 	heldValue := &heldLookup{found: true, key: "k1", kind: ranValue, value: json.RawMessage(`{"ok":true}`), attempts: 1}
 	granted := &store.Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
+	denied := &store.Approval{ID: "apr_1", Denied: true, Approver: "bob", Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
 	ranValueOK := &ran{kind: ranValue, value: json.RawMessage(`{"ok":true}`), at: start}
 
 	base := func(mod func(f *facts)) *facts {
@@ -133,6 +134,25 @@ func TestDecide(t *testing.T) {
 		{"given back: confirmation required", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval, f.created, f.unclaimed = irreversible, valid, acquired, &store.Approval{}, &store.Approval{ID: "apr_1"}, true
 		}), want{do: actAnswer, typ: ConfirmationRequired}},
+		{"denied approval: give the claim back", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, denied
+		}), want{do: actUnclaim}},
+		{"denied approval, claim given back: permission denied, not retryable", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.unclaimed = irreversible, valid, acquired, denied, true
+		}), want{do: actAnswer, typ: PermissionDenied}},
+		{"denied while requesting: permission denied", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.created, f.unclaimed = irreversible, valid, acquired, &store.Approval{}, denied, true
+		}), want{do: actAnswer, typ: PermissionDenied}},
+		{"denial expired: create", base(func(f *facts) {
+			old := *denied
+			old.ExpiresAt = start
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &old
+		}), want{do: actCreateApproval}},
+		{"denial of other arguments: create", base(func(f *facts) {
+			other := *denied
+			other.Fingerprint = "f2"
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &other
+		}), want{do: actCreateApproval}},
 		{"acquired, no place reserved: reserve", base(func(f *facts) { f.valid, f.claim, f.room = valid, acquired, nil }), want{do: actReserve}},
 		{"approved, no place reserved: reserve", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval, f.room = irreversible, valid, acquired, granted, nil

@@ -40,9 +40,9 @@
 //
 //	outcome                                stored?                 a retry with the same key gets
 //	-------------------------------------  ----------------------  -------------------------------------------
-//	unauthenticated, permission denied,    no (nothing ran)        the same checks again
-//	unknown tool, validation error, rate
-//	limited, confirmation required
+//	unauthenticated, permission denied,    no (nothing ran)        the same checks again (an approval an
+//	unknown tool, validation error, rate                           approver denied stays denied until it
+//	limited, confirmation required                                 expires)
 //
 //	handler succeeded, or returned a       yes, for the retention  the stored result, Cached (a domain error
 //	*tools.DomainError (insufficient       (Options.Retention,     comes back as DOMAIN_ERROR, Cached)
@@ -118,7 +118,10 @@
 // cannot produce one: a different principal of the same tenant holding
 // [ApprovalScope] grants it (Approve, or POST /v1/approvals/{id}); the
 // requester cannot approve its own call. The approval ID is derived from
-// the key, so the retried call finds its approval.
+// the key, so the retried call finds its approval. An approver may instead
+// deny it ([Gateway.Deny]): the call, sent again, is PERMISSION_DENIED
+// without running or asking again until the approval expires, so a model
+// that loops on a refused payment meets the same refusal.
 //
 // # Plugging in a tool's own idempotency
 //

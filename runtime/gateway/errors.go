@@ -96,7 +96,8 @@ type Error struct {
 	// Details carries structured data: a slice of [Violation] for VALIDATION_ERROR,
 	// the domain error's details for DOMAIN_ERROR. It may be nil.
 	Details any `json:"details,omitempty"`
-	// ApprovalID names the approval to grant (CONFIRMATION_REQUIRED only).
+	// ApprovalID names the approval to grant (CONFIRMATION_REQUIRED), or
+	// the one an approver denied (the PERMISSION_DENIED of such a call).
 	ApprovalID string `json:"approval_id,omitempty"`
 	// Code is the domain error's code (DOMAIN_ERROR), or
 	// [CodeServerNotConnected] (UNKNOWN_TOOL of a tool that exists but has no

@@ -22,10 +22,11 @@ import (
 // principal the transport authenticated.
 type Call struct {
 	// Principal is who calls; an empty ID or Tenant, or one that is not
-	// valid UTF-8 or holds a NUL byte, is UNAUTHENTICATED.
+	// valid UTF-8 or holds a control character (NUL, a tab), is
+	// UNAUTHENTICATED.
 	Principal tools.Principal
 	// SessionID names the conversation; it must not be empty, and must be
-	// valid UTF-8 without NUL, of at most 256 bytes (else
+	// valid UTF-8 without control characters, of at most 256 bytes (else
 	// VALIDATION_ERROR). Sessions are
 	// namespaced by tenant: two tenants' equal session IDs never meet.
 	SessionID string
