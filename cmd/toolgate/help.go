@@ -71,10 +71,12 @@ var helps = map[string]cli.Usage{
 	"mcp approve": {
 		Synopsis: mcpApproveSynopsis,
 		Summary: "Grant, as another principal of the tenant, a call that mcp serve holds for a human (CONFIRMATION_REQUIRED, its approval_id), " +
-			"in the same --data store; the client then sends the same call with the same step again. Exit 1 when the gateway refuses.",
+			"in the same --data store; the client then sends the same call with the same step again. --deny refuses it instead: " +
+			"the call, sent again, is PERMISSION_DENIED until the approval expires. Exit 1 when the gateway refuses.",
 		Examples: []string{
 			`toolgate mcp approve --data ./state --principal bob --tenant acme --show apr_0123abcd`,
 			`toolgate mcp approve --data ./state --principal bob --tenant acme apr_0123abcd`,
+			`toolgate mcp approve --data ./state --principal bob --tenant acme --deny apr_0123abcd`,
 		},
 	},
 }

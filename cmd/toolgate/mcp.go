@@ -40,7 +40,7 @@ const (
        [--principal P --tenant T --scopes a,b | --http ADDR (--tokens FILE | --oauth-issuer URL --oauth-audience URI)
        [--max-sessions 1024] [--max-sessions-per-principal 32] [--session-timeout 10m] [--allow-origin O]...] [--data DIR] [--shutdown-timeout 30s] [--k 5] [-v]
        [--pins FILE [--unpinned quarantine|allow|refuse]] [--discovery-log FILE] [--offer-unconnected] [--embed-model M [--embed-url URL]]`
-	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show] APPROVAL_ID`
+	mcpApproveSynopsis = `toolgate mcp approve --data DIR --principal P --tenant T [--show | --deny] APPROVAL_ID`
 	mcpUsage           = "usage: " + mcpServeSynopsis + "\n       " + mcpApproveSynopsis + "\n       " + mcpPinSynopsis
 )
 
@@ -240,7 +240,7 @@ func withMetrics(h http.Handler, r *prometheus.Registry) http.Handler {
 	return mux
 }
 
-// runMCPApprove is "toolgate mcp approve": grant a held call in the --data
+// runMCPApprove is "toolgate mcp approve": grant (or deny) a held call in the --data
 // store of "mcp serve", as an operator principal (access to the store is
 // the operator's authority; the gateway still refuses the requester itself).
 func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -250,6 +250,7 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 	principal := fs.String("principal", "", "the approver's principal `ID` (not the requester)")
 	tenant := fs.String("tenant", "", "the approver's tenant (the requester's)")
 	show := fs.Bool("show", false, "print the approval without granting it")
+	deny := fs.Bool("deny", false, "deny the approval instead of granting it: the call it covers is refused until the approval expires")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -260,6 +261,8 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fail(stderr, approveProg, errors.New("--data is required (the store of mcp serve)"))
 	case *principal == "" || *tenant == "":
 		return fail(stderr, approveProg, errors.New("--principal and --tenant are required"))
+	case *show && *deny:
+		return fail(stderr, approveProg, errors.New("give --show or --deny, not both"))
 	}
 	if _, err := os.Stat(filepath.Join(*data, "gateway.db")); err != nil {
 		fmt.Fprintf(stderr, "%s: no gateway store in %s\n", approveProg, *data)
@@ -277,9 +280,12 @@ func runMCPApprove(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	approver := tools.Principal{ID: *principal, Tenant: *tenant, Scopes: []string{gateway.ApprovalScope}}
 	var a *store.Approval
-	if *show {
+	switch {
+	case *show:
 		a, err = gw.Approval(ctx, approver, fs.Arg(0))
-	} else {
+	case *deny:
+		a, err = gw.Deny(ctx, approver, fs.Arg(0))
+	default:
 		a, err = gw.Approve(ctx, approver, fs.Arg(0))
 	}
 	if err != nil {

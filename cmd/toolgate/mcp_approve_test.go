@@ -108,6 +108,35 @@ func TestMCPApprove(t *testing.T) {
 	}
 }
 
+// TestMCPApproveDeny: --deny refuses the held call; sent again it is
+// PERMISSION_DENIED and does not run, and the approval cannot then be
+// granted.
+func TestMCPApproveDeny(t *testing.T) {
+	dir := t.TempDir()
+	id, call, runs := heldCall(t, dir)
+	approve := func(args ...string) (int, string, string) {
+		var stdout, stderr strings.Builder
+		code := run(t.Context(), append([]string{"mcp", "approve", "--data", dir, "--principal", "bob", "--tenant", "acme"}, args...), strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	if code, _, errOut := approve("--show", "--deny", id); code != exitUsage || !strings.Contains(errOut, "not both") {
+		t.Errorf("--show --deny = exit %d, stderr %q; want exit 2 saying not both", code, errOut)
+	}
+	if code, out, errOut := approve("--deny", id); code != exitOK || !strings.Contains(out, `"denied":true`) || !strings.Contains(out, `"approver":"bob"`) {
+		t.Fatalf("--deny = exit %d, stdout %q, stderr %q; want exit 0 with the approval denied by bob", code, out, errOut)
+	}
+	var ge *gateway.Error
+	if err := call(); !errors.As(err, &ge) || ge.Type != gateway.PermissionDenied || ge.ApprovalID != id {
+		t.Fatalf("the call sent again after the denial = %v; want PERMISSION_DENIED naming %s", err, id)
+	}
+	if code, _, errOut := approve(id); code != exitNegative || !strings.Contains(errOut, "already denied by bob") {
+		t.Errorf("granting the denied approval = exit %d, stderr %q; want exit 1, already denied", code, errOut)
+	}
+	if *runs != 0 {
+		t.Errorf("the refund ran %d times after a denial, want 0", *runs)
+	}
+}
+
 // TestMCPHTTPTimeouts: the server of "mcp serve --http" has header, read
 // and write timeouts, and a request body sent one byte at a time is cut
 // off (the read timeout shortened here so the test is quick).

@@ -116,7 +116,8 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 //	POST /v1/tools/call             {"session_id","step","tool","arguments"} →
 //	                                200 {"success":true,"result","cached","idempotency_key",
 //	                                     "attempts","previous_attempt_uncertain"}
-//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}) →
+//	POST /v1/approvals/{approval_id} grant an approval (the bearer needs approvals:grant; the body is empty or {}),
+//	                                or deny it with {"decision":"deny"} ({"decision":"grant"} grants) →
 //	                                200 {"success":true,"approval":{...}}
 //	GET  /v1/approvals/{approval_id} read it first (the requester, or a holder of approvals:grant)
 //	POST /v1/discover               {"query","k","session_id"?} → the Discover hook's result (query ≤ MaxQueryBytes, 1 ≤ k ≤ 50, default 5)
@@ -127,7 +128,8 @@ func NewHTTPServer(addr string, handler http.Handler, writeTimeout time.Duration
 // serve is 405 METHOD_NOT_ALLOWED with an Allow header naming those it does.
 //
 // Every error has the body {"success":false,"error_type","message",
-// "retryable","retry_after"?,"details"?} (plus "approval_id" for 428,
+// "retryable","retry_after"?,"details"?} (plus "approval_id" for 428 and
+// for the 403 of a call whose approval an approver denied,
 // "idempotency_key" once derived, "code" and "cached" for DOMAIN_ERROR,
 // "attempts" for an uncertain outcome),
 // with its status from [StatusCode] and a Retry-After header (whole
@@ -407,11 +409,25 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if e := fields(obj); e != nil {
+	if e := fields(obj, "decision"); e != nil {
 		writeError(w, e)
 		return
 	}
-	a, err := h.g.Approve(r.Context(), p, r.PathValue("approval_id"))
+	d, e := stringField(obj, "decision", false)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	decide := h.g.Approve
+	switch d {
+	case "", "grant":
+	case "deny":
+		decide = h.g.Deny
+	default:
+		writeError(w, invalidBody("/decision", `must be "grant" or "deny"`))
+		return
+	}
+	a, err := decide(r.Context(), p, r.PathValue("approval_id"))
 	h.writeApproval(w, r, "the approval", a, err)
 }
 

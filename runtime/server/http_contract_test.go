@@ -19,24 +19,52 @@ import (
 )
 
 // TestHTTPApproveRefusesBodyMembers: the approve endpoint takes an empty
-// body or {}; any member is refused and grants nothing.
+// body, {} or a decision; any other member, or another decision, is
+// refused and decides nothing.
 func TestHTTPApproveRefusesBodyMembers(t *testing.T) {
 	h := newHTTPEnv(t, nil, nil)
 	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`))
 	id, _ := r.body["approval_id"].(string)
-	for _, body := range []string{`{"approved":false}`, `{"approver":"carol"}`, `{"":1}`, `[]`, `null`} {
+	for _, body := range []string{`{"approved":false}`, `{"approver":"carol"}`, `{"":1}`, `[]`, `null`,
+		`{"decision":"reject"}`, `{"decision":false}`, `{"decision":"deny","reason":"no"}`} {
 		wantError(t, "approve with "+body, h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", body), 422, gateway.ValidationError, true)
 	}
 	show := h.do(t, "GET", "/v1/approvals/"+id, "tok-bob", "")
-	if appr, _ := show.body["approval"].(map[string]any); appr["granted"] != false {
+	if appr, _ := show.body["approval"].(map[string]any); appr["granted"] != false || appr["denied"] != nil {
 		t.Fatalf("after refused approvals: %s; want still pending", show.raw)
 	}
-	for _, body := range []string{"", "{}", " { } "} {
+	for _, body := range []string{"", "{}", " { } ", `{"decision":"grant"}`} {
 		t.Run(body, func(t *testing.T) {
 			if a := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", body); a.status != 200 {
 				t.Errorf("approve with %q = %d %s; want 200", body, a.status, a.raw)
 			}
 		})
+	}
+}
+
+// TestHTTPDeny: an approver denies with {"decision":"deny"}; the call,
+// sent again, is 403 PERMISSION_DENIED naming the approval, and nothing
+// ran; the denied approval cannot be granted.
+func TestHTTPDeny(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	call := callBody("s", 1, "bank/transfer_funds", `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`)
+	r := h.do(t, "POST", "/v1/tools/call", "tok-alice", call)
+	id, _ := r.body["approval_id"].(string)
+	if r.status != 428 || id == "" {
+		t.Fatalf("big transfer = %d %s; want 428 with an approval_id", r.status, r.raw)
+	}
+	d := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", `{"decision":"deny"}`)
+	if appr, _ := d.body["approval"].(map[string]any); d.status != 200 || appr["denied"] != true || appr["granted"] != false || appr["approver"] != "bob" {
+		t.Fatalf("deny = %d %s; want 200 with the approval denied by bob", d.status, d.raw)
+	}
+	again := h.do(t, "POST", "/v1/tools/call", "tok-alice", call)
+	wantError(t, "the denied call", again, 403, gateway.PermissionDenied, false)
+	if again.body["approval_id"] != id {
+		t.Errorf("the denied call = %s; want approval_id %s", again.raw, id)
+	}
+	wantError(t, "granting the denied approval", h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", ""), 422, gateway.ValidationError, false)
+	if n := h.Runs.Total(); n != 0 {
+		t.Errorf("the handler ran %d times; want 0", n)
 	}
 }
 
