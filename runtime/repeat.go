@@ -30,7 +30,10 @@ const (
 	// without an outcome (DOWNSTREAM_FAILURE, OUTCOME_UNCERTAIN,
 	// IN_PROGRESS, INTERNAL_ERROR) is re-sent at that attempt's step, with
 	// its idempotency key, so the gateway and a downstream that honours the
-	// key see a retry, not a new call. Read-only tools repeat freely.
+	// key see a retry, not a new call; so is the repeat of a call whose
+	// approval a human denied ([gateway.Gateway.Deny]), which the gateway
+	// then refuses without anyone being asked again. Read-only tools repeat
+	// freely.
 	RepeatRefuse RepeatPolicy = iota
 	// RepeatAllow executes every repeat as a new call (a new step, a new
 	// idempotency key), as a turn did before the rule: for agents whose
@@ -58,7 +61,8 @@ const (
 	// RepeatRefused: not executed; the earlier result went back to the model.
 	RepeatRefused RepeatAction = "refused"
 	// RepeatSameKey: re-sent at the step of an earlier attempt whose
-	// outcome is unknown, under its idempotency key.
+	// outcome is unknown, or whose approval a human denied, under its
+	// idempotency key.
 	RepeatSameKey RepeatAction = "same_key"
 	// RepeatReadOnly: executed again, since the tool is read-only (what it
 	// reads may have changed since).
@@ -154,7 +158,8 @@ func (a *Agent) repeated(ctx context.Context, s *Session, ev Event) {
 
 // earlierCalls finds the calls of this turn that made the same call as
 // (id, args): done, the latest that succeeded, and unsure, the latest whose
-// outcome is unknown (it may have run: see mayHaveRun). Arguments compare
+// outcome is unknown (it may have run: see mayHaveRun) or whose approval
+// a human denied (the gateway refuses it at its step). Arguments compare
 // in canonical form; arguments that are not JSON match nothing (the
 // gateway refuses them).
 func earlierCalls(calls []CallRecord, id string, args json.RawMessage) (done, unsure *CallRecord) {
@@ -173,11 +178,18 @@ func earlierCalls(calls []CallRecord, id string, args json.RawMessage) (done, un
 		switch {
 		case c.Err == nil:
 			done = c
-		case mayHaveRun(c.Err):
+		case mayHaveRun(c.Err), deniedApproval(c.Err):
 			unsure = c
 		}
 	}
 	return done, unsure
+}
+
+// deniedApproval says whether a call ended in err because an approver
+// denied its approval: the gateway refuses it again at the same step.
+func deniedApproval(err error) bool {
+	var ge *gateway.Error
+	return errors.As(err, &ge) && ge.Type == gateway.PermissionDenied && ge.ApprovalID != ""
 }
 
 // mayHaveRun says whether a call that ended in err may have taken effect

@@ -383,7 +383,8 @@ func TestApprovalBlocksUntilApproved(t *testing.T) {
 		t.Errorf("after approval: runs %d, calls %+v", e.bank.count("transfer_funds"), turn.Calls)
 	}
 
-	// A declined approval never executes; the refusal goes back to the model.
+	// A declined approval never executes; the refusal goes back to the
+	// model, and the gateway records it (the approver named a principal).
 	sess2 := e.agent.NewSession(teller, "s-decline", nil)
 	go func() {
 		var err error
@@ -396,7 +397,7 @@ func TestApprovalBlocksUntilApproved(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ge *gateway.Error
-	if e.bank.count("transfer_funds") != 1 || len(turn.Calls) != 1 || !errors.As(turn.Calls[0].Err, &ge) || ge.Type != gateway.ConfirmationRequired {
+	if e.bank.count("transfer_funds") != 1 || len(turn.Calls) != 1 || !errors.As(turn.Calls[0].Err, &ge) || ge.Type != gateway.PermissionDenied || ge.ApprovalID == "" {
 		t.Errorf("declined: runs %d, calls %+v", e.bank.count("transfer_funds"), turn.Calls)
 	}
 }

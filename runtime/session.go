@@ -365,7 +365,7 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 		}
 		if ge.Type == gateway.ConfirmationRequired && !approvalAsked {
 			approvalAsked = true
-			refusal, aerr := s.approve(ctx, step, id, args, ge)
+			refusal, denied, aerr := s.approve(ctx, step, id, args, ge)
 			if aerr != nil {
 				rec.Err = aerr
 				break
@@ -374,6 +374,9 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 				continue
 			}
 			rec.Err = &gateway.Error{Type: gateway.ConfirmationRequired, Message: refusal}
+			if denied {
+				rec.Err = &gateway.Error{Type: gateway.PermissionDenied, ApprovalID: ge.ApprovalID, Message: refusal}
+			}
 			break
 		}
 		if ge.RetrySame() && attempt < a.opts.CallRetries {
@@ -398,13 +401,17 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 // grants the approval it gives. It returns "" once the call is approved,
 // else the refusal the model reads: why no approval came, said plainly
 // (no approver configured, a human declined, the gateway refused the grant).
-func (s *Session) approve(ctx context.Context, step int, id string, args json.RawMessage, ge *gateway.Error) (refusal string, err error) {
+// A human who declines and is named (the principal the Approver returns)
+// has the denial recorded in the gateway (denied true): the call, sent
+// again at its step as the repeat rule does (repeat.go), is then refused
+// by the gateway itself, and nobody is asked again.
+func (s *Session) approve(ctx context.Context, step int, id string, args json.RawMessage, ge *gateway.Error) (refusal string, denied bool, err error) {
 	a := s.agent
 	if a.opts.Approver == nil {
-		return "this call needs a human's approval and no approver is configured to ask one: it was not executed", nil
+		return "this call needs a human's approval and no approver is configured to ask one: it was not executed", false, nil
 	}
 	if ge.ApprovalID == "" {
-		return "this call needs a human's approval and the gateway gave no approval id to ask for one: it was not executed", nil
+		return "this call needs a human's approval and the gateway gave no approval id to ask for one: it was not executed", false, nil
 	}
 	var card tools.Card
 	if t, ok := a.view(s.principal).Get(id); ok {
@@ -415,18 +422,27 @@ func (s *Session) approve(ctx context.Context, step int, id string, args json.Ra
 	who, ok, err := a.opts.Approver.Approve(ctx, req)
 	a.observe(ctx, Event{Kind: EventApproval, Step: step, Approval: &req, Approved: ok && err == nil})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if !ok {
-		return "a human declined to approve this call", nil
+		if who.ID == "" {
+			return "a human declined to approve this call", false, nil
+		}
+		if _, err := a.gw.Deny(ctx, who, ge.ApprovalID); err != nil {
+			// The human may not decide on it (no approvals:grant, or the
+			// requester itself): only this turn's record says declined.
+			a.log.WarnContext(ctx, "runtime: denial refused by the gateway", "approval_id", ge.ApprovalID, "err", err)
+			return "a human declined to approve this call", false, nil
+		}
+		return "a human declined to approve this call: it was not executed, and the gateway refuses it if it is sent again; do not repeat it", true, nil
 	}
 	if _, err := a.gw.Approve(ctx, who, ge.ApprovalID); err != nil {
 		// The approver was not allowed (no approvals:grant, or the
 		// requester itself): the call stays held.
 		a.log.WarnContext(ctx, "runtime: approval refused by the gateway", "approval_id", ge.ApprovalID, "err", err)
-		return "the gateway refused the approval given for this call (the approver may not grant it): it was not executed", nil
+		return "the gateway refused the approval given for this call (the approver may not grant it): it was not executed", false, nil
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // resultContent is what the model reads for a call: the result, or the

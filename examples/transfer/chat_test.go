@@ -175,7 +175,7 @@ func TestChatApprovePrompt(t *testing.T) {
 		wantOut              string
 	}{
 		{"yes", "prompt", "y\n", "2200.00", "approve as operator? [y/N]"},
-		{"no", "prompt", "n\n", "1000.00", "refused CONFIRMATION_REQUIRED"},
+		{"no", "prompt", "n\n", "1000.00", "refused PERMISSION_DENIED: a human declined to approve this call"},
 		{"eof", "prompt", "", "1000.00", "refused CONFIRMATION_REQUIRED"},
 		{"never", "never", "y\n", "1000.00", "refused CONFIRMATION_REQUIRED: this call needs a human's approval and no approver is configured"},
 	} {
@@ -194,6 +194,28 @@ func TestChatApprovePrompt(t *testing.T) {
 				t.Errorf("ACC-00003 = %s, want %s", got[0], tc.wantACC3)
 			}
 		})
+	}
+}
+
+// TestChatDeclinedRepeat: a model that repeats a call the human declined
+// is refused by the gateway (the denial is recorded), and the human is
+// not asked again.
+func TestChatDeclinedRepeat(t *testing.T) {
+	big := `{"call":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00003","amount":1200}}`
+	data := t.TempDir()
+	code, out, errOut := runChatCmd(t, "n\ny\ny\n", chatArgs(data, "--backend", "scripted", "--approve", "prompt",
+		"--script", writeScript(t, big, big, big, `{"answer":"done"}`), "--once", "pay 1200 from ACC-00001 to ACC-00003")...)
+	if code != exitOK {
+		t.Fatalf("chat = %d, stderr %s", code, errOut)
+	}
+	if n := strings.Count(out, "approval needed:"); n != 1 {
+		t.Errorf("the human was asked %d times; want once:\n%s", n, out)
+	}
+	if n := strings.Count(out, "refused PERMISSION_DENIED"); n != 3 {
+		t.Errorf("%d sends refused PERMISSION_DENIED; want 3 (the declined call and its two repeats):\n%s", n, out)
+	}
+	if got := balances(t, data, "ACC-00003"); got[0] != "1000.00" {
+		t.Errorf("ACC-00003 = %s, want 1000.00 (nothing paid)", got[0])
 	}
 }
 
