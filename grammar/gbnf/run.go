@@ -1,6 +1,7 @@
 package gbnf
 
 import (
+	"iter"
 	"slices"
 	"unicode"
 )
@@ -146,19 +147,149 @@ func (m *Matcher) RunAllowed(r *CodeRun, n int) (all ByteSet, ok bool) {
 	}
 }
 
+// Narrow returns a part of r's members whose runs [Matcher.Run] can
+// measure from here where it cannot measure r's: inside "\"" char+ "@"
+// char+ "\"", where char takes "@" too, members of r lead to different
+// positions, but char's class less "@" leads to one. Narrow follows the run
+// for up to limit code points and, at each position, splits what is left
+// of r by each terminal that takes some of it but not all, keeping the
+// side with more ASCII members (then more members): the rest where the
+// terminal is the narrower one ("@"), the terminal's own code points
+// where it is the broader one (the letters of a top-level domain inside
+// [a-zA-Z0-9.-]+), or those where no terminal would take the rest. It
+// stops where no terminal takes what is left (the run ends there). ok is
+// false when it finds no narrower part that some terminal takes here, or
+// in the middle of a code point. Narrow does not move the [Matcher].
+func (m *Matcher) Narrow(r *CodeRun, limit int) (c Class, ok bool) {
+	if m.pn != 0 || r.empty || limit <= 0 {
+		return Class{}, false
+	}
+	left := r.class.ranges
+	set := m.cur
+	seen := m.runPath[:0]
+	defer func() { m.runPath = seen[:0] }()
+	for k := 0; k < min(limit, maxRunLimit) && !slices.Contains(seen, set); k++ {
+		seen = append(seen, set)
+		part, takes := m.split(set, left, false)
+		if !takes && k == 0 {
+			part, takes = m.split(set, left, true)
+		}
+		if !takes {
+			break // the run ends here
+		}
+		left = part
+		if set = m.transition(set, left[0].Lo); set < 0 {
+			break
+		}
+	}
+	if slices.Equal(left, r.class.ranges) {
+		return Class{}, false
+	}
+	return Class{Ranges: left}, true
+}
+
+// split returns part split by each terminal of set that takes some of it
+// but not all (see [Matcher.Narrow]; own: keeping the terminal's side),
+// and whether some terminal takes all of the result.
+func (m *Matcher) split(set int32, part []CharRange, own bool) ([]CharRange, bool) {
+	takes := false
+	// A subset of part keeps each relation it had, so one pass is enough:
+	// a terminal split off takes all of the result or none.
+	for t := range m.terminals(set) {
+		switch classRelation(t, &gbnfClass{ranges: part}) {
+		case relSuperset:
+			takes = true
+		case relPartial:
+			in, out := intersectRanges(part, t.ranges), subtractRanges(part, t.ranges)
+			if own || bigger(in, out) {
+				part, takes = in, true
+			} else {
+				part = out
+			}
+		}
+	}
+	return part, takes
+}
+
+// bigger reports whether code point ranges a hold more ASCII members than
+// b, or as many and more members.
+func bigger(a, b []CharRange) bool {
+	count := func(rs []CharRange) (ascii, all int) {
+		for _, r := range rs {
+			all += int(r.Hi - r.Lo + 1)
+			if r.Lo < 128 {
+				ascii += int(min(r.Hi, 127) - r.Lo + 1)
+			}
+		}
+		return ascii, all
+	}
+	aa, an := count(a)
+	ba, bn := count(b)
+	return aa > ba || aa == ba && an > bn
+}
+
+// intersectRanges returns the code points in both a and b; both are
+// sorted and disjoint, and so is the result (a new slice).
+func intersectRanges(a, b []CharRange) []CharRange {
+	var out []CharRange
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i].Lo, b[j].Lo), min(a[i].Hi, b[j].Hi)
+		if lo <= hi {
+			out = append(out, CharRange{lo, hi})
+		}
+		if a[i].Hi < b[j].Hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// subtractRanges returns the code points of a not in b; both are sorted
+// and disjoint, and so is the result (a new slice).
+func subtractRanges(a, b []CharRange) []CharRange {
+	var out []CharRange
+	j := 0
+	for _, r := range a {
+		lo := r.Lo
+		for j < len(b) && b[j].Hi < lo {
+			j++
+		}
+		for k := j; k < len(b) && b[k].Lo <= r.Hi && lo <= r.Hi; k++ {
+			if b[k].Lo > lo {
+				out = append(out, CharRange{lo, b[k].Lo - 1})
+			}
+			lo = max(lo, b[k].Hi+1)
+		}
+		if lo <= r.Hi {
+			out = append(out, CharRange{lo, r.Hi})
+		}
+	}
+	return out
+}
+
+// terminals yields the class of the terminal on top of each of set's
+// stacks (a token reference matches no text: it is left out).
+func (m *Matcher) terminals(set int32) iter.Seq[*gbnfClass] {
+	return func(yield func(*gbnfClass) bool) {
+		for _, s := range m.stacksOf(set) {
+			if s < 0 {
+				continue
+			}
+			if in := m.prog.code[m.nodes[s].pos]; in.op == gbnfTerm && !yield(&m.prog.classes[in.arg]) {
+				return
+			}
+		}
+	}
+}
+
 // runStep returns the set after any one member of r from set, or false
 // when some member is refused or members lead to different sets.
 func (m *Matcher) runStep(r *CodeRun, set int32) (int32, bool) {
 	takes := false
-	for _, s := range m.stacksOf(set) {
-		if s < 0 {
-			continue
-		}
-		in := m.prog.code[m.nodes[s].pos]
-		if in.op != gbnfTerm {
-			continue // a token reference matches no text
-		}
-		switch classRelation(&m.prog.classes[in.arg], &r.class) {
+	for t := range m.terminals(set) {
+		switch classRelation(t, &r.class) {
 		case relSuperset:
 			takes = true
 		case relPartial:
@@ -213,15 +344,8 @@ func (m *Matcher) stretchOf(set int32, c rune) rune {
 	w := m.sets[set].wide
 	if w == nil {
 		w = []rune{0x80}
-		for _, s := range m.stacksOf(set) {
-			if s < 0 {
-				continue
-			}
-			in := m.prog.code[m.nodes[s].pos]
-			if in.op != gbnfTerm {
-				continue
-			}
-			for _, r := range m.prog.classes[in.arg].ranges {
+		for t := range m.terminals(set) {
+			for _, r := range t.ranges {
 				if r.Hi >= 0x80 {
 					w = append(w, max(r.Lo, 0x80))
 					if r.Hi < unicode.MaxRune {

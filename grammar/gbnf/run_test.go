@@ -35,6 +35,19 @@ func TestState(t *testing.T) {
 	}
 }
 
+// matcherAt returns a Matcher of grammar after prefix.
+func matcherAt(t *testing.T, grammar, prefix string) *Matcher {
+	t.Helper()
+	m, err := NewMatcher(mustParseGBNF(t, grammar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WriteString(prefix); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func TestRun(t *testing.T) {
 	str := Class{Negated: true, Ranges: []CharRange{{'"', '"'}, {'\\', '\\'}, {0, 0x1F}}}
 	lower := Class{Ranges: []CharRange{{'a', 'z'}}}
@@ -61,13 +74,7 @@ char ::= [^"\\\x00-\x1F] | "\\" ["\\/bfnrt]`, `"x`, str, 16, 16},
 		{"any code point", `root ::= .*`, `é`, Class{Negated: true}, 30, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := NewMatcher(mustParseGBNF(t, tc.grammar))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := m.WriteString(tc.prefix); err != nil {
-				t.Fatal(err)
-			}
+			m := matcherAt(t, tc.grammar, tc.prefix)
 			r := NewCodeRun(tc.class)
 			before := m.State()
 			if got := m.Run(r, tc.limit); got != tc.want {
@@ -193,6 +200,51 @@ func TestRunAllowed(t *testing.T) {
 			for i := 0; i < len(tc.hasNot); i++ {
 				if all.Has(tc.hasNot[i]) {
 					t.Errorf("RunAllowed(%d) has %q", tc.n, tc.hasNot[i])
+				}
+			}
+		})
+	}
+}
+
+func TestNarrow(t *testing.T) {
+	str := Class{Negated: true, Ranges: []CharRange{{'"', '"'}, {'\\', '\\'}, {0, 0x1F}}}
+	domain := Class{Ranges: []CharRange{{'-', '.'}, {'0', '9'}, {'A', 'Z'}, {'a', 'z'}}}
+	for _, tc := range []struct {
+		name    string
+		grammar string
+		prefix  string
+		class   Class
+		want    string // the narrowed class; "" when none
+		run     int    // Run of the narrowed class, limit 40
+	}{
+		{"before the at sign", `root ::= "\"" [^"\\\x00-\x1F]+ "@" [^"\\\x00-\x1F]+ "\""`, `"a`, str, `[ -!#-?A-\[\]-\U0010FFFF]`, 40},
+		{"first code point, the at sign one later", `root ::= "\"" [^"\\\x00-\x1F]+ "@" [^"\\\x00-\x1F]+ "\""`, `"`, str, `[ -!#-?A-\[\]-\U0010FFFF]`, 40},
+		{"after the at sign", `root ::= "\"" [^"\\\x00-\x1F]+ "@" [^"\\\x00-\x1F]+ "\""`, `"a@b`, str, `[ -!#-?A-\[\]-\U0010FFFF]`, 40},
+		{"top-level domain: the letters", `root ::= "\"" [a-zA-Z0-9.-]+ "." [a-zA-Z]{2,} "\""`, `"mail.ex`, domain, `[A-Za-z]`, 40},
+		{"domain: all but the dot", `root ::= "\"" [a-zA-Z0-9.-]+ "." [a-zA-Z]{2,} "\""`, `"mail`, domain, `[-0-9A-Za-z]`, 40},
+		{"bounded: the run ends", `root ::= "\"" [^"\\\x00-\x1F]{1,3} "@" "\""`, `"`, str, `[ -!#-?A-\[\]-\U0010FFFF]`, 3},
+		{"a class inside the string's", `root ::= "\"" [a-z]+ ("-" [a-z]+)* "\""`, `"ab`, str, `[a-z]`, 40},
+		{"nothing to narrow", `root ::= "\"" [^"\\\x00-\x1F]* "\""`, `"`, str, "", 0},
+		{"outside the string", `root ::= "\"" [^"\\\x00-\x1F]* "@" "\""`, ``, str, "", 0},
+		{"inside a code point", `root ::= [^"]* "@"`, "\xC3", str, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := matcherAt(t, tc.grammar, tc.prefix)
+			before := m.State()
+			c, ok := m.Narrow(NewCodeRun(tc.class), 40)
+			got := ""
+			if ok {
+				got = string(AppendClass(nil, c))
+			}
+			if got != tc.want {
+				t.Fatalf("Narrow(%s) after %q = %q, want %q", AppendClass(nil, tc.class), tc.prefix, got, tc.want)
+			}
+			if m.State() != before {
+				t.Errorf("Narrow moved the matcher")
+			}
+			if ok {
+				if n := m.Run(NewCodeRun(c), 40); n != tc.run {
+					t.Errorf("Run(%s, 40) = %d, want %d", got, n, tc.run)
 				}
 			}
 		})
