@@ -62,7 +62,11 @@
 // made only of them. Of the other tokens, those whose first byte after
 // their run of the class can follow no such run
 // ([gbnf.Matcher.RunAllowed]: a raw newline in a JSON string) are ruled
-// out without a walk, leaving the few with a quote or a backslash. Inside
+// out without a walk, leaving the few with a quote or a backslash. Where
+// a term after the run takes some of the class's code points (the "@" of
+// a string whose pattern is "^.+@.+$"), the class is narrowed to the part
+// that keeps the run going ([gbnf.Matcher.Narrow]: all but "@"), whose
+// tokens are found on first use; the tokens with an "@" are walked. Inside
 // a run shorter than the longest such token (a string whose maxLength is
 // below the 128 characters of cl100k's and o200k's longest tokens), the
 // walk admits at once each trie subtree made only of the

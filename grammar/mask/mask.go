@@ -63,9 +63,9 @@ type Options struct {
 const maxSlices = 8
 
 // Engine computes token masks for one grammar over one vocabulary. It
-// holds what is prepared once per grammar (the free-text slices) and is
-// immutable: safe for concurrent use, each goroutine with its own
-// [Session].
+// holds what is prepared once per grammar (the free-text slices) and the
+// narrowed slices its Sessions meet, behind a lock: safe for concurrent
+// use, each goroutine with its own [Session].
 type Engine struct {
 	g      *gbnf.Grammar
 	vocab  *Vocabulary
@@ -73,7 +73,14 @@ type Engine struct {
 	end    Bitset
 	slices []*slice
 	cache  int
+
+	mu       sync.Mutex
+	narrowed map[string]*slice // by class; nil where too few tokens
 }
+
+// maxNarrowed bounds the narrowed classes an [Engine] keeps; past it a
+// position that would need a new one is walked.
+const maxNarrowed = 16
 
 // slice is the fast path for one character class of the grammar.
 type slice struct {
@@ -481,6 +488,13 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 	s.part, s.depth = nil, 0
 	for _, sl := range s.e.slices {
 		run := s.m.Run(sl.run, sl.maxLen)
+		if run < sl.maxLen {
+			if n := s.e.narrow(s.m, sl); n != nil {
+				if r := s.m.Run(n.run, n.maxLen); r >= n.maxLen || r > run {
+					sl, run = n, r
+				}
+			}
+		}
 		if run >= sl.maxLen {
 			dst.or(sl.tokens)
 			l = &sl.links
@@ -496,6 +510,36 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 		}
 	}
 	return s.walk(0, dst, l.first, l.next)
+}
+
+// narrow returns the slice of sl's class narrowed at m's position
+// ([gbnf.Matcher.Narrow]: inside "\"" char+ "@" char+ "\"", char's class
+// less "@"), built on first use; nil when there is none, or it holds too
+// few tokens to spare a walk.
+func (e *Engine) narrow(m *gbnf.Matcher, sl *slice) *slice {
+	c, ok := m.Narrow(sl.run, sl.maxLen)
+	if !ok {
+		return nil
+	}
+	key := string(gbnf.AppendClass(nil, c))
+	e.mu.Lock()
+	n, ok := e.narrowed[key]
+	full := len(e.narrowed) >= maxNarrowed
+	e.mu.Unlock()
+	if ok || full {
+		return n
+	}
+	n = e.vocab.slice(c)
+	if n.count < max(e.vocab.Len()/256, 1) {
+		n = nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.narrowed == nil {
+		e.narrowed = map[string]*slice{}
+	}
+	e.narrowed[key] = n
+	return n
 }
 
 // walk adds the tokens below trie node n that the matcher accepts from its
