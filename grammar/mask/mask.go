@@ -514,11 +514,12 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 
 // narrow returns the slice of sl's class narrowed at m's position
 // ([gbnf.Matcher.Narrow]: inside "\"" char+ "@" char+ "\"", char's class
-// less "@"), built on first use; nil when there is none, or it holds too
-// few tokens to spare a walk.
+// less "@"), built on first use; nil when there is none, or it is not
+// [broad] (the "s" of a key where a string could start; a slice's build
+// costs milliseconds), or it holds too few tokens to spare a walk.
 func (e *Engine) narrow(m *gbnf.Matcher, sl *slice) *slice {
 	c, ok := m.Narrow(sl.run, sl.maxLen)
-	if !ok {
+	if !ok || !broad(c) {
 		return nil
 	}
 	key := string(gbnf.AppendClass(nil, c))
