@@ -156,8 +156,9 @@ func NewEngine(g *gbnf.Grammar, vocab *Vocabulary, opts *Options) (*Engine, erro
 func (e *Engine) Vocabulary() *Vocabulary { return e.vocab }
 
 // prepareSlices finds the grammar's broad character classes (negated ones,
-// ".", or 32 ASCII characters and more: the bodies of strings and free
-// text) and, for each, the tokens made only of its code points.
+// ".", or 26 ASCII characters and more: the bodies of strings, free text,
+// the words of a pattern such as "^[a-z]+(-[a-z]+)*$") and, for each, the
+// tokens made only of its code points.
 func (e *Engine) prepareSlices() {
 	seen := map[string]bool{}
 	var classes []gbnf.Class
@@ -218,7 +219,7 @@ func broad(c gbnf.Class) bool {
 			n += int(r.Hi - r.Lo + 1)
 		}
 	}
-	return n >= 32
+	return n >= 26
 }
 
 // slice returns the slice of class c over v, computing it on first use
