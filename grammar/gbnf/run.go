@@ -109,6 +109,12 @@ func (m *Matcher) Run(r *CodeRun, limit int) int {
 			exact = true
 			break
 		}
+		if next == set {
+			// Every member leads back here: runs go on without end.
+			n, exact = 0xFFFF, false
+			m.runs[runKey{r, set}] = runFit{uint16(n), exact, set}
+			break
+		}
 		path = append(path, set)
 		set = next
 	}

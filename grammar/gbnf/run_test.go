@@ -90,6 +90,23 @@ char ::= [^"\\\x00-\x1F] | "\\" ["\\/bfnrt]`, `"x`, str, 16, 16},
 	}
 }
 
+// TestRunLoop: where every member of the class leads back to the same
+// position (the body of an open string), Run knows at once that runs go
+// on without end, instead of stepping through twice its limit.
+func TestRunLoop(t *testing.T) {
+	m := matcherAt(t, `root ::= "\"" [^"\\\x00-\x1F]* "\""`, `"`)
+	r := NewCodeRun(Class{Ranges: []CharRange{{'a', 'z'}}})
+	if got := m.Run(r, 3); got != 3 {
+		t.Fatalf("Run(3) = %d, want 3", got)
+	}
+	if f := m.runs[runKey{r, m.cur}]; f.n != 0xFFFF || f.next != m.cur {
+		t.Errorf("the cached fit = %+v, want at least 65535 code points, back to set %d", f, m.cur)
+	}
+	if got := m.Run(r, maxRunLimit); got != maxRunLimit {
+		t.Errorf("Run(%d) = %d, want %[1]d", maxRunLimit, got)
+	}
+}
+
 // TestRunIsSound checks Run's promise on random strings: after Run says n,
 // any n code points of the class are accepted.
 func TestRunIsSound(t *testing.T) {
