@@ -243,6 +243,7 @@ func FuzzMaskEqualsBruteForce(f *testing.F) {
 	f.Add(`root ::= "\"" [^"\\\x00-\x1F]{0,4} "\""`, []byte("\"\xffa\xffab\xffabcd\xffabcde\xff\"\xff\\\xffa\"\xff\xc3\xff\xa9\xffé\xff"), uint8(3))
 	f.Add(`root ::= ("ab" | "abc") [x-z]*`, []byte("a\xffab\xffabc\xffbc\xffx\xffxyz\xff"), uint8(0))
 	f.Add(`root ::= [^a]* "a"`, []byte("\xe4\xb8\xff\xad\xff中\xffa\xffba\xff"), uint8(7))
+	f.Add(`root ::= "\"" [^"\\\x00-\x1F]+ "@" [^"\\\x00-\x1F]+ "\""`, []byte("\"\xffa\xffab\xff@\xffa@\xff@b\xffa@b\xff\"a\xffb\"\xff\xc3\xff\xa9\xffé@\xff"), uint8(5))
 	f.Fuzz(func(t *testing.T, src string, vocab []byte, seed uint8) {
 		g, err := gbnf.Parse(src)
 		if err != nil || len(src) > 2000 {

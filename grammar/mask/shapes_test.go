@@ -230,8 +230,9 @@ var patternStrings = []struct {
 }
 
 // TestMaskPatternStrings: inside strings constrained by a pattern, every
-// mask along an output must equal the brute-force one over cl100k's 100k
-// tokens, at every step, and walk at most 5,000 trie nodes a token
+// mask along an output, and along a random walk (not with -short), must
+// equal the brute-force one over cl100k's 100k tokens, at every step; the
+// output's must walk at most 5,000 trie nodes a token
 // ("^.+@.+$" walked 56,000 while its "@" kept the string's slice out,
 // "^[a-z]+(-[a-z]+)*$" 9,500 while [a-z] had no slice).
 func TestMaskPatternStrings(t *testing.T) {
@@ -241,6 +242,7 @@ func TestMaskPatternStrings(t *testing.T) {
 			cl = rv
 		}
 	}
+	rng := rand.New(rand.NewPCG(13, 14))
 	for _, tc := range patternStrings {
 		t.Run(tc.name, func(t *testing.T) {
 			sh := shape{tc.name, `{"type":"string","pattern":"` + tc.pattern + `"}`, tc.output}
@@ -256,6 +258,9 @@ func TestMaskPatternStrings(t *testing.T) {
 			st, n := compareAlong(t, e, g, sh.output, every)
 			if st.Nodes > 5000*n {
 				t.Errorf("Stats() = %+v over %d tokens, want at most 5,000 trie nodes a token", st, n)
+			}
+			if !light() {
+				walkAndCompare(t, namedGrammar{tc.name, g}, cl.v, nil, rng, 2, 20)
 			}
 		})
 	}
