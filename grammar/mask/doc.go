@@ -66,10 +66,12 @@
 // a term after the run takes some of the class's code points (the "@" of
 // a string whose pattern is "^.+@.+$"), the class is narrowed to the part
 // that keeps the run going ([gbnf.Matcher.Narrow]: all but "@"), whose
-// tokens are found on first use; the tokens with an "@" are walked. Inside
-// a run shorter than the longest such token (a string whose maxLength is
-// below the 128 characters of cl100k's and o200k's longest tokens), the
-// walk admits at once each trie subtree made only of the
+// tokens are found on first use; the tokens with an "@" are walked, and
+// below their "@" (or a domain's ".") a trie subtree whose rest is made of
+// ASCII members of a class whose run goes on from there is admitted at
+// once. Inside a run shorter than the longest such token (a string whose
+// maxLength is below the 128 characters of cl100k's and o200k's longest
+// tokens), the walk admits at once each trie subtree made only of the
 // class's tokens, none longer than the run from its node.
 //
 // Preparing an [Engine] for a grammar costs a scan of its rules once the

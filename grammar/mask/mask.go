@@ -106,6 +106,16 @@ type slice struct {
 	// vocabulary's longest tokens) admits such a subtree at once when the
 	// run from its node covers it, instead of walking every token of it.
 	longest []int16
+	// tail is, for each trie node whose edge and every byte below it are
+	// ASCII members of the class, the most code points from its edge to
+	// the end of a token below (at most 127); -1 elsewhere. Deeper in a
+	// walk, where a run of the class goes on (the letters after the "."
+	// of a domain, the string after a \u escape), such a subtree is
+	// admitted at once when the run covers it.
+	tail []int8
+	// first holds the bytes that can start a member: where the matcher
+	// does not allow them all, no run of the class goes on.
+	first gbnf.ByteSet
 
 	mu     sync.Mutex
 	pruned map[gbnf.ByteSet]*links // by the bytes that may follow the run
@@ -288,6 +298,31 @@ func (v *Vocabulary) newSlice(c gbnf.Class) *slice {
 		}
 		s.longest[n] = l
 	}
+	var ascii [128]bool
+	for b := range 256 {
+		if _, end := s.run.Span([]byte{byte(b)}); end == 1 {
+			s.first.Add(byte(b))
+			if b < 0x80 {
+				ascii[b] = true
+			}
+		}
+	}
+	s.tail = make([]int8, len(t.edge))
+	s.tail[0] = -1 // the root has no edge
+	for n := len(t.edge) - 1; n > 0; n-- {
+		l := int8(-1)
+		if e := t.edge[n]; e < 0x80 && ascii[e] {
+			l = 1
+			for c := t.first[n]; c >= 0 && l >= 0; c = t.next[c] {
+				if s.tail[c] < 0 || s.tail[c] == math.MaxInt8 {
+					l = -1
+				} else {
+					l = max(l, s.tail[c]+1)
+				}
+			}
+		}
+		s.tail[n] = l
+	}
 	return s
 }
 
@@ -366,6 +401,10 @@ type Session struct {
 	// walk's current trie node starts.
 	part  *slice
 	depth int
+	// deep are the slices whose runs a walk looks for at each node: the
+	// Engine's and the narrowed one the mask started with (none when the
+	// mask did not start with a narrowed one).
+	deep []*slice
 }
 
 // Stats counts what a Session's masks cost.
@@ -487,12 +526,14 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 	}
 	l := &links{s.e.t.first, s.e.t.next}
 	s.part, s.depth = nil, 0
+	s.deep = s.deep[:0]
 	for _, sl := range s.e.slices {
 		run := s.m.Run(sl.run, sl.maxLen)
+		narrowed := false
 		if run < sl.maxLen {
 			if n := s.e.narrow(s.m, sl); n != nil {
 				if r := s.m.Run(n.run, n.maxLen); r >= n.maxLen || r > run {
-					sl, run = n, r
+					sl, run, narrowed = n, r, true
 				}
 			}
 		}
@@ -504,6 +545,12 @@ func (s *Session) fill(dst Bitset, trie bool) bool {
 			}
 			s.stats.Sliced++
 			s.part = nil
+			if narrowed {
+				// Inside a pattern the tokens left to walk go on in other
+				// runs (the letters after a domain's "."). Elsewhere the
+				// look-ups would cost more than they spare.
+				s.deep = append(append(s.deep, s.e.slices...), sl)
+			}
 			break
 		}
 		if run > 0 && s.part == nil {
@@ -570,6 +617,7 @@ func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 	if s.part != nil {
 		run = s.m.Run(s.part.run, s.part.maxLen)
 	}
+	deep := len(s.deep) > 0 && next[c] >= 0 // Allowed known
 	mk := s.m.Mark()
 	for ; c >= 0; c = next[c] {
 		if !allowed.Has(t.edge[c]) {
@@ -580,6 +628,9 @@ func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 				s.admit(c, dst)
 				continue
 			}
+		}
+		if deep && s.admitTail(c, &allowed, dst) {
+			continue
 		}
 		if !s.m.Advance(t.edge[c]) {
 			continue
@@ -602,6 +653,26 @@ func (s *Session) walk(n int32, dst Bitset, first, next []int32) bool {
 		}
 	}
 	return true
+}
+
+// admitTail adds every token below trie node c, a child of the matcher's
+// position, when the rest of each from c on is made of ASCII members of
+// a class in s.deep whose run from here covers it; it reports whether it
+// did. allowed is the matcher's Allowed: where it lacks a member's first
+// byte, Run need not be asked.
+func (s *Session) admitTail(c int32, allowed *gbnf.ByteSet, dst Bitset) bool {
+	for _, sl := range s.deep {
+		if l := sl.tail[c]; l >= 0 && covers(allowed, &sl.first) && s.m.Run(sl.run, sl.maxLen) >= int(l) {
+			s.admit(c, dst)
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether every byte of b is in a.
+func covers(a, b *gbnf.ByteSet) bool {
+	return b[0]&^a[0] == 0 && b[1]&^a[1] == 0 && b[2]&^a[2] == 0 && b[3]&^a[3] == 0
 }
 
 // admitSubtree adds every token below trie node c, where the matcher
