@@ -34,6 +34,13 @@
 //     inside a negated class, which this engine refuses). The end token is
 //     refused while a code point is unfinished (llama.cpp allows it if a
 //     parse stack is complete).
+//   - Inside a negated class that leaves out part of a multi-byte range
+//     (a regex "." compiles to [^\n\r\u2028\u2029]), a token that ends
+//     inside a code point is allowed when some completion stays in the
+//     class. llama.cpp refuses such a token (seen with a lone 0xE2 byte
+//     there, which could complete to U+2028), so on such grammars this
+//     engine may allow a token llama.cpp refuses, never one whose every
+//     continuation the grammar refuses.
 //   - Control and unused tokens ([KindControl]) are never allowed: a
 //     control token's text ("<s>") is not what the model means by it.
 //     llama.cpp matches control tokens by their text.
