@@ -69,3 +69,74 @@ next:
 	JLT  dim
 	VZEROUPPER
 	RET
+
+// DOT adds to the sum S the query value X8 times row R's value at DX,
+// read through the table BX, with T as the product.
+#define DOT(R, T, S) \
+	MOVBLZX (R)(DX*1), AX \
+	MOVSS   (BX)(AX*4), T \
+	MULSS   X8, T         \
+	ADDSS   T, S
+
+// func rowDotsSSE(rows *[8]*[512]int8, dims *int32, vals *float32, nd int, tab *[256]float32, sums *[8]float32)
+//
+// For i in [0, 8): sums[i] = the sum over k in [0, nd), in order, of
+// vals[k]·tab[uint8(rows[i][dims[k]&511])], a product then a sum, each
+// rounded (MULSS, ADDSS). The eight row pointers live in R8–R15 (R14 is
+// undefined in ABI0 code and restored by the caller's wrapper; R15 is
+// scratch outside dynamic linking, and no global is referenced here), the
+// sums in X0–X7; CX counts up from -nd to 0.
+TEXT ·rowDotsSSE(SB), NOSPLIT, $0-48
+	MOVQ  rows+0(FP), AX
+	MOVQ  0(AX), R8
+	MOVQ  8(AX), R9
+	MOVQ  16(AX), R10
+	MOVQ  24(AX), R11
+	MOVQ  32(AX), R12
+	MOVQ  40(AX), R13
+	MOVQ  48(AX), R14
+	MOVQ  56(AX), R15
+	MOVQ  dims+8(FP), SI
+	MOVQ  vals+16(FP), DI
+	MOVQ  nd+24(FP), CX
+	MOVQ  tab+32(FP), BX
+	LEAQ  (SI)(CX*4), SI
+	LEAQ  (DI)(CX*4), DI
+	NEGQ  CX
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+	XORPS X4, X4
+	XORPS X5, X5
+	XORPS X6, X6
+	XORPS X7, X7
+	TESTQ CX, CX
+	JEQ   done
+
+loop:
+	MOVLQSX (SI)(CX*4), DX
+	ANDQ    $511, DX
+	MOVSS   (DI)(CX*4), X8
+	DOT(R8, X9, X0)
+	DOT(R9, X10, X1)
+	DOT(R10, X11, X2)
+	DOT(R11, X12, X3)
+	DOT(R12, X9, X4)
+	DOT(R13, X10, X5)
+	DOT(R14, X11, X6)
+	DOT(R15, X12, X7)
+	INCQ    CX
+	JNE     loop
+
+done:
+	MOVQ  sums+40(FP), AX
+	MOVSS X0, 0(AX)
+	MOVSS X1, 4(AX)
+	MOVSS X2, 8(AX)
+	MOVSS X3, 12(AX)
+	MOVSS X4, 16(AX)
+	MOVSS X5, 20(AX)
+	MOVSS X6, 24(AX)
+	MOVSS X7, 28(AX)
+	RET

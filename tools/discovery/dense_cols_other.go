@@ -10,3 +10,9 @@ func colDots(acc []float32, cols []int8, stride int, dims []int32, vals []float3
 
 // hasAVX2 is false off amd64 (the tests switch the amd64 one).
 var hasAVX2 = false
+
+// rowDots sets sums[i] to the dot product of the query (dims, vals) with
+// card row rows[i] (see rowDotsGo).
+func rowDots(rows *[8]*[fastDim]int8, dims []int32, vals []float32, sums *[8]float32) {
+	rowDotsGo(rows, dims, vals, sums)
+}

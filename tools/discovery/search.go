@@ -1155,45 +1155,51 @@ func (x *Index) cosines(dims []int32, vals []float32, c []scored) {
 const fastDim = 512
 
 // cosinesFast is cosines' loop for vectors of fastDim dimensions, eight
-// cards a pass, and returns how many of c it scored (all but len(c)%8).
-// Rows as arrays and dimensions masked to fastDim (a no-op: every
-// dimension is below it) let the compiler drop the bounds checks per
-// dimension; eight chains of additions keep more of them in flight than
-// four, and each quantised value is read as a float32 from int8Floats
-// rather than converted (a conversion is two instructions and waits on
-// the load). It repeats cosines' loop on purpose: a shared function over
-// slices would bring the checks back.
+// cards a pass (rowDots), and returns how many of c it scored (all but
+// len(c)%8).
 func (x *Index) cosinesFast(dims []int32, vals []float32, c []scored) int {
 	row := func(i uint32) *[fastDim]int8 { return (*[fastDim]int8)(x.rows[int(i)*fastDim:]) }
-	f := &int8Floats
 	vals = vals[:len(dims)]
+	var rows [8]*[fastDim]int8
+	var sums [8]float32
 	j := 0
 	for ; j+8 <= len(c); j += 8 {
-		r0, r1, r2, r3 := row(c[j].doc), row(c[j+1].doc), row(c[j+2].doc), row(c[j+3].doc)
-		r4, r5, r6, r7 := row(c[j+4].doc), row(c[j+5].doc), row(c[j+6].doc), row(c[j+7].doc)
-		var s0, s1, s2, s3, s4, s5, s6, s7 float32
-		for k, d := range dims {
-			v := vals[k]
-			d &= fastDim - 1
-			s0 += float32(v * f[uint8(r0[d])])
-			s1 += float32(v * f[uint8(r1[d])])
-			s2 += float32(v * f[uint8(r2[d])])
-			s3 += float32(v * f[uint8(r3[d])])
-			s4 += float32(v * f[uint8(r4[d])])
-			s5 += float32(v * f[uint8(r5[d])])
-			s6 += float32(v * f[uint8(r6[d])])
-			s7 += float32(v * f[uint8(r7[d])])
+		for i := range rows {
+			rows[i] = row(c[j+i].doc)
 		}
-		c[j].score = float64(s0 * x.scales[c[j].doc])
-		c[j+1].score = float64(s1 * x.scales[c[j+1].doc])
-		c[j+2].score = float64(s2 * x.scales[c[j+2].doc])
-		c[j+3].score = float64(s3 * x.scales[c[j+3].doc])
-		c[j+4].score = float64(s4 * x.scales[c[j+4].doc])
-		c[j+5].score = float64(s5 * x.scales[c[j+5].doc])
-		c[j+6].score = float64(s6 * x.scales[c[j+6].doc])
-		c[j+7].score = float64(s7 * x.scales[c[j+7].doc])
+		rowDots(&rows, dims, vals, &sums)
+		for i, s := range sums {
+			c[j+i].score = float64(s * x.scales[c[j+i].doc])
+		}
 	}
 	return j
+}
+
+// rowDotsGo is rowDots in Go: sums[i] is the sum, over k in order, of
+// vals[k]·rows[i][dims[k]], each product rounded to float32. Rows as
+// arrays and dimensions masked to fastDim (a no-op: every dimension is
+// below it) let the compiler drop the bounds checks per dimension; eight
+// chains of additions keep more of them in flight than four, and each
+// quantised value is read as a float32 from int8Floats rather than
+// converted (a conversion is two instructions and waits on the load).
+func rowDotsGo(rows *[8]*[fastDim]int8, dims []int32, vals []float32, sums *[8]float32) {
+	f := &int8Floats
+	vals = vals[:len(dims)]
+	r0, r1, r2, r3, r4, r5, r6, r7 := rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], rows[6], rows[7]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for k, d := range dims {
+		v := vals[k]
+		d &= fastDim - 1
+		s0 += float32(v * f[uint8(r0[d])])
+		s1 += float32(v * f[uint8(r1[d])])
+		s2 += float32(v * f[uint8(r2[d])])
+		s3 += float32(v * f[uint8(r3[d])])
+		s4 += float32(v * f[uint8(r4[d])])
+		s5 += float32(v * f[uint8(r5[d])])
+		s6 += float32(v * f[uint8(r6[d])])
+		s7 += float32(v * f[uint8(r7[d])])
+	}
+	*sums = [8]float32{s0, s1, s2, s3, s4, s5, s6, s7}
 }
 
 // int8Floats is float32(q) for every int8 q, indexed by uint8(q): the
