@@ -79,15 +79,34 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			s.terms[at-1].w = w
 		}
 	}
+	// addTerm adds the term t at w if the index knows it, and reports
+	// whether some card uses it.
+	addTerm := func(t string, w float64) bool {
+		id, ok := x.terms[t]
+		if !ok {
+			return false
+		}
+		if isDigits(t) && !baseline {
+			addID(id, w*digitWeight) // a value, seldom a card's word
+		} else {
+			addID(id, w)
+		}
+		return len(x.postings[id]) > 0
+	}
 	add := func(ts []string, w float64) {
 		for _, t := range ts {
-			if id, ok := x.terms[t]; ok {
-				if isDigits(t) && !baseline {
-					addID(id, w*digitWeight) // a value, seldom a card's word
-					continue
-				}
-				addID(id, w)
-			}
+			addTerm(t, w)
+		}
+	}
+	// addWords is add(s.words[from:], 1) noting in s.used, beside each
+	// word, whether cards use it: buildWiden keys x.widen by stems no card
+	// uses and x.unnamed by stems cards use, so widen and widenUnnamed
+	// look a word up only where it can be, not in both maps and x.terms
+	// again.
+	addWords := func(from int) {
+		s.used = s.used[:from]
+		for _, t := range s.words[from:] {
+			s.used = append(s.used, addTerm(t, 1))
 		}
 	}
 	// capWords lowers to w the weight of the English words ws among the
@@ -103,16 +122,20 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 	}
 	// widen adds, at w, the catalog's words for the synonyms of each of
 	// ts that no card uses (buildWiden), and the catalog's words that
-	// differ from it by a nominal suffix (derivedTerm).
-	widen := func(ts []string, w float64) {
-		for _, t := range ts {
+	// differ from it by a nominal suffix (derivedTerm). used is nil or,
+	// beside each of ts, whether cards use it (addWords).
+	widen := func(ts []string, used []bool, w float64) {
+		for i, t := range ts {
 			if slices.Contains(s.names, t) {
 				continue
+			}
+			if used != nil && used[i] {
+				continue // neither in x.widen nor derived
 			}
 			for _, id := range x.widen[t] {
 				addID(id, w)
 			}
-			if len(t) < minDerivedBase || x.uses(t) {
+			if len(t) < minDerivedBase || used == nil && x.uses(t) {
 				continue
 			}
 			plus := x.suffixed[t]
@@ -133,7 +156,10 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 	// stem of its first word, when that is a content word) is widened at
 	// widenWeight, its other words (passing) at passingWeight unless a
 	// tool's summary has them.
-	widenUnnamed := func(t string, w float64, passing bool) {
+	widenUnnamed := func(t string, used bool, w float64, passing bool) {
+		if !used {
+			return // not in x.unnamed
+		}
 		u := x.unnamed[t]
 		if lightVerbs[t] != "" || slices.Contains(s.names, t) || (passing && u.summarised) {
 			return
@@ -192,7 +218,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				s.words = a.Terms(s.words[:0], text, p.lang)
 			}
 		}
-		add(s.words, 1)
+		addWords(0)
 		if p.lang == analysis.English {
 			s.names = nameWords(s.names[:0], a, text)
 			for _, w := range s.idiom {
@@ -204,14 +230,14 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 				for _, l := range s.lemmas {
 					s.words = a.Terms(s.words, l, analysis.English)
 				}
-				add(s.words[n:], 1)
+				addWords(n)
 			}
-			widen(s.words, widenWeight)
+			widen(s.words, s.used, widenWeight)
 			for k, t := range s.words {
 				if k == 0 && string(s.command) == t {
-					widenUnnamed(t, widenWeight, false)
+					widenUnnamed(t, s.used[k], widenWeight, false)
 				} else if passingWeight > 0 && len(s.words) <= passingMaxTerms {
-					widenUnnamed(t, passingWeight, true)
+					widenUnnamed(t, s.used[k], passingWeight, true)
 				}
 			}
 			capWords(s.light, lightVerbWeight)
@@ -278,7 +304,7 @@ func (d *Discoverer) plan(x *Index, s *scratch, query string, context []string, 
 			// card uses is ("zapomnij": forget, which a catalog says
 			// as delete); widening every translated word cost the
 			// held-out dev split (docs/discovery.md).
-			widen(lead, widenWeight*translationWeight)
+			widen(lead, nil, widenWeight*translationWeight)
 		}
 		for i := len(context) - 1; i >= 0 && i >= len(context)-2; i-- {
 			s.words = a.Terms(s.words[:0], context[i], "")
@@ -306,6 +332,7 @@ type scratch struct {
 	cand    []scored
 	keys    []lexKey // the touched tools' positive scores, as keys
 	words   []string
+	used    []bool   // beside each of words in plan: whether cards use it
 	toks    []string // a request's folded tokens, while looking for phrases
 	phrase  []string // the English words of its phrases
 	pterms  []string // and their terms
