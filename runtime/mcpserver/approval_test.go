@@ -35,7 +35,19 @@ var approvalIDRe = regexp.MustCompile(`apr_[A-Za-z0-9_-]+`)
 // to the server's approval endpoint and returns its status.
 func grant(t *testing.T, url, token, id string) int {
 	t.Helper()
-	resp, _ := testenv.Post(t, context.WithoutCancel(t.Context()), url+mcpserver.ApprovalsPath+id, token, "")
+	return decideApproval(t, url, token, id, "")
+}
+
+// deny is grant with a denial.
+func deny(t *testing.T, url, token, id string) int {
+	t.Helper()
+	return decideApproval(t, url, token, id, `{"decision":"deny"}`)
+}
+
+// decideApproval posts body to approval id's endpoint as token.
+func decideApproval(t *testing.T, url, token, id, body string) int {
+	t.Helper()
+	resp, _ := testenv.Post(t, context.WithoutCancel(t.Context()), url+mcpserver.ApprovalsPath+id, token, body)
 	return resp.StatusCode
 }
 
@@ -78,6 +90,41 @@ func TestApprovalInBand(t *testing.T) {
 			}
 			if n := f.refunds.Load(); n != 1 {
 				t.Errorf("the refund ran %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// TestApprovalDeniedInBand: at every revision, an approver who denies
+// the held call while the client's in-band request waits ends it: the
+// client's resume gets PERMISSION_DENIED with the approval_id, the same
+// call sent again at the same step gets it too without anyone being
+// asked, and nothing runs.
+func TestApprovalDeniedInBand(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			f := newFixture(t)
+			ts := f.serveHTTP(t)
+			var asked, denied atomic.Int32
+			cs := connectAt(t, ts.URL, "admin-token", rev, &sdk.ClientOptions{
+				ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked.Add(1)
+					denied.Store(int32(deny(t, ts.URL, "ops-token", approvalIDRe.FindString(req.Params.Message))))
+					return &sdk.ElicitResult{Action: "accept"}, nil
+				},
+			})
+			call := map[string]any{"name": "bank/issue_full_refund", "arguments": refundArgs("tx-9"), "step": 4}
+			for i := range 2 {
+				out, isErr := callTool(t, cs, call)
+				if !isErr || out["error_type"] != string(gateway.PermissionDenied) || !approvalIDRe.MatchString(fmt.Sprint(out["approval_id"])) {
+					t.Fatalf("send %d of the denied call = %v, want PERMISSION_DENIED with the approval_id", i+1, out)
+				}
+			}
+			if asked.Load() != 1 || denied.Load() != http.StatusOK {
+				t.Errorf("the client was asked %d times (want once); the denial answered %d (want 200)", asked.Load(), denied.Load())
+			}
+			if n := f.refunds.Load(); n != 0 {
+				t.Errorf("the refund ran %d times, want 0", n)
 			}
 		})
 	}
