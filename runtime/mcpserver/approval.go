@@ -90,7 +90,8 @@ func (ss *session) held(ctx context.Context, req *sdk.CallToolRequest, p tools.P
 		InputRequests: sdk.InputRequestMap{ApprovalInput: &sdk.ElicitParams{
 			Mode: "form",
 			Message: fmt.Sprintf("%s is irreversible and needs approval by another principal holding %s (approval %s). "+
-				"Ask an approver to grant it (POST %s%s with the approver's own token, or toolgate mcp approve %s), then accept to resume this call; decline to drop it.",
+				"Ask an approver to grant it (POST %s%s with the approver's own token, or toolgate mcp approve %s), then accept to resume this call; decline to drop it. "+
+				"An approver may deny it instead (the body {\"decision\":\"deny\"}, or --deny): resumed, it is then refused.",
 				tool, gateway.ApprovalScope, ge.ApprovalID, ApprovalsPath, ge.ApprovalID, ge.ApprovalID),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		}},
