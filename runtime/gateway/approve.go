@@ -29,8 +29,10 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 // sent again with the same arguments, it is PERMISSION_DENIED (naming the
 // approval and the approver) without a new approval request, until the
 // approval expires ([Options.ApprovalTTL]); a model that loops on a
-// refused payment meets the same answer each time. Other arguments are
-// another call, asked about anew. Denying an approval the same approver
+// refused payment meets the same answer each time, and so does the same
+// call sent at any other step of the session by the same principal (a
+// second, session-wide denial record, keepSessionDenial). Other arguments,
+// another session or another principal are another call, asked about anew. Denying an approval the same approver
 // already denied returns it again. The store must record denials
 // ([store.ApprovalDenier]; the four stores of this module do);
 // otherwise Deny is INTERNAL_ERROR, saying so. Safe for concurrent use.
@@ -98,6 +100,9 @@ func (g *Gateway) decide(ctx context.Context, approver tools.Principal, id strin
 	}
 	if a.Decided() {
 		if a.Granted == grant && a.Approver == approver.ID {
+			if !grant {
+				g.keepSessionDenial(ctx, a) // a retry after the session's denial could not be kept
+			}
 			return &a, nil
 		}
 		return nil, &Error{Type: ValidationError, Message: "the approval was already " + decision(a.Granted) + " by " + cleanText(a.Approver, 128)}
@@ -116,6 +121,9 @@ func (g *Gateway) decide(ctx context.Context, approver tools.Principal, id strin
 	}
 	switch {
 	case err == nil:
+		if !grant {
+			g.keepSessionDenial(ctx, decided)
+		}
 		return &decided, nil
 	case errors.Is(err, store.ErrApprovalState):
 		return nil, &Error{Type: ValidationError, Message: "the approval expired or was decided concurrently; read it again, or send the call again for a new one"}
@@ -123,6 +131,34 @@ func (g *Gateway) decide(ctx context.Context, approver tools.Principal, id strin
 		return nil, noApproval(id)
 	default:
 		return nil, g.storeFailure(ctx, verb+" the approval", err)
+	}
+}
+
+// keepSessionDenial records denial a for the rest of its session as well:
+// a second approval, under [sessionDenialID], denied by the same approver
+// and expiring with a, which the same arguments to the same tool from the
+// same principal meet at any other step (facts.refused). A client that
+// gives each call a new step (an MCP client, a model re-sending a refused
+// payment) is then refused instead of asking the approver again. It is
+// kept after a itself is decided: if it cannot be written (logged), the
+// denial of a stands and a repeat at another step is asked about anew.
+// A session denial already in force is kept as it is.
+func (g *Gateway) keepSessionDenial(ctx context.Context, a store.Approval) {
+	d, ok := g.store.(store.ApprovalDenier)
+	if !ok {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	m := store.Approval{ID: sessionDenialID(a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Tool, a.Fingerprint),
+		Slot: a.Slot, Key: a.Key, Fingerprint: a.Fingerprint, Requester: a.Requester, Arguments: a.Arguments,
+		Taint: a.Taint, Definition: a.Definition, CreatedAt: a.DeniedAt, ExpiresAt: a.ExpiresAt}
+	_, err := g.store.CreateApproval(ctx, m)
+	if err == nil {
+		_, err = d.DenyApproval(ctx, m.ID, a.Approver, a.DeniedAt)
+	}
+	if err != nil && !errors.Is(err, store.ErrApprovalState) {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: could not keep a denial for its session; a repeat at another step asks again",
+			slog.String("approval_id", a.ID), slog.String("error", err.Error()))
 	}
 }
 

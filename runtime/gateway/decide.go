@@ -82,9 +82,14 @@ type facts struct {
 	// superseded is the ID of the call's approval requested for another
 	// definition of the tool, when approval is the one for this definition.
 	definition, superseded string
-	created                *store.Approval
-	unclaimed              bool
-	room                   *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
+	// sessionDenial is what approval's look-up found under
+	// [sessionDenialID]: an approver's denial of the same arguments to the
+	// same tool for the same principal at another step of the session (ID
+	// empty when there is none).
+	sessionDenial *store.Approval
+	created       *store.Approval
+	unclaimed     bool
+	room          *bool // a place to hold the outcome was reserved (false: the gateway is at its bound, or closed)
 	// leaseLeft: the claim's lease, taken at admission, still covers the
 	// handler's whole timeout with half of [Options.LeaseGrace] to spare
 	// (false: the store was so slow to get here that the outcome could
@@ -187,13 +192,19 @@ func (f *facts) approved(a *store.Approval) bool {
 
 // refused returns the approval an approver denied for exactly this call,
 // still in force at admission: the one looked up or, when a denial came
-// between the look-up and the request, the one the request found.
+// between the look-up and the request, the one the request found; else
+// the session's denial of the same arguments at another step.
 func (f *facts) refused() *store.Approval {
 	for _, a := range [...]*store.Approval{f.approval, f.created} {
 		if a != nil && a.Denied && a.Key == f.valid.key && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start) &&
 			(a.Definition == "" || a.Definition == f.definition) {
 			return a
 		}
+	}
+	p := f.call.Principal
+	if a := f.sessionDenial; a != nil && a.Denied && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start) &&
+		a.Slot.Tenant == p.Tenant && a.Slot.Principal == p.ID && a.Slot.SessionID == f.call.SessionID && a.Slot.Tool == f.tool.ID {
+		return a
 	}
 	return nil
 }
@@ -258,9 +269,13 @@ func decide(f *facts) next {
 			return next{do: actUnclaim}
 		case f.refused() != nil:
 			a := f.refused()
+			at := ""
+			if a.Key != key {
+				at = fmt.Sprintf(" for the same arguments at step %d of this session", a.Slot.Step)
+			}
 			return answer(nil, &Error{Type: PermissionDenied, ApprovalID: a.ID, IdempotencyKey: key,
-				Message: fmt.Sprintf("%s was denied: %s refused approval %s at %s; this call will not run, do not send it again (other arguments are another call, which needs its own approval)",
-					t.ID, a.Approver, a.ID, a.DeniedAt.UTC().Format(time.RFC3339))})
+				Message: fmt.Sprintf("%s was denied: %s refused approval %s%s at %s; this call will not run, do not send it again (other arguments are another call, which needs its own approval)",
+					t.ID, a.Approver, a.ID, at, a.DeniedAt.UTC().Format(time.RFC3339))})
 		case f.created == nil:
 			return next{do: actCreateApproval}
 		case !f.unclaimed:

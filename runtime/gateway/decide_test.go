@@ -26,6 +26,8 @@ func TestDecide(t *testing.T) {
 	heldValue := &heldLookup{found: true, key: "k1", kind: ranValue, value: json.RawMessage(`{"ok":true}`), attempts: 1}
 	granted := &store.Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
 	denied := &store.Approval{ID: "apr_1", Denied: true, Approver: "bob", Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
+	sessionDenied := &store.Approval{ID: "apr_2", Denied: true, Approver: "bob", Key: "k0", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour),
+		Slot: store.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 0, Tool: "bank/refund"}}
 	ranValueOK := &ran{kind: ranValue, value: json.RawMessage(`{"ok":true}`), at: start}
 
 	base := func(mod func(f *facts)) *facts {
@@ -152,6 +154,30 @@ func TestDecide(t *testing.T) {
 			other := *denied
 			other.Fingerprint = "f2"
 			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &other
+		}), want{do: actCreateApproval}},
+		{"the session's denial of these arguments at another step: give the claim back", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &store.Approval{}, sessionDenied
+		}), want{do: actUnclaim}},
+		{"the session's denial, claim given back: permission denied, not retryable", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial, f.unclaimed = irreversible, valid, acquired, &store.Approval{}, sessionDenied, true
+		}), want{do: actAnswer, typ: PermissionDenied}},
+		{"the session's denial, this step's own approval granted: run as granted", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, granted, sessionDenied
+		}), want{do: actRun}},
+		{"the session's denial, expired: create", base(func(f *facts) {
+			old := *sessionDenied
+			old.ExpiresAt = start
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &store.Approval{}, &old
+		}), want{do: actCreateApproval}},
+		{"a denial of another session: create", base(func(f *facts) {
+			other := *sessionDenied
+			other.Slot.SessionID = "s2"
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &store.Approval{}, &other
+		}), want{do: actCreateApproval}},
+		{"a denial of another principal: create", base(func(f *facts) {
+			another := *sessionDenied
+			another.Slot.Principal = "mallory"
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &store.Approval{}, &another
 		}), want{do: actCreateApproval}},
 		{"acquired, no place reserved: reserve", base(func(f *facts) { f.valid, f.claim, f.room = valid, acquired, nil }), want{do: actReserve}},
 		{"approved, no place reserved: reserve", base(func(f *facts) {

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,49 @@ func TestDeny(t *testing.T) {
 	if a, err := e.Gateway.Deny(ctx, carol, id); err != nil || !a.Denied || a.Approver != "carol" {
 		t.Errorf("denying the request filed after the denial expired = %+v, %v; want denied by carol", a, err)
 	}
+}
+
+// TestDenyCoversTheSession: a denial covers the same arguments to the same
+// tool sent by the same principal at any step of the session, as an MCP
+// client or a looping model sends a repeat: PERMISSION_DENIED naming the
+// approver and the step that was denied, not retryable, nothing run and no
+// approval request filed, until the denial expires. Another session,
+// another principal and other arguments are asked about anew.
+func TestDenyCoversTheSession(t *testing.T) {
+	e := newEnv(t, func(o *gateway.Options) { o.ApprovalTTL = 10 * time.Minute })
+	big := `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`
+	canon := `{"amount":5000,"source_account":"ACC-00001","target_account":"ACC-00002"}`
+	id := wantType(t, "transfer above 1000", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, big))), gateway.ConfirmationRequired).ApprovalID
+	if _, err := e.Gateway.Deny(ctx, bob, id); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Minute)
+	for step := 2; step <= 4; step++ {
+		ge := wantType(t, "the denied call at a new step", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", step, big))), gateway.PermissionDenied)
+		if ge.Retryable || ge.ApprovalID == "" || !strings.Contains(ge.Message, "bob") || !strings.Contains(ge.Message, "at step 1 of this session") {
+			t.Fatalf("step %d: %+v; want PERMISSION_DENIED, not retryable, naming bob, step 1 and an approval", step, ge)
+		}
+		key := gateway.DeriveKey("acme", "alice", "s1", step, "bank/transfer_funds", []byte(canon))
+		if _, err := e.Store.GetApproval(ctx, gateway.ApprovalIDOf(key)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("step %d filed an approval request (err %v); want none", step, err)
+		}
+		if a, err := e.Gateway.Approval(ctx, bob, ge.ApprovalID); err != nil || !a.Denied || a.Approver != "bob" || a.Slot.Step != 1 {
+			t.Fatalf("step %d: the approval it names = %+v, %v; want bob's denial of step 1", step, a, err)
+		}
+	}
+	if n := e.Runs.Total(); n != 0 {
+		t.Fatalf("handler ran %d times after a denial, want 0", n)
+	}
+
+	wantType(t, "the same call in another session", second(e.Gateway.Execute(ctx, transferCall(alice, "s2", 1, big))), gateway.ConfirmationRequired)
+	wantType(t, "other arguments in the session", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 5,
+		`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":4000}`))), gateway.ConfirmationRequired)
+	eve2 := alice
+	eve2.ID = "alice2"
+	wantType(t, "another principal with the session's ID", second(e.Gateway.Execute(ctx, transferCall(eve2, "s1", 6, big))), gateway.ConfirmationRequired)
+
+	e.Clock.Advance(10 * time.Minute) // the denial expired
+	wantType(t, "the denied call after its denial expired", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 7, big))), gateway.ConfirmationRequired)
 }
 
 // TestDenyGranted: an approval granted cannot be denied, and a denial of

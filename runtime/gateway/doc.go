@@ -42,7 +42,7 @@
 //	-------------------------------------  ----------------------  -------------------------------------------
 //	unauthenticated, permission denied,    no (nothing ran)        the same checks again (an approval an
 //	unknown tool, validation error, rate                           approver denied stays denied until it
-//	limited, confirmation required                                 expires)
+//	limited, confirmation required                                 expires, at every step of its session)
 //
 //	handler succeeded, or returned a       yes, for the retention  the stored result, Cached (a domain error
 //	*tools.DomainError (insufficient       (Options.Retention,     comes back as DOMAIN_ERROR, Cached)
@@ -121,7 +121,12 @@
 // the key, so the retried call finds its approval. An approver may instead
 // deny it ([Gateway.Deny]): the call, sent again, is PERMISSION_DENIED
 // without running or asking again until the approval expires, so a model
-// that loops on a refused payment meets the same refusal.
+// that loops on a refused payment meets the same refusal. The denial
+// covers the session: the same principal sending the same arguments to
+// the same tool at another step of the session (an MCP client, which
+// gives every call a step of its own) meets it too; another session,
+// principal or set of arguments is asked about anew. A call whose own
+// approval was granted before the denial still runs under that grant.
 //
 // # Plugging in a tool's own idempotency
 //

@@ -209,7 +209,11 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			if err != nil {
 				return nil, g.internal(ctx, f, "look up the approval", err)
 			}
-			f.approval = &a
+			d, err := g.getApproval(ctx, sessionDenialID(p.Tenant, p.ID, f.call.SessionID, t.ID, f.valid.fp))
+			if err != nil {
+				return nil, g.internal(ctx, f, "look up the session's denials", err)
+			}
+			f.approval, f.sessionDenial = &a, &d
 		case actCreateApproval:
 			id := approvalID(f.valid.key)
 			if f.superseded != "" {
@@ -605,6 +609,24 @@ func approvalID(key string) string {
 func definitionApprovalID(key, definition string) string {
 	sum := sha256.Sum256([]byte("toolgate/approval/v2\x00" + key + "\x00" + definition))
 	return "apr_" + hex.EncodeToString(sum[:16])
+}
+
+// sessionDenialID derives the ID under which a denial is kept for the
+// whole session ([Gateway.Deny]): one per tenant, principal, session, tool
+// and argument fingerprint, with no step, so the same call sent at any
+// step of the session finds it. Each field is length-prefixed, as in
+// [DeriveKey].
+func sessionDenialID(tenant, principal, sessionID, tool, fp string) string {
+	h := sha256.New()
+	h.Write([]byte("toolgate/session-denial/v1"))
+	var n [8]byte
+	for _, f := range [...]string{tenant, principal, sessionID, tool, fp} {
+		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		h.Write([]byte(f))
+	}
+	var sum [sha256.Size]byte
+	return "apr_" + hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
 // getApproval returns the stored approval id, or an empty one when there
