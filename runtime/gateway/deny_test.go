@@ -111,6 +111,22 @@ func TestDenyCoversTheSession(t *testing.T) {
 	if n := e.Runs.Total(); n != 0 {
 		t.Fatalf("handler ran %d times after a denial, want 0", n)
 	}
+	entries, err := e.Store.QueryAudit(ctx, store.AuditQuery{Tool: "bank/transfer_funds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, en := range entries {
+		if en.Principal == "alice" && en.Step > 1 && en.Outcome == store.OutcomeDenied {
+			refused++
+			if a, err := e.Gateway.Approval(ctx, bob, en.ApprovalID); err != nil || !a.Denied {
+				t.Errorf("the audit of step %d names approval %q (%+v, %v); want the session's denial", en.Step, en.ApprovalID, a, err)
+			}
+		}
+	}
+	if refused != 3 {
+		t.Errorf("audit: %d refused sends at steps 2-4, want 3; entries %+v", refused, entries)
+	}
 
 	wantType(t, "the same call in another session", second(e.Gateway.Execute(ctx, transferCall(alice, "s2", 1, big))), gateway.ConfirmationRequired)
 	wantType(t, "other arguments in the session", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 5,

@@ -819,6 +819,11 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	if f.approval != nil {
 		e.ApprovalID = approvalID(f.valid.key)
 	}
+	if gerr != nil && gerr.ApprovalID != "" {
+		// The approval the answer names: one requested for the tool's new
+		// definition, or the session's denial of these arguments.
+		e.ApprovalID = gerr.ApprovalID
+	}
 	switch {
 	case gerr == nil || !allowed:
 	case gerr.Type == DomainErrorType:
