@@ -1,52 +1,31 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/tools"
 )
 
 func TestCheck(t *testing.T) {
-	reg := tools.NewRegistry()
-	ran := 0
-	err := reg.Add(tools.Tool{
-		ID:          "bank/transfer_funds",
-		Card:        tools.Card{Name: "transfer_funds", Scopes: []string{"payments:write"}},
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number","exclusiveMinimum":0}},"required":["amount"]}`),
-		Handler: func(_ context.Context, _ json.RawMessage) (json.RawMessage, error) {
-			ran++
-			return json.RawMessage(`{}`), nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(reg, memstore.New(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payer := tools.Principal{ID: "u1", Tenant: "acme", Scopes: []string{"payments:write"}}
-	reader := tools.Principal{ID: "u2", Tenant: "acme"}
+	e := newEnv(t, nil)
 	tests := []struct {
 		name string
 		call gateway.Call
 		want gateway.ErrorType // "" = accepted
 	}{
-		{"valid", gateway.Call{Principal: payer, SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Arguments: json.RawMessage(`{"amount":5}`)}, ""},
-		{"no principal", gateway.Call{SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Arguments: json.RawMessage(`{"amount":5}`)}, gateway.Unauthenticated},
-		{"unknown tool", gateway.Call{Principal: payer, SessionID: "s", Step: 1, Tool: "bank/nope", Arguments: json.RawMessage(`{}`)}, gateway.UnknownTool},
-		{"missing scope", gateway.Call{Principal: reader, SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Arguments: json.RawMessage(`{"amount":5}`)}, gateway.PermissionDenied},
-		{"invalid", gateway.Call{Principal: payer, SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Arguments: json.RawMessage(`{"amount":-5}`)}, gateway.ValidationError},
-		{"undeclared property", gateway.Call{Principal: payer, SessionID: "s", Step: 1, Tool: "bank/transfer_funds", Arguments: json.RawMessage(`{"amount":5,"memo":"x"}`)}, gateway.ValidationError},
+		{"valid", transferCall(alice, "s", 1, okArgs), ""},
+		{"no principal", transferCall(tools.Principal{}, "s", 1, okArgs), gateway.Unauthenticated},
+		{"unknown tool", gateway.Call{Principal: alice, SessionID: "s", Step: 1, Tool: "bank/nope", Arguments: json.RawMessage(`{}`)}, gateway.UnknownTool},
+		{"missing scope", transferCall(mallory, "s", 1, okArgs), gateway.PermissionDenied},
+		{"invalid", transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":-5}`), gateway.ValidationError},
+		{"undeclared property", transferCall(alice, "s", 1, `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5,"note":"x"}`), gateway.ValidationError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := gw.Check(t.Context(), tt.call)
+			err := e.Gateway.Check(t.Context(), tt.call)
 			var ge *gateway.Error
 			switch {
 			case tt.want == "" && err != nil:
@@ -56,7 +35,7 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if ran != 0 {
-		t.Errorf("Check ran the handler %d times", ran)
+	if n := e.Runs.Total(); n != 0 {
+		t.Errorf("Check ran a handler %d times", n)
 	}
 }

@@ -1,15 +1,13 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/runtime/gateway"
-	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
-	"github.com/toolgate/toolgate/tools"
 )
 
 // TestTaintRequiresApprovalForWrites pins the untrusted-output policy: a
@@ -17,50 +15,30 @@ import (
 // threshold, a read-only tool still runs, and the taint and the acting
 // worker are in the approval and the audit.
 func TestTaintRequiresApprovalForWrites(t *testing.T) {
-	reg := tools.NewRegistry()
-	runs := map[string]int{}
-	h := func(name string) tools.Handler {
-		return func(context.Context, json.RawMessage) (json.RawMessage, error) {
-			runs[name]++
-			return json.RawMessage(`{"ok":true}`), nil
-		}
-	}
-	err := reg.Add(
-		tools.Tool{ID: "bank/transfer_funds", Card: tools.Card{Name: "transfer_funds"}, Handler: h("transfer")},
-		tools.Tool{ID: "bank/get_balance", Card: tools.Card{Name: "get_balance", ReadOnly: true}, Handler: h("balance")},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memstore.New()
-	gw, err := gateway.New(reg, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tools.Principal{ID: "alice", Tenant: "acme"}
+	e := newEnv(t, nil)
 	taint := "mail/read_inbox at step 2"
-	_, err = gw.Execute(t.Context(), gateway.Call{Principal: p, SessionID: "s", Step: 3, Tool: "bank/transfer_funds",
-		Arguments: json.RawMessage(`{}`), Actor: "worker:accounts", Taint: taint})
+	held := transferCall(alice, "s", 3, okArgs)
+	held.Actor, held.Taint = "worker:accounts", taint
+	_, err := e.Gateway.Execute(t.Context(), held)
 	var ge *gateway.Error
 	if !errors.As(err, &ge) || ge.Type != gateway.ConfirmationRequired {
 		t.Fatalf("tainted transfer = %v, want CONFIRMATION_REQUIRED", err)
 	}
-	a, err := gw.Approval(t.Context(), p, ge.ApprovalID)
+	a, err := e.Gateway.Approval(t.Context(), alice, ge.ApprovalID)
 	if err != nil || a.Taint != taint {
 		t.Errorf("approval = %+v, %v; want the taint shown", a, err)
 	}
-	if _, err := gw.Execute(t.Context(), gateway.Call{Principal: p, SessionID: "s", Step: 4, Tool: "bank/get_balance",
-		Arguments: json.RawMessage(`{}`), Taint: taint}); err != nil {
+	if _, err := e.Gateway.Execute(t.Context(), gateway.Call{Principal: alice, SessionID: "s", Step: 4, Tool: "bank/get_balance",
+		Arguments: json.RawMessage(`{"account":"ACC-00001"}`), Taint: taint}); err != nil {
 		t.Errorf("tainted read-only call = %v, want it to run", err)
 	}
-	if _, err := gw.Execute(t.Context(), gateway.Call{Principal: p, SessionID: "s", Step: 5, Tool: "bank/transfer_funds",
-		Arguments: json.RawMessage(`{}`)}); err != nil {
+	if _, err := e.Gateway.Execute(t.Context(), transferCall(alice, "s", 5, okArgs)); err != nil {
 		t.Errorf("untainted transfer = %v, want it to run", err)
 	}
-	if runs["transfer"] != 1 || runs["balance"] != 1 {
-		t.Errorf("runs = %v, want one transfer (untainted) and one balance", runs)
+	if runs := e.Runs.Args; len(runs) != 2 || !strings.Contains(runs[0], `"account"`) || !strings.Contains(runs[1], `"amount"`) {
+		t.Errorf("runs = %q, want one balance and one transfer (untainted)", runs)
 	}
-	audit, err := st.QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/transfer_funds"})
+	audit, err := e.Store.QueryAudit(t.Context(), store.AuditQuery{Tool: "bank/transfer_funds"})
 	if err != nil || len(audit) != 2 || audit[0].Actor != "worker:accounts" || audit[0].Taint != taint || audit[0].Outcome != "confirmation_required" {
 		t.Errorf("audit = %+v, %v; want the held call with its actor and taint first", audit, err)
 	}
