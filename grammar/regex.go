@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/toolgate/toolgate/grammar/internal/charclass"
 )
 
 // This file translates the ECMA-262 regular expressions of JSON Schema's
@@ -256,7 +258,7 @@ func (p *rxParser) atom() (*rxNode, error) {
 		return &rxNode{kind: rxEnd}, nil
 	case '.':
 		p.pos++
-		return setNode(negRanges([]crange{{Lo: '\n', Hi: '\n'}, {Lo: '\r', Hi: '\r'}, {Lo: 0x2028, Hi: 0x2029}})), nil
+		return setNode(charclass.Complement([]crange{{Lo: '\n', Hi: '\n'}, {Lo: '\r', Hi: '\r'}, {Lo: 0x2028, Hi: 0x2029}})), nil
 	case '(':
 		return p.group()
 	case '[':
@@ -274,7 +276,7 @@ func (p *rxParser) atom() (*rxNode, error) {
 	return setNode([]crange{{Lo: r, Hi: r}}), nil
 }
 
-func setNode(rs []crange) *rxNode { return &rxNode{kind: rxSet, ranges: normRanges(rs)} }
+func setNode(rs []crange) *rxNode { return &rxNode{kind: rxSet, ranges: charclass.Normalize(rs)} }
 
 func (p *rxParser) group() (*rxNode, error) {
 	p.pos++ // (
@@ -392,15 +394,15 @@ func (p *rxParser) classEscape(inClass bool) ([]crange, error) {
 	case 'd':
 		return rxDigit, nil
 	case 'D':
-		return negRanges(rxDigit), nil
+		return charclass.Complement(rxDigit), nil
 	case 'w':
 		return rxWord, nil
 	case 'W':
-		return negRanges(rxWord), nil
+		return charclass.Complement(rxWord), nil
 	case 's':
 		return rxSpace, nil
 	case 'S':
-		return negRanges(rxSpace), nil
+		return charclass.Complement(rxSpace), nil
 	case 'n':
 		return one('\n'), nil
 	case 'r':
@@ -472,7 +474,7 @@ func (p *rxParser) classEscape(inClass bool) ([]crange, error) {
 				return nil, p.fail("unknown Unicode property " + name)
 			}
 			if r == 'P' {
-				return negRanges(rs), nil
+				return charclass.Complement(rs), nil
 			}
 			return rs, nil
 		}
@@ -547,7 +549,7 @@ func unicodeProperty(name string) ([]crange, bool) {
 	for _, r := range t.R32 {
 		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
 	}
-	return normRanges(rs), true
+	return charclass.Normalize(rs), true
 }
 
 // appendStrided appends the code points lo, lo+stride, ... up to hi (a
@@ -602,7 +604,7 @@ func (p *rxParser) class() (*rxNode, error) {
 		}
 	}
 	if neg {
-		return setNode(negRanges(rs)), nil
+		return setNode(charclass.Complement(rs)), nil
 	}
 	return setNode(rs), nil
 }

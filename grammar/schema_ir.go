@@ -3,10 +3,10 @@ package grammar
 import (
 	"encoding/binary"
 	"reflect"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/grammar/internal/charclass"
 )
 
 // The schema compiler builds grammars as trees of gnode values and prints
@@ -196,7 +196,7 @@ func ref(r *grule) *gnode { return mk(&gnode{op: gRef, rule: r}) }
 
 // class returns a node matching one code point in the union of the ranges.
 func class(rs ...crange) *gnode {
-	rs = normRanges(rs)
+	rs = charclass.Normalize(rs)
 	if len(rs) == 0 {
 		return nNone
 	}
@@ -204,58 +204,6 @@ func class(rs ...crange) *gnode {
 		return lit(string(rs[0].Lo))
 	}
 	return mk(&gnode{op: gClass, ranges: rs})
-}
-
-func normRanges(rs []crange) []crange {
-	if rangesNormal(rs) {
-		return rs
-	}
-	out := make([]crange, 0, len(rs))
-	for _, r := range rs {
-		if r.Lo <= r.Hi {
-			out = append(out, r)
-		}
-	}
-	slices.SortFunc(out, func(a, b crange) int { return int(a.Lo) - int(b.Lo) })
-	merged := out[:0]
-	for _, r := range out {
-		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi+1 {
-			if r.Hi > merged[n-1].Hi {
-				merged[n-1].Hi = r.Hi
-			}
-			continue
-		}
-		merged = append(merged, r)
-	}
-	return merged
-}
-
-// rangesNormal reports whether rs is already sorted, non-empty per range,
-// non-overlapping and non-adjacent (the form normRanges returns).
-func rangesNormal(rs []crange) bool {
-	for i, r := range rs {
-		if r.Lo > r.Hi || i > 0 && r.Lo <= rs[i-1].Hi+1 {
-			return false
-		}
-	}
-	return true
-}
-
-// negRanges returns the complement of rs within [0, 0x10FFFF].
-func negRanges(rs []crange) []crange {
-	rs = normRanges(rs)
-	var out []crange
-	next := rune(0)
-	for _, r := range rs {
-		if r.Lo > next {
-			out = append(out, crange{Lo: next, Hi: r.Lo - 1})
-		}
-		next = r.Hi + 1
-	}
-	if next <= utf8.MaxRune {
-		out = append(out, crange{Lo: next, Hi: utf8.MaxRune})
-	}
-	return out
 }
 
 func seq(ns ...*gnode) *gnode {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/grammar/internal/charclass"
 )
 
 // Objects and arrays.
@@ -420,7 +421,7 @@ func (c *compiler) keyNotIn(names []string) *gnode {
 				special = true
 			}
 		}
-		other := intersectRanges(rawChars, negRanges(kidRanges))
+		other := intersectRanges(rawChars, charclass.Complement(kidRanges))
 		alts = append(alts, seq(class(other...), rest))
 		if !special {
 			alts = append(alts, seq(ref(keyEscapeRule), rest))

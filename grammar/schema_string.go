@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/grammar/internal/charclass"
 )
 
 // Strings: lengths, patterns and formats, and JSON string characters.
@@ -91,7 +92,7 @@ func (c *compiler) stringNode(s *jsonValue, ptr string) *gnode {
 // rs, in the form the JSON encoding writes it: raw, or escaped where JSON
 // requires (", \, control characters), plus \/ for '/'.
 func (c *compiler) charsOf(rs []crange) *gnode {
-	rs = normRanges(rs)
+	rs = charclass.Normalize(rs)
 	if len(rs) == 1 && rs[0].Lo == rs[0].Hi && rs[0].Lo >= 0x20 && !strings.ContainsRune(`"\/`, rs[0].Lo) {
 		return lit(string(rs[0].Lo)) // one code point written raw: what the general case below gives
 	}
@@ -169,5 +170,5 @@ func intersectRanges(a, b []crange) []crange {
 			}
 		}
 	}
-	return normRanges(out)
+	return charclass.Normalize(out)
 }

@@ -3,8 +3,9 @@ package gbnf
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"unicode/utf8"
+	"slices"
+
+	"github.com/toolgate/toolgate/grammar/internal/charclass"
 )
 
 // Compilation: the parsed rules are expanded into flat element arrays exactly
@@ -257,36 +258,11 @@ func (l *gbnfLowerer) class(negated bool, ranges []CharRange) int32 {
 }
 
 func newGBNFClass(negated bool, ranges []CharRange) gbnfClass {
-	var rs []CharRange
-	for _, r := range ranges {
-		if r.Lo <= r.Hi {
-			rs = append(rs, r)
-		}
-	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Lo < rs[j].Lo })
 	var merged []CharRange
-	for _, r := range rs {
-		if n := len(merged); n > 0 && r.Lo <= merged[n-1].Hi+1 {
-			if r.Hi > merged[n-1].Hi {
-				merged[n-1].Hi = r.Hi
-			}
-			continue
-		}
-		merged = append(merged, r)
-	}
 	if negated {
-		var comp []CharRange
-		next := rune(0)
-		for _, r := range merged {
-			if r.Lo > next {
-				comp = append(comp, CharRange{next, r.Lo - 1})
-			}
-			next = r.Hi + 1
-		}
-		if next <= utf8.MaxRune {
-			comp = append(comp, CharRange{next, utf8.MaxRune})
-		}
-		merged = comp
+		merged = charclass.Complement(ranges)
+	} else {
+		merged = slices.Clone(charclass.Normalize(ranges)) // the class keeps it; ranges is the grammar's
 	}
 	c := gbnfClass{ranges: merged}
 	for _, r := range merged {
