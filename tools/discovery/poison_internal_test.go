@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/catalogtest"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -16,19 +17,21 @@ import (
 // its index of ts.
 func indexed(t *testing.T, opts *Options, ts ...tools.Tool) (*Discoverer, *Index) {
 	t.Helper()
-	reg := tools.NewRegistry()
-	if err := reg.Add(ts...); err != nil {
-		t.Fatal(err)
-	}
 	d, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := d.Index(context.Background(), reg.Snapshot())
+	return d, index(t, d, catalogtest.Registry(t, ts...).Snapshot())
+}
+
+// index returns d's index of snap.
+func index(t *testing.T, d *Discoverer, snap *tools.Snapshot) *Index {
+	t.Helper()
+	x, err := d.Index(t.Context(), snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, x
+	return x
 }
 
 func scoresOf(t *testing.T, ts []tools.Tool, id, query string) (lex, dense float64) {
@@ -152,18 +155,12 @@ func TestNamingAnotherToolBuysNoRank(t *testing.T) {
 	}
 
 	// The named tool arrives after the stuffer was indexed.
-	reg := tools.NewRegistry()
-	if err := reg.Add(stuffed); err != nil {
-		t.Fatal(err)
-	}
+	reg := catalogtest.Registry(t, stuffed)
 	d, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x1, err := d.Index(context.Background(), reg.Snapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
+	x1 := index(t, d, reg.Snapshot())
 	if len(x1.docs[0].field(fieldAliases)) == 0 {
 		t.Fatalf("with no transfer_funds in the registry the alias is indexed: got none")
 	}
@@ -171,10 +168,7 @@ func TestNamingAnotherToolBuysNoRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := reg.Snapshot()
-	x2, err := d.Index(context.Background(), snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x2 := index(t, d, snap)
 	i, _ := snap.Lookup(stuffed.ID)
 	if got := x2.docs[i].field(fieldAliases); len(got) != 0 {
 		t.Errorf("after bank/transfer_funds was added, the stuffer's aliases index %v, want none", got)

@@ -448,19 +448,8 @@ func TestShowList(t *testing.T) {
 // A request to be shown things of a kind adds the list term, as a
 // question which things there are does.
 func TestShowListAsksList(t *testing.T) {
-	reg := tools.NewRegistry()
-	if err := reg.Add(dbTool("list_boards", "List all boards the user has access to."),
-		dbTool("get_board_labels", "Get all labels of a specific board.")); err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(&Options{NoDense: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := d.Index(t.Context(), reg.Snapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, x := indexed(t, &Options{NoDense: true}, dbTool("list_boards", "List all boards the user has access to."),
+		dbTool("get_board_labels", "Get all labels of a specific board."))
 	id, ok := x.terms[listTerm]
 	if !ok {
 		t.Fatalf("no term %q in the index", listTerm)
