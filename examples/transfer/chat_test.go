@@ -31,9 +31,7 @@ func runChatCmd(t *testing.T, input string, args ...string) (code int, stdout, s
 	old := stdin
 	stdin = strings.NewReader(input)
 	t.Cleanup(func() { stdin = old })
-	var out, errOut bytes.Buffer
-	code = run(context.Background(), append([]string{"chat"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runArgs(append([]string{"chat"}, args...)...)
 }
 
 func chatArgs(data string, extra ...string) []string {

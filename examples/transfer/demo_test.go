@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -13,11 +11,10 @@ import (
 // output: the catalog, discovery, the constraint, the transfer, the replay,
 // the refusal, the approval and the balances.
 func TestDemo(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := run(context.Background(), nil, &out, &errOut); code != exitOK {
-		t.Fatalf("run() = %d, want 0; stderr: %s\nstdout:\n%s", code, errOut.String(), out.String())
+	code, text, errOut := runArgs()
+	if code != exitOK {
+		t.Fatalf("run() = %d, want 0; stderr: %s\nstdout:\n%s", code, errOut, text)
 	}
-	text := out.String()
 	stage := func(n int) string {
 		start := strings.Index(text, "\n== "+string(rune('0'+n))+". ")
 		if start < 0 {
@@ -83,11 +80,12 @@ func TestDemo(t *testing.T) {
 // TestDemoIsDeterministic runs the demo twice: the output (keys, IDs,
 // scores, token counts) is the same, so a reader can diff runs.
 func TestDemoIsDeterministic(t *testing.T) {
-	var a, b, errOut bytes.Buffer
-	if run(context.Background(), nil, &a, &errOut) != exitOK || run(context.Background(), nil, &b, &errOut) != exitOK {
-		t.Fatalf("demo failed: %s", errOut.String())
+	codeA, a, errA := runArgs()
+	codeB, b, errB := runArgs()
+	if codeA != exitOK || codeB != exitOK {
+		t.Fatalf("demo failed: %s%s", errA, errB)
 	}
-	if a.String() != b.String() {
-		t.Errorf("two runs differ:\n%s\n---\n%s", a.String(), b.String())
+	if a != b {
+		t.Errorf("two runs differ:\n%s\n---\n%s", a, b)
 	}
 }

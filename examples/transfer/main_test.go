@@ -23,10 +23,9 @@ func TestUsageErrors(t *testing.T) {
 		{"demo-args", "x"},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			code := run(context.Background(), args, &out, &errOut)
-			if code != exitUsage || strings.Count(errOut.String(), "\n") != 1 {
-				t.Errorf("run(%q) = %d, stderr %q; want 2 with a one-line reason", args, code, errOut.String())
+			code, _, errOut := runArgs(args...)
+			if code != exitUsage || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("run(%q) = %d, stderr %q; want 2 with a one-line reason", args, code, errOut)
 			}
 		})
 	}
