@@ -86,14 +86,13 @@ func TestMCPApprove(t *testing.T) {
 		{"help", []string{"--help"}, exitOK, "Examples"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			code := run(t.Context(), append([]string{"mcp", "approve"}, tc.args...), strings.NewReader(""), &stdout, &stderr)
-			got := stderr.String()
+			code, stdout, stderr := runCmd(append([]string{"mcp", "approve"}, tc.args...)...)
+			got := stderr
 			if code == exitOK {
-				got = stdout.String()
+				got = stdout
 			}
 			if code != tc.code || !strings.Contains(got, tc.out) {
-				t.Errorf("mcp approve (%s) = exit %d, stdout %q, stderr %q; want exit %d with %q", tc.name, code, stdout.String(), stderr.String(), tc.code, tc.out)
+				t.Errorf("mcp approve (%s) = exit %d, stdout %q, stderr %q; want exit %d with %q", tc.name, code, stdout, stderr, tc.code, tc.out)
 			}
 			if tc.name != "grant" && tc.name != "help" && *runs != 0 {
 				t.Fatalf("the refund ran after %s", tc.name)
@@ -115,9 +114,7 @@ func TestMCPApproveDeny(t *testing.T) {
 	dir := t.TempDir()
 	id, call, runs := heldCall(t, dir)
 	approve := func(args ...string) (int, string, string) {
-		var stdout, stderr strings.Builder
-		code := run(t.Context(), append([]string{"mcp", "approve", "--data", dir, "--principal", "bob", "--tenant", "acme"}, args...), strings.NewReader(""), &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
+		return runCmd(append([]string{"mcp", "approve", "--data", dir, "--principal", "bob", "--tenant", "acme"}, args...)...)
 	}
 	if code, _, errOut := approve("--show", "--deny", id); code != exitUsage || !strings.Contains(errOut, "not both") {
 		t.Errorf("--show --deny = exit %d, stderr %q; want exit 2 saying not both", code, errOut)
@@ -210,14 +207,13 @@ func TestMCPHelp(t *testing.T) {
 		{[]string{"mcp", "nope"}, exitUsage, "unknown command"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			code := run(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
-			got := stdout.String()
+			code, stdout, stderr := runCmd(tc.args...)
+			got := stdout
 			if code != exitOK {
-				got = stderr.String()
+				got = stderr
 			}
 			if code != tc.code || !strings.Contains(got, tc.want) {
-				t.Errorf("toolgate %v = exit %d, stdout %.80q, stderr %.80q; want exit %d with %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+				t.Errorf("toolgate %v = exit %d, stdout %.80q, stderr %.80q; want exit %d with %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 			}
 		})
 	}

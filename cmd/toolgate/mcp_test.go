@@ -124,21 +124,19 @@ func TestMCPServeUsage(t *testing.T) {
 // TestLintMCPUpstream lints a real MCP server's tools, imported with --mcp.
 func TestLintMCPUpstream(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
-	var stdout, stderr strings.Builder
-	code := run(t.Context(), []string{"lint", "--mcp", "memory=node " + memory, "--skip", "near-duplicate"}, strings.NewReader(""), &stdout, &stderr)
+	code, stdout, stderr := runCmd("lint", "--mcp", "memory=node "+memory, "--skip", "near-duplicate")
 	if code != exitNegative {
-		t.Fatalf("lint --mcp = exit %d (stderr %q), want 1 with findings", code, stderr.String())
+		t.Fatalf("lint --mcp = exit %d (stderr %q), want 1 with findings", code, stderr)
 	}
 	// An MCP server's tools cannot have aliases or not_for: one line says so.
-	if strings.Contains(stdout.String(), "memory/create_entities: missing-aliases") || !strings.Contains(stderr.String(), "on 9 tools from MCP servers: ") {
-		t.Errorf("lint --mcp lists the upstream's missing aliases, or does not group them:\n%s%s", stdout.String(), stderr.String())
+	if strings.Contains(stdout, "memory/create_entities: missing-aliases") || !strings.Contains(stderr, "on 9 tools from MCP servers: ") {
+		t.Errorf("lint --mcp lists the upstream's missing aliases, or does not group them:\n%s%s", stdout, stderr)
 	}
-	stdout.Reset()
-	code = run(t.Context(), []string{"lint", "--all", "--mcp", "memory=node " + memory, "--skip", "near-duplicate"}, strings.NewReader(""), &stdout, &stderr)
-	if code != exitNegative || !strings.Contains(stdout.String(), "memory/create_entities: missing-aliases") {
-		t.Errorf("lint --all --mcp = %d, findings lack the upstream's tools:\n%s", code, stdout.String())
+	code, stdout, _ = runCmd("lint", "--all", "--mcp", "memory=node "+memory, "--skip", "near-duplicate")
+	if code != exitNegative || !strings.Contains(stdout, "memory/create_entities: missing-aliases") {
+		t.Errorf("lint --all --mcp = %d, findings lack the upstream's tools:\n%s", code, stdout)
 	}
-	code = run(t.Context(), []string{"lint", "--mcp", "broken=sh -c 'exit 3'"}, strings.NewReader(""), &stdout, &stderr)
+	code, _, _ = runCmd("lint", "--mcp", "broken=sh -c 'exit 3'")
 	if code != exitUsage {
 		t.Errorf("lint with a server that exits = %d, want 2", code)
 	}
@@ -149,17 +147,16 @@ func TestLintMCPUpstream(t *testing.T) {
 func TestDiscoverMCPUpstream(t *testing.T) {
 	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
-	var stdout, stderr strings.Builder
-	code := run(t.Context(), []string{"discover", "--mcp", "memory=node " + memory, "--tools", github, "--k", "3", "--format", "json",
-		"add an observation about an entity to the knowledge graph"}, strings.NewReader(""), &stdout, &stderr)
+	code, stdout, stderr := runCmd("discover", "--mcp", "memory=node "+memory, "--tools", github, "--k", "3", "--format", "json",
+		"add an observation about an entity to the knowledge graph")
 	if code != exitOK {
-		t.Fatalf("discover --mcp = exit %d (stderr %q)", code, stderr.String())
+		t.Fatalf("discover --mcp = exit %d (stderr %q)", code, stderr)
 	}
 	var out struct {
 		Candidates []struct{ Name string }
 		Authorized int
 	}
-	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.Authorized < 30 || len(out.Candidates) == 0 || out.Candidates[0].Name != "memory/add_observations" {
@@ -183,11 +180,10 @@ func TestServersNamedTwice(t *testing.T) {
 		{"flag and config", []string{"--mcp", "web=/nonexistent/web.js", "--mcp-config", config}, `"web"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			code := run(t.Context(), append([]string{"discover"}, append(tc.args, "draw a chart")...), strings.NewReader(""), &stdout, &stderr)
+			code, _, stderr := runCmd(append([]string{"discover"}, append(tc.args, "draw a chart")...)...)
 			want := "toolgate discover: mcp: invalid server configuration: two upstream servers are named " + tc.want
-			if code != exitUsage || !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
-				t.Errorf("discover %q = %d, stderr %q; want 2 and one line starting %q", tc.args, code, stderr.String(), want)
+			if code != exitUsage || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("discover %q = %d, stderr %q; want 2 and one line starting %q", tc.args, code, stderr, want)
 			}
 		})
 	}
@@ -200,11 +196,10 @@ func TestServersNamedTwice(t *testing.T) {
 func TestUnknownOverrideWarned(t *testing.T) {
 	config := writeFile(t, "servers.json", `{"servers": {"notes": {"url": "`+hostiletest.MCPServer(t)+`",
 		"tools": {"erase_notes": {"irreversible": true}, "read_note": {"scopes": ["notes:read"]}}}}}`)
-	var stdout, stderr strings.Builder
-	code := run(t.Context(), []string{"discover", "--mcp-config", config, "read a note"}, strings.NewReader(""), &stdout, &stderr)
+	code, _, stderr := runCmd("discover", "--mcp-config", config, "read a note")
 	want := `toolgate discover: warning: mcp: notes: the override of "erase_notes" names no tool the server lists, so it applies to nothing` + "\n"
-	if code != exitOK || stderr.String() != want {
-		t.Errorf("discover with an override of an unlisted tool = %d, stderr %q; want 0 and %q", code, stderr.String(), want)
+	if code != exitOK || stderr != want {
+		t.Errorf("discover with an override of an unlisted tool = %d, stderr %q; want 0 and %q", code, stderr, want)
 	}
 }
 
@@ -226,10 +221,9 @@ func TestFileToolsReplacedWarned(t *testing.T) {
 		{"another namespace", "other=" + notes, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			code := run(t.Context(), []string{"discover", "--tools", tc.spec, "--mcp-url", "notes=" + url, "read a note"}, strings.NewReader(""), &stdout, &stderr)
-			if code != exitOK || stderr.String() != tc.want {
-				t.Errorf("discover --tools %s = %d, stderr %q; want 0 and %q", tc.spec, code, stderr.String(), tc.want)
+			code, _, stderr := runCmd("discover", "--tools", tc.spec, "--mcp-url", "notes="+url, "read a note")
+			if code != exitOK || stderr != tc.want {
+				t.Errorf("discover --tools %s = %d, stderr %q; want 0 and %q", tc.spec, code, stderr, tc.want)
 			}
 		})
 	}

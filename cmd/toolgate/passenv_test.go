@@ -55,10 +55,9 @@ func TestMCPPassEnvUsage(t *testing.T) {
 		{"no --mcp", []string{"--mcp-url", "http://127.0.0.1:1/mcp", "--mcp-pass-env", "TOKEN"}, "no --mcp server to pass it to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			code := run(t.Context(), append([]string{"discover"}, append(tc.args, "add two numbers")...), strings.NewReader(""), &stdout, &stderr)
-			if code == exitOK || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "secret") {
-				t.Errorf("discover %v = exit %d, stderr %q; want a failure saying %q, without the value", tc.args, code, stderr.String(), tc.want)
+			code, _, stderr := runCmd(append([]string{"discover"}, append(tc.args, "add two numbers")...)...)
+			if code == exitOK || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "secret") {
+				t.Errorf("discover %v = exit %d, stderr %q; want a failure saying %q, without the value", tc.args, code, stderr, tc.want)
 			}
 		})
 	}

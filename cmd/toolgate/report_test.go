@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -34,12 +33,11 @@ func TestHTMLReports(t *testing.T) {
 			exitNegative, []string{"<!DOCTYPE html>", "Near-duplicate cards", `class="pair"`, "Findings by tool"}},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+			code, stdout, stderr := runCmd(tc.args...)
 			if code != tc.code {
-				t.Fatalf("toolgate %s --format html = exit %d (stderr %q), want %d", tc.args[0], code, stderr.String(), tc.code)
+				t.Fatalf("toolgate %s --format html = exit %d (stderr %q), want %d", tc.args[0], code, stderr, tc.code)
 			}
-			page := stdout.String()
+			page := stdout
 			for _, w := range tc.want {
 				if !strings.Contains(page, w) {
 					t.Errorf("toolgate %s --format html lacks %q", tc.args[0], w)

@@ -148,10 +148,9 @@ func (s *calcServe) startStdio(t *testing.T, extra ...string) (*testenv.Process,
 func wantCallAudited(t *testing.T, data string) {
 	t.Helper()
 	auditVerifies(t, t.Context(), data, "the call")
-	var stdout, stderr strings.Builder
-	if code := run(t.Context(), []string{"audit", "export", "--data", data}, strings.NewReader(""), &stdout, &stderr); code != exitOK ||
-		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout.String()) {
-		t.Errorf("audit export = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout.String(), stderr.String())
+	if code, stdout, stderr := runCmd("audit", "export", "--data", data); code != exitOK ||
+		!regexp.MustCompile(`"tool":"calc/slow_add".*"outcome":"ok"`).MatchString(stdout) {
+		t.Errorf("audit export = exit %d, no ok entry of calc/slow_add:\n%s%s", code, stdout, stderr)
 	}
 }
 
