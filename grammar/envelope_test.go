@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolgate/toolgate/internal/golden"
 )
 
 func financeTools(t testing.TB) []EnvelopeTool {
@@ -37,7 +39,7 @@ func TestEnvelope(t *testing.T) {
 		res.Excluded[1].Name != "impossible" || !errors.Is(res.Excluded[1].Err, ErrUnsatisfiable) {
 		t.Errorf("Excluded = %+v, want broken (invalid) and impossible (unsatisfiable)", res.Excluded)
 	}
-	golden(t, "testdata/envelope/finance.gbnf", res.GBNF)
+	golden.Check(t, "testdata/envelope/finance.gbnf", []byte(res.GBNF))
 	for _, tc := range []struct {
 		in   string
 		want bool

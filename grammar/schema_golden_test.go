@@ -2,37 +2,15 @@ package grammar
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
+	"github.com/toolgate/toolgate/internal/golden"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
-
-// update rewrites the golden files under testdata instead of comparing with
-// them (go test ./grammar -run Golden -update).
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// golden compares got with the file, or rewrites it with -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the compiled output (run go test -update after checking the change):\n%s", path, got)
-	}
-}
 
 // goldenSchema is one of the golden inputs, testdata/schema/X.json.
 type goldenSchema struct {
@@ -69,12 +47,12 @@ func TestGoldenGBNF(t *testing.T) {
 			continue
 		}
 		base := strings.TrimSuffix(g.path, ".json")
-		golden(t, base+".gbnf", res.GBNF)
+		golden.Check(t, base+".gbnf", []byte(res.GBNF))
 		var rel strings.Builder
 		for _, r := range res.Relaxations {
 			rel.WriteString(r.String() + "\n")
 		}
-		golden(t, base+".relax", rel.String())
+		golden.Check(t, base+".relax", []byte(rel.String()))
 	}
 }
 

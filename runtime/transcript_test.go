@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,13 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/golden"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"golang.org/x/tools/txtar"
 )
-
-var update = flag.Bool("update", false, "rewrite the output sections of testdata/turns/*.txtar")
 
 // TestTurnTranscripts replays scripted agent turns and compares what the
 // runtime did, step by step, with the transcript in the txtar file, as
@@ -67,7 +65,7 @@ func TestTurnTranscripts(t *testing.T) {
 			turn, err := e.agent.NewSession(teller, "transcript", nil).Run(t.Context(), strings.TrimSpace(request))
 			got := transcript(e.events, e.model.Requests(), turn, err)
 
-			if *update {
+			if golden.Update() {
 				out := &txtar.Archive{Comment: ar.Comment}
 				for _, f := range ar.Files {
 					if f.Name == "request" || f.Name == "model" {

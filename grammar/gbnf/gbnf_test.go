@@ -2,7 +2,6 @@ package gbnf
 
 import (
 	"encoding/json"
-	"flag"
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
@@ -16,11 +15,6 @@ import (
 	"github.com/toolgate/toolgate/internal/gbnfcheck"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
-
-// update rewrites the golden files under testdata instead of comparing with
-// them (go test ./grammar -run Golden -update). Every golden test in package
-// grammar shares it.
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // gbnfAgreementGrammars are grammars from gbnf-check's README and self-test
 // (../shared/tools/gbnfcheck) that are not already under testdata/gbnf.

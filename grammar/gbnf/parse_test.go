@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/golden"
 )
 
 // gbnfParseErrorCase is a grammar Parse refuses. llama says whether llama.cpp
@@ -225,19 +227,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Parse(%s) = %v", f, err)
 			}
 			got := g.String()
-			golden := strings.TrimSuffix(f, ".gbnf") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("String() of %s =\n%s\nwant (%s)\n%s", f, got, golden, want)
-			}
+			golden.Check(t, strings.TrimSuffix(f, ".gbnf")+".golden", []byte(got))
 			gbnfRoundTrip(t, g)
 		})
 	}

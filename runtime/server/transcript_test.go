@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/toolgate/toolgate/internal/golden"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -24,8 +24,6 @@ import (
 	"github.com/toolgate/toolgate/runtime/server"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
-
-var update = flag.Bool("update", false, "rewrite the responses of testdata/*.txtar with the handler's answers")
 
 // transcriptHeaders are the response headers a transcript records: those
 // the contract names. Date and Content-Length say nothing about it.
@@ -71,7 +69,7 @@ func TestContractTranscripts(t *testing.T) {
 				got := replay(t, srv, f.Data)
 				i++
 				if want := ar.Files[i].Data; !bytes.Equal(got, want) {
-					if *update {
+					if golden.Update() {
 						ar.Files[i].Data, changed = got, true
 						continue
 					}

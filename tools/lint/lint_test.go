@@ -3,7 +3,6 @@ package lint_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,13 +11,12 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/golden"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/lint"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestCardText(t *testing.T) {
 	tests := []struct {
@@ -62,19 +60,7 @@ func TestCheckGolden(t *testing.T) {
 	for _, f := range fs {
 		b.WriteString(f.String() + "\n")
 	}
-	golden := "testdata/messy.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("Check(messy catalog) =\n%s\nwant\n%s", b.String(), want)
-	}
+	golden.Check(t, "testdata/messy.golden", []byte(b.String()))
 	kinds := map[lint.Kind]int{}
 	for _, f := range fs {
 		kinds[f.Kind]++

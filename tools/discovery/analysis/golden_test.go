@@ -2,50 +2,23 @@ package analysis
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// golden compares got with testdata/golden/name, or rewrites it with -update.
+// checkGolden compares got with testdata/golden/name ([golden.Check]).
 // The golden files record what the analyzers do, so that any change in
 // splitting, folding or stemming shows up in review as a diff; the
 // human-checked expectations live in the table tests.
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Errorf("%s:%d = %q, want %q (run go test -update if the change is intended)", path, i+1, g, w)
-				return
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func readLines(t *testing.T, name string) []string {
@@ -68,7 +41,7 @@ func TestGoldenSplit(t *testing.T) {
 	for _, id := range readLines(t, "identifiers.txt") {
 		fmt.Fprintf(&b, "%s\t%s\n", id, strings.Join(SplitIdentifier(id), " "))
 	}
-	golden(t, "split.txt", b.Bytes())
+	checkGolden(t, "split.txt", b.Bytes())
 }
 
 func TestGoldenFold(t *testing.T) {
@@ -76,7 +49,7 @@ func TestGoldenFold(t *testing.T) {
 	for _, s := range readLines(t, "fold.txt") {
 		fmt.Fprintf(&b, "%s\t%s\n", s, Fold(s))
 	}
-	golden(t, "fold.txt", b.Bytes())
+	checkGolden(t, "fold.txt", b.Bytes())
 }
 
 func TestGoldenStem(t *testing.T) {
@@ -88,7 +61,7 @@ func TestGoldenStem(t *testing.T) {
 					fmt.Fprintf(&b, "%s\t%s\n", w, Stem(l, w))
 				}
 			}
-			golden(t, "stem_"+string(l)+".txt", b.Bytes())
+			checkGolden(t, "stem_"+string(l)+".txt", b.Bytes())
 		})
 	}
 }

@@ -4,22 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/golden"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden")
 
 func cosine(a, b []float32) float64 {
 	var s float64
@@ -106,20 +103,7 @@ func TestGoldenFeatures(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "\tnonzero %d, first %v\n", len(idx), idx[:min(8, len(idx))])
 	}
-	path := filepath.Join("testdata", "golden", "features.txt")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("features changed:\n%s\nwant:\n%s\n(run go test -update if intended)", b.String(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", "features.txt"), b.Bytes())
 }
 
 func TestFeaturesSortedUnique(t *testing.T) {
