@@ -96,6 +96,14 @@ type Lexicon struct {
 	// pairBits and tripleBits are the same for the first two and three
 	// words' prefixes (every word/stem combination).
 	pairBits, tripleBits [3]*[firstBitWords]uint64
+	// transBits holds, per language (es, pl), a bit for the hash of the
+	// first three bytes of every key of trans and transStm, and
+	// transOpen the first bytes of the stems shorter than three: a word
+	// whose prefix has neither has no translation (noteTranslations), so
+	// that an English word, read as Spanish and Polish too, is not
+	// stemmed twice for nothing.
+	transBits [2]*[firstBitWords]uint64
+	transOpen [2]*[256]bool
 	// anyPhrase2 and anyPhrase3 are phrase2 and phrase3 in all three
 	// languages together, for MayStartPhrase.
 	anyPhrase2 map[[2]string]struct{}
@@ -382,6 +390,7 @@ func Build(src *Source) (*Lexicon, error) {
 			}
 		}
 		l.addForms(i, [2][]Entry{src.SpanishForms, src.PolishForms}[i])
+		l.noteTranslations(i)
 	}
 	l.digest = src.digest()
 	return l, nil
@@ -526,6 +535,9 @@ func transIndex(lang analysis.Lang) int {
 }
 
 func (l *Lexicon) translation(i int, w string) *translation {
+	if !l.mayTranslate(i, w) {
+		return nil
+	}
 	if t := l.translationOf(i, w); t != nil {
 		return t
 	}
@@ -543,6 +555,43 @@ func (l *Lexicon) translationOf(i int, w string) *translation {
 		return t
 	}
 	return l.transStm[i][l.stem([2]analysis.Lang{analysis.Spanish, analysis.Polish}[i], w)]
+}
+
+// noteTranslations sets the bits of language i's keys and stems that
+// mayTranslate reads.
+//
+// A word reaches a translation by itself (a key), by a key it ends in
+// after an enclitic (encliticBase: three bytes or more) or by its stem;
+// the Spanish and Polish stemmers only cut a word's end, and rewrite no
+// byte before the fourth (the Spanish replacements stand in R2), so a
+// stem of three bytes or more starts with the word's first three, and a
+// shorter one is the word's first bytes.
+func (l *Lexicon) noteTranslations(i int) {
+	bits, open := new([firstBitWords]uint64), new([256]bool)
+	for k := range l.trans[i] {
+		h := prefixHash(k)
+		bits[h/64] |= 1 << (h % 64)
+	}
+	for s := range l.transStm[i] {
+		if len(s) < 3 {
+			if s != "" {
+				open[s[0]] = true
+			}
+			continue
+		}
+		h := prefixHash(s)
+		bits[h/64] |= 1 << (h % 64)
+	}
+	l.transBits[i], l.transOpen[i] = bits, open
+}
+
+// mayTranslate reports whether the folded word w may have a translation
+// in language i (es, pl): when it is false, translation(i, w) is nil.
+func (l *Lexicon) mayTranslate(i int, w string) bool {
+	if l.transBits[i] == nil || w == "" {
+		return true
+	}
+	return hasBit(l.transBits[i], prefixHash(w)) || l.transOpen[i][w[0]]
 }
 
 // enclitics are the object pronouns Spanish writes onto an imperative,

@@ -803,3 +803,67 @@ func TestWithStemmer(t *testing.T) {
 		t.Error("the Lexicon that WithStemmer was called on stems through the Stemmer too")
 	}
 }
+
+// TestMayTranslate pins that mayTranslate, translation's first test,
+// never hides a translation: for every key, stem, form and English word
+// of the default lexicon, and their inflections, translation without the
+// test finds one only where the test lets the word through.
+func TestMayTranslate(t *testing.T) {
+	l := Default()
+	var words []string
+	for i := range l.trans {
+		for k := range l.trans[i] {
+			words = append(words, k)
+		}
+		for s := range l.transStm[i] {
+			words = append(words, s)
+		}
+	}
+	for w := range l.english {
+		words = append(words, w)
+	}
+	endings := []string{"", "s", "a", "o", "e", "y", "i", "u", "es", "os", "as", "ar", "er", "ir", "me", "nos", "melo", "ame",
+		"amente", "mente", "idad", "acion", "aciones", "logia", "ucion", "encia", "ow", "ami", "ach", "owanie", "osci", "ego"}
+	unfiltered := *l
+	unfiltered.transBits = [2]*[firstBitWords]uint64{}
+	n := 0
+	//testlint:rows an exhaustive check of the lexicon's words, not a table of cases
+	for _, w := range words {
+		//testlint:rows each word's inflections, checked with it
+		for _, e := range endings {
+			word := w + e
+			for i := range l.trans {
+				want := unfiltered.translation(i, word)
+				if want == nil {
+					continue
+				}
+				n++
+				if !l.mayTranslate(i, word) {
+					t.Fatalf("mayTranslate(%d, %q) = false; want true (translation %v)", i, word, want.english)
+				}
+			}
+		}
+	}
+	if n < 10000 {
+		t.Fatalf("%d words with a translation checked, want at least 10,000", n)
+	}
+}
+
+// BenchmarkConceptsNoConcept measures Concepts of English words the
+// lexicon has no concept for (names, rare words: much of what a request
+// says that no card has said before), read as English and then, as the
+// ngram embedder reads a word English gives nothing for, as Spanish and
+// Polish.
+func BenchmarkConceptsNoConcept(b *testing.B) {
+	l := Default().WithStemmer(analysis.New(nil))
+	words := []string{"kubernetes", "github", "jira", "weekly", "standup", "grafana", "okta", "hubspot", "zendesk", "figma"}
+	dst := make([]Concept, 0, 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, w := range words {
+			for _, lang := range analysis.Languages {
+				dst = l.Concepts(dst[:0], lang, w)
+			}
+		}
+	}
+}
