@@ -104,6 +104,10 @@ type Lexicon struct {
 	// stemmed twice for nothing.
 	transBits [2]*[firstBitWords]uint64
 	transOpen [2]*[256]bool
+	// irregBits holds a bit for the wordHash of every key of irreg: a
+	// request's every word is asked for its lemma (Lemma), and few are
+	// irregular forms.
+	irregBits *[firstBitWords]uint64
 	// anyPhrase2 and anyPhrase3 are phrase2 and phrase3 in all three
 	// languages together, for MayStartPhrase.
 	anyPhrase2 map[[2]string]struct{}
@@ -349,6 +353,11 @@ func Build(src *Source) (*Lexicon, error) {
 		}
 		l.irreg[e.Key] = e.Values[0]
 	}
+	l.irregBits = new([firstBitWords]uint64)
+	for k := range l.irreg {
+		h := wordHash(k)
+		l.irregBits[h/64] |= 1 << (h % 64)
+	}
 	l.addDerived(src.Derived)
 	if err := l.addSenses(src.Senses); err != nil {
 		return nil, err
@@ -516,7 +525,7 @@ func (l *Lexicon) englishConcepts(w string) []int32 {
 	if c, ok := l.english[w]; ok {
 		return c
 	}
-	if lemma, ok := l.irreg[w]; ok {
+	if lemma, ok := l.lemma(w); ok {
 		if c, ok := l.english[lemma]; ok {
 			return c
 		}
@@ -689,7 +698,7 @@ func (l *Lexicon) KnowsEnglish(word string) bool {
 	if _, ok := l.english[word]; ok {
 		return true
 	}
-	lemma, ok := l.irreg[word]
+	lemma, ok := l.lemma(word)
 	if ok {
 		_, ok = l.english[lemma]
 	}
@@ -1162,9 +1171,26 @@ func (l *Lexicon) Sense(stems []string) (Sense, bool) {
 
 // Lemma returns the English lemma of an irregular inflected form ("sent" →
 // "send", "children" → "child") and whether the lexicon knows it.
-func (l *Lexicon) Lemma(word string) (string, bool) {
-	s, ok := l.irreg[fold(word)]
+func (l *Lexicon) Lemma(word string) (string, bool) { return l.lemma(fold(word)) }
+
+// lemma is Lemma of a folded word: irreg's look-up, made only when the
+// word's bit in irregBits is set.
+func (l *Lexicon) lemma(w string) (string, bool) {
+	if l.irregBits != nil && !hasBit(l.irregBits, wordHash(w)) {
+		return "", false
+	}
+	s, ok := l.irreg[w]
 	return s, ok
+}
+
+// wordHash hashes every byte of w into [0, 2^16), as prefixHash does
+// its first three.
+func wordHash(w string) uint32 {
+	var h uint32 = 2166136261
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * 16777619
+	}
+	return (h ^ h>>16) & (firstBitWords*64 - 1)
 }
 
 // Derive returns the words a folded English word derives from in another

@@ -441,6 +441,25 @@ func TestLemma(t *testing.T) {
 			}
 		})
 	}
+	// Every irregular form gets past irregBits, the test before the map.
+	for form, want := range l.irreg {
+		if got, ok := l.Lemma(form); !ok || got != want {
+			t.Fatalf("Lemma(%q) = %q, %v, want %q, true", form, got, ok, want)
+		}
+	}
+}
+
+// BenchmarkLemma measures Lemma over a request's words, which are seldom
+// irregular forms: lemmaWords asks it of each.
+func BenchmarkLemma(b *testing.B) {
+	l := Default()
+	words := []string{"send", "the", "weekly", "report", "to", "my", "team", "on", "slack", "sent", "children", "github"}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, w := range words {
+			l.Lemma(w)
+		}
+	}
 }
 
 func BenchmarkDefault(b *testing.B) {
