@@ -3,6 +3,7 @@ package lexicon
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -865,6 +866,21 @@ func TestMayTranslate(t *testing.T) {
 	}
 	if n < 10000 {
 		t.Fatalf("%d words with a translation checked, want at least 10,000", n)
+	}
+	// Words that begin as a key does and end at random, which the
+	// stemmers may cut anywhere.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		w := words[r.IntN(len(words))]
+		word := w[:r.IntN(len(w)+1)]
+		for range r.IntN(6) {
+			word += string(rune('a' + r.IntN(26)))
+		}
+		for i := range l.trans {
+			if unfiltered.translation(i, word) != nil && !l.mayTranslate(i, word) {
+				t.Fatalf("mayTranslate(%d, %q) = false; want true", i, word)
+			}
+		}
 	}
 }
 
