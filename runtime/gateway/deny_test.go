@@ -131,9 +131,9 @@ func TestDenyCoversTheSession(t *testing.T) {
 	wantType(t, "the same call in another session", second(e.Gateway.Execute(ctx, transferCall(alice, "s2", 1, big))), gateway.ConfirmationRequired)
 	wantType(t, "other arguments in the session", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 5,
 		`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":4000}`))), gateway.ConfirmationRequired)
-	eve2 := alice
-	eve2.ID = "alice2"
-	wantType(t, "another principal with the session's ID", second(e.Gateway.Execute(ctx, transferCall(eve2, "s1", 6, big))), gateway.ConfirmationRequired)
+	namesake := alice // another principal of the tenant, in a session of the same ID
+	namesake.ID = "alice2"
+	wantType(t, "another principal with the session's ID", second(e.Gateway.Execute(ctx, transferCall(namesake, "s1", 6, big))), gateway.ConfirmationRequired)
 
 	e.Clock.Advance(10 * time.Minute) // the denial expired
 	wantType(t, "the denied call after its denial expired", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 7, big))), gateway.ConfirmationRequired)
