@@ -24,27 +24,28 @@ import (
 type action uint8
 
 const (
-	actTakeToken      action = iota + 1 // take a rate-limit token (principal × tool)
-	actValidate                         // validate the arguments, derive the key and fingerprint
-	actClaim                            // claim the slot
-	actAskPolicy                        // ask [Options.NeedsApproval]
-	actGetApproval                      // look up the call's approval
-	actCreateApproval                   // file the approval request
-	actUnclaim                          // give the claim back before the handler runs: the call waits for its approval, or cannot run now
-	actRun                              // run the handler
-	actComplete                         // record the value or the domain error
-	actMarkUncertain                    // record an unknown outcome
-	actRelease                          // release the claim: the handler failed before any effect
-	actAnswer                           // answer the caller with next.result or next.err
-	actCheckHeld                        // look for an outcome of the slot the gateway holds unrecorded
-	actReserve                          // reserve a place to hold the outcome, should the store fail to record it
-	actHold                             // hold the outcome the store failed to record, and record it in the background
-	actCheckLease                       // check that the claim's lease still covers the handler's whole timeout
+	actTakeToken        action = iota + 1 // take a rate-limit token (principal × tool)
+	actValidate                           // validate the arguments, derive the key and fingerprint
+	actClaim                              // claim the slot
+	actAskPolicy                          // ask [Options.NeedsApproval]
+	actGetApproval                        // look up the call's approval
+	actCreateApproval                     // file the approval request
+	actUnclaim                            // give the claim back before the handler runs: the call waits for its approval, or cannot run now
+	actRun                                // run the handler
+	actComplete                           // record the value or the domain error
+	actMarkUncertain                      // record an unknown outcome
+	actRelease                            // release the claim: the handler failed before any effect
+	actAnswer                             // answer the caller with next.result or next.err
+	actCheckHeld                          // look for an outcome of the slot the gateway holds unrecorded
+	actReserve                            // reserve a place to hold the outcome, should the store fail to record it
+	actHold                               // hold the outcome the store failed to record, and record it in the background
+	actCheckLease                         // check that the claim's lease still covers the handler's whole timeout
+	actGetSessionDenial                   // look up the session's denial of these arguments (sessionDenialID)
 )
 
 var actionNames = [...]string{"", "take token", "validate", "claim", "ask policy", "get approval",
 	"create approval", "unclaim", "run", "complete", "mark uncertain", "release", "answer",
-	"check held", "reserve", "hold", "check lease"}
+	"check held", "reserve", "hold", "check lease", "get session denial"}
 
 func (a action) String() string {
 	if int(a) < len(actionNames) {
@@ -82,10 +83,10 @@ type facts struct {
 	// superseded is the ID of the call's approval requested for another
 	// definition of the tool, when approval is the one for this definition.
 	definition, superseded string
-	// sessionDenial is what approval's look-up found under
-	// [sessionDenialID]: an approver's denial of the same arguments to the
-	// same tool for the same principal at another step of the session (ID
-	// empty when there is none).
+	// sessionDenial is what is stored under [sessionDenialID]: an
+	// approver's denial of the same arguments to the same tool for the same
+	// principal at another step of the session (ID empty when there is
+	// none). It is looked up only before an approval request is filed.
 	sessionDenial *store.Approval
 	created       *store.Approval
 	unclaimed     bool
@@ -276,6 +277,8 @@ func decide(f *facts) next {
 			return answer(nil, &Error{Type: PermissionDenied, ApprovalID: a.ID, IdempotencyKey: key,
 				Message: fmt.Sprintf("%s was denied: %s refused approval %s%s at %s; this call will not run, do not send it again (other arguments are another call, which needs its own approval)",
 					t.ID, a.Approver, a.ID, at, a.DeniedAt.UTC().Format(time.RFC3339))})
+		case f.created == nil && f.sessionDenial == nil:
+			return next{do: actGetSessionDenial}
 		case f.created == nil:
 			return next{do: actCreateApproval}
 		case !f.unclaimed:

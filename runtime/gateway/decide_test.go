@@ -26,6 +26,7 @@ func TestDecide(t *testing.T) {
 	heldValue := &heldLookup{found: true, key: "k1", kind: ranValue, value: json.RawMessage(`{"ok":true}`), attempts: 1}
 	granted := &store.Approval{ID: "apr_1", Granted: true, Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
 	denied := &store.Approval{ID: "apr_1", Denied: true, Approver: "bob", Key: "k1", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour)}
+	none := &store.Approval{} // looked up, not found
 	sessionDenied := &store.Approval{ID: "apr_2", Denied: true, Approver: "bob", Key: "k0", Fingerprint: "f1", ExpiresAt: start.Add(time.Hour),
 		Slot: store.Slot{Tenant: "acme", Principal: "alice", SessionID: "s", Step: 0, Tool: "bank/refund"}}
 	ranValueOK := &ran{kind: ranValue, value: json.RawMessage(`{"ok":true}`), at: start}
@@ -117,18 +118,21 @@ func TestDecide(t *testing.T) {
 		{"granted approval: run", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, granted
 		}), want{do: actRun}},
+		{"no approval of its own: look up the session's denial", base(func(f *facts) {
+			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &store.Approval{}
+		}), want{do: actGetSessionDenial}},
 		{"approval for other arguments: create", base(func(f *facts) {
 			other := *granted
 			other.Fingerprint = "f2"
-			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &other
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &other, none
 		}), want{do: actCreateApproval}},
 		{"approval expired: create", base(func(f *facts) {
 			old := *granted
 			old.ExpiresAt = start
-			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &old
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &old, none
 		}), want{do: actCreateApproval}},
 		{"approval pending: create (idempotently)", base(func(f *facts) {
-			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &store.Approval{ID: "apr_1", Key: "k1", Fingerprint: "f1"}
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &store.Approval{ID: "apr_1", Key: "k1", Fingerprint: "f1"}, none
 		}), want{do: actCreateApproval}},
 		{"created: give the claim back", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval, f.created = irreversible, valid, acquired, &store.Approval{}, &store.Approval{ID: "apr_1"}
@@ -148,12 +152,12 @@ func TestDecide(t *testing.T) {
 		{"denial expired: create", base(func(f *facts) {
 			old := *denied
 			old.ExpiresAt = start
-			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &old
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &old, none
 		}), want{do: actCreateApproval}},
 		{"denial of other arguments: create", base(func(f *facts) {
 			other := *denied
 			other.Fingerprint = "f2"
-			f.tool, f.valid, f.claim, f.approval = irreversible, valid, acquired, &other
+			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &other, none
 		}), want{do: actCreateApproval}},
 		{"the session's denial of these arguments at another step: give the claim back", base(func(f *facts) {
 			f.tool, f.valid, f.claim, f.approval, f.sessionDenial = irreversible, valid, acquired, &store.Approval{}, sessionDenied

@@ -209,11 +209,13 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			if err != nil {
 				return nil, g.internal(ctx, f, "look up the approval", err)
 			}
-			d, err := g.getApproval(ctx, sessionDenialID(p.Tenant, p.ID, f.call.SessionID, t.ID, f.valid.fp))
+			f.approval = &a
+		case actGetSessionDenial:
+			a, err := g.getApproval(ctx, sessionDenialID(p.Tenant, p.ID, f.call.SessionID, t.ID, f.valid.fp))
 			if err != nil {
 				return nil, g.internal(ctx, f, "look up the session's denials", err)
 			}
-			f.approval, f.sessionDenial = &a, &d
+			f.sessionDenial = &a
 		case actCreateApproval:
 			id := approvalID(f.valid.key)
 			if f.superseded != "" {
