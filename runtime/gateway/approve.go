@@ -31,11 +31,12 @@ func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id stri
 // approval expires ([Options.ApprovalTTL]); a model that loops on a
 // refused payment meets the same answer each time, and so does the same
 // call sent at any other step of the session by the same principal (a
-// second, session-wide denial record, keepSessionDenial). Other arguments,
-// another session or another principal are another call, asked about anew. Denying an approval the same approver
-// already denied returns it again. The store must record denials
-// ([store.ApprovalDenier]; the four stores of this module do);
-// otherwise Deny is INTERNAL_ERROR, saying so. Safe for concurrent use.
+// second, session-wide denial record, keepSessionDenial). Other
+// arguments, another session or another principal are another call,
+// asked about anew. Denying an approval the same approver already denied
+// returns it again. The store must record denials ([store.ApprovalDenier];
+// the four stores of this module do); otherwise Deny is INTERNAL_ERROR,
+// saying so. Safe for concurrent use.
 func (g *Gateway) Deny(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
 	return g.decideApproval(ctx, approver, id, false)
 }

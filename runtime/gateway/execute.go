@@ -621,11 +621,8 @@ func definitionApprovalID(key, definition string) string {
 func sessionDenialID(tenant, principal, sessionID, tool, fp string) string {
 	h := sha256.New()
 	h.Write([]byte("toolgate/session-denial/v1"))
-	var n [8]byte
 	for _, f := range [...]string{tenant, principal, sessionID, tool, fp} {
-		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
-		h.Write(n[:])
-		h.Write([]byte(f))
+		writeField(h, []byte(f))
 	}
 	var sum [sha256.Size]byte
 	return "apr_" + hex.EncodeToString(h.Sum(sum[:0])[:16])

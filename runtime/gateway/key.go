@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"strconv"
 )
 
@@ -20,21 +21,24 @@ const keyDomain = "toolgate/idempotency-key/v1"
 // downstream that wants to recompute a key.
 func DeriveKey(tenant, principal, sessionID string, step int, tool string, canonical []byte) string {
 	h := sha256.New()
-	var n [8]byte
-	field := func(b []byte) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
-	}
 	h.Write([]byte(keyDomain))
-	field([]byte(tenant))
-	field([]byte(principal))
-	field([]byte(sessionID))
-	field(strconv.AppendInt(nil, int64(step), 10))
-	field([]byte(tool))
-	field(canonical)
+	writeField(h, []byte(tenant))
+	writeField(h, []byte(principal))
+	writeField(h, []byte(sessionID))
+	writeField(h, strconv.AppendInt(nil, int64(step), 10))
+	writeField(h, []byte(tool))
+	writeField(h, canonical)
 	var sum [sha256.Size]byte
 	return hexString(h.Sum(sum[:0]))
+}
+
+// writeField writes b to h length-prefixed: its length as 8 bytes
+// big-endian, then its bytes, so that no two field lists hash alike.
+func writeField(h hash.Hash, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
 }
 
 // fingerprint returns the lowercase hex sha256 of canonical arguments: the
