@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -742,8 +743,9 @@ func intKeyword(s *jsonValue, k string) int {
 		return -1
 	}
 	f, _ := r.Float64()
-	if f > 1<<40 {
-		return 1 << 40
+	const most = min(1<<40, math.MaxInt) // far above any bound a grammar can expand; fits a 32-bit int
+	if f > most {
+		return most
 	}
 	return int(f)
 }

@@ -354,12 +354,13 @@ func (p *gbnfParser) counts(pos int, nested bool) (min, max, next int, err error
 	}
 }
 
-// integer reads a run of digits; values too large for the repetition limit
-// saturate (llama.cpp refuses them either way).
+// integer reads a run of digits; values past [MaxRepetition] stop growing
+// there (llama.cpp refuses them either way), so no run of digits
+// overflows an int, of 32 bits or 64.
 func (p *gbnfParser) integer(pos int) (int, int) {
 	v := 0
 	for gbnfIsDigit(p.at(pos)) && pos < len(p.src) {
-		if v <= 1<<40 {
+		if v <= MaxRepetition {
 			v = v*10 + int(p.src[pos]-'0')
 		}
 		pos++

@@ -77,7 +77,7 @@ func NewVocabulary(pieces [][]byte, kinds []Kind) (*Vocabulary, error) {
 	for _, p := range pieces {
 		total += len(p)
 	}
-	if total > 1<<31 {
+	if int64(total) > 1<<31 { // offsets are uint32
 		return nil, fmt.Errorf("%w: %d bytes of pieces", ErrVocabulary, total)
 	}
 	v.data = make([]byte, 0, total)

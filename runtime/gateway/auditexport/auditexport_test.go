@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func exported(t testing.TB, n int, key ed25519.PrivateKey) []byte {
 		// Invalid UTF-8 and controls survive the round trip: the hash is over
 		// what encoding/json writes.
 		if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(time.Duration(i) * time.Second), Tenant: "acme", Principal: "p\xff\xfe",
-			Tool: "t\u2028\x1b[31m", Step: 1 << 60, Decision: "allow", Outcome: "ok", Latency: time.Duration(1<<62 + i)}); err != nil {
+			Tool: "t\u2028\x1b[31m", Step: math.MaxInt, Decision: "allow", Outcome: "ok", Latency: 1<<62 + time.Duration(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

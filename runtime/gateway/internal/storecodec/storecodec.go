@@ -31,7 +31,7 @@ type Rows interface {
 
 // ZeroTime encodes the zero [time.Time] (whose UnixNano is undefined), so
 // that it sorts before every real instant.
-const ZeroTime = math.MinInt64
+const ZeroTime int64 = math.MinInt64
 
 // NS encodes t as Unix nanoseconds, the zero time as [ZeroTime].
 func NS(t time.Time) int64 {

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -195,7 +196,7 @@ func dictdNumber(s string) (int, bool) {
 	n := 0
 	for _, c := range []byte(s) {
 		d := strings.IndexByte(dictdDigits, c)
-		if d < 0 || n > 1<<40 {
+		if d < 0 || n > min(1<<40, math.MaxInt/64) { // no offset of a real file is near either bound
 			return 0, false
 		}
 		n = n*64 + d
