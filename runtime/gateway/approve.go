@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/errorid"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
@@ -17,8 +19,10 @@ import (
 // The approval lets exactly the call it was created for run: the same
 // idempotency key and argument fingerprint. It returns *Error values:
 // UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND (also for another tenant's
-// approval), VALIDATION_ERROR (expired, or already decided by another
-// approver or the other way), INTERNAL_ERROR. Every decision is audited.
+// approval), VALIDATION_ERROR (expired, already decided by another
+// approver or the other way, or the same arguments were denied at another
+// step of the session: a request filed before that denial cannot grant
+// what it refused), INTERNAL_ERROR. Every decision is audited.
 // Safe for concurrent use.
 func (g *Gateway) Approve(ctx context.Context, approver tools.Principal, id string) (*store.Approval, error) {
 	return g.decideApproval(ctx, approver, id, true)
@@ -108,11 +112,21 @@ func (g *Gateway) decide(ctx context.Context, approver tools.Principal, id strin
 		}
 		return nil, &Error{Type: ValidationError, Message: "the approval was already " + decision(a.Granted) + " by " + cleanText(a.Approver, 128)}
 	}
+	now := g.clock.Now()
+	if grant {
+		if d, gerr := g.deniedInSession(ctx, a, now); gerr != nil || d != nil {
+			if gerr == nil {
+				gerr = &Error{Type: ValidationError, ApprovalID: d.ID,
+					Message: fmt.Sprintf("the same arguments to %s were denied at step %d of this session by %s at %s (approval %s); a denial stands until it expires at %s, so this request cannot be granted",
+						a.Slot.Tool, d.Slot.Step, cleanText(d.Approver, 128), d.DeniedAt.UTC().Format(time.RFC3339), d.ID, d.ExpiresAt.UTC().Format(time.RFC3339))}
+			}
+			return nil, gerr
+		}
+	}
 	var (
 		decided store.Approval
 		err     error
 	)
-	now := g.clock.Now()
 	if grant {
 		decided, err = g.store.GrantApproval(context.WithoutCancel(ctx), id, approver.ID, now)
 	} else if d, ok := g.store.(store.ApprovalDenier); ok {
@@ -161,6 +175,34 @@ func (g *Gateway) keepSessionDenial(ctx context.Context, a store.Approval) {
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: could not keep a denial for its session; a repeat at another step asks again",
 			slog.String("approval_id", a.ID), slog.String("error", err.Error()))
 	}
+}
+
+// deniedInSession returns the session's denial of pending approval a's
+// arguments ([sessionDenialID]) when one is in force at now, else nil. A
+// request filed at another step before that denial (a client that sent
+// the call again while the approver was deciding) cannot then be
+// granted: a denial cannot be withdrawn, and the grant would run what was
+// denied.
+func (g *Gateway) deniedInSession(ctx context.Context, a store.Approval, now time.Time) (*store.Approval, *Error) {
+	if _, ok := g.store.(store.ApprovalDenier); !ok {
+		return nil, nil
+	}
+	d, err := g.getApproval(ctx, sessionDenialID(a.Slot.Tenant, a.Slot.Principal, a.Slot.SessionID, a.Slot.Tool, a.Fingerprint))
+	if err != nil {
+		return nil, g.storeFailure(ctx, "look up the session's denials", err)
+	}
+	if !deniesInSession(&d, a.Slot, a.Fingerprint, now) {
+		return nil, nil
+	}
+	return &d, nil
+}
+
+// deniesInSession reports that d is a denial, in force at now, of the
+// arguments fp sent to slot's tool by slot's principal in slot's session,
+// at any step.
+func deniesInSession(d *store.Approval, slot store.Slot, fp string, now time.Time) bool {
+	return d != nil && d.Denied && d.Fingerprint == fp && d.ExpiresAt.After(now) &&
+		d.Slot.Tenant == slot.Tenant && d.Slot.Principal == slot.Principal && d.Slot.SessionID == slot.SessionID && d.Slot.Tool == slot.Tool
 }
 
 // Approval returns the approval with the given ID to a principal of its

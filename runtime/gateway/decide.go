@@ -203,9 +203,8 @@ func (f *facts) refused() *store.Approval {
 		}
 	}
 	p := f.call.Principal
-	if a := f.sessionDenial; a != nil && a.Denied && a.Fingerprint == f.valid.fp && a.ExpiresAt.After(f.start) &&
-		a.Slot.Tenant == p.Tenant && a.Slot.Principal == p.ID && a.Slot.SessionID == f.call.SessionID && a.Slot.Tool == f.tool.ID {
-		return a
+	if deniesInSession(f.sessionDenial, store.Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: f.call.SessionID, Tool: f.tool.ID}, f.valid.fp, f.start) {
+		return f.sessionDenial
 	}
 	return nil
 }

@@ -139,6 +139,51 @@ func TestDenyCoversTheSession(t *testing.T) {
 	wantType(t, "the denied call after its denial expired", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 7, big))), gateway.ConfirmationRequired)
 }
 
+// TestDenyRacesAnotherStep: a request filed at another step before the
+// denial (a client that re-sent the call while the approver was deciding)
+// cannot be granted once the session's denial is in force, and the call
+// at that step is refused; one granted before the denial still runs, and
+// other arguments are granted as before.
+func TestDenyRacesAnotherStep(t *testing.T) {
+	e := newEnv(t, func(o *gateway.Options) { o.ApprovalTTL = 10 * time.Minute })
+	big := `{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5000}`
+	call := func(step int) (*gateway.Result, error) {
+		return e.Gateway.Execute(ctx, transferCall(alice, "s1", step, big))
+	}
+	first := wantType(t, "step 1", second(call(1)), gateway.ConfirmationRequired).ApprovalID
+	early := wantType(t, "step 2, granted before the denial", second(call(2)), gateway.ConfirmationRequired).ApprovalID
+	late := wantType(t, "step 3, still pending at the denial", second(call(3)), gateway.ConfirmationRequired).ApprovalID
+	other := wantType(t, "other arguments at step 4", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 4,
+		`{"source_account":"ACC-00001","target_account":"ACC-00002","amount":4000}`))), gateway.ConfirmationRequired).ApprovalID
+	if _, err := e.Gateway.Approve(ctx, bob, early); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Gateway.Deny(ctx, bob, first); err != nil {
+		t.Fatal(err)
+	}
+
+	ge := wantType(t, "granting the pending request of step 3", second(e.Gateway.Approve(ctx, carol, late)), gateway.ValidationError)
+	if !strings.Contains(ge.Message, "step 1") || !strings.Contains(ge.Message, "bob") {
+		t.Errorf("refused grant = %+v; want a message naming the denial (bob, step 1)", ge)
+	}
+	if a, err := e.Gateway.Approval(ctx, bob, late); err != nil || a.Granted {
+		t.Fatalf("step 3's approval after the refused grant = %+v, %v; want not granted", a, err)
+	}
+	wantType(t, "the call at step 3", second(call(3)), gateway.PermissionDenied)
+	if n := e.Runs.Total(); n != 0 {
+		t.Fatalf("handler ran %d times before step 2 was sent again, want 0", n)
+	}
+	if _, err := call(2); err != nil {
+		t.Fatalf("step 2, granted before the denial: %v; want it to run", err)
+	}
+	if _, err := e.Gateway.Approve(ctx, carol, other); err != nil {
+		t.Fatalf("granting other arguments of the session: %v", err)
+	}
+	if n := e.Runs.Total(); n != 1 {
+		t.Fatalf("handler ran %d times, want 1 (step 2)", n)
+	}
+}
+
 // TestDenyGranted: an approval granted cannot be denied, and a denial of
 // a store that does not record denials says so.
 func TestDenyGranted(t *testing.T) {
