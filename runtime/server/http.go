@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,22 +276,40 @@ func (h *httpHandler) body(w http.ResponseWriter, r *http.Request, emptyOK bool)
 	return obj, data
 }
 
-// fields checks that obj has only the allowed members.
-func fields(obj map[string]any, allowed ...string) *gateway.Error {
+// fields checks that obj has only the allowed members (hint, when not
+// empty, follows their list). Of several unknown members it names the
+// first in byte order, so a client gets the same answer each time.
+func fields(obj map[string]any, hint string, allowed ...string) *gateway.Error {
+	unknown, found := "", false
 	for k := range obj {
-		known := false
-		for _, a := range allowed {
-			known = known || k == a
-		}
-		if !known {
-			msg := "unknown member; allowed: " + strings.Join(allowed, ", ")
-			if len(allowed) == 0 {
-				msg = "unknown member; the body must be empty or {}"
-			}
-			return invalidBody("/"+textcut.Prefix(k, 64), msg)
+		if !slices.Contains(allowed, k) && (!found || k < unknown) {
+			unknown, found = k, true
 		}
 	}
-	return nil
+	if !found {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown member %q; ", textcut.Prefix(unknown, 64))
+	if len(allowed) == 0 {
+		b.WriteString("the body must be empty or {}")
+	} else {
+		b.WriteString("this request takes only ")
+		for i, a := range allowed {
+			switch {
+			case i == 0:
+			case i == len(allowed)-1:
+				b.WriteString(" and ")
+			default:
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", a)
+		}
+	}
+	if hint != "" {
+		b.WriteString(" " + hint)
+	}
+	return invalidBody("/"+textcut.Prefix(unknown, 64), b.String())
 }
 
 func stringField(obj map[string]any, name string, required bool) (string, *gateway.Error) {
@@ -357,7 +376,7 @@ func (h *httpHandler) call(w http.ResponseWriter, r *http.Request) {
 func callFromBody(p tools.Principal, obj map[string]any, data []byte) (gateway.Call, *gateway.Error) {
 	call := gateway.Call{Principal: p}
 	var e *gateway.Error
-	if e = fields(obj, "session_id", "step", "tool", "arguments"); e != nil {
+	if e = fields(obj, "", "session_id", "step", "tool", "arguments"); e != nil {
 		return call, e
 	}
 	if call.SessionID, e = stringField(obj, "session_id", true); e != nil {
@@ -409,7 +428,7 @@ func (h *httpHandler) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if e := fields(obj, "decision"); e != nil {
+	if e := fields(obj, `("grant" or "deny")`, "decision"); e != nil {
 		writeError(w, e)
 		return
 	}
@@ -463,7 +482,7 @@ func (h *httpHandler) discoverTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &gateway.Error{Type: NotImplemented, Message: "discovery is not configured on this server"})
 		return
 	}
-	if e := fields(obj, "query", "k", "session_id"); e != nil {
+	if e := fields(obj, "", "query", "k", "session_id"); e != nil {
 		writeError(w, e)
 		return
 	}

@@ -260,6 +260,14 @@ func TestHTTPApprovalFlow(t *testing.T) {
 	wantError(t, "approval by the requester", h.do(t, "POST", "/v1/approvals/"+id, "tok-alice", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval by mallory", h.do(t, "POST", "/v1/approvals/"+id, "tok-mallory", "{}"), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval PUT", h.do(t, "PUT", "/v1/approvals/"+id, "tok-bob", ""), 405, server.MethodNotAllowed, false)
+	for range 3 { // of two unknown members, the same one is named each time
+		r := h.do(t, "POST", "/v1/approvals/"+id, "tok-bob", `{"decision":"deny","reason":"too much","note":"x"}`)
+		wantError(t, "approval with a reason", r, 422, gateway.ValidationError, true)
+		want := `invalid request body: /note: unknown member "note"; this request takes only "decision" ("grant" or "deny")`
+		if r.body["message"] != want {
+			t.Fatalf("approval with unknown members: message %q, want %q", r.body["message"], want)
+		}
+	}
 	wantError(t, "approval read by mallory", h.do(t, "GET", "/v1/approvals/"+id, "tok-mallory", ""), 403, gateway.PermissionDenied, false)
 	wantError(t, "approval read, unknown ID", h.do(t, "GET", "/v1/approvals/apr_x", "tok-bob", ""), 404, gateway.NotFound, false)
 	// RFC 6750 §3 / the MCP authorization spec's step-up: a 403 that more
