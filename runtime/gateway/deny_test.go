@@ -136,7 +136,14 @@ func TestDenyCoversTheSession(t *testing.T) {
 	wantType(t, "another principal with the session's ID", second(e.Gateway.Execute(ctx, transferCall(namesake, "s1", 6, big))), gateway.ConfirmationRequired)
 
 	e.Clock.Advance(10 * time.Minute) // the denial expired
-	wantType(t, "the denied call after its denial expired", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 7, big))), gateway.ConfirmationRequired)
+	again := wantType(t, "the denied call after its denial expired", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 7, big))), gateway.ConfirmationRequired).ApprovalID
+	if _, err := e.Gateway.Deny(ctx, bob, again); err != nil {
+		t.Fatal(err)
+	}
+	ge := wantType(t, "the call denied again, at a new step", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 8, big))), gateway.PermissionDenied)
+	if !strings.Contains(ge.Message, "at step 7 of this session") {
+		t.Errorf("after a second denial: %+v; want the session's denial renewed, naming step 7", ge)
+	}
 }
 
 // TestDenyRacesAnotherStep: a request filed at another step before the
