@@ -79,6 +79,24 @@ func (s *calcServe) slowEnv(t *testing.T) (started, release string) {
 	return started, release
 }
 
+// awaitStarted returns once calc's slow_add runs: reading slowEnv's
+// started FIFO blocks until the tool opens it.
+func awaitStarted(t *testing.T, started string) {
+	t.Helper()
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantRanOnce wants calc to have run once in all: its count file holds
+// one mark a run.
+func (s *calcServe) wantRanOnce(t *testing.T) {
+	t.Helper()
+	if n, _ := os.ReadFile(s.count); string(n) != "x" {
+		t.Errorf("calc ran %d times, want once", len(n))
+	}
+}
+
 // inFlightAnswer is what a call held in flight by callInFlight got:
 // status -1 and body {"error": …} when its connection died.
 type inFlightAnswer struct {
@@ -105,9 +123,7 @@ func (p *serveProcess) callInFlight(t *testing.T, ctx context.Context, call, sta
 		json.NewDecoder(resp.Body).Decode(&body)
 		answers <- inFlightAnswer{resp.StatusCode, body}
 	}()
-	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
-		t.Fatal(err)
-	}
+	awaitStarted(t, started)
 	return answers
 }
 
@@ -173,9 +189,7 @@ func (s *calcServe) replaysAfterRestart(t *testing.T, ctx context.Context, args 
 		t.Errorf("%s after a restart = %d %v, want the cached replay", what, status, out)
 	}
 	stopClean(t, p)
-	if n, _ := os.ReadFile(s.count); string(n) != "x" {
-		t.Errorf("calc ran %d times, want once", len(n))
-	}
+	s.wantRanOnce(t)
 }
 
 // TestServeGoUpstream runs `toolgate serve` as a process over a catalog
@@ -394,9 +408,7 @@ func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
 	s := newCalcServe(t)
 	started, release := s.slowEnv(t)
 	p, _ := s.startStdio(t)
-	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
-		t.Fatal(err)
-	}
+	awaitStarted(t, started)
 	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -414,9 +426,7 @@ func TestMCPServeStdioDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("mcp serve (stdio) after SIGTERM with a call in flight: %v (stderr %s)", err, p.Stderr.String())
 	}
 	wantCallAudited(t, s.data)
-	if n, _ := os.ReadFile(s.count); string(n) != "x" {
-		t.Errorf("calc ran %d times, want once", len(n))
-	}
+	s.wantRanOnce(t)
 }
 
 // TestMCPServeStdioRecordsHeldOutcomeBeforeExit: over stdio, the store
@@ -430,9 +440,7 @@ func TestMCPServeStdioRecordsHeldOutcomeBeforeExit(t *testing.T) {
 	s := newCalcServe(t)
 	started, release := s.slowEnv(t)
 	p, in := s.startStdio(t, "-v")
-	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
-		t.Fatal(err)
-	}
+	awaitStarted(t, started)
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.data, "gateway.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -462,9 +470,7 @@ func TestMCPServeStdioRecordsHeldOutcomeBeforeExit(t *testing.T) {
 		t.Fatalf("mcp serve (stdio) after its stdin closed with an outcome held: %v (stderr %s)", err, p.Stderr.String())
 	}
 	wantCallAudited(t, s.data)
-	if n, _ := os.ReadFile(s.count); string(n) != "x" {
-		t.Errorf("calc ran %d times, want once", len(n))
-	}
+	s.wantRanOnce(t)
 }
 
 func firstCandidate(cs []any) map[string]any {
@@ -521,9 +527,7 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 			Arguments: map[string]any{"name": "calc/slow_add", "arguments": map[string]any{"a": 1, "b": 2}}})
 		answers <- answer{res, err}
 	}()
-	if _, err := os.ReadFile(started); err != nil { // blocks until the tool runs
-		t.Fatal(err)
-	}
+	awaitStarted(t, started)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +556,5 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("mcp serve after SIGTERM with a call in flight: exit %d (%v)\n%s", code, cmd.ProcessState, logs)
 	}
 	wantCallAudited(t, s.data)
-	if n, _ := os.ReadFile(s.count); string(n) != "x" {
-		t.Errorf("calc ran %d times, want once", len(n))
-	}
+	s.wantRanOnce(t)
 }
