@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -32,24 +31,13 @@ import (
 // caller may not use never appears, whatever the model makes of it.
 func TestLiveEmbedDiscovery(t *testing.T) {
 	url, model := testenv.LiveEmbed(t)
-	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/filesystem.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cat struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(raw, &cat); err != nil {
-		t.Fatal(err)
-	}
 	// The tools that change the disk need the write scope.
 	writes := []string{"write_file", "edit_file", "move_file", "create_directory"}
 	var ts []tools.Tool
-	for _, c := range cat.Tools {
+	for _, c := range testenv.CatalogTools(t) {
+		if c.Catalog != "filesystem" {
+			continue
+		}
 		tl := tools.Tool{ID: "filesystem/" + c.Name, Description: c.Description, InputSchema: c.InputSchema,
 			Card: tools.Card{Name: c.Name, Summary: c.Description}}
 		if slices.Contains(writes, c.Name) {
