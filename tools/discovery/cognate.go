@@ -24,15 +24,19 @@ const (
 
 // skeleton appends to dst the folded word w with the spellings that
 // Spanish, Polish and English write differently for one sound made one:
-// Polish "cj" and Spanish "ci" before "on" as English "ti" ("-cja",
-// "-cion": "-tion"), Spanish "xion" as "ction", "ks" as "x", "k" and "q"
-// as "c", "w" as "v", "y" and "j" as "i", "ph" as "f", "th" as "t", and
-// doubled letters once.
+// Polish "cj" and Spanish "ci" before "on" as English "ti" ("-cion":
+// "-tion"; a Polish noun's "-cja" in any case as "-tion": "sekcje",
+// "section"), Spanish "xion" as "ction", "ks" as "x", "k" and "q" as "c",
+// "w" as "v", "z" as "s" ("depozyt", "deposit"; "organizar",
+// "organise"), "y" and "j" as "i", "ph" as "f", "th" as "t", and doubled
+// letters once.
 func skeleton(dst []byte, w string) []byte {
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		rest := w[i:]
 		switch {
+		case strings.HasPrefix(rest, "cj") && polishCaseEnding(rest[2:]):
+			return append(appendOnce(dst, 't'), "ion"...)
 		case strings.HasPrefix(rest, "cj"):
 			dst = appendOnce(dst, 't')
 			c = 'i'
@@ -55,12 +59,26 @@ func skeleton(dst []byte, w string) []byte {
 			c = 'c'
 		case c == 'w':
 			c = 'v'
+		case c == 'z':
+			c = 's'
 		case c == 'y' || c == 'j':
 			c = 'i'
 		}
 		dst = appendOnce(dst, c)
 	}
 	return dst
+}
+
+// polishCaseEnding reports whether s, what follows "cj" in a word, is the
+// case ending of a Polish noun in "-cja" (sekcja, sekcji, sekcje,
+// sekcjach, sekcjami, sekcjom): the noun is then English "-tion" whatever
+// its case.
+func polishCaseEnding(s string) bool {
+	switch s {
+	case "a", "e", "i", "o", "ach", "ami", "om":
+		return true
+	}
+	return false
 }
 
 // appendOnce appends c unless dst already ends in it.

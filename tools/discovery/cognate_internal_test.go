@@ -11,14 +11,19 @@ import (
 
 func TestSkeleton(t *testing.T) {
 	for _, row := range []struct{ word, want string }{
-		{"kolekcje", "colectie"},
+		{"kolekcje", "colection"},
+		{"kolekcjami", "colection"},
+		{"sekcji", "section"},
+		{"akcjonariusz", "actionarius"},
 		{"collection", "colection"},
+		{"depozyt", "deposit"},
+		{"organization", "organisation"},
 		{"migraciones", "migrationes"},
 		{"conexion", "conection"},
 		{"indeks", "index"},
 		{"rekordow", "recordov"},
 		{"telephone", "telefone"},
-		{"automatyzacja", "automatizatia"},
+		{"automatyzacja", "automatisation"},
 		{"", ""},
 	} {
 		t.Run(row.word, func(t *testing.T) {

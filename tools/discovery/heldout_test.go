@@ -210,8 +210,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// The fourth set, blind as recorded (895715e): nothing was
 		// tuned on either split when these were measured; the whole set
 		// (219 requests) read 0.683 (MRR 0.544).
-		{"heldout4", "dev", 0.66, 0.55, map[string]float64{"en": 0.69, "es": 0.77, "pl": 0.50,
-			"direct": 0.92, "multi-word": 0.71, "no-overlap": 0.18, "paraphrase": 0.70}},
+		// Polish "-cja" in any case read as "-tion", and "z" as "s", in
+		// cognates (chosen on dev) took dev to 0.695 (pl 0.600, MRR 0.572).
+		{"heldout4", "dev", 0.69, 0.57, map[string]float64{"en": 0.69, "es": 0.77, "pl": 0.60,
+			"direct": 0.95, "multi-word": 0.71, "no-overlap": 0.18, "paraphrase": 0.75}},
 		{"heldout4", "test", 0.69, 0.52, map[string]float64{"en": 0.72, "es": 0.67, "pl": 0.68,
 			"direct": 0.92, "multi-word": 0.77, "no-overlap": 0.23, "paraphrase": 0.74}},
 	} {
