@@ -211,9 +211,12 @@ func TestHeldoutFloors(t *testing.T) {
 		// tuned on either split when these were measured; the whole set
 		// (219 requests) read 0.683 (MRR 0.544).
 		// Polish "-cja" in any case read as "-tion", and "z" as "s", in
-		// cognates (chosen on dev) took dev to 0.695 (pl 0.600, MRR 0.572).
-		{"heldout4", "dev", 0.69, 0.57, map[string]float64{"en": 0.69, "es": 0.77, "pl": 0.60,
-			"direct": 0.95, "multi-word": 0.71, "no-overlap": 0.18, "paraphrase": 0.75}},
+		// cognates (chosen on dev) took dev to 0.695 (pl 0.600, MRR 0.572);
+		// vocabulary of publishing, web analytics, image editing, muting
+		// and bookkeeping questions written after its misses to 0.777
+		// (MRR 0.629).
+		{"heldout4", "dev", 0.77, 0.62, map[string]float64{"en": 0.79, "es": 0.85, "pl": 0.66,
+			"direct": 0.98, "multi-word": 0.71, "no-overlap": 0.43, "paraphrase": 0.82}},
 		{"heldout4", "test", 0.69, 0.52, map[string]float64{"en": 0.72, "es": 0.67, "pl": 0.68,
 			"direct": 0.92, "multi-word": 0.77, "no-overlap": 0.23, "paraphrase": 0.74}},
 	} {
