@@ -200,8 +200,10 @@ func TestHeldoutFloors(t *testing.T) {
 		// 0.765); "schedule a meeting" read as creating one to 0.863
 		// (MRR 0.773); "muéstrame los tableros" as asking for a list
 		// (showList) to 0.877 (MRR 0.776); words used in passing widened
-		// (passingWeight) to 0.884 (en 0.860, paraphrase 0.964).
-		{"heldout3", "dev", 0.88, 0.77, map[string]float64{"en": 0.86, "es": 0.86, "pl": 0.94,
+		// (passingWeight) to 0.884 (en 0.860, paraphrase 0.964); a
+		// spreadsheet range read as the word "range" (idRange) took MRR
+		// 0.779 → 0.785.
+		{"heldout3", "dev", 0.88, 0.78, map[string]float64{"en": 0.86, "es": 0.86, "pl": 0.94,
 			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.96}},
 		// Blind (5a284e3) the test split read 0.711; after the dev
 		// changes above, measured once, 0.750 (MRR 0.580).

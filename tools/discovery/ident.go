@@ -24,10 +24,11 @@ const (
 	idSQL                   // SELECT count(*) FROM users
 	idPhone                 // +14155550123, +48 600 123 456, (415) 555-0100
 	idChannel               // #general, #eng-alerts (a chat channel)
+	idRange                 // A1:B10, Sheet1!$A$2:$F$20 (a spreadsheet's cells)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql", "phone", "channel"}
+var kindNames = [numKinds]string{"url", "email", "path", "repo", "key", "number", "sql", "phone", "channel", "range"}
 
 func (k idKind) String() string { return kindNames[k] }
 
@@ -36,7 +37,7 @@ func (k idKind) String() string { return kindNames[k] }
 // the word for what it is, so that "open https://example.com" reads as
 // "open url" (a verb and its object: lexicon.Sense) and "read
 // ./notes/todo.md" as "read file", "post to #general" as "post to
-// channel". A telephone number leaves a space: the
+// channel", "paint A1:A10 yellow" as "paint range yellow". A telephone number leaves a space: the
 // tools that call or text one name it by the call or the message, and
 // "phone" would pull the ones that manage numbers.
 func (k idKind) standIn() (string, bool) {
@@ -53,6 +54,8 @@ func (k idKind) standIn() (string, bool) {
 		return " ", true
 	case idChannel:
 		return " channel ", true
+	case idRange:
+		return " range ", true
 	}
 	return "", false
 }
@@ -129,7 +132,12 @@ var (
 	// digits, dots, dashes or underscores ("#general", "#eng-alerts").
 	// "#42" is a number (reHash); "C#" and "# heading" are neither.
 	reChannel = regexp.MustCompile(`(?:^|[\s"'(])(#\pL[\pL\pN_.-]{0,79})`)
-	reNumRef  = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
+	// reRange is a range of a spreadsheet's cells in A1 notation, from
+	// one cell to another, perhaps absolute ($A$1) and after its sheet's
+	// name (Sheet1!A1:B10). A single cell ("A4", "S3", "B2B") is too
+	// often a word of its own.
+	reRange  = regexp.MustCompile(`(?:\b(?:[A-Za-z_]\w*!)?\$?|\B\$)[A-Z]{1,3}\$?[0-9]{1,7}:\$?[A-Z]{1,3}\$?[0-9]{1,7}\b`)
+	reNumRef = regexp.MustCompile(`(?i)\b(?:issue|pr|pull request|ticket|order|invoice|number|no\.?|nr\.?|numer|número|n[º°])\s*#?(\d+)\b`)
 )
 
 // lookFor names the identifier kinds looked for only in a catalog with a
@@ -210,6 +218,13 @@ func identifiers(text string, look lookFor) []identifier {
 	}
 	if !has("0123456789") {
 		return out
+	}
+	if mayHave(rest, ':', isDigit, isRangeStart) {
+		var ms []string
+		ms, rest = findCut(reRange, rest, 8)
+		for _, m := range ms {
+			add(idRange, m)
+		}
 	}
 	if mayHavePhone(rest) {
 		var ms []string
@@ -312,6 +327,10 @@ func mayHaveDomain(text string) bool {
 	}
 	return false
 }
+
+// isRangeStart is what may follow the colon of reRange: a column's
+// capital or the dollar of an absolute one.
+func isRangeStart(c byte) bool { return 'A' <= c && c <= 'Z' || c == '$' }
 
 func isAlnum(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' || isDigit(c) }
 
@@ -630,6 +649,7 @@ var nameKinds = []struct {
 	{idSQL, []string{"sql", "statement", "statements"}}, // not "query": a search's too
 	{idPhone, []string{"phone", "telephone", "tel", "mobile", "msisdn", "sms", "caller", "callee"}},
 	{idChannel, []string{"channel", "channels"}},
+	{idRange, []string{"range", "ranges"}},
 }
 
 // phoneDescWords bounds how far into a parameter's description "phone

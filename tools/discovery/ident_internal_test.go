@@ -26,6 +26,7 @@ var prefilterCases = []string{
 	"text +14155550123 now", "+48 600 123 456", "+1 (415) 555-0100", "(415) 555-0100", "(415)555-0100", "415-555-0100",
 	"415.555.0100", "415 555 0100", "(415)\t555 0100", "(415)\n555-0100", "+1-415-555-0100.", "+12", "a+1234567b", "2026-12-05", "v1.2.3", "10.0.0.1", "(415)  555-0100",
 	"#general", "post to #eng-alerts.", "C# code", "# heading", "(#random)", "a#b", "#ogólny", "#é", "x #_", "\"#q\"",
+	"A1:B10", "Sheet1!$A$2:$F$20", "$A$1:$C$9", "x$A$1:B2", "at 10:30", "a1:b2", "A1:", "1:A", "x9:$",
 }
 
 func checkPrefilters(t *testing.T, s string) {
@@ -46,6 +47,7 @@ func checkPrefilters(t *testing.T, s string) {
 		{"sql", reSQL, mayHaveSQL},
 		{"phone", rePhone, mayHavePhone},
 		{"channel", reChannel, func(s string) bool { return mayHave(s, '#', isChannelStart, isChannelLetter) }},
+		{"range", reRange, func(s string) bool { return mayHave(s, ':', isDigit, isRangeStart) }},
 	}
 	for _, g := range guards {
 		t.Run(g.name, func(t *testing.T) {
@@ -58,7 +60,7 @@ func checkPrefilters(t *testing.T, s string) {
 	for _, c := range []struct {
 		name string
 		re   *regexp.Regexp
-	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}, {"sql-cut", reSQL}, {"phone-cut", rePhone}} {
+	}{{"url-cut", reURL}, {"email-cut", reEmail}, {"domain-cut", reDomain}, {"sql-cut", reSQL}, {"phone-cut", rePhone}, {"range-cut", reRange}} {
 		t.Run(c.name, func(t *testing.T) {
 			ms, rest := findCut(c.re, s, 8)
 			if want := c.re.FindAllString(s, 8); !slices.Equal(ms, want) {
@@ -152,7 +154,7 @@ func valueOf(ids []identifier, k idKind) string {
 }
 
 // TestIdentifierValues checks which requests carry a SQL statement, a
-// telephone number or a chat channel (cut from the request and given to
+// telephone number, a chat channel or a range of cells (cut from the request and given to
 // the tools that take one) and which only use SQL's words in English, have
 // digits in a number's other shapes or a hash that is no channel's. SQL
 // and channels are looked for only where a catalog has a tool that takes
@@ -189,6 +191,14 @@ func TestIdentifierValues(t *testing.T) {
 		{idChannel, "close issue #42", ""},
 		{idChannel, "port this C# code", ""},
 		{idChannel, "# Release notes", ""},
+		{idRange, "paint A1:A10 yellow", "A1:A10"},
+		{idRange, "borra el contenido de las celdas A2:F20", "A2:F20"},
+		{idRange, "sum Sheet1!$B$2:$B$40 into B41", "Sheet1!$B$2:$B$40"},
+		{idRange, "clear $A$1:$C$9 now", "$A$1:$C$9"},
+		{idRange, "x$A$1:$C$9", "$A$1:$C$9"},
+		{idRange, "the meeting at 10:30", ""},
+		{idRange, "put it in cell A4", ""},
+		{idRange, "ratio 16:9 of the S3 bucket", ""},
 	} {
 		t.Run(tc.kind.String()+" "+tc.text, func(t *testing.T) {
 			if got := valueOf(identifiers(tc.text, lookFor{sql: true, channel: true}), tc.kind); got != tc.want {
@@ -223,6 +233,8 @@ func TestParamAcceptors(t *testing.T) {
 		{idChannel, "channel_id", "The ID of the channel to post to", true},
 		{idChannel, "channelName", "", true},
 		{idChannel, "text", "The message to post to the channel", false},
+		{idRange, "range", "The A1 notation of the values to read", true},
+		{idRange, "cell_phone", "", false},
 	} {
 		t.Run(tc.kind.String()+" "+tc.name+" "+tc.desc, func(t *testing.T) {
 			got := false

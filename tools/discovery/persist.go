@@ -47,7 +47,7 @@ import (
 
 const (
 	indexMagic   = "TGDSCIDX"
-	indexVersion = 6 // 4: acceptors of kind phone; 5: a SQL tool's implied words (sqlImplies); 6: of kind channel
+	indexVersion = 7 // 4: acceptors of kind phone; 5: a SQL tool's implied words (sqlImplies); 6: of kind channel; 7: of kind range
 	// MaxIndexFileBytes bounds the index file a Discoverer reads (1 GiB:
 	// about nine times what 100,000 tools need).
 	MaxIndexFileBytes = 1 << 30
