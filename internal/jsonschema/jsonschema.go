@@ -47,6 +47,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/textcut"
 )
 
 // ErrDeadline is returned when a validation (or a [Regexp] match) runs past
@@ -59,6 +60,10 @@ var ErrInvalidSchema = errors.New("jsonschema: invalid schema")
 
 // MaxViolations bounds the violations Validate returns.
 const MaxViolations = 20
+
+// maxMessageBytes bounds a violation's message: it goes back to the
+// caller, a model's context, on every refused call.
+const maxMessageBytes = 1024
 
 // resourceURL names the schema inside its compiler.
 const resourceURL = "urn:toolgate:input-schema"
@@ -394,8 +399,32 @@ func violationText(k sj.ErrorKind) string {
 		got, _ := k.Got.Float64()
 		want, _ := k.Want.Float64()
 		return fmt.Sprintf("exclusiveMaximum: got %v, want less than %v", got, want)
+	case *kind.Enum:
+		return enumText(k)
 	}
-	return k.LocalizedString(printer)
+	return textcut.Shorten(k.LocalizedString(printer), maxMessageBytes-len("…"))
+}
+
+// maxEnumShown bounds the values an enum's violation names; the rest are
+// counted ("value must be one of 'a', 'b', … and 99980 more").
+const maxEnumShown = 20
+
+// enumText is the library's enum message, naming at most maxEnumShown of
+// the allowed values: a schema's enum of 100,000 values made each refused
+// call's error body a megabyte.
+func enumText(k *kind.Enum) string {
+	if len(k.Want) <= maxEnumShown || slices.ContainsFunc(k.Want, func(v any) bool {
+		switch v.(type) {
+		case []any, map[string]any:
+			return true // the library says only "'enum' failed"
+		}
+		return false
+	}) {
+		return textcut.Shorten(k.LocalizedString(printer), maxMessageBytes-len("…"))
+	}
+	head := (&kind.Enum{Got: k.Got, Want: k.Want[:maxEnumShown]}).LocalizedString(printer)
+	more := fmt.Sprintf(" and %d more", len(k.Want)-maxEnumShown)
+	return textcut.Shorten(head, maxMessageBytes-len("…")-len(more)) + more
 }
 
 // Pointer returns the JSON pointer (RFC 6901) of a path of member names

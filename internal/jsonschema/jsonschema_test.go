@@ -197,6 +197,39 @@ func TestViolationMessages(t *testing.T) {
 	}
 }
 
+// TestViolationMessagesBounded: a violation's message is sent to the
+// caller (a model) on every refused call, so it is bounded whatever the
+// schema holds: an enum of 100,000 values names a few and counts the
+// rest, and no message (a long const, a long instance quoted by pattern)
+// grows past [maxMessageBytes].
+func TestViolationMessagesBounded(t *testing.T) {
+	var enum []string
+	for i := range 100000 {
+		enum = append(enum, fmt.Sprintf(`"v%d"`, i))
+	}
+	long := strings.Repeat("x", 100000)
+	for _, tc := range []struct{ name, schema, instance, want string }{
+		{"huge enum", `{"properties":{"c":{"enum":[` + strings.Join(enum, ",") + `]}}}`, `{"c":"zz"}`, "and 99980 more"},
+		{"small enum", `{"properties":{"c":{"enum":["a","b"]}}}`, `{"c":"zz"}`, "value must be one of 'a', 'b'"},
+		{"long const", `{"properties":{"c":{"const":"` + long + `"}}}`, `{"c":"zz"}`, "value must be 'xxx"},
+		{"long instance", `{"properties":{"c":{"pattern":"^a$"}}}`, `{"c":"` + long + `"}`, "'xxx"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs, err := mustCompile(t, tc.schema, nil).Validate(mustParse(t, tc.instance), time.Time{})
+			if err != nil || len(vs) != 1 {
+				t.Fatalf("Validate = %d violations, %v; want one", len(vs), err)
+			}
+			m := vs[0].Message
+			if len(m) > maxMessageBytes {
+				t.Errorf("message is %d bytes, over %d: %.200s…", len(m), maxMessageBytes, m)
+			}
+			if !strings.Contains(m, tc.want) {
+				t.Errorf("message %.300q lacks %q", m, tc.want)
+			}
+		})
+	}
+}
+
 // TestViolationsInOneOrder: the validator visits an object's members in
 // map order; the violations of one instance still come in one order
 // (by pointer), so an error body is the same on every call.
