@@ -248,7 +248,9 @@ type Violation struct {
 // first, at most [MaxViolations]; none means valid. Backtracking patterns
 // share the time left until deadline (zero: [DefaultMatchTimeout] per
 // match); when it passes, Validate returns [ErrDeadline] and the instance
-// must be refused. Safe for concurrent use.
+// must be refused. An instance that reaches $refs looping without
+// consuming input gets an error wrapping [ErrInvalidSchema]: the schema,
+// not the instance, is at fault. Safe for concurrent use.
 func (s *Schema) Validate(v any, deadline time.Time) ([]Violation, error) {
 	if s.fast.valid(v) {
 		return nil, nil
@@ -295,9 +297,14 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 	// anyOf failing the same way) are kept once. The tree is the
 	// validator's own, already bounded by the schema and the instance.
 	var out []Violation
+	var cycle *kind.RefCycle
 	var walk func(e *sj.ValidationError)
 	walk = func(e *sj.ValidationError) {
 		if len(e.Causes) == 0 {
+			if k, ok := e.ErrorKind.(*kind.RefCycle); ok {
+				cycle = k
+				return
+			}
 			out = append(out, Violation{Pointer: Pointer(e.InstanceLocation), Message: violationText(e.ErrorKind)})
 			return
 		}
@@ -306,6 +313,13 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 		}
 	}
 	walk(ve)
+	if cycle != nil {
+		// $refs that loop without consuming input (a -> b -> a): the
+		// schema cannot judge this instance, which is no fault of the
+		// caller's, so no violation it could correct.
+		return nil, fmt.Errorf("%w: at %s: reference cycle through %s consumes no input",
+			ErrInvalidSchema, cmp.Or(cycle.KeywordLocation2, "/"), strings.TrimPrefix(cycle.URL, resourceURL))
+	}
 	slices.SortFunc(out, func(a, b Violation) int {
 		return cmp.Or(strings.Compare(a.Pointer, b.Pointer), strings.Compare(a.Message, b.Message))
 	})

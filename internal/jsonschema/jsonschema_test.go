@@ -230,6 +230,32 @@ func TestViolationMessagesBounded(t *testing.T) {
 	}
 }
 
+// TestRefCycleIsASchemaError: a schema whose $refs loop without consuming
+// input (a -> b -> a) cannot judge an instance that reaches the loop. That
+// is the schema's fault, so Validate returns an error wrapping
+// [ErrInvalidSchema], not a violation a caller would retry forever, and
+// nothing names the compiler's internal resource.
+func TestRefCycleIsASchemaError(t *testing.T) {
+	for _, tc := range []struct{ name, schema string }{
+		{"two defs", `{"type":"object","properties":{"x":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`},
+		{"self", `{"type":"object","properties":{"x":{"$ref":"#/$defs/a"}},"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustCompile(t, tc.schema, nil)
+			if vs, err := s.Validate(mustParse(t, `{}`), time.Time{}); err != nil || len(vs) != 0 {
+				t.Errorf("Validate({}) = %v, %v; want valid (the loop is not reached)", vs, err)
+			}
+			vs, err := s.Validate(mustParse(t, `{"x":1}`), time.Time{})
+			if !errors.Is(err, ErrInvalidSchema) || len(vs) != 0 {
+				t.Errorf("Validate({\"x\":1}) = %v, %v; want an error wrapping ErrInvalidSchema", vs, err)
+			}
+			if strings.Contains(fmt.Sprint(vs, err), resourceURL) {
+				t.Errorf("Validate({\"x\":1}) = %v, %v: names %s", vs, err, resourceURL)
+			}
+		})
+	}
+}
+
 // TestViolationsInOneOrder: the validator visits an object's members in
 // map order; the violations of one instance still come in one order
 // (by pointer), so an error body is the same on every call.
