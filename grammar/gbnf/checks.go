@@ -12,9 +12,11 @@ func gbnfLlamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
 	visited := make([]bool, n)
 	inProgress := make([]bool, n)
 	mayBeEmpty := make([]bool, n)
+	found := -1 // the rule whose left corner leads back to it
 	var detect func(i int) bool
 	detect = func(i int) bool {
 		if inProgress[i] {
+			found = i
 			return true
 		}
 		if visited[i] {
@@ -59,7 +61,7 @@ func gbnfLlamaLeftRecursion(rules [][]gbnfInst) (int, bool) {
 	}
 	for i := 0; i < n; i++ {
 		if !visited[i] && detect(i) {
-			return i, true
+			return found, true
 		}
 	}
 	return 0, false

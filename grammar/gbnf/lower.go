@@ -291,6 +291,7 @@ func gbnfCompile(defs []*Rule, p *gbnfParser) (*gbnfProgram, error) {
 	l := &gbnfLowerer{p: p, ids: map[string]int32{}, classIdx: map[string]int32{}}
 	for i, r := range defs {
 		id := l.symbol(r.Name, i)
+		l.owner[id] = i // the rule that defines it, not the first that referred to it
 		rule, err := l.alternates(r.Alts, i)
 		if err != nil {
 			return nil, p.errAt(p.defPos[i], ErrTooLarge, fmt.Sprintf("rule %s expands to more than %d elements", r.Name, MaxGrammarElements))
