@@ -128,6 +128,10 @@ func (p *gbnfParser) name(pos int) (int, error) {
 		end++
 	}
 	if end == pos {
+		if strings.HasPrefix(p.src[pos:], "\uFEFF") {
+			// Invisible in an editor: "expecting name" alone points at nothing.
+			return pos, p.syntax(pos, "expecting name, found a UTF-8 byte order mark (U+FEFF), which llama.cpp does not skip")
+		}
 		return pos, p.syntax(pos, "expecting name")
 	}
 	return end, nil

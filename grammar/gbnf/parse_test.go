@@ -62,6 +62,8 @@ var gbnfParseErrorCases = []gbnfParseErrorCase{
 	{name: "undefined in group", src: "root ::= (\"a\" | bar) baz\nbaz ::= \"b\"\n", err: ErrUndefinedRule, offset: 16, msg: "'bar'", llama: true},
 	{name: "undefined in replaced rule's group", src: "root ::= (foo)\nroot ::= \"a\"\n", err: ErrUndefinedRule, offset: 10, msg: "'foo'", llama: true},
 	{name: "missing root", src: "a ::= \"x\"\n", err: ErrNoRoot, offset: 0, llama: true},
+	{name: "byte order mark", src: "\uFEFFroot ::= \"a\"\r\n", err: ErrSyntax, offset: 0, msg: "byte order mark", llama: true},
+	{name: "byte order mark after a comment", src: "# g\n\uFEFFroot ::= \"a\"\n", err: ErrSyntax, offset: 4, msg: "byte order mark", llama: true},
 	{name: "empty grammar", src: "", err: ErrEmptyGrammar, offset: 0, llama: true},
 	{name: "only comments", src: "# nothing here\n\n", err: ErrEmptyGrammar, offset: 16, llama: true},
 	{name: "direct left recursion", src: `root ::= root "a" | "b"`, err: ErrLeftRecursion, offset: 0, msg: "'root'", llama: true},
