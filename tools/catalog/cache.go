@@ -155,6 +155,7 @@ var cacheFingerprint = sync.OnceValue(func() string {
 {"name":"list_issues","title":"List","description":"List issues","tags":["issues"],"examples":["show my issues"],"not_for":"closing","group":"issues","tenants":["acme"],"read_only":true,"inputSchema":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}}
 {"type":"function","function":{"name":"close_issue","description":"Close an issue","parameters":{"type":"object"}},"scopes":["repo:write"]}
 {"name":"label_issue","input_schema":{"type":"object","properties":{"label":{"type":"string"}}}}
+{"name":"lock_issue","scope":["repo:admin"]}
 `
 	ts, err := Parse(strings.NewReader(probe), "probe.jsonl", "probe")
 	h := sha256.New()

@@ -123,6 +123,26 @@ func TestParseErrors(t *testing.T) {
 			"{\"name\":\"a\",\"scopes\":[\"\"]}\n",
 			nil,
 			`cat.jsonl:1: a: "scopes" holds an empty scope`},
+		{"misspelt scopes",
+			"{\"name\":\"a\",\"scope\":[\"admin\"]}\n{\"name\":\"b\",\"Scopes\":[\"admin\"]}\n{\"name\":\"c\",\"scopes\":[\"admin\"]}\n",
+			[]string{"ns/c"},
+			`cat.jsonl:1: a: unknown member "scope": did you mean "scopes"? (it would be ignored)` + "\n" +
+				`cat.jsonl:2: b: unknown member "Scopes": did you mean "scopes"? (it would be ignored)`},
+		{"misspelt flags and texts",
+			"{\"name\":\"a\",\"readOnly\":true}\n{\"name\":\"b\",\"notFor\":\"x\"}\n{\"name\":\"c\",\"alias\":[\"x\"]}\n{\"name\":\"d\",\"Description\":\"x\"}\n",
+			nil,
+			`cat.jsonl:1: a: unknown member "readOnly": did you mean "read_only"? (it would be ignored)` + "\n" +
+				`cat.jsonl:2: b: unknown member "notFor": did you mean "not_for"? (it would be ignored)` + "\n" +
+				`cat.jsonl:3: c: unknown member "alias": did you mean "aliases"? (it would be ignored)` + "\n" +
+				`cat.jsonl:4: d: unknown member "Description": did you mean "description"? (it would be ignored)`},
+		{"misspelt annotation",
+			"{\"name\":\"a\",\"annotations\":{\"readonlyHint\":true}}\n",
+			nil,
+			`cat.jsonl:1: a: annotations: unknown member "readonlyHint": did you mean "readOnlyHint"? (it would be ignored)`},
+		{"other members ignored",
+			"{\"name\":\"a\",\"outputSchema\":{},\"_meta\":{},\"icons\":[],\"execution\":{},\"annotations\":{\"title\":\"A\",\"x\":1}}\n",
+			[]string{"ns/a"},
+			""},
 		{"annotation not a boolean",
 			"{\"name\":\"a\",\"annotations\":{\"readOnlyHint\":\"yes\"}}\n",
 			nil,
