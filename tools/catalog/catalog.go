@@ -873,7 +873,7 @@ func decodeDefinition(obj members) (object, string) {
 		return o, `missing "name"`
 	}
 	d.Name = name
-	if reason := obj.nearMiss(toolMembers); reason != "" {
+	if reason := toolMembers.NearMiss(maps.Keys(obj)); reason != "" {
 		return o, fmt.Sprintf("%s: %s", name, reason)
 	}
 	texts := []struct {
@@ -907,7 +907,7 @@ func decodeDefinition(obj members) (object, string) {
 		if err := json.Unmarshal(raw, &ann); err != nil {
 			return o, fmt.Sprintf(`%s: "annotations" is not a JSON object`, name)
 		}
-		if reason := ann.nearMiss(annotationMembers); reason != "" {
+		if reason := annotationMembers.NearMiss(maps.Keys(ann)); reason != "" {
 			return o, fmt.Sprintf("%s: annotations: %s", name, reason)
 		}
 		// destructiveHint is true unless said otherwise: MCP's default
@@ -941,63 +941,14 @@ func decodeDefinition(obj members) (object, string) {
 var schemaKeys = [...]string{"inputSchema", "parameters", "input_schema"}
 
 // toolMembers and annotationMembers are the members a tool object, and
-// its MCP annotations, are read from; other members are ignored.
+// its MCP annotations, are read from; other members are ignored, unless
+// misspelt ([fileline.Members.NearMiss]).
 var (
-	toolMembers = memberForms("name", "description", "summary", "not_for", "group", "title",
+	toolMembers = fileline.NewMembers("name", "description", "summary", "not_for", "group", "title",
 		"scopes", "aliases", "tags", "tenants", "read_only", "irreversible", "idempotent", "open_world",
 		"annotations", "inputSchema", "parameters", "input_schema", "type", "function")
-	annotationMembers = memberForms("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+	annotationMembers = fileline.NewMembers("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 )
-
-// knownMembers maps each member read to itself, and each of its loose
-// forms ([looseForms]) to the member.
-type knownMembers struct {
-	exact map[string]bool
-	loose map[string]string
-}
-
-func memberForms(names ...string) knownMembers {
-	k := knownMembers{exact: make(map[string]bool, len(names)), loose: make(map[string]string, 3*len(names))}
-	for _, n := range names {
-		k.exact[n] = true
-		for _, f := range looseForms(n) {
-			if _, taken := k.loose[f]; !taken {
-				k.loose[f] = n
-			}
-		}
-	}
-	return k
-}
-
-// looseForms are the spellings a member name is mistaken for: in lower
-// case without "_", "-" or spaces, and without a plural "s" or "es".
-func looseForms(name string) []string {
-	n := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(name))
-	return []string{n, strings.TrimSuffix(n, "s"), strings.TrimSuffix(n, "es")}
-}
-
-// nearMiss returns why a member of o that is not read but is a loose form
-// of one that is ("scope", "Scopes", "readOnly", "notFor") is refused, or
-// "": ignored like other unknown members, a misspelt "scopes" would make
-// the tool need no scope, unseen.
-func (o members) nearMiss(known knownMembers) string {
-	var bad []string
-	for k := range o {
-		if !known.exact[k] && slices.ContainsFunc(looseForms(k), func(f string) bool { _, ok := known.loose[f]; return ok }) {
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) == 0 {
-		return ""
-	}
-	k := slices.Min(bad) // the same member named every time
-	for _, f := range looseForms(k) {
-		if want, ok := known.loose[f]; ok {
-			return fmt.Sprintf("unknown member %+q: did you mean %q? (it would be ignored)", k[:min(len(k), 64)], want)
-		}
-	}
-	return ""
-}
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 

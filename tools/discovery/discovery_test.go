@@ -531,6 +531,8 @@ func TestReadQueries(t *testing.T) {
 		{"{\"query\":\"a\"}\n{\"query\":\"b\",\"scopes\":[\"admin\"],\"scopes\":[]}\n", `q.jsonl:2: duplicate member name "scopes"`},
 		{"{\"query\":\"a\",\"relevant\":[\"x\"],\"relevant\":[\"y\"]}\n", `q.jsonl:1: duplicate member name "relevant"`},
 		{"{\"query\":\"a\",\"query\":\"b\"}\n", `q.jsonl:1: duplicate member name "query"`},
+		{"{\"query\":\"a\",\"relevant\":[\"x\"],\"scope\":[\"admin\"]}\n", `q.jsonl:1: unknown member "scope": did you mean "scopes"? (it would be ignored)`},
+		{"{\"query\":\"a\",\"relevant_tools\":[\"x\"],\"languages\":\"en\"}\n{\"query\":\"b\",\"relevants\":[\"x\"]}\n", `q.jsonl:2: unknown member "relevants": did you mean "relevant"? (it would be ignored)`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			_, err := discovery.ReadQueries(strings.NewReader(tc.in), "q.jsonl")

@@ -73,12 +73,37 @@ func ReadQueries(r io.Reader, file string) ([]Query, error) {
 		if q.Query == "" {
 			return nil, &QueryError{file, line, `missing or empty "query"`}
 		}
+		if reason := queryMemberNearMiss(b); reason != "" {
+			return nil, &QueryError{file, line, reason}
+		}
 		out = append(out, q)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, &QueryError{file, sc.Line(), err.Error()}
 	}
 	return out, nil
+}
+
+// queryMembers are the members of a queries file's line that [Query] reads.
+var queryMembers = fileline.NewMembers("id", "query", "relevant", "scopes", "context", "kind", "lang", "subset")
+
+// queryMemberNearMiss returns why the line obj (one valid JSON object) is
+// refused for a misspelt member, or "": a query's "scope" ignored would
+// run a denied query as the holder of every scope. encoding/json reads a
+// member in another letter case ("Scopes") as the field, so that is no
+// miss; other members (a dataset's own) are ignored.
+func queryMemberNearMiss(obj []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return ""
+	}
+	return queryMembers.NearMiss(func(yield func(string) bool) {
+		for k := range m {
+			if !queryMembers.Reads(k) && !yield(k) {
+				return
+			}
+		}
+	})
 }
 
 // EvalOptions configures Evaluate. A nil *EvalOptions means defaults.

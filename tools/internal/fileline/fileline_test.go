@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,33 @@ func TestOpenErrorIsTheCause(t *testing.T) {
 	_, err := Open(path)
 	if !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), path) {
 		t.Errorf("Open(%s) error = %v, want fs.ErrNotExist without the path", path, err)
+	}
+}
+
+// TestMembersNearMiss: a member that is a misspelt read member is named
+// with the one meant; other unknown members pass.
+func TestMembersNearMiss(t *testing.T) {
+	m := NewMembers("scopes", "aliases", "read_only", "inputSchema")
+	for _, tc := range []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{"all read", []string{"scopes", "aliases", "read_only"}, ""},
+		{"other members", []string{"outputSchema", "_meta", "icons"}, ""},
+		{"singular", []string{"scope"}, `unknown member "scope": did you mean "scopes"? (it would be ignored)`},
+		{"es plural", []string{"alias"}, `unknown member "alias": did you mean "aliases"? (it would be ignored)`},
+		{"camel case", []string{"readOnly"}, `unknown member "readOnly": did you mean "read_only"? (it would be ignored)`},
+		{"letter case", []string{"InputSchema"}, `unknown member "InputSchema": did you mean "inputSchema"? (it would be ignored)`},
+		{"least of several", []string{"scope", "alias", "readOnly"}, `unknown member "alias": did you mean "aliases"? (it would be ignored)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := m.NearMiss(slices.Values(tc.names)); got != tc.want {
+				t.Errorf("NearMiss(%q) = %q, want %q", tc.names, got, tc.want)
+			}
+		})
+	}
+	if !m.Reads("SCOPES") || m.Reads("scope") {
+		t.Errorf(`Reads("SCOPES"), Reads("scope") = %v, %v; want true, false`, m.Reads("SCOPES"), m.Reads("scope"))
 	}
 }
