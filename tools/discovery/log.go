@@ -146,7 +146,9 @@ const MaxLogLine = 1 << 20
 // then in torn: a write a crash cut short (a restarted agent's next entry
 // continues on that line) or the last line while an agent still writes
 // it; a log is machine-written and read while it grows. A line that is
-// JSON but not an entry, or longer than [MaxLogLine], is a [*LogError].
+// JSON but not an entry (one with none of "query", "candidates" and
+// "called": a catalog given for the log, say), or longer than
+// [MaxLogLine], is a [*LogError].
 func ReadJSONLog(r io.Reader, file string) (entries []Entry, torn []int, err error) {
 	sc := fileline.NewScanner(r, MaxLogLine)
 	for sc.Scan() {
@@ -167,6 +169,12 @@ func ReadJSONLog(r io.Reader, file string) (entries []Entry, torn []int, err err
 			}
 		default:
 			return nil, nil, &LogError{file, line, fmt.Sprintf("unknown source %q", e.Source)}
+		}
+		if e.Query == "" && e.Candidates == nil && e.Called == "" {
+			// A catalog's line, a tools/list object: JSON, but nothing a
+			// report reads, so another file given for the log would read
+			// as a log of no calls.
+			return nil, nil, &LogError{file, line, `not a discovery log entry: no "query", "candidates" or "called"`}
 		}
 		entries = append(entries, e)
 	}

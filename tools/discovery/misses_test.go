@@ -91,6 +91,8 @@ func TestReadJSONLogErrors(t *testing.T) {
 		{"{\"query\":\"x\"}\n\n[1]", "log:3: invalid entry"},
 		{`{"source":"call"}`, `log:1: a "call" entry without "called"`},
 		{`{"source":"guess"}`, `log:1: unknown source "guess"`},
+		{"{\"query\":\"x\"}\n{\"name\":\"read_file\",\"description\":\"Read a file\",\"inputSchema\":{}}\n", `log:2: not a discovery log entry: no "query", "candidates" or "called"`},
+		{`{"tools":[{"name":"read_file"}]}`, `log:1: not a discovery log entry: no "query", "candidates" or "called"`},
 		{`{"query":"` + strings.Repeat("x", discovery.MaxLogLine) + `"}`, "log:1: line longer than"},
 	} {
 		t.Run(tc.src, func(t *testing.T) {
