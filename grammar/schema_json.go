@@ -236,7 +236,7 @@ func (d *jsonDecoder) value(depth int) (*jsonValue, error) {
 	case c == 'n':
 		return d.literal("null", jsonNullValue)
 	default:
-		return nil, d.errorf("unexpected character %q", c)
+		return nil, d.errorf("unexpected %s", jsonsyntax.Describe(d.src, d.pos))
 	}
 }
 

@@ -85,3 +85,19 @@ func checkDecode(t *testing.T, data []byte) {
 		t.Errorf("decodeJSON(%q) = %#v, encoding/json = %#v", data, g, want)
 	}
 }
+
+// TestDecodeJSONNamesTheCharacter: an unexpected character is named as
+// written, not by its first byte read as Latin-1 ('ï' for a byte order
+// mark, 'Ã' for an é).
+func TestDecodeJSONNamesTheCharacter(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"byte order mark", "\uFEFF{\"type\":\"object\"}", "invalid JSON at byte 0: unexpected byte order mark (U+FEFF)"},
+		{"accented", `{"a":é}`, "invalid JSON at byte 5: unexpected character 'é'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := decodeJSON([]byte(tc.in)); err == nil || err.Error() != tc.want {
+				t.Errorf("decodeJSON(%q) = %v, want %q", tc.in, err, tc.want)
+			}
+		})
+	}
+}

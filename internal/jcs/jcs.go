@@ -158,7 +158,7 @@ func (p *parser) value(depth int) (any, error) {
 	case p.literal("null"):
 		return nil, nil
 	default:
-		return nil, p.errorf("unexpected character %q", c)
+		return nil, p.errorf("unexpected %s", jsonsyntax.Describe(p.data, p.pos))
 	}
 }
 

@@ -262,6 +262,10 @@ func TestParseErrorMessages(t *testing.T) {
 		{`{"a":1 x`, "expected ',' or '}'", 7},
 		{`[1`, "unterminated array", 2},
 		{`[1 }`, "expected ',' or ']'", 3},
+		{`x`, `unexpected character 'x'`, 0},
+		{"\uFEFF{}", "unexpected byte order mark (U+FEFF)", 0},
+		{`[1,é]`, `unexpected character 'é'`, 3},
+		{"[1,\xff]", "unexpected byte 0xff, not UTF-8", 3},
 	} {
 		t.Run(c.in, func(t *testing.T) {
 			_, err := Parse([]byte(c.in))

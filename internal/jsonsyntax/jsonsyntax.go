@@ -11,6 +11,11 @@
 // never allocate.
 package jsonsyntax
 
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
 // Space returns the offset of the first byte at or after pos that is not
 // JSON whitespace (space, tab, line feed, carriage return), or len(data).
 func Space(data []byte, pos int) int {
@@ -125,4 +130,21 @@ func Escape(e byte) (b byte, ok bool) {
 		return '\t', true
 	}
 	return 0, false
+}
+
+// Describe words the character at data[pos] for a parser's "unexpected
+// ..." message: the character, not its first byte read as Latin-1 (a
+// UTF-8 byte order mark read "unexpected character 'ï'", an "é" read
+// 'Ã'); the byte order mark by name, since it is invisible; and a byte
+// that starts no UTF-8 character as a byte. Unlike the rest of the
+// package it allocates: it is for errors.
+func Describe(data []byte, pos int) string {
+	r, n := utf8.DecodeRune(data[pos:])
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return fmt.Sprintf("byte 0x%02x, not UTF-8", data[pos])
+	case r == '\uFEFF':
+		return "byte order mark (U+FEFF)"
+	}
+	return fmt.Sprintf("character %q", r)
 }

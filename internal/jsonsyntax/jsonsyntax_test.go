@@ -108,3 +108,22 @@ func TestEscapeAndSpace(t *testing.T) {
 		t.Errorf("Space at the end = %d, want 2", got)
 	}
 }
+
+// TestDescribe: the character at an offset, named as a person sees it
+// (each input holds it after a "[").
+func TestDescribe(t *testing.T) {
+	want := map[string]string{
+		"[x]":      "character 'x'",
+		"[é]":      "character 'é'",
+		"[\uFEFF]": "byte order mark (U+FEFF)",
+		"[\xff]":   "byte 0xff, not UTF-8",
+		"[\xc3":    "byte 0xc3, not UTF-8", // a character cut short
+	}
+	for in, w := range want {
+		t.Run(w, func(t *testing.T) {
+			if got := Describe([]byte(in), 1); got != w {
+				t.Errorf("Describe(%q, 1) = %q, want %q", in, got, w)
+			}
+		})
+	}
+}
