@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/embedflags"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -73,7 +74,12 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	switch {
 	case src.empty():
 		return fail(stderr, prog, errNoCatalog)
-	case fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "":
+	case fs.NArg() == 1 && strings.TrimSpace(fs.Arg(0)) == "":
+		return fail(stderr, prog, errors.New(`the request is empty: say what the tool should do, e.g. "close issue #42"`))
+	case fs.NArg() > 1:
+		return fail(stderr, prog, fmt.Errorf(`want exactly one request argument, got %d (%s): quote the request, e.g. "close issue #42"`,
+			fs.NArg(), quotedArgs(fs.Args())))
+	case fs.NArg() != 1:
 		return fail(stderr, prog, errors.New(`want exactly one request argument, e.g. "close issue #42"`))
 	case *k < 1:
 		return fail(stderr, prog, fmt.Errorf("--k %d must be at least 1", *k))
@@ -193,4 +199,14 @@ func round(f float64, places int) float64 {
 		p *= 10
 	}
 	return float64(int64(f*p+0.5)) / p
+}
+
+// quotedArgs is args as Go strings ("close" "issue"), control characters
+// escaped, cut at 200 bytes: what a usage error shows of them.
+func quotedArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return textcut.Shorten(strings.Join(q, " "), 200)
 }

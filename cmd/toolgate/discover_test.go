@@ -109,6 +109,8 @@ func TestDiscoverScopesAndExitCodes(t *testing.T) {
 	}{
 		{[]string{"discover", "x"}, "a catalog is required"},
 		{[]string{"discover", "--tools", cat}, "want exactly one request"},
+		{[]string{"discover", "--tools", cat, " \t"}, "the request is empty"},
+		{[]string{"discover", "--tools", cat, "close", "issue"}, `got 2 ("close" "issue"): quote the request`},
 		{[]string{"discover", "--tools", cat, "--k", "0", "x"}, "--k 0"},
 		{[]string{"discover", "--tools", cat, "--format", "xml", "x"}, "unknown --format"},
 		{[]string{"discover", "--tools", bad, "x"}, "bad.jsonl:2:"},
