@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/exec"
+	"reflect"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,6 +30,7 @@ type stdioTransport struct {
 	terminate time.Duration
 	log       *slog.Logger
 	server    string
+	rejects   *listRejects // the tools its listings left out; nil: dropped unsaid
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -44,7 +49,129 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		t.log.Warn("mcp: upstream wrote a line that is not JSON on stdout; skipped", "server", t.server,
 			"text", string(bytes.TrimSpace(line)))
 	})
-	return (&sdk.IOTransport{Reader: messages, Writer: &processStdin{cmd: t.cmd, stdin: stdin, terminate: t.terminate}}).Connect(ctx)
+	conn, err := (&sdk.IOTransport{Reader: messages, Writer: &processStdin{cmd: t.cmd, stdin: stdin, terminate: t.terminate}}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &listFilter{Connection: conn, server: t.server, rejects: t.rejects, lists: map[any]bool{}}, nil
+}
+
+// listFilter is a client's connection to a stdio server that leaves out
+// each tool of a tools/list answer that is not a valid MCP tool (a number
+// for its name, a string for its input schema), reporting it to rejects
+// (the Upstream reports it as it reports any tool left out): otherwise
+// the SDK refuses the whole answer and the server's valid tools are lost
+// with it. (Only stdio: the streamable HTTP client's connection takes
+// session updates through an unexported method that a wrapper would
+// hide, so there one such tool still fails the listing.)
+type listFilter struct {
+	sdk.Connection
+	server  string
+	rejects *listRejects
+
+	mu    sync.Mutex
+	lists map[any]bool // the IDs of tools/list requests awaiting their answer
+}
+
+func (c *listFilter) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
+		c.mu.Lock()
+		c.lists[r.ID.Raw()] = true
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, m)
+}
+
+func (c *listFilter) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok && err == nil && r.ID.IsValid() {
+		c.mu.Lock()
+		list := c.lists[r.ID.Raw()]
+		delete(c.lists, r.ID.Raw())
+		c.mu.Unlock()
+		if list && r.Error == nil {
+			r.Result = c.validTools(r.Result)
+		}
+	}
+	return m, err
+}
+
+// validTools returns the tools/list result with the tools the SDK would
+// not decode left out, each logged; result itself when all decode or it
+// is not a result the filter reads (the SDK reports that).
+func (c *listFilter) validTools(result json.RawMessage) json.RawMessage {
+	var res map[string]json.RawMessage
+	var listed []json.RawMessage
+	if json.Unmarshal(result, &res) != nil || json.Unmarshal(res["tools"], &listed) != nil {
+		return result
+	}
+	kept := listed[:0]
+	for i, raw := range listed {
+		var t sdk.Tool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			c.rejects.add(fmt.Errorf("mcp: %s: tool left out: the listing's tool %d is no valid MCP tool: %s", c.server, i, decodeProblem(err)))
+			continue
+		}
+		kept = append(kept, raw)
+	}
+	if len(kept) == len(listed) {
+		return result
+	}
+	res["tools"], _ = json.Marshal(kept) // raw messages that decoded: cannot fail
+	out, err := json.Marshal(res)
+	if err != nil {
+		return result
+	}
+	return out
+}
+
+// listRejects collects errors, safe for concurrent use; its methods do
+// nothing on a nil *listRejects.
+type listRejects struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *listRejects) add(err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+// take returns the errors added since the last take.
+func (r *listRejects) take() []error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	errs := r.errs
+	r.errs = nil
+	return errs
+}
+
+// decodeProblem says what is wrong with a tool that does not decode,
+// without the decoder's Go type names where it can.
+func decodeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" && te.Type != nil {
+		want := "an object"
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			want = "a number"
+		case reflect.Slice:
+			want = "an array"
+		}
+		return fmt.Sprintf("%s: a JSON %s, where MCP wants %s", te.Field, te.Value, want)
+	}
+	return err.Error()
 }
 
 // skippedLineMax bounds what a skipped line shows in the log.

@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"encoding/json"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestSkipNonJSON: lines that open no JSON value are dropped and reported,
@@ -81,6 +84,36 @@ func FuzzSkipNonJSON(f *testing.F) {
 		}
 		for ; i < len(lines); i++ {
 			dropped(lines[i])
+		}
+	})
+}
+
+// FuzzListFilter: whatever a server answers to tools/list, the filter
+// either passes the answer on as it came or returns one whose every tool
+// decodes as the SDK's, holding no tool the answer did not.
+func FuzzListFilter(f *testing.F) {
+	f.Add(`{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":1}],"nextCursor":"c"}`)
+	f.Add(`{"tools":[{"name":"a","inputSchema":"x"}]}`)
+	f.Add(`{"tools":null}`)
+	f.Add(`[1]`)
+	c := &listFilter{server: "s"}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := c.validTools(json.RawMessage(in))
+		if string(out) == in {
+			return
+		}
+		var res, orig struct{ Tools []json.RawMessage }
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("validTools(%q) = %q, not a result: %v", in, out, err)
+		}
+		if err := json.Unmarshal([]byte(in), &orig); err != nil || len(res.Tools) >= len(orig.Tools) {
+			t.Fatalf("validTools(%q) = %q: changed an answer without leaving a tool out", in, out)
+		}
+		for _, raw := range res.Tools {
+			var tool sdk.Tool
+			if err := json.Unmarshal(raw, &tool); err != nil {
+				t.Fatalf("validTools(%q) kept %s, which does not decode: %v", in, raw, err)
+			}
 		}
 	})
 }

@@ -31,6 +31,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(badToolServerEnv) != "" {
+		if err := serveBadTool(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(environServerEnv) != "" {
 		if err := serveEnviron(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -175,6 +175,9 @@ type Upstream struct {
 	// risk is each tool's risk as the server's listings stated it, the
 	// strongest seen; guarded by listing.
 	risk map[string]risk
+	// undecodable collects the tools a stdio server's listing held that
+	// are no valid MCP tool, which its connection left out (listFilter).
+	undecodable listRejects
 
 	done   chan struct{} // closed when the supervisor exits
 	cancel context.CancelFunc
@@ -279,7 +282,7 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Env = stdioEnviron(u.cfg, os.LookupEnv, u.opts.Logger)
 		stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
 		cmd.Stderr = stderr
-		t = &stdioTransport{cmd: cmd, terminate: 2 * time.Second, log: u.opts.Logger, server: u.cfg.Name}
+		t = &stdioTransport{cmd: cmd, terminate: 2 * time.Second, log: u.opts.Logger, server: u.cfg.Name, rejects: &u.undecodable}
 	}
 	cs, err := u.client.Connect(ctx, t, nil)
 	if err != nil {
@@ -330,10 +333,12 @@ func (u *Upstream) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool
 func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bool) error {
 	u.listing.Lock()
 	defer u.listing.Unlock()
+	u.undecodable.take() // what an unfinished listing left
 	listed, err := u.list(ctx, cs)
 	if err != nil {
 		return err
 	}
+	undecodable := u.undecodable.take()
 	unknown := u.unknownOverrides(listed)
 	if len(unknown) > 0 {
 		u.opts.Logger.Warn("mcp: overrides name no listed tool", "server", u.cfg.Name, "tools", unknown)
@@ -360,6 +365,7 @@ func (u *Upstream) register(ctx context.Context, cs *sdk.ClientSession, first bo
 		listed = v.Accepted
 	}
 	ts, rejected, weakened := u.convert(listed)
+	rejected = append(undecodable, rejected...)
 	for _, w := range weakened {
 		u.opts.Logger.Warn("mcp: the listing weakens a tool's risk; the stronger flags are kept until a restart",
 			"server", u.cfg.Name, "tool", w.Tool, "kept", w.Kept)
