@@ -206,9 +206,13 @@ func TestHeldoutFloors(t *testing.T) {
 		{"heldout3", "dev", 0.88, 0.78, map[string]float64{"en": 0.86, "es": 0.86, "pl": 0.94,
 			"direct": 0.89, "multi-word": 0.75, "no-overlap": 0.70, "paraphrase": 0.96}},
 		// Blind (5a284e3) the test split read 0.711; after the dev
-		// changes above, measured once, 0.750 (MRR 0.580).
-		{"heldout3", "test", 0.75, 0.58, map[string]float64{"en": 0.76, "es": 0.75, "pl": 0.72,
-			"direct": 0.94, "multi-word": 0.40, "no-overlap": 0.40, "paraphrase": 0.83}},
+		// changes above, measured once, 0.750 (MRR 0.580). On 12-07,
+		// after a spreadsheet range read as "range", the cognate rules
+		// and the vocabulary chosen on the fourth set's dev split and
+		// written for new product areas, measured once: 0.7696 (MRR
+		// 0.583; pl 0.722 → 0.750, no-overlap 0.400 → 0.467).
+		{"heldout3", "test", 0.76, 0.58, map[string]float64{"en": 0.79, "es": 0.75, "pl": 0.75,
+			"direct": 0.94, "multi-word": 0.40, "no-overlap": 0.46, "paraphrase": 0.85}},
 		// The fourth set, blind as recorded (895715e): nothing was
 		// tuned on either split when these were measured; the whole set
 		// (219 requests) read 0.683 (MRR 0.544).
@@ -219,7 +223,9 @@ func TestHeldoutFloors(t *testing.T) {
 		// (MRR 0.629).
 		{"heldout4", "dev", 0.77, 0.62, map[string]float64{"en": 0.79, "es": 0.85, "pl": 0.66,
 			"direct": 0.98, "multi-word": 0.71, "no-overlap": 0.43, "paraphrase": 0.82}},
-		{"heldout4", "test", 0.69, 0.52, map[string]float64{"en": 0.72, "es": 0.67, "pl": 0.68,
+		// After the changes chosen on its dev split (above), measured
+		// once: recall the same, MRR 0.534.
+		{"heldout4", "test", 0.69, 0.53, map[string]float64{"en": 0.72, "es": 0.67, "pl": 0.68,
 			"direct": 0.92, "multi-word": 0.77, "no-overlap": 0.23, "paraphrase": 0.74}},
 	} {
 		t.Run(tc.set+"/"+tc.split, func(t *testing.T) {
