@@ -6,9 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/mcp"
@@ -89,5 +94,35 @@ func TestStdioMalformedToolLeftOut(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "server=bad") || !strings.Contains(logs.String(), "tool 1 is no valid MCP tool") {
 		t.Errorf("log = %q; want a warning naming the server and the tool's place in the list", logs.String())
+	}
+}
+
+// TestStreamableHTTPMalformedToolSaysWhat: over streamable HTTP a listing
+// with a tool that is no valid MCP tool still fails the connection (the
+// SDK decodes the whole answer), but the error says what is wrong in the
+// listing, in MCP's terms, not the decoder's Go struct fields.
+func TestStreamableHTTPMalformedToolSaysWhat(t *testing.T) {
+	ctx := testContext(t)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	addEcho(srv, "echo_a")
+	addEcho(srv, "echo_b")
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		maps.Copy(w.Header(), rec.Header())
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"name":"echo_b"`), []byte(`"name":123`), 1))
+	}))
+	defer ts.Close()
+	_, err := mcp.Connect(ctx, tools.NewRegistry(), mcp.Server{Name: "web", URL: ts.URL}, &mcp.Options{Logger: quiet})
+	const want = "the server's tools/list answer is no valid MCP: tools.1.name: a JSON number, where MCP wants a string"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+		t.Fatalf("Connect over HTTP to a listing with a malformed tool = %v; want an error saying %q", err, want)
 	}
 }

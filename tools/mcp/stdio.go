@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -169,9 +170,34 @@ func decodeProblem(err error) string {
 		case reflect.Slice:
 			want = "an array"
 		}
-		return fmt.Sprintf("%s: a JSON %s, where MCP wants %s", te.Field, te.Value, want)
+		return fmt.Sprintf("%s: a JSON %s, where MCP wants %s", te.Field, jsonKind(te.Value), want)
 	}
 	return err.Error()
+}
+
+// jsonKind names the kind of JSON value an UnmarshalTypeError's Value
+// gives: encoding/json gives the kind ("number"); the SDK's decoder
+// (segmentio/encoding) the quoted start of the value's text ("\"123}]}\"").
+func jsonKind(v string) string {
+	raw, err := strconv.Unquote(v)
+	if err != nil || raw == "" {
+		return v
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		return "string"
+	case c == '-' || '0' <= c && c <= '9':
+		return "number"
+	case c == '[':
+		return "array"
+	case c == '{':
+		return "object"
+	case c == 't' || c == 'f':
+		return "boolean"
+	case c == 'n':
+		return "null"
+	}
+	return "value"
 }
 
 // skippedLineMax bounds what a skipped line shows in the log.

@@ -312,6 +312,11 @@ func (u *Upstream) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool
 			return nil, errors.New("more than 1000 pages of tools")
 		}
 		res, err := cs.ListTools(ctx, params)
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+			// A tool of the answer is no valid MCP tool (stdio leaves it
+			// out: listFilter); say what, not the decoder's Go types.
+			return nil, fmt.Errorf("the server's tools/list answer is no valid MCP: %s", decodeProblem(err))
+		}
 		if err != nil {
 			return nil, err
 		}
