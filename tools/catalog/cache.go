@@ -83,6 +83,10 @@ type CacheReport struct {
 // written.
 func LoadFilesCached(cache string, specs ...string) ([]File, CacheReport, error) {
 	var rep CacheReport
+	if err := errors.Join(checkNamespaces(specs)...); err != nil {
+		files, err := LoadFiles(specs...)
+		return files, rep, err
+	}
 	for _, spec := range specs {
 		// A pipe or a device cannot be read twice (once to be hashed,
 		// once to be parsed), nor its content keyed: such a list is

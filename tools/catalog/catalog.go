@@ -61,20 +61,82 @@ func (e *Error) Error() string { return (*fileline.Error)(e).Error() }
 // not a valid namespace (it holds a path separator, say) is taken as a
 // plain file path.
 func ParseSpec(spec string) (path, ns string) {
+	path, ns, _ = parseSpec(spec)
+	return path, ns
+}
+
+// parseSpec is [ParseSpec] that also tells whether the namespace came
+// from the file's name rather than from "NS=".
+func parseSpec(spec string) (path, ns string, derived bool) {
 	if before, after, ok := strings.Cut(spec, "="); ok && tools.CheckNamespace(before) == nil && after != "" {
-		return after, before
+		return after, before, false
 	}
-	return spec, fileNamespace(spec)
+	return spec, fileNamespace(spec), true
+}
+
+// checkNamespaces returns, for each spec, an error when its tools would
+// silently share a namespace with an earlier spec's: when both took their
+// namespace from their file's name ("über.json" beside "ber.json", both
+// "ber"; two names with no character a namespace may hold, both
+// "catalog"; "a/tools.json" beside "b/tools.json"), or when one named it
+// with "NS=" and the other's name had to be changed to give it ("ber=x.json"
+// beside "über.json"). Specs that name the same namespace with "NS=" share
+// it on purpose, as does "a=x.json" beside "a.json".
+func checkNamespaces(specs []string) []error {
+	type spec struct {
+		path, ns       string
+		derived, lossy bool
+	}
+	errs := make([]error, len(specs))
+	seen := map[string]spec{}
+	for i, s := range specs {
+		var cur spec
+		cur.path, cur.ns, cur.derived = parseSpec(s)
+		cur.lossy = cur.derived && cur.ns != fileStem(cur.path)
+		first, dup := seen[cur.ns]
+		if !dup {
+			seen[cur.ns] = cur
+			continue
+		}
+		if !(first.derived && cur.derived) && !first.lossy && !cur.lossy {
+			continue
+		}
+		var why string
+		switch {
+		case cur.derived && noNamespaceChar(cur.path):
+			why = fmt.Sprintf("the file's name has no character a namespace may hold (A-Z a-z 0-9 _ . -), so its namespace would be %q, which is also %q's", cur.ns, first.path)
+		case cur.derived:
+			why = fmt.Sprintf("namespace %q, from the file's name, is also %q's", cur.ns, first.path)
+		case noNamespaceChar(first.path):
+			why = fmt.Sprintf("namespace %q is also %q's (the fallback for a name with no character a namespace may hold)", cur.ns, first.path)
+		default:
+			why = fmt.Sprintf("namespace %q is also %q's, from that file's name", cur.ns, first.path)
+		}
+		errs[i] = &Error{File: cur.path, Reason: why + "; give one of them its own namespace with --tools NS=FILE"}
+	}
+	return errs
+}
+
+// fileStem is path's base name up to its first dot, which
+// [fileNamespace] makes a namespace.
+func fileStem(path string) string {
+	stem := filepath.Base(path)
+	if i := strings.IndexByte(stem, '.'); i > 0 {
+		stem = stem[:i]
+	}
+	return stem
+}
+
+// noNamespaceChar reports whether the stem of path has no character a
+// namespace may hold, so that [fileNamespace] falls back to "catalog".
+func noNamespaceChar(path string) bool {
+	return strings.Trim(namespaceReplacer.ReplaceAllString(fileStem(path), "-"), "_.-") == ""
 }
 
 var namespaceReplacer = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 func fileNamespace(path string) string {
-	stem := filepath.Base(path)
-	if i := strings.IndexByte(stem, '.'); i > 0 {
-		stem = stem[:i]
-	}
-	stem = namespaceReplacer.ReplaceAllString(stem, "-")
+	stem := namespaceReplacer.ReplaceAllString(fileStem(path), "-")
 	stem = strings.TrimLeft(stem, "_.-")
 	if len(stem) > 64 {
 		stem = stem[:64]
@@ -194,9 +256,16 @@ func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 		errs  []error
 		seen  = map[string]at{} // ID -> where it was first defined
 	)
+	nsErrs := checkNamespaces(specs)
 	for i, spec := range specs {
 		path, ns := ParseSpec(spec)
 		file := File{Path: path, Namespace: ns}
+		if nsErrs[i] != nil {
+			// Not read: its tools would join another file's namespace.
+			errs = append(errs, nsErrs[i])
+			files = append(files, file)
+			continue
+		}
 		var sum *fileSum
 		if sums != nil {
 			sum = &sums[i]

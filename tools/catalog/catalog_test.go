@@ -726,3 +726,61 @@ func TestTools(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadFilesNamespaceCollision: two files whose tools would silently
+// share a namespace, one that a file's name gave, are refused, naming
+// both; "NS=" shares one on purpose.
+func TestLoadFilesNamespaceCollision(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	write := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		n++ // a tool name of its own: a merge would be silent
+		if err := os.WriteFile(path, fmt.Appendf(nil, "{\"name\":\"t%d\"}\n", n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	ber, uber := write("ber.json"), write("über.json")
+	kanji1, kanji2 := write("工具.json"), write("道具.json")
+	tools1, tools2 := write("a/tools.json"), write("b/tools.json")
+	tests := []struct {
+		name  string
+		specs []string
+		want  string // in the error; "" for none
+	}{
+		{"non-ASCII stem beside its ASCII rest", []string{ber, uber}, uber + `: namespace "ber", from the file's name, is also "` + ber + `"'s; give one of them its own namespace with --tools NS=FILE`},
+		{"two stems with no usable character", []string{kanji1, kanji2}, kanji2 + `: the file's name has no character a namespace may hold (A-Z a-z 0-9 _ . -), so its namespace would be "catalog", which is also "` + kanji1 + `"'s`},
+		{"same stem in two folders", []string{tools1, tools2}, tools2 + `: namespace "tools", from the file's name, is also "` + tools1 + `"'s`},
+		{"NS= beside a changed stem", []string{"ber=" + ber, uber}, uber + `: namespace "ber", from the file's name, is also "` + ber + `"'s`},
+		{"NS= after the fallback", []string{kanji1, "catalog=" + ber}, ber + `: namespace "catalog" is also "` + kanji1 + `"'s (the fallback for a name with no character a namespace may hold)`},
+		{"NS= after a changed stem", []string{uber, "ber=" + ber}, ber + `: namespace "ber" is also "` + uber + `"'s, from that file's name`},
+		{"NS= told apart", []string{ber, "u=" + uber}, ""},
+		{"NS= beside the same stem", []string{ber, "ber=" + uber}, ""},
+		{"NS= twice", []string{"x=" + ber, "x=" + uber}, ""},
+		{"fallback alone", []string{kanji1}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files, err := LoadFiles(tt.specs...)
+			if len(files) != len(tt.specs) {
+				t.Errorf("LoadFiles(%q) = %d files; want %d", tt.specs, len(files), len(tt.specs))
+			}
+			check := func(load string, err error) {
+				t.Helper()
+				switch {
+				case tt.want == "" && err != nil:
+					t.Errorf("%s(%q): %v; want no error", load, tt.specs, err)
+				case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+					t.Errorf("%s(%q): %v; want an error holding %s", load, tt.specs, err, tt.want)
+				}
+			}
+			check("LoadFiles", err)
+			_, _, err = LoadFilesCached(filepath.Join(t.TempDir(), "cache"), tt.specs...)
+			check("LoadFilesCached", err)
+		})
+	}
+}
