@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -59,7 +60,8 @@ func (e *Error) Error() string { return (*fileline.Error)(e).Error() }
 // up to the first dot ("mcp/github.json" → "github"), with every character
 // a namespace may not hold replaced by '-'. A spec whose part before '=' is
 // not a valid namespace (it holds a path separator, say) is taken as a
-// plain file path.
+// plain file path; [LoadFiles] reads it as one when such a file exists,
+// and otherwise reports the namespace as not valid.
 func ParseSpec(spec string) (path, ns string) {
 	path, ns, _ = parseSpec(spec)
 	return path, ns
@@ -72,6 +74,26 @@ func parseSpec(spec string) (path, ns string, derived bool) {
 		return after, before, false
 	}
 	return spec, fileNamespace(spec), true
+}
+
+// specError returns the error for a spec "NS=FILE" whose NS is empty or
+// not a valid namespace, unless a file is named the whole spec (which
+// [ParseSpec] then takes as a path): "a/b=x.json" is a namespace mistyped
+// more often than a file's name.
+func specError(spec string) error {
+	before, after, ok := strings.Cut(spec, "=")
+	if !ok || after == "" {
+		return nil
+	}
+	err := tools.CheckNamespace(before)
+	if err == nil {
+		return nil
+	}
+	if _, statErr := os.Stat(spec); statErr == nil {
+		return nil
+	}
+	_, reason, _ := strings.Cut(err.Error(), ": ")
+	return &Error{File: fmt.Sprintf("--tools %q", spec), Reason: fmt.Sprintf("namespace %q is not valid: %s (and no file is named %q)", before, reason, spec)}
 }
 
 // checkNamespaces returns, for each spec, an error when its tools would
@@ -90,6 +112,10 @@ func checkNamespaces(specs []string) []error {
 	errs := make([]error, len(specs))
 	seen := map[string]spec{}
 	for i, s := range specs {
+		if err := specError(s); err != nil {
+			errs[i] = err
+			continue
+		}
 		var cur spec
 		cur.path, cur.ns, cur.derived = parseSpec(s)
 		cur.lossy = cur.derived && cur.ns != fileStem(cur.path)
@@ -261,7 +287,8 @@ func loadFiles(specs []string, sums []fileSum) ([]File, error) {
 		path, ns := ParseSpec(spec)
 		file := File{Path: path, Namespace: ns}
 		if nsErrs[i] != nil {
-			// Not read: its tools would join another file's namespace.
+			// Not read: its namespace is not valid, or its tools would
+			// join another file's namespace.
 			errs = append(errs, nsErrs[i])
 			files = append(files, file)
 			continue

@@ -784,3 +784,47 @@ func TestLoadFilesNamespaceCollision(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadFilesBadNamespace: a spec whose part before '=' is empty or not
+// a valid namespace is reported as such, unless a file is named the
+// whole spec, which loads as ParseSpec promises.
+func TestLoadFilesBadNamespace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("{\"name\":\"x\"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	f, withEq := write("f.json"), write("a=b.json")
+	pattern := `must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`
+	tests := []struct {
+		name, spec string
+		want       string // the error; "" for none
+	}{
+		{"separator", "a/b=" + f, `--tools "a/b=` + f + `": namespace "a/b" is not valid: ` + pattern + ` (and no file is named "a/b=` + f + `")`},
+		{"empty", "=" + f, `--tools "=` + f + `": namespace "" is not valid: ` + pattern + ` (and no file is named "=` + f + `")`},
+		{"missing file too", "a/b=nope.json", `--tools "a/b=nope.json": namespace "a/b" is not valid: ` + pattern + ` (and no file is named "a/b=nope.json")`},
+		{"path holding '='", withEq, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadFiles(tt.spec)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("LoadFiles(%q): %s; want %s", tt.spec, got, tt.want)
+			}
+			_, _, err = LoadFilesCached(filepath.Join(t.TempDir(), "cache"), tt.spec)
+			if got = ""; err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("LoadFilesCached(%q): %s; want %s", tt.spec, got, tt.want)
+			}
+		})
+	}
+}
