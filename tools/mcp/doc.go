@@ -26,8 +26,12 @@
 // gateway's recording table: a tool error (isError) is a *tools.DomainError;
 // a JSON-RPC error answer or a disconnected server is wrapped by
 // tools.NoEffect (nothing ran); a transport failure or timeout mid-call is an
-// unknown outcome. The call's idempotency key travels in the request's
-// _meta under [MetaIdempotencyKey], for servers that deduplicate.
+// unknown outcome. A result that lacks or breaks the structuredContent the
+// tool's outputSchema declares is a *tools.DomainError too, with Code
+// [CodeInvalidOutput]: the call ran, so the gateway records the refusal
+// and replays it, and the broken result is not passed on. The call's
+// idempotency key travels in the request's _meta under
+// [MetaIdempotencyKey], for servers that deduplicate.
 //
 // Pinning defends against a server that changes a tool's definition after
 // it was reviewed (a "rug pull"): [ListTools] and [Lock.Pin] write a lock of

@@ -38,6 +38,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(outputServerEnv) != "" {
+		if err := outputServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(environServerEnv) != "" {
 		if err := serveEnviron(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

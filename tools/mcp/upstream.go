@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/toolgate/toolgate/internal/jsonschema"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -415,11 +416,19 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error, []Weakene
 	defs := make([]tools.Definition, 0, len(listed))
 	var errs []error
 	listed, errs = u.dedupe(listed)
+	outputs := make(map[string]*jsonschema.Schema)
 	for _, t := range listed {
 		d, err := definition(t)
+		var out *jsonschema.Schema
+		if err == nil {
+			out, err = outputSchema(t)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("mcp: %s: tool left out: %+q: %w", u.cfg.Name, t.Name, err))
 			continue
+		}
+		if out != nil {
+			outputs[t.Name] = out
 		}
 		defs = append(defs, d)
 	}
@@ -439,7 +448,7 @@ func (u *Upstream) convert(listed []*sdk.Tool) ([]tools.Tool, []error, []Weakene
 		if o, ok := u.cfg.Tools[name]; ok {
 			o.apply(&t.Card)
 		}
-		t.Handler = u.handler(name)
+		t.Handler = u.handler(name, outputs[name])
 		ts = append(ts, t)
 	}
 	u.boundRisk(ts)
@@ -647,7 +656,9 @@ func definition(t *sdk.Tool) (tools.Definition, error) {
 	return d, nil
 }
 
-func (u *Upstream) handler(name string) tools.Handler {
+// handler calls the upstream's tool name; a result that breaks output,
+// the tool's outputSchema (nil: none declared), is refused ([checkOutput]).
+func (u *Upstream) handler(name string, output *jsonschema.Schema) tools.Handler {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		u.mu.Lock()
 		cs := u.session
@@ -673,6 +684,9 @@ func (u *Upstream) handler(name string) tools.Handler {
 			}
 			// Transport failure or deadline: the call may have run.
 			return nil, fmt.Errorf("mcp: call %s/%s: %w", u.cfg.Name, name, err)
+		}
+		if err := checkOutput(u.cfg.Name, name, output, res); err != nil {
+			return nil, err
 		}
 		return toolResult(res)
 	}
