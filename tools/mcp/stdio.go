@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // stdioTransport runs a stdio server as the SDK's CommandTransport does
@@ -109,7 +110,7 @@ func (c *listFilter) validTools(result json.RawMessage) json.RawMessage {
 	kept := listed[:0]
 	for i, raw := range listed {
 		var t sdk.Tool
-		if err := json.Unmarshal(raw, &t); err != nil {
+		if err := sdkUnmarshal(raw, &t, toolDepth); err != nil {
 			c.rejects.add(fmt.Errorf("mcp: %s: tool left out: the listing's tool %d is no valid MCP tool: %s", c.server, i, decodeProblem(err)))
 			continue
 		}
@@ -124,6 +125,31 @@ func (c *listFilter) validTools(result json.RawMessage) json.RawMessage {
 		return result
 	}
 	return out
+}
+
+// sdkMaxDepth is how deeply the SDK lets a message nest (its internal/json
+// package), and toolDepth how deep a tool of a tools/list answer stands in
+// its message (message, result, tools array).
+const (
+	sdkMaxDepth = 1000
+	toolDepth   = 3
+)
+
+// sdkUnmarshal decodes data, a value that stands depth levels deep in
+// its message, into v as the SDK (v1.8.0, its internal/json) decodes what
+// a server sends: with segmentio/encoding's decoder, member names matched
+// case-sensitively, and no message nested deeper than sdkMaxDepth. So
+// listFilter keeps a tool exactly when the SDK decodes it: encoding/json
+// matches names case-insensitively, and would leave out
+// {"name":"x","Title":1}, whose "Title" the SDK ignores.
+func sdkUnmarshal(data []byte, v any, depth int) error {
+	var d jsonDepth
+	if d.scan(data); depth+d.deepest > sdkMaxDepth {
+		return fmt.Errorf("nested too deep: its message would be more than %d levels deep, the most the SDK reads", sdkMaxDepth)
+	}
+	dec := sjson.NewDecoder(bytes.NewReader(data))
+	dec.DontMatchCaseInsensitiveStructFields()
+	return dec.Decode(v)
 }
 
 // listRejects collects errors, safe for concurrent use; its methods do
@@ -253,6 +279,7 @@ func skipNonJSON(r io.Reader, skipped func(line []byte)) io.ReadCloser {
 // lines are kept whatever they start with.
 type jsonDepth struct {
 	depth            int
+	deepest          int // the largest depth seen
 	inString, escape bool
 }
 
@@ -274,6 +301,7 @@ func (d *jsonDepth) scan(b []byte) {
 			d.inString = true
 		case c == '{' || c == '[':
 			d.depth++
+			d.deepest = max(d.deepest, d.depth)
 		case c == '}' || c == ']':
 			// A stray closer cannot make the depth negative: the next
 			// line is judged by its own first byte again.
