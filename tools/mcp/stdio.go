@@ -55,47 +55,99 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &listFilter{Connection: conn, server: t.server, rejects: t.rejects, lists: map[any]bool{}}, nil
+	f := newListFilter(t.server, t.rejects)
+	f.Connection = conn
+	return f, nil
 }
 
-// listFilter is a client's connection to a stdio server that leaves out
-// each tool of a tools/list answer that is not a valid MCP tool (a number
-// for its name, a string for its input schema), reporting it to rejects
-// (the Upstream reports it as it reports any tool left out): otherwise
-// the SDK refuses the whole answer and the server's valid tools are lost
-// with it. (Only stdio: the streamable HTTP client's connection takes
-// session updates through an unexported method that a wrapper would
-// hide, so there one such tool still fails the listing.)
+// listFilter leaves out each tool of a tools/list answer that is not a
+// valid MCP tool (a number for its name, a string for its input schema),
+// reporting it to rejects (the Upstream reports it as it reports any tool
+// left out): otherwise the SDK refuses the whole answer and the server's
+// valid tools are lost with it. Over stdio it wraps the client's
+// connection; over streamable HTTP, whose client connection takes session
+// updates through an unexported method that a wrapper would hide, it
+// reads the HTTP bodies instead (listTransport). Safe for concurrent use.
 type listFilter struct {
-	sdk.Connection
-	server  string
-	rejects *listRejects
+	sdk.Connection // stdio only
+	server         string
+	rejects        *listRejects
 
 	mu    sync.Mutex
 	lists map[any]bool // the IDs of tools/list requests awaiting their answer
 }
 
+func newListFilter(server string, rejects *listRejects) *listFilter {
+	return &listFilter{server: server, rejects: rejects, lists: map[any]bool{}}
+}
+
 func (c *listFilter) Write(ctx context.Context, m jsonrpc.Message) error {
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
-		c.mu.Lock()
-		c.lists[r.ID.Raw()] = true
-		c.mu.Unlock()
-	}
+	c.sent(m)
 	return c.Connection.Write(ctx, m)
 }
 
 func (c *listFilter) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Response); ok && err == nil && r.ID.IsValid() {
-		c.mu.Lock()
-		list := c.lists[r.ID.Raw()]
-		delete(c.lists, r.ID.Raw())
-		c.mu.Unlock()
-		if list && r.Error == nil {
-			r.Result = c.validTools(r.Result)
-		}
+	if err == nil {
+		c.received(m)
 	}
 	return m, err
+}
+
+// sent notes m, a message to the server, when it is a tools/list request,
+// so that received filters its answer.
+func (c *listFilter) sent(m jsonrpc.Message) {
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
+		c.mu.Lock()
+		c.lists[r.ID.Raw()] = true
+		c.mu.Unlock()
+	}
+}
+
+// waiting reports whether a tools/list request awaits its answer.
+func (c *listFilter) waiting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.lists) > 0
+}
+
+// received leaves the invalid tools out of m, a message from the server,
+// when it answers a tools/list request sent, and reports whether it
+// changed m.
+func (c *listFilter) received(m jsonrpc.Message) bool {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || !r.ID.IsValid() {
+		return false
+	}
+	c.mu.Lock()
+	list := c.lists[r.ID.Raw()]
+	delete(c.lists, r.ID.Raw())
+	c.mu.Unlock()
+	if !list || r.Error != nil {
+		return false
+	}
+	out := c.validTools(r.Result)
+	if bytes.Equal(out, r.Result) {
+		return false
+	}
+	r.Result = out
+	return true
+}
+
+// rewrite is received for a message in its wire form: data with the
+// invalid tools left out when it answers a tools/list request sent, and
+// true; else data and false. A message the SDK cannot decode is the
+// SDK's to report.
+func (c *listFilter) rewrite(data []byte) ([]byte, bool) {
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil || !c.received(m) {
+		return data, false
+	}
+	out, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return data, false
+	}
+	return out, true
 }
 
 // validTools returns the tools/list result with the tools the SDK would

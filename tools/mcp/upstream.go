@@ -176,8 +176,8 @@ type Upstream struct {
 	// risk is each tool's risk as the server's listings stated it, the
 	// strongest seen; guarded by listing.
 	risk map[string]risk
-	// undecodable collects the tools a stdio server's listing held that
-	// are no valid MCP tool, which its connection left out (listFilter).
+	// undecodable collects the tools a server's listing held that are no
+	// valid MCP tool, which its connection left out (listFilter).
 	undecodable listRejects
 
 	done   chan struct{} // closed when the supervisor exits
@@ -270,14 +270,15 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 	var t sdk.Transport
 	var stderr *logWriter // a stdio server's
 	if u.cfg.URL != "" {
-		hc := u.opts.HTTPClient
-		if hc == nil {
-			hc = &http.Client{}
+		var hc http.Client // a copy: the caller's client is not changed
+		if u.opts.HTTPClient != nil {
+			hc = *u.opts.HTTPClient
 		}
 		if len(u.cfg.Headers) > 0 {
-			hc = &http.Client{Transport: headerTransport{base: hc.Transport, headers: u.cfg.Headers}, Timeout: hc.Timeout}
+			hc.Transport = headerTransport{base: hc.Transport, headers: u.cfg.Headers}
 		}
-		t = &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
+		hc.Transport = &listTransport{base: hc.Transport, filter: newListFilter(u.cfg.Name, &u.undecodable)}
+		t = &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &hc}
 	} else {
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 		cmd.Env = stdioEnviron(u.cfg, os.LookupEnv, u.opts.Logger)
@@ -314,8 +315,9 @@ func (u *Upstream) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool
 		}
 		res, err := cs.ListTools(ctx, params)
 		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
-			// A tool of the answer is no valid MCP tool (stdio leaves it
-			// out: listFilter); say what, not the decoder's Go types.
+			// A tool of the answer is no valid MCP tool, and the answer
+			// was too large for listFilter; say what, not the decoder's
+			// Go types.
 			return nil, fmt.Errorf("the server's tools/list answer is no valid MCP: %s", decodeProblem(err))
 		}
 		if err != nil {
