@@ -60,7 +60,9 @@ func outputSchema(t *sdk.Tool) (*jsonschema.Schema, error) {
 // when res, a result that is no tool error, lacks the structuredContent
 // that schema (tool's outputSchema, nil for none) requires or breaks it;
 // nil when it conforms. The message names the tool and the first
-// violation's JSON pointer, each shortened: never the content itself.
+// violation's JSON pointer and message, each cut to outputShown bytes: a
+// pattern or enum message quotes the offending value, nothing more of the
+// result.
 func checkOutput(server, tool string, schema *jsonschema.Schema, res *sdk.CallToolResult) error {
 	if schema == nil || res.IsError {
 		return nil
