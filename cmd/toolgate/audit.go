@@ -42,7 +42,7 @@ const auditUsage = `usage: toolgate audit verify (--data DIR | --store URL | --f
 // runAudit is "toolgate audit verify|export|checkpoint". verify exits 0
 // when the chain verifies, 1 when it does not (the first bad entry on
 // stdout), 2 for usage or input errors.
-func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runAudit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 1 && cli.IsHelpFlag(args[0]) {
 		args = []string{"verify", args[0]}
 	}
@@ -58,7 +58,7 @@ func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	data := fs.String("data", "", "`DIR` holding the SQLite store gateway.db (as serve --data)")
 	storeSpec := fs.String("store", "", "the shared store: redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (as serve --store)")
-	file := fs.String("file", "", "verify an export `file` (JSON Lines from audit export) instead of a store")
+	file := fs.String("file", "", "verify an export `file` (JSON Lines from audit export), or - for stdin, instead of a store")
 	pubkey := fs.String("pubkey", "", "Ed25519 public key `file` (PEM) that every checkpoint must be signed with")
 	format := fs.String("format", "text", "verify's output format: text or json")
 	since := fs.String("since", "", "export from the first entry at or after this `time` (RFC 3339, or a duration back from now: 24h)")
@@ -92,7 +92,7 @@ func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if err := cmp.Or(oneSource(sources, true), formatErr(*format, "text", "json")); err != nil {
 			return fail(stderr, prog, err)
 		}
-		return auditVerify(ctx, prog, *data, *storeSpec, *file, *pubkey, *format, stdout, stderr)
+		return auditVerify(ctx, prog, *data, *storeSpec, *file, *pubkey, *format, stdin, stdout, stderr)
 	case "export":
 		if f := given("file", "pubkey", "format", "audit-key"); f != "" {
 			return fail(stderr, prog, fmt.Errorf("--%s is verify's or checkpoint's, not export's", f))
@@ -179,7 +179,7 @@ func openAuditStore(ctx context.Context, data, spec string) (auditStore, error) 
 	return c, nil
 }
 
-func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format string, stdout, stderr io.Writer) int {
+func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var pub ed25519.PublicKey
 	if pubPath != "" {
 		var err error
@@ -191,11 +191,12 @@ func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format st
 	var err error
 	source := file
 	if file != "" {
-		f, oerr := os.Open(file)
+		f, name, oerr := openInput("file", file, stdin)
 		if oerr != nil {
-			return fail(stderr, prog, fmt.Errorf("%s: %w", file, errors.Unwrap(oerr)))
+			return fail(stderr, prog, oerr)
 		}
-		rep, err = auditexport.Verify(f, file, pub)
+		source = name
+		rep, err = auditexport.Verify(f, name, pub)
 		f.Close()
 	} else {
 		source = cmp.Or(data, storeurl.Redact(spec))

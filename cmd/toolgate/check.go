@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -15,13 +14,14 @@ import (
 
 func init() { commands["check"] = runCheck }
 
-// runCheck: toolgate check --grammar G.gbnf [--input FILE|-].
+// runCheck: toolgate check --grammar G.gbnf|- [--input FILE|-]; stdin is
+// one of the two.
 // Exit 0 when the whole input is a sentence of the grammar (from rule root),
 // 1 when it is not (the byte offset on stderr, as llama.cpp's gbnf-check
 // reports it), 2 for a grammar error or a usage or input error.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	grammarPath := fs.String("grammar", "", "GBNF grammar file (llama.cpp syntax, start rule root)")
+	grammarPath := fs.String("grammar", "", "GBNF grammar `file` (llama.cpp syntax, start rule root), or - for stdin when --input is a file")
 	inputPath := fs.String("input", "-", "input file, or - for stdin")
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "toolgate check: "+format+"\n", a...)
@@ -33,7 +33,10 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *grammarPath == "" || fs.NArg() > 0 {
 		return fail("usage: toolgate check --grammar G.gbnf [--input FILE|-]")
 	}
-	src, err := os.ReadFile(*grammarPath)
+	if *grammarPath == stdinPath && *inputPath == stdinPath {
+		return fail("--grammar - and --input - both name stdin; give one of them as a file")
+	}
+	src, grammarName, err := readInput("grammar", *grammarPath, stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -41,22 +44,18 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		var pe *gbnf.ParseError
 		if errors.As(err, &pe) && pe.Offset >= 0 {
-			return fail("%s:%d:%d: %s", *grammarPath, pe.Line, pe.Col, pe.Msg)
+			return fail("%s:%d:%d: %s", grammarName, pe.Line, pe.Col, pe.Msg)
 		}
-		return fail("%s: %v", *grammarPath, err)
+		return fail("%s: %v", grammarName, err)
 	}
-	in := stdin
-	if *inputPath != "-" {
-		f, err := os.Open(*inputPath)
-		if err != nil {
-			return fail("%v", err)
-		}
-		defer f.Close()
-		in = f
+	in, _, err := openInput("input", *inputPath, stdin)
+	if err != nil {
+		return fail("%v", err)
 	}
+	defer in.Close()
 	m, err := gbnf.NewMatcher(g)
 	if err != nil {
-		return fail("%s: %v", *grammarPath, err)
+		return fail("%s: %v", grammarName, err)
 	}
 	pos := newLineCounter()
 	buf := make([]byte, 64<<10)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,21 +62,29 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), append([]string{"check"}, tc.args...), strings.NewReader(tc.stdin), &stdout, &stderr)
-			if code != tc.code {
-				t.Errorf("toolgate check %v = exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr.String())
-			}
-			if !strings.Contains(stdout.String(), tc.stdout) {
-				t.Errorf("stdout = %q, want it to contain %q", stdout.String(), tc.stdout)
-			}
-			if !strings.Contains(stderr.String(), tc.stderr) {
-				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tc.stderr)
-			}
-			if tc.code != exitOK && strings.Count(stderr.String(), "\n") != 1 {
-				t.Errorf("stderr = %q, want exactly one line", stderr.String())
-			}
+			checkRun(t, append([]string{"check"}, tc.args...), strings.NewReader(tc.stdin), tc.code, tc.stdout, tc.stderr)
 		})
+	}
+}
+
+// checkRun runs toolgate args with stdin and checks its exit code, that
+// stdout and stderr contain the given substrings, and that a failure is
+// one line on stderr.
+func checkRun(t *testing.T, args []string, stdin io.Reader, wantCode int, wantStdout, wantStderr string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, stdin, &stdout, &stderr)
+	if code != wantCode {
+		t.Errorf("toolgate %v = exit %d, want %d (stderr %q)", args, code, wantCode, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), wantStdout) {
+		t.Errorf("stdout = %q, want it to contain %q", stdout.String(), wantStdout)
+	}
+	if !strings.Contains(stderr.String(), wantStderr) {
+		t.Errorf("stderr = %q, want it to contain %q", stderr.String(), wantStderr)
+	}
+	if wantCode != exitOK && strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("stderr = %q, want exactly one line", stderr.String())
 	}
 }
 

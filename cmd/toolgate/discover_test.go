@@ -116,7 +116,7 @@ func TestDiscoverScopesAndExitCodes(t *testing.T) {
 		{[]string{"discover", "--tools", bad, "x"}, "bad.jsonl:2:"},
 		{[]string{"discover", "--nope", "x"}, "flag provided but not defined"},
 		{[]string{"eval", "--tools", cat}, "--queries is required"},
-		{[]string{"eval", "--tools", cat, "--queries", "/does/not/exist"}, "cannot read queries"},
+		{[]string{"eval", "--tools", cat, "--queries", "/does/not/exist"}, "cannot read --queries"},
 		{[]string{"eval", "--tools", cat, "--queries", writeFile(t, "q.jsonl", "{}\n")}, `q.jsonl:1: missing or empty "query"`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -90,11 +89,11 @@ func openLexicon(specs []string) (*lexicon.Lexicon, error) {
 // [--backend B [--model M] [--library F] [--reformulate-below 0.3]] --format json.
 // Exit 0 when no unauthorized tool leaked, 1 when one did, 2 for usage or
 // input errors.
-func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	var src catalogSources
 	src.register(fs)
-	queriesPath := fs.String("queries", "", "JSON Lines queries file")
+	queriesPath := fs.String("queries", "", "JSON Lines queries `file`, or - for stdin")
 	k := fs.Int("k", 5, "shortlist size")
 	format := fs.String("format", "text", "output format: text, json, or html (one self-contained page)")
 	indexPath := indexFlag(fs)
@@ -147,12 +146,11 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	defer closeUpstreams()
 	snap := reg.Snapshot()
-	f, err := os.Open(*queriesPath)
+	f, name, err := openInput("queries", *queriesPath, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate eval: %s: cannot read queries: %v\n", *queriesPath, err)
-		return exitUsage
+		return fail(stderr, "toolgate eval", err)
 	}
-	qs, err := discovery.ReadQueries(f, *queriesPath)
+	qs, err := discovery.ReadQueries(f, name)
 	f.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
@@ -232,9 +230,9 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	switch *format {
 	case "html":
-		info := &report.EvalInfo{Version: versionLine(debug.ReadBuildInfo()), Catalogs: src.describe(), Queries: *queriesPath,
+		info := &report.EvalInfo{Version: versionLine(debug.ReadBuildInfo()), Catalogs: src.describe(), Queries: name,
 			Date: time.Now(), RankDepth: eopts.RankDepth}
-		if err := report.Eval(stdout, "toolgate eval: "+filepath.Base(*queriesPath), rep, info); err != nil {
+		if err := report.Eval(stdout, "toolgate eval: "+filepath.Base(name), rep, info); err != nil {
 			fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 			return exitUsage
 		}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/toolgate/toolgate/grammar"
@@ -22,7 +21,7 @@ func init() { commands["grammar"] = runGrammar }
 // runGrammar compiles a JSON Schema, or the turn envelope of selected
 // catalog tools, into a constraint artifact:
 //
-//	toolgate grammar --schema S.json [--format gbnf|openai-strict|ollama] [--strict] [--compact] [--open-objects]
+//	toolgate grammar --schema S.json|- [--format gbnf|openai-strict|ollama] [--strict] [--compact] [--open-objects]
 //	toolgate grammar --tools F [--tools F2] [--cards O]... --select a,b,c [--format gbnf|ollama] [--strict] [--compact]
 //
 // The artifact goes to stdout; each relaxation (a constraint the artifact
@@ -31,10 +30,10 @@ func init() { commands["grammar"] = runGrammar }
 // envelope), as does each tool left out of the envelope. Exit 0 on
 // success, 2 with one line on stderr for bad usage, an unreadable or
 // invalid schema, or (with --strict) a schema that needs relaxations.
-func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runGrammar(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("grammar", flag.ContinueOnError)
 	var files multiFlag
-	schemaPath := fs.String("schema", "", "JSON Schema `file` to compile (- for stdin is not supported; give a path)")
+	schemaPath := fs.String("schema", "", "JSON Schema `file` to compile, or - for stdin")
 	format := fs.String("format", "gbnf", "artifact: gbnf, openai-strict (schema only) or ollama")
 	sel := fs.String("select", "", "comma-separated tool names or IDs for the envelope")
 	strict := fs.Bool("strict", false, "fail instead of reporting relaxations")
@@ -61,7 +60,7 @@ func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	switch {
 	case *schemaPath != "" && len(files) == 0 && *sel == "" && len(cardFiles) == 0:
-		return grammarSchema(*schemaPath, *format, opts, stdout, stderr)
+		return grammarSchema(*schemaPath, stdin, *format, opts, stdout, stderr)
 	case *schemaPath == "" && len(files) > 0 && *sel != "":
 		if *format == "openai-strict" {
 			fmt.Fprintln(stderr, "toolgate grammar: --format openai-strict takes --schema; for the envelope use gbnf or ollama")
@@ -74,11 +73,11 @@ func runGrammar(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 }
 
-func grammarSchema(path, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
-	data, err := os.ReadFile(path)
+// grammarSchema compiles the schema at path, or on stdin for "-".
+func grammarSchema(path string, stdin io.Reader, format string, opts *grammar.Options, stdout, stderr io.Writer) int {
+	data, path, err := readInput("schema", path, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolgate grammar: %v\n", err)
-		return exitUsage
+		return fail(stderr, "toolgate grammar", err)
 	}
 	switch format {
 	case "gbnf":

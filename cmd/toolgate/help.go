@@ -37,11 +37,12 @@ var helps = map[string]cli.Usage{
 		Examples: []string{`toolgate lint --tools github=mcp-server-github.json --skip missing-aliases`},
 	},
 	"grammar": {
-		Synopsis: `toolgate grammar --schema S.json [--format gbnf|openai-strict|ollama]` + "\n       " +
+		Synopsis: `toolgate grammar --schema S.json|- [--format gbnf|openai-strict|ollama]` + "\n       " +
 			`toolgate grammar --tools F [--cards O]... --select a,b,c [--format gbnf|ollama]`,
 		Summary: "Compile a JSON Schema, or the turn envelope of selected catalog tools, into a GBNF grammar or a structured-output spec; relaxations go to stderr.",
 		Examples: []string{
 			`toolgate grammar --schema args.json --format openai-strict`,
+			`echo '{"type":"object"}' | toolgate grammar --schema -`,
 			`toolgate grammar --tools bank.jsonl --select get_balance,transfer_funds > turn.gbnf`,
 		},
 	},
@@ -82,9 +83,17 @@ var helps = map[string]cli.Usage{
 }
 
 // parseFlags parses a command's flags with its entry in helps (see
-// [cli.ParseFlags]): ok means go on, else code is the exit code.
+// [cli.ParseFlags]) and refuses "-" (stdin) for a flag that names a file
+// stdin cannot stand for ([stdinRefused]): ok means go on, else code is
+// the exit code.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
-	return cli.ParseFlags("toolgate", fs, helps[fs.Name()], args, stdout, stderr)
+	if code, ok := cli.ParseFlags("toolgate", fs, helps[fs.Name()], args, stdout, stderr); !ok {
+		return code, false
+	}
+	if err := stdinRefused(fs); err != nil {
+		return fail(stderr, "toolgate "+fs.Name(), err), false
+	}
+	return exitOK, true
 }
 
 // fail writes err as the one-line reason of a usage or input error,

@@ -6,7 +6,7 @@
 //	toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 5] [--format json] "request"
 //	toolgate eval     --tools F --queries Q [--k 5] --format json
 //	toolgate lint     --tools F
-//	toolgate grammar  --schema S.json [--format gbnf|openai-strict|ollama]
+//	toolgate grammar  --schema S.json|- [--format gbnf|openai-strict|ollama]
 //	toolgate grammar  --tools F --select a,b,c
 //	toolgate check    --grammar G.gbnf [--input FILE|-]
 //	toolgate mcp serve --tools F --principal P --tenant T [--scopes a,b]
@@ -14,6 +14,11 @@
 //	toolgate audit export (--data DIR | --store URL) [--since T] [--tenant T]
 //	toolgate help [CMD] | toolgate CMD --help
 //	toolgate version
+//
+// A flag that reads one input whole (grammar --schema, eval --queries,
+// check --grammar and --input, audit verify --file) takes "-" for stdin,
+// and its errors then name "stdin"; a flag whose file stdin cannot stand
+// for (a catalog, an overlay, a store) refuses "-" by name.
 //
 // Help is an answer, not an error: "toolgate help", "toolgate --help" and
 // "toolgate CMD --help" (or -h) print usage with every flag and an example
