@@ -225,7 +225,13 @@ type Candidate struct {
 type Shortlist struct {
 	// Query is the request as given.
 	Query string
-	// Candidates are the best authorized tools, best first, at most K.
+	// Candidates are the best authorized tools, best first, at most K,
+	// and only tools the request gave evidence for: a word, an identifier
+	// or a translation matched in the card, or a positive cosine of the
+	// vectors. A request that matches fewer than K tools gets fewer; one
+	// that matches none (only emoji, control bytes or stop words) gets
+	// none, with [Shortlist.Confidence] 0, rather than K tools in ID
+	// order. With [Options.Model], the model's ranking is evidence too.
 	Candidates []Candidate
 	// Confidence estimates, in [0,1], the probability that the first
 	// candidate is a right tool (calibrated on the public datasets).
@@ -412,9 +418,10 @@ func (d *Discoverer) Index(ctx context.Context, snap *tools.Snapshot) (*Index, e
 	return x, nil
 }
 
-// Shortlist ranks the tools of view for req and returns the best K. Only
-// tools the view authorizes are ever scored, so nothing unauthorized can be
-// returned. It builds the index on first use of a snapshot; the error is
+// Shortlist ranks the tools of view for req and returns the best K, or
+// fewer: only tools the request gave evidence for, none when it matches
+// nothing ([Shortlist.Candidates]). Only tools the view authorizes are
+// ever scored, so nothing unauthorized can be returned. It builds the index on first use of a snapshot; the error is
 // the build's (an embedder failure) or the context's.
 func (d *Discoverer) Shortlist(ctx context.Context, view *tools.View, req Request) (*Shortlist, error) {
 	sl := new(Shortlist)

@@ -74,6 +74,12 @@
 // within its timeout is answered by the built-in ranking alone
 // ([Shortlist.Model], toolgate_discovery_model_queries_total).
 //
+// A shortlist holds only tools the request gave evidence for (a matched
+// word, identifier or translation, a positive cosine): a request that
+// matches two tools gets two, one that matches nothing gets none and
+// confidence 0 ([Shortlist.Candidates]), so that a caller can say so
+// instead of showing a model arbitrary tools.
+//
 // Ranking is deterministic: the same snapshot, view and request give the
 // same shortlist (ties are broken by tool ID); with [Options.Model], given
 // the same [Shortlist.Model] outcome. The clock is injected and

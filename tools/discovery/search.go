@@ -539,6 +539,9 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	var agree bool
 	res.top, agree = d.fuse(s, lex, dense, res.top, max(k, 2))
 	res.confidence = confidence(res.top, agree, len(lex) == 0)
+	if res.top = s.withEvidence(res.top); len(res.top) == 0 {
+		res.confidence = 0
+	}
 	if len(res.top) > k {
 		res.top = res.top[:k]
 	}
@@ -928,14 +931,34 @@ func (x *Index) fillDense(s *scratch, b []uint64, top []fusedScore, k int) []fus
 	sortScored(fill)
 	last, hi := top[len(top)-1].score, fill[0].score
 	for _, c := range fill {
-		f := fusedScore{doc: c.doc}
-		if hi > 0 && c.score > 0 {
-			f.dense = c.score / hi
-			f.score = last * f.dense
+		if c.score <= 0 {
+			break // no evidence: it does not pad the shortlist
 		}
+		f := fusedScore{doc: c.doc, dense: c.score / hi}
+		f.score = last * f.dense
 		top = append(top, f)
 	}
 	return top
+}
+
+// withEvidence drops from top, in place, the tools the request gave no
+// evidence for: no lexical score (no word, identifier or translation of
+// the request matched the card) and no positive cosine, or a fused score
+// of 0 (the lowest cosine of the dense pool, no word matched: nothing in
+// its favour beside the others). Fusion ranks every tool of its pools,
+// so such a tool can still rank (an exact scan of a request whose vector
+// is zero, RRF's rank share): it would pad the shortlist with tools in ID
+// order. A tool with evidence keeps its place. With poolSize cosines in
+// the pool, the lowest one ranks in a shortlist only in a view of a few
+// tools.
+func (s *scratch) withEvidence(top []fusedScore) []fusedScore {
+	kept := top[:0]
+	for _, f := range top {
+		if s.acc[f.doc] > 0 || (s.fIn[f.doc]&denseEvidence != 0 && f.score > 0) {
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }
 
 // fusedScore is one tool in the fused ranking.
@@ -948,13 +971,16 @@ type fusedScore struct {
 
 func (a fusedScore) better(b fusedScore) bool { return ahead(a.score, a.doc, b.score, b.doc) }
 
+// The bits of scratch.fIn: the tool is in the lexical pool, in the dense
+// pool, and its cosine is positive (evidence, see withEvidence).
+const inLex, inDense, denseEvidence = 1, 2, 4
+
 // fuse combines the two pools and appends the n best of the combined
 // ranking to dst, best first (topFused's order); it also reports whether
 // both pools have the same best tool. Both sides are normalised to
 // [0,1]: the lexical score by the query's best, the dense cosine min-max
 // over its pool. RRF needs both pools sorted.
 func (d *Discoverer) fuse(s *scratch, lex, dense []scored, dst []fusedScore, n int) ([]fusedScore, bool) {
-	const inLex, inDense = 1, 2
 	mark := func(doc uint32, bit uint8) {
 		if s.fIn[doc] == 0 {
 			s.fDocs = append(s.fDocs, doc)
@@ -993,6 +1019,9 @@ func (d *Discoverer) fuse(s *scratch, lex, dense []scored, dst []fusedScore, n i
 		}
 		for _, c := range dense {
 			mark(c.doc, inDense)
+			if c.score > 0 {
+				s.fIn[c.doc] |= denseEvidence
+			}
 			if hi > lo {
 				// The built-in max is [math.Max] here (no NaN, and +0 over
 				// -0 alike), inlined.
