@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -58,7 +59,10 @@ type discoveredCandidate struct {
 }
 
 // runDiscover: toolgate discover --tools F [--tools F2] [--scopes a,b] [--k 5] [--format json] "request".
-// Exit 0 with candidates, 1 when nothing matched, 2 for usage or input errors.
+// Exit 0 with candidates, 2 for usage or input errors, 1 when nothing
+// matched: the output is still printed (no candidates), and one line on
+// stderr says so. The shortlist holds only tools the request matched, so
+// it may be shorter than --k.
 func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate discover"
 	fs, src := catalogFlagSet("discover")
@@ -144,7 +148,9 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "RANK\tTOOL\tSCORE\tSUMMARY\n")
+		if len(sl.Candidates) > 0 {
+			fmt.Fprintf(tw, "RANK\tTOOL\tSCORE\tSUMMARY\n")
+		}
 		for i, c := range sl.Candidates {
 			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", i+1, termtext.Line(c.Tool.ID), c.Score, truncate(termtext.Line(c.Tool.Card.Summary), 70))
 		}
@@ -160,9 +166,23 @@ func runDiscover(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		fmt.Fprintln(stdout)
 	}
 	if len(sl.Candidates) == 0 {
+		if snap.Len() > 0 { // else the catalog's warning said why
+			fmt.Fprintf(stderr, "%s: %s\n", prog, noMatch(sl))
+		}
 		return exitNegative
 	}
 	return exitOK
+}
+
+// noMatch is the reason a shortlist is empty, for stderr: the caller may
+// use no tool, or the request matched none of those it may use (no word,
+// identifier or n-gram in common: [discovery.Shortlist.Candidates]).
+func noMatch(sl *discovery.Shortlist) string {
+	if sl.Authorized == 0 {
+		return "no tool matches: the caller may use none of the catalog's tools (see --scopes)"
+	}
+	return fmt.Sprintf("no tool matches %s among the %d authorized tools: rephrase it with what the tool should do",
+		strconv.Quote(sl.Query), sl.Authorized)
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

@@ -18,7 +18,7 @@ import (
 var helps = map[string]cli.Usage{
 	"discover": {
 		Synopsis: `toolgate discover --tools F [--tools F2] [--cards O]... [--scopes a,b] [--k 5] [--embed-model M [--embed-url URL]] [--format json] "request"`,
-		Summary:  "Shortlist the tools a request needs from catalog files or upstream MCP servers, as the model would be shown them.",
+		Summary:  "Shortlist the tools a request needs from catalog files or upstream MCP servers, as the model would be shown them: at most --k, only tools the request matched; exit 1 with none.",
 		Examples: []string{
 			`toolgate discover --tools github=mcp-server-github.json --scopes repo:read --k 3 "close issue #42"`,
 			`toolgate discover --mcp "npx -y @modelcontextprotocol/server-memory" --format json "remember my name"`,

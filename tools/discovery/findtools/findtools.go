@@ -127,7 +127,8 @@ type Options struct {
 // Result is what a find_tools query found.
 type Result struct {
 	// Tools are the tools found, best first (for a search) or in the order
-	// named (for select:), each once. All are in the view.
+	// named (for select:), each once. All are in the view. A search that
+	// matched nothing finds none ([Answer] then says to rephrase).
 	Tools []*tools.Tool
 	// Selected reports a select: query.
 	Selected bool
@@ -239,10 +240,20 @@ type Found struct {
 	Irreversible bool   `json:"irreversible,omitempty"`
 }
 
+// NoMatchNote is the note of a search that found no tool: the request
+// matched no tool the caller may use ([discovery.Shortlist.Candidates]),
+// and the model is told to rephrase rather than left to guess.
+const NoMatchNote = "No tool matches this query. Rephrase it: say in other words what you need to do " +
+	"(the action and what it acts on), or answer without a tool."
+
 // Answer renders found tools as the tool's result:
 // {"tools":[{"name","summary","read_only"?,"irreversible"?}],"missing"?,"note"?}.
-// name gives the name the caller is to call each tool by.
+// name gives the name the caller is to call each tool by. A search that
+// found nothing gets [NoMatchNote] as its note instead of note.
 func Answer(res *Result, name func(*tools.Tool) string, note string) string {
+	if !res.Selected && len(res.Tools) == 0 {
+		note = NoMatchNote
+	}
 	out := struct {
 		Tools   []Found  `json:"tools"`
 		Missing []string `json:"missing,omitempty"`

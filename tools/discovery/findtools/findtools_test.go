@@ -168,9 +168,39 @@ func TestAnswer(t *testing.T) {
 	if got != want {
 		t.Errorf("Answer = %s\nwant     %s", got, want)
 	}
-	if got := findtools.Answer(&findtools.Result{}, nil, ""); got != `{"tools":[]}` {
-		t.Errorf("Answer of nothing = %s, want {\"tools\":[]}", got)
+	if got := findtools.Answer(&findtools.Result{Selected: true}, nil, ""); got != `{"tools":[]}` {
+		t.Errorf("Answer of an empty select: = %s, want {\"tools\":[]}", got)
 	}
+}
+
+// TestSearchMatchingNothing: a search whose words match no tool finds
+// none, and the answer tells the model to rephrase.
+func TestSearchMatchingNothing(t *testing.T) {
+	view := catalog(t).Snapshot().Authorize(teller)
+	disc, err := discovery.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, query := range []string{"😀😀 🎉", "the of and"} {
+		t.Run(query, func(t *testing.T) {
+			res, err := findtools.Search(t.Context(), disc, view, query, &findtools.Options{K: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := findtools.Answer(res, func(t *tools.Tool) string { return t.ID }, "found tools can be called next")
+			want := `{"tools":[],"note":` + string(must(json.Marshal(findtools.NoMatchNote))) + `}`
+			if got != want {
+				t.Errorf("Answer(Search(%q)) = %s\nwant %s", query, got, want)
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func TestSchemaIsStrict(t *testing.T) {
