@@ -156,7 +156,7 @@ func runCards(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "hash", "check":
 		return runCardsHash(ctx, args[0], args[1:], stdout, stderr)
 	case "learn":
-		return runCardsLearn(ctx, args[1:], stdout, stderr)
+		return runCardsLearn(ctx, args[1:], stdin, stdout, stderr)
 	case "suggest":
 		return runCardsSuggest(ctx, args[1:], stdout, stderr)
 	}

@@ -33,10 +33,10 @@ func init() {
 
 const logUsage = `usage: toolgate log [misses] --log FILE [--tenant T] [--format text|json]`
 
-// runLog: toolgate log misses --log FILE. It lists, per tool, the requests
+// runLog: toolgate log misses --log FILE|- (- for JSON Lines on stdin). It lists, per tool, the requests
 // whose first shortlist lacked the tool finally called. Exit 0 with none,
 // 1 with misses, 2 for usage or input errors.
-func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runLog(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate log misses"
 	if len(args) == 0 || (args[0] != "misses" && !strings.HasPrefix(args[0], "-")) {
 		fmt.Fprintln(stderr, logUsage)
@@ -46,7 +46,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		args = args[1:]
 	}
 	fs := flag.NewFlagSet("log", flag.ContinueOnError)
-	logPath := fs.String("log", "", "discovery log `file`: JSON Lines (discovery.JSONLog) or SQLite (discovery.SQLLog)")
+	logPath := fs.String("log", "", "discovery log `file`: JSON Lines (discovery.JSONLog) or SQLite (discovery.SQLLog); - reads JSON Lines from stdin")
 	tenant := fs.String("tenant", "", "only this tenant's misses")
 	format := fs.String("format", "text", "output format: text or json")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -55,7 +55,7 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err := cmp.Or(flagsErr(fs, "log"), formatErr(*format, "text", "json")); err != nil {
 		return fail(stderr, prog, err)
 	}
-	rep, err := readMisses(ctx, *logPath, *tenant, stderr, prog)
+	rep, err := readMisses(ctx, *logPath, stdin, *tenant, stderr, prog)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -96,8 +96,8 @@ func runLog(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 // readMisses reads a JSON Lines or SQLite discovery log (told apart by the
 // SQLite header) and links its calls to their requests, keeping one
 // tenant's when tenant is set. Warnings go to stderr, prefixed by prog.
-func readMisses(ctx context.Context, path, tenant string, stderr io.Writer, prog string) (*discovery.MissReport, error) {
-	entries, err := readLog(ctx, path, stderr, prog)
+func readMisses(ctx context.Context, path string, stdin io.Reader, tenant string, stderr io.Writer, prog string) (*discovery.MissReport, error) {
+	entries, err := readLog(ctx, path, stdin, stderr, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,17 @@ func readMisses(ctx context.Context, path, tenant string, stderr io.Writer, prog
 	return discovery.Misses(entries), nil
 }
 
-func readLog(ctx context.Context, path string, stderr io.Writer, prog string) ([]discovery.Entry, error) {
+// readLog reads the log at path; "-" is a JSON Lines log on stdin (a
+// SQLite database is read by path).
+func readLog(ctx context.Context, path string, stdin io.Reader, stderr io.Writer, prog string) ([]discovery.Entry, error) {
+	if path == stdinPath {
+		head := make([]byte, 16)
+		n, _ := io.ReadFull(stdin, head)
+		if bytes.Equal(head[:n], []byte("SQLite format 3\x00")) {
+			return nil, fmt.Errorf("%s: a SQLite log is read by path: give --log FILE", stdinName)
+		}
+		return readJSONLog(io.MultiReader(bytes.NewReader(head[:n]), stdin), stdinName, stderr, prog)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
@@ -144,25 +154,31 @@ func readLog(ctx context.Context, path string, stderr io.Writer, prog string) ([
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	entries, torn, err := discovery.ReadJSONLog(f, path)
+	return readJSONLog(f, path, stderr, prog)
+}
+
+// readJSONLog reads a JSON Lines log named name from r, warning on stderr
+// about the torn lines it skips.
+func readJSONLog(r io.Reader, name string, stderr io.Writer, prog string) ([]discovery.Entry, error) {
+	entries, torn, err := discovery.ReadJSONLog(r, name)
 	if err != nil {
 		return nil, err
 	}
 	if n := len(torn); n > 0 {
-		fmt.Fprintf(stderr, "%s: warning: %s:%d: not a JSON value (a write cut short by a crash, or still in progress); %d such lines skipped\n", prog, path, torn[0], n)
+		fmt.Fprintf(stderr, "%s: warning: %s:%d: not a JSON value (a write cut short by a crash, or still in progress); %d such lines skipped\n", prog, name, torn[0], n)
 	}
 	return entries, nil
 }
 
-// runCardsLearn: toolgate cards learn --tools F --log FILE [--tenant T]
+// runCardsLearn: toolgate cards learn --tools F --log FILE|- [--tenant T]
 // [--min-principals 3] [--max-per-principal 3] [--out FILE]. It writes the
 // proposed overlay (stdout by default) for a person to review; nothing is
 // applied. Exit 0 with a proposal, 1 with nothing to propose, 2 for usage
 // or input errors.
-func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runCardsLearn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const prog = "toolgate cards learn"
 	fs, src := catalogFlagSet("cards learn")
-	logPath := fs.String("log", "", "discovery log `file` (JSON Lines or SQLite)")
+	logPath := fs.String("log", "", "discovery log `file` (JSON Lines or SQLite); - reads JSON Lines from stdin")
 	tenant := fs.String("tenant", "", "the tenant to learn for (required when the log holds several)")
 	minPrincipals := fs.Int("min-principals", 3, "distinct principals a request's wording needs before it is proposed")
 	perPrincipal := fs.Int("max-per-principal", 3, "requests one principal contributes per tool")
@@ -181,7 +197,7 @@ func runCardsLearn(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitUsage
 	}
 	defer closeUpstreams()
-	rep, err := readMisses(ctx, *logPath, *tenant, stderr, prog)
+	rep, err := readMisses(ctx, *logPath, stdin, *tenant, stderr, prog)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

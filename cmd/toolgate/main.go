@@ -16,7 +16,8 @@
 //	toolgate version
 //
 // A flag that reads one input whole (grammar --schema, eval --queries,
-// check --grammar and --input, audit verify --file) takes "-" for stdin,
+// check --grammar and --input, audit verify --file, a JSON Lines --log)
+// takes "-" for stdin,
 // and its errors then name "stdin"; a flag whose file stdin cannot stand
 // for (a catalog, an overlay, a store) refuses "-" by name.
 //

@@ -70,7 +70,6 @@ var fileOnlyFlags = map[string]string{
 	"index":         "the index is a file written and read again",
 	"discovery-log": "the log is a file appended to",
 	"embed-cache":   "the cache is a directory",
-	"log":           "a discovery log may be SQLite, which is read by path",
 	"out":           "the overlay is a file written",
 	"pins":          "the lock is a file",
 	"tokens":        "the token file is read by path",

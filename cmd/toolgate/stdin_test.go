@@ -43,6 +43,8 @@ func TestStdinInputs(t *testing.T) {
 		{"check grammar error", []string{"check", "--grammar", "-", "--input", input}, strings.NewReader("root ::= \"a\"\nx ::= ("), exitUsage, "", "toolgate check: stdin:2:8: "},
 		{"check grammar and input", []string{"check", "--grammar", "-"}, strings.NewReader(`root ::= "a"`), exitUsage, "", "--grammar - and --input - both name stdin"},
 		{"check input", []string{"check", "--grammar", gbnfFile, "--input", "-"}, strings.NewReader("b"), exitNegative, "", "rejected at byte 0"},
+		{"log misses", []string{"log", "misses", "--log", "-"}, strings.NewReader(`{"time":"2026-01-02T03:04:05Z","query":"x"}` + "\n{\n"), exitOK, "", "toolgate log misses: warning: stdin:2: not a JSON value"},
+		{"log misses sqlite", []string{"log", "misses", "--log", "-"}, strings.NewReader("SQLite format 3\x00..."), exitUsage, "", "toolgate log misses: stdin: a SQLite log is read by path"},
 		{"audit verify file", []string{"audit", "verify", "--file", "-"}, strings.NewReader(""), exitUsage, "", "toolgate audit verify: stdin: "},
 	}
 	for _, tc := range tests {
@@ -70,7 +72,6 @@ func TestStdinRefused(t *testing.T) {
 		{"eval index", []string{"eval", "--tools", catalog, "--queries", queries, "--index", "-"}, "toolgate eval: --index -: not stdin: "},
 		{"grammar tools", []string{"grammar", "--tools", "-", "--select", "create_issue"}, "toolgate grammar: --tools -: not stdin: "},
 		{"lint tools", []string{"lint", "--tools", "-"}, "toolgate lint: --tools -: not stdin: "},
-		{"log misses", []string{"log", "misses", "--log", "-"}, "--log -: not stdin: "},
 		{"serve tokens", []string{"serve", "--tools", catalog, "--tokens", "-"}, "toolgate serve: --tokens -: not stdin: "},
 		{"mcp serve config", []string{"mcp", "serve", "--mcp-config", "-", "--principal", "p", "--tenant", "t"}, "--mcp-config -: not stdin: "},
 		{"audit pubkey", []string{"audit", "verify", "--file", queries, "--pubkey", "-"}, "toolgate audit: --pubkey -: not stdin: "},
