@@ -26,9 +26,10 @@ func (r *countingReformulator) Reformulate(_ context.Context, q string) (string,
 
 // TestTurnMatchingNoTool: a request that matches no tool still gets its
 // reformulation, and the step's constraint compiles with no tool in it,
-// offering the model only answer and find_tools.
+// offering the model only answer and find_tools (in native mode, the
+// find_tools tool alone).
 func TestTurnMatchingNoTool(t *testing.T) {
-	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar} {
+	for _, mode := range []llm.Mode{llm.ModeEnvelope, llm.ModeGrammar, llm.ModeNative} {
 		t.Run(mode.String(), func(t *testing.T) {
 			reg := catalogtest.Registry(t, realMCPTools(t)...)
 			gw, _ := runtimetest.Stack(t, reg, nil)
@@ -53,7 +54,10 @@ func TestTurnMatchingNoTool(t *testing.T) {
 				t.Errorf("reformulated %q, want the request once", ref.queries)
 			}
 			req := model.Requests()[0]
-			if got := shownTools(req); len(got) != 0 {
+			switch got := shownTools(req); {
+			case mode == llm.ModeNative && (len(got) != 1 || got[0] != runtime.FindToolsName):
+				t.Errorf("tools shown = %v, want only %s", got, runtime.FindToolsName)
+			case mode != llm.ModeNative && len(got) != 0:
 				t.Errorf("tools shown = %v, want none (find_tools is an action of the envelope)", got)
 			}
 			switch mode {
