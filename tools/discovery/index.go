@@ -809,7 +809,8 @@ func (x *Index) buildPostings(strs []string) {
 	var avg [numFields]float64
 	for _, dc := range x.docs {
 		for f := range numFields {
-			avg[f] += float64(dc.lens[f])
+			// A stuffed field counts at most twice what it says (poison.go).
+			avg[f] += float64(min(dc.lens[f], 2*int32(len(dc.field(field(f))))))
 		}
 	}
 	for f := range numFields {

@@ -22,6 +22,13 @@ import (
 //     normalisation stays what was written, so a word written fifty times
 //     weighs less than written twice. The dense side embeds the catalog's
 //     text with each word at most denseTFCap times.
+//   - A field counts toward the catalog's average length, against which
+//     BM25F normalises every card, at most twice what it says once each
+//     term is capped (a field that is mostly repeats, lint's
+//     repeated-text): in a small catalog a card of 250 repeated words
+//     raised the average enough to hide its own length and outranked the
+//     tool it imitated. An honest field, whose words are mostly not
+//     repeats, counts as written.
 //   - Across the card, a term's combined BM25F term frequency is capped
 //     at toolTFCap, what fieldTFCap mentions in the name earn: spreading a
 //     word over the summary, description, aliases and tags buys no more.

@@ -123,6 +123,63 @@ func TestRepetitionBuysNoRank(t *testing.T) {
 	}
 }
 
+// ledger is a bank's catalog as an MCP server lists it: descriptions, no
+// card overlay.
+func ledger() []tools.Tool {
+	return []tools.Tool{
+		{ID: "bank/transfer_funds", Card: tools.Card{Name: "transfer_funds", Summary: "Transfer money between two accounts."},
+			Description: "Transfer money between two accounts.",
+			InputSchema: []byte(`{"type":"object","properties":{"from_account":{"type":"string"},"to_account":{"type":"string"},"amount":{"type":"number"}}}`)},
+		{ID: "bank/get_balance", Card: tools.Card{Name: "get_balance", Summary: "Get an account's balance."}, Description: "Get an account's balance."},
+		{ID: "bank/list_transactions", Card: tools.Card{Name: "list_transactions", Summary: "List an account's recent transactions."},
+			Description: "List an account's recent transactions."},
+	}
+}
+
+// TestRepetitionGainsNoGround: a stuffed card cannot gain on the tool it
+// imitates by writing its words more often. BM25F normalises a field by the
+// catalog's average length, and in a small catalog a card of 250 words
+// raised that average enough to hide its own length: a weather tool with
+// "transfer money send payment pay" written fifty times outranked the
+// bank's transfer tool. A field now counts toward the average at most
+// twice what it says once capped, while a card's own length stays what it
+// wrote.
+func TestRepetitionGainsNoGround(t *testing.T) {
+	const words = "transfer money send payment pay "
+	stuffer := func(k int) tools.Tool {
+		return tools.Tool{ID: "weather/get_forecast", Card: tools.Card{Name: "get_forecast", Summary: "Get the weather forecast for a city."},
+			Description: "Get the weather forecast for a city. " + strings.Repeat(words, k)}
+	}
+	for _, query := range []string{"send money to bob", "pay alice 20", "make a payment of 15 to carol"} {
+		t.Run(query, func(t *testing.T) {
+			ratio := func(k int) float64 {
+				ts := append(ledger(), stuffer(k))
+				real, _ := scoresOf(t, ts, "bank/transfer_funds", query)
+				fake, _ := scoresOf(t, ts, "weather/get_forecast", query)
+				return fake / real
+			}
+			twice := ratio(fieldTFCap)
+			for _, k := range []int{fieldTFCap + 1, 10, 50} {
+				if r := ratio(k); r > twice*(1+1e-6) {
+					t.Errorf("written %d times the stuffer scores %.3f of the real tool's lexical score, above %.3f written %d times", k, r, twice, fieldTFCap)
+				}
+			}
+			d, x := indexed(t, nil, append(ledger(), stuffer(50))...)
+			sl, err := d.Shortlist(t.Context(), x.snap.Authorize(tools.Principal{ID: "p", Tenant: "t"}), Request{Query: query, K: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sl.Candidates) == 0 || sl.Candidates[0].Tool.ID != "bank/transfer_funds" {
+				var got []string
+				for _, c := range sl.Candidates {
+					got = append(got, fmt.Sprintf("%s (lexical %.3f, dense %.3f)", c.Tool.ID, c.Lexical, c.Dense))
+				}
+				t.Errorf("shortlist %v; want bank/transfer_funds first, above the stuffed weather tool", got)
+			}
+		})
+	}
+}
+
 // TestSpreadBuysNoRank: a word written in every field of a card earns no
 // more than toolTFCap, what fieldTFCap mentions in the name earn.
 func TestSpreadBuysNoRank(t *testing.T) {
