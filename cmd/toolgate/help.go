@@ -33,7 +33,7 @@ var helps = map[string]cli.Usage{
 	},
 	"lint": {
 		Synopsis: `toolgate lint --tools F [--tools F2] [--cards O]... [--skip kinds] [--k 5] [--max-tokens 50] [--duplicate-threshold 0.8] [--all] [--format text|json|html]`,
-		Summary:  "Check capability cards for near duplicates, missing aliases or not_for, cards over budget, tools discovery cannot find, and poisoning (another server's tool named, repeated text, alias floods, long descriptions); exit 1 with findings.",
+		Summary:  "Check capability cards for near duplicates, missing aliases or not_for, cards over budget, tools discovery cannot find, and poisoning (another server's tool named, repeated text, alias floods, long descriptions, instructions aimed at the model); exit 1 with findings.",
 		Examples: []string{`toolgate lint --tools github=mcp-server-github.json --skip missing-aliases`},
 	},
 	"grammar": {

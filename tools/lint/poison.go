@@ -14,8 +14,8 @@ import (
 const repeatCap = 2
 
 // poisoning returns the findings of the catalog-poisoning kinds that skip
-// does not leave out: names-other-tool, repeated-text, alias-flood and
-// long-text, by tool in snap's order.
+// does not leave out: names-other-tool, repeated-text, alias-flood,
+// long-text and instructions, by tool in snap's order.
 func poisoning(snap *tools.Snapshot, o Options, skip func(Kind) bool) ([]Finding, error) {
 	var out []Finding
 	var named [][]string
@@ -47,6 +47,9 @@ func poisoning(snap *tools.Snapshot, o Options, skip func(Kind) bool) ([]Finding
 				out = append(out, Finding{Tool: t.ID, Kind: LongText, Tokens: n,
 					Message: fmt.Sprintf("description is %d tokens, over %d: a model reads it on every turn that shortlists the tool; cut it to what the tool does", n, o.MaxTextTokens)})
 			}
+		}
+		if !skip(Instructions) {
+			out = append(out, instructions(t)...)
 		}
 	}
 	return out, nil
