@@ -86,6 +86,11 @@ var instructionRules = []instructionRule{
 		{gap: 6, words: "etc"},
 		{gap: 1, words: "passwd shadow"},
 	}},
+	{"secret", "asks for a secret file", []slot{ // an MCP client's server list, with its keys: ~/.cursor/mcp.json
+		{words: "read cat open include pass send attach upload copy provide forward access get fetch load print output"},
+		{gap: 6, words: "mcp"},
+		{gap: 1, words: "json"},
+	}},
 	{"secret", "asks for secrets", []slot{
 		{words: "read include pass send attach upload forward provide leak exfiltrate reveal share copy"},
 		{gap: 3, words: "credentials passwords secrets api_keys private_key private_keys cookies"},
