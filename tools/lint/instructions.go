@@ -27,17 +27,17 @@ import (
 // path must be absolute"; none of those is a rule.
 var instructionRules = []instructionRule{
 	{"override", "tells the model to drop its instructions", []slot{
-		{words: "ignore disregard forget override bypass skip"},
-		{gap: 4, words: "previous prior above earlier preceding former original system developer other all any"},
-		{gap: 3, words: "instruction* direction* prompt* guideline* rules"},
+		{words: "ignore disregard forget override bypass"},
+		{gap: 4, words: "previous prior above earlier preceding former original other all any"},
+		{gap: 3, words: "instruction* direction* prompt* guideline*"},
 	}},
 	{"override", "tells the model to drop its instructions", []slot{ // Spanish: "ignora las instrucciones anteriores"
 		{words: "ignora ignore ignorar ignoren olvida olvide olvidar olviden omite descarta"},
-		{gap: 4, words: "instrucciones indicaciones directrices reglas"},
+		{gap: 4, words: "instrucciones indicaciones directrices"},
 	}},
 	{"override", "tells the model to drop its instructions", []slot{ // Polish: "zignoruj poprzednie instrukcje"
 		{words: "zignoruj ignoruj zapomnij pomin odrzuc"},
-		{gap: 4, words: "instrukcj* polecen* wytyczn* zasady regul*"},
+		{gap: 4, words: "instrukcj* polecen* wytyczn*"},
 	}},
 	{"secrecy", "asks the model to keep something from the user", []slot{
 		{words: "do dont never"},
