@@ -52,3 +52,18 @@ func BenchmarkEmbedCard(b *testing.B) {
 		e.EmbedTo(dst, card)
 	}
 }
+
+// BenchmarkEmbedNonZero measures the discovery query path: a request's
+// non-zero dimensions into reused slices, its words in the cache.
+func BenchmarkEmbedNonZero(b *testing.B) {
+	e := New(nil)
+	dims, vals := make([]int32, 0, e.Dim()), make([]float32, 0, e.Dim())
+	for _, q := range benchQueries {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				dims, vals = e.EmbedNonZero(dims[:0], vals[:0], q.text)
+			}
+		})
+	}
+}

@@ -374,7 +374,7 @@ func (f Feature) bucket(mask uint64) (uint64, float32) {
 // no reference to text, which the caller may then overwrite.
 func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]int32, []float32) {
 	sc := e.scratchers.Get().(*scratch)
-	dims, vals = e.nonZero(sc, dims, vals, e.distinct(sc, text))
+	dims, vals = e.nonZero(sc, dims, vals, e.rawFeatures(sc, text))
 	e.scratchers.Put(sc)
 	return dims, vals
 }
@@ -387,28 +387,32 @@ func (e *Embedder) EmbedNonZero(dims []int32, vals []float32, text string) ([]in
 func (e *Embedder) EmbedTokensNonZero(dims []int32, vals []float32, toks []string, lang analysis.Lang) ([]int32, []float32) {
 	sc := e.scratchers.Get().(*scratch)
 	sc.raw = e.tokensFeatures(sc, sc.raw[:0], toks, lang)
-	sc.merged = sc.table.merge(sc.merged[:0], sc.raw)
-	dims, vals = e.nonZero(sc, dims, vals, sc.merged)
+	dims, vals = e.nonZero(sc, dims, vals, sc.raw)
 	e.scratchers.Put(sc)
 	return dims, vals
 }
 
 // nonZero appends the non-zero dimensions of the unit vector of the
-// distinct features fs, ascending, to dims and their values to vals.
-func (e *Embedder) nonZero(sc *scratch, dims []int32, vals []float32, fs []Feature) ([]int32, []float32) {
+// features raw (with repeats), ascending, to dims and their values to
+// vals. Each distinct feature is added to its dimension as the
+// table's merge would emit it, with no slice of them in between.
+func (e *Embedder) nonZero(sc *scratch, dims []int32, vals []float32, raw []Feature) ([]int32, []float32) {
 	if len(sc.dense) != e.dim {
 		sc.dense = make([]float32, e.dim)
 		sc.used = make([]uint64, (e.dim+63)/64)
 	}
 	dense, used := sc.dense, sc.used
-	mask := uint64(e.dim - 1)
-	for _, f := range fs {
-		b, v := f.bucket(mask)
-		dense[b] += v
-		used[b/64] |= 1 << (b % 64)
-	}
+	sc.table.sum(raw, uint64(e.dim-1), dense, used)
 	// The same sums as EmbedTo's, in the same order: its zeros add nothing.
-	start := len(vals)
+	// Room for every dimension touched is made once, not an append each.
+	n := 0
+	for _, word := range used {
+		n += bits.OnesCount64(word)
+	}
+	d0, start := len(dims), len(vals)
+	dims, vals = slices.Grow(dims, n)[:d0+n], slices.Grow(vals, n)[:start+n]
+	outD, outV := dims[d0:], vals[start:]
+	k := 0
 	var norm float64
 	for w, word := range used {
 		for word != 0 {
@@ -416,13 +420,14 @@ func (e *Embedder) nonZero(sc *scratch, dims []int32, vals []float32, fs []Featu
 			word &= word - 1
 			if v := dense[b]; v != 0 {
 				norm += float64(v) * float64(v)
-				dims = append(dims, int32(b))
-				vals = append(vals, v)
+				outD[k], outV[k] = int32(b), v
+				k++
 			}
 			dense[b] = 0
 		}
 		used[w] = 0
 	}
+	dims, vals = dims[:d0+k], vals[:start+k]
 	if norm > 0 {
 		inv := float32(1 / math.Sqrt(norm))
 		for i := start; i < len(vals); i++ {
@@ -482,6 +487,58 @@ type tableSlot struct {
 // w·(1 + ln tf) where w is the hash's largest single weight, in an
 // unspecified order (the same for the same raw), and returns dst.
 func (t *featureTable) merge(dst, raw []Feature) []Feature {
+	slots, used := t.insert(raw)
+	// In slot order, as a scan of every slot would emit them.
+	for k, word := range used {
+		for word != 0 {
+			i := k*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			dst = append(dst, slots[i].take())
+		}
+		used[k] = 0
+	}
+	return dst
+}
+
+// sum adds each feature merge would emit for raw, in merge's order, to
+// its dimension of dense (a vector of mask+1 dimensions, signed by the
+// hash's top bit as bucket says) and sets the dimension's bit
+// in dims.
+func (t *featureTable) sum(raw []Feature, mask uint64, dense []float32, dims []uint64) {
+	slots, used := t.insert(raw)
+	for k, word := range used {
+		for word != 0 {
+			i := k*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			// take, by hand: a call per feature cost a sixth of the loop.
+			sl := &slots[i]
+			f := Feature{H: sl.h, W: sl.w}
+			if sl.count > 1 {
+				f.W *= 1 + float32(math.Log(float64(sl.count)))
+			}
+			*sl = tableSlot{}
+			b, v := f.bucket(mask)
+			dense[b] += v
+			dims[b/64] |= 1 << (b % 64)
+		}
+		used[k] = 0
+	}
+}
+
+// take returns the slot's merged feature and empties the slot.
+func (s *tableSlot) take() Feature {
+	f := Feature{H: s.h, W: s.w}
+	if s.count > 1 {
+		f.W *= 1 + float32(math.Log(float64(s.count)))
+	}
+	*s = tableSlot{}
+	return f
+}
+
+// insert counts each distinct hash of raw in the table with its largest
+// weight, and returns the slots and the bits of those filled; the caller
+// empties each filled slot and clears the bits.
+func (t *featureTable) insert(raw []Feature) ([]tableSlot, []uint64) {
 	size := 16
 	for size < 2*len(raw) {
 		size <<= 1
@@ -511,22 +568,7 @@ func (t *featureTable) merge(dst, raw []Feature) []Feature {
 			}
 		}
 	}
-	// In slot order, as a scan of every slot would emit them.
-	for k, word := range used {
-		for word != 0 {
-			i := k*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			s := slots[i]
-			slots[i] = tableSlot{}
-			w := s.w
-			if s.count > 1 {
-				w *= 1 + float32(math.Log(float64(s.count)))
-			}
-			dst = append(dst, Feature{H: s.h, W: w})
-		}
-		used[k] = 0
-	}
-	return dst
+	return slots, used
 }
 
 // Seeds that keep the three feature kinds apart in hash space.
