@@ -464,6 +464,7 @@ type scratch struct {
 	merged   []Feature // raw's distinct features
 	table    featureTable
 	key      []byte    // a feature cache key
+	padded   []byte    // a token with a space either side (ngrams)
 	dense    []float32 // EmbedNonZero's sums, all zero between calls
 	used     []uint64  // and the dimensions it touched, a bit each
 }
@@ -619,7 +620,8 @@ func (e *Embedder) tokenFeatures(sc *scratch, raw []Feature, lang analysis.Lang,
 	// n-grams carry about the same total mass whatever its length.
 	if e.wNgram > 0 {
 		n0 := len(raw)
-		raw = e.ngrams(raw, tok)
+		sc.padded = append(append(append(sc.padded[:0], ' '), tok...), ' ')
+		raw = e.ngrams(raw, sc.padded)
 		if k := len(raw) - n0; k > 0 {
 			w := e.wNgram / float32(math.Sqrt(float64(k)))
 			for i := n0; i < len(raw); i++ {
@@ -705,26 +707,18 @@ func (e *Embedder) conceptsOf(dst []lexicon.Concept, lang analysis.Lang, tok str
 	return dst
 }
 
-// ngrams appends the character n-grams of " tok " (byte-wise; folded text
-// is mostly ASCII) to raw.
-func (e *Embedder) ngrams(raw []Feature, tok string) []Feature {
-	// Hash the padded token without building it: position -1 and len(tok)
-	// are the padding spaces.
-	n := len(tok) + 2
-	at := func(i int) byte {
-		if i == 0 || i == n-1 {
-			return ' '
-		}
-		return tok[i-1]
-	}
+// ngrams appends the character n-grams of padded, a token with a space
+// either side (byte-wise; folded text is mostly ASCII), to raw.
+func (e *Embedder) ngrams(raw []Feature, padded []byte) []Feature {
+	n := len(padded)
 	for size := e.minN; size <= e.maxN; size++ {
 		if size > n {
 			break
 		}
 		for i := 0; i+size <= n; i++ {
 			h := uint64(seedNgram) ^ uint64(size)
-			for j := i; j < i+size; j++ {
-				h ^= uint64(at(j))
+			for _, c := range padded[i : i+size] {
+				h ^= uint64(c)
 				h *= 0x100000001b3
 			}
 			raw = append(raw, Feature{H: mix(h)})
