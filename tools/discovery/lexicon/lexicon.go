@@ -96,6 +96,10 @@ type Lexicon struct {
 	// pairBits and tripleBits are the same for the first two and three
 	// words' prefixes (every word/stem combination).
 	pairBits, tripleBits [3]*[firstBitWords]uint64
+	// anyBits is the union of the three languages' firstBits, pairBits and
+	// tripleBits, in that order (nil while no phrase is known):
+	// MayStartPhrase's tests, one bit each rather than one a language.
+	anyBits [3]*[firstBitWords]uint64
 	// transBits holds, per language (es, pl), a bit for the hash of the
 	// first three bytes of every key of trans and transStm, and
 	// transOpen the first bytes of the stems shorter than three: a word
@@ -904,30 +908,21 @@ func (l *Lexicon) MayStartPhrase(w1, w2, w3 string) bool {
 	// Most words start no phrase, and most windows whose first word may
 	// start one are none: bit tests say so before any map (each map key
 	// has its bit set, in the language of its phrase).
-	if !anyBit(&l.firstBits, prefixHash(w1)) {
+	first, pair, triple := l.anyBits[0], l.anyBits[1], l.anyBits[2]
+	if first == nil || !hasBit(first, prefixHash(w1)) {
 		return false
 	}
 	p1, p2 := prefix3(w1), prefix3(w2)
-	if anyBit(&l.pairBits, prefixHash(w1, w2)) {
+	if hasBit(pair, prefixHash(w1, w2)) {
 		if _, ok := l.anyPhrase2[[2]string{p1, p2}]; ok {
 			return true
 		}
 	}
-	if w3 == "" || !anyBit(&l.tripleBits, prefixHash(w1, w2, w3)) {
+	if w3 == "" || !hasBit(triple, prefixHash(w1, w2, w3)) {
 		return false
 	}
 	_, ok := l.anyPhrase3[[3]string{p1, p2, prefix3(w3)}]
 	return ok
-}
-
-// anyBit reports whether bit h is set in any language's set of bs.
-func anyBit(bs *[3]*[firstBitWords]uint64, h uint32) bool {
-	for _, b := range bs {
-		if b != nil && hasBit(b, h) {
-			return true
-		}
-	}
-	return false
 }
 
 // mayStart is PhraseConcepts' filter: whether a phrase of language i (en,
@@ -949,6 +944,11 @@ func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
 		l.pairBits[i] = new([firstBitWords]uint64)
 		l.tripleBits[i] = new([firstBitWords]uint64)
 	}
+	if l.anyBits[0] == nil {
+		for j := range l.anyBits {
+			l.anyBits[j] = new([firstBitWords]uint64)
+		}
+	}
 	set := func(b *[firstBitWords]uint64, h uint32) { b[h/64] |= 1 << (h % 64) }
 	for m := range 8 {
 		w := func(j int) string {
@@ -957,11 +957,17 @@ func (l *Lexicon) notePhrase(i int, words, stems phraseKey) {
 			}
 			return words[j]
 		}
-		set(l.firstBits[i], prefixHash(w(0)))
+		h := prefixHash(w(0))
+		set(l.firstBits[i], h)
+		set(l.anyBits[0], h)
 		if words[2] == "" {
-			set(l.pairBits[i], prefixHash(w(0), w(1)))
+			h = prefixHash(w(0), w(1))
+			set(l.pairBits[i], h)
+			set(l.anyBits[1], h)
 		} else {
-			set(l.tripleBits[i], prefixHash(w(0), w(1), w(2)))
+			h = prefixHash(w(0), w(1), w(2))
+			set(l.tripleBits[i], h)
+			set(l.anyBits[2], h)
 		}
 	}
 	pick := func(mask, j int) string {
