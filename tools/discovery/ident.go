@@ -108,9 +108,11 @@ var (
 	// ("example.com", "docs.example.org/start"), under the common top-level
 	// domains that are not also file extensions reFile knows.
 	reDomain = regexp.MustCompile(`\b(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:com|org|net|io|dev|ai|app|edu|gov|co|uk|de|fr|es|pl|eu)\b(?:/[^\s<>"']*)?`) // TLDs: domainTLDs
-	reRepo   = regexp.MustCompile(`(?:^|[\s"'(])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:$|[\s"'),.;:?!])`)
-	reKey    = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
-	reHash   = regexp.MustCompile(`#(\d+)\b`)
+	// reRepo is an owner/repo: what repoMatches finds by hand, held to
+	// it by the tests.
+	reRepo = regexp.MustCompile(`(?:^|[\s"'(])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:$|[\s"'),.;:?!])`)
+	reKey  = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
+	reHash = regexp.MustCompile(`#(\d+)\b`)
 	// reSQL is a SQL statement written into a request, from its keyword
 	// to the end of the line: what only a tool that runs SQL can take.
 	// Keywords in capitals are SQL enough; in lower case a statement needs
@@ -205,9 +207,9 @@ func identifiers(text string, look lookFor) []identifier {
 		}
 	}
 	if mayHaveRepo(rest) {
-		for _, m := range reRepo.FindAllStringSubmatch(rest, 8) {
-			if !seen[m[1]] && !strings.HasPrefix(m[1], "/") && !seen["/"+m[1]] {
-				add(idRepo, m[1])
+		for _, m := range repoMatches(rest, 8) {
+			if !seen[m] && !strings.HasPrefix(m, "/") && !seen["/"+m] {
+				add(idRepo, m)
 			}
 		}
 	}
@@ -373,7 +375,7 @@ func isChannelLetter(c byte) bool { return isLetter(c) || c >= 0x80 }
 // isRepoByte is a byte of reRepo's [\w.-].
 func isRepoByte(c byte) bool { return isWord(c) || c == '.' || c == '-' }
 
-// mayHaveRepo guards reRepo: a slash between two runs of [\w.-], the
+// mayHaveRepo guards repoMatches (reRepo): a slash between two runs of [\w.-], the
 // first starting with a letter or digit at the start or after a \s, a
 // quote or a parenthesis, the second starting with a letter or digit and
 // able to end (at its own end or at one of its dots) before the end or
@@ -399,6 +401,62 @@ func mayHaveRepo(text string) bool {
 		}
 	}
 	return false
+}
+
+// repoMatches returns the owner/repo of each of reRepo's first n
+// matches in text (group 1 of FindAllStringSubmatch(text, n)), found by
+// hand: the expression cost a request with a unit such as "m/s " a
+// quarter of a million instructions. A match starts at the start of text
+// or after a \s, a quote or a parenthesis, which it takes; the next
+// match is looked for after the byte that ended this one, which it takes
+// too.
+func repoMatches(text string, n int) []string {
+	var out []string
+	for p := 0; p < len(text) && len(out) < n; p++ {
+		s := p + 1 // the owner's first byte, after the opening byte
+		if p == 0 && isAlnum(text[0]) {
+			s = 0 // ^ is the expression's first choice
+		} else if !isSpace(text[p]) && strings.IndexByte("\"'(", text[p]) < 0 {
+			continue
+		}
+		if end, repo, ok := repoAt(text, s); ok {
+			out = append(out, repo)
+			p = end - 1
+		}
+	}
+	return out
+}
+
+// repoAt matches reRepo's owner/repo at text[s:], and returns where the
+// match ends (after its closing byte, if any) and owner/repo. The repo's
+// run of [\w.-] is taken whole where the byte after it may close the
+// match, else up to its last dot that is not its first byte: the
+// expression's greedy choice.
+func repoAt(text string, s int) (int, string, bool) {
+	if s >= len(text) || !isAlnum(text[s]) {
+		return 0, "", false
+	}
+	i := s + 1
+	for i < len(text) && isRepoByte(text[i]) {
+		i++
+	}
+	if i+1 >= len(text) || text[i] != '/' || !isAlnum(text[i+1]) {
+		return 0, "", false
+	}
+	e := i + 2
+	for e < len(text) && isRepoByte(text[e]) {
+		e++
+	}
+	switch {
+	case e == len(text):
+		return e, text[s:e], true
+	case isSpace(text[e]) || strings.IndexByte("\"'),.;:?!", text[e]) >= 0:
+		return e + 1, text[s:e], true
+	}
+	if j := strings.LastIndexByte(text[i+2:e], '.'); j >= 0 {
+		return i + 2 + j + 1, text[s : i+2+j], true
+	}
+	return 0, "", false
 }
 
 // fileExts are reFile's extensions, each spelling: the expression is

@@ -19,6 +19,7 @@ var prefilterCases = []string{
 	"iſſue 12", "ticKet 3", "pull requeſt #4", "the top 10 tools", "PULL  REQUEST\t#5", "xissue 5", "Invoice# 6", "NR.7",
 	"/var/log/app.log", "~/x", "./a", "../b", "(/etc)", "'/tmp'", "a/b", "C:\\x", "c:\\", "z:\\\"", "9 m/s^2", "x.//", "/-",
 	"golang/go", "\"a/b\"", "(a-b/c.d)", "a/b.", "a/b.c^", "a/b^", "_a/b", "-a/b", "a./b?", "x a/b!c", "a/bé", "ab/ c",
+	"a/b c/d", "a/b  c/d", "a/b, c/d.", "(a/b)(c/d)", "x a/b.c.d!", "a/b/c", "a/b.c.^", " 9.8 m/s and 3 m/s\n", "é a/b", "'a/b'c/d",
 	"x.tar", "a.jpeg.", "a-.yml", "_.c", "x.cpp2", "x.cppé", "x.Txt", "a.mp3_", "a.env",
 	"see https://a.b/c, https://a.b/c and x@y.org; z@w.io at example.com.", strings.Repeat("https://x.io a@b.co c.dev ", 10),
 	"SELECT name FROM users", "run select count(*) from orders where x=1", "xselect * from t", "DELETE FROM t WHERE id=1",
@@ -56,6 +57,16 @@ func checkPrefilters(t *testing.T, s string) {
 			}
 		})
 	}
+	// repoMatches finds what reRepo finds.
+	t.Run("repo-find", func(t *testing.T) {
+		var want []string
+		for _, m := range reRepo.FindAllStringSubmatch(s, 8) {
+			want = append(want, m[1])
+		}
+		if got := repoMatches(s, 8); !slices.Equal(got, want) {
+			t.Errorf("repoMatches(%q) = %q, reRepo finds %q", s, got, want)
+		}
+	})
 	// findCut gives what FindAllString and ReplaceAllString give.
 	for _, c := range []struct {
 		name string
@@ -295,5 +306,16 @@ func TestCutStandIns(t *testing.T) {
 				t.Errorf("cutStandIns(%q) = %q, %v; want %q", tc.text, got, cut, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkIdentifiers measures the look for identifiers in a request
+// with a unit that passes the owner/repo guard ("m/s " reads as one).
+func BenchmarkIdentifiers(b *testing.B) {
+	const q = "A car starts from rest and accelerates at 6 m/s for 10 seconds; a second car starts at 20 m/s and " +
+		"accelerates at 4 m/s for 15 seconds. What are the final velocities of both cars?"
+	b.ReportAllocs()
+	for b.Loop() {
+		identifiers(q, lookFor{})
 	}
 }
