@@ -19,6 +19,8 @@ var prefilterCases = []string{
 	"iſſue 12", "ticKet 3", "pull requeſt #4", "the top 10 tools", "PULL  REQUEST\t#5", "xissue 5", "Invoice# 6", "NR.7",
 	"/var/log/app.log", "~/x", "./a", "../b", "(/etc)", "'/tmp'", "a/b", "C:\\x", "c:\\", "z:\\\"", "9 m/s^2", "x.//", "/-",
 	"golang/go", "\"a/b\"", "(a-b/c.d)", "a/b.", "a/b.c^", "a/b^", "_a/b", "-a/b", "a./b?", "x a/b!c", "a/bé", "ab/ c",
+	"a@b.c", "a.@b.com", ".a@b.co", "x-@y-.z", "a@b.c-", "a@b.c_", "a@b..c", "a@b.c.d.", "a@b@c.d", "_a@b.c", "é@a.b",
+	"a@b.c@d.e", "john.doe@example.com.", "a@b-c.d-e", "a@b.-", "a+b%c@x.y z@w.v", "-@a.b", "a@b.c-d_", "a@-.-", "x.@a.b-c-",
 	"a/b c/d", "a/b  c/d", "a/b, c/d.", "(a/b)(c/d)", "x a/b.c.d!", "a/b/c", "a/b.c.^", " 9.8 m/s and 3 m/s\n", "é a/b", "'a/b'c/d",
 	"x.tar", "a.jpeg.", "a-.yml", "_.c", "x.cpp2", "x.cppé", "x.Txt", "a.mp3_", "a.env",
 	"see https://a.b/c, https://a.b/c and x@y.org; z@w.io at example.com.", strings.Repeat("https://x.io a@b.co c.dev ", 10),
@@ -57,6 +59,12 @@ func checkPrefilters(t *testing.T, s string) {
 			}
 		})
 	}
+	// emailLocs finds what reEmail finds.
+	t.Run("email-find", func(t *testing.T) {
+		if got, want := emailLocs(s), reEmail.FindAllStringIndex(s, -1); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("emailLocs(%q) = %v, reEmail finds %v", s, got, want)
+		}
+	})
 	// repoMatches finds what reRepo finds.
 	t.Run("repo-find", func(t *testing.T) {
 		var want []string
@@ -310,12 +318,20 @@ func TestCutStandIns(t *testing.T) {
 }
 
 // BenchmarkIdentifiers measures the look for identifiers in a request
-// with a unit that passes the owner/repo guard ("m/s " reads as one).
+// with a unit that passes the owner/repo guard ("m/s " reads as one) and
+// in one with an e-mail address.
 func BenchmarkIdentifiers(b *testing.B) {
-	const q = "A car starts from rest and accelerates at 6 m/s for 10 seconds; a second car starts at 20 m/s and " +
-		"accelerates at 4 m/s for 15 seconds. What are the final velocities of both cars?"
-	b.ReportAllocs()
-	for b.Loop() {
-		identifiers(q, lookFor{})
+	for _, q := range []struct{ name, text string }{
+		{"unit", "A car starts from rest and accelerates at 6 m/s for 10 seconds; a second car starts at 20 m/s and " +
+			"accelerates at 4 m/s for 15 seconds. What are the final velocities of both cars?"},
+		{"email", "Hi, I forgot my password. Can you help me reset it? Yes, my username is JohnDoe and my email is " +
+			"johndoe@example.com. Yes, please go ahead."},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				identifiers(q.text, lookFor{})
+			}
+		})
 	}
 }
