@@ -659,7 +659,9 @@ func mayHavePhone(text string) bool {
 // n° are not ASCII.
 func mayHaveNumRef(text string) bool {
 	for j := 0; j < len(text); j++ {
-		if !isDigit(text[j]) {
+		// Only a run's first digit can follow a keyword; a later one's
+		// bytes before it are digits and what the first one's were.
+		if !isDigit(text[j]) || j > 0 && isDigit(text[j-1]) {
 			continue
 		}
 		k := j - 1
