@@ -120,11 +120,16 @@ func (db *DB) Close() error {
 	return errors.Join(db.R.Close(), db.W.Close())
 }
 
+// ErrForeign reports a database that holds tables but no schema version:
+// another program's file, which [Migrate] leaves untouched.
+var ErrForeign = errors.New("sqliteutil: the file holds another program's tables")
+
 // Migrate brings the schema up to date: migrations[i] is the SQL that takes
 // user_version i to i+1. Each pending step runs in its own transaction with
 // the version bump, so a crash leaves the schema at a whole step. A database
 // whose user_version is beyond len(migrations) was written by a newer
-// program and is refused.
+// program and is refused; one at user_version 0 that already holds tables is
+// refused with [ErrForeign].
 func Migrate(ctx context.Context, db *sql.DB, migrations []string) error {
 	var version int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
@@ -148,6 +153,12 @@ func Migrate(ctx context.Context, db *sql.DB, migrations []string) error {
 			tx.Rollback()
 			continue
 		}
+		if cur == 0 {
+			if err := checkEmpty(ctx, tx); err != nil {
+				tx.Rollback()
+				return err
+			}
+		}
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("sqliteutil: migration %d: %w", i+1, err)
@@ -161,4 +172,20 @@ func Migrate(ctx context.Context, db *sql.DB, migrations []string) error {
 		}
 	}
 	return nil
+}
+
+// checkEmpty returns [ErrForeign], naming a table, when the database at
+// user_version 0 already holds one. It runs in the first migration's
+// transaction, under the write lock, so a process that migrates the file
+// meanwhile is not mistaken for another program.
+func checkEmpty(ctx context.Context, tx *sql.Tx) error {
+	var name string
+	err := tx.QueryRowContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name LIMIT 1").Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqliteutil: read the tables: %w", err)
+	}
+	return fmt.Errorf("%w (table %q, no schema version): not a file this program created", ErrForeign, name)
 }

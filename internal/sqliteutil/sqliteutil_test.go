@@ -114,6 +114,29 @@ func TestMigrate(t *testing.T) {
 	}
 }
 
+// A file that holds tables but no schema version belongs to another
+// program: Migrate refuses it instead of failing on a clashing table name or,
+// worse, adding its tables beside the other program's.
+func TestMigrateRefusesForeignDatabase(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if _, err := db.W.Exec("CREATE TABLE records(x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	err := sqliteutil.Migrate(ctx, db.W, []string{"CREATE TABLE a(x INTEGER)"})
+	if !errors.Is(err, sqliteutil.ErrForeign) {
+		t.Fatalf("Migrate of a database with another program's table = %v, want ErrForeign", err)
+	}
+	if !strings.Contains(err.Error(), "records") {
+		t.Errorf("Migrate error = %q, want it to name the table it found", err)
+	}
+	var n int
+	db.W.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'a'").Scan(&n)
+	if n != 0 {
+		t.Error("Migrate refused the file but created its table in it")
+	}
+}
+
 // A failing write in a batch rolls back alone; the others commit.
 func TestWriterIsolatesFailures(t *testing.T) {
 	ctx := context.Background()

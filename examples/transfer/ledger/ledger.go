@@ -147,7 +147,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 	}
 	if err := sqliteutil.Migrate(ctx, db.W, migrations); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("ledger: %w", err)
+		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
 	l := &Ledger{db: db, w: sqliteutil.NewWriter(db.W, 0, nil), now: o.Now}
 	err = l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {

@@ -62,7 +62,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	if err := sqliteutil.Migrate(ctx, db.W, migrations); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlitestore: %w", err)
+		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
 	}
 	s := &Store{db: db}
 	s.w = sqliteutil.NewWriter(db.W, o.MaxBatch, &sqliteutil.BatchHooks{Begin: s.loadToken, End: s.storeToken})

@@ -2,10 +2,12 @@ package sqlitestore_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,6 +140,24 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 	_, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), &sqlitestore.Options{MaxBatch: -1})
 	if !errors.Is(err, store.ErrInvalidOptions) {
 		t.Errorf("Open(MaxBatch: -1) = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// A SQLite file of another program (here: a table named like one of ours)
+// is refused with an error that names the file, before anything is written.
+func TestOpenRefusesForeignFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE records(x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = sqlitestore.Open(context.Background(), path, nil)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another program") {
+		t.Errorf("Open of another program's SQLite file = %v, want an error naming %s as another program's", err, path)
 	}
 }
 
