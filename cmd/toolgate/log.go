@@ -164,6 +164,11 @@ func readJSONLog(r io.Reader, name string, stderr io.Writer, prog string) ([]dis
 	if err != nil {
 		return nil, err
 	}
+	// One torn line alone is a crash in the first write; more, with not
+	// one entry, is another file given by mistake.
+	if len(entries) == 0 && len(torn) > 1 {
+		return nil, fmt.Errorf("%s:%d: not a discovery log: none of its %d lines is a JSON value", name, torn[0], len(torn))
+	}
 	if n := len(torn); n > 0 {
 		fmt.Fprintf(stderr, "%s: warning: %s:%d: not a JSON value (a write cut short by a crash, or still in progress); %d such lines skipped\n", prog, name, torn[0], n)
 	}

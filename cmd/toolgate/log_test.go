@@ -342,6 +342,28 @@ func TestLogMissesTornLastLine(t *testing.T) {
 	}
 }
 
+// A file of which no line is a JSON value is not a discovery log with torn
+// writes but another file given by mistake (a pretty-printed JSON file, a
+// binary): it is an input error naming the file, not "0 calls", exit 0.
+func TestLogMissesRefusesAFileThatIsNotALog(t *testing.T) {
+	for _, tc := range []struct{ name, data string }{
+		{"pretty-printed JSON", "{\"tokens\": {\n  \"t\": {\"principal\": \"a\"}\n}}\n"},
+		{"binary", "\x00\x01garbage\n\xff\xfe more\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "other.jsonl", tc.data)
+			for _, cmd := range [][]string{{"log", "misses", "--log", path}, append([]string{"cards", "learn", "--log", path}, realCatalogArgs(t)...)} {
+				t.Run(cmd[0], func(t *testing.T) {
+					code, _, errOut := runCmd(cmd...)
+					if code != exitUsage || !strings.Contains(errOut, path+":1: not a discovery log") {
+						t.Errorf("%s on %q: exit %d, stderr %q; want exit %d naming %s:1 as not a discovery log", cmd[0], tc.data, code, errOut, exitUsage, path)
+					}
+				})
+			}
+		})
+	}
+}
+
 // A relevant entry that names no tool of the catalog is scored as a miss,
 // and stderr says so: a query file written for NS=FILE namespaces run on
 // FILE (stem) namespaces would otherwise score 0 without a word.
