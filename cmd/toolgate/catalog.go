@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -29,7 +30,10 @@ type catalogSources struct {
 	// passEnv are the --mcp-pass-env names, given to every --mcp server.
 	passEnv multiFlag
 	config  string
-	cards   cardFlags
+	// connectTimeout is --mcp-connect-timeout: the bound on connecting to
+	// one upstream server; 0 means none.
+	connectTimeout time.Duration
+	cards          cardFlags
 	// pins are --pins and --unpinned, registered by the commands that run
 	// upstream tools (pins.register); unset elsewhere.
 	pins pinFlags
@@ -93,6 +97,17 @@ func (c *catalogSources) registerServers(fs *flag.FlagSet) {
 	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.Var(&c.passEnv, "mcp-pass-env", "`NAME`s of toolgate's environment variables to pass to every --mcp server (a token it reads), comma-separated; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides")
+	fs.DurationVar(&c.connectTimeout, "mcp-connect-timeout", time.Minute, "how long an upstream server may take to start, initialize and list its tools, at start and at each reconnection; 0 waits without bound")
+}
+
+// mcpOptions returns the upstream options every command shares, for
+// logging to log.
+func (c *catalogSources) mcpOptions(log *slog.Logger) *mcp.Options {
+	o := &mcp.Options{Logger: log, ConnectTimeout: c.connectTimeout}
+	if c.connectTimeout <= 0 {
+		o.ConnectTimeout = -1
+	}
+	return o
 }
 
 func (c *catalogSources) empty() bool {
@@ -233,8 +248,9 @@ func (c *catalogSources) load(ctx context.Context, log *slog.Logger) (*tools.Reg
 				}
 			}
 		}
-		u, err := mcp.Connect(ctx, reg, s, &mcp.Options{Logger: log, Transform: c.cards.transform(),
-			Pins: c.pins.lock, Unpinned: c.pins.policy, Registerer: c.metrics, OnChange: onChange})
+		o := c.mcpOptions(log)
+		o.Transform, o.Pins, o.Unpinned, o.Registerer, o.OnChange = c.cards.transform(), c.pins.lock, c.pins.policy, c.metrics, onChange
+		u, err := mcp.Connect(ctx, reg, s, o)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

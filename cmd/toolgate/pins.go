@@ -121,7 +121,7 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	stale := false
 	for _, s := range servers {
 		before := lock.Tools(s.Name)
-		listed, err := mcp.ListTools(ctx, s, &mcp.Options{Logger: quietLogger()})
+		listed, err := mcp.ListTools(ctx, s, src.mcpOptions(quietLogger()))
 		if err != nil {
 			return failLine(stderr, prog, err)
 		}

@@ -455,16 +455,19 @@ func ListTools(ctx context.Context, cfg Server, opts *Options) ([]*sdk.Tool, err
 		return nil, err
 	}
 	u := newUpstream(nil, cfg, opts)
-	cs, err := u.dial(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
-	}
-	defer cs.Close()
-	listed, err := u.list(ctx, cs)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
-	}
-	return listed, nil
+	var listed []*sdk.Tool
+	err := u.bounded(ctx, func(ctx context.Context) error {
+		cs, err := u.dial(ctx)
+		if err != nil {
+			return fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
+		}
+		defer cs.Close()
+		if listed, err = u.list(ctx, cs); err != nil {
+			return fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
+		}
+		return nil
+	})
+	return listed, err
 }
 
 // pinState is an Upstream's view of its last verdict, kept so that each

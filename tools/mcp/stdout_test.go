@@ -2,10 +2,13 @@ package mcp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,7 +55,55 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(silentServerEnv) != "" {
+		// Never answers: reads its stdin until the client closes it.
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// silentServerEnv makes the test binary, run by
+// [TestConnectTimeoutBoundsASilentServer], a stdio server that starts and
+// never answers, as a server stuck in its start (waiting on a database, a
+// prompt on its terminal) does.
+const silentServerEnv = "TOOLGATE_TEST_SILENT_SERVER"
+
+// TestConnectTimeoutBoundsASilentServer: a server that starts but never
+// answers initialize fails Connect and ListTools after
+// [mcp.Options.ConnectTimeout], with an error that says so, instead of
+// holding toolgate serve's start (or mcp pin) forever.
+func TestConnectTimeoutBoundsASilentServer(t *testing.T) {
+	ctx := testContext(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.Server{Name: "silent", Command: []string{exe}, Env: map[string]string{silentServerEnv: "1"}}
+	opts := &mcp.Options{Logger: quiet, ConnectTimeout: 100 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"Connect", func() error {
+			up, err := mcp.Connect(ctx, tools.NewRegistry(), srv, opts)
+			if err == nil {
+				up.Close()
+			}
+			return err
+		}},
+		{"ListTools", func() error { _, err := mcp.ListTools(ctx, srv, opts); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 100ms") {
+				t.Errorf("%s of a server that never answers = %v, want an error saying it gave no answer within 100ms", tc.name, err)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the test's own deadline passed: the connection was not bounded")
+			}
+		})
+	}
 }
 
 // TestStdoutBannerSkipped: a stdio server that writes a line that is not

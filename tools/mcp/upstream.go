@@ -47,6 +47,13 @@ type Options struct {
 	// KeepAlive is the ping interval that detects a hung server (the SDK
 	// closes the session when pings fail). Zero means 30s; negative disables.
 	KeepAlive time.Duration
+	// ConnectTimeout bounds one connection: starting (or opening) the
+	// server, its initialization and its first listing, at [Connect], at
+	// [ListTools] and at each reconnection; a server that has not answered
+	// by then fails the attempt (and is stopped) with an error wrapping
+	// [context.DeadlineExceeded]. Zero means 1m (room for npx to fetch a
+	// package first); negative means no bound.
+	ConnectTimeout time.Duration
 	// HTTPClient is used for Streamable HTTP servers. Nil means a client
 	// with no overall timeout (streams are long-lived).
 	HTTPClient *http.Client
@@ -98,6 +105,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.KeepAlive == 0 {
 		out.KeepAlive = 30 * time.Second
+	}
+	if out.ConnectTimeout == 0 {
+		out.ConnectTimeout = time.Minute
 	}
 	if out.MaxTools <= 0 {
 		out.MaxTools = 10_000
@@ -203,13 +213,20 @@ func Connect(ctx context.Context, reg *tools.Registry, cfg Server, opts *Options
 		return nil, err
 	}
 	u.metrics = m
-	cs, err := u.dial(ctx)
+	var cs *sdk.ClientSession
+	err = u.bounded(ctx, func(ctx context.Context) error {
+		var err error
+		if cs, err = u.dial(ctx); err != nil {
+			return fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
+		}
+		if err := u.register(ctx, cs, true); err != nil {
+			cs.Close()
+			return fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("mcp: connect %s: %w", cfg.Name, err)
-	}
-	if err := u.register(ctx, cs, true); err != nil {
-		cs.Close()
-		return nil, fmt.Errorf("mcp: list tools of %s: %w", cfg.Name, err)
+		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	u.cancel = cancel
@@ -303,6 +320,24 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	u.session = cs
 	return cs, nil
+}
+
+// bounded runs one connection attempt, fn, under [Options.ConnectTimeout],
+// and says so in the error of an attempt that ran out of it.
+func (u *Upstream) bounded(ctx context.Context, fn func(context.Context) error) error {
+	if u.opts.ConnectTimeout < 0 {
+		return fn(ctx)
+	}
+	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+	defer cancel()
+	err := fn(cctx)
+	if err == nil || ctx.Err() != nil || !errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: no answer within %v", err, u.opts.ConnectTimeout)
+	}
+	return fmt.Errorf("%w; no answer within %v: %w", err, u.opts.ConnectTimeout, context.DeadlineExceeded)
 }
 
 // list returns every tool of cs, following pagination.
@@ -768,20 +803,28 @@ func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
 			case <-time.After(delay):
 			}
 			backoff = min(backoff*2, u.opts.MaxBackoff)
-			next, err := u.dial(ctx)
-			if err == nil {
+			var next *sdk.ClientSession
+			err := u.bounded(ctx, func(ctx context.Context) error {
+				var err error
+				if next, err = u.dial(ctx); err != nil {
+					return err
+				}
 				u.mu.Lock()
 				u.reconnects++
 				u.mu.Unlock()
-				if err = u.register(ctx, next, false); err == nil {
-					u.opts.Logger.Info("mcp: reconnected", "server", u.cfg.Name)
-					cs, backoff = next, u.opts.MinBackoff
-					break
+				if err := u.register(ctx, next, false); err != nil {
+					u.mu.Lock()
+					u.reconnects--
+					u.mu.Unlock()
+					next.Close()
+					return err
 				}
-				u.mu.Lock()
-				u.reconnects--
-				u.mu.Unlock()
-				next.Close()
+				return nil
+			})
+			if err == nil {
+				u.opts.Logger.Info("mcp: reconnected", "server", u.cfg.Name)
+				cs, backoff = next, u.opts.MinBackoff
+				break
 			}
 			u.mu.Lock()
 			u.lastErr = err
