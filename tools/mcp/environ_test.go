@@ -17,7 +17,7 @@ import (
 
 // environServerEnv makes the test binary, run by [TestStdioEnvironment], a
 // stdio MCP server whose tool "environ" returns the environment it was
-// started with.
+// started with, and whose tool "pid" its process id.
 const environServerEnv = "TOOLGATE_TEST_ENVIRON_SERVER"
 
 // serveEnviron runs the server of environServerEnv on stdin and stdout.
@@ -29,6 +29,13 @@ func serveEnviron() error {
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{StructuredContent: map[string][]string{"environ": os.Environ()}}, nil
+	})
+	srv.AddTool(&sdk.Tool{
+		Name:        "pid",
+		Description: "Return the server's process id. Used by tests.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{StructuredContent: map[string]int{"pid": os.Getpid()}}, nil
 	})
 	return srv.Run(context.Background(), &sdk.StdioTransport{})
 }

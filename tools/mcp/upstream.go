@@ -299,6 +299,7 @@ func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
 	} else {
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 		cmd.Env = stdioEnviron(u.cfg, os.LookupEnv, u.opts.Logger)
+		ownProcessGroup(cmd)
 		stderr = &logWriter{log: u.opts.Logger, server: u.cfg.Name}
 		cmd.Stderr = stderr
 		t = &stdioTransport{cmd: cmd, terminate: 2 * time.Second, log: u.opts.Logger, server: u.cfg.Name, rejects: &u.undecodable}
