@@ -156,6 +156,10 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "toolgate eval: %v\n", err)
 		return exitUsage
 	}
+	if len(qs) == 0 {
+		fmt.Fprintf(stderr, "toolgate eval: %s: no queries (want JSON Lines, one {\"query\",\"relevant\":[...]} per line)\n", *queriesPath)
+		return exitUsage
+	}
 	warnUnknownRelevant(stderr, snap, qs)
 	embedModel, err := embed.Options(stderr, embedAPIs)
 	if err != nil {

@@ -364,6 +364,24 @@ func TestLogMissesRefusesAFileThatIsNotALog(t *testing.T) {
 	}
 }
 
+// A queries file without a query (empty, or blank lines only: the wrong
+// file, or one a failed export left empty) is an input error naming it,
+// not a report of recall 0.000 with exit 0.
+func TestEvalRefusesAQueriesFileWithoutQueries(t *testing.T) {
+	for _, tc := range []struct{ name, data string }{
+		{"empty", ""},
+		{"blank lines", "\n  \n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "queries.jsonl", tc.data)
+			code, out, errOut := runCmd(append([]string{"eval", "--queries", path}, realCatalogArgs(t)...)...)
+			if code != exitUsage || !strings.Contains(errOut, path+": no queries") || out != "" {
+				t.Errorf("eval on a queries file of %q: exit %d, stdout %q, stderr %q; want exit %d, nothing on stdout, %q on stderr", tc.data, code, out, errOut, exitUsage, path+": no queries")
+			}
+		})
+	}
+}
+
 // A relevant entry that names no tool of the catalog is scored as a miss,
 // and stderr says so: a query file written for NS=FILE namespaces run on
 // FILE (stem) namespaces would otherwise score 0 without a word.
