@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -102,6 +104,24 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 func fail(stderr io.Writer, prog string, err error) int {
 	fmt.Fprintf(stderr, "%s: %s\n", prog, termtext.Line(err.Error()))
 	return exitUsage
+}
+
+// listenAddrErr says what is wrong with addr, the value of the listen
+// address flag --name, before anything starts: net.Listen would say it
+// only after the catalog loaded and the upstream servers started.
+func listenAddrErr(name, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err)
+		}
+		return fmt.Errorf("--%s %q: want HOST:PORT, e.g. 127.0.0.1:8080 (%v)", name, addr, err)
+	}
+	return nil
 }
 
 // failLine is [fail] for an error whose first line is its reason (a token

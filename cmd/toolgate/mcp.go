@@ -99,6 +99,8 @@ func runMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	switch {
 	case *addr == "" && (*principal == "" || *tenant == ""):
 		return fail(stderr, serveProg, errors.New("stdio needs --principal and --tenant (or serve --http with --tokens)"))
+	case *addr != "" && listenAddrErr("http", *addr) != nil:
+		return fail(stderr, serveProg, listenAddrErr("http", *addr))
 	case *addr != "" && *tokenPath == "" && !oa.enabled():
 		return fail(stderr, serveProg, errors.New("--http needs --tokens or --oauth-issuer"))
 	case *addr == "" && oa.enabled():

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,6 +157,31 @@ func TestServe(t *testing.T) {
 	}
 	if code := p.stop(t); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+}
+
+// Flags that cannot work are refused before anything starts, exit 2, with
+// one line naming the flag: an --addr that is no HOST:PORT.
+func TestServeRefusesBadStoreAndAddrFlags(t *testing.T) {
+	tokens := writeFile(t, "tokens.json", `{"tokens":{"t":{"principal":"a","tenant":"x","scopes":[]}}}`)
+	catalog := writeFile(t, "c.jsonl", `{"name":"ping","description":"Ping."}`+"\n")
+	base := []string{"serve", "--tokens", tokens, "--tools", catalog, "--offer-unconnected"}
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"addr without port", `--addr "nonsense"`, []string{"--data", t.TempDir(), "--addr", "nonsense"}},
+		{"addr port out of range", `--addr "127.0.0.1:99999"`, []string{"--data", t.TempDir(), "--addr", "127.0.0.1:99999"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			args := append(slices.Clone(base), tc.args...)
+			code := run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr)
+			got := strings.TrimSpace(stderr.String())
+			if code != exitUsage || strings.Contains(got, "\n") || !strings.Contains(got, tc.want) {
+				t.Errorf("toolgate %v = exit %d, stderr %q; want exit %d, one line saying %q", tc.args, code, got, exitUsage, tc.want)
+			}
+		})
 	}
 }
 
