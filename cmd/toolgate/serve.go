@@ -75,6 +75,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(stderr, prog, oa.check(*tokenPath))
 	case *storeSpec == "" && *data == "":
 		return fail(stderr, prog, errors.New("give --data DIR (SQLite) or --store URL"))
+	case *storeSpec != "" && *data != "":
+		return fail(stderr, prog, errors.New("give --data DIR (SQLite) or --store URL, not both: the store would leave --data unused"))
 	case listenAddrErr("addr", *addr) != nil:
 		return fail(stderr, prog, listenAddrErr("addr", *addr))
 	case *toolTimeout <= 0 || *leaseGrace <= 0 || *shutdown <= 0:

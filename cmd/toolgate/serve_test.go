@@ -160,8 +160,9 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// Flags that cannot work are refused before anything starts, exit 2, with
-// one line naming the flag: an --addr that is no HOST:PORT.
+// Flags that contradict or cannot work are refused before anything
+// starts, exit 2, with one line naming the flag: a --data that a --store
+// would silently leave unused, an --addr that is no HOST:PORT.
 func TestServeRefusesBadStoreAndAddrFlags(t *testing.T) {
 	tokens := writeFile(t, "tokens.json", `{"tokens":{"t":{"principal":"a","tenant":"x","scopes":[]}}}`)
 	catalog := writeFile(t, "c.jsonl", `{"name":"ping","description":"Ping."}`+"\n")
@@ -170,6 +171,7 @@ func TestServeRefusesBadStoreAndAddrFlags(t *testing.T) {
 		name, want string
 		args       []string
 	}{
+		{"data and store", "not both", []string{"--data", t.TempDir(), "--store", "redis://127.0.0.1:1/0"}},
 		{"addr without port", `--addr "nonsense"`, []string{"--data", t.TempDir(), "--addr", "nonsense"}},
 		{"addr port out of range", `--addr "127.0.0.1:99999"`, []string{"--data", t.TempDir(), "--addr", "127.0.0.1:99999"}},
 	} {
