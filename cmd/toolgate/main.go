@@ -40,6 +40,7 @@ import (
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/heapcap"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
 // Exit codes, part of the CLI contract.
@@ -60,6 +61,7 @@ var commands = map[string]command{}
 
 func main() {
 	setGCPercent(os.Getenv)
+	storeurl.QuietDriverLogs()
 	memCap := heapcap.Start(memoryLimit, os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

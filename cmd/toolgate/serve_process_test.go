@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -557,4 +558,30 @@ func TestMCPServeDrainsOnSIGTERM(t *testing.T) {
 	}
 	wantCallAudited(t, s.data)
 	s.wantRanOnce(t)
+}
+
+// TestServeUnreachableRedisSaysItOnce: a --store whose Redis does not
+// answer stops the start with the store's reason on stderr, and no line
+// of the Redis client's own log of each failed dial (it writes to the
+// process's stderr, past the writer run is given, in its own format).
+func TestServeUnreachableRedisSaysItOnce(t *testing.T) {
+	toolgate := buildToolgate(t)
+	dir := t.TempDir()
+	tokens := testenv.WriteFile(t, dir, "tokens.json", `{"tokens":{"t":{"principal":"a","tenant":"x","scopes":[]}}}`)
+	catalog := testenv.WriteFile(t, dir, "c.jsonl", `{"name":"ping","description":"Ping."}`+"\n")
+	cmd := exec.Command(toolgate, "serve", "--addr", "127.0.0.1:0", "--tokens", tokens, "--tools", catalog,
+		"--offer-unconnected", "--store", "redis://127.0.0.1:1/0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	got := strings.TrimSpace(stderr.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(got, "redisstore: ") {
+		t.Errorf("serve --store with no Redis there = %v, stderr %q; want exit %d with the store's reason", err, got, exitUsage)
+	}
+	for line := range strings.Lines(got) {
+		if !strings.HasPrefix(line, "toolgate serve: ") {
+			t.Errorf("serve --store with no Redis there wrote %q on stderr, a line not toolgate's", line)
+		}
+	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
 const (
@@ -47,6 +48,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer) 
 var commands = map[string]command{}
 
 func main() {
+	storeurl.QuietDriverLogs()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/toolgate/toolgate/runtime/gateway/memstore"
 	"github.com/toolgate/toolgate/runtime/gateway/pgstore"
 	"github.com/toolgate/toolgate/runtime/gateway/redisstore"
@@ -89,3 +91,18 @@ func Name(spec string) string {
 	}
 	return Redact(spec)
 }
+
+// QuietDriverLogs turns off the Redis client's own log, a process-wide
+// setting of go-redis that writes each failed dial of its pool to
+// os.Stderr in its own format. The store's errors carry the same cause:
+// a start that cannot reach Redis says it in the one line of Open's
+// error, a call that fails says it through the gateway's log. A program
+// (a main, not a library) calls it once before Open.
+func QuietDriverLogs() {
+	redis.SetLogger(discardLog{})
+}
+
+// discardLog is a go-redis logger that writes nothing.
+type discardLog struct{}
+
+func (discardLog) Printf(context.Context, string, ...any) {}
