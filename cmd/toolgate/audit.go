@@ -3,7 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/ecdh"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -314,9 +317,23 @@ func readKey[K ed25519.PrivateKey | ed25519.PublicKey](path, typ string, parse f
 	}
 	key, ok := k.(K)
 	if !ok {
-		return nil, fmt.Errorf("%s: a %T, not an Ed25519 key", path, k)
+		return nil, fmt.Errorf("%s: %s, not an Ed25519 key (make one with: openssl genpkey -algorithm ed25519)", path, keyKind(k))
 	}
 	return key, nil
+}
+
+// keyKind names the algorithm of a key x509 parsed, in words (not its Go
+// type, which says nothing to an operator).
+func keyKind(k any) string {
+	switch k.(type) {
+	case *rsa.PrivateKey, *rsa.PublicKey:
+		return "an RSA key"
+	case *ecdsa.PrivateKey, *ecdsa.PublicKey:
+		return "an ECDSA key"
+	case *ecdh.PrivateKey, *ecdh.PublicKey:
+		return "an X25519 key"
+	}
+	return "a key of another algorithm"
 }
 
 func readPrivateKey(path string) (ed25519.PrivateKey, error) {

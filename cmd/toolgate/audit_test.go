@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/x509"
 	"database/sql"
 	"encoding/json"
@@ -471,6 +474,16 @@ func TestAuditUsage(t *testing.T) {
 	os.WriteFile(bad, []byte("{\"type\":\"audit_anchor\",\"seq\":0,\"hash\":\"x\"}\nnot json\n"), 0o644)
 	notKey := filepath.Join(dir, "key.pem")
 	os.WriteFile(notKey, []byte("hello"), 0o644)
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&ecKey.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecPub := filepath.Join(dir, "ec.pub")
+	os.WriteFile(ecPub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -480,6 +493,7 @@ func TestAuditUsage(t *testing.T) {
 		{[]string{"audit", "verify", "--data", dir}, "toolgate audit verify: " + filepath.Join(dir, "gateway.db") + ": no store there"},
 		{[]string{"audit", "verify", "--file", bad}, "toolgate audit verify: " + bad + ":2: not a JSON object"},
 		{[]string{"audit", "verify", "--file", bad, "--pubkey", notKey}, "toolgate audit verify: " + notKey + ": not a PEM"},
+		{[]string{"audit", "verify", "--file", bad, "--pubkey", ecPub}, "toolgate audit verify: " + ecPub + ": an ECDSA key, not an Ed25519 key"},
 		{[]string{"audit", "verify", "--store", "memory"}, "toolgate audit verify: --store memory holds no audit log"},
 		{[]string{"audit", "export", "--data", dir, "--since", "yesterday"}, `toolgate audit export: --since "yesterday"`},
 		{[]string{"audit", "export", "--file", bad}, "toolgate audit export: --file is verify's"},
