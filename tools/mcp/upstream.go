@@ -51,7 +51,7 @@ type Options struct {
 	// server, its initialization and its first listing, at [Connect], at
 	// [ListTools] and at each reconnection; a server that has not answered
 	// by then fails the attempt (and is stopped) with an error wrapping
-	// [context.DeadlineExceeded]. Zero means 1m (room for npx to fetch a
+	// [context.DeadlineExceeded]. Zero means 2m (room for npx to fetch a
 	// package first); negative means no bound.
 	ConnectTimeout time.Duration
 	// HTTPClient is used for Streamable HTTP servers. Nil means a client
@@ -107,7 +107,7 @@ func (o *Options) withDefaults() Options {
 		out.KeepAlive = 30 * time.Second
 	}
 	if out.ConnectTimeout == 0 {
-		out.ConnectTimeout = time.Minute
+		out.ConnectTimeout = 2 * time.Minute
 	}
 	if out.MaxTools <= 0 {
 		out.MaxTools = 10_000
