@@ -112,13 +112,51 @@ func (s Server) validate() error {
 	return nil
 }
 
-// Config is a file of upstream servers:
+// Config is a file of upstream servers, in toolgate's format:
 //
 //	{"servers": {"memory": {"command": ["npx", "-y", "@modelcontextprotocol/server-memory"],
 //	                        "scopes": ["memory:write"]},
 //	             "docs":   {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}}}}
+//
+// or in the one other MCP clients write ([LoadConfig] reads both).
 type Config struct {
 	Servers map[string]Server `json:"servers"`
+}
+
+// configFile is a configuration file as written: toolgate's "servers",
+// Claude Desktop's, Cursor's and Claude Code's "mcpServers", or VS Code's
+// "servers" with its "inputs" (prompts toolgate has none of).
+type configFile struct {
+	Servers    map[string]entry `json:"servers"`
+	MCPServers map[string]entry `json:"mcpServers"`
+	Inputs     []any            `json:"inputs"`
+}
+
+// entry is one server as a file writes it: toolgate's members, where
+// "command" is a list, and other clients', where it is a string with its
+// "args" beside it, a "type" says the transport and "disabled" turns
+// the server off.
+type entry struct {
+	Command  json.RawMessage         `json:"command"`
+	Args     []string                `json:"args"`
+	Type     string                  `json:"type"`
+	Disabled bool                    `json:"disabled"`
+	Env      map[string]string       `json:"env"`
+	PassEnv  []string                `json:"pass_env"`
+	URL      string                  `json:"url"`
+	Headers  map[string]string       `json:"headers"`
+	Scopes   []string                `json:"scopes"`
+	Tools    map[string]ToolOverride `json:"tools"`
+	// What other clients decide for themselves, which toolgate decides
+	// by its own policy and deadlines: their approval lists and their
+	// request timeout are ignored.
+	AutoApprove json.RawMessage `json:"autoApprove"`
+	AlwaysAllow json.RawMessage `json:"alwaysAllow"`
+	Timeout     json.RawMessage `json:"timeout"`
+	// What would change how the server runs, which toolgate cannot do:
+	// refused by name rather than ignored.
+	Cwd     json.RawMessage `json:"cwd"`
+	EnvFile json.RawMessage `json:"envFile"`
 }
 
 // maxConfigBytes bounds a configuration file: a few hundred servers fit
@@ -142,6 +180,25 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // {"a":…,"a":…}}), an unknown member, a value of the wrong type or data
 // after the object is a *[ConfigError] naming the line; a server that does
 // not validate is an error naming it. Every error wraps [ErrConfig].
+//
+// The file may also be another MCP client's list of servers: Claude
+// Desktop's, Cursor's or Claude Code's {"mcpServers": {NAME: {"command":
+// "npx", "args": [...], "env": {...}}}} or VS Code's {"servers": {NAME:
+// {"type": "stdio", "command": "npx", "args": [...]}}, "inputs": [...]}.
+// There "command" is a string and "args" its arguments (in toolgate's
+// format "command" is the whole list, and "args" beside it is refused);
+// "type" is "stdio", "http" or "streamable-http", and "sse" is refused, as
+// toolgate speaks Streamable HTTP only; a "disabled": true server is left
+// out; "autoApprove", "alwaysAllow" and "timeout" are ignored (toolgate's
+// policy and deadlines decide); "cwd" and "envFile" are refused. Such an
+// entry may hold toolgate's "scopes", "tools" and "pass_env" too.
+//
+// In any format, "${env:VAR}", "${VAR}" and "${VAR:-default}" in a
+// command, an argument, a url or an env or header value are VAR of
+// toolgate's environment (a VAR it lacks, without a default, is an
+// error); "${input:ID}", a prompt of VS Code's, and any other "${…}" are
+// refused by name. Only what an entry names this way reaches the server
+// ([Server.Env]).
 func LoadConfig(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -171,10 +228,10 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		}
 		return nil, &ConfigError{File: file, Reason: err.Error()}
 	}
-	var c Config
+	var cf configFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(&cf); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			reason := "the configuration is a JSON " + te.Value + ", want an object"
@@ -186,20 +243,198 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		}
 		return nil, &ConfigError{File: file, Line: lineAt(dec.InputOffset()), Reason: strings.TrimPrefix(err.Error(), "json: ")}
 	}
-	names := make([]string, 0, len(c.Servers))
-	for name := range c.Servers {
+	entries := cf.Servers
+	switch {
+	case cf.Servers != nil && cf.MCPServers != nil:
+		return nil, &ConfigError{File: file, Reason: `both "servers" and "mcpServers": give one list of servers`}
+	case cf.MCPServers != nil:
+		entries = cf.MCPServers
+		if cf.Inputs != nil {
+			return nil, &ConfigError{File: file, Reason: `unknown field "inputs" beside "mcpServers"`}
+		}
+	}
+	lines := memberLines(data, lineAt)
+	c := Config{Servers: make(map[string]Server, len(entries))}
+	names := make([]string, 0, len(entries))
+	for name := range entries {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		s := c.Servers[name]
-		s.Name = name
+		e := entries[name]
+		if e.Disabled {
+			continue
+		}
+		s, member, reason := e.server(name, os.LookupEnv)
+		if reason != "" {
+			return nil, &ConfigError{File: file, Line: lines[name+"\x00"+member], Reason: fmt.Sprintf("server %q %q: %s", name, member, reason)}
+		}
 		if err := s.validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		c.Servers[name] = s
 	}
 	return &c, nil
+}
+
+// server maps e onto a [Server] named name, resolving its placeholders
+// with lookup; on a problem it returns the member at fault and the
+// reason instead.
+func (e entry) server(name string, lookup func(string) (string, bool)) (s Server, member, reason string) {
+	s = Server{Name: name, Env: e.Env, PassEnv: e.PassEnv, URL: e.URL, Headers: e.Headers, Scopes: e.Scopes, Tools: e.Tools}
+	switch {
+	case e.Cwd != nil:
+		return s, "cwd", "toolgate starts a server in its own working directory; give absolute paths in the command instead"
+	case e.EnvFile != nil:
+		return s, "envFile", `toolgate reads no env file; name each variable in "env" ("${env:VAR}" takes it from toolgate's environment)`
+	}
+	switch trimmed := bytes.TrimSpace(e.Command); {
+	case len(trimmed) == 0 || string(trimmed) == "null":
+		if e.Args != nil {
+			return s, "args", `arguments without a "command"`
+		}
+	case trimmed[0] == '[':
+		if err := json.Unmarshal(trimmed, &s.Command); err != nil {
+			return s, "command", "a list that is not all strings"
+		}
+		if e.Args != nil {
+			return s, "args", `arguments beside a "command" list: put them in the list, or make "command" the program alone`
+		}
+	case trimmed[0] == '"':
+		var program string
+		if err := json.Unmarshal(trimmed, &program); err != nil {
+			return s, "command", err.Error()
+		}
+		s.Command = append([]string{program}, e.Args...)
+	default:
+		return s, "command", "want a program (with \"args\") or a list of the program and its arguments"
+	}
+	switch e.Type {
+	case "", "stdio", "http", "streamable-http":
+	case "sse":
+		return s, "type", `"sse" is the older HTTP+SSE transport; toolgate speaks Streamable HTTP only (give the server's Streamable HTTP endpoint, "type": "http")`
+	default:
+		return s, "type", fmt.Sprintf("%q is none of stdio, http and streamable-http", e.Type)
+	}
+	if e.Type == "stdio" && s.URL != "" {
+		return s, "url", `a url for a "stdio" server`
+	}
+	if (e.Type == "http" || e.Type == "streamable-http") && len(s.Command) > 0 {
+		return s, "command", fmt.Sprintf("a command for an %q server", e.Type)
+	}
+	var err error
+	for i := range s.Command {
+		if s.Command[i], err = expand(s.Command[i], lookup); err != nil {
+			member := "command"
+			if i > 0 && e.Args != nil {
+				member = "args"
+			}
+			return s, member, err.Error()
+		}
+	}
+	if s.URL, err = expand(s.URL, lookup); err != nil {
+		return s, "url", err.Error()
+	}
+	if s.Env, err = expandValues(s.Env, lookup); err != nil {
+		return s, "env", err.Error()
+	}
+	if s.Headers, err = expandValues(s.Headers, lookup); err != nil {
+		return s, "headers", err.Error()
+	}
+	return s, "", ""
+}
+
+// placeholder is "${…}" in a value, as other MCP clients write them.
+var placeholder = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// envVar is a variable name as a placeholder may give it.
+var envVar = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expand replaces every "${env:VAR}", "${VAR}" and "${VAR:-default}" in v
+// with VAR of the environment lookup reads (default when VAR is unset or
+// empty); an unset VAR without a default, a "${input:ID}" (a prompt,
+// which toolgate has none of) or any other placeholder is an error
+// naming it.
+func expand(v string, lookup func(string) (string, bool)) (string, error) {
+	var bad error
+	out := placeholder.ReplaceAllStringFunc(v, func(m string) string {
+		inner := m[2 : len(m)-1]
+		name, def, hasDef := strings.Cut(strings.TrimPrefix(inner, "env:"), ":-")
+		switch {
+		case bad != nil:
+		case strings.HasPrefix(inner, "input:"):
+			bad = fmt.Errorf("%s asks the user for a value, and toolgate has no prompt: write the value, or \"${env:VAR}\" to take it from toolgate's environment", m)
+		case !envVar.MatchString(name):
+			bad = fmt.Errorf("%s is not a placeholder toolgate knows (it resolves \"${env:VAR}\", \"${VAR}\" and \"${VAR:-default}\" from its environment)", m)
+		default:
+			if val, ok := lookup(name); ok && val != "" {
+				return val
+			} else if hasDef {
+				return def
+			} else if !ok {
+				bad = fmt.Errorf("%s names %s, which toolgate's environment lacks", m, name)
+			}
+		}
+		return ""
+	})
+	return out, bad
+}
+
+// expandValues is [expand] on each value of m, in a new map.
+func expandValues(m map[string]string, lookup func(string) (string, bool)) (map[string]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		x, err := expand(v, lookup)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", k, err)
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+// memberLines returns the line of each member of each server in data's
+// "servers" or "mcpServers", keyed "NAME\x00MEMBER", for the errors found
+// once the file is decoded. data is valid JSON.
+func memberLines(data []byte, lineAt func(int64) int) map[string]int {
+	lines := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// skip reads the value that follows, whole.
+	skip := func() bool {
+		var v json.RawMessage
+		return dec.Decode(&v) == nil
+	}
+	// keys calls f with each member name of the object that follows,
+	// leaving f to read its value.
+	keys := func(f func(key string) bool) bool {
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return false
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			key, ok := tok.(string)
+			if err != nil || !ok || !f(key) {
+				return false
+			}
+		}
+		_, err := dec.Token()
+		return err == nil
+	}
+	keys(func(top string) bool {
+		if top != "servers" && top != "mcpServers" {
+			return skip()
+		}
+		return keys(func(name string) bool {
+			return keys(func(member string) bool {
+				lines[name+"\x00"+member] = lineAt(dec.InputOffset())
+				return skip()
+			})
+		})
+	})
+	return lines
 }
 
 // List returns the configured servers sorted by name.

@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// TestParseClientConfig reads the server lists other MCP clients write.
+func TestParseClientConfig(t *testing.T) {
+	t.Setenv("TG_TEST_TOKEN", "s3cret")
+	t.Setenv("TG_TEST_EMPTY", "")
+	tests := []struct {
+		name, in string
+		want     []Server
+	}{
+		{"claude desktop", `{"mcpServers": {
+			"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "/tmp/m.json"}},
+			"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]}}}`,
+			[]Server{
+				{Name: "fs", Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"}},
+				{Name: "memory", Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}, Env: map[string]string{"MEMORY_FILE_PATH": "/tmp/m.json"}},
+			}},
+		{"cursor url", `{"mcpServers": {"docs": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${env:TG_TEST_TOKEN}"}}}}`,
+			[]Server{{Name: "docs", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}}}},
+		{"claude code types", `{"mcpServers": {
+			"a": {"type": "stdio", "command": "a-server", "env": {"T": "${TG_TEST_TOKEN}", "D": "${TG_TEST_UNSET:-dflt}", "E": "${TG_TEST_EMPTY:-e}"}},
+			"b": {"type": "http", "url": "https://b.example/mcp"},
+			"c": {"type": "streamable-http", "url": "https://c.example/mcp"}}}`,
+			[]Server{
+				{Name: "a", Command: []string{"a-server"}, Env: map[string]string{"T": "s3cret", "D": "dflt", "E": "e"}},
+				{Name: "b", URL: "https://b.example/mcp"},
+				{Name: "c", URL: "https://c.example/mcp"},
+			}},
+		{"client members ignored, disabled left out", `{"mcpServers": {
+			"a": {"command": "a-server", "autoApprove": ["read"], "alwaysAllow": [], "timeout": 60},
+			"off": {"command": "off-server", "disabled": true},
+			"on": {"command": "on-server", "disabled": false}}}`,
+			[]Server{{Name: "a", Command: []string{"a-server"}}, {Name: "on", Command: []string{"on-server"}}}},
+		{"toolgate members in a client entry", `{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+			"pass_env": ["GITHUB_PERSONAL_ACCESS_TOKEN"], "scopes": ["gh:read"]}}}`,
+			[]Server{{Name: "gh", Command: []string{"npx", "-y", "@modelcontextprotocol/server-github"},
+				PassEnv: []string{"GITHUB_PERSONAL_ACCESS_TOKEN"}, Scopes: []string{"gh:read"}}}},
+		{"vs code", `{"inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": true}],
+			"servers": {
+			"memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+			"web": {"type": "http", "url": "https://web.example/mcp", "headers": {"X-Key": "k"}}}}`,
+			[]Server{
+				{Name: "memory", Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
+				{Name: "web", URL: "https://web.example/mcp", Headers: map[string]string{"X-Key": "k"}},
+			}},
+		{"toolgate format beside a vs code entry", `{"servers": {
+			"ours": {"command": ["ours-server", "--flag"], "scopes": ["s"]},
+			"theirs": {"command": "theirs-server", "args": ["--flag"]}}}`,
+			[]Server{
+				{Name: "ours", Command: []string{"ours-server", "--flag"}, Scopes: []string{"s"}},
+				{Name: "theirs", Command: []string{"theirs-server", "--flag"}},
+			}},
+		{"empty mcpServers", `{"mcpServers": {}}`, []Server{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig([]byte(tt.in), "c.json")
+			if err != nil {
+				t.Fatalf("parseConfig: %v", err)
+			}
+			if got := c.List(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("List() = %+v\nwant     %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseClientConfigErrors(t *testing.T) {
+	t.Setenv("TG_TEST_UNSET", "")
+	if err := os.Unsetenv("TG_TEST_UNSET"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, in, want string }{
+		{"sse", "{\"mcpServers\": {\"old\": {\n\"type\": \"sse\", \"url\": \"https://old.example/sse\"}}}",
+			`c.json:2: server "old" "type": "sse" is the older HTTP+SSE transport; toolgate speaks Streamable HTTP only (give the server's Streamable HTTP endpoint, "type": "http")`},
+		{"unknown type", `{"mcpServers": {"a": {"type": "ws", "url": "https://a.example/"}}}`,
+			`c.json:1: server "a" "type": "ws" is none of stdio, http and streamable-http`},
+		{"input placeholder", "{\"servers\": {\"a\": {\"type\": \"http\", \"url\": \"https://a.example/\",\n\"headers\": {\"X-Key\": \"${input:key}\"}}}}",
+			`c.json:2: server "a" "headers": "X-Key": ${input:key} asks the user for a value, and toolgate has no prompt: write the value, or "${env:VAR}" to take it from toolgate's environment`},
+		{"unset variable", "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"env\": {\"T\": \"${env:TG_TEST_UNSET}\"}}}}",
+			`c.json:2: server "a" "env": "T": ${env:TG_TEST_UNSET} names TG_TEST_UNSET, which toolgate's environment lacks`},
+		{"workspace placeholder", "{\"servers\": {\"a\": {\"command\": \"x\",\n\"args\": [\"${workspaceFolder}/db\"]}}}",
+			`c.json:2: server "a" "args": ${workspaceFolder} names workspaceFolder, which toolgate's environment lacks`},
+		{"config placeholder", `{"servers": {"a": {"command": "x", "args": ["${config:db.path}"]}}}`,
+			`c.json:1: server "a" "args": ${config:db.path} is not a placeholder toolgate knows (it resolves "${env:VAR}", "${VAR}" and "${VAR:-default}" from its environment)`},
+		{"args beside a list", "{\"servers\": {\"a\": {\"command\": [\"x\"],\n\"args\": [\"y\"]}}}",
+			`c.json:2: server "a" "args": arguments beside a "command" list: put them in the list, or make "command" the program alone`},
+		{"args alone", `{"mcpServers": {"a": {"args": ["y"]}}}`,
+			`c.json:1: server "a" "args": arguments without a "command"`},
+		{"command a number", "{\"servers\":{\"a\":{\n\"command\":1}}}",
+			`c.json:2: server "a" "command": want a program (with "args") or a list of the program and its arguments`},
+		{"command list of numbers", `{"servers":{"a":{"command":[1]}}}`,
+			`c.json:1: server "a" "command": a list that is not all strings`},
+		{"stdio with a url", `{"mcpServers": {"a": {"type": "stdio", "url": "https://a.example/"}}}`,
+			`c.json:1: server "a" "url": a url for a "stdio" server`},
+		{"http with a command", `{"mcpServers": {"a": {"type": "http", "command": "x"}}}`,
+			`c.json:1: server "a" "command": a command for an "http" server`},
+		{"cwd", `{"mcpServers": {"a": {"command": "x", "cwd": "/srv"}}}`,
+			`c.json:1: server "a" "cwd": toolgate starts a server in its own working directory; give absolute paths in the command instead`},
+		{"envFile", `{"servers": {"a": {"type": "stdio", "command": "x", "envFile": ".env"}}}`,
+			`c.json:1: server "a" "envFile": toolgate reads no env file; name each variable in "env" ("${env:VAR}" takes it from toolgate's environment)`},
+		{"both lists", `{"servers": {}, "mcpServers": {}}`,
+			`c.json: both "servers" and "mcpServers": give one list of servers`},
+		{"inputs beside mcpServers", `{"mcpServers": {}, "inputs": []}`,
+			`c.json: unknown field "inputs" beside "mcpServers"`},
+		{"unknown member", "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"autoApprov\": []}}}",
+			`c.json:2: unknown field "autoApprov"`},
+		{"neither command nor url", `{"mcpServers": {"a": {"env": {"A": "b"}}}}`,
+			`c.json: mcp: invalid server configuration: server "a" has neither command nor url`},
+		{"pass_env for a url", `{"mcpServers": {"a": {"url": "https://a.example/", "pass_env": ["HOME"]}}}`,
+			`c.json: mcp: invalid server configuration: server "a" has pass_env but no command to pass it to`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(tt.in), "c.json")
+			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrConfig) {
+				t.Errorf("parseConfig(%q) error = %v\nwant %s (wrapping ErrConfig)", tt.in, err, tt.want)
+			}
+		})
+	}
+}
