@@ -58,6 +58,9 @@ func TestParseClientConfig(t *testing.T) {
 				{Name: "theirs", Command: []string{"theirs-server", "--flag"}},
 			}},
 		{"empty mcpServers", `{"mcpServers": {}}`, []Server{}},
+		{"the client's other settings ignored", `{"globalShortcut": "Ctrl+Space", "preferences": {"menuBarEnabled": false},
+			"mcpServers": {"a": {"command": "a-server"}}, "inputs": [{"id": "x"}]}`,
+			[]Server{{Name: "a", Command: []string{"a-server"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,8 +111,12 @@ func TestParseClientConfigErrors(t *testing.T) {
 			`c.json:1: server "a" "envFile": toolgate reads no env file; name each variable in "env" ("${env:VAR}" takes it from toolgate's environment)`},
 		{"both lists", `{"servers": {}, "mcpServers": {}}`,
 			`c.json: both "servers" and "mcpServers": give one list of servers`},
-		{"inputs beside mcpServers", `{"mcpServers": {}, "inputs": []}`,
-			`c.json: unknown field "inputs" beside "mcpServers"`},
+		{"mcpServers not an object", "{\"preferences\": {},\n\"mcpServers\": []}",
+			`c.json:2: "mcpServers" is a JSON array, want an object`},
+		{"type error in mcpServers", "{\"preferences\": {},\n\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"args\": \"y\"}}}",
+			`c.json:3: "args" is a JSON string, want []string`},
+		{"unknown member after other settings", "{\"preferences\": {\"x\": 1},\n\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"autoApprov\": []}}}",
+			`c.json:3: unknown field "autoApprov"`},
 		{"unknown member", "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"autoApprov\": []}}}",
 			`c.json:2: unknown field "autoApprov"`},
 		{"neither command nor url", `{"mcpServers": {"a": {"env": {"A": "b"}}}}`,

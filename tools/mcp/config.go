@@ -123,13 +123,13 @@ type Config struct {
 	Servers map[string]Server `json:"servers"`
 }
 
-// configFile is a configuration file as written: toolgate's "servers",
-// Claude Desktop's, Cursor's and Claude Code's "mcpServers", or VS Code's
-// "servers" with its "inputs" (prompts toolgate has none of).
+// configFile is a configuration file with "servers": toolgate's, or VS
+// Code's with its "inputs" (prompts toolgate has none of). A file with
+// "mcpServers" (Claude Desktop's, Cursor's, Claude Code's) is read for
+// that member alone.
 type configFile struct {
-	Servers    map[string]entry `json:"servers"`
-	MCPServers map[string]entry `json:"mcpServers"`
-	Inputs     []any            `json:"inputs"`
+	Servers map[string]entry `json:"servers"`
+	Inputs  []any            `json:"inputs"`
 }
 
 // entry is one server as a file writes it: toolgate's members, where
@@ -185,8 +185,10 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // Desktop's, Cursor's or Claude Code's {"mcpServers": {NAME: {"command":
 // "npx", "args": [...], "env": {...}}}} or VS Code's {"servers": {NAME:
 // {"type": "stdio", "command": "npx", "args": [...]}}, "inputs": [...]}.
-// There "command" is a string and "args" its arguments (in toolgate's
-// format "command" is the whole list, and "args" beside it is refused);
+// A file with "mcpServers" is read for that member alone: the rest is
+// the client's own settings. There "command" is a string and "args" its
+// arguments (in toolgate's format "command" is the whole list, and "args"
+// beside it is refused);
 // "type" is "stdio", "http" or "streamable-http", and "sse" is refused, as
 // toolgate speaks Streamable HTTP only; a "disabled": true server is left
 // out; "autoApprove", "alwaysAllow" and "timeout" are ignored (toolgate's
@@ -228,30 +230,22 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		}
 		return nil, &ConfigError{File: file, Reason: err.Error()}
 	}
-	var cf configFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cf); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			reason := "the configuration is a JSON " + te.Value + ", want an object"
-			if te.Field != "" {
-				leaf := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
-				reason = fmt.Sprintf("%q is a JSON %s, want %s", leaf, te.Value, te.Type)
-			}
-			return nil, &ConfigError{File: file, Line: lineAt(te.Offset), Reason: reason}
+	var entries map[string]entry
+	if start, ok := topMember(data, "mcpServers"); ok {
+		// Another client's file: its other members are its own
+		// settings (Claude Desktop's "preferences", say), not servers.
+		if _, both := topMember(data, "servers"); both {
+			return nil, &ConfigError{File: file, Reason: `both "servers" and "mcpServers": give one list of servers`}
 		}
-		return nil, &ConfigError{File: file, Line: lineAt(dec.InputOffset()), Reason: strings.TrimPrefix(err.Error(), "json: ")}
-	}
-	entries := cf.Servers
-	switch {
-	case cf.Servers != nil && cf.MCPServers != nil:
-		return nil, &ConfigError{File: file, Reason: `both "servers" and "mcpServers": give one list of servers`}
-	case cf.MCPServers != nil:
-		entries = cf.MCPServers
-		if cf.Inputs != nil {
-			return nil, &ConfigError{File: file, Reason: `unknown field "inputs" beside "mcpServers"`}
+		if err := decodeStrict(data, start, &entries, `"mcpServers"`, file, lineAt); err != nil {
+			return nil, err
 		}
+	} else {
+		var cf configFile
+		if err := decodeStrict(data, 0, &cf, "the configuration", file, lineAt); err != nil {
+			return nil, err
+		}
+		entries = cf.Servers
 	}
 	lines := memberLines(data, lineAt)
 	c := Config{Servers: make(map[string]Server, len(entries))}
@@ -275,6 +269,55 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		c.Servers[name] = s
 	}
 	return &c, nil
+}
+
+// decodeStrict decodes the JSON value at data[start:] into v, refusing
+// unknown members, and returns a *[ConfigError] naming the line of a
+// problem; what names the value when it is not an object.
+func decodeStrict(data []byte, start int64, v any, what, file string, lineAt func(int64) int) error {
+	dec := json.NewDecoder(bytes.NewReader(data[start:]))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		reason := fmt.Sprintf("%s is a JSON %s, want an object", what, te.Value)
+		if te.Field != "" {
+			leaf := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+			reason = fmt.Sprintf("%q is a JSON %s, want %s", leaf, te.Value, te.Type)
+		}
+		return &ConfigError{File: file, Line: lineAt(start + te.Offset), Reason: reason}
+	}
+	return &ConfigError{File: file, Line: lineAt(start + dec.InputOffset()), Reason: strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+// topMember returns the offset in data of the value of the member name
+// of data's top-level object. data is valid JSON.
+func topMember(data []byte, name string) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		if tok == name {
+			off := dec.InputOffset()
+			for off < int64(len(data)) && strings.IndexByte(" \t\r\n:", data[off]) >= 0 {
+				off++
+			}
+			return off, true
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // server maps e onto a [Server] named name, resolving its placeholders

@@ -222,6 +222,7 @@ func FuzzParseConfig(f *testing.F) {
 		`{"servers":{"a":{"command":"x"}}}`,
 		`{"mcpServers":{"a":{"command":"npx","args":["-y","pkg"],"env":{"K":"${env:HOME}"},"disabled":false}}}`,
 		`{"mcpServers":{"a":{"type":"sse","url":"https://example.com/sse"}}}`,
+		`{"preferences":{"x":[1]},"mcpServers":{"a":{"command":"x","args":"y"}},"servers":null}`,
 		`{"servers":{"a":{"type":"http","url":"https://example.com/mcp","headers":{"K":"${input:k}"}}},"inputs":[]}`,
 		`{"servers":`,
 		`[]`,
