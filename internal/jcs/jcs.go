@@ -422,7 +422,12 @@ func (p *parser) rawString() ([]byte, error) {
 			}
 			buf = utf8.AppendRune(buf, r)
 		default:
-			return nil, p.errorf("invalid escape \\%c", e)
+			if e > ' ' && e < 0x7f {
+				return nil, p.errorf("invalid escape \\%c", e)
+			}
+			// A control byte or a byte of a multi-byte character
+			// would break the one-line message or show as garbage.
+			return nil, p.errorf("invalid escape: '\\' before byte 0x%02x", e)
 		}
 	}
 	return nil, p.errorf("unterminated string")

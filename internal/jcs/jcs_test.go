@@ -266,6 +266,9 @@ func TestParseErrorMessages(t *testing.T) {
 		{"\uFEFF{}", "unexpected byte order mark (U+FEFF)", 0},
 		{`[1,é]`, `unexpected character 'é'`, 3},
 		{"[1,\xff]", "unexpected byte 0xff, not UTF-8", 3},
+		{`"\x"`, `invalid escape \x`, 3},
+		{"\"\\\n\"", `invalid escape: '\' before byte 0x0a`, 3},
+		{"\"\\\xff\"", `invalid escape: '\' before byte 0xff`, 3},
 	} {
 		t.Run(c.in, func(t *testing.T) {
 			_, err := Parse([]byte(c.in))
