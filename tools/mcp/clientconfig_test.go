@@ -76,6 +76,7 @@ func TestParseClientConfig(t *testing.T) {
 }
 
 func TestParseClientConfigErrors(t *testing.T) {
+	t.Setenv("TG_TEST_SECRET_URL", "s3cr3t-token@mcp.example/x")
 	t.Setenv("TG_TEST_UNSET", "")
 	if err := os.Unsetenv("TG_TEST_UNSET"); err != nil {
 		t.Fatal(err)
@@ -121,6 +122,10 @@ func TestParseClientConfigErrors(t *testing.T) {
 			`c.json:2: unknown field "autoApprov"`},
 		{"neither command nor url", `{"mcpServers": {"a": {"env": {"A": "b"}}}}`,
 			`c.json: mcp: invalid server configuration: server "a" has neither command nor url`},
+		{"url from a secret", `{"mcpServers": {"a": {"url": "${TG_TEST_SECRET_URL}"}}}`,
+			`c.json: mcp: invalid server configuration: server "a" url has no http:// or https:// scheme`},
+		{"url of another scheme", `{"mcpServers": {"a": {"url": "ftp://${TG_TEST_SECRET_URL}"}}}`,
+			`c.json: mcp: invalid server configuration: server "a" url scheme "ftp" is not http(s)`},
 		{"pass_env for a url", `{"mcpServers": {"a": {"url": "https://a.example/", "pass_env": ["HOME"]}}}`,
 			`c.json: mcp: invalid server configuration: server "a" has pass_env but no command to pass it to`},
 	}

@@ -100,7 +100,12 @@ func (s Server) validate() error {
 	case len(s.Command) > 0 && s.Command[0] == "":
 		return fmt.Errorf("%w: server %q has an empty command", ErrConfig, s.Name)
 	case s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://"):
-		return fmt.Errorf("%w: server %q url %q is not http(s)", ErrConfig, s.Name, s.URL)
+		// The url is not quoted: a placeholder may have put a secret in it.
+		scheme, _, ok := strings.Cut(s.URL, "://")
+		if !ok || len(scheme) > 16 {
+			return fmt.Errorf("%w: server %q url has no http:// or https:// scheme", ErrConfig, s.Name)
+		}
+		return fmt.Errorf("%w: server %q url scheme %q is not http(s)", ErrConfig, s.Name, scheme)
 	case s.URL != "" && len(s.PassEnv) > 0:
 		return fmt.Errorf("%w: server %q has pass_env but no command to pass it to", ErrConfig, s.Name)
 	}
