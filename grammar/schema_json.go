@@ -470,7 +470,12 @@ func (d *jsonDecoder) str() (string, error) {
 			}
 			b = utf8.AppendRune(b, r)
 		default:
-			return "", d.errorf("invalid escape \\%c", e)
+			if e > ' ' && e < 0x7f {
+				return "", d.errorf("invalid escape \\%c", e)
+			}
+			// A control byte or a byte of a multi-byte character
+			// would break the one-line message or show as garbage.
+			return "", d.errorf("invalid escape: '\\' before byte 0x%02x", e)
 		}
 	}
 }

@@ -93,6 +93,9 @@ func TestDecodeJSONNamesTheCharacter(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"byte order mark", "\uFEFF{\"type\":\"object\"}", "invalid JSON at byte 0: unexpected byte order mark (U+FEFF)"},
 		{"accented", `{"a":é}`, "invalid JSON at byte 5: unexpected character 'é'"},
+		{"escape", `{"a":"\x"}`, "invalid JSON at byte 8: invalid escape \\x"},
+		{"escaped newline", "{\"a\":\"\\\n\"}", "invalid JSON at byte 8: invalid escape: '\\' before byte 0x0a"},
+		{"escaped non-ASCII", "{\"a\":\"\\\xff\"}", "invalid JSON at byte 8: invalid escape: '\\' before byte 0xff"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := decodeJSON([]byte(tc.in)); err == nil || err.Error() != tc.want {
