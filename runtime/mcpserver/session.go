@@ -361,7 +361,11 @@ func parseCall(raw json.RawMessage) (callArgs, error) {
 			return out, fmt.Errorf("%w: unknown member %q", errCallArgs, k)
 		}
 	}
-	if err := json.Unmarshal(members["name"], &out.Name); err != nil || members["name"] == nil {
+	name, ok := members["name"]
+	if !ok {
+		return out, fmt.Errorf("%w: name is missing", errCallArgs)
+	}
+	if err := json.Unmarshal(name, &out.Name); err != nil || string(name) == "null" {
 		return out, fmt.Errorf("%w: name must be a string", errCallArgs)
 	}
 	if out.Name == "" || len(out.Name) > 256 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,25 @@ func TestParseCall(t *testing.T) {
 				}
 			} else if !errors.Is(err, errCallArgs) {
 				t.Errorf("parseCall(%s) = %+v, %v; want an errCallArgs", tc.in, got, err)
+			}
+		})
+	}
+}
+
+// TestParseCallNameMessage: a call with no name says name is missing; a
+// name of another type (null included) says it must be a string.
+func TestParseCallNameMessage(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"missing", `{}`, "name is missing"},
+		{"missing beside arguments", `{"arguments":{}}`, "name is missing"},
+		{"number", `{"name":1}`, "name must be a string"},
+		{"null", `{"name":null}`, "name must be a string"},
+		{"empty", `{"name":""}`, "name must be 1 to 256 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseCall(json.RawMessage(tc.in))
+			if !errors.Is(err, errCallArgs) || !strings.HasSuffix(err.Error(), ": "+tc.want) {
+				t.Errorf("parseCall(%s) error %v; want one ending %q", tc.in, err, tc.want)
 			}
 		})
 	}
