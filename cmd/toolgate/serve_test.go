@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -210,25 +211,33 @@ func TestServeUsage(t *testing.T) {
 }
 
 // TestUnusableTokenRefused: a token file holding a token no request can
-// present (blank, whitespace, a control character) stops `serve` and
-// `mcp serve --http` at start: exit 2, one line "PATH:LINE: reason" naming
-// the principal, never the token.
+// present (blank, whitespace, a control character), a scope no token can
+// carry (empty, whitespace) or no token at all stops `serve` and `mcp serve
+// --http` at start: exit 2, one line "PATH:LINE: reason" naming the
+// principal, never the token.
 func TestUnusableTokenRefused(t *testing.T) {
 	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
 	dir := t.TempDir()
+	mallory := func(token, scopes string) string {
+		return "{\"tokens\":{\n  \"tok-alice\":{\"principal\":\"alice\",\"tenant\":\"acme\"},\n  \"" + token + "\":{\"principal\":\"mallory\",\"tenant\":\"acme\",\"scopes\":" + scopes + "}}}\n"
+	}
 	for _, tc := range []struct {
-		name, token, reason string
+		name, body, reason string
+		line               int
 	}{
-		{"blank", `  `, `principal "mallory" has an empty token`},
-		{"space inside", `tok-m tok-n`, `principal "mallory" has a token with whitespace`},
-		{"trailing newline", `tok-m\n`, `principal "mallory" has a token with whitespace`},
-		{"escape sequence", `tok-m\u001b[2J`, `principal "mallory" has a token with a control character`},
+		{"blank", mallory(`  `, `[]`), `principal "mallory" has an empty token`, 3},
+		{"space inside", mallory(`tok-m tok-n`, `[]`), `principal "mallory" has a token with whitespace`, 3},
+		{"trailing newline", mallory(`tok-m\n`, `[]`), `principal "mallory" has a token with whitespace`, 3},
+		{"escape sequence", mallory(`tok-m\u001b[2J`, `[]`), `principal "mallory" has a token with a control character`, 3},
+		{"empty scope", mallory(`tok-m`, `["repo:read",""]`), `principal "mallory" has an empty scope`, 3},
+		{"scope with a space", mallory(`tok-m`, `["a b"]`), `principal "mallory" has a scope with whitespace`, 3},
+		{"no token", "{\n  \"tokens\":{}}\n", `"tokens" lists no token`, 2},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
-		body := "{\"tokens\":{\n  \"tok-alice\":{\"principal\":\"alice\",\"tenant\":\"acme\"},\n  \"" + tc.token + "\":{\"principal\":\"mallory\",\"tenant\":\"acme\"}}}\n"
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		want := path + ":" + strconv.Itoa(tc.line) + ": " + tc.reason
 		for _, cmd := range []struct {
 			name string
 			args []string
@@ -244,8 +253,8 @@ func TestUnusableTokenRefused(t *testing.T) {
 				var stderr strings.Builder
 				code := run(ctx, args, strings.NewReader(""), io.Discard, &stderr)
 				got := stderr.String()
-				if code != exitUsage || strings.Count(got, "\n") != 1 || !strings.Contains(got, path+":3: "+tc.reason) {
-					t.Errorf("toolgate %s = exit %d, stderr %q; want 2 and one line with %q", cmd.name, code, got, path+":3: "+tc.reason)
+				if code != exitUsage || strings.Count(got, "\n") != 1 || !strings.Contains(got, want) {
+					t.Errorf("toolgate %s = exit %d, stderr %q; want 2 and one line with %q", cmd.name, code, got, want)
 				}
 				if strings.Contains(got, "tok-m") {
 					t.Errorf("stderr %q reveals the token", got)

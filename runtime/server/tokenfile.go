@@ -42,8 +42,9 @@ var _ Authenticator = (*TokenFile)(nil)
 // any level (a token listed twice, or an entry with two "scopes"), unknown
 // members, a token no request can present (blank, or holding whitespace
 // or a control character), entries without principal or tenant, a
-// principal or tenant holding a control character, and empty scopes are
-// errors that read "PATH:LINE: reason" (for a token, the line of its key),
+// principal or tenant holding a control character, a scope that is blank
+// or holds whitespace or a control character, and a file listing no token
+// are errors that read "PATH:LINE: reason" (for a token, the line of its key),
 // name the principal, never a token, and wrap [ErrTokenFile].
 func LoadTokenFile(path string) (*TokenFile, error) {
 	data, err := os.ReadFile(path)
@@ -154,12 +155,13 @@ func (w *tokenWalker) members(what string, secret bool, member func(name string)
 }
 
 func (w *tokenWalker) file(f *TokenFile) error {
-	hasTokens := false
+	hasTokens, tokensLine := false, 0
 	err := w.members("the file", false, func(name string) error {
 		if name != "tokens" {
 			return w.errorf("unknown member %q (want \"tokens\")", textcut.Prefix(name, 64))
 		}
 		hasTokens = true
+		tokensLine = lineOf(w.data, int(w.dec.InputOffset()))
 		return w.members("\"tokens\"", true, func(bearer string) error {
 			line := lineOf(w.data, int(w.dec.InputOffset()))
 			p, err := w.entry()
@@ -185,6 +187,10 @@ func (w *tokenWalker) file(f *TokenFile) error {
 	if _, err := w.dec.Token(); err != io.EOF {
 		return w.errorf("data after the object")
 	}
+	if len(f.byDigest) == 0 {
+		// A server no request could authenticate to.
+		return &tokenFileError{line: tokensLine, reason: "\"tokens\" lists no token, so no request could authenticate"}
+	}
 	return nil
 }
 
@@ -193,24 +199,32 @@ func (w *tokenWalker) file(f *TokenFile) error {
 // b64token) is one word, so a token that is blank or holds whitespace can
 // never match; one with a control character could not be sent as a header
 // (and would reach a terminal if ever printed).
-func unusableToken(bearer string) string {
-	if strings.TrimSpace(bearer) == "" {
-		return "an empty token"
+func unusableToken(bearer string) string { return notOneWord("token", bearer) }
+
+// notOneWord says why s is not one word of visible characters, calling it
+// a what ("an empty token", "a scope with whitespace"), or returns "".
+func notOneWord(what, s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "an empty " + what
 	}
-	for _, r := range bearer {
+	for _, r := range s {
 		switch {
 		case unicode.IsSpace(r):
-			return "a token with whitespace"
+			return "a " + what + " with whitespace"
 		case unicode.IsControl(r):
-			return "a token with a control character"
+			return "a " + what + " with a control character"
 		}
 	}
 	return ""
 }
 
-// entry reads {"principal","tenant","scopes"}.
+// entry reads {"principal","tenant","scopes"}. A scope no token can carry
+// (blank, or holding whitespace, which separates OAuth's scopes, or a
+// control character) is refused on the line of "scopes", naming the
+// principal wherever the entry gives it.
 func (w *tokenWalker) entry() (tools.Principal, error) {
 	var p tools.Principal
+	scopesLine := 0
 	err := w.members("a token entry", false, func(name string) error {
 		switch name {
 		case "principal", "tenant":
@@ -230,14 +244,10 @@ func (w *tokenWalker) entry() (tools.Principal, error) {
 				p.Tenant = s
 			}
 		case "scopes":
+			scopesLine = lineOf(w.data, int(w.dec.InputOffset()))
 			var scopes []string
 			if err := w.dec.Decode(&scopes); err != nil {
 				return w.errorf("\"scopes\" must be an array of strings")
-			}
-			for _, sc := range scopes {
-				if sc == "" {
-					return w.errorf("principal %q has an empty scope", p.ID)
-				}
 			}
 			p.Scopes = scopes
 		default:
@@ -245,7 +255,15 @@ func (w *tokenWalker) entry() (tools.Principal, error) {
 		}
 		return nil
 	})
-	return p, err
+	if err != nil {
+		return p, err
+	}
+	for _, sc := range p.Scopes {
+		if why := notOneWord("scope", sc); why != "" {
+			return p, &tokenFileError{line: scopesLine, reason: fmt.Sprintf("principal %q has %s", p.ID, why)}
+		}
+	}
+	return p, nil
 }
 
 // Authenticate implements [Authenticator]. The returned principal's Scopes

@@ -48,6 +48,12 @@ func TestTokenFileErrorsHaveLines(t *testing.T) {
 		{"DEL", "{\"tokens\":{\n\"tok-a\x7f\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with a control character`},
 		{"C1 control", "{\"tokens\":{\n\"tok-a\u0085x\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with`},
 		{"escape sequence", "{\"tokens\":{\n\"tok-a\\u001b[2J\":{\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has a token with a control character`},
+		// A scope no token can carry, and a file nobody can use.
+		{"empty scope", "{\"tokens\":{\n\"tok-a\":{\"scopes\":[\"x\",\"\"],\n\"principal\":\"a\",\"tenant\":\"t\"}}}", 2, `principal "a" has an empty scope`},
+		{"scope with a space", "{\"tokens\":{\n\"tok-a\":{\"principal\":\"a\",\"tenant\":\"t\",\n\"scopes\":[\"a b\"]}}}", 3, `principal "a" has a scope with whitespace`},
+		{"blank scope", "{\"tokens\":{\"tok-a\":{\"principal\":\"a\",\"tenant\":\"t\",\"scopes\":[\" \"]}}}", 1, `principal "a" has an empty scope`},
+		{"scope with a control character", "{\"tokens\":{\"tok-a\":{\"principal\":\"a\",\"tenant\":\"t\",\"scopes\":[\"a\\u0000\"]}}}", 1, `principal "a" has a scope with a control character`},
+		{"no token", "{\n\"tokens\":{}}", 2, `"tokens" lists no token`},
 	}
 	dir := t.TempDir()
 	for _, tc := range tests {
@@ -70,8 +76,9 @@ func TestTokenFileErrorsHaveLines(t *testing.T) {
 
 // FuzzParseTokenFile: any bytes give a token file or an ErrTokenFile with
 // a line, never a panic; an accepted file has one meaning (it parses
-// strictly: no member twice, valid UTF-8), and every token it holds is one
-// a request can present (not blank, no whitespace, no control character).
+// strictly: no member twice, valid UTF-8), lists a token, and every token
+// it holds is one a request can present (not blank, no whitespace, no
+// control character).
 func FuzzParseTokenFile(f *testing.F) {
 	f.Add([]byte(tokenFileJSON))
 	f.Add([]byte(`{"tokens":{"a":{"principal":"p","tenant":"t"},"a":{"principal":"q","tenant":"t"}}}`))
@@ -96,6 +103,9 @@ func FuzzParseTokenFile(f *testing.F) {
 		}
 		if err := json.Unmarshal(data, &file); err != nil {
 			t.Fatalf("ParseTokenFile accepted %q, which encoding/json refuses: %v", data, err)
+		}
+		if tf.Len() == 0 {
+			t.Fatalf("ParseTokenFile accepted %q, which lists no token", data)
 		}
 		if len(file.Tokens) != tf.Len() {
 			t.Fatalf("ParseTokenFile(%q) holds %d tokens, the file lists %d", data, tf.Len(), len(file.Tokens))
