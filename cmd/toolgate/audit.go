@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway/auditchain"
 	"github.com/toolgate/toolgate/runtime/gateway/auditexport"
+	"github.com/toolgate/toolgate/runtime/gateway/sqlitestore"
 	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
@@ -160,7 +161,9 @@ type auditStore interface {
 
 // openAuditStore opens the store of --data DIR or --store URL, refusing a
 // --data folder without a gateway.db (opening would create an empty one).
-func openAuditStore(ctx context.Context, data, spec string) (auditStore, error) {
+// With readOnly (verify, export) the SQLite file is opened read-only: not
+// migrated, so one of an older schema is refused until serve opens it.
+func openAuditStore(ctx context.Context, data, spec string, readOnly bool) (auditStore, error) {
 	if spec == "memory" {
 		return nil, errors.New(`--store memory holds no audit log after the process that wrote it`)
 	}
@@ -170,7 +173,16 @@ func openAuditStore(ctx context.Context, data, spec string) (auditStore, error) 
 			return nil, fmt.Errorf("%s: no store there: %w", path, errors.Unwrap(err))
 		}
 	}
-	st, err := storeurl.Open(ctx, spec, data)
+	var st storeurl.Store
+	var err error
+	if spec == "" && readOnly {
+		st, err = sqlitestore.Open(ctx, filepath.Join(data, "gateway.db"), &sqlitestore.Options{ReadOnly: true})
+		if errors.Is(err, sqlitestore.ErrOlderSchema) {
+			err = fmt.Errorf("%w: start toolgate serve on --data %s once (it migrates the store), then run this again", err, data)
+		}
+	} else {
+		st, err = storeurl.Open(ctx, spec, data)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +215,7 @@ func auditVerify(ctx context.Context, prog, data, spec, file, pubPath, format st
 		f.Close()
 	} else {
 		source = cmp.Or(data, storeurl.Redact(spec))
-		st, oerr := openAuditStore(ctx, data, spec)
+		st, oerr := openAuditStore(ctx, data, spec, true)
 		if oerr != nil {
 			return fail(stderr, prog, oerr)
 		}
@@ -269,7 +281,7 @@ func printAuditReport(w io.Writer, source string, rep auditchain.Report, keyed b
 }
 
 func auditExport(ctx context.Context, prog, data, spec string, o auditexport.Options, stdout, stderr io.Writer) int {
-	st, err := openAuditStore(ctx, data, spec)
+	st, err := openAuditStore(ctx, data, spec, true)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
@@ -285,7 +297,7 @@ func auditCheckpoint(ctx context.Context, prog, data, spec, keyPath string, stdo
 	if err != nil {
 		return fail(stderr, prog, err)
 	}
-	st, err := openAuditStore(ctx, data, spec)
+	st, err := openAuditStore(ctx, data, spec, false)
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -507,5 +508,46 @@ func TestAuditUsage(t *testing.T) {
 				t.Errorf("toolgate %q = %d, %q, %q; want 2 and stderr starting %q", tt.args, code, out, errOut, tt.want)
 			}
 		})
+	}
+}
+
+// TestAuditReadsWithoutWriting: audit verify and export leave the SQLite
+// file's bytes as they were. A store of the current schema is read; one of
+// an older schema (here 5: records without owner) is not migrated, as
+// opening it for writing would, but refused with one line saying that
+// serve must open it first.
+func TestAuditReadsWithoutWriting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		older bool
+	}{
+		{"current schema", false},
+		{"older schema", true},
+	} {
+		for _, sub := range []string{"verify", "export"} {
+			t.Run(tc.name+"/"+sub, func(t *testing.T) {
+				b, c := newAuditBackend(t, "sqlite")
+				c.(interface{ Close() error }).Close()
+				if tc.older {
+					b.sql(t, "ALTER TABLE records DROP COLUMN owner; PRAGMA user_version = 5")
+				}
+				path := filepath.Join(b.flags[1], "gateway.db")
+				before, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				code, _, errOut := runCmd(append([]string{"audit", sub}, b.flags...)...)
+				switch {
+				case !tc.older && code != exitOK:
+					t.Errorf("audit %s = exit %d, stderr %q; want 0", sub, code, errOut)
+				case tc.older && (code != exitUsage || strings.Count(errOut, "\n") != 1 ||
+					!strings.Contains(errOut, path+": schema version 5 is older than this build's schema (6)") || !strings.Contains(errOut, "toolgate serve")):
+					t.Errorf("audit %s = exit %d, stderr %q; want 2 and one line saying the schema is older and serve must open it", sub, code, errOut)
+				}
+				if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+					t.Errorf("audit %s changed %s (%d bytes before, %d after, %v)", sub, path, len(before), len(after), err)
+				}
+			})
+		}
 	}
 }

@@ -26,6 +26,10 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Readers is the size of the read pool. Zero means 4.
 	Readers int
+	// ReadOnly opens the file read-only (SQLite's mode=ro), leaving its
+	// journal mode as it is: every write fails, and the file is not
+	// created when missing.
+	ReadOnly bool
 }
 
 // DB is a SQLite database opened as one writer connection and a pool of
@@ -57,7 +61,8 @@ func FileURI(abs string, q url.Values) string {
 	return u.String()
 }
 
-// Open opens (creating when missing) the database file at path.
+// Open opens (creating when missing, unless [Options.ReadOnly]) the
+// database file at path.
 func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	o := Options{}
 	if opts != nil {
@@ -81,8 +86,12 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
+	if o.ReadOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)")
+	}
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Set("_txlock", "immediate")
 	dsn := FileURI(abs, q)
@@ -101,7 +110,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqliteutil: open %s: %w", path, err)
 	}
-	if mode != "wal" {
+	if mode != "wal" && !o.ReadOnly {
 		w.Close()
 		return nil, fmt.Errorf("sqliteutil: open %s: journal mode is %q, want wal", path, mode)
 	}

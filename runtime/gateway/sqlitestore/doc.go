@@ -51,5 +51,6 @@
 //
 // The schema is created and migrated on Open from migrations embedded in
 // the package (PRAGMA user_version counts the applied steps); a file
-// written by a newer schema is refused.
+// written by a newer schema is refused. [Options.ReadOnly] migrates
+// nothing: it refuses a file of an older schema with [ErrOlderSchema].
 package sqlitestore

@@ -102,3 +102,46 @@ func oldSchema(t *testing.T, n int) (string, *sqliteutil.DB) {
 	}
 	return path, db
 }
+
+// TestOpenReadOnly: a read-only Open migrates nothing (a file of an older
+// schema is refused with ErrOlderSchema and keeps its version), reads a
+// file of this schema, and fails every write.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path, db := oldSchema(t, len(migrations)-1)
+	db.Close()
+	if st, err := Open(ctx, path, &Options{ReadOnly: true}); !errors.Is(err, ErrOlderSchema) {
+		if err == nil {
+			st.Close()
+		}
+		t.Fatalf("read-only Open of schema %d = %v; want ErrOlderSchema", len(migrations)-1, err)
+	}
+	db, err := sqliteutil.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	if err := db.R.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != len(migrations)-1 {
+		t.Errorf("schema version after the read-only Open = %d, %v; want %d", version, err, len(migrations)-1)
+	}
+	db.Close()
+	st, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendAudit(ctx, store.AuditEntry{Time: time.Unix(1, 0), Tenant: "acme", Tool: "bank/pay", Decision: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	ro, err := Open(ctx, path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open of this schema: %v", err)
+	}
+	defer ro.Close()
+	if e, err := ro.LastAudit(ctx); err != nil || e.Seq != 1 {
+		t.Errorf("LastAudit = %+v, %v; want entry 1", e, err)
+	}
+	if err := ro.AppendAudit(ctx, store.AuditEntry{Time: time.Unix(2, 0), Tenant: "acme", Tool: "bank/pay", Decision: "allow"}); err == nil {
+		t.Error("AppendAudit on a read-only store succeeded")
+	}
+}

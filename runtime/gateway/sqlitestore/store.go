@@ -28,7 +28,16 @@ type Options struct {
 	// MaxBatch bounds how many concurrent writes share one transaction (one
 	// fsync). Zero means 256; 1 disables group commit.
 	MaxBatch int
+	// ReadOnly opens the file without writing it (a reader such as
+	// toolgate audit verify): no migration runs, a file of an older schema
+	// is refused with [ErrOlderSchema], and every write fails.
+	ReadOnly bool
 }
+
+// ErrOlderSchema is wrapped by the error of [Open] with [Options.ReadOnly]
+// for a file of an older schema, which only an Open that may write
+// migrates.
+var ErrOlderSchema = errors.New("older than this build's schema")
 
 // Store is the SQLite implementation of [store.Store]. It is safe for
 // concurrent use; see the package documentation for durability and
@@ -44,7 +53,8 @@ type Store struct {
 }
 
 // Open opens (creating when missing) the store in the SQLite file at path
-// and applies the embedded schema migrations.
+// and applies the embedded schema migrations; with [Options.ReadOnly] it
+// does neither.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	o := Options{}
 	if opts != nil {
@@ -56,17 +66,38 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if o.BusyTimeout < 0 || o.Readers < 0 {
 		return nil, fmt.Errorf("%w: sqlitestore: Options.BusyTimeout and Options.Readers must not be negative", store.ErrInvalidOptions)
 	}
-	db, err := sqliteutil.Open(ctx, path, &sqliteutil.Options{BusyTimeout: o.BusyTimeout, Readers: o.Readers})
+	db, err := sqliteutil.Open(ctx, path, &sqliteutil.Options{BusyTimeout: o.BusyTimeout, Readers: o.Readers, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
-	if err := sqliteutil.Migrate(ctx, db.W, migrations); err != nil {
+	if o.ReadOnly {
+		err = checkVersion(ctx, db)
+	} else {
+		err = sqliteutil.Migrate(ctx, db.W, migrations)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
 	}
 	s := &Store{db: db}
 	s.w = sqliteutil.NewWriter(db.W, o.MaxBatch, &sqliteutil.BatchHooks{Begin: s.loadToken, End: s.storeToken})
 	return s, nil
+}
+
+// checkVersion refuses a file whose schema is not this build's, for a
+// read-only Open.
+func checkVersion(ctx context.Context, db *sqliteutil.DB) error {
+	var version int
+	if err := db.R.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	switch {
+	case version < len(migrations):
+		return fmt.Errorf("schema version %d is %w (%d)", version, ErrOlderSchema, len(migrations))
+	case version > len(migrations):
+		return fmt.Errorf("schema version %d is newer than this build's %d", version, len(migrations))
+	}
+	return nil
 }
 
 // Close finishes queued writes and closes the database. The Store must not
