@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/cli"
+	"github.com/toolgate/toolgate/internal/termtext"
+	"github.com/toolgate/toolgate/tools"
+	"github.com/toolgate/toolgate/tools/lint"
 	"github.com/toolgate/toolgate/tools/mcp"
 )
 
@@ -78,7 +82,7 @@ func init() {
 	helps["mcp pin"] = cli.Usage{
 		Synopsis: mcpPinSynopsis,
 		Summary: "Pin the definitions of upstream MCP tools: write the lock (one \"SERVER/TOOL sha256:HEX\" line per tool) that mcp serve --pins checks, " +
-			"and say on stderr what changed per server; --check exits 1 instead of writing when the lock is stale.",
+			"and say on stderr what changed per server and, as warnings, what lint finds of tool poisoning in them; --check exits 1 instead of writing when the lock is stale.",
 		Examples: []string{
 			`toolgate mcp pin --mcp-config servers.json --pins mcp.pins && git diff mcp.pins`,
 			`toolgate mcp pin --mcp-config servers.json --pins mcp.pins --check`,
@@ -88,7 +92,8 @@ func init() {
 
 // runMCPPin is "toolgate mcp pin": list each server's tools as it states
 // them, hash them, and write the lock to --pins FILE (keeping the pins of
-// servers not given) or stdout. The change per server goes to stderr.
+// servers not given) or stdout. The change per server, and the poisoning
+// lint finds in the tools (warnPoisoning), go to stderr.
 func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const prog = "toolgate mcp pin"
 	fs := flag.NewFlagSet("mcp pin", flag.ContinueOnError)
@@ -119,6 +124,7 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	stale := false
+	var served []tools.Tool
 	for _, s := range servers {
 		before := lock.Tools(s.Name)
 		listed, err := mcp.ListTools(ctx, s, src.mcpOptions(quietLogger()))
@@ -130,9 +136,14 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				fmt.Fprintf(stderr, "%s: warning: %s\n", prog, e)
 			}
 		}
+		ts, _ := mcp.Tools(s, listed) // a tool left out is not served, so not linted
+		served = append(served, ts...)
 		d := diffPins(before, lock.Tools(s.Name))
 		stale = stale || !d.same()
 		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, s.Name, d)
+	}
+	if err := warnPoisoning(ctx, stderr, prog, served); err != nil {
+		return fail(stderr, prog, err)
 	}
 	text := mustText(lock)
 	switch {
@@ -149,6 +160,37 @@ func runMCPPin(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, prog, err)
 	}
 	return exitOK
+}
+
+// poisoningKinds are the lint kinds mcp pin checks: tool poisoning, what
+// a definition does to reach the model or other tools' requests. The
+// card kinds (aliases, not_for, findability) are lint's, not a pin
+// reviewer's: an MCP definition has no card.
+var poisoningKinds = []lint.Kind{lint.Instructions, lint.NamesOtherTool, lint.RepeatedText, lint.AliasFlood, lint.LongText}
+
+// warnPoisoning lints the tools of every server given, together (a tool
+// may name another server's), for [poisoningKinds] and prints each
+// finding on stderr as a warning, one escaped line each: the reviewer
+// reads them before committing the lock; they refuse nothing.
+func warnPoisoning(ctx context.Context, stderr io.Writer, prog string, ts []tools.Tool) error {
+	reg := tools.NewRegistry()
+	if err := reg.Add(ts...); err != nil {
+		return err
+	}
+	opts := &lint.Options{}
+	for _, k := range lint.Kinds {
+		if !slices.Contains(poisoningKinds, k) {
+			opts.Skip = append(opts.Skip, k)
+		}
+	}
+	findings, err := lint.Check(ctx, reg.Snapshot(), opts)
+	if err != nil {
+		return err
+	}
+	for _, f := range findings {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", prog, termtext.Line(f.String()))
+	}
+	return nil
 }
 
 func mustText(l *mcp.Lock) []byte {

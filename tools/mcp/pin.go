@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/internal/fileline"
 )
 
@@ -468,6 +469,15 @@ func ListTools(ctx context.Context, cfg Server, opts *Options) ([]*sdk.Tool, err
 		return nil
 	})
 	return listed, err
+}
+
+// Tools returns the tools [Connect] would register for listed, a listing
+// of cfg's server (what [ListTools] returns): the same conversion and
+// configuration, with errors for the tools it leaves out. `toolgate mcp
+// pin` lints them before the reviewer pins them.
+func Tools(cfg Server, listed []*sdk.Tool) ([]tools.Tool, []error) {
+	ts, errs, _ := newUpstream(nil, cfg, nil).convert(listed)
+	return ts, errs
 }
 
 // pinState is an Upstream's view of its last verdict, kept so that each
