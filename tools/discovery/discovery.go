@@ -228,8 +228,11 @@ type Shortlist struct {
 	// Candidates are the best authorized tools, best first, at most K,
 	// and only tools the request gave evidence for: a word, an identifier
 	// or a translation matched in the card, or a positive cosine of the
-	// vectors. A request that matches fewer than K tools gets fewer; one
-	// that matches none (only emoji, control bytes or stop words) gets
+	// vectors (of the embedded default's, only for a request whose words
+	// matched some card: it hashes letters, so random letters have a
+	// positive cosine with about half the cards). A request that matches
+	// fewer than K tools gets fewer; one that matches none (only emoji,
+	// control bytes, stop words or unknown words) gets
 	// none, with [Shortlist.Confidence] 0, rather than K tools in ID
 	// order. With [Options.Model], the model's ranking is evidence too.
 	Candidates []Candidate
@@ -286,6 +289,11 @@ type Discoverer struct {
 	// tokenEmbedder is embedder when it can embed a request's tokens
 	// from the lexical side's analysis (ngram.Embedder can), else nil.
 	tokenEmbedder embedderTokens
+	// cosineEvidence: a positive cosine alone puts a tool in a shortlist
+	// of any request. True for a caller's [Options.Embedder] and for
+	// [MethodDense]; the embedded default's cosine counts only for a
+	// request whose words found some tool (see withEvidence).
+	cosineEvidence bool
 	// translations keeps what translate makes of each Spanish or Polish
 	// word: a request of known words is look-ups.
 	translations transCache
@@ -347,6 +355,7 @@ func New(opts *Options) (*Discoverer, error) {
 	// The words a request is looked up by in the lexicon are the ones its
 	// terms were stemmed from: their stems come from the analyzer's cache.
 	d.lex = d.lex.WithStemmer(d.analyzer)
+	d.cosineEvidence = d.embedder != nil || o.Method == MethodDense
 	if d.embedder == nil {
 		d.embedder = defaultEmbedder(d.lex, shared)
 	}

@@ -3,11 +3,13 @@ package discovery_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/catalog"
 	"github.com/toolgate/toolgate/tools/discovery"
 )
@@ -94,5 +96,46 @@ func TestShortlistOnlyWhatMatches(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestShortlistOfUnknownWords: the embedded default's vectors hash
+// letters, so any string, random letters too, has a positive cosine with
+// about half the cards of a catalog. Such a cosine is no evidence alone:
+// requests of made-up words get no tool from any labeled catalog, while
+// the same vectors still rank the tools of a request whose words matched.
+func TestShortlistOfUnknownWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var requests []string
+	for range 60 {
+		words := make([]string, 1+rng.IntN(3))
+		for i := range words {
+			b := make([]byte, 4+rng.IntN(6))
+			for j := range b {
+				b[j] = byte('a' + rng.IntN(26))
+			}
+			words[i] = string(b)
+		}
+		requests = append(requests, strings.Join(words, " "))
+	}
+	requests = append(requests, "qwertyuiop asdf", "xyzzy plugh frobnicate")
+	d := newDiscoverer(t, nil)
+	for _, ds := range []dataset{realMCPNatural(t), heldoutSet(t, "heldout", "dev"), heldoutSet(t, "heldout2", "dev"),
+		heldoutSet(t, "heldout3", "dev"), heldoutSet(t, "heldout4", "dev"), publicDataset(t, "bfcl", 0)} {
+		t.Run(ds.name, func(t *testing.T) {
+			view := ds.snap.Authorize(tools.Principal{ID: "b", Tenant: "b"})
+			matched := 0
+			for _, q := range requests {
+				sl, err := d.Shortlist(context.Background(), view, discovery.Request{Query: q, K: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(sl.Candidates) > 0 {
+					matched++
+					t.Errorf("Shortlist(%q) = %v; want none: no word of it is in a card", q, ids(sl))
+				}
+			}
+			t.Logf("%d of %d made-up requests shortlisted a tool", matched, len(requests))
+		})
 	}
 }

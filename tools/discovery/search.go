@@ -539,13 +539,17 @@ func (d *Discoverer) search(ctx context.Context, x *Index, view *tools.View, que
 	var agree bool
 	res.top, agree = d.fuse(s, lex, dense, res.top, max(k, 2))
 	res.confidence = confidence(res.top, agree, len(lex) == 0)
-	if res.top = s.withEvidence(res.top); len(res.top) == 0 {
+	// The embedded default's cosine is evidence only beside a word: its
+	// hashed letters give any string, random letters too, a positive
+	// cosine with about half the cards.
+	cosine := d.cosineEvidence || len(lex) > 0
+	if res.top = s.withEvidence(res.top, cosine); len(res.top) == 0 {
 		res.confidence = 0
 	}
 	if len(res.top) > k {
 		res.top = res.top[:k]
 	}
-	if denseOn && !scanned && len(res.top) < k && view.Len() <= d.exactLimit {
+	if denseOn && cosine && !scanned && len(res.top) < k && view.Len() <= d.exactLimit {
 		res.top = x.fillDense(s, b, res.top, k)
 	}
 	for i := range res.top {
@@ -943,18 +947,19 @@ func (x *Index) fillDense(s *scratch, b []uint64, top []fusedScore, k int) []fus
 
 // withEvidence drops from top, in place, the tools the request gave no
 // evidence for: no lexical score (no word, identifier or translation of
-// the request matched the card) and no positive cosine, or a fused score
-// of 0 (the lowest cosine of the dense pool, no word matched: nothing in
-// its favour beside the others). Fusion ranks every tool of its pools,
-// so such a tool can still rank (an exact scan of a request whose vector
-// is zero, RRF's rank share): it would pad the shortlist with tools in ID
-// order. A tool with evidence keeps its place. With poolSize cosines in
-// the pool, the lowest one ranks in a shortlist only in a view of a few
-// tools.
-func (s *scratch) withEvidence(top []fusedScore) []fusedScore {
+// the request matched the card) and, when cosine is set, no positive
+// cosine, or a fused score of 0 (the lowest cosine of the dense pool, no
+// word matched: nothing in its favour beside the others); when cosine is
+// not set a cosine is no evidence at all. Fusion ranks every tool of its
+// pools, so such a tool can still rank (an exact scan of a request whose
+// vector is zero, RRF's rank share): it would pad the shortlist with
+// tools in ID order. A tool with evidence keeps its place. With poolSize
+// cosines in the pool, the lowest one ranks in a shortlist only in a view
+// of a few tools.
+func (s *scratch) withEvidence(top []fusedScore, cosine bool) []fusedScore {
 	kept := top[:0]
 	for _, f := range top {
-		if s.acc[f.doc] > 0 || (s.fIn[f.doc]&denseEvidence != 0 && f.score > 0) {
+		if s.acc[f.doc] > 0 || (cosine && s.fIn[f.doc]&denseEvidence != 0 && f.score > 0) {
 			kept = append(kept, f)
 		}
 	}
