@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // TestDiscoverClientConfig: --mcp-config reads the server list Claude
@@ -15,7 +13,7 @@ import (
 // toolgate's environment), leaves a "disabled" server out and lists the
 // memory tools; an "sse" server is refused with the file's line.
 func TestDiscoverClientConfig(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	dir := t.TempDir()
 	t.Setenv("TG_TEST_MEMORY_FILE", filepath.Join(dir, "memory.jsonl"))
 	args, _ := json.Marshal([]string{memory})

@@ -78,7 +78,7 @@ func serveInProcess(t *testing.T, args ...string) (base string, stop func() int,
 // of a tool the shortlist lacked; /metrics counts the query and the miss;
 // and `toolgate log misses` finds the miss in the file once serve stopped.
 func TestServeDiscoveryLog(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "discovery.jsonl")
 	base, stop, _ := serveInProcess(t, "--tokens", aliceTokens(t, dir, "tok-alice"), "--data", filepath.Join(dir, "data"),
@@ -160,7 +160,7 @@ func TestServeDiscoveryLog(t *testing.T) {
 // MCP client's find_tools searches and its calls under the session, so
 // that `toolgate log misses` finds a call of a tool the search lacked.
 func TestMCPServeDiscoveryLog(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "discovery.jsonl")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

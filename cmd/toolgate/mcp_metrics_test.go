@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ import (
 func TestMCPServeMetrics(t *testing.T) {
 	// Sessions are of the revisions before 2026-07-28.
 	sessionRevision := &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

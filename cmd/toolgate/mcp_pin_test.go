@@ -176,7 +176,7 @@ func TestMCPPinUsage(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("web/echo sha256:abc\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	catalog := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	catalog := githubCatalog(t)
 	for _, tc := range []struct {
 		name string
 		args []string

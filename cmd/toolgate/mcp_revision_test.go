@@ -27,7 +27,7 @@ import (
 // approved in-band by the approver's own request: the call completes
 // once, and the request-state key persists in --data.
 func TestMCPServeRevisionsApprove(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	dir := t.TempDir()
 	write := func(name, text string) string { return testenv.WriteFile(t, dir, name, text) }
 	config := write("mcp.json", `{"servers":{"memory":{"command":["node",`+jsonString(memory)+`],`+
@@ -149,7 +149,7 @@ func TestMCPApprovers(t *testing.T) {
 // reach it): the irreversible call is refused at once, saying so, and
 // names no approval; with --data it is held for an approval.
 func TestMCPServeStdioNoApprover(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	dir := t.TempDir()
 	config := filepath.Join(dir, "mcp.json")
 	if err := os.WriteFile(config, []byte(`{"servers":{"memory":{"command":["node",`+jsonString(memory)+`],`+

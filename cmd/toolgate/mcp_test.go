@@ -21,12 +21,27 @@ import (
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
+// memoryServer returns the entry script of the reference MCP server
+// server-memory, to run with node; without it t skips or fails as
+// [testenv.NodeModule] says.
+func memoryServer(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+}
+
+// githubCatalog returns the path of the transfer example's GitHub catalog
+// (examples/transfer/catalog/github.json).
+func githubCatalog(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+}
+
 // TestMCPServeStdio runs "toolgate mcp serve" over pipes in front of the
 // real MCP catalogs and a real upstream server (server-memory over stdio),
 // and drives it with the Go SDK client.
 func TestMCPServeStdio(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	memory := memoryServer(t)
+	github := githubCatalog(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
@@ -123,7 +138,7 @@ func TestMCPServeUsage(t *testing.T) {
 
 // TestLintMCPUpstream lints a real MCP server's tools, imported with --mcp.
 func TestLintMCPUpstream(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	code, stdout, stderr := runCmd("lint", "--mcp", "memory=node "+memory, "--skip", "near-duplicate")
 	if code != exitNegative {
 		t.Fatalf("lint --mcp = exit %d (stderr %q), want 1 with findings", code, stderr)
@@ -145,8 +160,8 @@ func TestLintMCPUpstream(t *testing.T) {
 // TestDiscoverMCPUpstream discovers over a real MCP server's tools
 // imported with --mcp beside a catalog file.
 func TestDiscoverMCPUpstream(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	memory := memoryServer(t)
+	github := githubCatalog(t)
 	code, stdout, stderr := runCmd("discover", "--mcp", "memory=node "+memory, "--tools", github, "--k", "3", "--format", "json",
 		"add an observation about an entity to the knowledge graph")
 	if code != exitOK {
@@ -234,7 +249,7 @@ func TestFileToolsReplacedWarned(t *testing.T) {
 // errors, and the server and its upstream keep running: a call through to
 // the upstream works after them.
 func TestMCPServeStdioSurvivesBadFrames(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
+	memory := memoryServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	srv := startStdioServe(ctx, "--mcp", "memory=node "+memory, "--principal", "u1", "--tenant", "acme")
@@ -333,7 +348,7 @@ func mcpServeHTTP(t *testing.T, ctx context.Context, args ...string) (string, *a
 // session beyond the cap is answered 429 with a Retry-After within the
 // timeout.
 func TestMCPServeSessionFlags(t *testing.T) {
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	github := githubCatalog(t)
 	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
 	ctx := t.Context()
 	url, _ := mcpServeHTTP(t, ctx, "--tools", github, "--tokens", tokens, "--max-sessions-per-principal", "2", "--session-timeout", "90s")

@@ -204,7 +204,7 @@ func TestServeGoUpstream(t *testing.T) {
 	s := newCalcServe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	github := githubCatalog(t)
 	args := []string{"--tools", github, "--mcp", s.mcp(), "--tokens", s.tokens, "--data", filepath.Join(s.dir, "data")}
 
 	p := s.start(t, ctx, nil, args...)

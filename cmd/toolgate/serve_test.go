@@ -91,8 +91,8 @@ func aliceTokens(t *testing.T, dir, token string) string {
 // a catalog-only tool refused, metrics and health, a graceful stop on
 // SIGTERM, and the replay surviving a restart on the same --data.
 func TestServe(t *testing.T) {
-	memory := filepath.Join(testenv.NodeModule(t, "@modelcontextprotocol/server-memory"), "dist", "index.js")
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	memory := memoryServer(t)
+	github := githubCatalog(t)
 	dir := t.TempDir()
 	tokens := aliceTokens(t, dir, "tok-alice")
 	data := filepath.Join(dir, "data")
@@ -216,7 +216,7 @@ func TestServeUsage(t *testing.T) {
 // --http` at start: exit 2, one line "PATH:LINE: reason" naming the
 // principal, never the token.
 func TestUnusableTokenRefused(t *testing.T) {
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	github := githubCatalog(t)
 	dir := t.TempDir()
 	mallory := func(token, scopes string) string {
 		return "{\"tokens\":{\n  \"tok-alice\":{\"principal\":\"alice\",\"tenant\":\"acme\"},\n  \"" + token + "\":{\"principal\":\"mallory\",\"tenant\":\"acme\",\"scopes\":" + scopes + "}}}\n"
@@ -268,7 +268,7 @@ func TestUnusableTokenRefused(t *testing.T) {
 // whose Origin is neither the server's own nor an --allow-origin is 403
 // PERMISSION_DENIED on every endpoint, before authentication.
 func TestServeOrigin(t *testing.T) {
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	github := githubCatalog(t)
 	dir := t.TempDir()
 	p := startServe(t, buildToolgate(t), "--tokens", aliceTokens(t, dir, "tok-alice"), "--data", filepath.Join(dir, "data"),
 		"--tools", github, "--allow-origin", "https://app.example.com")

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // TestServeUnconnected runs `toolgate serve` over a catalog file alone:
@@ -17,7 +15,7 @@ import (
 // --offer-unconnected says the file is for discovery, and a call of one
 // by ID is refused UNKNOWN_TOOL with the stable code SERVER_NOT_CONNECTED.
 func TestServeUnconnected(t *testing.T) {
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	github := githubCatalog(t)
 	dir := t.TempDir()
 	tokens := aliceTokens(t, dir, "tok-alice")
 	bin := buildToolgate(t)
@@ -60,7 +58,7 @@ func TestServeUnconnected(t *testing.T) {
 // first-class a tool no server can run, unless --offer-unconnected; a
 // call_tool of one by ID says SERVER_NOT_CONNECTED.
 func TestMCPServeUnconnected(t *testing.T) {
-	github := filepath.Join(testenv.RepoRoot(t), "examples", "transfer", "catalog", "github.json")
+	github := githubCatalog(t)
 	for _, tc := range []struct {
 		name  string
 		offer bool
