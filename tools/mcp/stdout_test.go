@@ -22,45 +22,43 @@ import (
 // "Code Runner MCP Server running on stdio" there).
 const bannerServerEnv = "TOOLGATE_TEST_BANNER_SERVER"
 
+// testServers are the servers the test binary becomes when the
+// environment names one (see each variable): the first whose variable is
+// set serves stdio and exits 0, or 1 with its error on stderr.
+var testServers = []struct {
+	env   string
+	serve func() error
+}{
+	{bannerServerEnv, serveBanner},
+	{badToolServerEnv, serveBadTool},
+	{outputServerEnv, func() error { return outputServer().Run(context.Background(), &sdk.StdioTransport{}) }},
+	{environServerEnv, serveEnviron},
+	// Never answers: reads its stdin until the client closes it.
+	{silentServerEnv, func() error { io.Copy(io.Discard, os.Stdin); return nil }},
+}
+
 func TestMain(m *testing.M) {
-	if os.Getenv(bannerServerEnv) != "" {
-		fmt.Println("Code Runner MCP Server running on stdio")
-		fmt.Println()
-		srv := sdk.NewServer(&sdk.Implementation{Name: "banner", Version: "1"}, nil)
-		addEcho(srv, "run_code")
-		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+	for _, s := range testServers {
+		if os.Getenv(s.env) == "" {
+			continue
+		}
+		if err := s.serve(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		os.Exit(0)
-	}
-	if os.Getenv(badToolServerEnv) != "" {
-		if err := serveBadTool(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if os.Getenv(outputServerEnv) != "" {
-		if err := outputServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if os.Getenv(environServerEnv) != "" {
-		if err := serveEnviron(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if os.Getenv(silentServerEnv) != "" {
-		// Never answers: reads its stdin until the client closes it.
-		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// serveBanner is the server of [bannerServerEnv]: it prints a banner and a
+// blank line on stdout, then serves run_code.
+func serveBanner() error {
+	fmt.Println("Code Runner MCP Server running on stdio")
+	fmt.Println()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "banner", Version: "1"}, nil)
+	addEcho(srv, "run_code")
+	return srv.Run(context.Background(), &sdk.StdioTransport{})
 }
 
 // silentServerEnv makes the test binary, run by
