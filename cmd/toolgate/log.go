@@ -146,6 +146,9 @@ func readLog(ctx context.Context, path string, stdin io.Reader, stderr io.Writer
 		}
 		defer db.Close()
 		entries, err := discovery.ReadSQLLog(ctx, db)
+		if errors.Is(err, discovery.ErrNoSQLLog) {
+			return nil, fmt.Errorf("%s: holds no toolgate discovery log (a SQLite database without the discovery_log table)", path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

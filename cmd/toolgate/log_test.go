@@ -494,3 +494,26 @@ func TestCardsSuggestOnlyFlaggedKeepsOtherStaleEntries(t *testing.T) {
 		t.Errorf("after cards suggest --only-flagged, %s holds:\n%s\nwant the stale refund_order entry and a list_orders one", out, data)
 	}
 }
+
+// TestLogMissesSQLiteWithoutLog: a SQLite file that holds no discovery log
+// (the gateway's store given by mistake) is refused in one line naming the
+// file, exit 2, not with the driver's "no such table".
+func TestLogMissesSQLiteWithoutLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE claims (key TEXT PRIMARY KEY, state TEXT NOT NULL);
+		INSERT INTO claims VALUES ('k1', 'done')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd("log", "misses", "--log", path)
+	want := "toolgate log misses: " + path + ": holds no toolgate discovery log (a SQLite database without the discovery_log table)\n"
+	if code != exitUsage || out != "" || errOut != want {
+		t.Errorf("log misses --log gateway.db = exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, want)
+	}
+}

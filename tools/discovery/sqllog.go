@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -77,10 +78,22 @@ func (l *SQLLog) Entries(ctx context.Context) ([]Entry, error) {
 	return ReadSQLLog(ctx, l.db)
 }
 
+// ErrNoSQLLog is returned by [ReadSQLLog] for a database without the
+// discovery_log table: one that holds no discovery log.
+var ErrNoSQLLog = errors.New("discovery: no discovery_log table")
+
 // ReadSQLLog reads the discovery_log table of db in the order recorded,
-// without creating it. A row whose entry is not valid JSON is an error
-// naming its id.
+// without creating it. A database without the table is [ErrNoSQLLog]; a
+// row whose entry is not valid JSON is an error naming its id.
 func ReadSQLLog(ctx context.Context, db *sql.DB) ([]Entry, error) {
+	var tables int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'discovery_log'`).Scan(&tables)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: read discovery_log: %w", err)
+	}
+	if tables == 0 {
+		return nil, ErrNoSQLLog
+	}
 	rows, err := db.QueryContext(ctx, `SELECT id, entry FROM discovery_log ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("discovery: read discovery_log: %w", err)

@@ -3,6 +3,7 @@ package discovery_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -66,5 +67,26 @@ func TestSQLLogRecordsQueries(t *testing.T) {
 	want := [][2]string{{"email the invoice", "a/send_invoice"}, {"refund my payment", "a/refund"}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("logged (query, top tool) = %v, want %v", got, want)
+	}
+}
+
+// TestReadSQLLogWithoutTable: a database without the discovery_log table
+// holds no log: [discovery.ErrNoSQLLog], and the table is not created.
+func TestReadSQLLogWithoutTable(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := discovery.ReadSQLLog(context.Background(), db)
+	if !errors.Is(err, discovery.ErrNoSQLLog) || entries != nil {
+		t.Errorf("ReadSQLLog(db without discovery_log) = %v, %v; want nil, ErrNoSQLLog", entries, err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'discovery_log'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("discovery_log tables after ReadSQLLog = %d (%v), want 0", n, err)
 	}
 }
