@@ -17,7 +17,9 @@
 // "transfer help [CMD]", "transfer --help" and "transfer CMD --help" print
 // usage with every flag and an example on stdout and exit 0.
 //
-// Exit codes: 0 ok, 1 a failure, 2 a usage error with a one-line reason on stderr.
+// Exit codes: 0 ok, 1 a failure, 2 a usage or configuration error (a
+// token file, data folder or store that cannot be used) with a one-line
+// reason on stderr.
 package main
 
 import (
@@ -142,7 +144,7 @@ func overview(w io.Writer) {
 		fmt.Fprintf(w, "  %-6s %s\n", n, helps[n].Summary)
 	}
 	fmt.Fprintf(w, "  %-6s %s\n", "help", "This overview, or one command's usage: transfer help CMD (or transfer CMD --help).")
-	fmt.Fprint(w, "\nExit codes: 0 ok, 1 a failure, 2 a usage error (one line on stderr).\n\nExample:\n  go run ./examples/transfer serve --help\n")
+	fmt.Fprint(w, "\nExit codes: 0 ok, 1 a failure, 2 a usage or configuration error (one line on stderr).\n\nExample:\n  go run ./examples/transfer serve --help\n")
 }
 
 func commandNames() []string {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -59,6 +61,47 @@ func TestUnusableTokenRefused(t *testing.T) {
 			}
 			if strings.Contains(got, "tok-m") {
 				t.Errorf("stderr %q reveals the token", got)
+			}
+		})
+	}
+}
+
+// TestStoreUnopenable: a store or ledger that cannot be opened stops serve
+// at start as toolgate serve does: exit 2, one line naming what failed.
+func TestStoreUnopenable(t *testing.T) {
+	storeurl.QuietDriverLogs() // as main does: the redis row's retries are not the test's output
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	garbled := filepath.Join(dir, "garbled")
+	if err := os.Mkdir(garbled, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(garbled, "gateway.db"), []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown scheme", []string{"--data", filepath.Join(dir, "a"), "--store", "ftp://store.example/x"}, `store "ftp://store.example/x": want redis://`},
+		{"data folder is a file", []string{"--data", notDir}, notDir},
+		{"gateway.db not a database", []string{"--data", garbled}, "gateway.db"},
+		{"redis refuses", []string{"--data", filepath.Join(dir, "b"), "--store", "redis://127.0.0.1:1/0"}, "127.0.0.1:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--tokens", "testdata/tokens.json"}, tc.args...)
+			// The deadline only ends a server that opened its store.
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			var out, errOut bytes.Buffer
+			code := run(ctx, args, &out, &errOut)
+			got := errOut.String()
+			if code != exitUsage || strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "transfer serve: ") || !strings.Contains(got, tc.want) {
+				t.Errorf("transfer %q = exit %d, stderr %q; want 2 and one line with %q", args, code, got, tc.want)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/cli"
 	"github.com/toolgate/toolgate/internal/promreg"
+	"github.com/toolgate/toolgate/internal/termtext"
 	"github.com/toolgate/toolgate/runtime/gateway"
 	"github.com/toolgate/toolgate/runtime/gateway/storeurl"
 	api "github.com/toolgate/toolgate/runtime/server"
@@ -90,8 +91,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	b, err := openBank(ctx, *data, *storeSpec, &gateway.Options{Logger: log, Registerer: metrics,
 		DefaultTimeout: *toolTimeout, LeaseGrace: *leaseGrace})
 	if err != nil {
-		fmt.Fprintf(stderr, "transfer serve: %v\n", err)
-		return exitFailure
+		// A data folder, store or ledger that cannot be opened is the
+		// operator's to fix, as toolgate serve has it: exit 2, one line.
+		fmt.Fprintf(stderr, "transfer serve: %s\n", termtext.Line(err.Error()))
+		return exitUsage
 	}
 	defer b.Close()
 
