@@ -57,6 +57,92 @@ func TestParseClientConfig(t *testing.T) {
 				{Name: "ours", Command: []string{"ours-server", "--flag"}, Scopes: []string{"s"}},
 				{Name: "theirs", Command: []string{"theirs-server", "--flag"}},
 			}},
+		{"cline", `{
+  "mcpServers": {
+    "memory": {
+      "autoApprove": ["read_graph"],
+      "disabled": false,
+      "timeout": 60,
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"],
+      "env": {}
+    },
+    "git": {
+      "transportType": "stdio",
+      "command": "uvx",
+      "args": ["mcp-server-git", "--repository", "/srv/repo"],
+      "alwaysAllow": ["git_status"],
+      "disabled": false,
+      "timeout": 60
+    },
+    "docs": {
+      "autoApprove": [],
+      "disabled": false,
+      "timeout": 30,
+      "url": "https://docs.example/mcp",
+      "type": "streamableHttp"
+    },
+    "search": {
+      "transportType": "streamableHttp",
+      "type": "streamableHttp",
+      "url": "https://search.example/mcp",
+      "headers": {"Authorization": "Bearer ${env:TG_TEST_TOKEN}"}
+    },
+    "off": {"transportType": "sse", "url": "https://off.example/sse", "disabled": true}
+  }
+}`,
+			[]Server{
+				{Name: "docs", URL: "https://docs.example/mcp"},
+				{Name: "git", Command: []string{"uvx", "mcp-server-git", "--repository", "/srv/repo"}},
+				{Name: "memory", Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}, Env: map[string]string{}},
+				{Name: "search", URL: "https://search.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+			}},
+		{"roo code", `{
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/projects"],
+      "alwaysAllow": ["read_file", "list_directory"],
+      "disabled": false,
+      "timeout": 60,
+      "watchPaths": ["/srv/projects/build/index.js"],
+      "disabledTools": []
+    },
+    "remote": {
+      "type": "streamable-http",
+      "url": "https://remote.example/mcp",
+      "headers": {"X-API-Key": "${env:TG_TEST_TOKEN}"},
+      "alwaysAllow": []
+    }
+  }
+}`,
+			[]Server{
+				{Name: "filesystem", Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/projects"}},
+				{Name: "remote", URL: "https://remote.example/mcp", Headers: map[string]string{"X-API-Key": "s3cret"}},
+			}},
+		{"windsurf", `{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:TG_TEST_TOKEN}"},
+      "disabled": false,
+      "disabledTools": []
+    },
+    "figma": {
+      "serverUrl": "https://figma.example/mcp",
+      "headers": {"Authorization": "Bearer ${env:TG_TEST_TOKEN}"}
+    },
+    "both": {"url": "https://both.example/mcp", "serverUrl": "https://both.example/mcp"},
+    "slack": {"command": "npx", "args": ["-y", "slack-mcp"], "disabled": true, "disabledTools": ["post_message"]}
+  }
+}`,
+			[]Server{
+				{Name: "both", URL: "https://both.example/mcp"},
+				{Name: "figma", URL: "https://figma.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+				{Name: "github", Command: []string{"npx", "-y", "@modelcontextprotocol/server-github"}, Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "s3cret"}},
+			}},
 		{"empty mcpServers", `{"mcpServers": {}}`, []Server{}},
 		{"the client's other settings ignored", `{"globalShortcut": "Ctrl+Space", "preferences": {"menuBarEnabled": false},
 			"mcpServers": {"a": {"command": "a-server"}}, "inputs": [{"id": "x"}]}`,
@@ -85,7 +171,23 @@ func TestParseClientConfigErrors(t *testing.T) {
 		{"sse", "{\"mcpServers\": {\"old\": {\n\"type\": \"sse\", \"url\": \"https://old.example/sse\"}}}",
 			`c.json:2: server "old" "type": "sse" is the older HTTP+SSE transport; toolgate speaks Streamable HTTP only (give the server's Streamable HTTP endpoint, "type": "http")`},
 		{"unknown type", `{"mcpServers": {"a": {"type": "ws", "url": "https://a.example/"}}}`,
-			`c.json:1: server "a" "type": "ws" is none of stdio, http and streamable-http`},
+			`c.json:1: server "a" "type": "ws" is none of stdio, http, streamable-http and streamableHttp`},
+		{"cline sse", "{\"mcpServers\": {\"old\": {\"url\": \"https://old.example/sse\",\n\"transportType\": \"sse\", \"disabled\": false}}}",
+			`c.json:2: server "old" "transportType": "sse" is the older HTTP+SSE transport; toolgate speaks Streamable HTTP only (give the server's Streamable HTTP endpoint, "type": "http")`},
+		{"cline unknown transportType", "{\"mcpServers\": {\"a\": {\"url\": \"https://a.example/\",\n\"transportType\": \"websocket\"}}}",
+			`c.json:2: server "a" "transportType": "websocket" is none of stdio, http, streamable-http and streamableHttp`},
+		{"type and transportType disagree", "{\"mcpServers\": {\"a\": {\"type\": \"stdio\", \"command\": \"x\",\n\"transportType\": \"streamableHttp\"}}}",
+			`c.json:2: server "a" "transportType": "streamableHttp" disagrees with "type": "stdio"`},
+		{"transportType http with a command", `{"mcpServers": {"a": {"transportType": "streamableHttp", "command": "x"}}}`,
+			`c.json:1: server "a" "command": a command for an HTTP server ("transportType": "streamableHttp")`},
+		{"url and serverUrl disagree", "{\"mcpServers\": {\"a\": {\"url\": \"https://a.example/mcp\",\n\"serverUrl\": \"https://b.example/mcp\"}}}",
+			`c.json:2: server "a" "serverUrl": "https://b.example/mcp" disagrees with "url": "https://a.example/mcp"`},
+		{"serverUrl for a stdio server", "{\"mcpServers\": {\"a\": {\"type\": \"stdio\",\n\"serverUrl\": \"https://a.example/mcp\"}}}",
+			`c.json:2: server "a" "serverUrl": a url for a "stdio" server`},
+		{"serverUrl placeholder", "{\"mcpServers\": {\"a\": {\n\"serverUrl\": \"https://a.example/${input:path}\"}}}",
+			`c.json:2: server "a" "serverUrl": ${input:path} asks the user for a value, and toolgate has no prompt: write the value, or "${env:VAR}" to take it from toolgate's environment`},
+		{"windsurf disabledTools", "{\"mcpServers\": {\"github\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-github\"],\n\"disabledTools\": [\"delete_repository\"]}}}",
+			`c.json:2: server "github" "disabledTools": toolgate offers every tool a server lists and cannot leave single ones out; to keep a tool from every caller, require a scope no principal holds ("tools": {"NAME": {"scopes": ["…"]}})`},
 		{"input placeholder", "{\"servers\": {\"a\": {\"type\": \"http\", \"url\": \"https://a.example/\",\n\"headers\": {\"X-Key\": \"${input:key}\"}}}}",
 			`c.json:2: server "a" "headers": "X-Key": ${input:key} asks the user for a value, and toolgate has no prompt: write the value, or "${env:VAR}" to take it from toolgate's environment`},
 		{"unset variable", "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n\"env\": {\"T\": \"${env:TG_TEST_UNSET}\"}}}}",
@@ -105,7 +207,7 @@ func TestParseClientConfigErrors(t *testing.T) {
 		{"stdio with a url", `{"mcpServers": {"a": {"type": "stdio", "url": "https://a.example/"}}}`,
 			`c.json:1: server "a" "url": a url for a "stdio" server`},
 		{"http with a command", `{"mcpServers": {"a": {"type": "http", "command": "x"}}}`,
-			`c.json:1: server "a" "command": a command for an "http" server`},
+			`c.json:1: server "a" "command": a command for an HTTP server ("type": "http")`},
 		{"cwd", `{"mcpServers": {"a": {"command": "x", "cwd": "/srv"}}}`,
 			`c.json:1: server "a" "cwd": toolgate starts a server in its own working directory; give absolute paths in the command instead`},
 		{"envFile", `{"servers": {"a": {"type": "stdio", "command": "x", "envFile": ".env"}}}`,

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,29 +140,62 @@ type configFile struct {
 
 // entry is one server as a file writes it: toolgate's members, where
 // "command" is a list, and other clients', where it is a string with its
-// "args" beside it, a "type" says the transport and "disabled" turns
-// the server off.
+// "args" beside it, a "type" (Cline's "transportType") says the
+// transport, Windsurf's "serverUrl" is the url and "disabled" turns the
+// server off.
 type entry struct {
-	Command  json.RawMessage         `json:"command"`
-	Args     []string                `json:"args"`
-	Type     string                  `json:"type"`
-	Disabled bool                    `json:"disabled"`
-	Env      map[string]string       `json:"env"`
-	PassEnv  []string                `json:"pass_env"`
-	URL      string                  `json:"url"`
-	Headers  map[string]string       `json:"headers"`
-	Scopes   []string                `json:"scopes"`
-	Tools    map[string]ToolOverride `json:"tools"`
+	Command       json.RawMessage         `json:"command"`
+	Args          []string                `json:"args"`
+	Type          string                  `json:"type"`
+	TransportType string                  `json:"transportType"`
+	Disabled      bool                    `json:"disabled"`
+	Env           map[string]string       `json:"env"`
+	PassEnv       []string                `json:"pass_env"`
+	URL           string                  `json:"url"`
+	ServerURL     string                  `json:"serverUrl"`
+	Headers       map[string]string       `json:"headers"`
+	Scopes        []string                `json:"scopes"`
+	Tools         map[string]ToolOverride `json:"tools"`
 	// What other clients decide for themselves, which toolgate decides
 	// by its own policy and deadlines: their approval lists and their
-	// request timeout are ignored.
+	// request timeout are ignored, and so are Roo Code's paths whose
+	// change restarts the server.
 	AutoApprove json.RawMessage `json:"autoApprove"`
 	AlwaysAllow json.RawMessage `json:"alwaysAllow"`
 	Timeout     json.RawMessage `json:"timeout"`
+	WatchPaths  json.RawMessage `json:"watchPaths"`
 	// What would change how the server runs, which toolgate cannot do:
-	// refused by name rather than ignored.
-	Cwd     json.RawMessage `json:"cwd"`
-	EnvFile json.RawMessage `json:"envFile"`
+	// refused by name rather than ignored (an empty "disabledTools" asks
+	// nothing).
+	Cwd           json.RawMessage `json:"cwd"`
+	EnvFile       json.RawMessage `json:"envFile"`
+	DisabledTools []string        `json:"disabledTools"`
+}
+
+// transports maps each "type" (or "transportType") other clients write to
+// the transport it names: "stdio" or "http", toolgate's Streamable HTTP.
+var transports = map[string]string{"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
+
+// transport returns the transport e's "type" and "transportType" name
+// ("" when neither is given) and the member that names it; on a problem
+// it returns the member at fault and the reason instead.
+func (e entry) transport() (kind, member, reason string) {
+	for _, m := range []struct{ member, value string }{{"type", e.Type}, {"transportType", e.TransportType}} {
+		k, ok := transports[m.value]
+		switch {
+		case m.value == "":
+			continue
+		case m.value == "sse":
+			return "", m.member, `"sse" is the older HTTP+SSE transport; toolgate speaks Streamable HTTP only (give the server's Streamable HTTP endpoint, "type": "http")`
+		case !ok:
+			return "", m.member, fmt.Sprintf("%q is none of stdio, http, streamable-http and streamableHttp", m.value)
+		case kind != "" && k != kind:
+			return "", m.member, fmt.Sprintf("%q disagrees with \"type\": %q", m.value, e.Type)
+		case kind == "":
+			kind, member = k, m.member
+		}
+	}
+	return kind, member, ""
 }
 
 // maxConfigBytes bounds a configuration file: a few hundred servers fit
@@ -187,18 +221,22 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // not validate is an error naming it. Every error wraps [ErrConfig].
 //
 // The file may also be another MCP client's list of servers: Claude
-// Desktop's, Cursor's or Claude Code's {"mcpServers": {NAME: {"command":
-// "npx", "args": [...], "env": {...}}}} or VS Code's {"servers": {NAME:
-// {"type": "stdio", "command": "npx", "args": [...]}}, "inputs": [...]}.
-// A file with "mcpServers" is read for that member alone: the rest is
-// the client's own settings. There "command" is a string and "args" its
-// arguments (in toolgate's format "command" is the whole list, and "args"
-// beside it is refused);
-// "type" is "stdio", "http" or "streamable-http", and "sse" is refused, as
-// toolgate speaks Streamable HTTP only; a "disabled": true server is left
-// out; "autoApprove", "alwaysAllow" and "timeout" are ignored (toolgate's
-// policy and deadlines decide); "cwd" and "envFile" are refused. Such an
-// entry may hold toolgate's "scopes", "tools" and "pass_env" too.
+// Desktop's, Cursor's, Claude Code's, Cline's, Roo Code's or Windsurf's
+// {"mcpServers": {NAME: {"command": "npx", "args": [...], "env": {...}}}}
+// or VS Code's {"servers": {NAME: {"type": "stdio", "command": "npx",
+// "args": [...]}}, "inputs": [...]}. A file with "mcpServers" is read for
+// that member alone: the rest is the client's own settings. There
+// "command" is a string and "args" its arguments (in toolgate's format
+// "command" is the whole list, and "args" beside it is refused). "type",
+// or Cline's "transportType", is "stdio", "http", "streamable-http" or
+// "streamableHttp", and "sse" is refused, as toolgate speaks Streamable
+// HTTP only; Windsurf's "serverUrl" is the url. Two members that say one
+// thing ("type" and "transportType", "url" and "serverUrl") must agree. A
+// "disabled": true server is left out; "autoApprove", "alwaysAllow",
+// "timeout" and "watchPaths" are ignored (toolgate's policy and deadlines
+// decide); "cwd", "envFile" and a non-empty "disabledTools" are refused,
+// as toolgate cannot honour them. Such an entry may hold toolgate's
+// "scopes", "tools" and "pass_env" too.
 //
 // In any format, "${env:VAR}", "${VAR}" and "${VAR:-default}" in a
 // command, an argument, a url or an env or header value are VAR of
@@ -330,11 +368,18 @@ func topMember(data []byte, name string) (int64, bool) {
 // reason instead.
 func (e entry) server(name string, lookup func(string) (string, bool)) (s Server, member, reason string) {
 	s = Server{Name: name, Env: e.Env, PassEnv: e.PassEnv, URL: e.URL, Headers: e.Headers, Scopes: e.Scopes, Tools: e.Tools}
+	urlMember := "url"
 	switch {
 	case e.Cwd != nil:
 		return s, "cwd", "toolgate starts a server in its own working directory; give absolute paths in the command instead"
 	case e.EnvFile != nil:
 		return s, "envFile", `toolgate reads no env file; name each variable in "env" ("${env:VAR}" takes it from toolgate's environment)`
+	case len(e.DisabledTools) > 0:
+		return s, "disabledTools", `toolgate offers every tool a server lists and cannot leave single ones out; to keep a tool from every caller, require a scope no principal holds ("tools": {"NAME": {"scopes": ["…"]}})`
+	case e.ServerURL != "" && e.URL != "" && e.ServerURL != e.URL:
+		return s, "serverUrl", fmt.Sprintf("%q disagrees with \"url\": %q", e.ServerURL, e.URL)
+	case e.ServerURL != "" && e.URL == "":
+		s.URL, urlMember = e.ServerURL, "serverUrl"
 	}
 	switch trimmed := bytes.TrimSpace(e.Command); {
 	case len(trimmed) == 0 || string(trimmed) == "null":
@@ -357,18 +402,14 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 	default:
 		return s, "command", "want a program (with \"args\") or a list of the program and its arguments"
 	}
-	switch e.Type {
-	case "", "stdio", "http", "streamable-http":
-	case "sse":
-		return s, "type", `"sse" is the older HTTP+SSE transport; toolgate speaks Streamable HTTP only (give the server's Streamable HTTP endpoint, "type": "http")`
-	default:
-		return s, "type", fmt.Sprintf("%q is none of stdio, http and streamable-http", e.Type)
-	}
-	if e.Type == "stdio" && s.URL != "" {
-		return s, "url", `a url for a "stdio" server`
-	}
-	if (e.Type == "http" || e.Type == "streamable-http") && len(s.Command) > 0 {
-		return s, "command", fmt.Sprintf("a command for an %q server", e.Type)
+	kind, typeMember, reason := e.transport()
+	switch {
+	case reason != "":
+		return s, typeMember, reason
+	case kind == "stdio" && s.URL != "":
+		return s, urlMember, `a url for a "stdio" server`
+	case kind == "http" && len(s.Command) > 0:
+		return s, "command", fmt.Sprintf("a command for an HTTP server (%q: %q)", typeMember, cmp.Or(e.Type, e.TransportType))
 	}
 	var err error
 	for i := range s.Command {
@@ -381,7 +422,7 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		}
 	}
 	if s.URL, err = expand(s.URL, lookup); err != nil {
-		return s, "url", err.Error()
+		return s, urlMember, err.Error()
 	}
 	if s.Env, err = expandValues(s.Env, lookup); err != nil {
 		return s, "env", err.Error()
