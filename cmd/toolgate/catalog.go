@@ -96,7 +96,7 @@ func (c *catalogSources) registerServers(fs *flag.FlagSet) {
 	fs.Var(&c.commands, "mcp", "upstream MCP server over stdio: a `command` line \"CMD ARGS\" or \"NAME=CMD ARGS\"; repeatable")
 	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.Var(&c.passEnv, "mcp-pass-env", "`NAME`s of toolgate's environment variables to pass to every --mcp server (a token it reads), comma-separated; repeatable")
-	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides, or another MCP client's list of them (claude_desktop_config.json, .mcp.json, .vscode/mcp.json: docs/mcp.md)")
+	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides, or another MCP client's list of them (Claude Desktop's, Cursor's, Claude Code's, VS Code's, Cline's, Roo Code's, Windsurf's, Zed's settings.json: docs/mcp.md)")
 	fs.DurationVar(&c.connectTimeout, "mcp-connect-timeout", 2*time.Minute, "how long an upstream server may take to start, initialize and list its tools, at start and at each reconnection; 0 waits without bound")
 }
 

@@ -143,6 +143,45 @@ func TestParseClientConfig(t *testing.T) {
 				{Name: "figma", URL: "https://figma.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
 				{Name: "github", Command: []string{"npx", "-y", "@modelcontextprotocol/server-github"}, Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "s3cret"}},
 			}},
+		{"zed", `{
+  "ui_font_size": 16,
+  "buffer_font_size": 15,
+  "theme": {"mode": "system", "light": "One Light", "dark": "One Dark"},
+  "agent": {"default_model": {"provider": "zed.dev", "model": "claude-sonnet-4"}},
+  "context_servers": {
+    "memory": {
+      "source": "custom",
+      "enabled": true,
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"],
+      "env": {"MEMORY_FILE_PATH": "/tmp/m.json"}
+    },
+    "docs": {
+      "url": "https://docs.example/mcp",
+      "headers": {"Authorization": "Bearer ${env:TG_TEST_TOKEN}"}
+    },
+    "paused": {"source": "custom", "enabled": false, "command": "paused-server", "args": []}
+  },
+  "languages": {"Go": {"format_on_save": "on"}}
+}`,
+			[]Server{
+				{Name: "docs", URL: "https://docs.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}},
+				{Name: "memory", Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}, Env: map[string]string{"MEMORY_FILE_PATH": "/tmp/m.json"}},
+			}},
+		{"zed command object", `{
+  "context_servers": {
+    "postgres": {
+      "command": {
+        "path": "/usr/local/bin/postgres-context-server",
+        "args": ["postgresql://localhost/db"],
+        "env": {"PGPASSWORD": "${env:TG_TEST_TOKEN}"}
+      },
+      "settings": {}
+    }
+  }
+}`,
+			[]Server{{Name: "postgres", Command: []string{"/usr/local/bin/postgres-context-server", "postgresql://localhost/db"},
+				Env: map[string]string{"PGPASSWORD": "s3cret"}}}},
 		{"empty mcpServers", `{"mcpServers": {}}`, []Server{}},
 		{"the client's other settings ignored", `{"globalShortcut": "Ctrl+Space", "preferences": {"menuBarEnabled": false},
 			"mcpServers": {"a": {"command": "a-server"}}, "inputs": [{"id": "x"}]}`,
@@ -212,6 +251,24 @@ func TestParseClientConfigErrors(t *testing.T) {
 			`c.json:1: server "a" "cwd": toolgate starts a server in its own working directory; give absolute paths in the command instead`},
 		{"envFile", `{"servers": {"a": {"type": "stdio", "command": "x", "envFile": ".env"}}}`,
 			`c.json:1: server "a" "envFile": toolgate reads no env file; name each variable in "env" ("${env:VAR}" takes it from toolgate's environment)`},
+		{"zed extension", "{\"context_servers\": {\"mcp-server-github\": {\n\"source\": \"extension\", \"enabled\": true, \"settings\": {\"github_personal_access_token\": \"x\"}}}}",
+			`c.json:2: server "mcp-server-github" "source": a Zed extension's server, which Zed installs and starts itself; toolgate needs the server's own "command" and "args" (a "custom" server)`},
+		{"zed unknown source", `{"context_servers": {"a": {"source": "registry", "command": "x"}}}`,
+			`c.json:1: server "a" "source": "registry" is none of custom and extension`},
+		{"zed extension settings alone", "{\"context_servers\": {\"ext\": {\n\"settings\": {\"key\": \"v\"}}}}",
+			`c.json:2: server "ext" "settings": settings of a Zed extension's server, which Zed starts itself; toolgate needs the server's own "command" and "args"`},
+		{"zed command object without path", "{\"context_servers\": {\"a\": {\n\"command\": {\"args\": [\"x\"]}}}}",
+			`c.json:2: server "a" "command": an object without "path"`},
+		{"zed command object unknown member", "{\"context_servers\": {\"a\": {\n\"command\": {\"path\": \"x\", \"argv\": []}}}}",
+			`c.json:2: server "a" "command": unknown field "argv" (want "path", "args" and "env")`},
+		{"zed args beside a command object", "{\"context_servers\": {\"a\": {\"command\": {\"path\": \"x\"},\n\"args\": [\"y\"]}}}",
+			`c.json:2: server "a" "args": arguments beside a "command" object: put them in its "args"`},
+		{"zed env twice", "{\"context_servers\": {\"a\": {\"command\": {\"path\": \"x\", \"env\": {\"A\": \"1\"}},\n\"env\": {\"B\": \"2\"}}}}",
+			`c.json:2: server "a" "env": beside the "command" object's own "env": give one`},
+		{"zed and mcpServers", `{"mcpServers": {}, "context_servers": {}}`,
+			`c.json: both "mcpServers" and "context_servers": give one list of servers`},
+		{"zed and servers", `{"servers": {}, "context_servers": {}}`,
+			`c.json: both "servers" and "context_servers": give one list of servers`},
 		{"both lists", `{"servers": {}, "mcpServers": {}}`,
 			`c.json: both "servers" and "mcpServers": give one list of servers`},
 		{"mcpServers not an object", "{\"preferences\": {},\n\"mcpServers\": []}",

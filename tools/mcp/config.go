@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/jcs"
@@ -140,7 +142,8 @@ type configFile struct {
 
 // entry is one server as a file writes it: toolgate's members, where
 // "command" is a list, and other clients', where it is a string with its
-// "args" beside it, a "type" (Cline's "transportType") says the
+// "args" beside it (in Zed's older form an object {"path", "args",
+// "env"}), a "type" (Cline's "transportType") says the
 // transport, Windsurf's "serverUrl" is the url and "disabled" turns the
 // server off.
 type entry struct {
@@ -156,6 +159,13 @@ type entry struct {
 	Headers       map[string]string       `json:"headers"`
 	Scopes        []string                `json:"scopes"`
 	Tools         map[string]ToolOverride `json:"tools"`
+	// Zed's: "enabled": false turns the server off; "source" is
+	// "custom" for a server Zed starts from its command, "extension"
+	// for one an extension starts (configured by its "settings", which
+	// nothing else reads).
+	Enabled  *bool           `json:"enabled"`
+	Source   string          `json:"source"`
+	Settings json.RawMessage `json:"settings"`
 	// What other clients decide for themselves, which toolgate decides
 	// by its own policy and deadlines: their approval lists and their
 	// request timeout are ignored, and so are Roo Code's paths whose
@@ -224,7 +234,9 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // Desktop's, Cursor's, Claude Code's, Cline's, Roo Code's or Windsurf's
 // {"mcpServers": {NAME: {"command": "npx", "args": [...], "env": {...}}}}
 // or VS Code's {"servers": {NAME: {"type": "stdio", "command": "npx",
-// "args": [...]}}, "inputs": [...]}. A file with "mcpServers" is read for
+// "args": [...]}}, "inputs": [...]}, or Zed's settings with
+// {"context_servers": {NAME: {"command": "npx", "args": [...], "env":
+// {...}}}}. A file with "mcpServers" or "context_servers" is read for
 // that member alone: the rest is the client's own settings. There
 // "command" is a string and "args" its arguments (in toolgate's format
 // "command" is the whole list, and "args" beside it is refused). "type",
@@ -235,8 +247,12 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // "disabled": true server is left out; "autoApprove", "alwaysAllow",
 // "timeout" and "watchPaths" are ignored (toolgate's policy and deadlines
 // decide); "cwd", "envFile" and a non-empty "disabledTools" are refused,
-// as toolgate cannot honour them. Such an entry may hold toolgate's
-// "scopes", "tools" and "pass_env" too.
+// as toolgate cannot honour them. Of Zed's members, "command" may also be
+// the older {"path": "npx", "args": [...], "env": {...}}, an "enabled":
+// false server is left out, "source" is "custom" ("extension", a server
+// an extension starts, is refused) and "settings" beside a command is
+// ignored. Such an entry may hold toolgate's "scopes", "tools" and
+// "pass_env" too.
 //
 // In any format, "${env:VAR}", "${VAR}" and "${VAR:-default}" in a
 // command, an argument, a url or an env or header value are VAR of
@@ -274,13 +290,21 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		return nil, &ConfigError{File: file, Reason: err.Error()}
 	}
 	var entries map[string]entry
-	if start, ok := topMember(data, "mcpServers"); ok {
-		// Another client's file: its other members are its own
-		// settings (Claude Desktop's "preferences", say), not servers.
-		if _, both := topMember(data, "servers"); both {
-			return nil, &ConfigError{File: file, Reason: `both "servers" and "mcpServers": give one list of servers`}
+	var lists []string
+	var start int64
+	for _, name := range serverLists {
+		if off, ok := topMember(data, name); ok {
+			lists, start = append(lists, name), off
 		}
-		if err := decodeStrict(data, start, &entries, `"mcpServers"`, file, lineAt); err != nil {
+	}
+	if len(lists) > 1 {
+		return nil, &ConfigError{File: file, Reason: fmt.Sprintf("both %q and %q: give one list of servers", lists[0], lists[1])}
+	}
+	if len(lists) == 1 && lists[0] != "servers" {
+		// Another client's file: its other members are its own
+		// settings (Claude Desktop's "preferences", Zed's "theme"),
+		// not servers.
+		if err := decodeStrict(data, start, &entries, strconv.Quote(lists[0]), file, lineAt); err != nil {
 			return nil, err
 		}
 	} else {
@@ -299,7 +323,7 @@ func parseConfig(data []byte, file string) (*Config, error) {
 	sort.Strings(names)
 	for _, name := range names {
 		e := entries[name]
-		if e.Disabled {
+		if e.Disabled || (e.Enabled != nil && !*e.Enabled) {
 			continue
 		}
 		s, member, reason := e.server(name, os.LookupEnv)
@@ -313,6 +337,12 @@ func parseConfig(data []byte, file string) (*Config, error) {
 	}
 	return &c, nil
 }
+
+// serverLists are the top-level members a file lists its servers in:
+// toolgate's and VS Code's "servers", and the members other clients keep
+// beside their own settings, Claude Desktop's (and most others')
+// "mcpServers" and Zed's "context_servers".
+var serverLists = []string{"servers", "mcpServers", "context_servers"}
 
 // decodeStrict decodes the JSON value at data[start:] into v, refusing
 // unknown members, and returns a *[ConfigError] naming the line of a
@@ -380,6 +410,12 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		return s, "serverUrl", fmt.Sprintf("%q disagrees with \"url\": %q", e.ServerURL, e.URL)
 	case e.ServerURL != "" && e.URL == "":
 		s.URL, urlMember = e.ServerURL, "serverUrl"
+	case e.Source == "extension":
+		return s, "source", `a Zed extension's server, which Zed installs and starts itself; toolgate needs the server's own "command" and "args" (a "custom" server)`
+	case e.Source != "" && e.Source != "custom":
+		return s, "source", fmt.Sprintf("%q is none of custom and extension", e.Source)
+	case e.Settings != nil && e.Command == nil && s.URL == "":
+		return s, "settings", `settings of a Zed extension's server, which Zed starts itself; toolgate needs the server's own "command" and "args"`
 	}
 	switch trimmed := bytes.TrimSpace(e.Command); {
 	case len(trimmed) == 0 || string(trimmed) == "null":
@@ -392,6 +428,31 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		}
 		if e.Args != nil {
 			return s, "args", `arguments beside a "command" list: put them in the list, or make "command" the program alone`
+		}
+	case trimmed[0] == '{':
+		// Zed's older form.
+		var zed struct {
+			Path string            `json:"path"`
+			Args []string          `json:"args"`
+			Env  map[string]string `json:"env"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.DisallowUnknownFields()
+		switch err := dec.Decode(&zed); {
+		case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
+			return s, "command", strings.TrimPrefix(err.Error(), "json: ") + ` (want "path", "args" and "env")`
+		case err != nil:
+			return s, "command", strings.TrimPrefix(err.Error(), "json: ")
+		case zed.Path == "":
+			return s, "command", `an object without "path"`
+		case e.Args != nil:
+			return s, "args", `arguments beside a "command" object: put them in its "args"`
+		case zed.Env != nil && e.Env != nil:
+			return s, "env", `beside the "command" object's own "env": give one`
+		}
+		s.Command = append([]string{zed.Path}, zed.Args...)
+		if zed.Env != nil {
+			s.Env = zed.Env
 		}
 	case trimmed[0] == '"':
 		var program string
@@ -486,7 +547,7 @@ func expandValues(m map[string]string, lookup func(string) (string, bool)) (map[
 }
 
 // memberLines returns the line of each member of each server in data's
-// "servers" or "mcpServers", keyed "NAME\x00MEMBER", for the errors found
+// [serverLists], keyed "NAME\x00MEMBER", for the errors found
 // once the file is decoded. data is valid JSON.
 func memberLines(data []byte, lineAt func(int64) int) map[string]int {
 	lines := map[string]int{}
@@ -513,7 +574,7 @@ func memberLines(data []byte, lineAt func(int64) int) map[string]int {
 		return err == nil
 	}
 	keys(func(top string) bool {
-		if top != "servers" && top != "mcpServers" {
+		if !slices.Contains(serverLists, top) {
 			return skip()
 		}
 		return keys(func(name string) bool {

@@ -224,6 +224,8 @@ func FuzzParseConfig(f *testing.F) {
 		`{"mcpServers":{"a":{"type":"sse","url":"https://example.com/sse"}}}`,
 		`{"preferences":{"x":[1]},"mcpServers":{"a":{"command":"x","args":"y"}},"servers":null}`,
 		`{"servers":{"a":{"type":"http","url":"https://example.com/mcp","headers":{"K":"${input:k}"}}},"inputs":[]}`,
+		`{"mcpServers":{"a":{"transportType":"streamableHttp","type":"http","serverUrl":"https://example.com/mcp","disabledTools":["t"]}}}`,
+		`{"theme":"One Dark","context_servers":{"a":{"command":{"path":"x","args":["y"],"env":{"K":"v"}},"settings":{}},"b":{"source":"extension"}}}`,
 		`{"servers":`,
 		`[]`,
 		`null`,

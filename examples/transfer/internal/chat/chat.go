@@ -215,7 +215,7 @@ func parseChat(args []string, stdout io.Writer, opts *Options) (*chatConfig, err
 	fs.Var(&cfg.mcpPassEnv, "mcp-pass-env", "`NAME`s of environment variables to pass to every --mcp server (a token it reads), comma-separated; repeatable")
 	fs.Var(&cfg.mcpURLs, "mcp-url", "upstream MCP server over Streamable HTTP, as URL or NAME=URL; repeatable")
 	fs.StringVar(&cfg.discoveryLog, "discovery-log", "", "append each discovery query and each tool then called to `FILE` (JSON Lines, created 0600), for toolgate log misses and cards learn")
-	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides, or another MCP client's list of them (claude_desktop_config.json, .mcp.json, .vscode/mcp.json)")
+	fs.StringVar(&cfg.mcpConfig, "mcp-config", "", "JSON file of upstream MCP servers with scopes and overrides, or another MCP client's list of them (Claude Desktop's, Cursor's, Claude Code's, VS Code's, Cline's, Roo Code's, Windsurf's, Zed's settings.json)")
 	fs.StringVar(&cfg.pins, "pins", "", "lock `file` of pinned upstream tool definitions (toolgate mcp pin): a tool whose definition differs is quarantined")
 	cfg.embed.Register(fs)
 	var unpinned string
