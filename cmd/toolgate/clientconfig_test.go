@@ -10,10 +10,11 @@ import (
 // TestDiscoverClientConfig: --mcp-config reads the server list each
 // client writes (Claude Desktop's "mcpServers", a "command" with its
 // "args"; Cline's "transportType"; Windsurf's "disabledTools": []; Zed's
-// "context_servers" in its settings, with the older "command" object),
-// starts server-memory from it with the env it names ("${env:VAR}" from
-// toolgate's environment), leaves a disabled server out and lists the
-// memory tools; an "sse" server is refused with the file's line.
+// "context_servers" in its settings, with comments, trailing commas and
+// the older "command" object), starts server-memory from it with the env
+// it names ("${env:VAR}" from toolgate's environment), leaves a disabled
+// server out and lists the memory tools; an "sse" server is refused with
+// the file's line.
 func TestDiscoverClientConfig(t *testing.T) {
 	memory := memoryServer(t)
 	dir := t.TempDir()
@@ -49,16 +50,20 @@ func TestDiscoverClientConfig(t *testing.T) {
     "off": {"serverUrl": "http://127.0.0.1:1/mcp", "disabled": true}
   }
 }`},
-		{"zed", "settings.json", `{
-  "ui_font_size": 16,
+		{"zed", "settings.json", `// Zed settings
+//
+// For information on how to configure Zed, see the Zed
+// documentation: https://zed.dev/docs/configuring-zed
+{
+  "ui_font_size": 16, // points
   "theme": {"mode": "system", "light": "One Light", "dark": "One Dark"},
   "context_servers": {
     "memory": {
       "command": {"path": "node", "args": ` + string(args) + `, "env": {"MEMORY_FILE_PATH": "${env:TG_TEST_MEMORY_FILE}"}},
-      "settings": {}
+      "settings": {},
     },
-    "off": {"source": "custom", "enabled": false, "command": "/nonexistent/off-server", "args": []}
-  }
+    "off": {"source": "custom", "enabled": false, "command": "/nonexistent/off-server", "args": []},
+  },
 }`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -182,6 +182,41 @@ func TestParseClientConfig(t *testing.T) {
 }`,
 			[]Server{{Name: "postgres", Command: []string{"/usr/local/bin/postgres-context-server", "postgresql://localhost/db"},
 				Env: map[string]string{"PGPASSWORD": "s3cret"}}}},
+		{"zed settings with comments and trailing commas", `// Zed settings
+//
+// For information on how to configure Zed, see the Zed
+// documentation: https://zed.dev/docs/configuring-zed
+//
+// To see all of Zed's default settings without changing your
+// custom settings, run ` + "`zed: open default settings`" + ` from the
+// command palette (cmd-shift-p / ctrl-shift-p)
+{
+  "ui_font_size": 16,
+  "buffer_font_size": 15,
+  /* the agent's servers */
+  "context_servers": {
+    "memory": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory",], // pinned below
+      "env": {"MEMORY_FILE_PATH": "https://not/a//comment /* nor this */"},
+    },
+  },
+}
+`,
+			[]Server{{Name: "memory", Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"},
+				Env: map[string]string{"MEMORY_FILE_PATH": "https://not/a//comment /* nor this */"}}}},
+		{"vs code with comments", `{
+	// A prompt VS Code shows; toolgate has none, and needs none here.
+	"inputs": [],
+	"servers": {
+		"memory": {
+			"type": "stdio",
+			"command": "npx",
+			"args": ["-y", "@modelcontextprotocol/server-memory"] /* the official one */
+		}
+	}
+}`,
+			[]Server{{Name: "memory", Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}}}},
 		{"empty mcpServers", `{"mcpServers": {}}`, []Server{}},
 		{"the client's other settings ignored", `{"globalShortcut": "Ctrl+Space", "preferences": {"menuBarEnabled": false},
 			"mcpServers": {"a": {"command": "a-server"}}, "inputs": [{"id": "x"}]}`,
@@ -269,6 +304,14 @@ func TestParseClientConfigErrors(t *testing.T) {
 			`c.json: both "mcpServers" and "context_servers": give one list of servers`},
 		{"zed and servers", `{"servers": {}, "context_servers": {}}`,
 			`c.json: both "servers" and "context_servers": give one list of servers`},
+		{"unclosed comment", "{\"mcpServers\": {}}\n/* never closed",
+			`c.json:2: a "/*" comment is never closed`},
+		{"line after a comment", "{\n/* one\ntwo */ \"mcpServers\": {\"a\": {\n\"type\": \"ws\", \"url\": \"https://a.example/\"}}}",
+			`c.json:4: server "a" "type": "ws" is none of stdio, http, streamable-http and streamableHttp`},
+		{"two commas", `{"mcpServers": {"a": {"command": "x"},,}}`,
+			`c.json:1: expected a member name`},
+		{"a comma alone", `{"mcpServers": {"a": {"command": "x", "args": [,]}}}`,
+			`c.json:1: unexpected character ','`},
 		{"both lists", `{"servers": {}, "mcpServers": {}}`,
 			`c.json: both "servers" and "mcpServers": give one list of servers`},
 		{"mcpServers not an object", "{\"preferences\": {},\n\"mcpServers\": []}",

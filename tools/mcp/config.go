@@ -229,6 +229,9 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // {"a":…,"a":…}}), an unknown member, a value of the wrong type or data
 // after the object is a *[ConfigError] naming the line; a server that does
 // not validate is an error naming it. Every error wraps [ErrConfig].
+// Comments ("//" to the end of the line, "/* … */") and trailing commas,
+// which Zed's settings and VS Code's files may hold, are read as spaces
+// in any format.
 //
 // The file may also be another MCP client's list of servers: Claude
 // Desktop's, Cursor's, Claude Code's, Cline's, Roo Code's or Windsurf's
@@ -281,6 +284,10 @@ func parseConfig(data []byte, file string) (*Config, error) {
 	lineAt := func(off int64) int {
 		off = max(0, min(off, int64(len(data))))
 		return bytes.Count(data[:off], []byte("\n")) + 1
+	}
+	data, unclosed := blankComments(data)
+	if unclosed >= 0 {
+		return nil, &ConfigError{File: file, Line: lineAt(int64(unclosed)), Reason: `a "/*" comment is never closed`}
 	}
 	if err := jcs.Check(data); err != nil {
 		var se *jcs.SyntaxError
@@ -336,6 +343,62 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		c.Servers[name] = s
 	}
 	return &c, nil
+}
+
+// blankComments returns a copy of data with each comment ("//" to the
+// end of the line, "/* … */") and each trailing comma (after a value,
+// before "}" or "]") outside strings made spaces, line breaks kept, so
+// that offsets and lines stay the file's: Zed's settings and VS Code's
+// files are JSON with comments. unclosed is the offset of a "/*" that is
+// never closed, or -1.
+func blankComments(data []byte) (out []byte, unclosed int) {
+	out = bytes.Clone(data)
+	inString := false
+	comma := -1   // the offset of a comma that would trail, or -1
+	var prev byte // the last byte of JSON outside strings, comments and space
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString, comma, prev = true, -1, c
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			end := bytes.Index(out[i+2:], []byte("*/"))
+			if end < 0 {
+				return out, i
+			}
+			for j := i; j < i+2+end+2; j++ {
+				if out[j] != '\n' {
+					out[j] = ' '
+				}
+			}
+			i += 2 + end + 1
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == ',':
+			comma = -1
+			if prev != 0 && prev != '[' && prev != '{' && prev != ',' && prev != ':' {
+				comma = i
+			}
+			prev = c
+		case c == '}' || c == ']':
+			if comma >= 0 {
+				out[comma] = ' '
+			}
+			comma, prev = -1, c
+		default:
+			comma, prev = -1, c
+		}
+	}
+	return out, -1
 }
 
 // serverLists are the top-level members a file lists its servers in:

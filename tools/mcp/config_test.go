@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -226,6 +227,8 @@ func FuzzParseConfig(f *testing.F) {
 		`{"servers":{"a":{"type":"http","url":"https://example.com/mcp","headers":{"K":"${input:k}"}}},"inputs":[]}`,
 		`{"mcpServers":{"a":{"transportType":"streamableHttp","type":"http","serverUrl":"https://example.com/mcp","disabledTools":["t"]}}}`,
 		`{"theme":"One Dark","context_servers":{"a":{"command":{"path":"x","args":["y"],"env":{"K":"v"}},"settings":{}},"b":{"source":"extension"}}}`,
+		"// Zed\n{\"context_servers\":{\"a\":{\"command\":\"x\",/* c */\"args\":[\"//y\",],},},}",
+		"{\"mcpServers\":{}}\n/* open",
 		`{"servers":`,
 		`[]`,
 		`null`,
@@ -244,6 +247,33 @@ func FuzzParseConfig(f *testing.F) {
 			if err := s.validate(); err != nil {
 				t.Fatalf("parseConfig(%q) returned an invalid server: %v", in, err)
 			}
+		}
+	})
+}
+
+// FuzzBlankComments: blanking comments and trailing commas keeps every
+// offset and line break of the input, and leaves JSON that has neither as
+// it is.
+func FuzzBlankComments(f *testing.F) {
+	for _, s := range []string{
+		`{"a": [1, 2,], /* b */ "c": "//d",} // e`,
+		"{\"a\": \"\\\"/*\"}\n/* x\ny */",
+		`[,]`, `{"a":1,,}`, `/*`, `"\`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, unclosed := blankComments([]byte(in))
+		if len(out) != len(in) || unclosed >= len(in) {
+			t.Fatalf("blankComments(%q) = %q, %d: length changed or unclosed out of range", in, out, unclosed)
+		}
+		for i := range len(in) {
+			if (in[i] == '\n') != (out[i] == '\n') || (out[i] != in[i] && out[i] != ' ') {
+				t.Fatalf("blankComments(%q) = %q: byte %d %q became %q", in, out, i, in[i], out[i])
+			}
+		}
+		if json.Valid([]byte(in)) && (string(out) != in || unclosed != -1) {
+			t.Fatalf("blankComments(%q) = %q, %d: changed valid JSON", in, out, unclosed)
 		}
 	})
 }
