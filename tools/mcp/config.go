@@ -421,12 +421,18 @@ func decodeStrict(data []byte, start int64, v any, what, file string, lineAt fun
 	if errors.As(err, &te) {
 		reason := fmt.Sprintf("%s is a JSON %s, want an object", what, te.Value)
 		if te.Field != "" {
-			leaf := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
-			reason = fmt.Sprintf("%q is a JSON %s, want %s", leaf, te.Value, te.Type)
+			reason = typeReason(te)
 		}
 		return &ConfigError{File: file, Line: lineAt(start + te.Offset), Reason: reason}
 	}
 	return &ConfigError{File: file, Line: lineAt(start + dec.InputOffset()), Reason: strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+// typeReason says which member of a decoded object has a value of the
+// wrong type, and what type it wants.
+func typeReason(te *json.UnmarshalTypeError) string {
+	leaf := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
+	return fmt.Sprintf("%q is a JSON %s, want %s", leaf, te.Value, te.Type)
 }
 
 // topMember returns the offset in data of the value of the member name
@@ -501,7 +507,10 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		}
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.DisallowUnknownFields()
+		var te *json.UnmarshalTypeError
 		switch err := dec.Decode(&zed); {
+		case errors.As(err, &te) && te.Field != "":
+			return s, "command", typeReason(te)
 		case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
 			return s, "command", strings.TrimPrefix(err.Error(), "json: ") + ` (want "path", "args" and "env")`
 		case err != nil:
