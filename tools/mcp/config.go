@@ -467,7 +467,7 @@ func topMember(data []byte, name string) (int64, bool) {
 // reason instead.
 func (e entry) server(name string, lookup func(string) (string, bool)) (s Server, member, reason string) {
 	s = Server{Name: name, Env: e.Env, PassEnv: e.PassEnv, URL: e.URL, Headers: e.Headers, Scopes: e.Scopes, Tools: e.Tools}
-	urlMember := "url"
+	urlMember, envMember := "url", "env"
 	switch {
 	case e.Cwd != nil:
 		return s, "cwd", "toolgate starts a server in its own working directory; give absolute paths in the command instead"
@@ -477,14 +477,15 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		return s, "disabledTools", `toolgate offers every tool a server lists and cannot leave single ones out; to keep a tool from every caller, require a scope no principal holds ("tools": {"NAME": {"scopes": ["…"]}})`
 	case e.ServerURL != "" && e.URL != "" && e.ServerURL != e.URL:
 		return s, "serverUrl", fmt.Sprintf("%q disagrees with \"url\": %q", e.ServerURL, e.URL)
-	case e.ServerURL != "" && e.URL == "":
-		s.URL, urlMember = e.ServerURL, "serverUrl"
 	case e.Source == "extension":
 		return s, "source", `a Zed extension's server, which Zed installs and starts itself; toolgate needs the server's own "command" and "args" (a "custom" server)`
 	case e.Source != "" && e.Source != "custom":
 		return s, "source", fmt.Sprintf("%q is none of custom and extension", e.Source)
-	case e.Settings != nil && e.Command == nil && s.URL == "":
+	case e.Settings != nil && e.Command == nil && e.URL == "" && e.ServerURL == "":
 		return s, "settings", `settings of a Zed extension's server, which Zed starts itself; toolgate needs the server's own "command" and "args"`
+	}
+	if e.URL == "" && e.ServerURL != "" {
+		s.URL, urlMember = e.ServerURL, "serverUrl"
 	}
 	switch trimmed := bytes.TrimSpace(e.Command); {
 	case len(trimmed) == 0 || string(trimmed) == "null":
@@ -524,7 +525,7 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		}
 		s.Command = append([]string{zed.Path}, zed.Args...)
 		if zed.Env != nil {
-			s.Env = zed.Env
+			s.Env, envMember = zed.Env, "command"
 		}
 	case trimmed[0] == '"':
 		var program string
@@ -558,7 +559,7 @@ func (e entry) server(name string, lookup func(string) (string, bool)) (s Server
 		return s, urlMember, err.Error()
 	}
 	if s.Env, err = expandValues(s.Env, lookup); err != nil {
-		return s, "env", err.Error()
+		return s, envMember, err.Error()
 	}
 	if s.Headers, err = expandValues(s.Headers, lookup); err != nil {
 		return s, "headers", err.Error()
