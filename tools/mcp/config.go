@@ -333,6 +333,15 @@ func parseConfig(data []byte, file string) (*Config, error) {
 		if e.Disabled || (e.Enabled != nil && !*e.Enabled) {
 			continue
 		}
+		if !serverName.MatchString(name) {
+			// Clients take any name ("Brave Search", Cline's
+			// "github.com/org/repo"); here it is a namespace.
+			reason := fmt.Sprintf("server name %q must match %s, as it is the namespace of the server's tools (\"NAME/tool\")", name, serverName)
+			if alt := pathName(name); serverName.MatchString(alt) {
+				reason += fmt.Sprintf(": rename it, say %q", alt)
+			}
+			return nil, &ConfigError{File: file, Line: lines[name+"\x00"], Reason: reason}
+		}
 		s, member, reason := e.server(name, os.LookupEnv)
 		if reason != "" {
 			return nil, &ConfigError{File: file, Line: lines[name+"\x00"+member], Reason: fmt.Sprintf("server %q %q: %s", name, member, reason)}
@@ -620,8 +629,9 @@ func expandValues(m map[string]string, lookup func(string) (string, bool)) (map[
 }
 
 // memberLines returns the line of each member of each server in data's
-// [serverLists], keyed "NAME\x00MEMBER", for the errors found
-// once the file is decoded. data is valid JSON.
+// [serverLists], keyed "NAME\x00MEMBER" (and of each server's name,
+// keyed "NAME\x00"), for the errors found once the file is decoded. data
+// is valid JSON.
 func memberLines(data []byte, lineAt func(int64) int) map[string]int {
 	lines := map[string]int{}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -651,6 +661,7 @@ func memberLines(data []byte, lineAt func(int64) int) map[string]int {
 			return skip()
 		}
 		return keys(func(name string) bool {
+			lines[name+"\x00"] = lineAt(dec.InputOffset())
 			return keys(func(member string) bool {
 				lines[name+"\x00"+member] = lineAt(dec.InputOffset())
 				return skip()
