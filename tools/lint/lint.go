@@ -6,6 +6,9 @@
 //   - missing-aliases: no phrases users say for the tool;
 //   - missing-not-for: no sentence saying when to use a sibling instead;
 //   - long-card: a card over the token budget (50 o200k tokens; see CardText);
+//   - long-schema: a tool whose definition as a model is shown it (name,
+//     description, input schema) is over Options.MaxSchemaTokens o200k
+//     tokens: every turn that shortlists it pays for all of it;
 //   - unfindable: discovery does not return the tool in its top K for any of
 //     the tool's own words (its summary, each alias), so nobody asking in
 //     other words will find it either;
@@ -55,8 +58,10 @@
 package lint
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -79,6 +84,7 @@ const (
 	MissingAliases Kind = "missing-aliases"
 	MissingNotFor  Kind = "missing-not-for"
 	LongCard       Kind = "long-card"
+	LongSchema     Kind = "long-schema"
 	Unfindable     Kind = "unfindable"
 	NameCollision  Kind = "name-collision"
 	NamesOtherTool Kind = "names-other-tool"
@@ -89,7 +95,7 @@ const (
 )
 
 // Kinds lists every kind, in report order.
-var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, Unfindable, NameCollision, NamesOtherTool, RepeatedText, AliasFlood, LongText, Instructions}
+var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, LongSchema, Unfindable, NameCollision, NamesOtherTool, RepeatedText, AliasFlood, LongText, Instructions}
 
 // Finding is one problem with one tool's card.
 type Finding struct {
@@ -105,8 +111,8 @@ type Finding struct {
 	Other string `json:"other,omitempty"`
 	// Similarity is the cosine similarity to Other, for near-duplicate.
 	Similarity float64 `json:"similarity,omitempty"`
-	// Tokens is the card's o200k token count, for long-card, and the
-	// description's, for long-text.
+	// Tokens is the card's o200k token count, for long-card, the
+	// definition's, for long-schema, and the description's, for long-text.
 	Tokens int `json:"tokens,omitempty"`
 }
 
@@ -133,6 +139,12 @@ type Options struct {
 	// long-text. Zero means 400 (the longest description of the real MCP
 	// catalogs and public datasets is 115).
 	MaxTextTokens int
+	// MaxSchemaTokens is the budget, in o200k tokens, of a tool's
+	// definition as a model is shown it (name, description and input
+	// schema) before long-schema. Zero means 4096, half of a small
+	// model's 8k context (one of the 1,021 tools of the 57 real MCP
+	// servers in the repository's test data is over it, at 4,588).
+	MaxSchemaTokens int
 	// Analyzer analyses cards for the similarity. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
 	// Discoverer answers the findability queries. Nil means a Discoverer
@@ -160,6 +172,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return out, fmt.Errorf("%w: MaxAliases %d is negative", ErrOptions, out.MaxAliases)
 	case out.MaxTextTokens < 0:
 		return out, fmt.Errorf("%w: MaxTextTokens %d is negative", ErrOptions, out.MaxTextTokens)
+	case out.MaxSchemaTokens < 0:
+		return out, fmt.Errorf("%w: MaxSchemaTokens %d is negative", ErrOptions, out.MaxSchemaTokens)
 	}
 	for _, k := range out.Skip {
 		if !slices.Contains(Kinds, k) {
@@ -171,6 +185,7 @@ func (o *Options) withDefaults() (Options, error) {
 	out.K = cmp.Or(out.K, 5)
 	out.MaxAliases = cmp.Or(out.MaxAliases, 8)
 	out.MaxTextTokens = cmp.Or(out.MaxTextTokens, 400)
+	out.MaxSchemaTokens = cmp.Or(out.MaxSchemaTokens, 4096)
 	if out.Analyzer == nil {
 		out.Analyzer = analysis.New(nil)
 	}
@@ -239,6 +254,16 @@ func Check(ctx context.Context, snap *tools.Snapshot, opts *Options) ([]Finding,
 			if n > o.MaxCardTokens {
 				findings = append(findings, Finding{Tool: t.ID, Kind: LongCard, Tokens: n,
 					Message: fmt.Sprintf("card is %d tokens, over the budget of %d: shorten the summary to one sentence", n, o.MaxCardTokens)})
+			}
+		}
+		if !skip(LongSchema) {
+			n, err := definitionTokens(t)
+			if err != nil {
+				return nil, err
+			}
+			if n > o.MaxSchemaTokens {
+				findings = append(findings, Finding{Tool: t.ID, Kind: LongSchema, Tokens: n,
+					Message: fmt.Sprintf("definition (name, description, input schema) is %d tokens, over %d: every turn that shortlists it pays for all of it; trim long enums and descriptions, or split the tool", n, o.MaxSchemaTokens)})
 			}
 		}
 	}
@@ -383,4 +408,18 @@ func nameCollisions(snap *tools.Snapshot) []Finding {
 		}
 	}
 	return out
+}
+
+// definitionTokens counts, in o200k tokens, t's name, description and
+// input schema (compacted) as a model is shown them.
+func definitionTokens(t *tools.Tool) (int, error) {
+	var b bytes.Buffer
+	b.WriteString(t.Name())
+	b.WriteByte('\n')
+	b.WriteString(t.Description)
+	b.WriteByte('\n')
+	if err := json.Compact(&b, t.InputSchema); err != nil {
+		b.Write(t.InputSchema) // a registered tool's schema is valid JSON
+	}
+	return tokens.Count(b.String())
 }

@@ -122,7 +122,7 @@ func TestCheckUnfindable(t *testing.T) {
 
 func TestCheckOptions(t *testing.T) {
 	snap := catalogtest.Snapshot(t, "testdata/clean.jsonl")
-	for i, o := range []*lint.Options{{DuplicateThreshold: 1.5}, {MaxCardTokens: -1}, {K: -2}, {Skip: []lint.Kind{"typo"}}} {
+	for i, o := range []*lint.Options{{DuplicateThreshold: 1.5}, {MaxCardTokens: -1}, {MaxSchemaTokens: -1}, {K: -2}, {Skip: []lint.Kind{"typo"}}} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			if _, err := lint.Check(context.Background(), snap, o); !errors.Is(err, lint.ErrOptions) {
 				t.Errorf("Check(options %+v) = %v, want ErrOptions", *o, err)
@@ -345,5 +345,48 @@ func TestInstructionsRealCatalogs(t *testing.T) {
 	want := `neon/prepare_database_migration: instructions: description hides instructions in a tag ("<instructions>")`
 	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
 		t.Errorf("instructions findings on %d honest catalogs = %q, want only %s", len(files), got, want)
+	}
+}
+
+// TestCheckLongSchema: long-schema counts a tool's name, description and
+// compacted input schema, and fires over MaxSchemaTokens, its default
+// 4096 included.
+func TestCheckLongSchema(t *testing.T) {
+	snap := catalogtest.Snapshot(t, "testdata/messy.jsonl")
+	only := func(budget int) *lint.Options {
+		var skip []lint.Kind
+		for _, k := range lint.Kinds {
+			if k != lint.LongSchema {
+				skip = append(skip, k)
+			}
+		}
+		return &lint.Options{Skip: skip, MaxSchemaTokens: budget}
+	}
+	for _, tc := range []struct {
+		name   string
+		budget int
+		want   []string
+	}{
+		{"default budget", 0, []string{"messy/pick_country"}},
+		{"a budget every tool fits", 1 << 20, nil},
+		{"a budget no tool fits", 1, []string{"messy/describe_everything", "messy/list.users", "messy/list_users",
+			"messy/mystery", "messy/pick_country", "messy/read_file", "messy/read_text_file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, err := lint.Check(context.Background(), snap, only(tc.budget))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range fs {
+				if f.Kind != lint.LongSchema || f.Tokens <= max(tc.budget, 0) || !strings.Contains(f.Message, fmt.Sprint(f.Tokens)) {
+					t.Errorf("finding %+v: want long-schema over the budget, naming its count", f)
+				}
+				got = append(got, f.Tool)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("long-schema on %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
