@@ -491,3 +491,15 @@ func TestDropCache(t *testing.T) {
 		t.Errorf("the cache stays empty after DropCache: it must fill again")
 	}
 }
+
+// TestTFScaleSameBits checks that the table of sublinear tf scales holds,
+// for every count it covers, the very float32 the formula gives, and that
+// counts past it fall back to the formula: the table changes no vector.
+func TestTFScaleSameBits(t *testing.T) {
+	for c := int32(2); c < 2*int32(len(tfScales)); c++ {
+		want := 1 + float32(math.Log(float64(c)))
+		if got := tfScale(c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("tfScale(%d) = %v, want %v", c, got, want)
+		}
+	}
+}
