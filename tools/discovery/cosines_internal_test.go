@@ -10,7 +10,8 @@ import (
 // TestCosinesSameSums checks that the dense re-scoring gives every card
 // exactly the float32 sum of a plain loop over the query's dimensions, in
 // order: for the default dimension row by row (cosinesFast, eight cards
-// a pass, then four, then one by one) and column by column over the whole
+// a pass, the last two to seven padded to a pass, a last single card in
+// Go) and column by column over the whole
 // catalog (cosinesAll, with and without AVX2), and for another dimension.
 func TestCosinesSameSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
@@ -71,6 +72,50 @@ func TestCosinesSameSums(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestCosinesFastTail checks that cosinesFast scores the last cards of a
+// pass of fewer than eight itself, padded, unless one card is left (which
+// the loop after it scores for less), and that each tail card gets the
+// very sum of a plain loop, whatever the rows padding its pass.
+func TestCosinesFastTail(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 19))
+	for _, tt := range []struct {
+		cards, want int
+	}{{1, 0}, {2, 2}, {3, 3}, {7, 7}, {8, 8}, {9, 8}, {13, 13}, {150, 150}} {
+		t.Run(fmt.Sprint(tt.cards), func(t *testing.T) {
+			x := &Index{dim: fastDim, rows: make([]int8, tt.cards*fastDim), scales: make([]float32, tt.cards)}
+			for i := range x.rows {
+				x.rows[i] = int8(r.IntN(256) - 128)
+			}
+			for i := range x.scales {
+				x.scales[i] = r.Float32()
+			}
+			var dims []int32
+			var vals []float32
+			for d := 0; d < fastDim; d += 1 + r.IntN(5) {
+				dims = append(dims, int32(d))
+				vals = append(vals, r.Float32()*2-1)
+			}
+			c := make([]scored, tt.cards)
+			for i := range c {
+				c[i].doc = uint32(tt.cards - 1 - i)
+			}
+			if got := x.cosinesFast(dims, vals, c); got != tt.want {
+				t.Fatalf("%d cards: cosinesFast scored %d, want %d", tt.cards, got, tt.want)
+			}
+			for _, s := range c[:tt.want] {
+				row := x.row(s.doc)
+				var sum float32
+				for k, d := range dims {
+					sum += float32(vals[k] * float32(row[d]))
+				}
+				if want := float64(sum * x.scales[s.doc]); s.score != want {
+					t.Fatalf("%d cards: card %d scored %v, want %v", tt.cards, s.doc, s.score, want)
+				}
 			}
 		})
 	}
