@@ -192,9 +192,24 @@ func (s *Server) admit(next, stateless http.Handler) http.Handler {
 			return
 		}
 		owner := ownerKey(p)
+		var head []byte
+		if r.Method == http.MethodPost {
+			var err error
+			if head, err = peekBody(r); err != nil {
+				// The client went away, or ran past the read timeout.
+				http.Error(w, "the request body could not be read", http.StatusBadRequest)
+				return
+			}
+			if reply, ok := checkPost(head); !ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(reply)
+				return
+			}
+		}
 		switch id := r.Header.Get("Mcp-Session-Id"); {
 		case isStateless(r):
-			s.serveStateless(w, r, p, owner, stateless)
+			s.serveStateless(w, r, p, owner, head, stateless)
 		case id != "" && r.Method == http.MethodDelete:
 			// The SDK closes the session before it answers 204: free the
 			// slot now rather than when the session's watcher runs. (Another
@@ -205,25 +220,24 @@ func (s *Server) admit(next, stateless http.Handler) http.Handler {
 				s.sessions.closed(owner, id)
 			}
 		case id != "" && r.Method == http.MethodPost:
-			body, _ := peekBody(r)
-			serveGuarded(next, w, r, body)
+			serveGuarded(next, w, r, head)
 			s.sessions.used(owner, id, time.Now()) // the SDK restarts its idle timer
 		case id != "":
 			next.ServeHTTP(w, r)
 		case r.Method != http.MethodPost:
 			next.ServeHTTP(w, r) // the SDK refuses it: nothing to open
 		default:
-			s.openSession(w, r, p, owner, next)
+			s.openSession(w, r, p, owner, head, next)
 		}
 	})
 }
 
-// openSession serves a POST without a session ID. One that may open a
-// session (an initialize: the SDK closes any other once answered) is
-// admitted under the caps first, and its session counted until it closes.
-func (s *Server) openSession(w http.ResponseWriter, r *http.Request, p tools.Principal, owner string, next http.Handler) {
-	head, err := peekBody(r)
-	if err != nil || !mayInitialize(head) {
+// openSession serves a POST without a session ID, whose body begins with
+// head. One that may open a session (an initialize: the SDK closes any
+// other once answered) is admitted under the caps first, and its session
+// counted until it closes.
+func (s *Server) openSession(w http.ResponseWriter, r *http.Request, p tools.Principal, owner string, head []byte, next http.Handler) {
+	if !mayInitialize(head) {
 		serveGuarded(next, w, r, head) // on the probe server: answered, then closed
 		return
 	}
@@ -257,8 +271,8 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, p tools.Pri
 	}()
 }
 
-// maxPeekBytes bounds what openSession reads of a body before the SDK
-// does (the SDK's own limit, which it still enforces on the whole body).
+// maxPeekBytes bounds what admit reads of a body before the SDK does (the
+// SDK's own limit, which it still enforces on the whole body).
 const maxPeekBytes = sdk.DefaultMaxRequestBodyBytes
 
 // peekBody reads up to maxPeekBytes of r's body and puts them back in
@@ -270,6 +284,21 @@ func peekBody(r *http.Request) ([]byte, error) {
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
 	return head, err
+}
+
+// checkPost checks a POST body whose first bytes are head as the stdio
+// transport checks a frame ([checkFrame]), and otherwise returns the
+// error reply. The SDK would decode an id beyond int64 or with a fraction
+// as another number and answer for that id, take the last of two ids,
+// and answer the rest in plain text that names Go types. A batch, an
+// empty body and one over maxPeekBytes are left to the SDK, which
+// refuses them (batches at revisions that have none).
+func checkPost(head []byte) (reply []byte, ok bool) {
+	body := bytes.TrimSpace(head)
+	if len(head) >= maxPeekBytes || len(body) == 0 || body[0] == '[' {
+		return nil, true
+	}
+	return checkFrame(body)
 }
 
 // mayInitialize reports whether body may hold an initialize request: it

@@ -101,8 +101,8 @@ func (pc *principalContexts) closeLocked(owner string, c *principalContext) {
 }
 
 // serveStateless serves a request of a revision without sessions in its
-// principal's context.
-func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, p tools.Principal, owner string, next http.Handler) {
+// principal's context; head is the beginning of a POST's body.
+func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, p tools.Principal, owner string, head []byte, next http.Handler) {
 	if r.Method != http.MethodPost {
 		next.ServeHTTP(w, r) // the SDK answers 405: nothing to hold a context for
 		return
@@ -112,7 +112,6 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, p tools.
 		s.metrics.refused(no.reason)
 		s.opts.Logger.InfoContext(r.Context(), "mcpserver: principal context refused",
 			"reason", string(no.reason), "limit", no.limit, "principal", p.ID, "tenant", p.Tenant, "retry_after_s", no.retryAfter)
-		head, _ := peekBody(r)
 		writeRefusal(w, head, no)
 		return
 	}

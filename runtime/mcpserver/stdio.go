@@ -135,7 +135,7 @@ func checkFrame(frame []byte) (reply []byte, ok bool) {
 	_ = json.Unmarshal(frame, &head) // valid JSON object: only member types can differ
 	id := validID(head.ID)
 	if err := jcs.Check(frame); err != nil {
-		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()), false
+		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: "+jcs.Describe(err)), false
 	}
 	if head.Version == nil || *head.Version != "2.0" {
 		return errorFrame(id, jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`), false

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,13 +16,8 @@ import (
 // SDK's plain-text 400 "JSON RPC not handled"; an unknown notification is
 // accepted (202) and gets no answer; known methods are served as before.
 func TestUnknownMethodOverHTTP(t *testing.T) {
-	f := newFixture(t)
-	_, ts := f.serveWith(t, mcpserver.Options{})
-	resp, body := initialize(t, http.DefaultClient, ts.URL, "teller-token", 1)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		t.Fatalf("initialize = %d %q, no session", resp.StatusCode, body)
-	}
+	_, ts := newFixture(t).serveWith(t, mcpserver.Options{})
+	sid := openSession(t, ts.URL, "teller-token")
 	cases := []struct {
 		name, session, body string
 		status              int
@@ -59,4 +55,75 @@ func TestUnknownMethodOverHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBadFramesOverHTTP: a POST body that is no single JSON-RPC 2.0
+// message the SDK can take is refused as the stdio transport refuses the
+// frame: 400 with a JSON-RPC error (-32700 not JSON, -32600 otherwise) for
+// its id when it has a valid one, in a session, opening none, or at the
+// stateless revision. Before, the SDK answered an id beyond int64 or with
+// a fraction for another id (-9223372036854775808, 1), took the last of
+// two ids, and its plain-text errors named Go types.
+func TestBadFramesOverHTTP(t *testing.T) {
+	_, ts := newFixture(t).serveWith(t, mcpserver.Options{})
+	sid := openSession(t, ts.URL, "teller-token")
+	session := map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid}
+	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}
+	cases := []struct {
+		name    string
+		headers map[string]string
+		body    string
+		code    int
+		id      string
+	}{
+		{"id beyond int64", session, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, -32600, "null"},
+		{"id with a fraction", session, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "null"},
+		{"id out of float range", session, `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, -32600, "null"},
+		{"object id", session, `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600, "null"},
+		{"boolean id", session, `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, "null"},
+		{"id twice", session, `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, -32600, "2"},
+		{"method twice", session, `{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/list"}`, -32600, "3"},
+		{"wrong version", session, `{"jsonrpc":"1.0","id":4,"method":"ping"}`, -32600, "4"},
+		{"no version", session, `{"id":5,"method":"ping"}`, -32600, "5"},
+		{"not JSON", session, `{"jsonrpc":"2.0","id":6,"method":"ping"`, -32700, "null"},
+		{"huge id opening no session", nil, `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, -32600, "null"},
+		{"huge id at the stateless revision", stateless, `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping","params":{` + newMeta + `}}`, -32600, "null"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, b := postMCP(t, ts.URL, "teller-token", tc.headers, tc.body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("POST %s = %d %q, want 400", tc.body, resp.StatusCode, b)
+			}
+			var got refusal
+			if err := json.Unmarshal(b, &got); err != nil || got.Version != "2.0" || string(got.ID) != tc.id || got.Error.Code != tc.code {
+				t.Errorf("POST %s = %q, want a JSON-RPC %d error for id %s", tc.body, b, tc.code, tc.id)
+			}
+			if internal := goInternals.Find(b); internal != nil {
+				t.Errorf("POST %s = %q, which names Go internals (%q)", tc.body, b, internal)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+		})
+	}
+	// The session is unharmed.
+	resp, b := postMCP(t, ts.URL, "teller-token", session, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"id":"after","result":{}`) {
+		t.Errorf("ping after the bad frames = %d %q, want its answer", resp.StatusCode, b)
+	}
+}
+
+// goInternals matches text of Go's and the SDK's that no client should read.
+var goInternals = regexp.MustCompile(`Go (value|struct)|map\[|interface \{|wireDecode|float64|\bjcs:|\*?mcp\.[A-Z]`)
+
+// openSession initializes a session at url with token and returns its ID.
+func openSession(t *testing.T, url, token string) string {
+	t.Helper()
+	resp, body := initialize(t, http.DefaultClient, url, token, 1)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize = %d %q, no session", resp.StatusCode, body)
+	}
+	return sid
 }
