@@ -85,7 +85,8 @@ func (s *Server) Handler() (http.Handler, error) {
 			// session, past the server's write timeout.
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		}
-		g := &sessionGuard{heldWriter: heldWriter{ResponseWriter: w}, hide: r.Header.Get("Mcp-Session-Id") != ""}
+		cw := &cleanWrites{heldWriter{ResponseWriter: w}}
+		g := &sessionGuard{heldWriter: heldWriter{ResponseWriter: cw}, hide: r.Header.Get("Mcp-Session-Id") != ""}
 		protected.ServeHTTP(g, r)
 		g.finish()
 	}))

@@ -329,6 +329,8 @@ func TestStdioMalformedFrames(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":97}`, -32600, 97.0},
 		{`{"jsonrpc":"2.0","id":98,"method":"ping","params":"` + strings.Repeat("x", 5000) + `"}`, -32600, nil},
 		{strings.Repeat("x", 200000), -32600, nil},
+		{`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":"x"}`, -32602, 99.0},
+		{`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":7}}`, -32602, 100.0},
 	} {
 		t.Run(tc.frame, func(t *testing.T) {
 			send(tc.frame)
@@ -336,6 +338,9 @@ func TestStdioMalformedFrames(t *testing.T) {
 			e, _ := r["error"].(map[string]any)
 			if r["jsonrpc"] != "2.0" || e == nil || e["code"] != tc.code || r["id"] != tc.id {
 				t.Errorf("frame %.50q = %v, want error %v with id %v", tc.frame, r, tc.code, tc.id)
+			}
+			if m, _ := e["message"].(string); goInternals.MatchString(m) {
+				t.Errorf("frame %.50q = %v, whose message names Go internals", tc.frame, r)
 			}
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 1000+i))
 			if r := read(); r["id"] != float64(1000+i) || r["error"] != nil {

@@ -30,7 +30,9 @@ func guardFrames(in io.Reader, out io.Writer, max int) sdk.Transport {
 	return &sdk.IOTransport{Reader: pr, Writer: w}
 }
 
-// frameWriter serialises whole frames from the SDK and from the guard.
+// frameWriter serialises whole frames from the SDK and from the guard,
+// and words the SDK's errors about params it cannot decode for a client
+// ([cleanParamsError]).
 type frameWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -39,6 +41,12 @@ type frameWriter struct {
 func (f *frameWriter) Write(b []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if clean, ok := cleanParamsError(b); ok {
+		if _, err := f.w.Write(clean); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	return f.w.Write(b)
 }
 

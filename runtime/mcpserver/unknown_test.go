@@ -127,3 +127,46 @@ func openSession(t *testing.T, url, token string) string {
 	}
 	return sid
 }
+
+// TestParamsErrorsOverHTTP: params the SDK cannot decode are answered
+// with a -32602 error for the request's id in a client's words, naming
+// the method and, where it can, the member and the JSON type it must
+// have. Before, the message quoted the SDK's decoder, Go types and all
+// ("into a *mcp.CallToolParamsRaw", "Go struct field
+// mcp.initializeParamsV2.protocolVersion of type string"), with code 0
+// for an initialize.
+func TestParamsErrorsOverHTTP(t *testing.T) {
+	_, ts := newFixture(t).serveWith(t, mcpserver.Options{})
+	sid := openSession(t, ts.URL, "teller-token")
+	session := map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid}
+	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+	init := func(params string) string {
+		return `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"t","version":"1"},` + params + `}}`
+	}
+	cases := []struct {
+		name, body string
+		headers    map[string]string
+		status     int
+		want       string
+	}{
+		{"params a string", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}`, session, http.StatusOK,
+			`invalid params of "tools/call": not what MCP defines for it`},
+		{"tool name a number", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7}}`, session, http.StatusOK,
+			`invalid params of "tools/call": name must be a string`},
+		{"protocol version a number", init(`"protocolVersion":7`), nil, http.StatusOK,
+			`invalid params of "initialize": protocolVersion must be a string`},
+		{"capabilities an array", `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":[]}}`, nil, http.StatusOK,
+			`invalid params of "initialize": capabilities must be an object`},
+		{"cursor a number, stateless", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":7,` + newMeta + `}}`, stateless, http.StatusBadRequest,
+			`invalid params of "tools/list": cursor must be a string`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, msg := postRaw(t, ts.URL, "teller-token", tc.headers, tc.body)
+			e, _ := msg["error"].(map[string]any)
+			if status != tc.status || e == nil || e["code"] != -32602.0 || msg["id"] != 4.0 || e["message"] != tc.want {
+				t.Errorf("POST %s = %d %v, want %d, a -32602 error for id 4: %q", tc.body, status, msg, tc.status, tc.want)
+			}
+		})
+	}
+}
