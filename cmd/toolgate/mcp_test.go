@@ -354,17 +354,7 @@ func TestMCPServeSessionFlags(t *testing.T) {
 	url, _ := mcpServeHTTP(t, ctx, "--tools", github, "--tokens", tokens, "--max-sessions-per-principal", "2", "--session-timeout", "90s")
 	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
-				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-			req.Header.Set("Authorization", "Bearer tok-alice")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, body := postInitialize(t, url, "Bearer tok-alice")
 			if resp.StatusCode != want {
 				t.Fatalf("initialize %d = %d %q, want %d", i+1, resp.StatusCode, body, want)
 			}
@@ -375,4 +365,47 @@ func TestMCPServeSessionFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMCPServeAuthorizationOnce: mcp serve --http refuses a request with
+// the Authorization header more than once (401), as serve does
+// (server.BearerToken), even when the first holds a valid token.
+func TestMCPServeAuthorizationOnce(t *testing.T) {
+	tokens := aliceTokens(t, t.TempDir(), "tok-alice")
+	ctx := t.Context()
+	url, _ := mcpServeHTTP(t, ctx, "--tools", githubCatalog(t), "--tokens", tokens)
+	cases := []struct {
+		name   string
+		fields []string
+		want   int
+	}{
+		{"once", []string{"Bearer tok-alice"}, http.StatusOK},
+		{"twice", []string{"Bearer tok-alice", "Bearer tok-nobody"}, http.StatusUnauthorized},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := postInitialize(t, url, tc.fields...)
+			if resp.StatusCode != tc.want {
+				t.Errorf("initialize with Authorization %q = %d %q, want %d", tc.fields, resp.StatusCode, body, tc.want)
+			}
+		})
+	}
+}
+
+// postInitialize POSTs an initialize request to url with the given
+// Authorization header fields and returns the response and its body.
+func postInitialize(t *testing.T, url string, authorization ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header["Authorization"] = authorization
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, body
 }

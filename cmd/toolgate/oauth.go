@@ -110,10 +110,10 @@ func (o *oauthFlags) verifier(ctx context.Context, snap *tools.Snapshot, log *sl
 // bearerAuth adapts an Authenticator to the MCP server's request form.
 func bearerAuth(a server.Authenticator) func(r *http.Request) (tools.Principal, error) {
 	return func(r *http.Request) (tools.Principal, error) {
-		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		tok, err := server.BearerToken(r)
+		if err != nil {
 			return tools.Principal{}, mcpserver.ErrUnauthenticated
 		}
-		return a.Authenticate(r.Context(), strings.TrimSpace(tok))
+		return a.Authenticate(r.Context(), tok)
 	}
 }

@@ -214,19 +214,47 @@ func route(get, post http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// ErrNoBearerToken is [BearerToken]'s error for a request without an
+// "Authorization: Bearer" header.
+var ErrNoBearerToken = errors.New("server: no bearer token")
+
+// ErrAuthorizationRepeated is [BearerToken]'s error for a request with the
+// Authorization header more than once.
+var ErrAuthorizationRepeated = errors.New("server: more than one Authorization header")
+
+// BearerToken returns the token of r's "Authorization: Bearer TOKEN"
+// header (the scheme in any case). It is [ErrNoBearerToken] when there is
+// none (no header, or another scheme), and [ErrAuthorizationRepeated] when
+// the header comes more than once, whatever the tokens: a proxy in front
+// may read the last where the server reads the first, and the two would
+// authenticate different principals.
+func BearerToken(r *http.Request) (string, error) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return "", ErrAuthorizationRepeated
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", ErrNoBearerToken
+	}
+	return strings.TrimSpace(token), nil
+}
+
 // principal authenticates the bearer token.
 func (h *httpHandler) principal(w http.ResponseWriter, r *http.Request) (tools.Principal, bool) {
-	authz := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(authz, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+	token, err := BearerToken(r)
+	if err != nil {
+		msg := "missing bearer token (Authorization: Bearer <token>)"
+		if errors.Is(err, ErrAuthorizationRepeated) {
+			msg = "more than one Authorization header: send one (Authorization: Bearer <token>)"
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
-		writeError(w, &gateway.Error{Type: gateway.Unauthenticated, Message: "missing bearer token (Authorization: Bearer <token>)"})
+		writeError(w, &gateway.Error{Type: gateway.Unauthenticated, Message: msg})
 		return tools.Principal{}, false
 	}
 	var p tools.Principal
-	err := ErrUnknownToken // no Authenticator: nobody is authenticated
+	err = ErrUnknownToken // no Authenticator: nobody is authenticated
 	if h.auth != nil {
-		p, err = h.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+		p, err = h.auth.Authenticate(r.Context(), token)
 	}
 	if err != nil || p.ID == "" || p.Tenant == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)

@@ -67,6 +67,12 @@ func (h *httpEnv) do(t *testing.T, method, path, token, body string) reply {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	return h.send(t, req)
+}
+
+// send sends req and returns its reply.
+func (h *httpEnv) send(t *testing.T, req *http.Request) reply {
+	t.Helper()
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -419,5 +425,38 @@ func TestHTTPNumbersValidatedOnClientText(t *testing.T) {
 		if !strings.Contains(r.raw, `"pointer":"`+tc.Ptr+`"`) {
 			t.Errorf("POST %s = %s; want a violation at %s", tc.Args, r.raw, tc.Ptr)
 		}
+	}
+}
+
+// TestAuthorizationOnce: a request with the Authorization header more than
+// once is refused 401, whichever token comes first: a proxy in front may
+// read the last where the server reads the first, so the two would
+// authenticate different principals.
+func TestAuthorizationOnce(t *testing.T) {
+	h := newHTTPEnv(t, nil, nil)
+	cases := []struct {
+		name   string
+		fields []string
+	}{
+		{"valid first", []string{"Bearer tok-alice", "Bearer tok-mallory"}},
+		{"valid last", []string{"Basic eDp5", "Bearer tok-alice"}},
+		{"same twice", []string{"Bearer tok-alice", "Bearer tok-alice"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/tools/call", strings.NewReader(callBody("s1", 1, "bank/transfer_funds", okArgs)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header["Authorization"] = tc.fields
+			r := h.send(t, req)
+			wantError(t, "a call with Authorization "+strings.Join(tc.fields, ", "), r, http.StatusUnauthorized, gateway.Unauthenticated, false)
+			if msg, _ := r.body["message"].(string); !strings.Contains(msg, "more than one Authorization header") {
+				t.Errorf("message %q, want it to say the header came more than once", msg)
+			}
+		})
+	}
+	if n := h.Runs.Total(); n != 0 {
+		t.Errorf("handlers ran %d times, want 0", n)
 	}
 }
