@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,7 +114,8 @@ func (ss *session) resume(req *sdk.CallToolRequest, p tools.Principal, tool stri
 		if errors.Is(err, ErrStateMismatch) && (st.Tenant != p.Tenant || st.Principal != p.ID) {
 			typ = gateway.PermissionDenied
 		}
-		return "", 0, callError(typ, err.Error(), false, nil, 0)
+		// The client reads the reason, not this package's name.
+		return "", 0, callError(typ, strings.TrimPrefix(err.Error(), "mcpserver: "), false, nil, 0)
 	}
 	if r, ok := req.Params.InputResponses[ApprovalInput].(*sdk.ElicitResult); ok && r.Action != "accept" {
 		return "", 0, callError(gateway.ConfirmationRequired, fmt.Sprintf(

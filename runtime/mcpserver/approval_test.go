@@ -282,6 +282,9 @@ func TestApprovalState(t *testing.T) {
 			if !res.IsError || out["success"] != false || !strings.Contains(out["message"].(string), tc.want) {
 				t.Errorf("resumed = %v, want a refusal with %q", out, tc.want)
 			}
+			if msg, _ := out["message"].(string); strings.HasPrefix(msg, "mcpserver:") {
+				t.Errorf("the refusal %q names the Go package; a client reads it", msg)
+			}
 			if n := f.refunds.Load(); n != 0 {
 				t.Fatalf("the refund ran %d times", n)
 			}
