@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/jcs"
+	"github.com/toolgate/toolgate/internal/jsonsyntax"
 	"github.com/toolgate/toolgate/tools"
 )
 
@@ -287,18 +289,35 @@ func peekBody(r *http.Request) ([]byte, error) {
 }
 
 // checkPost checks a POST body whose first bytes are head as the stdio
-// transport checks a frame ([checkFrame]), and otherwise returns the
-// error reply. The SDK would decode an id beyond int64 or with a fraction
-// as another number and answer for that id, take the last of two ids,
-// and answer the rest in plain text that names Go types. A batch, an
-// empty body and one over maxPeekBytes are left to the SDK, which
-// refuses them (batches at revisions that have none).
+// transport checks a frame ([checkFrame]), and each message of a batch
+// likewise, and otherwise returns the error reply (for a batch, with a
+// null id, naming the message). The SDK would decode an id beyond int64
+// or with a fraction as another number and answer for that id, take the
+// last of two ids, and answer the rest in plain text that names Go types.
+// An empty body and one over maxPeekBytes are left to the SDK, and so is
+// whether batches are taken (only at revisions that have them).
 func checkPost(head []byte) (reply []byte, ok bool) {
 	body := bytes.TrimSpace(head)
-	if len(head) >= maxPeekBytes || len(body) == 0 || body[0] == '[' {
+	if len(head) >= maxPeekBytes || len(body) == 0 {
 		return nil, true
 	}
-	return checkFrame(body)
+	if body[0] != '[' {
+		return checkFrame(body)
+	}
+	var batch []json.RawMessage
+	if !jsonsyntax.Valid(body) || json.Unmarshal(body, &batch) != nil {
+		return errorFrame(nil, jsonrpc.CodeParseError, "parse error: the body is not JSON"), false
+	}
+	for i, msg := range batch {
+		problem := "not a JSON-RPC object"
+		if msg[0] == '{' {
+			_, problem = messageProblem(msg)
+		}
+		if problem != "" {
+			return errorFrame(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: message %d of the batch: %s", i+1, problem)), false
+		}
+	}
+	return nil, true
 }
 
 // mayInitialize reports whether body may hold an initialize request: it

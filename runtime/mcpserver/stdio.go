@@ -133,6 +133,16 @@ func checkFrame(frame []byte) (reply []byte, ok bool) {
 	if frame[0] != '{' {
 		return errorFrame(nil, jsonrpc.CodeInvalidRequest, "invalid request: a frame must be one JSON-RPC object (batches are not supported)"), false
 	}
+	if id, problem := messageProblem(frame); problem != "" {
+		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: "+problem), false
+	}
+	return nil, true
+}
+
+// messageProblem says what keeps msg, a JSON object, from being one
+// JSON-RPC 2.0 message the SDK can take ("" when nothing does), and the
+// id to answer it with (nil for null).
+func messageProblem(msg []byte) (id json.RawMessage, problem string) {
 	var head struct {
 		Version *string         `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -140,24 +150,23 @@ func checkFrame(frame []byte) (reply []byte, ok bool) {
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
-	_ = json.Unmarshal(frame, &head) // valid JSON object: only member types can differ
-	id := validID(head.ID)
-	if err := jcs.Check(frame); err != nil {
-		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: "+jcs.Describe(err)), false
+	_ = json.Unmarshal(msg, &head) // valid JSON object: only member types can differ
+	id = validID(head.ID)
+	strict := jcs.Check(msg)
+	switch {
+	case strict != nil:
+		return id, jcs.Describe(strict)
+	case head.Version == nil || *head.Version != "2.0":
+		return id, `"jsonrpc" must be "2.0"`
+	case head.ID != nil && id == nil:
+		return nil, "id must be a string or an integer"
+	case head.Method == nil && (head.Result == nil) == (head.Error == nil):
+		return id, "a response needs exactly one of result and error"
 	}
-	if head.Version == nil || *head.Version != "2.0" {
-		return errorFrame(id, jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`), false
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		return id, "not a JSON-RPC request, notification or response"
 	}
-	if head.ID != nil && id == nil {
-		return errorFrame(nil, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or an integer"), false
-	}
-	if head.Method == nil && (head.Result == nil) == (head.Error == nil) {
-		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: a response needs exactly one of result and error"), false
-	}
-	if _, err := jsonrpc.DecodeMessage(frame); err != nil {
-		return errorFrame(id, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC request, notification or response"), false
-	}
-	return nil, true
+	return id, ""
 }
 
 // validID returns raw when it is a JSON-RPC id (a string or an integer).

@@ -69,6 +69,12 @@ func TestBadFramesOverHTTP(t *testing.T) {
 	sid := openSession(t, ts.URL, "teller-token")
 	session := map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid}
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}
+	// 2025-03-26 is the last revision with batches.
+	resp, body := postMCP(t, ts.URL, "teller-token", nil, strings.Replace(initializeBody(2), "2025-06-18", "2025-03-26", 1))
+	batch := map[string]string{"MCP-Protocol-Version": "2025-03-26", "Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id")}
+	if resp.StatusCode != http.StatusOK || batch["Mcp-Session-Id"] == "" {
+		t.Fatalf("initialize at 2025-03-26 = %d %q, no session", resp.StatusCode, body)
+	}
 	cases := []struct {
 		name    string
 		headers map[string]string
@@ -87,6 +93,9 @@ func TestBadFramesOverHTTP(t *testing.T) {
 		{"no version", session, `{"id":5,"method":"ping"}`, -32600, "5"},
 		{"not JSON", session, `{"jsonrpc":"2.0","id":6,"method":"ping"`, -32700, "null"},
 		{"huge id opening no session", nil, `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, -32600, "null"},
+		{"huge id in a batch", batch, `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}]`, -32600, "null"},
+		{"a number in a batch", batch, `[1,2]`, -32600, "null"},
+		{"a batch not JSON", batch, `[{"jsonrpc":"2.0","id":2,"method":"ping"}`, -32700, "null"},
 		{"huge id at the stateless revision", stateless, `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping","params":{` + newMeta + `}}`, -32600, "null"},
 	}
 	for _, tc := range cases {
@@ -107,8 +116,13 @@ func TestBadFramesOverHTTP(t *testing.T) {
 			}
 		})
 	}
+	// A good batch is still answered.
+	resp, b := postMCP(t, ts.URL, "teller-token", batch, `[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"id":"b1","result":{}`) || !strings.Contains(string(b), `"id":"b2","result":{}`) {
+		t.Errorf("a batch of two pings = %d %q, want both answered", resp.StatusCode, b)
+	}
 	// The session is unharmed.
-	resp, b := postMCP(t, ts.URL, "teller-token", session, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	resp, b = postMCP(t, ts.URL, "teller-token", session, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"id":"after","result":{}`) {
 		t.Errorf("ping after the bad frames = %d %q, want its answer", resp.StatusCode, b)
 	}
