@@ -184,3 +184,37 @@ func TestParamsErrorsOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamsNotResumable: the server keeps no event store, so a stream
+// cannot be resumed: a GET with Last-Event-ID is answered 400, and the
+// session goes on. A client whose stream broke during a call sends the
+// call again with the same step, which replays its outcome.
+func TestStreamsNotResumable(t *testing.T) {
+	_, ts := newFixture(t).serveWith(t, mcpserver.Options{})
+	sid := openSession(t, ts.URL, "teller-token")
+	for _, id := range []string{"0_1", "abc"} {
+		t.Run(id, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer teller-token")
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+			req.Header.Set("Last-Event-ID", id)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("GET with Last-Event-ID %q = %d, want 400", id, resp.StatusCode)
+			}
+		})
+	}
+	resp, b := postMCP(t, ts.URL, "teller-token", map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"id":"after","result":{}`) {
+		t.Errorf("ping after = %d %q, want its answer", resp.StatusCode, b)
+	}
+}
