@@ -415,20 +415,26 @@ func (g *Gateway) unclaim(ctx, rctx context.Context, f *facts, slot store.Slot) 
 	}
 }
 
+// invalidCall is a VALIDATION_ERROR about the call's own fields: it has
+// no [Violation], whose pointer would name a place in the arguments.
+func invalidCall(msg string) *Error {
+	return &Error{Type: ValidationError, Message: "invalid call: " + msg, Retryable: true}
+}
+
 // validate checks the session, the arguments' JSON (on the bytes sent),
 // the numbers, the schema and the tool's Validator, and returns the
 // canonical arguments.
 func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byte, *Error) {
 	switch {
 	case call.SessionID == "":
-		return nil, Invalid(Violation{Pointer: "", Message: "session_id must not be empty"})
+		return nil, invalidCall("session_id must not be empty")
 	case len(call.SessionID) > maxSessionIDBytes:
-		return nil, Invalid(Violation{Pointer: "", Message: fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes)})
+		return nil, invalidCall(fmt.Sprintf("session_id is longer than %d bytes", maxSessionIDBytes))
 	case !plainName(call.SessionID):
 		// It is part of the key and of the record a store keeps.
-		return nil, Invalid(Violation{Pointer: "", Message: "session_id must be valid UTF-8 without control characters"})
+		return nil, invalidCall("session_id must be valid UTF-8 without control characters")
 	case call.Step < 0:
-		return nil, Invalid(Violation{Pointer: "", Message: "step must not be negative"})
+		return nil, invalidCall("step must not be negative")
 	}
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 {

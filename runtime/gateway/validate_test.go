@@ -82,3 +82,36 @@ func TestNumbersValidatedOnClientText(t *testing.T) {
 		t.Errorf("handler ran %d times, want %d (the valid cases)", n, want)
 	}
 }
+
+// TestCallFieldsRefusedAsTheCall: a call's own fields (session_id, step)
+// that the gateway refuses are a VALIDATION_ERROR about the call, not about
+// the arguments: no violation, whose pointer would name a place in the
+// arguments ("" is the whole arguments object), and a message that does
+// not say the arguments are invalid. Nothing runs.
+func TestCallFieldsRefusedAsTheCall(t *testing.T) {
+	e := newEnv(t, nil)
+	cases := []struct {
+		name    string
+		session string
+		step    int
+		want    string
+	}{
+		{"empty session", "", 1, "session_id must not be empty"},
+		{"long session", strings.Repeat("s", 300), 1, "session_id is longer than"},
+		{"control character", "s\x00", 1, "without control characters"},
+		{"negative step", "s1", -1, "step must not be negative"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.Gateway.Execute(t.Context(), transferCall(alice, tc.session, tc.step, okArgs))
+			ge := gwError(t, err)
+			if ge.Type != gateway.ValidationError || !strings.Contains(ge.Message, tc.want) ||
+				strings.Contains(ge.Message, "arguments") || ge.Details != nil {
+				t.Errorf("Execute = %s %q details %v, want VALIDATION_ERROR %q about the call, no details", ge.Type, ge.Message, ge.Details, tc.want)
+			}
+		})
+	}
+	if n := e.Runs.Total(); n != 0 {
+		t.Errorf("handlers ran %d times, want 0", n)
+	}
+}
