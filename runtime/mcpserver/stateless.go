@@ -33,10 +33,14 @@ import (
 // [Options.MaxSessionsPerPrincipal]: a request that would open one beyond
 // them is refused with 429, Retry-After and a JSON-RPC error.
 
-// isStateless reports whether r speaks a revision without sessions.
+// isStateless reports whether r speaks a revision without sessions: its
+// MCP-Protocol-Version names one, a date, from [newest] on. Anything else
+// ("garbage" sorts after every date) is the SDK's to refuse as an
+// unsupported version.
 func isStateless(r *http.Request) bool {
 	v := r.Header.Get("Mcp-Protocol-Version")
-	return v != "" && v >= newest
+	_, err := time.Parse(time.DateOnly, v)
+	return err == nil && v >= newest
 }
 
 // principalContexts are the open principal contexts, by ownerKey.

@@ -218,3 +218,21 @@ func TestStreamsNotResumable(t *testing.T) {
 		t.Errorf("ping after = %d %q, want its answer", resp.StatusCode, b)
 	}
 }
+
+// TestUnknownRevisionHeader: an MCP-Protocol-Version that names no
+// revision ("garbage", which sorts after 2026-07-28) is refused as the
+// unsupported version it is, as 1999-01-01 is, not served as a stateless
+// request and refused for a missing _meta.
+func TestUnknownRevisionHeader(t *testing.T) {
+	_, ts := newFixture(t).serveWith(t, mcpserver.Options{})
+	sid := openSession(t, ts.URL, "teller-token")
+	for _, v := range []string{"garbage", "zzz", "2026-07-28x", "1999-01-01"} {
+		t.Run(v, func(t *testing.T) {
+			resp, b := postMCP(t, ts.URL, "teller-token", map[string]string{"MCP-Protocol-Version": v, "Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			text := strings.ToLower(string(b))
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(text, "supported") || strings.Contains(text, "_meta") {
+				t.Errorf("ping with MCP-Protocol-Version %q = %d %q, want 400 naming the unsupported version", v, resp.StatusCode, b)
+			}
+		})
+	}
+}
