@@ -272,3 +272,29 @@ func TestDefineAllSharesBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDefineRelativeIDs: a subschema's relative $id (draft-04's id), as
+// real schemas write them, is accepted alone and in [DefineAll]; it was
+// resolved onto the root's own name and refused as a "duplicate id".
+func TestDefineRelativeIDs(t *testing.T) {
+	tests := []struct{ name, schema string }{
+		{"sibling ids", `{"type":"object","properties":{"a":{"$id":"a","type":"string"},"b":{"$id":"b","type":"integer"}}}`},
+		{"ref by id", `{"type":"object","definitions":{"n":{"$id":"n","type":"integer"}},"properties":{"x":{"$ref":"n"}}}`},
+		{"draft-04 id", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"id":"a","type":"string"}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			def := Definition{Name: "t", InputSchema: json.RawMessage(tt.schema)}
+			if _, err := Define("ns", def); err != nil {
+				t.Errorf("Define(%s) = %v, want accepted", tt.schema, err)
+			}
+			if _, errs := DefineAll("ns", []Definition{def}); errs[0] != nil {
+				t.Errorf("DefineAll(%s) = %v, want accepted", tt.schema, errs[0])
+			}
+		})
+	}
+	_, err := Define("ns", Definition{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$id":"a"},"b":{"$id":"a"}}}`)})
+	if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "duplicate id") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Define with two subschemas of $id a = %v, want one line: duplicate id", err)
+	}
+}

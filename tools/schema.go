@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -217,10 +216,10 @@ func checkSchema(sc *schemaChecker, schema json.RawMessage) error {
 		obj, _ = parseSchema(schema)
 	}
 	c := ijs.NewCompiler()
-	if err := c.AddResource(schemaURL, any(obj)); err != nil {
-		return fmt.Errorf("%w: %s", ErrInvalidSchema, oneLine(err.Error()))
+	if err := c.AddResource(ijs.ResourceURL, any(obj)); err != nil {
+		return fmt.Errorf("%w: %s", ErrInvalidSchema, ijs.Reason(err))
 	}
-	if _, err := c.Compile(schemaURL); err != nil {
+	if _, err := c.Compile(ijs.ResourceURL); err != nil {
 		return fmt.Errorf("%w: %s", ErrInvalidSchema, ijs.Reason(err))
 	}
 	return nil
@@ -231,8 +230,6 @@ func compactJSON(v any) string {
 	return string(b)
 }
 
-// schemaURL names the schema being checked inside the compiler; it is the
-// name internal/jsonschema.Reason replaces by "schema" in messages.
-const schemaURL = "urn:toolgate:input-schema"
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// schemaURL prefixes the names of the schemas in the shared compiler; it
+// is the name internal/jsonschema.Reason replaces by "schema" in messages.
+const schemaURL = ijs.SharedURL

@@ -65,8 +65,17 @@ const MaxViolations = 20
 // caller, a model's context, on every refused call.
 const maxMessageBytes = 1024
 
-// resourceURL names the schema inside its compiler.
-const resourceURL = "urn:toolgate:input-schema"
+// ResourceURL names a schema compiled alone inside its compiler. It is
+// hierarchical so that a subschema's relative $id (draft-04's id: "item",
+// as real schemas write it) names a resource of its own beside it: under
+// an opaque URN every relative reference resolves to the URN itself, so
+// such a schema was refused as a "duplicate id".
+const ResourceURL = "toolgate:///input-schema"
+
+// SharedURL prefixes the names of schemas that share one compiler
+// (tools' DefineAll). It is opaque, so that no relative reference of one
+// schema reaches another's; a schema with a $id is compiled alone.
+const SharedURL = "urn:toolgate:input-schema"
 
 var printer = message.NewPrinter(language.English)
 
@@ -224,10 +233,10 @@ func (s *Schema) compile() (*instance, error) {
 		in.backtracking = true
 		return &budgetRegexp{re: r.ecma, b: &in.b}, nil
 	})
-	if err := c.AddResource(resourceURL, s.doc); err != nil {
+	if err := c.AddResource(ResourceURL, s.doc); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidSchema, Reason(err))
 	}
-	cs, err := c.Compile(resourceURL)
+	cs, err := c.Compile(ResourceURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidSchema, Reason(err))
 	}
@@ -318,7 +327,7 @@ func (s *Schema) validate(v any, deadline time.Time) ([]Violation, error) {
 		// schema cannot judge this instance, which is no fault of the
 		// caller's, so no violation it could correct.
 		return nil, fmt.Errorf("%w: at %s: reference cycle through %s consumes no input",
-			ErrInvalidSchema, cmp.Or(cycle.KeywordLocation2, "/"), strings.TrimPrefix(cycle.URL, resourceURL))
+			ErrInvalidSchema, cmp.Or(cycle.KeywordLocation2, "/"), strings.TrimPrefix(cycle.URL, ResourceURL))
 	}
 	slices.SortFunc(out, func(a, b Violation) int {
 		return cmp.Or(strings.Compare(a.Pointer, b.Pointer), strings.Compare(a.Message, b.Message))
@@ -466,7 +475,7 @@ func Reason(err error) string {
 			return fmt.Sprintf("at %s: %s", cmp.Or(Pointer(leaf.InstanceLocation), "/"), oneLine(violationText(leaf.ErrorKind)))
 		}
 	}
-	return strings.ReplaceAll(oneLine(err.Error()), resourceURL, "schema")
+	return strings.NewReplacer(ResourceURL, "schema", SharedURL, "schema").Replace(oneLine(err.Error()))
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

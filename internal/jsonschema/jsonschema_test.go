@@ -249,8 +249,8 @@ func TestRefCycleIsASchemaError(t *testing.T) {
 			if !errors.Is(err, ErrInvalidSchema) || len(vs) != 0 {
 				t.Errorf("Validate({\"x\":1}) = %v, %v; want an error wrapping ErrInvalidSchema", vs, err)
 			}
-			if strings.Contains(fmt.Sprint(vs, err), resourceURL) {
-				t.Errorf("Validate({\"x\":1}) = %v, %v: names %s", vs, err, resourceURL)
+			if strings.Contains(fmt.Sprint(vs, err), ResourceURL) {
+				t.Errorf("Validate({\"x\":1}) = %v, %v: names %s", vs, err, ResourceURL)
 			}
 		})
 	}
@@ -376,7 +376,7 @@ func TestCompileErrors(t *testing.T) {
 			if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("Compile(%s) = %v; want one line wrapping ErrInvalidSchema that mentions %q", tc.schema, err, tc.want)
 			}
-			if strings.Contains(fmt.Sprint(err), resourceURL) {
+			if strings.Contains(fmt.Sprint(err), ResourceURL) {
 				t.Errorf("Compile(%s) error names the internal URL: %v", tc.schema, err)
 			}
 		})
@@ -569,5 +569,34 @@ func TestHugeExponentIsAViolation(t *testing.T) {
 	s := mustCompile(t, `{"type":"number","maximum":1e400}`, nil)
 	if vs, err := s.Validate(mustParse(t, `1e399`), time.Time{}); err != nil || len(vs) != 0 {
 		t.Errorf("Validate(1e399) = %v, %v; want valid (an exponent within bounds is compared exactly)", vs, err)
+	}
+}
+
+// TestRelativeIDs: a subschema's relative $id (draft-04's id) names a
+// resource of its own, as in JSONSchemaBench's Github schemas; it must not
+// resolve onto the root's name (an opaque URN resolves every relative
+// reference to itself: "duplicate id"), and a $ref by that id reaches it.
+func TestRelativeIDs(t *testing.T) {
+	tests := []struct {
+		name, schema, valid, invalid, pointer string
+	}{
+		{"two siblings", `{"type":"object","properties":{"a":{"$id":"a","type":"string"},"b":{"$id":"b","type":"integer"}}}`,
+			`{"a":"x","b":1}`, `{"a":"x","b":"y"}`, "/b"},
+		{"ref by id", `{"definitions":{"n":{"$id":"n","type":"integer"}},"properties":{"x":{"$ref":"n"}}}`,
+			`{"x":1}`, `{"x":"s"}`, "/x"},
+		{"draft-04 id", `{"$schema":"http://json-schema.org/draft-04/schema#","properties":{"a":{"id":"a","type":"string"}}}`,
+			`{"a":"x"}`, `{"a":1}`, "/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustCompile(t, tt.schema, nil)
+			if vs, err := s.Validate(mustParse(t, tt.valid), time.Time{}); err != nil || len(vs) != 0 {
+				t.Errorf("Validate(%s) = %v, %v; want valid", tt.valid, vs, err)
+			}
+			vs, err := s.Validate(mustParse(t, tt.invalid), time.Time{})
+			if err != nil || len(vs) != 1 || vs[0].Pointer != tt.pointer {
+				t.Errorf("Validate(%s) = %v, %v; want one violation at %s", tt.invalid, vs, err, tt.pointer)
+			}
+		})
 	}
 }

@@ -15,10 +15,10 @@ import (
 // [ProvablyValid] stands in for.
 func compiles(doc any) error {
 	c := NewCompiler()
-	if err := c.AddResource(resourceURL, doc); err != nil {
+	if err := c.AddResource(ResourceURL, doc); err != nil {
 		return err
 	}
-	_, err := c.Compile(resourceURL)
+	_, err := c.Compile(ResourceURL)
 	return err
 }
 
