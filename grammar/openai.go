@@ -148,6 +148,12 @@ func (t *strictTransform) schema(s *jsonValue, ptr string, depth int, root bool)
 	if s.kind != jsonObject {
 		return anyScalar()
 	}
+	if depth > maxSchemaDepth {
+		// Only a merged allOf that holds a $ref to itself goes this deep
+		// (the decoder refuses deeper documents): stop inlining it.
+		t.relaxf(ptr, "", "schema nested deeper than %d levels; any JSON scalar or array admitted below as a string, number, boolean or null", maxSchemaDepth)
+		return anyScalar()
+	}
 	// allOf: merge when it yields one branch.
 	if s.has("allOf") && !s.has("anyOf") && !s.has("oneOf") {
 		if br := t.c.flatten(s, ptr); len(br) == 1 && !br[0].has("\x00ref") {

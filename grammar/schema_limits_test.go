@@ -193,3 +193,44 @@ func BenchmarkLargeEnum(b *testing.B) {
 		})
 	}
 }
+
+// TestOpenAIStrictRecursiveAllOf: an allOf that merges a $ref to the
+// schema holding it (JSONSchemaBench's Github_medium o17683, 341 bytes)
+// was inlined again at every level, thousands of levels deep: 380 MB and
+// seconds for the property limit's error, and for arrays a 180 KB schema
+// nested thousands of levels. The transform stops at the compiler's depth
+// limit, as FromSchema does, and says so.
+func TestOpenAIStrictRecursiveAllOf(t *testing.T) {
+	tests := []struct {
+		name, schema, wantErr string
+	}{
+		{"objects", `{"type":"object","properties":{"a":{"$ref":"#/definitions/A"}},"definitions":{"A":{"type":"object","properties":{"b":{"allOf":[{"$ref":"#/definitions/A"},{"type":"object"}]}}}}}`,
+			"levels of nesting"},
+		{"arrays", `{"type":"object","properties":{"a":{"$ref":"#/definitions/A"}},"definitions":{"A":{"type":"array","items":{"allOf":[{"$ref":"#/definitions/A"},{"type":"array"}]}}}}`,
+			""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, relax, err := OpenAIStrict([]byte(tt.schema))
+			if tt.wantErr != "" {
+				if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("OpenAIStrict error = %v, want ErrLimit: %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("OpenAIStrict: %v", err)
+			}
+			if len(out) > 8<<10 {
+				t.Errorf("OpenAIStrict wrote %d bytes for a %d-byte schema", len(out), len(tt.schema))
+			}
+			deep := false
+			for _, r := range relax {
+				deep = deep || strings.Contains(r.Reason, "nested deeper than")
+			}
+			if !deep {
+				t.Errorf("none of the %d relaxations reports the depth limit", len(relax))
+			}
+		})
+	}
+}
