@@ -34,7 +34,10 @@
 //     (additionalProperties true or a schema, or patternProperties). An
 //     object schema without additionalProperties is closed by default,
 //     which is stricter than JSON Schema; Options.OpenObjects follows the
-//     specification instead.
+//     specification instead. A closed schema whose every value needs an
+//     undeclared property (required names one, minProperties asks for more
+//     than it declares) is an error wrapping [ErrUnsatisfiable] that says
+//     so and where.
 //   - Object members appear in declaration order: the declared properties
 //     (merged through $ref, allOf, anyOf and oneOf in that order), each
 //     optional one present or absent, then the names required but not

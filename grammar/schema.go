@@ -208,6 +208,10 @@ func compileTree(doc *jsonValue, o Options) (*Result, error) {
 		return nil, c.fatal
 	}
 	if root.body.op == gNone {
+		if c.closed != "" {
+			// JSON Schema admits undeclared properties; a grammar never does.
+			return nil, &SchemaError{Msg: "no JSON value with only declared properties satisfies the schema (a grammar admits no other): " + c.closed, Err: ErrUnsatisfiable}
+		}
 		return nil, &SchemaError{Msg: "no JSON value satisfies the schema", Err: ErrUnsatisfiable}
 	}
 	if c.deferredRules() {

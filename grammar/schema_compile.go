@@ -130,6 +130,9 @@ type compiler struct {
 	depth      int
 	steps      int // work done, against maxSteps
 	fatal      error
+	// closed says, the first time, where an object schema admits no value
+	// only because the grammar admits no undeclared property.
+	closed string
 }
 
 func newCompiler(doc *jsonValue, opts Options) *compiler {

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -135,6 +136,16 @@ type oprop struct {
 	required bool
 }
 
+// noteClosed records, the first time, why an object schema admits no
+// value when the reason is the grammar's own rule, not the schema's: ap
+// (additionalProperties or unevaluatedProperties) is absent and objects
+// are not open, so undeclared properties were closed by the grammar.
+func (c *compiler) noteClosed(ap *jsonValue, format string, args ...any) {
+	if ap == nil && !c.opts.OpenObjects && c.closed == "" {
+		c.closed = fmt.Sprintf(format, args...)
+	}
+}
+
 // objectNode compiles the object keywords of a flat schema. Properties
 // appear in declaration order, each optional one present or absent;
 // undeclared properties follow them when the schema admits any.
@@ -206,6 +217,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 		}
 		if sch == nil {
 			if !extras {
+				c.noteClosed(ap, "#%s requires %q, which it does not declare", ptr, r)
 				return nNone
 			}
 			sch = newBool(true)
@@ -304,6 +316,7 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	}
 	if minP := intKeyword(s, "minProperties"); minP > nReq && minP > 1 {
 		if !hasExtra && minP > len(props) {
+			c.noteClosed(ap, "#%s has minProperties %d and declares %d properties", ptr, minP, len(props))
 			return nNone
 		}
 		c.relaxf(ptr, "minProperties", "minProperties %d is not enforced beyond the required properties", minP)
@@ -366,6 +379,10 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 	}
 	if members.op != gNone {
 		alts = append(alts, seq(lit("{"), ws, members, ws, lit("}")))
+	}
+	if len(alts) == 0 && !hasExtra {
+		// minProperties asks for members, and none is declared.
+		c.noteClosed(ap, "#%s has minProperties %d and declares %d properties", ptr, intKeyword(s, "minProperties"), len(props))
 	}
 	return alt(alts...)
 }
