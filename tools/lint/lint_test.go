@@ -390,3 +390,35 @@ func TestCheckLongSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestNearestTieIsDeterministic: two siblings equally similar to a tool
+// (cards that differ only in a name used once, as generated catalogs'
+// do) tie, and the tie goes to the first by ID on every run. The vectors'
+// norms were summed in map order, so the last bits of the similarities,
+// and the sibling named, changed from run to run.
+func TestNearestTieIsDeterministic(t *testing.T) {
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu")
+	var ts []tools.Tool
+	for i := range words {
+		// Fillers give the words different document frequencies, so
+		// their weights are not round numbers.
+		ts = append(ts, tools.Tool{ID: fmt.Sprintf("f/filler%02d", i), Card: tools.Card{Name: fmt.Sprintf("filler%02d", i), Summary: strings.Join(words[:i+1], " ") + " other"}})
+	}
+	text := strings.Join(words, " ") + " " + strings.Join(words[:5], " ")
+	for _, name := range []string{"probe", "twin_one", "twin_two"} {
+		ts = append(ts, tools.Tool{ID: "s/" + name, Card: tools.Card{Name: name, Summary: text}})
+	}
+	snap := catalogtest.Registry(t, ts...).Snapshot()
+	opts := &lint.Options{Skip: []lint.Kind{lint.NearDuplicate, lint.MissingAliases, lint.LongCard, lint.Unfindable}}
+	for run := range 40 {
+		fs, err := lint.Check(context.Background(), snap, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if f.Kind == lint.MissingNotFor && f.Tool == "s/probe" && f.Other != "s/twin_one" {
+				t.Fatalf("run %d: nearest sibling of s/probe = %q, want s/twin_one (the tie's first by ID)", run, f.Other)
+			}
+		}
+	}
+}

@@ -16,11 +16,12 @@ import (
 // ("GitHub repository", "GitLab project"), or not at all.
 type similarity struct {
 	vecs     []map[string]float64 // unit-length TF-IDF vector per tool
+	terms    [][]string           // each vector's terms, sorted: the order of its sums
 	postings map[string][]int     // term -> tools holding it, ascending
 }
 
 func newSimilarity(snap *tools.Snapshot, a *analysis.Analyzer) *similarity {
-	s := &similarity{vecs: make([]map[string]float64, snap.Len()), postings: map[string][]int{}}
+	s := &similarity{vecs: make([]map[string]float64, snap.Len()), terms: make([][]string, snap.Len()), postings: map[string][]int{}}
 	tf := make([]map[string]float64, snap.Len())
 	var buf []string
 	for i, t := range snap.Tools() {
@@ -36,13 +37,25 @@ func newSimilarity(snap *tools.Snapshot, a *analysis.Analyzer) *similarity {
 		}
 	}
 	n := float64(snap.Len())
+	var squares []float64
 	for i, counts := range tf {
 		vec := make(map[string]float64, len(counts))
-		var norm float64
+		terms := make([]string, 0, len(counts))
+		squares = squares[:0]
 		for term, c := range counts {
 			w := (1 + math.Log(c)) * math.Log(1+n/float64(len(s.postings[term])))
 			vec[term] = w
-			norm += w * w
+			terms = append(terms, term)
+			squares = append(squares, w*w)
+		}
+		sort.Strings(terms)
+		s.terms[i] = terms
+		// Summed by value, not in map order: two cards alike but for a
+		// word get the same norm to the last bit, so their tie is one.
+		sort.Float64s(squares)
+		var norm float64
+		for _, sq := range squares {
+			norm += sq
 		}
 		norm = math.Sqrt(norm)
 		for term := range vec {
@@ -73,7 +86,8 @@ func (s *similarity) nearest(threshold float64) []neighbours {
 	var touched []int
 	for i, vec := range s.vecs {
 		touched = touched[:0]
-		for term, w := range vec {
+		for _, term := range s.terms[i] {
+			w := vec[term]
 			for _, j := range s.postings[term] {
 				if j == i {
 					continue
