@@ -284,6 +284,13 @@ func (c *compiler) objectNode(s *jsonValue, ptr string) *gnode {
 			v := c.value(pp.vals[i], pointerJoin(ptr, "patternProperties", pat))
 			if v.op != gNone {
 				xs = append(xs, seq(lit(`"`), kc, lit(`"`), ws, lit(":"), ws, v))
+				// The branch's names are not told from the declared ones.
+				for _, name := range allNames {
+					if ok, _ := c.nameMatches(pat, name, pointerJoin(ptr, "patternProperties", pat), "patternProperties"); ok {
+						c.relaxf(ptr, "patternProperties", "the declared property %q matches the pattern %q too: written among the undeclared members, it takes the pattern's schema alone", name, pat)
+						break
+					}
+				}
 			}
 		}
 	}

@@ -392,3 +392,38 @@ func TestUnsatisfiableClosedObject(t *testing.T) {
 		})
 	}
 }
+
+// TestPatternPropertiesShadowDeclared: a declared property whose name also
+// matches a patternProperties pattern (JSONSchemaBench o9814: "id" with a
+// 24-digit pattern, beside ^[0-9a-zA-Z_-]{1,255}$ for any scalar) can be
+// written through the pattern's branch, where only the pattern's schema
+// applies: the grammar admitted {"id":"x"} with no relaxation. It is
+// reported now, and Strict refuses it.
+func TestPatternPropertiesShadowDeclared(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		want         bool
+	}{
+		{"declared name matches", `{"type":"object","properties":{"id":{"type":"string","pattern":"^[0-9]{3}$"}},"patternProperties":{"^[a-z]+$":{"type":"string"}}}`, true},
+		{"with additionalProperties false", `{"type":"object","properties":{"id":{"type":"integer"}},"patternProperties":{"^i":{}},"additionalProperties":false}`, true},
+		{"no declared name matches", `{"type":"object","properties":{"id":{"type":"string"}},"patternProperties":{"^x-":{"type":"string"}}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := FromSchema([]byte(tt.schema), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := false
+			for _, r := range res.Relaxations {
+				got = got || r.Keyword == "patternProperties" && strings.Contains(r.Reason, `"id"`)
+			}
+			if got != tt.want {
+				t.Errorf("relaxations %v: one naming \"id\" under patternProperties = %v, want %v", res.Relaxations, got, tt.want)
+			}
+			if _, err := FromSchema([]byte(tt.schema), &Options{Strict: true}); (err != nil) != tt.want {
+				t.Errorf("Strict: error = %v, want one: %v", err, tt.want)
+			}
+		})
+	}
+}
