@@ -139,3 +139,21 @@ func TestShortlistOfUnknownWords(t *testing.T) {
 		})
 	}
 }
+
+// TestToolTokensAsTheIndex: ToolTokens counts a tool alone as an index
+// counts it among its catalog, for every tool of the real MCP catalogs.
+func TestToolTokensAsTheIndex(t *testing.T) {
+	ds := realMCPNatural(t)
+	x, err := newDiscoverer(t, nil).Index(context.Background(), ds.snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tl := range ds.snap.Tools() {
+		t.Run(tl.ID, func(t *testing.T) {
+			n, err := discovery.ToolTokens(tl)
+			if err != nil || n != x.ToolTokens(i) || n == 0 {
+				t.Errorf("ToolTokens(%s) = %d, %v; the index counts %d", tl.ID, n, err, x.ToolTokens(i))
+			}
+		})
+	}
+}

@@ -295,6 +295,19 @@ func schemaTokens(t *tools.Tool, si *schemaInfo, buf *[]byte) (int, error) {
 	return n + si.tailTokens, err
 }
 
+// ToolTokens returns the o200k tokens of t's definition as a model is
+// shown it (its name, description and parameters), counted as an index
+// counts it for [Shortlist.ShortlistTokens]; an error for a schema
+// discovery cannot read.
+func ToolTokens(t *tools.Tool) (int, error) {
+	var c schemaCache
+	si := c.get(t.InputSchema)
+	if si.err != nil {
+		return 0, si.err
+	}
+	return schemaTokens(t, si, nil)
+}
+
 // schemaCache keeps one build's schemaInfo by schema bytes, so that
 // tools sharing an input schema (one server's tools often do, and a
 // server's tools repeat in every namespace that serves them) are walked
