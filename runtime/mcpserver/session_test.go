@@ -331,6 +331,7 @@ func TestStdioMalformedFrames(t *testing.T) {
 		{strings.Repeat("x", 200000), -32600, nil},
 		{`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":"x"}`, -32602, 99.0},
 		{`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":7}}`, -32602, 100.0},
+		{`{"jsonrpc":"2.0","id":101,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, -32600, 101.0},
 	} {
 		t.Run(tc.frame, func(t *testing.T) {
 			send(tc.frame)

@@ -31,8 +31,8 @@ func guardFrames(in io.Reader, out io.Writer, max int) sdk.Transport {
 }
 
 // frameWriter serialises whole frames from the SDK and from the guard,
-// and words the SDK's errors about params it cannot decode for a client
-// ([cleanParamsError]).
+// and words the SDK's errors about params it cannot decode, and those of
+// code 0, for a client ([cleanSDKError]).
 type frameWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -41,7 +41,7 @@ type frameWriter struct {
 func (f *frameWriter) Write(b []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if clean, ok := cleanParamsError(b); ok {
+	if clean, ok := cleanSDKError(b); ok {
 		if _, err := f.w.Write(clean); err != nil {
 			return 0, err
 		}

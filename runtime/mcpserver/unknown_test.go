@@ -185,6 +185,34 @@ func TestParamsErrorsOverHTTP(t *testing.T) {
 	}
 }
 
+// TestSessionStateErrorsHaveACode: a request the session's state does
+// not allow (tools/list before initialize, a second initialize) is
+// answered with -32600, invalid request, for its id. The SDK answers
+// these with code 0, which JSON-RPC does not define, so a client cannot
+// tell the kind of error.
+func TestSessionStateErrorsHaveACode(t *testing.T) {
+	_, ts := newFixture(t).serveWith(t, mcpserver.Options{})
+	sid := openSession(t, ts.URL, "teller-token")
+	session := map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid}
+	for _, tc := range []struct {
+		name, body string
+		headers    map[string]string
+		want       string // in the message
+	}{
+		{"tools/list before initialize", `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, nil, "invalid during session initialization"},
+		{"a second initialize", initializeBody(5), session, `duplicate "initialize"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, msg := postRaw(t, ts.URL, "teller-token", tc.headers, tc.body)
+			e, _ := msg["error"].(map[string]any)
+			text, _ := e["message"].(string)
+			if e == nil || e["code"] != -32600.0 || msg["id"] != 5.0 || !strings.Contains(text, tc.want) {
+				t.Errorf("POST %s = %v, want a -32600 error for id 5 saying %q", tc.body, msg, tc.want)
+			}
+		})
+	}
+}
+
 // TestStreamsNotResumable: the server keeps no event store, so a stream
 // cannot be resumed: a GET with Last-Event-ID is answered 400, and the
 // session goes on. A client whose stream broke during a call sends the
