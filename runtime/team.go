@@ -295,11 +295,32 @@ func (ts *TeamSession) delegate(ctx context.Context, tw *teamWorker, raw json.Ra
 	return out, err
 }
 
+// mayHaveActed reports whether turn, of a session of p, made a call that
+// may have taken effect: a call of a tool that is not read-only that
+// succeeded or whose outcome is unknown (see mayHaveRun).
+func (a *Agent) mayHaveActed(p tools.Principal, turn *Turn) bool {
+	if turn == nil {
+		return false
+	}
+	view := a.view(p)
+	for _, c := range turn.Calls {
+		if t, ok := view.Get(c.Tool); ok && t.Card.ReadOnly {
+			continue
+		}
+		if c.Err == nil || mayHaveRun(c.Err) {
+			return true
+		}
+	}
+	return false
+}
+
 // run is one delegation: a worker session acting with the intersection of
 // the user's and the worker's scopes, in a session whose ID is namespaced
 // by the worker and the delegation's idempotency key, so a re-delegated
 // task replays its calls instead of re-executing them. It returns the
-// worker's answer and the worker session's taint.
+// worker's answer and the worker session's taint. A worker that fails is a
+// WORKER_FAILED refusal when it did nothing that may have taken effect,
+// and an error of unknown outcome otherwise (see mayHaveActed).
 func (tw *teamWorker) run(ctx context.Context, d delegation) (json.RawMessage, string, error) {
 	key := d.key
 	if len(key) > 16 {
@@ -309,6 +330,12 @@ func (tw *teamWorker) run(ctx context.Context, d delegation) (json.RawMessage, s
 		&SessionOptions{Actor: "worker:" + tw.Name, Taint: d.taint})
 	turn, err := sess.Run(ctx, d.task)
 	if err != nil {
+		if tw.agent.mayHaveActed(sess.principal, turn) {
+			// Not a refusal on the merits: the delegation's outcome is
+			// unknown, so a repeat is re-sent under its key and the worker
+			// replays its calls in the same namespace, not anew in another.
+			return nil, sess.Taint(), fmt.Errorf("runtime: worker %s could not finish after a call that may have taken effect: %w", tw.Name, err)
+		}
 		return nil, sess.Taint(), &tools.DomainError{Code: "WORKER_FAILED", Message: fmt.Sprintf("worker %s could not finish: %v", tw.Name, err)}
 	}
 	out, err := json.Marshal(map[string]any{"worker": tw.Name, "answer": turn.Answer, "calls": len(turn.Calls)})

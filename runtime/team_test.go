@@ -1,10 +1,14 @@
 package runtime_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/llm"
+	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -44,7 +49,16 @@ func newTeam(t *testing.T, replies []scripted.Reply, approve bool) *teamEnv {
 // delegations use too when shared is set.
 func newTeamOn(t *testing.T, replies []scripted.Reply, approve bool, store store.Store, shared bool) *teamEnv {
 	t.Helper()
-	e := &teamEnv{bank: newBank(), model: scripted.New(replies, nil), store: store}
+	e := &teamEnv{model: scripted.New(replies, nil)}
+	e.build(t, e.model, approve, store, shared)
+	return e
+}
+
+// build sets up e's bank, store and team, whose supervisor and workers
+// all talk to model (newTeamOn).
+func (e *teamEnv) build(t *testing.T, model llm.Backend, approve bool, store store.Store, shared bool) {
+	t.Helper()
+	e.bank, e.store = newBank(), store
 	reg := tools.NewRegistry()
 	if err := reg.Add(e.bank.tools(t)...); err != nil {
 		t.Fatal(err)
@@ -85,15 +99,14 @@ func newTeamOn(t *testing.T, replies []scripted.Reply, approve bool, store store
 	o := &runtime.Options{Logger: quiet, Sleep: func(context.Context, time.Duration) error { return nil }}
 	wo := *o
 	wo.Approver = approver
-	to := &runtime.TeamOptions{Supervisor: o, Worker: &wo}
+	to := &runtime.TeamOptions{Supervisor: o, Worker: &wo, Gateway: &gateway.Options{Logger: quiet}}
 	if shared {
 		to.Store = store
 	}
-	e.team, err = runtime.NewTeam(reg, disc, gw, e.model, workers, to)
+	e.team, err = runtime.NewTeam(reg, disc, gw, model, workers, to)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e
 }
 
 var customer = tools.Principal{ID: "carol", Tenant: "acme", Scopes: []string{"accounts:read", "payments:write", "support:read"}}
@@ -361,5 +374,55 @@ func TestTeamSessionsKeepTheirOwnTaint(t *testing.T) {
 	if clean.Taint() != "" || len(e.approvals) != 0 || e.bank.count("transfer_funds") != 1 {
 		t.Errorf("second session: taint %q, %d approvals asked, transfer ran %d times; want clean, none, once",
 			clean.Taint(), len(e.approvals), e.bank.count("transfer_funds"))
+	}
+}
+
+// TestLoopingWorkerPaysOnce: over OpenAI's wire, the accounts worker's
+// model pays and then repeats the payment every step until the worker's
+// step budget ends, and the supervisor's model delegates the same task
+// again after that failure. The worker's failure came after a payment, so
+// the delegation's outcome is unknown: the re-sent delegation keeps its
+// step and key, the worker replays its payment instead of making it again
+// in a new namespace, and the turn ends with the supervisor's answer.
+func TestLoopingWorkerPaysOnce(t *testing.T) {
+	const task = `{"task":"Transfer 50 from ACC-00001 to ACC-00002."}`
+	supervisor := &wireServer{outputs: []string{
+		`{"action":"call","tool":"accounts","arguments":` + task + `}`,
+		`{"action":"call","tool":"accounts","arguments":` + task + `}`,
+		`{"action":"answer","text":"The transfer could not be confirmed."}`,
+	}}
+	worker := &wireServer{fallback: `{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":50}}`}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		if bytes.Contains(data, []byte(`"transfer_funds"`)) {
+			worker.openai(rw, r)
+			return
+		}
+		supervisor.openai(rw, r)
+	}))
+	defer srv.Close()
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &teamEnv{}
+	e.build(t, model, true, memstore.New(), false)
+	turn, err := e.team.NewSession(customer, "team-loop", nil).Run(t.Context(), "send 50 from ACC-00001 to ACC-00002")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.bank.count("transfer_funds"); got != 1 {
+		t.Errorf("the transfer ran %d times, want 1", got)
+	}
+	if turn.Answer != "The transfer could not be confirmed." || len(turn.Calls) != 2 {
+		t.Fatalf("turn = %q with %d delegations, want the supervisor's answer after 2", turn.Answer, len(turn.Calls))
+	}
+	if turn.Calls[1].Step != turn.Calls[0].Step {
+		t.Errorf("the repeated delegation ran at step %d, want the first one's step %d (its key)", turn.Calls[1].Step, turn.Calls[0].Step)
 	}
 }

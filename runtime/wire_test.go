@@ -28,6 +28,9 @@ type wireServer struct {
 	bodies  []map[string]any
 	raw     []string
 	outputs []string
+	// fallback is the output once outputs run out; "" means an answer
+	// saying the script is exhausted.
+	fallback string
 }
 
 func (w *wireServer) next(r *http.Request) (map[string]any, string) {
@@ -39,6 +42,9 @@ func (w *wireServer) next(r *http.Request) (map[string]any, string) {
 	w.bodies = append(w.bodies, body)
 	w.raw = append(w.raw, string(data))
 	out := `{"action":"answer","text":"script exhausted"}`
+	if w.fallback != "" {
+		out = w.fallback
+	}
 	if len(w.outputs) > 0 {
 		out, w.outputs = w.outputs[0], w.outputs[1:]
 	}
