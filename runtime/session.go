@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -446,10 +447,15 @@ func (s *Session) approve(ctx context.Context, step int, id string, args json.Ra
 }
 
 // resultContent is what the model reads for a call: the result, or the
-// gateway's structured error (type, message, retryable, details).
+// gateway's structured error (type, message, retryable, details). The
+// result is the tool's JSON with <, > and & escaped in its strings, as
+// json.Marshal writes every other tool result, so that no text a tool
+// returns can close the <tool-result> tags it is delimited by.
 func resultContent(rec CallRecord) string {
 	if rec.Err == nil {
-		return string(rec.Result)
+		var b bytes.Buffer
+		json.HTMLEscape(&b, rec.Result)
+		return b.String()
 	}
 	var re *RepeatedCallError
 	if errors.As(rec.Err, &re) {
