@@ -42,7 +42,7 @@ func serveBadTool() error {
 			return fmt.Errorf("no method: %s", in.Text())
 		}
 		if len(req.ID) > 0 { // not a notification
-			fmt.Println(req.answer(badListing))
+			fmt.Println(req.answer(badListing, ""))
 		}
 	}
 	return in.Err()
@@ -59,16 +59,21 @@ type rpcRequest struct {
 }
 
 // answer is the JSON-RPC answer to r: to initialize, the version asked
-// for and the tools capability; to tools/list, the result listing; to any
-// other request (one of a later revision, server/discover: the client
-// falls back), "method not found".
-func (r *rpcRequest) answer(listing string) string {
+// for and the tools capability; to tools/list, the result listing; to
+// tools/call, the result result unless it is empty; to any other request
+// (one of a later revision, server/discover: the client falls back),
+// "method not found".
+func (r *rpcRequest) answer(listing, result string) string {
 	switch r.Method {
 	case "initialize":
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"bad","version":"1"}}}`,
 			r.ID, r.Params.ProtocolVersion)
 	case "tools/list":
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, r.ID, listing)
+	case "tools/call":
+		if result != "" {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, r.ID, result)
+		}
 	}
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, r.ID)
 }
@@ -127,7 +132,7 @@ func TestStreamableHTTPMalformedToolSaysWhat(t *testing.T) {
 	big := strings.Repeat("x", sdk.DefaultMaxEventSize)
 	listing := `{"tools":[{"name":"big","description":"` + big + `","inputSchema":{"type":"object"}},` +
 		`{"name":123,"inputSchema":{"type":"object"}}]}`
-	_, err := mcp.Connect(ctx, tools.NewRegistry(), mcp.Server{Name: "web", URL: wireServer(t, false, listing)}, &mcp.Options{Logger: quiet})
+	_, err := mcp.Connect(ctx, tools.NewRegistry(), mcp.Server{Name: "web", URL: wireServer(t, false, listing, "")}, &mcp.Options{Logger: quiet})
 	const want = "the server's tools/list answer is no valid MCP: tools.1.name: a JSON number, where MCP wants a string"
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
 		t.Fatalf("Connect over HTTP to a listing with a malformed tool = %.300v; want an error saying %q", err, want)

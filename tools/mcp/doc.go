@@ -29,7 +29,10 @@
 // unknown outcome. A result that lacks or breaks the structuredContent the
 // tool's outputSchema declares is a *tools.DomainError too, with Code
 // [CodeInvalidOutput]: the call ran, so the gateway records the refusal
-// and replays it, and the broken result is not passed on. The call's
+// and replays it, and the broken result is not passed on. So is an answer
+// that is no valid MCP tool result at all (content that is no array, a
+// content block of a type MCP does not know), which the SDK could not
+// decode: the server answered, so the tool ran. The call's
 // idempotency key travels in the request's _meta under
 // [MetaIdempotencyKey], for servers that deduplicate.
 //

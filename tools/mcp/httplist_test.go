@@ -14,12 +14,13 @@ import (
 )
 
 // wireServer is a streamable HTTP MCP server written by hand, so that its
-// answers are exactly these bytes: it answers initialize, and tools/list
-// with listing, as an application/json body or, when sse, as one event
+// answers are exactly these bytes: it answers initialize, tools/list
+// with listing and tools/call with result (unless it is empty), each as
+// an application/json body or, when sse, as one event
 // of a text/event-stream (its data split over two data lines, after a
 // comment line); a notification with 202, any other request with
 // "method not found", a GET with 405 (no standalone stream).
-func wireServer(t *testing.T, sse bool, listing string) string {
+func wireServer(t *testing.T, sse bool, listing, result string) string {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -36,7 +37,7 @@ func wireServer(t *testing.T, sse bool, listing string) string {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		msg := req.answer(listing)
+		msg := req.answer(listing, result)
 		if !sse {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, msg)
@@ -68,7 +69,7 @@ func TestStreamableHTTPMalformedToolLeftOut(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)
 			reg := tools.NewRegistry()
-			up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "web", URL: wireServer(t, tc.sse, badListing)}, &mcp.Options{Logger: quiet})
+			up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "web", URL: wireServer(t, tc.sse, badListing, "")}, &mcp.Options{Logger: quiet})
 			wantBadToolLeftOut(t, up, err, reg, "web")
 		})
 	}

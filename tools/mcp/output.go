@@ -15,13 +15,32 @@ import (
 )
 
 // CodeInvalidOutput is the [tools.DomainError] Code of a call whose result
-// breaks the tool's own outputSchema: MCP says a server MUST give a
+// breaks the tool's own outputSchema (MCP says a server MUST give a
 // structured result that conforms to the outputSchema a tool declares, and
-// a client SHOULD validate it. The call ran (its effects happened), so the
-// gateway records the refusal like any domain error and a retry with the
-// same key gets it again, never a second execution; the result itself is
-// not handed on.
+// a client SHOULD validate it), or is no valid MCP tool result at all (its
+// content no array, a content block of a type MCP does not know). The call
+// ran (the server answered it), so the gateway records the refusal like
+// any domain error and a retry with the same key gets it again, never a
+// second execution; the result itself is not handed on.
 const CodeInvalidOutput = "INVALID_OUTPUT"
+
+// metaInvalidResult is the _meta member of the tool error a listFilter
+// puts in place of a tools/call result the SDK would not decode: what is
+// wrong with it, in MCP's terms.
+const metaInvalidResult = "io.toolgate/invalid-result"
+
+// invalidResult returns a *[tools.DomainError] with Code
+// [CodeInvalidOutput] when res stands for a result of server's tool that
+// was no valid MCP tool result ([metaInvalidResult]); nil otherwise.
+func invalidResult(server, tool string, res *sdk.CallToolResult) error {
+	problem, ok := res.Meta[metaInvalidResult].(string)
+	if !ok || !res.IsError {
+		return nil
+	}
+	return &tools.DomainError{Code: CodeInvalidOutput,
+		Message: fmt.Sprintf("mcp: %s/%s ran, but its result is no valid MCP tool result (%s), so it is not passed on",
+			server, tool, textcut.Shorten(problem, outputShown))}
+}
 
 // outputCheckTime bounds one validation of a result against its tool's
 // outputSchema (the backtracking patterns a schema may hold).

@@ -89,11 +89,7 @@ func TestResultBreaksOutputSchema(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			ctx := testContext(t)
 			reg := tools.NewRegistry()
-			up, err := mcp.Connect(ctx, reg, tr.cfg, &mcp.Options{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer up.Close()
+			up := connect(t, ctx, reg, tr.cfg)
 			const left = `mcp: out: tool left out: "bad_schema": outputSchema: `
 			if rej := up.Status().Rejected; len(rej) != 1 || !strings.HasPrefix(rej[0].Error(), left) {
 				t.Errorf("Status().Rejected = %v, want [%s...]: a schema no result can be checked against", rej, left)

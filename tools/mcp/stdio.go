@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
+
+	"github.com/toolgate/toolgate/internal/textcut"
 )
 
 // stdioTransport runs a stdio server as the SDK's CommandTransport does
@@ -64,7 +66,10 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 // valid MCP tool (a number for its name, a string for its input schema),
 // reporting it to rejects (the Upstream reports it as it reports any tool
 // left out): otherwise the SDK refuses the whole answer and the server's
-// valid tools are lost with it. Over stdio it wraps the client's
+// valid tools are lost with it. It also replaces a tools/call result the
+// SDK would not decode with one that says so ([invalidResult]): the
+// server answered, so the tool ran, and the SDK's decoding error would
+// make the outcome unknown. Over stdio it wraps the client's
 // connection; over streamable HTTP, whose client connection takes session
 // updates through an unexported method that a wrapper would hide, it
 // reads the HTTP bodies instead (listTransport). Safe for concurrent use.
@@ -75,10 +80,17 @@ type listFilter struct {
 
 	mu    sync.Mutex
 	lists map[any]bool // the IDs of tools/list requests awaiting their answer
+	calls map[any]bool // the IDs of tools/call requests awaiting their answer, at most maxCallsNoted
 }
 
+// maxCallsNoted bounds the tools/call requests a listFilter notes: a call
+// the server never answers stays noted for the connection's life. A call
+// sent while as many are noted is not checked; an undecodable result to
+// it is the SDK's error, an unknown outcome.
+const maxCallsNoted = 4096
+
 func newListFilter(server string, rejects *listRejects) *listFilter {
-	return &listFilter{server: server, rejects: rejects, lists: map[any]bool{}}
+	return &listFilter{server: server, rejects: rejects, lists: map[any]bool{}, calls: map[any]bool{}}
 }
 
 func (c *listFilter) Write(ctx context.Context, m jsonrpc.Message) error {
@@ -94,39 +106,57 @@ func (c *listFilter) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return m, err
 }
 
-// sent notes m, a message to the server, when it is a tools/list request,
-// so that received filters its answer.
+// sent notes m, a message to the server, when it is a tools/list or a
+// tools/call request, so that received filters its answer.
 func (c *listFilter) sent(m jsonrpc.Message) {
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
-		c.mu.Lock()
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || !r.ID.IsValid() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case r.Method == "tools/list":
 		c.lists[r.ID.Raw()] = true
-		c.mu.Unlock()
+	case r.Method == "tools/call" && len(c.calls) < maxCallsNoted:
+		c.calls[r.ID.Raw()] = true
 	}
 }
 
-// waiting reports whether a tools/list request awaits its answer.
+// waiting reports whether a tools/list or tools/call request awaits its
+// answer.
 func (c *listFilter) waiting() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.lists) > 0
+	return len(c.lists) > 0 || len(c.calls) > 0
 }
 
 // received leaves the invalid tools out of m, a message from the server,
-// when it answers a tools/list request sent, and reports whether it
-// changed m.
+// when it answers a tools/list request sent, replaces its result when it
+// answers a tools/call request with a result the SDK would not decode
+// (validResult), and reports whether it changed m.
 func (c *listFilter) received(m jsonrpc.Message) bool {
 	r, ok := m.(*jsonrpc.Response)
 	if !ok || !r.ID.IsValid() {
 		return false
 	}
 	c.mu.Lock()
-	list := c.lists[r.ID.Raw()]
+	list, call := c.lists[r.ID.Raw()], c.calls[r.ID.Raw()]
 	delete(c.lists, r.ID.Raw())
+	delete(c.calls, r.ID.Raw())
 	c.mu.Unlock()
-	if !list || r.Error != nil {
+	if r.Error != nil {
 		return false
 	}
-	out := c.validTools(r.Result)
+	var out json.RawMessage
+	switch {
+	case list:
+		out = c.validTools(r.Result)
+	case call:
+		out = validResult(r.Result)
+	default:
+		return false
+	}
 	if bytes.Equal(out, r.Result) {
 		return false
 	}
@@ -179,12 +209,32 @@ func (c *listFilter) validTools(result json.RawMessage) json.RawMessage {
 	return out
 }
 
+// validResult returns result, a tools/call result, when the SDK decodes
+// it as a CallToolResult; else a tool error that says what is wrong with
+// it, marked with [metaInvalidResult] for [invalidResult].
+func validResult(result json.RawMessage) json.RawMessage {
+	var res sdk.CallToolResult
+	err := sdkUnmarshal(result, &res, resultDepth)
+	if err == nil {
+		return result
+	}
+	problem := textcut.Shorten(decodeProblem(err), outputShown)
+	out, err := json.Marshal(&sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: problem}},
+		Meta: sdk.Meta{metaInvalidResult: problem}})
+	if err != nil {
+		return result
+	}
+	return out
+}
+
 // sdkMaxDepth is how deeply the SDK lets a message nest (its internal/json
-// package), and toolDepth how deep a tool of a tools/list answer stands in
-// its message (message, result, tools array).
+// package), toolDepth how deep a tool of a tools/list answer stands in
+// its message (message, result, tools array), and resultDepth a
+// tools/call result (message).
 const (
 	sdkMaxDepth = 1000
 	toolDepth   = 3
+	resultDepth = 1
 )
 
 // sdkUnmarshal decodes data, a value that stands depth levels deep in
@@ -249,6 +299,9 @@ func decodeProblem(err error) string {
 			want = "an array"
 		}
 		return fmt.Sprintf("%s: a JSON %s, where MCP wants %s", te.Field, jsonKind(te.Value), want)
+	}
+	if errors.As(err, &te) && te.Type != nil && te.Type.Kind() == reflect.Struct {
+		return fmt.Sprintf("a JSON %s, where MCP wants an object", jsonKind(te.Value))
 	}
 	return err.Error()
 }

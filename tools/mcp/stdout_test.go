@@ -33,6 +33,7 @@ var testServers = []struct {
 	{badToolServerEnv, serveBadTool},
 	{outputServerEnv, func() error { return outputServer().Run(context.Background(), &sdk.StdioTransport{}) }},
 	{environServerEnv, serveEnviron},
+	{badResultServerEnv, serveBadResult},
 	// Never answers: reads its stdin until the client closes it.
 	{silentServerEnv, func() error { io.Copy(io.Discard, os.Stdin); return nil }},
 }

@@ -723,6 +723,9 @@ func (u *Upstream) handler(name string, output *jsonschema.Schema) tools.Handler
 			// Transport failure or deadline: the call may have run.
 			return nil, fmt.Errorf("mcp: call %s/%s: %w", u.cfg.Name, name, err)
 		}
+		if err := invalidResult(u.cfg.Name, name, res); err != nil {
+			return nil, err
+		}
 		if err := checkOutput(u.cfg.Name, name, output, res); err != nil {
 			return nil, err
 		}

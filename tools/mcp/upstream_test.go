@@ -40,6 +40,18 @@ func nodeServer(t *testing.T, pkg string, args ...string) []string {
 	return append([]string{"node", filepath.Join(dir, "dist", "index.js")}, args...)
 }
 
+// connect connects cfg's tools into reg, logging nowhere, and closes the
+// upstream when the test ends.
+func connect(t *testing.T, ctx context.Context, reg *tools.Registry, cfg mcp.Server) *mcp.Upstream {
+	t.Helper()
+	up, err := mcp.Connect(ctx, reg, cfg, &mcp.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	return up
+}
+
 func call(t *testing.T, ctx context.Context, reg *tools.Registry, id string, args any) (json.RawMessage, error) {
 	t.Helper()
 	i, ok := reg.Snapshot().Lookup(id)
