@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,6 +105,11 @@ func (b *ResponsesBackend) Chat(ctx context.Context, req *llm.Request) (*llm.Res
 		var it outputItem
 		if err := json.Unmarshal([]byte(raw.RawJSON()), &it); err != nil {
 			return nil, fmt.Errorf("openai: responses: output item: %w", err)
+		}
+		if it.CallID == "" {
+			// A server that leaves the id out: the call's result must
+			// still answer it by an id, as in Chat.
+			it.CallID = "call_" + strconv.Itoa(len(msg.ToolCalls))
 		}
 		switch it.Type {
 		case "message":

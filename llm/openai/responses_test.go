@@ -467,3 +467,48 @@ func TestResponsesStreamCutOff(t *testing.T) {
 		t.Fatalf("Chat(a stream cut off before its terminal event) = %+v, %v; want one error saying the stream ended, prefixed once", resp, err)
 	}
 }
+
+// TestResponsesCallWithoutID: a function_call item without a call_id (an
+// OpenAI-compatible server that leaves it out) gets an id, as a Chat
+// Completions call does, so that its result goes back as the
+// function_call_output of that call. Before, the call kept the empty id:
+// the runtime sent the result as a user message, and the next request
+// carried a function_call with call_id "" that no output answered.
+func TestResponsesCallWithoutID(t *testing.T) {
+	call := `[{"type":"function_call","id":"fc_1","name":"get_balance","arguments":"{\"account\":\"ACC-00001\"}","status":"completed"}]`
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			rec, b := responsesWire(t, func(_ int, w http.ResponseWriter, stream bool) {
+				writeResponse(w, stream, responseJSON("completed", call, "null", "null"))
+			})
+			req := backendtest.Request(llm.ModeNative)
+			if stream {
+				req.OnDelta = func(string) {}
+			}
+			resp, err := b.Chat(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID == "" {
+				t.Fatalf("tool calls = %+v, want one with an id", resp.Message.ToolCalls)
+			}
+			id := resp.Message.ToolCalls[0].ID
+			req.Messages = append(req.Messages, resp.Message,
+				llm.Message{Role: llm.RoleTool, ToolCallID: id, Name: "get_balance", Content: `{"balance":"1.00"}`})
+			if _, err := b.Chat(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			input, _ := backendtest.DecodeBody(t, rec.Requests()[1])["input"].([]any)
+			ids := map[string]any{}
+			for _, it := range input {
+				it, _ := it.(map[string]any)
+				if typ, _ := it["type"].(string); typ == "function_call" || typ == "function_call_output" {
+					ids[typ] = it["call_id"]
+				}
+			}
+			if ids["function_call"] != id || ids["function_call_output"] != id {
+				t.Errorf("call ids of the second request = %v, want the call and its output under %q", ids, id)
+			}
+		})
+	}
+}
