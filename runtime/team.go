@@ -112,8 +112,10 @@ type TeamOptions struct {
 // ErrTeam is wrapped by NewTeam's errors.
 var ErrTeam = errors.New("runtime: invalid team")
 
-// delegationSchema is the input schema of a worker as the supervisor's tool.
-var delegationSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"What the worker should do, in full: it sees nothing else of the conversation."}},"required":["task"],"additionalProperties":false}`)
+// delegationSchema is the input schema of a worker as the supervisor's tool:
+// a task that is not empty, so that a delegation without one goes back to
+// the model for repair instead of running as a call that fails.
+var delegationSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","minLength":1,"description":"What the worker should do, in full: it sees nothing else of the conversation."}},"required":["task"],"additionalProperties":false}`)
 
 // NewTeam builds a supervisor over workers. reg, disc and gw are the
 // shared catalog, discoverer and gateway the workers act through; backend

@@ -377,6 +377,21 @@ func TestTeamSessionsKeepTheirOwnTaint(t *testing.T) {
 	}
 }
 
+// openAITeam is newTeam whose supervisor and workers talk to the OpenAI
+// backend at a fake server that answers with handler (approvals granted).
+func openAITeam(t *testing.T, handler http.HandlerFunc) *teamEnv {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &teamEnv{}
+	e.build(t, model, true, memstore.New(), false)
+	return e
+}
+
 // TestLoopingWorkerPaysOnce: over OpenAI's wire, the accounts worker's
 // model pays and then repeats the payment every step until the worker's
 // step budget ends, and the supervisor's model delegates the same task
@@ -392,7 +407,7 @@ func TestLoopingWorkerPaysOnce(t *testing.T) {
 		`{"action":"answer","text":"The transfer could not be confirmed."}`,
 	}}
 	worker := &wireServer{fallback: `{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":50}}`}
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	e := openAITeam(t, func(rw http.ResponseWriter, r *http.Request) {
 		data, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(rw, err.Error(), http.StatusBadRequest)
@@ -404,14 +419,7 @@ func TestLoopingWorkerPaysOnce(t *testing.T) {
 			return
 		}
 		supervisor.openai(rw, r)
-	}))
-	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &teamEnv{}
-	e.build(t, model, true, memstore.New(), false)
+	})
 	turn, err := e.team.NewSession(customer, "team-loop", nil).Run(t.Context(), "send 50 from ACC-00001 to ACC-00002")
 	if err != nil {
 		t.Fatal(err)
@@ -424,5 +432,30 @@ func TestLoopingWorkerPaysOnce(t *testing.T) {
 	}
 	if turn.Calls[1].Step != turn.Calls[0].Step {
 		t.Errorf("the repeated delegation ran at step %d, want the first one's step %d (its key)", turn.Calls[1].Step, turn.Calls[0].Step)
+	}
+}
+
+// TestEmptyDelegationIsRepaired: over OpenAI's wire, the supervisor's model
+// delegates with an empty task. The delegation is refused before it becomes
+// a step, and the model is told that the task is what is wrong and asked
+// again; it was executed as a call that failed "before any effect", which
+// the runtime re-sent four times and the model was told to send again.
+func TestEmptyDelegationIsRepaired(t *testing.T) {
+	w := &wireServer{outputs: []string{
+		`{"action":"call","tool":"accounts","arguments":{"task":""}}`,
+		`{"action":"answer","text":"Please say what to do."}`,
+	}}
+	e := openAITeam(t, w.openai)
+	turn, err := e.team.NewSession(customer, "team-empty", nil).Run(t.Context(), "do it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Answer != "Please say what to do." || len(turn.Calls) != 0 {
+		t.Fatalf("turn = %q with delegations %+v, want the answer after no delegation", turn.Answer, turn.Calls)
+	}
+	msgs := w.bodies[1]["messages"].([]any)
+	repair, _ := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+	if !strings.Contains(repair, "/task") || !strings.Contains(repair, "invalid_arguments") {
+		t.Errorf("the model was not told that its task is invalid: %s", repair)
 	}
 }
