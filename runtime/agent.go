@@ -179,6 +179,8 @@ type Options struct {
 	MaxSteps int
 	// CallRetries bounds the re-sends of one step's call to the gateway on
 	// a retryable refusal (IN_PROGRESS, a downstream failure). Zero means 3.
+	// A refusal whose retry-after is longer than 30 seconds (a rate limit's)
+	// is not waited out: it goes back to the model as the call's result.
 	CallRetries int
 	// Repeats says what a turn does when the model calls a tool again with
 	// the same arguments after that call succeeded earlier in the turn (a

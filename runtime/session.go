@@ -340,6 +340,12 @@ func (s *Session) toolResult(mode llm.Mode, c llm.ToolCall, content string, refs
 	s.messages = append(s.messages, llm.Message{Role: llm.RoleUser, Content: wrapped})
 }
 
+// maxCallRetryWait is the longest retry-after a step waits out before it
+// re-sends a call (llm.Options.MaxDelay's default): a longer one (a rate
+// limit's) goes back to the model, which can tell the user, instead of
+// holding the turn that long.
+const maxCallRetryWait = 30 * time.Second
+
 // call runs one model call through the gateway at step, re-sending the
 // same step (same slot, same key) on a retryable refusal, and asking the
 // Approver when the gateway holds the call for confirmation.
@@ -380,7 +386,7 @@ func (s *Session) call(ctx context.Context, step int, id string, args json.RawMe
 			}
 			break
 		}
-		if ge.RetrySame() && attempt < a.opts.CallRetries {
+		if ge.RetrySame() && attempt < a.opts.CallRetries && ge.RetryAfter <= maxCallRetryWait {
 			wait := ge.RetryAfter
 			if wait <= 0 {
 				wait = time.Duration(100<<attempt) * time.Millisecond

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/llm"
-	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/llm/scripted"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
@@ -381,14 +379,8 @@ func TestTeamSessionsKeepTheirOwnTaint(t *testing.T) {
 // backend at a fake server that answers with handler (approvals granted).
 func openAITeam(t *testing.T, handler http.HandlerFunc) *teamEnv {
 	t.Helper()
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &teamEnv{}
-	e.build(t, model, true, memstore.New(), false)
+	e.build(t, openAIModel(t, handler), true, memstore.New(), false)
 	return e
 }
 

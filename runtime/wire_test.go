@@ -13,12 +13,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/ollama"
 	"github.com/toolgate/toolgate/llm/openai"
 	"github.com/toolgate/toolgate/runtime"
 	"github.com/toolgate/toolgate/runtime/gateway"
+	"github.com/toolgate/toolgate/runtime/gateway/store"
 	"github.com/toolgate/toolgate/runtime/internal/runtimetest"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -84,6 +86,19 @@ func (w *wireServer) openai(rw http.ResponseWriter, r *http.Request) {
 			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 30, "total_tokens": 330},
 		}
 	})
+}
+
+// openAIModel is the OpenAI backend at a fake server that answers with
+// handler until the test ends.
+func openAIModel(t *testing.T, handler http.HandlerFunc) *openai.Backend {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model
 }
 
 // openAIAgent returns an agent with opts over the bank tools and the real
@@ -324,14 +339,8 @@ func TestToolResultCannotCloseItsTags(t *testing.T) {
 		`{"action":"call","tool":"read_note","arguments":{"id":"n-1"}}`,
 		`{"action":"answer","text":"Read."}`,
 	}}
-	srv := httptest.NewServer(http.HandlerFunc(w.openai))
-	defer srv.Close()
-	model, err := openai.New("gpt-4.1-mini", &openai.Options{BaseURL: srv.URL + "/v1", APIKey: "test-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
-	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet})
+	agent, err := runtime.New(reg, disc, gw, openAIModel(t, w.openai), &runtime.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,5 +364,46 @@ func TestToolResultCannotCloseItsTags(t *testing.T) {
 	json.Unmarshal([]byte(note), &want)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the delimited result reads %v, want %v", got, want)
+	}
+}
+
+// TestLongRateLimitGoesBackToTheModel: over OpenAI's wire, the model makes
+// a second payment that the gateway's rate limit (one an hour) refuses with
+// a retry-after of an hour. The runtime does not wait that out inside the
+// turn: the refusal goes back to the model at once and the turn ends with
+// its answer. Before, the step slept the retry-after CallRetries times
+// over (three hours) before the model heard of it.
+func TestLongRateLimitGoesBackToTheModel(t *testing.T) {
+	w := &wireServer{outputs: []string{
+		`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00002","amount":5}}`,
+		`{"action":"call","tool":"transfer_funds","arguments":{"source_account":"ACC-00001","target_account":"ACC-00003","amount":6}}`,
+		`{"action":"answer","text":"The second payment is rate limited for an hour."}`,
+	}}
+	e := newEnv(t, nil, false, nil)
+	gw, disc := runtimetest.Stack(t, e.reg, &gateway.Options{Logger: quiet,
+		RateLimits: map[string]store.RateLimit{"bank/transfer_funds": {Rate: 1.0 / 3600, Burst: 1}}})
+	var waits []time.Duration
+	agent, err := runtime.New(e.reg, disc, gw, openAIModel(t, w.openai), &runtime.Options{Logger: quiet,
+		Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := agent.NewSession(teller, "rate", nil).Run(t.Context(), "send 5 to ACC-00002 and 6 to ACC-00003 from ACC-00001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 0 {
+		t.Errorf("the step waited %v for the rate limit, want no wait", waits)
+	}
+	var ge *gateway.Error
+	if len(turn.Calls) != 2 || !errors.As(turn.Calls[1].Err, &ge) || ge.Type != gateway.RateLimited {
+		t.Fatalf("calls = %+v, want the second refused as RATE_LIMITED", turn.Calls)
+	}
+	if turn.Answer != "The second payment is rate limited for an hour." || e.bank.count("transfer_funds") != 1 {
+		t.Errorf("answer %q after %d transfers, want the model's answer after 1", turn.Answer, e.bank.count("transfer_funds"))
+	}
+	msgs := w.bodies[2]["messages"].([]any)
+	if last, _ := msgs[len(msgs)-1].(map[string]any)["content"].(string); !strings.Contains(last, "RATE_LIMITED") {
+		t.Errorf("the model did not read the rate limit: %s", last)
 	}
 }
