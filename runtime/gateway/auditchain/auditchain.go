@@ -223,6 +223,10 @@ type Verifier struct {
 	// the sequence numbers is no break, and an entry after a gap is
 	// checked against its own hash only.
 	Partial bool
+	// Tenant, when set, is the one tenant the entries are of (a tenant's
+	// selection, with Partial): an entry of another tenant is a break,
+	// since entry by entry it would verify in its place (spliced in).
+	Tenant string
 
 	rep      Report
 	prevSeq  uint64
@@ -282,6 +286,9 @@ func (v *Verifier) Add(e store.AuditEntry, where string) bool {
 			return bad(e.Seq, e.Time, "does not follow the anchor (entry %d): its prev is not the anchor's hash (the anchor or this entry was changed)", v.rep.Anchor.Seq)
 		}
 		return bad(e.Seq, e.Time, "does not follow entry %d: its prev is not that entry's hash (entry %d was replaced, or the chain rewritten from here)", v.prevSeq, v.prevSeq)
+	}
+	if v.Tenant != "" && e.Tenant != v.Tenant {
+		return bad(e.Seq, e.Time, "of another tenant than the selection's: spliced in (entry by entry, it verifies in its place)")
 	}
 	v.prevSeq, v.prevHash = e.Seq, e.Hash
 	if v.want[e.Seq] {

@@ -108,21 +108,29 @@ func TestVerifierBreaks(t *testing.T) {
 		name    string
 		entries []store.AuditEntry
 		partial bool
+		tenant  string
 		seq     uint64
 		problem string
 	}{
-		{"whole", clone(), false, 0, ""},
-		{"edited", func() []store.AuditEntry { c := clone(); c[2].Outcome = "oK"; return c }(), false, 3, "edited"},
-		{"removed", func() []store.AuditEntry { c := clone(); return append(c[:2], c[3:]...) }(), false, 3, "missing"},
-		{"repeated", func() []store.AuditEntry { c := clone(); return append(c[:3], c[2:]...) }(), false, 3, "out of order"},
-		{"prev replaced", func() []store.AuditEntry { c := clone(); c[3] = Chain(c[3], 4, strings.Repeat("1", 64)); return c }(), false, 4, "does not follow entry 3"},
-		{"unchained", func() []store.AuditEntry { c := clone(); c[4].V, c[4].Hash = 0, ""; return c }(), false, 5, "not chained"},
-		{"selection with a gap", func() []store.AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, 0, ""},
-		{"selection edited", func() []store.AuditEntry { c := clone(); c = append(c[:1], c[3:]...); c[1].Tool = "u"; return c }(), true, 4, "edited"},
+		{"whole", clone(), false, "", 0, ""},
+		{"edited", func() []store.AuditEntry { c := clone(); c[2].Outcome = "oK"; return c }(), false, "", 3, "edited"},
+		{"removed", func() []store.AuditEntry { c := clone(); return append(c[:2], c[3:]...) }(), false, "", 3, "missing"},
+		{"repeated", func() []store.AuditEntry { c := clone(); return append(c[:3], c[2:]...) }(), false, "", 3, "out of order"},
+		{"prev replaced", func() []store.AuditEntry { c := clone(); c[3] = Chain(c[3], 4, strings.Repeat("1", 64)); return c }(), false, "", 4, "does not follow entry 3"},
+		{"unchained", func() []store.AuditEntry { c := clone(); c[4].V, c[4].Hash = 0, ""; return c }(), false, "", 5, "not chained"},
+		{"selection with a gap", func() []store.AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, "", 0, ""},
+		{"selection edited", func() []store.AuditEntry { c := clone(); c = append(c[:1], c[3:]...); c[1].Tool = "u"; return c }(), true, "", 4, "edited"},
+		{"tenant's selection", func() []store.AuditEntry { c := clone(); return append(c[:1], c[3:]...) }(), true, "acme", 0, ""},
+		{"tenant's selection with another tenant's entry", func() []store.AuditEntry {
+			c := clone()
+			g := c[2]
+			g.Tenant = "globex"
+			return append(c[:1], Chain(g, 3, c[1].Hash))
+		}(), true, "acme", 3, "of another tenant"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := &Verifier{Partial: tc.partial}
+			v := &Verifier{Partial: tc.partial, Tenant: tc.tenant}
 			v.Start(store.AuditAnchor{Hash: Genesis})
 			for _, e := range tc.entries {
 				v.Add(e, "")

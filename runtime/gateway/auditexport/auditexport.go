@@ -11,8 +11,9 @@
 // The entries are in the chain's order (by seq); each carries every field
 // of [store.AuditEntry], chain fields included. An export of one tenant's
 // entries says so in its anchor line ("tenant"); its entries are not
-// consecutive, so Verify checks each entry's hash and order, and the links
-// only between entries that follow each other.
+// consecutive, so Verify checks each entry's hash and order, the links
+// only between entries that follow each other, and that each entry is of
+// that tenant.
 //
 // Verify is a parser of untrusted input with a bounded cost: lines of at
 // most [MaxLine] bytes, at most [MaxCheckpoints] checkpoints (kept in memory),
@@ -191,7 +192,7 @@ func Verify(r io.Reader, name string, pub ed25519.PublicKey) (auditchain.Report,
 			if err := json.Unmarshal(b, &a); err != nil {
 				return fail("anchor: %v", err)
 			}
-			v.Partial = a.Tenant != ""
+			v.Partial, v.Tenant = a.Tenant != "", a.Tenant
 			state = 1
 			v.Start(a.AuditAnchor)
 		case state == 0:

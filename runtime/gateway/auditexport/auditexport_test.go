@@ -95,3 +95,39 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestTenantSplice: a --tenant file verifies entry by entry, so an entry
+// of another tenant, whole and in its place in the chain, would verify
+// among them; the anchor names the file's tenant, and such an entry is a
+// break.
+func TestTenantSplice(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	appendAs := func(tenant string, at time.Duration) {
+		if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(at), Tenant: tenant, Principal: "alice",
+			Tool: "bank/pay", Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendAs("acme", 0)
+	appendAs("globex", time.Second)
+	appendAs("acme", 2*time.Second)
+	export := func(tenant string) string {
+		var b bytes.Buffer
+		if _, err := auditexport.Export(ctx, &b, st, auditexport.Options{Tenant: tenant}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	all, acme := export(""), export("acme")
+	whole := strings.SplitAfter(all, "\n")
+	own := strings.SplitAfter(acme, "\n")
+	if rep, err := auditexport.Verify(strings.NewReader(acme), "acme.jsonl", nil); err != nil || rep.Break != nil || rep.Entries != 2 {
+		t.Fatalf("Verify(acme's file) = %+v (break %v), %v; want 2 entries", rep, rep.Break, err)
+	}
+	spliced := own[0] + own[1] + whole[2] + own[2]
+	rep, err := auditexport.Verify(strings.NewReader(spliced), "acme.jsonl", nil)
+	if err != nil || rep.Break == nil || rep.Break.Seq != 2 || rep.Break.Where != "acme.jsonl:3" || !strings.Contains(rep.Break.Problem, "of another tenant") {
+		t.Errorf("Verify(acme's file with globex's entry 2) = %+v (break %v), %v; want a break at entry 2, line 3", rep, rep.Break, err)
+	}
+}
