@@ -265,7 +265,14 @@ func printAuditReport(w io.Writer, source string, rep auditchain.Report, keyed b
 	if rep.Entries > 0 {
 		span = fmt.Sprintf("%d entries, %d to %d", rep.Entries, rep.First, rep.Last)
 	}
-	fmt.Fprintf(w, "ok: %s: %s, chained from the anchor at entry %d\n", termtext.Line(source), span, rep.Anchor.Seq)
+	if rep.Partial {
+		// A tenant's entries are not consecutive: each is whole and in
+		// order, but nothing shows one missing between them.
+		fmt.Fprintf(w, "ok: %s: %s, a tenant's selection from the anchor at entry %d: each entry whole and in order, but one removed from the file goes unnoticed\n",
+			termtext.Line(source), span, rep.Anchor.Seq)
+	} else {
+		fmt.Fprintf(w, "ok: %s: %s, chained from the anchor at entry %d\n", termtext.Line(source), span, rep.Anchor.Seq)
+	}
 	switch {
 	case !keyed && rep.Checkpoints > 0:
 		fmt.Fprintf(w, "%d checkpoints match their entries; give --pubkey to check their signatures\n", rep.Checkpoints)

@@ -458,8 +458,10 @@ func TestAuditExportSelect(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], `"tenant":"globex"`) || !strings.Contains(lines[1], `"seq":7`) {
 		t.Errorf("export --tenant globex = %q; want the anchor and entry 7", lines)
 	}
-	if code, out, _ := runCmd("audit", "verify", "--file", path); code != exitOK {
-		t.Errorf("audit verify --file of the --tenant export = %d, %q", code, out)
+	// A selection is not one chain: the report must not call it chained.
+	if code, out, _ := runCmd("audit", "verify", "--file", path); code != exitOK || strings.Contains(out, "chained") ||
+		!strings.Contains(out, "1 entries, 7 to 7, a tenant's selection") || !strings.Contains(out, "removed from the file goes unnoticed") {
+		t.Errorf("audit verify --file of the --tenant export = %d, %q; want ok, a selection whose removals go unnoticed", code, out)
 	}
 	os.WriteFile(path, []byte(strings.Replace(strings.Join(lines, "\n"), "missing scope", "missing scopf", 1)), 0o644)
 	if code, out, _ := runCmd("audit", "verify", "--file", path); code != exitNegative || !strings.Contains(out, "audit entry 7") {
