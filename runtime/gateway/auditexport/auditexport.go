@@ -17,7 +17,8 @@
 //
 // Verify is a parser of untrusted input with a bounded cost: lines of at
 // most [MaxLine] bytes, at most [MaxCheckpoints] checkpoints (kept in memory),
-// entries streamed in constant memory.
+// entries streamed in constant memory. Member names are exact: a duplicate,
+// or a member named in another case than a line's member, is an error.
 package auditexport
 
 import (
@@ -29,6 +30,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jcs"
@@ -158,6 +161,33 @@ func Export(ctx context.Context, w io.Writer, c store.AuditChain, o Options) (in
 	return n, bw.Flush()
 }
 
+// names are the members of the lines' types.
+var names = func() []string {
+	var ns []string
+	for _, t := range []reflect.Type{reflect.TypeFor[Anchor](), reflect.TypeFor[Checkpoint](), reflect.TypeFor[Entry]()} {
+		for _, f := range reflect.VisibleFields(t) {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && !f.Anonymous {
+				ns = append(ns, name)
+			}
+		}
+	}
+	return ns
+}()
+
+// exactName refuses a member named as one of the lines' members in
+// another case ("TOOL", or "ſtep" under Unicode folding): encoding/json
+// binds it to that member, the last one written winning, so Verify would
+// check a value that a case-sensitive reader of the file (jq, a SIEM)
+// does not see.
+func exactName(name, _ []byte) error {
+	for _, n := range names {
+		if string(name) != n && bytes.EqualFold(name, []byte(n)) {
+			return fmt.Errorf("member %q is %q in another case: names are exact", name, n)
+		}
+	}
+	return nil
+}
+
 // Verify reads an export from r, named name in what it reports
 // ("audit.jsonl:12"), and verifies its chain from the anchor line, and its
 // checkpoints, their signatures with pub when it is not nil. A file that
@@ -183,7 +213,14 @@ func Verify(r io.Reader, name string, pub ed25519.PublicKey) (auditchain.Report,
 		var head struct {
 			Type string `json:"type"`
 		}
-		if err := jcs.Unmarshal(b, &head); err != nil {
+		err := jcs.CheckMembers(b, exactName)
+		switch {
+		case err != nil && !errors.Is(err, jcs.ErrSyntax):
+			return fail("%v", err)
+		case err == nil:
+			err = json.Unmarshal(b, &head)
+		}
+		if err != nil {
 			return fail("not a JSON object: %v", err)
 		}
 		switch {

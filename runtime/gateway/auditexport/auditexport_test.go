@@ -64,6 +64,14 @@ func TestMalformed(t *testing.T) {
 		{"unknown type", lines[0] + `{"type":"audit_other"}`, `a.jsonl:2: unknown type "audit_other"`},
 		{"bad field", lines[0] + `{"type":"audit_entry","step":"one"}`, "a.jsonl:2: entry: "},
 		{"anchor twice", good + lines[0], `a.jsonl:4: a "audit_anchor" line after the entries began`},
+		// encoding/json binds a member to a field whatever its case (and
+		// Unicode folding: ſ is s, the Kelvin sign is K), the last one
+		// winning: verify would check a value that a case-sensitive reader
+		// of the file (jq, a SIEM) does not see.
+		{"member name in another case", lines[0] + strings.Replace(lines[1], `"tool":`, `"tool":"bank/get_balance","TOOL":`, 1),
+			`a.jsonl:2: member "TOOL" is "tool" in another case`},
+		{"member name folded", lines[0] + strings.Replace(lines[1], `"step":`, `"step":0,"ſtep":`, 1), `a.jsonl:2: member "ſtep" is "step" in another case`},
+		{"type in another case", `{"type":"audit_checkpoint","Type":"audit_anchor","seq":0,"hash":"x"}`, `a.jsonl:1: member "Type" is "type" in another case`},
 		{"too long", lines[0] + `{"type":"audit_entry","reason":"` + strings.Repeat("x", auditexport.MaxLine) + `"}`, "a.jsonl:2: line longer than"},
 	}
 	for _, tc := range tests {
