@@ -220,8 +220,9 @@ type Verifier struct {
 	// with; without it checkpoints are matched to their entries only.
 	PublicKey ed25519.PublicKey
 	// Partial says the entries are a selection (one tenant's): a gap in
-	// the sequence numbers is no break, and an entry after a gap is
-	// checked against its own hash only.
+	// the sequence numbers is no break, an entry after a gap is checked
+	// against its own hash only, and a checkpoint whose entry is not in
+	// the selection is skipped.
 	Partial bool
 	// Tenant, when set, is the one tenant the entries are of (a tenant's
 	// selection, with Partial): an entry of another tenant is a break,
@@ -305,7 +306,8 @@ func (v *Verifier) Add(e store.AuditEntry, where string) bool {
 // Finish checks the checkpoints (in sequence order) against the entries
 // added and returns the report. A checkpoint at or before the anchor is
 // skipped (its entry was pruned); one past the last entry means the tail
-// it signed was removed.
+// it signed was removed, except in a Partial selection, where a
+// checkpoint whose entry is not in the selection is skipped.
 func (v *Verifier) Finish(cps []store.AuditCheckpoint) Report {
 	for _, cp := range cps {
 		if v.rep.Break != nil {
@@ -319,11 +321,13 @@ func (v *Verifier) Finish(cps []store.AuditCheckpoint) Report {
 		}
 		h, ok := v.hashes[cp.Seq]
 		switch {
+		case !ok && v.Partial:
+			// Not in the selection: a checkpoint signs the chain's newest
+			// entry, often past a tenant's last one.
+			continue
 		case cp.Seq > v.rep.Last:
 			bad("it signs entry %d, but the log ends at %d: entries were removed from its end", cp.Seq, v.rep.Last)
 			continue
-		case !ok && v.Partial:
-			continue // not in the selection
 		case !ok:
 			bad("entry %d was not read", cp.Seq)
 			continue

@@ -139,3 +139,38 @@ func TestTenantSplice(t *testing.T) {
 		t.Errorf("Verify(acme's file with globex's entry 2) = %+v (break %v), %v; want a break at entry 2, line 3", rep, rep.Break, err)
 	}
 }
+
+// TestTenantCheckpoints: a checkpoint signs the chain's newest entry,
+// often another tenant's; in a --tenant file such a checkpoint, past the
+// tenant's last entry, is one whose entry is not in the selection, not
+// the sign of a cut-off end. A checkpoint on one of the tenant's entries
+// is still checked.
+func TestTenantCheckpoints(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	pub, key, _ := ed25519.GenerateKey(nil)
+	appendAndSign := func(tenant string, at time.Duration, sign bool) {
+		if err := st.AppendAudit(ctx, store.AuditEntry{Time: t0.Add(at), Tenant: tenant, Principal: "alice",
+			Tool: "bank/pay", Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if !sign {
+			return
+		}
+		if _, err := auditchain.Sign(ctx, st, key, t0.Add(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendAndSign("acme", 0, true)             // checkpoint 1: acme's
+	appendAndSign("globex", time.Second, true) // checkpoint 2: globex's
+	appendAndSign("acme", 2*time.Second, false)
+	appendAndSign("globex", 3*time.Second, true) // checkpoint 4, past acme's last entry
+	var b bytes.Buffer
+	if _, err := auditexport.Export(ctx, &b, st, auditexport.Options{Tenant: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := auditexport.Verify(&b, "acme.jsonl", pub)
+	if err != nil || rep.Break != nil || rep.Entries != 2 || rep.Signed != 1 || rep.LastSigned != 1 {
+		t.Errorf("Verify(acme's file) = %+v (break %v), %v; want 2 entries, checkpoint 1 signed", rep, rep.Break, err)
+	}
+}
