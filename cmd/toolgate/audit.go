@@ -310,6 +310,9 @@ func auditCheckpoint(ctx context.Context, prog, data, spec, keyPath string, stdo
 	}
 	defer st.Close()
 	cp, err := auditchain.Sign(ctx, st, key, time.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		err = errors.New("the audit log holds no entry: nothing to sign")
+	}
 	if err != nil {
 		return fail(stderr, prog, err)
 	}

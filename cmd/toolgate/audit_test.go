@@ -487,6 +487,14 @@ func TestAuditUsage(t *testing.T) {
 	}
 	ecPub := filepath.Join(dir, "ec.pub")
 	os.WriteFile(ecPub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
+	// A store whose audit log is still empty: nothing to sign.
+	empty := t.TempDir()
+	st, err := storeurl.Open(t.Context(), "", empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	keyPath, _, _ := auditKeys(t)
 	tests := []struct {
 		args []string
 		want string
@@ -501,6 +509,7 @@ func TestAuditUsage(t *testing.T) {
 		{[]string{"audit", "export", "--data", dir, "--since", "yesterday"}, `toolgate audit export: --since "yesterday"`},
 		{[]string{"audit", "export", "--file", bad}, "toolgate audit export: --file is verify's"},
 		{[]string{"audit", "checkpoint", "--data", dir}, "toolgate audit checkpoint: --audit-key is required"},
+		{[]string{"audit", "checkpoint", "--data", empty, "--audit-key", keyPath}, "toolgate audit checkpoint: the audit log holds no entry: nothing to sign\n"},
 		{[]string{"audit", "sign"}, `toolgate audit: unknown command "sign"`},
 	}
 	for _, tt := range tests {
