@@ -280,7 +280,11 @@ func printAuditReport(w io.Writer, source string, rep auditchain.Report, keyed b
 		fmt.Fprintln(w, "no signed checkpoint: nothing proves the chain was not rewritten as a whole")
 	case keyed:
 		fmt.Fprintf(w, "%d checkpoints signed by the key; the last covers the entries up to %d", rep.Signed, rep.LastSigned)
-		if rep.Last > rep.LastSigned {
+		switch {
+		case rep.Last > rep.LastSigned && rep.Partial:
+			// Between the numbers lie other tenants' entries too.
+			fmt.Fprint(w, " (the entries of the file after it are not yet signed)")
+		case rep.Last > rep.LastSigned:
 			fmt.Fprintf(w, " (the %d after it are chained, not yet signed)", rep.Last-rep.LastSigned)
 		}
 		fmt.Fprintln(w)

@@ -469,6 +469,30 @@ func TestAuditExportSelect(t *testing.T) {
 	}
 }
 
+// TestAuditTenantSigned: the signed report of a --tenant file counts no
+// entries it does not hold: after acme's checkpoint at 6 come globex's 7
+// and acme's 8, one entry of the file, not two.
+func TestAuditTenantSigned(t *testing.T) {
+	b, c := newAuditBackend(t, "sqlite")
+	keyPath, pubPath, _ := auditKeys(t)
+	if code, _, errOut := runCmd(append(append([]string{"audit", "checkpoint"}, b.flags...), "--audit-key", keyPath)...); code != exitOK {
+		t.Fatalf("audit checkpoint: %s", errOut)
+	}
+	appendAs := func(tenant string, at time.Duration) {
+		if err := c.AppendAudit(context.Background(), store.AuditEntry{Time: auditT0.Add(at), Tenant: tenant, Principal: "carol",
+			Tool: "bank/get_balance", Decision: "allow", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendAs("globex", time.Hour)
+	appendAs("acme", 2*time.Hour)
+	path, _ := exportFile(t, b, "--tenant", "acme")
+	code, out, _ := runCmd("audit", "verify", "--file", path, "--pubkey", pubPath)
+	if want := "1 checkpoints signed by the key; the last covers the entries up to 6 (the entries of the file after it are not yet signed)\n"; code != exitOK || !strings.HasSuffix(out, want) {
+		t.Errorf("audit verify --pubkey of acme's file = %d, %q; want ok, ending %q", code, out, want)
+	}
+}
+
 // TestAuditUsage: wrong combinations and bad inputs are usage errors (exit
 // 2, one line on stderr naming the problem, a file's with its line).
 func TestAuditUsage(t *testing.T) {
