@@ -14,7 +14,8 @@
 // cached, refetched when a token names an unknown "kid" (key rotation) at
 // most once per [Options.MinRefreshInterval] (a flood of bogus kids cannot
 // hammer the issuer), and refetched when older than [Options.MaxKeyAge].
-// Every fetch is bounded by [Options.FetchTimeout]. A key the verifier
+// Every fetch is bounded by [Options.FetchTimeout], and follows a
+// redirect only to https (http on a loopback host). A key the verifier
 // cannot use (another use, type or curve; malformed; too weak; an
 // ambiguous kid) is skipped and logged; the set's other keys serve.
 //

@@ -63,6 +63,8 @@ type Options struct {
 	MaxKeyAge time.Duration
 	// HTTPClient fetches the discovery document and the key set. Nil
 	// means a client of its own (FetchTimeout bounds its fetches).
+	// Either way a redirect is followed only to an https URL (http on a
+	// loopback host), as the configured URLs must be.
 	HTTPClient *http.Client
 	// FetchTimeout bounds each fetch of the discovery document and the
 	// key set, together, whatever HTTPClient's own timeout: a stalled
@@ -194,9 +196,7 @@ func New(opts *Options) (*Verifier, error) {
 	case o.FetchTimeout > 0:
 		v.fetchTimeout = o.FetchTimeout
 	}
-	if v.client == nil {
-		v.client = &http.Client{}
-	}
+	v.client = secureRedirects(v.client)
 	if v.now == nil {
 		v.now = time.Now
 	}
@@ -230,13 +230,41 @@ func checkURL(s, field string) error {
 	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" && !strings.HasPrefix(field, "JWKSURL") {
 		return fmt.Errorf("oauth: Options.%s %q is not an absolute URL without query or fragment", field, textcut.Shorten(s, 128))
 	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
-	default:
+	if !secure(u) {
 		return fmt.Errorf("oauth: Options.%s %q must be https (http only on a loopback host)", field, textcut.Shorten(s, 128))
 	}
 	return nil
+}
+
+// secure reports whether u may serve the issuer's documents: https, or
+// http on a loopback host.
+func secure(u *url.URL) bool {
+	return u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname())
+}
+
+// secureRedirects returns a copy of c (a new client when nil) that
+// follows a redirect only to a secure URL: the key set reaches the
+// Verifier over https, and an issuer redirecting to plain http would
+// hand it to whoever is on the path. c's own redirect policy (Go's
+// default: at most 10) applies after that.
+func secureRedirects(c *http.Client) *http.Client {
+	var own http.Client
+	if c != nil {
+		own = *c
+	}
+	next := own.CheckRedirect
+	own.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		switch {
+		case !secure(req.URL):
+			return fmt.Errorf("oauth: a redirect to %s: not https (http only on a loopback host)", textcut.Shorten(req.URL.Redacted(), 128))
+		case next != nil:
+			return next(req, via)
+		case len(via) >= 10:
+			return errors.New("oauth: stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &own
 }
 
 func isLoopback(host string) bool {

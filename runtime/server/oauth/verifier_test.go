@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -992,6 +993,57 @@ func TestIssuerExact(t *testing.T) {
 			if slices.ContainsFunc([]string{token, ":443", "tenant-b", "IDP"}, func(s string) bool { return strings.Contains(out, s) }) {
 				t.Errorf("the error or log holds the token or iss: %v\n%s", err, logs)
 			}
+		})
+	}
+}
+
+// roundTrip is an http.RoundTripper of a function.
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRedirectToHTTP: the key set must come over https (http only on a
+// loopback host), and a redirect is no way around that: an issuer whose
+// https JWKS URL redirects to plain http would hand the keys to whoever
+// is on the path, who could then sign any token. The redirect is
+// refused; one to another https URL is followed.
+func TestRedirectToHTTP(t *testing.T) {
+	mallory := oauthtest.NewKey(t, "k1", "ES256")
+	legit := oauthtest.NewKey(t, "k1", "ES256")
+	set := func(k *oauthtest.Key) *http.Response {
+		b, _ := json.Marshal(map[string]any{"keys": []any{k.JWK()}})
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(b))}
+	}
+	redirect := func(to string) *http.Response {
+		return &http.Response{StatusCode: http.StatusFound, Header: http.Header{"Location": {to}}, Body: io.NopCloser(strings.NewReader(""))}
+	}
+	const issuer = "https://id.example.com"
+	tests := []struct {
+		name, to string
+		signer   *oauthtest.Key
+		want     oauth.Reason
+	}{
+		{"to http", "http://keys.example.com/jwks", mallory, oauth.ReasonUnknownKey},
+		{"to https", "https://keys.example.com/jwks", legit, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			client := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+				switch r.URL.String() {
+				case issuer + "/jwks":
+					return redirect(tc.to), nil
+				case "http://keys.example.com/jwks":
+					return set(mallory), nil
+				case "https://keys.example.com/jwks":
+					return set(legit), nil
+				}
+				return &http.Response{StatusCode: 404, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(""))}, nil
+			})}
+			v, _ := newVerifier(t, issuer, &clock{t: t0}, func(o *oauth.Options) { o.JWKSURL, o.HTTPClient = issuer+"/jwks", client })
+			tok := tc.signer.Sign(oauthtest.With(map[string]any{"iss": issuer, "aud": resource, "sub": "alice", "tenant": "acme",
+				"exp": t0.Add(time.Minute).Unix()}), nil)
+			_, err := v.Verify(context.Background(), tok)
+			wantReason(t, err, tc.want)
 		})
 	}
 }
