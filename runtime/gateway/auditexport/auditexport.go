@@ -18,7 +18,8 @@
 // Verify is a parser of untrusted input with a bounded cost: lines of at
 // most [MaxLine] bytes, at most [MaxCheckpoints] checkpoints (kept in memory),
 // entries streamed in constant memory. Member names are exact: a duplicate,
-// or a member named in another case than a line's member, is an error.
+// a member named in another case than a line's member, or a member no
+// line has (which no hash would cover), is an error.
 package auditexport
 
 import (
@@ -178,14 +179,21 @@ var names = func() []string {
 // another case ("TOOL", or "ſtep" under Unicode folding): encoding/json
 // binds it to that member, the last one written winning, so Verify would
 // check a value that a case-sensitive reader of the file (jq, a SIEM)
-// does not see.
+// does not see. It refuses a member that no line has too
+// ("approved_by"): decoding would drop it, so no hash covers what a
+// reader of the file is shown.
 func exactName(name, _ []byte) error {
 	for _, n := range names {
-		if string(name) != n && bytes.EqualFold(name, []byte(n)) {
+		if string(name) == n {
+			return nil
+		}
+	}
+	for _, n := range names {
+		if bytes.EqualFold(name, []byte(n)) {
 			return fmt.Errorf("member %q is %q in another case: names are exact", name, n)
 		}
 	}
-	return nil
+	return fmt.Errorf("member %q is no member of an export's lines: no hash would cover it", name)
 }
 
 // Verify reads an export from r, named name in what it reports

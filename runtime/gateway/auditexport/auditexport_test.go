@@ -72,6 +72,8 @@ func TestMalformed(t *testing.T) {
 			`a.jsonl:2: member "TOOL" is "tool" in another case`},
 		{"member name folded", lines[0] + strings.Replace(lines[1], `"step":`, `"step":0,"ſtep":`, 1), `a.jsonl:2: member "ſtep" is "step" in another case`},
 		{"type in another case", `{"type":"audit_checkpoint","Type":"audit_anchor","seq":0,"hash":"x"}`, `a.jsonl:1: member "Type" is "type" in another case`},
+		{"member of no line", lines[0] + strings.Replace(lines[1], `"tool":`, `"approved_by":"cfo","tool":`, 1),
+			`a.jsonl:2: member "approved_by" is no member of an export's lines`},
 		{"too long", lines[0] + `{"type":"audit_entry","reason":"` + strings.Repeat("x", auditexport.MaxLine) + `"}`, "a.jsonl:2: line longer than"},
 	}
 	for _, tc := range tests {
@@ -86,8 +88,7 @@ func TestMalformed(t *testing.T) {
 
 // FuzzVerify: any input is an error, a report, or a break, never a panic,
 // and an export that changed is never reported whole unless what changed
-// is outside the hashed content (whitespace, field order, unknown
-// fields).
+// is outside the hashed content (whitespace, member order).
 func FuzzVerify(f *testing.F) {
 	f.Add(exported(f, 3, nil))
 	f.Add([]byte(`{"type":"audit_anchor","seq":0,"hash":"x"}` + "\n" + `{"type":"audit_checkpoint","seq":1}`))
