@@ -84,9 +84,9 @@ type listFilter struct {
 }
 
 // maxCallsNoted bounds the tools/call requests a listFilter notes: a call
-// the server never answers stays noted for the connection's life. A call
-// sent while as many are noted is not checked; an undecodable result to
-// it is the SDK's error, an unknown outcome.
+// the server never answers stays noted until the client cancels it (its
+// deadline). A call sent while as many are noted is not checked; an
+// undecodable result to it is the SDK's error, an unknown outcome.
 const maxCallsNoted = 4096
 
 func newListFilter(server string, rejects *listRejects) *listFilter {
@@ -107,10 +107,29 @@ func (c *listFilter) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // sent notes m, a message to the server, when it is a tools/list or a
-// tools/call request, so that received filters its answer.
+// tools/call request, so that received filters its answer; a
+// notifications/cancelled forgets the call it cancels, whose answer may
+// never come.
 func (c *listFilter) sent(m jsonrpc.Message) {
 	r, ok := m.(*jsonrpc.Request)
-	if !ok || !r.ID.IsValid() {
+	if !ok {
+		return
+	}
+	if r.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(r.Params, &p) != nil {
+			return
+		}
+		if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+			c.mu.Lock()
+			delete(c.calls, id.Raw())
+			c.mu.Unlock()
+		}
+		return
+	}
+	if !r.ID.IsValid() {
 		return
 	}
 	c.mu.Lock()
@@ -213,8 +232,13 @@ func (c *listFilter) validTools(result json.RawMessage) json.RawMessage {
 // it as a CallToolResult; else a tool error that says what is wrong with
 // it, marked with [metaInvalidResult] for [invalidResult].
 func validResult(result json.RawMessage) json.RawMessage {
-	var res sdk.CallToolResult
-	err := sdkUnmarshal(result, &res, resultDepth)
+	// CallToolResult decodes itself (its UnmarshalJSON, with the SDK's own
+	// decoder), so only the depth is sdkUnmarshal's to add; calling it
+	// directly spares a decoder's copy of every result.
+	err := checkDepth(result, resultDepth)
+	if err == nil {
+		err = new(sdk.CallToolResult).UnmarshalJSON(result)
+	}
 	if err == nil {
 		return result
 	}
@@ -245,13 +269,22 @@ const (
 // matches names case-insensitively, and would leave out
 // {"name":"x","Title":1}, whose "Title" the SDK ignores.
 func sdkUnmarshal(data []byte, v any, depth int) error {
-	var d jsonDepth
-	if d.scan(data); depth+d.deepest > sdkMaxDepth {
-		return fmt.Errorf("nested too deep: its message would be more than %d levels deep, the most the SDK reads", sdkMaxDepth)
+	if err := checkDepth(data, depth); err != nil {
+		return err
 	}
 	dec := sjson.NewDecoder(bytes.NewReader(data))
 	dec.DontMatchCaseInsensitiveStructFields()
 	return dec.Decode(v)
+}
+
+// checkDepth refuses data, a value that stands depth levels deep in its
+// message, when the message would nest deeper than the SDK reads.
+func checkDepth(data []byte, depth int) error {
+	var d jsonDepth
+	if d.scan(data); depth+d.deepest > sdkMaxDepth {
+		return fmt.Errorf("nested too deep: its message would be more than %d levels deep, the most the SDK reads", sdkMaxDepth)
+	}
+	return nil
 }
 
 // listRejects collects errors, safe for concurrent use; its methods do

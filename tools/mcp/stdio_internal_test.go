@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestSkipNonJSON: lines that open no JSON value are dropped and reported,
@@ -119,4 +121,30 @@ func FuzzListFilter(f *testing.F) {
 			t.Fatalf("validTools(%q) = %q: changed an answer without leaving a tool out", in, out)
 		}
 	})
+}
+
+// TestListFilterForgetsCancelledCalls: a tools/call the client cancels
+// (its deadline passed: the SDK sends notifications/cancelled) is no
+// longer noted, so a server that never answers cannot fill the filter's
+// notes up to maxCallsNoted, past which results go unchecked; a call
+// still running stays noted.
+func TestListFilterForgetsCancelledCalls(t *testing.T) {
+	f := newListFilter("s", nil)
+	send := func(raw string) {
+		t.Helper()
+		m, err := jsonrpc.DecodeMessage([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.sent(m)
+	}
+	send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"act"}}`)
+	send(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"act"}}`)
+	send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"act"}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"context deadline exceeded"}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}`)
+	if len(f.calls) != 1 || !f.calls[int64(8)] {
+		t.Errorf("noted calls = %v, want only 8: 7 and \"x\" were cancelled", f.calls)
+	}
 }
