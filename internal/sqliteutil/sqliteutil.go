@@ -11,7 +11,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,6 +47,8 @@ type DB struct {
 	R *sql.DB
 	// Path is the database file.
 	Path string
+
+	file os.FileInfo // Path's file when opened, for CheckFile
 }
 
 // FileURI returns the SQLite URI ("file:" form, which the driver hands to
@@ -114,6 +118,11 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqliteutil: open %s: journal mode is %q, want wal", path, mode)
 	}
+	file, err := os.Stat(abs)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqliteutil: open %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		w.Close()
@@ -121,8 +130,29 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(o.Readers)
 	r.SetMaxIdleConns(o.Readers)
-	return &DB{W: w, R: r, Path: abs}, nil
+	return &DB{W: w, R: r, Path: abs, file: file}, nil
 }
+
+// CheckFile returns an error wrapping [ErrFileGone], naming the path,
+// when the file at db's path is no longer the one [Open] opened.
+func (db *DB) CheckFile() error {
+	now, err := os.Stat(db.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s was removed since it was opened; a write now would be lost, so nothing is written until a restart opens it anew", ErrFileGone, db.Path)
+	case err != nil:
+		return fmt.Errorf("sqliteutil: %w", err)
+	case !os.SameFile(db.file, now):
+		return fmt.Errorf("%w: %s was replaced by another file since it was opened; a write now would be lost, so nothing is written until a restart opens it anew", ErrFileGone, db.Path)
+	}
+	return nil
+}
+
+// ErrFileGone is wrapped by the error of a write after the database file
+// was removed (its folder deleted) or replaced since [Open]: SQLite would
+// go on writing to the unlinked file, and what it committed would be lost
+// at the next start, when the path opens another database.
+var ErrFileGone = errors.New("sqliteutil: the database file is gone")
 
 // Close closes both pools.
 func (db *DB) Close() error {

@@ -33,7 +33,7 @@ func openWriter(t *testing.T, schema string, hooks *sqliteutil.BatchHooks) (*sql
 	if _, err := db.W.Exec(schema); err != nil {
 		t.Fatal(err)
 	}
-	w := sqliteutil.NewWriter(db.W, 0, hooks)
+	w := sqliteutil.NewWriter(db, 0, hooks)
 	t.Cleanup(func() { w.Close() })
 	return db, w
 }
@@ -297,5 +297,61 @@ func TestWriterMerges(t *testing.T) {
 	db.R.QueryRow("SELECT count(*) FROM u").Scan(&inU)
 	if failed.Load() < 25 || int(ok.Load())+1 != inU {
 		t.Errorf("%d calls failed, %d succeeded, %d rows in u; want every even call to fail and exactly the succeeded calls' rows written (+1)", failed.Load(), ok.Load(), inU)
+	}
+}
+
+// TestWriterRefusesAVanishedFile: once the database file is removed (its
+// folder deleted) or replaced by another file, a write fails with
+// [sqliteutil.ErrFileGone] and commits nothing. SQLite itself goes on
+// writing to the unlinked file, so every write was acknowledged and then
+// lost at the next start, when the path opens a new, empty database.
+func TestWriterRefusesAVanishedFile(t *testing.T) {
+	tests := []struct {
+		name  string
+		swap  func(t *testing.T, path string)
+		write bool // whether a write still commits
+	}{
+		{"in place", func(*testing.T, string) {}, true},
+		{"folder removed", func(t *testing.T, path string) {
+			if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"file replaced", func(t *testing.T, path string) {
+			other := filepath.Join(filepath.Dir(path), "other.db")
+			if err := os.WriteFile(other, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, w := openWriter(t, "CREATE TABLE t(k INTEGER PRIMARY KEY)", nil)
+			if _, err := w.Exec(ctx, "INSERT INTO t(k) VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			tc.swap(t, db.Path)
+			_, err := w.Exec(ctx, "INSERT INTO t(k) VALUES (2)")
+			if tc.write {
+				if err != nil {
+					t.Fatalf("Exec with the file in place = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, sqliteutil.ErrFileGone) || !strings.Contains(err.Error(), db.Path) {
+				t.Fatalf("Exec after the file vanished = %v, want ErrFileGone naming %s", err, db.Path)
+			}
+			var rows int // through the writer's connection, which still holds the unlinked file
+			if err := db.W.QueryRow("SELECT count(*) FROM t").Scan(&rows); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 1 {
+				t.Errorf("rows = %d, want 1: the refused write committed", rows)
+			}
+		})
 	}
 }

@@ -60,6 +60,7 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 // up with many concurrent callers. Safe for concurrent use.
 type Writer struct {
 	db       *sql.DB
+	file     *DB // checked before each commit ([DB.CheckFile])
 	maxBatch int
 	q        *batching.Queue[*writeOp]
 	done     chan struct{} // closed when the consumer returns
@@ -102,14 +103,16 @@ type BatchHooks struct {
 	End   func(ctx context.Context, tx *Tx) error
 }
 
-// NewWriter starts a [Writer] over db, which must be a DB's W pool (one
-// connection). maxBatch bounds the writes per transaction; zero means 256.
-// hooks may be nil.
-func NewWriter(db *sql.DB, maxBatch int, hooks *BatchHooks) *Writer {
+// NewWriter starts a [Writer] over db's writer connection (W). maxBatch
+// bounds the writes per transaction; zero means 256. hooks may be nil.
+// Before each commit it checks that db's file is still in place
+// ([DB.CheckFile]); a batch whose file was removed or replaced is rolled
+// back, each of its callers getting an error wrapping [ErrFileGone].
+func NewWriter(db *DB, maxBatch int, hooks *BatchHooks) *Writer {
 	if maxBatch <= 0 {
 		maxBatch = 256
 	}
-	w := &Writer{db: db, maxBatch: maxBatch, q: batching.New[*writeOp](maxBatch, ErrClosed),
+	w := &Writer{db: db.W, file: db, maxBatch: maxBatch, q: batching.New[*writeOp](maxBatch, ErrClosed),
 		done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, pending: map[string]bool{}}
 	if hooks != nil {
 		w.hooks = *hooks
@@ -308,6 +311,11 @@ func (w *Writer) run(batch []*writeOp) {
 			fail("batch end hook", err)
 			return
 		}
+	}
+	if err := w.file.CheckFile(); err != nil {
+		// SQLite would commit to the unlinked file: acknowledged, then lost.
+		fail("commit", err)
+		return
 	}
 	if err := sqlTx.Commit(); err != nil {
 		fail("commit", err)

@@ -23,7 +23,7 @@ func TestWriterBatchesQueuedWrites(t *testing.T) {
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	w := NewWriter(db.W, 0, &BatchHooks{Begin: func(context.Context, *Tx) error {
+	w := NewWriter(db, 0, &BatchHooks{Begin: func(context.Context, *Tx) error {
 		once.Do(func() { close(entered); <-release })
 		return nil
 	}})

@@ -149,7 +149,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
-	l := &Ledger{db: db, w: sqliteutil.NewWriter(db.W, 0, nil), now: o.Now}
+	l := &Ledger{db: db, w: sqliteutil.NewWriter(db, 0, nil), now: o.Now}
 	err = l.w.Do(ctx, func(ctx context.Context, tx *sqliteutil.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM accounts").Scan(&n); err != nil {

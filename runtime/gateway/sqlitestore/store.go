@@ -80,7 +80,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
 	}
 	s := &Store{db: db}
-	s.w = sqliteutil.NewWriter(db.W, o.MaxBatch, &sqliteutil.BatchHooks{Begin: s.loadToken, End: s.storeToken})
+	s.w = sqliteutil.NewWriter(db, o.MaxBatch, &sqliteutil.BatchHooks{Begin: s.loadToken, End: s.storeToken})
 	return s, nil
 }
 
