@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -22,6 +23,11 @@ const badResultServerEnv = "TOOLGATE_TEST_BAD_RESULT_SERVER"
 // resultListing is the listing of the servers of [TestUndecodableResultRan].
 const resultListing = `{"tools":[{"name":"act","inputSchema":{"type":"object"}}]}`
 
+// badFrameEnv makes the server of [badResultServerEnv] answer every
+// tools/call with the line the variable holds instead, "$ID" in it
+// replaced by the request's id.
+const badFrameEnv = "TOOLGATE_TEST_BAD_FRAME"
+
 // serveBadResult is the server of [badResultServerEnv].
 func serveBadResult() error {
 	result := os.Getenv(badResultServerEnv)
@@ -31,11 +37,64 @@ func serveBadResult() error {
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			return err
 		}
-		if len(req.ID) > 0 {
+		switch frame := os.Getenv(badFrameEnv); {
+		case len(req.ID) == 0:
+		case req.Method == "tools/call" && frame != "":
+			fmt.Println(strings.ReplaceAll(frame, "$ID", string(req.ID)))
+		default:
 			fmt.Println(req.answer(resultListing, result))
 		}
 	}
 	return in.Err()
+}
+
+// TestErrorsTheServerDidNotSend: a call fails as "no effect" (nothing
+// ran: the claim is released and a retry runs afresh) only on a JSON-RPC
+// error the server answered it with. An error the client makes up is an
+// unknown outcome: a frame from the server it cannot read (an id that is
+// true, or null on a response), which ends the connection after the
+// server may have run the tool; an HTTP 500, 502, 503 or 504 (a proxy's
+// timeout while the server runs the tool), which the SDK reports as a
+// JSON-RPC error of its own without reading the body. Before,
+// all of these were "no effect", and a retry ran the tool again as if it
+// never had.
+func TestErrorsTheServerDidNotSend(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdio := func(frame string) mcp.Server {
+		return mcp.Server{Name: "odd", Command: []string{exe}, Env: map[string]string{badResultServerEnv: `{"content":[]}`, badFrameEnv: frame}}
+	}
+	const refusal = `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unknown tool"}}`
+	tests := []struct {
+		name     string
+		cfg      mcp.Server
+		noEffect bool
+	}{
+		{"stdio: an error answer", stdio(fmt.Sprintf(refusal, "$ID")), true},
+		{"stdio: an id that is true", stdio(`{"jsonrpc":"2.0","id":true,"result":{}}`), false},
+		{"stdio: a response whose id is null", stdio(`{"jsonrpc":"2.0","id":null,"result":{}}`), false},
+		{"HTTP: 504 without a body", mcp.Server{Name: "odd", URL: statusServer(t, false, resultListing, "", http.StatusGatewayTimeout, "")}, false},
+		{"HTTP: 500 without a body", mcp.Server{Name: "odd", URL: statusServer(t, false, resultListing, "", http.StatusInternalServerError, "")}, false},
+		{"HTTP: 400 with an error answer", mcp.Server{Name: "odd", URL: statusServer(t, false, resultListing, "", http.StatusBadRequest, fmt.Sprintf(refusal, "$ID"))}, true},
+		// The SDK reads no body of a status it takes for transient.
+		{"HTTP: 500 with an error answer", mcp.Server{Name: "odd", URL: statusServer(t, false, resultListing, "", http.StatusInternalServerError, fmt.Sprintf(refusal, "$ID"))}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			reg := tools.NewRegistry()
+			connect(t, ctx, reg, tc.cfg)
+			got, err := call(t, ctx, reg, "odd/act", map[string]any{})
+			if err == nil {
+				t.Fatalf("call = %s, nil; want an error", got)
+			}
+			if tools.IsNoEffect(err) != tc.noEffect {
+				t.Errorf("call = %v: IsNoEffect = %v, want %v", err, tools.IsNoEffect(err), tc.noEffect)
+			}
+		})
+	}
 }
 
 // TestUndecodableResultRan: a server that answers a tools/call with a

@@ -24,9 +24,10 @@
 //
 // Each imported tool's handler calls the upstream. Its errors follow the
 // gateway's recording table: a tool error (isError) is a *tools.DomainError;
-// a JSON-RPC error answer or a disconnected server is wrapped by
-// tools.NoEffect (nothing ran); a transport failure or timeout mid-call is an
-// unknown outcome. A result that lacks or breaks the structuredContent the
+// a JSON-RPC error the server answered the call with, or a disconnected
+// server, is wrapped by tools.NoEffect (nothing ran); a transport failure or
+// timeout mid-call is an unknown outcome, and so is a JSON-RPC error the
+// SDK makes up (for a frame it cannot read, or an HTTP 5xx or 429 status). A result that lacks or breaks the structuredContent the
 // tool's outputSchema declares is a *tools.DomainError too, with Code
 // [CodeInvalidOutput]: the call ran, so the gateway records the refusal
 // and replays it, and the broken result is not passed on. So is an answer

@@ -22,6 +22,15 @@ import (
 // "method not found", a GET with 405 (no standalone stream).
 func wireServer(t *testing.T, sse bool, listing, result string) string {
 	t.Helper()
+	return statusServer(t, sse, listing, result, http.StatusOK, "")
+}
+
+// statusServer is [wireServer], except that a tools/call is answered
+// with the HTTP status callStatus, and callBody ("$ID" in it replaced by
+// the request's id) as an application/json body, when callStatus is not
+// 200.
+func statusServer(t *testing.T, sse bool, listing, result string, callStatus int, callBody string) string {
+	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -35,6 +44,12 @@ func wireServer(t *testing.T, sse bool, listing, result string) string {
 		}
 		if len(req.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if req.Method == "tools/call" && callStatus != http.StatusOK {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(callStatus)
+			io.WriteString(w, strings.ReplaceAll(callBody, "$ID", string(req.ID)))
 			return
 		}
 		msg := req.answer(listing, result)

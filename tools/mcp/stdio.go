@@ -69,7 +69,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 // valid tools are lost with it. It also replaces a tools/call result the
 // SDK would not decode with one that says so ([invalidResult]): the
 // server answered, so the tool ran, and the SDK's decoding error would
-// make the outcome unknown. Over stdio it wraps the client's
+// make the outcome unknown; and it marks a JSON-RPC error the server
+// answers a call with ([answeredMark]), telling it from the errors the
+// SDK makes up. Over stdio it wraps the client's
 // connection; over streamable HTTP, whose client connection takes session
 // updates through an unexported method that a wrapper would hide, it
 // reads the HTTP bodies instead (listTransport). Safe for concurrent use.
@@ -153,7 +155,8 @@ func (c *listFilter) waiting() bool {
 // received leaves the invalid tools out of m, a message from the server,
 // when it answers a tools/list request sent, replaces its result when it
 // answers a tools/call request with a result the SDK would not decode
-// (validResult), and reports whether it changed m.
+// (validResult), marks its error with answeredMark when it answers a
+// tools/call request with one, and reports whether it changed m.
 func (c *listFilter) received(m jsonrpc.Message) bool {
 	r, ok := m.(*jsonrpc.Response)
 	if !ok || !r.ID.IsValid() {
@@ -165,7 +168,12 @@ func (c *listFilter) received(m jsonrpc.Message) bool {
 	delete(c.calls, r.ID.Raw())
 	c.mu.Unlock()
 	if r.Error != nil {
-		return false
+		var werr *jsonrpc.Error
+		if !call || !errors.As(r.Error, &werr) {
+			return false
+		}
+		werr.Data = answeredMark
+		return true
 	}
 	var out json.RawMessage
 	switch {
@@ -226,6 +234,21 @@ func (c *listFilter) validTools(result json.RawMessage) json.RawMessage {
 		return result
 	}
 	return out
+}
+
+// answeredMark is the data a listFilter puts in a JSON-RPC error the
+// server answered a tools/call with (its own data is not read). The SDK
+// makes up JSON-RPC errors too, for a frame it cannot read (which ends
+// the connection) or an HTTP status it keeps the connection for (500,
+// 502, 503, 504, 429): those say nothing of whether the tool ran, and
+// only a marked error means the server refused the call
+// ([answeredByServer]).
+var answeredMark = json.RawMessage(`{"io.toolgate/answered":true}`)
+
+// answeredByServer reports whether err is an error a server answered a
+// call with, as a listFilter marked it.
+func answeredByServer(err *jsonrpc.Error) bool {
+	return bytes.Equal(err.Data, answeredMark)
 }
 
 // validResult returns result, a tools/call result, when the SDK decodes

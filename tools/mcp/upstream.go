@@ -715,12 +715,13 @@ func (u *Upstream) handler(name string, output *jsonschema.Schema) tools.Handler
 		res, err := cs.CallTool(ctx, params)
 		if err != nil {
 			var werr *jsonrpc.Error
-			if errors.As(err, &werr) {
+			if errors.As(err, &werr) && answeredByServer(werr) {
 				// The server answered with a protocol error: it refused the
 				// request (unknown tool, invalid params) without running it.
 				return nil, tools.NoEffect(&ProtocolError{Server: u.cfg.Name, Tool: name, Code: int(werr.Code), Message: werr.Message})
 			}
-			// Transport failure or deadline: the call may have run.
+			// Transport failure, deadline, or an error the SDK made up (a
+			// frame it could not read, an HTTP 5xx): the call may have run.
 			return nil, fmt.Errorf("mcp: call %s/%s: %w", u.cfg.Name, name, err)
 		}
 		if err := invalidResult(u.cfg.Name, name, res); err != nil {
