@@ -18,4 +18,16 @@
 // discoverer over those catalog files (with the overlay entries, hashed as
 // `toolgate cards hash` would) and fails when the documented tool is not
 // first. A guide that shows a discovery result adds the marker.
+//
+// A terminal transcript of a guide is checked when the line before its
+// fenced block is the marker <!-- transcript -->: each line starting "$ "
+// is a command (continued on the next line while it ends with "|" or
+// "\"), the lines up to the next command are what it prints, stdout and
+// stderr together, a "..." line standing for the rest, and "# exit N" at
+// the end of its last line its exit status. TestDocumentedTranscripts runs
+// each command with bash in a folder that links the repository's files,
+// "go run ./cmd/toolgate" being the toolgate of this checkout and "/tmp/"
+// a folder of the test's own, and fails when the output or the status
+// differs from the guide's. Mark only transcripts that are deterministic
+// and need no program beyond bash, coreutils and toolgate.
 package docsnippets
