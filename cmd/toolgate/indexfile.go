@@ -40,7 +40,7 @@ func prepareIndex(ctx context.Context, d *discovery.Discoverer, snap *tools.Snap
 }
 
 // terminalProgress returns a progress callback that keeps one line on
-// stderr ("prog: indexing 41,000 of 100,000 tools"), shown only after the
+// stderr ("prog: indexing 41% (41000 of 100000 steps)"), shown only after the
 // first second and redrawn at most ten times a second, and a function
 // that clears it; both are nil-safe no-ops (progress nil) when stderr is
 // not a terminal: pipes and tests see nothing.
