@@ -140,8 +140,9 @@ type Options struct {
 	// MaxSchemaTokens is the budget, in o200k tokens, of a tool's
 	// definition as a model is shown it (name, description and input
 	// schema) before long-schema. Zero means 4096, half of a small
-	// model's 8k context (one of the 1,021 tools of the 57 real MCP
-	// servers in the repository's test data is over it, at 4,637).
+	// model's 8k context (one of the 916 tools of the 50 real MCP servers
+	// in the test data, the four held-out sets' and ../shared's, is over
+	// it, at 4,637).
 	MaxSchemaTokens int
 	// Analyzer analyses cards for the similarity. Nil means analysis.New(nil).
 	Analyzer *analysis.Analyzer
