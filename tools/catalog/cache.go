@@ -305,7 +305,7 @@ func readCache(path string, specs []string) ([]File, error) {
 }
 
 func readCacheFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path) // a pipe at path would block os.Open
 	if err != nil {
 		return nil, err
 	}

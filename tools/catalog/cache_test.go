@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/toolgate/toolgate/internal/atomicfile"
+	"github.com/toolgate/toolgate/internal/atomicfile/atomicfiletest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 )
@@ -330,4 +332,23 @@ func fixCRC(data []byte) []byte {
 		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], cacheCRC))
 	}
 	return b
+}
+
+// TestCacheNotAFile: a cache path that names a named pipe, a device or a
+// folder is never read (an open of a pipe with no writer blocked
+// forever) nor replaced: the files are loaded and the warning names the
+// path.
+func TestCacheNotAFile(t *testing.T) {
+	_, specs := cacheSpecs(t)
+	for _, tt := range atomicfiletest.NotFiles(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			rep := loadCached(t, tt.Path, specs)
+			if rep.Hit || rep.Saved || !errors.Is(rep.Warning, atomicfile.ErrNotRegular) || !strings.Contains(rep.Warning.Error(), tt.Path) {
+				t.Errorf("%+v, want a warning naming %s as not a regular file", rep, tt.Path)
+			}
+			if st, err := os.Stat(tt.Path); err != nil || st.Mode().IsRegular() {
+				t.Errorf("%s replaced: %v, %v", tt.Path, st, err)
+			}
+		})
+	}
 }

@@ -527,7 +527,7 @@ func (e encoder) str(s string) {
 // readIndexFile returns the cards of the file at path, or why the file
 // cannot be used (wrapping [ErrIndexFile]).
 func (d *Discoverer) readIndexFile(path string) (*fileCards, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.Open(path) // a pipe at path would block os.Open
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s does not exist yet", ErrIndexFile, path)

@@ -6,9 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/atomicfile"
+	"github.com/toolgate/toolgate/internal/atomicfile/atomicfiletest"
 	"github.com/toolgate/toolgate/internal/catalogtest"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
 	"github.com/toolgate/toolgate/tools/discovery/lexicon"
@@ -146,4 +150,30 @@ func TestIndexFile(t *testing.T) {
 			t.Fatal("the index of a stale file ranks differently from one built from the catalog")
 		}
 	})
+}
+
+// TestIndexFileNotAFile: an index file path that names a named pipe, a
+// device or a folder is never read (an open of a pipe with no writer
+// blocked forever) nor replaced: the warning and the write's error name
+// the path, and the index is still built.
+func TestIndexFileNotAFile(t *testing.T) {
+	snap := catalogtest.Snapshot(t, filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/memory.json"))
+	for _, tt := range atomicfiletest.NotFiles(t) {
+		t.Run(tt.Name, func(t *testing.T) {
+			d := newDiscoverer(t, nil)
+			x, rep, err := d.IndexFile(context.Background(), snap, tt.Path, nil)
+			if !errors.Is(rep.Warning, discovery.ErrIndexFile) || !errors.Is(rep.Warning, atomicfile.ErrNotRegular) || !strings.Contains(rep.Warning.Error(), tt.Path) {
+				t.Errorf("warning %v, want one naming %s as not a regular file", rep.Warning, tt.Path)
+			}
+			if !errors.Is(err, atomicfile.ErrNotRegular) || rep.Saved {
+				t.Errorf("error %v (saved %v), want the write refused", err, rep.Saved)
+			}
+			if x == nil || rep.Analysed != snap.Len() {
+				t.Errorf("index %v, %d of %d tools analysed", x != nil, rep.Analysed, snap.Len())
+			}
+			if st, err := os.Stat(tt.Path); err != nil || st.Mode().IsRegular() {
+				t.Errorf("%s replaced: %v, %v", tt.Path, st, err)
+			}
+		})
+	}
 }

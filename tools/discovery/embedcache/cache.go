@@ -239,7 +239,7 @@ func Open(dir, model string, warn func(string)) (*Cache, error) {
 
 // read returns the trusted content of c's file, nil when there is none.
 func (c *Cache) read() *File {
-	fh, err := os.Open(c.path)
+	fh, err := atomicfile.Open(c.path) // a pipe at the path would block os.Open
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
