@@ -304,6 +304,7 @@ type Discoverer struct {
 	fp    struct {   // fingerprint (persist.go), computed once
 		once sync.Once
 		s    string
+		dim  int // the probe's vector dimension; -1 when unknown
 	}
 }
 

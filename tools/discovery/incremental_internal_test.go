@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"maps"
@@ -314,4 +315,31 @@ func TestIndexFileCompanions(t *testing.T) {
 			t.Error("a file written without companions gave none")
 		}
 	})
+}
+
+// TestIndexFileOtherDimension: a file whose checksum and fingerprint are
+// right but whose vectors have another dimension than the embedder's
+// (written so by hand, or by a bug) is not used: read as it was, every
+// query failed with "embedder returned malformed vectors".
+func TestIndexFileOtherDimension(t *testing.T) {
+	snap := catalogtest.Snapshot(t, filepath.Join(testenv.RepoRoot(t), "examples/transfer/catalog/github.json"))
+	ctx := context.Background()
+	d, _ := New(nil)
+	x, err := d.Index(ctx, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.dim, x.rows = 4, make([]int8, 4*len(x.docs))
+	path := filepath.Join(t.TempDir(), "dim.tgidx")
+	if err := d.WriteIndexFile(x, path); err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := New(nil)
+	_, rep, err := d2.IndexFile(ctx, snap, path, nil)
+	if err != nil || !errors.Is(rep.Warning, ErrIndexFile) || rep.Reused != 0 {
+		t.Fatalf("%+v, %v; want a warning and nothing reused", rep, err)
+	}
+	if _, err := d2.Shortlist(ctx, snap.Authorize(tools.Principal{ID: "p", Tenant: "t"}), Request{Query: "create an issue", K: 3}); err != nil {
+		t.Fatalf("a query after the file: %v", err)
+	}
 }

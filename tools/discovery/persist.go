@@ -301,11 +301,19 @@ func keyOfBuf(t *tools.Tool, buf []byte) (toolKey, []byte) {
 // that another lexicon or embedder is noticed even between two builds of
 // one development version).
 func (d *Discoverer) fingerprint() string {
-	d.fp.once.Do(func() { d.fp.s = d.computeFingerprint() })
+	d.fp.once.Do(func() { d.fp.s, d.fp.dim = d.computeFingerprint() })
 	return d.fp.s
 }
 
-func (d *Discoverer) computeFingerprint() string {
+// fingerprintDim returns the dimension of the embedder's vectors (0
+// without a dense side), as the fingerprint's probe found it; -1 when
+// the probe could not be embedded.
+func (d *Discoverer) fingerprintDim() int {
+	d.fingerprint()
+	return d.fp.dim
+}
+
+func (d *Discoverer) computeFingerprint() (string, int) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "format %d", indexVersion)
 	if b := buildstamp.String(); b != "" {
@@ -320,9 +328,11 @@ func (d *Discoverer) computeFingerprint() string {
 	if d.lex != nil {
 		fmt.Fprintf(&sb, "; lexicon %s", d.lex.Digest())
 	}
+	dim := 0
 	if d.embedder == nil {
 		sb.WriteString("; no dense side")
 	} else {
+		dim = -1
 		fmt.Fprintf(&sb, "; embedder %T", d.embedder)
 		if vs, err := d.embedder.Embed(context.Background(), []string{probe}); err == nil && len(vs) == 1 {
 			row, scale := quantiseVec(vs[0])
@@ -330,9 +340,10 @@ func (d *Discoverer) computeFingerprint() string {
 			binary.Write(h, binary.LittleEndian, row)
 			binary.Write(h, binary.LittleEndian, scale)
 			fmt.Fprintf(&sb, " dim %d %x", len(row), h.Sum(nil)[:8])
+			dim = len(row)
 		}
 	}
-	return sb.String()
+	return sb.String(), dim
 }
 
 // write writes x's cards in the index file format.
@@ -611,8 +622,11 @@ func (d *Discoverer) parseIndexBody(p *parser) (*fileCards, error) {
 		strs[0] = p.str()
 		ids = d.terms.intern(ids, strs)
 	}
+	// The fingerprint names the dimension, but the cards' rows are
+	// read by this field: a file whose field says otherwise (written so
+	// by hand) would fail every query's dense side.
 	dim := int(p.u32())
-	if dim > maxIndexDim || (d.embedder == nil) != (dim == 0) {
+	if want := d.fingerprintDim(); dim > maxIndexDim || (d.embedder == nil) != (dim == 0) || want >= 0 && dim != want {
 		p.fail()
 	}
 	// The count is bounded by the bytes left, as are the arrays below.
