@@ -17,7 +17,7 @@ import (
 func indexFlag(fs *flag.FlagSet) *string {
 	return fs.String("index", "", "keep the discovery index in `FILE` and the catalog files' load in FILE.catalog: a restart reads "+
 		"the analysis of unchanged tools, and the tools of unchanged catalog files, instead of redoing them (a restart of 100,000 tools "+
-		"in about 0.7 s instead of a 4.5 s build, 0.9 s instead of 7.5 s when every schema differs); a missing, corrupt or stale file is rebuilt, with a warning, and written again")
+		"in about 0.7 s instead of a 4.5 s build, 0.9 s instead of 7.5 s when every schema differs); a missing, corrupt or stale file is rebuilt, with a warning, and written again; a pipe, device or folder at FILE is neither read nor replaced (exit 2)")
 }
 
 // prepareIndex builds d's index for snap before the first request: through
