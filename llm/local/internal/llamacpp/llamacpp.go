@@ -24,8 +24,6 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Errors of [Load] (test with [errors.Is]).
@@ -202,7 +200,7 @@ func Load(path string) (*Lib, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLibrary, err)
 	}
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := openLibrary(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrLibrary, path, err)
 	}
@@ -242,18 +240,18 @@ func Load(path string) (*Lib, error) {
 		{nil, "llama_n_ctx_seq"},
 	}
 	for _, b := range binds {
-		sym, err := purego.Dlsym(h, b.name)
+		sym, err := symbol(h, b.name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s has no %s: %w", ErrLibrary, path, b.name, ErrVersion)
 		}
 		if b.fn != nil {
-			purego.RegisterFunc(b.fn, sym)
+			bind(b.fn, sym)
 		}
 	}
 	if err := l.checkLayout(); err != nil {
 		return nil, fmt.Errorf("%w (%s): %v", ErrVersion, path, err)
 	}
-	l.logCallback = purego.NewCallback(l.log)
+	l.logCallback = callback(l.log)
 	l.logSet(l.logCallback, 0)
 	l.backendInit()
 	loaded[path] = l
