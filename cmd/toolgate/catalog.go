@@ -97,7 +97,7 @@ func (c *catalogSources) registerServers(fs *flag.FlagSet) {
 	fs.Var(&c.urls, "mcp-url", "upstream MCP server over Streamable HTTP, as `URL` or NAME=URL; repeatable")
 	fs.Var(&c.passEnv, "mcp-pass-env", "`NAME`s of toolgate's environment variables to pass to every --mcp server (a token it reads), comma-separated; repeatable")
 	fs.StringVar(&c.config, "mcp-config", "", "JSON `file` of upstream MCP servers with scopes and overrides, or another MCP client's list of them (Claude Desktop's, Cursor's, Claude Code's, VS Code's, Cline's, Roo Code's, Windsurf's, Zed's settings.json: docs/mcp.md)")
-	fs.DurationVar(&c.connectTimeout, "mcp-connect-timeout", 2*time.Minute, "how long an upstream server may take to start, initialize and list its tools, at start and at each reconnection; 0 waits without bound")
+	fs.DurationVar(&c.connectTimeout, "mcp-connect-timeout", 2*time.Minute, "how long an upstream server may take to start, initialize and list its tools, at start, at each reconnection and at each re-list after list_changed (one that does not answer a re-list is reconnected); 0 waits without bound")
 }
 
 // mcpOptions returns the upstream options every command shares, for

@@ -51,8 +51,11 @@ type Options struct {
 	// server, its initialization and its first listing, at [Connect], at
 	// [ListTools] and at each reconnection; a server that has not answered
 	// by then fails the attempt (and is stopped) with an error wrapping
-	// [context.DeadlineExceeded]. Zero means 2m (room for npx to fetch a
-	// package first); negative means no bound.
+	// [context.DeadlineExceeded]. It bounds each re-list after
+	// notifications/tools/list_changed too: a server that has not answered
+	// one by then is taken for hung, its connection closed and reconnected.
+	// Zero means 2m (room for npx to fetch a package first); negative means
+	// no bound.
 	ConnectTimeout time.Duration
 	// HTTPClient is used for Streamable HTTP servers. Nil means a client
 	// with no overall timeout (streams are long-lived).
@@ -182,6 +185,9 @@ type Upstream struct {
 	// refreshing: a refresh after list_changed runs; again: another
 	// notification came meanwhile (see listChanged).
 	refreshing, again bool
+	// dropped, when set, is why this Upstream closed its own session
+	// (relist); the supervisor reports it as the loss.
+	dropped error
 
 	// risk is each tool's risk as the server's listings stated it, the
 	// strongest seen; guarded by listing.
@@ -268,9 +274,7 @@ func (u *Upstream) listChanged(ctx context.Context) {
 	u.mu.Unlock()
 	go func() {
 		for {
-			if err := u.Refresh(context.WithoutCancel(ctx)); err != nil {
-				u.opts.Logger.Warn("mcp: refresh after list_changed failed", "server", u.cfg.Name, "err", err)
-			}
+			u.relist(context.WithoutCancel(ctx))
 			u.mu.Lock()
 			if !u.again {
 				u.refreshing = false
@@ -281,6 +285,34 @@ func (u *Upstream) listChanged(ctx context.Context) {
 			u.mu.Unlock()
 		}
 	}()
+}
+
+// relist is one listing after list_changed, bounded like a connection
+// by [Options.ConnectTimeout]: a server that has not answered by then is
+// taken for hung, and its connection is closed so that the supervisor
+// reconnects it (its tools stay known meanwhile, as for any lost
+// connection) instead of keeping the old listing, and the listing lock,
+// forever. That is logged once, as the reason the connection was lost.
+func (u *Upstream) relist(ctx context.Context) {
+	u.mu.Lock()
+	cs, closed := u.session, u.closed
+	u.mu.Unlock()
+	if closed || cs == nil {
+		return // the reconnection, if any, lists afresh
+	}
+	err := u.bounded(ctx, func(ctx context.Context) error { return u.register(ctx, cs, false) })
+	switch {
+	case err == nil:
+	case u.opts.ConnectTimeout >= 0 && errors.Is(err, context.DeadlineExceeded):
+		u.mu.Lock()
+		if u.session == cs {
+			u.dropped = fmt.Errorf("the re-list after notifications/tools/list_changed failed, so the connection was closed: %w", err)
+		}
+		u.mu.Unlock()
+		cs.Close()
+	default:
+		u.opts.Logger.Warn("mcp: refresh after list_changed failed", "server", u.cfg.Name, "err", err)
+	}
 }
 
 func (u *Upstream) dial(ctx context.Context) (*sdk.ClientSession, error) {
@@ -792,6 +824,9 @@ func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
 		u.mu.Lock()
 		u.session = nil
 		closed := u.closed
+		if u.dropped != nil {
+			err, u.dropped = u.dropped, nil
+		}
 		u.mu.Unlock()
 		if closed {
 			return
