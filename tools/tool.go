@@ -228,6 +228,35 @@ func IsNoEffect(err error) bool {
 	return errors.As(err, &ne)
 }
 
+type unavailableError struct {
+	err   error // a *noEffectError
+	after time.Duration
+}
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// Unavailable marks err as a refusal of a handler whose server is not
+// connected now and is being reconnected (an MCP server that dropped):
+// nothing ran, as with [NoEffect] (which it implies), and the same call
+// may be sent again, after retryAfter when that is positive.
+func Unavailable(err error, retryAfter time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &unavailableError{err: NoEffect(err), after: retryAfter}
+}
+
+// UnavailableFor reports whether err, or an error it wraps, was marked by
+// [Unavailable], and the retry-after hint it was given.
+func UnavailableFor(err error) (retryAfter time.Duration, ok bool) {
+	var ue *unavailableError
+	if !errors.As(err, &ue) {
+		return 0, false
+	}
+	return ue.after, true
+}
+
 // modelNamePattern is the rule names shown to a model must follow (OpenAI's
 // function-name rule, which other backends accept too).
 var modelNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

@@ -127,7 +127,11 @@ type ran struct {
 	value  json.RawMessage    // ranValue
 	domain *tools.DomainError // ranDomain
 	reason string             // ranUncertain, ranNoEffect: internal text, for the log and the record only
-	at     time.Time          // the gateway clock when the handler returned
+	// reconnecting: a ranNoEffect refusal because the tool's server is
+	// being reconnected ([tools.Unavailable]), to retry after retryAfter.
+	reconnecting bool
+	retryAfter   time.Duration
+	at           time.Time // the gateway clock when the handler returned
 }
 
 type ranKind uint8
@@ -156,7 +160,8 @@ func classify(value json.RawMessage, err error, panicked any) ran {
 		d := *dom
 		return ran{kind: ranDomain, domain: &d}
 	case tools.IsNoEffect(err):
-		return ran{kind: ranNoEffect, reason: err.Error()}
+		after, reconnecting := tools.UnavailableFor(err)
+		return ran{kind: ranNoEffect, reason: err.Error(), reconnecting: reconnecting, retryAfter: after}
 	default:
 		return ran{kind: ranUncertain, reason: err.Error()}
 	}
@@ -340,6 +345,10 @@ func decide(f *facts) next {
 		return answer(&Result{Value: r.value, IdempotencyKey: key, Attempts: a, PreviousUncertain: a > 1}, nil)
 	case r.kind == ranDomain:
 		return answer(nil, domainError(r.domain, key, false))
+	case r.kind == ranNoEffect && r.reconnecting:
+		return next{do: actAnswer, internal: "the tool's server is not connected: " + r.reason,
+			err: &Error{Type: DownstreamFailure, Code: CodeServerReconnecting, Retryable: true, RetryAfter: r.retryAfter, IdempotencyKey: key,
+				Message: fmt.Sprintf("%s cannot run now: its server is reconnecting; nothing ran, send the same call again later", t.ID)}}
 	case r.kind == ranNoEffect:
 		return next{do: actAnswer, internal: "the tool failed before any effect: " + r.reason,
 			err: &Error{Type: DownstreamFailure, Retryable: true, IdempotencyKey: key,

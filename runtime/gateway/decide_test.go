@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,5 +309,29 @@ func TestClassify(t *testing.T) {
 	}
 	if r := classify(nil, nil, nil); string(r.value) != "null" {
 		t.Errorf("classify(empty) value = %s, want null", r.value)
+	}
+}
+
+// TestDecideReconnecting: a handler that refused because its server is
+// being reconnected ([tools.Unavailable]) is a no-effect outcome (the
+// claim released), answered as a retryable DOWNSTREAM_FAILURE coded
+// [CodeServerReconnecting] with the handler's retry-after hint.
+func TestDecideReconnecting(t *testing.T) {
+	r := classify(nil, tools.Unavailable(errors.New("mcp: upstream server not connected: db"), 3*time.Second), nil)
+	if r.kind != ranNoEffect || !r.reconnecting || r.retryAfter != 3*time.Second {
+		t.Fatalf("classify(Unavailable) = %+v, want no effect, reconnecting, retry after 3s", r)
+	}
+	no := false
+	f := &facts{call: Call{Principal: tools.Principal{ID: "alice", Tenant: "acme"}, SessionID: "s", Step: 1},
+		tool: &tools.Tool{ID: "db/query"}, valid: &validation{key: "k1"}, pending: &heldLookup{},
+		claim: &store.Claim{Status: store.ClaimAcquired, Record: store.Record{Attempts: 1}}, ran: &r}
+	if n := decide(f); n.do != actRelease {
+		t.Fatalf("decide before the release = %v, want actRelease", n.do)
+	}
+	f.fenced = &no
+	n := decide(f)
+	if e := n.err; n.do != actAnswer || e == nil || e.Type != DownstreamFailure || !e.Retryable || e.Code != CodeServerReconnecting ||
+		e.RetryAfter != 3*time.Second || strings.Contains(e.Message, "not connected: db") {
+		t.Errorf("decide after the release = %+v (%+v); want a retryable DOWNSTREAM_FAILURE, code %s, retry after 3s, no internals", n, n.err, CodeServerReconnecting)
 	}
 }

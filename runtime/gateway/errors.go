@@ -68,6 +68,14 @@ const (
 // nothing is recorded; the call is final until a server provides the tool.
 const CodeServerNotConnected = "SERVER_NOT_CONNECTED"
 
+// CodeServerReconnecting is the Code of the DOWNSTREAM_FAILURE of a call
+// whose tool's server is not connected now and is being reconnected (the
+// handler said so with [tools.Unavailable]): the tool is still known,
+// nothing ran and nothing is recorded, and the same call may be sent again
+// after [Error.RetryAfter]. A retry of a call whose outcome is recorded
+// gets that outcome, as ever, without the server.
+const CodeServerReconnecting = "SERVER_RECONNECTING"
+
 // Error is a structured refusal of a call: everything a model (or a client)
 // needs to fix its call or to retry it. Execute returns every refusal as an
 // *Error; match it with [errors.As]. Protocol failures (bad arguments, denied,
@@ -99,9 +107,10 @@ type Error struct {
 	// ApprovalID names the approval to grant (CONFIRMATION_REQUIRED), or
 	// the one an approver denied (the PERMISSION_DENIED of such a call).
 	ApprovalID string `json:"approval_id,omitempty"`
-	// Code is the domain error's code (DOMAIN_ERROR), or
+	// Code is the domain error's code (DOMAIN_ERROR),
 	// [CodeServerNotConnected] (UNKNOWN_TOOL of a tool that exists but has no
-	// handler). Empty elsewhere.
+	// handler), or [CodeServerReconnecting] (DOWNSTREAM_FAILURE of a tool
+	// whose server is being reconnected). Empty elsewhere.
 	Code string `json:"code,omitempty"`
 	// IdempotencyKey is the call's key when it was derived (from the claim
 	// step on), so a client can correlate and reconcile.

@@ -8,8 +8,9 @@
 // irreversible, idempotentHint, openWorldHint), plus the scopes and
 // overrides of the server's configuration. The tools stay current: a
 // notifications/tools/list_changed re-lists them; a server that dies or
-// hangs (keep-alive pings fail) has its tools taken out of the catalog and is
-// reconnected with exponential backoff.
+// hangs (keep-alive pings fail) is reconnected with exponential backoff,
+// its tools known meanwhile with their last definitions and a call of one
+// refused as retryable (tools.Unavailable); Close takes them out.
 //
 //	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "memory",
 //		Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"},

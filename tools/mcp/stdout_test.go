@@ -34,6 +34,7 @@ var testServers = []struct {
 	{outputServerEnv, func() error { return outputServer().Run(context.Background(), &sdk.StdioTransport{}) }},
 	{environServerEnv, serveEnviron},
 	{badResultServerEnv, serveBadResult},
+	{flakyServerEnv, serveFlaky},
 	// Never answers: reads its stdin until the client closes it.
 	{silentServerEnv, func() error { io.Copy(io.Discard, os.Stdin); return nil }},
 }

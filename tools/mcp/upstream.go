@@ -159,8 +159,10 @@ type Weakened struct {
 
 // Upstream is one connected MCP server whose tools live in a Registry under
 // the namespace [Server.Name]. It keeps them current on
-// notifications/tools/list_changed, removes them when the server dies or
-// hangs, and reconnects with backoff until Close. Safe for concurrent use.
+// notifications/tools/list_changed, keeps them known (their calls refused
+// as retryable, [tools.Unavailable]) while a server that died or hangs is
+// reconnected with backoff, and removes them at Close. Safe for concurrent
+// use.
 type Upstream struct {
 	cfg    Server
 	reg    *tools.Registry
@@ -185,6 +187,8 @@ type Upstream struct {
 	// refreshing: a refresh after list_changed runs; again: another
 	// notification came meanwhile (see listChanged).
 	refreshing, again bool
+	// nextAttempt is when the supervisor next tries to reconnect.
+	nextAttempt time.Time
 	// dropped, when set, is why this Upstream closed its own session
 	// (relist); the supervisor reports it as the loss.
 	dropped error
@@ -738,7 +742,8 @@ func (u *Upstream) handler(name string, output *jsonschema.Schema) tools.Handler
 			return nil, tools.NoEffect(fmt.Errorf("%w: %s/%s", ErrQuarantined, u.cfg.Name, name))
 		}
 		if cs == nil {
-			return nil, tools.NoEffect(fmt.Errorf("%w: %s", ErrDisconnected, u.cfg.Name))
+			// Reconnecting (a closed Upstream has taken its tools out).
+			return nil, tools.Unavailable(fmt.Errorf("%w: %s", ErrDisconnected, u.cfg.Name), u.retryAfter())
 		}
 		params := &sdk.CallToolParams{Name: name, Arguments: args}
 		if key, ok := tools.IdempotencyKey(ctx); ok {
@@ -764,6 +769,15 @@ func (u *Upstream) handler(name string, output *jsonschema.Schema) tools.Handler
 		}
 		return toolResult(res)
 	}
+}
+
+// retryAfter is how long a call refused while reconnecting should wait:
+// until the next reconnection attempt, and at least [Options.MinBackoff].
+func (u *Upstream) retryAfter() time.Duration {
+	u.mu.Lock()
+	next := u.nextAttempt
+	u.mu.Unlock()
+	return max(time.Until(next), u.opts.MinBackoff)
 }
 
 // ProtocolError is a JSON-RPC error the upstream answered a call with. It is
@@ -837,6 +851,9 @@ func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
 		u.fail(err)
 		for {
 			delay := backoff/2 + rand.N(backoff/2+1)
+			u.mu.Lock()
+			u.nextAttempt = time.Now().Add(delay)
+			u.mu.Unlock()
 			select {
 			case <-ctx.Done():
 				return
@@ -874,20 +891,17 @@ func (u *Upstream) supervise(ctx context.Context, cs *sdk.ClientSession) {
 	}
 }
 
-// fail records a lost connection and takes the server's tools out of the
-// catalog, so discovery stops offering tools that cannot run.
+// fail records a lost connection. The server's tools stay in the catalog
+// with their last definitions while it is reconnected, so that a retry of
+// a call of one is not told the tool does not exist: their handlers refuse
+// with [tools.Unavailable] (nothing ran, retry later), and a call whose
+// outcome the gateway recorded is still replayed. Only Close takes them out.
 func (u *Upstream) fail(err error) {
-	u.opts.Logger.Warn("mcp: upstream lost; its tools leave the catalog", "server", u.cfg.Name, "err", err)
-	if rerr := u.reg.ReplaceNamespace(u.cfg.Name, nil); rerr != nil {
-		u.opts.Logger.Error("mcp: remove tools", "server", u.cfg.Name, "err", rerr)
-	}
+	u.opts.Logger.Warn("mcp: upstream lost; reconnecting (its tools stay known, a call of one is refused as retryable meanwhile)",
+		"server", u.cfg.Name, "err", err)
 	u.mu.Lock()
 	u.lastErr = err
-	u.ntools = 0
 	u.mu.Unlock()
-	if u.opts.OnChange != nil {
-		u.opts.OnChange(u.cfg.Name, 0)
-	}
 }
 
 // Status reports the connection's current state.
