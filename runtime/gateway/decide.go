@@ -189,6 +189,13 @@ func (f *facts) needsApprovalByTool() bool {
 // noEffect reports that the handler failed before any effect.
 func (f *facts) noEffect() bool { return f.ran != nil && f.ran.kind == ranNoEffect }
 
+// release reports that the claim is given back once the handler failed
+// before any effect: unless the claim took over an earlier execution whose
+// outcome is unknown, which this one leaves unknown, so the record stays
+// uncertain (MarkUncertain) rather than vanish (a server reconnecting
+// refuses every re-run of a call it died under).
+func (f *facts) release() bool { return f.noEffect() && f.claim.Previous == "" }
+
 // approved reports that a is a granted approval of exactly this call,
 // still valid at admission.
 func (f *facts) approved(a *store.Approval) bool {
@@ -331,7 +338,10 @@ func decide(f *facts) next {
 		case ranValue, ranDomain:
 			return next{do: actComplete}
 		case ranNoEffect:
-			return next{do: actRelease}
+			if f.release() {
+				return next{do: actRelease}
+			}
+			return next{do: actMarkUncertain}
 		default:
 			return next{do: actMarkUncertain}
 		}

@@ -334,4 +334,9 @@ func TestDecideReconnecting(t *testing.T) {
 		e.RetryAfter != 3*time.Second || strings.Contains(e.Message, "not connected: db") {
 		t.Errorf("decide after the release = %+v (%+v); want a retryable DOWNSTREAM_FAILURE, code %s, retry after 3s, no internals", n, n.err, CodeServerReconnecting)
 	}
+	// A re-run of an uncertain call that did nothing leaves it uncertain.
+	f.fenced, f.claim = nil, &store.Claim{Status: store.ClaimAcquired, Previous: store.StateUncertain, Record: store.Record{Attempts: 2}}
+	if n := decide(f); n.do != actMarkUncertain {
+		t.Errorf("decide after a re-run of an uncertain call refused = %v, want actMarkUncertain", n.do)
+	}
 }

@@ -48,8 +48,10 @@
 //	*tools.DomainError (insufficient       (Options.Retention,     comes back as DOMAIN_ERROR, Cached)
 //	funds)                                 default 24 h)
 //
-//	handler failed before any side effect  claim released          a fresh execution
-//	(tools.NoEffect)
+//	handler failed before any side effect  claim released (a re-   a fresh execution (the uncertain record's
+//	(tools.NoEffect, tools.Unavailable:    run of an uncertain     rules, for a re-run of an uncertain call)
+//	DOWNSTREAM_FAILURE, and for the        call leaves it
+//	latter CodeServerReconnecting)         uncertain)
 //
 //	outcome unknown: timeout, panic,       yes, state uncertain    UncertainRerun (default): the handler runs
 //	unmarked error, or the owner vanished  (for the retention)     again with the SAME key, which the downstream

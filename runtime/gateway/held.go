@@ -288,7 +288,11 @@ func (g *Gateway) hold(ctx context.Context, f *facts, slot store.Slot) {
 			}
 		}
 	case ranNoEffect:
-		e.op = opRelease
+		if f.release() {
+			e.op = opRelease
+			break
+		}
+		fallthrough
 	default:
 		e.op = opMarkUncertain
 		e.reason = cleanText(f.ran.reason, 512)
