@@ -304,3 +304,76 @@ func TestServeOrigin(t *testing.T) {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
 	}
 }
+
+// await waits until serve's stderr holds text.
+func (p *serveProcess) await(t *testing.T, text string) {
+	t.Helper()
+	select {
+	case <-p.Stderr.Await(text):
+	case <-t.Context().Done():
+		t.Fatalf("serve never said %q:\n%s", text, p.Stderr.String())
+	}
+}
+
+// TestServeCallWhileReconnecting: while serve reconnects an upstream MCP
+// server that died, its tools stay known: a retry of a recorded call gets
+// the recorded result, and a new call is refused 503 DOWNSTREAM_FAILURE,
+// retryable, with "code":"SERVER_RECONNECTING" and a Retry-After header,
+// until the server is back and the call runs. Before, both were 404
+// UNKNOWN_TOOL.
+func TestServeCallWhileReconnecting(t *testing.T) {
+	memory := memoryServer(t)
+	dir := t.TempDir()
+	tokens := aliceTokens(t, dir, "tok-alice")
+	// The server records its pid, and cannot start while a file down is there.
+	script := filepath.Join(dir, "memory.sh")
+	body := fmt.Sprintf("#!/bin/sh\n[ -e %[1]s/down ] && exit 1\necho $$ > %[1]s/pid\nexec node %[2]s\n", dir, memory)
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, buildToolgate(t), "--tokens", tokens, "--data", filepath.Join(dir, "data"),
+		"--mcp", "memory=env MEMORY_FILE_PATH="+filepath.Join(dir, "memory.jsonl")+" sh "+script)
+	call := func(step int) string {
+		return fmt.Sprintf(`{"session_id":"s1","step":%d,"tool":"memory/read_graph","arguments":{}}`, step)
+	}
+	if code, first := p.post(t, "tok-alice", "/v1/tools/call", call(1)); code != 200 {
+		t.Fatalf("call = %d %v, want 200", code, first)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "down"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.await(t, "mcp: reconnect failed")
+	if code, again := p.post(t, "tok-alice", "/v1/tools/call", call(1)); code != 200 || again["cached"] != true {
+		t.Errorf("the recorded step while reconnecting = %d %v, want 200, cached", code, again)
+	}
+	resp, data := testenv.Post(t, t.Context(), p.url+"/v1/tools/call", "tok-alice", call(2), "Content-Type", "application/json")
+	var refused map[string]any
+	if err := json.Unmarshal(data, &refused); err != nil {
+		t.Fatalf("a new step while reconnecting: %d %s: not JSON", resp.StatusCode, data)
+	}
+	if resp.StatusCode != 503 || refused["error_type"] != "DOWNSTREAM_FAILURE" || refused["retryable"] != true ||
+		refused["code"] != "SERVER_RECONNECTING" || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a new step while reconnecting = %d (Retry-After %q) %v; want 503 DOWNSTREAM_FAILURE, retryable, code SERVER_RECONNECTING, with Retry-After",
+			resp.StatusCode, resp.Header.Get("Retry-After"), refused)
+	}
+
+	if err := os.Remove(filepath.Join(dir, "down")); err != nil {
+		t.Fatal(err)
+	}
+	p.await(t, "mcp: reconnected")
+	if code, ran := p.post(t, "tok-alice", "/v1/tools/call", call(2)); code != 200 || ran["cached"] != false {
+		t.Errorf("the refused step once the server is back = %d %v, want 200, run", code, ran)
+	}
+}
