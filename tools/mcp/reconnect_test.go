@@ -74,7 +74,8 @@ func awaitLog(t *testing.T, ctx context.Context, logs *testenv.Buffer, text stri
 // caller without the tool's scope is still refused, a retry of a call
 // whose outcome is unknown (it was running when the server died) keeps
 // the outcome uncertain, and once the server is back the refused calls
-// run. Before, the tools left the catalog: a retry, even of a recorded
+// run; after Close, a call is refused as closed, not reconnecting.
+// Before, the tools left the catalog: a retry, even of a recorded
 // call, was UNKNOWN_TOOL, final.
 func TestCallWhileReconnecting(t *testing.T) {
 	ctx := testContext(t)
@@ -184,5 +185,15 @@ func TestCallWhileReconnecting(t *testing.T) {
 	res, err = gw.Execute(ctx, call(alice, 3))
 	if err != nil || res.Cached || !res.PreviousUncertain {
 		t.Errorf("the uncertain call once the server is back = %+v, %v; want it re-run, saying an earlier attempt was uncertain", res, err)
+	}
+
+	// A server closed for good is not reconnecting: a call through a
+	// snapshot taken before says it is closed.
+	stale := reg.Snapshot()
+	up.Close()
+	i, _ := stale.Lookup("flaky/echo")
+	_, err = stale.Tool(i).Handler(ctx, json.RawMessage(`{"text":"hi"}`))
+	if _, reconnecting := tools.UnavailableFor(err); !errors.Is(err, mcp.ErrClosed) || !tools.IsNoEffect(err) || reconnecting {
+		t.Errorf("a call after Close = %v; want ErrClosed, no effect, not reconnecting", err)
 	}
 }

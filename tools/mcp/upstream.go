@@ -25,10 +25,13 @@ import (
 
 // Errors a tool handler returns when the upstream cannot take the call.
 var (
-	// ErrDisconnected means the upstream server is not connected; the call
-	// was not sent (it is wrapped by [tools.NoEffect]).
+	// ErrDisconnected means the upstream server is not connected and is
+	// being reconnected; the call was not sent (it is wrapped by
+	// [tools.Unavailable], which implies [tools.NoEffect]).
 	ErrDisconnected = errors.New("mcp: upstream server not connected")
-	// ErrClosed is returned by methods of a closed Upstream.
+	// ErrClosed is returned by methods of a closed Upstream, and (wrapped
+	// by [tools.NoEffect]) by a call of its tool through a snapshot taken
+	// before Close.
 	ErrClosed = errors.New("mcp: upstream closed")
 )
 
@@ -735,14 +738,17 @@ func definition(t *sdk.Tool) (tools.Definition, error) {
 func (u *Upstream) handler(name string, output *jsonschema.Schema) tools.Handler {
 	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		u.mu.Lock()
-		cs := u.session
+		cs, closed := u.session, u.closed
 		_, quarantined := u.pins.quarantined[name]
 		u.mu.Unlock()
 		if quarantined {
 			return nil, tools.NoEffect(fmt.Errorf("%w: %s/%s", ErrQuarantined, u.cfg.Name, name))
 		}
+		if closed {
+			// Gone for good; a call through an older snapshot.
+			return nil, tools.NoEffect(fmt.Errorf("%w: %s", ErrClosed, u.cfg.Name))
+		}
 		if cs == nil {
-			// Reconnecting (a closed Upstream has taken its tools out).
 			return nil, tools.Unavailable(fmt.Errorf("%w: %s", ErrDisconnected, u.cfg.Name), u.retryAfter())
 		}
 		params := &sdk.CallToolParams{Name: name, Arguments: args}
