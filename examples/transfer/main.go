@@ -105,7 +105,7 @@ type commandUsage struct {
 var helps = map[string]commandUsage{
 	"": {NoFlags: true, Usage: cli.Usage{
 		Synopsis: "transfer",
-		Summary:  "The guided demo on embedded defaults (scripted model, SQLite in a temporary folder): discovery, the turn grammar, a transfer, a replayed duplicate, a denied admin call.",
+		Summary:  "The guided demo on embedded defaults (scripted model, SQLite in a temporary folder): discovery, the turn grammar, a transfer, a replayed duplicate, a denied admin call, a large transfer held for a second person's approval.",
 		Examples: []string{"go run ./examples/transfer"},
 	}},
 	"serve": {Usage: cli.Usage{
