@@ -17,10 +17,11 @@ import (
 // Options configures [Checked]. A nil *Options means all defaults.
 type Options struct {
 	// Validate checks a call's arguments before Chat returns the call
-	// (typically the tool's JSON Schema and domain rules). Its error text
-	// goes back to the model, so it must name only the tool it was given.
-	// nil means no check beyond the backend's constraint.
-	Validate func(tool string, args json.RawMessage) error
+	// (typically the tool's JSON Schema and domain rules). It is given
+	// the context of the Chat call it checks. Its error text goes back to
+	// the model, so it must name only the tool it was given. nil means no
+	// check beyond the backend's constraint.
+	Validate func(ctx context.Context, tool string, args json.RawMessage) error
 
 	// MaxRepairs is how many times a rejected reply is sent back to the
 	// model with the reason. 0 means 2; negative means none.
@@ -205,7 +206,7 @@ func (c *CheckedBackend) Chat(ctx context.Context, req *Request) (*Response, err
 			c.metrics.outcome(c.name, errorOutcome(ctx, err))
 			return nil, err
 		default:
-			oe = c.validate(resp)
+			oe = c.validate(ctx, resp)
 		}
 		if oe == nil {
 			resp.Usage = total
@@ -266,12 +267,12 @@ func (c *CheckedBackend) tighten(ctx context.Context, cur *Request, budgeted boo
 }
 
 // validate runs the Validate hook on resp's call.
-func (c *CheckedBackend) validate(resp *Response) *OutputError {
+func (c *CheckedBackend) validate(ctx context.Context, resp *Response) *OutputError {
 	if c.opts.Validate == nil || resp.Action != ActionCall {
 		return nil
 	}
 	for _, call := range resp.Calls {
-		if err := c.opts.Validate(call.Name, call.Arguments); err != nil {
+		if err := c.opts.Validate(ctx, call.Name, call.Arguments); err != nil {
 			return &OutputError{Problem: ProblemInvalidArguments, Raw: resp.Raw, Err: err,
 				Reason: fmt.Sprintf("the arguments of the call to %s are invalid: %v", call.Name, err)}
 		}

@@ -100,7 +100,7 @@ func TestRepair(t *testing.T) {
 
 // rejectUnknownProperties is a Validate hook standing in for the
 // gateway's schema validation of get_balance.
-func rejectUnknownProperties(tool string, args json.RawMessage) error {
+func rejectUnknownProperties(_ context.Context, tool string, args json.RawMessage) error {
 	var m map[string]any
 	if err := json.Unmarshal(args, &m); err != nil {
 		return err
@@ -126,6 +126,26 @@ func TestRepairEchoesOnlyValidatedCalls(t *testing.T) {
 	call, _ := rm["call"].(map[string]any)
 	if call["tool"] != "get_balance" || !strings.Contains(rm["reason"].(string), "/admin: property not allowed") {
 		t.Errorf("repair message = %v, want the call and the validation error", rm)
+	}
+}
+
+// TestValidateGetsTheChatContext checks that the Validate hook runs under
+// the context of the Chat call it checks: its values (a trace, the
+// caller's deadline) and its cancellation.
+func TestValidateGetsTheChatContext(t *testing.T) {
+	type key struct{}
+	b := scripted.New([]scripted.Reply{scripted.Call("get_balance", `{"account":"ACC-00001"}`)}, nil)
+	var got any
+	cb := checked(t, b, &llm.Options{Validate: func(ctx context.Context, _ string, _ json.RawMessage) error {
+		got = ctx.Value(key{})
+		return nil
+	}})
+	ctx := context.WithValue(context.Background(), key{}, "the turn's")
+	if _, err := cb.Chat(ctx, backendtest.Request(llm.ModeEnvelope)); err != nil {
+		t.Fatal(err)
+	}
+	if got != "the turn's" {
+		t.Errorf("Validate saw the value %v, want the Chat context's", got)
 	}
 }
 

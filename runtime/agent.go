@@ -359,7 +359,7 @@ func New(reg *tools.Registry, disc *discovery.Discoverer, gw *gateway.Gateway, b
 	// Check the options once; each session wraps the backend with its own
 	// Validate hook (it needs the session's principal).
 	probe := a.llmOpts
-	probe.Validate = func(string, json.RawMessage) error { return nil }
+	probe.Validate = func(context.Context, string, json.RawMessage) error { return nil }
 	if _, err := llm.Checked(backend, &probe); err != nil {
 		return nil, fmt.Errorf("%w: LLM: %v", ErrOptions, err)
 	}

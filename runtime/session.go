@@ -260,7 +260,7 @@ func (s *Session) runStep(ctx context.Context, step int, turn *Turn) (bool, erro
 // validate is the [llm.Checked] hook: the gateway's own pre-claim checks of
 // the model's call, so a malformed call goes back to the model for repair
 // before it becomes a step. It runs inside Run, which holds s.mu.
-func (s *Session) validate(name string, args json.RawMessage) error {
+func (s *Session) validate(ctx context.Context, name string, args json.RawMessage) error {
 	a := s.agent
 	if name == FindToolsName {
 		// The native find_tools tool is the runtime's own, not the gateway's.
@@ -276,7 +276,7 @@ func (s *Session) validate(name string, args json.RawMessage) error {
 	if _, ok := view.Get(id); !ok {
 		return fmt.Errorf("no tool %q", name)
 	}
-	err := a.gw.Check(context.Background(), gateway.Call{Principal: s.principal, SessionID: s.id, Step: s.step, Tool: id, Arguments: args})
+	err := a.gw.Check(ctx, gateway.Call{Principal: s.principal, SessionID: s.id, Step: s.step, Tool: id, Arguments: args})
 	var ge *gateway.Error
 	if errors.As(err, &ge) && ge.Type == gateway.ValidationError {
 		body, _ := json.Marshal(ge.Details)

@@ -20,14 +20,14 @@ func Example() {
 	shortlist := []llm.ToolSpec{{Name: "get_weather", Description: "Current weather for a city",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}}
 	envelopeSchema := json.RawMessage(`{"type":"object"}`) // grammar.EnvelopeSchema of the shortlist, in real code
-	validate := func(tool string, args json.RawMessage) error { return nil }
+	validate := func(ctx context.Context, tool string, args json.RawMessage) error { return nil }
 
 	b, err := ollama.New("qwen3:8b", nil) // OLLAMA_HOST, default http://127.0.0.1:11434
 	if err != nil {
 		log.Fatal(err)
 	}
 	cb, err := llm.Checked(b, &llm.Options{
-		Validate:   validate,                     // func(tool string, args json.RawMessage) error, e.g. the gateway's schema check
+		Validate:   validate,                     // func(ctx, tool, args) error, e.g. the gateway's schema check
 		Registerer: prometheus.DefaultRegisterer, // toolgate_llm_* metrics
 	})
 	if err != nil {

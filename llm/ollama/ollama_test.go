@@ -286,8 +286,11 @@ func TestFormatRejectedDowngrade(t *testing.T) {
 	var validated []string
 	resp, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		AllowDowngrade: true,
-		Validate:       func(tool string, args json.RawMessage) error { validated = append(validated, tool); return nil },
-		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
+		Validate: func(_ context.Context, tool string, args json.RawMessage) error {
+			validated = append(validated, tool)
+			return nil
+		},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	}, backendtest.Request(llm.ModeEnvelope))
 	if err != nil {
 		t.Fatal(err)

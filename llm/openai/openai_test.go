@@ -374,7 +374,7 @@ func TestDowngrade(t *testing.T) {
 	var logs bytes.Buffer
 	resp, err := backendtest.CheckedChat(t, f.backend(t, nil), &llm.Options{
 		AllowDowngrade: true,
-		Validate:       func(string, json.RawMessage) error { return nil },
+		Validate:       func(context.Context, string, json.RawMessage) error { return nil },
 		Logger:         slog.New(slog.NewTextHandler(&logs, nil)),
 	}, backendtest.Request(llm.ModeEnvelope))
 	if err != nil {
