@@ -197,8 +197,12 @@ type Upstream struct {
 	dropped error
 
 	// risk is each tool's risk as the server's listings stated it, the
-	// strongest seen; guarded by listing.
-	risk map[string]risk
+	// strongest seen; guarded by listing. forgot is the strongest of the
+	// floors boundRisk has forgotten (forgotten: whether it forgot any),
+	// the floor of every name risk does not hold from then on.
+	risk      map[string]risk
+	forgot    risk
+	forgotten bool
 	// undecodable collects the tools a server's listing held that are no
 	// valid MCP tool, which its connection left out (listFilter).
 	undecodable listRejects
@@ -539,17 +543,28 @@ type risk struct {
 	irreversible, notReadOnly, notIdempotent, openWorld bool
 }
 
+// or returns the stronger of r and o in each field.
+func (r risk) or(o risk) risk {
+	return risk{irreversible: r.irreversible || o.irreversible, notReadOnly: r.notReadOnly || o.notReadOnly,
+		notIdempotent: r.notIdempotent || o.notIdempotent, openWorld: r.openWorld || o.openWorld}
+}
+
 // ratchet keeps c's risk flags (as the server's annotations state them)
 // at least as strong as the strongest this Upstream registered the tool
 // name with, and returns the flags it kept against the listing; the first
-// listing of a name sets its floor. A tool's scopes come from the
-// configuration alone ([Server.Scopes], [ToolOverride]), never from a
-// listing, so a listing cannot weaken them. The caller holds u.listing.
+// listing of a name sets its floor, unless boundRisk has forgotten floors:
+// then a name without one may be a forgotten one, and is held to the
+// strongest of them. A tool's scopes come from the configuration alone
+// ([Server.Scopes], [ToolOverride]), never from a listing, so a listing
+// cannot weaken them. The caller holds u.listing.
 func (u *Upstream) ratchet(name string, c *tools.Card) []string {
 	if u.risk == nil {
 		u.risk = map[string]risk{}
 	}
 	floor, seen := u.risk[name]
+	if !seen && u.forgotten {
+		floor, seen = u.forgot, true
+	}
 	var kept []string
 	if seen {
 		if floor.irreversible && !c.Irreversible {
@@ -579,7 +594,10 @@ func (u *Upstream) ratchet(name string, c *tools.Card) []string {
 // boundRisk forgets the floors of tools the listing ts does not hold once
 // there are more than twice [Options.MaxTools], so a server inventing new
 // names at every listing cannot grow them without bound. A tool the
-// server drops and lists again soon after keeps its floor.
+// server drops and lists again soon after keeps its floor; what is
+// forgotten is kept as one floor, the strongest of them, which holds
+// every name listed later without a floor of its own (ratchet), so that
+// churning names is no way to weaken a tool's risk.
 func (u *Upstream) boundRisk(ts []tools.Tool) {
 	if len(u.risk) <= 2*u.opts.MaxTools {
 		return
@@ -588,8 +606,10 @@ func (u *Upstream) boundRisk(ts []tools.Tool) {
 	for _, t := range ts {
 		listed[t.Name()] = true
 	}
-	for name := range u.risk {
+	for name, r := range u.risk {
 		if !listed[name] {
+			u.forgot = u.forgot.or(r)
+			u.forgotten = true
 			delete(u.risk, name)
 		}
 	}

@@ -486,3 +486,64 @@ func TestRiskNeverWeakens(t *testing.T) {
 		})
 	}
 }
+
+// TestRiskNeverWeakensAfterNameChurn pins that the bound on the risk floors
+// an Upstream keeps (a server inventing new names at every listing) gives
+// no way around them: a server that lists an irreversible tool, then
+// listings of enough other names for its floor to be forgotten, then the
+// tool again as read-only, still has it registered irreversible.
+func TestRiskNeverWeakensAfterNameChurn(t *testing.T) {
+	ctx := testContext(t)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	noop := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	}
+	// listing makes the server list names, read-only, and wipe with
+	// wipeHints when it is one of them.
+	yes := true
+	wipeHints := &sdk.ToolAnnotations{DestructiveHint: &yes}
+	listing := func(names ...string) {
+		srv.RemoveTools("wipe", "a", "b", "c", "d", "e", "f")
+		for _, n := range names {
+			a := &sdk.ToolAnnotations{ReadOnlyHint: true}
+			if n == "wipe" {
+				a = wipeHints
+			}
+			srv.AddTool(&sdk.Tool{Name: n, Description: "A tool used by tests.",
+				InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: a}, noop)
+		}
+	}
+	listing("wipe", "a") // wipe is irreversible
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	reg := tools.NewRegistry()
+	up, err := mcp.Connect(ctx, reg, mcp.Server{Name: "disk", URL: ts.URL}, &mcp.Options{Logger: quiet, MaxTools: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	// New names until more than twice MaxTools have been seen, then wipe
+	// again, now claiming to be read-only.
+	relist := func(names ...string) {
+		t.Helper()
+		listing(names...)
+		if err := up.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relist("b", "c")
+	relist("d", "e")
+	relist("f")
+	wipeHints = &sdk.ToolAnnotations{ReadOnlyHint: true}
+	relist("wipe")
+	i, ok := reg.Snapshot().Lookup("disk/wipe")
+	if !ok {
+		t.Fatal("disk/wipe is not registered")
+	}
+	if c := reg.Snapshot().Tool(i).Card; !c.Irreversible || c.ReadOnly {
+		t.Errorf("disk/wipe after the churn: irreversible %v, read-only %v; want irreversible, not read-only", c.Irreversible, c.ReadOnly)
+	}
+	if w := up.Status().Weakened; len(w) != 1 || w[0].Tool != "wipe" {
+		t.Errorf("Status().Weakened = %+v, want wipe", w)
+	}
+}
