@@ -650,7 +650,10 @@ func (g *Gateway) getApproval(ctx context.Context, id string) (store.Approval, e
 // canonical input schema, each length-prefixed. A call whose tool hashes
 // otherwise than when its approval was requested needs a new approval
 // (an upstream server may rewrite a tool after a human approved a call of
-// it). The handler, tenants and timeout do not enter it.
+// it). The handler, tenants and timeout do not enter it, nor what only
+// the handler reads (an upstream tool's outputSchema, which checks the
+// result): neither changes what an approver was shown nor what a grant
+// lets run.
 func DefinitionHash(t *tools.Tool) string {
 	card, _ := json.Marshal(t.Card) // a struct of strings, slices and bools: cannot fail
 	schema := []byte(t.InputSchema)
