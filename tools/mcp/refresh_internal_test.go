@@ -43,7 +43,8 @@ func listingServer(t *testing.T, onList func(context.Context)) string {
 
 // TestListChangedCoalesces: a server that sends notifications/tools/list_changed
 // many times while a listing is under way costs one more listing, not a
-// goroutine and a listing each.
+// goroutine and a listing each. (Notifications before a listing starts
+// are answered by it.)
 func TestListChangedCoalesces(t *testing.T) {
 	var lists atomic.Int32
 	var gate atomic.Pointer[chan struct{}]
@@ -68,12 +69,13 @@ func TestListChangedCoalesces(t *testing.T) {
 
 	block := make(chan struct{})
 	gate.Store(&block)
+	up.listChanged(t.Context())
+	<-entered // the first refresh lists, and waits at the gate
 	before := runtime.NumGoroutine()
 	const notifications = 200
 	for range notifications {
 		up.listChanged(t.Context())
 	}
-	<-entered // the first refresh lists, and waits at the gate
 	if extra := runtime.NumGoroutine() - before; extra > notifications/4 {
 		t.Errorf("%d notifications during a listing left %d more goroutines, want a few", notifications, extra)
 	}
@@ -136,5 +138,36 @@ func TestRelistBounded(t *testing.T) {
 	const why = "the re-list after notifications/tools/list_changed failed, so the connection was closed"
 	if n := strings.Count(logs.String(), why); n != 1 || !strings.Contains(logs.String(), "no answer within 500ms") {
 		t.Errorf("the log says %d times %q (want once, with the bound):\n%s", n, why, logs.String())
+	}
+}
+
+// TestListChangedPaced: a server that sends notifications/tools/list_changed
+// every millisecond, each after the last re-list ended, costs a listing
+// per relistGap at most, not one per notification (hundreds a second).
+func TestListChangedPaced(t *testing.T) {
+	var lists atomic.Int32
+	url := listingServer(t, func(context.Context) { lists.Add(1) })
+	opts := &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), KeepAlive: -1}
+	up, err := Connect(t.Context(), tools.NewRegistry(), Server{Name: "chatty", URL: url}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	connected := lists.Load()
+	start := time.Now()
+	var before int32
+	for range 300 {
+		before = lists.Load()
+		up.listChanged(t.Context())
+		time.Sleep(time.Millisecond)
+	}
+	// Every notification is followed by a listing: wait for the last's.
+	for lists.Load() <= before && t.Context().Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	relists := lists.Load() - connected
+	if most := int32(elapsed/relistGap) + 2; relists > most {
+		t.Errorf("300 notifications over %v made %d listings, want at most %d (one per %v)", elapsed, relists, most, relistGap)
 	}
 }

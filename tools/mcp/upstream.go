@@ -190,6 +190,8 @@ type Upstream struct {
 	// refreshing: a refresh after list_changed runs; again: another
 	// notification came meanwhile (see listChanged).
 	refreshing, again bool
+	// relisted is when the last refresh after list_changed started.
+	relisted time.Time
 	// nextAttempt is when the supervisor next tries to reconnect.
 	nextAttempt time.Time
 	// dropped, when set, is why this Upstream closed its own session
@@ -268,12 +270,21 @@ func newUpstream(reg *tools.Registry, cfg Server, opts *Options) *Upstream {
 	return u
 }
 
+// relistGap is the least time between the starts of two re-lists after
+// notifications/tools/list_changed. A server may send the notification as
+// often as it likes, and each re-list costs a whole tools/list, its
+// conversion and a discovery update: a server that notifies every few
+// milliseconds costs at most four listings a second, not hundreds.
+const relistGap = 250 * time.Millisecond
+
 // listChanged answers notifications/tools/list_changed. The handler runs
 // on the session's reader, and listing from it would wait on the reader it
 // blocks, so it refreshes asynchronously; and as a server may send the
 // notification as often as it likes, refreshes coalesce: one runs at a
 // time, and notifications that arrive meanwhile make one more, not one
-// each (a goroutine and a full listing per notification, otherwise).
+// each (a goroutine and a full listing per notification, otherwise);
+// and a refresh starts [relistGap] after the one before it did at the
+// earliest.
 func (u *Upstream) listChanged(ctx context.Context) {
 	u.mu.Lock()
 	if u.refreshing {
@@ -285,6 +296,16 @@ func (u *Upstream) listChanged(ctx context.Context) {
 	u.mu.Unlock()
 	go func() {
 		for {
+			u.mu.Lock()
+			next := u.relisted.Add(relistGap)
+			u.mu.Unlock()
+			if !u.waitRelistGap(time.Until(next)) {
+				return
+			}
+			// Notifications until now are answered by this listing.
+			u.mu.Lock()
+			u.again, u.relisted = false, time.Now()
+			u.mu.Unlock()
 			u.relist(context.WithoutCancel(ctx))
 			u.mu.Lock()
 			if !u.again {
@@ -292,10 +313,28 @@ func (u *Upstream) listChanged(ctx context.Context) {
 				u.mu.Unlock()
 				return
 			}
-			u.again = false
 			u.mu.Unlock()
 		}
 	}()
+}
+
+// waitRelistGap waits d, or until the Upstream closes, which it reports
+// as false (and ends the refreshing).
+func (u *Upstream) waitRelistGap(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-u.done:
+		u.mu.Lock()
+		u.refreshing = false
+		u.mu.Unlock()
+		return false
+	}
 }
 
 // relist is one listing after list_changed, bounded like a connection
