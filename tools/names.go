@@ -132,16 +132,23 @@ func (s *Snapshot) sharedModelName(tenant, name string) bool {
 // Resolve returns the tool that name stands for in v: the tool with that
 // ID, or the one tool of the principal's tenant's catalog (every tool not
 // restricted to other tenants, whatever scopes it needs, with or without a
-// handler) whose bare name is name. How a bare name resolves does not
-// depend on the principal's scopes (docs/design.md invariant 8): a bare
-// name that several tools of the tenant share is ambiguous for everyone,
-// and Resolve then returns nil and the IDs of the candidates v allows, in
-// ID order (the others are never named). It returns nil, nil for a name v
-// has no tool by: unknown, not allowed, or shared only by tools v does not
-// allow, which the caller cannot tell apart.
+// handler) whose bare name is name. A name holding a '/' is read as an ID
+// alone, as every [Tool.ID] holds one: a tool another server names
+// "github/create_issue" never stands in for GitHub's tool where that one
+// is not the principal's or has left the catalog. How a bare name
+// resolves does not depend on the principal's scopes (docs/design.md
+// invariant 8): a bare name that several tools of the tenant share is
+// ambiguous for everyone, and Resolve then returns nil and the IDs of the
+// candidates v allows, in ID order (the others are never named). It
+// returns nil, nil for a name v has no tool by: unknown, not allowed, or
+// shared only by tools v does not allow, which the caller cannot tell
+// apart.
 func (v *View) Resolve(name string) (*Tool, []string) {
 	if t, ok := v.Get(name); ok {
 		return t, nil
+	}
+	if strings.Contains(name, "/") {
+		return nil, nil
 	}
 	var allowed []string
 	var only *Tool

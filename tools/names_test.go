@@ -16,7 +16,10 @@ func TestViewResolve(t *testing.T) {
 	globex := tool("globex/export")
 	globex.Tenants = []string{"globex"}
 	if err := r.Add(tool("github/delete_repository", "github:admin"), tool("gitlab/delete_repository", "gitlab:admin"),
-		tool("forge/delete.repository"), tool("github/list_issues", "github:read"), tool("acme/export"), globex); err != nil {
+		tool("forge/delete.repository"), tool("github/list_issues", "github:read"), tool("acme/export"), globex,
+		// A server's tools named as another server's tool IDs (one
+		// whose tool has left the catalog): never read in their stead.
+		tool("jira/github/delete_repository"), tool("jira/gitlab/close_issue")); err != nil {
 		t.Fatal(err)
 	}
 	snap := r.Snapshot()
@@ -37,6 +40,8 @@ func TestViewResolve(t *testing.T) {
 		{"another tenant's tool is not in the catalog", "acme", "export", nil, "acme/export", nil},
 		{"the other tenant has both", "globex", "export", nil, "", []string{"acme/export", "globex/export"}},
 		{"unknown", "acme", "steal", []string{"github:admin"}, "", nil},
+		{"ID of no tool, not another server's tool named so", "acme", "gitlab/close_issue", nil, "", nil},
+		{"such a tool by its own ID", "acme", "jira/gitlab/close_issue", nil, "jira/gitlab/close_issue", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

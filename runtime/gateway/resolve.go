@@ -24,7 +24,7 @@ const maxCandidates = 20
 // nothing about them. Safe for concurrent use.
 func (g *Gateway) Resolve(p tools.Principal, tool string) (string, *Error) {
 	snap := g.reg.Snapshot()
-	if _, ok := snap.Lookup(tool); ok || strings.Contains(tool, "/") || p.ID == "" || p.Tenant == "" {
+	if _, ok := snap.Lookup(tool); ok || p.ID == "" || p.Tenant == "" {
 		return tool, nil
 	}
 	t, ids := snap.Authorize(p).Resolve(tool)
