@@ -212,7 +212,9 @@ type inputItem struct {
 	Output    *string         `json:"output,omitempty"`
 	Execution string          `json:"execution,omitempty"`
 	Status    string          `json:"status,omitempty"`
-	Tools     []functionTool  `json:"tools,omitempty"`
+	// Tools, the loaded tools of a tool_search_output, is sent even
+	// empty (the API requires it); other items leave it nil.
+	Tools []functionTool `json:"tools,omitzero"`
 }
 
 // functionTool is one entry of the tools array or of a tool search's

@@ -167,14 +167,7 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 	f := newFakeResponses(t, backendtest.Reply{})
 	f.search = `{"query":"account balance"}`
 	b := f.backend(t)
-	req := backendtest.Request(llm.ModeNative)
-	searchSchema := `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`
-	req.Deferred = req.Tools
-	for i := range req.Deferred {
-		req.Deferred[i].Namespace = "bank"
-	}
-	req.Tools = []llm.ToolSpec{{Name: "find_tools", Description: "Search the tools you may use", Search: true,
-		Parameters: json.RawMessage(searchSchema), StrictParameters: json.RawMessage(searchSchema)}}
+	req := deferredRequest()
 	balance, transfer := backendtest.Shortlist()[0], backendtest.Shortlist()[1]
 	fn := func(spec llm.ToolSpec, deferred bool) string {
 		d := ""
@@ -240,6 +233,63 @@ func TestResponsesDeferredToolSearch(t *testing.T) {
 		t.Errorf("call of an unreturned deferred tool: error = %v, want unknown_tool", err)
 	} else if !strings.Contains(oe.Reason, "available tools: get_balance;") || strings.Contains(oe.Reason, "find_tools") {
 		t.Errorf("repair reason %q: want the loaded get_balance named and no find_tools, which this API shows as tool_search", oe.Reason)
+	}
+}
+
+// searchSchema is the arguments' schema of deferredRequest's search tool.
+const searchSchema = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`
+
+// deferredRequest is backendtest's native request in deferred loading: its
+// shortlist deferred, in namespace bank, and a search tool, find_tools,
+// the one tool loaded up front.
+func deferredRequest() *llm.Request {
+	req := backendtest.Request(llm.ModeNative)
+	req.Deferred = req.Tools
+	for i := range req.Deferred {
+		req.Deferred[i].Namespace = "bank"
+	}
+	req.Tools = []llm.ToolSpec{{Name: "find_tools", Description: "Search the tools you may use", Search: true,
+		Parameters: json.RawMessage(searchSchema), StrictParameters: json.RawMessage(searchSchema)}}
+	return req
+}
+
+// TestResponsesSearchAnswers: a tool search's result goes out as a
+// tool_search_output with its tools array, which the API requires, even
+// when the search loaded nothing. Before, a search that found no tool (a
+// select: of a tool the caller may not use, a query that matched nothing)
+// went out without "tools".
+func TestResponsesSearchAnswers(t *testing.T) {
+	search := func(id, query string) llm.Message {
+		return llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "find_tools", Arguments: json.RawMessage(`{"query":"` + query + `"}`)}}}
+	}
+	result := func(id, content string, refs ...string) llm.Message {
+		return llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content, ToolReferences: refs}
+	}
+	const loaded = `[{"type":"namespace","name":"bank","description":"Tools of bank, loaded by tool_search: get_balance, transfer_funds.","tools":[` +
+		`{"type":"function","name":"get_balance","description":"Get the balance of an account","parameters":` + `{"type":"object","properties":{"account":{"type":"string","pattern":"^ACC-[0-9]{5}$","description":"Account id"}},"required":["account"],"additionalProperties":false}` + `,"strict":true}]}]`
+	for _, tc := range []struct {
+		name string
+		conv []llm.Message
+		want string // the last input item
+	}{
+		{"a search that loaded nothing", []llm.Message{search("call_1", "select:issue_full_refund"), result("call_1", `{"tools":[],"missing":["issue_full_refund"]}`)},
+			`{"type":"tool_search_output","call_id":"call_1","execution":"client","status":"completed","tools":[]}`},
+		{"a search that loaded a tool", []llm.Message{search("call_1", "balance"), result("call_1", `{"tools":[{"name":"get_balance"}]}`, "get_balance")},
+			`{"type":"tool_search_output","call_id":"call_1","execution":"client","status":"completed","tools":` + loaded + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeResponses(t, backendtest.Reply{Content: "ok", Finish: "stop"})
+			req := deferredRequest()
+			req.Messages = append(req.Messages, tc.conv...)
+			if _, err := f.backend(t).Chat(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			input, _ := backendtest.DecodeBody(t, f.Requests()[0])["input"].([]any)
+			if len(input) == 0 || !backendtest.JSONEqual(t, input[len(input)-1], tc.want) {
+				in, _ := json.Marshal(input)
+				t.Errorf("input = %s\nwant it to end with %s", in, tc.want)
+			}
+		})
 	}
 }
 
