@@ -312,6 +312,9 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 
 	var instructions []string
 	var input []inputItem
+	// searchCalls says, by call id, whether the latest call with that id
+	// is a search: a result answers the call it follows, also when a
+	// server gives a function call the id of an earlier search.
 	searchCalls := map[string]bool{}
 	for _, m := range msgs {
 		switch m.Role {
@@ -324,8 +327,8 @@ func (b *ResponsesBackend) buildRequest(req *llm.Request) (responses.ResponseNew
 				input = append(input, inputItem{Type: "message", Role: "assistant", Content: m.Content})
 			}
 			for _, c := range m.ToolCalls {
-				if search != "" && c.Name == search {
-					searchCalls[c.ID] = true
+				searchCalls[c.ID] = search != "" && c.Name == search
+				if searchCalls[c.ID] {
 					args := c.Arguments
 					if !json.Valid(args) {
 						args = json.RawMessage(`{}`)

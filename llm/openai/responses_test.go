@@ -253,14 +253,21 @@ func deferredRequest() *llm.Request {
 	return req
 }
 
-// TestResponsesSearchAnswers: a tool search's result goes out as a
-// tool_search_output with its tools array, which the API requires, even
-// when the search loaded nothing. Before, a search that found no tool (a
-// select: of a tool the caller may not use, a query that matched nothing)
-// went out without "tools".
+// TestResponsesSearchAnswers: each tool result goes out as the answer to
+// the call it follows: a tool_search_output for a search, with the tools
+// array the API requires even when the search loaded nothing (before, a
+// select: of a tool the caller may not use went out without it), and a
+// function_call_output for a function call, also when the server gave
+// that call the id of an earlier search. Before, a function call under a
+// search's id (a server that leaves call ids out names each step's first
+// call call_0) had its result sent as an empty tool_search_output: the
+// call had no output and the model never read its result.
 func TestResponsesSearchAnswers(t *testing.T) {
 	search := func(id, query string) llm.Message {
 		return llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "find_tools", Arguments: json.RawMessage(`{"query":"` + query + `"}`)}}}
+	}
+	call := func(id string) llm.Message {
+		return llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}}
 	}
 	result := func(id, content string, refs ...string) llm.Message {
 		return llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content, ToolReferences: refs}
@@ -276,6 +283,10 @@ func TestResponsesSearchAnswers(t *testing.T) {
 			`{"type":"tool_search_output","call_id":"call_1","execution":"client","status":"completed","tools":[]}`},
 		{"a search that loaded a tool", []llm.Message{search("call_1", "balance"), result("call_1", `{"tools":[{"name":"get_balance"}]}`, "get_balance")},
 			`{"type":"tool_search_output","call_id":"call_1","execution":"client","status":"completed","tools":` + loaded + `}`},
+		{"a function call under an earlier search's id", []llm.Message{search("call_0", "balance"), result("call_0", `{}`, "get_balance"), call("call_0"), result("call_0", `{"balance":"1000.00"}`)},
+			`{"type":"function_call_output","call_id":"call_0","output":"{\"balance\":\"1000.00\"}"}`},
+		{"a search under an earlier function call's id", []llm.Message{search("call_1", "balance"), result("call_1", `{}`, "get_balance"), call("call_0"), result("call_0", `{}`), search("call_0", "balance"), result("call_0", `{}`, "get_balance")},
+			`{"type":"tool_search_output","call_id":"call_0","execution":"client","status":"completed","tools":` + loaded + `}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeResponses(t, backendtest.Reply{Content: "ok", Finish: "stop"})
