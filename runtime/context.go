@@ -194,5 +194,12 @@ func (s *Session) fit(ctx context.Context, step int, view *tools.View, comp *com
 		omitted += start - s.from
 		s.from = start
 		req.Messages = s.requestMessages(view, comp)
+		if s.deferring() {
+			// The left-out turns' search results loaded tools that the
+			// request no longer loads: the step's shortlist arrives again.
+			if err := s.deferTools(step, view, s.names(view.Snapshot()), comp, req); err != nil {
+				return err
+			}
+		}
 	}
 }

@@ -12,12 +12,16 @@ import (
 )
 
 // deferredState is what a session keeps for [Options.Deferred]: the
-// deferred specs of its view's snapshot, the tools already loaded by a
-// reference, and whether the backend refused deferred loading (off).
+// deferred specs of its view's snapshot, where each tool was last loaded
+// by a reference, and whether the backend refused deferred loading (off).
 type deferredState struct {
 	version uint64
 	specs   []llm.ToolSpec
-	loaded  map[string]bool // tool IDs a tool result has referenced
+	// loaded maps the tool IDs a tool result has referenced to the index
+	// in Session.messages of the latest such result. A tool is loaded for
+	// a request only while that result is sent: [Options.FitContext] may
+	// leave it out (Session.from past it).
+	loaded map[string]int
 	// off: the backend refused deferred loading (a model or API version
 	// without tool search); the session sends its shortlists as plain
 	// native tools from then on.
@@ -35,8 +39,8 @@ const deferredSearchNote = "the tools for this request; search again for others"
 // deferTools makes req a deferred-loading request: the search tool alone
 // is loaded up front, every authorized tool is deferred, in the view's
 // order, with its namespace (the Responses API groups by it), and the
-// step's shortlisted tools that no result has referenced yet are
-// delivered as a search the runtime answers now. The tools array and the
+// step's shortlisted tools that no result the request sends has
+// referenced are delivered as a search the runtime answers now. The tools array and the
 // system prompt are then the same at every step of the session; what the
 // step adds is appended to the conversation.
 func (s *Session) deferTools(step int, view *tools.View, nm names, comp *compiled, req *llm.Request) error {
@@ -62,7 +66,7 @@ func (s *Session) deferTools(step int, view *tools.View, nm names, comp *compile
 
 	var fresh []*tools.Tool
 	for _, spec := range comp.specs {
-		if id, ok := nm.id(spec.Name); ok && !d.loaded[id] {
+		if id, ok := nm.id(spec.Name); ok && !s.isLoaded(id) {
 			if i, ok := view.Snapshot().Lookup(id); ok {
 				fresh = append(fresh, view.Snapshot().Tool(i))
 			}
@@ -102,15 +106,22 @@ func (s *Session) refusedDeferred(ctx context.Context, step int, req *llm.Reques
 	return true
 }
 
-// reference marks ts as loaded and returns their model-facing names, for
-// a tool result's ToolReferences.
+// isLoaded reports whether a tool result the request sends (from
+// Session.from on) has referenced the tool id.
+func (s *Session) isLoaded(id string) bool {
+	i, ok := s.deferred.loaded[id]
+	return ok && i >= s.from
+}
+
+// reference marks ts as loaded by the tool result appended next and
+// returns their model-facing names, for its ToolReferences.
 func (s *Session) reference(nm names, ts []*tools.Tool) []string {
 	if s.deferred.loaded == nil {
-		s.deferred.loaded = map[string]bool{}
+		s.deferred.loaded = map[string]int{}
 	}
 	refs := make([]string, 0, len(ts))
 	for _, t := range ts {
-		s.deferred.loaded[t.ID] = true
+		s.deferred.loaded[t.ID] = len(s.messages)
 		refs = append(refs, nm.name(t))
 	}
 	return refs

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,11 +93,11 @@ func deferredRegistry(t *testing.T, real []tools.Tool) *tools.Registry {
 }
 
 // deferredBalanceTurn runs the turn both deferred tests start with: an
-// agent over reg with Options.Deferred (progressive, K 2) and an Anthropic
-// backend talking to fake, observed by observe, is asked for the balance
+// agent over reg with opts and Options.Deferred (progressive, K 2) and an
+// Anthropic backend talking to fake, is asked for the balance
 // of ACC-00001; the turn must call bank/get_balance once and answer that it
 // holds 1000.00 USD. It returns the session, for a next turn.
-func deferredBalanceTurn(t *testing.T, reg *tools.Registry, fake *messagesServer, observe func(context.Context, runtime.Event)) *runtime.Session {
+func deferredBalanceTurn(t *testing.T, reg *tools.Registry, fake *messagesServer, opts runtime.Options) *runtime.Session {
 	t.Helper()
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
@@ -105,8 +106,8 @@ func deferredBalanceTurn(t *testing.T, reg *tools.Registry, fake *messagesServer
 		t.Fatal(err)
 	}
 	gw, disc := runtimetest.Stack(t, reg, &gateway.Options{Logger: quiet})
-	agent, err := runtime.New(reg, disc, gw, model, &runtime.Options{Logger: quiet, Mode: llm.ModeNative, Deferred: true,
-		Strategy: runtime.StrategyProgressive, K: 2, Observer: observe})
+	opts.Logger, opts.Mode, opts.Deferred, opts.Strategy, opts.K = quiet, llm.ModeNative, true, runtime.StrategyProgressive, 2
+	agent, err := runtime.New(reg, disc, gw, model, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestDeferredLoading(t *testing.T) {
 		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
 		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
 	}}
-	deferredBalanceTurn(t, reg, fake, nil)
+	deferredBalanceTurn(t, reg, fake, runtime.Options{})
 	if len(fake.bodies) != 2 {
 		t.Fatalf("%d requests, want 2", len(fake.bodies))
 	}
@@ -216,11 +217,11 @@ func TestDeferredRefusedFallsBack(t *testing.T) {
 		`[{"type":"text","text":"Still 1000.00 USD."}]|end_turn`,
 	}}
 	var offs []runtime.Event
-	sess := deferredBalanceTurn(t, reg, fake, func(_ context.Context, e runtime.Event) {
+	sess := deferredBalanceTurn(t, reg, fake, runtime.Options{Observer: func(_ context.Context, e runtime.Event) {
 		if e.Kind == runtime.EventDeferredOff {
 			offs = append(offs, e)
 		}
-	})
+	}})
 	if _, err := sess.Run(context.Background(), "and now?"); err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +244,48 @@ func TestDeferredRefusedFallsBack(t *testing.T) {
 		if !strings.Contains(string(body["tools"]), `"name":"get_balance"`) {
 			t.Errorf("request %d after the refusal: tools %s lack the shortlisted get_balance", i+2, body["tools"])
 		}
+	}
+}
+
+// TestDeferredReloadsTrimmedTools: with Options.FitContext, a request that
+// leaves the oldest turns out (EventTrimmed) also leaves out the search
+// results that loaded their tools, so the step's shortlisted tools are
+// delivered again, as a search answered in the current turn, and the
+// model can call them. Before, the session remembered them as loaded: in
+// the turn that left the first one out, the shortlist (get_balance again)
+// arrived nowhere in the request, and the model's call of it was refused
+// as an unknown tool.
+func TestDeferredReloadsTrimmedTools(t *testing.T) {
+	reg := deferredRegistry(t, realMCPTools(t))
+	const turns = 6
+	fake := &messagesServer{}
+	for i := range turns {
+		fake.replies = append(fake.replies,
+			fmt.Sprintf(`[{"type":"tool_use","id":"toolu_%d","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`, i),
+			`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`)
+	}
+	trimmedAt := 0 // the step whose request first left turns out
+	sess := deferredBalanceTurn(t, reg, fake, runtime.Options{FitContext: true, ContextTokens: 600,
+		Observer: func(_ context.Context, e runtime.Event) {
+			if e.Kind == runtime.EventTrimmed && trimmedAt == 0 {
+				trimmedAt = e.Step
+			}
+		}})
+	// The same question again, until a turn leaves the first one out.
+	for i := 1; i < turns && trimmedAt == 0; i++ {
+		turn, err := sess.Run(context.Background(), "what is the balance of account ACC-00001?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(turn.Calls) != 1 || turn.Calls[0].Tool != "bank/get_balance" || turn.Calls[0].Err != nil || turn.Steps != 2 {
+			t.Fatalf("turn %d = %+v, want the shortlisted get_balance called through the gateway, then the answer", i+1, turn)
+		}
+	}
+	if trimmedAt == 0 {
+		t.Fatalf("no request of %d turns left a turn out; the test needs one", turns)
+	}
+	body := fake.bodies[trimmedAt-1]
+	if msgs := string(body["messages"]); !strings.Contains(msgs, `{"tool_name":"get_balance","type":"tool_reference"}`) {
+		t.Errorf("step %d's request, the first to leave turns out = %s, want get_balance loaded again by a tool_reference", trimmedAt, msgs)
 	}
 }
