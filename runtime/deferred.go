@@ -100,6 +100,9 @@ func (s *Session) refusedDeferred(ctx context.Context, step int, req *llm.Reques
 	}
 	s.deferred.off = true
 	s.messages = s.messages[:mark]
+	// The dropped messages' token estimates go too: the messages that take
+	// their places are counted afresh.
+	s.msgTokens = s.msgTokens[:min(len(s.msgTokens), mark)]
 	s.agent.log.WarnContext(ctx, "runtime: the backend refused deferred loading; sending the shortlist as native tools",
 		"session", s.id, "step", step, "backend", ce.Backend, "reason", ce.Message)
 	s.agent.observe(ctx, Event{Kind: EventDeferredOff, Step: step, Reason: ce.Message})

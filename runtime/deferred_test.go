@@ -203,6 +203,17 @@ func TestDeferredLoading(t *testing.T) {
 	}
 }
 
+// refusedBalanceReplies are a model's replies to deferredBalanceTurn
+// without tool search (a messagesServer with noDefer): the deferred request
+// refused, then the call of get_balance and the answer.
+func refusedBalanceReplies() []string {
+	return []string{
+		`(refused)|`,
+		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
+		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
+	}
+}
+
 // TestDeferredRefusedFallsBack: a model without tool search refuses the
 // first deferred request with the API's 400; the session then sends the
 // step again with its shortlist as plain native tools (no deferred tool,
@@ -210,12 +221,7 @@ func TestDeferredLoading(t *testing.T) {
 // its next turn.
 func TestDeferredRefusedFallsBack(t *testing.T) {
 	reg := deferredRegistry(t, realMCPTools(t))
-	fake := &messagesServer{noDefer: true, replies: []string{
-		`(refused)|`,
-		`[{"type":"tool_use","id":"toolu_1","name":"get_balance","input":{"account":"ACC-00001"}}]|tool_use`,
-		`[{"type":"text","text":"ACC-00001 holds 1000.00 USD."}]|end_turn`,
-		`[{"type":"text","text":"Still 1000.00 USD."}]|end_turn`,
-	}}
+	fake := &messagesServer{noDefer: true, replies: append(refusedBalanceReplies(), `[{"type":"text","text":"Still 1000.00 USD."}]|end_turn`)}
 	var offs []runtime.Event
 	sess := deferredBalanceTurn(t, reg, fake, runtime.Options{Observer: func(_ context.Context, e runtime.Event) {
 		if e.Kind == runtime.EventDeferredOff {
@@ -245,6 +251,18 @@ func TestDeferredRefusedFallsBack(t *testing.T) {
 			t.Errorf("request %d after the refusal: tools %s lack the shortlisted get_balance", i+2, body["tools"])
 		}
 	}
+}
+
+// TestDeferredRefusedCountsAfresh: with Options.FitContext, the messages
+// that take the places of the dropped search (a refusal of deferred
+// loading drops the step's search and sends the step again) are counted
+// afresh. Before, they kept the dropped messages' estimates: on a 460-token
+// window the turn's second step counted its 72 tokens of conversation as
+// the search's 122 and failed with ErrContextOverflow, though it fit.
+func TestDeferredRefusedCountsAfresh(t *testing.T) {
+	reg := deferredRegistry(t, realMCPTools(t))
+	fake := &messagesServer{noDefer: true, replies: refusedBalanceReplies()}
+	deferredBalanceTurn(t, reg, fake, runtime.Options{FitContext: true, ContextTokens: 460})
 }
 
 // TestDeferredReloadsTrimmedTools: with Options.FitContext, a request that
