@@ -133,7 +133,13 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 		case "text":
 			text.WriteString(block.Text)
 		case "tool_use":
-			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: block.ID, Name: block.Name, Arguments: append(json.RawMessage(nil), block.Input...)})
+			id := block.ID
+			if id == "" {
+				// A server that leaves the id out: the call's result must
+				// still answer it by an id, as in the OpenAI adapters.
+				id = "toolu_" + strconv.Itoa(len(msg.ToolCalls))
+			}
+			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: block.Name, Arguments: append(json.RawMessage(nil), block.Input...)})
 		}
 	}
 	msg.Content = text.String()

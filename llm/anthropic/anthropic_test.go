@@ -31,6 +31,18 @@ type fakeAnthropic struct {
 	// cut ends every stream after its content blocks, before the
 	// message_delta with the stop reason and the message_stop.
 	cut bool
+	// noIDs leaves the id out of every tool_use block.
+	noIDs bool
+}
+
+// toolUse is the tool_use block of call c, its input as given (the
+// stream's starts empty), without an id when f.noIDs.
+func (f *fakeAnthropic) toolUse(c llm.ToolCall, input any) map[string]any {
+	block := map[string]any{"type": "tool_use", "name": c.Name, "input": input}
+	if !f.noIDs {
+		block["id"] = "toolu_" + c.ID
+	}
+	return block
 }
 
 func newFake(t *testing.T, reply backendtest.Reply) *fakeAnthropic {
@@ -96,7 +108,7 @@ func (f *fakeAnthropic) serve(_ int, w http.ResponseWriter, r *http.Request, dat
 		content = append(content, map[string]any{"type": "text", "text": reply.Content})
 	}
 	for _, c := range reply.Calls {
-		content = append(content, map[string]any{"type": "tool_use", "id": "toolu_" + c.ID, "name": c.Name, "input": json.RawMessage(c.Arguments)})
+		content = append(content, f.toolUse(c, json.RawMessage(c.Arguments)))
 	}
 	msg := map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": body.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": json.RawMessage(f.usage)}
@@ -132,7 +144,7 @@ func (f *fakeAnthropic) stream(w http.ResponseWriter, reply backendtest.Reply, s
 	}
 	for _, c := range reply.Calls {
 		send("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "tool_use", "id": "toolu_" + c.ID, "name": c.Name, "input": map[string]any{}}})
+			"content_block": f.toolUse(c, map[string]any{})})
 		for _, piece := range backendtest.Split(string(c.Arguments), 2) {
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": piece}})
 		}
@@ -532,5 +544,30 @@ func TestDeferredStaleReference(t *testing.T) {
 	msgs, _ := json.Marshal(body["messages"])
 	if got := strings.Count(string(msgs), `"type":"tool_reference"`); got != 1 || !strings.Contains(string(msgs), `{"tool_name":"get_balance","type":"tool_reference"}`) {
 		t.Errorf("messages = %s\nwant one tool_reference, to get_balance", msgs)
+	}
+}
+
+// TestCallWithoutID: a tool_use block without an id (a Messages-compatible
+// server that leaves it out) gets one, as a call does in the OpenAI
+// adapters, so that its result goes back as the tool_result of that
+// tool_use. Before, the call kept the empty id: the runtime sent its
+// result as a user message (a search's tool references with it, so the
+// tools it found never loaded), and the next request carried a tool_use
+// with id "" that no tool_result answered, which the API refuses.
+func TestCallWithoutID(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			f := newFake(t, backendtest.Reply{Calls: []llm.ToolCall{{Name: "get_balance", Arguments: json.RawMessage(`{"account":"ACC-00001"}`)}}, Finish: "tool_calls"})
+			f.noIDs = true
+			id := backendtest.CallWithoutID(t, f.backend(t, nil), stream)
+			msgs, _ := backendtest.DecodeBody(t, f.Requests()[1])["messages"].([]any)
+			want := `[{"role":"user","content":[{"type":"text","text":"What is the balance of ACC-00001?"}]},` +
+				`{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"get_balance","input":{"account":"ACC-00001"}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":[{"type":"text","text":"{\"balance\":\"1.00\"}"}]}]}]`
+			if !backendtest.JSONEqual(t, msgs, want) {
+				got, _ := json.Marshal(msgs)
+				t.Errorf("messages of the second request = %s\nwant %s", got, want)
+			}
+		})
 	}
 }

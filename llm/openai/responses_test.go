@@ -542,23 +542,7 @@ func TestResponsesCallWithoutID(t *testing.T) {
 			rec, b := responsesWire(t, func(_ int, w http.ResponseWriter, stream bool) {
 				writeResponse(w, stream, responseJSON("completed", call, "null", "null"))
 			})
-			req := backendtest.Request(llm.ModeNative)
-			if stream {
-				req.OnDelta = func(string) {}
-			}
-			resp, err := b.Chat(t.Context(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID == "" {
-				t.Fatalf("tool calls = %+v, want one with an id", resp.Message.ToolCalls)
-			}
-			id := resp.Message.ToolCalls[0].ID
-			req.Messages = append(req.Messages, resp.Message,
-				llm.Message{Role: llm.RoleTool, ToolCallID: id, Name: "get_balance", Content: `{"balance":"1.00"}`})
-			if _, err := b.Chat(t.Context(), req); err != nil {
-				t.Fatal(err)
-			}
+			id := backendtest.CallWithoutID(t, b, stream)
 			input, _ := backendtest.DecodeBody(t, rec.Requests()[1])["input"].([]any)
 			ids := map[string]any{}
 			for _, it := range input {

@@ -198,3 +198,31 @@ func RunDeferredRefused(t *testing.T, rows []DeferredRefusal, chat func(t *testi
 		})
 	}
 }
+
+// CallWithoutID checks a backend whose server leaves the call id out: b
+// (its fake answering every request with one call of get_balance, without
+// an id) is asked [Request]'s native request, streamed when stream; the
+// call must come back with an id of the adapter's making, and its result
+// is sent back under that id in a second request, whose body the caller
+// checks. It returns the id.
+func CallWithoutID(t *testing.T, b llm.Backend, stream bool) string {
+	t.Helper()
+	req := Request(llm.ModeNative)
+	if stream {
+		req.OnDelta = func(string) {}
+	}
+	resp, err := b.Chat(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID == "" {
+		t.Fatalf("tool calls = %+v, want one with an id", resp.Message.ToolCalls)
+	}
+	id := resp.Message.ToolCalls[0].ID
+	req.Messages = append(req.Messages, resp.Message,
+		llm.Message{Role: llm.RoleTool, ToolCallID: id, Name: "get_balance", Content: `{"balance":"1.00"}`})
+	if _, err := b.Chat(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
