@@ -17,7 +17,9 @@
 // the llama.cpp of node-llama-cpp 3.21.1 (tag v0.4.0), which .ci/engines
 // builds with build_libllama; a library of another version is refused
 // with an error saying so, found by reading llama.cpp's default
-// parameters back through the binding's struct layouts.
+// parameters back through the binding's struct layouts (with room after
+// them, so that a newer library's longer structs are caught, not written
+// past Go's memory).
 //
 // # Modes
 //

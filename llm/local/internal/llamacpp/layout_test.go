@@ -1,6 +1,7 @@
 package llamacpp
 
 import (
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -52,6 +53,49 @@ func TestLayout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// defaultsLib is a Lib whose default-parameter functions return the
+// defaults of llama.h, as the library's would, changed by edit.
+func defaultsLib(edit func(*paddedModelParams, *paddedContextParams)) *Lib {
+	m := paddedModelParams{P: ModelParams{NGPULayers: -1, SplitMode: 1, UseExtraBufts: true}}
+	c := paddedContextParams{P: ContextParams{NCtx: 512, NBatch: 2048, NUbatch: 512, NSeqMax: 1, NOutputsMaxPerSeq: 1,
+		YarnExtFactor: -1, YarnBetaSlow: -1, DefragThold: -1, TypeK: 1, TypeV: 1,
+		OffloadKQV: true, NoPerf: true, OpOffload: true, SwaFull: true}}
+	edit(&m, &c)
+	return &Lib{
+		modelDefaultParams:   func() paddedModelParams { return m },
+		contextDefaultParams: func() paddedContextParams { return c },
+	}
+}
+
+// TestCheckLayout: a library whose defaults do not read back as llama.h
+// sets them, or whose structs are longer than the binding's (a newer
+// llama.cpp's fields at the end, written into the slack), is refused.
+func TestCheckLayout(t *testing.T) {
+	for _, row := range []struct {
+		name string
+		edit func(*paddedModelParams, *paddedContextParams)
+		says string // "" for no error
+	}{
+		{"llama.h's defaults", func(*paddedModelParams, *paddedContextParams) {}, ""},
+		{"a model field moved", func(m *paddedModelParams, _ *paddedContextParams) { m.P.NGPULayers = 0 }, "llama_model_default_params reads back"},
+		{"a context field moved", func(_ *paddedModelParams, c *paddedContextParams) { c.P.TypeK = 0 }, "llama_context_default_params reads back"},
+		{"longer model params", func(m *paddedModelParams, _ *paddedContextParams) { m.Slack[0] = 1 }, "more than the 80 bytes"},
+		{"longer context params", func(_ *paddedModelParams, c *paddedContextParams) { c.Slack[7] = 0xff }, "more than the 160 bytes"},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			err := defaultsLib(row.edit).checkLayout()
+			if row.says == "" && err != nil || row.says != "" && (err == nil || !strings.Contains(err.Error(), row.says)) {
+				t.Errorf("checkLayout = %v, want %q", err, row.says)
+			}
+		})
+	}
+	t.Run("room for a longer struct", func(t *testing.T) {
+		if m, c := unsafe.Sizeof(paddedModelParams{}), unsafe.Sizeof(paddedContextParams{}); m < sizeModelParams+layoutSlack || c < sizeContextParams+layoutSlack {
+			t.Errorf("the padded structs are %d and %d bytes, want the struct and %d more", m, c, layoutSlack)
+		}
+	})
 }
 
 func TestLoadErrors(t *testing.T) {

@@ -138,6 +138,26 @@ const (
 	sizeBatch         = 56
 )
 
+// layoutSlack is the room left after the default-parameter structs a
+// library returns: llama.cpp returns them by value into memory the caller
+// allocates, so a newer library whose struct has more fields at the end
+// would write past [ModelParams] or [ContextParams] into the Go heap. It
+// writes into the slack instead, and [Load] refuses it for writing there.
+const layoutSlack = 256
+
+// paddedModelParams is what llama_model_default_params is bound to return.
+type paddedModelParams struct {
+	P     ModelParams
+	Slack [layoutSlack]byte
+}
+
+// paddedContextParams is what llama_context_default_params is bound to
+// return.
+type paddedContextParams struct {
+	P     ContextParams
+	Slack [layoutSlack]byte
+}
+
 // Lib is a loaded libllama. Its function fields are llama.cpp's, named as
 // in llama.h without the llama_ prefix.
 type Lib struct {
@@ -145,8 +165,8 @@ type Lib struct {
 
 	backendInit          func()
 	logSet               func(cb, ud uintptr)
-	ModelDefaultParams   func() ModelParams
-	ContextDefaultParams func() ContextParams
+	modelDefaultParams   func() paddedModelParams
+	contextDefaultParams func() paddedContextParams
 	ModelLoadFromFile    func(path string, p ModelParams) uintptr
 	ModelFree            func(model uintptr)
 	InitFromModel        func(model uintptr, p ContextParams) uintptr
@@ -211,8 +231,8 @@ func Load(path string) (*Lib, error) {
 	}{
 		{&l.backendInit, "llama_backend_init"},
 		{&l.logSet, "llama_log_set"},
-		{&l.ModelDefaultParams, "llama_model_default_params"},
-		{&l.ContextDefaultParams, "llama_context_default_params"},
+		{&l.modelDefaultParams, "llama_model_default_params"},
+		{&l.contextDefaultParams, "llama_context_default_params"},
 		{&l.ModelLoadFromFile, "llama_model_load_from_file"},
 		{&l.ModelFree, "llama_model_free"},
 		{&l.InitFromModel, "llama_init_from_model"},
@@ -258,16 +278,31 @@ func Load(path string) (*Lib, error) {
 	return l, nil
 }
 
+// ModelDefaultParams is llama_model_default_params.
+func (l *Lib) ModelDefaultParams() ModelParams { return l.modelDefaultParams().P }
+
+// ContextDefaultParams is llama_context_default_params.
+func (l *Lib) ContextDefaultParams() ContextParams { return l.contextDefaultParams().P }
+
 // checkLayout reads llama.cpp's default parameters back and compares them
 // with those llama.h's version sets: a field moved by another version
-// shows up as a wrong value.
+// shows up as a wrong value, a struct grown by another version as bytes
+// written into the slack after it.
 func (l *Lib) checkLayout() error {
-	m := l.ModelDefaultParams()
+	pm := l.modelDefaultParams()
+	if pm.Slack != [layoutSlack]byte{} {
+		return fmt.Errorf("llama_model_default_params returns more than the %d bytes of this binding's struct llama_model_params", sizeModelParams)
+	}
+	m := pm.P
 	if m.Devices != 0 || m.NGPULayers != -1 || m.SplitMode != 1 || m.MainGPU != 0 || m.KVOverrides != 0 ||
 		m.VocabOnly || !m.UseExtraBufts || m.NoAlloc || m.LoadMTP {
 		return fmt.Errorf("llama_model_default_params reads back as %+v", m)
 	}
-	c := l.ContextDefaultParams()
+	pc := l.contextDefaultParams()
+	if pc.Slack != [layoutSlack]byte{} {
+		return fmt.Errorf("llama_context_default_params returns more than the %d bytes of this binding's struct llama_context_params", sizeContextParams)
+	}
+	c := pc.P
 	if c.NCtx != 512 || c.NBatch != 2048 || c.NUbatch != 512 || c.NSeqMax != 1 || c.NOutputsMaxPerSeq != 1 ||
 		c.YarnExtFactor != -1 || c.YarnBetaSlow != -1 || c.DefragThold != -1 || c.TypeK != 1 || c.TypeV != 1 ||
 		c.Embeddings || !c.OffloadKQV || !c.NoPerf || !c.OpOffload || !c.SwaFull || c.KVUnified || c.Samplers != 0 || c.CtxOther != 0 {
