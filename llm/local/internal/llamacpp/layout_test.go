@@ -1,9 +1,13 @@
 package llamacpp
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // TestLayout pins the offsets of the fields llama.h's x86-64 and arm64
@@ -114,5 +118,28 @@ func TestGoString(t *testing.T) {
 	}
 	if got := GoString(nil); got != "" {
 		t.Errorf("GoString(nil) = %q", got)
+	}
+}
+
+// TestLoadSameFile: the same library by another path (a symbolic link,
+// as libllama.so.0 is to libllama.so) is the one already loaded, not a
+// second Lib whose llama_log_set would take llama.cpp's log from the
+// first.
+func TestLoadSameFile(t *testing.T) {
+	lib, _ := testenv.LocalModel(t)
+	link := filepath.Join(t.TempDir(), "libllama-link.so")
+	if err := os.Symlink(lib, link); err != nil {
+		t.Fatal(err)
+	}
+	first, err := Load(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Load(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second != first {
+		t.Errorf("Load(%s) after Load(%s) made a second Lib for the same file", link, lib)
 	}
 }

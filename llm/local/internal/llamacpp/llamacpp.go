@@ -12,8 +12,9 @@
 // out as that header sets them ([ErrVersion]), rather than pass it
 // garbage.
 //
-// A [Lib] is loaded once per process and path ([Load] returns the same
-// one): llama.cpp's backends are process-wide.
+// A [Lib] is loaded once per process and file ([Load] returns the same
+// one for any path to it, links included): llama.cpp's backends and its
+// log callback are process-wide.
 package llamacpp
 
 import (
@@ -161,7 +162,7 @@ type paddedContextParams struct {
 // Lib is a loaded libllama. Its function fields are llama.cpp's, named as
 // in llama.h without the llama_ prefix.
 type Lib struct {
-	Path string
+	Path string // the path it was first loaded by
 
 	backendInit          func()
 	logSet               func(cb, ud uintptr)
@@ -191,6 +192,7 @@ type Lib struct {
 	SamplerAccept      func(s uintptr, t Token)
 	SamplerFree        func(s uintptr)
 	printSystemInfo    func() *byte
+	file               os.FileInfo // of Path, to know the file by another path
 	logMu              sync.Mutex
 	logTail            []string
 	logCallback        uintptr
@@ -201,7 +203,7 @@ var (
 	loaded = map[string]*Lib{}
 )
 
-// Load opens the libllama at path (loaded once per process and path),
+// Load opens the libllama at path (loaded once per process and file),
 // binds its functions, checks the struct layouts and initializes
 // llama.cpp's backends. llama.cpp's log goes to the library's own buffer
 // ([Lib.LastLog]), not to stderr.
@@ -217,14 +219,23 @@ func Load(path string) (*Lib, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: no path given", ErrLibrary)
 	}
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLibrary, err)
+	}
+	// The dynamic loader opens a file once whatever the path; a second
+	// Lib over it would take llama.cpp's log callback from the first.
+	for _, l := range loaded {
+		if os.SameFile(l.file, fi) {
+			loaded[path] = l
+			return l, nil
+		}
 	}
 	h, err := openLibrary(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrLibrary, path, err)
 	}
-	l := &Lib{Path: path}
+	l := &Lib{Path: path, file: fi}
 	binds := []struct {
 		fn   any
 		name string
