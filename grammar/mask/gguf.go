@@ -30,14 +30,22 @@ var ggufEndTexts = map[string]bool{
 	"<｜end▁of▁sentence｜>": true, "<|end_of_text|>": true,
 }
 
+// ggufEscapedSpaces are the pre-tokenizers of BPE vocabularies whose
+// pieces write a space as "▁", as SentencePiece's do (llama.cpp's
+// escape_whitespaces; a "gemma4" tokenizer model is one of them).
+var ggufEscapedSpaces = map[string]bool{"gemma4": true, "granite-embed-multi-311m": true, "sarvam-moe": true}
+
 // ReadGGUF reads a model's vocabulary from the metadata of a GGUF file
 // (the tensors are not read): tokenizer.ggml.tokens,
-// tokenizer.ggml.token_type and tokenizer.ggml.model, and the
-// end-of-generation ids tokenizer.ggml.eos_token_id, eot_token_id and
-// eom_token_id. Pieces are decoded as llama.cpp's token_to_piece does:
-// for "llama" (SentencePiece) and "t5" models "▁" is a space and <0xXX>
-// byte tokens are that byte; for "gpt2" (byte-level BPE) each character
-// stands for a byte. Control, unknown and unused tokens are [KindControl],
+// tokenizer.ggml.token_type, tokenizer.ggml.model and tokenizer.ggml.pre,
+// and the end-of-generation ids tokenizer.ggml.eos_token_id, eot_token_id
+// and eom_token_id. Pieces are decoded as llama.cpp's token_to_piece does:
+// for "llama" (SentencePiece), "t5" and "gemma4" models, and "gpt2" ones
+// whose pre-tokenizer escapes spaces (gemma4, sarvam-moe,
+// granite-embed-multi-311m), "▁" is a space; for other "gpt2" (byte-level
+// BPE) models each character stands for a byte; in all, <0xXX> byte
+// tokens are that byte and a token of a type llama.cpp does not know has
+// an empty piece (never allowed). Control, unknown and unused tokens are [KindControl],
 // the end-of-generation ones (and control tokens llama.cpp recognises by
 // their text, such as <|eot_id|>) [KindEnd].
 //
@@ -47,7 +55,7 @@ var ggufEndTexts = map[string]bool{
 // short).
 func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 	keys := map[string]bool{
-		"tokenizer.ggml.model": true, "tokenizer.ggml.tokens": true, "tokenizer.ggml.token_type": true,
+		"tokenizer.ggml.model": true, "tokenizer.ggml.pre": true, "tokenizer.ggml.tokens": true, "tokenizer.ggml.token_type": true,
 		"tokenizer.ggml.eos_token_id": true, "tokenizer.ggml.eot_token_id": true, "tokenizer.ggml.eom_token_id": true,
 	}
 	md, err := gguf.Read(r, func(k string) bool { return keys[k] }, &gguf.Limits{MaxArray: MaxTokens})
@@ -84,12 +92,15 @@ func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 	}
 	var decode func(text string, typ int64) ([]byte, bool)
 	switch model.Str {
-	case "llama", "t5":
+	case "llama", "t5", "gemma4":
 		decode = decodeSentencePiece
 	case "gpt2":
 		decode = decodeByteLevel
+		if pre := md.KV["tokenizer.ggml.pre"]; pre.Type == gguf.TypeString && ggufEscapedSpaces[pre.Str] {
+			decode = decodeSentencePiece
+		}
 	default:
-		return nil, fmt.Errorf("%w: tokenizer model %q (supported: llama, t5, gpt2)", ErrVocabulary, model.Str)
+		return nil, fmt.Errorf("%w: tokenizer model %q (supported: llama, t5, gemma4, gpt2)", ErrVocabulary, model.Str)
 	}
 	pieces := make([][]byte, n)
 	kinds := make([]Kind, n)
@@ -138,23 +149,32 @@ func integer(v gguf.Value) (int64, bool) {
 }
 
 // decodeSentencePiece is llama.cpp's token_to_piece for SPM and UGM
-// vocabularies: byte tokens <0xXX> are that byte, normal tokens have "▁"
-// unescaped to a space, user-defined tokens are their text.
+// vocabularies, and BPE ones that escape spaces: byte tokens <0xXX> are
+// that byte, normal tokens have "▁" unescaped to a space, user-defined
+// tokens are their text, and other types give an empty piece.
 func decodeSentencePiece(text string, typ int64) ([]byte, bool) {
 	switch typ {
 	case ggufByte:
-		if len(text) != 6 || !strings.HasPrefix(text, "<0x") || text[5] != '>' {
-			return nil, false
-		}
-		b, err := strconv.ParseUint(text[3:5], 16, 8)
-		if err != nil {
-			return nil, false
-		}
-		return []byte{byte(b)}, true
+		return decodeByte(text)
 	case ggufUserDefined:
 		return []byte(text), true
+	case ggufNormal:
+		return []byte(strings.ReplaceAll(text, "\u2581", " ")), true
 	}
-	return []byte(strings.ReplaceAll(text, "\u2581", " ")), true
+	return []byte{}, true
+}
+
+// decodeByte is llama.cpp's token_to_byte: a byte token's text is
+// <0xXX>, for the byte XX.
+func decodeByte(text string) ([]byte, bool) {
+	if len(text) != 6 || !strings.HasPrefix(text, "<0x") || text[5] != '>' {
+		return nil, false
+	}
+	b, err := strconv.ParseUint(text[3:5], 16, 8)
+	if err != nil {
+		return nil, false
+	}
+	return []byte{byte(b)}, true
 }
 
 // byteLevel maps GPT-2's byte-to-character table back: the characters
@@ -175,8 +195,9 @@ var byteLevel = func() map[rune]byte {
 
 // decodeByteLevel is llama.cpp's token_to_piece for BPE vocabularies:
 // normal tokens are decoded character by character through GPT-2's byte
-// table (llama_decode_text), user-defined tokens are their text, and other
-// types give an empty piece (never allowed). A character outside the table
+// table (llama_decode_text), user-defined tokens are their text, byte
+// tokens <0xXX> that byte, and other types give an empty piece (never
+// allowed). A character outside the table
 // becomes the text llama_decode_text writes for it, "[UNK_BYTE_0x<its
 // UTF-8 in hex><the whole token text>]": that is what llama.cpp would
 // print for the token.
@@ -184,6 +205,8 @@ func decodeByteLevel(text string, typ int64) ([]byte, bool) {
 	switch typ {
 	case ggufUserDefined:
 		return []byte(text), true
+	case ggufByte:
+		return decodeByte(text)
 	case ggufNormal:
 	default:
 		return []byte{}, true

@@ -31,6 +31,10 @@ func eos(id uint64) gguf.KeyValue {
 	return gguf.KeyValue{Key: "tokenizer.ggml.eos_token_id", Value: gguf.Value{Type: gguf.TypeUint32, Uint: id}}
 }
 
+func pre(name string) gguf.KeyValue {
+	return gguf.KeyValue{Key: "tokenizer.ggml.pre", Value: gguf.Value{Type: gguf.TypeString, Str: name}}
+}
+
 func TestReadGGUF(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -45,9 +49,22 @@ func TestReadGGUF(t *testing.T) {
 			[]string{"<unk>", "<s>", "</s>", "\n", "\xE2", " the", "  ", "é", "<|user|>", "<unused0>", "<|im_end|>"},
 			[]Kind{KindControl, KindControl, KindEnd, KindText, KindText, KindText, KindText, KindText, KindText, KindControl, KindEnd}},
 		{"byte-level BPE",
-			ggufVocab("gpt2", []string{"Ġthe", "Ċ", "Ã©", "<|endoftext|>", "ĠðŁĺ", "a中", "<tool>", "Ā"}, []int64{1, 1, 1, 3, 1, 1, 4, 6}),
-			[]string{" the", "\n", "é", "<|endoftext|>", " \xF0\x9F\x98", "a[UNK_BYTE_0xe4b8ada中]", "<tool>", ""},
-			[]Kind{KindText, KindText, KindText, KindEnd, KindText, KindText, KindText, KindText}},
+			ggufVocab("gpt2", []string{"Ġthe", "Ċ", "Ã©", "<|endoftext|>", "ĠðŁĺ", "a中", "<tool>", "<0xE2>", "Ā"}, []int64{1, 1, 1, 3, 1, 1, 4, 6, 0}),
+			[]string{" the", "\n", "é", "<|endoftext|>", " \xF0\x9F\x98", "a[UNK_BYTE_0xe4b8ada中]", "<tool>", "\xE2", ""},
+			[]Kind{KindText, KindText, KindText, KindEnd, KindText, KindText, KindText, KindText, KindText}},
+		// llama.cpp gives a token of no type it knows (0, or past 6) an
+		// empty piece.
+		{"sentencepiece, undefined token types",
+			ggufVocab("llama", []string{"▁a", "▁b", "c"}, []int64{0, 7, 1}),
+			[]string{"", "", "c"}, []Kind{KindText, KindText, KindText}},
+		// BPE whose pre-tokenizer escapes spaces as "▁" (llama.cpp's
+		// escape_whitespaces): pieces as SentencePiece's.
+		{"BPE with escaped spaces",
+			ggufVocab("gpt2", []string{"▁the", "<0x0A>", "é", "<tool>"}, []int64{1, 6, 1, 4}, pre("sarvam-moe")),
+			[]string{" the", "\n", "é", "<tool>"}, []Kind{KindText, KindText, KindText, KindText}},
+		{"gemma4 tokenizer",
+			ggufVocab("gemma4", []string{"▁the", "<0xE2>", "<|tool_call>"}, []int64{1, 6, 4}),
+			[]string{" the", "\xE2", "<|tool_call>"}, []Kind{KindText, KindText, KindText}},
 		{"no token types", ggufVocab("llama", []string{"▁a", "b"}, nil, eos(1)),
 			[]string{" a", "b"}, []Kind{KindText, KindEnd}},
 	} {
@@ -83,6 +100,7 @@ func TestReadGGUFRefuses(t *testing.T) {
 		{"types of another length", ggufVocab("llama", []string{"a", "b"}, []int64{1}), ErrVocabulary},
 		{"eos out of range", ggufVocab("llama", []string{"a"}, nil, eos(5)), ErrVocabulary},
 		{"bad byte token", ggufVocab("llama", []string{"<0xZZ>"}, []int64{6}), ErrVocabulary},
+		{"bad BPE byte token", ggufVocab("gpt2", []string{"Ā"}, []int64{6}), ErrVocabulary},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := ReadGGUF(bytes.NewReader(tc.file)); !errors.Is(err, tc.want) {
