@@ -22,12 +22,16 @@ const (
 	ggufByte        = 6
 )
 
-// ggufEndTexts are the control tokens llama.cpp's vocabulary loader also
-// counts as end of generation, found by their text (llama-vocab.cpp).
+// ggufEndTexts are the tokens llama.cpp's vocabulary loader also counts
+// as end of generation, found by their text whatever their type (it makes
+// a normal one a control token): the list of llama-vocab.cpp's
+// special_eog_ids.
 var ggufEndTexts = map[string]bool{
-	"<|eot_id|>": true, "<|im_end|>": true, "<|end|>": true, "<end_of_turn>": true,
-	"<|endoftext|>": true, "<|eom_id|>": true, "<EOT>": true, "_<EOT>": true,
-	"<｜end▁of▁sentence｜>": true, "<|end_of_text|>": true,
+	"<|eot_id|>": true, "<|im_end|>": true, "<|end|>": true, "<|return|>": true, "<|call|>": true,
+	"<|flush|>": true, "<|calls|>": true, "<end_of_turn>": true, "<|endoftext|>": true, "</s>": true,
+	"<|eom_id|>": true, "<EOT>": true, "_<EOT>": true, "[EOT]": true, "[EOS]": true,
+	"<|end_of_text|>": true, "<end_of_utterance>": true, "<eos>": true, "<turn|>": true,
+	"<|tool_response>": true, "<｜end▁of▁sentence｜>": true, "[e~[": true,
 }
 
 // ggufEscapedSpaces are the pre-tokenizers of BPE vocabularies whose
@@ -46,8 +50,8 @@ var ggufEscapedSpaces = map[string]bool{"gemma4": true, "granite-embed-multi-311
 // BPE) models each character stands for a byte; in all, <0xXX> byte
 // tokens are that byte and a token of a type llama.cpp does not know has
 // an empty piece (never allowed). Control, unknown and unused tokens are [KindControl],
-// the end-of-generation ones (and control tokens llama.cpp recognises by
-// their text, such as <|eot_id|>) [KindEnd].
+// the end-of-generation ones (and the tokens llama.cpp recognises by
+// their text, such as <|eot_id|>, whatever their type) [KindEnd].
 //
 // Every count and length in the file is checked before it is allocated:
 // at most [MaxTokens] tokens and 256 MiB of metadata. Errors wrap
@@ -105,15 +109,12 @@ func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 	pieces := make([][]byte, n)
 	kinds := make([]Kind, n)
 	for i, text := range tokens.Strs {
-		switch types[i] {
-		case ggufControl:
-			kinds[i] = KindControl
-			if ggufEndTexts[text] {
-				kinds[i] = KindEnd
-			}
-			pieces[i] = []byte(text)
+		if ggufEndTexts[text] {
+			kinds[i], pieces[i] = KindEnd, []byte(text)
 			continue
-		case ggufUnknown, ggufUnused:
+		}
+		switch types[i] {
+		case ggufControl, ggufUnknown, ggufUnused:
 			kinds[i] = KindControl
 			pieces[i] = []byte(text)
 			continue

@@ -65,6 +65,12 @@ func TestReadGGUF(t *testing.T) {
 		{"gemma4 tokenizer",
 			ggufVocab("gemma4", []string{"▁the", "<0xE2>", "<|tool_call>"}, []int64{1, 6, 4}),
 			[]string{" the", "\xE2", "<|tool_call>"}, []Kind{KindText, KindText, KindText}},
+		// llama.cpp's list of end-of-generation texts, whatever the
+		// token's type (a normal one is made a control token).
+		{"end tokens by their text",
+			ggufVocab("gpt2", []string{"<|im_end|>", "<turn|>", "[EOT]", "<|return|>", "<end_of_utterance>", "<|im_start|>"}, []int64{1, 3, 4, 3, 3, 3}),
+			[]string{"<|im_end|>", "<turn|>", "[EOT]", "<|return|>", "<end_of_utterance>", "<|im_start|>"},
+			[]Kind{KindEnd, KindEnd, KindEnd, KindEnd, KindEnd, KindControl}},
 		{"no token types", ggufVocab("llama", []string{"▁a", "b"}, nil, eos(1)),
 			[]string{" a", "b"}, []Kind{KindText, KindEnd}},
 	} {
