@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/internal/gguf"
+	"github.com/toolgate/toolgate/internal/textcut"
 )
 
 // llama.cpp's token types (llama_token_type), in tokenizer.ggml.token_type.
@@ -38,6 +39,9 @@ var ggufEndTexts = map[string]bool{
 // pieces write a space as "▁", as SentencePiece's do (llama.cpp's
 // escape_whitespaces; a "gemma4" tokenizer model is one of them).
 var ggufEscapedSpaces = map[string]bool{"gemma4": true, "granite-embed-multi-311m": true, "sarvam-moe": true}
+
+// maxQuoted bounds the bytes of a text of the file an error quotes.
+const maxQuoted = 64
 
 // ReadGGUF reads a model's vocabulary from the metadata of a GGUF file
 // (the tensors are not read): tokenizer.ggml.tokens,
@@ -104,7 +108,7 @@ func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 			decode = decodeSentencePiece
 		}
 	default:
-		return nil, fmt.Errorf("%w: tokenizer model %q (supported: llama, t5, gemma4, gpt2)", ErrVocabulary, model.Str)
+		return nil, fmt.Errorf("%w: tokenizer model %q (supported: llama, t5, gemma4, gpt2)", ErrVocabulary, textcut.Shorten(model.Str, maxQuoted))
 	}
 	pieces := make([][]byte, n)
 	kinds := make([]Kind, n)
@@ -121,7 +125,7 @@ func ReadGGUF(r io.Reader) (*Vocabulary, error) {
 		}
 		p, ok := decode(text, types[i])
 		if !ok {
-			return nil, fmt.Errorf("%w: token %d %q of type %d cannot be decoded", ErrVocabulary, i, text, types[i])
+			return nil, fmt.Errorf("%w: token %d %q of type %d cannot be decoded", ErrVocabulary, i, textcut.Shorten(text, maxQuoted), types[i])
 		}
 		pieces[i] = p
 	}

@@ -3,10 +3,12 @@ package mask
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/gguf"
@@ -111,6 +113,27 @@ func TestReadGGUFRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := ReadGGUF(bytes.NewReader(tc.file)); !errors.Is(err, tc.want) {
 				t.Fatalf("ReadGGUF(%s) = %v, want %v", tc.name, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadGGUFErrorsAreShort: an error quotes at most the start of a
+// long text of the file.
+func TestReadGGUFErrorsAreShort(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name string
+		file []byte
+		says string
+	}{
+		{"long tokenizer model", ggufVocab(long, []string{"a"}, nil), "tokenizer model"},
+		{"long bad byte token", ggufVocab("llama", []string{"a", "<0x" + long}, []int64{1, 6}), "token 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadGGUF(bytes.NewReader(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.says) || len(err.Error()) > 200 {
+				t.Errorf("ReadGGUF = %.200v (%d bytes), want an error of at most 200 bytes saying %q", err, len(fmt.Sprint(err)), tc.says)
 			}
 		})
 	}

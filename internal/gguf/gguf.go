@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/toolgate/toolgate/internal/textcut"
 )
 
 // Type is a GGUF value type.
@@ -114,16 +116,18 @@ type Metadata struct {
 // values of the keys keep reports true for (nil keeps all); the others are
 // read past without being stored. It stops after the last key/value pair:
 // the tensor infos and data are not read. Errors wrap [ErrFormat], [ErrLimit],
-// or the reader's error ([io.ErrUnexpectedEOF] for a file cut short).
+// or the reader's error ([io.ErrUnexpectedEOF] for a file cut short), and
+// say where: the header or the key, and the byte offset.
 func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, error) {
 	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), lim: limits.orDefault()}
 	var magic [4]byte
 	if _, err := io.ReadFull(d.r, magic[:]); err != nil {
-		return nil, d.fail(err)
+		return nil, fmt.Errorf("header: %w", d.fail(err))
 	}
 	if string(magic[:]) != "GGUF" {
 		return nil, fmt.Errorf("%w: magic %q", ErrFormat, magic[:])
 	}
+	d.pos = len(magic)
 	md := &Metadata{KV: map[string]Value{}}
 	md.Version = uint32(d.u(4))
 	if d.err == nil && md.Version != 2 && md.Version != 3 {
@@ -132,7 +136,7 @@ func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, e
 	md.Tensors = d.u(8)
 	n := d.u(8)
 	if d.err != nil {
-		return nil, d.err
+		return nil, fmt.Errorf("header: %w", d.err)
 	}
 	if n > uint64(d.lim.MaxKeys) {
 		return nil, fmt.Errorf("%w: %d key/value pairs, limit %d", ErrLimit, n, d.lim.MaxKeys)
@@ -141,12 +145,12 @@ func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, e
 		key := d.str(true)
 		t := Type(d.u(4))
 		if d.err != nil {
-			return nil, d.err
+			return nil, fmt.Errorf("key %d of %d: %w", i+1, n, d.err)
 		}
 		store := keep == nil || keep(key)
 		v := d.value(t, store)
 		if d.err != nil {
-			return nil, fmt.Errorf("key %q: %w", key, d.err)
+			return nil, fmt.Errorf("key %q: %w", textcut.Shorten(key, maxQuoted), d.err)
 		}
 		if store {
 			md.KV[key] = v
@@ -155,22 +159,37 @@ func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, e
 	return md, nil
 }
 
+// maxQuoted bounds the bytes of a key an error quotes.
+const maxQuoted = 64
+
 type decoder struct {
 	r    *bufio.Reader
 	lim  Limits
+	pos  int // bytes read: the offset of what is read next
 	used int
 	err  error
 	buf  [8]byte
 }
 
+// fail records err, said to be at the offset of what could not be read,
+// as the read's error unless one is recorded already.
 func (d *decoder) fail(err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
 	if d.err == nil {
-		d.err = err
+		d.err = fmt.Errorf("at byte %d: %w", d.pos, err)
 	}
 	return d.err
+}
+
+// skip reads past n bytes.
+func (d *decoder) skip(n int) {
+	if _, err := d.r.Discard(n); err != nil {
+		d.fail(err)
+		return
+	}
+	d.pos += n
 }
 
 // charge counts n bytes of kept memory against MaxBytes.
@@ -190,6 +209,7 @@ func (d *decoder) u(size int) uint64 {
 		d.fail(err)
 		return 0
 	}
+	d.pos += size
 	switch size {
 	case 1:
 		return uint64(d.buf[0])
@@ -212,9 +232,7 @@ func (d *decoder) str(keep bool) string {
 		return ""
 	}
 	if !keep {
-		if _, err := d.r.Discard(int(n)); err != nil {
-			d.fail(err)
-		}
+		d.skip(int(n))
 		return ""
 	}
 	if !d.charge(int(n) + 16) {
@@ -225,6 +243,7 @@ func (d *decoder) str(keep bool) string {
 		d.fail(err)
 		return ""
 	}
+	d.pos += len(b)
 	return string(b)
 }
 
@@ -318,9 +337,7 @@ func (d *decoder) array(v *Value, keep bool, depth int) {
 		}
 	case size > 0:
 		if !keep {
-			if _, err := d.r.Discard(int(n) * size); err != nil {
-				d.fail(err)
-			}
+			d.skip(int(n) * size)
 			return
 		}
 		if !d.charge(int(n) * 8) {

@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/textcut"
 )
 
 func sample() []KeyValue {
@@ -102,4 +105,37 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("Read returned neither metadata nor an error")
 		}
 	})
+}
+
+// TestReadSaysWhere: an error names the part of the file it is in and
+// the byte it starts at, and quotes at most the start of a long key.
+func TestReadSaysWhere(t *testing.T) {
+	good := Encode(sample()) // header 0-24, key 1 "general.architecture" 24-69
+	longKey := Encode([]KeyValue{{strings.Repeat("k", 1<<20), Value{Type: 13}}})
+	for _, tc := range []struct {
+		name string
+		data []byte
+		says []string
+	}{
+		{"cut in the header", good[:6], []string{"header", "at byte 4: unexpected EOF"}},
+		{"cut in a key's name", good[:40], []string{"key 1 of 7", "at byte 32: unexpected EOF"}},
+		{"cut in a value", good[:60], []string{`key "general.architecture"`, "at byte 56: unexpected EOF"}},
+		{"cut after a key", good[:69], []string{"key 2 of 7", "at byte 69: unexpected EOF"}},
+		{"a long key's bad type", longKey, []string{`key "kkkk`, "…", "value type 13"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read(bytes.NewReader(tc.data), nil, nil)
+			if err == nil {
+				t.Fatal("Read succeeded")
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("Read = %v, want it to say %q", textcut.Shorten(err.Error(), 200), s)
+				}
+			}
+			if len(err.Error()) > 200 {
+				t.Errorf("Read's error is %d bytes long", len(err.Error()))
+			}
+		})
+	}
 }
