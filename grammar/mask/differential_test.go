@@ -33,9 +33,10 @@ func parsed(tb testing.TB, name, src string) namedGrammar {
 }
 
 // toolgateGrammars returns the grammars of the differential test: each
-// finance tool's schema (the transfer example's), each real MCP catalog
-// tool's, and turn envelopes over the finance tools and over a few MCP
-// tools, through [grammar.FromSchema] and [grammar.Envelope].
+// finance tool's schema (the transfer example's), a few foreign schemas
+// of JSONSchemaBench, each real MCP catalog tool's, and turn envelopes
+// over the finance tools and over a few MCP tools, through
+// [grammar.FromSchema] and [grammar.Envelope].
 func toolgateGrammars(tb testing.TB) []namedGrammar {
 	tb.Helper()
 	var out []namedGrammar
@@ -65,6 +66,31 @@ func toolgateGrammars(tb testing.TB) []namedGrammar {
 		tb.Fatal(err)
 	}
 	out = append(out, parsed(tb, "schema/bounded-strings", res.GBNF))
+	// Foreign schemas of JSONSchemaBench that stress the mask: a pattern
+	// with a non-ASCII character, recursive nesting, enums of over 200
+	// values; and an enum of non-ASCII values (the bench has none).
+	for _, f := range []string{"Github_easy/o46406.json", "Handwritten/mod30.json", "Github_trivial/o70256.json", "Github_easy/o9768.json"} {
+		data, err := os.ReadFile(filepath.Join(testenv.Shared(tb, "datasets/jsonschemabench/maskbench"), f))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var bench struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		if err := json.Unmarshal(data, &bench); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		res, err := grammar.FromSchema(bench.Schema, nil)
+		if err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, parsed(tb, "jsonschemabench/"+f, res.GBNF))
+	}
+	res, err = grammar.FromSchema([]byte(`{"type":"object","properties":{"city":{"enum":["Zürich","São Paulo","東京","Αθήνα","€","😀 smile"]}},"required":["city"]}`), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out = append(out, parsed(tb, "schema/unicode-enum", res.GBNF))
 	var mcp []grammar.EnvelopeTool
 	for _, tool := range testenv.CatalogTools(tb) {
 		res, err := grammar.FromSchema(tool.InputSchema, nil)
