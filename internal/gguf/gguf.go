@@ -114,7 +114,8 @@ type Metadata struct {
 
 // Read reads the header and metadata of a GGUF file from r, keeping the
 // values of the keys keep reports true for (nil keeps all); the others are
-// read past without being stored. It stops after the last key/value pair:
+// read past without being stored. A key given twice is refused, as
+// llama.cpp's gguf.cpp refuses it. It stops after the last key/value pair:
 // the tensor infos and data are not read. Errors wrap [ErrFormat], [ErrLimit],
 // or the reader's error ([io.ErrUnexpectedEOF] for a file cut short), and
 // say where: the header or the key, and the byte offset.
@@ -141,12 +142,18 @@ func Read(r io.Reader, keep func(key string) bool, limits *Limits) (*Metadata, e
 	if n > uint64(d.lim.MaxKeys) {
 		return nil, fmt.Errorf("%w: %d key/value pairs, limit %d", ErrLimit, n, d.lim.MaxKeys)
 	}
+	seen := make(map[string]bool, min(n, initialCap))
 	for i := uint64(0); i < n; i++ {
+		start := d.pos
 		key := d.str(true)
 		t := Type(d.u(4))
 		if d.err != nil {
 			return nil, fmt.Errorf("key %d of %d: %w", i+1, n, d.err)
 		}
+		if seen[key] {
+			return nil, fmt.Errorf("%w: key %q at byte %d is there twice", ErrFormat, textcut.Shorten(key, maxQuoted), start)
+		}
+		seen[key] = true
 		store := keep == nil || keep(key)
 		v := d.value(t, store)
 		if d.err != nil {

@@ -76,6 +76,9 @@ func TestReadRefuses(t *testing.T) {
 		{"huge string array", huge(TypeString), nil, ErrLimit},
 		{"huge number array", huge(TypeUint32), nil, ErrLimit},
 		{"unknown type", Encode([]KeyValue{{"k", Value{Type: 13}}}), nil, ErrFormat},
+		// gguf.cpp refuses a key given twice: which value a reader
+		// takes would be its own choice.
+		{"duplicate key", Encode(append(sample(), KeyValue{"tokenizer.ggml.eos_token_id", Value{Type: TypeUint32, Uint: 1}})), nil, ErrFormat},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(bytes.NewReader(tc.data), nil, tc.limits)
