@@ -271,8 +271,7 @@ func (b *Backend) Chat(ctx context.Context, req *llm.Request) (*llm.Response, er
 	// truncated (FinishLength), which Checked repairs with a shorter one.
 	room := b.nctx - len(prompt)
 	if room < 1 {
-		return nil, fmt.Errorf("%w: the prompt's %d tokens fill the context of %d tokens (Options.ContextSize)",
-			llm.ErrInvalidRequest, len(prompt), b.nctx)
+		return nil, b.contextFull(len(prompt))
 	}
 	maxTokens = min(maxTokens, room)
 	reused, err := b.kv.prefill(ctx, prompt)
@@ -395,21 +394,35 @@ func (b *Backend) render(msgs []chatMessage) (string, error) {
 	return "", errors.New("local: the chat template's output kept growing")
 }
 
+// contextFull is the error of a prompt of n tokens, too many for the
+// context.
+func (b *Backend) contextFull(n int) error {
+	return fmt.Errorf("%w: the prompt's %d tokens fill the context of %d tokens (Options.ContextSize)",
+		llm.ErrInvalidRequest, n, b.nctx)
+}
+
 // tokenize turns text into tokens, with the model's BOS and the special
-// tokens the chat template wrote.
+// tokens the chat template wrote. The room it gives llama_tokenize is at
+// most the context's and one: a text of more tokens fails (contextFull)
+// without them being kept.
 func (b *Backend) tokenize(text string) ([]int32, error) {
 	if len(text) > 1<<30 {
 		return nil, fmt.Errorf("%w: a prompt of %d bytes", llm.ErrInvalidRequest, len(text))
 	}
 	ctext := llamacpp.CString(text)
-	out := make([]int32, len(text)+8)
+	out := make([]int32, min(len(text)+8, b.nctx+1))
 	n := b.lib.Tokenize(b.lvocab, ctext, int32(len(text)), unsafe.SliceData(out), int32(len(out)), true, true)
-	if n < 0 {
-		out = make([]int32, -n)
+	if n < 0 && -int(n) <= b.nctx+1 {
+		out = make([]int32, -int(n))
 		n = b.lib.Tokenize(b.lvocab, ctext, int32(len(text)), unsafe.SliceData(out), int32(len(out)), true, true)
 	}
 	runtime.KeepAlive(ctext)
-	if n < 0 {
+	switch {
+	case n < 0 && -int(n) > b.nctx+1:
+		// llama_tokenize says how many tokens the text has, negated
+		// (math.MinInt32 when they overflow an int32).
+		return nil, b.contextFull(-int(n))
+	case n < 0:
 		return nil, fmt.Errorf("local: llama_tokenize failed (%d)", n)
 	}
 	return out[:n], nil

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/grammar/gbnf"
 	"github.com/toolgate/toolgate/internal/gguf"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/llm/internal/backendtest"
+	"github.com/toolgate/toolgate/llm/local/internal/llamacpp"
 )
 
 // vocabOnlyGGUF writes a GGUF file holding a vocabulary and no tensors:
@@ -158,4 +160,47 @@ func TestTemplate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTokenizeBoundedByContext: a prompt of more tokens than the context
+// holds fails naming both sizes, and the room asked of llama_tokenize is
+// the context's, not the text's (a prompt of a megabyte is not given four
+// megabytes of tokens).
+func TestTokenizeBoundedByContext(t *testing.T) {
+	var asked []int32
+	lib := &llamacpp.Lib{Tokenize: func(_ uintptr, _ *byte, n int32, toks *llamacpp.Token, max int32, _, _ bool) int32 {
+		asked = append(asked, max)
+		if n > max { // one token per byte, as llama.cpp says: the count, negated
+			return -n
+		}
+		clear(unsafe.Slice(toks, n))
+		return n
+	}}
+	b := &Backend{lib: lib, nctx: 256}
+	for _, tc := range []struct {
+		name    string
+		bytes   int
+		wantErr bool
+	}{
+		{"within the context", 200, false},
+		{"the context exactly", 256, false},
+		{"past the context", 1 << 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked = asked[:0]
+			toks, err := b.tokenize(strings.Repeat("a", tc.bytes))
+			if tc.wantErr {
+				if !errors.Is(err, llm.ErrInvalidRequest) || !strings.Contains(err.Error(), fmt.Sprintf("prompt's %d tokens fill the context of 256", tc.bytes)) {
+					t.Errorf("tokenize = %v, want ErrInvalidRequest naming %d tokens and the context", err, tc.bytes)
+				}
+			} else if err != nil || len(toks) != tc.bytes {
+				t.Errorf("tokenize = %d tokens, %v; want %d", len(toks), err, tc.bytes)
+			}
+			for _, max := range asked {
+				if max > 257 {
+					t.Errorf("llama_tokenize was given room for %d tokens, more than the context's 256 and one", max)
+				}
+			}
+		})
+	}
 }
