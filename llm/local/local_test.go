@@ -137,6 +137,14 @@ func TestTemplate(t *testing.T) {
 			t.Errorf("describeTemplate(text) = %s", got)
 		}
 	})
+	t.Run("NUL", func(t *testing.T) {
+		// llama_chat_message holds C strings: a NUL would end the
+		// message there, dropping the rest unseen.
+		got := chatMessages([]llm.Message{{Role: llm.RoleTool, Name: "t", Content: "before\x00after"}})
+		if len(got) != 1 || got[0].content != "Result of t: before\uFFFDafter" {
+			t.Errorf("chatMessages(a NUL) = %q, want the NUL replaced by U+FFFD", got)
+		}
+	})
 	t.Run("roles", func(t *testing.T) {
 		got := chatMessages([]llm.Message{
 			{Role: llm.RoleSystem, Content: "sys"},

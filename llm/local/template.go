@@ -13,7 +13,8 @@ type chatMessage struct{ role, content string }
 // system, user and assistant. A tool result becomes a user message (a
 // template without a tool role would drop it), named by its tool; an
 // assistant message's native calls, which no envelope-mode reply has, are
-// written out as envelopes.
+// written out as envelopes. A NUL byte becomes U+FFFD: the template takes
+// C strings, which a NUL would end, dropping the rest of the message.
 func chatMessages(msgs []llm.Message) []chatMessage {
 	out := make([]chatMessage, 0, len(msgs))
 	for _, m := range msgs {
@@ -36,6 +37,9 @@ func chatMessages(msgs []llm.Message) []chatMessage {
 			}
 			out = append(out, chatMessage{"user", content})
 		}
+	}
+	for i := range out {
+		out[i].content = strings.ReplaceAll(out[i].content, "\x00", "\uFFFD")
 	}
 	return out
 }
