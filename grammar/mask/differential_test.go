@@ -270,6 +270,10 @@ func FuzzMaskEqualsBruteForce(f *testing.F) {
 	f.Add(`root ::= ("ab" | "abc") [x-z]*`, []byte("a\xffab\xffabc\xffbc\xffx\xffxyz\xff"), uint8(0))
 	f.Add(`root ::= [^a]* "a"`, []byte("\xe4\xb8\xff\xad\xff中\xffa\xffba\xff"), uint8(7))
 	f.Add(`root ::= "\"" [^"\\\x00-\x1F]+ "@" [^"\\\x00-\x1F]+ "\""`, []byte("\"\xffa\xffab\xff@\xffa@\xff@b\xffa@b\xff\"a\xffb\"\xff\xc3\xff\xa9\xffé@\xff"), uint8(5))
+	// duplicate pieces (a byte token and a text token of the same
+	// bytes, as SentencePiece vocabularies have), control characters,
+	// a NUL, an empty token, pieces of a code point
+	f.Add(`root ::= "\"" [^"\\\x00-\x1F]* "\"" "\n"?`, []byte("\"\xffa\xffa\xff\x01\xff\t\xffa\x1b\xff\"a\xff\"a\xff\x00\xff\xff\xe2\xff\x80\xa8\xff\xe2\x80\xff\n\xff\"\n\xff"), uint8(9))
 	f.Fuzz(func(t *testing.T, src string, vocab []byte, seed uint8) {
 		g, err := gbnf.Parse(src)
 		if err != nil || len(src) > 2000 {
