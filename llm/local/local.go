@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -42,11 +43,11 @@ var (
 type Options struct {
 	// Library is the path of libllama.so. "" means $TOOLGATE_LIBLLAMA.
 	Library string
-	// Threads is the number of CPU threads a decode uses. 0 means the
-	// number of CPUs, at most 8.
+	// Threads is the number of CPU threads a decode uses, at most 512.
+	// 0 means the number of CPUs, at most 8.
 	Threads int
-	// ContextSize is the context window in tokens (prompt and reply).
-	// 0 means the model's training context.
+	// ContextSize is the context window in tokens (prompt and reply), at
+	// most 4,294,967,040. 0 means the model's training context.
 	ContextSize int
 	// Template is the chat template: a name llama.cpp knows ("chatml",
 	// "llama3", "zephyr", ...) or a template text it recognizes. "" means
@@ -90,6 +91,15 @@ type Backend struct {
 
 var _ llm.Backend = (*Backend)(nil)
 
+// The most [Options.Threads] and [Options.ContextSize] may be: ggml's
+// GGML_MAX_N_THREADS, and llama.cpp's n_ctx, a uint32 rounded up to a
+// multiple of 256. More would not reach llama.cpp as asked: the fields
+// are converted to int32 and uint32.
+const (
+	maxThreads = 512
+	maxContext = math.MaxUint32 &^ 255
+)
+
 // maxEngines bounds the grammars a Backend keeps prepared.
 const maxEngines = 32
 
@@ -105,6 +115,12 @@ func New(modelPath string, opts *Options) (*Backend, error) {
 	}
 	if o.Threads < 0 || o.ContextSize < 0 || o.MaxTokens < 0 {
 		return nil, fmt.Errorf("local: Options.Threads %d, ContextSize %d and MaxTokens %d must not be negative", o.Threads, o.ContextSize, o.MaxTokens)
+	}
+	if o.Threads > maxThreads {
+		return nil, fmt.Errorf("local: Options.Threads %d is more than ggml's %d", o.Threads, maxThreads)
+	}
+	if o.ContextSize > maxContext {
+		return nil, fmt.Errorf("local: Options.ContextSize %d is more than llama.cpp's %d tokens", o.ContextSize, maxContext)
 	}
 	vocab, err := readVocabulary(modelPath)
 	if err != nil {

@@ -69,10 +69,22 @@ func TestNewErrors(t *testing.T) {
 	}
 	t.Run("bad options", func(t *testing.T) {
 		neg := -1.0
-		for name, o := range map[string]*Options{"temperature": {Temperature: &neg}, "threads": {Threads: -1}, "max tokens": {MaxTokens: -2}} {
-			t.Run(name, func(t *testing.T) {
-				if _, err := New(model, o); err == nil || !strings.Contains(err.Error(), "Options.") {
-					t.Errorf("New = %v, want an error naming the option", err)
+		for _, row := range []struct {
+			name, says string
+			o          *Options
+		}{
+			{"temperature", "Options.Temperature", &Options{Temperature: &neg}},
+			{"threads", "Options.Threads", &Options{Threads: -1}},
+			{"max tokens", "MaxTokens -2", &Options{MaxTokens: -2}},
+			// llama.cpp takes them as an int32 and a uint32: more would
+			// wrap (a context of 1<<32 tokens became the model's 2,048).
+			{"threads past ggml's", "Options.Threads 513", &Options{Threads: 513}},
+			{"context past uint32", "Options.ContextSize 4294967296", &Options{ContextSize: 1 << 32}},
+		} {
+			t.Run(row.name, func(t *testing.T) {
+				t.Setenv(LibraryEnv, "")
+				if _, err := New(model, row.o); err == nil || !strings.Contains(err.Error(), row.says) {
+					t.Errorf("New = %v, want an error naming the option (%q)", err, row.says)
 				}
 			})
 		}
