@@ -43,6 +43,11 @@ var ErrVocabulary = errors.New("mask: bad vocabulary")
 // use have about 260k tokens).
 const MaxTokens = 1 << 22
 
+// MaxPieceLen bounds the bytes of one token's piece (the longest tokens
+// in use have a few hundred): a mask walks a piece byte by byte, a stack
+// frame a byte, so an unbounded one could overflow the goroutine's stack.
+const MaxPieceLen = 1 << 16
+
 // Vocabulary is a model's tokens as the bytes each one stands for (its
 // piece, as llama.cpp's token_to_piece returns it) and their kinds, by
 // token id. It is immutable and safe for concurrent use; the byte trie an
@@ -64,7 +69,8 @@ type Vocabulary struct {
 
 // NewVocabulary returns the vocabulary whose token id i has the bytes
 // pieces[i] and the kind kinds[i]. It copies both. At least one token is
-// needed, at most [MaxTokens], and kinds must be as long as pieces.
+// needed, at most [MaxTokens], each of at most [MaxPieceLen] bytes, and
+// kinds must be as long as pieces.
 func NewVocabulary(pieces [][]byte, kinds []Kind) (*Vocabulary, error) {
 	if len(pieces) == 0 || len(pieces) > MaxTokens {
 		return nil, fmt.Errorf("%w: %d tokens (want 1 to %d)", ErrVocabulary, len(pieces), MaxTokens)
@@ -74,7 +80,10 @@ func NewVocabulary(pieces [][]byte, kinds []Kind) (*Vocabulary, error) {
 	}
 	v := &Vocabulary{off: make([]uint32, 1, len(pieces)+1), kinds: make([]Kind, len(kinds))}
 	total := 0
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if len(p) > MaxPieceLen {
+			return nil, fmt.Errorf("%w: token %d is %d bytes long (at most %d)", ErrVocabulary, i, len(p), MaxPieceLen)
+		}
 		total += len(p)
 	}
 	if int64(total) > 1<<31 { // offsets are uint32

@@ -94,6 +94,27 @@ func TestReadGGUF(t *testing.T) {
 	}
 }
 
+func TestNewVocabularyRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pieces [][]byte
+		kinds  []Kind
+	}{
+		{"no tokens", nil, nil},
+		{"kinds of another length", [][]byte{[]byte("a")}, nil},
+		{"unknown kind", [][]byte{[]byte("a")}, []Kind{7}},
+		// a Fill walks a piece byte by byte, one stack frame a byte: an
+		// 8 MiB token overflowed the goroutine's stack, a fatal error
+		{"a piece past 64 KiB", [][]byte{[]byte("a"), bytes.Repeat([]byte("ab"), 1<<15+1)}, []Kind{KindText, KindText}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := NewVocabulary(tc.pieces, tc.kinds); !errors.Is(err, ErrVocabulary) {
+				t.Errorf("NewVocabulary(%s) = %v, want ErrVocabulary", tc.name, err)
+			}
+		})
+	}
+}
+
 func TestReadGGUFRefuses(t *testing.T) {
 	good := ggufVocab("llama", []string{"a", "b"}, []int64{1, 1}, eos(1))
 	for _, tc := range []struct {
