@@ -58,8 +58,8 @@ const maxQuoted = 64
 // their text, such as <|eot_id|>, whatever their type) [KindEnd].
 //
 // Every count and length in the file is checked before it is allocated:
-// at most [MaxTokens] tokens and 256 MiB of metadata; a token's piece has
-// at most [MaxPieceLen] bytes. Errors wrap
+// at most [MaxTokens] tokens and 256 MiB of metadata; the pieces have at
+// most [MaxPieceLen] bytes each and [MaxPieceBytes] in all. Errors wrap
 // [ErrVocabulary], or the reader's error ([io.ErrUnexpectedEOF] for a file cut
 // short).
 func ReadGGUF(r io.Reader) (*Vocabulary, error) {

@@ -43,10 +43,15 @@ var ErrVocabulary = errors.New("mask: bad vocabulary")
 // use have about 260k tokens).
 const MaxTokens = 1 << 22
 
-// MaxPieceLen bounds the bytes of one token's piece (the longest tokens
-// in use have a few hundred): a mask walks a piece byte by byte, a stack
+// MaxPieceLen bounds the bytes of one token's piece (the longest of
+// cl100k's and o200k's have 128): a mask walks a piece byte by byte, a stack
 // frame a byte, so an unbounded one could overflow the goroutine's stack.
 const MaxPieceLen = 1 << 16
+
+// MaxPieceBytes bounds the bytes of all the pieces of a [Vocabulary]
+// (o200k's 200k tokens have 1.4 MB): its trie costs about 25 bytes a
+// byte of pieces that shares no prefix, more while it is built.
+const MaxPieceBytes = 1 << 24
 
 // Vocabulary is a model's tokens as the bytes each one stands for (its
 // piece, as llama.cpp's token_to_piece returns it) and their kinds, by
@@ -69,8 +74,8 @@ type Vocabulary struct {
 
 // NewVocabulary returns the vocabulary whose token id i has the bytes
 // pieces[i] and the kind kinds[i]. It copies both. At least one token is
-// needed, at most [MaxTokens], each of at most [MaxPieceLen] bytes, and
-// kinds must be as long as pieces.
+// needed, at most [MaxTokens], each of at most [MaxPieceLen] bytes and
+// [MaxPieceBytes] in all, and kinds must be as long as pieces.
 func NewVocabulary(pieces [][]byte, kinds []Kind) (*Vocabulary, error) {
 	if len(pieces) == 0 || len(pieces) > MaxTokens {
 		return nil, fmt.Errorf("%w: %d tokens (want 1 to %d)", ErrVocabulary, len(pieces), MaxTokens)
@@ -86,8 +91,8 @@ func NewVocabulary(pieces [][]byte, kinds []Kind) (*Vocabulary, error) {
 		}
 		total += len(p)
 	}
-	if int64(total) > 1<<31 { // offsets are uint32
-		return nil, fmt.Errorf("%w: %d bytes of pieces", ErrVocabulary, total)
+	if total > MaxPieceBytes {
+		return nil, fmt.Errorf("%w: %d bytes of pieces (at most %d)", ErrVocabulary, total, MaxPieceBytes)
 	}
 	v.data = make([]byte, 0, total)
 	for i, p := range pieces {

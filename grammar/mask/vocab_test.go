@@ -106,6 +106,8 @@ func TestNewVocabularyRefuses(t *testing.T) {
 		// a Fill walks a piece byte by byte, one stack frame a byte: an
 		// 8 MiB token overflowed the goroutine's stack, a fatal error
 		{"a piece past 64 KiB", [][]byte{[]byte("a"), bytes.Repeat([]byte("ab"), 1<<15+1)}, []Kind{KindText, KindText}},
+		// the trie costs about 25 bytes of memory a byte of pieces
+		{"pieces past 16 MiB in all", slices.Repeat([][]byte{bytes.Repeat([]byte("x"), 1<<16)}, 257), make([]Kind, 257)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := NewVocabulary(tc.pieces, tc.kinds); !errors.Is(err, ErrVocabulary) {
