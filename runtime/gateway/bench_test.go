@@ -117,3 +117,22 @@ func BenchmarkExecuteParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkExecuteUnknownTool is a call of a tool the registry does not
+// hold: by ID, for which the gateway looks up the call's record (a re-send
+// of a call whose tool has gone gets its outcome), and by bare name, which
+// no record is keyed by.
+func BenchmarkExecuteUnknownTool(b *testing.B) {
+	for _, tool := range []string{"bench/gone", "gone"} {
+		b.Run(tool, func(b *testing.B) {
+			g := noopGateway(b)
+			ctx := context.Background()
+			call := gateway.Call{Principal: benchPrincipal, SessionID: "bench", Step: 1, Tool: tool, Arguments: json.RawMessage(okArgs)}
+			measure(b, func(int) {
+				if _, err := g.Execute(ctx, call); err == nil {
+					b.Fatal("Execute of an unknown tool succeeded")
+				}
+			})
+		})
+	}
+}

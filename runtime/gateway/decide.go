@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/jsonsyntax"
@@ -41,11 +42,12 @@ const (
 	actHold                               // hold the outcome the store failed to record, and record it in the background
 	actCheckLease                         // check that the claim's lease still covers the handler's whole timeout
 	actGetSessionDenial                   // look up the session's denial of these arguments (sessionDenialID)
+	actLookUp                             // read the key's record, claiming nothing: the call's tool is gone (decideGone)
 )
 
 var actionNames = [...]string{"", "take token", "validate", "claim", "ask policy", "get approval",
 	"create approval", "unclaim", "run", "complete", "mark uncertain", "release", "answer",
-	"check held", "reserve", "hold", "check lease", "get session denial"}
+	"check held", "reserve", "hold", "check lease", "get session denial", "look up"}
 
 func (a action) String() string {
 	if int(a) < len(actionNames) {
@@ -105,6 +107,13 @@ type facts struct {
 	// audited: the completion wrote the call's audit entry too
 	// ([store.AuditedRecorder]), so finish appends none.
 	audited bool
+
+	// unknown, when set, is admission's UNKNOWN_TOOL: the tenant has no
+	// tool with the call's ID (any more). The call is then decided by
+	// decideGone, and found is its key's record as [store.RecordStore.Get]
+	// read it (a zero Record: none, or the store could not say).
+	unknown *Error
+	found   *store.Record
 }
 
 type tokenTaken struct {
@@ -224,6 +233,9 @@ func (f *facts) refused() *store.Approval {
 // decide returns what to do next for an admitted call, given the facts.
 // It is a pure function.
 func decide(f *facts) next {
+	if f.unknown != nil {
+		return decideGone(f)
+	}
 	t := f.tool
 	switch {
 	case f.limit.Rate > 0 && f.limit.Burst > 0 && f.token == nil:
@@ -231,37 +243,16 @@ func decide(f *facts) next {
 	case f.token != nil && !f.token.ok:
 		return answer(nil, &Error{Type: RateLimited, Retryable: true, RetryAfter: f.token.wait,
 			Message: fmt.Sprintf("rate limit for %s exceeded; retry after %v", t.ID, ceilSecond(f.token.wait))})
-	case f.valid == nil:
-		return next{do: actValidate}
-	case f.valid.err != nil:
-		return answer(nil, f.valid.err)
-	case f.pending == nil:
-		return next{do: actCheckHeld}
-	case f.pending.found:
-		return heldAnswer(f)
-	case f.claim == nil:
+	}
+	if n, done := beforeRecord(f, nil); !done {
+		return n
+	}
+	if f.claim == nil {
 		return next{do: actClaim}
 	}
 	key := f.valid.key
-	switch cl := f.claim; cl.Status {
-	case store.ClaimAcquired:
-	case store.ClaimDone:
-		return replay(cl.Record)
-	case store.ClaimInProgress:
-		wait := min(max(cl.Record.LeaseExpires.Sub(f.start), 0), f.inProgressWait)
-		return answer(nil, &Error{Type: InProgress, Retryable: true, RetryAfter: wait, IdempotencyKey: key,
-			Message: "the same call is being executed; retry with the same arguments to get its result"})
-	case store.ClaimUncertain:
-		return next{do: actAnswer, internal: "an earlier execution has an unknown outcome: " + cl.Record.Reason,
-			err: &Error{Type: UncertainOutcome, IdempotencyKey: key, Attempts: cl.Record.Attempts,
-				Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again"}}
-	case store.ClaimMismatch:
-		return answer(nil, &Error{Type: IdempotencyMismatch,
-			Message: "this step already called the tool with other arguments; use a new step for a new call"})
-	default:
-		return next{do: actAnswer, internal: fmt.Sprintf("unknown claim status %d", cl.Status),
-			err: &Error{Type: Internal, Retryable: true, IdempotencyKey: key,
-				Message: "the gateway could not claim; nothing was acknowledged, retry the same call"}}
+	if f.claim.Status != store.ClaimAcquired {
+		return claimAnswer(f, *f.claim)
 	}
 
 	if f.ran == nil {
@@ -372,6 +363,84 @@ func decide(f *facts) next {
 	}
 	return next{do: actAnswer, internal: "call outcome uncertain: " + r.reason,
 		err: &Error{Type: DownstreamFailure, Retryable: f.rerun, IdempotencyKey: key, Attempts: f.claim.Record.Attempts, Message: msg}}
+}
+
+// beforeRecord decides what every call does before its slot's record is
+// claimed or read: validate (an invalid call is answered refused, or the
+// validation's own error when refused is nil), then look for an outcome
+// of the slot the gateway holds, which answers. done reports that both are
+// done and nothing is held.
+func beforeRecord(f *facts, refused *Error) (n next, done bool) {
+	switch {
+	case f.valid == nil:
+		return next{do: actValidate}, false
+	case f.valid.err != nil && refused != nil:
+		return answer(nil, refused), false
+	case f.valid.err != nil:
+		return answer(nil, f.valid.err), false
+	case f.pending == nil:
+		return next{do: actCheckHeld}, false
+	case f.pending.found:
+		return heldAnswer(f), false
+	}
+	return next{}, true
+}
+
+// claimAnswer answers a call whose claim cl did not acquire the slot.
+func claimAnswer(f *facts, cl store.Claim) next {
+	key := f.valid.key
+	switch cl.Status {
+	case store.ClaimDone:
+		return replay(cl.Record)
+	case store.ClaimInProgress:
+		wait := min(max(cl.Record.LeaseExpires.Sub(f.start), 0), f.inProgressWait)
+		return answer(nil, &Error{Type: InProgress, Retryable: true, RetryAfter: wait, IdempotencyKey: key,
+			Message: "the same call is being executed; retry with the same arguments to get its result"})
+	case store.ClaimUncertain:
+		return next{do: actAnswer, internal: "an earlier execution has an unknown outcome: " + cl.Record.Reason,
+			err: &Error{Type: UncertainOutcome, IdempotencyKey: key, Attempts: cl.Record.Attempts,
+				Message: "an earlier execution of this call has an unknown outcome; it must be reconciled before it can run again"}}
+	case store.ClaimMismatch:
+		return answer(nil, &Error{Type: IdempotencyMismatch,
+			Message: "this step already called the tool with other arguments; use a new step for a new call"})
+	}
+	return next{do: actAnswer, internal: fmt.Sprintf("unknown claim status %d", cl.Status),
+		err: &Error{Type: Internal, Retryable: true, IdempotencyKey: key,
+			Message: "the gateway could not claim; nothing was acknowledged, retry the same call"}}
+}
+
+// decideGone decides a call admission found no tool for (f.unknown): its
+// tool may have gone (removed from a server's listing, quarantined,
+// restricted to other tenants) after the call ran, and a re-send of that
+// call must get its outcome, not UNKNOWN_TOOL, which says that nothing ran
+// (invariant 9). Nothing is claimed and nothing runs: a well-formed call
+// named by a tool ID is keyed as a call of that ID, and an outcome the
+// gateway holds for its slot, or else its key's unexpired record, answers
+// it as a claim that may not take over would (an uncertain record cannot
+// be re-run: its tool is gone). Anything else is f.unknown. The key binds
+// the tenant, principal, session, step, tool ID and arguments, so no one
+// else's record can answer.
+func decideGone(f *facts) next {
+	if !strings.Contains(f.call.Tool, "/") {
+		// A bare name: every tool ID holds a '/', so no record is keyed by it.
+		return answer(nil, f.unknown)
+	}
+	if n, done := beforeRecord(f, f.unknown); !done {
+		return n
+	}
+	if f.found == nil {
+		return next{do: actLookUp}
+	}
+	r := *f.found
+	switch {
+	case r.Key != f.valid.key || !r.ExpiresAt.After(f.start):
+		return answer(nil, f.unknown)
+	case r.State == store.StateDone:
+		return claimAnswer(f, store.Claim{Status: store.ClaimDone, Record: r})
+	case r.State == store.StateInProgress && r.LeaseExpires.After(f.start):
+		return claimAnswer(f, store.Claim{Status: store.ClaimInProgress, Record: r})
+	}
+	return claimAnswer(f, store.Claim{Status: store.ClaimUncertain, Record: r})
 }
 
 func replay(r store.Record) next {

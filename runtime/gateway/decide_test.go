@@ -42,6 +42,20 @@ func TestDecide(t *testing.T) {
 		}
 		return f
 	}
+	// gone is a call of a tool admission did not find: its ID is
+	// bank/transfer_funds, nothing is validated or looked for yet.
+	gone := func(mod func(f *facts)) *facts {
+		return base(func(f *facts) {
+			f.call.Tool, f.tool, f.pending = "bank/transfer_funds", nil, nil
+			f.unknown = &Error{Type: UnknownTool, Message: `no tool "bank/transfer_funds"`}
+			if mod != nil {
+				mod(f)
+			}
+		})
+	}
+	goneFound := func(r store.Record) *facts {
+		return gone(func(f *facts) { f.valid, f.pending, f.found = valid, &heldLookup{}, &r })
+	}
 	type want struct {
 		do        action
 		typ       ErrorType // for actAnswer; "" is a result
@@ -241,6 +255,26 @@ func TestDecide(t *testing.T) {
 		{"marked uncertain, reconcile", base(func(f *facts) {
 			f.valid, f.claim, f.ran, f.fenced, f.rerun = valid, acquired, &ran{kind: ranUncertain, reason: "timeout"}, &no, false
 		}), want{do: actAnswer, typ: DownstreamFailure, internal: true}},
+
+		// A call admission found no tool for (decideGone): its key's record answers.
+		{"gone: validate first", gone(nil), want{do: actValidate}},
+		{"gone, bare name: unknown tool", gone(func(f *facts) { f.call.Tool = "transfer_funds" }), want{do: actAnswer, typ: UnknownTool}},
+		{"gone, malformed call: unknown tool", gone(func(f *facts) { f.valid = &validation{err: invalidCall("x")} }), want{do: actAnswer, typ: UnknownTool}},
+		{"gone, valid: look for a held outcome", gone(func(f *facts) { f.valid = valid }), want{do: actCheckHeld}},
+		{"gone, held value: the held result", gone(func(f *facts) { f.valid, f.pending = valid, heldValue }), want{do: actAnswer}},
+		{"gone, nothing held: look the record up", gone(func(f *facts) { f.valid, f.pending = valid, &heldLookup{} }), want{do: actLookUp}},
+		{"gone, no record: unknown tool", goneFound(store.Record{}), want{do: actAnswer, typ: UnknownTool}},
+		{"gone, another key's record: unknown tool", goneFound(store.Record{Key: "k2", State: store.StateDone, ExpiresAt: start.Add(time.Hour)}), want{do: actAnswer, typ: UnknownTool}},
+		{"gone, expired record: unknown tool", goneFound(store.Record{Key: "k1", State: store.StateDone, ExpiresAt: start}), want{do: actAnswer, typ: UnknownTool}},
+		{"gone, done: replay", goneFound(store.Record{Key: "k1", State: store.StateDone, Value: json.RawMessage(`{}`), ExpiresAt: start.Add(time.Hour)}), want{do: actAnswer}},
+		{"gone, domain error: replay", goneFound(store.Record{Key: "k1", State: store.StateDone, DomainError: &tools.DomainError{Code: "NO"}, ExpiresAt: start.Add(time.Hour)}),
+			want{do: actAnswer, typ: DomainErrorType}},
+		{"gone, in progress: in progress", goneFound(store.Record{Key: "k1", State: store.StateInProgress, LeaseExpires: start.Add(time.Minute), ExpiresAt: start.Add(time.Hour)}),
+			want{do: actAnswer, typ: InProgress, retryable: true}},
+		{"gone, lease expired: uncertain, not re-run", goneFound(store.Record{Key: "k1", State: store.StateInProgress, LeaseExpires: start, ExpiresAt: start.Add(time.Hour)}),
+			want{do: actAnswer, typ: UncertainOutcome, internal: true}},
+		{"gone, uncertain: not re-run", goneFound(store.Record{Key: "k1", State: store.StateUncertain, Reason: "timeout", ExpiresAt: start.Add(time.Hour)}),
+			want{do: actAnswer, typ: UncertainOutcome, internal: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

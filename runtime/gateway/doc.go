@@ -65,6 +65,19 @@
 //	                                       store takes it          a new execution. The caller itself gets the
 //	                                                               outcome, never "nothing was acknowledged".
 //
+//	unknown tool, but this key's record    nothing more (one read  that record's answer: the result or domain
+//	exists: the call ran, then its tool    of the record; nothing  error, Cached, as a replay; IN_PROGRESS
+//	went (dropped from its server's        claimed or written)     while it runs; OUTCOME_UNCERTAIN for an
+//	listing, quarantined, restricted to                            uncertain record, which cannot re-run;
+//	other tenants)                                                 a held outcome as in the row above
+//
+// The last row keeps invariant 9 when a tool goes after one of its calls
+// ran: a well-formed call named by a tool ID that admission finds no tool
+// for is keyed as a call of that ID (its own checks and RFC 8785
+// arguments), and its record, when one exists and has not expired,
+// answers. A bare name, a malformed call, no record or a store error
+// (logged) is UNKNOWN_TOOL as before.
+//
 // A call whose slot is bound to other arguments (or another principal) is
 // IDEMPOTENCY_MISMATCH and never runs; a duplicate of a call in flight is
 // IN_PROGRESS with a retry-after hint. A result says how many executions

@@ -49,6 +49,11 @@ const maxSessionIDBytes = 256
 // own deadline and the outcome is recorded, so that a client that gives up
 // cannot leave a half-known effect behind.
 //
+// A call of a tool ID the principal's tenant has no tool for is
+// UNKNOWN_TOOL, unless the tool has gone since the same call ran: then its
+// key's record answers (the recorded result, Cached, or IN_PROGRESS, or
+// OUTCOME_UNCERTAIN), never "nothing ran" (see the recording table).
+//
 // What happens after admission is decided by decide (decide.go), a pure
 // function of the facts gathered so far; Execute only does what it says.
 func (g *Gateway) Execute(ctx context.Context, call Call) (*Result, error) {
@@ -73,7 +78,18 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 	allowed := gerr == nil
 	f.reason = reason
 	var res *Result
+	if gerr != nil && gerr.Type == UnknownTool {
+		// The call's tool may have gone since the call ran: its record,
+		// if any, answers (decideGone).
+		f.unknown = gerr
+		res, gerr = g.drive(ctx, f)
+		if res != nil || gerr != f.unknown {
+			allowed, f.reason = true, "no such tool now; answered from the call's record"
+		}
+	}
 	switch {
+	case allowed && f.unknown != nil:
+		// Answered above from the record of the call.
 	case !allowed:
 		if denial != "" {
 			id := ""
@@ -93,9 +109,9 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 		f.limit = g.limitFor(t.ID)
 		res, gerr = g.drive(ctx, f)
 	}
-	g.finish(ctx, f, allowed, reason, res, gerr)
-	if !allowed {
-		return nil, nil, gerr
+	g.finish(ctx, f, allowed, f.reason, res, gerr)
+	if !allowed || f.unknown != nil {
+		return res, nil, gerr
 	}
 	return res, t, gerr
 }
@@ -108,13 +124,16 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 	// Recording must finish even when the caller leaves.
 	rctx := context.WithoutCancel(ctx)
 	t := f.tool
+	// The call's tool ID: admission looks a tool up by it, and a call of a
+	// tool it did not find (f.unknown) is keyed by it too.
+	id := f.call.Tool
 	p := f.call.Principal
 	slot := func() store.Slot {
-		return store.Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: f.call.SessionID, Step: f.call.Step, Tool: t.ID}
+		return store.Slot{Tenant: p.Tenant, Principal: p.ID, SessionID: f.call.SessionID, Step: f.call.Step, Tool: id}
 	}
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = g.opts.DefaultTimeout
+	timeout := g.opts.DefaultTimeout
+	if t != nil && t.Timeout > 0 {
+		timeout = t.Timeout
 	}
 	// The claim's lease: the handler's timeout and the grace, from
 	// admission (the claim, and the check before the handler runs).
@@ -139,11 +158,11 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 		switch n.do {
 		case actAnswer:
 			if n.internal != "" {
-				id := errorid.New()
-				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: "+string(n.err.Type), slog.String("error_id", id),
-					slog.String("tool", t.ID), slog.String("key", key()), slog.String("reason", n.internal))
-				n.err.ErrorID = id
-				n.err.Message += " (error " + id + ")"
+				eid := errorid.New()
+				g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: "+string(n.err.Type), slog.String("error_id", eid),
+					slog.String("tool", id), slog.String("key", key()), slog.String("reason", n.internal))
+				n.err.ErrorID = eid
+				n.err.Message += " (error " + eid + ")"
 			}
 			return n.result, n.err
 		case actTakeToken:
@@ -157,11 +176,23 @@ func (g *Gateway) drive(ctx context.Context, f *facts) (*Result, *Error) {
 			v.canon, v.err = g.validate(ctx, f.call, t)
 			if v.err == nil {
 				v.fp = fingerprint(v.canon)
-				v.key = DeriveKey(p.Tenant, p.ID, f.call.SessionID, f.call.Step, t.ID, v.canon)
+				v.key = DeriveKey(p.Tenant, p.ID, f.call.SessionID, f.call.Step, id, v.canon)
 			}
 			f.valid = &v
 		case actCheckHeld:
 			f.pending = g.held.lookup(slot())
+		case actLookUp:
+			r, err := g.store.Get(ctx, f.valid.key)
+			if err != nil {
+				if !errors.Is(err, store.ErrNotFound) {
+					// The call is answered UNKNOWN_TOOL, as before the
+					// look-up: a failed read must not fail it otherwise.
+					g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: looking up the record of a call of an unknown tool failed",
+						slog.String("tool", textcut.Prefix(id, 128)), slog.String("key", f.valid.key), slog.String("error", err.Error()))
+				}
+				r = store.Record{}
+			}
+			f.found = &r
 		case actReserve:
 			f.room = &reserved
 			if !g.held.reserve() {
@@ -423,7 +454,8 @@ func invalidCall(msg string) *Error {
 
 // validate checks the session, the arguments' JSON (on the bytes sent),
 // the numbers, the schema and the tool's Validator, and returns the
-// canonical arguments.
+// canonical arguments. With t nil (a call of a tool admission did not
+// find) it checks the call's own fields and the arguments' JSON only.
 func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byte, *Error) {
 	switch {
 	case call.SessionID == "":
@@ -453,32 +485,17 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 	if vs := inexactNumbers(tree); len(vs) > 0 {
 		return nil, Invalid(vs...)
 	}
-	sch, err := g.schemaFor(t)
-	if err != nil {
-		id := errorid.New()
-		g.log.LogAttrs(ctx, slog.LevelError, "gateway: a tool's input schema does not compile",
-			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("error", err.Error()))
-		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
-	}
-	vs, err := checkSchema(sch, tree, time.Now().Add(g.opts.ValidationTimeout))
-	if errors.Is(err, jsonschema.ErrDeadline) {
-		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: validation ran past its deadline",
-			slog.String("tool", t.ID), slog.Duration("timeout", g.opts.ValidationTimeout))
-		return nil, &Error{Type: ValidationError, Details: []Violation{},
-			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
-	}
-	if err != nil {
-		id := errorid.New()
-		g.log.LogAttrs(ctx, slog.LevelError, "gateway: validation failed", slog.String("error_id", id),
-			slog.String("tool", t.ID), slog.String("error", err.Error()))
-		return nil, &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
-	}
-	if len(vs) > 0 {
-		return nil, Invalid(vs...)
+	if t != nil {
+		if gerr := g.validateSchema(ctx, t, tree); gerr != nil {
+			return nil, gerr
+		}
 	}
 	canon, err := jcs.Append(make([]byte, 0, len(args)), tree)
 	if err != nil {
 		return nil, Invalid(Violation{Pointer: "", Message: "arguments cannot be canonicalized: " + err.Error()})
+	}
+	if t == nil {
+		return canon, nil
 	}
 	if v := g.opts.Validators[t.ID]; v != nil {
 		if err := g.runValidator(ctx, v, call, t, canon); err != nil {
@@ -494,6 +511,34 @@ func (g *Gateway) validate(ctx context.Context, call Call, t *tools.Tool) ([]byt
 		}
 	}
 	return canon, nil
+}
+
+// validateSchema checks the parsed arguments tree against t's input schema.
+func (g *Gateway) validateSchema(ctx context.Context, t *tools.Tool, tree any) *Error {
+	sch, err := g.schemaFor(t)
+	if err != nil {
+		id := errorid.New()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: a tool's input schema does not compile",
+			slog.String("error_id", id), slog.String("tool", t.ID), slog.String("error", err.Error()))
+		return &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
+	}
+	vs, err := checkSchema(sch, tree, time.Now().Add(g.opts.ValidationTimeout))
+	if errors.Is(err, jsonschema.ErrDeadline) {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gateway: validation ran past its deadline",
+			slog.String("tool", t.ID), slog.Duration("timeout", g.opts.ValidationTimeout))
+		return &Error{Type: ValidationError, Details: []Violation{},
+			Message: fmt.Sprintf("validating the arguments took longer than %v (a pattern backtracks on them); the call was refused and nothing ran", g.opts.ValidationTimeout)}
+	}
+	if err != nil {
+		id := errorid.New()
+		g.log.LogAttrs(ctx, slog.LevelError, "gateway: validation failed", slog.String("error_id", id),
+			slog.String("tool", t.ID), slog.String("error", err.Error()))
+		return &Error{Type: Internal, ErrorID: id, Message: fmt.Sprintf("tool %s cannot be validated (error %s)", t.ID, id)}
+	}
+	if len(vs) > 0 {
+		return Invalid(vs...)
+	}
+	return nil
 }
 
 // maxSafeInteger is 2^53: integers beyond it are not exact as doubles.
@@ -748,11 +793,16 @@ func (g *Gateway) finish(ctx context.Context, f *facts, allowed bool, reason str
 	outcome := outcomeOf(res, gerr, f.noEffect())
 	latency := g.clock.Now().Sub(f.start)
 	toolLabel := "unknown"
-	if f.tool != nil {
+	switch {
+	case f.unknown != nil && allowed:
+		// Answered from the record of a call of a tool that has gone: its
+		// ID named a tool that ran, so the label stays bounded.
+		toolLabel = call.Tool
+	case f.tool != nil:
 		toolLabel = f.tool.ID
 	}
 	g.metrics.call(toolLabel, outcome, latency)
-	if (f.claim != nil && f.claim.Status == store.ClaimDone) || (f.pending != nil && f.pending.found && (res != nil || gerr.Cached)) {
+	if (res != nil && res.Cached) || (gerr != nil && gerr.Cached) {
 		g.metrics.replay(toolLabel)
 	}
 	if !allowed {
@@ -821,7 +871,9 @@ func (g *Gateway) auditEntry(f *facts, allowed bool, res *Result, gerr *Error, l
 	if !allowed {
 		e.Decision = store.DecisionDeny
 	}
-	if f.valid != nil {
+	if f.valid != nil && allowed {
+		// A call refused as UNKNOWN_TOOL has a key only for the look-up
+		// that found no record of it: the entry names none.
 		e.Key = f.valid.key
 	}
 	if f.approval != nil {
