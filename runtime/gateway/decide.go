@@ -230,7 +230,8 @@ func (f *facts) refused() *store.Approval {
 	return nil
 }
 
-// decide returns what to do next for an admitted call, given the facts.
+// decide returns what to do next for an admitted call, or for one
+// admission found no tool for (f.unknown: decideGone), given the facts.
 // It is a pure function.
 func decide(f *facts) next {
 	if f.unknown != nil {
