@@ -81,8 +81,12 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 	if gerr != nil && gerr.Type == UnknownTool {
 		// The call's tool may have gone since the call ran: its record,
 		// if any, answers (decideGone).
-		f.unknown = gerr
+		// Admission may have found another tenant's tool by the ID: that
+		// tool is not this call's, so the look-up neither validates
+		// against it nor runs its Validator.
+		f.unknown, f.tool = gerr, nil
 		res, gerr = g.drive(ctx, f)
+		f.tool = t
 		if res != nil || gerr != f.unknown {
 			allowed, f.reason = true, "no such tool now; answered from the call's record"
 		}

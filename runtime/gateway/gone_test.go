@@ -160,3 +160,31 @@ func TestGoneToolStoreError(t *testing.T) {
 	_, err := e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs))
 	wantType(t, "Execute(re-send)", err, gateway.UnknownTool)
 }
+
+// TestGoneToolRunsNoOtherTenantsCode: a call of a tool restricted to
+// another tenant is UNKNOWN_TOOL for the caller's tenant; looking for its
+// record must not validate it against that tool, nor run that tool's
+// Validator (code of a tool the caller cannot see).
+func TestGoneToolRunsNoOtherTenantsCode(t *testing.T) {
+	var ran int
+	e := newEnv(t, func(o *gateway.Options) {
+		o.Validators = map[string]gateway.Validator{
+			"bank/transfer_funds": func(context.Context, gateway.Call, json.RawMessage) error { ran++; return nil },
+		}
+	})
+	snap := e.Registry.Snapshot()
+	i, ok := snap.Lookup("bank/transfer_funds")
+	if !ok {
+		t.Fatal("no tool bank/transfer_funds")
+	}
+	globex := *snap.Tool(i)
+	globex.Tenants = []string{"globex"}
+	e.Registry.Remove(globex.ID)
+	if err := e.Registry.Add(globex); err != nil {
+		t.Fatal(err)
+	}
+	wantType(t, "another tenant's tool", second(e.Gateway.Execute(ctx, transferCall(alice, "s1", 1, okArgs))), gateway.UnknownTool)
+	if ran != 0 {
+		t.Errorf("the other tenant's Validator ran %d times for a call of acme's principal", ran)
+	}
+}
