@@ -43,6 +43,12 @@ import (
 // neither saturated nor scrubbed: they are not catalog text, and how often
 // users asked in a word is evidence. The plain BM25 baseline
 // ([MethodBM25]) is a reference for measurements and is left as it is.
+//
+// Not covered: another domain's words each written once, as a keyword list
+// ("Also handles: payment, pay, transfer, invoice, refund") or as prose.
+// They are vocabulary like any other; leaving a list's off-topic items out
+// of the index stopped the list but cost a held-out test split a request
+// (docs/security.md §5).
 const (
 	// fieldTFCap is how many times a term counts in one field of a card.
 	fieldTFCap = 2
