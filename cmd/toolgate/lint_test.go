@@ -13,7 +13,7 @@ func runLintCmd(args ...string) (code int, stdout, stderr string) {
 	return runCmd(append([]string{"lint"}, args...)...)
 }
 
-var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|long-schema|unfindable|name-collision|names-other-tool|repeated-text|alias-flood|long-text|instructions): \S.*$`)
+var findingLine = regexp.MustCompile(`^[A-Za-z0-9_.-]+/\S+: (near-duplicate|missing-aliases|missing-not-for|long-card|long-schema|unfindable|name-collision|names-other-tool|repeated-text|keyword-list|alias-flood|long-text|instructions): \S.*$`)
 
 func TestLintCommand(t *testing.T) {
 	clean := filepath.Join("..", "..", "tools", "lint", "testdata", "clean.jsonl")
@@ -53,13 +53,13 @@ func TestLintCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitNegative {
 		t.Fatalf("lint --format json = %d, %v:\n%s", code, err, out)
 	}
-	if got.Tools != 9 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card,long-schema,name-collision,names-other-tool,repeated-text,alias-flood,long-text,instructions" ||
+	if got.Tools != 10 || strings.Join(got.Checked, ",") != "near-duplicate,missing-not-for,long-card,long-schema,name-collision,names-other-tool,repeated-text,keyword-list,alias-flood,long-text,instructions" ||
 		got.Counts["near-duplicate"] != 2 || got.Counts["missing-not-for"] != 3 || got.Counts["long-card"] != 1 || got.Counts["long-schema"] != 1 ||
-		got.Counts["name-collision"] != 2 || got.Counts["names-other-tool"] != 3 || got.Counts["repeated-text"] != 1 || got.Counts["alias-flood"] != 1 || got.Counts["long-text"] != 1 || got.Counts["instructions"] != 2 || len(got.Findings) != 17 {
+		got.Counts["name-collision"] != 2 || got.Counts["names-other-tool"] != 3 || got.Counts["repeated-text"] != 1 || got.Counts["keyword-list"] != 1 || got.Counts["alias-flood"] != 1 || got.Counts["long-text"] != 1 || got.Counts["instructions"] != 2 || len(got.Findings) != 18 {
 		t.Errorf("lint --format json = %+v", got)
 	}
 
-	if code, out, _ := runLintCmd("--tools", messy, "--tools", poisoned, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,long-schema,unfindable,name-collision,names-other-tool,repeated-text,alias-flood,long-text,instructions"); code != exitOK || out != "" {
+	if code, out, _ := runLintCmd("--tools", messy, "--tools", poisoned, "--skip", "near-duplicate,missing-aliases,missing-not-for,long-card,long-schema,unfindable,name-collision,names-other-tool,repeated-text,keyword-list,alias-flood,long-text,instructions"); code != exitOK || out != "" {
 		t.Errorf("lint with every check skipped = %d, %q; want 0 and no output", code, out)
 	}
 }

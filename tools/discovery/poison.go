@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery/analysis"
+	"github.com/toolgate/toolgate/tools/discovery/lexicon"
 )
 
 // Catalog poisoning (security invariant 10: repetition never buys rank).
@@ -48,7 +49,7 @@ import (
 // ("Also handles: payment, pay, transfer, invoice, refund") or as prose.
 // They are vocabulary like any other; leaving a list's off-topic items out
 // of the index stopped the list but cost a held-out test split a request
-// (docs/security.md §5).
+// (docs/security.md §5). [OffTopicLists] finds such lists, for lint.
 const (
 	// fieldTFCap is how many times a term counts in one field of a card.
 	fieldTFCap = 2
@@ -401,4 +402,178 @@ func NamedTools(snap *tools.Snapshot) [][]string {
 		slices.Sort(out[i])
 	}
 	return out
+}
+
+const (
+	// listMinItems is how many items a run of short comma-, slash-, pipe-
+	// or semicolon-separated items needs to be a keyword list.
+	listMinItems = 5
+	// listItemWords is the most words an item of a keyword list has.
+	listItemWords = 3
+)
+
+// keywordLists calls fn with the byte range of each item of each keyword
+// list in text: a run of at least listMinItems items separated by ",",
+// ";", "/" or "|", each of one to listItemWords words ("and" or "or"
+// before the last one aside), without sentence structure between them.
+// A sentence end (". ", "!", "?"), a colon, a bracket or a line break
+// ends a run, as does a longer piece of text.
+func keywordLists(text string, fn func(start, end int)) {
+	var run [][2]int
+	flush := func() {
+		if len(run) >= listMinItems {
+			for _, r := range run {
+				fn(r[0], r[1])
+			}
+		}
+		run = run[:0]
+	}
+	start := 0
+	for i := 0; i <= len(text); i++ {
+		end, sep := i == len(text), false
+		if !end {
+			switch c := text[i]; c {
+			case ',', ';', '|':
+				sep = true
+			case '/':
+				// A slash between words is a path, a URL or "read/write".
+				sep = i > 0 && text[i-1] == ' ' || i+1 < len(text) && text[i+1] == ' '
+			case ':', '!', '?', '\n', '(', ')', '[', ']', '{', '}':
+				end = true
+			case '.':
+				end = i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'
+			}
+		}
+		if !end && !sep {
+			continue
+		}
+		if lo, hi, ok := listItem(text, start, i); ok {
+			run = append(run, [2]int{lo, hi})
+		} else {
+			flush()
+		}
+		if end {
+			flush()
+		}
+		start = i + 1
+	}
+}
+
+// listItem reports whether text[start:end] is an item of a keyword list,
+// with the range of its words (a leading "and", "or" or "&" left out).
+func listItem(text string, start, end int) (lo, hi int, ok bool) {
+	s := text[start:end]
+	words := strings.Fields(s)
+	if len(words) > 0 && (words[0] == "and" || words[0] == "or" || words[0] == "&") {
+		words = words[1:]
+	}
+	if len(words) == 0 || len(words) > listItemWords {
+		return 0, 0, false
+	}
+	for _, w := range words {
+		if !strings.ContainsFunc(w, unicode.IsLetter) || strings.ContainsFunc(w, notItemRune) {
+			return 0, 0, false
+		}
+	}
+	lo = start + strings.Index(s, words[0])
+	last := words[len(words)-1]
+	hi = start + strings.LastIndex(s, last) + len(last)
+	return lo, hi, true
+}
+
+// notItemRune reports whether r has no place in a word of a keyword
+// list's item: an item is words, not a URL, a path or code.
+func notItemRune(r rune) bool {
+	return !isWordRune(r) && r != '-' && r != '\''
+}
+
+// offTopicItems appends to dst the items of text's keyword lists
+// (keywordLists) that share no term with topic() (the card's own terms:
+// see cardTopic), analysed in text's language. topic is called only when
+// text has a keyword list.
+func offTopicItems(a *analysis.Analyzer, text string, topic func() map[string]bool, dst []string) []string {
+	var lang analysis.Lang
+	var terms []string
+	keywordLists(text, func(start, end int) {
+		if lang == "" {
+			lang = a.DetectLang(text)
+		}
+		terms = a.Terms(terms[:0], text[start:end], lang)
+		on := topic()
+		for _, t := range terms {
+			if on[t] {
+				return
+			}
+		}
+		dst = append(dst, text[start:end])
+	})
+	return dst
+}
+
+// OffTopicLists returns, for each tool of snap in order, the items of
+// the keyword lists in its summary and description that share no term
+// with what its card says it is about (nil when none). A keyword list is
+// a run of at least five items of one to three words (no code, path or
+// URL) separated by commas, semicolons, pipes or spaced slashes; what a
+// card is about is its name, its summary's (or else its description's)
+// first sentence and its parameters' names, with the lexicon's synonyms
+// of each. a analyses the text (nil: analysis.New(nil)). A weather tool
+// whose description ends "Also handles: payment, pay, transfer, invoice,
+// refund" has five. Discovery indexes such words as written (see
+// docs/security.md §5); lint reports them (lint.KeywordList).
+func OffTopicLists(snap *tools.Snapshot, a *analysis.Analyzer) [][]string {
+	if a == nil {
+		a = analysis.New(nil)
+	}
+	lex := lexicon.Default().WithStemmer(a)
+	out := make([][]string, snap.Len())
+	for i, t := range snap.Tools() {
+		var topic map[string]bool
+		topicOf := func() map[string]bool {
+			if topic == nil {
+				params, _, _ := schemaParams(t.InputSchema)
+				topic = cardTopic(a, lex, t, params)
+			}
+			return topic
+		}
+		out[i] = offTopicItems(a, t.Card.Summary, topicOf, nil)
+		if t.Description != t.Card.Summary {
+			out[i] = offTopicItems(a, t.Description, topicOf, out[i])
+		}
+	}
+	return out
+}
+
+// cardTopic returns the terms of what a card says it is about: its name,
+// its summary's (or else its description's) first sentence and its
+// parameters' names, with the lexicon's synonyms of each (as discovery
+// widens a request: widenTool, widenWordNet).
+func cardTopic(a *analysis.Analyzer, lex *lexicon.Lexicon, t *tools.Tool, params []param) map[string]bool {
+	first := t.Card.Summary
+	if first == "" {
+		first = t.Description
+	}
+	if i := strings.Index(first, ". "); i >= 0 {
+		first = first[:i]
+	}
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	terms := a.Terms(nil, t.Name(), analysis.English)
+	terms = a.Terms(terms, first, "")
+	for _, p := range params {
+		terms = a.Terms(terms, p.name, analysis.English)
+	}
+	topic := make(map[string]bool, len(terms))
+	var words []string
+	for _, s := range terms {
+		topic[s] = true
+		if lex != nil {
+			words = lex.StemSynonyms(words, s, widenTool, widenWordNet)
+		}
+	}
+	for _, s := range a.Terms(nil, strings.Join(words, " "), analysis.English) {
+		topic[s] = true
+	}
+	return topic
 }

@@ -277,3 +277,52 @@ func FuzzMentions(f *testing.F) {
 		}
 	})
 }
+
+// TestKeywordLists: what is a keyword list's item, and which items
+// offTopicItems finds off a weather tool's topic.
+func TestKeywordLists(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		items      []string // keywordLists' items
+		off        []string // the items offTopicItems finds off topic
+	}{
+		{"another domain's words", "Get the weather forecast for a city. Also handles: payment, pay, transfer, send money, wire, remit, invoice.",
+			[]string{"payment", "pay", "transfer", "send money", "wire", "remit", "invoice"},
+			[]string{"payment", "pay", "transfer", "send money", "wire", "remit", "invoice"}},
+		{"pipes and slashes", "Forecast | payment | invoice / refund / billing",
+			[]string{"Forecast", "payment", "invoice", "refund", "billing"}, []string{"payment", "invoice", "refund", "billing"}},
+		{"and before the last", "Get the forecast. Weather for cities, payments and invoices, city weather, and forecasts, or wire.",
+			[]string{"Weather for cities", "payments and invoices", "city weather", "forecasts", "wire"},
+			[]string{"payments and invoices", "wire"}},
+		{"items of the card's topic stay", "Weather forecast: city, forecast, weather, cities, forecasts.",
+			[]string{"city", "forecast", "weather", "cities", "forecasts"}, nil},
+		{"four items are no list", "Get the weather forecast. Returns payment, pay, transfer, invoice.", nil, nil},
+		{"sentences are no list", "Get the weather forecast for a city, with rain and wind, for the next days, as a table of numbers, in metric units, or in imperial ones.", nil, nil},
+		{"a path is no list", "Reads /var/lib/payment/invoice/refund/billing files.", nil, nil},
+		{"a URL is no list", "See https://example.com/pay/invoice/refund/billing/wire for details.", nil, nil},
+		{"code is no list", "Fields: pay_id, invoice_id, refund_id, billing_id, wire_id.", nil, nil},
+		{"numbers are no list", "Days: 1, 2, 3, 4, 5, 6.", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var items []string
+			keywordLists(tc.text, func(i, j int) { items = append(items, tc.text[i:j]) })
+			if !slices.Equal(items, tc.items) {
+				t.Errorf("keywordLists(%q) = %q, want %q", tc.text, items, tc.items)
+			}
+			d, err := New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := tools.Tool{ID: "weather/get_forecast", Card: tools.Card{Name: "get_forecast"}, Description: "Get the weather forecast for a city.",
+				InputSchema: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`)}
+			params, _, err := schemaParams(w.InputSchema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			topic := cardTopic(d.analyzer, d.lex, &w, params)
+			if off := offTopicItems(d.analyzer, tc.text, func() map[string]bool { return topic }, nil); !slices.Equal(off, tc.off) {
+				t.Errorf("offTopicItems(%q) = %q, want %q", tc.text, off, tc.off)
+			}
+		})
+	}
+}

@@ -22,8 +22,8 @@
 //
 // And for catalog poisoning (security invariant 10), what a tool does to be
 // shortlisted for other tools' requests; discovery already gives none of it
-// any rank (docs/security.md, §5), so these findings are about who wrote
-// the catalog:
+// any rank but keyword-list's (docs/security.md, §5), so these findings are
+// about who wrote the catalog:
 //
 //   - names-other-tool: the summary, description, an alias, a tag or a
 //     parameter names a tool of another namespace as an identifier (its ID
@@ -32,6 +32,11 @@
 //   - repeated-text: a text repeats its words (most of them are repeats
 //     beyond discovery's saturation of two per field), or an alias is
 //     listed twice;
+//   - keyword-list: the summary or description lists at least five words
+//     or short phrases that share no term with what the card says it is
+//     about ("Also handles: payment, pay, transfer, invoice, refund" in a
+//     weather tool; discovery.OffTopicLists). Discovery indexes them as
+//     written: written once each, they are vocabulary, not repetition;
 //   - alias-flood: more aliases than a card has room for (Options.MaxAliases);
 //   - long-text: a description over Options.MaxTextTokens o200k tokens;
 //   - instructions: a text of the tool (title, description, summary,
@@ -87,13 +92,14 @@ const (
 	NameCollision  Kind = "name-collision"
 	NamesOtherTool Kind = "names-other-tool"
 	RepeatedText   Kind = "repeated-text"
+	KeywordList    Kind = "keyword-list"
 	AliasFlood     Kind = "alias-flood"
 	LongText       Kind = "long-text"
 	Instructions   Kind = "instructions"
 )
 
 // Kinds lists every kind, in report order.
-var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, LongSchema, Unfindable, NameCollision, NamesOtherTool, RepeatedText, AliasFlood, LongText, Instructions}
+var Kinds = []Kind{NearDuplicate, MissingAliases, MissingNotFor, LongCard, LongSchema, Unfindable, NameCollision, NamesOtherTool, RepeatedText, KeywordList, AliasFlood, LongText, Instructions}
 
 // Finding is one problem with one tool's card.
 type Finding struct {

@@ -213,15 +213,120 @@ func TestCheckNameCollision(t *testing.T) {
 	}
 }
 
-// onlyInstructions skips every kind but instructions.
-func onlyInstructions() *lint.Options {
+// only returns options that skip every kind but k.
+func only(k lint.Kind) *lint.Options {
 	var skip []lint.Kind
-	for _, k := range lint.Kinds {
-		if k != lint.Instructions {
-			skip = append(skip, k)
+	for _, o := range lint.Kinds {
+		if o != k {
+			skip = append(skip, o)
 		}
 	}
 	return &lint.Options{Skip: skip}
+}
+
+// checkOne lints tool, given the ID id, alone for kind k only and wants
+// one finding whose message starts with want and ": ", or none when want
+// is "".
+func checkOne(t *testing.T, id string, tool tools.Tool, k lint.Kind, want string) {
+	t.Helper()
+	tool.ID = id
+	tool.Card.Name = tool.Name()
+	fs, err := lint.Check(context.Background(), catalogtest.Registry(t, tool).Snapshot(), only(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case want == "" && len(fs) > 0:
+		t.Errorf("Check(%q) = %v, want no finding", tool.Description, fs)
+	case want != "" && (len(fs) != 1 || fs[0].Kind != k || !strings.HasPrefix(fs[0].Message, want+": ")):
+		t.Errorf("Check(%q) = %v, want one %s finding starting %s", tool.Description, fs, k, want)
+	}
+}
+
+// TestCheckKeywordList: a list of five or more words off the card's topic
+// in its summary or description is reported; shorter lists, lists of the
+// card's own words, prose and parameter descriptions are not.
+func TestCheckKeywordList(t *testing.T) {
+	const lead = "Get the weather forecast for a city."
+	tests := []struct {
+		name string
+		tool tools.Tool
+		want string // the finding's message up to the items' end; "" for none
+	}{
+		{"five words", tools.Tool{Description: lead + " Also handles: payment, pay, transfer, invoice, refund."},
+			`lists 5 words its name and first sentence do not mention ("payment", "pay", "transfer", "invoice", …)`},
+		{"ten words, pipes", tools.Tool{Description: lead + " payment | pay | transfer | send money | wire | remit | invoice | refund | charge | billing"},
+			`lists 10 words its name and first sentence do not mention ("payment", "pay", "transfer", "send money", …)`},
+		{"in the summary", tools.Tool{Card: tools.Card{Summary: "Forecasts. Also: payment; pay; transfer; invoice; refund"}},
+			`lists 5 words its name and first sentence do not mention ("payment", "pay", "transfer", "invoice", …)`},
+		{"four words", tools.Tool{Description: lead + " Also handles: payment, pay, transfer, invoice."}, ""},
+		{"the card's own words", tools.Tool{Description: lead + " Covers: rain, snow, wind, city weather, forecasts."}, ""},
+		{"prose", tools.Tool{Description: lead + " It also handles payments, transfers and invoices, and refunds them when asked, as a bank would."}, ""},
+		{"a parameter's description", tools.Tool{Description: lead, InputSchema: []byte(`{"type":"object","properties":{"city":{"type":"string","description":"payment, pay, transfer, invoice, refund"}}}`)}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { checkOne(t, "weather/get_forecast", tc.tool, lint.KeywordList, tc.want) })
+	}
+}
+
+// TestKeywordListHonestCatalogs: keyword-list reports none of the real MCP
+// servers' tools (shared and committed) and, of the 2,873 tools of
+// MetaTool, BFCL and API-Bank, the two whose descriptions list a
+// search engine's or an image generator's subjects. It logs its findings
+// on the held-out servers of discovery's tests, where honest output-field
+// and enum lists are reported too (docs/security.md §5).
+func TestKeywordListHonestCatalogs(t *testing.T) {
+	files := honestCatalogs(t, false)
+	got := findingsOn(t, files, lint.KeywordList)
+	var ids []string
+	for _, f := range got {
+		id, _, _ := strings.Cut(f, ":")
+		ids = append(ids, id)
+	}
+	if want := []string{"tools/jini", "tools/generate_human_image__3"}; !slices.Equal(ids, want) {
+		t.Errorf("keyword-list findings on %d honest catalogs = %q, want on %q", len(files), got, want)
+	}
+	held, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "tools/discovery/testdata/*/catalogs/*.json"))
+	fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, held...), only(lint.KeywordList))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d keyword-list findings on the held-out servers' tools", len(fs))
+	for _, f := range fs {
+		t.Log(f)
+	}
+}
+
+// honestCatalogs returns the catalog files of the 8 real MCP servers
+// (shared and committed), with held the held-out servers of discovery's
+// tests, and the MetaTool, BFCL and API-Bank tools.
+func honestCatalogs(t *testing.T, held bool) []string {
+	files, _ := filepath.Glob(filepath.Join(testenv.Shared(t, "catalogs/real-mcp"), "*.json"))
+	files = append(files, testenv.Catalogs(t)...)
+	if held {
+		h, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "tools/discovery/testdata/*/catalogs/*.json"))
+		files = append(files, h...)
+	}
+	for _, ds := range []string{"metatool", "bfcl", "apibank"} {
+		files = append(files, testenv.Shared(t, "datasets/"+ds+"/tools.jsonl"))
+	}
+	return files
+}
+
+// findingsOn returns the findings of kind k on each of files, linted one
+// by one, as lines.
+func findingsOn(t *testing.T, files []string, k lint.Kind) []string {
+	var out []string
+	for _, f := range files {
+		fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, f), only(k))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, f := range fs {
+			out = append(out, f.String())
+		}
+	}
+	return out
 }
 
 // TestCheckInstructions: text that addresses the model (tool poisoning) is
@@ -302,20 +407,7 @@ func TestCheckInstructions(t *testing.T) {
 		{"long honest text", tools.Tool{Description: strings.Repeat("Lists the open issues of a repository, newest first. ", 500)}, ""},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.tool.ID = "srv/add"
-			tc.tool.Card.Name = "add"
-			fs, err := lint.Check(context.Background(), catalogtest.Registry(t, tc.tool).Snapshot(), onlyInstructions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tc.want == "" && len(fs) > 0:
-				t.Errorf("Check(%q) = %v, want no finding", tc.tool.Description, fs)
-			case tc.want != "" && (len(fs) != 1 || fs[0].Kind != lint.Instructions || !strings.HasPrefix(fs[0].Message, tc.want+": ")):
-				t.Errorf("Check(%q) = %v, want one instructions finding starting %s", tc.tool.Description, fs, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkOne(t, "srv/add", tc.tool, lint.Instructions, tc.want) })
 	}
 }
 
@@ -325,23 +417,8 @@ func TestCheckInstructions(t *testing.T) {
 // The one exception is Neon's prepare_database_migration, whose
 // description really does address the model in an <instructions> tag.
 func TestInstructionsRealCatalogs(t *testing.T) {
-	root := testenv.RepoRoot(t)
-	files, _ := filepath.Glob(filepath.Join(testenv.Shared(t, "catalogs/real-mcp"), "*.json"))
-	held, _ := filepath.Glob(filepath.Join(root, "tools/discovery/testdata/*/catalogs/*.json"))
-	files = append(append(files, testenv.Catalogs(t)...), held...)
-	for _, ds := range []string{"metatool", "bfcl", "apibank"} {
-		files = append(files, testenv.Shared(t, "datasets/"+ds+"/tools.jsonl"))
-	}
-	var got []string
-	for _, f := range files {
-		fs, err := lint.Check(context.Background(), catalogtest.Snapshot(t, f), onlyInstructions())
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, f := range fs {
-			got = append(got, f.String())
-		}
-	}
+	files := honestCatalogs(t, true)
+	got := findingsOn(t, files, lint.Instructions)
 	want := `neon/prepare_database_migration: instructions: description hides instructions in a tag ("<instructions>")`
 	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
 		t.Errorf("instructions findings on %d honest catalogs = %q, want only %s", len(files), got, want)

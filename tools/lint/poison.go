@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/tokens"
@@ -13,14 +14,21 @@ import (
 // card (its per-field saturation): the repeats beyond it buy nothing.
 const repeatCap = 2
 
+// keywordListItems is how many off-topic items of a card's keyword lists
+// ([discovery.OffTopicLists]) make a keyword-list finding.
+const keywordListItems = 5
+
 // poisoning returns the findings of the catalog-poisoning kinds that skip
-// does not leave out: names-other-tool, repeated-text, alias-flood,
-// long-text and instructions, by tool in snap's order.
+// does not leave out: names-other-tool, repeated-text, keyword-list,
+// alias-flood, long-text and instructions, by tool in snap's order.
 func poisoning(snap *tools.Snapshot, o Options, skip func(Kind) bool) ([]Finding, error) {
 	var out []Finding
-	var named [][]string
+	var named, listed [][]string
 	if !skip(NamesOtherTool) {
 		named = discovery.NamedTools(snap)
+	}
+	if !skip(KeywordList) {
+		listed = discovery.OffTopicLists(snap, o.Analyzer)
 	}
 	for i, t := range snap.Tools() {
 		if named != nil {
@@ -33,6 +41,9 @@ func poisoning(snap *tools.Snapshot, o Options, skip func(Kind) bool) ([]Finding
 			if msg := repeated(o, t); msg != "" {
 				out = append(out, Finding{Tool: t.ID, Kind: RepeatedText, Message: msg})
 			}
+		}
+		if listed != nil && len(listed[i]) >= keywordListItems {
+			out = append(out, Finding{Tool: t.ID, Kind: KeywordList, Message: keywordList(listed[i])})
 		}
 		if n := len(t.Card.Aliases); !skip(AliasFlood) && n > o.MaxAliases {
 			out = append(out, Finding{Tool: t.ID, Kind: AliasFlood,
@@ -97,4 +108,17 @@ func repeated(o Options, t *tools.Tool) string {
 		}
 	}
 	return ""
+}
+
+// keywordList is the message of a keyword-list finding for a card whose
+// keyword lists have the off-topic items.
+func keywordList(items []string) string {
+	var shown []string
+	for _, s := range items[:min(len(items), 4)] {
+		shown = append(shown, strconv.Quote(s))
+	}
+	if len(items) > len(shown) {
+		shown = append(shown, "…")
+	}
+	return fmt.Sprintf("lists %d words its name and first sentence do not mention (%s): words a tool does not serve draw requests meant for other tools; leave those out", len(items), strings.Join(shown, ", "))
 }
