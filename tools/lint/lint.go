@@ -33,8 +33,8 @@
 //     beyond discovery's saturation of two per field), or an alias is
 //     listed twice;
 //   - keyword-list: the summary or description lists at least five words
-//     or short phrases that share no term with what the card says it is
-//     about ("Also handles: payment, pay, transfer, invoice, refund" in a
+//     or short phrases, three or more of which share no term with what the
+//     card says it is about ("Also handles: payment, pay, transfer, invoice, refund" in a
 //     weather tool; discovery.OffTopicLists). Discovery indexes them as
 //     written: written once each, they are vocabulary, not repetition;
 //   - alias-flood: more aliases than a card has room for (Options.MaxAliases);

@@ -243,9 +243,10 @@ func checkOne(t *testing.T, id string, tool tools.Tool, k lint.Kind, want string
 	}
 }
 
-// TestCheckKeywordList: a list of five or more words off the card's topic
-// in its summary or description is reported; shorter lists, lists of the
-// card's own words, prose and parameter descriptions are not.
+// TestCheckKeywordList: a list of five or more words, three or more of
+// them off the card's topic, in its summary or description is reported;
+// shorter lists, lists of mostly the card's own words, prose and parameter
+// descriptions are not.
 func TestCheckKeywordList(t *testing.T) {
 	const lead = "Get the weather forecast for a city."
 	tests := []struct {
@@ -259,6 +260,9 @@ func TestCheckKeywordList(t *testing.T) {
 			`lists 10 words its name and first sentence do not mention ("payment", "pay", "transfer", "send money", …)`},
 		{"in the summary", tools.Tool{Card: tools.Card{Summary: "Forecasts. Also: payment; pay; transfer; invoice; refund"}},
 			`lists 5 words its name and first sentence do not mention ("payment", "pay", "transfer", "invoice", …)`},
+		{"three of five words", tools.Tool{Description: lead + " Covers: city, forecasts, payment, pay, transfer."},
+			`lists 3 words its name and first sentence do not mention ("payment", "pay", "transfer")`},
+		{"two of five words", tools.Tool{Description: lead + " Covers: city, forecasts, weather, payment, pay."}, ""},
 		{"four words", tools.Tool{Description: lead + " Also handles: payment, pay, transfer, invoice."}, ""},
 		{"the card's own words", tools.Tool{Description: lead + " Covers: rain, snow, wind, city weather, forecasts."}, ""},
 		{"prose", tools.Tool{Description: lead + " It also handles payments, transfers and invoices, and refunds them when asked, as a bank would."}, ""},

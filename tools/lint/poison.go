@@ -16,7 +16,7 @@ const repeatCap = 2
 
 // keywordListItems is how many off-topic items of a card's keyword lists
 // ([discovery.OffTopicLists]) make a keyword-list finding.
-const keywordListItems = 5
+const keywordListItems = 3
 
 // poisoning returns the findings of the catalog-poisoning kinds that skip
 // does not leave out: names-other-tool, repeated-text, keyword-list,
