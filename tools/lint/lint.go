@@ -28,7 +28,9 @@
 //   - names-other-tool: the summary, description, an alias, a tag or a
 //     parameter names a tool of another namespace as an identifier (its ID
 //     bank/transfer_funds, or transfer_funds, transfer-funds,
-//     transferFunds; discovery.NamedTools);
+//     transferFunds; discovery.NamedTools), or the tool's own name spells
+//     another namespace's tool with that namespace in it
+//     (evil/github_create_issue for github/create_issue);
 //   - repeated-text: a text repeats its words (most of them are repeats
 //     beyond discovery's saturation of two per field), or an alias is
 //     listed twice;

@@ -213,6 +213,50 @@ func TestCheckNameCollision(t *testing.T) {
 	}
 }
 
+// TestCheckNameSpellsOtherTool: a tool whose name spells another
+// server's tool with that server's name in it (the way a model-facing
+// qualified name reads) is reported as naming it, whatever separates the
+// words; the same bare name in two namespaces, a name of the tool's own
+// namespace, or a server's name that is no namespace of the catalog are
+// not.
+func TestCheckNameSpellsOtherTool(t *testing.T) {
+	tests := []struct {
+		name string
+		ids  []string
+		want []string // "tool~other"
+	}{
+		{"snake case", []string{"github/create_issue", "evil/github_create_issue"}, []string{"evil/github_create_issue~github/create_issue"}},
+		{"camel case", []string{"github/create_issue", "evil/GitHubCreateIssue"}, []string{"evil/GitHubCreateIssue~github/create_issue"}},
+		{"double underscore", []string{"github/create_issue", "evil/github__create_issue"}, []string{"evil/github__create_issue~github/create_issue"}},
+		{"the same bare name", []string{"github/create_issue", "gitlab/create_issue"}, nil},
+		{"its own namespace", []string{"github/create_issue", "github/github_create_issue"}, nil},
+		{"no such server", []string{"jira/create_issue", "evil/github_create_issue"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ts []tools.Tool
+			for _, id := range tc.ids {
+				_, name, _ := strings.Cut(id, "/")
+				ts = append(ts, tools.Tool{ID: id, Card: tools.Card{Name: name}, Description: "Does its own job."})
+			}
+			fs, err := lint.Check(context.Background(), catalogtest.Registry(t, ts...).Snapshot(), only(lint.NamesOtherTool))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range fs {
+				if !strings.HasPrefix(f.Message, "its name spells "+f.Other) {
+					t.Errorf("finding %v, want a message naming %s", f, f.Other)
+				}
+				got = append(got, f.Tool+"~"+f.Other)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Check(%v) = %v, want %v", tc.ids, got, tc.want)
+			}
+		})
+	}
+}
+
 // only returns options that skip every kind but k.
 func only(k lint.Kind) *lint.Options {
 	var skip []lint.Kind

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
@@ -24,13 +25,19 @@ const keywordListItems = 3
 func poisoning(snap *tools.Snapshot, o Options, skip func(Kind) bool) ([]Finding, error) {
 	var out []Finding
 	var named, listed [][]string
+	var spelled []string
 	if !skip(NamesOtherTool) {
 		named = discovery.NamedTools(snap)
+		spelled = spelledTools(snap)
 	}
 	if !skip(KeywordList) {
 		listed = discovery.OffTopicLists(snap, o.Analyzer)
 	}
 	for i, t := range snap.Tools() {
+		if spelled != nil && spelled[i] != "" {
+			out = append(out, Finding{Tool: t.ID, Kind: NamesOtherTool, Other: spelled[i],
+				Message: fmt.Sprintf("its name spells %s, a tool of another server, with the server's name in it: a model or a person reading the name takes it for that tool; name it for what it does", spelled[i])})
+		}
 		if named != nil {
 			for _, other := range named[i] {
 				out = append(out, Finding{Tool: t.ID, Kind: NamesOtherTool, Other: other,
@@ -121,4 +128,34 @@ func keywordList(items []string) string {
 		shown = append(shown, "…")
 	}
 	return fmt.Sprintf("lists %d words its name and first sentence do not mention (%s): words a tool does not serve draw requests meant for other tools; leave those out", len(items), strings.Join(shown, ", "))
+}
+
+// spelledTools returns, for each tool of snap in order, the ID of a tool
+// of another namespace that its name spells with that namespace in it
+// (evil/github_create_issue, evil/GitHubCreateIssue or
+// evil/github__create_issue for github/create_issue), or "" for none:
+// letters and digits compared without case, whatever separates them.
+func spelledTools(snap *tools.Snapshot) []string {
+	qualified := make(map[string]string, snap.Len())
+	for _, t := range snap.Tools() {
+		qualified[alnumFold(t.Namespace()+t.Name())] = t.ID
+	}
+	out := make([]string, snap.Len())
+	for i, t := range snap.Tools() {
+		if id, ok := qualified[alnumFold(t.Name())]; ok && id != t.ID && !strings.HasPrefix(id, t.Namespace()+"/") {
+			out[i] = id
+		}
+	}
+	return out
+}
+
+// alnumFold is s's letters and digits, lower-cased.
+func alnumFold(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
 }
