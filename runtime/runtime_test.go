@@ -428,6 +428,28 @@ func TestStrategyBySize(t *testing.T) {
 	}
 }
 
+// TestLongMessageIsShortlisted: a message longer than discovery takes (a
+// pasted log before the question, or after it) is shortlisted by its two
+// ends, not refused: the turn runs and the question's tool is shown.
+// Before, discovery's ErrQueryTooLong failed the turn.
+func TestLongMessageIsShortlisted(t *testing.T) {
+	paste := strings.Repeat("2026-12-08T01:02:03Z worker 7 heartbeat ok ", 600) // 26 KB
+	for name, input := range map[string]string{
+		"question first": "what is the balance of ACC-00001? here is the log: " + paste,
+		"question last":  "here is the log: " + paste + " so, what is the balance of ACC-00001?",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, []scripted.Reply{scripted.Answer("ok")}, true, nil)
+			if _, err := e.agent.NewSession(teller, "s", nil).Run(t.Context(), input); err != nil {
+				t.Fatalf("a %d-byte message: %v", len(input), err)
+			}
+			if got := shownTools(e.model.Requests()[0]); !slices.Contains(got, "get_balance") {
+				t.Errorf("a %d-byte message asking a balance: shown %v, want get_balance among them", len(input), got)
+			}
+		})
+	}
+}
+
 // TestNothingUnauthorizedIsEverSent runs turns for principals with random
 // scope sets over the full catalog and checks every request: each tool
 // shown, and every tool named in the constraint, is authorized.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/textcut"
 	"github.com/toolgate/toolgate/llm"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
@@ -83,7 +84,8 @@ func toolTokens(x *discovery.Index, ts []*tools.Tool) int {
 // discoveryQuery is the latest user input, with the earlier inputs and the
 // model's last answer as context so that follow-ups ("and the other
 // account?") still find their tool. Tool results are not used: they are
-// data from outside and may carry injected text.
+// data from outside and may carry injected text. An input longer than
+// discovery takes is cut to its two ends ([textcut.Ends]).
 func (s *Session) discoveryQuery() (string, []string) {
 	var query string
 	var recent []string
@@ -103,7 +105,9 @@ func (s *Session) discoveryQuery() (string, []string) {
 		}
 	}
 	slices.Reverse(recent)
-	return query, recent
+	// A message may paste a whole document before or after what it asks:
+	// discovery refuses a query past its bound, so the turn would fail.
+	return textcut.Ends(query, s.agent.disc.MaxQueryBytes()), recent
 }
 
 // answerText extracts the text of an envelope answer, or returns the

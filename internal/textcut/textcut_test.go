@@ -62,3 +62,55 @@ func FuzzPrefix(f *testing.F) {
 		}
 	})
 }
+
+func TestEnds(t *testing.T) {
+	tests := []struct {
+		name string
+		s    string
+		n    int
+		want string
+	}{
+		{"short enough", "open an issue", 13, "open an issue"},
+		{"both ends", "open an issue " + strings.Repeat("x", 100) + " thanks", 33, "open an issue … xxxxxxx thanks"},
+		{"a character at each cut", "ééééé" + strings.Repeat("x", 20) + "ééééé", 15, "éé … ééé"},
+		{"too small for the gap", "abcdefghij", 5, "abcde"},
+		{"negative", "abc", -1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Ends(tc.s, tc.n); got != tc.want {
+				t.Errorf("Ends(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzEnds: the result is s when s fits, else at most n bytes that start
+// with a prefix of s and end with a suffix of s, valid UTF-8 whenever s is.
+func FuzzEnds(f *testing.F) {
+	f.Add("aé😀b"+strings.Repeat("é", 20)+"😀", 17)
+	f.Add(strings.Repeat("x", 40), 10)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n %= 128
+		e := Ends(s, n)
+		if len(s) <= max(n, 0) {
+			if e != s {
+				t.Fatalf("Ends(%q, %d) = %q, want s", s, n, e)
+			}
+			return
+		}
+		if len(e) > max(n, 0) {
+			t.Fatalf("Ends(%q, %d) = %q: %d bytes", s, n, e, len(e))
+		}
+		ends := strings.HasPrefix(s, e) // too short a bound for the gap
+		for i := 0; !ends && i <= len(e)-len(endsGap); i++ {
+			ends = e[i:i+len(endsGap)] == endsGap && strings.HasPrefix(s, e[:i]) && strings.HasSuffix(s, e[i+len(endsGap):])
+		}
+		if !ends {
+			t.Fatalf("Ends(%q, %d) = %q: not s's ends", s, n, e)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(e) {
+			t.Fatalf("Ends(%q, %d) = %q: not valid UTF-8", s, n, e)
+		}
+	})
+}

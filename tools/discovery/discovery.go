@@ -411,6 +411,11 @@ func New(opts *Options) (*Discoverer, error) {
 	return d, nil
 }
 
+// MaxQueryBytes is the longest [Request.Query] d takes
+// ([Options.MaxQueryBytes]): a caller that queries by a text it does not
+// bound, such as a user's message, cuts it to this length first.
+func (d *Discoverer) MaxQueryBytes() int { return d.maxQuery }
+
 // Index returns the index for snap, building it (and replacing the one
 // kept) when the kept index is for another snapshot. Building reuses the
 // analysis, vectors and token counts of tools that did not change.
