@@ -35,8 +35,9 @@ func namesStack(t *testing.T, reg *tools.Registry, p tools.Principal, maxFirstCl
 // TestBareNamesResolveForEveryoneAlike: a bare name that several tools of
 // the tenant share is refused for every caller, in call_tool and in
 // find_tools' select:, even for a caller who may use only one of them;
-// the refusal names only tools the caller may use, and a caller who may
-// use none gets UNKNOWN_TOOL (docs/design.md invariant 8).
+// the refusal (select:'s "ambiguous") names only tools the caller may use,
+// and a caller who may use none gets UNKNOWN_TOOL (select:'s "missing")
+// (docs/design.md invariant 8).
 func TestBareNamesResolveForEveryoneAlike(t *testing.T) {
 	reg := tools.NewRegistry()
 	if err := reg.Add(namedTool("github/delete_repository", "github:admin"), namedTool("gitlab/delete_repository", "gitlab:admin"),
@@ -78,8 +79,14 @@ func TestBareNamesResolveForEveryoneAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if text := res.Content[0].(*sdk.TextContent).Text; strings.Contains(text, `"name":"`) {
+			text := res.Content[0].(*sdk.TextContent).Text
+			if strings.Contains(text, `"name":"`) {
 				t.Errorf("find_tools select:%s = %s, want no tool loaded", tc.call, text)
+			}
+			// The answer names the caller's candidates, as call_tool's refusal does.
+			var answer struct{ Ambiguous map[string][]string }
+			if err := json.Unmarshal([]byte(text), &answer); err != nil || !slices.Equal(answer.Ambiguous[tc.call], tc.candidates) {
+				t.Errorf("find_tools select:%s = %s, want %v named as ambiguous", tc.call, text, tc.candidates)
 			}
 		})
 	}

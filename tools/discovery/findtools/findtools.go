@@ -133,8 +133,20 @@ type Result struct {
 	// Selected reports a select: query.
 	Selected bool
 	// Missing are the names of a select: query that matched no authorized
-	// tool (or more than one), in the order given.
+	// tool, in the order given.
 	Missing []string
+	// Ambiguous are the bare names of a select: query that several tools
+	// of the tenant share, which load none (a name resolves alike for
+	// every caller, docs/design.md invariant 8), each with the tools of
+	// them the caller may use (at least one, at most [MaxSelect]), so that
+	// the model can select the one it means by its own name.
+	Ambiguous []Ambiguity
+}
+
+// Ambiguity is a bare name of a select: query that several tools share.
+type Ambiguity struct {
+	Name  string
+	Tools []*tools.Tool
 }
 
 // Search answers query on view: a discovery search for the K best tools,
@@ -162,7 +174,18 @@ func Search(ctx context.Context, disc *discovery.Discoverer, view *tools.View, q
 				continue
 			}
 			t, err := lookup(view, name, o.Alias)
-			if err != nil {
+			var amb *AmbiguousError
+			switch {
+			case errors.As(err, &amb):
+				a := Ambiguity{Name: name}
+				for _, id := range amb.Candidates[:min(len(amb.Candidates), MaxSelect)] {
+					if t, ok := view.Get(id); ok {
+						a.Tools = append(a.Tools, t)
+					}
+				}
+				res.Ambiguous = append(res.Ambiguous, a)
+				continue
+			case err != nil:
 				res.Missing = append(res.Missing, name)
 				continue
 			}
@@ -246,21 +269,39 @@ type Found struct {
 const NoMatchNote = "No tool matches this query. Rephrase it: say in other words what you need to do " +
 	"(the action and what it acts on), or answer without a tool."
 
+// AmbiguousNote is the note of an answer whose select: named a bare name
+// several tools share ([Result.Ambiguous]).
+const AmbiguousNote = "Each name under \"ambiguous\" is shared by several tools, so none was loaded: select the one you mean by the name listed for it."
+
 // Answer renders found tools as the tool's result:
-// {"tools":[{"name","summary","read_only"?,"irreversible"?}],"missing"?,"note"?}.
+// {"tools":[{"name","summary","read_only"?,"irreversible"?}],"missing"?,"ambiguous"?:{NAME:[names]},"note"?}.
 // name gives the name the caller is to call each tool by. A search that
-// found nothing gets [NoMatchNote] as its note instead of note.
+// found nothing gets [NoMatchNote] as its note instead of note; a select:
+// with an ambiguous name gets [AmbiguousNote] after note.
 func Answer(res *Result, name func(*tools.Tool) string, note string) string {
 	if !res.Selected && len(res.Tools) == 0 {
 		note = NoMatchNote
 	}
 	out := struct {
-		Tools   []Found  `json:"tools"`
-		Missing []string `json:"missing,omitempty"`
-		Note    string   `json:"note,omitempty"`
+		Tools     []Found             `json:"tools"`
+		Missing   []string            `json:"missing,omitempty"`
+		Ambiguous map[string][]string `json:"ambiguous,omitempty"`
+		Note      string              `json:"note,omitempty"`
 	}{Tools: make([]Found, 0, len(res.Tools)), Missing: res.Missing, Note: note}
 	for _, t := range res.Tools {
 		out.Tools = append(out.Tools, Found{Name: name(t), Summary: t.Card.Summary, ReadOnly: t.Card.ReadOnly, Irreversible: t.Card.Irreversible})
+	}
+	for _, a := range res.Ambiguous {
+		if out.Ambiguous == nil {
+			out.Ambiguous = map[string][]string{}
+			if out.Note != "" && !strings.HasSuffix(out.Note, ".") {
+				out.Note += "."
+			}
+			out.Note = strings.TrimSpace(out.Note + " " + AmbiguousNote)
+		}
+		for _, t := range a.Tools {
+			out.Ambiguous[a.Name] = append(out.Ambiguous[a.Name], name(t))
+		}
 	}
 	body, _ := json.Marshal(out) // strings and booleans only: it cannot fail
 	return string(body)

@@ -126,14 +126,16 @@ func TestSearch(t *testing.T) {
 		return "", false
 	}
 	for _, tc := range []struct {
-		query    string
-		want     []string
-		missing  []string
-		selected bool
+		query     string
+		want      []string
+		missing   []string
+		ambiguous string // "NAME:ID,ID;..."
+		selected  bool
 	}{
 		{query: "select:get_balance", want: []string{"bank/get_balance"}, selected: true},
 		{query: " select: get_balance , github_create_issue,get_balance", want: []string{"bank/get_balance", "github/create_issue"}, selected: true},
-		{query: "select:issue_full_refund,create_issue,nope", missing: []string{"issue_full_refund", "create_issue", "nope"}, selected: true},
+		{query: "select:issue_full_refund,create_issue,nope", missing: []string{"issue_full_refund", "nope"},
+			ambiguous: "create_issue:github/create_issue,gitlab/create_issue", selected: true},
 		{query: "select:", selected: true},
 		{query: "refund the whole transaction", want: nil},
 		{query: "how much money is on my bank account", want: []string{"bank/get_balance"}},
@@ -150,9 +152,18 @@ func TestSearch(t *testing.T) {
 					t.Errorf("Search(%q) found a tool the teller may not use", tc.query)
 				}
 			}
-			if tc.want != nil && !slices.Equal(got, tc.want) || res.Selected != tc.selected || !slices.Equal(res.Missing, tc.missing) {
-				t.Errorf("Search(%q) = %v (selected %v, missing %v), want %v (selected %v, missing %v)",
-					tc.query, got, res.Selected, res.Missing, tc.want, tc.selected, tc.missing)
+			var amb []string
+			for _, a := range res.Ambiguous {
+				var ids []string
+				for _, tl := range a.Tools {
+					ids = append(ids, tl.ID)
+				}
+				amb = append(amb, a.Name+":"+strings.Join(ids, ","))
+			}
+			if tc.want != nil && !slices.Equal(got, tc.want) || res.Selected != tc.selected || !slices.Equal(res.Missing, tc.missing) ||
+				strings.Join(amb, ";") != tc.ambiguous {
+				t.Errorf("Search(%q) = %v (selected %v, missing %v, ambiguous %v), want %v (selected %v, missing %v, ambiguous %v)",
+					tc.query, got, res.Selected, res.Missing, amb, tc.want, tc.selected, tc.missing, tc.ambiguous)
 			}
 		})
 	}
@@ -167,6 +178,15 @@ func TestAnswer(t *testing.T) {
 	want := `{"tools":[{"name":"issue_full_refund","summary":"Refund a whole transaction to the customer","irreversible":true}],"missing":["x"],"note":"call it next"}`
 	if got != want {
 		t.Errorf("Answer = %s\nwant     %s", got, want)
+	}
+	gh, _ := view.Get("github/create_issue")
+	gl, _ := view.Get("gitlab/create_issue")
+	got = findtools.Answer(&findtools.Result{Selected: true, Ambiguous: []findtools.Ambiguity{{Name: "create_issue", Tools: []*tools.Tool{gh, gl}}}},
+		func(t *tools.Tool) string { return strings.ReplaceAll(t.ID, "/", "__") }, "")
+	want = `{"tools":[],"ambiguous":{"create_issue":["github__create_issue","gitlab__create_issue"]},"note":"` +
+		strings.ReplaceAll(findtools.AmbiguousNote, `"`, `\"`) + `"}`
+	if got != want {
+		t.Errorf("Answer of an ambiguous select: = %s\nwant %s", got, want)
 	}
 	if got := findtools.Answer(&findtools.Result{Selected: true}, nil, ""); got != `{"tools":[]}` {
 		t.Errorf("Answer of an empty select: = %s, want {\"tools\":[]}", got)
