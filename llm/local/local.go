@@ -94,10 +94,11 @@ var _ llm.Backend = (*Backend)(nil)
 // The most [Options.Threads] and [Options.ContextSize] may be: ggml's
 // GGML_MAX_N_THREADS, and llama.cpp's n_ctx, a uint32 rounded up to a
 // multiple of 256. More would not reach llama.cpp as asked: the fields
-// are converted to int32 and uint32.
+// are converted to int32 and uint32. (maxContext is an int64: on a 32-bit
+// system no int reaches it.)
 const (
-	maxThreads = 512
-	maxContext = math.MaxUint32 &^ 255
+	maxThreads       = 512
+	maxContext int64 = math.MaxUint32 &^ 255
 )
 
 // maxEngines bounds the grammars a Backend keeps prepared.
@@ -119,7 +120,7 @@ func New(modelPath string, opts *Options) (*Backend, error) {
 	if o.Threads > maxThreads {
 		return nil, fmt.Errorf("local: Options.Threads %d is more than ggml's %d", o.Threads, maxThreads)
 	}
-	if o.ContextSize > maxContext {
+	if int64(o.ContextSize) > maxContext {
 		return nil, fmt.Errorf("local: Options.ContextSize %d is more than llama.cpp's %d tokens", o.ContextSize, maxContext)
 	}
 	vocab, err := readVocabulary(modelPath)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -69,18 +70,23 @@ func TestNewErrors(t *testing.T) {
 	}
 	t.Run("bad options", func(t *testing.T) {
 		neg := -1.0
-		for _, row := range []struct {
+		type badRow struct {
 			name, says string
 			o          *Options
-		}{
+		}
+		rows := []badRow{
 			{"temperature", "Options.Temperature", &Options{Temperature: &neg}},
 			{"threads", "Options.Threads", &Options{Threads: -1}},
 			{"max tokens", "MaxTokens -2", &Options{MaxTokens: -2}},
 			// llama.cpp takes them as an int32 and a uint32: more would
 			// wrap (a context of 1<<32 tokens became the model's 2,048).
 			{"threads past ggml's", "Options.Threads 513", &Options{Threads: 513}},
-			{"context past uint32", "Options.ContextSize 4294967296", &Options{ContextSize: 1 << 32}},
-		} {
+		}
+		if strconv.IntSize == 64 { // on a 32-bit system no int is past a uint32
+			past := int64(1) << 32
+			rows = append(rows, badRow{"context past uint32", "Options.ContextSize 4294967296", &Options{ContextSize: int(past)}})
+		}
+		for _, row := range rows {
 			t.Run(row.name, func(t *testing.T) {
 				t.Setenv(LibraryEnv, "")
 				if _, err := New(model, row.o); err == nil || !strings.Contains(err.Error(), row.says) {
