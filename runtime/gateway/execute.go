@@ -80,10 +80,9 @@ func (g *Gateway) execute(ctx context.Context, call Call) (*Result, *tools.Tool,
 	var res *Result
 	if gerr != nil && gerr.Type == UnknownTool {
 		// The call's tool may have gone since the call ran: its record,
-		// if any, answers (decideGone).
-		// Admission may have found another tenant's tool by the ID: that
-		// tool is not this call's, so the look-up neither validates
-		// against it nor runs its Validator.
+		// if any, answers (decideGone). Admission may have found another
+		// tenant's tool by the ID: that tool is not this call's, so the
+		// look-up neither validates against it nor runs its Validator.
 		f.unknown, f.tool = gerr, nil
 		res, gerr = g.drive(ctx, f)
 		f.tool = t

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/toolgate/toolgate/internal/tokens"
 	"github.com/toolgate/toolgate/tools"
 	"github.com/toolgate/toolgate/tools/discovery"
+	"github.com/toolgate/toolgate/tools/discovery/analysis"
 )
 
 // repeatCap is how many times discovery counts a term in one field of a
@@ -134,28 +134,19 @@ func keywordList(items []string) string {
 // of another namespace that its name spells with that namespace in it
 // (evil/github_create_issue, evil/GitHubCreateIssue or
 // evil/github__create_issue for github/create_issue), or "" for none:
-// letters and digits compared without case, whatever separates them.
+// the identifiers' folded words ([analysis.SplitIdentifier]) compared
+// run together, whatever separated them.
 func spelledTools(snap *tools.Snapshot) []string {
+	fold := func(s string) string { return string(analysis.AppendIdentifier(nil, s, "")) }
 	qualified := make(map[string]string, snap.Len())
 	for _, t := range snap.Tools() {
-		qualified[alnumFold(t.Namespace()+t.Name())] = t.ID
+		qualified[fold(t.Namespace()+"_"+t.Name())] = t.ID
 	}
 	out := make([]string, snap.Len())
 	for i, t := range snap.Tools() {
-		if id, ok := qualified[alnumFold(t.Name())]; ok && id != t.ID && !strings.HasPrefix(id, t.Namespace()+"/") {
+		if id, ok := qualified[fold(t.Name())]; ok && id != t.ID && !strings.HasPrefix(id, t.Namespace()+"/") {
 			out[i] = id
 		}
 	}
 	return out
-}
-
-// alnumFold is s's letters and digits, lower-cased.
-func alnumFold(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			return unicode.ToLower(r)
-		}
-		return -1
-	}, s)
 }
